@@ -1,0 +1,118 @@
+"""Time-delayed replication: WL#344 (per event, originating master's event timestamp, whole
+seconds) and WL#7318 (per transaction at the GTID event, immediate master's commit timestamp in
+microseconds, falling back to WL#344 when the immediate master sends none).
+
+The simulator asks this module three things: when an event read by the SQL thread becomes due,
+what the SQL thread's state strings are, and whether a MASTER_DELAY value is accepted.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+US = 1_000_000
+MAX_DELAY = 2**31 - 1
+
+WL344, WL7318 = "wl344", "wl7318"
+
+STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
+STATE_IDLE = "Slave has read all relay log; waiting for the slave I/O thread to update it"
+STATE_EXECUTING = "Executing event"
+
+# Never waited for: they only change the SQL thread's own state, and ROTATE_EVENT's timestamp
+# is sometimes wrong (WL#344).
+EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
+TRX_START = frozenset({"GTID_LOG_EVENT", "ANONYMOUS_GTID_LOG_EVENT"})
+
+# Known bugs the model can re-create, each switched on by name (see known-bugs.md §2).
+MUTANTS = {
+    "stop-applies-waited-event": "BUG#56442: STOP SLAVE during the delay executes the waited-for event",
+    "origin-timestamp": "WL#7318 drawback 1: delay measured from the originating master's commit",
+    "start-timestamp": "WL#7318 drawback 2: delay measured from the transaction's start, not its commit",
+    "per-event-wait": "WL#7318 drawback 3: every event of a transaction waits for its own timestamp",
+    "no-clock-compensation": "BUG#52308: the replica ignores the clock difference with the master",
+    "fake-event-now": "MDEV-13895: an event with timestamp 0 gets 'now' and waits a whole delay",
+}
+
+ER_PARSE_ERROR = 1064
+ER_MASTER_DELAY_VALUE_OUT_OF_RANGE = 1729
+
+
+@dataclass(frozen=True)
+class Event:
+    """One binlog event as it travels: immutable, shared by every log that holds it."""
+
+    type: str
+    trx: str | None = None
+    idx: int = 0  # position within its transaction
+    last: bool = False  # ends its event group
+    when: int = 0  # header timestamp: whole seconds, clock of the server that first executed it
+    when_off: int = 0  # that server's clock offset when it wrote `when` (µs)
+    server_id: int = 0
+    gtid: str | None = None
+    # immediate_commit_timestamp (µs, immediate master's clock) of the GTID event that opened
+    # the group, copied to every event of the group: the SQL thread remembers it.
+    ict: int | None = None
+    ict_off: int = 0
+    oct: int | None = None  # original_commit_timestamp, µs, clock of the originating master
+    oct_off: int = 0
+    cost_us: int = 0  # time the replica spends executing it
+    size: int = 40
+
+
+def parse_master_delay(text: str) -> tuple[int | None, int | None, str]:
+    """(delay, errno, message) for the token after MASTER_DELAY = ; delay None on error."""
+    token = text.strip()
+    if re.fullmatch(r"[0-9]+", token):
+        value = int(token)
+        if value > MAX_DELAY:
+            return None, ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, (
+                f"The requested value {value} for the master delay exceeds the maximum {MAX_DELAY}")
+        return value, None, ""
+    return None, ER_PARSE_ERROR, (
+        f"You have an error in your SQL syntax; check the manual that corresponds to your server "
+        f"version for the right syntax to use near '{token}'")
+
+
+def _true_us(local_us: int, writer_off: int, epoch_us: int) -> int:
+    return local_us - writer_off - epoch_us
+
+
+@dataclass(frozen=True)
+class DelayRule:
+    """The SQL thread's wait rule of one system: WL#344 or WL#7318, possibly mutated."""
+
+    rule: str = WL344
+    mutants: frozenset[str] = frozenset()
+
+    def uses_commit_timestamp(self, ev: Event) -> bool:
+        return self.rule == WL7318 and ev.ict is not None
+
+    def due(self, ev: Event, delay_s: int, now: int, replica_off: int, epoch_us: int) -> int | None:
+        """True time (µs) before which `ev` must not execute; None when it does not wait."""
+        m = self.mutants
+        if ev.type in EXEMPT:
+            if "fake-event-now" in m and ev.when == 0:
+                return now + delay_s * US
+            return None
+        if self.uses_commit_timestamp(ev):
+            if ev.type not in TRX_START:
+                if "per-event-wait" not in m:
+                    return None  # F3: the rest of the transaction follows its GTID event
+                local, off = ev.when * US, ev.when_off
+            elif "origin-timestamp" in m:
+                local, off = ev.oct // US * US, ev.oct_off
+            elif "start-timestamp" in m:
+                local, off = ev.when * US, ev.when_off
+            else:
+                # The seed's immediate_commit_timestamp / 1000000: whole seconds, rounded down.
+                local, off = ev.ict // US * US, ev.ict_off
+        else:
+            local, off = ev.when * US, ev.when_off
+        if "no-clock-compensation" in m:
+            off = replica_off
+        return _true_us(local, off, epoch_us) + delay_s * US
+
+    def remaining_s(self, due: int, now: int) -> int:
+        """SQL_Remaining_Delay while waiting: whole seconds left, rounded up."""
+        return max(0, -((now - due) // US))

@@ -1,0 +1,91 @@
+"""relay-log.info, read and written byte for byte in both formats of WL#344.
+
+Old format: four \\n-terminated lines (relay log name, relay log pos, master log name, master
+log pos). New format: a first line with the number of fields (5 or more), the same four
+fields, the delay. Either may be followed by garbage, because the file is overwritten in place
+and never truncated; a reader therefore reads exactly the lines it needs and ignores the rest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .delay import MAX_DELAY
+
+NEW_FORMAT_FIELDS = 5
+FIELD_NAMES = ("relay_log_name", "relay_log_pos", "master_log_name", "master_log_pos", "delay")
+
+
+class RelayLogInfoError(ValueError):
+    """The file cannot be read; `line` is 1-based, `field` names what was expected there."""
+
+    def __init__(self, line: int, field: str, problem: str):
+        super().__init__(f"line {line}: {field}: {problem}")
+        self.line, self.field, self.problem = line, field, problem
+
+
+@dataclass(frozen=True)
+class RelayLogInfo:
+    relay_log_name: str
+    relay_log_pos: int
+    master_log_name: str
+    master_log_pos: int
+    delay: int = 0
+    old_format: bool = False  # how it was read; writing always uses the new format
+    garbage: str = ""  # bytes after the last field read
+
+    def encode(self) -> str:
+        """The new-format content with no garbage; see overwrite() for what lands on disk."""
+        fields = (self.relay_log_name, self.relay_log_pos, self.master_log_name, self.master_log_pos, self.delay)
+        return "".join(f"{f}\n" for f in (NEW_FORMAT_FIELDS, *fields))
+
+
+def overwrite(old_content: str, info: RelayLogInfo) -> str:
+    """What the file holds after writing `info` in place over `old_content` without truncating."""
+    new = info.encode()
+    return new + old_content[len(new):]
+
+
+def _is_integer(line: str) -> bool:
+    return line.isascii() and line.isdigit()
+
+
+def parse(content: str) -> RelayLogInfo:
+    lines = content.split("\n")
+    if len(lines) < 2:  # not even one \n-terminated line
+        raise RelayLogInfoError(1, "first line", "missing or not \\n-terminated")
+    first = lines[0]
+    if _is_integer(first):
+        count = int(first)
+        if count < NEW_FORMAT_FIELDS:
+            raise RelayLogInfoError(1, "number_of_fields", f"{count} is less than {NEW_FORMAT_FIELDS}")
+        start, names, old = 1, FIELD_NAMES, False
+    else:
+        count, start, names, old = 4, 0, FIELD_NAMES[:4], True
+    values: list[str] = []
+    for i, name in enumerate(names):
+        n = start + i
+        if n >= len(lines) - 1:  # the last split piece has no terminating \n
+            raise RelayLogInfoError(n + 1, name, "missing or not \\n-terminated")
+        values.append(lines[n])
+    # Fields beyond the ones this version knows are skipped, like garbage.
+    consumed = start + (count if not old else 4)
+    if consumed > len(lines) - 1:
+        raise RelayLogInfoError(len(lines), f"field {len(lines)}", f"file ends before its {count} fields")
+    ints = {}
+    for i, name in enumerate(names):
+        if name.endswith("_pos") or name == "delay":
+            if not _is_integer(values[i]):
+                raise RelayLogInfoError(start + i + 1, name, f"{values[i]!r} is not a non-negative integer")
+            ints[name] = int(values[i])
+    if ints.get("delay", 0) > MAX_DELAY:
+        raise RelayLogInfoError(start + 5, "delay", f"{ints['delay']} exceeds the maximum {MAX_DELAY}")
+    garbage = "\n".join(lines[consumed:])
+    return RelayLogInfo(
+        relay_log_name=values[0],
+        relay_log_pos=ints["relay_log_pos"],
+        master_log_name=values[2],
+        master_log_pos=ints["master_log_pos"],
+        delay=ints.get("delay", 0),
+        old_format=old,
+        garbage=garbage,
+    )

@@ -1,0 +1,643 @@
+"""Deterministic discrete-event simulation of MySQL-style replication.
+
+A History (topology + timed operations, plain dicts) goes in, a Trace (header + time-ordered
+observations, plain dicts) comes out. The clock is virtual (µs of true time); every node's own
+clock reads true time + its offset + the history's epoch. There is no wall clock, no global
+random state and no I/O: the same History gives the same Trace, byte for byte.
+
+Nodes have a binlog; a node with a source has a replication channel with an IO thread, a relay
+log, an SQL thread and a relay-log.info file. A replica with log_slave_updates is a source for
+its own replicas, so chains and fan-outs of any depth fall out of the same code.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field, replace
+from itertools import count
+from typing import Any, Callable
+
+from . import delay as D
+from . import relayinfo
+from .delay import US, Event
+
+FDE_SIZE, ROTATE_SIZE, GTID_SIZE, QUERY_SIZE, XID_SIZE = 120, 48, 42, 80, 31
+BINLOG_START = 4  # the magic number precedes the first event
+
+ER_SLAVE_MUST_STOP = 1198
+ER_BAD_SLAVE = 1200
+ER_MASTER_INFO = 1201
+ER_SLAVE_WAS_RUNNING = 1254
+ER_SLAVE_WAS_NOT_RUNNING = 1255
+CR_SERVER_LOST = 2013
+ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT = 1609
+ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT = 1730
+
+# WL#344: after it, BINLOG can execute only these (WL#5404 later adds ROWS_QUERY_LOG_EVENT).
+BINLOG_STATEMENT_EVENTS = frozenset({
+    "FORMAT_DESCRIPTION_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT",
+    "DELETE_ROWS_EVENT", "PRE_GA_WRITE_ROWS_EVENT", "PRE_GA_UPDATE_ROWS_EVENT",
+    "PRE_GA_DELETE_ROWS_EVENT",
+})
+
+ADMIN_OPS = frozenset({"change_master", "reset_slave", "stop_slave", "start_slave"})
+DEFAULT_EPOCH_US = 1_700_000_000 * US
+
+
+@dataclass
+class Entry:
+    """An event at a place in a log: a binlog file, or a relay log file."""
+
+    ev: Event
+    file: str
+    pos: int
+    end: int
+    master_file: str = ""  # relay log only: where the event stands in the source's binlog
+    master_end: int = 0
+
+
+@dataclass
+class Channel:
+    """The replica side of source -> node: IO thread, relay log, SQL thread, relay-log.info."""
+
+    node: "Node"
+    source: "Node"
+    latency_us: int
+    delay: int = 0
+    io_running: bool = False
+    connected: bool = False
+    sql_running: bool = False
+    io_gen: int = 0
+    sql_gen: int = 0
+    fetch: int | None = None  # next index into source.binlog; None: compute by GTID auto-position
+    relay: list[Entry] = field(default_factory=list)
+    relay_file_no: int = 1
+    relay_pos: int = BINLOG_START
+    read_master_file: str = ""
+    read_master_pos: int = 0
+    sql_pos: int = 0  # index into relay of the next event to read
+    group_start: int = 0  # index into relay where the current group began
+    group_master_file: str = ""
+    group_master_pos: int = 0
+    state: str = "stopped"  # stopped | idle | waiting | executing
+    cur_due: int | None = None
+    cur_read: int = 0
+    last_when: tuple[int, int] | None = None  # (when, when_off) of the event in hand
+    applied_in_group: int = 0
+    until: dict | None = None
+    rli_content: str = ""
+
+
+@dataclass
+class Node:
+    id: str
+    server_id: int
+    offset: int
+    gtid_mode: bool
+    log_slave_updates: bool
+    commit_timestamps: bool
+    up: bool = True
+    incarnation: int = 0
+    binlog: list[Entry] = field(default_factory=list)
+    binlog_file_no: int = 0
+    binlog_pos: int = BINLOG_START
+    gtid_seq: int = 0
+    executed: set[str] = field(default_factory=set)
+    channel: Channel | None = None
+    replicas: list[Channel] = field(default_factory=list)
+
+    @property
+    def binlog_file(self) -> str:
+        return f"bin.{self.binlog_file_no:06d}"
+
+
+class Simulator:
+    def __init__(self, history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None):
+        self.history = history
+        self.rule = rule
+        self.system = system
+        head = history["header"]
+        self.epoch = head.get("epoch_us", DEFAULT_EPOCH_US)
+        self.sample_every = head.get("sample_every_us", 0)
+        self.now = 0
+        self.queue: list = []
+        self.seq = count()
+        self.obs: list[dict] = []
+        self.node_defaults = {"commit_timestamps": rule.rule == D.WL7318, **(defaults or {})}
+        self.nodes: dict[str, Node] = {}
+        self._build(head["topology"])
+
+    # -- set-up -----------------------------------------------------------------------------
+    def _build(self, topo: dict) -> None:
+        for i, n in enumerate(topo["nodes"]):
+            spec = {**self.node_defaults, **n}
+            node = Node(
+                id=n["id"], server_id=n.get("server_id", i + 1), offset=n.get("clock_offset_us", 0),
+                gtid_mode=spec.get("gtid_mode", True), log_slave_updates=spec.get("log_slave_updates", True),
+                commit_timestamps=spec["commit_timestamps"],
+            )
+            self.nodes[node.id] = node
+        for c in topo.get("channels", []):
+            replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
+            ch = Channel(node=replica, source=source, latency_us=c.get("latency_us", 0), delay=c.get("delay", 0))
+            replica.channel = ch
+            source.replicas.append(ch)
+        for node in self.nodes.values():
+            self._open_binlog(node)
+        for n in topo["nodes"]:
+            node = self.nodes[n["id"]]
+            if node.channel is None:
+                continue
+            if "relay_log_info" in n:
+                node.channel.rli_content = n["relay_log_info"]
+                if not self._read_relay_log_info(node.channel, boot=True):
+                    continue
+            self._write_relay_log_info(node.channel)
+            self._start_io(node.channel)
+            self._start_sql(node.channel)
+
+    def header(self) -> dict:
+        topo = self.history["header"]["topology"]
+        nodes = []
+        for n in topo["nodes"]:
+            node = self.nodes[n["id"]]
+            nodes.append({**n, "server_id": node.server_id, "clock_offset_us": n.get("clock_offset_us", 0),
+                          "commit_timestamps": node.commit_timestamps, "gtid_mode": node.gtid_mode,
+                          "delay_rule": self.rule.rule})
+        return {
+            "schema": "replcheck.trace/1",
+            "system": self.system,
+            "history": self.history["header"].get("name", ""),
+            "epoch_us": self.epoch,
+            "resolution_us": 0,
+            "topology": {"nodes": nodes, "channels": topo.get("channels", [])},
+        }
+
+    # -- the event loop -----------------------------------------------------------------------
+    def at(self, t: int, fn: Callable, *args: Any) -> None:
+        heapq.heappush(self.queue, (t, next(self.seq), fn, args))
+
+    def emit(self, kind: str, node: str, **fields: Any) -> None:
+        self.obs.append({"t": self.now, "kind": kind, "node": node, **fields})
+
+    def run(self) -> tuple[dict, list[dict]]:
+        ops = self.history["ops"]
+        for op in ops:
+            self.at(op["at"], self._op, op)
+        last = max([op["at"] for op in ops] + [self.history["header"].get("end_us", 0)])
+        if self.sample_every:
+            for k in range(1, last // self.sample_every + 1):
+                self.at(k * self.sample_every, self._sample_all)
+        while self.queue:
+            t, _, fn, args = heapq.heappop(self.queue)
+            self.now = t
+            fn(*args)
+        self._sample_all()
+        return self.header(), self.obs
+
+    def _sample_all(self) -> None:
+        for node in self.nodes.values():
+            if node.channel is not None and node.up:
+                self._status(node.channel)
+
+    # -- operations of the history ------------------------------------------------------------
+    def _op(self, op: dict) -> None:
+        node = self.nodes[op["node"]]
+        kind = op["op"]
+        if not node.up and kind != "restart":
+            self.emit("error", node.id, op=kind, errno=CR_SERVER_LOST, message="Lost connection to server (node is down)")
+            return
+        getattr(self, "_op_" + kind)(node, op)
+        if kind in ADMIN_OPS and node.channel is not None and node.up:
+            self._status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
+
+    def _op_trx(self, node: Node, op: dict) -> None:
+        stmts = op.get("statements") or [{}]
+        start = self.now
+        t = start
+        starts = []
+        for s in stmts:
+            starts.append(t)
+            t += s.get("duration_us", 0)
+        self.at(t, self._commit, node, node.incarnation, op, starts)
+
+    def _local(self, node: Node, t: int) -> int:
+        return self.epoch + t + node.offset
+
+    def _commit(self, node: Node, incarnation: int, op: dict, starts: list[int]) -> None:
+        trx = op.get("trx") or f"{node.id}-{op['at']}"
+        if node.incarnation != incarnation or not node.up:
+            self.emit("error", node.id, trx=trx, errno=CR_SERVER_LOST, message="Lost connection to server during query")
+            return
+        stmts = op.get("statements") or [{}]
+        fixed = op.get("timestamp")  # SET TIMESTAMP: the session's statements carry this time
+        whens = [fixed if fixed is not None else self._local(node, s) // US for s in starts]
+        commit_when = fixed if fixed is not None else self._local(node, self.now) // US
+        node.gtid_seq += 1
+        gtid = f"0-{node.server_id}-{node.gtid_seq}"
+        ict = self._local(node, self.now) if node.commit_timestamps else None
+        common = dict(trx=trx, server_id=node.server_id, gtid=gtid, when_off=node.offset,
+                      ict=ict, ict_off=node.offset, oct=ict, oct_off=node.offset)
+        gtid_type = "GTID_LOG_EVENT" if node.gtid_mode else "ANONYMOUS_GTID_LOG_EVENT"
+        events = [Event(gtid_type, idx=0, when=whens[0], size=GTID_SIZE, **common)]
+        for i, s in enumerate(stmts):
+            events.append(Event("QUERY_EVENT", idx=i + 1, when=whens[i], cost_us=s.get("replica_cost_us", 0),
+                                size=QUERY_SIZE, **common))
+        if op.get("ddl"):
+            events[-1] = replace(events[-1], last=True)
+        else:
+            events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
+        node.executed.add(gtid)
+        self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0])
+        self._write_binlog(node, events)
+
+    def _op_change_master(self, node: Node, op: dict) -> None:
+        ch = self._channel_or_error(node, op)
+        if ch is None:
+            return
+        if "delay_sql" in op:
+            value, errno, message = D.parse_master_delay(str(op["delay_sql"]))
+        else:
+            value, errno, message = op["delay"], None, ""
+        if errno is None and ch.sql_running:
+            errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
+        if errno is None:
+            ch.delay = value
+            self._write_relay_log_info(ch)
+        self._stmt(ch, op, errno, message, delay=value)
+
+    def _op_reset_slave(self, node: Node, op: dict) -> None:
+        ch = self._channel_or_error(node, op)
+        if ch is None:
+            return
+        if ch.sql_running or ch.io_running:
+            self._stmt(ch, op, ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first")
+            return
+        ch.delay = 0
+        ch.relay = []
+        ch.relay_file_no += 1
+        ch.relay_pos = BINLOG_START
+        ch.sql_pos = ch.group_start = 0
+        ch.fetch = None
+        ch.group_master_file, ch.group_master_pos = "", 0
+        ch.read_master_file, ch.read_master_pos = "", 0
+        self._write_relay_log_info(ch)
+        self._stmt(ch, op, None, "")
+
+    def _op_stop_slave(self, node: Node, op: dict) -> None:
+        ch = self._channel_or_error(node, op)
+        if ch is None:
+            return
+        thread = op.get("thread")
+        running = (thread in (None, "sql") and ch.sql_running) or (thread in (None, "io") and ch.io_running)
+        if thread in (None, "sql") and ch.sql_running:
+            self._stop_sql(ch, "stop")
+        if thread in (None, "io") and ch.io_running:
+            ch.io_running = ch.connected = False
+            ch.io_gen += 1
+        self._stmt(ch, op, None if running else ER_SLAVE_WAS_NOT_RUNNING,
+                   "" if running else "Slave already has been stopped", warning=not running)
+
+    def _op_start_slave(self, node: Node, op: dict) -> None:
+        ch = self._channel_or_error(node, op)
+        if ch is None:
+            return
+        thread = op.get("thread")
+        io = thread in (None, "io") and not ch.io_running
+        sql = thread in (None, "sql") and not ch.sql_running
+        if not (io or sql):
+            self._stmt(ch, op, ER_SLAVE_WAS_RUNNING, "Slave is already running", warning=True)
+            return
+        self._stmt(ch, op, None, "")
+        if io:
+            self._start_io(ch)
+        if sql:
+            ch.until = op.get("until")
+            self._start_sql(ch)
+
+    def _op_flush_logs(self, node: Node, op: dict) -> None:
+        when = self._local(node, self.now) // US
+        self._write_binlog(node, [Event("ROTATE_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
+                                        size=ROTATE_SIZE)])
+        self._open_binlog(node)
+
+    def _op_crash(self, node: Node, op: dict) -> None:
+        node.up = False
+        node.incarnation += 1
+        self.emit("crash", node.id)
+        ch = node.channel
+        if ch is not None:
+            if ch.sql_running:
+                self._stop_sql(ch, "crash", statement=False)
+            ch.io_running = ch.connected = False
+            ch.io_gen += 1
+        for r in node.replicas:
+            if r.connected:
+                r.connected = False
+                r.io_gen += 1
+
+    def _op_restart(self, node: Node, op: dict) -> None:
+        if node.up:
+            self.emit("error", node.id, op="restart", errno=0, message="node is already up")
+            return
+        node.up = True
+        self.emit("restart", node.id)
+        self._open_binlog(node)
+        ch = node.channel
+        if ch is not None and self._read_relay_log_info(ch) and op.get("start_slave", True):
+            self._start_io(ch)
+            self._start_sql(ch)
+        for r in node.replicas:
+            if r.io_running and r.node.up:
+                self._connect(r)
+
+    def _op_clock_step(self, node: Node, op: dict) -> None:
+        node.offset += op["delta_us"]
+        self.emit("clock_step", node.id, delta_us=op["delta_us"])
+
+    def _op_show_slave_status(self, node: Node, op: dict) -> None:
+        if self._channel_or_error(node, op) is not None:
+            self._status(node.channel)
+
+    def _op_binlog_statement(self, node: Node, op: dict) -> None:
+        types = op["event_types"]
+        errno, message = None, ""
+        bad = [t for t in types if t not in BINLOG_STATEMENT_EVENTS]
+        if types and types[0] != "FORMAT_DESCRIPTION_EVENT":
+            errno = ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT
+            message = f"The BINLOG statement of type `{types[0]}` was not preceded by a format description BINLOG statement."
+        elif bad:
+            errno = ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT
+            message = f"Only Format_description_log_event and row events are allowed in BINLOG statements (but {bad[0]} was provided)"
+        self.emit("stmt", node.id, op="binlog_statement", event_types=types, errno=errno, message=message)
+
+    def _channel_or_error(self, node: Node, op: dict) -> Channel | None:
+        if node.channel is None:
+            self.emit("stmt", node.id, op=op["op"], errno=ER_BAD_SLAVE,
+                      message="The server is not configured as slave; fix in config file or with CHANGE MASTER TO")
+        return node.channel
+
+    def _stmt(self, ch: Channel, op: dict, errno: int | None, message: str, warning: bool = False, **extra) -> None:
+        args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
+        fields = {**args, **{k: v for k, v in extra.items() if k not in args}}
+        self.emit("stmt", ch.node.id, op=op["op"], errno=None if warning else errno,
+                  warning=errno if warning else None, message=message, **fields)
+
+    # -- binlog and IO thread -----------------------------------------------------------------
+    def _open_binlog(self, node: Node) -> None:
+        node.binlog_file_no += 1
+        node.binlog_pos = BINLOG_START
+        when = self._local(node, self.now) // US
+        self._write_binlog(node, [Event("FORMAT_DESCRIPTION_EVENT", when=when, when_off=node.offset,
+                                        server_id=node.server_id, size=FDE_SIZE)])
+
+    def _write_binlog(self, node: Node, events: list[Event]) -> None:
+        first = len(node.binlog)
+        for ev in events:
+            end = node.binlog_pos + ev.size
+            entry = Entry(ev, node.binlog_file, node.binlog_pos, end)
+            node.binlog.append(entry)
+            node.binlog_pos = end
+            self.emit("binlog", node.id, **_event_fields(ev), file=entry.file, pos=entry.pos, end=end)
+        for ch in node.replicas:
+            if ch.connected:
+                self.at(self.now + ch.latency_us, self._arrive, ch, ch.io_gen, first, len(node.binlog))
+
+    def _start_io(self, ch: Channel) -> None:
+        ch.io_running = True
+        if ch.source.up:
+            self._connect(ch)
+
+    def _connect(self, ch: Channel) -> None:
+        ch.connected = True
+        ch.io_gen += 1
+        src = ch.source
+        if ch.fetch is None:  # GTID auto-position: send what the replica has neither applied nor relayed
+            have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
+            ch.fetch = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
+        self.at(self.now + ch.latency_us, self._dump_start, ch, ch.io_gen)
+
+    def _dump_start(self, ch: Channel, gen: int) -> None:
+        if gen != ch.io_gen:
+            return
+        src = ch.source
+        start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
+        file = start.file if start else src.binlog_file
+        # The dump thread opens with a fake Rotate (timestamp 0) and the binlog's FDE.
+        fake = Event("ROTATE_EVENT", when=0, server_id=src.server_id, size=ROTATE_SIZE)
+        self._relay(ch, Entry(fake, file, 0, 0))
+        fde = next(e for e in src.binlog if e.file == file and e.ev.type == "FORMAT_DESCRIPTION_EVENT")
+        self._relay(ch, fde)
+        self._arrive(ch, gen, ch.fetch, len(src.binlog))
+
+    def _arrive(self, ch: Channel, gen: int, first: int, stop: int) -> None:
+        if gen != ch.io_gen or not ch.node.up:
+            return
+        for i in range(max(first, ch.fetch), stop):
+            self._relay(ch, ch.source.binlog[i])
+            ch.fetch = i + 1
+        self._kick(ch)
+
+    def _relay(self, ch: Channel, src: Entry) -> None:
+        ev = src.ev
+        if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
+            return
+        end = ch.relay_pos + ev.size
+        entry = Entry(ev, f"relay.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end)
+        ch.relay.append(entry)
+        ch.relay_pos = end
+        if src.end:
+            ch.read_master_file, ch.read_master_pos = src.file, src.end
+        self.emit("relay", ch.node.id, source=ch.source.id, **_event_fields(ev), file=entry.file, pos=entry.pos,
+                  master_file=src.file, master_end=src.end)
+
+    # -- SQL thread ---------------------------------------------------------------------------
+    def _start_sql(self, ch: Channel) -> None:
+        ch.sql_running = True
+        ch.state = "idle"
+        ch.sql_gen += 1
+        self._kick(ch)
+
+    def _stop_sql(self, ch: Channel, reason: str, statement: bool = True) -> None:
+        if ch.state == "waiting" and "stop-applies-waited-event" in self.rule.mutants and statement:
+            while ch.sql_pos < len(ch.relay):  # runs the group out, ignoring the delay
+                entry = ch.relay[ch.sql_pos]
+                self._finish(ch, ch.sql_gen, entry, ch.cur_read, self.now)
+                if entry.ev.last or entry.ev.trx is None:
+                    break
+        if ch.applied_in_group:
+            g = ch.relay[ch.group_start].ev
+            self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
+        ch.sql_pos = ch.group_start
+        ch.applied_in_group = 0
+        ch.sql_running = False
+        ch.state = "stopped"
+        ch.cur_due = None
+        ch.sql_gen += 1
+        self.emit("sql_stop", ch.node.id, reason=reason)
+
+    def _kick(self, ch: Channel) -> None:
+        """Let the SQL thread read and execute as far as it may now."""
+        while ch.sql_running and ch.state == "idle" and ch.sql_pos < len(ch.relay) and ch.node.up:
+            if ch.sql_pos == ch.group_start and self._until_reached(ch):
+                self._stop_sql(ch, "until", statement=False)
+                return
+            entry = ch.relay[ch.sql_pos]
+            ev = entry.ev
+            if ev.type in D.TRX_START and ev.gtid in ch.node.executed:
+                if not self._skip_group(ch):
+                    return
+                continue
+            due = self.rule.due(ev, ch.delay, self.now, ch.node.offset, self.epoch)
+            ch.cur_read = self.now
+            if due is not None and due > self.now:
+                ch.state, ch.cur_due = "waiting", due
+                ch.last_when = (ev.when, ev.when_off)
+                self.at(due, self._wake, ch, ch.sql_gen)
+                return
+            self._execute(ch, entry, self.now)
+
+    def _wake(self, ch: Channel, gen: int) -> None:
+        if gen != ch.sql_gen or ch.state != "waiting":
+            return
+        ch.state, ch.cur_due = "idle", None
+        self._execute(ch, ch.relay[ch.sql_pos], ch.cur_read)
+        self._kick(ch)
+
+    def _execute(self, ch: Channel, entry: Entry, read: int) -> None:
+        ev = entry.ev
+        ch.last_when = (ev.when, ev.when_off)
+        if ev.cost_us:
+            ch.state = "executing"
+            self.at(self.now + ev.cost_us, self._finish, ch, ch.sql_gen, entry, read, self.now)
+        else:
+            self._finish(ch, ch.sql_gen, entry, read, self.now)
+
+    def _finish(self, ch: Channel, gen: int, entry: Entry, read: int, begin: int) -> None:
+        if gen != ch.sql_gen:
+            return
+        ev = entry.ev
+        self.emit("apply", ch.node.id, source=ch.source.id, **_event_fields(ev), read=read, begin=begin,
+                  relay_file=entry.file, relay_pos=entry.pos)
+        ch.sql_pos += 1
+        if ev.trx is None or ev.last:
+            self._end_group(ch, entry)
+        else:
+            ch.applied_in_group += 1
+        if ch.state == "executing":
+            ch.state = "idle"
+            self._kick(ch)
+
+    def _end_group(self, ch: Channel, entry: Entry) -> None:
+        ev = entry.ev
+        first = ch.group_start
+        ch.group_start = ch.sql_pos
+        ch.applied_in_group = 0
+        if entry.master_end:
+            ch.group_master_file, ch.group_master_pos = entry.master_file, entry.master_end
+        self._write_relay_log_info(ch)
+        if ev.trx is None:
+            return
+        node = ch.node
+        node.executed.add(ev.gtid)
+        self.emit("visible", node.id, trx=ev.trx, gtid=ev.gtid)
+        if node.log_slave_updates:
+            ict = self._local(node, self.now) if node.commit_timestamps else None
+            group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in ch.relay[first:ch.sql_pos]]
+            self._write_binlog(node, group)
+
+    def _skip_group(self, ch: Channel) -> bool:
+        """Skip a group whose GTID this server already executed; False until all of it arrived."""
+        i = ch.sql_pos
+        while i < len(ch.relay) and not ch.relay[i].ev.last:
+            i += 1
+        if i == len(ch.relay):
+            return False
+        ev = ch.relay[ch.sql_pos].ev
+        ch.sql_pos = i + 1
+        self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="gtid already executed")
+        self._end_group(ch, ch.relay[i])
+        return True
+
+    def _until_reached(self, ch: Channel) -> bool:
+        u = ch.until
+        if not u:
+            return False
+        return (ch.group_master_file, ch.group_master_pos) >= (u["master_log_file"], u["master_log_pos"])
+
+    # -- relay-log.info -----------------------------------------------------------------------
+    def _group_position(self, ch: Channel) -> tuple[str, int]:
+        if ch.group_start < len(ch.relay):
+            e = ch.relay[ch.group_start]
+            return e.file, e.pos
+        return f"relay.{ch.relay_file_no:06d}", ch.relay_pos
+
+    def _write_relay_log_info(self, ch: Channel) -> None:
+        file, pos = self._group_position(ch)
+        info = relayinfo.RelayLogInfo(f"./{file}", pos, ch.group_master_file, ch.group_master_pos, ch.delay)
+        ch.rli_content = relayinfo.overwrite(ch.rli_content, info)
+
+    def _read_relay_log_info(self, ch: Channel, boot: bool = False) -> bool:
+        node = ch.node
+        self.emit("relay_log_info", node.id, content=ch.rli_content)
+        try:
+            info = relayinfo.parse(ch.rli_content)
+        except relayinfo.RelayLogInfoError as e:
+            self.emit("error", node.id, errno=ER_MASTER_INFO, thread="sql",
+                      message=f"Could not initialize master info structure; relay-log.info {e}")
+            return False
+        ch.delay = info.delay
+        if not boot:
+            # Everything relayed is durable; the SQL thread resumes at the recorded group.
+            ch.sql_pos = ch.group_start = next(
+                (i for i, e in enumerate(ch.relay) if f"./{e.file}" == info.relay_log_name and e.pos == info.relay_log_pos),
+                len(ch.relay))
+        return True
+
+    # -- SHOW SLAVE STATUS --------------------------------------------------------------------
+    def _status(self, ch: Channel) -> None:
+        waiting = ch.state == "waiting"
+        state = {"stopped": "", "idle": D.STATE_IDLE, "waiting": D.STATE_WAITING, "executing": D.STATE_EXECUTING}[ch.state]
+        remaining = self.rule.remaining_s(ch.cur_due, self.now) if waiting else None
+        io = "Yes" if ch.connected else ("Connecting" if ch.io_running else "No")
+        relay_file, relay_pos = self._group_position(ch)
+        fields = {
+            "Slave_IO_Running": io,
+            "Slave_SQL_Running": "Yes" if ch.sql_running else "No",
+            "SQL_Delay": ch.delay,
+            "SQL_Remaining_Delay": remaining,
+            "Slave_SQL_Running_State": state,
+            "Relay_Log_File": relay_file,
+            "Relay_Log_Pos": relay_pos,
+            "Relay_Master_Log_File": ch.group_master_file,
+            "Exec_Master_Log_Pos": ch.group_master_pos,
+            "Master_Log_File": ch.read_master_file,
+            "Read_Master_Log_Pos": ch.read_master_pos,
+            "Seconds_Behind_Master": self._seconds_behind(ch),
+            "processlist_state": state if ch.sql_running else None,
+        }
+        if self.rule.rule == D.WL7318:
+            # performance_schema.replication_applier_configuration / _status (WL#7318 F4)
+            fields["DESIRED_DELAY"] = ch.delay
+            fields["REMAINING_DELAY"] = remaining
+        self.emit("status", ch.node.id, **fields)
+
+    def _seconds_behind(self, ch: Channel) -> int | None:
+        if not (ch.sql_running and ch.connected):
+            return None
+        if ch.state == "idle" and ch.sql_pos >= len(ch.relay):
+            return 0
+        if ch.last_when is None:
+            return 0
+        when, off = ch.last_when
+        return max(0, (self.now - (when * US - off - self.epoch)) // US)
+
+
+def _event_fields(ev: Event) -> dict:
+    return {
+        "type": ev.type, "trx": ev.trx, "idx": ev.idx, "last": ev.last, "gtid": ev.gtid,
+        "server_id": ev.server_id, "when": ev.when, "ict": ev.ict,
+    }
+
+
+def simulate(history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None) -> tuple[dict, list[dict]]:
+    return Simulator(history, rule, system, defaults).run()

@@ -1,0 +1,193 @@
+"""What every property shares: verdicts, the registries, and a read-only view of one Trace.
+
+A property is a function of a Trace alone, so the same check judges a reference model, a
+mutant and a real server. It is registered for exactly one requirement and reports, for every
+instance it judged, whether the instance held; the verdict is `violated` with the witnessing
+observations as soon as one did not, `not_exercised` when the trace gave it nothing to judge.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+PASS, VIOLATED, NOT_EXERCISED = "pass", "violated", "not_exercised"
+PROVED, COUNTEREXAMPLE = "proved", "counterexample"
+
+# Witnesses kept per violated verdict: enough to explain, small enough to store millions.
+MAX_WITNESSES = 5
+
+
+@dataclass(frozen=True)
+class Witness:
+    message: str
+    lines: tuple[int, ...] = ()  # line numbers of the observations in the trace file
+
+
+@dataclass(frozen=True)
+class Verdict:
+    requirement: str
+    status: str
+    checked: int = 0
+    witnesses: tuple[Witness, ...] = ()
+    evidence: str = ""  # the property or proof that produced it
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "requirement": self.requirement,
+            "status": self.status,
+            "checked": self.checked,
+            "evidence": self.evidence,
+            "witnesses": [{"message": w.message, "lines": list(w.lines)} for w in self.witnesses],
+        }
+
+
+class Check:
+    """Accumulates the instances one property judged."""
+
+    def __init__(self, requirement: str, evidence: str):
+        self.requirement = requirement
+        self.evidence = evidence
+        self.checked = 0
+        self.failed = 0
+        self.witnesses: list[Witness] = []
+
+    def judge(self, ok: bool, message: str = "", *obs: dict) -> bool:
+        self.checked += 1
+        if not ok:
+            self.failed += 1
+            if len(self.witnesses) < MAX_WITNESSES:
+                self.witnesses.append(Witness(message, tuple(o["_line"] for o in obs if "_line" in o)))
+        return ok
+
+    def verdict(self) -> Verdict:
+        if self.failed:
+            status = VIOLATED
+        elif self.checked:
+            status = PASS
+        else:
+            status = NOT_EXERCISED
+        return Verdict(self.requirement, status, self.checked, tuple(self.witnesses), self.evidence)
+
+
+@dataclass(frozen=True)
+class Property:
+    requirement: str
+    name: str
+    feature: str
+    doc: str
+    fn: Callable[["TraceView", Check], None]
+
+    def run(self, view: "TraceView") -> Verdict:
+        check = Check(self.requirement, f"property:{self.name}")
+        self.fn(view, check)
+        return check.verdict()
+
+
+PROPERTIES: list[Property] = []
+
+
+def checks(requirement: str):
+    """Register a trace property for one requirement."""
+
+    def register(fn):
+        feature = fn.__module__.rsplit(".", 1)[-1]
+        PROPERTIES.append(Property(requirement, fn.__name__, feature, (fn.__doc__ or "").strip(), fn))
+        return fn
+
+    return register
+
+
+@dataclass(frozen=True)
+class ProofResult:
+    name: str
+    requirements: tuple[str, ...]
+    claim: str
+    expected: str  # PROVED, or COUNTEREXAMPLE where the seed's promise is shown not to hold
+    outcome: str  # PROVED, COUNTEREXAMPLE, or "unknown"
+    detail: dict = field(default_factory=dict)
+
+    def verdicts(self) -> list[Verdict]:
+        """A proof passes its requirement when proved; a counterexample is a violation of it."""
+        if self.outcome == PROVED:
+            status, witnesses = PASS, ()
+        elif self.outcome == COUNTEREXAMPLE:
+            status, witnesses = VIOLATED, (Witness(f"z3 counterexample: {self.detail}"),)
+        else:
+            status, witnesses = NOT_EXERCISED, (Witness(f"z3 answered {self.outcome}"),)
+        return [Verdict(r, status, 1, witnesses, f"proof:{self.name}") for r in self.requirements]
+
+
+@dataclass(frozen=True)
+class Proof:
+    name: str
+    requirements: tuple[str, ...]
+    claim: str
+    expected: str
+    fn: Callable[[], tuple[str, dict]]
+
+    def run(self) -> ProofResult:
+        outcome, detail = self.fn()
+        return ProofResult(self.name, self.requirements, self.claim, self.expected, outcome, detail)
+
+
+PROOFS: list[Proof] = []
+
+
+def proof(*requirements: str, claim: str, expected: str = PROVED):
+    """Register a z3 proof; fn returns (outcome, detail) with detail JSON-serialisable."""
+
+    def register(fn):
+        PROOFS.append(Proof(fn.__name__, requirements, claim, expected, fn))
+        return fn
+
+    return register
+
+
+class TraceView:
+    """Indexes over one trace, built once and shared by all properties that judge it."""
+
+    def __init__(self, header: dict, observations: Iterable[dict]):
+        self.header = header
+        self.obs: list[dict] = []
+        self.by_kind: dict[str, list[dict]] = defaultdict(list)
+        for i, o in enumerate(observations):
+            o = dict(o)
+            o.setdefault("_line", i + 2)  # line 1 of a trace file is its header
+            self.obs.append(o)
+            self.by_kind[o["kind"]].append(o)
+        topo = header.get("topology", {})
+        self.nodes = {n["id"]: n for n in topo.get("nodes", [])}
+        self.channels = {c["replica"]: c for c in topo.get("channels", [])}
+        self.resolution_us = header.get("resolution_us", 0)
+        self._memo: dict[str, Any] = {}
+
+    def kind(self, kind: str) -> list[dict]:
+        return self.by_kind.get(kind, [])
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def offset_at(self, node: str, t: int) -> int:
+        """The node's clock offset (local minus true time, µs) in force at true time t."""
+        steps = self.memo("clock_steps", self._clock_steps)
+        off = self.nodes.get(node, {}).get("clock_offset_us", 0)
+        for when, who, delta in steps:
+            if when > t:
+                break
+            if who == node:
+                off += delta
+        return off
+
+    def _clock_steps(self):
+        return [(o["t"], o["node"], o["delta_us"]) for o in self.kind("clock_step")]
+
+
+def run_properties(view: TraceView, feature: str | None = None) -> list[Verdict]:
+    return [p.run(view) for p in PROPERTIES if feature is None or p.feature == feature]
+
+
+def run_proofs() -> list[ProofResult]:
+    return [p.run() for p in PROOFS]

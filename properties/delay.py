@@ -1,0 +1,709 @@
+"""Time-delayed replication (WL#344, WL#7318): one check per requirement, judging a Trace alone.
+
+The checks recompute, from observations only, when each event was due on each replica: the
+event's timestamp as the immediate master's binlog shows it, that server's clock offset at the
+time (topology plus clock steps), and the delay in force on the replica (topology, CHANGE
+MASTER, RESET SLAVE). A real server's trace has a sampling resolution; every timing comparison
+allows it (header resolution_us), and instances within it of a boundary are not judged.
+"""
+from __future__ import annotations
+
+from .core import Check, TraceView, checks
+
+US = 1_000_000
+MAX_DELAY = 2**31 - 1
+STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
+EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
+TRX_START = frozenset({"GTID_LOG_EVENT", "ANONYMOUS_GTID_LOG_EVENT"})
+BINLOG_STATEMENT_EVENTS = frozenset({
+    "FORMAT_DESCRIPTION_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT",
+    "DELETE_ROWS_EVENT", "PRE_GA_WRITE_ROWS_EVENT", "PRE_GA_UPDATE_ROWS_EVENT",
+    "PRE_GA_DELETE_ROWS_EVENT",
+})
+
+
+# -- derived views, built once per trace ------------------------------------------------------
+class DelayIndex:
+    def __init__(self, v: TraceView):
+        self.v = v
+        self.binlog: dict[tuple, dict] = {}
+        self.origin: dict[tuple, dict] = {}
+        for b in v.kind("binlog"):
+            if b.get("gtid") is None:
+                continue
+            self.binlog.setdefault((b["node"], b["gtid"], b["idx"]), b)
+            self.origin.setdefault((b["gtid"], b["idx"]), b)
+        self.relay = {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")}
+        self.applies: dict[str, list[dict]] = {}
+        for a in v.kind("apply"):
+            self.applies.setdefault(a["node"], []).append(a)
+        self.delays = self._delay_timelines()
+
+    def _delay_timelines(self) -> dict[str, list[tuple[int, int | None]]]:
+        lines: dict[str, list[tuple[int, int | None]]] = {}
+        for c in self.v.channels.values():
+            node = self.v.nodes.get(c["replica"], {})
+            initial = c.get("delay", 0)
+            if "relay_log_info" in node:
+                initial = read_relay_log_info(node["relay_log_info"]).get("delay")
+            lines[c["replica"]] = [(-1, initial)]
+        for s in self.v.kind("stmt"):
+            if s.get("errno") is not None or s.get("warning") is not None or s["node"] not in lines:
+                continue
+            if s["op"] == "change_master" and s.get("delay") is not None:
+                lines[s["node"]].append((s["t"], s["delay"]))
+            elif s["op"] == "reset_slave":
+                lines[s["node"]].append((s["t"], 0))
+        return lines
+
+    def delay_at(self, node: str, t: int, before: bool = False) -> int | None:
+        """The configured delay; `before` excludes a change made at exactly t."""
+        value = None
+        for when, d in self.delays.get(node, []):
+            if when > t or (before and when == t):
+                break
+            value = d
+        return value
+
+    def rule(self, a: dict) -> str:
+        """Which rule governs an applied event: WL#7318 needs a capable replica and a commit timestamp."""
+        node_rule = self.v.nodes.get(a["node"], {}).get("delay_rule", "wl344")
+        return "wl7318" if node_rule == "wl7318" and a.get("ict") is not None else "wl344"
+
+    def due(self, a: dict) -> int | None:
+        """True time before which the applied event must not begin; None if it does not wait."""
+        if a["type"] in EXEMPT or a.get("gtid") is None:
+            return None
+        delay = self.delay_at(a["node"], begin_of(a))
+        if delay is None:
+            return None
+        if self.rule(a) == "wl7318":
+            if a["type"] not in TRX_START:
+                return None
+            b = self.binlog.get((a["source"], a["gtid"], a["idx"]))
+            if b is None:
+                return None
+            base = a["ict"] // US * US - self.v.offset_at(a["source"], b["t"])
+        else:
+            o = self.origin.get((a["gtid"], a["idx"]))
+            if o is None:
+                return None
+            base = a["when"] * US - self.v.offset_at(o["node"], o["t"])
+        return base - self.v.header.get("epoch_us", 0) + delay * US
+
+    def stops(self, node: str) -> list[int]:
+        """Times the SQL thread of `node` stopped (STOP SLAVE, UNTIL, crash)."""
+        return [o["t"] for o in self.v.kind("sql_stop") if o["node"] == node] + [
+            o["t"] for o in self.v.kind("crash") if o["node"] == node]
+
+    def pending(self, node: str, t: int) -> dict | None:
+        """The first event relayed to `node` by t that is not applied by t (the SQL thread's next)."""
+        done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(self.applies.get(node, [])))
+        for r in self.v.kind("relay"):
+            if r["node"] != node or r["t"] > t:
+                continue
+            when = done.get((r["file"], r["pos"]))
+            if when is None or when > t:
+                return r
+        return None
+
+
+def _last_apply(applies: list[dict]) -> dict:
+    last = {}
+    for a in applies:
+        last[(a["relay_file"], a["relay_pos"])] = a["t"]
+    return last
+
+
+def index(v: TraceView) -> DelayIndex:
+    return v.memo("delay.index", lambda: DelayIndex(v))
+
+
+def begin_of(a: dict) -> int:
+    """When an event began executing; a real server's trace may only know when it became visible."""
+    return a["begin"] if a.get("begin") is not None else a["t"]
+
+
+def read_relay_log_info(content: str) -> dict:
+    """What WL#344 says a server reads from relay-log.info: format, fields, delay, or the error."""
+    lines = content.split("\n")[:-1]  # only \n-terminated lines count
+    if not lines:
+        return {"error": "empty"}
+    if lines[0].isascii() and lines[0].isdigit():
+        n = int(lines[0])
+        if n < 5:
+            return {"error": f"number_of_fields {n} < 5", "format": "new"}
+        if len(lines) < n + 1 or not all(x.isdigit() for x in (lines[2], lines[4], lines[5])):
+            return {"error": "truncated or non-numeric field", "format": "new"}
+        return {"format": "new", "fields": n, "delay": int(lines[5]), "relay_log_name": lines[1],
+                "garbage": len(lines) > n + 1 or not content.endswith("\n")}
+    if len(lines) < 4 or not (lines[1].isdigit() and lines[3].isdigit()):
+        return {"error": "truncated or non-numeric field", "format": "old"}
+    return {"format": "old", "delay": 0, "relay_log_name": lines[0],
+            "garbage": len(lines) > 4 or not content.endswith("\n")}
+
+
+def _judge_due(v: TraceView, check: Check, a: dict, due: int, tight: bool, what: str) -> None:
+    """Safety (not before due) and, where the read time is known, tightness (not later than needed)."""
+    tol = v.resolution_us
+    begin = begin_of(a)
+    ok = begin + tol >= due
+    msg = f"{a['node']} began {a['type']} of {a['trx']} at {begin} but it was due at {due} ({what})"
+    if not check.judge(ok, msg, a) or not tight or a.get("read") is None:
+        return
+    latest = max(a["read"], due)
+    check.judge(begin <= latest + tol,
+                f"{a['node']} read {a['type']} of {a['trx']} at {a['read']}, due {due}, but began only at {begin} ({what})", a)
+
+
+def _applies(v: TraceView):
+    return (a for a in v.kind("apply") if a.get("gtid") is not None)
+
+
+# -- the wait rule ----------------------------------------------------------------------------
+@checks("WL344.WAIT.RULE")
+def wait_not_before_due(v: TraceView, check: Check) -> None:
+    """An event is executed no earlier than its timestamp (compensated) plus the delay."""
+    ix = index(v)
+    for a in _applies(v):
+        if ix.rule(a) == "wl344" and (due := ix.due(a)) is not None:
+            _judge_due(v, check, a, due, tight=False, what="WL#344 rule")
+
+
+@checks("WL344.WAIT.NO_EXTRA")
+def wait_no_longer_than_needed(v: TraceView, check: Check) -> None:
+    """An event already due when read runs at once; a waiting thread wakes when the delay is reached."""
+    ix = index(v)
+    for a in _applies(v):
+        if ix.rule(a) == "wl344" and a.get("read") is not None and (due := ix.due(a)) is not None:
+            check.judge(begin_of(a) <= max(a["read"], due) + v.resolution_us,
+                        f"{a['node']} read {a['type']} of {a['trx']} at {a['read']}, due {due}, began {begin_of(a)}", a)
+
+
+@checks("WL344.WAIT.EXEMPT")
+def exempt_events_never_wait(v: TraceView, check: Check) -> None:
+    """START_EVENT_V3, ROTATE_EVENT and FORMAT_DESCRIPTION_EVENT are executed without waiting."""
+    for a in v.kind("apply"):
+        if a["type"] in EXEMPT and a.get("read") is not None:
+            check.judge(begin_of(a) <= a["read"] + v.resolution_us,
+                        f"{a['node']} waited {begin_of(a) - a['read']} µs before {a['type']} (when={a['when']})", a)
+
+
+# -- STOP SLAVE and kill ----------------------------------------------------------------------
+def _sql_stops(v: TraceView):
+    """(node, time, obs) of every stop of an SQL thread by statement or crash."""
+    for o in v.kind("sql_stop"):
+        if o.get("reason") in ("stop", "crash"):
+            yield o["node"], o["t"], o
+    # A crash of a replica whose SQL thread was not running stops nothing; sql_stop covers the rest.
+
+
+def _samples(v: TraceView, node: str) -> list[dict]:
+    return v.memo(f"delay.samples.{node}", lambda: [s for s in v.kind("status") if s["node"] == node])
+
+
+@checks("WL344.STOP.IMMEDIATE")
+def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
+    """STOP SLAVE (or kill) returns at once and leaves the SQL thread stopped, state '', no remaining delay."""
+    tol = v.resolution_us
+    for node, t, o in _sql_stops(v):
+        after = next((s for s in _samples(v, node) if s["t"] >= t), None)
+        if after is None or after["t"] > t + tol:
+            continue
+        if o.get("reason") == "stop":
+            stmt = next((s for s in v.kind("stmt") if s["node"] == node and s["op"] == "stop_slave" and s["t"] >= t), None)
+            if stmt is not None and stmt.get("duration_us") is not None:
+                check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {stmt['duration_us']} µs", stmt)
+        check.judge(after["Slave_SQL_Running"] == "No" and after["Slave_SQL_Running_State"] == ""
+                    and after["SQL_Remaining_Delay"] is None,
+                    f"after the stop at {t} {node} shows SQL thread {after['Slave_SQL_Running']!r}, "
+                    f"state {after['Slave_SQL_Running_State']!r}, remaining {after['SQL_Remaining_Delay']!r}", o, after)
+
+
+@checks("WL344.STOP.NO_EXEC")
+def stop_executes_nothing(v: TraceView, check: Check) -> None:
+    """A stopped SQL thread executes neither the event it was delaying nor any other, and keeps its position."""
+    ix = index(v)
+    tol = v.resolution_us
+    starts = [(o["t"], o["node"]) for o in v.kind("stmt") if o["op"] == "start_slave" and o.get("errno") is None]
+    starts += [(o["t"], o["node"]) for o in v.kind("restart")]
+    for node, t, o in _sql_stops(v):
+        restart = min((s for s, n in starts if n == node and s > t), default=None)
+        for a in ix.applies.get(node, []):
+            if a["t"] < t - tol or (restart is not None and a["t"] >= restart):
+                continue
+            due = ix.due(a)
+            if a["t"] > t + tol:
+                check.judge(False, f"{node} executed {a['type']} of {a['trx']} at {a['t']} while stopped since {t}", o, a)
+            elif due is not None and due > begin_of(a) + tol and a["t"] >= t:
+                check.judge(False, f"{node} executed the delayed {a['type']} of {a['trx']} (due {due}) at the stop {t}", o, a)
+        before = [s for s in _samples(v, node) if s["t"] <= t and s["Slave_SQL_Running"] == "Yes"]
+        after = next((s for s in _samples(v, node) if s["t"] >= t and s["Slave_SQL_Running"] == "No"), None)
+        if before and after is not None and (restart is None or after["t"] < restart):
+            b = before[-1]
+            check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
+                        or any(b["t"] <= a["t"] < t for a in ix.applies.get(node, [])),
+                        f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
+                        b, after)
+
+
+# -- chains and clocks ------------------------------------------------------------------------
+def _source_exec(v: TraceView, a: dict) -> dict | None:
+    """The immediate master's own execution of the same event, when the master is itself a replica."""
+    ix = index(v)
+    return next((x for x in ix.applies.get(a["source"], []) if x["gtid"] == a["gtid"] and x["idx"] == a["idx"]), None)
+
+
+@checks("WL344.CHAIN.IMMEDIATE")
+def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
+    """In A -> B -> C, C executes an event no earlier than the delay after B executed it."""
+    ix = index(v)
+    epoch = v.header.get("epoch_us", 0)
+    for a in _applies(v):
+        if a["type"] in EXEMPT or a["source"] not in v.channels:
+            continue
+        x = _source_exec(v, a)
+        delay = ix.delay_at(a["node"], begin_of(a))
+        if x is None or delay is None:
+            continue
+        off = v.offset_at(a["source"], begin_of(x))
+        whole = (begin_of(x) + epoch + off) // US * US - epoch - off  # B's timestamp, whole seconds
+        due = whole + delay * US
+        check.judge(begin_of(a) + v.resolution_us >= due,
+                    f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, {a['source']} executed it at "
+                    f"{begin_of(x)}: due {due} with delay {delay}", x, a)
+
+
+@checks("WL344.CLOCK.COMPENSATE")
+def clocks_compensated(v: TraceView, check: Check) -> None:
+    """With unsynchronised clocks, events still run exactly when due in absolute time."""
+    ix = index(v)
+    for a in _applies(v):
+        due = ix.due(a)
+        if due is None:
+            continue
+        writer = a["source"] if ix.rule(a) == "wl7318" else ix.origin[(a["gtid"], a["idx"])]["node"]
+        if v.offset_at(writer, a["t"]) != v.offset_at(a["node"], a["t"]):
+            _judge_due(v, check, a, due, tight=True, what=f"clocks of {writer} and {a['node']} differ")
+
+
+# -- statements -------------------------------------------------------------------------------
+def _sample_after(v: TraceView, stmt: dict) -> dict | None:
+    s = next((s for s in _samples(v, stmt["node"]) if s["t"] >= stmt["t"] and s["_line"] > stmt["_line"]), None)
+    return s if s is not None and s["t"] <= stmt["t"] + v.resolution_us else None
+
+
+def _stmts(v: TraceView, op: str):
+    return (s for s in v.kind("stmt") if s["op"] == op)
+
+
+@checks("WL344.CM.SET")
+def change_master_sets_delay(v: TraceView, check: Check) -> None:
+    """CHANGE MASTER TO MASTER_DELAY = N sets the delay to N seconds (SQL_Delay shows N)."""
+    for s in _stmts(v, "change_master"):
+        if s.get("errno") is None and s.get("delay") is not None and (after := _sample_after(v, s)):
+            check.judge(after["SQL_Delay"] == s["delay"], f"MASTER_DELAY = {s['delay']} but SQL_Delay shows {after['SQL_Delay']}", s, after)
+
+
+def _expected_error(text: str) -> int | None:
+    token = str(text).strip()
+    if not token.isascii() or not token.isdigit():
+        return 1064  # negative or not an integer: a syntax error
+    return 1729 if int(token) > MAX_DELAY else None
+
+
+def _judge_delay_stmt(v: TraceView, check: Check, s: dict, want: int | None) -> None:
+    ix = index(v)
+    errno = s.get("errno")
+    if errno == 1198:  # refused because the slave runs: not a verdict on the value
+        return
+    if want is None:
+        check.judge(errno is None, f"MASTER_DELAY = {s['delay_sql']} is valid but failed with {errno}", s)
+        return
+    before = ix.delay_at(s["node"], s["t"], before=True)
+    after = _sample_after(v, s)
+    check.judge(errno == want and (after is None or after["SQL_Delay"] == before),
+                f"MASTER_DELAY = {s['delay_sql']}: want error {want} and SQL_Delay {before} unchanged, got error {errno}"
+                + (f" and SQL_Delay {after['SQL_Delay']}" if after else ""), s, *([after] if after else []))
+
+
+@checks("WL344.CM.INVALID")
+def invalid_delay_rejected(v: TraceView, check: Check) -> None:
+    """A negative or non-integer MASTER_DELAY is an error and the statement does not execute."""
+    for s in _stmts(v, "change_master"):
+        if "delay_sql" in s and _expected_error(s["delay_sql"]) == 1064:
+            _judge_delay_stmt(v, check, s, 1064)
+
+
+@checks("WL344.CM.RANGE")
+def delay_range(v: TraceView, check: Check) -> None:
+    """0 <= N < 2^31 is accepted; a larger integer fails with ER_MASTER_DELAY_VALUE_OUT_OF_RANGE."""
+    for s in _stmts(v, "change_master"):
+        if "delay_sql" in s and _expected_error(s["delay_sql"]) != 1064:
+            _judge_delay_stmt(v, check, s, _expected_error(s["delay_sql"]))
+
+
+@checks("WL344.CM.DEFAULT")
+def default_delay_zero(v: TraceView, check: Check) -> None:
+    """A channel configured without MASTER_DELAY has SQL_Delay 0 until it is changed."""
+    ix = index(v)
+    for c in v.channels.values():
+        node = c["replica"]
+        if "delay" in c or "relay_log_info" in v.nodes.get(node, {}):
+            continue
+        changes = [t for t, _ in ix.delays.get(node, [])[1:]]
+        first_change = min(changes, default=None)
+        for s in _samples(v, node):
+            if first_change is None or s["t"] < first_change:
+                check.judge(s["SQL_Delay"] == 0, f"{node} never set MASTER_DELAY but SQL_Delay is {s['SQL_Delay']}", s)
+
+
+@checks("WL344.RESET.DELAY0")
+def reset_slave_clears_delay(v: TraceView, check: Check) -> None:
+    """RESET SLAVE sets the delay to 0."""
+    for s in _stmts(v, "reset_slave"):
+        if s.get("errno") is None and (after := _sample_after(v, s)):
+            check.judge(after["SQL_Delay"] == 0, f"after RESET SLAVE {s['node']} shows SQL_Delay {after['SQL_Delay']}", s, after)
+
+
+@checks("WL344.BINLOG.RESTRICT")
+def binlog_statement_restricted(v: TraceView, check: Check) -> None:
+    """BINLOG executes only format description and row events."""
+    for s in _stmts(v, "binlog_statement"):
+        types = s["event_types"]
+        allowed = bool(types) and types[0] == "FORMAT_DESCRIPTION_EVENT" and all(t in BINLOG_STATEMENT_EVENTS for t in types)
+        check.judge((s.get("errno") is None) == allowed,
+                    f"BINLOG with {types} {'failed' if s.get('errno') else 'succeeded'} (errno {s.get('errno')})", s)
+
+
+# -- SHOW SLAVE STATUS ------------------------------------------------------------------------
+def _running_samples(v: TraceView):
+    return (s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes")
+
+
+def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
+    """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a boundary."""
+    ix = index(v)
+    t, tol = s["t"], v.resolution_us
+    r = ix.pending(s["node"], t)
+    if r is None:
+        return "no", None
+    if r["t"] >= t - tol:
+        return None  # just arrived: the SQL thread may not have read it yet
+    a = next((x for x in ix.applies.get(s["node"], []) if (x["relay_file"], x["relay_pos"]) == (r["file"], r["pos"]) and x["t"] > t), None)
+    probe = a or {**r, "node": s["node"], "source": r["source"], "begin": t, "t": t}
+    due = ix.due(probe)
+    if a is not None and a.get("read") is not None and a["read"] > t - tol:
+        return None  # still busy with the previous event
+    if due is None:
+        return "no", None
+    if abs(due - t) <= tol:
+        return None
+    return ("yes", due) if due > t else ("no", due)
+
+
+@checks("WL344.STATE.WAITING")
+def waiting_state_string(v: TraceView, check: Check) -> None:
+    """While delaying, the SQL thread's state is exactly 'Waiting until MASTER_DELAY seconds after master executed event'."""
+    for s in _running_samples(v):
+        w = _waiting_for(v, s)
+        if w is None:
+            continue
+        shown = s["Slave_SQL_Running_State"] == STATE_WAITING
+        check.judge(shown == (w[0] == "yes"),
+                    f"{s['node']} at {s['t']} shows state {s['Slave_SQL_Running_State']!r} but it "
+                    f"{'is' if w[0] == 'yes' else 'is not'} delaying (due {w[1]})", s)
+
+
+@checks("WL344.SSS.REMAINING")
+def remaining_delay(v: TraceView, check: Check) -> None:
+    """SQL_Remaining_Delay: the whole seconds left while waiting, NULL in every other state."""
+    for s in v.kind("status"):
+        rem = s["SQL_Remaining_Delay"]
+        if s["Slave_SQL_Running_State"] != STATE_WAITING:
+            check.judge(rem is None, f"{s['node']} state {s['Slave_SQL_Running_State']!r} but SQL_Remaining_Delay {rem}", s)
+            continue
+        w = _waiting_for(v, s) if s["Slave_SQL_Running"] == "Yes" else None
+        if not isinstance(rem, int) or rem < 0:
+            check.judge(False, f"{s['node']} is waiting but SQL_Remaining_Delay is {rem!r}", s)
+        elif w is not None and w[1] is not None:
+            exact = (w[1] - s["t"]) / US
+            check.judge(abs(rem - exact) < 1 + v.resolution_us / US,
+                        f"{s['node']} at {s['t']}: SQL_Remaining_Delay {rem} but {exact:.3f} s are left", s)
+
+
+@checks("WL344.SSS.SQL_DELAY")
+def sql_delay_field(v: TraceView, check: Check) -> None:
+    """SQL_Delay is the configured delay, a nonnegative integer, at every sample."""
+    ix = index(v)
+    for s in v.kind("status"):
+        want = ix.delay_at(s["node"], s["t"])
+        got = s["SQL_Delay"]
+        check.judge(isinstance(got, int) and got >= 0 and (want is None or got == want),
+                    f"{s['node']} at {s['t']} shows SQL_Delay {got!r}, configured {want}", s)
+
+
+@checks("WL344.SSS.RUNNING_STATE")
+def running_state_is_processlist_state(v: TraceView, check: Check) -> None:
+    """Slave_SQL_Running_State is identical to the SQL thread's State in SHOW PROCESSLIST."""
+    for s in v.kind("status"):
+        if "processlist_state" in s:
+            pl = s["processlist_state"]
+            check.judge(s["Slave_SQL_Running_State"] == (pl if pl is not None else ""),
+                        f"{s['node']}: Slave_SQL_Running_State {s['Slave_SQL_Running_State']!r}, processlist {pl!r}", s)
+
+
+# -- relay-log.info ---------------------------------------------------------------------------
+def _reads(v: TraceView):
+    """relay-log.info contents a server read, with whether the server wrote them itself."""
+    boot = {n: c.get("relay_log_info") for n, c in v.nodes.items()}
+    for r in v.kind("relay_log_info"):
+        yield r, not (r["t"] == 0 and boot.get(r["node"]) == r["content"])
+
+
+def _first_sample_after(v: TraceView, node: str, t: int) -> dict | None:
+    return next((s for s in _samples(v, node) if s["t"] >= t), None)
+
+
+@checks("WL344.RLI.DURABLE")
+def delay_survives_restart(v: TraceView, check: Check) -> None:
+    """After a restart the previous delay is restored."""
+    ix = index(v)
+    for r in v.kind("restart"):
+        node = r["node"]
+        if node not in v.channels:
+            continue
+        crash = max((c["t"] for c in v.kind("crash") if c["node"] == node and c["t"] <= r["t"]), default=None)
+        s = _first_sample_after(v, node, r["t"])
+        if crash is None or s is None:
+            continue
+        want = ix.delay_at(node, crash)
+        check.judge(s["SQL_Delay"] == want, f"{node} had delay {want} before its crash at {crash}, {s['SQL_Delay']} after restart", r, s)
+
+
+@checks("WL344.RLI.FORMAT")
+def relay_log_info_new_format(v: TraceView, check: Check) -> None:
+    """relay-log.info is written as number_of_fields (>= 5), the four positions, the delay."""
+    ix = index(v)
+    for r, own in _reads(v):
+        if not own:
+            continue
+        info = read_relay_log_info(r["content"])
+        want = ix.delay_at(r["node"], r["t"])
+        check.judge(info.get("format") == "new" and "error" not in info and info["fields"] >= 5
+                    and "." in info["relay_log_name"] and (want is None or info["delay"] == want),
+                    f"{r['node']} wrote relay-log.info {r['content']!r}: {info}, delay should be {want}", r)
+
+
+def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
+    out = []
+    for r, own in _reads(v):
+        info = read_relay_log_info(r["content"])
+        if pick(info, own):
+            out.append((r, info, _first_sample_after(v, r["node"], r["t"])))
+    return out
+
+
+@checks("WL344.RLI.FIELDS_MIN")
+def too_few_fields_is_an_error(v: TraceView, check: Check) -> None:
+    """A first line that is an integer below 5 is an error; the slave does not start on it."""
+    for r, info, s in _boot_reads(v, lambda i, own: i.get("format") == "new" and "< 5" in i.get("error", "")):
+        err = next((e for e in v.kind("error") if e["node"] == r["node"] and e["t"] == r["t"]), None)
+        check.judge(err is not None and (s is None or s["Slave_SQL_Running"] == "No"),
+                    f"{r['node']} read {r['content']!r} without an error", r, *([s] if s else []))
+
+
+@checks("WL344.RLI.OLD_FORMAT")
+def old_format_read(v: TraceView, check: Check) -> None:
+    """A first line that is not a number is read as the old format, with delay 0."""
+    for r, info, s in _boot_reads(v, lambda i, own: i.get("format") == "old" and "error" not in i):
+        check.judge(s is not None and s["SQL_Delay"] == 0 and s["Slave_SQL_Running"] == "Yes",
+                    f"{r['node']} read old-format {r['content']!r}, then {s and (s['SQL_Delay'], s['Slave_SQL_Running'])}",
+                    r, *([s] if s else []))
+
+
+@checks("WL344.RLI.GARBAGE")
+def garbage_tail_tolerated(v: TraceView, check: Check) -> None:
+    """Garbage after the last field is ignored, in both formats."""
+    for r, info, s in _boot_reads(v, lambda i, own: i.get("garbage") and "error" not in i):
+        check.judge(s is not None and s["SQL_Delay"] == info["delay"],
+                    f"{r['node']} read {r['content']!r} (delay {info['delay']}), then SQL_Delay {s and s['SQL_Delay']}",
+                    r, *([s] if s else []))
+
+
+# -- the IO thread and the master -------------------------------------------------------------
+@checks("WL344.IO.UNAFFECTED")
+def io_thread_unaffected(v: TraceView, check: Check) -> None:
+    """The IO thread relays events as they come, whatever the delay."""
+    ix = index(v)
+    disturb = {}
+    for o in v.obs:
+        if o["kind"] in ("crash", "restart") or (o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave", "reset_slave")):
+            disturb.setdefault(o["node"], []).append(o["t"])
+    for r in v.kind("relay"):
+        c = v.channels.get(r["node"])
+        b = ix.binlog.get((r["source"], r.get("gtid"), r.get("idx")))
+        if b is None or c is None or ix.delay_at(r["node"], r["t"]) in (None, 0):
+            continue
+        if any(b["t"] <= t <= r["t"] for n in (r["node"], r["source"]) for t in disturb.get(n, [])):
+            continue
+        limit = c.get("latency_us", 0) + v.resolution_us
+        check.judge(r["t"] - b["t"] <= limit, f"{r['node']} relayed {r['type']} of {r['trx']} {r['t'] - b['t']} µs after it was binlogged", b, r)
+
+
+@checks("WL344.MASTER.UNAFFECTED")
+def master_unaffected(v: TraceView, check: Check) -> None:
+    """A commit on the master returns when it is binlogged, whatever its replicas' delays."""
+    ix = index(v)
+    delayed = {c["source"] for c in v.channels.values() if c.get("delay") or ix.delays.get(c["replica"], [(0, 0)])[-1][1]}
+    for c in v.kind("commit"):
+        if c["node"] not in delayed or c.get("gtid") is None:
+            continue
+        b = ix.binlog.get((c["node"], c["gtid"], 0))
+        if b is not None:
+            check.judge(b["t"] <= c["t"] <= b["t"] + v.resolution_us, f"commit of {c['trx']} returned at {c['t']}, binlogged at {b['t']}", b, c)
+
+
+# -- START SLAVE UNTIL (use case P1) ----------------------------------------------------------
+@checks("WL344.P1.UNTIL")
+def until_stops_at_position(v: TraceView, check: Check) -> None:
+    """START SLAVE SQL_THREAD UNTIL stops the SQL thread at the position, executing nothing beyond it."""
+    ix = index(v)
+    for s in _stmts(v, "start_slave"):
+        u = s.get("until")
+        if not u or s.get("errno") is not None:
+            continue
+        target = (u["master_log_file"], u["master_log_pos"])
+        stop = next((o["t"] for o in v.kind("sql_stop") if o["node"] == s["node"] and o["t"] >= s["t"]), None)
+        group_start = None
+        for a in ix.applies.get(s["node"], []):
+            if a["t"] < s["t"] or (stop is not None and a["t"] > stop):
+                continue
+            r = ix.relay.get((a["node"], a["relay_file"], a["relay_pos"]))
+            if r is None or not r["master_end"]:
+                continue
+            if group_start is not None:
+                check.judge(group_start < target, f"{a['node']} executed {a['trx']} beyond UNTIL {target}", s, a)
+            if a["last"]:
+                group_start = (r["master_file"], r["master_end"])
+        if stop is None:
+            continue
+        final = _first_sample_after(v, s["node"], stop)
+        relayed_beyond = any(r["node"] == s["node"] and (r["master_file"], r["master_end"]) > target and r["t"] <= stop
+                             for r in v.kind("relay"))
+        if final is not None and relayed_beyond:
+            check.judge((final["Relay_Master_Log_File"], final["Exec_Master_Log_Pos"]) >= target,
+                        f"{s['node']} stopped at {final['Exec_Master_Log_Pos']} before reaching UNTIL {target}", s, final)
+
+
+# -- WL#7318 ----------------------------------------------------------------------------------
+def _commit_ts_applies(v: TraceView):
+    ix = index(v)
+    return (a for a in _applies(v) if ix.rule(a) == "wl7318")
+
+
+@checks("WL7318.F1")
+def immediate_master_reference(v: TraceView, check: Check) -> None:
+    """In a chain, the delay is measured from the immediate master's commit."""
+    ix = index(v)
+    for a in _commit_ts_applies(v):
+        if a["type"] in TRX_START and a["source"] in v.channels and (due := ix.due(a)) is not None:
+            _judge_due(v, check, a, due, tight=True, what=f"{a['source']}'s commit")
+
+
+@checks("WL7318.F2")
+def commit_time_reference(v: TraceView, check: Check) -> None:
+    """The delay begins at the commit on the master, not at the transaction's start."""
+    ix = index(v)
+    for a in _commit_ts_applies(v):
+        if a["type"] in TRX_START and (due := ix.due(a)) is not None:
+            _judge_due(v, check, a, due, tight=True, what="immediate_commit_timestamp + delay")
+
+
+def _per_trx(v: TraceView, types: frozenset[str], check: Check) -> None:
+    """Only the transaction's first event may wait; every other one starts as soon as it is read."""
+    ix = index(v)
+    first_type: dict[tuple, str] = {}
+    for a in _commit_ts_applies(v):
+        if a["idx"] == 0:
+            first_type[(a["node"], a["gtid"])] = a["type"]
+        elif first_type.get((a["node"], a["gtid"])) in types and a.get("read") is not None:
+            check.judge(begin_of(a) <= a["read"] + v.resolution_us,
+                        f"{a['node']} paused {begin_of(a) - a['read']} µs inside {a['trx']} before {a['type']}", a)
+    del ix
+
+
+@checks("WL7318.F3")
+def per_transaction_wait(v: TraceView, check: Check) -> None:
+    """The wait happens at the GTID event; the transaction's other events follow without waiting."""
+    _per_trx(v, frozenset({"GTID_LOG_EVENT"}), check)
+
+
+@checks("WL7318.ANON")
+def anonymous_gtid_wait(v: TraceView, check: Check) -> None:
+    """Without GTIDs the wait happens at the ANONYMOUS_GTID_LOG_EVENT, once per transaction."""
+    _per_trx(v, frozenset({"ANONYMOUS_GTID_LOG_EVENT"}), check)
+
+
+@checks("WL7318.F4")
+def performance_schema_agrees(v: TraceView, check: Check) -> None:
+    """DESIRED_DELAY and REMAINING_DELAY agree with SQL_Delay and SQL_Remaining_Delay."""
+    for s in v.kind("status"):
+        if "DESIRED_DELAY" in s:
+            check.judge(s["DESIRED_DELAY"] == s["SQL_Delay"] and s["REMAINING_DELAY"] == s["SQL_Remaining_Delay"],
+                        f"{s['node']}: P_S ({s['DESIRED_DELAY']}, {s['REMAINING_DELAY']}) vs "
+                        f"SHOW SLAVE STATUS ({s['SQL_Delay']}, {s['SQL_Remaining_Delay']})", s)
+
+
+@checks("WL7318.F5")
+def delay_in_seconds(v: TraceView, check: Check) -> None:
+    """The delay is in seconds everywhere: what CHANGE MASTER set, what the monitoring shows, what is waited."""
+    ix = index(v)
+    for s in v.kind("status"):
+        if "DESIRED_DELAY" not in s or s["Slave_SQL_Running"] != "Yes":
+            continue
+        w = _waiting_for(v, s)
+        if w and w[0] == "yes" and s["REMAINING_DELAY"] is not None:
+            left = (w[1] - s["t"]) / US
+            check.judge(abs(s["REMAINING_DELAY"] - left) < 1 + v.resolution_us / US,
+                        f"{s['node']}: REMAINING_DELAY {s['REMAINING_DELAY']} but {left:.3f} s are left", s)
+        want = ix.delay_at(s["node"], s["t"])
+        if want is not None:
+            check.judge(s["DESIRED_DELAY"] == want, f"{s['node']}: DESIRED_DELAY {s['DESIRED_DELAY']}, configured {want} s", s)
+
+
+@checks("WL7318.F6")
+def fallback_without_commit_timestamps(v: TraceView, check: Check) -> None:
+    """From an immediate master that sends no commit timestamps, a WL#7318 replica keeps the WL#344 rule."""
+    ix = index(v)
+    for a in _applies(v):
+        if v.nodes.get(a["node"], {}).get("delay_rule") == "wl7318" and a.get("ict") is None and (due := ix.due(a)) is not None:
+            _judge_due(v, check, a, due, tight=True, what="WL#344 fallback")
+
+
+@checks("WL7318.ICT")
+def immediate_commit_timestamp(v: TraceView, check: Check) -> None:
+    """The GTID event carries the microseconds since the epoch at which the server binlogged the transaction."""
+    epoch = v.header.get("epoch_us", 0)
+    for b in v.kind("binlog"):
+        if b["type"] in TRX_START and v.nodes.get(b["node"], {}).get("commit_timestamps"):
+            local = epoch + b["t"] + v.offset_at(b["node"], b["t"])
+            check.judge(b.get("ict") is not None and abs(b["ict"] - local) <= v.resolution_us,
+                        f"{b['node']} binlogged {b['trx']} at local {local} µs with immediate_commit_timestamp {b.get('ict')}", b)
+
+
+@checks("WL7318.NF1")
+def delay_on_every_slave(v: TraceView, check: Check) -> None:
+    """A delay is honoured on every replica of any topology: chains, fan-outs, replicas that are sources."""
+    ix = index(v)
+    fan = {}
+    for c in v.channels.values():
+        fan[c["source"]] = fan.get(c["source"], 0) + 1
+    sources = {c["source"] for c in v.channels.values()}
+    for a in _applies(v):
+        c = v.channels.get(a["node"])
+        if c is None or not (c["source"] in v.channels or a["node"] in sources or fan[c["source"]] > 1):
+            continue
+        due = ix.due(a)
+        if due is not None and ix.delay_at(a["node"], begin_of(a)):
+            _judge_due(v, check, a, due, tight=False, what="delay on a replica inside a larger topology")

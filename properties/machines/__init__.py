@@ -1,0 +1,1 @@
+"""Hypothesis state machines, one module per feature."""
