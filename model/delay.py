@@ -100,7 +100,7 @@ class DelayRule:
                 if "per-event-wait" not in m:
                     return None  # F3: the rest of the transaction follows its GTID event
                 local, off = ev.when * US, ev.when_off
-            elif "origin-timestamp" in m:
+            elif "origin-timestamp" in m and ev.oct is not None:
                 local, off = ev.oct // US * US, ev.oct_off
             elif "start-timestamp" in m:
                 local, off = ev.when * US, ev.when_off

@@ -144,6 +144,27 @@ def proof(*requirements: str, claim: str, expected: str = PROVED):
     return register
 
 
+@dataclass(frozen=True)
+class Machine:
+    """A Hypothesis state machine whose invariants are these requirements' properties."""
+
+    name: str
+    requirements: tuple[str, ...]
+    doc: str
+    cls: type
+
+
+MACHINES: list[Machine] = []
+
+
+def machine(*requirements: str):
+    def register(cls):
+        MACHINES.append(Machine(cls.__name__, requirements, (cls.__doc__ or "").strip(), cls))
+        return cls
+
+    return register
+
+
 class TraceView:
     """Indexes over one trace, built once and shared by all properties that judge it."""
 

@@ -39,28 +39,28 @@ class DelayIndex:
             self.applies.setdefault(a["node"], []).append(a)
         self.delays = self._delay_timelines()
 
-    def _delay_timelines(self) -> dict[str, list[tuple[int, int | None]]]:
-        lines: dict[str, list[tuple[int, int | None]]] = {}
+    def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
+        lines: dict[str, list[tuple[int, int, int | None]]] = {}
         for c in self.v.channels.values():
             node = self.v.nodes.get(c["replica"], {})
             initial = c.get("delay", 0)
             if "relay_log_info" in node:
                 initial = read_relay_log_info(node["relay_log_info"]).get("delay")
-            lines[c["replica"]] = [(-1, initial)]
+            lines[c["replica"]] = [(-1, 0, initial)]
         for s in self.v.kind("stmt"):
             if s.get("errno") is not None or s.get("warning") is not None or s["node"] not in lines:
                 continue
             if s["op"] == "change_master" and s.get("delay") is not None:
-                lines[s["node"]].append((s["t"], s["delay"]))
+                lines[s["node"]].append((s["t"], s["_line"], s["delay"]))
             elif s["op"] == "reset_slave":
-                lines[s["node"]].append((s["t"], 0))
+                lines[s["node"]].append((s["t"], s["_line"], 0))
         return lines
 
-    def delay_at(self, node: str, t: int, before: bool = False) -> int | None:
-        """The configured delay; `before` excludes a change made at exactly t."""
+    def delay_at(self, node: str, t: int, line: int | None = None) -> int | None:
+        """The configured delay at time t, just before trace line `line` if given."""
         value = None
-        for when, d in self.delays.get(node, []):
-            if when > t or (before and when == t):
+        for when, at_line, d in self.delays.get(node, []):
+            if when > t or (when == t and line is not None and at_line >= line):
                 break
             value = d
         return value
@@ -96,16 +96,17 @@ class DelayIndex:
         return [o["t"] for o in self.v.kind("sql_stop") if o["node"] == node] + [
             o["t"] for o in self.v.kind("crash") if o["node"] == node]
 
-    def pending(self, node: str, t: int) -> dict | None:
-        """The first event relayed to `node` by t that is not applied by t (the SQL thread's next)."""
+    def pending(self, node: str, t: int) -> tuple[dict | None, int | None]:
+        """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
+        with the time it was applied, if it was."""
         done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(self.applies.get(node, [])))
         for r in self.v.kind("relay"):
             if r["node"] != node or r["t"] > t:
                 continue
             when = done.get((r["file"], r["pos"]))
-            if when is None or when > t:
-                return r
-        return None
+            if when is None or when >= t - self.v.resolution_us:
+                return r, when
+        return None, None
 
 
 def _last_apply(applies: list[dict]) -> dict:
@@ -202,13 +203,22 @@ def _samples(v: TraceView, node: str) -> list[dict]:
     return v.memo(f"delay.samples.{node}", lambda: [s for s in v.kind("status") if s["node"] == node])
 
 
+def _next_start(v: TraceView, stop: dict) -> dict | None:
+    """The START SLAVE or restart that ends a stop of the SQL thread, in trace order."""
+    starts = v.memo("delay.starts", lambda: sorted(
+        [o for o in v.kind("stmt") if o["op"] == "start_slave" and o.get("errno") is None] + v.kind("restart"),
+        key=lambda o: o["_line"]))
+    return next((s for s in starts if s["node"] == stop["node"] and s["_line"] > stop["_line"]), None)
+
+
 @checks("WL344.STOP.IMMEDIATE")
 def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
     """STOP SLAVE (or kill) returns at once and leaves the SQL thread stopped, state '', no remaining delay."""
     tol = v.resolution_us
     for node, t, o in _sql_stops(v):
-        after = next((s for s in _samples(v, node) if s["t"] >= t), None)
-        if after is None or after["t"] > t + tol:
+        start = _next_start(v, o)
+        after = next((s for s in _samples(v, node) if s["_line"] > o["_line"]), None)
+        if after is None or after["t"] > t + tol or (start is not None and after["_line"] > start["_line"]):
             continue
         if o.get("reason") == "stop":
             stmt = next((s for s in v.kind("stmt") if s["node"] == node and s["op"] == "stop_slave" and s["t"] >= t), None)
@@ -225,10 +235,9 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
     """A stopped SQL thread executes neither the event it was delaying nor any other, and keeps its position."""
     ix = index(v)
     tol = v.resolution_us
-    starts = [(o["t"], o["node"]) for o in v.kind("stmt") if o["op"] == "start_slave" and o.get("errno") is None]
-    starts += [(o["t"], o["node"]) for o in v.kind("restart")]
     for node, t, o in _sql_stops(v):
-        restart = min((s for s, n in starts if n == node and s > t), default=None)
+        start = _next_start(v, o)
+        restart = start["t"] if start is not None else None
         for a in ix.applies.get(node, []):
             if a["t"] < t - tol or (restart is not None and a["t"] >= restart):
                 continue
@@ -237,12 +246,13 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                 check.judge(False, f"{node} executed {a['type']} of {a['trx']} at {a['t']} while stopped since {t}", o, a)
             elif due is not None and due > begin_of(a) + tol and a["t"] >= t:
                 check.judge(False, f"{node} executed the delayed {a['type']} of {a['trx']} (due {due}) at the stop {t}", o, a)
-        before = [s for s in _samples(v, node) if s["t"] <= t and s["Slave_SQL_Running"] == "Yes"]
-        after = next((s for s in _samples(v, node) if s["t"] >= t and s["Slave_SQL_Running"] == "No"), None)
-        if before and after is not None and (restart is None or after["t"] < restart):
+        before = [s for s in _samples(v, node) if s["_line"] < o["_line"]][-1:]
+        before = [s for s in before if s["Slave_SQL_Running"] == "Yes"]
+        after = next((s for s in _samples(v, node) if s["_line"] > o["_line"] and s["Slave_SQL_Running"] == "No"), None)
+        if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
-                        or any(b["t"] <= a["t"] < t for a in ix.applies.get(node, [])),
+                        or any(b["_line"] < a["_line"] < o["_line"] for a in ix.applies.get(node, [])),
                         f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
 
@@ -320,7 +330,7 @@ def _judge_delay_stmt(v: TraceView, check: Check, s: dict, want: int | None) -> 
     if want is None:
         check.judge(errno is None, f"MASTER_DELAY = {s['delay_sql']} is valid but failed with {errno}", s)
         return
-    before = ix.delay_at(s["node"], s["t"], before=True)
+    before = ix.delay_at(s["node"], s["t"], s["_line"])
     after = _sample_after(v, s)
     check.judge(errno == want and (after is None or after["SQL_Delay"] == before),
                 f"MASTER_DELAY = {s['delay_sql']}: want error {want} and SQL_Delay {before} unchanged, got error {errno}"
@@ -351,7 +361,7 @@ def default_delay_zero(v: TraceView, check: Check) -> None:
         node = c["replica"]
         if "delay" in c or "relay_log_info" in v.nodes.get(node, {}):
             continue
-        changes = [t for t, _ in ix.delays.get(node, [])[1:]]
+        changes = [t for t, _, _ in ix.delays.get(node, [])[1:]]
         first_change = min(changes, default=None)
         for s in _samples(v, node):
             if first_change is None or s["t"] < first_change:
@@ -385,11 +395,11 @@ def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
     """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a boundary."""
     ix = index(v)
     t, tol = s["t"], v.resolution_us
-    r = ix.pending(s["node"], t)
+    r, applied = ix.pending(s["node"], t)
     if r is None:
         return "no", None
-    if r["t"] >= t - tol:
-        return None  # just arrived: the SQL thread may not have read it yet
+    if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
+        return None  # it just arrived, or is being applied at this very instant
     a = next((x for x in ix.applies.get(s["node"], []) if (x["relay_file"], x["relay_pos"]) == (r["file"], r["pos"]) and x["t"] > t), None)
     probe = a or {**r, "node": s["node"], "source": r["source"], "begin": t, "t": t}
     due = ix.due(probe)
@@ -437,7 +447,7 @@ def sql_delay_field(v: TraceView, check: Check) -> None:
     """SQL_Delay is the configured delay, a nonnegative integer, at every sample."""
     ix = index(v)
     for s in v.kind("status"):
-        want = ix.delay_at(s["node"], s["t"])
+        want = ix.delay_at(s["node"], s["t"], s["_line"])
         got = s["SQL_Delay"]
         check.judge(isinstance(got, int) and got >= 0 and (want is None or got == want),
                     f"{s['node']} at {s['t']} shows SQL_Delay {got!r}, configured {want}", s)
@@ -461,8 +471,8 @@ def _reads(v: TraceView):
         yield r, not (r["t"] == 0 and boot.get(r["node"]) == r["content"])
 
 
-def _first_sample_after(v: TraceView, node: str, t: int) -> dict | None:
-    return next((s for s in _samples(v, node) if s["t"] >= t), None)
+def _first_sample_after(v: TraceView, o: dict) -> dict | None:
+    return next((s for s in _samples(v, o["node"]) if s["_line"] > o["_line"]), None)
 
 
 @checks("WL344.RLI.DURABLE")
@@ -473,12 +483,15 @@ def delay_survives_restart(v: TraceView, check: Check) -> None:
         node = r["node"]
         if node not in v.channels:
             continue
-        crash = max((c["t"] for c in v.kind("crash") if c["node"] == node and c["t"] <= r["t"]), default=None)
-        s = _first_sample_after(v, node, r["t"])
+        crash = max((c for c in v.kind("crash") if c["node"] == node and c["_line"] < r["_line"]),
+                    key=lambda c: c["_line"], default=None)
+        s = _first_sample_after(v, r)
         if crash is None or s is None:
             continue
-        want = ix.delay_at(node, crash)
-        check.judge(s["SQL_Delay"] == want, f"{node} had delay {want} before its crash at {crash}, {s['SQL_Delay']} after restart", r, s)
+        want = ix.delay_at(node, crash["t"], crash["_line"])
+        if ix.delay_at(node, s["t"], s["_line"]) != want:
+            continue  # changed again after the restart, before anything showed it
+        check.judge(s["SQL_Delay"] == want, f"{node} had delay {want} before its crash at {crash['t']}, {s['SQL_Delay']} after restart", r, s)
 
 
 @checks("WL344.RLI.FORMAT")
@@ -489,7 +502,7 @@ def relay_log_info_new_format(v: TraceView, check: Check) -> None:
         if not own:
             continue
         info = read_relay_log_info(r["content"])
-        want = ix.delay_at(r["node"], r["t"])
+        want = ix.delay_at(r["node"], r["t"], r["_line"])
         check.judge(info.get("format") == "new" and "error" not in info and info["fields"] >= 5
                     and "." in info["relay_log_name"] and (want is None or info["delay"] == want),
                     f"{r['node']} wrote relay-log.info {r['content']!r}: {info}, delay should be {want}", r)
@@ -500,7 +513,7 @@ def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
     for r, own in _reads(v):
         info = read_relay_log_info(r["content"])
         if pick(info, own):
-            out.append((r, info, _first_sample_after(v, r["node"], r["t"])))
+            out.append((r, info, _first_sample_after(v, r)))
     return out
 
 
@@ -555,7 +568,7 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
 def master_unaffected(v: TraceView, check: Check) -> None:
     """A commit on the master returns when it is binlogged, whatever its replicas' delays."""
     ix = index(v)
-    delayed = {c["source"] for c in v.channels.values() if c.get("delay") or ix.delays.get(c["replica"], [(0, 0)])[-1][1]}
+    delayed = {c["source"] for c in v.channels.values() if c.get("delay") or ix.delays.get(c["replica"], [(0, 0, 0)])[-1][2]}
     for c in v.kind("commit"):
         if c["node"] not in delayed or c.get("gtid") is None:
             continue
@@ -574,7 +587,8 @@ def until_stops_at_position(v: TraceView, check: Check) -> None:
         if not u or s.get("errno") is not None:
             continue
         target = (u["master_log_file"], u["master_log_pos"])
-        stop = next((o["t"] for o in v.kind("sql_stop") if o["node"] == s["node"] and o["t"] >= s["t"]), None)
+        stopped = next((o for o in v.kind("sql_stop") if o["node"] == s["node"] and o["_line"] > s["_line"]), None)
+        stop = stopped["t"] if stopped is not None else None
         group_start = None
         for a in ix.applies.get(s["node"], []):
             if a["t"] < s["t"] or (stop is not None and a["t"] > stop):
@@ -588,7 +602,7 @@ def until_stops_at_position(v: TraceView, check: Check) -> None:
                 group_start = (r["master_file"], r["master_end"])
         if stop is None:
             continue
-        final = _first_sample_after(v, s["node"], stop)
+        final = _first_sample_after(v, stopped)
         relayed_beyond = any(r["node"] == s["node"] and (r["master_file"], r["master_end"]) > target and r["t"] <= stop
                              for r in v.kind("relay"))
         if final is not None and relayed_beyond:
@@ -667,7 +681,7 @@ def delay_in_seconds(v: TraceView, check: Check) -> None:
             left = (w[1] - s["t"]) / US
             check.judge(abs(s["REMAINING_DELAY"] - left) < 1 + v.resolution_us / US,
                         f"{s['node']}: REMAINING_DELAY {s['REMAINING_DELAY']} but {left:.3f} s are left", s)
-        want = ix.delay_at(s["node"], s["t"])
+        want = ix.delay_at(s["node"], s["t"], s["_line"])
         if want is not None:
             check.judge(s["DESIRED_DELAY"] == want, f"{s['node']}: DESIRED_DELAY {s['DESIRED_DELAY']}, configured {want} s", s)
 

@@ -1,0 +1,135 @@
+"""Hypothesis state machine for delayed replication.
+
+It grows a History one operation at a time (commits, time passing, STOP/START SLAVE, CHANGE
+MASTER, RESET SLAVE, crashes, clock steps, log rotation) on a topology drawn at the start
+(single replica, chain or fan-out, with clock offsets), runs the model on it, and checks every
+delay property on the resulting Trace after each step. A violation shrinks to a short list of
+steps, which Hypothesis prints.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from replcheck.model.delay import DelayRule
+from replcheck.model.sim import simulate
+
+from ..core import VIOLATED, PROPERTIES, TraceView, machine
+from .. import delay as delay_properties
+
+S = 1_000_000
+TOPOLOGIES = {
+    "pair": (["A", "B"], [("A", "B")]),
+    "chain": (["A", "B", "C"], [("A", "B"), ("B", "C")]),
+    "fan-out": (["A", "B", "C"], [("A", "B"), ("A", "C")]),
+}
+REQUIREMENTS = tuple(p.requirement for p in PROPERTIES if p.feature == delay_properties.__name__.rsplit(".", 1)[-1])
+
+
+@machine(*REQUIREMENTS)
+class DelayMachine(RuleBasedStateMachine):
+    """Commits, waits, STOP/START SLAVE, CHANGE MASTER, RESET SLAVE, crashes and clock steps on
+    a pair, a chain or a fan-out; every delay property holds after every step."""
+
+    rule_name = "wl7318"
+    mutants: frozenset[str] = frozenset()
+    expected_violations: frozenset[str] = frozenset()
+
+    def __init__(self):
+        super().__init__()
+        self.now = 0
+        self.ops: list[dict] = []
+        self.header: dict = {}
+        self.replicas: list[str] = []
+        self.n = 0
+
+    @initialize(
+        shape=st.sampled_from(sorted(TOPOLOGIES)),
+        delays=st.lists(st.integers(0, 8), min_size=2, max_size=2),
+        offsets=st.lists(st.sampled_from([0, 0, -3 * S, 2 * S + 400_000, 3600 * S]), min_size=3, max_size=3),
+        latency=st.sampled_from([0, 1000, 300_000]),
+        old_master=st.booleans(),
+    )
+    def topology(self, shape, delays, offsets, latency, old_master):
+        names, links = TOPOLOGIES[shape]
+        nodes = [{"id": n, "clock_offset_us": off} for n, off in zip(names, offsets)]
+        if old_master:
+            nodes[0]["commit_timestamps"] = False
+        channels = [{"source": s, "replica": r, "delay": d, "latency_us": latency} for (s, r), d in zip(links, delays)]
+        self.replicas = [r for _, r in links]
+        self.header = {"schema": "replcheck.history/1", "name": "state-machine", "sample_every_us": 700_000,
+                       "topology": {"nodes": nodes, "channels": channels}}
+
+    def _op(self, op: str, node: str, **kw) -> None:
+        self.ops.append({"at": self.now, "op": op, "node": node, **kw})
+
+    @rule(seconds=st.integers(0, 12), micros=st.sampled_from([0, 1, 499_999, 999_999]))
+    def time_passes(self, seconds, micros):
+        self.now += seconds * S + micros
+
+    @rule(statements=st.lists(st.tuples(st.integers(0, 3 * S), st.sampled_from([0, 0, 2 * S])), min_size=1, max_size=3),
+          ddl=st.booleans(), timestamp=st.sampled_from([None, None, None, 1_700_000_000, 1_700_000_050]))
+    def commit(self, statements, ddl, timestamp):
+        self.n += 1
+        kw = {"trx": f"t{self.n}", "statements": [{"duration_us": d, "replica_cost_us": c} for d, c in statements]}
+        if ddl:
+            kw["ddl"] = True
+            kw["statements"] = kw["statements"][:1]
+        if timestamp is not None:
+            kw["timestamp"] = timestamp
+        self._op("trx", "A", **kw)
+
+    @rule(data=st.data(), thread=st.sampled_from([None, "sql", "io"]))
+    def stop_slave(self, data, thread):
+        node = data.draw(st.sampled_from(self.replicas))
+        self._op("stop_slave", node, **({"thread": thread} if thread else {}))
+
+    @rule(data=st.data(), thread=st.sampled_from([None, "sql"]))
+    def start_slave(self, data, thread):
+        node = data.draw(st.sampled_from(self.replicas))
+        self._op("start_slave", node, **({"thread": thread} if thread else {}))
+
+    @rule(data=st.data(), delay=st.one_of(st.integers(0, 10), st.sampled_from(["-1", "2147483648", "x", "2147483647"])))
+    def change_master(self, data, delay):
+        node = data.draw(st.sampled_from(self.replicas))
+        self._op("change_master", node, **({"delay": delay} if isinstance(delay, int) else {"delay_sql": delay}))
+
+    @rule(data=st.data())
+    def reset_slave(self, data):
+        self._op("reset_slave", data.draw(st.sampled_from(self.replicas)))
+
+    @rule(data=st.data())
+    def crash_and_restart(self, data):
+        node = data.draw(st.sampled_from(self.replicas + ["A"]))
+        self._op("crash", node)
+        self.now += data.draw(st.integers(0, 3 * S))
+        self._op("restart", node)
+
+    @rule(data=st.data(), delta=st.sampled_from([-2 * S, S + 250_000, 3600 * S]))
+    def clock_step(self, data, delta):
+        self._op("clock_step", data.draw(st.sampled_from(self.replicas + ["A"])), delta_us=delta)
+
+    @rule()
+    def flush_logs(self):
+        self._op("flush_logs", "A")
+
+    @invariant()
+    def delay_properties_hold(self):
+        if not self.header:
+            return
+        history = {"header": {**self.header, "end_us": self.now + 20 * S}, "ops": self.ops}
+        trace_header, obs = simulate(history, DelayRule(self.rule_name, self.mutants), "state-machine")
+        view = TraceView(trace_header, obs)
+        for prop in PROPERTIES:
+            if prop.requirement not in REQUIREMENTS or prop.requirement in self.expected_violations:
+                continue
+            verdict = prop.run(view)
+            assert verdict.status != VIOLATED, f"{verdict.requirement}: {verdict.witnesses[0].message}"
+
+
+def machine_for(rule_name: str, mutants=(), expected_violations=()) -> type[DelayMachine]:
+    """The same machine against another system (a rule, or a mutant of it)."""
+    return type(f"DelayMachine_{rule_name}_{'_'.join(sorted(mutants)) or 'model'}", (DelayMachine,), {
+        "rule_name": rule_name, "mutants": frozenset(mutants), "expected_violations": frozenset(expected_violations),
+        "__module__": __name__,
+    })

@@ -1,0 +1,187 @@
+"""Reading and writing Histories and Traces (JSON Lines), with one-line errors for bad input.
+
+Every problem in an input file becomes an InputError naming the file, the line and the field;
+the CLI prints it as one line and exits 2. Outputs are written to a temporary file and renamed,
+so a failed run never leaves a half-written file behind.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from replcheck.spec import ROOT as SPEC
+
+
+class InputError(Exception):
+    def __init__(self, file: str, line: int | None, field: str, problem: str):
+        self.file, self.line, self.field, self.problem = str(file), line, field, problem
+        where = f"{file}:{line}" if line else f"{file}"
+        super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
+
+
+@lru_cache(maxsize=None)
+def schema(name: str) -> dict:
+    return json.loads(SPEC.joinpath("schemas", f"{name}.schema.json").read_text())
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str, *path: str) -> Draft202012Validator:
+    root = schema(name)
+    node: Any = root
+    for p in path:
+        node = node[p]
+    return Draft202012Validator({**node, "$defs": root["$defs"]})
+
+
+@lru_cache(maxsize=None)
+def _op_validator(op: str) -> Draft202012Validator:
+    """The op's own fields plus the common ones, and nothing else."""
+    root = schema("history")
+    common, own = root["$defs"]["op"], root["$defs"]["ops"][op]
+    merged = {k: v for k, v in own.items() if k not in ("properties", "required", "description")}
+    merged.update(type="object", additionalProperties=False,
+                  properties={**common["properties"], **own.get("properties", {})},
+                  required=common["required"] + own.get("required", []))
+    return Draft202012Validator({**merged, "$defs": root["$defs"]})
+
+
+def _path(prefix: str, parts: Iterable) -> str:
+    out = prefix
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _validate(validator: Draft202012Validator, obj: Any, file: str, line: int, prefix: str) -> None:
+    err = best_match(validator.iter_errors(obj))
+    if err is None:
+        return
+    field = _path(prefix, err.absolute_path)
+    problem = err.message
+    if field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
+        problem = f"MASTER_DELAY {err.instance!r} is not an integer in 0..2147483647 (to exercise the server's error, use delay_sql)"
+    elif err.validator == "additionalProperties":
+        problem = f"unknown field: {problem}"
+    raise InputError(file, line, field, problem)
+
+
+def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(path, None, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    rows = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            rows.append((n, json.loads(raw)))
+        except json.JSONDecodeError as e:
+            raise InputError(path, n, f"column {e.colno}", f"not valid JSON: {e.msg}") from None
+    if not rows:
+        raise InputError(path, None, "", "empty file: expected a header line")
+    return rows
+
+
+def load_history(path: str | os.PathLike) -> dict:
+    rows = _read_lines(path)
+    (hline, header), ops = rows[0], rows[1:]
+    if not isinstance(header, dict) or "schema" not in header:
+        raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.history/1'")
+    _validate(_validator("history", "$defs", "header"), header, path, hline, "")
+    out = []
+    for n, op in ops:
+        _validate(_validator("history", "$defs", "op"), op, path, n, "")
+        _validate(_op_validator(op["op"]), op, path, n, "")
+        out.append((n, op))
+    _check_topology(path, hline, header["topology"], out)
+    return {"header": header, "ops": [op for _, op in out]}
+
+
+def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -> None:
+    ids, servers = set(), set()
+    for i, node in enumerate(topo["nodes"]):
+        if node["id"] in ids:
+            raise InputError(path, hline, f"topology.nodes[{i}].id", f"duplicate node id {node['id']!r}")
+        ids.add(node["id"])
+        sid = node.get("server_id", i + 1)
+        if sid in servers:
+            raise InputError(path, hline, f"topology.nodes[{i}].server_id", f"duplicate server_id {sid}")
+        servers.add(sid)
+    source_of = {}
+    for i, c in enumerate(topo.get("channels", [])):
+        for end in ("source", "replica"):
+            if c[end] not in ids:
+                raise InputError(path, hline, f"topology.channels[{i}].{end}", f"unknown node {c[end]!r}")
+        if c["replica"] in source_of:
+            raise InputError(path, hline, f"topology.channels[{i}].replica", f"{c['replica']!r} already has a source (multi-source is not modelled)")
+        source_of[c["replica"]] = c["source"]
+    for start in source_of:
+        seen, n = [start], start
+        while n in source_of:
+            n = source_of[n]
+            if n in seen:
+                raise InputError(path, hline, "topology.channels", f"circular replication {' -> '.join(reversed(seen + [n]))} is not modelled")
+            seen.append(n)
+    trx_names = set()
+    for n, op in ops:
+        if op["node"] not in ids:
+            raise InputError(path, n, "node", f"unknown node {op['node']!r}")
+        if op["op"] == "trx" and "trx" in op:
+            if op["trx"] in trx_names:
+                raise InputError(path, n, "trx", f"duplicate transaction name {op['trx']!r}")
+            trx_names.add(op["trx"])
+
+
+def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
+    rows = _read_lines(path)
+    (hline, header), obs = rows[0], rows[1:]
+    if not isinstance(header, dict) or header.get("schema") != "replcheck.trace/1":
+        raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.trace/1'")
+    _validate(_validator("trace", "$defs", "header"), header, path, hline, "")
+    out, last_t = [], 0
+    for n, o in obs:
+        _validate(_validator("trace", "$defs", "observation"), o, path, n, "")
+        _validate(_kind_validator(o["kind"]), o, path, n, "")
+        if o["t"] < last_t:
+            raise InputError(path, n, "t", f"{o['t']} is earlier than the previous observation's {last_t}")
+        last_t = o["t"]
+        o["_line"] = n
+        out.append(o)
+    return header, out
+
+
+@lru_cache(maxsize=None)
+def _kind_validator(kind: str) -> Draft202012Validator:
+    return _validator("trace", "$defs", "kinds", kind)
+
+
+def dumps_lines(header: dict, rows: Iterable[dict]) -> str:
+    """JSON Lines, one object per line, keys in their insertion order: byte-identical for equal input."""
+    out = [json.dumps(header, ensure_ascii=False)]
+    out += [json.dumps({k: v for k, v in r.items() if not k.startswith("_")}, ensure_ascii=False) for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def dumps_history(history: dict) -> str:
+    return dumps_lines(history["header"], history["ops"])
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -1,0 +1,53 @@
+"""Systems: anything that turns a History into a Trace. Declared as data in spec/systems.toml."""
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from replcheck.io import dumps_history
+from replcheck.model.delay import DelayRule
+from replcheck.model.sim import simulate
+from replcheck.spec import ROOT as SPEC
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    kind: str
+    rule: str
+    description: str = ""
+    mutants: tuple[str, ...] = ()
+    bug: str = ""
+    kills: tuple[str, ...] = ()
+    expected_violations: dict = field(default_factory=dict)
+
+    def run(self, history: dict) -> tuple[dict, list[dict]]:
+        header, obs = simulate(history, DelayRule(self.rule, frozenset(self.mutants)), self.name)
+        header["history_digest"] = history_digest(history)
+        return header, obs
+
+
+@lru_cache(maxsize=None)
+def systems() -> dict[str, System]:
+    data = tomllib.loads(SPEC.joinpath("systems.toml").read_text())
+    out = {}
+    for s in data["system"]:
+        out[s["name"]] = System(
+            name=s["name"], kind=s["kind"], rule=s["rule"], description=s.get("description", s.get("bug", "")),
+            mutants=tuple(s.get("mutants", ())), bug=s.get("bug", ""), kills=tuple(s.get("kills", ())),
+            expected_violations=s.get("expected_violations", {}),
+        )
+    return out
+
+
+def get(name: str) -> System:
+    try:
+        return systems()[name]
+    except KeyError:
+        raise KeyError(f"unknown system {name!r}; known: {', '.join(systems())}") from None
+
+
+def history_digest(history: dict) -> str:
+    return "sha256:" + hashlib.sha256(dumps_history(history).encode()).hexdigest()[:16]
