@@ -62,23 +62,22 @@ def parse(content: str) -> RelayLogInfo:
     else:
         count, start, names, old = 4, 0, FIELD_NAMES[:4], True
     values: list[str] = []
+    ints: dict[str, int] = {}
     for i, name in enumerate(names):
         n = start + i
         if n >= len(lines) - 1:  # the last split piece has no terminating \n
             raise RelayLogInfoError(n + 1, name, "missing or not \\n-terminated")
         values.append(lines[n])
+        if name.endswith("_pos") or name == "delay":
+            if not _is_integer(lines[n]):
+                raise RelayLogInfoError(n + 1, name, f"{lines[n]!r} is not a non-negative integer")
+            ints[name] = int(lines[n])
+    if ints.get("delay", 0) > MAX_DELAY:
+        raise RelayLogInfoError(start + 5, "delay", f"{ints['delay']} exceeds the maximum {MAX_DELAY}")
     # Fields beyond the ones this version knows are skipped, like garbage.
     consumed = start + (count if not old else 4)
     if consumed > len(lines) - 1:
         raise RelayLogInfoError(len(lines), f"field {len(lines)}", f"file ends before its {count} fields")
-    ints = {}
-    for i, name in enumerate(names):
-        if name.endswith("_pos") or name == "delay":
-            if not _is_integer(values[i]):
-                raise RelayLogInfoError(start + i + 1, name, f"{values[i]!r} is not a non-negative integer")
-            ints[name] = int(values[i])
-    if ints.get("delay", 0) > MAX_DELAY:
-        raise RelayLogInfoError(start + 5, "delay", f"{ints['delay']} exceeds the maximum {MAX_DELAY}")
     garbage = "\n".join(lines[consumed:])
     return RelayLogInfo(
         relay_log_name=values[0],

@@ -8,6 +8,8 @@ steps, which Hypothesis prints.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
@@ -34,6 +36,7 @@ class DelayMachine(RuleBasedStateMachine):
     rule_name = "wl7318"
     mutants: frozenset[str] = frozenset()
     expected_violations: frozenset[str] = frozenset()
+    exercised: Counter = Counter()  # per requirement, how many traces judged it; one per machine class
 
     def __init__(self):
         super().__init__()
@@ -124,6 +127,7 @@ class DelayMachine(RuleBasedStateMachine):
             if prop.requirement not in REQUIREMENTS or prop.requirement in self.expected_violations:
                 continue
             verdict = prop.run(view)
+            self.exercised[prop.requirement] += verdict.checked > 0
             assert verdict.status != VIOLATED, f"{verdict.requirement}: {verdict.witnesses[0].message}"
 
 
@@ -131,5 +135,5 @@ def machine_for(rule_name: str, mutants=(), expected_violations=()) -> type[Dela
     """The same machine against another system (a rule, or a mutant of it)."""
     return type(f"DelayMachine_{rule_name}_{'_'.join(sorted(mutants)) or 'model'}", (DelayMachine,), {
         "rule_name": rule_name, "mutants": frozenset(mutants), "expected_violations": frozenset(expected_violations),
-        "__module__": __name__,
+        "exercised": Counter(), "__module__": __name__,
     })

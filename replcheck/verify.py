@@ -1,0 +1,184 @@
+"""`replcheck verify`: every check replcheck has, on its embedded defaults, into a report directory.
+
+Sources of evidence: each embedded History run on each system and judged by the properties;
+the z3 proofs; the Hypothesis state machine of each feature against each model system. A
+finding is anything that differs from what the spec says to expect: a model violating a
+requirement it is not declared to violate, a mutant that no check kills, a proof with another
+outcome than its claim, a requirement with no evidence at all.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from replcheck import catalogue, io, systems
+from replcheck.features import load_features
+from replcheck.properties import core
+from replcheck.spec import ROOT as SPEC
+
+
+@dataclass
+class Results:
+    rows: list[dict] = field(default_factory=list)  # one per (source, system, history, requirement)
+    findings: list[dict] = field(default_factory=list)
+
+    def add(self, source: str, system: str, history: str, verdict: core.Verdict, expected: str = "") -> None:
+        row = {"source": source, "system": system, "history": history, **verdict.as_dict()}
+        if expected:
+            row["expected"] = expected
+        self.rows.append(row)
+
+
+def embedded_histories() -> list[Path]:
+    return sorted(Path(str(p)) for p in SPEC.joinpath("histories").iterdir() if p.name.endswith(".jsonl"))
+
+
+def run_histories(paths: list[Path], names: list[str], results: Results, traces: Path | None,
+                  progress: Callable[[str], None]) -> None:
+    for i, path in enumerate(paths, 1):
+        history = io.load_history(path)
+        progress(f"histories {i}/{len(paths)}: {path.stem}")
+        for name in names:
+            system = systems.get(name)
+            header, obs = system.run(history)
+            if traces is not None:
+                io.write_atomic(traces / name.replace(":", "-") / f"{path.stem}.jsonl", io.dumps_lines(header, obs))
+            for verdict in core.run_properties(core.TraceView(header, obs)):
+                expected = system.expected_violations.get(verdict.requirement, "")
+                results.add("history", name, path.stem, verdict, "violated" if expected else "")
+                if verdict.status == core.VIOLATED and system.kind == "model" and not expected:
+                    results.findings.append({"kind": "model violates its seed", "system": name, "history": path.stem,
+                                             "requirement": verdict.requirement, "witness": verdict.witnesses[0].message})
+
+
+def check_mutants(results: Results, names: list[str]) -> None:
+    for name in names:
+        system = systems.get(name)
+        if system.kind != "mutant":
+            continue
+        killed = [r for r in results.rows if r["system"] == name and r["requirement"] in system.kills
+                  and r["status"] == core.VIOLATED]
+        if not killed:
+            results.findings.append({"kind": "mutant survived", "system": name, "bug": system.bug,
+                                     "requirement": ", ".join(system.kills),
+                                     "witness": "no history made any of its killing requirements fail"})
+
+
+def run_proofs(results: Results, progress: Callable[[str], None]) -> None:
+    for proof in core.PROOFS:
+        progress(f"z3: {proof.name}")
+        r = proof.run()
+        for verdict in r.verdicts():
+            expected = "violated" if r.expected == core.COUNTEREXAMPLE else "pass"
+            results.add("z3", "z3", r.name, verdict, expected)
+        if r.outcome != r.expected:
+            results.findings.append({"kind": "proof outcome", "system": "z3", "requirement": ", ".join(r.requirements),
+                                     "witness": f"{r.name}: expected {r.expected}, got {r.outcome}: {r.detail}"})
+
+
+def run_machines(results: Results, names: list[str], examples: int, seed: int, progress: Callable[[str], None]) -> None:
+    from hypothesis import HealthCheck, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from replcheck.properties.machines.delay import machine_for
+
+    for name in names:
+        system = systems.get(name)
+        if system.kind != "model":
+            continue
+        progress(f"state machine: {name}, {examples} examples")
+        machine = hypothesis_seed(seed)(machine_for(system.rule, system.mutants, tuple(system.expected_violations)))
+        try:
+            run_state_machine_as_test(machine, settings=settings(
+                max_examples=examples, stateful_step_count=20, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck), print_blob=False))
+            status, witnesses = core.PASS, ()
+        except AssertionError as e:
+            status, witnesses = core.VIOLATED, (core.Witness(str(e).splitlines()[0]),)
+            results.findings.append({"kind": "state machine", "system": name, "requirement": str(e).split(":")[0],
+                                     "witness": str(e).splitlines()[0]})
+        for m in core.MACHINES:
+            for req in m.requirements:
+                failed = status == core.VIOLATED and witnesses[0].message.startswith(req + ":")
+                judged = machine.exercised[req]
+                verdict = core.Verdict(req, core.VIOLATED if failed else (core.PASS if judged else core.NOT_EXERCISED),
+                                       judged, witnesses if failed else (), f"state-machine:{m.name}")
+                results.add("state-machine", name, m.name, verdict)
+
+
+def summarise(results: Results) -> list[dict]:
+    """Per requirement: its text and, per source, how many checks passed, were violated or idle."""
+    per: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in results.rows:
+        per[r["requirement"]][f"{r['source']}:{r['system']}"][r["status"]] += 1
+    evidence = catalogue.evidence()
+    out = []
+    for req in catalogue.load():
+        sources = {k: dict(v) for k, v in sorted(per[req.id].items())}
+        out.append({"id": req.id, "kind": req.kind, "seed": req.seed, "section": req.section, "text": req.text,
+                    "evidence": evidence.get(req.id, []), "sources": sources})
+        if not evidence.get(req.id):
+            results.findings.append({"kind": "no evidence", "requirement": req.id, "witness": "no property, proof or state machine"})
+    return out
+
+
+def markdown(summary: list[dict], results: Results) -> str:
+    lines = ["# replcheck verify", "", f"{len(summary)} requirements, {len(results.rows)} verdicts, "
+             f"{len(results.findings)} findings.", "", "| requirement | kind | evidence | model verdicts |", "|---|---|---|---|"]
+    for s in summary:
+        models = {k: v for k, v in s["sources"].items() if k.startswith(("history:model", "z3", "state-machine"))}
+        cell = "; ".join(f"{k.split(':', 1)[1]}: " + ", ".join(f"{n} {st}" for st, n in sorted(v.items())) for k, v in models.items())
+        kinds = ", ".join(sorted({e["type"] for e in s["evidence"]})) or "**none**"
+        lines.append(f"| {s['id']} | {s['kind']} | {kinds} | {cell} |")
+    lines += ["", "## Findings", ""]
+    lines += [f"- **{f['kind']}** {f.get('system', '')} {f.get('history', '')} `{f['requirement']}`: {f['witness']}"
+              for f in results.findings] or ["None."]
+    return "\n".join(lines) + "\n"
+
+
+def verify(out: Path, names: list[str] | None = None, histories: list[Path] | None = None, examples: int = 60,
+           seed: int = 0, progress: Callable[[str], None] | None = None) -> Results:
+    progress = progress or (lambda msg: print(f"[verify] {msg}", file=sys.stderr, flush=True))
+    load_features()
+    names = names or list(systems.systems())
+    for name in names:
+        systems.get(name)
+    paths = histories if histories is not None else embedded_histories()
+    results = Results()
+    out = Path(out)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
+    try:
+        run_histories(paths, names, results, staging / "traces", progress)
+        check_mutants(results, names)
+        run_proofs(results, progress)
+        run_machines(results, names, examples, seed, progress)
+        summary = summarise(results)
+        io.write_atomic(staging / "results.json", json.dumps(
+            {"schema": "replcheck.results/1", "seed": seed, "systems": names, "histories": [p.stem for p in paths],
+             "requirements": summary, "findings": results.findings, "rows": results.rows}, indent=1))
+        io.write_atomic(staging / "summary.md", markdown(summary, results))
+        _replace_dir(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings)")
+    return results
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Swap the finished report in, so an interrupted run never leaves a half-written one."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        os.replace(target, old / "report")
+    shutil.move(str(new), str(target))
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
