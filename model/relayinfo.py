@@ -41,8 +41,9 @@ class RelayLogInfo:
 
 def overwrite(old_content: str, info: RelayLogInfo) -> str:
     """What the file holds after writing `info` in place over `old_content` without truncating."""
-    new = info.encode()
-    return new + old_content[len(new):]
+    new = info.encode().encode("utf-8", "surrogateescape")
+    old = old_content.encode("utf-8", "surrogateescape")
+    return (new + old[len(new):]).decode("utf-8", "surrogateescape")  # bytes, as the file holds them
 
 
 def _is_integer(line: str) -> bool:
@@ -77,7 +78,8 @@ def parse(content: str) -> RelayLogInfo:
     # Fields beyond the ones this version knows are skipped, like garbage.
     consumed = start + (count if not old else 4)
     if consumed > len(lines) - 1:
-        raise RelayLogInfoError(len(lines), f"field {len(lines)}", f"file ends before its {count} fields")
+        missing = len(lines)  # 1-based line number of the first missing field
+        raise RelayLogInfoError(missing, f"field {missing - start}", f"file ends before its {count} fields")
     garbage = "\n".join(lines[consumed:])
     return RelayLogInfo(
         relay_log_name=values[0],

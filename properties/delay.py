@@ -100,9 +100,10 @@ class DelayIndex:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was."""
         done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(self.applies.get(node, [])))
-        for r in self.v.kind("relay"):
-            if r["node"] != node or r["t"] > t:
-                continue
+        relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
+        for r in relays:
+            if r["t"] > t:
+                break
             when = done.get((r["file"], r["pos"]))
             if when is None or when >= t - self.v.resolution_us:
                 return r, when
@@ -130,18 +131,24 @@ def read_relay_log_info(content: str) -> dict:
     lines = content.split("\n")[:-1]  # only \n-terminated lines count
     if not lines:
         return {"error": "empty"}
-    if lines[0].isascii() and lines[0].isdigit():
+    if _number(lines[0]):
         n = int(lines[0])
         if n < 5:
             return {"error": f"number_of_fields {n} < 5", "format": "new"}
-        if len(lines) < n + 1 or not all(x.isdigit() for x in (lines[2], lines[4], lines[5])):
+        if len(lines) < n + 1 or not all(_number(x) for x in (lines[2], lines[4], lines[5])):
             return {"error": "truncated or non-numeric field", "format": "new"}
+        if int(lines[5]) > MAX_DELAY:
+            return {"error": f"delay {lines[5]} out of range", "format": "new"}
         return {"format": "new", "fields": n, "delay": int(lines[5]), "relay_log_name": lines[1],
                 "garbage": len(lines) > n + 1 or not content.endswith("\n")}
-    if len(lines) < 4 or not (lines[1].isdigit() and lines[3].isdigit()):
+    if len(lines) < 4 or not (_number(lines[1]) and _number(lines[3])):
         return {"error": "truncated or non-numeric field", "format": "old"}
     return {"format": "old", "delay": 0, "relay_log_name": lines[0],
             "garbage": len(lines) > 4 or not content.endswith("\n")}
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def _judge_due(v: TraceView, check: Check, a: dict, due: int, tight: bool, what: str) -> None:

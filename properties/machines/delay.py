@@ -60,7 +60,7 @@ class DelayMachine(RuleBasedStateMachine):
             nodes[0]["commit_timestamps"] = False
         channels = [{"source": s, "replica": r, "delay": d, "latency_us": latency} for (s, r), d in zip(links, delays)]
         self.replicas = [r for _, r in links]
-        self.header = {"schema": "replcheck.history/1", "name": "state-machine", "sample_every_us": 700_000,
+        self.header = {"schema": "replcheck.history/1", "name": "state-machine", "sample_every_us": 1_300_000,
                        "topology": {"nodes": nodes, "channels": channels}}
 
     def _op(self, op: str, node: str, **kw) -> None:
@@ -120,7 +120,7 @@ class DelayMachine(RuleBasedStateMachine):
     def delay_properties_hold(self):
         if not self.header:
             return
-        history = {"header": {**self.header, "end_us": self.now + 20 * S}, "ops": self.ops}
+        history = {"header": {**self.header, "end_us": self.now + 12 * S}, "ops": self.ops}
         trace_header, obs = simulate(history, DelayRule(self.rule_name, self.mutants), "state-machine")
         view = TraceView(trace_header, obs)
         for prop in PROPERTIES:

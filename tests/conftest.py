@@ -1,0 +1,116 @@
+"""Shared helpers for the delay tests: spec histories, cached runs of the declared systems, an
+editable Trace and one-property verdicts. Exposed as the session fixture `kit`."""
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+
+import pytest
+
+import replcheck.properties.delay  # noqa: F401  (registers the delay properties)
+from replcheck.io import load_history
+from replcheck.properties.core import PROPERTIES, TraceView, Verdict
+from replcheck.spec import ROOT
+from replcheck.systems import get
+
+US = 1_000_000
+HISTORIES = Path(str(ROOT.joinpath("histories")))
+
+
+@functools.cache
+def _history(name: str) -> dict:
+    return load_history(HISTORIES / f"{name}.jsonl")
+
+
+@functools.cache
+def _run(system: str, name: str) -> tuple[dict, list[dict]]:
+    return get(system).run(_history(name))
+
+
+class Trace:
+    """A header and observations (plain dicts, model output order) that a test may edit.
+
+    Edits keep the list in time order, as a real trace file is; `line(o)` is the line the
+    observation would have in a trace file (line 1 is the header).
+    """
+
+    def __init__(self, header: dict, obs: list[dict]):
+        self.header, self.obs = header, obs
+
+    def all(self, kind: str, **match) -> list[dict]:
+        return [o for o in self.obs if o["kind"] == kind and all(o.get(k) == v for k, v in match.items())]
+
+    def first(self, kind: str, **match) -> dict:
+        found = self.all(kind, **match)
+        assert found, f"no {kind} observation with {match}"
+        return found[0]
+
+    def index(self, o: dict) -> int:
+        return next(i for i, x in enumerate(self.obs) if x is o)
+
+    def line(self, o: dict) -> int:
+        return self.index(o) + 2
+
+    def retime(self, o: dict, t: int) -> dict:
+        """Move an observation to time t (and its begin, for an apply), keeping time order."""
+        self.obs.pop(self.index(o))
+        o["t"] = t
+        if "begin" in o:
+            o["begin"] = t
+            if o.get("read") is not None and o["read"] > t:
+                o["read"] = t
+        at = max((i + 1 for i, x in enumerate(self.obs) if x["t"] <= t), default=0)
+        self.obs.insert(at, o)
+        return o
+
+    def drop(self, o: dict) -> None:
+        self.obs.pop(self.index(o))
+
+    def insert_before(self, anchor: dict, o: dict) -> dict:
+        self.obs.insert(self.index(anchor), o)
+        return o
+
+    def view(self) -> TraceView:
+        return TraceView(self.header, self.obs)
+
+
+class Kit:
+    US = US
+    HISTORIES = HISTORIES
+
+    @staticmethod
+    def history(name: str) -> dict:
+        return copy.deepcopy(_history(name))
+
+    @staticmethod
+    def run(system: str, history: str | dict) -> Trace:
+        """A fresh, editable trace of a spec history (by name; runs cached) or of a History dict."""
+        if isinstance(history, str):
+            header, obs = _run(system, history)
+        else:
+            header, obs = get(system).run(history)
+        return Trace(copy.deepcopy(header), copy.deepcopy(obs))
+
+    @staticmethod
+    def prop(requirement: str):
+        [p] = [p for p in PROPERTIES if p.requirement == requirement]
+        return p
+
+    @staticmethod
+    def verdict(requirement: str, trace: Trace) -> Verdict:
+        return Kit.prop(requirement).run(trace.view())
+
+    @staticmethod
+    def make_history(nodes, channels, ops, **header) -> dict:
+        """A small History dict: nodes as ids or dicts, channels as (source, replica, delay) or dicts."""
+        nodes = [n if isinstance(n, dict) else {"id": n} for n in nodes]
+        channels = [c if isinstance(c, dict) else {"source": c[0], "replica": c[1], "delay": c[2]} for c in channels]
+        head = {"schema": "replcheck.history/1", "name": header.pop("name", "test"),
+                "topology": {"nodes": nodes, "channels": channels}, **header}
+        return {"header": head, "ops": ops}
+
+
+@pytest.fixture(scope="session")
+def kit() -> Kit:
+    return Kit()

@@ -1,0 +1,419 @@
+"""Every registered delay property passes on an honest trace and catches a realistic fault.
+
+Passing traces come from the reference models; violating traces from a mutant system or from a
+model trace edited to re-create one fault (an event applied early, a stale status field, a
+dropped error...). Each violation must be reported with a witness naming the faulty observation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import pytest
+
+from replcheck.model.delay import STATE_IDLE, STATE_WAITING
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck.spec import ROOT
+from replcheck.systems import systems
+
+US = 1_000_000
+DELAY_PROPERTIES = [p for p in PROPERTIES if p.feature == "delay"]
+HISTORY_NAMES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("histories").iterdir()
+                       if p.name.endswith(".jsonl"))
+MODELS = [s.name for s in systems().values() if s.kind == "model"]
+W344, W7318 = "model:wl344", "model:wl7318"
+
+
+# -- fault builders -------------------------------------------------------------------------------
+def next_status(tr, after: dict, node: str = "B") -> dict:
+    return next(s for s in tr.all("status", node=node) if tr.index(s) > tr.index(after))
+
+
+def status_at(tr, t: int, node: str = "B") -> dict:
+    return tr.first("status", node=node, t=t)
+
+
+def shift_trx(k, system: str, history: str, node: str, trx: str, t: int):
+    """The replica applies (and shows) the whole transaction at t instead of when the model did."""
+    tr = k.run(system, history)
+    for o in tr.all("apply", node=node, trx=trx) + tr.all("visible", node=node, trx=trx):
+        tr.retime(o, t)
+    return tr, tr.first("apply", node=node, trx=trx, idx=0)
+
+
+def edit_status(k, system: str, history: str, t: int, **fields):
+    tr = k.run(system, history)
+    s = status_at(tr, t)
+    s.update(fields)
+    return tr, s
+
+
+def pick(tr, kind: str = "apply", **match):
+    """The trace as it is, with the observation its witness must name."""
+    return tr, tr.first(kind, **match)
+
+
+def stop_still_waiting(k):
+    # STOP SLAVE returned but the SQL thread is still sleeping on the event.
+    tr = k.run(W344, "d1-stop-start-dml")
+    after = next_status(tr, tr.first("sql_stop", node="B"))
+    after.update(Slave_SQL_Running="Yes", Slave_SQL_Running_State=STATE_WAITING, SQL_Remaining_Delay=20,
+                 processlist_state=STATE_WAITING)
+    return tr, after
+
+
+def stop_moves_position(k):
+    # The stop leaves the replica past t7 although t7 was never applied.
+    tr = k.run(W344, "d1-stop-start-dml")
+    after = next_status(tr, tr.first("sql_stop", node="B"))
+    after.update(Relay_Log_Pos=325, Exec_Master_Log_Pos=277)
+    return tr, after
+
+
+def stale_delay_after(k, history: str, op: str, shown: int):
+    tr = k.run(W344, history)
+    after = next_status(tr, tr.first("stmt", node="B", op=op))
+    after["SQL_Delay"] = shown
+    return tr, after
+
+
+def invalid_accepted(k):
+    # 'blah' is taken as valid (no error).
+    tr = k.run(W344, "d1-invalid-values")
+    s = tr.first("stmt", op="change_master", delay_sql="blah")
+    s.update(errno=None, message="")
+    return tr, s
+
+
+def out_of_range_accepted(k):
+    # 2147483648 is not range-checked: accepted and shown.
+    tr = k.run(W344, "d1-invalid-values")
+    s = tr.first("stmt", op="change_master", delay_sql="2147483648")
+    s.update(errno=None, message="", delay=2147483648)
+    next_status(tr, s)["SQL_Delay"] = 2147483648
+    return tr, s
+
+
+def nonzero_default(k):
+    tr = k.run(W344, "d1-reset-slave")
+    s = tr.first("status", node="B")
+    s["SQL_Delay"] = 3600
+    return tr, s
+
+
+def binlog_query_accepted(k):
+    tr = k.run(W344, "binlog-statement")
+    s = tr.first("stmt", op="binlog_statement", event_types=["FORMAT_DESCRIPTION_EVENT", "QUERY_EVENT"])
+    s.update(errno=None, message="")
+    return tr, s
+
+
+def delay_lost_on_restart(k):
+    tr = k.run(W344, "crash-during-delay")
+    s = next_status(tr, tr.first("restart", node="B"))
+    s["SQL_Delay"] = 0
+    return tr, s
+
+
+def delay_not_saved(k):
+    # relay-log.info written without the delay (0 instead of 20).
+    tr = k.run(W344, "crash-during-delay")
+    r = tr.first("relay_log_info", node="B")
+    r["content"] = "5\n./relay.000001\n172\nbin.000001\n124\n0\n"
+    return tr, r
+
+
+def too_few_fields_silently_read(k):
+    tr = k.run(W344, "rli-too-few-fields")
+    tr.drop(tr.first("error", node="B"))
+    return pick(tr, "relay_log_info", node="B")
+
+
+def boot_read_then_delay(k, history: str, delay: int):
+    # The server read relay-log.info at boot, then shows the wrong delay (garbage taken as a field).
+    tr = k.run(W344, history)
+    r = tr.first("relay_log_info", node="B")
+    next_status(tr, r)["SQL_Delay"] = delay
+    return tr, r
+
+
+def relayed_late(k):
+    tr = k.run(W344, "d1-normal-setup")
+    for r in tr.all("relay", node="B", trx="t1"):
+        tr.retime(r, 6 * US)
+    return tr, tr.first("relay", node="B", trx="t1", idx=0)
+
+
+def commit_waits_for_replica(k):
+    tr = k.run(W344, "d1-normal-setup")
+    return tr, tr.retime(tr.first("commit", node="A", trx="t1"), 21 * US)
+
+
+def until_runs_past(k):
+    # UNTIL end of t3 also executes drop_all_tables before stopping (the disaster it should avoid).
+    tr = k.run(W344, "until-recovery")
+    stop = tr.first("sql_stop", node="B", reason="until")
+    inserted = []
+    for r in tr.all("relay", node="B", trx="drop_all_tables"):
+        a = {f: r[f] for f in ("node", "source", "type", "trx", "idx", "last", "gtid", "server_id", "when", "ict")}
+        a.update(t=stop["t"], kind="apply", read=stop["t"], begin=stop["t"], relay_file=r["file"], relay_pos=r["pos"])
+        inserted.append(tr.insert_before(stop, a))
+    return tr, inserted[0]
+
+
+ANON_FUTURE = {  # no GTIDs; the statement carries SET TIMESTAMP 30 s ahead of its commit
+    "nodes": [{"id": "A", "gtid_mode": False}, {"id": "B", "gtid_mode": False}],
+    "channels": [("A", "B", 4)],
+    "ops": [{"at": 1 * US, "op": "trx", "node": "A", "trx": "anon", "timestamp": 1_700_000_030}],
+}
+
+
+def anon_per_event_wait(k):
+    h = k.make_history(ANON_FUTURE["nodes"], ANON_FUTURE["channels"], ANON_FUTURE["ops"],
+                       sample_every_us=US, end_us=40 * US)
+    return pick(k.run("mutant:per-event-wait", h), node="B", trx="anon", type="QUERY_EVENT")
+
+
+def chain_hop_lag(k, system: str):
+    # A -> B -> C; B has no delay but needs 20 s for "slow", C is delayed 5 s from B.
+    h = k.make_history(["A", "B", "C"], [{"source": "A", "replica": "B"}, ("B", "C", 5)],
+                       [{"at": US, "op": "trx", "node": "A", "trx": "slow", "statements": [{"replica_cost_us": 20 * US}]}],
+                       sample_every_us=US, end_us=40 * US)
+    return k.run(system, h)
+
+
+def ict_in_milliseconds(k):
+    tr = k.run(W7318, "d1-normal-setup")
+    b = tr.first("binlog", node="A", trx="t1", type="GTID_LOG_EVENT")
+    b["ict"] //= 1000
+    return tr, b
+
+
+@dataclass(frozen=True)
+class Case:
+    passing: Callable  # kit -> Trace
+    violating: Callable  # kit -> (Trace, the observation the witness must name)
+    expect: str  # substring of that witness's message
+
+
+def model(system: str, history: str) -> Callable:
+    return lambda k: k.run(system, history)
+
+
+CASES: dict[str, Case] = {
+    "WL344.WAIT.RULE": Case(
+        model(W344, "d1-normal-setup"),
+        lambda k: shift_trx(k, W344, "d1-normal-setup", "B", "t1", 11 * US),
+        "B began GTID_LOG_EVENT of t1 at 11000000 but it was due at 21000000 (WL#344 rule)"),
+    "WL344.WAIT.NO_EXTRA": Case(
+        model(W344, "d1-natural-lag"),
+        lambda k: shift_trx(k, W344, "d1-normal-setup", "B", "t1", 25 * US),
+        "B read GTID_LOG_EVENT of t1 at 1000000, due 21000000, began 25000000"),
+    "WL344.WAIT.EXEMPT": Case(
+        model(W344, "rotate-during-delay"),
+        lambda k: pick(k.run("mutant:fake-event-now", "d1-normal-setup"), node="B", type="ROTATE_EVENT"),
+        "B waited 20000000 µs before ROTATE_EVENT (when=0)"),
+    "WL344.STOP.IMMEDIATE": Case(
+        model(W344, "d1-stop-start-dml"), stop_still_waiting,
+        "after the stop at 11000000 B shows SQL thread 'Yes', state 'Waiting until MASTER_DELAY"),
+    "WL344.STOP.NO_EXEC": Case(
+        model(W344, "d1-stop-start-dml"), stop_moves_position,
+        "the stop at 11000000 moved B from Relay_Log_Pos 172 to 325"),
+    "WL344.CHAIN.IMMEDIATE": Case(
+        model(W7318, "chain-per-hop"),
+        # WL#344 itself: C measures from A's timestamp, not from B's execution (the seed's note).
+        lambda k: pick(k.run(W344, "chain-per-hop"), node="C", trx="g1", idx=0),
+        "C began GTID_LOG_EVENT of g1 at 6000000, B executed it at 6000000: due 11000000 with delay 5"),
+    "WL344.CLOCK.COMPENSATE": Case(
+        model(W344, "clock-offsets"),
+        lambda k: pick(k.run("mutant:no-clock-compensation", "clock-offsets"), node="B", trx="t1", idx=0),
+        "B began GTID_LOG_EVENT of t1 at 1000000 but it was due at 5000000 (clocks of A and B differ)"),
+    "WL344.CM.SET": Case(
+        model(W344, "d1-back-to-zero"),
+        lambda k: stale_delay_after(k, "d1-back-to-zero", "change_master", 20),
+        "MASTER_DELAY = 0 but SQL_Delay shows 20"),
+    "WL344.CM.INVALID": Case(
+        model(W344, "d1-invalid-values"), invalid_accepted,
+        "MASTER_DELAY = blah: want error 1064 and SQL_Delay 5 unchanged, got error None"),
+    "WL344.CM.RANGE": Case(
+        model(W344, "d1-invalid-values"), out_of_range_accepted,
+        "MASTER_DELAY = 2147483648: want error 1729 and SQL_Delay 5 unchanged, got error None and SQL_Delay 2147483648"),
+    "WL344.CM.DEFAULT": Case(
+        model(W344, "d1-reset-slave"), nonzero_default,
+        "B never set MASTER_DELAY but SQL_Delay is 3600"),
+    "WL344.RESET.DELAY0": Case(
+        model(W344, "d1-reset-slave"),
+        lambda k: stale_delay_after(k, "d1-reset-slave", "reset_slave", 71),
+        "after RESET SLAVE B shows SQL_Delay 71"),
+    "WL344.BINLOG.RESTRICT": Case(
+        model(W344, "binlog-statement"), binlog_query_accepted,
+        "BINLOG with ['FORMAT_DESCRIPTION_EVENT', 'QUERY_EVENT'] succeeded (errno None)"),
+    "WL344.STATE.WAITING": Case(
+        model(W344, "d1-normal-setup"),
+        lambda k: edit_status(k, W344, "d1-normal-setup", 10 * US, Slave_SQL_Running_State=STATE_IDLE,
+                              processlist_state=STATE_IDLE, SQL_Remaining_Delay=None),
+        f"B at 10000000 shows state {STATE_IDLE!r} but it is delaying (due 21000000)"),
+    "WL344.SSS.REMAINING": Case(
+        model(W344, "d1-normal-setup"),
+        lambda k: edit_status(k, W344, "d1-normal-setup", 10 * US, SQL_Remaining_Delay=20),
+        "B at 10000000: SQL_Remaining_Delay 20 but 11.000 s are left"),
+    "WL344.SSS.SQL_DELAY": Case(
+        model(W344, "d1-normal-setup"),
+        lambda k: edit_status(k, W344, "d1-normal-setup", 10 * US, SQL_Delay=0),
+        "B at 10000000 shows SQL_Delay 0, configured 20"),
+    "WL344.SSS.RUNNING_STATE": Case(
+        model(W344, "d1-normal-setup"),
+        lambda k: edit_status(k, W344, "d1-normal-setup", 10 * US, Slave_SQL_Running_State=""),
+        f"B: Slave_SQL_Running_State '', processlist {STATE_WAITING!r}"),
+    "WL344.RLI.DURABLE": Case(
+        model(W344, "crash-during-delay"), delay_lost_on_restart,
+        "B had delay 20 before its crash at 5000000, 0 after restart"),
+    "WL344.RLI.FORMAT": Case(
+        model(W344, "crash-during-delay"), delay_not_saved,
+        "delay should be 20"),
+    "WL344.RLI.FIELDS_MIN": Case(
+        model(W344, "rli-too-few-fields"), too_few_fields_silently_read,
+        r"B read '4\n./relay.000001\n4\nbin.000001\n4\n' without an error"),
+    "WL344.RLI.OLD_FORMAT": Case(
+        model(W344, "rli-upgrade-old-format"),
+        lambda k: boot_read_then_delay(k, "rli-upgrade-old-format", 99999999),
+        "then (99999999, 'Yes')"),
+    "WL344.RLI.GARBAGE": Case(
+        model(W344, "rli-new-format-garbage"),
+        lambda k: boot_read_then_delay(k, "rli-new-format-garbage", 98765),
+        "(delay 7), then SQL_Delay 98765"),
+    "WL344.IO.UNAFFECTED": Case(
+        model(W344, "d1-normal-setup"), relayed_late,
+        "B relayed GTID_LOG_EVENT of t1 5000000 µs after it was binlogged"),
+    "WL344.MASTER.UNAFFECTED": Case(
+        model(W344, "d1-normal-setup"), commit_waits_for_replica,
+        "commit of t1 returned at 21000000, binlogged at 1000000"),
+    "WL344.P1.UNTIL": Case(
+        model(W344, "until-recovery"), until_runs_past,
+        "B executed drop_all_tables beyond UNTIL ('bin.000001', 583)"),
+    "WL7318.F1": Case(
+        lambda k: chain_hop_lag(k, W7318),
+        lambda k: pick(chain_hop_lag(k, "mutant:origin-timestamp"), node="C", trx="slow", idx=0),
+        "C began GTID_LOG_EVENT of slow at 21000000 but it was due at 26000000 (B's commit)"),
+    "WL7318.F2": Case(
+        model(W7318, "long-transaction"),
+        lambda k: pick(k.run("mutant:start-timestamp", "long-transaction"), node="B", trx="long", idx=0),
+        "B began GTID_LOG_EVENT of long at 61000000 but it was due at 71000000 (immediate_commit_timestamp + delay)"),
+    "WL7318.F3": Case(
+        model(W7318, "long-transaction"),
+        lambda k: pick(k.run("mutant:per-event-wait", "future-timestamp"), node="B", trx="future", type="QUERY_EVENT"),
+        "B paused 29000000 µs inside future before QUERY_EVENT"),
+    "WL7318.ANON": Case(
+        model(W7318, "anonymous-gtid"), anon_per_event_wait,
+        "B paused 29000000 µs inside anon before QUERY_EVENT"),
+    "WL7318.F4": Case(
+        model(W7318, "d1-normal-setup"),
+        lambda k: edit_status(k, W7318, "d1-normal-setup", 10 * US, REMAINING_DELAY=5),
+        "B: P_S (20, 5) vs SHOW SLAVE STATUS (20, 11)"),
+    "WL7318.F5": Case(
+        model(W7318, "d1-normal-setup"),
+        lambda k: edit_status(k, W7318, "d1-normal-setup", 10 * US, DESIRED_DELAY=20_000),  # milliseconds
+        "B: DESIRED_DELAY 20000, configured 20 s"),
+    "WL7318.F6": Case(
+        model(W7318, "mixed-versions"),
+        # A 5.7 master sends no commit timestamp and the 8.0 replica does not delay at all.
+        lambda k: shift_trx(k, W7318, "mixed-versions", "B", "t2", 2 * US),
+        "B began GTID_LOG_EVENT of t2 at 2000000 but it was due at 5000000 (WL#344 fallback)"),
+    "WL7318.ICT": Case(
+        model(W7318, "d1-normal-setup"), ict_in_milliseconds,
+        "A binlogged t1 at local 1700000001000000 µs with immediate_commit_timestamp 1700000001000"),
+    "WL7318.NF1": Case(
+        model(W7318, "fan-out"),
+        lambda k: shift_trx(k, W7318, "fan-out", "C", "f1", 2 * US),
+        "C began GTID_LOG_EVENT of f1 at 2000000 but it was due at 8000000 (delay on a replica inside a larger topology)"),
+}
+
+
+def assert_witness(verdict, tr, target: dict, expect: str) -> None:
+    assert verdict.status == VIOLATED, verdict
+    line = tr.line(target)
+    assert any(expect in w.message and line in w.lines for w in verdict.witnesses), (
+        f"no witness with {expect!r} at line {line}: {verdict.witnesses}")
+
+
+# -- one passing and one violating trace per property ---------------------------------------------
+@pytest.mark.parametrize("prop", DELAY_PROPERTIES, ids=lambda p: p.requirement)
+def test_property_passes_on_model_trace(kit, prop):
+    case = CASES[prop.requirement]  # a new property without a case fails here
+    v = prop.run(case.passing(kit).view())
+    assert v.status == PASS and v.checked > 0, v
+
+
+@pytest.mark.parametrize("prop", DELAY_PROPERTIES, ids=lambda p: p.requirement)
+def test_property_catches_fault(kit, prop):
+    tr, target = CASES[prop.requirement].violating(kit)
+    assert_witness(prop.run(tr.view()), tr, target, CASES[prop.requirement].expect)
+
+
+def test_cases_name_registered_requirements():
+    assert set(CASES) == {p.requirement for p in DELAY_PROPERTIES}
+
+
+# -- the headline cases ---------------------------------------------------------------------------
+@pytest.mark.parametrize("system,requirement", [(W344, "WL344.WAIT.RULE"), (W7318, "WL7318.F2")])
+def test_early_apply_violates_wait_rule(kit, system, requirement):
+    tr = kit.run(system, "d1-normal-setup")
+    assert kit.verdict(requirement, tr).status == PASS
+    tr, gtid = shift_trx(kit, system, "d1-normal-setup", "B", "t1", 11 * US)
+    assert_witness(kit.verdict(requirement, tr), tr, gtid,
+                   "B began GTID_LOG_EVENT of t1 at 11000000 but it was due at 21000000")
+
+
+def test_stop_applying_waited_event_violates_no_exec(kit):
+    tr = kit.run("mutant:stop-applies-waited-event", "d1-stop-start-ddl")
+    v = kit.verdict("WL344.STOP.NO_EXEC", tr)
+    stop = tr.first("sql_stop", node="B", reason="stop")
+    applied = tr.first("apply", node="B", trx="create_t_check", idx=0)
+    expect = "B executed the delayed GTID_LOG_EVENT of create_t_check (due 31000000) at the stop 11000000"
+    assert_witness(v, tr, applied, expect)
+    w = next(w for w in v.witnesses if expect in w.message)
+    assert w.lines == (tr.line(stop), tr.line(applied))  # the stop and the event it let through
+    # The model itself keeps the CREATE TABLE waiting through the stop.
+    assert kit.verdict("WL344.STOP.NO_EXEC", kit.run(W344, "d1-stop-start-ddl")).status == PASS
+
+
+# -- the models against every spec history --------------------------------------------------------
+@pytest.mark.parametrize("system", MODELS)
+@pytest.mark.parametrize("history", HISTORY_NAMES)
+def test_model_traces_pass_all_properties(kit, system, history):
+    expected = systems()[system].expected_violations
+    view = kit.run(system, history).view()
+    verdicts = [p.run(view) for p in DELAY_PROPERTIES if p.requirement not in expected]
+    assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
+
+
+@pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].expected_violations])
+def test_declared_expected_violations_happen(kit, system):
+    # A declared exception that no history shows any more is stale.
+    for requirement in systems()[system].expected_violations:
+        statuses = {h: kit.verdict(requirement, kit.run(system, h)).status for h in HISTORY_NAMES}
+        assert VIOLATED in statuses.values(), (requirement, statuses)
+
+
+def test_both_models_declared():
+    assert {W344, W7318} <= set(MODELS)  # otherwise the sweep above would silently shrink
+
+
+# -- relay-log.info the server rejects ------------------------------------------------------------
+BAD_RLI = {
+    "non-numeric position": "5\n./relay.000001\nx\nbin.000001\n4\n7\n",
+    "delay above 2^31-1": "5\n./relay.000001\n4\nbin.000001\n4\n2147483648\n",
+    "non-ASCII digit delay": "5\n./relay.000001\n4\nbin.000001\n4\n\u00b2\n",
+}
+
+
+@pytest.mark.parametrize("content", BAD_RLI.values(), ids=BAD_RLI.keys())
+def test_rejected_relay_log_info_judged_as_rejected(kit, content):
+    # The model refuses the file (error 1201, slave not started); no property may object to that.
+    h = kit.make_history(["A", {"id": "B", "relay_log_info": content}], [{"source": "A", "replica": "B"}],
+                         [{"at": US, "op": "trx", "node": "A", "trx": "t1"}], sample_every_us=US, end_us=3 * US)
+    tr = kit.run(W344, h)
+    assert tr.first("error", node="B")["errno"] == 1201
+    view = tr.view()
+    verdicts = [p.run(view) for p in DELAY_PROPERTIES]
+    assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
