@@ -30,13 +30,16 @@ class RelayLogInfo:
     master_log_name: str
     master_log_pos: int
     delay: int = 0
-    old_format: bool = False  # how it was read; writing always uses the new format
+    old_format: bool = False  # how it was read, and how encode() writes it
     garbage: str = ""  # bytes after the last field read
 
     def encode(self) -> str:
-        """The new-format content with no garbage; see overwrite() for what lands on disk."""
-        fields = (self.relay_log_name, self.relay_log_pos, self.master_log_name, self.master_log_pos, self.delay)
-        return "".join(f"{f}\n" for f in (NEW_FORMAT_FIELDS, *fields))
+        """The content in this info's format, without garbage; see overwrite() for what lands on disk.
+        A pre-WL#344 server writes the old format, which has no count line and no delay."""
+        fields = (self.relay_log_name, self.relay_log_pos, self.master_log_name, self.master_log_pos)
+        if not self.old_format:
+            fields = (NEW_FORMAT_FIELDS, *fields, self.delay)
+        return "".join(f"{f}\n" for f in fields)
 
 
 def overwrite(old_content: str, info: RelayLogInfo) -> str:

@@ -195,3 +195,15 @@ def test_every_embedded_history_loads():
     for path in embedded_histories():
         h = io.load_history(path)
         assert h["header"]["name"] == path.stem
+
+
+@pytest.mark.parametrize("system", ["model:wl344", "model:wl7318"])
+def test_every_model_trace_is_valid_against_the_trace_schema(tmp_path, system):
+    from replcheck import systems
+
+    for path in embedded_histories():
+        header, obs = systems.get(system).run(io.load_history(path))
+        out = tmp_path / f"{path.stem}.jsonl"
+        io.write_atomic(out, io.dumps_lines(header, obs))
+        loaded_header, loaded = io.load_trace(out)  # raises InputError on any schema violation
+        assert loaded_header["system"] == system and len(loaded) == len(obs)

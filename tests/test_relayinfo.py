@@ -51,6 +51,7 @@ def test_old_format_round_trip(info, tail):
     got = parse(content)
     assert values(got) == values(info)[:4] + (0,) and got.old_format  # no delay field: 0
     assert old_format(got) + got.garbage == content
+    assert got.encode() + got.garbage == content  # the codec writes the old format back byte for byte
 
 
 # -- garbage tails --------------------------------------------------------------------------------
