@@ -207,3 +207,45 @@ def test_every_model_trace_is_valid_against_the_trace_schema(tmp_path, system):
         io.write_atomic(out, io.dumps_lines(header, obs))
         loaded_header, loaded = io.load_trace(out)  # raises InputError on any schema violation
         assert loaded_header["system"] == system and len(loaded) == len(obs)
+
+
+def _fuzz_trace():
+    from hypothesis import strategies as st
+
+    from replcheck import systems
+
+    base = [json.loads(x) for x in io.dumps_lines(*systems.get("model:wl344").run(
+        io.load_history(HISTORIES / "d1-stop-start-dml.jsonl"))).splitlines()]
+    keys = sorted({k for row in base[1:] for k in row})
+    values = st.one_of(st.none(), st.booleans(), st.integers(-2, 2**40), st.text(max_size=5), st.just([]), st.just({}))
+    edit = st.one_of(
+        st.tuples(st.just("drop"), st.integers(1, len(base) - 1), st.none(), st.none()),
+        st.tuples(st.just("dup"), st.integers(1, len(base) - 1), st.none(), st.none()),
+        st.tuples(st.just("set"), st.integers(1, len(base) - 1), st.sampled_from(keys), values),
+    )
+    return base, st.lists(edit, min_size=1, max_size=6)
+
+
+FUZZ_BASE, FUZZ_EDITS = _fuzz_trace()
+
+
+def test_check_trace_never_crashes_on_a_damaged_trace(tmp_path_factory):
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(FUZZ_EDITS)
+    def judge(edits):
+        rows = [dict(r) for r in FUZZ_BASE]
+        for what, i, key, value in edits:
+            i = min(i, len(rows) - 1)
+            if what == "drop" and len(rows) > 2:
+                rows.pop(i)
+            elif what == "dup":
+                rows.insert(i, dict(rows[i]))
+            elif what == "set":
+                rows[i][key] = value
+        path = tmp_path_factory.mktemp("fuzz") / "t.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        assert main(["check-trace", str(path), "--json"]) in (0, 1, 2)  # a verdict or a one-line error, never a crash
+
+    judge()
