@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from . import delay as D
 from . import relayinfo
+from . import semisync as SS
 from .delay import US, Event
 
 FDE_SIZE, ROTATE_SIZE, GTID_SIZE, QUERY_SIZE, XID_SIZE = 120, 48, 42, 80, 31
@@ -40,6 +41,7 @@ BINLOG_STATEMENT_EVENTS = frozenset({
 })
 
 ADMIN_OPS = frozenset({"change_master", "reset_slave", "stop_slave", "start_slave"})
+ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 DEFAULT_EPOCH_US = 1_700_000_000 * US
 
 
@@ -53,6 +55,7 @@ class Entry:
     end: int
     master_file: str = ""  # relay log only: where the event stands in the source's binlog
     master_end: int = 0
+    source: str = ""  # relay log only: the server it came from
 
 
 @dataclass
@@ -85,6 +88,9 @@ class Channel:
     applied_in_group: int = 0
     until: dict | None = None
     rli_content: str = ""
+    semi_sync: bool = False  # this connection asked for semi-sync (BINLOG_DUMP flag)
+    lost_acks: int = 0  # acks still to be lost on the way to the master
+    promote: bool = False  # failover: become the primary once the relay log is applied
 
 
 @dataclass
@@ -104,6 +110,11 @@ class Node:
     executed: set[str] = field(default_factory=set)
     channel: Channel | None = None
     replicas: list[Channel] = field(default_factory=list)
+    variables: dict = field(default_factory=dict)  # configuration (my.cnf): what a restart starts with
+    runtime: dict = field(default_factory=dict)  # SET GLOBAL changes, lost at a restart
+    semisync: SS.SemiSyncMaster | None = None
+    visible: list[str] = field(default_factory=list)  # committed in the engine, in commit order
+    prepared: list[tuple[str, str]] = field(default_factory=list)  # binlogged, not yet committed: (trx, gtid)
 
     @property
     def binlog_file(self) -> str:
@@ -111,7 +122,8 @@ class Node:
 
 
 class Simulator:
-    def __init__(self, history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None):
+    def __init__(self, history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None,
+                 variables: dict | None = None, variable_defaults: dict | None = None):
         self.history = history
         self.rule = rule
         self.system = system
@@ -123,7 +135,10 @@ class Simulator:
         self.seq = count()
         self.obs: list[dict] = []
         self.node_defaults = {"commit_timestamps": rule.rule == D.WL7318, **(defaults or {})}
+        self.forced_variables = variables or {}  # a system's own settings, e.g. its wait point
+        self.variable_defaults = variable_defaults or {}  # a server version's defaults
         self.nodes: dict[str, Node] = {}
+        self.initial_variables: dict[str, dict] = {}
         self._build(head["topology"])
 
     # -- set-up -----------------------------------------------------------------------------
@@ -134,7 +149,10 @@ class Simulator:
                 id=n["id"], server_id=n.get("server_id", i + 1), offset=n.get("clock_offset_us", 0),
                 gtid_mode=spec.get("gtid_mode", True), log_slave_updates=spec.get("log_slave_updates", True),
                 commit_timestamps=spec["commit_timestamps"],
+                variables={**self.variable_defaults, **n.get("variables", {}), **self.forced_variables},
             )
+            self._start_semisync(node)
+            self.initial_variables[node.id] = dict(node.semisync.vars)
             self.nodes[node.id] = node
         for c in topo.get("channels", []):
             replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
@@ -155,6 +173,11 @@ class Simulator:
             self._start_io(node.channel)
             self._start_sql(node.channel)
 
+    def _start_semisync(self, node: Node) -> None:
+        """A (re)started server: semi-sync state comes from its configuration, counters from zero."""
+        node.runtime = dict(node.variables)
+        node.semisync = SS.SemiSyncMaster(node.id, node.variables, self.rule.mutants, lambda: self.now, self.emit, self.at)
+
     def header(self) -> dict:
         topo = self.history["header"]["topology"]
         nodes = []
@@ -162,7 +185,7 @@ class Simulator:
             node = self.nodes[n["id"]]
             nodes.append({**n, "server_id": node.server_id, "clock_offset_us": n.get("clock_offset_us", 0),
                           "commit_timestamps": node.commit_timestamps, "gtid_mode": node.gtid_mode,
-                          "delay_rule": self.rule.rule})
+                          "delay_rule": self.rule.rule, "variables": self.initial_variables[node.id]})
         return {
             "schema": "replcheck.trace/1",
             "system": self.system,
@@ -198,6 +221,9 @@ class Simulator:
         for node in self.nodes.values():
             if node.channel is not None and node.up:
                 self._status(node.channel)
+            if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas)
+                            or node.runtime.get("rpl_semi_sync_slave_enabled")):
+                self._server_status(node)
 
     # -- operations of the history ------------------------------------------------------------
     def _op(self, op: dict) -> None:
@@ -247,8 +273,92 @@ class Simulator:
         else:
             events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
         node.executed.add(gtid)
-        self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0])
         self._write_binlog(node, events)
+        pos = (node.binlog_file, node.binlog_pos)
+        ss = node.semisync
+        if not ss.binlogged(pos):
+            self._engine_commit(node, trx, gtid)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None)
+            return
+        after_sync = ss.wait_point == SS.AFTER_SYNC
+        if after_sync:
+            node.prepared.append((trx, gtid))
+        else:
+            self._engine_commit(node, trx, gtid)
+        incarnation = node.incarnation
+
+        def release(how: str) -> None:
+            if node.incarnation != incarnation:
+                return
+            if how == "shutdown":
+                self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how,
+                          errno=SS.ER_SERVER_SHUTDOWN, message="Server shutdown in progress")
+                return
+            if after_sync:
+                node.prepared.remove((trx, gtid))
+                self._engine_commit(node, trx, gtid)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how)
+
+        ss.wait(trx, gtid, pos, release)
+
+    def _engine_commit(self, node: Node, trx: str, gtid: str) -> None:
+        node.visible.append(trx)
+        self.emit("visible", node.id, trx=trx, gtid=gtid)
+
+    def _op_read(self, node: Node, op: dict) -> None:
+        """A client session reads: which transactions it sees."""
+        self.emit("read", node.id, seen=list(node.visible))
+
+    def _op_set_global(self, node: Node, op: dict) -> None:
+        name, value = op["variable"], op["value"]
+        if name not in SS.VARIABLES:
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
+                      message=f"Unknown system variable '{name}'")
+            return
+        # rpl_semi_sync_slave_enabled takes effect when the IO thread next connects, as on the servers.
+        self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
+        node.runtime[name] = value
+        if name.startswith("rpl_semi_sync_master"):
+            node.semisync.set(name, value)
+        self._server_status(node)
+
+    def _op_lose_acks(self, node: Node, op: dict) -> None:
+        if node.channel is not None:
+            node.channel.lost_acks += op["count"]
+
+    def _op_shutdown(self, node: Node, op: dict) -> None:
+        node.semisync.shutdown()
+        self.emit("shutdown", node.id)
+        self._op_crash(node, op, clean=True)
+
+    def _op_failover(self, node: Node, op: dict) -> None:
+        """Promote this replica: stop fetching, apply its whole relay log without delay, then take
+        over the old primary's other replicas, which reconnect by GTID auto-position."""
+        ch = node.channel
+        if ch is None:
+            self.emit("error", node.id, op="failover", errno=ER_BAD_SLAVE, message="not a replica")
+            return
+        self.emit("failover", node.id, old=ch.source.id)
+        for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
+            self._op({"at": self.now, "node": node.id, **step})
+        ch.promote = True
+        self._kick(ch)
+
+    def _promote(self, ch: Channel) -> None:
+        node, old = ch.node, ch.source
+        self._stop_sql(ch, "promotion", statement=False)
+        old.replicas.remove(ch)
+        node.channel = None
+        for r in list(old.replicas):
+            old.replicas.remove(r)
+            r.source = node
+            r.fetch = None
+            r.connected = False
+            r.io_gen += 1
+            node.replicas.append(r)
+            if r.io_running and r.node.up:
+                self._connect(r)
+        self.emit("promoted", node.id, old=old.id)
 
     def _op_change_master(self, node: Node, op: dict) -> None:
         ch = self._channel_or_error(node, op)
@@ -292,8 +402,8 @@ class Simulator:
         if thread in (None, "sql") and ch.sql_running:
             self._stop_sql(ch, "stop")
         if thread in (None, "io") and ch.io_running:
-            ch.io_running = ch.connected = False
-            ch.io_gen += 1
+            self._disconnect(ch)
+            ch.io_running = False
         self._stmt(ch, op, None if running else ER_SLAVE_WAS_NOT_RUNNING,
                    "" if running else "Slave already has been stopped", warning=not running)
 
@@ -320,20 +430,21 @@ class Simulator:
                                         size=ROTATE_SIZE)])
         self._open_binlog(node)
 
-    def _op_crash(self, node: Node, op: dict) -> None:
+    def _op_crash(self, node: Node, op: dict, clean: bool = False) -> None:
         node.up = False
         node.incarnation += 1
-        self.emit("crash", node.id)
+        if not clean:
+            self.emit("crash", node.id)
+        for w in node.semisync.abandon():
+            self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query")
         ch = node.channel
         if ch is not None:
             if ch.sql_running:
                 self._stop_sql(ch, "crash", statement=False)
-            ch.io_running = ch.connected = False
-            ch.io_gen += 1
+            self._disconnect(ch)
+            ch.io_running = False
         for r in node.replicas:
-            if r.connected:
-                r.connected = False
-                r.io_gen += 1
+            self._disconnect(r)
 
     def _op_restart(self, node: Node, op: dict) -> None:
         if node.up:
@@ -341,6 +452,11 @@ class Simulator:
             return
         node.up = True
         self.emit("restart", node.id)
+        self._start_semisync(node)
+        # Binlog crash recovery commits what the binlog holds but the engine had not committed.
+        for trx, gtid in node.prepared:
+            self._engine_commit(node, trx, gtid)
+        node.prepared = []
         self._open_binlog(node)
         ch = node.channel
         if ch is not None and self._read_relay_log_info(ch) and op.get("start_slave", True):
@@ -407,9 +523,20 @@ class Simulator:
         if ch.source.up:
             self._connect(ch)
 
+    def _disconnect(self, ch: Channel) -> None:
+        if ch.connected:
+            ch.source.semisync.disconnect(ch.node.id)
+        ch.connected = ch.semi_sync = False
+        ch.io_gen += 1
+
     def _connect(self, ch: Channel) -> None:
         ch.connected = True
         ch.io_gen += 1
+        ch.semi_sync = bool(ch.node.runtime.get("rpl_semi_sync_slave_enabled"))
+        ch.source.semisync.connect(ch.node.id, ch.semi_sync)
+        if ch.semi_sync:  # the master's log line, as MariaDB writes it
+            self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
+                      message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
         src = ch.source
         if ch.fetch is None:  # GTID auto-position: send what the replica has neither applied nor relayed
             have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
@@ -427,6 +554,10 @@ class Simulator:
         self._relay(ch, Entry(fake, file, 0, 0))
         fde = next(e for e in src.binlog if e.file == file and e.ev.type == "FORMAT_DESCRIPTION_EVENT")
         self._relay(ch, fde)
+        held = [e for e in ch.relay if e.source == src.id and e.ev.last and e.ev.trx is not None]
+        if ch.semi_sync and held and "no-reack-on-reconnect" not in self.rule.mutants:
+            # The dump request reports where the replica is: that acknowledges all it already holds.
+            src.semisync.ack(ch.node.id, (held[-1].master_file, held[-1].master_end))
         self._arrive(ch, gen, ch.fetch, len(src.binlog))
 
     def _arrive(self, ch: Channel, gen: int, first: int, stop: int) -> None:
@@ -442,13 +573,27 @@ class Simulator:
         if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
             return
         end = ch.relay_pos + ev.size
-        entry = Entry(ev, f"relay.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end)
+        entry = Entry(ev, f"relay.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end, ch.source.id)
         ch.relay.append(entry)
         ch.relay_pos = end
         if src.end:
             ch.read_master_file, ch.read_master_pos = src.file, src.end
         self.emit("relay", ch.node.id, source=ch.source.id, **_event_fields(ev), file=entry.file, pos=entry.pos,
                   master_file=src.file, master_end=src.end)
+        # The sync flag rides in the two reserved header bytes; the replica strips them, queues
+        # the event, and only then acknowledges it.
+        if ch.semi_sync and src.end and ch.source.semisync.needs_reply(ev.last and ev.trx is not None):
+            self._send_ack(ch, (src.file, src.end))
+
+    def _send_ack(self, ch: Channel, pos: tuple[str, int]) -> None:
+        if ch.lost_acks:
+            ch.lost_acks -= 1
+            return
+        self.at(self.now + ch.latency_us, self._ack_arrives, ch, ch.io_gen, ch.source, pos)
+
+    def _ack_arrives(self, ch: Channel, gen: int, source: Node, pos: tuple[str, int]) -> None:
+        if gen == ch.io_gen and source.up and ch.source is source:
+            source.semisync.ack(ch.node.id, pos)
 
     # -- SQL thread ---------------------------------------------------------------------------
     def _start_sql(self, ch: Channel) -> None:
@@ -477,6 +622,11 @@ class Simulator:
 
     def _kick(self, ch: Channel) -> None:
         """Let the SQL thread read and execute as far as it may now."""
+        self._apply_relay(ch)
+        if ch.promote and ch.state == "idle" and ch.sql_pos >= len(ch.relay):
+            self._promote(ch)
+
+    def _apply_relay(self, ch: Channel) -> None:
         while ch.sql_running and ch.state == "idle" and ch.sql_pos < len(ch.relay) and ch.node.up:
             if ch.sql_pos == ch.group_start and self._until_reached(ch):
                 self._stop_sql(ch, "until", statement=False)
@@ -539,7 +689,7 @@ class Simulator:
             return
         node = ch.node
         node.executed.add(ev.gtid)
-        self.emit("visible", node.id, trx=ev.trx, gtid=ev.gtid)
+        self._engine_commit(node, ev.trx, ev.gtid)
         if node.log_slave_updates:
             ict = self._local(node, self.now) if node.commit_timestamps else None
             group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in ch.relay[first:ch.sql_pos]]
@@ -621,6 +771,14 @@ class Simulator:
             fields["REMAINING_DELAY"] = remaining
         self.emit("status", ch.node.id, **fields)
 
+    def _server_status(self, node: Node) -> None:
+        ss = node.semisync
+        variables = ss.variables()
+        ch = node.channel
+        variables["Rpl_semi_sync_slave_status"] = "ON" if ch is not None and ch.io_running and ch.semi_sync else "OFF"
+        hosts = [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.connected]
+        self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
+
     def _seconds_behind(self, ch: Channel) -> int | None:
         if not (ch.sql_running and ch.connected):
             return None
@@ -639,5 +797,6 @@ def _event_fields(ev: Event) -> dict:
     }
 
 
-def simulate(history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None) -> tuple[dict, list[dict]]:
-    return Simulator(history, rule, system, defaults).run()
+def simulate(history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None,
+             variables: dict | None = None, variable_defaults: dict | None = None) -> tuple[dict, list[dict]]:
+    return Simulator(history, rule, system, defaults, variables, variable_defaults).run()

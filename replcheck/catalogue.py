@@ -8,7 +8,7 @@ from functools import lru_cache
 from replcheck.spec import ROOT as SPEC
 
 KINDS = ("safety", "liveness", "format", "interface")
-PREFIXES = ("WL344.", "WL7318.", "GGID.", "WL3464.", "WL1720.")
+PREFIXES = ("WL344.", "WL7318.", "GGID.", "WL3464.", "WL1720.", "WL6355.", "WL7169.", "MARIADB.")
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ def load() -> tuple[Requirement, ...]:
         data = tomllib.loads(f.read_text())
         feature = data["feature"]["name"]
         for r in data["requirement"]:
-            if r["id"] in seen or r["kind"] not in KINDS:
-                raise ValueError(f"spec/requirements/{f.name}: {r['id']}: duplicate id or unknown kind {r['kind']!r}")
+            if r["id"] in seen or r["kind"] not in KINDS or not r["id"].startswith(PREFIXES):
+                raise ValueError(f"spec/requirements/{f.name}: {r['id']}: duplicate id, unknown prefix or unknown kind {r['kind']!r}")
             seen.add(r["id"])
             out.append(Requirement(r["id"], feature, r["seed"], r["section"], r["kind"], r["text"]))
     return tuple(out)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 
-FEATURES = ("delay",)
+FEATURES = ("delay", "semisync")
 LAYERS = ("replcheck.properties.{}", "replcheck.properties.proofs.{}", "replcheck.properties.machines.{}")
 
 

@@ -22,9 +22,12 @@ class System:
     bug: str = ""
     kills: tuple[str, ...] = ()
     expected_violations: dict = field(default_factory=dict)
+    variables: dict = field(default_factory=dict)  # forced on every node, whatever the History says
+    defaults: dict = field(default_factory=dict)  # the server version's defaults
 
     def run(self, history: dict) -> tuple[dict, list[dict]]:
-        header, obs = simulate(history, DelayRule(self.rule, frozenset(self.mutants)), self.name)
+        header, obs = simulate(history, DelayRule(self.rule, frozenset(self.mutants)), self.name,
+                               variables=self.variables, variable_defaults=self.defaults)
         header["history_digest"] = history_digest(history)
         return header, obs
 
@@ -38,6 +41,7 @@ def systems() -> dict[str, System]:
             name=s["name"], kind=s["kind"], rule=s["rule"], description=s.get("description", s.get("bug", "")),
             mutants=tuple(s.get("mutants", ())), bug=s.get("bug", ""), kills=tuple(s.get("kills", ())),
             expected_violations=s.get("expected_violations", {}),
+            variables=s.get("variables", {}), defaults=s.get("defaults", {}),
         )
     return out
 

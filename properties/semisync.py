@@ -1,0 +1,539 @@
+"""Semi-synchronous replication (WL#1720, WL#6355, WL#7169, MDEV-11853): one check per requirement.
+
+The checks rebuild from observations alone: where each client transaction ends in its master's
+binlog, which replicas hold that position in their relay logs and when, the acks the master
+received, the master's semi-sync status over time (server_status samples), and the settings in
+force (trace header, SET GLOBAL statements). Order within one instant is the trace's line order.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from .core import Check, TraceView, checks
+
+STATUS = "Rpl_semi_sync_master_status"
+TIMEOUT_LOG = re.compile(r"Timeout waiting for reply of binlog \(file: (\S+), pos: (\d+)\)")
+DUMP_LOG = re.compile(r"Start semi-sync binlog_dump to slave \(server_id: (\d+)\)")
+
+
+def _key(o: dict) -> tuple[int, int]:
+    return o["t"], o["_line"]
+
+
+class Timeline:
+    """A value over trace order: the last one set strictly before a point."""
+
+    def __init__(self, initial):
+        self.keys: list[tuple[int, int]] = [(-1, -1)]
+        self.values = [initial]
+
+    def set(self, key: tuple[int, int], value) -> None:
+        self.keys.append(key)
+        self.values.append(value)
+
+    def at(self, key: tuple[int, int]):
+        return self.values[bisect_right(self.keys, key) - 1]
+
+    def changes(self):
+        return list(zip(self.keys[1:], self.values[1:]))
+
+
+class SemiSyncIndex:
+    def __init__(self, v: TraceView):
+        self.v = v
+        self.server_ids = {n: spec.get("server_id") for n, spec in v.nodes.items()}
+        self.by_server_id = {sid: n for n, sid in self.server_ids.items()}
+        self.ends: dict[tuple[str, str], dict] = {}  # (node, gtid) -> binlog obs of the group's last event
+        for b in v.kind("binlog"):
+            if b.get("last") and b.get("gtid"):
+                self.ends.setdefault((b["node"], b["gtid"]), b)
+        self.binlog_len = {(b["node"], b["file"], b["end"]): b["end"] - b["pos"] for b in v.kind("binlog")}
+        self.vars = {n: self._variables(n) for n in v.nodes}
+        self.status = {n: self._status(n) for n in v.nodes}
+        self.relays: dict[str, list[dict]] = {}
+        for r in v.kind("relay"):
+            if r.get("master_end"):
+                self.relays.setdefault(r["source"], []).append(r)
+        self.acks: dict[str, list[dict]] = {}
+        for a in v.kind("ack"):
+            self.acks.setdefault(a["node"], []).append(a)
+        self.commits = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"]) in self.ends]
+
+    def _variables(self, node: str) -> dict[str, Timeline]:
+        initial = self.v.nodes[node].get("variables", {})
+        lines = {}
+        for name in ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave",
+                     "rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_master_wait_point"):
+            lines[name] = Timeline(initial.get(name))
+        for s in self.v.kind("stmt"):
+            if s["node"] == node and s["op"] == "set_global" and s.get("errno") is None and s.get("variable") in lines:
+                lines[s["variable"]].set(_key(s), s.get("value"))
+        return lines
+
+    def _status(self, node: str) -> Timeline:
+        enabled = bool(self.v.nodes[node].get("variables", {}).get("rpl_semi_sync_master_enabled"))
+        line = Timeline("ON" if enabled else "OFF")
+        for o in self.v.kind("server_status"):
+            if o["node"] == node and STATUS in o["variables"]:
+                line.set(_key(o), o["variables"][STATUS])
+        return line
+
+    def var(self, node: str, name: str, key: tuple[int, int]):
+        return self.vars[node][name].at(key)
+
+    def n(self, node: str, key) -> int:
+        return int(self.var(node, "rpl_semi_sync_master_wait_for_slave_count", key) or 1)
+
+    def on(self, node: str, key) -> bool:
+        return self.status[node].at(key) == "ON" and bool(self.var(node, "rpl_semi_sync_master_enabled", key))
+
+    def _commit(self, c: dict) -> dict:
+        b = self.ends[(c["node"], c["gtid"])]
+        node = c["node"]
+        return {"obs": c, "node": node, "gtid": c["gtid"], "trx": c.get("trx"), "pos": (b["file"], b["end"]),
+                "binlog": b, "bkey": _key(b), "rkey": _key(c), "ok": c.get("errno") is None,
+                "enabled": bool(self.var(node, "rpl_semi_sync_master_enabled", _key(b))),
+                "on_binlog": self.on(node, _key(b)), "on_return": self.on(node, _key(c))}
+
+    def holders(self, node: str, pos: tuple[str, int], key) -> set[str]:
+        """Replicas whose relay log held the event ending at pos (of node's binlog) before key."""
+        return {r["node"] for r in self.relays.get(node, []) if _key(r) < key and (r["master_file"], r["master_end"]) >= pos}
+
+    def acked_by(self, node: str, pos, key) -> list[dict]:
+        """Acks at or past pos received before key, the first one of each replica."""
+        first: dict[str, dict] = {}
+        for a in self.acks.get(node, []):
+            if _key(a) < key and (a["file"], a["pos"]) >= pos:
+                first.setdefault(a["replica"], a)
+        return sorted(first.values(), key=_key)
+
+    def latency(self, replica: str) -> int:
+        return self.v.channels.get(replica, {}).get("latency_us", 0)
+
+
+def index(v: TraceView) -> SemiSyncIndex:
+    return v.memo("semisync.index", lambda: SemiSyncIndex(v))
+
+
+def _waited(c: dict) -> bool:
+    """The commit was binlogged while semi-sync was ON: it had to wait."""
+    return c["enabled"] and c["on_binlog"]
+
+
+END = (2**62, 0)
+
+
+@checks("WL1720.ACK.WAIT")
+def commit_waits_for_ack(v: TraceView, check: Check) -> None:
+    """While ON, a commit returns only once N replicas hold the transaction in their relay logs."""
+    ix = index(v)
+    for c in ix.commits:
+        if c["ok"] and _waited(c) and c["on_return"]:
+            held = ix.holders(c["node"], c["pos"], c["rkey"])
+            n = ix.n(c["node"], c["rkey"])
+            check.judge(len(held) >= n, f"commit of {c['trx']} on {c['node']} returned at {c['obs']['t']} while ON, "
+                        f"held by {sorted(held)} (need {n})", c["obs"])
+
+
+@checks("WL1720.ACK.RELAY")
+def ack_after_relay(v: TraceView, check: Check) -> None:
+    """A replica acknowledges an event only once it is in its relay log."""
+    ix = index(v)
+    for a in v.kind("ack"):
+        queued = [r for r in ix.relays.get(a["node"], []) if r["node"] == a["replica"] and _key(r) < _key(a)
+                  and (r["master_file"], r["master_end"]) >= (a["file"], a["pos"])]
+        check.judge(bool(queued), f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) before relaying it", a)
+
+
+@checks("WL1720.ACK.IO_THREAD")
+def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
+    """The ack leaves when the event is queued: the SQL thread and its delay do not hold it back."""
+    ix = index(v)
+    dumps = [o for o in v.kind("log") if DUMP_LOG.search(o["message"])]
+    for a in v.kind("ack"):
+        queued = [r for r in ix.relays.get(a["node"], []) if r["node"] == a["replica"]
+                  and (r["master_file"], r["master_end"]) == (a["file"], a["pos"]) and _key(r) < _key(a)]
+        if not queued:
+            continue
+        # A reconnect acknowledges what the replica already held: measure from the reconnect then.
+        since = max([_key(queued[-1])] + [_key(d) for d in dumps if d["node"] == a["node"] and d.get("replica") == a["replica"]
+                                          and _key(d) < _key(a)])
+        check.judge(a["t"] - since[0] <= ix.latency(a["replica"]) + v.resolution_us,
+                    f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) {a['t'] - since[0]} µs after queueing it", a)
+
+
+@checks("WL1720.ACK.LAST_EVENT")
+def ack_only_last_event(v: TraceView, check: Check) -> None:
+    """Acks are asked for, and given, only at the end of a transaction's last event."""
+    ends = {(b["node"], b["file"], b["end"]) for b in v.kind("binlog") if b.get("last") and b.get("trx")}
+    for a in v.kind("ack"):
+        check.judge((a["node"], a["file"], a["pos"]) in ends,
+                    f"{a['replica']} acknowledged ({a['file']}, {a['pos']}), which ends no transaction on {a['node']}", a)
+
+
+@checks("WL1720.HEADER")
+def header_stripped(v: TraceView, check: Check) -> None:
+    """Each relayed event has the length it has in the master's binlog: the extra header is gone."""
+    ix = index(v)
+    last: dict[tuple[str, str], dict] = {}
+    for r in v.kind("relay"):
+        prev = last.get((r["node"], r["file"]))
+        last[(r["node"], r["file"])] = r
+        if prev is None or not prev.get("master_end"):
+            continue
+        length = ix.binlog_len.get((prev["source"], prev["master_file"], prev["master_end"]))
+        if length is not None and ix.vars[prev["source"]]["rpl_semi_sync_master_enabled"].at(_key(prev)):
+            check.judge(r["pos"] - prev["pos"] == length,
+                        f"{r['node']} relay log holds {prev['type']} in {r['pos'] - prev['pos']} bytes, the binlog in {length}", prev, r)
+
+
+def _latest(v: TraceView, kind: str, node: str, key) -> dict | None:
+    rows = v.memo(f"semisync.{kind}.{node}", lambda: [o for o in v.kind(kind) if o["node"] == node])
+    found = None
+    for o in rows:
+        if _key(o) > key:
+            break
+        found = o
+    return found
+
+
+@checks("WL1720.SLAVE.STATUS")
+def slave_status_follows_io_thread(v: TraceView, check: Check) -> None:
+    """Rpl_semi_sync_slave_status is ON only while the IO thread runs, and OFF when it is stopped."""
+    for o in v.kind("server_status"):
+        st = _latest(v, "status", o["node"], _key(o))
+        if st is None or st["t"] != o["t"]:
+            continue
+        slave_on = o["variables"].get("Rpl_semi_sync_slave_status") == "ON"
+        check.judge(not (slave_on and st["Slave_IO_Running"] == "No"),
+                    f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
+
+
+@checks("WL1720.DUMP.FLAG")
+def only_requesting_replicas_ack(v: TraceView, check: Check) -> None:
+    """Only a replica that asked for semi-sync when it connected acknowledges."""
+    ix = index(v)
+    for a in v.kind("ack"):
+        sid = ix.server_ids.get(a["replica"])
+        dumps = [o for o in v.kind("log") if o["node"] == a["node"] and _key(o) < _key(a)
+                 and (m := DUMP_LOG.search(o["message"])) and int(m.group(1)) == sid]
+        check.judge(bool(dumps), f"{a['replica']} acknowledged without having asked {a['node']} for semi-sync", a)
+
+
+@checks("WL1720.TIMEOUT.ASYNC")
+def timeout_bounds_the_wait(v: TraceView, check: Check) -> None:
+    """No commit waits longer than the timeout; one that waited it out finds the master switched OFF."""
+    ix = index(v)
+    tol = v.resolution_us
+    for c in ix.commits:
+        if not _waited(c) or not c["ok"]:
+            continue
+        timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
+        waited = c["obs"]["t"] - c["binlog"]["t"]
+        check.judge(waited <= timeout + tol, f"commit of {c['trx']} waited {waited} µs, timeout {timeout} µs", c["obs"])
+        if waited >= timeout - tol and len(ix.holders(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]):
+            check.judge(not c["on_return"], f"commit of {c['trx']} timed out but the status is still ON", c["obs"])
+
+
+def _timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
+    timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
+    return (_waited(c) and c["ok"] and c["obs"]["t"] - c["binlog"]["t"] >= timeout - tol
+            and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]))
+
+
+@checks("WL1720.TIMEOUT.LOG")
+def timeout_is_logged(v: TraceView, check: Check) -> None:
+    """A switch to async on timeout logs the binlog file and position that went unacknowledged."""
+    ix = index(v)
+    ends = {(c["node"], c["pos"]) for c in ix.commits}
+    for c in ix.commits:
+        if not _timed_out(ix, c, v.resolution_us):
+            continue
+        logs = [o for o in v.kind("log") if o["node"] == c["node"] and c["bkey"] < _key(o) <= c["rkey"]
+                and (m := TIMEOUT_LOG.search(o["message"])) and (c["node"], (m.group(1), int(m.group(2)))) in ends]
+        check.judge(bool(logs), f"commit of {c['trx']} on {c['node']} timed out with no log naming a binlog position", c["obs"])
+
+
+@checks("WL1720.OFF.NO_WAIT")
+def no_wait_while_off(v: TraceView, check: Check) -> None:
+    """While semi-sync is OFF or disabled, a commit returns as soon as it is binlogged."""
+    ix = index(v)
+    for c in ix.commits:
+        if c["ok"] and not _waited(c):
+            check.judge(c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us,
+                        f"commit of {c['trx']} on {c['node']} waited {c['obs']['t'] - c['binlog']['t']} µs while OFF", c["obs"])
+
+
+def _binlog_end(ix: SemiSyncIndex, node: str, key) -> tuple[str, int]:
+    return max((c["pos"] for c in ix.commits if c["node"] == node and c["bkey"] < key), default=("", 0))
+
+
+def _switches(ix: SemiSyncIndex, node: str):
+    prev = ix.status[node].values[0]
+    for key, value in ix.status[node].changes():
+        if value != prev:
+            yield key, value
+        prev = value
+
+
+def _dba_or_restart(v: TraceView, node: str, key) -> bool:
+    """A switch the DBA (SET GLOBAL) or a restart caused, at that very instant."""
+    return any(o["node"] == node and o["t"] == key[0] and o["_line"] < key[1] and
+               (o["kind"] == "restart" or (o["kind"] == "stmt" and o["op"] == "set_global")) for o in v.obs)
+
+
+@checks("WL1720.SWITCH_BACK")
+def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
+    """Once the required replicas have caught up with the binlog, the status is ON again by itself."""
+    ix = index(v)
+    for a in v.kind("ack"):
+        node, key = a["node"], _key(a)
+        if ix.on(node, key) or not ix.var(node, "rpl_semi_sync_master_enabled", key):
+            continue
+        end = _binlog_end(ix, node, key)
+        if len(ix.acked_by(node, end, (key[0], key[1] + 1))) >= ix.n(node, key) and end > ("", 0):
+            after = next((o for o in v.kind("server_status") if o["node"] == node and _key(o) > key), None)
+            check.judge(after is not None and after["t"] <= a["t"] + v.resolution_us and after["variables"][STATUS] == "ON",
+                        f"{node}: replicas caught up with {end} at {a['t']} but the status stayed OFF", a)
+
+
+@checks("WL7169.N_DISTINCT")
+def released_at_n_distinct_acks(v: TraceView, check: Check) -> None:
+    """Released exactly when N distinct replicas acknowledged at or past the commit: not before, not after."""
+    ix = index(v)
+    for c in ix.commits:
+        if not (_waited(c) and c["ok"]):
+            continue
+        node, n = c["node"], ix.n(c["node"], c["bkey"])
+        acks = ix.acked_by(node, c["pos"], END)
+        before = [a for a in acks if _key(a) < c["rkey"]]
+        if c["on_return"]:
+            check.judge(len(before) >= n, f"commit of {c['trx']} on {node} released while ON with acks from "
+                        f"{sorted(a['replica'] for a in before)} (need {n} distinct)", c["obs"], *before)
+        if len(acks) >= n and ix.on(node, _key(acks[n - 1])):
+            nth = acks[n - 1]
+            check.judge(c["obs"]["t"] <= nth["t"] + v.resolution_us,
+                        f"commit of {c['trx']} on {node} had {n} distinct acks at {nth['t']} but returned at {c['obs']['t']}",
+                        c["obs"], nth)
+
+
+@checks("WL7169.SWITCH_BACK_N")
+def switch_back_needs_n(v: TraceView, check: Check) -> None:
+    """Back to ON only when N distinct replicas acknowledged the current binlog position."""
+    ix = index(v)
+    for node in v.nodes:
+        for key, value in _switches(ix, node):
+            if value != "ON" or _dba_or_restart(v, node, key):
+                continue
+            end = _binlog_end(ix, node, key)
+            acked = ix.acked_by(node, end, key)
+            n = ix.n(node, key)
+            check.judge(len(acked) >= n, f"{node} switched ON at {key[0]} with acks of {end} from "
+                        f"{sorted(a['replica'] for a in acked)} (need {n})")
+
+
+@checks("WL1720.ONOFF.DBA")
+def dba_switches_on_the_fly(v: TraceView, check: Check) -> None:
+    """SET GLOBAL rpl_semi_sync_master_enabled turns the status ON or OFF at once."""
+    for s in v.kind("stmt"):
+        if s["op"] == "set_global" and s.get("variable") == "rpl_semi_sync_master_enabled" and s.get("errno") is None:
+            after = next((o for o in v.kind("server_status") if o["node"] == s["node"] and _key(o) > _key(s)), None)
+            if after is not None and after["t"] <= s["t"] + v.resolution_us:
+                want = "ON" if s["value"] else "OFF"
+                check.judge(after["variables"][STATUS] == want,
+                            f"{s['node']}: enabled := {s['value']} but the status is {after['variables'][STATUS]}", s, after)
+
+
+@checks("WL1720.HOSTS")
+def slave_hosts_mode(v: TraceView, check: Check) -> None:
+    """SHOW SLAVE HOSTS says which replicas are semi-sync, and why the others are not."""
+    for o in v.kind("server_status"):
+        on = o["variables"].get(STATUS) == "ON"
+        for h in o.get("slave_hosts", []):
+            r_status = _latest(v, "server_status", h["replica"], (o["t"], 2**62))
+            if r_status is None or r_status["t"] != o["t"]:
+                continue  # no sample of the replica at the same instant
+            requested = r_status["variables"].get("Rpl_semi_sync_slave_status") == "ON"
+            if h["mode"] == "semi-sync":
+                check.judge(on and requested, f"{o['node']} lists {h['replica']} as semi-sync (status {'ON' if on else 'OFF'}, "
+                            f"requested {requested})", o)
+            else:
+                check.judge(bool(h.get("reason")) and not (on and requested),
+                            f"{o['node']} lists {h['replica']} as async with reason {h.get('reason')!r}", o)
+
+
+@checks("WL1720.COUNT.TX")
+def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
+    """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others."""
+    ix = index(v)
+    restarts = {}
+    for o in v.kind("restart"):
+        restarts.setdefault(o["node"], []).append(_key(o))
+    for o in v.kind("server_status"):
+        node, key = o["node"], _key(o)
+        if "Rpl_semi_sync_master_yes_tx" not in o["variables"]:
+            continue
+        since = max([k for k in restarts.get(node, []) if k < key], default=(-1, -1))
+        yes = no = 0
+        for c in ix.commits:
+            if c["node"] != node or not (since < c["rkey"] < key) or not c["ok"] or not c["enabled"]:
+                continue
+            acked = _waited(c) and len(ix.acked_by(node, c["pos"], c["rkey"])) >= ix.n(node, c["bkey"])
+            yes, no = yes + acked, no + (not acked)
+        got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
+        check.judge(got == (yes, no), f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {(yes, no)}", o)
+
+
+@checks("WL1720.CLIENTS")
+def clients_counted(v: TraceView, check: Check) -> None:
+    """Rpl_semi_sync_master_clients counts the connected replicas that asked for semi-sync."""
+    for o in v.kind("server_status"):
+        hosts = o.get("slave_hosts")
+        if hosts is None or "Rpl_semi_sync_master_clients" not in o["variables"]:
+            continue
+        asked = []
+        for h in hosts:
+            r = _latest(v, "server_status", h["replica"], (o["t"], 2**62))
+            if r is None or r["t"] != o["t"]:
+                break
+            asked.append(r["variables"].get("Rpl_semi_sync_slave_status") == "ON")
+        else:
+            check.judge(o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked),
+                        f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
+
+
+@checks("WL1720.LIVE.RELEASE")
+def waiters_released(v: TraceView, check: Check) -> None:
+    """Every waiting session is released; once its transaction is held by N connected semi-sync
+    replicas (also after a reconnect), by acknowledgement rather than by the timeout."""
+    ix = index(v)
+    returned = {(c["node"], c["gtid"]) for c in ix.commits}
+    dumps = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
+    origin: dict[str, str] = {}
+    for x in v.kind("binlog"):
+        if x.get("gtid"):
+            origin.setdefault(x["gtid"], x["node"])
+    for (node, gtid), b in ix.ends.items():
+        if origin.get(gtid) == node:  # a client's transaction, not one relayed through this node
+            check.judge((node, gtid) in returned, f"the commit of {b['trx']} on {node} never returned", b)
+    for c in ix.commits:
+        if not (_waited(c) and c["ok"]):
+            continue
+        node = c["node"]
+        chances: dict[str, int] = {}
+        for a in ix.acked_by(node, c["pos"], END):
+            chances[a["replica"]] = a["t"]
+        for o, sid in dumps:
+            replica = ix.by_server_id.get(sid)
+            if o["node"] == node and _key(o) > c["bkey"] and replica in ix.holders(node, c["pos"], _key(o)):
+                chances[replica] = min(chances.get(replica, 2**62), o["t"] + 2 * ix.latency(replica))
+        times = sorted(chances.values())
+        n = ix.n(node, c["bkey"])
+        if len(times) < n:
+            continue
+        deadline = max(times[n - 1], c["binlog"]["t"])
+        still_on = all(ix.on(node, (t, 2**62)) for t in (c["binlog"]["t"], deadline))
+        if still_on:
+            check.judge(c["obs"]["t"] <= deadline + v.resolution_us,
+                        f"commit of {c['trx']} on {node} could be released at {deadline} but returned at {c['obs']['t']}", c["obs"])
+
+
+@checks("WL1720.NO_ROLLBACK")
+def no_rollback_on_master(v: TraceView, check: Check) -> None:
+    """A transaction that was never acknowledged still stays committed on the master."""
+    ix = index(v)
+    visible = {(o["node"], o["gtid"]) for o in v.kind("visible")}
+    down_at_end = {}
+    for o in v.obs:
+        if o["kind"] in ("crash", "shutdown"):
+            down_at_end[o["node"]] = True
+        elif o["kind"] == "restart":
+            down_at_end[o["node"]] = False
+    for c in ix.commits:
+        if _waited(c) and (c["ok"] or c["obs"].get("semisync") == "shutdown") and not down_at_end.get(c["node"]):
+            check.judge((c["node"], c["gtid"]) in visible, f"{c['trx']} was rolled back on {c['node']}", c["obs"])
+
+
+@checks("WL1720.WAIT_NO_SLAVE")
+def wait_with_no_slave(v: TraceView, check: Check) -> None:
+    """With no semi-sync replica: wait out the timeout if wait_no_slave is ON, go async at once if OFF."""
+    ix = index(v)
+    tol = v.resolution_us
+    for c in ix.commits:
+        node = c["node"]
+        if not (c["ok"] and c["enabled"] and c["on_binlog"]):
+            continue
+        st = _latest(v, "server_status", node, c["bkey"])
+        if st is None or st["variables"].get("Rpl_semi_sync_master_clients") != 0 or ix.acked_by(node, c["pos"], c["rkey"]):
+            continue
+        timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
+        waited = c["obs"]["t"] - c["binlog"]["t"]
+        if ix.var(node, "rpl_semi_sync_master_wait_no_slave", c["bkey"]) is False:
+            check.judge(waited <= tol and not c["on_return"], f"{c['trx']} waited {waited} µs with no semi-sync replica "
+                        "and wait_no_slave OFF", c["obs"])
+        elif not ix.holders(node, c["pos"], c["rkey"]):
+            check.judge(waited >= timeout - tol, f"{c['trx']} returned after {waited} µs with no semi-sync replica, "
+                        f"timeout {timeout} µs", c["obs"])
+
+
+@checks("WL6355.AFTER_SYNC.INVISIBLE")
+def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
+    """While ON, no session sees a transaction before N replicas hold it."""
+    ix = index(v)
+    waited = {(c["node"], c["gtid"]): c for c in ix.commits if _waited(c)}
+    downs = [o for o in v.obs if o["kind"] in ("crash", "shutdown")]
+    for o in v.kind("visible"):
+        c = waited.get((o["node"], o.get("gtid")))
+        # What binlog crash recovery commits at a restart is the recovery feature's to judge.
+        recovered = c is not None and any(d["node"] == o["node"] and c["bkey"] < _key(d) < _key(o) for d in downs)
+        if c is not None and not recovered and ix.on(o["node"], _key(o)):
+            held = ix.holders(o["node"], c["pos"], _key(o))
+            check.judge(len(held) >= ix.n(o["node"], _key(o)),
+                        f"{c['trx']} became visible on {o['node']} at {o['t']} while ON, held by {sorted(held)}", o)
+    by_trx = {(c["node"], c["trx"]): c for c in waited.values()}
+    for r in v.kind("read"):
+        if not ix.on(r["node"], _key(r)):
+            continue
+        for trx in r["seen"]:
+            c = by_trx.get((r["node"], trx))
+            if c is not None:
+                held = ix.holders(r["node"], c["pos"], _key(r))
+                check.judge(len(held) >= ix.n(r["node"], _key(r)),
+                            f"a session on {r['node']} read {trx} at {r['t']} while ON; held by {sorted(held)}", r)
+
+
+@checks("WL6355.FAILOVER.NO_LOSS")
+def failover_loses_nothing(v: TraceView, check: Check) -> None:
+    """After failover to the most advanced replica, nothing returned or read while ON is lost."""
+    ix = index(v)
+    visible = {(o["node"], o.get("gtid")) for o in v.kind("visible")}
+    for p in v.kind("promoted"):
+        old, new = p["old"], p["node"]
+        crash = max((_key(o) for o in v.obs if o["kind"] in ("crash", "shutdown") and o["node"] == old and _key(o) < _key(p)),
+                    default=None)
+        if crash is None:
+            continue
+        must: dict[str, tuple[str, dict]] = {}
+        for c in ix.commits:
+            if c["node"] == old and c["ok"] and c["on_return"] and c["rkey"] < crash:
+                must[c["gtid"]] = ("returned", c["obs"])
+        by_trx = {c["trx"]: c for c in ix.commits if c["node"] == old}
+        for r in v.kind("read"):
+            if r["node"] == old and _key(r) < crash and ix.on(old, _key(r)):
+                for trx in r["seen"]:
+                    if trx in by_trx:
+                        must.setdefault(by_trx[trx]["gtid"], ("read", r))
+        for gtid, (how, o) in must.items():
+            check.judge((new, gtid) in visible, f"{gtid} ({how} on {old} while ON) is missing on the new primary {new}", o, p)
+
+
+@checks("MARIADB.SEMISYNC.SHUTDOWN")
+def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
+    """A shutdown gives waiting sessions an error, never a successful commit without the acks."""
+    ix = index(v)
+    for s in v.kind("shutdown"):
+        for c in ix.commits:
+            if c["node"] == s["node"] and c["obs"]["t"] == s["t"] and _waited(c) and c["rkey"] < _key(s):
+                acked = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["bkey"])
+                check.judge(acked or not c["ok"], f"shutdown of {s['node']} returned {c['trx']} as committed without acks", c["obs"], s)
