@@ -453,6 +453,8 @@ class Simulator:
         node.up = True
         self.emit("restart", node.id)
         self._start_semisync(node)
+        if node.semisync.enabled:
+            self._server_status(node)
         # Binlog crash recovery commits what the binlog holds but the engine had not committed.
         for trx, gtid in node.prepared:
             self._engine_commit(node, trx, gtid)
@@ -524,7 +526,7 @@ class Simulator:
             self._connect(ch)
 
     def _disconnect(self, ch: Channel) -> None:
-        if ch.connected:
+        if ch.connected and ch.source.up:  # a dead master's semi-sync state dies with it
             ch.source.semisync.disconnect(ch.node.id)
         ch.connected = ch.semi_sync = False
         ch.io_gen += 1

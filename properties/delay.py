@@ -577,8 +577,8 @@ def master_unaffected(v: TraceView, check: Check) -> None:
     ix = index(v)
     delayed = {c["source"] for c in v.channels.values() if c.get("delay") or ix.delays.get(c["replica"], [(0, 0, 0)])[-1][2]}
     for c in v.kind("commit"):
-        if c["node"] not in delayed or c.get("gtid") is None or c.get("semisync") is not None:
-            continue  # a semi-sync wait is judged by the semi-sync properties
+        if c["node"] not in delayed or c.get("gtid") is None or c.get("semisync") is not None or c.get("errno") is not None:
+            continue  # a semi-sync wait is judged by the semi-sync properties; a failed commit never returned
         b = ix.binlog.get((c["node"], c["gtid"], 0))
         if b is not None:
             check.judge(b["t"] <= c["t"] <= b["t"] + v.resolution_us, f"commit of {c['trx']} returned at {c['t']}, binlogged at {b['t']}", b, c)

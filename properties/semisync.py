@@ -66,9 +66,14 @@ class SemiSyncIndex:
         for name in ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave",
                      "rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_master_wait_point"):
             lines[name] = Timeline(initial.get(name))
-        for s in self.v.kind("stmt"):
-            if s["node"] == node and s["op"] == "set_global" and s.get("errno") is None and s.get("variable") in lines:
-                lines[s["variable"]].set(_key(s), s.get("value"))
+        for o in self.v.obs:
+            if o["node"] != node:
+                continue
+            if o["kind"] == "restart":  # SET GLOBAL is lost; the configuration comes back
+                for name, line in lines.items():
+                    line.set(_key(o), initial.get(name))
+            elif o["kind"] == "stmt" and o["op"] == "set_global" and o.get("errno") is None and o.get("variable") in lines:
+                lines[o["variable"]].set(_key(o), o.get("value"))
         return lines
 
     def _status(self, node: str) -> Timeline:
@@ -107,6 +112,19 @@ class SemiSyncIndex:
             if _key(a) < key and (a["file"], a["pos"]) >= pos:
                 first.setdefault(a["replica"], a)
         return sorted(first.values(), key=_key)
+
+    def release_key(self, node: str, since, chances: list[tuple[tuple[int, int], str]]):
+        """The first moment after `since` when the distinct replicas among `chances` (moment,
+        replica) reach the wait_for_slave_count then in force; None if never."""
+        changes = [k for k, _ in self.vars[node]["rpl_semi_sync_master_wait_for_slave_count"].changes() if k > since]
+        moments = sorted([(k, r) for k, r in chances] + [(k, None) for k in changes])
+        seen: set[str] = set()
+        for key, replica in moments:
+            if replica is not None:
+                seen.add(replica)
+            if seen and len(seen) >= self.n(node, (key[0], key[1] + 1)):
+                return key
+        return None
 
     def latency(self, replica: str) -> int:
         return self.v.channels.get(replica, {}).get("latency_us", 0)
@@ -305,17 +323,18 @@ def released_at_n_distinct_acks(v: TraceView, check: Check) -> None:
     for c in ix.commits:
         if not (_waited(c) and c["ok"]):
             continue
-        node, n = c["node"], ix.n(c["node"], c["bkey"])
+        node = c["node"]
         acks = ix.acked_by(node, c["pos"], END)
         before = [a for a in acks if _key(a) < c["rkey"]]
+        n = ix.n(node, c["rkey"])
         if c["on_return"]:
             check.judge(len(before) >= n, f"commit of {c['trx']} on {node} released while ON with acks from "
                         f"{sorted(a['replica'] for a in before)} (need {n} distinct)", c["obs"], *before)
-        if len(acks) >= n and ix.on(node, _key(acks[n - 1])):
-            nth = acks[n - 1]
-            check.judge(c["obs"]["t"] <= nth["t"] + v.resolution_us,
-                        f"commit of {c['trx']} on {node} had {n} distinct acks at {nth['t']} but returned at {c['obs']['t']}",
-                        c["obs"], nth)
+        ready = ix.release_key(node, c["bkey"], [(_key(a), a["replica"]) for a in acks])
+        if ready is not None and ix.on(node, ready):
+            check.judge(c["obs"]["t"] <= ready[0] + v.resolution_us,
+                        f"commit of {c['trx']} on {node} had its distinct acks at {ready[0]} but returned at {c['obs']['t']}",
+                        c["obs"])
 
 
 @checks("WL7169.SWITCH_BACK_N")
@@ -336,8 +355,11 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
 @checks("WL1720.ONOFF.DBA")
 def dba_switches_on_the_fly(v: TraceView, check: Check) -> None:
     """SET GLOBAL rpl_semi_sync_master_enabled turns the status ON or OFF at once."""
+    ix = index(v)
     for s in v.kind("stmt"):
         if s["op"] == "set_global" and s.get("variable") == "rpl_semi_sync_master_enabled" and s.get("errno") is None:
+            if bool(ix.var(s["node"], "rpl_semi_sync_master_enabled", _key(s))) == bool(s["value"]):
+                continue  # setting the value it has changes nothing
             after = next((o for o in v.kind("server_status") if o["node"] == s["node"] and _key(o) > _key(s)), None)
             if after is not None and after["t"] <= s["t"] + v.resolution_us:
                 want = "ON" if s["value"] else "OFF"
@@ -379,7 +401,7 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         for c in ix.commits:
             if c["node"] != node or not (since < c["rkey"] < key) or not c["ok"] or not c["enabled"]:
                 continue
-            acked = _waited(c) and len(ix.acked_by(node, c["pos"], c["rkey"])) >= ix.n(node, c["bkey"])
+            acked = _waited(c) and len(ix.acked_by(node, c["pos"], c["rkey"])) >= ix.n(node, c["rkey"])
             yes, no = yes + acked, no + (not acked)
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         check.judge(got == (yes, no), f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {(yes, no)}", o)
@@ -428,11 +450,10 @@ def waiters_released(v: TraceView, check: Check) -> None:
             replica = ix.by_server_id.get(sid)
             if o["node"] == node and _key(o) > c["bkey"] and replica in ix.holders(node, c["pos"], _key(o)):
                 chances[replica] = min(chances.get(replica, 2**62), o["t"] + 2 * ix.latency(replica))
-        times = sorted(chances.values())
-        n = ix.n(node, c["bkey"])
-        if len(times) < n:
+        ready = ix.release_key(node, c["bkey"], [((t, 0), r) for r, t in chances.items()])
+        if ready is None:
             continue
-        deadline = max(times[n - 1], c["binlog"]["t"])
+        deadline = max(ready[0], c["binlog"]["t"])
         still_on = all(ix.on(node, (t, 2**62)) for t in (c["binlog"]["t"], deadline))
         if still_on:
             check.judge(c["obs"]["t"] <= deadline + v.resolution_us,

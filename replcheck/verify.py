@@ -88,29 +88,30 @@ def run_machines(results: Results, names: list[str], examples: int, seed: int, p
     from hypothesis import seed as hypothesis_seed
     from hypothesis.stateful import run_state_machine_as_test
 
-    from replcheck.properties.machines.delay import machine_for
+    from replcheck.properties.machines.base import machine_for
 
     for name in names:
         system = systems.get(name)
         if system.kind != "model":
             continue
-        progress(f"state machine: {name}, {examples} examples")
-        machine = hypothesis_seed(seed)(machine_for(system.rule, system.mutants, tuple(system.expected_violations)))
-        try:
-            run_state_machine_as_test(machine, settings=settings(
-                max_examples=examples, stateful_step_count=20, deadline=None, database=None,
-                suppress_health_check=list(HealthCheck), print_blob=False))
-            status, witnesses = core.PASS, ()
-        except AssertionError as e:
-            status, witnesses = core.VIOLATED, (core.Witness(str(e).splitlines()[0]),)
-            results.findings.append({"kind": "state machine", "system": name, "requirement": str(e).split(":")[0],
-                                     "witness": str(e).splitlines()[0]})
         for m in core.MACHINES:
+            progress(f"state machine {m.name}: {name}, {examples} examples")
+            machine = hypothesis_seed(seed)(machine_for(m.cls, system.rule, system.mutants, tuple(system.expected_violations),
+                                                        system.variables, system.defaults))
+            try:
+                run_state_machine_as_test(machine, settings=settings(
+                    max_examples=examples, stateful_step_count=20, deadline=None, database=None,
+                    suppress_health_check=list(HealthCheck), print_blob=False))
+                failure = None
+            except AssertionError as e:
+                failure = core.Witness(str(e).splitlines()[0])
+                results.findings.append({"kind": "state machine", "system": name, "requirement": failure.message.split(":")[0],
+                                         "witness": failure.message})
             for req in m.requirements:
-                failed = status == core.VIOLATED and witnesses[0].message.startswith(req + ":")
+                failed = failure is not None and failure.message.startswith(req + ":")
                 judged = machine.exercised[req]
                 verdict = core.Verdict(req, core.VIOLATED if failed else (core.PASS if judged else core.NOT_EXERCISED),
-                                       judged, witnesses if failed else (), f"state-machine:{m.name}")
+                                       judged, (failure,) if failed else (), f"state-machine:{m.name}")
                 results.add("state-machine", name, m.name, verdict)
 
 

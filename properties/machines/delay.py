@@ -8,43 +8,26 @@ steps, which Hypothesis prints.
 """
 from __future__ import annotations
 
-from collections import Counter
-
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import initialize, rule
 
-from replcheck.model.delay import DelayRule
-from replcheck.model.sim import simulate
+from .. import delay  # noqa: F401  (registers the properties this machine asserts)
+from ..core import machine
+from .base import S, HistoryMachine, requirements_of
 
-from ..core import VIOLATED, PROPERTIES, TraceView, machine
-from .. import delay as delay_properties
-
-S = 1_000_000
 TOPOLOGIES = {
     "pair": (["A", "B"], [("A", "B")]),
     "chain": (["A", "B", "C"], [("A", "B"), ("B", "C")]),
     "fan-out": (["A", "B", "C"], [("A", "B"), ("A", "C")]),
 }
-REQUIREMENTS = tuple(p.requirement for p in PROPERTIES if p.feature == delay_properties.__name__.rsplit(".", 1)[-1])
 
 
-@machine(*REQUIREMENTS)
-class DelayMachine(RuleBasedStateMachine):
+@machine(*requirements_of("delay"))
+class DelayMachine(HistoryMachine):
     """Commits, waits, STOP/START SLAVE, CHANGE MASTER, RESET SLAVE, crashes and clock steps on
     a pair, a chain or a fan-out; every delay property holds after every step."""
 
-    rule_name = "wl7318"
-    mutants: frozenset[str] = frozenset()
-    expected_violations: frozenset[str] = frozenset()
-    exercised: Counter = Counter()  # per requirement, how many traces judged it; one per machine class
-
-    def __init__(self):
-        super().__init__()
-        self.now = 0
-        self.ops: list[dict] = []
-        self.header: dict = {}
-        self.replicas: list[str] = []
-        self.n = 0
+    REQUIREMENTS = requirements_of("delay")
 
     @initialize(
         shape=st.sampled_from(sorted(TOPOLOGIES)),
@@ -63,18 +46,10 @@ class DelayMachine(RuleBasedStateMachine):
         self.header = {"schema": "replcheck.history/1", "name": "state-machine", "sample_every_us": 1_300_000,
                        "topology": {"nodes": nodes, "channels": channels}}
 
-    def _op(self, op: str, node: str, **kw) -> None:
-        self.ops.append({"at": self.now, "op": op, "node": node, **kw})
-
-    @rule(seconds=st.integers(0, 12), micros=st.sampled_from([0, 1, 499_999, 999_999]))
-    def time_passes(self, seconds, micros):
-        self.now += seconds * S + micros
-
     @rule(statements=st.lists(st.tuples(st.integers(0, 3 * S), st.sampled_from([0, 0, 2 * S])), min_size=1, max_size=3),
           ddl=st.booleans(), timestamp=st.sampled_from([None, None, None, 1_700_000_000, 1_700_000_050]))
     def commit(self, statements, ddl, timestamp):
-        self.n += 1
-        kw = {"trx": f"t{self.n}", "statements": [{"duration_us": d, "replica_cost_us": c} for d, c in statements]}
+        kw = {"trx": self._trx_name(), "statements": [{"duration_us": d, "replica_cost_us": c} for d, c in statements]}
         if ddl:
             kw["ddl"] = True
             kw["statements"] = kw["statements"][:1]
@@ -84,13 +59,11 @@ class DelayMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), thread=st.sampled_from([None, "sql", "io"]))
     def stop_slave(self, data, thread):
-        node = data.draw(st.sampled_from(self.replicas))
-        self._op("stop_slave", node, **({"thread": thread} if thread else {}))
+        self._op("stop_slave", data.draw(st.sampled_from(self.replicas)), **({"thread": thread} if thread else {}))
 
     @rule(data=st.data(), thread=st.sampled_from([None, "sql"]))
     def start_slave(self, data, thread):
-        node = data.draw(st.sampled_from(self.replicas))
-        self._op("start_slave", node, **({"thread": thread} if thread else {}))
+        self._op("start_slave", data.draw(st.sampled_from(self.replicas)), **({"thread": thread} if thread else {}))
 
     @rule(data=st.data(), delay=st.one_of(st.integers(0, 10), st.sampled_from(["-1", "2147483648", "x", "2147483647"])))
     def change_master(self, data, delay):
@@ -115,25 +88,3 @@ class DelayMachine(RuleBasedStateMachine):
     @rule()
     def flush_logs(self):
         self._op("flush_logs", "A")
-
-    @invariant()
-    def delay_properties_hold(self):
-        if not self.header:
-            return
-        history = {"header": {**self.header, "end_us": self.now + 12 * S}, "ops": self.ops}
-        trace_header, obs = simulate(history, DelayRule(self.rule_name, self.mutants), "state-machine")
-        view = TraceView(trace_header, obs)
-        for prop in PROPERTIES:
-            if prop.requirement not in REQUIREMENTS or prop.requirement in self.expected_violations:
-                continue
-            verdict = prop.run(view)
-            self.exercised[prop.requirement] += verdict.checked > 0
-            assert verdict.status != VIOLATED, f"{verdict.requirement}: {verdict.witnesses[0].message}"
-
-
-def machine_for(rule_name: str, mutants=(), expected_violations=()) -> type[DelayMachine]:
-    """The same machine against another system (a rule, or a mutant of it)."""
-    return type(f"DelayMachine_{rule_name}_{'_'.join(sorted(mutants)) or 'model'}", (DelayMachine,), {
-        "rule_name": rule_name, "mutants": frozenset(mutants), "expected_violations": frozenset(expected_violations),
-        "exercised": Counter(), "__module__": __name__,
-    })
