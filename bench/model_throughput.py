@@ -1,6 +1,7 @@
 """Model throughput on one core: histories and events per second, with and without the properties.
 
-Runs every embedded History on each model system `--rounds` times in this one process.
+Runs every embedded History (delay and semi-sync scenarios) on each model system `--rounds`
+times in this one process.
 An "event" is one binlog event applied by one replica's SQL thread (an `apply` observation).
 Usage: .venv/bin/python bench/model_throughput.py [--rounds N]
 """
@@ -40,7 +41,7 @@ def main() -> None:
     args = p.parse_args()
     load_features()
     histories = [io.load_history(path) for path in embedded_histories()]
-    for name in ("model:wl344", "model:wl7318"):
+    for name in [s.name for s in systems.systems().values() if s.kind == "model"]:
         for with_properties in (False, True):
             print(json.dumps(measure(name, histories, args.rounds, with_properties)))
 
