@@ -47,36 +47,44 @@ class Waiter:
 
 @dataclass
 class AckTable:
-    """Acks per replica. Real servers keep N-1 slots and evict the minimum; the oracle is the
-    per-replica maximum, which is what the correct table computes."""
+    """The acks received. Correct servers release a position once N distinct replicas acked at or
+    past it: the per-replica maximum says exactly that (the z3 proof shows MySQL's N-1 slot table,
+    evicting the minimum, computes the same). Bug #109829's table evicts the wrong slot; it is
+    kept here as that mutant."""
 
     n: int
     buggy: bool = False
+    maxack: dict[str, Pos] = field(default_factory=dict)
     slots: dict[str, Pos] = field(default_factory=dict)
-    released: Pos = ("", 0)
+    slot_released: Pos = ("", 0)
 
-    def ack(self, replica: str, pos: Pos) -> Pos:
-        """Record an ack; return the greatest position N distinct replicas have reached."""
+    def ack(self, replica: str, pos: Pos) -> None:
+        self.maxack[replica] = max(self.maxack.get(replica, ("", 0)), pos)
+        if self.buggy:
+            self._slot_ack(replica, pos)
+
+    def _slot_ack(self, replica: str, pos: Pos) -> None:
         if self.n <= 1:
-            self.released = max(self.released, pos)
-            return self.released
-        if replica in self.slots:
+            self.slot_released = max(self.slot_released, pos)
+        elif replica in self.slots:
             self.slots[replica] = max(self.slots[replica], pos)
         elif len(self.slots) < self.n - 1:
             self.slots[replica] = pos
-        else:
-            # Table full: the Nth distinct replica. Everything up to the minimum of all N acks
-            # is released, and that minimum's slot is evicted.
+        else:  # full: release up to the minimum of the N acks, then evict a slot
             candidates = {**self.slots, replica: pos}
-            if self.buggy:
-                below = [r for r, p in self.slots.items() if p < pos]
-                victim = below[-1] if below else min(candidates, key=lambda r: (candidates[r], r))
-            else:
-                victim = min(candidates, key=lambda r: (candidates[r], r))
-            self.released = max(self.released, min(candidates.values()))
+            below = [r for r, p in self.slots.items() if p < pos]
+            victim = below[-1] if below else min(candidates, key=lambda r: (candidates[r], r))
+            self.slot_released = max(self.slot_released, min(candidates.values()))
             candidates.pop(victim)
             self.slots = candidates
-        return self.released
+
+    @property
+    def released(self) -> Pos:
+        """The greatest position N distinct replicas have reached."""
+        if self.buggy:
+            return self.slot_released
+        ranked = sorted(self.maxack.values(), reverse=True)
+        return ranked[self.n - 1] if len(ranked) >= self.n else ("", 0)
 
     def reached(self, pos: Pos) -> bool:
         return self.released >= pos
@@ -117,7 +125,7 @@ class SemiSyncMaster:
                 self._switch(False, "disabled by the DBA")
                 self._release_all("no")
         elif name == "rpl_semi_sync_master_wait_for_slave_count":
-            self.acks = self._table()
+            self.acks.n = int(value)  # the acks already received count against the new N
             self._release_ready()
 
     # -- the commit path ------------------------------------------------------------------------

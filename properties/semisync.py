@@ -8,7 +8,7 @@ force (trace header, SET GLOBAL statements). Order within one instant is the tra
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left
 
 from .core import Check, TraceView, checks
 
@@ -33,7 +33,7 @@ class Timeline:
         self.values.append(value)
 
     def at(self, key: tuple[int, int]):
-        return self.values[bisect_right(self.keys, key) - 1]
+        return self.values[bisect_left(self.keys, key) - 1]
 
     def changes(self):
         return list(zip(self.keys[1:], self.values[1:]))
@@ -50,6 +50,7 @@ class SemiSyncIndex:
                 self.ends.setdefault((b["node"], b["gtid"]), b)
         self.binlog_len = {(b["node"], b["file"], b["end"]): b["end"] - b["pos"] for b in v.kind("binlog")}
         self.vars = {n: self._variables(n) for n in v.nodes}
+        self.status_obs: dict[tuple[int, int], dict] = {}
         self.status = {n: self._status(n) for n in v.nodes}
         self.relays: dict[str, list[dict]] = {}
         for r in v.kind("relay"):
@@ -82,6 +83,7 @@ class SemiSyncIndex:
         for o in self.v.kind("server_status"):
             if o["node"] == node and STATUS in o["variables"]:
                 line.set(_key(o), o["variables"][STATUS])
+                self.status_obs[_key(o)] = o
         return line
 
     def var(self, node: str, name: str, key: tuple[int, int]):
@@ -349,7 +351,7 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
             acked = ix.acked_by(node, end, key)
             n = ix.n(node, key)
             check.judge(len(acked) >= n, f"{node} switched ON at {key[0]} with acks of {end} from "
-                        f"{sorted(a['replica'] for a in acked)} (need {n})")
+                        f"{sorted(a['replica'] for a in acked)} (need {n})", ix.status_obs[key], *acked)
 
 
 @checks("WL1720.ONOFF.DBA")

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-import replcheck.properties.delay  # noqa: F401  (registers the delay properties)
+from replcheck.features import load_features
 from replcheck.io import load_history
 from replcheck.properties.core import PROPERTIES, TraceView, Verdict
 from replcheck.spec import ROOT
 from replcheck.systems import get
 
+load_features()  # every feature's properties: a mutant may be killed by any of them
 US = 1_000_000
 HISTORIES = Path(str(ROOT.joinpath("histories")))
 

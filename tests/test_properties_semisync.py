@@ -1,0 +1,427 @@
+"""Every registered semi-sync property passes on an honest trace and catches a realistic fault.
+
+Passing traces come from the reference models on the ss-* scenarios (or on a small history
+written here); violating traces from a semi-sync mutant, from model:after-commit (WL#6355), or
+from a model trace edited to re-create one fault (a commit that returns before the ack, an ack
+before the relay, a stale status...). Each violation must be reported with a witness naming the
+faulty observation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import pytest
+
+from replcheck import io
+import replcheck.properties.delay  # noqa: F401  (registers the delay properties)
+import replcheck.properties.semisync  # noqa: F401  (registers the semi-sync properties)
+from replcheck.model.semisync import AckTable
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck.spec import ROOT
+from replcheck.systems import systems
+
+US, MS = 1_000_000, 1_000
+SEMISYNC_PROPERTIES = [p for p in PROPERTIES if p.feature == "semisync"]
+CHECKED_FEATURES = ("semisync", "delay")
+SS_HISTORIES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("histories").iterdir()
+                      if p.name.startswith("ss-") and p.name.endswith(".jsonl"))
+MODELS = [s.name for s in systems().values() if s.kind == "model"]
+SEMISYNC_REQUIREMENTS = {p.requirement for p in SEMISYNC_PROPERTIES}
+SS_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and SEMISYNC_REQUIREMENTS & set(s.kills)]
+AS, AC = "model:after-sync", "model:after-commit"
+MIN_ACK = "mutant:min-ack-last-slot"
+
+
+# -- small histories ------------------------------------------------------------------------------
+def min_ack_history(k) -> dict:
+    """Bug #109829: a primary with 4 semi-sync replicas and wait_for_slave_count = 4. Latencies and
+    lost acks make the acks arrive as in the bug report, B:t1 C:t1 B:t2 B:t3 D:t2 E:t3 (its
+    1:120, 2:120, 1:150, 1:170, 3:150, 4:170), then C acks t4 at 1.035 s: from then on all four
+    replicas hold t2, but the buggy table evicted D's slot instead of C's and misses it."""
+    nodes = [{"id": "A", "variables": {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": 10000,
+                                       "rpl_semi_sync_master_wait_for_slave_count": 4}}]
+    nodes += [{"id": r, "variables": {"rpl_semi_sync_slave_enabled": True}} for r in "BCDE"]
+    channels = [{"source": "A", "replica": r, "latency_us": lat * MS} for r, lat in zip("BCDE", (1, 2, 10, 6))]
+    ops = [
+        {"at": 500 * MS, "op": "lose_acks", "node": "D", "count": 1},  # D's ack of t1
+        {"at": 500 * MS, "op": "lose_acks", "node": "E", "count": 2},  # E's acks of t1, t2
+        {"at": 1000 * MS, "op": "trx", "node": "A", "trx": "t1"},
+        {"at": 1005 * MS, "op": "lose_acks", "node": "C", "count": 2},  # C's acks of t2, t3
+        {"at": 1010 * MS, "op": "trx", "node": "A", "trx": "t2"},
+        {"at": 1020 * MS, "op": "trx", "node": "A", "trx": "t3"},
+        {"at": 1031 * MS, "op": "trx", "node": "A", "trx": "t4"},
+    ]
+    return k.make_history(nodes, channels, ops, name="min-ack-last-slot", sample_every_us=US, end_us=3 * US)
+
+
+# -- fault builders -------------------------------------------------------------------------------
+def add(tr, o: dict) -> dict:
+    """Insert a new observation at its time (after everything already there at that time)."""
+    tr.obs.append(o)
+    return tr.retime(o, o["t"])
+
+
+def pick(tr, kind: str, **match):
+    """The trace as it is, with the observation its witness must name."""
+    return tr, tr.first(kind, **match)
+
+
+def sample(tr, node: str, t: int) -> dict:
+    """The periodic SHOW STATUS sample of `node` at t (the last server_status at that instant)."""
+    return tr.all("server_status", node=node, t=t)[-1]
+
+
+def commit_before_ack(k):
+    # ins0's COMMIT returns as soon as it is binlogged, before B has even relayed it.
+    tr = k.run(AS, "ss-counters")
+    return tr, tr.retime(tr.first("commit", node="A", trx="ins0"), 2 * US)
+
+
+def ack_before_relay(k):
+    # B's ack of ins0 reaches the master before B wrote ins0 to its relay log.
+    tr = k.run(AS, "ss-counters")
+    return tr, tr.retime(tr.first("ack", node="A", replica="B", pos=399), 2_000_500)
+
+
+def ack_after_apply(k):
+    # B (MASTER_DELAY 10) acknowledges t1 from its SQL thread, once applied, not when queued.
+    tr = k.run(AS, "ss-with-delay")
+    applied = tr.first("apply", node="B", trx="t1", last=True)
+    return tr, tr.retime(tr.first("ack", node="A", replica="B", pos=277), applied["t"] + 2 * MS)
+
+
+def ack_mid_transaction(k):
+    # B acknowledges the end of ins0's QUERY_EVENT (368), not of its XID_EVENT (399).
+    tr = k.run(AS, "ss-counters")
+    a = tr.first("ack", node="A", replica="B", pos=399)
+    a["pos"] = 368
+    return tr, a
+
+
+def relay_keeps_header(k):
+    # B writes ins0's GTID event with the 2 reserved header bytes: later events move by 2.
+    tr = k.run(AS, "ss-counters")
+    gtid = tr.first("relay", node="B", trx="ins0", idx=0)
+    for r in tr.all("relay", node="B", file=gtid["file"]):
+        if tr.index(r) > tr.index(gtid):
+            r["pos"] += 2
+    return tr, gtid
+
+
+def slave_status_on_while_io_stopped(k):
+    tr = k.run(AS, "ss-counters")  # B's IO thread is stopped from 4 s to 14 s
+    s = sample(tr, "B", 5 * US)
+    s["variables"]["Rpl_semi_sync_slave_status"] = "ON"
+    return tr, s
+
+
+def ack_without_asking(k):
+    # B connected without the BINLOG_SEMI_SYNC flag (it is not a semi-sync replica) but acks.
+    tr = k.run(AS, "ss-wait-no-slave")
+    r = tr.first("relay", node="B", trx="waits", last=True)
+    return tr, add(tr, {"t": r["t"] + MS, "kind": "ack", "node": "A", "replica": "B",
+                        "file": r["master_file"], "pos": r["master_end"]})
+
+
+def waits_past_timeout(k):
+    # ins500 (timeout 5 s) is held 7.5 s.
+    tr = k.run(AS, "ss-counters")
+    return tr, tr.retime(tr.first("commit", node="A", trx="ins500"), 12_500_000)
+
+
+def timeout_log_without_position(k):
+    tr = k.run(AS, "ss-counters")
+    log = next(o for o in tr.all("log", node="A") if o["message"].startswith("Timeout waiting"))
+    log["message"] = "Timeout waiting for reply of binlog, semi-sync up to file bin.000001, position 705."
+    return tr, tr.first("commit", node="A", trx="ins500")
+
+
+def waits_while_off(k):
+    # del1 is committed while the status is OFF, but its commit is held half a second.
+    tr = k.run(AS, "ss-counters")
+    return tr, tr.retime(tr.first("commit", node="A", trx="del1"), 11_500_000)
+
+
+def stays_off_after_catch_up(k):
+    # B reconnects and acknowledges up to the binlog end (1164), the status stays OFF.
+    tr = k.run(AS, "ss-counters")
+    caught_up = tr.first("ack", node="A", replica="B", pos=1164)
+    nxt = next(o for o in tr.all("server_status", node="A") if tr.index(o) > tr.index(caught_up))
+    nxt["variables"]["Rpl_semi_sync_master_status"] = "OFF"
+    return tr, caught_up
+
+
+def disable_leaves_status_on(k):
+    tr = k.run(AS, "ss-dba-on-off")
+    s = tr.first("stmt", node="A", op="set_global", variable="rpl_semi_sync_master_enabled", value=False)
+    for o in tr.all("server_status", node="A", t=s["t"]):
+        o["variables"]["Rpl_semi_sync_master_status"] = "ON"
+    return tr, s
+
+
+def hosts_semi_sync_while_off(k):
+    # At 14 s B is connected again but the master is still OFF (timeout): listed as semi-sync.
+    tr = k.run(AS, "ss-counters")
+    s = sample(tr, "A", 14 * US)
+    [host] = s["slave_hosts"]
+    host.update(mode="semi-sync", reason="acknowledges every transaction")
+    return tr, s
+
+
+def yes_tx_off_by_one(k):
+    tr = k.run(AS, "ss-counters")
+    s = sample(tr, "A", 3 * US)
+    s["variables"]["Rpl_semi_sync_master_yes_tx"] += 1
+    return tr, s
+
+
+def clients_off_by_one(k):
+    tr = k.run(AS, "ss-counters")  # B's IO thread stopped at 4 s
+    s = sample(tr, "A", 4 * US)
+    s["variables"]["Rpl_semi_sync_master_clients"] += 1
+    return tr, s
+
+
+def waiter_never_returns(k):
+    tr = k.run(AS, "ss-counters")
+    tr.drop(tr.first("commit", node="A", trx="ins0"))
+    return tr, tr.first("binlog", node="A", trx="ins0", last=True)
+
+
+def unacknowledged_rolled_back(k):
+    # ins500 timed out unacknowledged; the master then drops it instead of keeping it committed.
+    tr = k.run(AS, "ss-counters")
+    tr.drop(tr.first("visible", node="A", trx="ins500"))
+    return tr, tr.first("commit", node="A", trx="ins500")
+
+
+def no_slave_returns_at_once(k):
+    # No semi-sync replica, wait_no_slave ON: the commit returns at once instead of waiting 2 s.
+    tr = k.run(AS, "ss-wait-no-slave")
+    return tr, tr.retime(tr.first("commit", node="A", trx="waits"), 1 * US)
+
+
+def shutdown_returns_ok(k):
+    tr = k.run(AS, "ss-shutdown")
+    c = tr.first("commit", node="A", trx="t1")
+    c.update(errno=None, message="", semisync="yes")
+    return tr, c
+
+
+@dataclass(frozen=True)
+class Case:
+    passing: Callable  # kit -> Trace
+    violating: Callable  # kit -> (Trace, the observation the witness must name, or None: no line)
+    expect: str  # substring of that witness's message
+
+
+def model(system: str, history) -> Callable:
+    return lambda k: k.run(system, history if isinstance(history, str) else history(k))
+
+
+CASES: dict[str, Case] = {
+    "WL1720.ACK.WAIT": Case(
+        model(AS, "ss-counters"), commit_before_ack,
+        "commit of ins0 on A returned at 2000000 while ON, held by [] (need 1)"),
+    "WL1720.ACK.RELAY": Case(
+        model(AS, "ss-counters"), ack_before_relay,
+        "B acknowledged (bin.000001, 399) before relaying it"),
+    "WL1720.ACK.IO_THREAD": Case(
+        model(AS, "ss-with-delay"), ack_after_apply,
+        "B acknowledged (bin.000001, 277) 10000000 µs after queueing it"),
+    "WL1720.ACK.LAST_EVENT": Case(
+        model(AS, "ss-counters"), ack_mid_transaction,
+        "B acknowledged (bin.000001, 368), which ends no transaction on A"),
+    "WL1720.HEADER": Case(
+        model(AS, "ss-counters"), relay_keeps_header,
+        "B relay log holds GTID_LOG_EVENT in 44 bytes, the binlog in 42"),
+    "WL1720.SLAVE.STATUS": Case(
+        model(AS, "ss-counters"), slave_status_on_while_io_stopped,
+        "B: Rpl_semi_sync_slave_status ON with the IO thread No"),
+    "WL1720.DUMP.FLAG": Case(
+        model(AS, "ss-wait-for-slave-count"), ack_without_asking,
+        "B acknowledged without having asked A for semi-sync"),
+    "WL1720.TIMEOUT.ASYNC": Case(
+        model(AS, "ss-counters"), waits_past_timeout,
+        "commit of ins500 waited 7500000 µs, timeout 5000000 µs"),
+    "WL1720.TIMEOUT.LOG": Case(
+        model(AS, "ss-counters"), timeout_log_without_position,
+        "commit of ins500 on A timed out with no log naming a binlog position"),
+    "WL1720.OFF.NO_WAIT": Case(
+        model(AS, "ss-counters"), waits_while_off,
+        "commit of del1 on A waited 500000 µs while OFF"),
+    "WL1720.SWITCH_BACK": Case(
+        model(AS, "ss-counters"), stays_off_after_catch_up,
+        "A: replicas caught up with ('bin.000001', 1164) at 14002000 but the status stayed OFF"),
+    "WL7169.N_DISTINCT": Case(
+        model(AS, min_ack_history),
+        lambda k: pick(k.run(MIN_ACK, min_ack_history(k)), "commit", node="A", trx="t2"),
+        "commit of t2 on A had its distinct acks at 1035000 but returned at 1040000"),
+    "WL7169.SWITCH_BACK_N": Case(
+        model(AS, "ss-switch-back-n"),
+        # The witness names no observation (see test_switch_back_n_witness_names_the_switch).
+        lambda k: (k.run("mutant:switch-back-first-ack", "ss-switch-back-n"), None),
+        "A switched ON at 6002000 with acks of ('bin.000001', 430) from ['B'] (need 2)"),
+    "WL1720.ONOFF.DBA": Case(
+        model(AS, "ss-dba-on-off"), disable_leaves_status_on,
+        "A: enabled := False but the status is ON"),
+    "WL1720.HOSTS": Case(
+        model(AS, "ss-counters"), hosts_semi_sync_while_off,
+        "A lists B as semi-sync (status OFF, requested True)"),
+    "WL1720.COUNT.TX": Case(
+        model(AS, "ss-counters"), yes_tx_off_by_one,
+        "A at 3000000: yes_tx, no_tx = (5, 0), the trace shows (4, 0)"),
+    "WL1720.CLIENTS": Case(
+        model(AS, "ss-counters"), clients_off_by_one,
+        "A: clients 1, semi-sync replicas connected 0"),
+    "WL1720.LIVE.RELEASE": Case(
+        model(AS, "ss-lost-ack-reconnect"), waiter_never_returns,
+        "the commit of ins0 on A never returned"),
+    "WL1720.NO_ROLLBACK": Case(
+        model(AS, "ss-counters"), unacknowledged_rolled_back,
+        "ins500 was rolled back on A"),
+    "WL1720.WAIT_NO_SLAVE": Case(
+        model(AS, "ss-wait-no-slave"), no_slave_returns_at_once,
+        "waits returned after 0 µs with no semi-sync replica, timeout 2000000 µs"),
+    "WL6355.AFTER_SYNC.INVISIBLE": Case(
+        model(AS, "ss-after-sync-visibility"),
+        lambda k: pick(k.run(AC, "ss-after-sync-visibility"), "visible", node="A", trx="ins1"),
+        "ins1 became visible on A at 1000000 while ON, held by []"),
+    "WL6355.FAILOVER.NO_LOSS": Case(
+        model(AS, "ss-phantom-failover"),
+        # AFTER_COMMIT: another session read t1 while it waited; the master crashed; B lacks it.
+        lambda k: pick(k.run(AC, "ss-phantom-failover"), "read", node="A", t=3_100_000),
+        "0-1-2 (read on A while ON) is missing on the new primary B"),
+    "MARIADB.SEMISYNC.SHUTDOWN": Case(
+        model(AS, "ss-shutdown"), shutdown_returns_ok,
+        "shutdown of A returned t1 as committed without acks"),
+}
+
+def assert_witness(verdict, tr, target: dict | None, expect: str) -> None:
+    assert verdict.status == VIOLATED, verdict
+    want_line = None if target is None else tr.line(target)
+    assert any(expect in w.message and (want_line is None or want_line in w.lines) for w in verdict.witnesses), (
+        f"no witness with {expect!r} at line {want_line}: {verdict.witnesses}")
+
+
+# -- one passing and one violating trace per property ---------------------------------------------
+@pytest.mark.parametrize("prop", SEMISYNC_PROPERTIES, ids=lambda p: p.requirement)
+def test_property_passes_on_model_trace(kit, prop):
+    case = CASES[prop.requirement]  # a new property without a case fails here
+    v = prop.run(case.passing(kit).view())
+    assert v.status == PASS and v.checked > 0, v
+
+
+@pytest.mark.parametrize("prop", SEMISYNC_PROPERTIES, ids=lambda p: p.requirement)
+def test_property_catches_fault(kit, prop):
+    case = CASES[prop.requirement]
+    tr, target = case.violating(kit)
+    assert_witness(prop.run(tr.view()), tr, target, case.expect)
+
+
+def test_cases_name_registered_requirements():
+    assert set(CASES) == SEMISYNC_REQUIREMENTS
+    assert len(SEMISYNC_PROPERTIES) == 23  # the catalogue's semi-sync requirements, one check each
+
+
+def test_switch_back_n_witness_names_the_switch(kit):
+    tr = kit.run("mutant:switch-back-first-ack", "ss-switch-back-n")
+    switch_on = next(o for o in tr.all("server_status", node="A", t=6_002_000)
+                     if o["variables"]["Rpl_semi_sync_master_status"] == "ON")
+    assert_witness(kit.verdict("WL7169.SWITCH_BACK_N", tr), tr, switch_on, "A switched ON at 6002000")
+
+
+def test_one_replica_counted_twice_violates_n_distinct(kit):
+    # N = 2: i1 is released on two acks that both come from B (C's ack re-labelled).
+    tr = kit.run(AS, "ss-wait-for-slave-count")
+    tr.first("ack", node="A", replica="C", pos=277)["replica"] = "B"
+    assert_witness(kit.verdict("WL7169.N_DISTINCT", tr), tr, tr.first("commit", node="A", trx="i1"),
+                   "commit of i1 on A released while ON with acks from ['B'] (need 2 distinct)")
+
+
+def test_timed_out_but_still_on_violates_timeout_async(kit):
+    # ins500 waited out its timeout unacknowledged, yet the status it returns into is still ON.
+    tr = kit.run(AS, "ss-counters")
+    for o in tr.all("server_status", node="A", t=10 * US):
+        o["variables"]["Rpl_semi_sync_master_status"] = "ON"
+    assert_witness(kit.verdict("WL1720.TIMEOUT.ASYNC", tr), tr, tr.first("commit", node="A", trx="ins500"),
+                   "commit of ins500 timed out but the status is still ON")
+
+
+# -- the models against every semi-sync scenario --------------------------------------------------
+@pytest.mark.parametrize("system", MODELS)
+@pytest.mark.parametrize("history", SS_HISTORIES)
+def test_model_traces_pass_semisync_and_delay_properties(kit, system, history):
+    expected = systems()[system].expected_violations
+    view = kit.run(system, history).view()
+    verdicts = [p.run(view) for p in PROPERTIES if p.feature in CHECKED_FEATURES and p.requirement not in expected]
+    assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
+
+
+def test_ss_scenarios_and_models_present():
+    # Otherwise the sweep above would silently shrink.
+    assert len(SS_HISTORIES) >= 10 and {AS, AC, "model:wl344", "model:wl7318"} <= set(MODELS)
+
+
+@pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].expected_violations])
+def test_declared_semisync_exceptions_happen(kit, system):
+    # A declared semi-sync exception that no ss-* scenario shows any more is stale.
+    for requirement in SEMISYNC_REQUIREMENTS & set(systems()[system].expected_violations):
+        statuses = {h: kit.verdict(requirement, kit.run(system, h)).status for h in SS_HISTORIES}
+        assert VIOLATED in statuses.values(), (requirement, statuses)
+
+
+# -- each semi-sync mutant is killed --------------------------------------------------------------
+KILLS = {  # mutant -> a history (name or builder) on which one of its `kills` is violated
+    "mutant:switch-back-first-ack": "ss-switch-back-n",
+    "mutant:min-ack-last-slot": min_ack_history,
+    "mutant:shutdown-acks-waiters": "ss-shutdown",
+    "mutant:no-reack-on-reconnect": "ss-lost-ack-reconnect",
+}
+
+
+@pytest.mark.parametrize("mutant", SS_MUTANTS)
+def test_semisync_mutant_killed(kit, mutant):
+    history = KILLS[mutant]  # a new semi-sync mutant without a killing history fails here
+    history = history if isinstance(history, str) else history(kit)
+    killed = [r for r in systems()[mutant].kills if kit.verdict(r, kit.run(mutant, history)).status == VIOLATED]
+    assert killed, f"{mutant} survives {systems()[mutant].kills} on {history if isinstance(history, str) else 'its history'}"
+    # The same history does not trip the killing property on the correct model: the mutation did it.
+    assert all(kit.verdict(r, kit.run(AS, history)).status == PASS for r in killed)
+
+
+def test_min_ack_history_reproduces_the_bug_report(kit, tmp_path):
+    # A valid History (it could join spec/histories: no ss-* scenario kills this mutant).
+    io.write_atomic(tmp_path / "h.jsonl", io.dumps_history(min_ack_history(kit)))
+    assert io.load_history(tmp_path / "h.jsonl") == min_ack_history(kit)
+    tr_model, tr_mutant = kit.run(AS, min_ack_history(kit)), kit.run(MIN_ACK, min_ack_history(kit))
+    # The acks arrive as in Bug #109829 (1:120, 2:120, 1:150, 1:170, 3:150, 4:170), then C:t4.
+    ends = {tr_model.first("binlog", node="A", trx=t, last=True)["end"]: t for t in ("t1", "t2", "t3", "t4")}
+    acks = [(a["replica"], ends[a["pos"]]) for a in tr_model.all("ack", node="A")]
+    assert acks[:7] == [("B", "t1"), ("C", "t1"), ("B", "t2"), ("B", "t3"), ("D", "t2"), ("E", "t3"), ("B", "t4")]
+    assert acks[7] == ("C", "t4")
+    assert [(a["replica"], a["pos"]) for a in tr_mutant.all("ack", node="A")] == \
+        [(a["replica"], a["pos"]) for a in tr_model.all("ack", node="A")]  # same acks, different releases
+    model_t2, mutant_t2 = (tr.first("commit", node="A", trx="t2")["t"] for tr in (tr_model, tr_mutant))
+    assert (model_t2, mutant_t2) == (acks_time(tr_model, "C", ends, "t4"), 1_040_000)
+
+
+def acks_time(tr, replica, ends, trx) -> int:
+    return next(a["t"] for a in tr.all("ack", node="A", replica=replica) if ends[a["pos"]] == trx)
+
+
+def test_ack_table_evicts_the_minimum_not_the_last_slot_below():
+    # The bug report's sequence on the table itself: after 4:170 the correct table evicted 2:120,
+    # the buggy one 3:150 and still shows slot 2 at 120.
+    seq = [("1", 120), ("2", 120), ("1", 150), ("1", 170), ("3", 150), ("4", 170)]
+    good, bad = AckTable(4), AckTable(4, buggy=True)
+    for replica, pos in seq:
+        good.ack(replica, ("log1", pos))
+        bad.ack(replica, ("log1", pos))
+    assert bad.slots == {"1": ("log1", 170), "2": ("log1", 120), "4": ("log1", 170)}
+    assert good.released == bad.released == ("log1", 120)
+    # Replica 2 then reaches 170: all four hold 150, which only the correct accounting releases.
+    good.ack("2", ("log1", 170))
+    bad.ack("2", ("log1", 170))
+    assert (good.released, bad.released) == (("log1", 150), ("log1", 120))
