@@ -461,6 +461,15 @@ class Simulator:
         node.prepared = []
         self._open_binlog(node)
         ch = node.channel
+        if ch is not None and op.get("relay_log_recovery"):
+            # relay_log_recovery=1: the relay log is not trusted after a crash. What was relayed but
+            # not applied is discarded, and fetched again from the source by GTID auto-position.
+            dropped = len(ch.relay) - ch.group_start
+            ch.relay = ch.relay[:ch.group_start]
+            ch.relay_file_no += 1
+            ch.relay_pos = BINLOG_START
+            ch.fetch = None
+            self.emit("relay_log_recovery", node.id, dropped=dropped)
         if ch is not None and self._read_relay_log_info(ch) and op.get("start_slave", True):
             self._start_io(ch)
             self._start_sql(ch)

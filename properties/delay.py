@@ -101,10 +101,15 @@ class DelayIndex:
         with the time it was applied, if it was."""
         done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(self.applies.get(node, [])))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
+        discards = self.v.memo(f"delay.discards.{node}", lambda: [
+            o["t"] for o in self.v.obs if o["node"] == node and (o["kind"] == "relay_log_recovery" or (
+                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
         for r in relays:
             if r["t"] > t:
                 break
             when = done.get((r["file"], r["pos"]))
+            if any(r["t"] <= d <= t and (when is None or when > d) for d in discards):
+                continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
             if when is None or when >= t - self.v.resolution_us:
                 return r, when
         return None, None

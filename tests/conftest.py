@@ -115,3 +115,13 @@ class Kit:
 @pytest.fixture(scope="session")
 def kit() -> Kit:
     return Kit()
+
+
+def assert_witness(verdict, tr, target: dict | None, expect: str) -> None:
+    """The verdict is a violation, with a witness saying `expect` at the target observation's line."""
+    from replcheck.properties.core import VIOLATED
+
+    assert verdict.status == VIOLATED, verdict
+    want_line = None if target is None else tr.line(target)
+    assert any(expect in w.message and (want_line is None or want_line in w.lines) for w in verdict.witnesses), (
+        f"no witness with {expect!r} at line {want_line}: {verdict.witnesses}")

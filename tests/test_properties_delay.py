@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import pytest
+from conftest import assert_witness
 
 from replcheck.model.delay import STATE_IDLE, STATE_WAITING
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
@@ -327,13 +328,6 @@ CASES: dict[str, Case] = {
         lambda k: shift_trx(k, W7318, "fan-out", "C", "f1", 2 * US),
         "C began GTID_LOG_EVENT of f1 at 2000000 but it was due at 8000000 (delay on a replica inside a larger topology)"),
 }
-
-
-def assert_witness(verdict, tr, target: dict, expect: str) -> None:
-    assert verdict.status == VIOLATED, verdict
-    line = tr.line(target)
-    assert any(expect in w.message and line in w.lines for w in verdict.witnesses), (
-        f"no witness with {expect!r} at line {line}: {verdict.witnesses}")
 
 
 # -- one passing and one violating trace per property ---------------------------------------------

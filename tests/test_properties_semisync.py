@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import pytest
+from conftest import assert_witness
 
 from replcheck import io
-import replcheck.properties.delay  # noqa: F401  (registers the delay properties)
-import replcheck.properties.semisync  # noqa: F401  (registers the semi-sync properties)
 from replcheck.model.semisync import AckTable
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
 from replcheck.spec import ROOT
@@ -297,13 +296,6 @@ CASES: dict[str, Case] = {
         model(AS, "ss-shutdown"), shutdown_returns_ok,
         "shutdown of A returned t1 as committed without acks"),
 }
-
-def assert_witness(verdict, tr, target: dict | None, expect: str) -> None:
-    assert verdict.status == VIOLATED, verdict
-    want_line = None if target is None else tr.line(target)
-    assert any(expect in w.message and (want_line is None or want_line in w.lines) for w in verdict.witnesses), (
-        f"no witness with {expect!r} at line {want_line}: {verdict.witnesses}")
-
 
 # -- one passing and one violating trace per property ---------------------------------------------
 @pytest.mark.parametrize("prop", SEMISYNC_PROPERTIES, ids=lambda p: p.requirement)

@@ -2,6 +2,7 @@
 on it after each step, and asserts the properties of its requirements on the Trace."""
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 
 from hypothesis import strategies as st
@@ -16,6 +17,9 @@ S = 1_000_000
 
 
 def requirements_of(*features: str) -> tuple[str, ...]:
+    """The requirements of these features' trace properties (importing them registers them)."""
+    for feature in features:
+        importlib.import_module(f"replcheck.properties.{feature}")
     return tuple(p.requirement for p in PROPERTIES if p.feature in features)
 
 

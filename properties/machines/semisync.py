@@ -11,7 +11,6 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from .. import delay, semisync  # noqa: F401  (registers the properties this machine asserts)
 from ..core import machine
 from .base import S, HistoryMachine, requirements_of
 

@@ -10,41 +10,11 @@ from __future__ import annotations
 import z3
 
 from replcheck.properties.core import COUNTEREXAMPLE, PROVED, proof
+from replcheck.properties.proofs import UNKNOWN, check as _check, combine as _combine, witness as _witness
 
 SEC = 1_000_000
-TIMEOUT_MS = 20_000
-UNKNOWN = "unknown"
 MAX_DELAY = 2**31  # CHANGE MASTER TO MASTER_DELAY = N, 0 <= N < 2^31
 RULES = ("WL344", "WL7318")
-
-
-# ---- shared solving helpers -----------------------------------------------------------------
-
-def _check(*constraints) -> tuple[str, z3.ModelRef | None]:
-    s = z3.Solver(ctx=constraints[0].ctx)
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*constraints)
-    r = s.check()
-    if r == z3.unsat:
-        return PROVED, None  # the constraints state a violation, so unsat proves the claim
-    if r == z3.sat:
-        return COUNTEREXAMPLE, s.model()
-    return UNKNOWN, None
-
-
-def _witness(constraints, pins, maximize=None) -> z3.ModelRef | None:
-    """A model of `constraints` made unique, so reported counterexamples are the same every run:
-    `maximize` first, then each pinned term at its smallest |value| and then smallest value."""
-    opt = z3.Optimize()
-    opt.set("timeout", TIMEOUT_MS)
-    opt.add(*constraints)
-    if maximize is not None:
-        opt.maximize(maximize)
-    for p in pins:
-        if z3.is_int(p):
-            opt.minimize(z3.If(p >= 0, p, -p))
-        opt.minimize(p)  # a bit-vector is minimised as unsigned, which is already unique
-    return opt.model() if opt.check() == z3.sat else None
 
 
 def _values(model: z3.ModelRef, terms: dict) -> dict:
@@ -53,10 +23,6 @@ def _values(model: z3.ModelRef, terms: dict) -> dict:
         v = model.eval(t, model_completion=True)
         out[name] = v.as_signed_long() if z3.is_bv(v) else v.as_long()
     return out
-
-
-def _combine(*outcomes: str) -> str:
-    return UNKNOWN if UNKNOWN in outcomes else (COUNTEREXAMPLE if COUNTEREXAMPLE in outcomes else PROVED)
 
 
 # ---- the delay rules -------------------------------------------------------------------------

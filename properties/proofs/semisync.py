@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import z3
 
-from replcheck.properties.core import COUNTEREXAMPLE, PROVED, proof
+from replcheck.properties.core import COUNTEREXAMPLE, proof
+from replcheck.properties.proofs import UNKNOWN, check as _check, combine as _combine, witness as _witness
 
-TIMEOUT_MS = 20_000
-UNKNOWN = "unknown"
 FREE = -1  # server id of an unused ack slot
 
 ACK_MAX_REPLICAS = 5  # bounded unrolling: M = 1..5 replicas, N = 1..M
@@ -23,35 +22,6 @@ SWITCH_MAX_REPLICAS = 5
 SWITCH_STEPS = 6
 SYNC_MAX_REPLICAS = 3
 SYNC_TRX = 3  # transactions per state
-
-
-# ---- shared solving helpers -----------------------------------------------------------------
-
-def _check(*constraints) -> tuple[str, z3.ModelRef | None]:
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*constraints)
-    r = s.check()
-    if r == z3.unsat:
-        return PROVED, None  # the constraints state a violation, so unsat proves the claim
-    if r == z3.sat:
-        return COUNTEREXAMPLE, s.model()
-    return UNKNOWN, None
-
-
-def _witness(constraints, pins) -> z3.ModelRef | None:
-    """A model of `constraints` made unique, so reported counterexamples are the same every run:
-    each pinned term (Int or Bool) at its smallest value, in order (z3 optimises lexicographically)."""
-    opt = z3.Optimize()
-    opt.set("timeout", TIMEOUT_MS)
-    opt.add(*constraints)
-    for p in pins:
-        opt.minimize(z3.If(p, 1, 0) if z3.is_bool(p) else p)
-    return opt.model() if opt.check() == z3.sat else None
-
-
-def _combine(*outcomes: str) -> str:
-    return UNKNOWN if UNKNOWN in outcomes else (COUNTEREXAMPLE if COUNTEREXAMPLE in outcomes else PROVED)
 
 
 def _count(conds) -> z3.ArithRef:
