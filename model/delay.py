@@ -58,6 +58,8 @@ class Event:
     oct_off: int = 0
     cost_us: int = 0  # time the replica spends executing it
     size: int = 40
+    incident: int | None = None  # INCIDENT_EVENT only: its code and message (WL#3464)
+    message: str = ""
 
 
 def parse_master_delay(text: str) -> tuple[int | None, int | None, str]:

@@ -17,6 +17,7 @@ from itertools import count
 from typing import Any, Callable
 
 from . import delay as D
+from . import incident as I
 from . import relayinfo
 from . import semisync as SS
 from .delay import US, Event
@@ -89,6 +90,10 @@ class Channel:
     until: dict | None = None
     rli_content: str = ""
     semi_sync: bool = False  # this connection asked for semi-sync (BINLOG_DUMP flag)
+    skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter, used at the next START SLAVE
+    skipping_group: bool = False  # the counter ran out inside a group: skip to its end
+    last_sql_errno: int = 0
+    last_sql_error: str = ""
     lost_acks: int = 0  # acks still to be lost on the way to the master
     promote: bool = False  # failover: become the primary once the relay log is applied
 
@@ -254,6 +259,9 @@ class Simulator:
         if node.incarnation != incarnation or not node.up:
             self.emit("error", node.id, trx=trx, errno=CR_SERVER_LOST, message="Lost connection to server during query")
             return
+        if op.get("binlog_failure"):
+            self._binlog_failure(node, trx, op, starts[0])
+            return
         stmts = op.get("statements") or [{}]
         fixed = op.get("timestamp")  # SET TIMESTAMP: the session's statements carry this time
         whens = [fixed if fixed is not None else self._local(node, s) // US for s in starts]
@@ -301,7 +309,37 @@ class Simulator:
 
         ss.wait(trx, gtid, pos, release)
 
-    def _engine_commit(self, node: Node, trx: str, gtid: str) -> None:
+    def _binlog_failure(self, node: Node, trx: str, op: dict, start: int) -> None:
+        """The statement's changes could not be binlogged: rolled back, or done and lost from the log."""
+        errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"])
+        if committed:
+            self._engine_commit(node, trx, None)
+        self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=errno, message=message)
+        if committed or "incident-on-rollback" in self.rule.mutants:
+            self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.BINLOG_WRITE_MESSAGE)
+
+    def _record_incident(self, node: Node, code: int, message: str) -> None:
+        """The incident, then a rotation: the log after the gap starts clean (WL#3464)."""
+        if "no-incident" in self.rule.mutants and code == I.INCIDENT_LOST_EVENTS:
+            return
+        when = self._local(node, self.now) // US
+        self._write_binlog(node, [Event("INCIDENT_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
+                                        incident=code, message=message, size=40 + len(message))])
+        self._op_flush_logs(node, {})
+
+    def _op_record_incident(self, node: Node, op: dict) -> None:
+        self.emit("stmt", node.id, op="record_incident", via=op.get("via", "binlog"), code=op["code"],
+                  message=op.get("message", ""), errno=None)
+        self._record_incident(node, op["code"], op.get("message", ""))
+
+    def _op_cluster_gap(self, node: Node, op: dict) -> None:
+        """Changes the server never received from the cluster (the seed's three bug scenarios):
+        they are in the data, not in the binlog, and an incident marks the gap."""
+        for name in op["trxs"]:
+            self._engine_commit(node, name, None)
+        self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.GAP_MESSAGES[op["cause"]])
+
+    def _engine_commit(self, node: Node, trx: str, gtid: str | None) -> None:
         node.visible.append(trx)
         self.emit("visible", node.id, trx=trx, gtid=gtid)
 
@@ -311,6 +349,10 @@ class Simulator:
 
     def _op_set_global(self, node: Node, op: dict) -> None:
         name, value = op["variable"], op["value"]
+        if name == "sql_slave_skip_counter" and node.channel is not None and isinstance(value, int) and value >= 0:
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
+            node.channel.skip_counter = value
+            return
         if name not in SS.VARIABLES:
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
                       message=f"Unknown system variable '{name}'")
@@ -422,6 +464,7 @@ class Simulator:
             self._start_io(ch)
         if sql:
             ch.until = op.get("until")
+            ch.last_sql_errno, ch.last_sql_error = 0, ""
             self._start_sql(ch)
 
     def _op_flush_logs(self, node: Node, op: dict) -> None:
@@ -613,7 +656,7 @@ class Simulator:
         ch.sql_gen += 1
         self._kick(ch)
 
-    def _stop_sql(self, ch: Channel, reason: str, statement: bool = True) -> None:
+    def _stop_sql(self, ch: Channel, reason: str, statement: bool = True, **error) -> None:
         if ch.state == "waiting" and "stop-applies-waited-event" in self.rule.mutants and statement:
             while ch.sql_pos < len(ch.relay):  # runs the group out, ignoring the delay
                 entry = ch.relay[ch.sql_pos]
@@ -629,7 +672,7 @@ class Simulator:
         ch.state = "stopped"
         ch.cur_due = None
         ch.sql_gen += 1
-        self.emit("sql_stop", ch.node.id, reason=reason)
+        self.emit("sql_stop", ch.node.id, reason=reason, **error)
 
     def _kick(self, ch: Channel) -> None:
         """Let the SQL thread read and execute as far as it may now."""
@@ -644,6 +687,11 @@ class Simulator:
                 return
             entry = ch.relay[ch.sql_pos]
             ev = entry.ev
+            # Rotate and format description events are neither counted nor skipped: they only
+            # move the SQL thread along the logs.
+            if (ch.skip_counter or ch.skipping_group) and ev.type not in D.EXEMPT:
+                self._skip_event(ch, entry)
+                continue
             if ev.type in D.TRX_START and ev.gtid in ch.node.executed:
                 if not self._skip_group(ch):
                     return
@@ -657,6 +705,32 @@ class Simulator:
                 return
             self._execute(ch, entry, self.now)
 
+    def _skip_event(self, ch: Channel, entry: Entry) -> None:
+        """sql_slave_skip_counter: skip one event; once it runs out, finish skipping the group."""
+        ev = entry.ev
+        ends_group = ev.trx is None or ev.last
+        if ch.skip_counter:
+            ch.skip_counter -= 1
+        ch.skipping_group = not ends_group and (ch.skip_counter > 0 or "skip-mid-group" not in self.rule.mutants)
+        self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, idx=ev.idx, type=ev.type, reason="sql_slave_skip_counter",
+                  relay_file=entry.file, relay_pos=entry.pos)
+        ch.sql_pos += 1
+        if ends_group:
+            ch.skipping_group = False
+            ch.group_start = ch.sql_pos
+            if entry.master_end:
+                ch.group_master_file, ch.group_master_pos = entry.master_file, entry.master_end
+            if ev.gtid and "skip-keeps-gtid-position" not in self.rule.mutants:
+                ch.node.executed.add(ev.gtid)  # the GTID position moves past what was skipped
+            self._write_relay_log_info(ch)
+
+    def _incident_stop(self, ch: Channel, entry: Entry) -> None:
+        """R3.1/R3.2: the SQL thread stops at any incident, before it; the IO thread goes on."""
+        ev = entry.ev
+        ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message)
+        self._stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
+                       relay_file=entry.file, relay_pos=entry.pos)
+
     def _wake(self, ch: Channel, gen: int) -> None:
         if gen != ch.sql_gen or ch.state != "waiting":
             return
@@ -666,6 +740,9 @@ class Simulator:
 
     def _execute(self, ch: Channel, entry: Entry, read: int) -> None:
         ev = entry.ev
+        if ev.type == "INCIDENT_EVENT" and "incident-ignored" not in self.rule.mutants:
+            self._incident_stop(ch, entry)
+            return
         ch.last_when = (ev.when, ev.when_off)
         if ev.cost_us:
             ch.state = "executing"
@@ -774,6 +851,9 @@ class Simulator:
             "Master_Log_File": ch.read_master_file,
             "Read_Master_Log_Pos": ch.read_master_pos,
             "Seconds_Behind_Master": self._seconds_behind(ch),
+            "Last_SQL_Errno": ch.last_sql_errno,
+            "Last_SQL_Error": ch.last_sql_error,
+            "Skip_Counter": ch.skip_counter,
             "processlist_state": state if ch.sql_running else None,
         }
         if self.rule.rule == D.WL7318:
@@ -802,10 +882,13 @@ class Simulator:
 
 
 def _event_fields(ev: Event) -> dict:
-    return {
+    fields = {
         "type": ev.type, "trx": ev.trx, "idx": ev.idx, "last": ev.last, "gtid": ev.gtid,
         "server_id": ev.server_id, "when": ev.when, "ict": ev.ict,
     }
+    if ev.incident is not None:
+        fields.update(incident=ev.incident, message=ev.message)
+    return fields
 
 
 def simulate(history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None,

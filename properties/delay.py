@@ -70,9 +70,17 @@ class DelayIndex:
         node_rule = self.v.nodes.get(a["node"], {}).get("delay_rule", "wl344")
         return "wl7318" if node_rule == "wl7318" and a.get("ict") is not None else "wl344"
 
+    def _gtidless_origin(self, a: dict) -> dict | None:
+        """The source's binlog entry of an event with no GTID (an incident), by its master position."""
+        r = a if "master_end" in a else self.relay.get((a["node"], a.get("relay_file"), a.get("relay_pos")))
+        if r is None:
+            return None
+        by_pos = self.v.memo("delay.binlog_by_pos", lambda: {(b["node"], b["file"], b["end"]): b for b in self.v.kind("binlog")})
+        return by_pos.get((r["source"], r["master_file"], r["master_end"]))
+
     def due(self, a: dict) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait."""
-        if a["type"] in EXEMPT or a.get("gtid") is None:
+        if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT"):
             return None
         delay = self.delay_at(a["node"], begin_of(a))
         if delay is None:
@@ -85,7 +93,7 @@ class DelayIndex:
                 return None
             base = a["ict"] // US * US - self.v.offset_at(a["source"], b["t"])
         else:
-            o = self.origin.get((a["gtid"], a["idx"]))
+            o = self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
             if o is None:
                 return None
             base = a["when"] * US - self.v.offset_at(o["node"], o["t"])
@@ -99,16 +107,17 @@ class DelayIndex:
     def pending(self, node: str, t: int) -> tuple[dict | None, int | None]:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was."""
-        done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(self.applies.get(node, [])))
+        done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(
+            self.applies.get(node, []) + [o for o in self.v.kind("skip") if o["node"] == node and "relay_pos" in o]))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
-            o["t"] for o in self.v.obs if o["node"] == node and (o["kind"] == "relay_log_recovery" or (
+            o for o in self.v.obs if o["node"] == node and (o["kind"] == "relay_log_recovery" or (
                 o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
         for r in relays:
             if r["t"] > t:
                 break
             when = done.get((r["file"], r["pos"]))
-            if any(r["t"] <= d <= t and (when is None or when > d) for d in discards):
+            if any(r["_line"] < d["_line"] and d["t"] <= t and (when is None or when > d["t"]) for d in discards):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
             if when is None or when >= t - self.v.resolution_us:
                 return r, when
@@ -117,7 +126,7 @@ class DelayIndex:
 
 def _last_apply(applies: list[dict]) -> dict:
     last = {}
-    for a in applies:
+    for a in sorted(applies, key=lambda o: o["_line"]):
         last[(a["relay_file"], a["relay_pos"])] = a["t"]
     return last
 
@@ -263,6 +272,9 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
         after = next((s for s in _samples(v, node) if s["_line"] > o["_line"] and s["Slave_SQL_Running"] == "No"), None)
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
+            if any(x["node"] == node and b["_line"] < x["_line"] < o["_line"] and (x["kind"] in ("restart", "relay_log_recovery") or (
+                    x["kind"] == "stmt" and x["op"] == "reset_slave")) for x in v.obs):
+                continue  # a restart or RESET SLAVE in between moves the position legitimately
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
                         or any(b["_line"] < a["_line"] < o["_line"] for a in ix.applies.get(node, [])),
                         f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",

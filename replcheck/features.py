@@ -1,13 +1,15 @@
-"""The features replcheck knows: importing a feature's modules registers its checks."""
+"""The features replcheck knows, and the layers each has: importing a module registers its checks."""
 from __future__ import annotations
 
 import importlib
 
-FEATURES = ("delay", "semisync")
-LAYERS = ("replcheck.properties.{}", "replcheck.properties.proofs.{}", "replcheck.properties.machines.{}")
+ALL = ("properties", "proofs", "machines")
+FEATURES = {"delay": ALL, "semisync": ALL, "incident": ("properties", "machines")}
+MODULES = {"properties": "replcheck.properties.{}", "proofs": "replcheck.properties.proofs.{}",
+           "machines": "replcheck.properties.machines.{}"}
 
 
 def load_features() -> None:
-    for feature in FEATURES:
-        for layer in LAYERS:
-            importlib.import_module(layer.format(feature))
+    for feature, layers in FEATURES.items():
+        for layer in layers:
+            importlib.import_module(MODULES[layer].format(feature))

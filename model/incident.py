@@ -1,0 +1,53 @@
+"""Incident events (WL#3464): a mark in the binlog that changes were lost on the way to it.
+
+The master writes an Incident_log_event (a code and an optional message) and rotates to a fresh
+binlog, so the log after the gap is clean. A replica's SQL thread stops on any incident with
+ER_SLAVE_INCIDENT; the DBA resumes just after it with SQL_SLAVE_SKIP_COUNTER = 1 and START SLAVE.
+"""
+from __future__ import annotations
+
+INCIDENT_NONE, INCIDENT_LOST_EVENTS = 0, 1
+SYMBOLS = {INCIDENT_NONE: "NONE", INCIDENT_LOST_EVENTS: "LOST_EVENTS"}  # INCIDENT_COUNT = 2
+
+ER_SLAVE_INCIDENT = 1590
+ER_TRANS_CACHE_FULL = 1197
+ER_STMT_CACHE_FULL = 1705
+ER_ERROR_ON_WRITE = 3
+
+# The seed's three gaps, with the messages the cluster code gives them.
+GAP_MESSAGES = {
+    "cluster_node_crash": "Cluster did not provide continuous replication log",
+    "server_crash": "mysqld startup: events queued before the crash were lost",
+    "network_outage": "Network outage between NDB node and MySQL server",
+}
+BINLOG_WRITE_MESSAGE = "error writing to the binary log"
+
+MUTANTS = {
+    "no-incident": "BUG#21494 / Bug #43929: lost changes are not marked by an incident",
+    "incident-ignored": "BUG#21494 (replica side): the replica treats an incident as a no-op",
+    "incident-on-rollback": "MDEV-21443: an incident for a transactional change that was rolled back",
+    "skip-mid-group": "BUG#28618: the skip counter resumes in the middle of an event group",
+    "skip-keeps-gtid-position": "MariaDB 0b4231e9: a skipped group's GTID is not recorded, so it comes back",
+}
+
+
+def symbol(code: int) -> str:
+    return SYMBOLS.get(code, "UNKNOWN")
+
+
+def error_message(code: int, message: str) -> str:
+    """Last_SQL_Error for an incident, in the seed's words (MySQL 5.1 spells it 'occured')."""
+    return f"The incident {symbol(code)} occured on the master. Message: {message or '<none>'}"
+
+
+def binlog_failure(engine: str, failure: str) -> tuple[int, str, bool]:
+    """(client errno, message, whether changes were committed and so need an incident) when a
+    statement's changes cannot be binlogged. A transactional change that overflows the cache is
+    rolled back; a non-transactional one has happened and cannot be undone (Bug #43929)."""
+    if failure == "cache_overflow":
+        if engine == "innodb":
+            return ER_TRANS_CACHE_FULL, ("Multi-statement transaction required more than 'max_binlog_cache_size' "
+                                         "bytes of storage; increase this mysqld variable and try again"), False
+        return ER_STMT_CACHE_FULL, ("Multi-row statements required more than 'max_binlog_stmt_cache_size' "
+                                    "bytes of storage; increase this mysqld variable and try again"), True
+    return ER_ERROR_ON_WRITE, "Error writing file 'binlog' (errno: 28 \"No space left on device\")", True

@@ -1,0 +1,306 @@
+"""Incident events (WL#3464): one check per requirement, judging a Trace alone.
+
+A "lost change" is one the master made visible but never binlogged (a `visible` observation on
+the master with no GTID); an incident is an INCIDENT_EVENT in a binlog. On a replica the checks
+follow each relayed incident: the stop it causes, what is applied or skipped after it, and
+what SHOW SLAVE STATUS says meanwhile.
+"""
+from __future__ import annotations
+
+import re
+
+from . import delay as delay_properties
+from .core import Check, TraceView, checks
+
+US = 1_000_000
+ER_SLAVE_INCIDENT = 1590
+KNOWN = {0: "NONE", 1: "LOST_EVENTS"}
+EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
+MESSAGE = re.compile(r"^The incident (\S+) (?:occured|occurred) on the (?:master|source)\. Message: (.*)$", re.S)
+
+
+def _key(o: dict) -> tuple[int, int]:
+    return o["t"], o["_line"]
+
+
+class IncidentIndex:
+    def __init__(self, v: TraceView):
+        self.v = v
+        self.binlog: dict[str, list[dict]] = {}
+        for b in v.kind("binlog"):
+            self.binlog.setdefault(b["node"], []).append(b)
+        self.incidents = [b for b in v.kind("binlog") if b["type"] == "INCIDENT_EVENT"]
+        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and o["node"] not in v.channels]
+        self.relays: dict[str, list[dict]] = {}
+        for r in v.kind("relay"):
+            self.relays.setdefault(r["node"], []).append(r)
+        self.stops = [o for o in v.kind("sql_stop") if o.get("errno") == ER_SLAVE_INCIDENT]
+
+    def stop_after(self, r: dict) -> dict | None:
+        """The stop a relayed incident caused: on that replica, after it, at its relay position
+        (a trace that does not say where its SQL thread stopped: the first stop after it)."""
+        return next((s for s in self.stops if s["node"] == r["node"] and _key(s) > _key(r)
+                     and s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)
+
+    def after(self, r: dict) -> list[dict]:
+        """What was relayed to the same replica after r, in order."""
+        return [x for x in self.relays[r["node"]] if _key(x) > _key(r)]
+
+    def source_binlog(self, r: dict) -> dict | None:
+        return next((b for b in self.binlog.get(r["source"], []) if (b["file"], b["end"]) == (r["master_file"], r["master_end"])), None)
+
+
+def index(v: TraceView) -> IncidentIndex:
+    return v.memo("incident.index", lambda: IncidentIndex(v))
+
+
+def _executed(v: TraceView, node: str, r: dict) -> list[dict]:
+    """apply and skip observations of relayed event r."""
+    return [o for o in v.obs if o["node"] == node and o["kind"] in ("apply", "skip")
+            and (o.get("relay_file"), o.get("relay_pos")) == (r["file"], r["pos"])]
+
+
+def _relayed_incidents(v: TraceView):
+    ix = index(v)
+    return [(r, ix) for rs in ix.relays.values() for r in rs if r["type"] == "INCIDENT_EVENT"]
+
+
+def _reached(v: TraceView, r: dict) -> bool:
+    """The SQL thread got to the incident: something about it or after it happened on the replica."""
+    ix = index(v)
+    later = {(x["file"], x["pos"]) for x in [r] + ix.after(r)}
+    return ix.stop_after(r) is not None or any(
+        (o.get("relay_file"), o.get("relay_pos")) in later for o in v.obs if o["node"] == r["node"] and o["kind"] in ("apply", "skip"))
+
+
+def _judge_stop(v: TraceView, check: Check, known: bool) -> None:
+    for r, ix in _relayed_incidents(v):
+        if (r.get("incident") in KNOWN) != known or not _reached(v, r):
+            continue
+        stop = ix.stop_after(r)
+        done = _executed(v, r["node"], r)
+        first = min(done, key=_key, default=None)
+        # A skip counter the DBA set beforehand consumes the incident: that is the DBA acting.
+        dba_skip = first is not None and first["kind"] == "skip" and first.get("reason") == "sql_slave_skip_counter"
+        stopped = stop is not None and (first is None or _key(stop) < _key(first))
+        ok = (stopped or dba_skip) and not any(o["kind"] == "apply" for o in done)
+        check.judge(ok, f"{r['node']} did not stop at incident {r.get('incident')} ({r.get('message')!r}) relayed at {r['t']}",
+                    r, *done[:1])
+
+
+@checks("WL3464.R1")
+def incident_recorded_in_binlog(v: TraceView, check: Check) -> None:
+    """A requested incident is in the binlog, with its code and message."""
+    _judge_record(v, check, "binlog")
+
+
+@checks("WL3464.R2")
+def incident_recorded_through_injector(v: TraceView, check: Check) -> None:
+    """An incident recorded through the injector interface lands in the binlog the same way."""
+    _judge_record(v, check, "injector")
+
+
+def _judge_record(v: TraceView, check: Check, via: str) -> None:
+    ix = index(v)
+    for s in v.kind("stmt"):
+        if s["op"] == "record_incident" and s.get("via", "binlog") == via:
+            found = [b for b in ix.incidents if b["node"] == s["node"] and b["t"] == s["t"] and _key(b) > _key(s)
+                     and b.get("incident") == s["code"] and b.get("message", "") == s.get("message", "")]
+            check.judge(bool(found), f"{s['node']} was asked for incident {s['code']} ({s.get('message')!r}) via {via}; "
+                        "its binlog has none", s)
+
+
+@checks("WL3464.ROTATE")
+def rotation_after_incident(v: TraceView, check: Check) -> None:
+    """After an incident the binlog rotates: a ROTATE_EVENT, then a fresh file starting with its FDE."""
+    ix = index(v)
+    for b in ix.incidents:
+        log = ix.binlog[b["node"]]
+        i = log.index(b)
+        nxt = log[i + 1:i + 3]
+        ok = (len(nxt) == 2 and nxt[0]["type"] == "ROTATE_EVENT" and nxt[0]["file"] == b["file"]
+              and nxt[1]["type"] == "FORMAT_DESCRIPTION_EVENT" and nxt[1]["file"] != b["file"])
+        check.judge(ok, f"{b['node']}: the incident at {b['file']}:{b['pos']} is followed by "
+                    f"{[(x['type'], x['file']) for x in nxt]}, not a rotation to a fresh binlog", b, *nxt)
+
+
+@checks("WL3464.R3.1")
+def stop_on_known_incident(v: TraceView, check: Check) -> None:
+    """The replica's SQL thread stops at a known incident (NONE, LOST_EVENTS)."""
+    _judge_stop(v, check, known=True)
+
+
+@checks("WL3464.R3.2")
+def stop_on_unknown_incident(v: TraceView, check: Check) -> None:
+    """The replica's SQL thread always stops at an incident code it does not know."""
+    _judge_stop(v, check, known=False)
+
+
+@checks("WL3464.MSG")
+def stop_message(v: TraceView, check: Check) -> None:
+    """Error 1590 with 'The incident <symbol> occured on the master. Message: <message>', also in SHOW SLAVE STATUS."""
+    ix = index(v)
+    for r, _ in _relayed_incidents(v):
+        stop = ix.stop_after(r)
+        if stop is None:
+            continue
+        m = MESSAGE.match(stop.get("message", ""))
+        symbol = KNOWN.get(r.get("incident"))
+        want_msg = r.get("message") or "<none>"
+        ok = m is not None and m.group(2) == want_msg and (symbol is None or m.group(1) == symbol)
+        sample = next((s for s in v.kind("status") if s["node"] == r["node"] and _key(s) > _key(stop)), None)
+        if sample is not None and sample["Slave_SQL_Running"] == "No" and "Last_SQL_Errno" in sample:
+            ok = ok and sample["Last_SQL_Errno"] == ER_SLAVE_INCIDENT and sample["Last_SQL_Error"] == stop["message"]
+        check.judge(ok, f"{r['node']} stopped with {stop.get('message')!r} for incident {r.get('incident')} ({want_msg!r})",
+                    stop, *([sample] if sample else []))
+
+
+def _stopped_interval(v: TraceView, stop: dict) -> tuple[int, int]:
+    """From an incident stop to the next START SLAVE (or the end), in trace order."""
+    start = next((o for o in v.kind("stmt") if o["node"] == stop["node"] and o["op"] == "start_slave"
+                  and o.get("thread") in (None, "sql") and o.get("errno") is None and _key(o) > _key(stop)), None)
+    return _key(stop), (_key(start) if start else (2**62, 0))
+
+
+@checks("WL3464.IO_RUNS")
+def io_thread_goes_on(v: TraceView, check: Check) -> None:
+    """At an incident only the SQL thread stops: the IO thread keeps running."""
+    ix = index(v)
+    for stop in ix.stops:
+        lo, hi = _stopped_interval(v, stop)
+        io_stmt = any(o["node"] == stop["node"] and o["kind"] in ("stmt", "crash") and lo < _key(o) < hi
+                      and (o["kind"] == "crash" or o["op"] == "stop_slave") for o in v.obs)
+        for s in v.kind("status"):
+            if s["node"] == stop["node"] and lo < _key(s) < hi and not io_stmt:
+                check.judge(s["Slave_IO_Running"] == "Yes", f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r} "
+                            "while stopped at an incident", stop, s)
+                break
+
+
+@checks("WL3464.HOLD")
+def nothing_after_the_incident(v: TraceView, check: Check) -> None:
+    """Stopped at an incident, the replica applies nothing and keeps its position just before it."""
+    ix = index(v)
+    for r, _ in _relayed_incidents(v):
+        stop = ix.stop_after(r)
+        if stop is None:
+            continue
+        lo, hi = _stopped_interval(v, stop)
+        applied = [a for a in v.kind("apply") if a["node"] == r["node"] and lo < _key(a) < hi]
+        check.judge(not applied, f"{r['node']} applied {applied[0]['type'] if applied else ''} of "
+                    f"{applied[0]['trx'] if applied else ''} while stopped at an incident", stop, *applied[:1])
+        b = ix.source_binlog(r)
+        for s in v.kind("status"):
+            if s["node"] == r["node"] and lo < _key(s) < hi and b is not None:
+                check.judge((s["Relay_Log_Pos"], s["Exec_Master_Log_Pos"]) == (r["pos"], b["pos"]),
+                            f"{s['node']} stopped at an incident shows Relay_Log_Pos {s['Relay_Log_Pos']}, Exec_Master_Log_Pos "
+                            f"{s['Exec_Master_Log_Pos']}; the incident is at {r['pos']}, master {b['pos']}", s)
+
+
+def _skips_after_start(v: TraceView, start: dict) -> tuple[list[dict], dict | None]:
+    """The skip observations right after a START SLAVE, and the first event applied after them."""
+    skips, first_apply = [], None
+    for o in v.obs:
+        if o["node"] != start["node"] or _key(o) <= _key(start):
+            continue
+        if o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter" and first_apply is None:
+            skips.append(o)
+        elif o["kind"] == "apply" and o["type"] not in EXEMPT:
+            first_apply = o
+            break
+        elif o["kind"] == "sql_stop":
+            break
+    return skips, first_apply
+
+
+@checks("WL3464.R4")
+def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
+    """SKIP_COUNTER = 1 and START SLAVE skip exactly the incident; the next event applied is the one after it."""
+    ix = index(v)
+    for r, _ in _relayed_incidents(v):
+        stop = ix.stop_after(r)
+        if stop is None:
+            continue
+        _, hi = _stopped_interval(v, stop)
+        setting = [o for o in v.kind("stmt") if o["node"] == r["node"] and o["op"] == "set_global"
+                   and o.get("variable") == "sql_slave_skip_counter" and _key(stop) < _key(o) < hi]
+        if not setting or setting[-1]["value"] != 1 or hi[0] >= 2**62:
+            continue
+        start = next(o for o in v.kind("stmt") if o["node"] == r["node"] and _key(o) == hi)
+        skips, first_apply = _skips_after_start(v, start)
+        following = next((x for x in ix.after(r) if x["type"] not in EXEMPT), None)
+        ok = [(s["relay_file"], s["relay_pos"]) for s in skips] == [(r["file"], r["pos"])]
+        if following is not None and first_apply is not None:
+            ok = ok and (first_apply["relay_file"], first_apply["relay_pos"]) == (following["file"], following["pos"])
+        check.judge(ok, f"{r['node']}: skip 1 after the incident skipped {[(s['type'], s.get('trx')) for s in skips]}, "
+                    f"then applied {first_apply and (first_apply['type'], first_apply['trx'])}", start, *skips[:2])
+
+
+@checks("WL3464.SKIP_GROUP")
+def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
+    """Once the skip counter enters a group, the whole group is skipped, none of it applied."""
+    for s in v.kind("skip"):
+        if s.get("reason") != "sql_slave_skip_counter" or s.get("trx") is None:
+            continue
+        rest = [o for o in v.obs if o["node"] == s["node"] and o["kind"] in ("apply", "skip") and o.get("gtid") == s.get("gtid")
+                and _key(o) > _key(s)]
+        applied = [o for o in rest if o["kind"] == "apply"]
+        check.judge(not applied, f"{s['node']} skipped {s['type']} of {s['trx']} but applied its {applied and applied[0]['type']}",
+                    s, *applied[:1])
+
+
+@checks("WL3464.GAP")
+def every_gap_is_marked(v: TraceView, check: Check) -> None:
+    """A change the master made but did not binlog is marked by an incident before anything later is binlogged."""
+    ix = index(v)
+    for lost in ix.lost:
+        log = ix.binlog.get(lost["node"], [])
+        later = [b for b in log if _key(b) > _key(lost) and (b["type"] == "INCIDENT_EVENT" or b.get("gtid"))]
+        ok = bool(later) and later[0]["type"] == "INCIDENT_EVENT"
+        check.judge(ok, f"{lost['trx']} changed {lost['node']} but never reached its binlog, and "
+                    f"{'nothing' if not later else later[0]['type'] + ' of ' + str(later[0].get('trx'))} follows, no incident",
+                    lost, *later[:1])
+
+
+@checks("WL3464.NO_FALSE")
+def no_incident_without_loss(v: TraceView, check: Check) -> None:
+    """An incident that no one asked for follows a change the binlog lost."""
+    ix = index(v)
+    requested = {(s["node"], s["t"]) for s in v.kind("stmt") if s["op"] == "record_incident"}
+    for b in ix.incidents:
+        if (b["node"], b["t"]) in requested:
+            continue
+        earlier = [i for i in ix.incidents if i["node"] == b["node"] and _key(i) < _key(b)]
+        since = _key(earlier[-1]) if earlier else (-1, -1)
+        lost = [o for o in ix.lost if o["node"] == b["node"] and since < _key(o) < _key(b)]
+        check.judge(bool(lost), f"{b['node']} wrote an incident at {b['t']} ({b.get('message')!r}) with no lost change before it", b)
+
+
+@checks("WL3464.DELAY")
+def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
+    """A delayed replica stops at an incident no earlier than the incident's timestamp plus the delay."""
+    ix = index(v)
+    dx = delay_properties.index(v)
+    epoch = v.header.get("epoch_us", 0)
+    for r, _ in _relayed_incidents(v):
+        stop = ix.stop_after(r)
+        delay = dx.delay_at(r["node"], stop["t"]) if stop else None
+        if not delay:
+            continue
+        origin = next((b for b in ix.incidents if b["server_id"] == r["server_id"] and b["when"] == r["when"]
+                       and b.get("message") == r.get("message")), None)
+        if origin is None:
+            continue
+        due = r["when"] * US - v.offset_at(origin["node"], origin["t"]) - epoch + delay * US
+        check.judge(stop["t"] + v.resolution_us >= due, f"{r['node']} stopped at the incident at {stop['t']}, due at {due}", r, stop)
+
+
+@checks("WL3464.GTID_SKIP")
+def skipped_group_stays_skipped(v: TraceView, check: Check) -> None:
+    """A GTID group skipped with the counter is never applied later, not after a reconnect or restart."""
+    for s in v.kind("skip"):
+        if s.get("reason") != "sql_slave_skip_counter" or not s.get("gtid") or not s.get("type", "").endswith("GTID_LOG_EVENT"):
+            continue
+        later = [o for o in v.kind("visible") if o["node"] == s["node"] and o.get("gtid") == s["gtid"] and _key(o) > _key(s)]
+        check.judge(not later, f"{s['node']} skipped {s['trx']} ({s['gtid']}) at {s['t']} but applied it at "
+                    f"{later[0]['t'] if later else ''}", s, *later[:1])
