@@ -90,7 +90,7 @@ class Channel:
     until: dict | None = None
     rli_content: str = ""
     semi_sync: bool = False  # this connection asked for semi-sync (BINLOG_DUMP flag)
-    skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter, used at the next START SLAVE
+    skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter (only while the SQL thread is stopped)
     skipping_group: bool = False  # the counter ran out inside a group: skip to its end
     last_sql_errno: int = 0
     last_sql_error: str = ""
@@ -349,9 +349,15 @@ class Simulator:
 
     def _op_set_global(self, node: Node, op: dict) -> None:
         name, value = op["variable"], op["value"]
-        if name == "sql_slave_skip_counter" and node.channel is not None and isinstance(value, int) and value >= 0:
+        if name == "sql_slave_skip_counter" and isinstance(value, int) and value >= 0:
+            ch = node.channel
+            if ch is not None and ch.sql_running:  # MariaDB, and MySQL before 5.7, refuse it then
+                self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
+                          message="This operation cannot be performed as you have a running slave; run STOP SLAVE first")
+                return
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
-            node.channel.skip_counter = value
+            if ch is not None:
+                ch.skip_counter = value
             return
         if name not in SS.VARIABLES:
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
@@ -592,9 +598,13 @@ class Simulator:
             self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
                       message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
         src = ch.source
-        if ch.fetch is None:  # GTID auto-position: send what the replica has neither applied nor relayed
+        if ch.fetch is None:
+            # GTID auto-position: resume from the replica's GTID position, so that events with no
+            # GTID after it (incidents) come again, and from any group it lacks before that.
             have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
-            ch.fetch = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
+            missing = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
+            after_have = max((i + 1 for i, e in enumerate(src.binlog) if e.ev.gtid in have), default=0)
+            ch.fetch = min(missing, after_have)
         self.at(self.now + ch.latency_us, self._dump_start, ch, ch.io_gen)
 
     def _dump_start(self, ch: Channel, gen: int) -> None:
@@ -717,12 +727,9 @@ class Simulator:
         ch.sql_pos += 1
         if ends_group:
             ch.skipping_group = False
-            ch.group_start = ch.sql_pos
-            if entry.master_end:
-                ch.group_master_file, ch.group_master_pos = entry.master_file, entry.master_end
             if ev.gtid and "skip-keeps-gtid-position" not in self.rule.mutants:
                 ch.node.executed.add(ev.gtid)  # the GTID position moves past what was skipped
-            self._write_relay_log_info(ch)
+            self._advance_group(ch, entry)
 
     def _incident_stop(self, ch: Channel, entry: Entry) -> None:
         """R3.1/R3.2: the SQL thread stops at any incident, before it; the IO thread goes on."""
@@ -765,14 +772,18 @@ class Simulator:
             ch.state = "idle"
             self._kick(ch)
 
-    def _end_group(self, ch: Channel, entry: Entry) -> None:
-        ev = entry.ev
-        first = ch.group_start
+    def _advance_group(self, ch: Channel, entry: Entry) -> None:
+        """The SQL thread is past a group (applied or skipped): the position relay-log.info keeps."""
         ch.group_start = ch.sql_pos
         ch.applied_in_group = 0
         if entry.master_end:
             ch.group_master_file, ch.group_master_pos = entry.master_file, entry.master_end
         self._write_relay_log_info(ch)
+
+    def _end_group(self, ch: Channel, entry: Entry) -> None:
+        ev = entry.ev
+        first = ch.group_start
+        self._advance_group(ch, entry)
         if ev.trx is None:
             return
         node = ch.node
@@ -793,7 +804,7 @@ class Simulator:
         ev = ch.relay[ch.sql_pos].ev
         ch.sql_pos = i + 1
         self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="gtid already executed")
-        self._end_group(ch, ch.relay[i])
+        self._advance_group(ch, ch.relay[i])
         return True
 
     def _until_reached(self, ch: Channel) -> bool:

@@ -13,7 +13,7 @@ from . import delay as delay_properties
 from .core import Check, TraceView, checks
 
 US = 1_000_000
-ER_SLAVE_INCIDENT = 1590
+ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
 KNOWN = {0: "NONE", 1: "LOST_EVENTS"}
 EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
 MESSAGE = re.compile(r"^The incident (\S+) (?:occured|occurred) on the (?:master|source)\. Message: (.*)$", re.S)
@@ -34,7 +34,7 @@ class IncidentIndex:
         self.relays: dict[str, list[dict]] = {}
         for r in v.kind("relay"):
             self.relays.setdefault(r["node"], []).append(r)
-        self.stops = [o for o in v.kind("sql_stop") if o.get("errno") == ER_SLAVE_INCIDENT]
+        self.stops = [o for o in v.kind("sql_stop") if o.get("errno") in (ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT)]
 
     def stop_after(self, r: dict) -> dict | None:
         """The stop a relayed incident caused: on that replica, after it, at its relay position
@@ -43,8 +43,12 @@ class IncidentIndex:
                      and s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)
 
     def after(self, r: dict) -> list[dict]:
-        """What was relayed to the same replica after r, in order."""
-        return [x for x in self.relays[r["node"]] if _key(x) > _key(r)]
+        """What was relayed to the same replica after r, in order, until the relay log holding r
+        was thrown away (RESET SLAVE, relay_log_recovery)."""
+        end = next((_key(d) for d in self.v.obs if d["node"] == r["node"] and _key(d) > _key(r) and (
+            d["kind"] == "relay_log_recovery" or (d["kind"] == "stmt" and d["op"] == "reset_slave" and d.get("errno") is None))),
+            (2**62, 0))
+        return [x for x in self.relays[r["node"]] if _key(r) < _key(x) < end]
 
     def source_binlog(self, r: dict) -> dict | None:
         return next((b for b in self.binlog.get(r["source"], []) if (b["file"], b["end"]) == (r["master_file"], r["master_end"])), None)
@@ -150,15 +154,15 @@ def stop_message(v: TraceView, check: Check) -> None:
         ok = m is not None and m.group(2) == want_msg and (symbol is None or m.group(1) == symbol)
         sample = next((s for s in v.kind("status") if s["node"] == r["node"] and _key(s) > _key(stop)), None)
         if sample is not None and sample["Slave_SQL_Running"] == "No" and "Last_SQL_Errno" in sample:
-            ok = ok and sample["Last_SQL_Errno"] == ER_SLAVE_INCIDENT and sample["Last_SQL_Error"] == stop["message"]
+            ok = ok and sample["Last_SQL_Errno"] == stop["errno"] and sample["Last_SQL_Error"] == stop["message"]
         check.judge(ok, f"{r['node']} stopped with {stop.get('message')!r} for incident {r.get('incident')} ({want_msg!r})",
                     stop, *([sample] if sample else []))
 
 
 def _stopped_interval(v: TraceView, stop: dict) -> tuple[int, int]:
-    """From an incident stop to the next START SLAVE (or the end), in trace order."""
-    start = next((o for o in v.kind("stmt") if o["node"] == stop["node"] and o["op"] == "start_slave"
-                  and o.get("thread") in (None, "sql") and o.get("errno") is None and _key(o) > _key(stop)), None)
+    """From an incident stop to the next START SLAVE or restart (or the end), in trace order."""
+    start = next((o for o in v.obs if o["node"] == stop["node"] and _key(o) > _key(stop) and (o["kind"] == "restart" or (
+        o["kind"] == "stmt" and o["op"] == "start_slave" and o.get("thread") in (None, "sql") and o.get("errno") is None))), None)
     return _key(stop), (_key(start) if start else (2**62, 0))
 
 
@@ -226,7 +230,9 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
                    and o.get("variable") == "sql_slave_skip_counter" and _key(stop) < _key(o) < hi]
         if not setting or setting[-1]["value"] != 1 or hi[0] >= 2**62:
             continue
-        start = next(o for o in v.kind("stmt") if o["node"] == r["node"] and _key(o) == hi)
+        start = next((o for o in v.kind("stmt") if o["node"] == r["node"] and _key(o) == hi), None)
+        if start is None:
+            continue  # a restart, not the DBA's START SLAVE
         skips, first_apply = _skips_after_start(v, start)
         following = next((x for x in ix.after(r) if x["type"] not in EXEMPT), None)
         ok = [(s["relay_file"], s["relay_pos"]) for s in skips] == [(r["file"], r["pos"])]

@@ -1,0 +1,43 @@
+"""The incident state machine: silent on the model, and from scratch it finds a silent divergence
+when incidents are switched off, and the other incident bugs, each shrunk to a few steps."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from replcheck.properties.core import MACHINES
+from replcheck.properties.machines.base import machine_for
+from replcheck.properties.machines.incident import IncidentMachine
+
+SEARCH = settings(max_examples=150, stateful_step_count=15, deadline=None, derandomize=True, database=None,
+                  suppress_health_check=list(HealthCheck), print_blob=False)
+
+
+def steps_of(error) -> list[str]:
+    return [n.split("(")[0] for n in getattr(error, "__notes__", [])
+            if n.startswith("state.") and not n.startswith(("state.topology", "state.properties_hold", "state.teardown"))]
+
+
+def test_model_holds_every_incident_property():
+    machine = machine_for(IncidentMachine, "wl7318")
+    run_state_machine_as_test(machine, settings=SEARCH)
+    assert machine.exercised["WL3464.GAP"] > 0 and machine.exercised["WL3464.R3.1"] > 0 and machine.exercised["WL3464.R4"] > 0
+
+
+@pytest.mark.parametrize("mutant,requirement", [
+    ("no-incident", "WL3464.GAP"),  # the silent divergence WL#3464 exists to prevent
+    ("incident-on-rollback", "WL3464.NO_FALSE"),
+    ("skip-mid-group", "WL3464.SKIP_GROUP"),
+    ("incident-ignored", "WL3464.R3"),
+])
+def test_finds_incident_bug_from_scratch(mutant, requirement):
+    with pytest.raises(AssertionError) as info:
+        run_state_machine_as_test(machine_for(IncidentMachine, "wl7318", [mutant]), settings=SEARCH)
+    assert str(info.value).startswith(requirement), str(info.value)
+    assert 1 <= len(steps_of(info.value)) <= 4, steps_of(info.value)
+
+
+def test_machine_is_registered_with_incident_and_delay_requirements():
+    registered = [m for m in MACHINES if m.cls is IncidentMachine]
+    assert registered and {"WL3464.GAP", "WL344.WAIT.RULE"} <= set(registered[0].requirements)

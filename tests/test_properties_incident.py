@@ -1,0 +1,330 @@
+"""Every registered incident property (WL#3464) passes on an honest trace and catches a realistic fault.
+
+Passing traces come from the reference model on the inc-* scenarios (or on a small history written
+here); violating traces from an incident mutant, or from a model trace edited to re-create one
+fault (no rotation after the incident, a wrong Last_SQL_Error, the IO thread shown stopped, an
+apply while stopped, a skip of two events, a delayed replica stopping early...). Each violation
+must be reported with a witness naming the faulty observation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import pytest
+from conftest import assert_witness
+
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck.spec import ROOT
+from replcheck.systems import systems
+
+US = 1_000_000
+INCIDENT_PROPERTIES = [p for p in PROPERTIES if p.feature == "incident"]
+INCIDENT_REQUIREMENTS = {p.requirement for p in INCIDENT_PROPERTIES}
+CHECKED_FEATURES = ("incident", "delay")
+INC_HISTORIES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("histories").iterdir()
+                       if p.name.startswith("inc-") and p.name.endswith(".jsonl"))
+MODELS = [s.name for s in systems().values() if s.kind == "model"]
+INC_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and INCIDENT_REQUIREMENTS & set(s.kills)]
+M = "model:wl7318"  # the incident mutants are WL#7318 systems: compare them with this model
+RPL = "inc-rpl-incident"
+
+
+# -- small histories ------------------------------------------------------------------------------
+def unknown_code_history(k) -> dict:
+    """An incident code no replica knows (7), with a transaction before and after it. No skip
+    counter is set, so a replica that ignores the incident has nothing to hide behind."""
+    ops = [{"at": 1 * US, "op": "trx", "node": "A", "trx": "t1"},
+           {"at": 2 * US, "op": "record_incident", "node": "A", "code": 7, "message": "future incident"},
+           {"at": 3 * US, "op": "trx", "node": "A", "trx": "t2"}]
+    return k.make_history(["A", "B"], [{"source": "A", "replica": "B", "latency_us": 1000}], ops,
+                          name="unknown-code", sample_every_us=US, end_us=5 * US)
+
+
+# -- fault builders -------------------------------------------------------------------------------
+def pick(tr, kind: str, **match):
+    """The trace as it is, with the observation its witness must name."""
+    return tr, tr.first(kind, **match)
+
+
+def status_at(tr, t: int, node: str = "B") -> dict:
+    return tr.all("status", node=node, t=t)[-1]
+
+
+def no_rotation(k):
+    # The master writes the incident but does not rotate: replace4 follows in the same binlog.
+    tr = k.run(M, RPL)
+    inc = tr.first("binlog", node="A", type="INCIDENT_EVENT")
+    tr.drop(tr.first("binlog", node="A", type="ROTATE_EVENT"))
+    tr.drop(tr.first("binlog", node="A", type="FORMAT_DESCRIPTION_EVENT", file="bin.000002"))
+    shift = inc["end"] - 124  # bin.000002's events started after its FDE at 124
+    for b in tr.all("binlog", node="A", file="bin.000002"):
+        b.update(file="bin.000001", pos=b["pos"] + shift, end=b["end"] + shift)
+    return tr, inc
+
+
+def injector_maps_code(k):
+    # The injector records every incident as LOST_EVENTS: code 7 never reaches the binlog.
+    tr = k.run(M, "inc-gaps")
+    tr.first("binlog", node="A", type="INCIDENT_EVENT", incident=7)["incident"] = 1
+    return tr, tr.first("stmt", node="A", op="record_incident", via="injector")
+
+
+def wrong_last_sql_error(k):
+    # SHOW SLAVE STATUS shows an empty message where the incident had none ('<none>' expected).
+    tr = k.run(M, RPL)
+    s = status_at(tr, 4 * US)
+    s["Last_SQL_Error"] = "The incident LOST_EVENTS occured on the master. Message: "
+    return tr, s
+
+
+def io_thread_shown_stopped(k):
+    # The first sample after the stop shows the IO thread down though no one stopped it.
+    tr = k.run(M, RPL)
+    s = status_at(tr, 4 * US)
+    s["Slave_IO_Running"] = "No"
+    return tr, s
+
+
+def applies_while_stopped(k):
+    # replace4 (relayed right after the incident) is applied while the SQL thread is stopped on it.
+    tr = k.run(M, RPL)
+    for o in tr.all("apply", node="B", trx="replace4") + tr.all("visible", node="B", trx="replace4"):
+        tr.retime(o, 3_001_001)
+    return tr, tr.first("apply", node="B", trx="replace4", idx=0)
+
+
+def skip_takes_two(k):
+    # SKIP_COUNTER = 1 skips the incident and the whole next group too (known bugs I8 mutant b).
+    tr = k.run(M, RPL)
+    for a in tr.all("apply", node="B", trx="replace4"):
+        a.update(kind="skip", reason="sql_slave_skip_counter")
+        for f in ("source", "read", "begin", "when", "ict", "server_id", "last"):
+            a.pop(f, None)
+    for o in tr.all("visible", node="B", trx="replace4") + tr.all("binlog", node="B", trx="replace4"):
+        tr.drop(o)
+    return tr, tr.first("skip", node="B", trx="replace4", idx=0)
+
+
+def stops_before_due(k):
+    # MASTER_DELAY 5: the incident (master time 2 s) is due at 7 s; the replica stops at 6 s,
+    # right after t1, as if the incident were exempt from the delay like a ROTATE.
+    tr = k.run(M, "inc-delayed-skip-group")
+    return tr, tr.retime(tr.first("sql_stop", node="B", errno=1590), 6 * US)
+
+
+@dataclass(frozen=True)
+class Case:
+    passing: Callable  # kit -> Trace
+    violating: Callable  # kit -> (Trace, the observation the witness must name)
+    expect: str  # substring of that witness's message
+
+
+def model(history) -> Callable:
+    return lambda k: k.run(M, history if isinstance(history, str) else history(k))
+
+
+CASES: dict[str, Case] = {
+    "WL3464.R1": Case(  # the no-incident mutant also drops a requested LOST_EVENTS incident
+        model(RPL), lambda k: pick(k.run("mutant:no-incident", RPL), "stmt", node="A", op="record_incident"),
+        "A was asked for incident 1 ('') via binlog; its binlog has none"),
+    "WL3464.R2": Case(
+        model("inc-gaps"), injector_maps_code,
+        "A was asked for incident 7 ('a code this replica does not know') via injector; its binlog has none"),
+    "WL3464.ROTATE": Case(
+        model(RPL), no_rotation,
+        "A: the incident at bin.000001:559 is followed by [('GTID_LOG_EVENT', 'bin.000001'), "
+        "('QUERY_EVENT', 'bin.000001')], not a rotation to a fresh binlog"),
+    "WL3464.R3.1": Case(
+        model(RPL), lambda k: pick(k.run("mutant:incident-ignored", RPL), "relay", node="B", type="INCIDENT_EVENT"),
+        "B did not stop at incident 1 ('') relayed at 3001000"),
+    "WL3464.R3.2": Case(
+        model(unknown_code_history),
+        lambda k: pick(k.run("mutant:incident-ignored", unknown_code_history(k)), "relay", node="B",
+                       type="INCIDENT_EVENT"),
+        "B did not stop at incident 7 ('future incident') relayed at 2001000"),
+    "WL3464.MSG": Case(
+        model(RPL), wrong_last_sql_error,
+        "B stopped with 'The incident LOST_EVENTS occured on the master. Message: <none>' for incident 1 ('<none>')"),
+    "WL3464.IO_RUNS": Case(
+        model(RPL), io_thread_shown_stopped,
+        "B at 4000000: IO thread 'No' while stopped at an incident"),
+    "WL3464.HOLD": Case(
+        model(RPL), applies_while_stopped,
+        "B applied GTID_LOG_EVENT of replace4 while stopped at an incident"),
+    "WL3464.R4": Case(
+        model(RPL), skip_takes_two,
+        "B: skip 1 after the incident skipped [('INCIDENT_EVENT', None), ('GTID_LOG_EVENT', 'replace4'), "),
+    "WL3464.SKIP_GROUP": Case(
+        model("inc-delayed-skip-group"),
+        lambda k: pick(k.run("mutant:skip-mid-group", "inc-delayed-skip-group"), "skip", node="B", trx="multi", idx=0),
+        "B skipped GTID_LOG_EVENT of multi but applied its QUERY_EVENT"),
+    "WL3464.GAP": Case(
+        model("inc-gaps"), lambda k: pick(k.run("mutant:no-incident", "inc-gaps"), "visible", node="A", trx="lost1"),
+        "lost1 changed A but never reached its binlog, and GTID_LOG_EVENT of t2 follows, no incident"),
+    "WL3464.NO_FALSE": Case(
+        model("inc-cache-overflow"),
+        lambda k: pick(k.run("mutant:incident-on-rollback", "inc-cache-overflow"), "binlog", node="A",
+                       type="INCIDENT_EVENT", t=2 * US),
+        "A wrote an incident at 2000000 ('error writing to the binary log') with no lost change before it"),
+    "WL3464.DELAY": Case(
+        model("inc-delayed-skip-group"), stops_before_due,
+        "B stopped at the incident at 6000000, due at 7000000"),
+    "WL3464.GTID_SKIP": Case(
+        model("inc-gtid-skip-survives-restart"),
+        lambda k: pick(k.run("mutant:skip-keeps-gtid-position", "inc-gtid-skip-survives-restart"), "skip",
+                       node="B", trx="unwanted", idx=0),
+        "B skipped unwanted (0-1-1) at 3000001 but applied it at 6001000"),
+}
+
+
+# -- one passing and one violating trace per property ---------------------------------------------
+@pytest.mark.parametrize("prop", INCIDENT_PROPERTIES, ids=lambda p: p.requirement)
+def test_property_passes_on_model_trace(kit, prop):
+    case = CASES[prop.requirement]  # a new property without a case fails here
+    v = prop.run(case.passing(kit).view())
+    assert v.status == PASS and v.checked > 0, v
+
+
+@pytest.mark.parametrize("prop", INCIDENT_PROPERTIES, ids=lambda p: p.requirement)
+def test_property_catches_fault(kit, prop):
+    case = CASES[prop.requirement]
+    tr, target = case.violating(kit)
+    assert_witness(prop.run(tr.view()), tr, target, case.expect)
+
+
+def test_cases_name_registered_requirements():
+    assert set(CASES) == INCIDENT_REQUIREMENTS
+    assert len(INCIDENT_PROPERTIES) == 14  # the catalogue's incident requirements, one check each
+
+
+# -- more faults and honest variants --------------------------------------------------------------
+@pytest.mark.parametrize("spelling", ["occurred on the master", "occurred on the source", "occured on the source"])
+def test_message_spelling_variants_pass(kit, spelling):
+    # MariaDB and later MySQL say 'occurred', MySQL 8 'on the source': the same stop, still correct.
+    tr = kit.run(M, RPL)
+    msg = f"The incident LOST_EVENTS {spelling}. Message: <none>"
+    tr.first("sql_stop", node="B", errno=1590)["message"] = msg
+    for s in tr.all("status", node="B"):
+        if s["Last_SQL_Errno"] == 1590:
+            s["Last_SQL_Error"] = msg
+    v = kit.verdict("WL3464.MSG", tr)
+    assert v.status == PASS and v.checked == 1, v
+
+
+def test_wrong_symbol_in_stop_message_violates_msg(kit):
+    # The stop calls a LOST_EVENTS incident NONE.
+    tr = kit.run(M, RPL)
+    stop = tr.first("sql_stop", node="B", errno=1590)
+    stop["message"] = "The incident NONE occured on the master. Message: <none>"
+    assert_witness(kit.verdict("WL3464.MSG", tr), tr, stop,
+                   "B stopped with 'The incident NONE occured on the master. Message: <none>' for incident 1")
+
+
+def test_unknown_code_needs_no_known_symbol(kit):
+    # For code 7 the model says UNKNOWN; the message part must still be the incident's own.
+    tr = kit.run(M, "inc-gaps")
+    v = kit.verdict("WL3464.MSG", tr)
+    assert v.status == PASS and v.checked == 4, v
+    stop = tr.first("sql_stop", node="B", message="The incident UNKNOWN occured on the master. "
+                    "Message: a code this replica does not know")
+    stop["message"] = "The incident UNKNOWN occured on the master. Message: <none>"
+    assert_witness(kit.verdict("WL3464.MSG", tr), tr, stop, "for incident 7 ('a code this replica does not know')")
+
+
+def test_position_past_the_incident_violates_hold(kit):
+    # Stopped at the incident, the sample shows the master position of its end (599), not its start.
+    tr = kit.run(M, RPL)
+    s = status_at(tr, 5 * US)
+    s["Exec_Master_Log_Pos"] = 599
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, s,
+                   "B stopped at an incident shows Relay_Log_Pos 607, Exec_Master_Log_Pos 599; "
+                   "the incident is at 607, master 559")
+
+
+def test_io_thread_stopped_by_dba_is_not_a_fault(kit):
+    # inc-cache-overflow: STOP SLAVE while stopped at the incident; the IO thread is then No by request.
+    tr = kit.run(M, "inc-cache-overflow")
+    assert any(s["Slave_IO_Running"] == "No" for s in tr.all("status", node="B", t=7 * US))
+    assert kit.verdict("WL3464.IO_RUNS", tr).status != VIOLATED
+
+
+def test_incident_applied_after_skip_violates_r4(kit):
+    # SKIP_COUNTER = 1 and START SLAVE, but the replica executes the incident instead of skipping it.
+    tr = kit.run(M, RPL)
+    tr.first("skip", node="B", type="INCIDENT_EVENT").update(kind="apply", source="A")
+    assert_witness(kit.verdict("WL3464.R4", tr), tr, tr.first("stmt", node="B", op="start_slave"),
+                   "B: skip 1 after the incident skipped [], then applied ('INCIDENT_EVENT', None)")
+
+
+def test_dba_skip_set_before_the_incident_passes_r31(kit):
+    # A skip counter already pending when the incident arrives consumes it: the DBA acted, not a fault.
+    ops = [{"at": 1 * US, "op": "stop_slave", "node": "B", "thread": "sql"},
+           {"at": 2 * US, "op": "record_incident", "node": "A", "code": 1, "message": "planned"},
+           {"at": 3 * US, "op": "set_global", "node": "B", "variable": "sql_slave_skip_counter", "value": 1},
+           {"at": 4 * US, "op": "start_slave", "node": "B", "thread": "sql"},
+           {"at": 5 * US, "op": "trx", "node": "A", "trx": "t1"}]
+    h = kit.make_history(["A", "B"], [{"source": "A", "replica": "B", "latency_us": 1000}], ops,
+                         sample_every_us=US, end_us=6 * US)
+    tr = kit.run(M, h)
+    assert tr.first("skip", node="B", type="INCIDENT_EVENT")["t"] == 4 * US
+    assert tr.all("sql_stop", node="B", errno=1590) == []
+    v = kit.verdict("WL3464.R3.1", tr)
+    assert v.status == PASS and v.checked == 1, v
+
+
+def test_mysql8_incident_errno_counts_as_a_stop(kit):
+    # inc-rpl-incident as a MySQL 8.0 server would show it.
+    tr = kit.run(M, RPL)
+    msg = "The incident LOST_EVENTS occurred on the source. Message: <none>"
+    tr.first("sql_stop", node="B", errno=1590).update(errno=13119, message=msg)
+    for s in tr.all("status", node="B"):
+        if s["Last_SQL_Errno"] == 1590:
+            s.update(Last_SQL_Errno=13119, Last_SQL_Error=msg)
+    verdicts = {r: kit.verdict(r, tr) for r in ("WL3464.MSG", "WL3464.IO_RUNS", "WL3464.HOLD", "WL3464.R4")}
+    assert all(v.status == PASS and v.checked > 0 for v in verdicts.values()), verdicts
+
+
+# -- the models against every incident scenario ---------------------------------------------------
+@pytest.mark.parametrize("system", MODELS)
+@pytest.mark.parametrize("history", INC_HISTORIES)
+def test_model_traces_pass_incident_and_delay_properties(kit, system, history):
+    expected = systems()[system].expected_violations
+    view = kit.run(system, history).view()
+    verdicts = [p.run(view) for p in PROPERTIES if p.feature in CHECKED_FEATURES and p.requirement not in expected]
+    assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
+
+
+def test_inc_scenarios_and_models_present(kit):
+    # Otherwise the sweep above would silently shrink.
+    assert len(INC_HISTORIES) >= 5 and {"model:wl344", M} <= set(MODELS)
+    # Together the scenarios exercise every incident property on the model.
+    views = [kit.run(M, h).view() for h in INC_HISTORIES]
+    exercised = {p.requirement for p in INCIDENT_PROPERTIES if any(p.run(v).checked for v in views)}
+    assert exercised == INCIDENT_REQUIREMENTS
+
+
+# -- each incident mutant is killed ---------------------------------------------------------------
+KILLS = {  # mutant -> an inc-* history on which one of its `kills` is violated
+    "mutant:no-incident": "inc-gaps",
+    "mutant:incident-ignored": RPL,
+    "mutant:incident-on-rollback": "inc-cache-overflow",
+    "mutant:skip-mid-group": "inc-delayed-skip-group",
+    "mutant:skip-keeps-gtid-position": "inc-gtid-skip-survives-restart",
+}
+
+
+@pytest.mark.parametrize("mutant", INC_MUTANTS)
+def test_incident_mutant_killed(kit, mutant):
+    history = KILLS[mutant]  # a new incident mutant without a killing history fails here
+    killed = [r for r in systems()[mutant].kills if kit.verdict(r, kit.run(mutant, history)).status == VIOLATED]
+    assert killed, f"{mutant} survives {systems()[mutant].kills} on {history}"
+    # The same history passes (and exercises) the killing property on the correct model.
+    assert all(kit.verdict(r, kit.run(M, history)).status == PASS for r in killed)
+
+
+def test_incident_ignored_also_killed_on_unknown_code(kit):
+    # Its other kill, R3.2: no inc-* scenario shows it (inc-gaps' skip counters hide it), this does.
+    h = unknown_code_history(kit)
+    assert kit.verdict("WL3464.R3.2", kit.run("mutant:incident-ignored", h)).status == VIOLATED
+    assert kit.verdict("WL3464.R3.2", kit.run(M, h)).status == PASS
