@@ -69,6 +69,15 @@ def _relayed_incidents(v: TraceView):
     return [(r, ix) for rs in ix.relays.values() for r in rs if r["type"] == "INCIDENT_EVENT"]
 
 
+def _stopped_at(v: TraceView):
+    """(relayed incident, the stop it caused) for every incident a replica stopped at."""
+    ix = index(v)
+    for r, _ in _relayed_incidents(v):
+        stop = ix.stop_after(r)
+        if stop is not None:
+            yield r, stop
+
+
 def _reached(v: TraceView, r: dict) -> bool:
     """The SQL thread got to the incident: something about it or after it happened on the replica."""
     ix = index(v)
@@ -143,11 +152,7 @@ def stop_on_unknown_incident(v: TraceView, check: Check) -> None:
 @checks("WL3464.MSG")
 def stop_message(v: TraceView, check: Check) -> None:
     """Error 1590 with 'The incident <symbol> occured on the master. Message: <message>', also in SHOW SLAVE STATUS."""
-    ix = index(v)
-    for r, _ in _relayed_incidents(v):
-        stop = ix.stop_after(r)
-        if stop is None:
-            continue
+    for r, stop in _stopped_at(v):
         m = MESSAGE.match(stop.get("message", ""))
         symbol = KNOWN.get(r.get("incident"))
         want_msg = r.get("message") or "<none>"
@@ -185,10 +190,7 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
 def nothing_after_the_incident(v: TraceView, check: Check) -> None:
     """Stopped at an incident, the replica applies nothing and keeps its position just before it."""
     ix = index(v)
-    for r, _ in _relayed_incidents(v):
-        stop = ix.stop_after(r)
-        if stop is None:
-            continue
+    for r, stop in _stopped_at(v):
         lo, hi = _stopped_interval(v, stop)
         applied = [a for a in v.kind("apply") if a["node"] == r["node"] and lo < _key(a) < hi]
         check.judge(not applied, f"{r['node']} applied {applied[0]['type'] if applied else ''} of "
@@ -221,10 +223,7 @@ def _skips_after_start(v: TraceView, start: dict) -> tuple[list[dict], dict | No
 def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
     """SKIP_COUNTER = 1 and START SLAVE skip exactly the incident; the next event applied is the one after it."""
     ix = index(v)
-    for r, _ in _relayed_incidents(v):
-        stop = ix.stop_after(r)
-        if stop is None:
-            continue
+    for r, stop in _stopped_at(v):
         _, hi = _stopped_interval(v, stop)
         setting = [o for o in v.kind("stmt") if o["node"] == r["node"] and o["op"] == "set_global"
                    and o.get("variable") == "sql_slave_skip_counter" and _key(stop) < _key(o) < hi]

@@ -331,19 +331,6 @@ CASES: dict[str, Case] = {
 
 
 # -- one passing and one violating trace per property ---------------------------------------------
-@pytest.mark.parametrize("prop", DELAY_PROPERTIES, ids=lambda p: p.requirement)
-def test_property_passes_on_model_trace(kit, prop):
-    case = CASES[prop.requirement]  # a new property without a case fails here
-    v = prop.run(case.passing(kit).view())
-    assert v.status == PASS and v.checked > 0, v
-
-
-@pytest.mark.parametrize("prop", DELAY_PROPERTIES, ids=lambda p: p.requirement)
-def test_property_catches_fault(kit, prop):
-    tr, target = CASES[prop.requirement].violating(kit)
-    assert_witness(prop.run(tr.view()), tr, target, CASES[prop.requirement].expect)
-
-
 def test_cases_name_registered_requirements():
     assert set(CASES) == {p.requirement for p in DELAY_PROPERTIES}
 

@@ -179,20 +179,6 @@ CASES: dict[str, Case] = {
 
 
 # -- one passing and one violating trace per property ---------------------------------------------
-@pytest.mark.parametrize("prop", INCIDENT_PROPERTIES, ids=lambda p: p.requirement)
-def test_property_passes_on_model_trace(kit, prop):
-    case = CASES[prop.requirement]  # a new property without a case fails here
-    v = prop.run(case.passing(kit).view())
-    assert v.status == PASS and v.checked > 0, v
-
-
-@pytest.mark.parametrize("prop", INCIDENT_PROPERTIES, ids=lambda p: p.requirement)
-def test_property_catches_fault(kit, prop):
-    case = CASES[prop.requirement]
-    tr, target = case.violating(kit)
-    assert_witness(prop.run(tr.view()), tr, target, case.expect)
-
-
 def test_cases_name_registered_requirements():
     assert set(CASES) == INCIDENT_REQUIREMENTS
     assert len(INCIDENT_PROPERTIES) == 14  # the catalogue's incident requirements, one check each
