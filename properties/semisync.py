@@ -487,8 +487,7 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
         node = c["node"]
         if not (c["ok"] and c["enabled"] and c["on_binlog"]):
             continue
-        st = _latest(v, "server_status", node, c["bkey"])
-        if st is None or st["variables"].get("Rpl_semi_sync_master_clients") != 0 or ix.acked_by(node, c["pos"], c["rkey"]):
+        if _clients(v, node, c["bkey"]) or ix.acked_by(node, c["pos"], c["rkey"]):
             continue
         timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
         waited = c["obs"]["t"] - c["binlog"]["t"]
@@ -498,6 +497,23 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
         elif not ix.holders(node, c["pos"], c["rkey"]):
             check.judge(waited >= timeout - tol, f"{c['trx']} returned after {waited} µs with no semi-sync replica, "
                         f"timeout {timeout} µs", c["obs"])
+
+
+def _clients(v: TraceView, node: str, key) -> set[str]:
+    """The semi-sync replicas connected to node just before key: each dump it logged, until that
+    replica's IO thread stops or either server goes down."""
+    connected: set[str] = set()
+    for o in v.obs:
+        if _key(o) >= key:
+            break
+        if o["kind"] == "log" and o["node"] == node and DUMP_LOG.search(o["message"]):
+            connected.add(o.get("replica"))
+        elif o["kind"] in ("crash", "shutdown", "restart") and o["node"] == node:
+            connected.clear()
+        elif o["node"] in connected and (o["kind"] in ("crash", "shutdown") or (
+                o["kind"] == "stmt" and o["op"] == "stop_slave" and o.get("thread") in (None, "io"))):
+            connected.discard(o["node"])
+    return connected
 
 
 @checks("WL6355.AFTER_SYNC.INVISIBLE")

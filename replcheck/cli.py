@@ -85,6 +85,32 @@ def _verify(args) -> int:
     return EXIT_VIOLATION if results.findings else EXIT_OK
 
 
+def _report(args) -> int:
+    from replcheck import report
+
+    document = report.build_report(report.load_results(args.results), args.title)
+    report.write_reports(document, Path(args.out))
+    s = document["summary"]
+    print(f"wrote {args.out}/report.html, report.json, junit.xml, summary.md: {s['requirements']} requirements, "
+          f"{s['violated']} unexpected violations, {s['findings']} findings")
+    return EXIT_VIOLATION if s["violated"] or s["findings"] else EXIT_OK
+
+
+def _gate(args) -> int:
+    from replcheck import report
+
+    document = report.build_report(report.load_results(args.results))
+    if args.write:
+        io.write_atomic(args.gate, report.gate_snapshot(document, args.name or Path(args.gate).stem, args.description))
+        print(f"wrote {args.gate}: {len(document['sources'])} sources pinned")
+        return EXIT_OK
+    diffs = report.gate_differences(report.load_gate(args.gate), document)
+    for d in diffs:
+        print(f"gate {args.gate}: {d}")
+    print(f"gate {args.gate}: {'FAILED, ' + str(len(diffs)) + ' differences' if diffs else 'passed'}")
+    return EXIT_VIOLATION if diffs else EXIT_OK
+
+
 def _systems(args) -> int:
     for s in systems.systems().values():
         extra = f" [{s.bug}; killed by {', '.join(s.kills)}]" if s.kind == "mutant" else ""
@@ -136,6 +162,20 @@ def build_parser() -> Parser:
     s.add_argument("--examples", type=_positive, default=60, help="state-machine examples per model system")
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(fn=_verify)
+
+    s = sub.add_parser("report", help="the compliance report (HTML, JSON, JUnit XML, Markdown) from results files")
+    s.add_argument("results", nargs="+", help="results.json files (replcheck verify, the pytest plugin)")
+    s.add_argument("--out", default="replcheck-report")
+    s.add_argument("--title", default="replcheck compliance report")
+    s.set_defaults(fn=_report)
+
+    s = sub.add_parser("gate", help="compare results with a gate file's pinned verdicts (exit 1 on any difference)")
+    s.add_argument("gate", help="a gate file, e.g. ci/models.toml")
+    s.add_argument("results", nargs="+")
+    s.add_argument("--write", action="store_true", help="pin the results' verdicts into the gate file instead")
+    s.add_argument("--name")
+    s.add_argument("--description", default="")
+    s.set_defaults(fn=_gate)
 
     s = sub.add_parser("systems", help="the systems a History can run on")
     s.set_defaults(fn=_systems)

@@ -13,12 +13,11 @@ import os
 import shutil
 import sys
 import tempfile
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from replcheck import catalogue, io, systems
+from replcheck import catalogue, io, report, systems
 from replcheck.features import load_features
 from replcheck.properties import core
 from replcheck.spec import ROOT as SPEC
@@ -28,6 +27,7 @@ from replcheck.spec import ROOT as SPEC
 class Results:
     rows: list[dict] = field(default_factory=list)  # one per (source, system, history, requirement)
     findings: list[dict] = field(default_factory=list)
+    figures: dict[str, list] = field(default_factory=lambda: {"delay": [], "semisync": []})
 
     def add(self, source: str, system: str, history: str, verdict: core.Verdict, expected: str = "") -> None:
         row = {"source": source, "system": system, "history": history, **verdict.as_dict()}
@@ -50,12 +50,35 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
             header, obs = system.run(history)
             if traces is not None:
                 io.write_atomic(traces / name.replace(":", "-") / f"{path.stem}.jsonl", io.dumps_lines(header, obs))
-            for verdict in core.run_properties(core.TraceView(header, obs)):
+            view = core.TraceView(header, obs)
+            if system.kind == "model":
+                collect_figures(results.figures, path.stem, name, view)
+            for verdict in core.run_properties(view):
                 expected = system.expected_violations.get(verdict.requirement, "")
                 results.add("history", name, path.stem, verdict, "violated" if expected else "")
                 if verdict.status == core.VIOLATED and system.kind == "model" and not expected:
                     results.findings.append({"kind": "model violates its seed", "system": name, "history": path.stem,
                                              "requirement": verdict.requirement, "witness": verdict.witnesses[0].message})
+
+
+def collect_figures(figures: dict[str, list], history: str, system: str, view: core.TraceView) -> None:
+    """Data for the report's pictures: due against applied time per delayed transaction, and a
+    semi-sync master's status and waiting sessions over time."""
+    from replcheck.properties import delay
+
+    ix = delay.index(view)
+    for a in view.kind("apply"):
+        if a["type"] in delay.TRX_START and (due := ix.due(a)) is not None and ix.delay_at(a["node"], a["t"]):
+            figures["delay"].append({"history": history, "system": system, "node": a["node"], "trx": a["trx"],
+                                     "due_us": due, "applied_us": delay.begin_of(a), "delay_s": ix.delay_at(a["node"], a["t"])})
+    for o in view.kind("server_status"):
+        var = o["variables"]
+        if history.startswith("ss-") and "Rpl_semi_sync_master_yes_tx" in var and view.nodes[o["node"]].get(
+                "variables", {}).get("rpl_semi_sync_master_enabled"):
+            figures["semisync"].append({"history": history, "system": system, "node": o["node"], "t_us": o["t"],
+                                        "status": var["Rpl_semi_sync_master_status"],
+                                        "wait_sessions": var["Rpl_semi_sync_master_wait_sessions"],
+                                        "yes_tx": var["Rpl_semi_sync_master_yes_tx"], "no_tx": var["Rpl_semi_sync_master_no_tx"]})
 
 
 def check_mutants(results: Results, names: list[str]) -> None:
@@ -115,34 +138,20 @@ def run_machines(results: Results, names: list[str], examples: int, seed: int, p
                 results.add("state-machine", name, m.name, verdict)
 
 
-def summarise(results: Results) -> list[dict]:
-    """Per requirement: its text and, per source, how many checks passed, were violated or idle."""
-    per: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    for r in results.rows:
-        per[r["requirement"]][f"{r['source']}:{r['system']}"][r["status"]] += 1
+def summarise(results: Results) -> None:
+    """A requirement that nothing can judge is a finding."""
     evidence = catalogue.evidence()
-    out = []
     for req in catalogue.load():
-        sources = {k: dict(v) for k, v in sorted(per[req.id].items())}
-        out.append({"id": req.id, "kind": req.kind, "seed": req.seed, "section": req.section, "text": req.text,
-                    "evidence": evidence.get(req.id, []), "sources": sources})
         if not evidence.get(req.id):
             results.findings.append({"kind": "no evidence", "requirement": req.id, "witness": "no property, proof or state machine"})
-    return out
 
 
-def markdown(summary: list[dict], results: Results) -> str:
-    lines = ["# replcheck verify", "", f"{len(summary)} requirements, {len(results.rows)} verdicts, "
-             f"{len(results.findings)} findings.", "", "| requirement | kind | evidence | model verdicts |", "|---|---|---|---|"]
-    for s in summary:
-        models = {k: v for k, v in s["sources"].items() if k.startswith(("history:model", "z3", "state-machine"))}
-        cell = "; ".join(f"{k.split(':', 1)[1]}: " + ", ".join(f"{n} {st}" for st, n in sorted(v.items())) for k, v in models.items())
-        kinds = ", ".join(sorted({e["type"] for e in s["evidence"]})) or "**none**"
-        lines.append(f"| {s['id']} | {s['kind']} | {kinds} | {cell} |")
-    lines += ["", "## Findings", ""]
-    lines += [f"- **{f['kind']}** {f.get('system', '')} {f.get('history', '')} `{f['requirement']}`: {f['witness']}"
-              for f in results.findings] or ["None."]
-    return "\n".join(lines) + "\n"
+def _shown_path(path: Path) -> str:
+    """How to name a History in a command a user can paste: relative to here when it can be."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def verify(out: Path, names: list[str] | None = None, histories: list[Path] | None = None, examples: int = 60,
@@ -161,11 +170,13 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
         check_mutants(results, names)
         run_proofs(results, progress)
         run_machines(results, names, examples, seed, progress)
-        summary = summarise(results)
-        io.write_atomic(staging / "results.json", json.dumps(
-            {"schema": "replcheck.results/1", "seed": seed, "systems": names, "histories": [p.stem for p in paths],
-             "requirements": summary, "findings": results.findings, "rows": results.rows}, indent=1))
-        io.write_atomic(staging / "summary.md", markdown(summary, results))
+        summarise(results)
+        document = {"schema": "replcheck.results/1", "seed": seed, "examples": examples, "systems": names,
+                    "history_files": {p.stem: _shown_path(p) for p in paths}, "findings": results.findings,
+                    "figures": results.figures, "rows": results.rows}
+        io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
+        progress("writing the report (HTML, JSON, JUnit XML, Markdown)")
+        report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}]), staging)
         _replace_dir(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

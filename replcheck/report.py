@@ -1,0 +1,214 @@
+"""Reports and gates, from results files (what `replcheck verify` and the pytest plugin write).
+
+One document, `replcheck.report/1` (spec/schemas/report.schema.json), holds every requirement
+with its seed text, its evidence and, per source, the verdict with its witnesses and the command
+that reproduces each; it is written as HTML (self-contained), JSON, JUnit XML and Markdown.
+A gate file pins the verdict of every requirement for every source; checking it lists each
+difference, whichever way it goes.
+"""
+from __future__ import annotations
+
+import json
+import tomllib
+from collections import Counter
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+from replcheck import catalogue, io
+from replcheck.properties import core
+
+ORDER = {core.VIOLATED: 0, core.PASS: 1, core.NOT_EXERCISED: 2}
+
+
+def load_results(paths: list[str | Path]) -> list[dict]:
+    out = []
+    for p in paths:
+        try:
+            data = json.loads(Path(p).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            raise io.InputError(p, None, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+        except json.JSONDecodeError as e:
+            raise io.InputError(p, e.lineno, f"column {e.colno}", f"not valid JSON: {e.msg}") from None
+        if not isinstance(data, dict) or data.get("schema") != "replcheck.results/1" or not isinstance(data.get("rows"), list):
+            raise io.InputError(p, None, "schema", "not a replcheck results file (schema 'replcheck.results/1' with rows)")
+        for i, row in enumerate(data["rows"]):
+            missing = [k for k in ("source", "system", "requirement", "status") if k not in row]
+            if missing or row["status"] not in ORDER:
+                raise io.InputError(p, None, f"rows[{i}]", f"missing {missing} or unknown status {row.get('status')!r}")
+        data["_path"] = str(p)
+        out.append(data)
+    return out
+
+
+def _expected(row: dict) -> str | None:
+    """A violation the spec predicts: declared for a model, or anything a mutant (a known bug
+    by construction) violates; a mutant nothing kills is a finding of its own."""
+    if row.get("expected"):
+        return row["expected"]
+    return "violated" if row["system"].startswith("mutant:") else None
+
+
+def _reproduce(row: dict, result: dict) -> str:
+    if row["source"] == "history":
+        path = result.get("history_files", {}).get(row["history"], f"{row['history']}.jsonl")
+        return f"replcheck simulate {path} --system {row['system']} --out t.jsonl && replcheck check-trace t.jsonl"
+    if row["source"] == "state-machine":
+        return f"replcheck verify --systems {row['system']} --seed {result.get('seed', 0)} --examples {result.get('examples', 60)}"
+    if row["source"] == "z3":
+        return "replcheck verify  # runs every z3 proof"
+    return row.get("reproduce", "")
+
+
+def build_report(results: list[dict], title: str = "replcheck compliance report") -> dict:
+    cells: dict[tuple[str, str], dict] = {}
+    for result in results:
+        for row in result["rows"]:
+            key = (row["requirement"], f"{row['source']}:{row['system']}")
+            cell = cells.setdefault(key, {"status": core.NOT_EXERCISED, "expected": None, "counts": Counter(), "witnesses": []})
+            cell["counts"][row["status"]] += 1
+            if ORDER[row["status"]] < ORDER[cell["status"]]:
+                cell["status"] = row["status"]
+            if row["status"] == core.VIOLATED:
+                cell["expected"] = cell["expected"] or _expected(row)
+                for w in row.get("witnesses", [])[:3]:
+                    if len(cell["witnesses"]) < 5:
+                        cell["witnesses"].append({"message": w["message"], "history": row.get("history", ""),
+                                                  "lines": w.get("lines", []), "reproduce": _reproduce(row, result)})
+    sources = sorted({s for _, s in cells}, key=lambda s: (s.split(":")[0] != "history", s))
+    evidence = catalogue.evidence()
+    requirements = []
+    for r in catalogue.load():
+        verdicts = {}
+        for s in sources:
+            if (r.id, s) in cells:
+                c = cells[(r.id, s)]
+                verdicts[s] = {**c, "counts": dict(c["counts"]), "expected": c["expected"] if c["status"] == core.VIOLATED else None}
+        requirements.append({"id": r.id, "feature": r.feature, "seed": r.seed, "section": r.section, "kind": r.kind,
+                             "text": r.text, "evidence": evidence.get(r.id, []), "verdicts": verdicts})
+    findings = [f for result in results for f in result.get("findings", [])]
+    flat = [v for req in requirements for v in req["verdicts"].values()]
+    figures: dict[str, list] = {}
+    for result in results:
+        for name, points in result.get("figures", {}).items():
+            figures.setdefault(name, []).extend(points)
+    return {
+        "schema": "replcheck.report/1",
+        "title": title,
+        "inputs": [r["_path"] for r in results if "_path" in r],
+        "sources": sources,
+        "summary": {
+            "requirements": len(requirements),
+            "with_evidence": sum(1 for r in requirements if r["evidence"]),
+            "violated": sum(1 for v in flat if v["status"] == core.VIOLATED and not v["expected"]),
+            "expected_violations": sum(1 for v in flat if v["expected"]),
+            "findings": len(findings),
+            "sources": len(sources),
+        },
+        "requirements": requirements,
+        "findings": findings,
+        "figures": figures,
+    }
+
+
+def junit(report: dict) -> str:
+    """One test case per requirement and source; an unexpected violation fails, not exercised skips."""
+    suites = []
+    for source in report["sources"]:
+        cases, failures, skipped = [], 0, 0
+        for req in report["requirements"]:
+            v = req["verdicts"].get(source)
+            if v is None:
+                continue
+            classname = quoteattr(f"replcheck.{req['feature']}.{source}")
+            name = f"<testcase classname={classname} name={quoteattr(req['id'])}>"
+            if v["status"] == core.VIOLATED and not v["expected"]:
+                failures += 1
+                detail = "\n".join(f"{w['message']} [{w['history']}:{w['lines']}] {w['reproduce']}" for w in v["witnesses"])
+                body = f'<failure message={quoteattr(req["text"])}>{escape(detail)}</failure>'
+            elif v["status"] == core.NOT_EXERCISED:
+                skipped += 1
+                body = '<skipped message="not exercised"/>'
+            else:
+                body = f"<system-out>{escape(v['status'] + (' (expected violation)' if v['expected'] else ''))}</system-out>"
+            cases.append(f"    {name}{body}</testcase>")
+        suites.append(f'  <testsuite name={quoteattr(source)} tests="{len(cases)}" failures="{failures}" skipped="{skipped}">\n'
+                      + "\n".join(cases) + "\n  </testsuite>")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="replcheck">\n' + "\n".join(suites) + "\n</testsuites>\n"
+
+
+def markdown(report: dict, limit: int = 20) -> str:
+    """A short summary for a CI comment: the numbers, unexpected violations, findings."""
+    s = report["summary"]
+    lines = [f"### {report['title']}", "",
+             f"{s['requirements']} requirements ({s['with_evidence']} with evidence), {s['sources']} sources: "
+             f"**{s['violated']} unexpected violations**, {s['expected_violations']} expected, {s['findings']} findings.", ""]
+    bad = [(req, src, v) for req in report["requirements"] for src, v in req["verdicts"].items()
+           if v["status"] == core.VIOLATED and not v["expected"]]
+    if bad:
+        lines += ["| requirement | source | witness |", "|---|---|---|"]
+        for req, src, v in bad[:limit]:
+            w = v["witnesses"][0]["message"] if v["witnesses"] else ""
+            lines.append(f"| {req['id']} | {src} | {w.replace('|', '/')} |")
+        if len(bad) > limit:
+            lines.append(f"| … | {len(bad) - limit} more | |")
+    lines += ["", "Findings:" if report["findings"] else "No findings."]
+    lines += [f"- {f['kind']}: {f.get('system', '')} `{f.get('requirement', '')}`: {f.get('witness', '')}" for f in report["findings"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(report: dict, out: Path) -> None:
+    from replcheck.html import render_html
+
+    io.write_atomic(out / "report.json", json.dumps(report, indent=1))
+    io.write_atomic(out / "report.html", render_html(report))
+    io.write_atomic(out / "junit.xml", junit(report))
+    io.write_atomic(out / "summary.md", markdown(report))
+
+
+# -- gates ----------------------------------------------------------------------------------------
+def gate_snapshot(report: dict, name: str, description: str) -> str:
+    """A gate file pinning every verdict of the report, to review and commit."""
+    lines = [f"# Gate {name}: the pinned verdict of every requirement for every source.",
+             "# `replcheck gate THIS RESULTS...` exits 1 on any difference; regenerate with --write after review.",
+             "", "[gate]", f"name = {json.dumps(name)}", f"description = {json.dumps(description)}"]
+    for source in report["sources"]:
+        lines += ["", f"[verdicts.{json.dumps(source)}]"]
+        for req in report["requirements"]:
+            v = req["verdicts"].get(source)
+            if v is not None:
+                lines.append(f"{json.dumps(req['id'])} = {json.dumps(v['status'])}")
+    return "\n".join(lines) + "\n"
+
+
+def load_gate(path: str | Path) -> dict:
+    try:
+        gate = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise io.InputError(path, None, "", f"cannot read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise io.InputError(path, None, "", f"not valid TOML: {e}") from None
+    if not isinstance(gate.get("verdicts"), dict):
+        raise io.InputError(path, None, "verdicts", "a gate file needs [verdicts.\"<source>\"] tables")
+    for source, pins in gate["verdicts"].items():
+        for req, status in pins.items():
+            if status not in ORDER:
+                raise io.InputError(path, None, f"verdicts.{source}.{req}", f"unknown verdict {status!r}")
+    return gate
+
+
+def gate_differences(gate: dict, report: dict) -> list[str]:
+    """Every pinned verdict that changed, every verdict that is not pinned, every pin with no verdict."""
+    now = {(req["id"], src): v for req in report["requirements"] for src, v in req["verdicts"].items()}
+    diffs = []
+    pinned = {(req, src): status for src, pins in gate["verdicts"].items() for req, status in pins.items()}
+    for (req, src), status in sorted(pinned.items()):
+        v = now.get((req, src))
+        if v is None:
+            diffs.append(f"{req} on {src}: pinned {status}, now no verdict")
+        elif v["status"] != status:
+            why = f" ({v['witnesses'][0]['message']})" if v["witnesses"] else ""
+            diffs.append(f"{req} on {src}: pinned {status}, now {v['status']}{why}")
+    for (req, src), v in sorted(now.items()):
+        if (req, src) not in pinned and src in gate["verdicts"]:
+            diffs.append(f"{req} on {src}: not pinned, now {v['status']}")
+    return diffs

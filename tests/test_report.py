@@ -1,0 +1,160 @@
+"""Reports, gates and the pytest plugin: what a release manager reads and what CI enforces."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from jsonschema import Draft202012Validator
+
+from replcheck import io, report
+from replcheck.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+HISTORIES = ROOT / "spec" / "histories"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """A small verify run: two histories, a model and the mutant they kill."""
+    d = tmp_path_factory.mktemp("verify")
+    hist = d / "hist"
+    hist.mkdir()
+    for name in ("d1-stop-start-ddl", "inc-rpl-incident"):
+        shutil.copy(HISTORIES / f"{name}.jsonl", hist)
+    assert main(["verify", "--out", str(d / "out"), "--histories", str(hist), "--examples", "3",
+                 "--systems", "model:wl7318,mutant:stop-applies-waited-event"]) == 0
+    return d / "out" / "results.json"
+
+
+def test_verify_writes_every_report_format(results):
+    out = results.parent
+    doc = json.loads((out / "report.json").read_text())
+    Draft202012Validator(io.schema("report")).validate(doc)
+    assert doc["schema"] == "replcheck.report/1" and doc["summary"]["requirements"] == len(doc["requirements"]) >= 70
+    html = (out / "report.html").read_text()
+    assert all(f'id="{r["id"]}"' in html for r in doc["requirements"])
+    assert "unexpected violations" in (out / "summary.md").read_text()
+    suites = ET.parse(out / "junit.xml").getroot()
+    cases = suites.findall(".//testcase")
+    assert len(cases) == sum(len(r["verdicts"]) for r in doc["requirements"])
+    # The mutant's violation of what it is meant to violate is expected: no JUnit failure for it.
+    assert not suites.findall(".//failure")
+    killed = next(r for r in doc["requirements"] if r["id"] == "WL344.STOP.NO_EXEC")["verdicts"]["history:mutant:stop-applies-waited-event"]
+    assert killed["status"] == "violated" and killed["expected"] == "violated"
+    assert "replcheck simulate" in killed["witnesses"][0]["reproduce"] and "d1-stop-start-ddl" in killed["witnesses"][0]["reproduce"]
+
+
+def test_unexpected_violation_fails_junit_and_counts(results):
+    data = json.loads(results.read_text())
+    row = next(r for r in data["rows"] if r["system"] == "model:wl7318" and r["requirement"] == "WL344.WAIT.EXEMPT"
+               and r["status"] == "pass")
+    row.update(status="violated", witnesses=[{"message": "B waited before ROTATE_EVENT <&>", "lines": [9]}])
+    doc = report.build_report([data])
+    assert doc["summary"]["violated"] == 1
+    failure = ET.fromstring(report.junit(doc)).find(".//failure")
+    assert failure is not None and "B waited before ROTATE_EVENT <&>" in failure.text
+    assert "WL344.WAIT.EXEMPT" in report.markdown(doc)
+
+
+def test_gate_fails_on_a_changed_verdict_and_passes_when_restored(results, tmp_path, capsys):
+    gate = tmp_path / "models.toml"
+    assert main(["gate", str(gate), str(results), "--write"]) == 0
+    assert main(["gate", str(gate), str(results)]) == 0
+    data = json.loads(results.read_text())
+    changed = copy.deepcopy(data)
+    row = next(r for r in changed["rows"] if r["system"] == "model:wl7318" and r["requirement"] == "WL3464.R3.1")
+    row.update(status="violated", witnesses=[{"message": "B did not stop at incident 1", "lines": [40]}])
+    bad = tmp_path / "changed.json"
+    bad.write_text(json.dumps(changed))
+    capsys.readouterr()
+    assert main(["gate", str(gate), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "WL3464.R3.1 on history:model:wl7318: pinned pass, now violated (B did not stop at incident 1)" in out
+    bad.write_text(json.dumps(data))
+    assert main(["gate", str(gate), str(bad)]) == 0
+
+
+def test_gate_sees_an_unexpected_pass_of_a_known_divergence(results, tmp_path, capsys):
+    gate = tmp_path / "g.toml"
+    main(["gate", str(gate), str(results), "--write"])
+    data = json.loads(results.read_text())
+    for r in data["rows"]:
+        if r["system"] == "mutant:stop-applies-waited-event" and r["requirement"] == "WL344.STOP.NO_EXEC":
+            r.update(status="pass", witnesses=[])
+    fixed = tmp_path / "fixed.json"
+    fixed.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["gate", str(gate), str(fixed)]) == 1
+    assert "WL344.STOP.NO_EXEC on history:mutant:stop-applies-waited-event: pinned violated, now pass" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content,where", [
+    ("{", "not valid JSON"), ('{"schema": "x"}', "not a replcheck results file"),
+    ('{"schema": "replcheck.results/1", "rows": [{"source": "z3"}]}', "rows[0]"),
+])
+def test_bad_results_file_is_one_line(tmp_path, capsys, content, where):
+    f = tmp_path / "r.json"
+    f.write_text(content)
+    assert main(["report", str(f), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and where in err[0] and not (tmp_path / "out").exists()
+
+
+def test_bad_gate_file_is_one_line(results, tmp_path, capsys):
+    gate = tmp_path / "g.toml"
+    gate.write_text('[verdicts."history:model:wl7318"]\n"WL344.WAIT.RULE" = "maybe"\n')
+    assert main(["gate", str(gate), str(results)]) == 2
+    assert "unknown verdict 'maybe'" in capsys.readouterr().err
+
+
+def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
+    """The CI gate itself: the embedded defaults give exactly the verdicts pinned in ci/models.toml."""
+    assert main(["verify", "--out", str(tmp_path / "r")]) == 0
+    assert main(["gate", str(ROOT / "ci" / "models.toml"), str(tmp_path / "r" / "results.json")]) == 0
+
+
+def test_pytest_plugin_counts_marked_tests(pytester):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.requirement("WL344.WAIT.RULE", "WL7318.F2")
+        def test_delays(): assert True
+        @pytest.mark.requirement("WL1720.ACK.WAIT")
+        def test_acks(): assert 1 == 2, "commit returned before the ack"
+        @pytest.mark.requirement("WL3464.R3.1")
+        @pytest.mark.skip(reason="no server here")
+        def test_incident(): pass
+        def test_unmarked(): pass
+    """)
+    out = pytester.path / "results.json"
+    result = pytester.runpytest("--replcheck-results", str(out), "--replcheck-system", "my-server", "-p", "no:randomly")
+    result.assert_outcomes(passed=2, failed=1, skipped=1)
+    rows = {(r["requirement"], r["status"]) for r in json.loads(out.read_text())["rows"]}
+    assert rows == {("WL344.WAIT.RULE", "pass"), ("WL7318.F2", "pass"), ("WL1720.ACK.WAIT", "violated"),
+                    ("WL3464.R3.1", "not_exercised")}
+    doc = report.build_report(report.load_results([out]))
+    ack = next(r for r in doc["requirements"] if r["id"] == "WL1720.ACK.WAIT")["verdicts"]["pytest:my-server"]
+    assert ack["status"] == "violated" and "commit returned before the ack" in ack["witnesses"][0]["message"]
+
+
+def test_pytest_plugin_refuses_an_unknown_requirement(pytester):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.requirement("WL344.NO_SUCH_THING")
+        def test_x(): pass
+    """)
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown requirement 'WL344.NO_SUCH_THING'*"])
+
+
+def test_hypothesis_profiles_are_registered(pytester):
+    pytester.makepyfile("""
+        from hypothesis import settings
+        def test_profile(): assert settings().derandomize and settings().max_examples == 100
+    """)
+    pytester.runpytest("--replcheck-profile", "replcheck-ci").assert_outcomes(passed=1)
