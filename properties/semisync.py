@@ -218,12 +218,25 @@ def _latest(v: TraceView, kind: str, node: str, key) -> dict | None:
     return found
 
 
+def _sampled_with(v: TraceView, o: dict, node: str, kind: str = "server_status") -> dict | None:
+    """node's sample of this kind taken together with sample o: same instant, nothing but samples
+    in between (anything else, a STOP SLAVE say, may have changed what it would say)."""
+    i = o["_line"] - 2  # observations start on line 2
+    for step in (1, -1):
+        j = i + step
+        while 0 <= j < len(v.obs) and v.obs[j]["t"] == o["t"] and v.obs[j]["kind"] in ("status", "server_status"):
+            if v.obs[j]["kind"] == kind and v.obs[j]["node"] == node:
+                return v.obs[j]
+            j += step
+    return None
+
+
 @checks("WL1720.SLAVE.STATUS")
 def slave_status_follows_io_thread(v: TraceView, check: Check) -> None:
     """Rpl_semi_sync_slave_status is ON only while the IO thread runs, and OFF when it is stopped."""
     for o in v.kind("server_status"):
-        st = _latest(v, "status", o["node"], _key(o))
-        if st is None or st["t"] != o["t"]:
+        st = _sampled_with(v, o, o["node"], "status")
+        if st is None:
             continue
         slave_on = o["variables"].get("Rpl_semi_sync_slave_status") == "ON"
         check.judge(not (slave_on and st["Slave_IO_Running"] == "No"),
@@ -375,9 +388,9 @@ def slave_hosts_mode(v: TraceView, check: Check) -> None:
     for o in v.kind("server_status"):
         on = o["variables"].get(STATUS) == "ON"
         for h in o.get("slave_hosts", []):
-            r_status = _latest(v, "server_status", h["replica"], (o["t"], 2**62))
-            if r_status is None or r_status["t"] != o["t"]:
-                continue  # no sample of the replica at the same instant
+            r_status = _sampled_with(v, o, h["replica"])
+            if r_status is None:
+                continue  # no sample of the replica taken together with this one
             requested = r_status["variables"].get("Rpl_semi_sync_slave_status") == "ON"
             if h["mode"] == "semi-sync":
                 check.judge(on and requested, f"{o['node']} lists {h['replica']} as semi-sync (status {'ON' if on else 'OFF'}, "
@@ -418,8 +431,8 @@ def clients_counted(v: TraceView, check: Check) -> None:
             continue
         asked = []
         for h in hosts:
-            r = _latest(v, "server_status", h["replica"], (o["t"], 2**62))
-            if r is None or r["t"] != o["t"]:
+            r = _sampled_with(v, o, h["replica"])
+            if r is None:
                 break
             asked.append(r["variables"].get("Rpl_semi_sync_slave_status") == "ON")
         else:
