@@ -127,7 +127,7 @@ class Node:
 
 
 class Simulator:
-    def __init__(self, history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None,
+    def __init__(self, history: dict, rule: D.DelayRule, system: str = "model",
                  variables: dict | None = None, variable_defaults: dict | None = None):
         self.history = history
         self.rule = rule
@@ -139,7 +139,8 @@ class Simulator:
         self.queue: list = []
         self.seq = count()
         self.obs: list[dict] = []
-        self.node_defaults = {"commit_timestamps": rule.rule == D.WL7318, **(defaults or {})}
+        # A WL#7318 (8.0) server writes commit timestamps unless the History says it is older.
+        self.node_defaults = {"commit_timestamps": rule.rule == D.WL7318}
         self.forced_variables = variables or {}  # a system's own settings, e.g. its wait point
         self.variable_defaults = variable_defaults or {}  # a server version's defaults
         self.nodes: dict[str, Node] = {}
@@ -902,6 +903,6 @@ def _event_fields(ev: Event) -> dict:
     return fields
 
 
-def simulate(history: dict, rule: D.DelayRule, system: str = "model", defaults: dict | None = None,
-             variables: dict | None = None, variable_defaults: dict | None = None) -> tuple[dict, list[dict]]:
-    return Simulator(history, rule, system, defaults, variables, variable_defaults).run()
+def simulate(history: dict, rule: D.DelayRule, system: str = "model", variables: dict | None = None,
+             variable_defaults: dict | None = None) -> tuple[dict, list[dict]]:
+    return Simulator(history, rule, system, variables, variable_defaults).run()

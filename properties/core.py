@@ -208,7 +208,3 @@ class TraceView:
 
 def run_properties(view: TraceView, feature: str | None = None) -> list[Verdict]:
     return [p.run(view) for p in PROPERTIES if feature is None or p.feature == feature]
-
-
-def run_proofs() -> list[ProofResult]:
-    return [p.run() for p in PROOFS]
