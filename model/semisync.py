@@ -26,6 +26,25 @@ VARIABLES = {  # name: default (MariaDB 10.11)
     "rpl_semi_sync_slave_enabled": False,
 }
 
+ER_WRONG_VALUE_FOR_VAR, ER_WRONG_TYPE_FOR_VAR = 1231, 1232
+
+
+def check_value(name: str, value) -> tuple[object, int | None, str]:
+    """(value as the server stores it, errno, message) for SET GLOBAL name = value."""
+    default = VARIABLES[name]
+    if isinstance(default, bool):
+        if value in (True, False, 0, 1, "ON", "OFF"):
+            return value in (True, 1, "ON"), None, ""
+    elif isinstance(default, int):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None, ER_WRONG_TYPE_FOR_VAR, f"Incorrect argument type to variable '{name}'"
+        if value >= (1 if name.endswith("wait_for_slave_count") else 0):
+            return value, None, ""
+    elif value in (AFTER_COMMIT, AFTER_SYNC):
+        return value, None, ""
+    return None, ER_WRONG_VALUE_FOR_VAR, f"Variable '{name}' can't be set to the value of '{value}'"
+
+
 MUTANTS = {
     "switch-back-first-ack": "MDEV-37116: status switches back ON at the first ack, whatever wait_for_slave_count",
     "min-ack-last-slot": "Bug #109829: a full ack table evicts the last slot below the new ack, not the minimum",

@@ -364,6 +364,10 @@ class Simulator:
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
                       message=f"Unknown system variable '{name}'")
             return
+        value, errno, message = SS.check_value(name, value)
+        if errno is not None:
+            self.emit("stmt", node.id, op="set_global", variable=name, value=op["value"], errno=errno, message=message)
+            return
         # rpl_semi_sync_slave_enabled takes effect when the IO thread next connects, as on the servers.
         self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
         node.runtime[name] = value

@@ -78,7 +78,7 @@ def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(path, None, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
     rows = []
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(text.split("\n"), 1):  # only \n ends a line: JSON text may hold U+2028 and the like
         if not raw.strip():
             continue
         try:

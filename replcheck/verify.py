@@ -122,9 +122,11 @@ def run_machines(results: Results, names: list[str], examples: int, seed: int, p
             machine = hypothesis_seed(seed)(machine_for(m.cls, system.rule, system.mutants, tuple(system.expected_violations),
                                                         system.variables, system.defaults))
             try:
+                # From the registered default, not the current profile: a caller's profile must
+                # not change verify's results (the gate pins them).
                 run_state_machine_as_test(machine, settings=settings(
-                    max_examples=examples, stateful_step_count=20, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck), print_blob=False))
+                    settings.get_profile("default"), max_examples=examples, stateful_step_count=20, deadline=None,
+                    database=None, suppress_health_check=list(HealthCheck), print_blob=False))
                 failure = None
             except AssertionError as e:
                 failure = core.Witness(str(e).splitlines()[0])

@@ -4,6 +4,8 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -113,8 +115,11 @@ def test_bad_gate_file_is_one_line(results, tmp_path, capsys):
 
 
 def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
-    """The CI gate itself: the embedded defaults give exactly the verdicts pinned in ci/models.toml."""
-    assert main(["verify", "--out", str(tmp_path / "r")]) == 0
+    """The CI gate itself: `replcheck verify` on its embedded defaults, as users run it (a process
+    of its own), gives exactly the verdicts pinned in ci/models.toml."""
+    run = subprocess.run([sys.executable, "-m", "replcheck.cli", "verify", "--out", str(tmp_path / "r")],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr[-2000:]
     assert main(["gate", str(ROOT / "ci" / "models.toml"), str(tmp_path / "r" / "results.json")]) == 0
 
 
@@ -157,4 +162,5 @@ def test_hypothesis_profiles_are_registered(pytester):
         from hypothesis import settings
         def test_profile(): assert settings().derandomize and settings().max_examples == 100
     """)
-    pytester.runpytest("--replcheck-profile", "replcheck-ci").assert_outcomes(passed=1)
+    # In a subprocess: loading a profile changes Hypothesis's default for the whole process.
+    pytester.runpytest_subprocess("--replcheck-profile", "replcheck-ci").assert_outcomes(passed=1)
