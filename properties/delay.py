@@ -660,7 +660,6 @@ def commit_time_reference(v: TraceView, check: Check) -> None:
 
 def _per_trx(v: TraceView, types: frozenset[str], check: Check) -> None:
     """Only the transaction's first event may wait; every other one starts as soon as it is read."""
-    ix = index(v)
     first_type: dict[tuple, str] = {}
     for a in _commit_ts_applies(v):
         if a["idx"] == 0:
@@ -668,7 +667,6 @@ def _per_trx(v: TraceView, types: frozenset[str], check: Check) -> None:
         elif first_type.get((a["node"], a["gtid"])) in types and a.get("read") is not None:
             check.judge(begin_of(a) <= a["read"] + v.resolution_us,
                         f"{a['node']} paused {begin_of(a) - a['read']} µs inside {a['trx']} before {a['type']}", a)
-    del ix
 
 
 @checks("WL7318.F3")

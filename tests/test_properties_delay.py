@@ -358,26 +358,12 @@ def test_stop_applying_waited_event_violates_no_exec(kit):
     assert kit.verdict("WL344.STOP.NO_EXEC", kit.run(W344, "d1-stop-start-ddl")).status == PASS
 
 
-# -- the models against every spec history --------------------------------------------------------
-@pytest.mark.parametrize("system", MODELS)
-@pytest.mark.parametrize("history", HISTORY_NAMES)
-def test_model_traces_pass_all_properties(kit, system, history):
-    expected = systems()[system].expected_violations
-    view = kit.run(system, history).view()
-    verdicts = [p.run(view) for p in DELAY_PROPERTIES if p.requirement not in expected]
-    assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
-
-
 @pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].expected_violations])
 def test_declared_expected_violations_happen(kit, system):
     # A declared exception that no history shows any more is stale.
     for requirement in systems()[system].expected_violations:
         statuses = {h: kit.verdict(requirement, kit.run(system, h)).status for h in HISTORY_NAMES}
         assert VIOLATED in statuses.values(), (requirement, statuses)
-
-
-def test_both_models_declared():
-    assert {W344, W7318} <= set(MODELS)  # otherwise the sweep above would silently shrink
 
 
 # -- relay-log.info the server rejects ------------------------------------------------------------

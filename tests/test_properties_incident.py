@@ -15,16 +15,11 @@ import pytest
 from conftest import assert_witness
 
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
-from replcheck.spec import ROOT
 from replcheck.systems import systems
 
 US = 1_000_000
 INCIDENT_PROPERTIES = [p for p in PROPERTIES if p.feature == "incident"]
 INCIDENT_REQUIREMENTS = {p.requirement for p in INCIDENT_PROPERTIES}
-CHECKED_FEATURES = ("incident", "delay")
-INC_HISTORIES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("histories").iterdir()
-                       if p.name.startswith("inc-") and p.name.endswith(".jsonl"))
-MODELS = [s.name for s in systems().values() if s.kind == "model"]
 INC_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and INCIDENT_REQUIREMENTS & set(s.kills)]
 M = "model:wl7318"  # the incident mutants are WL#7318 systems: compare them with this model
 RPL = "inc-rpl-incident"
@@ -269,25 +264,6 @@ def test_mysql8_incident_errno_counts_as_a_stop(kit):
             s.update(Last_SQL_Errno=13119, Last_SQL_Error=msg)
     verdicts = {r: kit.verdict(r, tr) for r in ("WL3464.MSG", "WL3464.IO_RUNS", "WL3464.HOLD", "WL3464.R4")}
     assert all(v.status == PASS and v.checked > 0 for v in verdicts.values()), verdicts
-
-
-# -- the models against every incident scenario ---------------------------------------------------
-@pytest.mark.parametrize("system", MODELS)
-@pytest.mark.parametrize("history", INC_HISTORIES)
-def test_model_traces_pass_incident_and_delay_properties(kit, system, history):
-    expected = systems()[system].expected_violations
-    view = kit.run(system, history).view()
-    verdicts = [p.run(view) for p in PROPERTIES if p.feature in CHECKED_FEATURES and p.requirement not in expected]
-    assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
-
-
-def test_inc_scenarios_and_models_present(kit):
-    # Otherwise the sweep above would silently shrink.
-    assert len(INC_HISTORIES) >= 5 and {"model:wl344", M} <= set(MODELS)
-    # Together the scenarios exercise every incident property on the model.
-    views = [kit.run(M, h).view() for h in INC_HISTORIES]
-    exercised = {p.requirement for p in INCIDENT_PROPERTIES if any(p.run(v).checked for v in views)}
-    assert exercised == INCIDENT_REQUIREMENTS
 
 
 # -- each incident mutant is killed ---------------------------------------------------------------

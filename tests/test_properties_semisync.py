@@ -22,7 +22,6 @@ from replcheck.systems import systems
 
 US, MS = 1_000_000, 1_000
 SEMISYNC_PROPERTIES = [p for p in PROPERTIES if p.feature == "semisync"]
-CHECKED_FEATURES = ("semisync", "delay")
 SS_HISTORIES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("histories").iterdir()
                       if p.name.startswith("ss-") and p.name.endswith(".jsonl"))
 MODELS = [s.name for s in systems().values() if s.kind == "model"]
@@ -325,21 +324,6 @@ def test_timed_out_but_still_on_violates_timeout_async(kit):
         o["variables"]["Rpl_semi_sync_master_status"] = "ON"
     assert_witness(kit.verdict("WL1720.TIMEOUT.ASYNC", tr), tr, tr.first("commit", node="A", trx="ins500"),
                    "commit of ins500 timed out but the status is still ON")
-
-
-# -- the models against every semi-sync scenario --------------------------------------------------
-@pytest.mark.parametrize("system", MODELS)
-@pytest.mark.parametrize("history", SS_HISTORIES)
-def test_model_traces_pass_semisync_and_delay_properties(kit, system, history):
-    expected = systems()[system].expected_violations
-    view = kit.run(system, history).view()
-    verdicts = [p.run(view) for p in PROPERTIES if p.feature in CHECKED_FEATURES and p.requirement not in expected]
-    assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
-
-
-def test_ss_scenarios_and_models_present():
-    # Otherwise the sweep above would silently shrink.
-    assert len(SS_HISTORIES) >= 10 and {AS, AC, "model:wl344", "model:wl7318"} <= set(MODELS)
 
 
 @pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].expected_violations])

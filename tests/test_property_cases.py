@@ -1,15 +1,17 @@
 """Every registered property, of every feature, has a trace on which it passes and one on which it
 is violated with the right witness (the CASES table in its feature's test module): no property
-can be vacuous, and none can be blind."""
+can be vacuous, and none can be blind. And every model's trace of every embedded History
+violates nothing but what its seed itself predicts."""
 from __future__ import annotations
 
 import importlib
 
 import pytest
-from conftest import assert_witness
+from conftest import HISTORIES, assert_witness
 
 from replcheck.features import FEATURES
-from replcheck.properties.core import PASS, PROPERTIES
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck.systems import systems
 
 CASES = {}
 for _feature in FEATURES:
@@ -32,3 +34,23 @@ def test_property_catches_fault(kit, prop):
 
 def test_every_property_has_exactly_one_case():
     assert set(CASES) == {p.requirement for p in PROPERTIES}
+
+
+HISTORY_NAMES = sorted(p.stem for p in HISTORIES.glob("*.jsonl"))
+MODELS = [s for s in systems().values() if s.kind == "model"]
+
+
+@pytest.mark.parametrize("system", MODELS, ids=lambda s: s.name)
+@pytest.mark.parametrize("history", HISTORY_NAMES)
+def test_models_violate_nothing_but_what_the_seeds_predict(kit, system, history):
+    view = kit.run(system.name, history).view()
+    verdicts = [p.run(view) for p in PROPERTIES if p.requirement not in system.expected_violations]
+    assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
+
+
+def test_embedded_scenarios_exercise_every_property(kit):
+    # Otherwise the sweep above could pass by judging nothing.
+    assert len(HISTORY_NAMES) >= 40 and len(MODELS) >= 4
+    exercised = {p.requirement for s in MODELS for h in HISTORY_NAMES
+                 for p in PROPERTIES if p.run(kit.run(s.name, h).view()).checked}
+    assert exercised == {p.requirement for p in PROPERTIES}
