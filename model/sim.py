@@ -12,12 +12,15 @@ its own replicas, so chains and fan-outs of any depth fall out of the same code.
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import count
 from typing import Any, Callable
 
 from . import delay as D
+from . import groupid as G
 from . import incident as I
+from . import recovery as R
 from . import relayinfo
 from . import semisync as SS
 from .delay import US, Event
@@ -41,6 +44,7 @@ BINLOG_STATEMENT_EVENTS = frozenset({
     "PRE_GA_DELETE_ROWS_EVENT",
 })
 
+NO_GROUP_ID = frozenset({"FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT"})
 ADMIN_OPS = frozenset({"change_master", "reset_slave", "stop_slave", "start_slave"})
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 DEFAULT_EPOCH_US = 1_700_000_000 * US
@@ -57,6 +61,7 @@ class Entry:
     master_file: str = ""  # relay log only: where the event stands in the source's binlog
     master_end: int = 0
     source: str = ""  # relay log only: the server it came from
+    group_id: int | None = None  # --rpl-hierarchical: the group's ID (0: mixed mode); None: none written
 
 
 @dataclass
@@ -96,6 +101,10 @@ class Channel:
     last_sql_error: str = ""
     lost_acks: int = 0  # acks still to be lost on the way to the master
     promote: bool = False  # failover: become the primary once the relay log is applied
+    exec_group_id: int = 0  # SHOW SLAVE STATUS Exec_Master_Group_ID: the last group the SQL thread played
+    engine_pos: int | None = None  # rpl_transaction_enabled: InnoDB's copy of the group position (relay index)
+    engine_master: tuple[str, int] = ("", 0)
+    io_gtids: dict = field(default_factory=dict)  # Gtid_IO_Pos: per domain, the last group received whole
 
 
 @dataclass
@@ -120,6 +129,16 @@ class Node:
     semisync: SS.SemiSyncMaster | None = None
     visible: list[str] = field(default_factory=list)  # committed in the engine, in commit order
     prepared: list[tuple[str, str]] = field(default_factory=list)  # binlogged, not yet committed: (trx, gtid)
+    log_bin: bool = True
+    rpl_hierarchical: bool = False
+    rpl_transaction_enabled: bool = True
+    group_id: int = 0  # the in-memory group_id: the last one consumed (root) or played (slave)
+    index: list[list] = field(default_factory=list)  # binlog index: [file, group_id, server_id] per binlog
+    dirty: bool = False  # crashed: the last binlog's FDE still says "in use"
+    crash_point: str | None = None  # an armed crash point (model/recovery.py)
+    set_ids: dict = field(default_factory=dict)  # binlog file -> (ID, master_server_id) SET BINLOG_GROUP_ID gave it
+    binlog_gtids: dict = field(default_factory=dict)  # gtid_binlog_pos: per domain, the last GTID logged
+    slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
 
     @property
     def binlog_file(self) -> str:
@@ -156,6 +175,8 @@ class Simulator:
                 gtid_mode=spec.get("gtid_mode", True), log_slave_updates=spec.get("log_slave_updates", True),
                 commit_timestamps=spec["commit_timestamps"],
                 variables={**self.variable_defaults, **n.get("variables", {}), **self.forced_variables},
+                log_bin=n.get("log_bin", True), rpl_hierarchical=n.get("rpl_hierarchical", False),
+                rpl_transaction_enabled=n.get("rpl_transaction_enabled", True),
             )
             self._start_semisync(node)
             self.initial_variables[node.id] = dict(node.semisync.vars)
@@ -166,10 +187,15 @@ class Simulator:
             replica.channel = ch
             source.replicas.append(ch)
         for node in self.nodes.values():
+            refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
+            if refused:  # mysqld refuses to start: the node never comes up
+                node.up = False
+                self.emit("error", node.id, op="startup", errno=G.ER_STARTUP_OPTIONS, message=refused)
+                continue
             self._open_binlog(node)
         for n in topo["nodes"]:
             node = self.nodes[n["id"]]
-            if node.channel is None:
+            if node.channel is None or not node.up:
                 continue
             if "relay_log_info" in n:
                 node.channel.rli_content = n["relay_log_info"]
@@ -221,6 +247,9 @@ class Simulator:
             self.now = t
             fn(*args)
         self._sample_all()
+        for node in self.nodes.values():
+            if node.up:  # what a client reads once replication is quiet: each change's copies
+                self.emit("data", node.id, counts={t: n for t, n in sorted(Counter(node.visible).items())})
         return self.header(), self.obs
 
     def _sample_all(self) -> None:
@@ -228,14 +257,16 @@ class Simulator:
             if node.channel is not None and node.up:
                 self._status(node.channel)
             if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas)
-                            or node.runtime.get("rpl_semi_sync_slave_enabled")):
+                            or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical):
                 self._server_status(node)
+            if node.up and node.rpl_hierarchical:
+                self._master_status(node)
 
     # -- operations of the history ------------------------------------------------------------
     def _op(self, op: dict) -> None:
         node = self.nodes[op["node"]]
         kind = op["op"]
-        if not node.up and kind != "restart":
+        if not node.up and kind not in ("restart", "restore"):
             self.emit("error", node.id, op=kind, errno=CR_SERVER_LOST, message="Lost connection to server (node is down)")
             return
         getattr(self, "_op_" + kind)(node, op)
@@ -267,6 +298,25 @@ class Simulator:
         fixed = op.get("timestamp")  # SET TIMESTAMP: the session's statements carry this time
         whens = [fixed if fixed is not None else self._local(node, s) // US for s in starts]
         commit_when = fixed if fixed is not None else self._local(node, self.now) // US
+        ids: dict = {}
+        if node.rpl_hierarchical:
+            if node.channel is not None:
+                # A slave does not binlog what originated on itself (the design's have_master check).
+                self._engine_commit(node, trx, None)
+                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], binlogged=False)
+                return
+            if node.group_id >= G.MAX_GROUP_ID:
+                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=G.ER_ERROR_WHEN_EXECUTING_COMMAND,
+                          message=f"group_id {node.group_id} is the largest there is; SET BINLOG_GROUP_ID ... WITH RESET")
+                return
+            # The root master issues the next ID under the binlog lock; the MariaDB view's
+            # sequence number is the same number.
+            ids = {"group_id": node.group_id + 1}
+            node.gtid_seq = node.group_id
+        if self._crash_at(node, R.BEFORE_BINLOG_WRITE):
+            self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=CR_SERVER_LOST,
+                      message="Lost connection to server during query")
+            return
         node.gtid_seq += 1
         gtid = f"0-{node.server_id}-{node.gtid_seq}"
         ict = self._local(node, self.now) if node.commit_timestamps else None
@@ -282,12 +332,18 @@ class Simulator:
         else:
             events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
         node.executed.add(gtid)
-        self._write_binlog(node, events)
+        self._write_binlog(node, events, ids.get("group_id"))
+        if node.crash_point == R.AFTER_BINLOG_WRITE:
+            node.prepared.append((trx, gtid))  # binlogged: crash recovery will commit it
+            self._crash_at(node, R.AFTER_BINLOG_WRITE)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], errno=CR_SERVER_LOST,
+                      message="Lost connection to server during query", **ids)
+            return
         pos = (node.binlog_file, node.binlog_pos)
         ss = node.semisync
         if not ss.binlogged(pos):
             self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids)
             return
         after_sync = ss.wait_point == SS.AFTER_SYNC
         if after_sync:
@@ -306,7 +362,7 @@ class Simulator:
             if after_sync:
                 node.prepared.remove((trx, gtid))
                 self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how, **ids)
 
         ss.wait(trx, gtid, pos, release)
 
@@ -381,6 +437,12 @@ class Simulator:
 
     def _op_shutdown(self, node: Node, op: dict) -> None:
         node.semisync.shutdown()
+        if node.rpl_hierarchical and "stop-event" in self.rule.mutants:
+            # The design drops Stop events under --rpl-hierarchical: one would consume an ID.
+            when = self._local(node, self.now) // US
+            self._write_binlog(node, [Event("STOP_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
+                                            size=QUERY_SIZE)], node.group_id + 1)
+        self._close_index_entry(node)
         self.emit("shutdown", node.id)
         self._op_crash(node, op, clean=True)
 
@@ -391,6 +453,9 @@ class Simulator:
         if ch is None:
             self.emit("error", node.id, op="failover", errno=ER_BAD_SLAVE, message="not a replica")
             return
+        if op.get("elect"):
+            node = self._elect(ch.source)
+            ch = node.channel
         self.emit("failover", node.id, old=ch.source.id)
         for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
             self._op({"at": self.now, "node": node.id, **step})
@@ -403,6 +468,9 @@ class Simulator:
         old.replicas.remove(ch)
         node.channel = None
         for r in list(old.replicas):
+            if node.rpl_hierarchical and r.node.rpl_hierarchical:
+                self._repoint_by_group_id(r, node)
+                continue
             old.replicas.remove(r)
             r.source = node
             r.fetch = None
@@ -420,11 +488,13 @@ class Simulator:
         if "delay_sql" in op:
             value, errno, message = D.parse_master_delay(str(op["delay_sql"]))
         else:
-            value, errno, message = op["delay"], None, ""
-        if errno is None and ch.sql_running:
+            value, errno, message = op.get("delay", ch.delay), None, ""
+        if errno is None and (ch.sql_running or ("master_log_file" in op and ch.io_running)):
             errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
         if errno is None:
             ch.delay = value
+            if "master_log_file" in op:
+                self._change_source(ch, self.nodes[op.get("master_host", ch.source.id)], op["master_log_file"], op["master_log_pos"])
             self._write_relay_log_info(ch)
         self._stmt(ch, op, errno, message, delay=value)
 
@@ -485,7 +555,12 @@ class Simulator:
         self._open_binlog(node)
 
     def _op_crash(self, node: Node, op: dict, clean: bool = False) -> None:
+        if op.get("point"):  # armed: fires when the node next passes that point
+            node.crash_point = op["point"]
+            self.emit("stmt", node.id, op="crash", point=op["point"], errno=None, message="")
+            return
         node.up = False
+        node.dirty = not clean
         node.incarnation += 1
         if not clean:
             self.emit("crash", node.id)
@@ -504,6 +579,10 @@ class Simulator:
         if node.up:
             self.emit("error", node.id, op="restart", errno=0, message="node is already up")
             return
+        refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
+        if refused:
+            self.emit("error", node.id, op="restart", errno=G.ER_STARTUP_OPTIONS, message=refused)
+            return
         node.up = True
         self.emit("restart", node.id)
         self._start_semisync(node)
@@ -513,8 +592,23 @@ class Simulator:
         for trx, gtid in node.prepared:
             self._engine_commit(node, trx, gtid)
         node.prepared = []
+        if node.rpl_hierarchical and not self._recover_group_id(node):
+            return
         self._open_binlog(node)
+        node.dirty = False
+        if self._crash_at(node, R.RECOVERY_AFTER_NEW_BINLOG):
+            return
+        if node.rpl_hierarchical:
+            self._master_status(node)  # what start-up recovery found, before replication resumes
         ch = node.channel
+        if ch is not None and node.rpl_hierarchical:
+            # rpl_transaction_enabled: InnoDB's replication state overrides relay-log.info.
+            at = R.sql_restart_position(ch.group_start, ch.engine_pos, node.rpl_transaction_enabled)
+            if at != ch.group_start:
+                ch.sql_pos = ch.group_start = at
+                ch.group_master_file, ch.group_master_pos = ch.engine_master
+                self._write_relay_log_info(ch)
+            ch.engine_pos = None
         if ch is not None and op.get("relay_log_recovery"):
             # relay_log_recovery=1: the relay log is not trusted after a crash. What was relayed but
             # not applied is discarded, and fetched again from the source by GTID auto-position.
@@ -563,22 +657,231 @@ class Simulator:
         self.emit("stmt", ch.node.id, op=op["op"], errno=None if warning else errno,
                   warning=errno if warning else None, message=message, **fields)
 
+    # -- group IDs (--rpl-hierarchical), crash points, recovery, failover by group ID -----------
+    def _crash_at(self, node: Node, point: str) -> bool:
+        """An armed crash point fires here: the node crashes at once."""
+        if node.crash_point != point or not node.up:
+            return False
+        node.crash_point = None
+        self._op_crash(node, {})
+        return True
+
+    def _halt_rule(self) -> str:
+        if "no-halt-on-lower-id" in self.rule.mutants:
+            return G.HALT_NEVER
+        return G.HALT_LOWER if "halt-strictly-lower" in self.rule.mutants else G.HALT_NOT_HIGHER
+
+    def _halt(self, ch: Channel, entry: Entry) -> None:
+        ch.last_sql_errno, ch.last_sql_error = G.ER_SLAVE_GROUP_ID_LOWER, G.halt_message(entry.group_id, ch.node.group_id)
+        self._stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
+                       relay_file=entry.file, relay_pos=entry.pos)
+
+    def _commit_hierarchical(self, ch: Channel, entry: Entry, first: int) -> None:
+        """The SQL thread's COMMIT in the design's order: binlog write, engine commit (InnoDB's
+        replication state with it), relay-log.info flush; a crash point may fall between any two."""
+        node, ev = ch.node, entry.ev
+        group = ch.relay[first:ch.sql_pos]
+        if node.crash_point == R.BEFORE_BINLOG_WRITE:
+            ch.applied_in_group = max(ch.applied_in_group, 1)  # the crash rolls the group back
+            self._crash_at(node, R.BEFORE_BINLOG_WRITE)
+            return
+        # The THD carries the master's group ID into this binlog; a master without the option
+        # sent none, and mixed mode logs 0.
+        gid = group[0].group_id if group[0].group_id is not None else 0
+        ict = self._local(node, self.now) if node.commit_timestamps else None
+        self._write_binlog(node, [replace(e.ev, ict=ict, ict_off=node.offset) for e in group], gid)
+        ch.exec_group_id = gid or ch.exec_group_id
+        ch.applied_in_group = 0
+        node.slave_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid  # mysql.gtid_slave_pos commits with the group
+        if node.crash_point == R.AFTER_BINLOG_WRITE:
+            node.prepared.append((ev.trx, ev.gtid))  # an XID in the binlog: recovery commits it
+            self._crash_at(node, R.AFTER_BINLOG_WRITE)
+            return
+        node.executed.add(ev.gtid)
+        self._engine_commit(node, ev.trx, ev.gtid)
+        if node.rpl_transaction_enabled:
+            ch.engine_pos, ch.engine_master = ch.sql_pos, (entry.master_file, entry.master_end)
+        if self._crash_at(node, R.AFTER_ENGINE_COMMIT):
+            return
+        self._advance_group(ch, entry)
+
+    def _recover_group_id(self, node: Node) -> bool:
+        """At start: the last issued group ID again (clean: the index; crash: the last binlog).
+        False when an armed crash point kills the start before the new binlog exists."""
+        entries = [G.IndexEntry(f.encode(), g) for f, g, _ in node.index]
+        last_file = [e.group_id for e in node.binlog if e.file == node.binlog_file and e.group_id is not None]
+        node.group_id = R.startup_group_id(entries, node.dirty, last_file, "recovery-ignores-index" in self.rule.mutants)
+        self.emit("binlog_index", node.id, content=G.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
+        return not self._crash_at(node, R.RECOVERY_BEFORE_NEW_BINLOG)
+
+    def _master_status(self, node: Node, **extra: Any) -> None:
+        fields = {"File": node.binlog_file, "Position": node.binlog_pos}
+        if node.rpl_hierarchical:
+            fields["Group_ID"] = node.group_id
+        self.emit("master_status", node.id, **fields, **extra)
+
+    def _binlog_ends(self, node: Node) -> list[G.GroupEnd]:
+        """Where each group ends in the node's binlogs, with the IDs SET BINLOG_GROUP_ID gave a
+        new binlog (they end where that file's FDE ends)."""
+        ends = []
+        for e in node.binlog:
+            if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.file in node.set_ids:
+                ends.append(G.GroupEnd(*node.set_ids[e.file][:1], e.file, e.end, node.set_ids[e.file][1]))
+            elif e.group_id and (e.ev.last or e.ev.trx is None):
+                ends.append(G.GroupEnd(e.group_id, e.file, e.end, e.ev.server_id))
+        return ends
+
+    def _binlog_info(self, node: Node, group_id: int, asker: Node | None = None) -> G.GroupEnd | None:
+        found = G.binlog_info(self._binlog_ends(node), group_id)
+        answer = {"Log_name": found.log_name, "Pos": found.pos, "Server_ID": found.server_id} if found else {}
+        self.emit("stmt", node.id, op="show_binlog_info", group_id=group_id, errno=None if found else G.ER_ERROR_WHEN_EXECUTING_COMMAND,
+                  message="" if found else G.BINLOG_INFO_NOT_FOUND, **answer, **({"for": asker.id} if asker else {}))
+        return found
+
+    def _op_show_master_status(self, node: Node, op: dict) -> None:
+        self._master_status(node)
+
+    def _op_show_binlog_info(self, node: Node, op: dict) -> None:
+        self._binlog_info(node, op["group_id"])
+
+    def _op_set_binlog_group_id(self, node: Node, op: dict) -> None:
+        new = op["group_id"]
+        errno, message = G.check_set_group_id(node.rpl_hierarchical, op.get("privileged", True), node.group_id, new,
+                                              op.get("with_reset", False))
+        args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
+        self.emit("stmt", node.id, op="set_binlog_group_id", **args, errno=errno, message=message)
+        if errno is not None:
+            return
+        # Persisted at once: a new binlog whose index entry holds the ID, relay-log.info flushed.
+        self._op_flush_logs(node, {})
+        node.group_id = new
+        node.index[-1][1:] = [new, op.get("master_server_id", node.server_id)]
+        node.set_ids[node.binlog_file] = tuple(node.index[-1][1:])
+        if node.channel is not None:
+            node.channel.exec_group_id = new
+            self._write_relay_log_info(node.channel)
+        self._master_status(node)
+
+    def _elect(self, old: Node) -> Node:
+        """The most advanced slave of the failed master by SHOW MASTER STATUS (Group_ID, then
+        binlog position for servers without group IDs)."""
+        candidates = [r.node for r in old.replicas if r.node.up]
+        for c in candidates:
+            self._master_status(c, election=old.id)
+        return max(candidates, key=lambda c: (c.group_id, c.binlog_file_no, c.binlog_pos))
+
+    def _change_source(self, ch: Channel, source: Node, file: str, pos: int) -> None:
+        """CHANGE MASTER TO MASTER_HOST, MASTER_LOG_FILE, MASTER_LOG_POS: old relay logs go (as
+        after RESET SLAVE), reading resumes at that place of the new source's binlog."""
+        if ch.source is not source:
+            ch.source.replicas.remove(ch)
+            source.replicas.append(ch)
+            ch.source = source
+        ch.relay = []
+        ch.relay_file_no += 1
+        ch.relay_pos = BINLOG_START
+        ch.sql_pos = ch.group_start = 0
+        ch.engine_pos = None
+        ch.fetch = next((i for i, e in enumerate(source.binlog) if (e.file, e.pos) >= (file, pos)), len(source.binlog))
+        ch.group_master_file, ch.group_master_pos = file, pos
+        ch.read_master_file, ch.read_master_pos = file, pos
+
+    @staticmethod
+    def _first_binlog(node: Node) -> str:
+        return node.binlog[0].file if node.binlog else node.binlog_file
+
+    def _repoint_by_group_id(self, r: Channel, new: Node) -> None:
+        """Failover: SHOW SLAVE STATUS on the slave, SHOW BINLOG INFO FOR its ID on the new master,
+        CHANGE MASTER to the answer (from the start when it played nothing yet)."""
+        was_io, was_sql = r.io_running, r.sql_running
+        if r.sql_running:
+            self._stop_sql(r, "failover", statement=False)
+        self._disconnect(r)
+        r.io_running = False
+        gid = r.exec_group_id
+        found = self._binlog_info(new, gid, r.node) if gid else None
+        if gid and found is None:
+            r.source.replicas.remove(r)
+            r.source = new
+            new.replicas.append(r)
+            self.emit("error", r.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG,
+                      message=f"Slave trying to connect using group_id = {gid} which couldn't be found in the bin logs.")
+            return
+        file, pos = (found.log_name, found.pos) if found else (self._first_binlog(new), BINLOG_START)
+        self._change_source(r, new, file, pos)
+        self._write_relay_log_info(r)
+        self.emit("stmt", r.node.id, op="change_master", master_host=new.id, master_log_file=file, master_log_pos=pos,
+                  errno=None, message="")
+        if was_sql and r.node.up:
+            self._start_sql(r)
+        if was_io and r.node.up:
+            self._start_io(r)
+
+    def _op_restore(self, node: Node, op: dict) -> None:
+        """A failed server rebuilt from a backup of another and put back as a slave of `source`:
+        the backup has the data, not the binlog index, so the saved group ID is SET by hand."""
+        donor, source = self.nodes[op["from"]], self.nodes[op.get("source", op["from"])]
+        if node.up or node.replicas or source is node or donor is node or not source.up:
+            self.emit("stmt", node.id, op="restore", errno=ER_BAD_SLAVE,
+                      message="restore needs a stopped server without slaves, and a running source and donor")
+            return
+        saved = donor.group_id
+        node.visible, node.executed, node.prepared = list(donor.visible), set(donor.executed), []
+        node.slave_gtids, node.binlog_gtids = dict(donor.slave_gtids), {}
+        node.binlog, node.index, node.set_ids, node.group_id, node.dirty, node.crash_point = [], [], {}, 0, False, None
+        node.up = True
+        node.incarnation += 1
+        self.emit("restore", node.id, donor=donor.id, source=source.id)
+        self._start_semisync(node)
+        self._open_binlog(node)
+        if node.channel is None:
+            node.channel = Channel(node=node, source=source, latency_us=op.get("latency_us", 0))
+            source.replicas.append(node.channel)
+        ch = node.channel
+        if op.get("set_group_id", True):
+            self._op_set_binlog_group_id(node, {"op": "set_binlog_group_id", "group_id": saved, "with_reset": True})
+        found = self._binlog_info(source, node.group_id, node) if node.group_id else None
+        file, pos = (found.log_name, found.pos) if found else (self._first_binlog(source), BINLOG_START)
+        self._change_source(ch, source, file, pos)
+        ch.exec_group_id = node.group_id
+        self._write_relay_log_info(ch)
+        self._start_io(ch)
+        self._start_sql(ch)
+
     # -- binlog and IO thread -----------------------------------------------------------------
     def _open_binlog(self, node: Node) -> None:
+        self._close_index_entry(node)
         node.binlog_file_no += 1
         node.binlog_pos = BINLOG_START
+        # The new file's index entry: the last group ID so far (its FDE has none).
+        last_sid = node.index[-1][2] if node.index else node.server_id
+        node.index.append([node.binlog_file, node.group_id, last_sid])
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("FORMAT_DESCRIPTION_EVENT", when=when, when_off=node.offset,
                                         server_id=node.server_id, size=FDE_SIZE)])
 
-    def _write_binlog(self, node: Node, events: list[Event]) -> None:
+    def _close_index_entry(self, node: Node) -> None:
+        """MYSQL_LOG::close: the closed file's index entry gets the ID of its last group."""
+        last = next((e for e in reversed(node.binlog) if e.file == node.binlog_file and e.group_id), None)
+        if node.index and last is not None:
+            node.index[-1][1:] = [last.group_id, last.ev.server_id]
+
+    def _write_binlog(self, node: Node, events: list[Event], group_id: int | None = None) -> None:
+        if not node.log_bin:
+            return
         first = len(node.binlog)
         for ev in events:
             end = node.binlog_pos + ev.size
-            entry = Entry(ev, node.binlog_file, node.binlog_pos, end)
+            # FDE and Rotate headers are frozen: they carry no group ID.
+            gid = None if ev.type in NO_GROUP_ID else group_id
+            entry = Entry(ev, node.binlog_file, node.binlog_pos, end, group_id=gid)
             node.binlog.append(entry)
             node.binlog_pos = end
-            self.emit("binlog", node.id, **_event_fields(ev), file=entry.file, pos=entry.pos, end=end)
+            self.emit("binlog", node.id, **_event_fields(ev, gid), file=entry.file, pos=entry.pos, end=end)
+            if ev.gtid and ev.last:
+                node.binlog_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid
+        if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
+            node.group_id = group_id
         for ch in node.replicas:
             if ch.connected:
                 self.at(self.now + ch.latency_us, self._arrive, ch, ch.io_gen, first, len(node.binlog))
@@ -595,6 +898,10 @@ class Simulator:
         ch.io_gen += 1
 
     def _connect(self, ch: Channel) -> None:
+        if not ch.source.log_bin:
+            self.emit("error", ch.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG,
+                      message="Got fatal error 1236 from master when reading data from binary log: 'Binary log is not open'")
+            return
         ch.connected = True
         ch.io_gen += 1
         ch.semi_sync = bool(ch.node.runtime.get("rpl_semi_sync_slave_enabled"))
@@ -642,12 +949,14 @@ class Simulator:
         if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
             return
         end = ch.relay_pos + ev.size
-        entry = Entry(ev, f"relay.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end, ch.source.id)
+        entry = Entry(ev, f"relay.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
         ch.relay.append(entry)
         ch.relay_pos = end
         if src.end:
             ch.read_master_file, ch.read_master_pos = src.file, src.end
-        self.emit("relay", ch.node.id, source=ch.source.id, **_event_fields(ev), file=entry.file, pos=entry.pos,
+        if ev.gtid and ev.last:  # Gtid_IO_Pos moves only once the whole group is in
+            ch.io_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid
+        self.emit("relay", ch.node.id, source=ch.source.id, **_event_fields(ev, src.group_id), file=entry.file, pos=entry.pos,
                   master_file=src.file, master_end=src.end)
         # The sync flag rides in the two reserved header bytes; the replica strips them, queues
         # the event, and only then acknowledges it.
@@ -707,7 +1016,11 @@ class Simulator:
             if (ch.skip_counter or ch.skipping_group) and ev.type not in D.EXEMPT:
                 self._skip_event(ch, entry)
                 continue
-            if ev.type in D.TRX_START and ev.gtid in ch.node.executed:
+            if ev.type in D.TRX_START and ch.node.rpl_hierarchical and entry.group_id is not None:
+                if G.must_halt(entry.group_id, ch.node.group_id, self._halt_rule()):
+                    self._halt(ch, entry)
+                    return
+            elif ev.type in D.TRX_START and ev.gtid in ch.node.executed:
                 if not self._skip_group(ch):
                     return
                 continue
@@ -766,7 +1079,7 @@ class Simulator:
         if gen != ch.sql_gen:
             return
         ev = entry.ev
-        self.emit("apply", ch.node.id, source=ch.source.id, **_event_fields(ev), read=read, begin=begin,
+        self.emit("apply", ch.node.id, source=ch.source.id, **_event_fields(ev, entry.group_id), read=read, begin=begin,
                   relay_file=entry.file, relay_pos=entry.pos)
         ch.sql_pos += 1
         if ev.trx is None or ev.last:
@@ -781,6 +1094,7 @@ class Simulator:
         """The SQL thread is past a group (applied or skipped): the position relay-log.info keeps."""
         ch.group_start = ch.sql_pos
         ch.applied_in_group = 0
+        ch.engine_pos = None  # relay-log.info and InnoDB agree again
         if entry.master_end:
             ch.group_master_file, ch.group_master_pos = entry.master_file, entry.master_end
         self._write_relay_log_info(ch)
@@ -788,10 +1102,14 @@ class Simulator:
     def _end_group(self, ch: Channel, entry: Entry) -> None:
         ev = entry.ev
         first = ch.group_start
+        if ev.trx is not None and ch.node.rpl_hierarchical:
+            self._commit_hierarchical(ch, entry, first)
+            return
         self._advance_group(ch, entry)
         if ev.trx is None:
             return
         node = ch.node
+        node.slave_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid
         node.executed.add(ev.gtid)
         self._engine_commit(node, ev.trx, ev.gtid)
         if node.log_slave_updates:
@@ -871,7 +1189,10 @@ class Simulator:
             "Last_SQL_Error": ch.last_sql_error,
             "Skip_Counter": ch.skip_counter,
             "processlist_state": state if ch.sql_running else None,
+            "Gtid_IO_Pos": G.format_pos(ch.io_gtids),
         }
+        if ch.node.rpl_hierarchical:
+            fields["Exec_Master_Group_ID"] = ch.exec_group_id
         if self.rule.rule == D.WL7318:
             # performance_schema.replication_applier_configuration / _status (WL#7318 F4)
             fields["DESIRED_DELAY"] = ch.delay
@@ -883,6 +1204,8 @@ class Simulator:
         variables = ss.variables()
         ch = node.channel
         variables["Rpl_semi_sync_slave_status"] = "ON" if ch is not None and ch.io_running and ch.semi_sync else "OFF"
+        variables.update(gtid_binlog_pos=G.format_pos(node.binlog_gtids), gtid_slave_pos=G.format_pos(node.slave_gtids),
+                         gtid_current_pos=G.format_pos(G.current_pos(node.binlog_gtids, node.slave_gtids, node.server_id)))
         hosts = [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.connected]
         self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
 
@@ -897,11 +1220,13 @@ class Simulator:
         return max(0, (self.now - (when * US - off - self.epoch)) // US)
 
 
-def _event_fields(ev: Event) -> dict:
+def _event_fields(ev: Event, group_id: int | None = None) -> dict:
     fields = {
         "type": ev.type, "trx": ev.trx, "idx": ev.idx, "last": ev.last, "gtid": ev.gtid,
         "server_id": ev.server_id, "when": ev.when, "ict": ev.ict,
     }
+    if group_id is not None:
+        fields["group_id"] = group_id
     if ev.incident is not None:
         fields.update(incident=ev.incident, message=ev.message)
     return fields

@@ -77,9 +77,14 @@ class Property:
     feature: str
     doc: str
     fn: Callable[["TraceView", Check], None]
+    needs: tuple[str, ...] = ()  # observation kinds it cannot judge without
 
     def run(self, view: "TraceView") -> Verdict:
         check = Check(self.requirement, f"property:{self.name}")
+        missing = [k for k in self.needs if k in view.unobserved]
+        if missing:  # the system cannot see them: judging their absence would be a false verdict
+            return Verdict(self.requirement, NOT_EXERCISED, 0, (Witness(f"the trace does not observe {', '.join(missing)}"),),
+                           check.evidence)
         self.fn(view, check)
         return check.verdict()
 
@@ -87,12 +92,13 @@ class Property:
 PROPERTIES: list[Property] = []
 
 
-def checks(requirement: str):
-    """Register a trace property for one requirement."""
+def checks(requirement: str, needs: tuple[str, ...] = ()):
+    """Register a trace property for one requirement; `needs`: the observation kinds it reads
+    whose absence it would misjudge (a trace header lists what its system cannot observe)."""
 
     def register(fn):
         feature = fn.__module__.rsplit(".", 1)[-1]
-        PROPERTIES.append(Property(requirement, fn.__name__, feature, (fn.__doc__ or "").strip(), fn))
+        PROPERTIES.append(Property(requirement, fn.__name__, feature, (fn.__doc__ or "").strip(), fn, tuple(needs)))
         return fn
 
     return register
@@ -181,6 +187,7 @@ class TraceView:
         self.nodes = {n["id"]: n for n in topo.get("nodes", [])}
         self.channels = {c["replica"]: c for c in topo.get("channels", [])}
         self.resolution_us = header.get("resolution_us", 0)
+        self.unobserved = frozenset(header.get("unobserved", ()))  # kinds the system cannot see
         self._memo: dict[str, Any] = {}
 
     def kind(self, kind: str) -> list[dict]:

@@ -436,7 +436,7 @@ def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
     return ("yes", due) if due > t else ("no", due)
 
 
-@checks("WL344.STATE.WAITING")
+@checks("WL344.STATE.WAITING", needs=("relay",))
 def waiting_state_string(v: TraceView, check: Check) -> None:
     """While delaying, the SQL thread's state is exactly 'Waiting until MASTER_DELAY seconds after master executed event'."""
     for s in _running_samples(v):
@@ -449,7 +449,7 @@ def waiting_state_string(v: TraceView, check: Check) -> None:
                     f"{'is' if w[0] == 'yes' else 'is not'} delaying (due {w[1]})", s)
 
 
-@checks("WL344.SSS.REMAINING")
+@checks("WL344.SSS.REMAINING", needs=("relay",))
 def remaining_delay(v: TraceView, check: Check) -> None:
     """SQL_Remaining_Delay: the whole seconds left while waiting, NULL in every other state."""
     for s in v.kind("status"):
@@ -569,7 +569,7 @@ def garbage_tail_tolerated(v: TraceView, check: Check) -> None:
 
 
 # -- the IO thread and the master -------------------------------------------------------------
-@checks("WL344.IO.UNAFFECTED")
+@checks("WL344.IO.UNAFFECTED", needs=("relay",))
 def io_thread_unaffected(v: TraceView, check: Check) -> None:
     """The IO thread relays events as they come, whatever the delay."""
     ix = index(v)
@@ -602,7 +602,7 @@ def master_unaffected(v: TraceView, check: Check) -> None:
 
 
 # -- START SLAVE UNTIL (use case P1) ----------------------------------------------------------
-@checks("WL344.P1.UNTIL")
+@checks("WL344.P1.UNTIL", needs=("relay",))
 def until_stops_at_position(v: TraceView, check: Check) -> None:
     """START SLAVE SQL_THREAD UNTIL stops the SQL thread at the position, executing nothing beyond it."""
     ix = index(v)
@@ -691,7 +691,7 @@ def performance_schema_agrees(v: TraceView, check: Check) -> None:
                         f"SHOW SLAVE STATUS ({s['SQL_Delay']}, {s['SQL_Remaining_Delay']})", s)
 
 
-@checks("WL7318.F5")
+@checks("WL7318.F5", needs=("relay",))
 def delay_in_seconds(v: TraceView, check: Check) -> None:
     """The delay is in seconds everywhere: what CHANGE MASTER set, what the monitoring shows, what is waited."""
     ix = index(v)

@@ -137,19 +137,19 @@ def rotation_after_incident(v: TraceView, check: Check) -> None:
                     f"{[(x['type'], x['file']) for x in nxt]}, not a rotation to a fresh binlog", b, *nxt)
 
 
-@checks("WL3464.R3.1")
+@checks("WL3464.R3.1", needs=("relay",))
 def stop_on_known_incident(v: TraceView, check: Check) -> None:
     """The replica's SQL thread stops at a known incident (NONE, LOST_EVENTS)."""
     _judge_stop(v, check, known=True)
 
 
-@checks("WL3464.R3.2")
+@checks("WL3464.R3.2", needs=("relay",))
 def stop_on_unknown_incident(v: TraceView, check: Check) -> None:
     """The replica's SQL thread always stops at an incident code it does not know."""
     _judge_stop(v, check, known=False)
 
 
-@checks("WL3464.MSG")
+@checks("WL3464.MSG", needs=("relay",))
 def stop_message(v: TraceView, check: Check) -> None:
     """Error 1590 with 'The incident <symbol> occured on the master. Message: <message>', also in SHOW SLAVE STATUS."""
     for r, stop in _stopped_at(v):
@@ -186,7 +186,7 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
                 break
 
 
-@checks("WL3464.HOLD")
+@checks("WL3464.HOLD", needs=("relay",))
 def nothing_after_the_incident(v: TraceView, check: Check) -> None:
     """Stopped at an incident, the replica applies nothing and keeps its position just before it."""
     ix = index(v)
@@ -219,7 +219,7 @@ def _skips_after_start(v: TraceView, start: dict) -> tuple[list[dict], dict | No
     return skips, first_apply
 
 
-@checks("WL3464.R4")
+@checks("WL3464.R4", needs=("relay",))
 def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
     """SKIP_COUNTER = 1 and START SLAVE skip exactly the incident; the next event applied is the one after it."""
     ix = index(v)
@@ -281,7 +281,7 @@ def no_incident_without_loss(v: TraceView, check: Check) -> None:
         check.judge(bool(lost), f"{b['node']} wrote an incident at {b['t']} ({b.get('message')!r}) with no lost change before it", b)
 
 
-@checks("WL3464.DELAY")
+@checks("WL3464.DELAY", needs=("relay",))
 def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
     """A delayed replica stops at an incident no earlier than the incident's timestamp plus the delay."""
     ix = index(v)

@@ -86,6 +86,14 @@ class SemiSyncIndex:
                 self.status_obs[_key(o)] = o
         return line
 
+    def on_settled(self, node: str, key, tol: int) -> bool:
+        """ON at key as a sampled trace can tell: a switch shows only at the next sample, so a
+        sample within tol after key decides; else (and always for tol 0) the status at key."""
+        if not self.on(node, key):
+            return False
+        after = next((o for k, o in sorted(self.status_obs.items()) if o["node"] == node and k > key), None)
+        return not (tol and after is not None and after["t"] <= key[0] + tol and after["variables"][STATUS] != "ON")
+
     def var(self, node: str, name: str, key: tuple[int, int]):
         return self.vars[node][name].at(key)
 
@@ -144,7 +152,7 @@ def _waited(c: dict) -> bool:
 END = (2**62, 0)
 
 
-@checks("WL1720.ACK.WAIT")
+@checks("WL1720.ACK.WAIT", needs=("relay",))
 def commit_waits_for_ack(v: TraceView, check: Check) -> None:
     """While ON, a commit returns only once N replicas hold the transaction in their relay logs."""
     ix = index(v)
@@ -156,7 +164,7 @@ def commit_waits_for_ack(v: TraceView, check: Check) -> None:
                         f"held by {sorted(held)} (need {n})", c["obs"])
 
 
-@checks("WL1720.ACK.RELAY")
+@checks("WL1720.ACK.RELAY", needs=("ack", "relay"))
 def ack_after_relay(v: TraceView, check: Check) -> None:
     """A replica acknowledges an event only once it is in its relay log."""
     ix = index(v)
@@ -166,7 +174,7 @@ def ack_after_relay(v: TraceView, check: Check) -> None:
         check.judge(bool(queued), f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) before relaying it", a)
 
 
-@checks("WL1720.ACK.IO_THREAD")
+@checks("WL1720.ACK.IO_THREAD", needs=("ack", "relay"))
 def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
     """The ack leaves when the event is queued: the SQL thread and its delay do not hold it back."""
     ix = index(v)
@@ -183,7 +191,7 @@ def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
                     f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) {a['t'] - since[0]} µs after queueing it", a)
 
 
-@checks("WL1720.ACK.LAST_EVENT")
+@checks("WL1720.ACK.LAST_EVENT", needs=("ack",))
 def ack_only_last_event(v: TraceView, check: Check) -> None:
     """Acks are asked for, and given, only at the end of a transaction's last event."""
     ends = {(b["node"], b["file"], b["end"]) for b in v.kind("binlog") if b.get("last") and b.get("trx")}
@@ -192,7 +200,7 @@ def ack_only_last_event(v: TraceView, check: Check) -> None:
                     f"{a['replica']} acknowledged ({a['file']}, {a['pos']}), which ends no transaction on {a['node']}", a)
 
 
-@checks("WL1720.HEADER")
+@checks("WL1720.HEADER", needs=("relay",))
 def header_stripped(v: TraceView, check: Check) -> None:
     """Each relayed event has the length it has in the master's binlog: the extra header is gone."""
     ix = index(v)
@@ -243,7 +251,7 @@ def slave_status_follows_io_thread(v: TraceView, check: Check) -> None:
                     f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
 
 
-@checks("WL1720.DUMP.FLAG")
+@checks("WL1720.DUMP.FLAG", needs=("ack",))
 def only_requesting_replicas_ack(v: TraceView, check: Check) -> None:
     """Only a replica that asked for semi-sync when it connected acknowledges."""
     ix = index(v)
@@ -266,7 +274,8 @@ def timeout_bounds_the_wait(v: TraceView, check: Check) -> None:
         waited = c["obs"]["t"] - c["binlog"]["t"]
         check.judge(waited <= timeout + tol, f"commit of {c['trx']} waited {waited} µs, timeout {timeout} µs", c["obs"])
         if waited >= timeout - tol and len(ix.holders(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]):
-            check.judge(not c["on_return"], f"commit of {c['trx']} timed out but the status is still ON", c["obs"])
+            check.judge(not ix.on_settled(c["node"], c["rkey"], tol), f"commit of {c['trx']} timed out but the status is still ON",
+                        c["obs"])
 
 
 def _timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
@@ -283,7 +292,9 @@ def timeout_is_logged(v: TraceView, check: Check) -> None:
     for c in ix.commits:
         if not _timed_out(ix, c, v.resolution_us):
             continue
-        logs = [o for o in v.kind("log") if o["node"] == c["node"] and c["bkey"] < _key(o) <= c["rkey"]
+        # A real server's log line is seen at the next poll: up to the resolution after the return.
+        logs = [o for o in v.kind("log") if o["node"] == c["node"] and c["bkey"] < _key(o)
+                and (_key(o) <= c["rkey"] or (v.resolution_us and o["t"] <= c["obs"]["t"] + v.resolution_us))
                 and (m := TIMEOUT_LOG.search(o["message"])) and (c["node"], (m.group(1), int(m.group(2)))) in ends]
         check.judge(bool(logs), f"commit of {c['trx']} on {c['node']} timed out with no log naming a binlog position", c["obs"])
 
@@ -316,7 +327,7 @@ def _dba_or_restart(v: TraceView, node: str, key) -> bool:
                (o["kind"] == "restart" or (o["kind"] == "stmt" and o["op"] == "set_global")) for o in v.obs)
 
 
-@checks("WL1720.SWITCH_BACK")
+@checks("WL1720.SWITCH_BACK", needs=("ack",))
 def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
     """Once the required replicas have caught up with the binlog, the status is ON again by itself."""
     ix = index(v)
@@ -331,7 +342,7 @@ def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
                         f"{node}: replicas caught up with {end} at {a['t']} but the status stayed OFF", a)
 
 
-@checks("WL7169.N_DISTINCT")
+@checks("WL7169.N_DISTINCT", needs=("ack",))
 def released_at_n_distinct_acks(v: TraceView, check: Check) -> None:
     """Released exactly when N distinct replicas acknowledged at or past the commit: not before, not after."""
     ix = index(v)
@@ -352,7 +363,7 @@ def released_at_n_distinct_acks(v: TraceView, check: Check) -> None:
                         c["obs"])
 
 
-@checks("WL7169.SWITCH_BACK_N")
+@checks("WL7169.SWITCH_BACK_N", needs=("ack",))
 def switch_back_needs_n(v: TraceView, check: Check) -> None:
     """Back to ON only when N distinct replicas acknowledged the current binlog position."""
     ix = index(v)
@@ -400,7 +411,7 @@ def slave_hosts_mode(v: TraceView, check: Check) -> None:
                             f"{o['node']} lists {h['replica']} as async with reason {h.get('reason')!r}", o)
 
 
-@checks("WL1720.COUNT.TX")
+@checks("WL1720.COUNT.TX", needs=("ack",))
 def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others."""
     ix = index(v)
@@ -505,7 +516,7 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
         timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
         waited = c["obs"]["t"] - c["binlog"]["t"]
         if ix.var(node, "rpl_semi_sync_master_wait_no_slave", c["bkey"]) is False:
-            check.judge(waited <= tol and not c["on_return"], f"{c['trx']} waited {waited} µs with no semi-sync replica "
+            check.judge(waited <= tol and not ix.on_settled(node, c["rkey"], tol), f"{c['trx']} waited {waited} µs with no semi-sync replica "
                         "and wait_no_slave OFF", c["obs"])
         elif not ix.holders(node, c["pos"], c["rkey"]):
             check.judge(waited >= timeout - tol, f"{c['trx']} returned after {waited} µs with no semi-sync replica, "
@@ -529,7 +540,7 @@ def _clients(v: TraceView, node: str, key) -> set[str]:
     return connected
 
 
-@checks("WL6355.AFTER_SYNC.INVISIBLE")
+@checks("WL6355.AFTER_SYNC.INVISIBLE", needs=("relay",))
 def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
     """While ON, no session sees a transaction before N replicas hold it."""
     ix = index(v)
@@ -580,7 +591,7 @@ def failover_loses_nothing(v: TraceView, check: Check) -> None:
             check.judge((new, gtid) in visible, f"{gtid} ({how} on {old} while ON) is missing on the new primary {new}", o, p)
 
 
-@checks("MARIADB.SEMISYNC.SHUTDOWN")
+@checks("MARIADB.SEMISYNC.SHUTDOWN", needs=("ack",))
 def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
     """A shutdown gives waiting sessions an error, never a successful commit without the acks."""
     ix = index(v)

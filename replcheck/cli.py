@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -111,6 +113,25 @@ def _gate(args) -> int:
     return EXIT_VIOLATION if diffs else EXIT_OK
 
 
+def _conform(args) -> int:
+    from replcheck import conform
+    from replcheck.harness.mariadb import HarnessError
+
+    if args.history and args.quick:
+        raise UsageError("conform: --history and --quick exclude each other")
+    try:
+        document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
+                                   tmpdir=args.tmpdir, scale=args.scale)
+    except conform.RunnerError as e:
+        raise UsageError(f"conform: {e}") from None
+    except HarnessError as e:
+        print(f"replcheck: error: conform: {str(e).splitlines()[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    for f in document["findings"]:
+        print(f"finding: {f['kind']}: {f.get('history', '')} {f.get('requirement', '')}: {f['witness']}")
+    return EXIT_VIOLATION if document["findings"] else EXIT_OK
+
+
 def _systems(args) -> int:
     for s in systems.systems().values():
         extra = f" [{s.bug}; killed by {', '.join(s.kills)}]" if s.kind == "mutant" else ""
@@ -130,6 +151,79 @@ def _relay_log_info(args) -> int:
     except relayinfo.RelayLogInfoError as e:
         raise io.InputError(args.file, e.line, e.field, e.problem) from None
     print(json.dumps(info.__dict__, indent=1))
+    return EXIT_OK
+
+
+def _campaign(args) -> int:
+    from replcheck import campaign
+
+    names = args.systems.split(",") if args.systems else list(campaign.DEFAULT_SYSTEMS)
+    try:
+        plan = campaign.validate(args.histories, args.seed, names, args.master, args.chunk)
+        # under spark-submit without --master, the master is spark-submit's
+        master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
+        summary = campaign.run(plan, Path(args.out), master, args.verbose)
+    except campaign.CampaignError as e:
+        raise UsageError(f"campaign: {e}") from None
+    c = summary["campaign"]
+    print(f"campaign seed {plan.seed}: {c['histories']} histories x {len(plan.systems)} systems, {c['rows']} rows in "
+          f"{c['table']}, {c['seconds']} s; {len(summary['findings'])} findings")
+    for f in summary["findings"]:
+        print(f"finding: {f['kind']}: {f['system']} {f['requirement']} in {f['histories']} histories, first "
+              f"{f['first_index']}: {f['witness']}\n    {f['reproduce']}")
+    for name, m in c["mutants"].items():
+        print(f"mutant {name} ({m['bug']}): " + (f"found by {', '.join(m['found_by'])}" if m["found_by"] else "NOT found"))
+    return EXIT_VIOLATION if summary["findings"] else EXIT_OK
+
+
+def _replay(args) -> int:
+    from replcheck import investigate
+    from replcheck.generate import generate
+
+    systems.get(args.system)
+    history = generate(args.seed, args.index)
+    htext = io.dumps_history(history)
+    _, _, ttext = investigate.trace_of(history, args.system)
+    if args.out:
+        stem = f"{args.seed}-{args.index}"
+        io.write_atomic(Path(args.out) / f"{stem}.history.jsonl", htext)
+        io.write_atomic(Path(args.out) / f"{stem}.{args.system.replace(':', '-')}.trace.jsonl", ttext)
+    found = investigate.findings(history, args.system)
+    print(f"seed {args.seed} index {args.index} on {args.system}: history {systems.history_digest(history)}, "
+          f"trace sha256:{hashlib.sha256(ttext.encode()).hexdigest()[:16]}" + (f", written to {args.out}/" if args.out else ""))
+    for v in found:
+        print(f"violated {v.requirement}: {v.witnesses[0].message}")
+    return EXIT_VIOLATION if found else EXIT_OK
+
+
+def _shrink(args) -> int:
+    from replcheck import investigate
+
+    systems.get(args.system)
+    if args.other:
+        systems.get(args.other)
+    t = investigate.target(args.target)
+    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other)
+    small, runs = investigate.shrink(t.history, fails)
+    print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
+    print(investigate.describe(small))
+    if args.out:
+        io.write_atomic(args.out, io.dumps_history(small))
+        print(f"wrote {args.out}")
+    return EXIT_VIOLATION
+
+
+def _explain(args) -> int:
+    from replcheck import investigate
+
+    systems.get(args.system)
+    if args.other:
+        systems.get(args.other)
+    if args.requirement and args.requirement not in {r.id for r in catalogue.load()}:
+        raise io.InputError(args.requirement, None, "--requirement", "unknown requirement")
+    t = investigate.target(args.target)
+    print(f"{t.label}:")
+    print(investigate.explain(t.history, args.system, args.requirement, args.other))
     return EXIT_OK
 
 
@@ -177,8 +271,46 @@ def build_parser() -> Parser:
     s.add_argument("--description", default="")
     s.set_defaults(fn=_gate)
 
+    s = sub.add_parser("conform", help="the conformance suite on a real server, into a report directory")
+    s.add_argument("--server", choices=["mariadb"], required=True)
+    s.add_argument("--quick", action="store_true", help="the scenarios spec/conformance.toml marks quick")
+    s.add_argument("--out", default="replcheck-conform")
+    s.add_argument("--history", action="append", type=Path, help="run this History file instead (repeatable)")
+    s.add_argument("--basedir", help="a MariaDB build's base directory (else $REPLCHECK_MARIADB_BASEDIR, else PATH)")
+    s.add_argument("--tmpdir", help="where the servers' private directories go (a tmpfs is faster)")
+    s.add_argument("--scale", type=float, help="real seconds per History second (default: each scenario's)")
+    s.set_defaults(fn=_conform)
+
     s = sub.add_parser("systems", help="the systems a History can run on")
     s.set_defaults(fn=_systems)
+
+    s = sub.add_parser("campaign", help="N generated Histories on every system, judged and cross-checked, on Spark")
+    s.add_argument("--histories", type=int, default=1000, help="how many Histories (N >= 1)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--systems", help="comma-separated system names (default: the four models)")
+    s.add_argument("--master", help="Spark master URL (default local[*]; under spark-submit, its own)")
+    s.add_argument("--out", default="replcheck-campaign", help="the campaign directory: table/ (Parquet), summary.json")
+    s.add_argument("--chunk", type=int, default=250, help="Histories per Spark task (part of the campaign's identity)")
+    s.add_argument("--verbose", action="store_true", help="Spark's own INFO logging")
+    s.set_defaults(fn=_campaign)
+
+    s = sub.add_parser("replay", help="regenerate a campaign row's History and Trace, byte for byte")
+    s.add_argument("seed", type=_natural)
+    s.add_argument("index", type=_natural)
+    s.add_argument("--system", required=True)
+    s.add_argument("--out", help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
+    s.set_defaults(fn=_replay)
+
+    for name, fn, text in (("shrink", _shrink, "reduce a failing History to a minimal one that fails the same way"),
+                           ("explain", _explain, "the requirement, its witnesses; or two Traces side by side")):
+        s = sub.add_parser(name, help=text)
+        s.add_argument("target", nargs="+", help="SEED INDEX of a campaign, or a History file")
+        s.add_argument("--system", required=True)
+        s.add_argument("--requirement", help="the violated requirement (default: the first unexpected one)")
+        s.add_argument("--other", help="a second system: the cross-check difference with it")
+        if name == "shrink":
+            s.add_argument("--out", help="write the shrunk History here")
+        s.set_defaults(fn=fn)
 
     s = sub.add_parser("relay-log-info", help="read a relay-log.info file as WL#344 specifies")
     s.add_argument("file")
@@ -186,13 +318,24 @@ def build_parser() -> Parser:
     return p
 
 
-def _positive(text: str) -> int:
+def _integer(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def _positive(text: str) -> int:
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value
+
+
+def _natural(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
     return value
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import importlib
 
 ALL = ("properties", "proofs", "machines")
-FEATURES = {"delay": ALL, "semisync": ALL, "incident": ("properties", "machines")}
+FEATURES = {"delay": ALL, "semisync": ALL, "incident": ("properties", "machines"), "groupid": ALL,
+            "recovery": ("properties",)}
 MODULES = {"properties": "replcheck.properties.{}", "proofs": "replcheck.properties.proofs.{}",
            "machines": "replcheck.properties.machines.{}"}
 

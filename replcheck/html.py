@@ -31,7 +31,7 @@ CATEGORIES = {
     "nodata": ("no data", ""),
 }
 RANK = {c: i for i, c in enumerate(CATEGORIES)}  # a requirement's overall status: its first category in this order
-KIND_ABBR = {"history": "hist", "state-machine": "sm", "conformance": "conf"}
+KIND_ABBR = {"history": "hist", "state-machine": "sm", "conformance": "conf", "campaign": "camp"}
 PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000", "#f0e442"]
 MAX_PANELS = 6  # semi-sync small multiples; the rest are named, not drawn
 

@@ -23,6 +23,8 @@ ORDER = {core.VIOLATED: 0, core.PASS: 1, core.NOT_EXERCISED: 2}
 def load_results(paths: list[str | Path]) -> list[dict]:
     out = []
     for p in paths:
+        if Path(p).is_dir():  # a campaign directory: its summary is a results file
+            p = Path(p) / "summary.json"
         try:
             data = json.loads(Path(p).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as e:
@@ -65,7 +67,9 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
         for row in result["rows"]:
             key = (row["requirement"], f"{row['source']}:{row['system']}")
             cell = cells.setdefault(key, {"status": core.NOT_EXERCISED, "expected": None, "counts": Counter(), "witnesses": []})
-            cell["counts"][row["status"]] += 1
+            # a campaign row stands for many Histories: it brings its own counts
+            for status, n in row.get("counts", {row["status"]: 1}).items():
+                cell["counts"][status] += n
             if ORDER[row["status"]] < ORDER[cell["status"]]:
                 cell["status"] = row["status"]
             if row["status"] == core.VIOLATED:

@@ -129,12 +129,17 @@ def test_client_xml_parsing_keeps_null_apart_from_the_string():
 # With a real server
 
 
-@pytest.fixture(scope="module")
-def server():
+def require_server():
+    """The installed MariaDB, or skip the test saying why (shared by the real-server tests)."""
     try:
         return find_server()
     except ServerNotFound as e:
         pytest.skip(f"real-server tests need MariaDB: {e}")
+
+
+@pytest.fixture(scope="module")
+def server():
+    return require_server()
 
 
 def _wait_rows(c: Cluster, node: str, query: str, want: list, timeout: float = 10.0) -> None:

@@ -1,0 +1,73 @@
+"""Campaign throughput: histories per second in one process (no Spark) and on Spark local[1] and
+local[2], for the same N, and the scaling efficiency (local[2] over the single process).
+
+All three run the same work per History (replcheck.campaign.run_history: generate, run every
+system, every property, cross-check every pair, build the rows); Spark adds the Parquet table,
+its commit and the summary. The Spark figures exclude the JVM's start (timed apart) but include
+the first job's warm-up (Python workers importing replcheck).
+The machine's load average is printed with the figures: on a shared machine they move with it.
+Usage: .venv/bin/python bench/campaign_scaling.py [--histories N] [--systems A,B] [--masters local[1],local[2]]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from replcheck import campaign
+
+
+def single_process(plan: campaign.Plan) -> dict:
+    start = time.perf_counter()
+    rows = sum(1 for chunk in plan.chunks() for _ in campaign.run_chunk(plan, chunk))
+    seconds = time.perf_counter() - start
+    return {"mode": "single process", "histories": plan.histories, "rows": rows, "seconds": round(seconds, 1),
+            "histories_per_s": round(plan.histories / seconds, 1), "load": os.getloadavg()[0]}
+
+
+def on_spark(plan: campaign.Plan, master: str) -> dict:
+    out = Path(tempfile.mkdtemp(prefix="replcheck-bench-"))
+    try:
+        start = time.perf_counter()
+        spark = campaign.spark_session(master)
+        jvm = time.perf_counter() - start
+        try:
+            start = time.perf_counter()
+            summary = campaign.run(plan, out / "c", spark=spark, emit=lambda _: None)
+            seconds = time.perf_counter() - start
+        finally:
+            spark.stop()
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return {"mode": f"Spark {master}", "histories": plan.histories, "rows": summary["campaign"]["rows"],
+            "seconds": round(seconds, 1), "jvm_start_s": round(jvm, 1), "histories_per_s": round(plan.histories / seconds, 1),
+            "load": os.getloadavg()[0]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--histories", type=int, default=10_000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--systems", default=",".join(campaign.DEFAULT_SYSTEMS))
+    p.add_argument("--chunk", type=int, default=campaign.DEFAULT_CHUNK)
+    p.add_argument("--masters", default="local[1],local[2]")
+    args = p.parse_args()
+    plan = campaign.validate(args.histories, args.seed, args.systems.split(","), None, args.chunk)
+    results = [single_process(plan)]
+    print(json.dumps(results[-1]), flush=True)
+    for master in args.masters.split(","):
+        results.append(on_spark(plan, master))
+        print(json.dumps(results[-1]), flush=True)
+    base = results[0]["histories_per_s"]
+    for r in results[1:]:
+        print(f"{r['mode']}: {r['histories_per_s'] / base:.2f}x the single process "
+              f"({r['histories_per_s']} vs {base} histories/s, load average {r['load']:.1f})")
+    assert all(r["rows"] == results[0]["rows"] for r in results), "every mode must produce the same rows"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""Wall time of `replcheck conform --server mariadb --quick` (what CI runs), per scenario and in
+all, with the machine's load average: on a shared machine the figures move with it.
+Usage: .venv/bin/python bench/conform_quick.py [--tmpdir DIR]   (a tmpfs such as /dev/shm is faster)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from replcheck import conform
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tmpdir", help="where the servers' directories go")
+    args = ap.parse_args()
+    marks: list[tuple[float, str]] = []
+    start = time.perf_counter()
+
+    def progress(msg: str) -> None:
+        if msg.startswith("scenario "):
+            marks.append((time.perf_counter(), msg.split(": ", 1)[1].split(" (")[0]))
+
+    with tempfile.TemporaryDirectory() as out:
+        doc = conform.conform(Path(out) / "conform", quick=True, tmpdir=args.tmpdir, progress=progress)
+    end = time.perf_counter()
+    per = {name: round(nxt - t, 1) for (t, name), (nxt, _) in zip(marks, marks[1:] + [(end, "")])}
+    print(json.dumps({"server_version": doc["server_version"], "scenarios": per, "seconds": round(end - start, 1),
+                      "load": os.getloadavg()[0]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,467 @@
+"""Trace properties of global group IDs (the hierarchical-replication design) and of their
+MariaDB-GTID view (domain-server_id-sequence, gtid_binlog_pos / gtid_slave_pos / gtid_current_pos,
+Gtid_IO_Pos).
+
+They read `binlog`, `commit`, `stmt`, `master_status`, `status`, `server_status`, `binlog_index`,
+`failover`/`promoted`/`restore` observations only, so a real server's trace is judged the same way.
+A server's binlog history starts again when it is restored from a backup, and a failed master that
+was failed over is outside the system until it is restored: the groups it lost are gone with it.
+"""
+from __future__ import annotations
+
+import bisect
+
+from replcheck.model import groupid as G
+
+from .core import Check, TraceView, checks
+
+FROZEN = ("FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT")
+
+
+# -- what several properties share ---------------------------------------------------------------
+def hierarchical(v: TraceView) -> set[str]:
+    """Servers with group IDs: --rpl-hierarchical in the header, or IDs in their binlog."""
+    return {n for n, spec in v.nodes.items() if spec.get("rpl_hierarchical")} | {
+        o["node"] for o in v.kind("binlog") if "group_id" in o}
+
+
+def server_id(v: TraceView, node: str) -> int | None:
+    return v.nodes.get(node, {}).get("server_id")
+
+
+def of_node(v: TraceView, node: str) -> list[dict]:
+    """The node's observations, in trace order."""
+    def build():
+        out: dict[str, list[dict]] = {}
+        for o in v.obs:
+            out.setdefault(o["node"], []).append(o)
+        return out
+    return v.memo("gid.of_node", build).get(node, [])
+
+
+def out_of_system(v: TraceView) -> set[int]:
+    """Lines of binlog observations of failed-over masters before they were restored."""
+    def build():
+        gone: set[int] = set()
+        for f in v.kind("failover"):
+            restored = min((r["_line"] for r in v.kind("restore") if r["node"] == f["old"] and r["_line"] > f["_line"]),
+                           default=None)
+            gone |= {o["_line"] for o in v.kind("binlog") if o["node"] == f["old"]
+                     and (restored is None or o["_line"] < restored)}
+        return gone
+    return v.memo("gid.out_of_system", build)
+
+
+def _id_changes(v: TraceView, node: str) -> list[tuple[int, int]]:
+    """(line, group ID) of every change of a server's current group ID, in order: a group written
+    to its binlog, an accepted SET BINLOG_GROUP_ID, a restore (back to 0)."""
+    def build():
+        out: dict[str, list[tuple[int, int]]] = {}
+        for o in v.obs:
+            if o["kind"] == "binlog" and o.get("group_id"):
+                out.setdefault(o["node"], []).append((o["_line"], o["group_id"]))
+            elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
+                out.setdefault(o["node"], []).append((o["_line"], o["group_id"]))
+            elif o["kind"] == "restore":
+                out.setdefault(o["node"], []).append((o["_line"], 0))
+        return out
+    return v.memo("gid.changes", build).get(node, [])
+
+
+def current_id(v: TraceView, node: str, line: int) -> int:
+    """The server's group ID (SHOW MASTER STATUS) just before this line of the trace."""
+    changes = _id_changes(v, node)
+    k = bisect.bisect_left(changes, (line, -1))
+    return changes[k - 1][1] if k else 0
+
+
+def played_id(v: TraceView, node: str, line: int) -> int:
+    """The last group the server's SQL thread played (SHOW SLAVE STATUS) before this line: the
+    last replicated group in its binlog, or the ID SET BINLOG_GROUP_ID gave it."""
+    own = server_id(v, node)
+    last = 0
+    for o in of_node(v, node):
+        if o["_line"] >= line:
+            break
+        if o["kind"] == "binlog" and o.get("group_id") and o.get("server_id") != own:
+            last = o["group_id"]
+        elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
+            last = o["group_id"]
+        elif o["kind"] == "restore":
+            last = 0
+    return last
+
+
+def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict]]:
+    """(first, last) binlog observations of each whole group in the node's binlog before a line,
+    since its last restore."""
+    out, start = [], None
+    for o in of_node(v, node):
+        if o["_line"] >= before:
+            break
+        if o["kind"] == "restore":
+            out, start = [], None
+        elif o["kind"] == "binlog" and o.get("trx") is not None:
+            if start is None or o.get("trx") != start.get("trx") or o.get("idx", 0) <= 0:
+                start = o
+            if o.get("last"):
+                out.append((start, o))
+                start = None
+    return out
+
+
+def has_master_at(v: TraceView, node: str, line: int) -> bool:
+    """Whether the server had a master (the design's have_master) at that line."""
+    has = node in v.channels
+    for o in of_node(v, node):
+        if o["_line"] > line:
+            break
+        if o["kind"] == "promoted":
+            has = False
+        elif o["kind"] == "restore":
+            has = True
+    return has
+
+
+# -- group IDs -----------------------------------------------------------------------------------
+@checks("GGID.UNIQUE")
+def unique_ids(v: TraceView, check: Check) -> None:
+    """No group ID names two different groups anywhere in the system's binlogs."""
+    gone = out_of_system(v)
+    first: dict[int, dict] = {}
+    for o in v.kind("binlog"):
+        gid = o.get("group_id")
+        if not gid or o.get("trx") is None or o["_line"] in gone or o.get("idx", 0) != 0:
+            continue
+        seen = first.setdefault(gid, o)
+        check.judge(seen.get("trx") == o.get("trx"),
+                    f"group ID {gid} issued twice: {seen['node']} logged it for {seen.get('trx')}, {o['node']} for {o.get('trx')}",
+                    seen, o)
+
+
+@checks("GGID.MONOTONIC")
+def ids_increase(v: TraceView, check: Check) -> None:
+    """Group IDs strictly increase along every binlog (a SET ... WITH RESET or a restore starts afresh)."""
+    last: dict[str, tuple[int, dict]] = {}
+    for o in v.obs:
+        if o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None):
+            last.pop(o["node"], None)
+        elif o["kind"] == "binlog" and o.get("group_id") and o.get("idx", 0) == 0 and o.get("type") not in FROZEN:
+            prev = last.get(o["node"])
+            if prev is not None:
+                check.judge(o["group_id"] > prev[0],
+                            f"{o['node']}: group ID {o['group_id']} ({o.get('trx')}) follows {prev[0]} in its binlog", prev[1], o)
+            last[o["node"]] = (o["group_id"], o)
+
+
+@checks("GGID.GROUP.SHARED")
+def group_shares_id(v: TraceView, check: Check) -> None:
+    """Every event of a group carries the group's ID (cached events get it when the cache is written)."""
+    for node in sorted(hierarchical(v)):
+        logged = [o for o in of_node(v, node) if o["kind"] == "binlog" and o.get("trx") is not None]
+        group: list[dict] = []
+        for o in logged + [None]:
+            # A group's events are written together: a run of one transaction with rising idx.
+            if group and (o is None or o.get("trx") != group[0].get("trx") or o.get("idx", 0) <= group[-1].get("idx", 0)):
+                ids = {m.get("group_id") for m in group}
+                check.judge(len(ids) == 1 and None not in ids,
+                            f"{node}: events of {group[0].get('trx')} carry group IDs {sorted(map(str, ids))}", *group)
+                group = []
+            if o is not None:
+                group.append(o)
+
+
+@checks("GGID.FRAMING.NO_ID")
+def frozen_headers_carry_none(v: TraceView, check: Check) -> None:
+    """FDE and Rotate events have frozen headers: they neither have nor consume a group ID."""
+    hier = hierarchical(v)
+    for o in v.kind("binlog"):
+        if o["node"] in hier and o.get("type") in FROZEN:
+            check.judge("group_id" not in o, f"{o['node']}: {o['type']} carries group ID {o.get('group_id')}", o)
+
+
+@checks("GGID.NO_STOP_EVENT")
+def no_stop_events(v: TraceView, check: Check) -> None:
+    """No Stop event is written while hierarchical replication is on (it would consume an ID)."""
+    hier = hierarchical(v)
+    for o in v.kind("binlog"):
+        if o["node"] in hier and o.get("type") == "STOP_EVENT":
+            check.judge(False, f"{o['node']}: STOP_EVENT in its binlog (group ID {o.get('group_id')})", o)
+    for o in v.kind("shutdown"):
+        if o["node"] in hier:
+            check.judge(True)
+
+
+@checks("GGID.FILTER")
+def slave_logs_only_master_events(v: TraceView, check: Check) -> None:
+    """A --rpl-hierarchical server with a master binlogs nothing that originated on itself."""
+    hier = hierarchical(v)
+    for o in v.kind("binlog"):
+        if o["node"] in hier and o.get("trx") is not None and o.get("idx", 0) == 0 and has_master_at(v, o["node"], o["_line"]):
+            check.judge(o.get("server_id") != server_id(v, o["node"]),
+                        f"{o['node']} has a master but binlogged its own {o.get('trx')}", o)
+
+
+def _origin_ids(v: TraceView) -> dict[str, int | None]:
+    """Each committed client transaction's group ID where it originated (None: the origin has none)."""
+    return {c["trx"]: c.get("group_id") for c in v.kind("commit") if c.get("errno") is None and c.get("gtid")}
+
+
+def _replicated_firsts(v: TraceView):
+    hier, origin = hierarchical(v), _origin_ids(v)
+    for o in v.kind("binlog"):
+        if o["node"] in hier and o.get("idx", 0) == 0 and o.get("trx") in origin and o.get("server_id") != server_id(v, o["node"]):
+            yield o, origin[o["trx"]]
+
+
+@checks("GGID.SLAVE.PRESERVE")
+def slave_keeps_master_id(v: TraceView, check: Check) -> None:
+    """A slave writes a replicated group to its binlog with the ID the root master gave it."""
+    for o, gid in _replicated_firsts(v):
+        if gid is not None:
+            check.judge(o.get("group_id") == gid, f"{o['node']} logged {o['trx']} as group {o.get('group_id')}; the root gave it {gid}", o)
+
+
+@checks("GGID.MIXED_MODE")
+def mixed_mode_logs_zero(v: TraceView, check: Check) -> None:
+    """A slave with --rpl-hierarchical under a master without it logs group ID 0, never a sequence of its own."""
+    for o, gid in _replicated_firsts(v):
+        if gid is None:
+            check.judge(o.get("group_id") == 0, f"{o['node']} logged {o['trx']} from a master without group IDs as {o.get('group_id')}, not 0", o)
+
+
+@checks("GGID.STARTUP.OPTIONS")
+def inconsistent_options_refused(v: TraceView, check: Check) -> None:
+    """--rpl-hierarchical needs --log-slave-updates needs --log-bin: otherwise the server refuses to start, saying why."""
+    for node, spec in v.nodes.items():
+        want = G.startup_error(spec.get("log_bin", True), spec.get("log_slave_updates", True), spec.get("rpl_hierarchical", False))
+        refusals = [o for o in v.kind("error") if o["node"] == node and o.get("op") == "startup"]
+        if want is None:
+            if refusals:
+                check.judge(False, f"{node} refused to start with consistent options: {refusals[0]['message']}", refusals[0])
+            continue
+        worked = [o for o in v.obs if o["node"] == node and o["kind"] in ("binlog", "commit", "apply")]
+        check.judge(bool(refusals) and refusals[0]["message"] == want and not worked,
+                    f"{node} started with inconsistent options (expected: {want})", *(refusals[:1] + worked[:1]))
+
+
+@checks("GGID.INDEX.FORMAT")
+def index_file_format(v: TraceView, check: Check) -> None:
+    """The binlog index holds `full_path|group_id|` lines that read back byte for byte, IDs never decreasing."""
+    for o in v.kind("binlog_index"):
+        data = o["content"].encode()
+        entries = G.parse_index(data)
+        ids = [e.group_id for e in entries]
+        ok = (all(not e.old_format for e in entries) and G.format_index([(e.path, e.group_id) for e in entries]) == data
+              and ids == sorted(ids))
+        check.judge(ok, f"{o['node']}: index file {o['content']!r} is not a well-formed group-ID index", o)
+
+
+@checks("GGID.SHOW_MASTER_STATUS")
+def master_status_group_id(v: TraceView, check: Check) -> None:
+    """SHOW MASTER STATUS shows the ID of the last group written to the binlog (or the one SET)."""
+    for o in v.kind("master_status"):
+        if "Group_ID" in o:
+            want = current_id(v, o["node"], o["_line"])
+            check.judge(o["Group_ID"] == want, f"{o['node']}: SHOW MASTER STATUS Group_ID {o['Group_ID']}, its binlog says {want}", o)
+
+
+@checks("GGID.SHOW_SLAVE_STATUS")
+def slave_status_group_id(v: TraceView, check: Check) -> None:
+    """SHOW SLAVE STATUS shows the ID of the last group the SQL thread played."""
+    for o in v.kind("status"):
+        if "Exec_Master_Group_ID" in o:
+            want = played_id(v, o["node"], o["_line"])
+            check.judge(o["Exec_Master_Group_ID"] == want,
+                        f"{o['node']}: SHOW SLAVE STATUS Exec_Master_Group_ID {o['Exec_Master_Group_ID']}, last played {want}", o)
+
+
+def group_ends(v: TraceView, node: str, before: int) -> list[G.GroupEnd]:
+    """Where each group ends in the node's binlogs, and where a SET ID's new binlog begins."""
+    ends, pending_set = [], None
+    for o in of_node(v, node):
+        if o["_line"] >= before:
+            break
+        if o["kind"] == "restore":
+            ends = []
+        elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
+            pending_set = o
+        elif o["kind"] == "binlog" and o.get("type") == "FORMAT_DESCRIPTION_EVENT" and pending_set is not None:
+            ends.append(G.GroupEnd(pending_set["group_id"], o["file"], o["end"],
+                                   pending_set.get("master_server_id", server_id(v, node))))
+            pending_set = None
+        elif o["kind"] == "binlog" and o.get("group_id") and (o.get("last") or o.get("trx") is None):
+            ends.append(G.GroupEnd(o["group_id"], o["file"], o["end"], o.get("server_id")))
+    return ends
+
+
+@checks("GGID.BINLOG_INFO")
+def binlog_info_answers(v: TraceView, check: Check) -> None:
+    """SHOW BINLOG INFO FOR id gives the binlog name and end position of the last event of that
+    group, or the documented error for an ID no binlog holds."""
+    for o in v.kind("stmt"):
+        if o.get("op") != "show_binlog_info":
+            continue
+        found = G.binlog_info(group_ends(v, o["node"], o["_line"]), o["group_id"])
+        if found is None:
+            check.judge(o.get("errno") == G.ER_ERROR_WHEN_EXECUTING_COMMAND and o.get("message") == G.BINLOG_INFO_NOT_FOUND,
+                        f"{o['node']}: SHOW BINLOG INFO FOR {o['group_id']} answered {o.get('Log_name')}:{o.get('Pos')}; no binlog holds it", o)
+        else:
+            got = (o.get("Log_name"), o.get("Pos"), o.get("Server_ID"))
+            check.judge(o.get("errno") is None and got == (found.log_name, found.pos, found.server_id),
+                        f"{o['node']}: SHOW BINLOG INFO FOR {o['group_id']} answered {got}, the group ends at "
+                        f"{(found.log_name, found.pos, found.server_id)}", o)
+
+
+def _first_issue_after(v: TraceView, node: str, line: int) -> tuple[dict, int] | None:
+    """The node's first group issued after a line, and the line where its binlog write began."""
+    c = next((c for c in v.kind("commit") if c["node"] == node and c["_line"] > line and c.get("group_id") is not None), None)
+    if c is None:
+        return None
+    began = min((o["_line"] for o in v.kind("binlog") if o["node"] == node and o.get("trx") == c["trx"]), default=c["_line"])
+    return c, began
+
+
+@checks("GGID.SET")
+def set_binlog_group_id(v: TraceView, check: Check) -> None:
+    """SET BINLOG_GROUP_ID needs SUPER and WITH RESET to lower the ID; once accepted, the next group gets ID+1."""
+    hier = hierarchical(v)
+    for o in v.kind("stmt"):
+        if o.get("op") != "set_binlog_group_id":
+            continue
+        current = current_id(v, o["node"], o["_line"])
+        errno, _ = G.check_set_group_id(o["node"] in hier, o.get("privileged", True), current, o["group_id"], o.get("with_reset", False))
+        check.judge(o.get("errno") == errno, f"{o['node']}: SET BINLOG_GROUP_ID={o['group_id']} (current {current}) gave "
+                    f"errno {o.get('errno')}, expected {errno}", o)
+        issued = _first_issue_after(v, o["node"], o["_line"]) if errno is None else None
+        if issued is not None and current_id(v, o["node"], issued[1]) == o["group_id"]:  # nothing else came between
+            nxt = issued[0]
+            check.judge(nxt["group_id"] == o["group_id"] + 1,
+                        f"{o['node']}: after SET BINLOG_GROUP_ID={o['group_id']} the next group got {nxt['group_id']}", o, nxt)
+
+
+@checks("GGID.CHANGE_MASTER")
+def change_master_to_played_group(v: TraceView, check: Check) -> None:
+    """CHANGE MASTER to a binlog position repoints a slave exactly after the last group it played:
+    the position is where that group ends in the new master's binlog (its start if it played none),
+    so nothing is lost and nothing played twice."""
+    for o in v.kind("stmt"):
+        if o.get("op") != "change_master" or "master_log_file" not in o or o.get("errno") is not None:
+            continue
+        node = o["node"]
+        if node not in hierarchical(v):
+            continue
+        source = o.get("master_host") or v.channels.get(node, {}).get("source")
+        played = played_id(v, node, o["_line"])
+        ends = group_ends(v, source, o["_line"])
+        at = (o["master_log_file"], o["master_log_pos"])
+        if played:
+            found = G.binlog_info(ends, played)
+            ok = found is not None and (found.log_name, found.pos) == at
+        else:
+            restored = max((r["_line"] for r in v.kind("restore") if r["node"] == source and r["_line"] < o["_line"]), default=0)
+            first = next((b for b in v.kind("binlog") if b["node"] == source and b["_line"] > restored
+                          and b.get("type") == "FORMAT_DESCRIPTION_EVENT"), None)
+            ok = first is not None and at == (first["file"], 4)
+        check.judge(ok, f"{node}: CHANGE MASTER to {source} {at[0]}:{at[1]}, but the last group it played is {played}", o)
+
+
+@checks("GGID.FAILOVER.ELECT")
+def most_advanced_promoted(v: TraceView, check: Check) -> None:
+    """Failover promotes the slave whose SHOW MASTER STATUS shows the largest group ID."""
+    for f in v.kind("failover"):
+        polled = [m for m in v.kind("master_status") if m.get("election") == f["old"] and m["t"] == f["t"] and "Group_ID" in m]
+        if not polled:
+            continue
+        best = max(m["Group_ID"] for m in polled)
+        mine = next((m["Group_ID"] for m in polled if m["node"] == f["node"]), None)
+        check.judge(mine == best, f"failover promoted {f['node']} (group ID {mine}) although a candidate had {best}", f)
+
+
+@checks("GGID.FAILOVER.CONTINUE")
+def new_root_continues(v: TraceView, check: Check) -> None:
+    """A slave made root continues the sequence: its first group gets the last ID it played + 1."""
+    for p in v.kind("promoted"):
+        issued = _first_issue_after(v, p["node"], p["_line"])
+        if issued is not None and p["node"] in hierarchical(v):
+            nxt, began = issued
+            want = current_id(v, p["node"], began) + 1
+            check.judge(nxt["group_id"] == want, f"new root {p['node']} issued {nxt['group_id']} first, expected {want}", p, nxt)
+
+
+# -- the MariaDB-GTID view -------------------------------------------------------------------------
+@checks("MARIADB.GTID.UNIQUE")
+def gtid_one_body(v: TraceView, check: Check) -> None:
+    """Each GTID names one transaction body in every binlog of the system."""
+    gone = out_of_system(v)
+    first: dict[str, dict] = {}
+    for o in v.kind("binlog"):
+        if o.get("gtid") and o.get("trx") is not None and o.get("idx", 0) == 0 and o["_line"] not in gone:
+            seen = first.setdefault(o["gtid"], o)
+            check.judge(seen.get("trx") == o.get("trx"),
+                        f"GTID {o['gtid']} names {seen.get('trx')} on {seen['node']} and {o.get('trx')} on {o['node']}", seen, o)
+
+
+def _positions(v: TraceView, node: str, line: int, own_too: bool) -> dict[int, str]:
+    """Per domain, the last GTID the node logged (own_too) or replicated, before a line."""
+    own = server_id(v, node)
+    pos: dict[int, str] = {}
+    for o in of_node(v, node):
+        if o["_line"] >= line:
+            break
+        if o["kind"] == "restore":
+            pos = {}
+        replicated = o["kind"] in ("binlog", "visible") and o.get("gtid") and G.parse_gtid(o["gtid"])[1] != own
+        if o["kind"] == "binlog" and o.get("gtid") and o.get("last") and (own_too or replicated):
+            pos[G.parse_gtid(o["gtid"])[0]] = o["gtid"]
+        elif not own_too and o["kind"] == "visible" and replicated:
+            pos[G.parse_gtid(o["gtid"])[0]] = o["gtid"]
+    return pos
+
+
+def _restored(v: TraceView) -> set[str]:
+    return {o["node"] for o in v.kind("restore")}
+
+
+@checks("MARIADB.GTID.BINLOG_POS")
+def gtid_binlog_pos(v: TraceView, check: Check) -> None:
+    """@@gtid_binlog_pos is, per domain, the last GTID written to the binlog (rebuilt after a crash)."""
+    for o in v.kind("server_status"):
+        got = o.get("variables", {}).get("gtid_binlog_pos")
+        if got is not None:
+            want = G.format_pos(_positions(v, o["node"], o["_line"], own_too=True))
+            check.judge(got == want, f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {want!r}", o)
+
+
+@checks("MARIADB.GTID.SLAVE_POS")
+def gtid_slave_pos(v: TraceView, check: Check) -> None:
+    """@@gtid_slave_pos is, per domain, the last GTID the slave replicated and committed."""
+    restored = _restored(v)
+    for o in v.kind("server_status"):
+        got = o.get("variables", {}).get("gtid_slave_pos")
+        if got is not None and o["node"] not in restored:
+            want = G.format_pos(_positions(v, o["node"], o["_line"], own_too=False))
+            check.judge(got == want, f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {want!r}", o)
+
+
+@checks("MARIADB.GTID.CURRENT_POS")
+def gtid_current_pos(v: TraceView, check: Check) -> None:
+    """@@gtid_current_pos is gtid_slave_pos, with the domains where this server itself logged later GTIDs."""
+    for o in v.kind("server_status"):
+        var = o.get("variables", {})
+        if {"gtid_current_pos", "gtid_binlog_pos", "gtid_slave_pos"} <= set(var):
+            want = G.format_pos(G.current_pos(G.parse_pos(var["gtid_binlog_pos"]), G.parse_pos(var["gtid_slave_pos"]),
+                                              server_id(v, o["node"])))
+            check.judge(var["gtid_current_pos"] == want, f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
+
+
+@checks("MARIADB.GTID.IO_POS")
+def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
+    """Gtid_IO_Pos names only transactions received whole: their last event is in a master's binlog already."""
+    ended: dict[str, int] = {}
+    for o in v.kind("binlog"):
+        if o.get("gtid") and o.get("last"):
+            ended.setdefault(o["gtid"], o["t"])
+    for o in v.kind("status"):
+        for g in G.parse_pos(o.get("Gtid_IO_Pos") or "").values():
+            check.judge(ended.get(g, o["t"] + 1) <= o["t"], f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)

@@ -1,0 +1,110 @@
+"""Hypothesis state machine for global group IDs and their crash recovery.
+
+Three --rpl-hierarchical servers, a root master A with slaves B and C (side by side, or chained
+A -> B -> C). Commits on the root, local writes on slaves (filtered), crashes armed at every
+crash point of the design (before/after the binlog write, between engine commit and the
+relay-log.info flush, during start-up recovery before/after the new binlog), kill -9, clean
+restarts, FLUSH LOGS, SET BINLOG_GROUP_ID, failover to the most advanced slave and restores of
+the failed master. Every group-ID and recovery property holds after every step.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, precondition, rule
+
+from replcheck.model import recovery as R
+
+from ..core import machine
+from .base import HistoryMachine, requirements_of
+
+REQUIREMENTS = requirements_of("groupid", "recovery")
+SERVERS = ("A", "B", "C")
+
+
+@machine(*REQUIREMENTS)
+class GroupIdMachine(HistoryMachine):
+    """Commits, filtered local writes, crashes at every crash point, kill -9, restarts, FLUSH
+    LOGS, SET BINLOG_GROUP_ID, failover to the most advanced slave and restores; every group-ID
+    and recovery property holds after every step."""
+
+    REQUIREMENTS = REQUIREMENTS
+
+    @initialize(chain=st.booleans(), latency=st.sampled_from([0, 1000, 200_000]),
+                transactional=st.sampled_from([(True, True, True), (True, False, True), (True, True, False)]))
+    def topology(self, chain, latency, transactional):
+        links = [("A", "B"), ("B", "C")] if chain else [("A", "B"), ("A", "C")]
+        nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t} for n, t in zip(SERVERS, transactional)]
+        self.header = {"schema": "replcheck.history/1", "name": "state-machine", "sample_every_us": 900_000,
+                       "topology": {"nodes": nodes, "channels": [{"source": s, "replica": r, "latency_us": latency}
+                                                                 for s, r in links]}}
+        self.root = "A"
+        self.source = {r: s for s, r in links}
+        self.failed: set[str] = set()  # failed masters: out of the system until restored
+
+    def _live(self) -> list[str]:
+        return [n for n in SERVERS if n not in self.failed]
+
+    @rule(statements=st.integers(1, 3), ddl=st.booleans())
+    def commit(self, statements, ddl):
+        self._op("trx", self.root, trx=self._trx_name(), statements=[{}] * statements, **({"ddl": True} if ddl else {}))
+
+    @rule(data=st.data())
+    def local_write_on_slave(self, data):
+        slaves = [n for n in self._live() if n != self.root]
+        if slaves:
+            self._op("trx", data.draw(st.sampled_from(slaves)), trx=self._trx_name())
+
+    @rule(data=st.data(), point=st.sampled_from(R.CRASH_POINTS))
+    def arm_crash(self, data, point):
+        self._op("crash", data.draw(st.sampled_from(self._live())), point=point)
+
+    @rule(data=st.data(), pause=st.integers(0, 2_000_000), clean=st.booleans())
+    def crash_and_restart(self, data, pause, clean):
+        node = data.draw(st.sampled_from(self._live()))
+        self._op("shutdown" if clean else "crash", node)
+        self.now += pause
+        self._op("restart", node)
+
+    @rule(data=st.data())
+    def restart(self, data):
+        self._op("restart", data.draw(st.sampled_from(self._live())))
+
+    @rule(data=st.data())
+    def flush_logs(self, data):
+        self._op("flush_logs", data.draw(st.sampled_from(self._live())))
+
+    @rule(step=st.integers(1, 1000))
+    def set_group_id(self, step):
+        self._op("show_master_status", self.root)
+        self._op("set_binlog_group_id", self.root, group_id=self._last_id(self.root) + step)
+
+    @precondition(lambda self: self.header and len(self._live()) == 3)
+    @rule(pause=st.integers(0, 1_000_000))
+    def failover(self, pause):
+        slaves = sorted(r for r, s in self.source.items() if s == self.root)
+        self._op("crash", self.root)
+        self.now += pause
+        self._op("failover", slaves[0], elect=True)
+        self.now += 1
+        _, obs = self.trace()
+        promoted = [o for o in obs if o["kind"] == "promoted"]
+        if promoted and promoted[-1]["old"] == self.root:
+            new = promoted[-1]["node"]
+            self.failed.add(self.root)
+            del self.source[new]
+            self.source = {r: (new if s == self.root else s) for r, s in self.source.items()}
+            self.root = new
+
+    @precondition(lambda self: self.header and self.failed)
+    @rule(data=st.data())
+    def restore(self, data):
+        node = sorted(self.failed)[0]
+        donor = data.draw(st.sampled_from(self._live()))
+        self._op("restore", node, **{"from": donor, "source": self.root})
+        self.failed.discard(node)
+        self.source[node] = self.root
+
+    def _last_id(self, node: str) -> int:
+        _, obs = self.trace()
+        ids = [o["Group_ID"] for o in obs if o["kind"] == "master_status" and o["node"] == node and "Group_ID" in o]
+        return ids[-1] if ids else 0

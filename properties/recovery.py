@@ -1,0 +1,117 @@
+"""Trace properties of crash recovery with global group IDs: every committed group applied exactly
+once on every slave (or the slave stops with the documented error), the halt-on-lower-ID rule,
+and the last issued group ID found again at start.
+
+Exactly-once reads the `data` observations (how many copies of each client transaction a server
+holds once replication is quiet) when the trace has them, as a real server's trace does, and
+otherwise counts the groups the SQL thread committed from `apply`/`rollback` observations.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from replcheck.model import groupid as G
+
+from .core import Check, TraceView, checks
+from .groupid import current_id, hierarchical
+
+HALT_MESSAGE = re.compile(r"Slave SQL thread encountered ev->group_id==(\d+) < last processed ID==(\d+)\. Stopping replication\.")
+
+
+def _sources_at_end(v: TraceView) -> dict[str, str]:
+    """Each slave's master once the history is over: the topology, then promotions, restores and
+    CHANGE MASTER TO MASTER_HOST."""
+    src = {r: c["source"] for r, c in v.channels.items()}
+    for o in v.obs:
+        if o["kind"] == "promoted":
+            src.pop(o["node"], None)
+            for r, s in list(src.items()):
+                if s == o["old"]:
+                    src[r] = o["node"]
+        elif o["kind"] == "restore":
+            src[o["node"]] = o["source"]
+        elif o["kind"] == "stmt" and o.get("op") == "change_master" and o.get("master_host") and o.get("errno") is None:
+            src[o["node"]] = o["master_host"]
+    return src
+
+
+def _applied_counts(v: TraceView, node: str) -> Counter:
+    """Copies the node committed in its engine (`visible`): local commits, groups its SQL thread
+    committed, and those crash recovery committed."""
+    counts: Counter = Counter()
+    for o in v.kind("visible"):
+        if o["node"] == node:
+            counts[o["trx"]] += 1
+    return counts
+
+
+def _counts(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
+    data = {o["node"]: (Counter(o["counts"]), o) for o in v.kind("data")}
+    if data:
+        return {n: c for n, (c, _) in data.items()}, {n: o for n, (_, o) in data.items()}
+    nodes = {o["node"] for o in v.kind("visible")} | {o["node"] for o in v.kind("apply")}
+    return {n: _applied_counts(v, n) for n in nodes}, {}
+
+
+def _stopped_at_end(v: TraceView, node: str) -> bool:
+    """The replica is not replicating at the end: down, a thread stopped, or stopped with an error."""
+    last = [o for o in v.obs if o["node"] == node and o["kind"] in ("status", "crash", "restart", "restore", "shutdown", "data")]
+    status = [o for o in last if o["kind"] == "status"]
+    if not status or last[-1]["kind"] in ("crash", "shutdown"):
+        return True
+    s = status[-1]
+    return s.get("Slave_SQL_Running") != "Yes" or s.get("Slave_IO_Running") != "Yes"
+
+
+@checks("GGID.RECOVERY.EXACTLY_ONCE")
+def exactly_once(v: TraceView, check: Check) -> None:
+    """Across crashes, restarts, failovers and restores, every group a slave's master binlogged is
+    applied on the slave exactly once: never twice; and none missing while the slave replicates
+    (a slave stopped, e.g. with error 1643, may lag, never diverge)."""
+    counts, witnesses = _counts(v)
+    sources = _sources_at_end(v)
+    binlogged = {n: {o["trx"] for o in v.kind("binlog") if o["node"] == n and o.get("trx") is not None and o.get("last")}
+                 for n in set(sources.values())}
+    for node, have in counts.items():
+        w = witnesses.get(node, {})
+        for trx, n in sorted(have.items()):
+            if n != 1 or trx in binlogged.get(sources.get(node), ()):
+                check.judge(n <= 1, f"{node} holds {trx} {n} times", *(w and [w]))
+        source = sources.get(node)
+        if source is None or _stopped_at_end(v, node):
+            continue
+        skipped = {o.get("trx") for o in v.kind("skip") if o["node"] == node}
+        for trx in sorted(binlogged.get(source, ()) - skipped):
+            if have.get(trx, 0) == 0:
+                check.judge(False, f"{node} replicates from {source} but lacks {trx}", *(w and [w]))
+
+
+@checks("GGID.RECOVERY.HALT")
+def halt_on_lower_id(v: TraceView, check: Check) -> None:
+    """The SQL thread never plays a group whose ID is not above the last in the slave's binlog: it
+    stops with error 1643 and says which IDs (a group replayed after a crash carries the same ID)."""
+    hier = hierarchical(v)
+    for o in v.kind("apply"):
+        if o["node"] in hier and o.get("idx", 0) == 0 and o.get("group_id"):
+            last = current_id(v, o["node"], o["_line"])
+            check.judge(o["group_id"] > last, f"{o['node']} played group {o['group_id']} ({o.get('trx')}) after {last} was in its binlog", o)
+    for o in v.kind("sql_stop"):
+        if o.get("errno") == G.ER_SLAVE_GROUP_ID_LOWER:
+            last = current_id(v, o["node"], o["_line"])
+            said = HALT_MESSAGE.fullmatch(o.get("message", ""))
+            ok = said is not None and int(said[2]) == last and int(said[1]) <= last
+            check.judge(ok, f"{o['node']} stopped with 1643 ({o.get('message')!r}) but its last group ID is {last}", o)
+
+
+@checks("GGID.RECOVERY.LAST_ID")
+def last_id_recovered(v: TraceView, check: Check) -> None:
+    """After a restart (clean or after a crash, even one with only an FDE in the last binlog or a
+    crash during recovery) the server's group ID is the last one it issued or played."""
+    for r in v.kind("restart"):
+        status = next((m for m in v.kind("master_status") if m["node"] == r["node"] and m["_line"] > r["_line"]), None)
+        if status is None or "Group_ID" not in status or any(
+                o["node"] == r["node"] and r["_line"] < o["_line"] < status["_line"] and o.get("group_id") for o in v.kind("binlog")):
+            continue  # only a sample taken before the server wrote anything shows what recovery found
+        want = current_id(v, r["node"], r["_line"])
+        check.judge(status["Group_ID"] == want, f"{r['node']} restarted with group ID {status['Group_ID']}, its binlog ends at {want}", r, status)

@@ -1,0 +1,399 @@
+"""`replcheck campaign`: N generated Histories x systems x properties, cross-checked, on Spark.
+
+History i of seed S is `generate(S, i)` (replcheck/generate.py), so a campaign needs no input
+data and any row can be reproduced from (seed, index, system). The N indices are cut into
+fixed chunks; each chunk is one Spark task, and each wave of chunks one Spark job writing the
+Parquet table `OUT/table/`, partitioned by chunk with dynamic partition overwrite: a chunk's
+directory appears (by rename, at job commit) only once complete. A campaign killed at any
+point and re-run with the same arguments skips the chunks whose directories exist and redoes
+the others, so no row is lost or duplicated and the table equals an uninterrupted run's.
+
+Rows: one per (index, system, requirement) with the verdict, the first witness, the seed and
+what reproduces it; one per cross-check difference between two systems (crosscheck.py).
+A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
+an unexpected cross-check difference. Also runnable as `spark-submit replcheck/campaign.py`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__":  # run as a file by spark-submit: this folder must not shadow the stdlib (io, html)
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+
+import hashlib
+import itertools
+import json
+import re
+import shutil
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from replcheck import __version__, io, systems
+from replcheck.generate import GENERATOR, generate
+
+DEFAULT_SYSTEMS = ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit")
+DEFAULT_CHUNK = 250
+# Spark master URLs (https://spark.apache.org/docs/latest/submitting-applications.html#master-urls)
+MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]|"
+                    r"(spark|mesos|k8s)://\S+|yarn")
+COLUMNS = (("index", "long"), ("seed", "long"), ("family", "string"), ("kind", "string"), ("system", "string"),
+           ("other_system", "string"), ("requirement", "string"), ("verdict", "string"), ("checked", "int"),
+           ("expected", "string"), ("finding", "boolean"), ("witness", "string"), ("reproduce", "string"),
+           ("history_digest", "string"), ("trace_digest", "string"), ("chunk", "int"))
+
+
+class CampaignError(Exception):
+    """Bad arguments or an output directory that holds another campaign: exit 2."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    histories: int
+    seed: int
+    systems: tuple[str, ...]
+    chunk: int = DEFAULT_CHUNK
+    generator: str = GENERATOR
+
+    def chunks(self) -> list[tuple[int, int, int]]:
+        """(chunk, first index, end index): fixed by the arguments alone."""
+        return [(k, start, min(start + self.chunk, self.histories)) for k, start in enumerate(range(0, self.histories, self.chunk))]
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def reproduce(seed: int, index: int, system: str, requirement: str = "", other: str = "") -> str:
+    if other:
+        return f"replcheck explain {seed} {index} --system {system} --other {other}"
+    return f"replcheck replay {seed} {index} --system {system}" + (f" && replcheck explain {seed} {index} --system {system} --requirement {requirement}" if requirement else "")
+
+
+def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0) -> list[tuple]:
+    """Every row of one History: what each Spark task does, and what the bench runs alone."""
+    from replcheck import crosscheck
+    from replcheck.properties.core import VIOLATED, TraceView, run_properties
+
+    history = generate(seed, index)
+    family = history["header"]["name"][len("gen-"):].rsplit("-", 2)[0]
+    hdigest = systems.history_digest(history)
+    rows, facts = [], {}
+    for name in names:
+        system = systems.get(name)
+        header, obs = system.run(history)
+        facts[name] = crosscheck.facts(header, obs)
+        verdicts = run_properties(TraceView(header, obs))
+        # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
+        tdigest = _digest(io.dumps_lines(header, obs)) if any(v.status == VIOLATED for v in verdicts) else None
+        for v in verdicts:
+            violated = v.status == VIOLATED
+            declared = system.expected_violations.get(v.requirement, "") if violated else ""
+            witness = ""
+            if violated:
+                w = v.witnesses[0]
+                witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
+            rows.append((index, seed, family, "verdict", name, None, v.requirement, v.status, v.checked, declared,
+                         violated and not declared, witness, reproduce(seed, index, name, v.requirement) if violated else None,
+                         hdigest, tdigest, chunk))
+    for a, b in itertools.combinations(names, 2):
+        for d in crosscheck.compare(facts[a], facts[b]):
+            witness = (f"{d.aspect} on {d.node}, {d.subject}: {a} {d.left}; {b} {d.right}"
+                       + (f" (+{d.knock_on} later on {d.node})" if d.knock_on else ""))
+            rows.append((index, seed, family, "difference", a, b, f"crosscheck:{d.aspect}",
+                         "expected" if d.expected else "unexpected", d.knock_on, f"{d.rule}: {d.reason}" if d.expected else "",
+                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b), hdigest, None, chunk))
+    return rows
+
+
+def run_chunk(plan: Plan, chunk: tuple[int, int, int]) -> Iterator[tuple]:
+    from replcheck.features import load_features
+
+    load_features()
+    k, start, end = chunk
+    for index in range(start, end):
+        yield from run_history(plan.seed, index, plan.systems, k)
+
+
+# -- Spark ----------------------------------------------------------------------------------------
+LOG4J = """\
+# replcheck campaign: Spark's own logging to stderr, at the level --verbose chooses
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+# What the JVM prints at start on stderr whatever the logging configuration says (PySpark counts
+# as a shell, and Spark announces the shell's log level).
+JVM_NOISE = (b"WARNING: Using incubator modules", b'Setting default log level to "WARN"',
+             b"To adjust logging level use sc.setLogLevel")
+
+
+def _filter_jvm_stderr() -> Callable[[], None]:
+    """Give the JVM about to start a stderr that drops JVM_NOISE and passes everything else on;
+    returns what restores ours once it has started (it keeps the filtered one)."""
+    read, write = os.pipe()
+    ours = os.dup(2)
+    os.dup2(write, 2)
+    os.close(write)
+
+    def pump():
+        with os.fdopen(read, "rb") as jvm:
+            for line in jvm:
+                if not line.startswith(JVM_NOISE):
+                    os.write(ours, line)
+    threading.Thread(target=pump, daemon=True).start()
+    return lambda: os.dup2(ours, 2)
+
+
+def spark_session(master: str | None, verbose: bool = False, app: str = "replcheck campaign"):
+    """A session whose JVM logs only errors (or INFO with verbose) and draws no progress bar."""
+    from pyspark.sql import SparkSession
+
+    level = "info" if verbose else "error"
+    conf_dir = Path(os.environ.get("TMPDIR", "/tmp")) / f"replcheck-spark-{os.getuid()}"
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    log4j = conf_dir / f"log4j2-{level}.properties"
+    if not log4j.exists():
+        io.write_atomic(log4j, LOG4J.format(level=level))
+    # Python workers run this interpreter (with replcheck), not whatever `python3` is on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.appName(app)
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+               .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+               .config("spark.sql.shuffle.partitions", "8"))
+    if master:
+        builder = builder.master(master)
+    restore = (lambda: None) if verbose else _filter_jvm_stderr()
+    try:
+        spark = builder.getOrCreate()
+    finally:
+        restore()
+    spark.sparkContext.setLogLevel(level.upper())
+    return spark
+
+
+def schema():
+    from pyspark.sql import types as T
+
+    kinds = {"long": T.LongType(), "int": T.IntegerType(), "string": T.StringType(), "boolean": T.BooleanType()}
+    return T.StructType([T.StructField(n, kinds[t], nullable=n not in ("index", "seed", "kind", "system", "chunk"))
+                         for n, t in COLUMNS])
+
+
+def done_chunks(table: Path) -> set[int]:
+    return {int(p.name.split("=", 1)[1]) for p in table.glob("chunk=*") if p.is_dir()}
+
+
+def _check_out(out: Path, plan: Plan) -> None:
+    """OUT holds this campaign (resume it), nothing (start it), or another one (refuse)."""
+    meta = out / "campaign.json"
+    if meta.exists():
+        try:
+            before = json.loads(meta.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise CampaignError(f"{meta}: unreadable ({e}); use another --out") from None
+        if before.get("plan") != asdict(plan) | {"systems": list(plan.systems)}:
+            raise CampaignError(f"{out}: holds a campaign with other arguments ({before.get('plan')}); use another --out")
+    elif out.exists() and any(out.iterdir()):
+        raise CampaignError(f"{out}: exists and is not a campaign directory; use another --out")
+    else:
+        io.write_atomic(meta, json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__,
+                                          "plan": asdict(plan) | {"systems": list(plan.systems)}}, indent=1))
+
+
+def validate(histories: int, seed: int, names: list[str], master: str | None, chunk: int) -> Plan:
+    if histories < 1:
+        raise CampaignError(f"--histories: {histories} is not positive")
+    if chunk < 1:
+        raise CampaignError(f"--chunk: {chunk} is not positive")
+    if seed < 0:
+        raise CampaignError(f"--seed: {seed} is negative")
+    for name in names:
+        if name not in systems.systems():
+            raise CampaignError(f"--systems: unknown system {name!r}; known: {', '.join(systems.systems())}")
+    if len(set(names)) != len(names) or not names:
+        raise CampaignError(f"--systems: {','.join(names)!r} must name each system once")
+    if master is not None and not MASTER.fullmatch(master):
+        raise CampaignError(f"--master: {master!r} is not a Spark master URL (local[N], local[*], spark://HOST:PORT, yarn, k8s://URL)")
+    return Plan(histories, seed, tuple(names), chunk)
+
+
+class Progress:
+    """Histories done, rate and findings so far, on stderr, every few seconds and per wave."""
+
+    def __init__(self, plan: Plan, done: int, findings: int, sc, emit: Callable[[str], None], every_s: float = 5.0):
+        self.plan, self.base, self.base_findings, self.emit, self.every_s = plan, done, findings, emit, every_s
+        # the tasks add to these as each chunk finishes
+        self.histories, self.findings = sc.accumulator(0), sc.accumulator(0)
+        self.start = time.monotonic()
+        self._stop = threading.Event()
+        self._shown = None
+
+    def line(self) -> str:
+        new = self.histories.value
+        findings = self.base_findings + self.findings.value
+        elapsed = max(time.monotonic() - self.start, 1e-9)
+        rate = new / elapsed
+        done = self.base + new
+        left = self.plan.histories - done
+        eta = f", about {left / rate / 60:.1f} min left" if rate > 0 and left else ""
+        return f"histories {done}/{self.plan.histories} ({rate:.1f}/s){eta}, findings {findings}"
+
+    def show(self, force: bool = False) -> None:
+        """A line when the counts moved (the rate alone moving is no news), or when asked."""
+        counts = (self.histories.value, self.findings.value)
+        if force or counts != self._shown:
+            self._shown = counts
+            self.emit(self.line())
+
+    def __enter__(self):
+        def tick():
+            while not self._stop.wait(self.every_s):
+                self.show()
+        threading.Thread(target=tick, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+
+
+def run(plan: Plan, out: Path, master: str | None = "local[*]", verbose: bool = False, spark=None,
+        emit: Callable[[str], None] | None = None, wave: int | None = None) -> dict:
+    """Run (or resume) the campaign into OUT; returns the summary (also OUT/summary.json)."""
+    emit = emit or (lambda msg: print(f"[campaign] {msg}", file=sys.stderr, flush=True))
+    out = Path(out)
+    _check_out(out, plan)
+    table = out / "table"
+    for stale in table.glob(".spark-staging-*"):  # a killed run's uncommitted output
+        shutil.rmtree(stale, ignore_errors=True)
+    started = time.monotonic()
+    own = spark is None
+    if own:
+        emit(f"starting Spark ({master or 'master from spark-submit'})")
+        try:
+            spark = spark_session(master, verbose)
+        except Exception as e:  # the JVM's reason, on one line
+            raise CampaignError(f"--master {master}: Spark did not start: {str(e).strip().splitlines()[0]}") from None
+    try:
+        sc = spark.sparkContext
+        done = done_chunks(table)
+        pending = [c for c in plan.chunks() if c[0] not in done]
+        done_histories = sum(end - start for k, start, end in plan.chunks() if k in done)
+        findings = _count_findings(spark, table) if done else 0
+        if done:
+            emit(f"resuming: {len(done)} of {len(plan.chunks())} chunks already in {table}")
+        per_wave = wave or max(4 * sc.defaultParallelism, 1)
+        progress = Progress(plan, done_histories, findings, sc, emit)
+        with progress:
+            for w in range(0, len(pending), per_wave):
+                _run_wave(spark, plan, pending[w:w + per_wave], table, progress)
+                progress.show(force=w + per_wave >= len(pending))
+        summary = summarise(spark, plan, table)
+    finally:
+        if own:
+            spark.stop()
+    summary["campaign"]["seconds"] = round(time.monotonic() - started, 1)
+    io.write_atomic(out / "summary.json", json.dumps(summary, indent=1))
+    return summary
+
+
+def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], table: Path, progress: Progress) -> None:
+    histories, findings = progress.histories, progress.findings
+
+    def task(part):
+        for chunk in part:
+            n = 0
+            for row in run_chunk(plan, chunk):
+                n += row[10]  # finding
+                yield row
+            histories.add(chunk[2] - chunk[1])
+            findings.add(n)
+
+    rdd = spark.sparkContext.parallelize(chunks, len(chunks)).mapPartitions(task)
+    (spark.createDataFrame(rdd, schema()).write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
+     .partitionBy("chunk").parquet(str(table)))
+
+
+def _count_findings(spark, table: Path) -> int:
+    return spark.read.parquet(str(table)).where("finding").count()
+
+
+def summarise(spark, plan: Plan, table: Path) -> dict:
+    """The campaign as a results file (`replcheck report` reads it): one row per (system,
+    requirement) with its counts, the findings with the first History that shows each."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(str(table))
+    counts = (df.where("kind = 'verdict'").groupBy("system", "requirement", "verdict")
+              .agg(F.count("*").alias("n"), F.sum("checked").alias("checked")).collect())
+    keys = ("kind", "system", "other_system", "requirement", "verdict", "expected")
+    groups = (df.where("finding OR expected <> ''").groupBy(*keys)
+              .agg(F.count("*").alias("n"), F.min(F.struct("index", "witness", "reproduce")).alias("first"))
+              .orderBy(*keys).collect())
+    rows: dict[tuple[str, str], dict] = {}
+    for r in sorted(counts, key=lambda r: (r["system"], r["requirement"], r["verdict"])):
+        row = rows.setdefault((r["system"], r["requirement"]), {
+            "source": "campaign", "system": r["system"], "history": f"campaign seed {plan.seed}, {plan.histories} histories",
+            "requirement": r["requirement"], "status": "not_exercised", "checked": 0, "counts": {}, "witnesses": []})
+        row["counts"][r["verdict"]] = r["n"]
+        row["checked"] += r["checked"] or 0
+        row["status"] = min(row["status"], r["verdict"], key=["violated", "pass", "not_exercised"].index)
+    findings, differences, found = [], [], {}
+    for r in groups:
+        f = r["first"]
+        if r["kind"] == "difference":
+            differences.append({"systems": [r["system"], r["other_system"]], "aspect": r["requirement"], "verdict": r["verdict"],
+                                "rule": r["expected"].split(":")[0], "count": r["n"]})
+        else:
+            row = rows[(r["system"], r["requirement"])]
+            row["witnesses"] = [{"message": f"history {f['index']}: {f['witness']}", "lines": []}]
+            row["reproduce"] = f["reproduce"]
+            if r["expected"]:
+                row["expected"] = "violated"
+        if r["expected"]:
+            continue
+        system = systems.get(r["system"])
+        kind = ("unexpected cross-check difference" if r["kind"] == "difference"
+                else "mutant found" if system.kind == "mutant" else "model violates its seed")
+        findings.append({"kind": kind, "system": r["system"] + (f" vs {r['other_system']}" if r["other_system"] else ""),
+                         "requirement": r["requirement"], "histories": r["n"], "first_index": f["index"],
+                         "witness": f["witness"], "reproduce": f["reproduce"]})
+        if r["kind"] == "verdict":
+            found.setdefault(r["system"], []).append(r["requirement"])
+    mutants = {}
+    for name in plan.systems:
+        system = systems.get(name)
+        if system.kind == "mutant":
+            mutants[name] = {"bug": system.bug, "kills": list(system.kills),
+                             "found_by": [req for req in found.get(name, []) if req in system.kills],
+                             "also_violates": [req for req in found.get(name, []) if req not in system.kills]}
+    return {
+        "schema": "replcheck.results/1", "seed": plan.seed, "systems": list(plan.systems),
+        "campaign": {"histories": plan.histories, "chunks": len(plan.chunks()), "chunk": plan.chunk,
+                     "generator": plan.generator, "table": str(table),
+                     "rows": sum(r["n"] for r in counts) + sum(d["count"] for d in differences),
+                     "mutants": mutants, "differences": differences},
+        "findings": findings,
+        "rows": list(rows.values()),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """For spark-submit: `spark-submit replcheck/campaign.py --histories N ...` (same options)."""
+    from replcheck.cli import main as cli_main
+
+    return cli_main(["campaign", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""Cross-check: two systems' Traces of the same History, compared observation by observation.
+
+Each Trace is reduced to what a client and an operator see, per node: when each transaction
+began to be applied, when each commit returned and how its semi-sync wait ended, when each
+transaction became visible, what each read saw. (Status samples are not compared: they follow
+from these.) For each (aspect, node) only the first divergence is a difference; what follows it
+on that node is its knock-on (a replica's SQL thread is serial) and is counted, not classified.
+
+Every difference is classified by the rules of spec/crosscheck.toml: *expected* when the two
+systems differ in a setting the rule names (the delay rule, the semi-sync wait point, commit
+timestamps) and the rule's condition holds for this transaction, with the seed's reason;
+otherwise *unexpected*, a finding. Systems that differ in nothing must not differ at all.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+from replcheck import io
+from replcheck.spec import ROOT as SPEC
+
+US = 1_000_000
+ASPECTS = ("apply", "commit", "visible", "read")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """One Trace reduced to comparable sequences, plus what the conditions need."""
+
+    header: dict
+    seqs: dict[tuple[str, str], tuple]  # (aspect, node) -> sequence of (subject, value)
+    binlog: dict[tuple[str, str], list[dict]]  # (node, trx) -> its binlog events there
+    commits: dict[tuple[str, str], int]  # (node, trx) -> when the commit returned
+    settings: dict[str, tuple]  # attribute -> per-node values, to tell what two systems differ in
+
+
+def facts(header: dict, obs: list[dict]) -> Facts:
+    seqs: dict[tuple[str, str], list] = {}
+    binlog: dict[tuple[str, str], list[dict]] = {}
+    commits: dict[tuple[str, str], int] = {}
+    for o in obs:
+        k, node = o["kind"], o.get("node", "")
+        if k == "apply" and o.get("trx") is not None and o["idx"] == 0:
+            seqs.setdefault(("apply", node), []).append((o["trx"], o["begin"]))
+        elif k == "commit":
+            seqs.setdefault(("commit", node), []).append((o["trx"], (o["t"], o.get("semisync"), o.get("errno"))))
+            commits[(node, o["trx"])] = o["t"]
+        elif k == "visible":
+            seqs.setdefault(("visible", node), []).append((o["trx"], o["t"]))
+        elif k == "read":
+            seqs.setdefault(("read", node), []).append((o["t"], tuple(o["seen"])))
+        elif k == "binlog" and o.get("trx") is not None:
+            binlog.setdefault((node, o["trx"]), []).append(o)
+    nodes = header.get("topology", {}).get("nodes", [])
+    from replcheck import systems
+
+    known = systems.systems().get(header.get("system", ""))
+    settings = {
+        "delay_rule": tuple(n.get("delay_rule") for n in nodes),
+        "commit_timestamps": tuple(n.get("commit_timestamps") for n in nodes),
+        "wait_point": tuple(n.get("variables", {}).get("rpl_semi_sync_master_wait_point") for n in nodes),
+        "mutants": tuple(sorted(known.mutants)) if known else (),
+    }
+    return Facts(header, {k: tuple(v) for k, v in seqs.items()}, binlog, commits, settings)
+
+
+@dataclass(frozen=True)
+class Difference:
+    aspect: str
+    node: str
+    subject: str  # the transaction, or the read's time
+    left: str
+    right: str
+    knock_on: int  # later divergences on the same (aspect, node), consequences of this one
+    expected: bool
+    rule: str  # the rule that explains it, or "" for a finding
+    reason: str
+
+    def as_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+# -- conditions: what must hold for a rule to explain a difference --------------------------------
+Ctx = tuple[Facts, Facts, str, str, str]  # left, right, aspect, node, subject
+
+
+def _source(ctx: Ctx) -> str:
+    left, _, _, node, _ = ctx
+    return {c["replica"]: c["source"] for c in left.header["topology"].get("channels", [])}.get(node, node)
+
+
+def _events(ctx: Ctx, trx: str) -> list[dict]:
+    """The transaction's events in the binlog of the node's immediate source, in both traces
+    (only one may carry commit timestamps)."""
+    src = _source(ctx)
+    return [e for f in ctx[:2] for e in f.binlog.get((src, trx), [])]
+
+
+def event_timestamp_not_commit_time(ctx: Ctx) -> bool:
+    """Some event of the transaction carries a timestamp (the statement's start, or SET
+    TIMESTAMP) other than the second its commit was written to the immediate master's binlog."""
+    events = _events(ctx, ctx[4])
+    icts = [e["ict"] for e in events if e.get("ict") is not None]
+    return bool(icts) and any(e["when"] != icts[0] // US for e in events)
+
+
+def chain_hop(ctx: Ctx) -> bool:
+    """The transaction reached this node through an intermediate master: WL#344 measures from
+    the originating master, WL#7318 from the immediate one."""
+    left, _, _, node, _ = ctx
+    channels = {c["replica"]: c["source"] for c in left.header["topology"].get("channels", [])}
+    return channels.get(node) in channels
+
+
+def applied_differently(ctx: Ctx) -> bool:
+    """The transaction began to be applied on this node at another time (or not at all): a
+    replica makes it visible when it applies it."""
+    left, right, _, node, trx = ctx
+    return dict(left.seqs.get(("apply", node), ())).get(trx) != dict(right.seqs.get(("apply", node), ())).get(trx)
+
+
+def waiting_for_ack(ctx: Ctx) -> bool:
+    """Every transaction one trace showed and the other did not (at a read, or made visible)
+    was still waiting for its semi-sync ack then: its commit had not yet returned to the client
+    in one of the traces, or never did."""
+    left, right, aspect, node, subject = ctx
+    if aspect == "read":
+        t = int(subject)
+        seen = [dict(f.seqs.get(("read", node), ())).get(t, ()) for f in (left, right)]
+        trxs, when = set(seen[0]) ^ set(seen[1]), t
+    else:
+        shown = [v for f in (left, right) if (v := dict(f.seqs.get(("visible", node), ())).get(subject)) is not None]
+        trxs, when = {subject}, min(shown)
+    # a commit returns after its engine commit; at the same µs the read still found it waiting
+    return bool(trxs) and all(_client_commit(left, node, x) and any(f.commits.get((node, x), when) >= when for f in (left, right))
+                              for x in trxs)
+
+
+def _client_commit(f: Facts, node: str, trx: str) -> bool:
+    """A client committed the transaction on this node (it did not arrive by replication)."""
+    ids = {n["id"]: n.get("server_id") for n in f.header["topology"]["nodes"]}
+    events = f.binlog.get((node, trx), [])
+    return bool(events) and events[0].get("server_id") == ids.get(node)
+
+
+CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
+    event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack)}
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    aspects: tuple[str, ...]
+    differs: str  # the setting the two systems must differ in
+    when: str  # a condition of CONDITIONS
+    source: str
+    reason: str
+
+
+@lru_cache(maxsize=None)
+def rules(path: str | None = None) -> tuple[Rule, ...]:
+    text = open(path).read() if path else SPEC.joinpath("crosscheck.toml").read_text()
+    where = path or "spec/crosscheck.toml"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise io.InputError(where, None, "", f"not valid TOML: {e}") from None
+    out = []
+    for i, r in enumerate(data.get("rule", [])):
+        for key in ("id", "aspects", "differs", "when", "source", "reason"):
+            if key not in r:
+                raise io.InputError(where, None, f"rule[{i}].{key}", "missing")
+        if r["when"] not in CONDITIONS:
+            raise io.InputError(where, None, f"rule[{i}].when", f"unknown condition {r['when']!r}; known: {', '.join(CONDITIONS)}")
+        bad = set(r["aspects"]) - set(ASPECTS)
+        if bad:
+            raise io.InputError(where, None, f"rule[{i}].aspects", f"unknown aspects {sorted(bad)}; known: {', '.join(ASPECTS)}")
+        out.append(Rule(r["id"], tuple(r["aspects"]), r["differs"], r["when"], r["source"], r["reason"]))
+    return tuple(out)
+
+
+def _show(aspect: str, value) -> str:
+    if value is None:
+        return "absent"
+    if aspect == "read":
+        return "saw [" + ", ".join(value) + "]"
+    if aspect == "commit":
+        t, semisync, errno = value
+        return f"returned at {t / US:.6f} s" + (f" semisync={semisync}" if semisync else "") + (f" errno={errno}" if errno else "")
+    return f"at {value / US:.6f} s"
+
+
+def compare(left: Facts, right: Facts) -> list[Difference]:
+    differs = {k for k in left.settings if left.settings[k] != right.settings[k]}
+    out = []
+    for key in sorted(set(left.seqs) | set(right.seqs)):
+        aspect, node = key
+        a, b = left.seqs.get(key, ()), right.seqs.get(key, ())
+        if a == b:
+            continue
+        first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        later = sum(1 for x, y in zip(a[first + 1:], b[first + 1:]) if x != y) + abs(len(a) - len(b))
+        x = a[first] if first < len(a) else None
+        y = b[first] if first < len(b) else None
+        if x is not None and y is not None and x[0] != y[0]:
+            subject, lv, rv = str(x[0]), f"{x[0]} first", f"{y[0]} first"  # another order
+        else:
+            subject = str((x or y)[0])
+            lv, rv = _show(aspect, x and x[1]), _show(aspect, y and y[1])
+        ctx = (left, right, aspect, node, subject)
+        rule = next((r for r in rules() if aspect in r.aspects and r.differs in differs and CONDITIONS[r.when](ctx)), None)
+        out.append(Difference(aspect, node, subject, lv, rv, later, rule is not None, rule.id if rule else "",
+                              rule.reason if rule else f"no rule explains it (the systems differ in: {', '.join(sorted(differs)) or 'nothing'})"))
+    return out

@@ -1,0 +1,807 @@
+"""Run a History on real MariaDB servers in real time and record what an observer sees as a Trace.
+
+    header, obs = run_history(history, scale=0.1)
+
+Time scale: the History's times are virtual; the run happens at `scale` seconds of real time per
+virtual second. Every time of the History is scaled (op times, statement durations, replica
+costs, end and sampling periods, semi-sync timeouts), and so is MASTER_DELAY, which a server only
+takes in whole seconds: a nonzero delay becomes max(1, round(delay * scale)) s. `scaled_history`
+returns the History that actually runs, with its real-time µs and whole-second delays; the trace
+is in that History's time (µs of real time since the run began), so the properties and the
+reference model judge exactly what ran. Run start is aligned to a whole second of the wall clock
+(epoch_us), so event timestamps (whole seconds) fall where the scaled History puts them.
+
+Observation is by polling each node (one client session a poll): which client transactions are
+present and how often, SHOW SLAVE STATUS with the SQL thread's SHOW PROCESSLIST state, the
+semi-sync status variables and the gtid positions, and new lines of the error log. The header's
+resolution_us is the largest gap measured between two polls of one node: the timing uncertainty
+of every observed instant. At the end, once replication is quiet: the binlogs (SHOW BINLOG
+EVENTS, the header timestamp read from the file at each event's position) and one `data`
+observation per node counting each transaction's row.
+
+What a poll cannot see is declared in the header's `unobserved` (relay-log writes, acks), so the
+properties that need it report not_exercised. Ops a real server cannot do are refused before
+anything starts (RunnerError, one line naming the op). No SQL text from a History is executed:
+statements are built from validated fields only (integers, whitelisted names and enum words).
+"""
+from __future__ import annotations
+
+import copy
+import os
+import re
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
+
+US = 1_000_000
+DEFAULT_EPOCH_US = 1_700_000_000_000_000  # the models' epoch when a History names none
+# MASTER_DELAY tokens a History may send to exercise the server's parser: numbers and bare words.
+DELAY_SQL = re.compile(r"^(-?[0-9]{1,20}(\.[0-9]{1,6})?|[A-Za-z]{1,16})$")
+VARIABLE = re.compile(r"^[a-z_]{1,64}$")
+WORD = re.compile(r"^[A-Za-z_]{1,32}$")
+LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+TIMEOUT_VARIABLE = "rpl_semi_sync_master_timeout"  # ms: scaled with the History
+UNSUPPORTED = {
+    "clock_step": "a real server's clock cannot be stepped by the harness",
+    "cluster_gap": "there is no cluster behind the server to lose changes",
+    "lose_acks": "acknowledgements cannot be dropped selectively on loopback",
+    "failover": "failover by GTID is not driven by the harness yet",
+    "record_incident": "MariaDB has no statement that records an incident (only debug builds)",
+    "binlog_statement": "BINLOG statements would be SQL text taken from the History",
+}
+ER_STMT_CACHE_FULL = 1705  # a non-transactional statement's changes could not be binlogged: an incident
+ORDER = {"visible": 0, "binlog": 1, "apply": 2, "status": 4, "server_status": 5, "log": 6, "data": 7}
+UNOBSERVED = ["relay", "ack"]  # what polling cannot see: when an event reached a relay log, acks
+EVENT_TYPES = {
+    "Gtid": "GTID_LOG_EVENT", "Query": "QUERY_EVENT", "Xid": "XID_EVENT", "Format_desc": "FORMAT_DESCRIPTION_EVENT",
+    "Rotate": "ROTATE_EVENT", "Incident": "INCIDENT_EVENT", "Table_map": "TABLE_MAP_EVENT",
+    "Write_rows_v1": "WRITE_ROWS_EVENT", "Update_rows_v1": "UPDATE_ROWS_EVENT", "Delete_rows_v1": "DELETE_ROWS_EVENT",
+    "Annotate_rows": "ANNOTATE_ROWS_EVENT", "Gtid_list": "GTID_LIST_EVENT", "Binlog_checkpoint": "BINLOG_CHECKPOINT_EVENT",
+    "Stop": "STOP_EVENT",
+}
+NOT_IN_GROUP = frozenset({"Format_desc", "Rotate", "Gtid_list", "Binlog_checkpoint", "Incident", "Stop"})
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d\s+\d+\s+\[(\w+)\]\s+(.*)$")
+DUMP_LOG = re.compile(r"semi-sync binlog_dump to slave \(server_id: (\d+)\)")
+STATUS_INTS = ("SQL_Delay", "Relay_Log_Pos", "Exec_Master_Log_Pos", "Read_Master_Log_Pos", "Last_SQL_Errno", "Skip_Counter")
+STATUS_NULLABLE_INTS = ("SQL_Remaining_Delay", "Seconds_Behind_Master")
+STATUS_STRINGS = ("Slave_IO_Running", "Slave_SQL_Running", "Slave_SQL_Running_State", "Relay_Log_File",
+                  "Relay_Master_Log_File", "Master_Log_File", "Last_SQL_Error")
+GTID_VARS = ("gtid_binlog_pos", "gtid_slave_pos", "gtid_current_pos")
+SCHEMA = ("CREATE DATABASE rc; "
+          # No primary or unique key: a transaction applied twice shows as two rows, not as an error.
+          "CREATE TABLE rc.r (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', KEY (k)) ENGINE=InnoDB; "
+          "CREATE TABLE rc.m (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', KEY (k)) ENGINE=MyISAM")
+# The server's clock, not SET TIMESTAMP's: when a statement ran, in the trace's time (see _instant).
+CLOCK = "UNIX_TIMESTAMP(SYSDATE(6))"
+POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k; SELECT k, COUNT(*) FROM rc.m WHERE part = 0 GROUP BY k; "
+        "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'rc' AND TABLE_NAME LIKE 'd%'; "
+        # The SQL thread's state before and after SHOW SLAVE STATUS: the three agree unless it changed meanwhile.
+        "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
+        "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; "
+        "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
+        f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
+# Rows one statement writes to overflow a binlog cache of a few KiB (the History sets the size).
+OVERFLOW_ROWS = 64
+
+
+class RunnerError(ValueError):
+    """The History cannot run on a real server (an op it cannot do, a value out of range)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking and scaling a History
+
+
+def check_supported(history: dict, name: str = "history") -> None:
+    """RunnerError naming the first op (or topology field) a real server cannot do."""
+    for i, op in enumerate(history["ops"]):
+        where = f"{name}: ops[{i}] (at {op['at']} µs)"
+        if op["op"] in UNSUPPORTED:
+            raise RunnerError(f"{where}: op {op['op']} is not supported on a real server: {UNSUPPORTED[op['op']]}")
+        if op["op"] == "restart" and op.get("relay_log_recovery"):
+            raise RunnerError(f"{where}: op restart with relay_log_recovery is not supported by the harness yet")
+        if op["op"] == "trx" and op.get("binlog_failure") == "write_error":
+            raise RunnerError(f"{where}: op trx with binlog_failure write_error: a real binlog write error cannot be caused")
+        if op["op"] == "change_master" and "delay_sql" in op and not DELAY_SQL.match(str(op["delay_sql"])):
+            raise RunnerError(f"{where}: delay_sql {op['delay_sql']!r} is not a number or a bare word")
+        if op["op"] == "set_global":
+            if not VARIABLE.match(op["variable"]):
+                raise RunnerError(f"{where}: variable {op['variable']!r} is not a variable name")
+            v = op["value"]
+            if isinstance(v, str) and not WORD.match(v):
+                raise RunnerError(f"{where}: value {v!r} of {op['variable']} is not a bare word")
+        if op["op"] == "start_slave" and op.get("until") and not LOG_FILE.match(op["until"]["master_log_file"]):
+            raise RunnerError(f"{where}: until.master_log_file {op['until']['master_log_file']!r} is not a file name")
+    for n in history["header"]["topology"]["nodes"]:
+        for key in ("clock_offset_us", "relay_log_info"):
+            if n.get(key):
+                raise RunnerError(f"{name}: topology node {n['id']}: {key} is not supported on a real server")
+        if n.get("commit_timestamps"):
+            raise RunnerError(f"{name}: topology node {n['id']}: commit_timestamps (MySQL 8.0) is not a MariaDB feature")
+
+
+def scale_delay(delay: int, scale: float) -> int:
+    """MASTER_DELAY in whole seconds: a nonzero delay never becomes 0."""
+    return 0 if delay == 0 else min(2**31 - 1, max(1, round(delay * scale)))
+
+
+def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_000) -> dict:
+    """The History that runs: every time multiplied by `scale`, MASTER_DELAY in whole seconds.
+    Channel latencies up to `latency_allowance_us` once scaled are loopback's (dropped); larger ones refused."""
+    if not (isinstance(scale, (int, float)) and 0 < scale <= 10):
+        raise RunnerError(f"time scale {scale!r} is not a number in (0, 10]")
+    h = copy.deepcopy(history)
+    hdr = h["header"]
+    for key in ("end_us", "sample_every_us"):
+        if key in hdr:
+            hdr[key] = max(1000 if key == "sample_every_us" else 0, round(hdr[key] * scale))
+    for c in hdr["topology"].get("channels", []):
+        if c.get("latency_us", 0) * scale > latency_allowance_us:
+            raise RunnerError(f"topology channel {c['source']}->{c['replica']}: latency_us {c['latency_us']} "
+                              f"(x {scale:g}) cannot be made on loopback")
+        c.pop("latency_us", None)
+        if "delay" in c:
+            c["delay"] = scale_delay(c["delay"], scale)
+    for n in hdr["topology"]["nodes"]:
+        var = n.get("variables", {})
+        if TIMEOUT_VARIABLE in var:
+            var[TIMEOUT_VARIABLE] = max(1, round(var[TIMEOUT_VARIABLE] * scale))
+    for op in h["ops"]:
+        op["at"] = round(op["at"] * scale)
+        for s in op.get("statements", []):
+            for key in ("duration_us", "replica_cost_us"):
+                if key in s:
+                    s[key] = round(s[key] * scale)
+        if op["op"] == "change_master" and "delay" in op:
+            op["delay"] = scale_delay(op["delay"], scale)
+        if op["op"] == "set_global" and op["variable"] == TIMEOUT_VARIABLE and isinstance(op["value"], int):
+            op["value"] = max(1, round(op["value"] * scale))
+    hdr["description"] = (hdr.get("description", "") + f" [time scale {scale:g}]").strip()
+    return h
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements, built only from validated fields
+
+
+def sql_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and WORD.match(value):
+        return sql_quote(value)
+    raise RunnerError(f"value {value!r} is not a boolean, an integer or a bare word")
+
+
+def admin_statement(op: dict) -> str:
+    """The statement for an administrative op. Only validated fields reach the text."""
+    kind = op["op"]
+    thread = {"io": " IO_THREAD", "sql": " SQL_THREAD", None: ""}[op.get("thread")]
+    if kind == "change_master":
+        if "delay_sql" in op:
+            token = str(op["delay_sql"])
+            if not DELAY_SQL.match(token):
+                raise RunnerError(f"delay_sql {token!r} is not a number or a bare word")
+            return f"CHANGE MASTER TO MASTER_DELAY = {token}"
+        delay = op["delay"]
+        if isinstance(delay, bool) or not isinstance(delay, int):
+            raise RunnerError(f"MASTER_DELAY {delay!r} is not an integer")
+        return f"CHANGE MASTER TO MASTER_DELAY = {delay}"
+    if kind == "stop_slave":
+        return "STOP SLAVE" + thread
+    if kind == "start_slave":
+        until = op.get("until")
+        if until:
+            f, p = until["master_log_file"], until["master_log_pos"]
+            if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
+                raise RunnerError(f"until {until!r} is not a file name and an integer position")
+            return f"START SLAVE{thread} UNTIL MASTER_LOG_FILE = {sql_quote(f)}, MASTER_LOG_POS = {p}"
+        return "START SLAVE" + thread
+    if kind == "reset_slave":
+        return "RESET SLAVE"
+    if kind == "flush_logs":
+        return "FLUSH LOGS"
+    if kind == "set_global":
+        name = op["variable"]
+        if not VARIABLE.match(name):
+            raise RunnerError(f"variable {name!r} is not a variable name")
+        return f"SET GLOBAL {name} = {sql_value(op['value'])}"
+    raise RunnerError(f"op {kind} is not an administrative statement")
+
+
+def trx_statement(op: dict, k: int, origin_port: int) -> str:
+    """The client transaction of a trx op, as one session's statements. `k` is the transaction's
+    number (its rows carry it); the History's name for it never reaches SQL."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise RunnerError(f"transaction number {k!r} is not an integer")
+    stmts = op.get("statements") or [{}]
+    head = []
+    if op.get("timestamp") is not None:
+        ts = op["timestamp"]
+        if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+            raise RunnerError(f"timestamp {ts!r} is not a nonnegative integer")
+        head.append(f"SET TIMESTAMP = {ts}")
+    if op.get("ddl"):
+        return "; ".join(head + [f"CREATE TABLE rc.d{k} (i INT) ENGINE=InnoDB"])
+    table = "rc.m" if op.get("engine") == "myisam" else "rc.r"
+    cost = any(s.get("replica_cost_us") for s in stmts)
+    if cost:
+        # The replica's cost needs the statement itself on the replica: SLEEP there, not here. Not
+        # told apart by @@server_id: a replica's SQL thread runs with the originating server's.
+        head.append("SET SESSION binlog_format = 'STATEMENT'")
+    body = ["BEGIN"]
+    for i, s in enumerate(stmts):
+        if op.get("binlog_failure") == "cache_overflow" and i == 0:
+            rows = ", ".join(f"({k}, {j}, REPEAT('x', 200))" for j in range(OVERFLOW_ROWS))
+            body.append(f"INSERT INTO {table} (k, part, pad) VALUES {rows}")
+        else:
+            us = s.get("replica_cost_us", 0)
+            pad = f"IF(@@port = {int(origin_port)}, '', SLEEP({us / US:.6f}))" if us else "''"
+            body.append(f"INSERT INTO {table} (k, part, pad) VALUES ({k}, {i}, {pad})")
+        if s.get("duration_us"):
+            body.append(f"DO SLEEP({int(s['duration_us']) / US:.6f})")
+    body.append("COMMIT")
+    return "; ".join(head + body)
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+
+
+def _int(v: Any) -> int | None:
+    return int(v) if v is not None and str(v).lstrip("-").isdigit() else None
+
+
+class Runner:
+    """One History on one Cluster. `run()` returns (header, observations) of the Trace."""
+
+    def __init__(self, history: dict, *, scale: float = 0.1, basedir: str | None = None, tmpdir: str | None = None,
+                 poll_us: int = 40_000, quiet_s: float = 8.0, name: str | None = None,
+                 progress: Callable[[str], None] | None = None, verbose: bool = False):
+        self.name = name or history["header"].get("name", "history")
+        check_supported(history, self.name)
+        self.original = history
+        self.history = scaled_history(history, scale)
+        self.scale, self.poll_us, self.quiet_s = scale, poll_us, quiet_s
+        self.basedir, self.tmpdir, self.verbose = basedir, tmpdir, verbose
+        self.progress = progress or (lambda msg: None)
+        topo = self.history["header"]["topology"]
+        self.node_ids = [n["id"] for n in topo["nodes"]]
+        self.server_ids = {n["id"]: n.get("server_id", i + 1) for i, n in enumerate(topo["nodes"])}
+        self.by_server_id = {sid: n for n, sid in self.server_ids.items()}
+        self.sources = {c["replica"]: c["source"] for c in topo.get("channels", [])}
+        self.trx_names: list[str] = []  # k -> the History's name
+        self.trx_k: dict[int, int] = {}  # op index -> k
+        self.origin_of: dict[int, str] = {}
+        self.ddl: set[int] = set()
+        self.gtid_of: dict[int, str] = {}
+        self.seen: dict[tuple[str, int], int] = {}  # (node, k) -> first time present
+        self.seen_pos: dict[tuple[str, int], tuple[str, int]] = {}
+        self.binlog_pos: dict[str, list[tuple[int, dict[str, int]]]] = {}  # node -> (poll time, gtid_binlog_pos)
+        self.returned: dict[int, tuple[int, int | None]] = {}  # k -> (commit return time, errno)
+        self.obs: list[tuple[int, int, dict]] = []
+        self._seq = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._busy: set[str] = set()  # nodes being crashed or restarted: not polled
+        self._node_locks = {n: threading.Lock() for n in self.node_ids}  # a sample or a statement at a time
+        self._last_poll: dict[str, int] = {}
+        self._last_status: dict[str, dict] = {}
+        self._last_server_status: dict[str, dict] = {}
+        self._log_offsets: dict[str, int] = {}
+        self.max_gap = 0
+        self.cluster: Cluster | None = None
+        self.t0 = self.wall_t0 = 0.0
+        self.epoch_us = 0
+
+    # -- observations --------------------------------------------------------------------------
+
+    def now(self) -> int:
+        return max(0, int((time.monotonic() - self.t0) * US))
+
+    def emit(self, kind: str, node: str, t: int | None = None, **fields) -> dict:
+        o = {"t": self.now() if t is None else t, "kind": kind, "node": node, **fields}
+        with self._lock:
+            self._seq += 1
+            self.obs.append((o["t"], self._seq, o))
+        return o
+
+    # -- main ------------------------------------------------------------------------------------
+
+    def run(self) -> tuple[dict, list[dict]]:
+        server = find_server(self.basedir)
+        options = []
+        if any(op["op"] == "trx" and op.get("binlog_failure") == "cache_overflow" for op in self.history["ops"]):
+            # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
+            options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
+                        "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
+        with Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
+                     verbose=self.verbose) as cluster:
+            self.cluster = cluster
+            self._set_up()
+            # Time 0 on a whole second of the wall clock: event timestamps fall where the History puts them.
+            wall = time.time()
+            time.sleep(1 - (wall % 1))
+            self.t0, self.wall_t0 = time.monotonic(), time.time()
+            self.epoch_us = int(round(self.wall_t0)) * US
+            self._rebase_timestamps()
+            for n in self.node_ids:  # what the servers logged while starting, at time 0
+                self._tail_log(n, 0)
+            poller = threading.Thread(target=self._poll_loop, name="replcheck-poller", daemon=True)
+            poller.start()
+            workers: list[threading.Thread] = []
+            try:
+                self._run_ops(workers)
+                end = self.history["header"].get("end_us", 0)
+                self._sleep_until(end)
+                for w in workers:
+                    w.join(timeout=max(1.0, self.quiet_s))
+                self._wait_quiet()
+            finally:
+                self._stop.set()
+                poller.join(timeout=10)
+            t_end = self.now()
+            self._poll_all(t_end)
+            self._collect_binlogs()
+            self._emit_data(self.now())
+        return self._header(server.version), self._ordered()
+
+    def _rebase_timestamps(self) -> None:
+        """SET TIMESTAMP values are seconds of the History's epoch: the same distance (scaled) from
+        this run's epoch, so an event 30 s 'in the future' stays so. The History that ran records it."""
+        hdr = self.history["header"]
+        old = hdr.get("epoch_us", DEFAULT_EPOCH_US) // US
+        for op in self.history["ops"]:
+            if op["op"] == "trx" and op.get("timestamp") is not None:
+                op["timestamp"] = max(1, self.epoch_us // US + round((op["timestamp"] - old) * self.scale))
+        hdr["epoch_us"] = self.epoch_us
+
+    def _set_up(self) -> None:
+        c = self.cluster
+        for n in self.node_ids:
+            # On every node, unlogged: the binlogs then hold only the History's transactions.
+            c.sql(n, "SET sql_log_bin = 0; " + SCHEMA)
+
+    def _sleep_until(self, at_us: int) -> None:
+        delay = self.t0 + at_us / US - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def _run_ops(self, workers: list[threading.Thread]) -> None:
+        ops = sorted(enumerate(self.history["ops"]), key=lambda x: (x[1]["at"], x[0]))
+        for i, op in ops:
+            self._sleep_until(op["at"])
+            self.progress(f"{self.name}: {op['at'] / US:.2f} s {op['op']} on {op['node']}")
+            if op["op"] == "trx":
+                k = len(self.trx_names)
+                self.trx_names.append(op.get("trx") or f"{op['node']}-{op['at']}")
+                self.trx_k[i] = k
+                self.origin_of[k] = op["node"]
+                if op.get("ddl"):
+                    self.ddl.add(k)
+                w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
+                w.start()
+                workers.append(w)
+            else:
+                self._admin(op)
+
+    def _trx(self, op: dict, k: int) -> None:
+        node, trx = op["node"], self.trx_names[k]
+        stmt = trx_statement(op, k, self.cluster.port(node))
+        probe = "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_yes_tx', 'Rpl_semi_sync_master_no_tx')"
+        start = self.now()
+        try:
+            results = self.cluster._client(self.cluster._state(node), f"{probe}; SELECT {CLOCK}; {stmt}; "
+                                                                       f"SELECT {CLOCK}, @@last_gtid; {probe}")
+        except SqlError as e:
+            o = self.emit("commit", node, trx=trx, gtid=None, start=start, errno=e.errno, message=e.message)
+            self.returned[k] = (o["t"], e.errno)
+            return
+        except HarnessError as e:  # the server went away under it (crash, shutdown)
+            self.emit("commit", node, trx=trx, gtid=None, start=start, errno=2013, message=str(e).splitlines()[0])
+            return
+        # The server's clock: the client's start-up and exit are not the commit's.
+        start, t = self._instant(results[1][1][0][0]), self._instant(results[-2][1][0][0])
+        before, after = dict(results[0][1]), dict(results[-1][1])
+        gtid = results[-2][1][0][1]
+        self.gtid_of[k] = gtid
+        yes = _int(after.get("Rpl_semi_sync_master_yes_tx", 0)) - _int(before.get("Rpl_semi_sync_master_yes_tx", 0))
+        no = _int(after.get("Rpl_semi_sync_master_no_tx", 0)) - _int(before.get("Rpl_semi_sync_master_no_tx", 0))
+        # Only an unambiguous change of the counters says how this commit's wait ended.
+        how = "yes" if (yes, no) == (1, 0) else "no" if (yes, no) == (0, 1) else None
+        self.returned[k] = (t, None)
+        self.emit("commit", node, t, trx=trx, gtid=gtid, start=start, semisync=how)
+
+    def _admin(self, op: dict) -> None:
+        node, kind = op["node"], op["op"]
+        c = self.cluster
+        if kind == "crash":
+            self._busy.add(node)
+            c.kill9(node)
+            self.emit("crash", node)
+            return
+        if kind == "shutdown":
+            self._busy.add(node)
+            c.stop(node)
+            self.emit("shutdown", node)
+            return
+        if kind == "restart":
+            self._busy.add(node)
+            c.restart(node)
+            path = c.error_log(node)
+            self._log_offsets[node] = min(self._log_offsets.get(node, 0), os.path.getsize(path))
+            if op.get("start_slave") is False and node in self.sources:
+                c.sql(node, "STOP SLAVE")
+            self.emit("restart", node)
+            self._busy.discard(node)
+            return
+        if kind == "show_slave_status":
+            self._poll(node, force=True)
+            return
+        if kind == "read":
+            rows = self._present(node)
+            self.emit("read", node, seen=sorted(self.trx_names[k] for k in rows if k < len(self.trx_names)))
+            return
+        stmt = admin_statement(op)
+        fields = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
+        start = self.now()
+        try:
+            # The server's clock around it: the client's start-up and exit are not the statement's.
+            with self._node_locks[node]:  # never while a sample of the node is taken: each sees it before or after
+                results = c._client(c._state(node), f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
+            start, t = self._instant(results[0][1][0][0]), self._instant(results[-1][1][0][0])
+            errno, message = None, ""
+            warns = results[-2][1]
+            warning = _int(warns[0][1]) if warns else None
+            if warns:
+                message = warns[0][2] or ""
+        except SqlError as e:  # the session ends at the error: the client's clock (it changed nothing)
+            errno, message, warning = e.errno, e.message, None
+            t = self.now()
+        if kind == "change_master" and "delay_sql" in op:
+            fields["delay"] = _int(op["delay_sql"]) if errno is None else None
+        self.emit("stmt", node, t, op=kind, errno=errno, warning=warning, message=message, duration_us=max(0, t - start),
+                  **fields)
+        if kind == "stop_slave" and errno is None and warning is None and op.get("thread") in (None, "sql"):
+            self.emit("sql_stop", node, t, reason="stop")
+        if errno is not None:
+            self.emit("error", node, t, errno=errno, message=message)
+
+    # -- polling ---------------------------------------------------------------------------------
+
+    def _poll_loop(self) -> None:
+        while not self._stop.is_set():
+            began = time.monotonic()
+            for n in self.node_ids:
+                if n not in self._busy:
+                    self._poll(n)
+            rest = self.poll_us / US - (time.monotonic() - began)
+            if rest > 0:
+                self._stop.wait(rest)
+
+    def _poll_all(self, t: int) -> None:
+        for n in self.node_ids:
+            if self.cluster.is_running(n):
+                self._poll(n, force=True)
+
+    def _present(self, node: str) -> dict[int, int]:
+        c = self.cluster
+        results = c._client(c._state(node), POLL)
+        return self._counts(results)
+
+    def _counts(self, results: list) -> dict[int, int]:
+        """How many times each transaction's row (or table, for DDL) is present, from a POLL."""
+        counts: dict[int, int] = {}
+        for _, rows in results[1:3]:
+            for k, n in rows:
+                counts[int(k)] = counts.get(int(k), 0) + int(n)
+        for (name,) in results[3][1]:
+            if re.fullmatch(r"d\d+", name):
+                counts[int(name[1:])] = counts.get(int(name[1:]), 0) + 1
+        return counts
+
+    def _poll(self, node: str, force: bool = False) -> None:
+        """One sample of the node, stamped with the server's own clock: the rows and SHOW SLAVE
+        STATUS at the instant its first statement began, the status variables and gtid positions
+        at the instant its last one did. So everything before a sample in the trace had happened
+        when it looked, and the gap between two samples bounds when what changed did."""
+        c = self.cluster
+        try:
+            if not c.is_running(node):
+                return
+            with self._node_locks[node]:
+                results = c._client(c._state(node), POLL, timeout=10)
+        except HarnessError:
+            return  # down or going down: nothing to see
+        if len(results) != 9:
+            return
+        t, t_vars = self._instant(results[0][1][0][0]), self._instant(results[8][1][0][3])
+        prev = self._last_poll.get(node)
+        if prev is not None:
+            self.max_gap = max(self.max_gap, t_vars - prev)
+        self._last_poll[node] = t
+        counts = self._counts(results)
+        status_cols, status_rows = results[5]
+        status = dict(zip(status_cols, status_rows[0])) if status_rows else None
+        before, after = results[4][1], results[6][1]
+        proc = before if before == after else None  # changed while sampled: no state to compare
+        pos = (status or {}).get("Relay_Log_File") or "", _int((status or {}).get("Relay_Log_Pos")) or 0
+        for k in sorted(counts):
+            if counts[k] > 0 and (node, k) not in self.seen:
+                self.seen[(node, k)] = t
+                self.seen_pos[(node, k)] = pos
+        if status is not None:
+            self._status(node, t, status, proc, force)
+        variables: dict[str, Any] = {}
+        for name, value in results[7][1]:
+            variables[name] = _int(value) if _int(value) is not None else value
+        variables.update(zip(GTID_VARS, results[8][1][0][:3]))
+        self.binlog_pos.setdefault(node, []).append((t_vars, _parse_pos(variables.get("gtid_binlog_pos") or "")))
+        if force or variables != self._last_server_status.get(node):
+            self._last_server_status[node] = variables
+            self.emit("server_status", node, t_vars, variables=variables)
+        self._tail_log(node, t_vars)
+
+    def _instant(self, unix_time: str) -> int:
+        """A server's CLOCK reading as trace time (same machine, same clock)."""
+        return max(0, round((float(unix_time) - self.wall_t0) * US))
+
+    def _status(self, node: str, t: int, raw: dict, proc: list | None, force: bool) -> None:
+        s: dict[str, Any] = {k: raw.get(k) or "" for k in STATUS_STRINGS}
+        for k in STATUS_INTS:
+            s[k] = _int(raw.get(k)) or 0
+        for k in STATUS_NULLABLE_INTS:
+            s[k] = _int(raw.get(k))
+        if proc is not None:
+            s["processlist_state"] = proc[0][0] if proc and s["Slave_SQL_Running"] == "Yes" else None
+        last = self._last_status.get(node)
+        if last is not None and last["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
+            self.emit("sql_stop", node, t, reason="error", errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
+            self.emit("error", node, t, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
+        every = self.history["header"].get("sample_every_us", US)
+        if force or last is None or any(last.get(k) != s[k] for k in s) or t - last["_t"] >= every:
+            self._last_status[node] = {**s, "_t": t}
+            self.emit("status", node, t, **s)
+
+    def _tail_log(self, node: str, t: int) -> None:
+        path = self.cluster.error_log(node)
+        try:
+            with open(path, "rb") as f:
+                f.seek(self._log_offsets.get(node, 0))
+                data = f.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n") + 1
+        self._log_offsets[node] = self._log_offsets.get(node, 0) + end
+        for line in data[:end].decode("utf-8", "replace").splitlines():
+            m = LOG_LINE.match(line)
+            if not m:
+                continue
+            extra = {}
+            if (d := DUMP_LOG.search(m.group(2))) and int(d.group(1)) in self.by_server_id:
+                extra["replica"] = self.by_server_id[int(d.group(1))]
+            self.emit("log", node, t, level=m.group(1), message=m.group(2), **extra)
+
+    def _wait_quiet(self) -> None:
+        """Until every running replica has executed what its running source has, or quiet_s."""
+        deadline = time.monotonic() + self.quiet_s
+        c = self.cluster
+        while time.monotonic() < deadline:
+            behind = False
+            for replica, source in self.sources.items():
+                if not (c.is_running(replica) and c.is_running(source)):
+                    continue
+                try:
+                    [[have]] = c.sql(replica, "SELECT @@gtid_slave_pos")
+                    [[want]] = c.sql(source, "SELECT @@gtid_binlog_pos")
+                    st = c.show_slave_status(replica)
+                except HarnessError:
+                    continue
+                if st.get("Slave_SQL_Running") != "Yes":
+                    continue  # stopped (an error, STOP SLAVE): it will not catch up by itself
+                if not _covers(have or "", want or ""):
+                    behind = True
+            if not behind:
+                return
+            time.sleep(0.1)
+
+    # -- after the run ---------------------------------------------------------------------------
+
+    def _collect_binlogs(self) -> None:
+        """Every running node's binlog. When each event was written is bounded by the samples:
+        after the last poll whose gtid_binlog_pos lacked it, by the first that had it. Each group
+        is placed at that first poll, earlier if a replica already had its copy or its client's
+        COMMIT returned first, and never after a later event of the same binlog."""
+        c = self.cluster
+        trx_of_gtid = {g: self.trx_names[k] for k, g in self.gtid_of.items() if g}
+        k_of_gtid = {g: k for k, g in self.gtid_of.items() if g}
+        logs: dict[str, list[dict]] = {}
+        for node in self.node_ids:
+            if c.is_running(node):
+                logs[node] = self._read_binlog(node, trx_of_gtid)
+        at: dict[tuple[str, str], int] = {}
+        for node in sorted(logs, key=self._depth, reverse=True):  # replicas first: a source wrote no later
+            replicas = [r for r, src in self.sources.items() if src == node and r in logs]
+            for ev in logs[node]:
+                if ev["type"] != "GTID_LOG_EVENT" or (node, ev["gtid"]) in at:
+                    continue
+                g = ev["gtid"]
+                bounds = [self._logged_by(node, g)] + [at.get((r, g)) for r in replicas]
+                if self.by_server_id.get(ev["server_id"]) == node and (k := k_of_gtid.get(g)) in self.returned:
+                    bounds.append(self.returned[k][0])
+                if any(x is not None for x in bounds):
+                    at[(node, g)] = min(x for x in bounds if x is not None)
+        for node, events in logs.items():
+            failed = sorted(t for k, (t, errno) in self.returned.items()  # where incidents come from, in order
+                            if errno == ER_STMT_CACHE_FULL and self.origin_of[k] == node)
+            times: list[int | None] = []
+            for ev in events:
+                if ev["type"] == "INCIDENT_EVENT":  # written by the failing statement before it returned
+                    times.append(failed.pop(0) if failed else None)
+                elif ev["idx"] == 0:
+                    times.append(at.get((node, ev["gtid"])) if ev["gtid"] else None)
+                else:
+                    times.append(times[-1])
+            later = None
+            for i in range(len(times) - 1, -1, -1):  # no later than what followed it
+                if times[i] is not None and (later is None or times[i] < later):
+                    later = times[i]
+                times[i] = later
+            last = 0
+            for t, ev in zip(times, events):
+                last = last if t is None else t
+                self.emit("binlog", node, last, **ev)
+        self._emit_applies()
+
+    def _read_binlog(self, node: str, trx_of_gtid: dict[str, str]) -> list[dict]:
+        """SHOW BINLOG EVENTS of every binlog file, grouped into transactions."""
+        c = self.cluster
+        events: list[dict] = []
+        for f in [r[0] for r in c.sql(node, "SHOW BINARY LOGS")]:
+            if not LOG_FILE.match(f):
+                continue
+            rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}")
+            path = os.path.join(c.node_dir(node), f)
+            whens = _header_timestamps(path, [int(r[1]) for r in rows])
+            group: list[dict] = []
+            for log, pos, etype, sid, end, info in rows:
+                ev = {"type": EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
+                      "gtid": None, "server_id": int(sid), "when": whens.get(int(pos), 0), "ict": None,
+                      "file": log, "pos": int(pos), "end": int(end)}
+                if etype == "Gtid":
+                    _close_group(group)
+                    gtid = info.split()[-1]
+                    group = [ev]
+                    ev.update(gtid=gtid, trx=trx_of_gtid.get(gtid))
+                elif group and etype not in NOT_IN_GROUP:
+                    ev.update(gtid=group[0]["gtid"], trx=group[0]["trx"], idx=len(group))
+                    group.append(ev)
+                else:
+                    _close_group(group)
+                    group = []
+                    if etype == "Incident":
+                        ev.update(_incident(path, int(pos)))
+                events.append(ev)
+            _close_group(group)
+        return events
+
+    def _depth(self, node: str) -> int:
+        """Hops from the top of its chain (a source's binlog is read before its replicas')."""
+        depth, seen = 0, {node}
+        while (node := self.sources.get(node)) is not None and node not in seen:
+            depth, seen = depth + 1, seen | {node}
+        return depth
+
+    def _logged_by(self, node: str, gtid: str) -> int | None:
+        domain, _, seq = gtid.split("-")
+        return next((t for t, pos in self.binlog_pos.get(node, []) if pos.get(domain, -1) >= int(seq)), None)
+
+    def _emit_applies(self) -> None:
+        """A replica's execution of each transaction, as seen: at the first poll that found its row,
+        with the SQL thread's relay-log position at that poll. Events from the origin's binlog."""
+        events: dict[str, list[dict]] = {}
+        with self._lock:
+            for _, _, o in self.obs:
+                if o["kind"] == "binlog" and o.get("gtid") and self.by_server_id.get(o["server_id"]) == o["node"]:
+                    events.setdefault(o["gtid"], []).append(o)
+        for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
+            gtid = self.gtid_of.get(k)
+            source = self.sources.get(node)
+            if source is None or gtid is None:
+                continue
+            relay_file, relay_pos = self.seen_pos[(node, k)]
+            self.emit("visible", node, t, trx=self.trx_names[k], gtid=gtid)
+            for b in events.get(gtid, []):
+                self.emit("apply", node, t, source=source, type=b["type"], trx=b["trx"], idx=b["idx"], last=b["last"],
+                          gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,
+                          relay_file=relay_file, relay_pos=relay_pos)
+        for (node, k), t in self.seen.items():
+            if node not in self.sources:  # no GTID: committed but never binlogged (an incident's lost events)
+                # Visible to others by the time its statement returned, if a poll did not see it earlier.
+                t = min(t, self.returned.get(k, (t, None))[0])
+                self.emit("visible", node, t, trx=self.trx_names[k], gtid=self.gtid_of.get(k))
+
+    def _emit_data(self, t: int) -> None:
+        c = self.cluster
+        for node in self.node_ids:
+            if not c.is_running(node):
+                continue
+            counts = self._present(node)
+            self.emit("data", node, t, counts={name: counts.get(k, 0) for k, name in enumerate(self.trx_names)})
+
+    def _header(self, version: str) -> dict:
+        topo = copy.deepcopy(self.history["header"]["topology"])
+        for i, n in enumerate(topo["nodes"]):
+            n.setdefault("server_id", i + 1)
+            n["delay_rule"] = "wl344"
+            n["commit_timestamps"] = False
+            n["clock_offset_us"] = 0
+        return {"schema": "replcheck.trace/1", "system": f"mariadb:{version}", "history": self.name,
+                "epoch_us": self.epoch_us, "resolution_us": max(self.max_gap, self.poll_us), "server_version": version,
+                "time_scale": self.scale, "unobserved": UNOBSERVED, "topology": topo}
+
+    def _ordered(self) -> list[dict]:
+        """Time order; within one instant what happened before the samples that saw it."""
+        with self._lock:
+            return [o for _, _, o in sorted(self.obs, key=lambda x: (x[0], ORDER.get(x[2]["kind"], 3), x[1]))]
+
+
+def _close_group(group: list[dict]) -> None:
+    if group:
+        group[-1]["last"] = True
+
+
+def _parse_pos(s: str) -> dict[str, int]:
+    """A gtid position ('0-1-5,1-2-3') as domain -> sequence number."""
+    out = {}
+    for part in filter(None, s.split(",")):
+        d, _, seq = part.strip().split("-")
+        out[d] = int(seq)
+    return out
+
+
+def _covers(have: str, want: str) -> bool:
+    """gtid position `have` includes every domain's sequence of `want`."""
+    h = _parse_pos(have)
+    return all(h.get(d, -1) >= seq for d, seq in _parse_pos(want).items())
+
+
+def _incident(path: str, pos: int) -> dict:
+    """An INCIDENT_EVENT's code and message, from its body: 2-byte code, 1-byte length, message
+    (SHOW BINLOG EVENTS shows the code's name but not the message)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(pos + 19)  # past the common header
+            body = f.read(3 + 255)
+    except OSError:
+        return {}
+    if len(body) < 3:
+        return {}
+    return {"incident": int.from_bytes(body[:2], "little"), "message": body[3:3 + body[2]].decode("utf-8", "replace")}
+
+
+def _header_timestamps(path: str, positions: list[int]) -> dict[int, int]:
+    """The 4-byte little-endian timestamp that starts each event header (SHOW BINLOG EVENTS omits it)."""
+    out = {}
+    try:
+        with open(path, "rb") as f:
+            for pos in positions:
+                f.seek(pos)
+                b = f.read(4)
+                if len(b) == 4:
+                    out[pos] = int.from_bytes(b, "little")
+    except OSError:
+        pass
+    return out
+
+
+def run_history(history: dict, **kwargs) -> tuple[dict, list[dict]]:
+    return Runner(history, **kwargs).run()
+
+
+def stderr_progress(msg: str) -> None:
+    print(f"[conform] {msg}", file=sys.stderr, flush=True)

@@ -1,0 +1,161 @@
+"""`replcheck campaign` on Spark: the table, the findings, reproduction of a finding, resumption
+after SIGKILL, bad input. One SparkSession for the module (the JVM takes seconds to start)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from replcheck import campaign, cli, crosscheck, io, report, systems
+from replcheck.investigate import findings
+from replcheck.properties.core import PROPERTIES
+
+pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java")
+SYSTEMS = ("model:wl7318", "mutant:start-timestamp")  # WL#7318 drawback 2: its bug shows in History 1 of seed 0
+PLAN = campaign.Plan(histories=12, seed=0, systems=SYSTEMS, chunk=4)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = campaign.spark_session("local[2]")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def mutant_campaign(spark, tmp_path_factory):
+    out = tmp_path_factory.mktemp("campaign") / "c"
+    lines: list[str] = []
+    summary = campaign.run(PLAN, out, spark=spark, emit=lines.append)
+    return out, summary, lines, spark.read.parquet(str(out / "table"))
+
+
+def test_the_table_has_one_row_per_history_system_requirement_and_per_difference(mutant_campaign):
+    out, summary, lines, table = mutant_campaign
+    verdicts = table.where("kind = 'verdict'")
+    assert verdicts.count() == PLAN.histories * len(SYSTEMS) * len(PROPERTIES)
+    assert verdicts.select("index", "system", "requirement").distinct().count() == verdicts.count()
+    assert {r["chunk"] for r in table.select("chunk").distinct().collect()} == {0, 1, 2}
+    assert table.where("seed <> 0").count() == 0
+    differences = table.where("kind = 'difference'").collect()
+    assert differences and all(d["other_system"] == "mutant:start-timestamp" for d in differences)
+    # the mutant's deviation is no rule's business: the apply times it changes are findings
+    unexpected = [d for d in differences if d["verdict"] == "unexpected"]
+    assert any(d["requirement"] == "crosscheck:apply" for d in unexpected)
+    assert all(d["finding"] and d["reproduce"].startswith("replcheck explain 0 ") for d in unexpected)
+    rules = {r.id for r in crosscheck.rules()}
+    assert all(d["expected"].split(":")[0] in rules and not d["finding"] for d in differences if d["verdict"] == "expected")
+    assert summary["campaign"]["rows"] == table.count()
+    assert json.loads((out / "summary.json").read_text()) == summary
+    assert lines[-1].startswith("histories 12/12 (") and "findings" in lines[-1]
+
+
+def test_the_campaign_finds_the_mutant_and_no_model_finding(mutant_campaign):
+    _, summary, _, table = mutant_campaign
+    assert summary["campaign"]["mutants"]["mutant:start-timestamp"]["found_by"] == ["WL7318.F2"]
+    kinds = {(f["kind"], f["system"]) for f in summary["findings"]}
+    assert ("mutant found", "mutant:start-timestamp") in kinds
+    assert ("unexpected cross-check difference", "model:wl7318 vs mutant:start-timestamp") in kinds
+    assert table.where("finding AND system = 'model:wl7318' AND kind = 'verdict'").count() == 0
+    failing = table.where("finding").collect()
+    assert failing and all(r["reproduce"] for r in failing)  # every failing row says how to reproduce it
+
+
+def test_replay_shrink_and_explain_work_on_the_finding(mutant_campaign, tmp_path, capsys):
+    _, _, _, table = mutant_campaign
+    row = table.where("finding AND requirement = 'WL7318.F2'").orderBy("index").first()
+    assert row["reproduce"].startswith(f"replcheck replay 0 {row['index']} --system mutant:start-timestamp")
+    # replay: History and Trace byte for byte, as the Spark task made them
+    assert cli.main(["replay", "0", str(row["index"]), "--system", row["system"], "--out", str(tmp_path)]) == 1
+    history = tmp_path / f"0-{row['index']}.history.jsonl"
+    trace = tmp_path / f"0-{row['index']}.mutant-start-timestamp.trace.jsonl"
+    assert systems.history_digest(io.load_history(history)) == row["history_digest"]
+    assert campaign._digest(trace.read_text()) == row["trace_digest"]
+    out = capsys.readouterr().out
+    assert row["history_digest"] in out and "violated WL7318.F2" in out
+    # shrink: fewer operations, still violating the same requirement, printed as timed steps
+    small = tmp_path / "small.jsonl"
+    assert cli.main(["shrink", "0", str(row["index"]), "--system", row["system"], "--requirement", "WL7318.F2",
+                     "--out", str(small)]) == 1
+    out = capsys.readouterr().out
+    shrunk = io.load_history(small)
+    assert len(shrunk["ops"]) < len(io.load_history(history)["ops"])
+    assert f"{len(shrunk['ops']):3}. " in out and " s  A  trx " in out
+    assert "WL7318.F2" in {v.requirement for v in findings(shrunk, row["system"])}
+    # explain: the requirement's text, the witnessing observations; the two traces side by side
+    assert cli.main(["explain", str(small), "--system", row["system"], "--requirement", "WL7318.F2"]) == 0
+    out = capsys.readouterr().out
+    assert "The delay begins at the transaction's commit on the immediate master" in out
+    assert "trace:" in out and '"kind": "apply"' in out
+    assert cli.main(["explain", str(small), "--system", "model:wl7318", "--other", row["system"]]) == 0
+    out = capsys.readouterr().out
+    assert "UNEXPECTED apply difference" in out and "no rule explains it (the systems differ in: mutants" in out
+    assert "model:wl7318" in out and " | " in out  # two columns, differing lines marked
+
+
+def test_report_counts_the_campaign_as_a_source(mutant_campaign):
+    out, _, _, _ = mutant_campaign
+    document = report.build_report(report.load_results([out]))
+    assert "campaign:mutant:start-timestamp" in document["sources"]
+    f2 = next(r for r in document["requirements"] if r["id"] == "WL7318.F2")
+    cell = f2["verdicts"]["campaign:mutant:start-timestamp"]
+    assert cell["status"] == "violated" and cell["expected"] == "violated"  # a mutant is a known bug
+    assert sum(cell["counts"].values()) == PLAN.histories
+    assert cell["witnesses"][0]["reproduce"].startswith("replcheck replay 0 ")
+    assert sum(f2["verdicts"]["campaign:model:wl7318"]["counts"].values()) == PLAN.histories
+
+
+def _sorted_rows(spark, path: Path) -> list:
+    df = spark.read.parquet(str(path))
+    return df.orderBy(*df.columns).collect()
+
+
+def test_a_campaign_killed_mid_run_resumes_to_the_same_table(spark, tmp_path):
+    """SIGKILL a campaign's whole process group (driver, JVM, Python workers) as soon as its
+    first wave has committed, re-run it with the same arguments, compare with an uninterrupted run."""
+    args = [sys.executable, "-m", "replcheck.cli", "campaign", "--histories", "48", "--chunk", "4", "--master", "local[1]",
+            "--out", str(tmp_path / "killed")]
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env)
+    table = tmp_path / "killed" / "table"
+    deadline = time.monotonic() + 120
+    while not campaign.done_chunks(table) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = campaign.done_chunks(table)
+    assert 0 < len(done) < 12, f"not killed mid-run: {len(done)} of 12 chunks done"
+    clean = tmp_path / "clean"
+    plan = campaign.Plan(48, 0, campaign.DEFAULT_SYSTEMS, 4)
+    summary = campaign.run(plan, clean, spark=spark, emit=lambda _: None)
+    lines: list[str] = []
+    resumed = campaign.run(plan, tmp_path / "killed", spark=spark, emit=lines.append)  # the same arguments
+    assert lines[0] == f"resuming: {len(done)} of 12 chunks already in {table}"
+    assert _sorted_rows(spark, table) == _sorted_rows(spark, clean / "table")
+    assert resumed["findings"] == summary["findings"] and resumed["rows"] == summary["rows"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--histories", "0"], "--histories: 0 is not positive"),
+    (["--systems", "model:wl344,model:nope"], "unknown system 'model:nope'"),
+    (["--master", "lokal[2]"], "--master: 'lokal[2]' is not a Spark master URL"),
+    (["--chunk", "0"], "--chunk: 0 is not positive"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
+    assert cli.main(["campaign", "--out", str(tmp_path / "c"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "c").exists()  # nothing written
+
+
+def test_an_out_dir_of_another_campaign_is_refused(mutant_campaign, capsys):
+    out, _, _, _ = mutant_campaign
+    assert cli.main(["campaign", "--histories", "13", "--chunk", "4", "--systems", ",".join(SYSTEMS), "--out", str(out)]) == 2
+    assert "holds a campaign with other arguments" in capsys.readouterr().err

@@ -1,0 +1,239 @@
+"""The conformance suite: its scenario list, the cross-check's findings, bad input, the timing
+tolerance of the properties; then on a real MariaDB (skipped when there is none): the --quick
+suite against the gate ci/mariadb.toml, and a kill -9 of a running `replcheck conform`."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from replcheck import catalogue, conform, io
+from replcheck.harness import runner
+from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
+from test_harness_mariadb import require_server
+
+ROOT = Path(__file__).resolve().parent.parent
+US = 1_000_000
+
+
+def _cli(*args, env=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "replcheck.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+# ---------------------------------------------------------------------------------------------
+# Without a server
+
+
+def test_every_scenario_runs_on_a_real_server_and_names_known_requirements():
+    scenarios = conform.load_scenarios()
+    known = {r.id for r in catalogue.load()}
+    quick = [s for s in scenarios if s.quick]
+    assert 8 <= len(quick) < len(scenarios)
+    assert len({s.name for s in scenarios}) == len(scenarios)
+    for s in scenarios:
+        h = io.load_history(s.history)  # the History schema's, like every embedded History
+        runner.Runner(h, scale=s.scale, name=s.name)  # nothing a real server cannot do
+        assert s.exercises and set(s.exercises) <= known, s.name
+    exercised = {r.split(".")[0] for s in quick for r in s.exercises}
+    assert {"WL344", "WL1720", "WL3464"} <= exercised  # delay, semi-sync, incidents in CI
+
+
+def test_a_bad_scenario_list_is_one_line(tmp_path):
+    bad = tmp_path / "c.toml"
+    bad.write_text('[[scenario]]\nname = "x"\nhistory = "d1-normal-setup.jsonl"\nexercises = ["WL344.WAIT.RULE"]\nscale = 0\n')
+    with pytest.raises(io.InputError, match=r"scenario\[0\]\.scale: 0 is not a number in \(0, 10\]"):
+        conform.load_scenarios(bad)
+    bad.write_text('[[scenario]]\nname = "x"\n')
+    with pytest.raises(io.InputError, match="missing history"):
+        conform.load_scenarios(bad)
+
+
+def test_unsupported_history_is_refused_before_anything_starts(tmp_path):
+    h = tmp_path / "h.jsonl"
+    h.write_text('{"schema": "replcheck.history/1", "name": "h", "topology": {"nodes": [{"id": "A"}, {"id": "B"}], '
+                 '"channels": [{"source": "A", "replica": "B"}]}}\n'
+                 '{"at": 1000, "op": "trx", "node": "A", "trx": "t1"}\n'
+                 '{"at": 2000, "op": "clock_step", "node": "B", "delta_us": 5000000}\n')
+    out = tmp_path / "out"
+    r = _cli("conform", "--server", "mariadb", "--history", str(h), "--out", str(out),
+             env={"REPLCHECK_MARIADB_BASEDIR": str(tmp_path / "no-server")})
+    assert r.returncode == 2
+    [line] = r.stderr.strip().splitlines()
+    assert "op clock_step is not supported on a real server" in line and "ops[1]" in line
+    assert not out.exists()
+    r = _cli("conform", "--server", "mariadb", "--quick", "--history", str(h))
+    assert r.returncode == 2 and "exclude each other" in r.stderr
+    r = _cli("conform", "--server", "mysql")
+    assert r.returncode == 2 and "invalid choice: 'mysql'" in r.stderr
+
+
+def _trace(system, obs, resolution=50_000):
+    return {"schema": "replcheck.trace/1", "system": system, "resolution_us": resolution, "server_version": "10.11.99",
+            "topology": {"nodes": [{"id": "A"}, {"id": "B"}]}}, obs
+
+
+def test_cross_check_classifies_every_difference():
+    model = _trace("model:wl344", [
+        {"t": 1000, "kind": "commit", "node": "A", "trx": "t1", "gtid": "0-1-1"},
+        {"t": 1000, "kind": "commit", "node": "A", "trx": "t2", "gtid": "0-1-2"},
+        {"t": 1000, "kind": "visible", "node": "A", "trx": "t1", "gtid": "0-1-1"},
+        {"t": 2_000_000, "kind": "visible", "node": "B", "trx": "t1", "gtid": "0-1-1"},
+        {"t": 3000, "kind": "stmt", "node": "B", "op": "change_master", "delay_sql": "1.5", "errno": 1064, "warning": None},
+    ], 0)
+    real = _trace("mariadb:10.11.99", [
+        {"t": 1000, "kind": "commit", "node": "A", "trx": "t1", "gtid": "0-1-1"},
+        {"t": 1000, "kind": "commit", "node": "A", "trx": "t2", "gtid": None, "errno": 1197, "message": "cache"},
+        {"t": 5000, "kind": "visible", "node": "A", "trx": "t1", "gtid": "0-1-1"},
+        {"t": 3_900_000, "kind": "visible", "node": "B", "trx": "t1", "gtid": "0-1-1"},
+        {"t": 3000, "kind": "stmt", "node": "B", "op": "change_master", "delay_sql": "1.5", "errno": None, "warning": None},
+        {"t": 9_000_000, "kind": "data", "node": "A", "counts": {"t1": 1, "t2": 0}},
+        {"t": 9_000_000, "kind": "data", "node": "B", "counts": {"t1": 2, "t2": 0}},
+    ])
+    found = conform.cross_check("h", real, model, tolerance_us=1_050_000)
+    kinds = sorted(f["witness"].split(":")[0] for f in found)
+    assert kinds == ["commit outcome", "data", "statement result", "timing"], found
+    assert all(f["kind"] == "cross-check" and f["history"] == "h" and f["server_version"] == "10.11.99" for f in found)
+    data = next(f for f in found if f["witness"].startswith("data"))
+    assert "t1 is on B 2 time(s), the model has it 1 time(s)" in data["witness"]  # applied twice
+    assert "(delay_sql 1.5)" in next(f for f in found if f["witness"].startswith("statement"))["witness"]
+    # Within the tolerance, and the same outcomes: nothing to report.
+    assert conform.cross_check("h", model, model, tolerance_us=0) == []
+    assert not [f for f in conform.cross_check("h", real, model, tolerance_us=2_000_000) if "timing" in f["witness"]]
+
+
+def test_the_report_column_survives_a_patch_release():
+    assert conform.column("10.11.19-MariaDB-0+deb12u1") == "MariaDB 10.11"
+    assert conform.column("11.4.2-MariaDB") == "MariaDB 11.4" and conform.column("weird") == "MariaDB weird"
+
+
+# -- timing tolerance: a real server's resolution, neither hiding a violation nor flagging noise --
+
+
+def test_delay_tolerance_is_the_resolution(kit):
+    def verdict(shift, resolution):
+        tr = kit.run("model:wl344", "d1-normal-setup")
+        tr.header["resolution_us"] = resolution
+        a = tr.first("apply", node="B", trx="t1", type="GTID_LOG_EVENT")
+        tr.retime(a, a["t"] + shift)
+        return kit.verdict("WL344.WAIT.RULE", tr).status
+    assert verdict(0, 0) == PASS
+    assert verdict(-400_000, 500_000) == PASS  # 0.4 s early, within a 0.5 s polling resolution: noise
+    assert verdict(-600_000, 500_000) == VIOLATED  # 0.6 s early: more than the resolution, a violation
+    assert verdict(-1, 0) == VIOLATED  # a model has no resolution
+
+
+def test_semisync_status_switch_seen_at_the_next_sample(kit):
+    def verdict(after_commit, resolution):
+        tr = kit.run("model:wl344", "ss-counters")
+        tr.header["resolution_us"] = resolution
+        commit = tr.first("commit", trx="ins500")
+        off = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_status"] == "OFF")
+        assert tr.index(off) < tr.index(commit)  # the model switches OFF before the commit returns
+        if after_commit is not None:
+            tr.retime(off, commit["t"] + after_commit)
+        return kit.verdict("WL1720.TIMEOUT.ASYNC", tr)
+    assert verdict(None, 0).status == PASS
+    assert verdict(40_000, 50_000).status == PASS  # a poll 40 ms later saw OFF: within the resolution
+    v = verdict(80_000, 50_000)  # still ON at the first sample after the resolution: the switch was late
+    assert v.status == VIOLATED and "timed out but the status is still ON" in v.witnesses[0].message
+    assert verdict(1, 0).status == VIOLATED  # a model's trace is judged exactly
+
+
+def test_a_property_needing_what_a_server_cannot_see_is_not_exercised(kit):
+    tr = kit.run("model:wl344", "ss-counters")
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+    tr.header["unobserved"] = ["ack", "relay"]
+    v = kit.verdict("WL1720.COUNT.TX", tr)
+    assert v.status == NOT_EXERCISED and "does not observe ack" in v.witnesses[0].message
+    assert kit.verdict("WL1720.OFF.NO_WAIT", tr).status == PASS  # needs neither
+
+
+# ---------------------------------------------------------------------------------------------
+# With a real server
+
+
+@pytest.fixture(scope="module")
+def server():
+    return require_server()
+
+
+@pytest.fixture
+def fast_tmp(tmp_path):
+    """A private directory on a tmpfs when there is one (servers start twice as fast), else tmp_path."""
+    if not os.path.isdir("/dev/shm"):
+        yield tmp_path
+        return
+    d = Path(tempfile.mkdtemp(prefix="replcheck-test-", dir="/dev/shm"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_quick_suite_meets_the_mariadb_gate(server, tmp_path, fast_tmp):
+    out = tmp_path / "conform"
+    r = _cli("conform", "--server", "mariadb", "--quick", "--out", str(out), env={"REPLCHECK_TMPDIR": str(fast_tmp)})
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    assert "scenario 1/" in r.stderr  # progress on stderr
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["server_version"] == server.version
+    judged = {row["requirement"] for row in doc["rows"] if row["status"] != NOT_EXERCISED}
+    assert len(judged) >= 20
+    assert all(row["source"] == "conformance" and row["system"] == conform.column(server.version) for row in doc["rows"])
+    for f in doc["findings"]:  # every finding carries its evidence
+        assert f["witness"] and f["history"] and f["server_version"] == server.version
+    assert (out / "report.html").exists() and (out / "traces" / "mariadb").is_dir()
+    g = _cli("gate", str(ROOT / "ci" / "mariadb.toml"), str(out / "results.json"))
+    assert g.returncode == 0, g.stdout
+    assert list(fast_tmp.iterdir()) == []  # every server's directory removed
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        pids.append(int(d))
+            except OSError:
+                pass
+    return pids
+
+
+def test_kill_9_of_conform_leaves_no_server_behind(server, tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "replcheck.cli", "conform", "--server", "mariadb", "--history",
+                             str(ROOT / "spec" / "histories" / "d1-normal-setup.jsonl"), "--out", str(tmp_path / "out")],
+                            cwd=ROOT, env={**os.environ, "REPLCHECK_TMPDIR": str(root)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not [p for p in _processes_mentioning(str(root)) if p != proc.pid] and time.monotonic() < deadline:
+            assert proc.poll() is None, "conform ended before its servers started"
+            time.sleep(0.05)
+        servers = [p for p in _processes_mentioning(f"{root}/") if p != proc.pid]
+        assert servers, "no mariadbd started under the temporary root"
+        time.sleep(0.5)  # mid-run: the History is being executed
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 20
+    while (_processes_mentioning(f"{root}/") or list(root.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_mentioning(f"{root}/") == []
+    assert list(root.iterdir()) == []  # no data dir left
+    assert not (tmp_path / "out").exists()  # nothing half-written

@@ -1,0 +1,38 @@
+"""The corpus of saved failing Histories (corpus/corpus.toml): each still fails, or passes once
+fixed, exactly as its entry says."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from replcheck import catalogue, io, systems
+from replcheck.investigate import _verdicts
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+ENTRIES = tomllib.loads((CORPUS / "corpus.toml").read_text())["entry"]
+
+
+def test_every_file_has_an_entry_and_every_entry_is_well_formed():
+    assert {p.stem for p in CORPUS.glob("*.jsonl")} == {e["name"] for e in ENTRIES}
+    known = {r.id for r in catalogue.load()}
+    for e in ENTRIES:
+        assert e["system"] in systems.systems() and e["requirement"] in known and e["bug"] and e["found"]
+        assert e["status"] in ("regression", "open", "fixed")
+        # a regression is a mutant caught by a requirement that its declaration says must kill it
+        assert (e["status"] == "regression") == (systems.get(e["system"]).kind == "mutant")
+        if e["status"] == "regression":
+            assert e["requirement"] in systems.get(e["system"]).kills
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e["name"] for e in ENTRIES])
+def test_the_saved_history_fails_as_its_entry_says(entry):
+    history = io.load_history(CORPUS / f"{entry['name']}.jsonl")
+    statuses = {v.status for v in _verdicts(history, entry["system"], entry["requirement"])}
+    if entry["status"] == "fixed":
+        assert "violated" not in statuses, f"{entry['name']}: fixed, yet {entry['requirement']} fails again on {entry['system']}"
+    else:
+        assert "violated" in statuses, (f"{entry['name']}: {entry['system']} no longer violates {entry['requirement']}: "
+                                        + ("the mutant escapes" if entry["status"] == "regression"
+                                           else "fixed? change its status to \"fixed\""))

@@ -1,0 +1,80 @@
+"""Regression investigation without Spark: delta debugging, shrinking to the same failure, the
+readable step list, explain's witnesses and side-by-side traces, and bad input."""
+from __future__ import annotations
+
+import pytest
+
+from replcheck import cli, io, investigate
+from replcheck.generate import generate
+
+
+def test_ddmin_finds_the_one_minimal_failing_subset():
+    calls = []
+
+    def fails(items):
+        calls.append(items)
+        return 3 in items and 17 in items
+
+    assert investigate.ddmin(list(range(20)), fails) == [3, 17]
+    assert investigate.ddmin([5], lambda items: True) == []  # nothing at all still fails
+    assert investigate.ddmin(list(range(8)), lambda items: len(items) == 8) == list(range(8))  # nothing can go
+
+
+def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
+    # History 134 of seed 0 catches WL#7318 drawback 3 (every event waits for its own timestamp)
+    history = generate(0, 134)
+    what, fails = investigate.failure(history, "mutant:per-event-wait", None, None)
+    assert what == "WL7318.F3 violated on mutant:per-event-wait" and fails(history)
+    small, runs = investigate.shrink(history, fails)
+    assert fails(small) and len(small["ops"]) < len(history["ops"]) and runs > 1
+    assert small["header"]["end_us"] <= history["header"]["end_us"]
+    # 1-minimal: without any one of its operations it no longer fails
+    for i in range(len(small["ops"])):
+        assert not fails({**small, "ops": small["ops"][:i] + small["ops"][i + 1:]})
+    text = investigate.describe(small)
+    assert text.splitlines()[0] == "History gen-delay-0-134:"
+    assert "  A -> B: " in text and "    1.     0.000000 s  A  trx " in text
+
+
+def test_a_history_that_fails_nothing_cannot_be_shrunk():
+    history = generate(0, 0)
+    with pytest.raises(io.InputError, match="violates nothing unexpected"):
+        investigate.failure(history, "model:wl7318", None, None)
+    with pytest.raises(io.InputError, match="differ in nothing unexpected"):
+        investigate.failure(history, "model:wl7318", None, "model:after-sync")
+
+
+def test_explain_an_expected_cross_check_difference_side_by_side():
+    # History 1 of seed 0: a transaction whose statement started a second before its commit
+    text = investigate.explain(generate(0, 1), "model:wl344", other="model:wl7318")
+    assert "expected apply difference" in text and "rule delay.commit-vs-start-time:" in text
+    assert "model:wl344" in text.splitlines()[2] and "model:wl7318" in text.splitlines()[2]
+    assert any(" | " in line and " s  " in line for line in text.splitlines())
+
+
+def test_explain_says_when_there_is_nothing_to_explain():
+    history = generate(0, 0)
+    assert investigate.explain(history, "model:wl7318") == "model:wl7318 violates nothing unexpected on this History."
+    assert investigate.explain(history, "model:wl7318", "WL7318.F2") == "model:wl7318 does not violate WL7318.F2 on this History."
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["replay", "0", "-1", "--system", "model:wl344"], "-1 is negative"),
+    (["replay", "0", "1", "--system", "model:nope"], "unknown system 'model:nope'"),
+    (["shrink", "0", "1", "2", "--system", "model:wl344"], "expected SEED INDEX"),
+    (["shrink", "no-such-file.jsonl", "--system", "model:wl344"], "no-such-file.jsonl: cannot read"),
+    (["explain", "0", "1", "--system", "model:wl344", "--requirement", "NOPE.X"], "NOPE.X: --requirement: unknown requirement"),
+    (["shrink", "0", "1", "--system", "mutant:start-timestamp", "--requirement", "NOPE.X"], "unknown requirement 'NOPE.X'"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_replay_without_out_prints_the_digests_and_exits_by_findings(capsys):
+    assert cli.main(["replay", "0", "0", "--system", "model:wl7318"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("seed 0 index 0 on model:wl7318: history sha256:") and ", trace sha256:" in out
+    assert cli.main(["replay", "0", "1", "--system", "mutant:start-timestamp"]) == 1
+    assert "violated WL7318.F2:" in capsys.readouterr().out

@@ -1,0 +1,190 @@
+"""The real-server runner: what it refuses, how it scales a History, that statements are built
+from validated fields only; then a run on a real MariaDB (skipped when there is none)."""
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+from replcheck import io
+from replcheck.features import load_features
+from replcheck.harness import runner as R
+from replcheck.harness.mariadb import Cluster
+from replcheck.properties import core
+from test_harness_mariadb import require_server
+
+US = 1_000_000
+
+
+def _history(ops, channels=({"source": "A", "replica": "B", "delay": 20},), nodes=({"id": "A"}, {"id": "B"}), **header):
+    return {"header": {"schema": "replcheck.history/1", "name": "t",
+                       "topology": {"nodes": [dict(n) for n in nodes], "channels": [dict(c) for c in channels]}, **header},
+            "ops": [dict(o) for o in ops]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Without a server
+
+
+@pytest.mark.parametrize("op", [
+    {"at": 5, "op": "clock_step", "node": "A", "delta_us": 1000},
+    {"at": 5, "op": "cluster_gap", "node": "A", "cause": "server_crash", "trxs": ["x"]},
+    {"at": 5, "op": "record_incident", "node": "A", "code": 1},
+    {"at": 5, "op": "lose_acks", "node": "B", "count": 1},
+    {"at": 5, "op": "failover", "node": "B"},
+    {"at": 5, "op": "binlog_statement", "node": "A", "event_types": ["FORMAT_DESCRIPTION_EVENT"]},
+])
+def test_unsupported_ops_are_refused_naming_the_op(op):
+    with pytest.raises(R.RunnerError) as e:
+        R.Runner(_history([{"at": 1, "op": "trx", "node": "A", "trx": "t1"}, op]))
+    msg = str(e.value)
+    assert "\n" not in msg and f"op {op['op']} is not supported on a real server" in msg and "ops[1]" in msg
+
+
+def test_what_a_real_server_cannot_do_is_refused():
+    with pytest.raises(R.RunnerError, match="relay_log_recovery"):
+        R.check_supported(_history([{"at": 1, "op": "restart", "node": "B", "relay_log_recovery": True}]))
+    with pytest.raises(R.RunnerError, match="write_error"):
+        R.check_supported(_history([{"at": 1, "op": "trx", "node": "A", "trx": "x", "binlog_failure": "write_error"}]))
+    with pytest.raises(R.RunnerError, match="clock_offset_us"):
+        R.check_supported(_history([], nodes=({"id": "A", "clock_offset_us": 5}, {"id": "B"})))
+    with pytest.raises(R.RunnerError, match="latency_us 400000"):
+        R.scaled_history(_history([], channels=({"source": "A", "replica": "B", "latency_us": 400000},)), 1.0)
+    for scale in (0, -1, 11, "x"):
+        with pytest.raises(R.RunnerError, match="time scale"):
+            R.scaled_history(_history([]), scale)
+
+
+def test_scaling_keeps_master_delay_in_whole_seconds():
+    h = _history([{"at": 2 * US, "op": "trx", "node": "A", "trx": "t", "statements": [{"duration_us": US, "replica_cost_us": 3 * US}]},
+                  {"at": 3 * US, "op": "change_master", "node": "B", "delay": 3},
+                  {"at": 4 * US, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_timeout", "value": 5000}],
+                 nodes=({"id": "A", "variables": {"rpl_semi_sync_master_timeout": 2000}}, {"id": "B"}),
+                 channels=({"source": "A", "replica": "B", "delay": 20, "latency_us": 1000},), end_us=30 * US)
+    s = R.scaled_history(h, 0.1)
+    assert s["header"]["topology"]["channels"] == [{"source": "A", "replica": "B", "delay": 2}]  # latency: loopback's
+    assert s["header"]["end_us"] == 3 * US
+    assert [o["at"] for o in s["ops"]] == [200_000, 300_000, 400_000]
+    assert s["ops"][0]["statements"] == [{"duration_us": 100_000, "replica_cost_us": 300_000}]
+    assert s["ops"][1]["delay"] == 1  # 0.3 s would be 0: a nonzero delay stays at least 1 s
+    assert s["ops"][2]["value"] == 500 and s["header"]["topology"]["nodes"][0]["variables"]["rpl_semi_sync_master_timeout"] == 200
+    assert h["ops"][1]["delay"] == 3  # the caller's History is untouched
+    assert [R.scale_delay(d, 0.1) for d in (0, 1, 5, 14, 15, 2**31 - 1)] == [0, 1, 1, 1, 2, 214748365]
+
+
+@pytest.mark.parametrize("token", ["1; DROP DATABASE rc", "1 OR 1", "'", "1e5", "0x10", "--", "a" * 17])
+def test_master_delay_text_outside_the_whitelist_never_reaches_sql(token):
+    op = {"at": 1, "op": "change_master", "node": "B", "delay_sql": token}
+    with pytest.raises(R.RunnerError, match="delay_sql"):
+        R.check_supported(_history([op]))
+    with pytest.raises(R.RunnerError):
+        R.admin_statement(op)
+
+
+def test_admin_statements_are_built_from_validated_fields():
+    assert R.admin_statement({"op": "change_master", "delay_sql": "-1"}) == "CHANGE MASTER TO MASTER_DELAY = -1"
+    assert R.admin_statement({"op": "change_master", "delay_sql": "blah"}) == "CHANGE MASTER TO MASTER_DELAY = blah"
+    assert R.admin_statement({"op": "change_master", "delay": 7}) == "CHANGE MASTER TO MASTER_DELAY = 7"
+    assert R.admin_statement({"op": "stop_slave", "thread": "io"}) == "STOP SLAVE IO_THREAD"
+    assert R.admin_statement({"op": "set_global", "variable": "rpl_semi_sync_master_enabled", "value": True}) == \
+        "SET GLOBAL rpl_semi_sync_master_enabled = ON"
+    assert R.admin_statement({"op": "set_global", "variable": "rpl_semi_sync_master_wait_point", "value": "AFTER_SYNC"}) == \
+        "SET GLOBAL rpl_semi_sync_master_wait_point = 'AFTER_SYNC'"
+    assert R.admin_statement({"op": "start_slave", "thread": "sql", "until": {"master_log_file": "bin.000001",
+                                                                             "master_log_pos": 300}}) == \
+        "START SLAVE SQL_THREAD UNTIL MASTER_LOG_FILE = 'bin.000001', MASTER_LOG_POS = 300"
+    for bad in ({"op": "set_global", "variable": "x; DROP", "value": 1},
+                {"op": "set_global", "variable": "x", "value": "a'b"},
+                {"op": "set_global", "variable": "x", "value": 1.5},
+                {"op": "change_master", "delay": "5"},
+                {"op": "start_slave", "until": {"master_log_file": "b'; --", "master_log_pos": 4}},
+                {"op": "trx"}):
+        with pytest.raises(R.RunnerError):
+            R.admin_statement(bad)
+    with pytest.raises(R.RunnerError, match="bare word"):
+        R.check_supported(_history([{"at": 1, "op": "set_global", "node": "A", "variable": "x", "value": "a b"}]))
+
+
+def test_transaction_names_never_reach_sql():
+    name = "x'); DROP DATABASE rc; --"
+    op = {"op": "trx", "node": "A", "trx": name, "timestamp": 1700000030,
+          "statements": [{"duration_us": 250_000}, {"replica_cost_us": 2 * US}]}
+    sql = R.trx_statement(op, 7, 3306)
+    assert "DROP" not in sql and name not in sql
+    assert sql.startswith("SET TIMESTAMP = 1700000030; SET SESSION binlog_format = 'STATEMENT'; BEGIN; ")
+    assert "INSERT INTO rc.r (k, part, pad) VALUES (7, 0, '')" in sql and "DO SLEEP(0.250000)" in sql
+    assert "VALUES (7, 1, IF(@@port = 3306, '', SLEEP(2.000000)))" in sql and sql.endswith("COMMIT")
+    assert R.trx_statement({"op": "trx", "ddl": True}, 3, 1) == "CREATE TABLE rc.d3 (i INT) ENGINE=InnoDB"
+    big = R.trx_statement({"op": "trx", "engine": "myisam", "binlog_failure": "cache_overflow"}, 4, 1)
+    assert big.count("(4, ") == R.OVERFLOW_ROWS and "INTO rc.m" in big
+    for k in ("1", True, 1.0):
+        with pytest.raises(R.RunnerError):
+            R.trx_statement({"op": "trx"}, k, 1)
+    with pytest.raises(R.RunnerError):
+        R.trx_statement({"op": "trx", "timestamp": "NOW()"}, 1, 1)
+
+
+def test_gtid_positions_and_binlog_bytes(tmp_path):
+    assert R._covers("0-1-5,1-2-3", "0-1-5") and R._covers("0-1-6", "0-1-5") and not R._covers("0-1-4", "0-1-5")
+    assert not R._covers("", "0-1-1") and R._covers("", "")
+    # An INCIDENT_EVENT: 19-byte header (timestamp first), code 1, message of 31 bytes.
+    msg = b"error writing to the binary log"
+    header = (1795257742).to_bytes(4, "little") + bytes([26]) + bytes(14)
+    f = tmp_path / "bin.000001"
+    f.write_bytes(b"\xfebin" + header + (1).to_bytes(2, "little") + bytes([len(msg)]) + msg)
+    assert R._header_timestamps(str(f), [4, 999]) == {4: 1795257742}
+    assert R._incident(str(f), 4) == {"incident": 1, "message": msg.decode()}
+    assert R._incident(str(tmp_path / "missing"), 4) == {}
+
+
+# ---------------------------------------------------------------------------------------------
+# With a real server
+
+
+@pytest.fixture(scope="module")
+def server():
+    return require_server()
+
+
+def test_a_delayed_row_on_a_real_server(server, tmp_path):
+    load_features()
+    h = _history([{"at": 300_000, "op": "trx", "node": "A", "trx": "t'1"},
+                  {"at": 400_000, "op": "change_master", "node": "B", "delay_sql": "blah"}],
+                 channels=({"source": "A", "replica": "B", "delay": 1},), end_us=1_600_000, sample_every_us=500_000)
+    original = copy.deepcopy(h)
+    r = R.Runner(h, scale=1.0, tmpdir=str(tmp_path))
+    header, obs = r.run()
+    assert h == original
+    path = tmp_path / "t.jsonl"
+    path.write_text(io.dumps_lines(header, obs))
+    io.load_trace(path)  # the trace schema's, like a model's trace
+    assert header["system"] == f"mariadb:{server.version}" and header["server_version"] == server.version
+    assert header["resolution_us"] >= r.poll_us and header["time_scale"] == 1.0 and "relay" in header["unobserved"]
+    assert header["epoch_us"] % US == 0
+    commit = next(o for o in obs if o["kind"] == "commit")
+    assert commit["trx"] == "t'1" and re.fullmatch(r"0-1-\d+", commit["gtid"]) and commit["semisync"] is None
+    seen_b = next(o for o in obs if o["kind"] == "visible" and o["node"] == "B")
+    gtid_event = next(o for o in obs if o["kind"] == "binlog" and o["node"] == "A" and o["type"] == "GTID_LOG_EVENT")
+    assert gtid_event["trx"] == "t'1" and gtid_event["when"] * US - header["epoch_us"] <= commit["t"]
+    assert seen_b["t"] >= gtid_event["when"] * US - header["epoch_us"] + US  # not before its due time
+    stmt = next(o for o in obs if o["kind"] == "stmt")
+    assert stmt["op"] == "change_master" and stmt["errno"] == 1064 and stmt["delay"] is None
+    assert any(o["kind"] == "error" and o["errno"] == 1064 for o in obs)
+    assert {o["node"]: o["counts"] for o in obs if o["kind"] == "data"} == {"A": {"t'1": 1}, "B": {"t'1": 1}}
+    status = [o for o in obs if o["kind"] == "status"]
+    assert status and all(s["SQL_Delay"] == 1 for s in status)
+    assert {o["t"] for o in obs} and [o["t"] for o in obs] == sorted(o["t"] for o in obs)
+    verdicts = {v.requirement: v.status for v in core.run_properties(core.TraceView(header, obs))}
+    assert verdicts["WL344.WAIT.RULE"] == core.PASS and verdicts["WL344.CM.INVALID"] == core.PASS
+    assert verdicts["WL344.STATE.WAITING"] == core.NOT_EXERCISED  # needs relay-log writes, which polling cannot see
+
+
+def test_the_row_table_shows_a_double_apply_as_two(server, tmp_path):
+    """No primary or unique key: the same row event applied twice leaves two rows, not an error."""
+    with Cluster({"nodes": [{"id": "A"}]}, server=server, tmpdir=str(tmp_path)) as c:
+        c.sql("A", "SET sql_log_bin = 0; " + R.SCHEMA)
+        c.sql("A", "INSERT INTO rc.r (k, part) VALUES (5, 0); INSERT INTO rc.r (k, part) VALUES (5, 0); "
+                   "INSERT INTO rc.r (k, part) VALUES (5, 1); CREATE TABLE rc.d6 (i INT)")
+        r = R.Runner(_history([]))
+        assert r._counts(c._client(c._state("A"), R.POLL)) == {5: 2, 6: 1}
