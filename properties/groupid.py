@@ -194,12 +194,15 @@ def no_stop_events(v: TraceView, check: Check) -> None:
 
 @checks("GGID.FILTER")
 def slave_logs_only_master_events(v: TraceView, check: Check) -> None:
-    """A --rpl-hierarchical server with a master binlogs nothing that originated on itself."""
+    """A --rpl-hierarchical server with a master does not binlog what its own clients commit (what
+    its SQL thread plays goes to its binlog, even a group that once originated on it)."""
     hier = hierarchical(v)
-    for o in v.kind("binlog"):
-        if o["node"] in hier and o.get("trx") is not None and o.get("idx", 0) == 0 and has_master_at(v, o["node"], o["_line"]):
-            check.judge(o.get("server_id") != server_id(v, o["node"]),
-                        f"{o['node']} has a master but binlogged its own {o.get('trx')}", o)
+    for c in v.kind("commit"):
+        node = c["node"]
+        if node not in hier or c.get("trx") is None or not has_master_at(v, node, c["_line"]):
+            continue
+        logged = [o for o in of_node(v, node) if o["kind"] == "binlog" and o.get("trx") == c["trx"]]
+        check.judge(not logged, f"{node} has a master but binlogged its own {c['trx']}", c, *logged[:1])
 
 
 def _origin_ids(v: TraceView) -> dict[str, int | None]:

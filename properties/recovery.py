@@ -14,7 +14,7 @@ from collections import Counter
 from replcheck.model import groupid as G
 
 from .core import Check, TraceView, checks
-from .groupid import current_id, hierarchical
+from .groupid import current_id, hierarchical, of_node
 
 HALT_MESSAGE = re.compile(r"Slave SQL thread encountered ev->group_id==(\d+) < last processed ID==(\d+)\. Stopping replication\.")
 
@@ -64,6 +64,17 @@ def _stopped_at_end(v: TraceView, node: str) -> bool:
     return s.get("Slave_SQL_Running") != "Yes" or s.get("Slave_IO_Running") != "Yes"
 
 
+def _binlogged_since_restore(v: TraceView, node: str) -> set[str]:
+    """Transactions in the node's binlog (a restore replaces the binlog with a fresh one)."""
+    out: set[str] = set()
+    for o in of_node(v, node):
+        if o["kind"] == "restore":
+            out = set()
+        elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
+            out.add(o["trx"])
+    return out
+
+
 @checks("GGID.RECOVERY.EXACTLY_ONCE")
 def exactly_once(v: TraceView, check: Check) -> None:
     """Across crashes, restarts, failovers and restores, every group a slave's master binlogged is
@@ -71,8 +82,7 @@ def exactly_once(v: TraceView, check: Check) -> None:
     (a slave stopped, e.g. with error 1643, may lag, never diverge)."""
     counts, witnesses = _counts(v)
     sources = _sources_at_end(v)
-    binlogged = {n: {o["trx"] for o in v.kind("binlog") if o["node"] == n and o.get("trx") is not None and o.get("last")}
-                 for n in set(sources.values())}
+    binlogged = {n: _binlogged_since_restore(v, n) for n in set(sources.values())}
     for node, have in counts.items():
         w = witnesses.get(node, {})
         for trx, n in sorted(have.items()):
@@ -109,9 +119,10 @@ def last_id_recovered(v: TraceView, check: Check) -> None:
     """After a restart (clean or after a crash, even one with only an FDE in the last binlog or a
     crash during recovery) the server's group ID is the last one it issued or played."""
     for r in v.kind("restart"):
-        status = next((m for m in v.kind("master_status") if m["node"] == r["node"] and m["_line"] > r["_line"]), None)
+        after = [o for o in of_node(v, r["node"]) if o["_line"] > r["_line"]]
+        status = next((o for o in after if o["kind"] == "master_status"), None)
         if status is None or "Group_ID" not in status or any(
-                o["node"] == r["node"] and r["_line"] < o["_line"] < status["_line"] and o.get("group_id") for o in v.kind("binlog")):
-            continue  # only a sample taken before the server wrote anything shows what recovery found
+                o["_line"] < status["_line"] and (o.get("group_id") or o["kind"] in ("crash", "shutdown", "restore")) for o in after):
+            continue  # only a sample taken before the server wrote or lost anything shows what recovery found
         want = current_id(v, r["node"], r["_line"])
         check.judge(status["Group_ID"] == want, f"{r['node']} restarted with group ID {status['Group_ID']}, its binlog ends at {want}", r, status)

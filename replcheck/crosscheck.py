@@ -23,6 +23,7 @@ from replcheck.spec import ROOT as SPEC
 
 US = 1_000_000
 ASPECTS = ("apply", "commit", "visible", "read")
+SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants")  # what two systems may differ in
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,6 @@ class Difference:
     expected: bool
     rule: str  # the rule that explains it, or "" for a finding
     reason: str
-
-    def as_dict(self) -> dict:
-        return self.__dict__.copy()
 
 
 # -- conditions: what must hold for a rule to explain a difference --------------------------------
@@ -172,6 +170,8 @@ def rules(path: str | None = None) -> tuple[Rule, ...]:
         for key in ("id", "aspects", "differs", "when", "source", "reason"):
             if key not in r:
                 raise io.InputError(where, None, f"rule[{i}].{key}", "missing")
+        if r["differs"] not in SETTINGS:
+            raise io.InputError(where, None, f"rule[{i}].differs", f"unknown setting {r['differs']!r}; known: {', '.join(SETTINGS)}")
         if r["when"] not in CONDITIONS:
             raise io.InputError(where, None, f"rule[{i}].when", f"unknown condition {r['when']!r}; known: {', '.join(CONDITIONS)}")
         bad = set(r["aspects"]) - set(ASPECTS)

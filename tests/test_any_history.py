@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from replcheck import io, systems
 from replcheck.features import load_features
+from replcheck.model.recovery import CRASH_POINTS
 from replcheck.properties.core import TraceView, run_properties
 
 load_features()
@@ -22,6 +23,7 @@ node_vars = st.fixed_dictionaries({}, optional={
     "rpl_semi_sync_master_wait_point": st.sampled_from(["AFTER_COMMIT", "AFTER_SYNC"]),
     "rpl_semi_sync_master_wait_no_slave": st.booleans(), "rpl_semi_sync_master_wait_for_slave_count": st.integers(1, 3),
     "rpl_semi_sync_slave_enabled": st.booleans()})
+group_ids = st.one_of(st.integers(0, 5), st.just(2**64 - 1))
 rli = st.sampled_from(["5\n./relay.000001\n4\nbin.000001\n4\n3\n", "./relay.000002\n9\nbin.000001\n4\n", "2\nx\n", "garbage"])
 
 
@@ -34,7 +36,9 @@ def histories(draw) -> dict:
     for n in names:
         node = {"id": n, "clock_offset_us": draw(st.sampled_from([0, -2 * S, 3600 * S])), "variables": draw(node_vars)}
         node.update(draw(st.fixed_dictionaries({}, optional={"gtid_mode": st.booleans(), "commit_timestamps": st.booleans(),
-                                                             "relay_log_info": rli})))
+                                                             "relay_log_info": rli, "rpl_hierarchical": st.booleans(),
+                                                             "log_slave_updates": st.booleans(), "log_bin": st.booleans(),
+                                                             "rpl_transaction_enabled": st.booleans()})))
         nodes.append(node)
     channels = [{"source": s, "replica": r, "delay": draw(st.integers(0, 4)), "latency_us": draw(st.sampled_from([0, 1000, 300_000]))}
                 for s, r in links]
@@ -51,7 +55,16 @@ def histories(draw) -> dict:
         st.fixed_dictionaries({"op": st.sampled_from(["stop_slave", "start_slave"]), "node": any_node},
                               optional={"thread": st.sampled_from(["io", "sql"])}),
         st.fixed_dictionaries({"op": st.sampled_from(["reset_slave", "flush_logs", "crash", "shutdown", "read", "show_slave_status",
-                                                      "failover"]), "node": any_node}),
+                                                      "failover", "show_master_status"]), "node": any_node}),
+        st.fixed_dictionaries({"op": st.just("crash"), "node": any_node, "point": st.sampled_from(list(CRASH_POINTS))}),
+        st.fixed_dictionaries({"op": st.just("failover"), "node": any_node, "elect": st.booleans()}),
+        st.fixed_dictionaries({"op": st.just("show_binlog_info"), "node": any_node, "group_id": group_ids}),
+        st.fixed_dictionaries({"op": st.just("set_binlog_group_id"), "node": any_node, "group_id": group_ids}, optional={
+            "master_server_id": st.integers(1, 5), "with_reset": st.booleans(), "privileged": st.booleans()}),
+        st.fixed_dictionaries({"op": st.just("restore"), "node": any_node, "from": any_node}, optional={
+            "source": any_node, "set_group_id": st.booleans(), "latency_us": st.sampled_from([0, 1000])}),
+        st.fixed_dictionaries({"op": st.just("change_master"), "node": any_node, "master_log_file": st.sampled_from(["bin.000001", "bin.000002"]),
+                               "master_log_pos": st.integers(4, 900)}, optional={"master_host": any_node}),
         st.fixed_dictionaries({"op": st.just("restart"), "node": any_node}, optional={"relay_log_recovery": st.booleans(),
                                                                                       "start_slave": st.booleans()}),
         st.fixed_dictionaries({"op": st.just("clock_step"), "node": any_node, "delta_us": st.sampled_from([-S, S, 3600 * S])}),

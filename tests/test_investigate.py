@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck import cli, io, investigate
+from replcheck import cli, crosscheck, investigate, io, systems
 from replcheck.generate import generate
 
 
@@ -78,3 +78,53 @@ def test_replay_without_out_prints_the_digests_and_exits_by_findings(capsys):
     assert out.startswith("seed 0 index 0 on model:wl7318: history sha256:") and ", trace sha256:" in out
     assert cli.main(["replay", "0", "1", "--system", "mutant:start-timestamp"]) == 1
     assert "violated WL7318.F2:" in capsys.readouterr().out
+
+
+# -- cross-check rules (spec/crosscheck.toml) -----------------------------------------------------
+def _differences(index: int, left: str, right: str) -> list:
+    history = generate(0, index)
+    return crosscheck.compare(*(crosscheck.facts(*systems.get(s).run(history)) for s in (left, right)))
+
+
+@pytest.mark.parametrize("index, left, right, aspect, rule", [
+    (1, "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
+    (1, "model:wl344", "model:wl7318", "visible", "delay.visible-when-applied"),
+    (839, "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),
+    (5, "model:after-sync", "model:after-commit", "visible", "semisync.visible-before-ack"),
+])
+def test_every_rule_explains_a_real_difference(index, left, right, aspect, rule):
+    found = [d for d in _differences(index, left, right) if d.aspect == aspect]
+    assert found and all(d.expected for d in found) and rule in {d.rule for d in found}
+    assert {rule} <= {r.id for r in crosscheck.rules()}
+
+
+def test_a_rule_does_not_explain_what_its_setting_cannot():
+    # the same History on the same settings, one apply moved: nothing the rules know differs
+    history = generate(0, 1)
+    header, obs = systems.get("model:wl7318").run(history)
+    moved = [{**o, "begin": o["begin"] + 1} if o["kind"] == "apply" and o.get("trx") and o["idx"] == 0 else o for o in obs]
+    found = crosscheck.compare(crosscheck.facts(header, obs), crosscheck.facts(header, moved))
+    assert found and not any(d.expected for d in found)
+    assert found[0].reason == "no rule explains it (the systems differ in: nothing)" and found[0].knock_on >= 0
+    # waiting for an ack explains a visibility difference only where a client committed
+    history = generate(0, 14)
+    sync, commit = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:after-sync", "model:after-commit"))
+    d = next(d for d in crosscheck.compare(sync, commit) if d.rule == "semisync.visible-before-ack" and d.aspect == "visible")
+    assert crosscheck.waiting_for_ack((sync, commit, "visible", d.node, d.subject))
+    replica = next(c["replica"] for c in sync.header["topology"]["channels"] if c["source"] == d.node)
+    assert not crosscheck.waiting_for_ack((sync, commit, "visible", replica, d.subject))
+
+
+@pytest.mark.parametrize("text, field", [
+    ('[[rule]]\nid = "x"\naspects = ["apply"]\ndiffers = "delay_rule"\nwhen = "nope"\nsource = "s"\nreason = "r"\n', "rule[0].when"),
+    ('[[rule]]\nid = "x"\naspects = ["apply"]\ndiffers = "colour"\nwhen = "chain_hop"\nsource = "s"\nreason = "r"\n', "rule[0].differs"),
+    ('[[rule]]\nid = "x"\naspects = ["lag"]\ndiffers = "delay_rule"\nwhen = "chain_hop"\nsource = "s"\nreason = "r"\n', "rule[0].aspects"),
+    ('[[rule]]\nid = "x"\n', "rule[0].aspects"),
+    ('[[rule\n', ""),
+])
+def test_a_bad_rules_file_is_one_clear_error(text, field, tmp_path):
+    path = tmp_path / "crosscheck.toml"
+    path.write_text(text)
+    with pytest.raises(io.InputError) as e:
+        crosscheck.rules(str(path))
+    assert e.value.field == field and str(path) in str(e.value)

@@ -54,9 +54,19 @@ class GroupIdMachine(HistoryMachine):
         if slaves:
             self._op("trx", data.draw(st.sampled_from(slaves)), trx=self._trx_name())
 
-    @rule(data=st.data(), point=st.sampled_from(R.CRASH_POINTS))
-    def arm_crash(self, data, point):
-        self._op("crash", data.draw(st.sampled_from(self._live())), point=point)
+    @rule(data=st.data(), point=st.sampled_from(R.CRASH_POINTS), pause=st.integers(300_000, 2_000_000))
+    def crash_at_point(self, data, point, pause):
+        """Arm a crash point, drive a server through it (a commit on the root reaches every
+        server's commit points; a kill reaches the recovery points), then restart it."""
+        node = data.draw(st.sampled_from(self._live()))
+        self._op("crash", node, point=point)
+        if point in R.COMMIT_POINTS:
+            self._op("trx", self.root, trx=self._trx_name())
+        else:
+            self._op("crash", node)
+        for _ in range(1 if point in R.COMMIT_POINTS else 2):  # a crash during recovery needs a second start
+            self.now += pause
+            self._op("restart", node)
 
     @rule(data=st.data(), pause=st.integers(0, 2_000_000), clean=st.booleans())
     def crash_and_restart(self, data, pause, clean):

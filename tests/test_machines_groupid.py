@@ -1,0 +1,45 @@
+"""The group-ID state machine: silent on the model, and from scratch it finds the design's own
+hazard (a slave crashing between binlog write and engine commit replays the group) when the
+halt-on-lower-ID rule is off, or worded as the design words it, shrunk to a short step list."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from replcheck.properties.core import MACHINES
+from replcheck.properties.machines.base import machine_for
+from replcheck.properties.machines.groupid import GroupIdMachine
+
+SEARCH = settings(max_examples=80, stateful_step_count=12, deadline=None, derandomize=True, database=None,
+                  suppress_health_check=list(HealthCheck), print_blob=False)
+# What a replayed group violates: it is logged again with the same ID, applied twice, played past the halt.
+REPLAY = ("GGID.MONOTONIC", "GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT")
+
+
+def steps_of(error) -> list[str]:
+    return [n for n in getattr(error, "__notes__", [])
+            if n.startswith("state.") and not n.startswith(("state.topology", "state.properties_hold", "state.teardown"))]
+
+
+def test_model_holds_every_groupid_and_recovery_property():
+    machine = machine_for(GroupIdMachine, "wl344")
+    run_state_machine_as_test(machine, settings=SEARCH)
+    for r in ("GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT", "GGID.RECOVERY.LAST_ID", "GGID.UNIQUE",
+              "GGID.FAILOVER.ELECT", "GGID.FAILOVER.CONTINUE", "GGID.CHANGE_MASTER", "MARIADB.GTID.SLAVE_POS"):
+        assert machine.exercised[r] > 0, r
+
+
+@pytest.mark.parametrize("mutant", ["no-halt-on-lower-id", "halt-strictly-lower"])
+def test_finds_the_designs_hazard_from_scratch(mutant):
+    with pytest.raises(AssertionError) as info:
+        run_state_machine_as_test(machine_for(GroupIdMachine, "wl344", [mutant]), settings=SEARCH)
+    assert str(info.value).startswith(REPLAY), str(info.value)
+    steps = steps_of(info.value)
+    assert 1 <= len(steps) <= 3, steps
+    assert any("crash_at_point" in s and ("after_binlog_write" in s or "after_engine_commit" in s) for s in steps), steps
+
+
+def test_machine_is_registered_with_groupid_and_recovery_requirements():
+    [registered] = [m for m in MACHINES if m.cls is GroupIdMachine]
+    assert {"GGID.UNIQUE", "GGID.RECOVERY.EXACTLY_ONCE", "MARIADB.GTID.BINLOG_POS"} <= set(registered.requirements)

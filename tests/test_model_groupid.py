@@ -1,0 +1,148 @@
+"""The group-ID rules (model/groupid.py) and the simulator carrying them: IDs issued on the root
+only, carried unchanged down a chain, 0 in mixed mode, filtered local writes, the index file read
+and written byte for byte (old format too, '|' in paths), start-up option checks, SET
+BINLOG_GROUP_ID, SHOW BINLOG INFO FOR, failover to the most advanced slave, restore."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replcheck.model import groupid as G
+
+M = "model:groupid"
+US = 1_000_000
+# Any Linux path: bytes but NUL (and newline, which no line-based index can hold), '|' included.
+paths = st.binary(min_size=1, max_size=40).filter(lambda b: b"\0" not in b and b"\n" not in b)
+ids = st.integers(0, G.MAX_GROUP_ID)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.tuples(paths, ids), max_size=6))
+def test_index_round_trips_byte_for_byte(entries):
+    data = G.format_index(entries)
+    parsed = G.parse_index(data)
+    assert [(e.path, e.group_id, e.old_format) for e in parsed] == [(p, g, False) for p, g in entries]
+    assert G.format_index([(e.path, e.group_id) for e in parsed]) == data
+
+
+def test_index_line_with_bars_in_the_path():
+    line = G.format_index_line(b"/var/lib/my|sql/bin|7|.000003", 2657)
+    assert line == b"/var/lib/my|sql/bin|7|.000003|2657|"
+    assert G.parse_index_line(line) == G.IndexEntry(b"/var/lib/my|sql/bin|7|.000003", 2657)
+    assert G.parse_index_line(b"./bin.000001|18446744073709551615|").group_id == G.MAX_GROUP_ID
+
+
+def test_old_format_reads_with_group_id_zero():
+    entries = G.parse_index(b"./master-bin.000001\n./master-bin.000002\n")
+    assert entries == [G.IndexEntry(b"./master-bin.000001", 0, True), G.IndexEntry(b"./master-bin.000002", 0, True)]
+    assert G.last_group_id(entries) == 0
+    # Not a group ID: a sign, a leading zero, 2^64: the whole line is an (old-format) path.
+    for line in (b"a|-1|", b"a|007|", b"a|18446744073709551616|", b"a||"):
+        assert G.parse_index_line(line) == G.IndexEntry(line, 0, True)
+
+
+def test_relay_log_index_has_no_group_ids_and_bad_lines_are_refused():
+    assert G.format_index([(b"./relay.000001", None), (b"./relay.000002", None)]) == b"./relay.000001\n./relay.000002\n"
+    with pytest.raises(G.IndexLineError):
+        G.format_index_line(b"a\nb", 1)
+    with pytest.raises(G.IndexLineError):
+        G.format_index_line(b"a", 2**64)
+
+
+@pytest.mark.parametrize("log_bin,log_slave_updates,hier,error", [
+    (True, True, True, None), (True, False, False, None), (False, False, False, None),
+    (True, False, True, "You need to use --log-slave-updates to make --rpl-hierarchical work."),
+    (False, True, False, "You need to use --log-bin to make --log-slave-updates work."),
+    (False, True, True, "You need to use --log-bin to make --log-slave-updates work."),
+])
+def test_startup_option_consistency(log_bin, log_slave_updates, hier, error):
+    assert G.startup_error(log_bin, log_slave_updates, hier) == error
+
+
+def test_set_group_id_rules():
+    assert G.check_set_group_id(True, True, 1056, 2000, False) == (None, "")
+    assert G.check_set_group_id(True, True, 1056, 19, False) == (G.ER_STATEMENT_REQUIRES_OPTION, G.REQUIRES_RESET)
+    assert G.check_set_group_id(True, True, 1056, 19, True) == (None, "")
+    assert G.check_set_group_id(True, False, 0, 5, False)[0] == G.ER_SPECIFIC_ACCESS_DENIED
+    assert G.check_set_group_id(False, True, 0, 5, False)[0] == G.ER_OPTION_PREVENTS_STATEMENT
+
+
+def test_halt_rules():
+    assert G.must_halt(3, 3) and G.must_halt(2, 3) and not G.must_halt(4, 3) and not G.must_halt(0, 3)
+    assert not G.must_halt(3, 3, G.HALT_LOWER) and G.must_halt(2, 3, G.HALT_LOWER)
+    assert not G.must_halt(1, 3, G.HALT_NEVER)
+
+
+def test_mariadb_positions():
+    assert G.format_pos(G.parse_pos("1-2-20,0-3-30")) == "0-3-30,1-2-20"
+    # Current position: the slave's, except a domain where this server (id 1) logged later itself.
+    assert G.current_pos({0: "0-1-9", 1: "1-2-4"}, {0: "0-2-5", 1: "1-2-7"}, 1) == {0: "0-1-9", 1: "1-2-7"}
+    assert G.current_pos({0: "0-2-9"}, {0: "0-2-5"}, 1) == {0: "0-2-5"}
+
+
+# -- the simulator ---------------------------------------------------------------------------
+def ids_in_binlog(tr, node):
+    return [(o["trx"], o["group_id"]) for o in tr.all("binlog", node=node) if o["trx"] and o["idx"] == 0]
+
+
+def test_root_issues_slaves_keep(kit):
+    tr = kit.run(M, "gg-hier-basic")
+    want = [("t1", 1008), ("t2", 1009), ("t3", 1010), ("t4", 1011), ("t5", 1012)]
+    assert ids_in_binlog(tr, "A") == ids_in_binlog(tr, "B") == ids_in_binlog(tr, "C") == want
+    # Every event of t2 (a cached transaction) has the group's ID; FDE and Rotate have none.
+    assert {o["group_id"] for o in tr.all("binlog", node="A", trx="t2")} == {1009}
+    assert all("group_id" not in o for o in tr.all("binlog", node="A") if o["type"] in ("FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT"))
+    # B's own changes are committed but not binlogged.
+    assert tr.first("commit", node="B", trx="b-local-1")["binlogged"] is False
+    assert tr.all("binlog", node="B", trx="b-local-1") == [] and "b-local-1" in tr.first("data", node="B")["counts"]
+
+
+def test_index_and_restart(kit):
+    tr = kit.run(M, "gg-hier-basic")
+    assert tr.first("binlog_index", node="A")["content"] == "bin.000001|0|\nbin.000002|1010|\nbin.000003|1011|\n"
+    after = [o["Group_ID"] for o in tr.all("master_status", node="A") if o["t"] == 8 * US]
+    assert after[0] == 1011 and tr.all("binlog", node="A", type="STOP_EVENT") == []
+
+
+def test_set_and_binlog_info_answers(kit):
+    tr = kit.run(M, "gg-hier-basic")
+    answers = {o["group_id"]: (o["errno"], o.get("Log_name"), o.get("Pos"), o.get("Server_ID"))
+               for o in tr.all("stmt", node="A", op="show_binlog_info")}
+    assert answers[1007] == (None, "bin.000002", 124, 1)  # the SET ID: where its binlog's FDE ends
+    end_t2 = tr.first("binlog", node="A", trx="t2", last=True)
+    assert answers[1009] == (None, end_t2["file"], end_t2["end"], 1)
+    sets = [(o["group_id"], o["errno"]) for o in tr.all("stmt", node="A", op="set_binlog_group_id")]
+    assert sets == [(1007, None), (19, 1644), (5000, 1227)]
+
+
+def test_mixed_mode_logs_zero(kit):
+    tr = kit.run(M, "gg-mixed-mode")
+    assert all("group_id" not in o for o in tr.all("binlog", node="A"))  # A has no group IDs at all
+    assert ids_in_binlog(tr, "B") == ids_in_binlog(tr, "C") == [("t1", 0), ("t2", 0)]
+    assert {o["Exec_Master_Group_ID"] for o in tr.all("status", node="C")} == {0}
+
+
+def test_inconsistent_options_refuse_start(kit):
+    tr = kit.run(M, "gg-startup-options")
+    refused = [(o["node"], o["message"]) for o in tr.all("error", errno=1)]
+    assert refused == [("A", "You need to use --log-slave-updates to make --rpl-hierarchical work."),
+                       ("B", "You need to use --log-bin to make --log-slave-updates work."),
+                       ("A", "You need to use --log-slave-updates to make --rpl-hierarchical work.")]
+    assert tr.all("binlog", node="A") == tr.all("binlog", node="B") == tr.all("binlog", node="C") == []
+    assert tr.first("data", node="C")["counts"] == {"t1": 1}  # no binlog, still a slave
+
+
+def test_failover_elects_repoints_continues_and_restores(kit):
+    tr = kit.run(M, "gg-failover")
+    polled = {o["node"]: o["Group_ID"] for o in tr.all("master_status", election="A")}
+    assert polled == {"B": 4, "C": 2, "D": 2} and tr.first("promoted")["node"] == "B"
+    # C and D: SHOW BINLOG INFO FOR their last group on B, and CHANGE MASTER to the answer.
+    repoint = {o["node"]: (o["master_log_file"], o["master_log_pos"]) for o in tr.all("stmt", op="change_master")
+               if o.get("master_host") == "B"}
+    end2 = tr.first("binlog", node="B", trx="t2", last=True)
+    assert repoint["C"] == repoint["D"] == (end2["file"], end2["end"])
+    assert ids_in_binlog(tr, "B")[-3:] == [("t5", 5), ("t6", 6), ("t7", 7)]
+    # A, restored from C's backup and SET to C's ID, replays only what C lacked, once.
+    want = {f"t{i}": 1 for i in (1, 2, 3, 4, 5, 6, 7)}
+    assert {n: tr.first("data", node=n)["counts"] for n in "ABCD"} == dict.fromkeys("ABCD", want)

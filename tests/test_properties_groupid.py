@@ -1,0 +1,190 @@
+"""Every group-ID property (the hierarchical-replication design) and every property of its
+MariaDB-GTID view passes on an honest trace and catches a realistic fault.
+
+Passing traces come from model:groupid on the gg-* scenarios; violating traces from a group-ID
+mutant (an ID reissued after recovery, a Stop event at shutdown, a replayed group) or from a model
+trace edited to re-create one fault (an event of a group with ID 0, a slave binlogging its own
+change, a wrong answer to SHOW BINLOG INFO FOR, an empty gtid_binlog_pos after restart...). Each
+violation must be reported with a witness naming the faulty observation.
+"""
+from __future__ import annotations
+
+import pytest
+from conftest import assert_witness
+from test_properties_incident import Case, pick
+
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck.systems import systems
+
+M = "model:groupid"
+GROUPID_REQUIREMENTS = {p.requirement for p in PROPERTIES if p.feature == "groupid"}
+RECOVERY = {p.requirement for p in PROPERTIES if p.feature == "recovery"}
+
+
+def model(history: str):
+    return lambda k: k.run(M, history)
+
+
+def edit(history: str, kind: str, system: str = M, **match):
+    """A model trace and the observation a fault builder changes."""
+    def build(k, change):
+        tr = k.run(system, history)
+        o = tr.first(kind, **match)
+        change(o)
+        return tr, o
+    return build
+
+
+def with_fields(history: str, kind: str, fields: dict, **match):
+    return lambda k: edit(history, kind, **match)(k, lambda o: o.update(fields))
+
+
+def with_variable(history: str, node: str, t: int, name: str, value: str):
+    return lambda k: edit(history, "server_status", node=node, t=t)(k, lambda o: o["variables"].update({name: value}))
+
+
+def slave_logs_own_write(k):
+    # B binlogs a change its own client made although it has a master (the filter is off).
+    tr = k.run(M, "gg-hier-basic")
+    commit = tr.first("commit", node="B", trx="b-local-1")
+    tr.insert_before(tr.obs[tr.index(commit) + 1], {**tr.first("binlog", node="A", trx="t1", idx=0), "node": "B",
+                                                     "trx": "b-local-1", "server_id": 2})
+    return tr, commit
+
+
+def changed_to_wrong_position(k):
+    # The repair of gg-crash-binlog-commit, pointed 170 bytes past what SHOW BINLOG INFO FOR 3 gave.
+    h = k.history("gg-crash-binlog-commit")
+    [cm] = [o for o in h["ops"] if o["op"] == "change_master"]
+    cm["master_log_pos"] = 753
+    tr = k.run(M, h)
+    return tr, tr.first("stmt", node="B", op="change_master")
+
+
+def election_ignores_candidate(k):
+    # D's sample at the election shows it further ahead than B, which was promoted all the same.
+    tr = k.run(M, "gg-failover")
+    d = tr.first("master_status", node="D", election="A")
+    d["Group_ID"] = 99
+    return tr, tr.first("failover", node="B")
+
+
+def gtid_reused(k):
+    # C logs t5 under the GTID t3 already has (known bugs §3 G6: a sequence number reissued).
+    tr = k.run(M, "gg-failover")
+    for o in tr.all("binlog", node="C", trx="t5"):
+        o["gtid"] = "0-1-3"
+    return tr, tr.first("binlog", node="C", trx="t5", idx=0)
+
+
+CASES: dict[str, Case] = {
+    "GGID.UNIQUE": Case(
+        model("gg-failover"), lambda k: pick(k.run("mutant:recovery-ignores-index", "gg-dirty-fde"), "binlog", node="A", trx="t3", idx=0),
+        "group ID 1 issued twice: A logged it for t1, A for t3"),
+    "GGID.MONOTONIC": Case(
+        model("gg-hier-basic"),
+        lambda k: (lambda tr: (tr, tr.all("binlog", node="B", trx="t3", idx=0)[1]))(k.run("mutant:no-halt-on-lower-id", "gg-crash-binlog-commit")),
+        "B: group ID 3 (t3) follows 3 in its binlog"),
+    "GGID.GROUP.SHARED": Case(
+        model("gg-hier-basic"), with_fields("gg-hier-basic", "binlog", {"group_id": 0}, node="A", trx="t2", idx=2),
+        "A: events of t2 carry group IDs ['0', '1009']"),
+    "GGID.FRAMING.NO_ID": Case(
+        model("gg-hier-basic"), with_fields("gg-hier-basic", "binlog", {"group_id": 1008}, node="A", type="ROTATE_EVENT"),
+        "A: ROTATE_EVENT carries group ID 1008"),
+    "GGID.NO_STOP_EVENT": Case(
+        model("gg-hier-basic"), lambda k: pick(k.run("mutant:stop-event", "gg-hier-basic"), "binlog", node="A", type="STOP_EVENT"),
+        "A: STOP_EVENT in its binlog (group ID 1012)"),
+    "GGID.FILTER": Case(model("gg-hier-basic"), slave_logs_own_write, "B has a master but binlogged its own b-local-1"),
+    "GGID.SLAVE.PRESERVE": Case(
+        model("gg-failover"), with_fields("gg-failover", "binlog", {"group_id": 103}, node="C", trx="t3", idx=0),
+        "C logged t3 as group 103; the root gave it 3"),
+    "GGID.MIXED_MODE": Case(
+        model("gg-mixed-mode"), with_fields("gg-mixed-mode", "binlog", {"group_id": 1}, node="B", trx="t1", idx=0),
+        "B logged t1 from a master without group IDs as 1, not 0"),
+    "GGID.STARTUP.OPTIONS": Case(
+        model("gg-startup-options"),
+        with_fields("gg-startup-options", "error", {"message": "ready for connections"}, node="B", op="startup"),
+        "B started with inconsistent options (expected: You need to use --log-bin to make --log-slave-updates work.)"),
+    "GGID.INDEX.FORMAT": Case(
+        model("gg-dirty-fde"), with_fields("gg-dirty-fde", "binlog_index", {"content": "bin.000001\nbin.000002|2|\n"}, node="A"),
+        "A: index file 'bin.000001\\nbin.000002|2|\\n' is not a well-formed group-ID index"),
+    "GGID.SHOW_MASTER_STATUS": Case(
+        model("gg-hier-basic"), with_fields("gg-hier-basic", "master_status", {"Group_ID": 1009}, node="A", t=3_000_000),
+        "A: SHOW MASTER STATUS Group_ID 1009, its binlog says 1010"),
+    "GGID.SHOW_SLAVE_STATUS": Case(
+        model("gg-hier-basic"), with_fields("gg-hier-basic", "status", {"Exec_Master_Group_ID": 0}, node="B", t=3_000_000),
+        "B: SHOW SLAVE STATUS Exec_Master_Group_ID 0, last played 1010"),
+    "GGID.BINLOG_INFO": Case(
+        model("gg-hier-basic"), with_fields("gg-hier-basic", "stmt", {"Pos": 500}, node="A", op="show_binlog_info", group_id=1009),
+        "A: SHOW BINLOG INFO FOR 1009 answered ('bin.000002', 500, 1), the group ends at ('bin.000002', 559, 1)"),
+    "GGID.SET": Case(
+        model("gg-hier-basic"),
+        with_fields("gg-hier-basic", "stmt", {"errno": None, "message": ""}, node="A", op="set_binlog_group_id", group_id=19),
+        "A: SET BINLOG_GROUP_ID=19 (current 1010) gave errno None, expected 1644"),
+    "GGID.CHANGE_MASTER": Case(model("gg-crash-binlog-commit"), changed_to_wrong_position,
+                               "B: CHANGE MASTER to A bin.000001:753, but the last group it played is 3"),
+    "GGID.FAILOVER.ELECT": Case(model("gg-failover"), election_ignores_candidate,
+                                "failover promoted B (group ID 4) although a candidate had 99"),
+    "GGID.FAILOVER.CONTINUE": Case(
+        model("gg-failover"), with_fields("gg-failover", "commit", {"group_id": 7}, node="B", trx="t5"),
+        "new root B issued 7 first, expected 5"),
+    "MARIADB.GTID.UNIQUE": Case(model("gg-failover"), gtid_reused, "GTID 0-1-3 names t3 on B and t5 on C"),
+    "MARIADB.GTID.BINLOG_POS": Case(  # MDEV-6391: the binlog state comes back empty after a restart
+        model("gg-dirty-fde"), with_variable("gg-dirty-fde", "A", 4_000_000, "gtid_binlog_pos", ""),
+        "A: gtid_binlog_pos '', its binlog ends with '0-1-2'"),
+    "MARIADB.GTID.SLAVE_POS": Case(
+        model("gg-crash-engine-rli"), with_variable("gg-crash-engine-rli", "B", 2_000_000, "gtid_slave_pos", "0-1-2"),
+        "B: gtid_slave_pos '0-1-2', it replicated up to '0-1-1'"),
+    "MARIADB.GTID.CURRENT_POS": Case(
+        model("gg-failover"), with_variable("gg-failover", "B", 5_000_000, "gtid_current_pos", "0-1-4"),
+        "B: gtid_current_pos '0-1-4', expected '0-2-6'"),
+    "MARIADB.GTID.IO_POS": Case(  # Bug #69943: the GTID counted as received at its first event
+        model("gg-crash-engine-rli"), with_fields("gg-crash-engine-rli", "status", {"Gtid_IO_Pos": "0-1-4"}, node="C", t=5_000_000),
+        "C: Gtid_IO_Pos names 0-1-4, not yet whole in any binlog"),
+}
+
+
+def test_every_groupid_property_has_a_case():
+    assert set(CASES) == GROUPID_REQUIREMENTS
+
+
+# -- each group-ID mutant is killed on an embedded History, which passes on the model -------------
+GG_MUTANTS = {s.name: s for s in systems().values() if s.kind == "mutant" and {*s.kills} & (GROUPID_REQUIREMENTS | RECOVERY)}
+KILLS = {
+    "mutant:no-halt-on-lower-id": "gg-crash-binlog-commit",
+    "mutant:halt-strictly-lower": "gg-crash-engine-rli",
+    "mutant:recovery-ignores-index": "gg-dirty-fde",
+    "mutant:stop-event": "gg-hier-basic",
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(GG_MUTANTS))
+def test_groupid_mutant_killed(kit, mutant):
+    history = KILLS[mutant]  # a new group-ID mutant without a killing history fails here
+    kills = GG_MUTANTS[mutant].kills
+    assert all(kit.verdict(r, kit.run(mutant, history)).status == VIOLATED for r in kills)
+    assert all(kit.verdict(r, kit.run(M, history)).status == PASS for r in kills)
+
+
+def test_binlog_info_error_for_unknown_ids(kit):
+    # rpl_hier step 4: 0, 1006 (below the SET ID) and 1900 (never issued) are not found.
+    tr = kit.run(M, "gg-hier-basic")
+    errors = {o["group_id"]: o["message"] for o in tr.all("stmt", node="A", op="show_binlog_info") if o["errno"] == 1220}
+    assert errors == {g: "Error when executing command SHOW BINLOG INFO FOR: Failed to find matching binlog group."
+                      for g in (0, 1006, 1900)}
+    wrong = tr.first("stmt", node="A", op="show_binlog_info", group_id=1900)
+    wrong.update(errno=None, message="", Log_name="bin.000002", Pos=124, Server_ID=1)
+    assert_witness(kit.verdict("GGID.BINLOG_INFO", tr), tr, wrong, "SHOW BINLOG INFO FOR 1900 answered bin.000002:124; no binlog holds it")
+
+
+def test_mariadb_view_judges_a_trace_without_group_ids(kit):
+    # A MariaDB trace has GTIDs and the gtid_*_pos variables, no group IDs: the view still judges it.
+    tr = kit.run(M, "gg-failover")
+    for o in tr.obs:
+        o.pop("group_id", None)
+        o.pop("Group_ID", None)
+        o.pop("Exec_Master_Group_ID", None)
+    for r in ("MARIADB.GTID.UNIQUE", "MARIADB.GTID.BINLOG_POS", "MARIADB.GTID.SLAVE_POS", "MARIADB.GTID.CURRENT_POS",
+              "MARIADB.GTID.IO_POS"):
+        v = kit.verdict(r, tr)
+        assert v.status == PASS and v.checked > 0, v
