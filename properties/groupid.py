@@ -77,18 +77,20 @@ def current_id(v: TraceView, node: str, line: int) -> int:
 
 def played_id(v: TraceView, node: str, line: int) -> int:
     """The last group the server's SQL thread played (SHOW SLAVE STATUS) before this line: the
-    last replicated group in its binlog, or the ID SET BINLOG_GROUP_ID gave it."""
-    own = server_id(v, node)
-    last = 0
+    last group its binlog got while it had a master (filtering keeps its own commits out), or the
+    ID SET BINLOG_GROUP_ID gave it."""
+    last, has_master = 0, node in v.channels
     for o in of_node(v, node):
         if o["_line"] >= line:
             break
-        if o["kind"] == "binlog" and o.get("group_id") and o.get("server_id") != own:
+        if o["kind"] == "binlog" and o.get("group_id") and has_master:
             last = o["group_id"]
         elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
             last = o["group_id"]
         elif o["kind"] == "restore":
-            last = 0
+            last, has_master = 0, True
+        elif o["kind"] == "promoted":
+            has_master = False
     return last
 
 

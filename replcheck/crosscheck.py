@@ -33,6 +33,7 @@ class Facts:
     header: dict
     seqs: dict[tuple[str, str], tuple]  # (aspect, node) -> sequence of (subject, value)
     binlog: dict[tuple[str, str], list[dict]]  # (node, trx) -> its binlog events there
+    applied_from: dict[tuple[str, str], str]  # (node, trx) -> the source it was applied from (failover moves it)
     commits: dict[tuple[str, str], int]  # (node, trx) -> when the commit returned
     settings: dict[str, tuple]  # attribute -> per-node values, to tell what two systems differ in
 
@@ -41,10 +42,12 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     seqs: dict[tuple[str, str], list] = {}
     binlog: dict[tuple[str, str], list[dict]] = {}
     commits: dict[tuple[str, str], int] = {}
+    applied_from: dict[tuple[str, str], str] = {}
     for o in obs:
         k, node = o["kind"], o.get("node", "")
         if k == "apply" and o.get("trx") is not None and o["idx"] == 0:
             seqs.setdefault(("apply", node), []).append((o["trx"], o["begin"]))
+            applied_from[(node, o["trx"])] = o.get("source", "")
         elif k == "commit":
             seqs.setdefault(("commit", node), []).append((o["trx"], (o["t"], o.get("semisync"), o.get("errno"))))
             commits[(node, o["trx"])] = o["t"]
@@ -64,7 +67,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         "wait_point": tuple(n.get("variables", {}).get("rpl_semi_sync_master_wait_point") for n in nodes),
         "mutants": tuple(sorted(known.mutants)) if known else (),
     }
-    return Facts(header, {k: tuple(v) for k, v in seqs.items()}, binlog, commits, settings)
+    return Facts(header, {k: tuple(v) for k, v in seqs.items()}, binlog, applied_from, commits, settings)
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,11 @@ Ctx = tuple[Facts, Facts, str, str, str]  # left, right, aspect, node, subject
 
 
 def _source(ctx: Ctx) -> str:
-    left, _, _, node, _ = ctx
-    return {c["replica"]: c["source"] for c in left.header["topology"].get("channels", [])}.get(node, node)
+    """The server the node applied the transaction from: its channel's source, or after a
+    failover the new primary."""
+    left, right, _, node, trx = ctx
+    static = {c["replica"]: c["source"] for c in left.header["topology"].get("channels", [])}.get(node, node)
+    return left.applied_from.get((node, trx)) or right.applied_from.get((node, trx)) or static
 
 
 def _events(ctx: Ctx, trx: str) -> list[dict]:
@@ -105,11 +111,13 @@ def event_timestamp_not_commit_time(ctx: Ctx) -> bool:
 
 
 def chain_hop(ctx: Ctx) -> bool:
-    """The transaction reached this node through an intermediate master: WL#344 measures from
-    the originating master, WL#7318 from the immediate one."""
-    left, _, _, node, _ = ctx
-    channels = {c["replica"]: c["source"] for c in left.header["topology"].get("channels", [])}
-    return channels.get(node) in channels
+    """The transaction reached this node through an intermediate master (it did not originate
+    on the server the node applied it from): WL#344 measures from the originating master,
+    WL#7318 from the immediate one."""
+    src = _source(ctx)
+    ids = {n["id"]: n.get("server_id") for n in ctx[0].header["topology"]["nodes"]}
+    events = _events(ctx, ctx[4])
+    return bool(events) and events[0].get("server_id") != ids.get(src)
 
 
 def applied_differently(ctx: Ctx) -> bool:

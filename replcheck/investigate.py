@@ -223,5 +223,5 @@ def _time_of(left: list[dict], right: list[dict], d: crosscheck.Difference) -> i
     """When the difference shows: the subject's first observation on the node in either trace."""
     if d.aspect == "read":
         return int(d.subject)
-    times = [o["t"] for o in left + right if o.get("node") == d.node and o.get("trx") == d.subject]
+    times = [o["t"] for o in left + right if o.get("node") == d.node and o.get("trx") == d.subject and o["kind"] == d.aspect]
     return min(times) if times else 0

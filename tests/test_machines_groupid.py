@@ -1,6 +1,6 @@
 """The group-ID state machine: silent on the model, and from scratch it finds the design's own
 hazard (a slave crashing between binlog write and engine commit replays the group) when the
-halt-on-lower-ID rule is off, or worded as the design words it, shrunk to a short step list."""
+halt-on-lower-ID rule is off, shrunk to a short step list."""
 from __future__ import annotations
 
 import pytest
@@ -11,7 +11,7 @@ from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import machine_for
 from replcheck.properties.machines.groupid import GroupIdMachine
 
-SEARCH = settings(max_examples=80, stateful_step_count=12, deadline=None, derandomize=True, database=None,
+SEARCH = settings(max_examples=150, stateful_step_count=10, deadline=None, derandomize=True, database=None,
                   suppress_health_check=list(HealthCheck), print_blob=False)
 # What a replayed group violates: it is logged again with the same ID, applied twice, played past the halt.
 REPLAY = ("GGID.MONOTONIC", "GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT")
@@ -30,10 +30,10 @@ def test_model_holds_every_groupid_and_recovery_property():
         assert machine.exercised[r] > 0, r
 
 
-@pytest.mark.parametrize("mutant", ["no-halt-on-lower-id", "halt-strictly-lower"])
-def test_finds_the_designs_hazard_from_scratch(mutant):
+def test_finds_the_designs_hazard_from_scratch():
+    # The halt-on-lower-ID rule switched off (mutant:halt-strictly-lower is killed by gg-* histories).
     with pytest.raises(AssertionError) as info:
-        run_state_machine_as_test(machine_for(GroupIdMachine, "wl344", [mutant]), settings=SEARCH)
+        run_state_machine_as_test(machine_for(GroupIdMachine, "wl344", ["no-halt-on-lower-id"]), settings=SEARCH)
     assert str(info.value).startswith(REPLAY), str(info.value)
     steps = steps_of(info.value)
     assert 1 <= len(steps) <= 3, steps

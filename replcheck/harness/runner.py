@@ -275,9 +275,7 @@ class Runner:
         self.by_server_id = {sid: n for n, sid in self.server_ids.items()}
         self.sources = {c["replica"]: c["source"] for c in topo.get("channels", [])}
         self.trx_names: list[str] = []  # k -> the History's name
-        self.trx_k: dict[int, int] = {}  # op index -> k
         self.origin_of: dict[int, str] = {}
-        self.ddl: set[int] = set()
         self.gtid_of: dict[int, str] = {}
         self.seen: dict[tuple[str, int], int] = {}  # (node, k) -> first time present
         self.seen_pos: dict[tuple[str, int], tuple[str, int]] = {}
@@ -324,10 +322,11 @@ class Runner:
             self.cluster = cluster
             self._set_up()
             # Time 0 on a whole second of the wall clock: event timestamps fall where the History puts them.
-            wall = time.time()
-            time.sleep(1 - (wall % 1))
-            self.t0, self.wall_t0 = time.monotonic(), time.time()
-            self.epoch_us = int(round(self.wall_t0)) * US
+            time.sleep(1 - (time.time() % 1))
+            mono, wall = time.monotonic(), time.time()
+            self.wall_t0 = float(int(wall))  # trace time 0 is exactly the epoch, however late the sleep woke
+            self.t0 = mono - (wall - self.wall_t0)
+            self.epoch_us = int(wall) * US
             self._rebase_timestamps()
             for n in self.node_ids:  # what the servers logged while starting, at time 0
                 self._tail_log(n, 0)
@@ -344,8 +343,7 @@ class Runner:
             finally:
                 self._stop.set()
                 poller.join(timeout=10)
-            t_end = self.now()
-            self._poll_all(t_end)
+            self._poll_all()
             self._collect_binlogs()
             self._emit_data(self.now())
         return self._header(server.version), self._ordered()
@@ -379,10 +377,7 @@ class Runner:
             if op["op"] == "trx":
                 k = len(self.trx_names)
                 self.trx_names.append(op.get("trx") or f"{op['node']}-{op['at']}")
-                self.trx_k[i] = k
                 self.origin_of[k] = op["node"]
-                if op.get("ddl"):
-                    self.ddl.add(k)
                 w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
                 w.start()
                 workers.append(w)
@@ -470,6 +465,8 @@ class Runner:
             self.emit("sql_stop", node, t, reason="stop")
         if errno is not None:
             self.emit("error", node, t, errno=errno, message=message)
+        elif node not in self._busy:
+            self._poll(node, force=True)  # what it changed, before anything else can change it again
 
     # -- polling ---------------------------------------------------------------------------------
 
@@ -483,7 +480,7 @@ class Runner:
             if rest > 0:
                 self._stop.wait(rest)
 
-    def _poll_all(self, t: int) -> None:
+    def _poll_all(self) -> None:
         for n in self.node_ids:
             if self.cluster.is_running(n):
                 self._poll(n, force=True)
