@@ -447,8 +447,10 @@ class Simulator:
         self._op_crash(node, op, clean=True)
 
     def _op_failover(self, node: Node, op: dict) -> None:
-        """Promote this replica: stop fetching, apply its whole relay log without delay, then take
-        over the old primary's other replicas, which reconnect by GTID auto-position."""
+        """Promote this replica (with `elect`: the most advanced slave of its master by SHOW MASTER
+        STATUS): stop fetching, apply its whole relay log without delay, then take over the old
+        primary's other replicas, which reconnect by GTID auto-position, or, between
+        --rpl-hierarchical servers, by SHOW BINLOG INFO FOR and CHANGE MASTER."""
         ch = node.channel
         if ch is None:
             self.emit("error", node.id, op="failover", errno=ER_BAD_SLAVE, message="not a replica")

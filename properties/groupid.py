@@ -407,6 +407,22 @@ def gtid_one_body(v: TraceView, check: Check) -> None:
                         f"GTID {o['gtid']} names {seen.get('trx')} on {seen['node']} and {o.get('trx')} on {o['node']}", seen, o)
 
 
+def domain_of(gtid) -> int | None:
+    """The replication domain of a MariaDB GTID; None for anything else (a MySQL uuid:n GTID)."""
+    try:
+        return G.parse_gtid(gtid)[0]
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def positions(text) -> dict[int, str] | None:
+    """A GTID position as a server shows it, or None when it is not one."""
+    try:
+        return G.parse_pos(text)
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
 def _positions(v: TraceView, node: str, line: int, own_too: bool) -> dict[int, str]:
     """Per domain, the last GTID the node logged (own_too) or replicated, before a line."""
     own = server_id(v, node)
@@ -416,11 +432,13 @@ def _positions(v: TraceView, node: str, line: int, own_too: bool) -> dict[int, s
             break
         if o["kind"] == "restore":
             pos = {}
-        replicated = o["kind"] in ("binlog", "visible") and o.get("gtid") and G.parse_gtid(o["gtid"])[1] != own
-        if o["kind"] == "binlog" and o.get("gtid") and o.get("last") and (own_too or replicated):
-            pos[G.parse_gtid(o["gtid"])[0]] = o["gtid"]
-        elif not own_too and o["kind"] == "visible" and replicated:
-            pos[G.parse_gtid(o["gtid"])[0]] = o["gtid"]
+        d = domain_of(o.get("gtid")) if o["kind"] in ("binlog", "visible") else None
+        if d is None:
+            continue
+        replicated = G.parse_gtid(o["gtid"])[1] != own
+        if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
+                not own_too and o["kind"] == "visible" and replicated):
+            pos[d] = o["gtid"]
     return pos
 
 
@@ -455,8 +473,8 @@ def gtid_current_pos(v: TraceView, check: Check) -> None:
     for o in v.kind("server_status"):
         var = o.get("variables", {})
         if {"gtid_current_pos", "gtid_binlog_pos", "gtid_slave_pos"} <= set(var):
-            want = G.format_pos(G.current_pos(G.parse_pos(var["gtid_binlog_pos"]), G.parse_pos(var["gtid_slave_pos"]),
-                                              server_id(v, o["node"])))
+            binlog, slave = positions(var["gtid_binlog_pos"]), positions(var["gtid_slave_pos"])
+            want = None if binlog is None or slave is None else G.format_pos(G.current_pos(binlog, slave, server_id(v, o["node"])))
             check.judge(var["gtid_current_pos"] == want, f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
 
 
@@ -468,5 +486,11 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
         if o.get("gtid") and o.get("last"):
             ended.setdefault(o["gtid"], o["t"])
     for o in v.kind("status"):
-        for g in G.parse_pos(o.get("Gtid_IO_Pos") or "").values():
+        if "Gtid_IO_Pos" not in o:
+            continue
+        named = positions(o["Gtid_IO_Pos"])
+        if named is None:
+            check.judge(False, f"{o['node']}: Gtid_IO_Pos {o['Gtid_IO_Pos']!r} is not a GTID position", o)
+            continue
+        for g in named.values():
             check.judge(ended.get(g, o["t"] + 1) <= o["t"], f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from replcheck.harness import mariadb
+from replcheck.harness.ackproxy import AckProxy
 from replcheck.harness.mariadb import (
     BASEDIR_ENV, Channel, Cluster, HarnessError, Node, ServerNotFound, SqlError, Topology, TopologyError,
     find_server, free_port, parse_xml_results, sql_quote, wait_for,
@@ -112,6 +113,55 @@ def test_cluster_rejects_a_bad_topology_before_touching_anything(tmp_path):
     with pytest.raises(TopologyError, match="unknown node 'x'"):
         Cluster({"nodes": [{"id": "a"}], "channels": [{"source": "a", "replica": "x"}]}, tmpdir=str(tmp_path))
     assert list(tmp_path.iterdir()) == []
+
+
+def _packet(seq: int, payload: bytes) -> bytes:
+    return len(payload).to_bytes(3, "little") + bytes([seq]) + payload
+
+
+def _ack(pos: int, file: bytes = b"bin.000001") -> bytes:
+    return _packet(0, b"\xef" + pos.to_bytes(8, "little") + file + b"\0")
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        assert chunk, f"connection closed after {data!r}"
+        data += chunk
+    return data
+
+
+def test_ack_proxy_loses_exactly_the_acks_asked_for():
+    """Replica-to-source packets pass byte for byte, except pending acks after COM_BINLOG_DUMP; an
+    0xEF packet before the dump, or one that is not a command (sequence number 1), is no ack."""
+    source = socket.create_server(("127.0.0.1", 0))
+    forwarded, lost = [], []
+    proxy = AckProxy(lambda: source.getsockname()[1], on_ack=lambda f, p: forwarded.append((f, p)),
+                     on_lost=lambda f, p: lost.append((f, p)))
+    try:
+        replica = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+        source.settimeout(10)
+        upstream, _ = source.accept()
+        upstream.settimeout(10)
+        early = _packet(0, b"\xef" + bytes(9))  # before the dump: not an ack
+        handshake = _packet(1, b"\xef" + bytes(20))
+        dump = _packet(0, b"\x12" + bytes(10))
+        proxy.lose(2)
+        replica.sendall(early + handshake)
+        assert _recv_exactly(upstream, len(early + handshake)) == early + handshake
+        replica.sendall(dump + _ack(300) + _ack(400)[:5])  # the second ack split across sends
+        replica.sendall(_ack(400)[5:] + _ack(500, b"bin.000002"))
+        assert _recv_exactly(upstream, len(dump + _ack(500, b"bin.000002"))) == dump + _ack(500, b"bin.000002")
+        assert lost == proxy.lost == [("bin.000001", 300), ("bin.000001", 400)]
+        assert forwarded == [("bin.000002", 500)] and proxy.pending == 0
+        upstream.sendall(b"binlog events")  # the other way: untouched
+        assert _recv_exactly(replica, 13) == b"binlog events"
+        replica.close()
+        assert upstream.recv(10) == b""  # a hang-up is passed on
+    finally:
+        proxy.close()
+        source.close()
 
 
 def test_client_xml_parsing_keeps_null_apart_from_the_string():

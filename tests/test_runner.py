@@ -31,8 +31,6 @@ def _history(ops, channels=({"source": "A", "replica": "B", "delay": 20},), node
     {"at": 5, "op": "clock_step", "node": "A", "delta_us": 1000},
     {"at": 5, "op": "cluster_gap", "node": "A", "cause": "server_crash", "trxs": ["x"]},
     {"at": 5, "op": "record_incident", "node": "A", "code": 1},
-    {"at": 5, "op": "lose_acks", "node": "B", "count": 1},
-    {"at": 5, "op": "failover", "node": "B"},
     {"at": 5, "op": "binlog_statement", "node": "A", "event_types": ["FORMAT_DESCRIPTION_EVENT"]},
 ])
 def test_unsupported_ops_are_refused_naming_the_op(op):
@@ -43,6 +41,9 @@ def test_unsupported_ops_are_refused_naming_the_op(op):
 
 
 def test_what_a_real_server_cannot_do_is_refused():
+    R.check_supported(_history([{"at": 1, "op": "lose_acks", "node": "B", "count": 2}, {"at": 2, "op": "failover", "node": "B"}]))
+    with pytest.raises(R.RunnerError, match=r"ops\[1\].*lose_acks after a failover"):
+        R.check_supported(_history([{"at": 1, "op": "failover", "node": "B"}, {"at": 2, "op": "lose_acks", "node": "B", "count": 1}]))
     with pytest.raises(R.RunnerError, match="relay_log_recovery"):
         R.check_supported(_history([{"at": 1, "op": "restart", "node": "B", "relay_log_recovery": True}]))
     with pytest.raises(R.RunnerError, match="write_error"):
@@ -188,3 +189,52 @@ def test_the_row_table_shows_a_double_apply_as_two(server, tmp_path):
                    "INSERT INTO rc.r (k, part) VALUES (5, 1); CREATE TABLE rc.d6 (i INT)")
         r = R.Runner(_history([]))
         assert r._counts(c._client(c._state("A"), R.POLL)) == {5: 2, 6: 1}
+
+
+def test_failover_by_gtid_promotes_and_repoints(server, tmp_path):
+    """A -> B, A -> C; kill -9 of A; failover electing the most advanced replica (a tie: B, the
+    first); C is repointed to B by GTID and gets B's own new transaction and nothing twice."""
+    load_features()
+    h = _history([{"at": 200_000, "op": "trx", "node": "A", "trx": "t1"},
+                  {"at": 600_000, "op": "crash", "node": "A"},
+                  {"at": 700_000, "op": "failover", "node": "C", "elect": True},
+                  {"at": 1_000_000, "op": "trx", "node": "B", "trx": "t2"},
+                  {"at": 1_100_000, "op": "failover", "node": "B"}],  # B is a replica no more
+                 channels=({"source": "A", "replica": "B"}, {"source": "A", "replica": "C"}),
+                 nodes=({"id": "A"}, {"id": "B"}, {"id": "C"}), end_us=1_800_000)
+    header, obs = R.Runner(h, scale=1.0, tmpdir=str(tmp_path)).run()
+    assert [(o["kind"], o["node"], o["old"]) for o in obs if o["kind"] in ("failover", "promoted")] == \
+        [("failover", "B", "A"), ("promoted", "B", "A")]
+    steps = [(o["op"], o.get("thread"), o["errno"]) for o in obs if o["kind"] == "stmt" and o["node"] == "B"]
+    assert steps == [("stop_slave", None, None), ("change_master", None, None), ("start_slave", "sql", None)]
+    assert any(o["kind"] == "error" and o["node"] == "B" and o["errno"] == R.ER_BAD_SLAVE for o in obs)
+    assert {o["node"]: o["counts"] for o in obs if o["kind"] == "data"} == {"B": {"t1": 1, "t2": 1}, "C": {"t1": 1, "t2": 1}}
+    t2 = next(o for o in obs if o["kind"] == "commit" and o["trx"] == "t2")
+    assert t2.get("errno") is None and t2["gtid"].startswith("0-2-")  # B's own server_id
+    applied = [o for o in obs if o["kind"] == "apply" and o["node"] == "C" and o["trx"] == "t2"]
+    assert applied and all(o["source"] == "B" for o in applied)
+    verdicts = {v.requirement: v.status for v in core.run_properties(core.TraceView(header, obs))}
+    assert verdicts["MARIADB.GTID.SLAVE_POS"] == core.PASS
+
+
+def test_lost_acks_on_a_real_server(server, tmp_path):
+    """lose_acks: the relay drops B's next ack, so the commit waits out the timeout; the acks that
+    pass are observed, and the header says how."""
+    load_features()
+    h = _history([{"at": 100_000, "op": "lose_acks", "node": "B", "count": 1},
+                  {"at": 200_000, "op": "trx", "node": "A", "trx": "t1"},
+                  {"at": 1_500_000, "op": "trx", "node": "A", "trx": "t2"}],
+                 channels=({"source": "A", "replica": "B"},),
+                 nodes=({"id": "A", "variables": {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": 500}},
+                        {"id": "B", "variables": {"rpl_semi_sync_slave_enabled": True}}), end_us=2_500_000)
+    header, obs = R.Runner(h, scale=1.0, tmpdir=str(tmp_path)).run()
+    commits = {o["trx"]: o for o in obs if o["kind"] == "commit"}
+    assert commits["t1"]["semisync"] == "no" and commits["t1"].get("errno") is None
+    assert any(o["kind"] == "log" and o["node"] == "A" and "Timeout waiting for reply" in o["message"] for o in obs)
+    assert header["unobserved"] == ["relay"] and any("dropped B's ack" in n for n in header["notes"])
+    acks = [o for o in obs if o["kind"] == "ack"]
+    assert acks and all(o["node"] == "A" and o["replica"] == "B" for o in acks)
+    t2_end = max(o["end"] for o in obs if o["kind"] == "binlog" and o["node"] == "A" and o["trx"] == "t2")
+    assert any(o["pos"] == t2_end for o in acks)  # t2's ack passed
+    verdicts = {v.requirement: v.status for v in core.run_properties(core.TraceView(header, obs))}
+    assert verdicts["WL1720.ACK.LAST_EVENT"] == core.PASS and verdicts["WL1720.TIMEOUT.ASYNC"] == core.PASS

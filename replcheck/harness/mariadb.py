@@ -430,16 +430,20 @@ class Cluster:
 
     Options: `server` (from find_server) or `basedir`; `tmpdir` for the temporary root (else
     $REPLCHECK_TMPDIR, else the system's; a tmpfs such as /dev/shm makes start-up faster);
-    `options` extra mariadbd options for every node; `verbose` progress on stderr; timeouts in s.
+    `options` extra mariadbd options for every node; `verbose` progress on stderr; timeouts in s;
+    `routes` {(source, replica): port}: that channel connects to a loopback port of the caller's
+    (a relay to the source, e.g. one that loses acks) instead of the source's own.
     """
 
     def __init__(self, topology: Topology | Mapping, *, server: ServerBinaries | None = None,
                  basedir: str | None = None, tmpdir: str | None = None, options: Sequence[str] = (),
                  verbose: bool = False, start_timeout: float = 10.0, stop_grace: float = 5.0,
-                 sql_timeout: float = 30.0, install_timeout: float = 60.0):
+                 sql_timeout: float = 30.0, install_timeout: float = 60.0,
+                 routes: Mapping[tuple[str, str], int] | None = None):
         self.topology = topology if isinstance(topology, Topology) else Topology.from_history(topology)
         self.server = server
         self._basedir, self._tmpdir, self._options = basedir, tmpdir, tuple(options)
+        self._routes = dict(routes or {})
         self.verbose = verbose
         self.start_timeout, self.stop_grace = start_timeout, stop_grace
         self.sql_timeout, self.install_timeout = sql_timeout, install_timeout
@@ -775,12 +779,7 @@ class Cluster:
 
     def _setup_replication(self) -> None:
         for ch in self.topology.channels:
-            src = self._states[ch.source]
-            # MASTER_CONNECT_RETRY=1: reconnect to a restarted source within a second, not 60.
-            stmt = (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={src.port}, "
-                    f"MASTER_USER={sql_quote(REPL_USER)}, MASTER_PASSWORD={sql_quote(self.repl_password)}, "
-                    f"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1"
-                    + (f", MASTER_DELAY={ch.delay}" if ch.delay else ""))
+            stmt = self._change_master(ch.source, ch.replica) + (f", MASTER_DELAY={ch.delay}" if ch.delay else "")
             self._log(f"channel {ch.source}->{ch.replica}" + (f", MASTER_DELAY={ch.delay}" if ch.delay else ""))
             self.sql(ch.replica, stmt + ";\nSTART SLAVE")
         for ch in self.topology.channels:
@@ -849,6 +848,27 @@ class Cluster:
 
     def global_status(self, node: str, like: str = "%") -> dict[str, str | None]:
         return {name: value for name, value in self.sql(node, f"SHOW GLOBAL STATUS LIKE {sql_quote(like)}")}
+
+    def _change_master(self, source: str, replica: str) -> str:
+        """CHANGE MASTER TO `source` by GTID auto-position (the replica's gtid_slave_pos)."""
+        port = int(self._routes.get((source, replica)) or self._state(source).port)
+        # MASTER_CONNECT_RETRY=1: reconnect to a restarted source within a second, not 60.
+        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, "
+                f"MASTER_USER={sql_quote(REPL_USER)}, MASTER_PASSWORD={sql_quote(self.repl_password)}, "
+                f"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
+
+    def repoint(self, replica: str, source: str, *, io: bool = True, sql: bool = True) -> None:
+        """Failover by GTID: the replica now replicates from `source`, resuming at its gtid_slave_pos;
+        the threads that ran before run again."""
+        self._log(f"{replica}: repointed to {source}")
+        start = {(True, True): ";\nSTART SLAVE", (True, False): ";\nSTART SLAVE IO_THREAD",
+                 (False, True): ";\nSTART SLAVE SQL_THREAD", (False, False): ""}[(io, sql)]
+        self.sql(replica, "STOP SLAVE;\n" + self._change_master(source, replica) + start)
+
+    def promote(self, node: str) -> None:
+        """Failover: the replica forgets its source and takes writes (RESET SLAVE ALL, read_only off)."""
+        self._log(f"node {node}: promoted")
+        self.sql(node, "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = OFF")
 
     # -- node operations ------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from replcheck.harness.ackproxy import AckProxy
 from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
 
 US = 1_000_000
@@ -47,14 +48,17 @@ TIMEOUT_VARIABLE = "rpl_semi_sync_master_timeout"  # ms: scaled with the History
 UNSUPPORTED = {
     "clock_step": "a real server's clock cannot be stepped by the harness",
     "cluster_gap": "there is no cluster behind the server to lose changes",
-    "lose_acks": "acknowledgements cannot be dropped selectively on loopback",
-    "failover": "failover by GTID is not driven by the harness yet",
     "record_incident": "MariaDB has no statement that records an incident (only debug builds)",
     "binlog_statement": "BINLOG statements would be SQL text taken from the History",
 }
-ER_STMT_CACHE_FULL = 1705  # a non-transactional statement's changes could not be binlogged: an incident
+ER_BAD_SLAVE = 1200  # the server's "not configured as slave", as the models answer a failover of a non-replica
+ER_STMT_CACHE_FULL = 1705
+CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came  # a non-transactional statement's changes could not be binlogged: an incident
 ORDER = {"visible": 0, "binlog": 1, "apply": 2, "status": 4, "server_status": 5, "log": 6, "data": 7}
 UNOBSERVED = ["relay", "ack"]  # what polling cannot see: when an event reached a relay log, acks
+# Semi-sync in play (settings, lose_acks): every channel then runs through an AckProxy, which sees
+# each ack on its way to the source (and loses those lose_acks asks for).
+SEMI_SYNC = re.compile(r"^rpl_semi_sync_")
 EVENT_TYPES = {
     "Gtid": "GTID_LOG_EVENT", "Query": "QUERY_EVENT", "Xid": "XID_EVENT", "Format_desc": "FORMAT_DESCRIPTION_EVENT",
     "Rotate": "ROTATE_EVENT", "Incident": "INCIDENT_EVENT", "Table_map": "TABLE_MAP_EVENT",
@@ -83,6 +87,8 @@ POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; "
         "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
         f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
+# The text of a statement trx_statement built, in a binlog event: the transaction's number.
+OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
 # Rows one statement writes to overflow a binlog cache of a few KiB (the History sets the size).
 OVERFLOW_ROWS = 64
 
@@ -101,6 +107,9 @@ def check_supported(history: dict, name: str = "history") -> None:
         where = f"{name}: ops[{i}] (at {op['at']} µs)"
         if op["op"] in UNSUPPORTED:
             raise RunnerError(f"{where}: op {op['op']} is not supported on a real server: {UNSUPPORTED[op['op']]}")
+        if op["op"] == "lose_acks" and any(o["op"] == "failover" and o["at"] <= op["at"] for o in history["ops"]):
+            raise RunnerError(f"{where}: op lose_acks after a failover is not supported: the relay that loses acks "
+                              "sits on the replica's first channel")
         if op["op"] == "restart" and op.get("relay_log_recovery"):
             raise RunnerError(f"{where}: op restart with relay_log_recovery is not supported by the harness yet")
         if op["op"] == "trx" and op.get("binlog_failure") == "write_error":
@@ -279,6 +288,8 @@ class Runner:
         self.gtid_of: dict[int, str] = {}
         self.seen: dict[tuple[str, int], int] = {}  # (node, k) -> first time present
         self.seen_pos: dict[tuple[str, int], tuple[str, int]] = {}
+        self.seen_src: dict[tuple[str, int], str | None] = {}  # the node's source then (failover changes it)
+        self.commits: dict[int, dict] = {}  # k -> its commit observation
         self.binlog_pos: dict[str, list[tuple[int, dict[str, int]]]] = {}  # node -> (poll time, gtid_binlog_pos)
         self.returned: dict[int, tuple[int, int | None]] = {}  # k -> (commit return time, errno)
         self.obs: list[tuple[int, int, dict]] = []
@@ -293,6 +304,9 @@ class Runner:
         self._log_offsets: dict[str, int] = {}
         self.max_gap = 0
         self.cluster: Cluster | None = None
+        self.proxies: dict[str, AckProxy] = {}  # replica -> the relay on its channel
+        self.repointed = False  # a failover moved a channel off its relay: acks no longer all seen
+        self.notes: list[str] = []
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
 
@@ -317,36 +331,55 @@ class Runner:
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
             options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
                         "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
-        with Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
-                     verbose=self.verbose) as cluster:
-            self.cluster = cluster
-            self._set_up()
-            # Time 0 on a whole second of the wall clock: event timestamps fall where the History puts them.
-            time.sleep(1 - (time.time() % 1))
-            mono, wall = time.monotonic(), time.time()
-            self.wall_t0 = float(int(wall))  # trace time 0 is exactly the epoch, however late the sleep woke
-            self.t0 = mono - (wall - self.wall_t0)
-            self.epoch_us = int(wall) * US
-            self._rebase_timestamps()
-            for n in self.node_ids:  # what the servers logged while starting, at time 0
-                self._tail_log(n, 0)
-            poller = threading.Thread(target=self._poll_loop, name="replcheck-poller", daemon=True)
-            poller.start()
-            workers: list[threading.Thread] = []
-            try:
-                self._run_ops(workers)
-                end = self.history["header"].get("end_us", 0)
-                self._sleep_until(end)
-                for w in workers:
-                    w.join(timeout=max(1.0, self.quiet_s))
-                self._wait_quiet()
-            finally:
-                self._stop.set()
-                poller.join(timeout=10)
-            self._poll_all()
-            self._collect_binlogs()
-            self._emit_data(self.now())
+        if _semi_sync(self.history):
+            for replica, source in self.sources.items():
+                self.proxies[replica] = AckProxy(
+                    lambda s=source: self.cluster.port(s), on_ack=lambda f, p, r=replica, s=source: self._ack(s, r, f, p),
+                    on_lost=lambda f, p, r=replica, s=source: self.notes.append(
+                        f"lose_acks: the relay of {s}->{r} dropped {r}'s ack of ({f}, {p}) at {self.now()} µs"))
+        try:
+            self.cluster = Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
+                                   verbose=self.verbose, routes={(s, r): p.port for r, p in self.proxies.items()
+                                                                 for s in [self.sources[r]]})
+            with self.cluster:
+                self._run()
+        finally:
+            for proxy in self.proxies.values():
+                proxy.close()
         return self._header(server.version), self._ordered()
+
+    def _run(self) -> None:
+        self._set_up()
+        # Time 0 on a whole second of the wall clock: event timestamps fall where the History puts them.
+        time.sleep(1 - (time.time() % 1))
+        mono, wall = time.monotonic(), time.time()
+        self.wall_t0 = float(int(wall))  # trace time 0 is exactly the epoch, however late the sleep woke
+        self.t0 = mono - (wall - self.wall_t0)
+        self.epoch_us = int(wall) * US
+        self._rebase_timestamps()
+        for n in self.node_ids:  # what the servers logged while starting, at time 0
+            self._tail_log(n, 0)
+        poller = threading.Thread(target=self._poll_loop, name="replcheck-poller", daemon=True)
+        poller.start()
+        workers: list[threading.Thread] = []
+        try:
+            self._run_ops(workers)
+            end = self.history["header"].get("end_us", 0)
+            self._sleep_until(end)
+            for w in workers:
+                w.join(timeout=max(1.0, self.quiet_s))
+            self._wait_quiet()
+        finally:
+            self._stop.set()
+            poller.join(timeout=10)
+        self._poll_all()
+        self._collect_binlogs()
+        self._emit_data(self.now())
+
+    def _ack(self, source: str, replica: str, file: str, pos: int) -> None:
+        """An ack on its way to the source (the relay forwarded it): the source has it no earlier."""
+        if self.t0:  # not the acks of the set-up, before time 0
+            self.emit("ack", source, replica=replica, file=file, pos=pos)
 
     def _rebase_timestamps(self) -> None:
         """SET TIMESTAMP values are seconds of the History's epoch: the same distance (scaled) from
@@ -393,11 +426,12 @@ class Runner:
             results = self.cluster._client(self.cluster._state(node), f"{probe}; SELECT {CLOCK}; {stmt}; "
                                                                        f"SELECT {CLOCK}, @@last_gtid; {probe}")
         except SqlError as e:
-            o = self.emit("commit", node, trx=trx, gtid=None, start=start, errno=e.errno, message=e.message)
+            o = self.commits[k] = self.emit("commit", node, trx=trx, gtid=None, start=start, errno=e.errno, message=e.message)
             self.returned[k] = (o["t"], e.errno)
             return
         except HarnessError as e:  # the server went away under it (crash, shutdown)
-            self.emit("commit", node, trx=trx, gtid=None, start=start, errno=2013, message=str(e).splitlines()[0])
+            self.commits[k] = self.emit("commit", node, trx=trx, gtid=None, start=start, errno=CR_SERVER_LOST,
+                                        message=str(e).splitlines()[0])
             return
         # The server's clock: the client's start-up and exit are not the commit's.
         start, t = self._instant(results[1][1][0][0]), self._instant(results[-2][1][0][0])
@@ -409,7 +443,7 @@ class Runner:
         # Only an unambiguous change of the counters says how this commit's wait ended.
         how = "yes" if (yes, no) == (1, 0) else "no" if (yes, no) == (0, 1) else None
         self.returned[k] = (t, None)
-        self.emit("commit", node, t, trx=trx, gtid=gtid, start=start, semisync=how)
+        self.commits[k] = self.emit("commit", node, t, trx=trx, gtid=gtid, start=start, semisync=how)
 
     def _admin(self, op: dict) -> None:
         node, kind = op["node"], op["op"]
@@ -426,6 +460,8 @@ class Runner:
             return
         if kind == "restart":
             self._busy.add(node)
+            # What its first sample sees changed after the start began (it was down): the gap's bound.
+            self._last_poll[node] = self.now()
             c.restart(node)
             path = c.error_log(node)
             self._log_offsets[node] = min(self._log_offsets.get(node, 0), os.path.getsize(path))
@@ -433,6 +469,13 @@ class Runner:
                 c.sql(node, "STOP SLAVE")
             self.emit("restart", node)
             self._busy.discard(node)
+            return
+        if kind == "failover":
+            self._failover(op)
+            return
+        if kind == "lose_acks":
+            if node in self.proxies:  # else not a replica: nothing to lose, as in the models
+                self.proxies[node].lose(op["count"])
             return
         if kind == "show_slave_status":
             self._poll(node, force=True)
@@ -467,6 +510,60 @@ class Runner:
             self.emit("error", node, t, errno=errno, message=message)
         elif node not in self._busy:
             self._poll(node, force=True)  # what it changed, before anything else can change it again
+
+    def _failover(self, op: dict) -> None:
+        """Failover by GTID, the model's steps on the server: the replica stops, applies its relay
+        log without delay (STOP SLAVE, MASTER_DELAY = 0, START SLAVE SQL_THREAD, until it executed
+        all it read), is promoted (RESET SLAVE ALL, read_only off), and the old source's other
+        replicas are repointed to it (CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos)."""
+        node, c = op["node"], self.cluster
+        old = self.sources.get(node)
+        if old is None:
+            self.emit("error", node, op="failover", errno=ER_BAD_SLAVE, message="not a replica")
+            return
+        if op.get("elect"):
+            node = self._elect(old)
+        self.emit("failover", node, old=old)
+        for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
+            self._admin({"at": op["at"], "node": node, **step})
+        self._applied_relay_log(node)
+        with self._node_locks[node]:
+            c.promote(node)
+        self.emit("sql_stop", node, reason="promotion")
+        del self.sources[node]
+        for r in [r for r, src in self.sources.items() if src == old]:
+            self.repointed |= r in self.proxies
+            if c.is_running(r):
+                st = c.show_slave_status(r)
+                with self._node_locks[r]:  # "Connecting" (to the dead source) is a running IO thread
+                    c.repoint(r, node, io=st.get("Slave_IO_Running") != "No", sql=st.get("Slave_SQL_Running") == "Yes")
+            self.sources[r] = node
+        self.emit("promoted", node, old=old)
+        self._poll(node, force=True)
+
+    def _elect(self, old: str) -> str:
+        """The most advanced running replica of `old` by SHOW MASTER STATUS (binlog file, position),
+        the first in topology order on a tie, as the models elect."""
+        c, best = self.cluster, None
+        for r in [r for r, src in self.sources.items() if src == old and c.is_running(r)]:
+            [[f, pos, *_]] = c.sql(r, "SHOW MASTER STATUS")
+            key = (int(f.rsplit(".", 1)[1]), int(pos))
+            if best is None or key > best[0]:
+                best = (key, r)
+        if best is None:
+            raise RunnerError(f"failover elect: no running replica of {old}")
+        return best[1]
+
+    def _applied_relay_log(self, node: str) -> None:
+        """Until the SQL thread executed everything the IO thread read (or it stopped, or quiet_s)."""
+        deadline = time.monotonic() + self.quiet_s
+        while time.monotonic() < deadline:
+            st = self.cluster.show_slave_status(node)
+            if st.get("Slave_SQL_Running") != "Yes" or (
+                    (st.get("Relay_Master_Log_File"), st.get("Exec_Master_Log_Pos"))
+                    == (st.get("Master_Log_File"), st.get("Read_Master_Log_Pos"))):
+                return
+            time.sleep(0.02)
 
     # -- polling ---------------------------------------------------------------------------------
 
@@ -531,6 +628,7 @@ class Runner:
             if counts[k] > 0 and (node, k) not in self.seen:
                 self.seen[(node, k)] = t
                 self.seen_pos[(node, k)] = pos
+                self.seen_src[(node, k)] = self.sources.get(node)
         if status is not None:
             self._status(node, t, status, proc, force)
         variables: dict[str, Any] = {}
@@ -614,12 +712,25 @@ class Runner:
         is placed at that first poll, earlier if a replica already had its copy or its client's
         COMMIT returned first, and never after a later event of the same binlog."""
         c = self.cluster
-        trx_of_gtid = {g: self.trx_names[k] for k, g in self.gtid_of.items() if g}
-        k_of_gtid = {g: k for k, g in self.gtid_of.items() if g}
         logs: dict[str, list[dict]] = {}
         for node in self.node_ids:
             if c.is_running(node):
-                logs[node] = self._read_binlog(node, trx_of_gtid)
+                logs[node] = self._read_binlog(node)
+        for events in logs.values():
+            for ev in events:
+                k = ev.pop("_k", None)
+                if (k is not None and k < len(self.trx_names) and k not in self.gtid_of and ev["gtid"]
+                        and self.returned.get(k, (0, CR_SERVER_LOST))[1] == CR_SERVER_LOST
+                        and self.by_server_id.get(ev["server_id"]) == self.origin_of[k]):
+                    # Its COMMIT never returned (the server died under it): its origin's binlog has its GTID.
+                    self.gtid_of[k] = ev["gtid"]
+                    if k in self.commits:
+                        self.commits[k]["gtid"] = ev["gtid"]
+        trx_of_gtid = {g: self.trx_names[k] for k, g in self.gtid_of.items() if g}
+        k_of_gtid = {g: k for k, g in self.gtid_of.items() if g}
+        for events in logs.values():
+            for ev in events:
+                ev["trx"] = trx_of_gtid.get(ev["gtid"]) if ev["gtid"] else None
         at: dict[tuple[str, str], int] = {}
         for node in sorted(logs, key=self._depth, reverse=True):  # replicas first: a source wrote no later
             replicas = [r for r, src in self.sources.items() if src == node and r in logs]
@@ -654,8 +765,9 @@ class Runner:
                 self.emit("binlog", node, last, **ev)
         self._emit_applies()
 
-    def _read_binlog(self, node: str, trx_of_gtid: dict[str, str]) -> list[dict]:
-        """SHOW BINLOG EVENTS of every binlog file, grouped into transactions."""
+    def _read_binlog(self, node: str) -> list[dict]:
+        """SHOW BINLOG EVENTS of every binlog file, grouped into transactions. An event whose text
+        (Annotate_rows, a statement) is one the runner built carries its transaction number as _k."""
         c = self.cluster
         events: list[dict] = []
         for f in [r[0] for r in c.sql(node, "SHOW BINARY LOGS")]:
@@ -673,9 +785,11 @@ class Runner:
                     _close_group(group)
                     gtid = info.split()[-1]
                     group = [ev]
-                    ev.update(gtid=gtid, trx=trx_of_gtid.get(gtid))
+                    ev.update(gtid=gtid)
                 elif group and etype not in NOT_IN_GROUP:
-                    ev.update(gtid=group[0]["gtid"], trx=group[0]["trx"], idx=len(group))
+                    ev.update(gtid=group[0]["gtid"], idx=len(group))
+                    if etype in ("Annotate_rows", "Query") and (m := OWN_TEXT.search(info or "")):
+                        ev["_k"] = int(m.group(1) or m.group(2))
                     group.append(ev)
                 else:
                     _close_group(group)
@@ -707,7 +821,7 @@ class Runner:
                     events.setdefault(o["gtid"], []).append(o)
         for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
             gtid = self.gtid_of.get(k)
-            source = self.sources.get(node)
+            source = self.seen_src[(node, k)]
             if source is None or gtid is None:
                 continue
             relay_file, relay_pos = self.seen_pos[(node, k)]
@@ -717,9 +831,11 @@ class Runner:
                           gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,
                           relay_file=relay_file, relay_pos=relay_pos)
         for (node, k), t in self.seen.items():
-            if node not in self.sources:  # no GTID: committed but never binlogged (an incident's lost events)
-                # Visible to others by the time its statement returned, if a poll did not see it earlier.
-                t = min(t, self.returned.get(k, (t, None))[0])
+            if self.seen_src[(node, k)] is None:  # no GTID: committed but never binlogged (an incident's lost events)
+                # Visible to others by the time its statement returned, if a poll did not see it earlier
+                # (not if the server died under it: no answer, and what was recovered shows later).
+                back, errno = self.returned.get(k, (t, None))
+                t = t if errno == CR_SERVER_LOST else min(t, back)
                 self.emit("visible", node, t, trx=self.trx_names[k], gtid=self.gtid_of.get(k))
 
     def _emit_data(self, t: int) -> None:
@@ -739,7 +855,22 @@ class Runner:
             n["clock_offset_us"] = 0
         return {"schema": "replcheck.trace/1", "system": f"mariadb:{version}", "history": self.name,
                 "epoch_us": self.epoch_us, "resolution_us": max(self.max_gap, self.poll_us), "server_version": version,
-                "time_scale": self.scale, "unobserved": UNOBSERVED, "topology": topo}
+                "time_scale": self.scale, "unobserved": self._unobserved(), "topology": topo,
+                "notes": self._notes()}
+
+    def _unobserved(self) -> list[str]:
+        """Acks are seen when every channel ran through its relay all along (each has one, or none does)."""
+        return [k for k in UNOBSERVED if k != "ack" or not self.proxies or self.repointed]
+
+    def _notes(self) -> list[str]:
+        """How the run differs from the History's ops as the models do them."""
+        notes = []
+        if self.proxies:
+            notes.append("semi-sync: each channel ran through a loopback relay (replcheck.harness.ackproxy); an ack is "
+                         "observed when the relay passed it on, so the source processed it no earlier")
+        if self.repointed:
+            notes.append("failover: repointed channels bypass the relay, so acks after it are not observed")
+        return notes + self.notes
 
     def _ordered(self) -> list[dict]:
         """Time order; within one instant what happened before the samples that saw it."""
@@ -794,6 +925,14 @@ def _header_timestamps(path: str, positions: list[int]) -> dict[int, int]:
     except OSError:
         pass
     return out
+
+
+def _semi_sync(history: dict) -> bool:
+    """Semi-sync is in play: configured on a node, set during the run, or acks to lose."""
+    return (any(SEMI_SYNC.match(name) and value for n in history["header"]["topology"]["nodes"]
+                for name, value in n.get("variables", {}).items())
+            or any(op["op"] == "lose_acks" or (op["op"] == "set_global" and SEMI_SYNC.match(op["variable"]))
+                   for op in history["ops"]))
 
 
 def run_history(history: dict, **kwargs) -> tuple[dict, list[dict]]:
