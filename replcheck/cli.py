@@ -168,9 +168,12 @@ def _campaign(args) -> int:
     c = summary["campaign"]
     print(f"campaign seed {plan.seed}: {c['histories']} histories x {len(plan.systems)} systems, {c['rows']} rows in "
           f"{c['table']}, {c['seconds']} s; {len(summary['findings'])} findings")
-    for f in summary["findings"]:
+    shown = 40  # the rest are in summary.json and the table
+    for f in summary["findings"][:shown]:
         print(f"finding: {f['kind']}: {f['system']} {f['requirement']} in {f['histories']} histories, first "
               f"{f['first_index']}: {f['witness']}\n    {f['reproduce']}")
+    if len(summary["findings"]) > shown:
+        print(f"... {len(summary['findings']) - shown} more findings in {args.out}/summary.json")
     for name, m in c["mutants"].items():
         print(f"mutant {name} ({m['bug']}): " + (f"found by {', '.join(m['found_by'])}" if m["found_by"] else "NOT found"))
     return EXIT_VIOLATION if summary["findings"] else EXIT_OK

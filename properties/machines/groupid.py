@@ -41,9 +41,6 @@ class GroupIdMachine(HistoryMachine):
         self.source = {r: s for s, r in links}
         self.failed: set[str] = set()  # failed masters: out of the system until restored
 
-    def _live(self) -> list[str]:
-        return [n for n in SERVERS if n not in self.failed]
-
     def _in_system(self, node: str) -> str:
         """The node, or the root if the node is a failed master awaiting its restore."""
         return self.root if node in self.failed else node
