@@ -619,6 +619,10 @@ class Simulator:
             ch.relay_file_no += 1
             ch.relay_pos = BINLOG_START
             ch.fetch = None
+            # The SQL thread now starts at the new relay log, and relay-log.info says so (MySQL's
+            # init_recovery): left naming the discarded log, a later restart without recovery
+            # would resume past everything relayed meanwhile, an incident included.
+            self._write_relay_log_info(ch)
             self.emit("relay_log_recovery", node.id, dropped=dropped)
         if ch is not None and self._read_relay_log_info(ch) and op.get("start_slave", True):
             self._start_io(ch)
@@ -931,7 +935,9 @@ class Simulator:
         fake = Event("ROTATE_EVENT", when=0, server_id=src.server_id, size=ROTATE_SIZE)
         self._relay(ch, Entry(fake, file, 0, 0))
         fde = next(e for e in src.binlog if e.file == file and e.ev.type == "FORMAT_DESCRIPTION_EVENT")
-        self._relay(ch, fde)
+        # Resuming past the FDE, the dump thread sends it with log_pos 0 (mysql_binlog_send), so
+        # the replica does not take its end for a position: Exec_Master_Log_Pos stays put.
+        self._relay(ch, fde if start is fde else replace(fde, end=0))
         held = [e for e in ch.relay if e.source == src.id and e.ev.last and e.ev.trx is not None]
         if ch.semi_sync and held and "no-reack-on-reconnect" not in self.rule.mutants:
             # The dump request reports where the replica is: that acknowledges all it already holds.

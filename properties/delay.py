@@ -82,7 +82,9 @@ class DelayIndex:
         """True time before which the applied event must not begin; None if it does not wait."""
         if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT"):
             return None
-        delay = self.delay_at(a["node"], begin_of(a))
+        # The delay in force just before this observation: a CHANGE MASTER or RESET SLAVE logged
+        # later in the same microsecond came after it.
+        delay = self.delay_at(a["node"], begin_of(a), a.get("_line"))
         if delay is None:
             return None
         if self.rule(a) == "wl7318":
@@ -104,9 +106,9 @@ class DelayIndex:
         return [o["t"] for o in self.v.kind("sql_stop") if o["node"] == node] + [
             o["t"] for o in self.v.kind("crash") if o["node"] == node]
 
-    def pending(self, node: str, t: int) -> tuple[dict | None, int | None]:
+    def pending(self, node: str, t: int, line: int) -> tuple[dict | None, int | None]:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
-        with the time it was applied, if it was."""
+        with the time it was applied, if it was; as seen at trace line `line`."""
         done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(
             self.applies.get(node, []) + [o for o in self.v.kind("skip") if o["node"] == node and "relay_pos" in o]))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
@@ -117,7 +119,8 @@ class DelayIndex:
             if r["t"] > t:
                 break
             when = done.get((r["file"], r["pos"]))
-            if any(r["_line"] < d["_line"] and d["t"] <= t and (when is None or when > d["t"]) for d in discards):
+            # Only discards logged before the sample: one later in the same microsecond had not happened yet.
+            if any(r["_line"] < d["_line"] < line and (when is None or when > d["t"]) for d in discards):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
             if when is None or when >= t - self.v.resolution_us:
                 return r, when
@@ -419,13 +422,13 @@ def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
     """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a boundary."""
     ix = index(v)
     t, tol = s["t"], v.resolution_us
-    r, applied = ix.pending(s["node"], t)
+    r, applied = ix.pending(s["node"], t, s["_line"])
     if r is None:
         return "no", None
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
     a = next((x for x in ix.applies.get(s["node"], []) if (x["relay_file"], x["relay_pos"]) == (r["file"], r["pos"]) and x["t"] > t), None)
-    probe = a or {**r, "node": s["node"], "source": r["source"], "begin": t, "t": t}
+    probe = a or {**r, "node": s["node"], "source": r["source"], "begin": t, "t": t, "_line": s["_line"]}
     due = ix.due(probe)
     if a is not None and a.get("read") is not None and a["read"] > t - tol:
         return None  # still busy with the previous event

@@ -171,11 +171,32 @@ def _stopped_interval(v: TraceView, stop: dict) -> tuple[int, int]:
     return _key(stop), (_key(start) if start else (2**62, 0))
 
 
+def _io_running_before(v: TraceView, stop: dict) -> bool:
+    """Whether the replica's IO thread ran when its SQL thread stopped: the last sample, STOP or
+    START SLAVE [IO_THREAD], crash or restart (which starts both threads) before the stop says."""
+    running = True
+    for o in v.obs:
+        if _key(o) >= _key(stop):
+            break
+        if o["node"] != stop["node"]:
+            continue
+        if o["kind"] == "status":
+            running = o["Slave_IO_Running"] == "Yes"
+        elif o["kind"] in ("crash", "restart"):
+            running = o["kind"] == "restart"
+        elif o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave") and o.get("errno") is None \
+                and o.get("thread") in (None, "io"):
+            running = o["op"] == "start_slave"
+    return running
+
+
 @checks("WL3464.IO_RUNS")
 def io_thread_goes_on(v: TraceView, check: Check) -> None:
     """At an incident only the SQL thread stops: the IO thread keeps running."""
     ix = index(v)
     for stop in ix.stops:
+        if not _io_running_before(v, stop):
+            continue  # the DBA (or a crash) had stopped it already: the incident did not
         lo, hi = _stopped_interval(v, stop)
         io_stmt = any(o["node"] == stop["node"] and o["kind"] in ("stmt", "crash") and lo < _key(o) < hi
                       and (o["kind"] == "crash" or o["op"] == "stop_slave") for o in v.obs)

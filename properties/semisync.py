@@ -425,14 +425,21 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         if "Rpl_semi_sync_master_yes_tx" not in o["variables"]:
             continue
         since = max([k for k in restarts.get(node, []) if k < key], default=(-1, -1))
-        yes = no = 0
+        # A sampled trace: the server counts a commit when it releases it, a little before the
+        # client sees it return, so commits returned within the resolution after may be counted.
+        soon = (key[0] + v.resolution_us, 2**62) if v.resolution_us else key
+        lo, hi = [0, 0], [0, 0]
         for c in ix.commits:
-            if c["node"] != node or not (since < c["rkey"] < key) or not c["ok"] or not c["enabled"]:
+            if c["node"] != node or not (since < c["rkey"] < soon) or not c["ok"] or not c["enabled"]:
                 continue
             acked = _waited(c) and len(ix.acked_by(node, c["pos"], c["rkey"])) >= ix.n(node, c["rkey"])
-            yes, no = yes + acked, no + (not acked)
+            hi[not acked] += 1
+            if c["rkey"] < key:
+                lo[not acked] += 1
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
-        check.judge(got == (yes, no), f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {(yes, no)}", o)
+        shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
+        check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],
+                    f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
 
 
 @checks("WL1720.CLIENTS")
@@ -520,9 +527,19 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
         if ix.var(node, "rpl_semi_sync_master_wait_no_slave", c["bkey"]) is False:
             check.judge(waited <= tol and not ix.on_settled(node, c["rkey"], tol), f"{c['trx']} waited {waited} µs with no semi-sync replica "
                         "and wait_no_slave OFF", c["obs"])
-        elif not ix.holders(node, c["pos"], c["rkey"]):
+        elif not ix.holders(node, c["pos"], c["rkey"]) and not _wait_cut_short(ix, c, tol):
             check.judge(waited >= timeout - tol, f"{c['trx']} returned after {waited} µs with no semi-sync replica, "
                         f"timeout {timeout} µs", c["obs"])
+
+
+def _wait_cut_short(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
+    """c's wait ended before its own timeout for a reason of the master's: the DBA disabled
+    semi-sync, or an earlier waiter timed out at that instant. The switch to async ends every wait
+    (WL#1720: no waits while OFF; MariaDB's switch_off() signals all waiting sessions)."""
+    if not ix.var(c["node"], "rpl_semi_sync_master_enabled", c["rkey"]):
+        return True
+    return any(o["node"] == c["node"] and o["bkey"] < c["bkey"] and abs(o["obs"]["t"] - c["obs"]["t"]) <= tol
+               and _timed_out(ix, o, tol) for o in ix.commits)
 
 
 def _clients(v: TraceView, node: str, key) -> set[str]:
@@ -562,7 +579,10 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
             continue
         for trx in r["seen"]:
             c = by_trx.get((r["node"], trx))
-            if c is not None:
+            # Only a read during the wait is this rule's: once the commit returned (acked under the
+            # N then in force, or timed out to async) it stays visible whatever N or the status
+            # become later; whether it returned rightly is WL1720.ACK.WAIT's and TIMEOUT's to judge.
+            if c is not None and _key(r) < c["rkey"]:
                 held = ix.holders(r["node"], c["pos"], _key(r))
                 check.judge(len(held) >= ix.n(r["node"], _key(r)),
                             f"a session on {r['node']} read {trx} at {r['t']} while ON; held by {sorted(held)}", r)
@@ -587,7 +607,9 @@ def failover_loses_nothing(v: TraceView, check: Check) -> None:
         for r in v.kind("read"):
             if r["node"] == old and _key(r) < crash and ix.on(old, _key(r)):
                 for trx in r["seen"]:
-                    if trx in by_trx:
+                    # A read during the wait; a commit that returned while OFF (timeout, DBA) was
+                    # async, and reading it once the status is ON again gives it no guarantee.
+                    if trx in by_trx and _key(r) < by_trx[trx]["rkey"]:
                         must.setdefault(by_trx[trx]["gtid"], ("read", r))
         for gtid, (how, o) in must.items():
             check.judge((new, gtid) in visible, f"{gtid} ({how} on {old} while ON) is missing on the new primary {new}", o, p)
@@ -599,6 +621,9 @@ def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
     ix = index(v)
     for s in v.kind("shutdown"):
         for c in ix.commits:
-            if c["node"] == s["node"] and c["obs"]["t"] == s["t"] and _waited(c) and c["rkey"] < _key(s):
-                acked = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["bkey"])
+            # Still waiting at the shutdown: not released as async just before it (DBA, timeout).
+            if (c["node"] == s["node"] and c["obs"]["t"] == s["t"] and _waited(c) and c["on_return"]
+                    and c["rkey"] < _key(s)):
+                # The N in force at the release: lowering wait_for_slave_count releases waiters (WL#7169).
+                acked = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
                 check.judge(acked or not c["ok"], f"shutdown of {s['node']} returned {c['trx']} as committed without acks", c["obs"], s)

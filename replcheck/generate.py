@@ -9,7 +9,8 @@ The vocabulary is the Hypothesis state machines' (properties/machines/*.py): one
 machine, with the same topology choices and the same steps (commits, time passing, STOP/START
 SLAVE, CHANGE MASTER, RESET SLAVE, crashes, clock steps, log rotation; reads, lost acks, SET
 GLOBAL, shutdown, failover; non-transactional statements, binlog failures, incidents, cluster
-gaps, skips). A new feature joins by adding a Family to FAMILIES: a topology function and its
+gaps, skips; filtered slave writes, crash points, SET BINLOG_GROUP_ID, elected failover,
+restores). A new feature joins by adding a Family to FAMILIES: a topology function and its
 weighted steps.
 """
 from __future__ import annotations
@@ -18,8 +19,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Callable
 
+from replcheck.model.recovery import COMMIT_POINTS, CRASH_POINTS
+
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
-GENERATOR = "replcheck.generate/1"
+GENERATOR = "replcheck.generate/2"
 S = 1_000_000
 MS = 1000
 MASK64 = (1 << 64) - 1
@@ -74,6 +77,13 @@ class Builder:
 
     def history(self) -> dict:
         return {"header": {**self.header, "end_us": self.now + TAIL_US}, "ops": self.ops}
+
+    def trace(self, rule: str = "wl344") -> tuple[dict, list[dict]]:
+        """The reference model's Trace so far, for steps that choose as an operator would."""
+        from replcheck.model.delay import DelayRule
+        from replcheck.model.sim import simulate
+
+        return simulate(self.history(), DelayRule(rule, frozenset()), "generator")
 
 
 Step = Callable[[Builder], None]
@@ -221,13 +231,10 @@ def semisync_shutdown_and_restart(b: Builder) -> None:
 def semisync_crash_and_failover(b: Builder) -> None:
     """A dies; the replica holding most of A's binlog takes over, as an operator (and the state
     machine) would choose: read from the reference model's trace so far."""
-    from replcheck.model.delay import DelayRule
-    from replcheck.model.sim import simulate
-
     primary, replicas = b.state["primary"], b.state["replicas"]
     b.op("crash", primary)
     b.now += b.rng.integer(1, S)
-    _, obs = simulate(b.history(), DelayRule("wl7318", frozenset()), "generator")
+    _, obs = b.trace("wl7318")
     relayed = {rep: sum(1 for o in obs if o["kind"] == "relay" and o["node"] == rep and o.get("source") == primary)
                for rep in replicas}
     new = max(replicas, key=lambda rep: (relayed[rep], rep == "B"))
@@ -284,6 +291,129 @@ def incident_replica_crash(b: Builder) -> None:
     b.op("restart", "B", relay_log_recovery=b.rng.boolean())
 
 
+# -- group IDs and crash recovery (properties/machines/groupid.py) --------------------------------
+class GroupIds:
+    """The group-ID vocabulary, one method per step, shared by the state machine (which draws the
+    arguments with Hypothesis) and the generator (with Rng). `h` grows the History: `now`,
+    `op(op, node, **kw)`, `trx_name()` and `trace()` (the Trace so far, to choose as an operator would).
+
+    Three --rpl-hierarchical servers, a root master A with slaves B and C side by side (fan-out)
+    or chained A -> B -> C. A step that does not apply does nothing, so that deleting a step
+    while shrinking leaves the meaning of the steps after it alone."""
+
+    SERVERS = ("A", "B", "C")
+    LATENCIES = (0, 1000, 200_000)
+    # rpl_transaction_enabled of A, B, C: whether InnoDB's copy of the SQL thread's position
+    # overrides relay-log.info at crash recovery (off on one slave: recovery trusts the file)
+    TRANSACTIONAL = ((True, True, True), (True, False, True), (True, True, False))
+
+    def __init__(self, h, name: str, chain: bool, latency: int, transactional: tuple[bool, ...]):
+        links = [("A", "B"), ("B", "C")] if chain else [("A", "B"), ("A", "C")]
+        nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t} for n, t in zip(self.SERVERS, transactional)]
+        h.header = {"schema": "replcheck.history/1", "name": name, "sample_every_us": 900_000,
+                    "topology": {"nodes": nodes, "channels": [{"source": s, "replica": r, "latency_us": latency}
+                                                              for s, r in links]}}
+        self.h = h
+        self.root = "A"
+        self.source = {r: s for s, r in links}
+        self.failed: set[str] = set()  # failed masters: out of the system until restored
+
+    def in_system(self, node: str) -> str:
+        """The node, or the root if the node is a failed master awaiting its restore."""
+        return self.root if node in self.failed else node
+
+    def commit(self, statements: int, ddl: bool) -> None:
+        self.h.op("trx", self.root, trx=self.h.trx_name(), statements=[{}] * statements, **({"ddl": True} if ddl else {}))
+
+    def local_write_on_slave(self, node: str) -> None:
+        """A write on a slave itself: the slave's group IDs must filter it out."""
+        if node != self.root and node not in self.failed:
+            self.h.op("trx", node, trx=self.h.trx_name())
+
+    def crash_at_point(self, node: str, point: str, pause: int) -> None:
+        """Arm a crash point, drive a server through it (a commit on the root reaches every
+        server's commit points; a kill reaches the recovery points), then restart it."""
+        h, node = self.h, self.in_system(node)
+        h.op("crash", node, point=point)
+        if point in COMMIT_POINTS:
+            h.op("trx", self.root, trx=h.trx_name())
+        else:
+            h.op("crash", node)
+        for _ in range(1 if point in COMMIT_POINTS else 2):  # a crash during recovery needs a second start
+            h.now += pause
+            h.op("restart", node)
+
+    def crash_and_restart(self, node: str, pause: int, clean: bool) -> None:
+        """kill -9 (or a clean shutdown), then start again."""
+        node = self.in_system(node)
+        self.h.op("shutdown" if clean else "crash", node)
+        self.h.now += pause
+        self.h.op("restart", node)
+
+    def restart(self, node: str) -> None:
+        self.h.op("restart", self.in_system(node))
+
+    def flush_logs(self, node: str) -> None:
+        self.h.op("flush_logs", self.in_system(node))
+
+    def set_group_id(self, step: int) -> None:
+        """SHOW MASTER STATUS, then SET BINLOG_GROUP_ID above the ID it showed."""
+        self.h.op("show_master_status", self.root)
+        _, obs = self.h.trace()
+        ids = [o["Group_ID"] for o in obs if o["kind"] == "master_status" and o["node"] == self.root and "Group_ID" in o]
+        self.h.op("set_binlog_group_id", self.root, group_id=(ids[-1] if ids else 0) + step)
+
+    def failover(self, pause: int) -> None:
+        """The root dies; the slaves elect the most advanced of them (the model decides which)."""
+        if self.failed:  # one failed master at a time: it is restored before the next failover
+            return
+        h = self.h
+        slaves = sorted(r for r, s in self.source.items() if s == self.root)
+        h.op("crash", self.root)
+        h.now += pause
+        h.op("failover", slaves[0], elect=True)
+        h.now += 1
+        _, obs = h.trace()
+        promoted = [o for o in obs if o["kind"] == "promoted"]
+        if promoted and promoted[-1]["old"] == self.root:
+            new = promoted[-1]["node"]
+            self.failed.add(self.root)
+            del self.source[new]
+            self.source = {r: (new if s == self.root else s) for r, s in self.source.items()}
+            self.root = new
+
+    def restore(self, donor: str) -> None:
+        """The failed master comes back as a slave of the new root, from a donor's backup."""
+        if not self.failed:
+            return
+        node = sorted(self.failed)[0]
+        self.h.op("restore", node, **{"from": self.in_system(donor), "source": self.root})
+        self.failed.discard(node)
+        self.source[node] = self.root
+
+
+def groupid_topology(b: Builder) -> None:
+    r = b.rng
+    b.state["g"] = GroupIds(b, "gen-groupid", r.boolean(), r.choice(GroupIds.LATENCIES), r.choice(GroupIds.TRANSACTIONAL))
+
+
+def _g(step: Callable[..., None], *draws: Callable[[Rng], object]) -> Step:
+    """A generator step: draw the arguments, then take the shared GroupIds step."""
+    return lambda b: step(b.state["g"], *(draw(b.rng) for draw in draws))
+
+
+def _server(r: Rng) -> str:
+    return r.choice(GroupIds.SERVERS)
+
+
+def _pause(r: Rng) -> int:
+    return r.integer(300_000, 2 * S)
+
+
+def _groupid_failed(b: Builder) -> bool:
+    return bool(b.state["g"].failed)
+
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("delay", delay_topology, (
         ("time_passes", 1, time_passes), ("commit", 1, delay_commit), ("stop_slave", 1, delay_stop_slave),
@@ -300,6 +430,20 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
         ("time_passes", 1, time_passes), ("commit", 1, incident_commit), ("record_incident", 1, incident_record),
         ("cluster_gap", 1, incident_cluster_gap), ("skip_and_start", 1, incident_skip_and_start),
         ("slave_threads", 1, incident_slave_threads), ("replica_crash", 1, incident_replica_crash))),
+    Family("groupid", groupid_topology, (
+        ("time_passes", 1, time_passes),
+        ("commit", 1, _g(GroupIds.commit, lambda r: r.integer(1, 3), Rng.boolean)),
+        ("local_write_on_slave", 1, _g(GroupIds.local_write_on_slave, _server)),
+        # twice as often: the design's hazards sit at its crash points
+        ("crash_at_point", 2, _g(GroupIds.crash_at_point, _server, lambda r: r.choice(CRASH_POINTS), _pause)),
+        ("crash_and_restart", 1, _g(GroupIds.crash_and_restart, _server, lambda r: r.integer(0, 2 * S), Rng.boolean)),
+        ("restart", 1, _g(GroupIds.restart, _server)),
+        ("flush_logs", 1, _g(GroupIds.flush_logs, _server)),
+        ("set_group_id", 1, _g(GroupIds.set_group_id, lambda r: r.integer(1, 1000))),
+        ("failover", 1, _g(GroupIds.failover, lambda r: r.integer(0, S))),
+        ("restore", 1, _g(GroupIds.restore, _server))),
+        # the machine's failover and restore do nothing when they do not apply; here they are not drawn
+        {"failover": lambda b: not _groupid_failed(b), "restore": _groupid_failed}),
 )}
 
 

@@ -35,13 +35,21 @@ class System:
 @lru_cache(maxsize=None)
 def systems() -> dict[str, System]:
     data = tomllib.loads(SPEC.joinpath("systems.toml").read_text())
+    declared = {s["name"]: s for s in data["system"]}
     out = {}
     for s in data["system"]:
+        # A mutant changes one model (`base`): it runs that model's rule with its server defaults
+        # (AFTER_SYNC for model:wl7318), so it differs from the model only by its mutation.
+        base = declared.get(s.get("base"), {})
+        if ("base" in s or s["kind"] == "mutant") and base.get("kind") != "model":
+            raise ValueError(f"systems.toml: {s['name']}: base {s.get('base')!r} is not a declared model")
         out[s["name"]] = System(
-            name=s["name"], kind=s["kind"], rule=s["rule"], description=s.get("description", s.get("bug", "")),
+            name=s["name"], kind=s["kind"], rule=s.get("rule", base.get("rule")),
+            description=s.get("description", s.get("bug", "")),
             mutants=tuple(s.get("mutants", ())), bug=s.get("bug", ""), kills=tuple(s.get("kills", ())),
             expected_violations=s.get("expected_violations", {}),
-            variables=s.get("variables", {}), defaults=s.get("defaults", {}),
+            variables={**base.get("variables", {}), **s.get("variables", {})},
+            defaults={**base.get("defaults", {}), **s.get("defaults", {})},
         )
     return out
 

@@ -18,8 +18,10 @@ from replcheck.investigate import findings
 from replcheck.properties.core import PROPERTIES
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java")
-SYSTEMS = ("model:wl7318", "mutant:start-timestamp")  # WL#7318 drawback 2: its bug shows in History 1 of seed 0
-PLAN = campaign.Plan(histories=12, seed=0, systems=SYSTEMS, chunk=4)
+SYSTEMS = ("model:wl7318", "mutant:start-timestamp")  # WL#7318 drawback 2: its bug shows in History 0 of seed 4
+PLAN = campaign.Plan(histories=12, seed=4, systems=SYSTEMS, chunk=4)
+# The group-ID model and its halt rule switched off: the replay shows in Histories 3 and 8 of seed 10.
+GROUPID = campaign.Plan(histories=12, seed=10, systems=("model:groupid", "mutant:no-halt-on-lower-id"), chunk=6)
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +45,13 @@ def test_the_table_has_one_row_per_history_system_requirement_and_per_difference
     assert verdicts.count() == PLAN.histories * len(SYSTEMS) * len(PROPERTIES)
     assert verdicts.select("index", "system", "requirement").distinct().count() == verdicts.count()
     assert {r["chunk"] for r in table.select("chunk").distinct().collect()} == {0, 1, 2}
-    assert table.where("seed <> 0").count() == 0
+    assert table.where(f"seed <> {PLAN.seed}").count() == 0
     differences = table.where("kind = 'difference'").collect()
     assert differences and all(d["other_system"] == "mutant:start-timestamp" for d in differences)
     # the mutant's deviation is no rule's business: the apply times it changes are findings
     unexpected = [d for d in differences if d["verdict"] == "unexpected"]
     assert any(d["requirement"] == "crosscheck:apply" for d in unexpected)
-    assert all(d["finding"] and d["reproduce"].startswith("replcheck explain 0 ") for d in unexpected)
+    assert all(d["finding"] and d["reproduce"].startswith(f"replcheck explain {PLAN.seed} ") for d in unexpected)
     rules = {r.id for r in crosscheck.rules()}
     assert all(d["expected"].split(":")[0] in rules and not d["finding"] for d in differences if d["verdict"] == "expected")
     assert summary["campaign"]["rows"] == table.count()
@@ -68,21 +70,38 @@ def test_the_campaign_finds_the_mutant_and_no_model_finding(mutant_campaign):
     assert failing and all(r["reproduce"] for r in failing)  # every failing row says how to reproduce it
 
 
+def test_a_groupid_campaign_finds_the_halt_rule_off_and_nothing_on_the_model(spark, tmp_path):
+    summary = campaign.run(GROUPID, tmp_path / "g", spark=spark, emit=lambda _: None)
+    table = spark.read.parquet(str(tmp_path / "g" / "table"))
+    found = summary["campaign"]["mutants"]["mutant:no-halt-on-lower-id"]["found_by"]
+    assert set(found) == {"GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT"}
+    replayed = table.where("finding AND system = 'mutant:no-halt-on-lower-id' AND requirement = 'GGID.RECOVERY.EXACTLY_ONCE'")
+    assert {r["family"] for r in replayed.collect()} == {"groupid"} and replayed.count() >= 2
+    # the model's verdicts (which do not depend on the other system) have no finding at this N
+    assert table.where("system = 'model:groupid' AND kind = 'verdict' AND verdict = 'violated' AND finding").count() == 0
+    assert table.where("system = 'model:groupid' AND kind = 'verdict' AND requirement LIKE 'GGID.%' AND checked > 0").count() > 0
+    # the mutant's deviation from the model is no rule's business: every such difference is a finding
+    differences = table.where("kind = 'difference' AND family = 'groupid'").collect()
+    assert differences and all(d["verdict"] == "unexpected" and d["finding"] for d in differences)
+    assert {d["index"] for d in differences} <= {r["index"] for r in table.where("finding AND kind = 'verdict'").collect()}
+
+
 def test_replay_shrink_and_explain_work_on_the_finding(mutant_campaign, tmp_path, capsys):
     _, _, _, table = mutant_campaign
     row = table.where("finding AND requirement = 'WL7318.F2'").orderBy("index").first()
-    assert row["reproduce"].startswith(f"replcheck replay 0 {row['index']} --system mutant:start-timestamp")
+    seed = str(PLAN.seed)
+    assert row["reproduce"].startswith(f"replcheck replay {seed} {row['index']} --system mutant:start-timestamp")
     # replay: History and Trace byte for byte, as the Spark task made them
-    assert cli.main(["replay", "0", str(row["index"]), "--system", row["system"], "--out", str(tmp_path)]) == 1
-    history = tmp_path / f"0-{row['index']}.history.jsonl"
-    trace = tmp_path / f"0-{row['index']}.mutant-start-timestamp.trace.jsonl"
+    assert cli.main(["replay", seed, str(row["index"]), "--system", row["system"], "--out", str(tmp_path)]) == 1
+    history = tmp_path / f"{seed}-{row['index']}.history.jsonl"
+    trace = tmp_path / f"{seed}-{row['index']}.mutant-start-timestamp.trace.jsonl"
     assert systems.history_digest(io.load_history(history)) == row["history_digest"]
     assert campaign._digest(trace.read_text()) == row["trace_digest"]
     out = capsys.readouterr().out
     assert row["history_digest"] in out and "violated WL7318.F2" in out
     # shrink: fewer operations, still violating the same requirement, printed as timed steps
     small = tmp_path / "small.jsonl"
-    assert cli.main(["shrink", "0", str(row["index"]), "--system", row["system"], "--requirement", "WL7318.F2",
+    assert cli.main(["shrink", seed, str(row["index"]), "--system", row["system"], "--requirement", "WL7318.F2",
                      "--out", str(small)]) == 1
     out = capsys.readouterr().out
     shrunk = io.load_history(small)
@@ -108,7 +127,7 @@ def test_report_counts_the_campaign_as_a_source(mutant_campaign):
     cell = f2["verdicts"]["campaign:mutant:start-timestamp"]
     assert cell["status"] == "violated" and cell["expected"] == "violated"  # a mutant is a known bug
     assert sum(cell["counts"].values()) == PLAN.histories
-    assert cell["witnesses"][0]["reproduce"].startswith("replcheck replay 0 ")
+    assert cell["witnesses"][0]["reproduce"].startswith(f"replcheck replay {PLAN.seed} ")
     assert sum(f2["verdicts"]["campaign:model:wl7318"]["counts"].values()) == PLAN.histories
 
 

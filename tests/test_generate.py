@@ -7,8 +7,12 @@ import subprocess
 import sys
 from collections import Counter
 
-from replcheck import io
+from hypothesis.stateful import RULE_MARKER
+
+from replcheck import io, systems
 from replcheck.generate import FAMILIES, MAX_STEPS, Rng, generate
+from replcheck.model.recovery import CRASH_POINTS
+from replcheck.properties.machines.groupid import GroupIdMachine
 
 
 def test_same_seed_and_index_give_the_same_bytes_in_any_order_and_process(tmp_path):
@@ -43,7 +47,7 @@ def test_every_history_validates_against_the_schema_and_names_its_seed(tmp_path)
         path.write_text(io.dumps_history(history))
         loaded = io.load_history(path)  # raises InputError on anything the schema refuses
         assert loaded["header"]["seed"] == 3 and loaded["header"]["name"].endswith(f"-3-{i}")
-        assert len(loaded["ops"]) <= 3 * MAX_STEPS  # a step is at most three operations
+        assert len(loaded["ops"]) <= 4 * MAX_STEPS  # a step is at most four operations (a crash during recovery)
         assert [o["at"] for o in loaded["ops"]] == sorted(o["at"] for o in loaded["ops"])
 
 
@@ -54,7 +58,34 @@ def test_the_vocabulary_is_the_state_machines():
         families[h["header"]["name"].split("-")[1]] += 1
         ops.update(o["op"] for o in h["ops"])
     assert set(families) == set(FAMILIES)
-    # every operation the three state machines emit shows up
+    # every operation the four state machines emit shows up
     assert set(ops) == {"trx", "stop_slave", "start_slave", "change_master", "reset_slave", "crash", "restart",
                         "clock_step", "flush_logs", "read", "lose_acks", "set_global", "shutdown", "failover",
-                        "record_incident", "cluster_gap"}
+                        "record_incident", "cluster_gap", "show_master_status", "set_binlog_group_id", "restore"}
+
+
+def machine_rules(cls) -> set[str]:
+    """The names of a state machine's @rule methods (Hypothesis marks them with RULE_MARKER)."""
+    return {name for name in dir(cls) if hasattr(getattr(cls, name), RULE_MARKER)}
+
+
+def test_the_groupid_family_takes_the_machines_steps_everywhere():
+    # the same steps by name as the Hypothesis machine (both call GroupIds)
+    assert {name for name, _, _ in FAMILIES["groupid"].steps} == machine_rules(GroupIdMachine)
+    points, channels, elected, restored = Counter(), Counter(), 0, 0
+    for i in range(300):
+        h = generate(5, i, ("groupid",))
+        assert all(n["rpl_hierarchical"] for n in h["header"]["topology"]["nodes"])
+        channels[tuple((c["source"], c["replica"]) for c in h["header"]["topology"]["channels"])] += 1
+        points.update(o["point"] for o in h["ops"] if o["op"] == "crash" and "point" in o)
+        elected += any(o["op"] == "failover" and o.get("elect") for o in h["ops"])
+        restored += any(o["op"] == "restore" for o in h["ops"])
+        # a commit goes to the root: after a failover, to the server the model promoted
+        header, obs = systems.get("model:groupid").run(h)
+        promoted = [o for o in obs if o["kind"] == "promoted"]
+        if promoted and not any(o["op"] == "restore" for o in h["ops"]):
+            roots = [o["node"] for o in h["ops"] if o["op"] == "trx" and o["at"] > promoted[-1]["t"] and "statements" in o]
+            assert set(roots) <= {promoted[-1]["node"]}, (i, roots)
+    assert set(points) == set(CRASH_POINTS)
+    assert set(channels) == {(("A", "B"), ("B", "C")), (("A", "B"), ("A", "C"))}  # a chain and fan-out
+    assert elected > 20 and restored > 5

@@ -21,9 +21,9 @@ def test_ddmin_finds_the_one_minimal_failing_subset():
 
 
 def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
-    # History 134 of seed 0 catches WL#7318 drawback 3 (every event waits for its own timestamp)
-    history = generate(0, 134)
-    what, fails = investigate.failure(history, "mutant:per-event-wait", None, None)
+    # History 114 of seed 0 catches WL#7318 drawback 3 (every event waits for its own timestamp)
+    history = generate(0, 114)
+    what, fails = investigate.failure(history, "mutant:per-event-wait", "WL7318.F3", None)
     assert what == "WL7318.F3 violated on mutant:per-event-wait" and fails(history)
     small, runs = investigate.shrink(history, fails)
     assert fails(small) and len(small["ops"]) < len(history["ops"]) and runs > 1
@@ -32,7 +32,7 @@ def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
     for i in range(len(small["ops"])):
         assert not fails({**small, "ops": small["ops"][:i] + small["ops"][i + 1:]})
     text = investigate.describe(small)
-    assert text.splitlines()[0] == "History gen-delay-0-134:"
+    assert text.splitlines()[0] == "History gen-delay-0-114:"
     assert "  A -> B: " in text and "    1.     0.000000 s  A  trx " in text
 
 
@@ -45,8 +45,8 @@ def test_a_history_that_fails_nothing_cannot_be_shrunk():
 
 
 def test_explain_an_expected_cross_check_difference_side_by_side():
-    # History 1 of seed 0: a transaction whose statement started a second before its commit
-    text = investigate.explain(generate(0, 1), "model:wl344", other="model:wl7318")
+    # History 18 of seed 0: a transaction whose statement started a second before its commit
+    text = investigate.explain(generate(0, 18), "model:wl344", other="model:wl7318")
     assert "expected apply difference" in text and "rule delay.commit-vs-start-time:" in text
     assert "model:wl344" in text.splitlines()[2] and "model:wl7318" in text.splitlines()[2]
     assert any(" | " in line and " s  " in line for line in text.splitlines())
@@ -76,7 +76,7 @@ def test_replay_without_out_prints_the_digests_and_exits_by_findings(capsys):
     assert cli.main(["replay", "0", "0", "--system", "model:wl7318"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("seed 0 index 0 on model:wl7318: history sha256:") and ", trace sha256:" in out
-    assert cli.main(["replay", "0", "1", "--system", "mutant:start-timestamp"]) == 1
+    assert cli.main(["replay", "0", "18", "--system", "mutant:start-timestamp"]) == 1
     assert "violated WL7318.F2:" in capsys.readouterr().out
 
 
@@ -87,10 +87,10 @@ def _differences(index: int, left: str, right: str) -> list:
 
 
 @pytest.mark.parametrize("index, left, right, aspect, rule", [
-    (1, "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
-    (1, "model:wl344", "model:wl7318", "visible", "delay.visible-when-applied"),
-    (839, "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),
-    (5, "model:after-sync", "model:after-commit", "visible", "semisync.visible-before-ack"),
+    (18, "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
+    (18, "model:wl344", "model:wl7318", "visible", "delay.visible-when-applied"),
+    (544, "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),
+    (7, "model:after-sync", "model:after-commit", "visible", "semisync.visible-before-ack"),
 ])
 def test_every_rule_explains_a_real_difference(index, left, right, aspect, rule):
     found = [d for d in _differences(index, left, right) if d.aspect == aspect]
@@ -98,16 +98,29 @@ def test_every_rule_explains_a_real_difference(index, left, right, aspect, rule)
     assert {rule} <= {r.id for r in crosscheck.rules()}
 
 
+def test_the_groupid_model_differs_from_no_model_and_its_halt_rule_off_is_a_finding():
+    # History 13 of seed 0 (chain A -> B -> C): B crashes after its engine commit of t1, before
+    # relay-log.info is flushed, and restarts with t1 still ahead of its SQL thread
+    assert generate(0, 13)["header"]["name"] == "gen-groupid-0-13"
+    # no delay and no semi-sync: the delay rule and wait point cannot matter to group IDs
+    for other in ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit"):
+        assert _differences(13, "model:groupid", other) == [], other
+    # without the halt rule B plays t1 again (and C with it): no rule explains that, it is the mutant's bug
+    found = _differences(13, "model:groupid", "mutant:no-halt-on-lower-id")
+    assert {(d.aspect, d.node, d.subject) for d in found} >= {("apply", "B", "t1"), ("visible", "B", "t1")}
+    assert not any(d.expected for d in found) and all("mutants" in d.reason for d in found)
+
+
 def test_a_rule_does_not_explain_what_its_setting_cannot():
     # the same History on the same settings, one apply moved: nothing the rules know differs
-    history = generate(0, 1)
+    history = generate(0, 18)
     header, obs = systems.get("model:wl7318").run(history)
     moved = [{**o, "begin": o["begin"] + 1} if o["kind"] == "apply" and o.get("trx") and o["idx"] == 0 else o for o in obs]
     found = crosscheck.compare(crosscheck.facts(header, obs), crosscheck.facts(header, moved))
     assert found and not any(d.expected for d in found)
     assert found[0].reason == "no rule explains it (the systems differ in: nothing)" and found[0].knock_on >= 0
     # waiting for an ack explains a visibility difference only where a client committed
-    history = generate(0, 14)
+    history = generate(0, 21)
     sync, commit = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:after-sync", "model:after-commit"))
     d = next(d for d in crosscheck.compare(sync, commit) if d.rule == "semisync.visible-before-ack" and d.aspect == "visible")
     assert crosscheck.waiting_for_ack((sync, commit, "visible", d.node, d.subject))

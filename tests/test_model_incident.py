@@ -9,6 +9,8 @@ peer suites and the seed), not read back from the model's own tables.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from replcheck import io
@@ -20,6 +22,7 @@ MODELS = [s.name for s in systems().values() if s.kind == "model"]
 INC_HISTORIES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("histories").iterdir()
                        if p.name.startswith("inc-") and p.name.endswith(".jsonl"))
 M = "model:wl7318"
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 # rpl_incident.result, in the seed's (MySQL 5.1) spelling
 LOST_NONE = "The incident LOST_EVENTS occured on the master. Message: <none>"
 
@@ -285,6 +288,32 @@ def test_group_skipped_as_already_executed_is_not_committed_again(kit):
     assert [v["trx"] for v in tr.all("visible", node="B")] == ["wanted", "unwanted", "after_restart"]
     gtids = [b["gtid"] for b in tr.all("binlog", node="B", type="GTID_LOG_EVENT")]
     assert len(gtids) == len(set(gtids)), gtids
+
+
+# -- relay_log_recovery, then the IO thread resumes mid-binlog (campaign findings) ----------------
+def corpus_run(kit, name: str):
+    return kit.run(M, io.load_history(CORPUS / f"{name}.jsonl"))
+
+
+def test_resumed_dump_sends_fde_with_log_pos_0_and_position_stays(kit):
+    # B recovers its relay log at bin.000001:437 as A writes an incident there. The dump restarts
+    # mid-file: its FDE carries log_pos 0, so B stops at the incident showing 437, not the FDE's 124.
+    tr = corpus_run(kit, "finding-incident-stop-position")
+    fde = [r for r in tr.all("relay", node="B", type="FORMAT_DESCRIPTION_EVENT") if r["file"] == "relay.000002"][0]
+    assert fde["master_end"] == 0
+    assert tr.first("binlog", node="A", type="INCIDENT_EVENT")["pos"] == 437
+    s = tr.all("status", node="B")[-1]
+    assert (s["Slave_SQL_Running"], s["Last_SQL_Errno"], s["Exec_Master_Log_Pos"]) == ("No", 1590, 437)
+
+
+def test_relay_log_recovery_points_relay_log_info_at_the_new_relay_log(kit):
+    # After recovery relay-log.info names the fresh relay log; a later plain restart resumes there
+    # and meets the incident relayed into it, instead of resuming past it.
+    tr = corpus_run(kit, "finding-incident-not-stopped-at")
+    infos = [r["content"].split("\n")[1:3] for r in tr.all("relay_log_info", node="B")]
+    assert infos == [["./relay.000002", "4"], ["./relay.000002", "4"]]
+    stop = tr.first("sql_stop", node="B", errno=1590)
+    assert (stop["t"], stop["relay_file"], stop["relay_pos"]) == (3_500_000, "relay.000002", 172)
 
 
 # -- determinism and schema validity ----------------------------------------------------------------

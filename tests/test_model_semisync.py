@@ -396,3 +396,20 @@ def test_every_model_trace_validates(kit, tmp_path):
             io.write_atomic(path, io.dumps_lines(header, obs))
             loaded_header, loaded = io.load_trace(path)  # raises InputError naming the bad line
             assert loaded_header["system"] == system and len(loaded) == len(obs)
+
+
+# -- mutants run as the model they change ---------------------------------------------------------
+@pytest.mark.parametrize("mutant", [s.name for s in systems().values() if s.kind == "mutant"])
+def test_mutant_runs_with_its_base_models_rule_and_defaults(kit, mutant):
+    # Without model:wl7318's AFTER_SYNC default a wl7318 mutant waited AFTER_COMMIT and violated
+    # WL6355.AFTER_SYNC.INVISIBLE on every scenario, whatever its own bug.
+    import tomllib
+    declared = {s["name"]: s for s in tomllib.loads(ROOT.joinpath("systems.toml").read_text())["system"]}
+    m, base = get(mutant), get(declared[mutant]["base"])
+    assert base.kind == "model" and (m.rule, m.defaults, m.variables) == (base.rule, base.defaults, base.variables)
+    tr = kit.run(mutant, "ss-after-sync-visibility")
+    shown = {n["id"]: n["variables"]["rpl_semi_sync_master_wait_point"] for n in tr.header["topology"]["nodes"]}
+    assert shown["A"] == base.defaults["rpl_semi_sync_master_wait_point"]
+    if shown["A"] == "AFTER_SYNC":  # the wait point decides visibility while the commit waits
+        ins1 = tr.first("visible", node="A", trx="ins1")
+        assert ins1["t"] >= ack_time(tr, "B", "ins1")

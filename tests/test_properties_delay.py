@@ -7,11 +7,13 @@ dropped error...). Each violation must be reported with a witness naming the fau
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import pytest
 from conftest import assert_witness
 
+from replcheck.io import load_history
 from replcheck.model.delay import STATE_IDLE, STATE_WAITING
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
 from replcheck.spec import ROOT
@@ -23,6 +25,7 @@ HISTORY_NAMES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("his
                        if p.name.endswith(".jsonl"))
 MODELS = [s.name for s in systems().values() if s.kind == "model"]
 W344, W7318 = "model:wl344", "model:wl7318"
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
 # -- fault builders -------------------------------------------------------------------------------
@@ -384,3 +387,29 @@ def test_rejected_relay_log_info_judged_as_rejected(kit, content):
     view = tr.view()
     verdicts = [p.run(view) for p in DELAY_PROPERTIES]
     assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
+
+
+# -- a sample and a statement in the same microsecond ---------------------------------------------
+SAME_INSTANT = {
+    # A refused CHANGE MASTER samples B waiting; STOP SLAVE and RESET SLAVE follow in that µs.
+    "waiting-state-without-delay": (W7318, "WL344.STATE.WAITING", 918391,
+                                    dict(Slave_SQL_Running_State=STATE_IDLE, processlist_state=STATE_IDLE,
+                                         SQL_Remaining_Delay=None),
+                                    f"B at 918391 shows state {STATE_IDLE!r} but it is delaying (due 5000000)"),
+    # STOP SLAVE IO_THREAD samples B waiting (delay 7); CHANGE MASTER TO MASTER_DELAY = 2 follows.
+    "remaining-delay-after-clock-step": (W344, "WL344.SSS.REMAINING", 6166132, dict(SQL_Remaining_Delay=44),
+                                         "B at 6166132: SQL_Remaining_Delay 44 but 48.434 s are left"),
+}
+
+
+@pytest.mark.parametrize("finding", SAME_INSTANT)
+def test_statement_later_in_the_same_microsecond_is_not_yet_in_force(kit, finding):
+    # A sample is judged by what the trace logged before it: RESET SLAVE or CHANGE MASTER logged
+    # after it in the same µs neither discards its pending event nor changes its delay.
+    system, requirement, t, fields, expect = SAME_INSTANT[finding]
+    history = load_history(CORPUS / f"finding-{finding}.jsonl")
+    tr = kit.run(system, history)
+    assert kit.verdict(requirement, tr).status == PASS
+    s = tr.first("status", node="B", t=t)
+    s.update(fields)
+    assert_witness(kit.verdict(requirement, tr), tr, s, expect)

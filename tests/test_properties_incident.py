@@ -9,11 +9,13 @@ must be reported with a witness naming the faulty observation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import pytest
 from conftest import assert_witness
 
+from replcheck import io
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
 from replcheck.systems import systems
 
@@ -23,6 +25,7 @@ INCIDENT_REQUIREMENTS = {p.requirement for p in INCIDENT_PROPERTIES}
 INC_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and INCIDENT_REQUIREMENTS & set(s.kills)]
 M = "model:wl7318"  # the incident mutants are WL#7318 systems: compare them with this model
 RPL = "inc-rpl-incident"
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
 # -- small histories ------------------------------------------------------------------------------
@@ -228,6 +231,21 @@ def test_io_thread_stopped_by_dba_is_not_a_fault(kit):
     tr = kit.run(M, "inc-cache-overflow")
     assert any(s["Slave_IO_Running"] == "No" for s in tr.all("status", node="B", t=7 * US))
     assert kit.verdict("WL3464.IO_RUNS", tr).status != VIOLATED
+
+
+def test_io_thread_stopped_by_dba_before_the_incident_is_not_a_fault(kit):
+    # Campaign finding: STOP SLAVE IO_THREAD at 2.5 s, the delayed SQL thread meets the incident at 3 s.
+    history = io.load_history(CORPUS / "finding-io-thread-at-incident.jsonl")
+    tr = kit.run(M, history)
+    assert kit.verdict("WL3464.IO_RUNS", tr).status != VIOLATED
+    # The same trace without the DBA's STOP SLAVE IO_THREAD: the IO thread then stopped at the incident.
+    stop = tr.first("sql_stop", node="B", errno=1590)
+    tr.drop(tr.first("stmt", node="B", op="stop_slave", thread="io"))
+    for s in tr.all("status", node="B"):
+        if s["t"] < stop["t"]:
+            s["Slave_IO_Running"] = "Yes"
+    assert_witness(kit.verdict("WL3464.IO_RUNS", tr), tr, status_at(tr, 3_600_000),
+                   "B at 3600000: IO thread 'No' while stopped at an incident")
 
 
 def test_incident_applied_after_skip_violates_r4(kit):

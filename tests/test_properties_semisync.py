@@ -13,6 +13,7 @@ from typing import Callable
 
 import pytest
 from conftest import assert_witness
+from test_model_semisync import N_VAR, master, semisync_replica
 
 from replcheck import io
 from replcheck.model.semisync import AckTable
@@ -387,3 +388,99 @@ def test_ack_table_evicts_the_minimum_not_the_last_slot_below():
     good.ack("2", ("log1", 170))
     bad.ack("2", ("log1", 170))
     assert (good.released, bad.released) == (("log1", 150), ("log1", 120))
+
+
+# -- campaign findings (corpus/finding-*): what the property got wrong, and that it still bites -----
+def test_an_earlier_timeout_or_the_dba_ends_a_wait_with_no_slave(kit):
+    # No semi-sync replica, wait_no_slave ON, timeout 2 s: t2's timeout at 2 s switches OFF, which
+    # ends t3's wait after 1 s (corpus/finding-wait-no-slave-returns-at-once); disabling semi-sync
+    # at 5.5 s (after an OFF/ON at 3 s, 4 s) ends t4's wait after 0.5 s.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t2"}, {"at": US, "op": "trx", "node": "A", "trx": "t3"},
+           {"at": 3 * US, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": False},
+           {"at": 4 * US, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": True},
+           {"at": 5 * US, "op": "trx", "node": "A", "trx": "t4"},
+           {"at": 5_500_000, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": False}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=2000)], [], ops, sample_every_us=US, end_us=8 * US)
+    tr = kit.run(AS, h)
+    assert [tr.first("commit", node="A", trx=t)["t"] for t in ("t2", "t3", "t4")] == [2 * US, 2 * US, 5_500_000]
+    assert kit.verdict("WL1720.WAIT_NO_SLAVE", tr).status == PASS
+    # t3 returning at 1.5 s, before anything ended the waits, is still caught.
+    early = tr.retime(tr.first("commit", node="A", trx="t3"), 1_500_000)
+    assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, early, "t3 returned after 500000 µs with no semi-sync replica")
+
+
+def after_n_raised_history(k) -> dict:
+    # t1 times out (B's ack needs 0.8 s), becomes visible while OFF; B's ack switches ON again at
+    # 0.8 s; wait_for_slave_count is then raised to 3 and a session reads t1.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t1"},
+           {"at": 804_767, "op": "set_global", "node": "A", "variable": N_VAR, "value": 3},
+           {"at": 804_767, "op": "read", "node": "A"}]
+    return k.make_history([master(rpl_semi_sync_master_timeout=500), semisync_replica("B"), "C"],
+                          [{"source": "A", "replica": "B", "latency_us": 400 * MS}, {"source": "A", "replica": "C", "latency_us": MS}],
+                          ops, sample_every_us=700 * MS, end_us=2 * US)
+
+
+def test_a_returned_commit_stays_visible_when_n_is_raised(kit):
+    # corpus/finding-after-sync-visible-after-restart: the read after the commit returned is not
+    # a read of a waiting transaction.
+    tr = kit.run(AS, after_n_raised_history(kit))
+    assert tr.first("read", node="A")["seen"] == ["t1"] and tr.first("commit", node="A", trx="t1")["semisync"] == "no"
+    assert kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", tr).status != VIOLATED
+    # A read of t1 during its wait, while ON and before any replica held it (C relays it at 1 ms),
+    # is still caught.
+    read = add(tr, {"t": 500, "kind": "read", "node": "A", "seen": ["t1"]})
+    assert_witness(kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", tr), tr, read, "a session on A read t1 at 500 while ON")
+
+
+def test_shutdown_after_lowering_n_released_the_waiter(kit):
+    # corpus/finding-shutdown-commits-without-ack: N = 2 with one semi-sync replica; lowering N to 1
+    # releases t1 on B's ack (WL#7169, peer S5), just before a shutdown at the same instant.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t1"},
+           {"at": 150 * MS, "op": "set_global", "node": "A", "variable": N_VAR, "value": 1},
+           {"at": 150 * MS, "op": "shutdown", "node": "A"}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=60000, **{N_VAR: 2}), semisync_replica("B"), "C"],
+                         [{"source": "A", "replica": "B", "latency_us": 50 * MS}, {"source": "A", "replica": "C", "latency_us": 400 * MS}],
+                         ops, sample_every_us=US, end_us=US)
+    tr = kit.run(AS, h)
+    c = tr.first("commit", node="A", trx="t1")
+    assert (c["t"], c["semisync"]) == (150 * MS, "yes")
+    assert kit.verdict("MARIADB.SEMISYNC.SHUTDOWN", tr).status == PASS
+    # Without the SET GLOBAL, N stays 2 and B's ack alone does not make the release at shutdown right.
+    tr.drop(tr.first("stmt", node="A", op="set_global", variable=N_VAR))
+    assert_witness(kit.verdict("MARIADB.SEMISYNC.SHUTDOWN", tr), tr, c, "shutdown of A returned t1 as committed without acks")
+
+
+def test_disabling_just_before_a_shutdown_is_no_release_by_the_shutdown(kit):
+    # corpus/finding-shutdown-after-dba-disable: SET GLOBAL enabled = 0 ends t2's wait (async,
+    # no_tx) at 5 ms, and the shutdown at that instant finds no waiter.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t2"},
+           {"at": 5 * MS, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": False},
+           {"at": 5 * MS, "op": "shutdown", "node": "A"}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=500), semisync_replica("B")],
+                         [{"source": "A", "replica": "B", "latency_us": 50 * MS}], ops, sample_every_us=US, end_us=US)
+    tr = kit.run(AS, h)
+    c = tr.first("commit", node="A", trx="t2")
+    assert (c["t"], c["semisync"], c.get("errno")) == (5 * MS, "no", None)
+    assert kit.verdict("MARIADB.SEMISYNC.SHUTDOWN", tr).status != VIOLATED
+    # Without the SET GLOBAL (and the switch OFF it caused) the same return is the shutdown's doing.
+    tr.drop(tr.first("stmt", node="A", op="set_global"))
+    for o in tr.all("server_status", node="A", t=5 * MS):
+        tr.drop(o)
+    assert_witness(kit.verdict("MARIADB.SEMISYNC.SHUTDOWN", tr), tr, c, "shutdown of A returned t2 as committed without acks")
+
+
+def test_a_read_after_an_unacknowledged_commit_ended_is_not_protected(kit):
+    # corpus/finding-failover-read-of-async-commit: t2's wait ends with the shutdown's error; after
+    # the restart (semi-sync ON again) a session reads the recovered t2; A crashes and B, which
+    # never got t2, takes over. Only a read during the wait makes t2 one the failover must keep.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t2"}, {"at": 5 * MS, "op": "shutdown", "node": "A"},
+           {"at": 5 * MS, "op": "restart", "node": "A"}, {"at": 5 * MS, "op": "read", "node": "A"},
+           {"at": 5 * MS, "op": "crash", "node": "A"}, {"at": 5 * MS, "op": "failover", "node": "B"}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=500), semisync_replica("B")],
+                         [{"source": "A", "replica": "B", "latency_us": 50 * MS}], ops, sample_every_us=US, end_us=US)
+    tr = kit.run(AS, h)
+    assert tr.first("read", node="A")["seen"] == ["t2"] and tr.first("commit", node="A", trx="t2")["semisync"] == "shutdown"
+    assert kit.verdict("WL6355.FAILOVER.NO_LOSS", tr).status != VIOLATED
+    # The same read during t2's wait (while ON, before the shutdown) is one the failover loses.
+    read = tr.retime(tr.first("read", node="A"), 1 * MS)
+    assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, read, "0-1-1 (read on A while ON) is missing on the new primary B")

@@ -27,6 +27,9 @@ class DelayMachine(HistoryMachine):
     a pair, a chain or a fan-out; every delay property holds after every step."""
 
     REQUIREMENTS = requirements_of("delay")
+    # Long enough for both hops of a chain to wait out their largest delays (8 s each, D4: the
+    # end-to-end delay is their sum): a shorter tail leaves C nothing applied to judge.
+    TAIL_US = 2 * 8 * S + 4 * S
 
     @initialize(
         shape=st.sampled_from(sorted(TOPOLOGIES)),
@@ -44,6 +47,10 @@ class DelayMachine(HistoryMachine):
         self.replicas = [r for _, r in links]
         self.header = {"schema": "replcheck.history/1", "name": "state-machine", "sample_every_us": 1_300_000,
                        "topology": {"nodes": nodes, "channels": channels}}
+        # Every History starts with a commit, so every hop has an event to delay whatever steps
+        # Hypothesis draws: without it, chain coverage (WL344.CHAIN.IMMEDIATE, WL7318.F1) hung on
+        # the draw order and fell to nothing when unrelated modules shifted it.
+        self._op("trx", "A", trx=self._trx_name(), statements=[{"duration_us": 1000, "replica_cost_us": 0}])
 
     @rule(statements=st.lists(st.tuples(st.integers(0, 3 * S), st.sampled_from([0, 0, 2 * S])), min_size=1, max_size=3),
           ddl=st.booleans(), timestamp=st.sampled_from([None, None, None, 1_700_000_000, 1_700_000_050]))

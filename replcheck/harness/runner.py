@@ -521,8 +521,9 @@ class Runner:
         if old is None:
             self.emit("error", node, op="failover", errno=ER_BAD_SLAVE, message="not a replica")
             return
-        if op.get("elect"):
-            node = self._elect(old)
+        if op.get("elect") and (node := self._elect(old)) is None:
+            self.emit("error", op["node"], op="failover", errno=ER_BAD_SLAVE, message=f"no running replica of {old} to elect")
+            return
         self.emit("failover", node, old=old)
         for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
             self._admin({"at": op["at"], "node": node, **step})
@@ -541,7 +542,7 @@ class Runner:
         self.emit("promoted", node, old=old)
         self._poll(node, force=True)
 
-    def _elect(self, old: str) -> str:
+    def _elect(self, old: str) -> str | None:
         """The most advanced running replica of `old` by SHOW MASTER STATUS (binlog file, position),
         the first in topology order on a tie, as the models elect."""
         c, best = self.cluster, None
@@ -550,9 +551,7 @@ class Runner:
             key = (int(f.rsplit(".", 1)[1]), int(pos))
             if best is None or key > best[0]:
                 best = (key, r)
-        if best is None:
-            raise RunnerError(f"failover elect: no running replica of {old}")
-        return best[1]
+        return best[1] if best else None
 
     def _applied_relay_log(self, node: str) -> None:
         """Until the SQL thread executed everything the IO thread read (or it stopped, or quiet_s)."""
