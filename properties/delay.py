@@ -228,10 +228,11 @@ def _samples(v: TraceView, node: str) -> list[dict]:
 
 
 def _next_start(v: TraceView, stop: dict) -> dict | None:
-    """The START SLAVE or restart that ends a stop of the SQL thread, in trace order."""
+    """The START SLAVE, restart or restore (a server rebuilt from a backup starts as a slave) that
+    ends a stop of the SQL thread, in trace order."""
     starts = v.memo("delay.starts", lambda: sorted(
-        [o for o in v.kind("stmt") if o["op"] == "start_slave" and o.get("errno") is None] + v.kind("restart"),
-        key=lambda o: o["_line"]))
+        [o for o in v.kind("stmt") if o["op"] == "start_slave" and o.get("errno") is None] + v.kind("restart")
+        + v.kind("restore"), key=lambda o: o["_line"]))
     return next((s for s in starts if s["node"] == stop["node"] and s["_line"] > stop["_line"]), None)
 
 
@@ -275,9 +276,9 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
         after = next((s for s in _samples(v, node) if s["_line"] > o["_line"] and s["Slave_SQL_Running"] == "No"), None)
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
-            if any(x["node"] == node and b["_line"] < x["_line"] < o["_line"] and (x["kind"] in ("restart", "relay_log_recovery") or (
+            if any(x["node"] == node and b["_line"] < x["_line"] < o["_line"] and (x["kind"] in ("restart", "restore", "relay_log_recovery") or (
                     x["kind"] == "stmt" and x["op"] == "reset_slave")) for x in v.obs):
-                continue  # a restart or RESET SLAVE in between moves the position legitimately
+                continue  # a restart, restore or RESET SLAVE in between moves the position legitimately
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
                         or any(b["_line"] < a["_line"] < o["_line"] for a in ix.applies.get(node, [])),
                         f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",

@@ -23,6 +23,15 @@ def _key(o: dict) -> tuple[int, int]:
     return o["t"], o["_line"]
 
 
+def _has_master(v: TraceView, o: dict) -> bool:
+    """Whether o's server replicated from a master then: the History's channels as it began, then
+    each restore (as a slave) and promotion. A slave's own clients' changes are not its masters'
+    to mark (an --rpl-hierarchical slave does not binlog them, GGID.FILTER)."""
+    changes = [x for x in v.kind("restore") + v.kind("promoted") if x["node"] == o["node"] and _key(x) < _key(o)]
+    last = max(changes, key=_key, default=None)
+    return o["node"] in v.channels if last is None else last["kind"] == "restore"
+
+
 class IncidentIndex:
     def __init__(self, v: TraceView):
         self.v = v
@@ -30,7 +39,7 @@ class IncidentIndex:
         for b in v.kind("binlog"):
             self.binlog.setdefault(b["node"], []).append(b)
         self.incidents = [b for b in v.kind("binlog") if b["type"] == "INCIDENT_EVENT"]
-        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and o["node"] not in v.channels]
+        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not _has_master(v, o)]
         self.relays: dict[str, list[dict]] = {}
         for r in v.kind("relay"):
             self.relays.setdefault(r["node"], []).append(r)
@@ -165,15 +174,15 @@ def stop_message(v: TraceView, check: Check) -> None:
 
 
 def _stopped_interval(v: TraceView, stop: dict) -> tuple[int, int]:
-    """From an incident stop to the next START SLAVE or restart (or the end), in trace order."""
-    start = next((o for o in v.obs if o["node"] == stop["node"] and _key(o) > _key(stop) and (o["kind"] == "restart" or (
+    """From an incident stop to the next START SLAVE, restart or restore (or the end), in trace order."""
+    start = next((o for o in v.obs if o["node"] == stop["node"] and _key(o) > _key(stop) and (o["kind"] in ("restart", "restore") or (
         o["kind"] == "stmt" and o["op"] == "start_slave" and o.get("thread") in (None, "sql") and o.get("errno") is None))), None)
     return _key(stop), (_key(start) if start else (2**62, 0))
 
 
 def _io_running_before(v: TraceView, stop: dict) -> bool:
     """Whether the replica's IO thread ran when its SQL thread stopped: the last sample, STOP or
-    START SLAVE [IO_THREAD], crash or restart (which starts both threads) before the stop says."""
+    START SLAVE [IO_THREAD], crash, restart or restore (both start both threads) before the stop says."""
     running = True
     for o in v.obs:
         if _key(o) >= _key(stop):
@@ -182,8 +191,8 @@ def _io_running_before(v: TraceView, stop: dict) -> bool:
             continue
         if o["kind"] == "status":
             running = o["Slave_IO_Running"] == "Yes"
-        elif o["kind"] in ("crash", "restart"):
-            running = o["kind"] == "restart"
+        elif o["kind"] in ("crash", "restart", "restore"):
+            running = o["kind"] != "crash"
         elif o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave") and o.get("errno") is None \
                 and o.get("thread") in (None, "io"):
             running = o["op"] == "start_slave"

@@ -590,7 +590,8 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
 
 @checks("WL6355.FAILOVER.NO_LOSS")
 def failover_loses_nothing(v: TraceView, check: Check) -> None:
-    """After failover to the most advanced replica, nothing returned or read while ON is lost."""
+    """After failover to the most advanced replica, nothing returned while ON, or read during its wait
+    while ON, is lost."""
     ix = index(v)
     visible = {(o["node"], o.get("gtid")) for o in v.kind("visible")}
     for p in v.kind("promoted"):

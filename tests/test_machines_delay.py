@@ -27,6 +27,8 @@ def test_models_hold_every_delay_property(rule, expected):
     # The run judged the central requirements, so passing means something.
     assert machine.exercised["WL344.WAIT.EXEMPT"] > 0 and machine.exercised["WL344.SSS.SQL_DELAY"] > 0
     assert machine.exercised["WL7318.F2" if rule == "wl7318" else "WL344.WAIT.RULE"] > 0
+    # Chains too: this coverage once fell to nothing unnoticed when the draw order shifted.
+    assert machine.exercised["WL7318.F1" if rule == "wl7318" else "WL344.CLOCK.COMPENSATE"] > 0
 
 
 @pytest.mark.parametrize("rule,mutant", [

@@ -7,6 +7,8 @@ histories written here so each test shows its input.
 """
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
 from replcheck import io
@@ -120,6 +122,27 @@ def test_s1_switches_back_on_when_the_replica_catches_up(kit):
     assert any(o["message"] == f"Semi-sync replication switched ON: semi-sync slave caught up at (bin.000001, {caught_up['pos']})"
                for o in tr.all("log", node="A", t=caught_up["t"]))
 
+
+def test_s1_a_restarted_master_switches_back_on_only_at_its_binlogs_end(kit):
+    # corpus/finding-switch-on-after-restart-before-catch-up: t1, t2 are binlogged while B's IO
+    # thread is stopped; A restarts, goes OFF when C, its only semi-sync client, stops its IO thread
+    # (wait_no_slave OFF), then B connects and acks t1 and t2. The binlog survived the restart:
+    # only the ack of t2 catches up.
+    ops = [{"at": 0, "op": "stop_slave", "node": "B", "thread": "io"},
+           {"at": 0, "op": "trx", "node": "A", "trx": "t1"}, {"at": 0, "op": "trx", "node": "A", "trx": "t2"},
+           {"at": 1, "op": "shutdown", "node": "A"}, {"at": 1, "op": "restart", "node": "A"},
+           {"at": 1, "op": "stop_slave", "node": "C", "thread": "io"},
+           {"at": 1, "op": "start_slave", "node": "B", "thread": "io"}]
+    h = history(kit, [master(rpl_semi_sync_master_wait_no_slave=False), semisync_replica("B"), semisync_replica("C")],
+                [{"source": "A", "replica": "B", "latency_us": 400 * MS}, {"source": "A", "replica": "C", "latency_us": MS}],
+                ops, end_s=2)
+    tr = kit.run(AS, h)
+    t1_ack, t2_ack = (tr.first("ack", node="A", replica="B", pos=end_of(tr, t)) for t in ("t1", "t2"))
+    switches = [o for o in tr.all("server_status", node="A") if tr.index(o) > tr.index(tr.first("restart", node="A"))
+                and o["t"] == t1_ack["t"]]
+    assert [tr.index(o) > tr.index(t2_ack) for o in switches if o["variables"][STATUS] == "ON"] == [True]
+    assert all(o["variables"][STATUS] == "OFF" for o in switches if tr.index(o) < tr.index(t2_ack))
+    assert any(o["message"].endswith(f"caught up at (bin.000001, {t2_ack['pos']})") for o in tr.all("log", node="A"))
 
 def test_s1_enabling_gives_on_at_once_even_without_replica_ack(kit):
     tr = kit.run(AS, "ss-dba-on-off")
@@ -403,7 +426,6 @@ def test_every_model_trace_validates(kit, tmp_path):
 def test_mutant_runs_with_its_base_models_rule_and_defaults(kit, mutant):
     # Without model:wl7318's AFTER_SYNC default a wl7318 mutant waited AFTER_COMMIT and violated
     # WL6355.AFTER_SYNC.INVISIBLE on every scenario, whatever its own bug.
-    import tomllib
     declared = {s["name"]: s for s in tomllib.loads(ROOT.joinpath("systems.toml").read_text())["system"]}
     m, base = get(mutant), get(declared[mutant]["base"])
     assert base.kind == "model" and (m.rule, m.defaults, m.variables) == (base.rule, base.defaults, base.variables)

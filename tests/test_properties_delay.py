@@ -413,3 +413,14 @@ def test_statement_later_in_the_same_microsecond_is_not_yet_in_force(kit, findin
     s = tr.first("status", node="B", t=t)
     s.update(fields)
     assert_witness(kit.verdict(requirement, tr), tr, s, expect)
+
+
+def test_restore_ends_the_stop_of_a_crashed_slave(kit):
+    # Campaign finding: B crashes (its SQL thread stops) and is restored from A's backup as A's
+    # slave; what the new slave then applies is not "executed while stopped".
+    tr = kit.run(W7318, load_history(CORPUS / "finding-stop-no-exec-across-restore.jsonl"))
+    assert kit.verdict("WL344.STOP.NO_EXEC", tr).status != VIOLATED
+    # Without the restore, B would have applied events with its SQL thread stopped by the crash.
+    tr.drop(tr.first("restore", node="B"))
+    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, tr.first("apply", node="B", type="ROTATE_EVENT", t=107348),
+                   "B executed ROTATE_EVENT of None at 107348 while stopped since 0")

@@ -248,6 +248,17 @@ def test_io_thread_stopped_by_dba_before_the_incident_is_not_a_fault(kit):
                    "B at 3600000: IO thread 'No' while stopped at an incident")
 
 
+def test_own_write_of_a_restored_slave_is_no_gap(kit):
+    # Campaign finding: A, restored as B's slave after a failover, does not binlog its client's t3
+    # (--rpl-hierarchical, GGID.FILTER): no master lost a change.
+    tr = kit.run("model:groupid", io.load_history(CORPUS / "finding-gap-filtered-write-on-restored-master.jsonl"))
+    assert kit.verdict("WL3464.GAP", tr).status != VIOLATED
+    # Without the restore A would be a master that made t3 visible and never binlogged it.
+    tr.drop(tr.first("restore", node="A"))
+    assert_witness(kit.verdict("WL3464.GAP", tr), tr, tr.first("visible", node="A", trx="t3"),
+                   "t3 changed A but never reached its binlog")
+
+
 def test_incident_applied_after_skip_violates_r4(kit):
     # SKIP_COUNTER = 1 and START SLAVE, but the replica executes the incident instead of skipping it.
     tr = kit.run(M, RPL)

@@ -82,9 +82,11 @@ SCHEMA = ("CREATE DATABASE rc; "
 CLOCK = "UNIX_TIMESTAMP(SYSDATE(6))"
 POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k; SELECT k, COUNT(*) FROM rc.m WHERE part = 0 GROUP BY k; "
         "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'rc' AND TABLE_NAME LIKE 'd%'; "
-        # The SQL thread's state before and after SHOW SLAVE STATUS: the three agree unless it changed meanwhile.
+        # The SQL thread's state around SHOW SLAVE STATUS, and SHOW SLAVE STATUS again: if both processlist
+        # reads agree and both SHOW SLAVE STATUS agree on state and relay-log position (no event read in
+        # between: a state that changed and changed back did so by reading one), none changed meanwhile.
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
-        "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; "
+        "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
         "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
         f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
 # The text of a statement trx_statement built, in a binlog event: the transaction's number.
@@ -610,9 +612,9 @@ class Runner:
                 results = c._client(c._state(node), POLL, timeout=10)
         except HarnessError:
             return  # down or going down: nothing to see
-        if len(results) != 9:
+        if len(results) != 10:
             return
-        t, t_vars = self._instant(results[0][1][0][0]), self._instant(results[8][1][0][3])
+        t, t_vars = self._instant(results[0][1][0][0]), self._instant(results[9][1][0][3])
         prev = self._last_poll.get(node)
         if prev is not None:
             self.max_gap = max(self.max_gap, t_vars - prev)
@@ -621,7 +623,10 @@ class Runner:
         status_cols, status_rows = results[5]
         status = dict(zip(status_cols, status_rows[0])) if status_rows else None
         before, after = results[4][1], results[6][1]
-        proc = before if before == after else None  # changed while sampled: no state to compare
+        again = dict(zip(results[7][0], results[7][1][0])) if results[7][1] else None
+        steady = status is None or (again is not None and all(
+            status.get(k) == again.get(k) for k in ("Slave_SQL_Running_State", "Relay_Log_File", "Relay_Log_Pos")))
+        proc = before if before == after and steady else None  # changed while sampled: no state to compare
         pos = (status or {}).get("Relay_Log_File") or "", _int((status or {}).get("Relay_Log_Pos")) or 0
         for k in sorted(counts):
             if counts[k] > 0 and (node, k) not in self.seen:
@@ -631,9 +636,9 @@ class Runner:
         if status is not None:
             self._status(node, t, status, proc, force)
         variables: dict[str, Any] = {}
-        for name, value in results[7][1]:
+        for name, value in results[8][1]:
             variables[name] = _int(value) if _int(value) is not None else value
-        variables.update(zip(GTID_VARS, results[8][1][0][:3]))
+        variables.update(zip(GTID_VARS, results[9][1][0][:3]))
         self.binlog_pos.setdefault(node, []).append((t_vars, _parse_pos(variables.get("gtid_binlog_pos") or "")))
         if force or variables != self._last_server_status.get(node):
             self._last_server_status[node] = variables
