@@ -188,3 +188,16 @@ def test_mariadb_view_judges_a_trace_without_group_ids(kit):
               "MARIADB.GTID.IO_POS"):
         v = kit.verdict(r, tr)
         assert v.status == PASS and v.checked > 0, v
+
+
+@pytest.mark.parametrize("shown, resolution_us, status", [
+    ("0-1-1009", 800_000, PASS),  # t3 binlogged and committed 0.799 s before the poll: within its resolution
+    ("0-1-1009", 500_000, VIOLATED),  # the same lag outside a finer resolution
+    ("0-1-1009", 0, VIOLATED),  # a model's trace is exact
+    ("0-1-1008", 800_000, VIOLATED),  # two groups behind: t2 ended 0.899 s before, more than the resolution
+])
+def test_a_polled_gtid_slave_pos_may_lag_within_the_resolution_only(kit, shown, resolution_us, status):
+    tr = kit.run(M, "gg-hier-basic")
+    tr.header["resolution_us"] = resolution_us
+    tr.first("server_status", node="B", t=3_000_000)["variables"]["gtid_slave_pos"] = shown
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == status
