@@ -2,6 +2,11 @@
 and the same search finds nothing under AFTER_SYNC."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -34,10 +39,25 @@ def test_after_commit_phantom_read_is_lost_on_failover():
         == ["state.commit", "state.another_session_reads", "state.crash_and_failover"], steps
 
 
+AFTER_SYNC_SEARCH = """
+import json
+from replcheck.features import load_features
+load_features()
+from test_machines_semisync import search
+machine = search("AFTER_SYNC")
+print(json.dumps(machine.exercised))
+"""
+
+
 def test_after_sync_passes_the_same_search():
-    machine = search("AFTER_SYNC")
+    # In a fresh interpreter: in a pytest worker that ran other tests first, the derandomised
+    # search has been seen to draw other examples (cause not yet found; see the closing notes).
+    run = subprocess.run([sys.executable, "-c", AFTER_SYNC_SEARCH], cwd=Path(__file__).parent,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    exercised = json.loads(run.stdout.splitlines()[-1])
     # The search reached failovers and waiting commits, so passing is not vacuous.
-    assert machine.exercised["WL6355.FAILOVER.NO_LOSS"] > 0 and machine.exercised["WL1720.ACK.WAIT"] > 0
+    assert exercised["WL6355.FAILOVER.NO_LOSS"] > 0 and exercised["WL1720.ACK.WAIT"] > 0
 
 
 @pytest.mark.parametrize("mutant,found", [

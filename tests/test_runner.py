@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import re
+import shutil
+import tempfile
 
 import pytest
 
@@ -143,18 +145,26 @@ def test_gtid_positions_and_binlog_bytes(tmp_path):
 # With a real server
 
 
+@pytest.fixture
+def short_tmp():
+    """A Unix socket path must fit in 108 bytes: pytest's own tmp_path under xdist is too deep."""
+    d = tempfile.mkdtemp(prefix="rc-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def server():
     return require_server()
 
 
-def test_a_delayed_row_on_a_real_server(server, tmp_path):
+def test_a_delayed_row_on_a_real_server(server, tmp_path, short_tmp):
     load_features()
     h = _history([{"at": 300_000, "op": "trx", "node": "A", "trx": "t'1"},
                   {"at": 400_000, "op": "change_master", "node": "B", "delay_sql": "blah"}],
                  channels=({"source": "A", "replica": "B", "delay": 1},), end_us=1_600_000, sample_every_us=500_000)
     original = copy.deepcopy(h)
-    r = R.Runner(h, scale=1.0, tmpdir=str(tmp_path))
+    r = R.Runner(h, scale=1.0, tmpdir=short_tmp)
     header, obs = r.run()
     assert h == original
     path = tmp_path / "t.jsonl"
@@ -181,9 +191,9 @@ def test_a_delayed_row_on_a_real_server(server, tmp_path):
     assert verdicts["WL344.STATE.WAITING"] == core.NOT_EXERCISED  # needs relay-log writes, which polling cannot see
 
 
-def test_the_row_table_shows_a_double_apply_as_two(server, tmp_path):
+def test_the_row_table_shows_a_double_apply_as_two(server, short_tmp):
     """No primary or unique key: the same row event applied twice leaves two rows, not an error."""
-    with Cluster({"nodes": [{"id": "A"}]}, server=server, tmpdir=str(tmp_path)) as c:
+    with Cluster({"nodes": [{"id": "A"}]}, server=server, tmpdir=short_tmp) as c:
         c.sql("A", "SET sql_log_bin = 0; " + R.SCHEMA)
         c.sql("A", "INSERT INTO rc.r (k, part) VALUES (5, 0); INSERT INTO rc.r (k, part) VALUES (5, 0); "
                    "INSERT INTO rc.r (k, part) VALUES (5, 1); CREATE TABLE rc.d6 (i INT)")
@@ -191,7 +201,7 @@ def test_the_row_table_shows_a_double_apply_as_two(server, tmp_path):
         assert r._counts(c._client(c._state("A"), R.POLL)) == {5: 2, 6: 1}
 
 
-def test_failover_by_gtid_promotes_and_repoints(server, tmp_path):
+def test_failover_by_gtid_promotes_and_repoints(server, short_tmp):
     """A -> B, A -> C; kill -9 of A; failover electing the most advanced replica (a tie: B, the
     first); C is repointed to B by GTID and gets B's own new transaction and nothing twice."""
     load_features()
@@ -202,7 +212,7 @@ def test_failover_by_gtid_promotes_and_repoints(server, tmp_path):
                   {"at": 1_100_000, "op": "failover", "node": "B"}],  # B is a replica no more
                  channels=({"source": "A", "replica": "B"}, {"source": "A", "replica": "C"}),
                  nodes=({"id": "A"}, {"id": "B"}, {"id": "C"}), end_us=1_800_000)
-    header, obs = R.Runner(h, scale=1.0, tmpdir=str(tmp_path)).run()
+    header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
     assert [(o["kind"], o["node"], o["old"]) for o in obs if o["kind"] in ("failover", "promoted")] == \
         [("failover", "B", "A"), ("promoted", "B", "A")]
     steps = [(o["op"], o.get("thread"), o["errno"]) for o in obs if o["kind"] == "stmt" and o["node"] == "B"]
@@ -217,7 +227,7 @@ def test_failover_by_gtid_promotes_and_repoints(server, tmp_path):
     assert verdicts["MARIADB.GTID.SLAVE_POS"] == core.PASS
 
 
-def test_lost_acks_on_a_real_server(server, tmp_path):
+def test_lost_acks_on_a_real_server(server, short_tmp):
     """lose_acks: the relay drops B's next ack, so the commit waits out the timeout; the acks that
     pass are observed, and the header says how."""
     load_features()
@@ -227,7 +237,7 @@ def test_lost_acks_on_a_real_server(server, tmp_path):
                  channels=({"source": "A", "replica": "B"},),
                  nodes=({"id": "A", "variables": {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": 500}},
                         {"id": "B", "variables": {"rpl_semi_sync_slave_enabled": True}}), end_us=2_500_000)
-    header, obs = R.Runner(h, scale=1.0, tmpdir=str(tmp_path)).run()
+    header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
     commits = {o["trx"]: o for o in obs if o["kind"] == "commit"}
     assert commits["t1"]["semisync"] == "no" and commits["t1"].get("errno") is None
     assert any(o["kind"] == "log" and o["node"] == "A" and "Timeout waiting for reply" in o["message"] for o in obs)
