@@ -95,6 +95,21 @@ def test_gate_sees_an_unexpected_pass_of_a_known_divergence(results, tmp_path, c
     assert "WL344.STOP.NO_EXEC on history:mutant:stop-applies-waited-event: pinned violated, now pass" in capsys.readouterr().out
 
 
+def test_a_gate_may_pin_either_of_two_verdicts_and_nothing_else(results, tmp_path, capsys):
+    """A real server that races with itself: either verdict passes, a third fails the gate."""
+    gate = tmp_path / "g.toml"
+    gate.write_text('[verdicts."history:model:wl7318"]\n"WL3464.R3.1" = ["pass", "violated"]\n')
+    data = json.loads(results.read_text())
+    row = next(r for r in data["rows"] if r["system"] == "model:wl7318" and r["requirement"] == "WL3464.R3.1")
+    out = tmp_path / "r.json"
+    for status, code in (("pass", 0), ("violated", 0), ("not_exercised", 1)):
+        row.update(status=status, witnesses=[])
+        out.write_text(json.dumps({**data, "rows": [row]}))
+        capsys.readouterr()
+        assert main(["gate", str(gate), str(out)]) == code, status
+    assert "WL3464.R3.1 on history:model:wl7318: pinned pass or violated, now not_exercised" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("content,where", [
     ("{", "not valid JSON"), ('{"schema": "x"}', "not a replcheck results file"),
     ('{"schema": "replcheck.results/1", "rows": [{"source": "z3"}]}', "rows[0]"),
@@ -112,6 +127,8 @@ def test_bad_gate_file_is_one_line(results, tmp_path, capsys):
     gate.write_text('[verdicts."history:model:wl7318"]\n"WL344.WAIT.RULE" = "maybe"\n')
     assert main(["gate", str(gate), str(results)]) == 2
     assert "unknown verdict 'maybe'" in capsys.readouterr().err
+    gate.write_text('[verdicts."history:model:wl7318"]\n"WL344.WAIT.RULE" = []\n')
+    assert main(["gate", str(gate), str(results)]) == 2
 
 
 def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
