@@ -20,10 +20,16 @@ ER_SLAVE_GROUP_ID_LOWER = 1643
 ER_STATEMENT_REQUIRES_OPTION = 1644
 ER_OPTION_PREVENTS_STATEMENT = 1290
 ER_STARTUP_OPTIONS = 1  # mysqld exits with status 1 (unireg_abort) on inconsistent options
+ER_SYNTAX_ERROR = 1149  # SQLSTATE 42000: rpl_hier step 16
+ER_UNKNOWN_TARGET_BINLOG = 1373
+ER_WARN_PURGE_LOG_IN_USE = 1867
 
 BINLOG_INFO_NOT_FOUND = "Error when executing command SHOW BINLOG INFO FOR: Failed to find matching binlog group."
 REQUIRES_RESET = "This operation requires the WITH RESET option."
 NEEDS_SUPER = "Access denied; you need (at least one of) the SUPER privilege(s) for this operation"
+TARGET_NOT_FOUND = "Target log not found in binlog index"
+# CONNECT_USING_GROUP_ID with a log file or position names two places to start: a syntax error.
+SYNTAX_ERROR = "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use"
 NOT_HIERARCHICAL = "The MySQL server is running without the --rpl-hierarchical option so it cannot execute this statement"
 
 # Halting on a lower ID: the seed's wording ("a lower group_id") and the rule that catches its
@@ -143,6 +149,37 @@ def binlog_info(ends: list[GroupEnd], group_id: int) -> GroupEnd | None:
     if group_id == 0:
         return None
     return next((e for e in reversed(ends) if e.group_id == group_id), None)
+
+
+def fatal_1236(reason: str) -> str:
+    """Last_IO_Error of a slave whose dump request the master refused."""
+    return f"Got fatal error 1236 from master when reading data from binary log: '{reason}'"
+
+
+def connect_by_id_error(ends: list[GroupEnd], group_id: int, server_id: int) -> str | None:
+    """CONNECT_USING_GROUP_ID: the master looks up the slave's last group ID in its (unpurged)
+    binlogs and refuses a slave it cannot place: an ID it does not hold (the slave is ahead, or the
+    group was purged), or one it holds from another server (the slave has an alternate future)."""
+    found = binlog_info(ends, group_id)
+    if found is None:
+        return f"Slave trying to connect using group_id = {group_id} which couldn't be found in the bin logs."
+    if found.server_id != server_id:
+        return (f"Slave trying to connect using group_id = {group_id}, but server_id from the slave doesn't match "
+                "that found in the bin log. Slave appears to have alternate future.")
+    return None
+
+
+def purge_candidates(files: list[str], to: str | None = None, before_us: int | None = None,
+                     mtimes: dict[str, int] | None = None) -> list[str]:
+    """The binlogs PURGE BINARY LOGS removes, oldest first, before in-use checks: those before
+    `to`, or those last written before `before_us`, stopping at the first that is not; never the
+    active (last) binlog."""
+    out = []
+    for f in files[:-1]:
+        if (to is not None and f == to) or (before_us is not None and (mtimes or {}).get(f, 0) >= before_us):
+            break
+        out.append(f)
+    return out
 
 
 # -- the MariaDB-GTID view ---------------------------------------------------------------------------

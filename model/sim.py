@@ -12,6 +12,7 @@ its own replicas, so chains and fan-outs of any depth fall out of the same code.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import count
@@ -105,6 +106,7 @@ class Channel:
     engine_pos: int | None = None  # rpl_transaction_enabled: InnoDB's copy of the group position (relay index)
     engine_master: tuple[str, int] = ("", 0)
     io_gtids: dict = field(default_factory=dict)  # Gtid_IO_Pos: per domain, the last group received whole
+    connect_by_id: bool = False  # Connect_Using_Group_ID: the next connect asks for the slave's last group ID
 
 
 @dataclass
@@ -139,6 +141,8 @@ class Node:
     set_ids: dict = field(default_factory=dict)  # binlog file -> (ID, master_server_id) SET BINLOG_GROUP_ID gave it
     binlog_gtids: dict = field(default_factory=dict)  # gtid_binlog_pos: per domain, the last GTID logged
     slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
+    purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
+    mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
 
     @property
     def binlog_file(self) -> str:
@@ -494,12 +498,22 @@ class Simulator:
             value, errno, message = D.parse_master_delay(str(op["delay_sql"]))
         else:
             value, errno, message = op.get("delay", ch.delay), None, ""
-        if errno is None and (ch.sql_running or ("master_log_file" in op and ch.io_running)):
+        by_id = op.get("connect_using_group_id", False)
+        if errno is None and by_id and "master_log_file" in op:
+            errno, message = G.ER_SYNTAX_ERROR, G.SYNTAX_ERROR
+        elif errno is None and by_id and not node.rpl_hierarchical:
+            errno, message = G.ER_OPTION_PREVENTS_STATEMENT, G.NOT_HIERARCHICAL
+        moves = "master_log_file" in op or by_id
+        if errno is None and (ch.sql_running or (moves and ch.io_running)):
             errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
         if errno is None:
             ch.delay = value
+            source = self.nodes[op.get("master_host", ch.source.id)]
             if "master_log_file" in op:
-                self._change_source(ch, self.nodes[op.get("master_host", ch.source.id)], op["master_log_file"], op["master_log_pos"])
+                self._change_source(ch, source, op["master_log_file"], op["master_log_pos"])
+            elif by_id:  # where to start is known only once the master has looked the ID up
+                self._change_source(ch, source, "", 0)
+                ch.fetch, ch.connect_by_id = None, True
             self._write_relay_log_info(ch)
         self._stmt(ch, op, errno, message, delay=value)
 
@@ -518,6 +532,7 @@ class Simulator:
         ch.fetch = None
         ch.group_master_file, ch.group_master_pos = "", 0
         ch.read_master_file, ch.read_master_pos = "", 0
+        ch.connect_by_id = False
         self._write_relay_log_info(ch)
         self._stmt(ch, op, None, "")
 
@@ -729,11 +744,13 @@ class Simulator:
             fields["Group_ID"] = node.group_id
         self.emit("master_status", node.id, **fields, **extra)
 
-    def _binlog_ends(self, node: Node) -> list[G.GroupEnd]:
-        """Where each group ends in the node's binlogs, with the IDs SET BINLOG_GROUP_ID gave a
-        new binlog (they end where that file's FDE ends)."""
+    def _binlog_ends(self, node: Node, purged_too: bool = False) -> list[G.GroupEnd]:
+        """Where each group ends in the node's (unpurged) binlogs, with the IDs SET BINLOG_GROUP_ID
+        gave a new binlog (they end where that file's FDE ends)."""
         ends = []
         for e in node.binlog:
+            if e.file in node.purged and not purged_too:
+                continue
             if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.file in node.set_ids:
                 ends.append(G.GroupEnd(*node.set_ids[e.file][:1], e.file, e.end, node.set_ids[e.file][1]))
             elif e.group_id and (e.ev.last or e.ev.trx is None):
@@ -791,13 +808,55 @@ class Simulator:
         ch.relay_pos = BINLOG_START
         ch.sql_pos = ch.group_start = 0
         ch.engine_pos = None
+        ch.connect_by_id = False
         ch.fetch = next((i for i, e in enumerate(source.binlog) if (e.file, e.pos) >= (file, pos)), len(source.binlog))
         ch.group_master_file, ch.group_master_pos = file, pos
         ch.read_master_file, ch.read_master_pos = file, pos
 
+    def _place_by_group_id(self, source: Node, gid: int, asker: Node) -> tuple[str, int] | None:
+        """Where a slave that played up to `gid` continues in `source`'s binlogs: after that group
+        (SHOW BINLOG INFO FOR), or at the start when it played nothing; None when the place is gone
+        (the ID is not there, or nothing played and the oldest binlogs were purged)."""
+        if gid:
+            found = self._binlog_info(source, gid, asker)
+            return (found.log_name, found.pos) if found else None
+        return None if source.purged else (self._first_binlog(source), BINLOG_START)
+
     @staticmethod
     def _first_binlog(node: Node) -> str:
-        return node.binlog[0].file if node.binlog else node.binlog_file
+        return next((e.file for e in node.binlog if e.file not in node.purged), node.binlog_file)
+
+    def _op_purge_binary_logs(self, node: Node, op: dict) -> None:
+        """PURGE BINARY LOGS TO / BEFORE: the oldest binlogs go, from the index and from disk. Never
+        the active one; the purge stops at a file a connected slave still reads (with a warning)."""
+        files = [f for f, _, _ in node.index]
+        args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
+        if "to" in op and op["to"] not in files:
+            self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=G.ER_UNKNOWN_TARGET_BINLOG,
+                      message=G.TARGET_NOT_FOUND, warning=None, purged=[], remaining=files)
+            return
+        wanted = G.purge_candidates(files, op.get("to"), op.get("before_us"), node.mtimes)
+        reading = {self._reading(r) for r in node.replicas if r.connected}
+        purged = list(itertools.takewhile(lambda f: f not in reading, wanted))
+        warning, message = None, ""
+        if len(purged) < len(wanted):
+            warning = G.ER_WARN_PURGE_LOG_IN_USE
+            message = (f"file {wanted[len(purged)]} was not purged because it was being read by a thread, "
+                       f"purged only {len(purged)} out of {len(wanted)} files.")
+        node.purged |= set(purged)
+        node.index = [e for e in node.index if e[0] not in node.purged]
+        for f in purged:
+            node.set_ids.pop(f, None)
+        self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=None, message=message, warning=warning,
+                  purged=purged, remaining=[f for f, _, _ in node.index])
+        if node.rpl_hierarchical:
+            self.emit("binlog_index", node.id, content=G.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
+
+    @staticmethod
+    def _reading(ch: Channel) -> str:
+        """The master's binlog a connected slave's dump thread reads next."""
+        src = ch.source
+        return src.binlog[ch.fetch].file if ch.fetch is not None and ch.fetch < len(src.binlog) else src.binlog_file
 
     def _repoint_by_group_id(self, r: Channel, new: Node) -> None:
         """Failover: SHOW SLAVE STATUS on the slave, SHOW BINLOG INFO FOR its ID on the new master,
@@ -808,15 +867,15 @@ class Simulator:
         self._disconnect(r)
         r.io_running = False
         gid = r.exec_group_id
-        found = self._binlog_info(new, gid, r.node) if gid else None
-        if gid and found is None:
+        place = self._place_by_group_id(new, gid, r.node)
+        if place is None:
             r.source.replicas.remove(r)
             r.source = new
             new.replicas.append(r)
             self.emit("error", r.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG,
-                      message=f"Slave trying to connect using group_id = {gid} which couldn't be found in the bin logs.")
+                      message=G.fatal_1236(f"Slave trying to connect using group_id = {gid} which couldn't be found in the bin logs."))
             return
-        file, pos = (found.log_name, found.pos) if found else (self._first_binlog(new), BINLOG_START)
+        file, pos = place
         self._change_source(r, new, file, pos)
         self._write_relay_log_info(r)
         self.emit("stmt", r.node.id, op="change_master", master_host=new.id, master_log_file=file, master_log_pos=pos,
@@ -838,6 +897,7 @@ class Simulator:
         node.visible, node.executed, node.prepared = list(donor.visible), set(donor.executed), []
         node.slave_gtids, node.binlog_gtids = dict(donor.slave_gtids), {}
         node.binlog, node.index, node.set_ids, node.group_id, node.dirty, node.crash_point = [], [], {}, 0, False, None
+        node.purged, node.mtimes = set(), {}
         node.up = True
         node.incarnation += 1
         self.emit("restore", node.id, donor=donor.id, source=source.id)
@@ -849,8 +909,8 @@ class Simulator:
         ch = node.channel
         if op.get("set_group_id", True):
             self._op_set_binlog_group_id(node, {"op": "set_binlog_group_id", "group_id": saved, "with_reset": True})
-        found = self._binlog_info(source, node.group_id, node) if node.group_id else None
-        file, pos = (found.log_name, found.pos) if found else (self._first_binlog(source), BINLOG_START)
+        place = self._place_by_group_id(source, node.group_id, node)
+        file, pos = place or (self._first_binlog(source), BINLOG_START)
         self._change_source(ch, source, file, pos)
         ch.exec_group_id = node.group_id
         self._write_relay_log_info(ch)
@@ -886,6 +946,7 @@ class Simulator:
             entry = Entry(ev, node.binlog_file, node.binlog_pos, end, group_id=gid)
             node.binlog.append(entry)
             node.binlog_pos = end
+            node.mtimes[entry.file] = self.now
             self.emit("binlog", node.id, **_event_fields(ev, gid), file=entry.file, pos=entry.pos, end=end)
             if ev.gtid and ev.last:
                 node.binlog_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid
@@ -908,8 +969,7 @@ class Simulator:
 
     def _connect(self, ch: Channel) -> None:
         if not ch.source.log_bin:
-            self.emit("error", ch.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG,
-                      message="Got fatal error 1236 from master when reading data from binary log: 'Binary log is not open'")
+            self._refuse_dump(ch, "position", "Binary log is not open")
             return
         ch.connected = True
         ch.io_gen += 1
@@ -919,21 +979,71 @@ class Simulator:
             self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
                       message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
         src = ch.source
-        if ch.fetch is None:
+        request: tuple = ("position",)
+        if ch.connect_by_id:
+            # CONNECT_USING_GROUP_ID: the slave sends its last group ID and that group's server_id.
+            last = self._binlog_ends(ch.node, purged_too=True)
+            request = ("group_id", ch.node.group_id, last[-1].server_id if last else ch.node.server_id)
+        elif ch.fetch is None:
             # GTID auto-position: resume from the replica's GTID position, so that events with no
             # GTID after it (incidents) come again, and from any group it lacks before that.
             have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
             missing = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
             after_have = max((i + 1 for i, e in enumerate(src.binlog) if e.ev.gtid in have), default=0)
             ch.fetch = min(missing, after_have)
-        self.at(self.now + ch.latency_us, self._dump_start, ch, ch.io_gen)
+            request = ("gtid",)
+        self.at(self.now + ch.latency_us, self._dump_start, ch, ch.io_gen, request)
 
-    def _dump_start(self, ch: Channel, gen: int) -> None:
+    def _dump_place(self, ch: Channel, request: tuple) -> str | None:
+        """The master places the dump request in its binlogs (ch.fetch), or says why it cannot.
+        What a purge removed is gone: a slave that needs it is refused, never moved past it."""
+        src, by = ch.source, request[0]
+        if by == "group_id":
+            gid, sid = request[1:]
+            ends = self._binlog_ends(src)
+            found = G.binlog_info(ends, gid)
+            if "connect-ignores-server-id" in self.rule.mutants and found is not None:
+                sid = found.server_id
+            refused = G.connect_by_id_error(ends, gid, sid)
+            if refused is None:
+                ch.fetch = next((i for i, e in enumerate(src.binlog) if (e.file, e.pos) >= (found.log_name, found.pos)),
+                                len(src.binlog))
+                ch.read_master_file, ch.read_master_pos = found.log_name, found.pos
+                ch.group_master_file, ch.group_master_pos = found.log_name, found.pos
+            return refused
+        start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
+        if start is None or start.file not in src.purged:
+            return None
+        if "purge-silent-skip" in self.rule.mutants:
+            ch.fetch = next((i for i, e in enumerate(src.binlog) if e.file not in src.purged), len(src.binlog))
+            return None
+        if by == "gtid":
+            return ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
+                    "is too old and required binlog files have been purged.")
+        return "Could not find first log file name in binary log index file"
+
+    def _refuse_dump(self, ch: Channel, by: str, reason: str, **request) -> None:
+        """The master answers the dump request with error 1236: the IO thread stops."""
+        self.emit("connect", ch.node.id, source=ch.source.id, by=by, **request,
+                  errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=reason)
+        self._disconnect(ch)
+        ch.io_running = False
+        self.emit("error", ch.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=G.fatal_1236(reason))
+
+    def _dump_start(self, ch: Channel, gen: int, request: tuple) -> None:
         if gen != ch.io_gen:
             return
         src = ch.source
+        asked = {"group_id": request[1], "server_id": request[2]} if request[0] == "group_id" else {}
+        refused = self._dump_place(ch, request)
+        if refused is not None:
+            self._refuse_dump(ch, request[0], refused, **asked)
+            return
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         file = start.file if start else src.binlog_file
+        self.emit("connect", ch.node.id, source=src.id, by=request[0], **asked, master_log_file=file,
+                  master_log_pos=start.pos if start else src.binlog_pos, errno=None, message="")
+        ch.connect_by_id = False  # a successful connect turns Connect_Using_Group_ID off
         # The dump thread opens with a fake Rotate (timestamp 0) and the binlog's FDE.
         fake = Event("ROTATE_EVENT", when=0, server_id=src.server_id, size=ROTATE_SIZE)
         self._relay(ch, Entry(fake, file, 0, 0))
@@ -1204,6 +1314,7 @@ class Simulator:
         }
         if ch.node.rpl_hierarchical:
             fields["Exec_Master_Group_ID"] = ch.exec_group_id
+            fields["Connect_Using_Group_ID"] = "Yes" if ch.connect_by_id else "No"
         if self.rule.rule == D.WL7318:
             # performance_schema.replication_applier_configuration / _status (WL#7318 F4)
             fields["DESIRED_DELAY"] = ch.delay

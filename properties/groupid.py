@@ -281,8 +281,26 @@ def slave_status_group_id(v: TraceView, check: Check) -> None:
                         f"{o['node']}: SHOW SLAVE STATUS Exec_Master_Group_ID {o['Exec_Master_Group_ID']}, last played {want}", o)
 
 
-def group_ends(v: TraceView, node: str, before: int) -> list[G.GroupEnd]:
-    """Where each group ends in the node's binlogs, and where a SET ID's new binlog begins."""
+def is_purge(o: dict) -> bool:
+    return o["kind"] == "stmt" and o.get("op") == "purge_binary_logs"
+
+
+def purged_files(v: TraceView, node: str, before: int) -> set[str]:
+    """The node's binlogs PURGE BINARY LOGS removed before a line (since its last restore)."""
+    gone: set[str] = set()
+    for o in of_node(v, node):
+        if o["_line"] >= before:
+            break
+        if o["kind"] == "restore":
+            gone = set()
+        elif is_purge(o):
+            gone |= set(o.get("purged", []))
+    return gone
+
+
+def group_ends(v: TraceView, node: str, before: int, purged_too: bool = False) -> list[G.GroupEnd]:
+    """Where each group ends in the node's binlogs (those not purged, unless purged_too), and where
+    a SET ID's new binlog begins."""
     ends, pending_set = [], None
     for o in of_node(v, node):
         if o["_line"] >= before:
@@ -297,13 +315,16 @@ def group_ends(v: TraceView, node: str, before: int) -> list[G.GroupEnd]:
             pending_set = None
         elif o["kind"] == "binlog" and o.get("group_id") and (o.get("last") or o.get("trx") is None):
             ends.append(G.GroupEnd(o["group_id"], o["file"], o["end"], o.get("server_id")))
-    return ends
+    if purged_too:
+        return ends
+    gone = purged_files(v, node, before)
+    return [e for e in ends if e.log_name not in gone]
 
 
 @checks("GGID.BINLOG_INFO")
 def binlog_info_answers(v: TraceView, check: Check) -> None:
     """SHOW BINLOG INFO FOR id gives the binlog name and end position of the last event of that
-    group, or the documented error for an ID no binlog holds."""
+    group, or the documented error for an ID no binlog holds (a purged binlog holds none)."""
     for o in v.kind("stmt"):
         if o.get("op") != "show_binlog_info":
             continue
@@ -505,3 +526,148 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
             continue
         for g in named.values():
             check.judge(ended.get(g, o["t"] + 1) <= o["t"], f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)
+
+
+# -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------
+def _last_writes(v: TraceView, node: str) -> dict[str, int]:
+    """When each of the node's binlogs was last written (what PURGE ... BEFORE compares)."""
+    out: dict[str, int] = {}
+    for o in of_node(v, node):
+        if o["kind"] == "binlog":
+            out[o["file"]] = o["t"]
+    return out
+
+
+@checks("GGID.PURGE")
+def purge_removes_oldest(v: TraceView, check: Check) -> None:
+    """PURGE BINARY LOGS removes the oldest binlogs up to its target, never the active one, stops
+    only with a warning (a binlog in use), refuses a target not in the index (1373), and the index
+    it leaves lists exactly the remaining binlogs. The files listed before the statement are the
+    ones it reports purged followed by the ones remaining (SHOW BINARY LOGS before and after)."""
+    res = v.resolution_us
+    for o in v.kind("stmt"):
+        if o.get("op") != "purge_binary_logs":
+            continue
+        purged, remaining = o.get("purged", []), o.get("remaining", [])
+        listed = purged + remaining
+        if "to" in o and o["to"] not in listed:
+            check.judge(o.get("errno") == G.ER_UNKNOWN_TARGET_BINLOG and not purged,
+                        f"{o['node']}: PURGE BINARY LOGS TO {o['to']!r} (not in the index) gave errno {o.get('errno')} "
+                        f"and purged {purged}", o)
+            continue
+        written = _last_writes(v, o["node"])
+        # What BEFORE removes depends on when a file was last written, known within the resolution;
+        # a file whose last write was not observed may go either way.
+        most = G.purge_candidates(listed, o.get("to"), o.get("before_us"),
+                                  {f: written[f] - res for f in listed if f in written})
+        least = G.purge_candidates(listed, o.get("to"), o.get("before_us"),
+                                   {f: written.get(f, 2**63) + res for f in listed})
+        stopped = o.get("warning") is not None or o.get("errno") is not None  # a binlog in use
+        ok = purged == most[:len(purged)] and (len(purged) >= len(least) or stopped)
+        check.judge(ok, f"{o['node']}: PURGE BINARY LOGS ({o.get('to') or o.get('before_us')}) removed {purged} of "
+                    f"{listed}; expected {least if least == most else f'{least} to {most}'}", o)
+        index = next((i for i in of_node(v, o["node"]) if i["kind"] == "binlog_index" and i["_line"] > o["_line"]
+                      and i["t"] == o["t"]), None)
+        if index is not None:
+            paths = [e.path.decode() for e in G.parse_index(index["content"].encode())]
+            check.judge(paths == remaining, f"{o['node']}: after PURGE the index lists {paths}, not {remaining}", o, index)
+
+
+def _held(v: TraceView, node: str, before: int) -> set:
+    """Transactions the node committed, applied whole or skipped before a line."""
+    return {o.get("trx") for o in of_node(v, node) if o["_line"] < before and (
+        o["kind"] in ("visible", "skip") or (o["kind"] == "apply" and o.get("last")))}
+
+
+def _source_groups(v: TraceView, source: str, before: int) -> list[tuple[str, str | None]]:
+    """(trx, binlog file or None) of the groups in the source's binlog before a line, in order,
+    with its own commits no binlog read showed: a real server's binlogs are read at the end, so
+    what a purge removed shows only as a commit."""
+    found: dict[str, tuple[int, str | None]] = {}
+    logged = {o.get("trx") for o in v.kind("binlog") if o["node"] == source}
+    for o in of_node(v, source):
+        if o["_line"] >= before:
+            break
+        if o["kind"] == "restore":
+            found = {}
+        elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
+            found.setdefault(o["trx"], (o["_line"], o["file"]))
+        elif (o["kind"] == "commit" and o.get("trx") not in logged and o.get("errno") is None
+              and o.get("binlogged", True) and o.get("trx") is not None):
+            found.setdefault(o["trx"], (o["_line"], None))
+    return [(trx, f) for trx, (_, f) in sorted(found.items(), key=lambda kv: kv[1][0])]
+
+
+@checks("GGID.PURGE.NO_SKIP")
+def purge_never_skips(v: TraceView, check: Check) -> None:
+    """After a purge, a slave never applies a group from that master while it lacks an earlier
+    group of the master's that the purge removed: it must have been refused (1236) instead."""
+    if not any(o.get("op") == "purge_binary_logs" and o.get("purged") for o in v.kind("stmt")):
+        return
+    for a in v.kind("apply"):
+        source, node = a.get("source"), a["node"]
+        if not a.get("last") or a.get("trx") is None or not purged_files(v, source, a["_line"]):
+            continue
+        gone = purged_files(v, source, a["_line"])
+        groups = _source_groups(v, source, a["_line"])
+        k = next((i for i, (trx, _) in enumerate(groups) if trx == a["trx"]), None)
+        if k is None:
+            continue
+        held = _held(v, node, a["_line"])
+        start = max((o["_line"] for o in of_node(v, node) if o["_line"] < a["_line"] and (
+            o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "change_master" and "master_log_file" in o
+                                       and o.get("errno") is None))), default=-1)
+        before_start = {o.get("trx") for o in of_node(v, source) if o["_line"] < start}
+        lacking = [trx for trx, f in groups[:k] if (f is None or f in gone) and trx not in held and trx not in before_start]
+        check.judge(not lacking, f"{node} applied {a['trx']} from {source} but lacks {lacking[:3]}, purged from "
+                    f"{source}'s binlogs", a)
+
+
+@checks("GGID.CONNECT_BY_ID")
+def connect_by_group_id(v: TraceView, check: Check) -> None:
+    """A slave connecting by group ID sends its last group ID and that group's server_id; the
+    master places it after that group, or refuses it with 1236: not found, or alternate future."""
+    for c in v.kind("connect"):
+        if c.get("by") != "group_id":
+            continue
+        node, source = c["node"], c["source"]
+        mine = group_ends(v, node, c["_line"], purged_too=True)
+        asked = (current_id(v, node, c["_line"]), mine[-1].server_id if mine else server_id(v, node))
+        check.judge((c.get("group_id"), c.get("server_id")) == asked,
+                    f"{node} connected by group ID {c.get('group_id')} (server_id {c.get('server_id')}); its last group is "
+                    f"{asked[0]} (server_id {asked[1]})", c)
+        ends = group_ends(v, source, c["_line"])
+        refused = G.connect_by_id_error(ends, *asked)
+        if refused is not None:
+            check.judge(c.get("errno") == G.ER_MASTER_FATAL_ERROR_READING_BINLOG and c.get("message") == refused,
+                        f"{source} answered {node}'s connect by group ID {asked[0]} with errno {c.get('errno')} "
+                        f"{c.get('message')!r}; expected 1236 {refused!r}", c)
+            continue
+        found = G.binlog_info(ends, asked[0])
+        at = (c.get("master_log_file"), c.get("master_log_pos"))
+        check.judge(c.get("errno") is None and at == (found.log_name, found.pos),
+                    f"{source} placed {node} (group ID {asked[0]}) at {at}; the group ends at {(found.log_name, found.pos)}", c)
+
+
+@checks("GGID.CONNECT_BY_ID.FLAG")
+def connect_by_id_flag(v: TraceView, check: Check) -> None:
+    """Connect_Using_Group_ID: Yes after CHANGE MASTER TO CONNECT_USING_GROUP_ID, No again after a
+    successful connect, a CHANGE MASTER to a log position, RESET SLAVE or a restore; with a log
+    position in the same statement it is a syntax error."""
+    flag: dict[str, bool] = {}
+    for o in v.obs:
+        node, kind = o["node"], o["kind"]
+        if kind == "stmt" and o.get("op") == "change_master" and o.get("connect_using_group_id") and "master_log_file" in o:
+            check.judge(o.get("errno") == G.ER_SYNTAX_ERROR,
+                        f"{node}: CHANGE MASTER TO CONNECT_USING_GROUP_ID with a log position gave errno {o.get('errno')}", o)
+        elif kind == "stmt" and o.get("op") in ("change_master", "reset_slave") and o.get("errno") is None:
+            if o.get("connect_using_group_id"):
+                flag[node] = True
+            elif "master_log_file" in o or o["op"] == "reset_slave":
+                flag[node] = False
+        elif (kind == "connect" and o.get("by") == "group_id" and o.get("errno") is None) or kind == "restore":
+            flag[node] = False
+        elif kind == "status" and "Connect_Using_Group_ID" in o:
+            want = "Yes" if flag.get(node) else "No"
+            check.judge(o["Connect_Using_Group_ID"] == want,
+                        f"{node}: SHOW SLAVE STATUS Connect_Using_Group_ID {o['Connect_Using_Group_ID']}, expected {want}", o)

@@ -126,12 +126,26 @@ def check_supported(history: dict, name: str = "history") -> None:
                 raise RunnerError(f"{where}: value {v!r} of {op['variable']} is not a bare word")
         if op["op"] == "start_slave" and op.get("until") and not LOG_FILE.match(op["until"]["master_log_file"]):
             raise RunnerError(f"{where}: until.master_log_file {op['until']['master_log_file']!r} is not a file name")
+        if op["op"] == "purge_binary_logs" and (problem := _purge_problem(op)):
+            raise RunnerError(f"{where}: {problem}")
     for n in history["header"]["topology"]["nodes"]:
         for key in ("clock_offset_us", "relay_log_info"):
             if n.get(key):
                 raise RunnerError(f"{name}: topology node {n['id']}: {key} is not supported on a real server")
         if n.get("commit_timestamps"):
             raise RunnerError(f"{name}: topology node {n['id']}: commit_timestamps (MySQL 8.0) is not a MariaDB feature")
+
+
+def _purge_problem(op: dict) -> str | None:
+    """What makes a purge_binary_logs op unusable: exactly one of a file name `to` or a trace time `before_us`."""
+    if ("to" in op) == ("before_us" in op):
+        return "purge_binary_logs needs exactly one of to and before_us"
+    if "to" in op and not (isinstance(op["to"], str) and LOG_FILE.match(op["to"])):
+        return f"to {op['to']!r} is not a binlog file name"
+    b = op.get("before_us", 0)
+    if isinstance(b, bool) or not isinstance(b, int) or b < 0:
+        return f"before_us {b!r} is not a nonnegative integer (µs of trace time)"
+    return None
 
 
 def scale_delay(delay: int, scale: float) -> int:
@@ -168,6 +182,8 @@ def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_0
                     s[key] = round(s[key] * scale)
         if op["op"] == "change_master" and "delay" in op:
             op["delay"] = scale_delay(op["delay"], scale)
+        if op["op"] == "purge_binary_logs" and "before_us" in op:
+            op["before_us"] = round(op["before_us"] * scale)
         if op["op"] == "set_global" and op["variable"] == TIMEOUT_VARIABLE and isinstance(op["value"], int):
             op["value"] = max(1, round(op["value"] * scale))
     hdr["description"] = (hdr.get("description", "") + f" [time scale {scale:g}]").strip()
@@ -188,8 +204,9 @@ def sql_value(value: Any) -> str:
     raise RunnerError(f"value {value!r} is not a boolean, an integer or a bare word")
 
 
-def admin_statement(op: dict) -> str:
-    """The statement for an administrative op. Only validated fields reach the text."""
+def admin_statement(op: dict, epoch_us: int | None = None) -> str:
+    """The statement for an administrative op. Only validated fields reach the text. `epoch_us`:
+    the Unix time (µs) of trace time 0, for a time of the trace in a statement (PURGE ... BEFORE)."""
     kind = op["op"]
     thread = {"io": " IO_THREAD", "sql": " SQL_THREAD", None: ""}[op.get("thread")]
     if kind == "change_master":
@@ -216,6 +233,16 @@ def admin_statement(op: dict) -> str:
         return "RESET SLAVE"
     if kind == "flush_logs":
         return "FLUSH LOGS"
+    if kind == "purge_binary_logs":
+        if problem := _purge_problem(op):
+            raise RunnerError(problem)
+        if "to" in op:
+            return f"PURGE BINARY LOGS TO {sql_quote(op['to'])}"
+        if isinstance(epoch_us, bool) or not isinstance(epoch_us, int):
+            raise RunnerError(f"epoch {epoch_us!r} is not an integer: no server instant for before_us")
+        # The server's instant of that trace time, from integers only (see Runner._instant).
+        seconds, micros = divmod(epoch_us + op["before_us"], US)
+        return f"PURGE BINARY LOGS BEFORE FROM_UNIXTIME({seconds}.{micros:06d})"
     if kind == "set_global":
         name = op["variable"]
         if not VARIABLE.match(name):
@@ -304,6 +331,8 @@ class Runner:
         self._last_status: dict[str, dict] = {}
         self._last_server_status: dict[str, dict] = {}
         self._log_offsets: dict[str, int] = {}
+        self._io_error: dict[str, tuple[int, str]] = {}  # replica -> the IO thread's error last emitted
+        self._binlogs_kept: dict[tuple[str, str], list[dict]] = {}  # (node, file) -> its events, read before a purge
         self.max_gap = 0
         self.cluster: Cluster | None = None
         self.proxies: dict[str, AckProxy] = {}  # replica -> the relay on its channel
@@ -469,6 +498,7 @@ class Runner:
             self._log_offsets[node] = min(self._log_offsets.get(node, 0), os.path.getsize(path))
             if op.get("start_slave") is False and node in self.sources:
                 c.sql(node, "STOP SLAVE")
+            self._io_error.pop(node, None)
             self.emit("restart", node)
             self._busy.discard(node)
             return
@@ -486,22 +516,27 @@ class Runner:
             rows = self._present(node)
             self.emit("read", node, seen=sorted(self.trx_names[k] for k in rows if k < len(self.trx_names)))
             return
-        stmt = admin_statement(op)
+        stmt = admin_statement(op, self.epoch_us)
         fields = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
+        purge = kind == "purge_binary_logs"
         start = self.now()
-        try:
-            # The server's clock around it: the client's start-up and exit are not the statement's.
-            with self._node_locks[node]:  # never while a sample of the node is taken: each sees it before or after
+        with self._node_locks[node]:  # never while a sample of the node is taken: each sees it before or after
+            listed = self._keep_binlogs(node) if purge else []
+            try:
+                # The server's clock around it: the client's start-up and exit are not the statement's.
                 results = c._client(c._state(node), f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
-            start, t = self._instant(results[0][1][0][0]), self._instant(results[-1][1][0][0])
-            errno, message = None, ""
-            warns = results[-2][1]
-            warning = _int(warns[0][1]) if warns else None
-            if warns:
-                message = warns[0][2] or ""
-        except SqlError as e:  # the session ends at the error: the client's clock (it changed nothing)
-            errno, message, warning = e.errno, e.message, None
-            t = self.now()
+                start, t = self._instant(results[0][1][0][0]), self._instant(results[-1][1][0][0])
+                errno, message = None, ""
+                warns = results[-2][1]
+                warning = _int(warns[0][1]) if warns else None
+                if warns:
+                    message = warns[0][2] or ""
+            except SqlError as e:  # the session ends at the error: the client's clock
+                errno, message, warning = e.errno, e.message, None
+                t = self.now()
+            if purge:  # what it removed, whatever it answered
+                remaining = self._binlog_files(node)
+                fields.update(purged=[f for f in listed if f not in remaining], remaining=remaining)
         if kind == "change_master" and "delay_sql" in op:
             fields["delay"] = _int(op["delay_sql"]) if errno is None else None
         self.emit("stmt", node, t, op=kind, errno=errno, warning=warning, message=message, duration_us=max(0, t - start),
@@ -511,6 +546,8 @@ class Runner:
         if errno is not None:
             self.emit("error", node, t, errno=errno, message=message)
         elif node not in self._busy:
+            if kind == "start_slave" and op.get("thread") in (None, "io"):
+                self._io_error.pop(node, None)  # a new IO thread: its failure is a new error, even the same one
             self._poll(node, force=True)  # what it changed, before anything else can change it again
 
     def _failover(self, op: dict) -> None:
@@ -540,6 +577,7 @@ class Runner:
                 st = c.show_slave_status(r)
                 with self._node_locks[r]:  # "Connecting" (to the dead source) is a running IO thread
                     c.repoint(r, node, io=st.get("Slave_IO_Running") != "No", sql=st.get("Slave_SQL_Running") == "Yes")
+                self._io_error.pop(r, None)
             self.sources[r] = node
         self.emit("promoted", node, old=old)
         self._poll(node, force=True)
@@ -657,6 +695,13 @@ class Runner:
             s[k] = _int(raw.get(k))
         if proc is not None:
             s["processlist_state"] = proc[0][0] if proc and s["Slave_SQL_Running"] == "Yes" else None
+        io_error = (_int(raw.get("Last_IO_Errno")) or 0, raw.get("Last_IO_Error") or "")
+        if s["Slave_IO_Running"] != "No":
+            self._io_error.pop(node, None)  # running (or connecting): a later stop is a new error
+        elif io_error[0] and self._io_error.get(node) != io_error:
+            # Stopped by an error (not retrying a connection: that is "Connecting"), once per stop.
+            self._io_error[node] = io_error
+            self.emit("error", node, t, thread="io", errno=io_error[0], message=io_error[1])
         last = self._last_status.get(node)
         if last is not None and last["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
             self.emit("sql_stop", node, t, reason="error", errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
@@ -769,39 +814,58 @@ class Runner:
                 self.emit("binlog", node, last, **ev)
         self._emit_applies()
 
+    def _binlog_files(self, node: str) -> list[str]:
+        return [r[0] for r in self.cluster.sql(node, "SHOW BINARY LOGS")]
+
+    def _keep_binlogs(self, node: str) -> list[str]:
+        """Before a purge: the events of every closed binlog file (the active one is never purged),
+        so the trace still shows what was written. Returns the files listed."""
+        files = self._binlog_files(node)
+        for f in files[:-1]:
+            if (node, f) not in self._binlogs_kept and LOG_FILE.match(f):
+                self._binlogs_kept[(node, f)] = self._read_binlog_file(node, f)
+        return files
+
     def _read_binlog(self, node: str) -> list[dict]:
-        """SHOW BINLOG EVENTS of every binlog file, grouped into transactions. An event whose text
+        """Every binlog file the node wrote, in order: those a purge removed as read before it."""
+        files = self._binlog_files(node)
+        purged = [f for n, f in self._binlogs_kept if n == node and f not in files]
+        events: list[dict] = []
+        for f in purged + [f for f in files if LOG_FILE.match(f)]:
+            kept = self._binlogs_kept.get((node, f))
+            events += self._read_binlog_file(node, f) if kept is None else kept
+        return events
+
+    def _read_binlog_file(self, node: str, f: str) -> list[dict]:
+        """SHOW BINLOG EVENTS of one binlog file, grouped into transactions. An event whose text
         (Annotate_rows, a statement) is one the runner built carries its transaction number as _k."""
         c = self.cluster
         events: list[dict] = []
-        for f in [r[0] for r in c.sql(node, "SHOW BINARY LOGS")]:
-            if not LOG_FILE.match(f):
-                continue
-            rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}")
-            path = os.path.join(c.node_dir(node), f)
-            whens = _header_timestamps(path, [int(r[1]) for r in rows])
-            group: list[dict] = []
-            for log, pos, etype, sid, end, info in rows:
-                ev = {"type": EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
-                      "gtid": None, "server_id": int(sid), "when": whens.get(int(pos), 0), "ict": None,
-                      "file": log, "pos": int(pos), "end": int(end)}
-                if etype == "Gtid":
-                    _close_group(group)
-                    gtid = info.split()[-1]
-                    group = [ev]
-                    ev.update(gtid=gtid)
-                elif group and etype not in NOT_IN_GROUP:
-                    ev.update(gtid=group[0]["gtid"], idx=len(group))
-                    if etype in ("Annotate_rows", "Query") and (m := OWN_TEXT.search(info or "")):
-                        ev["_k"] = int(m.group(1) or m.group(2))
-                    group.append(ev)
-                else:
-                    _close_group(group)
-                    group = []
-                    if etype == "Incident":
-                        ev.update(_incident(path, int(pos)))
-                events.append(ev)
-            _close_group(group)
+        rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}")
+        path = os.path.join(c.node_dir(node), f)
+        whens = _header_timestamps(path, [int(r[1]) for r in rows])
+        group: list[dict] = []
+        for log, pos, etype, sid, end, info in rows:
+            ev = {"type": EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
+                  "gtid": None, "server_id": int(sid), "when": whens.get(int(pos), 0), "ict": None,
+                  "file": log, "pos": int(pos), "end": int(end)}
+            if etype == "Gtid":
+                _close_group(group)
+                gtid = info.split()[-1]
+                group = [ev]
+                ev.update(gtid=gtid)
+            elif group and etype not in NOT_IN_GROUP:
+                ev.update(gtid=group[0]["gtid"], idx=len(group))
+                if etype in ("Annotate_rows", "Query") and (m := OWN_TEXT.search(info or "")):
+                    ev["_k"] = int(m.group(1) or m.group(2))
+                group.append(ev)
+            else:
+                _close_group(group)
+                group = []
+                if etype == "Incident":
+                    ev.update(_incident(path, int(pos)))
+            events.append(ev)
+        _close_group(group)
         return events
 
     def _depth(self, node: str) -> int:
