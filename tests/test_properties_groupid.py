@@ -77,6 +77,22 @@ def gtid_reused(k):
     return tr, tr.first("binlog", node="C", trx="t5", idx=0)
 
 
+def purge_keeps_second_oldest(k):
+    # PURGE BINARY LOGS TO bin.000003 that reports having purged only bin.000001, without a warning.
+    tr = k.run(M, "gg-purge")
+    o = tr.first("stmt", node="A", op="purge_binary_logs", to="bin.000003")
+    o.update(purged=[], remaining=["bin.000002", "bin.000003"])
+    return tr, o
+
+
+def connect_placed_after_wrong_group(k):
+    # The master places B after group 2 although B asked for 3 (a lookup one group off).
+    tr = k.run(M, "gg-connect-by-id")
+    o = tr.all("connect", node="B", by="group_id")[-1]
+    o.update(master_log_pos=430)
+    return tr, o
+
+
 CASES: dict[str, Case] = {
     "GGID.UNIQUE": Case(
         model("gg-failover"), lambda k: pick(k.run("mutant:recovery-ignores-index", "gg-dirty-fde"), "binlog", node="A", trx="t3", idx=0),
@@ -117,6 +133,19 @@ CASES: dict[str, Case] = {
     "GGID.BINLOG_INFO": Case(
         model("gg-hier-basic"), with_fields("gg-hier-basic", "stmt", {"Pos": 500}, node="A", op="show_binlog_info", group_id=1009),
         "A: SHOW BINLOG INFO FOR 1009 answered ('bin.000002', 500, 1), the group ends at ('bin.000002', 559, 1)"),
+    "GGID.PURGE": Case(model("gg-purge"), purge_keeps_second_oldest,
+                       "A: PURGE BINARY LOGS (bin.000003) removed [] of ['bin.000002', 'bin.000003']; expected ['bin.000002']"),
+    "GGID.PURGE.NO_SKIP": Case(
+        model("gg-purge"), lambda k: pick(k.run("mutant:purge-silent-skip", "gg-purge"), "apply", node="C", trx="t5", last=True),
+        "C applied t5 from A but lacks ['t2', 't3', 't4'], purged from A's binlogs"),
+    "GGID.CONNECT_BY_ID": Case(
+        model("gg-connect-by-id"),
+        lambda k: pick(k.run("mutant:connect-ignores-server-id", "gg-connect-by-id"), "connect", node="B", server_id=99),
+        "A answered B's connect by group ID 3 with errno None ''; expected 1236 \"Slave trying to connect using group_id = 3, "
+        "but server_id from the slave doesn't match that found in the bin log. Slave appears to have alternate future.\""),
+    "GGID.CONNECT_BY_ID.FLAG": Case(
+        model("gg-connect-by-id"), with_fields("gg-connect-by-id", "status", {"Connect_Using_Group_ID": "No"}, node="B", t=3_300_000),
+        "B: SHOW SLAVE STATUS Connect_Using_Group_ID No, expected Yes"),
     "GGID.SET": Case(
         model("gg-hier-basic"),
         with_fields("gg-hier-basic", "stmt", {"errno": None, "message": ""}, node="A", op="set_binlog_group_id", group_id=19),
@@ -155,6 +184,8 @@ KILLS = {
     "mutant:halt-strictly-lower": "gg-crash-engine-rli",
     "mutant:recovery-ignores-index": "gg-dirty-fde",
     "mutant:stop-event": "gg-hier-basic",
+    "mutant:purge-silent-skip": "gg-purge",
+    "mutant:connect-ignores-server-id": "gg-connect-by-id",
 }
 
 
@@ -175,6 +206,65 @@ def test_binlog_info_error_for_unknown_ids(kit):
     wrong = tr.first("stmt", node="A", op="show_binlog_info", group_id=1900)
     wrong.update(errno=None, message="", Log_name="bin.000002", Pos=124, Server_ID=1)
     assert_witness(kit.verdict("GGID.BINLOG_INFO", tr), tr, wrong, "SHOW BINLOG INFO FOR 1900 answered bin.000002:124; no binlog holds it")
+
+
+def test_binlog_info_after_purge(kit):
+    # rpl_hier step 5: once its binlog is purged, a group is not found; the SET ID of a later binlog is.
+    tr = kit.run(M, "gg-purge")
+    answers = [(o["t"], o["group_id"], o["errno"], o.get("Server_ID")) for o in tr.all("stmt", node="A", op="show_binlog_info")]
+    assert [a for a in answers if a[0] > 6_000_000] == [
+        (6_100_000, 3, 1220, None), (6_200_000, 1800, None, 34), (9_100_000, 1800, 1220, None),
+        (9_200_000, 1801, 1220, None), (9_300_000, 1850, None, 1)]
+    # A model that still answered from a purged binlog is caught.
+    stale = tr.first("stmt", node="A", op="show_binlog_info", group_id=3, t=6_100_000)
+    stale.update(errno=None, message="", Log_name="bin.000001", Pos=583, Server_ID=1)
+    assert_witness(kit.verdict("GGID.BINLOG_INFO", tr), tr, stale, "SHOW BINLOG INFO FOR 3 answered bin.000001:583; no binlog holds it")
+
+
+def test_purge_never_removes_the_active_binlog_and_refuses_unknown_targets(kit):
+    tr = kit.run(M, "gg-purge")
+    purges = [(o.get("to"), o["errno"], o["purged"], o["remaining"]) for o in tr.all("stmt", node="A", op="purge_binary_logs")]
+    assert purges == [(None, None, ["bin.000001"], ["bin.000002"]), ("bin.000003", None, ["bin.000002"], ["bin.000003"]),
+                      ("bin.000009", 1373, [], ["bin.000003"]), ("bin.000003", None, [], ["bin.000003"])]
+    # Purging the active binlog is a violation.
+    o = tr.all("stmt", node="A", op="purge_binary_logs")[-1]
+    o.update(purged=["bin.000003"], remaining=[])
+    assert_witness(kit.verdict("GGID.PURGE", tr), tr, o, "removed ['bin.000003'] of ['bin.000003']")
+
+
+def test_purge_stops_at_a_binlog_a_connected_slave_reads(kit):
+    # B lags 2 s behind A on the wire: at 3.5 s it has read bin.000001 and still reads t2 in
+    # bin.000002, so PURGE TO bin.000003 removes bin.000001 only.
+    h = kit.history("gg-purge")
+    h["header"]["topology"]["channels"][0]["latency_us"] = 2_000_000
+    h["ops"] = [{"at": 1_000_000, "op": "trx", "node": "A", "trx": "t1"}, {"at": 1_200_000, "op": "flush_logs", "node": "A"},
+                {"at": 2_000_000, "op": "trx", "node": "A", "trx": "t2"}, {"at": 3_200_000, "op": "flush_logs", "node": "A"},
+                {"at": 3_500_000, "op": "purge_binary_logs", "node": "A", "to": "bin.000003"}]
+    tr = kit.run(M, h)
+    o = tr.first("stmt", node="A", op="purge_binary_logs")
+    assert (o["purged"], o["warning"]) == (["bin.000001"], 1867) and "bin.000002 was not purged" in o["message"]
+    assert kit.verdict("GGID.PURGE", tr).status == PASS
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
+
+
+def test_gtid_slave_needing_purged_groups_is_refused(kit):
+    # A GTID auto-position slave (not hierarchical) that lacks purged groups gets 1236, not a gap.
+    h = kit.history("gg-purge")
+    for n in h["header"]["topology"]["nodes"]:
+        n.pop("rpl_hierarchical")
+    h["ops"] = [o for o in h["ops"] if o["op"] not in ("set_binlog_group_id", "show_binlog_info")]
+    h["ops"] += [{"at": 3_500_000, "op": "flush_logs", "node": "A"}, {"at": 7_500_000, "op": "flush_logs", "node": "A"},
+                 {"at": 9_900_000, "op": "stop_slave", "node": "C"}, {"at": 10_000_000, "op": "reset_slave", "node": "C"}]
+    h["ops"].sort(key=lambda o: o["at"])
+    tr = kit.run("model:wl344", h)
+    c = tr.all("connect", node="C")[-1]
+    assert (c["by"], c["errno"]) == ("gtid", 1236) and "required binlog files have been purged" in c["message"]
+    assert tr.first("error", node="C", thread="io")["errno"] == 1236
+    assert not [o for o in tr.all("apply", node="C") if o["trx"] in ("t4", "t5")]
+    assert kit.verdict("GGID.PURGE.NO_SKIP", tr).status == PASS
+    skipped = kit.run("mutant:purge-silent-skip", h)
+    assert_witness(kit.verdict("GGID.PURGE.NO_SKIP", skipped), skipped, skipped.first("apply", node="C", trx="t5", last=True),
+                   "C applied t5 from A but lacks ['t2', 't3', 't4']")
 
 
 def test_mariadb_view_judges_a_trace_without_group_ids(kit):

@@ -109,6 +109,67 @@ def test_admin_statements_are_built_from_validated_fields():
         R.check_supported(_history([{"at": 1, "op": "set_global", "node": "A", "variable": "x", "value": "a b"}]))
 
 
+@pytest.mark.parametrize("fields, problem", [
+    ({"to": "bin.000003'; DROP DATABASE rc; --"}, "to \"bin.000003'; DROP DATABASE rc; --\" is not a binlog file name"),
+    ({"to": ""}, "to '' is not a binlog file name"),
+    ({"to": "a" * 65}, "is not a binlog file name"),
+    ({"to": 3}, "to 3 is not a binlog file name"),
+    ({"before_us": -1}, "before_us -1 is not a nonnegative integer"),
+    ({"before_us": True}, "before_us True is not a nonnegative integer"),
+    ({"before_us": "NOW()"}, "before_us 'NOW()' is not a nonnegative integer"),
+    ({"before_us": 1.5}, "before_us 1.5 is not a nonnegative integer"),
+    ({}, "needs exactly one of to and before_us"),
+    ({"to": "bin.000002", "before_us": 5}, "needs exactly one of to and before_us"),
+])
+def test_a_bad_purge_is_refused_in_one_line(fields, problem):
+    op = {"at": 7, "op": "purge_binary_logs", "node": "A", **fields}
+    with pytest.raises(R.RunnerError) as e:
+        R.check_supported(_history([{"at": 1, "op": "trx", "node": "A", "trx": "t1"}, op]), "h")
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("h: ops[1] (at 7 µs): ") and problem in msg
+    with pytest.raises(R.RunnerError, match=re.escape(problem)):
+        R.admin_statement(op, 1_700_000_000_000_000)
+
+
+def test_purge_statements_are_built_from_validated_fields():
+    assert R.admin_statement({"op": "purge_binary_logs", "to": "bin.000003"}) == "PURGE BINARY LOGS TO 'bin.000003'"
+    # BEFORE: the server's instant of that trace time, the run's epoch plus before_us, from integers only.
+    epoch = 1_795_266_603 * US
+    assert R.admin_statement({"op": "purge_binary_logs", "before_us": 2_300_000}, epoch) == \
+        "PURGE BINARY LOGS BEFORE FROM_UNIXTIME(1795266605.300000)"
+    assert R.admin_statement({"op": "purge_binary_logs", "before_us": 7}, epoch) == \
+        "PURGE BINARY LOGS BEFORE FROM_UNIXTIME(1795266603.000007)"
+    for bad_epoch in (None, "1795266603", 1.5e15, True):
+        with pytest.raises(R.RunnerError, match="epoch"):
+            R.admin_statement({"op": "purge_binary_logs", "before_us": 7}, bad_epoch)
+    # before_us is a trace time: scaled with the History; a file name is not.
+    h = _history([{"at": 4 * US, "op": "purge_binary_logs", "node": "A", "before_us": 9_200_000},
+                  {"at": 5 * US, "op": "purge_binary_logs", "node": "A", "to": "bin.000002"}])
+    s = R.scaled_history(h, 0.25)
+    assert s["ops"] == [{"at": US, "op": "purge_binary_logs", "node": "A", "before_us": 2_300_000},
+                        {"at": 1_250_000, "op": "purge_binary_logs", "node": "A", "to": "bin.000002"}]
+
+
+def test_an_io_thread_error_is_observed_once_per_stop():
+    r = R.Runner(_history([]))
+    fatal = "Got fatal error 1236 from master when reading data from binary log: 'Could not find GTID state ...'"
+
+    def poll(t, io, errno=0, message=""):
+        r._status("B", t, {"Slave_IO_Running": io, "Slave_SQL_Running": "Yes", "Last_IO_Errno": str(errno),
+                           "Last_IO_Error": message}, None, False)
+    poll(1, "Yes")
+    poll(2, "Connecting", 2003, "error reconnecting to master")  # retrying: the thread has not stopped
+    poll(3, "No", 1236, fatal)
+    poll(4, "No", 1236, fatal)  # the same stop, seen again
+    poll(5, "Yes")
+    poll(6, "No", 1236, fatal)  # started again, failed again: a new error
+    poll(7, "No", 1236, fatal)
+    r._io_error.pop("B")  # what a successful START SLAVE does: its failure between two polls is new
+    poll(8, "No", 1236, fatal)
+    errors = [(o["t"], o["thread"], o["errno"], o["message"]) for _, _, o in r.obs if o["kind"] == "error"]
+    assert errors == [(3, "io", 1236, fatal), (6, "io", 1236, fatal), (8, "io", 1236, fatal)]
+
+
 def test_transaction_names_never_reach_sql():
     name = "x'); DROP DATABASE rc; --"
     op = {"op": "trx", "node": "A", "trx": name, "timestamp": 1700000030,
@@ -248,3 +309,38 @@ def test_lost_acks_on_a_real_server(server, short_tmp):
     assert any(o["pos"] == t2_end for o in acks)  # t2's ack passed
     verdicts = {v.requirement: v.status for v in core.run_properties(core.TraceView(header, obs))}
     assert verdicts["WL1720.ACK.LAST_EVENT"] == core.PASS and verdicts["WL1720.TIMEOUT.ASYNC"] == core.PASS
+
+
+def test_purged_binlogs_a_stopped_replica_needs_stop_its_io_thread(server, tmp_path, short_tmp):
+    """B's IO thread is stopped while A writes t2, rotates and purges the binlog holding it (after
+    a refused PURGE TO a file not in the index): START SLAVE IO_THREAD fails with 1236 and B
+    applies nothing later from A. The purged binlog's events are still in the trace."""
+    load_features()
+    h = _history([{"at": 100_000, "op": "trx", "node": "A", "trx": "t1"},
+                  {"at": 300_000, "op": "stop_slave", "node": "B", "thread": "io"},
+                  {"at": 400_000, "op": "trx", "node": "A", "trx": "t2"},
+                  {"at": 500_000, "op": "flush_logs", "node": "A"},
+                  {"at": 600_000, "op": "purge_binary_logs", "node": "A", "to": "bin.000009"},
+                  {"at": 700_000, "op": "purge_binary_logs", "node": "A", "to": "bin.000002"},
+                  {"at": 800_000, "op": "trx", "node": "A", "trx": "t3"},
+                  {"at": 900_000, "op": "start_slave", "node": "B", "thread": "io"},
+                  {"at": 1_000_000, "op": "trx", "node": "A", "trx": "t4"}],
+                 channels=({"source": "A", "replica": "B"},), end_us=1_400_000)
+    header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
+    path = tmp_path / "t.jsonl"
+    path.write_text(io.dumps_lines(header, obs))
+    io.load_trace(path)
+    purges = [(o["to"], o["errno"], o["message"], o["purged"], o["remaining"])
+              for o in obs if o["kind"] == "stmt" and o["op"] == "purge_binary_logs"]
+    assert purges == [("bin.000009", 1373, "Target log not found in binlog index", [], ["bin.000001", "bin.000002"]),
+                      ("bin.000002", None, "", ["bin.000001"], ["bin.000002"])]
+    [io_error] = [o for o in obs if o["kind"] == "error" and o.get("thread") == "io"]
+    assert io_error["node"] == "B" and io_error["errno"] == 1236 and "have been purged" in io_error["message"]
+    start = next(o for o in obs if o["kind"] == "stmt" and o["op"] == "start_slave")
+    assert io_error["t"] >= start["t"]
+    assert {o["node"]: o["counts"] for o in obs if o["kind"] == "data"} == \
+        {"A": {"t1": 1, "t2": 1, "t3": 1, "t4": 1}, "B": {"t1": 1, "t2": 0, "t3": 0, "t4": 0}}
+    t2 = [o for o in obs if o["kind"] == "binlog" and o["node"] == "A" and o["trx"] == "t2"]
+    assert t2 and {o["file"] for o in t2} == {"bin.000001"}  # read before the purge removed it
+    verdicts = {v.requirement: v.status for v in core.run_properties(core.TraceView(header, obs))}
+    assert verdicts["GGID.PURGE"] == core.PASS and verdicts["GGID.RECOVERY.EXACTLY_ONCE"] == core.PASS

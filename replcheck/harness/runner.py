@@ -598,9 +598,7 @@ class Runner:
         deadline = time.monotonic() + self.quiet_s
         while time.monotonic() < deadline:
             st = self.cluster.show_slave_status(node)
-            if st.get("Slave_SQL_Running") != "Yes" or (
-                    (st.get("Relay_Master_Log_File"), st.get("Exec_Master_Log_Pos"))
-                    == (st.get("Master_Log_File"), st.get("Read_Master_Log_Pos"))):
+            if st.get("Slave_SQL_Running") != "Yes" or _executed_all_read(st):
                 return
             time.sleep(0.02)
 
@@ -747,6 +745,8 @@ class Runner:
                     continue
                 if st.get("Slave_SQL_Running") != "Yes":
                     continue  # stopped (an error, STOP SLAVE): it will not catch up by itself
+                if st.get("Slave_IO_Running") == "No" and _executed_all_read(st):
+                    continue  # reads nothing more (an IO error, STOP SLAVE IO_THREAD) and applied what it read
                 if not _covers(have or "", want or ""):
                     behind = True
             if not behind:
@@ -949,6 +949,12 @@ class Runner:
 def _close_group(group: list[dict]) -> None:
     if group:
         group[-1]["last"] = True
+
+
+def _executed_all_read(st: dict) -> bool:
+    """SHOW SLAVE STATUS: the SQL thread has executed everything the IO thread read."""
+    return ((st.get("Relay_Master_Log_File"), st.get("Exec_Master_Log_Pos"))
+            == (st.get("Master_Log_File"), st.get("Read_Master_Log_Pos")))
 
 
 def _parse_pos(s: str) -> dict[str, int]:
