@@ -22,7 +22,7 @@ from typing import Callable
 from replcheck.model.recovery import COMMIT_POINTS, CRASH_POINTS
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
-GENERATOR = "replcheck.generate/2"
+GENERATOR = "replcheck.generate/3"
 S = 1_000_000
 MS = 1000
 MASK64 = (1 << 64) - 1
@@ -363,6 +363,23 @@ class GroupIds:
         ids = [o["Group_ID"] for o in obs if o["kind"] == "master_status" and o["node"] == self.root and "Group_ID" in o]
         self.h.op("set_binlog_group_id", self.root, group_id=(ids[-1] if ids else 0) + step)
 
+    def purge(self, node: str) -> None:
+        """PURGE BINARY LOGS BEFORE now: every binlog but the active one, unless a slave reads it.
+        A slave that was down meanwhile and needs what went must be refused, not skip it."""
+        self.h.op("purge_binary_logs", self.in_system(node), before_us=self.h.now)
+
+    def connect_by_group_id(self, node: str) -> None:
+        """A slave reconnects by its last group ID: STOP SLAVE, CHANGE MASTER TO
+        CONNECT_USING_GROUP_ID, START SLAVE."""
+        if node == self.root or node in self.failed:
+            return
+        for op, kw in (("stop_slave", {}), ("change_master", {"connect_using_group_id": True}), ("start_slave", {})):
+            self.h.op(op, node, **kw)
+        # A slave elected by a failover that could not finish (its SQL thread halted) is promoted
+        # once the reconnect empties its relay log.
+        self.h.now += 1
+        self._follow_promotion()
+
     def failover(self, pause: int) -> None:
         """The root dies; the slaves elect the most advanced of them (the model decides which)."""
         if self.failed:  # one failed master at a time: it is restored before the next failover
@@ -373,7 +390,11 @@ class GroupIds:
         h.now += pause
         h.op("failover", slaves[0], elect=True)
         h.now += 1
-        _, obs = h.trace()
+        self._follow_promotion()
+
+    def _follow_promotion(self) -> None:
+        """The root is the server the model promoted, once it has (an operator would look)."""
+        _, obs = self.h.trace()
         promoted = [o for o in obs if o["kind"] == "promoted"]
         if promoted and promoted[-1]["old"] == self.root:
             new = promoted[-1]["node"]
@@ -440,6 +461,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
         ("restart", 1, _g(GroupIds.restart, _server)),
         ("flush_logs", 1, _g(GroupIds.flush_logs, _server)),
         ("set_group_id", 1, _g(GroupIds.set_group_id, lambda r: r.integer(1, 1000))),
+        ("purge", 1, _g(GroupIds.purge, _server)),
+        ("connect_by_group_id", 1, _g(GroupIds.connect_by_group_id, _server)),
         ("failover", 1, _g(GroupIds.failover, lambda r: r.integer(0, S))),
         ("restore", 1, _g(GroupIds.restore, _server))),
         # the machine's failover and restore do nothing when they do not apply; here they are not drawn

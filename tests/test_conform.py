@@ -45,6 +45,7 @@ def test_every_scenario_runs_on_a_real_server_and_names_known_requirements():
         assert s.exercises and set(s.exercises) <= known, s.name
     exercised = {r.split(".")[0] for s in quick for r in s.exercises}
     assert {"WL344", "WL1720", "WL3464"} <= exercised  # delay, semi-sync, incidents in CI
+    assert {"GGID.PURGE", "GGID.PURGE.NO_SKIP"} <= {r for s in quick for r in s.exercises}  # and purged binlogs
 
 
 def test_a_bad_scenario_list_is_one_line(tmp_path):

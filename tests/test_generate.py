@@ -61,7 +61,8 @@ def test_the_vocabulary_is_the_state_machines():
     # every operation the four state machines emit shows up
     assert set(ops) == {"trx", "stop_slave", "start_slave", "change_master", "reset_slave", "crash", "restart",
                         "clock_step", "flush_logs", "read", "lose_acks", "set_global", "shutdown", "failover",
-                        "record_incident", "cluster_gap", "show_master_status", "set_binlog_group_id", "restore"}
+                        "record_incident", "cluster_gap", "show_master_status", "set_binlog_group_id", "restore",
+                        "purge_binary_logs"}
 
 
 def machine_rules(cls) -> set[str]:

@@ -4,8 +4,8 @@ Three --rpl-hierarchical servers, a root master A with slaves B and C (side by s
 A -> B -> C). Commits on the root, local writes on slaves (filtered), crashes armed at every
 crash point of the design (before/after the binlog write, between engine commit and the
 relay-log.info flush, during start-up recovery before/after the new binlog), kill -9, clean
-restarts, FLUSH LOGS, SET BINLOG_GROUP_ID, failover to the most advanced slave and restores of
-the failed master. Every group-ID and recovery property holds after every step.
+restarts, FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID, failover
+to the most advanced slave and restores of the failed master. Every group-ID and recovery property holds after every step.
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ SERVERS = GroupIds.SERVERS
 @machine(*REQUIREMENTS)
 class GroupIdMachine(HistoryMachine):
     """Commits, filtered local writes, crashes at every crash point, kill -9, restarts, FLUSH
-    LOGS, SET BINLOG_GROUP_ID, failover to the most advanced slave and restores; every group-ID
+    LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID, failover to the most
+    advanced slave and restores; every group-ID
     and recovery property holds after every step. The steps themselves are GroupIds', which the
     campaign generator takes too."""
 
@@ -66,6 +67,14 @@ class GroupIdMachine(HistoryMachine):
     @rule(step=st.integers(1, 1000))
     def set_group_id(self, step):
         self.g.set_group_id(step)
+
+    @rule(node=st.sampled_from(SERVERS))
+    def purge(self, node):
+        self.g.purge(node)
+
+    @rule(node=st.sampled_from(SERVERS))
+    def connect_by_group_id(self, node):
+        self.g.connect_by_group_id(node)
 
     @rule(pause=st.integers(0, 1_000_000))
     def failover(self, pause):
