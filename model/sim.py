@@ -474,6 +474,8 @@ class Simulator:
     def _promote(self, ch: Channel) -> None:
         node, old = ch.node, ch.source
         self._stop_sql(ch, "promotion", statement=False)
+        self._disconnect(ch)  # an IO thread started meanwhile goes with the channel
+        ch.io_running = False
         old.replicas.remove(ch)
         node.channel = None
         for r in list(old.replicas):
@@ -815,16 +817,16 @@ class Simulator:
 
     def _place_by_group_id(self, source: Node, gid: int, asker: Node) -> tuple[str, int] | None:
         """Where a slave that played up to `gid` continues in `source`'s binlogs: after that group
-        (SHOW BINLOG INFO FOR), or at the start when it played nothing; None when the place is gone
-        (the ID is not there, or nothing played and the oldest binlogs were purged)."""
+        (SHOW BINLOG INFO FOR), or at the start of its first binlog when it played nothing (if
+        that was purged, the dump request is refused); None when the ID is not there."""
         if gid:
             found = self._binlog_info(source, gid, asker)
             return (found.log_name, found.pos) if found else None
-        return None if source.purged else (self._first_binlog(source), BINLOG_START)
+        return self._first_binlog(source), BINLOG_START
 
     @staticmethod
     def _first_binlog(node: Node) -> str:
-        return next((e.file for e in node.binlog if e.file not in node.purged), node.binlog_file)
+        return node.binlog[0].file if node.binlog else node.binlog_file
 
     def _op_purge_binary_logs(self, node: Node, op: dict) -> None:
         """PURGE BINARY LOGS TO / BEFORE: the oldest binlogs go, from the index and from disk. Never
@@ -981,9 +983,7 @@ class Simulator:
         src = ch.source
         request: tuple = ("position",)
         if ch.connect_by_id:
-            # CONNECT_USING_GROUP_ID: the slave sends its last group ID and that group's server_id.
-            last = self._binlog_ends(ch.node, purged_too=True)
-            request = ("group_id", ch.node.group_id, last[-1].server_id if last else ch.node.server_id)
+            request = ("group_id",)
         elif ch.fetch is None:
             # GTID auto-position: resume from the replica's GTID position, so that events with no
             # GTID after it (incidents) come again, and from any group it lacks before that.
@@ -1034,15 +1034,25 @@ class Simulator:
         if gen != ch.io_gen:
             return
         src = ch.source
-        asked = {"group_id": request[1], "server_id": request[2]} if request[0] == "group_id" else {}
+        asked = {}
+        if request[0] == "group_id":
+            # CONNECT_USING_GROUP_ID: the slave's last group ID and that group's server_id (read
+            # as the master gets them: the model has no time between sending and reading).
+            last = self._binlog_ends(ch.node, purged_too=True)
+            asked = {"group_id": ch.node.group_id, "server_id": last[-1].server_id if last else ch.node.server_id}
+            request = ("group_id", asked["group_id"], asked["server_id"])
         refused = self._dump_place(ch, request)
         if refused is not None:
             self._refuse_dump(ch, request[0], refused, **asked)
             return
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         file = start.file if start else src.binlog_file
-        self.emit("connect", ch.node.id, source=src.id, by=request[0], **asked, master_log_file=file,
-                  master_log_pos=start.pos if start else src.binlog_pos, errno=None, message="")
+        # By group ID the master answers with the place it looked up (the end of that group), which
+        # may be the end of a binlog that a crash left without a Rotate event.
+        at = ((ch.read_master_file, ch.read_master_pos) if asked else
+              (file, start.pos if start else src.binlog_pos))
+        self.emit("connect", ch.node.id, source=src.id, by=request[0], **asked, master_log_file=at[0],
+                  master_log_pos=at[1], errno=None, message="")
         ch.connect_by_id = False  # a successful connect turns Connect_Using_Group_ID off
         # The dump thread opens with a fake Rotate (timestamp 0) and the binlog's FDE.
         fake = Event("ROTATE_EVENT", when=0, server_id=src.server_id, size=ROTATE_SIZE)

@@ -13,11 +13,14 @@ reference model judge exactly what ran. Run start is aligned to a whole second o
 
 Observation is by polling each node (one client session a poll): which client transactions are
 present and how often, SHOW SLAVE STATUS with the SQL thread's SHOW PROCESSLIST state, the
-semi-sync status variables and the gtid positions, and new lines of the error log. The header's
-resolution_us is the largest gap measured between two polls of one node: the timing uncertainty
-of every observed instant. At the end, once replication is quiet: the binlogs (SHOW BINLOG
-EVENTS, the header timestamp read from the file at each event's position) and one `data`
-observation per node counting each transaction's row.
+semi-sync status variables and the gtid positions, and new lines of the error log. An IO thread
+that a sample finds stopped by an error (Last_IO_Errno, e.g. 1236 for a purged binlog) is one
+`error` observation with thread io per stop. PURGE BINARY LOGS records SHOW BINARY LOGS before
+and after it (purged, remaining); a binlog it removes is read just before, so its events stay
+in the trace. The header's resolution_us is the largest gap measured between two polls of one
+node: the timing uncertainty of every observed instant. At the end, once replication is quiet:
+the binlogs (SHOW BINLOG EVENTS, the header timestamp read from the file at each event's
+position) and one `data` observation per node counting each transaction's row.
 
 What a poll cannot see is declared in the header's `unobserved` (relay-log writes, acks), so the
 properties that need it report not_exercised. Ops a real server cannot do are refused before
