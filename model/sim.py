@@ -980,26 +980,27 @@ class Simulator:
         if ch.semi_sync:  # the master's log line, as MariaDB writes it
             self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
                       message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
-        src = ch.source
-        request: tuple = ("position",)
-        if ch.connect_by_id:
-            request = ("group_id",)
-        elif ch.fetch is None:
-            # GTID auto-position: resume from the replica's GTID position, so that events with no
-            # GTID after it (incidents) come again, and from any group it lacks before that.
-            have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
-            missing = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
-            after_have = max((i + 1 for i, e in enumerate(src.binlog) if e.ev.gtid in have), default=0)
-            ch.fetch = min(missing, after_have)
-            request = ("gtid",)
-        self.at(self.now + ch.latency_us, self._dump_start, ch, ch.io_gen, request)
+        by = "group_id" if ch.connect_by_id else "gtid" if ch.fetch is None else "position"
+        if by == "gtid":
+            self._gtid_fetch(ch)
+        self.at(self.now + ch.latency_us, self._dump_start, ch, ch.io_gen, by)
 
-    def _dump_place(self, ch: Channel, request: tuple) -> str | None:
-        """The master places the dump request in its binlogs (ch.fetch), or says why it cannot.
-        What a purge removed is gone: a slave that needs it is refused, never moved past it."""
-        src, by = ch.source, request[0]
+    @staticmethod
+    def _gtid_fetch(ch: Channel) -> None:
+        """GTID auto-position: resume from the replica's GTID position, so that events with no
+        GTID after it (incidents) come again, and from any group it lacks before that."""
+        src = ch.source
+        have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
+        missing = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
+        after_have = max((i + 1 for i, e in enumerate(src.binlog) if e.ev.gtid in have), default=0)
+        ch.fetch = min(missing, after_have)
+
+    def _dump_place(self, ch: Channel, by: str, gid: int = 0, sid: int = 0) -> tuple[str, str | None]:
+        """The master places the dump request in its binlogs (ch.fetch), or says why it cannot:
+        (how it was placed, the reason for refusing it or None). What a purge removed is gone: a
+        slave that needs it is refused, never moved past it."""
+        src = ch.source
         if by == "group_id":
-            gid, sid = request[1:]
             ends = self._binlog_ends(src)
             found = G.binlog_info(ends, gid)
             if "connect-ignores-server-id" in self.rule.mutants and found is not None:
@@ -1010,17 +1011,26 @@ class Simulator:
                                 len(src.binlog))
                 ch.read_master_file, ch.read_master_pos = found.log_name, found.pos
                 ch.group_master_file, ch.group_master_pos = found.log_name, found.pos
-            return refused
+            return by, refused
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         if start is None or start.file not in src.purged:
-            return None
-        if "purge-silent-skip" in self.rule.mutants:
-            ch.fetch = next((i for i, e in enumerate(src.binlog) if e.file not in src.purged), len(src.binlog))
-            return None
+            return by, None
+        if by == "position" and ch.node.gtid_mode and src.gtid_mode and not ch.node.rpl_hierarchical:
+            # A GTID replica (MASTER_USE_GTID=slave_pos, auto-position) always asks by GTID. The
+            # model asks by position after its first connect, which is the same place unless that
+            # binlog is gone: then the GTID position decides.
+            self._gtid_fetch(ch)
+            return self._dump_place(ch, "gtid")
+        kept = next((i for i in range(ch.fetch, len(src.binlog)) if src.binlog[i].file not in src.purged), len(src.binlog))
+        if "purge-silent-skip" in self.rule.mutants or (by == "gtid" and not any(e.ev.gtid for e in src.binlog[ch.fetch:kept])):
+            # By GTID, only a group the replica lacks is needed: its state is found where the next
+            # binlog begins (MariaDB's Gtid_list event), past what was purged.
+            ch.fetch = kept
+            return by, None
         if by == "gtid":
-            return ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
-                    "is too old and required binlog files have been purged.")
-        return "Could not find first log file name in binary log index file"
+            return by, ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
+                        "is too old and required binlog files have been purged.")
+        return by, "Could not find first log file name in binary log index file"
 
     def _refuse_dump(self, ch: Channel, by: str, reason: str, **request) -> None:
         """The master answers the dump request with error 1236: the IO thread stops."""
@@ -1030,20 +1040,19 @@ class Simulator:
         ch.io_running = False
         self.emit("error", ch.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=G.fatal_1236(reason))
 
-    def _dump_start(self, ch: Channel, gen: int, request: tuple) -> None:
+    def _dump_start(self, ch: Channel, gen: int, by: str) -> None:
         if gen != ch.io_gen:
             return
         src = ch.source
         asked = {}
-        if request[0] == "group_id":
+        if by == "group_id":
             # CONNECT_USING_GROUP_ID: the slave's last group ID and that group's server_id (read
             # as the master gets them: the model has no time between sending and reading).
             last = self._binlog_ends(ch.node, purged_too=True)
             asked = {"group_id": ch.node.group_id, "server_id": last[-1].server_id if last else ch.node.server_id}
-            request = ("group_id", asked["group_id"], asked["server_id"])
-        refused = self._dump_place(ch, request)
+        by, refused = self._dump_place(ch, by, *asked.values())
         if refused is not None:
-            self._refuse_dump(ch, request[0], refused, **asked)
+            self._refuse_dump(ch, by, refused, **asked)
             return
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         file = start.file if start else src.binlog_file
@@ -1051,7 +1060,7 @@ class Simulator:
         # may be the end of a binlog that a crash left without a Rotate event.
         at = ((ch.read_master_file, ch.read_master_pos) if asked else
               (file, start.pos if start else src.binlog_pos))
-        self.emit("connect", ch.node.id, source=src.id, by=request[0], **asked, master_log_file=at[0],
+        self.emit("connect", ch.node.id, source=src.id, by=by, **asked, master_log_file=at[0],
                   master_log_pos=at[1], errno=None, message="")
         ch.connect_by_id = False  # a successful connect turns Connect_Using_Group_ID off
         # The dump thread opens with a fake Rotate (timestamp 0) and the binlog's FDE.

@@ -291,3 +291,12 @@ def test_a_polled_gtid_slave_pos_may_lag_within_the_resolution_only(kit, shown, 
     tr.header["resolution_us"] = resolution_us
     tr.first("server_status", node="B", t=3_000_000)["variables"]["gtid_slave_pos"] = shown
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == status
+
+
+def test_gtid_replica_that_needs_nothing_purged_resumes(kit):
+    # mdb-purge-not-needed: only the Rotate after B's last group went with bin.000001. By GTID B
+    # resumes at bin.000002 (MariaDB 10.11 does the same); a position in the purged file would not.
+    tr = kit.run("model:wl344", "mdb-purge-not-needed")
+    c = tr.all("connect", node="B")[-1]
+    assert (c["by"], c["errno"], c["master_log_file"]) == ("gtid", None, "bin.000002")
+    assert tr.first("data", node="B")["counts"] == {"n1": 1, "n2": 1, "n3": 1}
