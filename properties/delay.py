@@ -276,9 +276,11 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
         after = next((s for s in _samples(v, node) if s["_line"] > o["_line"] and s["Slave_SQL_Running"] == "No"), None)
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
-            if any(x["node"] == node and b["_line"] < x["_line"] < o["_line"] and (x["kind"] in ("restart", "restore", "relay_log_recovery") or (
-                    x["kind"] == "stmt" and x["op"] == "reset_slave")) for x in v.obs):
-                continue  # a restart, restore or RESET SLAVE in between moves the position legitimately
+            if any(x["node"] == node and b["_line"] < x["_line"] < after["_line"] and (
+                    x["kind"] in ("restart", "restore", "relay_log_recovery") or (x["kind"] == "stmt" and (
+                        x["op"] == "reset_slave" or (x["op"] == "change_master" and x.get("errno") is None and (
+                            "master_log_file" in x or x.get("connect_using_group_id")))))) for x in v.obs):
+                continue  # a restart, restore, RESET SLAVE or CHANGE MASTER to a new place moves the position legitimately
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
                         or any(b["_line"] < a["_line"] < o["_line"] for a in ix.applies.get(node, [])),
                         f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
