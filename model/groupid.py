@@ -156,13 +156,18 @@ def fatal_1236(reason: str) -> str:
     return f"Got fatal error 1236 from master when reading data from binary log: '{reason}'"
 
 
+def id_not_found(group_id: int) -> str:
+    """The master's answer to a slave whose last group ID its binlogs do not hold."""
+    return f"Slave trying to connect using group_id = {group_id} which couldn't be found in the bin logs."
+
+
 def connect_by_id_error(ends: list[GroupEnd], group_id: int, server_id: int) -> str | None:
     """CONNECT_USING_GROUP_ID: the master looks up the slave's last group ID in its (unpurged)
     binlogs and refuses a slave it cannot place: an ID it does not hold (the slave is ahead, or the
     group was purged), or one it holds from another server (the slave has an alternate future)."""
     found = binlog_info(ends, group_id)
     if found is None:
-        return f"Slave trying to connect using group_id = {group_id} which couldn't be found in the bin logs."
+        return id_not_found(group_id)
     if found.server_id != server_id:
         return (f"Slave trying to connect using group_id = {group_id}, but server_id from the slave doesn't match "
                 "that found in the bin log. Slave appears to have alternate future.")

@@ -12,10 +12,9 @@ its own replicas, so chains and fan-outs of any depth fall out of the same code.
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from itertools import count
+from itertools import count, takewhile
 from typing import Any, Callable
 
 from . import delay as D
@@ -839,7 +838,7 @@ class Simulator:
             return
         wanted = G.purge_candidates(files, op.get("to"), op.get("before_us"), node.mtimes)
         reading = {self._reading(r) for r in node.replicas if r.connected}
-        purged = list(itertools.takewhile(lambda f: f not in reading, wanted))
+        purged = list(takewhile(lambda f: f not in reading, wanted))
         warning, message = None, ""
         if len(purged) < len(wanted):
             warning = G.ER_WARN_PURGE_LOG_IN_USE
@@ -875,7 +874,7 @@ class Simulator:
             r.source = new
             new.replicas.append(r)
             self.emit("error", r.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG,
-                      message=G.fatal_1236(f"Slave trying to connect using group_id = {gid} which couldn't be found in the bin logs."))
+                      message=G.fatal_1236(G.id_not_found(gid)))
             return
         file, pos = place
         self._change_source(r, new, file, pos)
@@ -1003,9 +1002,9 @@ class Simulator:
         if by == "group_id":
             ends = self._binlog_ends(src)
             found = G.binlog_info(ends, gid)
-            if "connect-ignores-server-id" in self.rule.mutants and found is not None:
-                sid = found.server_id
             refused = G.connect_by_id_error(ends, gid, sid)
+            if refused is not None and found is not None and "connect-ignores-server-id" in self.rule.mutants:
+                refused = None  # the alternate future goes unnoticed
             if refused is None:
                 ch.fetch = next((i for i, e in enumerate(src.binlog) if (e.file, e.pos) >= (found.log_name, found.pos)),
                                 len(src.binlog))

@@ -546,7 +546,7 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
     ones it reports purged followed by the ones remaining (SHOW BINARY LOGS before and after)."""
     res = v.resolution_us
     for o in v.kind("stmt"):
-        if o.get("op") != "purge_binary_logs":
+        if not is_purge(o):
             continue
         purged, remaining = o.get("purged", []), o.get("remaining", [])
         listed = purged + remaining
@@ -579,37 +579,20 @@ def _held(v: TraceView, node: str, before: int) -> set:
         o["kind"] in ("visible", "skip") or (o["kind"] == "apply" and o.get("last")))}
 
 
-def _source_groups(v: TraceView, source: str, before: int) -> list[tuple[str, str | None]]:
-    """(trx, binlog file or None) of the groups in the source's binlog before a line, in order,
-    with its own commits no binlog read showed: a real server's binlogs are read at the end, so
-    what a purge removed shows only as a commit."""
-    found: dict[str, tuple[int, str | None]] = {}
-    logged = {o.get("trx") for o in v.kind("binlog") if o["node"] == source}
-    for o in of_node(v, source):
-        if o["_line"] >= before:
-            break
-        if o["kind"] == "restore":
-            found = {}
-        elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
-            found.setdefault(o["trx"], (o["_line"], o["file"]))
-        elif (o["kind"] == "commit" and o.get("trx") not in logged and o.get("errno") is None
-              and o.get("binlogged", True) and o.get("trx") is not None):
-            found.setdefault(o["trx"], (o["_line"], None))
-    return [(trx, f) for trx, (_, f) in sorted(found.items(), key=lambda kv: kv[1][0])]
-
-
 @checks("GGID.PURGE.NO_SKIP")
 def purge_never_skips(v: TraceView, check: Check) -> None:
     """After a purge, a slave never applies a group from that master while it lacks an earlier
     group of the master's that the purge removed: it must have been refused (1236) instead."""
-    if not any(o.get("op") == "purge_binary_logs" and o.get("purged") for o in v.kind("stmt")):
+    if not any(is_purge(o) and o.get("purged") for o in v.kind("stmt")):
         return
     for a in v.kind("apply"):
         source, node = a.get("source"), a["node"]
-        if not a.get("last") or a.get("trx") is None or not purged_files(v, source, a["_line"]):
+        gone = purged_files(v, source, a["_line"]) if a.get("last") and a.get("trx") is not None else set()
+        if not gone:
             continue
-        gone = purged_files(v, source, a["_line"])
-        groups = _source_groups(v, source, a["_line"])
+        # The source's groups in binlog order (a real server's observer reads a binlog before a
+        # purge removes it, so purged groups are there too).
+        groups = [(last["trx"], last["file"]) for _, last in binlog_groups(v, source, a["_line"])]
         k = next((i for i, (trx, _) in enumerate(groups) if trx == a["trx"]), None)
         if k is None:
             continue
@@ -618,7 +601,7 @@ def purge_never_skips(v: TraceView, check: Check) -> None:
             o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "change_master" and "master_log_file" in o
                                        and o.get("errno") is None))), default=-1)
         before_start = {o.get("trx") for o in of_node(v, source) if o["_line"] < start}
-        lacking = [trx for trx, f in groups[:k] if (f is None or f in gone) and trx not in held and trx not in before_start]
+        lacking = [trx for trx, f in groups[:k] if f in gone and trx not in held and trx not in before_start]
         check.judge(not lacking, f"{node} applied {a['trx']} from {source} but lacks {lacking[:3]}, purged from "
                     f"{source}'s binlogs", a)
 

@@ -426,15 +426,18 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
             continue
         since = max([k for k in restarts.get(node, []) if k < key], default=(-1, -1))
         # A sampled trace: the server counts a commit when it releases it, a little before the
-        # client sees it return, so commits returned within the resolution after may be counted.
+        # client sees it return, so commits returned within the resolution after may be counted;
+        # and the sample is stamped after the counters were read, so those returned within the
+        # resolution before may not be yet.
         soon = (key[0] + v.resolution_us, 2**62) if v.resolution_us else key
+        sure = (key[0] - v.resolution_us, -1) if v.resolution_us else key
         lo, hi = [0, 0], [0, 0]
         for c in ix.commits:
             if c["node"] != node or not (since < c["rkey"] < soon) or not c["ok"] or not c["enabled"]:
                 continue
             acked = _waited(c) and len(ix.acked_by(node, c["pos"], c["rkey"])) >= ix.n(node, c["rkey"])
             hi[not acked] += 1
-            if c["rkey"] < key:
+            if c["rkey"] < sure:
                 lo[not acked] += 1
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"

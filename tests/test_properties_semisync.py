@@ -484,3 +484,15 @@ def test_a_read_after_an_unacknowledged_commit_ended_is_not_protected(kit):
     # The same read during t2's wait (while ON, before the shutdown) is one the failover loses.
     read = tr.retime(tr.first("read", node="A"), 1 * MS)
     assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, read, "0-1-1 (read on A while ON) is missing on the new primary B")
+
+
+@pytest.mark.parametrize("resolution_us, status", [
+    (900_000, PASS),  # ins2 returned 0.798 s before the sample: a poll stamped after its read may miss it
+    (500_000, VIOLATED),  # outside a finer resolution it must be counted
+    (0, VIOLATED),  # a model's trace is exact
+])
+def test_a_polled_yes_tx_may_miss_a_commit_within_the_resolution_only(kit, resolution_us, status):
+    tr = kit.run(AS, "ss-counters")
+    tr.header["resolution_us"] = resolution_us
+    sample(tr, "A", 3 * US)["variables"]["Rpl_semi_sync_master_yes_tx"] -= 1
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == status

@@ -90,10 +90,8 @@ POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k
         # between: a state that changed and changed back did so by reading one), none changed meanwhile.
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
-        # The status variables are stamped just before they are read: whatever happened before the
-        # stamp is in them (a commit returning between the read and a later stamp would not be).
-        f"SELECT {CLOCK}; SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
-        "SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos")
+        "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
+        f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
 # The text of a statement trx_statement built, in a binlog event: the transaction's number.
 OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
 # Rows one statement writes to overflow a binlog cache of a few KiB (the History sets the size).
@@ -643,8 +641,8 @@ class Runner:
     def _poll(self, node: str, force: bool = False) -> None:
         """One sample of the node, stamped with the server's own clock: the rows and SHOW SLAVE
         STATUS at the instant its first statement began, the status variables and gtid positions
-        at the instant just before they were read. So everything before a sample in the trace had
-        happened when it looked, and the gap between two samples bounds when what changed did."""
+        at the instant its last one did. So everything before a sample in the trace had happened
+        when it looked, and the gap between two samples bounds when what changed did."""
         c = self.cluster
         try:
             if not c.is_running(node):
@@ -653,9 +651,9 @@ class Runner:
                 results = c._client(c._state(node), POLL, timeout=10)
         except HarnessError:
             return  # down or going down: nothing to see
-        if len(results) != 11:
+        if len(results) != 10:
             return
-        t, t_vars = self._instant(results[0][1][0][0]), self._instant(results[8][1][0][0])
+        t, t_vars = self._instant(results[0][1][0][0]), self._instant(results[9][1][0][3])
         prev = self._last_poll.get(node)
         if prev is not None:
             self.max_gap = max(self.max_gap, t_vars - prev)
@@ -677,9 +675,9 @@ class Runner:
         if status is not None:
             self._status(node, t, status, proc, force)
         variables: dict[str, Any] = {}
-        for name, value in results[9][1]:
+        for name, value in results[8][1]:
             variables[name] = _int(value) if _int(value) is not None else value
-        variables.update(zip(GTID_VARS, results[10][1][0]))
+        variables.update(zip(GTID_VARS, results[9][1][0][:3]))
         self.binlog_pos.setdefault(node, []).append((t_vars, _parse_pos(variables.get("gtid_binlog_pos") or "")))
         if force or variables != self._last_server_status.get(node):
             self._last_server_status[node] = variables
