@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from functools import cache
 
 import pytest
@@ -25,9 +24,7 @@ NAMES = {
 @cache
 def run(name):
     [p] = [p for p in PROOFS if p.name == name and p.fn.__module__ == delay.__name__]
-    start = time.perf_counter()
-    result = p.run()
-    return result, time.perf_counter() - start
+    return p.run()
 
 
 def due(t, o_m, o_s, n, compensate=True):
@@ -38,16 +35,15 @@ def due(t, o_m, o_s, n, compensate=True):
 
 @pytest.mark.parametrize("name", sorted(NAMES))
 def test_outcome_as_expected(name):
-    result, seconds = run(name)
+    result = run(name)
     assert result.requirements == NAMES[name]
     assert result.outcome == result.expected
-    assert seconds < 5
     assert json.loads(json.dumps(result.detail)) == result.detail
-    assert run.__wrapped__(name)[0].detail == result.detail  # deterministic
+    assert run.__wrapped__(name).detail == result.detail  # deterministic
 
 
 def test_whole_seconds_break_the_promise_by_under_a_second():
-    result, _ = run("promise_broken_by_whole_seconds")
+    result = run("promise_broken_by_whole_seconds")
     assert result.expected == COUNTEREXAMPLE
     for rule in ("WL344", "WL7318"):
         d = result.detail[rule]
@@ -60,7 +56,7 @@ def test_whole_seconds_break_the_promise_by_under_a_second():
 
 
 def test_slack_mutant_applies_too_early():
-    result, _ = run("one_second_slack_holds")
+    result = run("one_second_slack_holds")
     assert result.detail["WL344"] == result.detail["WL7318"] == PROVED
     c = result.detail["mutant_counterexample"]
     bound = c["t"] + c["n"] * SEC - SEC
@@ -69,7 +65,7 @@ def test_slack_mutant_applies_too_early():
 
 
 def test_uncompensated_due_depends_on_offsets():
-    result, _ = run("clock_compensation_offset_independent")
+    result = run("clock_compensation_offset_independent")
     c = result.detail["mutant_counterexample"]
     d1 = due(c["t"], c["o_m_1"], c["o_s_1"], c["n"], compensate=False)
     d2 = due(c["t"], c["o_m_2"], c["o_s_2"], c["n"], compensate=False)
@@ -79,7 +75,7 @@ def test_uncompensated_due_depends_on_offsets():
 
 
 def test_appended_delay_format_is_ambiguous():
-    result, _ = run("relay_log_info_formats_unambiguous")
+    result = run("relay_log_info_formats_unambiguous")
     c = result.detail["mutant_counterexample"]
     lines = c["file"].split("\n")
     assert lines[5:] == [""] and len(lines) == 6
@@ -92,7 +88,7 @@ def test_appended_delay_format_is_ambiguous():
 
 
 def test_int32_due_overflows():
-    result, _ = run("delay_range_fits")
+    result = run("delay_range_fits")
     c = result.detail["mutant_counterexample"]
     assert 0 <= c["when"] < 2**32 and 0 <= c["n"] < 2**31 and abs(c["clock_diff"]) < 2**31
     exact = c["when"] + c["clock_diff"] + c["n"]

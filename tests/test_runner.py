@@ -189,6 +189,22 @@ def test_transaction_names_never_reach_sql():
         R.trx_statement({"op": "trx", "timestamp": "NOW()"}, 1, 1)
 
 
+@pytest.mark.parametrize("hour", range(24))
+def test_error_log_lines_are_read_at_every_hour(hour):
+    """MariaDB pads the hour with a space before 10:00 (sql/log.cc print_buffer_to_file): a
+    line written at 03:07 must be read like one written at 15:07."""
+    lines = [f"2026-11-23 {hour:2d}:07:01 12 [Note] Start semi-sync binlog_dump to slave (server_id: 2), pos(b.000001, 4)",
+             f"261123 {hour:2d}:07:01 [ERROR] mariadbd got signal 6 ;",
+             f"2026-11-23T{hour:02d}:07:01.123456Z 12 [Warning] [MY-010897] [Repl] Storing MySQL user name"]
+    got = [R.LOG_LINE.match(line) for line in lines]
+    assert [m and m.group(1) for m in got] == ["Note", "ERROR", "Warning"]
+    assert got[0].group(2).startswith("Start semi-sync binlog_dump") and got[2].group(2).startswith("Storing")
+
+
+def test_a_line_without_a_time_stamp_is_not_a_log_line():
+    assert R.LOG_LINE.match("  at line 12 of a stack trace [Note]") is None
+
+
 def test_gtid_positions_and_binlog_bytes(tmp_path):
     assert R._covers("0-1-5,1-2-3", "0-1-5") and R._covers("0-1-6", "0-1-5") and not R._covers("0-1-4", "0-1-5")
     assert not R._covers("", "0-1-1") and R._covers("", "")

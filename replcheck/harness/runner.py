@@ -70,7 +70,15 @@ EVENT_TYPES = {
     "Stop": "STOP_EVENT",
 }
 NOT_IN_GROUP = frozenset({"Format_desc", "Rotate", "Gtid_list", "Binlog_checkpoint", "Incident", "Stop"})
-LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d\s+\d+\s+\[(\w+)\]\s+(.*)$")
+# An error-log line's prefix, in every format the servers write. MariaDB's print_buffer_to_file
+# (sql/log.cc) writes "%d-%02d-%02d %2d:%02d:%02d %lu [%s] ": the hour is space-padded, so 03:07 is
+# "2026-11-23  3:07:01"; handle_fatal_signal (sql/signal_handler.cc) writes "YYMMDD %2d:MM:SS
+# [ERROR]" with no thread id. MySQL 8.0 writes ISO 8601 with microseconds and a subsystem
+# ("2026-11-23T03:07:01.123456Z 0 [Note] [MY-010116] [Server] ..."). Reading only two-digit hours
+# lost every line written before 10:00.
+LOG_LINE = re.compile(r"^(?:\d{4}-\d\d-\d\d\s+\d{1,2}:\d\d:\d\d|\d{6}\s+\d{1,2}:\d\d:\d\d"
+                      r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))"
+                      r"(?:\s+\d+)?\s+\[(\w+)\]\s+(?:\[MY-\d+\]\s+\[\w+\]\s+)?(.*)$")
 DUMP_LOG = re.compile(r"semi-sync binlog_dump to slave \(server_id: (\d+)\)")
 STATUS_INTS = ("SQL_Delay", "Relay_Log_Pos", "Exec_Master_Log_Pos", "Read_Master_Log_Pos", "Last_SQL_Errno", "Skip_Counter")
 STATUS_NULLABLE_INTS = ("SQL_Remaining_Delay", "Seconds_Behind_Master")
