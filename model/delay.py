@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import mutants as M
+
 US = 1_000_000
 MAX_DELAY = 2**31 - 1
 
@@ -23,16 +25,6 @@ STATE_EXECUTING = "Executing event"
 # is sometimes wrong (WL#344).
 EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
 TRX_START = frozenset({"GTID_LOG_EVENT", "ANONYMOUS_GTID_LOG_EVENT"})
-
-# Known bugs the model can re-create, each switched on by name (see known-bugs.md §2).
-MUTANTS = {
-    "stop-applies-waited-event": "BUG#56442: STOP SLAVE during the delay executes the waited-for event",
-    "origin-timestamp": "WL#7318 drawback 1: delay measured from the originating master's commit",
-    "start-timestamp": "WL#7318 drawback 2: delay measured from the transaction's start, not its commit",
-    "per-event-wait": "WL#7318 drawback 3: every event of a transaction waits for its own timestamp",
-    "no-clock-compensation": "BUG#52308: the replica ignores the clock difference with the master",
-    "fake-event-now": "MDEV-13895: an event with timestamp 0 gets 'now' and waits a whole delay",
-}
 
 ER_PARSE_ERROR = 1064
 ER_MASTER_DELAY_VALUE_OUT_OF_RANGE = 1729
@@ -85,7 +77,7 @@ class DelayRule:
     """The SQL thread's wait rule of one system: WL#344 or WL#7318, possibly mutated."""
 
     rule: str = WL344
-    mutants: frozenset[str] = frozenset()
+    mutants: frozenset[M.Mutant] = frozenset()
 
     def uses_commit_timestamp(self, ev: Event) -> bool:
         return self.rule == WL7318 and ev.ict is not None
@@ -94,24 +86,24 @@ class DelayRule:
         """True time (µs) before which `ev` must not execute; None when it does not wait."""
         m = self.mutants
         if ev.type in EXEMPT:
-            if "fake-event-now" in m and ev.when == 0:
+            if M.FAKE_EVENT_NOW in m and ev.when == 0:
                 return now + delay_s * US
             return None
         if self.uses_commit_timestamp(ev):
             if ev.type not in TRX_START:
-                if "per-event-wait" not in m:
+                if M.PER_EVENT_WAIT not in m:
                     return None  # F3: the rest of the transaction follows its GTID event
                 local, off = ev.when * US, ev.when_off
-            elif "origin-timestamp" in m and ev.oct is not None:
+            elif M.ORIGIN_TIMESTAMP in m and ev.oct is not None:
                 local, off = ev.oct // US * US, ev.oct_off
-            elif "start-timestamp" in m:
+            elif M.START_TIMESTAMP in m:
                 local, off = ev.when * US, ev.when_off
             else:
                 # The seed's immediate_commit_timestamp / 1000000: whole seconds, rounded down.
                 local, off = ev.ict // US * US, ev.ict_off
         else:
             local, off = ev.when * US, ev.when_off
-        if "no-clock-compensation" in m:
+        if M.NO_CLOCK_COMPENSATION in m:
             off = replica_off
         return _true_us(local, off, epoch_us) + delay_s * US
 

@@ -22,15 +22,6 @@ GAP_MESSAGES = {
 }
 BINLOG_WRITE_MESSAGE = "error writing to the binary log"
 
-MUTANTS = {
-    "no-incident": "BUG#21494 / Bug #43929: lost changes are not marked by an incident",
-    "incident-ignored": "BUG#21494 (replica side): the replica treats an incident as a no-op",
-    "incident-on-rollback": "MDEV-21443: an incident for a transactional change that was rolled back",
-    "skip-mid-group": "BUG#28618: the skip counter resumes in the middle of an event group",
-    "skip-keeps-gtid-position": "MariaDB 0b4231e9: a skipped group's GTID is not recorded, so it comes back",
-}
-
-
 def symbol(code: int) -> str:
     return SYMBOLS.get(code, "UNKNOWN")
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import mutants as M
+
 AFTER_COMMIT, AFTER_SYNC = "AFTER_COMMIT", "AFTER_SYNC"
 BINLOG_SEMI_SYNC = 0x02  # the BINLOG_DUMP flag a semi-sync replica sets
 SYNC_MAGIC = 0xEF  # first of the two header bytes the master reserves; the second is the sync flag
@@ -44,13 +46,6 @@ def check_value(name: str, value) -> tuple[object, int | None, str]:
         return value, None, ""
     return None, ER_WRONG_VALUE_FOR_VAR, f"Variable '{name}' can't be set to the value of '{value}'"
 
-
-MUTANTS = {
-    "switch-back-first-ack": "MDEV-37116: status switches back ON at the first ack, whatever wait_for_slave_count",
-    "min-ack-last-slot": "Bug #109829: a full ack table evicts the last slot below the new ack, not the minimum",
-    "shutdown-acks-waiters": "MDEV-11853: shutdown releases waiting sessions as if acknowledged",
-    "no-reack-on-reconnect": "Bug #104015: a reconnecting replica never acknowledges what it already holds",
-}
 
 Pos = tuple[str, int]  # (binlog file, end position of the event)
 
@@ -110,7 +105,7 @@ class AckTable:
 
 
 class SemiSyncMaster:
-    def __init__(self, node: str, variables: dict, mutants: frozenset[str], now: Callable[[], int],
+    def __init__(self, node: str, variables: dict, mutants: frozenset[M.Mutant], now: Callable[[], int],
                  emit: Callable[..., None], at: Callable[..., None]):
         self.node, self.mutants, self.now, self.emit, self.at = node, mutants, now, emit, at
         self.vars = {k: variables.get(k, v) for k, v in VARIABLES.items()}
@@ -123,7 +118,7 @@ class SemiSyncMaster:
         self.binlog_end: Pos = ("", 0)
 
     def _table(self) -> AckTable:
-        return AckTable(int(self.vars["rpl_semi_sync_master_wait_for_slave_count"]), "min-ack-last-slot" in self.mutants)
+        return AckTable(int(self.vars["rpl_semi_sync_master_wait_for_slave_count"]), M.MIN_ACK_LAST_SLOT in self.mutants)
 
     @property
     def enabled(self) -> bool:
@@ -204,7 +199,7 @@ class SemiSyncMaster:
         self._release_ready()
         if self.enabled and not self.on:
             caught_up = (self.acks.released >= self.binlog_end) or (
-                "switch-back-first-ack" in self.mutants and pos >= self.binlog_end)
+                M.SWITCH_BACK_FIRST_ACK in self.mutants and pos >= self.binlog_end)
             if caught_up:
                 self._switch(True, f"semi-sync slave caught up at ({self.binlog_end[0]}, {self.binlog_end[1]})")
 
@@ -229,7 +224,7 @@ class SemiSyncMaster:
 
     def shutdown(self) -> None:
         """Waiting sessions get an error; their transactions were not acknowledged (MDEV-11853)."""
-        self._release_all("yes" if "shutdown-acks-waiters" in self.mutants else "shutdown")
+        self._release_all("yes" if M.SHUTDOWN_ACKS_WAITERS in self.mutants else "shutdown")
 
     def _switch(self, on: bool, why: str) -> None:
         if on == self.on:

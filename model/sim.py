@@ -20,6 +20,7 @@ from typing import Any, Callable
 from . import delay as D
 from . import groupid as G
 from . import incident as I
+from . import mutants as M
 from . import recovery as R
 from . import relayinfo
 from . import semisync as SS
@@ -148,11 +149,28 @@ class Node:
         return f"bin.{self.binlog_file_no:06d}"
 
 
+@dataclass(frozen=True)
+class Config:
+    """What makes one model system: its delay rule, the mutants it carries (model/mutants.py), the
+    settings it forces on every node and its server version's defaults. The Trace header records
+    all of it, so a Trace says which system made it."""
+
+    rule: str = D.WL344
+    mutants: frozenset[M.Mutant] = frozenset()
+    variables: dict = field(default_factory=dict)  # forced on every node, whatever the History says
+    defaults: dict = field(default_factory=dict)  # the server version's defaults
+
+    def as_dict(self) -> dict:
+        return {"rule": self.rule, "mutants": sorted(m.name for m in self.mutants),
+                "variables": dict(self.variables), "defaults": dict(self.defaults)}
+
+
 class Simulator:
-    def __init__(self, history: dict, rule: D.DelayRule, system: str = "model",
-                 variables: dict | None = None, variable_defaults: dict | None = None):
+    def __init__(self, history: dict, config: Config, system: str = "model"):
         self.history = history
-        self.rule = rule
+        self.config = config
+        self.rule = D.DelayRule(config.rule, config.mutants)
+        self.mutants = config.mutants
         self.system = system
         head = history["header"]
         self.epoch = head.get("epoch_us", DEFAULT_EPOCH_US)
@@ -162,9 +180,9 @@ class Simulator:
         self.seq = count()
         self.obs: list[dict] = []
         # A WL#7318 (8.0) server writes commit timestamps unless the History says it is older.
-        self.node_defaults = {"commit_timestamps": rule.rule == D.WL7318}
-        self.forced_variables = variables or {}  # a system's own settings, e.g. its wait point
-        self.variable_defaults = variable_defaults or {}  # a server version's defaults
+        self.node_defaults = {"commit_timestamps": config.rule == D.WL7318}
+        self.forced_variables = config.variables  # a system's own settings, e.g. its wait point
+        self.variable_defaults = config.defaults  # a server version's defaults
         self.nodes: dict[str, Node] = {}
         self.initial_variables: dict[str, dict] = {}
         self._build(head["topology"])
@@ -211,7 +229,7 @@ class Simulator:
     def _start_semisync(self, node: Node) -> None:
         """A (re)started server: semi-sync state comes from its configuration, counters from zero."""
         node.runtime = dict(node.variables)
-        node.semisync = SS.SemiSyncMaster(node.id, node.variables, self.rule.mutants, lambda: self.now, self.emit, self.at)
+        node.semisync = SS.SemiSyncMaster(node.id, node.variables, self.mutants, lambda: self.now, self.emit, self.at)
         # The binlog outlives a restart: a replica catches up (WL#1720's switch back ON) only with
         # all of it. MariaDB's try_switch_on() takes any ack until a commit after the restart.
         node.semisync.binlog_end = max(((e.file, e.end) for e in node.binlog if e.ev.last and e.ev.trx), default=("", 0))
@@ -227,6 +245,7 @@ class Simulator:
         return {
             "schema": "replcheck.trace/1",
             "system": self.system,
+            "config": self.config.as_dict(),
             "history": self.history["header"].get("name", ""),
             "epoch_us": self.epoch,
             "resolution_us": 0,
@@ -378,12 +397,12 @@ class Simulator:
         if committed:
             self._engine_commit(node, trx, None)
         self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=errno, message=message)
-        if committed or "incident-on-rollback" in self.rule.mutants:
+        if committed or M.INCIDENT_ON_ROLLBACK in self.mutants:
             self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.BINLOG_WRITE_MESSAGE)
 
     def _record_incident(self, node: Node, code: int, message: str) -> None:
         """The incident, then a rotation: the log after the gap starts clean (WL#3464)."""
-        if "no-incident" in self.rule.mutants and code == I.INCIDENT_LOST_EVENTS:
+        if M.NO_INCIDENT in self.mutants and code == I.INCIDENT_LOST_EVENTS:
             return
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("INCIDENT_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
@@ -443,7 +462,7 @@ class Simulator:
 
     def _op_shutdown(self, node: Node, op: dict) -> None:
         node.semisync.shutdown()
-        if node.rpl_hierarchical and "stop-event" in self.rule.mutants:
+        if node.rpl_hierarchical and M.STOP_EVENT in self.mutants:
             # The design drops Stop events under --rpl-hierarchical: one would consume an ID.
             when = self._local(node, self.now) // US
             self._write_binlog(node, [Event("STOP_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
@@ -692,9 +711,9 @@ class Simulator:
         return True
 
     def _halt_rule(self) -> str:
-        if "no-halt-on-lower-id" in self.rule.mutants:
+        if M.NO_HALT_ON_LOWER_ID in self.mutants:
             return G.HALT_NEVER
-        return G.HALT_LOWER if "halt-strictly-lower" in self.rule.mutants else G.HALT_NOT_HIGHER
+        return G.HALT_LOWER if M.HALT_STRICTLY_LOWER in self.mutants else G.HALT_NOT_HIGHER
 
     def _halt(self, ch: Channel, entry: Entry) -> None:
         ch.last_sql_errno, ch.last_sql_error = G.ER_SLAVE_GROUP_ID_LOWER, G.halt_message(entry.group_id, ch.node.group_id)
@@ -735,7 +754,7 @@ class Simulator:
         False when an armed crash point kills the start before the new binlog exists."""
         entries = [G.IndexEntry(f.encode(), g) for f, g, _ in node.index]
         last_file = [e.group_id for e in node.binlog if e.file == node.binlog_file and e.group_id is not None]
-        node.group_id = R.startup_group_id(entries, node.dirty, last_file, "recovery-ignores-index" in self.rule.mutants)
+        node.group_id = R.startup_group_id(entries, node.dirty, last_file, M.RECOVERY_IGNORES_INDEX in self.mutants)
         self.emit("binlog_index", node.id, content=G.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
         return not self._crash_at(node, R.RECOVERY_BEFORE_NEW_BINLOG)
 
@@ -1003,7 +1022,7 @@ class Simulator:
             ends = self._binlog_ends(src)
             found = G.binlog_info(ends, gid)
             refused = G.connect_by_id_error(ends, gid, sid)
-            if refused is not None and found is not None and "connect-ignores-server-id" in self.rule.mutants:
+            if refused is not None and found is not None and M.CONNECT_IGNORES_SERVER_ID in self.mutants:
                 refused = None  # the alternate future goes unnoticed
             if refused is None:
                 ch.fetch = next((i for i, e in enumerate(src.binlog) if (e.file, e.pos) >= (found.log_name, found.pos)),
@@ -1021,7 +1040,7 @@ class Simulator:
             self._gtid_fetch(ch)
             return self._dump_place(ch, "gtid")
         kept = next((i for i in range(ch.fetch, len(src.binlog)) if src.binlog[i].file not in src.purged), len(src.binlog))
-        if "purge-silent-skip" in self.rule.mutants or (by == "gtid" and not any(e.ev.gtid for e in src.binlog[ch.fetch:kept])):
+        if M.PURGE_SILENT_SKIP in self.mutants or (by == "gtid" and not any(e.ev.gtid for e in src.binlog[ch.fetch:kept])):
             # By GTID, only a group the replica lacks is needed: its state is found where the next
             # binlog begins (MariaDB's Gtid_list event), past what was purged.
             ch.fetch = kept
@@ -1070,7 +1089,7 @@ class Simulator:
         # the replica does not take its end for a position: Exec_Master_Log_Pos stays put.
         self._relay(ch, fde if start is fde else replace(fde, end=0))
         held = [e for e in ch.relay if e.source == src.id and e.ev.last and e.ev.trx is not None]
-        if ch.semi_sync and held and "no-reack-on-reconnect" not in self.rule.mutants:
+        if ch.semi_sync and held and M.NO_REACK_ON_RECONNECT not in self.mutants:
             # The dump request reports where the replica is: that acknowledges all it already holds.
             src.semisync.ack(ch.node.id, (held[-1].master_file, held[-1].master_end))
         self._arrive(ch, gen, ch.fetch, len(src.binlog))
@@ -1120,7 +1139,7 @@ class Simulator:
         self._kick(ch)
 
     def _stop_sql(self, ch: Channel, reason: str, statement: bool = True, **error) -> None:
-        if ch.state == "waiting" and "stop-applies-waited-event" in self.rule.mutants and statement:
+        if ch.state == "waiting" and M.STOP_APPLIES_WAITED_EVENT in self.mutants and statement:
             while ch.sql_pos < len(ch.relay):  # runs the group out, ignoring the delay
                 entry = ch.relay[ch.sql_pos]
                 self._finish(ch, ch.sql_gen, entry, ch.cur_read, self.now)
@@ -1178,13 +1197,13 @@ class Simulator:
         ends_group = ev.trx is None or ev.last
         if ch.skip_counter:
             ch.skip_counter -= 1
-        ch.skipping_group = not ends_group and (ch.skip_counter > 0 or "skip-mid-group" not in self.rule.mutants)
+        ch.skipping_group = not ends_group and (ch.skip_counter > 0 or M.SKIP_MID_GROUP not in self.mutants)
         self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, idx=ev.idx, type=ev.type, reason="sql_slave_skip_counter",
                   relay_file=entry.file, relay_pos=entry.pos)
         ch.sql_pos += 1
         if ends_group:
             ch.skipping_group = False
-            if ev.gtid and "skip-keeps-gtid-position" not in self.rule.mutants:
+            if ev.gtid and M.SKIP_KEEPS_GTID_POSITION not in self.mutants:
                 ch.node.executed.add(ev.gtid)  # the GTID position moves past what was skipped
             self._advance_group(ch, entry)
 
@@ -1204,7 +1223,7 @@ class Simulator:
 
     def _execute(self, ch: Channel, entry: Entry, read: int) -> None:
         ev = entry.ev
-        if ev.type == "INCIDENT_EVENT" and "incident-ignored" not in self.rule.mutants:
+        if ev.type == "INCIDENT_EVENT" and M.INCIDENT_IGNORED not in self.mutants:
             self._incident_stop(ch, entry)
             return
         ch.last_when = (ev.when, ev.when_off)
@@ -1372,6 +1391,5 @@ def _event_fields(ev: Event, group_id: int | None = None) -> dict:
     return fields
 
 
-def simulate(history: dict, rule: D.DelayRule, system: str = "model", variables: dict | None = None,
-             variable_defaults: dict | None = None) -> tuple[dict, list[dict]]:
-    return Simulator(history, rule, system, variables, variable_defaults).run()
+def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:
+    return Simulator(history, config, system).run()

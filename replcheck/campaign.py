@@ -91,7 +91,7 @@ def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0) -
         tdigest = _digest(io.dumps_lines(header, obs)) if any(v.status == VIOLATED for v in verdicts) else None
         for v in verdicts:
             violated = v.status == VIOLATED
-            declared = system.expected_violations.get(v.requirement, "") if violated else ""
+            declared = system.declares.expected_violations.get(v.requirement, "") if violated else ""
             witness = ""
             if violated:
                 w = v.witnesses[0]
@@ -376,9 +376,9 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
     for name in plan.systems:
         system = systems.get(name)
         if system.kind == "mutant":
-            mutants[name] = {"bug": system.bug, "kills": list(system.kills),
-                             "found_by": [req for req in found.get(name, []) if req in system.kills],
-                             "also_violates": [req for req in found.get(name, []) if req not in system.kills]}
+            mutants[name] = {"bug": system.declares.bug, "kills": list(system.declares.kills),
+                             "found_by": [req for req in found.get(name, []) if req in system.declares.kills],
+                             "also_violates": [req for req in found.get(name, []) if req not in system.declares.kills]}
     return {
         "schema": "replcheck.results/1", "seed": plan.seed, "systems": list(plan.systems),
         "campaign": {"histories": plan.histories, "chunks": len(plan.chunks()), "chunk": plan.chunk,

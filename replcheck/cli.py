@@ -134,7 +134,7 @@ def _conform(args) -> int:
 
 def _systems(args) -> int:
     for s in systems.systems().values():
-        extra = f" [{s.bug}; killed by {', '.join(s.kills)}]" if s.kind == "mutant" else ""
+        extra = f" [{s.declares.bug}; killed by {', '.join(s.declares.kills)}]" if s.kind == "mutant" else ""
         print(f"{s.name:36} {s.kind:7} {s.description}{extra}")
     return EXIT_OK
 

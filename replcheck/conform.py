@@ -171,7 +171,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
                                          "requirement": "", "witness": f"{type(e).__name__}: {e}"})
             model_verdicts = {v.requirement: v for v in core.run_properties(core.TraceView(mh, mobs))} if mh else {}
             shown = _shown_path(s.history)
-            predicted = systems.get(REFERENCE).expected_violations
+            predicted = systems.get(REFERENCE).declares.expected_violations
             for v in verdicts:
                 results.add(SOURCE, column(version), s.name, v,
                             "violated" if v.status == core.VIOLATED and v.requirement in predicted else "")

@@ -58,14 +58,11 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         elif k == "binlog" and o.get("trx") is not None:
             binlog.setdefault((node, o["trx"]), []).append(o)
     nodes = header.get("topology", {}).get("nodes", [])
-    from replcheck import systems
-
-    known = systems.systems().get(header.get("system", ""))
     settings = {
         "delay_rule": tuple(n.get("delay_rule") for n in nodes),
         "commit_timestamps": tuple(n.get("commit_timestamps") for n in nodes),
         "wait_point": tuple(n.get("variables", {}).get("rpl_semi_sync_master_wait_point") for n in nodes),
-        "mutants": tuple(sorted(known.mutants)) if known else (),
+        "mutants": tuple(header.get("config", {}).get("mutants", ())),  # the header says what the system carries
     }
     return Facts(header, {k: tuple(v) for k, v in seqs.items()}, binlog, applied_from, commits, settings)
 

@@ -83,10 +83,9 @@ class Builder:
 
     def trace(self, rule: str = "wl344") -> tuple[dict, list[dict]]:
         """The reference model's Trace so far, for steps that choose as an operator would."""
-        from replcheck.model.delay import DelayRule
-        from replcheck.model.sim import simulate
+        from replcheck.model.sim import Config, simulate
 
-        return simulate(self.history(), DelayRule(rule, frozenset()), "generator")
+        return simulate(self.history(), Config(rule), "generator")
 
 
 Step = Callable[[Builder], None]

@@ -54,7 +54,7 @@ def _verdicts(history: dict, system: str, requirement: str | None = None):
 
 def findings(history: dict, system: str) -> list:
     """The violations the system does not declare (for a mutant: its bug)."""
-    declared = systems.get(system).expected_violations
+    declared = systems.get(system).declares.expected_violations
     return [v for v in _verdicts(history, system) if v.status == "violated" and v.requirement not in declared]
 
 
@@ -202,7 +202,7 @@ def explain(history: dict, system: str, requirement: str | None = None, other: s
     reqs = {r.id: r for r in catalogue.load()}
     verdicts = [v for v in _verdicts(history, system, requirement) if v.status == "violated"]
     if requirement is None:
-        declared = systems.get(system).expected_violations
+        declared = systems.get(system).declares.expected_violations
         verdicts = [v for v in verdicts if v.requirement not in declared]
     if not verdicts:
         return (f"{system} does not violate {requirement} on this History." if requirement

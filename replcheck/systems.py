@@ -1,60 +1,94 @@
-"""Systems: anything that turns a History into a Trace. Declared as data in spec/systems.toml."""
+"""The systems replcheck can run a History on: the models of spec/systems.toml, a mutant for
+every entry of the mutant registry (model/mutants.py), and the real servers of the harness.
+
+Every one implements the System protocol (replcheck.properties.judge): a name, a kind, what it
+declares, and `run(history) -> Trace`.
+"""
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
-from replcheck.io import dumps_history
-from replcheck.model.delay import DelayRule
-from replcheck.model.sim import simulate
+from replcheck.io import InputError, dumps_history
+from replcheck.model import mutants as M
+from replcheck.model.delay import WL344, WL7318
+from replcheck.model.sim import Config, simulate
+from replcheck.properties.judge import Declarations, Trace
 from replcheck.spec import ROOT as SPEC
+
+MODEL_KEYS = {"name", "kind", "rule", "description", "mutants", "variables", "defaults", "expected_violations"}
 
 
 @dataclass(frozen=True)
-class System:
+class ModelSystem:
+    """A reference model, or a mutant of one: the simulator under one Config."""
+
     name: str
-    kind: str
-    rule: str
+    kind: str  # model or mutant
+    config: Config
+    declares: Declarations
     description: str = ""
-    mutants: tuple[str, ...] = ()
-    bug: str = ""
-    kills: tuple[str, ...] = ()
-    expected_violations: dict = field(default_factory=dict)
-    variables: dict = field(default_factory=dict)  # forced on every node, whatever the History says
-    defaults: dict = field(default_factory=dict)  # the server version's defaults
 
-    def run(self, history: dict) -> tuple[dict, list[dict]]:
-        header, obs = simulate(history, DelayRule(self.rule, frozenset(self.mutants)), self.name,
-                               variables=self.variables, variable_defaults=self.defaults)
+    def run(self, history: dict) -> Trace:
+        header, obs = simulate(history, self.config, self.name)
         header["history_digest"] = history_digest(history)
-        return header, obs
+        return Trace(header, obs)
 
 
-@lru_cache(maxsize=None)
-def systems() -> dict[str, System]:
-    data = tomllib.loads(SPEC.joinpath("systems.toml").read_text())
-    declared = {s["name"]: s for s in data["system"]}
-    out = {}
-    for s in data["system"]:
-        # A mutant changes one model (`base`): it runs that model's rule with its server defaults
-        # (AFTER_SYNC for model:wl7318), so it differs from the model only by its mutation.
-        base = declared.get(s.get("base"), {})
-        if ("base" in s or s["kind"] == "mutant") and base.get("kind") != "model":
-            raise ValueError(f"systems.toml: {s['name']}: base {s.get('base')!r} is not a declared model")
-        out[s["name"]] = System(
-            name=s["name"], kind=s["kind"], rule=s.get("rule", base.get("rule")),
-            description=s.get("description", s.get("bug", "")),
-            mutants=tuple(s.get("mutants", ())), bug=s.get("bug", ""), kills=tuple(s.get("kills", ())),
-            expected_violations=s.get("expected_violations", {}),
-            variables={**base.get("variables", {}), **s.get("variables", {})},
-            defaults={**base.get("defaults", {}), **s.get("defaults", {})},
-        )
+def _line_of(text: str, needle: str) -> int | None:
+    """The first line of spec/systems.toml that mentions `needle` (tomllib keeps no positions)."""
+    for n, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return n
+    return None
+
+
+def load(text: str, where: str = "spec/systems.toml") -> dict[str, ModelSystem]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(where, None, "", f"not valid TOML: {e}") from None
+    out: dict[str, ModelSystem] = {}
+    for i, s in enumerate(data.get("system", [])):
+        name = s.get("name", "")
+        def bad(key: str, problem: str, needle: str = "") -> InputError:
+            return InputError(where, _line_of(text, needle or f'"{name}"'), f"system[{i}].{key}", problem)
+        if not re.fullmatch(r"model:[a-z0-9][a-z0-9.-]*", name or ""):
+            raise bad("name", f"{name!r} is not a model name (model:...); mutants come from the registry, model/mutants.py")
+        if name in out:
+            raise bad("name", f"{name!r} declared twice")
+        if s.get("kind", "model") != "model" or set(s) - MODEL_KEYS:
+            raise bad(sorted(set(s) - MODEL_KEYS)[0] if set(s) - MODEL_KEYS else "kind",
+                      f"unknown key or kind; a system here has {', '.join(sorted(MODEL_KEYS))}")
+        if s.get("rule") not in (WL344, WL7318):
+            raise bad("rule", f"{s.get('rule')!r} is not a delay rule ({WL344} or {WL7318})")
+        try:
+            mutants = M.lookup(s.get("mutants", ()))
+        except KeyError as e:
+            raise bad("mutants", f"unknown mutant {e.args[0]!r}; known: {', '.join(sorted(M.REGISTRY))}", e.args[0]) from None
+        out[name] = ModelSystem(name, "model", Config(s["rule"], mutants, s.get("variables", {}), s.get("defaults", {})),
+                                Declarations(dict(s.get("expected_violations", {}))), s.get("description", ""))
+    for m in M.REGISTRY.values():
+        base = out.get(m.base)
+        if base is None:
+            raise InputError(where, None, "system", f"mutant {m.name!r} (model/mutants.py) changes {m.base!r}, which is not declared here")
+        # A mutant differs from its base only by its mutation: the base's settings, and the
+        # base's declarations (what the seed predicts), plus the bug and what must catch it.
+        out[f"mutant:{m.name}"] = ModelSystem(
+            f"mutant:{m.name}", "mutant", Config(base.config.rule, base.config.mutants | {m}, base.config.variables, base.config.defaults),
+            Declarations(base.declares.expected_violations, m.bug, m.kills, m.base), m.what)
     return out
 
 
-def get(name: str) -> System:
+@lru_cache(maxsize=None)
+def systems() -> dict[str, ModelSystem]:
+    return load(SPEC.joinpath("systems.toml").read_text(encoding="utf-8"))
+
+
+def get(name: str) -> ModelSystem:
     try:
         return systems()[name]
     except KeyError:

@@ -54,7 +54,7 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
             if system.kind == "model":
                 collect_figures(results.figures, path.stem, name, view)
             for verdict in core.run_properties(view):
-                expected = system.expected_violations.get(verdict.requirement, "")
+                expected = system.declares.expected_violations.get(verdict.requirement, "")
                 results.add("history", name, path.stem, verdict, "violated" if expected else "")
                 if verdict.status == core.VIOLATED and system.kind == "model" and not expected:
                     results.findings.append({"kind": "model violates its seed", "system": name, "history": path.stem,
@@ -86,11 +86,11 @@ def check_mutants(results: Results, names: list[str]) -> None:
         system = systems.get(name)
         if system.kind != "mutant":
             continue
-        killed = [r for r in results.rows if r["system"] == name and r["requirement"] in system.kills
+        killed = [r for r in results.rows if r["system"] == name and r["requirement"] in system.declares.kills
                   and r["status"] == core.VIOLATED]
         if not killed:
-            results.findings.append({"kind": "mutant survived", "system": name, "bug": system.bug,
-                                     "requirement": ", ".join(system.kills),
+            results.findings.append({"kind": "mutant survived", "system": name, "bug": system.declares.bug,
+                                     "requirement": ", ".join(system.declares.kills),
                                      "witness": "no history made any of its killing requirements fail"})
 
 
@@ -119,8 +119,7 @@ def run_machines(results: Results, names: list[str], examples: int, seed: int, p
             continue
         for m in core.MACHINES:
             progress(f"state machine {m.name}: {name}, {examples} examples")
-            machine = hypothesis_seed(seed)(machine_for(m.cls, system.rule, system.mutants, tuple(system.expected_violations),
-                                                        system.variables, system.defaults))
+            machine = hypothesis_seed(seed)(machine_for(m.cls, system))
             try:
                 # From the registered default, not the current profile: a caller's profile must
                 # not change verify's results (the gate pins them).

@@ -12,11 +12,21 @@ from replcheck.features import load_features
 from replcheck.io import load_history
 from replcheck.properties.core import PROPERTIES, TraceView, Verdict
 from replcheck.spec import ROOT
-from replcheck.systems import get
+from replcheck.systems import ModelSystem, get
 
 load_features()  # every feature's properties: a mutant may be killed by any of them
 US = 1_000_000
 HISTORIES = Path(str(ROOT.joinpath("histories")))
+
+
+def model_system(rule: str, mutants=(), expected=(), variables=None) -> ModelSystem:
+    """A model system made for one test: a delay rule, registered mutants, what it may violate."""
+    from replcheck.model.mutants import lookup
+    from replcheck.model.sim import Config
+    from replcheck.properties.judge import Declarations
+
+    return ModelSystem(f"test:{rule}", "model", Config(rule, lookup(mutants), dict(variables or {})),
+                       Declarations({r: "declared by the test" for r in expected}))
 
 
 @functools.cache

@@ -24,7 +24,7 @@ def test_every_file_has_an_entry_and_every_entry_is_well_formed():
         # a regression is a mutant caught by a requirement that its declaration says must kill it
         assert (e["status"] == "regression") == (systems.get(e["system"]).kind == "mutant")
         if e["status"] == "regression":
-            assert e["requirement"] in systems.get(e["system"]).kills
+            assert e["requirement"] in systems.get(e["system"]).declares.kills
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["name"] for e in ENTRIES])

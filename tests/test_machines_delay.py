@@ -7,6 +7,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import machine_for
+
+from conftest import model_system
 from replcheck.properties.machines.delay import DelayMachine
 
 CI = settings(max_examples=60, stateful_step_count=12, deadline=None, derandomize=True, database=None,
@@ -15,14 +17,14 @@ CI = settings(max_examples=60, stateful_step_count=12, deadline=None, derandomiz
 
 def failure(rule, mutants, examples=200):
     with pytest.raises(AssertionError) as info:
-        run_state_machine_as_test(machine_for(DelayMachine, rule, mutants), settings=settings(CI, max_examples=examples))
+        run_state_machine_as_test(machine_for(DelayMachine, model_system(rule, mutants)), settings=settings(CI, max_examples=examples))
     steps = [n for n in getattr(info.value, "__notes__", []) if n.startswith("state.")]
     return str(info.value), steps
 
 
 @pytest.mark.parametrize("rule,expected", [("wl7318", ()), ("wl344", ("WL344.CHAIN.IMMEDIATE",))])
 def test_models_hold_every_delay_property(rule, expected):
-    machine = machine_for(DelayMachine, rule, (), expected)
+    machine = machine_for(DelayMachine, model_system(rule, (), expected))
     run_state_machine_as_test(machine, settings=CI)
     # The run judged the central requirements, so passing means something.
     assert machine.exercised["WL344.WAIT.EXEMPT"] > 0 and machine.exercised["WL344.SSS.SQL_DELAY"] > 0

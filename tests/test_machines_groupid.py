@@ -9,6 +9,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import machine_for
+
+from conftest import model_system
 from replcheck.properties.machines.groupid import GroupIdMachine
 
 SEARCH = settings(max_examples=150, stateful_step_count=10, deadline=None, derandomize=True, database=None,
@@ -23,7 +25,7 @@ def steps_of(error) -> list[str]:
 
 
 def test_model_holds_every_groupid_and_recovery_property():
-    machine = machine_for(GroupIdMachine, "wl344")
+    machine = machine_for(GroupIdMachine, model_system("wl344"))
     run_state_machine_as_test(machine, settings=SEARCH)
     for r in ("GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT", "GGID.RECOVERY.LAST_ID", "GGID.UNIQUE",
               "GGID.FAILOVER.ELECT", "GGID.FAILOVER.CONTINUE", "GGID.CHANGE_MASTER", "MARIADB.GTID.SLAVE_POS"):
@@ -33,7 +35,7 @@ def test_model_holds_every_groupid_and_recovery_property():
 def test_finds_the_designs_hazard_from_scratch():
     # The halt-on-lower-ID rule switched off (mutant:halt-strictly-lower is killed by gg-* histories).
     with pytest.raises(AssertionError) as info:
-        run_state_machine_as_test(machine_for(GroupIdMachine, "wl344", ["no-halt-on-lower-id"]), settings=SEARCH)
+        run_state_machine_as_test(machine_for(GroupIdMachine, model_system("wl344", ["no-halt-on-lower-id"])), settings=SEARCH)
     assert str(info.value).startswith(REPLAY), str(info.value)
     steps = steps_of(info.value)
     assert 1 <= len(steps) <= 3, steps

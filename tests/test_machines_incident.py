@@ -8,6 +8,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import machine_for
+
+from conftest import model_system
 from replcheck.properties.machines.incident import IncidentMachine
 
 SEARCH = settings(max_examples=150, stateful_step_count=15, deadline=None, derandomize=True, database=None,
@@ -20,7 +22,7 @@ def steps_of(error) -> list[str]:
 
 
 def test_model_holds_every_incident_property():
-    machine = machine_for(IncidentMachine, "wl7318")
+    machine = machine_for(IncidentMachine, model_system("wl7318"))
     run_state_machine_as_test(machine, settings=SEARCH)
     assert machine.exercised["WL3464.GAP"] > 0 and machine.exercised["WL3464.R3.1"] > 0 and machine.exercised["WL3464.R4"] > 0
 
@@ -33,7 +35,7 @@ def test_model_holds_every_incident_property():
 ])
 def test_finds_incident_bug_from_scratch(mutant, requirement):
     with pytest.raises(AssertionError) as info:
-        run_state_machine_as_test(machine_for(IncidentMachine, "wl7318", [mutant]), settings=SEARCH)
+        run_state_machine_as_test(machine_for(IncidentMachine, model_system("wl7318", [mutant])), settings=SEARCH)
     assert str(info.value).startswith(requirement), str(info.value)
     assert 1 <= len(steps_of(info.value)) <= 4, steps_of(info.value)
 

@@ -13,6 +13,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import machine_for
+
+from conftest import model_system
 from replcheck.properties.machines.semisync import SemiSyncMachine
 
 SEARCH = settings(max_examples=150, stateful_step_count=15, deadline=None, derandomize=True, database=None,
@@ -22,8 +24,8 @@ VISIBLE_WHILE_WAITING = ("WL6355.AFTER_SYNC.INVISIBLE",)
 
 
 def search(wait_point: str, mutants=(), examples: int = 150):
-    machine = machine_for(SemiSyncMachine, "wl7318", mutants, VISIBLE_WHILE_WAITING,
-                          {"rpl_semi_sync_master_wait_point": wait_point})
+    machine = machine_for(SemiSyncMachine, model_system("wl7318", mutants, VISIBLE_WHILE_WAITING,
+                                                        {"rpl_semi_sync_master_wait_point": wait_point}))
     run_state_machine_as_test(machine, settings=settings(SEARCH, max_examples=examples))
     return machine
 

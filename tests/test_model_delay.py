@@ -12,8 +12,8 @@ import pytest
 from replcheck.io import dumps_lines
 from replcheck.model.delay import (
     ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, ER_PARSE_ERROR, MAX_DELAY, STATE_EXECUTING, STATE_IDLE, STATE_WAITING,
-    WL344, WL7318, DelayRule, parse_master_delay)
-from replcheck.model.sim import ER_SLAVE_MUST_STOP, simulate
+    WL344, WL7318, parse_master_delay)
+from replcheck.model.sim import ER_SLAVE_MUST_STOP, Config, simulate
 from replcheck.properties.core import VIOLATED
 from replcheck.spec import ROOT
 from replcheck.systems import systems
@@ -265,8 +265,8 @@ def test_anonymous_gtid_waits_once(kit):
 def test_same_history_gives_byte_identical_trace(kit, rule):
     for name in HISTORY_NAMES:
         h = kit.history(name)
-        first = dumps_lines(*simulate(h, DelayRule(rule), "model"))
-        second = dumps_lines(*simulate(kit.history(name), DelayRule(rule), "model"))
+        first = dumps_lines(*simulate(h, Config(rule), "model"))
+        second = dumps_lines(*simulate(kit.history(name), Config(rule), "model"))
         assert first == second, name
 
 
@@ -276,7 +276,7 @@ MUTANTS = [s for s in systems().values() if s.kind == "mutant"]
 
 @pytest.mark.parametrize("system", MUTANTS, ids=lambda s: s.name)
 def test_every_mutant_is_killed_on_some_history(kit, system):
-    assert system.kills
-    killed = [(h, r) for h in HISTORY_NAMES for r in system.kills
+    assert system.declares.kills
+    killed = [(h, r) for h in HISTORY_NAMES for r in system.declares.kills
               if kit.verdict(r, kit.run(system.name, h)).status == VIOLATED]
-    assert killed, f"{system.name} violates none of {system.kills} on any spec history"
+    assert killed, f"{system.name} violates none of {system.declares.kills} on any spec history"

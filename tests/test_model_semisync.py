@@ -7,7 +7,6 @@ histories written here so each test shows its input.
 """
 from __future__ import annotations
 
-import tomllib
 
 import pytest
 
@@ -426,12 +425,14 @@ def test_every_model_trace_validates(kit, tmp_path):
 def test_mutant_runs_with_its_base_models_rule_and_defaults(kit, mutant):
     # Without model:wl7318's AFTER_SYNC default a wl7318 mutant waited AFTER_COMMIT and violated
     # WL6355.AFTER_SYNC.INVISIBLE on every scenario, whatever its own bug.
-    declared = {s["name"]: s for s in tomllib.loads(ROOT.joinpath("systems.toml").read_text())["system"]}
-    m, base = get(mutant), get(declared[mutant]["base"])
-    assert base.kind == "model" and (m.rule, m.defaults, m.variables) == (base.rule, base.defaults, base.variables)
+    m = get(mutant)
+    base = get(m.declares.base)
+    same = ("rule", "variables", "defaults")
+    assert base.kind == "model" and [getattr(m.config, k) for k in same] == [getattr(base.config, k) for k in same]
+    assert m.config.mutants - base.config.mutants and m.declares.expected_violations == base.declares.expected_violations
     tr = kit.run(mutant, "ss-after-sync-visibility")
     shown = {n["id"]: n["variables"]["rpl_semi_sync_master_wait_point"] for n in tr.header["topology"]["nodes"]}
-    assert shown["A"] == base.defaults["rpl_semi_sync_master_wait_point"]
+    assert shown["A"] == base.config.defaults["rpl_semi_sync_master_wait_point"]
     if shown["A"] == "AFTER_SYNC":  # the wait point decides visibility while the commit waits
         ins1 = tr.first("visible", node="A", trx="ins1")
         assert ins1["t"] >= ack_time(tr, "B", "ins1")

@@ -361,10 +361,10 @@ def test_stop_applying_waited_event_violates_no_exec(kit):
     assert kit.verdict("WL344.STOP.NO_EXEC", kit.run(W344, "d1-stop-start-ddl")).status == PASS
 
 
-@pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].expected_violations])
+@pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].declares.expected_violations])
 def test_declared_expected_violations_happen(kit, system):
     # A declared exception that no history shows any more is stale.
-    for requirement in systems()[system].expected_violations:
+    for requirement in systems()[system].declares.expected_violations:
         statuses = {h: kit.verdict(requirement, kit.run(system, h)).status for h in HISTORY_NAMES}
         assert VIOLATED in statuses.values(), (requirement, statuses)
 

@@ -178,7 +178,7 @@ def test_every_groupid_property_has_a_case():
 
 
 # -- each group-ID mutant is killed on an embedded History, which passes on the model -------------
-GG_MUTANTS = {s.name: s for s in systems().values() if s.kind == "mutant" and {*s.kills} & (GROUPID_REQUIREMENTS | RECOVERY)}
+GG_MUTANTS = {s.name: s for s in systems().values() if s.kind == "mutant" and {*s.declares.kills} & (GROUPID_REQUIREMENTS | RECOVERY)}
 KILLS = {
     "mutant:no-halt-on-lower-id": "gg-crash-binlog-commit",
     "mutant:halt-strictly-lower": "gg-crash-engine-rli",
@@ -192,7 +192,7 @@ KILLS = {
 @pytest.mark.parametrize("mutant", sorted(GG_MUTANTS))
 def test_groupid_mutant_killed(kit, mutant):
     history = KILLS[mutant]  # a new group-ID mutant without a killing history fails here
-    kills = GG_MUTANTS[mutant].kills
+    kills = GG_MUTANTS[mutant].declares.kills
     assert all(kit.verdict(r, kit.run(mutant, history)).status == VIOLATED for r in kills)
     assert all(kit.verdict(r, kit.run(M, history)).status == PASS for r in kills)
 

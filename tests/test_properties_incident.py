@@ -22,7 +22,7 @@ from replcheck.systems import systems
 US = 1_000_000
 INCIDENT_PROPERTIES = [p for p in PROPERTIES if p.feature == "incident"]
 INCIDENT_REQUIREMENTS = {p.requirement for p in INCIDENT_PROPERTIES}
-INC_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and INCIDENT_REQUIREMENTS & set(s.kills)]
+INC_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and INCIDENT_REQUIREMENTS & set(s.declares.kills)]
 M = "model:wl7318"  # the incident mutants are WL#7318 systems: compare them with this model
 RPL = "inc-rpl-incident"
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -308,8 +308,8 @@ KILLS = {  # mutant -> an inc-* history on which one of its `kills` is violated
 @pytest.mark.parametrize("mutant", INC_MUTANTS)
 def test_incident_mutant_killed(kit, mutant):
     history = KILLS[mutant]  # a new incident mutant without a killing history fails here
-    killed = [r for r in systems()[mutant].kills if kit.verdict(r, kit.run(mutant, history)).status == VIOLATED]
-    assert killed, f"{mutant} survives {systems()[mutant].kills} on {history}"
+    killed = [r for r in systems()[mutant].declares.kills if kit.verdict(r, kit.run(mutant, history)).status == VIOLATED]
+    assert killed, f"{mutant} survives {systems()[mutant].declares.kills} on {history}"
     # The same history passes (and exercises) the killing property on the correct model.
     assert all(kit.verdict(r, kit.run(M, history)).status == PASS for r in killed)
 

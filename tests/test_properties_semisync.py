@@ -27,7 +27,7 @@ SS_HISTORIES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("hist
                       if p.name.startswith("ss-") and p.name.endswith(".jsonl"))
 MODELS = [s.name for s in systems().values() if s.kind == "model"]
 SEMISYNC_REQUIREMENTS = {p.requirement for p in SEMISYNC_PROPERTIES}
-SS_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and SEMISYNC_REQUIREMENTS & set(s.kills)]
+SS_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and SEMISYNC_REQUIREMENTS & set(s.declares.kills)]
 AS, AC = "model:after-sync", "model:after-commit"
 MIN_ACK = "mutant:min-ack-last-slot"
 
@@ -327,10 +327,10 @@ def test_timed_out_but_still_on_violates_timeout_async(kit):
                    "commit of ins500 timed out but the status is still ON")
 
 
-@pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].expected_violations])
+@pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].declares.expected_violations])
 def test_declared_semisync_exceptions_happen(kit, system):
     # A declared semi-sync exception that no ss-* scenario shows any more is stale.
-    for requirement in SEMISYNC_REQUIREMENTS & set(systems()[system].expected_violations):
+    for requirement in SEMISYNC_REQUIREMENTS & set(systems()[system].declares.expected_violations):
         statuses = {h: kit.verdict(requirement, kit.run(system, h)).status for h in SS_HISTORIES}
         assert VIOLATED in statuses.values(), (requirement, statuses)
 
@@ -348,8 +348,8 @@ KILLS = {  # mutant -> a history (name or builder) on which one of its `kills` i
 def test_semisync_mutant_killed(kit, mutant):
     history = KILLS[mutant]  # a new semi-sync mutant without a killing history fails here
     history = history if isinstance(history, str) else history(kit)
-    killed = [r for r in systems()[mutant].kills if kit.verdict(r, kit.run(mutant, history)).status == VIOLATED]
-    assert killed, f"{mutant} survives {systems()[mutant].kills} on {history if isinstance(history, str) else 'its history'}"
+    killed = [r for r in systems()[mutant].declares.kills if kit.verdict(r, kit.run(mutant, history)).status == VIOLATED]
+    assert killed, f"{mutant} survives {systems()[mutant].declares.kills} on {history if isinstance(history, str) else 'its history'}"
     # The same history does not trip the killing property on the correct model: the mutation did it.
     assert all(kit.verdict(r, kit.run(AS, history)).status == PASS for r in killed)
 

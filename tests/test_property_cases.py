@@ -44,7 +44,7 @@ MODELS = [s for s in systems().values() if s.kind == "model"]
 @pytest.mark.parametrize("history", HISTORY_NAMES)
 def test_models_violate_nothing_but_what_the_seeds_predict(kit, system, history):
     view = kit.run(system.name, history).view()
-    verdicts = [p.run(view) for p in PROPERTIES if p.requirement not in system.expected_violations]
+    verdicts = [p.run(view) for p in PROPERTIES if p.requirement not in system.declares.expected_violations]
     assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
 
 

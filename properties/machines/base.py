@@ -8,10 +8,8 @@ from collections import Counter
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from replcheck.model.delay import DelayRule
-from replcheck.model.sim import simulate
-
-from ..core import PROPERTIES, VIOLATED, TraceView
+from ..core import PROPERTIES
+from ..judge import System, Trace, judge_trace
 
 S = 1_000_000
 
@@ -26,11 +24,7 @@ def requirements_of(*features: str) -> tuple[str, ...]:
 class HistoryMachine(RuleBasedStateMachine):
     REQUIREMENTS: tuple[str, ...] = ()
     TAIL_US = 12 * S  # simulate this long after the last step, so pending waits resolve
-    rule_name = "wl7318"
-    mutants: frozenset[str] = frozenset()
-    expected_violations: frozenset[str] = frozenset()
-    variables: dict = {}  # the system's forced settings
-    defaults: dict = {}  # the system's defaults
+    system: System  # what the machine drives (machine_for sets it)
     exercised: Counter = Counter()  # per requirement, how many traces judged it; one per machine class
 
     def __init__(self):
@@ -47,10 +41,9 @@ class HistoryMachine(RuleBasedStateMachine):
         self.n += 1
         return f"t{self.n}"
 
-    def trace(self) -> tuple[dict, list[dict]]:
+    def trace(self) -> Trace:
         history = {"header": {**self.header, "end_us": self.now + self.TAIL_US}, "ops": self.ops}
-        return simulate(history, DelayRule(self.rule_name, self.mutants), "state-machine",
-                        variables=self.variables, variable_defaults=self.defaults)
+        return self.system.run(history)
 
     @rule(seconds=st.integers(0, 12), micros=st.sampled_from([0, 1, 499_999, 999_999]))
     def time_passes(self, seconds, micros):
@@ -60,21 +53,14 @@ class HistoryMachine(RuleBasedStateMachine):
     def properties_hold(self):
         if not self.header:
             return
-        view = TraceView(*self.trace())
-        for prop in PROPERTIES:
-            if prop.requirement not in self.REQUIREMENTS or prop.requirement in self.expected_violations:
-                continue
-            verdict = prop.run(view)
-            self.exercised[prop.requirement] += verdict.checked > 0
-            assert verdict.status != VIOLATED, f"{verdict.requirement}: {verdict.witnesses[0].message}"
+        j = judge_trace(self.trace(), self.system.declares, self.system.name, self.REQUIREMENTS)
+        for verdict in j.verdicts:
+            self.exercised[verdict.requirement] += verdict.checked > 0
+        for verdict in j.findings:
+            raise AssertionError(f"{verdict.requirement}: {verdict.witnesses[0].message}")
 
 
-def machine_for(base: type[HistoryMachine], rule_name: str, mutants=(), expected_violations=(),
-                variables=None, defaults=None) -> type[HistoryMachine]:
-    """The same machine against another system: a delay rule, its settings, mutants of it."""
-    name = f"{base.__name__}_{rule_name}_{'_'.join(sorted(mutants)) or 'model'}"
-    return type(name, (base,), {
-        "rule_name": rule_name, "mutants": frozenset(mutants), "expected_violations": frozenset(expected_violations),
-        "variables": dict(variables or {}), "defaults": dict(defaults or {}), "exercised": Counter(),
-        "__module__": base.__module__,
-    })
+def machine_for(base: type[HistoryMachine], system: System) -> type[HistoryMachine]:
+    """The machine driving one system (a model, a mutant, any System)."""
+    name = f"{base.__name__}_{''.join(c if c.isalnum() else '_' for c in system.name)}"
+    return type(name, (base,), {"system": system, "exercised": Counter(), "__module__": base.__module__})

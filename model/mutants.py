@@ -1,0 +1,142 @@
+"""The mutant registry: every known bug the models can re-create, each a named seam.
+
+A mutant is switched on by the system that runs it (`mutant:<name>`, derived from this registry;
+spec/systems.toml may combine mutants into a system of its own). The model code tests the
+constant, never a string (`if STOP_EVENT in self.mutants`), so a misspelt name is a NameError at
+import, and an unknown name in spec/systems.toml is refused when it loads. Each entry says which
+feature it belongs to, the bug it re-creates (../shared/knowledge/known-bugs.md), the model it
+changes (`base`, whose declarations it inherits), where its seam is (`seam`: the model module,
+then the place), and the requirements that must catch it (`kills`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    feature: str
+    base: str
+    bug: str
+    seam: str
+    what: str
+    kills: tuple[str, ...]
+
+    @property
+    def module(self) -> str:
+        """The model module whose code holds the seam."""
+        return self.seam.split(":", 1)[0]
+
+
+REGISTRY: dict[str, Mutant] = {}
+
+
+def mutant(name: str, **fields) -> Mutant:
+    if name in REGISTRY:
+        raise ValueError(f"mutant {name!r} registered twice")
+    REGISTRY[name] = m = Mutant(name, **fields)
+    return m
+
+
+def lookup(names) -> frozenset[Mutant]:
+    """The registered mutants of these names; KeyError names the first unknown one."""
+    out = set()
+    for n in names:
+        if n not in REGISTRY:
+            raise KeyError(n)
+        out.add(REGISTRY[n])
+    return frozenset(out)
+
+
+# -- delayed replication ---------------------------------------------------------------------
+STOP_APPLIES_WAITED_EVENT = mutant(
+    "stop-applies-waited-event", feature="delay", base="model:wl344", bug="BUG#56442", seam="sim: STOP SLAVE while the SQL thread waits",
+    what="STOP SLAVE during the delay executes the waited-for event",
+    kills=("WL344.STOP.NO_EXEC", "WL344.WAIT.RULE"))
+ORIGIN_TIMESTAMP = mutant(
+    "origin-timestamp", feature="delay", base="model:wl7318", bug="WL#7318 drawback 1 (BUG#57514)", seam="delay: DelayRule.due",
+    what="Delay measured from the originating master's commit",
+    kills=("WL7318.F1",))
+START_TIMESTAMP = mutant(
+    "start-timestamp", feature="delay", base="model:wl7318", bug="WL#7318 drawback 2", seam="delay: DelayRule.due",
+    what="Delay measured from the transaction's start, not its commit",
+    kills=("WL7318.F2",))
+PER_EVENT_WAIT = mutant(
+    "per-event-wait", feature="delay", base="model:wl7318", bug="WL#7318 drawback 3", seam="delay: DelayRule.due",
+    what="Every event of a transaction waits for its own timestamp",
+    kills=("WL7318.F3",))
+NO_CLOCK_COMPENSATION = mutant(
+    "no-clock-compensation", feature="delay", base="model:wl344", bug="BUG#52308", seam="delay: DelayRule.due",
+    what="The replica ignores the clock difference with the master",
+    kills=("WL344.CLOCK.COMPENSATE", "WL344.WAIT.RULE"))
+FAKE_EVENT_NOW = mutant(
+    "fake-event-now", feature="delay", base="model:wl344", bug="MDEV-13895", seam="delay: DelayRule.due",
+    what="An event with timestamp 0 gets 'now' and waits a whole delay",
+    kills=("WL344.WAIT.EXEMPT",))
+
+# -- semi-synchronous replication ---------------------------------------------------------------
+SWITCH_BACK_FIRST_ACK = mutant(
+    "switch-back-first-ack", feature="semisync", base="model:wl7318", bug="MDEV-37116", seam="semisync: switching back ON",
+    what="Status switches back ON at the first ack, whatever wait_for_slave_count",
+    kills=("WL7169.SWITCH_BACK_N",))
+MIN_ACK_LAST_SLOT = mutant(
+    "min-ack-last-slot", feature="semisync", base="model:wl7318", bug="Bug #109829", seam="semisync: the ack table",
+    what="A full ack table evicts the last slot below the new ack, not the minimum",
+    kills=("WL7169.N_DISTINCT",))
+SHUTDOWN_ACKS_WAITERS = mutant(
+    "shutdown-acks-waiters", feature="semisync", base="model:wl7318", bug="MDEV-11853", seam="semisync: shutdown",
+    what="Shutdown releases waiting sessions as if acknowledged",
+    kills=("WL1720.ACK.WAIT", "MARIADB.SEMISYNC.SHUTDOWN"))
+NO_REACK_ON_RECONNECT = mutant(
+    "no-reack-on-reconnect", feature="semisync", base="model:wl7318", bug="Bug #104015", seam="sim: the IO thread's reconnect",
+    what="A reconnecting replica never acknowledges what it already holds",
+    kills=("WL1720.LIVE.RELEASE",))
+
+# -- incident events and the skip counter -------------------------------------------------------
+NO_INCIDENT = mutant(
+    "no-incident", feature="incident", base="model:wl7318", bug="BUG#21494, Bug #43929", seam="sim: a binlog failure",
+    what="Lost changes are not marked by an incident",
+    kills=("WL3464.GAP",))
+INCIDENT_IGNORED = mutant(
+    "incident-ignored", feature="incident", base="model:wl7318", bug="BUG#21494 (replica side)", seam="sim: the SQL thread reading an incident",
+    what="The replica treats an incident as a no-op",
+    kills=("WL3464.R3.1", "WL3464.R3.2"))
+INCIDENT_ON_ROLLBACK = mutant(
+    "incident-on-rollback", feature="incident", base="model:wl7318", bug="MDEV-21443", seam="sim: a binlog failure",
+    what="An incident for a transactional change that was rolled back",
+    kills=("WL3464.NO_FALSE",))
+SKIP_MID_GROUP = mutant(
+    "skip-mid-group", feature="incident", base="model:wl7318", bug="BUG#28618", seam="sim: the skip counter",
+    what="The skip counter resumes in the middle of an event group",
+    kills=("WL3464.SKIP_GROUP",))
+SKIP_KEEPS_GTID_POSITION = mutant(
+    "skip-keeps-gtid-position", feature="incident", base="model:wl7318", bug="MariaDB 0b4231e9", seam="sim: the skip counter",
+    what="A skipped group's GTID is not recorded, so it comes back",
+    kills=("WL3464.GTID_SKIP",))
+
+# -- global group IDs and crash recovery --------------------------------------------------------
+NO_HALT_ON_LOWER_ID = mutant(
+    "no-halt-on-lower-id", feature="groupid", base="model:groupid", bug="hierarchical-replication design: replay after a crash between binlog write and engine commit", seam="sim: the halt rule",
+    what="The halt-on-lower-ID rule switched off: a slave that crashed between binlog write and engine commit plays the recovered group again",
+    kills=("GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT"))
+HALT_STRICTLY_LOWER = mutant(
+    "halt-strictly-lower", feature="groupid", base="model:groupid", bug="hierarchical-replication design: halt rule worded as 'a lower group_id'", seam="sim: the halt rule",
+    what="The halt rule as the design words it (a lower ID): the replayed group carries the same ID as the binlog's last, so it is played twice",
+    kills=("GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT"))
+RECOVERY_IGNORES_INDEX = mutant(
+    "recovery-ignores-index", feature="recovery", base="model:groupid", bug="Bug #113489, MDEV-6391 (analogue)", seam="sim: start-up recovery of the group ID",
+    what="Recovery of a dirty binlog holding only its FDE starts from group ID 0 instead of the file's index entry, so IDs are issued again",
+    kills=("GGID.UNIQUE", "GGID.RECOVERY.LAST_ID"))
+STOP_EVENT = mutant(
+    "stop-event", feature="groupid", base="model:groupid", bug="hierarchical-replication design: Stop_log_event under --rpl-hierarchical", seam="sim: shutdown",
+    what="A Stop event at shutdown under --rpl-hierarchical consumes a group ID (the design stopped writing it)",
+    kills=("GGID.NO_STOP_EVENT",))
+PURGE_SILENT_SKIP = mutant(
+    "purge-silent-skip", feature="groupid", base="model:groupid", bug="known bugs §1.2 (exact diff on connect): a dump that resumes at the oldest remaining binlog", seam="sim: where the dump thread starts",
+    what="A slave whose next event is in a purged binlog is not refused: the dump thread starts at the oldest binlog left, and the purged groups are never applied",
+    kills=("GGID.PURGE.NO_SKIP", "GGID.RECOVERY.EXACTLY_ONCE"))
+CONNECT_IGNORES_SERVER_ID = mutant(
+    "connect-ignores-server-id", feature="groupid", base="model:groupid", bug="rpl_hier step 12: a slave with an alternate future", seam="sim: a connect by group ID",
+    what="CONNECT_USING_GROUP_ID matches the group ID only: a slave whose last group came from another server is placed after the master's group with that ID, and diverges silently",
+    kills=("GGID.CONNECT_BY_ID",))
