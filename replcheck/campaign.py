@@ -11,21 +11,17 @@ the others, so no row is lost or duplicated and the table equals an uninterrupte
 Rows: one per (index, system, requirement) with the verdict, the first witness, the seed and
 what reproduces it; one per cross-check difference between two systems (crosscheck.py).
 A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
-an unexpected cross-check difference. Also runnable as `spark-submit replcheck/campaign.py`.
+an unexpected cross-check difference. Under spark-submit: `spark-submit replcheck/__main__.py campaign ...`.
 """
 from __future__ import annotations
-
-import os
-import sys
-
-if __name__ == "__main__":  # run as a file by spark-submit: this folder must not shadow the stdlib (io, html)
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 import hashlib
 import itertools
 import json
+import os
 import re
 import shutil
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -34,6 +30,7 @@ from typing import Callable, Iterator
 
 from replcheck import __version__, io, systems
 from replcheck.generate import GENERATOR, generate
+from replcheck.properties.core import VIOLATED
 
 DEFAULT_SYSTEMS = ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit")
 DEFAULT_CHUNK = 250
@@ -76,22 +73,30 @@ def reproduce(seed: int, index: int, system: str, requirement: str = "", other: 
 def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0) -> list[tuple]:
     """Every row of one History: what each Spark task does, and what the bench runs alone."""
     from replcheck import crosscheck
-    from replcheck.properties.core import VIOLATED, TraceView, run_properties
+    from replcheck.properties.judge import judge
 
     history = generate(seed, index)
     family = history["header"]["name"][len("gen-"):].rsplit("-", 2)[0]
     hdigest = systems.history_digest(history)
-    rows, facts = [], {}
+    rows, facts, judged = [], {}, {}
+
+    def judgement(name: str):
+        if name not in judged:
+            judged[name] = judge(systems.get(name), history)
+        return judged[name]
+
     for name in names:
-        system = systems.get(name)
-        header, obs = system.run(history)
-        facts[name] = crosscheck.facts(header, obs)
-        verdicts = run_properties(TraceView(header, obs))
+        system, j = systems.get(name), judgement(name)
+        facts[name] = crosscheck.facts(*j.trace)
+        # A mutant shows its bug only where its base model, on the same History, holds.
+        base = judgement(system.declares.base) if system.declares.base and j.violations else None
         # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
-        tdigest = _digest(io.dumps_lines(header, obs)) if any(v.status == VIOLATED for v in verdicts) else None
-        for v in verdicts:
+        tdigest = _digest(io.dumps_lines(*j.trace)) if j.violations else None
+        for v in j.verdicts:
             violated = v.status == VIOLATED
             declared = system.declares.expected_violations.get(v.requirement, "") if violated else ""
+            if violated and not declared and base is not None and base.violated(v.requirement):
+                declared = f"{system.declares.base} violates it too on this History"
             witness = ""
             if violated:
                 w = v.witnesses[0]
@@ -388,14 +393,3 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
         "findings": findings,
         "rows": list(rows.values()),
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    """For spark-submit: `spark-submit replcheck/campaign.py --histories N ...` (same options)."""
-    from replcheck.cli import main as cli_main
-
-    return cli_main(["campaign", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -49,22 +49,27 @@ def _simulate(args) -> int:
 
 
 def _check_trace(args) -> int:
-    from replcheck.features import load_features
-    from replcheck.properties.core import VIOLATED, TraceView, run_properties
+    """Judge a Trace file; a known system's declared violations are marked, not counted."""
+    from replcheck.properties.core import PROPERTIES
+    from replcheck.properties.judge import NOTHING, Trace, judge_trace
 
-    load_features()
     header, obs = io.load_trace(args.trace)
-    verdicts = run_properties(TraceView(header, obs), args.feature)
+    known = systems.systems().get(header["system"])
+    wanted = [p.requirement for p in PROPERTIES if args.feature is None or p.feature == args.feature]
+    j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
+    declared = j.declares.expected_violations
     if args.json:
         print(json.dumps({"trace": str(args.trace), "system": header["system"],
-                          "verdicts": [v.as_dict() for v in verdicts]}, indent=1))
+                          "verdicts": [{**v.as_dict(), **({"declared": declared[v.requirement]} if v in j.violations
+                                                          and v.requirement in declared else {})} for v in j.verdicts]}, indent=1))
     else:
-        for v in verdicts:
-            print(f"{v.requirement:24} {v.status:14} {v.checked:6}")
+        for v in j.verdicts:
+            mark = " (declared)" if v in j.violations and v.requirement in declared else ""
+            print(f"{v.requirement:24} {v.status + mark:24} {v.checked:6}")
             for w in v.witnesses:
                 lines = ",".join(map(str, w.lines))
                 print(f"    {args.trace}:{lines}: {w.message}")
-    return EXIT_VIOLATION if any(v.status == VIOLATED for v in verdicts) else EXIT_OK
+    return EXIT_VIOLATION if j.findings else EXIT_OK
 
 
 def _verify(args) -> int:
@@ -84,6 +89,10 @@ def _verify(args) -> int:
     results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed)
     for f in results.findings:
         print(f"finding: {f['kind']}: {f.get('system', '')} {f.get('history', '')} {f['requirement']}: {f['witness']}")
+    for s in results.searches:
+        found = (f"found from scratch ({s['requirement']}, shrunk to {s['shrunk_steps']} steps)" if s["found"]
+                 else "not found from scratch")
+        print(f"search: {s['system']}: {s['machine']}, {s['examples']} examples: {found}")
     return EXIT_VIOLATION if results.findings else EXIT_OK
 
 

@@ -17,6 +17,7 @@ from typing import Callable
 
 from replcheck import catalogue, crosscheck, io, systems
 from replcheck.generate import TAIL_US, generate
+from replcheck.properties.judge import Judgement, judge
 
 US = 1_000_000
 
@@ -42,20 +43,13 @@ def trace_of(history: dict, system: str) -> tuple[dict, list[dict], str]:
     return header, obs, io.dumps_lines(header, obs)
 
 
-def _verdicts(history: dict, system: str, requirement: str | None = None):
-    from replcheck.features import load_features
-    from replcheck.properties.core import PROPERTIES, TraceView
-
-    load_features()
-    header, obs = systems.get(system).run(history)
-    view = TraceView(header, obs)
-    return [p.run(view) for p in PROPERTIES if requirement is None or p.requirement == requirement]
+def _judge(history: dict, system: str, requirement: str | None = None) -> Judgement:
+    return judge(systems.get(system), history, None if requirement is None else (requirement,))
 
 
-def findings(history: dict, system: str) -> list:
+def findings(history: dict, system: str) -> tuple:
     """The violations the system does not declare (for a mutant: its bug)."""
-    declared = systems.get(system).declares.expected_violations
-    return [v for v in _verdicts(history, system) if v.status == "violated" and v.requirement not in declared]
+    return _judge(history, system).findings
 
 
 def unexpected_differences(history: dict, system: str, other: str) -> list[crosscheck.Difference]:
@@ -80,7 +74,7 @@ def failure(history: dict, system: str, requirement: str | None, other: str | No
     if requirement not in {r.id for r in catalogue.load()}:
         raise io.InputError("", None, "--requirement", f"unknown requirement {requirement!r}")
     return (f"{requirement} violated on {system}",
-            lambda h: any(v.status == "violated" for v in _verdicts(h, system, requirement)))
+            lambda h: _judge(h, system, requirement).violated(requirement))
 
 
 def ddmin(items: list, fails: Callable[[list], bool]) -> list:
@@ -200,10 +194,8 @@ def explain(history: dict, system: str, requirement: str | None = None, other: s
             out.append("")
         return "\n".join(out)
     reqs = {r.id: r for r in catalogue.load()}
-    verdicts = [v for v in _verdicts(history, system, requirement) if v.status == "violated"]
-    if requirement is None:
-        declared = systems.get(system).declares.expected_violations
-        verdicts = [v for v in verdicts if v.requirement not in declared]
+    j = _judge(history, system, requirement)
+    verdicts = j.violations if requirement else j.findings
     if not verdicts:
         return (f"{system} does not violate {requirement} on this History." if requirement
                 else f"{system} violates nothing unexpected on this History.")

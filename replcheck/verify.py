@@ -20,6 +20,8 @@ from typing import Callable
 from replcheck import catalogue, io, report, systems
 from replcheck.features import load_features
 from replcheck.properties import core
+from replcheck.properties.judge import caught, judge
+from replcheck.properties.proofs import RLIMIT, UNKNOWN
 from replcheck.spec import ROOT as SPEC
 
 
@@ -27,6 +29,8 @@ from replcheck.spec import ROOT as SPEC
 class Results:
     rows: list[dict] = field(default_factory=list)  # one per (source, system, history, requirement)
     findings: list[dict] = field(default_factory=list)
+    caught: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # mutant -> (History, requirement)
+    searches: list[dict] = field(default_factory=list)  # state machines searching for each mutant
     figures: dict[str, list] = field(default_factory=lambda: {"delay": [], "semisync": []})
 
     def add(self, source: str, system: str, history: str, verdict: core.Verdict, expected: str = "") -> None:
@@ -45,20 +49,26 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
     for i, path in enumerate(paths, 1):
         history = io.load_history(path)
         progress(f"histories {i}/{len(paths)}: {path.stem}")
+        judged = {}
         for name in names:
             system = systems.get(name)
-            header, obs = system.run(history)
+            j = judged[name] = judge(system, history)
             if traces is not None:
-                io.write_atomic(traces / name.replace(":", "-") / f"{path.stem}.jsonl", io.dumps_lines(header, obs))
-            view = core.TraceView(header, obs)
+                io.write_atomic(traces / name.replace(":", "-") / f"{path.stem}.jsonl", io.dumps_lines(*j.trace))
             if system.kind == "model":
-                collect_figures(results.figures, path.stem, name, view)
-            for verdict in core.run_properties(view):
-                expected = system.declares.expected_violations.get(verdict.requirement, "")
-                results.add("history", name, path.stem, verdict, "violated" if expected else "")
-                if verdict.status == core.VIOLATED and system.kind == "model" and not expected:
+                collect_figures(results.figures, path.stem, name, core.TraceView(*j.trace))
+            for verdict in j.verdicts:
+                declared = verdict.requirement in system.declares.expected_violations
+                results.add("history", name, path.stem, verdict, "violated" if declared else "")
+            if system.kind == "model":
+                for verdict in j.findings:
                     results.findings.append({"kind": "model violates its seed", "system": name, "history": path.stem,
                                              "requirement": verdict.requirement, "witness": verdict.witnesses[0].message})
+        for name, j in judged.items():
+            base = systems.get(name).declares.base
+            if base:  # a mutant is caught where its base model, on the same History, holds
+                results.caught.setdefault(name, []).extend(
+                    (path.stem, r) for r in caught(j, judged.get(base) or judge(systems.get(base), history)))
 
 
 def collect_figures(figures: dict[str, list], history: str, system: str, view: core.TraceView) -> None:
@@ -84,14 +94,10 @@ def collect_figures(figures: dict[str, list], history: str, system: str, view: c
 def check_mutants(results: Results, names: list[str]) -> None:
     for name in names:
         system = systems.get(name)
-        if system.kind != "mutant":
-            continue
-        killed = [r for r in results.rows if r["system"] == name and r["requirement"] in system.declares.kills
-                  and r["status"] == core.VIOLATED]
-        if not killed:
+        if system.kind == "mutant" and not results.caught.get(name):
             results.findings.append({"kind": "mutant survived", "system": name, "bug": system.declares.bug,
                                      "requirement": ", ".join(system.declares.kills),
-                                     "witness": "no history made any of its killing requirements fail"})
+                                     "witness": "no History made any of its killing requirements fail where its base model holds"})
 
 
 def run_proofs(results: Results, progress: Callable[[str], None]) -> None:
@@ -101,38 +107,64 @@ def run_proofs(results: Results, progress: Callable[[str], None]) -> None:
         for verdict in r.verdicts():
             expected = "violated" if r.expected == core.COUNTEREXAMPLE else "pass"
             results.add("z3", "z3", r.name, verdict, expected)
-        if r.outcome != r.expected:
-            results.findings.append({"kind": "proof outcome", "system": "z3", "requirement": ", ".join(r.requirements),
-                                     "witness": f"{r.name}: expected {r.expected}, got {r.outcome}: {r.detail}"})
+        if r.outcome == r.expected:
+            continue
+        # An `unknown` is z3 reaching its deterministic resource limit: inconclusive, never a verdict.
+        kind, why = (("proof inconclusive", f"z3 reached its resource limit (rlimit {RLIMIT}) without an answer")
+                     if r.outcome == UNKNOWN else ("proof outcome", f"expected {r.expected}, got {r.outcome}: {r.detail}"))
+        results.findings.append({"kind": kind, "system": "z3", "requirement": ", ".join(r.requirements),
+                                 "witness": f"{r.name}: {why}"})
 
 
-def run_machines(results: Results, names: list[str], examples: int, seed: int, progress: Callable[[str], None]) -> None:
+def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type, core.Witness | None]:
+    """One state machine driving one system; the failure it shrank to, if any."""
     from hypothesis import HealthCheck, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis.stateful import run_state_machine_as_test
 
     from replcheck.properties.machines.base import machine_for
 
+    machine = hypothesis_seed(seed)(machine_for(m.cls, system))
+    try:
+        # From the registered default, not the current profile: a caller's profile must not
+        # change verify's results (the gate checks them).
+        run_state_machine_as_test(machine, settings=settings(
+            settings.get_profile("default"), max_examples=examples, stateful_step_count=20, deadline=None,
+            database=None, suppress_health_check=list(HealthCheck), print_blob=False))
+    except AssertionError as e:
+        return machine, core.Witness(str(e).splitlines()[0])
+    return machine, None
+
+
+def machines_for(system) -> list[core.Machine]:
+    """A model: every machine. A mutant: its feature's machine (recovery's is the group-ID one,
+    found by the requirements it judges)."""
+    if system.kind == "model":
+        return list(core.MACHINES)
+    features = {m.feature for m in system.config.mutants}
+    own = [m for m in core.MACHINES if m.cls.__module__.rsplit(".", 1)[-1] in features]
+    return own or [m for m in core.MACHINES if set(system.declares.kills) & set(m.requirements)]
+
+
+def run_machines(results: Results, names: list[str], examples: int, seed: int, progress: Callable[[str], None]) -> None:
+    """Every machine on every model; on each mutant, the machines that judge its kills: a search
+    from scratch, reported with the length it shrank to."""
     for name in names:
         system = systems.get(name)
-        if system.kind != "model":
-            continue
-        for m in core.MACHINES:
+        kills = set(system.declares.kills)
+        for m in machines_for(system):
             progress(f"state machine {m.name}: {name}, {examples} examples")
-            machine = hypothesis_seed(seed)(machine_for(m.cls, system))
-            try:
-                # From the registered default, not the current profile: a caller's profile must
-                # not change verify's results (the gate pins them).
-                run_state_machine_as_test(machine, settings=settings(
-                    settings.get_profile("default"), max_examples=examples, stateful_step_count=20, deadline=None,
-                    database=None, suppress_health_check=list(HealthCheck), print_blob=False))
-                failure = None
-            except AssertionError as e:
-                failure = core.Witness(str(e).splitlines()[0])
-                results.findings.append({"kind": "state machine", "system": name, "requirement": failure.message.split(":")[0],
+            machine, failure = run_machine(m, system, examples, seed)
+            failed_on = failure.message.split(":")[0] if failure else None
+            if system.kind == "model" and failure:
+                results.findings.append({"kind": "state machine", "system": name, "requirement": failed_on,
                                          "witness": failure.message})
+            if system.kind == "mutant":
+                results.searches.append({"system": name, "machine": m.name, "examples": examples, "seed": seed,
+                                         "found": failed_on in kills, "requirement": failed_on,
+                                         "shrunk_steps": getattr(machine, "last_steps", None) if failure else None})
             for req in m.requirements:
-                failed = failure is not None and failure.message.startswith(req + ":")
+                failed = failed_on == req
                 judged = machine.exercised[req]
                 verdict = core.Verdict(req, core.VIOLATED if failed else (core.PASS if judged else core.NOT_EXERCISED),
                                        judged, (failure,) if failed else (), f"state-machine:{m.name}")
@@ -174,6 +206,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
         summarise(results)
         document = {"schema": "replcheck.results/1", "seed": seed, "examples": examples, "systems": names,
                     "history_files": {p.stem: _shown_path(p) for p in paths}, "findings": results.findings,
+                    "mutants": {m: sorted(set(c)) for m, c in results.caught.items()}, "searches": results.searches,
                     "figures": results.figures, "rows": results.rows}
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         progress("writing the report (HTML, JSON, JUnit XML, Markdown)")
