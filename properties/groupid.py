@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 
 from replcheck.model import groupid as G
+from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
 
@@ -255,9 +256,9 @@ def index_file_format(v: TraceView, check: Check) -> None:
     """The binlog index holds `full_path|group_id|` lines that read back byte for byte, IDs never decreasing."""
     for o in v.kind("binlog_index"):
         data = o["content"].encode()
-        entries = G.parse_index(data)
+        entries = F.parse_index(data)
         ids = [e.group_id for e in entries]
-        ok = (all(not e.old_format for e in entries) and G.format_index([(e.path, e.group_id) for e in entries]) == data
+        ok = (all(not e.old_format for e in entries) and F.format_index([(e.path, e.group_id) for e in entries]) == data
               and ids == sorted(ids))
         check.judge(ok, f"{o['node']}: index file {o['content']!r} is not a well-formed group-ID index", o)
 
@@ -330,7 +331,7 @@ def binlog_info_answers(v: TraceView, check: Check) -> None:
             continue
         found = G.binlog_info(group_ends(v, o["node"], o["_line"]), o["group_id"])
         if found is None:
-            check.judge(o.get("errno") == G.ER_ERROR_WHEN_EXECUTING_COMMAND and o.get("message") == G.BINLOG_INFO_NOT_FOUND,
+            check.judge(o.get("errno") == F.ER_ERROR_WHEN_EXECUTING_COMMAND and o.get("message") == F.BINLOG_INFO_NOT_FOUND,
                         f"{o['node']}: SHOW BINLOG INFO FOR {o['group_id']} answered {o.get('Log_name')}:{o.get('Pos')}; no binlog holds it", o)
         else:
             got = (o.get("Log_name"), o.get("Pos"), o.get("Server_ID"))
@@ -431,7 +432,7 @@ def gtid_one_body(v: TraceView, check: Check) -> None:
 def domain_of(gtid) -> int | None:
     """The replication domain of a MariaDB GTID; None for anything else (a MySQL uuid:n GTID)."""
     try:
-        return G.parse_gtid(gtid)[0]
+        return F.parse_gtid(gtid)[0]
     except (ValueError, TypeError, AttributeError):
         return None
 
@@ -439,7 +440,7 @@ def domain_of(gtid) -> int | None:
 def positions(text) -> dict[int, str] | None:
     """A GTID position as a server shows it, or None when it is not one."""
     try:
-        return G.parse_pos(text)
+        return F.parse_pos(text)
     except (ValueError, TypeError, AttributeError):
         return None
 
@@ -456,7 +457,7 @@ def _positions(v: TraceView, node: str, line: int, own_too: bool) -> dict[int, s
         d = domain_of(o.get("gtid")) if o["kind"] in ("binlog", "visible") else None
         if d is None:
             continue
-        replicated = G.parse_gtid(o["gtid"])[1] != own
+        replicated = F.parse_gtid(o["gtid"])[1] != own
         if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
                 not own_too and o["kind"] == "visible" and replicated):
             pos[d] = o["gtid"]
@@ -471,7 +472,7 @@ def _sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
     res = v.resolution_us
     near = [o["_line"] for o in of_node(v, sample["node"]) if res and abs(o["t"] - sample["t"]) <= res]
     cuts = [sample["_line"], *near, *(line + 1 for line in near)]
-    return sorted({G.format_pos(_positions(v, sample["node"], line, own_too)) for line in cuts})
+    return sorted({F.format_pos(_positions(v, sample["node"], line, own_too)) for line in cuts})
 
 
 def _restored(v: TraceView) -> set[str]:
@@ -506,7 +507,7 @@ def gtid_current_pos(v: TraceView, check: Check) -> None:
         var = o.get("variables", {})
         if {"gtid_current_pos", "gtid_binlog_pos", "gtid_slave_pos"} <= set(var):
             binlog, slave = positions(var["gtid_binlog_pos"]), positions(var["gtid_slave_pos"])
-            want = None if binlog is None or slave is None else G.format_pos(G.current_pos(binlog, slave, server_id(v, o["node"])))
+            want = None if binlog is None or slave is None else F.format_pos(G.current_pos(binlog, slave, server_id(v, o["node"])))
             check.judge(var["gtid_current_pos"] == want, f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
 
 
@@ -551,7 +552,7 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
         purged, remaining = o.get("purged", []), o.get("remaining", [])
         listed = purged + remaining
         if "to" in o and o["to"] not in listed:
-            check.judge(o.get("errno") == G.ER_UNKNOWN_TARGET_BINLOG and not purged,
+            check.judge(o.get("errno") == F.ER_UNKNOWN_TARGET_BINLOG and not purged,
                         f"{o['node']}: PURGE BINARY LOGS TO {o['to']!r} (not in the index) gave errno {o.get('errno')} "
                         f"and purged {purged}", o)
             continue
@@ -569,7 +570,7 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
         index = next((i for i in of_node(v, o["node"]) if i["kind"] == "binlog_index" and i["_line"] > o["_line"]
                       and i["t"] == o["t"]), None)
         if index is not None:
-            paths = [e.path.decode() for e in G.parse_index(index["content"].encode())]
+            paths = [e.path.decode() for e in F.parse_index(index["content"].encode())]
             check.judge(paths == remaining, f"{o['node']}: after PURGE the index lists {paths}, not {remaining}", o, index)
 
 
@@ -622,7 +623,7 @@ def connect_by_group_id(v: TraceView, check: Check) -> None:
         ends = group_ends(v, source, c["_line"])
         refused = G.connect_by_id_error(ends, *asked)
         if refused is not None:
-            check.judge(c.get("errno") == G.ER_MASTER_FATAL_ERROR_READING_BINLOG and c.get("message") == refused,
+            check.judge(c.get("errno") == F.ER_MASTER_FATAL_ERROR_READING_BINLOG and c.get("message") == refused,
                         f"{source} answered {node}'s connect by group ID {asked[0]} with errno {c.get('errno')} "
                         f"{c.get('message')!r}; expected 1236 {refused!r}", c)
             continue
@@ -641,7 +642,7 @@ def connect_by_id_flag(v: TraceView, check: Check) -> None:
     for o in v.obs:
         node, kind = o["node"], o["kind"]
         if kind == "stmt" and o.get("op") == "change_master" and o.get("connect_using_group_id") and "master_log_file" in o:
-            check.judge(o.get("errno") == G.ER_SYNTAX_ERROR,
+            check.judge(o.get("errno") == F.ER_SYNTAX_ERROR,
                         f"{node}: CHANGE MASTER TO CONNECT_USING_GROUP_ID with a log position gave errno {o.get('errno')}", o)
         elif kind == "stmt" and o.get("op") in ("change_master", "reset_slave") and o.get("errno") is None:
             if o.get("connect_using_group_id"):
