@@ -10,6 +10,8 @@ from InnoDB's state when rpl_transaction_enabled overrides it.
 """
 from __future__ import annotations
 
+from replcheck.spec import formats as F
+
 from . import groupid as G
 
 # Where an armed crash fires (mysql-test's debug crash points), in the order a commit passes them.
@@ -34,7 +36,7 @@ def recovered_group_id(index_group_id: int, dirty_file_group_ids: list[int], ign
     return 0 if ignore_index else index_group_id
 
 
-def startup_group_id(entries: list[G.IndexEntry], dirty: bool, last_file_group_ids: list[int],
+def startup_group_id(entries: list[F.IndexEntry], dirty: bool, last_file_group_ids: list[int],
                      ignore_index: bool = False) -> int:
     """Clean shutdown: the last index entry (fixed at close). Crash: recover the last binlog only."""
     if not dirty:

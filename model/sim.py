@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from itertools import count, takewhile
 from typing import Any, Callable
 
+from replcheck.spec import formats as F
+
 from . import delay as D
 from . import groupid as G
 from . import incident as I
@@ -211,7 +213,7 @@ class Simulator:
             refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
             if refused:  # mysqld refuses to start: the node never comes up
                 node.up = False
-                self.emit("error", node.id, op="startup", errno=G.ER_STARTUP_OPTIONS, message=refused)
+                self.emit("error", node.id, op="startup", errno=F.ER_STARTUP_OPTIONS, message=refused)
                 continue
             self._open_binlog(node)
         for n in topo["nodes"]:
@@ -330,8 +332,8 @@ class Simulator:
                 self._engine_commit(node, trx, None)
                 self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], binlogged=False)
                 return
-            if node.group_id >= G.MAX_GROUP_ID:
-                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=G.ER_ERROR_WHEN_EXECUTING_COMMAND,
+            if node.group_id >= F.MAX_GROUP_ID:
+                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=F.ER_ERROR_WHEN_EXECUTING_COMMAND,
                           message=f"group_id {node.group_id} is the largest there is; SET BINLOG_GROUP_ID ... WITH RESET")
                 return
             # The root master issues the next ID under the binlog lock; the MariaDB view's
@@ -343,7 +345,7 @@ class Simulator:
                       message="Lost connection to server during query")
             return
         node.gtid_seq += 1
-        gtid = f"0-{node.server_id}-{node.gtid_seq}"
+        gtid = F.gtid(0, node.server_id, node.gtid_seq)
         ict = self._local(node, self.now) if node.commit_timestamps else None
         common = dict(trx=trx, server_id=node.server_id, gtid=gtid, when_off=node.offset,
                       ict=ict, ict_off=node.offset, oct=ict, oct_off=node.offset)
@@ -520,9 +522,9 @@ class Simulator:
             value, errno, message = op.get("delay", ch.delay), None, ""
         by_id = op.get("connect_using_group_id", False)
         if errno is None and by_id and "master_log_file" in op:
-            errno, message = G.ER_SYNTAX_ERROR, G.SYNTAX_ERROR
+            errno, message = F.ER_SYNTAX_ERROR, F.SYNTAX_ERROR
         elif errno is None and by_id and not node.rpl_hierarchical:
-            errno, message = G.ER_OPTION_PREVENTS_STATEMENT, G.NOT_HIERARCHICAL
+            errno, message = F.ER_OPTION_PREVENTS_STATEMENT, F.NOT_HIERARCHICAL
         moves = "master_log_file" in op or by_id
         if errno is None and (ch.sql_running or (moves and ch.io_running)):
             errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
@@ -621,7 +623,7 @@ class Simulator:
             return
         refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
         if refused:
-            self.emit("error", node.id, op="restart", errno=G.ER_STARTUP_OPTIONS, message=refused)
+            self.emit("error", node.id, op="restart", errno=F.ER_STARTUP_OPTIONS, message=refused)
             return
         node.up = True
         self.emit("restart", node.id)
@@ -716,7 +718,7 @@ class Simulator:
         return G.HALT_LOWER if M.HALT_STRICTLY_LOWER in self.mutants else G.HALT_NOT_HIGHER
 
     def _halt(self, ch: Channel, entry: Entry) -> None:
-        ch.last_sql_errno, ch.last_sql_error = G.ER_SLAVE_GROUP_ID_LOWER, G.halt_message(entry.group_id, ch.node.group_id)
+        ch.last_sql_errno, ch.last_sql_error = F.ER_SLAVE_GROUP_ID_LOWER, F.halt_message(entry.group_id, ch.node.group_id)
         self._stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
                        relay_file=entry.file, relay_pos=entry.pos)
 
@@ -736,7 +738,7 @@ class Simulator:
         self._write_binlog(node, [replace(e.ev, ict=ict, ict_off=node.offset) for e in group], gid)
         ch.exec_group_id = gid or ch.exec_group_id
         ch.applied_in_group = 0
-        node.slave_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid  # mysql.gtid_slave_pos commits with the group
+        node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # mysql.gtid_slave_pos commits with the group
         if node.crash_point == R.AFTER_BINLOG_WRITE:
             node.prepared.append((ev.trx, ev.gtid))  # an XID in the binlog: recovery commits it
             self._crash_at(node, R.AFTER_BINLOG_WRITE)
@@ -752,10 +754,10 @@ class Simulator:
     def _recover_group_id(self, node: Node) -> bool:
         """At start: the last issued group ID again (clean: the index; crash: the last binlog).
         False when an armed crash point kills the start before the new binlog exists."""
-        entries = [G.IndexEntry(f.encode(), g) for f, g, _ in node.index]
+        entries = [F.IndexEntry(f.encode(), g) for f, g, _ in node.index]
         last_file = [e.group_id for e in node.binlog if e.file == node.binlog_file and e.group_id is not None]
         node.group_id = R.startup_group_id(entries, node.dirty, last_file, M.RECOVERY_IGNORES_INDEX in self.mutants)
-        self.emit("binlog_index", node.id, content=G.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
+        self.emit("binlog_index", node.id, content=F.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
         return not self._crash_at(node, R.RECOVERY_BEFORE_NEW_BINLOG)
 
     def _master_status(self, node: Node, **extra: Any) -> None:
@@ -780,8 +782,8 @@ class Simulator:
     def _binlog_info(self, node: Node, group_id: int, asker: Node | None = None) -> G.GroupEnd | None:
         found = G.binlog_info(self._binlog_ends(node), group_id)
         answer = {"Log_name": found.log_name, "Pos": found.pos, "Server_ID": found.server_id} if found else {}
-        self.emit("stmt", node.id, op="show_binlog_info", group_id=group_id, errno=None if found else G.ER_ERROR_WHEN_EXECUTING_COMMAND,
-                  message="" if found else G.BINLOG_INFO_NOT_FOUND, **answer, **({"for": asker.id} if asker else {}))
+        self.emit("stmt", node.id, op="show_binlog_info", group_id=group_id, errno=None if found else F.ER_ERROR_WHEN_EXECUTING_COMMAND,
+                  message="" if found else F.BINLOG_INFO_NOT_FOUND, **answer, **({"for": asker.id} if asker else {}))
         return found
 
     def _op_show_master_status(self, node: Node, op: dict) -> None:
@@ -852,15 +854,15 @@ class Simulator:
         files = [f for f, _, _ in node.index]
         args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
         if "to" in op and op["to"] not in files:
-            self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=G.ER_UNKNOWN_TARGET_BINLOG,
-                      message=G.TARGET_NOT_FOUND, warning=None, purged=[], remaining=files)
+            self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=F.ER_UNKNOWN_TARGET_BINLOG,
+                      message=F.TARGET_NOT_FOUND, warning=None, purged=[], remaining=files)
             return
         wanted = G.purge_candidates(files, op.get("to"), op.get("before_us"), node.mtimes)
         reading = {self._reading(r) for r in node.replicas if r.connected}
         purged = list(takewhile(lambda f: f not in reading, wanted))
         warning, message = None, ""
         if len(purged) < len(wanted):
-            warning = G.ER_WARN_PURGE_LOG_IN_USE
+            warning = F.ER_WARN_PURGE_LOG_IN_USE
             message = (f"file {wanted[len(purged)]} was not purged because it was being read by a thread, "
                        f"purged only {len(purged)} out of {len(wanted)} files.")
         node.purged |= set(purged)
@@ -870,7 +872,7 @@ class Simulator:
         self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=None, message=message, warning=warning,
                   purged=purged, remaining=[f for f, _, _ in node.index])
         if node.rpl_hierarchical:
-            self.emit("binlog_index", node.id, content=G.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
+            self.emit("binlog_index", node.id, content=F.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
 
     @staticmethod
     def _reading(ch: Channel) -> str:
@@ -892,8 +894,8 @@ class Simulator:
             r.source.replicas.remove(r)
             r.source = new
             new.replicas.append(r)
-            self.emit("error", r.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG,
-                      message=G.fatal_1236(G.id_not_found(gid)))
+            self.emit("error", r.node.id, thread="io", errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG,
+                      message=F.fatal_1236(F.id_not_found(gid)))
             return
         file, pos = place
         self._change_source(r, new, file, pos)
@@ -969,7 +971,7 @@ class Simulator:
             node.mtimes[entry.file] = self.now
             self.emit("binlog", node.id, **_event_fields(ev, gid), file=entry.file, pos=entry.pos, end=end)
             if ev.gtid and ev.last:
-                node.binlog_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid
+                node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
             node.group_id = group_id
         for ch in node.replicas:
@@ -1053,10 +1055,10 @@ class Simulator:
     def _refuse_dump(self, ch: Channel, by: str, reason: str, **request) -> None:
         """The master answers the dump request with error 1236: the IO thread stops."""
         self.emit("connect", ch.node.id, source=ch.source.id, by=by, **request,
-                  errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=reason)
+                  errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=reason)
         self._disconnect(ch)
         ch.io_running = False
-        self.emit("error", ch.node.id, thread="io", errno=G.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=G.fatal_1236(reason))
+        self.emit("error", ch.node.id, thread="io", errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=F.fatal_1236(reason))
 
     def _dump_start(self, ch: Channel, gen: int, by: str) -> None:
         if gen != ch.io_gen:
@@ -1113,7 +1115,7 @@ class Simulator:
         if src.end:
             ch.read_master_file, ch.read_master_pos = src.file, src.end
         if ev.gtid and ev.last:  # Gtid_IO_Pos moves only once the whole group is in
-            ch.io_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid
+            ch.io_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         self.emit("relay", ch.node.id, source=ch.source.id, **_event_fields(ev, src.group_id), file=entry.file, pos=entry.pos,
                   master_file=src.file, master_end=src.end)
         # The sync flag rides in the two reserved header bytes; the replica strips them, queues
@@ -1267,7 +1269,7 @@ class Simulator:
         if ev.trx is None:
             return
         node = ch.node
-        node.slave_gtids[G.parse_gtid(ev.gtid)[0]] = ev.gtid
+        node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         node.executed.add(ev.gtid)
         self._engine_commit(node, ev.trx, ev.gtid)
         if node.log_slave_updates:
@@ -1347,7 +1349,7 @@ class Simulator:
             "Last_SQL_Error": ch.last_sql_error,
             "Skip_Counter": ch.skip_counter,
             "processlist_state": state if ch.sql_running else None,
-            "Gtid_IO_Pos": G.format_pos(ch.io_gtids),
+            "Gtid_IO_Pos": F.format_pos(ch.io_gtids),
         }
         if ch.node.rpl_hierarchical:
             fields["Exec_Master_Group_ID"] = ch.exec_group_id
@@ -1363,8 +1365,8 @@ class Simulator:
         variables = ss.variables()
         ch = node.channel
         variables["Rpl_semi_sync_slave_status"] = "ON" if ch is not None and ch.io_running and ch.semi_sync else "OFF"
-        variables.update(gtid_binlog_pos=G.format_pos(node.binlog_gtids), gtid_slave_pos=G.format_pos(node.slave_gtids),
-                         gtid_current_pos=G.format_pos(G.current_pos(node.binlog_gtids, node.slave_gtids, node.server_id)))
+        variables.update(gtid_binlog_pos=F.format_pos(node.binlog_gtids), gtid_slave_pos=F.format_pos(node.slave_gtids),
+                         gtid_current_pos=F.format_pos(G.current_pos(node.binlog_gtids, node.slave_gtids, node.server_id)))
         hosts = [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.connected]
         self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
 

@@ -8,15 +8,12 @@ otherwise counts the groups the SQL thread committed from `apply`/`rollback` obs
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 
-from replcheck.model import groupid as G
+from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
 from .groupid import current_id, hierarchical, of_node
-
-HALT_MESSAGE = re.compile(r"Slave SQL thread encountered ev->group_id==(\d+) < last processed ID==(\d+)\. Stopping replication\.")
 
 
 def _sources_at_end(v: TraceView) -> dict[str, str]:
@@ -107,10 +104,10 @@ def halt_on_lower_id(v: TraceView, check: Check) -> None:
             last = current_id(v, o["node"], o["_line"])
             check.judge(o["group_id"] > last, f"{o['node']} played group {o['group_id']} ({o.get('trx')}) after {last} was in its binlog", o)
     for o in v.kind("sql_stop"):
-        if o.get("errno") == G.ER_SLAVE_GROUP_ID_LOWER:
+        if o.get("errno") == F.ER_SLAVE_GROUP_ID_LOWER:
             last = current_id(v, o["node"], o["_line"])
-            said = HALT_MESSAGE.fullmatch(o.get("message", ""))
-            ok = said is not None and int(said[2]) == last and int(said[1]) <= last
+            said = F.parse_halt_message(o.get("message", ""))
+            ok = said is not None and said[1] == last and said[0] <= last
             check.judge(ok, f"{o['node']} stopped with 1643 ({o.get('message')!r}) but its last group ID is {last}", o)
 
 

@@ -9,45 +9,46 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replcheck.model import groupid as G
+from replcheck.spec import formats as F
 
 M = "model:groupid"
 US = 1_000_000
 # Any Linux path: bytes but NUL (and newline, which no line-based index can hold), '|' included.
 paths = st.binary(min_size=1, max_size=40).filter(lambda b: b"\0" not in b and b"\n" not in b)
-ids = st.integers(0, G.MAX_GROUP_ID)
+ids = st.integers(0, F.MAX_GROUP_ID)
 
 
 @settings(max_examples=300, deadline=None, database=None)
 @given(st.lists(st.tuples(paths, ids), max_size=6))
 def test_index_round_trips_byte_for_byte(entries):
-    data = G.format_index(entries)
-    parsed = G.parse_index(data)
+    data = F.format_index(entries)
+    parsed = F.parse_index(data)
     assert [(e.path, e.group_id, e.old_format) for e in parsed] == [(p, g, False) for p, g in entries]
-    assert G.format_index([(e.path, e.group_id) for e in parsed]) == data
+    assert F.format_index([(e.path, e.group_id) for e in parsed]) == data
 
 
 def test_index_line_with_bars_in_the_path():
-    line = G.format_index_line(b"/var/lib/my|sql/bin|7|.000003", 2657)
+    line = F.format_index_line(b"/var/lib/my|sql/bin|7|.000003", 2657)
     assert line == b"/var/lib/my|sql/bin|7|.000003|2657|"
-    assert G.parse_index_line(line) == G.IndexEntry(b"/var/lib/my|sql/bin|7|.000003", 2657)
-    assert G.parse_index_line(b"./bin.000001|18446744073709551615|").group_id == G.MAX_GROUP_ID
+    assert F.parse_index_line(line) == F.IndexEntry(b"/var/lib/my|sql/bin|7|.000003", 2657)
+    assert F.parse_index_line(b"./bin.000001|18446744073709551615|").group_id == F.MAX_GROUP_ID
 
 
 def test_old_format_reads_with_group_id_zero():
-    entries = G.parse_index(b"./master-bin.000001\n./master-bin.000002\n")
-    assert entries == [G.IndexEntry(b"./master-bin.000001", 0, True), G.IndexEntry(b"./master-bin.000002", 0, True)]
+    entries = F.parse_index(b"./master-bin.000001\n./master-bin.000002\n")
+    assert entries == [F.IndexEntry(b"./master-bin.000001", 0, True), F.IndexEntry(b"./master-bin.000002", 0, True)]
     assert G.last_group_id(entries) == 0
     # Not a group ID: a sign, a leading zero, 2^64: the whole line is an (old-format) path.
     for line in (b"a|-1|", b"a|007|", b"a|18446744073709551616|", b"a||"):
-        assert G.parse_index_line(line) == G.IndexEntry(line, 0, True)
+        assert F.parse_index_line(line) == F.IndexEntry(line, 0, True)
 
 
 def test_relay_log_index_has_no_group_ids_and_bad_lines_are_refused():
-    assert G.format_index([(b"./relay.000001", None), (b"./relay.000002", None)]) == b"./relay.000001\n./relay.000002\n"
-    with pytest.raises(G.IndexLineError):
-        G.format_index_line(b"a\nb", 1)
-    with pytest.raises(G.IndexLineError):
-        G.format_index_line(b"a", 2**64)
+    assert F.format_index([(b"./relay.000001", None), (b"./relay.000002", None)]) == b"./relay.000001\n./relay.000002\n"
+    with pytest.raises(F.IndexLineError):
+        F.format_index_line(b"a\nb", 1)
+    with pytest.raises(F.IndexLineError):
+        F.format_index_line(b"a", 2**64)
 
 
 @pytest.mark.parametrize("log_bin,log_slave_updates,hier,error", [
@@ -62,10 +63,10 @@ def test_startup_option_consistency(log_bin, log_slave_updates, hier, error):
 
 def test_set_group_id_rules():
     assert G.check_set_group_id(True, True, 1056, 2000, False) == (None, "")
-    assert G.check_set_group_id(True, True, 1056, 19, False) == (G.ER_STATEMENT_REQUIRES_OPTION, G.REQUIRES_RESET)
+    assert G.check_set_group_id(True, True, 1056, 19, False) == (F.ER_STATEMENT_REQUIRES_OPTION, F.REQUIRES_RESET)
     assert G.check_set_group_id(True, True, 1056, 19, True) == (None, "")
-    assert G.check_set_group_id(True, False, 0, 5, False)[0] == G.ER_SPECIFIC_ACCESS_DENIED
-    assert G.check_set_group_id(False, True, 0, 5, False)[0] == G.ER_OPTION_PREVENTS_STATEMENT
+    assert G.check_set_group_id(True, False, 0, 5, False)[0] == F.ER_SPECIFIC_ACCESS_DENIED
+    assert G.check_set_group_id(False, True, 0, 5, False)[0] == F.ER_OPTION_PREVENTS_STATEMENT
 
 
 def test_halt_rules():
@@ -75,7 +76,7 @@ def test_halt_rules():
 
 
 def test_mariadb_positions():
-    assert G.format_pos(G.parse_pos("1-2-20,0-3-30")) == "0-3-30,1-2-20"
+    assert F.format_pos(F.parse_pos("1-2-20,0-3-30")) == "0-3-30,1-2-20"
     # Current position: the slave's, except a domain where this server (id 1) logged later itself.
     assert G.current_pos({0: "0-1-9", 1: "1-2-4"}, {0: "0-2-5", 1: "1-2-7"}, 1) == {0: "0-1-9", 1: "1-2-7"}
     assert G.current_pos({0: "0-2-9"}, {0: "0-2-5"}, 1) == {0: "0-2-5"}

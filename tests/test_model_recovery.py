@@ -4,8 +4,8 @@ crashes during start-up), InnoDB's position overriding relay-log.info, and the h
 whose ID is not above the binlog's last."""
 from __future__ import annotations
 
-from replcheck.model import groupid as G
 from replcheck.model import recovery as R
+from replcheck.spec import formats as F
 
 M = "model:groupid"
 US = 1_000_000
@@ -15,7 +15,7 @@ def test_recovered_group_id():
     assert R.recovered_group_id(7, [0, 8, 9]) == 9  # normal case: the last group in the dirty binlog
     assert R.recovered_group_id(7, []) == 7  # only an FDE: the file's index entry
     assert R.recovered_group_id(7, [], ignore_index=True) == 0  # the bug the mutant re-creates
-    entries = G.parse_index(b"./bin.000001|5|\n./bin.000002|9|\n")
+    entries = F.parse_index(b"./bin.000001|5|\n./bin.000002|9|\n")
     assert R.startup_group_id(entries, dirty=False, last_file_group_ids=[]) == 9  # clean: the index
     assert R.startup_group_id(entries, dirty=True, last_file_group_ids=[10, 11]) == 11
 

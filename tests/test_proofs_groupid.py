@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from replcheck.model import groupid as G
 from replcheck.properties.core import COUNTEREXAMPLE, PROOFS, PROVED
 from replcheck.properties.proofs import groupid as P
+from replcheck.spec import formats as F
 
 NAMES = {
     "group_ids_unique": ("GGID.UNIQUE",),
@@ -56,7 +56,7 @@ def test_naive_split_counterexample_really_misparses():
     path = line[:detail["path_length"]]
     naive_path = line[:-1].split(b"|", 1)[0]
     assert naive_path != path  # the naive reader gets another path ...
-    assert G.parse_index_line(line).path == path  # ... the model's reader the right one
+    assert F.parse_index_line(line).path == path  # ... the shared reader the right one
 
 
 def test_naive_old_format_test_counterexample_really_misreads():
@@ -64,4 +64,4 @@ def test_naive_old_format_test_counterexample_really_misreads():
     assert outcome == COUNTEREXAMPLE
     line = detail["line"].encode("latin-1")
     assert b"|" in line and line[-7:-6] == b"."
-    assert G.parse_index_line(line) == G.IndexEntry(line, 0, True)
+    assert F.parse_index_line(line) == F.IndexEntry(line, 0, True)

@@ -197,6 +197,19 @@ def test_groupid_mutant_killed(kit, mutant):
     assert all(kit.verdict(r, kit.run(M, history)).status == PASS for r in kills)
 
 
+def test_set_group_id_refused_by_any_rule_that_applies(kit):
+    # Unprivileged and lowering without WITH RESET: the seed orders neither check first, so 1644
+    # and 1227 are both right; 1290 (no --rpl-hierarchical) is not, A has it.
+    tr = kit.run(M, "gg-hier-basic")
+    o = tr.first("stmt", node="A", op="set_binlog_group_id", group_id=19)
+    o["privileged"] = False
+    for errno in (1644, 1227):
+        o["errno"] = errno
+        assert kit.verdict("GGID.SET", tr).status == PASS
+    o["errno"] = 1290
+    assert_witness(kit.verdict("GGID.SET", tr), tr, o, "SET BINLOG_GROUP_ID=19 (current 1010) gave errno 1290, expected 1227 or 1644")
+
+
 def test_binlog_info_error_for_unknown_ids(kit):
     # rpl_hier step 4: 0, 1006 (below the SET ID) and 1900 (never issued) are not found.
     tr = kit.run(M, "gg-hier-basic")

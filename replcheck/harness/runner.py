@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 from replcheck.harness.ackproxy import AckProxy
 from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
+from replcheck.spec import formats as F
 
 US = 1_000_000
 DEFAULT_EPOCH_US = 1_700_000_000_000_000  # the models' epoch when a History names none
@@ -887,8 +888,8 @@ class Runner:
         return depth
 
     def _logged_by(self, node: str, gtid: str) -> int | None:
-        domain, _, seq = gtid.split("-")
-        return next((t for t, pos in self.binlog_pos.get(node, []) if pos.get(domain, -1) >= int(seq)), None)
+        domain, _, seq = F.parse_gtid(gtid)
+        return next((t for t, pos in self.binlog_pos.get(node, []) if pos.get(domain, -1) >= seq), None)
 
     def _emit_applies(self) -> None:
         """A replica's execution of each transaction, as seen: at the first poll that found its row,
@@ -968,13 +969,9 @@ def _executed_all_read(st: dict) -> bool:
             == (st.get("Master_Log_File"), st.get("Read_Master_Log_Pos")))
 
 
-def _parse_pos(s: str) -> dict[str, int]:
-    """A gtid position ('0-1-5,1-2-3') as domain -> sequence number."""
-    out = {}
-    for part in filter(None, s.split(",")):
-        d, _, seq = part.strip().split("-")
-        out[d] = int(seq)
-    return out
+def _parse_pos(s: str) -> dict[int, int]:
+    """A gtid position ('0-1-5,1-2-3', spaces allowed) as domain -> sequence number."""
+    return {d: F.parse_gtid(g)[2] for d, g in F.parse_pos("".join(s.split())).items()}
 
 
 def _covers(have: str, want: str) -> bool:
