@@ -2,9 +2,14 @@
 
 Each Trace is reduced to what a client and an operator see, per node: when each transaction
 began to be applied, when each commit returned and how its semi-sync wait ended, when each
-transaction became visible, what each read saw. (Status samples are not compared: they follow
-from these.) For each (aspect, node) only the first divergence is a difference; what follows it
-on that node is its knock-on (a replica's SQL thread is serial) and is counted, not classified.
+transaction became visible, what each read saw, what each administrative statement answered,
+and how many copies of each change the node holds at the end. (Status samples are not
+compared: they follow from these.) Times agree within the coarser of the two Traces'
+`resolution_us` (0 for a model, the sampling gap of a real server); an aspect a Trace does not
+observe is not compared. For each (aspect, node) only the first divergence is a difference;
+what follows it on that node is its knock-on (a replica's SQL thread is serial) and is counted,
+not classified. The same comparison serves model against model (campaigns) and a real server
+against its reference model (conform).
 
 Every difference is classified by the rules of spec/crosscheck.toml: *expected* when the two
 systems differ in a setting the rule names (the delay rule, the semi-sync wait point, commit
@@ -22,8 +27,9 @@ from replcheck import io
 from replcheck.spec import ROOT as SPEC
 
 US = 1_000_000
-ASPECTS = ("apply", "commit", "visible", "read")
-SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants")  # what two systems may differ in
+ASPECTS = ("apply", "commit", "visible", "read", "stmt", "data")
+# what two systems may differ in; `implementation`: a model, or the real server's version
+SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants", "implementation")
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class Facts:
     applied_from: dict[tuple[str, str], str]  # (node, trx) -> the source it was applied from (failover moves it)
     commits: dict[tuple[str, str], int]  # (node, trx) -> when the commit returned
     settings: dict[str, tuple]  # attribute -> per-node values, to tell what two systems differ in
+    observed: frozenset[str]  # the aspects this Trace can show
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -43,9 +50,14 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     binlog: dict[tuple[str, str], list[dict]] = {}
     commits: dict[tuple[str, str], int] = {}
     applied_from: dict[tuple[str, str], str] = {}
+    stmts: dict[tuple[str, str], int] = {}
+    data: dict[str, dict] = {}
+    untimed_applies = False
     for o in obs:
         k, node = o["kind"], o.get("node", "")
-        if k == "apply" and o.get("trx") is not None and o["idx"] == 0:
+        if k == "apply" and o.get("begin") is None:
+            untimed_applies = True
+        elif k == "apply" and o.get("trx") is not None and o["idx"] == 0:
             seqs.setdefault(("apply", node), []).append((o["trx"], o["begin"]))
             applied_from[(node, o["trx"])] = o.get("source", "")
         elif k == "commit":
@@ -55,16 +67,29 @@ def facts(header: dict, obs: list[dict]) -> Facts:
             seqs.setdefault(("visible", node), []).append((o["trx"], o["t"]))
         elif k == "read":
             seqs.setdefault(("read", node), []).append((o["t"], tuple(o["seen"])))
+        elif k == "stmt":
+            # the i-th statement of its kind on the node: a real server's are stamped later
+            i = stmts[(node, o["op"])] = stmts.get((node, o["op"]), 0) + 1
+            seqs.setdefault(("stmt", node), []).append((f"{o['op']} #{i}", (o.get("errno"), o.get("warning"))))
+        elif k == "data":
+            data[node] = o["counts"]
         elif k == "binlog" and o.get("trx") is not None:
             binlog.setdefault((node, o["trx"]), []).append(o)
+    for node, counts in data.items():  # the last count per node; a change absent is a count of 0
+        seqs[("data", node)] = [(trx, n) for trx, n in sorted(counts.items()) if n]
     nodes = header.get("topology", {}).get("nodes", [])
     settings = {
         "delay_rule": tuple(n.get("delay_rule") for n in nodes),
         "commit_timestamps": tuple(n.get("commit_timestamps") for n in nodes),
         "wait_point": tuple(n.get("variables", {}).get("rpl_semi_sync_master_wait_point") for n in nodes),
         "mutants": tuple(header.get("config", {}).get("mutants", ())),  # the header says what the system carries
+        "implementation": (header.get("server_version", "model"),),
     }
-    return Facts(header, {k: tuple(v) for k, v in seqs.items()}, binlog, applied_from, commits, settings)
+    # A real server's trace cannot say when its SQL thread began a transaction (begin is None).
+    unobserved = set(header.get("unobserved", ())) | ({"apply"} if untimed_applies else set())
+    observed = frozenset(a for a in ASPECTS if a not in unobserved)
+    return Facts(header, {k: tuple(v) for k, v in seqs.items() if k[0] in observed}, binlog, applied_from,
+                 commits, settings, observed)
 
 
 @dataclass(frozen=True)
@@ -148,8 +173,32 @@ def _client_commit(f: Facts, node: str, trx: str) -> bool:
     return bool(events) and events[0].get("server_id") == ids.get(node)
 
 
+def within_a_second(ctx: Ctx) -> bool:
+    """Both Traces show it, at times no more than 1 s apart beyond the sampling resolution (for a
+    read: what it saw differs only by changes that became visible that close to it)."""
+    left, right, aspect, node, subject = ctx
+    slack = US + tolerance(left, right)
+    if aspect == "read":
+        seen = [dict(f.seqs.get(("read", node), ())) for f in (left, right)]
+        near = [t for t in seen[1] if abs(t - int(subject)) <= slack]
+        if int(subject) not in seen[0] or not near:
+            return False
+        diff = set(seen[0][int(subject)]) ^ set(seen[1][near[0]])
+        return all(any(abs(v - int(subject)) <= slack for f in (left, right)
+                       if (v := _visible_at(f, node).get(trx)) is not None) for trx in diff)
+    times = [dict(f.seqs.get((aspect, node), ())).get(subject) for f in (left, right)]
+    if aspect == "commit":  # only the time may differ: how the wait ended and the error must not
+        if None in times:
+            return False
+        (t1, s1, e1), (t2, s2, e2) = times
+        if e1 != e2 or (s1 != s2 and None not in (s1, s2)):
+            return False
+        times = [t1, t2]
+    return None not in times and abs(times[0] - times[1]) <= slack
+
+
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
-    event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack)}
+    event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second)}
 
 
 @dataclass(frozen=True)
@@ -191,25 +240,65 @@ def _show(aspect: str, value) -> str:
         return "absent"
     if aspect == "read":
         return "saw [" + ", ".join(value) + "]"
+    if aspect == "stmt":
+        errno, warning = value
+        return f"errno {errno}" + (f" warning {warning}" if warning else "") if errno or warning else "ok"
+    if aspect == "data":
+        return f"{value} cop{'y' if value == 1 else 'ies'}"
     if aspect == "commit":
         t, semisync, errno = value
         return f"returned at {t / US:.6f} s" + (f" semisync={semisync}" if semisync else "") + (f" errno={errno}" if errno else "")
     return f"at {value / US:.6f} s"
 
 
+def tolerance(left: Facts, right: Facts) -> int:
+    """How far apart two times may be and still agree: the coarser Trace's sampling resolution."""
+    return max(left.header.get("resolution_us", 0), right.header.get("resolution_us", 0))
+
+
+def _visible_at(f: Facts, node: str) -> dict[str, int]:
+    return dict(f.seqs.get(("visible", node), ()))
+
+
+def _agree(left: Facts, right: Facts, aspect: str, node: str, x, y, tol: int) -> bool:
+    """Two entries of one aspect agree: equal, times within `tol`; a semi-sync outcome a Trace
+    could not tell (None on a real server) agrees with any; a read agrees when what it saw
+    differs only by changes that became visible within `tol` of it (the edge of a sample)."""
+    if x == y:
+        return True
+    if x[0] != y[0] and aspect != "read":
+        return False
+    if aspect in ("apply", "visible"):
+        return abs(x[1] - y[1]) <= tol
+    if aspect == "commit":
+        (t1, s1, e1), (t2, s2, e2) = x[1], y[1]
+        return abs(t1 - t2) <= tol and e1 == e2 and (s1 == s2 or None in (s1, s2))
+    if aspect == "read":
+        t = x[0]
+        edge = [v for f in (left, right) for trx in set(x[1]) ^ set(y[1])
+                if (v := _visible_at(f, node).get(trx)) is not None and abs(v - t) <= tol]
+        return abs(x[0] - y[0]) <= tol and len(edge) >= len(set(x[1]) ^ set(y[1]))
+    return False
+
+
 def compare(left: Facts, right: Facts) -> list[Difference]:
     differs = {k for k in left.settings if left.settings[k] != right.settings[k]}
+    tol = tolerance(left, right)
     out = []
-    for key in sorted(set(left.seqs) | set(right.seqs)):
+    both = left.observed & right.observed
+    for key in sorted(k for k in set(left.seqs) | set(right.seqs) if k[0] in both):
         aspect, node = key
         a, b = left.seqs.get(key, ()), right.seqs.get(key, ())
         if a == b:
             continue
-        first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        later = sum(1 for x, y in zip(a[first + 1:], b[first + 1:]) if x != y) + abs(len(a) - len(b))
+        same = [_agree(left, right, aspect, node, x, y, tol) for x, y in zip(a, b)]
+        if all(same) and len(a) == len(b):
+            continue
+        first = next((i for i, ok in enumerate(same) if not ok), min(len(a), len(b)))
+        later = sum(1 for ok in same[first + 1:] if not ok) + abs(len(a) - len(b))
         x = a[first] if first < len(a) else None
         y = b[first] if first < len(b) else None
-        if x is not None and y is not None and x[0] != y[0]:
+        if x is not None and y is not None and x[0] != y[0] and aspect != "read":
             subject, lv, rv = str(x[0]), f"{x[0]} first", f"{y[0]} first"  # another order
         else:
             subject = str((x or y)[0])

@@ -189,10 +189,20 @@ def load_gate(path: str | Path) -> dict:
         gate = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise io.InputError(path, None, "", f"cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise io.InputError(path, None, "", f"not UTF-8 text: {e.reason} at byte {e.start}") from None
     except tomllib.TOMLDecodeError as e:
         raise io.InputError(path, None, "", f"not valid TOML: {e}") from None
+    derived = gate.get("gate", {}).get("derive") if isinstance(gate.get("gate"), dict) else None
+    if derived is not None:
+        if derived != "declarations":
+            raise io.InputError(path, None, "gate.derive", f"{derived!r}: the one derivation is 'declarations'")
+        for i, e in enumerate(gate.get("exception", [])):
+            if not isinstance(e, dict) or set(e) != {"system", "requirement", "reason"} or not all(isinstance(v, str) for v in e.values()):
+                raise io.InputError(path, None, f"exception[{i}]", "needs exactly system, requirement and reason (strings)")
+        return gate
     if not isinstance(gate.get("verdicts"), dict):
-        raise io.InputError(path, None, "verdicts", "a gate file needs [verdicts.\"<source>\"] tables")
+        raise io.InputError(path, None, "verdicts", "a gate file needs [verdicts.\"<source>\"] tables, or [gate] derive = \"declarations\"")
     for source, pins in gate["verdicts"].items():
         for req, status in pins.items():
             # A list pins a verdict a real server gives either way from run to run (a timing race
@@ -207,6 +217,12 @@ def _accepted(status) -> list:
 
 
 def gate_differences(gate: dict, report: dict) -> list[str]:
+    if gate.get("gate", {}).get("derive") == "declarations":
+        return derived_differences(report, gate.get("exception", []))
+    return pinned_differences(gate, report)
+
+
+def pinned_differences(gate: dict, report: dict) -> list[str]:
     """Every pinned verdict that changed, every verdict that is not pinned, every pin with no verdict."""
     now = {(req["id"], src): v for req in report["requirements"] for src, v in req["verdicts"].items()}
     diffs = []
@@ -222,3 +238,43 @@ def gate_differences(gate: dict, report: dict) -> list[str]:
         if (req, src) not in pinned and src in gate["verdicts"]:
             diffs.append(f"{req} on {src}: not pinned, now {v['status']}")
     return diffs
+
+
+# What verify finds that no verdict cell shows: a mutant caught only where its base model fails
+# too, a proof with another outcome or none, a requirement nothing can judge.
+GATED_FINDINGS = ("mutant survived", "proof outcome", "proof inconclusive", "no evidence")
+
+
+def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:
+    """The models gate, derived from what every system declares (spec/systems.toml and the mutant
+    registry): a model violates nothing it does not declare, and each History-declared violation
+    is shown by some History; every mutant is killed by one of its `kills`; every proof has its
+    claimed outcome. Each model and mutant must have verdicts, so a partial run cannot pass."""
+    from replcheck import systems
+
+    cells = {(req["id"], src): v for req in report["requirements"] for src, v in req["verdicts"].items()}
+    diffs: list[tuple[str, str, str]] = []  # (system, requirement, text)
+    for name, system in systems.systems().items():
+        src = f"history:{name}"
+        if not any(s == src for _, s in cells):
+            diffs.append((name, "*", f"{name}: no verdicts from the embedded Histories (run verify on every system)"))
+            continue
+        if system.kind == "mutant":
+            if not any(cells.get((r, src), {}).get("status") == core.VIOLATED for r in system.declares.kills):
+                diffs.append((name, "*", f"{name} ({system.declares.bug}) survives: none of {', '.join(system.declares.kills)} "
+                                         "is violated on any History"))
+            continue
+        declared = system.declares.expected_violations
+        for r in declared:
+            if cells.get((r, src), {}).get("status") != core.VIOLATED:
+                diffs.append((name, r, f"{r} on {src}: declared violated ({declared[r]}), but no History shows it"))
+        for (r, s), v in sorted(cells.items()):
+            if s.split(":", 1)[1] == name and v["status"] == core.VIOLATED and r not in declared:
+                why = f" ({v['witnesses'][0]['message']})" if v["witnesses"] else ""
+                diffs.append((name, r, f"{r} on {s}: violated, and {name} does not declare it{why}"))
+    for f in report["findings"]:
+        if f.get("kind") in GATED_FINDINGS:
+            diffs.append((f.get("system", ""), f.get("requirement", ""), f"{f['kind']}: {f.get('system', '')} "
+                                                                        f"{f.get('requirement', '')}: {f['witness']}"))
+    excused = {(e["system"], e["requirement"]) for e in exceptions}
+    return [text for system, req, text in diffs if (system, req) not in excused]

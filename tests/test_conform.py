@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from replcheck import catalogue, conform, io
+from replcheck import catalogue, conform, crosscheck, io
 from replcheck.harness import runner
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 from test_harness_mariadb import require_server
@@ -77,19 +77,22 @@ def test_unsupported_history_is_refused_before_anything_starts(tmp_path):
     assert r.returncode == 2 and "invalid choice: 'mysql'" in r.stderr
 
 
-def _trace(system, obs, resolution=50_000):
-    return {"schema": "replcheck.trace/1", "system": system, "resolution_us": resolution, "server_version": "10.11.99",
-            "topology": {"nodes": [{"id": "A"}, {"id": "B"}]}}, obs
+def _trace(system, obs, resolution=50_000, version="10.11.99"):
+    header = {"schema": "replcheck.trace/1", "system": system, "resolution_us": resolution,
+              "topology": {"nodes": [{"id": "A"}, {"id": "B"}]}}
+    return ({**header, "server_version": version} if version else header), obs
 
 
-def test_cross_check_classifies_every_difference():
+def test_one_cross_check_classifies_a_real_server_against_its_model():
     model = _trace("model:wl344", [
         {"t": 1000, "kind": "commit", "node": "A", "trx": "t1", "gtid": "0-1-1"},
         {"t": 1000, "kind": "commit", "node": "A", "trx": "t2", "gtid": "0-1-2"},
         {"t": 1000, "kind": "visible", "node": "A", "trx": "t1", "gtid": "0-1-1"},
         {"t": 2_000_000, "kind": "visible", "node": "B", "trx": "t1", "gtid": "0-1-1"},
         {"t": 3000, "kind": "stmt", "node": "B", "op": "change_master", "delay_sql": "1.5", "errno": 1064, "warning": None},
-    ], 0)
+        {"t": 9_000_000, "kind": "data", "node": "A", "counts": {"t1": 1}},
+        {"t": 9_000_000, "kind": "data", "node": "B", "counts": {"t1": 1}},
+    ], 0, version=None)
     real = _trace("mariadb:10.11.99", [
         {"t": 1000, "kind": "commit", "node": "A", "trx": "t1", "gtid": "0-1-1"},
         {"t": 1000, "kind": "commit", "node": "A", "trx": "t2", "gtid": None, "errno": 1197, "message": "cache"},
@@ -99,16 +102,22 @@ def test_cross_check_classifies_every_difference():
         {"t": 9_000_000, "kind": "data", "node": "A", "counts": {"t1": 1, "t2": 0}},
         {"t": 9_000_000, "kind": "data", "node": "B", "counts": {"t1": 2, "t2": 0}},
     ])
-    found = conform.cross_check("h", real, model, tolerance_us=1_050_000)
-    kinds = sorted(f["witness"].split(":")[0] for f in found)
-    assert kinds == ["commit outcome", "data", "statement result", "timing"], found
-    assert all(f["kind"] == "cross-check" and f["history"] == "h" and f["server_version"] == "10.11.99" for f in found)
-    data = next(f for f in found if f["witness"].startswith("data"))
-    assert "t1 is on B 2 time(s), the model has it 1 time(s)" in data["witness"]  # applied twice
-    assert "(delay_sql 1.5)" in next(f for f in found if f["witness"].startswith("statement"))["witness"]
-    # Within the tolerance, and the same outcomes: nothing to report.
-    assert conform.cross_check("h", model, model, tolerance_us=0) == []
-    assert not [f for f in conform.cross_check("h", real, model, tolerance_us=2_000_000) if "timing" in f["witness"]]
+    diffs = crosscheck.compare(crosscheck.facts(*real), crosscheck.facts(*model))
+    unexpected = {(d.aspect, d.node): d for d in diffs if not d.expected}
+    # A's visibility 4 ms apart is within the 50 ms resolution: no difference at all.
+    assert sorted(unexpected) == [("commit", "A"), ("data", "B"), ("stmt", "B"), ("visible", "B")], diffs
+    assert unexpected[("data", "B")].left == "2 copies" and unexpected[("data", "B")].right == "1 copy"  # applied twice
+    assert unexpected[("stmt", "B")].subject == "change_master #1"
+    # 1.9 s late is beyond the written rule for a real server's timing (1 s + the resolution);
+    # 0.9 s late is within it, and classified by that rule with its reason.
+    assert "no rule explains it" in unexpected[("visible", "B")].reason
+    real[1][3]["t"] = 2_900_000
+    [late] = [d for d in crosscheck.compare(crosscheck.facts(*real), crosscheck.facts(*model)) if d.aspect == "visible"]
+    assert late.expected and late.rule == "server.real-time"
+    # The same trace against itself: nothing; two models: times must agree exactly.
+    assert crosscheck.compare(crosscheck.facts(*model), crosscheck.facts(*model)) == []
+    shifted = _trace("model:wl7318", [{**o, "t": o["t"] + 1} if o["kind"] == "visible" else o for o in model[1]], 0, None)
+    assert [d.aspect for d in crosscheck.compare(crosscheck.facts(*model), crosscheck.facts(*shifted))] == ["visible", "visible"]
 
 
 def test_the_report_column_survives_a_patch_release():

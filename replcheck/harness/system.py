@@ -1,0 +1,37 @@
+"""A real MariaDB server as a System (replcheck.properties.judge): the harness runs a History on
+private loopback servers in real time, at `scale` real seconds per History second."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from replcheck.properties.judge import NOTHING, Declarations, Trace
+
+from .runner import Runner, scaled_history
+
+
+@dataclass
+class MariaDB:
+    scale: float = 0.1
+    basedir: str | None = None
+    tmpdir: str | None = None
+    progress: Callable[[str], None] | None = None
+    name: str = "server:mariadb"
+    kind: str = "server"
+    # A real server declares nothing: every violation is a finding. Its known divergences from
+    # the seeds are pinned, with their reasons, by its gate (ci/mariadb.toml).
+    declares: Declarations = field(default=NOTHING)
+
+    def check(self, history: dict, name: str) -> None:
+        """RunnerError, before any server starts, for an op a real server cannot do."""
+        Runner(history, scale=self.scale, name=name)
+
+    def as_run(self, history: dict) -> dict:
+        """The History as it actually runs (times scaled, MASTER_DELAY in whole seconds): what the
+        reference model runs to be compared with this server's Trace."""
+        return scaled_history(history, self.scale)
+
+    def run(self, history: dict) -> Trace:
+        runner = Runner(history, scale=self.scale, basedir=self.basedir, tmpdir=self.tmpdir,
+                        name=history["header"].get("name"), progress=self.progress)
+        return Trace(*runner.run())

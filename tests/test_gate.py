@@ -1,0 +1,81 @@
+"""The models gate derived from the declarations: it passes on verdicts that match what every
+system declares, and fails when a mutant stops being killed or a model gains a violation."""
+from __future__ import annotations
+
+import pytest
+
+from replcheck import report, systems
+from replcheck.io import InputError
+from replcheck.spec import ROOT
+
+
+
+def _row(system: str, requirement: str, status: str, expected: str = "") -> dict:
+    row = {"source": "history", "system": system, "history": "h", "requirement": requirement, "status": status,
+           "checked": 1, "witnesses": [{"message": "seen", "lines": [2]}] if status == "violated" else []}
+    return {**row, "expected": expected} if expected else row
+
+
+def _results(change=None) -> dict:
+    """Verdicts exactly as every system declares them; `change(rows)` edits them."""
+    rows = []
+    for name, s in systems.systems().items():
+        rows.append(_row(name, "WL344.WAIT.RULE", "pass"))
+        if s.kind == "mutant":
+            rows.append(_row(name, s.declares.kills[0], "violated"))
+        for r in s.declares.expected_violations:
+            rows.append(_row(name, r, "violated", "violated"))
+    if change:
+        change(rows)
+    return {"schema": "replcheck.results/1", "rows": rows, "findings": []}
+
+
+def _differences(results: dict, exceptions=()) -> list[str]:
+    return report.derived_differences(report.build_report([results]), list(exceptions))
+
+
+def test_verdicts_that_match_the_declarations_pass():
+    assert _differences(_results()) == []
+
+
+def test_a_mutant_that_stops_being_killed_fails_the_gate():
+    def survive(rows):
+        for r in rows:
+            if r["system"] == "mutant:stop-event" and r["status"] == "violated":
+                r.update(status="pass", witnesses=[])
+    [diff] = _differences(_results(survive))
+    assert diff.startswith("mutant:stop-event") and "survives" in diff and "GGID.NO_STOP_EVENT" in diff
+
+
+def test_a_model_gaining_an_undeclared_violation_fails_the_gate():
+    diffs = _differences(_results(lambda rows: rows.append(_row("model:wl7318", "WL7318.F2", "violated"))))
+    assert diffs == ["WL7318.F2 on history:model:wl7318: violated, and model:wl7318 does not declare it (seen)"]
+
+
+def test_a_declared_violation_no_history_shows_fails_the_gate():
+    def hold(rows):
+        for r in rows:
+            if r["system"] == "model:wl344" and r["requirement"] == "WL344.CHAIN.IMMEDIATE":
+                r.update(status="pass", witnesses=[], expected="")
+    [diff] = _differences(_results(hold))
+    assert "WL344.CHAIN.IMMEDIATE on history:model:wl344: declared violated" in diff
+
+
+def test_a_partial_run_and_gated_findings_fail_and_an_exception_excuses():
+    partial = _results(lambda rows: rows.__setitem__(slice(None), [r for r in rows if r["system"] != "model:groupid"]))
+    assert any(d.startswith("model:groupid: no verdicts") for d in _differences(partial))
+    results = _results()
+    results["findings"] = [{"kind": "proof inconclusive", "system": "z3", "requirement": "WL7169.N_DISTINCT",
+                            "witness": "ack_counting: z3 reached its resource limit"}]
+    assert _differences(results) == ["proof inconclusive: z3 WL7169.N_DISTINCT: ack_counting: z3 reached its resource limit"]
+    assert _differences(results, [{"system": "z3", "requirement": "WL7169.N_DISTINCT", "reason": "r"}]) == []
+
+
+def test_the_committed_models_gate_is_derived_and_short(tmp_path):
+    text = (ROOT.parent / "ci" / "models.toml").read_text()
+    gate = report.load_gate(ROOT.parent / "ci" / "models.toml")
+    assert gate["gate"]["derive"] == "declarations" and len(text.splitlines()) < 60
+    bad = tmp_path / "g.toml"
+    bad.write_text('[gate]\nderive = "declarations"\n[[exception]]\nsystem = "model:wl344"\n')
+    with pytest.raises(InputError, match="exception\\[0\\]"):
+        report.load_gate(bad)
