@@ -1,4 +1,5 @@
-"""The `replcheck` command line. Exit codes: 0 all pass, 1 a violation or finding, 2 bad input or usage."""
+"""The `replcheck` command line. Exit codes: 0 all pass, 1 a violation or finding, 2 bad input or
+usage, 3 replcheck itself failed (an internal error: never read as a verdict)."""
 from __future__ import annotations
 
 import argparse
@@ -6,11 +7,12 @@ import hashlib
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from replcheck import __version__, catalogue, io, systems
 
-EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -358,15 +360,17 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, io.InputError) as e:
         print(f"replcheck: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyError as e:  # an unknown system name
-        print(f"replcheck: error: {e.args[0]}", file=sys.stderr)
-        return EXIT_USAGE
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         sys.stderr.close()
         return EXIT_OK
     except KeyboardInterrupt:
         print("replcheck: interrupted", file=sys.stderr)
         return 130
+    except Exception:  # a bug of replcheck's own: never a verdict (1) nor bad input (2)
+        traceback.print_exc()
+        print("replcheck: internal error: replcheck itself failed (a bug, not a finding); the traceback above says where",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

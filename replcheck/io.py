@@ -23,7 +23,7 @@ class InputError(Exception):
     def __init__(self, file: str, line: int | None, field: str, problem: str):
         self.file, self.line, self.field, self.problem = str(file), line, field, problem
         where = f"{file}:{line}" if line else f"{file}"
-        super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
+        super().__init__(": ".join(p for p in (where, field, problem) if p))
 
 
 @lru_cache(maxsize=None)

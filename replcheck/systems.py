@@ -92,7 +92,7 @@ def get(name: str) -> ModelSystem:
     try:
         return systems()[name]
     except KeyError:
-        raise KeyError(f"unknown system {name!r}; known: {', '.join(systems())}") from None
+        raise InputError("", None, "system", f"unknown system {name!r}; known: {', '.join(systems())}") from None
 
 
 def history_digest(history: dict) -> str:

@@ -249,3 +249,21 @@ def test_check_trace_never_crashes_on_a_damaged_trace(tmp_path_factory):
         assert main(["check-trace", str(path), "--json"]) in (0, 1, 2)  # a verdict or a one-line error, never a crash
 
     judge()
+
+
+def test_an_internal_error_exits_3_never_1_or_2(monkeypatch, capsys):
+    """A crash of replcheck itself must not read as "violation found" (1) or "bad input" (2) in
+    a CI gate: a KeyError deep inside is a bug, whatever its type."""
+    from replcheck import systems
+
+    def broken():
+        raise KeyError("a bug, not a user's misspelt system")
+    monkeypatch.setattr(systems, "systems", broken)
+    assert main(["systems"]) == 3
+    assert "internal error" in capsys.readouterr().err
+
+
+def test_an_unknown_system_is_one_line_and_exit_2(capsys):
+    assert main(["simulate", str(embedded_histories()[0]), "--system", "model:wl345"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown system 'model:wl345'" in err[0]
