@@ -15,6 +15,7 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import count, takewhile
+from operator import attrgetter
 from typing import Any, Callable
 
 from . import delay as D
@@ -25,6 +26,7 @@ from . import recovery as R
 from . import relayinfo
 from . import semisync as SS
 from .delay import US, Event
+from .ops import OPS
 
 FDE_SIZE, ROTATE_SIZE, GTID_SIZE, QUERY_SIZE, XID_SIZE = 120, 48, 42, 80, 31
 BINLOG_START = 4  # the magic number precedes the first event
@@ -46,7 +48,6 @@ BINLOG_STATEMENT_EVENTS = frozenset({
 })
 
 NO_GROUP_ID = frozenset({"FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT"})
-ADMIN_OPS = frozenset({"change_master", "reset_slave", "stop_slave", "start_slave"})
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 DEFAULT_EPOCH_US = 1_700_000_000 * US
 
@@ -290,12 +291,12 @@ class Simulator:
     # -- operations of the history ------------------------------------------------------------
     def _op(self, op: dict) -> None:
         node = self.nodes[op["node"]]
-        kind = op["op"]
-        if not node.up and kind not in ("restart", "restore"):
-            self.emit("error", node.id, op=kind, errno=CR_SERVER_LOST, message="Lost connection to server (node is down)")
+        entry = OPS[op["op"]]
+        if not node.up and not entry.while_down:
+            self.emit("error", node.id, op=entry.name, errno=CR_SERVER_LOST, message="Lost connection to server (node is down)")
             return
-        getattr(self, "_op_" + kind)(node, op)
-        if kind in ADMIN_OPS and node.channel is not None and node.up:
+        attrgetter(entry.method)(self)(node, op)
+        if entry.shows_status and node.channel is not None and node.up:
             self._status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
 
     def _op_trx(self, node: Node, op: dict) -> None:
