@@ -109,13 +109,13 @@ TABLE = (
     _op("cluster_gap", "_op_cluster_gap", refused="there is no cluster behind the server to lose changes"),
     _op("show_master_status", "_op_show_master_status",
         refused="the harness reads SHOW MASTER STATUS only to elect a failover's replica"),
-    _op("show_binlog_info", "_op_show_binlog_info",
+    _op("show_binlog_info", "hierarchy.show_binlog_info",
         refused="SHOW BINLOG INFO FOR is a statement of the --rpl-hierarchical patch, not of MariaDB"),
-    _op("set_binlog_group_id", "_op_set_binlog_group_id",
+    _op("set_binlog_group_id", "hierarchy.set_binlog_group_id",
         refused="SET BINLOG_GROUP_ID is a statement of the --rpl-hierarchical patch, not of MariaDB"),
-    _op("restore", "_op_restore", Time(("latency_us",)), while_down=True,
+    _op("restore", "hierarchy.restore", Time(("latency_us",)), while_down=True,
         refused="a server rebuilt from a backup needs SET BINLOG_GROUP_ID (the --rpl-hierarchical patch)"),
-    _op("purge_binary_logs", "_op_purge_binary_logs", Time(("before_us",)), statement="purge_statement"),
+    _op("purge_binary_logs", "hierarchy.purge_binary_logs", Time(("before_us",)), statement="purge_statement"),
 )
 
 OPS: dict[str, Op] = {op.name: op for op in TABLE}
