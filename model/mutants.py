@@ -117,19 +117,19 @@ SKIP_KEEPS_GTID_POSITION = mutant(
 
 # -- global group IDs and crash recovery --------------------------------------------------------
 NO_HALT_ON_LOWER_ID = mutant(
-    "no-halt-on-lower-id", feature="groupid", base="model:groupid", bug="hierarchical-replication design: replay after a crash between binlog write and engine commit", seam="sim: the halt rule",
+    "no-halt-on-lower-id", feature="groupid", base="model:groupid", bug="hierarchical-replication design: replay after a crash between binlog write and engine commit", seam="groupid: the halt rule",
     what="The halt-on-lower-ID rule switched off: a slave that crashed between binlog write and engine commit plays the recovered group again",
     kills=("GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT"))
 HALT_STRICTLY_LOWER = mutant(
-    "halt-strictly-lower", feature="groupid", base="model:groupid", bug="hierarchical-replication design: halt rule worded as 'a lower group_id'", seam="sim: the halt rule",
+    "halt-strictly-lower", feature="groupid", base="model:groupid", bug="hierarchical-replication design: halt rule worded as 'a lower group_id'", seam="groupid: the halt rule",
     what="The halt rule as the design words it (a lower ID): the replayed group carries the same ID as the binlog's last, so it is played twice",
     kills=("GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT"))
 RECOVERY_IGNORES_INDEX = mutant(
-    "recovery-ignores-index", feature="recovery", base="model:groupid", bug="Bug #113489, MDEV-6391 (analogue)", seam="sim: start-up recovery of the group ID",
+    "recovery-ignores-index", feature="recovery", base="model:groupid", bug="Bug #113489, MDEV-6391 (analogue)", seam="groupid: start-up recovery of the group ID",
     what="Recovery of a dirty binlog holding only its FDE starts from group ID 0 instead of the file's index entry, so IDs are issued again",
     kills=("GGID.UNIQUE", "GGID.RECOVERY.LAST_ID"))
 STOP_EVENT = mutant(
-    "stop-event", feature="groupid", base="model:groupid", bug="hierarchical-replication design: Stop_log_event under --rpl-hierarchical", seam="sim: shutdown",
+    "stop-event", feature="groupid", base="model:groupid", bug="hierarchical-replication design: Stop_log_event under --rpl-hierarchical", seam="groupid: shutdown",
     what="A Stop event at shutdown under --rpl-hierarchical consumes a group ID (the design stopped writing it)",
     kills=("GGID.NO_STOP_EVENT",))
 PURGE_SILENT_SKIP = mutant(
@@ -137,6 +137,6 @@ PURGE_SILENT_SKIP = mutant(
     what="A slave whose next event is in a purged binlog is not refused: the dump thread starts at the oldest binlog left, and the purged groups are never applied",
     kills=("GGID.PURGE.NO_SKIP", "GGID.RECOVERY.EXACTLY_ONCE"))
 CONNECT_IGNORES_SERVER_ID = mutant(
-    "connect-ignores-server-id", feature="groupid", base="model:groupid", bug="rpl_hier step 12: a slave with an alternate future", seam="sim: a connect by group ID",
+    "connect-ignores-server-id", feature="groupid", base="model:groupid", bug="rpl_hier step 12: a slave with an alternate future", seam="groupid: a connect by group ID",
     what="CONNECT_USING_GROUP_ID matches the group ID only: a slave whose last group came from another server is placed after the master's group with that ID, and diverges silently",
     kills=("GGID.CONNECT_BY_ID",))

@@ -8,13 +8,18 @@ random state and no I/O: the same History gives the same Trace, byte for byte.
 Nodes have a binlog; a node with a source has a replication channel with an IO thread, a relay
 log, an SQL thread and a relay-log.info file. A replica with log_slave_updates is a source for
 its own replicas, so chains and fan-outs of any depth fall out of the same code.
+
+The ops a History may hold, and the method that carries out each, are model/ops.py's table.
+Global group IDs (--rpl-hierarchical) are model/groupid.py's Hierarchy, which the simulator
+holds and calls where they change the generic core.
 """
 from __future__ import annotations
 
 import heapq
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from itertools import count, takewhile
+from itertools import count
+from operator import attrgetter
 from typing import Any, Callable
 
 from replcheck.spec import formats as F
@@ -27,6 +32,7 @@ from . import recovery as R
 from . import relayinfo
 from . import semisync as SS
 from .delay import US, Event
+from .ops import OPS
 
 FDE_SIZE, ROTATE_SIZE, GTID_SIZE, QUERY_SIZE, XID_SIZE = 120, 48, 42, 80, 31
 BINLOG_START = 4  # the magic number precedes the first event
@@ -48,7 +54,6 @@ BINLOG_STATEMENT_EVENTS = frozenset({
 })
 
 NO_GROUP_ID = frozenset({"FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT"})
-ADMIN_OPS = frozenset({"change_master", "reset_slave", "stop_slave", "start_slave"})
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 DEFAULT_EPOCH_US = 1_700_000_000 * US
 
@@ -186,6 +191,7 @@ class Simulator:
         self.forced_variables = config.variables  # a system's own settings, e.g. its wait point
         self.variable_defaults = config.defaults  # a server version's defaults
         self.nodes: dict[str, Node] = {}
+        self.hierarchy = G.Hierarchy(self)  # what global group IDs add (model/groupid.py)
         self.initial_variables: dict[str, dict] = {}
         self._build(head["topology"])
 
@@ -206,9 +212,7 @@ class Simulator:
             self.nodes[node.id] = node
         for c in topo.get("channels", []):
             replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
-            ch = Channel(node=replica, source=source, latency_us=c.get("latency_us", 0), delay=c.get("delay", 0))
-            replica.channel = ch
-            source.replicas.append(ch)
+            self._add_channel(replica, source, c.get("latency_us", 0), c.get("delay", 0))
         for node in self.nodes.values():
             refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
             if refused:  # mysqld refuses to start: the node never comes up
@@ -227,6 +231,11 @@ class Simulator:
             self._write_relay_log_info(node.channel)
             self._start_io(node.channel)
             self._start_sql(node.channel)
+
+    @staticmethod
+    def _add_channel(replica: Node, source: Node, latency_us: int, delay: int = 0) -> None:
+        replica.channel = Channel(node=replica, source=source, latency_us=latency_us, delay=delay)
+        source.replicas.append(replica.channel)
 
     def _start_semisync(self, node: Node) -> None:
         """A (re)started server: semi-sync state comes from its configuration, counters from zero."""
@@ -292,12 +301,12 @@ class Simulator:
     # -- operations of the history ------------------------------------------------------------
     def _op(self, op: dict) -> None:
         node = self.nodes[op["node"]]
-        kind = op["op"]
-        if not node.up and kind not in ("restart", "restore"):
-            self.emit("error", node.id, op=kind, errno=CR_SERVER_LOST, message="Lost connection to server (node is down)")
+        entry = OPS[op["op"]]
+        if not node.up and not entry.while_down:
+            self.emit("error", node.id, op=entry.name, errno=CR_SERVER_LOST, message="Lost connection to server (node is down)")
             return
-        getattr(self, "_op_" + kind)(node, op)
-        if kind in ADMIN_OPS and node.channel is not None and node.up:
+        attrgetter(entry.method)(self)(node, op)
+        if entry.shows_status and node.channel is not None and node.up:
             self._status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
 
     def _op_trx(self, node: Node, op: dict) -> None:
@@ -327,19 +336,9 @@ class Simulator:
         commit_when = fixed if fixed is not None else self._local(node, self.now) // US
         ids: dict = {}
         if node.rpl_hierarchical:
-            if node.channel is not None:
-                # A slave does not binlog what originated on itself (the design's have_master check).
-                self._engine_commit(node, trx, None)
-                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], binlogged=False)
+            ids = self.hierarchy.issue(node, trx, starts[0])
+            if ids is None:
                 return
-            if node.group_id >= F.MAX_GROUP_ID:
-                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=F.ER_ERROR_WHEN_EXECUTING_COMMAND,
-                          message=f"group_id {node.group_id} is the largest there is; SET BINLOG_GROUP_ID ... WITH RESET")
-                return
-            # The root master issues the next ID under the binlog lock; the MariaDB view's
-            # sequence number is the same number.
-            ids = {"group_id": node.group_id + 1}
-            node.gtid_seq = node.group_id
         if self._crash_at(node, R.BEFORE_BINLOG_WRITE):
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=CR_SERVER_LOST,
                       message="Lost connection to server during query")
@@ -464,12 +463,7 @@ class Simulator:
 
     def _op_shutdown(self, node: Node, op: dict) -> None:
         node.semisync.shutdown()
-        if node.rpl_hierarchical and M.STOP_EVENT in self.mutants:
-            # The design drops Stop events under --rpl-hierarchical: one would consume an ID.
-            when = self._local(node, self.now) // US
-            self._write_binlog(node, [Event("STOP_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
-                                            size=QUERY_SIZE)], node.group_id + 1)
-        self._close_index_entry(node)
+        self.hierarchy.shutdown(node)
         self.emit("shutdown", node.id)
         self._op_crash(node, op, clean=True)
 
@@ -483,7 +477,7 @@ class Simulator:
             self.emit("error", node.id, op="failover", errno=ER_BAD_SLAVE, message="not a replica")
             return
         if op.get("elect"):
-            node = self._elect(ch.source)
+            node = self.hierarchy.elect(ch.source)
             ch = node.channel
         self.emit("failover", node.id, old=ch.source.id)
         for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
@@ -500,7 +494,7 @@ class Simulator:
         node.channel = None
         for r in list(old.replicas):
             if node.rpl_hierarchical and r.node.rpl_hierarchical:
-                self._repoint_by_group_id(r, node)
+                self.hierarchy.repoint(r, node)
                 continue
             old.replicas.remove(r)
             r.source = node
@@ -521,10 +515,8 @@ class Simulator:
         else:
             value, errno, message = op.get("delay", ch.delay), None, ""
         by_id = op.get("connect_using_group_id", False)
-        if errno is None and by_id and "master_log_file" in op:
-            errno, message = F.ER_SYNTAX_ERROR, F.SYNTAX_ERROR
-        elif errno is None and by_id and not node.rpl_hierarchical:
-            errno, message = F.ER_OPTION_PREVENTS_STATEMENT, F.NOT_HIERARCHICAL
+        if errno is None and by_id and (refused := self.hierarchy.connect_option_error(node, op)):
+            errno, message = refused
         moves = "master_log_file" in op or by_id
         if errno is None and (ch.sql_running or (moves and ch.io_running)):
             errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
@@ -634,23 +626,15 @@ class Simulator:
         for trx, gtid in node.prepared:
             self._engine_commit(node, trx, gtid)
         node.prepared = []
-        if node.rpl_hierarchical and not self._recover_group_id(node):
+        if node.rpl_hierarchical and not self.hierarchy.recover(node):
             return
         self._open_binlog(node)
         node.dirty = False
         if self._crash_at(node, R.RECOVERY_AFTER_NEW_BINLOG):
             return
         if node.rpl_hierarchical:
-            self._master_status(node)  # what start-up recovery found, before replication resumes
+            self.hierarchy.resume(node)
         ch = node.channel
-        if ch is not None and node.rpl_hierarchical:
-            # rpl_transaction_enabled: InnoDB's replication state overrides relay-log.info.
-            at = R.sql_restart_position(ch.group_start, ch.engine_pos, node.rpl_transaction_enabled)
-            if at != ch.group_start:
-                ch.sql_pos = ch.group_start = at
-                ch.group_master_file, ch.group_master_pos = ch.engine_master
-                self._write_relay_log_info(ch)
-            ch.engine_pos = None
         if ch is not None and op.get("relay_log_recovery"):
             # relay_log_recovery=1: the relay log is not trusted after a crash. What was relayed but
             # not applied is discarded, and fetched again from the source by GTID auto-position.
@@ -703,7 +687,7 @@ class Simulator:
         self.emit("stmt", ch.node.id, op=op["op"], errno=None if warning else errno,
                   warning=errno if warning else None, message=message, **fields)
 
-    # -- group IDs (--rpl-hierarchical), crash points, recovery, failover by group ID -----------
+    # -- crash points, SHOW MASTER STATUS, a new source (group IDs: model/groupid.py, Hierarchy) --
     def _crash_at(self, node: Node, point: str) -> bool:
         """An armed crash point fires here: the node crashes at once."""
         if node.crash_point != point or not node.up:
@@ -712,111 +696,14 @@ class Simulator:
         self._op_crash(node, {})
         return True
 
-    def _halt_rule(self) -> str:
-        if M.NO_HALT_ON_LOWER_ID in self.mutants:
-            return G.HALT_NEVER
-        return G.HALT_LOWER if M.HALT_STRICTLY_LOWER in self.mutants else G.HALT_NOT_HIGHER
-
-    def _halt(self, ch: Channel, entry: Entry) -> None:
-        ch.last_sql_errno, ch.last_sql_error = F.ER_SLAVE_GROUP_ID_LOWER, F.halt_message(entry.group_id, ch.node.group_id)
-        self._stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
-                       relay_file=entry.file, relay_pos=entry.pos)
-
-    def _commit_hierarchical(self, ch: Channel, entry: Entry, first: int) -> None:
-        """The SQL thread's COMMIT in the design's order: binlog write, engine commit (InnoDB's
-        replication state with it), relay-log.info flush; a crash point may fall between any two."""
-        node, ev = ch.node, entry.ev
-        group = ch.relay[first:ch.sql_pos]
-        if node.crash_point == R.BEFORE_BINLOG_WRITE:
-            ch.applied_in_group = max(ch.applied_in_group, 1)  # the crash rolls the group back
-            self._crash_at(node, R.BEFORE_BINLOG_WRITE)
-            return
-        # The THD carries the master's group ID into this binlog; a master without the option
-        # sent none, and mixed mode logs 0.
-        gid = group[0].group_id if group[0].group_id is not None else 0
-        ict = self._local(node, self.now) if node.commit_timestamps else None
-        self._write_binlog(node, [replace(e.ev, ict=ict, ict_off=node.offset) for e in group], gid)
-        ch.exec_group_id = gid or ch.exec_group_id
-        ch.applied_in_group = 0
-        node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # mysql.gtid_slave_pos commits with the group
-        if node.crash_point == R.AFTER_BINLOG_WRITE:
-            node.prepared.append((ev.trx, ev.gtid))  # an XID in the binlog: recovery commits it
-            self._crash_at(node, R.AFTER_BINLOG_WRITE)
-            return
-        node.executed.add(ev.gtid)
-        self._engine_commit(node, ev.trx, ev.gtid)
-        if node.rpl_transaction_enabled:
-            ch.engine_pos, ch.engine_master = ch.sql_pos, (entry.master_file, entry.master_end)
-        if self._crash_at(node, R.AFTER_ENGINE_COMMIT):
-            return
-        self._advance_group(ch, entry)
-
-    def _recover_group_id(self, node: Node) -> bool:
-        """At start: the last issued group ID again (clean: the index; crash: the last binlog).
-        False when an armed crash point kills the start before the new binlog exists."""
-        entries = [F.IndexEntry(f.encode(), g) for f, g, _ in node.index]
-        last_file = [e.group_id for e in node.binlog if e.file == node.binlog_file and e.group_id is not None]
-        node.group_id = R.startup_group_id(entries, node.dirty, last_file, M.RECOVERY_IGNORES_INDEX in self.mutants)
-        self.emit("binlog_index", node.id, content=F.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
-        return not self._crash_at(node, R.RECOVERY_BEFORE_NEW_BINLOG)
-
     def _master_status(self, node: Node, **extra: Any) -> None:
         fields = {"File": node.binlog_file, "Position": node.binlog_pos}
         if node.rpl_hierarchical:
             fields["Group_ID"] = node.group_id
         self.emit("master_status", node.id, **fields, **extra)
 
-    def _binlog_ends(self, node: Node, purged_too: bool = False) -> list[G.GroupEnd]:
-        """Where each group ends in the node's (unpurged) binlogs, with the IDs SET BINLOG_GROUP_ID
-        gave a new binlog (they end where that file's FDE ends)."""
-        ends = []
-        for e in node.binlog:
-            if e.file in node.purged and not purged_too:
-                continue
-            if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.file in node.set_ids:
-                ends.append(G.GroupEnd(*node.set_ids[e.file][:1], e.file, e.end, node.set_ids[e.file][1]))
-            elif e.group_id and (e.ev.last or e.ev.trx is None):
-                ends.append(G.GroupEnd(e.group_id, e.file, e.end, e.ev.server_id))
-        return ends
-
-    def _binlog_info(self, node: Node, group_id: int, asker: Node | None = None) -> G.GroupEnd | None:
-        found = G.binlog_info(self._binlog_ends(node), group_id)
-        answer = {"Log_name": found.log_name, "Pos": found.pos, "Server_ID": found.server_id} if found else {}
-        self.emit("stmt", node.id, op="show_binlog_info", group_id=group_id, errno=None if found else F.ER_ERROR_WHEN_EXECUTING_COMMAND,
-                  message="" if found else F.BINLOG_INFO_NOT_FOUND, **answer, **({"for": asker.id} if asker else {}))
-        return found
-
     def _op_show_master_status(self, node: Node, op: dict) -> None:
         self._master_status(node)
-
-    def _op_show_binlog_info(self, node: Node, op: dict) -> None:
-        self._binlog_info(node, op["group_id"])
-
-    def _op_set_binlog_group_id(self, node: Node, op: dict) -> None:
-        new = op["group_id"]
-        errno, message = G.check_set_group_id(node.rpl_hierarchical, op.get("privileged", True), node.group_id, new,
-                                              op.get("with_reset", False))
-        args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
-        self.emit("stmt", node.id, op="set_binlog_group_id", **args, errno=errno, message=message)
-        if errno is not None:
-            return
-        # Persisted at once: a new binlog whose index entry holds the ID, relay-log.info flushed.
-        self._op_flush_logs(node, {})
-        node.group_id = new
-        node.index[-1][1:] = [new, op.get("master_server_id", node.server_id)]
-        node.set_ids[node.binlog_file] = tuple(node.index[-1][1:])
-        if node.channel is not None:
-            node.channel.exec_group_id = new
-            self._write_relay_log_info(node.channel)
-        self._master_status(node)
-
-    def _elect(self, old: Node) -> Node:
-        """The most advanced slave of the failed master by SHOW MASTER STATUS (Group_ID, then
-        binlog position for servers without group IDs)."""
-        candidates = [r.node for r in old.replicas if r.node.up]
-        for c in candidates:
-            self._master_status(c, election=old.id)
-        return max(candidates, key=lambda c: (c.group_id, c.binlog_file_no, c.binlog_pos))
 
     def _change_source(self, ch: Channel, source: Node, file: str, pos: int) -> None:
         """CHANGE MASTER TO MASTER_HOST, MASTER_LOG_FILE, MASTER_LOG_POS: old relay logs go (as
@@ -835,127 +722,15 @@ class Simulator:
         ch.group_master_file, ch.group_master_pos = file, pos
         ch.read_master_file, ch.read_master_pos = file, pos
 
-    def _place_by_group_id(self, source: Node, gid: int, asker: Node) -> tuple[str, int] | None:
-        """Where a slave that played up to `gid` continues in `source`'s binlogs: after that group
-        (SHOW BINLOG INFO FOR), or at the start of its first binlog when it played nothing (if
-        that was purged, the dump request is refused); None when the ID is not there."""
-        if gid:
-            found = self._binlog_info(source, gid, asker)
-            return (found.log_name, found.pos) if found else None
-        return self._first_binlog(source), BINLOG_START
-
-    @staticmethod
-    def _first_binlog(node: Node) -> str:
-        return node.binlog[0].file if node.binlog else node.binlog_file
-
-    def _op_purge_binary_logs(self, node: Node, op: dict) -> None:
-        """PURGE BINARY LOGS TO / BEFORE: the oldest binlogs go, from the index and from disk. Never
-        the active one; the purge stops at a file a connected slave still reads (with a warning)."""
-        files = [f for f, _, _ in node.index]
-        args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
-        if "to" in op and op["to"] not in files:
-            self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=F.ER_UNKNOWN_TARGET_BINLOG,
-                      message=F.TARGET_NOT_FOUND, warning=None, purged=[], remaining=files)
-            return
-        wanted = G.purge_candidates(files, op.get("to"), op.get("before_us"), node.mtimes)
-        reading = {self._reading(r) for r in node.replicas if r.connected}
-        purged = list(takewhile(lambda f: f not in reading, wanted))
-        warning, message = None, ""
-        if len(purged) < len(wanted):
-            warning = F.ER_WARN_PURGE_LOG_IN_USE
-            message = (f"file {wanted[len(purged)]} was not purged because it was being read by a thread, "
-                       f"purged only {len(purged)} out of {len(wanted)} files.")
-        node.purged |= set(purged)
-        node.index = [e for e in node.index if e[0] not in node.purged]
-        for f in purged:
-            node.set_ids.pop(f, None)
-        self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=None, message=message, warning=warning,
-                  purged=purged, remaining=[f for f, _, _ in node.index])
-        if node.rpl_hierarchical:
-            self.emit("binlog_index", node.id, content=F.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
-
-    @staticmethod
-    def _reading(ch: Channel) -> str:
-        """The master's binlog a connected slave's dump thread reads next."""
-        src = ch.source
-        return src.binlog[ch.fetch].file if ch.fetch is not None and ch.fetch < len(src.binlog) else src.binlog_file
-
-    def _repoint_by_group_id(self, r: Channel, new: Node) -> None:
-        """Failover: SHOW SLAVE STATUS on the slave, SHOW BINLOG INFO FOR its ID on the new master,
-        CHANGE MASTER to the answer (from the start when it played nothing yet)."""
-        was_io, was_sql = r.io_running, r.sql_running
-        if r.sql_running:
-            self._stop_sql(r, "failover", statement=False)
-        self._disconnect(r)
-        r.io_running = False
-        gid = r.exec_group_id
-        place = self._place_by_group_id(new, gid, r.node)
-        if place is None:
-            r.source.replicas.remove(r)
-            r.source = new
-            new.replicas.append(r)
-            self.emit("error", r.node.id, thread="io", errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG,
-                      message=F.fatal_1236(F.id_not_found(gid)))
-            return
-        file, pos = place
-        self._change_source(r, new, file, pos)
-        self._write_relay_log_info(r)
-        self.emit("stmt", r.node.id, op="change_master", master_host=new.id, master_log_file=file, master_log_pos=pos,
-                  errno=None, message="")
-        if was_sql and r.node.up:
-            self._start_sql(r)
-        if was_io and r.node.up:
-            self._start_io(r)
-
-    def _op_restore(self, node: Node, op: dict) -> None:
-        """A failed server rebuilt from a backup of another and put back as a slave of `source`:
-        the backup has the data, not the binlog index, so the saved group ID is SET by hand."""
-        donor, source = self.nodes[op["from"]], self.nodes[op.get("source", op["from"])]
-        if node.up or node.replicas or source is node or donor is node or not source.up:
-            self.emit("stmt", node.id, op="restore", errno=ER_BAD_SLAVE,
-                      message="restore needs a stopped server without slaves, and a running source and donor")
-            return
-        saved = donor.group_id
-        node.visible, node.executed, node.prepared = list(donor.visible), set(donor.executed), []
-        node.slave_gtids, node.binlog_gtids = dict(donor.slave_gtids), {}
-        node.binlog, node.index, node.set_ids, node.group_id, node.dirty, node.crash_point = [], [], {}, 0, False, None
-        node.purged, node.mtimes = set(), {}
-        node.up = True
-        node.incarnation += 1
-        self.emit("restore", node.id, donor=donor.id, source=source.id)
-        self._start_semisync(node)
-        self._open_binlog(node)
-        if node.channel is None:
-            node.channel = Channel(node=node, source=source, latency_us=op.get("latency_us", 0))
-            source.replicas.append(node.channel)
-        ch = node.channel
-        if op.get("set_group_id", True):
-            self._op_set_binlog_group_id(node, {"op": "set_binlog_group_id", "group_id": saved, "with_reset": True})
-        place = self._place_by_group_id(source, node.group_id, node)
-        file, pos = place or (self._first_binlog(source), BINLOG_START)
-        self._change_source(ch, source, file, pos)
-        ch.exec_group_id = node.group_id
-        self._write_relay_log_info(ch)
-        self._start_io(ch)
-        self._start_sql(ch)
-
     # -- binlog and IO thread -----------------------------------------------------------------
     def _open_binlog(self, node: Node) -> None:
-        self._close_index_entry(node)
+        self.hierarchy.close_index_entry(node)
         node.binlog_file_no += 1
         node.binlog_pos = BINLOG_START
-        # The new file's index entry: the last group ID so far (its FDE has none).
-        last_sid = node.index[-1][2] if node.index else node.server_id
-        node.index.append([node.binlog_file, node.group_id, last_sid])
+        self.hierarchy.index_binlog(node)
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("FORMAT_DESCRIPTION_EVENT", when=when, when_off=node.offset,
                                         server_id=node.server_id, size=FDE_SIZE)])
-
-    def _close_index_entry(self, node: Node) -> None:
-        """MYSQL_LOG::close: the closed file's index entry gets the ID of its last group."""
-        last = next((e for e in reversed(node.binlog) if e.file == node.binlog_file and e.group_id), None)
-        if node.index and last is not None:
-            node.index[-1][1:] = [last.group_id, last.ev.server_id]
 
     def _write_binlog(self, node: Node, events: list[Event], group_id: int | None = None) -> None:
         if not node.log_bin:
@@ -1021,17 +796,7 @@ class Simulator:
         slave that needs it is refused, never moved past it."""
         src = ch.source
         if by == "group_id":
-            ends = self._binlog_ends(src)
-            found = G.binlog_info(ends, gid)
-            refused = G.connect_by_id_error(ends, gid, sid)
-            if refused is not None and found is not None and M.CONNECT_IGNORES_SERVER_ID in self.mutants:
-                refused = None  # the alternate future goes unnoticed
-            if refused is None:
-                ch.fetch = next((i for i, e in enumerate(src.binlog) if (e.file, e.pos) >= (found.log_name, found.pos)),
-                                len(src.binlog))
-                ch.read_master_file, ch.read_master_pos = found.log_name, found.pos
-                ch.group_master_file, ch.group_master_pos = found.log_name, found.pos
-            return by, refused
+            return by, self.hierarchy.place_dump(ch, gid, sid)
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         if start is None or start.file not in src.purged:
             return by, None
@@ -1065,11 +830,8 @@ class Simulator:
             return
         src = ch.source
         asked = {}
-        if by == "group_id":
-            # CONNECT_USING_GROUP_ID: the slave's last group ID and that group's server_id (read
-            # as the master gets them: the model has no time between sending and reading).
-            last = self._binlog_ends(ch.node, purged_too=True)
-            asked = {"group_id": ch.node.group_id, "server_id": last[-1].server_id if last else ch.node.server_id}
+        if by == "group_id":  # CONNECT_USING_GROUP_ID
+            asked = self.hierarchy.dump_request(ch)
         by, refused = self._dump_place(ch, by, *asked.values())
         if refused is not None:
             self._refuse_dump(ch, by, refused, **asked)
@@ -1177,8 +939,7 @@ class Simulator:
                 self._skip_event(ch, entry)
                 continue
             if ev.type in D.TRX_START and ch.node.rpl_hierarchical and entry.group_id is not None:
-                if G.must_halt(entry.group_id, ch.node.group_id, self._halt_rule()):
-                    self._halt(ch, entry)
+                if self.hierarchy.halts(ch, entry):
                     return
             elif ev.type in D.TRX_START and ev.gtid in ch.node.executed:
                 if not self._skip_group(ch):
@@ -1263,7 +1024,7 @@ class Simulator:
         ev = entry.ev
         first = ch.group_start
         if ev.trx is not None and ch.node.rpl_hierarchical:
-            self._commit_hierarchical(ch, entry, first)
+            self.hierarchy.commit(ch, entry, first)
             return
         self._advance_group(ch, entry)
         if ev.trx is None:

@@ -3,8 +3,9 @@
     header, obs = run_history(history, scale=0.1)
 
 Time scale: the History's times are virtual; the run happens at `scale` seconds of real time per
-virtual second. Every time of the History is scaled (op times, statement durations, replica
-costs, end and sampling periods, semi-sync timeouts), and so is MASTER_DELAY, which a server only
+virtual second. Every time of the History is scaled (the op fields model/ops.py declares as times:
+op times, statement durations, replica costs, semi-sync timeouts, ...; the header's end and
+sampling periods and timeouts), and so is MASTER_DELAY, which a server only
 takes in whole seconds: a nonzero delay becomes max(1, round(delay * scale)) s. `scaled_history`
 returns the History that actually runs, with its real-time µs and whole-second delays; the trace
 is in that History's time (µs of real time since the run began), so the properties and the
@@ -23,8 +24,9 @@ the binlogs (SHOW BINLOG EVENTS, the header timestamp read from the file at each
 position) and one `data` observation per node counting each transaction's row.
 
 What a poll cannot see is declared in the header's `unobserved` (relay-log writes, acks), so the
-properties that need it report not_exercised. Ops a real server cannot do are refused before
-anything starts (RunnerError, one line naming the op). No SQL text from a History is executed:
+properties that need it report not_exercised. How each op runs is model/ops.py's table: the
+statement builder or Runner method it names. Ops a real server cannot do (the table's reasons)
+are refused before anything starts (RunnerError, one line naming the op). No SQL text from a History is executed:
 statements are built from validated fields only (integers, whitelisted names and enum words).
 """
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import Any, Callable
 
 from replcheck.harness.ackproxy import AckProxy
 from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
+from replcheck.model import ops as O
 from replcheck.spec import formats as F
 
 US = 1_000_000
@@ -48,13 +51,6 @@ DELAY_SQL = re.compile(r"^(-?[0-9]{1,20}(\.[0-9]{1,6})?|[A-Za-z]{1,16})$")
 VARIABLE = re.compile(r"^[a-z_]{1,64}$")
 WORD = re.compile(r"^[A-Za-z_]{1,32}$")
 LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-TIMEOUT_VARIABLE = "rpl_semi_sync_master_timeout"  # ms: scaled with the History
-UNSUPPORTED = {
-    "clock_step": "a real server's clock cannot be stepped by the harness",
-    "cluster_gap": "there is no cluster behind the server to lose changes",
-    "record_incident": "MariaDB has no statement that records an incident (only debug builds)",
-    "binlog_statement": "BINLOG statements would be SQL text taken from the History",
-}
 ER_BAD_SLAVE = 1200  # the server's "not configured as slave", as the models answer a failover of a non-replica
 ER_STMT_CACHE_FULL = 1705
 CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came  # a non-transactional statement's changes could not be binlogged: an incident
@@ -119,27 +115,17 @@ def check_supported(history: dict, name: str = "history") -> None:
     """RunnerError naming the first op (or topology field) a real server cannot do."""
     for i, op in enumerate(history["ops"]):
         where = f"{name}: ops[{i}] (at {op['at']} µs)"
-        if op["op"] in UNSUPPORTED:
-            raise RunnerError(f"{where}: op {op['op']} is not supported on a real server: {UNSUPPORTED[op['op']]}")
-        if op["op"] == "lose_acks" and any(o["op"] == "failover" and o["at"] <= op["at"] for o in history["ops"]):
-            raise RunnerError(f"{where}: op lose_acks after a failover is not supported: the relay that loses acks "
-                              "sits on the replica's first channel")
-        if op["op"] == "restart" and op.get("relay_log_recovery"):
-            raise RunnerError(f"{where}: op restart with relay_log_recovery is not supported by the harness yet")
-        if op["op"] == "trx" and op.get("binlog_failure") == "write_error":
-            raise RunnerError(f"{where}: op trx with binlog_failure write_error: a real binlog write error cannot be caused")
-        if op["op"] == "change_master" and "delay_sql" in op and not DELAY_SQL.match(str(op["delay_sql"])):
-            raise RunnerError(f"{where}: delay_sql {op['delay_sql']!r} is not a number or a bare word")
-        if op["op"] == "set_global":
-            if not VARIABLE.match(op["variable"]):
-                raise RunnerError(f"{where}: variable {op['variable']!r} is not a variable name")
-            v = op["value"]
-            if isinstance(v, str) and not WORD.match(v):
-                raise RunnerError(f"{where}: value {v!r} of {op['variable']} is not a bare word")
-        if op["op"] == "start_slave" and op.get("until") and not LOG_FILE.match(op["until"]["master_log_file"]):
-            raise RunnerError(f"{where}: until.master_log_file {op['until']['master_log_file']!r} is not a file name")
-        if op["op"] == "purge_binary_logs" and (problem := _purge_problem(op)):
-            raise RunnerError(f"{where}: {problem}")
+        entry = O.OPS[op["op"]]
+        if entry.refused:
+            raise RunnerError(f"{where}: op {entry.name} is not supported on a real server: {entry.refused}")
+        for limit in entry.limits:
+            if limit.applies(op, history["ops"]):
+                raise RunnerError(f"{where}: {limit.message}")
+        if entry.statement:
+            try:  # its statement, built now, refuses the fields that could not reach SQL
+                admin_statement(op, DEFAULT_EPOCH_US)
+            except RunnerError as e:
+                raise RunnerError(f"{where}: {e}") from None
     for n in history["header"]["topology"]["nodes"]:
         for key in ("clock_offset_us", "relay_log_info"):
             if n.get(key):
@@ -165,6 +151,24 @@ def scale_delay(delay: int, scale: float) -> int:
     return 0 if delay == 0 else min(2**31 - 1, max(1, round(delay * scale)))
 
 
+# How a time of each unit (model/ops.py) scales: a timeout or a nonzero delay never becomes 0.
+# SET TIMESTAMP's seconds wait for the run's epoch (Runner._rebase_timestamps).
+SCALE = {O.US: lambda v, scale: round(v * scale), O.MS: lambda v, scale: max(1, round(v * scale)), O.SECONDS: scale_delay}
+
+
+def op_times(op: dict, unit: str) -> list[tuple[Any, Any]]:
+    """(container, key) of each of the op's times of this unit, as model/ops.py declares them."""
+    out = []
+    for t in O.OPS[op["op"]].times:
+        if t.unit != unit or not t.applies(op):
+            continue
+        places = [op]
+        for key in t.path[:-1]:
+            places = [item for p in places for item in p.get(key, [])]
+        out += [(p, t.path[-1]) for p in places if p.get(t.path[-1]) is not None]
+    return out
+
+
 def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_000) -> dict:
     """The History that runs: every time multiplied by `scale`, MASTER_DELAY in whole seconds.
     Channel latencies up to `latency_allowance_us` once scaled are loopback's (dropped); larger ones refused."""
@@ -184,20 +188,12 @@ def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_0
             c["delay"] = scale_delay(c["delay"], scale)
     for n in hdr["topology"]["nodes"]:
         var = n.get("variables", {})
-        if TIMEOUT_VARIABLE in var:
-            var[TIMEOUT_VARIABLE] = max(1, round(var[TIMEOUT_VARIABLE] * scale))
+        if O.SEMI_SYNC_TIMEOUT in var:
+            var[O.SEMI_SYNC_TIMEOUT] = SCALE[O.MS](var[O.SEMI_SYNC_TIMEOUT], scale)
     for op in h["ops"]:
-        op["at"] = round(op["at"] * scale)
-        for s in op.get("statements", []):
-            for key in ("duration_us", "replica_cost_us"):
-                if key in s:
-                    s[key] = round(s[key] * scale)
-        if op["op"] == "change_master" and "delay" in op:
-            op["delay"] = scale_delay(op["delay"], scale)
-        if op["op"] == "purge_binary_logs" and "before_us" in op:
-            op["before_us"] = round(op["before_us"] * scale)
-        if op["op"] == "set_global" and op["variable"] == TIMEOUT_VARIABLE and isinstance(op["value"], int):
-            op["value"] = max(1, round(op["value"] * scale))
+        for unit, fn in SCALE.items():
+            for place, key in op_times(op, unit):
+                place[key] = fn(place[key], scale)
     hdr["description"] = (hdr.get("description", "") + f" [time scale {scale:g}]").strip()
     return h
 
@@ -217,50 +213,70 @@ def sql_value(value: Any) -> str:
 
 
 def admin_statement(op: dict, epoch_us: int | None = None) -> str:
-    """The statement for an administrative op. Only validated fields reach the text. `epoch_us`:
-    the Unix time (µs) of trace time 0, for a time of the trace in a statement (PURGE ... BEFORE)."""
-    kind = op["op"]
-    thread = {"io": " IO_THREAD", "sql": " SQL_THREAD", None: ""}[op.get("thread")]
-    if kind == "change_master":
-        if "delay_sql" in op:
-            token = str(op["delay_sql"])
-            if not DELAY_SQL.match(token):
-                raise RunnerError(f"delay_sql {token!r} is not a number or a bare word")
-            return f"CHANGE MASTER TO MASTER_DELAY = {token}"
-        delay = op["delay"]
-        if isinstance(delay, bool) or not isinstance(delay, int):
-            raise RunnerError(f"MASTER_DELAY {delay!r} is not an integer")
-        return f"CHANGE MASTER TO MASTER_DELAY = {delay}"
-    if kind == "stop_slave":
-        return "STOP SLAVE" + thread
-    if kind == "start_slave":
-        until = op.get("until")
-        if until:
-            f, p = until["master_log_file"], until["master_log_pos"]
-            if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
-                raise RunnerError(f"until {until!r} is not a file name and an integer position")
-            return f"START SLAVE{thread} UNTIL MASTER_LOG_FILE = {sql_quote(f)}, MASTER_LOG_POS = {p}"
-        return "START SLAVE" + thread
-    if kind == "reset_slave":
-        return "RESET SLAVE"
-    if kind == "flush_logs":
-        return "FLUSH LOGS"
-    if kind == "purge_binary_logs":
-        if problem := _purge_problem(op):
-            raise RunnerError(problem)
-        if "to" in op:
-            return f"PURGE BINARY LOGS TO {sql_quote(op['to'])}"
-        if isinstance(epoch_us, bool) or not isinstance(epoch_us, int):
-            raise RunnerError(f"epoch {epoch_us!r} is not an integer: no server instant for before_us")
-        # The server's instant of that trace time, from integers only (see Runner._instant).
-        seconds, micros = divmod(epoch_us + op["before_us"], US)
-        return f"PURGE BINARY LOGS BEFORE FROM_UNIXTIME({seconds}.{micros:06d})"
-    if kind == "set_global":
-        name = op["variable"]
-        if not VARIABLE.match(name):
-            raise RunnerError(f"variable {name!r} is not a variable name")
-        return f"SET GLOBAL {name} = {sql_value(op['value'])}"
-    raise RunnerError(f"op {kind} is not an administrative statement")
+    """The statement for an administrative op, by the builder model/ops.py names for it. Only
+    validated fields reach the text. `epoch_us`: the Unix time (µs) of trace time 0, for a time of
+    the trace in a statement (PURGE ... BEFORE)."""
+    entry = O.OPS.get(op["op"])
+    if entry is None or not entry.statement:
+        raise RunnerError(f"op {op['op']} is not an administrative statement")
+    return globals()[entry.statement](op, epoch_us)
+
+
+def change_master_statement(op: dict, epoch_us: int | None) -> str:
+    if "delay_sql" in op:
+        token = str(op["delay_sql"])
+        if not DELAY_SQL.match(token):
+            raise RunnerError(f"delay_sql {token!r} is not a number or a bare word")
+        return f"CHANGE MASTER TO MASTER_DELAY = {token}"
+    delay = op["delay"]
+    if isinstance(delay, bool) or not isinstance(delay, int):
+        raise RunnerError(f"MASTER_DELAY {delay!r} is not an integer")
+    return f"CHANGE MASTER TO MASTER_DELAY = {delay}"
+
+
+def _thread(op: dict) -> str:
+    return {"io": " IO_THREAD", "sql": " SQL_THREAD", None: ""}[op.get("thread")]
+
+
+def stop_slave_statement(op: dict, epoch_us: int | None) -> str:
+    return "STOP SLAVE" + _thread(op)
+
+
+def start_slave_statement(op: dict, epoch_us: int | None) -> str:
+    until = op.get("until")
+    if until:
+        f, p = until["master_log_file"], until["master_log_pos"]
+        if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
+            raise RunnerError(f"until {until!r} is not a file name and an integer position")
+        return f"START SLAVE{_thread(op)} UNTIL MASTER_LOG_FILE = {sql_quote(f)}, MASTER_LOG_POS = {p}"
+    return "START SLAVE" + _thread(op)
+
+
+def reset_slave_statement(op: dict, epoch_us: int | None) -> str:
+    return "RESET SLAVE"
+
+
+def flush_logs_statement(op: dict, epoch_us: int | None) -> str:
+    return "FLUSH LOGS"
+
+
+def purge_statement(op: dict, epoch_us: int | None) -> str:
+    if problem := _purge_problem(op):
+        raise RunnerError(problem)
+    if "to" in op:
+        return f"PURGE BINARY LOGS TO {sql_quote(op['to'])}"
+    if isinstance(epoch_us, bool) or not isinstance(epoch_us, int):
+        raise RunnerError(f"epoch {epoch_us!r} is not an integer: no server instant for before_us")
+    # The server's instant of that trace time, from integers only (see Runner._instant).
+    seconds, micros = divmod(epoch_us + op["before_us"], US)
+    return f"PURGE BINARY LOGS BEFORE FROM_UNIXTIME({seconds}.{micros:06d})"
+
+
+def set_global_statement(op: dict, epoch_us: int | None) -> str:
+    name = op["variable"]
+    if not VARIABLE.match(name):
+        raise RunnerError(f"variable {name!r} is not a variable name")
+    return f"SET GLOBAL {name} = {sql_value(op['value'])}"
 
 
 def trx_statement(op: dict, k: int, origin_port: int) -> str:
@@ -334,6 +350,7 @@ class Runner:
         self.binlog_pos: dict[str, list[tuple[int, dict[str, int]]]] = {}  # node -> (poll time, gtid_binlog_pos)
         self.returned: dict[int, tuple[int, int | None]] = {}  # k -> (commit return time, errno)
         self.obs: list[tuple[int, int, dict]] = []
+        self.workers: list[threading.Thread] = []  # the sessions of client transactions
         self._seq = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -404,12 +421,11 @@ class Runner:
             self._tail_log(n, 0)
         poller = threading.Thread(target=self._poll_loop, name="replcheck-poller", daemon=True)
         poller.start()
-        workers: list[threading.Thread] = []
         try:
-            self._run_ops(workers)
+            self._run_ops()
             end = self.history["header"].get("end_us", 0)
             self._sleep_until(end)
-            for w in workers:
+            for w in self.workers:
                 w.join(timeout=max(1.0, self.quiet_s))
             self._wait_quiet()
         finally:
@@ -430,8 +446,8 @@ class Runner:
         hdr = self.history["header"]
         old = hdr.get("epoch_us", DEFAULT_EPOCH_US) // US
         for op in self.history["ops"]:
-            if op["op"] == "trx" and op.get("timestamp") is not None:
-                op["timestamp"] = max(1, self.epoch_us // US + round((op["timestamp"] - old) * self.scale))
+            for place, key in op_times(op, O.UNIX_S):
+                place[key] = max(1, self.epoch_us // US + round((place[key] - old) * self.scale))
         hdr["epoch_us"] = self.epoch_us
 
     def _set_up(self) -> None:
@@ -445,20 +461,29 @@ class Runner:
         if delay > 0:
             time.sleep(delay)
 
-    def _run_ops(self, workers: list[threading.Thread]) -> None:
+    def _run_ops(self) -> None:
         ops = sorted(enumerate(self.history["ops"]), key=lambda x: (x[1]["at"], x[0]))
         for i, op in ops:
             self._sleep_until(op["at"])
             self.progress(f"{self.name}: {op['at'] / US:.2f} s {op['op']} on {op['node']}")
-            if op["op"] == "trx":
-                k = len(self.trx_names)
-                self.trx_names.append(op.get("trx") or f"{op['node']}-{op['at']}")
-                self.origin_of[k] = op["node"]
-                w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
-                w.start()
-                workers.append(w)
-            else:
-                self._admin(op)
+            self._do(op)
+
+    def _do(self, op: dict) -> None:
+        """The op as model/ops.py says a real server runs it: its statement, or a method of ours."""
+        entry = O.OPS[op["op"]]
+        if entry.statement:
+            self._statement(op)
+        else:
+            getattr(self, entry.runner)(op)
+
+    def _start_trx(self, op: dict) -> None:
+        """A client transaction, in a session of its own: the ops after it do not wait for it."""
+        k = len(self.trx_names)
+        self.trx_names.append(op.get("trx") or f"{op['node']}-{op['at']}")
+        self.origin_of[k] = op["node"]
+        w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
+        w.start()
+        self.workers.append(w)
 
     def _trx(self, op: dict, k: int) -> None:
         node, trx = op["node"], self.trx_names[k]
@@ -488,46 +513,46 @@ class Runner:
         self.returned[k] = (t, None)
         self.commits[k] = self.emit("commit", node, t, trx=trx, gtid=gtid, start=start, semisync=how)
 
-    def _admin(self, op: dict) -> None:
+    def _crash(self, op: dict) -> None:
+        node = op["node"]
+        self._busy.add(node)
+        self.cluster.kill9(node)
+        self.emit("crash", node)
+
+    def _shutdown(self, op: dict) -> None:
+        node = op["node"]
+        self._busy.add(node)
+        self.cluster.stop(node)
+        self.emit("shutdown", node)
+
+    def _restart(self, op: dict) -> None:
+        node, c = op["node"], self.cluster
+        self._busy.add(node)
+        # What its first sample sees changed after the start began (it was down): the gap's bound.
+        self._last_poll[node] = self.now()
+        c.restart(node)
+        path = c.error_log(node)
+        self._log_offsets[node] = min(self._log_offsets.get(node, 0), os.path.getsize(path))
+        if op.get("start_slave") is False and node in self.sources:
+            c.sql(node, "STOP SLAVE")
+        self._io_error.pop(node, None)
+        self.emit("restart", node)
+        self._busy.discard(node)
+
+    def _lose_acks(self, op: dict) -> None:
+        if op["node"] in self.proxies:  # else not a replica: nothing to lose, as in the models
+            self.proxies[op["node"]].lose(op["count"])
+
+    def _show_slave_status(self, op: dict) -> None:
+        self._poll(op["node"], force=True)
+
+    def _read(self, op: dict) -> None:
+        rows = self._present(op["node"])
+        self.emit("read", op["node"], seen=sorted(self.trx_names[k] for k in rows if k < len(self.trx_names)))
+
+    def _statement(self, op: dict) -> None:
         node, kind = op["node"], op["op"]
         c = self.cluster
-        if kind == "crash":
-            self._busy.add(node)
-            c.kill9(node)
-            self.emit("crash", node)
-            return
-        if kind == "shutdown":
-            self._busy.add(node)
-            c.stop(node)
-            self.emit("shutdown", node)
-            return
-        if kind == "restart":
-            self._busy.add(node)
-            # What its first sample sees changed after the start began (it was down): the gap's bound.
-            self._last_poll[node] = self.now()
-            c.restart(node)
-            path = c.error_log(node)
-            self._log_offsets[node] = min(self._log_offsets.get(node, 0), os.path.getsize(path))
-            if op.get("start_slave") is False and node in self.sources:
-                c.sql(node, "STOP SLAVE")
-            self._io_error.pop(node, None)
-            self.emit("restart", node)
-            self._busy.discard(node)
-            return
-        if kind == "failover":
-            self._failover(op)
-            return
-        if kind == "lose_acks":
-            if node in self.proxies:  # else not a replica: nothing to lose, as in the models
-                self.proxies[node].lose(op["count"])
-            return
-        if kind == "show_slave_status":
-            self._poll(node, force=True)
-            return
-        if kind == "read":
-            rows = self._present(node)
-            self.emit("read", node, seen=sorted(self.trx_names[k] for k in rows if k < len(self.trx_names)))
-            return
         stmt = admin_statement(op, self.epoch_us)
         fields = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
         purge = kind == "purge_binary_logs"
@@ -577,7 +602,7 @@ class Runner:
             return
         self.emit("failover", node, old=old)
         for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
-            self._admin({"at": op["at"], "node": node, **step})
+            self._statement({"at": op["at"], "node": node, **step})
         self._applied_relay_log(node)
         with self._node_locks[node]:
             c.promote(node)

@@ -1,0 +1,51 @@
+"""The table of ops (model/ops.py) against the History schema, the simulator and the runner: a new
+op is one table entry plus the code it names, and nothing else decides what an op is."""
+from __future__ import annotations
+
+import json
+from operator import attrgetter
+
+import pytest
+
+from replcheck.harness import runner as R
+from replcheck.model.ops import OPS, TABLE
+from replcheck.model.sim import Config, Simulator
+from replcheck.spec import ROOT
+
+SCHEMA = json.loads((ROOT / "schemas" / "history.schema.json").read_text())
+
+
+def test_the_table_has_exactly_the_schemas_ops():
+    assert len(OPS) == len(TABLE)
+    assert list(OPS) == list(SCHEMA["$defs"]["ops"])
+    assert list(OPS) == SCHEMA["$defs"]["op"]["properties"]["op"]["enum"]
+
+
+@pytest.mark.parametrize("entry", TABLE, ids=lambda e: e.name)
+def test_every_entry_names_code_that_exists(entry):
+    sim = Simulator({"header": {"topology": {"nodes": [{"id": "A"}]}}, "ops": []}, Config())
+    assert callable(attrgetter(entry.method)(sim))
+    if entry.statement:
+        assert callable(getattr(R, entry.statement))
+    if entry.runner:
+        assert callable(getattr(R.Runner, entry.runner))
+
+
+@pytest.mark.parametrize("entry", TABLE, ids=lambda e: e.name)
+def test_every_time_field_is_an_integer_field_of_the_schema(entry):
+    props = SCHEMA["$defs"]["op"]["properties"] | SCHEMA["$defs"]["ops"][entry.name]["properties"]
+    for t in entry.times:
+        spec = props[t.path[0]]
+        for key in t.path[1:]:
+            spec = spec["items"]["properties"][key]
+        if "$ref" in spec:
+            spec = SCHEMA["$defs"][spec["$ref"].rsplit("/", 1)[1]]
+        assert "integer" in spec["type"], (entry.name, t.path)
+
+
+def test_a_refused_op_is_refused_by_the_runner_with_the_tables_reason():
+    for entry in TABLE:
+        if entry.refused:
+            h = {"header": {"topology": {"nodes": [{"id": "A"}]}}, "ops": [{"at": 0, "op": entry.name, "node": "A"}]}
+            with pytest.raises(R.RunnerError, match=f"op {entry.name} is not supported on a real server: "):
+                R.check_supported(h)
