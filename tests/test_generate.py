@@ -1,5 +1,5 @@
 """The campaign's History generator: deterministic from (seed, index) alone, schema-valid, and
-speaking the state machines' vocabulary."""
+speaking the state machines' vocabulary (tests/test_steps.py: it is the same code)."""
 from __future__ import annotations
 
 import hashlib
@@ -7,12 +7,9 @@ import subprocess
 import sys
 from collections import Counter
 
-from hypothesis.stateful import RULE_MARKER
-
 from replcheck import io, systems
 from replcheck.generate import FAMILIES, MAX_STEPS, Rng, generate
 from replcheck.model.recovery import CRASH_POINTS
-from replcheck.properties.machines.groupid import GroupIdMachine
 
 
 def test_same_seed_and_index_give_the_same_bytes_in_any_order_and_process(tmp_path):
@@ -65,14 +62,7 @@ def test_the_vocabulary_is_the_state_machines():
                         "purge_binary_logs"}
 
 
-def machine_rules(cls) -> set[str]:
-    """The names of a state machine's @rule methods (Hypothesis marks them with RULE_MARKER)."""
-    return {name for name in dir(cls) if hasattr(getattr(cls, name), RULE_MARKER)}
-
-
 def test_the_groupid_family_takes_the_machines_steps_everywhere():
-    # the same steps by name as the Hypothesis machine (both call GroupIds)
-    assert {name for name, _, _ in FAMILIES["groupid"].steps} == machine_rules(GroupIdMachine)
     points, channels, elected, restored = Counter(), Counter(), 0, 0
     for i in range(300):
         h = generate(5, i, ("groupid",))

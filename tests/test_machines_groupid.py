@@ -20,8 +20,16 @@ REPLAY = ("GGID.MONOTONIC", "GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT")
 
 
 def steps_of(error) -> list[str]:
-    return [n for n in getattr(error, "__notes__", [])
-            if n.startswith("state.") and not n.startswith(("state.topology", "state.properties_hold", "state.teardown"))]
+    """The shrunk steps, each with the values it drew (Hypothesis notes a step's draws before it)."""
+    steps, draws = [], []
+    for n in getattr(error, "__notes__", []):
+        if n.startswith("Draw "):
+            draws.append(n)
+        elif n.startswith("state."):
+            if not n.startswith(("state.topology", "state.properties_hold", "state.teardown")):
+                steps.append(" ".join([n, *draws]))
+            draws = []
+    return steps
 
 
 def test_model_holds_every_groupid_and_recovery_property():

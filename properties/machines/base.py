@@ -1,17 +1,21 @@
-"""What every state machine shares: it grows a History one operation at a time, runs the model
-on it after each step, and asserts the properties of its requirements on the Trace."""
+"""What every state machine shares: it grows a History one step at a time, runs the system on it
+after each step, and asserts the properties of its requirements on the Trace. The steps are a
+Family's (replcheck.model.steps), the ones the campaign generator takes, drawn by Hypothesis."""
 from __future__ import annotations
 
 import importlib
 from collections import Counter
+from typing import Sequence, TypeVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from replcheck.model.steps import Builder, Family, Step
 
 from ..core import PROPERTIES
-from ..judge import System, Trace, judge_trace
+from ..judge import System, judge_trace
 
-S = 1_000_000
+T = TypeVar("T")
 
 
 def requirements_of(*features: str) -> tuple[str, ...]:
@@ -21,43 +25,71 @@ def requirements_of(*features: str) -> tuple[str, ...]:
     return tuple(p.requirement for p in PROPERTIES if p.feature in features)
 
 
+class HypothesisDraw:
+    """A step's choices drawn by Hypothesis, so that it shrinks them."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.data.draw(st.integers(lo, hi))
+
+    def choice(self, seq: Sequence[T]) -> T:
+        return self.data.draw(st.sampled_from(seq))
+
+    def boolean(self) -> bool:
+        return self.data.draw(st.booleans())
+
+
 class HistoryMachine(RuleBasedStateMachine):
     REQUIREMENTS: tuple[str, ...] = ()
-    TAIL_US = 12 * S  # simulate this long after the last step, so pending waits resolve
+    FAMILY: Family
     system: System  # what the machine drives (machine_for sets it)
     exercised: Counter = Counter()  # per requirement, how many traces judged it; one per machine class
+    # Steps taken by the class's most recent run: after a failing run_state_machine_as_test,
+    # Hypothesis's last replay is the shrunk example, so this is its length.
+    last_steps: int = 0
 
     def __init__(self):
         super().__init__()
-        self.now = 0
-        self.ops: list[dict] = []
-        self.header: dict = {}
-        self.n = 0
-
-    def _op(self, op: str, node: str, **kw) -> None:
-        self.ops.append({"at": self.now, "op": op, "node": node, **kw})
-
-    def _trx_name(self) -> str:
-        self.n += 1
-        return f"t{self.n}"
-
-    def trace(self) -> Trace:
-        history = {"header": {**self.header, "end_us": self.now + self.TAIL_US}, "ops": self.ops}
-        return self.system.run(history)
-
-    @rule(seconds=st.integers(0, 12), micros=st.sampled_from([0, 1, 499_999, 999_999]))
-    def time_passes(self, seconds, micros):
-        self.now += seconds * S + micros
+        self.b = Builder("state-machine", self.FAMILY.tail_us)
+        self.steps = 0
+        type(self).last_steps = 0
 
     @invariant()
     def properties_hold(self):
-        if not self.header:
+        if not self.b.header:
             return
-        j = judge_trace(self.trace(), self.system.declares, self.system.name, self.REQUIREMENTS)
+        j = judge_trace(self.system.run(self.b.history()), self.system.declares, self.system.name, self.REQUIREMENTS)
         for verdict in j.verdicts:
             self.exercised[verdict.requirement] += verdict.checked > 0
         for verdict in j.findings:
             raise AssertionError(f"{verdict.requirement}: {verdict.witnesses[0].message}")
+
+
+def _topology(family: Family):
+    @initialize(data=st.data())
+    def topology(self, data):
+        family.topology(self.b, HypothesisDraw(data))
+    return topology
+
+
+def _rule(step: Step):
+    def take(self, data):
+        step.fn(self.b, HypothesisDraw(data))
+        self.steps += 1
+        type(self).last_steps = self.steps
+    take.__name__ = take.__qualname__ = step.name
+    ruled = rule(data=st.data())(take)
+    return ruled if step.precondition is None else precondition(lambda self: step.precondition(self.b))(ruled)
+
+
+def family_machine(family: Family) -> type[HistoryMachine]:
+    """The state machine of a family: its topology as the initial rule, one rule per step (the
+    generator's weights do not apply: Hypothesis chooses the rules)."""
+    body = {"FAMILY": family, "REQUIREMENTS": requirements_of(*family.features),
+            "topology": _topology(family), **{s.name: _rule(s) for s in family.steps}}
+    return type(f"{family.name}_machine", (HistoryMachine,), body)
 
 
 def machine_for(base: type[HistoryMachine], system: System) -> type[HistoryMachine]:

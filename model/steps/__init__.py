@@ -1,0 +1,94 @@
+"""The History vocabulary, written once: one Family per feature, whose topology and steps both the
+campaign generator (replcheck/generate.py, drawing from a seeded SplitMix64 stream) and the
+Hypothesis state machines (properties/machines/, drawing from Hypothesis, which shrinks) take.
+
+A step draws its arguments through a Draw and grows a History through a Builder. It draws in
+the same order whoever draws, so the same choices give the same operations. A step that does not
+apply either has a precondition or does nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence, TypeVar
+
+from ..sim import Config, simulate
+
+S = 1_000_000
+MS = 1000
+T = TypeVar("T")
+
+
+class Draw(Protocol):
+    """Where a step's choices come from."""
+
+    def integer(self, lo: int, hi: int) -> int: ...  # lo..hi, both included
+
+    def choice(self, seq: Sequence[T]) -> T: ...
+
+    def boolean(self) -> bool: ...
+
+
+@dataclass
+class Builder:
+    """A History being grown one step at a time."""
+
+    name: str  # the History's name in its header
+    tail_us: int  # simulate this long after the last step (Family.tail_us)
+    now: int = 0
+    ops: list[dict] = field(default_factory=list)
+    header: dict = field(default_factory=dict)
+    n: int = 0  # transactions named so far
+    state: dict[str, Any] = field(default_factory=dict)  # the family's own (replicas, primary, ...)
+
+    def topology(self, sample_every_us: int, nodes: list[dict], channels: list[dict]) -> None:
+        self.header = {"schema": "replcheck.history/1", "name": self.name, "sample_every_us": sample_every_us,
+                       "topology": {"nodes": nodes, "channels": channels}}
+
+    def op(self, op: str, node: str, **kw) -> None:
+        self.ops.append({"at": self.now, "op": op, "node": node, **kw})
+
+    def trx_name(self) -> str:
+        self.n += 1
+        return f"t{self.n}"
+
+    def history(self) -> dict:
+        return {"header": {**self.header, "end_us": self.now + self.tail_us}, "ops": self.ops}
+
+    def trace(self, rule: str = "wl344") -> tuple[dict, list[dict]]:
+        """The reference model's Trace so far, for steps that choose as an operator would. The
+        reference model, not the system under test: the same choices then give the same History
+        on every system, and a mutant cannot steer the steps that test it."""
+        return simulate(self.history(), Config(rule), "steps")
+
+
+StepFn = Callable[[Builder, Draw], None]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    weight: int  # how often the generator draws it, relative to the family's other steps
+    fn: StepFn
+    precondition: Callable[[Builder], bool] | None = None  # None: it always applies
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    topology: StepFn  # draws the servers and channels, sets the header, may open with operations
+    steps: tuple[Step, ...]
+    tail_us: int
+    features: tuple[str, ...]  # whose requirements the Histories exercise (properties.<feature>)
+
+
+def time_passes(b: Builder, d: Draw) -> None:
+    b.now += d.integer(0, 12) * S + d.choice([0, 1, 499_999, 999_999])
+
+
+TIME_PASSES = Step("time_passes", 1, time_passes)
+TAIL_US = 12 * S  # long enough for pending waits to resolve (a family may need longer)
+
+
+def thread_kw(thread: str | None) -> dict:
+    """START/STOP SLAVE's thread argument: none means both threads."""
+    return {"thread": thread} if thread else {}

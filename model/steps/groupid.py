@@ -1,0 +1,166 @@
+"""Global group IDs' and crash recovery's steps: three --rpl-hierarchical servers, commits on the
+root, local writes on slaves (filtered), crashes armed at every crash point of the design, kill -9,
+clean restarts, FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID,
+failover to the most advanced slave and restores of the failed master."""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..recovery import COMMIT_POINTS, CRASH_POINTS
+from . import S, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, StepFn
+
+
+class GroupIds:
+    """The group-ID steps once their arguments are drawn: `h` is the Builder growing the History.
+
+    Three --rpl-hierarchical servers, a root master A with slaves B and C side by side (fan-out)
+    or chained A -> B -> C. A step that does not apply does nothing, so that deleting a step
+    while shrinking leaves the meaning of the steps after it alone."""
+
+    SERVERS = ("A", "B", "C")
+    LATENCIES = (0, 1000, 200_000)
+    # rpl_transaction_enabled of A, B, C: whether InnoDB's copy of the SQL thread's position
+    # overrides relay-log.info at crash recovery (off on one slave: recovery trusts the file)
+    TRANSACTIONAL = ((True, True, True), (True, False, True), (True, True, False))
+
+    def __init__(self, h: Builder, chain: bool, latency: int, transactional: tuple[bool, ...]):
+        links = [("A", "B"), ("B", "C")] if chain else [("A", "B"), ("A", "C")]
+        nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t} for n, t in zip(self.SERVERS, transactional)]
+        h.topology(900_000, nodes, [{"source": s, "replica": r, "latency_us": latency} for s, r in links])
+        self.h = h
+        self.root = "A"
+        self.source = {r: s for s, r in links}
+        self.failed: set[str] = set()  # failed masters: out of the system until restored
+
+    def in_system(self, node: str) -> str:
+        """The node, or the root if the node is a failed master awaiting its restore."""
+        return self.root if node in self.failed else node
+
+    def commit(self, statements: int, ddl: bool) -> None:
+        self.h.op("trx", self.root, trx=self.h.trx_name(), statements=[{}] * statements, **({"ddl": True} if ddl else {}))
+
+    def local_write_on_slave(self, node: str) -> None:
+        """A write on a slave itself: the slave's group IDs must filter it out."""
+        if node != self.root and node not in self.failed:
+            self.h.op("trx", node, trx=self.h.trx_name())
+
+    def crash_at_point(self, node: str, point: str, pause: int) -> None:
+        """Arm a crash point, drive a server through it (a commit on the root reaches every
+        server's commit points; a kill reaches the recovery points), then restart it."""
+        h, node = self.h, self.in_system(node)
+        h.op("crash", node, point=point)
+        if point in COMMIT_POINTS:
+            h.op("trx", self.root, trx=h.trx_name())
+        else:
+            h.op("crash", node)
+        for _ in range(1 if point in COMMIT_POINTS else 2):  # a crash during recovery needs a second start
+            h.now += pause
+            h.op("restart", node)
+
+    def crash_and_restart(self, node: str, pause: int, clean: bool) -> None:
+        """kill -9 (or a clean shutdown), then start again."""
+        node = self.in_system(node)
+        self.h.op("shutdown" if clean else "crash", node)
+        self.h.now += pause
+        self.h.op("restart", node)
+
+    def restart(self, node: str) -> None:
+        self.h.op("restart", self.in_system(node))
+
+    def flush_logs(self, node: str) -> None:
+        self.h.op("flush_logs", self.in_system(node))
+
+    def set_group_id(self, step: int) -> None:
+        """SHOW MASTER STATUS, then SET BINLOG_GROUP_ID above the ID it showed."""
+        self.h.op("show_master_status", self.root)
+        _, obs = self.h.trace()
+        ids = [o["Group_ID"] for o in obs if o["kind"] == "master_status" and o["node"] == self.root and "Group_ID" in o]
+        self.h.op("set_binlog_group_id", self.root, group_id=(ids[-1] if ids else 0) + step)
+
+    def purge(self, node: str) -> None:
+        """PURGE BINARY LOGS BEFORE now: every binlog but the active one, unless a slave reads it.
+        A slave that was down meanwhile and needs what went must be refused, not skip it."""
+        self.h.op("purge_binary_logs", self.in_system(node), before_us=self.h.now)
+
+    def connect_by_group_id(self, node: str) -> None:
+        """A slave reconnects by its last group ID: STOP SLAVE, CHANGE MASTER TO
+        CONNECT_USING_GROUP_ID, START SLAVE."""
+        if node == self.root or node in self.failed:
+            return
+        for op, kw in (("stop_slave", {}), ("change_master", {"connect_using_group_id": True}), ("start_slave", {})):
+            self.h.op(op, node, **kw)
+        # A slave elected by a failover that could not finish (its SQL thread halted) is promoted
+        # once the reconnect empties its relay log.
+        self.h.now += 1
+        self._follow_promotion()
+
+    def failover(self, pause: int) -> None:
+        """The root dies; the slaves elect the most advanced of them (the model decides which)."""
+        if self.failed:  # one failed master at a time: it is restored before the next failover
+            return
+        h = self.h
+        slaves = sorted(r for r, s in self.source.items() if s == self.root)
+        h.op("crash", self.root)
+        h.now += pause
+        h.op("failover", slaves[0], elect=True)
+        h.now += 1
+        self._follow_promotion()
+
+    def _follow_promotion(self) -> None:
+        """The root is the server the model promoted, once it has (an operator would look)."""
+        _, obs = self.h.trace()
+        promoted = [o for o in obs if o["kind"] == "promoted"]
+        if promoted and promoted[-1]["old"] == self.root:
+            new = promoted[-1]["node"]
+            self.failed.add(self.root)
+            del self.source[new]
+            self.source = {r: (new if s == self.root else s) for r, s in self.source.items()}
+            self.root = new
+
+    def restore(self, donor: str) -> None:
+        """The failed master comes back as a slave of the new root, from a donor's backup."""
+        if not self.failed:
+            return
+        node = sorted(self.failed)[0]
+        self.h.op("restore", node, **{"from": self.in_system(donor), "source": self.root})
+        self.failed.discard(node)
+        self.source[node] = self.root
+
+
+def topology(b: Builder, d: Draw) -> None:
+    b.state["g"] = GroupIds(b, d.boolean(), d.choice(GroupIds.LATENCIES), d.choice(GroupIds.TRANSACTIONAL))
+
+
+def _g(name: str, method: Callable[..., None], *draws: Callable[[Draw], object], weight: int = 1) -> Step:
+    """The step `name`: draw the arguments, then take GroupIds' step. No preconditions: a step
+    that does not apply does nothing (GroupIds says why)."""
+    fn: StepFn = lambda b, d: method(b.state["g"], *(draw(d) for draw in draws))
+    return Step(name, weight, fn)
+
+
+def _server(d: Draw) -> str:
+    return d.choice(GroupIds.SERVERS)
+
+
+def _pause(d: Draw) -> int:
+    return d.integer(300_000, 2 * S)
+
+
+FAMILY = Family("groupid", topology, (
+    TIME_PASSES,
+    _g("commit", GroupIds.commit, lambda d: d.integer(1, 3), lambda d: d.boolean()),
+    _g("local_write_on_slave", GroupIds.local_write_on_slave, _server),
+    # twice as often: the design's hazards sit at its crash points
+    _g("crash_at_point", GroupIds.crash_at_point, _server, lambda d: d.choice(CRASH_POINTS), _pause, weight=2),
+    _g("crash_and_restart", GroupIds.crash_and_restart, _server, lambda d: d.integer(0, 2 * S), lambda d: d.boolean()),
+    _g("restart", GroupIds.restart, _server),
+    _g("flush_logs", GroupIds.flush_logs, _server),
+    _g("set_group_id", GroupIds.set_group_id, lambda d: d.integer(1, 1000)),
+    _g("purge", GroupIds.purge, _server),
+    _g("connect_by_group_id", GroupIds.connect_by_group_id, _server),
+    # The state machine's failover and restore, which do nothing when they do not apply; the
+    # generator of version 3 had preconditions instead and did not draw them.
+    _g("failover", GroupIds.failover, lambda d: d.integer(0, S)),
+    _g("restore", GroupIds.restore, _server)),
+    tail_us=TAIL_US,
+    features=("groupid", "recovery"))

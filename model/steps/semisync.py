@@ -1,0 +1,83 @@
+"""Semi-synchronous replication's steps, with a delayed replica: commits, reads by other sessions,
+replicas stopping and starting their IO threads, lost acks, settings changed on the fly, a
+shutdown, and a crash of the primary followed by failover to the most advanced replica."""
+from __future__ import annotations
+
+from . import MS, S, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step
+
+
+def topology(b: Builder, d: Draw) -> None:
+    timeout_ms, count = d.choice([500, 2000, 5000]), d.integer(1, 2)
+    delay = d.choice([0, 0, 5])
+    latencies = [d.choice([1 * MS, 50 * MS, 400 * MS]) for _ in range(2)]
+    c_semi, wait_no_slave = d.boolean(), d.boolean()
+    master = {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": timeout_ms,
+              "rpl_semi_sync_master_wait_for_slave_count": count, "rpl_semi_sync_master_wait_no_slave": wait_no_slave}
+    nodes = [{"id": "A", "variables": master},
+             {"id": "B", "variables": {"rpl_semi_sync_slave_enabled": True}},
+             {"id": "C", "variables": {"rpl_semi_sync_slave_enabled": c_semi}}]
+    channels = [{"source": "A", "replica": "B", "delay": delay, "latency_us": latencies[0]},
+                {"source": "A", "replica": "C", "latency_us": latencies[1]}]
+    b.state.update(primary="A", replicas=["B", "C"], failed_over=False)
+    b.topology(700_000, nodes, channels)
+
+
+def commit(b: Builder, d: Draw) -> None:
+    b.op("trx", b.state["primary"], trx=b.trx_name(), statements=[{}] * d.integer(1, 2))
+
+
+def another_session_reads(b: Builder, d: Draw) -> None:
+    b.now += d.choice([1, 10 * MS, 300 * MS])
+    b.op("read", b.state["primary"])
+
+
+def io_thread(b: Builder, d: Draw) -> None:
+    start = d.boolean()
+    b.op("start_slave" if start else "stop_slave", d.choice(b.state["replicas"]), thread="io")
+
+
+def lose_acks(b: Builder, d: Draw) -> None:
+    b.op("lose_acks", d.choice(b.state["replicas"]), count=d.integer(1, 2))
+
+
+def set_enabled(b: Builder, d: Draw) -> None:
+    b.op("set_global", b.state["primary"], variable="rpl_semi_sync_master_enabled", value=d.boolean())
+
+
+def set_wait_for_slave_count(b: Builder, d: Draw) -> None:
+    b.op("set_global", b.state["primary"], variable="rpl_semi_sync_master_wait_for_slave_count", value=d.integer(1, 3))
+
+
+def shutdown_and_restart(b: Builder, d: Draw) -> None:
+    b.op("shutdown", b.state["primary"])
+    b.now += d.integer(0, 2 * S)
+    b.op("restart", b.state["primary"])
+
+
+def crash_and_failover(b: Builder, d: Draw) -> None:
+    """The primary dies; the replica holding most of its binlog takes over, as an operator would
+    choose (the reference model's Trace so far says which)."""
+    primary, replicas = b.state["primary"], b.state["replicas"]
+    b.op("crash", primary)
+    b.now += d.integer(1, S)
+    _, obs = b.trace("wl7318")
+    relayed = {r: sum(1 for o in obs if o["kind"] == "relay" and o["node"] == r and o.get("source") == primary)
+               for r in replicas}
+    new = max(replicas, key=lambda r: (relayed[r], r == "B"))
+    b.op("failover", new)
+    b.state.update(primary=new, replicas=[r for r in replicas if r != new], failed_over=True)
+
+
+def not_failed_over(b: Builder) -> bool:
+    """One failover per History: after it the old primary is gone for good."""
+    return not b.state["failed_over"]
+
+
+FAMILY = Family("semisync", topology, (
+    TIME_PASSES, Step("commit", 1, commit), Step("another_session_reads", 1, another_session_reads),
+    Step("io_thread", 1, io_thread), Step("lose_acks", 1, lose_acks), Step("set_enabled", 1, set_enabled),
+    Step("set_wait_for_slave_count", 1, set_wait_for_slave_count),
+    Step("shutdown_and_restart", 1, shutdown_and_restart, not_failed_over),
+    Step("crash_and_failover", 1, crash_and_failover, not_failed_over)),
+    tail_us=TAIL_US,
+    features=("semisync", "delay"))
