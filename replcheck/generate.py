@@ -17,10 +17,10 @@ from replcheck.model.steps import Builder, Family, Step
 from replcheck.model.steps import delay, groupid, incident, semisync
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
-# Version 4 takes the steps the state machines take (replcheck.model.steps): the delay and
-# incident families open with a commit, the delay family's tail is 20 s, groupid's failover and
-# restore may be drawn when they do nothing, and several steps draw their arguments in the
-# machines' order. The random stream is still the one version 2 seeded.
+# Version 4 takes the steps the state machines take (replcheck.model.steps): the delay family
+# opens with a commit and its tail is 20 s, the incident family's skip waits for the replica's
+# error stop, groupid's failover and restore may be drawn when they do nothing, and several steps
+# draw their arguments in the machines' order. The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/4"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
