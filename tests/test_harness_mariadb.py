@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import selectors
 import signal
 import socket
@@ -11,6 +12,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -266,6 +268,68 @@ def test_kill9_and_restart_resume_replication(server):
         assert (s["Slave_IO_Running"], s["Slave_SQL_Running"]) == ("Yes", "Yes")
         c.stop("r")
         assert not c.is_running("r")
+
+
+def _root_without_password(port: int) -> bool | None:
+    """One password-less login as root over TCP, by the protocol's handshake (quicker than the
+    client, so the poll below is dense): True if the server lets it in, False if it refuses,
+    None if no server answered (not listening yet, or gone)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            _read_packet(s)  # the server's greeting
+            # HandshakeResponse41: LONG_PASSWORD | PROTOCOL_41 | SECURE_CONNECTION | PLUGIN_AUTH,
+            # max packet, utf8mb4, filler, user, an empty auth response, its plugin.
+            s.sendall(_packet(1, (0x88201).to_bytes(4, "little") + (1 << 24).to_bytes(4, "little") + b"\x2d"
+                              + bytes(23) + b"root\0" + b"\0" + b"mysql_native_password\0"))
+            while True:
+                seq, reply = _read_packet(s)
+                if reply[0] != 0xFE:  # 0x00 OK, 0xFF ERR
+                    return reply[0] == 0x00
+                s.sendall(_packet(seq + 1, b""))  # auth switch: the empty password again
+    except (OSError, AssertionError):
+        return None
+
+
+def _read_packet(sock: socket.socket) -> tuple[int, bytes]:
+    header = _recv_exactly(sock, 4)
+    return header[3], _recv_exactly(sock, int.from_bytes(header[:3], "little"))
+
+
+def test_no_password_less_root_at_any_time(server, monkeypatch):
+    # Issue 14: each server once accepted root without a password from "ready for connections"
+    # until the harness set the passwords. Poll every port from the moment it is chosen (just
+    # before its server is spawned) until start() returns, then once more.
+    ports: list[int] = []
+    real = mariadb.free_port
+
+    def chosen(exclude=()):
+        ports.append(real(exclude))
+        return ports[-1]
+    monkeypatch.setattr(mariadb, "free_port", chosen)
+    done = threading.Event()
+    answers: list[bool] = []
+
+    def poll():
+        while not done.wait(0.001):  # a breath between rounds: the servers share the CPU
+            answers.extend(a for a in map(_root_without_password, list(ports)) if a is not None)
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    c = Cluster(Topology(["a", "b", "c"], [("a", "b"), ("a", "c")]), server=server)
+    try:
+        c.start()
+        done.set()
+        poller.join()
+        assert answers and not any(answers), f"{answers.count(True)} of {len(answers)} logins let in"
+        assert [_root_without_password(c.port(n)) for n in c.nodes] == [False] * 3
+        # The set-up never reached a binlog, and the passwords are in no file of the root but
+        # the client's option file.
+        assert c.sql("a", "SELECT @@gtid_binlog_pos") == [[""]]
+        secret = c.root_password.encode()
+        holders = [e.name for e in os.scandir(c.root) if e.is_file() and secret in pathlib.Path(e.path).read_bytes()]
+        assert holders == ["client.cnf"]
+    finally:
+        done.set()
+        c.close()
 
 
 class _Boom(Exception):

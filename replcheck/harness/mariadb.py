@@ -6,7 +6,8 @@
 
 Each Cluster owns one temporary root (mode 0700) holding a data directory per node. Servers
 listen on 127.0.0.1 only, on ports the kernel picked, with a random root password and a
-random password for the replication user `repl`. SQL goes through the `mariadb` command-line
+random password for the replication user `repl`, both in the data directory before any server
+starts (none ever accepts a password-less root). SQL goes through the `mariadb` command-line
 client (no client library needed), its XML output parsed so NULL and the string 'NULL' differ.
 
 Nothing outlives the harness: `close()` runs on `__exit__`, at exit and on SIGTERM/SIGINT;
@@ -489,7 +490,7 @@ class Cluster:
                 self._spawn_server(st)
             for st in self._states.values():
                 self._await_server(st, first=True)
-                self._bootstrap(st)
+                self._check_identity(st)
             self._setup_replication()
         except BaseException:
             self.close()
@@ -661,24 +662,34 @@ class Cluster:
         # tmpdir, so servers sharing /tmp delete each other's temporary tables (install-db fails).
         # No --user: with it, mariadb-install-db run as root chowns the system's
         # plugin/auth_pam_tool_dir to that user (Debian gives it to mysql), breaking PAM there.
+        # The accounts are set up here, in the template, so that no server ever listens on TCP
+        # with a password-less root: --extra-file runs in the same `mariadbd --bootstrap` as the
+        # system tables, which opens neither a port nor a socket. The file holds the passwords:
+        # 0600 in the 0700 root, and removed as soon as mariadb-install-db is done with it.
         template, tmp = os.path.join(self.root, "template"), os.path.join(self.root, "tmp")
+        accounts = os.path.join(self.root, "accounts.sql")
         os.mkdir(tmp, 0o700)
+        with open(accounts, "w", opener=lambda p, f: os.open(p, f, 0o600)) as f:
+            f.write(self._accounts_sql())
         args = [self.server.install_db, "--no-defaults", f"--datadir={template}", f"--tmpdir={tmp}",
                 "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
-                *self._basedir_args(), *FOOTPRINT_OPTIONS]
+                f"--extra-file={accounts}", *self._basedir_args(), *FOOTPRINT_OPTIONS]
         log = os.path.join(self.root, "install.log")
         self._log("mariadb-install-db")
-        proc = self._spawn(args, log)
-        self._aux.add(proc)
-        if not self._reap(proc, self.install_timeout):
-            self._terminate([(proc, False)])
-            self._aux.discard(proc)
-            raise HarnessError(f"mariadb-install-db did not finish within {self.install_timeout:g} s; "
-                               f"last lines of {log}:\n{_tail(log)}")
+        try:
+            proc = self._spawn(args, log)
+            self._aux.add(proc)
+            if not self._reap(proc, self.install_timeout):
+                self._terminate([(proc, False)])
+                self._aux.discard(proc)
+                raise HarnessError(f"mariadb-install-db did not finish within {self.install_timeout:g} s; "
+                                   f"last lines of {log}:\n{self._redact(_tail(log))}")
+        finally:
+            os.remove(accounts)
         self._aux.discard(proc)
         if proc.returncode != 0:
             raise HarnessError(f"mariadb-install-db failed (exit {proc.returncode}); first lines of {log}:\n"
-                               f"{_tail(log, 12, head=True)}")
+                               f"{self._redact(_tail(log, 12, head=True))}")
         for n in self.topology.nodes:
             st = _State(n, os.path.join(self.root, n.id))
             if len(st.sock) > 100:
@@ -748,27 +759,24 @@ class Cluster:
         except OSError:
             return ""
 
-    def _bootstrap(self, st: _State) -> None:
-        """Over the private Unix socket (root has no password yet): passwords, no anonymous
-        accounts, the replication user. Not binlogged: replicas would replay it and fail."""
+    def _accounts_sql(self) -> str:
+        """Passwords for root, no anonymous accounts, the replication user: for --extra-file.
+        `mariadbd --bootstrap` runs without grant tables (as --skip-grant-tables: account
+        statements fail with 1290) until FLUSH PRIVILEGES loads them. It writes no binlog (no
+        --log-bin), so replicas have no set-up to replay and every node's GTID state starts empty."""
         loopback = "('localhost', '127.0.0.1', '::1')"
-        accounts = self._client(st, f"SELECT user, host FROM mysql.user WHERE user IN ('', 'root') AND host IN {loopback}",
-                                bootstrap=True)
-        stmts = ["SET sql_log_bin=0"]
-        for user, host in (accounts[-1][1] if accounts else []):
-            account = f"{sql_quote(user)}@{sql_quote(host)}"
-            stmts.append(f"DROP USER {account}" if user == "" else
-                         f"ALTER USER {account} IDENTIFIED BY {sql_quote(self.root_password)}")
-        # Accounts for the machine's host name (root@<hostname>) are not loaded under
-        # --skip-name-resolve, so ALTER/DROP USER cannot see them: remove their rows.
-        stmts += [f"DELETE FROM mysql.global_priv WHERE user IN ('', 'root') AND host NOT IN {loopback}",
-                  f"DELETE FROM mysql.proxies_priv WHERE host NOT IN {loopback}",
-                  "FLUSH PRIVILEGES"]
         repl = f"{sql_quote(REPL_USER)}@'127.0.0.1'"
-        stmts += [f"CREATE USER {repl} IDENTIFIED BY {sql_quote(self.repl_password)}",
-                  f"GRANT REPLICATION SLAVE ON *.* TO {repl}"]
-        self._client(st, ";\n".join(stmts), bootstrap=True)
-        self._check_identity(st)
+        # Accounts for the machine's host name (root@<hostname>) are not loaded under
+        # --skip-name-resolve, so ALTER/DROP USER cannot see them: remove their rows, and the
+        # anonymous ones with them, before the grant tables are loaded.
+        stmts = [f"DELETE FROM mysql.global_priv WHERE user = '' OR (user = 'root' AND host NOT IN {loopback})",
+                 f"DELETE FROM mysql.proxies_priv WHERE host NOT IN {loopback}",
+                 "FLUSH PRIVILEGES",
+                 "ALTER USER IF EXISTS " + ", ".join(f"'root'@'{host}' IDENTIFIED BY {sql_quote(self.root_password)}"
+                                                     for host in ("localhost", "127.0.0.1", "::1")),
+                 f"CREATE USER {repl} IDENTIFIED BY {sql_quote(self.repl_password)}",
+                 f"GRANT REPLICATION SLAVE ON *.* TO {repl}"]
+        return "".join(f"{stmt};\n" for stmt in stmts)
 
     def _check_identity(self, st: _State) -> None:
         # Over TCP with the password: proves the port is ours and the credentials work.
@@ -798,17 +806,14 @@ class Cluster:
 
     # -- SQL --------------------------------------------------------------------------------
 
-    def _client(self, st: _State, statement: str, *, bootstrap: bool = False,
+    def _client(self, st: _State, statement: str, *,
                 timeout: float | None = None) -> list[tuple[list[str], list[list[str | None]]]]:
         if st.proc is None or st.proc.poll() is not None:
             raise HarnessError(f"node {st.node.id} is not running")
         timeout = self.sql_timeout if timeout is None else timeout
-        if bootstrap:
-            conn = ["--no-defaults", "--user=root", "--protocol=SOCKET", f"--socket={st.sock}"]
-        else:  # the option file keeps the password out of the process list
-            conn = [f"--defaults-file={os.path.join(self.root, 'client.cnf')}", "--protocol=TCP",
-                    "--host=127.0.0.1", f"--port={st.port}"]
-        args = [self.server.client, *conn, "--batch", "--xml", "--default-character-set=utf8mb4",
+        # The option file keeps the password out of the process list.
+        args = [self.server.client, f"--defaults-file={os.path.join(self.root, 'client.cnf')}", "--protocol=TCP",
+                "--host=127.0.0.1", f"--port={st.port}", "--batch", "--xml", "--default-character-set=utf8mb4",
                 f"--connect-timeout={max(1, int(min(timeout, 10)))}"]
         try:  # the statement on stdin, not argv: it may hold a password
             out = subprocess.run(args, input=statement.encode(), capture_output=True, timeout=timeout, env=self._env)
