@@ -122,7 +122,7 @@ def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type
     from hypothesis import seed as hypothesis_seed
     from hypothesis.stateful import run_state_machine_as_test
 
-    from replcheck.properties.machines.base import machine_for
+    from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 
     machine = hypothesis_seed(seed)(machine_for(m.cls, system))
     try:
@@ -130,7 +130,7 @@ def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type
         # change verify's results (the gate checks them).
         run_state_machine_as_test(machine, settings=settings(
             settings.get_profile("default"), max_examples=examples, stateful_step_count=20, deadline=None,
-            database=None, suppress_health_check=list(HealthCheck), print_blob=False))
+            database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
     except AssertionError as e:
         return machine, core.Witness(str(e).splitlines()[0])
     return machine, None

@@ -8,13 +8,13 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.properties.core import MACHINES
-from replcheck.properties.machines.base import machine_for
+from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 
 from conftest import model_system
 from replcheck.properties.machines.groupid import GroupIdMachine
 
 SEARCH = settings(max_examples=150, stateful_step_count=10, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck), print_blob=False)
+                  suppress_health_check=list(HealthCheck), print_blob=False, phases=SEARCH_PHASES)
 # What a replayed group violates: it is logged again with the same ID, applied twice, played past the halt.
 REPLAY = ("GGID.MONOTONIC", "GGID.RECOVERY.EXACTLY_ONCE", "GGID.RECOVERY.HALT")
 

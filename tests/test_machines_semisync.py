@@ -12,13 +12,13 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.properties.core import MACHINES
-from replcheck.properties.machines.base import machine_for
+from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 
 from conftest import model_system
 from replcheck.properties.machines.semisync import SemiSyncMachine
 
 SEARCH = settings(max_examples=150, stateful_step_count=15, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck), print_blob=False)
+                  suppress_health_check=list(HealthCheck), print_blob=False, phases=SEARCH_PHASES)
 # Visibility before the ack is AFTER_COMMIT's documented behaviour; what must be found is the loss.
 VISIBLE_WHILE_WAITING = ("WL6355.AFTER_SYNC.INVISIBLE",)
 
@@ -32,7 +32,7 @@ def search(wait_point: str, mutants=(), examples: int = 150):
 
 def test_after_commit_phantom_read_is_lost_on_failover():
     with pytest.raises(AssertionError) as info:
-        search("AFTER_COMMIT")
+        search("AFTER_COMMIT", examples=400)  # the story needs three steps in order: a wider search
     message = str(info.value)
     steps = [n for n in getattr(info.value, "__notes__", []) if n.startswith("state.")]
     assert message.startswith("WL6355.FAILOVER.NO_LOSS") and "read on A while ON" in message, message

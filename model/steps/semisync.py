@@ -49,6 +49,9 @@ def set_wait_for_slave_count(b: Builder, d: Draw) -> None:
 
 
 def shutdown_and_restart(b: Builder, d: Draw) -> None:
+    """A clean shutdown and a start, a moment after the last step: at once, or while a commit
+    still waits for its ack (MDEV-11853: what shutdown does to waiting sessions)."""
+    b.now += d.choice([0, 1, 10 * MS])
     b.op("shutdown", b.state["primary"])
     b.now += d.integer(0, 2 * S)
     b.op("restart", b.state["primary"])

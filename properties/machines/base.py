@@ -4,9 +4,11 @@ Family's (replcheck.model.steps), the ones the campaign generator takes, drawn b
 from __future__ import annotations
 
 import importlib
+import json
 from collections import Counter
 from typing import Sequence, TypeVar
 
+from hypothesis import Phase
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -16,6 +18,12 @@ from ..core import PROPERTIES
 from ..judge import System, judge_trace
 
 T = TypeVar("T")
+JUDGED_KEPT = 4096
+# Every phase but `explain`: after shrinking, Hypothesis's explain phase replays the example
+# hundreds of times to annotate which draws matter. On a machine that simulates the whole
+# History after every step that took minutes (a mutant found in 1.6 s, shrunk in 6 s, then
+# explained for 4 min); the shrunk steps and the witness already say what happened.
+SEARCH_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 
 
 def requirements_of(*features: str) -> tuple[str, ...]:
@@ -46,6 +54,7 @@ class HistoryMachine(RuleBasedStateMachine):
     FAMILY: Family
     system: System  # what the machine drives (machine_for sets it)
     exercised: Counter = Counter()  # per requirement, how many traces judged it; one per machine class
+    judged: dict = {}  # History text -> its Judgement, the most recent JUDGED_KEPT; one per machine class
     # Steps taken by the class's most recent run: after a failing run_state_machine_as_test,
     # Hypothesis's last replay is the shrunk example, so this is its length.
     last_steps: int = 0
@@ -60,7 +69,14 @@ class HistoryMachine(RuleBasedStateMachine):
     def properties_hold(self):
         if not self.b.header:
             return
-        j = judge_trace(self.system.run(self.b.history()), self.system.declares, self.system.name, self.REQUIREMENTS)
+        history = self.b.history()
+        key = json.dumps(history, sort_keys=True)
+        j = self.judged.get(key)
+        if j is None:  # shrinking replays the same prefixes over and over: judge each History once
+            j = judge_trace(self.system.run(history), self.system.declares, self.system.name, self.REQUIREMENTS)
+            if len(self.judged) >= JUDGED_KEPT:
+                self.judged.pop(next(iter(self.judged)))
+            self.judged[key] = j
         for verdict in j.verdicts:
             self.exercised[verdict.requirement] += verdict.checked > 0
         for verdict in j.findings:
@@ -95,4 +111,4 @@ def family_machine(family: Family) -> type[HistoryMachine]:
 def machine_for(base: type[HistoryMachine], system: System) -> type[HistoryMachine]:
     """The machine driving one system (a model, a mutant, any System)."""
     name = f"{base.__name__}_{''.join(c if c.isalnum() else '_' for c in system.name)}"
-    return type(name, (base,), {"system": system, "exercised": Counter(), "__module__": base.__module__})
+    return type(name, (base,), {"system": system, "exercised": Counter(), "judged": {}, "__module__": base.__module__})
