@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from replcheck.spec.formats import MAX_MASTER_DELAY, US
+
 from . import mutants as M
 
-US = 1_000_000
-MAX_DELAY = 2**31 - 1
 
 WL344, WL7318 = "wl344", "wl7318"
 
@@ -59,9 +59,9 @@ def parse_master_delay(text: str) -> tuple[int | None, int | None, str]:
     token = text.strip()
     if re.fullmatch(r"[0-9]+", token):
         value = int(token)
-        if value > MAX_DELAY:
+        if value > MAX_MASTER_DELAY:
             return None, ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, (
-                f"The requested value {value} for the master delay exceeds the maximum {MAX_DELAY}")
+                f"The requested value {value} for the master delay exceeds the maximum {MAX_MASTER_DELAY}")
         return value, None, ""
     return None, ER_PARSE_ERROR, (
         f"You have an error in your SQL syntax; check the manual that corresponds to your server "

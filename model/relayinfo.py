@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .delay import MAX_DELAY
+from replcheck.spec.formats import MAX_MASTER_DELAY
 
 NEW_FORMAT_FIELDS = 5
 FIELD_NAMES = ("relay_log_name", "relay_log_pos", "master_log_name", "master_log_pos", "delay")
@@ -76,8 +76,8 @@ def parse(content: str) -> RelayLogInfo:
             if not _is_integer(lines[n]):
                 raise RelayLogInfoError(n + 1, name, f"{lines[n]!r} is not a non-negative integer")
             ints[name] = int(lines[n])
-    if ints.get("delay", 0) > MAX_DELAY:
-        raise RelayLogInfoError(start + 5, "delay", f"{ints['delay']} exceeds the maximum {MAX_DELAY}")
+    if ints.get("delay", 0) > MAX_MASTER_DELAY:
+        raise RelayLogInfoError(start + 5, "delay", f"{ints['delay']} exceeds the maximum {MAX_MASTER_DELAY}")
     # Fields beyond the ones this version knows are skipped, like garbage.
     consumed = start + (count if not old else 4)
     if consumed > len(lines) - 1:

@@ -432,13 +432,21 @@ class Simulator:
 
     def _op_set_global(self, node: Node, op: dict) -> None:
         name, value = op["variable"], op["value"]
-        if name == "sql_slave_skip_counter" and isinstance(value, int) and value >= 0:
+        if name == "sql_slave_skip_counter" and (isinstance(value, bool) or not isinstance(value, int)):
+            # A number variable: ON/OFF or a string is refused (sys_var::check_type, ER_WRONG_TYPE_FOR_VAR).
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_TYPE_FOR_VAR,
+                      message=f"Incorrect argument type to variable '{name}'")
+            return
+        if name == "sql_slave_skip_counter":
+            # unsigned: a negative value is truncated to 0 with ER_TRUNCATED_WRONG_VALUE (1292) as a warning
+            truncated, value = value < 0, max(0, value)
             ch = node.channel
             if ch is not None and ch.sql_running:  # MariaDB, and MySQL before 5.7, refuse it then
                 self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
                           message="This operation cannot be performed as you have a running slave; run STOP SLAVE first")
                 return
-            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, warning=1292 if truncated else None,
+                      message=f"Truncated incorrect {name} value: '{op['value']}'" if truncated else "")
             if ch is not None:
                 ch.skip_counter = value
             return

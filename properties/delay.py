@@ -8,10 +8,10 @@ allows it (header resolution_us), and instances within it of a boundary are not 
 """
 from __future__ import annotations
 
+from replcheck.spec.formats import MAX_MASTER_DELAY, US
+
 from .core import Check, TraceView, checks
 
-US = 1_000_000
-MAX_DELAY = 2**31 - 1
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
 EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
 TRX_START = frozenset({"GTID_LOG_EVENT", "ANONYMOUS_GTID_LOG_EVENT"})
@@ -154,7 +154,7 @@ def read_relay_log_info(content: str) -> dict:
             return {"error": f"number_of_fields {n} < 5", "format": "new"}
         if len(lines) < n + 1 or not all(_number(x) for x in (lines[2], lines[4], lines[5])):
             return {"error": "truncated or non-numeric field", "format": "new"}
-        if int(lines[5]) > MAX_DELAY:
+        if int(lines[5]) > MAX_MASTER_DELAY:
             return {"error": f"delay {lines[5]} out of range", "format": "new"}
         return {"format": "new", "fields": n, "delay": int(lines[5]), "relay_log_name": lines[1],
                 "garbage": len(lines) > n + 1 or not content.endswith("\n")}
@@ -349,7 +349,7 @@ def _expected_error(text: str) -> int | None:
     token = str(text).strip()
     if not token.isascii() or not token.isdigit():
         return 1064  # negative or not an integer: a syntax error
-    return 1729 if int(token) > MAX_DELAY else None
+    return 1729 if int(token) > MAX_MASTER_DELAY else None
 
 
 def _judge_delay_stmt(v: TraceView, check: Check, s: dict, want: int | None) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 
+from replcheck.spec.formats import US
+
 from . import delay as delay_properties
 from .core import Check, TraceView, checks
 
-US = 1_000_000
 ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
 KNOWN = {0: "NONE", 1: "LOST_EVENTS"}
 EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})

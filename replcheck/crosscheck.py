@@ -25,8 +25,8 @@ from typing import Callable
 
 from replcheck import io
 from replcheck.spec import ROOT as SPEC
+from replcheck.spec.formats import US
 
-US = 1_000_000
 ASPECTS = ("apply", "commit", "visible", "read", "stmt", "data")
 # what two systems may differ in; `implementation`: a model, or the real server's version
 SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants", "implementation")

@@ -18,8 +18,8 @@ from typing import Callable
 from replcheck import catalogue, crosscheck, io, systems
 from replcheck.generate import TAIL_US, generate
 from replcheck.properties.judge import Judgement, judge
+from replcheck.spec.formats import US
 
-US = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+US = 1_000_000  # History and Trace times are µs of true time; one second is US
+# CHANGE MASTER TO MASTER_DELAY = N takes 0 <= N <= 2^31 - 1 seconds (WL#344; larger: error 1729)
+MAX_MASTER_DELAY = 2**31 - 1
 MAX_GROUP_ID = 2**64 - 1  # an unsigned 64-bit integer; 0 means "none" (mixed mode)
 
 # Errors as the rpl_hier test of the Google branch shows them.

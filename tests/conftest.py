@@ -16,6 +16,7 @@ from replcheck.systems import ModelSystem, get
 
 load_features()  # every feature's properties: a mutant may be killed by any of them
 US = 1_000_000
+REPO = Path(__file__).resolve().parent.parent  # the checkout: tests/ mirrors its layers
 HISTORIES = Path(str(ROOT.joinpath("histories")))
 
 
@@ -135,3 +136,16 @@ def assert_witness(verdict, tr, target: dict | None, expect: str) -> None:
     want_line = None if target is None else tr.line(target)
     assert any(expect in w.message and (want_line is None or want_line in w.lines) for w in verdict.witnesses), (
         f"no witness with {expect!r} at line {want_line}: {verdict.witnesses}")
+
+
+# Test tiers: a test is marked by what it needs, from the fixtures it uses, so that
+# `pytest -m "not (server or spark or browser or slow)"` is the fast tier (README, "Test tiers").
+TIER_FIXTURES = {"server": "server", "spark": "spark", "mutant_campaign": "spark", "browser_dir": "browser",
+                 "results": "slow"}  # test_report's `results` runs a whole verify
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture, tier in TIER_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(tier)

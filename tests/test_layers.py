@@ -7,8 +7,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 
 
 def replcheck_imports(path: Path) -> set[str]:

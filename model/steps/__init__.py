@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
+from replcheck.spec.formats import US
+
 from ..sim import Config, simulate
 
-S = 1_000_000
 MS = 1000
 T = TypeVar("T")
 
@@ -82,11 +83,11 @@ class Family:
 
 
 def time_passes(b: Builder, d: Draw) -> None:
-    b.now += d.integer(0, 12) * S + d.choice([0, 1, 499_999, 999_999])
+    b.now += d.integer(0, 12) * US + d.choice([0, 1, 499_999, 999_999])
 
 
 TIME_PASSES = Step("time_passes", 1, time_passes)
-TAIL_US = 12 * S  # long enough for pending waits to resolve (a family may need longer)
+TAIL_US = 12 * US  # long enough for pending waits to resolve (a family may need longer)
 
 
 def thread_kw(thread: str | None) -> dict:

@@ -2,7 +2,7 @@
 SLAVE, crashes, clock steps and log rotation, on a pair, a chain or a fan-out with clock offsets."""
 from __future__ import annotations
 
-from . import S, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
+from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
 
 TOPOLOGIES = {
     "pair": (["A", "B"], [("A", "B")]),
@@ -16,7 +16,7 @@ BAD_DELAYS = ["-1", "2147483648", "x", "2147483647"]
 def topology(b: Builder, d: Draw) -> None:
     names, links = TOPOLOGIES[d.choice(sorted(TOPOLOGIES))]
     delays = [d.integer(0, 8) for _ in range(2)]
-    offsets = [d.choice([0, 0, -3 * S, 2 * S + 400_000, 3600 * S]) for _ in range(3)]
+    offsets = [d.choice([0, 0, -3 * US, 2 * US + 400_000, 3600 * US]) for _ in range(3)]
     latency = d.choice([0, 1000, 300_000])
     nodes = [{"id": n, "clock_offset_us": off} for n, off in zip(names, offsets)]
     if d.boolean():
@@ -32,7 +32,7 @@ def topology(b: Builder, d: Draw) -> None:
 
 
 def commit(b: Builder, d: Draw) -> None:
-    statements = [{"duration_us": d.integer(0, 3 * S), "replica_cost_us": d.choice([0, 0, 2 * S])}
+    statements = [{"duration_us": d.integer(0, 3 * US), "replica_cost_us": d.choice([0, 0, 2 * US])}
                   for _ in range(d.integer(1, 3))]
     kw: dict = {"trx": b.trx_name(), "statements": statements}
     if d.boolean():
@@ -67,12 +67,12 @@ def reset_slave(b: Builder, d: Draw) -> None:
 def crash_and_restart(b: Builder, d: Draw) -> None:
     node = d.choice(b.state["replicas"] + ["A"])
     b.op("crash", node)
-    b.now += d.integer(0, 3 * S)
+    b.now += d.integer(0, 3 * US)
     b.op("restart", node)
 
 
 def clock_step(b: Builder, d: Draw) -> None:
-    delta = d.choice([-2 * S, S + 250_000, 3600 * S])
+    delta = d.choice([-2 * US, US + 250_000, 3600 * US])
     b.op("clock_step", d.choice(b.state["replicas"] + ["A"]), delta_us=delta)
 
 
@@ -87,5 +87,5 @@ FAMILY = Family("delay", topology, (
     # Long enough for both hops of a chain to wait out their largest delays (8 s each, D4: the
     # end-to-end delay is their sum): a shorter tail leaves C nothing applied to judge. (The
     # state machine's; the generator of version 3 stopped 12 s after the last step.)
-    tail_us=2 * 8 * S + 4 * S,
+    tail_us=2 * 8 * US + 4 * US,
     features=("delay",))

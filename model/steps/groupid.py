@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..recovery import COMMIT_POINTS, CRASH_POINTS
-from . import S, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, StepFn
+from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, StepFn
 
 
 class GroupIds:
@@ -143,7 +143,7 @@ def _server(d: Draw) -> str:
 
 
 def _pause(d: Draw) -> int:
-    return d.integer(300_000, 2 * S)
+    return d.integer(300_000, 2 * US)
 
 
 FAMILY = Family("groupid", topology, (
@@ -152,7 +152,7 @@ FAMILY = Family("groupid", topology, (
     _g("local_write_on_slave", GroupIds.local_write_on_slave, _server),
     # twice as often: the design's hazards sit at its crash points
     _g("crash_at_point", GroupIds.crash_at_point, _server, lambda d: d.choice(CRASH_POINTS), _pause, weight=2),
-    _g("crash_and_restart", GroupIds.crash_and_restart, _server, lambda d: d.integer(0, 2 * S), lambda d: d.boolean()),
+    _g("crash_and_restart", GroupIds.crash_and_restart, _server, lambda d: d.integer(0, 2 * US), lambda d: d.boolean()),
     _g("restart", GroupIds.restart, _server),
     _g("flush_logs", GroupIds.flush_logs, _server),
     _g("set_group_id", GroupIds.set_group_id, lambda d: d.integer(1, 1000)),
@@ -160,7 +160,7 @@ FAMILY = Family("groupid", topology, (
     _g("connect_by_group_id", GroupIds.connect_by_group_id, _server),
     # The state machine's failover and restore, which do nothing when they do not apply; the
     # generator of version 3 had preconditions instead and did not draw them.
-    _g("failover", GroupIds.failover, lambda d: d.integer(0, S)),
+    _g("failover", GroupIds.failover, lambda d: d.integer(0, US)),
     _g("restore", GroupIds.restore, _server)),
     tail_us=TAIL_US,
     features=("groupid", "recovery"))

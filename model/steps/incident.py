@@ -4,7 +4,7 @@ directly or through the injector (known and unknown codes), the seed's cluster g
 counters, STOP/START SLAVE, and crashes of the replica."""
 from __future__ import annotations
 
-from . import S, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
+from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
 
 
 def topology(b: Builder, d: Draw) -> None:
@@ -52,7 +52,7 @@ def slave_threads(b: Builder, d: Draw) -> None:
 
 def replica_crash(b: Builder, d: Draw) -> None:
     b.op("crash", "B")
-    b.now += d.integer(0, S)
+    b.now += d.integer(0, US)
     b.op("restart", "B", relay_log_recovery=d.boolean())
 
 

@@ -3,7 +3,7 @@ replicas stopping and starting their IO threads, lost acks, settings changed on 
 shutdown, and a crash of the primary followed by failover to the most advanced replica."""
 from __future__ import annotations
 
-from . import MS, S, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step
+from . import MS, US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step
 
 
 def topology(b: Builder, d: Draw) -> None:
@@ -53,7 +53,7 @@ def shutdown_and_restart(b: Builder, d: Draw) -> None:
     still waits for its ack (MDEV-11853: what shutdown does to waiting sessions)."""
     b.now += d.choice([0, 1, 10 * MS])
     b.op("shutdown", b.state["primary"])
-    b.now += d.integer(0, 2 * S)
+    b.now += d.integer(0, 2 * US)
     b.op("restart", b.state["primary"])
 
 
@@ -62,7 +62,7 @@ def crash_and_failover(b: Builder, d: Draw) -> None:
     choose (the reference model's Trace so far says which)."""
     primary, replicas = b.state["primary"], b.state["replicas"]
     b.op("crash", primary)
-    b.now += d.integer(1, S)
+    b.now += d.integer(1, US)
     _, obs = b.trace("wl7318")
     relayed = {r: sum(1 for o in obs if o["kind"] == "relay" and o["node"] == r and o.get("source") == primary)
                for r in replicas}

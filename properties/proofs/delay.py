@@ -11,9 +11,8 @@ import z3
 
 from replcheck.properties.core import COUNTEREXAMPLE, PROVED, proof
 from replcheck.properties.proofs import UNKNOWN, check as _check, combine as _combine, witness as _witness
+from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
-SEC = 1_000_000
-MAX_DELAY = 2**31  # CHANGE MASTER TO MASTER_DELAY = N, 0 <= N < 2^31
 RULES = ("WL344", "WL7318")
 
 
@@ -32,13 +31,13 @@ def _due(rule: str, t, o_m, o_s, n, compensate: bool = True):
     or committed (WL#7318) at true time t. z3's Int `/` floors for a positive divisor, which is
     C's truncation because stamps since the epoch are non-negative."""
     if rule == "WL344":
-        when = (t + o_m) / SEC  # header timestamp: whole seconds on the master's clock
-        stamp = when * SEC
+        when = (t + o_m) / US  # header timestamp: whole seconds on the master's clock
+        stamp = when * US
     else:
         ict = t + o_m  # immediate_commit_timestamp: µs on the master's clock, cut by the replica
-        stamp = (ict / SEC) * SEC
+        stamp = (ict / US) * US
     # The replica waits on its own clock; without compensation the offsets do not cancel.
-    local_due = stamp + n * SEC + ((o_s - o_m) if compensate else 0)
+    local_due = stamp + n * US + ((o_s - o_m) if compensate else 0)
     return local_due - o_s
 
 
@@ -49,7 +48,7 @@ def _scenario(rule: str, compensate: bool = True, tag: str = ""):
     due = _due(rule, v["t"], v["o_m"], v["o_s"], v["n"], compensate)
     apply = z3.If(due >= v["ready"], due, v["ready"])
     # ready >= t: the replica cannot read an event before the master produced it.
-    domain = [v["t"] >= 0, v["t"] + v["o_m"] >= 0, v["n"] >= 0, v["n"] < MAX_DELAY, v["ready"] >= v["t"]]
+    domain = [v["t"] >= 0, v["t"] + v["o_m"] >= 0, v["n"] >= 0, v["n"] <= MAX_MASTER_DELAY, v["ready"] >= v["t"]]
     return v, due, apply, domain
 
 
@@ -62,13 +61,13 @@ def promise_broken_by_whole_seconds():
     detail, outcomes = {}, []
     for rule in RULES:
         v, due, apply, domain = _scenario(rule)
-        early = v["t"] + v["n"] * SEC - apply
+        early = v["t"] + v["n"] * US - apply
         found, _ = _check(*domain, early > 0)
         if found != COUNTEREXAMPLE:
             outcomes.append(found)
             continue
         # The cut-off sub-second part of the stamp is the most the promise can be missed by.
-        bounded, _ = _check(*domain, early >= SEC)
+        bounded, _ = _check(*domain, early >= US)
         m = _witness(domain + [early > 0], list(v.values()), maximize=early)
         if bounded != PROVED or m is None:
             outcomes.append(UNKNOWN)
@@ -86,7 +85,7 @@ def promise_broken_by_whole_seconds():
              "the master executed (WL#344) or committed (WL#7318) it.")
 def one_second_slack_holds():
     def too_early(v, apply):
-        return apply <= v["t"] + v["n"] * SEC - SEC
+        return apply <= v["t"] + v["n"] * US - US
 
     detail, outcomes = {}, []
     for rule in RULES:
@@ -113,14 +112,14 @@ def clock_compensation_offset_independent():
         return v1, v2, due1, due2, d1 + d2 + [v1["t"] == v2["t"], v1["n"] == v2["n"]]
 
     v1, v2, due1, due2, dom = pair(True)
-    whole = [o % SEC == 0 for o in (v1["o_m"], v1["o_s"], v2["o_m"], v2["o_s"])]
+    whole = [o % US == 0 for o in (v1["o_m"], v1["o_s"], v2["o_m"], v2["o_s"])]
     a, _ = _check(*dom, *whole, due1 != due2)
-    b, _ = _check(*dom, z3.Or(due1 - due2 >= SEC, due2 - due1 >= SEC))
+    b, _ = _check(*dom, z3.Or(due1 - due2 >= US, due2 - due1 >= US))
     detail = {"whole_second_offsets": a, "arbitrary_offsets_spread_below_1s": b}
 
     v1, v2, due1, due2, dom = pair(False)
     pins = [v1["t"], v1["n"], v1["o_m"], v1["o_s"], v2["o_m"], v2["o_s"]]
-    m = _witness(dom + [z3.Or(due1 - due2 > SEC, due2 - due1 > SEC)], pins)
+    m = _witness(dom + [z3.Or(due1 - due2 > US, due2 - due1 > US)], pins)
     if m is None:
         return UNKNOWN, detail
     detail["mutant_counterexample"] = _values(m, {
@@ -161,7 +160,7 @@ def relay_log_info_formats_unambiguous():
     delay = z3.StrToInt(ls[4])
     ambiguous, m = _check(*(z3.InRe(ls[i], real_name) for i in (0, 2)),
                           *(z3.InRe(ls[i], count_line) for i in (1, 3, 4)),
-                          delay >= 365 * 86400, delay < MAX_DELAY)
+                          delay >= 365 * 86400, delay <= MAX_MASTER_DELAY)
     if ambiguous != COUNTEREXAMPLE:
         return UNKNOWN, detail
     lines = [m.eval(l, model_completion=True).as_string() for l in ls]

@@ -13,7 +13,8 @@ client (no client library needed), its XML output parsed so NULL and the string 
 Nothing outlives the harness: `close()` runs on `__exit__`, at exit and on SIGTERM/SIGINT;
 servers run in their own process groups with PR_SET_PDEATHSIG, so a `kill -9` of the harness
 kills them too, and a small watchdog process removes the temporary root in that case.
-Not thread-safe: drive one Cluster from one thread (the one that started it; see _preexec).
+Start, stop, kill and restart a Cluster from one thread (the one that started it; see _preexec);
+its SQL methods (sql, query, results, ...) may be called from any thread.
 """
 from __future__ import annotations
 
@@ -35,12 +36,13 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from replcheck.spec.formats import MAX_MASTER_DELAY
+
 BASEDIR_ENV = "REPLCHECK_MARIADB_BASEDIR"
 TMPDIR_ENV = "REPLCHECK_TMPDIR"
 TOOLS = ("mariadbd", "mariadb-install-db", "mariadb")
 NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # the History schema's id: also a safe directory name
 MAX_SERVER_ID = 2**32 - 1
-MAX_DELAY = 2**31 - 1
 REPL_USER = "repl"
 # The default redo log (96 MiB) would be most of each node's disk use and install time.
 FOOTPRINT_OPTIONS = ("--innodb-log-file-size=8M",)
@@ -248,8 +250,8 @@ class Topology:
                     raise TopologyError(f"topology: {name}: unknown node {end!r}")
             if c.source == c.replica:
                 raise TopologyError(f"topology: {name}: a node cannot replicate from itself")
-            if isinstance(c.delay, bool) or not isinstance(c.delay, int) or not 0 <= c.delay <= MAX_DELAY:
-                raise TopologyError(f"topology: {name}: MASTER_DELAY {c.delay!r} is not an integer in 0..{MAX_DELAY}")
+            if isinstance(c.delay, bool) or not isinstance(c.delay, int) or not 0 <= c.delay <= MAX_MASTER_DELAY:
+                raise TopologyError(f"topology: {name}: MASTER_DELAY {c.delay!r} is not an integer in 0..{MAX_MASTER_DELAY}")
             if c.replica in sources:
                 raise TopologyError(f"topology: node {c.replica!r} has two sources ({sources[c.replica]!r} and "
                                     f"{c.source!r}); one channel per replica is supported")
@@ -835,9 +837,15 @@ class Cluster:
     def _redact(self, text: str) -> str:
         return text.replace(self.root_password, "***").replace(self.repl_password, "***")
 
+    def results(self, node: str, statement: str, *,
+                timeout: float | None = None) -> list[tuple[list[str], list[list[str | None]]]]:
+        """Every result set of the statements (one session, separated by ';'), in order. Safe from
+        any thread: each call is a client process of its own and only reads the node's port."""
+        return self._client(self._state(node), statement, timeout=timeout)
+
     def query(self, node: str, statement: str, *, timeout: float | None = None) -> tuple[list[str], list[list[str | None]]]:
         """Columns and rows of the statement's (last) result set; ([], []) when it has none."""
-        results = self._client(self._state(node), statement, timeout=timeout)
+        results = self.results(node, statement, timeout=timeout)
         return results[-1] if results else ([], [])
 
     def sql(self, node: str, statement: str, *, timeout: float | None = None) -> list[list[str | None]]:

@@ -43,8 +43,8 @@ from replcheck.harness.ackproxy import AckProxy
 from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
 from replcheck.model import ops as O
 from replcheck.spec import formats as F
+from replcheck.spec.formats import US
 
-US = 1_000_000
 DEFAULT_EPOCH_US = 1_700_000_000_000_000  # the models' epoch when a History names none
 # MASTER_DELAY tokens a History may send to exercise the server's parser: numbers and bare words.
 DELAY_SQL = re.compile(r"^(-?[0-9]{1,20}(\.[0-9]{1,6})?|[A-Za-z]{1,16})$")
@@ -491,7 +491,7 @@ class Runner:
         probe = "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_yes_tx', 'Rpl_semi_sync_master_no_tx')"
         start = self.now()
         try:
-            results = self.cluster._client(self.cluster._state(node), f"{probe}; SELECT {CLOCK}; {stmt}; "
+            results = self.cluster.results(node, f"{probe}; SELECT {CLOCK}; {stmt}; "
                                                                        f"SELECT {CLOCK}, @@last_gtid; {probe}")
         except SqlError as e:
             o = self.commits[k] = self.emit("commit", node, trx=trx, gtid=None, start=start, errno=e.errno, message=e.message)
@@ -561,7 +561,7 @@ class Runner:
             listed = self._keep_binlogs(node) if purge else []
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
-                results = c._client(c._state(node), f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
+                results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
                 start, t = self._instant(results[0][1][0][0]), self._instant(results[-1][1][0][0])
                 errno, message = None, ""
                 warns = results[-2][1]
@@ -658,7 +658,7 @@ class Runner:
 
     def _present(self, node: str) -> dict[int, int]:
         c = self.cluster
-        results = c._client(c._state(node), POLL)
+        results = c.results(node, POLL)
         return self._counts(results)
 
     def _counts(self, results: list) -> dict[int, int]:
@@ -682,7 +682,7 @@ class Runner:
             if not c.is_running(node):
                 return
             with self._node_locks[node]:
-                results = c._client(c._state(node), POLL, timeout=10)
+                results = c.results(node, POLL, timeout=10)
         except HarnessError:
             return  # down or going down: nothing to see
         if len(results) != 10:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import assert_witness
+from conftest import assert_witness, REPO
 
 from replcheck import io
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
@@ -25,7 +25,7 @@ INCIDENT_REQUIREMENTS = {p.requirement for p in INCIDENT_PROPERTIES}
 INC_MUTANTS = [s.name for s in systems().values() if s.kind == "mutant" and INCIDENT_REQUIREMENTS & set(s.declares.kills)]
 M = "model:wl7318"  # the incident mutants are WL#7318 systems: compare them with this model
 RPL = "inc-rpl-incident"
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+CORPUS = REPO / "corpus"
 
 
 # -- small histories ------------------------------------------------------------------------------

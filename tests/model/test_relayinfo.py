@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replcheck.model.delay import MAX_DELAY
+from replcheck.spec.formats import MAX_MASTER_DELAY
 from replcheck.model.relayinfo import RelayLogInfo, RelayLogInfoError, overwrite, parse
 
 NEW = "5\n./relay.000001\n4\nbin.000001\n4\n0\n"
@@ -16,7 +16,7 @@ name_chars = st.characters(blacklist_characters="\n", blacklist_categories=("Cs"
 relay_names = st.builds(lambda a, b: f"{a}.{b}", st.text(name_chars, max_size=12), st.text(name_chars, max_size=8))
 master_names = st.text(name_chars, max_size=20)
 positions = st.integers(min_value=0, max_value=2**64)
-infos = st.builds(RelayLogInfo, relay_names, positions, master_names, positions, st.integers(0, MAX_DELAY))
+infos = st.builds(RelayLogInfo, relay_names, positions, master_names, positions, st.integers(0, MAX_MASTER_DELAY))
 garbage = st.text(max_size=60)
 examples = settings(max_examples=150, deadline=None)
 
@@ -148,7 +148,7 @@ def test_non_numeric_field(content, line, field, bad):
 
 # -- the delay's range ----------------------------------------------------------------------------
 def test_delay_up_to_2_31_minus_1():
-    assert parse(f"5\n./relay.000001\n4\nbin.000001\n4\n{MAX_DELAY}\n").delay == 2**31 - 1
+    assert parse(f"5\n./relay.000001\n4\nbin.000001\n4\n{MAX_MASTER_DELAY}\n").delay == 2**31 - 1
     with pytest.raises(RelayLogInfoError) as e:
-        parse(f"5\n./relay.000001\n4\nbin.000001\n4\n{MAX_DELAY + 1}\n")
+        parse(f"5\n./relay.000001\n4\nbin.000001\n4\n{MAX_MASTER_DELAY + 1}\n")
     assert (e.value.line, e.value.field) == (6, "delay")

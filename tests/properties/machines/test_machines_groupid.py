@@ -13,6 +13,8 @@ from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 from conftest import model_system
 from replcheck.properties.machines.groupid import GroupIdMachine
 
+pytestmark = pytest.mark.slow  # searches from scratch
+
 SEARCH = settings(max_examples=150, stateful_step_count=10, deadline=None, derandomize=True, database=None,
                   suppress_health_check=list(HealthCheck), print_blob=False, phases=SEARCH_PHASES)
 # What a replayed group violates: it is logged again with the same ID, applied twice, played past the halt.

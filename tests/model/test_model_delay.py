@@ -11,7 +11,7 @@ import pytest
 
 from replcheck.io import dumps_lines
 from replcheck.model.delay import (
-    ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, ER_PARSE_ERROR, MAX_DELAY, STATE_EXECUTING, STATE_IDLE, STATE_WAITING,
+    ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, ER_PARSE_ERROR, MAX_MASTER_DELAY, STATE_EXECUTING, STATE_IDLE, STATE_WAITING,
     WL344, WL7318, parse_master_delay)
 from replcheck.model.sim import ER_SLAVE_MUST_STOP, Config, simulate
 from replcheck.properties.core import VIOLATED
@@ -176,8 +176,8 @@ def test_change_master_on_a_running_slave_is_refused(kit):
 
 
 @pytest.mark.parametrize("text,want", [
-    ("0", (0, None)), ("20", (20, None)), (" 7 ", (7, None)), (str(MAX_DELAY), (MAX_DELAY, None)),
-    (str(MAX_DELAY + 1), (None, ER_MASTER_DELAY_VALUE_OUT_OF_RANGE)), ("99999999999999999999", (None, 1729)),
+    ("0", (0, None)), ("20", (20, None)), (" 7 ", (7, None)), (str(MAX_MASTER_DELAY), (MAX_MASTER_DELAY, None)),
+    (str(MAX_MASTER_DELAY + 1), (None, ER_MASTER_DELAY_VALUE_OUT_OF_RANGE)), ("99999999999999999999", (None, 1729)),
     ("-1", (None, ER_PARSE_ERROR)), ("+5", (None, 1064)), ("1.5", (None, 1064)), ("1e3", (None, 1064)),
     ("blah", (None, 1064)), ("", (None, 1064)), ("\u0663", (None, 1064)),
 ])

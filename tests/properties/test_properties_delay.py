@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import assert_witness
+from conftest import assert_witness, REPO
 
 from replcheck.io import load_history
 from replcheck.model.delay import STATE_IDLE, STATE_WAITING
@@ -25,7 +25,7 @@ HISTORY_NAMES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("his
                        if p.name.endswith(".jsonl"))
 MODELS = [s.name for s in systems().values() if s.kind == "model"]
 W344, W7318 = "model:wl344", "model:wl7318"
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+CORPUS = REPO / "corpus"
 
 
 # -- fault builders -------------------------------------------------------------------------------

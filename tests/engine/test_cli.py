@@ -10,8 +10,9 @@ import pytest
 from replcheck import io
 from replcheck.cli import main
 from replcheck.verify import embedded_histories
+from conftest import REPO
 
-HISTORIES = Path(__file__).resolve().parents[1] / "spec" / "histories"
+HISTORIES = REPO / "spec" / "histories"
 NORMAL = HISTORIES / "d1-normal-setup.jsonl"
 
 
@@ -151,6 +152,7 @@ def test_requirements_json_shows_evidence_for_every_requirement(capsys):
     assert "z3-proof" in by_id["WL344.RLI.UNAMBIGUOUS"] and "property" in by_id["WL344.WAIT.RULE"]
 
 
+@pytest.mark.slow
 def test_verify_writes_a_report_and_replaces_the_old_one_whole(tmp_path, capsys):
     out_dir = tmp_path / "report"
     out_dir.mkdir()
@@ -172,6 +174,7 @@ def test_verify_writes_a_report_and_replaces_the_old_one_whole(tmp_path, capsys)
     assert (out_dir / "traces" / "model-wl344" / "chain-hop-lag.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_verify_reports_a_surviving_mutant_as_a_finding(tmp_path, capsys):
     histories = tmp_path / "hist"
     histories.mkdir()

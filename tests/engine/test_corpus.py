@@ -10,8 +10,9 @@ import pytest
 from replcheck import catalogue, io, systems
 from replcheck.properties.judge import judge
 from replcheck.investigate import unexpected_differences
+from conftest import REPO
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+CORPUS = REPO / "corpus"
 ENTRIES = tomllib.loads((CORPUS / "corpus.toml").read_text())["entry"]
 
 

@@ -48,6 +48,7 @@ def test_models_violate_nothing_but_what_the_seeds_predict(kit, system, history)
     assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
 
 
+@pytest.mark.slow
 def test_embedded_scenarios_exercise_every_property(kit):
     # Otherwise the sweep above could pass by judging nothing.
     assert len(HISTORY_NAMES) >= 40 and len(MODELS) >= 4

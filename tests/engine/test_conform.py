@@ -19,8 +19,9 @@ from replcheck import catalogue, conform, crosscheck, io
 from replcheck.harness import runner
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 from test_harness_mariadb import require_server
+from conftest import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 US = 1_000_000
 
 

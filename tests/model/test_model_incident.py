@@ -16,13 +16,14 @@ import pytest
 from replcheck import io
 from replcheck.spec import ROOT
 from replcheck.systems import get, systems
+from conftest import REPO
 
 US = 1_000_000
 MODELS = [s.name for s in systems().values() if s.kind == "model"]
 INC_HISTORIES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("histories").iterdir()
                        if p.name.startswith("inc-") and p.name.endswith(".jsonl"))
 M = "model:wl7318"
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+CORPUS = REPO / "corpus"
 # rpl_incident.result, in the seed's (MySQL 5.1) spelling
 LOST_NONE = "The incident LOST_EVENTS occured on the master. Message: <none>"
 
@@ -335,3 +336,19 @@ def test_model_trace_validates_against_schema(kit, tmp_path, system, history):
     loaded_header, loaded = io.load_trace(path)
     assert loaded_header == header and len(loaded) == len(obs)
     assert any(o["kind"] == "binlog" and o["type"] == "INCIDENT_EVENT" for o in loaded)
+
+
+@pytest.mark.parametrize("value,errno,counter", [(False, 1232, 0), ("x", 1232, 0), (2, None, 2), (-1, None, 0)])
+def test_the_skip_counter_takes_a_number_only(value, errno, counter):
+    """SET GLOBAL sql_slave_skip_counter: ON/OFF or a string is ER_WRONG_TYPE_FOR_VAR (it once
+    reached SHOW SLAVE STATUS as Skip_Counter false); a negative number is truncated to 0."""
+    from replcheck.systems import get
+
+    h = {"header": {"schema": "replcheck.history/1", "name": "skip", "sample_every_us": 1_000_000, "end_us": 2_000_000,
+                    "topology": {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B"}]}},
+         "ops": [{"at": 0, "op": "stop_slave", "node": "B", "thread": "sql"},
+                 {"at": 1, "op": "set_global", "node": "B", "variable": "sql_slave_skip_counter", "value": value}]}
+    _, obs = get("model:wl344").run(h)
+    [stmt] = [o for o in obs if o["kind"] == "stmt" and o["op"] == "set_global"]
+    assert stmt["errno"] == errno and (stmt.get("warning") == 1292) == (value == -1)
+    assert [o["Skip_Counter"] for o in obs if o["kind"] == "status" and o["node"] == "B"][-1] == counter

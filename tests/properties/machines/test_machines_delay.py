@@ -11,6 +11,8 @@ from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 from conftest import model_system
 from replcheck.properties.machines.delay import DelayMachine
 
+pytestmark = pytest.mark.slow  # searches from scratch
+
 CI = settings(max_examples=60, stateful_step_count=12, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck), print_blob=False, phases=SEARCH_PHASES)
 

@@ -15,8 +15,9 @@ from jsonschema import Draft202012Validator
 
 from replcheck import io, report
 from replcheck.cli import main
+from conftest import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 HISTORIES = ROOT / "spec" / "histories"
 
 
@@ -131,6 +132,7 @@ def test_bad_gate_file_is_one_line(results, tmp_path, capsys):
     assert main(["gate", str(gate), str(results)]) == 2
 
 
+@pytest.mark.slow
 def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
     """The CI gate itself: `replcheck verify` on its embedded defaults, as users run it (a process
     of its own), gives exactly the verdicts pinned in ci/models.toml."""
