@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from . import mutants as M
 from . import recovery as R
-from . import sim as S  # the simulator's binlog and error constants (the simulator imports this module too)
 from .delay import US, Event
 
 if TYPE_CHECKING:
@@ -45,11 +44,6 @@ def must_halt(incoming: int, last: int, rule: str = HALT_NOT_HIGHER) -> bool:
 
 
 # -- the binlog index file ---------------------------------------------------------------------
-def last_group_id(entries: list[F.IndexEntry]) -> int:
-    """After a clean shutdown: the group ID of the last entry (0 for an old-format index)."""
-    return entries[-1].group_id if entries else 0
-
-
 # -- SET BINLOG_GROUP_ID, SHOW BINLOG INFO FOR ------------------------------------------------------
 def check_set_group_id(hierarchical: bool, privileged: bool, current: int, new: int,
                        with_reset: bool) -> tuple[int | None, str]:
@@ -212,7 +206,7 @@ class Hierarchy:
             # The design drops Stop events under --rpl-hierarchical: one would consume an ID.
             when = sim._local(node, sim.now) // US
             sim._write_binlog(node, [Event("STOP_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
-                                           size=S.QUERY_SIZE)], node.group_id + 1)
+                                           size=F.QUERY_SIZE)], node.group_id + 1)
         self.close_index_entry(node)
 
     def emit_index(self, node: Node) -> None:
@@ -370,7 +364,7 @@ class Hierarchy:
         if gid:
             found = self.binlog_info(source, gid, asker)
             return (found.log_name, found.pos) if found else None
-        return self._first_binlog(source), S.BINLOG_START
+        return self._first_binlog(source), F.BINLOG_START
 
     @staticmethod
     def _first_binlog(node: Node) -> str:
@@ -410,7 +404,7 @@ class Hierarchy:
         sim = self.sim
         donor, source = sim.nodes[op["from"]], sim.nodes[op.get("source", op["from"])]
         if node.up or node.replicas or source is node or donor is node or not source.up:
-            sim.emit("stmt", node.id, op="restore", errno=S.ER_BAD_SLAVE,
+            sim.emit("stmt", node.id, op="restore", errno=F.ER_BAD_SLAVE,
                      message="restore needs a stopped server without slaves, and a running source and donor")
             return
         saved = donor.group_id
@@ -429,7 +423,7 @@ class Hierarchy:
         if op.get("set_group_id", True):
             self.set_binlog_group_id(node, {"op": "set_binlog_group_id", "group_id": saved, "with_reset": True})
         place = self._place_by_group_id(source, node.group_id, node)
-        file, pos = place or (self._first_binlog(source), S.BINLOG_START)
+        file, pos = place or (self._first_binlog(source), F.BINLOG_START)
         sim._change_source(ch, source, file, pos)
         ch.exec_group_id = node.group_id
         sim._write_relay_log_info(ch)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from replcheck.spec import formats as F
 
-from . import groupid as G
 
 # Where an armed crash fires (mysql-test's debug crash points), in the order a commit passes them.
 BEFORE_BINLOG_WRITE = "before_binlog_write"
@@ -36,12 +35,17 @@ def recovered_group_id(index_group_id: int, dirty_file_group_ids: list[int], ign
     return 0 if ignore_index else index_group_id
 
 
+def last_group_id(entries: list[F.IndexEntry]) -> int:
+    """After a clean shutdown: the group ID of the last entry (0 for an old-format index)."""
+    return entries[-1].group_id if entries else 0
+
+
 def startup_group_id(entries: list[F.IndexEntry], dirty: bool, last_file_group_ids: list[int],
                      ignore_index: bool = False) -> int:
     """Clean shutdown: the last index entry (fixed at close). Crash: recover the last binlog only."""
     if not dirty:
-        return G.last_group_id(entries)
-    return recovered_group_id(G.last_group_id(entries), last_file_group_ids, ignore_index)
+        return last_group_id(entries)
+    return recovered_group_id(last_group_id(entries), last_file_group_ids, ignore_index)
 
 
 def sql_restart_position(relay_log_info_pos: int, engine_pos: int | None, rpl_transaction_enabled: bool) -> int:

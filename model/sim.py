@@ -23,6 +23,7 @@ from operator import attrgetter
 from typing import Any, Callable
 
 from replcheck.spec import formats as F
+from replcheck.spec.formats import BINLOG_START, ER_BAD_SLAVE, FDE_SIZE, GTID_SIZE, QUERY_SIZE, ROTATE_SIZE, XID_SIZE
 
 from . import delay as D
 from . import groupid as G
@@ -34,11 +35,8 @@ from . import semisync as SS
 from .delay import US, Event
 from .ops import OPS
 
-FDE_SIZE, ROTATE_SIZE, GTID_SIZE, QUERY_SIZE, XID_SIZE = 120, 48, 42, 80, 31
-BINLOG_START = 4  # the magic number precedes the first event
 
 ER_SLAVE_MUST_STOP = 1198
-ER_BAD_SLAVE = 1200
 ER_MASTER_INFO = 1201
 ER_SLAVE_WAS_RUNNING = 1254
 ER_SLAVE_WAS_NOT_RUNNING = 1255

@@ -275,7 +275,7 @@ class Progress:
 def run(plan: Plan, out: Path, master: str | None = "local[*]", verbose: bool = False, spark=None,
         emit: Callable[[str], None] | None = None, wave: int | None = None) -> dict:
     """Run (or resume) the campaign into OUT; returns the summary (also OUT/summary.json)."""
-    emit = emit or (lambda msg: print(f"[campaign] {msg}", file=sys.stderr, flush=True))
+    emit = emit or io.progress("campaign")
     out = Path(out)
     _check_out(out, plan)
     table = out / "table"

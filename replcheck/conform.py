@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 import tempfile
 import tomllib
 from dataclasses import dataclass, replace
@@ -75,7 +74,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
             tmpdir: str | None = None, scale: float | None = None,
             progress: Callable[[str], None] | None = None) -> dict:
     """Run the scenarios (or the given History files), write the report directory, return the results document."""
-    progress = progress or (lambda msg: print(f"[conform] {msg}", file=sys.stderr, flush=True))
+    progress = progress or io.progress("conform")
     load_features()
     if history_files:
         scenarios = [Scenario(Path(p).stem, Path(p), True, scale or 0.1, ()) for p in history_files]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -172,6 +173,11 @@ def dumps_lines(header: dict, rows: Iterable[dict]) -> str:
 
 def dumps_history(history: dict) -> str:
     return dumps_lines(history["header"], history["ops"])
+
+
+def progress(command: str) -> Callable[[str], None]:
+    """How long work shows progress: one line on stderr per step, `[command] what`."""
+    return lambda msg: print(f"[{command}] {msg}", file=sys.stderr, flush=True)
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -189,7 +188,7 @@ def _shown_path(path: Path) -> str:
 
 def verify(out: Path, names: list[str] | None = None, histories: list[Path] | None = None, examples: int = 60,
            seed: int = 0, progress: Callable[[str], None] | None = None) -> Results:
-    progress = progress or (lambda msg: print(f"[verify] {msg}", file=sys.stderr, flush=True))
+    progress = progress or io.progress("verify")
     load_features()
     names = names or list(systems.systems())
     for name in names:

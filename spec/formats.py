@@ -11,6 +11,10 @@ from dataclasses import dataclass
 US = 1_000_000  # History and Trace times are µs of true time; one second is US
 # CHANGE MASTER TO MASTER_DELAY = N takes 0 <= N <= 2^31 - 1 seconds (WL#344; larger: error 1729)
 MAX_MASTER_DELAY = 2**31 - 1
+# Binlog files: the magic number precedes the first event; sizes of the events as the model writes them.
+BINLOG_START = 4
+FDE_SIZE, ROTATE_SIZE, GTID_SIZE, QUERY_SIZE, XID_SIZE = 120, 48, 42, 80, 31
+ER_BAD_SLAVE = 1200  # the slave's configuration (or, here, a restore's conditions) does not allow it
 MAX_GROUP_ID = 2**64 - 1  # an unsigned 64-bit integer; 0 means "none" (mixed mode)
 
 # Errors as the rpl_hier test of the Google branch shows them.

@@ -36,6 +36,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from replcheck.io import progress
 from replcheck.spec.formats import MAX_MASTER_DELAY
 
 BASEDIR_ENV = "REPLCHECK_MARIADB_BASEDIR"
@@ -961,4 +962,4 @@ class Cluster:
 
     def _log(self, msg: str) -> None:
         if self.verbose:
-            print(f"replcheck.harness: {msg}", file=sys.stderr, flush=True)
+            progress("harness")(msg)

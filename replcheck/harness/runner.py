@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import os
 import re
-import sys
 import threading
 import time
 from typing import Any, Callable
@@ -51,7 +50,6 @@ DELAY_SQL = re.compile(r"^(-?[0-9]{1,20}(\.[0-9]{1,6})?|[A-Za-z]{1,16})$")
 VARIABLE = re.compile(r"^[a-z_]{1,64}$")
 WORD = re.compile(r"^[A-Za-z_]{1,32}$")
 LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-ER_BAD_SLAVE = 1200  # the server's "not configured as slave", as the models answer a failover of a non-replica
 ER_STMT_CACHE_FULL = 1705
 CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came  # a non-transactional statement's changes could not be binlogged: an incident
 ORDER = {"visible": 0, "binlog": 1, "apply": 2, "status": 4, "server_status": 5, "log": 6, "data": 7}
@@ -595,10 +593,10 @@ class Runner:
         node, c = op["node"], self.cluster
         old = self.sources.get(node)
         if old is None:
-            self.emit("error", node, op="failover", errno=ER_BAD_SLAVE, message="not a replica")
+            self.emit("error", node, op="failover", errno=F.ER_BAD_SLAVE, message="not a replica")
             return
         if op.get("elect") and (node := self._elect(old)) is None:
-            self.emit("error", op["node"], op="failover", errno=ER_BAD_SLAVE, message=f"no running replica of {old} to elect")
+            self.emit("error", op["node"], op="failover", errno=F.ER_BAD_SLAVE, message=f"no running replica of {old} to elect")
             return
         self.emit("failover", node, old=old)
         for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
@@ -1045,6 +1043,3 @@ def _semi_sync(history: dict) -> bool:
 def run_history(history: dict, **kwargs) -> tuple[dict, list[dict]]:
     return Runner(history, **kwargs).run()
 
-
-def stderr_progress(msg: str) -> None:
-    print(f"[conform] {msg}", file=sys.stderr, flush=True)

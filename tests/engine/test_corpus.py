@@ -3,7 +3,6 @@ fixed, exactly as its entry says."""
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 import pytest
 

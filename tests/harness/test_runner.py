@@ -12,6 +12,7 @@ import pytest
 from replcheck import io
 from replcheck.features import load_features
 from replcheck.harness import runner as R
+from replcheck.spec import formats as F
 from replcheck.harness.mariadb import Cluster
 from replcheck.properties import core
 from test_harness_mariadb import require_server
@@ -294,7 +295,7 @@ def test_failover_by_gtid_promotes_and_repoints(server, short_tmp):
         [("failover", "B", "A"), ("promoted", "B", "A")]
     steps = [(o["op"], o.get("thread"), o["errno"]) for o in obs if o["kind"] == "stmt" and o["node"] == "B"]
     assert steps == [("stop_slave", None, None), ("change_master", None, None), ("start_slave", "sql", None)]
-    assert any(o["kind"] == "error" and o["node"] == "B" and o["errno"] == R.ER_BAD_SLAVE for o in obs)
+    assert any(o["kind"] == "error" and o["node"] == "B" and o["errno"] == F.ER_BAD_SLAVE for o in obs)
     assert {o["node"]: o["counts"] for o in obs if o["kind"] == "data"} == {"B": {"t1": 1, "t2": 1}, "C": {"t1": 1, "t2": 1}}
     t2 = next(o for o in obs if o["kind"] == "commit" and o["trx"] == "t2")
     assert t2.get("errno") is None and t2["gtid"].startswith("0-2-")  # B's own server_id

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replcheck.model import groupid as G
+from replcheck.model import recovery as R
 from replcheck.spec import formats as F
 
 M = "model:groupid"
@@ -37,7 +38,7 @@ def test_index_line_with_bars_in_the_path():
 def test_old_format_reads_with_group_id_zero():
     entries = F.parse_index(b"./master-bin.000001\n./master-bin.000002\n")
     assert entries == [F.IndexEntry(b"./master-bin.000001", 0, True), F.IndexEntry(b"./master-bin.000002", 0, True)]
-    assert G.last_group_id(entries) == 0
+    assert R.last_group_id(entries) == 0
     # Not a group ID: a sign, a leading zero, 2^64: the whole line is an (old-format) path.
     for line in (b"a|-1|", b"a|007|", b"a|18446744073709551616|", b"a||"):
         assert F.parse_index_line(line) == F.IndexEntry(line, 0, True)

@@ -9,7 +9,6 @@ peer suites and the seed), not read back from the model's own tables.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -7,7 +7,6 @@ dropped error...). Each violation must be reported with a witness naming the fau
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import pytest

@@ -9,7 +9,6 @@ must be reported with a witness naming the faulty observation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import pytest
