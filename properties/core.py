@@ -198,19 +198,21 @@ class TraceView:
             self._memo[key] = build()
         return self._memo[key]
 
-    def offset_at(self, node: str, t: int) -> int:
-        """The node's clock offset (local minus true time, µs) in force at true time t."""
+    def offset_at(self, node: str, t: int, line: int | None = None) -> int:
+        """The node's clock offset (local minus true time, µs) in force at true time t; with the
+        line of an observation at t, only the steps the trace shows before it (a clock step in
+        the same µs after a binlog write did not change that write's time)."""
         steps = self.memo("clock_steps", self._clock_steps)
         off = self.nodes.get(node, {}).get("clock_offset_us", 0)
-        for when, who, delta in steps:
-            if when > t:
+        for when, step_line, who, delta in steps:
+            if when > t or (when == t and line is not None and step_line > line):
                 break
             if who == node:
                 off += delta
         return off
 
     def _clock_steps(self):
-        return [(o["t"], o["node"], o["delta_us"]) for o in self.kind("clock_step")]
+        return [(o["t"], o["_line"], o["node"], o["delta_us"]) for o in self.kind("clock_step")]
 
 
 def run_properties(view: TraceView, feature: str | None = None) -> list[Verdict]:

@@ -93,12 +93,12 @@ class DelayIndex:
             b = self.binlog.get((a["source"], a["gtid"], a["idx"]))
             if b is None:
                 return None
-            base = a["ict"] // US * US - self.v.offset_at(a["source"], b["t"])
+            base = a["ict"] // US * US - self.v.offset_at(a["source"], b["t"], b["_line"])
         else:
             o = self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
             if o is None:
                 return None
-            base = a["when"] * US - self.v.offset_at(o["node"], o["t"])
+            base = a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
         return base - self.v.header.get("epoch_us", 0) + delay * US
 
     def stops(self, node: str) -> list[int]:
@@ -729,7 +729,7 @@ def immediate_commit_timestamp(v: TraceView, check: Check) -> None:
     epoch = v.header.get("epoch_us", 0)
     for b in v.kind("binlog"):
         if b["type"] in TRX_START and v.nodes.get(b["node"], {}).get("commit_timestamps"):
-            local = epoch + b["t"] + v.offset_at(b["node"], b["t"])
+            local = epoch + b["t"] + v.offset_at(b["node"], b["t"], b["_line"])
             check.judge(b.get("ict") is not None and abs(b["ict"] - local) <= v.resolution_us,
                         f"{b['node']} binlogged {b['trx']} at local {local} µs with immediate_commit_timestamp {b.get('ict')}", b)
 

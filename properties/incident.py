@@ -327,7 +327,7 @@ def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
                        and b.get("message") == r.get("message")), None)
         if origin is None:
             continue
-        due = r["when"] * US - v.offset_at(origin["node"], origin["t"]) - epoch + delay * US
+        due = r["when"] * US - v.offset_at(origin["node"], origin["t"], origin["_line"]) - epoch + delay * US
         check.judge(stop["t"] + v.resolution_us >= due, f"{r['node']} stopped at the incident at {stop['t']}, due at {due}", r, stop)
 
 

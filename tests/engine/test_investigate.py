@@ -142,3 +142,13 @@ def test_a_bad_rules_file_is_one_clear_error(text, field, tmp_path):
     with pytest.raises(io.InputError) as e:
         crosscheck.rules(str(path))
     assert e.value.field == field and str(path) in str(e.value)
+
+
+def test_a_change_due_after_the_end_under_one_delay_rule_is_an_expected_data_difference():
+    """Seed 6, History 50 (generator 4): under WL#344 t2 is due after the History ends, so C does
+    not hold it at the end; the final-copies aspect follows the apply difference's rule."""
+    history = generate(6, 50)
+    assert investigate.unexpected_differences(history, "model:wl344", "model:wl7318") == []
+    left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
+    [data] = [d for d in crosscheck.compare(left, right) if d.aspect == "data"]
+    assert data.expected and data.rule == "delay.visible-when-applied" and (data.node, data.subject) == ("C", "t2")

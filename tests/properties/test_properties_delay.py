@@ -423,3 +423,17 @@ def test_restore_ends_the_stop_of_a_crashed_slave(kit):
     tr.drop(tr.first("restore", node="B"))
     assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, tr.first("apply", node="B", type="ROTATE_EVENT", t=107348),
                    "B executed ROTATE_EVENT of None at 107348 while stopped since 0")
+
+
+def test_a_clock_step_in_the_same_microsecond_after_a_binlog_write_does_not_move_it(kit):
+    """Found by a campaign (seed 6, History 799): B binlogged t1 and then, in the same µs, its
+    clock stepped; the step must count only for what the trace shows after it."""
+    tr = kit.run(W7318, "d1-normal-setup")
+    write = tr.first("binlog", node="A", trx="t1", type="GTID_LOG_EVENT")
+    step = {"t": write["t"], "kind": "clock_step", "node": "A", "delta_us": 1_250_000}
+    tr.obs.insert(tr.index(write) + 1, step)
+    assert kit.verdict("WL7318.ICT", tr).status == "pass"
+    tr.drop(step)
+    tr.insert_before(write, step)  # a step before the write: its commit timestamp must show it
+    v = kit.verdict("WL7318.ICT", tr)
+    assert v.status == "violated" and "A binlogged t1" in v.witnesses[0].message
