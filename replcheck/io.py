@@ -265,11 +265,31 @@ def progress(command: str) -> Callable[[str], None]:
     return lambda msg: print(f"[{command}] {msg}", file=sys.stderr, flush=True)
 
 
+# The mode a new file gets, for the temporary file (mkstemp makes it 0600). Read once, at import,
+# before any thread starts: os.umask can only be read by setting it.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """A regular file, or a new one, is replaced whole by renaming a temporary file over it, so a failed
+    run never leaves it half-written; a FIFO or character device (/dev/stdout) is written straight, as
+    the rename would replace it with a file; anything else (a symbolic link, a directory) is refused."""
     path = Path(path)
+    try:
+        mode: int | None = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    if mode is not None and not stat.S_ISREG(mode):
+        raise InputError(path, None, "", "not a regular file, FIFO or character device: refused as an output")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

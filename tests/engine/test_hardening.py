@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from replcheck import campaign
+from replcheck import campaign, io
 from replcheck.cli import main
 from conftest import REPO
 
@@ -109,3 +112,34 @@ def test_campaign_refuses_what_it_cannot_record(tmp_path, capsys, argv, message)
 
 def test_verify_refuses_an_empty_system_list(tmp_path, capsys):
     assert "unknown system ''" in error_of(capsys, "verify", "--systems", "", "--out", str(tmp_path / "v"))
+
+
+def test_out_refuses_a_symlink_and_a_directory(tmp_path, capsys):
+    target = tmp_path / "target"
+    target.write_text("kept\n")
+    (tmp_path / "link").symlink_to(target)
+    assert "link: not a regular file" in error_of(capsys, "simulate", str(NORMAL), "--out", str(tmp_path / "link"))
+    assert (tmp_path / "link").is_symlink() and target.read_text() == "kept\n"
+    (tmp_path / "dir").mkdir()
+    assert "dir: not a regular file" in error_of(capsys, "simulate", str(NORMAL), "--out", str(tmp_path / "dir"))
+
+
+def test_out_writes_straight_to_a_fifo_and_a_character_device(tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with ThreadPoolExecutor(1) as pool:
+        read = pool.submit(fifo.read_text)
+        assert main(["simulate", str(NORMAL), "--out", str(fifo)]) == 0
+        assert read.result(timeout=30).startswith('{"schema": "replcheck.trace/1"')
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert main(["simulate", str(NORMAL), "--out", "/dev/null"]) == 0
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+
+
+def test_out_has_the_umask_mode_or_keeps_the_replaced_file_mode(tmp_path):
+    io.write_atomic(tmp_path / "new", "x")  # not mkstemp's 0600
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o666 & ~io._UMASK
+    (tmp_path / "kept").write_text("old")
+    os.chmod(tmp_path / "kept", 0o640)
+    io.write_atomic(tmp_path / "kept", "new")
+    assert stat.S_IMODE((tmp_path / "kept").stat().st_mode) == 0o640 and (tmp_path / "kept").read_text() == "new"
