@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
 
 from replcheck.spec import ROOT as SPEC
 
@@ -42,12 +43,19 @@ Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Vali
 
 
 @lru_cache(maxsize=None)
+def _registry() -> Registry:
+    """Every schema by its $id, so that one refers to another's definitions (a Trace's nodes are a History's)."""
+    schemas = [schema(p.name.removesuffix(".schema.json")) for p in SPEC.joinpath("schemas").iterdir()]
+    return Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas if "$id" in s)
+
+
+@lru_cache(maxsize=None)
 def _validator(name: str, *path: str) -> Draft202012Validator:
     root = schema(name)
     node: Any = root
     for p in path:
         node = node[p]
-    return Validator({**node, "$defs": root["$defs"]})
+    return Validator({**node, "$defs": root["$defs"]}, registry=_registry())
 
 
 @lru_cache(maxsize=None)
@@ -59,7 +67,7 @@ def _op_validator(op: str) -> Draft202012Validator:
     merged.update(type="object", additionalProperties=False,
                   properties={**common["properties"], **own.get("properties", {})},
                   required=common["required"] + own.get("required", []))
-    return Validator({**merged, "$defs": root["$defs"]})
+    return Validator({**merged, "$defs": root["$defs"]}, registry=_registry())
 
 
 def _path(prefix: str, parts: Iterable) -> str:
@@ -175,6 +183,9 @@ def load_history(path: str | os.PathLike) -> dict:
     return {"header": header, "ops": [op for _, op in out]}
 
 
+NODE_FIELDS = {"restore": ("from", "source"), "change_master": ("master_host",)}  # besides `node`, what names a node
+
+
 def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -> None:
     ids, servers = set(), set()
     for i, node in enumerate(topo["nodes"]):
@@ -202,8 +213,9 @@ def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -
             seen.append(n)
     trx_names = set()
     for n, op in ops:
-        if op["node"] not in ids:
-            raise InputError(path, n, "node", f"unknown node {op['node']!r}")
+        for field in ("node", *NODE_FIELDS.get(op["op"], ())):
+            if field in op and op[field] not in ids:
+                raise InputError(path, n, field, f"unknown node {op[field]!r}")
         if op["op"] == "trx" and "trx" in op:
             if op["trx"] in trx_names:
                 raise InputError(path, n, "trx", f"duplicate transaction name {op['trx']!r}")

@@ -143,3 +143,74 @@ def test_out_has_the_umask_mode_or_keeps_the_replaced_file_mode(tmp_path):
     os.chmod(tmp_path / "kept", 0o640)
     io.write_atomic(tmp_path / "kept", "new")
     assert stat.S_IMODE((tmp_path / "kept").stat().st_mode) == 0o640 and (tmp_path / "kept").read_text() == "new"
+
+
+def trace_with_header(tmp_path, **topology_patch) -> str:
+    lines = main_trace_lines(tmp_path)
+    header = json.loads(lines[0])
+    header["topology"].update(topology_patch)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    return str(path)
+
+
+def main_trace_lines(tmp_path) -> list[str]:
+    assert main(["simulate", str(NORMAL), "--out", str(tmp_path / "base.jsonl")]) == 0
+    return (tmp_path / "base.jsonl").read_text().splitlines()
+
+
+@pytest.mark.parametrize("patch,field", [
+    ({"nodes": [{"id": "A", "server_id": "1"}, {"id": "B"}]}, "topology.nodes[0].server_id"),
+    ({"nodes": [{"id": "A", "variables": "x"}, {"id": "B"}]}, "topology.nodes[0].variables"),
+    ({"nodes": [{"id": "A", "variables": {"rpl_semi_sync_master_timeout": "10"}}, {"id": "B"}]},
+     "topology.nodes[0].variables.rpl_semi_sync_master_timeout"),
+    ({"nodes": [{"id": "A\n"}, {"id": "B"}]}, "topology.nodes[0].id"),
+    ({"channels": [{"source": "A", "replica": "B", "delay": "20"}]}, "topology.channels[0].delay"),
+    ({"channels": "A->B"}, "topology.channels"),
+])
+def test_a_trace_header_the_properties_cannot_read_is_refused(tmp_path, capsys, patch, field):
+    assert f"t.jsonl:1: {field}" in error_of(capsys, "check-trace", trace_with_header(tmp_path, **patch))
+
+
+@pytest.mark.parametrize("line,field", [
+    ('{"at": 1e8, "op": "trx", "node": "A"}', "h.jsonl:2: at: 100000000.0 is not of type 'integer'"),
+    ('{"at": 0, "op": "change_master", "node": "B", "delay": 5.0}', "h.jsonl:2: delay: MASTER_DELAY 5.0"),
+    ('{"at": 1000000000001, "op": "trx", "node": "A"}', "h.jsonl:2: at: 1000000000001 is greater than the maximum"),
+    ('{"at": 0, "op": "lose_acks", "node": "B", "count": 70000}', "h.jsonl:2: count: 70000 is greater than the maximum"),
+    ('{"at": 0, "op": "trx", "node": "A\\n"}', "h.jsonl:2: node: 'A\\n' does not match"),
+    ('{"at": 0, "op": "set_global", "node": "A", "variable": "x\\n", "value": 1}', "h.jsonl:2: variable: 'x\\n' does not match"),
+    ('{"at": 0, "op": "restore", "node": "B", "from": "Z"}', "h.jsonl:2: from: unknown node 'Z'"),
+    ('{"at": 0, "op": "restore", "node": "B", "from": "A", "source": "Y"}', "h.jsonl:2: source: unknown node 'Y'"),
+    ('{"at": 0, "op": "change_master", "node": "B", "master_host": "Q", "master_log_file": "f", "master_log_pos": 4}',
+     "h.jsonl:2: master_host: unknown node 'Q'"),
+])
+def test_history_numbers_are_ints_within_bounds_and_names_resolve(tmp_path, capsys, line, field):
+    assert field in error_of(capsys, "simulate", history_with(tmp_path, line))
+
+
+def _patterns(node):
+    if isinstance(node, dict):
+        yield from ([node["pattern"]] if isinstance(node.get("pattern"), str) else [])
+        for v in node.values():
+            yield from _patterns(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _patterns(v)
+
+
+PATTERNS = sorted({p for name in ("history", "trace", "report", "results") for p in _patterns(io.schema(name))})
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_no_schema_pattern_takes_a_trailing_newline(pattern):
+    """jsonschema searches with Python's re, whose $ also matches before a final newline."""
+    import re
+
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=50, deadline=None)
+    @given(st.from_regex(pattern))
+    def accepted(text):
+        assert re.search(pattern, text + "\n") is None
+
+    accepted()
