@@ -70,7 +70,7 @@ def _check_trace(args) -> int:
             print(f"{v.requirement:24} {v.status + mark:24} {v.checked:6}")
             for w in v.witnesses:
                 lines = ",".join(map(str, w.lines))
-                print(f"    {args.trace}:{lines}: {w.message}")
+                print(f"    {args.trace}:{lines}: {io.printable(w.message)}")
     return EXIT_VIOLATION if j.findings else EXIT_OK
 
 
@@ -202,7 +202,7 @@ def _replay(args) -> int:
     print(f"seed {args.seed} index {args.index} on {args.system}: history {systems.history_digest(history)}, "
           f"trace sha256:{hashlib.sha256(ttext.encode()).hexdigest()[:16]}" + (f", written to {args.out}/" if args.out else ""))
     for v in found:
-        print(f"violated {v.requirement}: {v.witnesses[0].message}")
+        print(f"violated {v.requirement}: {io.printable(v.witnesses[0].message)}")
     return EXIT_VIOLATION if found else EXIT_OK
 
 
@@ -216,7 +216,7 @@ def _shrink(args) -> int:
     what, fails = investigate.failure(t.history, args.system, args.requirement, args.other)
     small, runs = investigate.shrink(t.history, fails)
     print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
-    print(investigate.describe(small))
+    print(_echo(investigate.describe(small)))
     if args.out:
         io.write_atomic(args.out, io.dumps_history(small))
         print(f"wrote {args.out}")
@@ -233,8 +233,13 @@ def _explain(args) -> int:
         raise io.InputError(args.requirement, None, "--requirement", "unknown requirement")
     t = investigate.target(args.target)
     print(f"{t.label}:")
-    print(investigate.explain(t.history, args.system, args.requirement, args.other))
+    print(_echo(investigate.explain(t.history, args.system, args.requirement, args.other)))
     return EXIT_OK
+
+
+def _echo(text: str) -> str:
+    """Lines that quote the input (names, witnesses), its terminal controls escaped line by line."""
+    return "\n".join(map(io.printable, text.split("\n")))
 
 
 def build_parser() -> Parser:

@@ -88,10 +88,18 @@ def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike
         return
     field = _path(prefix, err.absolute_path)
     problem = err.message
+    alternatives = err.validator_value if err.validator in ("anyOf", "oneOf") else []
     if field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
         problem = f"MASTER_DELAY {err.instance!r} is not an integer in 0..2147483647 (to exercise the server's error, use delay_sql)"
     elif err.validator == "additionalProperties":
         problem = f"unknown field: {problem}"
+    elif alternatives and all("required" in a for a in alternatives):  # name the fields, not the whole op
+        field = field or " | ".join(" + ".join(a["required"]) for a in alternatives)
+        problem = "needs one of these" if err.validator == "anyOf" else "needs exactly one of these"
+    elif err.validator == "not" and "required" in err.validator_value:
+        field, problem = field or ", ".join(err.validator_value["required"]), "exclude each other"
+    elif isinstance(err.instance, (dict, list)):
+        problem = problem.replace(repr(err.instance), "an object" if isinstance(err.instance, dict) else "an array")
     raise InputError(file, line, field, problem)
 
 

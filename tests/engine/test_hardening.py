@@ -214,3 +214,32 @@ def test_no_schema_pattern_takes_a_trailing_newline(pattern):
         assert re.search(pattern, text + "\n") is None
 
     accepted()
+
+
+@pytest.mark.parametrize("line,message", [
+    ('{"at": 0, "op": "change_master", "node": "B"}',
+     "h.jsonl:2: delay | delay_sql | master_log_file + master_log_pos | connect_using_group_id | master_user: needs one of these"),
+    ('{"at": 0, "op": "change_master", "node": "B", "delay": 1, "delay_sql": "x"}', "h.jsonl:2: delay, delay_sql: exclude each other"),
+    ('{"at": 0, "op": "trx", "node": "A", "statements": {"x": 1}}', "h.jsonl:2: statements: an object is not of type 'array'"),
+])
+def test_an_invalid_op_names_its_fields_not_the_whole_op(tmp_path, capsys, line, message):
+    assert error_of(capsys, "simulate", history_with(tmp_path, line)).endswith(message)
+
+
+def test_a_long_error_is_cut_to_300_characters_and_controls_are_escaped(tmp_path, capsys):
+    line = json.dumps({"at": 0, "op": "trx", "node": "A", "trx": "x", "\x1b[2J" + "y" * 400: 1})
+    err = error_of(capsys, "simulate", history_with(tmp_path, line))
+    assert err.endswith("\u2026") and "\\x1b[2J" in err and "\x1b" not in err
+
+
+def test_witnesses_are_printed_with_controls_escaped(tmp_path, capsys):
+    lines = main_trace_lines(tmp_path)
+    rows = [json.loads(x) for x in lines]
+    for r in rows:
+        if r.get("trx"):
+            r["trx"] = "\x1b]0;pwned\x07"  # an xterm title sequence in a transaction name
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    main(["check-trace", str(path)])
+    out = capsys.readouterr().out
+    assert "\\x1b]0;pwned\\x07" in out and "\x1b" not in out and "\x07" not in out
