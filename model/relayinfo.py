@@ -7,6 +7,7 @@ and never truncated; a reader therefore reads exactly the lines it needs and ign
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from replcheck.spec.formats import MAX_MASTER_DELAY
@@ -49,17 +50,23 @@ def overwrite(old_content: str, info: RelayLogInfo) -> str:
     return (new + old[len(new):]).decode("utf-8", "surrogateescape")  # bytes, as the file holds them
 
 
-def _is_integer(line: str) -> bool:
-    return line.isascii() and line.isdigit()
+def _integer(lines: list[str], n: int, field: str) -> int | None:
+    """Line n (0-based) as a non-negative integer, None if it is not one; an integer with more digits
+    than int() converts is an error, not a crash."""
+    if not (lines[n].isascii() and lines[n].isdigit()):
+        return None
+    try:
+        return int(lines[n])
+    except ValueError:
+        raise RelayLogInfoError(n + 1, field, f"an integer of more than {sys.get_int_max_str_digits()} digits") from None
 
 
 def parse(content: str) -> RelayLogInfo:
     lines = content.split("\n")
     if len(lines) < 2:  # not even one \n-terminated line
         raise RelayLogInfoError(1, "first line", "missing or not \\n-terminated")
-    first = lines[0]
-    if _is_integer(first):
-        count = int(first)
+    count = _integer(lines, 0, "number_of_fields")
+    if count is not None:
         if count < NEW_FORMAT_FIELDS:
             raise RelayLogInfoError(1, "number_of_fields", f"{count} is less than {NEW_FORMAT_FIELDS}")
         start, names, old = 1, FIELD_NAMES, False
@@ -73,9 +80,10 @@ def parse(content: str) -> RelayLogInfo:
             raise RelayLogInfoError(n + 1, name, "missing or not \\n-terminated")
         values.append(lines[n])
         if name.endswith("_pos") or name == "delay":
-            if not _is_integer(lines[n]):
+            value = _integer(lines, n, name)
+            if value is None:
                 raise RelayLogInfoError(n + 1, name, f"{lines[n]!r} is not a non-negative integer")
-            ints[name] = int(lines[n])
+            ints[name] = value
     if ints.get("delay", 0) > MAX_MASTER_DELAY:
         raise RelayLogInfoError(start + 5, "delay", f"{ints['delay']} exceeds the maximum {MAX_MASTER_DELAY}")
     # Fields beyond the ones this version knows are skipped, like garbage.

@@ -203,12 +203,10 @@ def _check_out(out: Path, plan: Plan) -> None:
     """OUT holds this campaign (resume it), nothing (start it), or another one (refuse)."""
     meta = out / "campaign.json"
     if meta.exists():
-        try:
-            before = json.loads(meta.read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise CampaignError(f"{meta}: unreadable ({e}); use another --out") from None
-        if before.get("plan") != asdict(plan) | {"systems": list(plan.systems)}:
-            raise CampaignError(f"{out}: holds a campaign with other arguments ({before.get('plan')}); use another --out")
+        before = io.parse_json(io.read_text(meta), meta)
+        before_plan = before.get("plan") if isinstance(before, dict) else None
+        if before_plan != asdict(plan) | {"systems": list(plan.systems)}:
+            raise CampaignError(f"{out}: holds a campaign with other arguments ({before_plan}); use another --out")
     elif out.exists() and any(out.iterdir()):
         raise CampaignError(f"{out}: exists and is not a campaign directory; use another --out")
     else:
@@ -221,8 +219,8 @@ def validate(histories: int, seed: int, names: list[str], master: str | None, ch
         raise CampaignError(f"--histories: {histories} is not positive")
     if chunk < 1:
         raise CampaignError(f"--chunk: {chunk} is not positive")
-    if seed < 0:
-        raise CampaignError(f"--seed: {seed} is negative")
+    if not 0 <= seed < 2**63:  # the Parquet seed column is a signed 64-bit integer
+        raise CampaignError(f"--seed: {seed} is not in 0..{2**63 - 1}")
     for name in names:
         if name not in systems.systems():
             raise CampaignError(f"--systems: unknown system {name!r}; known: {', '.join(systems.systems())}")

@@ -70,7 +70,7 @@ def _check_trace(args) -> int:
             print(f"{v.requirement:24} {v.status + mark:24} {v.checked:6}")
             for w in v.witnesses:
                 lines = ",".join(map(str, w.lines))
-                print(f"    {args.trace}:{lines}: {w.message}")
+                print(f"    {args.trace}:{lines}: {io.printable(w.message)}")
     return EXIT_VIOLATION if j.findings else EXIT_OK
 
 
@@ -85,7 +85,7 @@ def _verify(args) -> int:
         histories = sorted(d.glob("*.jsonl"))
         for h in histories:
             io.load_history(h)  # all bad input is reported before any work starts
-    names = args.systems.split(",") if args.systems else None
+    names = args.systems.split(",") if args.systems is not None else None  # --systems "" names no system: refused
     for n in names or []:
         systems.get(n)
     results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed)
@@ -136,7 +136,7 @@ def _conform(args) -> int:
     except conform.RunnerError as e:
         raise UsageError(f"conform: {e}") from None
     except HarnessError as e:
-        print(f"replcheck: error: conform: {str(e).splitlines()[0]}", file=sys.stderr)
+        print(io.error_line(f"conform: {str(e).splitlines()[0]}"), file=sys.stderr)
         return EXIT_USAGE
     for f in document["findings"]:
         print(f"finding: {f['kind']}: {f.get('history', '')} {f.get('requirement', '')}: {f['witness']}")
@@ -154,11 +154,7 @@ def _relay_log_info(args) -> int:
     from replcheck.model import relayinfo
 
     try:
-        content = Path(args.file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise io.InputError(args.file, None, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        info = relayinfo.parse(content)
+        info = relayinfo.parse(io.read_text(args.file))
     except relayinfo.RelayLogInfoError as e:
         raise io.InputError(args.file, e.line, e.field, e.problem) from None
     print(json.dumps(info.__dict__, indent=1))
@@ -168,7 +164,7 @@ def _relay_log_info(args) -> int:
 def _campaign(args) -> int:
     from replcheck import campaign
 
-    names = args.systems.split(",") if args.systems else list(campaign.DEFAULT_SYSTEMS)
+    names = args.systems.split(",") if args.systems is not None else list(campaign.DEFAULT_SYSTEMS)
     try:
         plan = campaign.validate(args.histories, args.seed, names, args.master, args.chunk)
         # under spark-submit without --master, the master is spark-submit's
@@ -206,7 +202,7 @@ def _replay(args) -> int:
     print(f"seed {args.seed} index {args.index} on {args.system}: history {systems.history_digest(history)}, "
           f"trace sha256:{hashlib.sha256(ttext.encode()).hexdigest()[:16]}" + (f", written to {args.out}/" if args.out else ""))
     for v in found:
-        print(f"violated {v.requirement}: {v.witnesses[0].message}")
+        print(f"violated {v.requirement}: {io.printable(v.witnesses[0].message)}")
     return EXIT_VIOLATION if found else EXIT_OK
 
 
@@ -220,7 +216,7 @@ def _shrink(args) -> int:
     what, fails = investigate.failure(t.history, args.system, args.requirement, args.other)
     small, runs = investigate.shrink(t.history, fails)
     print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
-    print(investigate.describe(small))
+    print(_echo(investigate.describe(small)))
     if args.out:
         io.write_atomic(args.out, io.dumps_history(small))
         print(f"wrote {args.out}")
@@ -237,8 +233,13 @@ def _explain(args) -> int:
         raise io.InputError(args.requirement, None, "--requirement", "unknown requirement")
     t = investigate.target(args.target)
     print(f"{t.label}:")
-    print(investigate.explain(t.history, args.system, args.requirement, args.other))
+    print(_echo(investigate.explain(t.history, args.system, args.requirement, args.other)))
     return EXIT_OK
+
+
+def _echo(text: str) -> str:
+    """Lines that quote the input (names, witnesses), its terminal controls escaped line by line."""
+    return "\n".join(map(io.printable, text.split("\n")))
 
 
 def build_parser() -> Parser:
@@ -358,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return args.fn(args)
     except (UsageError, io.InputError) as e:
-        print(f"replcheck: error: {e}", file=sys.stderr)
+        print(io.error_line(str(e)), file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         sys.stderr.close()

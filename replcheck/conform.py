@@ -45,10 +45,7 @@ class Scenario:
 
 def load_scenarios(path: Path | None = None) -> list[Scenario]:
     path = Path(path or SPEC.joinpath("conformance.toml"))
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise io.InputError(path, None, "", f"cannot read: {e}") from None
+    data = io.parse_toml(io.read_text(path), path)
     out = []
     for i, s in enumerate(data.get("scenario", [])):
         where = f"scenario[{i}]"

@@ -30,7 +30,7 @@ class Target:
 
 def target(args: list[str]) -> Target:
     """SEED INDEX, or a History file."""
-    if len(args) == 2 and all(a.isdigit() for a in args):
+    if len(args) == 2 and all(a.isascii() and a.isdigit() for a in args):  # isdigit() alone takes '²', which int() refuses
         seed, index = map(int, args)
         return Target(generate(seed, index), f"seed {seed} index {index}")
     if len(args) == 1:

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import sys
 import tempfile
+import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
 
 from replcheck.spec import ROOT as SPEC
 
@@ -32,13 +36,26 @@ def schema(name: str) -> dict:
     return json.loads(SPEC.joinpath("schemas", f"{name}.schema.json").read_text())
 
 
+# JSON has one number type, and jsonschema's "integer" takes 5.0 and 1e8; the code behind the
+# loaders indexes, shifts and formats with these values, so an integer must be a Python int.
+Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)))
+
+
+@lru_cache(maxsize=None)
+def _registry() -> Registry:
+    """Every schema by its $id, so that one refers to another's definitions (a Trace's nodes are a History's)."""
+    schemas = [schema(p.name.removesuffix(".schema.json")) for p in SPEC.joinpath("schemas").iterdir()]
+    return Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas if "$id" in s)
+
+
 @lru_cache(maxsize=None)
 def _validator(name: str, *path: str) -> Draft202012Validator:
     root = schema(name)
     node: Any = root
     for p in path:
         node = node[p]
-    return Draft202012Validator({**node, "$defs": root["$defs"]})
+    return Validator({**node, "$defs": root["$defs"]}, registry=_registry())
 
 
 @lru_cache(maxsize=None)
@@ -50,7 +67,7 @@ def _op_validator(op: str) -> Draft202012Validator:
     merged.update(type="object", additionalProperties=False,
                   properties={**common["properties"], **own.get("properties", {})},
                   required=common["required"] + own.get("required", []))
-    return Draft202012Validator({**merged, "$defs": root["$defs"]})
+    return Validator({**merged, "$defs": root["$defs"]}, registry=_registry())
 
 
 def _path(prefix: str, parts: Iterable) -> str:
@@ -60,32 +77,100 @@ def _path(prefix: str, parts: Iterable) -> str:
     return out
 
 
-def _validate(validator: Draft202012Validator, obj: Any, file: str, line: int, prefix: str) -> None:
+def validate_document(name: str, doc: Any, file: str | os.PathLike) -> None:
+    """A whole JSON document against spec/schemas/NAME.schema.json."""
+    _validate(_validator(name), doc, file, None, "")
+
+
+def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike, line: int | None, prefix: str) -> None:
     err = best_match(validator.iter_errors(obj))
     if err is None:
         return
     field = _path(prefix, err.absolute_path)
     problem = err.message
+    alternatives = err.validator_value if err.validator in ("anyOf", "oneOf") else []
     if field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
         problem = f"MASTER_DELAY {err.instance!r} is not an integer in 0..2147483647 (to exercise the server's error, use delay_sql)"
     elif err.validator == "additionalProperties":
         problem = f"unknown field: {problem}"
+    elif alternatives and all("required" in a for a in alternatives):  # name the fields, not the whole op
+        field = field or " | ".join(" + ".join(a["required"]) for a in alternatives)
+        problem = "needs one of these" if err.validator == "anyOf" else "needs exactly one of these"
+    elif err.validator == "not" and "required" in err.validator_value:
+        field, problem = field or ", ".join(err.validator_value["required"]), "exclude each other"
+    elif isinstance(err.instance, (dict, list)):
+        problem = problem.replace(repr(err.instance), "an object" if isinstance(err.instance, dict) else "an array")
     raise InputError(file, line, field, problem)
 
 
-def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:
+def read_text(path: str | os.PathLike) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(path, None, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(path, None, "", f"cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise InputError(path, None, "", f"not UTF-8 text: {e.reason} at byte {e.start}") from None
+
+
+class _LongInt(str):
+    """An integer literal with more digits than int() converts: kept as text so that the loader can name its field."""
+
+
+def _parse_int(text: str) -> int | _LongInt:
+    try:
+        return int(text)
+    except ValueError:
+        return _LongInt(text)
+
+
+def _first_long_int(doc: Any) -> list | None:
+    """The path to the first _LongInt in doc; iterative, as doc may be nested as deep as the parser allows."""
+    stack: list[tuple[Any, list]] = [(doc, [])]
+    while stack:
+        node, parts = stack.pop()
+        if isinstance(node, _LongInt):
+            return parts
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        stack += reversed([(v, parts + [k]) for k, v in items])
+    return None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> Any:
+    """json.loads whose every failure is an InputError: bad syntax, nesting deeper than the parser's
+    recursion allows, integers too long for int(), and Python's NaN and Infinity, which are not JSON."""
+    try:
+        doc = json.loads(text, parse_int=_parse_int, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise InputError(path, line or e.lineno, f"column {e.colno}", f"not valid JSON: {e.msg}") from None
+    except RecursionError:
+        raise InputError(path, line, "", "not valid JSON: nested too deeply") from None
+    except ValueError as e:  # from _no_constant
+        raise InputError(path, line, "", f"not valid JSON: {e}") from None
+    long_int = _first_long_int(doc)
+    if long_int is not None:
+        raise InputError(path, line, _path("", long_int), f"an integer of more than {sys.get_int_max_str_digits()} digits")
+    return doc
+
+
+def parse_toml(text: str, path: str | os.PathLike) -> dict:
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise InputError(path, None, "", "not valid TOML: nested too deeply") from None
+    except ValueError as e:  # TOMLDecodeError, or int()'s refusal of a too long integer
+        raise InputError(path, None, "", f"not valid TOML: {e}") from None
+
+
+def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:
+    text = read_text(path)
     rows = []
     for n, raw in enumerate(text.split("\n"), 1):  # only \n ends a line: JSON text may hold U+2028 and the like
-        if not raw.strip():
-            continue
-        try:
-            rows.append((n, json.loads(raw)))
-        except json.JSONDecodeError as e:
-            raise InputError(path, n, f"column {e.colno}", f"not valid JSON: {e.msg}") from None
+        if raw.strip():
+            rows.append((n, parse_json(raw, path, n)))
     if not rows:
         raise InputError(path, None, "", "empty file: expected a header line")
     return rows
@@ -104,6 +189,9 @@ def load_history(path: str | os.PathLike) -> dict:
         out.append((n, op))
     _check_topology(path, hline, header["topology"], out)
     return {"header": header, "ops": [op for _, op in out]}
+
+
+NODE_FIELDS = {"restore": ("from", "source"), "change_master": ("master_host",)}  # besides `node`, what names a node
 
 
 def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -> None:
@@ -133,8 +221,9 @@ def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -
             seen.append(n)
     trx_names = set()
     for n, op in ops:
-        if op["node"] not in ids:
-            raise InputError(path, n, "node", f"unknown node {op['node']!r}")
+        for field in ("node", *NODE_FIELDS.get(op["op"], ())):
+            if field in op and op[field] not in ids:
+                raise InputError(path, n, field, f"unknown node {op[field]!r}")
         if op["op"] == "trx" and "trx" in op:
             if op["trx"] in trx_names:
                 raise InputError(path, n, "trx", f"duplicate transaction name {op['trx']!r}")
@@ -175,16 +264,52 @@ def dumps_history(history: dict) -> str:
     return dumps_lines(history["header"], history["ops"])
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_ERROR_LINE = 300
+
+
+def printable(text: str) -> str:
+    """Text from input with its terminal controls (C0 with newline and ESC, DEL, C1) shown as \\xNN:
+    echoed on a terminal, it can neither move the cursor nor forge a line of ours."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def error_line(message: str) -> str:
+    """The one line a bad input gets on stderr, at most MAX_ERROR_LINE characters: the problem, last, is cut."""
+    line = f"replcheck: error: {printable(message)}"
+    return line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE - 1] + "\u2026"
+
+
 def progress(command: str) -> Callable[[str], None]:
     """How long work shows progress: one line on stderr per step, `[command] what`."""
     return lambda msg: print(f"[{command}] {msg}", file=sys.stderr, flush=True)
 
 
+# The mode a new file gets, for the temporary file (mkstemp makes it 0600). Read once, at import,
+# before any thread starts: os.umask can only be read by setting it.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """A regular file, or a new one, is replaced whole by renaming a temporary file over it, so a failed
+    run never leaves it half-written; a FIFO or character device (/dev/stdout) is written straight, as
+    the rename would replace it with a file; anything else (a symbolic link, a directory) is refused."""
     path = Path(path)
+    try:
+        mode: int | None = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    if mode is not None and not stat.S_ISREG(mode):
+        raise InputError(path, None, "", "not a regular file, FIFO or character device: refused as an output")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

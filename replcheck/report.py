@@ -25,18 +25,10 @@ def load_results(paths: list[str | Path]) -> list[dict]:
     for p in paths:
         if Path(p).is_dir():  # a campaign directory: its summary is a results file
             p = Path(p) / "summary.json"
-        try:
-            data = json.loads(Path(p).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as e:
-            raise io.InputError(p, None, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
-        except json.JSONDecodeError as e:
-            raise io.InputError(p, e.lineno, f"column {e.colno}", f"not valid JSON: {e.msg}") from None
-        if not isinstance(data, dict) or data.get("schema") != "replcheck.results/1" or not isinstance(data.get("rows"), list):
+        data = io.parse_json(io.read_text(p), p)
+        if not isinstance(data, dict) or data.get("schema") != "replcheck.results/1":
             raise io.InputError(p, None, "schema", "not a replcheck results file (schema 'replcheck.results/1' with rows)")
-        for i, row in enumerate(data["rows"]):
-            missing = [k for k in ("source", "system", "requirement", "status") if k not in row]
-            if missing or row["status"] not in ORDER:
-                raise io.InputError(p, None, f"rows[{i}]", f"missing {missing} or unknown status {row.get('status')!r}")
+        io.validate_document("results", data, p)
         data["_path"] = str(p)
         out.append(data)
     return out
@@ -185,14 +177,7 @@ def gate_snapshot(report: dict, name: str, description: str) -> str:
 
 
 def load_gate(path: str | Path) -> dict:
-    try:
-        gate = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise io.InputError(path, None, "", f"cannot read: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise io.InputError(path, None, "", f"not UTF-8 text: {e.reason} at byte {e.start}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise io.InputError(path, None, "", f"not valid TOML: {e}") from None
+    gate = io.parse_toml(io.read_text(path), path)
     derived = gate.get("gate", {}).get("derive") if isinstance(gate.get("gate"), dict) else None
     if derived is not None:
         if derived != "declarations":

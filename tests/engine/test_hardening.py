@@ -1,0 +1,245 @@
+"""Bad input of every kind is one line naming file, line and field, and exit 2: never a traceback (3)."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from replcheck import campaign, io
+from replcheck.cli import main
+from conftest import REPO
+
+NORMAL = REPO / "spec" / "histories" / "d1-normal-setup.jsonl"
+DEEP = "[" * 100_000
+LONG = "9" * 5000
+
+
+def error_of(capsys, *argv) -> str:
+    assert main(list(argv)) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("replcheck: error: ") and len(lines[0]) <= 300, lines
+    return lines[0]
+
+
+def results_file(tmp_path, **patch) -> str:
+    row = {"source": "history", "system": "model:wl344", "requirement": "WL344.R1", "status": "pass", "history": "h"}
+    doc = {"schema": "replcheck.results/1", "findings": [], "rows": [row]}
+    for key, value in patch.items():
+        if key.startswith("row_"):
+            row[key[4:]] = value
+        else:
+            doc[key] = value
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def history_with(tmp_path, line2: str) -> str:
+    path = tmp_path / "h.jsonl"
+    path.write_text(NORMAL.read_text().splitlines()[0] + "\n" + line2 + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("command", ["simulate", "check-trace"])
+def test_deeply_nested_json_lines_are_refused(tmp_path, capsys, command):
+    assert "h.jsonl:2: not valid JSON: nested too deeply" in error_of(capsys, command, history_with(tmp_path, DEEP))
+
+
+def test_deeply_nested_results_and_campaign_files_are_refused(tmp_path, capsys):
+    (tmp_path / "results.json").write_text(DEEP)
+    assert "results.json: not valid JSON: nested too deeply" in error_of(capsys, "report", str(tmp_path / "results.json"))
+    (tmp_path / "campaign.json").write_text(DEEP)
+    with pytest.raises(Exception, match="campaign.json: not valid JSON: nested too deeply"):
+        campaign._check_out(tmp_path, campaign.Plan(1, 0, ("model:wl344",), 1))
+
+
+def test_an_integer_too_long_for_int_names_its_field(tmp_path, capsys):
+    line = '{"at": 0, "op": "lose_acks", "node": "A", "count": %s}' % LONG
+    assert "h.jsonl:2: count: an integer of more than 4300 digits" in error_of(capsys, "simulate", history_with(tmp_path, line))
+    path = tmp_path / "results.json"
+    path.write_text('{"schema": "replcheck.results/1", "rows": [], "seed": %s}' % LONG)
+    assert "results.json: seed: an integer of more than 4300 digits" in error_of(capsys, "report", str(path))
+
+
+@pytest.mark.parametrize("content,where", [
+    (f"{LONG}\n", "info:1: number_of_fields: an integer of more than 4300 digits"),
+    (f"5\nrelay.000001\n{LONG}\nbin.000001\n4\n0\n", "info:3: relay_log_pos: an integer of more than 4300 digits"),
+])
+def test_relay_log_info_with_a_too_long_integer(tmp_path, capsys, content, where):
+    (tmp_path / "info").write_text(content)
+    assert where in error_of(capsys, "relay-log-info", str(tmp_path / "info"))
+
+
+def test_nan_is_not_json(tmp_path, capsys):
+    line = '{"at": NaN, "op": "trx", "node": "A"}'
+    assert "h.jsonl:2: not valid JSON: NaN is not a JSON number" in error_of(capsys, "simulate", history_with(tmp_path, line))
+
+
+@pytest.mark.parametrize("patch,field", [
+    ({"rows": [1]}, "rows[0]: 1 is not of type 'object'"),
+    ({"row_status": ["pass"]}, "rows[0].status"),
+    ({"row_counts": []}, "rows[0].counts"),
+    ({"row_counts": {"pass": "3"}}, "rows[0].counts.pass"),
+    ({"row_counts": {"passed": 3}}, "rows[0].counts"),
+    ({"row_witnesses": "w"}, "rows[0].witnesses"),
+    ({"row_witnesses": [{"lines": [1]}]}, "rows[0].witnesses[0]: 'message' is a required property"),
+    ({"row_history": 7}, "rows[0].history"),
+    ({"findings": [{"kind": "x"}]}, "findings[0]: 'witness' is a required property"),
+    ({"figures": []}, "figures"),
+])
+def test_results_of_the_wrong_types_name_the_field(tmp_path, capsys, patch, field):
+    path = results_file(tmp_path, **patch)
+    assert f"results.json: {field}" in error_of(capsys, "report", path, "--out", str(tmp_path / "r"))
+    assert f"results.json: {field}" in error_of(capsys, "gate", str(tmp_path / "g.toml"), path)
+    assert not (tmp_path / "r").exists()
+
+
+def test_explain_takes_ascii_digits_only(capsys):
+    assert "expected SEED INDEX" in error_of(capsys, "explain", "\u00b2", "1", "--system", "model:wl344")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--seed", str(2**63)], f"--seed: {2**63} is not in 0..{2**63 - 1}"),
+    (["--systems", ""], "--systems: unknown system ''"),
+])
+def test_campaign_refuses_what_it_cannot_record(tmp_path, capsys, argv, message):
+    assert message in error_of(capsys, "campaign", "--out", str(tmp_path / "c"), *argv)
+    assert not (tmp_path / "c").exists()
+
+
+def test_verify_refuses_an_empty_system_list(tmp_path, capsys):
+    assert "unknown system ''" in error_of(capsys, "verify", "--systems", "", "--out", str(tmp_path / "v"))
+
+
+def test_out_refuses_a_symlink_and_a_directory(tmp_path, capsys):
+    target = tmp_path / "target"
+    target.write_text("kept\n")
+    (tmp_path / "link").symlink_to(target)
+    assert "link: not a regular file" in error_of(capsys, "simulate", str(NORMAL), "--out", str(tmp_path / "link"))
+    assert (tmp_path / "link").is_symlink() and target.read_text() == "kept\n"
+    (tmp_path / "dir").mkdir()
+    assert "dir: not a regular file" in error_of(capsys, "simulate", str(NORMAL), "--out", str(tmp_path / "dir"))
+
+
+def test_out_writes_straight_to_a_fifo_and_a_character_device(tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with ThreadPoolExecutor(1) as pool:
+        read = pool.submit(fifo.read_text)
+        assert main(["simulate", str(NORMAL), "--out", str(fifo)]) == 0
+        assert read.result(timeout=30).startswith('{"schema": "replcheck.trace/1"')
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert main(["simulate", str(NORMAL), "--out", "/dev/null"]) == 0
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+
+
+def test_out_has_the_umask_mode_or_keeps_the_replaced_file_mode(tmp_path):
+    io.write_atomic(tmp_path / "new", "x")  # not mkstemp's 0600
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o666 & ~io._UMASK
+    (tmp_path / "kept").write_text("old")
+    os.chmod(tmp_path / "kept", 0o640)
+    io.write_atomic(tmp_path / "kept", "new")
+    assert stat.S_IMODE((tmp_path / "kept").stat().st_mode) == 0o640 and (tmp_path / "kept").read_text() == "new"
+
+
+def trace_with_header(tmp_path, **topology_patch) -> str:
+    lines = main_trace_lines(tmp_path)
+    header = json.loads(lines[0])
+    header["topology"].update(topology_patch)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    return str(path)
+
+
+def main_trace_lines(tmp_path) -> list[str]:
+    assert main(["simulate", str(NORMAL), "--out", str(tmp_path / "base.jsonl")]) == 0
+    return (tmp_path / "base.jsonl").read_text().splitlines()
+
+
+@pytest.mark.parametrize("patch,field", [
+    ({"nodes": [{"id": "A", "server_id": "1"}, {"id": "B"}]}, "topology.nodes[0].server_id"),
+    ({"nodes": [{"id": "A", "variables": "x"}, {"id": "B"}]}, "topology.nodes[0].variables"),
+    ({"nodes": [{"id": "A", "variables": {"rpl_semi_sync_master_timeout": "10"}}, {"id": "B"}]},
+     "topology.nodes[0].variables.rpl_semi_sync_master_timeout"),
+    ({"nodes": [{"id": "A\n"}, {"id": "B"}]}, "topology.nodes[0].id"),
+    ({"channels": [{"source": "A", "replica": "B", "delay": "20"}]}, "topology.channels[0].delay"),
+    ({"channels": "A->B"}, "topology.channels"),
+])
+def test_a_trace_header_the_properties_cannot_read_is_refused(tmp_path, capsys, patch, field):
+    assert f"t.jsonl:1: {field}" in error_of(capsys, "check-trace", trace_with_header(tmp_path, **patch))
+
+
+@pytest.mark.parametrize("line,field", [
+    ('{"at": 1e8, "op": "trx", "node": "A"}', "h.jsonl:2: at: 100000000.0 is not of type 'integer'"),
+    ('{"at": 0, "op": "change_master", "node": "B", "delay": 5.0}', "h.jsonl:2: delay: MASTER_DELAY 5.0"),
+    ('{"at": 1000000000001, "op": "trx", "node": "A"}', "h.jsonl:2: at: 1000000000001 is greater than the maximum"),
+    ('{"at": 0, "op": "lose_acks", "node": "B", "count": 70000}', "h.jsonl:2: count: 70000 is greater than the maximum"),
+    ('{"at": 0, "op": "trx", "node": "A\\n"}', "h.jsonl:2: node: 'A\\n' does not match"),
+    ('{"at": 0, "op": "set_global", "node": "A", "variable": "x\\n", "value": 1}', "h.jsonl:2: variable: 'x\\n' does not match"),
+    ('{"at": 0, "op": "restore", "node": "B", "from": "Z"}', "h.jsonl:2: from: unknown node 'Z'"),
+    ('{"at": 0, "op": "restore", "node": "B", "from": "A", "source": "Y"}', "h.jsonl:2: source: unknown node 'Y'"),
+    ('{"at": 0, "op": "change_master", "node": "B", "master_host": "Q", "master_log_file": "f", "master_log_pos": 4}',
+     "h.jsonl:2: master_host: unknown node 'Q'"),
+])
+def test_history_numbers_are_ints_within_bounds_and_names_resolve(tmp_path, capsys, line, field):
+    assert field in error_of(capsys, "simulate", history_with(tmp_path, line))
+
+
+def _patterns(node):
+    if isinstance(node, dict):
+        yield from ([node["pattern"]] if isinstance(node.get("pattern"), str) else [])
+        for v in node.values():
+            yield from _patterns(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _patterns(v)
+
+
+PATTERNS = sorted({p for name in ("history", "trace", "report", "results") for p in _patterns(io.schema(name))})
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_no_schema_pattern_takes_a_trailing_newline(pattern):
+    """jsonschema searches with Python's re, whose $ also matches before a final newline."""
+    import re
+
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=50, deadline=None)
+    @given(st.from_regex(pattern))
+    def accepted(text):
+        assert re.search(pattern, text + "\n") is None
+
+    accepted()
+
+
+@pytest.mark.parametrize("line,message", [
+    ('{"at": 0, "op": "change_master", "node": "B"}',
+     "h.jsonl:2: delay | delay_sql | master_log_file + master_log_pos | connect_using_group_id | master_user: needs one of these"),
+    ('{"at": 0, "op": "change_master", "node": "B", "delay": 1, "delay_sql": "x"}', "h.jsonl:2: delay, delay_sql: exclude each other"),
+    ('{"at": 0, "op": "trx", "node": "A", "statements": {"x": 1}}', "h.jsonl:2: statements: an object is not of type 'array'"),
+])
+def test_an_invalid_op_names_its_fields_not_the_whole_op(tmp_path, capsys, line, message):
+    assert error_of(capsys, "simulate", history_with(tmp_path, line)).endswith(message)
+
+
+def test_a_long_error_is_cut_to_300_characters_and_controls_are_escaped(tmp_path, capsys):
+    line = json.dumps({"at": 0, "op": "trx", "node": "A", "trx": "x", "\x1b[2J" + "y" * 400: 1})
+    err = error_of(capsys, "simulate", history_with(tmp_path, line))
+    assert err.endswith("\u2026") and "\\x1b[2J" in err and "\x1b" not in err
+
+
+def test_witnesses_are_printed_with_controls_escaped(tmp_path, capsys):
+    lines = main_trace_lines(tmp_path)
+    rows = [json.loads(x) for x in lines]
+    for r in rows:
+        if r.get("trx"):
+            r["trx"] = "\x1b]0;pwned\x07"  # an xterm title sequence in a transaction name
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    main(["check-trace", str(path)])
+    out = capsys.readouterr().out
+    assert "\\x1b]0;pwned\\x07" in out and "\x1b" not in out and "\x07" not in out
