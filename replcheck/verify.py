@@ -132,6 +132,8 @@ def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type
             database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
     except AssertionError as e:
         return machine, core.Witness(str(e).splitlines()[0])
+    finally:
+        machine.judged.clear()  # the run's memo, of no use once it ended
     return machine, None
 
 

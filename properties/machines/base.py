@@ -18,7 +18,7 @@ from ..core import PROPERTIES
 from ..judge import System, judge_trace
 
 T = TypeVar("T")
-JUDGED_KEPT = 4096
+JUDGED_KEPT = 512
 # Every phase but `explain`: after shrinking, Hypothesis's explain phase replays the example
 # hundreds of times to annotate which draws matter. On a machine that simulates the whole
 # History after every step that took minutes (a mutant found in 1.6 s, shrunk in 6 s, then
