@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import tempfile
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -108,7 +108,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
                 results.add(SOURCE, column(version), s.name, v,
                             "violated" if v.status == core.VIOLATED and v.requirement in predicted else "")
                 results.rows[-1].update(server_version=version,
-                                        reproduce=f"replcheck conform --server mariadb --history {shown}")
+                                        reproduce=f"replcheck conform --server mariadb --history {shlex.quote(shown)}")
             for v in real.findings:
                 results.findings.append({
                     "kind": "MariaDB differs from the seed", "system": f"MariaDB {version}", "history": s.name,

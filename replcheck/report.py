@@ -8,8 +8,9 @@ difference, whichever way it goes.
 """
 from __future__ import annotations
 
+import html
 import json
-import tomllib
+import shlex
 from collections import Counter
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -45,9 +46,9 @@ def _expected(row: dict) -> str | None:
 def _reproduce(row: dict, result: dict) -> str:
     if row["source"] == "history":
         path = result.get("history_files", {}).get(row["history"], f"{row['history']}.jsonl")
-        return f"replcheck simulate {path} --system {row['system']} --out t.jsonl && replcheck check-trace t.jsonl"
+        return f"replcheck simulate {shlex.quote(path)} --system {shlex.quote(row['system'])} --out t.jsonl && replcheck check-trace t.jsonl"
     if row["source"] == "state-machine":
-        return f"replcheck verify --systems {row['system']} --seed {result.get('seed', 0)} --examples {result.get('examples', 60)}"
+        return f"replcheck verify --systems {shlex.quote(row['system'])} --seed {result.get('seed', 0)} --examples {result.get('examples', 60)}"
     if row["source"] == "z3":
         return "replcheck verify  # runs every z3 proof"
     return row.get("reproduce", "")
@@ -132,6 +133,11 @@ def junit(report: dict) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="replcheck">\n' + "\n".join(suites) + "\n</testsuites>\n"
 
 
+def _md(text: object) -> str:
+    """Text from a trace or a file, safe in a CI comment: no raw HTML, no table or code breaks."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("`", "'").replace("\n", " ")
+
+
 def markdown(report: dict, limit: int = 20) -> str:
     """A short summary for a CI comment: the numbers, unexpected violations, findings."""
     s = report["summary"]
@@ -144,11 +150,12 @@ def markdown(report: dict, limit: int = 20) -> str:
         lines += ["| requirement | source | witness |", "|---|---|---|"]
         for req, src, v in bad[:limit]:
             w = v["witnesses"][0]["message"] if v["witnesses"] else ""
-            lines.append(f"| {req['id']} | {src} | {w.replace('|', '/')} |")
+            lines.append(f"| {req['id']} | {_md(src)} | {_md(w)} |")
         if len(bad) > limit:
             lines.append(f"| … | {len(bad) - limit} more | |")
     lines += ["", "Findings:" if report["findings"] else "No findings."]
-    lines += [f"- {f['kind']}: {f.get('system', '')} `{f.get('requirement', '')}`: {f.get('witness', '')}" for f in report["findings"]]
+    lines += [f"- {_md(f['kind'])}: {_md(f.get('system', ''))} `{_md(f.get('requirement', ''))}`: {_md(f.get('witness', ''))}"
+              for f in report["findings"]]
     return "\n".join(lines) + "\n"
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -183,3 +184,16 @@ def test_hypothesis_profiles_are_registered(pytester):
     """)
     # In a subprocess: loading a profile changes Hypothesis's default for the whole process.
     pytester.runpytest_subprocess("--replcheck-profile", "replcheck-ci").assert_outcomes(passed=1)
+
+
+def test_summary_md_carries_no_raw_html_and_reproduce_commands_quote_paths():
+    """summary.md is pasted into CI comments: text from traces must not become HTML or break its
+    table; a History path with spaces or quotes must survive being pasted into a shell."""
+    rows = [{"source": "history", "system": "model:wl344", "history": "h", "requirement": "WL344.WAIT.RULE",
+             "status": "violated", "witnesses": [{"message": "<img src=x onerror=alert(1)> | `x`", "lines": [2]}]}]
+    doc = report.build_report([{"schema": "replcheck.results/1", "rows": rows, "history_files": {"h": "my dir/h's.jsonl"},
+                                "findings": [{"kind": "k", "system": "<b>", "requirement": "r", "witness": "<script>"}]}])
+    md = report.markdown(doc)
+    assert "<img" not in md and "<script>" not in md and "<b>" not in md and "&lt;img" in md and "\\|" in md
+    [cell] = [v for req in doc["requirements"] for v in req["verdicts"].values() if v["status"] == "violated"]
+    assert shlex.split(cell["witnesses"][0]["reproduce"])[2] == "my dir/h's.jsonl"
