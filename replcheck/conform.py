@@ -15,7 +15,6 @@ import json
 import re
 import shlex
 import shutil
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -27,7 +26,7 @@ from replcheck.harness.system import MariaDB
 from replcheck.properties import core
 from replcheck.properties.judge import judge
 from replcheck.spec import ROOT as SPEC
-from replcheck.verify import Results, _replace_dir, _shown_path
+from replcheck.verify import Results, _shown_path
 
 SOURCE = "conformance"
 REFERENCE = "model:wl344"
@@ -89,7 +88,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
         loaded.append((s, h))
     results = Results()
     out = Path(out)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
+    staging = io.staging_dir(out)
     version = ""
     try:
         for i, (s, h) in enumerate(loaded, 1):
@@ -129,7 +128,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}],
                                                  title=f"replcheck conformance: MariaDB {version}"), staging)
-        _replace_dir(staging, out)
+        io.replace_dir(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings)")

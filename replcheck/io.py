@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -316,3 +317,36 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def staging_dir(out: Path) -> Path:
+    """Where a report directory is built before it replaces OUT whole (replace_dir): a hidden
+    `.OUT.staging-PID-...` beside OUT. A run killed with -9 cannot remove its own; the next run
+    for OUT removes those whose process is gone."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out.parent.glob(f".{out.name}.staging-*"):
+        if not _alive(int(stale.name.split("-")[1])):
+            shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-{os.getpid()}-", dir=out.parent))
+
+
+def replace_dir(new: Path, target: Path) -> None:
+    """Swap the finished report in, so an interrupted run never leaves a half-written one."""
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-{os.getpid()}-old-", dir=target.parent))
+        os.replace(target, old / "report")
+    shutil.move(str(new), str(target))
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: not ours to judge
+        return True
+    return True
+

@@ -9,9 +9,7 @@ outcome than its claim, a requirement with no evidence at all.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -198,7 +196,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
     paths = histories if histories is not None else embedded_histories()
     results = Results()
     out = Path(out)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
+    staging = io.staging_dir(out)
     try:
         run_histories(paths, names, results, staging / "traces", progress)
         check_mutants(results, names)
@@ -212,20 +210,10 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         progress("writing the report (HTML, JSON, JUnit XML, Markdown)")
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}]), staging)
-        _replace_dir(staging, out)
+        io.replace_dir(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings)")
     return results
 
 
-def _replace_dir(new: Path, target: Path) -> None:
-    """Swap the finished report in, so an interrupted run never leaves a half-written one."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-        os.replace(target, old / "report")
-    shutil.move(str(new), str(target))
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -243,3 +245,21 @@ def test_witnesses_are_printed_with_controls_escaped(tmp_path, capsys):
     main(["check-trace", str(path)])
     out = capsys.readouterr().out
     assert "\\x1b]0;pwned\\x07" in out and "\x1b" not in out and "\x07" not in out
+
+
+def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path):
+    """kill -9 of verify or conform leaves its hidden staging folder; the next run for the same
+    --out removes the ones whose process is gone, and leaves a live run's alone."""
+    out = tmp_path / "report"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".report.staging-{dead.pid}-abc"
+    live = tmp_path / f".report.staging-{os.getpid()}-def"
+    for d in (stale, live):
+        (d / "traces").mkdir(parents=True)
+    mine = io.staging_dir(out)
+    assert not stale.exists() and live.exists() and mine.parent == tmp_path
+    (mine / "results.json").write_text("{}")
+    io.replace_dir(mine, out)
+    assert (out / "results.json").exists() and not mine.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["report", live.name])
