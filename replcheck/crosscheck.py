@@ -183,15 +183,13 @@ def within_a_second(ctx: Ctx) -> bool:
         near = [t for t in seen[1] if abs(t - int(subject)) <= slack]
         if int(subject) not in seen[0] or not near:
             return False
-        diff = set(seen[0][int(subject)]) ^ set(seen[1][near[0]])
-        return all(any(abs(v - int(subject)) <= slack for f in (left, right)
-                       if (v := _visible_at(f, node).get(trx)) is not None) for trx in diff)
+        return _at_the_edge(left, right, node, int(subject), seen[0][int(subject)], seen[1][near[0]], slack)
     times = [dict(f.seqs.get((aspect, node), ())).get(subject) for f in (left, right)]
     if aspect == "commit":  # only the time may differ: how the wait ended and the error must not
         if None in times:
             return False
         (t1, s1, e1), (t2, s2, e2) = times
-        if e1 != e2 or (s1 != s2 and None not in (s1, s2)):
+        if not _agree(left, right, "commit", node, (subject, (t1, s1, e1)), (subject, (t1, s2, e2)), tolerance(left, right)):
             return False
         times = [t1, t2]
     return None not in times and abs(times[0] - times[1]) <= slack
@@ -260,10 +258,17 @@ def _visible_at(f: Facts, node: str) -> dict[str, int]:
     return dict(f.seqs.get(("visible", node), ()))
 
 
+def _at_the_edge(left: Facts, right: Facts, node: str, t: int, seen: tuple, other: tuple, slack: int) -> bool:
+    """Two reads at t differ only by changes that became visible, in either Trace, within
+    `slack` of t: the edge of a sample, not a different outcome."""
+    return all(any(v is not None and abs(v - t) <= slack for v in (_visible_at(f, node).get(trx) for f in (left, right)))
+               for trx in set(seen) ^ set(other))
+
+
 def _agree(left: Facts, right: Facts, aspect: str, node: str, x, y, tol: int) -> bool:
-    """Two entries of one aspect agree: equal, times within `tol`; a semi-sync outcome a Trace
-    could not tell (None on a real server) agrees with any; a read agrees when what it saw
-    differs only by changes that became visible within `tol` of it (the edge of a sample)."""
+    """Two entries of one aspect agree: equal, or times within `tol`; a real server's semi-sync
+    outcome it could not tell (None, only where `tol` > 0) agrees with any; reads agree at the
+    edge of a sample."""
     if x == y:
         return True
     if x[0] != y[0] and aspect != "read":
@@ -272,12 +277,9 @@ def _agree(left: Facts, right: Facts, aspect: str, node: str, x, y, tol: int) ->
         return abs(x[1] - y[1]) <= tol
     if aspect == "commit":
         (t1, s1, e1), (t2, s2, e2) = x[1], y[1]
-        return abs(t1 - t2) <= tol and e1 == e2 and (s1 == s2 or None in (s1, s2))
+        return abs(t1 - t2) <= tol and e1 == e2 and (s1 == s2 or (tol > 0 and None in (s1, s2)))
     if aspect == "read":
-        t = x[0]
-        edge = [v for f in (left, right) for trx in set(x[1]) ^ set(y[1])
-                if (v := _visible_at(f, node).get(trx)) is not None and abs(v - t) <= tol]
-        return abs(x[0] - y[0]) <= tol and len(edge) >= len(set(x[1]) ^ set(y[1]))
+        return abs(x[0] - y[0]) <= tol and _at_the_edge(left, right, node, x[0], x[1], y[1], tol)
     return False
 
 

@@ -61,11 +61,11 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
                 for verdict in j.findings:
                     results.findings.append({"kind": "model violates its seed", "system": name, "history": path.stem,
                                              "requirement": verdict.requirement, "witness": verdict.witnesses[0].message})
-        for name, j in judged.items():
-            base = systems.get(name).declares.base
-            if base:  # a mutant is caught where its base model, on the same History, holds
-                results.caught.setdefault(name, []).extend(
-                    (path.stem, r) for r in caught(j, judged.get(base) or judge(systems.get(base), history)))
+        bases = {systems.get(name).declares.base for name in judged} - {""} - set(judged)
+        judged.update({base: judge(systems.get(base), history) for base in sorted(bases)})  # once per History
+        for name in names:
+            if base := systems.get(name).declares.base:  # a mutant is caught where its base, on the same History, holds
+                results.caught.setdefault(name, []).extend((path.stem, r) for r in caught(judged[name], judged[base]))
 
 
 def collect_figures(figures: dict[str, list], history: str, system: str, view: core.TraceView) -> None:

@@ -248,3 +248,19 @@ def test_kill_9_of_conform_leaves_no_server_behind(server, tmp_path):
     assert _processes_mentioning(f"{root}/") == []
     assert list(root.iterdir()) == []  # no data dir left
     assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_a_read_agrees_only_when_every_change_it_missed_was_at_the_edge():
+    """t1 became visible 10 ms before the read (an edge, within the resolution) in both traces;
+    t2 a whole 2 s before it in the model: missing t2 is a real difference, however often t1
+    counts as an edge."""
+    def reads(seen, vis_t2):
+        return [{"t": 1_000_000, "kind": "visible", "node": "A", "trx": "t2", "gtid": "0-1-2"},
+                {"t": 2_990_000, "kind": "visible", "node": "A", "trx": "t1", "gtid": "0-1-1"},
+                {"t": 3_000_000, "kind": "read", "node": "A", "seen": seen}][0 if vis_t2 else 1:]
+    model = _trace("model:wl344", reads(["t1", "t2"], True), 0, version=None)
+    real = _trace("mariadb:10.11.99", reads([], False))
+    [d] = [d for d in crosscheck.compare(crosscheck.facts(*real), crosscheck.facts(*model)) if d.aspect == "read"]
+    assert not d.expected
+    edge = _trace("mariadb:10.11.99", reads(["t2"], False))
+    assert not [d for d in crosscheck.compare(crosscheck.facts(*edge), crosscheck.facts(*model)) if d.aspect == "read"]
