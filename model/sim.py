@@ -23,7 +23,8 @@ from operator import attrgetter
 from typing import Any, Callable
 
 from replcheck.spec import formats as F
-from replcheck.spec.formats import BINLOG_START, ER_BAD_SLAVE, FDE_SIZE, GTID_SIZE, QUERY_SIZE, ROTATE_SIZE, XID_SIZE
+from replcheck.spec.formats import (BINLOG_START, ER_BAD_SLAVE, FDE_SIZE, GTID_LIST_SIZE, GTID_SIZE, QUERY_SIZE, ROTATE_SIZE,
+                                    XID_SIZE)
 
 from . import delay as D
 from . import groupid as G
@@ -52,8 +53,14 @@ BINLOG_STATEMENT_EVENTS = frozenset({
 })
 
 NO_GROUP_ID = frozenset({"FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT"})
+SKIP_EXEMPT = D.EXEMPT | {"GTID_LIST_EVENT"}
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 DEFAULT_EPOCH_US = 1_700_000_000 * US
+# Server flavours. MARIADB (10.11, measured by replcheck conform): an incident is written without
+# the rotation WL#3464 asks for, and with MASTER_USE_GTID starting both replication threads throws
+# the relay logs away first. MYSQL: the seeds' server, rotation and relay logs as written.
+MARIADB, MYSQL = "mariadb", "mysql"
+FLAVOURS = (MARIADB, MYSQL)
 
 
 @dataclass
@@ -112,6 +119,7 @@ class Channel:
     engine_master: tuple[str, int] = ("", 0)
     io_gtids: dict = field(default_factory=dict)  # Gtid_IO_Pos: per domain, the last group received whole
     connect_by_id: bool = False  # Connect_Using_Group_ID: the next connect asks for the slave's last group ID
+    by_position: bool = False  # CHANGE MASTER TO a binlog position: MASTER_USE_GTID=no from then on
 
 
 @dataclass
@@ -157,17 +165,19 @@ class Node:
 @dataclass(frozen=True)
 class Config:
     """What makes one model system: its delay rule, the mutants it carries (model/mutants.py), the
-    settings it forces on every node and its server version's defaults. The Trace header records
+    settings it forces on every node, its server version's defaults, and the server flavour whose
+    mechanics it follows where the seeds say nothing (MARIADB or MYSQL). The Trace header records
     all of it, so a Trace says which system made it."""
 
     rule: str = D.WL344
     mutants: frozenset[M.Mutant] = frozenset()
     variables: dict = field(default_factory=dict)  # forced on every node, whatever the History says
     defaults: dict = field(default_factory=dict)  # the server version's defaults
+    flavour: str = MYSQL
 
     def as_dict(self) -> dict:
         return {"rule": self.rule, "mutants": sorted(m.name for m in self.mutants),
-                "variables": dict(self.variables), "defaults": dict(self.defaults)}
+                "variables": dict(self.variables), "defaults": dict(self.defaults), "flavour": self.flavour}
 
 
 class Simulator:
@@ -176,6 +186,7 @@ class Simulator:
         self.config = config
         self.rule = D.DelayRule(config.rule, config.mutants)
         self.mutants = config.mutants
+        self.mariadb = config.flavour == MARIADB
         self.system = system
         head = history["header"]
         self.epoch = head.get("epoch_us", DEFAULT_EPOCH_US)
@@ -400,13 +411,14 @@ class Simulator:
             self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.BINLOG_WRITE_MESSAGE)
 
     def _record_incident(self, node: Node, code: int, message: str) -> None:
-        """The incident, then a rotation: the log after the gap starts clean (WL#3464)."""
+        """The incident, then a rotation: the log after the gap starts clean (WL#3464, not MariaDB)."""
         if M.NO_INCIDENT in self.mutants and code == I.INCIDENT_LOST_EVENTS:
             return
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("INCIDENT_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
                                         incident=code, message=message, size=40 + len(message))])
-        self._op_flush_logs(node, {})
+        if not self.mariadb:  # MariaDB goes on in the same binlog (the conformance suite's WL3464.ROTATE)
+            self._op_flush_logs(node, {})
 
     def _op_record_incident(self, node: Node, op: dict) -> None:
         self.emit("stmt", node.id, op="record_incident", via=op.get("via", "binlog"), code=op["code"],
@@ -581,11 +593,14 @@ class Simulator:
             self._stmt(ch, op, ER_SLAVE_WAS_RUNNING, "Slave is already running", warning=True)
             return
         self._stmt(ch, op, None, "")
-        if io:
-            self._start_io(ch)
         if sql:
             ch.until = op.get("until")
             ch.last_sql_errno, ch.last_sql_error = 0, ""
+        if io and sql:
+            self._start_both(ch)
+        elif io:
+            self._start_io(ch)
+        else:
             self._start_sql(ch)
 
     def _op_flush_logs(self, node: Node, op: dict) -> None:
@@ -642,21 +657,10 @@ class Simulator:
             self.hierarchy.resume(node)
         ch = node.channel
         if ch is not None and op.get("relay_log_recovery"):
-            # relay_log_recovery=1: the relay log is not trusted after a crash. What was relayed but
-            # not applied is discarded, and fetched again from the source by GTID auto-position.
-            dropped = len(ch.relay) - ch.group_start
-            ch.relay = ch.relay[:ch.group_start]
-            ch.relay_file_no += 1
-            ch.relay_pos = BINLOG_START
-            ch.fetch = None
-            # The SQL thread now starts at the new relay log, and relay-log.info says so (MySQL's
-            # init_recovery): left naming the discarded log, a later restart without recovery
-            # would resume past everything relayed meanwhile, an incident included.
-            self._write_relay_log_info(ch)
-            self.emit("relay_log_recovery", node.id, dropped=dropped)
+            # relay_log_recovery=1: the relay log is not trusted after a crash (MySQL's init_recovery).
+            self._drop_relay(ch, "relay_log_recovery")
         if ch is not None and self._read_relay_log_info(ch) and op.get("start_slave", True):
-            self._start_io(ch)
-            self._start_sql(ch)
+            self._start_both(ch)
         for r in node.replicas:
             if r.io_running and r.node.up:
                 self._connect(r)
@@ -724,6 +728,7 @@ class Simulator:
         ch.sql_pos = ch.group_start = 0
         ch.engine_pos = None
         ch.connect_by_id = False
+        ch.by_position = bool(file)
         ch.fetch = next((i for i, e in enumerate(source.binlog) if (e.file, e.pos) >= (file, pos)), len(source.binlog))
         ch.group_master_file, ch.group_master_pos = file, pos
         ch.read_master_file, ch.read_master_pos = file, pos
@@ -781,20 +786,35 @@ class Simulator:
         if ch.semi_sync:  # the master's log line, as MariaDB writes it
             self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
                       message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
-        by = "group_id" if ch.connect_by_id else "gtid" if ch.fetch is None else "position"
-        if by == "gtid":
+        if ch.connect_by_id:
+            by = "group_id"
+        elif self._gtid_replica(ch) and (self.mariadb or ch.fetch is None):
+            by = "gtid"
             self._gtid_fetch(ch)
+        else:
+            by = "position"
+            if ch.fetch is None:  # MASTER_LOG_FILE '': the first binlog the index names (sql_repl.cc)
+                src = ch.source
+                ch.fetch = next((i for i, e in enumerate(src.binlog) if e.file not in src.purged), len(src.binlog))
         self.at(self.now + ch.latency_us, self._dump_start, ch, ch.io_gen, by)
 
     @staticmethod
+    def _gtid_replica(ch: Channel) -> bool:
+        """A GTID replica asks by GTID: MariaDB (MASTER_USE_GTID=slave_pos, as the harness sets it) on
+        every connect, since connect_to_master sends @slave_connect_state each time; the MYSQL
+        flavour on its first connect and after its relay log was recovered, and by position after
+        that. A CHANGE MASTER TO a binlog position turns it off (MASTER_USE_GTID=no)."""
+        return ch.node.gtid_mode and ch.source.gtid_mode and not ch.node.rpl_hierarchical and not ch.by_position
+
+    @staticmethod
     def _gtid_fetch(ch: Channel) -> None:
-        """GTID auto-position: resume from the replica's GTID position, so that events with no
-        GTID after it (incidents) come again, and from any group it lacks before that."""
+        """Where a GTID request starts: the first group the replica lacks (what it executed and what
+        its relay log still holds). MariaDB's gtid_find_binlog_file picks the binlog that group is
+        in; the groups before it there are not sent (send_event_to_slave), events that are in no
+        group are (_dump_start)."""
         src = ch.source
         have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
-        missing = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
-        after_have = max((i + 1 for i, e in enumerate(src.binlog) if e.ev.gtid in have), default=0)
-        ch.fetch = min(missing, after_have)
+        ch.fetch = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
 
     def _dump_place(self, ch: Channel, by: str, gid: int = 0, sid: int = 0) -> tuple[str, str | None]:
         """The master places the dump request in its binlogs (ch.fetch), or says why it cannot:
@@ -806,19 +826,16 @@ class Simulator:
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         if start is None or start.file not in src.purged:
             return by, None
-        if by == "position" and ch.node.gtid_mode and src.gtid_mode and not ch.node.rpl_hierarchical:
-            # A GTID replica (MASTER_USE_GTID=slave_pos, auto-position) always asks by GTID. The
-            # model asks by position after its first connect, which is the same place unless that
-            # binlog is gone: then the GTID position decides.
+        if by == "position" and self._gtid_replica(ch):
+            # Asking by position is the same place as by GTID unless that binlog is gone: then the
+            # GTID position decides.
             self._gtid_fetch(ch)
             return self._dump_place(ch, "gtid")
-        kept = next((i for i in range(ch.fetch, len(src.binlog)) if src.binlog[i].file not in src.purged), len(src.binlog))
-        if M.PURGE_SILENT_SKIP in self.mutants or (by == "gtid" and not any(e.ev.gtid for e in src.binlog[ch.fetch:kept])):
-            # By GTID, only a group the replica lacks is needed: its state is found where the next
-            # binlog begins (MariaDB's Gtid_list event), past what was purged.
-            ch.fetch = kept
+        if M.PURGE_SILENT_SKIP in self.mutants:
+            ch.fetch = next((i for i in range(ch.fetch, len(src.binlog)) if src.binlog[i].file not in src.purged),
+                            len(src.binlog))
             return by, None
-        if by == "gtid":
+        if by == "gtid":  # no binlog left whose Gtid_list the replica's position contains
             return by, ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
                         "is too old and required binlog files have been purged.")
         return by, "Could not find first log file name in binary log index file"
@@ -844,25 +861,52 @@ class Simulator:
             return
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         file = start.file if start else src.binlog_file
-        # By group ID the master answers with the place it looked up (the end of that group), which
-        # may be the end of a binlog that a crash left without a Rotate event.
-        at = ((ch.read_master_file, ch.read_master_pos) if asked else
+        # By GTID the dump starts at the head of the binlog the first missing group is in (init_binlog_sender:
+        # "start from beginning of binlog file"). By group ID the master answers with the place it
+        # looked up (the end of that group), which may be the end of a binlog that a crash left
+        # without a Rotate event.
+        at = ((ch.read_master_file, ch.read_master_pos) if asked else (file, BINLOG_START) if by == "gtid" else
               (file, start.pos if start else src.binlog_pos))
         self.emit("connect", ch.node.id, source=src.id, by=by, **asked, master_log_file=at[0],
                   master_log_pos=at[1], errno=None, message="")
         ch.connect_by_id = False  # a successful connect turns Connect_Using_Group_ID off
-        # The dump thread opens with a fake Rotate (timestamp 0) and the binlog's FDE.
+        # mysql_binlog_send opens with a fake Rotate (timestamp 0) naming that place: the replica's IO
+        # thread reads from there, and its SQL thread, outside a group, takes it as its executed
+        # position (Rotate_log_event::do_update_pos).
         fake = Event("ROTATE_EVENT", when=0, server_id=src.server_id, size=ROTATE_SIZE)
-        self._relay(ch, Entry(fake, file, 0, 0))
-        fde = next(e for e in src.binlog if e.file == file and e.ev.type == "FORMAT_DESCRIPTION_EVENT")
-        # Resuming past the FDE, the dump thread sends it with log_pos 0 (mysql_binlog_send), so
-        # the replica does not take its end for a position: Exec_Master_Log_Pos stays put.
-        self._relay(ch, fde if start is fde else replace(fde, end=0))
+        self._relay(ch, Entry(fake, at[0], 0, at[1]))
+        first = next(i for i, e in enumerate(src.binlog) if e.file == file)
+        if by == "gtid":
+            for e in self._gtid_prefix(src, first, ch.fetch):
+                self._relay(ch, e)
+        else:
+            fde = src.binlog[first]
+            # Resuming past the FDE, the dump thread sends it with log_pos 0 (send_format_descriptor_event),
+            # so the replica does not take its end for a position: Exec_Master_Log_Pos stays put.
+            self._relay(ch, fde if start is fde else replace(fde, end=0))
         held = [e for e in ch.relay if e.source == src.id and e.ev.last and e.ev.trx is not None]
         if ch.semi_sync and held and M.NO_REACK_ON_RECONNECT not in self.mutants:
             # The dump request reports where the replica is: that acknowledges all it already holds.
             src.semisync.ack(ch.node.id, (held[-1].master_file, held[-1].master_end))
         self._arrive(ch, gen, ch.fetch, len(src.binlog))
+
+    @staticmethod
+    def _gtid_prefix(src: Node, first: int, fetch: int) -> list[Entry]:
+        """What a GTID dump sends of its binlog before the first missing group (sql_repl.cc,
+        send_event_to_slave): every event that is in no group (the FDE with its real end, since
+        the dump starts at 4; incidents, which carry no GTID, so a replica that already skipped one
+        gets it again), and after the last group it skipped there, a fake Gtid_list whose end is
+        that group's, which moves the replica's positions past the skipped groups."""
+        last = max((i for i in range(first, fetch) if src.binlog[i].ev.gtid and src.binlog[i].ev.last), default=None)
+        sent = []
+        for i in range(first, fetch):
+            e = src.binlog[i]
+            if e.ev.gtid is None:
+                sent.append(e)
+            if i == last:
+                glist = Event("GTID_LIST_EVENT", when=0, server_id=src.server_id, size=GTID_LIST_SIZE)
+                sent.append(Entry(glist, e.file, e.end, e.end))
+        return sent
 
     def _arrive(self, ch: Channel, gen: int, first: int, stop: int) -> None:
         if gen != ch.io_gen or not ch.node.up:
@@ -902,6 +946,28 @@ class Simulator:
             source.semisync.ack(ch.node.id, pos)
 
     # -- SQL thread ---------------------------------------------------------------------------
+    def _start_both(self, ch: Channel) -> None:
+        """Both replication threads start (START SLAVE, or the server's own start). With
+        MASTER_USE_GTID, MariaDB first throws the relay logs away (start_slave_threads in
+        sql/slave.cc): the IO thread fetches again from the GTID position."""
+        if self.mariadb and self._gtid_replica(ch) and ch.sql_pos < len(ch.relay):
+            self._drop_relay(ch, "gtid")
+        self._start_io(ch)
+        self._start_sql(ch)
+
+    def _drop_relay(self, ch: Channel, reason: str) -> None:
+        """What was relayed but not applied is discarded and fetched again by GTID. The SQL thread
+        starts at a new relay log and relay-log.info says so: left naming the discarded log, a later
+        restart would resume past everything relayed meanwhile, an incident included."""
+        dropped = len(ch.relay) - ch.group_start
+        ch.relay = ch.relay[:ch.group_start]
+        ch.sql_pos = ch.group_start
+        ch.relay_file_no += 1
+        ch.relay_pos = BINLOG_START
+        ch.fetch = None
+        self._write_relay_log_info(ch)
+        self.emit("relay_log_recovery", ch.node.id, dropped=dropped, reason=reason)
+
     def _start_sql(self, ch: Channel) -> None:
         ch.sql_running = True
         ch.state = "idle"
@@ -939,9 +1005,10 @@ class Simulator:
                 return
             entry = ch.relay[ch.sql_pos]
             ev = entry.ev
-            # Rotate and format description events are neither counted nor skipped: they only
-            # move the SQL thread along the logs.
-            if (ch.skip_counter or ch.skipping_group) and ev.type not in D.EXEMPT:
+            # Rotate, format description and Gtid_list events are neither counted nor skipped: they
+            # only move the SQL thread along the logs (Gtid_list_log_event::do_shall_skip turns
+            # EVENT_SKIP_COUNT into EVENT_SKIP_NOT, log_event_server.cc).
+            if (ch.skip_counter or ch.skipping_group) and ev.type not in SKIP_EXEMPT:
                 self._skip_event(ch, entry)
                 continue
             if ev.type in D.TRX_START and ch.node.rpl_hierarchical and entry.group_id is not None:

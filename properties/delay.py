@@ -281,8 +281,10 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                         x["op"] == "reset_slave" or (x["op"] == "change_master" and x.get("errno") is None and (
                             "master_log_file" in x or x.get("connect_using_group_id")))))) for x in v.obs):
                 continue  # a restart, restore, RESET SLAVE or CHANGE MASTER to a new place moves the position legitimately
+            # Events applied or skipped (the skip counter) between the sample and the stop moved it before the stop.
+            moved = ix.applies.get(node, []) + [x for x in v.kind("skip") if x["node"] == node]
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
-                        or any(b["_line"] < a["_line"] < o["_line"] for a in ix.applies.get(node, [])),
+                        or any(b["_line"] < a["_line"] < o["_line"] for a in moved),
                         f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
 

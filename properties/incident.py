@@ -16,7 +16,8 @@ from .core import Check, TraceView, checks
 
 ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
 KNOWN = {0: "NONE", 1: "LOST_EVENTS"}
-EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
+# What the skip counter neither counts nor skips (a dump's Gtid_list too: Gtid_list_log_event::do_shall_skip)
+EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT"})
 MESSAGE = re.compile(r"^The incident (\S+) (?:occured|occurred) on the (?:master|source)\. Message: (.*)$", re.S)
 
 
@@ -60,6 +61,12 @@ class IncidentIndex:
             (2**62, 0))
         return [x for x in self.relays[r["node"]] if _key(r) < _key(x) < end]
 
+    def origin(self, node: str, file: str, pos: int) -> tuple | None:
+        """Where the event relayed to `node` at relay file:pos stands in its source's binlog."""
+        by_place = self.v.memo("incident.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in self.v.kind("relay")})
+        r = by_place.get((node, file, pos))
+        return None if r is None else (r["source"], r["master_file"], r["master_end"])
+
     def source_binlog(self, r: dict) -> dict | None:
         return next((b for b in self.binlog.get(r["source"], []) if (b["file"], b["end"]) == (r["master_file"], r["master_end"])), None)
 
@@ -86,6 +93,14 @@ def _stopped_at(v: TraceView):
         stop = ix.stop_after(r)
         if stop is not None:
             yield r, stop
+
+
+def _skipped_before(v: TraceView, r: dict) -> bool:
+    """Whether the replica had already skipped this incident (the same place in its master's binlog)."""
+    ix = index(v)
+    origin = ix.origin(r["node"], r["file"], r["pos"])
+    return any(s["node"] == r["node"] and s.get("type") == "INCIDENT_EVENT" and _key(s) < _key(r)
+               and ix.origin(s["node"], s["relay_file"], s["relay_pos"]) == origin for s in v.kind("skip"))
 
 
 def _reached(v: TraceView, r: dict) -> bool:
@@ -227,6 +242,8 @@ def nothing_after_the_incident(v: TraceView, check: Check) -> None:
         check.judge(not applied, f"{r['node']} applied {applied[0]['type'] if applied else ''} of "
                     f"{applied[0]['trx'] if applied else ''} while stopped at an incident", stop, *applied[:1])
         b = ix.source_binlog(r)
+        if _skipped_before(v, r):
+            continue  # sent again after the DBA skipped it: WL3464.R4.ONCE's violation, at the place the dump put it
         for s in v.kind("status"):
             if s["node"] == r["node"] and lo < _key(s) < hi and b is not None:
                 check.judge((s["Relay_Log_Pos"], s["Exec_Master_Log_Pos"]) == (r["pos"], b["pos"]),
@@ -265,11 +282,76 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
             continue  # a restart, not the DBA's START SLAVE
         skips, first_apply = _skips_after_start(v, start)
         following = next((x for x in ix.after(r) if x["type"] not in EXEMPT), None)
-        ok = [(s["relay_file"], s["relay_pos"]) for s in skips] == [(r["file"], r["pos"])]
+        # The same incident, in this relay log or relayed again into a new one (MariaDB purges the
+        # relay logs when START SLAVE starts both threads with GTID): the place in the master's binlog.
+        ok = [ix.origin(s["node"], s["relay_file"], s["relay_pos"]) for s in skips] == [ix.origin(r["node"], r["file"], r["pos"])]
         if following is not None and first_apply is not None:
-            ok = ok and (first_apply["relay_file"], first_apply["relay_pos"]) == (following["file"], following["pos"])
+            ok = ok and ix.origin(first_apply["node"], first_apply["relay_file"], first_apply["relay_pos"]) == \
+                ix.origin(following["node"], following["file"], following["pos"])
         check.judge(ok, f"{r['node']}: skip 1 after the incident skipped {[(s['type'], s.get('trx')) for s in skips]}, "
                     f"then applied {first_apply and (first_apply['type'], first_apply['trx'])}", start, *skips[:2])
+
+
+def _resolved_by_skip(v: TraceView, stop: dict, until: tuple[int, int]) -> bool:
+    """Whether the DBA skipped past this incident stop (SQL_SLAVE_SKIP_COUNTER >= 1, then START
+    SLAVE) before `until`: statements only, which a real server's trace has too."""
+    mine = [o for o in v.kind("stmt") if o["node"] == stop["node"] and _key(stop) < _key(o) < until and o.get("errno") is None]
+    armed = next((o for o in mine if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter"
+                  and isinstance(o.get("value"), int) and o["value"] >= 1), None)
+    return armed is not None and any(o["op"] == "start_slave" and o.get("thread") in (None, "sql") and _key(o) > _key(armed)
+                                     for o in mine)
+
+
+@checks("WL3464.R4.ONCE")
+def skipped_incident_stays_skipped(v: TraceView, check: Check) -> None:
+    """Once a replica has skipped as many incident stops as its masters wrote incidents, another
+    incident stop is at one it already passed (a reconnect sent it again)."""
+    ix = index(v)
+    for node in sorted({s["node"] for s in ix.stops}):
+        stops = [s for s in ix.stops if s["node"] == node]
+        skipped = 0
+        for i, stop in enumerate(stops):
+            written = sum(1 for b in ix.incidents if b["node"] != node and _key(b) < _key(stop))
+            check.judge(skipped < written, f"{node} stopped at an incident at {stop['t']} after skipping {skipped}; "
+                        f"its masters wrote {written}: one it had skipped came back", stop)
+            if _resolved_by_skip(v, stop, _key(stops[i + 1]) if i + 1 < len(stops) else (2**62, 0)):
+                skipped += 1
+
+
+@checks("WL3464.REACH")
+def every_incident_reaches_its_replicas(v: TraceView, check: Check) -> None:
+    """A replica of the incident's server that applies a group binlogged before it and then one
+    binlogged after it stops at an incident in between."""
+    ix = index(v)
+    visible: dict[str, list[dict]] = {}
+    for o in v.kind("visible"):
+        if o.get("trx"):
+            visible.setdefault(o["node"], []).append(o)
+    for b in ix.incidents:
+        log = ix.binlog[b["node"]]
+        i = log.index(b)
+        before = {o["trx"] for o in log[:i] if o.get("trx") and o["last"]}
+        after = {o["trx"] for o in log[i + 1:] if o.get("trx") and o["last"]}
+        for node, seen in visible.items():
+            c = v.channels.get(node)
+            if c is None or c["source"] != b["node"]:
+                continue
+            first_after = next((o for o in seen if o["trx"] in after), None)
+            last_before = next((o for o in reversed(seen) if o["trx"] in before and first_after is not None
+                                and _key(o) < _key(first_after)), None)
+            if last_before is None or _moved(v, node, _key(last_before), _key(first_after)):
+                continue
+            stopped = [s for s in ix.stops if s["node"] == node and _key(last_before) < _key(s) < _key(first_after)]
+            check.judge(bool(stopped), f"{node} applied {last_before['trx']} and then {first_after['trx']}, binlogged on "
+                        f"either side of the incident at {b['file']}:{b['pos']} on {b['node']}, without stopping at it",
+                        b, last_before, first_after)
+
+
+def _moved(v: TraceView, node: str, lo: tuple[int, int], hi: tuple[int, int]) -> bool:
+    """Whether the replica changed master in (lo, hi): a CHANGE MASTER TO another host, a restore, a promotion."""
+    return any(lo < _key(o) < hi and o["node"] == node and (o["kind"] in ("restore", "promoted") or (
+        o["kind"] == "stmt" and o["op"] == "change_master" and o.get("master_host") and o.get("errno") is None))
+        for o in v.obs)
 
 
 @checks("WL3464.SKIP_GROUP")

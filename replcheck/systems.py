@@ -9,17 +9,17 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from replcheck.io import InputError, dumps_history
 from replcheck.model import mutants as M
 from replcheck.model.delay import WL344, WL7318
-from replcheck.model.sim import Config, simulate
+from replcheck.model.sim import FLAVOURS, MYSQL, Config, simulate
 from replcheck.properties.judge import Declarations, Trace
 from replcheck.spec import ROOT as SPEC
 
-MODEL_KEYS = {"name", "kind", "rule", "description", "mutants", "variables", "defaults", "expected_violations"}
+MODEL_KEYS = {"name", "kind", "rule", "flavour", "description", "mutants", "variables", "defaults", "expected_violations"}
 
 
 @dataclass(frozen=True)
@@ -65,11 +65,14 @@ def load(text: str, where: str = "spec/systems.toml") -> dict[str, ModelSystem]:
                       f"unknown key or kind; a system here has {', '.join(sorted(MODEL_KEYS))}")
         if s.get("rule") not in (WL344, WL7318):
             raise bad("rule", f"{s.get('rule')!r} is not a delay rule ({WL344} or {WL7318})")
+        if s.get("flavour", MYSQL) not in FLAVOURS:
+            raise bad("flavour", f"{s.get('flavour')!r} is not a server flavour ({' or '.join(FLAVOURS)})")
         try:
             mutants = M.lookup(s.get("mutants", ()))
         except KeyError as e:
             raise bad("mutants", f"unknown mutant {e.args[0]!r}; known: {', '.join(sorted(M.REGISTRY))}", e.args[0]) from None
-        out[name] = ModelSystem(name, "model", Config(s["rule"], mutants, s.get("variables", {}), s.get("defaults", {})),
+        out[name] = ModelSystem(name, "model", Config(s["rule"], mutants, s.get("variables", {}), s.get("defaults", {}),
+                                                      s.get("flavour", MYSQL)),
                                 Declarations(dict(s.get("expected_violations", {}))), s.get("description", ""))
     for m in M.REGISTRY.values():
         base = out.get(m.base)
@@ -78,7 +81,7 @@ def load(text: str, where: str = "spec/systems.toml") -> dict[str, ModelSystem]:
         # A mutant differs from its base only by its mutation: the base's settings, and the
         # base's declarations (what the seed predicts), plus the bug and what must catch it.
         out[f"mutant:{m.name}"] = ModelSystem(
-            f"mutant:{m.name}", "mutant", Config(base.config.rule, base.config.mutants | {m}, base.config.variables, base.config.defaults),
+            f"mutant:{m.name}", "mutant", replace(base.config, mutants=base.config.mutants | {m}),
             Declarations(base.declares.expected_violations, m.bug, m.kills, m.base), m.what)
     return out
 

@@ -14,6 +14,8 @@ MAX_MASTER_DELAY = 2**31 - 1
 # Binlog files: the magic number precedes the first event; sizes of the events as the model writes them.
 BINLOG_START = 4
 FDE_SIZE, ROTATE_SIZE, GTID_SIZE, QUERY_SIZE, XID_SIZE = 120, 48, 42, 80, 31
+# A dump's fake Gtid_list event for one domain: header 19, count 4, one GTID 16, checksum 4.
+GTID_LIST_SIZE = 43
 ER_BAD_SLAVE = 1200  # the slave's configuration (or, here, a restore's conditions) does not allow it
 MAX_GROUP_ID = 2**64 - 1  # an unsigned 64-bit integer; 0 means "none" (mixed mode)
 

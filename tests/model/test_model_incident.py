@@ -295,15 +295,39 @@ def corpus_run(kit, name: str):
     return kit.run(M, io.load_history(CORPUS / f"{name}.jsonl"))
 
 
-def test_resumed_dump_sends_fde_with_log_pos_0_and_position_stays(kit):
-    # B recovers its relay log at bin.000001:437 as A writes an incident there. The dump restarts
-    # mid-file: its FDE carries log_pos 0, so B stops at the incident showing 437, not the FDE's 124.
-    tr = corpus_run(kit, "finding-incident-stop-position")
-    fde = [r for r in tr.all("relay", node="B", type="FORMAT_DESCRIPTION_EVENT") if r["file"] == "relay.000002"][0]
-    assert fde["master_end"] == 0
-    assert tr.first("binlog", node="A", type="INCIDENT_EVENT")["pos"] == 437
-    s = tr.all("status", node="B")[-1]
-    assert (s["Slave_SQL_Running"], s["Last_SQL_Errno"], s["Exec_Master_Log_Pos"]) == ("No", 1590, 437)
+def test_gtid_dump_starts_at_the_head_of_the_binlog_and_sends_the_incident_again(kit):
+    # MariaDB's dump by GTID (sql_repl.cc): a fake Rotate to (file, 4), the FDE with its real end,
+    # every event in no group (the incident B skipped), then a fake Gtid_list ending where the last
+    # group B had ends; the groups B had are not sent.
+    tr = kit.run("model:wl344", "inc-skip-then-reconnect")
+    connect = tr.all("connect", node="B")[-1]
+    assert (connect["by"], connect["master_log_file"], connect["master_log_pos"]) == ("gtid", "bin.000001", 4)
+    sent = [r for r in tr.all("relay", node="B") if r["t"] == connect["t"]]
+    later = tr.first("binlog", node="A", trx="later", type="XID_EVENT")
+    fde = tr.first("binlog", node="A", type="FORMAT_DESCRIPTION_EVENT")
+    assert [(r["type"], r["when"] == 0, r["master_end"]) for r in sent] == [
+        ("ROTATE_EVENT", True, 4), ("FORMAT_DESCRIPTION_EVENT", False, fde["end"]),
+        ("INCIDENT_EVENT", False, tr.first("binlog", node="A", type="INCIDENT_EVENT")["end"]),
+        ("GTID_LIST_EVENT", True, later["end"])]
+    assert len(tr.all("sql_stop", node="B", errno=1590)) == 2
+
+
+def test_skip_counter_does_not_count_a_gtid_list(kit):
+    # START SLAVE with both threads stopped throws MariaDB's relay log away; the refetch brings a
+    # fake Gtid_list before the incident, which the counter passes over (Gtid_list_log_event::do_shall_skip).
+    tr = kit.run("model:wl344", "inc-cache-overflow")
+    assert tr.first("relay_log_recovery", node="B")["reason"] == "gtid"
+    [skipped] = tr.all("skip", node="B")
+    assert skipped["type"] == "INCIDENT_EVENT"
+    assert tr.first("visible", node="B", trx="after_gap")
+
+
+def test_flavours_differ_in_rotation_and_relay_purge(kit):
+    mariadb, mysql = kit.run("model:wl344", "inc-cache-overflow"), kit.run(M, "inc-cache-overflow")
+    after = [[b["type"] for b in tr.all("binlog", node="A") if b["t"] >= tr.first("binlog", node="A", type="INCIDENT_EVENT")["t"]][1]
+             for tr in (mariadb, mysql)]
+    assert after == ["GTID_LOG_EVENT", "ROTATE_EVENT"]
+    assert mariadb.all("relay_log_recovery", node="B") and not mysql.all("relay_log_recovery", node="B")
 
 
 def test_relay_log_recovery_points_relay_log_info_at_the_new_relay_log(kit):

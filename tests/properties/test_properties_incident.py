@@ -152,6 +152,15 @@ CASES: dict[str, Case] = {
     "WL3464.R4": Case(
         model(RPL), skip_takes_two,
         "B: skip 1 after the incident skipped [('INCIDENT_EVENT', None), ('GTID_LOG_EVENT', 'replace4'), "),
+    "WL3464.R4.ONCE": Case(  # MariaDB's GTID reconnect sends the skipped incident again; the seed's rotation keeps it away
+        model("inc-skip-then-reconnect"),
+        lambda k: pick(k.run("model:wl344", "inc-skip-then-reconnect"), "sql_stop", node="B", errno=1590, t=11_001_000),
+        "B stopped at an incident at 11001000 after skipping 1; its masters wrote 1: one it had skipped came back"),
+    "WL3464.REACH": Case(
+        model("inc-skip-then-reconnect"),
+        lambda k: pick(k.run("model:wl344", "inc-lost-on-gtid-reconnect"), "binlog", node="A", type="INCIDENT_EVENT"),
+        "B applied create_t1 and then after_gap, binlogged on either side of the incident at bin.000001:246 on A, "
+        "without stopping at it"),
     "WL3464.SKIP_GROUP": Case(
         model("inc-delayed-skip-group"),
         lambda k: pick(k.run("mutant:skip-mid-group", "inc-delayed-skip-group"), "skip", node="B", trx="multi", idx=0),
@@ -178,7 +187,7 @@ CASES: dict[str, Case] = {
 # -- one passing and one violating trace per property ---------------------------------------------
 def test_cases_name_registered_requirements():
     assert set(CASES) == INCIDENT_REQUIREMENTS
-    assert len(INCIDENT_PROPERTIES) == 14  # the catalogue's incident requirements, one check each
+    assert len(INCIDENT_PROPERTIES) == 16  # the catalogue's incident requirements, one check each
 
 
 # -- more faults and honest variants --------------------------------------------------------------
