@@ -3,7 +3,8 @@
 A property is a function of a Trace alone, so the same check judges a reference model, a
 mutant and a real server. It is registered for exactly one requirement and reports, for every
 instance it judged, whether the instance held; the verdict is `violated` with the witnessing
-observations as soon as one did not, `not_exercised` when the trace gave it nothing to judge.
+observations as soon as one did not, `not_exercised` when the trace gave it nothing to judge
+(`inconclusive` is given by a scenario whose run did not test what it claims, never by a property).
 """
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 PASS, VIOLATED, NOT_EXERCISED = "pass", "violated", "not_exercised"
+# A scenario's run that did not show its preconditions (properties/preconditions.py): what it
+# claims to test was not tested, so its requirements are neither passed nor unexercised by design.
+INCONCLUSIVE = "inconclusive"
 PROVED, COUNTEREXAMPLE = "proved", "counterexample"
 
 # Witnesses kept per violated verdict: enough to explain, small enough to store millions.

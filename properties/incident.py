@@ -223,10 +223,11 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         if not _io_running_before(v, stop):
             continue  # the DBA (or a crash) had stopped it already: the incident did not
         lo, hi = _stopped_interval(v, stop)
-        io_stmt = any(o["node"] == stop["node"] and o["kind"] in ("stmt", "crash") and lo < _key(o) < hi
-                      and (o["kind"] == "crash" or o["op"] == "stop_slave") for o in v.obs)
+        # Until the DBA stops the slave (or it crashes): after that the IO thread is theirs to stop.
+        hi = min([_key(o) for o in v.obs if o["node"] == stop["node"] and lo < _key(o) < hi and (
+            o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave"))], default=hi)
         for s in v.kind("status"):
-            if s["node"] == stop["node"] and lo < _key(s) < hi and not io_stmt:
+            if s["node"] == stop["node"] and lo < _key(s) < hi:
                 check.judge(s["Slave_IO_Running"] == "Yes", f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r} "
                             "while stopped at an incident", stop, s)
                 break

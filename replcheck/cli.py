@@ -35,8 +35,21 @@ def _requirements(args) -> int:
         kinds = ", ".join(f"{e['type']}:{e['name']}" for e in evidence.get(r.id, [])) or "NO EVIDENCE"
         print(f"{r.id:24} {r.kind:9} {kinds}")
     missing = [r.id for r in reqs if not evidence.get(r.id)]
-    print(f"{len(reqs)} requirements, {len(reqs) - len(missing)} with evidence", file=sys.stderr)
+    print(_requirements_summary(reqs, evidence), file=sys.stderr)
     return EXIT_VIOLATION if missing else EXIT_OK
+
+
+def _requirements_summary(reqs, evidence) -> str:
+    """Per kind, the requirements with a check of that kind; a check is not yet a verdict (the
+    report of a run says which were judged), and a scenario's claim is not yet a real server's."""
+    from replcheck.scenarios import load_scenarios
+
+    def having(kind: str) -> int:
+        return sum(any(e["type"] == kind for e in evidence.get(r.id, [])) for r in reqs)
+    claimed = {x for s in load_scenarios() for x in s.exercises}
+    return (f"{len(reqs)} requirements; with a check: property {having('property')}, proof {having('z3-proof')}, "
+            f"state machine {having('state-machine')}, TLC 0; exercised by a real-server scenario: "
+            f"{sum(r.id in claimed for r in reqs)}; with no check at all: {sum(not evidence.get(r.id) for r in reqs)}")
 
 
 def _simulate(args) -> int:

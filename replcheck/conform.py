@@ -7,7 +7,9 @@ properties as the models' traces, giving per-requirement verdicts for the source
 reference model (model:wl344, MariaDB's semantics) runs the very History that ran, and the two
 traces are cross-checked by replcheck.crosscheck, the comparison campaigns use between models,
 with the server's sampling resolution as its time tolerance and the written rules of
-spec/crosscheck.toml. Every unexplained difference is a finding with its evidence.
+spec/crosscheck.toml. Every unexplained difference is a finding with its evidence. A run that
+did not show the scenario's preconditions leaves the requirements it exercises `inconclusive`
+(replcheck.scenarios), never `pass`.
 """
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ import json
 import re
 import shlex
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
 from replcheck import crosscheck, io, report, systems
+from replcheck.scenarios import REFERENCE, Scenario, conclude, for_history, inconclusive, load_scenarios
 from replcheck.features import load_features
 from replcheck.harness.runner import RunnerError
 from replcheck.harness.system import MariaDB
@@ -29,34 +32,6 @@ from replcheck.spec import ROOT as SPEC
 from replcheck.verify import Results, _shown_path
 
 SOURCE = "conformance"
-REFERENCE = "model:wl344"
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    history: Path
-    quick: bool
-    scale: float
-    exercises: tuple[str, ...]
-    description: str = ""
-
-
-def load_scenarios(path: Path | None = None) -> list[Scenario]:
-    path = Path(path or SPEC.joinpath("conformance.toml"))
-    data = io.parse_toml(io.read_text(path), path)
-    out = []
-    for i, s in enumerate(data.get("scenario", [])):
-        where = f"scenario[{i}]"
-        for key in ("name", "history", "exercises"):
-            if key not in s:
-                raise io.InputError(path, None, where, f"missing {key}")
-        scale = s.get("scale", 0.1)
-        if not isinstance(scale, (int, float)) or not 0 < scale <= 10:
-            raise io.InputError(path, None, f"{where}.scale", f"{scale!r} is not a number in (0, 10]")
-        out.append(Scenario(s["name"], SPEC.joinpath("histories", s["history"]), bool(s.get("quick", False)), float(scale),
-                            tuple(s["exercises"]), s.get("description", "")))
-    return out
 
 
 def column(version: str) -> str:
@@ -73,11 +48,11 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     progress = progress or io.progress("conform")
     load_features()
     if history_files:
-        scenarios = [Scenario(Path(p).stem, Path(p), True, scale or 0.1, ()) for p in history_files]
+        scenarios = [for_history(p) or Scenario(Path(p).stem, Path(p), True, 0.1, ()) for p in history_files]
     else:
         scenarios = [s for s in load_scenarios() if s.quick or not quick]
-        if scale is not None:
-            scenarios = [Scenario(s.name, s.history, s.quick, scale, s.exercises, s.description) for s in scenarios]
+    if scale is not None:
+        scenarios = [replace(s, scale=scale) for s in scenarios]
     server = MariaDB(basedir=basedir, tmpdir=tmpdir, progress=progress)
     reference = systems.get(REFERENCE)
     # Load and check every History first: a bad one fails the run before any server starts.
@@ -103,16 +78,20 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
             io.write_atomic(staging / "histories" / f"{s.name}.jsonl", io.dumps_history(ran))
             shown = _shown_path(s.history)
             predicted = reference.declares.expected_violations
-            for v in real.verdicts:
+            verdicts, _ = conclude(s, real)
+            trace = f"traces/mariadb/{s.name}.jsonl"
+            for v in verdicts:
                 results.add(SOURCE, column(version), s.name, v,
                             "violated" if v.status == core.VIOLATED and v.requirement in predicted else "")
                 results.rows[-1].update(server_version=version,
                                         reproduce=f"replcheck conform --server mariadb --history {shlex.quote(shown)}")
+            for f in inconclusive(s, verdicts, f"MariaDB {version}", trace):
+                results.findings.append({**f, "server_version": version})
             for v in real.findings:
                 results.findings.append({
                     "kind": "MariaDB differs from the seed", "system": f"MariaDB {version}", "history": s.name,
                     "requirement": v.requirement, "server_version": version, "predicted": predicted.get(v.requirement, ""),
-                    "witness": f"{v.witnesses[0].message} [traces/mariadb/{s.name}.jsonl:{list(v.witnesses[0].lines)}]"
+                    "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"
                                f"; the reference model: {'violated' if model.violated(v.requirement) else 'holds'}"})
             for d in crosscheck.compare(crosscheck.facts(*real.trace), crosscheck.facts(*model.trace)):
                 if not d.expected:

@@ -26,6 +26,7 @@ __all__ = ["render_html"]
 CATEGORIES = {
     "violated": ("violated", "\u2717"),
     "expected": ("expected violation", "!"),
+    "inconclusive": ("inconclusive", "?"),
     "pass": ("pass", "\u2713"),
     "not_exercised": ("not exercised", "\u00b7"),
     "nodata": ("no data", ""),
@@ -36,7 +37,7 @@ PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#0
 MAX_PANELS = 6  # semi-sync small multiples; the rest are named, not drawn
 
 CSS = """
-:root{--pass:#2e9d4f;--violated:#d62728;--expected:#f0a202;--not_exercised:#c9ced6;--nodata:#fff;--line:#d0d4da;--muted:#5b6470}
+:root{--pass:#2e9d4f;--violated:#d62728;--expected:#f0a202;--inconclusive:#8e44ad;--not_exercised:#c9ced6;--nodata:#fff;--line:#d0d4da;--muted:#5b6470}
 *{box-sizing:border-box}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2329;margin:0;padding:0 1.5rem 3rem;max-width:1400px}
 h1{margin:1rem 0 .3rem}h2{margin-top:2.2rem;border-bottom:2px solid var(--line);padding-bottom:.2rem}
@@ -50,7 +51,7 @@ nav a{margin-right:1rem}.muted{color:var(--muted)}
 .legend{display:flex;flex-wrap:wrap;gap:1rem;margin:.4rem 0;align-items:center}
 .sw{display:inline-block;width:1.1em;height:1.1em;border:1px solid #888;vertical-align:-.2em;margin-right:.3em;text-align:center;font-size:11px;line-height:1.05em}
 .s-pass{background:var(--pass);color:#fff}.s-violated{background:var(--violated);color:#fff}
-.s-expected{background:var(--expected);color:#000}.s-not_exercised{background:var(--not_exercised);color:#333}
+.s-expected{background:var(--expected);color:#000}.s-inconclusive{background:var(--inconclusive);color:#fff}.s-not_exercised{background:var(--not_exercised);color:#333}
 .s-nodata{background:var(--nodata);color:#999}
 .scroll{overflow:auto;max-height:90vh;border:1px solid var(--line)}
 table.matrix{border-collapse:collapse;font-size:12px}
@@ -66,7 +67,7 @@ td.cell{width:20px;height:18px;text-align:center}
 td.cell a{display:block;width:100%;height:18px;line-height:18px;text-decoration:none;color:inherit}
 td.cell a:hover{outline:2px solid #1d2329}
 section.req{border:1px solid var(--line);border-left:6px solid var(--not_exercised);border-radius:4px;padding:.2rem 1rem .6rem;margin:1rem 0}
-section.req.r-violated{border-left-color:var(--violated)}section.req.r-expected{border-left-color:var(--expected)}
+section.req.r-violated{border-left-color:var(--violated)}section.req.r-inconclusive{border-left-color:var(--inconclusive)}section.req.r-expected{border-left-color:var(--expected)}
 section.req.r-pass{border-left-color:var(--pass)}section.req:target{box-shadow:0 0 0 3px #7aa7ff}
 section.req h3{margin:.6rem 0 .2rem;font-family:ui-monospace,Menlo,Consolas,monospace}
 .badge{display:inline-block;border-radius:3px;padding:0 .4em;font-size:12px;border:1px solid #999;margin-left:.4em;font-family:system-ui,sans-serif;font-weight:normal}
@@ -122,7 +123,7 @@ def category(v: dict | None) -> str:
         return "nodata"
     if v.get("status") == "violated":
         return "expected" if v.get("expected") else "violated"
-    return v.get("status") if v.get("status") in ("pass", "not_exercised") else "nodata"
+    return v.get("status") if v.get("status") in ("pass", "inconclusive", "not_exercised") else "nodata"
 
 
 def _counts(v: dict) -> str:
@@ -156,15 +157,31 @@ def render_html(report: dict) -> str:
 
 def _header(report: dict, title: str) -> str:
     summary = report.get("summary") if isinstance(report.get("summary"), dict) else {}
-    tone = {"violated": "bad", "findings": "bad", "expected_violations": "warn"}
+    tone = {"violated": "bad", "inconclusive": "bad", "findings": "bad", "expected_violations": "warn"}
     tiles = "".join(
         f'<div class="tile {tone.get(k, "") if v else ""}"><b>{e(v)}</b>{e(str(k).replace("_", " "))}</div>'
         for k, v in summary.items())
     inputs = "".join(f"<li><code>{e(p)}</code></li>" for p in _list(report.get("inputs"))) or "<li>none recorded</li>"
     return (f'<header><h1>{e(title)}</h1><p class="muted">schema <code>{e(report.get("schema"))}</code></p>'
-            f'<div class="tiles">{tiles}</div><details><summary>Inputs</summary><ul>{inputs}</ul></details>'
+            f'<div class="tiles">{tiles}</div>{_counts_table(report.get("counts"))}<details><summary>Inputs</summary><ul>{inputs}</ul></details>'
             '<nav><a href="#rc-matrix">Verdict matrix</a><a href="#rc-requirements">Requirements</a>'
             '<a href="#rc-findings">Findings</a><a href="#rc-figures">Figures</a></nav></header>')
+
+
+def _counts_table(counts: object) -> str:
+    """The honest numbers: requirements judged by each kind of evidence, and per real server what
+    its runs judged, left inconclusive and never exercised."""
+    if not isinstance(counts, dict):
+        return ""
+    evidence = counts.get("evidence") if isinstance(counts.get("evidence"), dict) else {}
+    servers = counts.get("servers") if isinstance(counts.get("servers"), dict) else {}
+    ev = "".join(f"<tr><td>{e(k)}</td><td>{e(n)}</td></tr>" for k, n in evidence.items())
+    sv = "".join(f'<tr><td><code>{e(src)}</code></td><td>{e(n.get("judged"))}</td><td>{e(n.get("inconclusive"))}</td>'
+                 f'<td>{e(n.get("not_exercised"))}</td></tr>' for src, n in servers.items() if isinstance(n, dict))
+    return ('<div class="panels"><table class="findings"><thead><tr><th>Evidence</th><th>requirements judged</th></tr>'
+            f'</thead><tbody>{ev}</tbody></table>'
+            + ('<table class="findings"><thead><tr><th>Real server</th><th>judged</th><th>inconclusive</th>'
+               f'<th>not exercised</th></tr></thead><tbody>{sv}</tbody></table>' if sv else "") + "</div>")
 
 
 def _legend() -> str:

@@ -18,7 +18,59 @@ from xml.sax.saxutils import escape, quoteattr
 from replcheck import catalogue, io
 from replcheck.properties import core
 
-ORDER = {core.VIOLATED: 0, core.PASS: 1, core.NOT_EXERCISED: 2}
+# A cell shows the worst of its rows: one inconclusive run outranks the passes of others, so a
+# scenario that stopped testing what it claims is seen, not averaged away.
+ORDER = {core.VIOLATED: 0, core.INCONCLUSIVE: 1, core.PASS: 2, core.NOT_EXERCISED: 3}
+JUDGED = (core.PASS, core.VIOLATED)
+
+# Evidence kinds of the headline, by source: a property on a model's trace (embedded Histories or
+# a campaign), a z3 proof, a Hypothesis state machine on a model, TLC, a real server. A mutant's
+# verdicts are evidence about the checks, not the requirement, and count for none.
+EVIDENCE_KINDS = ("model", "proof", "machine", "tlc", "server")
+
+
+def evidence_kind(source: str) -> str | None:
+    kind, _, system = source.partition(":")
+    if kind == "z3":
+        return "proof"
+    if kind == "conformance":
+        return "server"
+    if kind in ("history", "campaign", "state-machine"):
+        owner = system.split(":", 1)[0]
+        if owner == "tlc":
+            return "tlc"
+        if owner == "model":
+            return "machine" if kind == "state-machine" else "model"
+    return None
+
+
+def honest_counts(requirements: list[dict], sources: list[str]) -> dict:
+    """Per evidence kind, the requirements some source of that kind judged (pass or violated);
+    per real server, its requirements judged, inconclusive and not exercised (no verdict at all
+    counts as not exercised, so the three add up to the catalogue)."""
+    evidence = {k: 0 for k in EVIDENCE_KINDS}
+    for r in requirements:
+        for k in {evidence_kind(s) for s, v in r["verdicts"].items() if v["status"] in JUDGED} - {None}:
+            evidence[k] += 1
+    servers = {}
+    for src in (s for s in sources if evidence_kind(s) == "server"):
+        statuses = [r["verdicts"].get(src, {}).get("status", core.NOT_EXERCISED) for r in requirements]
+        servers[src] = {"judged": sum(st in JUDGED for st in statuses),
+                        "inconclusive": statuses.count(core.INCONCLUSIVE),
+                        "not_exercised": statuses.count(core.NOT_EXERCISED)}
+    return {"evidence": evidence, "servers": servers}
+
+
+def headline(report: dict) -> str:
+    """The numbers that matter, in words: what each kind of evidence covers, and per real server
+    what it judged, what its runs left inconclusive and what they never exercised."""
+    s, c = report["summary"], report["counts"]
+    ev = c["evidence"]
+    parts = [f"{s['requirements']} requirements; with evidence from a property on a model {ev['model']}, a proof "
+             f"{ev['proof']}, a state machine {ev['machine']}, TLC {ev['tlc']}, a real server {ev['server']}"]
+    parts += [f"{src.split(':', 1)[1]}: {n['judged']} judged, {n['inconclusive']} inconclusive, "
+              f"{n['not_exercised']} not exercised" for src, n in c["servers"].items()]
+    return "; ".join(parts)
 
 
 def load_results(paths: list[str | Path]) -> list[dict]:
@@ -59,7 +111,8 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
     for result in results:
         for row in result["rows"]:
             key = (row["requirement"], f"{row['source']}:{row['system']}")
-            cell = cells.setdefault(key, {"status": core.NOT_EXERCISED, "expected": None, "counts": Counter(), "witnesses": []})
+            cell = cells.setdefault(key, {"status": core.NOT_EXERCISED, "expected": None, "counts": Counter(),
+                                          "witnesses": {core.VIOLATED: [], core.INCONCLUSIVE: []}})
             # a campaign row stands for many Histories: it brings its own counts
             for status, n in row.get("counts", {row["status"]: 1}).items():
                 cell["counts"][status] += n
@@ -67,10 +120,11 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
                 cell["status"] = row["status"]
             if row["status"] == core.VIOLATED:
                 cell["expected"] = cell["expected"] or _expected(row)
-                for w in row.get("witnesses", [])[:3]:
-                    if len(cell["witnesses"]) < 5:
-                        cell["witnesses"].append({"message": w["message"], "history": row.get("history", ""),
-                                                  "lines": w.get("lines", []), "reproduce": _reproduce(row, result)})
+            kept = cell["witnesses"].get(row["status"])  # the cell shows those of its own status
+            for w in row.get("witnesses", [])[:3] if kept is not None else ():
+                if len(kept) < 5:
+                    kept.append({"message": w["message"], "history": row.get("history", ""),
+                                 "lines": w.get("lines", []), "reproduce": _reproduce(row, result)})
     sources = sorted({s for _, s in cells}, key=lambda s: (s.split(":")[0] != "history", s))
     evidence = catalogue.evidence()
     requirements = []
@@ -79,7 +133,8 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
         for s in sources:
             if (r.id, s) in cells:
                 c = cells[(r.id, s)]
-                verdicts[s] = {**c, "counts": dict(c["counts"]), "expected": c["expected"] if c["status"] == core.VIOLATED else None}
+                verdicts[s] = {**c, "counts": dict(c["counts"]), "witnesses": c["witnesses"].get(c["status"], []),
+                               "expected": c["expected"] if c["status"] == core.VIOLATED else None}
         requirements.append({"id": r.id, "feature": r.feature, "seed": r.seed, "section": r.section, "kind": r.kind,
                              "text": r.text, "evidence": evidence.get(r.id, []), "verdicts": verdicts})
     findings = [f for result in results for f in result.get("findings", [])]
@@ -95,12 +150,13 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
         "sources": sources,
         "summary": {
             "requirements": len(requirements),
-            "with_evidence": sum(1 for r in requirements if r["evidence"]),
             "violated": sum(1 for v in flat if v["status"] == core.VIOLATED and not v["expected"]),
+            "inconclusive": sum(1 for v in flat if v["status"] == core.INCONCLUSIVE),
             "expected_violations": sum(1 for v in flat if v["expected"]),
             "findings": len(findings),
             "sources": len(sources),
         },
+        "counts": honest_counts(requirements, sources),
         "requirements": requirements,
         "findings": findings,
         "figures": figures,
@@ -108,10 +164,11 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
 
 
 def junit(report: dict) -> str:
-    """One test case per requirement and source; an unexpected violation fails, not exercised skips."""
+    """One test case per requirement and source; an unexpected violation fails, an inconclusive run
+    is an error (the check could not be made), not exercised skips."""
     suites = []
     for source in report["sources"]:
-        cases, failures, skipped = [], 0, 0
+        cases, failures, errors, skipped = [], 0, 0, 0
         for req in report["requirements"]:
             v = req["verdicts"].get(source)
             if v is None:
@@ -122,13 +179,17 @@ def junit(report: dict) -> str:
                 failures += 1
                 detail = "\n".join(f"{w['message']} [{w['history']}:{w['lines']}] {w['reproduce']}" for w in v["witnesses"])
                 body = f'<failure message={quoteattr(req["text"])}>{escape(detail)}</failure>'
+            elif v["status"] == core.INCONCLUSIVE:
+                errors += 1
+                detail = "\n".join(f"{w['message']} [{w['history']}:{w['lines']}]" for w in v["witnesses"])
+                body = f'<error message="inconclusive: the run did not test it">{escape(detail)}</error>'
             elif v["status"] == core.NOT_EXERCISED:
                 skipped += 1
                 body = '<skipped message="not exercised"/>'
             else:
                 body = f"<system-out>{escape(v['status'] + (' (expected violation)' if v['expected'] else ''))}</system-out>"
             cases.append(f"    {name}{body}</testcase>")
-        suites.append(f'  <testsuite name={quoteattr(source)} tests="{len(cases)}" failures="{failures}" skipped="{skipped}">\n'
+        suites.append(f'  <testsuite name={quoteattr(source)} tests="{len(cases)}" failures="{failures}" errors="{errors}" skipped="{skipped}">\n'
                       + "\n".join(cases) + "\n  </testsuite>")
     return '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="replcheck">\n' + "\n".join(suites) + "\n</testsuites>\n"
 
@@ -139,20 +200,20 @@ def _md(text: object) -> str:
 
 
 def markdown(report: dict, limit: int = 20) -> str:
-    """A short summary for a CI comment: the numbers, unexpected violations, findings."""
+    """A short summary for a CI comment: the numbers, unexpected violations and inconclusive runs, findings."""
     s = report["summary"]
-    lines = [f"### {report['title']}", "",
-             f"{s['requirements']} requirements ({s['with_evidence']} with evidence), {s['sources']} sources: "
-             f"**{s['violated']} unexpected violations**, {s['expected_violations']} expected, {s['findings']} findings.", ""]
+    lines = [f"### {report['title']}", "", f"{_md(headline(report))}.", "",
+             f"{s['sources']} sources: **{s['violated']} unexpected violations**, **{s['inconclusive']} inconclusive**, "
+             f"{s['expected_violations']} expected, {s['findings']} findings.", ""]
     bad = [(req, src, v) for req in report["requirements"] for src, v in req["verdicts"].items()
-           if v["status"] == core.VIOLATED and not v["expected"]]
+           if (v["status"] == core.VIOLATED and not v["expected"]) or v["status"] == core.INCONCLUSIVE]
     if bad:
-        lines += ["| requirement | source | witness |", "|---|---|---|"]
+        lines += ["| requirement | source | verdict | witness |", "|---|---|---|---|"]
         for req, src, v in bad[:limit]:
             w = v["witnesses"][0]["message"] if v["witnesses"] else ""
-            lines.append(f"| {req['id']} | {_md(src)} | {_md(w)} |")
+            lines.append(f"| {req['id']} | {_md(src)} | {v['status']} | {_md(w)} |")
         if len(bad) > limit:
-            lines.append(f"| … | {len(bad) - limit} more | |")
+            lines.append(f"| … | {len(bad) - limit} more | | |")
     lines += ["", "Findings:" if report["findings"] else "No findings."]
     lines += [f"- {_md(f['kind'])}: {_md(f.get('system', ''))} `{_md(f.get('requirement', ''))}`: {_md(f.get('witness', ''))}"
               for f in report["findings"]]
@@ -201,6 +262,9 @@ def load_gate(path: str | Path) -> dict:
             # in the server itself); the gate still fails on anything outside the list.
             if not all(s in ORDER for s in _accepted(status)) or not _accepted(status):
                 raise io.InputError(path, None, f"verdicts.{source}.{req}", f"unknown verdict {status!r}")
+            if core.INCONCLUSIVE in _accepted(status):  # a run that did not test its claim is investigated, not accepted
+                raise io.InputError(path, None, f"verdicts.{source}.{req}",
+                                    "inconclusive cannot be pinned: fix the scenario or its claim, then pin what it shows")
     return gate
 
 
@@ -223,6 +287,10 @@ def pinned_differences(gate: dict, report: dict) -> list[str]:
         v = now.get((req, src))
         if v is None:
             diffs.append(f"{req} on {src}: pinned {status}, now no verdict")
+        elif v["status"] == core.INCONCLUSIVE:
+            why = "; ".join(f"{w['history']}: {w['message']}" for w in v["witnesses"][:2])
+            diffs.append(f"{req} on {src}: pinned {' or '.join(_accepted(status))}, now inconclusive: a scenario's run "
+                         f"did not test it; investigate the run ({why})")
         elif v["status"] not in _accepted(status):
             why = f" ({v['witnesses'][0]['message']})" if v["witnesses"] else ""
             diffs.append(f"{req} on {src}: pinned {' or '.join(_accepted(status))}, now {v['status']}{why}")
@@ -234,7 +302,8 @@ def pinned_differences(gate: dict, report: dict) -> list[str]:
 
 # What verify finds that no verdict cell shows: a mutant caught only where its base model fails
 # too, a proof with another outcome or none, a requirement nothing can judge.
-GATED_FINDINGS = ("mutant survived", "proof outcome", "proof inconclusive", "no evidence")
+# A conformance scenario's History on which the reference model no longer shows what it claims.
+GATED_FINDINGS = ("mutant survived", "proof outcome", "proof inconclusive", "no evidence", "scenario inconclusive")
 
 
 def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:

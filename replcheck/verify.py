@@ -4,7 +4,9 @@ Sources of evidence: each embedded History run on each system and judged by the 
 the z3 proofs; the Hypothesis state machine of each feature against each model system. A
 finding is anything that differs from what the spec says to expect: a model violating a
 requirement it is not declared to violate, a mutant that no check kills, a proof with another
-outcome than its claim, a requirement with no evidence at all.
+outcome than its claim, a requirement with no evidence at all, a conformance scenario's History
+on which the reference model does not show what the scenario claims (its requirements are
+`inconclusive` there, replcheck.scenarios).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from replcheck import catalogue, io, report, systems
+from replcheck import catalogue, io, report, scenarios, systems
 from replcheck.features import load_features
 from replcheck.properties import core
 from replcheck.properties.judge import caught, judge
@@ -45,6 +47,7 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
                   progress: Callable[[str], None]) -> None:
     for i, path in enumerate(paths, 1):
         history = io.load_history(path)
+        scenario = scenarios.for_history(path)
         progress(f"histories {i}/{len(paths)}: {path.stem}")
         judged = {}
         for name in names:
@@ -54,7 +57,11 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
                 io.write_atomic(traces / name.replace(":", "-") / f"{path.stem}.jsonl", io.dumps_lines(*j.trace))
             if system.kind == "model":
                 collect_figures(results.figures, path.stem, name, core.TraceView(*j.trace))
-            for verdict in j.verdicts:
+            verdicts = j.verdicts
+            if scenario and name == scenarios.REFERENCE:  # a History that no longer tests what its scenario claims
+                verdicts, _ = scenarios.conclude(scenario, j)
+                results.findings += scenarios.inconclusive(scenario, verdicts, name, f"traces/{name.replace(':', '-')}/{path.stem}.jsonl")
+            for verdict in verdicts:
                 declared = verdict.requirement in system.declares.expected_violations
                 results.add("history", name, path.stem, verdict, "violated" if declared else "")
             if system.kind == "model":

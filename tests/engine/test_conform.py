@@ -11,11 +11,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from replcheck import catalogue, conform, crosscheck, io
+from replcheck import catalogue, conform, crosscheck, io, report
 from replcheck.harness import runner
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 from test_harness_mariadb import require_server
@@ -57,6 +58,26 @@ def test_a_bad_scenario_list_is_one_line(tmp_path):
     bad.write_text('[[scenario]]\nname = "x"\n')
     with pytest.raises(io.InputError, match="missing history"):
         conform.load_scenarios(bad)
+
+
+def test_verify_finds_a_history_that_no_longer_tests_what_its_scenario_claims(monkeypatch):
+    """The reference model's trace is held to the scenario's claims: here one it cannot meet (the
+    model accepts this CHANGE MASTER), so the requirements it exercises are inconclusive, with a
+    finding for the models gate; other models' verdicts are their own."""
+    from replcheck import scenarios, verify
+
+    real = next(s for s in scenarios.load_scenarios() if s.name == "d1-back-to-zero")
+    refused = replace(real, requires=({"kind": "statement", "node": "B", "op": "change_master", "errno": 1198},))
+    monkeypatch.setattr(scenarios, "load_scenarios", lambda path=None: [refused])
+    results = verify.Results()
+    verify.run_histories([real.history], ["model:wl344", "model:wl7318"], results, None, lambda _: None)
+    status = {(r["system"], r["requirement"]): r["status"] for r in results.rows}
+    assert status[("model:wl344", "WL344.CM.SET")] == status[("model:wl344", "WL344.WAIT.RULE")] == "inconclusive"
+    assert status[("model:wl7318", "WL344.CM.SET")] == PASS
+    found = [f for f in results.findings if f["kind"] == "scenario inconclusive"]
+    assert sorted(f["requirement"] for f in found) == ["WL344.CM.SET", "WL344.WAIT.RULE"]
+    assert "failed with error 1198; change_master at 2000000 µs: it succeeded [traces/model-wl344/d1-back-to-zero.jsonl:[" \
+        in found[0]["witness"]
 
 
 def test_unsupported_history_is_refused_before_anything_starts(tmp_path):
@@ -203,6 +224,12 @@ def test_quick_suite_meets_the_mariadb_gate(server, tmp_path, fast_tmp):
     for f in doc["findings"]:  # every finding carries its evidence
         assert f["witness"] and f["history"] and f["server_version"] == server.version
     assert (out / "report.html").exists() and (out / "traces" / "mariadb").is_dir()
+    counts = json.loads((out / "report.json").read_text())["counts"]["servers"][f"conformance:{conform.column(server.version)}"]
+    worst = {}  # a requirement's cell: the worst of its rows, as the report ranks them
+    for r in doc["rows"]:
+        worst[r["requirement"]] = min(worst.get(r["requirement"], r["status"]), r["status"], key=report.ORDER.__getitem__)
+    assert counts["judged"] == sum(st in (PASS, VIOLATED) for st in worst.values())
+    assert counts["inconclusive"] == sum(st == "inconclusive" for st in worst.values())
     g = _cli("gate", str(ROOT / "ci" / "mariadb.toml"), str(out / "results.json"))
     assert g.returncode == 0, g.stdout
     assert list(fast_tmp.iterdir()) == []  # every server's directory removed

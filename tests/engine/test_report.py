@@ -197,3 +197,72 @@ def test_summary_md_carries_no_raw_html_and_reproduce_commands_quote_paths():
     assert "<img" not in md and "<script>" not in md and "<b>" not in md and "&lt;img" in md and "\\|" in md
     [cell] = [v for req in doc["requirements"] for v in req["verdicts"].values() if v["status"] == "violated"]
     assert shlex.split(cell["witnesses"][0]["reproduce"])[2] == "my dir/h's.jsonl"
+
+
+# -- inconclusive runs and the honest counts -------------------------------------------------------
+def _rows(*cells) -> dict:
+    """A results document from (source, system, requirement, status) tuples."""
+    rows = [{"source": src, "system": system, "history": "h", "requirement": req, "status": status, "checked": 1,
+             "witnesses": [{"message": f"{status} here", "lines": [7]}] if status in ("violated", "inconclusive") else []}
+            for src, system, req, status in cells]
+    return {"schema": "replcheck.results/1", "rows": rows, "findings": []}
+
+
+MARIADB = ("conformance", "MariaDB 10.11")
+
+
+def test_one_inconclusive_run_outranks_the_passes_of_others():
+    doc = _rows((*MARIADB, "WL344.CM.SET", "pass"), (*MARIADB, "WL344.CM.SET", "inconclusive"),
+                (*MARIADB, "WL344.CM.SET", "pass"))
+    [v] = next(r for r in report.build_report([doc])["requirements"] if r["id"] == "WL344.CM.SET")["verdicts"].values()
+    assert v["status"] == "inconclusive" and v["counts"] == {"pass": 2, "inconclusive": 1}
+    assert [w["message"] for w in v["witnesses"]] == ["inconclusive here"]
+
+
+def test_the_gate_fails_an_inconclusive_verdict_and_refuses_to_pin_one(tmp_path, capsys):
+    gate = tmp_path / "g.toml"
+    gate.write_text('[verdicts."conformance:MariaDB 10.11"]\n"WL344.CM.SET" = ["pass", "violated"]\n')
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps(_rows((*MARIADB, "WL344.CM.SET", "inconclusive"))))
+    capsys.readouterr()
+    assert main(["gate", str(gate), str(out)]) == 1
+    assert ("WL344.CM.SET on conformance:MariaDB 10.11: pinned pass or violated, now inconclusive: a scenario's run "
+            "did not test it; investigate the run (h: inconclusive here)") in capsys.readouterr().out
+    gate.write_text('[verdicts."conformance:MariaDB 10.11"]\n"WL344.CM.SET" = "inconclusive"\n')
+    assert main(["gate", str(gate), str(out)]) == 2
+    assert "inconclusive cannot be pinned" in capsys.readouterr().err
+
+
+def test_a_scenario_inconclusive_on_the_reference_model_fails_the_models_gate():
+    f = {"kind": "scenario inconclusive", "system": "model:wl344", "history": "d1-back-to-zero", "requirement": "WL344.CM.SET",
+         "witness": "precondition not observed: every change_master on B succeeded"}
+    rep = report.build_report([{**_rows(), "findings": [f]}])
+    assert any(d.startswith("scenario inconclusive: model:wl344 WL344.CM.SET: precondition not observed")
+               for d in report.derived_differences(rep, []))
+
+
+def test_the_headline_counts_evidence_by_kind_and_each_real_servers_verdicts():
+    doc = _rows(("history", "model:wl344", "WL344.CM.SET", "pass"), ("history", "model:wl344", "WL344.CM.RANGE", "violated"),
+                ("history", "model:wl344", "WL344.CM.DEFAULT", "not_exercised"),
+                ("history", "mutant:stop-event", "GGID.UNIQUE", "violated"),  # about the checks: no evidence
+                ("campaign", "model:wl7318", "WL7318.F1", "pass"),
+                ("z3", "z3", "WL344.CM.SET", "pass"), ("z3", "z3", "WL344.CM.INVALID", "not_exercised"),
+                ("state-machine", "model:wl344", "WL344.CM.SET", "pass"),
+                (*MARIADB, "WL344.CM.SET", "pass"), (*MARIADB, "WL344.CM.RANGE", "violated"),
+                (*MARIADB, "WL344.CM.INVALID", "inconclusive"), (*MARIADB, "WL344.CM.DEFAULT", "not_exercised"))
+    rep = report.build_report([doc])
+    total = rep["summary"]["requirements"]
+    assert rep["counts"] == {"evidence": {"model": 3, "proof": 1, "machine": 1, "tlc": 0, "server": 2},
+                             "servers": {"conformance:MariaDB 10.11": {"judged": 2, "inconclusive": 1, "not_exercised": total - 3}}}
+    assert rep["summary"]["inconclusive"] == 1
+    Draft202012Validator(io.schema("report")).validate(rep)
+    words = (f"{total} requirements; with evidence from a property on a model 3, a proof 1, a state machine 1, TLC 0, "
+             f"a real server 2; MariaDB 10.11: 2 judged, 1 inconclusive, {total - 3} not exercised")
+    assert report.headline(rep) == words
+    md = report.markdown(rep)
+    assert words in md and "**1 inconclusive**" in md and "| WL344.CM.INVALID | conformance:MariaDB 10.11 | inconclusive |" in md
+    suite = next(s for s in ET.fromstring(report.junit(rep)) if s.get("name") == "conformance:MariaDB 10.11")
+    assert suite.get("errors") == "1" and suite.get("failures") == "1"
+    from replcheck.html import render_html
+    page = render_html(rep)
+    assert "<th>inconclusive</th>" in page and 's-inconclusive' in page

@@ -1,0 +1,69 @@
+"""The conformance scenarios (spec/conformance.toml) and their claims, checked on any run of them.
+
+conform runs each on a real server, verify runs the same Histories on the models; both judge a
+run's verdicts by the scenario's claims (properties/preconditions.py): a requirement it exercises
+is inconclusive on a run that did not test it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from replcheck import io
+from replcheck.properties import core, preconditions
+from replcheck.properties.judge import Judgement
+from replcheck.spec import ROOT as SPEC
+
+REFERENCE = "model:wl344"  # the model of MariaDB's semantics: the one the scenarios' claims hold on
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    history: Path
+    quick: bool
+    scale: float
+    exercises: tuple[str, ...]
+    description: str = ""
+    requires: tuple[dict, ...] = ()
+
+
+def load_scenarios(path: Path | None = None) -> list[Scenario]:
+    path = Path(path or SPEC.joinpath("conformance.toml"))
+    data = io.parse_toml(io.read_text(path), path)
+    out = []
+    for i, s in enumerate(data.get("scenario", [])):
+        where = f"scenario[{i}]"
+        for key in ("name", "history", "exercises"):
+            if key not in s:
+                raise io.InputError(path, None, where, f"missing {key}")
+        scale = s.get("scale", 0.1)
+        if not isinstance(scale, (int, float)) or not 0 < scale <= 10:
+            raise io.InputError(path, None, f"{where}.scale", f"{scale!r} is not a number in (0, 10]")
+        requires = s.get("requires", [])
+        if not isinstance(requires, list):
+            raise io.InputError(path, None, f"{where}.requires", "a list of preconditions")
+        for j, pre in enumerate(requires):
+            if why := preconditions.problem(pre):
+                raise io.InputError(path, None, f"{where}.requires[{j}]", why)
+        out.append(Scenario(s["name"], SPEC.joinpath("histories", s["history"]), bool(s.get("quick", False)), float(scale),
+                            tuple(s["exercises"]), s.get("description", ""), tuple(requires)))
+    return out
+
+
+def for_history(path: Path) -> Scenario | None:
+    """The scenario whose History this file is: run on its own (a reproduce command, verify),
+    it keeps the scenario's claims and time scale."""
+    return next((s for s in load_scenarios() if s.history.resolve() == Path(path).resolve()), None)
+
+
+def conclude(scenario: Scenario, j: Judgement) -> tuple[tuple[core.Verdict, ...], list[core.Witness]]:
+    """The run's verdicts with the scenario's claims checked, and its unmet preconditions."""
+    return preconditions.conclude(core.TraceView(*j.trace), j.verdicts, scenario.exercises, scenario.requires)
+
+
+def inconclusive(scenario: Scenario, verdicts: tuple[core.Verdict, ...], system: str, trace: str) -> list[dict]:
+    """A finding per requirement the run did not test although the scenario claims it."""
+    return [{"kind": "scenario inconclusive", "system": system, "history": scenario.name, "requirement": v.requirement,
+             "witness": "; ".join(f"{w.message} [{trace}:{list(w.lines)}]" if w.lines else w.message for w in v.witnesses)}
+            for v in verdicts if v.status == core.INCONCLUSIVE]
