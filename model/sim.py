@@ -604,6 +604,8 @@ class Simulator:
             self._start_sql(ch)
 
     def _op_flush_logs(self, node: Node, op: dict) -> None:
+        if op:  # the statement, not a rotation the server makes itself
+            self.emit("stmt", node.id, op="flush_logs", errno=None, warning=None, message="")
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("ROTATE_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
                                         size=ROTATE_SIZE)])
