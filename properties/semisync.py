@@ -44,10 +44,12 @@ class SemiSyncIndex:
         self.v = v
         self.server_ids = {n: spec.get("server_id") for n, spec in v.nodes.items()}
         self.by_server_id = {sid: n for n, sid in self.server_ids.items()}
-        self.ends: dict[tuple[str, str], dict] = {}  # (node, gtid) -> binlog obs of the group's last event
+        # (node, gtid, trx) -> binlog obs of the group's last event. The transaction too: a server
+        # restored from a backup that lacks a group issues that GTID again, to another transaction.
+        self.ends: dict[tuple[str, str, str | None], dict] = {}
         for b in v.kind("binlog"):
             if b.get("last") and b.get("gtid"):
-                self.ends.setdefault((b["node"], b["gtid"]), b)
+                self.ends.setdefault((b["node"], b["gtid"], b.get("trx")), b)
         self.binlog_len = {(b["node"], b["file"], b["end"]): b["end"] - b["pos"] for b in v.kind("binlog")}
         self.vars = {n: self._variables(n) for n in v.nodes}
         self.status_obs: dict[tuple[int, int], dict] = {}
@@ -59,7 +61,7 @@ class SemiSyncIndex:
         self.acks: dict[str, list[dict]] = {}
         for a in v.kind("ack"):
             self.acks.setdefault(a["node"], []).append(a)
-        self.commits = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"]) in self.ends]
+        self.commits = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
 
     def _variables(self, node: str) -> dict[str, Timeline]:
         initial = self.v.nodes[node].get("variables", {})
@@ -104,7 +106,7 @@ class SemiSyncIndex:
         return self.status[node].at(key) == "ON" and bool(self.var(node, "rpl_semi_sync_master_enabled", key))
 
     def _commit(self, c: dict) -> dict:
-        b = self.ends[(c["node"], c["gtid"])]
+        b = self.ends[(c["node"], c["gtid"], c.get("trx"))]
         node = c["node"]
         return {"obs": c, "node": node, "gtid": c["gtid"], "trx": c.get("trx"), "pos": (b["file"], b["end"]),
                 "binlog": b, "bkey": _key(b), "rkey": _key(c), "ok": c.get("errno") is None,
@@ -283,7 +285,16 @@ def timeout_bounds_the_wait(v: TraceView, check: Check) -> None:
 def _timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
     return (_waited(c) and c["ok"] and c["obs"]["t"] - c["binlog"]["t"] >= timeout - tol
-            and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]))
+            and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"])
+            and not _disabled_at_return(ix, c, tol))
+
+
+def _disabled_at_return(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
+    """The DBA disabled semi-sync as the wait ended: that released it (disable_master switches off
+    and wakes the waiting sessions), whatever the timeout would have done at the same moment."""
+    return any(o["node"] == c["node"] and o["op"] == "set_global" and o.get("variable") == "rpl_semi_sync_master_enabled"
+               and not o.get("value") and o.get("errno") is None and 0 <= c["obs"]["t"] - o["t"] <= tol and _key(o) < c["rkey"]
+               for o in ix.v.kind("stmt"))
 
 
 @checks("WL1720.TIMEOUT.LOG")
@@ -470,15 +481,15 @@ def waiters_released(v: TraceView, check: Check) -> None:
     """Every waiting session is released; once its transaction is held by N connected semi-sync
     replicas (also after a reconnect), by acknowledgement rather than by the timeout."""
     ix = index(v)
-    returned = {(c["node"], c["gtid"]) for c in ix.commits}
+    returned = {(c["node"], c["gtid"], c["trx"]) for c in ix.commits}
     dumps = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
         if x.get("gtid"):
             origin.setdefault(x["gtid"], x["node"])
-    for (node, gtid), b in ix.ends.items():
+    for (node, gtid, trx), b in ix.ends.items():
         if origin.get(gtid) == node:  # a client's transaction, not one relayed through this node
-            check.judge((node, gtid) in returned, f"the commit of {b['trx']} on {node} never returned", b)
+            check.judge((node, gtid, trx) in returned, f"the commit of {trx} on {node} never returned", b)
     for c in ix.commits:
         if not (_waited(c) and c["ok"]):
             continue

@@ -29,7 +29,7 @@ from replcheck.spec.formats import US
 
 ASPECTS = ("apply", "commit", "visible", "read", "stmt", "data")
 # what two systems may differ in; `implementation`: a model, or the real server's version
-SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants", "implementation")
+SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants", "implementation", "flavour")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class Facts:
     commits: dict[tuple[str, str], int]  # (node, trx) -> when the commit returned
     settings: dict[str, tuple]  # attribute -> per-node values, to tell what two systems differ in
     observed: frozenset[str]  # the aspects this Trace can show
+    restarts: frozenset[str] = frozenset()  # nodes whose replication started again (START SLAVE, restart)
+    incidents: frozenset[str] = frozenset()  # nodes that binlogged an incident
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -53,8 +55,13 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     stmts: dict[tuple[str, str], int] = {}
     data: dict[str, dict] = {}
     untimed_applies = False
+    restarts, incidents = set(), set()
     for o in obs:
         k, node = o["kind"], o.get("node", "")
+        if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None):
+            restarts.add(node)
+        elif k == "binlog" and o.get("type") == "INCIDENT_EVENT":
+            incidents.add(node)
         if k == "apply" and o.get("begin") is None:
             untimed_applies = True
         elif k == "apply" and o.get("trx") is not None and o["idx"] == 0:
@@ -84,12 +91,13 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         "wait_point": tuple(n.get("variables", {}).get("rpl_semi_sync_master_wait_point") for n in nodes),
         "mutants": tuple(header.get("config", {}).get("mutants", ())),  # the header says what the system carries
         "implementation": (header.get("server_version", "model"),),
+        "flavour": (header.get("config", {}).get("flavour"),),
     }
     # A real server's trace cannot say when its SQL thread began a transaction (begin is None).
     unobserved = set(header.get("unobserved", ())) | ({"apply"} if untimed_applies else set())
     observed = frozenset(a for a in ASPECTS if a not in unobserved)
     return Facts(header, {k: tuple(v) for k, v in seqs.items() if k[0] in observed}, binlog, applied_from,
-                 commits, settings, observed)
+                 commits, settings, observed, frozenset(restarts), frozenset(incidents))
 
 
 @dataclass(frozen=True)
@@ -195,8 +203,16 @@ def within_a_second(ctx: Ctx) -> bool:
     return None not in times and abs(times[0] - times[1]) <= slack
 
 
+def incident_or_restart(ctx: Ctx) -> bool:
+    """The node's source binlogged an incident, or the node's replication started again (START
+    SLAVE, a restart): where the flavours' mechanics differ."""
+    left, right, _, node, subject = ctx
+    return any(_source(ctx) in f.incidents or node in f.restarts for f in (left, right))
+
+
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
-    event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second)}
+    event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
+    incident_or_restart)}
 
 
 @dataclass(frozen=True)

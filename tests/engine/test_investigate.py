@@ -2,10 +2,13 @@
 readable step list, explain's witnesses and side-by-side traces, and bad input."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from replcheck import cli, crosscheck, investigate, io, systems
 from replcheck.generate import generate
+from replcheck.spec import ROOT as SPEC
 
 
 def test_ddmin_finds_the_one_minimal_failing_subset():
@@ -152,3 +155,18 @@ def test_a_change_due_after_the_end_under_one_delay_rule_is_an_expected_data_dif
     left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
     [data] = [d for d in crosscheck.compare(left, right) if d.aspect == "data"]
     assert data.expected and data.rule == "delay.visible-when-applied" and (data.node, data.subject) == ("C", "t2")
+
+
+def test_the_flavours_differ_after_an_incident_as_their_rule_says():
+    # MariaDB's model stops a second time at the incident its DBA skipped (a GTID reconnect sends
+    # it again); the seeds' server rotated after it and replicates on: expected, by the flavour rule.
+    history = io.load_history(SPEC.joinpath("histories", "inc-skip-then-reconnect.jsonl"))
+    # model:groupid: the same delay rule and wait point as model:wl344, the seeds' flavour
+    mariadb, mysql = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:groupid"))
+    found = crosscheck.compare(mariadb, mysql)
+    assert found and all(d.expected and d.rule == "flavour.incident-and-gtid-restart" for d in found)
+    assert {d.aspect for d in found} >= {"data"}
+    # no incident and no restart of replication: the flavours' mechanics cannot be why
+    quiet = replace(mysql, restarts=frozenset(), incidents=frozenset())
+    assert not crosscheck.incident_or_restart((quiet, quiet, "data", "B", "last"))
+    assert crosscheck.incident_or_restart((quiet, replace(quiet, restarts=frozenset({"B"})), "data", "B", "last"))
