@@ -196,7 +196,8 @@ class Hierarchy:
     @staticmethod
     def close_index_entry(node: Node) -> None:
         """MYSQL_LOG::close: the closed file's index entry gets the ID of its last group."""
-        last = next((e for e in reversed(node.binlog) if e.file == node.binlog_file and e.group_id), None)
+        # The binlog only grows and the open file is its tail: look no further back than that file.
+        last = next((e for e in takewhile(lambda e: e.file == node.binlog_file, reversed(node.binlog)) if e.group_id), None)
         if node.index and last is not None:
             node.index[-1][1:] = [last.group_id, last.ev.server_id]
 

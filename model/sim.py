@@ -120,6 +120,9 @@ class Channel:
     io_gtids: dict = field(default_factory=dict)  # Gtid_IO_Pos: per domain, the last group received whole
     connect_by_id: bool = False  # Connect_Using_Group_ID: the next connect asks for the slave's last group ID
     by_position: bool = False  # CHANGE MASTER TO a binlog position: MASTER_USE_GTID=no from then on
+    # per source, the relay indexes of the transactions' last events, in order: what a reconnect
+    # acknowledges without rescanning the relay log
+    held: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -156,6 +159,7 @@ class Node:
     slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
     purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
     mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
+    file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts
 
     @property
     def binlog_file(self) -> str:
@@ -283,10 +287,14 @@ class Simulator:
         ops = self.history["ops"]
         for op in ops:
             self.at(op["at"], self._op, op)
-        last = max([op["at"] for op in ops] + [self.history["header"].get("end_us", 0)])
-        if self.sample_every:
-            for k in range(1, last // self.sample_every + 1):
-                self.at(k * self.sample_every, self._sample_all)
+        samples = last_sample(self.history) // self.sample_every if self.sample_every else 0
+        # Samples are queued one at a time, each by the one before, so the queue holds the ops and
+        # what is under way, never the whole span. Sample k keeps the place in the order it had when
+        # all were queued up front: after the ops, before anything the run itself queues.
+        first = next(self.seq)
+        self.seq = count(first + samples)
+        if samples:
+            heapq.heappush(self.queue, (self.sample_every, first, self._sample, (1, first, samples)))
         while self.queue:
             t, _, fn, args = heapq.heappop(self.queue)
             self.now = t
@@ -296,6 +304,12 @@ class Simulator:
             if node.up:  # what a client reads once replication is quiet: each change's copies
                 self.emit("data", node.id, counts={t: n for t, n in sorted(Counter(node.visible).items())})
         return self.header(), self.obs
+
+    def _sample(self, k: int, first: int, samples: int) -> None:
+        """Sample k of `samples`, whose place in the order is first + k - 1."""
+        if k < samples:
+            heapq.heappush(self.queue, ((k + 1) * self.sample_every, first + k, self._sample, (k + 1, first, samples)))
+        self._sample_all()
 
     def _sample_all(self) -> None:
         for node in self.nodes.values():
@@ -557,7 +571,7 @@ class Simulator:
             self._stmt(ch, op, ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first")
             return
         ch.delay = 0
-        ch.relay = []
+        self._cut_relay(ch, 0)
         ch.relay_file_no += 1
         ch.relay_pos = BINLOG_START
         ch.sql_pos = ch.group_start = 0
@@ -724,7 +738,7 @@ class Simulator:
             ch.source.replicas.remove(ch)
             source.replicas.append(ch)
             ch.source = source
-        ch.relay = []
+        self._cut_relay(ch, 0)
         ch.relay_file_no += 1
         ch.relay_pos = BINLOG_START
         ch.sql_pos = ch.group_start = 0
@@ -757,6 +771,8 @@ class Simulator:
             node.binlog.append(entry)
             node.binlog_pos = end
             node.mtimes[entry.file] = self.now
+            if ev.type == "FORMAT_DESCRIPTION_EVENT":
+                node.file_start.setdefault(entry.file, len(node.binlog) - 1)
             self.emit("binlog", node.id, **_event_fields(ev, gid), file=entry.file, pos=entry.pos, end=end)
             if ev.gtid and ev.last:
                 node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
@@ -877,7 +893,7 @@ class Simulator:
         # position (Rotate_log_event::do_update_pos).
         fake = Event("ROTATE_EVENT", when=0, server_id=src.server_id, size=ROTATE_SIZE)
         self._relay(ch, Entry(fake, at[0], 0, at[1]))
-        first = next(i for i, e in enumerate(src.binlog) if e.file == file)
+        first = src.file_start[file]
         if by == "gtid":
             for e in self._gtid_prefix(src, first, ch.fetch):
                 self._relay(ch, e)
@@ -886,10 +902,11 @@ class Simulator:
             # Resuming past the FDE, the dump thread sends it with log_pos 0 (send_format_descriptor_event),
             # so the replica does not take its end for a position: Exec_Master_Log_Pos stays put.
             self._relay(ch, fde if start is fde else replace(fde, end=0))
-        held = [e for e in ch.relay if e.source == src.id and e.ev.last and e.ev.trx is not None]
+        held = ch.held.get(src.id)
         if ch.semi_sync and held and M.NO_REACK_ON_RECONNECT not in self.mutants:
             # The dump request reports where the replica is: that acknowledges all it already holds.
-            src.semisync.ack(ch.node.id, (held[-1].master_file, held[-1].master_end))
+            last = ch.relay[held[-1]]
+            src.semisync.ack(ch.node.id, (last.master_file, last.master_end))
         self._arrive(ch, gen, ch.fetch, len(src.binlog))
 
     @staticmethod
@@ -924,6 +941,8 @@ class Simulator:
             return
         end = ch.relay_pos + ev.size
         entry = Entry(ev, f"relay.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
+        if ev.last and ev.trx is not None:
+            ch.held.setdefault(entry.source, []).append(len(ch.relay))
         ch.relay.append(entry)
         ch.relay_pos = end
         if src.end:
@@ -936,6 +955,14 @@ class Simulator:
         # the event, and only then acknowledges it.
         if ch.semi_sync and src.end and ch.source.semisync.needs_reply(ev.last and ev.trx is not None):
             self._send_ack(ch, (src.file, src.end))
+
+    @staticmethod
+    def _cut_relay(ch: Channel, keep: int) -> None:
+        """Drop the relay log past its first `keep` entries (RESET SLAVE, a new source, relay_log_recovery)."""
+        del ch.relay[keep:]
+        for held in ch.held.values():
+            while held and held[-1] >= keep:
+                held.pop()
 
     def _send_ack(self, ch: Channel, pos: tuple[str, int]) -> None:
         if ch.lost_acks:
@@ -962,7 +989,7 @@ class Simulator:
         starts at a new relay log and relay-log.info says so: left naming the discarded log, a later
         restart would resume past everything relayed meanwhile, an incident included."""
         dropped = len(ch.relay) - ch.group_start
-        ch.relay = ch.relay[:ch.group_start]
+        self._cut_relay(ch, ch.group_start)
         ch.sql_pos = ch.group_start
         ch.relay_file_no += 1
         ch.relay_pos = BINLOG_START
@@ -1227,6 +1254,11 @@ def _event_fields(ev: Event, group_id: int | None = None) -> dict:
     if ev.incident is not None:
         fields.update(incident=ev.incident, message=ev.message)
     return fields
+
+
+def last_sample(history: dict) -> int:
+    """Until when a History is sampled: its last op or its end_us, whichever is later."""
+    return max([op["at"] for op in history["ops"]] + [history["header"].get("end_us", 0)])
 
 
 def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:

@@ -8,6 +8,8 @@ allows it (header resolution_us), and instances within it of a boundary are not 
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
 from .core import Check, TraceView, checks
@@ -35,9 +37,14 @@ class DelayIndex:
             self.origin.setdefault((b["gtid"], b["idx"]), b)
         self.relay = {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")}
         self.applies: dict[str, list[dict]] = {}
+        self.applied_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its applies, in order
         for a in v.kind("apply"):
             self.applies.setdefault(a["node"], []).append(a)
+            self.applied_at.setdefault((a["node"], a.get("relay_file"), a.get("relay_pos")), []).append(a)
         self.delays = self._delay_timelines()
+        self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
+        # per node, (the last query, the first relay it could still return): see pending
+        self.cursors: dict[str, tuple[tuple[int, int], int]] = {}
 
     def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
         lines: dict[str, list[tuple[int, int, int | None]]] = {}
@@ -56,14 +63,14 @@ class DelayIndex:
                 lines[s["node"]].append((s["t"], s["_line"], 0))
         return lines
 
+    def applies_of(self, node: str, file: str, pos: int) -> list[dict]:
+        """The applies on node of the relay log's event at (file, pos), in trace order."""
+        return self.applied_at.get((node, file, pos), [])
+
     def delay_at(self, node: str, t: int, line: int | None = None) -> int | None:
         """The configured delay at time t, just before trace line `line` if given."""
-        value = None
-        for when, at_line, d in self.delays.get(node, []):
-            if when > t or (when == t and line is not None and at_line >= line):
-                break
-            value = d
-        return value
+        i = bisect_left(self.delay_keys.get(node, []), (t, 2**62 if line is None else line))
+        return self.delays[node][i - 1][2] if i else None
 
     def rule(self, a: dict) -> str:
         """Which rule governs an applied event: WL#7318 needs a capable replica and a commit timestamp."""
@@ -115,7 +122,14 @@ class DelayIndex:
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
             o for o in self.v.obs if o["node"] == node and (o["kind"] == "relay_log_recovery" or (
                 o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
-        for r in relays:
+        # A relay passed over for one query is passed over for every later one (a later t and line
+        # only add discards and applies before them), so queries in trace order resume where the
+        # last one stopped: one sweep of the relay log per property, not one per sample.
+        last, start = self.cursors.get(node, ((-1, -1), 0))
+        if (t, line) < last:
+            start = 0
+        for i in range(start, len(relays)):
+            r = relays[i]
             if r["t"] > t:
                 break
             when = done.get((r["file"], r["pos"]))
@@ -123,7 +137,11 @@ class DelayIndex:
             if any(r["_line"] < d["_line"] < line and (when is None or when > d["t"]) for d in discards):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
             if when is None or when >= t - self.v.resolution_us:
+                self.cursors[node] = ((t, line), i)
                 return r, when
+        else:
+            i = len(relays)
+        self.cursors[node] = ((t, line), i)
         return None, None
 
 
@@ -432,7 +450,7 @@ def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
         return "no", None
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
-    a = next((x for x in ix.applies.get(s["node"], []) if (x["relay_file"], x["relay_pos"]) == (r["file"], r["pos"]) and x["t"] > t), None)
+    a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
     probe = a or {**r, "node": s["node"], "source": r["source"], "begin": t, "t": t, "_line": s["_line"]}
     due = ix.due(probe)
     if a is not None and a.get("read") is not None and a["read"] > t - tol:

@@ -483,23 +483,34 @@ def positions(text) -> dict[int, str] | None:
         return None
 
 
-def _positions(v: TraceView, node: str, line: int, own_too: bool) -> dict[int, str]:
-    """Per domain, the last GTID the node logged (own_too) or replicated, before a line."""
+def _positions(v: TraceView, node: str, line: int, own_too: bool) -> str:
+    """Per domain, the last GTID the node logged (own_too) or replicated, before a line, as a
+    server shows it."""
+    lines, shown = v.memo(f"gid.positions.{node}.{own_too}", lambda: _position_changes(v, node, own_too))
+    return shown[bisect.bisect_left(lines, line) - 1]
+
+
+def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int], list[str]]:
+    """_positions over the whole trace in one pass: the lines where it changes (after a 0 for the
+    start) and what it shows from each on."""
     own = server_id(v, node)
     pos: dict[int, str] = {}
+    lines, shown = [0], [F.format_pos(pos)]
     for o in of_node(v, node):
-        if o["_line"] >= line:
-            break
-        if o["kind"] == "restore":
+        changed = o["kind"] == "restore"
+        if changed:
             pos = {}
         d = domain_of(o.get("gtid")) if o["kind"] in ("binlog", "visible") else None
-        if d is None:
-            continue
-        replicated = F.parse_gtid(o["gtid"])[1] != own
-        if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
-                not own_too and o["kind"] == "visible" and replicated):
-            pos[d] = o["gtid"]
-    return pos
+        if d is not None:
+            replicated = F.parse_gtid(o["gtid"])[1] != own
+            if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
+                    not own_too and o["kind"] == "visible" and replicated):
+                pos[d] = o["gtid"]
+                changed = True
+        if changed:
+            lines.append(o["_line"])
+            shown.append(F.format_pos(pos))
+    return lines, shown
 
 
 def _sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
@@ -508,9 +519,12 @@ def _sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
     replica binlogs a group a moment before it commits it and gtid_slave_pos moves), so any
     position the node passes through within the resolution around the sample is allowed."""
     res = v.resolution_us
-    near = [o["_line"] for o in of_node(v, sample["node"]) if res and abs(o["t"] - sample["t"]) <= res]
+    node = of_node(v, sample["node"])
+    times = v.memo(f"gid.times.{sample['node']}", lambda: [o["t"] for o in node])
+    nearby = node[bisect.bisect_left(times, sample["t"] - res):bisect.bisect_right(times, sample["t"] + res)] if res else []
+    near = [o["_line"] for o in nearby]
     cuts = [sample["_line"], *near, *(line + 1 for line in near)]
-    return sorted({F.format_pos(_positions(v, sample["node"], line, own_too)) for line in cuts})
+    return sorted({_positions(v, sample["node"], line, own_too) for line in cuts})
 
 
 def _restored(v: TraceView) -> set[str]:

@@ -8,7 +8,7 @@ force (trace header, SET GLOBAL statements). Order within one instant is the tra
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 from .core import Check, TraceView, checks
 
@@ -39,6 +39,29 @@ class Timeline:
         return list(zip(self.keys[1:], self.values[1:]))
 
 
+class Reach:
+    """One replica's observations of positions in one master's binlog, in trace order, with the
+    running maximum: the first one at or past any position is a binary search, not a scan."""
+
+    def __init__(self):
+        self.obs: list[dict] = []
+        self.most: list[tuple[str, int]] = []
+
+    def add(self, pos: tuple[str, int], o: dict) -> None:
+        self.obs.append(o)
+        self.most.append(max(pos, self.most[-1]) if self.most else pos)
+
+    def first(self, pos: tuple[str, int], key) -> dict | None:
+        """The first observation at or past pos, if it came before key."""
+        i = bisect_left(self.most, pos)
+        return self.obs[i] if i < len(self.obs) and _key(self.obs[i]) < key else None
+
+
+def _keys_before(keys: list, key) -> int:
+    """How many of the sorted keys come before key."""
+    return bisect_left(keys, key)
+
+
 class SemiSyncIndex:
     def __init__(self, v: TraceView):
         self.v = v
@@ -54,14 +77,39 @@ class SemiSyncIndex:
         self.vars = {n: self._variables(n) for n in v.nodes}
         self.status_obs: dict[tuple[int, int], dict] = {}
         self.status = {n: self._status(n) for n in v.nodes}
-        self.relays: dict[str, list[dict]] = {}
+        # per master, per replica: its relay log's and its acks' positions in that master's binlog
+        self.relayed: dict[str, dict[str, Reach]] = {}
+        self.relayed_at: dict[tuple, list] = {}  # (master, replica, file, end) -> keys of the relay observations
         for r in v.kind("relay"):
             if r.get("master_end"):
-                self.relays.setdefault(r["source"], []).append(r)
-        self.acks: dict[str, list[dict]] = {}
+                pos = (r["master_file"], r["master_end"])
+                self.relayed.setdefault(r["source"], {}).setdefault(r["node"], Reach()).add(pos, r)
+                self.relayed_at.setdefault((r["source"], r["node"], *pos), []).append(_key(r))
+        self.acked: dict[str, dict[str, Reach]] = {}
         for a in v.kind("ack"):
-            self.acks.setdefault(a["node"], []).append(a)
+            self.acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add((a["file"], a["pos"]), a)
+        self.dumps: list[tuple[dict, int]] = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
+        self.dump_keys: dict[tuple, list] = {}  # (master, replica named in the line) -> keys
+        self.dump_keys_by_sid: dict[tuple, list] = {}  # (master, server_id in the message) -> keys
+        for o, sid in self.dumps:
+            self.dump_keys.setdefault((o["node"], o.get("replica")), []).append(_key(o))
+            self.dump_keys_by_sid.setdefault((o["node"], sid), []).append(_key(o))
+        self.samples: dict[str, list[dict]] = {}
+        for o in v.kind("server_status"):
+            self.samples.setdefault(o["node"], []).append(o)
+        self.sample_keys = {n: [_key(o) for o in obs] for n, obs in self.samples.items()}
+        self.dba: dict[str, list] = {}  # per node, keys of its restarts and SET GLOBAL statements
+        for o in sorted(v.kind("restart") + [o for o in v.kind("stmt") if o["op"] == "set_global"], key=_key):
+            self.dba.setdefault(o["node"], []).append(_key(o))
+        self.downs: dict[str, list] = {}  # per node, keys of its crashes and shutdowns
+        for o in sorted(v.kind("crash") + v.kind("shutdown"), key=_key):
+            self.downs.setdefault(o["node"], []).append(_key(o))
         self.commits = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
+        self.binlogged: dict[str, tuple[list, list]] = {}  # per master: its commits' binlog keys, sorted, and the furthest end so far
+        for c in sorted(self.commits, key=lambda c: c["bkey"]):
+            keys, most = self.binlogged.setdefault(c["node"], ([], []))
+            keys.append(c["bkey"])
+            most.append(max(c["pos"], most[-1]) if most else c["pos"])
 
     def _variables(self, node: str) -> dict[str, Timeline]:
         initial = self.v.nodes[node].get("variables", {})
@@ -93,7 +141,9 @@ class SemiSyncIndex:
         sample within tol after key decides; else (and always for tol 0) the status at key."""
         if not self.on(node, key):
             return False
-        after = next((o for k, o in sorted(self.status_obs.items()) if o["node"] == node and k > key), None)
+        keys = self.status[node].keys  # sorted, from the (-1, -1) of the initial value
+        i = bisect_right(keys, key)
+        after = self.status_obs[keys[i]] if i < len(keys) else None
         return not (tol and after is not None and after["t"] <= key[0] + tol and after["variables"][STATUS] != "ON")
 
     def var(self, node: str, name: str, key: tuple[int, int]):
@@ -115,15 +165,23 @@ class SemiSyncIndex:
 
     def holders(self, node: str, pos: tuple[str, int], key) -> set[str]:
         """Replicas whose relay log held the event ending at pos (of node's binlog) before key."""
-        return {r["node"] for r in self.relays.get(node, []) if _key(r) < key and (r["master_file"], r["master_end"]) >= pos}
+        return {replica for replica, reach in self.relayed.get(node, {}).items() if reach.first(pos, key)}
 
     def acked_by(self, node: str, pos, key) -> list[dict]:
         """Acks at or past pos received before key, the first one of each replica."""
-        first: dict[str, dict] = {}
-        for a in self.acks.get(node, []):
-            if _key(a) < key and (a["file"], a["pos"]) >= pos:
-                first.setdefault(a["replica"], a)
-        return sorted(first.values(), key=_key)
+        firsts = (reach.first(pos, key) for reach in self.acked.get(node, {}).values())
+        return sorted((a for a in firsts if a is not None), key=_key)
+
+    def next_sample(self, node: str, key) -> dict | None:
+        """node's first server_status sample after key."""
+        i = bisect_right(self.sample_keys.get(node, []), key)
+        return self.samples[node][i] if i < len(self.samples.get(node, [])) else None
+
+    def binlog_end(self, node: str, key) -> tuple[str, int]:
+        """Where node's binlog ended just before key: the furthest end of a commit binlogged by then."""
+        keys, most = self.binlogged.get(node, ([], []))
+        i = _keys_before(keys, key)
+        return most[i - 1] if i else ("", 0)
 
     def release_key(self, node: str, since, chances: list[tuple[tuple[int, int], str]]):
         """The first moment after `since` when the distinct replicas among `chances` (moment,
@@ -171,24 +229,23 @@ def ack_after_relay(v: TraceView, check: Check) -> None:
     """A replica acknowledges an event only once it is in its relay log."""
     ix = index(v)
     for a in v.kind("ack"):
-        queued = [r for r in ix.relays.get(a["node"], []) if r["node"] == a["replica"] and _key(r) < _key(a)
-                  and (r["master_file"], r["master_end"]) >= (a["file"], a["pos"])]
-        check.judge(bool(queued), f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) before relaying it", a)
+        reach = ix.relayed.get(a["node"], {}).get(a["replica"])
+        queued = reach is not None and reach.first((a["file"], a["pos"]), _key(a)) is not None
+        check.judge(queued, f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) before relaying it", a)
 
 
 @checks("WL1720.ACK.IO_THREAD", needs=("ack", "relay"))
 def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
     """The ack leaves when the event is queued: the SQL thread and its delay do not hold it back."""
     ix = index(v)
-    dumps = [o for o in v.kind("log") if DUMP_LOG.search(o["message"])]
     for a in v.kind("ack"):
-        queued = [r for r in ix.relays.get(a["node"], []) if r["node"] == a["replica"]
-                  and (r["master_file"], r["master_end"]) == (a["file"], a["pos"]) and _key(r) < _key(a)]
-        if not queued:
+        queued = ix.relayed_at.get((a["node"], a["replica"], a["file"], a["pos"]), [])
+        dumps = ix.dump_keys.get((a["node"], a["replica"]), [])
+        n_queued, n_dumps = _keys_before(queued, _key(a)), _keys_before(dumps, _key(a))
+        if not n_queued:
             continue
         # A reconnect acknowledges what the replica already held: measure from the reconnect then.
-        since = max([_key(queued[-1])] + [_key(d) for d in dumps if d["node"] == a["node"] and d.get("replica") == a["replica"]
-                                          and _key(d) < _key(a)])
+        since = max(queued[n_queued - 1], dumps[n_dumps - 1] if n_dumps else queued[n_queued - 1])
         check.judge(a["t"] - since[0] <= ix.latency(a["replica"]) + v.resolution_us,
                     f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) {a['t'] - since[0]} µs after queueing it", a)
 
@@ -218,16 +275,6 @@ def header_stripped(v: TraceView, check: Check) -> None:
         if length is not None and ix.vars[prev["source"]]["rpl_semi_sync_master_enabled"].at(_key(prev)):
             check.judge(r["pos"] - prev["pos"] == length,
                         f"{r['node']} relay log holds {prev['type']} in {r['pos'] - prev['pos']} bytes, the binlog in {length}", prev, r)
-
-
-def _latest(v: TraceView, kind: str, node: str, key) -> dict | None:
-    rows = v.memo(f"semisync.{kind}.{node}", lambda: [o for o in v.kind(kind) if o["node"] == node])
-    found = None
-    for o in rows:
-        if _key(o) > key:
-            break
-        found = o
-    return found
 
 
 def _sampled_with(v: TraceView, o: dict, node: str, kind: str = "server_status") -> dict | None:
@@ -260,10 +307,8 @@ def only_requesting_replicas_ack(v: TraceView, check: Check) -> None:
     """Only a replica that asked for semi-sync when it connected acknowledges."""
     ix = index(v)
     for a in v.kind("ack"):
-        sid = ix.server_ids.get(a["replica"])
-        dumps = [o for o in v.kind("log") if o["node"] == a["node"] and _key(o) < _key(a)
-                 and (m := DUMP_LOG.search(o["message"])) and int(m.group(1)) == sid]
-        check.judge(bool(dumps), f"{a['replica']} acknowledged without having asked {a['node']} for semi-sync", a)
+        dumps = ix.dump_keys_by_sid.get((a["node"], ix.server_ids.get(a["replica"])), [])
+        check.judge(bool(dumps) and dumps[0] < _key(a), f"{a['replica']} acknowledged without having asked {a['node']} for semi-sync", a)
 
 
 @checks("WL1720.TIMEOUT.ASYNC")
@@ -292,9 +337,19 @@ def _timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
 def _disabled_at_return(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     """The DBA disabled semi-sync as the wait ended: that released it (disable_master switches off
     and wakes the waiting sessions), whatever the timeout would have done at the same moment."""
-    return any(o["node"] == c["node"] and o["op"] == "set_global" and o.get("variable") == "rpl_semi_sync_master_enabled"
-               and not o.get("value") and o.get("errno") is None and 0 <= c["obs"]["t"] - o["t"] <= tol and _key(o) < c["rkey"]
-               for o in ix.v.kind("stmt"))
+    disables = ix.v.memo("semisync.disables", lambda: _by_node([
+        o for o in ix.v.kind("stmt") if o["op"] == "set_global" and o.get("variable") == "rpl_semi_sync_master_enabled"
+        and not o.get("value") and o.get("errno") is None]))
+    keys = disables.get(c["node"], [])
+    i = bisect_left(keys, (c["obs"]["t"] - tol, -1))
+    return i < len(keys) and keys[i] < c["rkey"]
+
+
+def _by_node(obs: list[dict]) -> dict[str, list[tuple[int, int]]]:
+    out: dict[str, list[tuple[int, int]]] = {}
+    for o in obs:
+        out.setdefault(o["node"], []).append(_key(o))
+    return out
 
 
 @checks("WL1720.TIMEOUT.LOG")
@@ -302,14 +357,18 @@ def timeout_is_logged(v: TraceView, check: Check) -> None:
     """A switch to async on timeout logs the binlog file and position that went unacknowledged."""
     ix = index(v)
     ends = {(c["node"], c["pos"]) for c in ix.commits}
+    logged: dict[str, list] = {}  # per node, keys of its timeout lines that name a commit's binlog position
+    for o in v.kind("log"):
+        if (m := TIMEOUT_LOG.search(o["message"])) and (o["node"], (m.group(1), int(m.group(2)))) in ends:
+            logged.setdefault(o["node"], []).append(_key(o))
     for c in ix.commits:
         if not _timed_out(ix, c, v.resolution_us):
             continue
         # A real server's log line is seen at the next poll: up to the resolution after the return.
-        logs = [o for o in v.kind("log") if o["node"] == c["node"] and c["bkey"] < _key(o)
-                and (_key(o) <= c["rkey"] or (v.resolution_us and o["t"] <= c["obs"]["t"] + v.resolution_us))
-                and (m := TIMEOUT_LOG.search(o["message"])) and (c["node"], (m.group(1), int(m.group(2)))) in ends]
-        check.judge(bool(logs), f"commit of {c['trx']} on {c['node']} timed out with no log naming a binlog position", c["obs"])
+        until = max(c["rkey"], (c["obs"]["t"] + v.resolution_us, END[0])) if v.resolution_us else c["rkey"]
+        keys = logged.get(c["node"], [])
+        check.judge(bisect_right(keys, until) > bisect_right(keys, c["bkey"]),
+                    f"commit of {c['trx']} on {c['node']} timed out with no log naming a binlog position", c["obs"])
 
 
 @checks("WL1720.OFF.NO_WAIT")
@@ -320,10 +379,6 @@ def no_wait_while_off(v: TraceView, check: Check) -> None:
         if c["ok"] and not _waited(c):
             check.judge(c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us,
                         f"commit of {c['trx']} on {c['node']} waited {c['obs']['t'] - c['binlog']['t']} µs while OFF", c["obs"])
-
-
-def _binlog_end(ix: SemiSyncIndex, node: str, key) -> tuple[str, int]:
-    return max((c["pos"] for c in ix.commits if c["node"] == node and c["bkey"] < key), default=("", 0))
 
 
 def _switches(ix: SemiSyncIndex, node: str):
@@ -337,8 +392,8 @@ def _switches(ix: SemiSyncIndex, node: str):
 def _dba_or_restart(v: TraceView, node: str, key) -> bool:
     """A switch the DBA (SET GLOBAL) or a restart caused: at that very instant, or for a sampled
     trace within its resolution before the sample that shows it."""
-    return any(o["node"] == node and 0 <= key[0] - o["t"] <= v.resolution_us and _key(o) < key and
-               (o["kind"] == "restart" or (o["kind"] == "stmt" and o["op"] == "set_global")) for o in v.obs)
+    keys = index(v).dba.get(node, [])
+    return _keys_before(keys, key) > _keys_before(keys, (key[0] - v.resolution_us, -1))
 
 
 @checks("WL1720.SWITCH_BACK", needs=("ack",))
@@ -349,9 +404,9 @@ def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
         node, key = a["node"], _key(a)
         if ix.on(node, key) or not ix.var(node, "rpl_semi_sync_master_enabled", key):
             continue
-        end = _binlog_end(ix, node, key)
+        end = ix.binlog_end(node, key)
         if len(ix.acked_by(node, end, (key[0], key[1] + 1))) >= ix.n(node, key) and end > ("", 0):
-            after = next((o for o in v.kind("server_status") if o["node"] == node and _key(o) > key), None)
+            after = ix.next_sample(node, key)
             check.judge(after is not None and after["t"] <= a["t"] + v.resolution_us and after["variables"][STATUS] == "ON",
                         f"{node}: replicas caught up with {end} at {a['t']} but the status stayed OFF", a)
 
@@ -386,7 +441,7 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
         for key, value in _switches(ix, node):
             if value != "ON" or _dba_or_restart(v, node, key):
                 continue
-            end = _binlog_end(ix, node, key)
+            end = ix.binlog_end(node, key)
             acked = ix.acked_by(node, end, key)
             n = ix.n(node, key)
             check.judge(len(acked) >= n, f"{node} switched ON at {key[0]} with acks of {end} from "
@@ -401,7 +456,7 @@ def dba_switches_on_the_fly(v: TraceView, check: Check) -> None:
         if s["op"] == "set_global" and s.get("variable") == "rpl_semi_sync_master_enabled" and s.get("errno") is None:
             if bool(ix.var(s["node"], "rpl_semi_sync_master_enabled", _key(s))) == bool(s["value"]):
                 continue  # setting the value it has changes nothing
-            after = next((o for o in v.kind("server_status") if o["node"] == s["node"] and _key(o) > _key(s)), None)
+            after = ix.next_sample(s["node"], _key(s))
             if after is not None and after["t"] <= s["t"] + v.resolution_us:
                 want = "ON" if s["value"] else "OFF"
                 check.judge(after["variables"][STATUS] == want,
@@ -433,25 +488,31 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     restarts = {}
     for o in v.kind("restart"):
         restarts.setdefault(o["node"], []).append(_key(o))
+    # per node, the commits a counter counts, by return, and how many of them were acked (yes) or
+    # not (no) up to each: a sample's counts are two binary searches
+    counted: dict[str, tuple[list, list]] = {}
+    for c in sorted(ix.commits, key=lambda c: c["rkey"]):
+        if c["ok"] and c["enabled"]:
+            acked = _waited(c) and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
+            keys, totals = counted.setdefault(c["node"], ([], [(0, 0)]))
+            keys.append(c["rkey"])
+            totals.append((totals[-1][0] + acked, totals[-1][1] + (not acked)))
     for o in v.kind("server_status"):
         node, key = o["node"], _key(o)
         if "Rpl_semi_sync_master_yes_tx" not in o["variables"]:
             continue
-        since = max([k for k in restarts.get(node, []) if k < key], default=(-1, -1))
+        n_restarts = _keys_before(restarts.get(node, []), key)
+        since = restarts[node][n_restarts - 1] if n_restarts else (-1, -1)
         # A sampled trace: the server counts a commit when it releases it, a little before the
         # client sees it return, so commits returned within the resolution after may be counted;
         # and the sample is stamped after the counters were read, so those returned within the
         # resolution before may not be yet.
         soon = (key[0] + v.resolution_us, 2**62) if v.resolution_us else key
         sure = (key[0] - v.resolution_us, -1) if v.resolution_us else key
-        lo, hi = [0, 0], [0, 0]
-        for c in ix.commits:
-            if c["node"] != node or not (since < c["rkey"] < soon) or not c["ok"] or not c["enabled"]:
-                continue
-            acked = _waited(c) and len(ix.acked_by(node, c["pos"], c["rkey"])) >= ix.n(node, c["rkey"])
-            hi[not acked] += 1
-            if c["rkey"] < sure:
-                lo[not acked] += 1
+        keys, totals = counted.get(node, ([], [(0, 0)]))
+        first = totals[bisect_right(keys, since)]
+        lo, hi = ([a - b for a, b in zip(totals[max(bisect_left(keys, end), bisect_right(keys, since))], first)]
+                  for end in (sure, soon))
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
         check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],
@@ -482,7 +543,6 @@ def waiters_released(v: TraceView, check: Check) -> None:
     replicas (also after a reconnect), by acknowledgement rather than by the timeout."""
     ix = index(v)
     returned = {(c["node"], c["gtid"], c["trx"]) for c in ix.commits}
-    dumps = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
         if x.get("gtid"):
@@ -497,10 +557,14 @@ def waiters_released(v: TraceView, check: Check) -> None:
         chances: dict[str, int] = {}
         for a in ix.acked_by(node, c["pos"], END):
             chances[a["replica"]] = a["t"]
-        for o, sid in dumps:
-            replica = ix.by_server_id.get(sid)
-            if o["node"] == node and _key(o) > c["bkey"] and replica in ix.holders(node, c["pos"], _key(o)):
-                chances[replica] = min(chances.get(replica, 2**62), o["t"] + 2 * ix.latency(replica))
+        for replica, reach in ix.relayed.get(node, {}).items():
+            # The first reconnect after the binlog write once the replica held the commit: it acks
+            # at the reconnect (holding only grows, and later reconnects come no sooner).
+            held = reach.first(c["pos"], END)
+            keys = ix.dump_keys_by_sid.get((node, ix.server_ids.get(replica)), [])
+            i = bisect_right(keys, max(c["bkey"], _key(held))) if held is not None else len(keys)
+            if i < len(keys):
+                chances[replica] = min(chances.get(replica, 2**62), keys[i][0] + 2 * ix.latency(replica))
         ready = ix.release_key(node, c["bkey"], [((t, 0), r) for r, t in chances.items()])
         if ready is None:
             continue
@@ -536,7 +600,7 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
         node = c["node"]
         if not (c["ok"] and c["enabled"] and c["on_binlog"]):
             continue
-        if _clients(v, node, c["bkey"]) or ix.acked_by(node, c["pos"], c["rkey"]):
+        if _clients(v, node).at(c["bkey"]) or ix.acked_by(node, c["pos"], c["rkey"]):
             continue
         timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
         waited = c["obs"]["t"] - c["binlog"]["t"]
@@ -554,25 +618,52 @@ def _wait_cut_short(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     (WL#1720: no waits while OFF; MariaDB's switch_off() signals all waiting sessions)."""
     if not ix.var(c["node"], "rpl_semi_sync_master_enabled", c["rkey"]):
         return True
-    return any(o["node"] == c["node"] and o["bkey"] < c["bkey"] and abs(o["obs"]["t"] - c["obs"]["t"]) <= tol
-               and _timed_out(ix, o, tol) for o in ix.commits)
+    # the node's timed-out commits by return time: only those returned within tol of c's can count
+    timed_out = ix.v.memo("semisync.timed_out", lambda: _by_return(c for c in ix.commits if _timed_out(ix, c, tol)))
+    times, commits = timed_out.get(c["node"], ([], []))
+    lo, hi = bisect_left(times, c["obs"]["t"] - tol), bisect_right(times, c["obs"]["t"] + tol)
+    return any(o["bkey"] < c["bkey"] for o in commits[lo:hi])
 
 
-def _clients(v: TraceView, node: str, key) -> set[str]:
-    """The semi-sync replicas connected to node just before key: each dump it logged, until that
-    replica's IO thread stops or either server goes down."""
-    connected: set[str] = set()
+def _by_return(commits) -> dict[str, tuple[list, list]]:
+    """Per node, the commits sorted by the time they returned, and those times."""
+    out: dict[str, tuple[list, list]] = {}
+    for c in sorted(commits, key=lambda c: c["obs"]["t"]):
+        times, same = out.setdefault(c["node"], ([], []))
+        times.append(c["obs"]["t"])
+        same.append(c)
+    return out
+
+
+def _clients(v: TraceView, node: str) -> Timeline:
+    """The semi-sync replicas connected to node over the trace (a frozenset at each change): each
+    dump it logged, until that replica's IO thread stops or either server goes down."""
+    return v.memo("semisync.clients", lambda: _all_clients(v))[node]
+
+
+def _all_clients(v: TraceView) -> dict[str, Timeline]:
+    """_clients of every node, in one pass over the trace."""
+    names = set(v.nodes) | {o["node"] for o in v.obs}
+    lines = {n: Timeline(frozenset()) for n in names}
+    connected: dict[str, set[str]] = {n: set() for n in names}
+
+    def change(n: str, o: dict, new: set[str]) -> None:
+        if new != connected[n]:
+            connected[n] = new
+            lines[n].set(_key(o), frozenset(new))
+
     for o in v.obs:
-        if _key(o) >= key:
-            break
-        if o["kind"] == "log" and o["node"] == node and DUMP_LOG.search(o["message"]):
-            connected.add(o.get("replica"))
-        elif o["kind"] in ("crash", "shutdown", "restart") and o["node"] == node:
-            connected.clear()
-        elif o["node"] in connected and (o["kind"] in ("crash", "shutdown") or (
-                o["kind"] == "stmt" and o["op"] == "stop_slave" and o.get("thread") in (None, "io"))):
-            connected.discard(o["node"])
-    return connected
+        node = o["node"]
+        if o["kind"] == "log" and DUMP_LOG.search(o["message"]):
+            change(node, o, connected[node] | {o.get("replica")})
+        elif o["kind"] in ("crash", "shutdown", "restart"):
+            change(node, o, set())
+        if o["kind"] in ("crash", "shutdown") or (
+                o["kind"] == "stmt" and o["op"] == "stop_slave" and o.get("thread") in (None, "io")):
+            for n, now in list(connected.items()):
+                if node in now:
+                    change(n, o, now - {node})
+    return lines
 
 
 @checks("WL6355.AFTER_SYNC.INVISIBLE", needs=("relay",))
@@ -580,11 +671,11 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
     """While ON, no session sees a transaction before N replicas hold it."""
     ix = index(v)
     waited = {(c["node"], c["gtid"]): c for c in ix.commits if _waited(c)}
-    downs = [o for o in v.obs if o["kind"] in ("crash", "shutdown")]
     for o in v.kind("visible"):
         c = waited.get((o["node"], o.get("gtid")))
         # What binlog crash recovery commits at a restart is the recovery feature's to judge.
-        recovered = c is not None and any(d["node"] == o["node"] and c["bkey"] < _key(d) < _key(o) for d in downs)
+        downs = ix.downs.get(o["node"], [])
+        recovered = c is not None and _keys_before(downs, _key(o)) > bisect_right(downs, c["bkey"])
         if c is not None and not recovered and ix.on(o["node"], _key(o)):
             held = ix.holders(o["node"], c["pos"], _key(o))
             check.judge(len(held) >= ix.n(o["node"], _key(o)),
@@ -636,11 +727,13 @@ def failover_loses_nothing(v: TraceView, check: Check) -> None:
 def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
     """A shutdown gives waiting sessions an error, never a successful commit without the acks."""
     ix = index(v)
+    returned_at: dict[tuple[str, int], list[dict]] = {}
+    for c in ix.commits:
+        returned_at.setdefault((c["node"], c["obs"]["t"]), []).append(c)
     for s in v.kind("shutdown"):
-        for c in ix.commits:
+        for c in returned_at.get((s["node"], s["t"]), []):
             # Still waiting at the shutdown: not released as async just before it (DBA, timeout).
-            if (c["node"] == s["node"] and c["obs"]["t"] == s["t"] and _waited(c) and c["on_return"]
-                    and c["rkey"] < _key(s)):
+            if _waited(c) and c["on_return"] and c["rkey"] < _key(s):
                 # The N in force at the release: lowering wait_for_slave_count releases waiters (WL#7169).
                 acked = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
                 check.judge(acked or not c["ok"], f"shutdown of {s['node']} returned {c['trx']} as committed without acks", c["obs"], s)

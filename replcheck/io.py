@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
+from replcheck.model.sim import last_sample
 from replcheck.spec import ROOT as SPEC
 
 
@@ -189,7 +190,30 @@ def load_history(path: str | os.PathLike) -> dict:
         _validate(_op_validator(op["op"]), op, path, n, "")
         out.append((n, op))
     _check_topology(path, hline, header["topology"], out)
-    return {"header": header, "ops": [op for _, op in out]}
+    history = {"header": header, "ops": [op for _, op in out]}
+    _check_samples(path, hline, history, out)
+    return history
+
+
+# What a History may ask for besides its ops: every node is sampled every sample_every_us until
+# the last op or end_us, so a short file could otherwise ask for 10^9 samples (hours and GBs).
+# 10^6 is an 8-hour run of 34 nodes sampled every second.
+MAX_SAMPLES = 1_000_000
+
+
+def _check_samples(path, hline: int, history: dict, ops: list[tuple[int, dict]]) -> None:
+    every = history["header"].get("sample_every_us")
+    if not every:
+        return
+    span = last_sample(history)
+    samples = span // every * len(history["header"]["topology"]["nodes"])
+    if samples > MAX_SAMPLES:
+        # blame what sets the span: the op that comes last, or end_us
+        line, field = next(((n, "at") for n, op in ops if op["at"] == span and span > history["header"].get("end_us", 0)),
+                           (hline, "end_us"))
+        raise InputError(path, line, field, f"{span} µs sampled every {every} µs on "
+                         f"{len(history['header']['topology']['nodes'])} nodes is {samples} samples, more than the "
+                         f"{MAX_SAMPLES} a History may ask for (sample less often, or run shorter)")
 
 
 NODE_FIELDS = {"restore": ("from", "source"), "change_master": ("master_host",)}  # besides `node`, what names a node

@@ -190,6 +190,27 @@ def test_history_numbers_are_ints_within_bounds_and_names_resolve(tmp_path, caps
     assert field in error_of(capsys, "simulate", history_with(tmp_path, line))
 
 
+SAMPLED = ('{"schema": "replcheck.history/1", "sample_every_us": 1000, %s"topology": {"nodes": [{"id": "A"}, {"id": "B"}], '
+           '"channels": [{"source": "A", "replica": "B"}]}}')
+
+
+@pytest.mark.parametrize("header,op,where,samples", [
+    ("", '{"at": 1000000000000, "op": "trx", "node": "A"}', "h.jsonl:2: at: 1000000000000 µs", 2 * 10**9),
+    ('"end_us": 600000000, ', '{"at": 5, "op": "trx", "node": "A"}', "h.jsonl:1: end_us: 600000000 µs", 1_200_000),
+])
+def test_a_history_asking_for_too_many_samples_is_refused(tmp_path, capsys, header, op, where, samples):
+    path = tmp_path / "h.jsonl"
+    path.write_text(SAMPLED % header + "\n" + op + "\n")
+    assert f"{where} sampled every 1000 µs on 2 nodes is {samples} samples, more than the {io.MAX_SAMPLES}" in \
+        error_of(capsys, "simulate", str(path))
+
+
+def test_a_history_at_the_sample_limit_loads(tmp_path):
+    path = tmp_path / "h.jsonl"
+    path.write_text(SAMPLED % '"end_us": 500000000, ' + "\n")
+    assert io.load_history(path)["header"]["end_us"] == io.MAX_SAMPLES // 2 * 1000
+
+
 def _patterns(node):
     if isinstance(node, dict):
         yield from ([node["pattern"]] if isinstance(node.get("pattern"), str) else [])
