@@ -54,7 +54,9 @@ class Check:
         self.evidence = evidence
         self.checked = 0
         self.failed = 0
+        self.undecided = 0
         self.witnesses: list[Witness] = []
+        self.doubts: list[Witness] = []
 
     def judge(self, ok: bool, message: str = "", *obs: dict) -> bool:
         self.checked += 1
@@ -64,9 +66,18 @@ class Check:
                 self.witnesses.append(Witness(message, tuple(o["_line"] for o in obs if "_line" in o)))
         return ok
 
+    def undecidable(self, message: str, *obs: dict) -> None:
+        """An instance the Trace cannot decide: a real server's sampling resolution is too coarse
+        for the comparison the property makes. No pass can be claimed over it (inconclusive)."""
+        self.undecided += 1
+        if len(self.doubts) < MAX_WITNESSES:
+            self.doubts.append(Witness(message, tuple(o["_line"] for o in obs if "_line" in o)))
+
     def verdict(self) -> Verdict:
         if self.failed:
             status = VIOLATED
+        elif self.undecided:
+            return Verdict(self.requirement, INCONCLUSIVE, self.checked, tuple(self.doubts), self.evidence)
         elif self.checked:
             status = PASS
         else:

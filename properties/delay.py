@@ -559,11 +559,16 @@ def relay_log_info_new_format(v: TraceView, check: Check) -> None:
 
 
 def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
+    """relay-log.info reads at start-up, with the first SHOW SLAVE STATUS after; a read the server
+    went down right after (crash, shutdown) before any sample is not judged: nothing showed it."""
+    downs = v.memo("delay.downs", lambda: [(o["node"], o["_line"]) for o in v.obs if o["kind"] in ("crash", "shutdown")])
     out = []
     for r, own in _reads(v):
         info = read_relay_log_info(r["content"])
-        if pick(info, own):
-            out.append((r, info, _first_sample_after(v, r)))
+        s = _first_sample_after(v, r)
+        end = s["_line"] if s is not None else 2**62
+        if pick(info, own) and not any(n == r["node"] and r["_line"] < line < end for n, line in downs):
+            out.append((r, info, s))
     return out
 
 
