@@ -413,7 +413,7 @@ class Hierarchy:
         node.slave_gtids, node.binlog_gtids = dict(donor.slave_gtids), {}
         node.binlog, node.index, node.set_ids, node.group_id, node.dirty, node.crash_point = [], [], {}, 0, False, None
         node.purged, node.mtimes = set(), {}
-        node.up = True
+        node.up, node.failed_over = True, False
         node.incarnation += 1
         sim.emit("restore", node.id, donor=donor.id, source=source.id)
         sim._start_semisync(node)

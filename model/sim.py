@@ -160,6 +160,7 @@ class Node:
     purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
     mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
     file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts
+    failed_over: bool = False  # a failover replaced it: no slave replicates from it again (until a restore)
 
     @property
     def binlog_file(self) -> str:
@@ -512,6 +513,12 @@ class Simulator:
             node = self.hierarchy.elect(ch.source)
             ch = node.channel
         self.emit("failover", node.id, old=ch.source.id)
+        # The old primary is out of the system: its slaves, failed over too, pull nothing more from
+        # it even if it is still (or again) up, so that no group reaches them from both it and the
+        # new primary (the hierarchical design's failover: "RESET SLAVE or similar action").
+        ch.source.failed_over = True
+        for r in ch.source.replicas:
+            self._disconnect(r)
         for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
             self._op({"at": self.now, "node": node.id, **step})
         ch.promote = True
@@ -794,6 +801,8 @@ class Simulator:
         ch.io_gen += 1
 
     def _connect(self, ch: Channel) -> None:
+        if ch.source.failed_over:  # as to a dead master: the IO thread stays Connecting
+            return
         if not ch.source.log_bin:
             self._refuse_dump(ch, "position", "Binary log is not open")
             return

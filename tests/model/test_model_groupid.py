@@ -148,3 +148,31 @@ def test_failover_elects_repoints_continues_and_restores(kit):
     # A, restored from C's backup and SET to C's ID, replays only what C lacked, once.
     want = {f"t{i}": 1 for i in (1, 2, 3, 4, 5, 6, 7)}
     assert {n: tr.first("data", node=n)["counts"] for n in "ABCD"} == dict.fromkeys("ABCD", want)
+
+
+def _fan_out(kit, ops, transactional=(True, True, True), end_s=12):
+    nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t} for n, t in zip("ABC", transactional)]
+    channels = [{"source": "A", "replica": r, "latency_us": 1000} for r in "BC"]
+    ops = [{"at": at, "op": o, "node": n, **kw} for at, o, n, kw in ops]
+    return kit.make_history(nodes, channels, ops, end_us=end_s * US, sample_every_us=US)
+
+
+def test_failed_over_master_feeds_no_slave(kit):
+    # B replays t1 after a crash between engine commit and the relay-log.info flush and halts
+    # (1643), so the failover that elects it waits. A, the old master, is still up and logs t2:
+    # C, failed over with B, must not get it, or B, promoted, would issue t2's ID 2 again to t3.
+    h = _fan_out(kit, [(0, "crash", "B", {"point": "after_engine_commit"}), (0, "trx", "A", {"trx": "t1"}),
+                       (US, "restart", "B", {}), (2 * US, "failover", "C", {"elect": True}),
+                       (3 * US, "trx", "A", {"trx": "t2"}),
+                       (4 * US, "change_master", "B", {"connect_using_group_id": True}),
+                       (4 * US, "start_slave", "B", {}), (5 * US, "trx", "B", {"trx": "t3"})],
+                 transactional=(True, False, True))
+    tr = kit.run(M, h)
+    failover, promoted = tr.first("failover", node="B", old="A"), tr.first("promoted", node="B")
+    assert promoted["t"] == 4 * US
+    assert not [o for o in tr.all("relay", node="C", source="A") if o["t"] >= failover["t"]]
+    waiting = [o["Slave_IO_Running"] for o in tr.all("status", node="C") if failover["t"] < o["t"] < promoted["t"]]
+    assert waiting and set(waiting) == {"Connecting"}  # as to a dead master
+    assert ids_in_binlog(tr, "C") == [("t1", 1), ("t3", 2)]
+    assert kit.verdict("GGID.UNIQUE", tr).status == "pass"
+
