@@ -564,9 +564,8 @@ class Simulator:
             source = self.nodes[op.get("master_host", ch.source.id)]
             if "master_log_file" in op:
                 self._change_source(ch, source, op["master_log_file"], op["master_log_pos"])
-            elif by_id:  # where to start is known only once the master has looked the ID up
-                self._change_source(ch, source, "", 0)
-                ch.fetch, ch.connect_by_id = None, True
+            elif by_id:
+                self._change_source_by_id(ch, source)
             self._write_relay_log_info(ch)
         self._stmt(ch, op, errno, message, delay=value)
 
@@ -755,6 +754,12 @@ class Simulator:
         ch.fetch = next((i for i, e in enumerate(source.binlog) if (e.file, e.pos) >= (file, pos)), len(source.binlog))
         ch.group_master_file, ch.group_master_pos = file, pos
         ch.read_master_file, ch.read_master_pos = file, pos
+
+    def _change_source_by_id(self, ch: Channel, source: Node) -> None:
+        """CHANGE MASTER TO CONNECT_USING_GROUP_ID: where to start is known only once the master has
+        looked the slave's last group ID up."""
+        self._change_source(ch, source, "", 0)
+        ch.fetch, ch.connect_by_id = None, True
 
     # -- binlog and IO thread -----------------------------------------------------------------
     def _open_binlog(self, node: Node) -> None:

@@ -176,3 +176,22 @@ def test_failed_over_master_feeds_no_slave(kit):
     assert ids_in_binlog(tr, "C") == [("t1", 1), ("t3", 2)]
     assert kit.verdict("GGID.UNIQUE", tr).status == "pass"
 
+
+def test_failover_that_cannot_place_a_slave_resets_it_to_connect_by_group_id(kit):
+    # C, down since t1, is failed over to B, then to A, restored from B's backup: SET to group 2,
+    # A's binlog holds no group 1, so SHOW BINLOG INFO FOR 1 fails on A. C must not resume at a
+    # position in its old master's binlog.
+    h = _fan_out(kit, [(0, "trx", "A", {"trx": "t1"}), (US, "crash", "C", {}), (US, "trx", "A", {"trx": "t2"}),
+                       (2 * US, "crash", "A", {}), (2 * US, "failover", "B", {"elect": True}),
+                       (3 * US, "restore", "A", {"from": "B", "source": "B"}), (4 * US, "crash", "B", {}),
+                       (4 * US, "failover", "A", {"elect": True}), (5 * US, "trx", "A", {"trx": "t3"}),
+                       (6 * US, "restart", "C", {})])
+    tr = kit.run(M, h)
+    assert tr.first("promoted", node="A")["old"] == "B"
+    change = tr.first("stmt", node="C", op="change_master", master_host="A")
+    assert change["connect_using_group_id"] and "master_log_file" not in change
+    [refused] = [o for o in tr.all("connect", node="C", source="A") if o["t"] > change["t"]]
+    assert (refused["by"], refused["group_id"], refused["errno"]) == ("group_id", 1, F.ER_MASTER_FATAL_ERROR_READING_BINLOG)
+    assert not [o for o in tr.all("relay", node="C") if o["t"] > change["t"]]
+    assert tr.first("data", node="C")["counts"] == {"t1": 1}
+    assert tr.all("status", node="C")[-1]["Connect_Using_Group_ID"] == "Yes"
