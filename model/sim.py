@@ -923,7 +923,9 @@ class Simulator:
             if e.ev.gtid is None:
                 sent.append(e)
             if i == last:
-                glist = Event("GTID_LIST_EVENT", when=0, server_id=src.server_id, size=GTID_LIST_SIZE)
+                # timestamp 0 (fake_event_header), yet waited for like any event (sql_delay_event
+                # exempts by type only), compensated by the master's clock like the rest
+                glist = Event("GTID_LIST_EVENT", when=0, when_off=src.offset, server_id=src.server_id, size=GTID_LIST_SIZE)
                 sent.append(Entry(glist, e.file, e.end, e.end))
         return sent
 

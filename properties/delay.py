@@ -87,7 +87,11 @@ class DelayIndex:
 
     def due(self, a: dict) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait."""
-        if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT"):
+        # A dump thread's fake event (timestamp 0, MariaDB fake_event_header) is in no binlog but
+        # still waits: sql_delay_event exempts events by type only, so a delay longer than the
+        # epoch makes even timestamp 0 due in the future.
+        fake = a.get("gtid") is None and a["type"] != "INCIDENT_EVENT" and a.get("when") == 0
+        if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT" and not fake):
             return None
         # The delay in force just before this observation: a CHANGE MASTER or RESET SLAVE logged
         # later in the same microsecond came after it.
@@ -101,6 +105,14 @@ class DelayIndex:
             if b is None:
                 return None
             base = a["ict"] // US * US - self.v.offset_at(a["source"], b["t"], b["_line"])
+        elif fake:
+            # the relay observation of the event (a probe made from one carries its file and pos)
+            at = (a["file"], a["pos"]) if "master_end" in a else (a.get("relay_file"), a.get("relay_pos"))
+            r = self.relay.get((a["node"], *at))
+            if r is None:
+                return None
+            # compensated by the source's clock, as clock_diff_with_master does
+            base = -self.v.offset_at(r["source"], r["t"], r["_line"])
         else:
             o = self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
             if o is None:
