@@ -338,7 +338,8 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         delay = ix.delay_at(a["node"], begin_of(a))
         if x is None or delay is None:
             continue
-        off = v.offset_at(a["source"], begin_of(x))
+        # B's clock before the trace's next line: a step logged after its execution in the same µs came later
+        off = v.offset_at(a["source"], begin_of(x), x["_line"])
         whole = (begin_of(x) + epoch + off) // US * US - epoch - off  # B's timestamp, whole seconds
         due = whole + delay * US
         check.judge(begin_of(a) + v.resolution_us >= due,
