@@ -529,10 +529,9 @@ class Simulator:
                 self.hierarchy.repoint(r, node)
                 continue
             old.replicas.remove(r)
+            self._disconnect(r)  # its dump thread on the old primary ends: no longer a semi-sync client there
             r.source = node
             r.fetch = None
-            r.connected = False
-            r.io_gen += 1
             node.replicas.append(r)
             if r.io_running and r.node.up:
                 self._connect(r)
