@@ -536,10 +536,9 @@ class Simulator:
                 self.hierarchy.repoint(r, node)
                 continue
             old.replicas.remove(r)
+            self._disconnect(r)  # its dump thread on the old primary ends: no longer a semi-sync client there
             r.source = node
             r.fetch = None
-            r.connected = False
-            r.io_gen += 1
             node.replicas.append(r)
             if r.io_running and r.node.up:
                 self._connect(r)
@@ -937,7 +936,9 @@ class Simulator:
             if e.ev.gtid is None:
                 sent.append(e)
             if i == last:
-                glist = Event("GTID_LIST_EVENT", when=0, server_id=src.server_id, size=GTID_LIST_SIZE)
+                # timestamp 0 (fake_event_header), yet waited for like any event (sql_delay_event
+                # exempts by type only), compensated by the master's clock like the rest
+                glist = Event("GTID_LIST_EVENT", when=0, when_off=src.offset, server_id=src.server_id, size=GTID_LIST_SIZE)
                 sent.append(Entry(glist, e.file, e.end, e.end))
         return sent
 

@@ -87,7 +87,11 @@ class DelayIndex:
 
     def due(self, a: dict) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait."""
-        if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT"):
+        # A dump thread's fake event (timestamp 0, MariaDB fake_event_header) is in no binlog but
+        # still waits: sql_delay_event exempts events by type only, so a delay longer than the
+        # epoch makes even timestamp 0 due in the future.
+        fake = a.get("gtid") is None and a["type"] != "INCIDENT_EVENT" and a.get("when") == 0
+        if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT" and not fake):
             return None
         # The delay in force just before this observation: a CHANGE MASTER or RESET SLAVE logged
         # later in the same microsecond came after it.
@@ -101,6 +105,14 @@ class DelayIndex:
             if b is None:
                 return None
             base = a["ict"] // US * US - self.v.offset_at(a["source"], b["t"], b["_line"])
+        elif fake:
+            # the relay observation of the event (a probe made from one carries its file and pos)
+            at = (a["file"], a["pos"]) if "master_end" in a else (a.get("relay_file"), a.get("relay_pos"))
+            r = self.relay.get((a["node"], *at))
+            if r is None:
+                return None
+            # compensated by the source's clock, as clock_diff_with_master does
+            base = -self.v.offset_at(r["source"], r["t"], r["_line"])
         else:
             o = self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
             if o is None:
@@ -326,7 +338,8 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         delay = ix.delay_at(a["node"], begin_of(a))
         if x is None or delay is None:
             continue
-        off = v.offset_at(a["source"], begin_of(x))
+        # B's clock before the trace's next line: a step logged after its execution in the same µs came later
+        off = v.offset_at(a["source"], begin_of(x), x["_line"])
         whole = (begin_of(x) + epoch + off) // US * US - epoch - off  # B's timestamp, whole seconds
         due = whole + delay * US
         check.judge(begin_of(a) + v.resolution_us >= due,

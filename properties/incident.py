@@ -182,7 +182,9 @@ def stop_message(v: TraceView, check: Check) -> None:
         symbol = KNOWN.get(r.get("incident"))
         want_msg = r.get("message") or "<none>"
         ok = m is not None and m.group(2) == want_msg and (symbol is None or m.group(1) == symbol)
-        sample = next((s for s in v.kind("status") if s["node"] == r["node"] and _key(s) > _key(stop)), None)
+        # the first sample while this stop lasts: after a restart or START SLAVE it shows another error, or none
+        end = _stopped_interval(v, stop)[1]
+        sample = next((s for s in v.kind("status") if s["node"] == r["node"] and _key(stop) < _key(s) < end), None)
         if sample is not None and sample["Slave_SQL_Running"] == "No" and "Last_SQL_Errno" in sample:
             ok = ok and sample["Last_SQL_Errno"] == stop["errno"] and sample["Last_SQL_Error"] == stop["message"]
         check.judge(ok, f"{r['node']} stopped with {stop.get('message')!r} for incident {r.get('incident')} ({want_msg!r})",

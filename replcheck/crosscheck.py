@@ -203,11 +203,18 @@ def within_a_second(ctx: Ctx) -> bool:
     return None not in times and abs(times[0] - times[1]) <= slack
 
 
-def incident_or_restart(ctx: Ctx) -> bool:
+def incident_or_restart(ctx: Ctx, _seen: frozenset = frozenset()) -> bool:
     """The node's source binlogged an incident, or the node's replication started again (START
-    SLAVE, a restart): where the flavours' mechanics differ."""
-    left, right, _, node, subject = ctx
-    return any(_source(ctx) in f.incidents or node in f.restarts for f in (left, right))
+    SLAVE, a restart): where the flavours' mechanics differ. Down a chain too: when the source
+    is a replica that wrote the transaction to its binlog at another time (or not at all) for
+    that reason, the node gets it at another time, though nothing differed on the node itself."""
+    left, right, aspect, node, subject = ctx
+    src = _source(ctx)
+    if any(src in f.incidents or node in f.restarts for f in (left, right)):
+        return True
+    written = [tuple(e["t"] for e in f.binlog.get((src, subject), ())) for f in (left, right)]
+    return (src != node and src not in _seen and written[0] != written[1]
+            and incident_or_restart((left, right, aspect, src, subject), _seen | {node}))
 
 
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
