@@ -20,6 +20,12 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:  # quoted, so that an empty one shows
+            self.error(f"unrecognized arguments: {' '.join(map(repr, extras))}")
+        return args
+
     def error(self, message: str):  # one line, not argparse's usage block
         command = self.prog.partition(" ")[2]
         raise UsageError(f"{command}: {message}" if command else message)
@@ -80,7 +86,7 @@ def _verify(args) -> int:
     histories = None
     if args.histories:
         d = Path(args.histories)
-        if not d.is_dir():
+        if not io.is_dir(d):
             raise io.InputError(d, None, "", "not a directory of .jsonl histories")
         histories = sorted(d.glob("*.jsonl"))
         for h in histories:
@@ -130,6 +136,8 @@ def _conform(args) -> int:
 
     if args.history and args.quick:
         raise UsageError("conform: --history and --quick exclude each other")
+    if args.scale is not None and not 0 < args.scale <= 10:  # before it is taken for a History's problem
+        raise UsageError(f"conform: --scale: {args.scale!r} is not a number in (0, 10]")
     try:
         document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
                                    tmpdir=args.tmpdir, scale=args.scale)
@@ -213,7 +221,7 @@ def _shrink(args) -> int:
     if args.other:
         systems.get(args.other)
     t = investigate.target(args.target)
-    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other)
+    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
     small, runs = investigate.shrink(t.history, fails)
     print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
     print(_echo(investigate.describe(small)))

@@ -6,6 +6,7 @@ so a failed run never leaves a half-written file behind.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -90,7 +91,10 @@ def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike
     field = _path(prefix, err.absolute_path)
     problem = err.message
     alternatives = err.validator_value if err.validator in ("anyOf", "oneOf") else []
-    if field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [r for r in err.validator_value if r not in err.instance]
+        field, problem = _path(prefix, [*err.absolute_path, missing[0]]), "missing (required)"
+    elif field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
         problem = f"MASTER_DELAY {err.instance!r} is not an integer in 0..2147483647 (to exercise the server's error, use delay_sql)"
     elif err.validator == "additionalProperties":
         problem = f"unknown field: {problem}"
@@ -104,7 +108,37 @@ def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike
     raise InputError(file, line, field, problem)
 
 
+def _name_problem(path: str | os.PathLike) -> None:
+    """An InputError for a name no file can have (the OS would raise ValueError, or find the current directory)."""
+    if not str(path):  # Path("") is ".", the current directory
+        raise InputError("''", None, "", "an empty file name")
+    if "\0" in str(path):
+        raise InputError(path, None, "", "a file name with a NUL byte")
+
+
+def lstat(path: str | os.PathLike) -> os.stat_result | None:
+    """What is at path (not following a symbolic link), None when nothing is; an InputError when the
+    name cannot be looked up (too long, a NUL byte, a file where a directory should be, no permission)."""
+    _name_problem(path)
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ENOTDIR:  # a parent is a file: nothing can be there
+            return None
+        raise InputError(path, None, "", f"cannot look up: {e.strerror or e}") from None
+
+
+def is_dir(path: str | os.PathLike) -> bool:
+    st = lstat(path)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        return Path(path).is_dir()  # a link to a directory is one to read from
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
 def read_text(path: str | os.PathLike) -> str:
+    _name_problem(path)
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as e:
@@ -140,6 +174,15 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(NaN|-?Infinity)')
+
+
+def _constant_line(text: str) -> int:
+    """The line of the first NaN or Infinity outside a string (json gives parse_constant no position)."""
+    at = next((m.start() for m in _TOKEN.finditer(text) if m.group(1)), 0)
+    return text.count("\n", 0, at) + 1
+
+
 def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> Any:
     """json.loads whose every failure is an InputError: bad syntax, nesting deeper than the parser's
     recursion allows, integers too long for int(), and Python's NaN and Infinity, which are not JSON."""
@@ -150,7 +193,7 @@ def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> A
     except RecursionError:
         raise InputError(path, line, "", "not valid JSON: nested too deeply") from None
     except ValueError as e:  # from _no_constant
-        raise InputError(path, line, "", f"not valid JSON: {e}") from None
+        raise InputError(path, (line or 1) + _constant_line(text) - 1, "", f"not valid JSON: {e}") from None
     long_int = _first_long_int(doc)
     if long_int is not None:
         raise InputError(path, line, _path("", long_int), f"an integer of more than {sys.get_int_max_str_digits()} digits")
@@ -189,7 +232,26 @@ def load_history(path: str | os.PathLike) -> dict:
         _validate(_op_validator(op["op"]), op, path, n, "")
         out.append((n, op))
     _check_topology(path, hline, header["topology"], out)
+    _check_samples(path, hline, header, out)
     return {"header": header, "ops": [op for _, op in out]}
+
+
+# SHOW SLAVE STATUS samples a run may take: the simulator takes each one (10,000 cost about a second
+# with the judging); the embedded Histories take tens.
+MAX_SAMPLES = 10_000
+
+
+def _check_samples(path, hline: int, header: dict, ops: list[tuple[int, dict]]) -> None:
+    every = header.get("sample_every_us")
+    if not every:
+        return
+    last_line, last = max(((n, op["at"]) for n, op in ops), key=lambda x: x[1], default=(hline, 0))
+    if header.get("end_us", 0) >= last:
+        last_line, last = hline, header["end_us"]
+    if last // every > MAX_SAMPLES:
+        field = "end_us" if last_line == hline else "at"
+        raise InputError(path, last_line, field, f"{last} µs sampled every {every} µs (sample_every_us) is "
+                         f"{last // every} samples; at most {MAX_SAMPLES}")
 
 
 NODE_FIELDS = {"restore": ("from", "source"), "change_master": ("master_host",)}  # besides `node`, what names a node
@@ -297,10 +359,15 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     run never leaves it half-written; a FIFO or character device (/dev/stdout) is written straight, as
     the rename would replace it with a file; anything else (a symbolic link, a directory) is refused."""
     path = Path(path)
+    st = lstat(path)
+    mode = st.st_mode if st is not None else None
     try:
-        mode: int | None = path.lstat().st_mode
-    except FileNotFoundError:
-        mode = None
+        _write(path, mode, text)
+    except OSError as e:  # a parent that is a file, no permission, a full disk
+        raise InputError(path, None, "", f"cannot write: {e.strerror or e}") from None
+
+
+def _write(path: Path, mode: int | None, text: str) -> None:
     if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)

@@ -225,8 +225,14 @@ def classify(case: Case, folder: Path, code: int | str, stderr: str, before: dic
             return Outcome(HALF_WRITTEN, code, stderr, f"{case.target}: a failed run changed {changed[0]}")
         problem = message_problem(case, folder, stderr) if code == cli.EXIT_USAGE else f"exit code {code}"
         if problem:
-            return Outcome(BAD_MESSAGE, code, stderr, f"{case.target}: {problem}")
+            return Outcome(BAD_MESSAGE, code, stderr, f"{case.target}: {problem}: {_shape(stderr, folder)}")
     return Outcome(STOPPED if str(code).startswith("stop:") else FINE, code, stderr)
+
+
+def _shape(stderr: str, folder: Path) -> str:
+    """A message without what varies between cases (the folder, numbers, quoted values): equal defects, one signature."""
+    text = stderr.strip().split("\n")[-1].replace(str(folder), "DIR")
+    return re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'…'", text))[:100]
 
 
 def _staging_left(out: Path) -> bool:
@@ -249,7 +255,8 @@ def traceback_signature(stderr: str) -> str:
 
 # A whole-file problem has no line or field to give.
 WHOLE_FILE = ("cannot read", "not UTF-8", "empty file", "nested too deeply", "not a regular file", "not a directory")
-LOCATION = re.compile(r"^(:\d+\b|: [^\s:]+( \d+)?: )")
+# :LINE, or : FIELD: (`rows[0].status`, `column 7`, `ops[1] (at 5 µs)`, `verdicts."a source".X`)
+LOCATION = re.compile(r'^(:\d+\b|: (?:[^\s:"]|"[^"]*")+( \d+| \([^)]*\))?: )')
 
 
 def message_problem(case: Case, folder: Path, stderr: str) -> str:
@@ -266,7 +273,7 @@ def message_problem(case: Case, folder: Path, stderr: str) -> str:
         return "names neither the input nor the argument"
     if case.located:
         rest = line.split(named[0], 1)[1]
-        if not LOCATION.match(rest) and not re.search(r"\bline \d+", rest) and not any(w in rest for w in WHOLE_FILE):
+        if not LOCATION.match(rest) and not re.search(r"\bline \d+|end of document", rest) and not any(w in rest for w in WHOLE_FILE):
             return "names no line or field"
     return ""
 
@@ -596,26 +603,23 @@ class ArgTarget:
                 files[rel] = seeds()[key][seed_index % len(seeds()[key])].encode()
                 fifo = files[rel]
                 argv[i] = "{dir}/" + rel
-        names: list[str] = []
         for _ in ops:
             i = rng.randrange(1, len(argv)) if len(argv) > 1 else 1
             how = rng.randrange(6)
             if how == 0 and i < len(argv):
-                names += [argv[i], argv[i - 1].lstrip("-")]
                 del argv[i]
             elif how == 1 and i < len(argv):
                 argv.insert(i, argv[i])
-                names.append(argv[i].lstrip("-"))
             elif how == 2:
                 argv.insert(i, rng.choice(["--bogus", "--out", "--system", "-x", "--seed=1", "--json"]))
-                names += [argv[i], argv[i].lstrip("-")]
             elif i < len(argv):  # a value: an odd token, or a path of an odd kind
                 old = argv[i]
                 # a FIFO only as an input: as an output, it waits for a reader the fuzzer does not provide
                 paths = ODD_PATHS[:2] + ODD_PATHS[3:] if old.startswith("{dir}/out") else ODD_PATHS
                 argv[i] = rng.choice(paths) if "{dir}" in old or how == 3 else rng.choice(ODD_ARGS)
-                names += [argv[i], old.lstrip("-"), argv[i - 1].lstrip("-")]
-        names.append(f"{self.command}:")  # argparse's own errors begin with the subcommand
+        # An argument is named by its value, its option (with or without dashes), or, by argparse,
+        # after the subcommand; a short value quoted, as an empty one only can be.
+        names = [n[:40] for a in argv[1:] for n in (a, a.lstrip("-"), repr(a)) if a.lstrip("-")] + [f"{self.command}:", "''"]
         outputs = ("out",) if any("{dir}/out" in a for a in ARG_TEMPLATES[self.command]) else ()
         return Case(f"args:{self.command}", argv, files, {"fifo": fifo}, ["out"],
                     names=tuple(n for n in names if len(n) <= 60), outputs=outputs)

@@ -87,9 +87,9 @@ def test_nan_is_not_json(tmp_path, capsys):
     ({"row_counts": {"pass": "3"}}, "rows[0].counts.pass"),
     ({"row_counts": {"passed": 3}}, "rows[0].counts"),
     ({"row_witnesses": "w"}, "rows[0].witnesses"),
-    ({"row_witnesses": [{"lines": [1]}]}, "rows[0].witnesses[0]: 'message' is a required property"),
+    ({"row_witnesses": [{"lines": [1]}]}, "rows[0].witnesses[0].message: missing (required)"),
     ({"row_history": 7}, "rows[0].history"),
-    ({"findings": [{"kind": "x"}]}, "findings[0]: 'witness' is a required property"),
+    ({"findings": [{"kind": "x"}]}, "findings[0].witness: missing (required)"),
     ({"figures": []}, "figures"),
 ])
 def test_results_of_the_wrong_types_name_the_field(tmp_path, capsys, patch, field):
