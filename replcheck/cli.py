@@ -356,9 +356,10 @@ def _positive(text: str) -> int:
 
 
 def _natural(text: str) -> int:
+    """A campaign's seed or index: what its table records."""
     value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{value} is not in 0..{2**63 - 1}")
     return value
 
 

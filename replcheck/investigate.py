@@ -31,6 +31,8 @@ class Target:
 def target(args: list[str]) -> Target:
     """SEED INDEX, or a History file."""
     if len(args) == 2 and all(a.isascii() and a.isdigit() for a in args):  # isdigit() alone takes '²', which int() refuses
+        if any(len(a) > 19 or int(a) >= 2**63 for a in args):  # what a campaign records; and int() takes
+            raise io.InputError(" ".join(a[:20] for a in args), None, "", f"SEED and INDEX are integers in 0..{2**63 - 1}")
         seed, index = map(int, args)
         return Target(generate(seed, index), f"seed {seed} index {index}")
     if len(args) == 1:

@@ -205,8 +205,13 @@ def parse_toml(text: str, path: str | os.PathLike) -> dict:
         return tomllib.loads(text)
     except RecursionError:
         raise InputError(path, None, "", "not valid TOML: nested too deeply") from None
-    except ValueError as e:  # TOMLDecodeError, or int()'s refusal of a too long integer
+    except tomllib.TOMLDecodeError as e:  # its message gives the line
         raise InputError(path, None, "", f"not valid TOML: {e}") from None
+    except ValueError:  # int()'s refusal of a too long integer, which has no position: found here
+        digits = sys.get_int_max_str_digits()
+        at = re.search(rf"[0-9_]{{{digits + 1},}}", text)
+        line = text.count("\n", 0, at.start()) + 1 if at else None
+        raise InputError(path, line, "", f"not valid TOML: an integer of more than {digits} digits") from None
 
 
 def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:

@@ -614,12 +614,14 @@ class ArgTarget:
                 argv.insert(i, rng.choice(["--bogus", "--out", "--system", "-x", "--seed=1", "--json"]))
             elif i < len(argv):  # a value: an odd token, or a path of an odd kind
                 old = argv[i]
-                # a FIFO only as an input: as an output, it waits for a reader the fuzzer does not provide
-                paths = ODD_PATHS[:2] + ODD_PATHS[3:] if old.startswith("{dir}/out") else ODD_PATHS
-                argv[i] = rng.choice(paths) if "{dir}" in old or how == 3 else rng.choice(ODD_ARGS)
+                argv[i] = rng.choice(ODD_PATHS) if "{dir}" in old or how == 3 else rng.choice(ODD_ARGS)
+        # A FIFO only where an input is read: written to, it waits for a reader (as documented,
+        # io.write_atomic), which the fuzzer does not provide.
+        argv = [a if a != "{dir}/fifo" or not (argv[i - 1] == "--out" or "--write" in argv) else "{dir}/missing"
+                for i, a in enumerate(argv)]
         # An argument is named by its value, its option (with or without dashes), or, by argparse,
         # after the subcommand; a short value quoted, as an empty one only can be.
-        names = [n[:40] for a in argv[1:] for n in (a, a.lstrip("-"), repr(a)) if a.lstrip("-")] + [f"{self.command}:", "''"]
+        names = [n[:40] for a in argv[1:] for n in ((a, a.lstrip("-")) if a.strip("-") else ()) + (repr(a),)] + [f"{self.command}:"]
         outputs = ("out",) if any("{dir}/out" in a for a in ARG_TEMPLATES[self.command]) else ()
         return Case(f"args:{self.command}", argv, files, {"fifo": fifo}, ["out"],
                     names=tuple(n for n in names if len(n) <= 60), outputs=outputs)
