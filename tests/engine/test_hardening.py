@@ -263,3 +263,69 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path):
     io.replace_dir(mine, out)
     assert (out / "results.json").exists() and not mine.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["report", live.name])
+
+
+# Found by the fuzzer (tests/engine/fuzzing.py, bench/fuzz.py), one test per signature.
+def test_a_history_sampled_too_often_for_its_length_is_refused(tmp_path, capsys):
+    line = '{"at": 1000000000000, "op": "trx", "node": "A"}'  # 10^6 samples at NORMAL's 1 s: it hung
+    assert "h.jsonl:2: at: 1000000000000 µs sampled every" in error_of(capsys, "simulate", history_with(tmp_path, line))
+
+
+def test_campaign_out_that_is_a_file_or_holds_another_campaign(tmp_path, capsys):
+    (tmp_path / "f").write_text("")
+    assert "--out " + str(tmp_path / "f") + ": not a directory" in error_of(capsys, "campaign", "--out", str(tmp_path / "f"))
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "campaign.json").write_text('{"plan": {"histories": 5}}')
+    assert "campaign.json: plan.histories: 5, not 1000" in error_of(capsys, "campaign", "--out", str(tmp_path / "c"))
+
+
+@pytest.mark.parametrize("command,name,problem", [
+    ("relay-log-info", "", "'': an empty file name"), ("relay-log-info", "a\0b", "a\\x00b: a file name with a NUL byte"),
+    ("report", "x" * 256, "x" * 200),  # too long: is it a campaign directory? (the problem, cut to 300 characters)
+])
+def test_names_no_file_can_have(capsys, command, name, problem):
+    assert problem in error_of(capsys, command, name)
+
+
+def test_an_output_under_a_file_cannot_be_written(tmp_path, capsys):
+    (tmp_path / "f").write_text("kept")
+    assert "f/r/report.json: cannot write: Not a directory" in error_of(capsys, "report", results_file(tmp_path), "--out", str(tmp_path / "f" / "r"))
+
+
+def test_conform_names_the_history_a_server_cannot_run(tmp_path, capsys):
+    h = tmp_path / "h.jsonl"
+    h.write_text(NORMAL.read_text().replace('"replica": "B"', '"replica": "B", "latency_us": 10000000', 1))
+    assert "h.jsonl: topology.channels[0].latency_us: 10000000 (x 0.1) cannot be made" in error_of(
+        capsys, "conform", "--server", "mariadb", "--history", str(h), "--out", str(tmp_path / "o"))
+    assert "--scale: nan is not a number in (0, 10]" in error_of(capsys, "conform", "--server", "mariadb", "--scale", "nan")
+
+
+def test_unrecognized_arguments_are_quoted(capsys):
+    assert "unrecognized arguments: ''" in error_of(capsys, "systems", "")
+
+
+def test_shrink_names_the_history_that_does_not_fail(tmp_path, capsys):
+    assert "d1-normal-setup.jsonl: --system: model:wl344 violates nothing" in error_of(capsys, "shrink", str(NORMAL), "--system", "model:wl344")
+
+
+def test_a_missing_property_and_nan_in_a_results_file_are_located(tmp_path, capsys):
+    path = tmp_path / "results.json"
+    path.write_text('{"schema": "replcheck.results/1"}')
+    assert "results.json: rows: missing (required)" in error_of(capsys, "report", str(path))
+    path.write_text('{"schema": "replcheck.results/1",\n "rows": [],\n "seed": -Infinity}')
+    assert "results.json:3: not valid JSON: -Infinity is not a JSON number" in error_of(capsys, "report", str(path))
+
+
+@pytest.mark.parametrize("gate,where", [
+    ('[verdicts."conformance:MariaDB 10.11"]\n"WL344.MSG" = true\n', 'g.toml: verdicts."conformance:MariaDB 10.11"."WL344.MSG": unknown verdict True'),
+    ('verdicts = {x = 1}\n', 'g.toml: verdicts."x": 1 is not a table'),
+    (f'[gate]\nname = "g"\n\n[verdicts.x]\ny = {LONG}\n', "g.toml:5: not valid TOML: an integer of more than 4300 digits"),
+])
+def test_a_bad_gate_file_is_located(tmp_path, capsys, gate, where):
+    (tmp_path / "g.toml").write_text(gate)
+    assert where in error_of(capsys, "gate", str(tmp_path / "g.toml"), results_file(tmp_path))
+
+
+@pytest.mark.parametrize("argv", [["explain", LONG, "0"], ["explain", str(2**63), "0"], ["replay", str(2**63), "0"]])
+def test_a_seed_beyond_what_a_campaign_records_is_refused(capsys, argv):
+    assert "0..9223372036854775807" in error_of(capsys, *argv, "--system", "model:wl344")
