@@ -329,3 +329,11 @@ def test_a_bad_gate_file_is_located(tmp_path, capsys, gate, where):
 @pytest.mark.parametrize("argv", [["explain", LONG, "0"], ["explain", str(2**63), "0"], ["replay", str(2**63), "0"]])
 def test_a_seed_beyond_what_a_campaign_records_is_refused(capsys, argv):
     assert "0..9223372036854775807" in error_of(capsys, *argv, "--system", "model:wl344")
+
+
+def test_a_statement_value_is_typed_as_the_history_gives_it(tmp_path, capsys):
+    lines = main_trace_lines(tmp_path)
+    t = json.loads(lines[-1])["t"]
+    stmt = {"t": t, "kind": "stmt", "node": "A", "op": "set_global", "variable": "x", "value": {"a": 1}, "errno": None}
+    (tmp_path / "t.jsonl").write_text("\n".join([*lines, json.dumps(stmt)]) + "\n")
+    assert f"t.jsonl:{len(lines) + 1}: value:" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
