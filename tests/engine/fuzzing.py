@@ -140,7 +140,8 @@ def _guard(seconds: float):
 
 
 def _feed(fifo: Path, content: bytes, done: threading.Event) -> threading.Thread:
-    """A writer for a FIFO input: it waits for a reader (replcheck may never open it), writes, closes."""
+    """A writer for a FIFO input: it waits for a reader (replcheck may never open it), writes, closes;
+    and again for each new reader (the FIFO may be given twice), until the case is done."""
     def write():
         while not done.is_set():
             try:
@@ -155,7 +156,6 @@ def _feed(fifo: Path, content: bytes, done: threading.Event) -> threading.Thread
                 pass
             finally:
                 os.close(fd)
-            return
     t = threading.Thread(target=write, daemon=True)
     t.start()
     return t
@@ -457,7 +457,7 @@ def mutate_json_document(rng: random.Random, text: str, ops: list[Callable]) -> 
 def _loads(line: str) -> Any:
     try:
         return json.loads(line)
-    except ValueError:  # a Raw value (NaN, a lone surrogate, ...) or a mutated line
+    except (ValueError, RecursionError):  # a Raw value (NaN, deep nesting, ...) or a mutated line
         return None
 
 
