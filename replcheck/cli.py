@@ -370,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, io.InputError) as e:
         print(io.error_line(str(e)), file=sys.stderr)
         return EXIT_USAGE
+    except io.SpecError as e:  # one line, as for bad input, but exit 3: the user can do nothing about it
+        print(f"replcheck: internal error: {io.printable(str(e))[:200]}: replcheck's own spec file is broken", file=sys.stderr)
+        return EXIT_INTERNAL
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         sys.stderr.close()
         return EXIT_OK

@@ -33,6 +33,10 @@ class InputError(Exception):
         super().__init__(": ".join(p for p in (where, field, problem) if p))
 
 
+class SpecError(Exception):
+    """A file of replcheck's own spec/ is broken: the installation's fault, not the user's input (exit 3)."""
+
+
 @lru_cache(maxsize=None)
 def schema(name: str) -> dict:
     return json.loads(SPEC.joinpath("schemas", f"{name}.schema.json").read_text())

@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 
-from replcheck.io import InputError, dumps_history
+from replcheck.io import InputError, SpecError, dumps_history
 from replcheck.model import mutants as M
 from replcheck.model.delay import WL344, WL7318
 from replcheck.model.sim import Config, simulate
@@ -85,7 +85,10 @@ def load(text: str, where: str = "spec/systems.toml") -> dict[str, ModelSystem]:
 
 @lru_cache(maxsize=None)
 def systems() -> dict[str, ModelSystem]:
-    return load(SPEC.joinpath("systems.toml").read_text(encoding="utf-8"))
+    try:
+        return load(SPEC.joinpath("systems.toml").read_text(encoding="utf-8"))
+    except InputError as e:
+        raise SpecError(str(e)) from None
 
 
 def get(name: str) -> ModelSystem:

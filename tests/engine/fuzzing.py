@@ -156,6 +156,7 @@ def _feed(fifo: Path, content: bytes, done: threading.Event) -> threading.Thread
                 pass
             finally:
                 os.close(fd)
+            done.wait(0.05)  # for the reader to see the end of the file before another one can open it
     t = threading.Thread(target=write, daemon=True)
     t.start()
     return t

@@ -337,3 +337,19 @@ def test_a_statement_value_is_typed_as_the_history_gives_it(tmp_path, capsys):
     stmt = {"t": t, "kind": "stmt", "node": "A", "op": "set_global", "variable": "x", "value": {"a": 1}, "errno": None}
     (tmp_path / "t.jsonl").write_text("\n".join([*lines, json.dumps(stmt)]) + "\n")
     assert f"t.jsonl:{len(lines) + 1}: value:" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
+
+
+def test_a_broken_embedded_spec_file_is_an_internal_error_in_one_line(capsys, monkeypatch):
+    from replcheck import systems
+
+    def broken(text):
+        raise io.InputError("spec/systems.toml", 3, "system[0].rule", "'x' is not a delay rule")
+    monkeypatch.setattr(systems, "load", broken)
+    systems.systems.cache_clear()
+    try:
+        assert main(["systems"]) == 3
+    finally:
+        monkeypatch.undo()
+        systems.systems.cache_clear()
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("replcheck: internal error: spec/systems.toml:3: system[0].rule") and "spec file is broken" in line
