@@ -140,8 +140,7 @@ def _guard(seconds: float):
 
 
 def _feed(fifo: Path, content: bytes, done: threading.Event) -> threading.Thread:
-    """A writer for a FIFO input: it waits for a reader (replcheck may never open it), writes, closes;
-    and again for each new reader (the FIFO may be given twice), until the case is done."""
+    """A writer for a FIFO input: it waits for a reader (replcheck may never open it), writes, closes."""
     def write():
         while not done.is_set():
             try:
@@ -156,7 +155,7 @@ def _feed(fifo: Path, content: bytes, done: threading.Event) -> threading.Thread
                 pass
             finally:
                 os.close(fd)
-            done.wait(0.05)  # for the reader to see the end of the file before another one can open it
+            return
     t = threading.Thread(target=write, daemon=True)
     t.start()
     return t
@@ -616,9 +615,9 @@ class ArgTarget:
             elif i < len(argv):  # a value: an odd token, or a path of an odd kind
                 old = argv[i]
                 argv[i] = rng.choice(ODD_PATHS) if "{dir}" in old or how == 3 else rng.choice(ODD_ARGS)
-        # A FIFO only where an input is read: written to, it waits for a reader (as documented,
-        # io.write_atomic), which the fuzzer does not provide.
-        argv = [a if a != "{dir}/fifo" or not (argv[i - 1] == "--out" or "--write" in argv) else "{dir}/missing"
+        # A FIFO only where an input is read, once: written to, it waits for a reader (as documented,
+        # io.write_atomic), and read again, for a writer; as `cat FIFO FIFO` would, and the fuzzer provides neither.
+        argv = ["{dir}/missing" if a == "{dir}/fifo" and (a in argv[:i] or argv[i - 1] == "--out" or "--write" in argv) else a
                 for i, a in enumerate(argv)]
         # An argument is named by its value, its option (with or without dashes), or, by argparse,
         # after the subcommand; a short value quoted, as an empty one only can be.
