@@ -192,7 +192,8 @@ def run_case(case: Case, timeout: float = 10.0, main: Callable[[list[str]], int]
         feeders = [_feed(folder / rel, content, done) for rel, content in case.fifos.items()]
         out, err = _io.StringIO(), _io.StringIO()
         try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), stops(), _guard(timeout):
+            # in the case's folder: a relative path (--out '', a shifted argument) writes there, not in the checkout
+            with contextlib.chdir(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), stops(), _guard(timeout):
                 try:
                     code: int | str = main(argv)
                 except SystemExit as e:  # argparse's --help and --version
