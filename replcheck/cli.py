@@ -298,7 +298,7 @@ def build_parser() -> Parser:
     s.add_argument("--server", choices=["mariadb"], required=True)
     s.add_argument("--quick", action="store_true", help="the scenarios spec/conformance.toml marks quick")
     s.add_argument("--out", default="replcheck-conform")
-    s.add_argument("--history", action="append", type=Path, help="run this History file instead (repeatable)")
+    s.add_argument("--history", action="append", type=_file_name, help="run this History file instead (repeatable)")
     s.add_argument("--basedir", help="a MariaDB build's base directory (else $REPLCHECK_MARIADB_BASEDIR, else PATH)")
     s.add_argument("--tmpdir", help="where the servers' private directories go (a tmpfs is faster)")
     s.add_argument("--scale", type=float, help="real seconds per History second (default: each scenario's)")
@@ -346,6 +346,12 @@ def _integer(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def _file_name(text: str) -> Path:
+    if not text:  # Path("") is ".", the current directory
+        raise argparse.ArgumentTypeError("an empty file name")
+    return Path(text)
 
 
 def _positive(text: str) -> int:

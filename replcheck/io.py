@@ -399,7 +399,10 @@ def staging_dir(out: Path) -> Path:
     """Where a report directory is built before it replaces OUT whole (replace_dir): a hidden
     `.OUT.staging-PID-...` beside OUT. A run killed with -9 cannot remove its own; the next run
     for OUT removes those whose process is gone."""
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a parent is a file, no permission
+        raise InputError(out, None, "", f"cannot write: {e.strerror or e}") from None
     for stale in out.parent.glob(f".{out.name}.staging-*"):
         if not _alive(int(stale.name.split("-")[1])):
             shutil.rmtree(stale, ignore_errors=True)

@@ -203,7 +203,7 @@ def load_gate(path: str | Path) -> dict:
         for req, status in pins.items():
             # A list pins a verdict a real server gives either way from run to run (a timing race
             # in the server itself); the gate still fails on anything outside the list.
-            if not all(s in ORDER for s in _accepted(status)) or not _accepted(status):
+            if not all(isinstance(s, str) and s in ORDER for s in _accepted(status)) or not _accepted(status):
                 raise io.InputError(path, None, f"{where}.{json.dumps(req, ensure_ascii=False)}", f"unknown verdict {status!r}")
     return gate
 

@@ -269,7 +269,8 @@ def message_problem(case: Case, folder: Path, stderr: str) -> str:
     if len(line) > io.MAX_ERROR_LINE:
         return "over 300 characters"
     names = [io.printable(n.replace("{dir}", str(folder))) for n in case.names]
-    named = [n for n in names if n and n in line]
+    # a one-character name ('-') only where a file is named, or it is found in any message
+    named = [n for n in names if n and (n in line if len(n) > 1 else line.startswith(f"replcheck: error: {n}:"))]
     if not named:
         return "names neither the input nor the argument"
     if case.located:
@@ -622,7 +623,7 @@ class ArgTarget:
                 for i, a in enumerate(argv)]
         # An argument is named by its value, its option (with or without dashes), or, by argparse,
         # after the subcommand; a short value quoted, as an empty one only can be.
-        names = [n[:40] for a in argv[1:] for n in ((a, a.lstrip("-")) if a.strip("-") else ()) + (repr(a),)] + [f"{self.command}:"]
+        names = [n[:40] for a in argv[1:] for n in ((a, a.lstrip("-")) if a.strip("-") else (a,)) + (repr(a),)] + [f"{self.command}:"]
         outputs = ("out",) if any("{dir}/out" in a for a in ARG_TEMPLATES[self.command]) else ()
         return Case(f"args:{self.command}", argv, files, {"fifo": fifo}, ["out"],
                     names=tuple(n for n in names if len(n) <= 60), outputs=outputs)

@@ -319,6 +319,7 @@ def test_a_missing_property_and_nan_in_a_results_file_are_located(tmp_path, caps
 @pytest.mark.parametrize("gate,where", [
     ('[verdicts."conformance:MariaDB 10.11"]\n"WL344.MSG" = true\n', 'g.toml: verdicts."conformance:MariaDB 10.11"."WL344.MSG": unknown verdict True'),
     ('verdicts = {x = 1}\n', 'g.toml: verdicts."x": 1 is not a table'),
+    ('[verdicts.x]\ny = {a = 1}\n', 'g.toml: verdicts."x"."y": unknown verdict {\'a\': 1}'),
     (f'[gate]\nname = "g"\n\n[verdicts.x]\ny = {LONG}\n', "g.toml:5: not valid TOML: an integer of more than 4300 digits"),
 ])
 def test_a_bad_gate_file_is_located(tmp_path, capsys, gate, where):
@@ -353,3 +354,28 @@ def test_a_broken_embedded_spec_file_is_an_internal_error_in_one_line(capsys, mo
         systems.systems.cache_clear()
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("replcheck: internal error: spec/systems.toml:3: system[0].rule") and "spec file is broken" in line
+
+
+def test_conform_refuses_an_empty_history_name_and_an_out_under_a_file(tmp_path, capsys):
+    assert "conform: argument --history: an empty file name" in error_of(capsys, "conform", "--server", "mariadb", "--history", "")
+    (tmp_path / "f").write_text("")
+    assert "f/x: cannot write: File exists" in error_of(capsys, "conform", "--server", "mariadb", "--history", str(NORMAL),
+                                                        "--out", str(tmp_path / "f" / "x"))
+
+
+def test_performance_schema_delays_come_together(tmp_path, capsys):
+    lines = main_trace_lines(tmp_path)
+    n, status = next((n, json.loads(s)) for n, s in enumerate(lines) if '"kind": "status"' in s)
+    lines[n] = json.dumps({**{k: v for k, v in status.items() if k != "REMAINING_DELAY"}, "DESIRED_DELAY": 0})
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    assert f"t.jsonl:{n + 1}: 'REMAINING_DELAY' is a dependency of 'DESIRED_DELAY'" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
+
+
+def test_an_apply_without_a_gtid_is_judged_by_the_origin_its_due_time_used(tmp_path, capsys):
+    assert main(["simulate", str(REPO / "spec" / "histories" / "anonymous-gtid.jsonl"), "--system", "model:wl344",
+                 "--out", str(tmp_path / "t.jsonl")]) == 0
+    lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    n = next(n for n, s in enumerate(lines) if '"kind": "apply"' in s and '"type": "QUERY_EVENT"' in s)
+    lines[n] = lines[n].replace('"gtid": "0-1-1"', '"gtid": ""')  # its binlog event keeps the GTID: no origin by GTID
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["check-trace", str(tmp_path / "t.jsonl")]) in (0, 1), capsys.readouterr().err
