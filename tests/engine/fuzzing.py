@@ -269,8 +269,8 @@ def message_problem(case: Case, folder: Path, stderr: str) -> str:
     if len(line) > io.MAX_ERROR_LINE:
         return "over 300 characters"
     names = [io.printable(n.replace("{dir}", str(folder))) for n in case.names]
-    # a one-character name ('-') only where a file is named, or it is found in any message
-    named = [n for n in names if n and (n in line if len(n) > 1 else line.startswith(f"replcheck: error: {n}:"))]
+    # a one-character name ('-', '4') only as a word of its own, or it is found in any message
+    named = [n for n in names if n and (n in line if len(n) > 1 else re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", line))]
     if not named:
         return "names neither the input nor the argument"
     if case.located:
