@@ -308,10 +308,14 @@ def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     if not isinstance(header, dict) or header.get("schema") != "replcheck.trace/1":
         raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.trace/1'")
     _validate(_validator("trace", "$defs", "header"), header, path, hline, "")
+    ids = {node["id"] for node in header["topology"]["nodes"]}
     out, last_t = [], 0
     for n, o in obs:
         _validate(_validator("trace", "$defs", "observation"), o, path, n, "")
         _validate(_kind_validator(o["kind"]), o, path, n, "")
+        for field in ("node", "source"):  # what the properties index their per-node state by
+            if isinstance(o.get(field), str) and o[field] not in ids:
+                raise InputError(path, n, field, f"unknown node {o[field]!r} (not in the header's topology)")
         if o["t"] < last_t:
             raise InputError(path, n, "t", f"{o['t']} is earlier than the previous observation's {last_t}")
         last_t = o["t"]

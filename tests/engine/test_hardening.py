@@ -379,3 +379,17 @@ def test_an_apply_without_a_gtid_is_judged_by_the_origin_its_due_time_used(tmp_p
     lines[n] = lines[n].replace('"gtid": "0-1-1"', '"gtid": ""')  # its binlog event keeps the GTID: no origin by GTID
     (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
     assert main(["check-trace", str(tmp_path / "t.jsonl")]) in (0, 1), capsys.readouterr().err
+
+
+def test_a_trace_observation_of_a_node_the_header_does_not_have(tmp_path, capsys):
+    path = trace_with_header(tmp_path, nodes=[{"id": "Z"}, {"id": "B"}])
+    assert "t.jsonl:2: node: unknown node 'A'" in error_of(capsys, "check-trace", path)
+
+
+def test_semi_sync_counters_come_together(tmp_path, capsys):
+    assert main(["simulate", str(REPO / "spec" / "histories" / "ss-counters.jsonl"), "--out", str(tmp_path / "t.jsonl")]) == 0
+    lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    n = next(n for n, s in enumerate(lines) if '"Rpl_semi_sync_master_no_tx"' in s)
+    lines[n] = lines[n].replace('"Rpl_semi_sync_master_no_tx"', '"no_tx"')
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    assert f"t.jsonl:{n + 1}: variables: 'Rpl_semi_sync_master_no_tx' is a dependency" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
