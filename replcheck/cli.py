@@ -93,7 +93,7 @@ def _verify(args) -> int:
             io.load_history(h)  # all bad input is reported before any work starts
     names = args.systems.split(",") if args.systems is not None else None  # --systems "" names no system: refused
     for n in names or []:
-        systems.get(n)
+        systems.get(n, "--systems")
     results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed)
     for f in results.findings:
         print(f"finding: {f['kind']}: {f.get('system', '')} {f.get('history', '')} {f['requirement']}: {f['witness']}")

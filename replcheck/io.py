@@ -162,13 +162,23 @@ def _parse_int(text: str) -> int | _LongInt:
         return _LongInt(text)
 
 
-def _first_long_int(doc: Any) -> list | None:
-    """The path to the first _LongInt in doc; iterative, as doc may be nested as deep as the parser allows."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _first_unusable(doc: Any) -> tuple[list, str] | None:
+    """The path to the first value no loader can use, and why: a _LongInt, or a lone surrogate
+    (JSON's \\ud800 escape is no character: no output can be encoded with it); iterative, as doc
+    may be nested as deep as the parser allows."""
     stack: list[tuple[Any, list]] = [(doc, [])]
     while stack:
         node, parts = stack.pop()
         if isinstance(node, _LongInt):
-            return parts
+            return parts, f"an integer of more than {sys.get_int_max_str_digits()} digits"
+        if isinstance(node, str) and _SURROGATE.search(node):
+            return parts, "a lone surrogate (\\ud800-\\udfff) is not a character"
+        bad_key = next((k for k in node if _SURROGATE.search(k)), None) if isinstance(node, dict) else None
+        if bad_key is not None:
+            return parts + [ascii(bad_key)], "a lone surrogate (\\ud800-\\udfff) in a key is not a character"
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         stack += reversed([(v, parts + [k]) for k, v in items])
     return None
@@ -198,9 +208,9 @@ def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> A
         raise InputError(path, line, "", "not valid JSON: nested too deeply") from None
     except ValueError as e:  # from _no_constant
         raise InputError(path, (line or 1) + _constant_line(text) - 1, "", f"not valid JSON: {e}") from None
-    long_int = _first_long_int(doc)
-    if long_int is not None:
-        raise InputError(path, line, _path("", long_int), f"an integer of more than {sys.get_int_max_str_digits()} digits")
+    unusable = _first_unusable(doc)
+    if unusable is not None:
+        raise InputError(path, line, _path("", unusable[0]), unusable[1])
     return doc
 
 
@@ -245,9 +255,10 @@ def load_history(path: str | os.PathLike) -> dict:
     return {"header": header, "ops": [op for _, op in out]}
 
 
-# SHOW SLAVE STATUS samples a run may take: the simulator takes each one (10,000 cost about a second
-# with the judging); the embedded Histories take tens.
-MAX_SAMPLES = 10_000
+# SHOW SLAVE STATUS samples a run may take. The embedded and generated Histories take tens; the
+# group-ID properties judge each sample against every earlier observation of its node (quadratic:
+# 1,000 samples take about a second, 3,600 took 14 s in shrink's first judgement).
+MAX_SAMPLES = 1_000
 
 
 def _check_samples(path, hline: int, header: dict, ops: list[tuple[int, dict]]) -> None:

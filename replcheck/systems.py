@@ -91,11 +91,12 @@ def systems() -> dict[str, ModelSystem]:
         raise SpecError(str(e)) from None
 
 
-def get(name: str) -> ModelSystem:
+def get(name: str, option: str = "system") -> ModelSystem:
+    """The system `name`; an unknown one is an InputError naming the option that gave it."""
     try:
         return systems()[name]
     except KeyError:
-        raise InputError("", None, "system", f"unknown system {name!r}; known: {', '.join(systems())}") from None
+        raise InputError("", None, option, f"unknown system {name!r}; known: {', '.join(systems())}") from None
 
 
 def history_digest(history: dict) -> str:

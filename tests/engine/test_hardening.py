@@ -113,7 +113,7 @@ def test_campaign_refuses_what_it_cannot_record(tmp_path, capsys, argv, message)
 
 
 def test_verify_refuses_an_empty_system_list(tmp_path, capsys):
-    assert "unknown system ''" in error_of(capsys, "verify", "--systems", "", "--out", str(tmp_path / "v"))
+    assert "--systems: unknown system ''" in error_of(capsys, "verify", "--systems", "", "--out", str(tmp_path / "v"))
 
 
 def test_out_refuses_a_symlink_and_a_directory(tmp_path, capsys):
@@ -393,3 +393,11 @@ def test_semi_sync_counters_come_together(tmp_path, capsys):
     lines[n] = lines[n].replace('"Rpl_semi_sync_master_no_tx"', '"no_tx"')
     (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
     assert f"t.jsonl:{n + 1}: variables: 'Rpl_semi_sync_master_no_tx' is a dependency" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
+
+
+@pytest.mark.parametrize("json_text,where", [('"x\\ud800"', "results.json: seed: a lone surrogate"),
+                                             ('{"\\udfff": 1}', "results.json: seed.'\\udfff': a lone surrogate")])
+def test_a_lone_surrogate_is_no_character(tmp_path, capsys, json_text, where):
+    path = tmp_path / "results.json"
+    path.write_text('{"schema": "replcheck.results/1", "rows": [], "seed": %s}' % json_text)
+    assert where in error_of(capsys, "report", str(path), "--out", str(tmp_path / "r"))
