@@ -210,7 +210,10 @@ def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> A
         raise InputError(path, (line or 1) + _constant_line(text) - 1, "", f"not valid JSON: {e}") from None
     unusable = _first_unusable(doc)
     if unusable is not None:
-        raise InputError(path, line, _path("", unusable[0]), unusable[1])
+        parts, problem = unusable
+        if not parts and line is None:  # the document is that one value: it has no field, but a line
+            line = text.count("\n", 0, len(text) - len(text.lstrip())) + 1
+        raise InputError(path, line, _path("", parts), problem)
     return doc
 
 

@@ -401,3 +401,5 @@ def test_a_lone_surrogate_is_no_character(tmp_path, capsys, json_text, where):
     path = tmp_path / "results.json"
     path.write_text('{"schema": "replcheck.results/1", "rows": [], "seed": %s}' % json_text)
     assert where in error_of(capsys, "report", str(path), "--out", str(tmp_path / "r"))
+    path.write_text('\n"\\ud800"')  # the whole document: no field, so its line
+    assert "results.json:2: a lone surrogate" in error_of(capsys, "report", str(path))
