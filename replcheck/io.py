@@ -76,10 +76,15 @@ def _op_validator(op: str) -> Draft202012Validator:
     return Validator({**merged, "$defs": root["$defs"]}, registry=_registry())
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]+")
+
+
 def _path(prefix: str, parts: Iterable) -> str:
+    """rows[0].status; a key with other characters (a space, a dot, a colon) quoted, to stay one field."""
     out = prefix
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+        key = p if _PLAIN_KEY.fullmatch(str(p)) else json.dumps(p, ensure_ascii=False)
+        out += f"[{p}]" if isinstance(p, int) else (f".{key}" if out else key)
     return out
 
 
@@ -178,7 +183,7 @@ def _first_unusable(doc: Any) -> tuple[list, str] | None:
             return parts, "a lone surrogate (\\ud800-\\udfff) is not a character"
         bad_key = next((k for k in node if _SURROGATE.search(k)), None) if isinstance(node, dict) else None
         if bad_key is not None:
-            return parts + [ascii(bad_key)], "a lone surrogate (\\ud800-\\udfff) in a key is not a character"
+            return parts + [ascii(bad_key)[1:-1]], "a lone surrogate (\\ud800-\\udfff) in a key is not a character"
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         stack += reversed([(v, parts + [k]) for k, v in items])
     return None

@@ -396,10 +396,12 @@ def test_semi_sync_counters_come_together(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("json_text,where", [('"x\\ud800"', "results.json: seed: a lone surrogate"),
-                                             ('{"\\udfff": 1}', "results.json: seed.'\\udfff': a lone surrogate")])
+                                             ('{"\\udfff": 1}', 'results.json: seed."\\\\udfff": a lone surrogate')])
 def test_a_lone_surrogate_is_no_character(tmp_path, capsys, json_text, where):
     path = tmp_path / "results.json"
     path.write_text('{"schema": "replcheck.results/1", "rows": [], "seed": %s}' % json_text)
     assert where in error_of(capsys, "report", str(path), "--out", str(tmp_path / "r"))
     path.write_text('\n"\\ud800"')  # the whole document: no field, so its line
     assert "results.json:2: a lone surrogate" in error_of(capsys, "report", str(path))
+    path.write_text('{"schema": "replcheck.results/1", "rows": [], "a key": "\\ud800"}')  # quoted: one field
+    assert 'results.json: "a key": a lone surrogate' in error_of(capsys, "report", str(path))
