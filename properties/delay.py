@@ -114,11 +114,15 @@ class DelayIndex:
             # compensated by the source's clock, as clock_diff_with_master does
             base = -self.v.offset_at(r["source"], r["t"], r["_line"])
         else:
-            o = self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
+            o = self.origin_of(a)
             if o is None:
                 return None
             base = a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
         return base - self.v.header.get("epoch_us", 0) + delay * US
+
+    def origin_of(self, a: dict) -> dict | None:
+        """The binlog event on the originating master that an apply replays, if the Trace has it."""
+        return self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
 
     def stops(self, node: str) -> list[int]:
         """Times the SQL thread of `node` stopped (STOP SLAVE, UNTIL, crash)."""
@@ -355,7 +359,7 @@ def clocks_compensated(v: TraceView, check: Check) -> None:
         due = ix.due(a)
         if due is None:
             continue
-        writer = a["source"] if ix.rule(a) == "wl7318" else ix.origin[(a["gtid"], a["idx"])]["node"]
+        writer = a["source"] if ix.rule(a) == "wl7318" else ix.origin_of(a)["node"]  # due is known: so is the origin
         if v.offset_at(writer, a["t"]) != v.offset_at(a["node"], a["t"]):
             _judge_due(v, check, a, due, tight=True, what=f"clocks of {writer} and {a['node']} differ")
 

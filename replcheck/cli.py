@@ -20,6 +20,12 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:  # quoted, so that an empty one shows
+            self.error(f"unrecognized arguments: {' '.join(map(repr, extras))}")
+        return args
+
     def error(self, message: str):  # one line, not argparse's usage block
         command = self.prog.partition(" ")[2]
         raise UsageError(f"{command}: {message}" if command else message)
@@ -93,14 +99,14 @@ def _verify(args) -> int:
     histories = None
     if args.histories:
         d = Path(args.histories)
-        if not d.is_dir():
+        if not io.is_dir(d):
             raise io.InputError(d, None, "", "not a directory of .jsonl histories")
         histories = sorted(d.glob("*.jsonl"))
         for h in histories:
             io.load_history(h)  # all bad input is reported before any work starts
     names = args.systems.split(",") if args.systems is not None else None  # --systems "" names no system: refused
     for n in names or []:
-        systems.get(n)
+        systems.get(n, "--systems")
     results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed)
     for f in results.findings:
         print(f"finding: {f['kind']}: {f.get('system', '')} {f.get('history', '')} {f['requirement']}: {f['witness']}")
@@ -143,6 +149,8 @@ def _conform(args) -> int:
 
     if args.history and args.quick:
         raise UsageError("conform: --history and --quick exclude each other")
+    if args.scale is not None and not 0 < args.scale <= 10:  # before it is taken for a History's problem
+        raise UsageError(f"conform: --scale: {args.scale!r} is not a number in (0, 10]")
     try:
         document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
                                    tmpdir=args.tmpdir, scale=args.scale)
@@ -226,7 +234,7 @@ def _shrink(args) -> int:
     if args.other:
         systems.get(args.other)
     t = investigate.target(args.target)
-    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other)
+    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
     small, runs = investigate.shrink(t.history, fails)
     print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
     print(_echo(investigate.describe(small)))
@@ -303,7 +311,7 @@ def build_parser() -> Parser:
     s.add_argument("--server", choices=["mariadb"], required=True)
     s.add_argument("--quick", action="store_true", help="the scenarios spec/conformance.toml marks quick")
     s.add_argument("--out", default="replcheck-conform")
-    s.add_argument("--history", action="append", type=Path, help="run this History file instead (repeatable)")
+    s.add_argument("--history", action="append", type=_file_name, help="run this History file instead (repeatable)")
     s.add_argument("--basedir", help="a MariaDB build's base directory (else $REPLCHECK_MARIADB_BASEDIR, else PATH)")
     s.add_argument("--tmpdir", help="where the servers' private directories go (a tmpfs is faster)")
     s.add_argument("--scale", type=float, help="real seconds per History second (default: each scenario's)")
@@ -353,6 +361,12 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
+def _file_name(text: str) -> Path:
+    if not text:  # Path("") is ".", the current directory
+        raise argparse.ArgumentTypeError("an empty file name")
+    return Path(text)
+
+
 def _positive(text: str) -> int:
     value = _integer(text)
     if value < 1:
@@ -361,9 +375,10 @@ def _positive(text: str) -> int:
 
 
 def _natural(text: str) -> int:
+    """A campaign's seed or index: what its table records."""
     value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{value} is not in 0..{2**63 - 1}")
     return value
 
 
@@ -374,6 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, io.InputError) as e:
         print(io.error_line(str(e)), file=sys.stderr)
         return EXIT_USAGE
+    except io.SpecError as e:  # one line, as for bad input, but exit 3: the user can do nothing about it
+        print(f"replcheck: internal error: {io.printable(str(e))[:200]}: replcheck's own spec file is broken", file=sys.stderr)
+        return EXIT_INTERNAL
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         sys.stderr.close()
         return EXIT_OK

@@ -59,7 +59,10 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     loaded = []
     for s in scenarios:
         h = io.load_history(s.history)
-        replace(server, scale=s.scale).check(h, s.name)
+        try:
+            replace(server, scale=s.scale).check(h, s.name)
+        except RunnerError as e:
+            raise io.InputError(s.history, None, "", str(e)) from None
         loaded.append((s, h))
     results = Results()
     out = Path(out)

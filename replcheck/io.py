@@ -6,6 +6,7 @@ so a failed run never leaves a half-written file behind.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -31,6 +32,10 @@ class InputError(Exception):
         self.file, self.line, self.field, self.problem = str(file), line, field, problem
         where = f"{file}:{line}" if line else f"{file}"
         super().__init__(": ".join(p for p in (where, field, problem) if p))
+
+
+class SpecError(Exception):
+    """A file of replcheck's own spec/ is broken: the installation's fault, not the user's input (exit 3)."""
 
 
 @lru_cache(maxsize=None)
@@ -72,10 +77,15 @@ def _op_validator(op: str) -> Draft202012Validator:
     return Validator({**merged, "$defs": root["$defs"]}, registry=_registry())
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]+")
+
+
 def _path(prefix: str, parts: Iterable) -> str:
+    """rows[0].status; a key with other characters (a space, a dot, a colon) quoted, to stay one field."""
     out = prefix
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+        key = p if _PLAIN_KEY.fullmatch(str(p)) else json.dumps(p, ensure_ascii=False)
+        out += f"[{p}]" if isinstance(p, int) else (f".{key}" if out else key)
     return out
 
 
@@ -91,7 +101,10 @@ def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike
     field = _path(prefix, err.absolute_path)
     problem = err.message
     alternatives = err.validator_value if err.validator in ("anyOf", "oneOf") else []
-    if field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [r for r in err.validator_value if r not in err.instance]
+        field, problem = _path(prefix, [*err.absolute_path, missing[0]]), "missing (required)"
+    elif field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
         problem = f"MASTER_DELAY {err.instance!r} is not an integer in 0..2147483647 (to exercise the server's error, use delay_sql)"
     elif err.validator == "additionalProperties":
         problem = f"unknown field: {problem}"
@@ -105,7 +118,37 @@ def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike
     raise InputError(file, line, field, problem)
 
 
+def _name_problem(path: str | os.PathLike) -> None:
+    """An InputError for a name no file can have (the OS would raise ValueError, or find the current directory)."""
+    if not str(path):  # Path("") is ".", the current directory
+        raise InputError("''", None, "", "an empty file name")
+    if "\0" in str(path):
+        raise InputError(path, None, "", "a file name with a NUL byte")
+
+
+def lstat(path: str | os.PathLike) -> os.stat_result | None:
+    """What is at path (not following a symbolic link), None when nothing is; an InputError when the
+    name cannot be looked up (too long, a NUL byte, a file where a directory should be, no permission)."""
+    _name_problem(path)
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ENOTDIR:  # a parent is a file: nothing can be there
+            return None
+        raise InputError(path, None, "", f"cannot look up: {e.strerror or e}") from None
+
+
+def is_dir(path: str | os.PathLike) -> bool:
+    st = lstat(path)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        return Path(path).is_dir()  # a link to a directory is one to read from
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
 def read_text(path: str | os.PathLike) -> str:
+    _name_problem(path)
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as e:
@@ -125,13 +168,23 @@ def _parse_int(text: str) -> int | _LongInt:
         return _LongInt(text)
 
 
-def _first_long_int(doc: Any) -> list | None:
-    """The path to the first _LongInt in doc; iterative, as doc may be nested as deep as the parser allows."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _first_unusable(doc: Any) -> tuple[list, str] | None:
+    """The path to the first value no loader can use, and why: a _LongInt, or a lone surrogate
+    (JSON's \\ud800 escape is no character: no output can be encoded with it); iterative, as doc
+    may be nested as deep as the parser allows."""
     stack: list[tuple[Any, list]] = [(doc, [])]
     while stack:
         node, parts = stack.pop()
         if isinstance(node, _LongInt):
-            return parts
+            return parts, f"an integer of more than {sys.get_int_max_str_digits()} digits"
+        if isinstance(node, str) and _SURROGATE.search(node):
+            return parts, "a lone surrogate (\\ud800-\\udfff) is not a character"
+        bad_key = next((k for k in node if _SURROGATE.search(k)), None) if isinstance(node, dict) else None
+        if bad_key is not None:
+            return parts + [ascii(bad_key)[1:-1]], "a lone surrogate (\\ud800-\\udfff) in a key is not a character"
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         stack += reversed([(v, parts + [k]) for k, v in items])
     return None
@@ -139,6 +192,15 @@ def _first_long_int(doc: Any) -> list | None:
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(NaN|-?Infinity)')
+
+
+def _constant_line(text: str) -> int:
+    """The line of the first NaN or Infinity outside a string (json gives parse_constant no position)."""
+    at = next((m.start() for m in _TOKEN.finditer(text) if m.group(1)), 0)
+    return text.count("\n", 0, at) + 1
 
 
 def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> Any:
@@ -151,10 +213,13 @@ def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> A
     except RecursionError:
         raise InputError(path, line, "", "not valid JSON: nested too deeply") from None
     except ValueError as e:  # from _no_constant
-        raise InputError(path, line, "", f"not valid JSON: {e}") from None
-    long_int = _first_long_int(doc)
-    if long_int is not None:
-        raise InputError(path, line, _path("", long_int), f"an integer of more than {sys.get_int_max_str_digits()} digits")
+        raise InputError(path, (line or 1) + _constant_line(text) - 1, "", f"not valid JSON: {e}") from None
+    unusable = _first_unusable(doc)
+    if unusable is not None:
+        parts, problem = unusable
+        if not parts and line is None:  # the document is that one value: it has no field, but a line
+            line = text.count("\n", 0, len(text) - len(text.lstrip())) + 1
+        raise InputError(path, line, _path("", parts), problem)
     return doc
 
 
@@ -163,8 +228,13 @@ def parse_toml(text: str, path: str | os.PathLike) -> dict:
         return tomllib.loads(text)
     except RecursionError:
         raise InputError(path, None, "", "not valid TOML: nested too deeply") from None
-    except ValueError as e:  # TOMLDecodeError, or int()'s refusal of a too long integer
+    except tomllib.TOMLDecodeError as e:  # its message gives the line
         raise InputError(path, None, "", f"not valid TOML: {e}") from None
+    except ValueError:  # int()'s refusal of a too long integer, which has no position: found here
+        digits = sys.get_int_max_str_digits()
+        at = re.search(rf"[0-9_]{{{digits + 1},}}", text)
+        line = text.count("\n", 0, at.start()) + 1 if at else None
+        raise InputError(path, line, "", f"not valid TOML: an integer of more than {digits} digits") from None
 
 
 def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:
@@ -197,8 +267,9 @@ def load_history(path: str | os.PathLike) -> dict:
 
 # What a History may ask for besides its ops: every node is sampled every sample_every_us until
 # the last op or end_us, so a short file could otherwise ask for 10^9 samples (hours and GBs).
-# 10^6 is an 8-hour run of 34 nodes sampled every second.
-MAX_SAMPLES = 1_000_000
+# 10^5 is an 8-hour run of 3 nodes sampled every second, and simulates and judges in under a
+# minute; the generated and embedded Histories take at most a few hundred.
+MAX_SAMPLES = 100_000
 
 
 def _check_samples(path, hline: int, history: dict, ops: list[tuple[int, dict]]) -> None:
@@ -261,10 +332,14 @@ def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     if not isinstance(header, dict) or header.get("schema") != "replcheck.trace/1":
         raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.trace/1'")
     _validate(_validator("trace", "$defs", "header"), header, path, hline, "")
+    ids = {node["id"] for node in header["topology"]["nodes"]}
     out, last_t = [], 0
     for n, o in obs:
         _validate(_validator("trace", "$defs", "observation"), o, path, n, "")
         _validate(_kind_validator(o["kind"]), o, path, n, "")
+        for field in ("node", "source"):  # what the properties index their per-node state by
+            if isinstance(o.get(field), str) and o[field] not in ids:
+                raise InputError(path, n, field, f"unknown node {o[field]!r} (not in the header's topology)")
         if o["t"] < last_t:
             raise InputError(path, n, "t", f"{o['t']} is earlier than the previous observation's {last_t}")
         last_t = o["t"]
@@ -321,10 +396,15 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     run never leaves it half-written; a FIFO or character device (/dev/stdout) is written straight, as
     the rename would replace it with a file; anything else (a symbolic link, a directory) is refused."""
     path = Path(path)
+    st = lstat(path)
+    mode = st.st_mode if st is not None else None
     try:
-        mode: int | None = path.lstat().st_mode
-    except FileNotFoundError:
-        mode = None
+        _write(path, mode, text)
+    except OSError as e:  # a parent that is a file, no permission, a full disk
+        raise InputError(path, None, "", f"cannot write: {e.strerror or e}") from None
+
+
+def _write(path: Path, mode: int | None, text: str) -> None:
     if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
@@ -347,7 +427,10 @@ def staging_dir(out: Path) -> Path:
     """Where a report directory is built before it replaces OUT whole (replace_dir): a hidden
     `.OUT.staging-PID-...` beside OUT. A run killed with -9 cannot remove its own; the next run
     for OUT removes those whose process is gone."""
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a parent is a file, no permission
+        raise InputError(out, None, "", f"cannot write: {e.strerror or e}") from None
     for stale in out.parent.glob(f".{out.name}.staging-*"):
         if not _alive(int(stale.name.split("-")[1])):
             shutil.rmtree(stale, ignore_errors=True)

@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from replcheck.io import InputError, dumps_history
+from replcheck.io import InputError, SpecError, dumps_history
 from replcheck.model import mutants as M
 from replcheck.model.delay import WL344, WL7318
 from replcheck.model.sim import FLAVOURS, MYSQL, Config, simulate
@@ -88,14 +88,18 @@ def load(text: str, where: str = "spec/systems.toml") -> dict[str, ModelSystem]:
 
 @lru_cache(maxsize=None)
 def systems() -> dict[str, ModelSystem]:
-    return load(SPEC.joinpath("systems.toml").read_text(encoding="utf-8"))
+    try:
+        return load(SPEC.joinpath("systems.toml").read_text(encoding="utf-8"))
+    except InputError as e:
+        raise SpecError(str(e)) from None
 
 
-def get(name: str) -> ModelSystem:
+def get(name: str, option: str = "system") -> ModelSystem:
+    """The system `name`; an unknown one is an InputError naming the option that gave it."""
     try:
         return systems()[name]
     except KeyError:
-        raise InputError("", None, "system", f"unknown system {name!r}; known: {', '.join(systems())}") from None
+        raise InputError("", None, option, f"unknown system {name!r}; known: {', '.join(systems())}") from None
 
 
 def history_digest(history: dict) -> str:

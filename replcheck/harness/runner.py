@@ -109,10 +109,10 @@ class RunnerError(ValueError):
 # Checking and scaling a History
 
 
-def check_supported(history: dict, name: str = "history") -> None:
-    """RunnerError naming the first op (or topology field) a real server cannot do."""
+def check_supported(history: dict) -> None:
+    """RunnerError naming the first op (or topology field) a real server cannot do; the caller names the History."""
     for i, op in enumerate(history["ops"]):
-        where = f"{name}: ops[{i}] (at {op['at']} µs)"
+        where = f"ops[{i}] (at {op['at']} µs)"
         entry = O.OPS[op["op"]]
         if entry.refused:
             raise RunnerError(f"{where}: op {entry.name} is not supported on a real server: {entry.refused}")
@@ -124,12 +124,12 @@ def check_supported(history: dict, name: str = "history") -> None:
                 admin_statement(op, DEFAULT_EPOCH_US)
             except RunnerError as e:
                 raise RunnerError(f"{where}: {e}") from None
-    for n in history["header"]["topology"]["nodes"]:
+    for i, n in enumerate(history["header"]["topology"]["nodes"]):
         for key in ("clock_offset_us", "relay_log_info"):
             if n.get(key):
-                raise RunnerError(f"{name}: topology node {n['id']}: {key} is not supported on a real server")
+                raise RunnerError(f"topology.nodes[{i}].{key}: not supported on a real server (node {n['id']})")
         if n.get("commit_timestamps"):
-            raise RunnerError(f"{name}: topology node {n['id']}: commit_timestamps (MySQL 8.0) is not a MariaDB feature")
+            raise RunnerError(f"topology.nodes[{i}].commit_timestamps: MySQL 8.0's, not a MariaDB feature (node {n['id']})")
 
 
 def _purge_problem(op: dict) -> str | None:
@@ -177,10 +177,10 @@ def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_0
     for key in ("end_us", "sample_every_us"):
         if key in hdr:
             hdr[key] = max(1000 if key == "sample_every_us" else 0, round(hdr[key] * scale))
-    for c in hdr["topology"].get("channels", []):
+    for i, c in enumerate(hdr["topology"].get("channels", [])):
         if c.get("latency_us", 0) * scale > latency_allowance_us:
-            raise RunnerError(f"topology channel {c['source']}->{c['replica']}: latency_us {c['latency_us']} "
-                              f"(x {scale:g}) cannot be made on loopback")
+            raise RunnerError(f"topology.channels[{i}].latency_us: {c['latency_us']} (x {scale:g}) cannot be made on "
+                              f"loopback ({c['source']}->{c['replica']})")
         c.pop("latency_us", None)
         if "delay" in c:
             c["delay"] = scale_delay(c["delay"], scale)
@@ -327,7 +327,7 @@ class Runner:
                  poll_us: int = 40_000, quiet_s: float = 8.0, name: str | None = None,
                  progress: Callable[[str], None] | None = None, verbose: bool = False):
         self.name = name or history["header"].get("name", "history")
-        check_supported(history, self.name)
+        check_supported(history)
         self.original = history
         self.history = scaled_history(history, scale)
         self.scale, self.poll_us, self.quiet_s = scale, poll_us, quiet_s

@@ -53,7 +53,7 @@ def test_what_a_real_server_cannot_do_is_refused():
         R.check_supported(_history([{"at": 1, "op": "trx", "node": "A", "trx": "x", "binlog_failure": "write_error"}]))
     with pytest.raises(R.RunnerError, match="clock_offset_us"):
         R.check_supported(_history([], nodes=({"id": "A", "clock_offset_us": 5}, {"id": "B"})))
-    with pytest.raises(R.RunnerError, match="latency_us 400000"):
+    with pytest.raises(R.RunnerError, match=r"topology.channels\[0\].latency_us: 400000"):
         R.scaled_history(_history([], channels=({"source": "A", "replica": "B", "latency_us": 400000},)), 1.0)
     for scale in (0, -1, 11, "x"):
         with pytest.raises(R.RunnerError, match="time scale"):
@@ -125,9 +125,9 @@ def test_admin_statements_are_built_from_validated_fields():
 def test_a_bad_purge_is_refused_in_one_line(fields, problem):
     op = {"at": 7, "op": "purge_binary_logs", "node": "A", **fields}
     with pytest.raises(R.RunnerError) as e:
-        R.check_supported(_history([{"at": 1, "op": "trx", "node": "A", "trx": "t1"}, op]), "h")
+        R.check_supported(_history([{"at": 1, "op": "trx", "node": "A", "trx": "t1"}, op]))
     msg = str(e.value)
-    assert "\n" not in msg and msg.startswith("h: ops[1] (at 7 µs): ") and problem in msg
+    assert "\n" not in msg and msg.startswith("ops[1] (at 7 µs): ") and problem in msg
     with pytest.raises(R.RunnerError, match=re.escape(problem)):
         R.admin_statement(op, 1_700_000_000_000_000)
 
