@@ -532,6 +532,9 @@ class Simulator:
         old.replicas.remove(ch)
         node.channel = None
         for r in list(old.replicas):
+            # This failover supersedes one that elected r and is still applying its relay log:
+            # r now replicates from the new primary, so it must not take over when it drains.
+            r.promote = False
             if node.rpl_hierarchical and r.node.rpl_hierarchical:
                 self.hierarchy.repoint(r, node)
                 continue
