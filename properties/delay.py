@@ -467,6 +467,10 @@ def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
         return "no", None
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
+    before = [x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["_line"] < s["_line"]]
+    if before and not any(b["node"] == s["node"] and b["trx"] == r["trx"] and before[-1]["_line"] < b["_line"] < s["_line"]
+                          for b in v.kind("rollback")):
+        return None  # applied before the sample and redone only after a later rollback: the thread was past it
     a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
     probe = a or {**r, "node": s["node"], "source": r["source"], "begin": t, "t": t, "_line": s["_line"]}
     due = ix.due(probe)
