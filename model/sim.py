@@ -1120,7 +1120,8 @@ class Simulator:
         if gen != ch.sql_gen:
             return
         ev = entry.ev
-        self.emit("apply", ch.node.id, source=ch.source.id, **_event_fields(ev, entry.group_id), read=read, begin=begin,
+        # the server that sent the event: a failover may have repointed the channel since it was relayed
+        self.emit("apply", ch.node.id, source=entry.source, **_event_fields(ev, entry.group_id), read=read, begin=begin,
                   relay_file=entry.file, relay_pos=entry.pos)
         ch.sql_pos += 1
         if ev.trx is None or ev.last:
