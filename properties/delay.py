@@ -325,9 +325,11 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
 
 # -- chains and clocks ------------------------------------------------------------------------
 def _source_exec(v: TraceView, a: dict) -> dict | None:
-    """The immediate master's own execution of the same event, when the master is itself a replica."""
+    """The immediate master's own execution of the same event, when the master is itself a replica:
+    the last one before `a` (a master rebuilt from a backup later may execute it again)."""
     ix = index(v)
-    return next((x for x in ix.applies.get(a["source"], []) if x["gtid"] == a["gtid"] and x["idx"] == a["idx"]), None)
+    return next((x for x in reversed(ix.applies.get(a["source"], []))
+                 if x["_line"] < a["_line"] and x["gtid"] == a["gtid"] and x["idx"] == a["idx"]), None)
 
 
 @checks("WL344.CHAIN.IMMEDIATE")
