@@ -474,7 +474,8 @@ def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
                           for b in v.kind("rollback")):
         return None  # applied before the sample and redone only after a later rollback: the thread was past it
     a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
-    probe = a or {**r, "node": s["node"], "source": r["source"], "begin": t, "t": t, "_line": s["_line"]}
+    # due under the delay in force at the sample: a CHANGE MASTER before the apply may change it
+    probe = {**(a or r), "begin": t, "t": t, "_line": s["_line"]}
     due = ix.due(probe)
     if a is not None and a.get("read") is not None and a["read"] > t - tol:
         return None  # still busy with the previous event
