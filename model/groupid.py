@@ -404,7 +404,9 @@ class Hierarchy:
         the backup has the data, not the binlog index, so the saved group ID is SET by hand."""
         sim = self.sim
         donor, source = sim.nodes[op["from"]], sim.nodes[op.get("source", op["from"])]
-        if node.up or node.replicas or source is node or donor is node or not source.up:
+        # A down donor cannot be backed up: crashed between its binlog write and engine commit,
+        # its group ID would already count a group its data lacks (SET past it, never replayed).
+        if node.up or node.replicas or source is node or donor is node or not source.up or not donor.up:
             sim.emit("stmt", node.id, op="restore", errno=F.ER_BAD_SLAVE,
                      message="restore needs a stopped server without slaves, and a running source and donor")
             return

@@ -316,13 +316,21 @@ def compare(left: Facts, right: Facts) -> list[Difference]:
         a, b = left.seqs.get(key, ()), right.seqs.get(key, ())
         if a == b:
             continue
-        same = [_agree(left, right, aspect, node, x, y, tol) for x, y in zip(a, b)]
-        if all(same) and len(a) == len(b):
-            continue
-        first = next((i for i, ok in enumerate(same) if not ok), min(len(a), len(b)))
-        later = sum(1 for ok in same[first + 1:] if not ok) + abs(len(a) - len(b))
-        x = a[first] if first < len(a) else None
-        y = b[first] if first < len(b) else None
+        if aspect == "data":
+            # copies listed by name, not in time: aligned by name, a transaction one side lacks
+            # is that transaction absent there, not the next name "first"
+            copies = dict(a), dict(b)
+            names = [n for n in sorted(copies[0].keys() | copies[1].keys()) if copies[0].get(n) != copies[1].get(n)]
+            x, y = ((names[0], c[names[0]]) if names[0] in c else None for c in copies)
+            later = len(names) - 1
+        else:
+            same = [_agree(left, right, aspect, node, x, y, tol) for x, y in zip(a, b)]
+            if all(same) and len(a) == len(b):
+                continue
+            first = next((i for i, ok in enumerate(same) if not ok), min(len(a), len(b)))
+            later = sum(1 for ok in same[first + 1:] if not ok) + abs(len(a) - len(b))
+            x = a[first] if first < len(a) else None
+            y = b[first] if first < len(b) else None
         if x is not None and y is not None and x[0] != y[0] and aspect != "read":
             subject, lv, rv = str(x[0]), f"{x[0]} first", f"{y[0]} first"  # another order
         else:
