@@ -341,7 +341,8 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         if a["type"] in EXEMPT or a["source"] not in v.channels:
             continue
         x = _source_exec(v, a)
-        delay = ix.delay_at(a["node"], begin_of(a))
+        # the delay in force as it began: a CHANGE MASTER logged after it in the same µs came later
+        delay = ix.delay_at(a["node"], begin_of(a), a["_line"])
         if x is None or delay is None:
             continue
         # B's clock before the trace's next line: a step logged after its execution in the same µs came later
