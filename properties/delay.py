@@ -328,8 +328,11 @@ def _source_exec(v: TraceView, a: dict) -> dict | None:
     """The immediate master's own execution of the same event, when the master is itself a replica:
     the last one before `a` (a master rebuilt from a backup later may execute it again)."""
     ix = index(v)
+    # A real server's applies are stamped when a poll sees them: the source's may come up to the
+    # resolution after the replica's in the trace.
     return next((x for x in reversed(ix.applies.get(a["source"], []))
-                 if x["_line"] < a["_line"] and x["gtid"] == a["gtid"] and x["idx"] == a["idx"]), None)
+                 if (x["_line"] < a["_line"] or (v.resolution_us and x["t"] <= a["t"] + v.resolution_us))
+                 and x["gtid"] == a["gtid"] and x["idx"] == a["idx"]), None)
 
 
 @checks("WL344.CHAIN.IMMEDIATE")

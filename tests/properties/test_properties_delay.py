@@ -12,9 +12,9 @@ from typing import Callable
 import pytest
 from conftest import assert_witness, REPO
 
-from replcheck.io import load_history
+from replcheck.io import load_history, load_trace
 from replcheck.model.delay import STATE_IDLE, STATE_WAITING
-from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
 from replcheck.spec import ROOT
 from replcheck.systems import systems
 
@@ -437,3 +437,14 @@ def test_a_clock_step_in_the_same_microsecond_after_a_binlog_write_does_not_move
     tr.insert_before(write, step)  # a step before the write: its commit timestamp must show it
     v = kit.verdict("WL7318.ICT", tr)
     assert v.status == "violated" and "A binlogged t1" in v.witnesses[0].message
+
+
+def test_a_chain_hop_polled_out_of_order_is_still_judged(kit):
+    # MariaDB 10.11, chain-per-hop under load: C's apply of g1 was polled 38 ms before B's (the
+    # resolution is 79 ms), so B's execution comes after C's in the trace. It is still the one C
+    # read: the hop is judged (here, the early apply item 8 of #14 is about), not skipped.
+    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-chain-per-hop-polled-out-of-order.jsonl")
+    verdict = kit.prop("WL344.CHAIN.IMMEDIATE").run(TraceView(header, obs))
+    assert verdict.checked == 30 and "C began GTID_LOG_EVENT of g1 at 1234639, B executed it at 1273056" in \
+        verdict.witnesses[0].message
+
