@@ -229,6 +229,25 @@ class TraceView:
     def _clock_steps(self):
         return [(o["t"], o["_line"], o["node"], o["delta_us"]) for o in self.kind("clock_step")]
 
+    def skip_starts(self, node: str) -> list[tuple[int, int]]:
+        """(t, line) of the node's START SLAVEs (SQL thread) that ran with SQL_SLAVE_SKIP_COUNTER
+        set before them: statements only, which a real server's trace has too."""
+        return self.memo("skip_starts", self._skip_starts).get(node, [])
+
+    def _skip_starts(self) -> dict[str, list[tuple[int, int]]]:
+        out: dict[str, list[tuple[int, int]]] = {}
+        armed: set[str] = set()
+        for o in self.kind("stmt"):
+            if o.get("errno") is not None:
+                continue
+            if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter":
+                if isinstance(o.get("value"), int) and o["value"] > 0:
+                    armed.add(o["node"])
+            elif o["op"] == "start_slave" and o.get("thread") in (None, "sql") and o["node"] in armed:
+                armed.discard(o["node"])
+                out.setdefault(o["node"], []).append((o["t"], o["_line"]))
+        return out
+
 
 def run_properties(view: TraceView, feature: str | None = None) -> list[Verdict]:
     return [p.run(view) for p in PROPERTIES if feature is None or p.feature == feature]

@@ -600,25 +600,9 @@ def _blind_skip(v: TraceView, sample: dict) -> bool:
     if "relay" not in v.unobserved:
         return False
     node, key = sample["node"], (sample["t"], sample["_line"])
-    since = max((k for k in v.memo("gid.skip_starts", lambda: _skip_starts(v)).get(node, []) if k < key), default=None)
+    since = max((k for k in v.skip_starts(node) if k < key), default=None)
     return since is not None and not any(
         x["node"] == node and x.get("gtid") and since < (x["t"], x["_line"]) < key for x in v.kind("visible"))
-
-
-def _skip_starts(v: TraceView) -> dict[str, list[tuple[int, int]]]:
-    """Per node, the START SLAVEs that ran with SQL_SLAVE_SKIP_COUNTER set before them."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    armed: set[str] = set()
-    for o in v.kind("stmt"):
-        if o.get("errno") is not None:
-            continue
-        if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter":
-            if isinstance(o.get("value"), int) and o["value"] > 0:
-                armed.add(o["node"])
-        elif o["op"] == "start_slave" and o["node"] in armed:
-            armed.discard(o["node"])
-            out.setdefault(o["node"], []).append((o["t"], o["_line"]))
-    return out
 
 
 def _current_pos(binlog: dict[int, str], slave: dict[int, str], own: int | None) -> dict[int, str]:
