@@ -123,6 +123,9 @@ class Channel:
     # per source, the relay indexes of the transactions' last events, in order: what a reconnect
     # acknowledges without rescanning the relay log
     held: dict[str, list[int]] = field(default_factory=dict)
+    # (source binlog, executed set, index): every group of that binlog before the index is in that
+    # set. Executed only grows, so a GTID request scans on from here, not from the binlog's head.
+    gtid_floor: tuple[list, set, int] | None = None
 
 
 @dataclass
@@ -846,9 +849,15 @@ class Simulator:
         its relay log still holds). MariaDB's gtid_find_binlog_file picks the binlog that group is
         in; the groups before it there are not sent (send_event_to_slave), events that are in no
         group are (_dump_start)."""
-        src = ch.source
-        have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
-        ch.fetch = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
+        binlog, executed = ch.source.binlog, ch.node.executed
+        floor = ch.gtid_floor
+        i = floor[2] if floor and floor[0] is binlog and floor[1] is executed else 0
+        while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed):
+            i += 1
+        ch.gtid_floor = (binlog, executed, i)
+        relayed = {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
+        ch.fetch = next((k for k in range(i, len(binlog)) if binlog[k].ev.gtid and binlog[k].ev.gtid not in executed
+                         and binlog[k].ev.gtid not in relayed), len(binlog))
 
     def _dump_place(self, ch: Channel, by: str, gid: int = 0, sid: int = 0) -> tuple[str, str | None]:
         """The master places the dump request in its binlogs (ch.fetch), or says why it cannot:

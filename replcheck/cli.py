@@ -74,10 +74,11 @@ def _check_trace(args) -> int:
     from replcheck.properties.core import PROPERTIES
     from replcheck.properties.judge import NOTHING, Trace, judge_trace
 
-    header, obs = io.load_trace(args.trace)
-    known = systems.systems().get(header["system"])
-    wanted = [p.requirement for p in PROPERTIES if args.feature is None or p.feature == args.feature]
-    j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
+    with systems.cycles_uncollected():
+        header, obs = io.load_trace(args.trace)
+        known = systems.systems().get(header["system"])
+        wanted = [p.requirement for p in PROPERTIES if args.feature is None or p.feature == args.feature]
+        j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
     declared = j.declares.expected_violations
     if args.json:
         print(json.dumps({"trace": str(args.trace), "system": header["system"],
@@ -276,7 +277,7 @@ def build_parser() -> Parser:
     s = sub.add_parser("simulate", help="run a History on a system and print its Trace (JSON Lines)")
     s.add_argument("history")
     s.add_argument("--system", default="model:wl7318")
-    s.add_argument("--out")
+    s.add_argument("--out", type=_file_name)
     s.set_defaults(fn=_simulate)
 
     s = sub.add_parser("check-trace", help="judge a Trace: verdict per requirement")
@@ -286,7 +287,7 @@ def build_parser() -> Parser:
     s.set_defaults(fn=_check_trace)
 
     s = sub.add_parser("verify", help="the main job: every check on the embedded defaults, into a report directory")
-    s.add_argument("--out", default="replcheck-report")
+    s.add_argument("--out", type=_file_name, default="replcheck-report")
     s.add_argument("--systems", help="comma-separated system names (default: all)")
     s.add_argument("--histories", help="a directory of .jsonl Histories instead of the embedded ones")
     s.add_argument("--examples", type=_positive, default=60, help="state-machine examples per model system")
@@ -295,7 +296,7 @@ def build_parser() -> Parser:
 
     s = sub.add_parser("report", help="the compliance report (HTML, JSON, JUnit XML, Markdown) from results files")
     s.add_argument("results", nargs="+", help="results.json files (replcheck verify, the pytest plugin)")
-    s.add_argument("--out", default="replcheck-report")
+    s.add_argument("--out", type=_file_name, default="replcheck-report")
     s.add_argument("--title", default="replcheck compliance report")
     s.set_defaults(fn=_report)
 
@@ -310,7 +311,7 @@ def build_parser() -> Parser:
     s = sub.add_parser("conform", help="the conformance suite on a real server, into a report directory")
     s.add_argument("--server", choices=["mariadb"], required=True)
     s.add_argument("--quick", action="store_true", help="the scenarios spec/conformance.toml marks quick")
-    s.add_argument("--out", default="replcheck-conform")
+    s.add_argument("--out", type=_file_name, default="replcheck-conform")
     s.add_argument("--history", action="append", type=_file_name, help="run this History file instead (repeatable)")
     s.add_argument("--basedir", help="a MariaDB build's base directory (else $REPLCHECK_MARIADB_BASEDIR, else PATH)")
     s.add_argument("--tmpdir", help="where the servers' private directories go (a tmpfs is faster)")
@@ -325,7 +326,7 @@ def build_parser() -> Parser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--systems", help="comma-separated system names (default: the four models)")
     s.add_argument("--master", help="Spark master URL (default local[*]; under spark-submit, its own)")
-    s.add_argument("--out", default="replcheck-campaign", help="the campaign directory: table/ (Parquet), summary.json")
+    s.add_argument("--out", type=_file_name, default="replcheck-campaign", help="the campaign directory: table/ (Parquet), summary.json")
     s.add_argument("--chunk", type=int, default=250, help="Histories per Spark task (part of the campaign's identity)")
     s.add_argument("--verbose", action="store_true", help="Spark's own INFO logging")
     s.set_defaults(fn=_campaign)
@@ -334,7 +335,7 @@ def build_parser() -> Parser:
     s.add_argument("seed", type=_natural)
     s.add_argument("index", type=_natural)
     s.add_argument("--system", required=True)
-    s.add_argument("--out", help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
+    s.add_argument("--out", type=_file_name, help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
     s.set_defaults(fn=_replay)
 
     for name, fn, text in (("shrink", _shrink, "reduce a failing History to a minimal one that fails the same way"),
@@ -345,7 +346,7 @@ def build_parser() -> Parser:
         s.add_argument("--requirement", help="the violated requirement (default: the first unexpected one)")
         s.add_argument("--other", help="a second system: the cross-check difference with it")
         if name == "shrink":
-            s.add_argument("--out", help="write the shrunk History here")
+            s.add_argument("--out", type=_file_name, help="write the shrunk History here")
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("relay-log-info", help="read a relay-log.info file as WL#344 specifies")

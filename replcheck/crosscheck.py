@@ -18,7 +18,6 @@ otherwise *unexpected*, a finding. Systems that differ in nothing must not diffe
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -234,12 +233,14 @@ class Rule:
 
 @lru_cache(maxsize=None)
 def rules(path: str | None = None) -> tuple[Rule, ...]:
-    text = open(path).read() if path else SPEC.joinpath("crosscheck.toml").read_text()
-    where = path or "spec/crosscheck.toml"
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise io.InputError(where, None, "", f"not valid TOML: {e}") from None
+    """The rules of `path`, by default replcheck's own, whose faults are replcheck's (SpecError)."""
+    if path is None:
+        try:
+            return rules(str(SPEC.joinpath("crosscheck.toml")))
+        except io.InputError as e:
+            raise io.SpecError(str(e)) from None
+    text, where = io.read_text(path), path
+    data = io.parse_toml(text, where)
     out = []
     for i, r in enumerate(data.get("rule", [])):
         for key in ("id", "aspects", "differs", "when", "source", "reason"):

@@ -15,10 +15,12 @@ import stat
 import sys
 import tempfile
 import tomllib
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
@@ -52,21 +54,60 @@ Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Vali
 @lru_cache(maxsize=None)
 def _registry() -> Registry:
     """Every schema by its $id, so that one refers to another's definitions (a Trace's nodes are a History's)."""
-    schemas = [schema(p.name.removesuffix(".schema.json")) for p in SPEC.joinpath("schemas").iterdir()]
-    return Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas if "$id" in s)
+    return Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in _schemas() if "$id" in s)
+
+
+def _schemas() -> list[dict]:
+    return [schema(p.name.removesuffix(".schema.json")) for p in sorted(SPEC.joinpath("schemas").iterdir())]
+
+
+@dataclass(frozen=True)
+class Schema:
+    """One schema, compiled twice: jsonschema-rs answers "valid?" in about a microsecond, and the
+    Python jsonschema, about 300 times slower, finds and words the error. A Trace of 10^6 lines
+    is checked by the first; only a value the two could judge differently goes to the second."""
+
+    slow: Draft202012Validator
+    fast: Any
+
+    def valid(self, obj: Any, plain: bool | None = None) -> bool:
+        return (_plain(obj) if plain is None else plain) and self.fast.is_valid(obj)
+
+
+def _plain(obj: Any) -> bool:
+    """No float (an integer here must be a Python int, which jsonschema-rs does not tell from 5.0)
+    and no integer beyond 2^53 (which it compares with a bound as a double)."""
+    if isinstance(obj, dict):
+        return all(_plain(v) for v in obj.values())
+    if isinstance(obj, list):
+        return all(_plain(v) for v in obj)
+    if isinstance(obj, float):
+        return False
+    return not isinstance(obj, int) or -2**53 < obj < 2**53
 
 
 @lru_cache(maxsize=None)
-def _validator(name: str, *path: str) -> Draft202012Validator:
+def _rs_registry() -> jsonschema_rs.Registry:
+    return jsonschema_rs.Registry([(s["$id"], s) for s in _schemas() if "$id" in s])
+
+
+def _compile(root: dict, node: dict) -> Schema:
+    doc = {**node, "$defs": root["$defs"]}
+    return Schema(Validator(doc, registry=_registry()),
+                  jsonschema_rs.validator_for(doc, registry=_rs_registry(), base_uri=root["$id"]))
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str, *path: str) -> Schema:
     root = schema(name)
     node: Any = root
     for p in path:
         node = node[p]
-    return Validator({**node, "$defs": root["$defs"]}, registry=_registry())
+    return _compile(root, node)
 
 
 @lru_cache(maxsize=None)
-def _op_validator(op: str) -> Draft202012Validator:
+def _op_validator(op: str) -> Schema:
     """The op's own fields plus the common ones, and nothing else."""
     root = schema("history")
     common, own = root["$defs"]["op"], root["$defs"]["ops"][op]
@@ -74,7 +115,7 @@ def _op_validator(op: str) -> Draft202012Validator:
     merged.update(type="object", additionalProperties=False,
                   properties={**common["properties"], **own.get("properties", {})},
                   required=common["required"] + own.get("required", []))
-    return Validator({**merged, "$defs": root["$defs"]}, registry=_registry())
+    return _compile(root, merged)
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]+")
@@ -94,8 +135,12 @@ def validate_document(name: str, doc: Any, file: str | os.PathLike) -> None:
     _validate(_validator(name), doc, file, None, "")
 
 
-def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike, line: int | None, prefix: str) -> None:
-    err = best_match(validator.iter_errors(obj))
+def _validate(validator: Schema, obj: Any, file: str | os.PathLike, line: int | None, prefix: str,
+              plain: bool | None = None) -> None:
+    """plain: _plain(obj), when the caller validates obj against more than one schema."""
+    if validator.valid(obj, plain):
+        return
+    err = best_match(validator.slow.iter_errors(obj))
     if err is None:
         return
     field = _path(prefix, err.absolute_path)
@@ -171,6 +216,11 @@ def _parse_int(text: str) -> int | _LongInt:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+@lru_cache(maxsize=2)
+def _long_digits(limit: int) -> re.Pattern:
+    return re.compile(rf"[0-9]{{{limit + 1}}}")
+
+
 def _first_unusable(doc: Any) -> tuple[list, str] | None:
     """The path to the first value no loader can use, and why: a _LongInt, or a lone surrogate
     (JSON's \\ud800 escape is no character: no output can be encoded with it); iterative, as doc
@@ -214,7 +264,9 @@ def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> A
         raise InputError(path, line, "", "not valid JSON: nested too deeply") from None
     except ValueError as e:  # from _no_constant
         raise InputError(path, (line or 1) + _constant_line(text) - 1, "", f"not valid JSON: {e}") from None
-    unusable = _first_unusable(doc)
+    # only a \u escape makes a lone surrogate, and only a long run of digits a _LongInt: the walk is
+    # for the lines that have one
+    unusable = _first_unusable(doc) if "\\u" in text or _long_digits(sys.get_int_max_str_digits()).search(text) else None
     if unusable is not None:
         parts, problem = unusable
         if not parts and line is None:  # the document is that one value: it has no field, but a line
@@ -254,15 +306,36 @@ def load_history(path: str | os.PathLike) -> dict:
     if not isinstance(header, dict) or "schema" not in header:
         raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.history/1'")
     _validate(_validator("history", "$defs", "header"), header, path, hline, "")
+    if len(ops) > MAX_OPS:
+        raise InputError(path, ops[MAX_OPS][0], "op", f"more than the {MAX_OPS} ops a History may hold (split it)")
     out = []
     for n, op in ops:
-        _validate(_validator("history", "$defs", "op"), op, path, n, "")
-        _validate(_op_validator(op["op"]), op, path, n, "")
+        plain = _plain(op)
+        _validate(_validator("history", "$defs", "op"), op, path, n, "", plain)
+        _validate(_op_validator(op["op"]), op, path, n, "", plain)
         out.append((n, op))
     _check_topology(path, hline, header["topology"], out)
     history = {"header": header, "ops": [op for _, op in out]}
     _check_samples(path, hline, history, out)
+    _check_reads(path, out)
     return history
+
+
+# Besides the samples, what a History's size does not bound: a read sees every transaction
+# committed before it (as SELECT * does on a server), so reads x transactions is the Trace's size.
+MAX_OPS = 1_000_000
+MAX_READ_ROWS = 10_000_000
+
+
+def _check_reads(path, ops: list[tuple[int, dict]]) -> None:
+    made, rows = 0, 0
+    for n, op in sorted(ops, key=lambda line_op: (line_op[1]["at"], line_op[1]["op"] == "read")):
+        if op["op"] == "read":
+            rows += made
+            if rows > MAX_READ_ROWS:
+                raise InputError(path, n, "op", f"the reads up to here may see {rows} transactions in all, more than "
+                                 f"the {MAX_READ_ROWS} a History may ask for (read less often)")
+        made += 1 if op["op"] == "trx" else len(op.get("trxs", ()))
 
 
 # What a History may ask for besides its ops: every node is sampled every sample_every_us until
@@ -335,8 +408,9 @@ def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     ids = {node["id"] for node in header["topology"]["nodes"]}
     out, last_t = [], 0
     for n, o in obs:
-        _validate(_validator("trace", "$defs", "observation"), o, path, n, "")
-        _validate(_kind_validator(o["kind"]), o, path, n, "")
+        plain = _plain(o)
+        _validate(_validator("trace", "$defs", "observation"), o, path, n, "", plain)
+        _validate(_kind_validator(o["kind"]), o, path, n, "", plain)
         for field in ("node", "source"):  # what the properties index their per-node state by
             if isinstance(o.get(field), str) and o[field] not in ids:
                 raise InputError(path, n, field, f"unknown node {o[field]!r} (not in the header's topology)")
@@ -349,7 +423,7 @@ def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
 
 
 @lru_cache(maxsize=None)
-def _kind_validator(kind: str) -> Draft202012Validator:
+def _kind_validator(kind: str) -> Schema:
     return _validator("trace", "$defs", "kinds", kind)
 
 

@@ -29,7 +29,12 @@ class Scenario:
 
 
 def load_scenarios(path: Path | None = None) -> list[Scenario]:
-    path = Path(path or SPEC.joinpath("conformance.toml"))
+    """The scenarios of `path`, by default replcheck's own, whose faults are replcheck's (SpecError)."""
+    if path is None:
+        try:
+            return load_scenarios(SPEC.joinpath("conformance.toml"))
+        except io.InputError as e:
+            raise io.SpecError(str(e)) from None
     data = io.parse_toml(io.read_text(path), path)
     out = []
     for i, s in enumerate(data.get("scenario", [])):

@@ -211,6 +211,28 @@ def test_a_history_at_the_sample_limit_loads(tmp_path):
     assert io.load_history(path)["header"]["end_us"] == io.MAX_SAMPLES // 2 * 1000
 
 
+def test_a_history_with_more_ops_than_the_limit_is_refused_at_the_first_one_over(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(io, "MAX_OPS", 3)
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join([SAMPLED % "", *[f'{{"at": {k}, "op": "trx", "node": "A"}}' for k in range(4)]]) + "\n")
+    assert "h.jsonl:5: op: more than the 3 ops a History may hold" in error_of(capsys, "simulate", str(path))
+    path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+    assert len(io.load_history(path)["ops"]) == 3
+
+
+def test_reads_that_would_return_too_many_rows_are_refused(tmp_path, capsys, monkeypatch):
+    """A read returns every transaction so far: reads x transactions bounds the Trace, not the ops."""
+    monkeypatch.setattr(io, "MAX_READ_ROWS", 5)
+    ops = [f'{{"at": {k}, "op": "trx", "node": "A"}}' for k in range(3)]
+    ops += [f'{{"at": {10 + k}, "op": "read", "node": "B"}}' for k in range(2)]  # 3 + 3 rows: over at the second
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join([SAMPLED % "", *ops]) + "\n")
+    assert "h.jsonl:6: op: the reads up to here may see 6 transactions in all, more than the 5" in \
+        error_of(capsys, "simulate", str(path))
+    path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+    assert len(io.load_history(path)["ops"]) == 4
+
+
 def _patterns(node):
     if isinstance(node, dict):
         yield from ([node["pattern"]] if isinstance(node.get("pattern"), str) else [])
@@ -426,3 +448,37 @@ def test_a_lone_surrogate_is_no_character(tmp_path, capsys, json_text, where):
     assert "results.json:2: a lone surrogate" in error_of(capsys, "report", str(path))
     path.write_text('{"schema": "replcheck.results/1", "rows": [], "a key": "\\ud800"}')  # quoted: one field
     assert 'results.json: "a key": a lone surrogate' in error_of(capsys, "report", str(path))
+
+
+def test_broken_own_crosscheck_rules_are_replcheck_s_fault(tmp_path, monkeypatch):
+    """The cross-check rules are replcheck's own: a fault in them is not the user's bad input."""
+    from replcheck import crosscheck
+
+    (tmp_path / "crosscheck.toml").write_text('[[rule]]\nid = "x"\n')
+    monkeypatch.setattr(crosscheck, "SPEC", tmp_path)
+    crosscheck.rules.cache_clear()
+    try:
+        with pytest.raises(io.SpecError, match=r"crosscheck.toml: rule\[0\].aspects: missing"):
+            crosscheck.rules()
+    finally:
+        monkeypatch.undo()
+        crosscheck.rules.cache_clear()
+
+
+def test_broken_own_scenarios_are_an_internal_error(tmp_path, capsys, monkeypatch):
+    from replcheck import scenarios
+
+    (tmp_path / "conformance.toml").write_text('[[scenario]]\nname = "x"\n')
+    monkeypatch.setattr(scenarios, "SPEC", tmp_path)
+    assert main(["requirements"]) == 3
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("replcheck: internal error:") and "conformance.toml: scenario[0]: missing history" in line
+
+
+@pytest.mark.parametrize("command", [["report", "r.json"], ["verify"], ["simulate", "h.jsonl"], ["campaign"],
+                                     ["conform", "--server", "mariadb"], ["replay", "1", "2", "--system", "model:wl344"],
+                                     ["shrink", "h.jsonl", "--system", "model:wl344"]])
+def test_an_empty_out_is_refused_not_the_current_directory(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    assert "--out: an empty file name" in error_of(capsys, *command, "--out", "")
+    assert not list(tmp_path.iterdir())
