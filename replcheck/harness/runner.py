@@ -150,24 +150,38 @@ def scale_delay(delay: int, scale: float) -> int:
 
 
 # How a time of each unit (model/ops.py) scales: a timeout or a nonzero delay never becomes 0.
-# SET TIMESTAMP's seconds wait for the run's epoch (Runner._rebase_timestamps).
+# SET TIMESTAMP's seconds are a distance from the History's epoch, scaled by scaled_history and
+# moved to the run's epoch by Runner._rebase_timestamps.
 SCALE = {O.US: lambda v, scale: round(v * scale), O.MS: lambda v, scale: max(1, round(v * scale)), O.SECONDS: scale_delay}
 
 
-def op_times(op: dict, unit: str) -> list[tuple[Any, Any]]:
-    """(container, key) of each of the op's times of this unit, as model/ops.py declares them."""
-    out = []
-    for t in O.OPS[op["op"]].times:
-        if t.unit != unit or not t.applies(op):
-            continue
-        places = [op]
-        for key in t.path[:-1]:
-            places = [item for p in places for item in p.get(key, [])]
-        out += [(p, t.path[-1]) for p in places if p.get(t.path[-1]) is not None]
-    return out
+# A real run's times are read by polling: on a loaded machine samples came 0.2–0.6 s apart. A
+# semi-sync timeout scaled below 1.5 s could not be told from a prompt commit (WL1720.TIMEOUT.ASYNC
+# is inconclusive past half of it); MariaDB counts MASTER_DELAY in whole seconds against a clock
+# difference it also takes in whole seconds (sql_delay_event, get_master_version_and_clock in
+# sql/slave.cc), so a delay scaled to 1 s is all truncation: kept at 2 s at least.
+TIMEOUT_FLOOR_MS = 1500
+DELAY_FLOOR_S = 2
+SCALE_RANGE = (0.1, 1.0)  # the quick suite's time budget; no History runs slower than real time
+LOOPBACK_LATENCY_US = 10_000  # a channel latency up to this, once scaled, is loopback's own; none is made
 
 
-def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_000) -> dict:
+def scale_for(history: dict) -> float:
+    """The time scale a History needs: the smallest in SCALE_RANGE that keeps every semi-sync
+    timeout and MASTER_DELAY it sets at its floor (or whole, if it is shorter than that), but no
+    larger than its channels' latencies allow (a latency cannot be made, only dropped)."""
+    floors = {O.MS: TIMEOUT_FLOOR_MS, O.SECONDS: DELAY_FLOOR_S}
+    values = [(O.SECONDS, c["delay"]) for c in history["header"]["topology"].get("channels", []) if c.get("delay")]
+    values += [(O.MS, n["variables"][O.SEMI_SYNC_TIMEOUT]) for n in history["header"]["topology"]["nodes"]
+               if isinstance(n.get("variables", {}).get(O.SEMI_SYNC_TIMEOUT), int)]
+    values += [(unit, place[key]) for op in history["ops"] for unit in floors for place, key in O.op_times(op, unit)]
+    need = max((min(v, floors[unit]) / v for unit, v in values if v > 0), default=0)
+    latency = max((c.get("latency_us", 0) for c in history["header"]["topology"].get("channels", [])), default=0)
+    most = max(SCALE_RANGE[0], min(SCALE_RANGE[1], LOOPBACK_LATENCY_US / latency if latency else 1))
+    return min(most, max(SCALE_RANGE[0], need))
+
+
+def scaled_history(history: dict, scale: float, latency_allowance_us: int = LOOPBACK_LATENCY_US) -> dict:
     """The History that runs: every time multiplied by `scale`, MASTER_DELAY in whole seconds.
     Channel latencies up to `latency_allowance_us` once scaled are loopback's (dropped); larger ones refused."""
     if not (isinstance(scale, (int, float)) and 0 < scale <= 10):
@@ -188,10 +202,13 @@ def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_0
         var = n.get("variables", {})
         if O.SEMI_SYNC_TIMEOUT in var:
             var[O.SEMI_SYNC_TIMEOUT] = SCALE[O.MS](var[O.SEMI_SYNC_TIMEOUT], scale)
+    epoch_s = hdr.get("epoch_us", DEFAULT_EPOCH_US) // US
     for op in h["ops"]:
         for unit, fn in SCALE.items():
-            for place, key in op_times(op, unit):
+            for place, key in O.op_times(op, unit):
                 place[key] = fn(place[key], scale)
+        for place, key in O.op_times(op, O.UNIX_S):  # a SET TIMESTAMP 30 s in the future stays 30 s (scaled) ahead
+            place[key] = max(1, epoch_s + round((place[key] - epoch_s) * scale))
     hdr["description"] = (hdr.get("description", "") + f" [time scale {scale:g}]").strip()
     return h
 
@@ -439,13 +456,13 @@ class Runner:
             self.emit("ack", source, replica=replica, file=file, pos=pos)
 
     def _rebase_timestamps(self) -> None:
-        """SET TIMESTAMP values are seconds of the History's epoch: the same distance (scaled) from
-        this run's epoch, so an event 30 s 'in the future' stays so. The History that ran records it."""
+        """SET TIMESTAMP values are seconds of the History's epoch (scaled_history scaled their
+        distance from it): the same distance from this run's epoch. The History that ran records it."""
         hdr = self.history["header"]
         old = hdr.get("epoch_us", DEFAULT_EPOCH_US) // US
         for op in self.history["ops"]:
-            for place, key in op_times(op, O.UNIX_S):
-                place[key] = max(1, self.epoch_us // US + round((place[key] - old) * self.scale))
+            for place, key in O.op_times(op, O.UNIX_S):
+                place[key] = max(1, self.epoch_us // US + place[key] - old)
         hdr["epoch_us"] = self.epoch_us
 
     def _set_up(self) -> None:
@@ -572,8 +589,12 @@ class Runner:
             if purge:  # what it removed, whatever it answered
                 remaining = self._binlog_files(node)
                 fields.update(purged=[f for f in listed if f not in remaining], remaining=remaining)
-        if kind == "change_master" and "delay_sql" in op:
-            fields["delay"] = _int(op["delay_sql"]) if errno is None else None
+            if kind == "change_master" and "delay_sql" in op:
+                # What the server made of the token, read back rather than parsed here: MariaDB takes
+                # 1.5 as 1 and 1e3 as 1 (ulong_num reads DECIMAL_NUM and FLOAT_NUM with my_strtoll10,
+                # up to the first non-digit; measured on 10.11).
+                cols, rows = c.query(node, "SHOW SLAVE STATUS") if errno is None else ([], [])
+                fields["delay"] = _int(rows[0][cols.index("SQL_Delay")]) if rows else None
         self.emit("stmt", node, t, op=kind, errno=errno, warning=warning, message=message, duration_us=max(0, t - start),
                   **fields)
         if kind == "stop_slave" and errno is None and warning is None and op.get("thread") in (None, "sql"):

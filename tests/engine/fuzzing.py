@@ -34,6 +34,7 @@ work: the fuzzer replaces those entry points by a stop (the case got past every 
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import io as _io
 import json
@@ -346,7 +347,8 @@ def dumps(doc: Any, indent: int | None = None) -> str:
 def odd_value(rng: random.Random, old: Any) -> Any:
     if isinstance(old, int) and not isinstance(old, bool) and rng.random() < 0.3:  # near the original: an edge
         return rng.choice([old - 1, old + 1, -old, old * 10**6, old + 0.5, str(old)])
-    return rng.choice(ODD_VALUES)
+    # a copy: a later mutation of the doc must not change the shared value (or put it inside itself)
+    return copy.deepcopy(rng.choice(ODD_VALUES))
 
 
 def json_value(rng: random.Random, doc: Any) -> Any:

@@ -77,6 +77,15 @@ def test_scaling_keeps_master_delay_in_whole_seconds():
     assert [R.scale_delay(d, 0.1) for d in (0, 1, 5, 14, 15, 2**31 - 1)] == [0, 1, 1, 1, 2, 214748365]
 
 
+def test_scaling_keeps_a_set_timestamp_as_far_ahead_in_scaled_time():
+    """The reference model runs the History as it ran (MariaDB.as_run): a timestamp 30 s ahead of
+    the epoch runs 12 s ahead at scale 0.4, in both."""
+    epoch = R.DEFAULT_EPOCH_US // US
+    h = _history([{"at": US, "op": "trx", "node": "A", "trx": "future", "timestamp": epoch + 30},
+                  {"at": 2 * US, "op": "trx", "node": "A", "trx": "past", "timestamp": epoch - 10_000}])
+    assert [o["timestamp"] for o in R.scaled_history(h, 0.4)["ops"]] == [epoch + 12, epoch - 4000]
+
+
 @pytest.mark.parametrize("token", ["1; DROP DATABASE rc", "1 OR 1", "'", "1e5", "0x10", "--", "a" * 17])
 def test_master_delay_text_outside_the_whitelist_never_reaches_sql(token):
     op = {"at": 1, "op": "change_master", "node": "B", "delay_sql": token}
