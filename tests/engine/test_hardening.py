@@ -482,3 +482,14 @@ def test_an_empty_out_is_refused_not_the_current_directory(tmp_path, capsys, mon
     monkeypatch.chdir(tmp_path)
     assert "--out: an empty file name" in error_of(capsys, *command, "--out", "")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("field", ["when", "last", "server_id", "ict"])
+def test_an_event_line_without_a_field_the_properties_read_is_refused(tmp_path, capsys, field):
+    """Found by the long fuzzer (seed 7, case 18258): a relay line without `when` crashed WL1720.HEADER."""
+    lines = main_trace_lines(tmp_path)
+    n, line = next((i, json.loads(raw)) for i, raw in enumerate(lines) if json.loads(raw).get("kind") == "relay")
+    del line[field]
+    lines[n] = json.dumps(line)
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    assert f"t.jsonl:{n + 1}: {field}: missing (required)" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
