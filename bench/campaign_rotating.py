@@ -50,6 +50,7 @@ def main() -> None:
     p.add_argument("--per-seed", type=int, default=5_000)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--systems", default=",".join(MODELS))
+    p.add_argument("--out", help="also write every finding row here (JSON Lines)")
     a = p.parse_args()
     systems = tuple(a.systems.split(","))
     done, findings, start = 0, [], time.perf_counter()
@@ -61,6 +62,9 @@ def main() -> None:
                 print(f"[campaign_rotating] {done}/{a.histories} Histories, {len(findings)} findings, "
                       f"{done / (time.perf_counter() - start):.1f}/s", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - start
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(dict(zip((c for c, _ in campaign.COLUMNS), r))) + "\n" for r in findings)
     by = Counter((r[3], r[4], r[6]) for r in findings)
     print(json.dumps({
         "histories": done, "systems": systems, "seeds": [a.first_seed, a.first_seed + (a.histories - 1) // a.per_seed],

@@ -54,11 +54,20 @@ class Event:
     message: str = ""
 
 
-def parse_master_delay(text: str) -> tuple[int | None, int | None, str]:
-    """(delay, errno, message) for the token after MASTER_DELAY = ; delay None on error."""
+# MariaDB's parser takes MASTER_DELAY as ulong_num: a plain, hexadecimal, decimal or float literal,
+# read by my_strtoll10 up to its first non-digit (sql_yacc.yy), so 1.5 is 1 and 1e3 is 1; a sign
+# other than + is a syntax error. Measured on 10.11 (the d1-invalid-values scenario and by hand:
+# +5, 0x10, .5, 7., 2.5e1, 2147483647.9 are accepted as 5, 16, 0, 7, 2, 2147483647).
+_MARIADB_NUMBER = re.compile(r"\+?(?:(?P<int>[0-9]+)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|0x(?P<hex>[0-9a-fA-F]+)")
+
+
+def parse_master_delay(text: str, mariadb: bool = False) -> tuple[int | None, int | None, str]:
+    """(delay, errno, message) for the token after MASTER_DELAY = ; delay None on error. The seed
+    takes a non-negative integer only; `mariadb`, what MariaDB's parser takes."""
     token = text.strip()
-    if re.fullmatch(r"[0-9]+", token):
-        value = int(token)
+    number = _MARIADB_NUMBER.fullmatch(token) if mariadb else None
+    if number or re.fullmatch(r"[0-9]+", token):
+        value = int(number["hex"], 16) if number and number["hex"] else int(number["int"] or 0) if number else int(token)
         if value > MAX_MASTER_DELAY:
             return None, ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, (
                 f"The requested value {value} for the master delay exceeds the maximum {MAX_MASTER_DELAY}")

@@ -380,20 +380,20 @@ class Hierarchy:
             sim._stop_sql(r, "failover", statement=False)
         sim._disconnect(r)
         r.io_running = False
-        gid = r.exec_group_id
-        place = self._place_by_group_id(new, gid, r.node)
+        place = self._place_by_group_id(new, r.exec_group_id, r.node)
         if place is None:
-            r.source.replicas.remove(r)
-            r.source = new
-            new.replicas.append(r)
-            sim.emit("error", r.node.id, thread="io", errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG,
-                     message=F.fatal_1236(F.id_not_found(gid)))
-            return
-        file, pos = place
-        sim._change_source(r, new, file, pos)
+            # The new master does not hold the slave's last group (the slave is ahead of it): no
+            # position to give, so the slave asks by its group ID at every connect, refused (1236)
+            # while the master lacks it. Its relay log from the old master goes all the same:
+            # played after a restart it would pass for the new master's, and the new master's
+            # binlog would be read from the old one's position.
+            sim._change_source_by_id(r, new)
+            at = {"connect_using_group_id": True}
+        else:
+            sim._change_source(r, new, *place)
+            at = {"master_log_file": place[0], "master_log_pos": place[1]}
         sim._write_relay_log_info(r)
-        sim.emit("stmt", r.node.id, op="change_master", master_host=new.id, master_log_file=file, master_log_pos=pos,
-                 errno=None, message="")
+        sim.emit("stmt", r.node.id, op="change_master", master_host=new.id, **at, errno=None, message="")
         if was_sql and r.node.up:
             sim._start_sql(r)
         if was_io and r.node.up:
@@ -404,7 +404,9 @@ class Hierarchy:
         the backup has the data, not the binlog index, so the saved group ID is SET by hand."""
         sim = self.sim
         donor, source = sim.nodes[op["from"]], sim.nodes[op.get("source", op["from"])]
-        if node.up or node.replicas or source is node or donor is node or not source.up:
+        # A down donor cannot be backed up: crashed between its binlog write and engine commit,
+        # its group ID would already count a group its data lacks (SET past it, never replayed).
+        if node.up or node.replicas or source is node or donor is node or not source.up or not donor.up:
             sim.emit("stmt", node.id, op="restore", errno=F.ER_BAD_SLAVE,
                      message="restore needs a stopped server without slaves, and a running source and donor")
             return
@@ -413,7 +415,7 @@ class Hierarchy:
         node.slave_gtids, node.binlog_gtids = dict(donor.slave_gtids), {}
         node.binlog, node.index, node.set_ids, node.group_id, node.dirty, node.crash_point = [], [], {}, 0, False, None
         node.purged, node.mtimes = set(), {}
-        node.up = True
+        node.up, node.failed_over = True, False
         node.incarnation += 1
         sim.emit("restore", node.id, donor=donor.id, source=source.id)
         sim._start_semisync(node)

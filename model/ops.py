@@ -119,3 +119,16 @@ TABLE = (
 )
 
 OPS: dict[str, Op] = {op.name: op for op in TABLE}
+
+
+def op_times(op: dict, unit: str) -> list[tuple[dict, str]]:
+    """(container, key) of each of the op's times of this unit, as the table declares them."""
+    out = []
+    for t in OPS[op["op"]].times:
+        if t.unit != unit or not t.applies(op):
+            continue
+        places = [op]
+        for key in t.path[:-1]:
+            places = [item for p in places for item in p.get(key, [])]
+        out += [(p, t.path[-1]) for p in places if p.get(t.path[-1]) is not None]
+    return out

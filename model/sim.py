@@ -123,6 +123,9 @@ class Channel:
     # per source, the relay indexes of the transactions' last events, in order: what a reconnect
     # acknowledges without rescanning the relay log
     held: dict[str, list[int]] = field(default_factory=dict)
+    # (source binlog, executed set, index): every group of that binlog before the index is in that
+    # set. Executed only grows, so a GTID request scans on from here, not from the binlog's head.
+    gtid_floor: tuple[list, set, int] | None = None
 
 
 @dataclass
@@ -160,6 +163,7 @@ class Node:
     purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
     mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
     file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts
+    failed_over: bool = False  # a failover replaced it: no slave replicates from it again (until a restore)
 
     @property
     def binlog_file(self) -> str:
@@ -512,6 +516,12 @@ class Simulator:
             node = self.hierarchy.elect(ch.source)
             ch = node.channel
         self.emit("failover", node.id, old=ch.source.id)
+        # The old primary is out of the system: its slaves, failed over too, pull nothing more from
+        # it even if it is still (or again) up, so that no group reaches them from both it and the
+        # new primary (the hierarchical design's failover: "RESET SLAVE or similar action").
+        ch.source.failed_over = True
+        for r in ch.source.replicas:
+            self._disconnect(r)
         for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
             self._op({"at": self.now, "node": node.id, **step})
         ch.promote = True
@@ -525,14 +535,16 @@ class Simulator:
         old.replicas.remove(ch)
         node.channel = None
         for r in list(old.replicas):
+            # This failover supersedes one that elected r and is still applying its relay log:
+            # r now replicates from the new primary, so it must not take over when it drains.
+            r.promote = False
             if node.rpl_hierarchical and r.node.rpl_hierarchical:
                 self.hierarchy.repoint(r, node)
                 continue
             old.replicas.remove(r)
+            self._disconnect(r)  # its dump thread on the old primary ends: no longer a semi-sync client there
             r.source = node
             r.fetch = None
-            r.connected = False
-            r.io_gen += 1
             node.replicas.append(r)
             if r.io_running and r.node.up:
                 self._connect(r)
@@ -543,7 +555,7 @@ class Simulator:
         if ch is None:
             return
         if "delay_sql" in op:
-            value, errno, message = D.parse_master_delay(str(op["delay_sql"]))
+            value, errno, message = D.parse_master_delay(str(op["delay_sql"]), self.mariadb)
         else:
             value, errno, message = op.get("delay", ch.delay), None, ""
         by_id = op.get("connect_using_group_id", False)
@@ -557,9 +569,8 @@ class Simulator:
             source = self.nodes[op.get("master_host", ch.source.id)]
             if "master_log_file" in op:
                 self._change_source(ch, source, op["master_log_file"], op["master_log_pos"])
-            elif by_id:  # where to start is known only once the master has looked the ID up
-                self._change_source(ch, source, "", 0)
-                ch.fetch, ch.connect_by_id = None, True
+            elif by_id:
+                self._change_source_by_id(ch, source)
             self._write_relay_log_info(ch)
         self._stmt(ch, op, errno, message, delay=value)
 
@@ -686,7 +697,7 @@ class Simulator:
         self.emit("clock_step", node.id, delta_us=op["delta_us"])
 
     def _op_show_slave_status(self, node: Node, op: dict) -> None:
-        if self._channel_or_error(node, op) is not None:
+        if node.channel is not None:  # a server that is no replica answers an empty set, no error (10.11, measured)
             self._status(node.channel)
 
     def _op_binlog_statement(self, node: Node, op: dict) -> None:
@@ -749,6 +760,12 @@ class Simulator:
         ch.group_master_file, ch.group_master_pos = file, pos
         ch.read_master_file, ch.read_master_pos = file, pos
 
+    def _change_source_by_id(self, ch: Channel, source: Node) -> None:
+        """CHANGE MASTER TO CONNECT_USING_GROUP_ID: where to start is known only once the master has
+        looked the slave's last group ID up."""
+        self._change_source(ch, source, "", 0)
+        ch.fetch, ch.connect_by_id = None, True
+
     # -- binlog and IO thread -----------------------------------------------------------------
     def _open_binlog(self, node: Node) -> None:
         self.hierarchy.close_index_entry(node)
@@ -794,6 +811,8 @@ class Simulator:
         ch.io_gen += 1
 
     def _connect(self, ch: Channel) -> None:
+        if ch.source.failed_over:  # as to a dead master: the IO thread stays Connecting
+            return
         if not ch.source.log_bin:
             self._refuse_dump(ch, "position", "Binary log is not open")
             return
@@ -830,9 +849,15 @@ class Simulator:
         its relay log still holds). MariaDB's gtid_find_binlog_file picks the binlog that group is
         in; the groups before it there are not sent (send_event_to_slave), events that are in no
         group are (_dump_start)."""
-        src = ch.source
-        have = ch.node.executed | {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
-        ch.fetch = next((i for i, e in enumerate(src.binlog) if e.ev.gtid and e.ev.gtid not in have), len(src.binlog))
+        binlog, executed = ch.source.binlog, ch.node.executed
+        floor = ch.gtid_floor
+        i = floor[2] if floor and floor[0] is binlog and floor[1] is executed else 0
+        while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed):
+            i += 1
+        ch.gtid_floor = (binlog, executed, i)
+        relayed = {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
+        ch.fetch = next((k for k in range(i, len(binlog)) if binlog[k].ev.gtid and binlog[k].ev.gtid not in executed
+                         and binlog[k].ev.gtid not in relayed), len(binlog))
 
     def _dump_place(self, ch: Channel, by: str, gid: int = 0, sid: int = 0) -> tuple[str, str | None]:
         """The master places the dump request in its binlogs (ch.fetch), or says why it cannot:
@@ -923,7 +948,9 @@ class Simulator:
             if e.ev.gtid is None:
                 sent.append(e)
             if i == last:
-                glist = Event("GTID_LIST_EVENT", when=0, server_id=src.server_id, size=GTID_LIST_SIZE)
+                # timestamp 0 (fake_event_header), yet waited for like any event (sql_delay_event
+                # exempts by type only), compensated by the master's clock like the rest
+                glist = Event("GTID_LIST_EVENT", when=0, when_off=src.offset, server_id=src.server_id, size=GTID_LIST_SIZE)
                 sent.append(Entry(glist, e.file, e.end, e.end))
         return sent
 
@@ -1102,7 +1129,8 @@ class Simulator:
         if gen != ch.sql_gen:
             return
         ev = entry.ev
-        self.emit("apply", ch.node.id, source=ch.source.id, **_event_fields(ev, entry.group_id), read=read, begin=begin,
+        # the server that sent the event: a failover may have repointed the channel since it was relayed
+        self.emit("apply", ch.node.id, source=entry.source, **_event_fields(ev, entry.group_id), read=read, begin=begin,
                   relay_file=entry.file, relay_pos=entry.pos)
         ch.sql_pos += 1
         if ev.trx is None or ev.last:

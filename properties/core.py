@@ -54,7 +54,9 @@ class Check:
         self.evidence = evidence
         self.checked = 0
         self.failed = 0
+        self.undecided = 0
         self.witnesses: list[Witness] = []
+        self.doubts: list[Witness] = []
 
     def judge(self, ok: bool, message: str = "", *obs: dict) -> bool:
         self.checked += 1
@@ -64,9 +66,18 @@ class Check:
                 self.witnesses.append(Witness(message, tuple(o["_line"] for o in obs if "_line" in o)))
         return ok
 
+    def undecidable(self, message: str, *obs: dict) -> None:
+        """An instance the Trace cannot decide: a real server's sampling resolution is too coarse
+        for the comparison the property makes. No pass can be claimed over it (inconclusive)."""
+        self.undecided += 1
+        if len(self.doubts) < MAX_WITNESSES:
+            self.doubts.append(Witness(message, tuple(o["_line"] for o in obs if "_line" in o)))
+
     def verdict(self) -> Verdict:
         if self.failed:
             status = VIOLATED
+        elif self.undecided:
+            return Verdict(self.requirement, INCONCLUSIVE, self.checked, tuple(self.doubts), self.evidence)
         elif self.checked:
             status = PASS
         else:
@@ -217,6 +228,25 @@ class TraceView:
 
     def _clock_steps(self):
         return [(o["t"], o["_line"], o["node"], o["delta_us"]) for o in self.kind("clock_step")]
+
+    def skip_starts(self, node: str) -> list[tuple[int, int]]:
+        """(t, line) of the node's START SLAVEs (SQL thread) that ran with SQL_SLAVE_SKIP_COUNTER
+        set before them: statements only, which a real server's trace has too."""
+        return self.memo("skip_starts", self._skip_starts).get(node, [])
+
+    def _skip_starts(self) -> dict[str, list[tuple[int, int]]]:
+        out: dict[str, list[tuple[int, int]]] = {}
+        armed: set[str] = set()
+        for o in self.kind("stmt"):
+            if o.get("errno") is not None:
+                continue
+            if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter":
+                if isinstance(o.get("value"), int) and o["value"] > 0:
+                    armed.add(o["node"])
+            elif o["op"] == "start_slave" and o.get("thread") in (None, "sql") and o["node"] in armed:
+                armed.discard(o["node"])
+                out.setdefault(o["node"], []).append((o["t"], o["_line"]))
+        return out
 
 
 def run_properties(view: TraceView, feature: str | None = None) -> list[Verdict]:

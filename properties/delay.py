@@ -87,7 +87,11 @@ class DelayIndex:
 
     def due(self, a: dict) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait."""
-        if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT"):
+        # A dump thread's fake event (timestamp 0, MariaDB fake_event_header) is in no binlog but
+        # still waits: sql_delay_event exempts events by type only, so a delay longer than the
+        # epoch makes even timestamp 0 due in the future.
+        fake = a.get("gtid") is None and a["type"] != "INCIDENT_EVENT" and a.get("when") == 0
+        if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT" and not fake):
             return None
         # The delay in force just before this observation: a CHANGE MASTER or RESET SLAVE logged
         # later in the same microsecond came after it.
@@ -101,12 +105,24 @@ class DelayIndex:
             if b is None:
                 return None
             base = a["ict"] // US * US - self.v.offset_at(a["source"], b["t"], b["_line"])
+        elif fake:
+            # the relay observation of the event (a probe made from one carries its file and pos)
+            at = (a["file"], a["pos"]) if "master_end" in a else (a.get("relay_file"), a.get("relay_pos"))
+            r = self.relay.get((a["node"], *at))
+            if r is None:
+                return None
+            # compensated by the source's clock, as clock_diff_with_master does
+            base = -self.v.offset_at(r["source"], r["t"], r["_line"])
         else:
-            o = self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
+            o = self.origin_of(a)
             if o is None:
                 return None
             base = a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
         return base - self.v.header.get("epoch_us", 0) + delay * US
+
+    def origin_of(self, a: dict) -> dict | None:
+        """The binlog event on the originating master that an apply replays, if the Trace has it."""
+        return self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
 
     def stops(self, node: str) -> list[int]:
         """Times the SQL thread of `node` stopped (STOP SLAVE, UNTIL, crash)."""
@@ -309,9 +325,14 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
 
 # -- chains and clocks ------------------------------------------------------------------------
 def _source_exec(v: TraceView, a: dict) -> dict | None:
-    """The immediate master's own execution of the same event, when the master is itself a replica."""
+    """The immediate master's own execution of the same event, when the master is itself a replica:
+    the last one before `a` (a master rebuilt from a backup later may execute it again)."""
     ix = index(v)
-    return next((x for x in ix.applies.get(a["source"], []) if x["gtid"] == a["gtid"] and x["idx"] == a["idx"]), None)
+    # A real server's applies are stamped when a poll sees them: the source's may come up to the
+    # resolution after the replica's in the trace.
+    return next((x for x in reversed(ix.applies.get(a["source"], []))
+                 if (x["_line"] < a["_line"] or (v.resolution_us and x["t"] <= a["t"] + v.resolution_us))
+                 and x["gtid"] == a["gtid"] and x["idx"] == a["idx"]), None)
 
 
 @checks("WL344.CHAIN.IMMEDIATE")
@@ -323,10 +344,12 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         if a["type"] in EXEMPT or a["source"] not in v.channels:
             continue
         x = _source_exec(v, a)
-        delay = ix.delay_at(a["node"], begin_of(a))
+        # the delay in force as it began: a CHANGE MASTER logged after it in the same µs came later
+        delay = ix.delay_at(a["node"], begin_of(a), a["_line"])
         if x is None or delay is None:
             continue
-        off = v.offset_at(a["source"], begin_of(x))
+        # B's clock before the trace's next line: a step logged after its execution in the same µs came later
+        off = v.offset_at(a["source"], begin_of(x), x["_line"])
         whole = (begin_of(x) + epoch + off) // US * US - epoch - off  # B's timestamp, whole seconds
         due = whole + delay * US
         check.judge(begin_of(a) + v.resolution_us >= due,
@@ -342,7 +365,7 @@ def clocks_compensated(v: TraceView, check: Check) -> None:
         due = ix.due(a)
         if due is None:
             continue
-        writer = a["source"] if ix.rule(a) == "wl7318" else ix.origin[(a["gtid"], a["idx"])]["node"]
+        writer = a["source"] if ix.rule(a) == "wl7318" else ix.origin_of(a)["node"]  # due is known: so is the origin
         if v.offset_at(writer, a["t"]) != v.offset_at(a["node"], a["t"]):
             _judge_due(v, check, a, due, tight=True, what=f"clocks of {writer} and {a['node']} differ")
 
@@ -450,8 +473,13 @@ def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
         return "no", None
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
+    before = [x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["_line"] < s["_line"]]
+    if before and not any(b["node"] == s["node"] and b["trx"] == r["trx"] and before[-1]["_line"] < b["_line"] < s["_line"]
+                          for b in v.kind("rollback")):
+        return None  # applied before the sample and redone only after a later rollback: the thread was past it
     a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
-    probe = a or {**r, "node": s["node"], "source": r["source"], "begin": t, "t": t, "_line": s["_line"]}
+    # due under the delay in force at the sample: a CHANGE MASTER before the apply may change it
+    probe = {**(a or r), "begin": t, "t": t, "_line": s["_line"]}
     due = ix.due(probe)
     if a is not None and a.get("read") is not None and a["read"] > t - tol:
         return None  # still busy with the previous event
@@ -559,11 +587,16 @@ def relay_log_info_new_format(v: TraceView, check: Check) -> None:
 
 
 def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
+    """relay-log.info reads at start-up, with the first SHOW SLAVE STATUS after; a read the server
+    went down right after (crash, shutdown) before any sample is not judged: nothing showed it."""
+    downs = v.memo("delay.downs", lambda: [(o["node"], o["_line"]) for o in v.obs if o["kind"] in ("crash", "shutdown")])
     out = []
     for r, own in _reads(v):
         info = read_relay_log_info(r["content"])
-        if pick(info, own):
-            out.append((r, info, _first_sample_after(v, r)))
+        s = _first_sample_after(v, r)
+        end = s["_line"] if s is not None else 2**62
+        if pick(info, own) and not any(n == r["node"] and r["_line"] < line < end for n, line in downs):
+            out.append((r, info, s))
     return out
 
 

@@ -182,7 +182,9 @@ def stop_message(v: TraceView, check: Check) -> None:
         symbol = KNOWN.get(r.get("incident"))
         want_msg = r.get("message") or "<none>"
         ok = m is not None and m.group(2) == want_msg and (symbol is None or m.group(1) == symbol)
-        sample = next((s for s in v.kind("status") if s["node"] == r["node"] and _key(s) > _key(stop)), None)
+        # the first sample while this stop lasts: after a restart or START SLAVE it shows another error, or none
+        end = _stopped_interval(v, stop)[1]
+        sample = next((s for s in v.kind("status") if s["node"] == r["node"] and _key(stop) < _key(s) < end), None)
         if sample is not None and sample["Slave_SQL_Running"] == "No" and "Last_SQL_Errno" in sample:
             ok = ok and sample["Last_SQL_Errno"] == stop["errno"] and sample["Last_SQL_Error"] == stop["message"]
         check.judge(ok, f"{r['node']} stopped with {stop.get('message')!r} for incident {r.get('incident')} ({want_msg!r})",
@@ -293,16 +295,6 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
                     f"then applied {first_apply and (first_apply['type'], first_apply['trx'])}", start, *skips[:2])
 
 
-def _resolved_by_skip(v: TraceView, stop: dict, until: tuple[int, int]) -> bool:
-    """Whether the DBA skipped past this incident stop (SQL_SLAVE_SKIP_COUNTER >= 1, then START
-    SLAVE) before `until`: statements only, which a real server's trace has too."""
-    mine = [o for o in v.kind("stmt") if o["node"] == stop["node"] and _key(stop) < _key(o) < until and o.get("errno") is None]
-    armed = next((o for o in mine if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter"
-                  and isinstance(o.get("value"), int) and o["value"] >= 1), None)
-    return armed is not None and any(o["op"] == "start_slave" and o.get("thread") in (None, "sql") and _key(o) > _key(armed)
-                                     for o in mine)
-
-
 @checks("WL3464.R4.ONCE")
 def skipped_incident_stays_skipped(v: TraceView, check: Check) -> None:
     """Once a replica has skipped as many incident stops as its masters wrote incidents, another
@@ -315,7 +307,9 @@ def skipped_incident_stays_skipped(v: TraceView, check: Check) -> None:
             written = sum(1 for b in ix.incidents if b["node"] != node and _key(b) < _key(stop))
             check.judge(skipped < written, f"{node} stopped at an incident at {stop['t']} after skipping {skipped}; "
                         f"its masters wrote {written}: one it had skipped came back", stop)
-            if _resolved_by_skip(v, stop, _key(stops[i + 1]) if i + 1 < len(stops) else (2**62, 0)):
+            # the DBA skipped past it (SQL_SLAVE_SKIP_COUNTER, then START SLAVE) before the next stop
+            until = _key(stops[i + 1]) if i + 1 < len(stops) else (2**62, 0)
+            if any(_key(stop) < k < until for k in v.skip_starts(node)):
                 skipped += 1
 
 
@@ -350,9 +344,9 @@ def every_incident_reaches_its_replicas(v: TraceView, check: Check) -> None:
 
 def _moved(v: TraceView, node: str, lo: tuple[int, int], hi: tuple[int, int]) -> bool:
     """Whether the replica changed master in (lo, hi): a CHANGE MASTER TO another host, a restore, a promotion."""
-    return any(lo < _key(o) < hi and o["node"] == node and (o["kind"] in ("restore", "promoted") or (
-        o["kind"] == "stmt" and o["op"] == "change_master" and o.get("master_host") and o.get("errno") is None))
-        for o in v.obs)
+    moves = v.memo("incident.moves", lambda: [(o["node"], _key(o)) for o in v.obs if o["kind"] in ("restore", "promoted") or (
+        o["kind"] == "stmt" and o["op"] == "change_master" and o.get("master_host") and o.get("errno") is None)])
+    return any(n == node and lo < k < hi for n, k in moves)
 
 
 @checks("WL3464.SKIP_GROUP")

@@ -202,16 +202,24 @@ def done_chunks(table: Path) -> set[int]:
 def _check_out(out: Path, plan: Plan) -> None:
     """OUT holds this campaign (resume it), nothing (start it), or another one (refuse)."""
     meta = out / "campaign.json"
-    if meta.exists():
+    wanted = asdict(plan) | {"systems": list(plan.systems)}
+    if io.lstat(out) is not None and not io.is_dir(out):
+        raise CampaignError(f"--out {out}: not a directory")
+    if io.lstat(meta) is not None:
         before = io.parse_json(io.read_text(meta), meta)
         before_plan = before.get("plan") if isinstance(before, dict) else None
-        if before_plan != asdict(plan) | {"systems": list(plan.systems)}:
-            raise CampaignError(f"{out}: holds a campaign with other arguments ({before_plan}); use another --out")
-    elif out.exists() and any(out.iterdir()):
+        if not isinstance(before_plan, dict):
+            raise io.InputError(meta, None, "plan", "missing or not an object: not a campaign directory; use another --out")
+        for key, value in wanted.items():
+            if before_plan.get(key) != value:
+                raise io.InputError(meta, None, f"plan.{key}", f"{before_plan.get(key)!r}, not {value!r}: "
+                                    "holds a campaign with other arguments; use another --out")
+        if set(before_plan) - set(wanted):
+            raise io.InputError(meta, None, f"plan.{sorted(set(before_plan) - set(wanted))[0]}", "unknown field: not this version's campaign")
+    elif io.is_dir(out) and any(out.iterdir()):
         raise CampaignError(f"{out}: exists and is not a campaign directory; use another --out")
     else:
-        io.write_atomic(meta, json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__,
-                                          "plan": asdict(plan) | {"systems": list(plan.systems)}}, indent=1))
+        io.write_atomic(meta, json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__, "plan": wanted}, indent=1))
 
 
 def validate(histories: int, seed: int, names: list[str], master: str | None, chunk: int) -> Plan:

@@ -5,6 +5,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 
+from replcheck.io import SpecError
 from replcheck.spec import ROOT as SPEC
 
 KINDS = ("safety", "liveness", "format", "interface")
@@ -27,13 +28,16 @@ def load() -> tuple[Requirement, ...]:
     for f in sorted(SPEC.joinpath("requirements").iterdir(), key=lambda p: p.name):
         if not f.name.endswith(".toml"):
             continue
-        data = tomllib.loads(f.read_text())
-        feature = data["feature"]["name"]
-        for r in data["requirement"]:
-            if r["id"] in seen or r["kind"] not in KINDS or not r["id"].startswith(PREFIXES):
-                raise ValueError(f"spec/requirements/{f.name}: {r['id']}: duplicate id, unknown prefix or unknown kind {r['kind']!r}")
-            seen.add(r["id"])
-            out.append(Requirement(r["id"], feature, r["seed"], r["section"], r["kind"], r["text"]))
+        try:
+            data = tomllib.loads(f.read_text())
+            feature = data["feature"]["name"]
+            for i, r in enumerate(data["requirement"]):
+                if r["id"] in seen or r["kind"] not in KINDS or not r["id"].startswith(PREFIXES):
+                    raise SpecError(f"spec/requirements/{f.name}: requirement[{i}]: {r['id']}: duplicate id, unknown prefix or unknown kind {r['kind']!r}")
+                seen.add(r["id"])
+                out.append(Requirement(r["id"], feature, r["seed"], r["section"], r["kind"], r["text"]))
+        except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:  # a missing key, a value of another type
+            raise SpecError(f"spec/requirements/{f.name}: {type(e).__name__}: {e}") from None
     return tuple(out)
 
 

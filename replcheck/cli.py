@@ -20,6 +20,12 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:  # quoted, so that an empty one shows
+            self.error(f"unrecognized arguments: {' '.join(map(repr, extras))}")
+        return args
+
     def error(self, message: str):  # one line, not argparse's usage block
         command = self.prog.partition(" ")[2]
         raise UsageError(f"{command}: {message}" if command else message)
@@ -68,10 +74,11 @@ def _check_trace(args) -> int:
     from replcheck.properties.core import PROPERTIES
     from replcheck.properties.judge import NOTHING, Trace, judge_trace
 
-    header, obs = io.load_trace(args.trace)
-    known = systems.systems().get(header["system"])
-    wanted = [p.requirement for p in PROPERTIES if args.feature is None or p.feature == args.feature]
-    j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
+    with systems.cycles_uncollected():
+        header, obs = io.load_trace(args.trace)
+        known = systems.systems().get(header["system"])
+        wanted = [p.requirement for p in PROPERTIES if args.feature is None or p.feature == args.feature]
+        j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
     declared = j.declares.expected_violations
     if args.json:
         print(json.dumps({"trace": str(args.trace), "system": header["system"],
@@ -93,14 +100,14 @@ def _verify(args) -> int:
     histories = None
     if args.histories:
         d = Path(args.histories)
-        if not d.is_dir():
+        if not io.is_dir(d):
             raise io.InputError(d, None, "", "not a directory of .jsonl histories")
         histories = sorted(d.glob("*.jsonl"))
         for h in histories:
             io.load_history(h)  # all bad input is reported before any work starts
     names = args.systems.split(",") if args.systems is not None else None  # --systems "" names no system: refused
     for n in names or []:
-        systems.get(n)
+        systems.get(n, "--systems")
     results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed)
     for f in results.findings:
         print(f"finding: {f['kind']}: {f.get('system', '')} {f.get('history', '')} {f['requirement']}: {f['witness']}")
@@ -143,6 +150,8 @@ def _conform(args) -> int:
 
     if args.history and args.quick:
         raise UsageError("conform: --history and --quick exclude each other")
+    if args.scale is not None and not 0 < args.scale <= 10:  # before it is taken for a History's problem
+        raise UsageError(f"conform: --scale: {args.scale!r} is not a number in (0, 10]")
     try:
         document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
                                    tmpdir=args.tmpdir, scale=args.scale)
@@ -226,7 +235,7 @@ def _shrink(args) -> int:
     if args.other:
         systems.get(args.other)
     t = investigate.target(args.target)
-    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other)
+    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
     small, runs = investigate.shrink(t.history, fails)
     print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
     print(_echo(investigate.describe(small)))
@@ -268,7 +277,7 @@ def build_parser() -> Parser:
     s = sub.add_parser("simulate", help="run a History on a system and print its Trace (JSON Lines)")
     s.add_argument("history")
     s.add_argument("--system", default="model:wl7318")
-    s.add_argument("--out")
+    s.add_argument("--out", type=_file_name)
     s.set_defaults(fn=_simulate)
 
     s = sub.add_parser("check-trace", help="judge a Trace: verdict per requirement")
@@ -278,7 +287,7 @@ def build_parser() -> Parser:
     s.set_defaults(fn=_check_trace)
 
     s = sub.add_parser("verify", help="the main job: every check on the embedded defaults, into a report directory")
-    s.add_argument("--out", default="replcheck-report")
+    s.add_argument("--out", type=_file_name, default="replcheck-report")
     s.add_argument("--systems", help="comma-separated system names (default: all)")
     s.add_argument("--histories", help="a directory of .jsonl Histories instead of the embedded ones")
     s.add_argument("--examples", type=_positive, default=60, help="state-machine examples per model system")
@@ -287,7 +296,7 @@ def build_parser() -> Parser:
 
     s = sub.add_parser("report", help="the compliance report (HTML, JSON, JUnit XML, Markdown) from results files")
     s.add_argument("results", nargs="+", help="results.json files (replcheck verify, the pytest plugin)")
-    s.add_argument("--out", default="replcheck-report")
+    s.add_argument("--out", type=_file_name, default="replcheck-report")
     s.add_argument("--title", default="replcheck compliance report")
     s.set_defaults(fn=_report)
 
@@ -302,8 +311,8 @@ def build_parser() -> Parser:
     s = sub.add_parser("conform", help="the conformance suite on a real server, into a report directory")
     s.add_argument("--server", choices=["mariadb"], required=True)
     s.add_argument("--quick", action="store_true", help="the scenarios spec/conformance.toml marks quick")
-    s.add_argument("--out", default="replcheck-conform")
-    s.add_argument("--history", action="append", type=Path, help="run this History file instead (repeatable)")
+    s.add_argument("--out", type=_file_name, default="replcheck-conform")
+    s.add_argument("--history", action="append", type=_file_name, help="run this History file instead (repeatable)")
     s.add_argument("--basedir", help="a MariaDB build's base directory (else $REPLCHECK_MARIADB_BASEDIR, else PATH)")
     s.add_argument("--tmpdir", help="where the servers' private directories go (a tmpfs is faster)")
     s.add_argument("--scale", type=float, help="real seconds per History second (default: each scenario's)")
@@ -317,7 +326,7 @@ def build_parser() -> Parser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--systems", help="comma-separated system names (default: the four models)")
     s.add_argument("--master", help="Spark master URL (default local[*]; under spark-submit, its own)")
-    s.add_argument("--out", default="replcheck-campaign", help="the campaign directory: table/ (Parquet), summary.json")
+    s.add_argument("--out", type=_file_name, default="replcheck-campaign", help="the campaign directory: table/ (Parquet), summary.json")
     s.add_argument("--chunk", type=int, default=250, help="Histories per Spark task (part of the campaign's identity)")
     s.add_argument("--verbose", action="store_true", help="Spark's own INFO logging")
     s.set_defaults(fn=_campaign)
@@ -326,7 +335,7 @@ def build_parser() -> Parser:
     s.add_argument("seed", type=_natural)
     s.add_argument("index", type=_natural)
     s.add_argument("--system", required=True)
-    s.add_argument("--out", help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
+    s.add_argument("--out", type=_file_name, help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
     s.set_defaults(fn=_replay)
 
     for name, fn, text in (("shrink", _shrink, "reduce a failing History to a minimal one that fails the same way"),
@@ -337,7 +346,7 @@ def build_parser() -> Parser:
         s.add_argument("--requirement", help="the violated requirement (default: the first unexpected one)")
         s.add_argument("--other", help="a second system: the cross-check difference with it")
         if name == "shrink":
-            s.add_argument("--out", help="write the shrunk History here")
+            s.add_argument("--out", type=_file_name, help="write the shrunk History here")
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("relay-log-info", help="read a relay-log.info file as WL#344 specifies")
@@ -353,6 +362,12 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
+def _file_name(text: str) -> Path:
+    if not text:  # Path("") is ".", the current directory
+        raise argparse.ArgumentTypeError("an empty file name")
+    return Path(text)
+
+
 def _positive(text: str) -> int:
     value = _integer(text)
     if value < 1:
@@ -361,9 +376,10 @@ def _positive(text: str) -> int:
 
 
 def _natural(text: str) -> int:
+    """A campaign's seed or index: what its table records."""
     value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{value} is not in 0..{2**63 - 1}")
     return value
 
 
@@ -374,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, io.InputError) as e:
         print(io.error_line(str(e)), file=sys.stderr)
         return EXIT_USAGE
+    except io.SpecError as e:  # one line, as for bad input, but exit 3: the user can do nothing about it
+        print(f"replcheck: internal error: {io.printable(str(e))[:200]}: replcheck's own spec file is broken", file=sys.stderr)
+        return EXIT_INTERNAL
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         sys.stderr.close()
         return EXIT_OK

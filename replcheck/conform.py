@@ -24,7 +24,7 @@ from typing import Callable
 from replcheck import crosscheck, io, report, systems
 from replcheck.scenarios import REFERENCE, Scenario, conclude, for_history, inconclusive, load_scenarios
 from replcheck.features import load_features
-from replcheck.harness.runner import RunnerError
+from replcheck.harness.runner import RunnerError, scale_for
 from replcheck.harness.system import MariaDB
 from replcheck.properties import core
 from replcheck.properties.judge import judge
@@ -48,7 +48,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     progress = progress or io.progress("conform")
     load_features()
     if history_files:
-        scenarios = [for_history(p) or Scenario(Path(p).stem, Path(p), True, 0.1, ()) for p in history_files]
+        scenarios = [for_history(p) or Scenario(Path(p).stem, Path(p), True, None, ()) for p in history_files]
     else:
         scenarios = [s for s in load_scenarios() if s.quick or not quick]
     if scale is not None:
@@ -59,7 +59,11 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     loaded = []
     for s in scenarios:
         h = io.load_history(s.history)
-        replace(server, scale=s.scale).check(h, s.name)
+        s = s if s.scale is not None else replace(s, scale=scale_for(h))
+        try:
+            replace(server, scale=s.scale).check(h, s.name)
+        except RunnerError as e:
+            raise io.InputError(s.history, None, "", str(e)) from None
         loaded.append((s, h))
     results = Results()
     out = Path(out)
@@ -84,7 +88,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
                 results.add(SOURCE, column(version), s.name, v,
                             "violated" if v.status == core.VIOLATED and v.requirement in predicted else "")
                 results.rows[-1].update(server_version=version,
-                                        reproduce=f"replcheck conform --server mariadb --history {shlex.quote(shown)}")
+                                        reproduce=f"replcheck conform --server mariadb --history {shlex.quote(shown)} --scale {s.scale:g}")
             for f in inconclusive(s, verdicts, f"MariaDB {version}", trace):
                 results.findings.append({**f, "server_version": version})
             for v in real.findings:

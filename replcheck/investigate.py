@@ -31,6 +31,8 @@ class Target:
 def target(args: list[str]) -> Target:
     """SEED INDEX, or a History file."""
     if len(args) == 2 and all(a.isascii() and a.isdigit() for a in args):  # isdigit() alone takes '²', which int() refuses
+        if any(len(a) > 19 or int(a) >= 2**63 for a in args):  # what a campaign records; and int() takes
+            raise io.InputError(" ".join(a[:20] for a in args), None, "", f"SEED and INDEX are integers in 0..{2**63 - 1}")
         seed, index = map(int, args)
         return Target(generate(seed, index), f"seed {seed} index {index}")
     if len(args) == 1:
@@ -57,19 +59,20 @@ def unexpected_differences(history: dict, system: str, other: str) -> list[cross
     return [d for d in crosscheck.compare(left, right) if not d.expected]
 
 
-def failure(history: dict, system: str, requirement: str | None, other: str | None) -> tuple[str, Callable[[dict], bool]]:
-    """What the History fails (described) and a test that a smaller History fails the same way."""
+def failure(history: dict, system: str, requirement: str | None, other: str | None,
+            label: str = "") -> tuple[str, Callable[[dict], bool]]:
+    """What the History (named `label` in an error) fails, described, and a test that a smaller History fails the same way."""
     if other:
         diffs = unexpected_differences(history, system, other)
         if not diffs:
-            raise io.InputError("", None, "--other", f"{system} and {other} differ in nothing unexpected on this History")
+            raise io.InputError(label, None, "--other", f"{system} and {other} differ in nothing unexpected on this History")
         aspect = diffs[0].aspect
         return (f"unexpected {aspect} difference between {system} and {other}",
                 lambda h: any(d.aspect == aspect for d in unexpected_differences(h, system, other)))
     if requirement is None:
         found = findings(history, system)
         if not found:
-            raise io.InputError("", None, "--system", f"{system} violates nothing unexpected on this History; name --requirement or --other")
+            raise io.InputError(label, None, "--system", f"{system} violates nothing unexpected on this History; name --requirement or --other")
         requirement = found[0].requirement
     if requirement not in {r.id for r in catalogue.load()}:
         raise io.InputError("", None, "--requirement", f"unknown requirement {requirement!r}")

@@ -6,6 +6,7 @@ so a failed run never leaves a half-written file behind.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -14,10 +15,12 @@ import stat
 import sys
 import tempfile
 import tomllib
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
@@ -31,6 +34,10 @@ class InputError(Exception):
         self.file, self.line, self.field, self.problem = str(file), line, field, problem
         where = f"{file}:{line}" if line else f"{file}"
         super().__init__(": ".join(p for p in (where, field, problem) if p))
+
+
+class SpecError(Exception):
+    """A file of replcheck's own spec/ is broken: the installation's fault, not the user's input (exit 3)."""
 
 
 @lru_cache(maxsize=None)
@@ -47,21 +54,60 @@ Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Vali
 @lru_cache(maxsize=None)
 def _registry() -> Registry:
     """Every schema by its $id, so that one refers to another's definitions (a Trace's nodes are a History's)."""
-    schemas = [schema(p.name.removesuffix(".schema.json")) for p in SPEC.joinpath("schemas").iterdir()]
-    return Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas if "$id" in s)
+    return Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in _schemas() if "$id" in s)
+
+
+def _schemas() -> list[dict]:
+    return [schema(p.name.removesuffix(".schema.json")) for p in sorted(SPEC.joinpath("schemas").iterdir())]
+
+
+@dataclass(frozen=True)
+class Schema:
+    """One schema, compiled twice: jsonschema-rs answers "valid?" in about a microsecond, and the
+    Python jsonschema, about 300 times slower, finds and words the error. A Trace of 10^6 lines
+    is checked by the first; only a value the two could judge differently goes to the second."""
+
+    slow: Draft202012Validator
+    fast: Any
+
+    def valid(self, obj: Any, plain: bool | None = None) -> bool:
+        return (_plain(obj) if plain is None else plain) and self.fast.is_valid(obj)
+
+
+def _plain(obj: Any) -> bool:
+    """No float (an integer here must be a Python int, which jsonschema-rs does not tell from 5.0)
+    and no integer beyond 2^53 (which it compares with a bound as a double)."""
+    if isinstance(obj, dict):
+        return all(_plain(v) for v in obj.values())
+    if isinstance(obj, list):
+        return all(_plain(v) for v in obj)
+    if isinstance(obj, float):
+        return False
+    return not isinstance(obj, int) or -2**53 < obj < 2**53
 
 
 @lru_cache(maxsize=None)
-def _validator(name: str, *path: str) -> Draft202012Validator:
+def _rs_registry() -> jsonschema_rs.Registry:
+    return jsonschema_rs.Registry([(s["$id"], s) for s in _schemas() if "$id" in s])
+
+
+def _compile(root: dict, node: dict) -> Schema:
+    doc = {**node, "$defs": root["$defs"]}
+    return Schema(Validator(doc, registry=_registry()),
+                  jsonschema_rs.validator_for(doc, registry=_rs_registry(), base_uri=root["$id"]))
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str, *path: str) -> Schema:
     root = schema(name)
     node: Any = root
     for p in path:
         node = node[p]
-    return Validator({**node, "$defs": root["$defs"]}, registry=_registry())
+    return _compile(root, node)
 
 
 @lru_cache(maxsize=None)
-def _op_validator(op: str) -> Draft202012Validator:
+def _op_validator(op: str) -> Schema:
     """The op's own fields plus the common ones, and nothing else."""
     root = schema("history")
     common, own = root["$defs"]["op"], root["$defs"]["ops"][op]
@@ -69,13 +115,18 @@ def _op_validator(op: str) -> Draft202012Validator:
     merged.update(type="object", additionalProperties=False,
                   properties={**common["properties"], **own.get("properties", {})},
                   required=common["required"] + own.get("required", []))
-    return Validator({**merged, "$defs": root["$defs"]}, registry=_registry())
+    return _compile(root, merged)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]+")
 
 
 def _path(prefix: str, parts: Iterable) -> str:
+    """rows[0].status; a key with other characters (a space, a dot, a colon) quoted, to stay one field."""
     out = prefix
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+        key = p if _PLAIN_KEY.fullmatch(str(p)) else json.dumps(p, ensure_ascii=False)
+        out += f"[{p}]" if isinstance(p, int) else (f".{key}" if out else key)
     return out
 
 
@@ -84,14 +135,21 @@ def validate_document(name: str, doc: Any, file: str | os.PathLike) -> None:
     _validate(_validator(name), doc, file, None, "")
 
 
-def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike, line: int | None, prefix: str) -> None:
-    err = best_match(validator.iter_errors(obj))
+def _validate(validator: Schema, obj: Any, file: str | os.PathLike, line: int | None, prefix: str,
+              plain: bool | None = None) -> None:
+    """plain: _plain(obj), when the caller validates obj against more than one schema."""
+    if validator.valid(obj, plain):
+        return
+    err = best_match(validator.slow.iter_errors(obj))
     if err is None:
         return
     field = _path(prefix, err.absolute_path)
     problem = err.message
     alternatives = err.validator_value if err.validator in ("anyOf", "oneOf") else []
-    if field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [r for r in err.validator_value if r not in err.instance]
+        field, problem = _path(prefix, [*err.absolute_path, missing[0]]), "missing (required)"
+    elif field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
         problem = f"MASTER_DELAY {err.instance!r} is not an integer in 0..2147483647 (to exercise the server's error, use delay_sql)"
     elif err.validator == "additionalProperties":
         problem = f"unknown field: {problem}"
@@ -105,7 +163,37 @@ def _validate(validator: Draft202012Validator, obj: Any, file: str | os.PathLike
     raise InputError(file, line, field, problem)
 
 
+def _name_problem(path: str | os.PathLike) -> None:
+    """An InputError for a name no file can have (the OS would raise ValueError, or find the current directory)."""
+    if not str(path):  # Path("") is ".", the current directory
+        raise InputError("''", None, "", "an empty file name")
+    if "\0" in str(path):
+        raise InputError(path, None, "", "a file name with a NUL byte")
+
+
+def lstat(path: str | os.PathLike) -> os.stat_result | None:
+    """What is at path (not following a symbolic link), None when nothing is; an InputError when the
+    name cannot be looked up (too long, a NUL byte, a file where a directory should be, no permission)."""
+    _name_problem(path)
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ENOTDIR:  # a parent is a file: nothing can be there
+            return None
+        raise InputError(path, None, "", f"cannot look up: {e.strerror or e}") from None
+
+
+def is_dir(path: str | os.PathLike) -> bool:
+    st = lstat(path)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        return Path(path).is_dir()  # a link to a directory is one to read from
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
 def read_text(path: str | os.PathLike) -> str:
+    _name_problem(path)
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as e:
@@ -125,13 +213,28 @@ def _parse_int(text: str) -> int | _LongInt:
         return _LongInt(text)
 
 
-def _first_long_int(doc: Any) -> list | None:
-    """The path to the first _LongInt in doc; iterative, as doc may be nested as deep as the parser allows."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@lru_cache(maxsize=2)
+def _long_digits(limit: int) -> re.Pattern:
+    return re.compile(rf"[0-9]{{{limit + 1}}}")
+
+
+def _first_unusable(doc: Any) -> tuple[list, str] | None:
+    """The path to the first value no loader can use, and why: a _LongInt, or a lone surrogate
+    (JSON's \\ud800 escape is no character: no output can be encoded with it); iterative, as doc
+    may be nested as deep as the parser allows."""
     stack: list[tuple[Any, list]] = [(doc, [])]
     while stack:
         node, parts = stack.pop()
         if isinstance(node, _LongInt):
-            return parts
+            return parts, f"an integer of more than {sys.get_int_max_str_digits()} digits"
+        if isinstance(node, str) and _SURROGATE.search(node):
+            return parts, "a lone surrogate (\\ud800-\\udfff) is not a character"
+        bad_key = next((k for k in node if _SURROGATE.search(k)), None) if isinstance(node, dict) else None
+        if bad_key is not None:
+            return parts + [ascii(bad_key)[1:-1]], "a lone surrogate (\\ud800-\\udfff) in a key is not a character"
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         stack += reversed([(v, parts + [k]) for k, v in items])
     return None
@@ -139,6 +242,15 @@ def _first_long_int(doc: Any) -> list | None:
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(NaN|-?Infinity)')
+
+
+def _constant_line(text: str) -> int:
+    """The line of the first NaN or Infinity outside a string (json gives parse_constant no position)."""
+    at = next((m.start() for m in _TOKEN.finditer(text) if m.group(1)), 0)
+    return text.count("\n", 0, at) + 1
 
 
 def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> Any:
@@ -151,10 +263,15 @@ def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> A
     except RecursionError:
         raise InputError(path, line, "", "not valid JSON: nested too deeply") from None
     except ValueError as e:  # from _no_constant
-        raise InputError(path, line, "", f"not valid JSON: {e}") from None
-    long_int = _first_long_int(doc)
-    if long_int is not None:
-        raise InputError(path, line, _path("", long_int), f"an integer of more than {sys.get_int_max_str_digits()} digits")
+        raise InputError(path, (line or 1) + _constant_line(text) - 1, "", f"not valid JSON: {e}") from None
+    # only a \u escape makes a lone surrogate, and only a long run of digits a _LongInt: the walk is
+    # for the lines that have one
+    unusable = _first_unusable(doc) if "\\u" in text or _long_digits(sys.get_int_max_str_digits()).search(text) else None
+    if unusable is not None:
+        parts, problem = unusable
+        if not parts and line is None:  # the document is that one value: it has no field, but a line
+            line = text.count("\n", 0, len(text) - len(text.lstrip())) + 1
+        raise InputError(path, line, _path("", parts), problem)
     return doc
 
 
@@ -163,8 +280,13 @@ def parse_toml(text: str, path: str | os.PathLike) -> dict:
         return tomllib.loads(text)
     except RecursionError:
         raise InputError(path, None, "", "not valid TOML: nested too deeply") from None
-    except ValueError as e:  # TOMLDecodeError, or int()'s refusal of a too long integer
+    except tomllib.TOMLDecodeError as e:  # its message gives the line
         raise InputError(path, None, "", f"not valid TOML: {e}") from None
+    except ValueError:  # int()'s refusal of a too long integer, which has no position: found here
+        digits = sys.get_int_max_str_digits()
+        at = re.search(rf"[0-9_]{{{digits + 1},}}", text)
+        line = text.count("\n", 0, at.start()) + 1 if at else None
+        raise InputError(path, line, "", f"not valid TOML: an integer of more than {digits} digits") from None
 
 
 def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:
@@ -184,21 +306,43 @@ def load_history(path: str | os.PathLike) -> dict:
     if not isinstance(header, dict) or "schema" not in header:
         raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.history/1'")
     _validate(_validator("history", "$defs", "header"), header, path, hline, "")
+    if len(ops) > MAX_OPS:
+        raise InputError(path, ops[MAX_OPS][0], "op", f"more than the {MAX_OPS} ops a History may hold (split it)")
     out = []
     for n, op in ops:
-        _validate(_validator("history", "$defs", "op"), op, path, n, "")
-        _validate(_op_validator(op["op"]), op, path, n, "")
+        plain = _plain(op)
+        _validate(_validator("history", "$defs", "op"), op, path, n, "", plain)
+        _validate(_op_validator(op["op"]), op, path, n, "", plain)
         out.append((n, op))
     _check_topology(path, hline, header["topology"], out)
     history = {"header": header, "ops": [op for _, op in out]}
     _check_samples(path, hline, history, out)
+    _check_reads(path, out)
     return history
+
+
+# Besides the samples, what a History's size does not bound: a read sees every transaction
+# committed before it (as SELECT * does on a server), so reads x transactions is the Trace's size.
+MAX_OPS = 1_000_000
+MAX_READ_ROWS = 10_000_000
+
+
+def _check_reads(path, ops: list[tuple[int, dict]]) -> None:
+    made, rows = 0, 0
+    for n, op in sorted(ops, key=lambda line_op: (line_op[1]["at"], line_op[1]["op"] == "read")):
+        if op["op"] == "read":
+            rows += made
+            if rows > MAX_READ_ROWS:
+                raise InputError(path, n, "op", f"the reads up to here may see {rows} transactions in all, more than "
+                                 f"the {MAX_READ_ROWS} a History may ask for (read less often)")
+        made += 1 if op["op"] == "trx" else len(op.get("trxs", ()))
 
 
 # What a History may ask for besides its ops: every node is sampled every sample_every_us until
 # the last op or end_us, so a short file could otherwise ask for 10^9 samples (hours and GBs).
-# 10^6 is an 8-hour run of 34 nodes sampled every second.
-MAX_SAMPLES = 1_000_000
+# 10^5 is an 8-hour run of 3 nodes sampled every second, and simulates and judges in under a
+# minute; the generated and embedded Histories take at most a few hundred.
+MAX_SAMPLES = 100_000
 
 
 def _check_samples(path, hline: int, history: dict, ops: list[tuple[int, dict]]) -> None:
@@ -261,10 +405,15 @@ def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     if not isinstance(header, dict) or header.get("schema") != "replcheck.trace/1":
         raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.trace/1'")
     _validate(_validator("trace", "$defs", "header"), header, path, hline, "")
+    ids = {node["id"] for node in header["topology"]["nodes"]}
     out, last_t = [], 0
     for n, o in obs:
-        _validate(_validator("trace", "$defs", "observation"), o, path, n, "")
-        _validate(_kind_validator(o["kind"]), o, path, n, "")
+        plain = _plain(o)
+        _validate(_validator("trace", "$defs", "observation"), o, path, n, "", plain)
+        _validate(_kind_validator(o["kind"]), o, path, n, "", plain)
+        for field in ("node", "source"):  # what the properties index their per-node state by
+            if isinstance(o.get(field), str) and o[field] not in ids:
+                raise InputError(path, n, field, f"unknown node {o[field]!r} (not in the header's topology)")
         if o["t"] < last_t:
             raise InputError(path, n, "t", f"{o['t']} is earlier than the previous observation's {last_t}")
         last_t = o["t"]
@@ -274,7 +423,7 @@ def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
 
 
 @lru_cache(maxsize=None)
-def _kind_validator(kind: str) -> Draft202012Validator:
+def _kind_validator(kind: str) -> Schema:
     return _validator("trace", "$defs", "kinds", kind)
 
 
@@ -321,10 +470,15 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     run never leaves it half-written; a FIFO or character device (/dev/stdout) is written straight, as
     the rename would replace it with a file; anything else (a symbolic link, a directory) is refused."""
     path = Path(path)
+    st = lstat(path)
+    mode = st.st_mode if st is not None else None
     try:
-        mode: int | None = path.lstat().st_mode
-    except FileNotFoundError:
-        mode = None
+        _write(path, mode, text)
+    except OSError as e:  # a parent that is a file, no permission, a full disk
+        raise InputError(path, None, "", f"cannot write: {e.strerror or e}") from None
+
+
+def _write(path: Path, mode: int | None, text: str) -> None:
     if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
@@ -347,7 +501,10 @@ def staging_dir(out: Path) -> Path:
     """Where a report directory is built before it replaces OUT whole (replace_dir): a hidden
     `.OUT.staging-PID-...` beside OUT. A run killed with -9 cannot remove its own; the next run
     for OUT removes those whose process is gone."""
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a parent is a file, no permission
+        raise InputError(out, None, "", f"cannot write: {e.strerror or e}") from None
     for stale in out.parent.glob(f".{out.name}.staging-*"):
         if not _alive(int(stale.name.split("-")[1])):
             shutil.rmtree(stale, ignore_errors=True)

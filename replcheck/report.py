@@ -76,7 +76,7 @@ def headline(report: dict) -> str:
 def load_results(paths: list[str | Path]) -> list[dict]:
     out = []
     for p in paths:
-        if Path(p).is_dir():  # a campaign directory: its summary is a results file
+        if io.is_dir(p):  # a campaign directory: its summary is a results file
             p = Path(p) / "summary.json"
         data = io.parse_json(io.read_text(p), p)
         if not isinstance(data, dict) or data.get("schema") != "replcheck.results/1":
@@ -257,13 +257,18 @@ def load_gate(path: str | Path) -> dict:
     if not isinstance(gate.get("verdicts"), dict):
         raise io.InputError(path, None, "verdicts", "a gate file needs [verdicts.\"<source>\"] tables, or [gate] derive = \"declarations\"")
     for source, pins in gate["verdicts"].items():
+        # named as in the file: a source has spaces and colons (conformance:MariaDB 10.11)
+        where = f"verdicts.{json.dumps(source, ensure_ascii=False)}"
+        if not isinstance(pins, dict):
+            raise io.InputError(path, None, where, f"{pins!r} is not a table of requirement = verdict")
         for req, status in pins.items():
             # A list pins a verdict a real server gives either way from run to run (a timing race
             # in the server itself); the gate still fails on anything outside the list.
-            if not all(s in ORDER for s in _accepted(status)) or not _accepted(status):
-                raise io.InputError(path, None, f"verdicts.{source}.{req}", f"unknown verdict {status!r}")
+            field = f"{where}.{json.dumps(req, ensure_ascii=False)}"
+            if not all(isinstance(s, str) and s in ORDER for s in _accepted(status)) or not _accepted(status):
+                raise io.InputError(path, None, field, f"unknown verdict {status!r}")
             if core.INCONCLUSIVE in _accepted(status):  # a run that did not test its claim is investigated, not accepted
-                raise io.InputError(path, None, f"verdicts.{source}.{req}",
+                raise io.InputError(path, None, field,
                                     "inconclusive cannot be pinned: fix the scenario or its claim, then pin what it shows")
     return gate
 

@@ -22,14 +22,19 @@ class Scenario:
     name: str
     history: Path
     quick: bool
-    scale: float
+    scale: float | None  # None: what its History's timing needs (harness.runner.scale_for)
     exercises: tuple[str, ...]
     description: str = ""
     requires: tuple[dict, ...] = ()
 
 
 def load_scenarios(path: Path | None = None) -> list[Scenario]:
-    path = Path(path or SPEC.joinpath("conformance.toml"))
+    """The scenarios of `path`, by default replcheck's own, whose faults are replcheck's (SpecError)."""
+    if path is None:
+        try:
+            return load_scenarios(SPEC.joinpath("conformance.toml"))
+        except io.InputError as e:
+            raise io.SpecError(str(e)) from None
     data = io.parse_toml(io.read_text(path), path)
     out = []
     for i, s in enumerate(data.get("scenario", [])):
@@ -37,8 +42,8 @@ def load_scenarios(path: Path | None = None) -> list[Scenario]:
         for key in ("name", "history", "exercises"):
             if key not in s:
                 raise io.InputError(path, None, where, f"missing {key}")
-        scale = s.get("scale", 0.1)
-        if not isinstance(scale, (int, float)) or not 0 < scale <= 10:
+        scale = s.get("scale")
+        if scale is not None and (not isinstance(scale, (int, float)) or isinstance(scale, bool) or not 0 < scale <= 10):
             raise io.InputError(path, None, f"{where}.scale", f"{scale!r} is not a number in (0, 10]")
         requires = s.get("requires", [])
         if not isinstance(requires, list):
@@ -46,7 +51,8 @@ def load_scenarios(path: Path | None = None) -> list[Scenario]:
         for j, pre in enumerate(requires):
             if why := preconditions.problem(pre):
                 raise io.InputError(path, None, f"{where}.requires[{j}]", why)
-        out.append(Scenario(s["name"], SPEC.joinpath("histories", s["history"]), bool(s.get("quick", False)), float(scale),
+        out.append(Scenario(s["name"], SPEC.joinpath("histories", s["history"]), bool(s.get("quick", False)),
+                            None if scale is None else float(scale),
                             tuple(s["exercises"]), s.get("description", ""), tuple(requires)))
     return out
 

@@ -123,10 +123,10 @@ class RunnerError(ValueError):
 # Checking and scaling a History
 
 
-def check_supported(history: dict, name: str = "history") -> None:
-    """RunnerError naming the first op (or topology field) a real server cannot do."""
+def check_supported(history: dict) -> None:
+    """RunnerError naming the first op (or topology field) a real server cannot do; the caller names the History."""
     for i, op in enumerate(history["ops"]):
-        where = f"{name}: ops[{i}] (at {op['at']} µs)"
+        where = f"ops[{i}] (at {op['at']} µs)"
         entry = O.OPS[op["op"]]
         if entry.refused:
             raise RunnerError(f"{where}: op {entry.name} is not supported on a real server: {entry.refused}")
@@ -138,12 +138,12 @@ def check_supported(history: dict, name: str = "history") -> None:
                 admin_statement(op, DEFAULT_EPOCH_US)
             except RunnerError as e:
                 raise RunnerError(f"{where}: {e}") from None
-    for n in history["header"]["topology"]["nodes"]:
+    for i, n in enumerate(history["header"]["topology"]["nodes"]):
         for key in ("clock_offset_us", "relay_log_info"):
             if n.get(key):
-                raise RunnerError(f"{name}: topology node {n['id']}: {key} is not supported on a real server")
+                raise RunnerError(f"topology.nodes[{i}].{key}: not supported on a real server (node {n['id']})")
         if n.get("commit_timestamps"):
-            raise RunnerError(f"{name}: topology node {n['id']}: commit_timestamps (MySQL 8.0) is not a MariaDB feature")
+            raise RunnerError(f"topology.nodes[{i}].commit_timestamps: MySQL 8.0's, not a MariaDB feature (node {n['id']})")
 
 
 def _purge_problem(op: dict) -> str | None:
@@ -164,24 +164,38 @@ def scale_delay(delay: int, scale: float) -> int:
 
 
 # How a time of each unit (model/ops.py) scales: a timeout or a nonzero delay never becomes 0.
-# SET TIMESTAMP's seconds wait for the run's epoch (Runner._rebase_timestamps).
+# SET TIMESTAMP's seconds are a distance from the History's epoch, scaled by scaled_history and
+# moved to the run's epoch by Runner._rebase_timestamps.
 SCALE = {O.US: lambda v, scale: round(v * scale), O.MS: lambda v, scale: max(1, round(v * scale)), O.SECONDS: scale_delay}
 
 
-def op_times(op: dict, unit: str) -> list[tuple[Any, Any]]:
-    """(container, key) of each of the op's times of this unit, as model/ops.py declares them."""
-    out = []
-    for t in O.OPS[op["op"]].times:
-        if t.unit != unit or not t.applies(op):
-            continue
-        places = [op]
-        for key in t.path[:-1]:
-            places = [item for p in places for item in p.get(key, [])]
-        out += [(p, t.path[-1]) for p in places if p.get(t.path[-1]) is not None]
-    return out
+# A real run's times are read by polling: on a loaded machine samples came 0.2–0.6 s apart. A
+# semi-sync timeout scaled below 1.5 s could not be told from a prompt commit (WL1720.TIMEOUT.ASYNC
+# is inconclusive past half of it); MariaDB counts MASTER_DELAY in whole seconds against a clock
+# difference it also takes in whole seconds (sql_delay_event, get_master_version_and_clock in
+# sql/slave.cc), so a delay scaled to 1 s is all truncation: kept at 2 s at least.
+TIMEOUT_FLOOR_MS = 1500
+DELAY_FLOOR_S = 2
+SCALE_RANGE = (0.1, 1.0)  # the quick suite's time budget; no History runs slower than real time
+LOOPBACK_LATENCY_US = 10_000  # a channel latency up to this, once scaled, is loopback's own; none is made
 
 
-def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_000) -> dict:
+def scale_for(history: dict) -> float:
+    """The time scale a History needs: the smallest in SCALE_RANGE that keeps every semi-sync
+    timeout and MASTER_DELAY it sets at its floor (or whole, if it is shorter than that), but no
+    larger than its channels' latencies allow (a latency cannot be made, only dropped)."""
+    floors = {O.MS: TIMEOUT_FLOOR_MS, O.SECONDS: DELAY_FLOOR_S}
+    values = [(O.SECONDS, c["delay"]) for c in history["header"]["topology"].get("channels", []) if c.get("delay")]
+    values += [(O.MS, n["variables"][O.SEMI_SYNC_TIMEOUT]) for n in history["header"]["topology"]["nodes"]
+               if isinstance(n.get("variables", {}).get(O.SEMI_SYNC_TIMEOUT), int)]
+    values += [(unit, place[key]) for op in history["ops"] for unit in floors for place, key in O.op_times(op, unit)]
+    need = max((min(v, floors[unit]) / v for unit, v in values if v > 0), default=0)
+    latency = max((c.get("latency_us", 0) for c in history["header"]["topology"].get("channels", [])), default=0)
+    most = max(SCALE_RANGE[0], min(SCALE_RANGE[1], LOOPBACK_LATENCY_US / latency if latency else 1))
+    return min(most, max(SCALE_RANGE[0], need))
+
+
+def scaled_history(history: dict, scale: float, latency_allowance_us: int = LOOPBACK_LATENCY_US) -> dict:
     """The History that runs: every time multiplied by `scale`, MASTER_DELAY in whole seconds.
     Channel latencies up to `latency_allowance_us` once scaled are loopback's (dropped); larger ones refused."""
     if not (isinstance(scale, (int, float)) and 0 < scale <= 10):
@@ -191,10 +205,10 @@ def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_0
     for key in ("end_us", "sample_every_us"):
         if key in hdr:
             hdr[key] = max(1000 if key == "sample_every_us" else 0, round(hdr[key] * scale))
-    for c in hdr["topology"].get("channels", []):
+    for i, c in enumerate(hdr["topology"].get("channels", [])):
         if c.get("latency_us", 0) * scale > latency_allowance_us:
-            raise RunnerError(f"topology channel {c['source']}->{c['replica']}: latency_us {c['latency_us']} "
-                              f"(x {scale:g}) cannot be made on loopback")
+            raise RunnerError(f"topology.channels[{i}].latency_us: {c['latency_us']} (x {scale:g}) cannot be made on "
+                              f"loopback ({c['source']}->{c['replica']})")
         c.pop("latency_us", None)
         if "delay" in c:
             c["delay"] = scale_delay(c["delay"], scale)
@@ -202,10 +216,13 @@ def scaled_history(history: dict, scale: float, latency_allowance_us: int = 10_0
         var = n.get("variables", {})
         if O.SEMI_SYNC_TIMEOUT in var:
             var[O.SEMI_SYNC_TIMEOUT] = SCALE[O.MS](var[O.SEMI_SYNC_TIMEOUT], scale)
+    epoch_s = hdr.get("epoch_us", DEFAULT_EPOCH_US) // US
     for op in h["ops"]:
         for unit, fn in SCALE.items():
-            for place, key in op_times(op, unit):
+            for place, key in O.op_times(op, unit):
                 place[key] = fn(place[key], scale)
+        for place, key in O.op_times(op, O.UNIX_S):  # a SET TIMESTAMP 30 s in the future stays 30 s (scaled) ahead
+            place[key] = max(1, epoch_s + round((place[key] - epoch_s) * scale))
     hdr["description"] = (hdr.get("description", "") + f" [time scale {scale:g}]").strip()
     return h
 
@@ -341,7 +358,7 @@ class Runner:
                  poll_us: int = 40_000, quiet_s: float = 8.0, name: str | None = None,
                  progress: Callable[[str], None] | None = None, verbose: bool = False):
         self.name = name or history["header"].get("name", "history")
-        check_supported(history, self.name)
+        check_supported(history)
         self.original = history
         self.history = scaled_history(history, scale)
         self.scale, self.poll_us, self.quiet_s = scale, poll_us, quiet_s
@@ -460,13 +477,13 @@ class Runner:
             self.emit("ack", source, replica=replica, file=file, pos=pos)
 
     def _rebase_timestamps(self) -> None:
-        """SET TIMESTAMP values are seconds of the History's epoch: the same distance (scaled) from
-        this run's epoch, so an event 30 s 'in the future' stays so. The History that ran records it."""
+        """SET TIMESTAMP values are seconds of the History's epoch (scaled_history scaled their
+        distance from it): the same distance from this run's epoch. The History that ran records it."""
         hdr = self.history["header"]
         old = hdr.get("epoch_us", DEFAULT_EPOCH_US) // US
         for op in self.history["ops"]:
-            for place, key in op_times(op, O.UNIX_S):
-                place[key] = max(1, self.epoch_us // US + round((place[key] - old) * self.scale))
+            for place, key in O.op_times(op, O.UNIX_S):
+                place[key] = max(1, self.epoch_us // US + place[key] - old)
         hdr["epoch_us"] = self.epoch_us
 
     def _set_up(self) -> None:
@@ -595,8 +612,12 @@ class Runner:
             if purge:  # what it removed, whatever it answered
                 remaining = self._binlog_files(node)
                 fields.update(purged=[f for f in listed if f not in remaining], remaining=remaining)
-        if kind == "change_master" and "delay_sql" in op:
-            fields["delay"] = _int(op["delay_sql"]) if errno is None else None
+            if kind == "change_master" and "delay_sql" in op:
+                # What the server made of the token, read back rather than parsed here: MariaDB takes
+                # 1.5 as 1 and 1e3 as 1 (ulong_num reads DECIMAL_NUM and FLOAT_NUM with my_strtoll10,
+                # up to the first non-digit; measured on 10.11).
+                cols, rows = c.query(node, "SHOW SLAVE STATUS") if errno is None else ([], [])
+                fields["delay"] = _int(rows[0][cols.index("SQL_Delay")]) if rows else None
         self.emit("stmt", node, t, op=kind, errno=errno, warning=warning, message=message, duration_us=max(0, t - start),
                   **fields)
         if kind == "stop_slave" and errno is None and warning is None and op.get("thread") in (None, "sql"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import shlex
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 from replcheck import catalogue, conform, crosscheck, io, report
 from replcheck.harness import runner
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
+from replcheck.harness.runner import scale_for
 from test_harness_mariadb import require_server
 from conftest import REPO
 
@@ -43,11 +45,34 @@ def test_every_scenario_runs_on_a_real_server_and_names_known_requirements():
     assert len({s.name for s in scenarios}) == len(scenarios)
     for s in scenarios:
         h = io.load_history(s.history)  # the History schema's, like every embedded History
-        runner.Runner(h, scale=s.scale, name=s.name)  # nothing a real server cannot do
+        runner.Runner(h, scale=s.scale or scale_for(h), name=s.name)  # nothing a real server cannot do
+        assert s.scale is None or s.scale > scale_for(h), f"{s.name}: a scale its timing chooses anyway, or too small"
         assert s.exercises and set(s.exercises) <= known, s.name
     exercised = {r.split(".")[0] for s in quick for r in s.exercises}
     assert {"WL344", "WL1720", "WL3464"} <= exercised  # delay, semi-sync, incidents in CI
     assert {"GGID.PURGE", "GGID.PURGE.NO_SKIP"} <= {r for s in quick for r in s.exercises}  # and purged binlogs
+
+
+def _timed(delays=(), timeouts=(), set_timeouts=(), latency=0) -> dict:
+    nodes = [{"id": "A", **({"variables": {"rpl_semi_sync_master_timeout": timeouts[0]}} if timeouts else {})}, {"id": "B"}]
+    ops = [{"at": 1, "op": "change_master", "node": "B", "delay": d} for d in delays]
+    ops += [{"at": 2, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_timeout", "value": t} for t in set_timeouts]
+    return {"header": {"topology": {"nodes": nodes, "channels": [{"source": "A", "replica": "B", "latency_us": latency}]}},
+            "ops": ops}
+
+
+@pytest.mark.parametrize("history, scale", [
+    (_timed(), 0.1),  # nothing timed: as fast as the quick suite allows
+    (_timed(delays=[5]), 0.4),  # 5 s of MASTER_DELAY kept at 2 s
+    (_timed(delays=[100, 5, 0]), 0.4),  # the shortest nonzero delay decides
+    (_timed(delays=[1]), 1.0),  # a delay of 1 s stays whole: real time
+    (_timed(timeouts=[5000]), 0.3),  # a 5 s semi-sync timeout kept at 1.5 s
+    (_timed(set_timeouts=[2000]), 0.75),  # a timeout set by SET GLOBAL counts as one in the topology
+    (_timed(delays=[600], timeouts=[60000]), 0.1),  # long ones: the floor of the range
+    (_timed(timeouts=[4000], latency=50_000), 0.2),  # 50 ms of latency is loopback's only up to 0.2
+])
+def test_a_history_s_timing_chooses_its_scale(history, scale):
+    assert scale_for(history) == pytest.approx(scale)
 
 
 def test_a_bad_scenario_list_is_one_line(tmp_path):
@@ -221,6 +246,8 @@ def test_quick_suite_meets_the_mariadb_gate(server, tmp_path, fast_tmp):
     judged = {row["requirement"] for row in doc["rows"] if row["status"] != NOT_EXERCISED}
     assert len(judged) >= 20
     assert all(row["source"] == "conformance" and row["system"] == conform.column(server.version) for row in doc["rows"])
+    chosen = {s.name: s.scale or scale_for(io.load_history(s.history)) for s in conform.load_scenarios() if s.quick}
+    assert all(shlex.split(r["reproduce"])[-2:] == ["--scale", f"{chosen[r['history']]:g}"] for r in doc["rows"])
     for f in doc["findings"]:  # every finding carries its evidence
         assert f["witness"] and f["history"] and f["server_version"] == server.version
     assert (out / "report.html").exists() and (out / "traces" / "mariadb").is_dir()

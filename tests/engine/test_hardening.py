@@ -87,9 +87,9 @@ def test_nan_is_not_json(tmp_path, capsys):
     ({"row_counts": {"pass": "3"}}, "rows[0].counts.pass"),
     ({"row_counts": {"passed": 3}}, "rows[0].counts"),
     ({"row_witnesses": "w"}, "rows[0].witnesses"),
-    ({"row_witnesses": [{"lines": [1]}]}, "rows[0].witnesses[0]: 'message' is a required property"),
+    ({"row_witnesses": [{"lines": [1]}]}, "rows[0].witnesses[0].message: missing (required)"),
     ({"row_history": 7}, "rows[0].history"),
-    ({"findings": [{"kind": "x"}]}, "findings[0]: 'witness' is a required property"),
+    ({"findings": [{"kind": "x"}]}, "findings[0].witness: missing (required)"),
     ({"figures": []}, "figures"),
 ])
 def test_results_of_the_wrong_types_name_the_field(tmp_path, capsys, patch, field):
@@ -113,7 +113,7 @@ def test_campaign_refuses_what_it_cannot_record(tmp_path, capsys, argv, message)
 
 
 def test_verify_refuses_an_empty_system_list(tmp_path, capsys):
-    assert "unknown system ''" in error_of(capsys, "verify", "--systems", "", "--out", str(tmp_path / "v"))
+    assert "--systems: unknown system ''" in error_of(capsys, "verify", "--systems", "", "--out", str(tmp_path / "v"))
 
 
 def test_out_refuses_a_symlink_and_a_directory(tmp_path, capsys):
@@ -207,8 +207,30 @@ def test_a_history_asking_for_too_many_samples_is_refused(tmp_path, capsys, head
 
 def test_a_history_at_the_sample_limit_loads(tmp_path):
     path = tmp_path / "h.jsonl"
-    path.write_text(SAMPLED % '"end_us": 500000000, ' + "\n")
+    path.write_text(SAMPLED % f'"end_us": {io.MAX_SAMPLES // 2 * 1000}, ' + "\n")
     assert io.load_history(path)["header"]["end_us"] == io.MAX_SAMPLES // 2 * 1000
+
+
+def test_a_history_with_more_ops_than_the_limit_is_refused_at_the_first_one_over(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(io, "MAX_OPS", 3)
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join([SAMPLED % "", *[f'{{"at": {k}, "op": "trx", "node": "A"}}' for k in range(4)]]) + "\n")
+    assert "h.jsonl:5: op: more than the 3 ops a History may hold" in error_of(capsys, "simulate", str(path))
+    path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+    assert len(io.load_history(path)["ops"]) == 3
+
+
+def test_reads_that_would_return_too_many_rows_are_refused(tmp_path, capsys, monkeypatch):
+    """A read returns every transaction so far: reads x transactions bounds the Trace, not the ops."""
+    monkeypatch.setattr(io, "MAX_READ_ROWS", 5)
+    ops = [f'{{"at": {k}, "op": "trx", "node": "A"}}' for k in range(3)]
+    ops += [f'{{"at": {10 + k}, "op": "read", "node": "B"}}' for k in range(2)]  # 3 + 3 rows: over at the second
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join([SAMPLED % "", *ops]) + "\n")
+    assert "h.jsonl:6: op: the reads up to here may see 6 transactions in all, more than the 5" in \
+        error_of(capsys, "simulate", str(path))
+    path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+    assert len(io.load_history(path)["ops"]) == 4
 
 
 def _patterns(node):
@@ -284,3 +306,179 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path):
     io.replace_dir(mine, out)
     assert (out / "results.json").exists() and not mine.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["report", live.name])
+
+
+# Found by the fuzzer (tests/engine/fuzzing.py, bench/fuzz.py), one test per signature.
+def test_a_history_sampled_too_often_for_its_length_is_refused(tmp_path, capsys):
+    line = '{"at": 1000000000000, "op": "trx", "node": "A"}'  # 10^6 samples at NORMAL's 1 s: it hung
+    assert "h.jsonl:2: at: 1000000000000 µs sampled every" in error_of(capsys, "simulate", history_with(tmp_path, line))
+
+
+def test_campaign_out_that_is_a_file_or_holds_another_campaign(tmp_path, capsys):
+    (tmp_path / "f").write_text("")
+    assert "--out " + str(tmp_path / "f") + ": not a directory" in error_of(capsys, "campaign", "--out", str(tmp_path / "f"))
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "campaign.json").write_text('{"plan": {"histories": 5}}')
+    assert "campaign.json: plan.histories: 5, not 1000" in error_of(capsys, "campaign", "--out", str(tmp_path / "c"))
+
+
+@pytest.mark.parametrize("command,name,problem", [
+    ("relay-log-info", "", "'': an empty file name"), ("relay-log-info", "a\0b", "a\\x00b: a file name with a NUL byte"),
+    ("report", "x" * 256, "x" * 200),  # too long: is it a campaign directory? (the problem, cut to 300 characters)
+])
+def test_names_no_file_can_have(capsys, command, name, problem):
+    assert problem in error_of(capsys, command, name)
+
+
+def test_an_output_under_a_file_cannot_be_written(tmp_path, capsys):
+    (tmp_path / "f").write_text("kept")
+    assert "f/r/report.json: cannot write: Not a directory" in error_of(capsys, "report", results_file(tmp_path), "--out", str(tmp_path / "f" / "r"))
+
+
+def test_conform_names_the_history_a_server_cannot_run(tmp_path, capsys):
+    h = tmp_path / "h.jsonl"
+    h.write_text(NORMAL.read_text().replace('"replica": "B"', '"replica": "B", "latency_us": 10000000', 1))
+    assert "h.jsonl: topology.channels[0].latency_us: 10000000 (x 0.1) cannot be made" in error_of(
+        capsys, "conform", "--server", "mariadb", "--history", str(h), "--out", str(tmp_path / "o"))
+    assert "--scale: nan is not a number in (0, 10]" in error_of(capsys, "conform", "--server", "mariadb", "--scale", "nan")
+
+
+def test_unrecognized_arguments_are_quoted(capsys):
+    assert "unrecognized arguments: ''" in error_of(capsys, "systems", "")
+
+
+def test_shrink_names_the_history_that_does_not_fail(tmp_path, capsys):
+    assert "d1-normal-setup.jsonl: --system: model:wl344 violates nothing" in error_of(capsys, "shrink", str(NORMAL), "--system", "model:wl344")
+
+
+def test_a_missing_property_and_nan_in_a_results_file_are_located(tmp_path, capsys):
+    path = tmp_path / "results.json"
+    path.write_text('{"schema": "replcheck.results/1"}')
+    assert "results.json: rows: missing (required)" in error_of(capsys, "report", str(path))
+    path.write_text('{"schema": "replcheck.results/1",\n "rows": [],\n "seed": -Infinity}')
+    assert "results.json:3: not valid JSON: -Infinity is not a JSON number" in error_of(capsys, "report", str(path))
+
+
+@pytest.mark.parametrize("gate,where", [
+    ('[verdicts."conformance:MariaDB 10.11"]\n"WL344.MSG" = true\n', 'g.toml: verdicts."conformance:MariaDB 10.11"."WL344.MSG": unknown verdict True'),
+    ('verdicts = {x = 1}\n', 'g.toml: verdicts."x": 1 is not a table'),
+    ('[verdicts.x]\ny = {a = 1}\n', 'g.toml: verdicts."x"."y": unknown verdict {\'a\': 1}'),
+    (f'[gate]\nname = "g"\n\n[verdicts.x]\ny = {LONG}\n', "g.toml:5: not valid TOML: an integer of more than 4300 digits"),
+])
+def test_a_bad_gate_file_is_located(tmp_path, capsys, gate, where):
+    (tmp_path / "g.toml").write_text(gate)
+    assert where in error_of(capsys, "gate", str(tmp_path / "g.toml"), results_file(tmp_path))
+
+
+@pytest.mark.parametrize("argv", [["explain", LONG, "0"], ["explain", str(2**63), "0"], ["replay", str(2**63), "0"]])
+def test_a_seed_beyond_what_a_campaign_records_is_refused(capsys, argv):
+    assert "0..9223372036854775807" in error_of(capsys, *argv, "--system", "model:wl344")
+
+
+def test_a_statement_value_is_typed_as_the_history_gives_it(tmp_path, capsys):
+    lines = main_trace_lines(tmp_path)
+    t = json.loads(lines[-1])["t"]
+    stmt = {"t": t, "kind": "stmt", "node": "A", "op": "set_global", "variable": "x", "value": {"a": 1}, "errno": None}
+    (tmp_path / "t.jsonl").write_text("\n".join([*lines, json.dumps(stmt)]) + "\n")
+    assert f"t.jsonl:{len(lines) + 1}: value:" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
+
+
+def test_a_broken_embedded_spec_file_is_an_internal_error_in_one_line(capsys, monkeypatch):
+    from replcheck import systems
+
+    def broken(text):
+        raise io.InputError("spec/systems.toml", 3, "system[0].rule", "'x' is not a delay rule")
+    monkeypatch.setattr(systems, "load", broken)
+    systems.systems.cache_clear()
+    try:
+        assert main(["systems"]) == 3
+    finally:
+        monkeypatch.undo()
+        systems.systems.cache_clear()
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("replcheck: internal error: spec/systems.toml:3: system[0].rule") and "spec file is broken" in line
+
+
+def test_conform_refuses_an_empty_history_name_and_an_out_under_a_file(tmp_path, capsys):
+    assert "conform: argument --history: an empty file name" in error_of(capsys, "conform", "--server", "mariadb", "--history", "")
+    (tmp_path / "f").write_text("")
+    assert "f/x: cannot write: File exists" in error_of(capsys, "conform", "--server", "mariadb", "--history", str(NORMAL),
+                                                        "--out", str(tmp_path / "f" / "x"))
+
+
+def test_performance_schema_delays_come_together(tmp_path, capsys):
+    lines = main_trace_lines(tmp_path)
+    n, status = next((n, json.loads(s)) for n, s in enumerate(lines) if '"kind": "status"' in s)
+    lines[n] = json.dumps({**{k: v for k, v in status.items() if k != "REMAINING_DELAY"}, "DESIRED_DELAY": 0})
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    assert f"t.jsonl:{n + 1}: 'REMAINING_DELAY' is a dependency of 'DESIRED_DELAY'" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
+
+
+def test_an_apply_without_a_gtid_is_judged_by_the_origin_its_due_time_used(tmp_path, capsys):
+    assert main(["simulate", str(REPO / "spec" / "histories" / "anonymous-gtid.jsonl"), "--system", "model:wl344",
+                 "--out", str(tmp_path / "t.jsonl")]) == 0
+    lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    n = next(n for n, s in enumerate(lines) if '"kind": "apply"' in s and '"type": "QUERY_EVENT"' in s)
+    lines[n] = lines[n].replace('"gtid": "0-1-1"', '"gtid": ""')  # its binlog event keeps the GTID: no origin by GTID
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["check-trace", str(tmp_path / "t.jsonl")]) in (0, 1), capsys.readouterr().err
+
+
+def test_a_trace_observation_of_a_node_the_header_does_not_have(tmp_path, capsys):
+    path = trace_with_header(tmp_path, nodes=[{"id": "Z"}, {"id": "B"}])
+    assert "t.jsonl:2: node: unknown node 'A'" in error_of(capsys, "check-trace", path)
+
+
+def test_semi_sync_counters_come_together(tmp_path, capsys):
+    assert main(["simulate", str(REPO / "spec" / "histories" / "ss-counters.jsonl"), "--out", str(tmp_path / "t.jsonl")]) == 0
+    lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    n = next(n for n, s in enumerate(lines) if '"Rpl_semi_sync_master_no_tx"' in s)
+    lines[n] = lines[n].replace('"Rpl_semi_sync_master_no_tx"', '"no_tx"')
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    assert f"t.jsonl:{n + 1}: variables: 'Rpl_semi_sync_master_no_tx' is a dependency" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
+
+
+@pytest.mark.parametrize("json_text,where", [('"x\\ud800"', "results.json: seed: a lone surrogate"),
+                                             ('{"\\udfff": 1}', 'results.json: seed."\\\\udfff": a lone surrogate')])
+def test_a_lone_surrogate_is_no_character(tmp_path, capsys, json_text, where):
+    path = tmp_path / "results.json"
+    path.write_text('{"schema": "replcheck.results/1", "rows": [], "seed": %s}' % json_text)
+    assert where in error_of(capsys, "report", str(path), "--out", str(tmp_path / "r"))
+    path.write_text('\n"\\ud800"')  # the whole document: no field, so its line
+    assert "results.json:2: a lone surrogate" in error_of(capsys, "report", str(path))
+    path.write_text('{"schema": "replcheck.results/1", "rows": [], "a key": "\\ud800"}')  # quoted: one field
+    assert 'results.json: "a key": a lone surrogate' in error_of(capsys, "report", str(path))
+
+
+def test_broken_own_crosscheck_rules_are_replcheck_s_fault(tmp_path, monkeypatch):
+    """The cross-check rules are replcheck's own: a fault in them is not the user's bad input."""
+    from replcheck import crosscheck
+
+    (tmp_path / "crosscheck.toml").write_text('[[rule]]\nid = "x"\n')
+    monkeypatch.setattr(crosscheck, "SPEC", tmp_path)
+    crosscheck.rules.cache_clear()
+    try:
+        with pytest.raises(io.SpecError, match=r"crosscheck.toml: rule\[0\].aspects: missing"):
+            crosscheck.rules()
+    finally:
+        monkeypatch.undo()
+        crosscheck.rules.cache_clear()
+
+
+def test_broken_own_scenarios_are_an_internal_error(tmp_path, capsys, monkeypatch):
+    from replcheck import scenarios
+
+    (tmp_path / "conformance.toml").write_text('[[scenario]]\nname = "x"\n')
+    monkeypatch.setattr(scenarios, "SPEC", tmp_path)
+    assert main(["requirements"]) == 3
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("replcheck: internal error:") and "conformance.toml: scenario[0]: missing history" in line
+
+
+@pytest.mark.parametrize("command", [["report", "r.json"], ["verify"], ["simulate", "h.jsonl"], ["campaign"],
+                                     ["conform", "--server", "mariadb"], ["replay", "1", "2", "--system", "model:wl344"],
+                                     ["shrink", "h.jsonl", "--system", "model:wl344"]])
+def test_an_empty_out_is_refused_not_the_current_directory(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    assert "--out: an empty file name" in error_of(capsys, *command, "--out", "")
+    assert not list(tmp_path.iterdir())

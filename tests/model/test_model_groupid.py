@@ -148,3 +148,50 @@ def test_failover_elects_repoints_continues_and_restores(kit):
     # A, restored from C's backup and SET to C's ID, replays only what C lacked, once.
     want = {f"t{i}": 1 for i in (1, 2, 3, 4, 5, 6, 7)}
     assert {n: tr.first("data", node=n)["counts"] for n in "ABCD"} == dict.fromkeys("ABCD", want)
+
+
+def _fan_out(kit, ops, transactional=(True, True, True), end_s=12):
+    nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t} for n, t in zip("ABC", transactional)]
+    channels = [{"source": "A", "replica": r, "latency_us": 1000} for r in "BC"]
+    ops = [{"at": at, "op": o, "node": n, **kw} for at, o, n, kw in ops]
+    return kit.make_history(nodes, channels, ops, end_us=end_s * US, sample_every_us=US)
+
+
+def test_failed_over_master_feeds_no_slave(kit):
+    # B replays t1 after a crash between engine commit and the relay-log.info flush and halts
+    # (1643), so the failover that elects it waits. A, the old master, is still up and logs t2:
+    # C, failed over with B, must not get it, or B, promoted, would issue t2's ID 2 again to t3.
+    h = _fan_out(kit, [(0, "crash", "B", {"point": "after_engine_commit"}), (0, "trx", "A", {"trx": "t1"}),
+                       (US, "restart", "B", {}), (2 * US, "failover", "C", {"elect": True}),
+                       (3 * US, "trx", "A", {"trx": "t2"}),
+                       (4 * US, "change_master", "B", {"connect_using_group_id": True}),
+                       (4 * US, "start_slave", "B", {}), (5 * US, "trx", "B", {"trx": "t3"})],
+                 transactional=(True, False, True))
+    tr = kit.run(M, h)
+    failover, promoted = tr.first("failover", node="B", old="A"), tr.first("promoted", node="B")
+    assert promoted["t"] == 4 * US
+    assert not [o for o in tr.all("relay", node="C", source="A") if o["t"] >= failover["t"]]
+    waiting = [o["Slave_IO_Running"] for o in tr.all("status", node="C") if failover["t"] < o["t"] < promoted["t"]]
+    assert waiting and set(waiting) == {"Connecting"}  # as to a dead master
+    assert ids_in_binlog(tr, "C") == [("t1", 1), ("t3", 2)]
+    assert kit.verdict("GGID.UNIQUE", tr).status == "pass"
+
+
+def test_failover_that_cannot_place_a_slave_resets_it_to_connect_by_group_id(kit):
+    # C, down since t1, is failed over to B, then to A, restored from B's backup: SET to group 2,
+    # A's binlog holds no group 1, so SHOW BINLOG INFO FOR 1 fails on A. C must not resume at a
+    # position in its old master's binlog.
+    h = _fan_out(kit, [(0, "trx", "A", {"trx": "t1"}), (US, "crash", "C", {}), (US, "trx", "A", {"trx": "t2"}),
+                       (2 * US, "crash", "A", {}), (2 * US, "failover", "B", {"elect": True}),
+                       (3 * US, "restore", "A", {"from": "B", "source": "B"}), (4 * US, "crash", "B", {}),
+                       (4 * US, "failover", "A", {"elect": True}), (5 * US, "trx", "A", {"trx": "t3"}),
+                       (6 * US, "restart", "C", {})])
+    tr = kit.run(M, h)
+    assert tr.first("promoted", node="A")["old"] == "B"
+    change = tr.first("stmt", node="C", op="change_master", master_host="A")
+    assert change["connect_using_group_id"] and "master_log_file" not in change
+    [refused] = [o for o in tr.all("connect", node="C", source="A") if o["t"] > change["t"]]
+    assert (refused["by"], refused["group_id"], refused["errno"]) == ("group_id", 1, F.ER_MASTER_FATAL_ERROR_READING_BINLOG)
+    assert not [o for o in tr.all("relay", node="C") if o["t"] > change["t"]]
+    assert tr.first("data", node="C")["counts"] == {"t1": 1}
+    assert tr.all("status", node="C")[-1]["Connect_Using_Group_ID"] == "Yes"

@@ -374,6 +374,17 @@ def test_failover_promotes_the_most_advanced_replica_and_repoints_the_other(kit)
     assert not [o for o in tr.all("relay", node="C", source="A") if o["t"] > promoted["t"]]
 
 
+def test_failover_disconnects_the_repointed_replicas_from_the_old_primary(kit):
+    # A stays up: once B is promoted, neither B nor C is A's semi-sync client any more
+    # (finding-reconnect-cut-before-dump: C's dump thread on A used to be left counted).
+    nodes = [master(), semisync_replica("B"), semisync_replica("C")]
+    channels = [{"source": "A", "replica": r, "latency_us": MS} for r in "BC"]
+    tr = kit.run(AS, history(kit, nodes, channels, [op(1 * US, "failover", "B")], end_s=3))
+    promoted = tr.first("promoted", node="B")
+    after = [o for o in tr.all("server_status", node="A") if o["t"] > promoted["t"]]
+    assert after and {o["variables"]["Rpl_semi_sync_master_clients"] for o in after} == {0}
+
+
 def test_after_sync_failover_loses_nothing_that_was_read(kit):
     # ss-phantom-failover: under AFTER_COMMIT another session read t1, which B never got.
     reads = {s: kit.run(s, "ss-phantom-failover").all("read", node="A")[0]["seen"] for s in (AS, AC)}

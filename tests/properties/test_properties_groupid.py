@@ -9,11 +9,14 @@ violation must be reported with a witness naming the faulty observation.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import assert_witness
 from test_properties_incident import Case, pick
 
-from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck import io
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
 from replcheck.systems import systems
 
 M = "model:groupid"
@@ -313,3 +316,16 @@ def test_gtid_replica_that_needs_nothing_purged_resumes(kit):
     c = tr.all("connect", node="B")[-1]
     assert (c["by"], c["errno"], c["master_log_file"]) == ("gtid", None, "bin.000002")
     assert tr.first("data", node="B")["counts"] == {"n1": 1, "n2": 1, "n3": 1}
+
+
+
+def test_gtid_slave_pos_after_a_skip_a_trace_cannot_show_is_not_judged(kit):
+    # MariaDB 10.11 on inc-skip-after-rotation (a conform run): the counter skipped after_gap
+    # (0-1-2) and gtid_slave_pos moved past it, which the trace, with no relay log read, cannot
+    # show. From that START SLAVE to the next group the position is not judged.
+    header, obs = io.load_trace(Path(__file__).parent / "traces" / "mariadb-inc-skip-after-rotation.jsonl")
+    prop = kit.prop("MARIADB.GTID.SLAVE_POS")
+    assert prop.run(TraceView(header, obs)).status == "pass"
+    seeing = {**header, "unobserved": [k for k in header["unobserved"] if k != "relay"]}
+    judged = prop.run(TraceView(seeing, obs))
+    assert judged.status == "violated" and "gtid_slave_pos '0-1-2', it replicated up to '0-1-1'" in judged.witnesses[0].message

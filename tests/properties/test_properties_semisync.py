@@ -17,7 +17,7 @@ from test_model_semisync import N_VAR, master, semisync_replica
 
 from replcheck import io
 from replcheck.model.semisync import AckTable
-from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
 from replcheck.spec import ROOT
 from replcheck.systems import systems
 
@@ -496,3 +496,13 @@ def test_a_polled_yes_tx_may_miss_a_commit_within_the_resolution_only(kit, resol
     tr.header["resolution_us"] = resolution_us
     sample(tr, "A", 3 * US)["variables"]["Rpl_semi_sync_master_yes_tx"] -= 1
     assert kit.verdict("WL1720.COUNT.TX", tr).status == status
+
+
+def test_a_resolution_past_half_the_timeout_leaves_the_timeout_inconclusive(kit):
+    # ss-counters: one commit waits out the 5 s timeout. Sampled every 3 s, a trace cannot tell that
+    # wait from a prompt return: no pass and no violation can be claimed, only inconclusive.
+    tr = kit.run("model:wl7318", "ss-counters")
+    prop = kit.prop("WL1720.TIMEOUT.ASYNC")
+    assert prop.run(TraceView(tr.header, tr.obs)).status == "pass"
+    coarse = prop.run(TraceView({**tr.header, "resolution_us": 3_000_000}, tr.obs))
+    assert coarse.status == "inconclusive" and "cannot tell whether it timed out" in coarse.witnesses[0].message
