@@ -77,6 +77,9 @@ NOT_IN_GROUP = frozenset({"Format_desc", "Rotate", "Gtid_list", "Binlog_checkpoi
 # and new_file in sql/log.cc): the FDE that starts each relay log, the Rotate that ends it. Not
 # relayed events: the model's relay log holds only what the master sent.
 RELAY_FRAMING = frozenset({"Format_desc", "Rotate", "Stop"})
+# What the SQL thread executes outside a group without a row to show it: its apply is seen by the
+# relay-log place a sample shows past it (an incident stops it or is skipped: the skip is its own).
+PASSED_OUTSIDE_GROUPS = frozenset({"Format_desc", "Rotate", "Gtid_list", "Binlog_checkpoint"})
 GTID_TEXT = re.compile(r"^GTID (\d+-\d+-\d+)")  # mariadb-binlog's text of a Gtid event: 'GTID 0-1-2 trans'
 ROTATE_TEXT = re.compile(r"^Rotate to (\S+)\s+pos: (\d+)")  # and of a Rotate: 'Rotate to bin.000001  pos: 4'
 # An error-log line's prefix, in every format the servers write. MariaDB's print_buffer_to_file
@@ -394,6 +397,8 @@ class Runner:
         self.binlog_tool = ""  # mariadb-binlog
         self.relay_logs: dict[str, RelayLogs] = {}  # replica -> its relay logs, read as they grow
         self._relay_group: dict[str, list[dict]] = {}  # replica -> the relay observations of its open group
+        self._relayed: dict[str, list[dict]] = {}  # replica -> its relay observations, in relay order
+        self._unapplied: dict[str, list[int]] = {}  # replica -> indexes into _relayed of events in no group not yet passed
         self._master_file: dict[str, str] = {}  # replica -> the master's binlog its IO thread reads (its last Rotate)
         self.max_gap = 0
         self.cluster: Cluster | None = None
@@ -810,6 +815,10 @@ class Runner:
                 self._master_file[node] = m.group(1)
         obs = self.emit("relay", node, t, source=self.sources.get(node), **fields, file=name, pos=ev.pos,
                         master_file=master_file, master_end=master_end)
+        relayed = self._relayed.setdefault(node, [])
+        if etype in PASSED_OUTSIDE_GROUPS and not group:
+            self._unapplied.setdefault(node, []).append(len(relayed))
+        relayed.append(obs)
         if obs["gtid"]:  # closing the group marks its last observation
             group.append(obs)
         self._relay_group[node] = group
@@ -837,10 +846,25 @@ class Runner:
         if last is not None and last["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
             self.emit("sql_stop", node, t, reason="error", errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
             self.emit("error", node, t, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
+        self._passed(node, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
         every = self.history["header"].get("sample_every_us", US)
         if force or last is None or any(last.get(k) != s[k] for k in s) or t - last["_t"] >= every:
             self._last_status[node] = {**s, "_t": t}
             self.emit("status", node, t, **s)
+
+    def _passed(self, node: str, t: int, relay_file: str, relay_pos: int) -> None:
+        """The events in no group (the master's fake Rotate, FDE, Gtid_list) that the SQL thread has
+        passed by this sample: those relayed before the relay log's place it shows (the latest
+        relay log of that name: a purge starts the names again). Executed as the model executes them;
+        an apply observation each, as a group's gets at the poll that finds its row."""
+        relayed, pending = self._relayed.get(node, []), self._unapplied.get(node, [])
+        here = next((i for i in range(len(relayed) - 1, -1, -1)
+                     if relayed[i]["file"] == relay_file and relayed[i]["pos"] < relay_pos), None)
+        while pending and here is not None and pending[0] <= here:
+            r = relayed[pending.pop(0)]
+            self.emit("apply", node, t, **{k: r[k] for k in ("source", "type", "trx", "idx", "last", "gtid", "server_id",
+                                                              "when", "ict")},
+                      read=None, begin=None, relay_file=r["file"], relay_pos=r["pos"])
 
     def _tail_log(self, node: str, t: int) -> None:
         path = self.cluster.error_log(node)

@@ -373,3 +373,28 @@ def test_purged_binlogs_a_stopped_replica_needs_stop_its_io_thread(server, tmp_p
     assert t2 and {o["file"] for o in t2} == {"bin.000001"}  # read before the purge removed it
     verdicts = {v.requirement: v.status for v in core.run_properties(core.TraceView(header, obs))}
     assert verdicts["GGID.PURGE"] == core.PASS and verdicts["GGID.RECOVERY.EXACTLY_ONCE"] == core.PASS
+
+
+def test_events_in_no_group_are_applied_once_a_sample_shows_the_sql_thread_past_them():
+    """The master's fake Rotate, FDE and Gtid_list get an apply at the first sample whose relay-log
+    place is past them, as the models execute them (WL344.STATE.WAITING takes the first relayed
+    event without one for the SQL thread's); an incident never does (it stops the thread, or a
+    skip passes it)."""
+    from replcheck.harness.relaylog import Event
+
+    r = R.Runner(_history([]))
+    r.sources["B"] = "A"
+    for name, ev in [("relay.000002", Event(4, 48, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4")),
+                     ("relay.000002", Event(52, 256, 1700000000, 15, 1, 0)),
+                     ("relay.000002", Event(308, 60, 1700000001, 26, 1, 400)),  # an incident
+                     ("relay.000002", Event(368, 38, 1700000002, 162, 1, 438, "GTID 0-1-1 trans"))]:
+        r._relay_event("B", 10, name, ev)
+
+    def sample(t, file, pos):
+        r._status("B", t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": file,
+                           "Relay_Log_Pos": str(pos)}, None, False)
+        return [(o["t"], o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"]
+    assert sample(20, "relay.000001", 900) == []  # an older relay log of another name: nothing passed yet
+    assert sample(30, "relay.000002", 52) == [(30, "ROTATE_EVENT", 4)]
+    assert sample(40, "relay.000002", 368) == [(30, "ROTATE_EVENT", 4), (40, "FORMAT_DESCRIPTION_EVENT", 52)]
+    assert sample(50, "relay.000002", 406) == [(30, "ROTATE_EVENT", 4), (40, "FORMAT_DESCRIPTION_EVENT", 52)]
