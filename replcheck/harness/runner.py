@@ -81,6 +81,14 @@ RELAY_FRAMING = frozenset({"Format_desc", "Rotate", "Stop"})
 # relay-log place a sample shows past it (an incident stops it or is skipped: the skip is its own).
 PASSED_OUTSIDE_GROUPS = frozenset({"Format_desc", "Rotate", "Gtid_list", "Binlog_checkpoint"})
 GTID_TEXT = re.compile(r"^GTID (\d+-\d+-\d+)")  # mariadb-binlog's text of a Gtid event: 'GTID 0-1-2 trans'
+# The SQL thread's note once SQL_SLAVE_SKIP_COUNTER ran out (handle_slave_sql, sql/slave.cc): where
+# it was when the skipping began and where it is now. Every relayed event in between was passed
+# over, and those the counter counts were skipped (see _emit_skips).
+SKIP_LOG = re.compile(r"^'SQL_SLAVE_SKIP_COUNTER=\d+' executed at relay_log_file='([^']*)', relay_log_pos='(\d+)'"
+                      r".* and new position at relay_log_file='([^']*)', relay_log_pos='(\d+)'")
+# Passed over without counting (their do_shall_skip ignores them: log_event_server.cc), as the model's
+# SKIP_EXEMPT; a Binlog_checkpoint changes nothing on a replica and the model has none.
+NOT_SKIPPED = frozenset({"ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "BINLOG_CHECKPOINT_EVENT"})
 ROTATE_TEXT = re.compile(r"^Rotate to (\S+)\s+pos: (\d+)")  # and of a Rotate: 'Rotate to bin.000001  pos: 4'
 # An error-log line's prefix, in every format the servers write. MariaDB's print_buffer_to_file
 # (sql/log.cc) writes "%d-%02d-%02d %2d:%02d:%02d %lu [%s] ": the hour is space-padded, so 03:07 is
@@ -974,6 +982,7 @@ class Runner:
                 last = last if t is None else t
                 self.emit("binlog", node, last, **ev)
         self._emit_applies()
+        self._emit_skips()
 
     def _binlog_files(self, node: str) -> list[str]:
         return [r[0] for r in self.cluster.sql(node, "SHOW BINARY LOGS")]
@@ -1074,6 +1083,36 @@ class Runner:
                 back, errno = self.returned.get(k, (t, None))
                 t = t if errno == CR_SERVER_LOST else min(t, back)
                 self.emit("visible", node, t, trx=self.trx_names[k], gtid=self.gtid_of.get(k))
+
+    def _emit_skips(self) -> None:
+        """The events SQL_SLAVE_SKIP_COUNTER passed over, at the note that says so: the relay
+        observations from where the skipping began up to the new position, in the relay log the
+        note names. A purge starts the relay logs' names again: walking back from the new position,
+        places only decrease within one relay log's life, so the walk ends where they do not."""
+        with self._lock:
+            obs = [o for _, _, o in sorted(self.obs, key=lambda x: x[:2])]
+        for note in [o for o in obs if o["kind"] == "log" and o["node"] in self.relay_logs]:
+            if not (m := SKIP_LOG.match(note["message"])):
+                continue
+            node = note["node"]
+            begin = (os.path.basename(m.group(1)), int(m.group(2)))
+            end = (os.path.basename(m.group(3)), int(m.group(4)))
+            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node]
+            # What was relayed by the note: read before it, or by the read that followed it.
+            read = next((o["t"] for o in relays if o["t"] > note["t"]), note["t"])
+            relays = [o for o in relays if o["t"] <= read]
+            skipped: list[dict] = []
+            for r in reversed(relays):
+                place = (r["file"], r["pos"])
+                if not skipped and place >= end:
+                    continue  # after the new position (relayed later, or a purged file of that name)
+                if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
+                    break
+                skipped.append(r)
+            for r in reversed(skipped):
+                if r["type"] not in NOT_SKIPPED:
+                    self.emit("skip", node, note["t"], trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],
+                              reason="sql_slave_skip_counter", relay_file=r["file"], relay_pos=r["pos"])
 
     def _emit_data(self, t: int) -> None:
         c = self.cluster

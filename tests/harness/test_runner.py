@@ -398,3 +398,26 @@ def test_events_in_no_group_are_applied_once_a_sample_shows_the_sql_thread_past_
     assert sample(30, "relay.000002", 52) == [(30, "ROTATE_EVENT", 4)]
     assert sample(40, "relay.000002", 368) == [(30, "ROTATE_EVENT", 4), (40, "FORMAT_DESCRIPTION_EVENT", 52)]
     assert sample(50, "relay.000002", 406) == [(30, "ROTATE_EVENT", 4), (40, "FORMAT_DESCRIPTION_EVENT", 52)]
+
+
+def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_one_of_that_name():
+    """inc-skip-after-rotation on MariaDB: START SLAVE purged the relay logs and the new relay.000002
+    reuses the name; walking back from the note's new position must not cross into the old one."""
+    r = R.Runner(_history([]))
+    r.relay_logs["B"] = object()  # read: the note is about a relay log the runner read
+
+    def relay(t, pos, etype, trx=None):
+        r.emit("relay", "B", t, source="A", type=etype, trx=trx, idx=0, last=False, gtid=None, server_id=1, when=1,
+               ict=None, file="relay.000002", pos=pos, master_file="bin.000001", master_end=pos)
+    for pos, etype, trx in [(615, "GTID_LOG_EVENT", "create_t1"), (769, "INCIDENT_EVENT", None),
+                            (829, "GTID_LOG_EVENT", "after_gap")]:
+        relay(10, pos, etype, trx)  # the first life of relay.000002
+    for pos, etype in [(256, "ROTATE_EVENT"), (297, "FORMAT_DESCRIPTION_EVENT"), (615, "GTID_LIST_EVENT"),
+                       (658, "INCIDENT_EVENT")]:
+        relay(20, pos, etype)  # after the purge: the master sends again from the head of its binlog
+    relay(20, 715, "GTID_LOG_EVENT", "after_gap")
+    r.emit("log", "B", 25, level="Note", message="'SQL_SLAVE_SKIP_COUNTER=1' executed at relay_log_file='./relay.000002', "
+           "relay_log_pos='256', master_log_name='bin.000001', master_log_pos='4', GTID '0-1-1'; and new position at "
+           "relay_log_file='./relay.000002', relay_log_pos='715', master_log_name='bin.000001', master_log_pos='533', GTID '0-1-1'; ")
+    r._emit_skips()
+    assert [(o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "skip"] == [("INCIDENT_EVENT", 658)]
