@@ -55,9 +55,14 @@ class IncidentIndex:
         server's relay log is read at each poll: the incident is stamped up to the resolution late,
         so a stop that early is after it too."""
         slack = self.v.resolution_us
-        return next((s for s in self.stops if s["node"] == r["node"]
+        stop = next((s for s in self.stops if s["node"] == r["node"]
                      and (_key(s) > _key(r) if not slack else s["t"] >= r["t"] - slack)
                      and s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)
+        if stop is not None and "relay_pos" not in stop and any(
+                k["node"] == r["node"] and (k["relay_file"], k["relay_pos"]) == (r["file"], r["pos"])
+                and r["t"] - slack <= k["t"] <= stop["t"] for k in self.v.kind("skip")):
+            return None  # skipped before that stop (which names no place: a real server's): another incident's
+        return stop
 
     def after(self, r: dict) -> list[dict]:
         """What was relayed to the same replica after r, in order, until the relay log holding r
