@@ -17,7 +17,9 @@ from .core import Check, TraceView, checks
 ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
 KNOWN = {0: "NONE", 1: "LOST_EVENTS"}
 # What the skip counter neither counts nor skips (a dump's Gtid_list too: Gtid_list_log_event::do_shall_skip)
-EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT"})
+# Besides the seed's exempt events: MariaDB's Binlog_checkpoint, which does nothing on a replica
+# (log_event_server.cc) and which the models do not write.
+EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "BINLOG_CHECKPOINT_EVENT"})
 MESSAGE = re.compile(r"^The incident (\S+) (?:occured|occurred) on the (?:master|source)\. Message: (.*)$", re.S)
 
 
@@ -49,9 +51,18 @@ class IncidentIndex:
 
     def stop_after(self, r: dict) -> dict | None:
         """The stop a relayed incident caused: on that replica, after it, at its relay position
-        (a trace that does not say where its SQL thread stopped: the first stop after it)."""
-        return next((s for s in self.stops if s["node"] == r["node"] and _key(s) > _key(r)
+        (a trace that does not say where its SQL thread stopped: the first stop after it). A real
+        server's relay log is read at each poll: the incident is stamped up to the resolution late,
+        so a stop that early is after it too."""
+        slack = self.v.resolution_us
+        stop = next((s for s in self.stops if s["node"] == r["node"]
+                     and (_key(s) > _key(r) if not slack else s["t"] >= r["t"] - slack)
                      and s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)
+        if stop is not None and "relay_pos" not in stop and any(
+                k["node"] == r["node"] and (k["relay_file"], k["relay_pos"]) == (r["file"], r["pos"])
+                and r["t"] - slack <= k["t"] <= stop["t"] for k in self.v.kind("skip")):
+            return None  # skipped before that stop (which names no place: a real server's): another incident's
+        return stop
 
     def after(self, r: dict) -> list[dict]:
         """What was relayed to the same replica after r, in order, until the relay log holding r
@@ -255,16 +266,21 @@ def nothing_after_the_incident(v: TraceView, check: Check) -> None:
 
 
 def _skips_after_start(v: TraceView, start: dict) -> tuple[list[dict], dict | None]:
-    """The skip observations right after a START SLAVE, and the first event applied after them."""
+    """The skip observations right after a START SLAVE, and the first event applied after them.
+    A real server's skips are stamped when its note is read and its applies when a poll finds the
+    row: a skip up to the resolution after that apply came before it."""
     skips, first_apply = [], None
     for o in v.obs:
         if o["node"] != start["node"] or _key(o) <= _key(start):
             continue
-        if o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter" and first_apply is None:
+        if o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter":
+            if first_apply is not None and o["t"] > first_apply["t"] + v.resolution_us:
+                break
             skips.append(o)
-        elif o["kind"] == "apply" and o["type"] not in EXEMPT:
+        elif o["kind"] == "apply" and o["type"] not in EXEMPT and first_apply is None:
             first_apply = o
-            break
+            if not v.resolution_us:
+                break
         elif o["kind"] == "sql_stop":
             break
     return skips, first_apply

@@ -41,7 +41,7 @@ from replcheck.spec.formats import MAX_MASTER_DELAY
 
 BASEDIR_ENV = "REPLCHECK_MARIADB_BASEDIR"
 TMPDIR_ENV = "REPLCHECK_TMPDIR"
-TOOLS = ("mariadbd", "mariadb-install-db", "mariadb")
+TOOLS = ("mariadbd", "mariadb-install-db", "mariadb", "mariadb-binlog")  # mariadb-binlog reads relay logs
 NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # the History schema's id: also a safe directory name
 MAX_SERVER_ID = 2**32 - 1
 REPL_USER = "repl"
@@ -85,6 +85,7 @@ class ServerBinaries:
     mariadbd: str
     install_db: str
     client: str
+    binlog: str  # mariadb-binlog, the server's own reader of binlog and relay-log files
     basedir: str | None  # a user's own build, passed on as --basedir; None for a system install
     version: str  # e.g. '10.11.19-MariaDB-0+deb12u1'
     version_line: str  # the whole `mariadbd --version` line
@@ -95,7 +96,7 @@ class ServerBinaries:
 
 
 def find_server(basedir: str | None = None, *, timeout: float = 10.0) -> ServerBinaries:
-    """mariadbd, mariadb-install-db and mariadb from `basedir` (its bin/ or sbin/), else from
+    """mariadbd, mariadb-install-db, mariadb and mariadb-binlog from `basedir` (its bin/ or sbin/), else from
     $REPLCHECK_MARIADB_BASEDIR, else from PATH and /usr/sbin. ServerNotFound says what is missing."""
     from_env = False
     if basedir is None and os.environ.get(BASEDIR_ENV):
@@ -131,7 +132,7 @@ def find_server(basedir: str | None = None, *, timeout: float = 10.0) -> ServerB
     m = re.search(r"\bVer\s+(\S+)", line)
     if out.returncode != 0 or not m:
         raise ServerNotFound(f"MariaDB not usable: {found['mariadbd']} --version exited {out.returncode}: {line!r}")
-    return ServerBinaries(found["mariadbd"], found["mariadb-install-db"], found["mariadb"], basedir,
+    return ServerBinaries(found["mariadbd"], found["mariadb-install-db"], found["mariadb"], found["mariadb-binlog"], basedir,
                           m.group(1), line)
 
 

@@ -23,8 +23,11 @@ node: the timing uncertainty of every observed instant. At the end, once replica
 the binlogs (SHOW BINLOG EVENTS, the header timestamp read from the file at each event's
 position) and one `data` observation per node counting each transaction's row.
 
-What a poll cannot see is declared in the header's `unobserved` (relay-log writes, acks), so the
-properties that need it report not_exercised. How each op runs is model/ops.py's table: the
+Each poll of a replica first reads what was written to its relay logs since the last read
+(replcheck.harness.relaylog, with mariadb-binlog), as `relay` observations stamped when the read
+ended; so do the runner's statements that may purge relay logs, and restarts. What a poll cannot
+see is declared in the header's `unobserved` (acks; relay-log writes when a relay log could not be
+read whole, the gap in the notes), so the properties that need it report not_exercised. How each op runs is model/ops.py's table: the
 statement builder or Runner method it names. Ops a real server cannot do (the table's reasons)
 are refused before anything starts (RunnerError, one line naming the op). No SQL text from a History is executed:
 statements are built from validated fields only (integers, whitelisted names and enum words).
@@ -40,6 +43,7 @@ from typing import Any, Callable
 
 from replcheck.harness.ackproxy import AckProxy
 from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
+from replcheck.harness.relaylog import Event, RelayLogs
 from replcheck.model import ops as O
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US
@@ -52,8 +56,12 @@ WORD = re.compile(r"^[A-Za-z_]{1,32}$")
 LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 ER_STMT_CACHE_FULL = 1705
 CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came  # a non-transactional statement's changes could not be binlogged: an incident
-ORDER = {"visible": 0, "binlog": 1, "apply": 2, "status": 4, "server_status": 5, "log": 6, "data": 7}
-UNOBSERVED = ["relay", "ack"]  # what polling cannot see: when an event reached a relay log, acks
+ORDER = {"visible": 0, "binlog": 1, "relay": 1, "apply": 2, "status": 4, "server_status": 5, "log": 6, "data": 7}
+# What polling cannot see: acks; relay-log writes when a relay log could not be read whole.
+UNOBSERVED = ["relay", "ack"]
+# Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
+# MASTER_USE_GTID (start_slave_threads, sql/slave.cc), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
+PURGES_RELAY_LOGS = frozenset({"start_slave", "reset_slave", "change_master"})
 # Semi-sync in play (settings, lose_acks): every channel then runs through an AckProxy, which sees
 # each ack on its way to the source (and loses those lose_acks asks for).
 SEMI_SYNC = re.compile(r"^rpl_semi_sync_")
@@ -65,6 +73,23 @@ EVENT_TYPES = {
     "Stop": "STOP_EVENT",
 }
 NOT_IN_GROUP = frozenset({"Format_desc", "Rotate", "Gtid_list", "Binlog_checkpoint", "Incident", "Stop"})
+# A relay log's own framing, written by the replica under its own server id (MYSQL_BIN_LOG::open
+# and new_file in sql/log.cc): the FDE that starts each relay log, the Rotate that ends it. Not
+# relayed events: the model's relay log holds only what the master sent.
+RELAY_FRAMING = frozenset({"Format_desc", "Rotate", "Stop"})
+# What the SQL thread executes outside a group without a row to show it: its apply is seen by the
+# relay-log place a sample shows past it (an incident stops it or is skipped: the skip is its own).
+PASSED_OUTSIDE_GROUPS = frozenset({"Format_desc", "Rotate", "Gtid_list", "Binlog_checkpoint"})
+GTID_TEXT = re.compile(r"^GTID (\d+-\d+-\d+)")  # mariadb-binlog's text of a Gtid event: 'GTID 0-1-2 trans'
+# The SQL thread's note once SQL_SLAVE_SKIP_COUNTER ran out (handle_slave_sql, sql/slave.cc): where
+# it was when the skipping began and where it is now. Every relayed event in between was passed
+# over, and those the counter counts were skipped (see _emit_skips).
+SKIP_LOG = re.compile(r"^'SQL_SLAVE_SKIP_COUNTER=\d+' executed at relay_log_file='([^']*)', relay_log_pos='(\d+)'"
+                      r".* and new position at relay_log_file='([^']*)', relay_log_pos='(\d+)'")
+# Passed over without counting (their do_shall_skip ignores them: log_event_server.cc), as the model's
+# SKIP_EXEMPT; a Binlog_checkpoint changes nothing on a replica and the model has none.
+NOT_SKIPPED = frozenset({"ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "BINLOG_CHECKPOINT_EVENT"})
+ROTATE_TEXT = re.compile(r"^Rotate to (\S+)\s+pos: (\d+)")  # and of a Rotate: 'Rotate to bin.000001  pos: 4'
 # An error-log line's prefix, in every format the servers write. MariaDB's print_buffer_to_file
 # (sql/log.cc) writes "%d-%02d-%02d %2d:%02d:%02d %lu [%s] ": the hour is space-padded, so 03:07 is
 # "2026-11-23  3:07:01"; handle_fatal_signal (sql/signal_handler.cc) writes "YYMMDD %2d:MM:SS
@@ -377,6 +402,12 @@ class Runner:
         self._log_offsets: dict[str, int] = {}
         self._io_error: dict[str, tuple[int, str]] = {}  # replica -> the IO thread's error last emitted
         self._binlogs_kept: dict[tuple[str, str], list[dict]] = {}  # (node, file) -> its events, read before a purge
+        self.binlog_tool = ""  # mariadb-binlog
+        self.relay_logs: dict[str, RelayLogs] = {}  # replica -> its relay logs, read as they grow
+        self._relay_group: dict[str, list[dict]] = {}  # replica -> the relay observations of its open group
+        self._relayed: dict[str, list[dict]] = {}  # replica -> its relay observations, in relay order
+        self._unapplied: dict[str, list[int]] = {}  # replica -> indexes into _relayed of events in no group not yet passed
+        self._master_file: dict[str, str] = {}  # replica -> the master's binlog its IO thread reads (its last Rotate)
         self.max_gap = 0
         self.cluster: Cluster | None = None
         self.proxies: dict[str, AckProxy] = {}  # replica -> the relay on its channel
@@ -401,6 +432,7 @@ class Runner:
 
     def run(self) -> tuple[dict, list[dict]]:
         server = find_server(self.basedir)
+        self.binlog_tool = server.binlog
         options = []
         if any(op["op"] == "trx" and op.get("binlog_failure") == "cache_overflow" for op in self.history["ops"]):
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
@@ -447,6 +479,8 @@ class Runner:
             self._stop.set()
             poller.join(timeout=10)
         self._poll_all()
+        for n in self.relay_logs:
+            self._read_relay(n, final=True)
         self._collect_binlogs()
         self._emit_data(self.now())
 
@@ -545,6 +579,7 @@ class Runner:
         self._busy.add(node)
         # What its first sample sees changed after the start began (it was down): the gap's bound.
         self._last_poll[node] = self.now()
+        self._read_relay(node, settled=True)  # down: whole, before relay_log_recovery or a GTID start purges them
         c.restart(node)
         path = c.error_log(node)
         self._log_offsets[node] = min(self._log_offsets.get(node, 0), os.path.getsize(path))
@@ -574,6 +609,7 @@ class Runner:
         start = self.now()
         with self._node_locks[node]:  # never while a sample of the node is taken: each sees it before or after
             listed = self._keep_binlogs(node) if purge else []
+            self._read_relay(node, settled=kind in PURGES_RELAY_LOGS and self._io_stopped(node))
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
                 results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
@@ -624,6 +660,7 @@ class Runner:
             self._statement({"at": op["at"], "node": node, **step})
         self._applied_relay_log(node)
         with self._node_locks[node]:
+            self._read_relay(node)
             c.promote(node)
         self.emit("sql_stop", node, reason="promotion")
         del self.sources[node]
@@ -701,6 +738,7 @@ class Runner:
             if not c.is_running(node):
                 return
             with self._node_locks[node]:
+                self._read_relay(node)  # before the sample: what it finds applied was relayed by then
                 results = c.results(node, POLL, timeout=10)
         except HarnessError:
             return  # down or going down: nothing to see
@@ -737,6 +775,62 @@ class Runner:
             self.emit("server_status", node, t_vars, variables=variables)
         self._tail_log(node, t_vars)
 
+    def _io_stopped(self, node: str) -> bool:
+        try:
+            return self.cluster.show_slave_status(node).get("Slave_IO_Running") == "No"
+        except HarnessError:
+            return False
+
+    def _read_relay(self, node: str, settled: bool = False, final: bool = False) -> None:
+        """The events written to the replica's relay logs since the last read, as `relay`
+        observations stamped when the read ended: each was relayed no later. Grouped and named as
+        _read_binlog_file does the binlog's; the transaction names are set with the binlogs'."""
+        if node not in self.relay_logs:
+            if node not in self.sources:
+                return
+            self.relay_logs[node] = RelayLogs(self.binlog_tool, self.cluster.node_dir(node), label=node)
+        events = self.relay_logs[node].read(settled=settled, final=final)
+        t = self.now()
+        for name, ev in events:
+            self._relay_event(node, t, name, ev)
+        if final:
+            _close_group(self._relay_group.pop(node, []))
+
+    def _relay_event(self, node: str, t: int, name: str, ev: Event) -> None:
+        etype = ev.name
+        if ev.server_id == self.server_ids[node] and etype in RELAY_FRAMING:
+            return
+        group = self._relay_group.get(node, [])
+        fields = {"type": EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
+                  "gtid": None, "server_id": ev.server_id, "when": ev.when, "ict": None}
+        master_file, master_end = self._master_file.get(node, ""), ev.end
+        if etype == "Gtid" and (m := GTID_TEXT.match(ev.text)):
+            _close_group(group)
+            fields["gtid"] = m.group(1)
+            group = []
+        elif group and etype not in NOT_IN_GROUP:
+            fields.update(gtid=group[0]["gtid"], idx=len(group))
+        else:
+            _close_group(group)
+            group = []
+            if etype == "Incident":
+                fields.update(ev.incident())
+            elif etype == "Rotate" and (m := ROTATE_TEXT.match(ev.text)):
+                # The dump thread's fake Rotate (end_log_pos 0, sql_repl.cc fake_rotate_event) names
+                # where the master starts sending; a real one ends the master's file it is in.
+                if not ev.end:
+                    master_file, master_end = m.group(1), int(m.group(2))
+                self._master_file[node] = m.group(1)
+        obs = self.emit("relay", node, t, source=self.sources.get(node), **fields, file=name, pos=ev.pos,
+                        master_file=master_file, master_end=master_end)
+        relayed = self._relayed.setdefault(node, [])
+        if etype in PASSED_OUTSIDE_GROUPS and not group:
+            self._unapplied.setdefault(node, []).append(len(relayed))
+        relayed.append(obs)
+        if obs["gtid"]:  # closing the group marks its last observation
+            group.append(obs)
+        self._relay_group[node] = group
+
     def _instant(self, unix_time: str) -> int:
         """A server's CLOCK reading as trace time (same machine, same clock)."""
         return max(0, round((float(unix_time) - self.wall_t0) * US))
@@ -760,10 +854,25 @@ class Runner:
         if last is not None and last["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
             self.emit("sql_stop", node, t, reason="error", errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
             self.emit("error", node, t, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
+        self._passed(node, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
         every = self.history["header"].get("sample_every_us", US)
         if force or last is None or any(last.get(k) != s[k] for k in s) or t - last["_t"] >= every:
             self._last_status[node] = {**s, "_t": t}
             self.emit("status", node, t, **s)
+
+    def _passed(self, node: str, t: int, relay_file: str, relay_pos: int) -> None:
+        """The events in no group (the master's fake Rotate, FDE, Gtid_list) that the SQL thread has
+        passed by this sample: those relayed before the relay log's place it shows (the latest
+        relay log of that name: a purge starts the names again). Executed as the model executes them;
+        an apply observation each, as a group's gets at the poll that finds its row."""
+        relayed, pending = self._relayed.get(node, []), self._unapplied.get(node, [])
+        here = next((i for i in range(len(relayed) - 1, -1, -1)
+                     if relayed[i]["file"] == relay_file and relayed[i]["pos"] < relay_pos), None)
+        while pending and here is not None and pending[0] <= here:
+            r = relayed[pending.pop(0)]
+            self.emit("apply", node, t, **{k: r[k] for k in ("source", "type", "trx", "idx", "last", "gtid", "server_id",
+                                                              "when", "ict")},
+                      read=None, begin=None, relay_file=r["file"], relay_pos=r["pos"])
 
     def _tail_log(self, node: str, t: int) -> None:
         path = self.cluster.error_log(node)
@@ -836,6 +945,10 @@ class Runner:
         for events in logs.values():
             for ev in events:
                 ev["trx"] = trx_of_gtid.get(ev["gtid"]) if ev["gtid"] else None
+        with self._lock:
+            for _, _, o in self.obs:
+                if o["kind"] == "relay" and o["gtid"]:
+                    o["trx"] = trx_of_gtid.get(o["gtid"])
         at: dict[tuple[str, str], int] = {}
         for node in sorted(logs, key=self._depth, reverse=True):  # replicas first: a source wrote no later
             replicas = [r for r, src in self.sources.items() if src == node and r in logs]
@@ -869,6 +982,7 @@ class Runner:
                 last = last if t is None else t
                 self.emit("binlog", node, last, **ev)
         self._emit_applies()
+        self._emit_skips()
 
     def _binlog_files(self, node: str) -> list[str]:
         return [r[0] for r in self.cluster.sql(node, "SHOW BINARY LOGS")]
@@ -939,10 +1053,13 @@ class Runner:
         """A replica's execution of each transaction, as seen: at the first poll that found its row,
         with the SQL thread's relay-log position at that poll. Events from the origin's binlog."""
         events: dict[str, list[dict]] = {}
+        relayed: dict[tuple[str, str, int], list[dict]] = {}  # (replica, gtid, idx) -> its relay observations
         with self._lock:
-            for _, _, o in self.obs:
+            for _, _, o in sorted(self.obs, key=lambda x: x[:2]):
                 if o["kind"] == "binlog" and o.get("gtid") and self.by_server_id.get(o["server_id"]) == o["node"]:
                     events.setdefault(o["gtid"], []).append(o)
+                elif o["kind"] == "relay" and o["gtid"]:
+                    relayed.setdefault((o["node"], o["gtid"], o["idx"]), []).append(o)
         for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
             gtid = self.gtid_of.get(k)
             source = self.seen_src[(node, k)]
@@ -951,9 +1068,14 @@ class Runner:
             relay_file, relay_pos = self.seen_pos[(node, k)]
             self.emit("visible", node, t, trx=self.trx_names[k], gtid=gtid)
             for b in events.get(gtid, []):
+                # The event's own place in the relay log, where it was read: its latest copy relayed
+                # by then (stamped up to a poll late, so the first one otherwise); else where the
+                # SQL thread was at the sample.
+                copies = relayed.get((node, gtid, b["idx"]), [])
+                r = next((c for c in reversed(copies) if c["t"] <= t), copies[0] if copies else None)
                 self.emit("apply", node, t, source=source, type=b["type"], trx=b["trx"], idx=b["idx"], last=b["last"],
                           gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,
-                          relay_file=relay_file, relay_pos=relay_pos)
+                          relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
         for (node, k), t in self.seen.items():
             if self.seen_src[(node, k)] is None:  # no GTID: committed but never binlogged (an incident's lost events)
                 # Visible to others by the time its statement returned, if a poll did not see it earlier
@@ -961,6 +1083,36 @@ class Runner:
                 back, errno = self.returned.get(k, (t, None))
                 t = t if errno == CR_SERVER_LOST else min(t, back)
                 self.emit("visible", node, t, trx=self.trx_names[k], gtid=self.gtid_of.get(k))
+
+    def _emit_skips(self) -> None:
+        """The events SQL_SLAVE_SKIP_COUNTER passed over, at the note that says so: the relay
+        observations from where the skipping began up to the new position, in the relay log the
+        note names. A purge starts the relay logs' names again: walking back from the new position,
+        places only decrease within one relay log's life, so the walk ends where they do not."""
+        with self._lock:
+            obs = [o for _, _, o in sorted(self.obs, key=lambda x: x[:2])]
+        for note in [o for o in obs if o["kind"] == "log" and o["node"] in self.relay_logs]:
+            if not (m := SKIP_LOG.match(note["message"])):
+                continue
+            node = note["node"]
+            begin = (os.path.basename(m.group(1)), int(m.group(2)))
+            end = (os.path.basename(m.group(3)), int(m.group(4)))
+            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node]
+            # What was relayed by the note: read before it, or by the read that followed it.
+            read = next((o["t"] for o in relays if o["t"] > note["t"]), note["t"])
+            relays = [o for o in relays if o["t"] <= read]
+            skipped: list[dict] = []
+            for r in reversed(relays):
+                place = (r["file"], r["pos"])
+                if not skipped and place >= end:
+                    continue  # after the new position (relayed later, or a purged file of that name)
+                if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
+                    break
+                skipped.append(r)
+            for r in reversed(skipped):
+                if r["type"] not in NOT_SKIPPED:
+                    self.emit("skip", node, note["t"], trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],
+                              reason="sql_slave_skip_counter", relay_file=r["file"], relay_pos=r["pos"])
 
     def _emit_data(self, t: int) -> None:
         c = self.cluster
@@ -982,9 +1134,14 @@ class Runner:
                 "time_scale": self.scale, "unobserved": self._unobserved(), "topology": topo,
                 "notes": self._notes()}
 
+    def _relay_gaps(self) -> list[str]:
+        return [g for logs in self.relay_logs.values() for g in logs.gaps]
+
     def _unobserved(self) -> list[str]:
-        """Acks are seen when every channel ran through its relay all along (each has one, or none does)."""
-        return [k for k in UNOBSERVED if k != "ack" or not self.proxies or self.repointed]
+        """Acks are seen when every channel ran through its relay all along (each has one, or none
+        does); relay-log writes when every relay log was read whole."""
+        return [k for k in UNOBSERVED if (k != "ack" or not self.proxies or self.repointed)
+                and (k != "relay" or self._relay_gaps())]
 
     def _notes(self) -> list[str]:
         """How the run differs from the History's ops as the models do them."""
@@ -994,6 +1151,7 @@ class Runner:
                          "observed when the relay passed it on, so the source processed it no earlier")
         if self.repointed:
             notes.append("failover: repointed channels bypass the relay, so acks after it are not observed")
+        notes += [f"relay not observed: {g}" for g in self._relay_gaps()]
         return notes + self.notes
 
     def _ordered(self) -> list[dict]:

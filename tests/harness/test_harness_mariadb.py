@@ -36,7 +36,7 @@ def test_find_server_bogus_basedir_names_what_is_missing(tmp_path):
         find_server(str(tmp_path / "nowhere"))
     msg = str(e.value)
     assert "\n" not in msg
-    assert "no mariadbd, mariadb-install-db, mariadb in" in msg and str(tmp_path / "nowhere") in msg
+    assert "no mariadbd, mariadb-install-db, mariadb, mariadb-binlog in" in msg and str(tmp_path / "nowhere") in msg
 
 
 def test_find_server_uses_the_environment_variable(tmp_path, monkeypatch):
@@ -55,17 +55,18 @@ def test_find_server_in_a_build_reports_the_version(tmp_path):
     _fake_tool(tmp_path / "sbin" / "mariadbd", "echo 'mariadbd  Ver 10.11.99-MariaDB-log for Linux on x86_64 (Source)'")
     with pytest.raises(ServerNotFound) as e:
         find_server(str(tmp_path))
-    assert "no mariadb-install-db, mariadb in" in str(e.value)  # mariadbd itself was found
-    _fake_tool(tmp_path / "bin" / "mariadb-install-db")
-    _fake_tool(tmp_path / "bin" / "mariadb")
+    assert "no mariadb-install-db, mariadb, mariadb-binlog in" in str(e.value)  # mariadbd itself was found
+    for tool in ("mariadb-install-db", "mariadb", "mariadb-binlog"):
+        _fake_tool(tmp_path / "bin" / tool)
     found = find_server(str(tmp_path))
     assert found.mariadbd == str(tmp_path / "sbin" / "mariadbd") and found.client == str(tmp_path / "bin" / "mariadb")
+    assert found.binlog == str(tmp_path / "bin" / "mariadb-binlog")
     assert found.basedir == str(tmp_path)
     assert found.version == "10.11.99-MariaDB-log" and found.version_tuple == (10, 11, 99)
 
 
 def test_find_server_rejects_a_server_that_does_not_run(tmp_path):
-    for tool in ("mariadbd", "mariadb-install-db", "mariadb"):
+    for tool in ("mariadbd", "mariadb-install-db", "mariadb", "mariadb-binlog"):
         _fake_tool(tmp_path / "bin" / tool, "echo broken >&2; exit 1")
     with pytest.raises(ServerNotFound, match="--version exited 1"):
         find_server(str(tmp_path))

@@ -448,3 +448,35 @@ def test_a_chain_hop_polled_out_of_order_is_still_judged(kit):
     assert verdict.checked == 30 and "C began GTID_LOG_EVENT of g1 at 1234639, B executed it at 1273056" in \
         verdict.witnesses[0].message
 
+
+
+@pytest.mark.parametrize("late_s, judged", [(0.5, False), (1.5, True)])
+def test_a_polled_server_may_show_waiting_up_to_a_second_past_the_due_time(kit, late_s, judged):
+    """MariaDB sleeps the whole seconds left from when it looked (sql_delay_event): on a real
+    server's trace, waiting less than a second past the due time is not judged by
+    WL344.STATE.WAITING (WAIT.NO_EXTRA's question); longer is."""
+    tr = kit.run(W344, "d1-normal-setup")
+    tr.header["resolution_us"] = 100_000
+    due, at = 21 * US, 21 * US + int(late_s * US)
+    for o in tr.all("apply", node="B", trx="t1") + tr.all("visible", node="B", trx="t1"):
+        tr.retime(o, at + 300_000)
+    s = tr.retime(status_at(tr, 22 * US), at)
+    s.update(Slave_SQL_Running_State=STATE_WAITING, processlist_state=STATE_WAITING, SQL_Remaining_Delay=0)
+    verdict = kit.verdict("WL344.STATE.WAITING", tr)
+    if judged:
+        assert_witness(verdict, tr, s, f"B at {at} shows state {STATE_WAITING!r} but it is not delaying (due {due})")
+    else:
+        assert verdict.status == PASS
+
+
+def test_a_sample_just_before_a_relay_log_read_is_not_judged_on_what_was_read_after_it(kit):
+    """The relay log is read at each poll, before the sample: the IO thread may write an event the
+    SQL thread then waits on before the sample is taken, read only at the next poll."""
+    tr = kit.run(W344, "d1-normal-setup")
+    tr.header["resolution_us"] = 100_000
+    s = tr.first("status", node="B", Slave_SQL_Running_State=STATE_WAITING)  # the first sample of the wait
+    for r in tr.all("relay", node="B", trx="t1"):
+        tr.retime(r, s["t"] + 50_000)
+    assert kit.verdict("WL344.STATE.WAITING", tr).status == PASS
+    tr.header["resolution_us"] = 10_000  # the read came after the resolution: the sample is judged
+    assert kit.verdict("WL344.STATE.WAITING", tr).status == VIOLATED

@@ -327,3 +327,19 @@ def test_incident_ignored_also_killed_on_unknown_code(kit):
     h = unknown_code_history(kit)
     assert kit.verdict("WL3464.R3.2", kit.run("mutant:incident-ignored", h)).status == VIOLATED
     assert kit.verdict("WL3464.R3.2", kit.run(M, h)).status == PASS
+
+
+def test_a_skipped_incident_is_not_paired_with_a_later_stop_on_a_real_server(kit):
+    """MariaDB 10.11 on inc-skip-then-reconnect, relay logs read: the DBA skips the incident the GTID
+    reconnect sent again (relay.000002:658); the next reconnect sends it once more into a relay
+    log of the same name (at 615) and B stops there. That stop names no relay place: it is the
+    third copy's, not the skipped one's (HOLD judged the skipped copy by it and found the third
+    copy's positions). R4.ONCE is the violation (declared for MariaDB)."""
+    from pathlib import Path
+    from replcheck.properties.core import TraceView
+
+    header, obs = io.load_trace(Path(__file__).parent / "traces" / "mariadb-inc-skip-then-reconnect-relay-read.jsonl")
+    view = TraceView(header, obs)
+    assert kit.prop("WL3464.HOLD").run(view).status == PASS
+    once = kit.prop("WL3464.R4.ONCE").run(view)
+    assert once.status == VIOLATED and "one it had skipped came back" in once.witnesses[0].message
