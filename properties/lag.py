@@ -13,7 +13,7 @@ from __future__ import annotations
 from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks
-from .delay import STATE_WAITING, index
+from .delay import STATE_WAITING, index, repositions
 
 SBM = "Seconds_Behind_Master"
 # MariaDB: '...; waiting for more updates'; MySQL 5.6 and the seed's model: '...; waiting for the
@@ -38,7 +38,7 @@ def _read_all(s: dict) -> bool:
 def _written_us(v: TraceView, r: dict) -> int | None:
     """True time at which the relayed event's timestamp was written, from its origin's binlog and clock."""
     o = index(v).origin_of(r)
-    if o is None:
+    if o is None or r.get("when") is None:
         return None
     return r["when"] * US - v.offset_at(o["node"], o["t"], o["_line"]) - v.header.get("epoch_us", 0)
 
@@ -51,6 +51,9 @@ def _in_hand(v: TraceView, s: dict) -> dict | None:
     r, applied = ix.pending(s["node"], t, s["_line"])
     if r is None or r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None
+    moves = v.memo("lag.repositions", lambda: [(x["node"], x["_line"]) for x in v.kind("stmt") if repositions(x)])
+    if any(node == s["node"] and r["_line"] < line < s["_line"] for node, line in moves):
+        return None  # thrown away with the relay log, never to be applied from there
     a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
     if a is not None and a.get("read") is not None and a["read"] > t - tol:
         return None  # not read yet: the thread is still busy before it
@@ -107,7 +110,7 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
         if r is None:
             continue
         sbm, t = s[SBM], s["t"]
-        if r["when"] == 0:  # a fake event: counting from it would show the replica's age since 1970
+        if r.get("when") == 0:  # a fake event: counting from it would show the replica's age since 1970
             since_epoch = (t + epoch + v.offset_at(s["node"], t, s["_line"])) // US
             check.judge(sbm < since_epoch - GRANULARITY_US // US,
                         f"{s['node']} at {t}: {SBM} {sbm} counts from the timestamp 0 of {r['type']}", s, r)
