@@ -75,6 +75,12 @@ FAKE_EVENT_NOW = mutant(
     what="An event with timestamp 0 gets 'now' and waits a whole delay",
     kills=("WL344.WAIT.EXEMPT",))
 
+# -- replication lag (Seconds_Behind_Master) --------------------------------------------------------
+CAUGHT_UP_KEPT = mutant(
+    "caught-up-kept", feature="lag", base="model:wl344", bug="MDEV-32265", seam="sim: the SQL thread reading an event's timestamp",
+    what="'Caught up' ends only with a newer timestamp: a transaction read again after STOP/START during its delay shows Seconds_Behind_Master 0",
+    kills=("SBM.PENDING", "SBM.RESTART"))
+
 # -- semi-synchronous replication ---------------------------------------------------------------
 SWITCH_BACK_FIRST_ACK = mutant(
     "switch-back-first-ack", feature="semisync", base="model:wl7318", bug="MDEV-37116", seam="semisync: switching back ON",

@@ -103,7 +103,11 @@ class Channel:
     state: str = "stopped"  # stopped | idle | waiting | executing
     cur_due: int | None = None
     cur_read: int = 0
-    last_when: tuple[int, int] | None = None  # (when, when_off) of the event in hand
+    # Seconds_Behind_Master's inputs (rpl_rli.h): (when, when_off) of the last event read that carries a
+    # master timestamp, kept across STOP/START (handle_slave_sql); and whether the SQL thread is waiting
+    # at the end of the relay log for more events.
+    last_master_timestamp: tuple[int, int] | None = None
+    sql_thread_caught_up: bool = True
     applied_in_group: int = 0
     until: dict | None = None
     rli_content: str = ""
@@ -1054,6 +1058,8 @@ class Simulator:
     def _kick(self, ch: Channel) -> None:
         """Let the SQL thread read and execute as far as it may now."""
         self._apply_relay(ch)
+        if ch.sql_running and ch.state == "idle":  # waiting at the end of the relay log (next_event, slave.cc)
+            ch.sql_thread_caught_up = True
         if ch.promote and ch.state == "idle" and ch.sql_pos >= len(ch.relay):
             self._promote(ch)
 
@@ -1079,12 +1085,25 @@ class Simulator:
                 continue
             due = self.rule.due(ev, ch.delay, self.now, ch.node.offset, self.epoch)
             ch.cur_read = self.now
+            self._read_timestamp(ch, ev)
             if due is not None and due > self.now:
                 ch.state, ch.cur_due = "waiting", due
-                ch.last_when = (ev.when, ev.when_off)
                 self.at(due, self._wake, ch, ch.sql_gen)
                 return
             self._execute(ch, entry, self.now)
+
+    def _read_timestamp(self, ch: Channel, ev: Event) -> None:
+        """The SQL thread read `ev` (before any MASTER_DELAY wait): its timestamp becomes
+        last_master_timestamp unless it has no master time of its own. MariaDB's exec_relay_log_event
+        (slave.cc, event_can_update_last_master_timestamp) leaves out artificial events and when == 0
+        (the dump thread's fake Rotate and Gtid_list); MySQL's (rpl_replica.cc) also the master's FDE."""
+        if ev.when == 0 or (not self.mariadb and ev.type == "FORMAT_DESCRIPTION_EVENT"):
+            return
+        lmt = ch.last_master_timestamp
+        if M.CAUGHT_UP_KEPT in self.mutants and lmt is not None and ev.when <= lmt[0]:
+            return  # MDEV-32265: only a newer timestamp ends "caught up"
+        ch.last_master_timestamp = (ev.when, ev.when_off)
+        ch.sql_thread_caught_up = False
 
     def _skip_event(self, ch: Channel, entry: Entry) -> None:
         """sql_slave_skip_counter: skip one event; once it runs out, finish skipping the group."""
@@ -1121,7 +1140,6 @@ class Simulator:
         if ev.type == "INCIDENT_EVENT" and M.INCIDENT_IGNORED not in self.mutants:
             self._incident_stop(ch, entry)
             return
-        ch.last_when = (ev.when, ev.when_off)
         if ev.cost_us:
             ch.state = "executing"
             self.at(self.now + ev.cost_us, self._finish, ch, ch.sql_gen, entry, read, self.now)
@@ -1265,13 +1283,24 @@ class Simulator:
         self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
 
     def _seconds_behind(self, ch: Channel) -> int | None:
-        if not (ch.sql_running and ch.connected):
+        """MariaDB (slave.cc, send_show_master_info_data): NULL unless the IO thread is connected and the
+        SQL thread runs; 0 while caught up or before any timestamp; else now - last_master_timestamp -
+        clock difference, never negative. MySQL (rpl_replica.cc, show_slave_status_send_data): NULL
+        unless the SQL thread runs; caught up is Exec_Master_Log_Pos == Read_Master_Log_Pos, 0 with the
+        IO thread connected and NULL without; otherwise the same difference, whatever the IO thread.
+        The clock difference is the writer's offset, as the delay rule compensates it (model/delay.py)."""
+        if not ch.sql_running:
             return None
-        if ch.state == "idle" and ch.sql_pos >= len(ch.relay):
+        if self.mariadb:
+            if not ch.connected:
+                return None
+            if ch.sql_thread_caught_up:
+                return 0
+        elif (ch.read_master_file, ch.read_master_pos) == (ch.group_master_file, ch.group_master_pos):
+            return 0 if ch.connected else None
+        if ch.last_master_timestamp is None:
             return 0
-        if ch.last_when is None:
-            return 0
-        when, off = ch.last_when
+        when, off = ch.last_master_timestamp
         return max(0, (self.now - (when * US - off - self.epoch)) // US)
 
 

@@ -317,9 +317,8 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
             if any(x["node"] == node and b["_line"] < x["_line"] < after["_line"] and (
-                    x["kind"] in ("restart", "restore", "relay_log_recovery") or (x["kind"] == "stmt" and (
-                        x["op"] == "reset_slave" or (x["op"] == "change_master" and x.get("errno") is None and (
-                            "master_log_file" in x or x.get("connect_using_group_id")))))) for x in v.obs):
+                    x["kind"] in ("restart", "restore", "relay_log_recovery") or repositions(x)
+                    or (x["kind"] == "stmt" and x["op"] == "reset_slave")) for x in v.obs):
                 continue  # a restart, restore, RESET SLAVE or CHANGE MASTER to a new place moves the position legitimately
             # Events applied or skipped (the skip counter) between the sample and the stop moved it before the stop.
             moved = ix.applies.get(node, []) + [x for x in v.kind("skip") if x["node"] == node]
@@ -327,6 +326,13 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                         or any(b["_line"] < a["_line"] < o["_line"] for a in moved),
                         f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
+
+
+def repositions(x: dict) -> bool:
+    """A CHANGE MASTER to a new place (a binlog position, or the slave's last group ID): the
+    replica's position moves and its relay log is thrown away."""
+    return x["kind"] == "stmt" and x["op"] == "change_master" and x.get("errno") is None and (
+        "master_log_file" in x or bool(x.get("connect_using_group_id")))
 
 
 # -- chains and clocks ------------------------------------------------------------------------

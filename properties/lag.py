@@ -1,0 +1,183 @@
+"""Replication lag as monitoring reads it: Seconds_Behind_Master (SBM.*), on every status sample of
+any trace, a model's or a real server's.
+
+What a sample alone decides (NULL or not, 0 at the end of the relay log, its sum with
+SQL_Remaining_Delay during a delay) is judged on every trace. What needs the event the SQL thread
+has in hand (its value, 0 while behind) needs the relay log's writes, which a polled server's
+trace does not observe: there those are not exercised. A polled sample's instant is uncertain by
+the trace's resolution; the value itself is the server's own arithmetic on its own clock, so the
+sample-only checks need no tolerance beyond the 1 s of two whole-second clock reads.
+"""
+from __future__ import annotations
+
+from replcheck.spec.formats import US
+
+from .core import Check, TraceView, checks
+from .delay import STATE_WAITING, index, repositions
+
+SBM = "Seconds_Behind_Master"
+# MariaDB: '...; waiting for more updates'; MySQL 5.6 and the seed's model: '...; waiting for the
+# slave I/O thread to update it'. Both are set where the SQL thread waits at the end of the relay log.
+CAUGHT_UP = "Slave has read all relay log"
+GRANULARITY_US = 2 * US  # the timestamp and the replica's clock are read in whole seconds
+
+
+def _samples(v: TraceView) -> list[dict]:
+    return v.memo("lag.samples", lambda: [s for s in v.kind("status") if SBM in s])
+
+
+def _connected(s: dict) -> bool:
+    return s["Slave_SQL_Running"] == "Yes" and s["Slave_IO_Running"] == "Yes"
+
+
+def _read_all(s: dict) -> bool:
+    """The SQL thread executed everything the IO thread read (MySQL's test for caught up)."""
+    return (s["Master_Log_File"], s["Read_Master_Log_Pos"]) == (s["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"])
+
+
+def _written_us(v: TraceView, r: dict) -> int | None:
+    """True time at which the relayed event's timestamp was written, from its origin's binlog and clock."""
+    o = index(v).origin_of(r)
+    if o is None or r.get("when") is None:
+        return None
+    return r["when"] * US - v.offset_at(o["node"], o["t"], o["_line"]) - v.header.get("epoch_us", 0)
+
+
+def _in_hand(v: TraceView, s: dict) -> dict | None:
+    """The relayed event the SQL thread executes or waits for at the sample, when the trace decides it:
+    the first one relayed and not applied, not just arrived nor finishing at this very instant."""
+    ix = index(v)
+    t, tol = s["t"], v.resolution_us
+    r, applied = ix.pending(s["node"], t, s["_line"])
+    if r is None or r["t"] >= t - tol or (applied is not None and applied <= t + tol):
+        return None
+    moves = v.memo("lag.repositions", lambda: [(x["node"], x["_line"]) for x in v.kind("stmt") if repositions(x)])
+    if any(node == s["node"] and r["_line"] < line < s["_line"] for node, line in moves):
+        return None  # thrown away with the relay log, never to be applied from there
+    a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
+    if a is not None and a.get("read") is not None and a["read"] > t - tol:
+        return None  # not read yet: the thread is still busy before it
+    return r
+
+
+@checks("SBM.NULL")
+def null_when_a_thread_is_down(v: TraceView, check: Check) -> None:
+    """NULL with the SQL thread stopped, or with the IO thread not connected once all it read is
+    executed; a nonnegative integer with both threads running and connected."""
+    for s in _samples(v):
+        sbm = s[SBM]
+        if s["Slave_SQL_Running"] != "Yes":
+            check.judge(sbm is None, f"{s['node']} at {s['t']}: SQL thread not running but {SBM} {sbm!r}", s)
+        elif s["Slave_IO_Running"] == "Yes":
+            check.judge(isinstance(sbm, int) and sbm >= 0, f"{s['node']} at {s['t']}: both threads running but {SBM} {sbm!r}", s)
+        elif _read_all(s):
+            check.judge(sbm is None, f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r}, all it read "
+                                     f"executed, but {SBM} {sbm!r}", s)
+
+
+@checks("SBM.CAUGHT_UP")
+def zero_when_caught_up(v: TraceView, check: Check) -> None:
+    """0 while the SQL thread waits at the end of the relay log, all the IO thread read executed."""
+    for s in _samples(v):
+        if _connected(s) and _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP):
+            check.judge(s[SBM] == 0, f"{s['node']} at {s['t']}: caught up ({s['Slave_SQL_Running_State']!r}) but {SBM} {s[SBM]!r}", s)
+
+
+@checks("SBM.PENDING", needs=("relay",))
+def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
+    """SBM == 0 implies no unapplied relayed transaction written 2 s or more ago."""
+    for s in _samples(v):
+        if not (_connected(s) and s[SBM] == 0):
+            continue
+        r = _in_hand(v, s)
+        if r is None or r.get("gtid") is None or (written := _written_us(v, r)) is None:
+            continue
+        age = s["t"] - written
+        check.judge(age < GRANULARITY_US + v.resolution_us,
+                    f"{s['node']} at {s['t']} shows {SBM} 0 but {r['type']} of {r['trx']}, written {age / US:.3f} s ago, "
+                    f"is unapplied", s, r)
+
+
+@checks("SBM.VALUE", needs=("relay",))
+def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
+    """Behind: now minus the timestamp of the event in hand (clocks compensated), whole seconds, >= 0;
+    never counted from an event with timestamp 0."""
+    epoch = v.header.get("epoch_us", 0)
+    for s in _samples(v):
+        if not _connected(s) or _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP):
+            continue
+        r = _in_hand(v, s)
+        if r is None:
+            continue
+        sbm, t = s[SBM], s["t"]
+        if r.get("when") == 0:  # a fake event: counting from it would show the replica's age since 1970
+            since_epoch = (t + epoch + v.offset_at(s["node"], t, s["_line"])) // US
+            check.judge(sbm < since_epoch - GRANULARITY_US // US,
+                        f"{s['node']} at {t}: {SBM} {sbm} counts from the timestamp 0 of {r['type']}", s, r)
+            continue
+        if r.get("gtid") is None or (written := _written_us(v, r)) is None:
+            continue  # an FDE: MariaDB counts its timestamp, MySQL does not
+        exact = max(0, t - written) / US
+        check.judge(abs(sbm - exact) < 1 + v.resolution_us / US,
+                    f"{s['node']} at {t}: {SBM} {sbm} but {r['type']} of {r['trx']} in hand was written {exact:.3f} s ago",
+                    s, r)
+
+
+def _delay_shortfall(v: TraceView, s: dict) -> str | None:
+    """Why a sample waiting for MASTER_DELAY breaks its relation to SQL_Remaining_Delay, or None. Only
+    under WL#344's per-event rule do the wait and the lag count from the same timestamp: WL#7318 waits
+    from the commit timestamp, which SET TIMESTAMP can set apart from the event's."""
+    sbm, rem, delay = s[SBM], s["SQL_Remaining_Delay"], s["SQL_Delay"]
+    if v.nodes.get(s["node"], {}).get("delay_rule", "wl344") != "wl344" or not all(
+            isinstance(x, int) for x in (sbm, rem, delay)):
+        return None
+    if sbm + rem < delay - 1:
+        return f"{s['node']} at {s['t']} waits for MASTER_DELAY {delay} with {rem} s left but shows {SBM} {sbm}"
+    if sbm > 0 and sbm + rem > delay + 1:  # 0: an event stamped in the future, SBM clamped
+        return f"{s['node']} at {s['t']}: {SBM} {sbm} and {rem} s left exceed MASTER_DELAY {delay}"
+    return None
+
+
+def _waiting(v: TraceView):
+    return (s for s in _samples(v) if s["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running_State"] == STATE_WAITING)
+
+
+@checks("SBM.DELAY")
+def delay_counts_in_lag(v: TraceView, check: Check) -> None:
+    """Waiting under WL#344's rule: SBM + SQL_Remaining_Delay = SQL_Delay (+-1); SBM 0 only with more left."""
+    for s in _waiting(v):
+        if isinstance(s[SBM], int):
+            why = _delay_shortfall(v, s)
+            check.judge(why is None, why or "", s)
+
+
+def _restarted_waits(v: TraceView) -> list[tuple[dict, dict]]:
+    """(START SLAVE, sample) for each waiting sample after a START SLAVE that followed a STOP SLAVE
+    issued while the last sample showed the SQL thread waiting, up to the next STOP SLAVE. (Not up
+    to the first caught-up sample: MariaDB's GTID START SLAVE empties the relay log, so the thread
+    is caught up until the transaction arrives again, and then waits for it once more.)"""
+    out, waiting, stopped, start = [], {}, set(), {}
+    for o in v.obs:
+        node, kind = o["node"], o["kind"]
+        if kind == "status" and SBM in o:
+            waiting[node] = o["Slave_SQL_Running"] == "Yes" and o["Slave_SQL_Running_State"] == STATE_WAITING
+            if node in start and waiting[node]:
+                out.append((start[node], o))
+        elif kind == "stmt" and o.get("errno") is None and o.get("thread") in (None, "sql"):
+            if o["op"] == "stop_slave":
+                start.pop(node, None)
+                if waiting.get(node):
+                    stopped.add(node)
+            elif o["op"] == "start_slave" and node in stopped:
+                stopped.discard(node)
+                start[node] = o
+    return out
+
+
+@checks("SBM.RESTART")
+def restart_keeps_lag(v: TraceView, check: Check) -> None:
+    """After STOP/START during a delay, waiting again: SBM still counts from the waited event."""
+    for start, s in _restarted_waits(v):
+        if isinstance(s[SBM], int):
+            why = _delay_shortfall(v, s)
+            check.judge(why is None, f"after START SLAVE at {start['t']}: {why}", start, s)
