@@ -43,7 +43,7 @@ _MESSAGE = re.compile(r"^@!@!@STARTMSG (\d+):(\d+) @!@!@\n(.*?)^@!@!@ENDMSG \1 @
 _NAMED = re.compile(r"(?:Invariant|Action property) (\S+) is violated")
 _STATS_LINE = re.compile(r"([\d,]+) states generated, ([\d,]+) distinct states found, ([\d,]+) states left on queue")
 _DEPTH_LINE = re.compile(r"depth of the complete state graph search is (\d+)")
-_STEP_HEAD = re.compile(r"^(\d+): <(\S+)(?: line \d+.*)?>$")
+_STEP_HEAD = re.compile(r"^(\d+): <(.+?)(?: line \d+, col .*)?>$")
 
 
 class TLCUnavailable(Exception):
@@ -98,6 +98,11 @@ def parse(output: str, exit_code: int) -> Result:
         r.status = "violated"
     elif r.status == "holds" and (r.errors or r.distinct is None):
         r.status = "error"
+    if r.status == "error":  # SANY's parse and semantic errors are printed outside any message
+        said = [line for line in _MESSAGE.sub("", output).splitlines()
+                if line.strip() and not line.startswith(("Parsing file ", "Semantic processing of module "))]
+        if said:
+            r.errors.insert(0, "\n".join(said))
     if r.status == "error" and not r.errors:
         r.errors.append(f"TLC exited with {exit_code} and no verdict" if output else f"TLC exited with {exit_code} and printed nothing")
     return r
@@ -274,4 +279,25 @@ def verdicts(check: Check, result: Result, mapping: dict[str, str]) -> list[tupl
         verdict = ("holds" if result.status == "holds" else "violated" if name == result.violated
                    else "error" if result.status == "error" else "not finished")
         out.append((name, mapping[name], verdict))
+    return out
+
+
+def select(spec: str | None = None, config: str | None = None, mutant: str | None = None,
+           size: str | None = None) -> list[Check]:
+    """The manifest's checks that match every filter given; a config is named with or without .cfg."""
+    cfg = config if config is None or config.endswith(".cfg") else f"{config}.cfg"
+    return [c for c in manifest().checks
+            if (spec is None or c.module == spec) and (cfg is None or c.config == cfg)
+            and (mutant is None or mutant in c.mutants) and (size is None or c.size == size)]
+
+
+def steps(trace: list[Step]) -> list[str]:
+    """A counterexample as numbered lines: the first state whole, then each step's action and the
+    variables it changed."""
+    out, before = [], {}
+    for s in trace:
+        changed = {k: v for k, v in s.state.items() if before.get(k) != v}
+        shown = ", ".join(f"{k} = {v}" for k, v in changed.items()) or "(no variable changed)"
+        out.append(f"{s.number}. {s.action}: {shown}")
+        before = s.state or before
     return out
