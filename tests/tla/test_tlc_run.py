@@ -43,7 +43,9 @@ def _break(tla_copy, old: str, new: str):
 def test_a_broken_spec_gives_a_violation_and_the_cli_prints_its_steps(tla_copy, capsys):
     # the SQL thread goes past an incident without stopping, as if the skip counter were always armed
     _break(tla_copy, 'ELSE IF skip > 0 \\/ "incident-ignored" \\in MUTANTS', "ELSE IF TRUE")
+    files = sorted(p.name for p in tla_copy.iterdir())
     assert main(["tlc", "--config", "Incident_small"]) == 1
+    assert sorted(p.name for p in tla_copy.iterdir()) == files  # TLC's states and trace files went elsewhere
     out = capsys.readouterr().out
     assert "incident: Incident Incident_small.cfg: violated WL3464_R3_1" in out and ": DIFFERS" in out
     assert "difference: expected holds, TLC says violated (WL3464_R3_1)" in out
