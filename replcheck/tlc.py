@@ -179,31 +179,48 @@ class Check:
     distinct: int
     depth: int
     note: str
+    only: tuple[str, ...] = ()  # the properties checked, when not all the configuration's
 
     @property
     def path(self) -> Path:
         return TLA / f"{self.module}.tla"
 
     def config_text(self) -> str:
-        """The .cfg with MUTANTS set to this check's mutants (a .cfg names MUTANTS = {} once)."""
-        text = (TLA / self.config).read_text()
+        """The .cfg with MUTANTS set to this check's mutants (a .cfg names MUTANTS = {} once), and
+        only the invariants and properties this check names (`only`; default: all the .cfg's)."""
+        kept, checked = _split_cfg((TLA / self.config).read_text())
         names = ", ".join(f'"{m}"' for m in self.mutants)
-        text, n = re.subn(r"^(\s*)MUTANTS\s*=\s*\{\s*\}\s*$", lambda m: f"{m.group(1)}MUTANTS = {{{names}}}", text, flags=re.M)
+        text, n = re.subn(r"^(\s*)MUTANTS\s*=\s*\{\s*\}\s*$", lambda m: f"{m.group(1)}MUTANTS = {{{names}}}",
+                          "\n".join(kept), flags=re.M)
         if n != 1:
             raise SpecError(f"spec/tla/{self.config}: MUTANTS: must be assigned {{}} exactly once")
-        return text
+        for section in ("INVARIANTS", "PROPERTIES"):
+            chosen = [p for p in self.properties() if checked[p] == section]
+            if chosen:
+                text += f"\n{section} {' '.join(chosen)}"
+        return text + "\n"
 
     def properties(self) -> list[str]:
-        """The invariants and properties its configuration checks, in the configuration's order."""
-        out, keyword = [], None
-        for line in (TLA / self.config).read_text().splitlines():
-            words = line.split("\\*", 1)[0].split()
-            for w in words:
-                if w in _CFG_KEYWORDS:
-                    keyword = w if w.startswith(("INVARIANT", "PROPERT")) else None
-                elif keyword and w not in out:
-                    out.append(w)
-        return out
+        """The invariants and properties it checks, in the configuration's order."""
+        checked = _split_cfg((TLA / self.config).read_text())[1]
+        return [p for p in checked if not self.only or p in self.only]
+
+
+def _split_cfg(text: str) -> tuple[list[str], dict[str, str]]:
+    """A .cfg's lines outside its INVARIANT and PROPERTY sections, and the names those sections
+    check (each with "INVARIANTS" or "PROPERTIES"), in order. A section's keyword begins its line."""
+    kept, checked, section = [], {}, None
+    for line in text.splitlines():
+        words = line.split("\\*", 1)[0].split()
+        if words and words[0] in _CFG_KEYWORDS:
+            section = ("INVARIANTS" if words[0].startswith("INVARIANT") else
+                       "PROPERTIES" if words[0].startswith("PROPERT") else None)
+            words = words[1:]
+        if section:
+            checked.update((w, section) for w in words if w not in checked)
+        else:
+            kept.append(line)
+    return kept, checked
 
 
 @dataclass(frozen=True)
@@ -232,11 +249,13 @@ def manifest() -> Manifest:
         checks, seen = [], set()
         for i, c in enumerate(data["check"]):
             check = Check(c["name"], c["module"], c["config"], c["size"], tuple(c.get("mutants", ())), c["expect"],
-                          c.get("violated"), int(c["distinct_states"]), int(c["depth"]), c.get("note", ""))
+                          c.get("violated"), int(c["distinct_states"]), int(c["depth"]), c.get("note", ""),
+                          tuple(c.get("only", ())))
             problem = (
                 "duplicate name" if check.name in seen else
                 f"no module {check.module}.tla" if not check.path.is_file() else
                 f"no configuration {check.config}" if not (TLA / check.config).is_file() else
+                "only names a property the configuration does not check" if set(check.only) - set(_split_cfg((TLA / check.config).read_text())[1]) else
                 f"size {check.size!r} is not one of {SIZES}" if check.size not in SIZES else
                 f"unknown mutant {next(m for m in check.mutants if m not in REGISTRY)!r}" if any(m not in REGISTRY for m in check.mutants) else
                 f"expect {check.expect!r} is not holds or violated" if check.expect not in ("holds", "violated") else
