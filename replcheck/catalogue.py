@@ -60,4 +60,14 @@ def evidence() -> dict[str, list[dict]]:
     for m in core.MACHINES:
         for r in m.requirements:
             ev.setdefault(r, []).append({"type": "state-machine", "name": m.name, "doc": m.doc})
+    from replcheck import tlc
+
+    tla = tlc.manifest()
+    for c in tla.checks:  # a mutant's check shows the property can fail; the others say what TLC finds
+        if not c.mutants:
+            for name in c.properties():
+                if name in tla.requirements:
+                    pinned = f"{c.violated} violated" if c.expect == "violated" and name == c.violated else c.expect
+                    ev.setdefault(tla.requirements[name], []).append(
+                        {"type": "tlc", "name": f"{c.module}:{c.name}", "doc": f"{c.note} (pinned: {pinned}, {c.size})"})
     return ev

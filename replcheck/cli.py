@@ -11,6 +11,7 @@ import traceback
 from pathlib import Path
 
 from replcheck import __version__, catalogue, io, systems
+from replcheck.tlc import TLCUnavailable
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -54,7 +55,7 @@ def _requirements_summary(reqs, evidence) -> str:
         return sum(any(e["type"] == kind for e in evidence.get(r.id, [])) for r in reqs)
     claimed = {x for s in load_scenarios() for x in s.exercises}
     return (f"{len(reqs)} requirements; with a check: property {having('property')}, proof {having('z3-proof')}, "
-            f"state machine {having('state-machine')}, TLC 0; exercised by a real-server scenario: "
+            f"state machine {having('state-machine')}, TLC {having('tlc')}; exercised by a real-server scenario: "
             f"{sum(r.id in claimed for r in reqs)}; with no check at all: {sum(not evidence.get(r.id) for r in reqs)}")
 
 
@@ -170,6 +171,48 @@ def _systems(args) -> int:
         extra = f" [{s.declares.bug}; killed by {', '.join(s.declares.kills)}]" if s.kind == "mutant" else ""
         print(f"{s.name:36} {s.kind:7} {s.description}{extra}")
     return EXIT_OK
+
+
+def _tlc(args) -> int:
+    """The TLA+ configurations of spec/tla/manifest.toml that the filters select, each checked by
+    TLC and compared with what the manifest pins: 1 on any difference, 3 when TLC itself fails."""
+    from replcheck import tlc
+    from replcheck.model.mutants import REGISTRY
+
+    if args.spec and args.spec not in {c.module for c in tlc.manifest().checks}:
+        raise io.InputError(args.spec, None, "--spec", "no TLA+ module of that name in spec/tla/manifest.toml")
+    if args.mutant and args.mutant not in REGISTRY:
+        raise io.InputError(args.mutant, None, "--mutant", "not a mutant of the registry (replcheck systems lists them)")
+    checks = tlc.select(args.spec, args.config, args.mutant, args.size or (None if args.config or args.mutant else "small"))
+    if not checks:
+        what = ", ".join(f"{k} {v}" for k, v in (("--spec", args.spec), ("--config", args.config), ("--mutant", args.mutant),
+                                                   ("--size", args.size)) if v)
+        raise io.InputError("spec/tla/manifest.toml", None, what or "--size", "no check matches")
+    mapping, differ, failed = tlc.manifest().requirements, 0, 0
+    for c in checks:
+        r = tlc.run(c.path, c.config_text())
+        mutants = f" [mutant {', '.join(c.mutants)}]" if c.mutants else ""
+        found = f"violated {r.violated or r.kind}" if r.status == "violated" else r.status
+        diffs = tlc.differences(c, r)
+        mark = "TLC FAILED" if r.status == "error" else "DIFFERS" if diffs else "as pinned"
+        print(f"{c.name}: {c.module} {c.config}{mutants}: {found}, {r.distinct} distinct states, depth {r.depth}: {mark}")
+        for d in diffs:
+            print(f"    difference: {d}")
+        for e in r.errors:
+            for line in e.splitlines()[:8]:
+                print(f"    TLC: {_echo(line)}")
+        for name, rid, verdict in tlc.verdicts(c, r, mapping):
+            print(f"    {rid:28} {verdict:13} ({name})")
+        if r.trace:
+            print(f"    counterexample, {len(r.trace)} states:")
+            for line in tlc.steps(r.trace):
+                print(f"      {_echo(line)}")
+        differ += bool(diffs)
+        failed += r.status == "error"
+    if failed:
+        print(f"replcheck: internal error: TLC failed on {failed} of {len(checks)} checks (not a verdict)", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_VIOLATION if differ else EXIT_OK
 
 
 def _relay_log_info(args) -> int:
@@ -349,6 +392,13 @@ def build_parser() -> Parser:
             s.add_argument("--out", type=_file_name, help="write the shrunk History here")
         s.set_defaults(fn=fn)
 
+    s = sub.add_parser("tlc", help="check the TLA+ modules of spec/tla/ with TLC against the manifest's pinned results")
+    s.add_argument("--spec", help="a module: SemiSync, Delay, Incident")
+    s.add_argument("--config", help="a configuration file of spec/tla/ (default: every small one)")
+    s.add_argument("--mutant", help="the checks of this registry mutant")
+    s.add_argument("--size", choices=["small", "medium", "large"], help="the checks of this size (default small, unless --config or --mutant)")
+    s.set_defaults(fn=_tlc)
+
     s = sub.add_parser("relay-log-info", help="read a relay-log.info file as WL#344 specifies")
     s.add_argument("file")
     s.set_defaults(fn=_relay_log_info)
@@ -390,6 +440,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, io.InputError) as e:
         print(io.error_line(str(e)), file=sys.stderr)
         return EXIT_USAGE
+    except TLCUnavailable as e:
+        print(f"replcheck: internal error: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
     except io.SpecError as e:  # one line, as for bad input, but exit 3: the user can do nothing about it
         print(f"replcheck: internal error: {io.printable(str(e))[:200]}: replcheck's own spec file is broken", file=sys.stderr)
         return EXIT_INTERNAL

@@ -138,6 +138,22 @@ def assert_witness(verdict, tr, target: dict | None, expect: str) -> None:
         f"no witness with {expect!r} at line {want_line}: {verdict.witnesses}")
 
 
+@pytest.fixture
+def tla_copy(tmp_path, monkeypatch) -> Path:
+    """spec/tla/ copied to a temporary directory that a test may edit, replcheck.tlc pointed at it."""
+    import shutil
+
+    from replcheck import tlc
+
+    copy = tmp_path / "tla"
+    shutil.copytree(tlc.TLA, copy)
+    monkeypatch.setattr(tlc, "TLA", copy)
+    monkeypatch.setattr(tlc, "MANIFEST", copy / "manifest.toml")
+    tlc.manifest.cache_clear()
+    yield copy
+    tlc.manifest.cache_clear()
+
+
 # Test tiers: a test is marked by what it needs, from the fixtures it uses, so that
 # `pytest -m "not (server or spark or browser or slow)"` is the fast tier (README, "Test tiers").
 TIER_FIXTURES = {"server": "server", "spark": "spark", "mutant_campaign": "spark", "browser_dir": "browser",

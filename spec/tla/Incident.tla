@@ -1,0 +1,112 @@
+------------------------------ MODULE Incident ------------------------------
+(***************************************************************************)
+(* Incident events for gaps, WL#3464 (seed 003): the master's changes are  *)
+(* binlogged in order; a change the binlog lost (a gap) is marked by an    *)
+(* incident event written before anything later is binlogged.  A replica's *)
+(* SQL thread applies the binlog in order, stops at an incident, and goes  *)
+(* on past it only when the DBA sets SQL_SLAVE_SKIP_COUNTER = 1 and starts *)
+(* it again (R4).  A transactional change that cannot be binlogged is      *)
+(* rolled back: nothing is lost, so no incident (known bugs I3).           *)
+(* Invariants are named after requirement IDs, dots as underscores.        *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences
+
+CONSTANTS NChanges,  \* changes made on the master (binlogged, lost or rolled back)
+          MUTANTS    \* names from model/mutants.py whose mechanism is here
+
+ASSUME MUTANTS \subseteq {"no-incident", "incident-ignored", "incident-on-rollback"}
+
+VARIABLES made,      \* changes 1..made were made on the master
+          log,       \* the binlog: <<[kind |-> "tx", c |-> change]>> or [kind |-> "incident", marks |-> lost changes]
+          lost,      \* changes that committed but are not in the binlog
+          unmarked,  \* lost changes no incident marks yet
+          due,       \* an incident must be written before anything else is binlogged
+          pos,       \* the replica's SQL thread processed log[1..pos]
+          sql,       \* "running" or "stopped"
+          skip,      \* SQL_SLAVE_SKIP_COUNTER
+          applied,   \* changes the replica applied
+          halted     \* positions of incidents the SQL thread stopped at
+
+vars == <<made, log, lost, unmarked, due, pos, sql, skip, applied, halted>>
+
+Init ==
+    /\ made = 0 /\ log = <<>> /\ lost = {} /\ unmarked = {} /\ due = FALSE
+    /\ pos = 0 /\ sql = "running" /\ skip = 0 /\ applied = {} /\ halted = {}
+
+replica == <<pos, sql, skip, applied, halted>>
+
+Binlog ==
+    /\ made < NChanges /\ ~due
+    /\ made' = made + 1
+    /\ log' = Append(log, [kind |-> "tx", c |-> made + 1])
+    /\ UNCHANGED <<lost, unmarked, due>> /\ UNCHANGED replica
+
+(* Bug scenarios 1-3: the change committed but the binlog missed it (a cluster gap, a crash   *)
+(* that lost the event queue, an outage).  BUG#21494: nothing marks the gap.                  *)
+Lose ==
+    /\ made < NChanges
+    /\ made' = made + 1
+    /\ lost' = lost \cup {made + 1}
+    /\ unmarked' = unmarked \cup {made + 1}
+    /\ due' = ("no-incident" \notin MUTANTS)
+    /\ UNCHANGED log /\ UNCHANGED replica
+
+(* A transactional change whose binlog cache overflowed is rolled back: nothing to mark.   *)
+(* MDEV-21443 wrote an incident anyway.                                                    *)
+RollBack ==
+    /\ made < NChanges
+    /\ made' = made + 1
+    /\ due' = (due \/ "incident-on-rollback" \in MUTANTS)
+    /\ UNCHANGED <<log, lost, unmarked>> /\ UNCHANGED replica
+
+WriteIncident ==
+    /\ due
+    /\ log' = Append(log, [kind |-> "incident", marks |-> unmarked])
+    /\ unmarked' = {} /\ due' = FALSE
+    /\ UNCHANGED <<made, lost>> /\ UNCHANGED replica
+
+(* R3.1, R3.2: the SQL thread stops at an incident unless the skip counter consumes it;   *)
+(* the replica of BUG#21494 read it as a no-op.                                           *)
+Apply ==
+    /\ sql = "running" /\ pos < Len(log)
+    /\ LET e == log[pos + 1] IN
+       IF e.kind = "tx"
+       THEN /\ applied' = applied \cup {e.c} /\ pos' = pos + 1
+            /\ UNCHANGED <<sql, skip, halted>>
+       ELSE IF skip > 0 \/ "incident-ignored" \in MUTANTS
+       THEN /\ pos' = pos + 1 /\ skip' = IF skip > 0 THEN skip - 1 ELSE 0
+            /\ UNCHANGED <<sql, applied, halted>>
+       ELSE /\ sql' = "stopped" /\ halted' = halted \cup {pos + 1}
+            /\ UNCHANGED <<pos, skip, applied>>
+    /\ UNCHANGED <<made, log, lost, unmarked, due>>
+
+(* R4: SET GLOBAL SQL_SLAVE_SKIP_COUNTER = 1; START SLAVE. *)
+SkipAndStart ==
+    /\ sql = "stopped"
+    /\ sql' = "running" /\ skip' = 1
+    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, applied, halted>>
+
+Next == Binlog \/ Lose \/ RollBack \/ WriteIncident \/ Apply \/ SkipAndStart
+
+Spec == Init /\ [][Next]_vars
+
+TypeOK ==
+    /\ made \in 0..NChanges /\ lost \subseteq 1..made /\ unmarked \subseteq lost
+    /\ pos \in 0..Len(log) /\ sql \in {"running", "stopped"} /\ skip \in {0, 1}
+
+Incidents == {i \in 1..Len(log) : log[i].kind = "incident"}
+
+(* No replica applies a change made after a lost one without first stopping at the incident *)
+(* that marks the loss.                                                                     *)
+WL3464_GAP ==
+    \A c \in lost : (\E d \in applied : d > c) => \E i \in halted : c \in log[i].marks
+
+(* Every incident the SQL thread went past, it stopped at first. *)
+WL3464_R3_1 == \A i \in Incidents : i <= pos => i \in halted
+
+(* A stopped replica's position is just before the incident it stopped at. *)
+WL3464_HOLD == sql = "stopped" => pos + 1 \in halted
+
+(* Every incident marks a change that was lost. *)
+WL3464_NO_FALSE == \A i \in Incidents : log[i].marks # {}
+=============================================================================

@@ -1,0 +1,70 @@
+"""TLC run for real on the small configurations: each gives what spec/tla/manifest.toml pins
+(result, violated property, distinct states, depth), each mutant its counterexample; a spec
+broken on purpose is caught, and `replcheck tlc` prints its counterexample as numbered steps."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import pytest
+
+from replcheck import tlc
+from replcheck.cli import main
+
+pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")),
+                                                  reason="TLC needs Java (ci/setup installs it)")]
+
+
+@pytest.mark.parametrize("check", tlc.select(size="small"), ids=lambda c: c.name)
+def test_each_small_check_is_as_pinned(check):
+    r = tlc.run(check.path, check.config_text())
+    assert r.status != "error", r.errors
+    assert tlc.differences(check, r) == []
+    assert r.status == check.expect and r.violated == check.violated
+    assert bool(r.trace) == (check.expect == "violated")
+
+
+def test_after_commit_loses_a_read_transaction_in_the_shortest_way():
+    c = tlc.select(config="SemiSync_after_commit")[0]
+    r = tlc.run(c.path, c.config_text())
+    assert [s.action for s in r.trace] == ["Initial predicate", "Write", "Commit", "Read", "Crash", "Failover"]
+    last = r.trace[-1].state
+    assert last["read"] == "{1}" and last["relay"] == "(r1 :> 0 @@ r2 :> 0)" and last["master"] == "r1"
+
+
+def _break(tla_copy, old: str, new: str):
+    f = tla_copy / "Incident.tla"
+    text = f.read_text()
+    assert old in text
+    f.write_text(text.replace(old, new, 1))
+
+
+def test_a_broken_spec_gives_a_violation_and_the_cli_prints_its_steps(tla_copy, capsys):
+    # the SQL thread goes past an incident without stopping, as if the skip counter were always armed
+    _break(tla_copy, 'ELSE IF skip > 0 \\/ "incident-ignored" \\in MUTANTS', "ELSE IF TRUE")
+    files = sorted(p.name for p in tla_copy.iterdir())
+    assert main(["tlc", "--config", "Incident_small"]) == 1
+    assert sorted(p.name for p in tla_copy.iterdir()) == files  # TLC's states and trace files went elsewhere
+    out = capsys.readouterr().out
+    assert "incident: Incident Incident_small.cfg: violated WL3464_R3_1" in out and ": DIFFERS" in out
+    assert "difference: expected holds, TLC says violated (WL3464_R3_1)" in out
+    assert re.search(r"WL3464\.R3\.1 +violated", out)
+    steps = re.findall(r"^ +(\d+)\. (\w[\w ]*):", out, re.M)
+    assert steps[:4] == [("1", "Initial predicate"), ("2", "Lose"), ("3", "WriteIncident"), ("4", "Apply")], out
+
+
+def test_a_spec_tlc_cannot_parse_exits_3_never_1(tla_copy, capsys):
+    _break(tla_copy, "SkipAndStart ==", "SkipAndStart == == ")
+    assert main(["tlc", "--config", "Incident_small"]) == 3
+    out, err = capsys.readouterr()
+    assert "TLC FAILED" in out and "Parse Error" in out and "not a verdict" in err
+
+
+def test_the_cli_says_as_pinned_and_exits_0(capsys):
+    assert main(["tlc", "--mutant", "incident-on-rollback"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == ("incident-on-rollback: Incident Incident_small.cfg [mutant incident-on-rollback]: "
+                                   "violated WL3464_NO_FALSE, 14 distinct states, depth 3: as pinned")
+    first = next(line for line in out.splitlines() if "1. Initial predicate:" in line)
+    assert "made = 0" in first and 'log = <<[kind |-> "incident", marks |-> {}]>>' in out.splitlines()[-1]
