@@ -493,3 +493,15 @@ def test_an_event_line_without_a_field_the_properties_read_is_refused(tmp_path, 
     lines[n] = json.dumps(line)
     (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
     assert f"t.jsonl:{n + 1}: {field}: missing (required)" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
+
+
+def test_a_counter_skip_without_the_event_it_names_is_refused(tmp_path, capsys):
+    """Found by the long fuzzer (seed 7, case 89470): a skip line without `type` crashed WL3464.SKIP_GROUP."""
+    lines = main_trace_lines(tmp_path)
+    skip = {"t": json.loads(lines[-1])["t"], "kind": "skip", "node": "B", "trx": "t1", "gtid": None, "idx": 0,
+            "reason": "sql_slave_skip_counter", "relay_file": "relay.000001", "relay_pos": 4}
+    (tmp_path / "t.jsonl").write_text("\n".join([*lines, json.dumps(skip)]) + "\n")
+    assert f"t.jsonl:{len(lines) + 1}: type: missing (required)" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
+    skip.update(type="GTID_LOG_EVENT")
+    (tmp_path / "t.jsonl").write_text("\n".join([*lines, json.dumps(skip)]) + "\n")
+    assert main(["check-trace", str(tmp_path / "t.jsonl")]) in (0, 1)  # judged, whatever the verdicts
