@@ -371,7 +371,9 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
 
 @checks("WL344.CLOCK.COMPENSATE")
 def clocks_compensated(v: TraceView, check: Check) -> None:
-    """With unsynchronised clocks, events still run exactly when due in absolute time."""
+    """With unsynchronised clocks, events still run exactly when due in absolute time; and while
+    the replica waits, the deadline it counts to (SQL_Remaining_Delay from its clock's second)
+    is the due time, within the whole second it counts in, whether the clocks differ or not."""
     ix = index(v)
     for a in _applies(v):
         due = ix.due(a)
@@ -380,6 +382,37 @@ def clocks_compensated(v: TraceView, check: Check) -> None:
         writer = a["source"] if ix.rule(a) == "wl7318" else ix.origin_of(a)["node"]  # due is known: so is the origin
         if v.offset_at(writer, a["t"]) != v.offset_at(a["node"], a["t"]):
             _judge_due(v, check, a, due, tight=True, what=f"clocks of {writer} and {a['node']} differ")
+    if "relay" not in v.unobserved:
+        _judge_deadlines(v, check)
+
+
+def _judge_deadlines(v: TraceView, check: Check) -> None:
+    """A server counts to when + clock difference + MASTER_DELAY in whole seconds (sql_delay_event),
+    with the difference it measured in whole seconds when its IO thread connected
+    (get_master_version_and_clock, sql/slave.cc: its time() minus the master's UNIX_TIMESTAMP()).
+    SQL_Remaining_Delay is that deadline minus its clock's current second: shown, it tells the
+    deadline, hence the estimate. On one machine the clocks are the same and the estimate must be
+    0; a coarse time() a few ms behind the master's clock at a second's turn makes it -1, which
+    cancels a second of every delay until the IO thread reconnects."""
+    epoch = v.header.get("epoch_us", 0)
+    for s in _running_samples(v):
+        rem = s["SQL_Remaining_Delay"]
+        if s["Slave_SQL_Running_State"] != STATE_WAITING or not isinstance(rem, int):
+            continue
+        w = _waiting_for(v, s)
+        if w is None or w[0] != "yes":
+            continue
+        if v.resolution_us and "sampled_until" not in s:
+            continue  # a polled sample that does not say how long it took: its second is not known
+        off = v.offset_at(s["node"], s["t"], s["_line"])
+        first, last = epoch + off + s["t"], epoch + off + s.get("sampled_until", s["t"])
+        if first // US != last // US:
+            continue  # sampled across a second's turn: which second the server counted from is unknown
+        deadline = (first // US + rem) * US - epoch - off
+        error = deadline - w[1]
+        check.judge(abs(error) < US, f"{s['node']} at {s['t']} counts to {deadline} (SQL_Remaining_Delay {rem}) but the "
+                    f"event is due at {w[1]}: {error / US:+.0f} s, the error of the clock difference it measured in whole "
+                    f"seconds at its IO thread's connect (clock_diff_with_master)", s)
 
 
 # -- statements -------------------------------------------------------------------------------

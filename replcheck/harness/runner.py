@@ -764,7 +764,7 @@ class Runner:
                 self.seen_pos[(node, k)] = pos
                 self.seen_src[(node, k)] = self.sources.get(node)
         if status is not None:
-            self._status(node, t, status, proc, force)
+            self._status(node, t, status, proc, force, until=t_vars)
         variables: dict[str, Any] = {}
         for name, value in results[8][1]:
             variables[name] = _int(value) if _int(value) is not None else value
@@ -835,7 +835,10 @@ class Runner:
         """A server's CLOCK reading as trace time (same machine, same clock)."""
         return max(0, round((float(unix_time) - self.wall_t0) * US))
 
-    def _status(self, node: str, t: int, raw: dict, proc: list | None, force: bool) -> None:
+    def _status(self, node: str, t: int, raw: dict, proc: list | None, force: bool, until: int | None = None) -> None:
+        """A SHOW SLAVE STATUS sample, taken between trace times t and `until` (the poll's clock
+        readings around it): SQL_Remaining_Delay counts from a whole second of the server's clock
+        in that window."""
         s: dict[str, Any] = {k: raw.get(k) or "" for k in STATUS_STRINGS}
         for k in STATUS_INTS:
             s[k] = _int(raw.get(k)) or 0
@@ -858,7 +861,7 @@ class Runner:
         every = self.history["header"].get("sample_every_us", US)
         if force or last is None or any(last.get(k) != s[k] for k in s) or t - last["_t"] >= every:
             self._last_status[node] = {**s, "_t": t}
-            self.emit("status", node, t, **s)
+            self.emit("status", node, t, **s, **({} if until is None else {"sampled_until": until}))
 
     def _passed(self, node: str, t: int, relay_file: str, relay_pos: int) -> None:
         """The events in no group (the master's fake Rotate, FDE, Gtid_list) that the SQL thread has

@@ -480,3 +480,32 @@ def test_a_sample_just_before_a_relay_log_read_is_not_judged_on_what_was_read_af
     assert kit.verdict("WL344.STATE.WAITING", tr).status == PASS
     tr.header["resolution_us"] = 10_000  # the read came after the resolution: the sample is judged
     assert kit.verdict("WL344.STATE.WAITING", tr).status == VIOLATED
+
+
+def test_a_waiting_replica_s_deadline_off_by_a_second_is_a_clock_estimate_error(kit):
+    """MariaDB measures the clock difference in whole seconds at its IO thread's connect: a coarse
+    time() a few ms behind the master's at a second's turn gives -1 s on one machine, which
+    SQL_Remaining_Delay shows one short. WL344.CLOCK.COMPENSATE judges the deadline it shows
+    (models and real servers alike: the same clocks, the estimate must be 0)."""
+    tr = kit.run(W344, "d1-normal-setup")
+    assert kit.verdict("WL344.CLOCK.COMPENSATE", tr).status == PASS
+    s = tr.first("status", node="B", t=10 * US)
+    s["SQL_Remaining_Delay"] -= 1
+    assert_witness(kit.verdict("WL344.CLOCK.COMPENSATE", tr), tr, s,
+                   "B at 10000000 counts to 20000000 (SQL_Remaining_Delay 10) but the event is due at 21000000: -1 s, "
+                   "the error of the clock difference it measured in whole seconds at its IO thread's connect "
+                   "(clock_diff_with_master)")
+
+
+@pytest.mark.parametrize("until, judged", [(10 * US + 5_000, True), (11 * US + 5_000, False)])
+def test_a_polled_deadline_is_judged_only_when_the_sample_s_second_is_known(kit, until, judged):
+    tr = kit.run(W344, "d1-normal-setup")
+    tr.header["resolution_us"] = 100_000
+    for o in tr.all("status", node="B"):
+        o["sampled_until"] = o["t"] + 5_000
+    s = tr.first("status", node="B", t=10 * US)
+    s.update(SQL_Remaining_Delay=s["SQL_Remaining_Delay"] - 1, sampled_until=until)
+    verdict = kit.verdict("WL344.CLOCK.COMPENSATE", tr)
+    assert (verdict.status == VIOLATED) == judged, verdict
+    del s["sampled_until"]  # a polled sample that does not say how long it took is not judged either
+    assert kit.verdict("WL344.CLOCK.COMPENSATE", tr).status == PASS
