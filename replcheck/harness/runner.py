@@ -854,10 +854,13 @@ class Runner:
             self._io_error[node] = io_error
             self.emit("error", node, t, thread="io", errno=io_error[0], message=io_error[1])
         last = self._last_status.get(node)
+        if s["Slave_SQL_Running"] == "Yes" or last is None or last["Slave_SQL_Running"] == "Yes":
+            # Before a stop it shows: what the thread passed, it passed before stopping. A stopped
+            # thread passes nothing (a relay log of the same name refetched meanwhile is not behind it).
+            self._passed(node, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
         if last is not None and last["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
             self.emit("sql_stop", node, t, reason="error", errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
             self.emit("error", node, t, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
-        self._passed(node, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
         every = self.history["header"].get("sample_every_us", US)
         if force or last is None or any(last.get(k) != s[k] for k in s) or t - last["_t"] >= every:
             self._last_status[node] = {**s, "_t": t}

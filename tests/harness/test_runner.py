@@ -421,3 +421,25 @@ def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_on
            "relay_log_file='./relay.000002', relay_log_pos='715', master_log_name='bin.000001', master_log_pos='533', GTID '0-1-1'; ")
     r._emit_skips()
     assert [(o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "skip"] == [("INCIDENT_EVENT", 658)]
+
+
+def test_a_stopped_sql_thread_passes_nothing_and_what_it_passed_comes_before_its_stop():
+    """inc-skip-then-reconnect on MariaDB: stopped at an incident, B's IO thread fetched a relay log
+    of the same name again; its fake Rotate, at a place before the stopped thread's, was taken
+    for passed, an apply 'while stopped at an incident' (WL3464.HOLD)."""
+    from replcheck.harness.relaylog import Event
+
+    r = R.Runner(_history([]))
+    r.sources["B"] = "A"
+    r._relay_event("B", 10, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))
+    r._relay_event("B", 10, "relay.000002", Event(615, 60, 1700000001, 26, 1, 533))  # an incident
+
+    def sample(t, running, errno=0):
+        r._status("B", t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": running, "Relay_Log_File": "relay.000002",
+                           "Relay_Log_Pos": "615", "Last_SQL_Errno": str(errno), "Last_SQL_Error": "incident"}, None, False)
+    sample(20, "Yes")
+    sample(30, "No", 1590)
+    r._relay_event("B", 40, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))  # refetched
+    sample(50, "No", 1590)
+    kinds = [(o["t"], o["kind"]) for _, _, o in r.obs if o["kind"] in ("apply", "sql_stop")]
+    assert kinds == [(20, "apply"), (30, "sql_stop")]
