@@ -18,6 +18,7 @@ replay on the Python model.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -85,6 +86,70 @@ def value(v) -> str:
     raise TypeError(f"no TLA+ value for {v!r}")
 
 
+def parse_value(text: str):
+    """A value as TLC prints it in a counterexample, as Python: an int, a str (a string or a model
+    value), a bool, a frozenset, a tuple (<<...>>), a dict (a function (k :> v @@ ...) or a record)."""
+    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|<<|>>|:>|@@|\|->|[-\w]+|[{}()\[\],]', text)
+    pos = 0
+
+    def take(expect: str | None = None) -> str:
+        nonlocal pos
+        tok = tokens[pos]
+        if expect and tok != expect:
+            raise ValueError(f"TLC value {text!r}: expected {expect!r} at {tok!r}")
+        pos += 1
+        return tok
+
+    def items(close: str) -> list:
+        out = []
+        while tokens[pos] != close:
+            out.append(one())
+            if tokens[pos] == ",":
+                take(",")
+        take(close)
+        return out
+
+    def one():
+        tok = take()
+        if tok == "<<":
+            return tuple(items(">>"))
+        if tok == "{":
+            return frozenset(items("}"))
+        if tok == "(":  # k :> v @@ k :> v
+            out = {}
+            while True:
+                k = one()
+                take(":>")
+                out[k] = one()
+                if take() == ")":
+                    return out
+        if tok == "[":  # a |-> v, b |-> v
+            out = {}
+            while tokens[pos] != "]":
+                k = take()
+                take("|->")
+                out[k] = one()
+                if tokens[pos] == ",":
+                    take(",")
+            take("]")
+            return out
+        if tok.startswith('"'):
+            return tok[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        if tok in ("TRUE", "FALSE"):
+            return tok == "TRUE"
+        return int(tok) if re.fullmatch(r"-?\d+", tok) else tok
+
+    v = one()
+    if pos != len(tokens):
+        raise ValueError(f"TLC value {text!r}: trailing {tokens[pos]!r}")
+    return v
+
+
+def states(trace: list[tlc.Step]) -> list[tuple[str, dict]]:
+    """A counterexample as (action, every variable's value after it), stuttering and loops left out."""
+    return [(s.action, {k: parse_value(v) for k, v in s.state.items()}) for s in trace if s.state]
+
+
 def trace_log(a: Abstraction) -> str:
     entries = ",\n    ".join(value({"a": s.action, **s.args}) for s in a.steps)
     return (f"---- MODULE TraceLog ----\nGiven == {value(a.given or {'none': 0})}\n"
@@ -124,6 +189,29 @@ def check(trace, history: dict | None = None) -> list[Validation]:
             continue
         out.append(validate(a))
     return out
+
+
+def constants(check: tlc.Check) -> dict:
+    """The CONSTANTS a manifest check's configuration assigns (MUTANTS as the check sets it)."""
+    out, section = {}, False
+    for line in check.config_text().splitlines():
+        words = line.split("\\*", 1)[0].strip()
+        if words.split(" ", 1)[0] in ("CONSTANT", "CONSTANTS"):
+            section, words = True, words.partition(" ")[2].strip()
+        elif words and words.split()[0].isupper() and "=" not in words:
+            section = False
+        if section and "=" in words:
+            k, _, v = words.partition("=")
+            out[k.strip()] = parse_value(v.strip())
+    return out
+
+
+def counterexample_history(check: tlc.Check, result: tlc.Result) -> tuple[str, dict]:
+    """A violated check's counterexample as a History, and the system to replay it on: the
+    check's mutant, or the model the configuration describes."""
+    feature, c = FEATURES[check.module], constants(check)
+    system = f"mutant:{check.mutants[0]}" if check.mutants else feature.system(c)
+    return system, feature.history(c, states(result.trace), f"tlc-{check.name}")
 
 
 from replcheck.tla import delay, semisync  # noqa: E402  (they import the classes above)

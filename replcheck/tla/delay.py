@@ -121,3 +121,35 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     (_, d2, s2), (_, d3, s3) = hops[1], hops[2] if len(hops) == 3 else (None, 0, 0)
     return Abstraction(SPEC, {"NTx": len(trx_no), "MaxTime": now, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
                               "Rule": rule, "MUTANTS": set()}, {}, steps, scope)
+
+
+def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
+    """A TLC counterexample of Delay as a History on the chain A -> B -> C: the spec's second s is
+    the History's s + 1 (the replicas connect first), its steps 10 ms apart within a second.
+    Commit is a transaction on A, Stop and Start STOP and START SLAVE SQL_THREAD; ReadEvent and
+    Apply are the model's own to take (it reads and applies as soon as it may: the spec's lag,
+    which no History can force, is not reproduced)."""
+    nodes = ("A", "B", "C")
+    ops, before = [], None
+    for i, (action, st) in enumerate(trace):
+        at = US * (1 + st["now"]) + 10_000 * i
+        if action == "Commit":
+            ops.append({"at": at, "op": "trx", "node": "A", "trx": f"t{st['done'][0]}"})
+        elif action in ("Stop", "Start"):
+            n = next(n for n in (2, 3) if st["sql"][n] != before["sql"][n])
+            ops.append({"at": at, "op": "stop_slave" if action == "Stop" else "start_slave", "node": nodes[n - 1], "thread": "sql"})
+        before = st
+    c = constants
+    end = US * (2 + trace[-1][1]["now"] + c["Delay2"] + c["Delay3"] + abs(c["Skew2"]) + abs(c["Skew3"]) + 5)
+    return {"header": {"schema": "replcheck.history/1", "name": name,
+                       "description": f"TLC counterexample of Delay ({c['Rule']}) as a History",
+                       "topology": {"nodes": [{"id": "A"}, {"id": "B", "clock_offset_us": c["Skew2"] * US},
+                                              {"id": "C", "clock_offset_us": c["Skew3"] * US}],
+                                    "channels": [{"source": "A", "replica": "B", "delay": c["Delay2"], "latency_us": 1000},
+                                                 {"source": "B", "replica": "C", "delay": c["Delay3"], "latency_us": 1000}]},
+                       "sample_every_us": US, "end_us": end},
+            "ops": ops}
+
+
+def system(constants: dict) -> str:
+    return "model:wl344" if constants["Rule"] == "WL344" else "model:wl7318"

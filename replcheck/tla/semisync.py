@@ -140,3 +140,51 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             break
     return Abstraction(SPEC, {"Replicas": set(replicas), "NTx": len(number), "WaitPoint": wait_point, "MUTANTS": set()},
                        {"waitCount": count}, steps, scope)
+
+
+US = 1_000_000
+TIMEOUT_MS = 10_000  # rpl_semi_sync_master_timeout in the Histories made here
+
+
+def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
+    """A TLC counterexample of SemiSync as a History: master A, replicas B, C, ... for the spec's
+    (sorted) Replicas, steps 100 ms apart from 1 s. Write is a transaction on A; a replica that
+    holds k transactions at the end has its IO thread stopped before A's transaction k + 1; Read
+    is a read on A, Crash, Shutdown and Failover the same operations; a Timeout lets the
+    rpl_semi_sync_master_timeout pass. Commit, Release, Receive, Ack and SwitchBack are the
+    model's own to take: it acknowledges all it receives (no ack the spec leaves untaken is lost)."""
+    replicas = sorted(constants["Replicas"])
+    node = {r: chr(ord("B") + i) for i, r in enumerate(replicas)}
+    final = trace[-1][1]["relay"]
+    ops, stopped, shift = [], set(), 0
+    for i, (action, st) in enumerate(trace):
+        at = US + 100_000 * i + shift
+        if action == "Write":
+            for r in replicas:
+                if final[r] < st["binlog"] and r not in stopped:
+                    stopped.add(r)
+                    ops.append({"at": at - 50_000, "op": "stop_slave", "node": node[r], "thread": "io"})
+            ops.append({"at": at, "op": "trx", "node": "A", "trx": f"t{st['binlog']}"})
+        elif action == "Read":
+            ops.append({"at": at, "op": "read", "node": "A"})
+        elif action in ("Crash", "Shutdown"):
+            ops.append({"at": at, "op": action.lower(), "node": "A"})
+        elif action == "Failover":
+            ops.append({"at": at, "op": "failover", "node": node[st["master"]]})
+        elif action == "Timeout":
+            shift += TIMEOUT_MS * 1000 + US
+    first = trace[0][1]
+    master_vars = {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": TIMEOUT_MS,
+                   "rpl_semi_sync_master_wait_point": constants["WaitPoint"],
+                   "rpl_semi_sync_master_wait_for_slave_count": first["waitCount"]}
+    return {"header": {"schema": "replcheck.history/1", "name": name,
+                       "description": f"TLC counterexample of SemiSync ({constants['WaitPoint']}) as a History",
+                       "topology": {"nodes": [{"id": "A", "variables": master_vars}] +
+                                    [{"id": node[r], "variables": {"rpl_semi_sync_slave_enabled": True}} for r in replicas],
+                                    "channels": [{"source": "A", "replica": node[r], "latency_us": 1000} for r in replicas]},
+                       "sample_every_us": US, "end_us": ops[-1]["at"] + 15 * US if ops else 15 * US},
+            "ops": ops}
+
+
+def system(constants: dict) -> str:
+    return "model:wl344" if constants["WaitPoint"] == "AFTER_COMMIT" else "model:wl7318"
