@@ -188,7 +188,12 @@ def _tlc(args) -> int:
         what = ", ".join(f"{k} {v}" for k, v in (("--spec", args.spec), ("--config", args.config), ("--mutant", args.mutant),
                                                    ("--size", args.size)) if v)
         raise io.InputError("spec/tla/manifest.toml", None, what or "--size", "no check matches")
-    mapping, differ, failed = tlc.manifest().requirements, 0, 0
+    if args.history_out:
+        from replcheck.tla import FEATURES
+        if other := sorted({c.module for c in checks} - set(FEATURES)):
+            raise io.InputError(args.history_out, None, "--history-out",
+                                f"a counterexample becomes a History for {', '.join(FEATURES)} only, not {', '.join(other)}")
+    mapping, differ, failed, written = tlc.manifest().requirements, 0, 0, False
     for c in checks:
         r = tlc.run(c.path, c.config_text())
         mutants = f" [mutant {', '.join(c.mutants)}]" if c.mutants else ""
@@ -207,6 +212,13 @@ def _tlc(args) -> int:
             print(f"    counterexample, {len(r.trace)} states:")
             for line in tlc.steps(r.trace):
                 print(f"      {_echo(line)}")
+        if args.history_out and r.trace and not written:  # the first counterexample of the selection
+            from replcheck.tla import counterexample_history
+            system, history = counterexample_history(c, r)
+            io.write_atomic(args.history_out, io.dumps_history(history))
+            written = True
+            print(f"    wrote {args.history_out}: this counterexample as a History; replay it with "
+                  f"`replcheck simulate {args.history_out} --system {system}`")
         differ += bool(diffs)
         failed += r.status == "error"
     if failed:
@@ -397,6 +409,7 @@ def build_parser() -> Parser:
     s.add_argument("--config", help="a configuration file of spec/tla/ (default: every small one)")
     s.add_argument("--mutant", help="the checks of this registry mutant")
     s.add_argument("--size", choices=["small", "medium", "large"], help="the checks of this size (default small, unless --config or --mutant)")
+    s.add_argument("--history-out", type=_file_name, help="write the first counterexample as a History (SemiSync, Delay) to replay on the Python model")
     s.set_defaults(fn=_tlc)
 
     s = sub.add_parser("relay-log-info", help="read a relay-log.info file as WL#344 specifies")

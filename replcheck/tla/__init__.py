@@ -1,0 +1,219 @@
+"""Trace validation (issue #19): a Trace of a Python system checked as a behaviour of a TLA+ spec,
+in the style of Cirstea, Kuppe, Merz et al., "Validating Traces of Distributed Programs Against
+TLA+ Specifications" (2024).
+
+Each feature's module here (`semisync`, `delay`: one per spec) maps a Trace's observations to
+the sequence of the spec's actions they witness (an `Abstraction`: the spec's constants, and one
+`Step` per action, with the values observed after it). `validate` writes that sequence as a TLA+
+module `TraceLog` (`Trace == <<...>>`), beside the spec and its trace module
+spec/tla/<Spec>Trace.tla, whose `TraceNext` takes step i+1 only as the action `Trace[i+1]` names,
+with the observed values. TLC explores every behaviour of `TraceInit /\\ [][TraceNext]_vars`
+breadth-first; the longest accepted prefix is the depth it reaches less one (every step
+advances the index `i` by one). The trace is accepted when that is the whole of it; otherwise
+the next step is the first the spec does not allow, a finding. As with the manifest's checks,
+TLC runs with one worker, a fixed seed and no time limit deciding anything.
+
+The features' modules also go the other way: a TLC counterexample as a History (`history`), to
+replay on the Python model.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from replcheck import tlc
+
+
+@dataclass(frozen=True)
+class Step:
+    action: str   # the name the spec's trace module gives the action (its CASE arm)
+    args: dict    # the action's parameters and the values observed after it
+    line: int     # the Trace line that witnesses it (1 is the header)
+    what: str     # for a reader: the observation
+
+
+@dataclass
+class Abstraction:
+    spec: str                         # the TLA+ module: SemiSync, Delay
+    constants: dict[str, object]      # the spec's CONSTANTS for this trace
+    given: dict[str, object]          # the initial values the spec's Init leaves open, as configured
+    steps: list[Step] = field(default_factory=list)
+    scope: str = "the whole trace"    # how much of the Trace the mapping covers, and why not more
+
+
+@dataclass(frozen=True)
+class Validation:
+    spec: str
+    steps: int           # abstract steps in the trace
+    accepted: int        # the longest prefix the spec allows
+    distinct: int | None
+    scope: str
+    rejected: Step | None  # the first step the spec does not allow
+
+    @property
+    def ok(self) -> bool:
+        return self.rejected is None
+
+    def describe(self) -> str:
+        head = f"{self.spec}: {self.accepted} of {self.steps} steps accepted ({self.distinct} distinct states; {self.scope})"
+        if self.rejected is None:
+            return head
+        r = self.rejected
+        return f"{head}; step {self.accepted + 1} rejected: {r.action} at trace line {r.line}: {r.what}"
+
+
+class OutOfScope(Exception):
+    """The Trace's topology or configuration is not one the spec's vocabulary covers at all."""
+
+
+def value(v) -> str:
+    """A Python value as a TLA+ expression: str, int, bool, set/frozenset, tuple/list, dict (a record)."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (set, frozenset)):
+        return "{" + ", ".join(sorted(value(x) for x in v)) + "}"
+    if isinstance(v, (list, tuple)):
+        return "<<" + ", ".join(value(x) for x in v) + ">>"
+    if isinstance(v, dict):
+        return "[" + ", ".join(f"{k} |-> {value(x)}" for k, x in v.items()) + "]"
+    raise TypeError(f"no TLA+ value for {v!r}")
+
+
+def parse_value(text: str):
+    """A value as TLC prints it in a counterexample, as Python: an int, a str (a string or a model
+    value), a bool, a frozenset, a tuple (<<...>>), a dict (a function (k :> v @@ ...) or a record)."""
+    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|<<|>>|:>|@@|\|->|[-\w]+|[{}()\[\],]', text)
+    pos = 0
+
+    def take(expect: str | None = None) -> str:
+        nonlocal pos
+        tok = tokens[pos]
+        if expect and tok != expect:
+            raise ValueError(f"TLC value {text!r}: expected {expect!r} at {tok!r}")
+        pos += 1
+        return tok
+
+    def items(close: str) -> list:
+        out = []
+        while tokens[pos] != close:
+            out.append(one())
+            if tokens[pos] == ",":
+                take(",")
+        take(close)
+        return out
+
+    def one():
+        tok = take()
+        if tok == "<<":
+            return tuple(items(">>"))
+        if tok == "{":
+            return frozenset(items("}"))
+        if tok == "(":  # k :> v @@ k :> v
+            out = {}
+            while True:
+                k = one()
+                take(":>")
+                out[k] = one()
+                if take() == ")":
+                    return out
+        if tok == "[":  # a |-> v, b |-> v
+            out = {}
+            while tokens[pos] != "]":
+                k = take()
+                take("|->")
+                out[k] = one()
+                if tokens[pos] == ",":
+                    take(",")
+            take("]")
+            return out
+        if tok.startswith('"'):
+            return tok[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        if tok in ("TRUE", "FALSE"):
+            return tok == "TRUE"
+        return int(tok) if re.fullmatch(r"-?\d+", tok) else tok
+
+    v = one()
+    if pos != len(tokens):
+        raise ValueError(f"TLC value {text!r}: trailing {tokens[pos]!r}")
+    return v
+
+
+def states(trace: list[tlc.Step]) -> list[tuple[str, dict]]:
+    """A counterexample as (action, every variable's value after it), stuttering and loops left out."""
+    return [(s.action, {k: parse_value(v) for k, v in s.state.items()}) for s in trace if s.state]
+
+
+def trace_log(a: Abstraction) -> str:
+    entries = ",\n    ".join(value({"a": s.action, **s.args}) for s in a.steps)
+    return (f"---- MODULE TraceLog ----\nGiven == {value(a.given or {'none': 0})}\n"
+            f"Trace == <<\n    {entries}\n    >>\n====\n")
+
+
+def config(a: Abstraction) -> str:
+    consts = "\n".join(f"    {k} = {value(v)}" for k, v in a.constants.items())
+    return f"CONSTANTS\n{consts}\nINIT TraceInit\nNEXT TraceNext\n"
+
+
+def validate(a: Abstraction) -> Validation:
+    """Run TLC on the abstraction's steps; TLC's own failure raises TLCFailed (never a verdict)."""
+    with tempfile.TemporaryDirectory(prefix="replcheck-trace-") as tmp:
+        for name in (a.spec, f"{a.spec}Trace"):
+            shutil.copy(tlc.TLA / f"{name}.tla", tmp)
+        Path(tmp, "TraceLog.tla").write_text(trace_log(a))
+        r = tlc.run(Path(tmp, f"{a.spec}Trace.tla"), config(a))
+    if r.status != "holds" or r.depth is None:
+        raise TLCFailed(f"{a.spec}Trace: TLC {r.status}: {'; '.join(r.errors)[:500]}")
+    accepted = r.depth - 1  # the initial state is depth 1; each step after it advances i
+    return Validation(a.spec, len(a.steps), accepted, r.distinct, a.scope,
+                      a.steps[accepted] if accepted < len(a.steps) else None)
+
+
+class TLCFailed(Exception):
+    """TLC itself failed on a trace module: replcheck's or the installation's fault, never a verdict."""
+
+
+def check(trace, history: dict | None = None) -> list[Validation]:
+    """The Trace validated against every spec whose vocabulary covers its topology (one TLC run each)."""
+    out = []
+    for feature in FEATURES.values():
+        try:
+            a = feature.abstract(trace, history)
+        except OutOfScope:
+            continue
+        out.append(validate(a))
+    return out
+
+
+def constants(check: tlc.Check) -> dict:
+    """The CONSTANTS a manifest check's configuration assigns (MUTANTS as the check sets it)."""
+    out, section = {}, False
+    for line in check.config_text().splitlines():
+        words = line.split("\\*", 1)[0].strip()
+        if words.split(" ", 1)[0] in ("CONSTANT", "CONSTANTS"):
+            section, words = True, words.partition(" ")[2].strip()
+        elif words and words.split()[0].isupper() and "=" not in words:
+            section = False
+        if section and "=" in words:
+            k, _, v = words.partition("=")
+            out[k.strip()] = parse_value(v.strip())
+    return out
+
+
+def counterexample_history(check: tlc.Check, result: tlc.Result) -> tuple[str, dict]:
+    """A violated check's counterexample as a History, and the system to replay it on: the
+    check's mutant, or the model the configuration describes."""
+    feature, c = FEATURES[check.module], constants(check)
+    system = f"mutant:{check.mutants[0]}" if check.mutants else feature.system(c)
+    return system, feature.history(c, states(result.trace), f"tlc-{check.name}")
+
+
+from replcheck.tla import delay, semisync  # noqa: E402  (they import the classes above)
+
+FEATURES = {m.SPEC: m for m in (semisync, delay)}

@@ -1,0 +1,155 @@
+"""Delay (spec/tla/Delay.tla) and the Python model's Traces: each mapped onto the other.
+
+`abstract(trace)`: the spec's actions a Trace witnesses. The spec's chain master_1 -> master_2
+-> master_3 is the History's chain (master_3 idle when it has two nodes); its transactions are
+master_1's, in binlog order; its clock is master_1's in whole seconds (a Tick for each second
+that passes before a step). Observations map as follows: the last binlog event of a transaction
+on master_1 is Commit; on a replica, the first `apply` line of a transaction gives ReadEvent at
+its `read` time and Apply at its `begin` time (when the wait ended and execution began); an
+`sql_stop` is Stop, and START SLAVE (all threads or the SQL thread) of a stopped SQL thread is
+Start. Every step carries the transaction number it acts on, so an event applied twice or out
+of order is rejected.
+
+What it ignores: sub-second times (a step at 3.7 s is at second 3: the spec's Due compares
+whole seconds, as WL#344's timestamps are), a transaction's events after its first and its
+execution time (the spec executes it at once), the IO thread (the spec's relay log holds all
+that master_(n-1) executed), a read the SQL thread made before a STOP interrupted its wait (the
+trace shows only the read that led to the execution), SHOW SLAVE STATUS and lag. Its scope is
+a chain of two or three nodes whose master_1 clock is the true time and whose offsets are whole
+seconds; it ends at the first operation outside the spec's vocabulary (CHANGE MASTER, a crash,
+a restart, a clock step, RESET SLAVE, START SLAVE UNTIL, a transaction on a replica, ...) and
+at the first transaction whose events carry its start time rather than its commit time (the
+spec stamps a transaction at its commit: WL#7318's drawback 2, which its F2 and mutant
+start-timestamp cover, is outside this spec).
+"""
+from __future__ import annotations
+
+from replcheck.tla import Abstraction, OutOfScope, Step
+
+SPEC = "Delay"
+US = 1_000_000
+VOCABULARY = {"trx", "read", "stop_slave", "start_slave", "show_slave_status", "show_master_status", "flush_logs"}
+
+
+def chain(topology: dict) -> list[tuple[str, int, int]]:
+    """(node, its MASTER_DELAY, its clock offset in s) from master_1 down the chain; OutOfScope
+    if the topology is not a chain of two or three nodes the spec's clocks can express."""
+    nodes = {n["id"]: n for n in topology["nodes"]}
+    below, fed = {}, set()
+    for c in topology["channels"]:
+        if c["source"] in below or c["replica"] in fed:
+            raise OutOfScope(f"{c['source']} -> {c['replica']}: not a chain (the spec's topology)")
+        below[c["source"]], _ = c, fed.add(c["replica"])
+    heads = [n for n in nodes if n not in fed]
+    if len(heads) != 1 or not 2 <= len(nodes) <= 3:
+        raise OutOfScope("not a chain of two or three nodes")
+    order, delay = [heads[0]], [0]
+    while order[-1] in below:
+        c = below[order[-1]]
+        order.append(c["replica"])
+        delay.append(c.get("delay") or 0)
+    offsets = [nodes[n].get("clock_offset_us", 0) for n in order]
+    if len(order) != len(nodes) or offsets[0] or any(o % US for o in offsets):
+        raise OutOfScope("not a chain from a master whose clock is the true time, offsets in whole seconds")
+    return [(n, d, o // US) for n, d, o in zip(order, delay, offsets)]
+
+
+def scope_end(history: dict | None, head: str) -> tuple[int | None, str]:
+    for op in (history or {}).get("ops", []):
+        if op["op"] not in VOCABULARY or (op["op"] == "trx" and op["node"] != head) or op.get("until"):
+            return op["at"], f"up to {op['op']} on {op['node']} at {op['at']} µs, outside the spec's vocabulary"
+    return None, "the whole trace"
+
+
+def stamped_at_start(obs: list[dict], head: str, epoch_us: int, rule: str) -> tuple[int, str] | None:
+    """The first transaction of master_1 whose first event's timestamp is not its commit's second
+    (statements that last, stamped at their start), unless WL#7318 waits on its immediate commit
+    timestamp: the spec stamps a transaction at its commit."""
+    first = {}
+    for o in obs:
+        if o["kind"] == "binlog" and o["node"] == head and o["trx"] and not (rule == "WL7318" and o["ict"] is not None):
+            first.setdefault(o["trx"], o["when"])
+            if o["last"] and first[o["trx"]] * US != epoch_us + o["t"] // US * US:
+                return o["t"], f"up to {o['trx']} at {o['t']} µs: its events carry its start time, the spec stamps a transaction at its commit"
+    return None
+
+
+def abstract(trace, history: dict | None = None) -> Abstraction:
+    header, obs = trace
+    hops = chain(header["topology"])
+    number = {n: i for i, (n, _, _) in enumerate(hops, 1)}
+    head = hops[0][0]
+    end, scope = scope_end(history, head)
+    rule = header["config"]["rule"].upper()
+    stamped = stamped_at_start(obs, head, header.get("epoch_us", 0), rule)
+    if stamped and (end is None or stamped[0] < end):
+        end, scope = stamped
+    seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
+    trx_no = {}
+    timed: list[tuple[int, int, Step]] = []  # (time in µs, line, step): sorted, then Ticks between
+
+    def at(t_us: int, line: int, action: str, what: str, **args) -> None:
+        timed.append((t_us, line, Step(action, args, line, what)))
+
+    applied = set()
+    for line, o in seen:
+        kind, node = o["kind"], o["node"]
+        if kind == "binlog" and node == head and o["trx"] and o["last"]:
+            trx_no[o["trx"]] = k = len(trx_no) + 1
+            at(o["t"], line, "Commit", f"{o['trx']} committed on {head}", t=k)
+        elif kind == "apply" and node in number and o["trx"] in trx_no and (node, o["trx"]) not in applied:
+            applied.add((node, o["trx"]))
+            k, n = trx_no[o["trx"]], number[node]
+            at(o["read"], line, "ReadEvent", f"{node}'s SQL thread read {o['trx']} at {o['read']} µs", n=n, t=k)
+            at(o["begin"], line, "Apply", f"{node} began executing {o['trx']} at {o['begin']} µs", n=n, t=k)
+        elif kind == "sql_stop" and node in number:
+            at(o["t"], line, "Stop", f"{node}'s SQL thread stopped ({o.get('reason')})", n=number[node])
+        elif kind == "stmt" and o["op"] == "start_slave" and node in number and o.get("thread") in (None, "sql") \
+                and o.get("errno") is None:
+            at(o["t"], line, "Start", f"START SLAVE on {node}", n=number[node])
+    steps, now, stopped = [], 0, set()
+    for t_us, line, step in sorted(timed, key=lambda x: (x[0], x[1])):
+        if step.action == "Start" and step.args["n"] not in stopped:
+            continue  # START SLAVE with the SQL thread running: no step
+        if step.action == "Stop" and step.args["n"] in stopped:
+            continue
+        (stopped.add if step.action == "Stop" else stopped.discard if step.action == "Start" else id)(step.args.get("n"))
+        while now < t_us // US:
+            now += 1
+            steps.append(Step("Tick", {}, line, f"the clock reaches {now} s"))
+        steps.append(step)
+    (_, d2, s2), (_, d3, s3) = hops[1], hops[2] if len(hops) == 3 else (None, 0, 0)
+    return Abstraction(SPEC, {"NTx": len(trx_no), "MaxTime": now, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
+                              "Rule": rule, "MUTANTS": set()}, {}, steps, scope)
+
+
+def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
+    """A TLC counterexample of Delay as a History on the chain A -> B -> C: the spec's second s is
+    the History's s + 1 (the replicas connect first), its steps 10 ms apart within a second.
+    Commit is a transaction on A, Stop and Start STOP and START SLAVE SQL_THREAD; ReadEvent and
+    Apply are the model's own to take (it reads and applies as soon as it may: the spec's lag,
+    which no History can force, is not reproduced)."""
+    nodes = ("A", "B", "C")
+    ops, before = [], None
+    for i, (action, st) in enumerate(trace):
+        at = US * (1 + st["now"]) + 10_000 * i
+        if action == "Commit":
+            ops.append({"at": at, "op": "trx", "node": "A", "trx": f"t{st['done'][0]}"})
+        elif action in ("Stop", "Start"):
+            n = next(n for n in (2, 3) if st["sql"][n] != before["sql"][n])
+            ops.append({"at": at, "op": "stop_slave" if action == "Stop" else "start_slave", "node": nodes[n - 1], "thread": "sql"})
+        before = st
+    c = constants
+    end = US * (2 + trace[-1][1]["now"] + c["Delay2"] + c["Delay3"] + abs(c["Skew2"]) + abs(c["Skew3"]) + 5)
+    return {"header": {"schema": "replcheck.history/1", "name": name,
+                       "description": f"TLC counterexample of Delay ({c['Rule']}) as a History",
+                       "topology": {"nodes": [{"id": "A"}, {"id": "B", "clock_offset_us": c["Skew2"] * US},
+                                              {"id": "C", "clock_offset_us": c["Skew3"] * US}],
+                                    "channels": [{"source": "A", "replica": "B", "delay": c["Delay2"], "latency_us": 1000},
+                                                 {"source": "B", "replica": "C", "delay": c["Delay3"], "latency_us": 1000}]},
+                       "sample_every_us": US, "end_us": end},
+            "ops": ops}
+
+
+def system(constants: dict) -> str:
+    return "model:wl344" if constants["Rule"] == "WL344" else "model:wl7318"

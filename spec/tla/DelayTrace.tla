@@ -1,0 +1,26 @@
+----------------------------- MODULE DelayTrace -----------------------------
+(***************************************************************************)
+(* Trace validation of Delay (replcheck/tla/delay.py writes the module     *)
+(* TraceLog: Trace, a sequence of records, one per step, each naming its  *)
+(* action in field a and its parameters).  A behaviour takes step i + 1    *)
+(* only as the action Trace[i + 1] names: the trace is accepted when a     *)
+(* behaviour reaches i = Len(Trace).                                       *)
+(***************************************************************************)
+EXTENDS Delay, Sequences, TraceLog
+
+VARIABLE i  \* the steps of Trace taken so far
+
+TraceInit == Init /\ i = 0
+
+Step(e) ==
+    CASE e.a = "Tick"      -> Tick
+      [] e.a = "Commit"    -> Commit /\ done'[1] = e.t
+      [] e.a = "ReadEvent" -> ReadEvent(e.n) /\ done[e.n] + 1 = e.t
+      [] e.a = "Apply"     -> Apply(e.n) /\ done'[e.n] = e.t
+      [] e.a = "Stop"      -> Stop(e.n)
+      [] e.a = "Start"     -> Start(e.n)
+
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+=============================================================================

@@ -1,0 +1,35 @@
+--------------------------- MODULE SemiSyncTrace ---------------------------
+(***************************************************************************)
+(* Trace validation of SemiSync (replcheck/tla/semisync.py writes the     *)
+(* module TraceLog: Given, the initial values Init leaves open; Trace, a  *)
+(* sequence of records, one per step, each                               *)
+(* naming its action in field a, its parameters, and what was observed     *)
+(* after it).  A behaviour of TraceSpec takes step i + 1 only as the       *)
+(* action Trace[i + 1] names: the trace is accepted when a behaviour       *)
+(* reaches i = Len(Trace).                                                 *)
+(***************************************************************************)
+EXTENDS SemiSync, Sequences, TraceLog
+
+VARIABLE i  \* the steps of Trace taken so far
+
+TraceInit ==
+    /\ Init /\ i = 0
+    /\ waitCount = Given.waitCount  \* Init leaves it open: the trace's configuration fixes it
+
+Step(e) ==
+    CASE e.a = "Write"      -> Write /\ binlog' = e.t
+      [] e.a = "Commit"     -> Commit(e.t)
+      [] e.a = "Release"    -> Release(e.t) /\ outcome'[e.t] = e.outcome
+      [] e.a = "Timeout"    -> Timeout(e.t)
+      [] e.a = "SwitchBack" -> SwitchBack
+      [] e.a = "Receive"    -> Receive(e.r) /\ relay'[e.r] = e.upto
+      [] e.a = "Ack"        -> Ack(e.r) /\ acked'[e.r] = e.upto
+      [] e.a = "Read"       -> Read(e.t)
+      [] e.a = "Crash"      -> Crash
+      [] e.a = "Shutdown"   -> Shutdown /\ \A t \in Tx : outcome'[t] = "error" <=> t \in e.errors
+      [] e.a = "Failover"   -> Failover(e.r)
+
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+=============================================================================
