@@ -146,3 +146,17 @@ CONNECT_IGNORES_SERVER_ID = mutant(
     "connect-ignores-server-id", feature="groupid", base="model:groupid", bug="rpl_hier step 12: a slave with an alternate future", seam="groupid: a connect by group ID",
     what="CONNECT_USING_GROUP_ID matches the group ID only: a slave whose last group came from another server is placed after the master's group with that ID, and diverges silently",
     kills=("GGID.CONNECT_BY_ID",))
+
+# -- events one at a time: partial groups in the relay log --------------------------------------
+GTID_RECEIVED_AT_FIRST_EVENT = mutant(
+    "gtid-received-at-first-event", feature="partial", base="model:wl344", bug="Bug #69943 (dup. #69758)", seam="sim: the IO thread's received set",
+    what="A group counts as received at its GTID event: a reconnect inside it asks past it, and the whole group is lost",
+    kills=("PARTIAL.IO_POS.WHOLE", "GGID.RECOVERY.EXACTLY_ONCE"))
+ROTATE_MID_GROUP = mutant(
+    "rotate-mid-group", feature="partial", base="model:wl7318", bug="Bug #72313", seam="sim: the SQL thread passing an event in no group",
+    what="A Rotate (or other event in no group) inside a group moves the group position: a restart resumes in the middle of the group",
+    kills=("PARTIAL.GROUP.WHOLE",))
+PARTIAL_COPY_KEPT = mutant(
+    "partial-copy-kept", feature="partial", base="model:wl7318", bug="known bugs §1.2 (complete transactions only): the partial copy a GTID reconnect leaves, which MySQL's FDE rollback handles", seam="sim: the SQL thread reading a format description event inside a group",
+    what="The partial copy of a group is not rolled back at the source's format description event: the full copy is applied on top of it",
+    kills=("PARTIAL.GROUP.WHOLE",))

@@ -116,6 +116,8 @@ TABLE = (
     _op("restore", "hierarchy.restore", Time(("latency_us",)), while_down=True,
         refused="a server rebuilt from a backup needs SET BINLOG_GROUP_ID (the --rpl-hierarchical patch)"),
     _op("purge_binary_logs", "hierarchy.purge_binary_logs", Time(("before_us",)), statement="purge_statement"),
+    _op("cut_io", "_op_cut_io",
+        refused="the harness has no proxy between the servers to drop a connection between two events of a group"),
 )
 
 OPS: dict[str, Op] = {op.name: op for op in TABLE}

@@ -30,6 +30,7 @@ from . import delay as D
 from . import groupid as G
 from . import incident as I
 from . import mutants as M
+from . import partial as P
 from . import recovery as R
 from . import relayinfo
 from . import semisync as SS
@@ -130,6 +131,12 @@ class Channel:
     # (source binlog, executed set, index): every group of that binlog before the index is in that
     # set. Executed only grows, so a GTID request scans on from here, not from the binlog's head.
     gtid_floor: tuple[list, set, int] | None = None
+    # cut_io: the connection drops after this many more events arrive, then reconnects or stops
+    cut_after: int = 0
+    cut_then: str = ""
+    # MariaDB's gtid_reconnect_event_skip_count: events of a partial group already queued, which
+    # the GTID reconnect sends again and the IO thread does not queue twice
+    reconnect_skip: int = 0
 
 
 @dataclass
@@ -827,11 +834,17 @@ class Simulator:
         if ch.semi_sync:  # the master's log line, as MariaDB writes it
             self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
                       message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
+        whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
         if ch.connect_by_id:
             by = "group_id"
         elif self._gtid_replica(ch) and (self.mariadb or ch.fetch is None):
             by = "gtid"
             self._gtid_fetch(ch)
+            # MariaDB asks from Gtid_IO_Pos (what it received whole) and skips the events of the
+            # partial group it already queued (slave.cc: gtid_reconnect_event_skip_count =
+            # events_queued_since_last_gtid; queue_event). MySQL keeps the partial copy: the
+            # source's real FDE before the full copy rolls it back (_finish).
+            ch.reconnect_skip = P.queued_since_gtid(ch.relay) if self.mariadb and whole else 0
         else:
             by = "position"
             if ch.fetch is None:  # MASTER_LOG_FILE '': the first binlog the index names (sql_repl.cc)
@@ -847,8 +860,7 @@ class Simulator:
         that. A CHANGE MASTER TO a binlog position turns it off (MASTER_USE_GTID=no)."""
         return ch.node.gtid_mode and ch.source.gtid_mode and not ch.node.rpl_hierarchical and not ch.by_position
 
-    @staticmethod
-    def _gtid_fetch(ch: Channel) -> None:
+    def _gtid_fetch(self, ch: Channel) -> None:
         """Where a GTID request starts: the first group the replica lacks (what it executed and what
         its relay log still holds). MariaDB's gtid_find_binlog_file picks the binlog that group is
         in; the groups before it there are not sent (send_event_to_slave), events that are in no
@@ -859,7 +871,10 @@ class Simulator:
         while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed):
             i += 1
         ch.gtid_floor = (binlog, executed, i)
-        relayed = {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid}
+        # A group counts as received only once its last event is in (Bug #69943: counting it at
+        # its GTID event loses the whole group after a reconnect inside it).
+        whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
+        relayed = {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid and (e.ev.last or not whole)}
         ch.fetch = next((k for k in range(i, len(binlog)) if binlog[k].ev.gtid and binlog[k].ev.gtid not in executed
                          and binlog[k].ev.gtid not in relayed), len(binlog))
 
@@ -907,6 +922,11 @@ class Simulator:
             self._refuse_dump(ch, by, refused, **asked)
             return
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
+        if ch.reconnect_skip and (start is None or start.ev.gtid != P.partial_gtid(ch.relay)):
+            # The partial group never committed on the source (a crash tore it): nothing is
+            # skipped, and the source's format description event that follows rolls the partial
+            # copy back (queue_event: "assuming that master has crashed and rolling back").
+            ch.reconnect_skip = 0
         file = start.file if start else src.binlog_file
         # By GTID the dump starts at the head of the binlog the first missing group is in (init_binlog_sender:
         # "start from beginning of binlog file"). By group ID the master answers with the place it
@@ -967,10 +987,46 @@ class Simulator:
         for i in range(max(first, ch.fetch), stop):
             self._relay(ch, ch.source.binlog[i])
             ch.fetch = i + 1
+            if ch.cut_after:
+                ch.cut_after -= 1
+                if not ch.cut_after:  # the connection drops between two events, maybe inside a group
+                    self._cut_io(ch)
+                    break
         self._kick(ch)
+
+    def _op_cut_io(self, node: Node, op: dict) -> None:
+        """A network drop (or STOP SLAVE IO_THREAD) that falls after the next `after_events`
+        events the IO thread receives: events travel one at a time, so it can fall inside a group."""
+        ch = node.channel
+        if ch is None:
+            self.emit("error", node.id, op="cut_io", errno=ER_BAD_SLAVE, message="not a replica")
+            return
+        ch.cut_after, ch.cut_then = op["after_events"], op.get("then", "reconnect")
+
+    def _cut_io(self, ch: Channel) -> None:
+        self.emit("io_cut", ch.node.id, source=ch.source.id, then=ch.cut_then, master_log_file=ch.read_master_file,
+                  master_log_pos=ch.read_master_pos)
+        self._disconnect(ch)
+        if ch.cut_then == "stop":
+            ch.io_running = False
+        elif ch.source.up:  # the IO thread reconnects at once (master-retry-count, connect_to_master)
+            self._connect(ch)
 
     def _relay(self, ch: Channel, src: Entry) -> None:
         ev = src.ev
+        if ch.reconnect_skip and ev.trx is not None:
+            # already queued before the reconnect (queue_event, gtid_skip_enqueue): not again; once
+            # the last one is passed, a fake Rotate names the place the copy goes on from
+            ch.reconnect_skip -= 1
+            ch.read_master_file, ch.read_master_pos = src.file, src.end
+            if not ch.reconnect_skip:
+                fake = Event("ROTATE_EVENT", when=0, server_id=ch.source.server_id, size=ROTATE_SIZE)
+                self._relay(ch, Entry(fake, src.file, 0, src.end))
+            return
+        if ch.reconnect_skip and ev.type == "FORMAT_DESCRIPTION_EVENT":
+            # the master's FDE inside the group is queued as an artificial copy (log_pos 0), so the
+            # SQL thread does not take it for a master crash and roll the first half back
+            src = replace(src, end=0)
         if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
             return
         end = ch.relay_pos + ev.size
@@ -981,8 +1037,8 @@ class Simulator:
         ch.relay_pos = end
         if src.end:
             ch.read_master_file, ch.read_master_pos = src.file, src.end
-        if ev.gtid and ev.last:  # Gtid_IO_Pos moves only once the whole group is in
-            ch.io_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+        if ev.gtid and (ev.last or (ev.idx == 0 and M.GTID_RECEIVED_AT_FIRST_EVENT in self.mutants)):
+            ch.io_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # Gtid_IO_Pos moves only once the whole group is in
         self.emit("relay", ch.node.id, source=ch.source.id, **_event_fields(ev, src.group_id), file=entry.file, pos=entry.pos,
                   master_file=src.file, master_end=src.end)
         # The sync flag rides in the two reserved header bytes; the replica strips them, queues
@@ -1153,10 +1209,23 @@ class Simulator:
         # the server that sent the event: a failover may have repointed the channel since it was relayed
         self.emit("apply", ch.node.id, source=entry.source, **_event_fields(ev, entry.group_id), read=read, begin=begin,
                   relay_file=entry.file, relay_pos=entry.pos)
+        inside = ev.trx is None and ch.sql_pos > ch.group_start  # between the events of a cut group
         ch.sql_pos += 1
-        if ev.trx is None or ev.last:
+        if inside and ev.type == "FORMAT_DESCRIPTION_EVENT" and entry.master_end and M.PARTIAL_COPY_KEPT not in self.mutants:
+            # A real (not artificial) FDE inside a group: the group before it is a partial copy that
+            # never gets its end here (the source crashed while writing it, or a MySQL GTID reconnect
+            # sends the whole group after it). Format_description_log_event::do_apply_event rolls it
+            # back: "Rolling back unfinished transaction (no COMMIT or ROLLBACK in relay log)".
+            g = ch.relay[ch.group_start].ev
+            self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason="partial_group")
+            ch.skipping_group = False
+            self._advance_group(ch, entry)
+        elif ev.last or (ev.trx is None and not (inside and M.ROTATE_MID_GROUP not in self.mutants)):
+            # A fake Rotate, artificial FDE or Gtid_list after a reconnect inside a group moves only
+            # the event position, never the group's (Rotate_log_event::do_update_pos: "we don't want
+            # to touch the coordinates which correspond to the beginning of the transaction").
             self._end_group(ch, entry)
-        else:
+        elif ev.trx is not None:
             ch.applied_in_group += 1
         if ch.state == "executing":
             ch.state = "idle"

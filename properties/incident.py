@@ -225,6 +225,8 @@ def _io_running_before(v: TraceView, stop: dict) -> bool:
         elif o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave") and o.get("errno") is None \
                 and o.get("thread") in (None, "io"):
             running = o["op"] == "start_slave"
+        elif o["kind"] == "io_cut" and o.get("then") == "stop":  # a cut that stopped the IO thread
+            running = False
     return running
 
 
@@ -236,9 +238,11 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         if not _io_running_before(v, stop):
             continue  # the DBA (or a crash) had stopped it already: the incident did not
         lo, hi = _stopped_interval(v, stop)
-        # Until the DBA stops the slave (or it crashes): after that the IO thread is theirs to stop.
+        # Until the DBA stops the slave, it crashes, or a cut stops its IO thread: after that the IO
+        # thread is theirs to stop.
         hi = min([_key(o) for o in v.obs if o["node"] == stop["node"] and lo < _key(o) < hi and (
-            o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave"))], default=hi)
+            o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave")
+            or (o["kind"] == "io_cut" and o.get("then") == "stop"))], default=hi)
         for s in v.kind("status"):
             if s["node"] == stop["node"] and lo < _key(s) < hi:
                 check.judge(s["Slave_IO_Running"] == "Yes", f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r} "

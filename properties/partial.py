@@ -1,0 +1,60 @@
+"""Trace properties of partial groups in the relay log (issue #16, mechanism 1): a group cut in
+transfer is applied as one whole copy or not at all, and what the replica records as received by
+GTID names only groups whose every event it holds.
+
+They read what the SQL thread applied (`apply`, with the event's index in its group), what it threw
+away (`rollback`, `sql_stop`, a crash), and what the IO thread queued (`relay`): a real server's
+trace read from its relay log has the same observations.
+"""
+from __future__ import annotations
+
+from .core import Check, TraceView, checks
+from .groupid import positions
+
+# What ends the copy the SQL thread had open: it is thrown away, the next copy starts afresh.
+_DISCARDS = ("rollback", "sql_stop", "crash", "shutdown", "restart", "promoted")
+
+
+@checks("PARTIAL.GROUP.WHOLE", needs=("apply",))
+def group_applied_whole(v: TraceView, check: Check) -> None:
+    """Each node's SQL thread applies a group's events as one copy, first to last, each once: an
+    event of a group follows the one before it in the same copy, a group starts only when no
+    copy is open, and nothing in no group ends a copy. A rollback, a stop or a crash throws the open
+    copy away; a skip (a group already executed, the skip counter) leaves none open."""
+    open_: dict[str, tuple[str, int]] = {}  # node -> (trx, index of the next event) of the open copy
+    for o in v.obs:
+        node, kind = o["node"], o["kind"]
+        if kind in _DISCARDS or kind == "skip":  # a skip passes what it skips: no copy is open after it
+            open_.pop(node, None)
+            continue
+        if kind != "apply" or o.get("trx") is None or o.get("idx") is None:
+            continue
+        trx, idx, have = o["trx"], o["idx"], open_.get(node)
+        if idx == 0:
+            ok = have is None
+            why = f"{node} started {trx} while its copy of {have and have[0]} was open at event {have and have[1]}"
+        else:
+            ok = have == (trx, idx)
+            why = f"{node} applied event {idx} of {trx} without events 0..{idx - 1} of the same copy before it"
+        check.judge(ok, why, o)
+        if o.get("last"):
+            open_.pop(node, None)
+        else:
+            open_[node] = (trx, idx + 1)
+
+
+@checks("PARTIAL.IO_POS.WHOLE", needs=("relay",))
+def io_pos_whole_groups(v: TraceView, check: Check) -> None:
+    """Gtid_IO_Pos names a group only once the node's relay log holds its last event: a GTID the
+    node has relayed only the start of is not received yet (Bug #69943). A GTID the trace shows no
+    relayed event of (a position loaded at start) is not judged here (MARIADB.GTID.IO_POS is)."""
+    started: dict[tuple[str, str], bool] = {}  # (node, gtid) -> its last event is in
+    for o in v.obs:
+        if o["kind"] == "relay" and o.get("gtid"):
+            key = (o["node"], o["gtid"])
+            started[key] = started.get(key, False) or bool(o.get("last"))
+        elif o["kind"] == "status" and o.get("Gtid_IO_Pos"):
+            for g in (positions(o["Gtid_IO_Pos"]) or {}).values():
+                whole = started.get((o["node"], g))
+                if whole is not None:
+                    check.judge(whole, f"{o['node']}: Gtid_IO_Pos names {g}, of which its relay log holds only the start", o)

@@ -1,0 +1,72 @@
+"""Every partial-group property passes on an honest trace and catches a realistic fault: a group
+resumed in its middle after a Rotate inside it moved the group position (Bug #72313), a full copy
+applied on top of a partial one, a group counted as received at its GTID event (Bug #69943)."""
+from __future__ import annotations
+
+from conftest import assert_witness
+from test_properties_incident import Case, pick
+
+from replcheck.properties.core import PASS, PROPERTIES
+
+CUT = "partial-cut-reconnect"
+RESTART = "partial-rotate-restart"
+FAILOVER = "partial-copy-failover"
+
+
+def resumed_mid_group(k):
+    tr = k.run("mutant:rotate-mid-group", RESTART)
+    return tr, tr.all("apply", node="B", trx="t2", idx=2)[-1]
+
+
+def full_copy_on_partial(k):
+    tr = k.run("mutant:partial-copy-kept", FAILOVER)
+    return tr, tr.all("apply", node="C", trx="t2", idx=0)[1]
+
+
+def io_pos_at_first_event(k):
+    return pick(k.run("mutant:gtid-received-at-first-event", CUT), "status", node="B", Gtid_IO_Pos="0-1-2")
+
+
+CASES: dict[str, Case] = {
+    "PARTIAL.GROUP.WHOLE": Case(lambda k: k.run("model:wl7318", FAILOVER), full_copy_on_partial,
+                                "C started t2 while its copy of t2 was open at event 2"),
+    "PARTIAL.IO_POS.WHOLE": Case(lambda k: k.run("model:wl344", CUT), io_pos_at_first_event,
+                                 "B: Gtid_IO_Pos names 0-1-2, of which its relay log holds only the start"),
+}
+
+
+def test_every_partial_property_has_a_case():
+    assert set(CASES) == {p.requirement for p in PROPERTIES if p.feature == "partial"}
+
+
+def test_a_rotate_inside_a_group_does_not_move_its_position(kit):
+    # Bug #72313: STOP/START SLAVE SQL_THREAD after the reconnect's fake Rotate resumes at t2's
+    # second statement; the model resumes at its GTID event and applies t2 once.
+    assert_witness(kit.verdict("PARTIAL.GROUP.WHOLE", resumed_mid_group(kit)[0]), *resumed_mid_group(kit),
+                   "B applied event 2 of t2 without events 0..1 of the same copy before it")
+    tr = kit.run("model:wl7318", RESTART)
+    assert [o["idx"] for o in tr.all("apply", node="B", trx="t2")] == [0, 1, 0, 1, 2, 3, 4]
+    assert tr.first("data", node="B")["counts"] == {"t1": 1, "t2": 1, "t3": 1}
+
+
+def test_mariadb_reconnect_skips_what_it_holds_and_mysql_resumes_by_position(kit):
+    for system in ("model:wl344", "model:wl7318"):
+        tr = kit.run(system, CUT)
+        relayed = [o["idx"] for o in tr.all("relay", node="B", trx="t2")]
+        assert relayed == [0, 1, 2, 3, 4], (system, relayed)  # one copy in the relay log, no event twice
+        assert tr.first("data", node="B")["counts"] == {"t1": 1, "t2": 1, "t3": 1}
+
+
+def test_partial_copy_is_rolled_back_at_the_new_sources_fde(kit):
+    tr = kit.run("model:wl7318", FAILOVER)
+    assert tr.first("rollback", node="C", trx="t2")["reason"] == "partial_group"
+    assert tr.first("data", node="C")["counts"] == {"t1": 1, "t2": 1, "t3": 1}
+    v = kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr)
+    assert v.status == PASS and v.checked > 0, v
+
+
+def test_whole_group_lost_when_received_at_its_gtid_event(kit):
+    # Bug #69943: the reconnect asks past t2, whose partial copy is then rolled back: t2 is lost.
+    tr = kit.run("mutant:gtid-received-at-first-event", CUT)
+    assert tr.first("data", node="B")["counts"] == {"t1": 1, "t3": 1}
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == "violated"
