@@ -76,14 +76,18 @@ class Schema:
 
 def _plain(obj: Any) -> bool:
     """No float (an integer here must be a Python int, which jsonschema-rs does not tell from 5.0)
-    and no integer beyond 2^53 (which it compares with a bound as a double)."""
-    if isinstance(obj, dict):
-        return all(_plain(v) for v in obj.values())
-    if isinstance(obj, list):
-        return all(_plain(v) for v in obj)
-    if isinstance(obj, float):
-        return False
-    return not isinstance(obj, int) or -2**53 < obj < 2**53
+    and no integer beyond 2^53 (which it compares with a bound as a double); iterative, as obj
+    may be nested as deep as the parser allows."""
+    stack = [obj]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, float) or (isinstance(node, int) and not -2**53 < node < 2**53):
+            return False
+    return True
 
 
 @lru_cache(maxsize=None)

@@ -872,6 +872,8 @@ class Runner:
         relay log of that name: a purge starts the names again). Executed as the model executes them;
         an apply observation each, as a group's gets at the poll that finds its row."""
         relayed, pending = self._relayed.get(node, []), self._unapplied.get(node, [])
+        if not pending:
+            return  # nothing to place: no walk of the relay log at every sample
         here = next((i for i in range(len(relayed) - 1, -1, -1)
                      if relayed[i]["file"] == relay_file and relayed[i]["pos"] < relay_pos), None)
         while pending and here is not None and pending[0] <= here:

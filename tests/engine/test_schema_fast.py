@@ -72,3 +72,8 @@ def test_what_the_fast_check_cannot_tell_goes_to_the_full_check():
     with pytest.raises(io.InputError, match="delay"):
         io._validate(op, {**line, "delay": 5.0}, "h.jsonl", 2, "")
     assert not op.valid({**line, "delay": 2**63})  # beyond a double's integers: the full check decides
+
+
+def test_the_plainness_walk_takes_any_nesting_the_parser_allows():
+    deep = io.parse_json("[" * 900 + "1" + "]" * 900, "deep.json", 1)
+    assert io._plain(deep) and not io._plain(io.parse_json("[" * 900 + "1.5" + "]" * 900, "deep.json", 1))
