@@ -22,8 +22,13 @@ CAUGHT_UP = "Slave has read all relay log"
 GRANULARITY_US = 2 * US  # the timestamp and the replica's clock are read in whole seconds
 
 
+# A sample judged here shows all of these (a real server's always does; a hand-made one may not).
+FIELDS = (SBM, "Slave_SQL_Running", "Slave_IO_Running", "Slave_SQL_Running_State", "Master_Log_File",
+          "Read_Master_Log_Pos", "Relay_Master_Log_File", "Exec_Master_Log_Pos")
+
+
 def _samples(v: TraceView) -> list[dict]:
-    return v.memo("lag.samples", lambda: [s for s in v.kind("status") if SBM in s])
+    return v.memo("lag.samples", lambda: [s for s in v.kind("status") if all(f in s for f in FIELDS)])
 
 
 def _connected(s: dict) -> bool:
