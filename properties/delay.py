@@ -410,9 +410,13 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
             continue  # sampled across a second's turn: which second the server counted from is unknown
         deadline = (first // US + rem) * US - epoch - off
         error = deadline - w[1]
+        # The connect's clock query, where the trace shows it (the MariaDB harness's channel relay).
+        q = next((q for q in reversed(v.kind("clock_query")) if q["node"] == s["node"] and q["_line"] < s["_line"]), None)
+        why = "" if q is None else (f"; its IO thread's clock query got the answer {q['master_unix_timestamp']} at "
+                                    f"{q['t']}: clock_diff_with_master {q['clock_diff_with_master']}")
         check.judge(abs(error) < US, f"{s['node']} at {s['t']} counts to {deadline} (SQL_Remaining_Delay {rem}) but the "
                     f"event is due at {w[1]}: {error / US:+.0f} s, the error of the clock difference it measured in whole "
-                    f"seconds at its IO thread's connect (clock_diff_with_master)", s)
+                    f"seconds at its IO thread's connect (clock_diff_with_master){why}", s, *([q] if q else []))
 
 
 # -- statements -------------------------------------------------------------------------------

@@ -208,7 +208,8 @@ class Topology:
         for i, c in enumerate(topology.get("channels") or []):
             if not isinstance(c, Mapping) or "source" not in c or "replica" not in c:
                 raise TopologyError(f"topology: channels[{i}] needs a source and a replica")
-            bad = [k for k in c if k not in ("source", "replica", "delay", "latency_us")]
+            # clock_reply: the runner's channel relay (replcheck/harness/proxy.py) does it
+            bad = [k for k in c if k not in ("source", "replica", "delay", "latency_us", "clock_reply")]
             bad += ["latency_us"] if c.get("latency_us", 0) != 0 else []
             if bad:
                 raise TopologyError(f"topology: channel {c['source']}->{c['replica']}: {', '.join(bad)} "

@@ -41,7 +41,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from replcheck.harness.ackproxy import AckProxy
+from replcheck.harness.proxy import ChannelProxy, ClockExchange
 from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
 from replcheck.harness.relaylog import Event, RelayLogs
 from replcheck.model import ops as O
@@ -62,8 +62,8 @@ UNOBSERVED = ["relay", "ack"]
 # Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
 # MASTER_USE_GTID (start_slave_threads, sql/slave.cc), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
 PURGES_RELAY_LOGS = frozenset({"start_slave", "reset_slave", "change_master"})
-# Semi-sync in play (settings, lose_acks): every channel then runs through an AckProxy, which sees
-# each ack on its way to the source (and loses those lose_acks asks for).
+# Semi-sync in play (settings, lose_acks): the channels' relays then see each ack on its way to the
+# source (and lose those lose_acks asks for).
 SEMI_SYNC = re.compile(r"^rpl_semi_sync_")
 EVENT_TYPES = {
     "Gtid": "GTID_LOG_EVENT", "Query": "QUERY_EVENT", "Xid": "XID_EVENT", "Format_desc": "FORMAT_DESCRIPTION_EVENT",
@@ -410,8 +410,10 @@ class Runner:
         self._master_file: dict[str, str] = {}  # replica -> the master's binlog its IO thread reads (its last Rotate)
         self.max_gap = 0
         self.cluster: Cluster | None = None
-        self.proxies: dict[str, AckProxy] = {}  # replica -> the relay on its channel
+        self.proxies: dict[str, ChannelProxy] = {}  # replica -> the relay on its channel
         self.repointed = False  # a failover moved a channel off its relay: acks no longer all seen
+        self.acks_seen = False  # semi-sync in play: the relays report the acks
+        self._clock_queries: list[tuple[str, str, ClockExchange]] = []  # (source, replica, exchange), as relayed
         self.notes: list[str] = []
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
@@ -438,12 +440,15 @@ class Runner:
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
             options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
                         "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
-        if _semi_sync(self.history):
-            for replica, source in self.sources.items():
-                self.proxies[replica] = AckProxy(
-                    lambda s=source: self.cluster.port(s), on_ack=lambda f, p, r=replica, s=source: self._ack(s, r, f, p),
-                    on_lost=lambda f, p, r=replica, s=source: self.notes.append(
-                        f"lose_acks: the relay of {s}->{r} dropped {r}'s ack of ({f}, {p}) at {self.now()} µs"))
+        late = {c["replica"] for c in self.history["header"]["topology"]["channels"] if c.get("clock_reply") == "next_second"}
+        for replica, source in self.sources.items():
+            # Every channel: its clock query is steadied (or made late) whatever the History does.
+            self.proxies[replica] = ChannelProxy(
+                lambda s=source: self.cluster.port(s), on_ack=lambda f, p, r=replica, s=source: self._ack(s, r, f, p),
+                on_lost=lambda f, p, r=replica, s=source: self.notes.append(
+                    f"lose_acks: the relay of {s}->{r} dropped {r}'s ack of ({f}, {p}) at {self.now()} µs"),
+                on_clock=lambda x, r=replica, s=source: self._clock_query(s, r, x), late=replica in late)
+        self.acks_seen = _semi_sync(self.history)
         try:
             self.cluster = Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
                                    verbose=self.verbose, routes={(s, r): p.port for r, p in self.proxies.items()
@@ -453,6 +458,7 @@ class Runner:
         finally:
             for proxy in self.proxies.values():
                 proxy.close()
+        self._emit_clock_queries()
         return self._header(server.version), self._ordered()
 
     def _run(self) -> None:
@@ -488,6 +494,19 @@ class Runner:
         """An ack on its way to the source (the relay forwarded it): the source has it no earlier."""
         if self.t0:  # not the acks of the set-up, before time 0
             self.emit("ack", source, replica=replica, file=file, pos=pos)
+
+    def _clock_query(self, source: str, replica: str, x: ClockExchange) -> None:
+        """The IO thread's clock query at a connect, as its relay passed it: what clock_diff_with_master
+        it gives the replica. Kept until the run ends: the set-up's connects come before time 0 (at 0 then)."""
+        with self._lock:
+            self._clock_queries.append((source, replica, x))
+
+    def _emit_clock_queries(self) -> None:
+        at = lambda wall: max(0, round((wall - self.wall_t0) * US))  # noqa: E731
+        for source, replica, x in self._clock_queries:
+            self.emit("clock_query", replica, at(x.delivered), source=source, asked=at(x.asked), answered=at(x.answered),
+                      master_unix_timestamp=x.master_unix_timestamp, clock_diff_with_master=x.clock_diff_with_master,
+                      held=x.late)
 
     def _rebase_timestamps(self) -> None:
         """SET TIMESTAMP values are seconds of the History's epoch (scaled_history scaled their
@@ -1105,10 +1124,14 @@ class Runner:
             node = note["node"]
             begin = (os.path.basename(m.group(1)), int(m.group(2)))
             end = (os.path.basename(m.group(3)), int(m.group(4)))
-            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node]
-            # What was relayed by the note: read before it, or by the read that followed it.
-            read = next((o["t"] for o in relays if o["t"] > note["t"]), note["t"])
-            relays = [o for o in relays if o["t"] <= read]
+            # What was relayed before the relay logs were next purged: after that, names start again.
+            # (Not "by the read after the note": the note's time is the error log's whole second, and
+            # under load the events it passed over were read at later polls: none were found.)
+            # A purge that began after the note was read; the START SLAVE before the skip may return later.
+            purge = min((o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
+                         and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None
+                         and o["t"] - o.get("duration_us", 0) > note["t"]), default=None)
+            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and (purge is None or o["t"] < purge)]
             skipped: list[dict] = []
             for r in reversed(relays):
                 place = (r["file"], r["pos"])
@@ -1148,15 +1171,18 @@ class Runner:
     def _unobserved(self) -> list[str]:
         """Acks are seen when every channel ran through its relay all along (each has one, or none
         does); relay-log writes when every relay log was read whole."""
-        return [k for k in UNOBSERVED if (k != "ack" or not self.proxies or self.repointed)
+        return [k for k in UNOBSERVED if (k != "ack" or not self.acks_seen or self.repointed)
                 and (k != "relay" or self._relay_gaps())]
 
     def _notes(self) -> list[str]:
         """How the run differs from the History's ops as the models do them."""
         notes = []
-        if self.proxies:
-            notes.append("semi-sync: each channel ran through a loopback relay (replcheck.harness.ackproxy); an ack is "
-                         "observed when the relay passed it on, so the source processed it no earlier")
+        notes.append("each channel ran through a loopback relay (replcheck.harness.proxy) that passes the IO thread's "
+                     "clock query on inside a second, so its whole-second clock_diff_with_master is 0 unless the History "
+                     "asks for a late answer (clock_reply)")
+        if self.acks_seen:
+            notes.append("semi-sync: an ack is observed when the channel's relay passed it on, so the source processed "
+                         "it no earlier")
         if self.repointed:
             notes.append("failover: repointed channels bypass the relay, so acks after it are not observed")
         notes += [f"relay not observed: {g}" for g in self._relay_gaps()]

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from replcheck.harness import mariadb
-from replcheck.harness.ackproxy import AckProxy
+from replcheck.harness.proxy import STEADY_FROM, STEADY_UNTIL, ChannelProxy, query_wait
 from replcheck.harness.mariadb import (
     BASEDIR_ENV, Channel, Cluster, HarnessError, Node, ServerNotFound, SqlError, Topology, TopologyError,
     find_server, free_port, parse_xml_results, sql_quote, wait_for,
@@ -140,7 +140,7 @@ def test_ack_proxy_loses_exactly_the_acks_asked_for():
     0xEF packet before the dump, or one that is not a command (sequence number 1), is no ack."""
     source = socket.create_server(("127.0.0.1", 0))
     forwarded, lost = [], []
-    proxy = AckProxy(lambda: source.getsockname()[1], on_ack=lambda f, p: forwarded.append((f, p)),
+    proxy = ChannelProxy(lambda: source.getsockname()[1], on_ack=lambda f, p: forwarded.append((f, p)),
                      on_lost=lambda f, p: lost.append((f, p)))
     try:
         replica = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
@@ -162,6 +162,57 @@ def test_ack_proxy_loses_exactly_the_acks_asked_for():
         assert _recv_exactly(replica, 13) == b"binlog events"
         replica.close()
         assert upstream.recv(10) == b""  # a hang-up is passed on
+    finally:
+        proxy.close()
+        source.close()
+
+
+def test_the_clock_query_is_passed_on_inside_a_second():
+    # Held only near a second's turn, and then until STEADY_FROM into the next second.
+    for now, wait in ((100.5, 0.0), (100.0 + STEADY_FROM, 0.0), (100.0, STEADY_FROM), (100.995, 0.005 + STEADY_FROM),
+                      (100.999, 0.001 + STEADY_FROM)):
+        assert abs(query_wait(now) - wait) < 1e-6, (now, query_wait(now), wait)
+        assert STEADY_FROM - 1e-9 <= (now + query_wait(now)) % 1 < STEADY_UNTIL  # float: 100.02 % 1 < 0.02
+
+
+class _Clock:
+    """A wall clock that moves only when slept on, or when told."""
+    def __init__(self, now: float):
+        self.now, self.slept = now, []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.slept.append(round(s, 6))
+        self.now += s
+
+
+@pytest.mark.parametrize("late, asked_at, estimate", [(False, 1_795_437_350.9, 0), (True, 1_795_437_350.3, 1), (True, 1_795_437_350.9, 1)])
+def test_the_clock_answer_makes_the_estimate_asked_for(late, asked_at, estimate):
+    """The replica's SELECT UNIX_TIMESTAMP() before the dump: passed on in the steady part of a
+    second; its answer passed on at once (estimate 0) or, on a late channel, held into the next
+    second (estimate 1). Both reported with the master's answer."""
+    source = socket.create_server(("127.0.0.1", 0))
+    clock, seen = _Clock(asked_at), []
+    proxy = ChannelProxy(lambda: source.getsockname()[1], on_clock=seen.append, late=late, clock=clock, sleep=clock.sleep)
+    try:
+        replica = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+        source.settimeout(10)
+        upstream, _ = source.accept()
+        upstream.settimeout(10)
+        query = _packet(0, b"\x03SELECT UNIX_TIMESTAMP()")
+        replica.sendall(query)
+        assert _recv_exactly(upstream, len(query)) == query
+        sent = clock.now
+        assert STEADY_FROM - 1e-6 <= sent % 1 < STEADY_UNTIL
+        answer = (_packet(1, b"\x01") + _packet(2, b"\x03def\x00\x00\x00\x10UNIX_TIMESTAMP()") +
+                  _packet(3, b"\x0a" + str(int(sent)).encode()) + _packet(4, b"\xfe\x00\x00\x02\x00"))
+        upstream.sendall(answer)
+        assert _recv_exactly(replica, len(answer)) == answer  # byte for byte, whenever
+        [x] = seen
+        assert (x.master_unix_timestamp, x.clock_diff_with_master, x.late) == (int(sent), estimate, late)
+        assert int(x.delivered) == int(sent) + estimate
     finally:
         proxy.close()
         source.close()

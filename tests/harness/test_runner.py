@@ -424,6 +424,30 @@ def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_on
     assert [(o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "skip"] == [("INCIDENT_EVENT", 658)]
 
 
+def test_skipped_events_read_at_a_later_poll_than_the_note_are_found():
+    """inc-skip-after-rotation on a loaded machine: the note was tailed before the poll that read the
+    events it passed over (the incident came at a later read than the one after the note). What is
+    relayed up to the next purge counts; a later life of the same relay-log name does not."""
+    r = R.Runner(_history([]))
+    r.relay_logs["B"] = object()
+
+    def relay(t, pos, etype, trx=None):
+        r.emit("relay", "B", t, source="A", type=etype, trx=trx, idx=0, last=False, gtid=None, server_id=1, when=1,
+               ict=None, file="relay.000002", pos=pos, master_file="bin.000001", master_end=pos)
+    relay(20, 256, "ROTATE_EVENT")
+    relay(20, 297, "FORMAT_DESCRIPTION_EVENT")
+    r.emit("log", "B", 25, level="Note", message="'SQL_SLAVE_SKIP_COUNTER=1' executed at relay_log_file='./relay.000002', "
+           "relay_log_pos='256', master_log_name='bin.000001', master_log_pos='4', GTID '0-1-1'; and new position at "
+           "relay_log_file='./relay.000002', relay_log_pos='715', master_log_name='bin.000001', master_log_pos='533', GTID '0-1-1'; ")
+    relay(27, 615, "GTID_LIST_EVENT")
+    relay(30, 658, "INCIDENT_EVENT")
+    relay(30, 715, "GTID_LOG_EVENT", "after_gap")
+    r.emit("stmt", "B", 41, op="start_slave", errno=None, warning=None, message="", duration_us=1)  # purges again
+    relay(45, 658, "INCIDENT_EVENT")  # the next life of relay.000002: not what the note passed over
+    r._emit_skips()
+    assert [(o["t"], o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "skip"] == [(25, "INCIDENT_EVENT", 658)]
+
+
 def test_a_stopped_sql_thread_passes_nothing_and_what_it_passed_comes_before_its_stop():
     """inc-skip-then-reconnect on MariaDB: stopped at an incident, B's IO thread fetched a relay log
     of the same name again; its fake Rotate, at a place before the stopped thread's, was taken

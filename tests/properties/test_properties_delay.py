@@ -509,3 +509,17 @@ def test_a_polled_deadline_is_judged_only_when_the_sample_s_second_is_known(kit,
     assert (verdict.status == VIOLATED) == judged, verdict
     del s["sampled_until"]  # a polled sample that does not say how long it took is not judged either
     assert kit.verdict("WL344.CLOCK.COMPENSATE", tr).status == PASS
+
+
+def test_a_late_clock_answer_on_mariadb_is_a_deadline_a_second_long(kit):
+    """MariaDB 10.11, clock-reply-late: the channel's relay held the answer to B's clock query into
+    the next second (clock_diff_with_master 1 on one machine), and B counted every delay to a
+    second past the due time. The witness names the clock query; the model's trace of the same
+    History holds."""
+    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-clock-reply-late.jsonl")
+    verdict = kit.prop("WL344.CLOCK.COMPENSATE").run(TraceView(header, obs))
+    [q] = [o for o in obs if o["kind"] == "clock_query"]
+    assert (q["clock_diff_with_master"], q["held"]) == (1, True)
+    assert verdict.status == VIOLATED and verdict.witnesses
+    assert all("+1 s" in w.message and "clock_diff_with_master 1" in w.message for w in verdict.witnesses)
+    assert kit.verdict("WL344.CLOCK.COMPENSATE", kit.run(W344, "clock-reply-late")).status == PASS
