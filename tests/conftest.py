@@ -17,6 +17,9 @@ from replcheck.systems import ModelSystem, get
 load_features()  # every feature's properties: a mutant may be killed by any of them
 US = 1_000_000
 REPO = Path(__file__).resolve().parent.parent  # the checkout: tests/ mirrors its layers
+# A guard against a hung child process, never a time bound: `verify` took over 900 s in a fully
+# loaded run (load average 12-17 on 2 cores). CI's own limit is 90 minutes.
+HANG_GUARD_S = 3600
 HISTORIES = Path(str(ROOT.joinpath("histories")))
 
 

@@ -22,13 +22,13 @@ from replcheck.harness import runner
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 from replcheck.harness.runner import scale_for
 from test_harness_mariadb import require_server
-from conftest import REPO
+from conftest import HANG_GUARD_S, REPO
 
 ROOT = REPO
 US = 1_000_000
 
 
-def _cli(*args, env=None, timeout=600):
+def _cli(*args, env=None, timeout=HANG_GUARD_S):
     return subprocess.run([sys.executable, "-m", "replcheck.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
 

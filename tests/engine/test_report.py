@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 
 from replcheck import io, report
 from replcheck.cli import main
-from conftest import REPO
+from conftest import HANG_GUARD_S, REPO
 
 ROOT = REPO
 HISTORIES = ROOT / "spec" / "histories"
@@ -138,7 +138,7 @@ def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
     """The CI gate itself: `replcheck verify` on its embedded defaults, as users run it (a process
     of its own), gives exactly the verdicts pinned in ci/models.toml."""
     run = subprocess.run([sys.executable, "-m", "replcheck.cli", "verify", "--out", str(tmp_path / "r")],
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert run.returncode == 0, run.stdout + run.stderr[-2000:]
     assert main(["gate", str(ROOT / "ci" / "models.toml"), str(tmp_path / "r" / "results.json")]) == 0
 

@@ -15,7 +15,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 
-from conftest import model_system
+from conftest import HANG_GUARD_S, model_system
 from replcheck.properties.machines.semisync import SemiSyncMachine
 
 pytestmark = pytest.mark.slow  # searches from scratch
@@ -58,7 +58,7 @@ def test_after_sync_passes_the_same_search():
     # In a fresh interpreter: in a pytest worker that ran other tests first, the derandomised
     # search has been seen to draw other examples (cause not yet found; see the closing notes).
     here = Path(__file__).parent
-    run = subprocess.run([sys.executable, "-c", AFTER_SYNC_SEARCH], cwd=here, capture_output=True, text=True, timeout=600,
+    run = subprocess.run([sys.executable, "-c", AFTER_SYNC_SEARCH], cwd=here, capture_output=True, text=True, timeout=HANG_GUARD_S,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(here.parent.parent), str(here)])})
     assert run.returncode == 0, run.stderr[-2000:]
     exercised = json.loads(run.stdout.splitlines()[-1])
