@@ -43,6 +43,7 @@ ER_MASTER_INFO = 1201
 ER_SLAVE_WAS_RUNNING = 1254
 ER_SLAVE_WAS_NOT_RUNNING = 1255
 ER_RELAY_LOG_INIT = 1380
+ER_WARN_USING_GTID_CHANGED = 4190  # MariaDB's note (measured on 10.11: the failover's CHANGE MASTER)
 CR_SERVER_LOST = 2013
 ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT = 1609
 ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT = 1730
@@ -600,9 +601,12 @@ class Simulator:
                 self._change_source_by_id(ch, source)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
-                ch.by_position = ch.by_position or self.mariadb  # MariaDB: a relay log place sets MASTER_USE_GTID=no
+                if self.mariadb and self._gtid_replica(ch):  # a relay log place sets MASTER_USE_GTID=no
+                    ch.by_position = True
+                    errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
+                                                                  "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
             self._write_relay_log_info(ch)
-        self._stmt(ch, op, errno, message, delay=value)
+        self._stmt(ch, op, errno, message, warning=errno == ER_WARN_USING_GTID_CHANGED, delay=value)
         if purge:
             self._purge_relay_logs(ch)
 
