@@ -166,6 +166,19 @@ def test_d7_delay_change_with_both_threads_stopped_purges_and_fetches_again(kit,
     assert [a["trx"] for a in lost.all("apply", node="B") if a["last"] and a["trx"]] == ["t3"]
 
 
+@pytest.mark.parametrize("system,warning", [(W344, 4190), (W7318, None)])
+def test_a_relay_log_place_keeps_the_relay_log_or_is_refused(kit, system, warning):
+    # RELAY_LOG_FILE/RELAY_LOG_POS: no purge, the SQL thread resumes there (MariaDB notes that the
+    # GTID position is no longer used); a place the relay log does not have is an error, nothing changes.
+    ops = [trx(1, "t1"), op(2, "stop_slave"), op(3, "change_master", delay=0, relay_log_file="relay.000001", relay_log_pos=172),
+           op(4, "change_master", delay=5, relay_log_file="relay.000009", relay_log_pos=4), op(5, "start_slave")]
+    tr = kit.run(system, ab(kit, 20, ops, end_s=10))
+    kept, missing = tr.all("stmt", node="B", op="change_master")
+    assert (kept["errno"], kept["warning"], missing["errno"]) == (None, warning, 1380)
+    assert not tr.all("relay_log_recovery", node="B") and after(tr, missing)["SQL_Delay"] == 0
+    assert visible(tr, "t1") == 5 * US
+
+
 def test_p1_as_the_seed_writes_it_purges_the_relay_log(kit):
     # WL#344 P1 with a bare MASTER_DELAY = 0: both threads stopped, the relay logs are purged, and
     # START SLAVE SQL_THREAD UNTIL has nothing to execute (Bug #87102); naming the SQL thread's relay
