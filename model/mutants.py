@@ -74,6 +74,12 @@ FAKE_EVENT_NOW = mutant(
     "fake-event-now", feature="delay", base="model:wl344", bug="MDEV-13895", seam="delay: DelayRule.due",
     what="An event with timestamp 0 gets 'now' and waits a whole delay",
     kills=("WL344.WAIT.EXEMPT",))
+DELAY_CHANGE_KEEPS_FETCH_POSITION = mutant(
+    "delay-change-keeps-fetch-position", feature="delay", base="model:wl7318", bug="Bug #84249, #84375, #87102 (MySQL 5.7.4-5.7.17)",
+    seam="sim: CHANGE MASTER purging the relay logs",
+    what="CHANGE MASTER TO MASTER_DELAY with both threads stopped purges the relay logs but keeps the IO thread's "
+         "fetch position (Read_Master_Log_Pos), not the SQL thread's executed one: what was relayed and not applied is lost",
+    kills=("WL344.CM.NO_LOSS", "GGID.RECOVERY.EXACTLY_ONCE"))
 
 # -- replication lag (Seconds_Behind_Master) --------------------------------------------------------
 CAUGHT_UP_KEPT = mutant(

@@ -42,6 +42,8 @@ ER_SLAVE_MUST_STOP = 1198
 ER_MASTER_INFO = 1201
 ER_SLAVE_WAS_RUNNING = 1254
 ER_SLAVE_WAS_NOT_RUNNING = 1255
+ER_RELAY_LOG_INIT = 1380
+ER_WARN_USING_GTID_CHANGED = 4190  # MariaDB's note (measured on 10.11: the failover's CHANGE MASTER)
 CR_SERVER_LOST = 2013
 ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT = 1609
 ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT = 1730
@@ -533,7 +535,12 @@ class Simulator:
         ch.source.failed_over = True
         for r in ch.source.replicas:
             self._disconnect(r)
-        for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
+        self._op({"at": self.now, "node": node.id, "op": "stop_slave"})
+        # MASTER_DELAY = 0 at the SQL thread's own relay log place, so that the relay logs are kept
+        # (with both threads stopped a bare MASTER_DELAY purges them: seed P1 and Bug #87102)
+        file, pos = self._group_position(ch)
+        for step in ({"op": "change_master", "delay": 0, "relay_log_file": file, "relay_log_pos": pos},
+                     {"op": "start_slave", "thread": "sql"}):
             self._op({"at": self.now, "node": node.id, **step})
         ch.promote = True
         self._kick(ch)
@@ -573,8 +580,18 @@ class Simulator:
         if errno is None and by_id and (refused := self.hierarchy.connect_option_error(node, op)):
             errno, message = refused
         moves = "master_log_file" in op or by_id
-        if errno is None and (ch.sql_running or (moves and ch.io_running)):
+        # MariaDB refuses CHANGE MASTER while either thread runs (sql_repl.cc, change_master: thread_mask;
+        # measured on 10.11, d1-back-to-zero); MySQL 5.7.4+ only while the thread its options are for runs
+        # (WL#6120; rpl_replica.cc, change_master: MASTER_DELAY is the applier's, a new place the receiver's).
+        running = (ch.sql_running or ch.io_running) if self.mariadb else (ch.sql_running or (moves and ch.io_running))
+        if errno is None and running:
             errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
+        resume = self._relay_index(ch, op["relay_log_file"], op["relay_log_pos"]) if "relay_log_file" in op else None
+        if errno is None and resume == -1:
+            errno, message = ER_RELAY_LOG_INIT, ("Failed initializing relay log position: Could not find target log "
+                                                 "during relay log initialization")
+        # RELAY_LOG_FILE/RELAY_LOG_POS keep the relay logs (need_relay_log_purge= 0, change_master)
+        purge = errno is None and resume is None and not (moves or ch.sql_running or ch.io_running or "master_host" in op)
         if errno is None:
             ch.delay = value
             source = self.nodes[op.get("master_host", ch.source.id)]
@@ -582,8 +599,40 @@ class Simulator:
                 self._change_source(ch, source, op["master_log_file"], op["master_log_pos"])
             elif by_id:
                 self._change_source_by_id(ch, source)
+            if resume is not None:
+                ch.sql_pos = ch.group_start = resume
+                if self.mariadb and self._gtid_replica(ch):  # a relay log place sets MASTER_USE_GTID=no
+                    ch.by_position = True
+                    errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
+                                                                  "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
             self._write_relay_log_info(ch)
-        self._stmt(ch, op, errno, message, delay=value)
+        self._stmt(ch, op, errno, message, warning=errno == ER_WARN_USING_GTID_CHANGED, delay=value)
+        if purge:
+            self._purge_relay_logs(ch)
+
+    @staticmethod
+    def _relay_index(ch: Channel, file: str, pos: int) -> int:
+        """The relay log's event at (file, pos), or its end there; -1 if the relay log has no such place."""
+        if (file, pos) == (f"relay.{ch.relay_file_no:06d}", ch.relay_pos):
+            return len(ch.relay)
+        return next((i for i, e in enumerate(ch.relay) if (e.file, e.pos) == (file, pos)), -1)
+
+    def _purge_relay_logs(self, ch: Channel) -> None:
+        """CHANGE MASTER with both threads stopped and no new place: the relay logs are purged and the
+        IO thread fetches again from the SQL thread's executed position, so what was relayed and not
+        applied comes again, once (need_relay_log_purge, then the master position set to
+        rli's group_master_log_name/pos: MariaDB sql_repl.cc and MySQL rpl_replica.cc, change_master;
+        with auto-position MySQL's purge_relay_logs also clears the retrieved GTID set, rpl_rli.cc).
+        MySQL 5.7.4 to 5.7.17 rewound only when a receiver option was given: a MASTER_DELAY change kept
+        Read_Master_Log_Pos and skipped the purged transactions (Bug #84249, #84375, #87102)."""
+        fetched = ch.fetch
+        self._drop_relay(ch, "change_master")  # a GTID replica then asks by GTID (MySQL: auto-position)
+        if M.DELAY_CHANGE_KEEPS_FETCH_POSITION in self.mutants:
+            ch.fetch = fetched
+            return
+        ch.read_master_file, ch.read_master_pos = ch.group_master_file, ch.group_master_pos
+        if ch.group_master_file and not self._gtid_replica(ch):  # else '': the first binlog, as at RESET SLAVE
+            ch.fetch = _binlog_index(ch.source, ch.group_master_file, ch.group_master_pos)
 
     def _op_reset_slave(self, node: Node, op: dict) -> None:
         ch = self._channel_or_error(node, op)
@@ -767,7 +816,7 @@ class Simulator:
         ch.engine_pos = None
         ch.connect_by_id = False
         ch.by_position = bool(file)
-        ch.fetch = next((i for i, e in enumerate(source.binlog) if (e.file, e.pos) >= (file, pos)), len(source.binlog))
+        ch.fetch = _binlog_index(source, file, pos)
         ch.group_master_file, ch.group_master_pos = file, pos
         ch.read_master_file, ch.read_master_pos = file, pos
 
@@ -1075,9 +1124,10 @@ class Simulator:
         self._start_sql(ch)
 
     def _drop_relay(self, ch: Channel, reason: str) -> None:
-        """What was relayed but not applied is discarded and fetched again by GTID. The SQL thread
-        starts at a new relay log and relay-log.info says so: left naming the discarded log, a later
-        restart would resume past everything relayed meanwhile, an incident included."""
+        """What was relayed but not applied is discarded and fetched again (by GTID, unless the caller
+        places the fetch). The SQL thread starts at a new relay log and relay-log.info says so: left
+        naming the discarded log, a later restart would resume past everything relayed meanwhile, an
+        incident included."""
         dropped = len(ch.relay) - ch.group_start
         self._cut_relay(ch, ch.group_start)
         ch.sql_pos = ch.group_start
@@ -1383,6 +1433,12 @@ def _event_fields(ev: Event, group_id: int | None = None) -> dict:
     if ev.incident is not None:
         fields.update(incident=ev.incident, message=ev.message)
     return fields
+
+
+def _binlog_index(source: Node, file: str, pos: int) -> int:
+    """The index in the source's binlog of the first event at or after (file, pos): where a dump asked
+    for by that position starts."""
+    return next((i for i, e in enumerate(source.binlog) if (e.file, e.pos) >= (file, pos)), len(source.binlog))
 
 
 def last_sample(history: dict) -> int:

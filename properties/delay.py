@@ -13,6 +13,7 @@ from bisect import bisect_left
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
 from .core import Check, TraceView, checks
+from .recovery import copies, sources_at_end, stopped_at_end
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
 EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
@@ -55,7 +56,9 @@ class DelayIndex:
                 initial = read_relay_log_info(node["relay_log_info"]).get("delay")
             lines[c["replica"]] = [(-1, 0, initial)]
         for s in self.v.kind("stmt"):
-            if s.get("errno") is not None or s.get("warning") is not None or s["node"] not in lines:
+            # A warning does not undo the statement (MariaDB's 4190: a relay log place turns
+            # MASTER_USE_GTID off).
+            if s.get("errno") is not None or s["node"] not in lines:
                 continue
             if s["op"] == "change_master" and s.get("delay") is not None:
                 lines[s["node"]].append((s["t"], s["_line"], s["delay"]))
@@ -333,6 +336,62 @@ def repositions(x: dict) -> bool:
     replica's position moves and its relay log is thrown away."""
     return x["kind"] == "stmt" and x["op"] == "change_master" and x.get("errno") is None and (
         "master_log_file" in x or bool(x.get("connect_using_group_id")))
+
+
+# -- a delay change with unapplied events -----------------------------------------------------
+def _held_at(v: TraceView, s: dict) -> dict[str, dict]:
+    """The transactions the replica had received whole and not applied, skipped or thrown away when
+    statement s ran: each with the relay observation of its last event."""
+    node, line = s["node"], s["_line"]
+    held: dict[str, dict] = {}
+    for o in v.obs:
+        if o["_line"] >= line:
+            break
+        if o["node"] != node:
+            continue
+        if o["kind"] == "relay" and o.get("last") and o.get("trx") is not None:
+            held[o["trx"]] = o
+        elif o["kind"] in ("apply", "skip") and o.get("trx") is not None and (o.get("last") or o["kind"] == "skip"):
+            held.pop(o["trx"], None)
+        elif o["kind"] in ("relay_log_recovery", "restore") or repositions(o) or (
+                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None):
+            held.clear()
+    return held
+
+
+def _replaced_after(v: TraceView, s: dict) -> bool:
+    """Whether the replica's place was changed by other means after s: RESET SLAVE, a CHANGE MASTER to a
+    new source or place, a restore, or a failover that moved it (their own requirements judge them)."""
+    return any(o["_line"] > s["_line"] and (
+        (o["node"] == s["node"] and (repositions(o) or o["kind"] == "restore" or (
+            o["kind"] == "stmt" and o["op"] in ("reset_slave", "change_master") and o.get("errno") is None
+            and o.get("master_host") is not None)))
+        or o["kind"] in ("failover", "promoted")) for o in v.obs)
+
+
+@checks("WL344.CM.NO_LOSS")
+def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
+    """A CHANGE MASTER that changes only the delay neither loses nor repeats a transaction the
+    replica held unapplied: whether the relay log was kept or purged and fetched again, the replica
+    holds each exactly once when replication is quiet (one stopped, down or repointed at the end is
+    not judged for what it lacks)."""
+    counts, witnesses = copies(v)
+    sources = sources_at_end(v)
+    for s in v.kind("stmt"):
+        if s["op"] != "change_master" or s.get("errno") is not None or repositions(s) or s.get("master_host") is not None:
+            continue
+        node = s["node"]
+        if node not in counts or _replaced_after(v, s):
+            continue
+        have, w = counts[node], witnesses.get(node)
+        judged_lack = sources.get(node) is not None and not stopped_at_end(v, node)
+        for trx, r in sorted(_held_at(v, s).items()):
+            n = have.get(trx, 0)
+            if n == 0 and not judged_lack:
+                continue
+            check.judge(n == 1, f"{node} held {trx} unapplied (relayed at {r['t']}) at the CHANGE MASTER TO MASTER_DELAY = "
+                                f"{s.get('delay')} at {s['t']}, and holds it {n} times once replication is quiet",
+                        s, r, *([w] if w else []))
 
 
 # -- chains and clocks ------------------------------------------------------------------------

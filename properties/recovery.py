@@ -16,7 +16,7 @@ from .core import Check, TraceView, checks
 from .groupid import current_id, hierarchical, of_node
 
 
-def _sources_at_end(v: TraceView) -> dict[str, str]:
+def sources_at_end(v: TraceView) -> dict[str, str]:
     """Each slave's master once the history is over: the topology, then promotions, restores and
     CHANGE MASTER TO MASTER_HOST."""
     src = {r: c["source"] for r, c in v.channels.items()}
@@ -43,7 +43,9 @@ def _applied_counts(v: TraceView, node: str) -> Counter:
     return counts
 
 
-def _counts(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
+def copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
+    """Per node, the copies of each client transaction it holds once replication is quiet, and the
+    `data` observation that says so (none when counted from `visible`)."""
     data = {o["node"]: (Counter(o["counts"]), o) for o in v.kind("data")}
     if data:
         return {n: c for n, (c, _) in data.items()}, {n: o for n, (_, o) in data.items()}
@@ -51,7 +53,7 @@ def _counts(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
     return {n: _applied_counts(v, n) for n in nodes}, {}
 
 
-def _stopped_at_end(v: TraceView, node: str) -> bool:
+def stopped_at_end(v: TraceView, node: str) -> bool:
     """The replica is not replicating at the end: down, a thread stopped, or stopped with an error."""
     last = [o for o in v.obs if o["node"] == node and o["kind"] in ("status", "crash", "restart", "restore", "shutdown", "data")]
     status = [o for o in last if o["kind"] == "status"]
@@ -77,8 +79,8 @@ def exactly_once(v: TraceView, check: Check) -> None:
     """Across crashes, restarts, failovers and restores, every group a slave's master binlogged is
     applied on the slave exactly once: never twice; and none missing while the slave replicates
     (a slave stopped, e.g. with error 1643, may lag, never diverge)."""
-    counts, witnesses = _counts(v)
-    sources = _sources_at_end(v)
+    counts, witnesses = copies(v)
+    sources = sources_at_end(v)
     binlogged = {n: _binlogged_since_restore(v, n) for n in set(sources.values())}
     for node, have in counts.items():
         w = witnesses.get(node, {})
@@ -86,7 +88,7 @@ def exactly_once(v: TraceView, check: Check) -> None:
             if n != 1 or trx in binlogged.get(sources.get(node), ()):
                 check.judge(n <= 1, f"{node} holds {trx} {n} times", *(w and [w]))
         source = sources.get(node)
-        if source is None or _stopped_at_end(v, node):
+        if source is None or stopped_at_end(v, node):
             continue
         skipped = {o.get("trx") for o in v.kind("skip") if o["node"] == node}
         for trx in sorted(binlogged.get(source, ()) - skipped):

@@ -1,5 +1,6 @@
-"""Delayed replication's steps: commits, time passing, STOP/START SLAVE, CHANGE MASTER, RESET
-SLAVE, crashes, clock steps and log rotation, on a pair, a chain or a fan-out with clock offsets."""
+"""Delayed replication's steps: commits, time passing, STOP/START SLAVE, CHANGE MASTER (alone, or
+on a stopped replica with unapplied events), RESET SLAVE, crashes, clock steps and log rotation, on
+a pair, a chain or a fan-out with clock offsets."""
 from __future__ import annotations
 
 from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
@@ -60,6 +61,19 @@ def change_master(b: Builder, d: Draw) -> None:
     b.op("change_master", node, **({"delay": delay} if isinstance(delay, int) else {"delay_sql": delay}))
 
 
+def delay_change(b: Builder, d: Draw) -> None:
+    """Known bugs D7's trigger: a commit the replica holds unapplied (relayed within the latency,
+    delayed for at least a second), STOP SLAVE SQL_THREAD then IO_THREAD, CHANGE MASTER TO
+    MASTER_DELAY, START SLAVE: with both threads stopped the relay logs are purged."""
+    node = d.choice(b.state["replicas"])
+    b.op("trx", "A", trx=b.trx_name())
+    b.now += d.choice([400_000, 900_000])
+    b.op("stop_slave", node, thread="sql")
+    b.op("stop_slave", node, thread="io")
+    b.op("change_master", node, delay=d.integer(0, 10))
+    b.op("start_slave", node)
+
+
 def reset_slave(b: Builder, d: Draw) -> None:
     b.op("reset_slave", d.choice(b.state["replicas"]))
 
@@ -82,7 +96,7 @@ def flush_logs(b: Builder, d: Draw) -> None:
 
 FAMILY = Family("delay", topology, (
     TIME_PASSES, Step("commit", 1, commit), Step("stop_slave", 1, stop_slave), Step("start_slave", 1, start_slave),
-    Step("change_master", 1, change_master), Step("reset_slave", 1, reset_slave),
+    Step("change_master", 1, change_master), Step("delay_change", 1, delay_change), Step("reset_slave", 1, reset_slave),
     Step("crash_and_restart", 1, crash_and_restart), Step("clock_step", 1, clock_step), Step("flush_logs", 1, flush_logs)),
     # Long enough for both hops of a chain to wait out their largest delays (8 s each, D4: the
     # end-to-end delay is their sum): a shorter tail leaves C nothing applied to judge. (The

@@ -267,11 +267,18 @@ def change_master_statement(op: dict, epoch_us: int | None) -> str:
         token = str(op["delay_sql"])
         if not DELAY_SQL.match(token):
             raise RunnerError(f"delay_sql {token!r} is not a number or a bare word")
-        return f"CHANGE MASTER TO MASTER_DELAY = {token}"
-    delay = op["delay"]
-    if isinstance(delay, bool) or not isinstance(delay, int):
-        raise RunnerError(f"MASTER_DELAY {delay!r} is not an integer")
-    return f"CHANGE MASTER TO MASTER_DELAY = {delay}"
+        sql = f"CHANGE MASTER TO MASTER_DELAY = {token}"
+    else:
+        delay = op["delay"]
+        if isinstance(delay, bool) or not isinstance(delay, int):
+            raise RunnerError(f"MASTER_DELAY {delay!r} is not an integer")
+        sql = f"CHANGE MASTER TO MASTER_DELAY = {delay}"
+    if "relay_log_file" in op:  # the relay logs are kept (sql_repl.cc, change_master: need_relay_log_purge= 0)
+        f, p = op["relay_log_file"], op["relay_log_pos"]
+        if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
+            raise RunnerError(f"relay log place {f!r}, {p!r} is not a file name and an integer position")
+        sql += f", RELAY_LOG_FILE = '{f}', RELAY_LOG_POS = {p}"
+    return sql
 
 
 def _thread(op: dict) -> str:
@@ -663,9 +670,10 @@ class Runner:
 
     def _failover(self, op: dict) -> None:
         """Failover by GTID, the model's steps on the server: the replica stops, applies its relay
-        log without delay (STOP SLAVE, MASTER_DELAY = 0, START SLAVE SQL_THREAD, until it executed
-        all it read), is promoted (RESET SLAVE ALL, read_only off), and the old source's other
-        replicas are repointed to it (CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos)."""
+        log without delay (STOP SLAVE, MASTER_DELAY = 0 at its relay log place, START SLAVE
+        SQL_THREAD, until it executed all it read), is promoted (RESET SLAVE ALL, read_only off), and
+        the old source's other replicas are repointed to it (CHANGE MASTER TO ... MASTER_USE_GTID =
+        slave_pos)."""
         node, c = op["node"], self.cluster
         old = self.sources.get(node)
         if old is None:
@@ -675,7 +683,12 @@ class Runner:
             self.emit("error", op["node"], op="failover", errno=F.ER_BAD_SLAVE, message=f"no running replica of {old} to elect")
             return
         self.emit("failover", node, old=old)
-        for step in ({"op": "stop_slave"}, {"op": "change_master", "delay": 0}, {"op": "start_slave", "thread": "sql"}):
+        self._statement({"at": op["at"], "node": node, "op": "stop_slave"})
+        # MASTER_DELAY = 0 at the SQL thread's relay log place: a bare one would purge the relay logs
+        # with both threads stopped, and what they held unapplied would be lost with the old source.
+        st = c.show_slave_status(node)
+        place = {"relay_log_file": st["Relay_Log_File"], "relay_log_pos": int(st["Relay_Log_Pos"])}
+        for step in ({"op": "change_master", "delay": 0, **place}, {"op": "start_slave", "thread": "sql"}):
             self._statement({"at": op["at"], "node": node, **step})
         self._applied_relay_log(node)
         with self._node_locks[node]:

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from replcheck.io import dumps_lines
+from replcheck.io import dumps_lines, load_history
 from replcheck.model.delay import (
     ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, ER_PARSE_ERROR, MAX_MASTER_DELAY, STATE_EXECUTING, STATE_IDLE, STATE_WAITING,
     WL344, WL7318, parse_master_delay)
@@ -136,10 +136,61 @@ def test_stop_inside_a_partly_applied_event_group_rolls_back_to_its_start(kit):
 
 # -- D1 step 6: back to no delay ------------------------------------------------------------------
 def test_d1_master_delay_zero_applies_at_once(kit):
-    tr = kit.run(W344, ab(kit, 20, [op(1, "stop_slave", thread="sql"), op(2, "change_master", delay=0),
-                                    op(3, "start_slave", thread="sql"), trx(4, "t8")], end_s=10))
+    tr = kit.run(W344, ab(kit, 20, [op(1, "stop_slave"), op(2, "change_master", delay=0),
+                                    op(3, "start_slave"), trx(4, "t8")], end_s=10))
     assert after(tr, stmt(tr, "change_master"))["SQL_Delay"] == 0
     assert visible(tr, "t8") == 4 * US
+
+
+@pytest.mark.parametrize("system,errno", [(W344, ER_SLAVE_MUST_STOP), (W7318, None)])
+def test_delay_change_with_the_io_thread_running(kit, system, errno):
+    # MariaDB refuses CHANGE MASTER while either thread runs (measured on 10.11, d1-back-to-zero);
+    # MySQL 5.7.4+ takes MASTER_DELAY once the SQL thread is stopped, and keeps the relay log.
+    tr = kit.run(system, ab(kit, 20, [op(1, "stop_slave", thread="sql"), op(2, "change_master", delay=0),
+                                      op(3, "start_slave", thread="sql"), trx(4, "t8")], end_s=10))
+    assert stmt(tr, "change_master")["errno"] == errno
+    assert not tr.all("relay_log_recovery", node="B")
+    assert after(tr, stmt(tr, "change_master"))["SQL_Delay"] == (20 if errno else 0)
+
+
+@pytest.mark.parametrize("system", [W344, W7318])
+def test_d7_delay_change_with_both_threads_stopped_purges_and_fetches_again(kit, system):
+    # Known bugs D7: the relay log holding t1 and t2 is purged and both come again from the SQL
+    # thread's position (MariaDB by GTID), applied once; the mutant keeps the IO thread's and loses them.
+    tr = kit.run(system, "d7-delay-change-relay-log-purged")
+    purge = tr.first("relay_log_recovery", node="B")
+    assert (purge["reason"], purge["dropped"], purge["t"]) == ("change_master", 6, 4 * US)
+    assert [a["trx"] for a in tr.all("apply", node="B") if a["last"] and a["trx"]] == ["t1", "t2", "t3"]
+    assert [visible(tr, t) for t in ("t1", "t2")] == [4_500_000, 4_500_000]
+    lost = kit.run("mutant:delay-change-keeps-fetch-position", "d7-delay-change-relay-log-purged")
+    assert [a["trx"] for a in lost.all("apply", node="B") if a["last"] and a["trx"]] == ["t3"]
+
+
+@pytest.mark.parametrize("system,warning", [(W344, 4190), (W7318, None)])
+def test_a_relay_log_place_keeps_the_relay_log_or_is_refused(kit, system, warning):
+    # RELAY_LOG_FILE/RELAY_LOG_POS: no purge, the SQL thread resumes there (MariaDB notes that the
+    # GTID position is no longer used); a place the relay log does not have is an error, nothing changes.
+    ops = [trx(1, "t1"), op(2, "stop_slave"), op(3, "change_master", delay=0, relay_log_file="relay.000001", relay_log_pos=172),
+           op(4, "change_master", delay=5, relay_log_file="relay.000009", relay_log_pos=4), op(5, "start_slave")]
+    tr = kit.run(system, ab(kit, 20, ops, end_s=10))
+    kept, missing = tr.all("stmt", node="B", op="change_master")
+    assert (kept["errno"], kept["warning"], missing["errno"]) == (None, warning, 1380)
+    assert not tr.all("relay_log_recovery", node="B") and after(tr, missing)["SQL_Delay"] == 0
+    assert visible(tr, "t1") == 5 * US
+
+
+def test_p1_as_the_seed_writes_it_purges_the_relay_log(kit):
+    # WL#344 P1 with a bare MASTER_DELAY = 0: both threads stopped, the relay logs are purged, and
+    # START SLAVE SQL_THREAD UNTIL has nothing to execute (Bug #87102); naming the SQL thread's relay
+    # log place (spec/histories/until-recovery) keeps them.
+    history = load_history(ROOT / "histories" / "until-recovery.jsonl")
+    bare = [{k: v for k, v in o.items() if not k.startswith("relay_log_")} for o in history["ops"]]
+    tr = kit.run(W344, {**history, "ops": bare})
+    assert tr.first("relay_log_recovery", node="B")["dropped"] == 11  # t1-t3 whole, the DDL
+    assert not [a for a in tr.all("apply", node="B") if a["trx"]]
+    kept = kit.run(W344, "until-recovery")
+    assert not kept.all("relay_log_recovery", node="B")
+    assert [a["trx"] for a in kept.all("apply", node="B") if a["last"]] == ["t1", "t2", "t3"]
 
 
 # -- D1 step 7: RESET SLAVE -----------------------------------------------------------------------

@@ -244,6 +244,10 @@ CASES: dict[str, Case] = {
     "WL344.CM.DEFAULT": Case(
         model(W344, "d1-reset-slave"), nonzero_default,
         "B never set MASTER_DELAY but SQL_Delay is 3600"),
+    "WL344.CM.NO_LOSS": Case(
+        model(W344, "d7-delay-change-relay-log-purged"),
+        lambda k: pick(k.run("mutant:delay-change-keeps-fetch-position", "d7-delay-change-relay-log-purged"), "data", node="B"),
+        "B held t1 unapplied (relayed at 500000) at the CHANGE MASTER TO MASTER_DELAY = 0 at 4000000, and holds it 0 times"),
     "WL344.RESET.DELAY0": Case(
         model(W344, "d1-reset-slave"),
         lambda k: stale_delay_after(k, "d1-reset-slave", "reset_slave", 71),
@@ -386,6 +390,35 @@ def test_rejected_relay_log_info_judged_as_rejected(kit, content):
     view = tr.view()
     verdicts = [p.run(view) for p in DELAY_PROPERTIES]
     assert [(v.requirement, v.witnesses[:1]) for v in verdicts if v.status == VIOLATED] == []
+
+
+# -- a delay change with unapplied events (known bugs D7) ------------------------------------------
+@pytest.mark.parametrize("system", [W344, W7318])
+def test_a_transaction_fetched_twice_across_the_delay_change_is_caught(kit, system):
+    # Rewound too far, the IO thread would fetch t1 again: two copies once replication is quiet.
+    tr = kit.run(system, "d7-delay-change-relay-log-purged")
+    assert kit.verdict("WL344.CM.NO_LOSS", tr).status == PASS
+    data = tr.first("data", node="B")
+    data["counts"]["t1"] = 2
+    assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, data, "and holds it 2 times once replication is quiet")
+
+
+def test_a_replica_not_replicating_at_the_end_is_not_judged_for_what_it_lacks(kit):
+    # The mutant's replica lacks t1 and t2; stopped at the end, it may only lag.
+    history = load_history(ROOT / "histories" / "d7-delay-change-relay-log-purged.jsonl")
+    history["ops"].append({"at": 8_000_000, "op": "stop_slave", "node": "B"})
+    tr = kit.run("mutant:delay-change-keeps-fetch-position", history)
+    assert kit.verdict("WL344.CM.NO_LOSS", tr).status == "not_exercised"
+
+
+def test_a_delay_change_with_a_thread_running_keeps_the_relay_log(kit):
+    # MySQL 5.7.4+: MASTER_DELAY with the IO thread running; t1 and t2 come from the kept relay log.
+    history = load_history(ROOT / "histories" / "d7-delay-change-relay-log-purged.jsonl")
+    history["ops"] = [o for o in history["ops"] if o.get("thread") != "io"]
+    tr = kit.run(W7318, history)
+    assert not tr.all("relay_log_recovery", node="B")
+    verdict = kit.verdict("WL344.CM.NO_LOSS", tr)
+    assert verdict.status == PASS and verdict.checked == 2
 
 
 # -- a sample and a statement in the same microsecond ---------------------------------------------

@@ -190,6 +190,7 @@ KILLS = {
     "mutant:purge-silent-skip": "gg-purge",
     "mutant:connect-ignores-server-id": "gg-connect-by-id",
     "mutant:gtid-received-at-first-event": "partial-cut-reconnect",
+    "mutant:delay-change-keeps-fetch-position": "d7-delay-change-relay-log-purged",
 }
 
 

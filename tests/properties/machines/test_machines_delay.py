@@ -53,7 +53,15 @@ def test_finds_mdev_32265_as_a_lag_violation():
     # (the seed's declared chain rule aside, as for the model)
     message, steps = failure("wl344", ["caught-up-kept"], expected=("WL344.CHAIN.IMMEDIATE",))
     assert message.split(":")[0] in ("SBM.PENDING", "SBM.RESTART", "SBM.DELAY", "SBM.VALUE"), message
-    assert 1 <= len(steps) <= 8, steps
+    assert 1 <= len(steps) <= 10, steps  # 9 since the delay_change step shifted the draws
+
+
+def test_finds_known_bugs_d7_as_a_lost_transaction():
+    # A delay change on a stopped replica with unapplied events (the delay_change step): the relay
+    # logs are purged and the mutant fetches again from the IO thread's position.
+    message, steps = failure("wl7318", ["delay-change-keeps-fetch-position"])
+    assert message.startswith("WL344.CM.NO_LOSS"), message
+    assert any("delay_change" in s for s in steps) and 1 <= len(steps) <= 8, steps
 
 
 def test_wl344_chain_rule_is_found_when_not_declared_expected():
