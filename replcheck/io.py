@@ -317,6 +317,8 @@ def load_history(path: str | os.PathLike) -> dict:
         plain = _plain(op)
         _validate(_validator("history", "$defs", "op"), op, path, n, "", plain)
         _validate(_op_validator(op["op"]), op, path, n, "", plain)
+        if op["op"] == "expect":  # its verdict is named after its place: EXPECT <file>:<line>
+            op["_where"] = f"{Path(path).name}:{n}"
         out.append((n, op))
     _check_topology(path, hline, header["topology"], out)
     history = {"header": header, "ops": [op for _, op in out]}
