@@ -1379,8 +1379,10 @@ class Simulator:
         return {k: variables[k] for k in op["fields"] if k in variables}
 
     def _shows_variables(self, node: Node, op: dict) -> dict:
-        variables = {**node.runtime, **{k: v for k, v in self._server_variables(node).items() if not k[0].isupper()}}
-        return {k: variables[k] for k in op["fields"] if k in variables}
+        """As SHOW GLOBAL VARIABLES shows them (a boolean as ON or OFF), a default where none was set."""
+        variables = {**SS.VARIABLES, **node.runtime, **{k: v for k, v in self._server_variables(node).items() if not k[0].isupper()}}
+        return {k: ("ON" if variables[k] else "OFF") if isinstance(variables[k], bool) else variables[k]
+                for k in op["fields"] if k in variables}
 
     @staticmethod
     def _binlog_files(node: Node) -> list[str] | None:
