@@ -26,9 +26,10 @@ def symbol(code: int) -> str:
     return SYMBOLS.get(code, "UNKNOWN")
 
 
-def error_message(code: int, message: str) -> str:
-    """Last_SQL_Error for an incident, in the seed's words (MySQL 5.1 spells it 'occured')."""
-    return f"The incident {symbol(code)} occured on the master. Message: {message or '<none>'}"
+def error_message(code: int, message: str, mariadb: bool = False) -> str:
+    """Last_SQL_Error for an incident, in the seed's words: ER_SLAVE_INCIDENT, which MySQL spells
+    'occured' (5.1 to 8.0) and MariaDB 'occurred' (its rpl_incident.result)."""
+    return f"The incident {symbol(code)} {'occurred' if mariadb else 'occured'} on the master. Message: {message or '<none>'}"
 
 
 def binlog_failure(engine: str, failure: str) -> tuple[int, str, bool]:

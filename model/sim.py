@@ -1183,7 +1183,7 @@ class Simulator:
     def _incident_stop(self, ch: Channel, entry: Entry) -> None:
         """R3.1/R3.2: the SQL thread stops at any incident, before it; the IO thread goes on."""
         ev = entry.ev
-        ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message)
+        ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message, self.mariadb)
         self._stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
                        relay_file=entry.file, relay_pos=entry.pos)
 

@@ -375,3 +375,12 @@ def test_the_skip_counter_takes_a_number_only(value, errno, counter):
     [stmt] = [o for o in obs if o["kind"] == "stmt" and o["op"] == "set_global"]
     assert stmt["errno"] == errno and (stmt.get("warning") == 1292) == (value == -1)
     assert [o["Skip_Counter"] for o in obs if o["kind"] == "status" and o["node"] == "B"][-1] == counter
+
+
+def test_flavours_spell_the_incident_error_as_their_servers_do(kit):
+    # ER_SLAVE_INCIDENT: MySQL's errmsg text has 'occured', MariaDB's 'occurred' (rpl_incident.result,
+    # the suite scenario mdb-rpl_incident)
+    stops = {name: kit.run(name, pair(kit, [op(1 * US, "record_incident", "A", code=1)], end_s=2)).first("sql_stop", node="B")
+             for name in ("model:wl344", M)}
+    assert stops["model:wl344"]["message"] == "The incident LOST_EVENTS occurred on the master. Message: <none>"
+    assert stops[M]["message"] == LOST_NONE
