@@ -56,8 +56,8 @@ def describe(op: dict) -> str:
 
 
 def _shown(expected: Any) -> str:
-    if isinstance(expected, dict) and "like" in expected:
-        return f"LIKE {expected['like']!r}"
+    if isinstance(expected, dict) and ("like" in expected or "not_like" in expected):
+        return f"{'LIKE' if 'like' in expected else 'NOT LIKE'} {expected.get('like', expected.get('not_like'))!r}"
     if isinstance(expected, dict):
         return " and ".join(f"{'>=' if k == 'min' else '<='} {v}" for k, v in expected.items())
     return f"= {expected!r}"
@@ -68,9 +68,19 @@ def _like(pattern: str) -> re.Pattern:
     return re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern), re.DOTALL)
 
 
-def _matches(expected: Any, actual: Any) -> bool:
+def _is_log_file(field: str) -> bool:
+    """A field naming a binlog or relay log (Relay_Master_Log_File, Master_Log_File, Relay_Log_File):
+    compared by sequence number, as the base names are the servers' --log-bin and --relay-log."""
+    return field.endswith("Log_File")
+
+
+def _matches(expected: Any, actual: Any, log_file: bool = False) -> bool:
+    if log_file and isinstance(expected, str) and isinstance(actual, str):
+        return binlog_number(expected) == binlog_number(actual)
     if isinstance(expected, dict) and "like" in expected:
         return isinstance(actual, str) and _like(expected["like"]).fullmatch(actual) is not None
+    if isinstance(expected, dict) and "not_like" in expected:
+        return isinstance(actual, str) and _like(expected["not_like"]).fullmatch(actual) is None
     if isinstance(expected, dict):  # a range of integers
         return (isinstance(actual, int) and not isinstance(actual, bool)
                 and expected.get("min", actual) <= actual <= expected.get("max", actual))
@@ -84,7 +94,7 @@ def differences(op: dict, value: Any) -> list[str]:
     show = op["show"]
     if "fields" in op:
         return [f"{k} not shown" if k not in value else f"{k} = {value[k]!r}, expected {_shown(v)}"
-                for k, v in op["fields"].items() if k not in value or not _matches(v, value[k])]
+                for k, v in op["fields"].items() if k not in value or not _matches(v, value[k], _is_log_file(k))]
     if show == "result":
         return [f"{k} = {value.get(k)!r}, expected {v!r}" for k, v in op["result"].items() if value.get(k) != v]
     if show == "binary_logs":
