@@ -214,7 +214,7 @@ class Simulator:
         self.queue: list = []
         self.seq = count()
         self.obs: list[dict] = []
-        self.last_stmt: dict[str, dict] = {}  # node -> its last administrative statement's outcome (an expectation's `result`)
+        self.last_stmt: dict[str, dict] = {}  # node -> the outcome of the last statement it completed (an expectation's `result`)
         # A WL#7318 (8.0) server writes commit timestamps unless the History says it is older.
         self.node_defaults = {"commit_timestamps": config.rule == D.WL7318}
         self.forced_variables = config.variables  # a system's own settings, e.g. its wait point
@@ -298,7 +298,7 @@ class Simulator:
 
     def emit(self, kind: str, node: str, **fields: Any) -> None:
         self.obs.append({"t": self.now, "kind": kind, "node": node, **fields})
-        if kind == "stmt" or (kind == "error" and "op" in fields):  # a statement's answer, or a down node's
+        if kind in ("stmt", "commit") or (kind == "error" and "op" in fields):  # a statement's answer, or a down node's
             self.last_stmt[node] = fields
 
     def run(self) -> tuple[dict, list[dict]]:
@@ -396,6 +396,10 @@ class Simulator:
                                 size=QUERY_SIZE, **common))
         if op.get("ddl"):
             events[-1] = replace(events[-1], last=True)
+        elif op.get("engine") == "myisam":
+            # no XID without a transactional engine: the statement cache ends with a Query "COMMIT"
+            # (binlog_commit_flush_stmt_cache in sql/log.cc; MariaDB's binlog_incident.result shows it)
+            events.append(Event("QUERY_EVENT", idx=len(events), when=commit_when, last=True, size=QUERY_SIZE, **common))
         else:
             events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
         node.executed.add(gtid)
@@ -435,7 +439,7 @@ class Simulator:
 
     def _binlog_failure(self, node: Node, trx: str, op: dict, start: int) -> None:
         """The statement's changes could not be binlogged: rolled back, or done and lost from the log."""
-        errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"])
+        errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"], self.mariadb)
         if committed:
             self._engine_commit(node, trx, None)
         self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=errno, message=message)
@@ -1447,12 +1451,15 @@ def _event_fields(ev: Event, group_id: int | None = None) -> dict:
 
 def _event_info(entry: Entry, entries: list[Entry]) -> str:
     """SHOW BINLOG EVENTS' Info column where the model knows it (MariaDB's wording, log_event_server.cc
-    Gtid_log_event::pack_info and Rotate_log_event::pack_info): a group's GTID, BEGIN before it unless
-    the group is one DDL statement; a Rotate's next binlog. The statements' text is not modelled."""
+    Gtid_log_event::pack_info, Incident_log_event::pack_info and Rotate_log_event::pack_info): a
+    group's GTID, BEGIN before it unless the group is one DDL statement; an incident's code; a
+    Rotate's next binlog. The statements' text is not modelled."""
     ev = entry.ev
     if ev.type == "GTID_LOG_EVENT":
         xid = any(e.ev.gtid == ev.gtid and e.ev.type == "XID_EVENT" for e in entries)
         return f"{'BEGIN ' if xid else ''}GTID {ev.gtid}"
+    if ev.type == "INCIDENT_EVENT":  # Incident_log_event::pack_info: "#<code> (<name>)"
+        return f"#{ev.incident} ({I.symbol(ev.incident)})"
     if ev.type == "ROTATE_EVENT":
         number = int(F.binlog_number(entry.file)) + 1
         return f"{entry.file.rpartition('.')[0]}.{number:06d};pos={BINLOG_START}"

@@ -639,7 +639,7 @@ class Runner:
 
     def _shows_result(self, node: str, op: dict) -> dict | None:
         with self._lock:
-            last = next((o for _, _, o in reversed(self.obs) if o["kind"] == "stmt" and o["node"] == node), None)
+            last = next((o for _, _, o in reversed(self.obs) if o["kind"] in ("stmt", "commit") and o["node"] == node), None)
         return None if last is None else {k: last.get(k) for k in ("errno", "warning", "message")}
 
     def _shows_rows(self, node: str, op: dict) -> list[str]:

@@ -384,3 +384,16 @@ def test_flavours_spell_the_incident_error_as_their_servers_do(kit):
              for name in ("model:wl344", M)}
     assert stops["model:wl344"]["message"] == "The incident LOST_EVENTS occurred on the master. Message: <none>"
     assert stops[M]["message"] == LOST_NONE
+
+
+def test_a_myisam_transaction_ends_with_a_commit_query_and_its_overflow_message_is_the_flavours(kit):
+    # binlog_commit_flush_stmt_cache (sql/log.cc): no XID without a transactional engine; MariaDB's
+    # ER_STMT_CACHE_FULL ends at 'storage.' (binlog_incident.result, suite scenario mdb-binlog_incident)
+    ops = [op(1 * US, "trx", "A", trx="m", engine="myisam"), op(2 * US, "trx", "A", trx="big", engine="myisam",
+                                                              binlog_failure="cache_overflow")]
+    for name, tail in (("model:wl344", "storage."), (M, "storage; increase this mysqld variable and try again")):
+        tr = kit.run(name, pair(kit, ops, end_s=3))
+        assert [(b["type"], b["last"]) for b in tr.all("binlog", node="A", trx="m")] == [
+            ("GTID_LOG_EVENT", False), ("QUERY_EVENT", False), ("QUERY_EVENT", True)]
+        big = tr.first("commit", node="A", trx="big")
+        assert big["errno"] == 1705 and big["message"].endswith(f"bytes of {tail}")
