@@ -96,6 +96,10 @@ def _expected(row: dict) -> str | None:
 
 
 def _reproduce(row: dict, result: dict) -> str:
+    if row["source"] == "history" and expect.is_expectation(row["requirement"]):  # what the system showed there
+        path = result.get("history_files", {}).get(row["history"], f"{row['history']}.jsonl")
+        where = json.dumps({"expect": row["requirement"].removeprefix(expect.PREFIX)})[1:-1]
+        return f"replcheck simulate {shlex.quote(path)} --system {shlex.quote(row['system'])} | grep -F {shlex.quote(where)}"
     if row["source"] == "history":
         path = result.get("history_files", {}).get(row["history"], f"{row['history']}.jsonl")
         return f"replcheck simulate {shlex.quote(path)} --system {shlex.quote(row['system'])} --out t.jsonl && replcheck check-trace t.jsonl"

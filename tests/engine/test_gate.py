@@ -103,6 +103,8 @@ def test_expectations_reach_every_output_and_the_pinned_gate(tmp_path):
     assert (x["id"], x["text"], x["verdicts"]["history:model:wl344"]["status"]) == (
         "EXPECT s.jsonl:3", "SHOW SLAVE STATUS on B at 3 s: SQL_Delay = 5", "violated")
     assert doc["summary"]["expectations"] == 1 and doc["summary"]["expectations_violated"] == 1
+    [w] = x["verdicts"]["history:model:wl344"]["witnesses"]  # reproduced by what the system showed there
+    assert w["reproduce"] == "replcheck simulate h.jsonl --system model:wl344 | grep -F '\"expect\": \"s.jsonl:3\"'"
     assert 'name="EXPECT s.jsonl:3"><failure' in report.junit(doc)
     assert "| EXPECT s.jsonl:3 | history:model:wl344 | violated | seen |" in report.markdown(doc)
     from replcheck.html import render_html
