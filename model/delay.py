@@ -100,6 +100,11 @@ class DelayRule:
             if M.FAKE_EVENT_NOW in m and ev.when == 0:
                 return now + delay_s * US
             return None
+        if not delay_s:
+            # No delay set, no wait, even for an event dated ahead: sql_delay_event waits only
+            # `if (sql_delay)` (MariaDB sql/slave.cc, MySQL sql/rpl_replica.cc); MariaDB's
+            # rpl_delayed_slave2 applies day-ahead events at once after MASTER_DELAY = 0.
+            return None
         if self.uses_commit_timestamp(ev):
             if ev.type not in TRX_START:
                 if M.PER_EVENT_WAIT not in m:

@@ -101,7 +101,7 @@ def differences(op: dict, value: Any) -> list[str]:
         got, want = [binlog_number(f) for f in value], [binlog_number(f) for f in op["rows"]]
         return [] if got == want else [f"binlogs {value}, expected {op['rows']}"]
     if show == "rows":
-        return [] if sorted(op["rows"]) == value else [f"rows {value}, expected {sorted(op['rows'])}"]
+        return [] if sorted(op["rows"]) == sorted(value) else [f"rows {sorted(value)}, expected {sorted(op['rows'])}"]
     shown = [{k: v for k, v in got.items() if k in want} for got, want in zip(value, op["rows"])]
     if len(value) != len(op["rows"]) or shown != op["rows"]:
         return [f"events {[' '.join(e.values()).strip() for e in value]}, expected "

@@ -192,6 +192,17 @@ def test_parse_master_delay(text, want):
     assert parse_master_delay(text)[:2] == want
 
 
+# -- no delay set, no wait: not even for an event dated ahead (sql_delay_event: `if (sql_delay)`) ----
+@pytest.mark.parametrize("system", [W344, W7318])
+def test_a_future_event_waits_only_when_a_delay_is_set(kit, system):
+    ahead = EPOCH_S + 86_400  # a day ahead, as rpl_delayed_slave2 (suite scenario mdb-rpl_delayed_slave2) sets it
+    none = kit.run(system, ab(kit, 0, [trx(1, "future", timestamp=ahead)], end_s=3))
+    assert visible(none, "future") == 1 * US
+    one = kit.run(system, ab(kit, 1, [trx(1, "future", timestamp=ahead)], end_s=3))
+    # WL#344 waits for the event's timestamp plus the delay; WL#7318 counts from the commit itself
+    assert visible(one, "future") == ((86_400 + 1) * US if system == W344 else 2 * US)
+
+
 # -- MariaDB rpl_delayed_slave2: the delay counts from the event timestamp, even a future one -------
 def test_wl344_delay_counts_from_event_timestamp(kit):
     tr = kit.run(W344, ab(kit, 5, [trx(1, "future", timestamp=EPOCH_S + 30), trx(2, "past", timestamp=EPOCH_S - 10_000)],
