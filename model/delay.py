@@ -72,9 +72,11 @@ def parse_master_delay(text: str, mariadb: bool = False) -> tuple[int | None, in
             return None, ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, (
                 f"The requested value {value} for the master delay exceeds the maximum {MAX_MASTER_DELAY}")
         return value, None, ""
+    # ER_PARSE_ERROR, "%s near '%-.80s' at line %d" after ER_SYNTAX_ERROR's text, which names the
+    # server (sql/share/errmsg-utf8.txt; MariaDB's rpl_delayed_slave.result shows it whole)
     return None, ER_PARSE_ERROR, (
-        f"You have an error in your SQL syntax; check the manual that corresponds to your server "
-        f"version for the right syntax to use near '{token}'")
+        f"You have an error in your SQL syntax; check the manual that corresponds to your "
+        f"{'MariaDB' if mariadb else 'MySQL'} server version for the right syntax to use near '{token[:80]}' at line 1")
 
 
 def _true_us(local_us: int, writer_off: int, epoch_us: int) -> int:
@@ -97,6 +99,11 @@ class DelayRule:
         if ev.type in EXEMPT:
             if M.FAKE_EVENT_NOW in m and ev.when == 0:
                 return now + delay_s * US
+            return None
+        if not delay_s:
+            # No delay set, no wait, even for an event dated ahead: sql_delay_event waits only
+            # `if (sql_delay)` (MariaDB sql/slave.cc, MySQL sql/rpl_replica.cc); MariaDB's
+            # rpl_delayed_slave2 applies day-ahead events at once after MASTER_DELAY = 0.
             return None
         if self.uses_commit_timestamp(ev):
             if ev.type not in TRX_START:

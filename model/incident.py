@@ -26,19 +26,21 @@ def symbol(code: int) -> str:
     return SYMBOLS.get(code, "UNKNOWN")
 
 
-def error_message(code: int, message: str) -> str:
-    """Last_SQL_Error for an incident, in the seed's words (MySQL 5.1 spells it 'occured')."""
-    return f"The incident {symbol(code)} occured on the master. Message: {message or '<none>'}"
+def error_message(code: int, message: str, mariadb: bool = False) -> str:
+    """Last_SQL_Error for an incident, in the seed's words: ER_SLAVE_INCIDENT, which MySQL spells
+    'occured' (5.1 to 8.0) and MariaDB 'occurred' (its rpl_incident.result)."""
+    return f"The incident {symbol(code)} {'occurred' if mariadb else 'occured'} on the master. Message: {message or '<none>'}"
 
 
-def binlog_failure(engine: str, failure: str) -> tuple[int, str, bool]:
+def binlog_failure(engine: str, failure: str, mariadb: bool = False) -> tuple[int, str, bool]:
     """(client errno, message, whether changes were committed and so need an incident) when a
     statement's changes cannot be binlogged. A transactional change that overflows the cache is
-    rolled back; a non-transactional one has happened and cannot be undone (Bug #43929)."""
+    rolled back; a non-transactional one has happened and cannot be undone (Bug #43929).
+    ER_STMT_CACHE_FULL's text ends at 'storage.' in MariaDB (binlog_incident.result)."""
     if failure == "cache_overflow":
         if engine == "innodb":
             return ER_TRANS_CACHE_FULL, ("Multi-statement transaction required more than 'max_binlog_cache_size' "
                                          "bytes of storage; increase this mysqld variable and try again"), False
-        return ER_STMT_CACHE_FULL, ("Multi-row statements required more than 'max_binlog_stmt_cache_size' "
-                                    "bytes of storage; increase this mysqld variable and try again"), True
+        return ER_STMT_CACHE_FULL, ("Multi-row statements required more than 'max_binlog_stmt_cache_size' bytes of "
+                                    + ("storage." if mariadb else "storage; increase this mysqld variable and try again")), True
     return ER_ERROR_ON_WRITE, "Error writing file 'binlog' (errno: 28 \"No space left on device\")", True

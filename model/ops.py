@@ -118,6 +118,7 @@ TABLE = (
     _op("purge_binary_logs", "hierarchy.purge_binary_logs", Time(("before_us",)), statement="purge_statement"),
     _op("cut_io", "_op_cut_io",
         refused="the harness has no proxy between the servers to drop a connection between two events of a group"),
+    _op("expect", "_op_expect", runner="_expect", while_down=True),
 )
 
 OPS: dict[str, Op] = {op.name: op for op in TABLE}

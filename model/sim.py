@@ -216,6 +216,7 @@ class Simulator:
         self.queue: list = []
         self.seq = count()
         self.obs: list[dict] = []
+        self.last_stmt: dict[str, dict] = {}  # node -> the outcome of the last statement it completed (an expectation's `result`)
         # A WL#7318 (8.0) server writes commit timestamps unless the History says it is older.
         self.node_defaults = {"commit_timestamps": config.rule == D.WL7318}
         self.forced_variables = config.variables  # a system's own settings, e.g. its wait point
@@ -299,6 +300,8 @@ class Simulator:
 
     def emit(self, kind: str, node: str, **fields: Any) -> None:
         self.obs.append({"t": self.now, "kind": kind, "node": node, **fields})
+        if kind in ("stmt", "commit") or (kind == "error" and "op" in fields):  # a statement's answer, or a down node's
+            self.last_stmt[node] = fields
 
     def run(self) -> tuple[dict, list[dict]]:
         ops = self.history["ops"]
@@ -395,6 +398,10 @@ class Simulator:
                                 size=QUERY_SIZE, **common))
         if op.get("ddl"):
             events[-1] = replace(events[-1], last=True)
+        elif op.get("engine") == "myisam":
+            # no XID without a transactional engine: the statement cache ends with a Query "COMMIT"
+            # (binlog_commit_flush_stmt_cache in sql/log.cc; MariaDB's binlog_incident.result shows it)
+            events.append(Event("QUERY_EVENT", idx=len(events), when=commit_when, last=True, size=QUERY_SIZE, **common))
         else:
             events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
         node.executed.add(gtid)
@@ -434,7 +441,7 @@ class Simulator:
 
     def _binlog_failure(self, node: Node, trx: str, op: dict, start: int) -> None:
         """The statement's changes could not be binlogged: rolled back, or done and lost from the log."""
-        errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"])
+        errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"], self.mariadb)
         if committed:
             self._engine_commit(node, trx, None)
         self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=errno, message=message)
@@ -1230,7 +1237,7 @@ class Simulator:
     def _incident_stop(self, ch: Channel, entry: Entry) -> None:
         """R3.1/R3.2: the SQL thread stops at any incident, before it; the IO thread goes on."""
         ev = entry.ev
-        ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message)
+        ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message, self.mariadb)
         self._stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
                        relay_file=entry.file, relay_pos=entry.pos)
 
@@ -1358,6 +1365,9 @@ class Simulator:
 
     # -- SHOW SLAVE STATUS --------------------------------------------------------------------
     def _status(self, ch: Channel) -> None:
+        self.emit("status", ch.node.id, **self._status_fields(ch))
+
+    def _status_fields(self, ch: Channel) -> dict:
         waiting = ch.state == "waiting"
         state = {"stopped": "", "idle": D.STATE_IDLE, "waiting": D.STATE_WAITING, "executing": D.STATE_EXECUTING}[ch.state]
         remaining = self.rule.remaining_s(ch.cur_due, self.now) if waiting else None
@@ -1389,17 +1399,71 @@ class Simulator:
             # performance_schema.replication_applier_configuration / _status (WL#7318 F4)
             fields["DESIRED_DELAY"] = ch.delay
             fields["REMAINING_DELAY"] = remaining
-        self.emit("status", ch.node.id, **fields)
+        return fields
 
     def _server_status(self, node: Node) -> None:
         ss = node.semisync
-        variables = ss.variables()
+        variables = self._server_variables(node)
+        hosts = [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.connected]
+        self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
+
+    @staticmethod
+    def _server_variables(node: Node) -> dict:
+        """SHOW GLOBAL STATUS's semi-sync counters with the variables the properties read."""
+        variables = node.semisync.variables()
         ch = node.channel
         variables["Rpl_semi_sync_slave_status"] = "ON" if ch is not None and ch.io_running and ch.semi_sync else "OFF"
         variables.update(gtid_binlog_pos=F.format_pos(node.binlog_gtids), gtid_slave_pos=F.format_pos(node.slave_gtids),
                          gtid_current_pos=F.format_pos(G.current_pos(node.binlog_gtids, node.slave_gtids, node.server_id)))
-        hosts = [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.connected]
-        self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
+        return variables
+
+    # -- expectations (an `expect` op): what a client checking the node sees ----------------------
+    def _op_expect(self, node: Node, op: dict) -> None:
+        value = getattr(self, f"_shows_{op['show']}")(node, op) if node.up else None
+        self.emit("observed", node.id, expect=F.expect_where(self.history, op), show=op["show"], value=value)
+
+    def _shows_slave_status(self, node: Node, op: dict) -> dict | None:
+        if node.channel is None:  # not a replica: an empty set
+            return None
+        fields = self._status_fields(node.channel)
+        return {k: fields[k] for k in op["fields"] if k in fields}
+
+    def _shows_status(self, node: Node, op: dict) -> dict:
+        variables = {k: v for k, v in self._server_variables(node).items() if k[0].isupper()}
+        return {k: variables[k] for k in op["fields"] if k in variables}
+
+    def _shows_variables(self, node: Node, op: dict) -> dict:
+        """As SHOW GLOBAL VARIABLES shows them (a boolean as ON or OFF), a default where none was set."""
+        variables = {**SS.VARIABLES, **node.runtime, **{k: v for k, v in self._server_variables(node).items() if not k[0].isupper()}}
+        return {k: ("ON" if variables[k] else "OFF") if isinstance(variables[k], bool) else variables[k]
+                for k in op["fields"] if k in variables}
+
+    @staticmethod
+    def _binlog_files(node: Node) -> list[str] | None:
+        if not node.log_bin:  # ER_NO_BINARY_LOGGING
+            return None
+        return [f for f in dict.fromkeys(e.file for e in node.binlog) if f not in node.purged]
+
+    def _shows_binary_logs(self, node: Node, op: dict) -> list[str] | None:
+        return self._binlog_files(node)
+
+    def _shows_binlog_events(self, node: Node, op: dict) -> list[dict] | None:
+        files = self._binlog_files(node) or []
+        wanted = F.binlog_number(op["in"]) if "in" in op else None
+        name = next((f for f in files if wanted is None or F.binlog_number(f) == wanted), None)
+        if name is None:  # ER_ERROR_WHEN_EXECUTING_COMMAND: could not find target log
+            return None
+        entries = [e for e in node.binlog if e.file == name]
+        return F.after_header([{"Event_type": F.EVENT_TYPE_SHOWN.get(e.ev.type, e.ev.type),
+                                "Info": _event_info(e, entries)} for e in entries])
+
+    def _shows_result(self, node: Node, op: dict) -> dict | None:
+        last = self.last_stmt.get(node.id)
+        return None if last is None else {k: last.get(k) for k in ("errno", "warning", "message")}
+
+    @staticmethod
+    def _shows_rows(node: Node, op: dict) -> list[str]:
+        return sorted(node.visible)
 
     def _seconds_behind(self, ch: Channel) -> int | None:
         """MariaDB (slave.cc, send_show_master_info_data): NULL unless the IO thread is connected and the
@@ -1439,6 +1503,23 @@ def _binlog_index(source: Node, file: str, pos: int) -> int:
     """The index in the source's binlog of the first event at or after (file, pos): where a dump asked
     for by that position starts."""
     return next((i for i, e in enumerate(source.binlog) if (e.file, e.pos) >= (file, pos)), len(source.binlog))
+
+
+def _event_info(entry: Entry, entries: list[Entry]) -> str:
+    """SHOW BINLOG EVENTS' Info column where the model knows it (MariaDB's wording, log_event_server.cc
+    Gtid_log_event::pack_info, Incident_log_event::pack_info and Rotate_log_event::pack_info): a
+    group's GTID, BEGIN before it unless the group is one DDL statement; an incident's code; a
+    Rotate's next binlog. The statements' text is not modelled."""
+    ev = entry.ev
+    if ev.type == "GTID_LOG_EVENT":
+        xid = any(e.ev.gtid == ev.gtid and e.ev.type == "XID_EVENT" for e in entries)
+        return f"{'BEGIN ' if xid else ''}GTID {ev.gtid}"
+    if ev.type == "INCIDENT_EVENT":  # Incident_log_event::pack_info: "#<code> (<name>)"
+        return f"#{ev.incident} ({I.symbol(ev.incident)})"
+    if ev.type == "ROTATE_EVENT":
+        number = int(F.binlog_number(entry.file)) + 1
+        return f"{entry.file.rpartition('.')[0]}.{number:06d};pos={BINLOG_START}"
+    return ""
 
 
 def last_sample(history: dict) -> int:

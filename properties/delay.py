@@ -121,7 +121,12 @@ class DelayIndex:
             if o is None:
                 return None
             base = a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
-        return base - self.v.header.get("epoch_us", 0) + delay * US
+        due = base - self.v.header.get("epoch_us", 0) + delay * US
+        if not delay and due > begin_of(a):
+            # no delay set: an event dated ahead sets no wait, sql_delay_event waits only `if (sql_delay)`
+            # (MariaDB sql/slave.cc, MySQL sql/rpl_replica.cc; MariaDB's rpl_delayed_slave2)
+            return None
+        return due
 
     def origin_of(self, a: dict) -> dict | None:
         """The binlog event on the originating master that an apply replays, if the Trace has it."""

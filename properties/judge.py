@@ -4,17 +4,19 @@ A System turns a History into a Trace: a reference model, a mutant of one, a rea
 by the harness, a TLA+ specification run by TLC. It says what it declares: the requirements it
 violates because its seed says so (with the reason), and for a mutant the bug it re-creates,
 the model it changes and the requirements that must catch it. `judge` is the one path from
-(system, History) to verdicts: run, check every property on the Trace, and classify each
+(system, History) to verdicts: run, check every property on the Trace (and the History's
+expectations, properties/expect.py), and classify each
 violation as declared or as a finding. verify, campaign, conform, investigate, check-trace and
 the state machines all go through it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, NamedTuple, Protocol
 
 from . import delay, groupid, incident, lag, partial, recovery, semisync  # noqa: F401  each registers its properties
 from .core import PROPERTIES, VIOLATED, TraceView, Verdict
+from .expect import judge_expectations
 
 
 class Trace(NamedTuple):
@@ -47,6 +49,7 @@ class Judgement:
     trace: Trace
     verdicts: tuple[Verdict, ...]
     declares: Declarations
+    expectations: tuple[Verdict, ...] = ()  # one per `expect` op of the History (properties/expect.py)
 
     @property
     def violations(self) -> tuple[Verdict, ...]:
@@ -71,7 +74,10 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
 
 
 def judge(system: System, history: dict, requirements: Iterable[str] | None = None) -> Judgement:
-    return judge_trace(Trace(*system.run(history)), system.declares, system.name, requirements)
+    """The properties on the system's Trace of the History, and the History's expectations on it."""
+    trace = Trace(*system.run(history))
+    j = judge_trace(trace, system.declares, system.name, requirements)
+    return replace(j, expectations=judge_expectations(history, trace.observations))
 
 
 def caught(mutant: Judgement, base: Judgement | None) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from replcheck import __version__, catalogue, io, systems
+from replcheck import __version__, catalogue, io, suites, systems
 from replcheck.tlc import TLCUnavailable
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -104,8 +104,8 @@ def _verify(args) -> int:
         if not io.is_dir(d):
             raise io.InputError(d, None, "", "not a directory of .jsonl histories")
         histories = sorted(d.glob("*.jsonl"))
-        for h in histories:
-            io.load_history(h)  # all bad input is reported before any work starts
+        for h in histories:  # all bad input is reported before any work starts
+            suites.systems_for(io.load_history(h), h, [])
     names = args.systems.split(",") if args.systems is not None else None  # --systems "" names no system: refused
     for n in names or []:
         systems.get(n, "--systems")
@@ -127,7 +127,7 @@ def _report(args) -> int:
     s = document["summary"]
     print(f"wrote {args.out}/report.html, report.json, junit.xml, summary.md: {s['requirements']} requirements, "
           f"{s['violated']} unexpected violations, {s['findings']} findings")
-    return EXIT_VIOLATION if s["violated"] or s["findings"] else EXIT_OK
+    return EXIT_VIOLATION if s["violated"] or s["findings"] or s["expectations_violated"] else EXIT_OK
 
 
 def _gate(args) -> int:

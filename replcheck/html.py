@@ -148,7 +148,8 @@ def render_html(report: dict) -> str:
         sources = sorted({s for r in reqs for s in _verdicts(r)})
     title = report.get("title") or "replcheck compliance report"
     body = [_header(report, title), _matrix(reqs, sources), _requirements(reqs, sources),
-            _findings(_list(report.get("findings"))), _figures(report.get("figures"))]
+            _expectations(_list(report.get("expectations")), sources), _findings(_list(report.get("findings"))),
+            _figures(report.get("figures"))]
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
@@ -165,7 +166,8 @@ def _header(report: dict, title: str) -> str:
     return (f'<header><h1>{e(title)}</h1><p class="muted">schema <code>{e(report.get("schema"))}</code></p>'
             f'<div class="tiles">{tiles}</div>{_counts_table(report.get("counts"))}<details><summary>Inputs</summary><ul>{inputs}</ul></details>'
             '<nav><a href="#rc-matrix">Verdict matrix</a><a href="#rc-requirements">Requirements</a>'
-            '<a href="#rc-findings">Findings</a><a href="#rc-figures">Figures</a></nav></header>')
+            '<a href="#rc-expectations">Expectations</a><a href="#rc-findings">Findings</a>'
+            '<a href="#rc-figures">Figures</a></nav></header>')
 
 
 def _counts_table(counts: object) -> str:
@@ -291,6 +293,23 @@ def _witnesses(ws: list) -> str:
         items.append(f'<li><div>{e(w.get("message"))}</div><div class="muted">{where}</div>'
                      + (f'<pre><code>{e(w.get("reproduce"))}</code></pre>' if w.get("reproduce") else "") + "</li>")
     return f'<ul class="w">{"".join(items)}</ul>'
+
+
+def _expectations(expectations: list, sources: list[str]) -> str:
+    """The Histories' expectations (suite .result files): per expectation and source, its verdict,
+    a documented flavour difference with its reason, the observed value of a violation."""
+    if not expectations:
+        return '<section id="rc-expectations"><h2>Expectations</h2><p>No expectations in this report.</p></section>'
+    rows = []
+    for x in (x for x in expectations if isinstance(x, dict)):
+        for src, v in _verdicts(x).items():
+            why = f'<div class="muted">flavour difference: {e(v.get("differs"))}</div>' if v.get("differs") else ""
+            rows.append(f'<tr id="{e(x.get("id"))}"><td><code>{e(x.get("id"))}</code></td><td>{e(x.get("text"))}</td>'
+                        f'<td><code>{e(src)}</code></td><td class="{e(category(v))}">{e(category(v))}{why}</td>'
+                        f'<td>{_witnesses(_list(v.get("witnesses")))}</td></tr>')
+    return (f'<section id="rc-expectations"><h2>Expectations ({len(expectations)})</h2><table class="findings"><thead><tr>'
+            '<th>Expectation</th><th>What it expects</th><th>Source</th><th>Verdict</th><th>Observed</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></section>')
 
 
 def _findings(findings: list) -> str:

@@ -160,8 +160,13 @@ def _validate(validator: Schema, obj: Any, file: str | os.PathLike, line: int | 
     elif alternatives and all("required" in a for a in alternatives):  # name the fields, not the whole op
         field = field or " | ".join(" + ".join(a["required"]) for a in alternatives)
         problem = "needs one of these" if err.validator == "anyOf" else "needs exactly one of these"
-    elif err.validator == "not" and "required" in err.validator_value:
+    elif err.validator == "not" and len(err.validator_value.get("required", ())) > 1:
         field, problem = field or ", ".join(err.validator_value["required"]), "exclude each other"
+    elif err.validator == "not" and isinstance(err.instance, dict) and (banned := [
+            r for a in err.validator_value.get("anyOf", [err.validator_value]) for r in a.get("required", ())
+            if r in err.instance]):  # a field this kind of op does not take (an expectation's `show` decides)
+        shown = f" with show {err.instance['show']!r}" if isinstance(err.instance.get("show"), str) else ""
+        field, problem = _path(prefix, [*err.absolute_path, banned[0]]), f"not allowed{shown}"
     elif isinstance(err.instance, (dict, list)):
         problem = problem.replace(repr(err.instance), "an object" if isinstance(err.instance, dict) else "an array")
     raise InputError(file, line, field, problem)
@@ -317,6 +322,8 @@ def load_history(path: str | os.PathLike) -> dict:
         plain = _plain(op)
         _validate(_validator("history", "$defs", "op"), op, path, n, "", plain)
         _validate(_op_validator(op["op"]), op, path, n, "", plain)
+        if op["op"] == "expect":  # its verdict is named after its place: EXPECT <file>:<line>
+            op["_where"] = f"{Path(path).name}:{n}"
         out.append((n, op))
     _check_topology(path, hline, header["topology"], out)
     history = {"header": header, "ops": [op for _, op in out]}

@@ -16,7 +16,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from replcheck import catalogue, io
-from replcheck.properties import core
+from replcheck.properties import core, expect
 
 # A cell shows the worst of its rows: one inconclusive run outranks the passes of others, so a
 # scenario that stopped testing what it claims is seen, not averaged away.
@@ -96,6 +96,10 @@ def _expected(row: dict) -> str | None:
 
 
 def _reproduce(row: dict, result: dict) -> str:
+    if row["source"] == "history" and expect.is_expectation(row["requirement"]):  # what the system showed there
+        path = result.get("history_files", {}).get(row["history"], f"{row['history']}.jsonl")
+        where = json.dumps({"expect": row["requirement"].removeprefix(expect.PREFIX)})[1:-1]
+        return f"replcheck simulate {shlex.quote(path)} --system {shlex.quote(row['system'])} | grep -F {shlex.quote(where)}"
     if row["source"] == "history":
         path = result.get("history_files", {}).get(row["history"], f"{row['history']}.jsonl")
         return f"replcheck simulate {shlex.quote(path)} --system {shlex.quote(row['system'])} --out t.jsonl && replcheck check-trace t.jsonl"
@@ -120,25 +124,33 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
                 cell["status"] = row["status"]
             if row["status"] == core.VIOLATED:
                 cell["expected"] = cell["expected"] or _expected(row)
+            if row.get("reason"):  # an expectation's documented flavour difference, whatever it showed
+                cell["differs"] = row["reason"]
             kept = cell["witnesses"].get(row["status"])  # the cell shows those of its own status
             for w in row.get("witnesses", [])[:3] if kept is not None else ():
                 if len(kept) < 5:
                     kept.append({"message": w["message"], "history": row.get("history", ""),
                                  "lines": w.get("lines", []), "reproduce": _reproduce(row, result)})
     sources = sorted({s for _, s in cells}, key=lambda s: (s.split(":")[0] != "history", s))
-    evidence = catalogue.evidence()
-    requirements = []
-    for r in catalogue.load():
-        verdicts = {}
+
+    def verdicts_of(rid: str) -> dict:
+        out = {}
         for s in sources:
-            if (r.id, s) in cells:
-                c = cells[(r.id, s)]
-                verdicts[s] = {**c, "counts": dict(c["counts"]), "witnesses": c["witnesses"].get(c["status"], []),
-                               "expected": c["expected"] if c["status"] == core.VIOLATED else None}
-        requirements.append({"id": r.id, "feature": r.feature, "seed": r.seed, "section": r.section, "kind": r.kind,
-                             "text": r.text, "evidence": evidence.get(r.id, []), "verdicts": verdicts})
+            if (rid, s) in cells:
+                c = cells[(rid, s)]
+                out[s] = {**c, "counts": dict(c["counts"]), "witnesses": c["witnesses"].get(c["status"], []),
+                          "expected": c["expected"] if c["status"] == core.VIOLATED else None}
+        return out
+
+    evidence = catalogue.evidence()
+    requirements = [{"id": r.id, "feature": r.feature, "seed": r.seed, "section": r.section, "kind": r.kind,
+                     "text": r.text, "evidence": evidence.get(r.id, []), "verdicts": verdicts_of(r.id)}
+                    for r in catalogue.load()]
     findings = [f for result in results for f in result.get("findings", [])]
     flat = [v for req in requirements for v in req["verdicts"].values()]
+    expectations = [{"id": rid, "history": history, "text": text, "verdicts": verdicts_of(rid)}
+                    for rid, (history, text) in sorted(expectation_texts(results).items())]
+    judged = [v for e in expectations for v in e["verdicts"].values()]
     figures: dict[str, list] = {}
     for result in results:
         for name, points in result.get("figures", {}).items():
@@ -155,12 +167,29 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
             "expected_violations": sum(1 for v in flat if v["expected"]),
             "findings": len(findings),
             "sources": len(sources),
+            "expectations": len(expectations),
+            "expectations_violated": sum(1 for v in judged if v["status"] == core.VIOLATED and not v["expected"]),
+            "expectations_differ": sum(1 for v in judged if v["expected"]),
         },
         "counts": honest_counts(requirements, sources),
         "requirements": requirements,
+        "expectations": expectations,
         "findings": findings,
         "figures": figures,
     }
+
+
+def expectation_texts(results: list[dict]) -> dict[str, tuple[str, str]]:
+    """Every expectation the results hold (properties/expect.py): id -> (History, what it expects)."""
+    return {row["requirement"]: (row.get("history", ""), row.get("text", "")) for result in results
+            for row in result["rows"] if expect.is_expectation(row["requirement"])}
+
+
+def verdict_rows(report: dict) -> list[tuple[dict, str, dict]]:
+    """(requirement or expectation, source, verdict) of every cell of the report: what JUnit, the
+    summary and the gates go through, requirements first."""
+    return [(item, src, v) for item in report["requirements"] + report.get("expectations", [])
+            for src, v in item["verdicts"].items()]
 
 
 def junit(report: dict) -> str:
@@ -169,11 +198,11 @@ def junit(report: dict) -> str:
     suites = []
     for source in report["sources"]:
         cases, failures, errors, skipped = [], 0, 0, 0
-        for req in report["requirements"]:
+        for req in report["requirements"] + report.get("expectations", []):
             v = req["verdicts"].get(source)
             if v is None:
                 continue
-            classname = quoteattr(f"replcheck.{req['feature']}.{source}")
+            classname = quoteattr(f"replcheck.{req.get('feature', 'expect')}.{source}")
             name = f"<testcase classname={classname} name={quoteattr(req['id'])}>"
             if v["status"] == core.VIOLATED and not v["expected"]:
                 failures += 1
@@ -205,7 +234,10 @@ def markdown(report: dict, limit: int = 20) -> str:
     lines = [f"### {report['title']}", "", f"{_md(headline(report))}.", "",
              f"{s['sources']} sources: **{s['violated']} unexpected violations**, **{s['inconclusive']} inconclusive**, "
              f"{s['expected_violations']} expected, {s['findings']} findings.", ""]
-    bad = [(req, src, v) for req in report["requirements"] for src, v in req["verdicts"].items()
+    if s.get("expectations"):
+        lines += [f"{s['expectations']} expectations (suite .result files): **{s['expectations_violated']} violated**, "
+                  f"{s['expectations_differ']} documented flavour differences.", ""]
+    bad = [(req, src, v) for req, src, v in verdict_rows(report)
            if (v["status"] == core.VIOLATED and not v["expected"]) or v["status"] == core.INCONCLUSIVE]
     if bad:
         lines += ["| requirement | source | verdict | witness |", "|---|---|---|---|"]
@@ -237,7 +269,7 @@ def gate_snapshot(report: dict, name: str, description: str) -> str:
              "", "[gate]", f"name = {json.dumps(name)}", f"description = {json.dumps(description)}"]
     for source in report["sources"]:
         lines += ["", f"[verdicts.{json.dumps(source)}]"]
-        for req in report["requirements"]:
+        for req in report["requirements"] + report.get("expectations", []):
             v = req["verdicts"].get(source)
             if v is not None:
                 lines.append(f"{json.dumps(req['id'])} = {json.dumps(v['status'])}")
@@ -285,7 +317,7 @@ def gate_differences(gate: dict, report: dict) -> list[str]:
 
 def pinned_differences(gate: dict, report: dict) -> list[str]:
     """Every pinned verdict that changed, every verdict that is not pinned, every pin with no verdict."""
-    now = {(req["id"], src): v for req in report["requirements"] for src, v in req["verdicts"].items()}
+    now = {(req["id"], src): v for req, src, v in verdict_rows(report)}
     diffs = []
     pinned = {(req, src): status for src, pins in gate["verdicts"].items() for req, status in pins.items()}
     for (req, src), status in sorted(pinned.items()):
@@ -318,7 +350,7 @@ def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:
     claimed outcome. Each model and mutant must have verdicts, so a partial run cannot pass."""
     from replcheck import systems
 
-    cells = {(req["id"], src): v for req in report["requirements"] for src, v in req["verdicts"].items()}
+    cells = {(req["id"], src): v for req, src, v in verdict_rows(report)}
     diffs: list[tuple[str, str, str]] = []  # (system, requirement, text)
     for name, system in systems.systems().items():
         src = f"history:{name}"
@@ -335,7 +367,15 @@ def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:
             if cells.get((r, src), {}).get("status") != core.VIOLATED:
                 diffs.append((name, r, f"{r} on {src}: declared violated ({declared[r]}), but no History shows it"))
         for (r, s), v in sorted(cells.items()):
-            if s.split(":", 1)[1] == name and v["status"] == core.VIOLATED and r not in declared:
+            if s.split(":", 1)[1] != name:
+                continue
+            if expect.is_expectation(r):  # a documented flavour difference is violated, anything else holds
+                if v["status"] == core.VIOLATED and not v["expected"]:
+                    diffs.append((name, r, f"{r} on {s}: violated ({v['witnesses'][0]['message']})"))
+                elif v.get("differs") and v["status"] != core.VIOLATED:
+                    diffs.append((name, r, f"{r} on {s}: documented as a flavour difference ({v['differs']}), now {v['status']}"))
+                continue
+            if v["status"] == core.VIOLATED and r not in declared:
                 why = f" ({v['witnesses'][0]['message']})" if v["witnesses"] else ""
                 diffs.append((name, r, f"{r} on {s}: violated, and {name} does not declare it{why}"))
     for f in report["findings"]:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from replcheck import catalogue, io, report, scenarios, systems
+from replcheck import catalogue, io, report, scenarios, suites, systems
 from replcheck.features import load_features
-from replcheck.properties import core
+from replcheck.properties import core, expect
 from replcheck.properties.judge import caught, judge
 from replcheck.properties.proofs import RLIMIT, UNKNOWN
 from replcheck.spec import ROOT as SPEC
@@ -32,8 +32,8 @@ class Results:
     searches: list[dict] = field(default_factory=list)  # state machines searching for each mutant
     figures: dict[str, list] = field(default_factory=lambda: {"delay": [], "semisync": []})
 
-    def add(self, source: str, system: str, history: str, verdict: core.Verdict, expected: str = "") -> None:
-        row = {"source": source, "system": system, "history": history, **verdict.as_dict()}
+    def add(self, source: str, system: str, history: str, verdict: core.Verdict, expected: str = "", **extra: str) -> None:
+        row = {"source": source, "system": system, "history": history, **verdict.as_dict(), **extra}
         if expected:
             row["expected"] = expected
         self.rows.append(row)
@@ -50,7 +50,8 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
         scenario = scenarios.for_history(path)
         progress(f"histories {i}/{len(paths)}: {path.stem}")
         judged = {}
-        for name in names:
+        here = suites.systems_for(history, path, names)
+        for name in here:
             system = systems.get(name)
             j = judged[name] = judge(system, history)
             if traces is not None:
@@ -64,15 +65,27 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
             for verdict in verdicts:
                 declared = verdict.requirement in system.declares.expected_violations
                 results.add("history", name, path.stem, verdict, "violated" if declared else "")
+            add_expectations(results, name, path.stem, history, j)
             if system.kind == "model":
                 for verdict in j.findings:
                     results.findings.append({"kind": "model violates its seed", "system": name, "history": path.stem,
                                              "requirement": verdict.requirement, "witness": verdict.witnesses[0].message})
         bases = {systems.get(name).declares.base for name in judged} - {""} - set(judged)
         judged.update({base: judge(systems.get(base), history) for base in sorted(bases)})  # once per History
-        for name in names:
+        for name in here:
             if base := systems.get(name).declares.base:  # a mutant is caught where its base, on the same History, holds
                 results.caught.setdefault(name, []).extend((path.stem, r) for r in caught(judged[name], judged[base]))
+
+
+def add_expectations(results: Results, system: str, history_name: str, history: dict, j) -> None:
+    """The History's expectations as rows of their own (`EXPECT <file>:<line>`), a documented
+    flavour difference as an expected violation: shown, never silenced."""
+    differs = expect.declared(history, system)
+    texts = {eid: expect.describe(op) for eid, op in expect.expectations(history)}
+    for verdict in j.expectations:
+        results.add("history", system, history_name, verdict, "violated" if verdict.requirement in differs else "",
+                    text=texts[verdict.requirement], **({"reason": differs[verdict.requirement]}
+                                                        if verdict.requirement in differs else {}))
 
 
 def collect_figures(figures: dict[str, list], history: str, system: str, view: core.TraceView) -> None:
@@ -200,7 +213,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
     names = names or list(systems.systems())
     for name in names:
         systems.get(name)
-    paths = histories if histories is not None else embedded_histories()
+    paths = histories if histories is not None else embedded_histories() + suites.histories()
     results = Results()
     out = Path(out)
     staging = io.staging_dir(out)

@@ -146,3 +146,39 @@ def parse_pos(text: str) -> dict[int, str]:
 
 def format_pos(per_domain: dict[int, str]) -> str:
     return ",".join(per_domain[d] for d in sorted(per_domain))
+
+
+# -- SHOW BINLOG EVENTS and expectations ----------------------------------------------------------
+# Event_type as SHOW BINLOG EVENTS and mariadb-binlog name them -> the Trace's event type.
+SHOWN_EVENT_TYPES = {
+    "Gtid": "GTID_LOG_EVENT", "Anonymous_Gtid": "ANONYMOUS_GTID_LOG_EVENT", "Query": "QUERY_EVENT", "Xid": "XID_EVENT",
+    "Format_desc": "FORMAT_DESCRIPTION_EVENT", "Rotate": "ROTATE_EVENT", "Incident": "INCIDENT_EVENT",
+    "Table_map": "TABLE_MAP_EVENT", "Write_rows_v1": "WRITE_ROWS_EVENT", "Update_rows_v1": "UPDATE_ROWS_EVENT",
+    "Delete_rows_v1": "DELETE_ROWS_EVENT", "Annotate_rows": "ANNOTATE_ROWS_EVENT", "Gtid_list": "GTID_LIST_EVENT",
+    "Binlog_checkpoint": "BINLOG_CHECKPOINT_EVENT", "Previous_gtids": "PREVIOUS_GTIDS_LOG_EVENT", "Stop": "STOP_EVENT",
+}
+EVENT_TYPE_SHOWN = {v: k for k, v in SHOWN_EVENT_TYPES.items()}
+# What opens every binlog before its first group; include/show_binlog_events.inc starts after it.
+BINLOG_HEADER_EVENTS = frozenset({"Format_desc", "Gtid_list", "Binlog_checkpoint", "Previous_gtids"})
+
+
+def binlog_number(name: str) -> str:
+    """A binlog's sequence number, its extension: what names it whatever the server's --log-bin base name."""
+    return name.rpartition(".")[2]
+
+
+def after_header(rows: list[dict]) -> list[dict]:
+    """SHOW BINLOG EVENTS rows of one binlog without the header events that open it."""
+    i = 0
+    while i < len(rows) and rows[i]["Event_type"] in BINLOG_HEADER_EVENTS:
+        i += 1
+    return rows[i:]
+
+
+def expect_where(history: dict, op: dict) -> str:
+    """An expectation's name, `<file>:<line>`: the loader's, or for a History made in memory its
+    place as a file would have it (line 1 the header)."""
+    if "_where" in op:
+        return op["_where"]
+    line = next(i for i, o in enumerate(history["ops"]) if o is op) + 2
+    return f"{history['header'].get('name', 'history')}.jsonl:{line}"

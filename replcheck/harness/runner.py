@@ -65,13 +65,6 @@ PURGES_RELAY_LOGS = frozenset({"start_slave", "reset_slave", "change_master"})
 # Semi-sync in play (settings, lose_acks): the channels' relays then see each ack on its way to the
 # source (and lose those lose_acks asks for).
 SEMI_SYNC = re.compile(r"^rpl_semi_sync_")
-EVENT_TYPES = {
-    "Gtid": "GTID_LOG_EVENT", "Query": "QUERY_EVENT", "Xid": "XID_EVENT", "Format_desc": "FORMAT_DESCRIPTION_EVENT",
-    "Rotate": "ROTATE_EVENT", "Incident": "INCIDENT_EVENT", "Table_map": "TABLE_MAP_EVENT",
-    "Write_rows_v1": "WRITE_ROWS_EVENT", "Update_rows_v1": "UPDATE_ROWS_EVENT", "Delete_rows_v1": "DELETE_ROWS_EVENT",
-    "Annotate_rows": "ANNOTATE_ROWS_EVENT", "Gtid_list": "GTID_LIST_EVENT", "Binlog_checkpoint": "BINLOG_CHECKPOINT_EVENT",
-    "Stop": "STOP_EVENT",
-}
 NOT_IN_GROUP = frozenset({"Format_desc", "Rotate", "Gtid_list", "Binlog_checkpoint", "Incident", "Stop"})
 # A relay log's own framing, written by the replica under its own server id (MYSQL_BIN_LOG::open
 # and new_file in sql/log.cc): the FDE that starts each relay log, the Rotate that ends it. Not
@@ -626,6 +619,58 @@ class Runner:
         rows = self._present(op["node"])
         self.emit("read", op["node"], seen=sorted(self.trx_names[k] for k in rows if k < len(self.trx_names)))
 
+    def _expect(self, op: dict) -> None:
+        """What a client checking the node sees where the History expects something: read from the
+        server as the model shows it (properties/expect.py compares)."""
+        node = op["node"]
+        try:
+            with self._node_locks[node]:
+                value = getattr(self, f"_shows_{op['show']}")(node, op) if self.cluster.is_running(node) else None
+        except (HarnessError, SqlError):  # down, or the statement's error: nothing shown
+            value = None
+        self.emit("observed", node, expect=F.expect_where(self.history, op), show=op["show"], value=value)
+
+    def _shows_slave_status(self, node: str, op: dict) -> dict | None:
+        raw = self.cluster.show_slave_status(node)
+        typed = {k: (_int(v) or 0) if k in STATUS_INTS else _int(v) if k in STATUS_NULLABLE_INTS else v
+                 for k, v in raw.items()}
+        return {k: typed[k] for k in op["fields"] if k in typed} if raw else None
+
+    def _variables(self, node: str, names: list[str], status: bool) -> dict:
+        # names are validated identifiers (history.schema.json: expect.fields)
+        rows = self.cluster.sql(node, f"SHOW GLOBAL {'STATUS' if status else 'VARIABLES'} WHERE Variable_name IN "
+                                      f"({', '.join(sql_quote(n) for n in names)})")
+        got = {name.lower(): value for name, value in rows}
+        return {n: _int(got[n.lower()]) if _int(got[n.lower()]) is not None else got[n.lower()]
+                for n in names if n.lower() in got}
+
+    def _shows_status(self, node: str, op: dict) -> dict:
+        return self._variables(node, list(op["fields"]), status=True)
+
+    def _shows_variables(self, node: str, op: dict) -> dict:
+        return self._variables(node, list(op["fields"]), status=False)
+
+    def _shows_binary_logs(self, node: str, op: dict) -> list[str]:
+        return self._binlog_files(node)
+
+    def _shows_binlog_events(self, node: str, op: dict) -> list[dict] | None:
+        files = self._binlog_files(node)
+        wanted = F.binlog_number(op["in"]) if "in" in op else None
+        name = next((f for f in files if wanted is None or F.binlog_number(f) == wanted), None)
+        if name is None:
+            return None
+        cols, rows = self.cluster.query(node, f"SHOW BINLOG EVENTS IN {sql_quote(name)}")
+        shown = [dict(zip(cols, r)) for r in rows]
+        return F.after_header([{"Event_type": r["Event_type"], "Info": r["Info"] or ""} for r in shown])
+
+    def _shows_result(self, node: str, op: dict) -> dict | None:
+        with self._lock:
+            last = next((o for _, _, o in reversed(self.obs) if o["kind"] in ("stmt", "commit") and o["node"] == node), None)
+        return None if last is None else {k: last.get(k) for k in ("errno", "warning", "message")}
+
+    def _shows_rows(self, node: str, op: dict) -> list[str]:
+        return sorted(self.trx_names[k] for k, n in self._present(node).items() for _ in range(n) if k < len(self.trx_names))
+
     def _statement(self, op: dict) -> None:
         node, kind = op["node"], op["op"]
         c = self.cluster
@@ -833,7 +878,7 @@ class Runner:
         if ev.server_id == self.server_ids[node] and etype in RELAY_FRAMING:
             return
         group = self._relay_group.get(node, [])
-        fields = {"type": EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
+        fields = {"type": F.SHOWN_EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
                   "gtid": None, "server_id": ev.server_id, "when": ev.when, "ict": None}
         master_file, master_end = self._master_file.get(node, ""), ev.end
         if etype == "Gtid" and (m := GTID_TEXT.match(ev.text)):
@@ -1056,7 +1101,7 @@ class Runner:
         whens = _header_timestamps(path, [int(r[1]) for r in rows])
         group: list[dict] = []
         for log, pos, etype, sid, end, info in rows:
-            ev = {"type": EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
+            ev = {"type": F.SHOWN_EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
                   "gtid": None, "server_id": int(sid), "when": whens.get(int(pos), 0), "ict": None,
                   "file": log, "pos": int(pos), "end": int(end)}
             if etype == "Gtid":

@@ -79,3 +79,40 @@ def test_the_committed_models_gate_is_derived_and_short(tmp_path):
     bad.write_text('[gate]\nderive = "declarations"\n[[exception]]\nsystem = "model:wl344"\n')
     with pytest.raises(InputError, match="exception\\[0\\]"):
         report.load_gate(bad)
+
+
+# -- expectations (EXPECT <file>:<line>): apart from the catalogue, in the same results and gates --
+def _expectation(system: str, status: str, reason: str = "") -> dict:
+    row = _row(system, "EXPECT s.jsonl:3", status, "violated" if reason else "")
+    return {**row, "text": "SHOW SLAVE STATUS on B at 3 s: SQL_Delay = 5", **({"reason": reason} if reason else {})}
+
+
+@pytest.mark.parametrize("status,reason,differs", [
+    ("pass", "", False), ("violated", "", True), ("violated", "a documented flavour difference", False),
+    ("pass", "a documented flavour difference", True),
+])
+def test_the_derived_gate_counts_expectations(status, reason, differs):
+    diffs = _differences(_results(lambda rows: rows.append(_expectation("model:wl344", status, reason))))
+    assert bool(diffs) == differs and all(d.startswith("EXPECT s.jsonl:3 on history:model:wl344") for d in diffs)
+
+
+def test_expectations_reach_every_output_and_the_pinned_gate(tmp_path):
+    results = _results(lambda rows: rows.append(_expectation("model:wl344", "violated")))
+    doc = report.build_report([results])
+    [x] = doc["expectations"]
+    assert (x["id"], x["text"], x["verdicts"]["history:model:wl344"]["status"]) == (
+        "EXPECT s.jsonl:3", "SHOW SLAVE STATUS on B at 3 s: SQL_Delay = 5", "violated")
+    assert doc["summary"]["expectations"] == 1 and doc["summary"]["expectations_violated"] == 1
+    [w] = x["verdicts"]["history:model:wl344"]["witnesses"]  # reproduced by what the system showed there
+    assert w["reproduce"] == "replcheck simulate h.jsonl --system model:wl344 | grep -F '\"expect\": \"s.jsonl:3\"'"
+    assert 'name="EXPECT s.jsonl:3"><failure' in report.junit(doc)
+    assert "| EXPECT s.jsonl:3 | history:model:wl344 | violated | seen |" in report.markdown(doc)
+    from replcheck.html import render_html
+    assert 'id="EXPECT s.jsonl:3"' in render_html(doc) and "rc-expectations" in render_html(doc)
+    gate = tmp_path / "g.toml"
+    gate.write_text(report.gate_snapshot(doc, "g", "d"))
+    assert '"EXPECT s.jsonl:3" = "violated"' in gate.read_text()
+    assert report.gate_differences(report.load_gate(gate), doc) == []
+    fixed = report.build_report([_results(lambda rows: rows.append(_expectation("model:wl344", "pass")))])
+    assert report.gate_differences(report.load_gate(gate), fixed) == [
+        "EXPECT s.jsonl:3 on history:model:wl344: pinned violated, now pass"]

@@ -185,6 +185,57 @@ def test_an_io_thread_error_is_observed_once_per_stop():
     assert errors == [(3, "io", 1236, fatal), (6, "io", 1236, fatal), (8, "io", 1236, fatal)]
 
 
+class _Answers:
+    """What a server answers the runner's reads for an expectation (SHOW SLAVE STATUS, SHOW GLOBAL
+    STATUS/VARIABLES, SHOW BINARY LOGS, SHOW BINLOG EVENTS), and the statements it was asked."""
+
+    def __init__(self):
+        self.asked = []
+
+    def is_running(self, node):
+        return node != "down"
+
+    def show_slave_status(self, node):
+        return {"SQL_Delay": "20", "SQL_Remaining_Delay": None, "Slave_SQL_Running_State": "x"} if node == "B" else {}
+
+    def sql(self, node, statement):
+        self.asked.append(statement)
+        if statement == "SHOW BINARY LOGS":
+            return [["master-bin.000001", "500"], ["master-bin.000002", "300"]]
+        return [["Rpl_semi_sync_master_yes_tx", "3"], ["GTID_SLAVE_POS", "0-1-2"]]
+
+    def query(self, node, statement):
+        self.asked.append(statement)
+        rows = [["Format_desc", "v"], ["Gtid_list", "[]"], ["Binlog_checkpoint", "m"], ["Gtid", "BEGIN GTID 0-1-1"],
+                ["Query", "use `rc`; INSERT"], ["Xid", None]]
+        return ["Event_type", "Info"], rows
+
+
+def test_expectations_are_read_from_the_server_as_the_model_shows_them():
+    ops = [{"at": 1, "op": "expect", "node": "B", "show": "slave_status", "fields": {"SQL_Delay": 20, "SQL_Remaining_Delay": None, "Gone": 1}},
+           {"at": 1, "op": "expect", "node": "A", "show": "status", "fields": {"Rpl_semi_sync_master_yes_tx": 3}},
+           {"at": 1, "op": "expect", "node": "B", "show": "variables", "fields": {"gtid_slave_pos": "0-1-2"}},
+           {"at": 1, "op": "expect", "node": "A", "show": "binary_logs", "rows": ["master-bin.000002"]},
+           {"at": 1, "op": "expect", "node": "A", "show": "binlog_events", "in": "x.000002", "rows": [{"Event_type": "Gtid"}]},
+           {"at": 1, "op": "expect", "node": "A", "show": "slave_status", "fields": {"SQL_Delay": 0}},
+           {"at": 1, "op": "expect", "node": "B", "show": "result", "result": {"errno": None}}]
+    r = R.Runner(_history(ops))
+    r.cluster = _Answers()
+    r.emit("stmt", "B", 0, op="stop_slave", errno=None, warning=1255, message="Slave already has been stopped")
+    for op in r.history["ops"]:
+        r._expect(op)
+    seen = [(o["expect"], o["value"]) for _, _, o in r.obs if o["kind"] == "observed"]
+    assert seen == [
+        ("t.jsonl:2", {"SQL_Delay": 20, "SQL_Remaining_Delay": None}), ("t.jsonl:3", {"Rpl_semi_sync_master_yes_tx": 3}),
+        ("t.jsonl:4", {"gtid_slave_pos": "0-1-2"}), ("t.jsonl:5", ["master-bin.000001", "master-bin.000002"]),
+        ("t.jsonl:6", [{"Event_type": "Gtid", "Info": "BEGIN GTID 0-1-1"}, {"Event_type": "Query", "Info": "use `rc`; INSERT"},
+                       {"Event_type": "Xid", "Info": ""}]),
+        ("t.jsonl:7", None), ("t.jsonl:8", {"errno": None, "warning": 1255, "message": "Slave already has been stopped"})]
+    # names reach SQL quoted, and only as the schema's identifiers; a binlog by its number on the server
+    assert "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_yes_tx')" in r.cluster.asked
+    assert "SHOW BINLOG EVENTS IN 'master-bin.000002'" in r.cluster.asked
+
+
 def test_transaction_names_never_reach_sql():
     name = "x'); DROP DATABASE rc; --"
     op = {"op": "trx", "node": "A", "trx": name, "timestamp": 1700000030,

@@ -375,3 +375,25 @@ def test_the_skip_counter_takes_a_number_only(value, errno, counter):
     [stmt] = [o for o in obs if o["kind"] == "stmt" and o["op"] == "set_global"]
     assert stmt["errno"] == errno and (stmt.get("warning") == 1292) == (value == -1)
     assert [o["Skip_Counter"] for o in obs if o["kind"] == "status" and o["node"] == "B"][-1] == counter
+
+
+def test_flavours_spell_the_incident_error_as_their_servers_do(kit):
+    # ER_SLAVE_INCIDENT: MySQL's errmsg text has 'occured', MariaDB's 'occurred' (rpl_incident.result,
+    # the suite scenario mdb-rpl_incident)
+    stops = {name: kit.run(name, pair(kit, [op(1 * US, "record_incident", "A", code=1)], end_s=2)).first("sql_stop", node="B")
+             for name in ("model:wl344", M)}
+    assert stops["model:wl344"]["message"] == "The incident LOST_EVENTS occurred on the master. Message: <none>"
+    assert stops[M]["message"] == LOST_NONE
+
+
+def test_a_myisam_transaction_ends_with_a_commit_query_and_its_overflow_message_is_the_flavours(kit):
+    # binlog_commit_flush_stmt_cache (sql/log.cc): no XID without a transactional engine; MariaDB's
+    # ER_STMT_CACHE_FULL ends at 'storage.' (binlog_incident.result, suite scenario mdb-binlog_incident)
+    ops = [op(1 * US, "trx", "A", trx="m", engine="myisam"), op(2 * US, "trx", "A", trx="big", engine="myisam",
+                                                              binlog_failure="cache_overflow")]
+    for name, tail in (("model:wl344", "storage."), (M, "storage; increase this mysqld variable and try again")):
+        tr = kit.run(name, pair(kit, ops, end_s=3))
+        assert [(b["type"], b["last"]) for b in tr.all("binlog", node="A", trx="m")] == [
+            ("GTID_LOG_EVENT", False), ("QUERY_EVENT", False), ("QUERY_EVENT", True)]
+        big = tr.first("commit", node="A", trx="big")
+        assert big["errno"] == 1705 and big["message"].endswith(f"bytes of {tail}")

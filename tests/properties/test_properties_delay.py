@@ -14,7 +14,7 @@ from conftest import assert_witness, REPO
 
 from replcheck.io import load_history, load_trace
 from replcheck.model.delay import STATE_IDLE, STATE_WAITING
-from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
+from replcheck.properties.core import NOT_EXERCISED, PASS, PROPERTIES, VIOLATED, TraceView
 from replcheck.spec import ROOT
 from replcheck.systems import systems
 
@@ -349,6 +349,17 @@ def test_early_apply_violates_wait_rule(kit, system, requirement):
     tr, gtid = shift_trx(kit, system, "d1-normal-setup", "B", "t1", 11 * US)
     assert_witness(kit.verdict(requirement, tr), tr, gtid,
                    "B began GTID_LOG_EVENT of t1 at 11000000 but it was due at 21000000")
+
+
+def test_no_delay_sets_no_bound_on_an_event_dated_ahead(kit):
+    # rpl_delayed_slave2: with MASTER_DELAY = 0 the server applies a day-ahead event at once
+    h = kit.history("d1-normal-setup")
+    h = {**h, "header": {**h["header"], "topology": {**h["header"]["topology"], "channels": [
+        {**h["header"]["topology"]["channels"][0], "delay": 0}]}},
+         "ops": [{**o, "timestamp": 1_700_086_400} for o in h["ops"]]}
+    tr = kit.run(W344, h)
+    # applied at once: no bound to judge (it was a violation when the timestamp bounded it)
+    assert tr.first("apply", trx="t1")["t"] < 2 * US and kit.verdict("WL344.WAIT.RULE", tr).status == NOT_EXERCISED
 
 
 def test_stop_applying_waited_event_violates_no_exec(kit):

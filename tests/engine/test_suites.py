@@ -1,0 +1,67 @@
+"""The suite scenarios (spec/histories/suites/, spec/suites.toml): each names its mysql-test source,
+runs on the model of its flavour, and every expectation of its .result file holds there or is a
+documented flavour difference that still shows; verify carries them into results, reports and gates."""
+from __future__ import annotations
+
+import pytest
+
+from replcheck import io, report, suites, systems, verify
+from replcheck.properties import expect
+from replcheck.properties.core import PASS, VIOLATED
+from replcheck.properties.judge import judge
+
+SCENARIOS = suites.histories()
+REPOS = {"MariaDB/server", "mysql/mysql-server"}
+
+
+def test_the_corpus_has_its_scenarios_each_naming_its_source():
+    assert len(SCENARIOS) >= 15
+    for path in SCENARIOS:
+        h = io.load_history(path)
+        suite = h["header"]["suite"]
+        assert h["header"]["name"] == path.stem
+        assert suite["repo"] in REPOS and suite["test"].endswith(".test") and suite["result"].endswith(".result")
+        assert suite["flavour"] in suites.flavours()
+        assert expect.expectations(h), f"{path.name}: no expectation"
+
+
+def test_every_flavour_maps_to_a_model():
+    assert all(systems.get(s).kind == "model" for s in suites.flavours().values())
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_each_scenario_holds_on_its_flavour_model(path):
+    h = io.load_history(path)
+    [name] = suites.systems_for(h, path, list(systems.systems()))
+    j = judge(systems.get(name), h)
+    differs = expect.declared(h, name)
+    for v in j.expectations:
+        if v.requirement in differs:  # documented, and still showing: never silenced
+            assert v.status == VIOLATED, f"{v.requirement}: documented as differing on {name}, but {v.status}"
+        else:
+            assert v.status == PASS, f"{v.requirement}: {v.status} {[w.message for w in v.witnesses]}"
+    assert not j.findings, [(v.requirement, v.witnesses[0].message) for v in j.findings]
+
+
+def test_an_unknown_flavour_is_bad_input(tmp_path):
+    path = tmp_path / "s.jsonl"
+    text = SCENARIOS[0].read_text().replace('"flavour": "', '"flavour": "x', 1)
+    path.write_text(text)
+    with pytest.raises(io.InputError, match=r"s.jsonl:1: suite.flavour: unknown flavour"):
+        suites.systems_for(io.load_history(path), path, ["model:wl344"])
+
+
+def test_verify_runs_a_scenario_on_its_flavour_only_and_reports_its_expectations():
+    path = next(p for p in SCENARIOS if p.stem == "mdb-rpl_delayed_slave-natural-lag")
+    results = verify.Results()
+    verify.run_histories([path], ["model:wl344", "model:wl7318", "mutant:stop-applies-waited-event"], results, None,
+                         lambda _: None)
+    assert {r["system"] for r in results.rows} == {"model:wl344"}
+    rows = [r for r in results.rows if expect.is_expectation(r["requirement"])]
+    assert len(rows) == len(expect.expectations(io.load_history(path)))
+    [differs] = [r for r in rows if r.get("expected")]
+    assert differs["status"] == VIOLATED and "User sleep" in differs["reason"] and differs["text"].startswith("SHOW SLAVE STATUS")
+    doc = report.build_report([{"schema": "replcheck.results/1", "rows": results.rows, "findings": results.findings}])
+    assert doc["summary"]["expectations"] == len(rows) and doc["summary"]["expectations_violated"] == 0
+    assert doc["summary"]["expectations_differ"] == 1
+    assert not [d for d in report.derived_differences(doc, []) if "EXPECT" in d]
