@@ -70,3 +70,16 @@ def test_whole_group_lost_when_received_at_its_gtid_event(kit):
     tr = kit.run("mutant:gtid-received-at-first-event", CUT)
     assert tr.first("data", node="B")["counts"] == {"t1": 1, "t3": 1}
     assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == "violated"
+
+
+def test_a_replica_logs_a_cut_group_without_the_reconnects_events(kit):
+    # The reconnect's fake Rotate and artificial FDE sit inside t2's copy in B's relay log; B's own
+    # binlog (log_slave_updates) gets t2's five events in a row: with them inside, a replica of B
+    # took that Rotate for the middle of t2 and rolled t2's first half back at that FDE.
+    for system in ("model:wl344", "model:wl7318"):
+        tr = kit.run(system, CUT)
+        relayed = [o["type"] for o in tr.all("relay", node="B")]
+        assert "ROTATE_EVENT" in relayed[relayed.index("GTID_LOG_EVENT", 5):], (system, relayed)
+        binlog = tr.all("binlog", node="B")
+        at = binlog.index(tr.first("binlog", node="B", trx="t2"))
+        assert [(o["trx"], o["idx"]) for o in binlog[at:at + 5]] == [("t2", i) for i in range(5)], (system, binlog)
