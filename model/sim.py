@@ -989,9 +989,14 @@ class Simulator:
         if gen != ch.io_gen or not ch.node.up:
             return
         for i in range(max(first, ch.fetch), stop):
-            self._relay(ch, ch.source.binlog[i])
+            e = ch.source.binlog[i]
+            # a cut counts the events of groups the relay log gets: the same place in the group stream
+            # whichever way the replica asked (by position the dump also sends the FDE and incidents
+            # a GTID request does not; MariaDB's GTID reconnect sends again what it does not queue)
+            counted = e.ev.trx is not None and not ch.reconnect_skip
+            self._relay(ch, e)
             ch.fetch = i + 1
-            if ch.cut_after:
+            if ch.cut_after and counted:
                 ch.cut_after -= 1
                 if not ch.cut_after:  # the connection drops between two events, maybe inside a group
                     self._cut_io(ch)
@@ -1000,7 +1005,8 @@ class Simulator:
 
     def _op_cut_io(self, node: Node, op: dict) -> None:
         """A network drop (or STOP SLAVE IO_THREAD) that falls after the next `after_events`
-        events the IO thread receives: events travel one at a time, so it can fall inside a group."""
+        events of groups the IO thread queues: events travel one at a time, so it can fall inside
+        a group."""
         ch = node.channel
         if ch is None:
             self.emit("error", node.id, op="cut_io", errno=ER_BAD_SLAVE, message="not a replica")

@@ -351,7 +351,7 @@ def test_a_skip_a_crash_threw_away_before_the_groups_end_skipped_nothing(kit):
     # enters t1, then B crashes before the rest of t1 arrives. The crash throws that skip away (the
     # counter with it): after the restart t1 comes again whole, and applying it is not resuming
     # inside a skipped group, nor applying a skipped group again.
-    h = cut_pair(kit, [{"at": 0, "op": "cut_io", "node": "B", "after_events": 2, "then": "stop"},
+    h = cut_pair(kit, [{"at": 0, "op": "cut_io", "node": "B", "after_events": 1, "then": "stop"},
                        {"at": US, "op": "record_incident", "node": "A", "code": 1},
                        {"at": 2 * US, "op": "trx", "node": "A", "trx": "t1"},
                        *skip_ops(3 * US, 2),
