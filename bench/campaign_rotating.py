@@ -5,7 +5,10 @@ a Spark task writes), counting undeclared violations and unexpected differences.
 Seeds rotate: History i of the run uses seed `first + i // per_seed`, index `i % per_seed`, so a
 long run covers many seeds and each finding names its (seed, index) for `replcheck replay`.
 Worker processes (`--jobs`) split the work; the figures do not depend on how it is split.
+`--families` draws from some of the generator's families only (a History is then not the one
+`replcheck replay SEED INDEX` regenerates: pass the same families to replcheck.generate.generate).
 Usage: .venv/bin/python bench/campaign_rotating.py [--histories 100000] [--first-seed 100] [--per-seed 5000] [--jobs 2]
+       [--systems model:wl344,...] [--families delay,semisync,incident]
 """
 from __future__ import annotations
 
@@ -23,23 +26,23 @@ MODELS = ("model:wl344", "model:wl7318", "model:groupid")
 BATCH = 200
 
 
-def scan(task: tuple[int, int, int, tuple[str, ...]]) -> tuple[int, list[tuple]]:
+def scan(task: tuple[int, int, int, tuple[str, ...], tuple[str, ...] | None]) -> tuple[int, list[tuple]]:
     """One batch of one seed: (Histories run, the finding rows)."""
     from replcheck.features import load_features
 
     load_features()
-    seed, start, end, systems = task
+    seed, start, end, systems, families = task
     found = []
     for index in range(start, end):
-        found += [r for r in campaign.run_history(seed, index, systems) if r[10]]
+        found += [r for r in campaign.run_history(seed, index, systems, families=families) if r[10]]
     return end - start, found
 
 
-def tasks(histories: int, first: int, per_seed: int, systems: tuple[str, ...]) -> list[tuple]:
+def tasks(histories: int, first: int, per_seed: int, systems: tuple[str, ...], families: tuple[str, ...] | None = None) -> list[tuple]:
     out = []
     for i in range(0, histories, BATCH):
         seed, index = first + i // per_seed, i % per_seed
-        out.append((seed, index, min(index + BATCH, per_seed, index + histories - i), systems))
+        out.append((seed, index, min(index + BATCH, per_seed, index + histories - i), systems, families))
     return out
 
 
@@ -50,12 +53,14 @@ def main() -> None:
     p.add_argument("--per-seed", type=int, default=5_000)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--systems", default=",".join(MODELS))
+    p.add_argument("--families", help="draw from these of the generator's families only (comma-separated)")
     p.add_argument("--out", help="also write every finding row here (JSON Lines)")
     a = p.parse_args()
     systems = tuple(a.systems.split(","))
+    families = tuple(a.families.split(",")) if a.families else None
     done, findings, start = 0, [], time.perf_counter()
     with ProcessPoolExecutor(a.jobs) as pool:
-        for n, rows in pool.map(scan, tasks(a.histories, a.first_seed, a.per_seed, systems)):
+        for n, rows in pool.map(scan, tasks(a.histories, a.first_seed, a.per_seed, systems, families)):
             done += n
             findings += rows
             if done % 5_000 < BATCH:
@@ -67,7 +72,7 @@ def main() -> None:
             f.writelines(json.dumps(dict(zip((c for c, _ in campaign.COLUMNS), r))) + "\n" for r in findings)
     by = Counter((r[3], r[4], r[6]) for r in findings)
     print(json.dumps({
-        "histories": done, "systems": systems, "seeds": [a.first_seed, a.first_seed + (a.histories - 1) // a.per_seed],
+        "histories": done, "systems": systems, "families": families, "generator": campaign.GENERATOR, "seeds": [a.first_seed, a.first_seed + (a.histories - 1) // a.per_seed],
         "seconds": round(seconds), "histories_per_s": round(done / seconds, 1), "jobs": a.jobs, "load": os.getloadavg()[0],
         "findings": len(findings), "by_kind_system_requirement": {" ".join(filter(None, k)): n for k, n in by.most_common()},
         "first": [{"seed": r[1], "index": r[0], "system": r[4], "requirement": r[6], "witness": r[11][:200],

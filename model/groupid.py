@@ -13,6 +13,7 @@ from itertools import takewhile
 from typing import TYPE_CHECKING
 
 from . import mutants as M
+from . import partial as P
 from . import recovery as R
 from .delay import US, Event
 
@@ -162,7 +163,7 @@ class Hierarchy:
         replication state with it), relay-log.info flush; a crash point may fall between any two."""
         sim = self.sim
         node, ev = ch.node, entry.ev
-        group = ch.relay[first:ch.sql_pos]
+        group = P.own_events(ch.relay[first:ch.sql_pos])
         if node.crash_point == R.BEFORE_BINLOG_WRITE:
             ch.applied_in_group = max(ch.applied_in_group, 1)  # the crash rolls the group back
             sim._crash_at(node, R.BEFORE_BINLOG_WRITE)

@@ -27,3 +27,12 @@ def partial_gtid(relay: list) -> str | None:
     """The GTID of the partial group at the relay log's tail, or None."""
     tail = [e for e in relay if e.ev.trx is not None]
     return tail[-1].ev.gtid if tail and not tail[-1].ev.last else None
+
+
+def own_events(entries: list) -> list:
+    """The events of a group the SQL thread logs when it commits it (log_slave_updates): its own,
+    not the fake Rotate, artificial format description or Gtid_list a reconnect inside it put
+    between them. Those only move the SQL thread's coordinates (log_event.cc,
+    Rotate_log_event::exec_event: "We can't rotate the slave's BINlog"); what the replica logs
+    is the transaction its statements wrote."""
+    return [e for e in entries if e.ev.trx is not None]

@@ -721,6 +721,10 @@ class Simulator:
                 self._stop_sql(ch, "crash", statement=False)
             self._disconnect(ch)
             ch.io_running = False
+            # Gone with the process: sql_slave_skip_counter is a global variable, not persisted (0 at
+            # start), and the skip of a group the counter ran out in; the SQL thread starts again at
+            # that group's first event with nothing to skip.
+            ch.skip_counter, ch.skipping_group = 0, False
         for r in node.replicas:
             self._disconnect(r)
 
@@ -1041,9 +1045,14 @@ class Simulator:
         if gen != ch.io_gen or not ch.node.up:
             return
         for i in range(max(first, ch.fetch), stop):
-            self._relay(ch, ch.source.binlog[i])
+            e = ch.source.binlog[i]
+            # a cut counts the events of groups the relay log gets: the same place in the group stream
+            # whichever way the replica asked (by position the dump also sends the FDE and incidents
+            # a GTID request does not; MariaDB's GTID reconnect sends again what it does not queue)
+            counted = e.ev.trx is not None and not ch.reconnect_skip
+            self._relay(ch, e)
             ch.fetch = i + 1
-            if ch.cut_after:
+            if ch.cut_after and counted:
                 ch.cut_after -= 1
                 if not ch.cut_after:  # the connection drops between two events, maybe inside a group
                     self._cut_io(ch)
@@ -1052,7 +1061,8 @@ class Simulator:
 
     def _op_cut_io(self, node: Node, op: dict) -> None:
         """A network drop (or STOP SLAVE IO_THREAD) that falls after the next `after_events`
-        events the IO thread receives: events travel one at a time, so it can fall inside a group."""
+        events of groups the IO thread queues: events travel one at a time, so it can fall inside
+        a group."""
         ch = node.channel
         if ch is None:
             self.emit("error", node.id, op="cut_io", errno=ER_BAD_SLAVE, message="not a replica")
@@ -1221,7 +1231,11 @@ class Simulator:
     def _skip_event(self, ch: Channel, entry: Entry) -> None:
         """sql_slave_skip_counter: skip one event; once it runs out, finish skipping the group."""
         ev = entry.ev
-        ends_group = ev.trx is None or ev.last
+        # Only a group's last event ends it: an event in no group that a GTID reconnect put inside a
+        # partial copy (an incident sent again) leaves the group open, as it leaves OPTION_BEGIN
+        # set (log_event.cc, Log_event::do_shall_skip: "BEGIN will set OPTION_BEGIN and COMMIT/Xid
+        # will clear it"; with the counter at 1 in a group, events are ignored, not counted).
+        ends_group = ev.last or (ev.trx is None and ch.sql_pos == ch.group_start)
         if ch.skip_counter:
             ch.skip_counter -= 1
         ch.skipping_group = not ends_group and (ch.skip_counter > 0 or M.SKIP_MID_GROUP not in self.mutants)
@@ -1312,7 +1326,7 @@ class Simulator:
         self._engine_commit(node, ev.trx, ev.gtid)
         if node.log_slave_updates:
             ict = self._local(node, self.now) if node.commit_timestamps else None
-            group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in ch.relay[first:ch.sql_pos]]
+            group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:ch.sql_pos])]
             self._write_binlog(node, group)
 
     def _skip_group(self, ch: Channel) -> bool:

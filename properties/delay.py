@@ -42,6 +42,10 @@ class DelayIndex:
         for a in v.kind("apply"):
             self.applies.setdefault(a["node"], []).append(a)
             self.applied_at.setdefault((a["node"], a.get("relay_file"), a.get("relay_pos")), []).append(a)
+        self.skipped_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its skips, in order
+        for o in v.kind("skip"):
+            if "relay_pos" in o:
+                self.skipped_at.setdefault((o["node"], o["relay_file"], o["relay_pos"]), []).append(o)
         self.delays = self._delay_timelines()
         self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
         # per node, (the last query, the first relay it could still return): see pending
@@ -592,6 +596,12 @@ def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
     if before and not any(b["node"] == s["node"] and b["trx"] == r["trx"] and before[-1]["_line"] < b["_line"] < s["_line"]
                           for b in v.kind("rollback")):
         return None  # applied before the sample and redone only after a later rollback: the thread was past it
+    skipped = [x for x in ix.skipped_at.get((s["node"], r["file"], r["pos"]), []) if x["_line"] < s["_line"]]
+    if skipped and not any(o["node"] == s["node"] and skipped[-1]["_line"] < o["_line"] < s["_line"] for o in v.kind("sql_stop")):
+        # skipped (sql_slave_skip_counter) before the sample, skipped again only after a stop put the
+        # thread back at its group's start: at the sample the thread was past it, waiting for the rest
+        # of the group (a cut IO thread may leave only its start in the relay log)
+        return None
     a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
     # due under the delay in force at the sample: a CHANGE MASTER before the apply may change it
     probe = {**(a or r), "begin": t, "t": t, "_line": s["_line"]}
@@ -750,11 +760,13 @@ def garbage_tail_tolerated(v: TraceView, check: Check) -> None:
 # -- the IO thread and the master -------------------------------------------------------------
 @checks("WL344.IO.UNAFFECTED", needs=("relay",))
 def io_thread_unaffected(v: TraceView, check: Check) -> None:
-    """The IO thread relays events as they come, whatever the delay."""
+    """The IO thread relays events as they come, whatever the delay. What stops or restarts it
+    (a crash, STOP/START/RESET SLAVE, a dropped connection and its reconnect) delays what it
+    relays for its own reasons, not the delay's."""
     ix = index(v)
     disturb = {}
     for o in v.obs:
-        if o["kind"] in ("crash", "restart") or (o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave", "reset_slave")):
+        if o["kind"] in ("crash", "restart", "io_cut") or (o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave", "reset_slave")):
             disturb.setdefault(o["node"], []).append(o["t"])
     for r in v.kind("relay"):
         c = v.channels.get(r["node"])

@@ -106,11 +106,13 @@ def _stopped_at(v: TraceView):
             yield r, stop
 
 
-def _skipped_before(v: TraceView, r: dict) -> bool:
-    """Whether the replica had already skipped this incident (the same place in its master's binlog)."""
+def _skipped_before(v: TraceView, r: dict, stop: dict) -> bool:
+    """Whether the replica had skipped this incident (the same place in its master's binlog) before
+    it stopped at this copy of it: a GTID reconnect may have relayed the copy before the DBA's skip
+    (inside the group it cut, when the cut fell inside one)."""
     ix = index(v)
     origin = ix.origin(r["node"], r["file"], r["pos"])
-    return any(s["node"] == r["node"] and s.get("type") == "INCIDENT_EVENT" and _key(s) < _key(r)
+    return any(s["node"] == r["node"] and s.get("type") == "INCIDENT_EVENT" and _key(s) < _key(stop)
                and ix.origin(s["node"], s["relay_file"], s["relay_pos"]) == origin for s in v.kind("skip"))
 
 
@@ -260,7 +262,7 @@ def nothing_after_the_incident(v: TraceView, check: Check) -> None:
         check.judge(not applied, f"{r['node']} applied {applied[0]['type'] if applied else ''} of "
                     f"{applied[0]['trx'] if applied else ''} while stopped at an incident", stop, *applied[:1])
         b = ix.source_binlog(r)
-        if _skipped_before(v, r):
+        if _skipped_before(v, r, stop):
             continue  # sent again after the DBA skipped it: WL3464.R4.ONCE's violation, at the place the dump put it
         for s in v.kind("status"):
             if s["node"] == r["node"] and lo < _key(s) < hi and b is not None:
@@ -369,14 +371,38 @@ def _moved(v: TraceView, node: str, lo: tuple[int, int], hi: tuple[int, int]) ->
     return any(n == node and lo < k < hi for n, k in moves)
 
 
+# What throws away the SQL thread's place inside a group: it starts again at the group's first event.
+_DISCARDS = ("crash", "shutdown", "restart", "sql_stop", "relay_log_recovery")
+
+
+def _skip_abandoned(v: TraceView, s: dict) -> tuple[int, int] | None:
+    """When the skip of s's group was thrown away before it reached the group's last event (a cut
+    IO thread may leave only the group's start to skip; then a crash or a stop): the next copy of
+    the group is another one, which nothing skipped. None if it reached the end, or if the trace
+    does not say which event ends the group (no relay observation)."""
+    by_place = v.memo("incident.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")})
+    for o in v.obs:
+        if o["node"] != s["node"] or _key(o) < _key(s):
+            continue
+        if o["kind"] in _DISCARDS:
+            return _key(o)
+        if o["kind"] == "skip" and o.get("gtid") == s["gtid"]:
+            r = by_place.get((o["node"], o.get("relay_file"), o.get("relay_pos")))
+            if r is None or r.get("last"):
+                return None
+    return None
+
+
 @checks("WL3464.SKIP_GROUP")
 def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
-    """Once the skip counter enters a group, the whole group is skipped, none of it applied."""
+    """Once the skip counter enters a group, the whole group is skipped, none of it applied (of the
+    copy it entered: a crash or stop before the group's end throws that skip away)."""
     for s in v.kind("skip"):
         if s.get("reason") != "sql_slave_skip_counter" or s.get("trx") is None:
             continue
+        end = _skip_abandoned(v, s) or (2**62, 0)
         rest = [o for o in v.obs if o["node"] == s["node"] and o["kind"] in ("apply", "skip") and o.get("gtid") == s.get("gtid")
-                and _key(o) > _key(s)]
+                and _key(s) < _key(o) < end]
         applied = [o for o in rest if o["kind"] == "apply"]
         check.judge(not applied, f"{s['node']} skipped {s['type']} of {s['trx']} but applied its {applied and applied[0]['type']}",
                     s, *applied[:1])
@@ -434,6 +460,8 @@ def skipped_group_stays_skipped(v: TraceView, check: Check) -> None:
     for s in v.kind("skip"):
         if s.get("reason") != "sql_slave_skip_counter" or not s.get("gtid") or not s.get("type", "").endswith("GTID_LOG_EVENT"):
             continue
+        if _skip_abandoned(v, s) is not None:
+            continue  # the skip never reached the group's end: the group was not skipped
         later = [o for o in v.kind("visible") if o["node"] == s["node"] and o.get("gtid") == s["gtid"] and _key(o) > _key(s)]
         check.judge(not later, f"{s['node']} skipped {s['trx']} ({s['gtid']}) at {s['t']} but applied it at "
                     f"{later[0]['t'] if later else ''}", s, *later[:1])

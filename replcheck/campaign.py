@@ -70,12 +70,14 @@ def reproduce(seed: int, index: int, system: str, requirement: str = "", other: 
     return f"replcheck replay {seed} {index} --system {system}" + (f" && replcheck explain {seed} {index} --system {system} --requirement {requirement}" if requirement else "")
 
 
-def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0) -> list[tuple]:
-    """Every row of one History: what each Spark task does, and what the bench runs alone."""
+def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
+                families: tuple[str, ...] | None = None) -> list[tuple]:
+    """Every row of one History: what each Spark task does, and what the bench runs alone (which
+    may draw from some of the generator's families only)."""
     from replcheck import crosscheck
     from replcheck.properties.judge import judge
 
-    history = generate(seed, index)
+    history = generate(seed, index, families)
     family = history["header"]["name"][len("gen-"):].rsplit("-", 2)[0]
     hdigest = systems.history_digest(history)
     rows, facts, judged = [], {}, {}

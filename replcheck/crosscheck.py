@@ -42,7 +42,7 @@ class Facts:
     commits: dict[tuple[str, str], int]  # (node, trx) -> when the commit returned
     settings: dict[str, tuple]  # attribute -> per-node values, to tell what two systems differ in
     observed: frozenset[str]  # the aspects this Trace can show
-    restarts: frozenset[str] = frozenset()  # nodes whose replication started again (START SLAVE, restart)
+    restarts: frozenset[str] = frozenset()  # nodes whose replication started again (START SLAVE, restart, a reconnect after a cut)
     incidents: frozenset[str] = frozenset()  # nodes that binlogged an incident
 
 
@@ -57,7 +57,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     restarts, incidents = set(), set()
     for o in obs:
         k, node = o["kind"], o.get("node", "")
-        if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None):
+        if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
+                k == "io_cut" and o.get("then") == "reconnect"):
             restarts.add(node)
         elif k == "binlog" and o.get("type") == "INCIDENT_EVENT":
             incidents.add(node)
@@ -206,10 +207,16 @@ def incident_or_restart(ctx: Ctx, _seen: frozenset = frozenset()) -> bool:
     """The node's source binlogged an incident, or the node's replication started again (START
     SLAVE, a restart): where the flavours' mechanics differ. Down a chain too: when the source
     is a replica that wrote the transaction to its binlog at another time (or not at all) for
-    that reason, the node gets it at another time, though nothing differed on the node itself."""
+    that reason, the node gets it at another time, though nothing differed on the node itself.
+    And a semi-sync source's commits: a replica of it that connected again by GTID acknowledged
+    nothing it already held (MariaDB's dump_start takes the dump's start, a binlog's head, for its
+    reply), where by position it acknowledged all it held."""
     left, right, aspect, node, subject = ctx
     src = _source(ctx)
     if any(src in f.incidents or node in f.restarts for f in (left, right)):
+        return True
+    replicas = {c["replica"] for c in left.header["topology"].get("channels", []) if c["source"] == node}
+    if aspect == "commit" and any(r in f.restarts for f in (left, right) for r in replicas):
         return True
     written = [tuple(e["t"] for e in f.binlog.get((src, subject), ())) for f in (left, right)]
     return (src != node and src not in _seen and written[0] != written[1]

@@ -20,8 +20,12 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # Version 4 takes the steps the state machines take (replcheck.model.steps): the delay family
 # opens with a commit and its tail is 20 s, the incident family's skip waits for the replica's
 # error stop, groupid's failover and restore may be drawn when they do nothing, and several steps
-# draw their arguments in the machines' order. The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/4"
+# draw their arguments in the machines' order. Version 5 adds the cut_io step (a replica's connection
+# dropping between two events, maybe inside a group) to the delay, semisync and incident families,
+# and delay_change (CHANGE MASTER TO MASTER_DELAY on a stopped replica with unapplied events) to delay;
+# semisync's failover picks the replica with most whole groups and starts the others' IO threads.
+# The random stream is still the one version 2 seeded.
+GENERATOR = "replcheck.generate/5"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)

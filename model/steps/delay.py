@@ -1,9 +1,10 @@
 """Delayed replication's steps: commits, time passing, STOP/START SLAVE, CHANGE MASTER (alone, or
-on a stopped replica with unapplied events), RESET SLAVE, crashes, clock steps and log rotation, on
-a pair, a chain or a fan-out with clock offsets."""
+on a stopped replica with unapplied events), RESET SLAVE, crashes, clock steps, log rotation and
+dropped connections (cut_io), on a pair, a chain or a fan-out with clock offsets."""
 from __future__ import annotations
 
 from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
+from .partial import CUT_IO
 
 TOPOLOGIES = {
     "pair": (["A", "B"], [("A", "B")]),
@@ -97,9 +98,9 @@ def flush_logs(b: Builder, d: Draw) -> None:
 FAMILY = Family("delay", topology, (
     TIME_PASSES, Step("commit", 1, commit), Step("stop_slave", 1, stop_slave), Step("start_slave", 1, start_slave),
     Step("change_master", 1, change_master), Step("delay_change", 1, delay_change), Step("reset_slave", 1, reset_slave),
-    Step("crash_and_restart", 1, crash_and_restart), Step("clock_step", 1, clock_step), Step("flush_logs", 1, flush_logs)),
+    Step("crash_and_restart", 1, crash_and_restart), Step("clock_step", 1, clock_step), Step("flush_logs", 1, flush_logs), CUT_IO),
     # Long enough for both hops of a chain to wait out their largest delays (8 s each, D4: the
     # end-to-end delay is their sum): a shorter tail leaves C nothing applied to judge. (The
     # state machine's; the generator of version 3 stopped 12 s after the last step.)
     tail_us=2 * 8 * US + 4 * US,
-    features=("delay", "lag"))
+    features=("delay", "lag", "partial"))

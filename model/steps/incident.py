@@ -1,14 +1,17 @@
 """Incident events' steps: a primary A and a replica B, possibly delayed; transactional and
 non-transactional statements, binlog cache overflows and write errors, incidents recorded
 directly or through the injector (known and unknown codes), the seed's cluster gaps, skip
-counters, STOP/START SLAVE, and crashes of the replica."""
+counters, STOP/START SLAVE, crashes of the replica, and its connection dropping (cut_io), maybe
+inside a group that a GTID reconnect then puts an incident in again."""
 from __future__ import annotations
 
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
+from .partial import CUT_IO
 
 
 def topology(b: Builder, d: Draw) -> None:
     delay, latency = d.choice([0, 0, 3]), d.choice([0, 1000, 200_000])
+    b.state["replicas"] = ["B"]
     b.topology(900_000, [{"id": "A"}, {"id": "B"}], [{"source": "A", "replica": "B", "delay": delay, "latency_us": latency}])
 
 
@@ -59,6 +62,6 @@ def replica_crash(b: Builder, d: Draw) -> None:
 FAMILY = Family("incident", topology, (
     TIME_PASSES, Step("commit", 1, commit), Step("record_incident", 1, record_incident),
     Step("cluster_gap", 1, cluster_gap), Step("skip_and_start", 1, skip_and_start),
-    Step("slave_threads", 1, slave_threads), Step("replica_crash", 1, replica_crash)),
+    Step("slave_threads", 1, slave_threads), Step("replica_crash", 1, replica_crash), CUT_IO),
     tail_us=TAIL_US,
-    features=("incident", "delay"))
+    features=("incident", "delay", "partial"))

@@ -24,8 +24,8 @@ def test_ddmin_finds_the_one_minimal_failing_subset():
 
 
 def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
-    # History 14 of seed 0 catches WL#7318 drawback 3 (every event waits for its own timestamp)
-    history = generate(0, 14)
+    # History 50 of seed 0 catches WL#7318 drawback 3 (every event waits for its own timestamp)
+    history = generate(0, 50)
     what, fails = investigate.failure(history, "mutant:per-event-wait", "WL7318.F3", None)
     assert what == "WL7318.F3 violated on mutant:per-event-wait" and fails(history)
     small, runs = investigate.shrink(history, fails)
@@ -35,7 +35,7 @@ def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
     for i in range(len(small["ops"])):
         assert not fails({**small, "ops": small["ops"][:i] + small["ops"][i + 1:]})
     text = investigate.describe(small)
-    assert text.splitlines()[0] == "History gen-delay-0-14:"
+    assert text.splitlines()[0] == "History gen-delay-0-50:"
     assert "  A -> B: " in text and "    1.     0.000000 s  A  trx " in text
 
 
@@ -48,8 +48,8 @@ def test_a_history_that_fails_nothing_cannot_be_shrunk():
 
 
 def test_explain_an_expected_cross_check_difference_side_by_side():
-    # History 18 of seed 0: a transaction whose statement started a second before its commit
-    text = investigate.explain(generate(0, 18), "model:wl344", other="model:wl7318")
+    # History 5 of seed 0: a transaction whose statement started a second before its commit
+    text = investigate.explain(generate(0, 5), "model:wl344", other="model:wl7318")
     assert "expected apply difference" in text and "rule delay.commit-vs-start-time:" in text
     assert "model:wl344" in text.splitlines()[2] and "model:wl7318" in text.splitlines()[2]
     assert any(" | " in line and " s  " in line for line in text.splitlines())
@@ -90,9 +90,9 @@ def _differences(index: int, left: str, right: str) -> list:
 
 
 @pytest.mark.parametrize("index, left, right, aspect, rule", [
-    (18, "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
-    (14, "model:wl344", "model:wl7318", "visible", "delay.visible-when-applied"),
-    (544, "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),
+    (5, "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
+    (5, "model:wl344", "model:wl7318", "visible", "delay.visible-when-applied"),
+    (554, "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),
     (7, "model:after-sync", "model:after-commit", "visible", "semisync.visible-before-ack"),
 ])
 def test_every_rule_explains_a_real_difference(index, left, right, aspect, rule):
@@ -117,14 +117,14 @@ def test_the_groupid_model_differs_from_no_model_and_its_halt_rule_off_is_a_find
 
 def test_a_rule_does_not_explain_what_its_setting_cannot():
     # the same History on the same settings, one apply moved: nothing the rules know differs
-    history = generate(0, 18)
+    history = generate(0, 5)
     header, obs = systems.get("model:wl7318").run(history)
     moved = [{**o, "begin": o["begin"] + 1} if o["kind"] == "apply" and o.get("trx") and o["idx"] == 0 else o for o in obs]
     found = crosscheck.compare(crosscheck.facts(header, obs), crosscheck.facts(header, moved))
     assert found and not any(d.expected for d in found)
     assert found[0].reason == "no rule explains it (the systems differ in: nothing)" and found[0].knock_on >= 0
     # waiting for an ack explains a visibility difference only where a client committed
-    history = generate(0, 21)
+    history = generate(0, 7)
     sync, commit = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:after-sync", "model:after-commit"))
     d = next(d for d in crosscheck.compare(sync, commit) if d.rule == "semisync.visible-before-ack" and d.aspect == "visible")
     assert crosscheck.waiting_for_ack((sync, commit, "visible", d.node, d.subject))
@@ -148,13 +148,13 @@ def test_a_bad_rules_file_is_one_clear_error(text, field, tmp_path):
 
 
 def test_a_change_due_after_the_end_under_one_delay_rule_is_an_expected_data_difference():
-    """Seed 0, History 0 of the delay family: under WL#344 t3 is due after the History ends, so B
-    does not hold it at the end; the final-copies aspect follows the apply difference's rule."""
-    history = generate(0, 0, ("delay",))
+    """Seed 0, History 195 (generator 5): under WL#344 t5 is due after the History ends, so B does
+    not hold it at the end; the final-copies aspect follows the apply difference's rule."""
+    history = generate(0, 195)
     assert investigate.unexpected_differences(history, "model:wl344", "model:wl7318") == []
     left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
     [data] = [d for d in crosscheck.compare(left, right) if d.aspect == "data"]
-    assert data.expected and data.rule == "delay.visible-when-applied" and (data.node, data.subject) == ("B", "t3")
+    assert data.expected and data.rule == "delay.visible-when-applied" and (data.node, data.subject) == ("B", "t5")
 
 
 def test_the_flavours_differ_after_an_incident_as_their_rule_says():
@@ -170,3 +170,24 @@ def test_the_flavours_differ_after_an_incident_as_their_rule_says():
     quiet = replace(mysql, restarts=frozenset(), incidents=frozenset())
     assert not crosscheck.incident_or_restart((quiet, quiet, "data", "B", "last"))
     assert crosscheck.incident_or_restart((quiet, replace(quiet, restarts=frozenset({"B"})), "data", "B", "last"))
+
+
+def test_a_reconnect_after_a_cut_explains_a_semisync_commit_difference_by_flavour():
+    # B's first ack is lost and its connection drops after t1: MariaDB's model reconnects by GTID
+    # and acknowledges nothing it holds (dump_start), the MySQL flavour by position re-acknowledges
+    # t1 at the reconnect, so t1's commit on A returns at another time: the flavour rule, as B's
+    # replication started again.
+    semi = {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": 500}
+    history = {"header": {"schema": "replcheck.history/1", "name": "cut-ack", "sample_every_us": 700_000, "end_us": 3_000_000,
+                          "topology": {"nodes": [{"id": "A", "variables": semi},
+                                                 {"id": "B", "variables": {"rpl_semi_sync_slave_enabled": True}}],
+                                       "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]}},
+               "ops": [{"at": 0, "op": "lose_acks", "node": "B", "count": 1},
+                       {"at": 0, "op": "cut_io", "node": "B", "after_events": 3},
+                       {"at": 0, "op": "trx", "node": "A", "trx": "t1"},
+                       {"at": 0, "op": "trx", "node": "A", "trx": "t2", "statements": [{}, {}]}]}
+    left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
+    [d] = [d for d in crosscheck.compare(left, right) if d.aspect == "commit"]
+    assert (d.node, d.subject, d.expected, d.rule) == ("A", "t1", True, "flavour.incident-and-gtid-restart")
+    quiet = [replace(f, restarts=frozenset()) for f in (left, right)]
+    assert not crosscheck.incident_or_restart((*quiet, "commit", "A", "t1"))  # nothing reconnected: no reason

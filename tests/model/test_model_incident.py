@@ -250,6 +250,44 @@ def test_skip_counter_set_while_running_skips_nothing_until_start_slave(kit):
     assert [v["trx"] for v in tr.all("visible", node="B")] == ["t1", "t2"]
 
 
+def test_a_crash_forgets_the_skip_counter(kit):
+    # sql_slave_skip_counter is a global variable, not persisted: set while the SQL thread stood at
+    # the incident, never used (no START SLAVE), it is 0 after the crash, and the restarted SQL
+    # thread stops at the incident again instead of skipping it.
+    ops = [op(1 * US, "record_incident", "A", code=1),
+           op(3 * US, "set_global", "B", variable="sql_slave_skip_counter", value=1),
+           op(4 * US, "crash", "B"), op(5 * US, "restart", "B")]
+    tr = kit.run(M, pair(kit, ops, end_s=7))
+    assert status_at(tr, 3 * US)["Skip_Counter"] == 1
+    assert tr.all("skip", node="B") == []
+    assert [s["t"] for s in tr.all("sql_stop", node="B", errno=1590)] == [1_001_000, 5 * US]
+    assert status_at(tr, 6 * US)["Skip_Counter"] == 0
+
+
+def test_skipping_a_cut_group_skips_the_incident_a_reconnect_put_inside_it(kit):
+    # B's connection drops inside t1 (GTID and a statement in); MariaDB's GTID reconnect sends the
+    # incident before t1 again, which lands inside t1's copy. The DBA's SKIP_COUNTER = 1 at the
+    # first stop takes the incident; B then stops at its copy inside t1 (with t1's start rolled
+    # back); the second SKIP_COUNTER = 1 enters t1 and skips all of it, the incident inside it too,
+    # as only a group's last event ends it (Log_event::do_shall_skip: COMMIT/Xid clears OPTION_BEGIN).
+    ops = [op(0, "record_incident", "A", code=1), op(1 * US, "cut_io", "B", after_events=2),
+           op(2 * US, "trx", "A", trx="t1", statements=[{}, {}]),
+           *[op(t * US, o, "B", **kw) for t in (5, 8) for o, kw in (
+               ("stop_slave", {"thread": "sql"}), ("set_global", {"variable": "sql_slave_skip_counter", "value": 1}),
+               ("start_slave", {"thread": "sql"}))],
+           op(10 * US, "trx", "A", trx="t2")]
+    tr = kit.run("model:wl344", pair(kit, ops, end_s=12))
+    relayed = [(r["type"], r["trx"]) for r in tr.all("relay", node="B") if r["t"] >= 2 * US]
+    assert relayed[:6] == [("GTID_LOG_EVENT", "t1"), ("QUERY_EVENT", "t1"), ("ROTATE_EVENT", None),
+                           ("FORMAT_DESCRIPTION_EVENT", None), ("INCIDENT_EVENT", None), ("ROTATE_EVENT", None)]
+    assert tr.first("rollback", node="B", trx="t1")["t"] == 5 * US
+    second = [(s["type"], s["trx"]) for s in tr.all("skip", node="B") if s["t"] == 8 * US]
+    assert second == [("GTID_LOG_EVENT", "t1"), ("QUERY_EVENT", "t1"), ("INCIDENT_EVENT", None),
+                      ("QUERY_EVENT", "t1"), ("XID_EVENT", "t1")]
+    assert [a["trx"] for a in tr.all("apply", node="B") if a["trx"]] == ["t1", "t1", "t2", "t2", "t2"]
+    assert tr.first("data", node="B")["counts"] == {"t2": 1}
+
+
 # -- a delayed replica ------------------------------------------------------------------------------
 def test_incident_on_delayed_replica_waits_its_due_time(kit):
     # MASTER_DELAY 5; the incident is written at master time 2 s, so it is due at 7 s. Until then

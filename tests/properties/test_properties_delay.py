@@ -567,3 +567,20 @@ def test_a_late_clock_answer_on_mariadb_is_a_deadline_a_second_long(kit):
     assert verdict.status == VIOLATED and verdict.witnesses
     assert all("+1 s" in w.message and "clock_diff_with_master 1" in w.message for w in verdict.witnesses)
     assert kit.verdict("WL344.CLOCK.COMPENSATE", kit.run(W344, "clock-reply-late")).status == PASS
+
+
+def test_a_dropped_connection_delays_relaying_for_its_own_reasons(kit):
+    # B's connection drops inside t1 and takes its latency to come back: t1's last event is relayed
+    # late, and not because of B's delay (WL344.IO.UNAFFECTED judges what the delay does).
+    history = kit.make_history(["A", "B"], [{"source": "A", "replica": "B", "delay": 2, "latency_us": 300_000}], [
+        {"at": 0, "op": "cut_io", "node": "B", "after_events": 2},
+        {"at": US, "op": "trx", "node": "A", "trx": "t1"},
+        {"at": 3 * US, "op": "trx", "node": "A", "trx": "t2"}], sample_every_us=US, end_us=8 * US)
+    tr = kit.run(W344, history)
+    cut = tr.first("io_cut", node="B")
+    late = tr.first("relay", node="B", trx="t1", idx=2)
+    assert late["t"] - tr.first("binlog", node="A", trx="t1", idx=2)["t"] == 2 * 300_000  # the reconnect, then the event
+    v = kit.verdict("WL344.IO.UNAFFECTED", tr)
+    assert v.status == PASS and v.checked == 3, v  # t2's events, relayed on time
+    tr.drop(cut)  # nothing said the connection dropped: the lateness is the delay's
+    assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed XID_EVENT of t1")

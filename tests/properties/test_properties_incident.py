@@ -26,7 +26,6 @@ M = "model:wl7318"  # the incident mutants are WL#7318 systems: compare them wit
 RPL = "inc-rpl-incident"
 CORPUS = REPO / "corpus"
 
-
 # -- small histories ------------------------------------------------------------------------------
 def unknown_code_history(k) -> dict:
     """An incident code no replica knows (7), with a transaction before and after it. No skip
@@ -37,16 +36,13 @@ def unknown_code_history(k) -> dict:
     return k.make_history(["A", "B"], [{"source": "A", "replica": "B", "latency_us": 1000}], ops,
                           name="unknown-code", sample_every_us=US, end_us=5 * US)
 
-
 # -- fault builders -------------------------------------------------------------------------------
 def pick(tr, kind: str, **match):
     """The trace as it is, with the observation its witness must name."""
     return tr, tr.first(kind, **match)
 
-
 def status_at(tr, t: int, node: str = "B") -> dict:
     return tr.all("status", node=node, t=t)[-1]
-
 
 def no_rotation(k):
     # The master writes the incident but does not rotate: replace4 follows in the same binlog.
@@ -59,13 +55,11 @@ def no_rotation(k):
         b.update(file="bin.000001", pos=b["pos"] + shift, end=b["end"] + shift)
     return tr, inc
 
-
 def injector_maps_code(k):
     # The injector records every incident as LOST_EVENTS: code 7 never reaches the binlog.
     tr = k.run(M, "inc-gaps")
     tr.first("binlog", node="A", type="INCIDENT_EVENT", incident=7)["incident"] = 1
     return tr, tr.first("stmt", node="A", op="record_incident", via="injector")
-
 
 def wrong_last_sql_error(k):
     # SHOW SLAVE STATUS shows an empty message where the incident had none ('<none>' expected).
@@ -74,7 +68,6 @@ def wrong_last_sql_error(k):
     s["Last_SQL_Error"] = "The incident LOST_EVENTS occured on the master. Message: "
     return tr, s
 
-
 def io_thread_shown_stopped(k):
     # The first sample after the stop shows the IO thread down though no one stopped it.
     tr = k.run(M, RPL)
@@ -82,14 +75,12 @@ def io_thread_shown_stopped(k):
     s["Slave_IO_Running"] = "No"
     return tr, s
 
-
 def applies_while_stopped(k):
     # replace4 (relayed right after the incident) is applied while the SQL thread is stopped on it.
     tr = k.run(M, RPL)
     for o in tr.all("apply", node="B", trx="replace4") + tr.all("visible", node="B", trx="replace4"):
         tr.retime(o, 3_001_001)
     return tr, tr.first("apply", node="B", trx="replace4", idx=0)
-
 
 def skip_takes_two(k):
     # SKIP_COUNTER = 1 skips the incident and the whole next group too (known bugs I8 mutant b).
@@ -102,13 +93,11 @@ def skip_takes_two(k):
         tr.drop(o)
     return tr, tr.first("skip", node="B", trx="replace4", idx=0)
 
-
 def stops_before_due(k):
     # MASTER_DELAY 5: the incident (master time 2 s) is due at 7 s; the replica stops at 6 s,
     # right after t1, as if the incident were exempt from the delay like a ROTATE.
     tr = k.run(M, "inc-delayed-skip-group")
     return tr, tr.retime(tr.first("sql_stop", node="B", errno=1590), 6 * US)
-
 
 @dataclass(frozen=True)
 class Case:
@@ -116,10 +105,8 @@ class Case:
     violating: Callable  # kit -> (Trace, the observation the witness must name)
     expect: str  # substring of that witness's message
 
-
 def model(history) -> Callable:
     return lambda k: k.run(M, history if isinstance(history, str) else history(k))
-
 
 CASES: dict[str, Case] = {
     "WL3464.R1": Case(  # the no-incident mutant also drops a requested LOST_EVENTS incident
@@ -183,12 +170,10 @@ CASES: dict[str, Case] = {
         "B skipped unwanted (0-1-1) at 3000001 but applied it at 6001000"),
 }
 
-
 # -- one passing and one violating trace per property ---------------------------------------------
 def test_cases_name_registered_requirements():
     assert set(CASES) == INCIDENT_REQUIREMENTS
     assert len(INCIDENT_PROPERTIES) == 16  # the catalogue's incident requirements, one check each
-
 
 # -- more faults and honest variants --------------------------------------------------------------
 @pytest.mark.parametrize("spelling", ["occurred on the master", "occurred on the source", "occured on the source"])
@@ -203,7 +188,6 @@ def test_message_spelling_variants_pass(kit, spelling):
     v = kit.verdict("WL3464.MSG", tr)
     assert v.status == PASS and v.checked == 1, v
 
-
 def test_wrong_symbol_in_stop_message_violates_msg(kit):
     # The stop calls a LOST_EVENTS incident NONE.
     tr = kit.run(M, RPL)
@@ -211,7 +195,6 @@ def test_wrong_symbol_in_stop_message_violates_msg(kit):
     stop["message"] = "The incident NONE occured on the master. Message: <none>"
     assert_witness(kit.verdict("WL3464.MSG", tr), tr, stop,
                    "B stopped with 'The incident NONE occured on the master. Message: <none>' for incident 1")
-
 
 def test_unknown_code_needs_no_known_symbol(kit):
     # For code 7 the model says UNKNOWN; the message part must still be the incident's own.
@@ -223,7 +206,6 @@ def test_unknown_code_needs_no_known_symbol(kit):
     stop["message"] = "The incident UNKNOWN occured on the master. Message: <none>"
     assert_witness(kit.verdict("WL3464.MSG", tr), tr, stop, "for incident 7 ('a code this replica does not know')")
 
-
 def test_position_past_the_incident_violates_hold(kit):
     # Stopped at the incident, the sample shows the master position of its end (599), not its start.
     tr = kit.run(M, RPL)
@@ -233,13 +215,11 @@ def test_position_past_the_incident_violates_hold(kit):
                    "B stopped at an incident shows Relay_Log_Pos 607, Exec_Master_Log_Pos 599; "
                    "the incident is at 607, master 559")
 
-
 def test_io_thread_stopped_by_dba_is_not_a_fault(kit):
     # inc-cache-overflow: STOP SLAVE while stopped at the incident; the IO thread is then No by request.
     tr = kit.run(M, "inc-cache-overflow")
     assert any(s["Slave_IO_Running"] == "No" for s in tr.all("status", node="B", t=7 * US))
     assert kit.verdict("WL3464.IO_RUNS", tr).status != VIOLATED
-
 
 def test_io_thread_stopped_by_dba_before_the_incident_is_not_a_fault(kit):
     # Campaign finding: STOP SLAVE IO_THREAD at 2.5 s, the delayed SQL thread meets the incident at 3 s.
@@ -255,7 +235,6 @@ def test_io_thread_stopped_by_dba_before_the_incident_is_not_a_fault(kit):
     assert_witness(kit.verdict("WL3464.IO_RUNS", tr), tr, status_at(tr, 3_600_000),
                    "B at 3600000: IO thread 'No' while stopped at an incident")
 
-
 def test_own_write_of_a_restored_slave_is_no_gap(kit):
     # Campaign finding: A, restored as B's slave after a failover, does not binlog its client's t3
     # (--rpl-hierarchical, GGID.FILTER): no master lost a change.
@@ -266,14 +245,12 @@ def test_own_write_of_a_restored_slave_is_no_gap(kit):
     assert_witness(kit.verdict("WL3464.GAP", tr), tr, tr.first("visible", node="A", trx="t3"),
                    "t3 changed A but never reached its binlog")
 
-
 def test_incident_applied_after_skip_violates_r4(kit):
     # SKIP_COUNTER = 1 and START SLAVE, but the replica executes the incident instead of skipping it.
     tr = kit.run(M, RPL)
     tr.first("skip", node="B", type="INCIDENT_EVENT").update(kind="apply", source="A")
     assert_witness(kit.verdict("WL3464.R4", tr), tr, tr.first("stmt", node="B", op="start_slave"),
                    "B: skip 1 after the incident skipped [], then applied ('INCIDENT_EVENT', None)")
-
 
 def test_dba_skip_set_before_the_incident_passes_r31(kit):
     # A skip counter already pending when the incident arrives consumes it: the DBA acted, not a fault.
@@ -290,7 +267,6 @@ def test_dba_skip_set_before_the_incident_passes_r31(kit):
     v = kit.verdict("WL3464.R3.1", tr)
     assert v.status == PASS and v.checked == 1, v
 
-
 def test_mysql8_incident_errno_counts_as_a_stop(kit):
     # inc-rpl-incident as a MySQL 8.0 server would show it.
     tr = kit.run(M, RPL)
@@ -302,7 +278,6 @@ def test_mysql8_incident_errno_counts_as_a_stop(kit):
     verdicts = {r: kit.verdict(r, tr) for r in ("WL3464.MSG", "WL3464.IO_RUNS", "WL3464.HOLD", "WL3464.R4")}
     assert all(v.status == PASS and v.checked > 0 for v in verdicts.values()), verdicts
 
-
 # -- each incident mutant is killed ---------------------------------------------------------------
 KILLS = {  # mutant -> an inc-* history on which one of its `kills` is violated
     "mutant:no-incident": "inc-gaps",
@@ -312,7 +287,6 @@ KILLS = {  # mutant -> an inc-* history on which one of its `kills` is violated
     "mutant:skip-keeps-gtid-position": "inc-gtid-skip-survives-restart",
 }
 
-
 @pytest.mark.parametrize("mutant", INC_MUTANTS)
 def test_incident_mutant_killed(kit, mutant):
     history = KILLS[mutant]  # a new incident mutant without a killing history fails here
@@ -321,13 +295,11 @@ def test_incident_mutant_killed(kit, mutant):
     # The same history passes (and exercises) the killing property on the correct model.
     assert all(kit.verdict(r, kit.run(M, history)).status == PASS for r in killed)
 
-
 def test_incident_ignored_also_killed_on_unknown_code(kit):
     # Its other kill, R3.2: no inc-* scenario shows it (inc-gaps' skip counters hide it), this does.
     h = unknown_code_history(kit)
     assert kit.verdict("WL3464.R3.2", kit.run("mutant:incident-ignored", h)).status == VIOLATED
     assert kit.verdict("WL3464.R3.2", kit.run(M, h)).status == PASS
-
 
 def test_a_skipped_incident_is_not_paired_with_a_later_stop_on_a_real_server(kit):
     """MariaDB 10.11 on inc-skip-then-reconnect, relay logs read: the DBA skips the incident the GTID
@@ -343,3 +315,60 @@ def test_a_skipped_incident_is_not_paired_with_a_later_stop_on_a_real_server(kit
     assert kit.prop("WL3464.HOLD").run(view).status == PASS
     once = kit.prop("WL3464.R4.ONCE").run(view)
     assert once.status == VIOLATED and "one it had skipped came back" in once.witnesses[0].message
+
+# -- a cut inside a group: the incident a GTID reconnect sends again, a skip a crash throws away -----
+
+def skip_ops(t: int, count: int) -> list[dict]:
+    """STOP SLAVE SQL_THREAD, SET GLOBAL sql_slave_skip_counter = count, START SLAVE SQL_THREAD at t."""
+    return [{"at": t, "op": "stop_slave", "node": "B", "thread": "sql"},
+            {"at": t, "op": "set_global", "node": "B", "variable": "sql_slave_skip_counter", "value": count},
+            {"at": t, "op": "start_slave", "node": "B", "thread": "sql"}]
+
+def cut_pair(kit, ops: list[dict], end_s: int = 12) -> dict:
+    return kit.make_history(["A", "B"], [{"source": "A", "replica": "B", "latency_us": 1000}], ops,
+                            sample_every_us=US, end_us=end_s * US)
+
+def test_a_stop_at_a_skipped_incident_sent_again_inside_a_cut_group_is_r4_once_s(kit):
+    # B's connection drops inside t1; the GTID reconnect sends the incident again, inside t1's copy,
+    # before the DBA skips the first copy. B then stops at the copy with t1's start rolled back: its
+    # position is t1's start, not the copy's. That the incident came back is R4.ONCE's violation
+    # (declared by MariaDB's model); HOLD does not judge the place the dump put it.
+    h = cut_pair(kit, [{"at": 0, "op": "record_incident", "node": "A", "code": 1},
+                       {"at": US, "op": "cut_io", "node": "B", "after_events": 2},
+                       {"at": 2 * US, "op": "trx", "node": "A", "trx": "t1", "statements": [{}, {}]},
+                       *skip_ops(5 * US, 1)])
+    tr = kit.run("model:wl344", h)
+    copy = [r for r in tr.all("relay", node="B", type="INCIDENT_EVENT")][1]
+    assert tr.first("relay", node="B", trx="t1")["t"] < copy["t"] < 5 * US
+    v = kit.verdict("WL3464.HOLD", tr)
+    assert v.status == PASS and v.checked > 0, v
+    assert kit.verdict("WL3464.R4.ONCE", tr).status == VIOLATED
+    tr.drop(tr.first("skip", node="B", type="INCIDENT_EVENT"))  # not skipped before: HOLD judges that stop's place
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, None, "B stopped at an incident shows Relay_Log_Pos")
+
+def test_a_skip_a_crash_threw_away_before_the_groups_end_skipped_nothing(kit):
+    # The cut leaves only t1's GTID event in B's relay log; SKIP_COUNTER = 2 takes the incident and
+    # enters t1, then B crashes before the rest of t1 arrives. The crash throws that skip away (the
+    # counter with it): after the restart t1 comes again whole, and applying it is not resuming
+    # inside a skipped group, nor applying a skipped group again.
+    h = cut_pair(kit, [{"at": 0, "op": "cut_io", "node": "B", "after_events": 1, "then": "stop"},
+                       {"at": US, "op": "record_incident", "node": "A", "code": 1},
+                       {"at": 2 * US, "op": "trx", "node": "A", "trx": "t1"},
+                       *skip_ops(3 * US, 2),
+                       {"at": 4 * US, "op": "crash", "node": "B"}, {"at": 5 * US, "op": "restart", "node": "B"},
+                       *skip_ops(7 * US, 1)])
+    tr = kit.run("model:wl344", h)
+    assert [s["type"] for s in tr.all("skip", node="B", trx="t1")] == ["GTID_LOG_EVENT"]
+    assert [a["idx"] for a in tr.all("apply", node="B", trx="t1")] == [0, 1, 2]
+    for requirement in ("WL3464.SKIP_GROUP", "WL3464.GTID_SKIP"):
+        assert kit.verdict(requirement, tr).status in (PASS, "not_exercised"), requirement
+    assert kit.verdict("WL3464.SKIP_GROUP", tr).checked > 0
+    # Had the skipped GTID event ended its group, t1 would have been skipped whole: applying it
+    # after the restart re-applies a skipped group.
+    tr.first("relay", node="B", trx="t1", idx=0)["last"] = True
+    later = tr.first("visible", node="B", trx="t1")
+    assert_witness(kit.verdict("WL3464.GTID_SKIP", tr), tr, later, "B skipped t1 (0-1-1) at 3000000 but applied it")
+    # And an event of t1 applied before the crash is in the copy the skip entered.
+    tr.first("relay", node="B", trx="t1", idx=0)["last"] = False
+    applied = tr.retime(tr.first("apply", node="B", trx="t1", idx=1), 3 * US + 1)
+    assert_witness(kit.verdict("WL3464.SKIP_GROUP", tr), tr, applied, "B skipped GTID_LOG_EVENT of t1 but applied its QUERY_EVENT")

@@ -21,7 +21,9 @@ def failure(rule, mutants, examples=200, expected=()):
     with pytest.raises(AssertionError) as info:
         run_state_machine_as_test(machine_for(DelayMachine, model_system(rule, mutants, expected)),
                                   settings=settings(CI, max_examples=examples))
-    steps = [n for n in getattr(info.value, "__notes__", []) if n.startswith("state.")]
+    # the steps taken, not Hypothesis's notes of the topology, the invariant checks and teardown
+    steps = [n for n in getattr(info.value, "__notes__", []) if n.startswith("state.")
+             and not n.startswith(("state.topology", "state.properties_hold", "state.teardown"))]
     return str(info.value), steps
 
 
@@ -45,7 +47,7 @@ def test_models_hold_every_delay_property(rule, expected):
 def test_finds_known_bug_and_shrinks_it(rule, mutant):
     message, steps = failure(rule, [mutant])
     assert message.split(":")[0].startswith(("WL344.", "WL7318."))
-    assert 1 <= len(steps) <= 8, steps
+    assert len(steps) <= 3, steps  # some need no step but the topology's opening commit
 
 
 def test_finds_mdev_32265_as_a_lag_violation():
@@ -53,7 +55,7 @@ def test_finds_mdev_32265_as_a_lag_violation():
     # (the seed's declared chain rule aside, as for the model)
     message, steps = failure("wl344", ["caught-up-kept"], expected=("WL344.CHAIN.IMMEDIATE",))
     assert message.split(":")[0] in ("SBM.PENDING", "SBM.RESTART", "SBM.DELAY", "SBM.VALUE"), message
-    assert 1 <= len(steps) <= 10, steps  # 9 since the delay_change step shifted the draws
+    assert 1 <= len(steps) <= 3, steps
 
 
 def test_finds_known_bugs_d7_as_a_lost_transaction():
@@ -68,7 +70,7 @@ def test_wl344_chain_rule_is_found_when_not_declared_expected():
     # The seed's own note (BUG#52308): WL#344 measures chains from the originating master.
     message, steps = failure("wl344", [], examples=300)
     assert message.startswith("WL344.CHAIN.IMMEDIATE"), message
-    assert len(steps) <= 10
+    assert len(steps) <= 3, steps
 
 
 def test_machine_is_registered_with_the_delay_requirements():
