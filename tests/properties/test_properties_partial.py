@@ -91,7 +91,7 @@ def test_a_replica_logs_a_cut_group_without_the_reconnects_events(kit):
 
 @pytest.mark.parametrize("index,mutant", [
     (1, "mutant:gtid-received-at-first-event"),
-    (110, "mutant:rotate-mid-group"),
+    (103, "mutant:rotate-mid-group"),
     # the rarest: a cut that stops an IO thread inside a group, then a failover to the other
     # replica (1 of 3,000 Histories of seed 0; the machines' test searches for it from scratch)
     (2955, "mutant:partial-copy-kept"),
