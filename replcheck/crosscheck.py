@@ -203,29 +203,46 @@ def within_a_second(ctx: Ctx) -> bool:
     return None not in times and abs(times[0] - times[1]) <= slack
 
 
-def incident_or_restart(ctx: Ctx, _seen: frozenset = frozenset()) -> bool:
-    """The node's source binlogged an incident, or the node's replication started again (START
-    SLAVE, a restart): where the flavours' mechanics differ. Down a chain too: when the source
-    is a replica that wrote the transaction to its binlog at another time (or not at all) for
-    that reason, the node gets it at another time, though nothing differed on the node itself.
-    And a semi-sync source's commits: a replica of it that connected again by GTID acknowledged
-    nothing it already held (MariaDB's dump_start takes the dump's start, a binlog's head, for its
-    reply), where by position it acknowledged all it held."""
+def _here_or_upstream(ctx: Ctx, here: Callable[[Ctx, str], bool], seen: frozenset = frozenset()) -> bool:
+    """`here(ctx, source)` holds for the node, or down a chain for its source: when the source is a
+    replica that wrote the transaction to its binlog at another time (or not at all) for that
+    reason, the node gets it at another time, though nothing differed on the node itself."""
     left, right, aspect, node, subject = ctx
     src = _source(ctx)
-    if any(src in f.incidents or node in f.restarts for f in (left, right)):
-        return True
-    replicas = {c["replica"] for c in left.header["topology"].get("channels", []) if c["source"] == node}
-    if aspect == "commit" and any(r in f.restarts for f in (left, right) for r in replicas):
+    if here(ctx, src):
         return True
     written = [tuple(e["t"] for e in f.binlog.get((src, subject), ())) for f in (left, right)]
-    return (src != node and src not in _seen and written[0] != written[1]
-            and incident_or_restart((left, right, aspect, src, subject), _seen | {node}))
+    return (src != node and src not in seen and written[0] != written[1]
+            and _here_or_upstream((left, right, aspect, src, subject), here, seen | {node}))
+
+
+def incident_or_restart(ctx: Ctx) -> bool:
+    """The node's source binlogged an incident, or the node's replication started again (START
+    SLAVE, a restart): where the flavours' mechanics differ; here or up the chain. And a semi-sync
+    source's commits: a replica of it that connected again by GTID acknowledged nothing it already
+    held (MariaDB's dump_start takes the dump's start, a binlog's head, for its reply), where by
+    position it acknowledged all it held."""
+    def here(c: Ctx, src: str) -> bool:
+        left, right, aspect, node, _ = c
+        if any(src in f.incidents or node in f.restarts for f in (left, right)):
+            return True
+        replicas = {ch["replica"] for ch in left.header["topology"].get("channels", []) if ch["source"] == node}
+        return aspect == "commit" and any(r in f.restarts for f in (left, right) for r in replicas)
+    return _here_or_upstream(ctx, here)
+
+
+def change_master_differs(ctx: Ctx) -> bool:
+    """A CHANGE MASTER on the node ended otherwise in the two (refused in one, or with a note):
+    from then on the node delays, and keeps or purges its relay log, differently; here or up
+    the chain."""
+    def ended(f: Facts, node: str) -> tuple:
+        return tuple(x for x in f.seqs.get(("stmt", node), ()) if x[0].startswith("change_master "))
+    return _here_or_upstream(ctx, lambda c, src: ended(c[0], c[3]) != ended(c[1], c[3]))
 
 
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart)}
+    incident_or_restart, change_master_differs)}
 
 
 @dataclass(frozen=True)

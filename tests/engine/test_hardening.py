@@ -265,6 +265,8 @@ def test_no_schema_pattern_takes_a_trailing_newline(pattern):
     ('{"at": 0, "op": "change_master", "node": "B"}',
      "h.jsonl:2: delay | delay_sql | master_log_file + master_log_pos | connect_using_group_id | master_user: needs one of these"),
     ('{"at": 0, "op": "change_master", "node": "B", "delay": 1, "delay_sql": "x"}', "h.jsonl:2: delay, delay_sql: exclude each other"),
+    ('{"at": 0, "op": "change_master", "node": "B", "delay": 0, "relay_log_file": "relay.000001"}',
+     "h.jsonl:2: 'relay_log_pos' is a dependency of 'relay_log_file'"),
     ('{"at": 0, "op": "trx", "node": "A", "statements": {"x": 1}}', "h.jsonl:2: statements: an object is not of type 'array'"),
 ])
 def test_an_invalid_op_names_its_fields_not_the_whole_op(tmp_path, capsys, line, message):

@@ -85,7 +85,10 @@ def test_replay_without_out_prints_the_digests_and_exits_by_findings(capsys):
 
 # -- cross-check rules (spec/crosscheck.toml) -----------------------------------------------------
 def _differences(index: int, left: str, right: str) -> list:
-    history = generate(0, index)
+    return _differences_of(generate(0, index), left, right)
+
+
+def _differences_of(history: dict, left: str, right: str) -> list:
     return crosscheck.compare(*(crosscheck.facts(*systems.get(s).run(history)) for s in (left, right)))
 
 
@@ -99,6 +102,18 @@ def test_every_rule_explains_a_real_difference(index, left, right, aspect, rule)
     found = [d for d in _differences(index, left, right) if d.aspect == aspect]
     assert found and all(d.expected for d in found) and rule in {d.rule for d in found}
     assert {rule} <= {r.id for r in crosscheck.rules()}
+
+
+def test_a_change_master_refused_by_one_flavour_is_an_expected_difference():
+    # Seed 559845 History 49 (the rotating campaign): B's SQL thread stopped, its IO thread running,
+    # CHANGE MASTER TO MASTER_DELAY = 5: MariaDB refuses it (1198), MySQL 5.7.4+ takes it.
+    found = _differences_of(generate(559845, 49), "model:wl344", "model:wl7318")
+    stmt = next(d for d in found if d.aspect == "stmt")
+    assert (stmt.node, stmt.subject, stmt.left, stmt.right) == ("B", "change_master #2", "errno 1198", "ok")
+    assert stmt.expected and stmt.rule == "flavour.change-master-while-running"
+    # the same outcome on both sides: the condition does not hold
+    same = crosscheck.facts(*systems.get("model:wl344").run(generate(559845, 49)))
+    assert not crosscheck.change_master_differs((same, same, "stmt", "B", "change_master #2"))
 
 
 def test_the_groupid_model_differs_from_no_model_and_its_halt_rule_off_is_a_finding():
