@@ -408,7 +408,7 @@ def build_parser() -> Parser:
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("tlc", help="check the TLA+ modules of spec/tla/ with TLC against the manifest's pinned results")
-    s.add_argument("--spec", help="a module: SemiSync, Delay, Incident")
+    s.add_argument("--spec", help="a module: SemiSync, Delay, Incident, GroupIds")
     s.add_argument("--config", help="a configuration file of spec/tla/ (default: every small one)")
     s.add_argument("--mutant", help="the checks of this registry mutant")
     s.add_argument("--size", choices=["small", "medium", "large"], help="the checks of this size (default small, unless --config or --mutant)")
