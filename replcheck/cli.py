@@ -62,7 +62,11 @@ def _requirements_summary(reqs, evidence) -> str:
 def _simulate(args) -> int:
     history = io.load_history(args.history)
     header, obs = systems.get(args.system).run(history)
-    text = io.dumps_lines(header, obs)
+    if args.format == "itf":
+        from replcheck import itf
+        text = itf.dumps(header, obs)
+    else:
+        text = io.dumps_lines(header, obs)
     if args.out:
         io.write_atomic(args.out, text)
     else:
@@ -330,10 +334,12 @@ def build_parser() -> Parser:
     s.add_argument("--feature")
     s.set_defaults(fn=_requirements)
 
-    s = sub.add_parser("simulate", help="run a History on a system and print its Trace (JSON Lines)")
+    s = sub.add_parser("simulate", help="run a History on a system and print its Trace (JSON Lines, or ITF JSON)")
     s.add_argument("history")
     s.add_argument("--system", default="model:wl7318")
     s.add_argument("--out", type=_file_name)
+    s.add_argument("--format", choices=["jsonl", "itf"], default="jsonl",
+                   help="jsonl: the Trace (spec/schemas/trace.schema.json); itf: the same as ITF JSON, Apalache's and Quint's trace format, one state per observation")
     s.set_defaults(fn=_simulate)
 
     s = sub.add_parser("check-trace", help="judge a Trace: verdict per requirement")
