@@ -2,7 +2,7 @@
 in the style of Cirstea, Kuppe, Merz et al., "Validating Traces of Distributed Programs Against
 TLA+ Specifications" (2024).
 
-Each feature's module here (`semisync`, `delay`: one per spec) maps a Trace's observations to
+Each feature's module here (`semisync`, `delay`, `incident`: one per spec) maps a Trace's observations to
 the sequence of the spec's actions they witness (an `Abstraction`: the spec's constants, and one
 `Step` per action, with the values observed after it). `validate` writes that sequence as a TLA+
 module `TraceLog` (`Trace == <<...>>`), beside the spec and its trace module
@@ -37,7 +37,7 @@ class Step:
 
 @dataclass
 class Abstraction:
-    spec: str                         # the TLA+ module: SemiSync, Delay
+    spec: str                         # the TLA+ module: SemiSync, Delay, Incident
     constants: dict[str, object]      # the spec's CONSTANTS for this trace
     given: dict[str, object]          # the initial values the spec's Init leaves open, as configured
     steps: list[Step] = field(default_factory=list)
@@ -214,6 +214,6 @@ def counterexample_history(check: tlc.Check, result: tlc.Result) -> tuple[str, d
     return system, feature.history(c, states(result.trace), f"tlc-{check.name}")
 
 
-from replcheck.tla import delay, semisync  # noqa: E402  (they import the classes above)
+from replcheck.tla import delay, incident, semisync  # noqa: E402  (they import the classes above)
 
-FEATURES = {m.SPEC: m for m in (semisync, delay)}
+FEATURES = {m.SPEC: m for m in (semisync, delay, incident)}
