@@ -44,8 +44,19 @@ def test_the_halt_rule_off_replays_a_group_recovery_committed():
     assert r.trace[-1].state["applied"] == "(s1 :> <<1>> @@ s2 :> <<1, 1>> @@ s3 :> <<>>)"
 
 
-def _break(tla_copy, old: str, new: str):
-    f = tla_copy / "Incident.tla"
+def test_a_repoint_that_skips_a_group_is_caught_across_failover(tla_copy):
+    """GroupIds' small configuration reaches a failover with a group to skip: CHANGE MASTER one group
+    past the slave's last loses it, and TLC says so."""
+    _break(tla_copy, "ELSE CHOOSE i \\in Holding(master, gid[s]) : TRUE]", "ELSE 1 + CHOOSE i \\in Holding(master, gid[s]) : TRUE]",
+           "GroupIds.tla")
+    c = tlc.select(config="GroupIds_small", size="small")[0]
+    r = tlc.run(c.path, c.config_text())
+    assert r.status == "violated" and r.violated == "GGID_RECOVERY_EXACTLY_ONCE"
+    assert [s.action for s in r.trace][-5:] == ["Failover", "ClientCommit", "ClientCommit", "Repoint", "Play"]
+
+
+def _break(tla_copy, old: str, new: str, module: str = "Incident.tla"):
+    f = tla_copy / module
     text = f.read_text()
     assert old in text
     f.write_text(text.replace(old, new, 1))
