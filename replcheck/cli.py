@@ -355,7 +355,7 @@ def build_parser() -> Parser:
     s.add_argument("--examples", type=_positive, default=60, help="state-machine examples per model system")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--no-tlc", action="store_true",
-                   help="leave out TLC's small configurations (about 50 s; the models gate then fails: no TLC verdicts)")
+                   help="leave out TLC's small configurations (a minute or two; the models gate then fails: no TLC verdicts)")
     s.set_defaults(fn=_verify)
 
     s = sub.add_parser("report", help="the compliance report (HTML, JSON, JUnit XML, Markdown) from results files")
