@@ -194,10 +194,10 @@ def _tlc(args) -> int:
                                                    ("--size", args.size)) if v)
         raise io.InputError("spec/tla/manifest.toml", None, what or "--size", "no check matches")
     if args.history_out:
-        from replcheck.tla import FEATURES
-        if other := sorted({c.module for c in checks} - set(FEATURES)):
+        from replcheck.tla import COUNTEREXAMPLES
+        if other := sorted({c.module for c in checks} - set(COUNTEREXAMPLES)):
             raise io.InputError(args.history_out, None, "--history-out",
-                                f"a counterexample becomes a History for {', '.join(FEATURES)} only, not {', '.join(other)}")
+                                f"a counterexample becomes a History for {', '.join(COUNTEREXAMPLES)} only, not {', '.join(other)}")
     mapping, differ, failed, written = tlc.manifest().requirements, 0, 0, False
     for c in checks:
         r = tlc.run(c.path, c.config_text())
@@ -418,7 +418,7 @@ def build_parser() -> Parser:
     s.add_argument("--config", help="a configuration file of spec/tla/ (default: every small one)")
     s.add_argument("--mutant", help="the checks of this registry mutant")
     s.add_argument("--size", choices=["small", "medium", "large"], help="the checks of this size (default small, unless --config or --mutant)")
-    s.add_argument("--history-out", type=_file_name, help="write the first counterexample as a History (SemiSync, Delay) to replay on the Python model")
+    s.add_argument("--history-out", type=_file_name, help="write the first counterexample as a History (SemiSync, Delay, Incident, GroupIds) to replay on the Python model")
     s.set_defaults(fn=_tlc)
 
     s = sub.add_parser("relay-log-info", help="read a relay-log.info file as WL#344 specifies")

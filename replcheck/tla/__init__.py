@@ -14,7 +14,7 @@ the next step is the first the spec does not allow, a finding. As with the manif
 TLC runs with one worker, a fixed seed and no time limit deciding anything.
 
 The features' modules also go the other way: a TLC counterexample as a History (`history`), to
-replay on the Python model.
+replay on the Python model; `groupids` does only that.
 """
 from __future__ import annotations
 
@@ -209,11 +209,12 @@ def constants(check: tlc.Check) -> dict:
 def counterexample_history(check: tlc.Check, result: tlc.Result) -> tuple[str, dict]:
     """A violated check's counterexample as a History, and the system to replay it on: the
     check's mutant, or the model the configuration describes."""
-    feature, c = FEATURES[check.module], constants(check)
+    feature, c = COUNTEREXAMPLES[check.module], constants(check)
     system = f"mutant:{check.mutants[0]}" if check.mutants else feature.system(c)
     return system, feature.history(c, states(result.trace), f"tlc-{check.name}")
 
 
-from replcheck.tla import delay, incident, semisync  # noqa: E402  (they import the classes above)
+from replcheck.tla import delay, groupids, incident, semisync  # noqa: E402  (they import the classes above)
 
-FEATURES = {m.SPEC: m for m in (semisync, delay, incident)}
+FEATURES = {m.SPEC: m for m in (semisync, delay, incident)}  # trace validation (abstract) and counterexamples
+COUNTEREXAMPLES = {**FEATURES, groupids.SPEC: groupids}  # counterexamples as Histories (history, system)
