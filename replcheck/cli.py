@@ -62,7 +62,11 @@ def _requirements_summary(reqs, evidence) -> str:
 def _simulate(args) -> int:
     history = io.load_history(args.history)
     header, obs = systems.get(args.system).run(history)
-    text = io.dumps_lines(header, obs)
+    if args.format == "itf":
+        from replcheck import itf
+        text = itf.dumps(header, obs)
+    else:
+        text = io.dumps_lines(header, obs)
     if args.out:
         io.write_atomic(args.out, text)
     else:
@@ -109,7 +113,8 @@ def _verify(args) -> int:
     names = args.systems.split(",") if args.systems is not None else None  # --systems "" names no system: refused
     for n in names or []:
         systems.get(n, "--systems")
-    results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed)
+    results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed,
+                     tlc_size=None if args.no_tlc else "small")
     for f in results.findings:
         print(f"finding: {f['kind']}: {f.get('system', '')} {f.get('history', '')} {f['requirement']}: {f['witness']}")
     for s in results.searches:
@@ -189,10 +194,10 @@ def _tlc(args) -> int:
                                                    ("--size", args.size)) if v)
         raise io.InputError("spec/tla/manifest.toml", None, what or "--size", "no check matches")
     if args.history_out:
-        from replcheck.tla import FEATURES
-        if other := sorted({c.module for c in checks} - set(FEATURES)):
+        from replcheck.tla import COUNTEREXAMPLES
+        if other := sorted({c.module for c in checks} - set(COUNTEREXAMPLES)):
             raise io.InputError(args.history_out, None, "--history-out",
-                                f"a counterexample becomes a History for {', '.join(FEATURES)} only, not {', '.join(other)}")
+                                f"a counterexample becomes a History for {', '.join(COUNTEREXAMPLES)} only, not {', '.join(other)}")
     mapping, differ, failed, written = tlc.manifest().requirements, 0, 0, False
     for c in checks:
         r = tlc.run(c.path, c.config_text())
@@ -329,10 +334,12 @@ def build_parser() -> Parser:
     s.add_argument("--feature")
     s.set_defaults(fn=_requirements)
 
-    s = sub.add_parser("simulate", help="run a History on a system and print its Trace (JSON Lines)")
+    s = sub.add_parser("simulate", help="run a History on a system and print its Trace (JSON Lines, or ITF JSON)")
     s.add_argument("history")
     s.add_argument("--system", default="model:wl7318")
     s.add_argument("--out", type=_file_name)
+    s.add_argument("--format", choices=["jsonl", "itf"], default="jsonl",
+                   help="jsonl: the Trace (spec/schemas/trace.schema.json); itf: the same as ITF JSON, Apalache's and Quint's trace format, one state per observation")
     s.set_defaults(fn=_simulate)
 
     s = sub.add_parser("check-trace", help="judge a Trace: verdict per requirement")
@@ -347,6 +354,8 @@ def build_parser() -> Parser:
     s.add_argument("--histories", help="a directory of .jsonl Histories instead of the embedded ones")
     s.add_argument("--examples", type=_positive, default=60, help="state-machine examples per model system")
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--no-tlc", action="store_true",
+                   help="leave out TLC's small configurations (a minute or two; the models gate then fails: no TLC verdicts)")
     s.set_defaults(fn=_verify)
 
     s = sub.add_parser("report", help="the compliance report (HTML, JSON, JUnit XML, Markdown) from results files")
@@ -405,11 +414,11 @@ def build_parser() -> Parser:
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("tlc", help="check the TLA+ modules of spec/tla/ with TLC against the manifest's pinned results")
-    s.add_argument("--spec", help="a module: SemiSync, Delay, Incident")
+    s.add_argument("--spec", help="a module: SemiSync, Delay, Incident, GroupIds")
     s.add_argument("--config", help="a configuration file of spec/tla/ (default: every small one)")
     s.add_argument("--mutant", help="the checks of this registry mutant")
     s.add_argument("--size", choices=["small", "medium", "large"], help="the checks of this size (default small, unless --config or --mutant)")
-    s.add_argument("--history-out", type=_file_name, help="write the first counterexample as a History (SemiSync, Delay) to replay on the Python model")
+    s.add_argument("--history-out", type=_file_name, help="write the first counterexample as a History (SemiSync, Delay, Incident, GroupIds) to replay on the Python model")
     s.set_defaults(fn=_tlc)
 
     s = sub.add_parser("relay-log-info", help="read a relay-log.info file as WL#344 specifies")

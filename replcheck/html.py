@@ -32,7 +32,7 @@ CATEGORIES = {
     "nodata": ("no data", ""),
 }
 RANK = {c: i for i, c in enumerate(CATEGORIES)}  # a requirement's overall status: its first category in this order
-KIND_ABBR = {"history": "hist", "state-machine": "sm", "conformance": "conf", "campaign": "camp"}
+KIND_ABBR = {"history": "hist", "state-machine": "sm", "conformance": "conf", "campaign": "camp", "tlc": "TLC"}
 PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000", "#f0e442"]
 MAX_PANELS = 6  # semi-sync small multiples; the rest are named, not drawn
 
@@ -128,7 +128,14 @@ def category(v: dict | None) -> str:
 
 def _counts(v: dict) -> str:
     counts = v.get("counts") or {}
-    return ", ".join(f"{n} {k}" for k, n in counts.items()) if isinstance(counts, dict) else str(counts)
+    shown = ", ".join(f"{n} {k}" for k, n in counts.items()) if isinstance(counts, dict) else str(counts)
+    searched = [f"{t.get('check')}: {_thousands(t.get('distinct_states'))} distinct states, depth {t.get('depth')}"
+                for t in _list(v.get("tlc")) if isinstance(t, dict)]  # what TLC searched, per check
+    return "; ".join([shown, *searched]) if searched else shown
+
+
+def _thousands(n: object) -> str:
+    return f"{n:,}" if isinstance(n, int) else str(n)
 
 
 def _list(x: object) -> list:
@@ -288,9 +295,13 @@ def _witnesses(ws: list) -> str:
     for w in ws:
         w = w if isinstance(w, dict) else {"message": w}
         lines = ", ".join(str(n) for n in _list(w.get("lines")))
-        where = ((f'history <code>{e(w.get("history"))}</code>' if w.get("history") else "")
+        what = "TLC check" if w.get("steps") else "history"
+        where = ((f'{what} <code>{e(w.get("history"))}</code>' if w.get("history") else "")
                  + (f", trace lines {e(lines)}" if lines else ""))
+        # a TLC counterexample: its steps, numbered by TLC ("N. Action: changed variables")
+        steps = "".join(f"<li>{e(str(st).partition('. ')[2] or st)}</li>" for st in _list(w.get("steps")))
         items.append(f'<li><div>{e(w.get("message"))}</div><div class="muted">{where}</div>'
+                     + (f'<ol class="steps">{steps}</ol>' if steps else "")
                      + (f'<pre><code>{e(w.get("reproduce"))}</code></pre>' if w.get("reproduce") else "") + "</li>")
     return f'<ul class="w">{"".join(items)}</ul>'
 

@@ -35,12 +35,11 @@ def evidence_kind(source: str) -> str | None:
         return "proof"
     if kind == "conformance":
         return "server"
-    if kind in ("history", "campaign", "state-machine"):
-        owner = system.split(":", 1)[0]
-        if owner == "tlc":
-            return "tlc"
-        if owner == "model":
-            return "machine" if kind == "state-machine" else "model"
+    owner = system.split(":", 1)[0]
+    if kind == "tlc":  # a configuration of a TLA+ module; a mutant's is about the check
+        return "tlc" if owner != "mutant" else None
+    if kind in ("history", "campaign", "state-machine") and owner == "model":
+        return "machine" if kind == "state-machine" else "model"
     return None
 
 
@@ -107,6 +106,10 @@ def _reproduce(row: dict, result: dict) -> str:
         return f"replcheck verify --systems {shlex.quote(row['system'])} --seed {result.get('seed', 0)} --examples {result.get('examples', 60)}"
     if row["source"] == "z3":
         return "replcheck verify  # runs every z3 proof"
+    if row["source"] == "tlc":
+        t = row["tlc"]
+        mutant = f" --mutant {shlex.quote(row['system'].split(':', 1)[1])}" if row["system"].startswith("mutant:") else ""
+        return f"replcheck tlc --spec {t['module']} --config {t['config'].removesuffix('.cfg')}{mutant}"
     return row.get("reproduce", "")
 
 
@@ -117,6 +120,8 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
             key = (row["requirement"], f"{row['source']}:{row['system']}")
             cell = cells.setdefault(key, {"status": core.NOT_EXERCISED, "expected": None, "counts": Counter(),
                                           "witnesses": {core.VIOLATED: [], core.INCONCLUSIVE: []}})
+            if "tlc" in row:  # what TLC searched, per check: its state counts
+                cell.setdefault("tlc", []).append({k: row["tlc"][k] for k in ("check", "distinct_states", "depth")})
             # a campaign row stands for many Histories: it brings its own counts
             for status, n in row.get("counts", {row["status"]: 1}).items():
                 cell["counts"][status] += n
@@ -130,7 +135,8 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
             for w in row.get("witnesses", [])[:3] if kept is not None else ():
                 if len(kept) < 5:
                     kept.append({"message": w["message"], "history": row.get("history", ""),
-                                 "lines": w.get("lines", []), "reproduce": _reproduce(row, result)})
+                                 "lines": w.get("lines", []), "reproduce": _reproduce(row, result),
+                                 **({"steps": w["steps"]} if "steps" in w else {})})  # a TLC counterexample
     sources = sorted({s for _, s in cells}, key=lambda s: (s.split(":")[0] != "history", s))
 
     def verdicts_of(rid: str) -> dict:
@@ -340,15 +346,19 @@ def pinned_differences(gate: dict, report: dict) -> list[str]:
 # What verify finds that no verdict cell shows: a mutant caught only where its base model fails
 # too, a proof with another outcome or none, a requirement nothing can judge.
 # A conformance scenario's History on which the reference model no longer shows what it claims.
-GATED_FINDINGS = ("mutant survived", "proof outcome", "proof inconclusive", "no evidence", "scenario inconclusive")
+# A TLC result other than spec/tla/manifest.toml pins, or none (TLC failed).
+GATED_FINDINGS = ("mutant survived", "proof outcome", "proof inconclusive", "no evidence", "scenario inconclusive",
+                  "tlc manifest", "tlc failed")
 
 
 def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:
     """The models gate, derived from what every system declares (spec/systems.toml and the mutant
     registry): a model violates nothing it does not declare, and each History-declared violation
     is shown by some History; every mutant is killed by one of its `kills`; every proof has its
-    claimed outcome. Each model and mutant must have verdicts, so a partial run cannot pass."""
-    from replcheck import systems
+    claimed outcome; TLC's results are as spec/tla/manifest.toml pins them (verify's `tlc manifest`
+    findings). Each model and mutant, and each small TLC check, must have verdicts, so a partial
+    run cannot pass."""
+    from replcheck import systems, tlc
 
     cells = {(req["id"], src): v for req, src, v in verdict_rows(report)}
     diffs: list[tuple[str, str, str]] = []  # (system, requirement, text)
@@ -378,6 +388,10 @@ def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:
             if v["status"] == core.VIOLATED and r not in declared:
                 why = f" ({v['witnesses'][0]['message']})" if v["witnesses"] else ""
                 diffs.append((name, r, f"{r} on {s}: violated, and {name} does not declare it{why}"))
+    checked = {t["check"] for (_, src), v in cells.items() if src.startswith("tlc:") for t in v.get("tlc", [])}
+    for c in tlc.select(size="small"):
+        if c.name not in checked:
+            diffs.append((f"tlc:{c.name}", "*", f"tlc:{c.name}: no verdicts from TLC (run verify with TLC)"))
     for f in report["findings"]:
         if f.get("kind") in GATED_FINDINGS:
             diffs.append((f.get("system", ""), f.get("requirement", ""), f"{f['kind']}: {f.get('system', '')} "

@@ -1,10 +1,11 @@
 """`replcheck verify`: every check replcheck has, on its embedded defaults, into a report directory.
 
 Sources of evidence: each embedded History run on each system and judged by the properties;
-the z3 proofs; the Hypothesis state machine of each feature against each model system. A
-finding is anything that differs from what the spec says to expect: a model violating a
-requirement it is not declared to violate, a mutant that no check kills, a proof with another
-outcome than its claim, a requirement with no evidence at all, a conformance scenario's History
+the z3 proofs; the Hypothesis state machine of each feature against each model system; TLC on
+the small configurations of spec/tla/manifest.toml. A finding is anything that differs from what
+the spec says to expect: a model violating a requirement it is not declared to violate, a mutant
+that no check kills, a proof with another outcome than its claim, a TLC result other than the
+manifest pins (or none: TLC failed), a requirement with no evidence at all, a conformance scenario's History
 on which the reference model does not show what the scenario claims (its requirements are
 `inconclusive` there, replcheck.scenarios).
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from replcheck import catalogue, io, report, scenarios, suites, systems
+from replcheck import catalogue, io, report, scenarios, suites, systems, tlc
 from replcheck.features import load_features
 from replcheck.properties import core, expect
 from replcheck.properties.judge import caught, judge
@@ -133,6 +134,44 @@ def run_proofs(results: Results, progress: Callable[[str], None]) -> None:
                                  "witness": f"{r.name}: {why}"})
 
 
+def tlc_system(check: tlc.Check) -> str:
+    """The system a TLC check's verdicts belong to: its mutant, as for the Python model's mutants
+    (their violations are expected, and evidence about the checks only), else its configuration."""
+    return f"mutant:{'+'.join(check.mutants)}" if check.mutants else check.config.removesuffix(".cfg")
+
+
+def run_tlc(results: Results, size: str, progress: Callable[[str], None]) -> None:
+    """Each manifest check of `size` run by TLC: a verdict per requirement it checks, with the
+    state counts, and a violation's counterexample as numbered steps. What the manifest pins
+    violated is expected; a result the manifest does not pin, or TLC failing, is a finding."""
+    checks = tlc.select(size=size)
+    mapping = tlc.manifest().requirements
+    for i, c in enumerate(checks, 1):
+        progress(f"TLC {i}/{len(checks)}: {c.name}")
+        r = tlc.run(c.path, c.config_text())
+        if r.status == "error":  # not a verdict: no rows, and the finding says why
+            results.findings.append({"kind": "tlc failed", "system": f"tlc:{c.name}", "requirement": "",
+                                     "witness": f"{c.module} {c.config}: {r.errors[0].splitlines()[0]}"})
+            continue
+        if diffs := tlc.differences(c, r):
+            results.findings.append({"kind": "tlc manifest", "system": f"tlc:{c.name}",
+                                     "requirement": mapping.get(r.violated or "", ""),
+                                     "witness": f"{c.module} {c.config}: {'; '.join(diffs)}"})
+        states = {"check": c.name, "module": c.module, "config": c.config, "distinct_states": r.distinct, "depth": r.depth}
+        status = {"holds": core.PASS, "violated": core.VIOLATED, "not finished": core.NOT_EXERCISED}
+        for name, rid, verdict in tlc.verdicts(c, r, mapping):
+            witnesses = ((core.Witness(f"TLC: {name} violated after {len(r.trace) - 1} steps ({c.name}: {c.note})"),)
+                         if verdict == "violated" else ())
+            judged = r.distinct if verdict != "not finished" else 0  # the states TLC checked it on
+            v = core.Verdict(rid, status[verdict], judged, witnesses, f"tlc:{c.module}:{name}")
+            row = {"source": "tlc", "system": tlc_system(c), "history": c.name, **v.as_dict(), "tlc": states}
+            if witnesses:
+                row["witnesses"][0]["steps"] = tlc.steps(r.trace)
+            if verdict == "violated" and c.expect == "violated" and name == c.violated:
+                row["expected"] = "violated"
+            results.rows.append(row)
+
+
 def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type, core.Witness | None]:
     """One state machine driving one system; the failure it shrank to, if any."""
     from hypothesis import HealthCheck, settings
@@ -207,7 +246,7 @@ def _shown_path(path: Path) -> str:
 
 
 def verify(out: Path, names: list[str] | None = None, histories: list[Path] | None = None, examples: int = 60,
-           seed: int = 0, progress: Callable[[str], None] | None = None) -> Results:
+           seed: int = 0, progress: Callable[[str], None] | None = None, tlc_size: str | None = "small") -> Results:
     progress = progress or io.progress("verify")
     load_features()
     names = names or list(systems.systems())
@@ -222,6 +261,8 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
         check_mutants(results, names)
         run_proofs(results, progress)
         run_machines(results, names, examples, seed, progress)
+        if tlc_size:
+            run_tlc(results, tlc_size, progress)
         summarise(results)
         document = {"schema": "replcheck.results/1", "seed": seed, "examples": examples, "systems": names,
                     "history_files": {p.stem: _shown_path(p) for p in paths}, "findings": results.findings,

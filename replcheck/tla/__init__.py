@@ -2,7 +2,7 @@
 in the style of Cirstea, Kuppe, Merz et al., "Validating Traces of Distributed Programs Against
 TLA+ Specifications" (2024).
 
-Each feature's module here (`semisync`, `delay`: one per spec) maps a Trace's observations to
+Each feature's module here (`semisync`, `delay`, `incident`: one per spec) maps a Trace's observations to
 the sequence of the spec's actions they witness (an `Abstraction`: the spec's constants, and one
 `Step` per action, with the values observed after it). `validate` writes that sequence as a TLA+
 module `TraceLog` (`Trace == <<...>>`), beside the spec and its trace module
@@ -14,7 +14,7 @@ the next step is the first the spec does not allow, a finding. As with the manif
 TLC runs with one worker, a fixed seed and no time limit deciding anything.
 
 The features' modules also go the other way: a TLC counterexample as a History (`history`), to
-replay on the Python model.
+replay on the Python model; `groupids` does only that.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Step:
 
 @dataclass
 class Abstraction:
-    spec: str                         # the TLA+ module: SemiSync, Delay
+    spec: str                         # the TLA+ module: SemiSync, Delay, Incident
     constants: dict[str, object]      # the spec's CONSTANTS for this trace
     given: dict[str, object]          # the initial values the spec's Init leaves open, as configured
     steps: list[Step] = field(default_factory=list)
@@ -209,11 +209,12 @@ def constants(check: tlc.Check) -> dict:
 def counterexample_history(check: tlc.Check, result: tlc.Result) -> tuple[str, dict]:
     """A violated check's counterexample as a History, and the system to replay it on: the
     check's mutant, or the model the configuration describes."""
-    feature, c = FEATURES[check.module], constants(check)
+    feature, c = COUNTEREXAMPLES[check.module], constants(check)
     system = f"mutant:{check.mutants[0]}" if check.mutants else feature.system(c)
     return system, feature.history(c, states(result.trace), f"tlc-{check.name}")
 
 
-from replcheck.tla import delay, semisync  # noqa: E402  (they import the classes above)
+from replcheck.tla import delay, groupids, incident, semisync  # noqa: E402  (they import the classes above)
 
-FEATURES = {m.SPEC: m for m in (semisync, delay)}
+FEATURES = {m.SPEC: m for m in (semisync, delay, incident)}  # trace validation (abstract) and counterexamples
+COUNTEREXAMPLES = {**FEATURES, groupids.SPEC: groupids}  # counterexamples as Histories (history, system)

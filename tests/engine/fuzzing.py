@@ -549,7 +549,7 @@ HISTORY_COMMANDS = (
     ("explain", "{in}", "--system", "model:wl344"),
     ("explain", "{in}", "--system", "model:wl7318", "--other", "model:wl344"),
     ("shrink", "{in}", "--system", "model:wl344", "--out", "{dir}/out/trace.jsonl"),
-    ("verify", "--histories", "{dir}/in", "--systems", "model:wl344", "--out", "{dir}/out/v"),
+    ("verify", "--histories", "{dir}/in", "--systems", "model:wl344", "--no-tlc", "--out", "{dir}/out/v"),
     ("conform", "--server", "mariadb", "--history", "{in}", "--out", "{dir}/out/v"),
 )
 FILE_TARGETS = (
@@ -584,7 +584,7 @@ ARG_TEMPLATES = {
     "conform": ("conform", "--server", "mariadb", "--history", "{history}", "--scale", "0.1", "--out", "{dir}/out/conf",
                 "--basedir", "/usr", "--tmpdir", "{dir}"),
     "verify": ("verify", "--seed", "1", "--examples", "1", "--systems", "model:wl344", "--histories", "{dir}/hist",
-               "--out", "{dir}/out/verify"),
+               "--no-tlc", "--out", "{dir}/out/verify"),
 }
 ODD_ARGS = ODD_TOKENS + ["-5", "00", "+3", "\uff13", "1_000", "model:nope", "model:wl344,", ",", "model:wl344,model:wl344",
                          "WL344.NOPE", "local[0]", "local[*", "--", "-", "--help", "mariadb\n"]

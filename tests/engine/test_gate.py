@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck import report, systems
+from replcheck import report, systems, tlc
 from replcheck.io import InputError
 from replcheck.spec import ROOT
 
@@ -25,6 +25,13 @@ def _results(change=None) -> dict:
             rows.append(_row(name, s.declares.kills[0], "violated"))
         for r in s.declares.expected_violations:
             rows.append(_row(name, r, "violated", "violated"))
+    mapping = tlc.manifest().requirements
+    for c in tlc.select(size="small"):  # TLC's verdicts as the manifest pins them
+        state = {"check": c.name, "module": c.module, "config": c.config, "distinct_states": c.distinct, "depth": c.depth}
+        system = f"mutant:{c.mutants[0]}" if c.mutants else c.config.removesuffix(".cfg")
+        req = mapping[c.violated or next(p for p in c.properties() if p in mapping)]
+        row = _row(system, req, "violated", "violated") if c.violated else _row(system, req, "pass")
+        rows.append({**row, "source": "tlc", "history": c.name, "tlc": state})
     if change:
         change(rows)
     return {"schema": "replcheck.results/1", "rows": rows, "findings": []}
@@ -69,6 +76,17 @@ def test_a_partial_run_and_gated_findings_fail_and_an_exception_excuses():
                             "witness": "ack_counting: z3 reached its resource limit"}]
     assert _differences(results) == ["proof inconclusive: z3 WL7169.N_DISTINCT: ack_counting: z3 reached its resource limit"]
     assert _differences(results, [{"system": "z3", "requirement": "WL7169.N_DISTINCT", "reason": "r"}]) == []
+
+
+def test_tlc_results_other_than_the_manifest_pins_fail_the_gate():
+    def drop(rows):
+        rows[:] = [r for r in rows if r.get("history") != "incident-ignored"]
+    assert _differences(_results(drop)) == ["tlc:incident-ignored: no verdicts from TLC (run verify with TLC)"]
+    results = _results()
+    results["findings"] = [{"kind": "tlc manifest", "system": "tlc:incident", "requirement": "WL3464.R3.1",
+                            "witness": "Incident Incident_small.cfg: expected holds, TLC says violated (WL3464_R3_1)"}]
+    assert _differences(results) == ["tlc manifest: tlc:incident WL3464.R3.1: Incident Incident_small.cfg: "
+                                     "expected holds, TLC says violated (WL3464_R3_1)"]
 
 
 def test_the_committed_models_gate_is_derived_and_short(tmp_path):

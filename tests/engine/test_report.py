@@ -31,7 +31,7 @@ def results(tmp_path_factory) -> Path:
     for name in ("d1-stop-start-ddl", "inc-rpl-incident"):
         shutil.copy(HISTORIES / f"{name}.jsonl", hist)
     assert main(["verify", "--out", str(d / "out"), "--histories", str(hist), "--examples", "3",
-                 "--systems", "model:wl7318,mutant:stop-applies-waited-event"]) == 0
+                 "--systems", "model:wl7318,mutant:stop-applies-waited-event", "--no-tlc"]) == 0
     return d / "out" / "results.json"
 
 
@@ -203,7 +203,8 @@ def test_summary_md_carries_no_raw_html_and_reproduce_commands_quote_paths():
 def _rows(*cells) -> dict:
     """A results document from (source, system, requirement, status) tuples."""
     rows = [{"source": src, "system": system, "history": "h", "requirement": req, "status": status, "checked": 1,
-             "witnesses": [{"message": f"{status} here", "lines": [7]}] if status in ("violated", "inconclusive") else []}
+             "witnesses": [{"message": f"{status} here", "lines": [7]}] if status in ("violated", "inconclusive") else [],
+             **({"tlc": {"check": "h", "module": "M", "config": "M.cfg", "distinct_states": 9, "depth": 3}} if src == "tlc" else {})}
             for src, system, req, status in cells]
     return {"schema": "replcheck.results/1", "rows": rows, "findings": []}
 
@@ -248,15 +249,17 @@ def test_the_headline_counts_evidence_by_kind_and_each_real_servers_verdicts():
                 ("campaign", "model:wl7318", "WL7318.F1", "pass"),
                 ("z3", "z3", "WL344.CM.SET", "pass"), ("z3", "z3", "WL344.CM.INVALID", "not_exercised"),
                 ("state-machine", "model:wl344", "WL344.CM.SET", "pass"),
+                ("tlc", "Incident_small", "WL3464.GAP", "pass"), ("tlc", "Incident_small", "WL3464.HOLD", "not_exercised"),
+                ("tlc", "mutant:no-incident", "WL3464.R3.1", "violated"),  # about the check: no evidence
                 (*MARIADB, "WL344.CM.SET", "pass"), (*MARIADB, "WL344.CM.RANGE", "violated"),
                 (*MARIADB, "WL344.CM.INVALID", "inconclusive"), (*MARIADB, "WL344.CM.DEFAULT", "not_exercised"))
     rep = report.build_report([doc])
     total = rep["summary"]["requirements"]
-    assert rep["counts"] == {"evidence": {"model": 3, "proof": 1, "machine": 1, "tlc": 0, "server": 2},
+    assert rep["counts"] == {"evidence": {"model": 3, "proof": 1, "machine": 1, "tlc": 1, "server": 2},
                              "servers": {"conformance:MariaDB 10.11": {"judged": 2, "inconclusive": 1, "not_exercised": total - 3}}}
     assert rep["summary"]["inconclusive"] == 1
     Draft202012Validator(io.schema("report")).validate(rep)
-    words = (f"{total} requirements; with evidence from a property on a model 3, a proof 1, a state machine 1, TLC 0, "
+    words = (f"{total} requirements; with evidence from a property on a model 3, a proof 1, a state machine 1, TLC 1, "
              f"a real server 2; MariaDB 10.11: 2 judged, 1 inconclusive, {total - 3} not exercised")
     assert report.headline(rep) == words
     md = report.markdown(rep)

@@ -70,7 +70,7 @@ def test_manifest_maps_every_checked_property_to_a_catalogue_requirement():
     m = tlc.manifest()
     ids = {r.id for r in catalogue.load()}
     assert set(m.requirements.values()) <= ids
-    assert {c.module for c in m.checks} == {"SemiSync", "Delay", "Incident"}
+    assert {c.module for c in m.checks} == {"SemiSync", "Delay", "Incident", "GroupIds"}
     for c in m.checks:
         assert set(c.properties()) - {"TypeOK"} <= set(m.requirements), c.name
         assert c.expect == "holds" or c.violated in c.properties()
@@ -83,7 +83,8 @@ def test_every_mutant_check_expects_a_requirement_its_registry_entry_kills():
     mutant_checks = [c for c in m.checks if c.mutants]
     assert {n for c in mutant_checks for n in c.mutants} == {
         "shutdown-acks-waiters", "switch-back-first-ack", "stop-applies-waited-event", "no-clock-compensation",
-        "origin-timestamp", "no-incident", "incident-ignored", "incident-on-rollback"}
+        "origin-timestamp", "no-incident", "incident-ignored", "incident-on-rollback", "no-halt-on-lower-id",
+        "halt-strictly-lower", "recovery-ignores-index", "stop-event"}
     for c in mutant_checks:
         assert c.expect == "violated" and m.requirements[c.violated] in REGISTRY[c.mutants[0]].kills, c.name
 
@@ -106,7 +107,7 @@ def test_only_narrows_the_checked_properties():
 
 def test_every_property_is_shown_to_fail_by_some_check():
     """Honest oracles: a property no configuration can violate is a defect, unless listed here."""
-    not_yet = {"WL1720_ACK_RELAY", "WL3464_HOLD"}  # no registry mutant breaks them yet
+    not_yet = {"WL1720_ACK_RELAY", "WL3464_HOLD", "GGID_MONOTONIC"}  # no registry mutant breaks them yet
     m = tlc.manifest()
     shown = {c.violated for c in m.checks if c.expect == "violated"}
     assert set(m.requirements) - shown == not_yet
@@ -145,9 +146,9 @@ def test_a_broken_manifest_exits_3(tla_copy, capsys):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (["--spec", "GroupIds"], "GroupIds: --spec: no TLA+ module of that name"),
+    (["--spec", "Purge"], "Purge: --spec: no TLA+ module of that name"),
     (["--mutant", "nope"], "nope: --mutant: not a mutant of the registry"),
-    (["--mutant", "no-halt-on-lower-id"], "spec/tla/manifest.toml: --mutant no-halt-on-lower-id: no check matches"),
+    (["--mutant", "purge-silent-skip"], "spec/tla/manifest.toml: --mutant purge-silent-skip: no check matches"),
     (["--size", "tiny"], "tlc: argument --size: invalid choice"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):

@@ -33,8 +33,30 @@ def test_after_commit_loses_a_read_transaction_in_the_shortest_way():
     assert last["read"] == "{1}" and last["relay"] == "(r1 :> 0 @@ r2 :> 0)" and last["master"] == "r1"
 
 
-def _break(tla_copy, old: str, new: str):
-    f = tla_copy / "Incident.tla"
+def test_the_halt_rule_off_replays_a_group_recovery_committed():
+    """GroupIds: the shortest way to play a group twice is the seed's hazard, a crash between the
+    slave's binlog write and its engine commit, recovery committing it, the SQL thread replaying it."""
+    c = next(c for c in tlc.select(mutant="no-halt-on-lower-id") if c.violated == "GGID_RECOVERY_EXACTLY_ONCE")
+    r = tlc.run(c.path, c.config_text())
+    assert [s.action for s in r.trace] == ["Initial predicate", "ClientCommit", "PlayCrash", "Restart", "Play"]
+    crashed = r.trace[2].state
+    assert crashed["prepared"] == "(s1 :> 0 @@ s2 :> 1 @@ s3 :> 0)" and crashed["rli"] == "(s1 :> 0 @@ s2 :> 0 @@ s3 :> 0)"
+    assert r.trace[-1].state["applied"] == "(s1 :> <<1>> @@ s2 :> <<1, 1>> @@ s3 :> <<>>)"
+
+
+def test_a_repoint_that_skips_a_group_is_caught_across_failover(tla_copy):
+    """GroupIds' small configuration reaches a failover with a group to skip: CHANGE MASTER one group
+    past the slave's last loses it, and TLC says so."""
+    _break(tla_copy, "ELSE CHOOSE i \\in Holding(master, gid[s]) : TRUE]", "ELSE 1 + CHOOSE i \\in Holding(master, gid[s]) : TRUE]",
+           "GroupIds.tla")
+    c = tlc.select(config="GroupIds_small", size="small")[0]
+    r = tlc.run(c.path, c.config_text())
+    assert r.status == "violated" and r.violated == "GGID_RECOVERY_EXACTLY_ONCE"
+    assert [s.action for s in r.trace][-5:] == ["Failover", "ClientCommit", "ClientCommit", "Repoint", "Play"]
+
+
+def _break(tla_copy, old: str, new: str, module: str = "Incident.tla"):
+    f = tla_copy / module
     text = f.read_text()
     assert old in text
     f.write_text(text.replace(old, new, 1))

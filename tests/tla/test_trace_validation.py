@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from replcheck import generate, io, systems
-from replcheck.tla import OutOfScope, delay, semisync, validate, value
+from replcheck.tla import OutOfScope, delay, incident, semisync, validate, value
 from replcheck.verify import embedded_histories
 
 pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")),
@@ -17,9 +17,10 @@ HISTORIES = {p.stem: p for p in embedded_histories()}
 # In the fast tier, the Histories each feature is about; all of them in the slow one.
 FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "ss-switch-back-n", "ss-phantom-failover")] + \
        [(semisync, "model:after-commit", "ss-after-sync-visibility")] + \
-       [(delay, s, h) for s in ("model:wl344", "model:wl7318") for h in ("d1-stop-start-dml", "chain-hop-lag")]
-ALL = [(f, s, h) for f in (semisync, delay) for s in ("model:wl344", "model:wl7318", "model:after-commit") for h in HISTORIES
-       if (f, s, h) not in FAST]
+       [(delay, s, h) for s in ("model:wl344", "model:wl7318") for h in ("d1-stop-start-dml", "chain-hop-lag")] + \
+       [(incident, "model:wl7318", h) for h in ("inc-gaps", "inc-cache-overflow", "inc-rpl-incident")]
+ALL = [(f, s, h) for f in (semisync, delay, incident) for s in ("model:wl344", "model:wl7318", "model:after-commit")
+       for h in HISTORIES if (f, s, h) not in FAST]
 
 
 def _validate(feature, system: str, history):
@@ -65,6 +66,18 @@ def test_stop_applying_the_waited_event_is_rejected_at_the_apply():
     v = _validate(delay, "mutant:stop-applies-waited-event", "d1-stop-start-dml")
     assert not v.ok and v.rejected.action == "Apply" and v.rejected.args == {"n": 2, "t": 1}
     assert "B began executing t7 at 11000000" in v.rejected.what and v.accepted == 13
+
+
+def test_incident_mutants_are_rejected_naming_the_step():
+    ignored = _validate(incident, "mutant:incident-ignored", "inc-rpl-incident")
+    assert not ignored.ok and ignored.rejected.action == "Apply" and "B applied replace4" in ignored.rejected.what
+    unmarked = _validate(incident, "mutant:no-incident", "inc-gaps")  # the lost changes are visible on A, unbinlogged
+    assert not unmarked.ok and unmarked.rejected.action == "Binlog" and "t2 binlogged on A" in unmarked.rejected.what
+    h = io.load_history(HISTORIES["inc-cache-overflow"])
+    a = incident.abstract(systems.get("mutant:incident-on-rollback").run(h), h)
+    false = validate(a)
+    assert [s.action for s in a.steps[:false.accepted]] == ["Binlog", "Apply", "RollBack"]
+    assert false.rejected.action == "WriteIncident"  # no change was lost: nothing to mark
 
 
 def test_a_topology_outside_the_spec_is_out_of_scope():

@@ -1,0 +1,233 @@
+------------------------------ MODULE GroupIds ------------------------------
+(***************************************************************************)
+(* Global group IDs of the hierarchical-replication design (seed 002):     *)
+(* the root master issues each group the next ID under the binlog lock; a  *)
+(* slave's SQL thread writes the master's ID unchanged to its own binlog.  *)
+(* The last consumed ID is persisted in the binlog index: a new binlog's   *)
+(* entry holds the ID so far, a closed one's the ID of its last group.     *)
+(* At start a clean server takes the last index entry; a crashed one       *)
+(* recovers only its most recent binlog: its last group's ID, or, when it  *)
+(* holds only its FDE, that file's index entry ("Bin Log Processing at     *)
+(* Server Start", "ID Generation").  A slave's COMMIT is binlog write,     *)
+(* engine commit, relay-log.info flush; a crash may fall between any two,  *)
+(* and recovery commits what the binlog holds, so the SQL thread gets the  *)
+(* group again: it halts on an ID not above its binlog's last              *)
+(* ("Interaction with rpl_transaction_enabled").  At failover the most     *)
+(* advanced slave by SHOW MASTER STATUS becomes root and continues the     *)
+(* sequence; every other slave is placed after its last group by SHOW      *)
+(* BINLOG INFO FOR, or refused (1236) when the new master lacks it.  The   *)
+(* Python model's rules are model/groupid.py and model/recovery.py.        *)
+(* The relay log is the master's binlog as far as it is up: a slave plays  *)
+(* while its master is up.  A failed master and a slave refused at failover *)
+(* leave the system (their binlogs are a lost branch, as properties/       *)
+(* groupid.py's out_of_system); a restore is not modelled.                 *)
+(* Invariants are named after requirement IDs, dots as underscores.        *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets
+
+CONSTANTS Server,    \* the servers; Root is the root master at first
+          Root,
+          NGroups,   \* client transactions committed on root masters
+          NCrashes,  \* crashes and shutdowns, in all
+          MUTANTS    \* names from model/mutants.py whose mechanism is here
+
+ASSUME Root \in Server
+ASSUME MUTANTS \subseteq {"no-halt-on-lower-id", "halt-strictly-lower", "recovery-ignores-index", "stop-event"}
+
+VARIABLES
+    binlog,    \* binlog[s]: <<[id, trx, file]>>; trx 0 is a Stop event (the stop-event mutant)
+    index,     \* index[s][f]: the group ID of binlog file f's index entry
+    dirty,     \* dirty[s]: the open binlog's FDE still flags it in use (no clean close)
+    gid,       \* gid[s]: the in-memory last consumed group ID
+    up,        \* up[s]: running
+    applied,   \* applied[s]: the transactions committed in s's engine, in order
+    prepared,  \* prepared[s]: a transaction binlogged but not committed in the engine (0: none)
+    rli,       \* rli[s]: relay-log.info: the groups of master's binlog the SQL thread is done with
+    placed,    \* placed[s]: the slave points at the current master (FALSE after a failover until repointed)
+    halted,    \* halted[s]: the SQL thread stopped with error 1643 (an ID not above the binlog's last)
+    inSystem,  \* inSystem[s]: not a failed master nor a slave refused at failover
+    master,    \* the root master
+    made,      \* transactions 1..made were committed by clients
+    crashes    \* crashes and shutdowns so far
+
+vars == <<binlog, index, dirty, gid, up, applied, prepared, rli, placed, halted, inSystem, master, made, crashes>>
+
+Init ==
+    /\ binlog = [s \in Server |-> <<>>] /\ index = [s \in Server |-> <<0>>] /\ dirty = [s \in Server |-> TRUE]
+    /\ gid = [s \in Server |-> 0] /\ up = [s \in Server |-> TRUE] /\ applied = [s \in Server |-> <<>>]
+    /\ prepared = [s \in Server |-> 0] /\ rli = [s \in Server |-> 0] /\ placed = [s \in Server |-> TRUE]
+    /\ halted = [s \in Server |-> FALSE] /\ inSystem = [s \in Server |-> TRUE] /\ master = Root
+    /\ made = 0 /\ crashes = 0
+
+File(s) == Len(index[s])  \* the open binlog
+Write(s, id, trx) == binlog' = [binlog EXCEPT ![s] = Append(@, [id |-> id, trx |-> trx, file |-> File(s)])]
+Commit(s, trx) == applied' = [applied EXCEPT ![s] = Append(@, trx)]
+Down(s) == /\ up' = [up EXCEPT ![s] = FALSE] /\ crashes' = crashes + 1
+Slave(s) == s # master /\ inSystem[s] /\ up[s] /\ placed[s]
+
+(* The root master's client commit: the next ID under the binlog lock, then the engine commit. *)
+ClientCommit ==
+    /\ up[master] /\ made < NGroups
+    /\ Write(master, gid[master] + 1, made + 1) /\ gid' = [gid EXCEPT ![master] = @ + 1]
+    /\ Commit(master, made + 1) /\ made' = made + 1
+    /\ UNCHANGED <<index, dirty, up, prepared, rli, placed, halted, inSystem, master, crashes>>
+
+(* A crash between the root's binlog write and its engine commit: the XID is in the binlog. *)
+ClientCommitCrash ==
+    /\ up[master] /\ made < NGroups /\ crashes < NCrashes
+    /\ Write(master, gid[master] + 1, made + 1) /\ gid' = [gid EXCEPT ![master] = @ + 1]
+    /\ prepared' = [prepared EXCEPT ![master] = made + 1] /\ made' = made + 1 /\ Down(master)
+    /\ UNCHANGED <<index, dirty, applied, rli, placed, halted, inSystem, master>>
+
+(* The halt rule: "not above" catches the replay, whose ID equals the binlog's last; the design's *)
+(* wording "a lower group_id" (halt-strictly-lower) does not.                                    *)
+MustHalt(incoming, last) ==
+    IF "no-halt-on-lower-id" \in MUTANTS THEN FALSE
+    ELSE IF "halt-strictly-lower" \in MUTANTS THEN incoming < last ELSE incoming <= last
+
+Next1(s) == binlog[master][rli[s] + 1]
+Readable(s) == Slave(s) /\ ~halted[s] /\ up[master] /\ rli[s] < Len(binlog[master])
+Playable(s) == Readable(s) /\ Next1(s).trx # 0 /\ ~MustHalt(Next1(s).id, gid[s])
+Done(s) == rli' = [rli EXCEPT ![s] = @ + 1]
+
+(* The SQL thread plays the next group: binlog write (the master's ID), engine commit, relay-log.info. *)
+Play(s) ==
+    /\ Playable(s)
+    /\ Write(s, Next1(s).id, Next1(s).trx) /\ gid' = [gid EXCEPT ![s] = Next1(s).id]
+    /\ Commit(s, Next1(s).trx) /\ Done(s)
+    /\ UNCHANGED <<index, dirty, up, prepared, placed, halted, inSystem, master, made, crashes>>
+
+(* ... or crashes after its binlog write (the seed's hazard), or after the engine commit before *)
+(* relay-log.info is flushed (Bug #26540).                                                        *)
+PlayCrash(s) ==
+    /\ Playable(s) /\ crashes < NCrashes
+    /\ Write(s, Next1(s).id, Next1(s).trx) /\ gid' = [gid EXCEPT ![s] = Next1(s).id]
+    /\ \/ prepared' = [prepared EXCEPT ![s] = Next1(s).trx] /\ UNCHANGED applied
+       \/ Commit(s, Next1(s).trx) /\ UNCHANGED prepared
+    /\ Down(s)
+    /\ UNCHANGED <<index, dirty, rli, placed, halted, inSystem, master, made>>
+
+(* A Stop event (the stop-event mutant's) does nothing on the slave and is not binlogged there. *)
+PassStop(s) ==
+    /\ Readable(s) /\ Next1(s).trx = 0 /\ Done(s)
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, placed, halted, inSystem, master, made, crashes>>
+
+Halt(s) ==
+    /\ Readable(s) /\ Next1(s).trx # 0 /\ MustHalt(Next1(s).id, gid[s])
+    /\ halted' = [halted EXCEPT ![s] = TRUE]
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, rli, placed, inSystem, master, made, crashes>>
+
+Crash(s) ==
+    /\ up[s] /\ crashes < NCrashes /\ Down(s)
+    /\ UNCHANGED <<binlog, index, dirty, gid, applied, prepared, rli, placed, halted, inSystem, master, made>>
+
+FileIds(s) == [i \in 1..Len(binlog[s]) |-> binlog[s][i].id]
+InFile(s, f) == {i \in 1..Len(binlog[s]) : binlog[s][i].file = f}
+LastIn(s, f) == binlog[s][CHOOSE i \in InFile(s, f) : \A j \in InFile(s, f) : j <= i].id
+
+(* MYSQL_LOG::close fixes the closed file's entry to its last group's ID; the design stops     *)
+(* writing the Stop event, which would consume an ID (the stop-event mutant writes it).         *)
+Shutdown(s) ==
+    /\ up[s] /\ crashes < NCrashes
+    /\ IF "stop-event" \in MUTANTS
+       THEN Write(s, gid[s] + 1, 0) /\ gid' = [gid EXCEPT ![s] = @ + 1]
+            /\ index' = [index EXCEPT ![s][File(s)] = gid[s] + 1]
+       ELSE /\ index' = [index EXCEPT ![s][File(s)] = IF InFile(s, File(s)) = {} THEN @ ELSE LastIn(s, File(s))]
+            /\ UNCHANGED <<binlog, gid>>
+    /\ dirty' = [dirty EXCEPT ![s] = FALSE] /\ Down(s)
+    /\ UNCHANGED <<applied, prepared, rli, placed, halted, inSystem, master, made>>
+
+(* The last consumed ID at start: clean, the last index entry; crashed, the most recent binlog's *)
+(* last group, or its index entry when it holds only its FDE (recovery-ignores-index: 0).        *)
+Recovered(s) ==
+    IF ~dirty[s] THEN index[s][File(s)]
+    ELSE IF InFile(s, File(s)) # {} THEN LastIn(s, File(s))
+    ELSE IF "recovery-ignores-index" \in MUTANTS THEN 0 ELSE index[s][File(s)]
+
+(* Start-up: recovery (TC_LOG_BINLOG::recover commits the binlogged XID), then a new binlog whose *)
+(* index entry holds the recovered ID; the start may crash right after creating it.               *)
+Restart(s) ==
+    /\ ~up[s] /\ inSystem[s]
+    /\ gid' = [gid EXCEPT ![s] = Recovered(s)]
+    /\ applied' = [applied EXCEPT ![s] = IF prepared[s] = 0 THEN @ ELSE Append(@, prepared[s])]
+    /\ prepared' = [prepared EXCEPT ![s] = 0]
+    /\ index' = [index EXCEPT ![s] = Append(@, Recovered(s))] /\ dirty' = [dirty EXCEPT ![s] = TRUE]
+    /\ \/ up' = [up EXCEPT ![s] = TRUE] /\ UNCHANGED crashes
+       \/ crashes < NCrashes /\ crashes' = crashes + 1 /\ UNCHANGED up
+    /\ UNCHANGED <<binlog, rli, placed, halted, inSystem, master, made>>
+
+Groups(s) == {i \in 1..Len(binlog[s]) : binlog[s][i].trx # 0}
+Holding(m, id) == {i \in Groups(m) : binlog[m][i].id = id}
+LastGroup(s) == binlog[s][CHOOSE i \in Groups(s) : \A j \in Groups(s) : j <= i]
+
+(* A server whose last group the new master lacks (down at the failover, so not in the pool the *)
+(* new master was picked from): SHOW BINLOG INFO FOR refuses it, and its binlog is a lost       *)
+(* branch like the failed master's (properties/groupid.py, left_ahead).                         *)
+Ahead(s, c) == Groups(s) # {} /\ Holding(c, LastGroup(s).id) = {}
+
+(* The master is down: the most advanced running slave by SHOW MASTER STATUS is promoted; the *)
+(* others are to be repointed; the failed master, and any server ahead of the new one, leave.  *)
+Failover ==
+    /\ ~up[master] /\ inSystem[master]
+    /\ \E c \in Server :
+        /\ Slave(c) /\ \A s \in Server : Slave(s) => gid[s] <= gid[c]
+        /\ master' = c
+        /\ placed' = [s \in Server |-> s = c]
+        /\ inSystem' = [s \in Server |-> inSystem[s] /\ s # master /\ (s = c \/ ~Ahead(s, c))]
+        /\ halted' = [halted EXCEPT ![c] = FALSE]
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, rli, made, crashes>>
+
+(* SHOW SLAVE STATUS's last group on the slave, SHOW BINLOG INFO FOR it on the new master, CHANGE *)
+(* MASTER to the end of that group (or to the start, having played nothing); the slave whose      *)
+(* group the new master lacks is refused (1236) and leaves the system.                            *)
+Repoint(s) ==
+    /\ s # master /\ inSystem[s] /\ up[s] /\ ~placed[s]
+    /\ IF gid[s] = 0 \/ Holding(master, gid[s]) # {}
+       THEN /\ rli' = [rli EXCEPT ![s] = IF gid[s] = 0 THEN 0 ELSE CHOOSE i \in Holding(master, gid[s]) : TRUE]
+            /\ placed' = [placed EXCEPT ![s] = TRUE] /\ halted' = [halted EXCEPT ![s] = FALSE]
+            /\ UNCHANGED inSystem
+       ELSE /\ inSystem' = [inSystem EXCEPT ![s] = FALSE] /\ UNCHANGED <<rli, placed, halted>>
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes>>
+
+Next ==
+    \/ ClientCommit \/ ClientCommitCrash \/ Failover
+    \/ \E s \in Server : Play(s) \/ PlayCrash(s) \/ PassStop(s) \/ Halt(s) \/ Crash(s) \/ Shutdown(s)
+                         \/ Restart(s) \/ Repoint(s)
+
+Spec == Init /\ [][Next]_vars
+
+TypeOK ==
+    /\ master \in Server /\ made \in 0..NGroups /\ crashes \in 0..NCrashes
+    /\ \A s \in Server : gid[s] \in Nat /\ rli[s] \in Nat /\ prepared[s] \in 0..NGroups
+
+Trx(s) == SelectSeq([i \in 1..Len(binlog[s]) |-> binlog[s][i].trx], LAMBDA t : t # 0)
+NoDup(q) == \A i, j \in 1..Len(q) : i < j => q[i] # q[j]
+IsPrefix(p, q) == Len(p) <= Len(q) /\ SubSeq(q, 1, Len(p)) = p
+
+(* No ID names two different groups in the binlogs of the system. *)
+GGID_UNIQUE ==
+    \A s, t \in {x \in Server : inSystem[x]} : \A i \in Groups(s), j \in Groups(t) :
+        binlog[s][i].id = binlog[t][j].id => binlog[s][i].trx = binlog[t][j].trx
+
+(* IDs strictly increase along every binlog. *)
+GGID_MONOTONIC == \A s \in Server : \A i \in 1..Len(binlog[s]) - 1 : binlog[s][i].id < binlog[s][i + 1].id
+
+(* No Stop event in any binlog: it would consume an ID. *)
+GGID_NO_STOP_EVENT == \A s \in Server : \A i \in 1..Len(binlog[s]) : binlog[s][i].trx # 0
+
+(* A running server knows the last ID it issued or played: its binlog's last. *)
+GGID_RECOVERY_LAST_ID ==
+    \A s \in Server : up[s] => gid[s] = IF binlog[s] = <<>> THEN 0 ELSE binlog[s][Len(binlog[s])].id
+
+(* No server commits a group twice; a running slave of the system has committed a prefix of   *)
+(* its master's groups (none lost), unless it stopped with the halt error instead.            *)
+GGID_RECOVERY_EXACTLY_ONCE ==
+    \A s \in Server :
+        /\ NoDup(applied[s])
+        /\ Slave(s) /\ ~halted[s] => IsPrefix(applied[s], Trx(master))
+
+(* Every group written to a binlog has an ID above the binlog's last: the SQL thread halts      *)
+(* rather than write a group again.                                                             *)
+GGID_RECOVERY_HALT ==
+    [][\A s \in Server : Len(binlog'[s]) > Len(binlog[s]) => binlog'[s][Len(binlog'[s])].id > gid[s]]_vars
+=============================================================================

@@ -1,0 +1,28 @@
+---------------------------- MODULE IncidentTrace ----------------------------
+(***************************************************************************)
+(* Trace validation of Incident (replcheck/tla/incident.py writes the      *)
+(* module TraceLog: Trace, a sequence of records, one per step, each       *)
+(* naming its action in field a and its parameters).  A behaviour takes   *)
+(* step i + 1 only as the action Trace[i + 1] names: the trace is accepted *)
+(* when a behaviour reaches i = Len(Trace).                                *)
+(***************************************************************************)
+EXTENDS Incident, Sequences, TraceLog
+
+VARIABLE i  \* the steps of Trace taken so far
+
+TraceInit == Init /\ i = 0
+
+Step(e) ==
+    CASE e.a = "Binlog"        -> Binlog /\ made' = e.c
+      [] e.a = "Lose"          -> Lose /\ made' = e.c
+      [] e.a = "RollBack"      -> RollBack /\ made' = e.c
+      [] e.a = "WriteIncident" -> WriteIncident
+      [] e.a = "Apply"         -> Apply /\ applied' = applied \cup {e.c} /\ pos' = pos + 1 /\ log[pos + 1].kind = "tx"
+      [] e.a = "Halt"          -> Apply /\ sql' = "stopped"
+      [] e.a = "Skip"          -> Apply /\ log[pos + 1].kind = "incident" /\ sql' = "running"
+      [] e.a = "SkipAndStart"  -> SkipAndStart
+
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+=============================================================================
