@@ -43,7 +43,8 @@ class Reach:
     """One replica's observations of positions in one master's binlog, in trace order, with the
     running maximum: the first one at or past any position is a binary search, not a scan.
     `early_us`: how much earlier than its stamp each observation may have happened (a real
-    server's relay log is read at each poll: an event is stamped up to the resolution late)."""
+    server's relay log is read at each poll: an event is stamped up to the resolution late), or
+    its own `since` where that is earlier (a read slowed by load: the read before it began then)."""
 
     def __init__(self, early_us: int = 0):
         self.early_us = early_us
@@ -57,8 +58,10 @@ class Reach:
     def first(self, pos: tuple[str, int], key) -> dict | None:
         """The first observation at or past pos, if it came before key."""
         i = bisect_left(self.most, pos)
-        if i < len(self.obs) and (self.obs[i]["t"] - self.early_us, self.obs[i]["_line"]) < key:
-            return self.obs[i]
+        if i < len(self.obs):
+            o = self.obs[i]
+            if (min(o["t"] - self.early_us, o.get("since", o["t"])), o["_line"]) < key:
+                return o
         return None
 
 

@@ -406,6 +406,7 @@ class Runner:
         self.relay_logs: dict[str, RelayLogs] = {}  # replica -> its relay logs, read as they grow
         self._relay_group: dict[str, list[dict]] = {}  # replica -> the relay observations of its open group
         self._relayed: dict[str, list[dict]] = {}  # replica -> its relay observations, in relay order
+        self._relay_read_began: dict[str, int] = {}  # replica -> when the last read of its relay logs began
         self._unapplied: dict[str, list[int]] = {}  # replica -> indexes into _relayed of events in no group not yet passed
         self._master_file: dict[str, str] = {}  # replica -> the master's binlog its IO thread reads (its last Rotate)
         self.max_gap = 0
@@ -866,14 +867,17 @@ class Runner:
             if node not in self.sources:
                 return
             self.relay_logs[node] = RelayLogs(self.binlog_tool, self.cluster.node_dir(node), label=node)
+        began = self.now()
         events = self.relay_logs[node].read(settled=settled, final=final)
         t = self.now()
+        # Not whole when the read before began (it reads every whole event up to the end): written since.
+        since, self._relay_read_began[node] = self._relay_read_began.get(node, 0), began
         for name, ev in events:
-            self._relay_event(node, t, name, ev)
+            self._relay_event(node, t, name, ev, since)
         if final:
             _close_group(self._relay_group.pop(node, []))
 
-    def _relay_event(self, node: str, t: int, name: str, ev: Event) -> None:
+    def _relay_event(self, node: str, t: int, name: str, ev: Event, since: int = 0) -> None:
         etype = ev.name
         if ev.server_id == self.server_ids[node] and etype in RELAY_FRAMING:
             return
@@ -899,7 +903,7 @@ class Runner:
                     master_file, master_end = m.group(1), int(m.group(2))
                 self._master_file[node] = m.group(1)
         obs = self.emit("relay", node, t, source=self.sources.get(node), **fields, file=name, pos=ev.pos,
-                        master_file=master_file, master_end=master_end)
+                        master_file=master_file, master_end=master_end, since=min(since, t))
         relayed = self._relayed.setdefault(node, [])
         if etype in PASSED_OUTSIDE_GROUPS and not group:
             self._unapplied.setdefault(node, []).append(len(relayed))

@@ -506,3 +506,17 @@ def test_a_resolution_past_half_the_timeout_leaves_the_timeout_inconclusive(kit)
     assert prop.run(TraceView(tr.header, tr.obs)).status == "pass"
     coarse = prop.run(TraceView({**tr.header, "resolution_us": 3_000_000}, tr.obs))
     assert coarse.status == "inconclusive" and "cannot tell whether it timed out" in coarse.witnesses[0].message
+
+
+def test_a_relay_read_slowed_by_load_still_shows_the_event_before_its_ack(kit):
+    """A polled relay log stamps an event when the read that found it ended: under load that can be
+    later than the ack by more than the resolution. The read before it began at `since`, when the
+    event was not whole yet: written in (since, t]. An ack after `since` is no finding; one before
+    it (the event was not there when the earlier read began) still is."""
+    tr, ack = ack_before_relay(kit)  # the ack at 2000500, B's relay of ins0's last event after it
+    relay = next(r for r in tr.all("relay", node="B") if r.get("master_end") == 399)
+    assert kit.verdict("WL1720.ACK.RELAY", tr).status == VIOLATED
+    relay["since"] = ack["t"] - 1_000  # the read before began just before the ack
+    assert kit.verdict("WL1720.ACK.RELAY", tr).status == PASS
+    relay["since"] = ack["t"] + 1_000  # the read before began after the ack and did not find it
+    assert kit.verdict("WL1720.ACK.RELAY", tr).status == VIOLATED
