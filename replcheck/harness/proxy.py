@@ -102,7 +102,7 @@ class ChannelProxy:
         self._listener.bind(("127.0.0.1", 0))
         self._listener.listen(8)
         self.port = self._listener.getsockname()[1]
-        threading.Thread(target=self._accept, name=f"replcheck-ackproxy-{self.port}", daemon=True).start()
+        threading.Thread(target=self._accept, name=f"replcheck-proxy-{self.port}", daemon=True).start()
 
     def lose(self, count: int) -> None:
         with self._lock:

@@ -877,7 +877,8 @@ class Runner:
         if final:
             _close_group(self._relay_group.pop(node, []))
 
-    def _relay_event(self, node: str, t: int, name: str, ev: Event, since: int = 0) -> None:
+    def _relay_event(self, node: str, t: int, name: str, ev: Event, since: int | None = None) -> None:
+        """`since`: when the read before began (None: only the stamp is known)."""
         etype = ev.name
         if ev.server_id == self.server_ids[node] and etype in RELAY_FRAMING:
             return
@@ -903,7 +904,7 @@ class Runner:
                     master_file, master_end = m.group(1), int(m.group(2))
                 self._master_file[node] = m.group(1)
         obs = self.emit("relay", node, t, source=self.sources.get(node), **fields, file=name, pos=ev.pos,
-                        master_file=master_file, master_end=master_end, since=min(since, t))
+                        master_file=master_file, master_end=master_end, since=t if since is None else min(since, t))
         relayed = self._relayed.setdefault(node, [])
         if etype in PASSED_OUTSIDE_GROUPS and not group:
             self._unapplied.setdefault(node, []).append(len(relayed))
