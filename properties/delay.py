@@ -489,8 +489,16 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
 
 # -- statements -------------------------------------------------------------------------------
 def _sample_after(v: TraceView, stmt: dict) -> dict | None:
+    """The node's first sample after the statement, if it shows the statement's effect alone: within
+    the resolution, and before the node's next statement began (a slow run can sample only after
+    it, when a later CHANGE MASTER may have set another delay)."""
     s = next((s for s in _samples(v, stmt["node"]) if s["t"] >= stmt["t"] and s["_line"] > stmt["_line"]), None)
-    return s if s is not None and s["t"] <= stmt["t"] + v.resolution_us else None
+    if s is None or s["t"] > stmt["t"] + v.resolution_us:
+        return None
+    nxt = next((o for o in v.kind("stmt") if o["node"] == stmt["node"] and o["_line"] > stmt["_line"]), None)
+    if nxt is not None and (nxt["_line"] < s["_line"] or (v.resolution_us and s["t"] >= nxt["t"] - nxt.get("duration_us", 0))):
+        return None
+    return s
 
 
 def _stmts(v: TraceView, op: str):

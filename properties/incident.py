@@ -55,8 +55,11 @@ class IncidentIndex:
         server's relay log is read at each poll: the incident is stamped up to the resolution late,
         so a stop that early is after it too."""
         slack = self.v.resolution_us
+        # Written after the read before the one that found it began (`since`): no stop before that
+        # is its own, whatever the resolution (a copy fetched again comes long after the first stop).
+        early = max(r["t"] - slack, r.get("since", 0))
         stop = next((s for s in self.stops if s["node"] == r["node"]
-                     and (_key(s) > _key(r) if not slack else s["t"] >= r["t"] - slack)
+                     and (_key(s) > _key(r) if not slack else s["t"] >= early)
                      and s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)
         if stop is not None and "relay_pos" not in stop and any(
                 k["node"] == r["node"] and (k["relay_file"], k["relay_pos"]) == (r["file"], r["pos"])

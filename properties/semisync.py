@@ -160,6 +160,17 @@ class SemiSyncIndex:
         after = self.status_obs[keys[i]] if i < len(keys) else None
         return not (tol and after is not None and after["t"] <= key[0] + tol and after["variables"][STATUS] != "ON")
 
+    def unsettled(self, node: str, key, tol: int) -> bool:
+        """A sampled trace cannot tell the status at key: the next sample, within tol after key,
+        shows another one (the switch happened somewhere between the two samples)."""
+        if not tol:
+            return False
+        keys = self.status[node].keys
+        i = bisect_right(keys, key)
+        after = self.status_obs[keys[i]] if i < len(keys) else None
+        return (after is not None and after["t"] <= key[0] + tol
+                and (after["variables"][STATUS] == "ON") != (self.status[node].at(key) == "ON"))
+
     def var(self, node: str, name: str, key: tuple[int, int]):
         return self.vars[node][name].at(key)
 
@@ -243,6 +254,14 @@ def commit_waits_for_ack(v: TraceView, check: Check) -> None:
         if c["ok"] and _waited(c) and c["on_return"] and not _timed_out(ix, c, v.resolution_us):
             held = ix.holders(c["node"], c["pos"], c["rkey"])
             n = ix.n(c["node"], c["rkey"])
+            if len(held) < n and (ix.unsettled(c["node"], c["bkey"], v.resolution_us)
+                                  or ix.unsettled(c["node"], c["rkey"], v.resolution_us)):
+                # The status switched between two samples around it: a switch OFF (another commit's
+                # timeout, the last semi-sync replica leaving) releases every waiting commit.
+                check.undecidable(f"commit of {c['trx']} on {c['node']} returned at {c['obs']['t']} held by {sorted(held)} "
+                                  f"(need {n}), and the status switched within the resolution ({v.resolution_us} µs): the "
+                                  f"trace cannot tell whether it was ON", c["obs"])
+                continue
             check.judge(len(held) >= n, f"commit of {c['trx']} on {c['node']} returned at {c['obs']['t']} while ON, "
                         f"held by {sorted(held)} (need {n})", c["obs"])
 
@@ -354,9 +373,15 @@ def timeout_bounds_the_wait(v: TraceView, check: Check) -> None:
                         c["obs"])
 
 
-def _timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
+def _timed_out(ix: SemiSyncIndex, c: dict, tol: int, surely: bool = False) -> bool:
+    """The commit may have waited out the timeout (surely: it did, as far as the trace can tell).
+    A sampled trace stamps the binlog write up to tol late, so the wait may be tol longer than it
+    shows; but never longer than the statement itself (its `start` is the server's clock)."""
     timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
-    return (_waited(c) and c["ok"] and c["obs"]["t"] - c["binlog"]["t"] >= timeout - tol
+    waited = c["obs"]["t"] - c["binlog"]["t"]
+    longest = c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"])
+    could = waited >= timeout if surely or not tol else (waited >= timeout - tol and longest >= timeout)
+    return (_waited(c) and c["ok"] and could
             and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"])
             and not _disabled_at_return(ix, c, tol))
 
@@ -394,8 +419,12 @@ def timeout_is_logged(v: TraceView, check: Check) -> None:
         # A real server's log line is seen at the next poll: up to the resolution after the return.
         until = max(c["rkey"], (c["obs"]["t"] + v.resolution_us, END[0])) if v.resolution_us else c["rkey"]
         keys = logged.get(c["node"], [])
-        check.judge(bisect_right(keys, until) > bisect_right(keys, c["bkey"]),
-                    f"commit of {c['trx']} on {c['node']} timed out with no log naming a binlog position", c["obs"])
+        found = bisect_right(keys, until) > bisect_right(keys, c["bkey"])
+        message = f"commit of {c['trx']} on {c['node']} timed out with no log naming a binlog position"
+        if not found and not _timed_out(ix, c, v.resolution_us, surely=True):
+            check.undecidable(message.replace("timed out", "may have timed out (the resolution cannot tell)"), c["obs"])
+            continue
+        check.judge(found, message, c["obs"])
 
 
 @checks("WL1720.OFF.NO_WAIT")
@@ -517,13 +546,18 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         restarts.setdefault(o["node"], []).append(_key(o))
     # per node, the commits a counter counts, by return, and how many of them were acked (yes) or
     # not (no) up to each: a sample's counts are two binary searches
-    counted: dict[str, tuple[list, list]] = {}
+    # A commit binlogged while the status switched between two samples may have waited or not:
+    # it counts as either (lo counts it as neither, hi as both).
+    counted: dict[str, tuple[list, list, list]] = {}
     for c in sorted(ix.commits, key=lambda c: c["rkey"]):
         if c["ok"] and c["enabled"]:
-            acked = _waited(c) and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
-            keys, totals = counted.setdefault(c["node"], ([], [(0, 0)]))
+            acks = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
+            either = acks and ix.unsettled(c["node"], c["bkey"], v.resolution_us)
+            acked = _waited(c) and acks
+            keys, lows, highs = counted.setdefault(c["node"], ([], [(0, 0)], [(0, 0)]))
             keys.append(c["rkey"])
-            totals.append((totals[-1][0] + acked, totals[-1][1] + (not acked)))
+            lows.append((lows[-1][0] + (acked and not either), lows[-1][1] + (not acked and not either)))
+            highs.append((highs[-1][0] + (acked or either), highs[-1][1] + (not acked or either)))
     for o in v.kind("server_status"):
         node, key = o["node"], _key(o)
         if "Rpl_semi_sync_master_yes_tx" not in o["variables"]:
@@ -536,10 +570,10 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         # resolution before may not be yet.
         soon = (key[0] + v.resolution_us, 2**62) if v.resolution_us else key
         sure = (key[0] - v.resolution_us, -1) if v.resolution_us else key
-        keys, totals = counted.get(node, ([], [(0, 0)]))
-        first = totals[bisect_right(keys, since)]
-        lo, hi = ([a - b for a, b in zip(totals[max(bisect_left(keys, end), bisect_right(keys, since))], first)]
-                  for end in (sure, soon))
+        keys, lows, highs = counted.get(node, ([], [(0, 0)], [(0, 0)]))
+        lo, hi = ([a - b for a, b in zip(totals[max(bisect_left(keys, end), bisect_right(keys, since))],
+                                         totals[bisect_right(keys, since)])]
+                  for totals, end in ((lows, sure), (highs, soon)))
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
         check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],

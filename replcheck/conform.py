@@ -75,7 +75,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
             mariadb = replace(server, scale=s.scale)
             h = {**h, "header": {**h["header"], "name": s.name}}
             real = judge(mariadb, h)
-            ran = mariadb.as_run(h)  # what ran: the reference model runs the very same History
+            ran = mariadb.as_run(h, real.trace)  # what ran: the reference model runs the very same History
             model = judge(reference, ran)
             version = real.trace.header["server_version"]
             io.write_atomic(staging / "traces" / "mariadb" / f"{s.name}.jsonl", io.dumps_lines(*real.trace))

@@ -182,6 +182,11 @@ TIMEOUT_FLOOR_MS = 1500
 DELAY_FLOOR_S = 2
 SCALE_RANGE = (0.1, 1.0)  # the quick suite's time budget; no History runs slower than real time
 LOOPBACK_LATENCY_US = 10_000  # a channel latency up to this, once scaled, is loopback's own; none is made
+# An op that starts later than this past its time (a slow statement before it, a loaded machine)
+# moves every later op by as much: the History's distances between ops are what its scenario needs
+# (a commit, then 200 ms for it to wait, then the crash), and squeezing them would test another one.
+# Less is the sleep's own jitter, and moves nothing.
+SLIP_MIN_US = 20_000
 
 
 def scale_for(history: dict) -> float:
@@ -418,6 +423,9 @@ class Runner:
         self.notes: list[str] = []
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
+        self._sql_started: set[str] = set()  # replicas a START SLAVE started the SQL thread of since their last sample
+        self.slip_us = 0  # how much later than the History every op from here on starts (SLIP_MIN_US)
+        self.slipped: list[list[int]] = []  # [op index in the History, slip_us] where the slip grew
 
     # -- observations --------------------------------------------------------------------------
 
@@ -525,15 +533,21 @@ class Runner:
             # On every node, unlogged: the binlogs then hold only the History's transactions.
             c.sql(n, "SET sql_log_bin = 0; " + SCHEMA)
 
-    def _sleep_until(self, at_us: int) -> None:
-        delay = self.t0 + at_us / US - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
+    def _sleep_until(self, at_us: int) -> bool:
+        """Sleeps until at_us plus the slip so far; True when it was already too late (the slip grew)."""
+        late = self.now() - (at_us + self.slip_us)
+        if late < 0:
+            time.sleep(-late / US)
+        elif late > SLIP_MIN_US:
+            self.slip_us += late
+            return True
+        return False
 
     def _run_ops(self) -> None:
         ops = sorted(enumerate(self.history["ops"]), key=lambda x: (x[1]["at"], x[0]))
         for i, op in ops:
-            self._sleep_until(op["at"])
+            if self._sleep_until(op["at"]):
+                self.slipped.append([i, self.slip_us])
             self.progress(f"{self.name}: {op['at'] / US:.2f} s {op['op']} on {op['node']}")
             self._do(op)
 
@@ -709,10 +723,14 @@ class Runner:
             self.emit("sql_stop", node, t, reason="stop")
         if errno is not None:
             self.emit("error", node, t, errno=errno, message=message)
-        elif node not in self._busy:
-            if kind == "start_slave" and op.get("thread") in (None, "io"):
+        elif kind == "start_slave":
+            if op.get("thread") in (None, "io"):
                 self._io_error.pop(node, None)  # a new IO thread: its failure is a new error, even the same one
-            self._poll(node, force=True)  # what it changed, before anything else can change it again
+            if op.get("thread") in (None, "sql"):
+                self._sql_started.add(node)
+        if node not in self._busy:
+            # What it changed (or, refused, left as it was), before anything else can change it again.
+            self._poll(node, force=True)
 
     def _failover(self, op: dict) -> None:
         """Failover by GTID, the model's steps on the server: the replica stops, applies its relay
@@ -936,11 +954,15 @@ class Runner:
             self._io_error[node] = io_error
             self.emit("error", node, t, thread="io", errno=io_error[0], message=io_error[1])
         last = self._last_status.get(node)
-        if s["Slave_SQL_Running"] == "Yes" or last is None or last["Slave_SQL_Running"] == "Yes":
+        # The SQL thread ran since the last sample: it showed running then, or a START SLAVE started
+        # it (and it may have stopped again before any sample saw it run, as at an incident).
+        ran = last is None or last["Slave_SQL_Running"] == "Yes" or node in self._sql_started
+        self._sql_started.discard(node)
+        if s["Slave_SQL_Running"] == "Yes" or ran:
             # Before a stop it shows: what the thread passed, it passed before stopping. A stopped
             # thread passes nothing (a relay log of the same name refetched meanwhile is not behind it).
             self._passed(node, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
-        if last is not None and last["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
+        if ran and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
             self.emit("sql_stop", node, t, reason="error", errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
             self.emit("error", node, t, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
         every = self.history["header"].get("sample_every_us", US)
@@ -1226,7 +1248,7 @@ class Runner:
         return {"schema": "replcheck.trace/1", "system": f"mariadb:{version}", "history": self.name,
                 "epoch_us": self.epoch_us, "resolution_us": max(self.max_gap, self.poll_us), "server_version": version,
                 "time_scale": self.scale, "unobserved": self._unobserved(), "topology": topo,
-                "notes": self._notes()}
+                "notes": self._notes(), **({"slipped": self.slipped} if self.slipped else {})}
 
     def _relay_gaps(self) -> list[str]:
         return [g for logs in self.relay_logs.values() for g in logs.gaps]
@@ -1249,6 +1271,11 @@ class Runner:
         if self.repointed:
             notes.append("failover: repointed channels bypass the relay, so acks after it are not observed")
         notes += [f"relay not observed: {g}" for g in self._relay_gaps()]
+        if self.slipped:
+            i, slip = self.slipped[-1]
+            notes.append(f"ops started late (a slow statement or a loaded machine): every op from op {self.slipped[0][0]} "
+                         f"on was moved to keep its distance from the one before, {slip} µs in all by op {i} (header "
+                         f"slipped; the History that ran has these times)")
         return notes + self.notes
 
     def _ordered(self) -> list[dict]:

@@ -26,10 +26,19 @@ class MariaDB:
         """RunnerError, before any server starts, for an op a real server cannot do."""
         Runner(history, scale=self.scale, name=name)
 
-    def as_run(self, history: dict) -> dict:
-        """The History as it actually runs (times scaled, MASTER_DELAY in whole seconds): what the
-        reference model runs to be compared with this server's Trace."""
-        return scaled_history(history, self.scale)
+    def as_run(self, history: dict, trace: Trace | None = None) -> dict:
+        """The History as it actually runs (times scaled, MASTER_DELAY in whole seconds), and as it
+        ran when `trace` says ops started late (header `slipped`): what the reference model runs
+        to be compared with this server's Trace."""
+        h = scaled_history(history, self.scale)
+        slipped = dict(trace.header.get("slipped", [])) if trace is not None else {}
+        slip = 0
+        for i, op in sorted(enumerate(h["ops"]), key=lambda x: (x[1]["at"], x[0])):  # the order the runner ran them
+            slip = slipped.get(i, slip)
+            op["at"] += slip
+        if "end_us" in h["header"]:
+            h["header"]["end_us"] += slip
+        return h
 
     def run(self, history: dict) -> Trace:
         runner = Runner(history, scale=self.scale, basedir=self.basedir, tmpdir=self.tmpdir,

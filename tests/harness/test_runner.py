@@ -471,6 +471,38 @@ def test_events_in_no_group_are_applied_once_a_sample_shows_the_sql_thread_past_
     assert sample(50, "relay.000002", 406) == [(30, "ROTATE_EVENT", 4), (40, "FORMAT_DESCRIPTION_EVENT", 52)]
 
 
+def test_an_sql_thread_stopped_by_an_error_before_any_sample_saw_it_run_is_a_stop():
+    """Under load the first sample of B, or the first after a START SLAVE, can come after its SQL
+    thread already stopped at an incident: that is still the stop (WL3464.R3.1 judges it)."""
+    r = R.Runner(_history([]))
+    error = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No", "Last_SQL_Errno": "1590",
+             "Last_SQL_Error": "The incident LOST_EVENTS occurred on the master."}
+    stops = lambda: [(o["t"], o["reason"]) for _, _, o in r.obs if o["kind"] == "sql_stop"]  # noqa: E731
+    r._status("B", 10, error, None, False)
+    assert stops() == [(10, "error")]
+    r._status("B", 20, error, None, False)  # still stopped: no new stop
+    assert stops() == [(10, "error")]
+    r._sql_started.add("B")  # START SLAVE (what _statement does), then it stopped again before a sample
+    r._status("B", 30, error, None, False)
+    assert stops() == [(10, "error"), (30, "error")]
+
+
+def test_a_late_op_moves_every_later_op_and_the_history_that_ran_says_so(tmp_path):
+    """A slow statement or a loaded machine makes an op start late: every later op keeps its
+    distance from it (a commit, then 200 ms for it to wait, then the crash), and the History the
+    reference model runs has the times they ran at."""
+    from replcheck.harness.system import MariaDB
+    from replcheck.properties.judge import Trace
+    r = R.Runner(_history([]))
+    r.t0 = time.monotonic() - 1.0  # 1 s into the run
+    assert r._sleep_until(400_000) and r.slip_us >= 600_000  # 0.6 s late: everything moves
+    h = _history([{"at": 100_000, "op": "trx", "node": "A"}, {"at": 300_000, "op": "stop_slave", "node": "B"},
+                  {"at": 400_000, "op": "trx", "node": "A"}, {"at": 600_000, "op": "crash", "node": "A"}], end_us=900_000)
+    ran = MariaDB(scale=1.0).as_run(h, Trace({"slipped": [[2, 250_000]]}, []))
+    assert [op["at"] for op in ran["ops"]] == [100_000, 300_000, 650_000, 850_000] and ran["header"]["end_us"] == 1_150_000
+    assert [op["at"] for op in MariaDB(scale=1.0).as_run(h)["ops"]] == [100_000, 300_000, 400_000, 600_000]
+
+
 def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_one_of_that_name():
     """inc-skip-after-rotation on MariaDB: START SLAVE purged the relay logs and the new relay.000002
     reuses the name; walking back from the note's new position must not cross into the old one."""

@@ -584,3 +584,20 @@ def test_a_dropped_connection_delays_relaying_for_its_own_reasons(kit):
     assert v.status == PASS and v.checked == 3, v  # t2's events, relayed on time
     tr.drop(cut)  # nothing said the connection dropped: the lateness is the delay's
     assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed XID_EVENT of t1")
+
+
+@pytest.mark.parametrize("keep_own_sample, status", [(False, PASS), (True, VIOLATED)])
+def test_a_refused_delay_is_judged_only_by_a_sample_before_the_next_statement(kit, keep_own_sample, status):
+    # A loaded run of d1-invalid-values on MariaDB (resolution 2.2 s): the first sample after the
+    # refused MASTER_DELAY = 2147483648 came after the next two statements, the second of which set
+    # 1.5 (SQL_Delay 1). That sample says nothing about the refused one.
+    tr = kit.run(W344, "d1-invalid-values")
+    tr.header["resolution_us"] = 2_500_000
+    refused = tr.first("stmt", op="change_master", delay_sql="2147483648")
+    own, between = [o for o in tr.all("status", node="B") if refused["t"] <= o["t"] < refused["t"] + 2 * US]
+    tr.drop(between)
+    if keep_own_sample:
+        own["SQL_Delay"] = 7  # a sample before the next statement that shows another delay: violated
+    else:
+        tr.drop(own)
+    assert kit.verdict("WL344.CM.RANGE", tr).status == status

@@ -372,3 +372,20 @@ def test_a_skip_a_crash_threw_away_before_the_groups_end_skipped_nothing(kit):
     tr.first("relay", node="B", trx="t1", idx=0)["last"] = False
     applied = tr.retime(tr.first("apply", node="B", trx="t1", idx=1), 3 * US + 1)
     assert_witness(kit.verdict("WL3464.SKIP_GROUP", tr), tr, applied, "B skipped GTID_LOG_EVENT of t1 but applied its QUERY_EVENT")
+
+
+@pytest.mark.parametrize("since, status", [(None, VIOLATED), (7_900_000, PASS)])
+def test_a_copy_of_an_incident_fetched_again_is_not_tied_to_the_first_stop(kit, since, status):
+    # A loaded run of inc-cache-overflow on MariaDB (resolution 2.9 s): B stopped at the incident,
+    # the DBA skipped it, and START SLAVE fetched the binlog again (GTID), relaying a second copy at
+    # another relay position. Within the resolution, that copy looked like the cause of the first
+    # stop, and the stop's position "wrong". The read that found the copy began after that stop.
+    tr = kit.run("model:wl344", "inc-cache-overflow")
+    tr.header["resolution_us"] = 5_500_000
+    stop = tr.first("sql_stop", node="B")
+    del stop["relay_file"], stop["relay_pos"]  # a real server's stop does not say where
+    first, again = tr.all("relay", node="B", type="INCIDENT_EVENT")
+    assert first["pos"] != again["pos"] and again["t"] - stop["t"] < tr.header["resolution_us"]
+    if since is not None:
+        first["since"], again["since"] = first["t"] - 1000, since
+    assert kit.verdict("WL3464.HOLD", tr).status == status

@@ -520,3 +520,52 @@ def test_a_relay_read_slowed_by_load_still_shows_the_event_before_its_ack(kit):
     assert kit.verdict("WL1720.ACK.RELAY", tr).status == PASS
     relay["since"] = ack["t"] + 1_000  # the read before began after the ack and did not find it
     assert kit.verdict("WL1720.ACK.RELAY", tr).status == VIOLATED
+
+
+def _status_sample(tr, node: str, t: int, status: str) -> dict:
+    """A server_status sample of node at t, as the last one before it with the status set."""
+    last = [o for o in tr.all("server_status", node=node) if o["t"] <= t][-1]
+    return add(tr, {**last, "t": t, "variables": {**last["variables"], "Rpl_semi_sync_master_status": status}})
+
+
+@pytest.mark.parametrize("switch, status", [(None, VIOLATED), ("ON", VIOLATED), ("OFF", "inconclusive")])
+def test_a_return_without_holders_is_undecidable_when_the_status_switched_within_the_resolution(kit, switch, status):
+    # A loaded run (ss-counters on MariaDB, load 18): del1 returned 52 ms into its wait because
+    # another commit's timeout switched the status OFF, which the next sample showed 90 ms later,
+    # within the 1.1 s resolution. The trace cannot tell whether it returned while ON.
+    tr, _ = commit_before_ack(kit)
+    tr.header["resolution_us"] = 500
+    if switch:
+        _status_sample(tr, "A", 2 * US + 300, switch)
+    v = kit.verdict("WL1720.ACK.WAIT", tr)
+    assert v.status == status
+    if status == "inconclusive":
+        assert "cannot tell whether it was ON" in v.witnesses[0].message
+
+
+@pytest.mark.parametrize("resolution_us, status", [(0, VIOLATED), (300_000, PASS)])
+def test_a_commit_binlogged_while_the_status_switched_counts_as_either(kit, resolution_us, status):
+    # A loaded run: the status went ON (a replica caught up) between two samples, and a commit was
+    # binlogged and acknowledged in between; the server counted it in yes_tx. Sampled, it may have
+    # been ON or not: yes or no. Exact (a model), the trace says OFF, so yes_tx is one too many.
+    tr = kit.run(AS, "ss-counters")
+    c = tr.first("commit", node="A", trx="ins1")
+    b = [o for o in tr.all("binlog", node="A", trx="ins1")][0]
+    _status_sample(tr, "A", b["t"] - 1, "OFF")
+    _status_sample(tr, "A", c["t"] + 1, "ON")
+    tr.header["resolution_us"] = resolution_us
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == status
+
+
+def test_a_commit_quicker_than_the_timeout_did_not_time_out_whatever_the_resolution(kit):
+    # A loaded run (ss-wait-no-slave, resolution 2 s, timeout 1.1 s): a commit that returned 22 ms
+    # after it began cannot have waited out the timeout; TIMEOUT.LOG must not ask for its log line.
+    tr, ins0 = commit_before_ack(kit)  # returns unacknowledged, as soon as it began
+    prop = kit.prop("WL1720.TIMEOUT.LOG")
+    tr.header["resolution_us"] = 6 * US  # past the timeout: only the statement's own duration tells
+    assert prop.run(tr.view()).status == PASS
+    for line in tr.all("log", node="A"):
+        tr.drop(line)
+    v = prop.run(tr.view())  # ins500 waited the timeout out, and nothing was logged
+    assert v.status == VIOLATED and [w.message for w in v.witnesses] == [
+        "commit of ins500 on A timed out with no log naming a binlog position"]
