@@ -1246,6 +1246,10 @@ class Simulator:
             ch.skipping_group = False
             if ev.gtid and M.SKIP_KEEPS_GTID_POSITION not in self.mutants:
                 ch.node.executed.add(ev.gtid)  # the GTID position moves past what was skipped
+                # gtid_slave_pos too: a group that ends without committing records its GTID at its
+                # end (MariaDB sql/rpl_gtid.cc, rpl_slave_state::record_and_update_gtid, "if we have
+                # it and did not already update it in a GTID transaction"; seen on 10.11 under load).
+                ch.node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
             self._advance_group(ch, entry)
 
     def _incident_stop(self, ch: Channel, entry: Entry) -> None:

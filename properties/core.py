@@ -213,6 +213,11 @@ class TraceView:
             self._memo[key] = build()
         return self._memo[key]
 
+    def sample_slack_us(self, sample: dict) -> int:
+        """How much later than its stamp a sample's values may have been read: a polled server's
+        sample says how long its read took (sampled_until); one that does not, the resolution."""
+        return sample["sampled_until"] - sample["t"] if "sampled_until" in sample else self.resolution_us
+
     def offset_at(self, node: str, t: int, line: int | None = None) -> int:
         """The node's clock offset (local minus true time, µs) in force at true time t; with the
         line of an observation at t, only the steps the trace shows before it (a clock step in

@@ -541,11 +541,14 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         changed = o["kind"] == "restore"
         if changed:
             pos = {}
-        d = domain_of(o.get("gtid")) if o["kind"] in ("binlog", "visible") else None
+        # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
+        # rpl_slave_state::record_and_update_gtid at the group's end).
+        counted = o["kind"] in ("binlog", "visible") or (o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter")
+        d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
             replicated = F.parse_gtid(o["gtid"])[1] != own
             if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
-                    not own_too and o["kind"] == "visible" and replicated):
+                    not own_too and o["kind"] in ("visible", "skip") and replicated):
                 pos[d] = o["gtid"]
                 changed = True
         if changed:

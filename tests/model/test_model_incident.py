@@ -435,3 +435,14 @@ def test_a_myisam_transaction_ends_with_a_commit_query_and_its_overflow_message_
             ("GTID_LOG_EVENT", False), ("QUERY_EVENT", False), ("QUERY_EVENT", True)]
         big = tr.first("commit", node="A", trx="big")
         assert big["errno"] == 1705 and big["message"].endswith(f"bytes of {tail}")
+
+
+def test_a_skipped_group_moves_gtid_slave_pos(kit):
+    """SQL_SLAVE_SKIP_COUNTER = 1 skips after_gap (0-1-2): gtid_slave_pos records it at the group's
+    end (MariaDB sql/rpl_gtid.cc, record_and_update_gtid), before the next group is applied."""
+    h = kit.history("inc-skip-after-rotation")
+    h["ops"].append({"at": 8_500_000, "op": "expect", "node": "B", "show": "variables", "fields": {"gtid_slave_pos": "0-1-2"}})
+    h["ops"].sort(key=lambda o: o["at"])
+    tr = kit.run("model:wl344", h)
+    assert tr.first("skip", node="B", gtid="0-1-2")["t"] < 8_500_000 < tr.first("visible", node="B", gtid="0-1-3")["t"]
+    assert tr.first("observed", node="B")["value"] == {"gtid_slave_pos": "0-1-2"}

@@ -601,3 +601,18 @@ def test_a_refused_delay_is_judged_only_by_a_sample_before_the_next_statement(ki
     else:
         tr.drop(own)
     assert kit.verdict("WL344.CM.RANGE", tr).status == status
+
+
+@pytest.mark.parametrize("read_took_us, status", [(None, PASS), (10_000, VIOLATED)])
+def test_remaining_delay_is_judged_within_how_long_the_sample_took_not_the_resolution(kit, read_took_us, status):
+    # clock-reply-late on MariaDB under load (resolution 0.9 s): every SQL_Remaining_Delay was a
+    # second long, and a tolerance of 1 s + the resolution passed them all. A polled sample says how
+    # long its read took (sampled_until): that, not the gap between polls, is its uncertainty.
+    tr = kit.run(W344, "d1-normal-setup")
+    tr.header["resolution_us"] = 900_000
+    s = next(o for o in tr.all("status", node="B", t=10 * US) if o["Slave_SQL_Running_State"] == STATE_WAITING)
+    tr.retime(s, s["t"] + 300_000)  # read 0.3 s into the second: 10.7 s left, SQL_Remaining_Delay 11
+    s["SQL_Remaining_Delay"] += 1  # the clock difference off by a second
+    if read_took_us is not None:
+        s["sampled_until"] = s["t"] + read_took_us
+    assert kit.verdict("WL344.SSS.REMAINING", tr).status == status

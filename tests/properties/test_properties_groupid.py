@@ -331,3 +331,17 @@ def test_gtid_slave_pos_after_a_skip_a_trace_cannot_show_is_not_judged(kit):
     seeing = {**header, "unobserved": [k for k in header["unobserved"] if k != "relay"]}
     judged = prop.run(TraceView(seeing, obs))
     assert judged.status == "violated" and "gtid_slave_pos '0-1-2', it replicated up to '0-1-1'" in judged.witnesses[0].message
+
+
+@pytest.mark.parametrize("shown, status", [("0-1-2", PASS), ("0-1-1", VIOLATED)])
+def test_a_group_the_skip_counter_skipped_moves_gtid_slave_pos(kit, shown, status):
+    # inc-skip-after-rotation on MariaDB 10.11 (a loaded run sampled B between the skip and the next
+    # group): SQL_SLAVE_SKIP_COUNTER = 1 skipped after_gap (0-1-2), and gtid_slave_pos showed
+    # 0-1-2 (sql/rpl_gtid.cc, record_and_update_gtid records a group that ends without a commit).
+    tr = kit.run("model:wl344", "inc-skip-after-rotation")
+    skips = tr.all("skip", node="B", gtid="0-1-2")
+    assert skips and all(s["reason"] == "sql_slave_skip_counter" for s in skips)
+    sample = {"t": skips[-1]["t"], "kind": "server_status", "node": "B",
+              "variables": {"gtid_binlog_pos": "", "gtid_slave_pos": shown, "gtid_current_pos": shown}}
+    tr.obs.insert(tr.index(skips[-1]) + 1, sample)
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == status
