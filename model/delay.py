@@ -91,6 +91,7 @@ class DelayRule:
     rule: str = WL344
     mutants: frozenset[M.Mutant] = frozenset()
     round_up: bool = False  # immediate_commit_timestamp to whole seconds: up (MySQL 8.0), or down (the seed)
+    replica_clock: bool = False  # the commit timestamp is compared with the replica's clock, uncompensated (MySQL 8.0)
 
     def uses_commit_timestamp(self, ev: Event) -> bool:
         return self.rule == WL7318 and ev.ict is not None
@@ -120,6 +121,8 @@ class DelayRule:
                 # The seed's immediate_commit_timestamp / 1000000: whole seconds, rounded down; MySQL 8.0
                 # rounds up (rpl_replica.cc, sql_delay_event: ceil(immediate_commit_timestamp / 1000000.00)).
                 local, off = (-(-ev.ict // US) if self.round_up else ev.ict // US) * US, ev.ict_off
+                if self.replica_clock:
+                    off = replica_off
         else:
             local, off = ev.when * US, ev.when_off
         if M.NO_CLOCK_COMPENSATION in m:

@@ -54,6 +54,11 @@ class Mechanics:
     # WL#7318's immediate_commit_timestamp in whole seconds, rounded "down" (the seed's integer
     # division) or "up" (MySQL 8.0 rpl_replica.cc, sql_delay_event: ceil(ict / 1000000.00)).
     commit_timestamp_rounding: str = "down"
+    # Whose clock WL#7318's due time is on: the immediate master's, "compensated" by the clock difference
+    # as WL#344 does for its timestamps, or the replica's own, "replica" (MySQL 8.0 rpl_replica.cc,
+    # sql_delay_event compares ceil(ict) + sql_delay with time(nullptr), no clock_diff_with_master; the
+    # seed's formula, WL#7318 L3, has none either, see the report of issue #18).
+    commit_timestamp_clock: str = "compensated"
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -67,6 +72,7 @@ CHOICES: dict[str, tuple] = {
     "gtid_connect": ("every", "first"),
     "seconds_behind_master": (MYSQL, MARIADB),
     "commit_timestamp_rounding": ("down", "up"),
+    "commit_timestamp_clock": ("compensated", "replica"),
 }
 
 

@@ -201,7 +201,9 @@ class Simulator:
     def __init__(self, history: dict, config: Config, system: str = "model"):
         self.history = history
         self.config = config
-        self.rule = D.DelayRule(config.rule, config.mutants, config.mechanics.commit_timestamp_rounding == "up")
+        mech = config.mechanics
+        self.rule = D.DelayRule(config.rule, config.mutants, mech.commit_timestamp_rounding == "up",
+                                mech.commit_timestamp_clock == "replica")
         self.mutants = config.mutants
         self.mech = config.mechanics
         self.system = system
