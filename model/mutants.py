@@ -155,7 +155,7 @@ CONNECT_IGNORES_SERVER_ID = mutant(
 
 # -- events one at a time: partial groups in the relay log --------------------------------------
 GTID_RECEIVED_AT_FIRST_EVENT = mutant(
-    "gtid-received-at-first-event", feature="partial", base="model:wl344", bug="Bug #69943 (dup. #69758)", seam="sim: the IO thread's received set",
+    "gtid-received-at-first-event", feature="partial", base="model:mariadb-10.11", bug="Bug #69943 (dup. #69758)", seam="sim: the IO thread's received set",
     what="A group counts as received at its GTID event: a reconnect inside it asks past it, and the whole group is lost",
     kills=("PARTIAL.IO_POS.WHOLE", "GGID.RECOVERY.EXACTLY_ONCE"))
 ROTATE_MID_GROUP = mutant(
