@@ -18,9 +18,9 @@ MYSQL, MARIADB = "mysql", "mariadb"
 
 @dataclass(frozen=True)
 class Mechanics:
-    # An incident is followed by a rotation (WL#3464; MySQL sql/binlog.cc, MYSQL_BIN_LOG::write_incident
-    # rotates after flush_and_sync). MariaDB 10.11 goes on in the same binlog after a cache overflow's
-    # incident (measured: conformance inc-cache-overflow).
+    # An incident is followed by a rotation (WL#3464 as written; MySQL's rpl_incident.result numbers the
+    # binlogs so, suite scenario my56-rpl_incident). MariaDB 10.11 goes on in the same binlog after a
+    # cache overflow's incident (measured: conformance inc-cache-overflow).
     incident_rotates: bool = True
     # Whose error texts: ER_SLAVE_INCIDENT 'occured' (MySQL 5.1-8.0 errmsg) or 'occurred' (MariaDB
     # errmsg-utf8.txt), ER_STMT_CACHE_FULL's tail, the server ER_PARSE_ERROR names.
