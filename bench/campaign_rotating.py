@@ -8,7 +8,7 @@ Worker processes (`--jobs`) split the work; the figures do not depend on how it 
 `--families` draws from some of the generator's families only (a History is then not the one
 `replcheck replay SEED INDEX` regenerates: pass the same families to replcheck.generate.generate).
 Usage: .venv/bin/python bench/campaign_rotating.py [--histories 100000] [--first-seed 100] [--per-seed 5000] [--jobs 2]
-       [--systems model:wl344,...] [--families delay,semisync,incident]
+       [--systems model:mariadb-10.11,...] [--families delay,semisync,incident]
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from replcheck import campaign
 
-MODELS = ("model:wl344", "model:wl7318", "model:groupid")
+MODELS = ("model:mariadb-10.11", "model:wl7318", "model:groupid")
 BATCH = 200
 
 

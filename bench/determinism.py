@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-MODELS = ("model:wl344", "model:wl7318", "model:groupid")
+MODELS = ("model:mariadb-10.11", "model:wl7318", "model:groupid")
 
 
 def worker(histories: int, first: int, per_seed: int, out: str) -> None:

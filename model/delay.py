@@ -61,11 +61,12 @@ class Event:
 _MARIADB_NUMBER = re.compile(r"\+?(?:(?P<int>[0-9]+)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|0x(?P<hex>[0-9a-fA-F]+)")
 
 
-def parse_master_delay(text: str, mariadb: bool = False) -> tuple[int | None, int | None, str]:
+def parse_master_delay(text: str, ulong_num: bool = False, server: str = "MySQL") -> tuple[int | None, int | None, str]:
     """(delay, errno, message) for the token after MASTER_DELAY = ; delay None on error. The seed
-    takes a non-negative integer only; `mariadb`, what MariaDB's parser takes."""
+    takes a non-negative integer only; `ulong_num`, what MariaDB's parser takes. `server` is the
+    name ER_PARSE_ERROR's text gives."""
     token = text.strip()
-    number = _MARIADB_NUMBER.fullmatch(token) if mariadb else None
+    number = _MARIADB_NUMBER.fullmatch(token) if ulong_num else None
     if number or re.fullmatch(r"[0-9]+", token):
         value = int(number["hex"], 16) if number and number["hex"] else int(number["int"] or 0) if number else int(token)
         if value > MAX_MASTER_DELAY:
@@ -76,7 +77,7 @@ def parse_master_delay(text: str, mariadb: bool = False) -> tuple[int | None, in
     # server (sql/share/errmsg-utf8.txt; MariaDB's rpl_delayed_slave.result shows it whole)
     return None, ER_PARSE_ERROR, (
         f"You have an error in your SQL syntax; check the manual that corresponds to your "
-        f"{'MariaDB' if mariadb else 'MySQL'} server version for the right syntax to use near '{token[:80]}' at line 1")
+        f"{server} server version for the right syntax to use near '{token[:80]}' at line 1")
 
 
 def _true_us(local_us: int, writer_off: int, epoch_us: int) -> int:
@@ -89,6 +90,8 @@ class DelayRule:
 
     rule: str = WL344
     mutants: frozenset[M.Mutant] = frozenset()
+    round_up: bool = False  # immediate_commit_timestamp to whole seconds: up (MySQL 8.0), or down (the seed)
+    replica_clock: bool = False  # the commit timestamp is compared with the replica's clock, uncompensated (MySQL 8.0)
 
     def uses_commit_timestamp(self, ev: Event) -> bool:
         return self.rule == WL7318 and ev.ict is not None
@@ -115,8 +118,11 @@ class DelayRule:
             elif M.START_TIMESTAMP in m:
                 local, off = ev.when * US, ev.when_off
             else:
-                # The seed's immediate_commit_timestamp / 1000000: whole seconds, rounded down.
-                local, off = ev.ict // US * US, ev.ict_off
+                # The seed's immediate_commit_timestamp / 1000000: whole seconds, rounded down; MySQL 8.0
+                # rounds up (rpl_replica.cc, sql_delay_event: ceil(immediate_commit_timestamp / 1000000.00)).
+                local, off = (-(-ev.ict // US) if self.round_up else ev.ict // US) * US, ev.ict_off
+                if self.replica_clock:
+                    off = replica_off
         else:
             local, off = ev.when * US, ev.when_off
         if M.NO_CLOCK_COMPENSATION in m:

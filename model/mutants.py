@@ -71,7 +71,7 @@ NO_CLOCK_COMPENSATION = mutant(
     what="The replica ignores the clock difference with the master",
     kills=("WL344.CLOCK.COMPENSATE", "WL344.WAIT.RULE"))
 FAKE_EVENT_NOW = mutant(
-    "fake-event-now", feature="delay", base="model:wl344", bug="MDEV-13895", seam="delay: DelayRule.due",
+    "fake-event-now", feature="delay", base="model:mariadb-10.11", bug="MDEV-13895", seam="delay: DelayRule.due",
     what="An event with timestamp 0 gets 'now' and waits a whole delay",
     kills=("WL344.WAIT.EXEMPT",))
 DELAY_CHANGE_KEEPS_FETCH_POSITION = mutant(
@@ -83,7 +83,7 @@ DELAY_CHANGE_KEEPS_FETCH_POSITION = mutant(
 
 # -- replication lag (Seconds_Behind_Master) --------------------------------------------------------
 CAUGHT_UP_KEPT = mutant(
-    "caught-up-kept", feature="lag", base="model:wl344", bug="MDEV-32265", seam="sim: the SQL thread reading an event's timestamp",
+    "caught-up-kept", feature="lag", base="model:mariadb-10.11", bug="MDEV-32265", seam="sim: the SQL thread reading an event's timestamp",
     what="'Caught up' ends only with a newer timestamp: a transaction read again after STOP/START during its delay shows Seconds_Behind_Master 0",
     kills=("SBM.PENDING", "SBM.RESTART"))
 
@@ -155,7 +155,7 @@ CONNECT_IGNORES_SERVER_ID = mutant(
 
 # -- events one at a time: partial groups in the relay log --------------------------------------
 GTID_RECEIVED_AT_FIRST_EVENT = mutant(
-    "gtid-received-at-first-event", feature="partial", base="model:wl344", bug="Bug #69943 (dup. #69758)", seam="sim: the IO thread's received set",
+    "gtid-received-at-first-event", feature="partial", base="model:mariadb-10.11", bug="Bug #69943 (dup. #69758)", seam="sim: the IO thread's received set",
     what="A group counts as received at its GTID event: a reconnect inside it asks past it, and the whole group is lost",
     kills=("PARTIAL.IO_POS.WHOLE", "GGID.RECOVERY.EXACTLY_ONCE"))
 ROTATE_MID_GROUP = mutant(

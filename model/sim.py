@@ -29,6 +29,7 @@ from replcheck.spec.formats import (BINLOG_START, ER_BAD_SLAVE, FDE_SIZE, GTID_L
 from . import delay as D
 from . import groupid as G
 from . import incident as I
+from . import mechanics as X
 from . import mutants as M
 from . import partial as P
 from . import recovery as R
@@ -59,11 +60,6 @@ NO_GROUP_ID = frozenset({"FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT"})
 SKIP_EXEMPT = D.EXEMPT | {"GTID_LIST_EVENT"}
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 DEFAULT_EPOCH_US = 1_700_000_000 * US
-# Server flavours. MARIADB (10.11, measured by replcheck conform): an incident is written without
-# the rotation WL#3464 asks for, and with MASTER_USE_GTID starting both replication threads throws
-# the relay logs away first. MYSQL: the seeds' server, rotation and relay logs as written.
-MARIADB, MYSQL = "mariadb", "mysql"
-FLAVOURS = (MARIADB, MYSQL)
 
 
 @dataclass
@@ -186,28 +182,30 @@ class Node:
 @dataclass(frozen=True)
 class Config:
     """What makes one model system: its delay rule, the mutants it carries (model/mutants.py), the
-    settings it forces on every node, its server version's defaults, and the server flavour whose
-    mechanics it follows where the seeds say nothing (MARIADB or MYSQL). The Trace header records
-    all of it, so a Trace says which system made it."""
+    settings it forces on every node, its server version's defaults, and the mechanics it follows
+    where the seeds say nothing or its server departs from them (model/mechanics.py). The Trace
+    header records all of it, so a Trace says which system made it."""
 
     rule: str = D.WL344
     mutants: frozenset[M.Mutant] = frozenset()
     variables: dict = field(default_factory=dict)  # forced on every node, whatever the History says
     defaults: dict = field(default_factory=dict)  # the server version's defaults
-    flavour: str = MYSQL
+    mechanics: X.Mechanics = X.Mechanics()
 
     def as_dict(self) -> dict:
         return {"rule": self.rule, "mutants": sorted(m.name for m in self.mutants),
-                "variables": dict(self.variables), "defaults": dict(self.defaults), "flavour": self.flavour}
+                "variables": dict(self.variables), "defaults": dict(self.defaults), "mechanics": self.mechanics.as_dict()}
 
 
 class Simulator:
     def __init__(self, history: dict, config: Config, system: str = "model"):
         self.history = history
         self.config = config
-        self.rule = D.DelayRule(config.rule, config.mutants)
+        mech = config.mechanics
+        self.rule = D.DelayRule(config.rule, config.mutants, mech.commit_timestamp_rounding == "up",
+                                mech.commit_timestamp_clock == "replica")
         self.mutants = config.mutants
-        self.mariadb = config.flavour == MARIADB
+        self.mech = config.mechanics
         self.system = system
         head = history["header"]
         self.epoch = head.get("epoch_us", DEFAULT_EPOCH_US)
@@ -441,7 +439,7 @@ class Simulator:
 
     def _binlog_failure(self, node: Node, trx: str, op: dict, start: int) -> None:
         """The statement's changes could not be binlogged: rolled back, or done and lost from the log."""
-        errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"], self.mariadb)
+        errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"], self.mech.texts == X.MARIADB)
         if committed:
             self._engine_commit(node, trx, None)
         self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=errno, message=message)
@@ -449,13 +447,13 @@ class Simulator:
             self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.BINLOG_WRITE_MESSAGE)
 
     def _record_incident(self, node: Node, code: int, message: str) -> None:
-        """The incident, then a rotation: the log after the gap starts clean (WL#3464, not MariaDB)."""
+        """The incident, then a rotation where the server rotates: the log after the gap starts clean (WL#3464)."""
         if M.NO_INCIDENT in self.mutants and code == I.INCIDENT_LOST_EVENTS:
             return
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("INCIDENT_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
                                         incident=code, message=message, size=40 + len(message))])
-        if not self.mariadb:  # MariaDB goes on in the same binlog (the conformance suite's WL3464.ROTATE)
+        if self.mech.incident_rotates:
             self._op_flush_logs(node, {})
 
     def _op_record_incident(self, node: Node, op: dict) -> None:
@@ -580,17 +578,19 @@ class Simulator:
         if ch is None:
             return
         if "delay_sql" in op:
-            value, errno, message = D.parse_master_delay(str(op["delay_sql"]), self.mariadb)
+            value, errno, message = D.parse_master_delay(str(op["delay_sql"]), self.mech.master_delay_literal == "ulong_num",
+                                                         "MariaDB" if self.mech.texts == X.MARIADB else "MySQL")
         else:
             value, errno, message = op.get("delay", ch.delay), None, ""
         by_id = op.get("connect_using_group_id", False)
         if errno is None and by_id and (refused := self.hierarchy.connect_option_error(node, op)):
             errno, message = refused
         moves = "master_log_file" in op or by_id
-        # MariaDB refuses CHANGE MASTER while either thread runs (sql_repl.cc, change_master: thread_mask;
-        # measured on 10.11, d1-back-to-zero); MySQL 5.7.4+ only while the thread its options are for runs
-        # (WL#6120; rpl_replica.cc, change_master: MASTER_DELAY is the applier's, a new place the receiver's).
-        running = (ch.sql_running or ch.io_running) if self.mariadb else (ch.sql_running or (moves and ch.io_running))
+        # Refused while either thread runs (MariaDB sql_repl.cc, change_master: thread_mask; measured on
+        # 10.11, d1-back-to-zero), or while the thread its options are for runs (MySQL 5.7.4+, WL#6120;
+        # rpl_replica.cc, change_master: MASTER_DELAY is the applier's, a new place the receiver's).
+        either = self.mech.change_master_refused_while == "either"
+        running = (ch.sql_running or ch.io_running) if either else (ch.sql_running or (moves and ch.io_running))
         if errno is None and running:
             errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
         resume = self._relay_index(ch, op["relay_log_file"], op["relay_log_pos"]) if "relay_log_file" in op else None
@@ -608,7 +608,7 @@ class Simulator:
                 self._change_source_by_id(ch, source)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
-                if self.mariadb and self._gtid_replica(ch):  # a relay log place sets MASTER_USE_GTID=no
+                if self.mech.relay_log_place_turns_gtid_off and self._gtid_replica(ch):
                     ch.by_position = True
                     errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
                                                                   "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
@@ -897,14 +897,14 @@ class Simulator:
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
         if ch.connect_by_id:
             by = "group_id"
-        elif self._gtid_replica(ch) and (self.mariadb or ch.fetch is None):
+        elif self._gtid_replica(ch) and (self.mech.gtid_connect == "every" or ch.fetch is None):
             by = "gtid"
             self._gtid_fetch(ch)
             # MariaDB asks from Gtid_IO_Pos (what it received whole) and skips the events of the
             # partial group it already queued (slave.cc: gtid_reconnect_event_skip_count =
             # events_queued_since_last_gtid; queue_event). MySQL keeps the partial copy: the
             # source's real FDE before the full copy rolls it back (_finish).
-            ch.reconnect_skip = P.queued_since_gtid(ch.relay) if self.mariadb and whole else 0
+            ch.reconnect_skip = P.queued_since_gtid(ch.relay) if self.mech.gtid_reconnect_skips_queued and whole else 0
         else:
             by = "position"
             if ch.fetch is None:  # MASTER_LOG_FILE '': the first binlog the index names (sql_repl.cc)
@@ -914,10 +914,8 @@ class Simulator:
 
     @staticmethod
     def _gtid_replica(ch: Channel) -> bool:
-        """A GTID replica asks by GTID: MariaDB (MASTER_USE_GTID=slave_pos, as the harness sets it) on
-        every connect, since connect_to_master sends @slave_connect_state each time; the MYSQL
-        flavour on its first connect and after its relay log was recovered, and by position after
-        that. A CHANGE MASTER TO a binlog position turns it off (MASTER_USE_GTID=no)."""
+        """A GTID replica asks by GTID (on every connect or only its first, Mechanics.gtid_connect).
+        A CHANGE MASTER TO a binlog position turns it off (MASTER_USE_GTID=no)."""
         return ch.node.gtid_mode and ch.source.gtid_mode and not ch.node.rpl_hierarchical and not ch.by_position
 
     def _gtid_fetch(self, ch: Channel) -> None:
@@ -1135,7 +1133,7 @@ class Simulator:
         """Both replication threads start (START SLAVE, or the server's own start). With
         MASTER_USE_GTID, MariaDB first throws the relay logs away (start_slave_threads in
         sql/slave.cc): the IO thread fetches again from the GTID position."""
-        if self.mariadb and self._gtid_replica(ch) and ch.sql_pos < len(ch.relay):
+        if self.mech.gtid_start_purges_relay and self._gtid_replica(ch) and ch.sql_pos < len(ch.relay):
             self._drop_relay(ch, "gtid")
         self._start_io(ch)
         self._start_sql(ch)
@@ -1220,7 +1218,8 @@ class Simulator:
         last_master_timestamp unless it has no master time of its own. MariaDB's exec_relay_log_event
         (slave.cc, event_can_update_last_master_timestamp) leaves out artificial events and when == 0
         (the dump thread's fake Rotate and Gtid_list); MySQL's (rpl_replica.cc) also the master's FDE."""
-        if ev.when == 0 or (not self.mariadb and ev.type == "FORMAT_DESCRIPTION_EVENT"):
+        mysql = self.mech.seconds_behind_master == X.MYSQL
+        if ev.when == 0 or (mysql and ev.type == "FORMAT_DESCRIPTION_EVENT"):
             return
         lmt = ch.last_master_timestamp
         if M.CAUGHT_UP_KEPT in self.mutants and lmt is not None and ev.when <= lmt[0]:
@@ -1255,7 +1254,7 @@ class Simulator:
     def _incident_stop(self, ch: Channel, entry: Entry) -> None:
         """R3.1/R3.2: the SQL thread stops at any incident, before it; the IO thread goes on."""
         ev = entry.ev
-        ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message, self.mariadb)
+        ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message, self.mech.texts == X.MARIADB)
         self._stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
                        relay_file=entry.file, relay_pos=entry.pos)
 
@@ -1492,7 +1491,7 @@ class Simulator:
         The clock difference is the writer's offset, as the delay rule compensates it (model/delay.py)."""
         if not ch.sql_running:
             return None
-        if self.mariadb:
+        if self.mech.seconds_behind_master == X.MARIADB:
             if not ch.connected:
                 return None
             if ch.sql_thread_caught_up:

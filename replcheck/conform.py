@@ -4,7 +4,7 @@ Each scenario of spec/conformance.toml is a History run on private MariaDB serve
 harness (replcheck.harness.runner) at the scenario's time scale. Its Trace is judged by the same
 properties as the models' traces, giving per-requirement verdicts for the source
 `conformance:MariaDB <major.minor>` (the exact version is in every row and finding). The
-reference model (model:wl344, MariaDB's semantics) runs the very History that ran, and the two
+reference model (model:mariadb-10.11, the MariaDB flavour model) runs the very History that ran, and the two
 traces are cross-checked by replcheck.crosscheck, the comparison campaigns use between models,
 with the server's sampling resolution as its time tolerance and the written rules of
 spec/crosscheck.toml. Every unexplained difference is a finding with its evidence. A run that

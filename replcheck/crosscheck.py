@@ -91,7 +91,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         "wait_point": tuple(n.get("variables", {}).get("rpl_semi_sync_master_wait_point") for n in nodes),
         "mutants": tuple(header.get("config", {}).get("mutants", ())),  # the header says what the system carries
         "implementation": (header.get("server_version", "model"),),
-        "flavour": (header.get("config", {}).get("flavour"),),
+        "flavour": tuple(sorted(header.get("config", {}).get("mechanics", {}).items())),  # model/mechanics.py
     }
     # A real server's trace cannot say when its SQL thread began a transaction (begin is None).
     unobserved = set(header.get("unobserved", ())) | ({"apply"} if untimed_applies else set())

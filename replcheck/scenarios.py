@@ -14,7 +14,7 @@ from replcheck.properties import core, preconditions
 from replcheck.properties.judge import Judgement
 from replcheck.spec import ROOT as SPEC
 
-REFERENCE = "model:wl344"  # the model of MariaDB's semantics: the one the scenarios' claims hold on
+REFERENCE = "model:mariadb-10.11"  # the MariaDB flavour model: the one the scenarios' claims hold on
 
 
 @dataclass(frozen=True)

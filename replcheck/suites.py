@@ -4,9 +4,10 @@ as spec/suites.toml maps it."""
 from __future__ import annotations
 
 from functools import lru_cache
+from fnmatch import fnmatchcase
 from pathlib import Path
 
-from replcheck import io, systems
+from replcheck import io, scenarios, systems
 from replcheck.spec import ROOT as SPEC
 
 
@@ -28,11 +29,17 @@ def histories() -> list[Path]:
 
 
 def systems_for(history: dict, path: str | Path, names: list[str]) -> list[str]:
-    """Of `names`, those that run this History: all of them, or for a suite scenario the model of
-    its flavour (an unknown flavour is bad input)."""
+    """Of `names`, those that run this History: for a suite scenario the model of its flavour (an
+    unknown flavour is bad input); for another, every system but the flavour models, which run the
+    Histories their `histories` globs name and, for conform's reference, the conformance Histories."""
     suite = history["header"].get("suite")
     if suite is None:
-        return names
+        stem = Path(path).stem
+        def runs(name: str) -> bool:
+            system = systems.get(name)
+            return (not system.seed or any(fnmatchcase(stem, g) for g in system.histories)
+                    or (name == scenarios.REFERENCE and scenarios.for_history(Path(path)) is not None))
+        return [n for n in names if runs(n)]
     system = flavours().get(suite["flavour"])
     if system is None:
         raise io.InputError(path, 1, "suite.flavour", f"unknown flavour {suite['flavour']!r} (spec/suites.toml has "

@@ -18,11 +18,13 @@ from typing import Iterator
 from replcheck.io import InputError, SpecError, dumps_history
 from replcheck.model import mutants as M
 from replcheck.model.delay import WL344, WL7318
-from replcheck.model.sim import FLAVOURS, MYSQL, Config, simulate
+from replcheck.model import mechanics as X
+from replcheck.model.sim import Config, simulate
 from replcheck.properties.judge import Declarations, Trace
 from replcheck.spec import ROOT as SPEC
 
-MODEL_KEYS = {"name", "kind", "rule", "flavour", "description", "mutants", "variables", "defaults", "expected_violations"}
+MODEL_KEYS = {"name", "kind", "seed", "rule", "mechanics", "description", "mutants", "variables", "defaults",
+              "expected_violations", "holds", "histories"}
 
 
 @contextmanager
@@ -48,6 +50,14 @@ class ModelSystem:
     config: Config
     declares: Declarations
     description: str = ""
+    seed: str = ""  # a flavour model: the seed model whose rule, settings and declarations it starts from
+    histories: tuple[str, ...] = ()  # a flavour model: the embedded Histories (name globs) verify runs it on
+
+    def own_declarations(self, seed: "ModelSystem | None") -> dict[str, str]:
+        """What this model declares beyond its seed model (a flavour's departures): the seed's own
+        are shown on the seed."""
+        inherited = seed.declares.expected_violations if seed else {}
+        return {r: why for r, why in self.declares.expected_violations.items() if inherited.get(r) != why}
 
     def run(self, history: dict) -> Trace:
         with cycles_uncollected():
@@ -81,17 +91,36 @@ def load(text: str, where: str = "spec/systems.toml") -> dict[str, ModelSystem]:
         if s.get("kind", "model") != "model" or set(s) - MODEL_KEYS:
             raise bad(sorted(set(s) - MODEL_KEYS)[0] if set(s) - MODEL_KEYS else "kind",
                       f"unknown key or kind; a system here has {', '.join(sorted(MODEL_KEYS))}")
+        if "seed" in s:  # a flavour model: its seed model's entry, then its own settings on top
+            seed = out.get(s["seed"])
+            if seed is None or seed.seed:
+                raise bad("seed", f"{s['seed']!r} is not a seed model declared above (a model without `seed`)", s["seed"])
+            if "rule" in s:
+                raise bad("rule", "a flavour model takes its seed model's rule")
+            s = {**s, "rule": seed.config.rule, "mutants": [m.name for m in seed.config.mutants] + list(s.get("mutants", [])),
+                 "variables": {**seed.config.variables, **s.get("variables", {})},
+                 "defaults": {**seed.config.defaults, **s.get("defaults", {})},
+                 "mechanics": {**seed.config.mechanics.as_dict(), **s.get("mechanics", {})},
+                 "expected_violations": {**seed.declares.expected_violations, **s.get("expected_violations", {})}}
+            for r in s.get("holds", {}):
+                if r not in s["expected_violations"]:
+                    raise bad("holds", f"{r!r} is not declared violated by its seed model", r)
+                del s["expected_violations"][r]
+        elif "holds" in s or "histories" in s:
+            raise bad("holds" if "holds" in s else "histories", "only a flavour model (with `seed`) has this key")
         if s.get("rule") not in (WL344, WL7318):
             raise bad("rule", f"{s.get('rule')!r} is not a delay rule ({WL344} or {WL7318})")
-        if s.get("flavour", MYSQL) not in FLAVOURS:
-            raise bad("flavour", f"{s.get('flavour')!r} is not a server flavour ({' or '.join(FLAVOURS)})")
+        for key, value in s.get("mechanics", {}).items():
+            if why := X.problem(key, value):
+                raise bad(f"mechanics.{key}", why, key)
         try:
             mutants = M.lookup(s.get("mutants", ()))
         except KeyError as e:
             raise bad("mutants", f"unknown mutant {e.args[0]!r}; known: {', '.join(sorted(M.REGISTRY))}", e.args[0]) from None
         out[name] = ModelSystem(name, "model", Config(s["rule"], mutants, s.get("variables", {}), s.get("defaults", {}),
-                                                      s.get("flavour", MYSQL)),
-                                Declarations(dict(s.get("expected_violations", {}))), s.get("description", ""))
+                                                      X.Mechanics(**s.get("mechanics", {}))),
+                                Declarations(dict(s.get("expected_violations", {}))), s.get("description", ""),
+                                s.get("seed", ""), tuple(s.get("histories", ())))
     for m in M.REGISTRY.values():
         base = out.get(m.base)
         if base is None:

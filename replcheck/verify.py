@@ -205,10 +205,13 @@ def machines_for(system) -> list[core.Machine]:
 
 
 def run_machines(results: Results, names: list[str], examples: int, seed: int, progress: Callable[[str], None]) -> None:
-    """Every machine on every model; on each mutant, the machines that judge its kills: a search
-    from scratch, reported with the length it shrank to."""
+    """Every machine on every seed model; on each mutant, the machines that judge its kills: a search
+    from scratch, reported with the length it shrank to. A flavour model runs on the Histories that
+    concern it only (replcheck.suites.systems_for): the machines' steps are its seed's."""
     for name in names:
         system = systems.get(name)
+        if system.seed:
+            continue
         kills = set(system.declares.kills)
         for m in machines_for(system):
             progress(f"state machine {m.name}: {name}, {examples} examples")

@@ -1,4 +1,4 @@
-"""A small campaign on a seed that rotates with each commit: the three models against their own
+"""A small campaign on a seed that rotates with each commit: the three models (MariaDB's mechanics and the seeds') against their own
 seeds, every property and every cross-check, as bench/campaign_rotating.py does at scale.
 
 The seed comes from the commit under test, so a run is reproducible (the same commit, the same
@@ -13,7 +13,7 @@ from conftest import REPO
 
 from replcheck import campaign
 
-MODELS = ("model:wl344", "model:wl7318", "model:groupid")
+MODELS = ("model:mariadb-10.11", "model:wl7318", "model:groupid")
 HISTORIES = 60
 FALLBACK_SEED = 9_001  # outside a git checkout (an unpacked source tree)
 

@@ -95,13 +95,13 @@ def test_verify_finds_a_history_that_no_longer_tests_what_its_scenario_claims(mo
     refused = replace(real, requires=({"kind": "statement", "node": "B", "op": "change_master", "errno": 1198},))
     monkeypatch.setattr(scenarios, "load_scenarios", lambda path=None: [refused])
     results = verify.Results()
-    verify.run_histories([real.history], ["model:wl344", "model:wl7318"], results, None, lambda _: None)
+    verify.run_histories([real.history], ["model:mariadb-10.11", "model:wl7318"], results, None, lambda _: None)
     status = {(r["system"], r["requirement"]): r["status"] for r in results.rows}
-    assert status[("model:wl344", "WL344.CM.SET")] == status[("model:wl344", "WL344.WAIT.RULE")] == "inconclusive"
+    assert status[("model:mariadb-10.11", "WL344.CM.SET")] == status[("model:mariadb-10.11", "WL344.WAIT.RULE")] == "inconclusive"
     assert status[("model:wl7318", "WL344.CM.SET")] == PASS
     found = [f for f in results.findings if f["kind"] == "scenario inconclusive"]
     assert sorted(f["requirement"] for f in found) == ["WL344.CM.SET", "WL344.WAIT.RULE"]
-    assert "failed with error 1198; change_master at 2000000 µs: it succeeded [traces/model-wl344/d1-back-to-zero.jsonl:[" \
+    assert "failed with error 1198; change_master at 2000000 µs: it succeeded [traces/model-mariadb-10.11/d1-back-to-zero.jsonl:[" \
         in found[0]["witness"]
 
 
@@ -131,7 +131,7 @@ def _trace(system, obs, resolution=50_000, version="10.11.99"):
 
 
 def test_one_cross_check_classifies_a_real_server_against_its_model():
-    model = _trace("model:wl344", [
+    model = _trace("model:mariadb-10.11", [
         {"t": 1000, "kind": "commit", "node": "A", "trx": "t1", "gtid": "0-1-1"},
         {"t": 1000, "kind": "commit", "node": "A", "trx": "t2", "gtid": "0-1-2"},
         {"t": 1000, "kind": "visible", "node": "A", "trx": "t1", "gtid": "0-1-1"},
@@ -177,7 +177,7 @@ def test_the_report_column_survives_a_patch_release():
 
 def test_delay_tolerance_is_the_resolution(kit):
     def verdict(shift, resolution):
-        tr = kit.run("model:wl344", "d1-normal-setup")
+        tr = kit.run("model:mariadb-10.11", "d1-normal-setup")
         tr.header["resolution_us"] = resolution
         a = tr.first("apply", node="B", trx="t1", type="GTID_LOG_EVENT")
         tr.retime(a, a["t"] + shift)
@@ -190,7 +190,7 @@ def test_delay_tolerance_is_the_resolution(kit):
 
 def test_semisync_status_switch_seen_at_the_next_sample(kit):
     def verdict(after_commit, resolution):
-        tr = kit.run("model:wl344", "ss-counters")
+        tr = kit.run("model:mariadb-10.11", "ss-counters")
         tr.header["resolution_us"] = resolution
         commit = tr.first("commit", trx="ins500")
         off = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_status"] == "OFF")
@@ -206,7 +206,7 @@ def test_semisync_status_switch_seen_at_the_next_sample(kit):
 
 
 def test_a_property_needing_what_a_server_cannot_see_is_not_exercised(kit):
-    tr = kit.run("model:wl344", "ss-counters")
+    tr = kit.run("model:mariadb-10.11", "ss-counters")
     assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
     tr.header["unobserved"] = ["ack", "relay"]
     v = kit.verdict("WL1720.COUNT.TX", tr)
@@ -312,7 +312,7 @@ def test_a_read_agrees_only_when_every_change_it_missed_was_at_the_edge():
         return [{"t": 1_000_000, "kind": "visible", "node": "A", "trx": "t2", "gtid": "0-1-2"},
                 {"t": 2_990_000, "kind": "visible", "node": "A", "trx": "t1", "gtid": "0-1-1"},
                 {"t": 3_000_000, "kind": "read", "node": "A", "seen": seen}][0 if vis_t2 else 1:]
-    model = _trace("model:wl344", reads(["t1", "t2"], True), 0, version=None)
+    model = _trace("model:mariadb-10.11", reads(["t1", "t2"], True), 0, version=None)
     real = _trace("mariadb:10.11.99", reads([], False))
     [d] = [d for d in crosscheck.compare(crosscheck.facts(*real), crosscheck.facts(*model)) if d.aspect == "read"]
     assert not d.expected

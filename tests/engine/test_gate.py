@@ -68,6 +68,21 @@ def test_a_declared_violation_no_history_shows_fails_the_gate():
     assert "WL344.CHAIN.IMMEDIATE on history:model:wl344: declared violated" in diff
 
 
+@pytest.mark.parametrize("requirement,fails", [
+    ("WL3464.ROTATE", True),  # MariaDB's own departure from the seed: its Histories must show it
+    ("WL344.CHAIN.IMMEDIATE", False),  # inherited from model:wl344, which shows it
+])
+def test_a_flavour_model_must_show_what_it_adds_to_its_seed(requirement, fails):
+    def hold(rows):
+        for r in rows:
+            if r["system"] == "model:mariadb-10.11" and r["requirement"] == requirement:
+                r.update(status="pass", witnesses=[], expected="")
+    diffs = _differences(_results(hold))
+    assert diffs == ([f"{requirement} on history:model:mariadb-10.11: declared violated "
+                      f"({systems.get('model:mariadb-10.11').declares.expected_violations[requirement]}), "
+                      "but no History shows it"] if fails else [])
+
+
 def test_a_partial_run_and_gated_findings_fail_and_an_exception_excuses():
     partial = _results(lambda rows: rows.__setitem__(slice(None), [r for r in rows if r["system"] != "model:groupid"]))
     assert any(d.startswith("model:groupid: no verdicts") for d in _differences(partial))

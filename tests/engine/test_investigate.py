@@ -107,12 +107,12 @@ def test_every_rule_explains_a_real_difference(index, left, right, aspect, rule)
 def test_a_change_master_refused_by_one_flavour_is_an_expected_difference():
     # Seed 291825 History 57 (the rotating campaign, generator 5): C's SQL thread stopped, its IO
     # thread running, CHANGE MASTER TO MASTER_DELAY: MariaDB refuses it (1198), MySQL 5.7.4+ takes it.
-    found = _differences_of(generate(291825, 57), "model:wl344", "model:wl7318")
+    found = _differences_of(generate(291825, 57), "model:mariadb-10.11", "model:wl7318")
     stmt = next(d for d in found if d.aspect == "stmt")
     assert (stmt.node, stmt.subject, stmt.left, stmt.right) == ("C", "change_master #1", "errno 1198", "ok")
     assert stmt.expected and stmt.rule == "flavour.change-master-while-running"
     # the same outcome on both sides: the condition does not hold
-    same = crosscheck.facts(*systems.get("model:wl344").run(generate(291825, 57)))
+    same = crosscheck.facts(*systems.get("model:mariadb-10.11").run(generate(291825, 57)))
     assert not crosscheck.change_master_differs((same, same, "stmt", "C", "change_master #1"))
 
 
@@ -176,8 +176,8 @@ def test_the_flavours_differ_after_an_incident_as_their_rule_says():
     # MariaDB's model stops a second time at the incident its DBA skipped (a GTID reconnect sends
     # it again); the seeds' server rotated after it and replicates on: expected, by the flavour rule.
     history = io.load_history(SPEC.joinpath("histories", "inc-skip-then-reconnect.jsonl"))
-    # model:groupid: the same delay rule and wait point as model:wl344, the seeds' flavour
-    mariadb, mysql = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:groupid"))
+    # model:wl344: the same delay rule and wait point as model:mariadb-10.11, the seeds' mechanics
+    mariadb, mysql = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:mariadb-10.11", "model:wl344"))
     found = crosscheck.compare(mariadb, mysql)
     assert found and all(d.expected and d.rule == "flavour.incident-and-gtid-restart" for d in found)
     assert {d.aspect for d in found} >= {"data"}
@@ -201,7 +201,7 @@ def test_a_reconnect_after_a_cut_explains_a_semisync_commit_difference_by_flavou
                        {"at": 0, "op": "cut_io", "node": "B", "after_events": 3},
                        {"at": 0, "op": "trx", "node": "A", "trx": "t1"},
                        {"at": 0, "op": "trx", "node": "A", "trx": "t2", "statements": [{}, {}]}]}
-    left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
+    left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:mariadb-10.11", "model:wl7318"))
     [d] = [d for d in crosscheck.compare(left, right) if d.aspect == "commit"]
     assert (d.node, d.subject, d.expected, d.rule) == ("A", "t1", True, "flavour.incident-and-gtid-restart")
     quiet = [replace(f, restarts=frozenset()) for f in (left, right)]

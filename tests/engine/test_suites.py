@@ -25,8 +25,26 @@ def test_the_corpus_has_its_scenarios_each_naming_its_source():
         assert expect.expectations(h), f"{path.name}: no expectation"
 
 
-def test_every_flavour_maps_to_a_model():
-    assert all(systems.get(s).kind == "model" for s in suites.flavours().values())
+def test_every_flavour_maps_to_its_flavour_model():
+    assert suites.flavours() == {"mariadb-10": "model:mariadb-10.11", "mysql-5.6": "model:mysql-5.7",
+                                 "mysql-5.7": "model:mysql-5.7", "mysql-8.0": "model:mysql-8.0",
+                                 "google-5.0": "model:google-5.0"}
+    assert all(systems.get(s).seed for s in suites.flavours().values())
+
+
+@pytest.mark.parametrize("history,runs_on", [
+    # an embedded History: every seed model, and the flavour models whose `histories` name it
+    ("gg-hier-basic", {"model:wl344", "model:wl7318", "model:groupid", "model:google-5.0"}),
+    ("clock-offsets", {"model:wl344", "model:wl7318", "model:groupid", "model:mysql-8.0"}),
+    # a conformance History: conform's reference too
+    ("ss-counters", {"model:wl344", "model:wl7318", "model:groupid", "model:mariadb-10.11"}),
+])
+def test_flavour_models_run_what_concerns_them(history, runs_on):
+    from replcheck.spec import ROOT
+    path = ROOT.joinpath("histories", f"{history}.jsonl")
+    names = ["model:wl344", "model:wl7318", "model:groupid", "model:mariadb-10.11", "model:mysql-8.0",
+             "model:mysql-5.7", "model:google-5.0"]
+    assert set(suites.systems_for(io.load_history(path), path, names)) == runs_on
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
@@ -54,9 +72,9 @@ def test_an_unknown_flavour_is_bad_input(tmp_path):
 def test_verify_runs_a_scenario_on_its_flavour_only_and_reports_its_expectations():
     path = next(p for p in SCENARIOS if p.stem == "mdb-rpl_delayed_slave-natural-lag")
     results = verify.Results()
-    verify.run_histories([path], ["model:wl344", "model:wl7318", "mutant:stop-applies-waited-event"], results, None,
-                         lambda _: None)
-    assert {r["system"] for r in results.rows} == {"model:wl344"}
+    verify.run_histories([path], ["model:wl344", "model:mariadb-10.11", "model:wl7318", "mutant:stop-applies-waited-event"],
+                         results, None, lambda _: None)
+    assert {r["system"] for r in results.rows} == {"model:mariadb-10.11"}
     rows = [r for r in results.rows if expect.is_expectation(r["requirement"])]
     assert len(rows) == len(expect.expectations(io.load_history(path)))
     [differs] = [r for r in rows if r.get("expected")]

@@ -20,7 +20,7 @@ from replcheck.systems import systems
 
 US = 1_000_000
 EPOCH_S = 1_700_000_000  # the simulator's default epoch, in seconds
-W344, W7318 = "model:wl344", "model:wl7318"
+W344, W7318, MDB = "model:wl344", "model:wl7318", "model:mariadb-10.11"
 BOTH = [W344, W7318]
 HISTORY_NAMES = sorted(p.name.removesuffix(".jsonl") for p in ROOT.joinpath("histories").iterdir()
                        if p.name.endswith(".jsonl"))
@@ -142,7 +142,7 @@ def test_d1_master_delay_zero_applies_at_once(kit):
     assert visible(tr, "t8") == 4 * US
 
 
-@pytest.mark.parametrize("system,errno", [(W344, ER_SLAVE_MUST_STOP), (W7318, None)])
+@pytest.mark.parametrize("system,errno", [(MDB, ER_SLAVE_MUST_STOP), (W344, None), (W7318, None)])
 def test_delay_change_with_the_io_thread_running(kit, system, errno):
     # MariaDB refuses CHANGE MASTER while either thread runs (measured on 10.11, d1-back-to-zero);
     # MySQL 5.7.4+ takes MASTER_DELAY once the SQL thread is stopped, and keeps the relay log.
@@ -166,7 +166,7 @@ def test_d7_delay_change_with_both_threads_stopped_purges_and_fetches_again(kit,
     assert [a["trx"] for a in lost.all("apply", node="B") if a["last"] and a["trx"]] == ["t3"]
 
 
-@pytest.mark.parametrize("system,warning", [(W344, 4190), (W7318, None)])
+@pytest.mark.parametrize("system,warning", [(MDB, 4190), (W344, None), (W7318, None)])
 def test_a_relay_log_place_keeps_the_relay_log_or_is_refused(kit, system, warning):
     # RELAY_LOG_FILE/RELAY_LOG_POS: no purge, the SQL thread resumes there (MariaDB notes that the
     # GTID position is no longer used); a place the relay log does not have is an error, nothing changes.
@@ -210,9 +210,10 @@ def test_d1_reset_slave_sets_delay_zero(kit):
     (W7318, "-1", ER_PARSE_ERROR, 5), (W7318, "blah", ER_PARSE_ERROR, 5), (W7318, "1.5", ER_PARSE_ERROR, 5),
     (W7318, "2147483648", ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, 5), (W7318, "2147483647", None, 2147483647),
     (W7318, "0", None, 0),
-    # MariaDB (model:wl344's flavour) reads a decimal or float literal up to its first non-digit, as measured on 10.11
-    (W344, "1.5", None, 1), (W344, "2.5e1", None, 2), (W344, "+5", None, 5), (W344, "0x10", None, 16),
-    (W344, "-1", ER_PARSE_ERROR, 5), (W344, "2147483648.1", ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, 5),
+    (W344, "1.5", ER_PARSE_ERROR, 5),  # the seed: a non-negative integer
+    # MariaDB reads a decimal or float literal up to its first non-digit, as measured on 10.11
+    (MDB, "1.5", None, 1), (MDB, "2.5e1", None, 2), (MDB, "+5", None, 5), (MDB, "0x10", None, 16),
+    (MDB, "-1", ER_PARSE_ERROR, 5), (MDB, "2147483648.1", ER_MASTER_DELAY_VALUE_OUT_OF_RANGE, 5),
 ])
 def test_d1_invalid_values(kit, system, token, errno, shown):
     tr = kit.run(system, ab(kit, 5, [op(1, "stop_slave"), op(2, "change_master", delay_sql=token)], end_s=3))
@@ -220,7 +221,7 @@ def test_d1_invalid_values(kit, system, token, errno, shown):
     assert s["errno"] == errno
     assert after(tr, s)["SQL_Delay"] == shown  # an error leaves the delay unchanged
     if errno == ER_PARSE_ERROR:  # the server's name and the line, as MariaDB's rpl_delayed_slave.result shows them
-        server = "MariaDB" if system == W344 else "MySQL"
+        server = "MariaDB" if system == MDB else "MySQL"
         assert s["message"] == (f"You have an error in your SQL syntax; check the manual that corresponds to your {server} "
                                 f"server version for the right syntax to use near '{token}' at line 1")
     elif errno == ER_MASTER_DELAY_VALUE_OUT_OF_RANGE:

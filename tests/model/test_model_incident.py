@@ -276,7 +276,7 @@ def test_skipping_a_cut_group_skips_the_incident_a_reconnect_put_inside_it(kit):
                ("stop_slave", {"thread": "sql"}), ("set_global", {"variable": "sql_slave_skip_counter", "value": 1}),
                ("start_slave", {"thread": "sql"}))],
            op(10 * US, "trx", "A", trx="t2")]
-    tr = kit.run("model:wl344", pair(kit, ops, end_s=12))
+    tr = kit.run("model:mariadb-10.11", pair(kit, ops, end_s=12))
     relayed = [(r["type"], r["trx"]) for r in tr.all("relay", node="B") if r["t"] >= 2 * US]
     assert relayed[:6] == [("GTID_LOG_EVENT", "t1"), ("QUERY_EVENT", "t1"), ("ROTATE_EVENT", None),
                            ("FORMAT_DESCRIPTION_EVENT", None), ("INCIDENT_EVENT", None), ("ROTATE_EVENT", None)]
@@ -337,7 +337,7 @@ def test_gtid_dump_starts_at_the_head_of_the_binlog_and_sends_the_incident_again
     # MariaDB's dump by GTID (sql_repl.cc): a fake Rotate to (file, 4), the FDE with its real end,
     # every event in no group (the incident B skipped), then a fake Gtid_list ending where the last
     # group B had ends; the groups B had are not sent.
-    tr = kit.run("model:wl344", "inc-skip-then-reconnect")
+    tr = kit.run("model:mariadb-10.11", "inc-skip-then-reconnect")
     connect = tr.all("connect", node="B")[-1]
     assert (connect["by"], connect["master_log_file"], connect["master_log_pos"]) == ("gtid", "bin.000001", 4)
     sent = [r for r in tr.all("relay", node="B") if r["t"] == connect["t"]]
@@ -353,7 +353,7 @@ def test_gtid_dump_starts_at_the_head_of_the_binlog_and_sends_the_incident_again
 def test_skip_counter_does_not_count_a_gtid_list(kit):
     # START SLAVE with both threads stopped throws MariaDB's relay log away; the refetch brings a
     # fake Gtid_list before the incident, which the counter passes over (Gtid_list_log_event::do_shall_skip).
-    tr = kit.run("model:wl344", "inc-cache-overflow")
+    tr = kit.run("model:mariadb-10.11", "inc-cache-overflow")
     assert tr.first("relay_log_recovery", node="B")["reason"] == "gtid"
     [skipped] = tr.all("skip", node="B")
     assert skipped["type"] == "INCIDENT_EVENT"
@@ -361,7 +361,7 @@ def test_skip_counter_does_not_count_a_gtid_list(kit):
 
 
 def test_flavours_differ_in_rotation_and_relay_purge(kit):
-    mariadb, mysql = kit.run("model:wl344", "inc-cache-overflow"), kit.run(M, "inc-cache-overflow")
+    mariadb, mysql = kit.run("model:mariadb-10.11", "inc-cache-overflow"), kit.run(M, "inc-cache-overflow")
     after = [[b["type"] for b in tr.all("binlog", node="A") if b["t"] >= tr.first("binlog", node="A", type="INCIDENT_EVENT")["t"]][1]
              for tr in (mariadb, mysql)]
     assert after == ["GTID_LOG_EVENT", "ROTATE_EVENT"]
@@ -409,7 +409,7 @@ def test_the_skip_counter_takes_a_number_only(value, errno, counter):
                     "topology": {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B"}]}},
          "ops": [{"at": 0, "op": "stop_slave", "node": "B", "thread": "sql"},
                  {"at": 1, "op": "set_global", "node": "B", "variable": "sql_slave_skip_counter", "value": value}]}
-    _, obs = get("model:wl344").run(h)
+    _, obs = get("model:mariadb-10.11").run(h)
     [stmt] = [o for o in obs if o["kind"] == "stmt" and o["op"] == "set_global"]
     assert stmt["errno"] == errno and (stmt.get("warning") == 1292) == (value == -1)
     assert [o["Skip_Counter"] for o in obs if o["kind"] == "status" and o["node"] == "B"][-1] == counter
@@ -419,8 +419,8 @@ def test_flavours_spell_the_incident_error_as_their_servers_do(kit):
     # ER_SLAVE_INCIDENT: MySQL's errmsg text has 'occured', MariaDB's 'occurred' (rpl_incident.result,
     # the suite scenario mdb-rpl_incident)
     stops = {name: kit.run(name, pair(kit, [op(1 * US, "record_incident", "A", code=1)], end_s=2)).first("sql_stop", node="B")
-             for name in ("model:wl344", M)}
-    assert stops["model:wl344"]["message"] == "The incident LOST_EVENTS occurred on the master. Message: <none>"
+             for name in ("model:mariadb-10.11", M)}
+    assert stops["model:mariadb-10.11"]["message"] == "The incident LOST_EVENTS occurred on the master. Message: <none>"
     assert stops[M]["message"] == LOST_NONE
 
 
@@ -429,7 +429,7 @@ def test_a_myisam_transaction_ends_with_a_commit_query_and_its_overflow_message_
     # ER_STMT_CACHE_FULL ends at 'storage.' (binlog_incident.result, suite scenario mdb-binlog_incident)
     ops = [op(1 * US, "trx", "A", trx="m", engine="myisam"), op(2 * US, "trx", "A", trx="big", engine="myisam",
                                                               binlog_failure="cache_overflow")]
-    for name, tail in (("model:wl344", "storage."), (M, "storage; increase this mysqld variable and try again")):
+    for name, tail in (("model:mariadb-10.11", "storage."), (M, "storage; increase this mysqld variable and try again")):
         tr = kit.run(name, pair(kit, ops, end_s=3))
         assert [(b["type"], b["last"]) for b in tr.all("binlog", node="A", trx="m")] == [
             ("GTID_LOG_EVENT", False), ("QUERY_EVENT", False), ("QUERY_EVENT", True)]

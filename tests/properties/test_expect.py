@@ -22,12 +22,12 @@ def history(*ops: dict, name: str = "h") -> dict:
             "ops": [{"node": "B", **o} for o in ops]}
 
 
-def verdicts(h: dict, system: str = "model:wl344") -> dict[str, tuple[str, str]]:
+def verdicts(h: dict, system: str = "model:mariadb-10.11") -> dict[str, tuple[str, str]]:
     j = judge(systems.get(system), h)
     return {v.requirement: (v.status, v.witnesses[0].message if v.witnesses else "") for v in j.expectations}
 
 
-def one(h: dict, system: str = "model:wl344") -> tuple[str, str]:
+def one(h: dict, system: str = "model:mariadb-10.11") -> tuple[str, str]:
     [v] = verdicts(h, system).values()
     return v
 
@@ -55,7 +55,7 @@ def test_the_verdict_is_named_after_the_file_and_line_and_the_trace_records_what
     path = tmp_path / "x.jsonl"
     path.write_text(io.dumps_history(history(trx(1, "t1"), exp(7, show="rows", rows=["t1"]))))
     h = io.load_history(path)
-    header, obs = systems.get("model:wl344").run(h)
+    header, obs = systems.get("model:mariadb-10.11").run(h)
     [seen] = [o for o in obs if o["kind"] == "observed"]
     assert (seen["expect"], seen["show"], seen["value"]) == ("x.jsonl:3", "rows", ["t1"])
     assert verdicts(h) == {"EXPECT x.jsonl:3": (PASS, "")}
@@ -127,8 +127,8 @@ def test_a_system_without_the_observation_leaves_it_not_exercised():
 
 
 def test_a_documented_flavour_difference_is_declared_for_its_system_only():
-    h = history(trx(1, "t1"), exp(7, show="rows", rows=[], differs={"model:wl344": "a reason long enough"}))
-    assert expect.declared(h, "model:wl344") == {"EXPECT h.jsonl:3": "a reason long enough"}
+    h = history(trx(1, "t1"), exp(7, show="rows", rows=[], differs={"model:mariadb-10.11": "a reason long enough"}))
+    assert expect.declared(h, "model:mariadb-10.11") == {"EXPECT h.jsonl:3": "a reason long enough"}
     assert expect.declared(h, "model:wl7318") == {}
 
 
@@ -141,11 +141,11 @@ def test_a_documented_flavour_difference_is_declared_for_its_system_only():
     ({"show": "tables", "rows": []}, "show"),
     ({"show": "result", "result": {"errno": 0}}, "result.errno"),
     ({"show": "rows", "rows": ["t1"], "in": "bin.000001"}, "in: not allowed with show 'rows'"),
-    ({"show": "rows", "rows": ["t1"], "differs": {"model:wl344": "short"}}, 'differs."model:wl344"'),
+    ({"show": "rows", "rows": ["t1"], "differs": {"model:mariadb-10.11": "short"}}, 'differs."model:mariadb-10.11"'),
 ])
 def test_bad_expectations_are_one_line_naming_file_line_and_field(tmp_path, capsys, op, field):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(history()["header"]) + "\n" + json.dumps({"at": 1, "op": "expect", "node": "B", **op}) + "\n")
-    assert main(["simulate", str(path), "--system", "model:wl344"]) == 2
+    assert main(["simulate", str(path), "--system", "model:mariadb-10.11"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"bad.jsonl:2: {field}" in err[0], err

@@ -28,7 +28,7 @@ def _conclude(name: str, tr):
 
 # -- each kind, shown and not shown ------------------------------------------------------------------
 def test_statement(kit):
-    tr = kit.run("model:wl344", "d1-invalid-values")
+    tr = kit.run("model:mariadb-10.11", "d1-invalid-values")
     first = {"kind": "statement", "node": "B", "op": "change_master", "nth": 1, "errno": 1198}
     assert _unmet(tr, first, {"kind": "statement", "node": "B", "op": "stop_slave"}) == []
     stmt = tr.first("stmt", op="change_master")
@@ -41,7 +41,7 @@ def test_statement(kit):
 
 
 def test_observed(kit):
-    tr = kit.run("model:wl344", "inc-cache-overflow")
+    tr = kit.run("model:mariadb-10.11", "inc-cache-overflow")
     incident = {"kind": "observed", "match": {"kind": "binlog", "node": "A", "type": "INCIDENT_EVENT"}}
     assert _unmet(tr, incident) == []
     for o in tr.all("binlog", type="INCIDENT_EVENT"):
@@ -51,7 +51,7 @@ def test_observed(kit):
 
 
 def test_waiting_commit(kit):
-    tr = kit.run("model:wl344", "ss-shutdown")
+    tr = kit.run("model:mariadb-10.11", "ss-shutdown")
     waiting = {"kind": "waiting_commit", "node": "A", "at": {"kind": "shutdown"}}
     assert _unmet(tr, waiting) == []
     # A commit that had its answer before the shutdown was not waiting at it.
@@ -66,7 +66,7 @@ def test_waiting_commit(kit):
 
 
 def test_thread_running(kit):
-    tr = kit.run("model:wl344", "io-stop-during-delay")
+    tr = kit.run("model:mariadb-10.11", "io-stop-during-delay")
     running = {"kind": "thread_running", "node": "B", "thread": "sql", "at": {"kind": "stmt", "op": "stop_slave"}}
     assert _unmet(tr, running) == []
     stop = tr.first("stmt", op="stop_slave")
@@ -102,7 +102,7 @@ def test_a_bad_precondition_in_the_scenario_file_is_one_line(tmp_path):
 def test_ss_shutdown_whose_transaction_never_reached_the_server_is_inconclusive(kit):
     """The full suite's run: t1 lost its connection in the handshake, so it never committed and
     no commit waited at the shutdown; the semi-sync shutdown rule was never tried."""
-    tr = kit.run("model:wl344", "ss-shutdown")
+    tr = kit.run("model:mariadb-10.11", "ss-shutdown")
     for o in [o for o in tr.obs if o.get("trx") == "t1" and o["kind"] != "commit"]:
         tr.drop(o)
     tr.first("commit", trx="t1").update(gtid=None, semisync=None, errno=2013,
@@ -116,7 +116,7 @@ def test_ss_shutdown_whose_transaction_never_reached_the_server_is_inconclusive(
 
 def test_d1_back_to_zero_whose_change_master_was_refused_is_inconclusive(kit):
     """The full suite's run: CHANGE MASTER got 1198 (the IO thread still ran), so the delay never went back to 0."""
-    tr = kit.run("model:wl344", "d1-back-to-zero")
+    tr = kit.run("model:mariadb-10.11", "d1-back-to-zero")
     cm = tr.first("stmt", op="change_master")
     cm.update(errno=1198, message="This operation cannot be performed as you have a running slave ''; run STOP SLAVE '' first")
     verdicts, [unmet] = _conclude("d1-back-to-zero", tr)
@@ -129,7 +129,7 @@ def test_d1_back_to_zero_whose_change_master_was_refused_is_inconclusive(kit):
 
 
 def test_what_the_system_cannot_observe_stays_not_exercised(kit):
-    tr = kit.run("model:wl344", "ss-lost-ack-reconnect")
+    tr = kit.run("model:mariadb-10.11", "ss-lost-ack-reconnect")
     tr.header["unobserved"] = ["ack"]
     verdicts, unmet = _conclude("ss-lost-ack-reconnect", tr)
     assert unmet == [] and verdicts["WL1720.COUNT.TX"].status == NOT_EXERCISED  # it needs acks

@@ -141,11 +141,11 @@ CASES: dict[str, Case] = {
         "B: skip 1 after the incident skipped [('INCIDENT_EVENT', None), ('GTID_LOG_EVENT', 'replace4'), "),
     "WL3464.R4.ONCE": Case(  # MariaDB's GTID reconnect sends the skipped incident again; the seed's rotation keeps it away
         model("inc-skip-then-reconnect"),
-        lambda k: pick(k.run("model:wl344", "inc-skip-then-reconnect"), "sql_stop", node="B", errno=1590, t=11_001_000),
+        lambda k: pick(k.run("model:mariadb-10.11", "inc-skip-then-reconnect"), "sql_stop", node="B", errno=1590, t=11_001_000),
         "B stopped at an incident at 11001000 after skipping 1; its masters wrote 1: one it had skipped came back"),
     "WL3464.REACH": Case(
         model("inc-skip-then-reconnect"),
-        lambda k: pick(k.run("model:wl344", "inc-lost-on-gtid-reconnect"), "binlog", node="A", type="INCIDENT_EVENT"),
+        lambda k: pick(k.run("model:mariadb-10.11", "inc-lost-on-gtid-reconnect"), "binlog", node="A", type="INCIDENT_EVENT"),
         "B applied create_t1 and then after_gap, binlogged on either side of the incident at bin.000001:246 on A, "
         "without stopping at it"),
     "WL3464.SKIP_GROUP": Case(
@@ -337,7 +337,7 @@ def test_a_stop_at_a_skipped_incident_sent_again_inside_a_cut_group_is_r4_once_s
                        {"at": US, "op": "cut_io", "node": "B", "after_events": 2},
                        {"at": 2 * US, "op": "trx", "node": "A", "trx": "t1", "statements": [{}, {}]},
                        *skip_ops(5 * US, 1)])
-    tr = kit.run("model:wl344", h)
+    tr = kit.run("model:mariadb-10.11", h)
     copy = [r for r in tr.all("relay", node="B", type="INCIDENT_EVENT")][1]
     assert tr.first("relay", node="B", trx="t1")["t"] < copy["t"] < 5 * US
     v = kit.verdict("WL3464.HOLD", tr)
@@ -357,7 +357,7 @@ def test_a_skip_a_crash_threw_away_before_the_groups_end_skipped_nothing(kit):
                        *skip_ops(3 * US, 2),
                        {"at": 4 * US, "op": "crash", "node": "B"}, {"at": 5 * US, "op": "restart", "node": "B"},
                        *skip_ops(7 * US, 1)])
-    tr = kit.run("model:wl344", h)
+    tr = kit.run("model:mariadb-10.11", h)
     assert [s["type"] for s in tr.all("skip", node="B", trx="t1")] == ["GTID_LOG_EVENT"]
     assert [a["idx"] for a in tr.all("apply", node="B", trx="t1")] == [0, 1, 2]
     for requirement in ("WL3464.SKIP_GROUP", "WL3464.GTID_SKIP"):

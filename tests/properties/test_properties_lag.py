@@ -10,19 +10,19 @@ from replcheck.io import load_trace
 from replcheck.properties.core import PASS, PROPERTIES, TraceView
 
 US = 1_000_000
-W344 = "model:wl344"
+MDB = "model:mariadb-10.11"
 LAG = "lag-stop-start-during-delay"
 KEPT = "mutant:caught-up-kept"
 
 
-def model(history: str, system: str = W344):
+def model(history: str, system: str = MDB):
     return lambda k: k.run(system, history)
 
 
 def edit(t: int, **fields):
     """The model's sample of B at t, edited."""
     def build(k):
-        tr = k.run(W344, LAG)
+        tr = k.run(MDB, LAG)
         s = tr.first("status", node="B", t=t)
         s.update(fields)
         return tr, s
@@ -51,7 +51,7 @@ def test_every_lag_property_has_a_case():
 def test_the_fake_event_timestamp_never_feeds_the_lag(kit):
     # A sample while the SQL thread holds the dump thread's fake Rotate (timestamp 0) would show the
     # replica's age since 1970 if that timestamp counted.
-    tr = kit.run(W344, LAG)
+    tr = kit.run(MDB, LAG)
     rotate = tr.all("relay", node="B", type="ROTATE_EVENT")[-1]
     for a in tr.all("apply", node="B", type="ROTATE_EVENT"):
         if a["relay_pos"] == rotate["pos"] and a["relay_file"] == rotate["file"]:
@@ -74,7 +74,7 @@ def test_real_mariadb_samples_are_judged():
 def test_a_sample_lacking_a_field_is_not_judged(kit):
     # Found by bench/fuzz.py (seed 7, case 13546): a hand-made sample with Seconds_Behind_Master but no
     # Relay_Master_Log_File was a KeyError (exit 3). Such a sample decides nothing; the others are judged.
-    tr = kit.run(W344, LAG)
+    tr = kit.run(MDB, LAG)
     s = tr.first("status", node="B", t=3_500_000)
     del s["Relay_Master_Log_File"]
     s["Seconds_Behind_Master"] = 5  # would be violated if judged (SQL thread stopped)

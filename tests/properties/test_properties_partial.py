@@ -34,7 +34,7 @@ def io_pos_at_first_event(k):
 CASES: dict[str, Case] = {
     "PARTIAL.GROUP.WHOLE": Case(lambda k: k.run("model:wl7318", FAILOVER), full_copy_on_partial,
                                 "C started t2 while its copy of t2 was open at event 2"),
-    "PARTIAL.IO_POS.WHOLE": Case(lambda k: k.run("model:wl344", CUT), io_pos_at_first_event,
+    "PARTIAL.IO_POS.WHOLE": Case(lambda k: k.run("model:mariadb-10.11", CUT), io_pos_at_first_event,
                                  "B: Gtid_IO_Pos names 0-1-2, of which its relay log holds only the start"),
 }
 
@@ -54,7 +54,7 @@ def test_a_rotate_inside_a_group_does_not_move_its_position(kit):
 
 
 def test_mariadb_reconnect_skips_what_it_holds_and_mysql_resumes_by_position(kit):
-    for system in ("model:wl344", "model:wl7318"):
+    for system in ("model:mariadb-10.11", "model:wl7318"):
         tr = kit.run(system, CUT)
         relayed = [o["idx"] for o in tr.all("relay", node="B", trx="t2")]
         assert relayed == [0, 1, 2, 3, 4], (system, relayed)  # one copy in the relay log, no event twice
@@ -80,7 +80,7 @@ def test_a_replica_logs_a_cut_group_without_the_reconnects_events(kit):
     # The reconnect's fake Rotate and artificial FDE sit inside t2's copy in B's relay log; B's own
     # binlog (log_slave_updates) gets t2's five events in a row: with them inside, a replica of B
     # took that Rotate for the middle of t2 and rolled t2's first half back at that FDE.
-    for system in ("model:wl344", "model:wl7318"):
+    for system in ("model:mariadb-10.11", "model:wl7318"):
         tr = kit.run(system, CUT)
         relayed = [o["type"] for o in tr.all("relay", node="B")]
         assert "ROTATE_EVENT" in relayed[relayed.index("GTID_LOG_EVENT", 5):], (system, relayed)

@@ -1,0 +1,87 @@
+"""The mechanics a model follows where its seed is silent, or where a server departs from it: one
+named switch each, set per model system in spec/systems.toml (`[system.mechanics]`). A flavour
+model (`seed = "model:..."`) inherits its seed model's switches and sets those its server sets
+otherwise, so a new server flavour is a systems.toml entry.
+
+The defaults are the seed models' neutral choice: the seeds are MySQL worklogs, so where they say
+nothing the seed models do what the MySQL server of the seeds' line does (the incident's rotation
+of WL#3464 as written, MySQL's texts and SHOW SLAVE STATUS), with two exceptions where the seed
+itself is explicit: a MASTER_DELAY is a non-negative integer (WL#344), and WL#7318's
+`immediate_commit_timestamp / 1000000` is an integer division, rounded down.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+MYSQL, MARIADB = "mysql", "mariadb"
+
+
+@dataclass(frozen=True)
+class Mechanics:
+    # An incident is followed by a rotation (WL#3464 as written; MySQL's rpl_incident.result numbers the
+    # binlogs so, suite scenario my56-rpl_incident). MariaDB 10.11 goes on in the same binlog after a
+    # cache overflow's incident (measured: conformance inc-cache-overflow).
+    incident_rotates: bool = True
+    # Whose error texts: ER_SLAVE_INCIDENT 'occured' (MySQL 5.1-8.0 errmsg) or 'occurred' (MariaDB
+    # errmsg-utf8.txt), ER_STMT_CACHE_FULL's tail, the server ER_PARSE_ERROR names.
+    texts: str = MYSQL
+    # MASTER_DELAY's literal: "integer" (the seed: a non-negative integer) or "ulong_num" (MariaDB's
+    # sql_yacc.yy: decimal and float literals read up to their first non-digit, model/delay.py).
+    master_delay_literal: str = "integer"
+    # CHANGE MASTER is refused (ER_SLAVE_MUST_STOP) while "either" thread runs (MariaDB sql_repl.cc,
+    # change_master: thread_mask), or only while the thread its options are for runs, "own-thread"
+    # (MySQL 5.7.4+, WL#6120; rpl_replica.cc, change_master: MASTER_DELAY is the applier's).
+    change_master_refused_while: str = "own-thread"
+    # A GTID replica asks by GTID on "every" connect (MariaDB: connect_to_master sends
+    # @slave_connect_state each time) or on its "first" connect and after relay-log recovery, then by
+    # position (the seeds' server).
+    gtid_connect: str = "first"
+    # A GTID reconnect skips the events of a partial group already queued (MariaDB slave.cc,
+    # gtid_reconnect_event_skip_count = events_queued_since_last_gtid); without it the partial copy
+    # stays and the source's FDE before the full copy rolls it back (MySQL, exec_relay_log_event).
+    gtid_reconnect_skips_queued: bool = False
+    # START SLAVE of both threads with GTID throws the relay logs away first (MariaDB slave.cc,
+    # start_slave_threads).
+    gtid_start_purges_relay: bool = False
+    # CHANGE MASTER TO RELAY_LOG_FILE/POS turns GTID off, with note 4190 (MariaDB sql_repl.cc,
+    # change_master: relay_log_name sets MASTER_USE_GTID=no).
+    relay_log_place_turns_gtid_off: bool = False
+    # Seconds_Behind_Master as "mysql" computes it (rpl_replica.cc, show_slave_status_send_data: caught
+    # up is Exec == Read position; the master's FDE leaves last_master_timestamp alone,
+    # exec_relay_log_event) or "mariadb" (slave.cc, send_show_master_info_data: NULL without the IO
+    # thread connected, 0 while sql_thread_caught_up).
+    seconds_behind_master: str = MYSQL
+    # WL#7318's immediate_commit_timestamp in whole seconds, rounded "down" (the seed's integer
+    # division) or "up" (MySQL 8.0 rpl_replica.cc, sql_delay_event: ceil(ict / 1000000.00)).
+    commit_timestamp_rounding: str = "down"
+    # Whose clock WL#7318's due time is on: the immediate master's, "compensated" by the clock difference
+    # as WL#344 does for its timestamps, or the replica's own, "replica" (MySQL 8.0 rpl_replica.cc,
+    # sql_delay_event compares ceil(ict) + sql_delay with time(nullptr), no clock_diff_with_master; the
+    # seed's formula, WL#7318 L3, has none either, see the report of issue #18).
+    commit_timestamp_clock: str = "compensated"
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# The values each switch may take (a bool switch: True or False).
+CHOICES: dict[str, tuple] = {
+    "texts": (MYSQL, MARIADB),
+    "master_delay_literal": ("integer", "ulong_num"),
+    "change_master_refused_while": ("either", "own-thread"),
+    "gtid_connect": ("every", "first"),
+    "seconds_behind_master": (MYSQL, MARIADB),
+    "commit_timestamp_rounding": ("down", "up"),
+    "commit_timestamp_clock": ("compensated", "replica"),
+}
+
+
+def problem(name: str, value: object) -> str | None:
+    """Why `name = value` is no mechanics setting; None when it is one."""
+    known = {f.name: f for f in fields(Mechanics)}
+    if name not in known:
+        return f"unknown mechanic {name!r}; known: {', '.join(sorted(known))}"
+    allowed = CHOICES.get(name, (True, False))
+    if type(value) is not type(allowed[0]) or value not in allowed:
+        return f"{value!r} is not one of {', '.join(map(repr, allowed))}"
+    return None
