@@ -443,6 +443,6 @@ def test_a_skipped_group_moves_gtid_slave_pos(kit):
     h = kit.history("inc-skip-after-rotation")
     h["ops"].append({"at": 8_500_000, "op": "expect", "node": "B", "show": "variables", "fields": {"gtid_slave_pos": "0-1-2"}})
     h["ops"].sort(key=lambda o: o["at"])
-    tr = kit.run("model:wl344", h)
+    tr = kit.run("model:mariadb-10.11", h)
     assert tr.first("skip", node="B", gtid="0-1-2")["t"] < 8_500_000 < tr.first("visible", node="B", gtid="0-1-3")["t"]
     assert tr.first("observed", node="B")["value"] == {"gtid_slave_pos": "0-1-2"}

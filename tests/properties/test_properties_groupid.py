@@ -338,7 +338,7 @@ def test_a_group_the_skip_counter_skipped_moves_gtid_slave_pos(kit, shown, statu
     # inc-skip-after-rotation on MariaDB 10.11 (a loaded run sampled B between the skip and the next
     # group): SQL_SLAVE_SKIP_COUNTER = 1 skipped after_gap (0-1-2), and gtid_slave_pos showed
     # 0-1-2 (sql/rpl_gtid.cc, record_and_update_gtid records a group that ends without a commit).
-    tr = kit.run("model:wl344", "inc-skip-after-rotation")
+    tr = kit.run("model:mariadb-10.11", "inc-skip-after-rotation")
     skips = tr.all("skip", node="B", gtid="0-1-2")
     assert skips and all(s["reason"] == "sql_slave_skip_counter" for s in skips)
     sample = {"t": skips[-1]["t"], "kind": "server_status", "node": "B",

@@ -380,7 +380,7 @@ def test_a_copy_of_an_incident_fetched_again_is_not_tied_to_the_first_stop(kit, 
     # the DBA skipped it, and START SLAVE fetched the binlog again (GTID), relaying a second copy at
     # another relay position. Within the resolution, that copy looked like the cause of the first
     # stop, and the stop's position "wrong". The read that found the copy began after that stop.
-    tr = kit.run("model:wl344", "inc-cache-overflow")
+    tr = kit.run("model:mariadb-10.11", "inc-cache-overflow")
     tr.header["resolution_us"] = 5_500_000
     stop = tr.first("sql_stop", node="B")
     del stop["relay_file"], stop["relay_pos"]  # a real server's stop does not say where
