@@ -19,6 +19,7 @@ SECONDS = "s"  # MASTER_DELAY: whole seconds
 UNIX_S = "unix_s"  # SET TIMESTAMP: seconds since 1970, a distance from the History's epoch
 
 SEMI_SYNC_TIMEOUT = "rpl_semi_sync_master_timeout"
+SEMI_SYNC_MASTER = "rpl_semi_sync_master_enabled"
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,10 @@ LOOPBACK_LATENCY_US = 10_000  # a channel latency up to this, once scaled, is lo
 # (a commit, then 200 ms for it to wait, then the crash), and squeezing them would test another one.
 # Less is the sleep's own jitter, and moves nothing.
 SLIP_MIN_US = 20_000
+# On a node that never waits for semi-sync acks, an op due after a transaction's planned end waits
+# for its COMMIT to return first (at most this long): a model commits it by then, and a loaded
+# machine must not let a FLUSH LOGS overtake the incident a slow statement was about to write.
+COMMIT_WAIT_S = 10.0
 
 
 def scale_for(history: dict) -> float:
@@ -423,6 +427,9 @@ class Runner:
         self.notes: list[str] = []
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
+        self._in_flight: dict[str, list[tuple[int, threading.Thread]]] = {}  # node -> (planned end, session)
+        self.semi_sync_masters = _semi_sync_masters(self.history)
+        self.read_seen: dict[tuple[str, int], int] = {}  # (node, trx) -> the first read op that saw its row
         self._sql_started: set[str] = set()  # replicas a START SLAVE started the SQL thread of since their last sample
         self.slip_us = 0  # how much later than the History every op from here on starts (SLIP_MIN_US)
         self.slipped: list[list[int]] = []  # [op index in the History, slip_us] where the slip grew
@@ -546,6 +553,7 @@ class Runner:
     def _run_ops(self) -> None:
         ops = sorted(enumerate(self.history["ops"]), key=lambda x: (x[1]["at"], x[0]))
         for i, op in ops:
+            self._await_commits(op)
             if self._sleep_until(op["at"]):
                 self.slipped.append([i, self.slip_us])
             self.progress(f"{self.name}: {op['at'] / US:.2f} s {op['op']} on {op['node']}")
@@ -567,6 +575,17 @@ class Runner:
         w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
         w.start()
         self.workers.append(w)
+        if op["node"] not in self.semi_sync_masters:
+            end = op["at"] + sum(s.get("duration_us", 0) for s in op.get("statements") or [])
+            self._in_flight.setdefault(op["node"], []).append((end, w))
+
+    def _await_commits(self, op: dict) -> None:
+        """The node's transactions planned to end before this op have returned (COMMIT_WAIT_S)."""
+        waiting = self._in_flight.get(op["node"], [])
+        for end, w in waiting:
+            if end <= op["at"]:
+                w.join(timeout=COMMIT_WAIT_S)
+        self._in_flight[op["node"]] = [(end, w) for end, w in waiting if w.is_alive()]
 
     def _trx(self, op: dict, k: int) -> None:
         node, trx = op["node"], self.trx_names[k]
@@ -632,7 +651,9 @@ class Runner:
 
     def _read(self, op: dict) -> None:
         rows = self._present(op["node"])
-        self.emit("read", op["node"], seen=sorted(self.trx_names[k] for k in rows if k < len(self.trx_names)))
+        o = self.emit("read", op["node"], seen=sorted(self.trx_names[k] for k in rows if k < len(self.trx_names)))
+        for k in rows:
+            self.read_seen.setdefault((op["node"], k), o["t"])
 
     def _expect(self, op: dict) -> None:
         """What a client checking the node sees where the History expects something: read from the
@@ -1068,8 +1089,12 @@ class Runner:
                 if ev["type"] != "GTID_LOG_EVENT" or (node, ev["gtid"]) in at:
                     continue
                 g = ev["gtid"]
-                bounds = [self._logged_by(node, g)] + [at.get((r, g)) for r in replicas]
-                if self.by_server_id.get(ev["server_id"]) == node and (k := k_of_gtid.get(g)) in self.returned:
+                # Visible on the node (a poll's or a read's row) means committed, so binlogged: the
+                # binlog write comes before the engine commit (MariaDB's two-phase commit, log.cc).
+                k = k_of_gtid.get(g)
+                bounds = [self._logged_by(node, g), self.seen.get((node, k)), self.read_seen.get((node, k))]
+                bounds += [at.get((r, g)) for r in replicas]
+                if self.by_server_id.get(ev["server_id"]) == node and k in self.returned:
                     bounds.append(self.returned[k][0])
                 if any(x is not None for x in bounds):
                     at[(node, g)] = min(x for x in bounds if x is not None)
@@ -1341,6 +1366,12 @@ def _semi_sync(history: dict) -> bool:
                 for name, value in n.get("variables", {}).items())
             or any(op["op"] == "lose_acks" or (op["op"] == "set_global" and SEMI_SYNC.match(op["variable"]))
                    for op in history["ops"]))
+
+
+def _semi_sync_masters(history: dict) -> set[str]:
+    """Nodes whose commits may wait for acks: semi-sync master enabled at start or by SET GLOBAL."""
+    return ({n["id"] for n in history["header"]["topology"]["nodes"] if n.get("variables", {}).get(O.SEMI_SYNC_MASTER)}
+            | {op["node"] for op in history["ops"] if op["op"] == "set_global" and op["variable"] == O.SEMI_SYNC_MASTER})
 
 
 def run_history(history: dict, **kwargs) -> tuple[dict, list[dict]]:

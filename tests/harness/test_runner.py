@@ -503,6 +503,26 @@ def test_a_late_op_moves_every_later_op_and_the_history_that_ran_says_so(tmp_pat
     assert [op["at"] for op in MariaDB(scale=1.0).as_run(h)["ops"]] == [100_000, 300_000, 400_000, 600_000]
 
 
+def test_an_op_due_after_a_commit_waits_for_it_unless_its_node_may_wait_for_acks():
+    """A loaded run of inc-skip-after-rotation: the FLUSH LOGS planned 180 ms after a failing
+    statement overtook it, and its incident landed after the rotation the scenario puts after it.
+    An op due after a transaction's planned end, on a node that never waits for semi-sync acks,
+    waits for that COMMIT to return; one due before it, or on a semi-sync master, does not."""
+    import threading
+    r = R.Runner(_history([]))
+    held = threading.Event()
+    quick, slow = threading.Thread(target=time.sleep, args=(0.05,)), threading.Thread(target=held.wait)
+    quick.start(), slow.start()
+    r._in_flight["A"] = [(100, quick), (500, slow)]
+    r._await_commits({"at": 200, "op": "flush_logs", "node": "A"})  # after quick's end, before slow's
+    assert not quick.is_alive() and slow.is_alive() and r._in_flight["A"] == [(500, slow)]
+    held.set()
+    slow.join()
+    h = _history([{"at": 1, "op": "set_global", "node": "B", "variable": "rpl_semi_sync_master_enabled", "value": True}],
+                 nodes=({"id": "A", "variables": {"rpl_semi_sync_master_enabled": True}}, {"id": "B"}, {"id": "C"}))
+    assert R._semi_sync_masters(h) == {"A", "B"}
+
+
 def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_one_of_that_name():
     """inc-skip-after-rotation on MariaDB: START SLAVE purged the relay logs and the new relay.000002
     reuses the name; walking back from the note's new position must not cross into the old one."""
