@@ -44,8 +44,34 @@ def of_node(v: TraceView, node: str) -> list[dict]:
     return v.memo("gid.of_node", build).get(node, [])
 
 
+def lost_lines(v: TraceView) -> dict[int, int]:
+    """Binlog observations crash recovery cut away (a `recovery` that truncated the node's binlog
+    at a place: every event written there or after it since the node's last restore): line ->
+    the line of that recovery."""
+    def build():
+        out: dict[int, int] = {}
+        for r in v.kind("recovery"):
+            cut = r.get("truncated")
+            if not cut:
+                continue
+            written: list[dict] = []  # since the node's last restore, which starts a new binlog
+            for o in of_node(v, r["node"]):
+                if o["_line"] >= r["_line"]:
+                    break
+                if o["kind"] == "restore":
+                    written = []
+                elif o["kind"] == "binlog":
+                    written.append(o)
+            for o in written:
+                if (o["file"], o["pos"]) >= (cut["file"], cut["pos"]):
+                    out.setdefault(o["_line"], r["_line"])
+        return out
+    return v.memo("gid.lost_lines", build)
+
+
 def out_of_system(v: TraceView) -> set[int]:
-    """Lines of binlog observations of failed-over masters before they were restored."""
+    """Lines of binlog observations of failed-over masters before they were restored, and those
+    crash recovery cut away."""
     def build():
         gone: set[int] = set()
         for f in v.kind("failover"):
@@ -53,7 +79,7 @@ def out_of_system(v: TraceView) -> set[int]:
                            default=None)
             gone |= {o["_line"] for o in v.kind("binlog") if o["node"] == f["old"]
                      and (restored is None or o["_line"] < restored)}
-        return gone | left_ahead(v)
+        return gone | left_ahead(v) | set(lost_lines(v))
     return v.memo("gid.out_of_system", build)
 
 
@@ -97,10 +123,15 @@ def left_ahead(v: TraceView) -> set[int]:
 
 def _id_changes(v: TraceView, node: str) -> list[tuple[int, int]]:
     """(line, group ID) of every change of a server's current group ID, in order: a group written
-    to its binlog, an accepted SET BINLOG_GROUP_ID, a restore (back to 0)."""
+    to its binlog, an accepted SET BINLOG_GROUP_ID, a restore (back to 0), a crash recovery that
+    cut groups away (back to the last group left)."""
     def build():
         out: dict[str, list[tuple[int, int]]] = {}
+        lost = lost_lines(v)
         for o in v.obs:
+            if o["kind"] == "recovery" and o.get("truncated"):
+                left = [c for c in out.get(o["node"], []) if lost.get(c[0]) != o["_line"]]
+                out.setdefault(o["node"], []).append((o["_line"], left[-1][1] if left else 0))
             if o["kind"] == "binlog" and o.get("group_id"):
                 out.setdefault(o["node"], []).append((o["_line"], o["group_id"]))
             elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
