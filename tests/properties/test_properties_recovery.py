@@ -12,6 +12,7 @@ from replcheck.properties.core import PASS, PROPERTIES
 
 M = "model:groupid"
 CRASH = "gg-crash-binlog-commit"
+PROCESS, BEFORE_SYNC, TORN = "dur-process-crash", "dur-machine-crash-before-sync", "dur-torn-write"
 
 
 def model(history: str):
@@ -28,12 +29,45 @@ def replay_past_strict_rule(k):
     return tr, tr.all("apply", node="B", trx="t3", idx=0)[1]
 
 
+def lose(k, history: str, trx: str):
+    # A's data at the end lacks a transaction whose commit returned before the crash.
+    tr = k.run(M, history)
+    del tr.first("data", node="A")["counts"][trx]
+    return tr, tr.first("commit", node="A", trx=trx)
+
+
+def engine_lacks_binlogged(k):
+    # Recovery left w2's group in the binlog but rolled it back in the engine.
+    tr = k.run(M, PROCESS)
+    tr.drop(tr.first("visible", node="A", trx="w2"))
+    return tr, tr.first("recovery", node="A")
+
+
+def torn_tail_kept(k):
+    # Recovery did not cut the torn event away.
+    tr = k.run(M, TORN)
+    rec = tr.first("recovery", node="A")
+    rec["truncated"] = None
+    return tr, rec
+
+
 CASES: dict[str, Case] = {
     "GGID.RECOVERY.EXACTLY_ONCE": Case(model(CRASH), replay_without_halt, "B holds t3 2 times"),
     "GGID.RECOVERY.HALT": Case(model(CRASH), replay_past_strict_rule, "B played group 3 (t3) after 3 was in its binlog"),
     "GGID.RECOVERY.LAST_ID": Case(
         model("gg-dirty-fde"), lambda k: pick(k.run("mutant:recovery-ignores-index", "gg-dirty-fde"), "restart", node="A", t=3_000_000),
         "A restarted with group ID 0, its binlog ends at 2"),
+    # binlog durability and crash kinds (#16, mechanism 2)
+    "DURABLE.PROCESS_CRASH.NO_LOSS": Case(model(PROCESS), lambda k: lose(k, PROCESS, "w1"), "A lost w1, whose commit returned before a process crash"),
+    "DURABLE.MACHINE_CRASH.NO_LOSS": Case(model(BEFORE_SYNC), lambda k: lose(k, BEFORE_SYNC, "w1"), "A lost w1, whose commit returned before a machine crash"),
+    "DURABLE.RECOVERY.AGREE": Case(model(TORN), engine_lacks_binlogged, "A recovered with w2 in its binlog, not its engine"),
+    "DURABLE.RECOVERY.NO_TORN": Case(model(TORN), torn_tail_kept, "A recovered with a torn event or a partial group at the end of bin.000001"),
+    "DURABLE.GTID.NO_REUSE": Case(
+        model(PROCESS), lambda k: pick(k.run("mutant:gtid-state-lags-binlog", PROCESS), "binlog", node="A", trx="w3", idx=0),
+        "A issued 0-1-1 again for w3 (first for w1)"),
+    "DURABLE.SEND.SYNCED": Case(
+        model(BEFORE_SYNC), lambda k: pick(k.run("mutant:send-before-sync", BEFORE_SYNC), "relay", node="B", trx="w2"),
+        "B relayed w2 up to bin.000001:319 while A had synced only up to bin.000001:277"),
 }
 
 
