@@ -466,7 +466,10 @@ class Simulator:
         node.prepared_at[trx] = self.now
         self._write_binlog(node, events[:-1] if torn else events, ids.get("group_id"), sync=False,
                            torn=events[-1] if torn else None)
-        wait = 0 if torn else max((ch.latency_us for ch in node.replicas if ch.connected), default=0)
+        if torn:  # nothing is written after a torn event: the node dies in the write
+            self._crash_during_commit(node, node.incarnation, trx, gtid, start, ids)
+            return
+        wait = max((ch.latency_us for ch in node.replicas if ch.connected), default=0)
         self.at(self.now + wait, self._crash_during_commit, node, node.incarnation, trx, gtid, start, ids)
 
     def _crash_during_commit(self, node: Node, incarnation: int, trx: str, gtid: str, start: int, ids: dict) -> None:
@@ -966,8 +969,9 @@ class Simulator:
             node.mtimes[entry.file] = self.now
             if ev.type == "FORMAT_DESCRIPTION_EVENT":
                 node.file_start.setdefault(entry.file, len(node.binlog) - 1)
-            self.emit("binlog", node.id, **_event_fields(ev, gid), file=entry.file, pos=entry.pos, end=end,
-                      **({"torn": True} if ev is torn else {}))
+            # a torn event does not end its group: what reads the binlog sees no group end there
+            self.emit("binlog", node.id, **{**_event_fields(ev, gid), **({"last": False, "torn": True} if ev is torn else {})},
+                      file=entry.file, pos=entry.pos, end=end)
             if ev.gtid and ev.last and ev is not torn:
                 node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's

@@ -170,8 +170,9 @@ def played_id(v: TraceView, node: str, line: int) -> int:
 
 def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict]]:
     """(first, last) binlog observations of each whole group in the node's binlog before a line,
-    since its last restore."""
+    since its last restore (without those a crash recovery before that line cut away)."""
     out, start = [], None
+    lost = lost_lines(v)
     for o in of_node(v, node):
         if o["_line"] >= before:
             break
@@ -180,7 +181,7 @@ def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict
         elif o["kind"] == "binlog" and o.get("trx") is not None:
             if start is None or o.get("trx") != start.get("trx") or o.get("idx", 0) <= 0:
                 start = o
-            if o.get("last"):
+            if o.get("last") and lost.get(o["_line"], before) >= before:
                 out.append((start, o))
                 start = None
     return out
@@ -219,9 +220,18 @@ def unique_ids(v: TraceView, check: Check) -> None:
 def ids_increase(v: TraceView, check: Check) -> None:
     """Group IDs strictly increase along every binlog (a SET ... WITH RESET or a restore starts afresh)."""
     last: dict[str, tuple[int, dict]] = {}
+    lost = lost_lines(v)  # a crash recovery cut them away: the IDs after them follow what is left
     for o in v.obs:
         if o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None):
             last.pop(o["node"], None)
+        elif o["kind"] == "recovery" and o.get("truncated"):
+            prev = last.get(o["node"])
+            if prev is not None and prev[1]["_line"] in lost:
+                kept = [b for b in of_node(v, o["node"]) if b["kind"] == "binlog" and b["_line"] < prev[1]["_line"]
+                        and b.get("group_id") and b.get("idx", 0) == 0 and b.get("type") not in FROZEN and b["_line"] not in lost]
+                last.pop(o["node"], None)
+                if kept:
+                    last[o["node"]] = (kept[-1]["group_id"], kept[-1])
         elif o["kind"] == "binlog" and o.get("group_id") and o.get("idx", 0) == 0 and o.get("type") not in FROZEN:
             prev = last.get(o["node"])
             if prev is not None:
@@ -568,16 +578,24 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     own = server_id(v, node)
     pos: dict[int, str] = {}
     lines, shown = [0], [F.format_pos(pos)]
+    lost = lost_lines(v)
+    logged: list[dict] = []  # what set the position, for a crash recovery that cuts some of it away
     for o in of_node(v, node):
-        changed = o["kind"] == "restore"
-        if changed:
+        changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
+        if o["kind"] == "restore":
+            pos, logged = {}, []
+        elif changed:
             pos = {}
+            for b in logged:
+                if b["_line"] not in lost:
+                    pos[domain_of(b["gtid"])] = b["gtid"]
         d = domain_of(o.get("gtid")) if o["kind"] in ("binlog", "visible") else None
         if d is not None:
             replicated = F.parse_gtid(o["gtid"])[1] != own
             if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
                     not own_too and o["kind"] == "visible" and replicated):
                 pos[d] = o["gtid"]
+                logged.append(o)
                 changed = True
         if changed:
             lines.append(o["_line"])
