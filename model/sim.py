@@ -473,9 +473,8 @@ class Simulator:
         self.at(self.now + wait, self._crash_during_commit, node, node.incarnation, trx, gtid, start, ids)
 
     def _crash_during_commit(self, node: Node, incarnation: int, trx: str, gtid: str, start: int, ids: dict) -> None:
-        if node.incarnation != incarnation or not node.up:
-            return
-        self._op_crash(node, {"kind": node.crash_kind})
+        if node.incarnation == incarnation and node.up:  # else it went down meanwhile: the client lost it then
+            self._op_crash(node, {"kind": node.crash_kind})
         self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, errno=CR_SERVER_LOST,
                   message="Lost connection to server during query", **ids)
 
