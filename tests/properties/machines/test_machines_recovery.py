@@ -2,7 +2,9 @@
 source find each durability mutant, shrunk to a few steps, by a requirement it must be killed by:
 the group-ID machine (sync_binlog = 1, a machine crash before a group's sync) the dump thread
 sending unsynced events, the delay machine (kill -9 of the source after commits) the GTID state
-that lags the binlog (G6)."""
+that lags the binlog (G6). The search judges the requirements the mutant must be caught by: the
+delay family's own (a replica that skips a reused GTID shows Seconds_Behind_Master 0 with an event
+unapplied) would stop it at a consequence first."""
 from __future__ import annotations
 
 import pytest
@@ -23,12 +25,13 @@ SEARCH = settings(max_examples=150, stateful_step_count=12, deadline=None, deran
 
 @pytest.mark.parametrize("machine,mutant,step,most", [
     (GroupIdMachine, "mutant:send-before-sync", "state.crash_at_point", 3),
-    (DelayMachine, "mutant:gtid-state-lags-binlog", "state.crash_and_restart", 3),
+    (DelayMachine, "mutant:gtid-state-lags-binlog", "state.crash_and_restart", 4),
 ])
 def test_finds_durability_mutant_from_scratch(machine, mutant, step, most):
     system = get(mutant)
+    search = type(f"{machine.__name__}Kills", (machine,), {"REQUIREMENTS": system.declares.kills})
     with pytest.raises(AssertionError) as info:
-        run_state_machine_as_test(machine_for(machine, system), settings=SEARCH)
+        run_state_machine_as_test(machine_for(search, system), settings=SEARCH)
     assert str(info.value).split(":")[0] in system.declares.kills, str(info.value)
     steps = steps_of(info.value)
     assert step in steps and len(steps) <= most, steps
