@@ -166,3 +166,13 @@ PARTIAL_COPY_KEPT = mutant(
     "partial-copy-kept", feature="partial", base="model:wl7318", bug="known bugs §1.2 (complete transactions only): the partial copy a GTID reconnect leaves, which MySQL's FDE rollback handles", seam="sim: the SQL thread reading a format description event inside a group",
     what="The partial copy of a group is not rolled back at the source's format description event: the full copy is applied on top of it",
     kills=("PARTIAL.GROUP.WHOLE",))
+
+# -- binlog durability and crash kinds (issue #16, mechanism 2) --------------------------------
+GTID_STATE_LAGS_BINLOG = mutant(
+    "gtid-state-lags-binlog", feature="recovery", base="model:wl7318", bug="Bug #113489 (+ #90137, #80393)", seam="sim: crash recovery's GTID state",
+    what="After a crash the GTID allocator starts from the state saved at the last binlog rotation, ignoring the newest binlog's GTIDs, so their numbers are issued again",
+    kills=("DURABLE.GTID.NO_REUSE",))
+SEND_BEFORE_SYNC = mutant(
+    "send-before-sync", feature="recovery", base="model:wl7318", bug="sync_binlog = 1 promise (MySQL binlog.cc update_binlog_end_pos_after_sync)", seam="sim: what the dump threads may read",
+    what="With sync_binlog = 1 the dump thread sends a group written but not yet synced: a machine crash then loses on the source what a replica holds",
+    kills=("DURABLE.SEND.SYNCED",))

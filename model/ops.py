@@ -86,7 +86,10 @@ TABLE = (
     _op("flush_logs", "_op_flush_logs", statement="flush_logs_statement"),
     _op("crash", "_op_crash", runner="_crash",
         limits=(Limit(lambda op, ops: bool(op.get("point")),
-                      "op crash with a crash point is not supported: a release server has none to arm"),)),
+                      "op crash with a crash point is not supported: a release server has none to arm"),
+                Limit(lambda op, ops: op.get("kind") == "machine",
+                      "op crash of kind machine is not supported: the harness can kill the server process (kill -9), "
+                      "not the machine under it"))),
     _op("restart", "_op_restart", runner="_restart", while_down=True,
         limits=(Limit(lambda op, ops: bool(op.get("relay_log_recovery")),
                       "op restart with relay_log_recovery is not supported by the harness yet"),)),

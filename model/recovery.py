@@ -54,3 +54,100 @@ def sql_restart_position(relay_log_info_pos: int, engine_pos: int | None, rpl_tr
     if rpl_transaction_enabled and engine_pos is not None:
         return engine_pos
     return relay_log_info_pos
+
+
+# -- binlog durability (issue #16, mechanism 2) --------------------------------------------------
+# What a crash leaves on disk. A process crash (kill -9) loses the process's memory: what was
+# written to the binlog file is in the OS page cache and stays; the InnoDB log buffer is lost with
+# innodb_flush_log_at_trx_commit = 0. A machine crash (power, kernel) loses what was not synced.
+PROCESS, MACHINE = "process", "machine"
+CRASH_KINDS = (PROCESS, MACHINE)
+# Inside a group's binlog write (the last event only partly written: a torn event), and after the
+# write but before its sync (MariaDB log.cc trx_group_commit_leader: write_transaction_or_stmt for
+# every transaction of the group, then flush_and_sync; MySQL binlog.cc ordered_commit: the flush
+# stage, then the sync stage). Both fall after the engine's prepare (two-phase commit).
+INSIDE_BINLOG_WRITE = "inside_binlog_write"
+BEFORE_BINLOG_SYNC = "before_binlog_sync"
+WRITE_POINTS = (INSIDE_BINLOG_WRITE, BEFORE_BINLOG_SYNC)
+# The server variables and each flavour's default (MariaDB 10.11 sys_vars.cc Sys_sync_binlog_period
+# DEFAULT(0); MySQL 8.0 sys_vars.cc Sys_sync_binlog_period DEFAULT(1); innodb_flush_log_at_trx_commit
+# defaults to 1 in both).
+SYNC_BINLOG = "sync_binlog"
+FLUSH_LOG = "innodb_flush_log_at_trx_commit"
+# With sync_binlog = 0 the OS decides: Linux writes dirty pages back once they are
+# vm.dirty_expire_centisecs (default 3000) old. With innodb_flush_log_at_trx_commit 0 or 2 InnoDB
+# flushes its log once per innodb_flush_log_at_timeout (default 1 s). The model takes the latest
+# each allows, on the virtual clock, so what a crash loses is a function of the History.
+OS_WRITEBACK_US = 30_000_000
+REDO_FLUSH_US = 1_000_000
+
+
+def syncs_now(sync_binlog: int, writes_since_sync: int) -> bool:
+    """Whether flush_and_sync syncs after this write: every write with 1, every Nth with N (the
+    server's sync_binlog_counter), never with 0 (the OS decides)."""
+    return sync_binlog > 0 and writes_since_sync >= sync_binlog
+
+
+def dump_reads_synced_only(sync_binlog: int) -> bool:
+    """The dump thread sees a group only once it is synced when sync_binlog = 1: MySQL binlog.cc
+    ordered_commit moves binlog_end_pos after the sync stage then (update_binlog_end_pos_after_sync
+    = get_sync_period() == 1), after the flush stage otherwise; MariaDB log.cc
+    trx_group_commit_leader signals the dump threads after flush_and_sync, which syncs only every
+    sync_binlog-th group."""
+    return sync_binlog == 1
+
+
+def binlog_survives(written_at: int, synced: bool, crash_at: int, kind: str) -> bool:
+    """A binlog event survives a process crash once written; a machine crash once synced, or
+    written back by the OS (OS_WRITEBACK_US)."""
+    return kind == PROCESS or synced or written_at <= crash_at - OS_WRITEBACK_US
+
+
+def engine_survives(flush_log: int, committed_at: int, crash_at: int, kind: str) -> bool:
+    """An engine commit (or prepare) survives: with innodb_flush_log_at_trx_commit = 1 (and
+    MariaDB's 3) it is flushed at commit; with 2 it is written to the OS at commit, flushed once a
+    second; with 0 both happen once a second (lost by a process crash too)."""
+    if flush_log in (1, 3) or (flush_log == 2 and kind == PROCESS):
+        return True
+    return committed_at <= crash_at - REDO_FLUSH_US
+
+
+def promises_no_loss(kind: str, sync_binlog: int, flush_log: int) -> bool:
+    """The settings under which the servers promise that a crash of this kind loses no commit
+    that returned: a process crash unless innodb_flush_log_at_trx_commit = 0; a machine crash only
+    with sync_binlog = 1 and innodb_flush_log_at_trx_commit = 1."""
+    if kind == PROCESS:
+        return flush_log != 0
+    return sync_binlog == 1 and flush_log in (1, 3)
+
+
+def valid_end(events: list) -> int:
+    """How many of a crashed binlog's events recovery keeps: up to the end of the last whole group
+    (MySQL binlog.cc binlog_recover's valid_pos, then truncate_update_log_file: the file is cut
+    there, "Crashed binlog file ... trimmed"; MariaDB log.cc TC_LOG_BINLOG::recover stops reading at
+    the first invalid event, so a torn tail is never taken for a group). `events` are the crashed
+    file's (ev, torn) pairs, in order."""
+    keep = 0
+    for i, (ev, torn) in enumerate(events):
+        if torn:
+            break
+        if ev.trx is None or ev.last:
+            keep = i + 1
+    return keep
+
+
+def resolve_prepared(prepared: list[tuple[str, str]], binlogged: set[str]) -> tuple[list, list]:
+    """Two-phase commit recovery: an engine transaction left prepared is committed when its group
+    (its XID) is in the binlog and rolled back otherwise (MariaDB log.cc TC_LOG_BINLOG::recover
+    collects the XIDs of the binlog, then ha_recover(&xids); MySQL binlog.cc binlog_recover the
+    same). Returns (committed, rolled back)."""
+    committed = [p for p in prepared if p[1] in binlogged]
+    return committed, [p for p in prepared if p[1] not in binlogged]
+
+
+def next_seq(own_seqs: list[int]) -> int:
+    """The last GTID sequence number a restarted server issued: the greatest of its own in the
+    binlog it recovered (MariaDB rebuilds gtid_binlog_state from the last binlog's Gtid_list and
+    the GTIDs after it, TC_LOG_BINLOG::recover; MySQL's gtid_executed = the table plus every binlog
+    not yet saved in it, known bugs G6)."""
+    return max(own_seqs, default=0)

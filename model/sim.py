@@ -74,6 +74,8 @@ class Entry:
     master_end: int = 0
     source: str = ""  # relay log only: the server it came from
     group_id: int | None = None  # --rpl-hierarchical: the group's ID (0: mixed mode); None: none written
+    at: int = 0  # binlog only: when it was written (what a machine crash keeps: model/recovery.py)
+    torn: bool = False  # binlog only: partly written, a crash inside the write cut it
 
 
 @dataclass
@@ -173,6 +175,16 @@ class Node:
     mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
     file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts
     failed_over: bool = False  # a failover replaced it: no slave replicates from it again (until a restore)
+    # binlog durability (model/recovery.py): how many binlog entries are synced, the writes since
+    # the last sync, how many the dump threads may read, what the last crash kept of the binlog
+    synced: int = 0
+    writes_since_sync: int = 0
+    published: int = 0
+    durable_end: int | None = None
+    crash_kind: str = R.PROCESS  # of the armed crash point
+    visible_at: list[int] = field(default_factory=list)  # when each `visible` entry was committed
+    prepared_at: dict = field(default_factory=dict)  # trx -> when the engine prepared it
+    engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
 
     @property
     def binlog_file(self) -> str:
@@ -237,7 +249,8 @@ class Simulator:
                 rpl_transaction_enabled=n.get("rpl_transaction_enabled", True),
             )
             self._start_semisync(node)
-            self.initial_variables[node.id] = dict(node.semisync.vars)
+            sync_binlog, flush_log = self._durability(node)
+            self.initial_variables[node.id] = {**node.semisync.vars, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log}
             self.nodes[node.id] = node
         for c in topo.get("channels", []):
             replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
@@ -403,6 +416,9 @@ class Simulator:
         else:
             events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
         node.executed.add(gtid)
+        if node.crash_point in R.WRITE_POINTS:
+            self._crash_in_write(node, trx, gtid, events, ids, starts[0])
+            return
         self._write_binlog(node, events, ids.get("group_id"))
         if node.crash_point == R.AFTER_BINLOG_WRITE:
             node.prepared.append((trx, gtid))  # binlogged: crash recovery will commit it
@@ -437,6 +453,29 @@ class Simulator:
 
         ss.wait(trx, gtid, pos, release)
 
+    def _crash_in_write(self, node: Node, trx: str, gtid: str, events: list[Event], ids: dict, start: int) -> None:
+        """The node dies inside the group's binlog write (its last event torn) or after the write,
+        before the sync; the engine has prepared the transaction (two-phase commit). Before the
+        sync the dump threads may already read the group (sync_binlog != 1): the node dies once
+        what they sent has arrived, as the sync is under way meanwhile."""
+        torn = node.crash_point == R.INSIDE_BINLOG_WRITE
+        node.crash_point = None
+        node.prepared.append((trx, gtid))
+        node.prepared_at[trx] = self.now
+        self._write_binlog(node, events[:-1] if torn else events, ids.get("group_id"), sync=False,
+                           torn=events[-1] if torn else None)
+        if torn:  # nothing is written after a torn event: the node dies in the write
+            self._crash_during_commit(node, node.incarnation, trx, gtid, start, ids)
+            return
+        wait = max((ch.latency_us for ch in node.replicas if ch.connected), default=0)
+        self.at(self.now + wait, self._crash_during_commit, node, node.incarnation, trx, gtid, start, ids)
+
+    def _crash_during_commit(self, node: Node, incarnation: int, trx: str, gtid: str, start: int, ids: dict) -> None:
+        if node.incarnation == incarnation and node.up:  # else it went down meanwhile: the client lost it then
+            self._op_crash(node, {"kind": node.crash_kind})
+        self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, errno=CR_SERVER_LOST,
+                  message="Lost connection to server during query", **ids)
+
     def _binlog_failure(self, node: Node, trx: str, op: dict, start: int) -> None:
         """The statement's changes could not be binlogged: rolled back, or done and lost from the log."""
         errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"], self.mech.texts == X.MARIADB)
@@ -470,6 +509,7 @@ class Simulator:
 
     def _engine_commit(self, node: Node, trx: str, gtid: str | None) -> None:
         node.visible.append(trx)
+        node.visible_at.append(self.now)
         self.emit("visible", node.id, trx=trx, gtid=gtid)
 
     def _op_read(self, node: Node, op: dict) -> None:
@@ -704,15 +744,19 @@ class Simulator:
         self._open_binlog(node)
 
     def _op_crash(self, node: Node, op: dict, clean: bool = False) -> None:
+        kind = op.get("kind", R.PROCESS)
         if op.get("point"):  # armed: fires when the node next passes that point
-            node.crash_point = op["point"]
-            self.emit("stmt", node.id, op="crash", point=op["point"], errno=None, message="")
+            node.crash_point, node.crash_kind = op["point"], kind
+            self.emit("stmt", node.id, op="crash", point=op["point"], errno=None, message="",
+                      **({"how": kind} if kind != R.PROCESS else {}))
             return
         node.up = False
         node.dirty = not clean
         node.incarnation += 1
         if not clean:
-            self.emit("crash", node.id)
+            sync_binlog, flush_log = self._durability(node)
+            self.emit("crash", node.id, how=kind, sync_binlog=sync_binlog, innodb_flush_log_at_trx_commit=flush_log)
+            self._lose_on_crash(node, kind, sync_binlog, flush_log)
         for w in node.semisync.abandon():
             self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query")
         ch = node.channel
@@ -728,6 +772,59 @@ class Simulator:
         for r in node.replicas:
             self._disconnect(r)
 
+    def _lose_on_crash(self, node: Node, kind: str, sync_binlog: int, flush_log: int) -> None:
+        """What the disk does not keep (model/recovery.py): a machine crash the binlog's unsynced
+        tail that the OS had not written back; either kind the engine commits and prepares its log
+        had not flushed."""
+        keep = len(node.binlog)
+        if kind == R.MACHINE:
+            keep = next((i for i in range(node.synced, keep) if not R.binlog_survives(node.binlog[i].at, False, self.now, kind)),
+                        keep)
+        node.durable_end = keep if node.durable_end is None else min(keep, node.durable_end)
+        alive = [R.engine_survives(flush_log, t, self.now, kind) for t in node.visible_at]
+        node.engine_lost += [x for x, ok in zip(node.visible, alive) if not ok]
+        node.visible = [x for x, ok in zip(node.visible, alive) if ok]
+        node.visible_at = [t for t, ok in zip(node.visible_at, alive) if ok]
+        node.prepared = [p for p in node.prepared if R.engine_survives(flush_log, node.prepared_at.get(p[0], 0), self.now, kind)]
+
+    def _recover(self, node: Node) -> None:
+        """Crash recovery of the binlog and the engine: cut the binlog after its last whole group
+        (a torn event, a group the crash cut, what a machine crash lost), rebuild the GTID state from
+        it, and commit the prepared transactions whose group it holds, rolling back the others."""
+        keep = len(node.binlog) if node.durable_end is None else node.durable_end
+        if keep:
+            start = node.file_start[node.binlog[keep - 1].file]
+            keep = start + R.valid_end([(e.ev, e.torn) for e in node.binlog[start:keep]])
+        removed = node.binlog[keep:]
+        del node.binlog[keep:]
+        node.durable_end = None
+        node.synced, node.published = min(node.synced, keep), keep
+        if removed:
+            node.binlog_pos = node.binlog[-1].end
+            node.executed -= {e.ev.gtid for e in removed if e.ev.gtid}
+            node.binlog_gtids = {}
+            for e in node.binlog:
+                if e.ev.gtid and e.ev.last:
+                    node.binlog_gtids[F.parse_gtid(e.ev.gtid)[0]] = e.ev.gtid
+            for ch in node.replicas:  # asked from past the cut, a dump starts at the binlog's end
+                ch.gtid_floor = None
+                if ch.fetch is not None:
+                    ch.fetch = min(ch.fetch, keep)
+        # The GTID state: the binlog's own GTIDs (G6's bug: the state saved at the last rotation)
+        files = None if M.GTID_STATE_LAGS_BINLOG not in self.mutants else {node.binlog_file}
+        own = [F.parse_gtid(e.ev.gtid)[2] for e in node.binlog if e.ev.gtid and e.ev.server_id == node.server_id
+               and (files is None or e.file not in files)]
+        if removed or files is not None:
+            node.gtid_seq = R.next_seq(own)
+        binlogged = {e.ev.gtid for e in node.binlog if e.ev.gtid and e.ev.last}
+        committed, rolled_back = R.resolve_prepared(node.prepared, binlogged)
+        for trx, gtid in committed:
+            self._engine_commit(node, trx, gtid)
+        node.prepared, node.prepared_at = [], {}
+        self.emit("recovery", node.id, truncated={"file": removed[0].file, "pos": removed[0].pos} if removed else None,
+                  committed=[t for t, _ in committed], rolled_back=[t for t, _ in rolled_back], engine_lost=node.engine_lost)
+        node.engine_lost = []
+
     def _op_restart(self, node: Node, op: dict) -> None:
         if node.up:
             self.emit("error", node.id, op="restart", errno=0, message="node is already up")
@@ -738,10 +835,12 @@ class Simulator:
             return
         node.up = True
         self.emit("restart", node.id)
+        if node.dirty:
+            self._recover(node)
         self._start_semisync(node)
         if node.semisync.enabled:
             self._server_status(node)
-        # Binlog crash recovery commits what the binlog holds but the engine had not committed.
+        # After a clean shutdown, what waited for a semi-sync ack is binlogged: committed at start.
         for trx, gtid in node.prepared:
             self._engine_commit(node, trx, gtid)
         node.prepared = []
@@ -801,7 +900,7 @@ class Simulator:
         if node.crash_point != point or not node.up:
             return False
         node.crash_point = None
-        self._op_crash(node, {})
+        self._op_crash(node, {"kind": node.crash_kind})
         return True
 
     def _master_status(self, node: Node, **extra: Any) -> None:
@@ -846,29 +945,67 @@ class Simulator:
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("FORMAT_DESCRIPTION_EVENT", when=when, when_off=node.offset,
                                         server_id=node.server_id, size=FDE_SIZE)])
+        # A rotation syncs (the model's simplification: a machine crash never removes a binlog
+        # file, only the unsynced tail of the last one).
+        self._sync_binlog(node)
+        self._publish(node)
 
-    def _write_binlog(self, node: Node, events: list[Event], group_id: int | None = None) -> None:
+    def _write_binlog(self, node: Node, events: list[Event], group_id: int | None = None, sync: bool = True,
+                      torn: Event | None = None) -> None:
+        """Write events (and, when a crash falls inside the write, the first bytes of `torn`), then
+        flush_and_sync: sync as sync_binlog says (unless a crash falls before the sync), and let the
+        dump threads read what they may."""
         if not node.log_bin:
             return
-        first = len(node.binlog)
-        for ev in events:
-            end = node.binlog_pos + ev.size
+        for ev in events + ([torn] if torn else []):
+            # a torn event: its header and part of its body
+            end = node.binlog_pos + (ev.size // 2 if ev is torn else ev.size)
             # FDE and Rotate headers are frozen: they carry no group ID.
             gid = None if ev.type in NO_GROUP_ID else group_id
-            entry = Entry(ev, node.binlog_file, node.binlog_pos, end, group_id=gid)
+            entry = Entry(ev, node.binlog_file, node.binlog_pos, end, group_id=gid, at=self.now, torn=ev is torn)
             node.binlog.append(entry)
             node.binlog_pos = end
             node.mtimes[entry.file] = self.now
             if ev.type == "FORMAT_DESCRIPTION_EVENT":
                 node.file_start.setdefault(entry.file, len(node.binlog) - 1)
-            self.emit("binlog", node.id, **_event_fields(ev, gid), file=entry.file, pos=entry.pos, end=end)
-            if ev.gtid and ev.last:
+            # a torn event does not end its group: what reads the binlog sees no group end there
+            self.emit("binlog", node.id, **{**_event_fields(ev, gid), **({"last": False, "torn": True} if ev is torn else {})},
+                      file=entry.file, pos=entry.pos, end=end)
+            if ev.gtid and ev.last and ev is not torn:
                 node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
             node.group_id = group_id
+        node.writes_since_sync += 1
+        if sync and R.syncs_now(self._durability(node)[0], node.writes_since_sync):
+            self._sync_binlog(node)
+        self._publish(node)
+
+    def _durability(self, node: Node) -> tuple[int, int]:
+        """sync_binlog and innodb_flush_log_at_trx_commit (my.cnf); without a setting, the flavour's
+        default (model/recovery.py)."""
+        return (int(node.variables.get(R.SYNC_BINLOG, 0 if self.mariadb else 1)), int(node.variables.get(R.FLUSH_LOG, 1)))
+
+    def _sync_binlog(self, node: Node) -> None:
+        node.writes_since_sync = 0
+        if node.synced < len(node.binlog):
+            node.synced = len(node.binlog)
+            last = node.binlog[-1]
+            self.emit("binlog_sync", node.id, file=last.file, end=last.end)
+
+    def _publish(self, node: Node) -> None:
+        """The dump threads may read up to the synced end when sync_binlog = 1, up to the written end
+        otherwise; never a torn event."""
+        end = len(node.binlog)
+        if R.dump_reads_synced_only(self._durability(node)[0]) and M.SEND_BEFORE_SYNC not in self.mutants:
+            end = node.synced
+        if end and node.binlog[end - 1].torn:
+            end -= 1
+        if end <= node.published:
+            return
+        first, node.published = node.published, end
         for ch in node.replicas:
             if ch.connected:
-                self.at(self.now + ch.latency_us, self._arrive, ch, ch.io_gen, first, len(node.binlog))
+                self.at(self.now + ch.latency_us, self._arrive, ch, ch.io_gen, first, end)
 
     def _start_io(self, ch: Channel) -> None:
         ch.io_running = True
@@ -1017,7 +1154,7 @@ class Simulator:
             # "pos(bin.000001, 4)" at such a reconnect; measured on 10.11, ss-lost-ack-reconnect).
             last = ch.relay[held[-1]]
             src.semisync.ack(ch.node.id, (last.master_file, last.master_end))
-        self._arrive(ch, gen, ch.fetch, len(src.binlog))
+        self._arrive(ch, gen, ch.fetch, src.published)
 
     @staticmethod
     def _gtid_prefix(src: Node, first: int, fetch: int) -> list[Entry]:

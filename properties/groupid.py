@@ -44,8 +44,34 @@ def of_node(v: TraceView, node: str) -> list[dict]:
     return v.memo("gid.of_node", build).get(node, [])
 
 
+def lost_lines(v: TraceView) -> dict[int, int]:
+    """Binlog observations crash recovery cut away (a `recovery` that truncated the node's binlog
+    at a place: every event written there or after it since the node's last restore): line ->
+    the line of that recovery."""
+    def build():
+        out: dict[int, int] = {}
+        for r in v.kind("recovery"):
+            cut = r.get("truncated")
+            if not cut:
+                continue
+            written: list[dict] = []  # since the node's last restore, which starts a new binlog
+            for o in of_node(v, r["node"]):
+                if o["_line"] >= r["_line"]:
+                    break
+                if o["kind"] == "restore":
+                    written = []
+                elif o["kind"] == "binlog":
+                    written.append(o)
+            for o in written:
+                if (o["file"], o["pos"]) >= (cut["file"], cut["pos"]):
+                    out.setdefault(o["_line"], r["_line"])
+        return out
+    return v.memo("gid.lost_lines", build)
+
+
 def out_of_system(v: TraceView) -> set[int]:
-    """Lines of binlog observations of failed-over masters before they were restored."""
+    """Lines of binlog observations of failed-over masters before they were restored, and those
+    crash recovery cut away."""
     def build():
         gone: set[int] = set()
         for f in v.kind("failover"):
@@ -53,7 +79,7 @@ def out_of_system(v: TraceView) -> set[int]:
                            default=None)
             gone |= {o["_line"] for o in v.kind("binlog") if o["node"] == f["old"]
                      and (restored is None or o["_line"] < restored)}
-        return gone | left_ahead(v)
+        return gone | left_ahead(v) | set(lost_lines(v))
     return v.memo("gid.out_of_system", build)
 
 
@@ -97,10 +123,15 @@ def left_ahead(v: TraceView) -> set[int]:
 
 def _id_changes(v: TraceView, node: str) -> list[tuple[int, int]]:
     """(line, group ID) of every change of a server's current group ID, in order: a group written
-    to its binlog, an accepted SET BINLOG_GROUP_ID, a restore (back to 0)."""
+    to its binlog, an accepted SET BINLOG_GROUP_ID, a restore (back to 0), a crash recovery that
+    cut groups away (back to the last group left)."""
     def build():
         out: dict[str, list[tuple[int, int]]] = {}
+        lost = lost_lines(v)
         for o in v.obs:
+            if o["kind"] == "recovery" and o.get("truncated"):
+                left = [c for c in out.get(o["node"], []) if lost.get(c[0]) != o["_line"]]
+                out.setdefault(o["node"], []).append((o["_line"], left[-1][1] if left else 0))
             if o["kind"] == "binlog" and o.get("group_id"):
                 out.setdefault(o["node"], []).append((o["_line"], o["group_id"]))
             elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
@@ -139,8 +170,9 @@ def played_id(v: TraceView, node: str, line: int) -> int:
 
 def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict]]:
     """(first, last) binlog observations of each whole group in the node's binlog before a line,
-    since its last restore."""
+    since its last restore (without those a crash recovery before that line cut away)."""
     out, start = [], None
+    lost = lost_lines(v)
     for o in of_node(v, node):
         if o["_line"] >= before:
             break
@@ -149,7 +181,7 @@ def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict
         elif o["kind"] == "binlog" and o.get("trx") is not None:
             if start is None or o.get("trx") != start.get("trx") or o.get("idx", 0) <= 0:
                 start = o
-            if o.get("last"):
+            if o.get("last") and lost.get(o["_line"], before) >= before:
                 out.append((start, o))
                 start = None
     return out
@@ -188,9 +220,18 @@ def unique_ids(v: TraceView, check: Check) -> None:
 def ids_increase(v: TraceView, check: Check) -> None:
     """Group IDs strictly increase along every binlog (a SET ... WITH RESET or a restore starts afresh)."""
     last: dict[str, tuple[int, dict]] = {}
+    lost = lost_lines(v)  # a crash recovery cut them away: the IDs after them follow what is left
     for o in v.obs:
         if o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None):
             last.pop(o["node"], None)
+        elif o["kind"] == "recovery" and o.get("truncated"):
+            prev = last.get(o["node"])
+            if prev is not None and prev[1]["_line"] in lost:
+                kept = [b for b in of_node(v, o["node"]) if b["kind"] == "binlog" and b["_line"] < prev[1]["_line"]
+                        and b.get("group_id") and b.get("idx", 0) == 0 and b.get("type") not in FROZEN and b["_line"] not in lost]
+                last.pop(o["node"], None)
+                if kept:
+                    last[o["node"]] = (kept[-1]["group_id"], kept[-1])
         elif o["kind"] == "binlog" and o.get("group_id") and o.get("idx", 0) == 0 and o.get("type") not in FROZEN:
             prev = last.get(o["node"])
             if prev is not None:
@@ -537,10 +578,17 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     own = server_id(v, node)
     pos: dict[int, str] = {}
     lines, shown = [0], [F.format_pos(pos)]
+    lost = lost_lines(v)
+    logged: list[dict] = []  # what set the position, for a crash recovery that cuts some of it away
     for o in of_node(v, node):
-        changed = o["kind"] == "restore"
-        if changed:
+        changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
+        if o["kind"] == "restore":
+            pos, logged = {}, []
+        elif changed:
             pos = {}
+            for b in logged:
+                if b["_line"] not in lost:
+                    pos[domain_of(b["gtid"])] = b["gtid"]
         # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
         # rpl_slave_state::record_and_update_gtid at the group's end).
         counted = o["kind"] in ("binlog", "visible") or (o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter")
@@ -550,6 +598,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
             if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
                     not own_too and o["kind"] in ("visible", "skip") and replicated):
                 pos[d] = o["gtid"]
+                logged.append(o)
                 changed = True
         if changed:
             lines.append(o["_line"])

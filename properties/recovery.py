@@ -13,7 +13,7 @@ from collections import Counter
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
-from .groupid import current_id, hierarchical, of_node
+from .groupid import current_id, hierarchical, lost_lines, of_node, server_id
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -64,12 +64,14 @@ def stopped_at_end(v: TraceView, node: str) -> bool:
 
 
 def _binlogged_since_restore(v: TraceView, node: str) -> set[str]:
-    """Transactions in the node's binlog (a restore replaces the binlog with a fresh one)."""
+    """Transactions in the node's binlog (a restore replaces the binlog with a fresh one; crash
+    recovery may cut its tail)."""
     out: set[str] = set()
+    lost = lost_lines(v)
     for o in of_node(v, node):
         if o["kind"] == "restore":
             out = set()
-        elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
+        elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last") and o["_line"] not in lost:
             out.add(o["trx"])
     return out
 
@@ -123,5 +125,147 @@ def last_id_recovered(v: TraceView, check: Check) -> None:
         if status is None or "Group_ID" not in status or any(
                 o["_line"] < status["_line"] and (o.get("group_id") or o["kind"] in ("crash", "shutdown", "restore")) for o in after):
             continue  # only a sample taken before the server wrote or lost anything shows what recovery found
-        want = current_id(v, r["node"], r["_line"])
+        want = current_id(v, r["node"], status["_line"])  # after recovery, which may cut groups away
         check.judge(status["Group_ID"] == want, f"{r['node']} restarted with group ID {status['Group_ID']}, its binlog ends at {want}", r, status)
+
+
+# -- binlog durability and crash kinds (issue #16, mechanism 2) --------------------------------
+# A crash says how it fell (`how`: process, the default, as kill -9; or machine) and the settings
+# the server had; a real server's trace may say neither, and then its header's variables tell.
+SYNC_BINLOG, FLUSH_LOG = "sync_binlog", "innodb_flush_log_at_trx_commit"
+
+
+def _setting(v: TraceView, o: dict, name: str) -> int | None:
+    return o.get(name, v.nodes.get(o["node"], {}).get("variables", {}).get(name))
+
+
+def promised(v: TraceView, crash: dict) -> bool:
+    """Whether the server promises that this crash loses no commit that returned: a process crash
+    unless innodb_flush_log_at_trx_commit = 0 (its log buffer is in the process); a machine crash
+    only with sync_binlog = 1 and innodb_flush_log_at_trx_commit = 1 (or MariaDB's 3)."""
+    flush = _setting(v, crash, FLUSH_LOG)
+    if crash.get("how", "process") == "process":
+        return flush != 0
+    return _setting(v, crash, SYNC_BINLOG) == 1 and flush in (1, 3)
+
+
+def _kept(v: TraceView, check: Check, how: str) -> None:
+    """Every commit that returned on a node survives the node's later crashes of kind `how`, when
+    every crash after it was one the settings promise to survive: the node holds it at the end."""
+    data = {o["node"]: o for o in v.kind("data")}
+    for c in v.kind("commit"):
+        node = c["node"]
+        if c.get("errno") is not None or node not in data:
+            continue
+        after = [o for o in of_node(v, node) if o["_line"] > c["_line"]]
+        crashes = [o for o in after if o["kind"] == "crash"]
+        if (not any(o.get("how", "process") == how for o in crashes) or not all(promised(v, o) for o in crashes)
+                or any(o["kind"] == "restore" for o in after)):
+            continue
+        check.judge(data[node]["counts"].get(c["trx"], 0) >= 1,
+                    f"{node} lost {c['trx']}, whose commit returned before a {how} crash its settings survive", c, data[node])
+
+
+@checks("DURABLE.PROCESS_CRASH.NO_LOSS", needs=("data",))
+def process_crash_keeps(v: TraceView, check: Check) -> None:
+    """No commit that returned is lost by a process crash (unless innodb_flush_log_at_trx_commit = 0)."""
+    _kept(v, check, "process")
+
+
+@checks("DURABLE.MACHINE_CRASH.NO_LOSS", needs=("data",))
+def machine_crash_keeps(v: TraceView, check: Check) -> None:
+    """With sync_binlog = 1 and innodb_flush_log_at_trx_commit = 1, no commit that returned is lost
+    by a machine crash."""
+    _kept(v, check, "machine")
+
+
+def _before(v: TraceView, node: str, line: int) -> list[dict]:
+    """The node's observations before this line, since its last restore (a fresh binlog and data)."""
+    out: list[dict] = []
+    for o in of_node(v, node):
+        if o["_line"] >= line:
+            break
+        out = [] if o["kind"] == "restore" else out + [o]
+    return out
+
+
+@checks("DURABLE.RECOVERY.AGREE", needs=("recovery",))
+def engine_and_binlog_agree(v: TraceView, check: Check) -> None:
+    """After recovery from a crash its settings survive, every transaction the node binlogged or
+    its clients committed with a GTID is in both its engine and its binlog, or in neither."""
+    lost = lost_lines(v)
+    for r in v.kind("recovery"):
+        node = r["node"]
+        seen = _before(v, node, r["_line"])
+        crash = next((o for o in reversed(seen) if o["kind"] == "crash"), None)
+        if crash is None or not promised(v, crash) or not v.nodes.get(node, {}).get("log_bin", True):
+            continue
+        engine_lost = {t for o in seen + [r] if o["kind"] == "recovery" for t in o["engine_lost"]}
+        engine = {o["trx"] for o in seen if o["kind"] == "visible"} - engine_lost
+        logged = [o for o in seen if o["kind"] == "binlog" and o.get("trx") is not None]
+        binlog = {o["trx"] for o in logged if o.get("last") and not o.get("torn") and o["_line"] not in lost}
+        candidates = {o["trx"] for o in logged} | {o["trx"] for o in seen if o["kind"] == "commit" and o.get("gtid")}
+        for trx in sorted(candidates):
+            where = "its engine, not its binlog" if trx in engine else "its binlog, not its engine"
+            check.judge((trx in engine) == (trx in binlog), f"{node} recovered with {trx} in {where}", r)
+
+
+@checks("DURABLE.RECOVERY.NO_TORN", needs=("recovery",))
+def no_torn_event(v: TraceView, check: Check) -> None:
+    """After recovery the binlog ends with a whole group (no torn event, no partial group), and no
+    replica is ever sent a torn event."""
+    lost = lost_lines(v)
+    for o in v.kind("relay"):
+        if o.get("torn"):
+            check.judge(False, f"{o['node']} was sent a torn event of {o.get('trx')}", o)
+    for r in v.kind("recovery"):
+        kept = [o for o in _before(v, r["node"], r["_line"]) if o["kind"] == "binlog" and o["_line"] not in lost]
+        if not kept:
+            continue
+        tail = [o for o in kept if o["file"] == kept[-1]["file"] and o.get("trx") is not None]
+        whole = not any(o.get("torn") for o in kept) and (not tail or bool(tail[-1].get("last")))
+        check.judge(whole, f"{r['node']} recovered with a torn event or a partial group at the end of {kept[-1]['file']}",
+                    r, *tail[-1:])
+
+
+@checks("DURABLE.GTID.NO_REUSE", needs=("binlog",))
+def gtid_not_reused(v: TraceView, check: Check) -> None:
+    """A server never starts a group of its own with a GTID its binlog still holds (one crash
+    recovery cut away may be issued again)."""
+    lost = lost_lines(v)
+    for node in v.nodes:
+        held: dict[str, dict] = {}
+        for o in of_node(v, node):
+            if o["kind"] == "restore":
+                held = {}
+            elif o["kind"] == "recovery":
+                held = {g: b for g, b in held.items() if b["_line"] not in lost}
+            elif o["kind"] == "binlog" and o.get("gtid") and o.get("idx", 0) == 0:
+                if o.get("server_id") == server_id(v, node):
+                    first = held.get(o["gtid"])
+                    check.judge(first is None, f"{node} issued {o['gtid']} again for {o.get('trx')} (first for {first and first.get('trx')})",
+                                *([first] if first else []), o)
+                held[o["gtid"]] = o
+
+
+@checks("DURABLE.SEND.SYNCED", needs=("relay", "binlog_sync"))
+def sends_synced_only(v: TraceView, check: Check) -> None:
+    """A source with sync_binlog = 1 sends only what it synced: every event a replica relays from it
+    lies before the source's synced end, and no replica relayed a group a crash later cut from
+    the source's binlog."""
+    strict = {n for n, x in v.nodes.items() if x.get("variables", {}).get(SYNC_BINLOG) == 1}
+    synced: dict[str, tuple[str, int]] = {}
+    for o in v.obs:
+        if o["kind"] == "binlog_sync":
+            synced[o["node"]] = (o["file"], o["end"])
+        elif o["kind"] == "relay" and o.get("source") in strict and o.get("master_end") and o.get("trx") is not None:
+            at = synced.get(o["source"], ("", 0))
+            check.judge((o["master_file"], o["master_end"]) <= at,
+                        f"{o['node']} relayed {o['trx']} up to {o['master_file']}:{o['master_end']} while {o['source']} "
+                        f"had synced only up to {at[0]}:{at[1]}", o)
+    lost = lost_lines(v)
+    cut = {(b["node"], b["trx"]): lost[b["_line"]] for b in v.kind("binlog") if b["_line"] in lost and b.get("trx")}
+    for o in v.kind("relay"):
+        when = cut.get((o.get("source"), o.get("trx")))
+        if o.get("source") in strict and when is not None and o["_line"] < when:
+            check.judge(False, f"{o['node']} holds {o['trx']}, which {o['source']} lost in its crash", o)

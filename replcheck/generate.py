@@ -24,8 +24,11 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # dropping between two events, maybe inside a group) to the delay, semisync and incident families,
 # and delay_change (CHANGE MASTER TO MASTER_DELAY on a stopped replica with unapplied events) to delay;
 # semisync's failover picks the replica with most whole groups and starts the others' IO threads.
+# Version 6 gives the groupid family durability settings (sync_binlog, innodb_flush_log_at_trx_commit)
+# and crashes inside a binlog write or before its sync, machine crashes where the settings survive
+# them (#16 mechanism 2): its Histories changed, the other families' did not.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/5"
+GENERATOR = "replcheck.generate/6"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)

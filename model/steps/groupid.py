@@ -1,12 +1,13 @@
 """Global group IDs' and crash recovery's steps: three --rpl-hierarchical servers, commits on the
-root, local writes on slaves (filtered), crashes armed at every crash point of the design, kill -9,
-clean restarts, FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID,
+root, local writes on slaves (filtered), crashes armed at every crash point of the design and inside
+or after a binlog write before its sync, kill -9 or a machine crash (with the durable settings
+only: sync_binlog = 1, innodb_flush_log_at_trx_commit = 1), clean restarts, FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID,
 failover to the most advanced slave and restores of the failed master."""
 from __future__ import annotations
 
 from typing import Callable
 
-from ..recovery import COMMIT_POINTS, CRASH_POINTS
+from ..recovery import COMMIT_POINTS, CRASH_POINTS, FLUSH_LOG, MACHINE, PROCESS, SYNC_BINLOG, WRITE_POINTS
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, StepFn
 
 
@@ -22,10 +23,18 @@ class GroupIds:
     # rpl_transaction_enabled of A, B, C: whether InnoDB's copy of the SQL thread's position
     # overrides relay-log.info at crash recovery (off on one slave: recovery trusts the file)
     TRANSACTIONAL = ((True, True, True), (True, False, True), (True, True, False))
+    # (sync_binlog, innodb_flush_log_at_trx_commit) of every server. A machine crash is drawn only
+    # with (1, 1): with the others it loses what slaves already hold (or, for the engine, what
+    # they applied), which the servers do not promise to survive and the model does not repair.
+    DURABILITY = ((0, 1), (1, 1), (1, 1), (2, 1), (0, 2), (1, 2))
 
-    def __init__(self, h: Builder, chain: bool, latency: int, transactional: tuple[bool, ...]):
+    def __init__(self, h: Builder, chain: bool, latency: int, transactional: tuple[bool, ...],
+                 durability: tuple[int, int]):
         links = [("A", "B"), ("B", "C")] if chain else [("A", "B"), ("A", "C")]
-        nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t} for n, t in zip(self.SERVERS, transactional)]
+        settings = {SYNC_BINLOG: durability[0], FLUSH_LOG: durability[1]}
+        nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t, "variables": settings}
+                 for n, t in zip(self.SERVERS, transactional)]
+        self.durable = durability == (1, 1)
         h.topology(900_000, nodes, [{"source": s, "replica": r, "latency_us": latency} for s, r in links])
         self.h = h
         self.root = "A"
@@ -44,23 +53,31 @@ class GroupIds:
         if node != self.root and node not in self.failed:
             self.h.op("trx", node, trx=self.h.trx_name())
 
-    def crash_at_point(self, node: str, point: str, pause: int) -> None:
+    def kind(self, machine: bool) -> dict:
+        """A machine crash where the settings promise to survive one, else kill -9."""
+        return {"kind": MACHINE} if machine and self.durable else {}
+
+    def crash_at_point(self, node: str, point: str, pause: int, machine: bool = False) -> None:
         """Arm a crash point, drive a server through it (a commit on the root reaches every
-        server's commit points; a kill reaches the recovery points), then restart it."""
-        h, node = self.h, self.in_system(node)
-        h.op("crash", node, point=point)
-        if point in COMMIT_POINTS:
+        server's commit points, the root's own commit its binlog write's; a kill reaches the
+        recovery points), then restart it."""
+        h, node = self.h, self.root if point in WRITE_POINTS else self.in_system(node)
+        h.op("crash", node, point=point, **self.kind(machine))
+        if point in COMMIT_POINTS + WRITE_POINTS:
             h.op("trx", self.root, trx=h.trx_name())
         else:
-            h.op("crash", node)
-        for _ in range(1 if point in COMMIT_POINTS else 2):  # a crash during recovery needs a second start
+            h.op("crash", node, **self.kind(machine))
+        for _ in range(1 if point in COMMIT_POINTS + WRITE_POINTS else 2):  # a crash during recovery needs a second start
             h.now += pause
             h.op("restart", node)
 
-    def crash_and_restart(self, node: str, pause: int, clean: bool) -> None:
-        """kill -9 (or a clean shutdown), then start again."""
+    def crash_and_restart(self, node: str, pause: int, clean: bool, machine: bool = False) -> None:
+        """kill -9, a machine crash (or a clean shutdown), then start again."""
         node = self.in_system(node)
-        self.h.op("shutdown" if clean else "crash", node)
+        if clean:
+            self.h.op("shutdown", node)
+        else:
+            self.h.op("crash", node, **self.kind(machine))
         self.h.now += pause
         self.h.op("restart", node)
 
@@ -128,7 +145,8 @@ class GroupIds:
 
 
 def topology(b: Builder, d: Draw) -> None:
-    b.state["g"] = GroupIds(b, d.boolean(), d.choice(GroupIds.LATENCIES), d.choice(GroupIds.TRANSACTIONAL))
+    b.state["g"] = GroupIds(b, d.boolean(), d.choice(GroupIds.LATENCIES), d.choice(GroupIds.TRANSACTIONAL),
+                            d.choice(GroupIds.DURABILITY))
 
 
 def _g(name: str, method: Callable[..., None], *draws: Callable[[Draw], object], weight: int = 1) -> Step:
@@ -151,8 +169,10 @@ FAMILY = Family("groupid", topology, (
     _g("commit", GroupIds.commit, lambda d: d.integer(1, 3), lambda d: d.boolean()),
     _g("local_write_on_slave", GroupIds.local_write_on_slave, _server),
     # twice as often: the design's hazards sit at its crash points
-    _g("crash_at_point", GroupIds.crash_at_point, _server, lambda d: d.choice(CRASH_POINTS), _pause, weight=2),
-    _g("crash_and_restart", GroupIds.crash_and_restart, _server, lambda d: d.integer(0, 2 * US), lambda d: d.boolean()),
+    _g("crash_at_point", GroupIds.crash_at_point, _server, lambda d: d.choice(CRASH_POINTS + WRITE_POINTS), _pause,
+       lambda d: d.boolean(), weight=2),
+    _g("crash_and_restart", GroupIds.crash_and_restart, _server, lambda d: d.integer(0, 2 * US), lambda d: d.boolean(),
+       lambda d: d.boolean()),
     _g("restart", GroupIds.restart, _server),
     _g("flush_logs", GroupIds.flush_logs, _server),
     _g("set_group_id", GroupIds.set_group_id, lambda d: d.integer(1, 1000)),

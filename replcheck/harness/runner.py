@@ -57,8 +57,9 @@ LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 ER_STMT_CACHE_FULL = 1705
 CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came  # a non-transactional statement's changes could not be binlogged: an incident
 ORDER = {"visible": 0, "binlog": 1, "relay": 1, "apply": 2, "status": 4, "server_status": 5, "log": 6, "data": 7}
-# What polling cannot see: acks; relay-log writes when a relay log could not be read whole.
-UNOBSERVED = ["relay", "ack"]
+# What polling cannot see: acks; relay-log writes when a relay log could not be read whole; binlog
+# syncs and what crash recovery cut and resolved (a kill -9 leaves them to the server's own start).
+UNOBSERVED = ["relay", "ack", "binlog_sync", "recovery"]
 # Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
 # MASTER_USE_GTID (start_slave_threads, sql/slave.cc), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
 PURGES_RELAY_LOGS = frozenset({"start_slave", "reset_slave", "change_master"})

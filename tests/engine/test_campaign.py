@@ -20,7 +20,7 @@ from replcheck.properties.core import PROPERTIES
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java")
 SYSTEMS = ("model:wl7318", "mutant:start-timestamp")  # WL#7318 drawback 2: its bug shows in History 9 of seed 1
 PLAN = campaign.Plan(histories=12, seed=1, systems=SYSTEMS, chunk=4)
-# The group-ID model and its halt rule switched off: the replay shows in Histories 3 and 8 of seed 10.
+# The group-ID model and its halt rule switched off: the replay shows in Histories 2 and 6 of seed 2.
 GROUPID = campaign.Plan(histories=12, seed=2, systems=("model:groupid", "mutant:no-halt-on-lower-id"), chunk=6)
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 
 from replcheck import io, systems
 from replcheck.generate import FAMILIES, MAX_STEPS, Rng, generate
-from replcheck.model.recovery import CRASH_POINTS
+from replcheck.model.recovery import CRASH_POINTS, WRITE_POINTS
 
 
 def test_same_seed_and_index_give_the_same_bytes_in_any_order_and_process(tmp_path):
@@ -63,12 +63,14 @@ def test_the_vocabulary_is_the_state_machines():
 
 
 def test_the_groupid_family_takes_the_machines_steps_everywhere():
-    points, channels, elected, restored = Counter(), Counter(), 0, 0
+    points, channels, elected, restored, kinds, settings = Counter(), Counter(), 0, 0, Counter(), Counter()
     for i in range(300):
         h = generate(5, i, ("groupid",))
         assert all(n["rpl_hierarchical"] for n in h["header"]["topology"]["nodes"])
         channels[tuple((c["source"], c["replica"]) for c in h["header"]["topology"]["channels"])] += 1
         points.update(o["point"] for o in h["ops"] if o["op"] == "crash" and "point" in o)
+        kinds.update(o.get("kind", "process") for o in h["ops"] if o["op"] == "crash")
+        settings[tuple(sorted(h["header"]["topology"]["nodes"][0]["variables"].items()))] += 1
         elected += any(o["op"] == "failover" and o.get("elect") for o in h["ops"])
         restored += any(o["op"] == "restore" for o in h["ops"])
         # a commit goes to the root: after a failover, to the server the model promoted
@@ -77,6 +79,7 @@ def test_the_groupid_family_takes_the_machines_steps_everywhere():
         if promoted and not any(o["op"] == "restore" for o in h["ops"]):
             roots = [o["node"] for o in h["ops"] if o["op"] == "trx" and o["at"] > promoted[-1]["t"] and "statements" in o]
             assert set(roots) <= {promoted[-1]["node"]}, (i, roots)
-    assert set(points) == set(CRASH_POINTS)
+    assert set(points) == set(CRASH_POINTS + WRITE_POINTS)
+    assert kinds["machine"] > 20 and len(settings) == 5  # durability settings (#16 mechanism 2)
     assert set(channels) == {(("A", "B"), ("B", "C")), (("A", "B"), ("A", "C"))}  # a chain and fan-out
     assert elected > 20 and restored > 5

@@ -16,6 +16,7 @@ from replcheck.harness import runner as R
 from replcheck.spec import formats as F
 from replcheck.harness.mariadb import Cluster
 from replcheck.properties import core
+from conftest import HISTORIES
 from test_harness_mariadb import require_server
 
 US = 1_000_000
@@ -48,6 +49,9 @@ def test_what_a_real_server_cannot_do_is_refused():
     R.check_supported(_history([{"at": 1, "op": "lose_acks", "node": "B", "count": 2}, {"at": 2, "op": "failover", "node": "B"}]))
     with pytest.raises(R.RunnerError, match=r"ops\[1\].*lose_acks after a failover"):
         R.check_supported(_history([{"at": 1, "op": "failover", "node": "B"}, {"at": 2, "op": "lose_acks", "node": "B", "count": 1}]))
+    with pytest.raises(R.RunnerError, match=r"ops\[0\].*op crash of kind machine is not supported"):
+        R.check_supported(_history([{"at": 1, "op": "crash", "node": "A", "kind": "machine"}]))
+    R.check_supported(_history([{"at": 1, "op": "crash", "node": "A", "kind": "process"}]))  # kill -9
     with pytest.raises(R.RunnerError, match="relay_log_recovery"):
         R.check_supported(_history([{"at": 1, "op": "restart", "node": "B", "relay_log_recovery": True}]))
     with pytest.raises(R.RunnerError, match="write_error"):
@@ -335,6 +339,23 @@ def test_a_delayed_row_on_a_real_server(server, tmp_path, short_tmp):
     relayed = [o for o in obs if o["kind"] == "relay" and o["node"] == "B" and o["trx"] == "t'1"]
     assert relayed and relayed[0]["type"] == "GTID_LOG_EVENT" and relayed[-1]["last"]
     assert verdicts["WL344.SSS.REMAINING"] != core.NOT_EXERCISED
+
+
+@pytest.mark.parametrize("sync_binlog", [0, 1])
+def test_kill_9_of_the_source_loses_no_commit_and_reuses_no_gtid(server, short_tmp, sync_binlog):
+    """#16 mechanism 2 on the real server: a process crash (kill -9) keeps what was written, with
+    sync_binlog = 0 (the OS decides) as with 1; a machine crash cannot be made here (refused)."""
+    load_features()
+    h = io.load_history(HISTORIES / "dur-process-crash.jsonl")
+    h["header"]["topology"]["nodes"][0]["variables"]["sync_binlog"] = sync_binlog
+    header, obs = R.Runner(h, scale=0.2, tmpdir=short_tmp).run()
+    assert [o["node"] for o in obs if o["kind"] in ("crash", "restart")] == ["A", "A"]
+    assert {"binlog_sync", "recovery"} <= set(header["unobserved"])
+    data = {o["node"]: o["counts"] for o in obs if o["kind"] == "data"}
+    assert data == {n: {f"w{i}": 1 for i in range(1, 5)} for n in "AB"}, data
+    verdicts = {v.requirement: v.status for v in core.run_properties(core.TraceView(header, obs))}
+    assert verdicts["DURABLE.PROCESS_CRASH.NO_LOSS"] == core.PASS and verdicts["DURABLE.GTID.NO_REUSE"] == core.PASS
+    assert verdicts["DURABLE.RECOVERY.AGREE"] == verdicts["DURABLE.SEND.SYNCED"] == core.NOT_EXERCISED
 
 
 def test_the_row_table_shows_a_double_apply_as_two(server, short_tmp):

@@ -191,6 +191,8 @@ KILLS = {
     "mutant:connect-ignores-server-id": "gg-connect-by-id",
     "mutant:gtid-received-at-first-event": "partial-cut-reconnect",
     "mutant:delay-change-keeps-fetch-position": "d7-delay-change-relay-log-purged",
+    "mutant:gtid-state-lags-binlog": "dur-process-crash",
+    "mutant:send-before-sync": "dur-machine-crash-before-sync",
 }
 
 

@@ -5,13 +5,18 @@ slave. Exactly-once is judged on `data` observations (what a real server shows) 
 on the engine commits of the trace."""
 from __future__ import annotations
 
+import pytest
 from conftest import assert_witness
 from test_properties_incident import Case, pick
 
+from replcheck.generate import generate
 from replcheck.properties.core import PASS, PROPERTIES
+from replcheck.properties.judge import caught, judge
+from replcheck.systems import get
 
 M = "model:groupid"
 CRASH = "gg-crash-binlog-commit"
+PROCESS, BEFORE_SYNC, TORN = "dur-process-crash", "dur-machine-crash-before-sync", "dur-torn-write"
 
 
 def model(history: str):
@@ -28,12 +33,45 @@ def replay_past_strict_rule(k):
     return tr, tr.all("apply", node="B", trx="t3", idx=0)[1]
 
 
+def lose(k, history: str, trx: str):
+    # A's data at the end lacks a transaction whose commit returned before the crash.
+    tr = k.run(M, history)
+    del tr.first("data", node="A")["counts"][trx]
+    return tr, tr.first("commit", node="A", trx=trx)
+
+
+def engine_lacks_binlogged(k):
+    # Recovery left w2's group in the binlog but rolled it back in the engine.
+    tr = k.run(M, PROCESS)
+    tr.drop(tr.first("visible", node="A", trx="w2"))
+    return tr, tr.first("recovery", node="A")
+
+
+def torn_tail_kept(k):
+    # Recovery did not cut the torn event away.
+    tr = k.run(M, TORN)
+    rec = tr.first("recovery", node="A")
+    rec["truncated"] = None
+    return tr, rec
+
+
 CASES: dict[str, Case] = {
     "GGID.RECOVERY.EXACTLY_ONCE": Case(model(CRASH), replay_without_halt, "B holds t3 2 times"),
     "GGID.RECOVERY.HALT": Case(model(CRASH), replay_past_strict_rule, "B played group 3 (t3) after 3 was in its binlog"),
     "GGID.RECOVERY.LAST_ID": Case(
         model("gg-dirty-fde"), lambda k: pick(k.run("mutant:recovery-ignores-index", "gg-dirty-fde"), "restart", node="A", t=3_000_000),
         "A restarted with group ID 0, its binlog ends at 2"),
+    # binlog durability and crash kinds (#16, mechanism 2)
+    "DURABLE.PROCESS_CRASH.NO_LOSS": Case(model(PROCESS), lambda k: lose(k, PROCESS, "w1"), "A lost w1, whose commit returned before a process crash"),
+    "DURABLE.MACHINE_CRASH.NO_LOSS": Case(model(BEFORE_SYNC), lambda k: lose(k, BEFORE_SYNC, "w1"), "A lost w1, whose commit returned before a machine crash"),
+    "DURABLE.RECOVERY.AGREE": Case(model(TORN), engine_lacks_binlogged, "A recovered with w2 in its binlog, not its engine"),
+    "DURABLE.RECOVERY.NO_TORN": Case(model(TORN), torn_tail_kept, "A recovered with a torn event or a partial group at the end of bin.000001"),
+    "DURABLE.GTID.NO_REUSE": Case(
+        model(PROCESS), lambda k: pick(k.run("mutant:gtid-state-lags-binlog", PROCESS), "binlog", node="A", trx="w3", idx=0),
+        "A issued 0-1-1 again for w3 (first for w1)"),
+    "DURABLE.SEND.SYNCED": Case(
+        model(BEFORE_SYNC), lambda k: pick(k.run("mutant:send-before-sync", BEFORE_SYNC), "relay", node="B", trx="w2"),
+        "B relayed w2 up to bin.000001:319 while A had synced only up to bin.000001:277"),
 }
 
 
@@ -76,3 +114,40 @@ def test_halt_message_must_name_the_last_id(kit):
     stop = tr.first("sql_stop", node="B", errno=1643)
     stop["message"] = "Slave SQL thread encountered ev->group_id==3 < last processed ID==2. Stopping replication."
     assert_witness(kit.verdict("GGID.RECOVERY.HALT", tr), tr, stop, "B stopped with 1643")
+
+
+@pytest.mark.parametrize("index,mutant", [
+    (0, "mutant:send-before-sync"),  # the groupid family's crash before a sync, with sync_binlog = 1
+    (50, "mutant:gtid-state-lags-binlog"),  # the delay family's kill -9 of the source after commits
+])
+def test_generated_histories_catch_each_durability_mutant(index, mutant):
+    # generator 6, seed 0: caught by a requirement it must be killed by, where its base model holds
+    system = get(mutant)
+    history = generate(0, index)
+    j = judge(system, history, system.declares.kills)
+    assert caught(j, judge(get(system.declares.base), history, system.declares.kills)), j.violations
+
+
+def test_a_machine_crash_without_sync_loses_the_unsynced_tail_and_may_reuse_its_gtids(kit):
+    # sync_binlog = 0: what the OS had not written back is gone from the binlog with a machine
+    # crash, while InnoDB (flushed at each commit) keeps w1 and w2: engine and binlog disagree,
+    # which these settings do not promise against (not judged), and the GTIDs may be issued again.
+    h = kit.history(PROCESS)
+    h["ops"][2]["kind"] = "machine"
+    tr = kit.run(M, h)
+    rec = tr.first("recovery", node="A")
+    assert rec["truncated"] == {"file": "bin.000001", "pos": tr.first("binlog", node="A", trx="w1", idx=0)["pos"]}
+    assert tr.first("data", node="A")["counts"] == {"w1": 1, "w2": 1, "w3": 1, "w4": 1}
+    assert tr.first("binlog", node="A", trx="w3", idx=0)["gtid"] == "0-1-1"
+    for r in ("DURABLE.MACHINE_CRASH.NO_LOSS", "DURABLE.RECOVERY.AGREE"):
+        assert kit.verdict(r, tr).status == "not_exercised", r
+    assert kit.verdict("DURABLE.GTID.NO_REUSE", tr).status == PASS
+
+
+def test_innodb_flush_log_0_loses_the_last_second_in_a_process_crash(kit):
+    h = kit.history(PROCESS)
+    h["header"]["topology"]["nodes"][0]["variables"]["innodb_flush_log_at_trx_commit"] = 0
+    h["ops"][2]["at"] = 2_500_000  # half a second after w2's commit
+    tr = kit.run(M, h)
+    assert tr.first("recovery", node="A")["engine_lost"] == ["w2"]  # w1 was a second older
+    assert kit.verdict("DURABLE.PROCESS_CRASH.NO_LOSS", tr).status == "not_exercised"

@@ -1,0 +1,37 @@
+"""Binlog durability from scratch (#16, mechanism 2): the state machines whose families crash a
+source find each durability mutant, shrunk to a few steps, by a requirement it must be killed by:
+the group-ID machine (sync_binlog = 1, a machine crash before a group's sync) the dump thread
+sending unsynced events, the delay machine (kill -9 of the source after commits) the GTID state
+that lags the binlog (G6). The search judges the requirements the mutant must be caught by: the
+delay family's own (a replica that skips a reused GTID shows Seconds_Behind_Master 0 with an event
+unapplied) would stop it at a consequence first."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+from test_machines_partial import steps_of
+
+from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
+from replcheck.properties.machines.delay import DelayMachine
+from replcheck.properties.machines.groupid import GroupIdMachine
+from replcheck.systems import get
+
+pytestmark = pytest.mark.slow  # searches from scratch
+
+SEARCH = settings(max_examples=150, stateful_step_count=12, deadline=None, derandomize=True, database=None,
+                  suppress_health_check=list(HealthCheck), print_blob=False, phases=SEARCH_PHASES)
+
+
+@pytest.mark.parametrize("machine,mutant,step,most", [
+    (GroupIdMachine, "mutant:send-before-sync", "state.crash_at_point", 3),
+    (DelayMachine, "mutant:gtid-state-lags-binlog", "state.crash_and_restart", 4),
+])
+def test_finds_durability_mutant_from_scratch(machine, mutant, step, most):
+    system = get(mutant)
+    search = type(f"{machine.__name__}Kills", (machine,), {"REQUIREMENTS": system.declares.kills})
+    with pytest.raises(AssertionError) as info:
+        run_state_machine_as_test(machine_for(search, system), settings=SEARCH)
+    assert str(info.value).split(":")[0] in system.declares.kills, str(info.value)
+    steps = steps_of(info.value)
+    assert step in steps and len(steps) <= most, steps
