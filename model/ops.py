@@ -76,7 +76,7 @@ TABLE = (
     _op("change_master", "_op_change_master", Time(("delay",), SECONDS), statement="change_master_statement",
         shows_status=True,
         limits=(Limit(lambda op, ops: any(k in op for k in ("master_host", "master_log_file", "connect_using_group_id",
-                                                            "master_user")),
+                                                            "master_user", "master_use_gtid")),
                       "op change_master to a new source, place or user is not supported by the harness yet: it "
                       "changes MASTER_DELAY only"),)),
     _op("stop_slave", "_op_stop_slave", statement="stop_slave_statement", shows_status=True),

@@ -448,20 +448,26 @@ class Simulator:
         if committed or M.INCIDENT_ON_ROLLBACK in self.mutants:
             self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.BINLOG_WRITE_MESSAGE)
 
-    def _record_incident(self, node: Node, code: int, message: str) -> None:
-        """The incident, then a rotation: the log after the gap starts clean (WL#3464, not MariaDB)."""
+    def _record_incident(self, node: Node, code: int, message: str, forced: bool = False) -> None:
+        """The incident, then a rotation: the log after the gap starts clean (WL#3464; MariaDB only
+        when `forced`, as its debug-injected statement incident is)."""
         if M.NO_INCIDENT in self.mutants and code == I.INCIDENT_LOST_EVENTS:
             return
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("INCIDENT_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
                                         incident=code, message=message, size=40 + len(message))])
-        if not self.mariadb:  # MariaDB goes on in the same binlog (the conformance suite's WL3464.ROTATE)
+        # MariaDB's write_incident (sql/log.cc) rotates only past max_binlog_size, so after a binlog
+        # failure it goes on in the same binlog (the conformance suite's WL3464.ROTATE)
+        if forced or not self.mariadb:
             self._op_flush_logs(node, {})
 
     def _op_record_incident(self, node: Node, op: dict) -> None:
         self.emit("stmt", node.id, op="record_incident", via=op.get("via", "binlog"), code=op["code"],
                   message=op.get("message", ""), errno=None)
-        self._record_incident(node, op["code"], op.get("message", ""))
+        # The statement's incident as the debug point incident_database_resync_on_replace writes it:
+        # Incident_log_event, then rotate_and_purge(true) (sql/sql_parse.cc, SQLCOM_REPLACE), in MariaDB
+        # as in MySQL (rpl_skip_incident.result: two binlogs after it, on both servers)
+        self._record_incident(node, op["code"], op.get("message", ""), forced=op.get("via", "binlog") == "binlog")
 
     def _op_cluster_gap(self, node: Node, op: dict) -> None:
         """Changes the server never received from the cluster (the seed's three bug scenarios):
@@ -586,7 +592,7 @@ class Simulator:
         by_id = op.get("connect_using_group_id", False)
         if errno is None and by_id and (refused := self.hierarchy.connect_option_error(node, op)):
             errno, message = refused
-        moves = "master_log_file" in op or by_id
+        moves = "master_log_file" in op or by_id or "master_use_gtid" in op
         # MariaDB refuses CHANGE MASTER while either thread runs (sql_repl.cc, change_master: thread_mask;
         # measured on 10.11, d1-back-to-zero); MySQL 5.7.4+ only while the thread its options are for runs
         # (WL#6120; rpl_replica.cc, change_master: MASTER_DELAY is the applier's, a new place the receiver's).
@@ -606,6 +612,8 @@ class Simulator:
                 self._change_source(ch, source, op["master_log_file"], op["master_log_pos"])
             elif by_id:
                 self._change_source_by_id(ch, source)
+            elif "master_use_gtid" in op:
+                self._change_source_by_gtid(ch, source)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
                 if self.mariadb and self._gtid_replica(ch):  # a relay log place sets MASTER_USE_GTID=no
@@ -836,6 +844,12 @@ class Simulator:
         looked the slave's last group ID up."""
         self._change_source(ch, source, "", 0)
         ch.fetch, ch.connect_by_id = None, True
+
+    def _change_source_by_gtid(self, ch: Channel, source: Node) -> None:
+        """CHANGE MASTER TO [MASTER_HOST,] MASTER_USE_GTID: the relay logs go and the next connect asks
+        by GTID (MariaDB sql_repl.cc, change_master: a new master or GTID mode purges the relay logs)."""
+        self._change_source(ch, source, "", 0)
+        ch.fetch = None
 
     # -- binlog and IO thread -----------------------------------------------------------------
     def _open_binlog(self, node: Node) -> None:

@@ -270,7 +270,10 @@ def test_skipping_a_cut_group_skips_the_incident_a_reconnect_put_inside_it(kit):
     # first stop takes the incident; B then stops at its copy inside t1 (with t1's start rolled
     # back); the second SKIP_COUNTER = 1 enters t1 and skips all of it, the incident inside it too,
     # as only a group's last event ends it (Log_event::do_shall_skip: COMMIT/Xid clears OPTION_BEGIN).
-    ops = [op(0, "record_incident", "A", code=1), op(1 * US, "cut_io", "B", after_events=2),
+    # (the incident of a binlog failure: MariaDB writes it without rotating, so t1 follows it in the
+    # same binlog and a GTID reconnect to t1 starts before the incident)
+    ops = [op(0, "trx", "A", trx="lost", engine="myisam", binlog_failure="cache_overflow"),
+           op(1 * US, "cut_io", "B", after_events=2),
            op(2 * US, "trx", "A", trx="t1", statements=[{}, {}]),
            *[op(t * US, o, "B", **kw) for t in (5, 8) for o, kw in (
                ("stop_slave", {"thread": "sql"}), ("set_global", {"variable": "sql_slave_skip_counter", "value": 1}),
@@ -435,3 +438,18 @@ def test_a_myisam_transaction_ends_with_a_commit_query_and_its_overflow_message_
             ("GTID_LOG_EVENT", False), ("QUERY_EVENT", False), ("QUERY_EVENT", True)]
         big = tr.first("commit", node="A", trx="big")
         assert big["errno"] == 1705 and big["message"].endswith(f"bytes of {tail}")
+
+
+def test_a_statement_incident_rotates_on_every_flavour_a_binlog_failure_only_on_mysql(kit):
+    # The debug point incident_database_resync_on_replace writes the incident and then
+    # rotate_and_purge(true) (sql_parse.cc) on both servers: rpl_skip_incident.result shows two
+    # binlogs on MariaDB as on MySQL (suite scenarios mdb-/my56-rpl_skip_incident). A binlog failure's
+    # incident goes through MariaDB's write_incident (sql/log.cc), which rotates only past
+    # max_binlog_size: the next group follows in the same binlog.
+    ops = [op(1 * US, "record_incident", "A", code=1), op(2 * US, "trx", "A", trx="big", engine="myisam",
+                                                          binlog_failure="cache_overflow")]
+    for name, after_overflow in (("model:wl344", "bin.000002"), (M, "bin.000003")):
+        tr = kit.run(name, pair(kit, ops + [op(3 * US, "trx", "A", trx="next")], end_s=4))
+        incidents = tr.all("binlog", node="A", type="INCIDENT_EVENT")
+        assert [b["file"] for b in incidents] == ["bin.000001", "bin.000002"]
+        assert tr.first("binlog", node="A", trx="next")["file"] == after_overflow
