@@ -1447,7 +1447,7 @@ class Simulator:
 
     # -- expectations (an `expect` op): what a client checking the node sees ----------------------
     def _op_expect(self, node: Node, op: dict) -> None:
-        value = getattr(self, f"_shows_{op['show']}")(node, op) if node.up else None
+        value = getattr(self, f"_shows_{op['show']}")(node, op) if node.up or op["show"] in F.CLIENT_SHOWN else None
         self.emit("observed", node.id, expect=F.expect_where(self.history, op), show=op["show"], value=value)
 
     def _shows_slave_status(self, node: Node, op: dict) -> dict | None:

@@ -626,7 +626,8 @@ class Runner:
         node = op["node"]
         try:
             with self._node_locks[node]:
-                value = getattr(self, f"_shows_{op['show']}")(node, op) if self.cluster.is_running(node) else None
+                shown = self.cluster.is_running(node) or op["show"] in F.CLIENT_SHOWN
+                value = getattr(self, f"_shows_{op['show']}")(node, op) if shown else None
         except (HarnessError, SqlError):  # down, or the statement's error: nothing shown
             value = None
         self.emit("observed", node, expect=F.expect_where(self.history, op), show=op["show"], value=value)
