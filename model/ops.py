@@ -83,6 +83,7 @@ TABLE = (
     _op("start_slave", "_op_start_slave", statement="start_slave_statement", shows_status=True),
     _op("reset_slave", "_op_reset_slave", statement="reset_slave_statement", shows_status=True),
     _op("flush_logs", "_op_flush_logs", statement="flush_logs_statement"),
+    _op("flush_status", "_op_flush_status", statement="flush_status_statement"),
     _op("crash", "_op_crash", runner="_crash",
         limits=(Limit(lambda op, ops: bool(op.get("point")),
                       "op crash with a crash point is not supported: a release server has none to arm"),)),

@@ -711,6 +711,10 @@ class Simulator:
                                         size=ROTATE_SIZE)])
         self._open_binlog(node)
 
+    def _op_flush_status(self, node: Node, op: dict) -> None:
+        self.emit("stmt", node.id, op="flush_status", errno=None, warning=None, message="")
+        node.semisync.flush_status()
+
     def _op_crash(self, node: Node, op: dict, clean: bool = False) -> None:
         if op.get("point"):  # armed: fires when the node next passes that point
             node.crash_point = op["point"]

@@ -300,6 +300,10 @@ def flush_logs_statement(op: dict, epoch_us: int | None) -> str:
     return "FLUSH LOGS"
 
 
+def flush_status_statement(op: dict, epoch_us: int | None) -> str:
+    return "FLUSH NO_WRITE_TO_BINLOG STATUS"
+
+
 def purge_statement(op: dict, epoch_us: int | None) -> str:
     if problem := _purge_problem(op):
         raise RunnerError(problem)

@@ -520,3 +520,18 @@ def test_a_relay_read_slowed_by_load_still_shows_the_event_before_its_ack(kit):
     assert kit.verdict("WL1720.ACK.RELAY", tr).status == PASS
     relay["since"] = ack["t"] + 1_000  # the read before began after the ack and did not find it
     assert kit.verdict("WL1720.ACK.RELAY", tr).status == VIOLATED
+
+
+def test_flush_status_starts_the_transaction_counters_again(kit):
+    # rpl_semi_sync.result (suite scenario mdb-rpl_semi_sync-flush-status): no_tx 12 and yes_tx 15
+    # before FLUSH NO_WRITE_TO_BINLOG STATUS, 0 and 0 after; the counts after it are what follows.
+    ops = [{"at": t, "op": "trx", "node": "A", "trx": f"t{t}"} for t in (US, 3 * US // 2)]
+    ops += [{"at": 3 * US, "op": "flush_status", "node": "A"}, {"at": 4 * US, "op": "trx", "node": "A", "trx": "t4"}]
+    h = kit.make_history([master(), semisync_replica("B")], [{"source": "A", "replica": "B", "latency_us": MS}], ops,
+                         sample_every_us=US, end_us=6 * US)
+    tr = kit.run(AS, h)
+    assert [sample(tr, "A", t * US)["variables"]["Rpl_semi_sync_master_yes_tx"] for t in (2, 3, 5)] == [2, 0, 1]
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+    # a server that left its counters where they were at FLUSH STATUS
+    sample(tr, "A", 5 * US)["variables"]["Rpl_semi_sync_master_yes_tx"] = 3
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == VIOLATED
