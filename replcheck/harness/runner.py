@@ -393,6 +393,7 @@ class Runner:
         self.commits: dict[int, dict] = {}  # k -> its commit observation
         self.binlog_pos: dict[str, list[tuple[int, dict[str, int]]]] = {}  # node -> (poll time, gtid_binlog_pos)
         self.returned: dict[int, tuple[int, int | None]] = {}  # k -> (commit return time, errno)
+        self._last_trx: dict[str, tuple[int, float, int]] = {}  # node -> (k, when started, its `at`) of its last trx
         self.obs: list[tuple[int, int, dict]] = []
         self.workers: list[threading.Thread] = []  # the sessions of client transactions
         self._seq = 0
@@ -550,8 +551,18 @@ class Runner:
             getattr(self, entry.runner)(op)
 
     def _start_trx(self, op: dict) -> None:
-        """A client transaction, in a session of its own: the ops after it do not wait for it."""
+        """A client transaction, in a session of its own: the ops after it do not wait for it. When the
+        runner is behind its schedule (a loaded machine), the node's previous transaction is given
+        the time the History leaves between the two to return first, so that two sessions started
+        at once do not commit in the other order."""
+        node = op["node"]
+        if (prev := self._last_trx.get(node)) is not None:
+            pk, started, at = prev
+            deadline = started + (op["at"] - at) / US
+            while pk not in self.commits and time.monotonic() < deadline:
+                time.sleep(0.002)
         k = len(self.trx_names)
+        self._last_trx[node] = (k, time.monotonic(), op["at"])
         self.trx_names.append(op.get("trx") or f"{op['node']}-{op['at']}")
         self.origin_of[k] = op["node"]
         w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
