@@ -113,6 +113,8 @@ POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
         "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
         f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
+# A Gtid event's GTID in its SHOW BINLOG EVENTS Info.
+GTID_IN_INFO = re.compile(r"\b\d+-\d+-\d+\b")
 # The text of a statement trx_statement built, in a binlog event: the transaction's number.
 OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
 # Rows one statement writes to overflow a binlog cache of a few KiB (the History sets the size).
@@ -446,7 +448,7 @@ class Runner:
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
             options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
                         "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
-        late = {c["replica"] for c in self.history["header"]["topology"]["channels"] if c.get("clock_reply") == "next_second"}
+        late = {c["replica"] for c in self.history["header"]["topology"].get("channels", []) if c.get("clock_reply") == "next_second"}
         for replica, source in self.sources.items():
             # Every channel: its clock query is steadied (or made late) whatever the History does.
             self.proxies[replica] = ChannelProxy(
@@ -1127,7 +1129,8 @@ class Runner:
                   "file": log, "pos": int(pos), "end": int(end)}
             if etype == "Gtid":
                 _close_group(group)
-                gtid = info.split()[-1]
+                # 'BEGIN GTID 0-1-2' or 'GTID 0-1-2', with more after it in a group commit (not the last word)
+                gtid = GTID_IN_INFO.search(info).group(0)
                 group = [ev]
                 ev.update(gtid=gtid)
             elif group and etype not in NOT_IN_GROUP:
