@@ -25,7 +25,7 @@ REPOS = {"MariaDB/server", "mysql/mysql-server"}
 
 
 def test_the_corpus_has_its_scenarios_each_naming_its_source():
-    assert len(SCENARIOS) >= 15
+    assert len(SCENARIOS) >= 40
     for path in SCENARIOS:
         h = io.load_history(path)
         suite = h["header"]["suite"]
