@@ -882,6 +882,10 @@ class Simulator:
             self.emit("binlog", node.id, **_event_fields(ev, gid), file=entry.file, pos=entry.pos, end=end)
             if ev.gtid and ev.last:
                 node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+                if self.mariadb:  # the domain's next local GTID follows every one logged in it
+                    # (rpl_gtid.cc, rpl_binlog_state::update_nolock bumps seq_no_counter, which
+                    # update_with_next_gtid allocates from; MySQL numbers each server's own)
+                    node.gtid_seq = max(node.gtid_seq, F.parse_gtid(ev.gtid)[2])
         if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
             node.group_id = group_id
         for ch in node.replicas:

@@ -211,3 +211,17 @@ def test_change_master_use_gtid_repoints_a_replica_by_gtid(kit):
     assert tr.first("stmt", node="C", op="change_master")["errno"] is None
     assert tr.all("data", node="C")[-1]["counts"] == {"t1": 1, "t2": 1, "t3": 1}
     assert "t3" not in tr.all("data", node="B")[-1]["counts"]
+
+
+def test_a_mariadb_server_numbers_its_own_transaction_after_every_gtid_it_logged(kit):
+    # rpl_gtid_basic's out-of-order case (suite scenario mdb-rpl_gtid_basic-out-of-order): B logs
+    # A's 0-1-1 and 0-1-2, then its own transaction takes 0-2-3 (rpl_gtid.cc: the domain's
+    # seq_no_counter follows every GTID logged); MySQL numbers each server's own: 0-2-1.
+    def o(t, node, trx):
+        return {"at": t * US, "op": "trx", "node": node, "trx": trx}
+    h = kit.make_history(["A", "B"], [{"source": "A", "replica": "B", "latency_us": 1000}],
+                         [o(1, "A", "a1"), o(2, "A", "a2"), o(3, "B", "b1"), o(4, "A", "a3")], end_us=5 * US)
+    for system, own in (("model:wl344", "0-2-3"), ("model:wl7318", "0-2-1")):
+        tr = kit.run(system, h)
+        assert tr.first("commit", node="B", trx="b1")["gtid"] == own
+        assert tr.first("commit", node="A", trx="a3")["gtid"] == "0-1-3"
