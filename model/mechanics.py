@@ -20,8 +20,14 @@ MYSQL, MARIADB = "mysql", "mariadb"
 class Mechanics:
     # An incident is followed by a rotation (WL#3464 as written; MySQL's rpl_incident.result numbers the
     # binlogs so, suite scenario my56-rpl_incident). MariaDB 10.11 goes on in the same binlog after a
-    # cache overflow's incident (measured: conformance inc-cache-overflow).
+    # cache overflow's incident (measured: conformance inc-cache-overflow; log.cc write_incident rotates
+    # only past max_binlog_size), but rotates after its debug-injected statement incident
+    # (sql_parse.cc: rotate_and_purge(true); binlog_incident.result), which rotates everywhere.
     incident_rotates: bool = True
+    # A server's own next GTID in a domain follows every GTID it logged there, replicated ones too
+    # (MariaDB rpl_gtid.cc: rpl_binlog_state::update_nolock bumps seq_no_counter, which
+    # update_with_next_gtid allocates from), or counts only its own transactions (MySQL).
+    gtid_seq_follows_domain: bool = False
     # Whose error texts: ER_SLAVE_INCIDENT 'occured' (MySQL 5.1-8.0 errmsg) or 'occurred' (MariaDB
     # errmsg-utf8.txt), ER_STMT_CACHE_FULL's tail, the server ER_PARSE_ERROR names.
     texts: str = MYSQL

@@ -485,20 +485,24 @@ class Simulator:
         if committed or M.INCIDENT_ON_ROLLBACK in self.mutants:
             self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.BINLOG_WRITE_MESSAGE)
 
-    def _record_incident(self, node: Node, code: int, message: str) -> None:
-        """The incident, then a rotation where the server rotates: the log after the gap starts clean (WL#3464)."""
+    def _record_incident(self, node: Node, code: int, message: str, forced: bool = False) -> None:
+        """The incident, then a rotation where the server rotates (a debug-injected statement
+        incident, `forced`, rotates everywhere): the log after the gap starts clean (WL#3464)."""
         if M.NO_INCIDENT in self.mutants and code == I.INCIDENT_LOST_EVENTS:
             return
         when = self._local(node, self.now) // US
         self._write_binlog(node, [Event("INCIDENT_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
                                         incident=code, message=message, size=40 + len(message))])
-        if self.mech.incident_rotates:
+        if forced or self.mech.incident_rotates:
             self._op_flush_logs(node, {})
 
     def _op_record_incident(self, node: Node, op: dict) -> None:
         self.emit("stmt", node.id, op="record_incident", via=op.get("via", "binlog"), code=op["code"],
                   message=op.get("message", ""), errno=None)
-        self._record_incident(node, op["code"], op.get("message", ""))
+        # The statement's incident as the debug point incident_database_resync_on_replace writes it:
+        # Incident_log_event, then rotate_and_purge(true) (sql/sql_parse.cc, SQLCOM_REPLACE), in MariaDB
+        # as in MySQL (rpl_skip_incident.result: two binlogs after it, on both servers)
+        self._record_incident(node, op["code"], op.get("message", ""), forced=op.get("via", "binlog") == "binlog")
 
     def _op_cluster_gap(self, node: Node, op: dict) -> None:
         """Changes the server never received from the cluster (the seed's three bug scenarios):
@@ -625,7 +629,7 @@ class Simulator:
         by_id = op.get("connect_using_group_id", False)
         if errno is None and by_id and (refused := self.hierarchy.connect_option_error(node, op)):
             errno, message = refused
-        moves = "master_log_file" in op or by_id
+        moves = "master_log_file" in op or by_id or "master_use_gtid" in op
         # Refused while either thread runs (MariaDB sql_repl.cc, change_master: thread_mask; measured on
         # 10.11, d1-back-to-zero), or while the thread its options are for runs (MySQL 5.7.4+, WL#6120;
         # rpl_replica.cc, change_master: MASTER_DELAY is the applier's, a new place the receiver's).
@@ -646,6 +650,8 @@ class Simulator:
                 self._change_source(ch, source, op["master_log_file"], op["master_log_pos"])
             elif by_id:
                 self._change_source_by_id(ch, source)
+            elif "master_use_gtid" in op:
+                self._change_source_by_gtid(ch, source)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
                 if self.mech.relay_log_place_turns_gtid_off and self._gtid_replica(ch):
@@ -742,6 +748,10 @@ class Simulator:
         self._write_binlog(node, [Event("ROTATE_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
                                         size=ROTATE_SIZE)])
         self._open_binlog(node)
+
+    def _op_flush_status(self, node: Node, op: dict) -> None:
+        self.emit("stmt", node.id, op="flush_status", errno=None, warning=None, message="")
+        node.semisync.flush_status()
 
     def _op_crash(self, node: Node, op: dict, clean: bool = False) -> None:
         kind = op.get("kind", R.PROCESS)
@@ -936,6 +946,12 @@ class Simulator:
         self._change_source(ch, source, "", 0)
         ch.fetch, ch.connect_by_id = None, True
 
+    def _change_source_by_gtid(self, ch: Channel, source: Node) -> None:
+        """CHANGE MASTER TO [MASTER_HOST,] MASTER_USE_GTID: the relay logs go and the next connect asks
+        by GTID (MariaDB sql_repl.cc, change_master: a new master or GTID mode purges the relay logs)."""
+        self._change_source(ch, source, "", 0)
+        ch.fetch = None
+
     # -- binlog and IO thread -----------------------------------------------------------------
     def _open_binlog(self, node: Node) -> None:
         self.hierarchy.close_index_entry(node)
@@ -973,6 +989,8 @@ class Simulator:
                       file=entry.file, pos=entry.pos, end=end)
             if ev.gtid and ev.last and ev is not torn:
                 node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+                if self.mech.gtid_seq_follows_domain:  # the domain's next local GTID follows it
+                    node.gtid_seq = max(node.gtid_seq, F.parse_gtid(ev.gtid)[2])
         if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
             node.group_id = group_id
         node.writes_since_sync += 1
@@ -1573,7 +1591,7 @@ class Simulator:
 
     # -- expectations (an `expect` op): what a client checking the node sees ----------------------
     def _op_expect(self, node: Node, op: dict) -> None:
-        value = getattr(self, f"_shows_{op['show']}")(node, op) if node.up else None
+        value = getattr(self, f"_shows_{op['show']}")(node, op) if node.up or op["show"] in F.CLIENT_SHOWN else None
         self.emit("observed", node.id, expect=F.expect_where(self.history, op), show=op["show"], value=value)
 
     def _shows_slave_status(self, node: Node, op: dict) -> dict | None:

@@ -541,9 +541,12 @@ def slave_hosts_mode(v: TraceView, check: Check) -> None:
 def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others."""
     ix = index(v)
-    restarts = {}
-    for o in v.kind("restart"):
-        restarts.setdefault(o["node"], []).append(_key(o))
+    # the counters start again from 0 at a restart and at FLUSH STATUS
+    resets: dict[str, list] = {}
+    for o in v.kind("restart") + [s for s in v.kind("stmt") if s.get("op") == "flush_status" and s.get("errno") is None]:
+        resets.setdefault(o["node"], []).append(_key(o))
+    for keys in resets.values():
+        keys.sort()
     # per node, the commits a counter counts, by return, and how many of them were acked (yes) or
     # not (no) up to each: a sample's counts are two binary searches
     # A commit binlogged while the status switched between two samples may have waited or not:
@@ -562,8 +565,8 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         node, key = o["node"], _key(o)
         if "Rpl_semi_sync_master_yes_tx" not in o["variables"]:
             continue
-        n_restarts = _keys_before(restarts.get(node, []), key)
-        since = restarts[node][n_restarts - 1] if n_restarts else (-1, -1)
+        n_resets = _keys_before(resets.get(node, []), key)
+        since = resets[node][n_resets - 1] if n_resets else (-1, -1)
         # A sampled trace: the server counts a commit when it releases it, a little before the
         # client sees it return, so commits returned within the resolution after may be counted;
         # and the sample is stamped after the counters were read, so those returned within the

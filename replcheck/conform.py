@@ -29,7 +29,7 @@ from replcheck.harness.system import MariaDB
 from replcheck.properties import core
 from replcheck.properties.judge import judge
 from replcheck.spec import ROOT as SPEC
-from replcheck.verify import Results, _shown_path
+from replcheck.verify import Results, _shown_path, add_expectations
 
 SOURCE = "conformance"
 
@@ -84,11 +84,20 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
             predicted = reference.declares.expected_violations
             verdicts, _ = conclude(s, real)
             trace = f"traces/mariadb/{s.name}.jsonl"
+            first = len(results.rows)
             for v in verdicts:
                 results.add(SOURCE, column(version), s.name, v,
                             "violated" if v.status == core.VIOLATED and v.requirement in predicted else "")
-                results.rows[-1].update(server_version=version,
-                                        reproduce=f"replcheck conform --server mariadb --history {shlex.quote(shown)} --scale {s.scale:g}")
+            add_expectations(results, column(version), s.name, h, real, source=SOURCE)  # a suite scenario's .result
+            for row in results.rows[first:]:
+                row.update(server_version=version,
+                           reproduce=f"replcheck conform --server mariadb --history {shlex.quote(shown)} --scale {s.scale:g}")
+            for v in real.expectations:  # the server does not show what the suite's .result records
+                if v.status == core.VIOLATED:
+                    results.findings.append({
+                        "kind": "expectation", "system": f"MariaDB {version}", "history": s.name,
+                        "requirement": v.requirement, "server_version": version,
+                        "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"})
             for f in inconclusive(s, verdicts, f"MariaDB {version}", trace):
                 results.findings.append({**f, "server_version": version})
             for v in real.findings:

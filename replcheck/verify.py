@@ -78,13 +78,13 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
                 results.caught.setdefault(name, []).extend((path.stem, r) for r in caught(judged[name], judged[base]))
 
 
-def add_expectations(results: Results, system: str, history_name: str, history: dict, j) -> None:
+def add_expectations(results: Results, system: str, history_name: str, history: dict, j, source: str = "history") -> None:
     """The History's expectations as rows of their own (`EXPECT <file>:<line>`), a documented
     flavour difference as an expected violation: shown, never silenced."""
     differs = expect.declared(history, system)
     texts = {eid: expect.describe(op) for eid, op in expect.expectations(history)}
     for verdict in j.expectations:
-        results.add("history", system, history_name, verdict, "violated" if verdict.requirement in differs else "",
+        results.add(source, system, history_name, verdict, "violated" if verdict.requirement in differs else "",
                     text=texts[verdict.requirement], **({"reason": differs[verdict.requirement]}
                                                         if verdict.requirement in differs else {}))
 

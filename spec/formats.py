@@ -175,6 +175,11 @@ def after_header(rows: list[dict]) -> list[dict]:
     return rows[i:]
 
 
+# What an expectation reads from the client's own record rather than from the server: a statement's
+# outcome, which the client keeps when the server went down under it (a crash point's 2013).
+CLIENT_SHOWN = frozenset({"result"})
+
+
 def expect_where(history: dict, op: dict) -> str:
     """An expectation's name, `<file>:<line>`: the loader's, or for a History made in memory its
     place as a file would have it (line 1 the header)."""

@@ -114,6 +114,8 @@ POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
         "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
         f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
+# A Gtid event's GTID in its SHOW BINLOG EVENTS Info.
+GTID_IN_INFO = re.compile(r"\b\d+-\d+-\d+\b")
 # The text of a statement trx_statement built, in a binlog event: the transaction's number.
 OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
 # Rows one statement writes to overflow a binlog cache of a few KiB (the History sets the size).
@@ -310,6 +312,10 @@ def flush_logs_statement(op: dict, epoch_us: int | None) -> str:
     return "FLUSH LOGS"
 
 
+def flush_status_statement(op: dict, epoch_us: int | None) -> str:
+    return "FLUSH NO_WRITE_TO_BINLOG STATUS"
+
+
 def purge_statement(op: dict, epoch_us: int | None) -> str:
     if problem := _purge_problem(op):
         raise RunnerError(problem)
@@ -399,6 +405,7 @@ class Runner:
         self.commits: dict[int, dict] = {}  # k -> its commit observation
         self.binlog_pos: dict[str, list[tuple[int, dict[str, int]]]] = {}  # node -> (poll time, gtid_binlog_pos)
         self.returned: dict[int, tuple[int, int | None]] = {}  # k -> (commit return time, errno)
+        self._last_trx: dict[str, tuple[int, float, int]] = {}  # node -> (k, when started, its `at`) of its last trx
         self.obs: list[tuple[int, int, dict]] = []
         self.workers: list[threading.Thread] = []  # the sessions of client transactions
         self._seq = 0
@@ -457,7 +464,7 @@ class Runner:
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
             options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
                         "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
-        late = {c["replica"] for c in self.history["header"]["topology"]["channels"] if c.get("clock_reply") == "next_second"}
+        late = {c["replica"] for c in self.history["header"]["topology"].get("channels", []) if c.get("clock_reply") == "next_second"}
         for replica, source in self.sources.items():
             # Every channel: its clock query is steadied (or made late) whatever the History does.
             self.proxies[replica] = ChannelProxy(
@@ -569,8 +576,18 @@ class Runner:
             getattr(self, entry.runner)(op)
 
     def _start_trx(self, op: dict) -> None:
-        """A client transaction, in a session of its own: the ops after it do not wait for it."""
+        """A client transaction, in a session of its own: the ops after it do not wait for it. When the
+        runner is behind its schedule (a loaded machine), the node's previous transaction is given
+        the time the History leaves between the two to return first, so that two sessions started
+        at once do not commit in the other order."""
+        node = op["node"]
+        if (prev := self._last_trx.get(node)) is not None:
+            pk, started, at = prev
+            deadline = started + (op["at"] - at) / US
+            while pk not in self.commits and time.monotonic() < deadline:
+                time.sleep(0.002)
         k = len(self.trx_names)
+        self._last_trx[node] = (k, time.monotonic(), op["at"])
         self.trx_names.append(op.get("trx") or f"{op['node']}-{op['at']}")
         self.origin_of[k] = op["node"]
         w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
@@ -662,7 +679,8 @@ class Runner:
         node = op["node"]
         try:
             with self._node_locks[node]:
-                value = getattr(self, f"_shows_{op['show']}")(node, op) if self.cluster.is_running(node) else None
+                shown = self.cluster.is_running(node) or op["show"] in F.CLIENT_SHOWN
+                value = getattr(self, f"_shows_{op['show']}")(node, op) if shown else None
         except (HarnessError, SqlError):  # down, or the statement's error: nothing shown
             value = None
         self.emit("observed", node, expect=F.expect_where(self.history, op), show=op["show"], value=value)
@@ -1159,7 +1177,8 @@ class Runner:
                   "file": log, "pos": int(pos), "end": int(end)}
             if etype == "Gtid":
                 _close_group(group)
-                gtid = info.split()[-1]
+                # 'BEGIN GTID 0-1-2' or 'GTID 0-1-2', with more after it in a group commit (not the last word)
+                gtid = GTID_IN_INFO.search(info).group(0)
                 group = [ev]
                 ev.update(gtid=gtid)
             elif group and etype not in NOT_IN_GROUP:

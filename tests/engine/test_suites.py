@@ -3,19 +3,29 @@ runs on the model of its flavour, and every expectation of its .result file hold
 documented flavour difference that still shows; verify carries them into results, reports and gates."""
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from replcheck import io, report, suites, systems, verify
 from replcheck.properties import expect
 from replcheck.properties.core import PASS, VIOLATED
 from replcheck.properties.judge import judge
+from conftest import HANG_GUARD_S, REPO
+from test_harness_mariadb import require_server
 
 SCENARIOS = suites.histories()
 REPOS = {"MariaDB/server", "mysql/mysql-server"}
 
 
 def test_the_corpus_has_its_scenarios_each_naming_its_source():
-    assert len(SCENARIOS) >= 15
+    assert len(SCENARIOS) >= 40
     for path in SCENARIOS:
         h = io.load_history(path)
         suite = h["header"]["suite"]
@@ -83,3 +93,32 @@ def test_verify_runs_a_scenario_on_its_flavour_only_and_reports_its_expectations
     assert doc["summary"]["expectations"] == len(rows) and doc["summary"]["expectations_violated"] == 0
     assert doc["summary"]["expectations_differ"] == 1
     assert not [d for d in report.derived_differences(doc, []) if "EXPECT" in d]
+
+
+@pytest.fixture(scope="module")
+def server():
+    return require_server()
+
+
+def test_a_suite_scenario_reads_as_its_result_on_mariadb(server, tmp_path):
+    # conform runs the scenario's expectations on the real server: the runner reads the rows each
+    # node holds and gtid_slave_pos where the .result does (rpl_gtid_basic's skip counter: a count
+    # ending inside a group skips the rest of it), and reports them as rows of their own
+    path = next(p for p in SCENARIOS if p.stem == "mdb-rpl_gtid_basic-skip-counter")
+    root = Path(tempfile.mkdtemp(prefix="replcheck-test-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+    try:
+        r = subprocess.run([sys.executable, "-m", "replcheck.cli", "conform", "--server", "mariadb", "--history", str(path),
+                            "--out", str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True,
+                           timeout=HANG_GUARD_S, env={**os.environ, "REPLCHECK_TMPDIR": str(root)})
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    rows = {row["requirement"]: row for row in doc["rows"] if expect.is_expectation(row["requirement"])}
+    assert set(rows) == {eid for eid, _ in expect.expectations(io.load_history(path))}
+    assert {(row["source"], row["status"]) for row in rows.values()} == {("conformance", PASS)}, \
+        [f["witness"] for f in doc["findings"] if f["kind"] == "expectation"]
+    trace = [json.loads(line) for line in (tmp_path / "out" / "traces" / "mariadb" / f"{path.stem}.jsonl").open()][1:]
+    seen = {o["expect"]: o["value"] for o in trace if o["kind"] == "observed"}
+    assert seen[f"{path.name}:23"] == ["create_t1", "ins11", "ins13", "ins15", "ins16"]
+    assert seen[f"{path.name}:24"]["gtid_slave_pos"] == "0-1-8"

@@ -195,3 +195,33 @@ def test_failover_that_cannot_place_a_slave_resets_it_to_connect_by_group_id(kit
     assert not [o for o in tr.all("relay", node="C") if o["t"] > change["t"]]
     assert tr.first("data", node="C")["counts"] == {"t1": 1}
     assert tr.all("status", node="C")[-1]["Connect_Using_Group_ID"] == "Yes"
+
+
+def test_change_master_use_gtid_repoints_a_replica_by_gtid(kit):
+    # rpl_gtid_basic (suite scenario mdb-rpl_gtid_basic-repoint): C, stopped behind B, is pointed at
+    # A with MASTER_USE_GTID; its relay log goes and it asks A from what it executed, so it gets t2
+    # once; then A's t3 reaches C directly although B is stopped.
+    def o(t, kind, node, **kw):
+        return {"at": t * US, "op": kind, "node": node, **kw}
+    chain = [{"source": "A", "replica": "B", "latency_us": 1000}, {"source": "B", "replica": "C", "latency_us": 1000}]
+    ops = [o(1, "trx", "A", trx="t1"), o(2, "stop_slave", "C"), o(3, "trx", "A", trx="t2"),
+           o(4, "change_master", "C", master_host="A", master_use_gtid="slave_pos"), o(4, "start_slave", "C"),
+           o(5, "stop_slave", "B"), o(6, "trx", "A", trx="t3")]
+    tr = kit.run("model:wl344", kit.make_history(["A", "B", "C"], chain, ops, end_us=8 * US))
+    assert tr.first("stmt", node="C", op="change_master")["errno"] is None
+    assert tr.all("data", node="C")[-1]["counts"] == {"t1": 1, "t2": 1, "t3": 1}
+    assert "t3" not in tr.all("data", node="B")[-1]["counts"]
+
+
+def test_a_mariadb_server_numbers_its_own_transaction_after_every_gtid_it_logged(kit):
+    # rpl_gtid_basic's out-of-order case (suite scenario mdb-rpl_gtid_basic-out-of-order): B logs
+    # A's 0-1-1 and 0-1-2, then its own transaction takes 0-2-3 (rpl_gtid.cc: the domain's
+    # seq_no_counter follows every GTID logged); MySQL numbers each server's own: 0-2-1.
+    def o(t, node, trx):
+        return {"at": t * US, "op": "trx", "node": node, "trx": trx}
+    h = kit.make_history(["A", "B"], [{"source": "A", "replica": "B", "latency_us": 1000}],
+                         [o(1, "A", "a1"), o(2, "A", "a2"), o(3, "B", "b1"), o(4, "A", "a3")], end_us=5 * US)
+    for system, own in (("model:mariadb-10.11", "0-2-3"), ("model:wl7318", "0-2-1")):
+        tr = kit.run(system, h)
+        assert tr.first("commit", node="B", trx="b1")["gtid"] == own
+        assert tr.first("commit", node="A", trx="a3")["gtid"] == "0-1-3"

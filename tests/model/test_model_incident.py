@@ -270,7 +270,10 @@ def test_skipping_a_cut_group_skips_the_incident_a_reconnect_put_inside_it(kit):
     # first stop takes the incident; B then stops at its copy inside t1 (with t1's start rolled
     # back); the second SKIP_COUNTER = 1 enters t1 and skips all of it, the incident inside it too,
     # as only a group's last event ends it (Log_event::do_shall_skip: COMMIT/Xid clears OPTION_BEGIN).
-    ops = [op(0, "record_incident", "A", code=1), op(1 * US, "cut_io", "B", after_events=2),
+    # (the incident of a binlog failure: MariaDB writes it without rotating, so t1 follows it in the
+    # same binlog and a GTID reconnect to t1 starts before the incident)
+    ops = [op(0, "trx", "A", trx="lost", engine="myisam", binlog_failure="cache_overflow"),
+           op(1 * US, "cut_io", "B", after_events=2),
            op(2 * US, "trx", "A", trx="t1", statements=[{}, {}]),
            *[op(t * US, o, "B", **kw) for t in (5, 8) for o, kw in (
                ("stop_slave", {"thread": "sql"}), ("set_global", {"variable": "sql_slave_skip_counter", "value": 1}),
@@ -446,3 +449,18 @@ def test_a_skipped_group_moves_gtid_slave_pos(kit):
     tr = kit.run("model:mariadb-10.11", h)
     assert tr.first("skip", node="B", gtid="0-1-2")["t"] < 8_500_000 < tr.first("visible", node="B", gtid="0-1-3")["t"]
     assert tr.first("observed", node="B")["value"] == {"gtid_slave_pos": "0-1-2"}
+
+
+def test_a_statement_incident_rotates_on_every_flavour_a_binlog_failure_only_on_mysql(kit):
+    # The debug point incident_database_resync_on_replace writes the incident and then
+    # rotate_and_purge(true) (sql_parse.cc) on both servers: rpl_skip_incident.result shows two
+    # binlogs on MariaDB as on MySQL (suite scenarios mdb-/my56-rpl_skip_incident). A binlog failure's
+    # incident goes through MariaDB's write_incident (sql/log.cc), which rotates only past
+    # max_binlog_size: the next group follows in the same binlog.
+    ops = [op(1 * US, "record_incident", "A", code=1), op(2 * US, "trx", "A", trx="big", engine="myisam",
+                                                          binlog_failure="cache_overflow")]
+    for name, after_overflow in (("model:mariadb-10.11", "bin.000002"), (M, "bin.000003")):
+        tr = kit.run(name, pair(kit, ops + [op(3 * US, "trx", "A", trx="next")], end_s=4))
+        incidents = tr.all("binlog", node="A", type="INCIDENT_EVENT")
+        assert [b["file"] for b in incidents] == ["bin.000001", "bin.000002"]
+        assert tr.first("binlog", node="A", trx="next")["file"] == after_overflow

@@ -149,3 +149,20 @@ def test_bad_expectations_are_one_line_naming_file_line_and_field(tmp_path, caps
     assert main(["simulate", str(path), "--system", "model:mariadb-10.11"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"bad.jsonl:2: {field}" in err[0], err
+
+
+def test_binlog_events_without_leaves_out_the_event_types_the_include_filters():
+    # MySQL's include/show_events.inc drops Gtid and Previous_gtids lines unless $keep_gtid_events
+    # (suite scenario my80-binlog_incident); without `without`, the Gtid is compared as any event
+    rows = [{"Event_type": "Query"}, {"Event_type": "Xid"}]
+    h = history(trx(1, "t1"), {**exp(2, show="binlog_events", rows=rows, without=["Gtid", "Previous_gtids"]), "node": "A"},
+                {**exp(2, show="binlog_events", rows=rows), "node": "A"})
+    assert [s for s, _ in verdicts(h).values()] == [PASS, VIOLATED]
+
+
+def test_a_statement_outcome_is_the_clients_record_and_shown_while_the_server_is_down():
+    # a crash point's lost connection (suite scenario my56-rpl_crash_safe_master): the client has its 2013
+    h = history({"at": 1 * US, "op": "crash", "node": "A", "point": "before_binlog_write"}, trx(2, "t1"),
+                {**exp(3, show="result", result={"errno": 2013}), "node": "A"},
+                {**exp(3, show="rows", rows=[]), "node": "A"})
+    assert [s for s, _ in verdicts(h).values()] == [PASS, VIOLATED]

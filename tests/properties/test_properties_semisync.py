@@ -569,3 +569,18 @@ def test_a_commit_quicker_than_the_timeout_did_not_time_out_whatever_the_resolut
     v = prop.run(tr.view())  # ins500 waited the timeout out, and nothing was logged
     assert v.status == VIOLATED and [w.message for w in v.witnesses] == [
         "commit of ins500 on A timed out with no log naming a binlog position"]
+
+
+def test_flush_status_starts_the_transaction_counters_again(kit):
+    # rpl_semi_sync.result (suite scenario mdb-rpl_semi_sync-flush-status): no_tx 12 and yes_tx 15
+    # before FLUSH NO_WRITE_TO_BINLOG STATUS, 0 and 0 after; the counts after it are what follows.
+    ops = [{"at": t, "op": "trx", "node": "A", "trx": f"t{t}"} for t in (US, 3 * US // 2)]
+    ops += [{"at": 3 * US, "op": "flush_status", "node": "A"}, {"at": 4 * US, "op": "trx", "node": "A", "trx": "t4"}]
+    h = kit.make_history([master(), semisync_replica("B")], [{"source": "A", "replica": "B", "latency_us": MS}], ops,
+                         sample_every_us=US, end_us=6 * US)
+    tr = kit.run(AS, h)
+    assert [sample(tr, "A", t * US)["variables"]["Rpl_semi_sync_master_yes_tx"] for t in (2, 3, 5)] == [2, 0, 1]
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+    # a server that left its counters where they were at FLUSH STATUS
+    sample(tr, "A", 5 * US)["variables"]["Rpl_semi_sync_master_yes_tx"] = 3
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == VIOLATED
