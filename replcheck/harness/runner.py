@@ -435,6 +435,7 @@ class Runner:
         self.notes: list[str] = []
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
+        self.downs: dict[str, list[int]] = {}  # node -> when each crash or shutdown of it ended
         self._in_flight: dict[str, list[tuple[int, threading.Thread]]] = {}  # node -> (planned end, session)
         self.semi_sync_masters = _semi_sync_masters(self.history)
         self.read_seen: dict[tuple[str, int], int] = {}  # (node, trx) -> the first read op that saw its row
@@ -637,13 +638,13 @@ class Runner:
         node = op["node"]
         self._busy.add(node)
         self.cluster.kill9(node)
-        self.emit("crash", node)
+        self.downs.setdefault(node, []).append(self.emit("crash", node)["t"])
 
     def _shutdown(self, op: dict) -> None:
         node = op["node"]
         self._busy.add(node)
         self.cluster.stop(node)
-        self.emit("shutdown", node)
+        self.downs.setdefault(node, []).append(self.emit("shutdown", node)["t"])
 
     def _restart(self, op: dict) -> None:
         node, c = op["node"], self.cluster
@@ -1115,6 +1116,10 @@ class Runner:
                 bounds += [at.get((r, g)) for r in replicas]
                 if self.by_server_id.get(ev["server_id"]) == node and k in self.returned:
                     bounds.append(self.returned[k][0])
+                if self.by_server_id.get(ev["server_id"]) == node and k in self.commits:
+                    # Still in its binlog after the node went down: written before it did.
+                    began, seen = self.commits[k]["start"], bounds[0]
+                    bounds.append(next((d for d in self.downs.get(node, []) if began < d and (seen is None or d < seen)), None))
                 if any(x is not None for x in bounds):
                     at[(node, g)] = min(x for x in bounds if x is not None)
         for node, events in logs.items():
