@@ -44,6 +44,7 @@ class Facts:
     observed: frozenset[str]  # the aspects this Trace can show
     restarts: frozenset[str] = frozenset()  # nodes whose replication started again (START SLAVE, restart, a reconnect after a cut)
     incidents: frozenset[str] = frozenset()  # nodes that binlogged an incident
+    cuts: frozenset[tuple[str, tuple]] = frozenset()  # (node, when) each cut that stopped its IO thread
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -55,8 +56,11 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     data: dict[str, dict] = {}
     untimed_applies = False
     restarts, incidents = set(), set()
+    cuts: dict[str, list[int]] = {}
     for o in obs:
         k, node = o["kind"], o.get("node", "")
+        if k == "io_cut" and o.get("then") == "stop":
+            cuts.setdefault(node, []).append(o["t"])
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
                 k == "io_cut" and o.get("then") == "reconnect"):
             restarts.add(node)
@@ -97,7 +101,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     unobserved = set(header.get("unobserved", ())) | ({"apply"} if untimed_applies else set())
     observed = frozenset(a for a in ASPECTS if a not in unobserved)
     return Facts(header, {k: tuple(v) for k, v in seqs.items() if k[0] in observed}, binlog, applied_from,
-                 commits, settings, observed, frozenset(restarts), frozenset(incidents))
+                 commits, settings, observed, frozenset(restarts), frozenset(incidents),
+                 frozenset((n, tuple(ts)) for n, ts in cuts.items()))
 
 
 @dataclass(frozen=True)
@@ -240,9 +245,18 @@ def change_master_differs(ctx: Ctx) -> bool:
     return _here_or_upstream(ctx, lambda c, src: ended(c[0], c[3]) != ended(c[1], c[3]))
 
 
+def cut_differs(ctx: Ctx) -> bool:
+    """A cut stopped the node's IO thread at another time (or not at all) in one Trace: a cut stops
+    it only inside a group in flight, and the source sent its groups at other times; here or up
+    the chain."""
+    def cut(f: Facts, node: str) -> tuple:
+        return dict(f.cuts).get(node, ())
+    return _here_or_upstream(ctx, lambda c, src: cut(c[0], c[3]) != cut(c[1], c[3]))
+
+
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, change_master_differs)}
+    incident_or_restart, change_master_differs, cut_differs)}
 
 
 @dataclass(frozen=True)
