@@ -191,12 +191,10 @@ class TraceView:
 
     def __init__(self, header: dict, observations: Iterable[dict]):
         self.header = header
-        self.obs: list[dict] = []
+        # copies: the Trace itself stays as the system wrote it; line 1 of a trace file is its header
+        self.obs: list[dict] = [{**o, "_line": i} if "_line" not in o else dict(o) for i, o in enumerate(observations, 2)]
         self.by_kind: dict[str, list[dict]] = defaultdict(list)
-        for i, o in enumerate(observations):
-            o = dict(o)
-            o.setdefault("_line", i + 2)  # line 1 of a trace file is its header
-            self.obs.append(o)
+        for o in self.obs:
             self.by_kind[o["kind"]].append(o)
         topo = header.get("topology", {})
         self.nodes = {n["id"]: n for n in topo.get("nodes", [])}
@@ -208,10 +206,22 @@ class TraceView:
     def kind(self, kind: str) -> list[dict]:
         return self.by_kind.get(kind, [])
 
+    def of_node(self, node: str) -> list[dict]:
+        """The node's observations, in trace order: one pass for every property that follows a node."""
+        return self.memo("of_node", self._by_node).get(node, [])
+
+    def _by_node(self) -> dict[str, list[dict]]:
+        out: dict[str, list[dict]] = {}
+        for o in self.obs:
+            out.setdefault(o["node"], []).append(o)
+        return out
+
     def memo(self, key: str, build: Callable[[], Any]) -> Any:
-        if key not in self._memo:
-            self._memo[key] = build()
-        return self._memo[key]
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = build()
+            return value
 
     def offset_at(self, node: str, t: int, line: int | None = None) -> int:
         """The node's clock offset (local minus true time, µs) in force at true time t; with the

@@ -50,6 +50,8 @@ class DelayIndex:
         self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
         # per node, (the last query, the first relay it could still return): see pending
         self.cursors: dict[str, tuple[tuple[int, int], int]] = {}
+        # per sample line, what the SQL thread was doing there: several properties ask (_waiting_for)
+        self.waiting: dict[int, tuple[str, int | None] | None] = {}
 
     def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
         lines: dict[str, list[tuple[int, int, int | None]]] = {}
@@ -154,7 +156,7 @@ class DelayIndex:
             self.applies.get(node, []) + [o for o in self.v.kind("skip") if o["node"] == node and "relay_pos" in o]))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
-            o for o in self.v.obs if o["node"] == node and (o["kind"] == "relay_log_recovery" or (
+            o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or (
                 o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
         # A relay passed over for one query is passed over for every later one (a later t and line
         # only add discards and applies before them), so queries in trace order resume where the
@@ -584,6 +586,14 @@ def _running_samples(v: TraceView):
 def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
     """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a boundary."""
     ix = index(v)
+    try:
+        return ix.waiting[s["_line"]]
+    except KeyError:
+        answer = ix.waiting[s["_line"]] = _decide_waiting(v, ix, s)
+        return answer
+
+
+def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict) -> tuple[str, int | None] | None:
     t, tol = s["t"], v.resolution_us
     r, applied = ix.pending(s["node"], t, s["_line"])
     if tol and ix.relayed_within(s["node"], t, t + tol):

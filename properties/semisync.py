@@ -131,9 +131,7 @@ class SemiSyncIndex:
         for name in ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave",
                      "rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_master_wait_point"):
             lines[name] = Timeline(initial.get(name))
-        for o in self.v.obs:
-            if o["node"] != node:
-                continue
+        for o in self.v.of_node(node):
             if o["kind"] == "restart":  # SET GLOBAL is lost; the configuration comes back
                 for name, line in lines.items():
                     line.set(_key(o), initial.get(name))
@@ -144,8 +142,8 @@ class SemiSyncIndex:
     def _status(self, node: str) -> Timeline:
         enabled = bool(self.v.nodes[node].get("variables", {}).get("rpl_semi_sync_master_enabled"))
         line = Timeline("ON" if enabled else "OFF")
-        for o in self.v.kind("server_status"):
-            if o["node"] == node and STATUS in o["variables"]:
+        for o in self.v.of_node(node):
+            if o["kind"] == "server_status" and STATUS in o["variables"]:
                 line.set(_key(o), o["variables"][STATUS])
                 self.status_obs[_key(o)] = o
         return line

@@ -8,9 +8,11 @@ directory appears (by rename, at job commit) only once complete. A campaign kill
 point and re-run with the same arguments skips the chunks whose directories exist and redoes
 the others, so no row is lost or duplicated and the table equals an uninterrupted run's.
 
-Rows: one per (index, system, requirement) with the verdict, the first witness, the seed and
-what reproduces it; one per cross-check difference between two systems (crosscheck.py).
-A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
+Rows (the schema is in README's Campaigns section): one per (index, system) with the
+requirements it passed, violated and did not exercise; one per violation, with the first
+witness and what reproduces it; one per cross-check difference between two systems
+(crosscheck.py). A History passes most requirements on most systems, so its passes are names in
+a list, not rows. A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
 an unexpected cross-check difference. Under spark-submit: `spark-submit replcheck/__main__.py campaign ...`.
 """
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Callable, Iterator
 
 from replcheck import __version__, io, systems
 from replcheck.generate import GENERATOR, generate
-from replcheck.properties.core import VIOLATED
+from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 
 DEFAULT_SYSTEMS = ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit")
 DEFAULT_CHUNK = 250
@@ -40,7 +42,12 @@ MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|local-cluster\
 COLUMNS = (("index", "long"), ("seed", "long"), ("family", "string"), ("kind", "string"), ("system", "string"),
            ("other_system", "string"), ("requirement", "string"), ("verdict", "string"), ("checked", "int"),
            ("expected", "string"), ("finding", "boolean"), ("witness", "string"), ("reproduce", "string"),
-           ("history_digest", "string"), ("trace_digest", "string"), ("chunk", "int"))
+           ("history_digest", "string"), ("trace_digest", "string"), ("passed", "array<string>"),
+           ("violated", "array<string>"), ("not_exercised", "array<string>"), ("checks", "map<string,int>"),
+           ("findings", "int"), ("chunk", "int"))
+FINDING = 10  # a row's `finding`: the position the tasks and benches read
+# a History row's list column of each verdict
+LISTS = {PASS: "passed", VIOLATED: "violated", NOT_EXERCISED: "not_exercised"}
 
 
 class CampaignError(Exception):
@@ -72,8 +79,8 @@ def reproduce(seed: int, index: int, system: str, requirement: str = "", other: 
 
 def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
                 families: tuple[str, ...] | None = None) -> list[tuple]:
-    """Every row of one History: what each Spark task does, and what the bench runs alone (which
-    may draw from some of the generator's families only)."""
+    """Every row of one History (COLUMNS): what each Spark task does, and what the bench runs alone
+    (which may draw from some of the generator's families only)."""
     from replcheck import crosscheck
     from replcheck.properties.judge import judge
 
@@ -94,25 +101,34 @@ def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
         base = judgement(system.declares.base) if system.declares.base and j.violations else None
         # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
         tdigest = _digest(io.dumps_lines(*j.trace)) if j.violations else None
+        lists: dict[str, list[str]] = {status: [] for status in LISTS}
+        checks, details = {}, []
         for v in j.verdicts:
-            violated = v.status == VIOLATED
-            declared = system.declares.expected_violations.get(v.requirement, "") if violated else ""
-            if violated and not declared and base is not None and base.violated(v.requirement):
+            lists[v.status].append(v.requirement)  # a status without a list (inconclusive) is no campaign's: exit 3
+            if v.checked:
+                checks[v.requirement] = v.checked
+            if v.status != VIOLATED:
+                continue
+            declared = system.declares.expected_violations.get(v.requirement, "")
+            if not declared and base is not None and base.violated(v.requirement):
                 declared = f"{system.declares.base} violates it too on this History"
-            witness = ""
-            if violated:
-                w = v.witnesses[0]
-                witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
-            rows.append((index, seed, family, "verdict", name, None, v.requirement, v.status, v.checked, declared,
-                         violated and not declared, witness, reproduce(seed, index, name, v.requirement) if violated else None,
-                         hdigest, tdigest, chunk))
+            w = v.witnesses[0]
+            witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
+            details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked, declared,
+                            not declared, witness, reproduce(seed, index, name, v.requirement), hdigest, tdigest,
+                            None, None, None, None, None, chunk))
+        worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else NOT_EXERCISED
+        rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
+                     hdigest, tdigest, *(lists[status] for status in LISTS), checks, sum(d[FINDING] for d in details), chunk))
+        rows += details
     for a, b in itertools.combinations(names, 2):
         for d in crosscheck.compare(facts[a], facts[b]):
             witness = (f"{d.aspect} on {d.node}, {d.subject}: {a} {d.left}; {b} {d.right}"
                        + (f" (+{d.knock_on} later on {d.node})" if d.knock_on else ""))
             rows.append((index, seed, family, "difference", a, b, f"crosscheck:{d.aspect}",
                          "expected" if d.expected else "unexpected", d.knock_on, f"{d.rule}: {d.reason}" if d.expected else "",
-                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b), hdigest, None, chunk))
+                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b), hdigest, None,
+                         None, None, None, None, None, chunk))
     return rows
 
 
@@ -192,7 +208,8 @@ def spark_session(master: str | None, verbose: bool = False, app: str = "replche
 def schema():
     from pyspark.sql import types as T
 
-    kinds = {"long": T.LongType(), "int": T.IntegerType(), "string": T.StringType(), "boolean": T.BooleanType()}
+    kinds = {"long": T.LongType(), "int": T.IntegerType(), "string": T.StringType(), "boolean": T.BooleanType(),
+             "array<string>": T.ArrayType(T.StringType(), False), "map<string,int>": T.MapType(T.StringType(), T.IntegerType(), False)}
     return T.StructType([T.StructField(n, kinds[t], nullable=n not in ("index", "seed", "kind", "system", "chunk"))
                          for n, t in COLUMNS])
 
@@ -327,7 +344,7 @@ def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], table: Path
         for chunk in part:
             n = 0
             for row in run_chunk(plan, chunk):
-                n += row[10]  # finding
+                n += bool(row[FINDING])
                 yield row
             histories.add(chunk[2] - chunk[1])
             findings.add(n)
@@ -349,7 +366,12 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
     from pyspark.sql import functions as F
 
     df = spark.read.parquet(str(table))
-    counts = (df.where("kind = 'verdict'").groupBy("system", "requirement", "verdict")
+    def unfold(status: str):  # a one-argument function: transform passes a second one, the position
+        return lambda r: F.struct(r.alias("requirement"), F.lit(status).alias("verdict"), F.col("checks")[r].alias("checked"))
+
+    # each History row's lists, unfolded into (requirement, verdict, instances checked)
+    verdicts = F.concat(*(F.transform(column, unfold(status)) for status, column in LISTS.items()))
+    counts = (df.where("kind = 'history'").select("system", F.inline(verdicts)).groupBy("system", "requirement", "verdict")
               .agg(F.count("*").alias("n"), F.sum("checked").alias("checked")).collect())
     keys = ("kind", "system", "other_system", "requirement", "verdict", "expected")
     groups = (df.where("finding OR expected <> ''").groupBy(*keys)
@@ -383,7 +405,7 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
         findings.append({"kind": kind, "system": r["system"] + (f" vs {r['other_system']}" if r["other_system"] else ""),
                          "requirement": r["requirement"], "histories": r["n"], "first_index": f["index"],
                          "witness": f["witness"], "reproduce": f["reproduce"]})
-        if r["kind"] == "verdict":
+        if r["kind"] == "violation":
             found.setdefault(r["system"], []).append(r["requirement"])
     mutants = {}
     for name in plan.systems:
@@ -396,7 +418,7 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
         "schema": "replcheck.results/1", "seed": plan.seed, "systems": list(plan.systems),
         "campaign": {"histories": plan.histories, "chunks": len(plan.chunks()), "chunk": plan.chunk,
                      "generator": plan.generator, "table": str(table),
-                     "rows": sum(r["n"] for r in counts) + sum(d["count"] for d in differences),
+                     "rows": plan.histories * len(plan.systems) + sum(r["n"] for r in groups),
                      "mutants": mutants, "differences": differences},
         "findings": findings,
         "rows": list(rows.values()),
