@@ -81,10 +81,14 @@ def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
                 families: tuple[str, ...] | None = None) -> list[tuple]:
     """Every row of one History (COLUMNS): what each Spark task does, and what the bench runs alone
     (which may draw from some of the generator's families only)."""
+    with systems.cycles_uncollected():  # as for one simulation: a History's work frees what it allocates
+        return _history_rows(generate(seed, index, families), seed, index, names, chunk)
+
+
+def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], chunk: int) -> list[tuple]:
     from replcheck import crosscheck
     from replcheck.properties.judge import judge
 
-    history = generate(seed, index, families)
     family = history["header"]["name"][len("gen-"):].rsplit("-", 2)[0]
     hdigest = systems.history_digest(history)
     rows, facts, judged = [], {}, {}
