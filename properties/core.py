@@ -49,6 +49,8 @@ class Verdict:
 class Check:
     """Accumulates the instances one property judged."""
 
+    __slots__ = ("requirement", "evidence", "checked", "failed", "undecided", "witnesses", "doubts")
+
     def __init__(self, requirement: str, evidence: str):
         self.requirement = requirement
         self.evidence = evidence
@@ -94,12 +96,17 @@ class Property:
     fn: Callable[["TraceView", Check], None]
     needs: tuple[str, ...] = ()  # observation kinds it cannot judge without
 
+    @property
+    def evidence(self) -> str:
+        return f"property:{self.name}"
+
     def run(self, view: "TraceView") -> Verdict:
-        check = Check(self.requirement, f"property:{self.name}")
-        missing = [k for k in self.needs if k in view.unobserved]
-        if missing:  # the system cannot see them: judging their absence would be a false verdict
+        if self.needs and not view.unobserved.isdisjoint(self.needs):
+            # the system cannot see them: judging their absence would be a false verdict
+            missing = [k for k in self.needs if k in view.unobserved]
             return Verdict(self.requirement, NOT_EXERCISED, 0, (Witness(f"the trace does not observe {', '.join(missing)}"),),
-                           check.evidence)
+                           self.evidence)
+        check = Check(self.requirement, self.evidence)
         self.fn(view, check)
         return check.verdict()
 

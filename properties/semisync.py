@@ -81,7 +81,6 @@ class SemiSyncIndex:
         for b in v.kind("binlog"):
             if b.get("last") and b.get("gtid"):
                 self.ends.setdefault((b["node"], b["gtid"], b.get("trx")), b)
-        self.binlog_len = {(b["node"], b["file"], b["end"]): b["end"] - b["pos"] for b in v.kind("binlog")}
         self.vars = {n: self._variables(n) for n in v.nodes}
         self.status_obs: dict[tuple[int, int], dict] = {}
         self.status = {n: self._status(n) for n in v.nodes}
@@ -292,8 +291,12 @@ def header_stripped(v: TraceView, check: Check) -> None:
         last[(r["node"], r["file"])] = r
         if prev is None or not prev.get("master_end") or prev["when"] == 0:
             continue
-        length = ix.binlog_len.get((prev["source"], prev["master_file"], prev["master_end"]))
-        if length is not None and ix.vars[prev["source"]]["rpl_semi_sync_master_enabled"].at(_key(prev)):
+        enabled = ix.vars.get(prev["source"], {}).get("rpl_semi_sync_master_enabled")
+        if enabled is None or not enabled.at(_key(prev)):  # the length is semi-sync's header's business only
+            continue
+        lengths = v.memo("semisync.binlog_len", lambda: {(b["node"], b["file"], b["end"]): b["end"] - b["pos"] for b in v.kind("binlog")})
+        length = lengths.get((prev["source"], prev["master_file"], prev["master_end"]))
+        if length is not None:
             check.judge(r["pos"] - prev["pos"] == length,
                         f"{r['node']} relay log holds {prev['type']} in {r['pos'] - prev['pos']} bytes, the binlog in {length}", prev, r)
 
