@@ -60,12 +60,15 @@ class Check:
         self.witnesses: list[Witness] = []
         self.doubts: list[Witness] = []
 
-    def judge(self, ok: bool, message: str = "", *obs: dict) -> bool:
+    def judge(self, ok: bool, message: str | Callable[[], str] = "", *obs: dict) -> bool:
+        """One instance; a property judging every sample passes its message as a function, made
+        only for a witness (most instances pass)."""
         self.checked += 1
         if not ok:
             self.failed += 1
             if len(self.witnesses) < MAX_WITNESSES:
-                self.witnesses.append(Witness(message, tuple(o["_line"] for o in obs if "_line" in o)))
+                self.witnesses.append(Witness(message() if callable(message) else message,
+                                              tuple(o["_line"] for o in obs if "_line" in o)))
         return ok
 
     def undecidable(self, message: str, *obs: dict) -> None:

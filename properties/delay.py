@@ -639,7 +639,7 @@ def waiting_state_string(v: TraceView, check: Check) -> None:
             continue
         shown = s["Slave_SQL_Running_State"] == STATE_WAITING
         check.judge(shown == (w[0] == "yes"),
-                    f"{s['node']} at {s['t']} shows state {s['Slave_SQL_Running_State']!r} but it "
+                    lambda: f"{s['node']} at {s['t']} shows state {s['Slave_SQL_Running_State']!r} but it "
                     f"{'is' if w[0] == 'yes' else 'is not'} delaying (due {w[1]})", s)
 
 
@@ -649,7 +649,7 @@ def remaining_delay(v: TraceView, check: Check) -> None:
     for s in v.kind("status"):
         rem = s["SQL_Remaining_Delay"]
         if s["Slave_SQL_Running_State"] != STATE_WAITING:
-            check.judge(rem is None, f"{s['node']} state {s['Slave_SQL_Running_State']!r} but SQL_Remaining_Delay {rem}", s)
+            check.judge(rem is None, lambda: f"{s['node']} state {s['Slave_SQL_Running_State']!r} but SQL_Remaining_Delay {rem}", s)
             continue
         w = _waiting_for(v, s) if s["Slave_SQL_Running"] == "Yes" else None
         if not isinstance(rem, int) or rem < 0:
@@ -668,7 +668,7 @@ def sql_delay_field(v: TraceView, check: Check) -> None:
         want = ix.delay_at(s["node"], s["t"], s["_line"])
         got = s["SQL_Delay"]
         check.judge(isinstance(got, int) and got >= 0 and (want is None or got == want),
-                    f"{s['node']} at {s['t']} shows SQL_Delay {got!r}, configured {want}", s)
+                    lambda: f"{s['node']} at {s['t']} shows SQL_Delay {got!r}, configured {want}", s)
 
 
 @checks("WL344.SSS.RUNNING_STATE")
@@ -678,7 +678,7 @@ def running_state_is_processlist_state(v: TraceView, check: Check) -> None:
         if "processlist_state" in s:
             pl = s["processlist_state"]
             check.judge(s["Slave_SQL_Running_State"] == (pl if pl is not None else ""),
-                        f"{s['node']}: Slave_SQL_Running_State {s['Slave_SQL_Running_State']!r}, processlist {pl!r}", s)
+                        lambda: f"{s['node']}: Slave_SQL_Running_State {s['Slave_SQL_Running_State']!r}, processlist {pl!r}", s)
 
 
 # -- relay-log.info ---------------------------------------------------------------------------

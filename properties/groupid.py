@@ -326,7 +326,7 @@ def master_status_group_id(v: TraceView, check: Check) -> None:
     for o in v.kind("master_status"):
         if "Group_ID" in o:
             want = current_id(v, o["node"], o["_line"])
-            check.judge(o["Group_ID"] == want, f"{o['node']}: SHOW MASTER STATUS Group_ID {o['Group_ID']}, its binlog says {want}", o)
+            check.judge(o["Group_ID"] == want, lambda: f"{o['node']}: SHOW MASTER STATUS Group_ID {o['Group_ID']}, its binlog says {want}", o)
 
 
 @checks("GGID.SHOW_SLAVE_STATUS")
@@ -586,7 +586,7 @@ def gtid_binlog_pos(v: TraceView, check: Check) -> None:
         got = o.get("variables", {}).get("gtid_binlog_pos")
         if got is not None:
             want = _sampled_positions(v, o, own_too=True)
-            check.judge(got in want, f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {' or '.join(map(repr, want))}", o)
+            check.judge(got in want, lambda: f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {' or '.join(map(repr, want))}", o)
 
 
 @checks("MARIADB.GTID.SLAVE_POS")
@@ -597,7 +597,7 @@ def gtid_slave_pos(v: TraceView, check: Check) -> None:
         got = o.get("variables", {}).get("gtid_slave_pos")
         if got is not None and o["node"] not in restored and not _blind_skip(v, o):
             want = _sampled_positions(v, o, own_too=False)
-            check.judge(got in want, f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
+            check.judge(got in want, lambda: f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
 
 
 def _blind_skip(v: TraceView, sample: dict) -> bool:
@@ -641,7 +641,7 @@ def gtid_current_pos(v: TraceView, check: Check) -> None:
                 want = wanted[shown] = _current_shown(*shown)
             except TypeError:  # not a position at all (a list, say): nothing to remember
                 want = _current_shown(*shown)
-            check.judge(var["gtid_current_pos"] == want, f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
+            check.judge(var["gtid_current_pos"] == want, lambda: f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
 
 
 @checks("MARIADB.GTID.IO_POS")
@@ -659,7 +659,7 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
             check.judge(False, f"{o['node']}: Gtid_IO_Pos {o['Gtid_IO_Pos']!r} is not a GTID position", o)
             continue
         for g in named.values():
-            check.judge(ended.get(g, o["t"] + 1) <= o["t"], f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)
+            check.judge(ended.get(g, o["t"] + 1) <= o["t"], lambda: f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)
 
 
 # -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------

@@ -323,7 +323,7 @@ def slave_status_follows_io_thread(v: TraceView, check: Check) -> None:
             continue
         slave_on = o["variables"].get("Rpl_semi_sync_slave_status") == "ON"
         check.judge(not (slave_on and st["Slave_IO_Running"] == "No"),
-                    f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
+                    lambda: f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
 
 
 @checks("WL1720.DUMP.FLAG", needs=("ack",))
@@ -544,7 +544,7 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
         check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],
-                    f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
+                    lambda: f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
 
 
 @checks("WL1720.CLIENTS")
@@ -562,7 +562,7 @@ def clients_counted(v: TraceView, check: Check) -> None:
             asked.append(r["variables"].get("Rpl_semi_sync_slave_status") == "ON")
         else:
             check.judge(o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked),
-                        f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
+                        lambda: f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
 
 
 @checks("WL1720.LIVE.RELEASE")
