@@ -46,6 +46,7 @@ COLUMNS = (("index", "long"), ("seed", "long"), ("family", "string"), ("kind", "
            ("violated", "array<string>"), ("not_exercised", "array<string>"), ("checks", "map<string,int>"),
            ("findings", "int"), ("chunk", "int"))
 FINDING = 10  # a row's `finding`: the position the tasks and benches read
+NO_LISTS = (None,) * 5  # a detail row leaves the History row's columns, passed .. findings, null
 # a History row's list column of each verdict
 LISTS = {PASS: "passed", VIOLATED: "violated", NOT_EXERCISED: "not_exercised"}
 
@@ -120,7 +121,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
             witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
             details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked, declared,
                             not declared, witness, reproduce(seed, index, name, v.requirement), hdigest, tdigest,
-                            None, None, None, None, None, chunk))
+                            *NO_LISTS, chunk))
         worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else NOT_EXERCISED
         rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
                      hdigest, tdigest, *(lists[status] for status in LISTS), checks, sum(d[FINDING] for d in details), chunk))
@@ -132,7 +133,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
             rows.append((index, seed, family, "difference", a, b, f"crosscheck:{d.aspect}",
                          "expected" if d.expected else "unexpected", d.knock_on, f"{d.rule}: {d.reason}" if d.expected else "",
                          not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b), hdigest, None,
-                         None, None, None, None, None, chunk))
+                         *NO_LISTS, chunk))
     return rows
 
 
@@ -370,6 +371,7 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
     from pyspark.sql import functions as F
 
     df = spark.read.parquet(str(table))
+
     def unfold(status: str):  # a one-argument function: transform passes a second one, the position
         return lambda r: F.struct(r.alias("requirement"), F.lit(status).alias("verdict"), F.col("checks")[r].alias("checked"))
 
