@@ -202,7 +202,7 @@ class TraceView:
     def __init__(self, header: dict, observations: Iterable[dict]):
         self.header = header
         # copies: the Trace itself stays as the system wrote it; line 1 of a trace file is its header
-        self.obs: list[dict] = [{**o, "_line": i} if "_line" not in o else dict(o) for i, o in enumerate(observations, 2)]
+        self.obs: list[dict] = [dict(o, _line=i) if "_line" not in o else dict(o) for i, o in enumerate(observations, 2)]
         self.by_kind: dict[str, list[dict]] = defaultdict(list)
         for o in self.obs:
             self.by_kind[o["kind"]].append(o)
