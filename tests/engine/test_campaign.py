@@ -56,6 +56,17 @@ def test_the_table_has_a_row_per_history_and_system_and_details_only_for_violati
     assert {h["index"]: h["findings"] for h in histories.where("system = 'mutant:start-timestamp'").collect()} == {
         i: sum(v["finding"] for v in violations if v["index"] == i and v["system"] == "mutant:start-timestamp")
         for i in range(PLAN.histories)}
+    # each chunk's counts add up its History rows' lists
+    counts = table.where("kind = 'counts'").groupBy("system", "requirement", "verdict").sum("histories", "checked").collect()
+    added: dict[tuple, list] = {}
+    for h in histories.collect():
+        for status, column in campaign.LISTS.items():
+            for requirement in h[column]:
+                n = added.setdefault((h["system"], requirement, status), [0, 0])
+                n[0] += 1
+                n[1] += h["checks"].get(requirement, 0)
+    assert {(c["system"], c["requirement"], c["verdict"]): [c["sum(histories)"], c["sum(checked)"]] for c in counts} == added
+    assert {(r["system"], r["requirement"]) for r in summary["rows"]} == {(s, p.requirement) for s in SYSTEMS for p in PROPERTIES}
     assert {r["chunk"] for r in table.select("chunk").distinct().collect()} == {0, 1, 2}
     assert table.where(f"seed <> {PLAN.seed}").count() == 0
     differences = table.where("kind = 'difference'").collect()
