@@ -11,8 +11,8 @@ the others, so no row is lost or duplicated and the table equals an uninterrupte
 Rows (the schema is in README's Campaigns section): one per (index, system) with the
 requirements it passed, violated and did not exercise; one per violation, with the first
 witness and what reproduces it; one per cross-check difference between two systems
-(crosscheck.py). A History passes most requirements on most systems, so its passes are names in
-a list, not rows. A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
+(crosscheck.py); per chunk, the counts the summary adds up. A History passes most requirements
+on most systems, so its passes are names in a list, not rows. A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
 an unexpected cross-check difference. Under spark-submit: `spark-submit replcheck/__main__.py campaign ...`.
 """
 from __future__ import annotations
