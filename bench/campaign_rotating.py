@@ -34,7 +34,7 @@ def scan(task: tuple[int, int, int, tuple[str, ...], tuple[str, ...] | None]) ->
     seed, start, end, systems, families = task
     found = []
     for index in range(start, end):
-        found += [r for r in campaign.run_history(seed, index, systems, families=families) if r[10]]
+        found += [r for r in campaign.run_history(seed, index, systems, families=families) if r[campaign.FINDING]]
     return end - start, found
 
 

@@ -1537,7 +1537,8 @@ class Simulator:
 
     # -- SHOW SLAVE STATUS --------------------------------------------------------------------
     def _status(self, ch: Channel) -> None:
-        self.emit("status", ch.node.id, **self._status_fields(ch))
+        # emit's dict, built once: a sample is no statement (emit's bookkeeping) and the most frequent observation
+        self.obs.append({"t": self.now, "kind": "status", "node": ch.node.id, **self._status_fields(ch)})
 
     def _status_fields(self, ch: Channel) -> dict:
         waiting = ch.state == "waiting"

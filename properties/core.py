@@ -49,6 +49,8 @@ class Verdict:
 class Check:
     """Accumulates the instances one property judged."""
 
+    __slots__ = ("requirement", "evidence", "checked", "failed", "undecided", "witnesses", "doubts")
+
     def __init__(self, requirement: str, evidence: str):
         self.requirement = requirement
         self.evidence = evidence
@@ -58,12 +60,15 @@ class Check:
         self.witnesses: list[Witness] = []
         self.doubts: list[Witness] = []
 
-    def judge(self, ok: bool, message: str = "", *obs: dict) -> bool:
+    def judge(self, ok: bool, message: str | Callable[[], str] = "", *obs: dict) -> bool:
+        """One instance; a property judging every sample passes its message as a function, made
+        only for a witness (most instances pass)."""
         self.checked += 1
         if not ok:
             self.failed += 1
             if len(self.witnesses) < MAX_WITNESSES:
-                self.witnesses.append(Witness(message, tuple(o["_line"] for o in obs if "_line" in o)))
+                self.witnesses.append(Witness(message() if callable(message) else message,
+                                              tuple(o["_line"] for o in obs if "_line" in o)))
         return ok
 
     def undecidable(self, message: str, *obs: dict) -> None:
@@ -94,12 +99,17 @@ class Property:
     fn: Callable[["TraceView", Check], None]
     needs: tuple[str, ...] = ()  # observation kinds it cannot judge without
 
+    @property
+    def evidence(self) -> str:
+        return f"property:{self.name}"
+
     def run(self, view: "TraceView") -> Verdict:
-        check = Check(self.requirement, f"property:{self.name}")
-        missing = [k for k in self.needs if k in view.unobserved]
-        if missing:  # the system cannot see them: judging their absence would be a false verdict
+        if self.needs and not view.unobserved.isdisjoint(self.needs):
+            # the system cannot see them: judging their absence would be a false verdict
+            missing = [k for k in self.needs if k in view.unobserved]
             return Verdict(self.requirement, NOT_EXERCISED, 0, (Witness(f"the trace does not observe {', '.join(missing)}"),),
-                           check.evidence)
+                           self.evidence)
+        check = Check(self.requirement, self.evidence)
         self.fn(view, check)
         return check.verdict()
 
@@ -191,12 +201,10 @@ class TraceView:
 
     def __init__(self, header: dict, observations: Iterable[dict]):
         self.header = header
-        self.obs: list[dict] = []
+        # copies: the Trace itself stays as the system wrote it; line 1 of a trace file is its header
+        self.obs: list[dict] = [dict(o, _line=i) if "_line" not in o else dict(o) for i, o in enumerate(observations, 2)]
         self.by_kind: dict[str, list[dict]] = defaultdict(list)
-        for i, o in enumerate(observations):
-            o = dict(o)
-            o.setdefault("_line", i + 2)  # line 1 of a trace file is its header
-            self.obs.append(o)
+        for o in self.obs:
             self.by_kind[o["kind"]].append(o)
         topo = header.get("topology", {})
         self.nodes = {n["id"]: n for n in topo.get("nodes", [])}
@@ -208,10 +216,22 @@ class TraceView:
     def kind(self, kind: str) -> list[dict]:
         return self.by_kind.get(kind, [])
 
+    def of_node(self, node: str) -> list[dict]:
+        """The node's observations, in trace order: one pass for every property that follows a node."""
+        return self.memo("of_node", self._by_node).get(node, [])
+
+    def _by_node(self) -> dict[str, list[dict]]:
+        out: dict[str, list[dict]] = {}
+        for o in self.obs:
+            out.setdefault(o["node"], []).append(o)
+        return out
+
     def memo(self, key: str, build: Callable[[], Any]) -> Any:
-        if key not in self._memo:
-            self._memo[key] = build()
-        return self._memo[key]
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = build()
+            return value
 
     def sample_slack_us(self, sample: dict) -> int:
         """How much later than its stamp a sample's values may have been read: a polled server's

@@ -50,6 +50,8 @@ class DelayIndex:
         self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
         # per node, (the last query, the first relay it could still return): see pending
         self.cursors: dict[str, tuple[tuple[int, int], int]] = {}
+        # per sample line, what the SQL thread was doing there: several properties ask (_waiting_for)
+        self.waiting: dict[int, tuple[str, int | None] | None] = {}
 
     def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
         lines: dict[str, list[tuple[int, int, int | None]]] = {}
@@ -154,7 +156,7 @@ class DelayIndex:
             self.applies.get(node, []) + [o for o in self.v.kind("skip") if o["node"] == node and "relay_pos" in o]))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
-            o for o in self.v.obs if o["node"] == node and (o["kind"] == "relay_log_recovery" or (
+            o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or (
                 o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
         # A relay passed over for one query is passed over for every later one (a later t and line
         # only add discards and applies before them), so queries in trace order resume where the
@@ -592,6 +594,14 @@ def _running_samples(v: TraceView):
 def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
     """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a boundary."""
     ix = index(v)
+    try:
+        return ix.waiting[s["_line"]]
+    except KeyError:
+        answer = ix.waiting[s["_line"]] = _decide_waiting(v, ix, s)
+        return answer
+
+
+def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict) -> tuple[str, int | None] | None:
     t, tol = s["t"], v.resolution_us
     r, applied = ix.pending(s["node"], t, s["_line"])
     if tol and ix.relayed_within(s["node"], t, t + tol):
@@ -637,7 +647,7 @@ def waiting_state_string(v: TraceView, check: Check) -> None:
             continue
         shown = s["Slave_SQL_Running_State"] == STATE_WAITING
         check.judge(shown == (w[0] == "yes"),
-                    f"{s['node']} at {s['t']} shows state {s['Slave_SQL_Running_State']!r} but it "
+                    lambda: f"{s['node']} at {s['t']} shows state {s['Slave_SQL_Running_State']!r} but it "
                     f"{'is' if w[0] == 'yes' else 'is not'} delaying (due {w[1]})", s)
 
 
@@ -647,7 +657,7 @@ def remaining_delay(v: TraceView, check: Check) -> None:
     for s in v.kind("status"):
         rem = s["SQL_Remaining_Delay"]
         if s["Slave_SQL_Running_State"] != STATE_WAITING:
-            check.judge(rem is None, f"{s['node']} state {s['Slave_SQL_Running_State']!r} but SQL_Remaining_Delay {rem}", s)
+            check.judge(rem is None, lambda: f"{s['node']} state {s['Slave_SQL_Running_State']!r} but SQL_Remaining_Delay {rem}", s)
             continue
         w = _waiting_for(v, s) if s["Slave_SQL_Running"] == "Yes" else None
         if not isinstance(rem, int) or rem < 0:
@@ -668,7 +678,7 @@ def sql_delay_field(v: TraceView, check: Check) -> None:
         want = ix.delay_at(s["node"], s["t"], s["_line"])
         got = s["SQL_Delay"]
         check.judge(isinstance(got, int) and got >= 0 and (want is None or got == want),
-                    f"{s['node']} at {s['t']} shows SQL_Delay {got!r}, configured {want}", s)
+                    lambda: f"{s['node']} at {s['t']} shows SQL_Delay {got!r}, configured {want}", s)
 
 
 @checks("WL344.SSS.RUNNING_STATE")
@@ -678,7 +688,7 @@ def running_state_is_processlist_state(v: TraceView, check: Check) -> None:
         if "processlist_state" in s:
             pl = s["processlist_state"]
             check.judge(s["Slave_SQL_Running_State"] == (pl if pl is not None else ""),
-                        f"{s['node']}: Slave_SQL_Running_State {s['Slave_SQL_Running_State']!r}, processlist {pl!r}", s)
+                        lambda: f"{s['node']}: Slave_SQL_Running_State {s['Slave_SQL_Running_State']!r}, processlist {pl!r}", s)
 
 
 # -- relay-log.info ---------------------------------------------------------------------------

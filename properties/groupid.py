@@ -36,12 +36,7 @@ def server_id(v: TraceView, node: str) -> int | None:
 
 def of_node(v: TraceView, node: str) -> list[dict]:
     """The node's observations, in trace order."""
-    def build():
-        out: dict[str, list[dict]] = {}
-        for o in v.obs:
-            out.setdefault(o["node"], []).append(o)
-        return out
-    return v.memo("gid.of_node", build).get(node, [])
+    return v.of_node(node)
 
 
 def lost_lines(v: TraceView) -> dict[int, int]:
@@ -153,10 +148,16 @@ def played_id(v: TraceView, node: str, line: int) -> int:
     """The last group the server's SQL thread played (SHOW SLAVE STATUS) before this line: the
     last group its binlog got while it had a master (filtering keeps its own commits out), or the
     ID SET BINLOG_GROUP_ID gave it."""
+    lines, played = v.memo(f"gid.played.{node}", lambda: _played_changes(v, node))
+    return played[bisect.bisect_left(lines, line) - 1]
+
+
+def _played_changes(v: TraceView, node: str) -> tuple[list[int], list[int]]:
+    """played_id over the whole trace in one pass: the lines where it changes (after a 0 for the
+    start) and its value from each on."""
     last, has_master = 0, node in v.channels
+    lines, played = [0], [0]
     for o in of_node(v, node):
-        if o["_line"] >= line:
-            break
         if o["kind"] == "binlog" and o.get("group_id") and has_master:
             last = o["group_id"]
         elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
@@ -165,7 +166,11 @@ def played_id(v: TraceView, node: str, line: int) -> int:
             last, has_master = 0, True
         elif o["kind"] == "promoted":
             has_master = False
-    return last
+        else:
+            continue
+        lines.append(o["_line"])
+        played.append(last)
+    return lines, played
 
 
 def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict]]:
@@ -339,7 +344,7 @@ def inconsistent_options_refused(v: TraceView, check: Check) -> None:
             if refusals:
                 check.judge(False, f"{node} refused to start with consistent options: {refusals[0]['message']}", refusals[0])
             continue
-        worked = [o for o in v.obs if o["node"] == node and o["kind"] in ("binlog", "commit", "apply")]
+        worked = [o for o in v.of_node(node) if o["kind"] in ("binlog", "commit", "apply")]
         check.judge(bool(refusals) and refusals[0]["message"] == want and not worked,
                     f"{node} started with inconsistent options (expected: {want})", *(refusals[:1] + worked[:1]))
 
@@ -362,7 +367,7 @@ def master_status_group_id(v: TraceView, check: Check) -> None:
     for o in v.kind("master_status"):
         if "Group_ID" in o:
             want = current_id(v, o["node"], o["_line"])
-            check.judge(o["Group_ID"] == want, f"{o['node']}: SHOW MASTER STATUS Group_ID {o['Group_ID']}, its binlog says {want}", o)
+            check.judge(o["Group_ID"] == want, lambda: f"{o['node']}: SHOW MASTER STATUS Group_ID {o['Group_ID']}, its binlog says {want}", o)
 
 
 @checks("GGID.SHOW_SLAVE_STATUS")
@@ -612,9 +617,11 @@ def _sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
     replica binlogs a group a moment before it commits it and gtid_slave_pos moves), so any
     position the node passes through within the resolution around the sample is allowed."""
     res = v.resolution_us
+    if not res:
+        return [_positions(v, sample["node"], sample["_line"], own_too)]
     node = of_node(v, sample["node"])
     times = v.memo(f"gid.times.{sample['node']}", lambda: [o["t"] for o in node])
-    nearby = node[bisect.bisect_left(times, sample["t"] - res):bisect.bisect_right(times, sample["t"] + res)] if res else []
+    nearby = node[bisect.bisect_left(times, sample["t"] - res):bisect.bisect_right(times, sample["t"] + res)]
     near = [o["_line"] for o in nearby]
     cuts = [sample["_line"], *near, *(line + 1 for line in near)]
     return sorted({_positions(v, sample["node"], line, own_too) for line in cuts})
@@ -631,7 +638,7 @@ def gtid_binlog_pos(v: TraceView, check: Check) -> None:
         got = o.get("variables", {}).get("gtid_binlog_pos")
         if got is not None:
             want = _sampled_positions(v, o, own_too=True)
-            check.judge(got in want, f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {' or '.join(map(repr, want))}", o)
+            check.judge(got in want, lambda: f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {' or '.join(map(repr, want))}", o)
 
 
 @checks("MARIADB.GTID.SLAVE_POS")
@@ -642,7 +649,7 @@ def gtid_slave_pos(v: TraceView, check: Check) -> None:
         got = o.get("variables", {}).get("gtid_slave_pos")
         if got is not None and o["node"] not in restored and not _blind_skip(v, o):
             want = _sampled_positions(v, o, own_too=False)
-            check.judge(got in want, f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
+            check.judge(got in want, lambda: f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
 
 
 def _blind_skip(v: TraceView, sample: dict) -> bool:
@@ -666,15 +673,27 @@ def _current_pos(binlog: dict[int, str], slave: dict[int, str], own: int | None)
     return {**slave, **mine}
 
 
+def _current_shown(binlog_pos, slave_pos, own: int | None) -> str | None:
+    """gtid_current_pos as the server shows it, from the two others as shown; None if either is no position."""
+    binlog, slave = positions(binlog_pos), positions(slave_pos)
+    return None if binlog is None or slave is None else F.format_pos(_current_pos(binlog, slave, own))
+
+
 @checks("MARIADB.GTID.CURRENT_POS")
 def gtid_current_pos(v: TraceView, check: Check) -> None:
     """@@gtid_current_pos is gtid_slave_pos, with the domains where this server itself logged later GTIDs."""
+    wanted: dict[tuple, str | None] = {}  # samples mostly repeat the positions of the one before
     for o in v.kind("server_status"):
         var = o.get("variables", {})
-        if {"gtid_current_pos", "gtid_binlog_pos", "gtid_slave_pos"} <= set(var):
-            binlog, slave = positions(var["gtid_binlog_pos"]), positions(var["gtid_slave_pos"])
-            want = None if binlog is None or slave is None else F.format_pos(_current_pos(binlog, slave, server_id(v, o["node"])))
-            check.judge(var["gtid_current_pos"] == want, f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
+        if "gtid_current_pos" in var and "gtid_binlog_pos" in var and "gtid_slave_pos" in var:
+            shown = (var["gtid_binlog_pos"], var["gtid_slave_pos"], server_id(v, o["node"]))
+            try:
+                want = wanted[shown]
+            except KeyError:
+                want = wanted[shown] = _current_shown(*shown)
+            except TypeError:  # not a position at all (a list, say): nothing to remember
+                want = _current_shown(*shown)
+            check.judge(var["gtid_current_pos"] == want, lambda: f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
 
 
 @checks("MARIADB.GTID.IO_POS")
@@ -692,7 +711,7 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
             check.judge(False, f"{o['node']}: Gtid_IO_Pos {o['Gtid_IO_Pos']!r} is not a GTID position", o)
             continue
         for g in named.values():
-            check.judge(ended.get(g, o["t"] + 1) <= o["t"], f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)
+            check.judge(ended.get(g, o["t"] + 1) <= o["t"], lambda: f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)
 
 
 # -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------

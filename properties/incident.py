@@ -70,7 +70,7 @@ class IncidentIndex:
     def after(self, r: dict) -> list[dict]:
         """What was relayed to the same replica after r, in order, until the relay log holding r
         was thrown away (RESET SLAVE, relay_log_recovery)."""
-        end = next((_key(d) for d in self.v.obs if d["node"] == r["node"] and _key(d) > _key(r) and (
+        end = next((_key(d) for d in self.v.of_node(r["node"]) if _key(d) > _key(r) and (
             d["kind"] == "relay_log_recovery" or (d["kind"] == "stmt" and d["op"] == "reset_slave" and d.get("errno") is None))),
             (2**62, 0))
         return [x for x in self.relays[r["node"]] if _key(r) < _key(x) < end]
@@ -91,7 +91,7 @@ def index(v: TraceView) -> IncidentIndex:
 
 def _executed(v: TraceView, node: str, r: dict) -> list[dict]:
     """apply and skip observations of relayed event r."""
-    return [o for o in v.obs if o["node"] == node and o["kind"] in ("apply", "skip")
+    return [o for o in v.of_node(node) if o["kind"] in ("apply", "skip")
             and (o.get("relay_file"), o.get("relay_pos")) == (r["file"], r["pos"])]
 
 
@@ -124,7 +124,7 @@ def _reached(v: TraceView, r: dict) -> bool:
     ix = index(v)
     later = {(x["file"], x["pos"]) for x in [r] + ix.after(r)}
     return ix.stop_after(r) is not None or any(
-        (o.get("relay_file"), o.get("relay_pos")) in later for o in v.obs if o["node"] == r["node"] and o["kind"] in ("apply", "skip"))
+        (o.get("relay_file"), o.get("relay_pos")) in later for o in v.of_node(r["node"]) if o["kind"] in ("apply", "skip"))
 
 
 def _judge_stop(v: TraceView, check: Check, known: bool) -> None:
@@ -209,7 +209,7 @@ def stop_message(v: TraceView, check: Check) -> None:
 
 def _stopped_interval(v: TraceView, stop: dict) -> tuple[int, int]:
     """From an incident stop to the next START SLAVE, restart or restore (or the end), in trace order."""
-    start = next((o for o in v.obs if o["node"] == stop["node"] and _key(o) > _key(stop) and (o["kind"] in ("restart", "restore") or (
+    start = next((o for o in v.of_node(stop["node"]) if _key(o) > _key(stop) and (o["kind"] in ("restart", "restore") or (
         o["kind"] == "stmt" and o["op"] == "start_slave" and o.get("thread") in (None, "sql") and o.get("errno") is None))), None)
     return _key(stop), (_key(start) if start else (2**62, 0))
 
@@ -245,7 +245,7 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         lo, hi = _stopped_interval(v, stop)
         # Until the DBA stops the slave, it crashes, or a cut stops its IO thread: after that the IO
         # thread is theirs to stop.
-        hi = min([_key(o) for o in v.obs if o["node"] == stop["node"] and lo < _key(o) < hi and (
+        hi = min([_key(o) for o in v.of_node(stop["node"]) if lo < _key(o) < hi and (
             o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave")
             or (o["kind"] == "io_cut" and o.get("then") == "stop"))], default=hi)
         for s in v.kind("status"):
@@ -404,7 +404,7 @@ def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
         if s.get("reason") != "sql_slave_skip_counter" or s.get("trx") is None:
             continue
         end = _skip_abandoned(v, s) or (2**62, 0)
-        rest = [o for o in v.obs if o["node"] == s["node"] and o["kind"] in ("apply", "skip") and o.get("gtid") == s.get("gtid")
+        rest = [o for o in v.of_node(s["node"]) if o["kind"] in ("apply", "skip") and o.get("gtid") == s.get("gtid")
                 and _key(s) < _key(o) < end]
         applied = [o for o in rest if o["kind"] == "apply"]
         check.judge(not applied, f"{s['node']} skipped {s['type']} of {s['trx']} but applied its {applied and applied[0]['type']}",

@@ -74,7 +74,7 @@ def null_when_a_thread_is_down(v: TraceView, check: Check) -> None:
         if s["Slave_SQL_Running"] != "Yes":
             check.judge(sbm is None, f"{s['node']} at {s['t']}: SQL thread not running but {SBM} {sbm!r}", s)
         elif s["Slave_IO_Running"] == "Yes":
-            check.judge(isinstance(sbm, int) and sbm >= 0, f"{s['node']} at {s['t']}: both threads running but {SBM} {sbm!r}", s)
+            check.judge(isinstance(sbm, int) and sbm >= 0, lambda: f"{s['node']} at {s['t']}: both threads running but {SBM} {sbm!r}", s)
         elif _read_all(s):
             check.judge(sbm is None, f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r}, all it read "
                                      f"executed, but {SBM} {sbm!r}", s)
@@ -85,7 +85,7 @@ def zero_when_caught_up(v: TraceView, check: Check) -> None:
     """0 while the SQL thread waits at the end of the relay log, all the IO thread read executed."""
     for s in _samples(v):
         if _connected(s) and _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP):
-            check.judge(s[SBM] == 0, f"{s['node']} at {s['t']}: caught up ({s['Slave_SQL_Running_State']!r}) but {SBM} {s[SBM]!r}", s)
+            check.judge(s[SBM] == 0, lambda: f"{s['node']} at {s['t']}: caught up ({s['Slave_SQL_Running_State']!r}) but {SBM} {s[SBM]!r}", s)
 
 
 @checks("SBM.PENDING", needs=("relay",))

@@ -57,4 +57,4 @@ def io_pos_whole_groups(v: TraceView, check: Check) -> None:
             for g in (positions(o["Gtid_IO_Pos"]) or {}).values():
                 whole = started.get((o["node"], g))
                 if whole is not None:
-                    check.judge(whole, f"{o['node']}: Gtid_IO_Pos names {g}, of which its relay log holds only the start", o)
+                    check.judge(whole, lambda: f"{o['node']}: Gtid_IO_Pos names {g}, of which its relay log holds only the start", o)

@@ -55,7 +55,7 @@ def copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
 
 def stopped_at_end(v: TraceView, node: str) -> bool:
     """The replica is not replicating at the end: down, a thread stopped, or stopped with an error."""
-    last = [o for o in v.obs if o["node"] == node and o["kind"] in ("status", "crash", "restart", "restore", "shutdown", "data")]
+    last = [o for o in v.of_node(node) if o["kind"] in ("status", "crash", "restart", "restore", "shutdown", "data")]
     status = [o for o in last if o["kind"] == "status"]
     if not status or last[-1]["kind"] in ("crash", "shutdown"):
         return True

@@ -15,6 +15,8 @@ from .core import Check, TraceView, checks
 STATUS = "Rpl_semi_sync_master_status"
 TIMEOUT_LOG = re.compile(r"Timeout waiting for reply of binlog \(file: (\S+), pos: (\d+)\)")
 DUMP_LOG = re.compile(r"Start semi-sync binlog_dump to slave \(server_id: (\d+)\)")
+VARIABLES = ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave",
+             "rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_master_wait_point")
 
 
 def _key(o: dict) -> tuple[int, int]:
@@ -81,10 +83,9 @@ class SemiSyncIndex:
         for b in v.kind("binlog"):
             if b.get("last") and b.get("gtid"):
                 self.ends.setdefault((b["node"], b["gtid"], b.get("trx")), b)
-        self.binlog_len = {(b["node"], b["file"], b["end"]): b["end"] - b["pos"] for b in v.kind("binlog")}
-        self.vars = {n: self._variables(n) for n in v.nodes}
+        self.vars = self._variables()
         self.status_obs: dict[tuple[int, int], dict] = {}
-        self.status = {n: self._status(n) for n in v.nodes}
+        self.status = self._status()
         # per master, per replica: its relay log's and its acks' positions in that master's binlog
         self.relayed: dict[str, dict[str, Reach]] = {}
         self.relayed_at: dict[tuple, list] = {}  # (master, replica, file, end) -> keys of the relay observations
@@ -125,30 +126,29 @@ class SemiSyncIndex:
             keys.append(c["bkey"])
             most.append(max(c["pos"], most[-1]) if most else c["pos"])
 
-    def _variables(self, node: str) -> dict[str, Timeline]:
-        initial = self.v.nodes[node].get("variables", {})
-        lines = {}
-        for name in ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave",
-                     "rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_master_wait_point"):
-            lines[name] = Timeline(initial.get(name))
-        for o in self.v.obs:
-            if o["node"] != node:
+    def _variables(self) -> dict[str, dict[str, Timeline]]:
+        """Per node, its semi-sync variables over the trace: one pass over restarts and SET GLOBALs."""
+        initial = {n: spec.get("variables", {}) for n, spec in self.v.nodes.items()}
+        lines = {n: {name: Timeline(initial[n].get(name)) for name in VARIABLES} for n in self.v.nodes}
+        changes = self.v.kind("restart") + [o for o in self.v.kind("stmt") if o["op"] == "set_global"]
+        for o in sorted(changes, key=lambda o: o["_line"]):
+            if o["node"] not in lines:
                 continue
             if o["kind"] == "restart":  # SET GLOBAL is lost; the configuration comes back
-                for name, line in lines.items():
-                    line.set(_key(o), initial.get(name))
-            elif o["kind"] == "stmt" and o["op"] == "set_global" and o.get("errno") is None and o.get("variable") in lines:
-                lines[o["variable"]].set(_key(o), o.get("value"))
+                for name, line in lines[o["node"]].items():
+                    line.set(_key(o), initial[o["node"]].get(name))
+            elif o.get("errno") is None and o.get("variable") in VARIABLES:
+                lines[o["node"]][o["variable"]].set(_key(o), o.get("value"))
         return lines
 
-    def _status(self, node: str) -> Timeline:
-        enabled = bool(self.v.nodes[node].get("variables", {}).get("rpl_semi_sync_master_enabled"))
-        line = Timeline("ON" if enabled else "OFF")
+    def _status(self) -> dict[str, Timeline]:
+        lines = {n: Timeline("ON" if spec.get("variables", {}).get("rpl_semi_sync_master_enabled") else "OFF")
+                 for n, spec in self.v.nodes.items()}
         for o in self.v.kind("server_status"):
-            if o["node"] == node and STATUS in o["variables"]:
-                line.set(_key(o), o["variables"][STATUS])
+            if STATUS in o["variables"] and o["node"] in lines:
+                lines[o["node"]].set(_key(o), o["variables"][STATUS])
                 self.status_obs[_key(o)] = o
-        return line
+        return lines
 
     def on_settled(self, node: str, key, tol: int) -> bool:
         """ON at key as a sampled trace can tell: a switch shows only at the next sample, so a
@@ -313,8 +313,12 @@ def header_stripped(v: TraceView, check: Check) -> None:
         last[(r["node"], r["file"])] = r
         if prev is None or not prev.get("master_end") or prev["when"] == 0:
             continue
-        length = ix.binlog_len.get((prev["source"], prev["master_file"], prev["master_end"]))
-        if length is not None and ix.vars[prev["source"]]["rpl_semi_sync_master_enabled"].at(_key(prev)):
+        enabled = ix.vars.get(prev["source"], {}).get("rpl_semi_sync_master_enabled")
+        if enabled is None or not enabled.at(_key(prev)):  # the length is semi-sync's header's business only
+            continue
+        lengths = v.memo("semisync.binlog_len", lambda: {(b["node"], b["file"], b["end"]): b["end"] - b["pos"] for b in v.kind("binlog")})
+        length = lengths.get((prev["source"], prev["master_file"], prev["master_end"]))
+        if length is not None:
             check.judge(r["pos"] - prev["pos"] == length,
                         f"{r['node']} relay log holds {prev['type']} in {r['pos'] - prev['pos']} bytes, the binlog in {length}", prev, r)
 
@@ -341,7 +345,7 @@ def slave_status_follows_io_thread(v: TraceView, check: Check) -> None:
             continue
         slave_on = o["variables"].get("Rpl_semi_sync_slave_status") == "ON"
         check.judge(not (slave_on and st["Slave_IO_Running"] == "No"),
-                    f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
+                    lambda: f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
 
 
 @checks("WL1720.DUMP.FLAG", needs=("ack",))
@@ -580,7 +584,7 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
         check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],
-                    f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
+                    lambda: f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
 
 
 @checks("WL1720.CLIENTS")
@@ -598,7 +602,7 @@ def clients_counted(v: TraceView, check: Check) -> None:
             asked.append(r["variables"].get("Rpl_semi_sync_slave_status") == "ON")
         else:
             check.judge(o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked),
-                        f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
+                        lambda: f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
 
 
 @checks("WL1720.LIVE.RELEASE")

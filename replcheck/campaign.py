@@ -8,9 +8,11 @@ directory appears (by rename, at job commit) only once complete. A campaign kill
 point and re-run with the same arguments skips the chunks whose directories exist and redoes
 the others, so no row is lost or duplicated and the table equals an uninterrupted run's.
 
-Rows: one per (index, system, requirement) with the verdict, the first witness, the seed and
-what reproduces it; one per cross-check difference between two systems (crosscheck.py).
-A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
+Rows (the schema is in README's Campaigns section): one per (index, system) with the
+requirements it passed, violated and did not exercise; one per violation, with the first
+witness and what reproduces it; one per cross-check difference between two systems
+(crosscheck.py); per chunk, the counts the summary adds up. A History passes most requirements
+on most systems, so its passes are names in a list, not rows. A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
 an unexpected cross-check difference. Under spark-submit: `spark-submit replcheck/__main__.py campaign ...`.
 """
 from __future__ import annotations
@@ -24,13 +26,14 @@ import shutil
 import sys
 import threading
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from replcheck import __version__, io, systems
 from replcheck.generate import GENERATOR, generate
-from replcheck.properties.core import VIOLATED
+from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 
 DEFAULT_SYSTEMS = ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit")
 DEFAULT_CHUNK = 250
@@ -40,7 +43,14 @@ MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|local-cluster\
 COLUMNS = (("index", "long"), ("seed", "long"), ("family", "string"), ("kind", "string"), ("system", "string"),
            ("other_system", "string"), ("requirement", "string"), ("verdict", "string"), ("checked", "int"),
            ("expected", "string"), ("finding", "boolean"), ("witness", "string"), ("reproduce", "string"),
-           ("history_digest", "string"), ("trace_digest", "string"), ("chunk", "int"))
+           ("history_digest", "string"), ("trace_digest", "string"), ("passed", "array<string>"),
+           ("violated", "array<string>"), ("not_exercised", "array<string>"), ("checks", "map<string,int>"),
+           ("findings", "int"), ("histories", "int"), ("chunk", "int"))
+COLUMN = {name: i for i, (name, _) in enumerate(COLUMNS)}  # a row's positions
+FINDING = COLUMN["finding"]  # what the tasks and benches read
+NO_LISTS = (None,) * 6  # a detail row leaves the History row's columns, passed .. histories, null
+# a History row's list column of each verdict
+LISTS = {PASS: "passed", VIOLATED: "violated", NOT_EXERCISED: "not_exercised"}
 
 
 class CampaignError(Exception):
@@ -72,12 +82,16 @@ def reproduce(seed: int, index: int, system: str, requirement: str = "", other: 
 
 def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
                 families: tuple[str, ...] | None = None) -> list[tuple]:
-    """Every row of one History: what each Spark task does, and what the bench runs alone (which
-    may draw from some of the generator's families only)."""
+    """Every row of one History (COLUMNS): what each Spark task does, and what the bench runs alone
+    (which may draw from some of the generator's families only)."""
+    with systems.cycles_uncollected():  # as for one simulation: a History's work frees what it allocates
+        return _history_rows(generate(seed, index, families), seed, index, names, chunk)
+
+
+def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], chunk: int) -> list[tuple]:
     from replcheck import crosscheck
     from replcheck.properties.judge import judge
 
-    history = generate(seed, index, families)
     family = history["header"]["name"][len("gen-"):].rsplit("-", 2)[0]
     hdigest = systems.history_digest(history)
     rows, facts, judged = [], {}, {}
@@ -94,35 +108,61 @@ def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
         base = judgement(system.declares.base) if system.declares.base and j.violations else None
         # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
         tdigest = _digest(io.dumps_lines(*j.trace)) if j.violations else None
+        lists: dict[str, list[str]] = {status: [] for status in LISTS}
+        checks, details = {}, []
         for v in j.verdicts:
-            violated = v.status == VIOLATED
-            declared = system.declares.expected_violations.get(v.requirement, "") if violated else ""
-            if violated and not declared and base is not None and base.violated(v.requirement):
+            lists[v.status].append(v.requirement)  # a status without a list (inconclusive) is no campaign's: exit 3
+            if v.checked:
+                checks[v.requirement] = v.checked
+            if v.status != VIOLATED:
+                continue
+            declared = system.declares.expected_violations.get(v.requirement, "")
+            if not declared and base is not None and base.violated(v.requirement):
                 declared = f"{system.declares.base} violates it too on this History"
-            witness = ""
-            if violated:
-                w = v.witnesses[0]
-                witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
-            rows.append((index, seed, family, "verdict", name, None, v.requirement, v.status, v.checked, declared,
-                         violated and not declared, witness, reproduce(seed, index, name, v.requirement) if violated else None,
-                         hdigest, tdigest, chunk))
+            w = v.witnesses[0]
+            witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
+            details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked, declared,
+                            not declared, witness, reproduce(seed, index, name, v.requirement), hdigest, tdigest,
+                            *NO_LISTS, chunk))
+        worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else NOT_EXERCISED
+        rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
+                     hdigest, tdigest, *(lists[status] for status in LISTS), checks, sum(d[FINDING] for d in details), None, chunk))
+        rows += details
     for a, b in itertools.combinations(names, 2):
         for d in crosscheck.compare(facts[a], facts[b]):
             witness = (f"{d.aspect} on {d.node}, {d.subject}: {a} {d.left}; {b} {d.right}"
                        + (f" (+{d.knock_on} later on {d.node})" if d.knock_on else ""))
             rows.append((index, seed, family, "difference", a, b, f"crosscheck:{d.aspect}",
                          "expected" if d.expected else "unexpected", d.knock_on, f"{d.rule}: {d.reason}" if d.expected else "",
-                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b), hdigest, None, chunk))
+                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b), hdigest, None,
+                         *NO_LISTS, chunk))
     return rows
 
 
 def run_chunk(plan: Plan, chunk: tuple[int, int, int]) -> Iterator[tuple]:
+    """The chunk's rows, then its counts: a row per (system, requirement, verdict) with how many
+    of its Histories gave it and the instances judged on them. The summary adds these up instead
+    of unfolding every History row's lists (which cost it minutes at a million Histories); written
+    with the chunk's rows, they are there exactly when the chunk is."""
     from replcheck.features import load_features
 
     load_features()
     k, start, end = chunk
+    histories: Counter = Counter()
+    checked: Counter = Counter()
     for index in range(start, end):
-        yield from run_history(plan.seed, index, plan.systems, k)
+        for row in run_history(plan.seed, index, plan.systems, k):
+            if row[COLUMN["kind"]] == "history":
+                system, checks = row[COLUMN["system"]], row[COLUMN["checks"]]
+                for status, column in LISTS.items():
+                    for requirement in row[COLUMN[column]]:
+                        histories[system, requirement, status] += 1
+                        checked[system, requirement, status] += checks.get(requirement, 0)
+            yield row
+    for (system, requirement, status), n in sorted(histories.items()):
+        row = dict(index=start, seed=plan.seed, kind="counts", system=system, requirement=requirement, verdict=status,
+                   checked=checked[system, requirement, status], histories=n, chunk=k)
+        yield tuple(row.get(name) for name, _ in COLUMNS)
 
 
 # -- Spark ----------------------------------------------------------------------------------------
@@ -192,7 +232,8 @@ def spark_session(master: str | None, verbose: bool = False, app: str = "replche
 def schema():
     from pyspark.sql import types as T
 
-    kinds = {"long": T.LongType(), "int": T.IntegerType(), "string": T.StringType(), "boolean": T.BooleanType()}
+    kinds = {"long": T.LongType(), "int": T.IntegerType(), "string": T.StringType(), "boolean": T.BooleanType(),
+             "array<string>": T.ArrayType(T.StringType(), False), "map<string,int>": T.MapType(T.StringType(), T.IntegerType(), False)}
     return T.StructType([T.StructField(n, kinds[t], nullable=n not in ("index", "seed", "kind", "system", "chunk"))
                          for n, t in COLUMNS])
 
@@ -327,7 +368,7 @@ def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], table: Path
         for chunk in part:
             n = 0
             for row in run_chunk(plan, chunk):
-                n += row[10]  # finding
+                n += bool(row[FINDING])
                 yield row
             histories.add(chunk[2] - chunk[1])
             findings.add(n)
@@ -349,8 +390,9 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
     from pyspark.sql import functions as F
 
     df = spark.read.parquet(str(table))
-    counts = (df.where("kind = 'verdict'").groupBy("system", "requirement", "verdict")
-              .agg(F.count("*").alias("n"), F.sum("checked").alias("checked")).collect())
+
+    counts = (df.where("kind = 'counts'").groupBy("system", "requirement", "verdict")
+              .agg(F.sum("histories").alias("n"), F.sum("checked").alias("checked"), F.count("*").alias("rows")).collect())
     keys = ("kind", "system", "other_system", "requirement", "verdict", "expected")
     groups = (df.where("finding OR expected <> ''").groupBy(*keys)
               .agg(F.count("*").alias("n"), F.min(F.struct("index", "witness", "reproduce")).alias("first"))
@@ -361,7 +403,7 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
             "source": "campaign", "system": r["system"], "history": f"campaign seed {plan.seed}, {plan.histories} histories",
             "requirement": r["requirement"], "status": "not_exercised", "checked": 0, "counts": {}, "witnesses": []})
         row["counts"][r["verdict"]] = r["n"]
-        row["checked"] += r["checked"] or 0
+        row["checked"] += r["checked"]
         row["status"] = min(row["status"], r["verdict"], key=["violated", "pass", "not_exercised"].index)
     findings, differences, found = [], [], {}
     for r in groups:
@@ -383,7 +425,7 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
         findings.append({"kind": kind, "system": r["system"] + (f" vs {r['other_system']}" if r["other_system"] else ""),
                          "requirement": r["requirement"], "histories": r["n"], "first_index": f["index"],
                          "witness": f["witness"], "reproduce": f["reproduce"]})
-        if r["kind"] == "verdict":
+        if r["kind"] == "violation":
             found.setdefault(r["system"], []).append(r["requirement"])
     mutants = {}
     for name in plan.systems:
@@ -396,7 +438,7 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
         "schema": "replcheck.results/1", "seed": plan.seed, "systems": list(plan.systems),
         "campaign": {"histories": plan.histories, "chunks": len(plan.chunks()), "chunk": plan.chunk,
                      "generator": plan.generator, "table": str(table),
-                     "rows": sum(r["n"] for r in counts) + sum(d["count"] for d in differences),
+                     "rows": plan.histories * len(plan.systems) + sum(r["n"] for r in groups) + sum(r["rows"] for r in counts),
                      "mutants": mutants, "differences": differences},
         "findings": findings,
         "rows": list(rows.values()),

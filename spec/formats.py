@@ -145,6 +145,8 @@ def parse_pos(text: str) -> dict[int, str]:
 
 
 def format_pos(per_domain: dict[int, str]) -> str:
+    if len(per_domain) < 2:  # one domain, as nearly always: every sample shows three positions
+        return next(iter(per_domain.values()), "")
     return ",".join(per_domain[d] for d in sorted(per_domain))
 
 

@@ -28,7 +28,7 @@ def rotating_seed() -> int:
 
 def test_the_models_hold_their_seeds_on_this_commits_seed():
     seed = rotating_seed()
-    findings = [r for i in range(HISTORIES) for r in campaign.run_history(seed, i, MODELS) if r[10]]
+    findings = [r for i in range(HISTORIES) for r in campaign.run_history(seed, i, MODELS) if r[campaign.FINDING]]
     assert not findings, "\n".join(f"seed {r[1]} history {r[0]}: {r[4]} {r[6]}: {r[11][:200]}  ({r[12]})"
                                    for r in findings[:10])
 
