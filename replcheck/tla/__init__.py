@@ -2,7 +2,7 @@
 in the style of Cirstea, Kuppe, Merz et al., "Validating Traces of Distributed Programs Against
 TLA+ Specifications" (2024).
 
-Each feature's module here (`semisync`, `delay`, `incident`: one per spec) maps a Trace's observations to
+Each feature's module here (`semisync`, `delay`, `incident`, `groupids`: one per spec) maps a Trace's observations to
 the sequence of the spec's actions they witness (an `Abstraction`: the spec's constants, and one
 `Step` per action, with the values observed after it). `validate` writes that sequence as a TLA+
 module `TraceLog` (`Trace == <<...>>`), beside the spec and its trace module
@@ -14,7 +14,7 @@ the next step is the first the spec does not allow, a finding. As with the manif
 TLC runs with one worker, a fixed seed and no time limit deciding anything.
 
 The features' modules also go the other way: a TLC counterexample as a History (`history`), to
-replay on the Python model; `groupids` does only that.
+replay on the Python model.
 """
 from __future__ import annotations
 
@@ -216,5 +216,5 @@ def counterexample_history(check: tlc.Check, result: tlc.Result) -> tuple[str, d
 
 from replcheck.tla import delay, groupids, incident, semisync  # noqa: E402  (they import the classes above)
 
-FEATURES = {m.SPEC: m for m in (semisync, delay, incident)}  # trace validation (abstract) and counterexamples
-COUNTEREXAMPLES = {**FEATURES, groupids.SPEC: groupids}  # counterexamples as Histories (history, system)
+FEATURES = {m.SPEC: m for m in (semisync, delay, incident, groupids)}  # trace validation (abstract)
+COUNTEREXAMPLES = FEATURES  # counterexamples as Histories (history, system)

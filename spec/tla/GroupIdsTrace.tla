@@ -1,0 +1,36 @@
+---------------------------- MODULE GroupIdsTrace ----------------------------
+(***************************************************************************)
+(* Trace validation of GroupIds (replcheck/tla/groupids.py writes the      *)
+(* module TraceLog: Trace, a sequence of records, one per step, each       *)
+(* naming its action in field a, its server s and what was observed after  *)
+(* it: the ID and transaction a binlog write carries, the binlog index a   *)
+(* start read (one ID per file), whether a crash point left the group      *)
+(* prepared, whether a repoint placed the slave).  A behaviour takes step i + 1 only as the    *)
+(* action Trace[i + 1] names: the trace is accepted when a behaviour       *)
+(* reaches i = Len(Trace).                                                 *)
+(***************************************************************************)
+EXTENDS GroupIds, Sequences, TraceLog
+
+VARIABLE i  \* the steps of Trace taken so far
+
+TraceInit == Init /\ i = 0
+
+Wrote(e) == binlog'[e.s] # <<>> /\ binlog'[e.s][Len(binlog'[e.s])].id = e.id
+                                /\ binlog'[e.s][Len(binlog'[e.s])].trx = e.trx
+
+Step(e) ==
+    CASE e.a = "ClientCommit"      -> master = e.s /\ ClientCommit /\ Wrote(e)
+      [] e.a = "ClientCommitCrash" -> master = e.s /\ ClientCommitCrash /\ Wrote(e)
+      [] e.a = "Play"              -> Play(e.s) /\ Wrote(e)
+      [] e.a = "PlayCrash"         -> PlayCrash(e.s) /\ Wrote(e) /\ (prepared'[e.s] # 0) = e.prepared
+      [] e.a = "Halt"              -> Halt(e.s)
+      [] e.a = "Crash"             -> Crash(e.s)
+      [] e.a = "Shutdown"          -> Shutdown(e.s)
+      [] e.a = "Restart"           -> index[e.s] = e.index /\ Restart(e.s) /\ up'[e.s] = e.up
+      [] e.a = "Failover"          -> Failover /\ master' = e.s
+      [] e.a = "Repoint"           -> Repoint(e.s) /\ placed'[e.s] = e.placed
+
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+=============================================================================
