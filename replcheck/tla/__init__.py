@@ -150,10 +150,13 @@ def states(trace: list[tlc.Step]) -> list[tuple[str, dict]]:
     return [(s.action, {k: parse_value(v) for k, v in s.state.items()}) for s in trace if s.state]
 
 
-def trace_log(a: Abstraction) -> str:
-    entries = ",\n    ".join(value({"a": s.action, **s.args}) for s in a.steps)
-    return (f"---- MODULE TraceLog ----\nGiven == {value(a.given or {'none': 0})}\n"
-            f"Trace == <<\n    {entries}\n    >>\n====\n")
+def trace_log(batch: list[Abstraction]) -> str:
+    """The module TraceLog: one trace per abstraction (the trace module's variable k picks one)."""
+    def trace(a: Abstraction) -> str:
+        return "<<" + ",\n      ".join(value({"a": s.action, **s.args}) for s in a.steps) + ">>"
+    givens = ", ".join(value(a.given or {"none": 0}) for a in batch)
+    return (f"---- MODULE TraceLog ----\nGivens == <<{givens}>>\n"
+            f"Traces == <<\n    {(',' + chr(10) + '    ').join(trace(a) for a in batch)}\n    >>\n====\n")
 
 
 def config(a: Abstraction) -> str:
@@ -161,18 +164,46 @@ def config(a: Abstraction) -> str:
     return f"CONSTANTS\n{consts}\nINIT TraceInit\nNEXT TraceNext\n"
 
 
+_DUMPED = re.compile(r"^/\\ ([ik]) = (\d+)$", re.M)
+
+
 def validate(a: Abstraction) -> Validation:
     """Run TLC on the abstraction's steps; TLC's own failure raises TLCFailed (never a verdict)."""
-    with tempfile.TemporaryDirectory(prefix="replcheck-trace-") as tmp:
-        for name in (a.spec, f"{a.spec}Trace"):
-            shutil.copy(tlc.TLA / f"{name}.tla", tmp)
-        Path(tmp, "TraceLog.tla").write_text(trace_log(a))
-        r = tlc.run(Path(tmp, f"{a.spec}Trace.tla"), config(a))
-    if r.status != "holds" or r.depth is None:
-        raise TLCFailed(f"{a.spec}Trace: TLC {r.status}: {'; '.join(r.errors)[:500]}")
-    accepted = r.depth - 1  # the initial state is depth 1; each step after it advances i
-    return Validation(a.spec, len(a.steps), accepted, r.distinct, a.scope,
-                      a.steps[accepted] if accepted < len(a.steps) else None)
+    return validate_all([a])[0]
+
+
+def validate_all(abstractions: list[Abstraction]) -> list[Validation]:
+    """Validate many traces with one TLC run per spec and constants: the trace module's variable
+    k picks the trace, and the longest accepted prefix of trace k is the greatest i of a state
+    with that k among the distinct states TLC dumps. Identical traces are checked once."""
+    groups: dict[tuple[str, str], list[Abstraction]] = {}
+    for a in abstractions:
+        groups.setdefault((a.spec, config(a)), []).append(a)
+    accepted: dict[int, int] = {}  # id(abstraction) -> its longest accepted prefix
+    distinct: dict[int, int | None] = {}
+    for (spec, cfg), batch in groups.items():
+        unique = list({trace_log([a]): a for a in batch}.values())
+        with tempfile.TemporaryDirectory(prefix="replcheck-trace-") as tmp:
+            for name in (spec, f"{spec}Trace"):
+                shutil.copy(tlc.TLA / f"{name}.tla", tmp)
+            Path(tmp, "TraceLog.tla").write_text(trace_log(unique))
+            r = tlc.run(Path(tmp, f"{spec}Trace.tla"), cfg, dump=Path(tmp, "states"))
+            dumped = Path(tmp, "states.dump").read_text() if r.status == "holds" else ""
+        if r.status != "holds":
+            raise TLCFailed(f"{spec}Trace: TLC {r.status}: {'; '.join(r.errors)[:500]}")
+        reached: dict[int, int] = {}
+        for state in dumped.split("\nState ")[1:]:
+            found = dict(_DUMPED.findall(state))
+            k, i = int(found["k"]), int(found["i"])
+            reached[k] = max(reached.get(k, 0), i)
+        by_log = {trace_log([u]): reached.get(n, 0) for n, u in enumerate(unique, 1)}
+        for a in batch:
+            accepted[id(a)], distinct[id(a)] = by_log[trace_log([a])], r.distinct
+    out = []
+    for a in abstractions:
+        n = accepted[id(a)]
+        out.append(Validation(a.spec, len(a.steps), n, distinct[id(a)], a.scope, a.steps[n] if n < len(a.steps) else None))
+    return out
 
 
 class TLCFailed(Exception):
@@ -184,10 +215,42 @@ def check(trace, history: dict | None = None) -> list[Validation]:
     out = []
     for feature in FEATURES.values():
         try:
-            a = feature.abstract(trace, history)
+            out.append(feature.abstract(trace, history))
         except OutOfScope:
             continue
-        out.append(validate(a))
+    return validate_all(out)
+
+
+@dataclass
+class Sweep:
+    """Trace validation of many Histories, each on the model systems that run it."""
+    validations: list[tuple[str, str, Validation]] = field(default_factory=list)  # (History, system, ...)
+    uncovered: list[tuple[str, str]] = field(default_factory=list)  # (History, system): no spec's vocabulary
+
+    @property
+    def rejected(self) -> list[tuple[str, str, Validation]]:
+        return [v for v in self.validations if not v[2].ok]
+
+
+def sweep(histories: list[tuple[str, dict, list[str]]]) -> Sweep:
+    """Every (name, History, systems): the History run on each system, and its Trace validated
+    against every spec whose vocabulary covers it; one TLC run per spec and constants in all."""
+    from replcheck import systems
+
+    out, pending = Sweep(), []
+    for name, history, names in histories:
+        for system in names:
+            trace = systems.get(system).run(history)
+            found = []
+            for feature in FEATURES.values():
+                try:
+                    found.append(feature.abstract(trace, history))
+                except OutOfScope:
+                    continue
+            pending += [(name, system, a) for a in found]
+            if not found:
+                out.uncovered.append((name, system))
+    out.validations = [(n, s, v) for (n, s, _), v in zip(pending, validate_all([a for _, _, a in pending]))]
     return out
 
 

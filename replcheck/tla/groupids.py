@@ -165,7 +165,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 step(line, "Repoint", what, s=node, placed=placed)
             elif placed:
                 deferred[node] = Step("Repoint", {"s": node, "placed": True}, line, what)
-    constants = {"Server": set(nodes), "Root": root, "NGroups": len(number), "NCrashes": crashes, "MUTANTS": set()}
+    constants = {"Server": set(nodes), "Root": root, "NGroups": len(number), "NCrashes": crashes, "NPurges": 0, "NRejoins": 0,
+                 "MUTANTS": set()}
     return Abstraction(SPEC, constants, {}, steps, scope)
 
 

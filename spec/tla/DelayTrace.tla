@@ -8,9 +8,13 @@
 (***************************************************************************)
 EXTENDS Delay, Sequences, TraceLog
 
-VARIABLE i  \* the steps of Trace taken so far
+VARIABLES i,  \* the steps of Trace taken so far
+          k   \* which trace of the batch TraceLog holds (one TLC run checks them all)
 
-TraceInit == Init /\ i = 0
+Trace == Traces[k]
+
+TraceInit ==
+    /\ k \in 1..Len(Traces) /\ Init /\ i = 0
 
 Step(e) ==
     CASE e.a = "Tick"      -> Tick
@@ -20,7 +24,7 @@ Step(e) ==
       [] e.a = "Stop"      -> Stop(e.n)
       [] e.a = "Start"     -> Start(e.n)
 
-TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i, k>>
 =============================================================================

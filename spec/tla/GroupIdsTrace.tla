@@ -11,9 +11,13 @@
 (***************************************************************************)
 EXTENDS GroupIds, Sequences, TraceLog
 
-VARIABLE i  \* the steps of Trace taken so far
+VARIABLES i,  \* the steps of Trace taken so far
+          k   \* which trace of the batch TraceLog holds (one TLC run checks them all)
 
-TraceInit == Init /\ i = 0
+Trace == Traces[k]
+
+TraceInit ==
+    /\ k \in 1..Len(Traces) /\ Init /\ i = 0
 
 Wrote(e) == binlog'[e.s] # <<>> /\ binlog'[e.s][Len(binlog'[e.s])].id = e.id
                                 /\ binlog'[e.s][Len(binlog'[e.s])].trx = e.trx
@@ -30,7 +34,7 @@ Step(e) ==
       [] e.a = "Failover"          -> Failover /\ master' = e.s
       [] e.a = "Repoint"           -> Repoint(e.s) /\ placed'[e.s] = e.placed
 
-TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i, k>>
 =============================================================================

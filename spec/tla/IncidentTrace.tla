@@ -8,9 +8,13 @@
 (***************************************************************************)
 EXTENDS Incident, Sequences, TraceLog
 
-VARIABLE i  \* the steps of Trace taken so far
+VARIABLES i,  \* the steps of Trace taken so far
+          k   \* which trace of the batch TraceLog holds (one TLC run checks them all)
 
-TraceInit == Init /\ i = 0
+Trace == Traces[k]
+
+TraceInit ==
+    /\ k \in 1..Len(Traces) /\ Init /\ i = 0
 
 Step(e) ==
     CASE e.a = "Binlog"        -> Binlog /\ made' = e.c
@@ -22,7 +26,7 @@ Step(e) ==
       [] e.a = "Skip"          -> Apply /\ log[pos + 1].kind = "incident" /\ sql' = "running"
       [] e.a = "SkipAndStart"  -> SkipAndStart
 
-TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i, k>>
 =============================================================================

@@ -10,11 +10,14 @@
 (***************************************************************************)
 EXTENDS SemiSync, Sequences, TraceLog
 
-VARIABLE i  \* the steps of Trace taken so far
+VARIABLES i,  \* the steps of Trace taken so far
+          k   \* which trace of the batch TraceLog holds (one TLC run checks them all)
+
+Trace == Traces[k]
 
 TraceInit ==
-    /\ Init /\ i = 0
-    /\ waitCount = Given.waitCount  \* Init leaves it open: the trace's configuration fixes it
+    /\ k \in 1..Len(Traces) /\ Init /\ i = 0
+    /\ waitCount = Givens[k].waitCount  \* Init leaves it open: the trace's configuration fixes it
 
 Step(e) ==
     CASE e.a = "Write"      -> Write /\ binlog' = e.t
@@ -29,7 +32,7 @@ Step(e) ==
       [] e.a = "Shutdown"   -> Shutdown /\ \A t \in Tx : outcome'[t] = "error" <=> t \in e.errors
       [] e.a = "Failover"   -> Failover(e.r)
 
-TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i, k>>
 =============================================================================
