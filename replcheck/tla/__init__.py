@@ -151,16 +151,18 @@ def states(trace: list[tlc.Step]) -> list[tuple[str, dict]]:
 
 
 def trace_log(batch: list[Abstraction]) -> str:
-    """The module TraceLog: one trace per abstraction (the trace module's variable k picks one)."""
+    """The module TraceLog: the batch's constants (config() assigns them from here: a .cfg takes
+    no negative number), and one trace per abstraction (the trace module's variable k picks one)."""
     def trace(a: Abstraction) -> str:
         return "<<" + ",\n      ".join(value({"a": s.action, **s.args}) for s in a.steps) + ">>"
+    consts = "".join(f"Const_{k} == {value(v)}\n" for k, v in batch[0].constants.items())
     givens = ", ".join(value(a.given or {"none": 0}) for a in batch)
-    return (f"---- MODULE TraceLog ----\nGivens == <<{givens}>>\n"
+    return (f"---- MODULE TraceLog ----\nEXTENDS Integers\n{consts}Givens == <<{givens}>>\n"
             f"Traces == <<\n    {(',' + chr(10) + '    ').join(trace(a) for a in batch)}\n    >>\n====\n")
 
 
 def config(a: Abstraction) -> str:
-    consts = "\n".join(f"    {k} = {value(v)}" for k, v in a.constants.items())
+    consts = "\n".join(f"    {k} <- Const_{k}" for k in a.constants)
     return f"CONSTANTS\n{consts}\nINIT TraceInit\nNEXT TraceNext\n"
 
 
@@ -178,16 +180,16 @@ def validate_all(abstractions: list[Abstraction]) -> list[Validation]:
     with that k among the distinct states TLC dumps. Identical traces are checked once."""
     groups: dict[tuple[str, str], list[Abstraction]] = {}
     for a in abstractions:
-        groups.setdefault((a.spec, config(a)), []).append(a)
+        groups.setdefault((a.spec, value(a.constants)), []).append(a)
     accepted: dict[int, int] = {}  # id(abstraction) -> its longest accepted prefix
     distinct: dict[int, int | None] = {}
-    for (spec, cfg), batch in groups.items():
+    for (spec, _), batch in groups.items():
         unique = list({trace_log([a]): a for a in batch}.values())
         with tempfile.TemporaryDirectory(prefix="replcheck-trace-") as tmp:
             for name in (spec, f"{spec}Trace"):
                 shutil.copy(tlc.TLA / f"{name}.tla", tmp)
             Path(tmp, "TraceLog.tla").write_text(trace_log(unique))
-            r = tlc.run(Path(tmp, f"{spec}Trace.tla"), cfg, dump=Path(tmp, "states"))
+            r = tlc.run(Path(tmp, f"{spec}Trace.tla"), config(batch[0]), dump=Path(tmp, "states"))
             dumped = Path(tmp, "states.dump").read_text() if r.status == "holds" else ""
         if r.status != "holds":
             raise TLCFailed(f"{spec}Trace: TLC {r.status}: {'; '.join(r.errors)[:500]}")

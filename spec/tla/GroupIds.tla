@@ -83,6 +83,8 @@ Write(s, id, trx, origin) ==
 Commit(s, trx) == applied' = [applied EXCEPT ![s] = Append(@, trx)]
 Down(s) == /\ up' = [up EXCEPT ![s] = FALSE] /\ crashes' = crashes + 1
 Slave(s) == s # master /\ inSystem[s] /\ up[s] /\ placed[s]
+Groups(s) == {i \in 1..Len(binlog[s]) : binlog[s][i].trx # 0}
+Issued(s) == \E i \in Groups(s) : binlog[s][i].origin = s  \* it was a root master
 
 (* The root master's client commit: the next ID under the binlog lock, then the engine commit. *)
 ClientCommit ==
@@ -169,7 +171,7 @@ Recovered(s) ==
 (* Start-up: recovery (TC_LOG_BINLOG::recover commits the binlogged XID), then a new binlog whose *)
 (* index entry holds the recovered ID; the start may crash right after creating it.               *)
 Restart(s) ==
-    /\ ~up[s] /\ (inSystem[s] \/ rejoins < NRejoins)  \* one out of the system only to come back
+    /\ ~up[s] /\ (inSystem[s] \/ (rejoins < NRejoins /\ ~Issued(s)))  \* a slave out of the system, to come back
     /\ gid' = [gid EXCEPT ![s] = Recovered(s)]
     /\ applied' = [applied EXCEPT ![s] = IF prepared[s] = 0 THEN @ ELSE Append(@, prepared[s])]
     /\ prepared' = [prepared EXCEPT ![s] = 0]
@@ -178,7 +180,6 @@ Restart(s) ==
        \/ crashes < NCrashes /\ crashes' = crashes + 1 /\ UNCHANGED up
     /\ UNCHANGED <<binlog, rli, placed, halted, inSystem, master, made, extra>>
 
-Groups(s) == {i \in 1..Len(binlog[s]) : binlog[s][i].trx # 0}
 Holding(m, id) == {i \in Groups(m) : i > purged[m] /\ binlog[m][i].id = id}  \* SHOW BINLOG INFO FOR
 LastGroup(s) == binlog[s][CHOOSE i \in Groups(s) : \A j \in Groups(s) : j <= i]
 
@@ -221,13 +222,15 @@ Purge ==
     /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, rli, placed, halted, inSystem, master, made,
                    crashes, rejoins>>
 
-(* CHANGE MASTER TO CONNECT_USING_GROUP_ID of a running server out of the system: the master's     *)
-(* group with its last ID, when that group came from the same server (connect-ignores-server-id:   *)
-(* the ID alone); none, and the master refuses it (1236) and it stays out.                          *)
+(* A slave refused at failover asks by its last group ID at every connect (model/groupid.py,     *)
+(* repoint): the master places it after its group with that ID when that group came from the     *)
+(* same server (connect-ignores-server-id: the ID alone); otherwise it refuses it (1236) and the  *)
+(* slave stays out. A failed master, which issued IDs itself, comes back only by a restore.      *)
 Match(s) == {i \in Holding(master, LastGroup(s).id) :
                 "connect-ignores-server-id" \in MUTANTS \/ binlog[master][i].origin = LastGroup(s).origin}
 Rejoin(s) ==
-    /\ ~inSystem[s] /\ up[s] /\ Groups(s) # {} /\ Match(s) # {} /\ rejoins < NRejoins /\ rejoins' = rejoins + 1
+    /\ ~inSystem[s] /\ ~Issued(s) /\ up[s] /\ Groups(s) # {} /\ Match(s) # {}
+    /\ rejoins < NRejoins /\ rejoins' = rejoins + 1
     /\ rli' = [rli EXCEPT ![s] = CHOOSE i \in Match(s) : TRUE]
     /\ inSystem' = [inSystem EXCEPT ![s] = TRUE] /\ placed' = [placed EXCEPT ![s] = TRUE]
     /\ halted' = [halted EXCEPT ![s] = FALSE]
