@@ -173,7 +173,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
 def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
     """A TLC counterexample of GroupIds as a History: the spec's servers (sorted, Root first) are A,
     B, C, ..., all --rpl-hierarchical, the others slaves of A; steps 100 ms apart from 1 s.
-    ClientCommit is a transaction on the master; a crash point (ClientCommitCrash, PlayCrash) is
+    ClientCommit is a transaction on the master (after a ClientCommitOvertaking, one that began
+    before the overtaking one and lasts until this step); a crash point (ClientCommitCrash, PlayCrash) is
     the model's crash point armed just before the commit it hits, a slave's before the master's
     commit of the group it plays (the model's slaves apply at once); Crash, Shutdown, Restart and
     Failover (the model elects the most advanced slave) are those operations. A start that
@@ -182,16 +183,21 @@ def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
     it cannot be, and the History's start does not crash. Play, Halt and Repoint are the model's own."""
     servers = sorted(constants["Server"], key=lambda s: (s != constants["Root"], s))
     node = {s: chr(ord("A") + i) for i, s in enumerate(servers)}
-    ops, committed_at = [], {}  # the master's binlog position -> when its commit op runs
+    ops, committed_at, overtaken = [], {}, 0  # committed_at: the master's binlog position -> when its commit op runs
     downed = {}  # server -> when a plain Crash or Shutdown took it down (None: a crash point did)
     before = trace[0][1]
     for i, (action, st) in enumerate(trace[1:], 1):
         at, m = US + STEP_US * i, before["master"]
-        if action in ("ClientCommit", "ClientCommitCrash"):
+        if action in ("ClientCommit", "ClientCommitCrash", "ClientCommitOvertaking"):
             if action == "ClientCommitCrash":
                 ops.append({"at": at - 1, "op": "crash", "node": node[m], "point": "after_binlog_write"})
                 downed[m] = None
-            ops.append({"at": at, "op": "trx", "node": node[m], "trx": f"t{st['made']}"})
+            trx = {"at": at, "op": "trx", "node": node[m], "trx": f"t{st['made']}"}
+            if action == "ClientCommitOvertaking":
+                overtaken = at - STEP_US // 2  # the session that took the lower ID began before this one
+            elif before["pending"][m]:  # that session: begun then, committing now
+                trx.update(at=overtaken, statements=[{"duration_us": at - overtaken}])
+            ops.append(trx)
             committed_at[(m, len(st["binlog"][m]))] = at
         elif action == "PlayCrash":
             s = next(s for s in servers if st["up"][s] != before["up"][s])

@@ -43,7 +43,7 @@ CONSTANTS Server,    \* the servers; Root is the root master at first
 
 ASSUME Root \in Server
 ASSUME MUTANTS \subseteq {"no-halt-on-lower-id", "halt-strictly-lower", "recovery-ignores-index", "stop-event",
-                          "purge-silent-skip", "connect-ignores-server-id"}
+                          "purge-silent-skip", "connect-ignores-server-id", "group-id-before-binlog-lock"}
 
 VARIABLES
     binlog,    \* binlog[s]: <<[id, trx, file, origin]>>: origin, the server that issued the ID (its
@@ -63,12 +63,13 @@ VARIABLES
     made,      \* transactions 1..made were committed by clients
     crashes,   \* crashes and shutdowns so far
     purges,    \* purges so far
-    rejoins    \* reconnects by group ID of servers out of the system so far
+    rejoins,   \* reconnects by group ID of servers out of the system so far
+    pending    \* pending[s]: an ID a session took at BEGIN and has not written (group-id-before-binlog-lock)
 
 vars == <<binlog, purged, index, dirty, gid, up, applied, prepared, rli, placed, halted, inSystem, master, made, crashes,
-          purges, rejoins>>
+          purges, rejoins, pending>>
 (* The variables the purge and rejoin actions leave alone in the others *)
-extra == <<purged, purges, rejoins>>
+extra == <<purged, purges, rejoins, pending>>
 
 Init ==
     /\ binlog = [s \in Server |-> <<>>] /\ index = [s \in Server |-> <<0>>] /\ dirty = [s \in Server |-> TRUE]
@@ -76,6 +77,7 @@ Init ==
     /\ prepared = [s \in Server |-> 0] /\ rli = [s \in Server |-> 0] /\ placed = [s \in Server |-> TRUE]
     /\ halted = [s \in Server |-> FALSE] /\ inSystem = [s \in Server |-> TRUE] /\ master = Root
     /\ made = 0 /\ crashes = 0 /\ purged = [s \in Server |-> 0] /\ purges = 0 /\ rejoins = 0
+    /\ pending = [s \in Server |-> 0]
 
 File(s) == Len(index[s])  \* the open binlog
 Write(s, id, trx, origin) ==
@@ -86,12 +88,26 @@ Slave(s) == s # master /\ inSystem[s] /\ up[s] /\ placed[s]
 Groups(s) == {i \in 1..Len(binlog[s]) : binlog[s][i].trx # 0}
 Issued(s) == \E i \in Groups(s) : binlog[s][i].origin = s  \* it was a root master
 
-(* The root master's client commit: the next ID under the binlog lock, then the engine commit. *)
+(* The root master's client commit: the next ID under the binlog lock, then the engine commit.  *)
+(* group-id-before-binlog-lock takes the ID at BEGIN: a session that began before another and    *)
+(* commits after it writes the ID it took, lower than the other's (the in-memory ID follows the  *)
+(* binlog's last write, as model/groupid.py's).                                                   *)
+NextId == IF pending[master] # 0 THEN pending[master] ELSE gid[master] + 1
 ClientCommit ==
     /\ up[master] /\ made < NGroups
-    /\ Write(master, gid[master] + 1, made + 1, master) /\ gid' = [gid EXCEPT ![master] = @ + 1]
+    /\ Write(master, NextId, made + 1, master) /\ gid' = [gid EXCEPT ![master] = NextId]
+    /\ pending' = [pending EXCEPT ![master] = 0]
     /\ Commit(master, made + 1) /\ made' = made + 1
-    /\ UNCHANGED <<index, dirty, up, prepared, rli, placed, halted, inSystem, master, crashes, extra>>
+    /\ UNCHANGED <<index, dirty, up, prepared, rli, placed, halted, inSystem, master, crashes, purged, purges, rejoins>>
+
+(* group-id-before-binlog-lock: the session that began second commits first, with the ID after the *)
+(* one the first session took.                                                                    *)
+ClientCommitOvertaking ==
+    /\ "group-id-before-binlog-lock" \in MUTANTS /\ pending[master] = 0 /\ up[master] /\ made < NGroups
+    /\ Write(master, gid[master] + 2, made + 1, master) /\ gid' = [gid EXCEPT ![master] = @ + 2]
+    /\ pending' = [pending EXCEPT ![master] = gid[master] + 1]
+    /\ Commit(master, made + 1) /\ made' = made + 1
+    /\ UNCHANGED <<index, dirty, up, prepared, rli, placed, halted, inSystem, master, crashes, purged, purges, rejoins>>
 
 (* A crash between the root's binlog write and its engine commit: the XID is in the binlog. *)
 ClientCommitCrash ==
@@ -220,7 +236,7 @@ Purge ==
         /\ \A s \in Server : Slave(s) => rli[s] >= n
         /\ purged' = [purged EXCEPT ![master] = n]
     /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, rli, placed, halted, inSystem, master, made,
-                   crashes, rejoins>>
+                   crashes, rejoins, pending>>
 
 (* A slave refused at failover asks by its last group ID at every connect (model/groupid.py,     *)
 (* repoint): the master places it after its group with that ID when that group came from the     *)
@@ -234,10 +250,10 @@ Rejoin(s) ==
     /\ rli' = [rli EXCEPT ![s] = CHOOSE i \in Match(s) : TRUE]
     /\ inSystem' = [inSystem EXCEPT ![s] = TRUE] /\ placed' = [placed EXCEPT ![s] = TRUE]
     /\ halted' = [halted EXCEPT ![s] = FALSE]
-    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes, purged, purges>>
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes, purged, purges, pending>>
 
 Next ==
-    \/ ClientCommit \/ ClientCommitCrash \/ Failover \/ Purge
+    \/ ClientCommit \/ ClientCommitOvertaking \/ ClientCommitCrash \/ Failover \/ Purge
     \/ \E s \in Server : Play(s) \/ PlayCrash(s) \/ PassStop(s) \/ Halt(s) \/ Crash(s) \/ Shutdown(s)
                          \/ Restart(s) \/ Repoint(s) \/ Rejoin(s)
 
