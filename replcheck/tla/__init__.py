@@ -2,16 +2,17 @@
 in the style of Cirstea, Kuppe, Merz et al., "Validating Traces of Distributed Programs Against
 TLA+ Specifications" (2024).
 
-Each feature's module here (`semisync`, `delay`, `incident`, `groupids`: one per spec) maps a Trace's observations to
-the sequence of the spec's actions they witness (an `Abstraction`: the spec's constants, and one
-`Step` per action, with the values observed after it). `validate` writes that sequence as a TLA+
-module `TraceLog` (`Trace == <<...>>`), beside the spec and its trace module
-spec/tla/<Spec>Trace.tla, whose `TraceNext` takes step i+1 only as the action `Trace[i+1]` names,
-with the observed values. TLC explores every behaviour of `TraceInit /\\ [][TraceNext]_vars`
-breadth-first; the longest accepted prefix is the depth it reaches less one (every step
-advances the index `i` by one). The trace is accepted when that is the whole of it; otherwise
-the next step is the first the spec does not allow, a finding. As with the manifest's checks,
-TLC runs with one worker, a fixed seed and no time limit deciding anything.
+Each feature's module here (`semisync`, `delay`, `incident`, `groupids`: one per spec) maps a
+Trace's observations to the sequence of the spec's actions they witness (an `Abstraction`: the
+spec's constants, and one `Step` per action, with the values observed after it). `validate_all`
+writes such sequences as a TLA+ module `TraceLog` (`Traces == <<<<...>>, ...>>`), one batch per
+spec and constants, beside the spec and its trace module spec/tla/<Spec>Trace.tla, whose
+`TraceInit` picks a trace k and whose `TraceNext` takes its step i+1 only as the action
+`Trace[i+1]` names, with the observed values. TLC explores every behaviour breadth-first and
+dumps the distinct states; a trace's longest accepted prefix is the greatest i of a state with
+its k. The trace is accepted when that is the whole of it; otherwise the next step is the first
+the spec does not allow, a finding. As with the manifest's checks, TLC runs with one worker, a
+fixed seed and no time limit deciding anything.
 
 The features' modules also go the other way: a TLC counterexample as a History (`history`), to
 replay on the Python model.

@@ -1,10 +1,11 @@
 ----------------------------- MODULE DelayTrace -----------------------------
 (***************************************************************************)
 (* Trace validation of Delay (replcheck/tla/delay.py writes the module     *)
-(* TraceLog: Trace, a sequence of records, one per step, each naming its  *)
-(* action in field a and its parameters).  A behaviour takes step i + 1    *)
-(* only as the action Trace[i + 1] names: the trace is accepted when a     *)
-(* behaviour reaches i = Len(Trace).                                       *)
+(* TraceLog: the constants; Traces, a batch of traces, each a sequence of  *)
+(* records, one per step, naming its action in field a, its parameters).   *)
+(* A behaviour picks trace k and takes step i + 1 only as the action       *)
+(* Trace[i + 1] names: trace k is accepted when a behaviour reaches i =    *)
+(* Len(Trace); replcheck reads each k's greatest i from TLC's state dump.  *)
 (***************************************************************************)
 EXTENDS Delay, Sequences, TraceLog
 

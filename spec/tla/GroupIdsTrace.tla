@@ -1,13 +1,15 @@
 ---------------------------- MODULE GroupIdsTrace ----------------------------
 (***************************************************************************)
 (* Trace validation of GroupIds (replcheck/tla/groupids.py writes the      *)
-(* module TraceLog: Trace, a sequence of records, one per step, each       *)
-(* naming its action in field a, its server s and what was observed after  *)
-(* it: the ID and transaction a binlog write carries, the binlog index a   *)
-(* start read (one ID per file), whether a crash point left the group      *)
-(* prepared, whether a repoint placed the slave).  A behaviour takes step i + 1 only as the    *)
-(* action Trace[i + 1] names: the trace is accepted when a behaviour       *)
-(* reaches i = Len(Trace).                                                 *)
+(* module TraceLog: the constants; Traces, a batch of traces, each a       *)
+(* sequence of records, one per step, naming its action in field a, its    *)
+(* server s and what was observed after it: the ID and transaction a       *)
+(* binlog write carries, the binlog index a start read (one ID per file),  *)
+(* whether a crash point left the group prepared, whether a repoint placed *)
+(* the slave).  A behaviour picks trace k and takes step i + 1 only as the *)
+(* action Trace[i + 1] names: trace k is accepted when a behaviour reaches *)
+(* i = Len(Trace); replcheck reads each k's greatest i from TLC's state    *)
+(* dump.                                                                   *)
 (***************************************************************************)
 EXTENDS GroupIds, Sequences, TraceLog
 

@@ -1,12 +1,13 @@
 --------------------------- MODULE SemiSyncTrace ---------------------------
 (***************************************************************************)
-(* Trace validation of SemiSync (replcheck/tla/semisync.py writes the     *)
-(* module TraceLog: Given, the initial values Init leaves open; Trace, a  *)
-(* sequence of records, one per step, each                               *)
-(* naming its action in field a, its parameters, and what was observed     *)
-(* after it).  A behaviour of TraceSpec takes step i + 1 only as the       *)
-(* action Trace[i + 1] names: the trace is accepted when a behaviour       *)
-(* reaches i = Len(Trace).                                                 *)
+(* Trace validation of SemiSync (replcheck/tla/semisync.py writes the      *)
+(* module TraceLog: the constants; Givens, the initial values Init leaves  *)
+(* open per trace; Traces, a batch of traces, each a sequence of records,  *)
+(* one per step, naming its action in field a, its parameters and what was *)
+(* observed after it).  A behaviour picks trace k and takes step i + 1     *)
+(* only as the action Trace[i + 1] names: trace k is accepted when a       *)
+(* behaviour reaches i = Len(Trace); replcheck reads each k's greatest i   *)
+(* from TLC's state dump.                                                  *)
 (***************************************************************************)
 EXTENDS SemiSync, Sequences, TraceLog
 

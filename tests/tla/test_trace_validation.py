@@ -104,3 +104,22 @@ def test_a_topology_outside_the_spec_is_out_of_scope():
 def test_tla_values():
     assert value({"a": "Ack", "r": "B", "upto": 2, "e": {1, 3}, "s": (True, "x\"y")}) == \
         '[a |-> "Ack", r |-> "B", upto |-> 2, e |-> {1, 3}, s |-> <<TRUE, "x\\"y">>]'
+
+
+def test_validate_command_counts_each_spec_and_what_no_spec_covers(monkeypatch, capsys):
+    from replcheck import verify
+    from replcheck.cli import main
+
+    monkeypatch.setattr(verify, "embedded_histories", lambda: [HISTORIES["gg-crash-binlog-commit"], HISTORIES["fan-out"]])
+    monkeypatch.setattr(suites, "histories", lambda: [])
+    assert main(["tlc", "--validate"]) == 0
+    out = capsys.readouterr().out
+    assert "GroupIds: 5 traces, 5 accepted (0 whole, the others up to the end of the spec's vocabulary), 0 rejected" in out
+    assert "2 Histories, 10 Traces; in no spec's vocabulary: 5 (fan-out)" in out
+
+
+def test_generated_histories_only_with_validate(capsys):
+    from replcheck.cli import main
+
+    assert main(["tlc", "--histories", "3"]) == 2
+    assert "--histories: only with --validate" in capsys.readouterr().err
