@@ -43,7 +43,7 @@ POINTS = {None, BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT, AF
 ER_HALT = 1643  # ER_SLAVE_GROUP_ID_NOT_HIGHER: the SQL thread met an ID not above its binlog's last
 
 
-def _star(topology: dict) -> tuple[str, list[str], dict]:
+def _star(topology: dict) -> tuple[str, dict]:
     nodes = {n["id"]: n for n in topology["nodes"]}
     if not all(n.get("rpl_hierarchical") for n in nodes.values()):
         raise OutOfScope("not every node runs --rpl-hierarchical")
@@ -51,7 +51,7 @@ def _star(topology: dict) -> tuple[str, list[str], dict]:
     replicas = [c["replica"] for c in topology["channels"]]
     if len(sources) != 1 or sorted(replicas + list(sources)) != sorted(nodes):
         raise OutOfScope("not one root master feeding every other server (the spec's topology)")
-    return sources.pop(), replicas, nodes
+    return sources.pop(), nodes
 
 
 def scope_end(history: dict | None) -> tuple[int | None, str]:
@@ -69,7 +69,7 @@ def _index(content: str) -> tuple[int, ...]:
 
 def abstract(trace, history: dict | None = None) -> Abstraction:
     header, obs = trace
-    root, replicas, nodes = _star(header["topology"])
+    root, nodes = _star(header["topology"])
     end, scope = scope_end(history)
     seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
     steps: list[Step] = []
@@ -115,9 +115,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 if point == AFTER_BINLOG_WRITE or (point == AFTER_ENGINE_COMMIT and not nodes[node].get("rpl_transaction_enabled")):
                     step(line, "PlayCrash", f"{what}, then a crash ({point})", s=node, id=gid, trx=number[trx],
                          prepared=point == AFTER_BINLOG_WRITE)
-                else:
+                else:  # an engine-commit crash here (rpl_transaction_enabled) is a Crash step after it
                     step(line, "Play", what, s=node, id=gid, trx=number[trx])
-                    continue  # an engine-commit crash here (rpl_transaction_enabled) is a Crash step
             else:
                 scope = f"up to trace line {line}: {node} binlogged {trx}, which is no group of its master's"
                 break
