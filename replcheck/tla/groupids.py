@@ -9,7 +9,7 @@ binlog write fires there; on a slave it is Play, or PlayCrash when a crash point
 write (prepared) or after the engine commit (committed, relay-log.info not flushed) fires there;
 on a slave with rpl_transaction_enabled, whose engine commit carries the SQL thread's position
 (model/recovery.py), a crash after the engine commit is Play, then Crash. A crash is Crash, a
-clean shutdown Shutdown, a start Restart (with the binlog index it read, one ID per file; a start
+clean shutdown Shutdown, FLUSH LOGS (its Rotate event) Rotate, a start Restart (with the binlog index it read, one ID per file; a start
 that crashes after creating its new binlog is Restart leaving the server down; one that crashes
 before is no step: the spec's state is as before); the SQL thread's stop with error 1643 is Halt;
 the promotion of the failover's elected slave is Failover, and each CHANGE MASTER the promotion
@@ -19,7 +19,7 @@ slave that is down then is repointed when it starts (a refused one left at the F
 What it ignores: every time, events other than a group's last, the IO thread and the relay log
 (the spec's slaves read the master's binlog, also once it is down: their relay logs may hold all
 of it), status samples and SHOW statements. Its scope ends at the first operation of the History
-outside the spec's vocabulary (FLUSH LOGS, PURGE BINARY LOGS, SET BINLOG_GROUP_ID, CHANGE MASTER,
+outside the spec's vocabulary (PURGE BINARY LOGS, SET BINLOG_GROUP_ID, CHANGE MASTER,
 a restore, STOP/START SLAVE other than the IO thread's, a crash point the spec has none for) and
 at a group binlogged by a slave that its master never did (a local write).
 
@@ -33,7 +33,7 @@ SPEC = "GroupIds"
 US = 1_000_000
 STEP_US = 100_000  # the History's steps; the model's replicas apply within 1 ms (the latency)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state)
-VOCABULARY = {"trx", "crash", "shutdown", "restart", "failover", "read",
+VOCABULARY = {"trx", "crash", "shutdown", "restart", "failover", "read", "flush_logs",
               "show_slave_status", "show_master_status", "show_binlog_info"}
 # model/recovery.py's crash points: where each fires, and what the spec makes of it
 AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT = "after_binlog_write", "after_engine_commit"
@@ -80,7 +80,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     halted: set[str] = set()
     deferred: dict[str, Step] = {}  # a down slave's Repoint, taken when it starts
     failover = None  # the elected slave, until its promotion is a Failover step
-    crashes = 0
+    crashes = rotations = 0
 
     def step(line: int, action: str, what: str, **args) -> None:
         nonlocal crashes
@@ -122,6 +122,9 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 break
             if steps[-1].action in ("ClientCommitCrash", "PlayCrash"):
                 swallow.add(node)  # its crash is part of the step
+        elif kind == "binlog" and o["type"] == "ROTATE_EVENT":
+            rotations += 1
+            step(line, "Rotate", f"{node} rotated its binlog (FLUSH LOGS)", s=node)
         elif kind == "crash":
             up[node] = False
             if armed.get(node) in (BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT):
@@ -165,7 +168,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             elif placed:
                 deferred[node] = Step("Repoint", {"s": node, "placed": True}, line, what)
     constants = {"Server": set(nodes), "Root": root, "NGroups": len(number), "NCrashes": crashes, "NPurges": 0, "NRejoins": 0,
-                 "MUTANTS": set()}
+                 "NRotations": rotations, "MUTANTS": set()}
     return Abstraction(SPEC, constants, {}, steps, scope)
 
 

@@ -39,6 +39,7 @@ CONSTANTS Server,    \* the servers; Root is the root master at first
           NCrashes,  \* crashes and shutdowns, in all
           NPurges,   \* PURGE BINARY LOGS on the root master, in all
           NRejoins,  \* servers out of the system that reconnect by group ID, in all
+          NRotations, \* FLUSH LOGS, in all
           MUTANTS    \* names from model/mutants.py whose mechanism is here
 
 ASSUME Root \in Server
@@ -64,19 +65,20 @@ VARIABLES
     crashes,   \* crashes and shutdowns so far
     purges,    \* purges so far
     rejoins,   \* reconnects by group ID of servers out of the system so far
+    rotations, \* FLUSH LOGS so far
     pending    \* pending[s]: an ID a session took at BEGIN and has not written (group-id-before-binlog-lock)
 
 vars == <<binlog, purged, index, dirty, gid, up, applied, prepared, rli, placed, halted, inSystem, master, made, crashes,
-          purges, rejoins, pending>>
+          purges, rejoins, rotations, pending>>
 (* The variables the purge and rejoin actions leave alone in the others *)
-extra == <<purged, purges, rejoins, pending>>
+extra == <<purged, purges, rejoins, rotations, pending>>
 
 Init ==
     /\ binlog = [s \in Server |-> <<>>] /\ index = [s \in Server |-> <<0>>] /\ dirty = [s \in Server |-> TRUE]
     /\ gid = [s \in Server |-> 0] /\ up = [s \in Server |-> TRUE] /\ applied = [s \in Server |-> <<>>]
     /\ prepared = [s \in Server |-> 0] /\ rli = [s \in Server |-> 0] /\ placed = [s \in Server |-> TRUE]
     /\ halted = [s \in Server |-> FALSE] /\ inSystem = [s \in Server |-> TRUE] /\ master = Root
-    /\ made = 0 /\ crashes = 0 /\ purged = [s \in Server |-> 0] /\ purges = 0 /\ rejoins = 0
+    /\ made = 0 /\ crashes = 0 /\ purged = [s \in Server |-> 0] /\ purges = 0 /\ rejoins = 0 /\ rotations = 0
     /\ pending = [s \in Server |-> 0]
 
 File(s) == Len(index[s])  \* the open binlog
@@ -98,7 +100,8 @@ ClientCommit ==
     /\ Write(master, NextId, made + 1, master) /\ gid' = [gid EXCEPT ![master] = NextId]
     /\ pending' = [pending EXCEPT ![master] = 0]
     /\ Commit(master, made + 1) /\ made' = made + 1
-    /\ UNCHANGED <<index, dirty, up, prepared, rli, placed, halted, inSystem, master, crashes, purged, purges, rejoins>>
+    /\ UNCHANGED <<index, dirty, up, prepared, rli, placed, halted, inSystem, master, crashes, purged, purges, rejoins,
+                   rotations>>
 
 (* group-id-before-binlog-lock: the session that began second commits first, with the ID after the *)
 (* one the first session took.                                                                    *)
@@ -107,7 +110,8 @@ ClientCommitOvertaking ==
     /\ Write(master, gid[master] + 2, made + 1, master) /\ gid' = [gid EXCEPT ![master] = @ + 2]
     /\ pending' = [pending EXCEPT ![master] = gid[master] + 1]
     /\ Commit(master, made + 1) /\ made' = made + 1
-    /\ UNCHANGED <<index, dirty, up, prepared, rli, placed, halted, inSystem, master, crashes, purged, purges, rejoins>>
+    /\ UNCHANGED <<index, dirty, up, prepared, rli, placed, halted, inSystem, master, crashes, purged, purges, rejoins,
+                   rotations>>
 
 (* A crash between the root's binlog write and its engine commit: the XID is in the binlog. *)
 ClientCommitCrash ==
@@ -242,7 +246,7 @@ Purge ==
         /\ \A s \in Server : Slave(s) => rli[s] >= n
         /\ purged' = [purged EXCEPT ![master] = n]
     /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, rli, placed, halted, inSystem, master, made,
-                   crashes, rejoins, pending>>
+                   crashes, rejoins, rotations, pending>>
 
 (* A slave refused at failover asks by its last group ID at every connect (model/groupid.py,     *)
 (* repoint): the master places it after its group with that ID when that group came from the     *)
@@ -256,12 +260,20 @@ Rejoin(s) ==
     /\ rli' = [rli EXCEPT ![s] = CHOOSE i \in Match(s) : TRUE]
     /\ inSystem' = [inSystem EXCEPT ![s] = TRUE] /\ placed' = [placed EXCEPT ![s] = TRUE]
     /\ halted' = [halted EXCEPT ![s] = FALSE]
-    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes, purged, purges, pending>>
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes, purged, purges, rotations,
+                   pending>>
+
+(* FLUSH LOGS: the open binlog closed (its entry fixed), a new one whose entry holds the ID so far. *)
+Rotate(s) ==
+    /\ up[s] /\ rotations < NRotations /\ rotations' = rotations + 1
+    /\ index' = [index EXCEPT ![s] = Append(Closed(s), gid[s])]
+    /\ UNCHANGED <<binlog, dirty, gid, up, applied, prepared, rli, placed, halted, inSystem, master, made, crashes,
+                   purged, purges, rejoins, pending>>
 
 Next ==
     \/ ClientCommit \/ ClientCommitOvertaking \/ ClientCommitCrash \/ Failover \/ Purge
     \/ \E s \in Server : Play(s) \/ PlayCrash(s) \/ PassStop(s) \/ Halt(s) \/ Crash(s) \/ Shutdown(s)
-                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s)
+                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s)
 
 Spec == Init /\ [][Next]_vars
 

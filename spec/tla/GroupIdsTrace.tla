@@ -35,6 +35,7 @@ Step(e) ==
       [] e.a = "Restart"           -> index[e.s] = e.index /\ Restart(e.s) /\ up'[e.s] = e.up
       [] e.a = "Failover"          -> Failover /\ master' = e.s
       [] e.a = "Repoint"           -> Repoint(e.s) /\ placed'[e.s] = e.placed
+      [] e.a = "Rotate"            -> Rotate(e.s)
 
 TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 

@@ -69,6 +69,9 @@ def test_group_id_mutants_are_rejected_naming_the_step():
     assert not replay.ok and replay.rejected.action == "Play" and replay.rejected.args["id"] == 3
     assert "B played t3: binlogged with group ID 3" in replay.rejected.what
     assert f"step {replay.accepted + 1} rejected: Play at trace line {replay.rejected.line}" in replay.describe()
+    reissued = _validate(groupids, "mutant:recovery-ignores-index", "gg-dirty-fde")  # recovered to ID 0 after FLUSH LOGS
+    assert not reissued.ok and reissued.rejected.action == "ClientCommit" and reissued.rejected.args["id"] == 1
+    assert "t3 binlogged on A with group ID 1" in reissued.rejected.what
 
 
 def test_shutdown_acking_waiters_is_rejected_at_the_release():
