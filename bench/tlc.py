@@ -2,7 +2,9 @@
 states per minute, and whether the result is still as pinned; per module, the largest
 configuration checked. Timing lives here, not in the manifest or the tests: a check's verdict
 depends on TLC's state graph alone, never on how busy the machine is.
-Usage: .venv/bin/python bench/tlc.py [--size small|medium|large] (default: every check)
+With --validate, instead: trace validation of every embedded History on each model that runs it
+(replcheck tlc --validate): its traces, how many were accepted, and traces per minute.
+Usage: .venv/bin/python bench/tlc.py [--size small|medium|large] (default: every check) | --validate
 """
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ from replcheck import tlc
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--size", choices=tlc.SIZES)
+    p.add_argument("--validate", action="store_true")
     args = p.parse_args()
+    if args.validate:
+        return validation()
     rows = []
     for c in tlc.select(size=args.size):
         start = time.perf_counter()
@@ -32,6 +37,22 @@ def main() -> None:
         if row["result"] == "holds" and row["distinct_states"] > largest.get(row["module"], {}).get("distinct_states", -1):
             largest[row["module"]] = {k: row[k] for k in ("check", "config", "distinct_states", "depth", "seconds")}
     print(json.dumps({"workers": 1, "load_average": os.getloadavg()[0], "checks": rows, "largest_complete": largest}, indent=1))
+
+
+def validation() -> None:
+    from replcheck import io, suites, systems
+    from replcheck.tla import sweep
+    from replcheck.verify import embedded_histories
+
+    models = [n for n, s in systems.systems().items() if s.kind == "model"]
+    items = [(p.stem, h, suites.systems_for(h, p, models)) for p in embedded_histories() + suites.histories()
+             for h in [io.load_history(p)]]
+    start = time.perf_counter()
+    done = sweep(items)
+    seconds = time.perf_counter() - start
+    print(json.dumps({"load_average": os.getloadavg()[0], "histories": len(items), "traces": len(done.validations),
+                      "accepted": sum(v.ok for _, _, v in done.validations), "seconds": round(seconds, 1),
+                      "traces_per_minute": round(len(done.validations) * 60 / seconds), "tlc_runs_about": runs}, indent=1))
 
 
 if __name__ == "__main__":

@@ -124,8 +124,18 @@ class Hierarchy:
     def __init__(self, sim: Simulator):
         self.sim = sim
         self.mutants = sim.mutants
+        # group-id-before-binlog-lock: the IDs taken at BEGIN, per (server, transaction), and the
+        # last taken per server
+        self.early: dict[tuple[str, str], int] = {}
+        self.taken: dict[str, int] = {}
 
     # -- binlog write and commit -----------------------------------------------------------------
+    def begin(self, node: Node, trx: str) -> None:
+        """A client transaction begins on a root master: group-id-before-binlog-lock takes its ID
+        now, outside LOCK_log (the design takes it at the binlog write, so that IDs are sequential)."""
+        if M.GROUP_ID_BEFORE_BINLOG_LOCK in self.mutants and node.channel is None:
+            self.taken[node.id] = self.early[(node.id, trx)] = max(node.group_id, self.taken.get(node.id, 0)) + 1
+
     def issue(self, node: Node, trx: str, start: int) -> dict | None:
         """The group ID a client commit on this server gets ({"group_id": ID}), or None when the
         commit is done without one (a slave's own write) or refused (no ID left)."""
@@ -142,7 +152,7 @@ class Hierarchy:
         # The root master issues the next ID under the binlog lock; the MariaDB view's
         # sequence number is the same number.
         node.gtid_seq = node.group_id
-        return {"group_id": node.group_id + 1}
+        return {"group_id": self.early.pop((node.id, trx), node.group_id + 1)}
 
     def halts(self, ch: Channel, entry: Entry) -> bool:
         """The halt rule: the SQL thread stops instead of playing a group whose ID does not follow

@@ -144,6 +144,12 @@ STOP_EVENT = mutant(
     "stop-event", feature="groupid", base="model:groupid", bug="hierarchical-replication design: Stop_log_event under --rpl-hierarchical", seam="groupid: shutdown",
     what="A Stop event at shutdown under --rpl-hierarchical consumes a group ID (the design stopped writing it)",
     kills=("GGID.NO_STOP_EVENT",))
+GROUP_ID_BEFORE_BINLOG_LOCK = mutant(
+    "group-id-before-binlog-lock", feature="groupid", base="model:groupid",
+    bug="MDEV-35570 (analogue: a GTID binlogged out of its order); the design takes IDs under LOCK_log so that they are sequential",
+    seam="groupid: issuing a client commit's ID",
+    what="The root master takes a transaction's group ID when it begins, outside the binlog lock: one that began earlier and commits later writes a lower ID after a higher one",
+    kills=("GGID.MONOTONIC",))
 PURGE_SILENT_SKIP = mutant(
     "purge-silent-skip", feature="groupid", base="model:groupid", bug="known bugs §1.2 (exact diff on connect): a dump that resumes at the oldest remaining binlog", seam="sim: where the dump thread starts",
     what="A slave whose next event is in a purged binlog is not refused: the dump thread starts at the oldest binlog left, and the purged groups are never applied",

@@ -364,6 +364,8 @@ class Simulator:
             self._status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
 
     def _op_trx(self, node: Node, op: dict) -> None:
+        if node.rpl_hierarchical:
+            self.hierarchy.begin(node, self._trx_name(node, op))
         stmts = op.get("statements") or [{}]
         start = self.now
         t = start
@@ -376,8 +378,12 @@ class Simulator:
     def _local(self, node: Node, t: int) -> int:
         return self.epoch + t + node.offset
 
+    @staticmethod
+    def _trx_name(node: Node, op: dict) -> str:
+        return op.get("trx") or f"{node.id}-{op['at']}"
+
     def _commit(self, node: Node, incarnation: int, op: dict, starts: list[int]) -> None:
-        trx = op.get("trx") or f"{node.id}-{op['at']}"
+        trx = self._trx_name(node, op)
         if node.incarnation != incarnation or not node.up:
             self.emit("error", node.id, trx=trx, errno=CR_SERVER_LOST, message="Lost connection to server during query")
             return

@@ -184,6 +184,10 @@ def _tlc(args) -> int:
     from replcheck import tlc
     from replcheck.model.mutants import REGISTRY
 
+    if args.histories and not args.validate:
+        raise io.InputError(str(args.histories), None, "--histories", "only with --validate")
+    if args.validate:
+        return _validate(args)
     if args.spec and args.spec not in {c.module for c in tlc.manifest().checks}:
         raise io.InputError(args.spec, None, "--spec", "no TLA+ module of that name in spec/tla/manifest.toml")
     if args.mutant and args.mutant not in REGISTRY:
@@ -230,6 +234,33 @@ def _tlc(args) -> int:
         print(f"replcheck: internal error: TLC failed on {failed} of {len(checks)} checks (not a verdict)", file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_VIOLATION if differ else EXIT_OK
+
+
+def _validate(args) -> int:
+    """Trace validation of the model systems' Traces: per spec, how many were accepted whole, how
+    many up to the end of its vocabulary's scope, and each rejection with the step it names."""
+    from replcheck import generate, suites
+    from replcheck.tla import sweep
+    from replcheck.verify import embedded_histories
+
+    models = [n for n, s in systems.systems().items() if s.kind == "model"]
+    if args.histories:
+        items = [(f"{args.seed}/{i}", h, models) for i in range(args.histories) for h in [generate.generate(args.seed, i)]]
+    else:
+        items = [(p.stem, h, suites.systems_for(h, p, models))
+                 for p in embedded_histories() + suites.histories() for h in [io.load_history(p)]]
+    done = sweep(items)
+    for spec in sorted({v.spec for _, _, v in done.validations}):
+        mine = [v for _, _, v in done.validations if v.spec == spec]
+        whole = sum(v.ok and v.scope == "the whole trace" for v in mine)
+        print(f"{spec}: {len(mine)} traces, {sum(v.ok for v in mine)} accepted ({whole} whole, the others up to the end of "
+              f"the spec's vocabulary), {len(mine) - sum(v.ok for v in mine)} rejected")
+    for name, system, v in done.rejected:
+        print(f"rejected: {name} on {system}: {v.describe()}")
+    runs = len({(n, s) for n, s, _ in done.validations} | set(done.uncovered))
+    print(f"{len(items)} Histories, {runs} Traces; in no spec's vocabulary: {len(done.uncovered)} "
+          f"({', '.join(sorted({n for n, _ in done.uncovered})) or 'none'})")
+    return EXIT_VIOLATION if done.rejected else EXIT_OK
 
 
 def _relay_log_info(args) -> int:
@@ -419,6 +450,10 @@ def build_parser() -> Parser:
     s.add_argument("--mutant", help="the checks of this registry mutant")
     s.add_argument("--size", choices=["small", "medium", "large"], help="the checks of this size (default small, unless --config or --mutant)")
     s.add_argument("--history-out", type=_file_name, help="write the first counterexample as a History (SemiSync, Delay, Incident, GroupIds) to replay on the Python model")
+    s.add_argument("--validate", action="store_true",
+                   help="trace validation instead: every embedded History's Trace on each model that runs it, checked as a behaviour of the specs")
+    s.add_argument("--histories", type=_positive, help="with --validate: N generated Histories of --seed instead of the embedded ones")
+    s.add_argument("--seed", type=_natural, default=0, help="with --validate --histories: the generator's seed (default 0)")
     s.set_defaults(fn=_tlc)
 
     s = sub.add_parser("relay-log-info", help="read a relay-log.info file as WL#344 specifies")

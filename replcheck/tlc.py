@@ -147,17 +147,18 @@ def java() -> str:
     return found
 
 
-def run(module: Path, config_text: str) -> Result:
+def run(module: Path, config_text: str, dump: Path | None = None) -> Result:
     """Check `module` (a .tla file; the modules it extends sit beside it) under a configuration
     given as the text of a .cfg file. TLC's state files and the standard modules it unpacks go to
-    a temporary directory, removed afterwards."""
+    a temporary directory, removed afterwards. With `dump`, TLC writes every distinct state it
+    found to `dump`.dump (trace validation reads them)."""
     with tempfile.TemporaryDirectory(prefix="replcheck-tlc-") as tmp:
         cfg = Path(tmp, "run.cfg")
         cfg.write_text(config_text)
         cmd = [java(), "-XX:+UseParallelGC", f"-Djava.io.tmpdir={tmp}", "-cp", str(jar()), "tlc2.TLC",
                "-tool", "-workers", "1", "-fp", "1", "-seed", "0", "-cleanup", "-metadir", str(Path(tmp, "states")),
                # the bounded models end in terminal states by design (the last transaction, a failover)
-               "-deadlock", "-config", str(cfg), module.name]
+               "-deadlock", *(("-dump", str(dump)) if dump else ()), "-config", str(cfg), module.name]
         p = subprocess.run(cmd, cwd=module.parent, capture_output=True, text=True)
     return parse(p.stdout + p.stderr, p.returncode)
 

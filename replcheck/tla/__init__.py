@@ -2,19 +2,20 @@
 in the style of Cirstea, Kuppe, Merz et al., "Validating Traces of Distributed Programs Against
 TLA+ Specifications" (2024).
 
-Each feature's module here (`semisync`, `delay`, `incident`: one per spec) maps a Trace's observations to
-the sequence of the spec's actions they witness (an `Abstraction`: the spec's constants, and one
-`Step` per action, with the values observed after it). `validate` writes that sequence as a TLA+
-module `TraceLog` (`Trace == <<...>>`), beside the spec and its trace module
-spec/tla/<Spec>Trace.tla, whose `TraceNext` takes step i+1 only as the action `Trace[i+1]` names,
-with the observed values. TLC explores every behaviour of `TraceInit /\\ [][TraceNext]_vars`
-breadth-first; the longest accepted prefix is the depth it reaches less one (every step
-advances the index `i` by one). The trace is accepted when that is the whole of it; otherwise
-the next step is the first the spec does not allow, a finding. As with the manifest's checks,
-TLC runs with one worker, a fixed seed and no time limit deciding anything.
+Each feature's module here (`semisync`, `delay`, `incident`, `groupids`: one per spec) maps a
+Trace's observations to the sequence of the spec's actions they witness (an `Abstraction`: the
+spec's constants, and one `Step` per action, with the values observed after it). `validate_all`
+writes such sequences as a TLA+ module `TraceLog` (`Traces == <<<<...>>, ...>>`), one batch per
+spec and constants, beside the spec and its trace module spec/tla/<Spec>Trace.tla, whose
+`TraceInit` picks a trace k and whose `TraceNext` takes its step i+1 only as the action
+`Trace[i+1]` names, with the observed values. TLC explores every behaviour breadth-first and
+dumps the distinct states; a trace's longest accepted prefix is the greatest i of a state with
+its k. The trace is accepted when that is the whole of it; otherwise the next step is the first
+the spec does not allow, a finding. As with the manifest's checks, TLC runs with one worker, a
+fixed seed and no time limit deciding anything.
 
 The features' modules also go the other way: a TLC counterexample as a History (`history`), to
-replay on the Python model; `groupids` does only that.
+replay on the Python model.
 """
 from __future__ import annotations
 
@@ -150,29 +151,62 @@ def states(trace: list[tlc.Step]) -> list[tuple[str, dict]]:
     return [(s.action, {k: parse_value(v) for k, v in s.state.items()}) for s in trace if s.state]
 
 
-def trace_log(a: Abstraction) -> str:
-    entries = ",\n    ".join(value({"a": s.action, **s.args}) for s in a.steps)
-    return (f"---- MODULE TraceLog ----\nGiven == {value(a.given or {'none': 0})}\n"
-            f"Trace == <<\n    {entries}\n    >>\n====\n")
+def trace_log(batch: list[Abstraction]) -> str:
+    """The module TraceLog: the batch's constants (config() assigns them from here: a .cfg takes
+    no negative number), and one trace per abstraction (the trace module's variable k picks one)."""
+    def trace(a: Abstraction) -> str:
+        return "<<" + ",\n      ".join(value({"a": s.action, **s.args}) for s in a.steps) + ">>"
+    consts = "".join(f"Const_{k} == {value(v)}\n" for k, v in batch[0].constants.items())
+    givens = ", ".join(value(a.given or {"none": 0}) for a in batch)
+    return (f"---- MODULE TraceLog ----\nEXTENDS Integers\n{consts}Givens == <<{givens}>>\n"
+            f"Traces == <<\n    {(',' + chr(10) + '    ').join(trace(a) for a in batch)}\n    >>\n====\n")
 
 
 def config(a: Abstraction) -> str:
-    consts = "\n".join(f"    {k} = {value(v)}" for k, v in a.constants.items())
+    consts = "\n".join(f"    {k} <- Const_{k}" for k in a.constants)
     return f"CONSTANTS\n{consts}\nINIT TraceInit\nNEXT TraceNext\n"
+
+
+_DUMPED = re.compile(r"^/\\ ([ik]) = (\d+)$", re.M)
 
 
 def validate(a: Abstraction) -> Validation:
     """Run TLC on the abstraction's steps; TLC's own failure raises TLCFailed (never a verdict)."""
-    with tempfile.TemporaryDirectory(prefix="replcheck-trace-") as tmp:
-        for name in (a.spec, f"{a.spec}Trace"):
-            shutil.copy(tlc.TLA / f"{name}.tla", tmp)
-        Path(tmp, "TraceLog.tla").write_text(trace_log(a))
-        r = tlc.run(Path(tmp, f"{a.spec}Trace.tla"), config(a))
-    if r.status != "holds" or r.depth is None:
-        raise TLCFailed(f"{a.spec}Trace: TLC {r.status}: {'; '.join(r.errors)[:500]}")
-    accepted = r.depth - 1  # the initial state is depth 1; each step after it advances i
-    return Validation(a.spec, len(a.steps), accepted, r.distinct, a.scope,
-                      a.steps[accepted] if accepted < len(a.steps) else None)
+    return validate_all([a])[0]
+
+
+def validate_all(abstractions: list[Abstraction]) -> list[Validation]:
+    """Validate many traces with one TLC run per spec and constants: the trace module's variable
+    k picks the trace, and the longest accepted prefix of trace k is the greatest i of a state
+    with that k among the distinct states TLC dumps. Identical traces are checked once."""
+    groups: dict[tuple[str, str], list[Abstraction]] = {}
+    for a in abstractions:
+        groups.setdefault((a.spec, value(a.constants)), []).append(a)
+    accepted: dict[int, int] = {}  # id(abstraction) -> its longest accepted prefix
+    distinct: dict[int, int | None] = {}
+    for (spec, _), batch in groups.items():
+        unique = list({trace_log([a]): a for a in batch}.values())
+        with tempfile.TemporaryDirectory(prefix="replcheck-trace-") as tmp:
+            for name in (spec, f"{spec}Trace"):
+                shutil.copy(tlc.TLA / f"{name}.tla", tmp)
+            Path(tmp, "TraceLog.tla").write_text(trace_log(unique))
+            r = tlc.run(Path(tmp, f"{spec}Trace.tla"), config(batch[0]), dump=Path(tmp, "states"))
+            dumped = Path(tmp, "states.dump").read_text() if r.status == "holds" else ""
+        if r.status != "holds":
+            raise TLCFailed(f"{spec}Trace: TLC {r.status}: {'; '.join(r.errors)[:500]}")
+        reached: dict[int, int] = {}
+        for state in dumped.split("\nState ")[1:]:
+            found = dict(_DUMPED.findall(state))
+            k, i = int(found["k"]), int(found["i"])
+            reached[k] = max(reached.get(k, 0), i)
+        by_log = {trace_log([u]): reached.get(n, 0) for n, u in enumerate(unique, 1)}
+        for a in batch:
+            accepted[id(a)], distinct[id(a)] = by_log[trace_log([a])], r.distinct
+    out = []
+    for a in abstractions:
+        n = accepted[id(a)]
+        out.append(Validation(a.spec, len(a.steps), n, distinct[id(a)], a.scope, a.steps[n] if n < len(a.steps) else None))
+    return out
 
 
 class TLCFailed(Exception):
@@ -184,10 +218,42 @@ def check(trace, history: dict | None = None) -> list[Validation]:
     out = []
     for feature in FEATURES.values():
         try:
-            a = feature.abstract(trace, history)
+            out.append(feature.abstract(trace, history))
         except OutOfScope:
             continue
-        out.append(validate(a))
+    return validate_all(out)
+
+
+@dataclass
+class Sweep:
+    """Trace validation of many Histories, each on the model systems that run it."""
+    validations: list[tuple[str, str, Validation]] = field(default_factory=list)  # (History, system, ...)
+    uncovered: list[tuple[str, str]] = field(default_factory=list)  # (History, system): no spec's vocabulary
+
+    @property
+    def rejected(self) -> list[tuple[str, str, Validation]]:
+        return [v for v in self.validations if not v[2].ok]
+
+
+def sweep(histories: list[tuple[str, dict, list[str]]]) -> Sweep:
+    """Every (name, History, systems): the History run on each system, and its Trace validated
+    against every spec whose vocabulary covers it; one TLC run per spec and constants in all."""
+    from replcheck import systems
+
+    out, pending = Sweep(), []
+    for name, history, names in histories:
+        for system in names:
+            trace = systems.get(system).run(history)
+            found = []
+            for feature in FEATURES.values():
+                try:
+                    found.append(feature.abstract(trace, history))
+                except OutOfScope:
+                    continue
+            pending += [(name, system, a) for a in found]
+            if not found:
+                out.uncovered.append((name, system))
+    out.validations = [(n, s, v) for (n, s, _), v in zip(pending, validate_all([a for _, _, a in pending]))]
     return out
 
 
@@ -216,5 +282,5 @@ def counterexample_history(check: tlc.Check, result: tlc.Result) -> tuple[str, d
 
 from replcheck.tla import delay, groupids, incident, semisync  # noqa: E402  (they import the classes above)
 
-FEATURES = {m.SPEC: m for m in (semisync, delay, incident)}  # trace validation (abstract) and counterexamples
-COUNTEREXAMPLES = {**FEATURES, groupids.SPEC: groupids}  # counterexamples as Histories (history, system)
+FEATURES = {m.SPEC: m for m in (semisync, delay, incident, groupids)}  # trace validation (abstract)
+COUNTEREXAMPLES = FEATURES  # counterexamples as Histories (history, system)

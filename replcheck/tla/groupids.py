@@ -1,16 +1,182 @@
-"""GroupIds (spec/tla/GroupIds.tla): a TLC counterexample as a History to replay on the Python
-model. (No trace validation yet: the model's Traces are not mapped onto the spec's actions.)"""
+"""GroupIds (spec/tla/GroupIds.tla) and the Python model's Traces: each mapped onto the other.
+
+`abstract(trace)`: the spec's actions a Trace witnesses. The spec's servers are the History's
+nodes, all --rpl-hierarchical, the root master feeding every other (Root); its transactions
+1..NGroups are the masters' client transactions, numbered in the order they were binlogged.
+Observations map as follows: the last binlog event of a group on the master is ClientCommit (with
+the group ID and transaction it carries), or ClientCommitCrash when a crash point armed after the
+binlog write fires there; on a slave it is Play, or PlayCrash when a crash point after the binlog
+write (prepared) or after the engine commit (committed, relay-log.info not flushed) fires there;
+on a slave with rpl_transaction_enabled, whose engine commit carries the SQL thread's position
+(model/recovery.py), a crash after the engine commit is Play, then Crash. A crash is Crash, a
+clean shutdown Shutdown, FLUSH LOGS (its Rotate event) Rotate, a start Restart (with the binlog index it read, one ID per file; a start
+that crashes after creating its new binlog is Restart leaving the server down; one that crashes
+before is no step: the spec's state is as before); the SQL thread's stop with error 1643 is Halt;
+the promotion of the failover's elected slave is Failover, and each CHANGE MASTER the promotion
+makes on another slave is Repoint (placed, or refused: the new master lacks its last group); a
+slave that is down then is repointed when it starts (a refused one left at the Failover already).
+
+What it ignores: every time, events other than a group's last, the IO thread and the relay log
+(the spec's slaves read the master's binlog, also once it is down: their relay logs may hold all
+of it), status samples and SHOW statements. Its scope ends at the first operation of the History
+outside the spec's vocabulary (PURGE BINARY LOGS, SET BINLOG_GROUP_ID, CHANGE MASTER,
+a restore, STOP/START SLAVE other than the IO thread's, a crash point the spec has none for) and
+at a group binlogged by a slave that its master never did (a local write).
+
+`history(constants, trace)`: a TLC counterexample as a History to replay on the Python model.
+"""
 from __future__ import annotations
+
+from replcheck.tla import Abstraction, OutOfScope, Step
 
 SPEC = "GroupIds"
 US = 1_000_000
 STEP_US = 100_000  # the History's steps; the model's replicas apply within 1 ms (the latency)
+# History operations whose effect the spec's vocabulary covers (or that change none of its state)
+VOCABULARY = {"trx", "crash", "shutdown", "restart", "failover", "read", "flush_logs",
+              "show_slave_status", "show_master_status", "show_binlog_info"}
+# model/recovery.py's crash points: where each fires, and what the spec makes of it
+AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT = "after_binlog_write", "after_engine_commit"
+BEFORE_BINLOG_WRITE = "before_binlog_write"
+AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG = "recovery_after_new_binlog", "recovery_before_new_binlog"
+POINTS = {None, BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT, AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG}
+ER_HALT = 1643  # ER_SLAVE_GROUP_ID_NOT_HIGHER: the SQL thread met an ID not above its binlog's last
+
+
+def _star(topology: dict) -> tuple[str, dict]:
+    nodes = {n["id"]: n for n in topology["nodes"]}
+    if not all(n.get("rpl_hierarchical") for n in nodes.values()):
+        raise OutOfScope("not every node runs --rpl-hierarchical")
+    sources = {c["source"] for c in topology["channels"]}
+    replicas = [c["replica"] for c in topology["channels"]]
+    if len(sources) != 1 or sorted(replicas + list(sources)) != sorted(nodes):
+        raise OutOfScope("not one root master feeding every other server (the spec's topology)")
+    return sources.pop(), nodes
+
+
+def scope_end(history: dict | None) -> tuple[int | None, str]:
+    for op in (history or {}).get("ops", []):
+        if (op["op"] not in VOCABULARY and not (op["op"] in ("stop_slave", "start_slave") and op.get("thread") == "io")) \
+                or (op["op"] == "crash" and op.get("point") not in POINTS):
+            return op["at"], f"up to {op['op']} on {op['node']} at {op['at']} µs, outside the spec's vocabulary"
+    return None, "the whole trace"
+
+
+def _index(content: str) -> tuple[int, ...]:
+    """The binlog index (`full_path|group_id|` per line) as the spec's index: one ID per file."""
+    return tuple(int(line.split("|")[1]) for line in content.splitlines() if line.strip())
+
+
+def abstract(trace, history: dict | None = None) -> Abstraction:
+    header, obs = trace
+    root, nodes = _star(header["topology"])
+    end, scope = scope_end(history)
+    seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
+    steps: list[Step] = []
+    number: dict[str, int] = {}  # transaction -> its number: the order the masters binlogged them
+    master, up = root, {n: True for n in nodes}
+    armed: dict[str, str | None] = {}  # a crash point armed and not yet fired
+    swallow: set[str] = set()  # a crash (or start) already taken as part of the step before it
+    halted: set[str] = set()
+    deferred: dict[str, Step] = {}  # a down slave's Repoint, taken when it starts
+    failover = None  # the elected slave, until its promotion is a Failover step
+    crashes = rotations = 0
+
+    def step(line: int, action: str, what: str, **args) -> None:
+        nonlocal crashes
+        steps.append(Step(action, args, line, what))
+        crashes += action in ("ClientCommitCrash", "PlayCrash", "Crash", "Shutdown") or (action == "Restart" and not args["up"])
+
+    def promote(line: int, node: str) -> None:
+        nonlocal master, failover
+        if failover is not None:
+            step(line, "Failover", f"{node} promoted in place of {master}", s=node)
+            master, failover = node, None
+            halted.discard(node)
+
+    def after(i: int, node: str, kinds: tuple[str, ...]) -> dict | None:
+        """The next observation of one of `kinds` on `node` after position i of `seen`."""
+        return next((o for _, o in seen[i + 1:] if o.get("node") == node and o["kind"] in kinds), None)
+
+    for i, (line, o) in enumerate(seen):
+        kind, node = o["kind"], o.get("node")
+        if kind == "stmt" and o["op"] == "crash" and o.get("errno") is None:
+            armed[node] = o.get("point")
+        elif kind == "binlog" and o["last"] and o["trx"] and o.get("group_id") is not None:
+            point, trx, gid = armed.get(node), o["trx"], o["group_id"]
+            if node == master and trx not in number:
+                number[trx] = len(number) + 1
+                crash = point == AFTER_BINLOG_WRITE
+                step(line, "ClientCommitCrash" if crash else "ClientCommit",
+                     f"{trx} binlogged on {master} with group ID {gid}" + (", then a crash" if crash else ""),
+                     s=node, id=gid, trx=number[trx])
+            elif node != master and trx in number:
+                what = f"{node} played {trx}: binlogged with group ID {gid}"
+                if point == AFTER_BINLOG_WRITE or (point == AFTER_ENGINE_COMMIT and not nodes[node].get("rpl_transaction_enabled")):
+                    step(line, "PlayCrash", f"{what}, then a crash ({point})", s=node, id=gid, trx=number[trx],
+                         prepared=point == AFTER_BINLOG_WRITE)
+                else:  # an engine-commit crash here (rpl_transaction_enabled) is a Crash step after it
+                    step(line, "Play", what, s=node, id=gid, trx=number[trx])
+            else:
+                scope = f"up to trace line {line}: {node} binlogged {trx}, which is no group of its master's"
+                break
+            if steps[-1].action in ("ClientCommitCrash", "PlayCrash"):
+                swallow.add(node)  # its crash is part of the step
+        elif kind == "binlog" and o["type"] == "ROTATE_EVENT":
+            rotations += 1
+            step(line, "Rotate", f"{node} rotated its binlog (FLUSH LOGS)", s=node)
+        elif kind == "crash":
+            up[node] = False
+            if armed.get(node) in (BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT):
+                armed[node] = None
+            if node in swallow:
+                swallow.discard(node)
+            else:
+                step(line, "Crash", f"{node} crashed", s=node)
+        elif kind == "shutdown":
+            up[node] = False
+            step(line, "Shutdown", f"{node} shut down", s=node)
+        elif kind == "restart":
+            point = armed.get(node)
+            if point in (AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG):
+                armed[node] = None
+                swallow.add(node)  # the crash this start ends in
+            if point == BEFORE_NEW_BINLOG:
+                continue
+            index = after(i, node, ("binlog_index",))
+            stays_up = point != AFTER_NEW_BINLOG
+            up[node] = stays_up
+            step(line, "Restart", f"{node} started" + ("" if stays_up else ", then crashed after creating its new binlog"),
+                 s=node, up=stays_up, index=_index(index["content"]) if index else ())
+            if stays_up and node in deferred:
+                steps.append(deferred.pop(node))
+        elif kind == "sql_stop" and o.get("errno") == ER_HALT and node not in halted:
+            halted.add(node)
+            step(line, "Halt", f"{node}'s SQL thread halted: {o.get('message')}", s=node)
+        elif kind == "failover":
+            failover = node
+        elif kind == "promoted":
+            promote(line, node)
+        elif kind == "stmt" and o["op"] == "change_master" and "master_host" in o and o.get("errno") is None:
+            promote(line, o["master_host"])
+            placed = "master_log_file" in o
+            what = f"{node} repointed to {o['master_host']}" + ("" if placed else ": refused, the new master lacks its last group")
+            if placed:
+                halted.discard(node)
+            if up[node]:
+                step(line, "Repoint", what, s=node, placed=placed)
+            elif placed:
+                deferred[node] = Step("Repoint", {"s": node, "placed": True}, line, what)
+    constants = {"Server": set(nodes), "Root": root, "NGroups": len(number), "NCrashes": crashes, "NPurges": 0, "NRejoins": 0,
+                 "NRotations": rotations, "MUTANTS": set()}
+    return Abstraction(SPEC, constants, {}, steps, scope)
 
 
 def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
     """A TLC counterexample of GroupIds as a History: the spec's servers (sorted, Root first) are A,
     B, C, ..., all --rpl-hierarchical, the others slaves of A; steps 100 ms apart from 1 s.
-    ClientCommit is a transaction on the master; a crash point (ClientCommitCrash, PlayCrash) is
+    ClientCommit is a transaction on the master (after a ClientCommitOvertaking, one that began
+    before the overtaking one and lasts until this step); a crash point (ClientCommitCrash, PlayCrash) is
     the model's crash point armed just before the commit it hits, a slave's before the master's
     commit of the group it plays (the model's slaves apply at once); Crash, Shutdown, Restart and
     Failover (the model elects the most advanced slave) are those operations. A start that
@@ -19,16 +185,21 @@ def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
     it cannot be, and the History's start does not crash. Play, Halt and Repoint are the model's own."""
     servers = sorted(constants["Server"], key=lambda s: (s != constants["Root"], s))
     node = {s: chr(ord("A") + i) for i, s in enumerate(servers)}
-    ops, committed_at = [], {}  # the master's binlog position -> when its commit op runs
+    ops, committed_at, overtaken = [], {}, 0  # committed_at: the master's binlog position -> when its commit op runs
     downed = {}  # server -> when a plain Crash or Shutdown took it down (None: a crash point did)
     before = trace[0][1]
     for i, (action, st) in enumerate(trace[1:], 1):
         at, m = US + STEP_US * i, before["master"]
-        if action in ("ClientCommit", "ClientCommitCrash"):
+        if action in ("ClientCommit", "ClientCommitCrash", "ClientCommitOvertaking"):
             if action == "ClientCommitCrash":
                 ops.append({"at": at - 1, "op": "crash", "node": node[m], "point": "after_binlog_write"})
                 downed[m] = None
-            ops.append({"at": at, "op": "trx", "node": node[m], "trx": f"t{st['made']}"})
+            trx = {"at": at, "op": "trx", "node": node[m], "trx": f"t{st['made']}"}
+            if action == "ClientCommitOvertaking":
+                overtaken = at - STEP_US // 2  # the session that took the lower ID began before this one
+            elif before["pending"][m]:  # that session: begun then, committing now
+                trx.update(at=overtaken, statements=[{"duration_us": at - overtaken}])
+            ops.append(trx)
             committed_at[(m, len(st["binlog"][m]))] = at
         elif action == "PlayCrash":
             s = next(s for s in servers if st["up"][s] != before["up"][s])

@@ -1,16 +1,21 @@
 ----------------------------- MODULE DelayTrace -----------------------------
 (***************************************************************************)
 (* Trace validation of Delay (replcheck/tla/delay.py writes the module     *)
-(* TraceLog: Trace, a sequence of records, one per step, each naming its  *)
-(* action in field a and its parameters).  A behaviour takes step i + 1    *)
-(* only as the action Trace[i + 1] names: the trace is accepted when a     *)
-(* behaviour reaches i = Len(Trace).                                       *)
+(* TraceLog: the constants; Traces, a batch of traces, each a sequence of  *)
+(* records, one per step, naming its action in field a, its parameters).   *)
+(* A behaviour picks trace k and takes step i + 1 only as the action       *)
+(* Trace[i + 1] names: trace k is accepted when a behaviour reaches i =    *)
+(* Len(Trace); replcheck reads each k's greatest i from TLC's state dump.  *)
 (***************************************************************************)
 EXTENDS Delay, Sequences, TraceLog
 
-VARIABLE i  \* the steps of Trace taken so far
+VARIABLES i,  \* the steps of Trace taken so far
+          k   \* which trace of the batch TraceLog holds (one TLC run checks them all)
 
-TraceInit == Init /\ i = 0
+Trace == Traces[k]
+
+TraceInit ==
+    /\ k \in 1..Len(Traces) /\ Init /\ i = 0
 
 Step(e) ==
     CASE e.a = "Tick"      -> Tick
@@ -20,7 +25,7 @@ Step(e) ==
       [] e.a = "Stop"      -> Stop(e.n)
       [] e.a = "Start"     -> Start(e.n)
 
-TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i, k>>
 =============================================================================

@@ -1,16 +1,22 @@
 ---------------------------- MODULE IncidentTrace ----------------------------
 (***************************************************************************)
 (* Trace validation of Incident (replcheck/tla/incident.py writes the      *)
-(* module TraceLog: Trace, a sequence of records, one per step, each       *)
-(* naming its action in field a and its parameters).  A behaviour takes   *)
-(* step i + 1 only as the action Trace[i + 1] names: the trace is accepted *)
-(* when a behaviour reaches i = Len(Trace).                                *)
+(* module TraceLog: the constants; Traces, a batch of traces, each a       *)
+(* sequence of records, one per step, naming its action in field a, its    *)
+(* parameters).  A behaviour picks trace k and takes step i + 1 only as    *)
+(* the action Trace[i + 1] names: trace k is accepted when a behaviour     *)
+(* reaches i = Len(Trace); replcheck reads each k's greatest i from TLC's  *)
+(* state dump.                                                             *)
 (***************************************************************************)
 EXTENDS Incident, Sequences, TraceLog
 
-VARIABLE i  \* the steps of Trace taken so far
+VARIABLES i,  \* the steps of Trace taken so far
+          k   \* which trace of the batch TraceLog holds (one TLC run checks them all)
 
-TraceInit == Init /\ i = 0
+Trace == Traces[k]
+
+TraceInit ==
+    /\ k \in 1..Len(Traces) /\ Init /\ i = 0
 
 Step(e) ==
     CASE e.a = "Binlog"        -> Binlog /\ made' = e.c
@@ -22,7 +28,7 @@ Step(e) ==
       [] e.a = "Skip"          -> Apply /\ log[pos + 1].kind = "incident" /\ sql' = "running"
       [] e.a = "SkipAndStart"  -> SkipAndStart
 
-TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i, k>>
 =============================================================================

@@ -1,20 +1,24 @@
 --------------------------- MODULE SemiSyncTrace ---------------------------
 (***************************************************************************)
-(* Trace validation of SemiSync (replcheck/tla/semisync.py writes the     *)
-(* module TraceLog: Given, the initial values Init leaves open; Trace, a  *)
-(* sequence of records, one per step, each                               *)
-(* naming its action in field a, its parameters, and what was observed     *)
-(* after it).  A behaviour of TraceSpec takes step i + 1 only as the       *)
-(* action Trace[i + 1] names: the trace is accepted when a behaviour       *)
-(* reaches i = Len(Trace).                                                 *)
+(* Trace validation of SemiSync (replcheck/tla/semisync.py writes the      *)
+(* module TraceLog: the constants; Givens, the initial values Init leaves  *)
+(* open per trace; Traces, a batch of traces, each a sequence of records,  *)
+(* one per step, naming its action in field a, its parameters and what was *)
+(* observed after it).  A behaviour picks trace k and takes step i + 1     *)
+(* only as the action Trace[i + 1] names: trace k is accepted when a       *)
+(* behaviour reaches i = Len(Trace); replcheck reads each k's greatest i   *)
+(* from TLC's state dump.                                                  *)
 (***************************************************************************)
 EXTENDS SemiSync, Sequences, TraceLog
 
-VARIABLE i  \* the steps of Trace taken so far
+VARIABLES i,  \* the steps of Trace taken so far
+          k   \* which trace of the batch TraceLog holds (one TLC run checks them all)
+
+Trace == Traces[k]
 
 TraceInit ==
-    /\ Init /\ i = 0
-    /\ waitCount = Given.waitCount  \* Init leaves it open: the trace's configuration fixes it
+    /\ k \in 1..Len(Traces) /\ Init /\ i = 0
+    /\ waitCount = Givens[k].waitCount  \* Init leaves it open: the trace's configuration fixes it
 
 Step(e) ==
     CASE e.a = "Write"      -> Write /\ binlog' = e.t
@@ -29,7 +33,7 @@ Step(e) ==
       [] e.a = "Shutdown"   -> Shutdown /\ \A t \in Tx : outcome'[t] = "error" <=> t \in e.errors
       [] e.a = "Failover"   -> Failover(e.r)
 
-TraceNext == i < Len(Trace) /\ i' = i + 1 /\ Step(Trace[i + 1])
+TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, i, k>>
 =============================================================================

@@ -189,6 +189,7 @@ KILLS = {
     "mutant:stop-event": "gg-hier-basic",
     "mutant:purge-silent-skip": "gg-purge",
     "mutant:connect-ignores-server-id": "gg-connect-by-id",
+    "mutant:group-id-before-binlog-lock": "gg-overlapping-commits",
     "mutant:gtid-received-at-first-event": "partial-cut-reconnect",
     "mutant:delay-change-keeps-fetch-position": "d7-delay-change-relay-log-purged",
     "mutant:gtid-state-lags-binlog": "dur-process-crash",

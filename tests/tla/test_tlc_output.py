@@ -84,7 +84,8 @@ def test_every_mutant_check_expects_a_requirement_its_registry_entry_kills():
     assert {n for c in mutant_checks for n in c.mutants} == {
         "shutdown-acks-waiters", "switch-back-first-ack", "stop-applies-waited-event", "no-clock-compensation",
         "origin-timestamp", "no-incident", "incident-ignored", "incident-on-rollback", "no-halt-on-lower-id",
-        "halt-strictly-lower", "recovery-ignores-index", "stop-event"}
+        "halt-strictly-lower", "recovery-ignores-index", "stop-event", "purge-silent-skip", "connect-ignores-server-id",
+        "group-id-before-binlog-lock"}
     for c in mutant_checks:
         assert c.expect == "violated" and m.requirements[c.violated] in REGISTRY[c.mutants[0]].kills, c.name
 
@@ -107,7 +108,7 @@ def test_only_narrows_the_checked_properties():
 
 def test_every_property_is_shown_to_fail_by_some_check():
     """Honest oracles: a property no configuration can violate is a defect, unless listed here."""
-    not_yet = {"WL1720_ACK_RELAY", "WL3464_HOLD", "GGID_MONOTONIC"}  # no registry mutant breaks them yet
+    not_yet = {"WL1720_ACK_RELAY", "WL3464_HOLD"}  # no registry mutant breaks them yet
     m = tlc.manifest()
     shown = {c.violated for c in m.checks if c.expect == "violated"}
     assert set(m.requirements) - shown == not_yet
@@ -148,7 +149,7 @@ def test_a_broken_manifest_exits_3(tla_copy, capsys):
 @pytest.mark.parametrize("argv,words", [
     (["--spec", "Purge"], "Purge: --spec: no TLA+ module of that name"),
     (["--mutant", "nope"], "nope: --mutant: not a mutant of the registry"),
-    (["--mutant", "purge-silent-skip"], "spec/tla/manifest.toml: --mutant purge-silent-skip: no check matches"),
+    (["--mutant", "partial-copy-kept"], "spec/tla/manifest.toml: --mutant partial-copy-kept: no check matches"),
     (["--size", "tiny"], "tlc: argument --size: invalid choice"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
