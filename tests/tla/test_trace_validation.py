@@ -117,8 +117,8 @@ def test_validate_command_counts_each_spec_and_what_no_spec_covers(monkeypatch, 
     monkeypatch.setattr(suites, "histories", lambda: [])
     assert main(["tlc", "--validate"]) == 0
     out = capsys.readouterr().out
-    assert "GroupIds: 5 traces, 5 accepted (0 whole, the others up to the end of the spec's vocabulary), 0 rejected" in out
-    assert "2 Histories, 10 Traces; in no spec's vocabulary: 5 (fan-out)" in out
+    assert "GroupIds: 6 traces, 6 accepted (0 whole, the others up to the end of the spec's vocabulary), 0 rejected" in out
+    assert "2 Histories, 12 Traces; in no spec's vocabulary: 6 (fan-out)" in out
 
 
 def test_generated_histories_only_with_validate(capsys):
