@@ -1441,6 +1441,15 @@ class Simulator:
         if gen != ch.sql_gen:
             return
         ev = entry.ev
+        if ev.trx is not None and ev.idx == 0 and ch.sql_pos > ch.group_start and M.PARTIAL_COPY_KEPT not in self.mutants:
+            # A group's first event while another is open: the open one is a partial copy whose end
+            # never comes (a reconnect by position, mid-binlog, sends an artificial FDE that rolls
+            # nothing back). MySQL's Gtid_log_event::do_apply_event rolls it back: "Rolling back
+            # unfinished transaction (no COMMIT or ROLLBACK in relay log). A probable cause is partial
+            # transaction left on relay log because of restarting IO thread with auto-positioning".
+            g = ch.relay[ch.group_start].ev
+            self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason="partial_group")
+            ch.group_start, ch.applied_in_group = ch.sql_pos, 0
         # the server that sent the event: a failover may have repointed the channel since it was relayed
         self.emit("apply", ch.node.id, source=entry.source, **_event_fields(ev, entry.group_id), read=read, begin=begin,
                   relay_file=entry.file, relay_pos=entry.pos)
