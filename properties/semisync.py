@@ -387,7 +387,29 @@ def _timed_out(ix: SemiSyncIndex, c: dict, tol: int, surely: bool = False) -> bo
     could = waited >= timeout if surely or not tol else (waited >= timeout - tol and longest >= timeout)
     return (_waited(c) and c["ok"] and could
             and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"])
-            and not _disabled_at_return(ix, c, tol))
+            and not _disabled_at_return(ix, c, tol) and not _switched_off_otherwise(ix, c, tol))
+
+
+def _switched_off_otherwise(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
+    """The status switched OFF as the wait ended, for another cause than a timeout (the last
+    semi-sync replica left with rpl_semi_sync_master_wait_no_slave OFF): that released it, whatever
+    the timeout would have done at the same moment (a switch_off wakes every waiting session)."""
+    offs = ix.v.memo("semisync.offs", lambda: _off_lines(ix.v))
+    lo = (c["obs"]["t"] - tol, -1)
+    return any(lo <= key < c["rkey"] and not timeout for key, timeout in offs.get(c["node"], []))
+
+
+def _off_lines(v: TraceView) -> dict[str, list[tuple[tuple[int, int], bool]]]:
+    """Per node, each 'switched OFF' log line and whether a timeout line came just before it."""
+    out: dict[str, list] = {}
+    last_timeout: dict[str, int] = {}
+    for o in v.kind("log"):
+        if TIMEOUT_LOG.search(o["message"]):
+            last_timeout[o["node"]] = o["t"]
+        elif o["message"].startswith("Semi-sync replication switched OFF"):
+            timeout = o["node"] in last_timeout and o["t"] - last_timeout[o["node"]] <= v.resolution_us
+            out.setdefault(o["node"], []).append((_key(o), timeout))
+    return out
 
 
 def _disabled_at_return(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
