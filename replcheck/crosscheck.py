@@ -44,7 +44,7 @@ class Facts:
     observed: frozenset[str]  # the aspects this Trace can show
     restarts: frozenset[str] = frozenset()  # nodes whose replication started again (START SLAVE, restart, a reconnect after a cut)
     incidents: frozenset[str] = frozenset()  # nodes that binlogged an incident
-    cuts: frozenset[tuple[str, tuple]] = frozenset()  # (node, when) each cut that stopped its IO thread
+    cuts: frozenset[tuple[str, tuple]] = frozenset()  # (node, (when, where in the source's binlog)) of each cut that stopped its IO thread
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -56,11 +56,11 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     data: dict[str, dict] = {}
     untimed_applies = False
     restarts, incidents = set(), set()
-    cuts: dict[str, list[int]] = {}
+    cuts: dict[str, list[tuple]] = {}
     for o in obs:
         k, node = o["kind"], o.get("node", "")
         if k == "io_cut" and o.get("then") == "stop":
-            cuts.setdefault(node, []).append(o["t"])
+            cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
                 k == "io_cut" and o.get("then") == "reconnect"):
             restarts.add(node)
@@ -246,9 +246,9 @@ def change_master_differs(ctx: Ctx) -> bool:
 
 
 def cut_differs(ctx: Ctx) -> bool:
-    """A cut stopped the node's IO thread at another time (or not at all) in one Trace: a cut stops
-    it only inside a group in flight, and the source sent its groups at other times; here or up
-    the chain."""
+    """A cut stopped the node's IO thread at another time or place in the source's binlog (or not at
+    all) in one Trace: a cut stops it only inside a group in flight, and the source sent its groups
+    at other times; here or up the chain."""
     def cut(f: Facts, node: str) -> tuple:
         return dict(f.cuts).get(node, ())
     return _here_or_upstream(ctx, lambda c, src: cut(c[0], c[3]) != cut(c[1], c[3]))
