@@ -61,6 +61,14 @@ class Rng:
         return self.next64() >> 63 == 1
 
 
+def families_for(feature: str) -> tuple[str, ...]:
+    """The family of a feature (a mutant's search draws from it), or if it has none of its own the
+    families whose Histories exercise it (lag's is delay's; partial groups' are three)."""
+    if feature in FAMILIES:
+        return (feature,)
+    return tuple(name for name, f in FAMILIES.items() if feature in f.features)
+
+
 def generate(seed: int, index: int, families: tuple[str, ...] | None = None) -> dict:
     """History `index` of campaign `seed`: a family, its topology, then 1..MAX_STEPS steps, each
     drawn by weight among those whose precondition holds."""
