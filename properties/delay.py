@@ -325,6 +325,8 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                 check.judge(False, f"{node} executed the delayed {a['type']} of {a['trx']} (due {due}) at the stop {t}", o, a)
         before = [s for s in _samples(v, node) if s["_line"] < o["_line"]][-1:]
         before = [s for s in before if s["Slave_SQL_Running"] == "Yes"]
+        if before and before[-1]["SQL_Remaining_Delay"] is not None and before[-1]["t"] + before[-1]["SQL_Remaining_Delay"] * US > t:
+            check.reached(f"{o['reason']} during a delay wait")  # the last sample's wait was still running at the stop
         after = next((s for s in _samples(v, node) if s["_line"] > o["_line"] and s["Slave_SQL_Running"] == "No"), None)
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
