@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from replcheck.spec.formats import MAX_MASTER_DELAY, US
+from replcheck.spec.formats import ER_SLAVE_WAS_RUNNING, MAX_MASTER_DELAY, US
 
 from .core import Check, TraceView, checks
 from .recovery import copies, sources_at_end, stopped_at_end
@@ -801,7 +801,9 @@ def until_stops_at_position(v: TraceView, check: Check) -> None:
     ix = index(v)
     for s in _stmts(v, "start_slave"):
         u = s.get("until")
-        if not u or s.get("errno") is not None:
+        # With the SQL thread already running, START SLAVE only notes it and sets no UNTIL
+        # (start_slave, sql/sql_repl.cc: the until condition is taken only for threads it starts).
+        if not u or s.get("errno") is not None or s.get("warning") == ER_SLAVE_WAS_RUNNING:
             continue
         target = (u["master_log_file"], u["master_log_pos"])
         stopped = next((o for o in v.kind("sql_stop") if o["node"] == s["node"] and o["_line"] > s["_line"]), None)

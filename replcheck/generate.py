@@ -24,8 +24,12 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # dropping between two events, maybe inside a group) to the delay, semisync and incident families,
 # and delay_change (CHANGE MASTER TO MASTER_DELAY on a stopped replica with unapplied events) to delay;
 # semisync's failover picks the replica with most whole groups and starts the others' IO threads.
+# Version 6 steers the families to every requirement (issue #20, replcheck/coverage.py): delay's
+# channels may have no MASTER_DELAY, its servers no GTIDs, its replica a relay-log.info at start,
+# START SLAVE SQL_THREAD UNTIL and BINLOG statements; semisync's timeout_then_catch_up; groupid's
+# purge_while_down and a root without --rpl-hierarchical or a slave without --log-slave-updates.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/5"
+GENERATOR = "replcheck.generate/6"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)

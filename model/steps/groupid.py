@@ -23,9 +23,18 @@ class GroupIds:
     # overrides relay-log.info at crash recovery (off on one slave: recovery trusts the file)
     TRANSACTIONAL = ((True, True, True), (True, False, True), (True, True, False))
 
-    def __init__(self, h: Builder, chain: bool, latency: int, transactional: tuple[bool, ...]):
+    # Most Histories run three --rpl-hierarchical servers; a few have a root without it (a slave
+    # with it logs group ID 0, GGID.MIXED_MODE) or a slave started without --log-slave-updates,
+    # which --rpl-hierarchical needs (refused at start, GGID.STARTUP.OPTIONS).
+    OPTIONS = ("hierarchical",) * 18 + ("root-without", "slave-without-log-slave-updates")
+
+    def __init__(self, h: Builder, chain: bool, latency: int, transactional: tuple[bool, ...], options: str = "hierarchical"):
         links = [("A", "B"), ("B", "C")] if chain else [("A", "B"), ("A", "C")]
         nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t} for n, t in zip(self.SERVERS, transactional)]
+        if options == "root-without":
+            nodes[0]["rpl_hierarchical"] = False
+        elif options == "slave-without-log-slave-updates":
+            nodes[2]["log_slave_updates"] = False
         h.topology(900_000, nodes, [{"source": s, "replica": r, "latency_us": latency} for s, r in links])
         self.h = h
         self.root = "A"
@@ -82,6 +91,21 @@ class GroupIds:
         A slave that was down meanwhile and needs what went must be refused, not skip it."""
         self.h.op("purge_binary_logs", self.in_system(node), before_us=self.h.now)
 
+    def purge_while_down(self, node: str, pause: int) -> None:
+        """A slave is down while its master commits, rotates and purges what it lacks; then it
+        starts and the master commits again: it must be refused (1236), not skip the purged group."""
+        node = self.in_system(node)
+        if node == self.root:
+            return
+        h, source = self.h, self.source[node]
+        h.op("crash", node)
+        self.commit(1, False)
+        h.op("flush_logs", source)
+        h.now += pause
+        h.op("purge_binary_logs", source, before_us=h.now)
+        h.op("restart", node)
+        self.commit(1, False)
+
     def connect_by_group_id(self, node: str) -> None:
         """A slave reconnects by its last group ID: STOP SLAVE, CHANGE MASTER TO
         CONNECT_USING_GROUP_ID, START SLAVE."""
@@ -128,7 +152,7 @@ class GroupIds:
 
 
 def topology(b: Builder, d: Draw) -> None:
-    b.state["g"] = GroupIds(b, d.boolean(), d.choice(GroupIds.LATENCIES), d.choice(GroupIds.TRANSACTIONAL))
+    b.state["g"] = GroupIds(b, d.boolean(), d.choice(GroupIds.LATENCIES), d.choice(GroupIds.TRANSACTIONAL), d.choice(GroupIds.OPTIONS))
 
 
 def _g(name: str, method: Callable[..., None], *draws: Callable[[Draw], object], weight: int = 1) -> Step:
@@ -157,6 +181,7 @@ FAMILY = Family("groupid", topology, (
     _g("flush_logs", GroupIds.flush_logs, _server),
     _g("set_group_id", GroupIds.set_group_id, lambda d: d.integer(1, 1000)),
     _g("purge", GroupIds.purge, _server),
+    _g("purge_while_down", GroupIds.purge_while_down, _server, _pause),
     _g("connect_by_group_id", GroupIds.connect_by_group_id, _server),
     # The state machine's failover and restore, which do nothing when they do not apply; the
     # generator of version 3 had preconditions instead and did not draw them.
