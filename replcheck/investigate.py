@@ -132,7 +132,9 @@ def shrink(history: dict, fails: Callable[[dict], bool]) -> tuple[dict, int]:
         return fails(h)
 
     end = header.get("end_us", 0)
-    ops = drop_pairs(ddmin(list(history["ops"]), lambda ops: test(with_ops(ops, end))), lambda ops: test(with_ops(ops, end)))
+    ops = ddmin(list(history["ops"]), lambda ops: test(with_ops(ops, end)))
+    while len(fewer := drop_pairs(ops, lambda ops: test(with_ops(ops, end)))) < len(ops):
+        ops = ddmin(fewer, lambda ops: test(with_ops(ops, end)))  # 1-minimal again
     for i in range(len(ops)):
         gap = ops[i]["at"] - (ops[i - 1]["at"] if i else 0)
         for shift in (gap, gap // 2):
