@@ -95,7 +95,7 @@ def _differences_of(history: dict, left: str, right: str) -> list:
 @pytest.mark.parametrize("index, left, right, aspect, rule", [
     (5, "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
     (5, "model:wl344", "model:wl7318", "visible", "delay.visible-when-applied"),
-    (554, "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),
+    (3394, "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),  # 1 in about 800 delay Histories
     (7, "model:after-sync", "model:after-commit", "visible", "semisync.visible-before-ack"),
 ])
 def test_every_rule_explains_a_real_difference(index, left, right, aspect, rule):
