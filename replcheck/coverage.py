@@ -53,9 +53,11 @@ class Coverage:
                          "families": own,
                          "family_rate": sum(self.exercised[(f, r.id)] for f in own) / in_own if in_own else None,
                          "conditions": {c: sum(self.conditions[(f, r.id, c)] for f in self.histories) for c in r.conditions}})
+        # a share is only told apart from 0 once its Histories number its inverse
         return {"histories": dict(sorted(self.histories.items())), "requirements": rows,
-                "weakly_covered": [x["requirement"] for x in rows if total and x["rate"] < WEAK],
-                "under_floor": [x["requirement"] for x in rows if x["family_rate"] is not None and x["family_rate"] < FLOOR]}
+                "weakly_covered": [x["requirement"] for x in rows if total >= 1 / WEAK and x["rate"] < WEAK],
+                "under_floor": [x["requirement"] for x in rows if x["family_rate"] is not None and x["family_rate"] < FLOOR
+                                and sum(self.histories[f] for f in x["families"]) >= 1 / FLOOR]}
 
 
 def _families(feature: str) -> tuple[str, ...]:
@@ -71,7 +73,8 @@ def lines(report: dict) -> list[str]:
     low = [rows[r] for r in report["under_floor"]]
     out.append(f"  under 1 in {round(1 / FLOOR)} of their families' Histories: "
                + (", ".join(f"{x['requirement']} {x['family_rate']:.2%}" for x in low) if low else "none"))
-    out.append(f"  weakly covered (under 1 in {round(1 / WEAK)}): " + (", ".join(report["weakly_covered"]) or "none"))
+    weak = report["weakly_covered"] if sum(h.values()) >= 1 / WEAK else ["too few Histories to tell"]
+    out.append(f"  weakly covered (under 1 in {round(1 / WEAK)}): " + (", ".join(weak) or "none"))
     for x in report["requirements"]:
         if x["conditions"] and (x["families"] or x["histories"]):
             out.append(f"  {x['requirement']}: " + "; ".join(f"{c} {n}" for c, n in x["conditions"].items()))

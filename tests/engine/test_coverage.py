@@ -19,22 +19,28 @@ def test_counts_histories_that_exercised_each_requirement_once_per_history():
     stop = "WL344.STOP.NO_EXEC"
     # one History: two systems judged it (counted once), one reached a condition
     cov.add("delay", [Verdict(stop, PASS, 3, conditions=("stop during a delay wait",)), Verdict(stop, VIOLATED, 1)])
-    for _ in range(199):  # and 199 Histories that did not exercise it
+    cov.add("delay", [Verdict(stop, PASS, 1)])
+    for _ in range(998):  # and 998 Histories that did not exercise it
         cov.add("delay", [Verdict(stop, NOT_EXERCISED)])
-    cov.add("semisync", [Verdict("WL1720.ACK.WAIT", PASS, 1)])
+    cov.add("semisync", [Verdict("WL1720.ACK.WAIT", NOT_EXERCISED)])
     out = cov.as_dict()
-    assert out["histories"] == {"delay": 200, "semisync": 1}
+    assert out["histories"] == {"delay": 1000, "semisync": 1}
     r = row(out, stop)
-    assert (r["histories"], r["families"], r["family_rate"]) == (1, ["delay"], 1 / 200)
+    assert (r["histories"], r["families"], r["family_rate"]) == (2, ["delay"], 2 / 1000)
     assert r["conditions"] == {"stop during a delay wait": 1, "crash during a delay wait": 0}
-    assert stop in out["under_floor"] and stop not in out["weakly_covered"]  # 1 in 200 of delay's: over 1 in 1,000
-    assert "WL1720.ACK.WAIT" not in out["under_floor"]
-    # never exercised in 201 Histories: weakly covered, and under the floor of the families that ran
+    assert stop in out["under_floor"] and stop not in out["weakly_covered"]  # 2 in 1,001: not under 1 in 1,000
+    # never exercised in 1,001 Histories: weakly covered, and under the floor of the families that ran
     assert "WL344.WAIT.RULE" in out["weakly_covered"] and "WL344.WAIT.RULE" in out["under_floor"]
+    # one semisync History cannot tell a share under 1 in 100 from none
+    assert "WL1720.ACK.WAIT" in out["weakly_covered"] and "WL1720.ACK.WAIT" not in out["under_floor"]
     # a family that did not run judges nothing about its own requirements' floor
     assert row(out, "GGID.UNIQUE")["family_rate"] is None and "GGID.UNIQUE" not in out["under_floor"]
     text = "\n".join(coverage.lines(out))
-    assert "WL344.STOP.NO_EXEC 0.50%" in text and "stop during a delay wait 1; crash during a delay wait 0" in text
+    assert "WL344.STOP.NO_EXEC 0.20%" in text and "stop during a delay wait 1; crash during a delay wait 0" in text
+    few = coverage.Coverage()
+    few.add("delay", [Verdict(stop, NOT_EXERCISED)])
+    assert coverage.lines(few.as_dict())[1:3] == ["  under 1 in 100 of their families' Histories: none",
+                                                  "  weakly covered (under 1 in 1000): too few Histories to tell"]
 
 
 def test_every_declared_condition_is_reached_by_some_history_and_only_declared_ones_are_reported():
