@@ -59,17 +59,34 @@ def test_a_campaign_row_is_a_finding_only_where_the_base_holds(monkeypatch, base
     assert ("violates it too on this History" in row[9]) is base_shows_it  # expected: why it is no finding
 
 
+def machine_on(mutant, base, history: dict):
+    """verify's search on the mutant (the delay machine with its base model), grown to `history`."""
+    machine = machine_for(DelayMachine, mutant, base)()
+    machine.b.header, machine.b.ops, machine.b.now = history["header"], history["ops"], history["ops"][-1]["at"]
+    machine.b.tail_us = history["header"]["end_us"] - machine.b.now
+    assert machine.b.history() == history
+    return machine
+
+
 @pytest.mark.parametrize("base_shows_it", [False, True])
 def test_a_state_machine_fails_on_a_mutant_only_where_the_base_holds(base_shows_it):
+    """verify's search (machine_for with the base model) fails only on a kill the base holds."""
     mutant = systems.get(MUTANT)
     base = buggy_base() if base_shows_it else systems.get(mutant.declares.base)
-    machine = machine_for(DelayMachine, mutant, base)()
-    machine.b.header, machine.b.ops = HISTORY["header"], HISTORY["ops"]
-    machine.b.now = HISTORY["ops"][-1]["at"]
-    machine.b.tail_us = HISTORY["header"]["end_us"] - machine.b.now
-    assert machine.b.history() == HISTORY
+    machine = machine_on(mutant, base, HISTORY)
     if base_shows_it:
         machine.properties_hold()
     else:
         with pytest.raises(AssertionError, match=r"WL344\.(STOP\.NO_EXEC|WAIT\.RULE): "):  # both kill it
             machine.properties_hold()
+
+
+def test_a_state_machine_on_a_mutant_fails_on_its_kills_not_on_the_bugs_side_effects():
+    """WL#7318 drawback 1 also breaks WL344.CHAIN.IMMEDIATE and more, which come first among the
+    properties: the search names the requirement that must kill the mutant (WL7318.F1)."""
+    mutant = systems.get("mutant:origin-timestamp")
+    history = io.load_history(REPO / "corpus" / "wl7318-drawback-1-origin-timestamp.jsonl")
+    assert [v.requirement for v in judge(mutant, history).findings][0] == "WL344.CHAIN.IMMEDIATE"
+    machine = machine_on(mutant, systems.get(mutant.declares.base), history)
+    with pytest.raises(AssertionError, match=r"^WL7318\.F1: "):
+        machine.properties_hold()
