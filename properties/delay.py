@@ -720,8 +720,10 @@ def relay_log_info_new_format(v: TraceView, check: Check) -> None:
 
 def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
     """relay-log.info reads at start-up, with the first SHOW SLAVE STATUS after; a read the server
-    went down right after (crash, shutdown) before any sample is not judged: nothing showed it."""
-    downs = v.memo("delay.downs", lambda: [(o["node"], o["_line"]) for o in v.obs if o["kind"] in ("crash", "shutdown")])
+    went down right after (crash, shutdown), or whose replication a DBA changed (STOP SLAVE, CHANGE
+    MASTER, RESET SLAVE), before any sample is not judged: nothing showed what it read."""
+    downs = v.memo("delay.downs", lambda: [(o["node"], o["_line"]) for o in v.obs if o["kind"] in ("crash", "shutdown") or (
+        o["kind"] == "stmt" and o["op"] in ("stop_slave", "change_master", "reset_slave"))])
     out = []
     for r, own in _reads(v):
         info = read_relay_log_info(r["content"])
