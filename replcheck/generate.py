@@ -27,7 +27,7 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # Version 6 steers the families to every requirement (issue #20, replcheck/coverage.py): delay's
 # channels may have no MASTER_DELAY, its servers no GTIDs, its replica a relay-log.info at start,
 # START SLAVE SQL_THREAD UNTIL and BINLOG statements; semisync's timeout_then_catch_up; groupid's
-# purge_while_down and a root without --rpl-hierarchical or a slave without --log-slave-updates.
+# purge_while_down and a slave without --log-slave-updates.
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/6"
 STREAM = "replcheck.generate/2"

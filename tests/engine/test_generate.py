@@ -66,8 +66,7 @@ def test_the_groupid_family_takes_the_machines_steps_everywhere():
     points, channels, elected, restored = Counter(), Counter(), 0, 0
     for i in range(300):
         h = generate(5, i, ("groupid",))
-        # every server --rpl-hierarchical, but in a few the root (GGID.MIXED_MODE)
-        assert all(n["rpl_hierarchical"] for n in h["header"]["topology"]["nodes"][1:])
+        assert all(n["rpl_hierarchical"] for n in h["header"]["topology"]["nodes"])
         channels[tuple((c["source"], c["replica"]) for c in h["header"]["topology"]["channels"])] += 1
         points.update(o["point"] for o in h["ops"] if o["op"] == "crash" and "point" in o)
         elected += any(o["op"] == "failover" and o.get("elect") for o in h["ops"])
