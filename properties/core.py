@@ -35,6 +35,9 @@ class Verdict:
     checked: int = 0
     witnesses: tuple[Witness, ...] = ()
     evidence: str = ""  # the property or proof that produced it
+    # The distinct conditions of its check the Trace reached (the catalogue's `conditions`): what
+    # requirement coverage counts (replcheck/coverage.py), never part of the verdict.
+    conditions: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +62,11 @@ class Check:
         self.undecided = 0
         self.witnesses: list[Witness] = []
         self.doubts: list[Witness] = []
+        self.met: set[str] = set()
+
+    def reached(self, condition: str) -> None:
+        """The Trace reached one of the check's distinct conditions (named in the catalogue)."""
+        self.met.add(condition)
 
     def judge(self, ok: bool, message: str | Callable[[], str] = "", *obs: dict) -> bool:
         """One instance; a property judging every sample passes its message as a function, made
@@ -82,12 +90,12 @@ class Check:
         if self.failed:
             status = VIOLATED
         elif self.undecided:
-            return Verdict(self.requirement, INCONCLUSIVE, self.checked, tuple(self.doubts), self.evidence)
+            return Verdict(self.requirement, INCONCLUSIVE, self.checked, tuple(self.doubts), self.evidence, tuple(sorted(self.met)))
         elif self.checked:
             status = PASS
         else:
             status = NOT_EXERCISED
-        return Verdict(self.requirement, status, self.checked, tuple(self.witnesses), self.evidence)
+        return Verdict(self.requirement, status, self.checked, tuple(self.witnesses), self.evidence, tuple(sorted(self.met)))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from replcheck.spec.formats import MAX_MASTER_DELAY, US
+from replcheck.spec.formats import ER_SLAVE_WAS_RUNNING, MAX_MASTER_DELAY, US
 
 from .core import Check, TraceView, checks
 from .recovery import copies, sources_at_end, stopped_at_end
@@ -327,6 +327,8 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                 check.judge(False, f"{node} executed the delayed {a['type']} of {a['trx']} (due {due}) at the stop {t}", o, a)
         before = [s for s in _samples(v, node) if s["_line"] < o["_line"]][-1:]
         before = [s for s in before if s["Slave_SQL_Running"] == "Yes"]
+        if before and before[-1]["SQL_Remaining_Delay"] is not None and before[-1]["t"] + before[-1]["SQL_Remaining_Delay"] * US > t:
+            check.reached(f"{o['reason']} during a delay wait")  # the last sample's wait was still running at the stop
         after = next((s for s in _samples(v, node) if s["_line"] > o["_line"] and s["Slave_SQL_Running"] == "No"), None)
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
@@ -738,8 +740,10 @@ def relay_log_info_new_format(v: TraceView, check: Check) -> None:
 
 def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
     """relay-log.info reads at start-up, with the first SHOW SLAVE STATUS after; a read the server
-    went down right after (crash, shutdown) before any sample is not judged: nothing showed it."""
-    downs = v.memo("delay.downs", lambda: [(o["node"], o["_line"]) for o in v.obs if o["kind"] in ("crash", "shutdown")])
+    went down right after (crash, shutdown), or whose replication a DBA changed (STOP SLAVE, CHANGE
+    MASTER, RESET SLAVE), before any sample is not judged: nothing showed what it read."""
+    downs = v.memo("delay.downs", lambda: [(o["node"], o["_line"]) for o in v.obs if o["kind"] in ("crash", "shutdown") or (
+        o["kind"] == "stmt" and o["op"] in ("stop_slave", "change_master", "reset_slave"))])
     out = []
     for r, own in _reads(v):
         info = read_relay_log_info(r["content"])
@@ -821,7 +825,9 @@ def until_stops_at_position(v: TraceView, check: Check) -> None:
     ix = index(v)
     for s in _stmts(v, "start_slave"):
         u = s.get("until")
-        if not u or s.get("errno") is not None:
+        # With the SQL thread already running, START SLAVE only notes it and sets no UNTIL
+        # (start_slave, sql/sql_repl.cc: the until condition is taken only for threads it starts).
+        if not u or s.get("errno") is not None or s.get("warning") == ER_SLAVE_WAS_RUNNING:
             continue
         target = (u["master_log_file"], u["master_log_pos"])
         stopped = next((o for o in v.kind("sql_stop") if o["node"] == s["node"] and o["_line"] > s["_line"]), None)

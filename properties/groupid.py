@@ -775,8 +775,11 @@ def _held(v: TraceView, node: str, before: int) -> set:
 def purge_never_skips(v: TraceView, check: Check) -> None:
     """After a purge, a slave never applies a group from that master while it lacks an earlier
     group of the master's that the purge removed: it must have been refused (1236) instead."""
-    if not any(is_purge(o) and o.get("purged") for o in v.kind("stmt")):
+    purges = [o for o in v.kind("stmt") if is_purge(o) and o.get("purged")]
+    if not purges:
         return
+    if any(e.get("errno") == F.ER_MASTER_FATAL_ERROR_READING_BINLOG and e["_line"] > purges[0]["_line"] for e in v.kind("error")):
+        check.reached("a slave refused after a purge")  # a lagging slave, stopped as the requirement asks
     for a in v.kind("apply"):
         source, node = a.get("source"), a["node"]
         gone = purged_files(v, source, a["_line"]) if a.get("last") and a.get("trx") is not None else set()
@@ -794,6 +797,8 @@ def purge_never_skips(v: TraceView, check: Check) -> None:
                                        and o.get("errno") is None))), default=-1)
         before_start = {o.get("trx") for o in of_node(v, source) if o["_line"] < start}
         lacking = [trx for trx, f in groups[:k] if f in gone and trx not in held and trx not in before_start]
+        if any(f in gone for _, f in groups[:k]):
+            check.reached("an apply after a purge of earlier groups")
         check.judge(not lacking, f"{node} applied {a['trx']} from {source} but lacks {lacking[:3]}, purged from "
                     f"{source}'s binlogs", a)
 

@@ -656,6 +656,7 @@ def waiters_released(v: TraceView, check: Check) -> None:
             while i < len(keys) and ix.dump_cut(replica, keys[i]):
                 i += 1
             if i < len(keys):
+                check.reached("a reconnect of a replica holding a waiting commit")
                 chances[replica] = min(chances.get(replica, 2**62), keys[i][0] + 2 * ix.latency(replica))
         ready = ix.release_key(node, c["bkey"], [((t, 0), r) for r, t in chances.items()])
         if ready is None:

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from replcheck import __version__, io, systems
+from replcheck import __version__, coverage, io, systems
 from replcheck.generate import GENERATOR, generate
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 
@@ -353,6 +353,7 @@ def run(plan: Plan, out: Path, master: str | None = "local[*]", verbose: bool = 
                 _run_wave(spark, plan, pending[w:w + per_wave], table, progress)
                 progress.show(force=w + per_wave >= len(pending))
         summary = summarise(spark, plan, table)
+        summary["coverage"] = coverage.of_table(spark, table)
     finally:
         if own:
             spark.stop()

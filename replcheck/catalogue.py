@@ -20,6 +20,8 @@ class Requirement:
     section: str
     kind: str
     text: str
+    # distinct conditions its property reports reaching (properties.core.Check.reached): coverage counts each
+    conditions: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=None)
@@ -35,7 +37,8 @@ def load() -> tuple[Requirement, ...]:
                 if r["id"] in seen or r["kind"] not in KINDS or not r["id"].startswith(PREFIXES):
                     raise SpecError(f"spec/requirements/{f.name}: requirement[{i}]: {r['id']}: duplicate id, unknown prefix or unknown kind {r['kind']!r}")
                 seen.add(r["id"])
-                out.append(Requirement(r["id"], feature, r["seed"], r["section"], r["kind"], r["text"]))
+                out.append(Requirement(r["id"], feature, r["seed"], r["section"], r["kind"], r["text"],
+                                       tuple(r.get("conditions", ()))))
         except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:  # a missing key, a value of another type
             raise SpecError(f"spec/requirements/{f.name}: {type(e).__name__}: {e}") from None
     return tuple(out)

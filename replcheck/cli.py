@@ -275,7 +275,7 @@ def _relay_log_info(args) -> int:
 
 
 def _campaign(args) -> int:
-    from replcheck import campaign
+    from replcheck import campaign, coverage
 
     names = args.systems.split(",") if args.systems is not None else list(campaign.DEFAULT_SYSTEMS)
     try:
@@ -296,6 +296,7 @@ def _campaign(args) -> int:
         print(f"... {len(summary['findings']) - shown} more findings in {args.out}/summary.json")
     for name, m in c["mutants"].items():
         print(f"mutant {name} ({m['bug']}): " + (f"found by {', '.join(m['found_by'])}" if m["found_by"] else "NOT found"))
+    print("\n".join(coverage.lines(summary["coverage"])))
     return EXIT_VIOLATION if summary["findings"] else EXIT_OK
 
 

@@ -24,11 +24,15 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # dropping between two events, maybe inside a group) to the delay, semisync and incident families,
 # and delay_change (CHANGE MASTER TO MASTER_DELAY on a stopped replica with unapplied events) to delay;
 # semisync's failover picks the replica with most whole groups and starts the others' IO threads.
-# Version 6 gives the groupid family durability settings (sync_binlog, innodb_flush_log_at_trx_commit)
+# Version 6 steers the families to every requirement (issue #20, replcheck/coverage.py): delay's
+# channels may have no MASTER_DELAY, its servers no GTIDs, its replica a relay-log.info at start,
+# START SLAVE SQL_THREAD UNTIL and BINLOG statements; semisync's timeout_then_catch_up; groupid's
+# purge_while_down and a slave without --log-slave-updates.
+# Version 7 also gives the groupid family durability settings (sync_binlog, innodb_flush_log_at_trx_commit)
 # and crashes inside a binlog write or before its sync, machine crashes where the settings survive
-# them (#16 mechanism 2): its Histories changed, the other families' did not.
+# them (#16 mechanism 2): its Histories changed from version 6, the other families' did not.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/6"
+GENERATOR = "replcheck.generate/7"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
@@ -62,6 +66,14 @@ class Rng:
 
     def boolean(self) -> bool:
         return self.next64() >> 63 == 1
+
+
+def families_for(feature: str) -> tuple[str, ...]:
+    """The family of a feature (a mutant's search draws from it), or if it has none of its own the
+    families whose Histories exercise it (lag's is delay's; partial groups' are three)."""
+    if feature in FAMILIES:
+        return (feature,)
+    return tuple(name for name, f in FAMILIES.items() if feature in f.features)
 
 
 def generate(seed: int, index: int, families: tuple[str, ...] | None = None) -> dict:

@@ -103,8 +103,23 @@ def ddmin(items: list, fails: Callable[[list], bool]) -> list:
     return items
 
 
+def drop_pairs(items: list, fails: Callable[[list], bool]) -> list:
+    """Remove two items at a time while the rest still fails: ddmin stops at 1-minimal, and a
+    History's steps come in pairs that only go together (a crash and its restart)."""
+    i = 0
+    while i < len(items):
+        for j in range(i + 1, len(items)):
+            rest = items[:i] + items[i + 1:j] + items[j + 1:]
+            if fails(rest):
+                items = rest
+                break
+        else:
+            i += 1
+    return items
+
+
 def shrink(history: dict, fails: Callable[[dict], bool]) -> tuple[dict, int]:
-    """A smaller History that still fails: fewer operations, then shorter pauses between them."""
+    """A smaller History that still fails: fewer operations (one, then two at a time), then shorter pauses between them."""
     runs = 0
     header = history["header"]
 
@@ -118,6 +133,8 @@ def shrink(history: dict, fails: Callable[[dict], bool]) -> tuple[dict, int]:
 
     end = header.get("end_us", 0)
     ops = ddmin(list(history["ops"]), lambda ops: test(with_ops(ops, end)))
+    while len(fewer := drop_pairs(ops, lambda ops: test(with_ops(ops, end)))) < len(ops):
+        ops = ddmin(fewer, lambda ops: test(with_ops(ops, end)))  # 1-minimal again
     for i in range(len(ops)):
         gap = ops[i]["at"] - (ops[i - 1]["at"] if i else 0)
         for shift in (gap, gap // 2):

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from replcheck import catalogue, io
+from replcheck import catalogue, coverage, io
 from replcheck.properties import core, expect
 
 # A cell shows the worst of its rows: one inconclusive run outranks the passes of others, so a
@@ -182,6 +182,8 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
         "expectations": expectations,
         "findings": findings,
         "figures": figures,
+        # each campaign's requirement coverage (replcheck/coverage.py), with the results file it came from
+        "coverage": [{"input": r.get("_path", ""), **r["coverage"]} for r in results if "coverage" in r],
     }
 
 
@@ -252,6 +254,8 @@ def markdown(report: dict, limit: int = 20) -> str:
             lines.append(f"| {req['id']} | {_md(src)} | {v['status']} | {_md(w)} |")
         if len(bad) > limit:
             lines.append(f"| … | {len(bad) - limit} more | | |")
+    for c in report.get("coverage", []):
+        lines += ["", *(_md(x) for x in coverage.lines(c))]
     lines += ["", "Findings:" if report["findings"] else "No findings."]
     lines += [f"- {_md(f['kind'])}: {_md(f.get('system', ''))} `{_md(f.get('requirement', ''))}`: {_md(f.get('witness', ''))}"
               for f in report["findings"]]

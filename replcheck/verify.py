@@ -180,7 +180,8 @@ def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type
 
     from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 
-    machine = hypothesis_seed(seed)(machine_for(m.cls, system))
+    base = systems.get(system.declares.base) if system.declares.base else None
+    machine = hypothesis_seed(seed)(machine_for(m.cls, system, base))
     try:
         # From the registered default, not the current profile: a caller's profile must not
         # change verify's results (the gate checks them).

@@ -21,6 +21,8 @@ MAX_GROUP_ID = 2**64 - 1  # an unsigned 64-bit integer; 0 means "none" (mixed mo
 
 # Errors as the rpl_hier test of the Google branch shows them.
 ER_SPECIFIC_ACCESS_DENIED = 1227
+# START SLAVE with the threads already running: a note, and nothing else of the statement (its UNTIL) applies
+ER_SLAVE_WAS_RUNNING = 1254
 ER_ERROR_WHEN_EXECUTING_COMMAND = 1220
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 ER_SLAVE_GROUP_ID_LOWER = 1643

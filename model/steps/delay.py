@@ -1,6 +1,7 @@
-"""Delayed replication's steps: commits, time passing, STOP/START SLAVE, CHANGE MASTER (alone, or
-on a stopped replica with unapplied events), RESET SLAVE, crashes, clock steps, log rotation and
-dropped connections (cut_io), on a pair, a chain or a fan-out with clock offsets."""
+"""Delayed replication's steps: commits, time passing, STOP/START SLAVE [SQL_THREAD [UNTIL]], CHANGE
+MASTER (alone, or on a stopped replica with unapplied events), RESET SLAVE, crashes, clock steps,
+log rotation, BINLOG statements and dropped connections (cut_io), on a pair, a chain or a fan-out
+with clock offsets, maybe without GTIDs, a replica maybe finding a relay-log.info at its start."""
 from __future__ import annotations
 
 from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
@@ -13,18 +14,32 @@ TOPOLOGIES = {
 }
 # CHANGE MASTER TO MASTER_DELAY = these must be refused
 BAD_DELAYS = ["-1", "2147483648", "x", "2147483647"]
+# relay-log.info a replica may find at its first start (WL#344's reading of it; the embedded
+# rli-* Histories): none (most), the old format, the new one with a garbage tail. Not one with too
+# few fields: the model then starts the slave on a later START SLAVE (an open question, README)
+RELAY_LOG_INFOS = (None,) * 8 + ("./relay.000001\n4\nbin.000001\n4\n", "5\n./relay.000001\n4\nbin.000001\n4\n7\n./relay.000009\n98765\n")
+# BINLOG statements (WL#344: only a format description and row events run; binlog-statement.jsonl)
+BINLOG_EVENTS = (["FORMAT_DESCRIPTION_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT"], ["FORMAT_DESCRIPTION_EVENT", "QUERY_EVENT"],
+                 ["TABLE_MAP_EVENT", "WRITE_ROWS_EVENT"], ["FORMAT_DESCRIPTION_EVENT", "PRE_GA_UPDATE_ROWS_EVENT"])
 
 
 def topology(b: Builder, d: Draw) -> None:
     names, links = TOPOLOGIES[d.choice(sorted(TOPOLOGIES))]
-    delays = [d.integer(0, 8) for _ in range(2)]
+    delays = [d.integer(-1, 8) for _ in range(2)]  # -1: configured without MASTER_DELAY (WL344.CM.DEFAULT)
     offsets = [d.choice([0, 0, -3 * US, 2 * US + 400_000, 3600 * US]) for _ in range(3)]
     latency = d.choice([0, 1000, 300_000])
     nodes = [{"id": n, "clock_offset_us": off} for n, off in zip(names, offsets)]
     if d.boolean():
         nodes[0]["commit_timestamps"] = False  # an old master
-    channels = [{"source": s, "replica": r, "delay": delay, "latency_us": latency} for (s, r), delay in zip(links, delays)]
+    if d.integer(0, 9) == 0:  # servers without GTIDs: WL#7318 waits at the anonymous GTID event
+        for n in nodes:
+            n["gtid_mode"] = False
+    if info := d.choice(RELAY_LOG_INFOS):
+        nodes[1]["relay_log_info"] = info
+    channels = [{"source": s, "replica": r, "latency_us": latency, **({"delay": delay} if delay >= 0 else {})}
+                for (s, r), delay in zip(links, delays)]
     b.state["replicas"] = [r for _, r in links]
+    b.state["source"] = dict((r, s) for s, r in links)
     b.topology(1_300_000, nodes, channels)
     # Every History starts with a commit, so every hop has an event to delay whatever steps are
     # drawn: without it, chain coverage (WL344.CHAIN.IMMEDIATE, WL7318.F1) hung on the draw order
@@ -52,8 +67,18 @@ def stop_slave(b: Builder, d: Draw) -> None:
 
 
 def start_slave(b: Builder, d: Draw) -> None:
-    thread = d.choice([None, "sql"])
-    b.op("start_slave", d.choice(b.state["replicas"]), **thread_kw(thread))
+    """START SLAVE, its SQL thread, or its SQL thread UNTIL the end of an event its source has
+    binlogged so far (the reference model's Trace says where), as WL#344's use case P1 does."""
+    thread = d.choice([None, "sql", "until"])
+    node = d.choice(b.state["replicas"])
+    if thread != "until":
+        b.op("start_slave", node, **thread_kw(thread))
+        return
+    source = b.state["source"][node]
+    _, obs = b.trace()
+    ends = [(o["file"], o["end"]) for o in obs if o["kind"] == "binlog" and o["node"] == source] or [("bin.000001", 4)]
+    file, pos = d.choice(ends)
+    b.op("start_slave", node, thread="sql", until={"master_log_file": file, "master_log_pos": pos})
 
 
 def change_master(b: Builder, d: Draw) -> None:
@@ -95,10 +120,14 @@ def flush_logs(b: Builder, d: Draw) -> None:
     b.op("flush_logs", "A")
 
 
+def binlog_statement(b: Builder, d: Draw) -> None:
+    b.op("binlog_statement", "A", event_types=d.choice(BINLOG_EVENTS))
+
+
 FAMILY = Family("delay", topology, (
     TIME_PASSES, Step("commit", 1, commit), Step("stop_slave", 1, stop_slave), Step("start_slave", 1, start_slave),
     Step("change_master", 1, change_master), Step("delay_change", 1, delay_change), Step("reset_slave", 1, reset_slave),
-    Step("crash_and_restart", 1, crash_and_restart), Step("clock_step", 1, clock_step), Step("flush_logs", 1, flush_logs), CUT_IO),
+    Step("crash_and_restart", 1, crash_and_restart), Step("clock_step", 1, clock_step), Step("flush_logs", 1, flush_logs), Step("binlog_statement", 1, binlog_statement), CUT_IO),
     # Long enough for both hops of a chain to wait out their largest delays (8 s each, D4: the
     # end-to-end delay is their sum): a shorter tail leaves C nothing applied to judge. (The
     # state machine's; the generator of version 3 stopped 12 s after the last step.)

@@ -28,12 +28,20 @@ class GroupIds:
     # they applied), which the servers do not promise to survive and the model does not repair.
     DURABILITY = ((0, 1), (1, 1), (1, 1), (2, 1), (0, 2), (1, 2))
 
+    # Most Histories run three --rpl-hierarchical servers; a few have a slave started without
+    # --log-slave-updates, which --rpl-hierarchical needs (refused at start, GGID.STARTUP.OPTIONS).
+    # Not a root without --rpl-hierarchical (GGID.MIXED_MODE): its group IDs are 0, so the crash
+    # steps replay groups in every mixed topology (README), and that requirement has its Histories.
+    OPTIONS = ("hierarchical",) * 19 + ("slave-without-log-slave-updates",)
+
     def __init__(self, h: Builder, chain: bool, latency: int, transactional: tuple[bool, ...],
-                 durability: tuple[int, int]):
+                 durability: tuple[int, int], options: str = "hierarchical"):
         links = [("A", "B"), ("B", "C")] if chain else [("A", "B"), ("A", "C")]
         settings = {SYNC_BINLOG: durability[0], FLUSH_LOG: durability[1]}
         nodes = [{"id": n, "rpl_hierarchical": True, "rpl_transaction_enabled": t, "variables": settings}
                  for n, t in zip(self.SERVERS, transactional)]
+        if options == "slave-without-log-slave-updates":
+            nodes[2]["log_slave_updates"] = False
         self.durable = durability == (1, 1)
         h.topology(900_000, nodes, [{"source": s, "replica": r, "latency_us": latency} for s, r in links])
         self.h = h
@@ -99,6 +107,21 @@ class GroupIds:
         A slave that was down meanwhile and needs what went must be refused, not skip it."""
         self.h.op("purge_binary_logs", self.in_system(node), before_us=self.h.now)
 
+    def purge_while_down(self, node: str, pause: int) -> None:
+        """A slave is down while its master commits, rotates and purges what it lacks; then it
+        starts and the master commits again: it must be refused (1236), not skip the purged group."""
+        node = self.in_system(node)
+        if node == self.root:
+            return
+        h, source = self.h, self.source[node]
+        h.op("crash", node)
+        self.commit(1, False)
+        h.op("flush_logs", source)
+        h.now += pause
+        h.op("purge_binary_logs", source, before_us=h.now)
+        h.op("restart", node)
+        self.commit(1, False)
+
     def connect_by_group_id(self, node: str) -> None:
         """A slave reconnects by its last group ID: STOP SLAVE, CHANGE MASTER TO
         CONNECT_USING_GROUP_ID, START SLAVE."""
@@ -146,7 +169,7 @@ class GroupIds:
 
 def topology(b: Builder, d: Draw) -> None:
     b.state["g"] = GroupIds(b, d.boolean(), d.choice(GroupIds.LATENCIES), d.choice(GroupIds.TRANSACTIONAL),
-                            d.choice(GroupIds.DURABILITY))
+                            d.choice(GroupIds.DURABILITY), d.choice(GroupIds.OPTIONS))
 
 
 def _g(name: str, method: Callable[..., None], *draws: Callable[[Draw], object], weight: int = 1) -> Step:
@@ -177,6 +200,7 @@ FAMILY = Family("groupid", topology, (
     _g("flush_logs", GroupIds.flush_logs, _server),
     _g("set_group_id", GroupIds.set_group_id, lambda d: d.integer(1, 1000)),
     _g("purge", GroupIds.purge, _server),
+    _g("purge_while_down", GroupIds.purge_while_down, _server, _pause),
     _g("connect_by_group_id", GroupIds.connect_by_group_id, _server),
     # The state machine's failover and restore, which do nothing when they do not apply; the
     # generator of version 3 had preconditions instead and did not draw them.

@@ -1,0 +1,99 @@
+"""Finding power per mutant (issue #20): how many generated Histories, and how many seconds, until
+the first History that catches each mutant of the registry, and how short that History shrinks.
+
+For every mutant, the Histories of its feature's families (replcheck.generate.families_for: the
+generator drawing from those families only) are judged in order on the mutant, in one process,
+no Spark, until one violates a `kills` requirement that the base model holds on the same History
+(properties.judge.caught: a base's own violation shows no bug). That History is then shrunk
+(replcheck.investigate.shrink) keeping the same catch, and its operations counted. `--machines`
+also runs verify's state-machine searches on each mutant (verify.run_machine, verify's budget)
+and lists the mutants no machine finds. Goal: every mutant within 10,000 Histories, median
+under 2 s, shrunk to at most 8 steps. Timings depend on the machine's load: it is printed.
+Usage: .venv/bin/python bench/mutant_search.py [--seed 0] [--limit 10000] [--mutants a,b] [--machines] [--markdown]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+from replcheck import systems
+from replcheck.features import load_features
+from replcheck.generate import families_for, generate
+from replcheck.investigate import shrink
+from replcheck.model.mutants import REGISTRY, Mutant
+from replcheck.properties.judge import caught, judge
+
+
+def catches(mutant, base, history: dict, kills) -> tuple[str, ...]:
+    """The kills that catch the mutant on this History (the base judged only when the mutant violates one)."""
+    j = judge(mutant, history, kills)
+    return caught(j, judge(base, history, kills)) if j.violations else ()
+
+
+def search(m: Mutant, seed: int, limit: int) -> dict:
+    mutant, base = systems.get(f"mutant:{m.name}"), systems.get(m.base)
+    families = families_for(m.feature)
+    start = time.perf_counter()
+    for index in range(limit):
+        history = generate(seed, index, families)
+        if got := catches(mutant, base, history, m.kills):
+            seconds = time.perf_counter() - start
+            small, _ = shrink(history, lambda h: got[0] in catches(mutant, base, h, (got[0],)))
+            return {"mutant": m.name, "families": families, "histories": index + 1, "seconds": seconds,
+                    "requirement": got[0], "index": index, "steps": len(history["ops"]), "shrunk": len(small["ops"])}
+    return {"mutant": m.name, "families": families, "histories": None, "seconds": time.perf_counter() - start,
+            "requirement": "", "index": None, "steps": None, "shrunk": None}
+
+
+def machines(m: Mutant, examples: int, seed: int) -> list[dict]:
+    """verify's searches on this mutant: each machine that judges its kills, found or not."""
+    from replcheck.verify import Results, run_machines
+
+    results = Results()
+    run_machines(results, [f"mutant:{m.name}"], examples, seed, lambda _: None)
+    return results.searches
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=10_000)
+    p.add_argument("--mutants", help="these mutants only (comma-separated registry names)")
+    p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
+    p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown (the README's)")
+    a = p.parse_args()
+    load_features()
+    chosen = [REGISTRY[n] for n in a.mutants.split(",")] if a.mutants else list(REGISTRY.values())
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    rows, unfound = [], []
+    for m in chosen:
+        r = search(m, a.seed, a.limit)
+        if a.machines:
+            found = [s["machine"] for s in machines(m, a.examples, a.seed) if s["found"]]
+            r["machines"] = ",".join(found) or "-"
+            if not found:
+                unfound.append(m.name)
+        rows.append(r)
+        print(_line(r, a.markdown), flush=True)
+    times = [r["seconds"] for r in rows if r["histories"]]
+    found = sum(1 for r in rows if r["histories"])
+    print(f"found {found}/{len(rows)} within {a.limit} Histories of seed {a.seed}; "
+          f"median {statistics.median(times) if times else 0:.2f} s, max {max(times, default=0):.2f} s; "
+          f"shrunk at most {max((r['shrunk'] for r in rows if r['shrunk'] is not None), default=0)} steps; "
+          f"load average after: {os.getloadavg()[0]:.2f}")
+    if a.machines:
+        print(f"not found by a state machine ({a.examples} examples, seed {a.seed}): {', '.join(unfound) or 'none'}")
+
+
+def _line(r: dict, markdown: bool) -> str:
+    cells = [f"`{r['mutant']}`", ",".join(r["families"]),
+             str(r["histories"] or "not found"), f"{r['seconds']:.2f}", r["requirement"] or "-",
+             str(r["shrunk"] if r["shrunk"] is not None else "-")] + ([r["machines"]] if "machines" in r else [])
+    return "| " + " | ".join(cells) + " |" if markdown else "  ".join(cells)
+
+
+if __name__ == "__main__":
+    main()
