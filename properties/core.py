@@ -52,7 +52,7 @@ class Verdict:
 class Check:
     """Accumulates the instances one property judged."""
 
-    __slots__ = ("requirement", "evidence", "checked", "failed", "undecided", "witnesses", "doubts")
+    __slots__ = ("requirement", "evidence", "checked", "failed", "undecided", "witnesses", "doubts", "met")
 
     def __init__(self, requirement: str, evidence: str):
         self.requirement = requirement

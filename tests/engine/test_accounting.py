@@ -53,7 +53,7 @@ def test_a_campaign_row_is_a_finding_only_where_the_base_holds(monkeypatch, base
         real, shows = systems.get, buggy_base()
         monkeypatch.setattr(systems, "get", lambda name, *a: shows if name == shows.name else real(name, *a))
     rows = campaign.run_history(0, 0, (MUTANT,))
-    (row,) = [r for r in rows if r[3] == "verdict" and r[6] == REQUIREMENT]
+    (row,) = [r for r in rows if r[campaign.COLUMN["kind"]] == "violation" and r[campaign.COLUMN["requirement"]] == REQUIREMENT]
     assert row[7] == "violated"
     assert row[10] is (not base_shows_it)  # the finding column
     assert ("violates it too on this History" in row[9]) is base_shows_it  # expected: why it is no finding
