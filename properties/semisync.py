@@ -13,6 +13,7 @@ from bisect import bisect_left, bisect_right
 from .core import Check, TraceView, checks
 
 STATUS = "Rpl_semi_sync_master_status"
+NO_SLAVE = "no semi-sync slave connected"  # the model's switch-off reason when the last replica leaves
 TIMEOUT_LOG = re.compile(r"Timeout waiting for reply of binlog \(file: (\S+), pos: (\d+)\)")
 DUMP_LOG = re.compile(r"Start semi-sync binlog_dump to slave \(server_id: (\d+)\)")
 VARIABLES = ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave",
@@ -391,25 +392,14 @@ def _timed_out(ix: SemiSyncIndex, c: dict, tol: int, surely: bool = False) -> bo
 
 
 def _switched_off_otherwise(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
-    """The status switched OFF as the wait ended, for another cause than a timeout (the last
-    semi-sync replica left with rpl_semi_sync_master_wait_no_slave OFF): that released it, whatever
-    the timeout would have done at the same moment (a switch_off wakes every waiting session)."""
-    offs = ix.v.memo("semisync.offs", lambda: _off_lines(ix.v))
-    lo = (c["obs"]["t"] - tol, -1)
-    return any(lo <= key < c["rkey"] and not timeout for key, timeout in offs.get(c["node"], []))
-
-
-def _off_lines(v: TraceView) -> dict[str, list[tuple[tuple[int, int], bool]]]:
-    """Per node, each 'switched OFF' log line and whether a timeout line came just before it."""
-    out: dict[str, list] = {}
-    last_timeout: dict[str, int] = {}
-    for o in v.kind("log"):
-        if TIMEOUT_LOG.search(o["message"]):
-            last_timeout[o["node"]] = o["t"]
-        elif o["message"].startswith("Semi-sync replication switched OFF"):
-            timeout = o["node"] in last_timeout and o["t"] - last_timeout[o["node"]] <= v.resolution_us
-            out.setdefault(o["node"], []).append((_key(o), timeout))
-    return out
+    """The status switched OFF as the wait ended because the last semi-sync replica left with
+    rpl_semi_sync_master_wait_no_slave OFF (the line says so): that released it, whatever the
+    timeout would have done at the same moment (a switch_off wakes every waiting session)."""
+    offs = ix.v.memo("semisync.no_slave_offs", lambda: _by_node(
+        o for o in ix.v.kind("log") if o["message"].startswith("Semi-sync replication switched OFF") and NO_SLAVE in o["message"]))
+    keys = offs.get(c["node"], [])
+    i = bisect_left(keys, (c["obs"]["t"] - tol, -1))
+    return i < len(keys) and keys[i] < c["rkey"]
 
 
 def _disabled_at_return(ix: SemiSyncIndex, c: dict, tol: int) -> bool:

@@ -419,7 +419,7 @@ def test_lost_acks_on_a_real_server(server, short_tmp, monkeypatch, local_hour):
     assert commits["t1"]["semisync"] == "no" and commits["t1"].get("errno") is None
     assert any(o["kind"] == "log" and o["node"] == "A" and "Timeout waiting for reply" in o["message"] for o in obs)
     # relay logs read whole (mariadb-binlog), acks seen by the relay: the trace misses neither
-    assert header["unobserved"] == [] and any("dropped B's ack" in n for n in header["notes"])
+    assert not {"relay", "ack"} & set(header["unobserved"]) and any("dropped B's ack" in n for n in header["notes"])
     acks = [o for o in obs if o["kind"] == "ack"]
     assert acks and all(o["node"] == "A" and o["replica"] == "B" for o in acks)
     t2_end = max(o["end"] for o in obs if o["kind"] == "binlog" and o["node"] == "A" and o["trx"] == "t2")

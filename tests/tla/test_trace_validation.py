@@ -26,7 +26,9 @@ MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 # none has (fan-out, mixed --rpl-hierarchical), or a feature none models (BINLOG statements, clock
 # offsets, a partial group, a suite scenario's own expectations).
 UNCOVERED = {"binlog-statement", "clock-offsets", "fan-out", "gg-startup-options", "partial-copy-failover",
-             "mdb-binlog_incident", "my80-rpl_semi_sync_wait_slave_count"}
+             "mdb-binlog_incident", "my80-rpl_semi_sync_wait_slave_count", "my80-binlog_incident",
+             "mdb-rpl_gtid_basic-repoint", "mdb-rpl_gtid_basic-out-of-order", "mdb-rpl_semi_sync_wait_point-after-commit",
+             "mdb-rpl_semi_sync_wait_point-after-sync", "mdb-rpl_semi_sync_no_missed_ack_after_add_slave"}
 
 
 def _abstract(feature, system: str, history):
