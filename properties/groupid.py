@@ -600,8 +600,11 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
             replicated = F.parse_gtid(o["gtid"])[1] != own
+            # a skip is stamped when its note is read, maybe after a later group was applied: it
+            # never moves the position back
+            later = o["kind"] != "skip" or d not in pos or F.parse_gtid(o["gtid"])[2] > F.parse_gtid(pos[d])[2]
             if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
-                    not own_too and o["kind"] in ("visible", "skip") and replicated):
+                    not own_too and o["kind"] in ("visible", "skip") and replicated and later):
                 pos[d] = o["gtid"]
                 logged.append(o)
                 changed = True
