@@ -515,8 +515,10 @@ def test_a_late_op_moves_every_later_op_and_the_history_that_ran_says_so(tmp_pat
     from replcheck.harness.system import MariaDB
     from replcheck.properties.judge import Trace
     r = R.Runner(_history([]))
-    r.t0 = time.monotonic() - 1.0  # 1 s into the run
-    assert r._sleep_until(400_000) and r.slip_us >= 600_000  # 0.6 s late: everything moves
+    r.now = lambda: 1_000_000  # 1 s into the run, whatever the machine's clock does
+    assert r._sleep_until(400_000) and r.slip_us == 600_000  # 0.6 s late: everything moves
+    assert not r._sleep_until(400_000 - R.SLIP_MIN_US // 2)  # late by less than the jitter: nothing moves
+    assert r.slip_us == 600_000
     h = _history([{"at": 100_000, "op": "trx", "node": "A"}, {"at": 300_000, "op": "stop_slave", "node": "B"},
                   {"at": 400_000, "op": "trx", "node": "A"}, {"at": 600_000, "op": "crash", "node": "A"}], end_us=900_000)
     ran = MariaDB(scale=1.0).as_run(h, Trace({"slipped": [[2, 250_000]]}, []))
@@ -532,7 +534,7 @@ def test_an_op_due_after_a_commit_waits_for_it_unless_its_node_may_wait_for_acks
     import threading
     r = R.Runner(_history([]))
     held = threading.Event()
-    quick, slow = threading.Thread(target=time.sleep, args=(0.05,)), threading.Thread(target=held.wait)
+    quick, slow = threading.Thread(target=lambda: None), threading.Thread(target=held.wait)
     quick.start(), slow.start()
     r._in_flight["A"] = [(100, quick), (500, slow)]
     r._await_commits({"at": 200, "op": "flush_logs", "node": "A"})  # after quick's end, before slow's
