@@ -873,6 +873,9 @@ class Simulator:
             # relay_log_recovery=1: the relay log is not trusted after a crash (MySQL's init_recovery).
             self._drop_relay(ch, "relay_log_recovery")
         if ch is not None and self._read_relay_log_info(ch) and op.get("start_slave", True):
+            # The UNTIL condition lives only in memory (Relay_log_info::until_condition, UNTIL_NONE
+            # when constructed; sql/rpl_rli.cc): threads a restart starts run without it.
+            ch.until = None
             self._start_both(ch)
         for r in node.replicas:
             if r.io_running and r.node.up:
@@ -1510,8 +1513,10 @@ class Simulator:
         if i == len(ch.relay):
             return False
         ev = ch.relay[ch.sql_pos].ev
+        # The relay-log places it passed over, as a status sample then shows them passed.
+        passed = [[e.file, e.pos] for e in ch.relay[ch.sql_pos:i + 1]]
         ch.sql_pos = i + 1
-        self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="gtid already executed")
+        self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="gtid already executed", events=passed)
         self._advance_group(ch, ch.relay[i])
         return True
 

@@ -44,8 +44,8 @@ class DelayIndex:
             self.applied_at.setdefault((a["node"], a.get("relay_file"), a.get("relay_pos")), []).append(a)
         self.skipped_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its skips, in order
         for o in v.kind("skip"):
-            if "relay_pos" in o:
-                self.skipped_at.setdefault((o["node"], o["relay_file"], o["relay_pos"]), []).append(o)
+            for f, pos in skipped_places(o):
+                self.skipped_at.setdefault((o["node"], f, pos), []).append(o)
         self.delays = self._delay_timelines()
         self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
         # per node, (the last query, the first relay it could still return): see pending
@@ -153,7 +153,8 @@ class DelayIndex:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was; as seen at trace line `line`."""
         done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(
-            self.applies.get(node, []) + [o for o in self.v.kind("skip") if o["node"] == node and "relay_pos" in o]))
+            self.applies.get(node, []) + [{"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
+                                          for o in self.v.kind("skip") if o["node"] == node for f, pos in skipped_places(o)]))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
             o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or (
@@ -179,6 +180,13 @@ class DelayIndex:
             i = len(relays)
         self.cursors[node] = ((t, line), i)
         return None, None
+
+
+def skipped_places(o: dict) -> list[tuple[str, int]]:
+    """The relay-log places a skip passed over: the counter's one event, or an executed GTID's whole group."""
+    if "relay_pos" in o:
+        return [(o["relay_file"], o["relay_pos"])]
+    return [(f, pos) for f, pos in o.get("events", ())]
 
 
 def _last_apply(applies: list[dict]) -> dict:
@@ -843,7 +851,9 @@ def until_stops_at_position(v: TraceView, check: Check) -> None:
                 check.judge(group_start < target, f"{a['node']} executed {a['trx']} beyond UNTIL {target}", s, a)
             if a["last"]:
                 group_start = (r["master_file"], r["master_end"])
-        if stop is None:
+        # Only a stop the condition made says where UNTIL left the thread: STOP SLAVE, an error or a
+        # crash may come first, and after a restart the thread runs without the condition.
+        if stop is None or stopped["reason"] != "until":
             continue
         final = _first_sample_after(v, stopped)
         relayed_beyond = any(r["node"] == s["node"] and (r["master_file"], r["master_end"]) > target and r["t"] <= stop

@@ -440,6 +440,7 @@ class Runner:
         self.semi_sync_masters = _semi_sync_masters(self.history)
         self.read_seen: dict[tuple[str, int], int] = {}  # (node, trx) -> the first read op that saw its row
         self._sql_started: set[str] = set()  # replicas a START SLAVE started the SQL thread of since their last sample
+        self._until: set[str] = set()  # replicas whose SQL thread runs under START SLAVE ... UNTIL
         self.slip_us = 0  # how much later than the History every op from here on starts (SLIP_MIN_US)
         self.slipped: list[list[int]] = []  # [op index in the History, slip_us] where the slip grew
 
@@ -638,12 +639,14 @@ class Runner:
         node = op["node"]
         self._busy.add(node)
         self.cluster.kill9(node)
+        self._until.discard(node)  # in memory only: a restart starts the threads without it
         self.downs.setdefault(node, []).append(self.emit("crash", node)["t"])
 
     def _shutdown(self, op: dict) -> None:
         node = op["node"]
         self._busy.add(node)
         self.cluster.stop(node)
+        self._until.discard(node)
         self.downs.setdefault(node, []).append(self.emit("shutdown", node)["t"])
 
     def _restart(self, op: dict) -> None:
@@ -761,6 +764,7 @@ class Runner:
         self.emit("stmt", node, t, op=kind, errno=errno, warning=warning, message=message, duration_us=max(0, t - start),
                   **fields)
         if kind == "stop_slave" and errno is None and warning is None and op.get("thread") in (None, "sql"):
+            self._until.discard(node)
             self.emit("sql_stop", node, t, reason="stop")
         if errno is not None:
             self.emit("error", node, t, errno=errno, message=message)
@@ -769,6 +773,9 @@ class Runner:
                 self._io_error.pop(node, None)  # a new IO thread: its failure is a new error, even the same one
             if op.get("thread") in (None, "sql"):
                 self._sql_started.add(node)
+            if op.get("thread") in (None, "sql") and warning is None:
+                # START SLAVE sets the condition for the thread it starts, or clears it (start_slave, sql/sql_repl.cc).
+                (self._until.add if op.get("until") else self._until.discard)(node)
         if node not in self._busy:
             # What it changed (or, refused, left as it was), before anything else can change it again.
             self._poll(node, force=True)
@@ -799,6 +806,7 @@ class Runner:
         with self._node_locks[node]:
             self._read_relay(node)
             c.promote(node)
+        self._until.discard(node)
         self.emit("sql_stop", node, reason="promotion")
         del self.sources[node]
         for r in [r for r, src in self.sources.items() if src == old]:
@@ -1004,8 +1012,13 @@ class Runner:
             # thread passes nothing (a relay log of the same name refetched meanwhile is not behind it).
             self._passed(node, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
         if ran and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
+            self._until.discard(node)
             self.emit("sql_stop", node, t, reason="error", errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
             self.emit("error", node, t, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
+        elif ran and s["Slave_SQL_Running"] == "No" and node in self._until:
+            # Stopped with no error and no STOP SLAVE: the UNTIL condition stopped it.
+            self._until.discard(node)
+            self.emit("sql_stop", node, t, reason="until")
         every = self.history["header"].get("sample_every_us", US)
         if force or last is None or any(last.get(k) != s[k] for k in s) or t - last["_t"] >= every:
             self._last_status[node] = {**s, "_t": t}

@@ -508,6 +508,23 @@ def test_an_sql_thread_stopped_by_an_error_before_any_sample_saw_it_run_is_a_sto
     assert stops() == [(10, "error"), (30, "error")]
 
 
+def test_an_sql_thread_stopped_without_an_error_after_start_until_is_the_until_stop():
+    """WL344.P1.UNTIL judges where the UNTIL stop left the thread: on a real server it is the first
+    sample showing the thread stopped, with no error and no STOP SLAVE since START SLAVE UNTIL."""
+    r = R.Runner(_history([]))
+    stopped = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No"}
+    stops = lambda: [(o["t"], o["reason"]) for _, _, o in r.obs if o["kind"] == "sql_stop"]  # noqa: E731
+    r._status("B", 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
+    r._sql_started.add("B")
+    r._until.add("B")  # what _statement does for a START SLAVE ... UNTIL it started the thread with
+    r._status("B", 20, stopped, None, False)
+    r._status("B", 30, stopped, None, False)
+    assert stops() == [(20, "until")]
+    r._sql_started.add("B")  # started again without UNTIL: a stop is no longer the condition's
+    r._status("B", 40, stopped, None, False)
+    assert stops() == [(20, "until")]
+
+
 def test_a_late_op_moves_every_later_op_and_the_history_that_ran_says_so(tmp_path):
     """A slow statement or a loaded machine makes an op start late: every later op keeps its
     distance from it (a commit, then 200 ms for it to wait, then the crash), and the History the

@@ -460,6 +460,20 @@ def test_statement_later_in_the_same_microsecond_is_not_yet_in_force(kit, findin
     assert_witness(kit.verdict(requirement, tr), tr, s, expect)
 
 
+def test_only_the_stop_until_made_is_judged_for_where_it_left_the_thread(kit):
+    # Campaign finding (seed 1001, History 452): a crash stopped B's UNTIL thread first, and the
+    # restarted thread runs without the condition (it lives in memory only).
+    tr = kit.run(W7318, load_history(CORPUS / "finding-until-not-kept-across-a-restart.jsonl"))
+    assert tr.first("sql_stop", node="B", reason="crash") and not tr.all("sql_stop", node="B", reason="until")
+    assert kit.verdict("WL344.P1.UNTIL", tr).status != VIOLATED
+    # The UNTIL stop itself, shown short of the position with events beyond it relayed: violated.
+    tr = kit.run(W344, "until-recovery")
+    assert kit.verdict("WL344.P1.UNTIL", tr).status == PASS
+    s = next_status(tr, tr.first("sql_stop", node="B", reason="until"))
+    s["Exec_Master_Log_Pos"] = 4
+    assert_witness(kit.verdict("WL344.P1.UNTIL", tr), tr, s, "B stopped at 4 before reaching UNTIL")
+
+
 def test_restore_ends_the_stop_of_a_crashed_slave(kit):
     # Campaign finding: B crashes (its SQL thread stops) and is restored from A's backup as A's
     # slave; what the new slave then applies is not "executed while stopped".
