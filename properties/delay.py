@@ -152,7 +152,7 @@ class DelayIndex:
     def pending(self, node: str, t: int, line: int) -> tuple[dict | None, int | None]:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was; as seen at trace line `line`."""
-        done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(
+        done = self.v.memo(f"delay.applied.{node}", lambda: _applies_by_place(
             self.applies.get(node, []) + [{"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
                                           for o in self.v.kind("skip") if o["node"] == node for f, pos in skipped_places(o)]))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
@@ -169,7 +169,11 @@ class DelayIndex:
             r = relays[i]
             if r["t"] > t:
                 break
-            when = done.get((r["file"], r["pos"]))
+            # The first apply of this very event: a relay-log place is reused after a discard, and
+            # an apply before a rollback (its group retried or completed later) still passed it.
+            lines = done.get((r["file"], r["pos"]), ())
+            k = bisect_left(lines, (r["_line"],))
+            when = lines[k][1] if k < len(lines) else None
             # Only discards logged before the sample: one later in the same microsecond had not happened yet.
             if any(r["_line"] < d["_line"] < line and (when is None or when > d["t"]) for d in discards):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
@@ -189,11 +193,12 @@ def skipped_places(o: dict) -> list[tuple[str, int]]:
     return [(f, pos) for f, pos in o.get("events", ())]
 
 
-def _last_apply(applies: list[dict]) -> dict:
-    last = {}
+def _applies_by_place(applies: list[dict]) -> dict[tuple[str, int], list[tuple[int, int]]]:
+    """Per relay-log place, its applies and skips as (line, t), in trace order."""
+    by: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for a in sorted(applies, key=lambda o: o["_line"]):
-        last[(a["relay_file"], a["relay_pos"])] = a["t"]
-    return last
+        by.setdefault((a["relay_file"], a["relay_pos"]), []).append((a["_line"], a["t"]))
+    return by
 
 
 def index(v: TraceView) -> DelayIndex:
@@ -842,7 +847,8 @@ def until_stops_at_position(v: TraceView, check: Check) -> None:
         stop = stopped["t"] if stopped is not None else None
         group_start = None
         for a in ix.applies.get(s["node"], []):
-            if a["t"] < s["t"] or (stop is not None and a["t"] > stop):
+            # By trace line: a START SLAVE without UNTIL in the stop's microsecond runs what follows.
+            if a["_line"] < s["_line"] or (stopped is not None and a["_line"] > stopped["_line"]):
                 continue
             r = ix.relay.get((a["node"], a["relay_file"], a["relay_pos"]))
             if r is None or not r["master_end"]:

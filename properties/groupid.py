@@ -225,14 +225,17 @@ def unique_ids(v: TraceView, check: Check) -> None:
 def ids_increase(v: TraceView, check: Check) -> None:
     """Group IDs strictly increase along every binlog (a SET ... WITH RESET or a restore starts afresh)."""
     last: dict[str, tuple[int, dict]] = {}
+    afresh: dict[str, int] = {}  # the line of each node's last fresh start
     lost = lost_lines(v)  # a crash recovery cut them away: the IDs after them follow what is left
     for o in v.obs:
         if o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None):
             last.pop(o["node"], None)
+            afresh[o["node"]] = o["_line"]
         elif o["kind"] == "recovery" and o.get("truncated"):
             prev = last.get(o["node"])
             if prev is not None and prev[1]["_line"] in lost:
-                kept = [b for b in of_node(v, o["node"]) if b["kind"] == "binlog" and b["_line"] < prev[1]["_line"]
+                # What is left since the last fresh start: the IDs before it are not followed.
+                kept = [b for b in of_node(v, o["node"]) if b["kind"] == "binlog" and afresh.get(o["node"], -1) < b["_line"] < prev[1]["_line"]
                         and b.get("group_id") and b.get("idx", 0) == 0 and b.get("type") not in FROZEN and b["_line"] not in lost]
                 last.pop(o["node"], None)
                 if kept:

@@ -472,12 +472,22 @@ def _dba_or_restart(v: TraceView, node: str, key) -> bool:
 def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
     """Once the required replicas have caught up with the binlog, the status is ON again by itself."""
     ix = index(v)
+    # Per master, each replica's furthest ack since the master last went down: a restarted master
+    # starts its ack state afresh, so an ack from before its crash or shutdown catches nothing up.
+    reached: dict[str, dict[str, tuple[str, int]]] = {}
+    since: dict[str, int] = {}
     for a in v.kind("ack"):
         node, key = a["node"], _key(a)
+        downs = ix.downs.get(node, [])
+        down = bisect_right(downs, key)
+        if since.get(node) != down:
+            since[node], reached[node] = down, {}
+        pos = (a["file"], a["pos"])
+        reached[node][a["replica"]] = max(pos, reached[node].get(a["replica"], pos))
         if ix.on(node, key) or not ix.var(node, "rpl_semi_sync_master_enabled", key):
             continue
         end = ix.binlog_end(node, key)
-        if len(ix.acked_by(node, end, (key[0], key[1] + 1))) >= ix.n(node, key) and end > ("", 0):
+        if sum(p >= end for p in reached[node].values()) >= ix.n(node, key) and end > ("", 0):
             after = ix.next_sample(node, key)
             check.judge(after is not None and after["t"] <= a["t"] + v.resolution_us and after["variables"][STATUS] == "ON",
                         f"{node}: replicas caught up with {end} at {a['t']} but the status stayed OFF", a)
