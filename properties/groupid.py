@@ -596,7 +596,8 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
                     pos[domain_of(b["gtid"])] = b["gtid"]
         # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
         # rpl_slave_state::record_and_update_gtid at the group's end).
-        counted = o["kind"] in ("binlog", "visible") or (o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter")
+        # So does a group a filter kept from the engine (properties/filter.py, FILTER.GTID.ADVANCES).
+        counted = o["kind"] in ("binlog", "visible", "filtered") or (o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter")
         d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
             replicated = F.parse_gtid(o["gtid"])[1] != own
@@ -604,7 +605,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
             # never moves the position back
             later = o["kind"] != "skip" or d not in pos or F.parse_gtid(o["gtid"])[2] > F.parse_gtid(pos[d])[2]
             if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
-                    not own_too and o["kind"] in ("visible", "skip") and replicated and later):
+                    not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated and later):
                 pos[d] = o["gtid"]
                 logged.append(o)
                 changed = True

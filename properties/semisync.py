@@ -120,7 +120,11 @@ class SemiSyncIndex:
                 self.io_stops.setdefault(o["node"], []).append(_key(o))
         for node, keys in self.downs.items():
             self.io_stops[node] = sorted(self.io_stops.get(node, []) + keys)
-        self.commits = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
+        from .filter import unsent  # filter's checks read this module's timeout line
+        # A commit sent to no semi-sync replica that did not wait (nothing could come to wait for) is
+        # outside the semi-sync commit path: FILTER.SEMISYNC.UNSENT judges it. One that waited took it.
+        self.commits = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends
+                        and not (unsent(v, c) and c["t"] - self.ends[(c["node"], c["gtid"], c.get("trx"))]["t"] <= v.resolution_us)]
         self.binlogged: dict[str, tuple[list, list]] = {}  # per master: its commits' binlog keys, sorted, and the furthest end so far
         for c in sorted(self.commits, key=lambda c: c["bkey"]):
             keys, most = self.binlogged.setdefault(c["node"], ([], []))
@@ -622,7 +626,7 @@ def waiters_released(v: TraceView, check: Check) -> None:
     """Every waiting session is released; once its transaction is held by N connected semi-sync
     replicas (also after a reconnect), by acknowledgement rather than by the timeout."""
     ix = index(v)
-    returned = {(c["node"], c["gtid"], c["trx"]) for c in ix.commits}
+    returned = {(c["node"], c.get("gtid"), c.get("trx")) for c in v.kind("commit")}
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
         if x.get("gtid"):
