@@ -1112,7 +1112,11 @@ class Simulator:
         binlog, executed = ch.source.binlog, ch.node.executed
         floor = ch.gtid_floor
         i = floor[2] if floor and floor[0] is binlog and floor[1] is executed else 0
-        while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed):
+        # A group the dump thread never sends this replica (FILTER_ON_MASTER) is not waited for: the
+        # replica's position in its domain is past it once a later group arrives (MariaDB asks by
+        # position per domain, sql_repl.cc gtid_find_binlog_file and send_event_to_slave's skip).
+        while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed
+                                   or not FL.sent(ch.node.variables, binlog[i].ev.skip)):
             i += 1
         ch.gtid_floor = (binlog, executed, i)
         # A group counts as received only once its last event is in (Bug #69943: counting it at
@@ -1549,6 +1553,10 @@ class Simulator:
         if i == len(ch.relay):
             return False
         ev = ch.relay[ch.sql_pos].ev
+        if filtered:  # each event ignored in turn (EVENT_SKIP_IGNORE), as the skip counter's are skipped
+            for e in ch.relay[ch.sql_pos:i + 1]:
+                self.emit("skip", ch.node.id, trx=e.ev.trx, gtid=e.ev.gtid, idx=e.ev.idx, type=e.ev.type, reason=filtered,
+                          relay_file=e.file, relay_pos=e.pos)
         ch.sql_pos = i + 1
         if filtered:
             self._filtered(ch.node, ev, filtered)

@@ -58,6 +58,12 @@ def _commits(v: TraceView) -> dict[str, dict]:
                                              if c.get("errno") is None and c.get("table") and c.get("trx")})
 
 
+def unlogged(v: TraceView) -> set[str]:
+    """The transactions their source's binlog-do/ignore-db rules keep out of its binlog."""
+    return v.memo("filter.unlogged", lambda: {
+        trx for trx, c in _commits(v).items() if not _admitted(c["table"].split(".")[0], _settings(v, c["node"]), "binlog_")})
+
+
 def kept_out(v: TraceView, node: str) -> set[str]:
     """The transactions a replica's filters keep from its engine."""
     settings = _settings(v, node)

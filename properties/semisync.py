@@ -121,12 +121,13 @@ class SemiSyncIndex:
         for node, keys in self.downs.items():
             self.io_stops[node] = sorted(self.io_stops.get(node, []) + keys)
         from .filter import unsent  # filter's checks read this module's timeout line
-        # A commit sent to no semi-sync replica that did not wait (nothing could come to wait for) is
-        # outside the semi-sync commit path: FILTER.SEMISYNC.UNSENT judges it. One that waited took it.
-        self.commits = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends
-                        and not (unsent(v, c) and c["t"] - self.ends[(c["node"], c["gtid"], c.get("trx"))]["t"] <= v.resolution_us)]
+        every = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
+        # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
+        # for) is outside the semi-sync commit path and its counters: FILTER.SEMISYNC.UNSENT judges it.
+        self.commits = [c for c in every if not (c["on_binlog"] and unsent(v, c["obs"])
+                                                 and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us)]
         self.binlogged: dict[str, tuple[list, list]] = {}  # per master: its commits' binlog keys, sorted, and the furthest end so far
-        for c in sorted(self.commits, key=lambda c: c["bkey"]):
+        for c in sorted(every, key=lambda c: c["bkey"]):
             keys, most = self.binlogged.setdefault(c["node"], ([], []))
             keys.append(c["bkey"])
             most.append(max(c["pos"], most[-1]) if most else c["pos"])
