@@ -96,6 +96,12 @@ def _like(pattern: str) -> str:
     return "".join("*" if c == "%" else "?" if c == "_" else f"[{c}]" if c in "*?[" else c for c in pattern)
 
 
+def commit_fields(op: dict, filtering: bool) -> dict:
+    """What a commit observation adds in a Trace: the table where a topology filters (the properties
+    judge each commit by it), and whether the session was marked."""
+    return {**({"table": table_of(op)} if filtering else {}), **({"skip_replication": True} if op.get("skip_replication") else {})}
+
+
 def configured(variables: dict) -> dict:
     """The filter settings a node has, for the Trace header (none: nothing, so that an unfiltered
     topology's Trace is what it was)."""

@@ -395,8 +395,7 @@ class Simulator:
             self._binlog_failure(node, trx, op, starts[0])
             return
         stmts = op.get("statements") or [{}]
-        table, skip = FL.table_of(op), bool(op.get("skip_replication"))
-        shown = {**({"table": table} if self.filtering else {}), **({"skip_replication": True} if skip else {})}
+        table, skip, shown = FL.table_of(op), bool(op.get("skip_replication")), FL.commit_fields(op, self.filtering)
         if not FL.binlogged(node.variables, table):  # binlog-do/ignore-db: committed, never logged
             self._engine_commit(node, trx, None)
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **shown)
