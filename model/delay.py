@@ -52,6 +52,8 @@ class Event:
     size: int = 40
     incident: int | None = None  # INCIDENT_EVENT only: its code and message (WL#3464)
     message: str = ""
+    table: str = ""  # the table its transaction writes (model/filter.py)
+    skip: bool = False  # LOG_EVENT_SKIP_REPLICATION_F: written by a session with @@skip_replication
 
 
 # MariaDB's parser takes MASTER_DELAY as ulong_num: a plain, hexadecimal, decimal or float literal,

@@ -65,6 +65,12 @@ class Mechanics:
     # sql_delay_event compares ceil(ict) + sql_delay with time(nullptr), no clock_diff_with_master; the
     # seed's formula, WL#7318 L3, has none either, see the report of issue #18).
     commit_timestamp_clock: str = "compensated"
+    # A semi-sync master waits for an ack of a transaction it sends to no semi-sync replica (all of
+    # them filter @@skip_replication on the master): MariaDB's log.cc registers every transaction
+    # (report_binlog_update) and the dump thread drops the events before update_sync_header asks
+    # for a reply (sql_repl.cc, send_event_to_slave), so the commit waits out the timeout
+    # (MDEV-38486, open: MariaDB/server pull request 4978).
+    semisync_waits_unsent: bool = False
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

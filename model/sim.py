@@ -27,6 +27,7 @@ from replcheck.spec.formats import (BINLOG_START, ER_BAD_SLAVE, FDE_SIZE, GTID_L
                                     XID_SIZE)
 
 from . import delay as D
+from . import filter as FL
 from . import groupid as G
 from . import incident as I
 from . import mechanics as X
@@ -235,6 +236,8 @@ class Simulator:
         self.hierarchy = G.Hierarchy(self)  # what global group IDs add (model/groupid.py)
         self.initial_variables: dict[str, dict] = {}
         self._build(head["topology"])
+        # A topology with filters: commits say which table they wrote, so that a Trace tells what to filter.
+        self.filtering = any(FL.configured(n.variables) for n in self.nodes.values())
 
     # -- set-up -----------------------------------------------------------------------------
     def _build(self, topo: dict) -> None:
@@ -250,7 +253,8 @@ class Simulator:
             )
             self._start_semisync(node)
             sync_binlog, flush_log = self._durability(node)
-            self.initial_variables[node.id] = {**node.semisync.vars, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log}
+            self.initial_variables[node.id] = {**node.semisync.vars, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log,
+                                               **FL.configured(node.variables)}
             self.nodes[node.id] = node
         for c in topo.get("channels", []):
             replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
@@ -346,7 +350,7 @@ class Simulator:
         for node in self.nodes.values():
             if node.channel is not None and node.up:
                 self._status(node.channel)
-            if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas)
+            if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas) or self.filtering
                             or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical):
                 self._server_status(node)
             if node.up and node.rpl_hierarchical:
@@ -391,6 +395,11 @@ class Simulator:
             self._binlog_failure(node, trx, op, starts[0])
             return
         stmts = op.get("statements") or [{}]
+        table, skip, shown = FL.table_of(op), bool(op.get("skip_replication")), FL.commit_fields(op, self.filtering)
+        if not FL.binlogged(node.variables, table):  # binlog-do/ignore-db: committed, never logged
+            self._engine_commit(node, trx, None)
+            self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **shown)
+            return
         fixed = op.get("timestamp")  # SET TIMESTAMP: the session's statements carry this time
         whens = [fixed if fixed is not None else self._local(node, s) // US for s in starts]
         commit_when = fixed if fixed is not None else self._local(node, self.now) // US
@@ -407,7 +416,7 @@ class Simulator:
         gtid = F.gtid(0, node.server_id, node.gtid_seq)
         ict = self._local(node, self.now) if node.commit_timestamps else None
         common = dict(trx=trx, server_id=node.server_id, gtid=gtid, when_off=node.offset,
-                      ict=ict, ict_off=node.offset, oct=ict, oct_off=node.offset)
+                      ict=ict, ict_off=node.offset, oct=ict, oct_off=node.offset, table=table, skip=skip)
         gtid_type = "GTID_LOG_EVENT" if node.gtid_mode else "ANONYMOUS_GTID_LOG_EVENT"
         events = [Event(gtid_type, idx=0, when=whens[0], size=GTID_SIZE, **common)]
         for i, s in enumerate(stmts):
@@ -436,7 +445,12 @@ class Simulator:
         ss = node.semisync
         if not ss.binlogged(pos):
             self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids, **shown)
+            return
+        if self._unsent(node, skip):
+            # Sent to no semi-sync replica: no ack will come for it, so none is waited for (S3).
+            self._engine_commit(node, trx, gtid)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="unsent", **ids, **shown)
             return
         after_sync = ss.wait_point == SS.AFTER_SYNC
         if after_sync:
@@ -455,9 +469,19 @@ class Simulator:
             if after_sync:
                 node.prepared.remove((trx, gtid))
                 self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how, **ids)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how, **ids, **shown)
 
         ss.wait(trx, gtid, pos, release)
+
+    def _unsent(self, node: Node, skip: bool) -> bool:
+        """A marked transaction whose every semi-sync replica filters it on the master: the dump
+        threads send none of it, so no ack can come. Registering it anyway for an ack is S3
+        (Bug#15985893; MariaDB 10.11 does, MDEV-38486: log.cc report_binlog_update for every
+        transaction, the dump thread dropping the events before update_sync_header)."""
+        if M.ACK_FILTERED in self.mutants or self.mech.semisync_waits_unsent:
+            return False
+        semi = [r.node for r in node.replicas if r.node.variables.get("rpl_semi_sync_slave_enabled")]
+        return bool(semi) and not any(FL.sent(r.variables, skip) for r in semi)
 
     def _crash_in_write(self, node: Node, trx: str, gtid: str, events: list[Event], ids: dict, start: int) -> None:
         """The node dies inside the group's binlog write (its last event torn) or after the write,
@@ -1090,7 +1114,11 @@ class Simulator:
         binlog, executed = ch.source.binlog, ch.node.executed
         floor = ch.gtid_floor
         i = floor[2] if floor and floor[0] is binlog and floor[1] is executed else 0
-        while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed):
+        # A group the dump thread never sends this replica (FILTER_ON_MASTER) is not waited for: the
+        # replica's position in its domain is past it once a later group arrives (MariaDB asks by
+        # position per domain, sql_repl.cc gtid_find_binlog_file and send_event_to_slave's skip).
+        while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed
+                                   or not FL.sent(ch.node.variables, binlog[i].ev.skip)):
             i += 1
         ch.gtid_floor = (binlog, executed, i)
         # A group counts as received only once its last event is in (Bug #69943: counting it at
@@ -1208,6 +1236,9 @@ class Simulator:
             return
         for i in range(max(first, ch.fetch), stop):
             e = ch.source.binlog[i]
+            if not FL.sent(ch.node.variables, e.ev.skip):  # the dump thread drops it: nothing arrives
+                ch.fetch = i + 1
+                continue
             # a cut counts the events of groups the relay log gets: the same place in the group stream
             # whichever way the replica asked (by position the dump also sends the FDE and incidents
             # a GTID request does not; MariaDB's GTID reconnect sends again what it does not queue)
@@ -1355,6 +1386,12 @@ class Simulator:
                 return
             entry = ch.relay[ch.sql_pos]
             ev = entry.ev
+            if ev.type in D.TRX_START and FL.replica_filter(ch.node.variables, ev.table, ev.skip) == FL.SKIP_REPLICATION:
+                # Ignored before the skip counter counts it: Log_event::do_shall_skip (log_event_server.cc)
+                # returns EVENT_SKIP_IGNORE for a marked event ahead of EVENT_SKIP_COUNT.
+                if not self._skip_group(ch, FL.SKIP_REPLICATION):
+                    return
+                continue
             # Rotate, format description and Gtid_list events are neither counted nor skipped: they
             # only move the SQL thread along the logs (Gtid_list_log_event::do_shall_skip turns
             # EVENT_SKIP_COUNT into EVENT_SKIP_NOT, log_event_server.cc).
@@ -1497,6 +1534,10 @@ class Simulator:
         if ev.trx is None:
             return
         node = ch.node
+        why = FL.replica_filter(node.variables, ev.table, ev.skip)
+        if why:  # applied, with its delay, as a no-op: the rule filtered its table inside the events' apply
+            self._filtered(node, ev, why)
+            return
         node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         node.executed.add(ev.gtid)
         self._engine_commit(node, ev.trx, ev.gtid)
@@ -1505,20 +1546,39 @@ class Simulator:
             group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:ch.sql_pos])]
             self._write_binlog(node, group)
 
-    def _skip_group(self, ch: Channel) -> bool:
-        """Skip a group whose GTID this server already executed; False until all of it arrived."""
+    def _skip_group(self, ch: Channel, filtered: str = "") -> bool:
+        """Skip a group whose GTID this server already executed, or whose events a filter ignores
+        (`filtered`, the filter's name); False until all of it arrived."""
         i = ch.sql_pos
         while i < len(ch.relay) and not ch.relay[i].ev.last:
             i += 1
         if i == len(ch.relay):
             return False
         ev = ch.relay[ch.sql_pos].ev
+        if filtered:  # each event ignored in turn (EVENT_SKIP_IGNORE), as the skip counter's are skipped
+            for e in ch.relay[ch.sql_pos:i + 1]:
+                self.emit("skip", ch.node.id, trx=e.ev.trx, gtid=e.ev.gtid, idx=e.ev.idx, type=e.ev.type, reason=filtered,
+                          relay_file=e.file, relay_pos=e.pos)
         # The relay-log places it passed over, as a status sample then shows them passed.
         passed = [[e.file, e.pos] for e in ch.relay[ch.sql_pos:i + 1]]
         ch.sql_pos = i + 1
-        self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="gtid already executed", events=passed)
+        if filtered:
+            self._filtered(ch.node, ev, filtered)
+        else:
+            self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="gtid already executed", events=passed)
         self._advance_group(ch, ch.relay[i])
         return True
+
+    def _filtered(self, node: Node, ev: Event, why: str) -> None:
+        """The SQL thread passed a group a filter kept from the engine. Its GTID still moves the GTID
+        position: the group ends without committing anything, and rpl_slave_state::
+        record_and_update_gtid (sql/rpl_gtid.cc) records a GTID its group did not record, from
+        Relay_log_info::stmt_done (sql/rpl_rli.cc). Nothing goes to the replica's own binlog: the
+        filtered events left its binlog cache empty."""
+        self.emit("filtered", node.id, trx=ev.trx, gtid=ev.gtid, reason=why)
+        if ev.gtid:
+            node.executed.add(ev.gtid)
+            node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
 
     def _until_reached(self, ch: Channel) -> bool:
         u = ch.until
@@ -1689,6 +1749,8 @@ def _event_fields(ev: Event, group_id: int | None = None) -> dict:
         fields["group_id"] = group_id
     if ev.incident is not None:
         fields.update(incident=ev.incident, message=ev.message)
+    if ev.skip:
+        fields["skip_replication"] = True
     return fields
 
 

@@ -13,6 +13,7 @@ from replcheck.spec.formats import US
 
 from . import delay as delay_properties
 from .core import Check, TraceView, checks
+from .filter import unlogged
 
 ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
 KNOWN = {0: "NONE", 1: "LOST_EVENTS"}
@@ -43,7 +44,9 @@ class IncidentIndex:
         for b in v.kind("binlog"):
             self.binlog.setdefault(b["node"], []).append(b)
         self.incidents = [b for b in v.kind("binlog") if b["type"] == "INCIDENT_EVENT"]
-        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not _has_master(v, o)]
+        # binlog-do/ignore-db leave a change out of the binlog by design: no gap (FILTER.BINLOG.DB)
+        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not _has_master(v, o)
+                     and o.get("trx") not in unlogged(v)]
         self.relays: dict[str, list[dict]] = {}
         for r in v.kind("relay"):
             self.relays.setdefault(r["node"], []).append(r)

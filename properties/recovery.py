@@ -13,6 +13,7 @@ from collections import Counter
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
+from .filter import kept_out
 from .groupid import current_id, hierarchical, lost_lines, of_node, server_id
 
 
@@ -106,7 +107,8 @@ def exactly_once(v: TraceView, check: Check) -> None:
         source = sources.get(node)
         if source is None or stopped_at_end(v, node):
             continue
-        skipped = {o.get("trx") for o in v.kind("skip") if o["node"] == node} | _before_chosen_place(v, node, source)
+        skipped = ({o.get("trx") for o in v.kind("skip") if o["node"] == node} | _before_chosen_place(v, node, source)
+                   | kept_out(v, node))
         for trx in sorted(binlogged.get(source, ()) - skipped):
             if have.get(trx, 0) == 0:
                 check.judge(False, f"{node} replicates from {source} but lacks {trx}", *(w and [w]))

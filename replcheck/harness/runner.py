@@ -44,6 +44,7 @@ from typing import Any, Callable
 from replcheck.harness.proxy import ChannelProxy, ClockExchange
 from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
 from replcheck.harness.relaylog import Event, RelayLogs
+from replcheck.model import filter as FL
 from replcheck.model import ops as O
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US
@@ -58,8 +59,9 @@ ER_STMT_CACHE_FULL = 1705
 CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came  # a non-transactional statement's changes could not be binlogged: an incident
 ORDER = {"visible": 0, "binlog": 1, "relay": 1, "apply": 2, "status": 4, "server_status": 5, "log": 6, "data": 7}
 # What polling cannot see: acks; relay-log writes when a relay log could not be read whole; binlog
-# syncs and what crash recovery cut and resolved (a kill -9 leaves them to the server's own start).
-UNOBSERVED = ["relay", "ack", "binlog_sync", "recovery"]
+# syncs and what crash recovery cut and resolved (a kill -9 leaves them to the server's own start);
+# which groups a replica's SQL thread filtered (it commits nothing, only gtid_slave_pos moves).
+UNOBSERVED = ["relay", "ack", "binlog_sync", "recovery", "filtered"]
 # Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
 # MASTER_USE_GTID (start_slave_threads, sql/slave.cc), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
 PURGES_RELAY_LOGS = frozenset({"start_slave", "reset_slave", "change_master"})
@@ -347,6 +349,8 @@ def trx_statement(op: dict, k: int, origin_port: int) -> str:
         if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
             raise RunnerError(f"timestamp {ts!r} is not a nonnegative integer")
         head.append(f"SET TIMESTAMP = {ts}")
+    if op.get("skip_replication"):  # its events carry LOG_EVENT_SKIP_REPLICATION_F
+        head.append("SET SESSION skip_replication = 1")
     if op.get("ddl"):
         return "; ".join(head + [f"CREATE TABLE rc.d{k} (i INT) ENGINE=InnoDB"])
     table = "rc.m" if op.get("engine") == "myisam" else "rc.r"
@@ -396,6 +400,8 @@ class Runner:
         self.server_ids = {n["id"]: n.get("server_id", i + 1) for i, n in enumerate(topo["nodes"])}
         self.by_server_id = {sid: n for n, sid in self.server_ids.items()}
         self.sources = {c["replica"]: c["source"] for c in topo.get("channels", [])}
+        # A topology with filters: commits say which table they wrote, as the models' do.
+        self.filtering = any(FL.configured(n.get("variables") or {}) for n in topo["nodes"])
         self.trx_names: list[str] = []  # k -> the History's name
         self.origin_of: dict[int, str] = {}
         self.gtid_of: dict[int, str] = {}
@@ -633,7 +639,8 @@ class Runner:
         # Only an unambiguous change of the counters says how this commit's wait ended.
         how = "yes" if (yes, no) == (1, 0) else "no" if (yes, no) == (0, 1) else None
         self.returned[k] = (t, None)
-        self.commits[k] = self.emit("commit", node, t, trx=trx, gtid=gtid, start=start, semisync=how)
+        self.commits[k] = self.emit("commit", node, t, trx=trx, gtid=gtid, start=start, semisync=how,
+                                    **FL.commit_fields(op, self.filtering))
 
     def _crash(self, op: dict) -> None:
         node = op["node"]

@@ -117,11 +117,11 @@ def test_halt_message_must_name_the_last_id(kit):
 
 
 @pytest.mark.parametrize("index,mutant", [
-    (102, "mutant:send-before-sync"),  # the groupid family's crash before a sync, with sync_binlog = 1
-    (132, "mutant:gtid-state-lags-binlog"),  # a kill -9 of the source after commits
+    (176, "mutant:send-before-sync"),  # the groupid family's crash before a sync, with sync_binlog = 1
+    (16, "mutant:gtid-state-lags-binlog"),  # a kill -9 of the source after commits
 ])
 def test_generated_histories_catch_each_durability_mutant(index, mutant):
-    # generator 7, seed 0: caught by a requirement it must be killed by, where its base model holds
+    # generator 8, seed 0: caught by a requirement it must be killed by, where its base model holds
     system = get(mutant)
     history = generate(0, index)
     j = judge(system, history, system.declares.kills)

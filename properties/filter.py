@@ -1,0 +1,168 @@
+"""Replication filters (issue #17, item 1): one check per requirement of spec/requirements/filter.toml.
+
+The rules are stated here again, from the requirements' text, not taken from the model: a
+transaction's table (its commit says which, and whether its session set @@skip_replication) and
+each node's filter settings in the trace header say what must happen; the binlog, relay, visible,
+filtered, skip and server_status observations say what did.
+"""
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+
+from replcheck.spec import formats as F
+
+from .core import Check, TraceView, checks
+from .semisync import TIMEOUT_LOG
+
+MARKED = "replicate_events_marked_for_skip"
+ON_MASTER, PASS_MARKED = "FILTER_ON_MASTER", "REPLICATE"
+
+
+def _settings(v: TraceView, node: str) -> dict:
+    return v.nodes.get(node, {}).get("variables", {})
+
+
+def _list(settings: dict, name: str) -> set[str]:
+    return {x.strip() for x in str(settings.get(name) or "").split(",") if x.strip()}
+
+
+def _admitted(db: str, settings: dict, prefix: str) -> bool:
+    """<prefix>do_db admits only what it names; failing that <prefix>ignore_db keeps out what it names."""
+    do, ignore = _list(settings, prefix + "do_db"), _list(settings, prefix + "ignore_db")
+    return db in do if do else db not in ignore
+
+
+def _like(name: str, pattern: str) -> bool:
+    return fnmatchcase(name, re.sub(r"[*?\[]", lambda m: f"[{m.group()}]", pattern).replace("%", "*").replace("_", "?"))
+
+
+def excluded(settings: dict, table: str, marked: bool) -> bool:
+    """Whether a replica with these settings must keep this transaction out of its engine."""
+    if marked and str(settings.get(MARKED) or PASS_MARKED).upper() != PASS_MARKED:
+        return True
+    if not _admitted(table.split(".")[0], settings, "replicate_"):
+        return True
+    verdicts = [(table in _list(settings, "replicate_do_table"), False), (table in _list(settings, "replicate_ignore_table"), True),
+                (any(_like(table, p) for p in _list(settings, "replicate_wild_do_table")), False),
+                (any(_like(table, p) for p in _list(settings, "replicate_wild_ignore_table")), True)]
+    first = next((out for matched, out in verdicts if matched), None)  # the first rule that names the table decides
+    if first is not None:
+        return first
+    return bool(_list(settings, "replicate_do_table") or _list(settings, "replicate_wild_do_table"))
+
+
+def _commits(v: TraceView) -> dict[str, dict]:
+    """trx -> its successful commit on the server that ran it, where the commit names its table."""
+    return v.memo("filter.commits", lambda: {c["trx"]: c for c in v.kind("commit")
+                                             if c.get("errno") is None and c.get("table") and c.get("trx")})
+
+
+def unlogged(v: TraceView) -> set[str]:
+    """The transactions their source's binlog-do/ignore-db rules keep out of its binlog."""
+    return v.memo("filter.unlogged", lambda: {
+        trx for trx, c in _commits(v).items() if not _admitted(c["table"].split(".")[0], _settings(v, c["node"]), "binlog_")})
+
+
+def kept_out(v: TraceView, node: str) -> set[str]:
+    """The transactions a replica's filters keep from its engine."""
+    settings = _settings(v, node)
+    return {trx for trx, c in _commits(v).items() if excluded(settings, c["table"], bool(c.get("skip_replication")))}
+
+
+def unsent(v: TraceView, commit: dict) -> bool:
+    """A marked transaction whose master's semi-sync replicas all filter marked events on the master."""
+    if not commit.get("skip_replication"):
+        return False
+    semi = [r for r, c in v.channels.items() if c.get("source") == commit["node"]
+            and _settings(v, r).get("rpl_semi_sync_slave_enabled")]
+    return bool(semi) and all(str(_settings(v, r).get(MARKED) or "").upper() == ON_MASTER for r in semi)
+
+
+@checks("FILTER.BINLOG.DB", needs=("binlog",))
+def binlog_db_rules(v: TraceView, check: Check) -> None:
+    """A source with binlog-do/ignore-db binlogs exactly the transactions on the databases they admit."""
+    logged = {(b["node"], b.get("trx")) for b in v.kind("binlog") if b.get("trx")}
+    for c in _commits(v).values():
+        settings = _settings(v, c["node"])
+        if not (_list(settings, "binlog_do_db") or _list(settings, "binlog_ignore_db")):
+            continue
+        want = _admitted(c["table"].split(".")[0], settings, "binlog_")
+        got = (c["node"], c["trx"]) in logged
+        check.judge(want == got, f"{c['node']} {'did not binlog' if want else 'binlogged'} {c['trx']} on {c['table']}", c)
+
+
+@checks("FILTER.MASTER.NOT_SENT", needs=("relay",))
+def marked_not_sent(v: TraceView, check: Check) -> None:
+    """No event a @@skip_replication session wrote reaches a FILTER_ON_MASTER replica's relay log."""
+    relayed = {(r["node"], r.get("trx"), r.get("idx")): r for r in v.kind("relay") if r.get("trx")}
+    for b in v.kind("binlog"):
+        if not (b.get("skip_replication") and b.get("trx")):
+            continue
+        for replica, ch in v.channels.items():
+            if ch.get("source") == b["node"] and str(_settings(v, replica).get(MARKED) or "").upper() == ON_MASTER:
+                got = relayed.get((replica, b["trx"], b.get("idx")))
+                check.judge(got is None, f"{b['node']} sent event {b.get('idx')} of marked {b['trx']} to {replica}, "
+                            f"which filters marked events on the master", b, *([got] if got else []))
+
+
+@checks("FILTER.REPLICA.NOT_APPLIED", needs=("visible",))
+def filtered_not_applied(v: TraceView, check: Check) -> None:
+    """A replica never commits a transaction its filters exclude."""
+    commits = _commits(v)
+    for o in v.kind("visible"):
+        c = commits.get(o.get("trx"))
+        if c is None or o["node"] == c["node"] or o["node"] not in v.channels:
+            continue
+        out = excluded(_settings(v, o["node"]), c["table"], bool(c.get("skip_replication")))
+        check.judge(not out, f"{o['node']} committed {c['trx']} on {c['table']}"
+                    f"{' (marked)' if c.get('skip_replication') else ''}, which its filters exclude", o, c)
+
+
+@checks("FILTER.GTID.ADVANCES", needs=("server_status",))
+def gtid_past_filtered(v: TraceView, check: Check) -> None:
+    """After the SQL thread passed a filtered group, gtid_slave_pos shows it or a later GTID in its domain."""
+    samples: dict[str, list[dict]] = {}
+    for o in v.kind("server_status"):
+        if "gtid_slave_pos" in o.get("variables", {}):
+            samples.setdefault(o["node"], []).append(o)
+    for f in v.kind("filtered"):
+        if not f.get("gtid"):
+            continue
+        domain, _, seq = F.parse_gtid(f["gtid"])
+        after = next((s for s in samples.get(f["node"], []) if s["_line"] > f["_line"]), None)
+        if after is None:
+            continue
+        pos = F.parse_pos(after["variables"]["gtid_slave_pos"] or "")
+        shown = F.parse_gtid(pos[domain])[2] if domain in pos else None
+        check.judge(shown is not None and shown >= seq, f"{f['node']} filtered {f['trx']} ({f['gtid']}), "
+                    f"then showed gtid_slave_pos {after['variables']['gtid_slave_pos']!r}", f, after)
+
+
+@checks("FILTER.SEMISYNC.UNSENT", needs=("binlog",))
+def unsent_not_waited(v: TraceView, check: Check) -> None:
+    """A commit sent to no semi-sync replica returns at its binlog write, without a timeout."""
+    ends = {(b["node"], b.get("trx")): b for b in v.kind("binlog") if b.get("last") and b.get("trx")}
+    timeouts = {(o["node"], m.group(1), int(m.group(2))): o for o in v.kind("log") if (m := TIMEOUT_LOG.search(o["message"]))}
+    for c in _commits(v).values():
+        b = ends.get((c["node"], c["trx"]))
+        if b is None or not unsent(v, c) or not _settings(v, c["node"]).get("rpl_semi_sync_master_enabled"):
+            continue
+        timeout = timeouts.get((c["node"], b["file"], b["end"]))
+        waited = c["t"] - b["t"]
+        check.judge(timeout is None and waited <= v.resolution_us,
+                    f"{c['node']} held the commit of {c['trx']}, sent to no semi-sync replica, {waited} µs"
+                    f"{' until the semi-sync timeout' if timeout else ''}", c, b, *([timeout] if timeout else []))
+
+
+@checks("FILTER.SKIP_COUNTER", needs=("skip",))
+def skip_counter_not_marked(v: TraceView, check: Check) -> None:
+    """The skip counter counts no event of a marked group the replica ignores."""
+    commits = _commits(v)
+    for o in v.kind("skip"):
+        c = commits.get(o.get("trx"))
+        if o.get("reason") != "sql_slave_skip_counter" or c is None:
+            continue
+        ignored = c.get("skip_replication") and str(_settings(v, o["node"]).get(MARKED) or PASS_MARKED).upper() != PASS_MARKED
+        check.judge(not ignored, f"{o['node']}'s sql_slave_skip_counter counted event {o.get('idx')} of marked {c['trx']}, "
+                    f"which it ignores anyway", o, c)
