@@ -257,7 +257,8 @@ class Simulator:
             self._start_semisync(node)
             sync_binlog, flush_log = self._durability(node)
             self.initial_variables[node.id] = {**node.semisync.vars, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log,
-                                               **{k: node.variables[k] for k in DOM.VARIABLES if k in node.variables}}
+                                               **{k: node.variables[k] for k in DOM.VARIABLES
+                                                  if k in node.variables and self.mech.gtid_domains}}
             self.nodes[node.id] = node
         for c in topo.get("channels", []):
             replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
@@ -354,7 +355,8 @@ class Simulator:
             if node.channel is not None and node.up:
                 self._status(node.channel)
             if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas)
-                            or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical):
+                            or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical
+                            or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
                 self._server_status(node)
             if node.up and node.rpl_hierarchical:
                 self._master_status(node)
@@ -413,7 +415,7 @@ class Simulator:
         domain = op.get("domain", node.variables.get(DOM.GTID_DOMAIN_ID, 0))
         seq = node.gtid_seq[domain] = node.gtid_seq.get(domain, 0) + 1
         gtid = F.gtid(domain, node.server_id, seq)
-        if node.variables.get(DOM.GTID_STRICT_MODE) and (refused := self._strict_refusal(node, gtid)):
+        if self._strict(node) and (refused := self._strict_refusal(node, gtid)):
             node.gtid_seq[domain] -= 1
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=DOM.ER_GTID_STRICT_OUT_OF_ORDER,
                       message=refused)
@@ -471,6 +473,9 @@ class Simulator:
             self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how, **ids)
 
         ss.wait(trx, gtid, pos, release)
+
+    def _strict(self, node: Node) -> bool:
+        return self.mech.gtid_domains and bool(node.variables.get(DOM.GTID_STRICT_MODE))
 
     @staticmethod
     def _strict_refusal(node: Node, gtid: str) -> str | None:
@@ -1125,7 +1130,7 @@ class Simulator:
         src = ch.source
         if by == "group_id":
             return by, self.hierarchy.place_dump(ch, gid, sid)
-        if by == "gtid" and self.mech.gtid_start_by_domain:
+        if by == "gtid" and self.mech.gtid_domains:
             return by, self._domain_place(ch)
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         if start is None or start.file not in src.purged:
@@ -1558,7 +1563,7 @@ class Simulator:
     def _end_group(self, ch: Channel, entry: Entry) -> None:
         ev = entry.ev
         first = ch.group_start
-        if ev.trx is not None and ch.node.log_slave_updates and ch.node.variables.get(DOM.GTID_STRICT_MODE) and (
+        if ev.trx is not None and ch.node.log_slave_updates and self._strict(ch.node) and (
                 refused := self._strict_refusal(ch.node, ev.gtid)):
             # the group's binlog write fails at its commit: rolled back, the SQL thread stops there
             ch.last_sql_errno, ch.last_sql_error = DOM.ER_GTID_STRICT_OUT_OF_ORDER, refused
