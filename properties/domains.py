@@ -13,9 +13,6 @@ from replcheck.spec import formats as F
 from .core import Check, TraceView, checks
 from .groupid import domain_of, lost_lines, positions
 
-HELD = ("relay", "visible", "binlog", "skip")
-
-
 def _gtid(o: dict) -> tuple[int, int, int] | None:
     return F.parse_gtid(o["gtid"]) if domain_of(o.get("gtid")) is not None else None
 
@@ -39,33 +36,35 @@ def _source_order(v: TraceView, source: str) -> dict[str, str | None]:
 def connect_no_loss(v: TraceView, check: Check) -> None:
     """A replica connected by GTID gets every group its source logged in a domain after the
     replica's GTID there: a group arrives only once the one its source logged before it in its
-    domain has reached the replica (relayed, applied, binlogged or skipped)."""
+    domain has reached the replica. An arrival is a group's first relayed event, or where the
+    relay log is not observed (a polled server) its commit; reached means relayed, applied,
+    binlogged or skipped, or where the relay log is not observed applied or skipped (what such a
+    trace shows of the relay log is a part, read at the end)."""
     relay_seen = "relay" not in v.unobserved
+    held_kinds = ("relay", "visible", "binlog", "skip") if relay_seen else ("visible", "skip")
     any_connect = bool(v.kind("connect"))
+    sources = {c["replica"]: c["source"] for c in v.header.get("topology", {}).get("channels", [])}
+    for o in v.kind("promoted"):  # a failover repoints the old source's other replicas
+        sources.update({r: o["node"] for r, s in sources.items() if s == o.get("old") and r != o["node"]})
     for node in v.nodes:
         held: set[str] = set()
-        by_gtid = not any_connect
+        by_gtid, source = not any_connect, sources.get(node)
         for o in v.of_node(node):
             kind = o["kind"]
             if kind == "connect":
-                by_gtid = o.get("by") == "gtid" and o.get("errno") is None
+                by_gtid, source = o.get("by") == "gtid" and o.get("errno") is None, o["source"]
             elif kind == "restore":
                 held = set()
+            elif kind == "relay":
+                source = o.get("source", source)
             arrival = (kind == "relay" and o.get("idx") == 0) if relay_seen else kind == "visible"
-            if arrival and by_gtid and o.get("gtid") and o["gtid"] not in held and _gtid(o) is not None:
-                source = o.get("source") or _source_of(v, o)
-                prev = _source_order(v, source).get(o["gtid"]) if source else None
+            if arrival and by_gtid and source and o.get("gtid") not in held and _gtid(o) is not None:
+                prev = _source_order(v, source).get(o["gtid"])
                 if prev is not None:
                     check.judge(prev in held, lambda: f"{node}: {o['gtid']} arrived from {source} before {prev}, "
                                                       f"logged before it in its domain there", o)
-            if kind in HELD and o.get("gtid"):
+            if kind in held_kinds and o.get("gtid"):
                 held.add(o["gtid"])
-
-
-def _source_of(v: TraceView, o: dict) -> str | None:
-    """The node whose binlog a group applied on a replica came from: its channel's source in the
-    topology (a polled server's trace has no relay observations naming it)."""
-    return next((c["source"] for c in v.header.get("topology", {}).get("channels", []) if c["replica"] == o["node"]), None)
 
 
 @checks("DOMAIN.CONNECT.REFUSED")
