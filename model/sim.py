@@ -1158,8 +1158,9 @@ class Simulator:
         it sends (ch.fetch; the rest in _arrive). The reason it refuses, or None."""
         src, node = ch.source, ch.node
         state = {d: F.parse_gtid(g) for d, g in node.slave_gtids.items()}
-        for e in ch.relay[ch.sql_pos:]:
-            if e.ev.gtid and e.ev.last:
+        whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants  # Bug #69943: a group counted at its GTID event
+        for e in ch.relay[ch.group_start:]:
+            if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
                 state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
         ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
         files, logged = [], []

@@ -152,9 +152,10 @@ class DelayIndex:
     def pending(self, node: str, t: int, line: int) -> tuple[dict | None, int | None]:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was; as seen at trace line `line`."""
-        done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(
-            self.applies.get(node, []) + [o for o in self.v.kind("skip") if o["node"] == node and "relay_pos" in o]))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
+        done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(
+            self.applies.get(node, []) + [o for o in self.v.kind("skip") if o["node"] == node and "relay_pos" in o]
+            + _skipped_groups(self.v, node, relays)))
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
             o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or (
                 o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
@@ -179,6 +180,14 @@ class DelayIndex:
             i = len(relays)
         self.cursors[node] = ((t, line), i)
         return None, None
+
+
+def _skipped_groups(v: TraceView, node: str, relays: list[dict]) -> list[dict]:
+    """A group the SQL thread skipped whole because its GTID was already executed (one `skip`
+    naming the group): each of its events relayed before, as passed at the skip."""
+    skips = [o for o in v.kind("skip") if o["node"] == node and "relay_pos" not in o and o.get("gtid")]
+    return [{"relay_file": r["file"], "relay_pos": r["pos"], "t": k["t"], "_line": k["_line"]}
+            for k in skips for r in relays if r.get("gtid") == k["gtid"] and r["_line"] < k["_line"]]
 
 
 def _last_apply(applies: list[dict]) -> dict:

@@ -94,7 +94,6 @@ def connect_refused(v: TraceView, check: Check) -> None:
                    if any(k[0] == d for k in state) and state.get(F.parse_gtid(g)[:2], -1) < F.parse_gtid(g)[2]
                    and slave_pos.get(d) != g]
         if missing:
-            check.reached("not in binlog")
             check.judge(c.get("errno") == F.ER_MASTER_FATAL_ERROR_READING_BINLOG and f"start from GTID {missing[0]}," in c.get("message", ""),
                         f"{c['node']} asked {c['source']} for {missing[0]}, not in its binlog, and was "
                         f"{'accepted' if c.get('errno') is None else 'refused otherwise: ' + c.get('message', '')}", c)

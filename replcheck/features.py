@@ -10,6 +10,7 @@ def load_features() -> None:
     the state machines and the z3 proofs."""
     import replcheck.properties.judge  # noqa: F401
     import replcheck.properties.machines.delay  # noqa: F401
+    import replcheck.properties.machines.domains  # noqa: F401
     import replcheck.properties.machines.groupid  # noqa: F401
     import replcheck.properties.machines.incident  # noqa: F401
     import replcheck.properties.machines.semisync  # noqa: F401

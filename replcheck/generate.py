@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 
 from replcheck.model.steps import Builder, Family, Step
-from replcheck.model.steps import delay, groupid, incident, semisync
+from replcheck.model.steps import delay, domains, groupid, incident, semisync
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
 # Version 4 takes the steps the state machines take (replcheck.model.steps): the delay family
@@ -31,12 +31,16 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # Version 7 also gives the groupid family durability settings (sync_binlog, innodb_flush_log_at_trx_commit)
 # and crashes inside a binlog write or before its sync, machine crashes where the settings survive
 # them (#16 mechanism 2): its Histories changed from version 6, the other families' did not.
+# Version 8 adds the domains family (MariaDB GTID domains, gtid_strict_mode, a failover whose
+# replica connects by GTID position): a campaign's History now draws among five families, so every
+# (seed, index) names another History.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/7"
+GENERATOR = "replcheck.generate/8"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
-FAMILIES: dict[str, Family] = {f.name: f for f in (delay.FAMILY, semisync.FAMILY, incident.FAMILY, groupid.FAMILY)}
+FAMILIES: dict[str, Family] = {f.name: f for f in (delay.FAMILY, semisync.FAMILY, incident.FAMILY, groupid.FAMILY,
+                                                    domains.FAMILY)}
 # The longest tail any family simulates after its last step: shorter, a pending wait may not resolve.
 TAIL_US = max(f.tail_us for f in FAMILIES.values())
 

@@ -10,11 +10,13 @@ from hypothesis.stateful import RULE_MARKER
 
 from replcheck import generate as G
 from replcheck.properties.machines.delay import DelayMachine
+from replcheck.properties.machines.domains import DomainsMachine
 from replcheck.properties.machines.groupid import GroupIdMachine
 from replcheck.properties.machines.incident import IncidentMachine
 from replcheck.properties.machines.semisync import SemiSyncMachine
 
-MACHINES = {"delay": DelayMachine, "semisync": SemiSyncMachine, "incident": IncidentMachine, "groupid": GroupIdMachine}
+MACHINES = {"delay": DelayMachine, "semisync": SemiSyncMachine, "incident": IncidentMachine, "groupid": GroupIdMachine,
+            "domains": DomainsMachine}
 
 
 def machine_rules(cls) -> set[str]:
