@@ -62,15 +62,27 @@ def find_binlog_file(files: list[tuple[str, list[Gtid]]], state: dict[int, Gtid]
     return None, state
 
 
+def _not_in_binlog(want: Gtid, have: dict[int, Gtid]) -> str:
+    """mysql_binlog_send's text for ER_GTID_POSITION_NOT_FOUND_IN_BINLOG (...2 when the master's binlog
+    has a higher sequence number in the domain: give_error_start_pos_missing_in_binlog)."""
+    text = (f"Error: connecting slave requested to start from GTID {want[0]}-{want[1]}-{want[2]}, "
+            "which is not in the master's binlog")
+    if have and max(g[2] for g in have.values()) >= want[2]:
+        text += (". Since the master's binlog contains GTIDs with higher sequence numbers, it probably "
+                 "means that the slave has diverged due to executing extra erroneous transactions")
+    return text
+
+
 def start_position(state: dict[int, Gtid], binlog_state: list[Gtid], own_slave_pos: dict[int, Gtid],
-                   master_id: int) -> tuple[str | None, dict[int, Gtid]]:
+                   master_id: int) -> tuple[str | None, dict[int, Gtid], set[int]]:
     """sql_repl.cc, check_slave_start_position: the master refuses a requested GTID its binlog state
     lacks (no GTID of that server_id with that seq_no or later in the domain), unless the domain is
-    empty on the master (served by another master) or the GTID is the master's own gtid_slave_pos
-    (it replicated it without logging it): then it starts after its own first later GTID, or after
-    the domain's last, or anywhere in a domain it has nothing of. The error text is
-    mysql_binlog_send's (ER_GTID_POSITION_NOT_FOUND_IN_BINLOG, ...2); else the state to skip by."""
-    out = dict(state)
+    empty on the master (served by another master: checked again when a group of it comes,
+    START_ON_EMPTY_DOMAIN) or the GTID is the master's own gtid_slave_pos (it replicated it without
+    logging it): then it starts after its own first later GTID, or after the domain's last, or
+    anywhere in a domain it has nothing of. The error text, else the state to skip by and the
+    domains to check again."""
+    out, empty = dict(state), set()
     for d in sorted(state):
         want = state[d]
         have = {g[1]: g for g in binlog_state if g[0] == d}
@@ -78,20 +90,30 @@ def start_position(state: dict[int, Gtid], binlog_state: list[Gtid], own_slave_p
             continue
         if own_slave_pos.get(d) != want:
             if not have:
+                empty.add(d)
                 continue
-            text = (f"Error: connecting slave requested to start from GTID {want[0]}-{want[1]}-{want[2]}, "
-                    "which is not in the master's binlog")
-            if max(g[2] for g in have.values()) >= want[2]:
-                text += (". Since the master's binlog contains GTIDs with higher sequence numbers, it probably "
-                         "means that the slave has diverged due to executing extra erroneous transactions")
-            return text, state
+            return _not_in_binlog(want, have), state, empty
         if master_id in have and have[master_id][2] > want[2]:
             out[d] = (d, master_id, want[2])
         elif have:
             out[d] = [g for g in binlog_state if g[0] == d][-1]
         else:
             del out[d]
-    return None, out
+    return None, out, empty
+
+
+def empty_domain_error(state: dict[int, Gtid], empty: set[int], g: Gtid, binlog_state: list[Gtid]) -> str | None:
+    """sql_repl.cc, send_event_to_slave: the first group of a domain the master had nothing of when the
+    slave connected: the requested GTID must now be in its binlog state, else the dump fails as
+    check_slave_start_position would have. Mutates `empty`."""
+    if g[0] not in empty:
+        return None
+    empty.discard(g[0])
+    want = state.get(g[0])
+    have = {x[1]: x for x in binlog_state if x[0] == g[0]}
+    if want is None or (want[1] in have and have[want[1]][2] >= want[2]):
+        return None
+    return _not_in_binlog(want, have)
 
 
 def start_hole(state: dict[int, Gtid], g: Gtid) -> str | None:

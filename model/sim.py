@@ -141,6 +141,7 @@ class Channel:
     # A GTID dump's slave connection state (MariaDB, send_event_to_slave): per domain, the GTID the
     # groups are skipped up to; and whether the group being sent is skipped
     dump_state: dict = field(default_factory=dict)
+    dump_empty: set = field(default_factory=set)  # domains the master had nothing of at the request
     dump_skipping: bool = False
     gtid_request: str = ""  # the GTID position the last GTID connect asked by (MariaDB)
 
@@ -1081,7 +1082,7 @@ class Simulator:
             self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
                       message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
-        ch.dump_state, ch.dump_skipping, ch.gtid_request = {}, False, ""
+        ch.dump_state, ch.dump_empty, ch.dump_skipping, ch.gtid_request = {}, set(), False, ""
         if ch.connect_by_id:
             by = "group_id"
         elif self._gtid_replica(ch) and (self.mech.gtid_connect == "every" or ch.fetch is None):
@@ -1170,7 +1171,7 @@ class Simulator:
             if e.ev.gtid and e.ev.last:
                 logged.append(F.parse_gtid(e.ev.gtid))
         own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
-        refused, state = DOM.start_position(state, DOM.gtid_list(logged), own_slave_pos, src.server_id)
+        refused, state, empty = DOM.start_position(state, DOM.gtid_list(logged), own_slave_pos, src.server_id)
         if refused is not None:
             return refused
         name, state = DOM.find_binlog_file(files, state, M.START_BINLOG_ANY_ENTRY not in self.mutants)
@@ -1185,16 +1186,26 @@ class Simulator:
                 g = F.parse_gtid(e.ev.gtid)
                 if strict and (hole := DOM.start_hole(state, g)):
                     return hole
+                if failed := DOM.empty_domain_error(state, empty, g, DOM.gtid_list(logged)):
+                    return failed
                 if not DOM.skips(state, g):
                     break
             i += 1
-        ch.fetch, ch.dump_state = i, state
+        ch.fetch, ch.dump_state, ch.dump_empty = i, state, empty
         return None
+
+    @staticmethod
+    def _binlog_state(node: Node) -> list[tuple[int, int, int]]:
+        return DOM.gtid_list(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)
 
     def _refuse_dump(self, ch: Channel, by: str, reason: str, **request) -> None:
         """The master answers the dump request with error 1236: the IO thread stops."""
         self.emit("connect", ch.node.id, source=ch.source.id, by=by, **request,
                   errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=reason)
+        self._dump_fails(ch, reason)
+
+    def _dump_fails(self, ch: Channel, reason: str) -> None:
+        """The dump thread ends with error 1236 (at the request or while sending): the IO thread stops."""
         self._disconnect(ch)
         ch.io_running = False
         self.emit("error", ch.node.id, thread="io", errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=F.fatal_1236(reason))
@@ -1277,7 +1288,12 @@ class Simulator:
         for i in range(max(first, ch.fetch), stop):
             e = ch.source.binlog[i]
             if ch.dump_state and e.ev.gtid and e.ev.idx == 0:
-                ch.dump_skipping = DOM.skips(ch.dump_state, F.parse_gtid(e.ev.gtid))
+                g = F.parse_gtid(e.ev.gtid)
+                if ch.dump_empty and (failed := DOM.empty_domain_error(ch.dump_state, ch.dump_empty, g,
+                                                                      self._binlog_state(ch.source))):
+                    self._dump_fails(ch, failed)
+                    return
+                ch.dump_skipping = DOM.skips(ch.dump_state, g)
             if ch.dump_skipping and e.ev.trx is not None:
                 ch.fetch = i + 1
                 ch.dump_skipping = not e.ev.last

@@ -155,7 +155,7 @@ class DelayIndex:
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
         done = self.v.memo(f"delay.applied.{node}", lambda: _last_apply(
             self.applies.get(node, []) + [o for o in self.v.kind("skip") if o["node"] == node and "relay_pos" in o]
-            + _skipped_groups(self.v, node, relays)))
+            + _skipped_groups(self.v, node, relays, self.applies.get(node, []))))
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
             o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or (
                 o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
@@ -182,12 +182,14 @@ class DelayIndex:
         return None, None
 
 
-def _skipped_groups(v: TraceView, node: str, relays: list[dict]) -> list[dict]:
+def _skipped_groups(v: TraceView, node: str, relays: list[dict], applies: list[dict]) -> list[dict]:
     """A group the SQL thread skipped whole because its GTID was already executed (one `skip`
-    naming the group): each of its events relayed before, as passed at the skip."""
+    naming the group): each event of that copy, relayed before and never applied, as passed at the skip."""
     skips = [o for o in v.kind("skip") if o["node"] == node and "relay_pos" not in o and o.get("gtid")]
+    applied = {(a["relay_file"], a["relay_pos"]) for a in applies}
     return [{"relay_file": r["file"], "relay_pos": r["pos"], "t": k["t"], "_line": k["_line"]}
-            for k in skips for r in relays if r.get("gtid") == k["gtid"] and r["_line"] < k["_line"]]
+            for k in skips for r in relays
+            if r.get("gtid") == k["gtid"] and r["_line"] < k["_line"] and (r["file"], r["pos"]) not in applied]
 
 
 def _last_apply(applies: list[dict]) -> dict:

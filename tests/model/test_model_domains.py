@@ -36,16 +36,21 @@ def test_skipping_goes_up_to_the_requested_gtid_of_its_server():
 
 def test_start_position_refusals():
     binlog = [(0, 1, 2), (0, 2, 5)]
-    refused, _ = DOM.start_position({0: (0, 1, 3)}, binlog, {}, 2)
+    refused, _, _ = DOM.start_position({0: (0, 1, 3)}, binlog, {}, 2)
     assert refused == "Error: connecting slave requested to start from GTID 0-1-3, which is not in the master's binlog. " \
         "Since the master's binlog contains GTIDs with higher sequence numbers, it probably means that the slave " \
         "has diverged due to executing extra erroneous transactions"
-    refused, _ = DOM.start_position({0: (0, 1, 9)}, binlog, {}, 2)
+    refused, _, _ = DOM.start_position({0: (0, 1, 9)}, binlog, {}, 2)
     assert refused == "Error: connecting slave requested to start from GTID 0-1-9, which is not in the master's binlog"
-    # a domain the master has nothing of: served by another master, accepted
-    assert DOM.start_position({1: (1, 7, 4)}, binlog, {}, 2) == (None, {1: (1, 7, 4)})
+    # a domain the master has nothing of: served by another master, accepted, and checked again when
+    # a group of that domain comes (START_ON_EMPTY_DOMAIN)
+    assert DOM.start_position({1: (1, 7, 4)}, binlog, {}, 2) == (None, {1: (1, 7, 4)}, {1})
+    empty = {1}
+    assert DOM.empty_domain_error({1: (1, 7, 4)}, empty, (1, 2, 1), [(1, 2, 1)]) == (
+        "Error: connecting slave requested to start from GTID 1-7-4, which is not in the master's binlog") and not empty
+    assert DOM.empty_domain_error({1: (1, 7, 4)}, {1}, (1, 7, 5), [(1, 7, 5)]) is None
     # the master's own gtid_slave_pos (replicated without logging it): after its own later GTID
-    assert DOM.start_position({0: (0, 1, 3)}, binlog, {0: (0, 1, 3)}, 2) == (None, {0: (0, 2, 3)})
+    assert DOM.start_position({0: (0, 1, 3)}, binlog, {0: (0, 1, 3)}, 2) == (None, {0: (0, 2, 3)}, set())
 
 
 def test_strict_mode_refuses_a_gtid_not_above_its_domains_last():
