@@ -28,7 +28,8 @@ MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 UNCOVERED = {"binlog-statement", "clock-offsets", "fan-out", "gg-startup-options", "partial-copy-failover",
              "mdb-binlog_incident", "my80-rpl_semi_sync_wait_slave_count", "my80-binlog_incident",
              "mdb-rpl_gtid_basic-repoint", "mdb-rpl_gtid_basic-out-of-order", "mdb-rpl_semi_sync_wait_point-after-commit",
-             "mdb-rpl_semi_sync_wait_point-after-sync", "mdb-rpl_semi_sync_no_missed_ack_after_add_slave"}
+             "mdb-rpl_semi_sync_wait_point-after-sync", "mdb-rpl_semi_sync_no_missed_ack_after_add_slave",
+             "dom-failover-start-binlog", "dom-connect-not-in-binlog"}
 
 
 def _abstract(feature, system: str, history):
