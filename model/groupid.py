@@ -151,7 +151,7 @@ class Hierarchy:
             return None
         # The root master issues the next ID under the binlog lock; the MariaDB view's
         # sequence number is the same number.
-        node.gtid_seq = node.group_id
+        node.gtid_seq[0] = node.group_id
         return {"group_id": self.early.pop((node.id, trx), node.group_id + 1)}
 
     def halts(self, ch: Channel, entry: Entry) -> bool:

@@ -46,6 +46,12 @@ class Mechanics:
     # gtid_reconnect_event_skip_count = events_queued_since_last_gtid); without it the partial copy
     # stays and the source's FDE before the full copy rolls it back (MySQL, exec_relay_log_event).
     gtid_reconnect_skips_queued: bool = False
+    # MariaDB's GTID domains: a GTID connect is placed by the slave's position, one GTID per domain
+    # (sql_repl.cc: check_slave_start_position, gtid_find_binlog_file by the binlogs' Gtid_list
+    # events, send_event_to_slave skipping up to each domain's GTID; model/domains.py), and
+    # gtid_strict_mode refuses out-of-order GTIDs (rpl_gtid.cc, check_strict_sequence). Without:
+    # MySQL's auto-position, the source's set minus the replica's, and no strict mode.
+    gtid_domains: bool = False
     # START SLAVE of both threads with GTID throws the relay logs away first (MariaDB slave.cc,
     # start_slave_threads).
     gtid_start_purges_relay: bool = False

@@ -164,6 +164,15 @@ CONNECT_IGNORES_SERVER_ID = mutant(
     what="CONNECT_USING_GROUP_ID matches the group ID only: a slave whose last group came from another server is placed after the master's group with that ID, and diverges silently",
     kills=("GGID.CONNECT_BY_ID",))
 
+# -- GTID domains: where a GTID connect starts ---------------------------------------------------
+START_BINLOG_ANY_ENTRY = mutant(
+    "start-binlog-any-entry", feature="domains", base="model:mariadb-10.11", bug="MDEV-4473",
+    seam="sim: where a GTID dump starts (domains: contains_all_slave_gtid)",
+    what="A GTID connect starts at the binlog whose Gtid_list holds the requested GTID anywhere in its "
+         "domain, not only as the domain's last: the later GTIDs of another server in that domain, in "
+         "the binlog before, are never sent",
+    kills=("DOMAIN.CONNECT.NO_LOSS",))
+
 # -- events one at a time: partial groups in the relay log --------------------------------------
 GTID_RECEIVED_AT_FIRST_EVENT = mutant(
     "gtid-received-at-first-event", feature="partial", base="model:mariadb-10.11", bug="Bug #69943 (dup. #69758)", seam="sim: the IO thread's received set",

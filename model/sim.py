@@ -27,6 +27,7 @@ from replcheck.spec.formats import (BINLOG_START, ER_BAD_SLAVE, FDE_SIZE, GTID_L
                                     XID_SIZE)
 
 from . import delay as D
+from . import domains as DOM
 from . import filter as FL
 from . import groupid as G
 from . import incident as I
@@ -138,6 +139,12 @@ class Channel:
     # MariaDB's gtid_reconnect_event_skip_count: events of a partial group already queued, which
     # the GTID reconnect sends again and the IO thread does not queue twice
     reconnect_skip: int = 0
+    # A GTID dump's slave connection state (MariaDB, send_event_to_slave): per domain, the GTID the
+    # groups are skipped up to; and whether the group being sent is skipped
+    dump_state: dict = field(default_factory=dict)
+    dump_empty: set = field(default_factory=set)  # domains the master had nothing of at the request
+    dump_skipping: bool = False
+    gtid_request: str = ""  # the GTID position the last GTID connect asked by (MariaDB)
 
 
 @dataclass
@@ -153,7 +160,7 @@ class Node:
     binlog: list[Entry] = field(default_factory=list)
     binlog_file_no: int = 0
     binlog_pos: int = BINLOG_START
-    gtid_seq: int = 0
+    gtid_seq: dict = field(default_factory=dict)  # per domain, the last sequence number this server issued
     executed: set[str] = field(default_factory=set)
     channel: Channel | None = None
     replicas: list[Channel] = field(default_factory=list)
@@ -254,7 +261,9 @@ class Simulator:
             self._start_semisync(node)
             sync_binlog, flush_log = self._durability(node)
             self.initial_variables[node.id] = {**node.semisync.vars, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log,
-                                               **FL.configured(node.variables)}
+                                               **FL.configured(node.variables),
+                                               **{k: node.variables[k] for k in DOM.VARIABLES
+                                                  if k in node.variables and self.mech.gtid_domains}}
             self.nodes[node.id] = node
         for c in topo.get("channels", []):
             replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
@@ -351,7 +360,8 @@ class Simulator:
             if node.channel is not None and node.up:
                 self._status(node.channel)
             if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas) or self.filtering
-                            or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical):
+                            or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical
+                            or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
                 self._server_status(node)
             if node.up and node.rpl_hierarchical:
                 self._master_status(node)
@@ -412,8 +422,14 @@ class Simulator:
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=CR_SERVER_LOST,
                       message="Lost connection to server during query")
             return
-        node.gtid_seq += 1
-        gtid = F.gtid(0, node.server_id, node.gtid_seq)
+        domain = op.get("domain", node.variables.get(DOM.GTID_DOMAIN_ID, 0))
+        seq = node.gtid_seq[domain] = node.gtid_seq.get(domain, 0) + 1
+        gtid = F.gtid(domain, node.server_id, seq)
+        if self._strict(node) and (refused := self._strict_refusal(node, gtid)):
+            node.gtid_seq[domain] -= 1
+            self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=DOM.ER_GTID_STRICT_OUT_OF_ORDER,
+                      message=refused)
+            return
         ict = self._local(node, self.now) if node.commit_timestamps else None
         common = dict(trx=trx, server_id=node.server_id, gtid=gtid, when_off=node.offset,
                       ict=ict, ict_off=node.offset, oct=ict, oct_off=node.offset, table=table, skip=skip)
@@ -482,6 +498,15 @@ class Simulator:
             return False
         semi = [r.node for r in node.replicas if r.node.variables.get("rpl_semi_sync_slave_enabled")]
         return bool(semi) and not any(FL.sent(r.variables, skip) for r in semi)
+
+    def _strict(self, node: Node) -> bool:
+        return self.mech.gtid_domains and bool(node.variables.get(DOM.GTID_STRICT_MODE))
+
+    @staticmethod
+    def _strict_refusal(node: Node, gtid: str) -> str | None:
+        """gtid_strict_mode: why this GTID may not be binlogged after the domain's last, or None."""
+        last = node.binlog_gtids.get(F.parse_gtid(gtid)[0])
+        return DOM.strict_out_of_order(last and F.parse_gtid(last), F.parse_gtid(gtid))
 
     def _crash_in_write(self, node: Node, trx: str, gtid: str, events: list[Event], ids: dict, start: int) -> None:
         """The node dies inside the group's binlog write (its last event torn) or after the write,
@@ -852,10 +877,10 @@ class Simulator:
                     ch.fetch = min(ch.fetch, keep)
         # The GTID state: the binlog's own GTIDs (G6's bug: the state saved at the last rotation)
         files = None if M.GTID_STATE_LAGS_BINLOG not in self.mutants else {node.binlog_file}
-        own = [F.parse_gtid(e.ev.gtid)[2] for e in node.binlog if e.ev.gtid and e.ev.server_id == node.server_id
+        own = [F.parse_gtid(e.ev.gtid)[::2] for e in node.binlog if e.ev.gtid and e.ev.server_id == node.server_id
                and (files is None or e.file not in files)]
         if removed or files is not None:
-            node.gtid_seq = R.next_seq(own)
+            node.gtid_seq = {d: R.next_seq([n for e, n in own if e == d]) for d, _ in own}
         binlogged = {e.ev.gtid for e in node.binlog if e.ev.gtid and e.ev.last}
         committed, rolled_back = R.resolve_prepared(node.prepared, binlogged)
         for trx, gtid in committed:
@@ -1023,7 +1048,8 @@ class Simulator:
             if ev.gtid and ev.last and ev is not torn:
                 node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
                 if self.mech.gtid_seq_follows_domain:  # the domain's next local GTID follows it
-                    node.gtid_seq = max(node.gtid_seq, F.parse_gtid(ev.gtid)[2])
+                    d, _, n = F.parse_gtid(ev.gtid)
+                    node.gtid_seq[d] = max(node.gtid_seq.get(d, 0), n)
         if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
             node.group_id = group_id
         node.writes_since_sync += 1
@@ -1083,6 +1109,7 @@ class Simulator:
             self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
                       message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
+        ch.dump_state, ch.dump_empty, ch.dump_skipping, ch.gtid_request = {}, set(), False, ""
         if ch.connect_by_id:
             by = "group_id"
         elif self._gtid_replica(ch) and (self.mech.gtid_connect == "every" or ch.fetch is None):
@@ -1135,6 +1162,8 @@ class Simulator:
         src = ch.source
         if by == "group_id":
             return by, self.hierarchy.place_dump(ch, gid, sid)
+        if by == "gtid" and self.mech.gtid_domains:
+            return by, self._domain_place(ch)
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         if start is None or start.file not in src.purged:
             return by, None
@@ -1152,10 +1181,62 @@ class Simulator:
                         "is too old and required binlog files have been purged.")
         return by, "Could not find first log file name in binary log index file"
 
+    def _domain_place(self, ch: Channel) -> str | None:
+        """MariaDB's dump thread placing a GTID request (sql_repl.cc, mysql_binlog_send): the slave
+        asks with its GTID per domain (gtid_slave_pos and what its relay log holds whole); the master
+        checks it against its binlog state (check_slave_start_position), picks the binlog to start
+        from by the Gtid_list events at the binlogs' heads (gtid_find_binlog_file), and skips each
+        domain's groups up to the requested GTID (send_event_to_slave), here up to the first group
+        it sends (ch.fetch; the rest in _arrive). The reason it refuses, or None."""
+        src, node = ch.source, ch.node
+        state = {d: F.parse_gtid(g) for d, g in node.slave_gtids.items()}
+        whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants  # Bug #69943: a group counted at its GTID event
+        for e in ch.relay[ch.group_start:]:
+            if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
+                state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
+        ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
+        files, logged = [], []
+        for e in src.binlog:
+            if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in src.purged:
+                files.append((e.file, DOM.gtid_list(logged)))
+            if e.ev.gtid and e.ev.last:
+                logged.append(F.parse_gtid(e.ev.gtid))
+        own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
+        refused, state, empty = DOM.start_position(state, DOM.gtid_list(logged), own_slave_pos, src.server_id)
+        if refused is not None:
+            return refused
+        name, state = DOM.find_binlog_file(files, state, M.START_BINLOG_ANY_ENTRY not in self.mutants)
+        if name is None:
+            return ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
+                    "is too old and required binlog files have been purged.")
+        strict = bool(node.variables.get(DOM.GTID_STRICT_MODE))
+        i = src.file_start[name]
+        while i < len(src.binlog):
+            e = src.binlog[i]
+            if e.ev.gtid and e.ev.idx == 0:
+                g = F.parse_gtid(e.ev.gtid)
+                if strict and (hole := DOM.start_hole(state, g)):
+                    return hole
+                if failed := DOM.empty_domain_error(state, empty, g, DOM.gtid_list(logged)):
+                    return failed
+                if not DOM.skips(state, g):
+                    break
+            i += 1
+        ch.fetch, ch.dump_state, ch.dump_empty = i, state, empty
+        return None
+
+    @staticmethod
+    def _binlog_state(node: Node) -> list[tuple[int, int, int]]:
+        return DOM.gtid_list(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)
+
     def _refuse_dump(self, ch: Channel, by: str, reason: str, **request) -> None:
         """The master answers the dump request with error 1236: the IO thread stops."""
         self.emit("connect", ch.node.id, source=ch.source.id, by=by, **request,
                   errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=reason)
+        self._dump_fails(ch, reason)
+
+    def _dump_fails(self, ch: Channel, reason: str) -> None:
+        """The dump thread ends with error 1236 (at the request or while sending): the IO thread stops."""
         self._disconnect(ch)
         ch.io_running = False
         self.emit("error", ch.node.id, thread="io", errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=F.fatal_1236(reason))
@@ -1168,8 +1249,9 @@ class Simulator:
         if by == "group_id":  # CONNECT_USING_GROUP_ID
             asked = self.hierarchy.dump_request(ch)
         by, refused = self._dump_place(ch, by, *asked.values())
+        shown = {**asked, **({"gtid_pos": ch.gtid_request} if by == "gtid" and ch.gtid_request else {})}
         if refused is not None:
-            self._refuse_dump(ch, by, refused, **asked)
+            self._refuse_dump(ch, by, refused, **shown)
             return
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         if ch.reconnect_skip and (start is None or start.ev.gtid != P.partial_gtid(ch.relay)):
@@ -1184,7 +1266,7 @@ class Simulator:
         # without a Rotate event.
         at = ((ch.read_master_file, ch.read_master_pos) if asked else (file, BINLOG_START) if by == "gtid" else
               (file, start.pos if start else src.binlog_pos))
-        self.emit("connect", ch.node.id, source=src.id, by=by, **asked, master_log_file=at[0],
+        self.emit("connect", ch.node.id, source=src.id, by=by, **shown, master_log_file=at[0],
                   master_log_pos=at[1], errno=None, message="")
         ch.connect_by_id = False  # a successful connect turns Connect_Using_Group_ID off
         # mysql_binlog_send opens with a fake Rotate (timestamp 0) naming that place: the replica's IO
@@ -1236,6 +1318,17 @@ class Simulator:
             return
         for i in range(max(first, ch.fetch), stop):
             e = ch.source.binlog[i]
+            if ch.dump_state and e.ev.gtid and e.ev.idx == 0:
+                g = F.parse_gtid(e.ev.gtid)
+                if ch.dump_empty and (failed := DOM.empty_domain_error(ch.dump_state, ch.dump_empty, g,
+                                                                      self._binlog_state(ch.source))):
+                    self._dump_fails(ch, failed)
+                    return
+                ch.dump_skipping = DOM.skips(ch.dump_state, g)
+            if ch.dump_skipping and e.ev.trx is not None:
+                ch.fetch = i + 1
+                ch.dump_skipping = not e.ev.last
+                continue
             if not FL.sent(ch.node.variables, e.ev.skip):  # the dump thread drops it: nothing arrives
                 ch.fetch = i + 1
                 continue
@@ -1527,6 +1620,13 @@ class Simulator:
     def _end_group(self, ch: Channel, entry: Entry) -> None:
         ev = entry.ev
         first = ch.group_start
+        if ev.trx is not None and ch.node.log_slave_updates and self._strict(ch.node) and (
+                refused := self._strict_refusal(ch.node, ev.gtid)):
+            # the group's binlog write fails at its commit: rolled back, the SQL thread stops there
+            ch.last_sql_errno, ch.last_sql_error = DOM.ER_GTID_STRICT_OUT_OF_ORDER, refused
+            self._stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=refused,
+                           relay_file=ch.relay[first].file, relay_pos=ch.relay[first].pos)
+            return
         if ev.trx is not None and ch.node.rpl_hierarchical:
             self.hierarchy.commit(ch, entry, first)
             return

@@ -2,7 +2,7 @@
 its checks (properties, z3 proofs, state machines) with properties.core."""
 from __future__ import annotations
 
-FEATURES = ("delay", "lag", "semisync", "incident", "groupid", "recovery", "partial", "filter")
+FEATURES = ("delay", "lag", "semisync", "incident", "groupid", "recovery", "partial", "filter", "domains")
 
 
 def load_features() -> None:
@@ -10,6 +10,7 @@ def load_features() -> None:
     the state machines and the z3 proofs."""
     import replcheck.properties.judge  # noqa: F401
     import replcheck.properties.machines.delay  # noqa: F401
+    import replcheck.properties.machines.domains  # noqa: F401
     import replcheck.properties.machines.filter  # noqa: F401
     import replcheck.properties.machines.groupid  # noqa: F401
     import replcheck.properties.machines.incident  # noqa: F401

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 
 from replcheck.model.steps import Builder, Family, Step
-from replcheck.model.steps import delay, filter, groupid, incident, semisync
+from replcheck.model.steps import delay, domains, filter, groupid, incident, semisync
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
 # Version 4 takes the steps the state machines take (replcheck.model.steps): the delay family
@@ -31,14 +31,17 @@ from replcheck.model.steps import delay, filter, groupid, incident, semisync
 # Version 7 also gives the groupid family durability settings (sync_binlog, innodb_flush_log_at_trx_commit)
 # and crashes inside a binlog write or before its sync, machine crashes where the settings survive
 # them (#16 mechanism 2): its Histories changed from version 6, the other families' did not.
-# Version 8 adds the filter family (replication filters, #17 item 1): a History's family is drawn
-# among five, so every family's Histories of a (seed, index) changed from version 7.
+# Version 8 adds the filter family (replication filters, #17 item 1) and the domains family (MariaDB
+# GTID domains, gtid_strict_mode, a failover whose replica connects by GTID position; #17 item 2): a
+# campaign's History draws among six families, so every (seed, index) names another History; a
+# History drawn from named families (generate(seed, index, families)) is the one version 7 drew.
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/8"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
-FAMILIES: dict[str, Family] = {f.name: f for f in (delay.FAMILY, semisync.FAMILY, incident.FAMILY, groupid.FAMILY, filter.FAMILY)}
+FAMILIES: dict[str, Family] = {f.name: f for f in (delay.FAMILY, semisync.FAMILY, incident.FAMILY, groupid.FAMILY,
+                                                    filter.FAMILY, domains.FAMILY)}
 # The longest tail any family simulates after its last step: shorter, a pending wait may not resolve.
 TAIL_US = max(f.tail_us for f in FAMILIES.values())
 

@@ -351,6 +351,11 @@ def trx_statement(op: dict, k: int, origin_port: int) -> str:
         head.append(f"SET TIMESTAMP = {ts}")
     if op.get("skip_replication"):  # its events carry LOG_EVENT_SKIP_REPLICATION_F
         head.append("SET SESSION skip_replication = 1")
+    if op.get("domain") is not None:
+        domain = op["domain"]
+        if isinstance(domain, bool) or not isinstance(domain, int) or not 0 <= domain < 2**32:
+            raise RunnerError(f"domain {domain!r} is not a gtid_domain_id")
+        head.append(f"SET SESSION gtid_domain_id = {domain}")
     if op.get("ddl"):
         return "; ".join(head + [f"CREATE TABLE rc.d{k} (i INT) ENGINE=InnoDB"])
     table = "rc.m" if op.get("engine") == "myisam" else "rc.r"

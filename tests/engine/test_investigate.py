@@ -24,8 +24,9 @@ def test_ddmin_finds_the_one_minimal_failing_subset():
 
 
 def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
-    # History 0 of seed 0 (generator 8) catches WL#7318 drawback 3 (every event waits for its own timestamp)
-    history = generate(0, 0)
+    # History 14 of seed 0's delay family (generator 6: its draw of seed 0's families) catches WL#7318
+    # drawback 3 (every event waits for its own timestamp)
+    history = generate(0, 14, ("delay",))
     what, fails = investigate.failure(history, "mutant:per-event-wait", "WL7318.F3", None)
     assert what == "WL7318.F3 violated on mutant:per-event-wait" and fails(history)
     small, runs = investigate.shrink(history, fails)
@@ -48,8 +49,8 @@ def test_a_history_that_fails_nothing_cannot_be_shrunk():
 
 
 def test_explain_an_expected_cross_check_difference_side_by_side():
-    # History 0 of seed 0: a transaction whose statement started a second before its commit
-    text = investigate.explain(generate(0, 0), "model:wl344", other="model:wl7318")
+    # History 5 of seed 0's delay family: a transaction whose statement started a second before its commit
+    text = investigate.explain(generate(0, 5, ("delay",)), "model:wl344", other="model:wl7318")
     assert "expected apply difference" in text and "rule delay.commit-vs-start-time:" in text
     assert "model:wl344" in text.splitlines()[2] and "model:wl7318" in text.splitlines()[2]
     assert any(" | " in line and " s  " in line for line in text.splitlines())
@@ -79,27 +80,27 @@ def test_replay_without_out_prints_the_digests_and_exits_by_findings(capsys):
     assert cli.main(["replay", "0", "0", "--system", "model:wl7318"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("seed 0 index 0 on model:wl7318: history sha256:") and ", trace sha256:" in out
-    assert cli.main(["replay", "0", "0", "--system", "mutant:start-timestamp"]) == 1
+    assert cli.main(["replay", "0", "0", "--system", "mutant:start-timestamp"]) == 1  # generator 8: a delay History
     assert "violated WL7318.F2:" in capsys.readouterr().out
 
 
 # -- cross-check rules (spec/crosscheck.toml) -----------------------------------------------------
-def _differences(index: int, left: str, right: str) -> list:
-    return _differences_of(generate(0, index), left, right)
+def _differences(index: int, left: str, right: str, family: str) -> list:
+    return _differences_of(generate(0, index, (family,)), left, right)
 
 
 def _differences_of(history: dict, left: str, right: str) -> list:
     return crosscheck.compare(*(crosscheck.facts(*systems.get(s).run(history)) for s in (left, right)))
 
 
-@pytest.mark.parametrize("index, left, right, aspect, rule", [
-    (0, "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
-    (0, "model:wl344", "model:wl7318", "visible", "delay.visible-when-applied"),
-    (893, "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),  # 1 in about 800 delay Histories
-    (3, "model:after-sync", "model:after-commit", "visible", "semisync.visible-before-ack"),
+@pytest.mark.parametrize("index, family, left, right, aspect, rule", [
+    (5, "delay", "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
+    (5, "delay", "model:wl344", "model:wl7318", "visible", "delay.visible-when-applied"),
+    (3394, "delay", "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),  # 1 in about 800 delay Histories
+    (7, "semisync", "model:after-sync", "model:after-commit", "visible", "semisync.visible-before-ack"),
 ])
-def test_every_rule_explains_a_real_difference(index, left, right, aspect, rule):
-    found = [d for d in _differences(index, left, right) if d.aspect == aspect]
+def test_every_rule_explains_a_real_difference(index, family, left, right, aspect, rule):
+    found = [d for d in _differences(index, left, right, family) if d.aspect == aspect]
     assert found and all(d.expected for d in found) and rule in {d.rule for d in found}
     assert {rule} <= {r.id for r in crosscheck.rules()}
 
@@ -108,38 +109,38 @@ def test_a_change_master_refused_by_one_flavour_is_an_expected_difference():
     # Seed 0 History 138 (generator 6; first seen as seed 291825 History 57 of generator 5): B's SQL
     # thread stopped, its IO thread running, CHANGE MASTER TO MASTER_DELAY: MariaDB refuses it (1198),
     # MySQL 5.7.4+ takes it.
-    found = _differences_of(generate(0, 138), "model:mariadb-10.11", "model:wl7318")
+    found = _differences_of(generate(0, 138, ("delay",)), "model:mariadb-10.11", "model:wl7318")
     stmt = next(d for d in found if d.aspect == "stmt")
     assert (stmt.node, stmt.subject, stmt.left, stmt.right) == ("B", "change_master #1", "errno 1198", "ok")
     assert stmt.expected and stmt.rule == "flavour.change-master-while-running"
     # the same outcome on both sides: the condition does not hold
-    same = crosscheck.facts(*systems.get("model:mariadb-10.11").run(generate(0, 138)))
+    same = crosscheck.facts(*systems.get("model:mariadb-10.11").run(generate(0, 138, ("delay",))))
     assert not crosscheck.change_master_differs((same, same, "stmt", "B", "change_master #1"))
 
 
 def test_the_groupid_model_differs_from_no_model_and_its_halt_rule_off_is_a_finding():
     # History 208 of seed 0 (generators 7 and 8): B restarts after a crash with t1, which it applied, still
     # ahead of its SQL thread, and without the halt rule plays it again
-    assert generate(0, 208)["header"]["name"] == "gen-groupid-0-208"
+    assert generate(0, 208, ("groupid",))["header"]["name"] == "gen-groupid-0-208"
     # no delay and no semi-sync: the delay rule and wait point cannot matter to group IDs
     for other in ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit"):
-        assert _differences(208, "model:groupid", other) == [], other
+        assert _differences(208, "model:groupid", other, "groupid") == [], other
     # without the halt rule B plays t1 again (and C with it): no rule explains that, it is the mutant's bug
-    found = _differences(208, "model:groupid", "mutant:no-halt-on-lower-id")
+    found = _differences(208, "model:groupid", "mutant:no-halt-on-lower-id", "groupid")
     assert {(d.aspect, d.node, d.subject) for d in found} >= {("apply", "B", "t1"), ("visible", "B", "t1")}
     assert not any(d.expected for d in found) and all("mutants" in d.reason for d in found)
 
 
 def test_a_rule_does_not_explain_what_its_setting_cannot():
     # the same History on the same settings, one apply moved: nothing the rules know differs
-    history = generate(0, 0)
+    history = generate(0, 5, ("delay",))
     header, obs = systems.get("model:wl7318").run(history)
     moved = [{**o, "begin": o["begin"] + 1} if o["kind"] == "apply" and o.get("trx") and o["idx"] == 0 else o for o in obs]
     found = crosscheck.compare(crosscheck.facts(header, obs), crosscheck.facts(header, moved))
     assert found and not any(d.expected for d in found)
     assert found[0].reason == "no rule explains it (the systems differ in: nothing)" and found[0].knock_on >= 0
     # waiting for an ack explains a visibility difference only where a client committed
-    history = generate(0, 3)
+    history = generate(0, 2, ("semisync",))
     sync, commit = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:after-sync", "model:after-commit"))
     d = next(d for d in crosscheck.compare(sync, commit) if d.rule == "semisync.visible-before-ack" and d.aspect == "visible")
     assert crosscheck.waiting_for_ack((sync, commit, "visible", d.node, d.subject))
@@ -163,9 +164,9 @@ def test_a_bad_rules_file_is_one_clear_error(text, field, tmp_path):
 
 
 def test_a_change_due_after_the_end_under_one_delay_rule_is_an_expected_data_difference():
-    """Seed 0, History 2182 (generator 8): under WL#344 a change is due after the History ends, so B
-    does not hold it at the end; the final-copies aspect follows the apply difference's rule."""
-    history = generate(0, 2182)
+    """Seed 0, History 786 (generator 6): under WL#344 t3 is due after the History ends, so B does
+    not hold it at the end; the final-copies aspect follows the apply difference's rule."""
+    history = generate(0, 786, ("delay",))
     assert investigate.unexpected_differences(history, "model:wl344", "model:wl7318") == []
     left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
     [data] = [d for d in crosscheck.compare(left, right) if d.aspect == "data"]

@@ -259,6 +259,13 @@ def test_transaction_names_never_reach_sql():
         R.trx_statement({"op": "trx", "timestamp": "NOW()"}, 1, 1)
 
 
+def test_a_transactions_domain_is_its_sessions_gtid_domain_id():
+    assert R.trx_statement({"op": "trx", "domain": 7}, 2, 1).startswith("SET SESSION gtid_domain_id = 7; BEGIN; ")
+    for bad in ("1; DROP DATABASE rc", True, -1, 2**32):
+        with pytest.raises(R.RunnerError):
+            R.trx_statement({"op": "trx", "domain": bad}, 1, 1)
+
+
 @pytest.mark.parametrize("hour", range(24))
 def test_error_log_lines_are_read_at_every_hour(hour):
     """MariaDB pads the hour with a space before 10:00 (sql/log.cc print_buffer_to_file): a

@@ -30,7 +30,8 @@ UNCOVERED = {"binlog-statement", "clock-offsets", "fan-out", "gg-startup-options
              "mdb-rpl_gtid_basic-repoint", "mdb-rpl_gtid_basic-out-of-order", "mdb-rpl_semi_sync_wait_point-after-commit",
              "mdb-rpl_semi_sync_wait_point-after-sync", "mdb-rpl_semi_sync_no_missed_ack_after_add_slave",
              # replication filters, in no spec's vocabulary (replcheck.tla.filters)
-             "flt-binlog-db", "flt-delay", "flt-replicate-rules", "flt-semisync-unsent", "flt-skip-counter"}
+             "flt-binlog-db", "flt-delay", "flt-replicate-rules", "flt-semisync-unsent", "flt-skip-counter",
+             "dom-failover-start-binlog", "dom-connect-not-in-binlog"}
 
 
 def _abstract(feature, system: str, history):

@@ -1,0 +1,126 @@
+"""Trace properties of MariaDB GTID domains (DOMAIN.*): what a GTID connect sends in each domain,
+what it refuses, and gtid_strict_mode.
+
+They read `binlog`, `relay`, `visible`, `skip`, `connect` and `recovery` observations, and the
+header's server variables, so a real server's trace is judged the same way. A polled server's
+trace has no `connect` observations: the harness connects every channel by GTID, so there every
+arrival counts as a GTID connect's.
+"""
+from __future__ import annotations
+
+from replcheck.spec import formats as F
+
+from .core import Check, TraceView, checks
+from .groupid import domain_of, lost_lines, positions
+
+def _gtid(o: dict) -> tuple[int, int, int] | None:
+    return F.parse_gtid(o["gtid"]) if domain_of(o.get("gtid")) is not None else None
+
+
+def _source_order(v: TraceView, source: str) -> dict[str, str | None]:
+    """Per GTID the source logged, the GTID logged before it in its domain there (None for the
+    domain's first), leaving out what crash recovery cut from the binlog."""
+    def build():
+        lost = lost_lines(v)
+        before, last = {}, {}
+        for o in v.of_node(source):
+            g = _gtid(o) if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost else None
+            if g is not None and o["gtid"] not in before:
+                before[o["gtid"]] = last.get(g[0])
+                last[g[0]] = o["gtid"]
+        return before
+    return v.memo(f"domains.order.{source}", build)
+
+
+@checks("DOMAIN.CONNECT.NO_LOSS")
+def connect_no_loss(v: TraceView, check: Check) -> None:
+    """A replica connected by GTID gets every group its source logged in a domain after the
+    replica's GTID there: a group arrives only once the one its source logged before it in its
+    domain has reached the replica. An arrival is a group's first relayed event, or where the
+    relay log is not observed (a polled server) its commit; reached means relayed, applied,
+    binlogged or skipped, or where the relay log is not observed applied or skipped (what such a
+    trace shows of the relay log is a part, read at the end)."""
+    relay_seen = "relay" not in v.unobserved
+    held_kinds = ("relay", "visible", "binlog", "skip") if relay_seen else ("visible", "skip")
+    any_connect = bool(v.kind("connect"))
+    sources = {c["replica"]: c["source"] for c in v.header.get("topology", {}).get("channels", [])}
+    for o in v.kind("promoted"):  # a failover repoints the old source's other replicas
+        sources.update({r: o["node"] for r, s in sources.items() if s == o.get("old") and r != o["node"]})
+    for node in v.nodes:
+        held: set[str] = set()
+        by_gtid, source = not any_connect, sources.get(node)
+        for o in v.of_node(node):
+            kind = o["kind"]
+            if kind == "connect":
+                by_gtid, source = o.get("by") == "gtid" and o.get("errno") is None, o["source"]
+            elif kind == "restore":
+                held = set()
+            elif kind == "relay":
+                source = o.get("source", source)
+            arrival = (kind == "relay" and o.get("idx") == 0) if relay_seen else kind == "visible"
+            if arrival and by_gtid and source and o.get("gtid") not in held and _gtid(o) is not None:
+                prev = _source_order(v, source).get(o["gtid"])
+                if prev is not None:
+                    check.judge(prev in held, lambda: f"{node}: {o['gtid']} arrived from {source} before {prev}, "
+                                                      f"logged before it in its domain there", o)
+            if kind in held_kinds and o.get("gtid"):
+                held.add(o["gtid"])
+
+
+@checks("DOMAIN.CONNECT.REFUSED")
+def connect_refused(v: TraceView, check: Check) -> None:
+    """A GTID connect asking, in a domain the source has GTIDs of, for a GTID its binlog does not hold
+    (no GTID of that server_id with that sequence number or a later one) is refused with 1236 naming
+    that GTID, unless it is the source's own gtid_slave_pos there."""
+    lost = lost_lines(v)
+    for c in v.kind("connect"):
+        asked = positions(c.get("gtid_pos")) if c.get("by") == "gtid" else None
+        if not asked:
+            continue
+        state: dict[tuple[int, int], int] = {}
+        slave_pos: dict[int, str] = {}
+        sid = v.nodes.get(c["source"], {}).get("server_id")
+        for o in v.of_node(c["source"]):
+            if o["_line"] >= c["_line"]:
+                break
+            g = _gtid(o)
+            if g is None:
+                continue
+            if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost:
+                state[g[:2]] = max(state.get(g[:2], 0), g[2])
+            elif o["kind"] == "visible" and g[1] != sid:
+                slave_pos[g[0]] = o["gtid"]
+        missing = [g for d, g in sorted(asked.items())
+                   if any(k[0] == d for k in state) and state.get(F.parse_gtid(g)[:2], -1) < F.parse_gtid(g)[2]
+                   and slave_pos.get(d) != g]
+        if missing:
+            check.judge(c.get("errno") == F.ER_MASTER_FATAL_ERROR_READING_BINLOG and f"start from GTID {missing[0]}," in c.get("message", ""),
+                        f"{c['node']} asked {c['source']} for {missing[0]}, not in its binlog, and was "
+                        f"{'accepted' if c.get('errno') is None else 'refused otherwise: ' + c.get('message', '')}", c)
+
+
+@checks("DOMAIN.STRICT")
+def strict_mode(v: TraceView, check: Check) -> None:
+    """With gtid_strict_mode, a server binlogs a GTID only above its domain's last sequence number
+    in its binlog (else the commit, or the SQL thread, fails with 1950)."""
+    lost = lost_lines(v)
+    strict = {n for n, spec in v.nodes.items() if spec.get("variables", {}).get("gtid_strict_mode")}
+    for node in sorted(strict):
+        last: dict[int, tuple[int, str]] = {}
+        for o in v.of_node(node):
+            if o["kind"] == "restore":
+                last = {}
+            elif o["kind"] == "recovery" and o.get("truncated"):
+                last = {}
+                for b in v.of_node(node):
+                    if b["_line"] >= o["_line"]:
+                        break
+                    if b["kind"] == "binlog" and b.get("last") and b["_line"] not in lost and _gtid(b):
+                        last[_gtid(b)[0]] = (_gtid(b)[2], b["gtid"])
+            g = _gtid(o) if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost else None
+            if g is None:
+                continue
+            before = last.get(g[0])
+            check.judge(before is None or before[0] < g[2],
+                        lambda: f"{node} (gtid_strict_mode) binlogged {o['gtid']} after {before[1]} in domain {g[0]}", o)
+            last[g[0]] = (g[2], o["gtid"])

@@ -1,0 +1,71 @@
+"""MariaDB's GTID domains in the model: the Gtid_list a binlog starts with, where a GTID connect
+starts (sql_repl.cc gtid_find_binlog_file / contains_all_slave_gtid, MDEV-4473), what it skips
+and refuses, and gtid_strict_mode (rpl_gtid.cc check_strict_sequence)."""
+from __future__ import annotations
+
+from replcheck.model import domains as DOM
+
+
+def test_gtid_list_keeps_each_domains_last_gtid_last():
+    logged = [(0, 1, 1), (1, 1, 1), (0, 1, 2), (0, 2, 3), (0, 1, 4), (0, 2, 5)]
+    assert DOM.gtid_list(logged) == [(0, 1, 4), (0, 2, 5), (1, 1, 1)]
+
+
+def test_the_start_binlog_is_the_one_before_when_the_gtid_is_not_its_domains_last():
+    # known bugs G8: binlog X's Gtid_list holds 0-1-3, 0-2-5; a slave at 0-1-3 must start in X-1
+    files = [("bin.000001", []), ("bin.000002", [(0, 1, 3), (0, 2, 5)])]
+    assert DOM.find_binlog_file(files, {0: (0, 1, 3)}) == ("bin.000001", {0: (0, 1, 3)})
+    # the mutant: X, with the domain dropped from the state (nothing skipped, 0-2-4 and 0-2-5 lost)
+    assert DOM.find_binlog_file(files, {0: (0, 1, 3)}, last_only=False) == ("bin.000002", {})
+    # the domain's last entry: X, nothing to skip there
+    assert DOM.find_binlog_file(files, {0: (0, 2, 5)}) == ("bin.000002", {})
+
+
+def test_a_domain_the_slave_lacks_sends_it_back_to_an_earlier_binlog():
+    files = [("bin.000001", []), ("bin.000002", [(0, 1, 3), (1, 1, 1)])]
+    assert DOM.find_binlog_file(files, {0: (0, 1, 3)})[0] == "bin.000001"
+    assert DOM.find_binlog_file(files[1:], {0: (0, 1, 3)}) == (None, {0: (0, 1, 3)})  # purged: refused
+
+
+def test_skipping_goes_up_to_the_requested_gtid_of_its_server():
+    state = {0: (0, 1, 3)}
+    assert DOM.skips(state, (0, 1, 2)) and DOM.skips(state, (0, 2, 9))  # another server's: still waiting
+    assert DOM.skips(state, (0, 1, 3)) and state == {}  # found: skipped, the domain done
+    assert not DOM.skips(state, (0, 2, 4))
+
+
+def test_start_position_refusals():
+    binlog = [(0, 1, 2), (0, 2, 5)]
+    refused, _, _ = DOM.start_position({0: (0, 1, 3)}, binlog, {}, 2)
+    assert refused == "Error: connecting slave requested to start from GTID 0-1-3, which is not in the master's binlog. " \
+        "Since the master's binlog contains GTIDs with higher sequence numbers, it probably means that the slave " \
+        "has diverged due to executing extra erroneous transactions"
+    refused, _, _ = DOM.start_position({0: (0, 1, 9)}, binlog, {}, 2)
+    assert refused == "Error: connecting slave requested to start from GTID 0-1-9, which is not in the master's binlog"
+    # a domain the master has nothing of: served by another master, accepted, and checked again when
+    # a group of that domain comes (START_ON_EMPTY_DOMAIN)
+    assert DOM.start_position({1: (1, 7, 4)}, binlog, {}, 2) == (None, {1: (1, 7, 4)}, {1})
+    empty = {1}
+    assert DOM.empty_domain_error({1: (1, 7, 4)}, empty, (1, 2, 1), [(1, 2, 1)]) == (
+        "Error: connecting slave requested to start from GTID 1-7-4, which is not in the master's binlog") and not empty
+    assert DOM.empty_domain_error({1: (1, 7, 4)}, {1}, (1, 7, 5), [(1, 7, 5)]) is None
+    # the master's own gtid_slave_pos (replicated without logging it): after its own later GTID
+    assert DOM.start_position({0: (0, 1, 3)}, binlog, {0: (0, 1, 3)}, 2) == (None, {0: (0, 2, 3)}, set())
+
+
+def test_strict_mode_refuses_a_gtid_not_above_its_domains_last():
+    assert DOM.strict_out_of_order((0, 2, 2), (0, 1, 2)).startswith(
+        "An attempt was made to binlog GTID 0-1-2 which would create an out-of-order sequence number with existing GTID 0-2-2")
+    assert DOM.strict_out_of_order((0, 2, 2), (0, 1, 3)) is None and DOM.strict_out_of_order(None, (5, 1, 1)) is None
+    assert DOM.start_hole({0: (0, 1, 3)}, (0, 1, 5)).startswith("The binlog on the master is missing the GTID 0-1-3")
+    assert DOM.start_hole({0: (0, 1, 3)}, (0, 2, 5)) is None
+
+
+def test_each_domain_numbers_its_own_gtids(kit):
+    h = kit.make_history(["M", "R"], [("M", "R", 0)], [
+        {"at": 1_000_000, "op": "trx", "node": "M"}, {"at": 2_000_000, "op": "trx", "node": "M", "domain": 7},
+        {"at": 3_000_000, "op": "trx", "node": "M", "domain": 7}, {"at": 4_000_000, "op": "trx", "node": "M"}],
+        end_us=6_000_000)
+    tr = kit.run("model:mariadb-10.11", h)
+    assert [c["gtid"] for c in tr.all("commit", node="M")] == ["0-1-1", "7-1-1", "7-1-2", "0-1-2"]
+    assert [v["gtid"] for v in tr.all("visible", node="R")] == ["0-1-1", "7-1-1", "7-1-2", "0-1-2"]

@@ -1,0 +1,74 @@
+"""GTID domains: each DOMAIN.* property passes on the MariaDB model's trace and catches a fault: the
+MDEV-4473 mutant (a GTID connect started one binlog too late), an accepted connect whose request
+is not in the master's binlog, a strict-mode binlog with an out-of-order GTID."""
+from __future__ import annotations
+
+from test_properties_incident import Case, pick
+
+from replcheck.properties.core import PASS, PROPERTIES
+
+MDB = "model:mariadb-10.11"
+G8 = "dom-failover-start-binlog"
+NOT_IN = "dom-connect-not-in-binlog"
+STRICT = "dom-strict-two-domains"
+
+
+def model(history: str):
+    return lambda k: k.run(MDB, history)
+
+
+def accepted_anyway(k):
+    """B's refusal of R's request for 0-1-3 edited into an accepted connect."""
+    tr = k.run(MDB, NOT_IN)
+    c = tr.first("connect", node="R", source="B")
+    c.update(errno=None, message="", master_log_file="bin.000001", master_log_pos=4)
+    return tr, c
+
+
+def out_of_order(k):
+    """R's binlog edited to log M's 0-1-2 after its own 0-2-2, as if strict mode let it through."""
+    tr = k.run(MDB, STRICT)
+    own = tr.first("binlog", node="R", gtid="0-2-2", last=True)
+    late = dict(own, gtid="0-1-2", trx="t4", server_id=1, t=own["t"] + 1)
+    tr.retime(tr.insert_before(own, late), 6_000_000)
+    return tr, late
+
+
+CASES: dict[str, Case] = {
+    "DOMAIN.CONNECT.NO_LOSS": Case(
+        model(G8), lambda k: pick(k.run("mutant:start-binlog-any-entry", G8), "relay", node="R", gtid="0-2-6", idx=0),
+        "R: 0-2-6 arrived from B before 0-2-5"),
+    "DOMAIN.CONNECT.REFUSED": Case(model(NOT_IN), accepted_anyway, "R asked B for 0-1-3, not in its binlog, and was accepted"),
+    "DOMAIN.STRICT": Case(model(STRICT), out_of_order, "R (gtid_strict_mode) binlogged 0-1-2 after 0-2-2 in domain 0"),
+}
+
+
+def test_every_domains_property_has_a_case():
+    assert set(CASES) == {p.requirement for p in PROPERTIES if p.feature == "domains"}
+
+
+def test_the_refusal_names_the_requested_gtid(kit):
+    # sql_repl.cc, mysql_binlog_send: ER_GTID_POSITION_NOT_FOUND_IN_BINLOG becomes 1236 with this text.
+    tr = kit.run(MDB, NOT_IN)
+    c = tr.first("connect", node="R", source="B")
+    assert (c["errno"], c["gtid_pos"]) == (1236, "0-1-3")
+    assert c["message"] == "Error: connecting slave requested to start from GTID 0-1-3, which is not in the master's binlog"
+    assert tr.first("error", node="R", thread="io")["errno"] == 1236
+    assert kit.verdict("DOMAIN.CONNECT.REFUSED", tr).status == PASS
+
+
+def test_strict_mode_stops_the_sql_thread_and_keeps_both_domains(kit):
+    tr = kit.run(MDB, STRICT)
+    stop = tr.first("sql_stop", node="R", reason="error")
+    assert stop["errno"] == 1950 and "GTID 0-1-2 which would create an out-of-order sequence number with existing GTID 0-2-2" in stop["message"]
+    last = tr.all("server_status", node="R")[-1]["variables"]
+    assert (last["gtid_slave_pos"], last["gtid_binlog_pos"], last["gtid_current_pos"]) == ("0-1-1,1-1-1", "0-2-2,1-1-1", "0-2-2,1-1-1")
+    # the master's later domain-1 group is relayed but not applied: the one SQL thread stopped
+    assert tr.all("relay", node="R", gtid="1-1-2") and not tr.all("visible", node="R", gtid="1-1-2")
+
+
+def test_a_seed_model_knows_no_strict_mode(kit):
+    # MySQL has no gtid_strict_mode: the seed models ignore it, and their traces do not show it.
+    tr = kit.run("model:wl344", STRICT)
+    assert not tr.all("sql_stop", node="R", reason="error")
+    assert "gtid_strict_mode" not in tr.header["topology"]["nodes"][1]["variables"]
