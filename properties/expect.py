@@ -96,7 +96,9 @@ def differences(op: dict, value: Any) -> list[str]:
         return [f"{k} not shown" if k not in value else f"{k} = {value[k]!r}, expected {_shown(v)}"
                 for k, v in op["fields"].items() if k not in value or not _matches(v, value[k], _is_log_file(k))]
     if show == "result":
-        return [f"{k} = {value.get(k)!r}, expected {v!r}" for k, v in op["result"].items() if value.get(k) != v]
+        # a list of errnos: any one of them (a .test's `--error A, B`)
+        return [f"{k} = {value.get(k)!r}, expected {'one of ' if isinstance(v, list) else ''}{v!r}"
+                for k, v in op["result"].items() if not (value.get(k) in v if isinstance(v, list) else value.get(k) == v)]
     if show == "binary_logs":
         got, want = [binlog_number(f) for f in value], [binlog_number(f) for f in op["rows"]]
         return [] if got == want else [f"binlogs {value}, expected {op['rows']}"]
