@@ -151,6 +151,9 @@ def check_supported(history: dict) -> None:
                 raise RunnerError(f"topology.nodes[{i}].{key}: not supported on a real server (node {n['id']})")
         if n.get("commit_timestamps"):
             raise RunnerError(f"topology.nodes[{i}].commit_timestamps: MySQL 8.0's, not a MariaDB feature (node {n['id']})")
+        if n.get("gtid_mode") is False:  # refused here, before any server starts, not by the cluster mid-run
+            raise RunnerError(f"topology.nodes[{i}].gtid_mode: off is not supported on a real server: the harness's "
+                              f"channels all replicate by GTID (node {n['id']})")
 
 
 def _purge_problem(op: dict) -> str | None:
