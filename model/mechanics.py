@@ -65,6 +65,12 @@ class Mechanics:
     # sql_delay_event compares ceil(ict) + sql_delay with time(nullptr), no clock_diff_with_master; the
     # seed's formula, WL#7318 L3, has none either, see the report of issue #18).
     commit_timestamp_clock: str = "compensated"
+    # With no semi-sync slave connected and rpl_semi_sync_master_wait_no_slave OFF, a commit "switches"
+    # the master OFF (the seed: asynchronous at once; MySQL) or returns at once, counted in no_tx, with
+    # the status left as it is, "keeps" (MariaDB semisync_master.cc, commit_trx: returns before any
+    # wait when !rpl_semi_sync_master_clients && !rpl_semi_sync_master_wait_no_slave; measured on
+    # 10.11, conformance ss-wait-no-slave: Rpl_semi_sync_master_status stays ON).
+    no_slave_commit: str = "switches"
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -79,6 +85,7 @@ CHOICES: dict[str, tuple] = {
     "seconds_behind_master": (MYSQL, MARIADB),
     "commit_timestamp_rounding": ("down", "up"),
     "commit_timestamp_clock": ("compensated", "replica"),
+    "no_slave_commit": ("switches", "keeps"),
 }
 
 

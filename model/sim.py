@@ -282,7 +282,8 @@ class Simulator:
     def _start_semisync(self, node: Node) -> None:
         """A (re)started server: semi-sync state comes from its configuration, counters from zero."""
         node.runtime = dict(node.variables)
-        node.semisync = SS.SemiSyncMaster(node.id, node.variables, self.mutants, lambda: self.now, self.emit, self.at)
+        node.semisync = SS.SemiSyncMaster(node.id, node.variables, self.mutants, lambda: self.now, self.emit, self.at,
+                                          self.mech.no_slave_commit)
         # The binlog outlives a restart: a replica catches up (WL#1720's switch back ON) only with
         # all of it. MariaDB's try_switch_on() takes any ack until a commit after the restart.
         node.semisync.binlog_end = max(((e.file, e.end) for e in node.binlog if e.ev.last and e.ev.trx), default=("", 0))
