@@ -920,11 +920,15 @@ class Simulator:
         self._op_crash(node, {"kind": node.crash_kind})
         return True
 
-    def _master_status(self, node: Node, **extra: Any) -> None:
+    @staticmethod
+    def _master_status_fields(node: Node) -> dict:
         fields = {"File": node.binlog_file, "Position": node.binlog_pos}
         if node.rpl_hierarchical:
             fields["Group_ID"] = node.group_id
-        self.emit("master_status", node.id, **fields, **extra)
+        return fields
+
+    def _master_status(self, node: Node, **extra: Any) -> None:
+        self.emit("master_status", node.id, **self._master_status_fields(node), **extra)
 
     def _op_show_master_status(self, node: Node, op: dict) -> None:
         self._master_status(node)
@@ -1615,6 +1619,12 @@ class Simulator:
         if node.channel is None:  # not a replica: an empty set
             return None
         fields = self._status_fields(node.channel)
+        return {k: fields[k] for k in op["fields"] if k in fields}
+
+    def _shows_master_status(self, node: Node, op: dict) -> dict | None:
+        if not node.log_bin:  # an empty set
+            return None
+        fields = self._master_status_fields(node)
         return {k: fields[k] for k in op["fields"] if k in fields}
 
     def _shows_status(self, node: Node, op: dict) -> dict:

@@ -19,7 +19,7 @@ from .core import NOT_EXERCISED, Check, Verdict, Witness
 
 PREFIX = "EXPECT "
 EVIDENCE = "expectation"
-SHOWN = {"slave_status": "SHOW SLAVE STATUS", "status": "SHOW GLOBAL STATUS", "variables": "@@GLOBAL",
+SHOWN = {"slave_status": "SHOW SLAVE STATUS", "master_status": "SHOW MASTER STATUS", "status": "SHOW GLOBAL STATUS", "variables": "@@GLOBAL",
          "binary_logs": "SHOW BINARY LOGS", "binlog_events": "SHOW BINLOG EVENTS", "result": "the last statement",
          "rows": "the rows held"}
 
@@ -69,9 +69,10 @@ def _like(pattern: str) -> re.Pattern:
 
 
 def _is_log_file(field: str) -> bool:
-    """A field naming a binlog or relay log (Relay_Master_Log_File, Master_Log_File, Relay_Log_File):
-    compared by sequence number, as the base names are the servers' --log-bin and --relay-log."""
-    return field.endswith("Log_File")
+    """A field naming a binlog or relay log (Relay_Master_Log_File, Master_Log_File, Relay_Log_File,
+    SHOW MASTER STATUS's File): compared by sequence number, as the base names are the servers'
+    --log-bin and --relay-log."""
+    return field.endswith("Log_File") or field == "File"
 
 
 def _matches(expected: Any, actual: Any, log_file: bool = False) -> bool:

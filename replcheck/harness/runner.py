@@ -695,6 +695,13 @@ class Runner:
                  for k, v in raw.items()}
         return {k: typed[k] for k in op["fields"] if k in typed} if raw else None
 
+    def _shows_master_status(self, node: str, op: dict) -> dict | None:
+        cols, rows = self.cluster.query(node, "SHOW MASTER STATUS")
+        if not rows:
+            return None
+        shown = {c: (_int(v) if _int(v) is not None else v) for c, v in zip(cols, rows[0])}
+        return {k: shown[k] for k in op["fields"] if k in shown}
+
     def _variables(self, node: str, names: list[str], status: bool) -> dict:
         # names are validated identifiers (history.schema.json: expect.fields)
         rows = self.cluster.sql(node, f"SHOW GLOBAL {'STATUS' if status else 'VARIABLES'} WHERE Variable_name IN "
