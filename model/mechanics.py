@@ -77,6 +77,12 @@ class Mechanics:
     # for a reply (sql_repl.cc, send_event_to_slave), so the commit waits out the timeout
     # (MDEV-38486, open: MariaDB/server pull request 4978).
     semisync_waits_unsent: bool = False
+    # With no semi-sync slave connected and rpl_semi_sync_master_wait_no_slave OFF, a commit "switches"
+    # the master OFF (the seed: asynchronous at once; MySQL) or returns at once, counted in no_tx, with
+    # the status left as it is, "keeps" (MariaDB semisync_master.cc, commit_trx: returns before any
+    # wait when !rpl_semi_sync_master_clients && !rpl_semi_sync_master_wait_no_slave; measured on
+    # 10.11, conformance ss-wait-no-slave: Rpl_semi_sync_master_status stays ON).
+    no_slave_commit: str = "switches"
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -91,6 +97,7 @@ CHOICES: dict[str, tuple] = {
     "seconds_behind_master": (MYSQL, MARIADB),
     "commit_timestamp_rounding": ("down", "up"),
     "commit_timestamp_clock": ("compensated", "replica"),
+    "no_slave_commit": ("switches", "keeps"),
 }
 
 

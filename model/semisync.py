@@ -106,8 +106,9 @@ class AckTable:
 
 class SemiSyncMaster:
     def __init__(self, node: str, variables: dict, mutants: frozenset[M.Mutant], now: Callable[[], int],
-                 emit: Callable[..., None], at: Callable[..., None]):
+                 emit: Callable[..., None], at: Callable[..., None], no_slave_commit: str = "switches"):
         self.node, self.mutants, self.now, self.emit, self.at = node, mutants, now, emit, at
+        self.no_slave_commit = no_slave_commit  # Mechanics.no_slave_commit
         self.vars = {k: variables.get(k, v) for k, v in VARIABLES.items()}
         self.on = bool(self.vars["rpl_semi_sync_master_enabled"])
         self.off_reason = ""
@@ -149,6 +150,9 @@ class SemiSyncMaster:
         if not self.enabled:
             return False
         if self.on and not self.clients and not self.vars["rpl_semi_sync_master_wait_no_slave"]:
+            if self.no_slave_commit == "keeps":  # returns unacknowledged, the status untouched
+                self.no_tx += 1
+                return False
             self._switch(False, "no semi-sync slave connected and rpl_semi_sync_master_wait_no_slave is OFF")
         if not self.on:
             self.no_tx += 1

@@ -295,7 +295,8 @@ class Simulator:
     def _start_semisync(self, node: Node) -> None:
         """A (re)started server: semi-sync state comes from its configuration, counters from zero."""
         node.runtime = dict(node.variables)
-        node.semisync = SS.SemiSyncMaster(node.id, node.variables, self.mutants, lambda: self.now, self.emit, self.at)
+        node.semisync = SS.SemiSyncMaster(node.id, node.variables, self.mutants, lambda: self.now, self.emit, self.at,
+                                          self.mech.no_slave_commit)
         # The binlog outlives a restart: a replica catches up (WL#1720's switch back ON) only with
         # all of it. MariaDB's try_switch_on() takes any ack until a commit after the restart.
         node.semisync.binlog_end = max(((e.file, e.end) for e in node.binlog if e.ev.last and e.ev.trx), default=("", 0))
@@ -971,11 +972,15 @@ class Simulator:
         self._op_crash(node, {"kind": node.crash_kind})
         return True
 
-    def _master_status(self, node: Node, **extra: Any) -> None:
+    @staticmethod
+    def _master_status_fields(node: Node) -> dict:
         fields = {"File": node.binlog_file, "Position": node.binlog_pos}
         if node.rpl_hierarchical:
             fields["Group_ID"] = node.group_id
-        self.emit("master_status", node.id, **fields, **extra)
+        return fields
+
+    def _master_status(self, node: Node, **extra: Any) -> None:
+        self.emit("master_status", node.id, **self._master_status_fields(node), **extra)
 
     def _op_show_master_status(self, node: Node, op: dict) -> None:
         self._master_status(node)
@@ -1779,6 +1784,12 @@ class Simulator:
         if node.channel is None:  # not a replica: an empty set
             return None
         fields = self._status_fields(node.channel)
+        return {k: fields[k] for k in op["fields"] if k in fields}
+
+    def _shows_master_status(self, node: Node, op: dict) -> dict | None:
+        if not node.log_bin:  # an empty set
+            return None
+        fields = self._master_status_fields(node)
         return {k: fields[k] for k in op["fields"] if k in fields}
 
     def _shows_status(self, node: Node, op: dict) -> dict:

@@ -19,7 +19,7 @@ from .core import NOT_EXERCISED, Check, Verdict, Witness
 
 PREFIX = "EXPECT "
 EVIDENCE = "expectation"
-SHOWN = {"slave_status": "SHOW SLAVE STATUS", "status": "SHOW GLOBAL STATUS", "variables": "@@GLOBAL",
+SHOWN = {"slave_status": "SHOW SLAVE STATUS", "master_status": "SHOW MASTER STATUS", "status": "SHOW GLOBAL STATUS", "variables": "@@GLOBAL",
          "binary_logs": "SHOW BINARY LOGS", "binlog_events": "SHOW BINLOG EVENTS", "result": "the last statement",
          "rows": "the rows held"}
 
@@ -69,9 +69,10 @@ def _like(pattern: str) -> re.Pattern:
 
 
 def _is_log_file(field: str) -> bool:
-    """A field naming a binlog or relay log (Relay_Master_Log_File, Master_Log_File, Relay_Log_File):
-    compared by sequence number, as the base names are the servers' --log-bin and --relay-log."""
-    return field.endswith("Log_File")
+    """A field naming a binlog or relay log (Relay_Master_Log_File, Master_Log_File, Relay_Log_File,
+    SHOW MASTER STATUS's File): compared by sequence number, as the base names are the servers'
+    --log-bin and --relay-log."""
+    return field.endswith("Log_File") or field == "File"
 
 
 def _matches(expected: Any, actual: Any, log_file: bool = False) -> bool:
@@ -96,7 +97,9 @@ def differences(op: dict, value: Any) -> list[str]:
         return [f"{k} not shown" if k not in value else f"{k} = {value[k]!r}, expected {_shown(v)}"
                 for k, v in op["fields"].items() if k not in value or not _matches(v, value[k], _is_log_file(k))]
     if show == "result":
-        return [f"{k} = {value.get(k)!r}, expected {v!r}" for k, v in op["result"].items() if value.get(k) != v]
+        # a list of errnos: any one of them (a .test's `--error A, B`)
+        return [f"{k} = {value.get(k)!r}, expected {'one of ' if isinstance(v, list) else ''}{v!r}"
+                for k, v in op["result"].items() if not (value.get(k) in v if isinstance(v, list) else value.get(k) == v)]
     if show == "binary_logs":
         got, want = [binlog_number(f) for f in value], [binlog_number(f) for f in op["rows"]]
         return [] if got == want else [f"binlogs {value}, expected {op['rows']}"]

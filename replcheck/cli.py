@@ -167,7 +167,8 @@ def _conform(args) -> int:
         print(io.error_line(f"conform: {str(e).splitlines()[0]}"), file=sys.stderr)
         return EXIT_USAGE
     for f in document["findings"]:
-        print(f"finding: {f['kind']}: {f.get('history', '')} {f.get('requirement', '')}: {f['witness']}")
+        print(f"finding: {f['kind']}: {f.get('history', '')} {f.get('requirement', '')}: {f['witness']}"
+              + (f"; the seed says: {f['seed']}" if f.get("seed") else ""))
     return EXIT_VIOLATION if document["findings"] else EXIT_OK
 
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from replcheck import crosscheck, io, report, systems
+from replcheck import catalogue, crosscheck, io, report, systems
 from replcheck.scenarios import REFERENCE, Scenario, conclude, for_history, inconclusive, load_scenarios
 from replcheck.features import load_features
 from replcheck.harness.runner import RunnerError, scale_for
@@ -55,6 +55,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
         scenarios = [replace(s, scale=scale) for s in scenarios]
     server = MariaDB(basedir=basedir, tmpdir=tmpdir, progress=progress)
     reference = systems.get(REFERENCE)
+    seeds = catalogue.by_id()
     # Load and check every History first: a bad one fails the run before any server starts.
     loaded = []
     for s in scenarios:
@@ -101,9 +102,12 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
             for f in inconclusive(s, verdicts, f"MariaDB {version}", trace):
                 results.findings.append({**f, "server_version": version})
             for v in real.findings:
+                req = seeds.get(v.requirement)
                 results.findings.append({
                     "kind": "MariaDB differs from the seed", "system": f"MariaDB {version}", "history": s.name,
                     "requirement": v.requirement, "server_version": version, "predicted": predicted.get(v.requirement, ""),
+                    # the seed's sentence the server departs from, so each finding is stated against it
+                    "seed": f"{req.seed} ({req.section}): {req.text}" if req else "",
                     "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"
                                f"; the reference model: {'violated' if model.violated(v.requirement) else 'holds'}"})
             for d in crosscheck.compare(crosscheck.facts(*real.trace), crosscheck.facts(*model.trace)):

@@ -258,7 +258,7 @@ def markdown(report: dict, limit: int = 20) -> str:
         lines += ["", *(_md(x) for x in coverage.lines(c))]
     lines += ["", "Findings:" if report["findings"] else "No findings."]
     lines += [f"- {_md(f['kind'])}: {_md(f.get('system', ''))} `{_md(f.get('requirement', ''))}`: {_md(f.get('witness', ''))}"
-              for f in report["findings"]]
+              + (f" (the seed: {_md(f['seed'])})" if f.get("seed") else "") for f in report["findings"]]
     return "\n".join(lines) + "\n"
 
 

@@ -153,6 +153,9 @@ def check_supported(history: dict) -> None:
                 raise RunnerError(f"topology.nodes[{i}].{key}: not supported on a real server (node {n['id']})")
         if n.get("commit_timestamps"):
             raise RunnerError(f"topology.nodes[{i}].commit_timestamps: MySQL 8.0's, not a MariaDB feature (node {n['id']})")
+        if n.get("gtid_mode") is False:  # refused here, before any server starts, not by the cluster mid-run
+            raise RunnerError(f"topology.nodes[{i}].gtid_mode: off is not supported on a real server: the harness's "
+                              f"channels all replicate by GTID (node {n['id']})")
 
 
 def _purge_problem(op: dict) -> str | None:
@@ -706,6 +709,13 @@ class Runner:
         typed = {k: (_int(v) or 0) if k in STATUS_INTS else _int(v) if k in STATUS_NULLABLE_INTS else v
                  for k, v in raw.items()}
         return {k: typed[k] for k in op["fields"] if k in typed} if raw else None
+
+    def _shows_master_status(self, node: str, op: dict) -> dict | None:
+        cols, rows = self.cluster.query(node, "SHOW MASTER STATUS")
+        if not rows:
+            return None
+        shown = {c: (_int(v) if _int(v) is not None else v) for c, v in zip(cols, rows[0])}
+        return {k: shown[k] for k in op["fields"] if k in shown}
 
     def _variables(self, node: str, names: list[str], status: bool) -> dict:
         # names are validated identifiers (history.schema.json: expect.fields)

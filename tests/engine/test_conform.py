@@ -250,6 +250,9 @@ def test_quick_suite_meets_the_mariadb_gate(server, tmp_path, fast_tmp):
     assert all(shlex.split(r["reproduce"])[-2:] == ["--scale", f"{chosen[r['history']]:g}"] for r in doc["rows"])
     for f in doc["findings"]:  # every finding carries its evidence
         assert f["witness"] and f["history"] and f["server_version"] == server.version
+        if f["kind"] == "MariaDB differs from the seed":  # stated against the seed's sentence
+            req = catalogue.by_id()[f["requirement"]]
+            assert f["seed"] == f"{req.seed} ({req.section}): {req.text}"
     assert (out / "report.html").exists() and (out / "traces" / "mariadb").is_dir()
     counts = json.loads((out / "report.json").read_text())["counts"]["servers"][f"conformance:{conform.column(server.version)}"]
     worst = {}  # a requirement's cell: the worst of its rows, as the report ranks them

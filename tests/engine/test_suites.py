@@ -21,7 +21,7 @@ from conftest import HANG_GUARD_S, REPO
 from test_harness_mariadb import require_server
 
 SCENARIOS = suites.histories()
-REPOS = {"MariaDB/server", "mysql/mysql-server"}
+REPOS = {"MariaDB/server", "mysql/mysql-server", "google/mysql"}
 
 
 def test_the_corpus_has_its_scenarios_each_naming_its_source():

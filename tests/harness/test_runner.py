@@ -58,6 +58,8 @@ def test_what_a_real_server_cannot_do_is_refused():
         R.check_supported(_history([{"at": 1, "op": "trx", "node": "A", "trx": "x", "binlog_failure": "write_error"}]))
     with pytest.raises(R.RunnerError, match="clock_offset_us"):
         R.check_supported(_history([], nodes=({"id": "A", "clock_offset_us": 5}, {"id": "B"})))
+    with pytest.raises(R.RunnerError, match=r"topology.nodes\[1\].gtid_mode: off"):  # before any server starts
+        R.check_supported(_history([], nodes=({"id": "A"}, {"id": "B", "gtid_mode": False})))
     with pytest.raises(R.RunnerError, match=r"topology.channels\[0\].latency_us: 400000"):
         R.scaled_history(_history([], channels=({"source": "A", "replica": "B", "latency_us": 400000},)), 1.0)
     for scale in (0, -1, 11, "x"):

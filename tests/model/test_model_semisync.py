@@ -345,6 +345,16 @@ def test_shutdown_does_not_count_the_waiter():
     assert released == ["shutdown"] and (m.yes_tx, m.no_tx) == (0, 0) and m.variables()[WAITING] == 0
 
 
+@pytest.mark.parametrize("how,status", [("switches", "OFF"), ("keeps", "ON")])
+def test_no_semi_sync_slave_and_wait_no_slave_off(how, status):
+    # The seed switches to asynchronous replication at once; MariaDB's commit_trx returns at once,
+    # counted in no_tx, and leaves the status as it was (Mechanics.no_slave_commit).
+    m = SemiSyncMaster("A", {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_wait_no_slave": False},
+                       frozenset(), lambda: 0, lambda *a, **k: None, lambda *a: None, no_slave_commit=how)
+    assert not m.binlogged(("bin.000001", 277))  # no wait either way
+    assert (m.no_tx, m.variables()["Rpl_semi_sync_master_status"]) == (1, status)
+
+
 # -- failover (WL#6355) ----------------------------------------------------------------------------
 def failover_history(kit) -> dict:
     # A -> B, A -> C. C's IO thread is stopped while t2 commits (acked by B only), A crashes,

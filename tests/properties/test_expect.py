@@ -104,6 +104,29 @@ def test_result_of_the_last_statement():
     assert one(nothing) == (VIOLATED, "the last statement on B at 1 s: nothing shown (no such row, no statement, or the node down)")
 
 
+def test_an_errno_list_is_one_of_them():
+    # a .test's `--error A, B`, whose .result says only "Got one of the listed errors"
+    h = history({"at": 1 * US, "op": "stop_slave"}, {"at": 2 * US, "op": "change_master", "delay_sql": "2147483648"},
+                exp(2, show="result", result={"errno": [1064, 1729]}), exp(2, show="result", result={"errno": [1064, 1197]}))
+    assert list(verdicts(h).values()) == [(PASS, ""), (VIOLATED, "the last statement on B at 2 s: errno = 1729, "
+                                                                  "expected one of [1064, 1197]")]
+
+
+def test_master_status_file_by_sequence_number_and_group_id_on_a_hierarchical_server():
+    topo = {"nodes": [{"id": "A", "rpl_hierarchical": True}, {"id": "B", "rpl_hierarchical": True}],
+            "channels": [{"source": "A", "replica": "B"}]}
+    h = {"header": {"schema": "replcheck.history/1", "name": "h", "topology": topo}, "ops": [
+        {"at": 1 * US, "op": "set_binlog_group_id", "node": "A", "group_id": 1209},
+        {"at": 2 * US, "op": "trx", "node": "A", "trx": "t1"},
+        exp(3, node="A", show="master_status", fields={"File": "master-bin.000002", "Group_ID": 1210}),  # SET rotated
+        exp(3, node="A", show="master_status", fields={"Group_ID": 1209})]}
+    assert list(verdicts(h, "model:google-5.0").values()) == [
+        (PASS, ""), (VIOLATED, "SHOW MASTER STATUS on A at 3 s: Group_ID = 1210, expected = 1209")]
+    # without --rpl-hierarchical there is no Group_ID to show
+    plain = history(trx(1, "t1"), exp(2, node="A", show="master_status", fields={"Group_ID": 1}))
+    assert one(plain) == (VIOLATED, "SHOW MASTER STATUS on A at 2 s: Group_ID not shown")
+
+
 def test_a_down_node_and_a_node_that_is_no_replica_show_nothing():
     h = history({"at": 1 * US, "op": "crash"}, exp(2, show="rows", rows=[]),
                 {**exp(2, show="slave_status", fields={"SQL_Delay": 0}), "node": "A"})
