@@ -17,19 +17,21 @@ def _gtid(o: dict) -> tuple[int, int, int] | None:
     return F.parse_gtid(o["gtid"]) if domain_of(o.get("gtid")) is not None else None
 
 
-def _source_order(v: TraceView, source: str) -> dict[str, str | None]:
+def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str, str | None]:
     """Per GTID the source logged, the GTID logged before it in its domain there (None for the
-    domain's first), leaving out what crash recovery cut from the binlog."""
+    domain's first), leaving out what crash recovery cut from the binlog, and with `unmarked` the
+    groups @@skip_replication marked: the dump thread never sends those to a replica that filters
+    them on the master (sql_repl.cc, send_event_to_slave)."""
     def build():
         lost = lost_lines(v)
         before, last = {}, {}
         for o in v.of_node(source):
             g = _gtid(o) if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost else None
-            if g is not None and o["gtid"] not in before:
+            if g is not None and not (unmarked and o.get("skip_replication")) and o["gtid"] not in before:
                 before[o["gtid"]] = last.get(g[0])
                 last[g[0]] = o["gtid"]
         return before
-    return v.memo(f"domains.order.{source}", build)
+    return v.memo(f"domains.order.{source}.{unmarked}", build)
 
 
 @checks("DOMAIN.CONNECT.NO_LOSS")
@@ -48,6 +50,7 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
         sources.update({r: o["node"] for r, s in sources.items() if s == o.get("old") and r != o["node"]})
     for node in v.nodes:
         held: set[str] = set()
+        on_master = v.nodes[node].get("variables", {}).get("replicate_events_marked_for_skip") == "FILTER_ON_MASTER"
         by_gtid, source = not any_connect, sources.get(node)
         for o in v.of_node(node):
             kind = o["kind"]
@@ -59,7 +62,7 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
                 source = o.get("source", source)
             arrival = (kind == "relay" and o.get("idx") == 0) if relay_seen else kind == "visible"
             if arrival and by_gtid and source and o.get("gtid") not in held and _gtid(o) is not None:
-                prev = _source_order(v, source).get(o["gtid"])
+                prev = _source_order(v, source, on_master).get(o["gtid"])
                 if prev is not None:
                     check.judge(prev in held, lambda: f"{node}: {o['gtid']} arrived from {source} before {prev}, "
                                                       f"logged before it in its domain there", o)

@@ -254,9 +254,19 @@ def cut_differs(ctx: Ctx) -> bool:
     return _here_or_upstream(ctx, lambda c, src: cut(c[0], c[3]) != cut(c[1], c[3]))
 
 
+def gtid_domains_used(ctx: Ctx) -> bool:
+    """The History uses what only MariaDB's mechanics model: gtid_strict_mode on a server, or GTIDs
+    of two or more domains (a GTID connect then starts per domain)."""
+    left = ctx[0]
+    if any(n.get("variables", {}).get("gtid_strict_mode") for n in left.header.get("topology", {}).get("nodes", [])):
+        return True
+    domains = {b.get("gtid", "").split("-")[0] for events in left.binlog.values() for b in events if b.get("gtid")}
+    return len(domains) > 1
+
+
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, change_master_differs, cut_differs)}
+    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used)}
 
 
 @dataclass(frozen=True)
