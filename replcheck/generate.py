@@ -31,8 +31,11 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # Version 7 also gives the groupid family durability settings (sync_binlog, innodb_flush_log_at_trx_commit)
 # and crashes inside a binlog write or before its sync, machine crashes where the settings survive
 # them (#16 mechanism 2): its Histories changed from version 6, the other families' did not.
+# Version 8 (issue #20, steps the state machines reach their mutants by): a semisync commit's client
+# may wait for its COMMIT to return, io_thread may STOP and START (a reconnect); a groupid commit's
+# statements may last 2 s, overlapping the next commits. Those two families' Histories changed.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/7"
+GENERATOR = "replcheck.generate/8"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
