@@ -28,7 +28,6 @@ SEARCHES = [
     (DelayMachine, "origin-timestamp", 60),
     (DelayMachine, "per-event-wait", 60),
     (SemiSyncMachine, "switch-back-first-ack", 60),
-    (SemiSyncMachine, "min-ack-last-slot", 300),
     (SemiSyncMachine, "no-reack-on-reconnect", 300),
     (GroupIdMachine, "halt-strictly-lower", 60),
     (GroupIdMachine, "recovery-ignores-index", 60),
@@ -49,6 +48,9 @@ ELSEWHERE = {  # searched for by the feature's own test module
     "partial-copy-kept": "test_machines_partial", "gtid-state-lags-binlog": "test_machines_recovery",
 }
 NOT_FOUND = {  # gaps in the steps, to close
+    "min-ack-last-slot": "needs five steps in order (a failover, semi-sync enabled on the new primary, "
+                         "wait_for_slave_count 3, a commit, the count lowered): 300 examples of the "
+                         "semi-sync machine miss it",
     "skip-keeps-gtid-position": "needs a skip, then a reconnect by GTID of the same replica before the skipped "
                                 "group's GTID is recorded otherwise: 300 examples of the incident machine miss it",
     "connect-ignores-server-id": "needs an alternate future (a slave's last group from a failed master) and a "
