@@ -34,7 +34,10 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, sem
 # Version 8 adds the filter family (replication filters, #17 item 1) and the domains family (MariaDB
 # GTID domains, gtid_strict_mode, a failover whose replica connects by GTID position; #17 item 2): a
 # campaign's History draws among six families, so every (seed, index) names another History; a
-# History drawn from named families (generate(seed, index, families)) is the one version 7 drew.
+# History drawn from named families (generate(seed, index, families)) is the one version 7 drew, but for the
+# semisync and groupid families, which changed (issue #20, steps the state machines reach their mutants
+# by): a semisync commit's client may wait for its COMMIT to return, io_thread may STOP and START (a
+# reconnect); a groupid commit's statements may last 2 s, overlapping the next commits.
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/8"
 STREAM = "replcheck.generate/2"

@@ -53,8 +53,12 @@ class GroupIds:
         """The node, or the root if the node is a failed master awaiting its restore."""
         return self.root if node in self.failed else node
 
-    def commit(self, statements: int, ddl: bool) -> None:
-        self.h.op("trx", self.root, trx=self.h.trx_name(), statements=[{}] * statements, **({"ddl": True} if ddl else {}))
+    def commit(self, statements: int, ddl: bool, lasts_us: int = 0) -> None:
+        """A client transaction on the root. One whose statements last a while overlaps the commits
+        drawn before it ends: one that began later commits first, and IDs must follow the binlog
+        (GGID.MONOTONIC; gg-overlapping-commits)."""
+        stmt = {"duration_us": lasts_us} if lasts_us else {}
+        self.h.op("trx", self.root, trx=self.h.trx_name(), statements=[stmt] * statements, **({"ddl": True} if ddl else {}))
 
     def local_write_on_slave(self, node: str) -> None:
         """A write on a slave itself: the slave's group IDs must filter it out."""
@@ -189,7 +193,7 @@ def _pause(d: Draw) -> int:
 
 FAMILY = Family("groupid", topology, (
     TIME_PASSES,
-    _g("commit", GroupIds.commit, lambda d: d.integer(1, 3), lambda d: d.boolean()),
+    _g("commit", GroupIds.commit, lambda d: d.integer(1, 3), lambda d: d.boolean(), lambda d: d.choice([0, 0, 0, 2 * US])),
     _g("local_write_on_slave", GroupIds.local_write_on_slave, _server),
     # twice as often: the design's hazards sit at its crash points
     _g("crash_at_point", GroupIds.crash_at_point, _server, lambda d: d.choice(CRASH_POINTS + WRITE_POINTS), _pause,

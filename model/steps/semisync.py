@@ -25,7 +25,15 @@ def topology(b: Builder, d: Draw) -> None:
 
 
 def commit(b: Builder, d: Draw) -> None:
-    b.op("trx", b.state["primary"], trx=b.trx_name(), statements=[{}] * d.integer(1, 2))
+    """A client's transaction; maybe its client waits for COMMIT to return (acknowledged, timed out
+    or switched OFF: the reference model's Trace says when) before the next step, as a session
+    does. Left to time passing, a commit rarely returned before a crash: the AFTER_SYNC search
+    reached no failover with something to keep (WL6355.FAILOVER.NO_LOSS)."""
+    trx = b.trx_name()
+    b.op("trx", b.state["primary"], trx=trx, statements=[{}] * d.integer(1, 2))
+    if d.boolean():
+        _, obs = b.trace("wl7318")
+        b.now = next((o["t"] + 1 for o in obs if o["kind"] == "commit" and o.get("trx") == trx), b.now)
 
 
 def another_session_reads(b: Builder, d: Draw) -> None:
@@ -34,8 +42,13 @@ def another_session_reads(b: Builder, d: Draw) -> None:
 
 
 def io_thread(b: Builder, d: Draw) -> None:
-    start = d.boolean()
-    b.op("start_slave" if start else "stop_slave", d.choice(b.state["replicas"]), thread="io")
+    """STOP or START SLAVE IO_THREAD, or both: a reconnect, which must acknowledge what the
+    replica already holds (WL1720.LIVE.RELEASE, Bug #104015) when its ack was lost before."""
+    action, replica = d.choice(["stop", "start", "restart"]), d.choice(b.state["replicas"])
+    if action != "start":
+        b.op("stop_slave", replica, thread="io")
+    if action != "stop":
+        b.op("start_slave", replica, thread="io")
 
 
 def lose_acks(b: Builder, d: Draw) -> None:

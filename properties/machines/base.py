@@ -26,6 +26,25 @@ JUDGED_KEPT = 512
 SEARCH_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 
 
+def _without_local_constants() -> None:
+    """Derandomised searches draw the same examples in every process. Hypothesis (6.131 on) draws an
+    integer now and then from the literals of the local modules imported so far
+    (providers._get_local_constants), and pays for that choice in random draws, so the same search
+    drew other examples in a pytest worker that had imported other modules than a fresh
+    interpreter (send-before-sync's, AFTER_SYNC's). With no local pool it draws from Hypothesis's
+    own constants only, the same everywhere. Hypothesis has no setting for it; without the
+    function (another version) there is nothing to take away."""
+    from hypothesis.internal.conjecture import providers
+
+    if hasattr(providers, "_get_local_constants"):
+        none = providers.Constants()
+        providers._get_local_constants = lambda: none
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
+_without_local_constants()
+
+
 def requirements_of(*features: str) -> tuple[str, ...]:
     """The requirements of these features' trace properties (importing them registers them)."""
     for feature in features:
