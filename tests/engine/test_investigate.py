@@ -36,7 +36,7 @@ def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
     for i in range(len(small["ops"])):
         assert not fails({**small, "ops": small["ops"][:i] + small["ops"][i + 1:]})
     text = investigate.describe(small)
-    assert text.splitlines()[0] == "History gen-delay-0-0:"
+    assert text.splitlines()[0] == "History gen-delay-0-14:"
     assert "  A -> B: " in text and "    1.     0.000000 s  A  trx " in text
 
 
@@ -80,7 +80,7 @@ def test_replay_without_out_prints_the_digests_and_exits_by_findings(capsys):
     assert cli.main(["replay", "0", "0", "--system", "model:wl7318"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("seed 0 index 0 on model:wl7318: history sha256:") and ", trace sha256:" in out
-    assert cli.main(["replay", "0", "0", "--system", "mutant:start-timestamp"]) == 1  # generator 8: a delay History
+    assert cli.main(["replay", "5", "10", "--system", "mutant:start-timestamp"]) == 1  # generator 8: a delay History it fails
     assert "violated WL7318.F2:" in capsys.readouterr().out
 
 
@@ -170,7 +170,7 @@ def test_a_change_due_after_the_end_under_one_delay_rule_is_an_expected_data_dif
     assert investigate.unexpected_differences(history, "model:wl344", "model:wl7318") == []
     left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
     [data] = [d for d in crosscheck.compare(left, right) if d.aspect == "data"]
-    assert data.expected and data.rule == "delay.visible-when-applied" and (data.node, data.subject) == ("B", "t2")
+    assert data.expected and data.rule == "delay.visible-when-applied" and (data.node, data.subject) == ("B", "t3")
 
 
 def test_the_flavours_differ_after_an_incident_as_their_rule_says():
