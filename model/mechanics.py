@@ -65,6 +65,12 @@ class Mechanics:
     # sql_delay_event compares ceil(ict) + sql_delay with time(nullptr), no clock_diff_with_master; the
     # seed's formula, WL#7318 L3, has none either, see the report of issue #18).
     commit_timestamp_clock: str = "compensated"
+    # After a clean shutdown the binlog GTID state is read from the `<log-bin>.state` file written at
+    # the shutdown, and rebuilt by scanning the last binlog when the file is missing (MariaDB log.cc,
+    # MYSQL_BIN_LOG::do_binlog_recovery; the file is deleted once the new binlog is open,
+    # MYSQL_BIN_LOG::open), or always taken from the binlogs (MySQL: gtid_executed from the last
+    # binlog's Previous_gtids and GTIDs, binlog.cc MYSQL_BIN_LOG::init_gtid_sets).
+    gtid_state_file: bool = False
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

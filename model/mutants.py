@@ -182,3 +182,9 @@ SEND_BEFORE_SYNC = mutant(
     "send-before-sync", feature="recovery", base="model:wl7318", bug="sync_binlog = 1 promise (MySQL binlog.cc update_binlog_end_pos_after_sync)", seam="sim: what the dump threads may read",
     what="With sync_binlog = 1 the dump thread sends a group written but not yet synced: a machine crash then loses on the source what a replica holds",
     kills=("DURABLE.SEND.SYNCED",))
+
+# -- GTID state durability (issue #16, mechanism 5) ---------------------------------------------
+STATE_FILE_MISSING_EMPTY = mutant(
+    "state-file-missing-empty", feature="recovery", base="model:mariadb-10.11", bug="MDEV-6391", seam="sim: start-up after a clean shutdown",
+    what="After a clean shutdown whose .state file is gone, the binlog GTID state starts empty instead of being rebuilt from the last binlog: gtid_binlog_pos is wrong and sequence numbers are issued again",
+    kills=("DURABLE.GTID.STATE_AT_START", "DURABLE.GTID.NO_REUSE"))

@@ -123,6 +123,7 @@ TABLE = (
     _op("purge_binary_logs", "hierarchy.purge_binary_logs", Time(("before_us",)), statement="purge_statement"),
     _op("cut_io", "_op_cut_io",
         refused="the harness has no proxy between the servers to drop a connection between two events of a group"),
+    _op("remove_state_file", "_op_remove_state_file", runner="_remove_state_file", while_down=True),
     _op("expect", "_op_expect", runner="_expect", while_down=True),
 )
 

@@ -185,6 +185,7 @@ class Node:
     visible_at: list[int] = field(default_factory=list)  # when each `visible` entry was committed
     prepared_at: dict = field(default_factory=dict)  # trx -> when the engine prepared it
     engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
+    state_file: bool = False  # MariaDB's <log-bin>.state: written at a clean shutdown, deleted at the next start
 
     @property
     def binlog_file(self) -> str:
@@ -570,6 +571,13 @@ class Simulator:
         self.hierarchy.shutdown(node)
         self.emit("shutdown", node.id)
         self._op_crash(node, op, clean=True)
+        node.state_file = self.mech.gtid_state_file  # write_state_to_file at the binlog's close
+
+    def _op_remove_state_file(self, node: Node, op: dict) -> None:
+        """The .state file is deleted (binlogs copied to a new server without it, MDEV-6391); there
+        is none while the server runs, nor after a crash."""
+        self.emit("state_file", node.id, removed=node.state_file)
+        node.state_file = False
 
     def _op_failover(self, node: Node, op: dict) -> None:
         """Promote this replica (with `elect`: the most advanced slave of its master by SHOW MASTER
@@ -853,6 +861,9 @@ class Simulator:
         self.emit("restart", node.id)
         if node.dirty:
             self._recover(node)
+        elif R.clean_start_state(self.mech.gtid_state_file, node.state_file,
+                                 M.STATE_FILE_MISSING_EMPTY in self.mutants) == R.EMPTY:
+            node.binlog_gtids, node.gtid_seq = {}, 0
         self._start_semisync(node)
         if node.semisync.enabled:
             self._server_status(node)
@@ -863,7 +874,7 @@ class Simulator:
         if node.rpl_hierarchical and not self.hierarchy.recover(node):
             return
         self._open_binlog(node)
-        node.dirty = False
+        node.dirty, node.state_file = False, False
         if self._crash_at(node, R.RECOVERY_AFTER_NEW_BINLOG):
             return
         if node.rpl_hierarchical:

@@ -646,6 +646,15 @@ class Runner:
         self.cluster.stop(node)
         self.downs.setdefault(node, []).append(self.emit("shutdown", node)["t"])
 
+    def _remove_state_file(self, op: dict) -> None:
+        """Delete the node's `bin.state` (--log-bin=<dir>/bin), which a clean shutdown wrote."""
+        node = op["node"]
+        path = os.path.join(self.cluster.node_dir(node), "bin.state")
+        removed = os.path.exists(path)
+        if removed:
+            os.remove(path)
+        self.emit("state_file", node, removed=removed)
+
     def _restart(self, op: dict) -> None:
         node, c = op["node"], self.cluster
         self._busy.add(node)
