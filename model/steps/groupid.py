@@ -1,7 +1,8 @@
 """Global group IDs' and crash recovery's steps: three --rpl-hierarchical servers, commits on the
 root, local writes on slaves (filtered), crashes armed at every crash point of the design and inside
 or after a binlog write before its sync, kill -9 or a machine crash (with the durable settings
-only: sync_binlog = 1, innodb_flush_log_at_trx_commit = 1), clean restarts, FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID,
+only: sync_binlog = 1, innodb_flush_log_at_trx_commit = 1), clean restarts (one with its .state file
+deleted while down), FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID,
 failover to the most advanced slave and restores of the failed master."""
 from __future__ import annotations
 
@@ -88,6 +89,17 @@ class GroupIds:
             self.h.op("crash", node, **self.kind(machine))
         self.h.now += pause
         self.h.op("restart", node)
+
+    def state_file_lost(self, node: str, pause: int) -> None:
+        """A clean shutdown, the binlog's .state file deleted while the server is down (binlogs
+        copied without it, MDEV-6391), a start, and a status sample before anything else: the GTID
+        state must be rebuilt from the binlog. A server that keeps no such file loses nothing."""
+        node = self.in_system(node)
+        self.h.op("shutdown", node)
+        self.h.op("remove_state_file", node)
+        self.h.now += pause
+        self.h.op("restart", node)
+        self.h.now += US  # past the next status sample (every 0.9 s)
 
     def restart(self, node: str) -> None:
         self.h.op("restart", self.in_system(node))
@@ -197,6 +209,7 @@ FAMILY = Family("groupid", topology, (
     _g("crash_and_restart", GroupIds.crash_and_restart, _server, lambda d: d.integer(0, 2 * US), lambda d: d.boolean(),
        lambda d: d.boolean()),
     _g("restart", GroupIds.restart, _server),
+    _g("state_file_lost", GroupIds.state_file_lost, _server, _pause),
     _g("flush_logs", GroupIds.flush_logs, _server),
     _g("set_group_id", GroupIds.set_group_id, lambda d: d.integer(1, 1000)),
     _g("purge", GroupIds.purge, _server),
