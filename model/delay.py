@@ -52,6 +52,7 @@ class Event:
     size: int = 40
     incident: int | None = None  # INCIDENT_EVENT only: its code and message (WL#3464)
     message: str = ""
+    error_code: int = 0  # QUERY_EVENT: the error the statement got on the source (model/srcerr.py)
 
 
 # MariaDB's parser takes MASTER_DELAY as ulong_num: a plain, hexadecimal, decimal or float literal,

@@ -188,3 +188,9 @@ STATE_FILE_MISSING_EMPTY = mutant(
     "state-file-missing-empty", feature="recovery", base="model:mariadb-10.11", bug="MDEV-6391", seam="sim: start-up after a clean shutdown",
     what="After a clean shutdown whose .state file is gone, the binlog GTID state starts empty instead of being rebuilt from the last binlog: gtid_binlog_pos is wrong and sequence numbers are issued again",
     kills=("DURABLE.GTID.STATE_AT_START", "DURABLE.GTID.NO_REUSE"))
+
+# -- errors on the source (issue #16, mechanism 4) ----------------------------------------------
+FAILED_CHANGE_NOT_LOGGED = mutant(
+    "failed-change-not-logged", feature="srcerr", base="model:groupid", bug="Bug #13270, Bug #23333 (MariaDB sql_update.cc: 'The query has to binlog because there's a modified non-transactional table')", seam="sim: a statement that fails part-way",
+    what="A statement that fails after changing a non-transactional table (or a DDL after part of its work) is not binlogged: its change stays on the source and never reaches a replica",
+    kills=("SRCERR.BINLOG.CHANGES",))

@@ -35,6 +35,7 @@ from . import partial as P
 from . import recovery as R
 from . import relayinfo
 from . import semisync as SS
+from . import srcerr as E
 from .delay import US, Event
 from .ops import OPS
 
@@ -391,6 +392,17 @@ class Simulator:
         if op.get("binlog_failure"):
             self._binlog_failure(node, trx, op, starts[0])
             return
+        failed: dict = {}  # the statement's error, returned with its commit (model/srcerr.py)
+        code = None
+        if op.get("error"):
+            err = op["error"]
+            failed = {"errno": err["errno"], "message": err.get("message", "")}
+            code = E.left_behind(op.get("engine", "innodb"), bool(op.get("ddl")), err.get("after_changes", False), err["errno"])
+            if code is None or M.FAILED_CHANGE_NOT_LOGGED in self.mutants:
+                if code is not None:  # the bug: the change stays, the binlog never has it
+                    self._engine_commit(node, trx, None)
+                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **failed)
+                return
         stmts = op.get("statements") or [{}]
         fixed = op.get("timestamp")  # SET TIMESTAMP: the session's statements carry this time
         whens = [fixed if fixed is not None else self._local(node, s) // US for s in starts]
@@ -413,7 +425,7 @@ class Simulator:
         events = [Event(gtid_type, idx=0, when=whens[0], size=GTID_SIZE, **common)]
         for i, s in enumerate(stmts):
             events.append(Event("QUERY_EVENT", idx=i + 1, when=whens[i], cost_us=s.get("replica_cost_us", 0),
-                                size=QUERY_SIZE, **common))
+                                size=QUERY_SIZE, error_code=(code or 0) if i == len(stmts) - 1 else 0, **common))
         if op.get("ddl"):
             events[-1] = replace(events[-1], last=True)
         elif op.get("engine") == "myisam":
@@ -437,7 +449,7 @@ class Simulator:
         ss = node.semisync
         if not ss.binlogged(pos):
             self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids, **failed)
             return
         after_sync = ss.wait_point == SS.AFTER_SYNC
         if after_sync:
@@ -456,7 +468,7 @@ class Simulator:
             if after_sync:
                 node.prepared.remove((trx, gtid))
                 self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how, **ids)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how, **ids, **failed)
 
         ss.wait(trx, gtid, pos, release)
 
@@ -1695,6 +1707,8 @@ def _event_fields(ev: Event, group_id: int | None = None) -> dict:
         fields["group_id"] = group_id
     if ev.incident is not None:
         fields.update(incident=ev.incident, message=ev.message)
+    if ev.error_code:
+        fields["error_code"] = ev.error_code
     return fields
 
 

@@ -32,7 +32,8 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # and crashes inside a binlog write or before its sync, machine crashes where the settings survive
 # them (#16 mechanism 2): its Histories changed from version 6, the other families' did not.
 # Version 8 gives the groupid family state_file_lost (a clean shutdown, the .state file deleted while
-# down, a start: #16 mechanism 5): its Histories changed from version 7, the other families' did not.
+# down, a start: #16 mechanism 5) and failing_statement (a statement that fails part-way, #16
+# mechanism 4): its Histories changed from version 7, the other families' did not.
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/8"
 STREAM = "replcheck.generate/2"

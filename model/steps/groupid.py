@@ -1,5 +1,5 @@
 """Global group IDs' and crash recovery's steps: three --rpl-hierarchical servers, commits on the
-root, local writes on slaves (filtered), crashes armed at every crash point of the design and inside
+root (some failing part-way), local writes on slaves (filtered), crashes armed at every crash point of the design and inside
 or after a binlog write before its sync, kill -9 or a machine crash (with the durable settings
 only: sync_binlog = 1, innodb_flush_log_at_trx_commit = 1), clean restarts (one with its .state file
 deleted while down), FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID,
@@ -56,6 +56,14 @@ class GroupIds:
 
     def commit(self, statements: int, ddl: bool) -> None:
         self.h.op("trx", self.root, trx=self.h.trx_name(), statements=[{}] * statements, **({"ddl": True} if ddl else {}))
+
+    def failing_statement(self, kind: str, after_changes: bool) -> None:
+        """A statement on the root fails (a duplicate key, an unknown table), before changing anything
+        or after changing rows of a MyISAM table or part of a DDL's work (model/srcerr.py); an InnoDB
+        one is rolled back either way."""
+        kw = {"engine": "myisam"} if kind == "myisam" else {"ddl": True} if kind == "ddl" else {}
+        errno = 1051 if kind == "ddl" else 1062  # ER_BAD_TABLE_ERROR, ER_DUP_ENTRY
+        self.h.op("trx", self.root, trx=self.h.trx_name(), error={"errno": errno, "after_changes": after_changes}, **kw)
 
     def local_write_on_slave(self, node: str) -> None:
         """A write on a slave itself: the slave's group IDs must filter it out."""
@@ -203,6 +211,7 @@ FAMILY = Family("groupid", topology, (
     TIME_PASSES,
     _g("commit", GroupIds.commit, lambda d: d.integer(1, 3), lambda d: d.boolean()),
     _g("local_write_on_slave", GroupIds.local_write_on_slave, _server),
+    _g("failing_statement", GroupIds.failing_statement, lambda d: d.choice(("innodb", "myisam", "ddl")), lambda d: d.boolean()),
     # twice as often: the design's hazards sit at its crash points
     _g("crash_at_point", GroupIds.crash_at_point, _server, lambda d: d.choice(CRASH_POINTS + WRITE_POINTS), _pause,
        lambda d: d.boolean(), weight=2),
@@ -220,4 +229,4 @@ FAMILY = Family("groupid", topology, (
     _g("failover", GroupIds.failover, lambda d: d.integer(0, US)),
     _g("restore", GroupIds.restore, _server)),
     tail_us=TAIL_US,
-    features=("groupid", "recovery"))
+    features=("groupid", "recovery", "srcerr"))

@@ -28,7 +28,7 @@ SEARCH = settings(max_examples=150, stateful_step_count=12, deadline=None, deran
     # generator 7 draws more per topology (durability, options): the search needs more examples.
     # The group-ID machine finds mutant:send-before-sync in 400 examples in a fresh interpreter but
     # not in a pytest worker that ran other tests first (the derandomised draws differ there, as
-    # test_machines_semisync's AFTER_SYNC search says): seed 0 History 0 catches it instead
+    # test_machines_semisync's AFTER_SYNC search says): seed 0 History 176 catches it instead
     # (test_properties_recovery); not yet a machine test.
     (DelayMachine, "mutant:gtid-state-lags-binlog", "state.crash_and_restart", 4, 400),
     # G7 (MDEV-6391): a commit, then a clean restart without the .state file
