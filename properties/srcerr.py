@@ -26,8 +26,9 @@ def _groups(v: TraceView, node: str) -> dict[str, list[dict]]:
 def failed_statement_logged_as_left(v: TraceView, check: Check) -> None:
     """A statement that returned an error left a change on its server (the engine committed it) if
     and only if the binlog holds its group, or an incident after it marks the gap (WL3464); a
-    statement that changed rows before failing carries the error it got in its Query event, so
-    that a replica expects it (a DDL's part done carries none: two events, its one Query last)."""
+    statement logged in statement format that changed rows before failing carries the error it got
+    in its Query event, so that a replica expects it (in row format its rows events carry the
+    change; a DDL's part done carries none: two events, its one Query last)."""
     for c in v.kind("commit"):
         errno = c.get("errno")
         if errno is None or errno in F.SERVER_GONE:  # crash recovery decides what is left (DURABLE.*)
@@ -43,7 +44,8 @@ def failed_statement_logged_as_left(v: TraceView, check: Check) -> None:
             continue
         check.judge(changed or not logged, f"{node}: {trx} failed with {errno} and changed nothing, yet its binlog holds it", c, *group[-1:])
         ddl = len(group) == 2 and group[-1].get("type") == "QUERY_EVENT"
-        if logged and changed and not ddl:
+        rows = any(o.get("type", "").endswith("ROWS_EVENT") for o in group)  # row format: the rows carry it, no error code
+        if logged and changed and not ddl and not rows:
             codes = {o.get("error_code", 0) for o in group if o.get("type") == "QUERY_EVENT"}
             check.judge(errno in codes, f"{node}: {trx} failed with {errno}, its Query event carries error code "
                         f"{max(codes, default=0)}: a replica does not expect the error", c, *group)

@@ -350,6 +350,13 @@ def trx_statement(op: dict, k: int, origin_port: int) -> str:
     if op.get("ddl"):
         return "; ".join(head + [f"CREATE TABLE rc.d{k} (i INT) ENGINE=InnoDB"])
     table = "rc.m" if op.get("engine") == "myisam" else "rc.r"
+    if op.get("error"):
+        # ER_BAD_NULL_ERROR on the second row (after the first is written) or on the first: with
+        # STRICT_ALL_TABLES a later row's error aborts the statement too (a MyISAM table keeps the rows before)
+        rows = [f"({k}, 0, '')", f"({k}, NULL, '')"]
+        order = rows if op["error"].get("after_changes") else rows[::-1]
+        return "; ".join(head + ["SET SESSION sql_mode = 'STRICT_ALL_TABLES'", "BEGIN",
+                                 f"INSERT INTO {table} (k, part, pad) VALUES {', '.join(order)}", "COMMIT"])
     cost = any(s.get("replica_cost_us") for s in stmts)
     if cost:
         # The replica's cost needs the statement itself on the replica: SLEEP there, not here. Not
