@@ -1103,9 +1103,10 @@ class Runner:
             for ev in events:
                 k = ev.pop("_k", None)
                 if (k is not None and k < len(self.trx_names) and k not in self.gtid_of and ev["gtid"]
-                        and self.returned.get(k, (0, CR_SERVER_LOST))[1] == CR_SERVER_LOST
+                        and self.returned.get(k, (0, CR_SERVER_LOST))[1] is not None
                         and self.by_server_id.get(ev["server_id"]) == self.origin_of[k]):
-                    # Its COMMIT never returned (the server died under it): its origin's binlog has its GTID.
+                    # Its COMMIT never returned (the server died under it), or its statement failed after
+                    # changing a MyISAM table (binlogged all the same): its origin's binlog has its GTID.
                     self.gtid_of[k] = ev["gtid"]
                     if k in self.commits:
                         self.commits[k]["gtid"] = ev["gtid"]
