@@ -15,11 +15,13 @@ from .groupid import lost_lines, of_node
 
 def _groups(v: TraceView, node: str) -> dict[str, list[dict]]:
     """Each client transaction's events in the node's binlog, recovery's cuts left out."""
-    lost, out = lost_lines(v), {}
-    for o in of_node(v, node):
-        if o["kind"] == "binlog" and o.get("trx") is not None and o["_line"] not in lost:
-            out.setdefault(o["trx"], []).append(o)
-    return out
+    def build() -> dict[str, list[dict]]:
+        lost, out = lost_lines(v), {}
+        for o in of_node(v, node):
+            if o["kind"] == "binlog" and o.get("trx") is not None and o["_line"] not in lost:
+                out.setdefault(o["trx"], []).append(o)
+        return out
+    return v.memo(f"srcerr.groups.{node}", build)
 
 
 @checks("SRCERR.BINLOG.CHANGES", needs=("binlog", "visible"))
