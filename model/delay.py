@@ -54,6 +54,7 @@ class Event:
     message: str = ""
     table: str = ""  # the table its transaction writes (model/filter.py)
     skip: bool = False  # LOG_EVENT_SKIP_REPLICATION_F: written by a session with @@skip_replication
+    error_code: int = 0  # QUERY_EVENT: the error the statement got on the source (model/srcerr.py)
 
 
 # MariaDB's parser takes MASTER_DELAY as ulong_num: a plain, hexadecimal, decimal or float literal,

@@ -83,6 +83,12 @@ class Mechanics:
     # wait when !rpl_semi_sync_master_clients && !rpl_semi_sync_master_wait_no_slave; measured on
     # 10.11, conformance ss-wait-no-slave: Rpl_semi_sync_master_status stays ON).
     no_slave_commit: str = "switches"
+    # After a clean shutdown the binlog GTID state is read from the `<log-bin>.state` file written at
+    # the shutdown, and rebuilt by scanning the last binlog when the file is missing (MariaDB log.cc,
+    # MYSQL_BIN_LOG::do_binlog_recovery; the file is deleted once the new binlog is open,
+    # MYSQL_BIN_LOG::open), or always taken from the binlogs (MySQL: gtid_executed from the last
+    # binlog's Previous_gtids and GTIDs, binlog.cc MYSQL_BIN_LOG::init_gtid_sets).
+    gtid_state_file: bool = False
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -196,3 +196,15 @@ SEND_BEFORE_SYNC = mutant(
     "send-before-sync", feature="recovery", base="model:wl7318", bug="sync_binlog = 1 promise (MySQL binlog.cc update_binlog_end_pos_after_sync)", seam="sim: what the dump threads may read",
     what="With sync_binlog = 1 the dump thread sends a group written but not yet synced: a machine crash then loses on the source what a replica holds",
     kills=("DURABLE.SEND.SYNCED",))
+
+# -- GTID state durability (issue #16, mechanism 5) ---------------------------------------------
+STATE_FILE_MISSING_EMPTY = mutant(
+    "state-file-missing-empty", feature="recovery", base="model:mariadb-10.11", bug="MDEV-6391", seam="sim: start-up after a clean shutdown",
+    what="After a clean shutdown whose .state file is gone, the binlog GTID state starts empty instead of being rebuilt from the last binlog: gtid_binlog_pos is wrong and sequence numbers are issued again",
+    kills=("DURABLE.GTID.STATE_AT_START", "DURABLE.GTID.NO_REUSE"))
+
+# -- errors on the source (issue #16, mechanism 4) ----------------------------------------------
+FAILED_CHANGE_NOT_LOGGED = mutant(
+    "failed-change-not-logged", feature="srcerr", base="model:groupid", bug="Bug #13270, Bug #23333 (MariaDB sql_update.cc: 'The query has to binlog because there's a modified non-transactional table')", seam="sim: a statement that fails part-way",
+    what="A statement that fails after changing a non-transactional table (or a DDL after part of its work) is not binlogged: its change stays on the source and never reaches a replica",
+    kills=("SRCERR.BINLOG.CHANGES",))

@@ -73,7 +73,9 @@ TABLE = (
     _op("trx", "_op_trx", Time(("statements", "duration_us")), Time(("statements", "replica_cost_us")),
         Time(("timestamp",), UNIX_S), runner="_start_trx",
         limits=(Limit(lambda op, ops: op.get("binlog_failure") == "write_error",
-                      "op trx with binlog_failure write_error: a real binlog write error cannot be caused"),)),
+                      "op trx with binlog_failure write_error: a real binlog write error cannot be caused"),
+                Limit(lambda op, ops: "error" in op and (op["error"]["errno"] != 1048 or op.get("ddl") or len(op.get("statements") or [{}]) > 1),
+                      "op trx with error: the harness makes only a one-statement INSERT fail, with ER_BAD_NULL_ERROR (1048)"))),
     _op("change_master", "_op_change_master", Time(("delay",), SECONDS), statement="change_master_statement",
         shows_status=True,
         limits=(Limit(lambda op, ops: any(k in op for k in ("master_host", "master_log_file", "connect_using_group_id",
@@ -123,6 +125,7 @@ TABLE = (
     _op("purge_binary_logs", "hierarchy.purge_binary_logs", Time(("before_us",)), statement="purge_statement"),
     _op("cut_io", "_op_cut_io",
         refused="the harness has no proxy between the servers to drop a connection between two events of a group"),
+    _op("remove_state_file", "_op_remove_state_file", runner="_remove_state_file", while_down=True),
     _op("expect", "_op_expect", runner="_expect", while_down=True),
 )
 

@@ -151,3 +151,25 @@ def next_seq(own_seqs: list[int]) -> int:
     the GTIDs after it, TC_LOG_BINLOG::recover; MySQL's gtid_executed = the table plus every binlog
     not yet saved in it, known bugs G6)."""
     return max(own_seqs, default=0)
+
+
+# -- GTID state durability (issue #16, mechanism 5) ---------------------------------------------
+# Where a starting server takes its binlog GTID state from. MariaDB (log.cc,
+# MYSQL_BIN_LOG::do_binlog_recovery): after a crash (the last binlog's format description still
+# says LOG_EVENT_BINLOG_IN_USE_F) TC_LOG_BINLOG::recover scans the last binlog, loading its
+# Gtid_list and then every GTID after it; after a clean shutdown read_state_from_file reads
+# `<log-bin>.state`, written at the shutdown, and when that file is missing (error 2: copied
+# binlogs without it, MDEV-6391) the last binlog is scanned the same way, without XA recovery.
+# MYSQL_BIN_LOG::open deletes the file once the new binlog with its Gtid_list is synced, so a crash
+# never finds a stale one. MySQL keeps no such file: gtid_executed is rebuilt from the binlogs.
+STATE_FILE, SCAN, EMPTY = "state_file", "scan", "empty"
+
+
+def clean_start_state(uses_state_file: bool, state_file_there: bool, missing_is_empty: bool = False) -> str:
+    """After a clean shutdown: the .state file when there is one, else a scan of the last binlog;
+    `missing_is_empty` is MDEV-6391's bug, an empty state when the file is gone."""
+    if not uses_state_file:
+        return SCAN
+    if state_file_there:
+        return STATE_FILE
+    return EMPTY if missing_is_empty else SCAN

@@ -37,6 +37,7 @@ from . import partial as P
 from . import recovery as R
 from . import relayinfo
 from . import semisync as SS
+from . import srcerr as E
 from .delay import US, Event
 from .ops import OPS
 
@@ -193,6 +194,7 @@ class Node:
     visible_at: list[int] = field(default_factory=list)  # when each `visible` entry was committed
     prepared_at: dict = field(default_factory=dict)  # trx -> when the engine prepared it
     engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
+    state_file: bool = False  # MariaDB's <log-bin>.state: written at a clean shutdown, deleted at the next start
 
     @property
     def binlog_file(self) -> str:
@@ -405,6 +407,17 @@ class Simulator:
         if op.get("binlog_failure"):
             self._binlog_failure(node, trx, op, starts[0])
             return
+        failed: dict = {}  # the statement's error, returned with its commit (model/srcerr.py)
+        code = None
+        if op.get("error"):
+            err = op["error"]
+            failed = {"errno": err["errno"], "message": err.get("message", "")}
+            code = E.left_behind(op.get("engine", "innodb"), bool(op.get("ddl")), err.get("after_changes", False), err["errno"])
+            if code is None or M.FAILED_CHANGE_NOT_LOGGED in self.mutants:
+                if code is not None:  # the bug: the change stays, the binlog never has it
+                    self._engine_commit(node, trx, None)
+                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **failed)
+                return
         stmts = op.get("statements") or [{}]
         table, skip, shown = FL.table_of(op), bool(op.get("skip_replication")), FL.commit_fields(op, self.filtering)
         if not FL.binlogged(node.variables, table):  # binlog-do/ignore-db: committed, never logged
@@ -438,7 +451,7 @@ class Simulator:
         events = [Event(gtid_type, idx=0, when=whens[0], size=GTID_SIZE, **common)]
         for i, s in enumerate(stmts):
             events.append(Event("QUERY_EVENT", idx=i + 1, when=whens[i], cost_us=s.get("replica_cost_us", 0),
-                                size=QUERY_SIZE, **common))
+                                size=QUERY_SIZE, error_code=(code or 0) if i == len(stmts) - 1 else 0, **common))
         if op.get("ddl"):
             events[-1] = replace(events[-1], last=True)
         elif op.get("engine") == "myisam":
@@ -462,12 +475,12 @@ class Simulator:
         ss = node.semisync
         if not ss.binlogged(pos):
             self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids, **shown)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids, **shown, **failed)
             return
         if self._unsent(node, skip):
             # Sent to no semi-sync replica: no ack will come for it, so none is waited for (S3).
             self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="unsent", **ids, **shown)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="unsent", **ids, **shown, **failed)
             return
         after_sync = ss.wait_point == SS.AFTER_SYNC
         if after_sync:
@@ -486,7 +499,7 @@ class Simulator:
             if after_sync:
                 node.prepared.remove((trx, gtid))
                 self._engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how, **ids, **shown)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync=how, **ids, **shown, **failed)
 
         ss.wait(trx, gtid, pos, release)
 
@@ -620,6 +633,13 @@ class Simulator:
         self.hierarchy.shutdown(node)
         self.emit("shutdown", node.id)
         self._op_crash(node, op, clean=True)
+        node.state_file = self.mech.gtid_state_file  # write_state_to_file at the binlog's close
+
+    def _op_remove_state_file(self, node: Node, op: dict) -> None:
+        """The .state file is deleted (binlogs copied to a new server without it, MDEV-6391); there
+        is none while the server runs, nor after a crash."""
+        self.emit("state_file", node.id, removed=node.state_file)
+        node.state_file = False
 
     def _op_failover(self, node: Node, op: dict) -> None:
         """Promote this replica (with `elect`: the most advanced slave of its master by SHOW MASTER
@@ -903,6 +923,9 @@ class Simulator:
         self.emit("restart", node.id)
         if node.dirty:
             self._recover(node)
+        elif R.clean_start_state(self.mech.gtid_state_file, node.state_file,
+                                 M.STATE_FILE_MISSING_EMPTY in self.mutants) == R.EMPTY:
+            node.binlog_gtids, node.gtid_seq = {}, 0
         self._start_semisync(node)
         if node.semisync.enabled:
             self._server_status(node)
@@ -913,7 +936,7 @@ class Simulator:
         if node.rpl_hierarchical and not self.hierarchy.recover(node):
             return
         self._open_binlog(node)
-        node.dirty = False
+        node.dirty, node.state_file = False, False
         if self._crash_at(node, R.RECOVERY_AFTER_NEW_BINLOG):
             return
         if node.rpl_hierarchical:
@@ -1862,6 +1885,8 @@ def _event_fields(ev: Event, group_id: int | None = None) -> dict:
         fields.update(incident=ev.incident, message=ev.message)
     if ev.skip:
         fields["skip_replication"] = True
+    if ev.error_code:
+        fields["error_code"] = ev.error_code
     return fields
 
 

@@ -14,7 +14,7 @@ from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
 from .filter import kept_out
-from .groupid import current_id, hierarchical, lost_lines, of_node, server_id
+from .groupid import _sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -285,3 +285,55 @@ def sends_synced_only(v: TraceView, check: Check) -> None:
         when = cut.get((o.get("source"), o.get("trx")))
         if o.get("source") in strict and when is not None and o["_line"] < when:
             check.judge(False, f"{o['node']} holds {o['trx']}, which {o['source']} lost in its crash", o)
+
+
+# -- GTID state durability (issue #16, mechanism 5) ---------------------------------------------
+def _binlog_pos_shown(o: dict) -> str | None:
+    """The gtid_binlog_pos an observation shows: a status sample's, or an expectation's reading."""
+    if o["kind"] == "server_status":
+        return o.get("variables", {}).get("gtid_binlog_pos")
+    if o["kind"] == "observed" and o.get("show") == "variables" and isinstance(o.get("value"), dict):
+        return o["value"].get("gtid_binlog_pos")
+    return None
+
+
+def _how_started(v: TraceView, restart: dict) -> str | None:
+    """How the node went down before this start, as the catalogue's conditions name it."""
+    node, downs, removed = restart["node"], [], False
+    for o in of_node(v, node):
+        if o["_line"] >= restart["_line"]:
+            break
+        if o["kind"] in ("crash", "shutdown"):
+            downs.append(o["kind"])
+            removed = False
+        elif o["kind"] == "state_file":
+            removed = removed or bool(o.get("removed"))
+    if not downs:
+        return None
+    if downs[-1] == "shutdown":
+        return "a clean start without its state file" if removed else "a clean start"
+    return "a start after two crashes in a row" if downs[-2:] == ["crash", "crash"] else "a start after a crash"
+
+
+@checks("DURABLE.GTID.STATE_AT_START", needs=("binlog",))
+def gtid_state_at_start(v: TraceView, check: Check) -> None:
+    """After each start, the first gtid_binlog_pos the node shows before it logs, loses or restores
+    anything is, per domain, the last GTID its binlogs hold once recovery is done: after a clean
+    shutdown with or without the .state file (MDEV-6391), after a crash, after two in a row."""
+    for r in v.kind("restart"):
+        node = r["node"]
+        for o in of_node(v, node):
+            if o["_line"] <= r["_line"]:
+                continue
+            if o["kind"] in ("crash", "shutdown", "restore", "restart") or (o["kind"] == "binlog" and o.get("gtid")):
+                break
+            shown = _binlog_pos_shown(o)
+            if shown is None:
+                continue
+            how = _how_started(v, r)
+            if how:
+                check.reached(how)
+            want = _sampled_positions(v, o, own_too=True)  # a polled server's: any within its resolution
+            check.judge(shown in want, lambda: f"{node} started ({how}) with gtid_binlog_pos {shown!r}, its binlogs end with "
+                        f"{' or '.join(map(repr, want))}", r, o)
+            break

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 
+from replcheck.spec import formats as F
+
 from .core import Check, TraceView, checks
 
 STATUS = "Rpl_semi_sync_master_status"
@@ -190,7 +192,9 @@ class SemiSyncIndex:
         b = self.ends[(c["node"], c["gtid"], c.get("trx"))]
         node = c["node"]
         return {"obs": c, "node": node, "gtid": c["gtid"], "trx": c.get("trx"), "pos": (b["file"], b["end"]),
-                "binlog": b, "bkey": _key(b), "rkey": _key(c), "ok": c.get("errno") is None,
+                "binlog": b, "bkey": _key(b), "rkey": _key(c),
+                # a statement that failed after its change was binlogged waited like any other
+                "ok": c.get("errno") not in F.SERVER_GONE,
                 "enabled": bool(self.var(node, "rpl_semi_sync_master_enabled", _key(b))),
                 "on_binlog": self.on(node, _key(b)), "on_return": self.on(node, _key(c))}
 

@@ -37,7 +37,9 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, sem
 # History drawn from named families (generate(seed, index, families)) is the one version 7 drew, but for the
 # semisync and groupid families, which changed (issue #20, steps the state machines reach their mutants
 # by): a semisync commit's client may wait for its COMMIT to return, io_thread may STOP and START (a
-# reconnect); a groupid commit's statements may last 2 s, overlapping the next commits.
+# reconnect); a groupid commit's statements may last 2 s, overlapping the next commits; and the groupid
+# family gains state_file_lost (a clean shutdown, the .state file deleted while down, a start: #16
+# mechanism 5) and failing_statement (a statement that fails part-way, #16 mechanism 4).
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/8"
 STREAM = "replcheck.generate/2"

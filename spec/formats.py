@@ -30,6 +30,11 @@ ER_STATEMENT_REQUIRES_OPTION = 1644
 ER_OPTION_PREVENTS_STATEMENT = 1290
 ER_STARTUP_OPTIONS = 1  # mysqld exits with status 1 (unireg_abort) on inconsistent options
 ER_SYNTAX_ERROR = 1149  # SQLSTATE 42000: rpl_hier step 16
+# The client lost its commit's answer: the server died (2013) or shut down (1053) while it ran;
+# what the commit left is crash recovery's to decide, not the statement's error.
+CR_SERVER_LOST = 2013
+ER_SERVER_SHUTDOWN = 1053
+SERVER_GONE = (CR_SERVER_LOST, ER_SERVER_SHUTDOWN)
 ER_UNKNOWN_TARGET_BINLOG = 1373
 ER_WARN_PURGE_LOG_IN_USE = 1867
 

@@ -1,7 +1,8 @@
 """Global group IDs' and crash recovery's steps: three --rpl-hierarchical servers, commits on the
-root, local writes on slaves (filtered), crashes armed at every crash point of the design and inside
+root (some failing part-way), local writes on slaves (filtered), crashes armed at every crash point of the design and inside
 or after a binlog write before its sync, kill -9 or a machine crash (with the durable settings
-only: sync_binlog = 1, innodb_flush_log_at_trx_commit = 1), clean restarts, FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID,
+only: sync_binlog = 1, innodb_flush_log_at_trx_commit = 1), clean restarts (one with its .state file
+deleted while down), FLUSH LOGS, SET BINLOG_GROUP_ID, PURGE BINARY LOGS, reconnects by group ID,
 failover to the most advanced slave and restores of the failed master."""
 from __future__ import annotations
 
@@ -60,6 +61,14 @@ class GroupIds:
         stmt = {"duration_us": lasts_us} if lasts_us else {}
         self.h.op("trx", self.root, trx=self.h.trx_name(), statements=[stmt] * statements, **({"ddl": True} if ddl else {}))
 
+    def failing_statement(self, kind: str, after_changes: bool) -> None:
+        """A statement on the root fails (a duplicate key, an unknown table), before changing anything
+        or after changing rows of a MyISAM table or part of a DDL's work (model/srcerr.py); an InnoDB
+        one is rolled back either way."""
+        kw = {"engine": "myisam"} if kind == "myisam" else {"ddl": True} if kind == "ddl" else {}
+        errno = 1051 if kind == "ddl" else 1062  # ER_BAD_TABLE_ERROR, ER_DUP_ENTRY
+        self.h.op("trx", self.root, trx=self.h.trx_name(), error={"errno": errno, "after_changes": after_changes}, **kw)
+
     def local_write_on_slave(self, node: str) -> None:
         """A write on a slave itself: the slave's group IDs must filter it out."""
         if node != self.root and node not in self.failed:
@@ -92,6 +101,17 @@ class GroupIds:
             self.h.op("crash", node, **self.kind(machine))
         self.h.now += pause
         self.h.op("restart", node)
+
+    def state_file_lost(self, node: str, pause: int) -> None:
+        """A clean shutdown, the binlog's .state file deleted while the server is down (binlogs
+        copied without it, MDEV-6391), a start, and a status sample before anything else: the GTID
+        state must be rebuilt from the binlog. A server that keeps no such file loses nothing."""
+        node = self.in_system(node)
+        self.h.op("shutdown", node)
+        self.h.op("remove_state_file", node)
+        self.h.now += pause
+        self.h.op("restart", node)
+        self.h.now += US  # past the next status sample (every 0.9 s)
 
     def restart(self, node: str) -> None:
         self.h.op("restart", self.in_system(node))
@@ -195,12 +215,14 @@ FAMILY = Family("groupid", topology, (
     TIME_PASSES,
     _g("commit", GroupIds.commit, lambda d: d.integer(1, 3), lambda d: d.boolean(), lambda d: d.choice([0, 0, 0, 2 * US])),
     _g("local_write_on_slave", GroupIds.local_write_on_slave, _server),
+    _g("failing_statement", GroupIds.failing_statement, lambda d: d.choice(("innodb", "myisam", "ddl")), lambda d: d.boolean()),
     # twice as often: the design's hazards sit at its crash points
     _g("crash_at_point", GroupIds.crash_at_point, _server, lambda d: d.choice(CRASH_POINTS + WRITE_POINTS), _pause,
        lambda d: d.boolean(), weight=2),
     _g("crash_and_restart", GroupIds.crash_and_restart, _server, lambda d: d.integer(0, 2 * US), lambda d: d.boolean(),
        lambda d: d.boolean()),
     _g("restart", GroupIds.restart, _server),
+    _g("state_file_lost", GroupIds.state_file_lost, _server, _pause),
     _g("flush_logs", GroupIds.flush_logs, _server),
     _g("set_group_id", GroupIds.set_group_id, lambda d: d.integer(1, 1000)),
     _g("purge", GroupIds.purge, _server),
@@ -211,4 +233,4 @@ FAMILY = Family("groupid", topology, (
     _g("failover", GroupIds.failover, lambda d: d.integer(0, US)),
     _g("restore", GroupIds.restore, _server)),
     tail_us=TAIL_US,
-    features=("groupid", "recovery"))
+    features=("groupid", "recovery", "srcerr"))

@@ -362,6 +362,13 @@ def trx_statement(op: dict, k: int, origin_port: int) -> str:
     if op.get("ddl"):
         return "; ".join(head + [f"CREATE TABLE rc.d{k} (i INT) ENGINE=InnoDB"])
     table = "rc.m" if op.get("engine") == "myisam" else "rc.r"
+    if op.get("error"):
+        # ER_BAD_NULL_ERROR on the second row (after the first is written) or on the first: with
+        # STRICT_ALL_TABLES a later row's error aborts the statement too (a MyISAM table keeps the rows before)
+        rows = [f"({k}, 0, '')", f"({k}, NULL, '')"]
+        order = rows if op["error"].get("after_changes") else rows[::-1]
+        return "; ".join(head + ["SET SESSION sql_mode = 'STRICT_ALL_TABLES'", "BEGIN",
+                                 f"INSERT INTO {table} (k, part, pad) VALUES {', '.join(order)}", "COMMIT"])
     cost = any(s.get("replica_cost_us") for s in stmts)
     if cost:
         # The replica's cost needs the statement itself on the replica: SLEEP there, not here. Not
@@ -663,6 +670,15 @@ class Runner:
         self.cluster.stop(node)
         self._until.discard(node)
         self.downs.setdefault(node, []).append(self.emit("shutdown", node)["t"])
+
+    def _remove_state_file(self, op: dict) -> None:
+        """Delete the node's `bin.state` (--log-bin=<dir>/bin), which a clean shutdown wrote."""
+        node = op["node"]
+        path = os.path.join(self.cluster.node_dir(node), "bin.state")
+        removed = os.path.exists(path)
+        if removed:
+            os.remove(path)
+        self.emit("state_file", node, removed=removed)
 
     def _restart(self, op: dict) -> None:
         node, c = op["node"], self.cluster
@@ -1122,9 +1138,10 @@ class Runner:
             for ev in events:
                 k = ev.pop("_k", None)
                 if (k is not None and k < len(self.trx_names) and k not in self.gtid_of and ev["gtid"]
-                        and self.returned.get(k, (0, CR_SERVER_LOST))[1] == CR_SERVER_LOST
+                        and self.returned.get(k, (0, CR_SERVER_LOST))[1] is not None
                         and self.by_server_id.get(ev["server_id"]) == self.origin_of[k]):
-                    # Its COMMIT never returned (the server died under it): its origin's binlog has its GTID.
+                    # Its COMMIT never returned (the server died under it), or its statement failed after
+                    # changing a MyISAM table (binlogged all the same): its origin's binlog has its GTID.
                     self.gtid_of[k] = ev["gtid"]
                     if k in self.commits:
                         self.commits[k]["gtid"] = ev["gtid"]

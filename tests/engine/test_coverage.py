@@ -7,7 +7,7 @@ from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED, Verdict
 from replcheck.properties.judge import judge
 from conftest import REPO
 
-CONDITIONS = ("WL344.STOP.NO_EXEC", "WL1720.LIVE.RELEASE", "GGID.PURGE.NO_SKIP")
+CONDITIONS = ("WL344.STOP.NO_EXEC", "WL1720.LIVE.RELEASE", "GGID.PURGE.NO_SKIP", "DURABLE.GTID.STATE_AT_START")
 
 
 def row(report_: dict, requirement: str) -> dict:
@@ -48,7 +48,9 @@ def test_every_declared_condition_is_reached_by_some_history_and_only_declared_o
     assert set(declared) == set(CONDITIONS)
     reached: dict[str, set] = {r: set() for r in CONDITIONS}
     for name, system in (("crash-during-delay", "model:wl344"), ("d1-stop-start-ddl", "model:wl344"),
-                         ("gg-purge", "model:groupid"), ("ss-counters", "model:wl7318")):
+                         ("gg-purge", "model:groupid"), ("ss-counters", "model:wl7318"),
+                         ("gg-hier-basic", "model:groupid"), ("gg-dirty-fde", "model:groupid"),
+                         ("mdb-state-file-missing", "model:mariadb-10.11")):
         history = io.load_history(REPO / "spec" / "histories" / f"{name}.jsonl")
         for v in judge(systems.get(system), history, CONDITIONS).verdicts:
             reached[v.requirement] |= set(v.conditions)

@@ -268,6 +268,21 @@ def test_a_transactions_domain_is_its_sessions_gtid_domain_id():
             R.trx_statement({"op": "trx", "domain": bad}, 1, 1)
 
 
+def test_a_failing_insert_fails_after_or_before_its_first_row():
+    # #16 mechanism 4: ER_BAD_NULL_ERROR on the second row (the first is kept on MyISAM) or the first
+    after = R.trx_statement({"op": "trx", "engine": "myisam", "error": {"errno": 1048, "after_changes": True}}, 5, 1)
+    assert after == ("SET SESSION sql_mode = 'STRICT_ALL_TABLES'; BEGIN; "
+                     "INSERT INTO rc.m (k, part, pad) VALUES (5, 0, ''), (5, NULL, ''); COMMIT")
+    before = R.trx_statement({"op": "trx", "error": {"errno": 1048}}, 6, 1)
+    assert "INSERT INTO rc.r (k, part, pad) VALUES (6, NULL, ''), (6, 0, '')" in before
+    assert all(R.OWN_TEXT.search(sql) for sql in (after, before))  # its binlogged group is found as its own
+    for op in ({"errno": 1062}, {"errno": 1048, "ddl": True}):
+        h = {"header": {"topology": {"nodes": [{"id": "A"}]}},
+             "ops": [{"at": 0, "op": "trx", "node": "A", "error": {"errno": op["errno"]}, **({"ddl": True} if "ddl" in op else {})}]}
+        with pytest.raises(R.RunnerError, match="only a one-statement INSERT fail"):
+            R.check_supported(h)
+
+
 @pytest.mark.parametrize("hour", range(24))
 def test_error_log_lines_are_read_at_every_hour(hour):
     """MariaDB pads the hour with a space before 10:00 (sql/log.cc print_buffer_to_file): a

@@ -194,6 +194,7 @@ KILLS = {
     "mutant:delay-change-keeps-fetch-position": "d7-delay-change-relay-log-purged",
     "mutant:gtid-state-lags-binlog": "dur-process-crash",
     "mutant:send-before-sync": "dur-machine-crash-before-sync",
+    "mutant:state-file-missing-empty": "mdb-state-file-missing",
 }
 
 

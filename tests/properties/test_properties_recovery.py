@@ -17,6 +17,7 @@ from replcheck.systems import get
 M = "model:groupid"
 CRASH = "gg-crash-binlog-commit"
 PROCESS, BEFORE_SYNC, TORN = "dur-process-crash", "dur-machine-crash-before-sync", "dur-torn-write"
+STATE_FILE = "mdb-state-file-missing"  # a clean shutdown whose .state file is deleted, then two kill -9 in a row
 
 
 def model(history: str):
@@ -69,6 +70,11 @@ CASES: dict[str, Case] = {
     "DURABLE.GTID.NO_REUSE": Case(
         model(PROCESS), lambda k: pick(k.run("mutant:gtid-state-lags-binlog", PROCESS), "binlog", node="A", trx="w3", idx=0),
         "A issued 0-1-1 again for w3 (first for w1)"),
+    # GTID state durability (#16, mechanism 5): MDEV-6391's empty state after a clean shutdown without the .state file
+    "DURABLE.GTID.STATE_AT_START": Case(
+        lambda k: k.run("model:mariadb-10.11", STATE_FILE),
+        lambda k: pick(k.run("mutant:state-file-missing-empty", STATE_FILE), "observed", node="A", t=5_000_000),
+        "A started (a clean start without its state file) with gtid_binlog_pos '', its binlogs end with '0-1-2'"),
     "DURABLE.SEND.SYNCED": Case(
         model(BEFORE_SYNC), lambda k: pick(k.run("mutant:send-before-sync", BEFORE_SYNC), "relay", node="B", trx="w2"),
         "B relayed w2 up to bin.000001:319 while A had synced only up to bin.000001:277"),
@@ -119,10 +125,11 @@ def test_halt_message_must_name_the_last_id(kit):
 @pytest.mark.parametrize("index,family,mutant", [
     (102, "groupid", "mutant:send-before-sync"),  # the groupid family's crash before a sync, with sync_binlog = 1
     (132, "delay", "mutant:gtid-state-lags-binlog"),  # a kill -9 of the source after commits
+    (3, "groupid", "mutant:state-file-missing-empty"),  # the groupid family's clean restart without the .state file (G7)
 ])
 def test_generated_histories_catch_each_durability_mutant(index, family, mutant):
-    # generator 7, seed 0 (its family's History, as generator 7 drew it): caught by a requirement it
-    # must be killed by, where its base model holds
+    # generator 8, seed 0, its family's History: caught by a requirement it must be killed by, where its
+    # base model holds
     system = get(mutant)
     history = generate(0, index, (family,))
     j = judge(system, history, system.declares.kills)
@@ -173,3 +180,29 @@ def test_groups_before_a_place_the_dba_chose_are_not_owed(kit):
     tr.all("data", node="B")[-1]["counts"]["ins2"] = 0
     v = kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr)
     assert v.status != PASS and "lacks ins2" in v.witnesses[0].message
+
+
+def test_gtid_state_at_start_after_each_kind_of_start(kit):
+    # MariaDB rebuilds the state from the last binlog when the .state file is gone, and after two
+    # kill -9 in a row; the next commits get new sequence numbers
+    tr = kit.run("model:mariadb-10.11", STATE_FILE)
+    assert tr.first("state_file", node="A")["removed"] is True
+    assert [o["value"]["gtid_binlog_pos"] for o in tr.all("observed", node="A")] == ["0-1-2", "0-1-3"]
+    assert [tr.first("binlog", node="A", trx=t, idx=0)["gtid"] for t in ("w3", "w4")] == ["0-1-3", "0-1-4"]
+    v = kit.verdict("DURABLE.GTID.STATE_AT_START", tr)
+    assert v.status == PASS and v.conditions == ("a clean start without its state file", "a start after two crashes in a row"), v
+    # the mutant starts empty and issues 0-1-1 again
+    bad = kit.run("mutant:state-file-missing-empty", STATE_FILE)
+    assert bad.first("binlog", node="A", trx="w3", idx=0)["gtid"] == "0-1-1"
+    assert kit.verdict("DURABLE.GTID.NO_REUSE", bad).status == "violated"
+
+
+def test_a_server_without_a_state_file_loses_nothing_when_it_is_deleted(kit):
+    # MySQL keeps no .state file: gtid_executed comes from the binlogs at every start
+    tr = kit.run("model:wl7318", STATE_FILE)
+    assert tr.first("state_file", node="A")["removed"] is False
+    assert kit.verdict("DURABLE.GTID.STATE_AT_START", tr).status == PASS
+    # a MariaDB server that is up has none either: its start deleted it
+    h = kit.history(STATE_FILE)
+    h["ops"] = [o for o in h["ops"] if o["op"] != "shutdown"]
+    assert kit.run("model:mariadb-10.11", h).first("state_file", node="A")["removed"] is False

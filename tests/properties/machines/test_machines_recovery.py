@@ -2,7 +2,8 @@
 source find each durability mutant, shrunk to a few steps, by a requirement it must be killed by:
 the group-ID machine (sync_binlog = 1, a machine crash before a group's sync) the dump thread
 sending unsynced events, the delay machine (kill -9 of the source after commits) the GTID state
-that lags the binlog (G6). The search judges the requirements the mutant must be caught by: the
+that lags the binlog (G6), the group-ID machine (a clean restart whose .state file was deleted) the
+empty GTID state of MDEV-6391 (G7). The search judges the requirements the mutant must be caught by: the
 delay family's own (a replica that skips a reused GTID shows Seconds_Behind_Master 0 with an event
 unapplied) would stop it at a consequence first."""
 from __future__ import annotations
@@ -14,6 +15,7 @@ from test_machines_partial import steps_of
 
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 from replcheck.properties.machines.delay import DelayMachine
+from replcheck.properties.machines.groupid import GroupIdMachine
 from replcheck.systems import get
 
 pytestmark = pytest.mark.slow  # searches from scratch
@@ -25,7 +27,11 @@ SEARCH = settings(max_examples=150, stateful_step_count=12, deadline=None, deran
 @pytest.mark.parametrize("machine,mutant,step,most,examples", [
     # generator 7 draws more per topology (durability, options): the search needs more examples.
     # The group-ID machine's search for mutant:send-before-sync is in test_machines_mutants.
-    (DelayMachine, "mutant:gtid-state-lags-binlog", "state.crash_and_restart", 4, 400),
+    # generator 8 (two more group-ID steps) changed this search's derandomised draws: 400 examples
+    # no longer reach it, 800 do
+    (DelayMachine, "mutant:gtid-state-lags-binlog", "state.crash_and_restart", 4, 800),
+    # G7 (MDEV-6391): a commit, then a clean restart without the .state file
+    (GroupIdMachine, "mutant:state-file-missing-empty", "state.state_file_lost", 4, 400),
 ])
 def test_finds_durability_mutant_from_scratch(machine, mutant, step, most, examples):
     system = get(mutant)
