@@ -182,3 +182,8 @@ SEND_BEFORE_SYNC = mutant(
     "send-before-sync", feature="recovery", base="model:wl7318", bug="sync_binlog = 1 promise (MySQL binlog.cc update_binlog_end_pos_after_sync)", seam="sim: what the dump threads may read",
     what="With sync_binlog = 1 the dump thread sends a group written but not yet synced: a machine crash then loses on the source what a replica holds",
     kills=("DURABLE.SEND.SYNCED",))
+RECOVERY_KEEPS_IN_DOUBT = mutant(
+    "recovery-keeps-in-doubt", feature="semisync", base="model:wl7318", bug="MDEV-21117", seam="sim: crash recovery as a replica",
+    what="A crashed semi-sync primary restarted as a replica (--init-rpl-role=SLAVE) recovers as a primary: it commits the "
+         "transactions binlogged but never acknowledged, which its new primary never had (errant transactions)",
+    kills=("MARIADB.SEMISYNC.RECOVERY.NO_ERRANT",))

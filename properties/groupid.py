@@ -583,12 +583,24 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     own = server_id(v, node)
     pos: dict[int, str] = {}
     lines, shown = [0], [F.format_pos(pos)]
+    # A crashed primary that rejoined (SET GLOBAL gtid_slave_pos, MDEV-21117) gets its own
+    # transactions its recovery truncated back from the new primary, as replicated ones
+    # (rpl_semi_sync_fail_over.result: server_1 gets 0-1-4 back): those whose commit never returned.
+    rejoined = min((o["_line"] for o in of_node(v, node) if o["kind"] == "stmt" and o.get("op") == "set_global"
+                    and o.get("variable") == "gtid_slave_pos"), default=None)
+    returned = {c["trx"] for c in v.kind("commit") if c["node"] == node and c.get("errno") is None}
+
+    def came_back(o: dict) -> bool:
+        return rejoined is not None and o["_line"] > rejoined and o["trx"] not in returned
     lost = lost_lines(v)
     logged: list[dict] = []  # what set the position, for a crash recovery that cuts some of it away
     for o in of_node(v, node):
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
         if o["kind"] == "restore":
             pos, logged = {}, []
+        elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
+              and o.get("errno") is None):
+            pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
         elif changed:
             pos = {}
             for b in logged:
@@ -599,7 +611,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         counted = o["kind"] in ("binlog", "visible") or (o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter")
         d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
-            replicated = F.parse_gtid(o["gtid"])[1] != own
+            replicated = F.parse_gtid(o["gtid"])[1] != own or (o["kind"] == "visible" and came_back(o))
             # a skip is stamped when its note is read, maybe after a later group was applied: it
             # never moves the position back
             later = o["kind"] != "skip" or d not in pos or F.parse_gtid(o["gtid"])[2] > F.parse_gtid(pos[d])[2]

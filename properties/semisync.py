@@ -1,4 +1,4 @@
-"""Semi-synchronous replication (WL#1720, WL#6355, WL#7169, MDEV-11853): one check per requirement.
+"""Semi-synchronous replication (WL#1720, WL#6355, WL#7169, MDEV-11853, MDEV-21117): one check per requirement.
 
 The checks rebuild from observations alone: where each client transaction ends in its master's
 binlog, which replicas hold that position in their relay logs and when, the acks the master
@@ -11,6 +11,7 @@ import re
 from bisect import bisect_left, bisect_right
 
 from .core import Check, TraceView, checks
+from .recovery import copies, promised, sources_at_end
 
 STATUS = "Rpl_semi_sync_master_status"
 NO_SLAVE = "no semi-sync slave connected"  # the model's switch-off reason when the last replica leaves
@@ -820,3 +821,54 @@ def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
                 # The N in force at the release: lowering wait_for_slave_count releases waiters (WL#7169).
                 acked = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
                 check.judge(acked or not c["ok"], f"shutdown of {s['node']} returned {c['trx']} as committed without acks", c["obs"], s)
+
+
+# -- recovery of a semi-sync primary restarted as a replica (issue #16, mechanism 3) -------------
+def _replica_restarts(v: TraceView) -> list[tuple[dict, dict, str]]:
+    """(crash, restart, the source it replicates from at the end) for each crash of a node followed
+    by its restart with --init-rpl-role=SLAVE, when it replicates again at the end."""
+    sources = sources_at_end(v)
+    out = []
+    for r in v.kind("restart"):
+        if r.get("init_rpl_role") != "SLAVE" or r["node"] not in sources:
+            continue
+        downs = [o for o in v.of_node(r["node"]) if o["kind"] in ("crash", "shutdown") and o["_line"] < r["_line"]]
+        if downs and downs[-1]["kind"] == "crash":
+            out.append((downs[-1], r, sources[r["node"]]))
+    return out
+
+
+def _visible_before(v: TraceView, node: str, line: int) -> set[str]:
+    return {o["trx"] for o in v.of_node(node) if o["kind"] == "visible" and o["_line"] < line}
+
+
+@checks("MARIADB.SEMISYNC.RECOVERY.NO_ERRANT")
+def no_errant_after_replica_recovery(v: TraceView, check: Check) -> None:
+    """A transaction whose commit the crash cut off, not committed in the engine before it (in
+    doubt), is held by the restarted replica at the end only if its new primary holds it too."""
+    counts, witnesses = copies(v)
+    for crash, r, source in _replica_restarts(v):
+        node = r["node"]
+        engine = _visible_before(v, node, crash["_line"])
+        cut_off = [c for c in v.kind("commit") if c["node"] == node and c.get("errno") is not None
+                   and c.get("start", c["t"]) <= crash["t"] and c["_line"] < r["_line"] and c["trx"] not in engine]
+        for c in cut_off:
+            w = [o for o in (witnesses.get(node), witnesses.get(source)) if o]
+            check.judge(counts.get(node, {}).get(c["trx"], 0) == 0 or counts.get(source, {}).get(c["trx"], 0) >= 1,
+                        f"{node} holds {c['trx']}, left in doubt by its crash, which its new primary {source} never had",
+                        c, r, *w)
+
+
+@checks("MARIADB.SEMISYNC.RECOVERY.KEEPS_COMMITTED")
+def replica_recovery_keeps_committed(v: TraceView, check: Check) -> None:
+    """What the engine committed before the crash survives a recovery as a replica, when the crash
+    is one its settings promise to survive."""
+    counts, witnesses = copies(v)
+    for crash, r, _ in _replica_restarts(v):
+        node = r["node"]
+        if not promised(v, crash):
+            continue
+        for trx in sorted(_visible_before(v, node, crash["_line"])):
+            check.judge(counts.get(node, {}).get(trx, 0) >= 1,
+                        f"{node} lost {trx}, committed in its engine before its crash, when it recovered as a replica",
+                        crash, r, *[o for o in (witnesses.get(node),) if o])
