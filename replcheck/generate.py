@@ -31,8 +31,11 @@ from replcheck.model.steps import delay, groupid, incident, semisync
 # Version 7 also gives the groupid family durability settings (sync_binlog, innodb_flush_log_at_trx_commit)
 # and crashes inside a binlog write or before its sync, machine crashes where the settings survive
 # them (#16 mechanism 2): its Histories changed from version 6, the other families' did not.
+# Version 8 configures the semisync family's primary as a semi-sync slave too and adds
+# restart_as_replica (the crashed primary back with --init-rpl-role=SLAVE, #16 mechanism 3): the
+# semisync family's Histories changed from version 7, the other families' did not.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/7"
+GENERATOR = "replcheck.generate/8"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
