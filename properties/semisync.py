@@ -11,6 +11,7 @@ import re
 from bisect import bisect_left, bisect_right
 
 from .core import Check, TraceView, checks
+from .groupid import server_id
 from .recovery import copies, promised, sources_at_end
 
 STATUS = "Rpl_semi_sync_master_status"
@@ -624,10 +625,13 @@ def waiters_released(v: TraceView, check: Check) -> None:
     replicas (also after a reconnect), by acknowledgement rather than by the timeout."""
     ix = index(v)
     returned = {(c["node"], c["gtid"], c["trx"]) for c in ix.commits}
+    # A GTID's origin is the server its server_id names: a polled trace reads the binlogs at the end,
+    # where a truncated transaction its new primary sent back appears first on the new primary.
+    by_id = {server_id(v, n): n for n in v.nodes}
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
         if x.get("gtid"):
-            origin.setdefault(x["gtid"], x["node"])
+            origin.setdefault(x["gtid"], by_id.get(int(x["gtid"].split("-")[1]), x["node"]))
     for (node, gtid, trx), b in ix.ends.items():
         if origin.get(gtid) == node:  # a client's transaction, not one relayed through this node
             check.judge((node, gtid, trx) in returned, f"the commit of {trx} on {node} never returned", b)
