@@ -649,9 +649,13 @@ def _restored(v: TraceView) -> set[str]:
 @checks("MARIADB.GTID.BINLOG_POS")
 def gtid_binlog_pos(v: TraceView, check: Check) -> None:
     """@@gtid_binlog_pos is, per domain, the last GTID written to the binlog (rebuilt after a crash)."""
+    # A polled trace reads the binlogs at the end: a group a replica-role recovery truncated (MDEV-21117)
+    # is in none, though the server showed it while its commit waited; such samples cannot be judged.
+    truncating = v.resolution_us and any(r.get("init_rpl_role") == "SLAVE" for r in v.kind("restart"))
+    doubt = [c for c in v.kind("commit") if truncating and c.get("errno") is not None and "start" in c]
     for o in v.kind("server_status"):
         got = o.get("variables", {}).get("gtid_binlog_pos")
-        if got is not None:
+        if got is not None and not any(c["node"] == o["node"] and c["start"] <= o["t"] <= c["t"] for c in doubt):
             want = _sampled_positions(v, o, own_too=True)
             check.judge(got in want, lambda: f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {' or '.join(map(repr, want))}", o)
 
