@@ -636,6 +636,7 @@ class Runner:
 
     def _crash(self, op: dict) -> None:
         node = op["node"]
+        self._poll(node, force=True)  # what it showed just before (a waiting session recovery may truncate)
         self._busy.add(node)
         self.cluster.kill9(node)
         self.downs.setdefault(node, []).append(self.emit("crash", node)["t"])
