@@ -633,7 +633,8 @@ def waiters_released(v: TraceView, check: Check) -> None:
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
         if x.get("gtid"):
-            origin.setdefault(x["gtid"], by_id.get(int(x["gtid"].split("-")[1]), x["node"]))
+            sid = x["gtid"].split("-")
+            origin.setdefault(x["gtid"], by_id.get(int(sid[1]) if len(sid) == 3 and sid[1].isdigit() else None, x["node"]))
     for (node, gtid, trx), b in ix.ends.items():
         if origin.get(gtid) == node:  # a client's transaction, not one relayed through this node
             check.judge((node, gtid, trx) in returned, f"the commit of {trx} on {node} never returned", b)
