@@ -911,8 +911,10 @@ class Simulator:
         its GTID position, so the new primary sends it again if it has it: as MariaDB does with
         gtid_strict_mode (rpl_semi_sync_fail_over.cnf sets it; measured on 10.11, without it the IO
         thread skips those events of its own server_id and the server lacks them for good)."""
-        if node.channel is None:  # a channel the topology does not name: no latency (as properties read it)
-            self._add_channel(node, source, 0)
+        if node.channel is None:  # the network's latency is the topology's channel the other way
+            back = next((c for c in self.history["header"]["topology"].get("channels", [])
+                         if c["source"] == node.id and c["replica"] == source.id), {})
+            self._add_channel(node, source, back.get("latency_us", 0))
         node.slave_gtids = dict(node.binlog_gtids)
         self.emit("stmt", node.id, op="set_global", variable="gtid_slave_pos", value=F.format_pos(node.slave_gtids), errno=None, message="")
         self._change_source_by_gtid(node.channel, source)

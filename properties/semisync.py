@@ -232,7 +232,11 @@ class SemiSyncIndex:
         return i < len(keys) and keys[i][0] <= connect[0] + self.latency(replica)
 
     def latency(self, replica: str) -> int:
-        return self.v.channels.get(replica, {}).get("latency_us", 0)
+        """Its topology channel's; a replica the topology gives none (a crashed primary rejoining its
+        new primary) has the latency of the channels it was the source of."""
+        if replica in self.v.channels:
+            return self.v.channels[replica].get("latency_us", 0)
+        return max((c.get("latency_us", 0) for c in self.v.channels.values() if c.get("source") == replica), default=0)
 
 
 def index(v: TraceView) -> SemiSyncIndex:
