@@ -208,3 +208,10 @@ FAILED_CHANGE_NOT_LOGGED = mutant(
     "failed-change-not-logged", feature="srcerr", base="model:groupid", bug="Bug #13270, Bug #23333 (MariaDB sql_update.cc: 'The query has to binlog because there's a modified non-transactional table')", seam="sim: a statement that fails part-way",
     what="A statement that fails after changing a non-transactional table (or a DDL after part of its work) is not binlogged: its change stays on the source and never reaches a replica",
     kills=("SRCERR.BINLOG.CHANGES",))
+
+# -- recovery of a semi-sync primary (issue #16, mechanism 3) ------------------------------------
+RECOVERY_KEEPS_IN_DOUBT = mutant(
+    "recovery-keeps-in-doubt", feature="semisync", base="model:wl7318", bug="MDEV-21117", seam="sim: crash recovery as a replica",
+    what="A crashed semi-sync primary restarted as a replica (--init-rpl-role=SLAVE) recovers as a primary: it commits the "
+         "transactions binlogged but never acknowledged, which its new primary never had (errant transactions)",
+    kills=("MARIADB.SEMISYNC.RECOVERY.NO_ERRANT",))

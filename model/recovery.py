@@ -173,3 +173,32 @@ def clean_start_state(uses_state_file: bool, state_file_there: bool, missing_is_
     if state_file_there:
         return STATE_FILE
     return EMPTY if missing_is_empty else SCAN
+
+
+# -- recovery of a semi-sync primary restarted as a replica (issue #16, mechanism 3; MDEV-21117) --
+# MariaDB's TC_LOG_BINLOG::recover (sql/log.cc) truncates only when the server starts as a replica:
+# Recovery_context::do_truncate is `rpl_status == RPL_IDLE_SLAVE`, which --init-rpl-role=SLAVE sets
+# (rpl_semi_sync_fail_over.test restarts the crashed primary with --rpl-semi-sync-slave-enabled=1
+# --init-rpl-role=SLAVE). The role the server actually starts in decides, not how it ran before.
+MASTER, SLAVE = "MASTER", "SLAVE"
+IN_DOUBT, COMMITTED = "in_doubt", "committed"
+
+
+def in_doubt_cut(groups: list[str | None]) -> int | None:
+    """Where a replica-role recovery cuts the binlog: the first group in doubt (binlogged, prepared
+    in the engine, not committed: an AFTER_SYNC commit waiting for its ack) after the last group the
+    engine committed; None when no group is in doubt after it. `groups`: each binlog group's state in
+    order, IN_DOUBT, COMMITTED, or None for a group with no XID (DDL, a non-transactional table),
+    which neither sets nor resets the place. Recovery_context::decide_or_assess: at each Xid event
+    an in-doubt transaction becomes the candidate (set_truncate_coord) unless one is set, a committed
+    one resets it (reset_truncate_coord: the cut lies after it); complete() then rolls back what lies
+    at or after the cut (ha_recover_complete with binlog_truncate_coord), commits the in-doubt ones
+    before it, and truncate_and_remove_binlogs cuts the file ("Successfully truncated binlog file ...
+    to remove transactions starting from GTID ...")."""
+    cut = None
+    for i, state in enumerate(groups):
+        if state == COMMITTED:
+            cut = None
+        elif state == IN_DOUBT and cut is None:
+            cut = i
+    return cut

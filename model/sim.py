@@ -873,14 +873,18 @@ class Simulator:
         node.visible_at = [t for t, ok in zip(node.visible_at, alive) if ok]
         node.prepared = [p for p in node.prepared if R.engine_survives(flush_log, node.prepared_at.get(p[0], 0), self.now, kind)]
 
-    def _recover(self, node: Node) -> None:
+    def _recover(self, node: Node, role: str = R.MASTER) -> None:
         """Crash recovery of the binlog and the engine: cut the binlog after its last whole group
-        (a torn event, a group the crash cut, what a machine crash lost), rebuild the GTID state from
-        it, and commit the prepared transactions whose group it holds, rolling back the others."""
+        (a torn event, a group the crash cut, what a machine crash lost), and, started as a replica,
+        at its first group left in doubt after the last one the engine committed (MDEV-21117); rebuild
+        the GTID state from it, and commit the prepared transactions whose group it holds, rolling
+        back the others."""
         keep = len(node.binlog) if node.durable_end is None else node.durable_end
         if keep:
             start = node.file_start[node.binlog[keep - 1].file]
             keep = start + R.valid_end([(e.ev, e.torn) for e in node.binlog[start:keep]])
+        if role == R.SLAVE and M.RECOVERY_KEEPS_IN_DOUBT not in self.mutants:
+            keep = self._in_doubt_cut(node, keep)
         removed = node.binlog[keep:]
         del node.binlog[keep:]
         node.durable_end = None
@@ -908,8 +912,27 @@ class Simulator:
             self._engine_commit(node, trx, gtid)
         node.prepared, node.prepared_at = [], {}
         self.emit("recovery", node.id, truncated={"file": removed[0].file, "pos": removed[0].pos} if removed else None,
-                  committed=[t for t, _ in committed], rolled_back=[t for t, _ in rolled_back], engine_lost=node.engine_lost)
+                  committed=[t for t, _ in committed], rolled_back=[t for t, _ in rolled_back], engine_lost=node.engine_lost,
+                  **({"init_rpl_role": role} if role != R.MASTER else {}))
         node.engine_lost = []
+
+    @staticmethod
+    def _in_doubt_cut(node: Node, keep: int) -> int:
+        """The binlog's first `keep` entries, cut at the first group in doubt after the last group
+        the engine committed (model/recovery.py in_doubt_cut)."""
+        doubt = set(node.prepared)
+        starts, states = [], []
+        for i, e in enumerate(node.binlog[:keep]):
+            if e.ev.trx is None or not e.ev.last:
+                continue
+            first = i - e.ev.idx
+            starts.append(first)
+            if (e.ev.trx, e.ev.gtid) in doubt:
+                states.append(R.IN_DOUBT)
+            else:
+                states.append(R.COMMITTED if e.ev.type == "XID_EVENT" else None)
+        cut = R.in_doubt_cut(states)
+        return keep if cut is None else starts[cut]
 
     def _op_restart(self, node: Node, op: dict) -> None:
         if node.up:
@@ -920,12 +943,13 @@ class Simulator:
             self.emit("error", node.id, op="restart", errno=F.ER_STARTUP_OPTIONS, message=refused)
             return
         node.up = True
-        self.emit("restart", node.id)
+        role = op.get("init_rpl_role", R.MASTER)
+        self.emit("restart", node.id, **({"init_rpl_role": role} if role != R.MASTER else {}))
         if node.dirty:
-            self._recover(node)
+            self._recover(node, role)
         elif R.clean_start_state(self.mech.gtid_state_file, node.state_file,
                                  M.STATE_FILE_MISSING_EMPTY in self.mutants) == R.EMPTY:
-            node.binlog_gtids, node.gtid_seq = {}, 0
+            node.binlog_gtids, node.gtid_seq = {}, {}
         self._start_semisync(node)
         if node.semisync.enabled:
             self._server_status(node)
@@ -953,6 +977,25 @@ class Simulator:
         for r in node.replicas:
             if r.io_running and r.node.up:
                 self._connect(r)
+        if op.get("master"):
+            self._rejoin(node, self.nodes[op["master"]])
+
+    def _rejoin(self, node: Node, source: Node) -> None:
+        """A restarted server replicates from `source` as rpl_semi_sync_fail_over.result has the
+        crashed primary rejoin its new primary: SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos, CHANGE
+        MASTER TO it with MASTER_USE_GTID = slave_pos, START SLAVE. What recovery truncated is not in
+        its GTID position, so the new primary sends it again if it has it: as MariaDB does with
+        gtid_strict_mode (rpl_semi_sync_fail_over.cnf sets it; measured on 10.11, without it the IO
+        thread skips those events of its own server_id and the server lacks them for good)."""
+        if node.channel is None:  # the network's latency is the topology's channel the other way
+            back = next((c for c in self.history["header"]["topology"].get("channels", [])
+                         if c["source"] == node.id and c["replica"] == source.id), {})
+            self._add_channel(node, source, back.get("latency_us", 0))
+        node.slave_gtids = dict(node.binlog_gtids)
+        self.emit("stmt", node.id, op="set_global", variable="gtid_slave_pos", value=F.format_pos(node.slave_gtids), errno=None, message="")
+        self._change_source_by_gtid(node.channel, source)
+        self.emit("stmt", node.id, op="change_master", master_host=source.id, master_use_gtid="slave_pos", errno=None, message="")
+        self._start_both(node.channel)
 
     def _op_clock_step(self, node: Node, op: dict) -> None:
         node.offset += op["delta_us"]

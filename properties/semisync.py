@@ -1,4 +1,4 @@
-"""Semi-synchronous replication (WL#1720, WL#6355, WL#7169, MDEV-11853): one check per requirement.
+"""Semi-synchronous replication (WL#1720, WL#6355, WL#7169, MDEV-11853, MDEV-21117): one check per requirement.
 
 The checks rebuild from observations alone: where each client transaction ends in its master's
 binlog, which replicas hold that position in their relay logs and when, the acks the master
@@ -13,6 +13,8 @@ from bisect import bisect_left, bisect_right
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
+from .groupid import server_id
+from .recovery import copies, promised, sources_at_end
 
 STATUS = "Rpl_semi_sync_master_status"
 NO_SLAVE = "no semi-sync slave connected"  # the model's switch-off reason when the last replica leaves
@@ -244,7 +246,11 @@ class SemiSyncIndex:
         return i < len(keys) and keys[i][0] <= connect[0] + self.latency(replica)
 
     def latency(self, replica: str) -> int:
-        return self.v.channels.get(replica, {}).get("latency_us", 0)
+        """Its topology channel's; a replica the topology gives none (a crashed primary rejoining its
+        new primary) has the latency of the channels it was the source of."""
+        if replica in self.v.channels:
+            return self.v.channels[replica].get("latency_us", 0)
+        return max((c.get("latency_us", 0) for c in self.v.channels.values() if c.get("source") == replica), default=0)
 
 
 def index(v: TraceView) -> SemiSyncIndex:
@@ -463,8 +469,10 @@ def no_wait_while_off(v: TraceView, check: Check) -> None:
     ix = index(v)
     for c in ix.commits:
         if c["ok"] and not _waited(c):
-            check.judge(c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us,
-                        f"commit of {c['trx']} on {c['node']} waited {c['obs']['t'] - c['binlog']['t']} µs while OFF", c["obs"])
+            # A polled trace dates binlog events by their whole-second timestamps: the write came
+            # no earlier than the statement began.
+            waited = c["obs"]["t"] - max(c["binlog"]["t"], c["obs"].get("start", c["binlog"]["t"]))
+            check.judge(waited <= v.resolution_us, f"commit of {c['trx']} on {c['node']} waited {waited} µs while OFF", c["obs"])
 
 
 def _switches(ix: SemiSyncIndex, node: str):
@@ -650,10 +658,14 @@ def waiters_released(v: TraceView, check: Check) -> None:
     replicas (also after a reconnect), by acknowledgement rather than by the timeout."""
     ix = index(v)
     returned = {(c["node"], c.get("gtid"), c.get("trx")) for c in v.kind("commit")}
+    # A GTID's origin is the server its server_id names: a polled trace reads the binlogs at the end,
+    # where a truncated transaction its new primary sent back appears first on the new primary.
+    by_id = {server_id(v, n): n for n in v.nodes}
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
         if x.get("gtid"):
-            origin.setdefault(x["gtid"], x["node"])
+            sid = x["gtid"].split("-")
+            origin.setdefault(x["gtid"], by_id.get(int(sid[1]) if len(sid) == 3 and sid[1].isdigit() else None, x["node"]))
     for (node, gtid, trx), b in ix.ends.items():
         if origin.get(gtid) == node:  # a client's transaction, not one relayed through this node
             check.judge((node, gtid, trx) in returned, f"the commit of {trx} on {node} never returned", b)
@@ -847,3 +859,54 @@ def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
                 # The N in force at the release: lowering wait_for_slave_count releases waiters (WL#7169).
                 acked = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
                 check.judge(acked or not c["ok"], f"shutdown of {s['node']} returned {c['trx']} as committed without acks", c["obs"], s)
+
+
+# -- recovery of a semi-sync primary restarted as a replica (issue #16, mechanism 3) -------------
+def _replica_restarts(v: TraceView) -> list[tuple[dict, dict, str]]:
+    """(crash, restart, the source it replicates from at the end) for each crash of a node followed
+    by its restart with --init-rpl-role=SLAVE, when it replicates again at the end."""
+    sources = sources_at_end(v)
+    out = []
+    for r in v.kind("restart"):
+        if r.get("init_rpl_role") != "SLAVE" or r["node"] not in sources:
+            continue
+        downs = [o for o in v.of_node(r["node"]) if o["kind"] in ("crash", "shutdown") and o["_line"] < r["_line"]]
+        if downs and downs[-1]["kind"] == "crash":
+            out.append((downs[-1], r, sources[r["node"]]))
+    return out
+
+
+def _visible_before(v: TraceView, node: str, line: int) -> set[str]:
+    return {o["trx"] for o in v.of_node(node) if o["kind"] == "visible" and o["_line"] < line}
+
+
+@checks("MARIADB.SEMISYNC.RECOVERY.NO_ERRANT")
+def no_errant_after_replica_recovery(v: TraceView, check: Check) -> None:
+    """A transaction whose commit the crash cut off, not committed in the engine before it (in
+    doubt), is held by the restarted replica at the end only if its new primary holds it too."""
+    counts, witnesses = copies(v)
+    for crash, r, source in _replica_restarts(v):
+        node = r["node"]
+        engine = _visible_before(v, node, crash["_line"])
+        cut_off = [c for c in v.kind("commit") if c["node"] == node and c.get("errno") is not None
+                   and c.get("start", c["t"]) <= crash["t"] and c["_line"] < r["_line"] and c["trx"] not in engine]
+        for c in cut_off:
+            w = [o for o in (witnesses.get(node), witnesses.get(source)) if o]
+            check.judge(counts.get(node, {}).get(c["trx"], 0) == 0 or counts.get(source, {}).get(c["trx"], 0) >= 1,
+                        f"{node} holds {c['trx']}, left in doubt by its crash, which its new primary {source} never had",
+                        c, r, *w)
+
+
+@checks("MARIADB.SEMISYNC.RECOVERY.KEEPS_COMMITTED")
+def replica_recovery_keeps_committed(v: TraceView, check: Check) -> None:
+    """What the engine committed before the crash survives a recovery as a replica, when the crash
+    is one its settings promise to survive."""
+    counts, witnesses = copies(v)
+    for crash, r, _ in _replica_restarts(v):
+        node = r["node"]
+        if not promised(v, crash):
+            continue
+        for trx in sorted(_visible_before(v, node, crash["_line"])):
+            check.judge(counts.get(node, {}).get(trx, 0) >= 1,
+                        f"{node} lost {trx}, committed in its engine before its crash, when it recovered as a replica",
+                        crash, r, *[o for o in (witnesses.get(node),) if o])

@@ -40,6 +40,8 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, sem
 # reconnect); a groupid commit's statements may last 2 s, overlapping the next commits; and the groupid
 # family gains state_file_lost (a clean shutdown, the .state file deleted while down, a start: #16
 # mechanism 5) and failing_statement (a statement that fails part-way, #16 mechanism 4).
+# The semisync family's primary is also configured as a semi-sync slave, with a step
+# restart_as_replica (the crashed primary back with --init-rpl-role=SLAVE, #16 mechanism 3).
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/8"
 STREAM = "replcheck.generate/2"

@@ -371,7 +371,7 @@ def _check_samples(path, hline: int, history: dict, ops: list[tuple[int, dict]])
                          f"{MAX_SAMPLES} a History may ask for (sample less often, or run shorter)")
 
 
-NODE_FIELDS = {"restore": ("from", "source"), "change_master": ("master_host",)}  # besides `node`, what names a node
+NODE_FIELDS = {"restore": ("from", "source"), "change_master": ("master_host",), "restart": ("master",)}  # besides `node`, what names a node
 
 
 def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -> None:

@@ -1,7 +1,8 @@
 """Semi-synchronous replication's steps, with a delayed replica: commits, reads by other sessions,
 replicas stopping and starting their IO threads, lost acks, settings changed on the fly, a commit
-timing out until the replicas catch up, a shutdown, a crash of the primary followed by failover to the most advanced replica, and a
-replica's connection dropping (cut_io), whose partial copy may meet its full copy from the new primary."""
+timing out until the replicas catch up, a shutdown, a crash of the primary followed by failover to the most advanced replica (and
+the crashed primary coming back as a replica of the new one, MDEV-21117), and a replica's connection dropping (cut_io), whose
+partial copy may meet its full copy from the new primary."""
 from __future__ import annotations
 
 from . import MS, US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step
@@ -13,8 +14,10 @@ def topology(b: Builder, d: Draw) -> None:
     delay = d.choice([0, 0, 5])
     latencies = [d.choice([1 * MS, 50 * MS, 400 * MS]) for _ in range(2)]
     c_semi, wait_no_slave = d.boolean(), d.boolean()
+    # configured as a semi-sync slave too, as every server of a failover pair is: it may come back as one
     master = {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": timeout_ms,
-              "rpl_semi_sync_master_wait_for_slave_count": count, "rpl_semi_sync_master_wait_no_slave": wait_no_slave}
+              "rpl_semi_sync_master_wait_for_slave_count": count, "rpl_semi_sync_master_wait_no_slave": wait_no_slave,
+              "rpl_semi_sync_slave_enabled": True}
     nodes = [{"id": "A", "variables": master},
              {"id": "B", "variables": {"rpl_semi_sync_slave_enabled": True}},
              {"id": "C", "variables": {"rpl_semi_sync_slave_enabled": c_semi}}]
@@ -100,7 +103,19 @@ def crash_and_failover(b: Builder, d: Draw) -> None:
     rest = [r for r in replicas if r != new]
     for r in rest:  # the operator starts the IO thread of each other replica (a STOP or a cut may have stopped it)
         b.op("start_slave", r, thread="io")
-    b.state.update(primary=new, replicas=rest, failed_over=True)
+    b.state.update(primary=new, replicas=rest, failed_over=True, crashed=primary)
+
+
+def restart_as_replica(b: Builder, d: Draw) -> None:
+    """The crashed primary starts again with --init-rpl-role=SLAVE, so that its recovery rolls back
+    and truncates what its crash left in doubt (MDEV-21117), and rejoins the new primary by GTID."""
+    b.now += d.integer(1, 2 * US)
+    b.op("restart", b.state["crashed"], init_rpl_role="SLAVE", master=b.state["primary"])
+    b.state["crashed"] = None
+
+
+def crashed_primary_down(b: Builder) -> bool:
+    return bool(b.state.get("crashed"))
 
 
 def not_failed_over(b: Builder) -> bool:
@@ -113,6 +128,7 @@ FAMILY = Family("semisync", topology, (
     Step("io_thread", 1, io_thread), Step("lose_acks", 1, lose_acks), Step("set_enabled", 1, set_enabled),
     Step("set_wait_for_slave_count", 1, set_wait_for_slave_count), Step("timeout_then_catch_up", 1, timeout_then_catch_up),
     Step("shutdown_and_restart", 1, shutdown_and_restart, not_failed_over),
-    Step("crash_and_failover", 1, crash_and_failover, not_failed_over), CUT_IO),
+    Step("crash_and_failover", 1, crash_and_failover, not_failed_over),
+    Step("restart_as_replica", 1, restart_as_replica, crashed_primary_down), CUT_IO),
     tail_us=TAIL_US,
     features=("semisync", "delay", "partial"))

@@ -707,7 +707,7 @@ class Cluster:
         shutil.rmtree(template)
         shutil.rmtree(tmp)
 
-    def _server_args(self, st: _State) -> list[str]:
+    def _server_args(self, st: _State, options: Sequence[str] = ()) -> list[str]:
         d = st.dir
         return [self.server.mariadbd, "--no-defaults", *self._user_args(), *self._basedir_args(),
                 f"--datadir={st.data}", f"--tmpdir={st.tmp}", f"--port={st.port}", f"--socket={st.sock}",
@@ -715,16 +715,16 @@ class Cluster:
                 f"--log-bin={d}/bin", f"--relay-log={d}/relay", "--log-slave-updates=1", "--binlog-format=ROW",
                 f"--server-id={st.node.server_id}", "--bind-address=127.0.0.1", "--skip-name-resolve",
                 f"--log-error={st.errlog}", "--gtid-strict-mode=0", *FOOTPRINT_OPTIONS,
-                *self._options, *st.node.options]
+                *self._options, *st.node.options, *options]
 
-    def _spawn_server(self, st: _State) -> None:
+    def _spawn_server(self, st: _State, options: Sequence[str] = ()) -> None:
         if st.port is None:
             st.port = free_port(self._ports)
             self._ports.add(st.port)
         st.log_offset = os.path.getsize(st.errlog) if os.path.exists(st.errlog) else 0
         st.ready = False
         self._log(f"node {st.node.id}: mariadbd on 127.0.0.1:{st.port}, server_id {st.node.server_id}, in {st.dir}")
-        st.proc = self._spawn(self._server_args(st), st.errlog)
+        st.proc = self._spawn(self._server_args(st, options), st.errlog)
 
     def _await_server(self, st: _State, first: bool) -> None:
         """Until it says 'ready for connections'. A port taken meanwhile by someone else: on the
@@ -873,6 +873,15 @@ class Cluster:
                 f"MASTER_USER={sql_quote(REPL_USER)}, MASTER_PASSWORD={sql_quote(self.repl_password)}, "
                 f"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
 
+    def rejoin(self, node: str, source: str) -> str:
+        """A restarted server replicates from `source` as rpl_semi_sync_fail_over.test has the
+        crashed primary rejoin: gtid_slave_pos from its own binlog, CHANGE MASTER TO by GTID, START
+        SLAVE. Returns the gtid_slave_pos it set."""
+        self._log(f"{node}: rejoins as a replica of {source}")
+        self.sql(node, "SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos;\n" + self._change_master(source, node) + ";\nSTART SLAVE")
+        [[pos]] = self.sql(node, "SELECT @@GLOBAL.gtid_slave_pos")
+        return pos or ""
+
     def repoint(self, replica: str, source: str, *, io: bool = True, sql: bool = True) -> None:
         """Failover by GTID: the replica now replicates from `source`, resuming at its gtid_slave_pos;
         the threads that ran before run again."""
@@ -918,13 +927,14 @@ class Cluster:
         self._terminate([(st.proc, st.ready)])
         st.ready = False
 
-    def restart(self, node: str) -> None:
-        """Start the node again, with the same options and port (a clean stop first if it runs).
-        Its replication threads start by themselves: the server remembers CHANGE MASTER."""
+    def restart(self, node: str, options: Sequence[str] = ()) -> None:
+        """Start the node again, with the same options and port (a clean stop first if it runs),
+        and `options` for this start only. Its replication threads start by themselves: the server
+        remembers CHANGE MASTER."""
         st = self._state(node)
         if self.is_running(node):
             self.stop(node)
-        self._spawn_server(st)
+        self._spawn_server(st, options)
         self._await_server(st, first=False)
         self._check_identity(st)
 

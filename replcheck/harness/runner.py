@@ -659,6 +659,7 @@ class Runner:
 
     def _crash(self, op: dict) -> None:
         node = op["node"]
+        self._poll(node, force=True)  # what it showed just before (a waiting session recovery may truncate)
         self._busy.add(node)
         self.cluster.kill9(node)
         self._until.discard(node)  # in memory only: a restart starts the threads without it
@@ -686,13 +687,21 @@ class Runner:
         # What its first sample sees changed after the start began (it was down): the gap's bound.
         self._last_poll[node] = self.now()
         self._read_relay(node, settled=True)  # down: whole, before relay_log_recovery or a GTID start purges them
-        c.restart(node)
+        role = op.get("init_rpl_role", "MASTER")
+        # --init-rpl-role=SLAVE: recovery truncates what the crash left in doubt (MDEV-21117, log.cc
+        # Recovery_context); the role is validated by the History schema (MASTER or SLAVE).
+        c.restart(node, [f"--init-rpl-role={role}"] if role != "MASTER" else [])
         path = c.error_log(node)
         self._log_offsets[node] = min(self._log_offsets.get(node, 0), os.path.getsize(path))
         if op.get("start_slave") is False and node in self.sources:
             c.sql(node, "STOP SLAVE")
         self._io_error.pop(node, None)
-        self.emit("restart", node)
+        self.emit("restart", node, **({"init_rpl_role": role} if role != "MASTER" else {}))
+        if op.get("master"):
+            pos = c.rejoin(node, op["master"])
+            self.emit("stmt", node, op="set_global", variable="gtid_slave_pos", value=pos, errno=None, message="")
+            self.emit("stmt", node, op="change_master", master_host=op["master"], master_use_gtid="slave_pos", errno=None, message="")
+            self.sources[node] = op["master"]
         self._busy.discard(node)
 
     def _lose_acks(self, op: dict) -> None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import replace
 from pathlib import Path
 
@@ -321,3 +322,19 @@ def test_a_read_agrees_only_when_every_change_it_missed_was_at_the_edge():
     assert not d.expected
     edge = _trace("mariadb:10.11.99", reads(["t2"], False))
     assert not [d for d in crosscheck.compare(crosscheck.facts(*edge), crosscheck.facts(*model)) if d.aspect == "read"]
+
+
+@pytest.mark.parametrize("name", ["ss-recover-acked-returns"])
+def test_scenarios_outside_quick_meet_the_mariadb_gate(server, tmp_path, fast_tmp, name):
+    """A conformance scenario left out of --quick (#16 mechanism 3: a second restart of a killed
+    primary): its exercised requirements get the verdicts ci/mariadb.toml pins, with no finding."""
+    out = tmp_path / "conform"
+    r = _cli("conform", "--server", "mariadb", "--history", str(ROOT / "spec" / "histories" / f"{name}.jsonl"),
+             "--out", str(out), env={"REPLCHECK_TMPDIR": str(fast_tmp)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads((out / "results.json").read_text())
+    scenario = next(s for s in conform.load_scenarios() if s.name == name)
+    with open(ROOT / "ci" / "mariadb.toml", "rb") as f:
+        pinned = tomllib.load(f)["verdicts"][f"conformance:{conform.column(server.version)}"]
+    got = {row["requirement"]: row["status"] for row in doc["rows"] if row["requirement"] in scenario.exercises}
+    assert got == {req: pinned[req] for req in scenario.exercises}, doc["findings"]

@@ -92,3 +92,33 @@ def test_engine_state_overrides_relay_log_info(kit):
     assert tr.all("sql_stop", node="B", errno=1643) == []
     assert tr.first("sql_stop", node="C", errno=1643)
     assert [o["trx"] for o in tr.all("visible", node="B")] == ["t1", "t2", "t3", "t4"]
+
+
+# -- a semi-sync primary restarted as a replica (#16 mechanism 3, MDEV-21117) ---------------------
+def test_in_doubt_cut_follows_the_last_committed_group():
+    D, C = R.IN_DOUBT, R.COMMITTED
+    assert R.in_doubt_cut([C, C]) is None  # nothing in doubt: nothing cut
+    assert R.in_doubt_cut([C, D, D]) == 1  # from the first in doubt
+    assert R.in_doubt_cut([D, C, D]) == 2  # log.cc's [g1, G2, g3]: G2 resets the candidate, g1 is committed
+    assert R.in_doubt_cut([C, D, None, D]) == 1  # a group with no XID neither sets nor resets it
+
+
+def test_replica_role_truncates_what_a_master_role_commits(kit):
+    # rpl_semi_sync_fail_over case 3: t2 waited for an ack B never sent when A crashed.
+    h = kit.history("ss-recover-as-replica")
+    tr = kit.run("model:mariadb-10.11", h)
+    rec = tr.first("recovery", node="A")
+    assert rec["init_rpl_role"] == "SLAVE" and rec["rolled_back"] == ["t2"] and rec["committed"] == []
+    assert rec["truncated"] == {"file": "bin.000001", "pos": tr.first("binlog", node="A", trx="t2", idx=0)["pos"]}
+    assert tr.first("stmt", node="A", op="set_global", variable="gtid_slave_pos")["value"] == "0-1-1"
+    assert tr.first("data", node="A")["counts"] == {"t1": 1}
+    next(o for o in h["ops"] if o["op"] == "restart").pop("init_rpl_role")  # as a primary: recovery commits t2 (errant)
+    rec = kit.run("model:mariadb-10.11", h).first("recovery", node="A")
+    assert rec["committed"] == ["t2"] and rec["truncated"] is None and "init_rpl_role" not in rec
+
+
+def test_a_truncated_transaction_comes_back_from_the_new_primary(kit):
+    # rpl_semi_sync_fail_over case 1: B had t2 (its ack was lost); A truncates it and gets it back once.
+    tr = kit.run("model:mariadb-10.11", "ss-recover-acked-returns")
+    assert tr.first("recovery", node="A")["rolled_back"] == ["t2"]
+    assert tr.first("data", node="A")["counts"] == {"t1": 1, "t2": 1}

@@ -65,6 +65,21 @@ def test_waiting_commit(kit):
     assert "it never happened" in u.message
 
 
+def test_waiting_commit_shown_by_the_server_when_its_binlog_lost_it(kit):
+    # A polled trace reads binlogs at the end: a replica-role recovery truncated t2 (MDEV-21117);
+    # the last status sample before the crash shows its session waiting, and that suffices.
+    tr = kit.run("model:mariadb-10.11", "ss-recover-as-replica")
+    waiting = {"kind": "waiting_commit", "node": "A", "at": {"kind": "crash"}}
+    for o in tr.all("binlog", node="A", trx="t2"):
+        tr.drop(o)
+    [sample] = [s for s in tr.all("server_status", node="A") if s["t"] < tr.first("crash")["t"]][-1:]
+    assert sample["variables"]["Rpl_semi_sync_master_wait_sessions"] == 0  # sampled before t2 began
+    [u] = _unmet(tr, waiting)
+    sample["variables"]["Rpl_semi_sync_master_wait_sessions"] = 1  # as the runner's sample just before a kill -9
+    assert _unmet(tr, waiting) == []
+    assert "every transaction binlogged on A before it had its COMMIT answered" in u.message
+
+
 def test_thread_running(kit):
     tr = kit.run("model:mariadb-10.11", "io-stop-during-delay")
     running = {"kind": "thread_running", "node": "B", "thread": "sql", "at": {"kind": "stmt", "op": "stop_slave"}}

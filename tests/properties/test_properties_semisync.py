@@ -16,10 +16,12 @@ from conftest import assert_witness
 from test_model_semisync import N_VAR, master, semisync_replica
 
 from replcheck import io
+from replcheck.generate import families_for, generate
 from replcheck.model.semisync import AckTable
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
+from replcheck.properties.judge import caught, judge
 from replcheck.spec import ROOT
-from replcheck.systems import systems
+from replcheck.systems import get, systems
 
 US, MS = 1_000_000, 1_000
 SEMISYNC_PROPERTIES = [p for p in PROPERTIES if p.feature == "semisync"]
@@ -208,6 +210,19 @@ def shutdown_returns_ok(k):
     return tr, c
 
 
+def keeps_in_doubt(k):
+    # MDEV-21117's bug: the old primary recovered as a primary and kept t2, which B never had.
+    tr = k.run("mutant:recovery-keeps-in-doubt", "ss-recover-as-replica")
+    return tr, tr.first("commit", node="A", trx="t2")
+
+
+def truncates_committed(k):
+    # The recovery cut t1 too, committed in A's engine before the crash and returned to its client.
+    tr = k.run(AS, "ss-recover-as-replica")
+    tr.first("data", node="A")["counts"].pop("t1")
+    return tr, tr.first("crash", node="A")
+
+
 @dataclass(frozen=True)
 class Case:
     passing: Callable  # kit -> Trace
@@ -295,12 +310,18 @@ CASES: dict[str, Case] = {
     "MARIADB.SEMISYNC.SHUTDOWN": Case(
         model(AS, "ss-shutdown"), shutdown_returns_ok,
         "shutdown of A returned t1 as committed without acks"),
+    "MARIADB.SEMISYNC.RECOVERY.NO_ERRANT": Case(
+        model(AS, "ss-recover-as-replica"), keeps_in_doubt,
+        "A holds t2, left in doubt by its crash, which its new primary B never had"),
+    "MARIADB.SEMISYNC.RECOVERY.KEEPS_COMMITTED": Case(
+        model(AS, "ss-recover-as-replica"), truncates_committed,
+        "A lost t1, committed in its engine before its crash, when it recovered as a replica"),
 }
 
 # -- one passing and one violating trace per property ---------------------------------------------
 def test_cases_name_registered_requirements():
     assert set(CASES) == SEMISYNC_REQUIREMENTS
-    assert len(SEMISYNC_PROPERTIES) == 23  # the catalogue's semi-sync requirements, one check each
+    assert len(SEMISYNC_PROPERTIES) == 25  # the catalogue's semi-sync requirements, one check each
 
 
 def test_switch_back_n_witness_names_the_switch(kit):
@@ -343,6 +364,7 @@ KILLS = {  # mutant -> a history (name or builder) on which one of its `kills` i
     "mutant:min-ack-last-slot": min_ack_history,
     "mutant:shutdown-acks-waiters": "ss-shutdown",
     "mutant:no-reack-on-reconnect": "ss-lost-ack-reconnect",
+    "mutant:recovery-keeps-in-doubt": "ss-recover-as-replica",
 }
 
 
@@ -586,3 +608,12 @@ def test_flush_status_starts_the_transaction_counters_again(kit):
     # a server that left its counters where they were at FLUSH STATUS
     sample(tr, "A", 5 * US)["variables"]["Rpl_semi_sync_master_yes_tx"] = 3
     assert kit.verdict("WL1720.COUNT.TX", tr).status == VIOLATED
+
+
+def test_a_generated_history_catches_recovery_keeps_in_doubt():
+    # generator 8, seed 0, the semisync family: a crash and failover while a commit waits, then
+    # restart_as_replica; caught by its kill where its base model holds (bench/mutant_search.py).
+    system = get("mutant:recovery-keeps-in-doubt")
+    history = generate(0, 107, families_for("semisync"))
+    j = judge(system, history, system.declares.kills)
+    assert caught(j, judge(get(system.declares.base), history, system.declares.kills)), j.violations
