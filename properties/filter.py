@@ -13,7 +13,6 @@ from fnmatch import fnmatchcase
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
-from .semisync import TIMEOUT_LOG
 
 MARKED = "replicate_events_marked_for_skip"
 ON_MASTER, PASS_MARKED = "FILTER_ON_MASTER", "REPLICATE"
@@ -143,7 +142,7 @@ def gtid_past_filtered(v: TraceView, check: Check) -> None:
 def unsent_not_waited(v: TraceView, check: Check) -> None:
     """A commit sent to no semi-sync replica returns at its binlog write, without a timeout."""
     ends = {(b["node"], b.get("trx")): b for b in v.kind("binlog") if b.get("last") and b.get("trx")}
-    timeouts = {(o["node"], m.group(1), int(m.group(2))): o for o in v.kind("log") if (m := TIMEOUT_LOG.search(o["message"]))}
+    timeouts = {(o["node"], m.group(1), int(m.group(2))): o for o in v.kind("log") if (m := F.SEMISYNC_TIMEOUT_LOG.search(o["message"]))}
     for c in _commits(v).values():
         b = ends.get((c["node"], c["trx"]))
         if b is None or not unsent(v, c) or not _settings(v, c["node"]).get("rpl_semi_sync_master_enabled"):

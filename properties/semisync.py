@@ -13,12 +13,11 @@ from bisect import bisect_left, bisect_right
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
-from .groupid import server_id
 from .recovery import copies, promised, sources_at_end
 
 STATUS = "Rpl_semi_sync_master_status"
 NO_SLAVE = "no semi-sync slave connected"  # the model's switch-off reason when the last replica leaves
-TIMEOUT_LOG = re.compile(r"Timeout waiting for reply of binlog \(file: (\S+), pos: (\d+)\)")
+TIMEOUT_LOG = F.SEMISYNC_TIMEOUT_LOG
 DUMP_LOG = re.compile(r"Start semi-sync binlog_dump to slave \(server_id: (\d+)\)")
 VARIABLES = ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave",
              "rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_master_wait_point")
@@ -660,7 +659,7 @@ def waiters_released(v: TraceView, check: Check) -> None:
     returned = {(c["node"], c.get("gtid"), c.get("trx")) for c in v.kind("commit")}
     # A GTID's origin is the server its server_id names: a polled trace reads the binlogs at the end,
     # where a truncated transaction its new primary sent back appears first on the new primary.
-    by_id = {server_id(v, n): n for n in v.nodes}
+    by_id = ix.by_server_id
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
         if x.get("gtid"):

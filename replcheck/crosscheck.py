@@ -264,9 +264,16 @@ def gtid_domains_used(ctx: Ctx) -> bool:
     return len(domains) > 1
 
 
+def unsent_commit(ctx: Ctx) -> bool:
+    """One Trace has a commit on the node that no semi-sync replica was sent (all filter it on the
+    master), which the seeds' servers do not wait for and MariaDB waits out (MDEV-38486)."""
+    left, right, _, node, _ = ctx
+    return any(value[1] == "unsent" for f in (left, right) for _, value in f.seqs.get(("commit", node), ()))
+
+
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used)}
+    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit)}
 
 
 @dataclass(frozen=True)

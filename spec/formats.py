@@ -49,6 +49,9 @@ NOT_HIERARCHICAL = "The MySQL server is running without the --rpl-hierarchical o
 NEEDS_LOG_BIN = "You need to use --log-bin to make --log-slave-updates work."
 NEEDS_LOG_SLAVE_UPDATES = "You need to use --log-slave-updates to make --rpl-hierarchical work."
 
+# A semi-sync master's error-log line when a commit's wait for an ack times out (semisync_master.cc).
+SEMISYNC_TIMEOUT_LOG = re.compile(r"Timeout waiting for reply of binlog \(file: (\S+), pos: (\d+)\)")
+
 _HALT = "Slave SQL thread encountered ev->group_id=={} < last processed ID=={}. Stopping replication."
 _HALT_RE = re.compile(re.escape(_HALT).replace(r"\{\}", r"(\d+)"))
 
