@@ -263,6 +263,15 @@ Rejoin(s) ==
     /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes, purged, purges, rotations,
                    pending>>
 
+(* The DBA's repair of a halted slave ("Interaction with rpl_transaction_enabled": the group it   *)
+(* would play again is in its binlog already): STOP SLAVE, CHANGE MASTER to the end of the group  *)
+(* SHOW BINLOG INFO FOR its last ID names on the master, START SLAVE.                              *)
+Place(s) ==
+    /\ Slave(s) /\ gid[s] # 0 /\ Holding(master, gid[s]) # {}
+    /\ rli' = [rli EXCEPT ![s] = CHOOSE i \in Holding(master, gid[s]) : TRUE]
+    /\ halted' = [halted EXCEPT ![s] = FALSE]
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, placed, inSystem, master, made, crashes, extra>>
+
 (* FLUSH LOGS: the open binlog closed (its entry fixed), a new one whose entry holds the ID so far. *)
 Rotate(s) ==
     /\ up[s] /\ rotations < NRotations /\ rotations' = rotations + 1
@@ -273,7 +282,7 @@ Rotate(s) ==
 Next ==
     \/ ClientCommit \/ ClientCommitOvertaking \/ ClientCommitCrash \/ Failover \/ Purge
     \/ \E s \in Server : Play(s) \/ PlayCrash(s) \/ PassStop(s) \/ Halt(s) \/ Crash(s) \/ Shutdown(s)
-                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s)
+                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s) \/ Place(s)
 
 Spec == Init /\ [][Next]_vars
 
