@@ -95,12 +95,12 @@ PAIR_OPS = {"trx", "cluster_gap", "record_incident", "start_slave", "stop_slave"
             "lose_acks", "cut_io"}
 
 
-def outside_pair(op: dict, master: str, nodes, skips: bool = False) -> str | None:
+def outside_pair(op: dict, master: str, nodes) -> str | None:
     """Where an op stands for a spec that judges what the replicas of `master` among `nodes`
     (Delay's chain, Incident's pair) apply: recovery and repositioning of any server outside its
     subject (a failover moves the replicas); what another server does acts on none of them; on
-    theirs, MASTER_DELAY alone, semi-sync's settings, the skip counter (1, or with `skips` any)
-    and PAIR_OPS (changes and gaps on `master` only) in its vocabulary."""
+    theirs, MASTER_DELAY alone, semi-sync's settings, the skip counter (what it skips, the
+    abstraction judges) and PAIR_OPS (changes and gaps on `master` only) in its vocabulary."""
     kind = op["op"]
     if op["node"] not in nodes and kind not in TOPOLOGY:
         return None
@@ -109,8 +109,7 @@ def outside_pair(op: dict, master: str, nodes, skips: bool = False) -> str | Non
     if kind == "change_master":
         return None if set(op) <= SETTINGS else VOCABULARY
     if kind == "set_global":
-        ok = op["variable"].startswith("rpl_semi_sync_") or (op["variable"] == "sql_slave_skip_counter" and (skips or op["value"] == 1))
-        return None if ok else VOCABULARY
+        return None if op["variable"].startswith("rpl_semi_sync_") or op["variable"] == "sql_slave_skip_counter" else VOCABULARY
     if kind == "trx" and op["node"] == list(nodes)[-1] != master:
         return None  # the last replica's own write: no other of `nodes` applies it
     if kind not in PAIR_OPS or op.get("until") or (kind in ("trx", "record_incident", "cluster_gap") and op["node"] != master):

@@ -17,21 +17,22 @@ execution time (the spec executes it at once), the IO thread (the spec's relay l
 that master_(n-1) executed), a read the SQL thread made before a STOP interrupted its wait (the
 trace shows only the read that led to the execution), SHOW SLAVE STATUS and lag, and what
 changes none of the spec's state: a dropped connection or PURGE (the IO thread), semi-sync's
-settings and lost acks, FLUSH LOGS. A gap's incident on master_1 (a cluster's gap, RECORD
-INCIDENT) is no step: the replica's SQL thread stops at it (Stop) and SET GLOBAL
-sql_slave_skip_counter = 1 and START SLAVE start it again past it (Start). CHANGE MASTER TO
-MASTER_DELAY (accepted: the SQL thread stopped) is ChangeDelay. Its scope is a chain
-of two or three nodes whose master_1 clock is the true time and whose offsets are whole seconds;
-it ends at the first operation outside the spec's subject (a crash, shutdown, restart, failover,
-CHANGE MASTER to another source or place, RESET SLAVE: recovery and repositioning are GroupIds')
-or vocabulary (a clock step, START SLAVE UNTIL, a transaction on a
-replica, ...), and at the first transaction whose events carry its start time rather than its
-commit time (outside the subject: the spec stamps a transaction at its commit; WL#7318's
-drawback 2 is its F2's and mutant start-timestamp's).
+settings and lost acks, FLUSH LOGS, what servers off the chain do. A gap's incident on master_1
+(a cluster's gap, RECORD INCIDENT) is no step: the replica's SQL thread stops at it (Stop), and
+SET GLOBAL sql_slave_skip_counter and START SLAVE start it again past it (Start). CHANGE MASTER
+TO MASTER_DELAY (accepted: the SQL thread stopped) is ChangeDelay. Its scope is a chain of two
+or three nodes whose master_1 clock is the true time and whose offsets are whole seconds; it
+ends at the first operation outside the spec's subject (a crash, shutdown, restart, failover,
+CHANGE MASTER to another source or place, RESET SLAVE: recovery and repositioning are
+GroupIds') or vocabulary (a clock step, START SLAVE UNTIL, a transaction on a replica that
+feeds another, ...), at a transaction the skip counter skips (the spec's replicas execute every
+one), and at the first transaction whose events carry its start time rather than its commit
+time (outside the subject: the spec stamps a transaction at its commit; WL#7318's drawback 2 is
+its F2's and mutant start-timestamp's).
 """
 from __future__ import annotations
 
-from replcheck.tla import SUBJECT, Abstraction, OutOfScope, Step, outside_pair, scope_end
+from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Delay"
 BOUNDS = {"NTx", "MaxTime", "NewDelays"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
@@ -108,6 +109,10 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
     stamped = stamped_at_start(obs, head, header.get("epoch_us", 0), rule)
     if stamped and (end is None or stamped[0] < end):
         (end, scope), beyond = stamped, SUBJECT
+    skipped = next((o for o in obs if o["kind"] == "skip" and o["node"] in number and o["reason"] == "sql_slave_skip_counter"
+                    and o["trx"] is not None), None)
+    if skipped and (end is None or skipped["t"] < end):  # the spec's replicas execute every transaction
+        end, scope, beyond = skipped["t"], f"up to {skipped['node']}'s skip of {skipped['trx']} (sql_slave_skip_counter)", VOCABULARY
     seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
     trx_no = {}
     timed: list[tuple[int, int, Step]] = []  # (time in µs, line, step): sorted, then Ticks between

@@ -24,8 +24,9 @@ crash, shutdown, restart, failover, CHANGE MASTER to another source or place: re
 repositioning are GroupIds') or vocabulary (a transaction on the replica, a skip counter other
 than 1, a start of the IO thread alone: a reconnect by GTID may fetch the incident again, as
 inc-skip-then-reconnect shows on MariaDB, which the spec's replica, reading the binlog once,
-cannot), at a stop of the SQL thread for another reason than an incident or STOP SLAVE, and at
-START SLAVE of a running SQL thread with the skip counter set.
+cannot; on MariaDB any connect after an incident, by GTID), at a stop of the SQL thread for
+another reason than an incident or STOP SLAVE, and at START SLAVE of a running SQL thread with
+the skip counter set.
 """
 from __future__ import annotations
 
@@ -62,10 +63,13 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
             raise OutOfScope("not one master and one replica (the spec's topology)")
         pair = found[0]
     master, replica = pair
-    end, scope, beyond = scope_end(history, lambda op: outside_pair(op, master, pair, skips=True))
+    end, scope, beyond = scope_end(history, lambda op: outside_pair(op, master, pair))
     steps: list[Step] = []
     change: dict[str, int] = {}
     binlogged = {o["trx"] for o in obs if o["kind"] == "binlog" and o.get("node") == master and o["trx"]}
+    # MariaDB asks by GTID on every connect (Mechanics.gtid_connect): an incident, which has no
+    # GTID, may come again or be passed (inc-skip-then-reconnect, inc-skip-after-rotation)
+    by_gtid, incident = header["config"].get("mechanics", {}).get("gtid_connect") == "every", False
     sql, skip_set = "running", 0  # as the spec's: "stopped" at an incident, "idle" by STOP SLAVE; the counter set
     applied = set()
 
@@ -89,6 +93,7 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
         elif node == master and kind == "stmt" and o["op"] == "record_incident" and o.get("errno") is None:
             step(line, "Lose", "RECORD INCIDENT: the gap it stands for, which the trace does not show", c=made(f"gap@{line}"))
         elif node == master and kind == "binlog" and o["type"] == "INCIDENT_EVENT":
+            incident = True
             step(line, "WriteIncident", f"incident {o.get('incident')} binlogged on {master}: {o.get('message')}")
         elif node == replica and kind == "apply" and o["trx"] in change and o["trx"] not in applied:
             applied.add(o["trx"])
@@ -112,6 +117,11 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
         elif node == replica and kind == "stmt" and o.get("errno") is None and o["op"] == "set_global" \
                 and o.get("variable") == "sql_slave_skip_counter":
             skip_set = o["value"]
+        elif node == replica and by_gtid and incident and (kind == "io_cut" or (
+                kind == "stmt" and o["op"] == "start_slave" and o.get("thread") in (None, "io") and o.get("errno") is None)):
+            scope, beyond = (f"up to trace line {line}: {replica} connects again by GTID after an incident, which it may "
+                             "fetch again or pass (the spec's replica reads the binlog once)"), VOCABULARY
+            break
         elif node == replica and kind == "stmt" and o.get("errno") is None and o["op"] == "start_slave" \
                 and o.get("thread") in (None, "sql"):
             if skip_set and sql != "stopped":

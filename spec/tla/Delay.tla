@@ -4,8 +4,9 @@
 (* chain master_1 -> master_2 -> master_3 with MASTER_DELAY per hop, clock *)
 (* offsets per node and a global clock of whole seconds.  Each node        *)
 (* executes the transactions in order; a replica's SQL thread reads the    *)
-(* next one, waits until it is due, executes it, or is stopped.  No        *)
-(* fairness: a replica may lag behind what is due, as a loaded one does.   *)
+(* next one, waits until it is due, executes it, or is stopped; stopped,   *)
+(* its MASTER_DELAY may be changed.  No fairness: a replica may lag        *)
+(* behind what is due, as a loaded one does.                               *)
 (* Properties are named after requirement IDs, dots as underscores.        *)
 (***************************************************************************)
 EXTENDS Integers
