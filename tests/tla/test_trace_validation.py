@@ -136,12 +136,15 @@ def test_validate_command_counts_each_spec_and_what_no_spec_covers(monkeypatch, 
     from replcheck import verify
     from replcheck.cli import main
 
-    monkeypatch.setattr(verify, "embedded_histories", lambda: [HISTORIES["gg-crash-binlog-commit"], HISTORIES["fan-out"]])
+    monkeypatch.setattr(verify, "embedded_histories", lambda: [HISTORIES["gg-crash-binlog-commit"], HISTORIES["gg-startup-options"]])
     monkeypatch.setattr(suites, "histories", lambda: [])
     assert main(["tlc", "--validate"]) == 0
     out = capsys.readouterr().out
-    assert "GroupIds: 6 traces, 6 accepted (0 whole, the others up to the end of the spec's vocabulary), 0 rejected" in out
-    assert "2 Histories, 12 Traces; in no spec's vocabulary: 6 (fan-out)" in out
+    assert ("GroupIds: 6 traces, 6 accepted (6 whole, 0 up to an operation outside the spec's subject, 0 up to the end of "
+            "its vocabulary), 0 rejected") in out
+    # A -> B: Delay's and Incident's scope ends at B's crash, outside their subject
+    assert "Delay: 6 traces, 6 accepted (0 whole, 6 up to an operation outside the spec's subject, 0 up to" in out
+    assert "2 Histories, 12 Traces; in no spec's vocabulary: 6 (gg-startup-options)" in out
 
 
 def test_generated_histories_only_with_validate(capsys):
