@@ -3,7 +3,8 @@ states per minute, and whether the result is still as pinned; per module, the la
 configuration checked. Timing lives here, not in the manifest or the tests: a check's verdict
 depends on TLC's state graph alone, never on how busy the machine is.
 With --validate, instead: trace validation of every embedded History on each model that runs it
-(replcheck tlc --validate): its traces, how many were accepted, and traces per minute.
+(replcheck tlc --validate): its traces, how many were accepted (whole, up to an operation outside
+a spec's subject, up to the end of its vocabulary), and traces per minute.
 Usage: .venv/bin/python bench/tlc.py [--size small|medium|large] (default: every check) | --validate
 """
 from __future__ import annotations
@@ -41,7 +42,7 @@ def main() -> None:
 
 def validation() -> None:
     from replcheck import io, suites, systems
-    from replcheck.tla import sweep
+    from replcheck.tla import SUBJECT, VOCABULARY, sweep
     from replcheck.verify import embedded_histories
 
     models = [n for n, s in systems.systems().items() if s.kind == "model"]
@@ -50,9 +51,12 @@ def validation() -> None:
     start = time.perf_counter()
     done = sweep(items)
     seconds = time.perf_counter() - start
-    print(json.dumps({"load_average": os.getloadavg()[0], "histories": len(items), "traces": len(done.validations),
-                      "accepted": sum(v.ok for _, _, v in done.validations), "seconds": round(seconds, 1),
-                      "traces_per_minute": round(len(done.validations) * 60 / seconds), "tlc_runs_about": runs}, indent=1))
+    found = [v for _, _, v in done.validations]
+    print(json.dumps({"load_average": os.getloadavg()[0], "histories": len(items), "traces": len(found),
+                      "accepted": sum(v.ok for v in found), "whole": sum(v.whole for v in found),
+                      "up_to_outside_the_subject": sum(v.ok and v.beyond == SUBJECT for v in found),
+                      "up_to_the_end_of_the_vocabulary": sum(v.ok and v.beyond == VOCABULARY for v in found),
+                      "seconds": round(seconds, 1), "traces_per_minute": round(len(found) * 60 / seconds)}, indent=1))
 
 
 if __name__ == "__main__":

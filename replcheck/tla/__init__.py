@@ -44,6 +44,7 @@ class Abstraction:
     given: dict[str, object]          # the initial values the spec's Init leaves open, as configured
     steps: list[Step] = field(default_factory=list)
     scope: str = "the whole trace"    # how much of the Trace the mapping covers, and why not more
+    beyond: str | None = None         # where the scope ends: None (the whole trace), SUBJECT or VOCABULARY
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,11 @@ class Validation:
     distinct: int | None
     scope: str
     rejected: Step | None  # the first step the spec does not allow
+    beyond: str | None = None  # as the abstraction's
+
+    @property
+    def whole(self) -> bool:
+        return self.ok and self.beyond is None
 
     @property
     def ok(self) -> bool:
@@ -69,6 +75,57 @@ class Validation:
 
 class OutOfScope(Exception):
     """The Trace's topology or configuration is not one the spec's vocabulary covers at all."""
+
+
+# Where a spec's scope ends: at an operation its subject leaves out on purpose (a crash for the
+# delay rule: recovery is GroupIds'), or at one it should express and does not yet.
+SUBJECT, VOCABULARY = "subject", "vocabulary"
+# Operations that change no spec's state: a client's read, SHOW statements, a suite's expectation.
+INERT = {"read", "expect", "show_slave_status", "show_master_status", "show_binlog_info", "flush_status"}
+# Operations that take a server down or move a replica elsewhere: crash recovery, failover and
+# repositioning are GroupIds' subject (and SemiSync's up to the failover), no other spec's.
+TOPOLOGY = {"crash", "shutdown", "restart", "failover", "restore", "reset_slave", "set_binlog_group_id"}
+REPOSITION = ("master_host", "master_log_file", "relay_log_file", "connect_using_group_id", "master_use_gtid")
+# CHANGE MASTER options that neither move a replica nor change what it applies
+SETTINGS = {"at", "op", "node", "delay", "delay_sql", "master_user"}
+
+
+# A pair's operations in those specs' vocabulary, or that change none of their state: the IO
+# thread's (the specs' replicas read the master's binlog itself), FLUSH LOGS, semi-sync's acks
+PAIR_OPS = {"trx", "cluster_gap", "record_incident", "start_slave", "stop_slave", "flush_logs", "purge_binary_logs",
+            "lose_acks", "cut_io"}
+
+
+def outside_pair(op: dict, master: str, nodes) -> str | None:
+    """Where an op stands for a spec that judges what the replicas of `master` among `nodes`
+    (Delay's chain, Incident's pair) apply: recovery and repositioning of any server outside its
+    subject (a failover moves the replicas); what another server does acts on none of them; on
+    theirs, MASTER_DELAY alone, semi-sync's settings, the skip counter (what it skips, the
+    abstraction judges) and PAIR_OPS (changes and gaps on `master` only) in its vocabulary."""
+    kind = op["op"]
+    if op["node"] not in nodes and kind not in TOPOLOGY:
+        return None
+    if kind in TOPOLOGY or (kind == "change_master" and any(k in op for k in REPOSITION)):
+        return SUBJECT
+    if kind == "change_master":
+        return None if set(op) <= SETTINGS else VOCABULARY
+    if kind == "set_global":
+        return None if op["variable"].startswith("rpl_semi_sync_") or op["variable"] == "sql_slave_skip_counter" else VOCABULARY
+    if kind == "trx" and op["node"] == list(nodes)[-1] != master:
+        return None  # the last replica's own write: no other of `nodes` applies it
+    if kind not in PAIR_OPS or op.get("until") or (kind in ("trx", "record_incident", "cluster_gap") and op["node"] != master):
+        return VOCABULARY
+    return None
+
+
+def scope_end(history: dict | None, outside) -> tuple[int | None, str, str | None]:
+    """The time of the History's first operation outside the spec (`outside(op)`: SUBJECT,
+    VOCABULARY or None), the scope in words, and which of the two ended it."""
+    for op in (history or {}).get("ops", []):
+        why = None if op["op"] in INERT else outside(op)
+        if why:
+            return op["at"], f"up to {op['op']} on {op['node']} at {op['at']} µs, outside the spec's {why}", why
+    return None, "the whole trace", None
 
 
 def value(v) -> str:
@@ -152,19 +209,19 @@ def states(trace: list[tlc.Step]) -> list[tuple[str, dict]]:
     return [(s.action, {k: parse_value(v) for k, v in s.state.items()}) for s in trace if s.state]
 
 
-def trace_log(batch: list[Abstraction]) -> str:
+def trace_log(batch: list[Abstraction], constants: dict | None = None) -> str:
     """The module TraceLog: the batch's constants (config() assigns them from here: a .cfg takes
     no negative number), and one trace per abstraction (the trace module's variable k picks one)."""
     def trace(a: Abstraction) -> str:
         return "<<" + ",\n      ".join(value({"a": s.action, **s.args}) for s in a.steps) + ">>"
-    consts = "".join(f"Const_{k} == {value(v)}\n" for k, v in batch[0].constants.items())
+    consts = "".join(f"Const_{k} == {value(v)}\n" for k, v in (constants or batch[0].constants).items())
     givens = ", ".join(value(a.given or {"none": 0}) for a in batch)
     return (f"---- MODULE TraceLog ----\nEXTENDS Integers\n{consts}Givens == <<{givens}>>\n"
             f"Traces == <<\n    {(',' + chr(10) + '    ').join(trace(a) for a in batch)}\n    >>\n====\n")
 
 
-def config(a: Abstraction) -> str:
-    consts = "\n".join(f"    {k} <- Const_{k}" for k in a.constants)
+def config(constants: dict) -> str:
+    consts = "\n".join(f"    {k} <- Const_{k}" for k in constants)
     return f"CONSTANTS\n{consts}\nINIT TraceInit\nNEXT TraceNext\n"
 
 
@@ -176,22 +233,36 @@ def validate(a: Abstraction) -> Validation:
     return validate_all([a])[0]
 
 
+def _merged(batch: list[Abstraction]) -> dict:
+    """The batch's constants: of its feature's BOUNDS (upper bounds, or values an action may
+    choose), the greatest or the union: a trace that keeps within its own keeps within those."""
+    bounds = FEATURES[batch[0].spec].BOUNDS
+    out = dict(batch[0].constants)
+    for k in bounds:
+        values = [a.constants[k] for a in batch]
+        out[k] = frozenset().union(*values) if isinstance(values[0], (set, frozenset)) else max(values)
+    return out
+
+
 def validate_all(abstractions: list[Abstraction]) -> list[Validation]:
-    """Validate many traces with one TLC run per spec and constants: the trace module's variable
-    k picks the trace, and the longest accepted prefix of trace k is the greatest i of a state
-    with that k among the distinct states TLC dumps. Identical traces are checked once."""
+    """Validate many traces with one TLC run per spec and constants other than its BOUNDS: the
+    trace module's variable k picks the trace, and the longest accepted prefix of trace k is the
+    greatest i of a state with that k among the distinct states TLC dumps. Identical traces are
+    checked once."""
     groups: dict[tuple[str, str], list[Abstraction]] = {}
     for a in abstractions:
-        groups.setdefault((a.spec, value(a.constants)), []).append(a)
+        bounds = FEATURES[a.spec].BOUNDS
+        groups.setdefault((a.spec, value({k: v for k, v in a.constants.items() if k not in bounds})), []).append(a)
     accepted: dict[int, int] = {}  # id(abstraction) -> its longest accepted prefix
     distinct: dict[int, int | None] = {}
     for (spec, _), batch in groups.items():
         unique = list({trace_log([a]): a for a in batch}.values())
+        constants = _merged(unique)
         with tempfile.TemporaryDirectory(prefix="replcheck-trace-") as tmp:
             for name in (spec, f"{spec}Trace"):
                 shutil.copy(tlc.TLA / f"{name}.tla", tmp)
-            Path(tmp, "TraceLog.tla").write_text(trace_log(unique))
-            r = tlc.run(Path(tmp, f"{spec}Trace.tla"), config(batch[0]), dump=Path(tmp, "states"))
+            Path(tmp, "TraceLog.tla").write_text(trace_log(unique, constants))
+            r = tlc.run(Path(tmp, f"{spec}Trace.tla"), config(constants), dump=Path(tmp, "states"))
             dumped = Path(tmp, "states.dump").read_text() if r.status == "holds" else ""
         if r.status != "holds":
             raise TLCFailed(f"{spec}Trace: TLC {r.status}: {'; '.join(r.errors)[:500]}")
@@ -206,7 +277,8 @@ def validate_all(abstractions: list[Abstraction]) -> list[Validation]:
     out = []
     for a in abstractions:
         n = accepted[id(a)]
-        out.append(Validation(a.spec, len(a.steps), n, distinct[id(a)], a.scope, a.steps[n] if n < len(a.steps) else None))
+        out.append(Validation(a.spec, len(a.steps), n, distinct[id(a)], a.scope, a.steps[n] if n < len(a.steps) else None,
+                              a.beyond))
     return out
 
 
@@ -214,15 +286,20 @@ class TLCFailed(Exception):
     """TLC itself failed on a trace module: replcheck's or the installation's fault, never a verdict."""
 
 
-def check(trace, history: dict | None = None) -> list[Validation]:
-    """The Trace validated against every spec whose vocabulary covers its topology (one TLC run each)."""
+def abstractions(trace, history: dict | None = None) -> list[Abstraction]:
+    """The Trace as each spec whose vocabulary covers its topology sees it (Delay: each chain)."""
     out = []
     for feature in FEATURES.values():
         try:
-            out.append(feature.abstract(trace, history))
+            out += feature.each(trace, history) if hasattr(feature, "each") else [feature.abstract(trace, history)]
         except OutOfScope:
             continue
-    return validate_all(out)
+    return out
+
+
+def check(trace, history: dict | None = None) -> list[Validation]:
+    """The Trace validated against every spec whose vocabulary covers its topology (one TLC run each)."""
+    return validate_all(abstractions(trace, history))
 
 
 @dataclass
@@ -257,12 +334,7 @@ def sweep(histories: list[tuple[str, dict, list[str]]]) -> Sweep:
             if filters(trace):
                 out.uncovered.append((name, system))
                 continue
-            found = []
-            for feature in FEATURES.values():
-                try:
-                    found.append(feature.abstract(trace, history))
-                except OutOfScope:
-                    continue
+            found = abstractions(trace, history)
             pending += [(name, system, a) for a in found]
             if not found:
                 out.uncovered.append((name, system))

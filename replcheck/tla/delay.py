@@ -1,7 +1,8 @@
 """Delay (spec/tla/Delay.tla) and the Python model's Traces: each mapped onto the other.
 
 `abstract(trace)`: the spec's actions a Trace witnesses. The spec's chain master_1 -> master_2
--> master_3 is the History's chain (master_3 idle when it has two nodes); its transactions are
+-> master_3 is the History's chain (master_3 idle when it has two nodes); `each(trace)` takes
+every chain of a tree (a master with several replicas, a chain of four: `chains`) one by one; its transactions are
 master_1's, in binlog order; its clock is master_1's in whole seconds (a Tick for each second
 that passes before a step). Observations map as follows: the last binlog event of a transaction
 on master_1 is Commit; on a replica, the first `apply` line of a transaction gives ReadEvent at
@@ -14,51 +15,69 @@ What it ignores: sub-second times (a step at 3.7 s is at second 3: the spec's Du
 whole seconds, as WL#344's timestamps are), a transaction's events after its first and its
 execution time (the spec executes it at once), the IO thread (the spec's relay log holds all
 that master_(n-1) executed), a read the SQL thread made before a STOP interrupted its wait (the
-trace shows only the read that led to the execution), SHOW SLAVE STATUS and lag. Its scope is
-a chain of two or three nodes whose master_1 clock is the true time and whose offsets are whole
-seconds; it ends at the first operation outside the spec's vocabulary (CHANGE MASTER, a crash,
-a restart, a clock step, RESET SLAVE, START SLAVE UNTIL, a transaction on a replica, ...) and
-at the first transaction whose events carry its start time rather than its commit time (the
-spec stamps a transaction at its commit: WL#7318's drawback 2, which its F2 and mutant
-start-timestamp cover, is outside this spec).
+trace shows only the read that led to the execution), SHOW SLAVE STATUS and lag, and what
+changes none of the spec's state: a dropped connection or PURGE (the IO thread), semi-sync's
+settings and lost acks, FLUSH LOGS, what servers off the chain do. A gap's incident on master_1
+(a cluster's gap, RECORD INCIDENT) is no step: the replica's SQL thread stops at it (Stop), and
+SET GLOBAL sql_slave_skip_counter and START SLAVE start it again past it (Start). CHANGE MASTER
+TO MASTER_DELAY (accepted: the SQL thread stopped) is ChangeDelay. Its scope is a chain of two
+or three nodes whose master_1 clock is the true time and whose offsets are whole seconds; it
+ends at the first operation outside the spec's subject (a crash, shutdown, restart, failover,
+CHANGE MASTER to another source or place, RESET SLAVE: recovery and repositioning are
+GroupIds') or vocabulary (a clock step, START SLAVE UNTIL, a transaction on a replica that
+feeds another, ...), at a transaction the skip counter skips (the spec's replicas execute every
+one), and at the first transaction whose events carry its start time rather than its commit
+time (outside the subject: the spec stamps a transaction at its commit; WL#7318's drawback 2 is
+its F2's and mutant start-timestamp's).
 """
 from __future__ import annotations
 
-from replcheck.tla import Abstraction, OutOfScope, Step
+from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Delay"
+BOUNDS = {"NTx", "MaxTime", "NewDelays"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
-VOCABULARY = {"trx", "read", "stop_slave", "start_slave", "show_slave_status", "show_master_status", "flush_logs"}
 
 
-def chain(topology: dict) -> list[tuple[str, int, int]]:
-    """(node, its MASTER_DELAY, its clock offset in s) from master_1 down the chain; OutOfScope
-    if the topology is not a chain of two or three nodes the spec's clocks can express."""
+Hop = tuple[str, int, int]  # (node, its MASTER_DELAY, its clock offset in s)
+
+
+def chains(topology: dict) -> list[list[Hop]]:
+    """The spec's chains in the topology: every path from the one master no other feeds down to a
+    replica feeding none, cut at three nodes (what lies below a chain, or beside it, does not act
+    on it); a path whose clocks the spec cannot express (master_1's not the true time, offsets
+    not whole seconds) left out. OutOfScope if none is left."""
     nodes = {n["id"]: n for n in topology["nodes"]}
-    below, fed = {}, set()
-    for c in topology["channels"]:
-        if c["source"] in below or c["replica"] in fed:
-            raise OutOfScope(f"{c['source']} -> {c['replica']}: not a chain (the spec's topology)")
-        below[c["source"]], _ = c, fed.add(c["replica"])
+    below: dict[str, list[dict]] = {}
+    fed: set[str] = set()
+    for c in topology.get("channels", []):
+        if c["replica"] in fed:
+            raise OutOfScope(f"{c['replica']} has two sources (the spec's replicas have one)")
+        fed.add(c["replica"])
+        below.setdefault(c["source"], []).append(c)
     heads = [n for n in nodes if n not in fed]
-    if len(heads) != 1 or not 2 <= len(nodes) <= 3:
-        raise OutOfScope("not a chain of two or three nodes")
-    order, delay = [heads[0]], [0]
-    while order[-1] in below:
-        c = below[order[-1]]
-        order.append(c["replica"])
-        delay.append(c.get("delay") or 0)
-    offsets = [nodes[n].get("clock_offset_us", 0) for n in order]
-    if len(order) != len(nodes) or offsets[0] or any(o % US for o in offsets):
-        raise OutOfScope("not a chain from a master whose clock is the true time, offsets in whole seconds")
-    return [(n, d, o // US) for n, d, o in zip(order, delay, offsets)]
+    if len(heads) != 1 or len(nodes) < 2:
+        raise OutOfScope("not one master feeding every other server, directly or down a chain")
+    out, todo = [], [[(heads[0], 0)]]
+    while todo:
+        path = todo.pop(0)
+        if len(path) == 3 or path[-1][0] not in below:
+            offsets = [nodes[n].get("clock_offset_us", 0) for n, _ in path]
+            if not offsets[0] and not any(o % US for o in offsets) and path not in [[(n, d) for n, d, _ in p] for p in out]:
+                out.append([(n, d, o // US) for (n, d), o in zip(path, offsets)])
+            continue
+        todo += [path + [(c["replica"], c.get("delay") or 0)] for c in below[path[-1][0]]]
+    if not out:
+        raise OutOfScope("no chain from a master whose clock is the true time, offsets in whole seconds")
+    return out
 
 
-def scope_end(history: dict | None, head: str) -> tuple[int | None, str]:
-    for op in (history or {}).get("ops", []):
-        if op["op"] not in VOCABULARY or (op["op"] == "trx" and op["node"] != head) or op.get("until"):
-            return op["at"], f"up to {op['op']} on {op['node']} at {op['at']} µs, outside the spec's vocabulary"
-    return None, "the whole trace"
+def chain(topology: dict) -> list[Hop]:
+    """The topology as one chain of two or three nodes; OutOfScope if it is not one."""
+    found = chains(topology)
+    if len(found) != 1 or len(found[0]) != len(topology["nodes"]):
+        raise OutOfScope("not a chain of two or three nodes whose clocks the spec can express")
+    return found[0]
 
 
 def stamped_at_start(obs: list[dict], head: str, epoch_us: int, rule: str) -> tuple[int, str] | None:
@@ -74,16 +93,26 @@ def stamped_at_start(obs: list[dict], head: str, epoch_us: int, rule: str) -> tu
     return None
 
 
-def abstract(trace, history: dict | None = None) -> Abstraction:
+def each(trace, history: dict | None = None) -> list[Abstraction]:
+    """One abstraction per chain of the topology (chains)."""
+    return [abstract(trace, history, hops) for hops in chains(trace[0]["topology"])]
+
+
+def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) -> Abstraction:
+    """The Trace on `hops`, by default the topology as one chain."""
     header, obs = trace
-    hops = chain(header["topology"])
+    hops = hops or chain(header["topology"])
     number = {n: i for i, (n, _, _) in enumerate(hops, 1)}
     head = hops[0][0]
-    end, scope = scope_end(history, head)
+    end, scope, beyond = scope_end(history, lambda op: outside_pair(op, head, number))
     rule = header["config"]["rule"].upper()
     stamped = stamped_at_start(obs, head, header.get("epoch_us", 0), rule)
     if stamped and (end is None or stamped[0] < end):
-        end, scope = stamped
+        (end, scope), beyond = stamped, SUBJECT
+    skipped = next((o for o in obs if o["kind"] == "skip" and o["node"] in number and o["reason"] == "sql_slave_skip_counter"
+                    and o["trx"] is not None), None)
+    if skipped and (end is None or skipped["t"] < end):  # the spec's replicas execute every transaction
+        end, scope, beyond = skipped["t"], f"up to {skipped['node']}'s skip of {skipped['trx']} (sql_slave_skip_counter)", VOCABULARY
     seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
     trx_no = {}
     timed: list[tuple[int, int, Step]] = []  # (time in µs, line, step): sorted, then Ticks between
@@ -107,6 +136,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
         elif kind == "stmt" and o["op"] == "start_slave" and node in number and o.get("thread") in (None, "sql") \
                 and o.get("errno") is None:
             at(o["t"], line, "Start", f"START SLAVE on {node}", n=number[node])
+        elif kind == "stmt" and o["op"] == "change_master" and node in number and o.get("errno") is None:
+            at(o["t"], line, "ChangeDelay", f"CHANGE MASTER TO MASTER_DELAY = {o['delay']} on {node}", n=number[node], d=o["delay"])
     steps, now, stopped = [], 0, set()
     for t_us, line, step in sorted(timed, key=lambda x: (x[0], x[1])):
         if step.action == "Start" and step.args["n"] not in stopped:
@@ -120,7 +151,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
         steps.append(step)
     (_, d2, s2), (_, d3, s3) = hops[1], hops[2] if len(hops) == 3 else (None, 0, 0)
     return Abstraction(SPEC, {"NTx": len(trx_no), "MaxTime": now, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
-                              "Rule": rule, "MUTANTS": set()}, {}, steps, scope)
+                              "Rule": rule, "NewDelays": {s.args["d"] for s in steps if s.action == "ChangeDelay"},
+                              "MUTANTS": set()}, {}, steps, scope, beyond)
 
 
 def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:

@@ -15,26 +15,32 @@ before is no step: the spec's state is as before); the SQL thread's stop with er
 the promotion of the failover's elected slave is Failover, and each CHANGE MASTER the promotion
 makes on another slave is Repoint (placed, or refused: the new master lacks its last group); a
 slave that is down then is repointed when it starts (a refused one left at the Failover already).
+The DBA's CHANGE MASTER to a place in the master's binlog (the repair after a halt) is Place,
+with the master's groups before that place.
 
 What it ignores: every time, events other than a group's last, the IO thread and the relay log
 (the spec's slaves read the master's binlog, also once it is down: their relay logs may hold all
-of it), status samples and SHOW statements. Its scope ends at the first operation of the History
-outside the spec's vocabulary (PURGE BINARY LOGS, SET BINLOG_GROUP_ID, CHANGE MASTER,
-a restore, STOP/START SLAVE other than the IO thread's, a crash point the spec has none for) and
-at a group binlogged by a slave that its master never did (a local write).
+of it), STOP and START SLAVE and a dropped connection (the spec's slaves play when they may: a
+stopped one does not yet), semi-sync's settings, status samples and SHOW statements. Its scope
+ends at the first operation of the History outside the spec's vocabulary (PURGE BINARY LOGS,
+SET BINLOG_GROUP_ID, CHANGE MASTER to another source or by group ID, a restore, START SLAVE
+UNTIL, a crash point the spec has none for) and at a group binlogged by a slave that its master
+never did (a local write).
 
 `history(constants, trace)`: a TLC counterexample as a History to replay on the Python model.
 """
 from __future__ import annotations
 
-from replcheck.tla import Abstraction, OutOfScope, Step
+from replcheck.tla import VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "GroupIds"
+BOUNDS = {"NGroups", "NCrashes", "NPurges", "NRejoins", "NRotations"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 STEP_US = 100_000  # the History's steps; the model's replicas apply within 1 ms (the latency)
-# History operations whose effect the spec's vocabulary covers (or that change none of its state)
-VOCABULARY = {"trx", "crash", "shutdown", "restart", "failover", "read", "flush_logs",
-              "show_slave_status", "show_master_status", "show_binlog_info"}
+# History operations whose effect the spec's vocabulary covers (or that change none of its state:
+# the spec's slaves play when they may, so a stopped one, or one whose connection dropped, is one
+# that does not yet)
+OPS = {"trx", "crash", "shutdown", "restart", "failover", "flush_logs", "stop_slave", "start_slave", "cut_io", "lose_acks"}
 # model/recovery.py's crash points: where each fires, and what the spec makes of it
 AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT = "after_binlog_write", "after_engine_commit"
 BEFORE_BINLOG_WRITE = "before_binlog_write"
@@ -54,12 +60,15 @@ def _star(topology: dict) -> tuple[str, dict]:
     return sources.pop(), nodes
 
 
-def scope_end(history: dict | None) -> tuple[int | None, str]:
-    for op in (history or {}).get("ops", []):
-        if (op["op"] not in VOCABULARY and not (op["op"] in ("stop_slave", "start_slave") and op.get("thread") == "io")) \
-                or (op["op"] == "crash" and op.get("point") not in POINTS):
-            return op["at"], f"up to {op['op']} on {op['node']} at {op['at']} µs, outside the spec's vocabulary"
-    return None, "the whole trace"
+def outside(op: dict) -> str | None:
+    """Whether an op is outside the spec's vocabulary (None: in it)."""
+    if op["op"] == "set_global" and op["variable"].startswith("rpl_semi_sync_"):
+        return None
+    if op["op"] == "change_master" and not {"master_host", "connect_using_group_id", "master_use_gtid"} & set(op):
+        return None  # the DBA's CHANGE MASTER to a place in the same master's binlog: Place
+    if op["op"] not in OPS or op.get("until") or (op["op"] == "crash" and op.get("point") not in POINTS):
+        return VOCABULARY
+    return None
 
 
 def _index(content: str) -> tuple[int, ...]:
@@ -70,10 +79,11 @@ def _index(content: str) -> tuple[int, ...]:
 def abstract(trace, history: dict | None = None) -> Abstraction:
     header, obs = trace
     root, nodes = _star(header["topology"])
-    end, scope = scope_end(history)
+    end, scope, beyond = scope_end(history, outside)
     seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
     steps: list[Step] = []
     number: dict[str, int] = {}  # transaction -> its number: the order the masters binlogged them
+    ends: dict[str, list[tuple[str, int]]] = {n: [] for n in nodes}  # each server's groups' binlog ends, in order
     master, up = root, {n: True for n in nodes}
     armed: dict[str, str | None] = {}  # a crash point armed and not yet fired
     swallow: set[str] = set()  # a crash (or start) already taken as part of the step before it
@@ -104,6 +114,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             armed[node] = o.get("point")
         elif kind == "binlog" and o["last"] and o["trx"] and o.get("group_id") is not None:
             point, trx, gid = armed.get(node), o["trx"], o["group_id"]
+            ends[node].append((o["file"], o["end"]))
             if node == master and trx not in number:
                 number[trx] = len(number) + 1
                 crash = point == AFTER_BINLOG_WRITE
@@ -118,7 +129,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 else:  # an engine-commit crash here (rpl_transaction_enabled) is a Crash step after it
                     step(line, "Play", what, s=node, id=gid, trx=number[trx])
             else:
-                scope = f"up to trace line {line}: {node} binlogged {trx}, which is no group of its master's"
+                scope, beyond = f"up to trace line {line}: {node} binlogged {trx}, which is no group of its master's", VOCABULARY
                 break
             if steps[-1].action in ("ClientCommitCrash", "PlayCrash"):
                 swallow.add(node)  # its crash is part of the step
@@ -167,9 +178,14 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 step(line, "Repoint", what, s=node, placed=placed)
             elif placed:
                 deferred[node] = Step("Repoint", {"s": node, "placed": True}, line, what)
+        elif kind == "stmt" and o["op"] == "change_master" and "master_log_file" in o and o.get("errno") is None:
+            rli = sum(e <= (o["master_log_file"], o["master_log_pos"]) for e in ends[master])
+            halted.discard(node)
+            step(line, "Place", f"{node} placed after {master}'s group {rli} (CHANGE MASTER to "
+                 f"{o['master_log_file']}:{o['master_log_pos']})", s=node, rli=rli)
     constants = {"Server": set(nodes), "Root": root, "NGroups": len(number), "NCrashes": crashes, "NPurges": 0, "NRejoins": 0,
                  "NRotations": rotations, "MUTANTS": set()}
-    return Abstraction(SPEC, constants, {}, steps, scope)
+    return Abstraction(SPEC, constants, {}, steps, scope, beyond)
 
 
 def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:

@@ -1,7 +1,8 @@
 """Incident (spec/tla/Incident.tla) and the Python model's Traces: each mapped onto the other.
 
 `abstract(trace)`: the spec's actions a Trace witnesses. The spec's master and replica are the
-History's two nodes; its changes 1..NChanges are the master's transactions, numbered in the
+History's two nodes (`each(trace)` takes every replica of the master one by one, or the master
+alone: `pairs`); its changes 1..NChanges are the master's transactions, numbered in the
 order the master binlogged, lost or rolled them back. Observations map as follows: the last
 binlog event of a transaction on the master is Binlog; a transaction visible on the master that
 its binlog never holds (a cluster's gap, a non-transactional statement whose binlog cache
@@ -10,55 +11,66 @@ transaction is rolled back) is RollBack; RECORD INCIDENT on the master (a test's
 injector's incident, standing for a gap this server never saw) is Lose of a change the trace
 does not show; an INCIDENT_EVENT in the master's binlog is WriteIncident. On the replica, the first `apply` line of a transaction is
 Apply of that change, its SQL thread's stop with ER_SLAVE_INCIDENT (1590) is Halt (Apply at the
-incident, stopping), a `skip` of an INCIDENT_EVENT is Skip (Apply consuming the skip counter),
-and START SLAVE of the stopped SQL thread after SET GLOBAL sql_slave_skip_counter = 1 is
-SkipAndStart.
+incident, stopping), its stop by STOP SLAVE is Stop, a `skip` of an INCIDENT_EVENT is Skip
+(Apply consuming the skip counter), START SLAVE of the stopped SQL thread after SET GLOBAL
+sql_slave_skip_counter = 1 is SkipAndStart, without it Start.
 
-What it ignores: every time (the spec has none), events other than a transaction's last and
-the incident (FDE, Rotate, GTID), the IO thread (the spec's replica reads the binlog itself),
-status samples and the replica's own binlog. Its scope is one master and one replica; it ends
-at the first operation of the History outside the spec's vocabulary (a crash, CHANGE MASTER, a
-transaction on the replica, a skip counter other than 1, a start of the IO thread alone: a
-reconnect by GTID may fetch the incident again, as inc-skip-then-reconnect shows on MariaDB,
-which the spec's replica, reading the binlog once, cannot), at a stop of the SQL thread for
-another reason than an incident, and at a START SLAVE the spec has no action for (without the
-skip counter set, or with the SQL thread running and the counter set).
+What it ignores: every time (the spec has none: MASTER_DELAY too), events other than a
+transaction's last and the incident (FDE, Rotate, GTID), the IO thread (the spec's replica reads
+the binlog itself: a dropped connection, PURGE, FLUSH LOGS change nothing of its state), status
+samples, semi-sync's settings and acks, and the replica's own binlog. Its scope is one master
+and one replica; it ends at the first operation of the History outside the spec's subject (a
+crash, shutdown, restart, failover, CHANGE MASTER to another source or place: recovery and
+repositioning are GroupIds') or vocabulary (a transaction on the replica, a skip counter other
+than 1, a start of the IO thread alone: a reconnect by GTID may fetch the incident again, as
+inc-skip-then-reconnect shows on MariaDB, which the spec's replica, reading the binlog once,
+cannot; on MariaDB any connect after an incident, by GTID), at a stop of the SQL thread for
+another reason than an incident or STOP SLAVE, and at START SLAVE of a running SQL thread with
+the skip counter set.
 """
 from __future__ import annotations
 
-from replcheck.tla import Abstraction, OutOfScope, Step
+from replcheck.tla import VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Incident"
+BOUNDS = {"NChanges", "Skips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
-VOCABULARY = {"trx", "cluster_gap", "record_incident", "set_global", "start_slave", "stop_slave",
-              "show_slave_status", "show_master_status"}
 ER_SLAVE_INCIDENT, ER_TRANS_CACHE_FULL = 1590, 1197
 
 
-def _pair(topology: dict) -> tuple[str, str]:
+def pairs(topology: dict) -> list[tuple[str, str | None]]:
+    """The spec's pairs in the topology: the one master no other feeds, with each of its replicas
+    (what lies below them does not act on them), or alone when it has none."""
     channels = topology.get("channels", [])
-    if len(topology["nodes"]) != 2 or len(channels) != 1:
-        raise OutOfScope("not one master and one replica (the spec's topology)")
-    return channels[0]["source"], channels[0]["replica"]
+    fed = {c["replica"] for c in channels}
+    heads = [n["id"] for n in topology["nodes"] if n["id"] not in fed]
+    if len(heads) != 1 or len(fed) != len(channels):
+        raise OutOfScope("not one master feeding every other server, directly or down a chain")
+    return [(heads[0], c["replica"]) for c in channels if c["source"] == heads[0]] or [(heads[0], None)]
 
 
-def scope_end(history: dict | None, master: str) -> tuple[int | None, str]:
-    for op in (history or {}).get("ops", []):
-        if (op["op"] not in VOCABULARY or (op["op"] in ("trx", "cluster_gap", "record_incident") and op["node"] != master)
-                or (op["op"] == "set_global" and (op["variable"] != "sql_slave_skip_counter" or op["value"] != 1))
-                or (op["op"] == "start_slave" and op.get("thread") == "io")):
-            return op["at"], f"up to {op['op']} on {op['node']} at {op['at']} µs, outside the spec's vocabulary"
-    return None, "the whole trace"
+def each(trace, history: dict | None = None) -> list[Abstraction]:
+    """One abstraction per pair of the topology (pairs)."""
+    return [abstract(trace, history, pair) for pair in pairs(trace[0]["topology"])]
 
 
-def abstract(trace, history: dict | None = None) -> Abstraction:
+def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | None = None) -> Abstraction:
+    """The Trace on `pair`, by default the topology as one master and one replica."""
     header, obs = trace
-    master, replica = _pair(header["topology"])
-    end, scope = scope_end(history, master)
+    if pair is None:
+        found = pairs(header["topology"])
+        if len(found) != 1 or len(header["topology"]["nodes"]) != 2:
+            raise OutOfScope("not one master and one replica (the spec's topology)")
+        pair = found[0]
+    master, replica = pair
+    end, scope, beyond = scope_end(history, lambda op: outside_pair(op, master, pair))
     steps: list[Step] = []
     change: dict[str, int] = {}
     binlogged = {o["trx"] for o in obs if o["kind"] == "binlog" and o.get("node") == master and o["trx"]}
-    stopped = skip_set = False
+    # MariaDB asks by GTID on every connect (Mechanics.gtid_connect): an incident, which has no
+    # GTID, may come again or be passed (inc-skip-then-reconnect, inc-skip-after-rotation)
+    by_gtid, incident = header["config"].get("mechanics", {}).get("gtid_connect") == "every", False
+    sql, skip_set = "running", 0  # as the spec's: "stopped" at an incident, "idle" by STOP SLAVE; the counter set
     applied = set()
 
     def step(line: int, action: str, what: str, **args) -> None:
@@ -81,29 +93,47 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
         elif node == master and kind == "stmt" and o["op"] == "record_incident" and o.get("errno") is None:
             step(line, "Lose", "RECORD INCIDENT: the gap it stands for, which the trace does not show", c=made(f"gap@{line}"))
         elif node == master and kind == "binlog" and o["type"] == "INCIDENT_EVENT":
+            incident = True
             step(line, "WriteIncident", f"incident {o.get('incident')} binlogged on {master}: {o.get('message')}")
         elif node == replica and kind == "apply" and o["trx"] in change and o["trx"] not in applied:
             applied.add(o["trx"])
             step(line, "Apply", f"{replica} applied {o['trx']}", c=change[o["trx"]])
-        elif node == replica and kind == "sql_stop":
-            if o.get("errno") != ER_SLAVE_INCIDENT:
-                scope = f"up to trace line {line}: {replica}'s SQL thread stopped for another reason than an incident"
-                break
-            stopped = True
+        elif node == replica and kind == "sql_stop" and o.get("errno") == ER_SLAVE_INCIDENT:
+            sql = "stopped"
             step(line, "Halt", f"{replica}'s SQL thread stopped at the incident: {o.get('message')}")
+        elif node == replica and kind == "sql_stop" and o.get("reason") == "stop" and o.get("errno") is None:
+            if sql == "running":
+                sql = "idle"
+                step(line, "Stop", f"{replica}'s SQL thread stopped (STOP SLAVE)")
+        elif node == replica and kind == "sql_stop":
+            scope, beyond = f"up to trace line {line}: {replica}'s SQL thread stopped for another reason than an incident", VOCABULARY
+            break
         elif node == replica and kind == "skip" and o["type"] == "INCIDENT_EVENT":
             step(line, "Skip", f"{replica} skipped the incident (sql_slave_skip_counter)")
-        elif node == replica and kind == "stmt" and o.get("errno") is None and o["op"] == "set_global":
-            skip_set = True
+        elif node == replica and kind == "skip" and o["reason"] == "sql_slave_skip_counter" and o["trx"] in change \
+                and o["trx"] not in applied:
+            applied.add(o["trx"])
+            step(line, "SkipGroup", f"{replica} skipped {o['trx']} (sql_slave_skip_counter)", c=change[o["trx"]])
+        elif node == replica and kind == "stmt" and o.get("errno") is None and o["op"] == "set_global" \
+                and o.get("variable") == "sql_slave_skip_counter":
+            skip_set = o["value"]
+        elif node == replica and by_gtid and incident and (kind == "io_cut" or (
+                kind == "stmt" and o["op"] == "start_slave" and o.get("thread") in (None, "io") and o.get("errno") is None)):
+            scope, beyond = (f"up to trace line {line}: {replica} connects again by GTID after an incident, which it may "
+                             "fetch again or pass (the spec's replica reads the binlog once)"), VOCABULARY
+            break
         elif node == replica and kind == "stmt" and o.get("errno") is None and o["op"] == "start_slave" \
                 and o.get("thread") in (None, "sql"):
-            if stopped != skip_set:
-                scope = f"up to trace line {line}: START SLAVE {'without the skip counter set' if stopped else 'of a running SQL thread with the skip counter set'}"
+            if skip_set and sql != "stopped":
+                scope, beyond = f"up to trace line {line}: START SLAVE of a SQL thread not stopped at an incident, with the skip counter set", VOCABULARY
                 break
-            if stopped:
-                step(line, "SkipAndStart", f"SET GLOBAL sql_slave_skip_counter = 1; START SLAVE on {replica}")
-            stopped = skip_set = False
-    return Abstraction(SPEC, {"NChanges": len(change), "MUTANTS": set()}, {}, steps, scope)
+            if sql != "running" and skip_set:
+                step(line, "SkipAndStart", f"SET GLOBAL sql_slave_skip_counter = {skip_set}; START SLAVE on {replica}", n=skip_set)
+            elif sql != "running":
+                step(line, "Start", f"START SLAVE on {replica}")
+            sql, skip_set = "running", 0
+    return Abstraction(SPEC, {"NChanges": len(change), "Skips": {s.args["n"] for s in steps if s.action == "SkipAndStart"} or {1},
+                              "MUTANTS": set()}, {}, steps, scope, beyond)
 
 
 def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:

@@ -17,18 +17,23 @@ got the shutdown error) and failover to a semi-sync replica are Crash, Shutdown 
 What it ignores: every time (the spec has none: rpl_semi_sync_master_timeout is "some time"),
 events' sizes and files (an ack's position counts the transactions it covers), async replicas,
 SHOW STATUS samples and the counters, the replicas' SQL threads, what any node other than the
-master does. Its scope ends at the first operation of the History outside the spec's vocabulary
-(a restart, SET GLOBAL, CHANGE MASTER, a crash of a replica, ...), at a status switch for
-another reason than a timeout or a catch-up, and after a failover (the spec's last action).
+master does, rpl_semi_sync_master_timeout's value. Its scope ends at the first operation of the
+History outside the spec's subject (a restart of the master: the spec's story ends with its
+master down or replaced) or vocabulary (SET GLOBAL of the status or wait_for_slave_count, CHANGE
+MASTER, a crash or restart of a replica, ...), at a status switch for another reason than a
+timeout or a catch-up, and after a failover (the spec's last action: outside its subject).
 """
 from __future__ import annotations
 
-from replcheck.tla import Abstraction, OutOfScope, Step
+from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "SemiSync"
+BOUNDS = {"NTx"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state)
-VOCABULARY = {"trx", "read", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover",
-              "show_slave_status", "show_master_status", "flush_logs"}
+OPS = {"trx", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover", "flush_logs"}
+# SET GLOBAL of these changes none of the spec's state: the timeout is "some time", the skip counter
+# is a replica's SQL thread's
+INERT_VARIABLES = {"rpl_semi_sync_master_timeout", "sql_slave_skip_counter"}
 MASTER_OPS = {"trx", "crash", "shutdown"}  # only on the master: on another node, outside the spec
 
 
@@ -45,14 +50,19 @@ def _master(topology: dict) -> tuple[str, list[str], dict]:
     return m, replicas, masters[0]["variables"]
 
 
-def scope_end(history: dict | None, master: str, replicas: list[str]) -> tuple[int | None, str]:
-    """The time of the History's first operation the spec cannot express, and why."""
-    for op in (history or {}).get("ops", []):
+def outside(master: str, replicas: list[str]):
+    """Whether an op is outside the spec's subject or vocabulary (None: in it)."""
+    def why(op: dict) -> str | None:
         kind = op["op"]
-        if kind not in VOCABULARY or (kind in MASTER_OPS and op["node"] != master) or \
+        if kind == "restart" and op["node"] == master:
+            return SUBJECT
+        if kind == "set_global" and op["variable"] in INERT_VARIABLES:
+            return None
+        if kind not in OPS or (kind in MASTER_OPS and op["node"] != master) or \
                 (kind == "failover" and op["node"] not in replicas) or op.get("until"):
-            return op["at"], f"up to {kind} on {op['node']} at {op['at']} µs, outside the spec's vocabulary"
-    return None, "the whole trace"
+            return VOCABULARY
+        return None
+    return why
 
 
 def abstract(trace, history: dict | None = None) -> Abstraction:
@@ -62,7 +72,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     count = int(var.get("rpl_semi_sync_master_wait_for_slave_count", 1))
     if not 1 <= count <= len(replicas):
         raise OutOfScope(f"wait_for_slave_count {count} with {len(replicas)} semi-sync replicas")
-    end, scope = scope_end(history, m, replicas)
+    end, scope, beyond = scope_end(history, outside(m, replicas))
     seen = [o for o in obs if end is None or o["t"] < end]
 
     ends: list[tuple[tuple[str, int], str]] = []  # the master's transactions: (binlog end, trx), in order
@@ -123,7 +133,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 status = "ON"
                 add("SwitchBack", line, o["message"])
             elif "switched OFF: timeout" not in o["message"]:
-                scope = f"up to trace line {line}: {o['message']!r}, a switch the spec does not make"
+                scope, beyond = f"up to trace line {line}: {o['message']!r}, a switch the spec does not make", VOCABULARY
                 break
         elif kind == "read" and node == m and status == "ON":
             for trx in sorted((x for x in o["seen"] if x in number and x not in released | read), key=number.get):
@@ -136,10 +146,11 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 errors=set(shutdown_errors))
         elif kind == "failover" and node in replicas:
             add("Failover", line, what, r=node)
-            scope = f"up to the failover at trace line {line} (the spec's last action)" if end is None else scope
+            if end is None:
+                scope, beyond = f"up to the failover at trace line {line} (the spec's last action)", SUBJECT
             break
     return Abstraction(SPEC, {"Replicas": set(replicas), "NTx": len(number), "WaitPoint": wait_point, "MUTANTS": set()},
-                       {"waitCount": count}, steps, scope)
+                       {"waitCount": count}, steps, scope, beyond)
 
 
 US = 1_000_000

@@ -4,8 +4,9 @@
 (* chain master_1 -> master_2 -> master_3 with MASTER_DELAY per hop, clock *)
 (* offsets per node and a global clock of whole seconds.  Each node        *)
 (* executes the transactions in order; a replica's SQL thread reads the    *)
-(* next one, waits until it is due, executes it, or is stopped.  No        *)
-(* fairness: a replica may lag behind what is due, as a loaded one does.   *)
+(* next one, waits until it is due, executes it, or is stopped; stopped,   *)
+(* its MASTER_DELAY may be changed.  No fairness: a replica may lag        *)
+(* behind what is due, as a loaded one does.                               *)
 (* Properties are named after requirement IDs, dots as underscores.        *)
 (***************************************************************************)
 EXTENDS Integers
@@ -15,6 +16,7 @@ CONSTANTS NTx,          \* transactions committed on master_1
           Delay2, Delay3,  \* master_2's and master_3's MASTER_DELAY
           Skew2, Skew3,    \* master_2's and master_3's clock minus master_1's (the true time)
           Rule,         \* "WL344": the originating master's timestamp; "WL7318": the immediate master's
+          NewDelays,    \* the MASTER_DELAY values CHANGE MASTER may set ({} in the configurations)
           MUTANTS       \* names from model/mutants.py whose mechanism is here
 
 ASSUME Rule \in {"WL344", "WL7318"}
@@ -23,15 +25,15 @@ ASSUME MUTANTS \subseteq {"stop-applies-waited-event", "origin-timestamp", "no-c
 Nodes == 1..3
 Replicas == 2..3
 Tx == 1..NTx
-MasterDelay == <<0, Delay2, Delay3>>
 Offset == <<0, Skew2, Skew3>>
 
 VARIABLES now,   \* the true time
           done,  \* done[n]: node n executed transactions 1..done[n]
           at,    \* at[n][t]: the true time node n executed t (-1: not yet)
-          sql    \* sql[n]: replica n's SQL thread: "idle", "waiting" (for done[n] + 1), "stopped"
+          sql,   \* sql[n]: replica n's SQL thread: "idle", "waiting" (for done[n] + 1), "stopped"
+          delay  \* delay[n]: node n's MASTER_DELAY (Delay2, Delay3 until a CHANGE MASTER)
 
-vars == <<now, done, at, sql>>
+vars == <<now, done, at, sql, delay>>
 
 (* The node whose commit an event's timestamp records: WL#344 as the seed implements it until *)
 (* BUG#52308 is fixed, the originating master; WL#7318 F1, the immediate master.             *)
@@ -45,15 +47,16 @@ Timestamp(n, t) == at[Stamper(n)][t] + Offset[Stamper(n)]
 MasterTime(n) == now + Offset[n] - IF "no-clock-compensation" \in MUTANTS THEN 0 ELSE Offset[n] - Offset[n - 1]
 
 (* WL#344 "Semantics": not executed while the timestamp is greater than the time minus the delay. *)
-Due(n, t) == Timestamp(n, t) <= MasterTime(n) - MasterDelay[n]
+Due(n, t) == Timestamp(n, t) <= MasterTime(n) - delay[n]
 
 Init ==
     /\ now = 0
     /\ done = [n \in Nodes |-> 0]
     /\ at = [n \in Nodes |-> [t \in Tx |-> -1]]
     /\ sql = [n \in Replicas |-> "idle"]
+    /\ delay = <<0, Delay2, Delay3>>
 
-Tick == now < MaxTime /\ now' = now + 1 /\ UNCHANGED <<done, at, sql>>
+Tick == now < MaxTime /\ now' = now + 1 /\ UNCHANGED <<done, at, sql, delay>>
 
 Execute(n) ==
     /\ done' = [done EXCEPT ![n] = done[n] + 1]
@@ -61,18 +64,18 @@ Execute(n) ==
 
 Commit ==
     /\ done[1] < NTx /\ Execute(1)
-    /\ UNCHANGED <<now, sql>>
+    /\ UNCHANGED <<now, sql, delay>>
 
 (* The IO thread is not affected by the delay: what the master executed is in the relay log. *)
 ReadEvent(n) ==
     /\ sql[n] = "idle" /\ done[n] < done[n - 1]
     /\ sql' = [sql EXCEPT ![n] = "waiting"]
-    /\ UNCHANGED <<now, done, at>>
+    /\ UNCHANGED <<now, done, at, delay>>
 
 Apply(n) ==
     /\ sql[n] = "waiting" /\ Due(n, done[n] + 1) /\ Execute(n)
     /\ sql' = [sql EXCEPT ![n] = "idle"]
-    /\ UNCHANGED now
+    /\ UNCHANGED <<now, delay>>
 
 (* STOP SLAVE interrupts the sleep; the event waited for is not executed.  BUG#56442 executed it. *)
 Stop(n) ==
@@ -80,35 +83,42 @@ Stop(n) ==
     /\ sql' = [sql EXCEPT ![n] = "stopped"]
     /\ IF sql[n] = "waiting" /\ "stop-applies-waited-event" \in MUTANTS
        THEN Execute(n) ELSE UNCHANGED <<done, at>>
-    /\ UNCHANGED now
+    /\ UNCHANGED <<now, delay>>
 
 Start(n) ==
     /\ sql[n] = "stopped" /\ sql' = [sql EXCEPT ![n] = "idle"]
-    /\ UNCHANGED <<now, done, at>>
+    /\ UNCHANGED <<now, done, at, delay>>
+
+(* CHANGE MASTER TO MASTER_DELAY = d, refused while the SQL thread runs (MySQL rpl_replica.cc and *)
+(* MariaDB sql_repl.cc, change_master); the next wait is by the new delay.                      *)
+ChangeDelay(n, d) ==
+    /\ sql[n] = "stopped" /\ delay' = [delay EXCEPT ![n] = d]
+    /\ UNCHANGED <<now, done, at, sql>>
 
 Next ==
     \/ Tick \/ Commit
-    \/ \E n \in Replicas : ReadEvent(n) \/ Apply(n) \/ Stop(n) \/ Start(n)
+    \/ \E n \in Replicas : ReadEvent(n) \/ Apply(n) \/ Stop(n) \/ Start(n) \/ \E d \in NewDelays : ChangeDelay(n, d)
 
 Spec == Init /\ [][Next]_vars
 
 TypeOK ==
     /\ now \in 0..MaxTime /\ done \in [Nodes -> 0..NTx]
     /\ at \in [Nodes -> [Tx -> -1..MaxTime]] /\ sql \in [Replicas -> {"idle", "waiting", "stopped"}]
+    /\ delay \in [Nodes -> {0, Delay2, Delay3} \cup NewDelays]
 
 Executed(n) == {t \in Tx : at[n][t] >= 0}
 
 (* No event executes before the true time of its timestamp's commit plus the delay: the wait rule *)
-(* with the clocks compensated.                                                                  *)
+(* with the clocks compensated (by the delay in force: the configurations change none).            *)
 WL344_WAIT_RULE ==
-    \A n \in Replicas : \A t \in Executed(n) : at[n][t] >= at[Stamper(n)][t] + MasterDelay[n]
+    \A n \in Replicas : \A t \in Executed(n) : at[n][t] >= at[Stamper(n)][t] + delay[n]
 
 (* An interrupted wait executes nothing: STOP SLAVE leaves the position where it was. *)
 WL344_STOP_NO_EXEC ==
     [][\A n \in Replicas : sql[n] = "waiting" /\ sql'[n] = "stopped" => done'[n] = done[n]]_vars
 
 (* master_3 waits from master_2's execution of the event, not master_1's. *)
-ImmediateMaster == \A t \in Executed(3) : at[3][t] >= at[2][t] + MasterDelay[3]
+ImmediateMaster == \A t \in Executed(3) : at[3][t] >= at[2][t] + delay[3]
 WL344_CHAIN_IMMEDIATE == ImmediateMaster
 WL7318_F1 == ImmediateMaster
 =============================================================================

@@ -24,6 +24,7 @@ Step(e) ==
       [] e.a = "Apply"     -> Apply(e.n) /\ done'[e.n] = e.t
       [] e.a = "Stop"      -> Stop(e.n)
       [] e.a = "Start"     -> Start(e.n)
+      [] e.a = "ChangeDelay" -> e.d \in NewDelays /\ ChangeDelay(e.n, e.d)
 
 TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 

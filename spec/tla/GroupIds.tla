@@ -12,7 +12,8 @@
 (* engine commit, relay-log.info flush; a crash may fall between any two,  *)
 (* and recovery commits what the binlog holds, so the SQL thread gets the  *)
 (* group again: it halts on an ID not above its binlog's last              *)
-(* ("Interaction with rpl_transaction_enabled").  At failover the most     *)
+(* ("Interaction with rpl_transaction_enabled"), until the DBA places it   *)
+(* after that group by CHANGE MASTER.  At failover the most                *)
 (* advanced slave by SHOW MASTER STATUS becomes root and continues the     *)
 (* sequence; every other slave is placed after its last group by SHOW      *)
 (* BINLOG INFO FOR, or refused (1236) when the new master lacks it.  The   *)
@@ -263,6 +264,15 @@ Rejoin(s) ==
     /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes, purged, purges, rotations,
                    pending>>
 
+(* The DBA's repair of a halted slave ("Interaction with rpl_transaction_enabled": "Replication  *)
+(* can be repaired by issuing an appropriate CHANGE MASTER command to restart replication at the *)
+(* correct pos"): CHANGE MASTER to the end of the group SHOW BINLOG INFO FOR its last ID names.  *)
+Place(s) ==
+    /\ Slave(s) /\ gid[s] # 0 /\ Holding(master, gid[s]) # {}
+    /\ rli' = [rli EXCEPT ![s] = CHOOSE i \in Holding(master, gid[s]) : TRUE]
+    /\ halted' = [halted EXCEPT ![s] = FALSE]
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, placed, inSystem, master, made, crashes, extra>>
+
 (* FLUSH LOGS: the open binlog closed (its entry fixed), a new one whose entry holds the ID so far. *)
 Rotate(s) ==
     /\ up[s] /\ rotations < NRotations /\ rotations' = rotations + 1
@@ -273,7 +283,7 @@ Rotate(s) ==
 Next ==
     \/ ClientCommit \/ ClientCommitOvertaking \/ ClientCommitCrash \/ Failover \/ Purge
     \/ \E s \in Server : Play(s) \/ PlayCrash(s) \/ PassStop(s) \/ Halt(s) \/ Crash(s) \/ Shutdown(s)
-                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s)
+                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s) \/ Place(s)
 
 Spec == Init /\ [][Next]_vars
 

@@ -36,6 +36,7 @@ Step(e) ==
       [] e.a = "Failover"          -> Failover /\ master' = e.s
       [] e.a = "Repoint"           -> Repoint(e.s) /\ placed'[e.s] = e.placed
       [] e.a = "Rotate"            -> Rotate(e.s)
+      [] e.a = "Place"             -> Place(e.s) /\ rli'[e.s] = e.rli
 
 TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 

@@ -5,13 +5,15 @@
 (* incident event written before anything later is binlogged.  A replica's *)
 (* SQL thread applies the binlog in order, stops at an incident, and goes  *)
 (* on past it only when the DBA sets SQL_SLAVE_SKIP_COUNTER = 1 and starts *)
-(* it again (R4).  A transactional change that cannot be binlogged is      *)
-(* rolled back: nothing is lost, so no incident (known bugs I3).           *)
+(* it again (R4); STOP SLAVE and START SLAVE pause it where it is.  A      *)
+(* transactional change that cannot be binlogged is rolled back: nothing   *)
+(* is lost, so no incident (known bugs I3).                                *)
 (* Invariants are named after requirement IDs, dots as underscores.        *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences
 
 CONSTANTS NChanges,  \* changes made on the master (binlogged, lost or rolled back)
+          Skips,     \* the SQL_SLAVE_SKIP_COUNTER values the DBA sets ({1}: R4's)
           MUTANTS    \* names from model/mutants.py whose mechanism is here
 
 ASSUME MUTANTS \subseteq {"no-incident", "incident-ignored", "incident-on-rollback"}
@@ -22,7 +24,7 @@ VARIABLES made,      \* changes 1..made were made on the master
           unmarked,  \* lost changes no incident marks yet
           due,       \* an incident must be written before anything else is binlogged
           pos,       \* the replica's SQL thread processed log[1..pos]
-          sql,       \* "running" or "stopped"
+          sql,       \* "running", "stopped" (at an incident) or "idle" (by STOP SLAVE)
           skip,      \* SQL_SLAVE_SKIP_COUNTER
           applied,   \* changes the replica applied
           halted     \* positions of incidents the SQL thread stopped at
@@ -70,9 +72,14 @@ WriteIncident ==
 Apply ==
     /\ sql = "running" /\ pos < Len(log)
     /\ LET e == log[pos + 1] IN
-       IF e.kind = "tx"
+       IF e.kind = "tx" /\ skip = 0
        THEN /\ applied' = applied \cup {e.c} /\ pos' = pos + 1
             /\ UNCHANGED <<sql, skip, halted>>
+       \* a counter that runs out inside a group skips the rest of it (BUG#28618): the group
+       \* takes one or more of it, as many as it has events
+       ELSE IF e.kind = "tx"
+       THEN /\ pos' = pos + 1 /\ skip' \in 0..skip - 1
+            /\ UNCHANGED <<sql, applied, halted>>
        ELSE IF skip > 0 \/ "incident-ignored" \in MUTANTS
        THEN /\ pos' = pos + 1 /\ skip' = IF skip > 0 THEN skip - 1 ELSE 0
             /\ UNCHANGED <<sql, applied, halted>>
@@ -80,19 +87,30 @@ Apply ==
             /\ UNCHANGED <<pos, skip, applied>>
     /\ UNCHANGED <<made, log, lost, unmarked, due>>
 
-(* R4: SET GLOBAL SQL_SLAVE_SKIP_COUNTER = 1; START SLAVE. *)
-SkipAndStart ==
+(* R4: SET GLOBAL SQL_SLAVE_SKIP_COUNTER = 1; START SLAVE (a greater counter skips what follows *)
+(* the incident too).                                                                            *)
+SkipAndStart(n) ==
     /\ sql = "stopped"
-    /\ sql' = "running" /\ skip' = 1
+    /\ sql' = "running" /\ skip' = n
     /\ UNCHANGED <<made, log, lost, unmarked, due, pos, applied, halted>>
 
-Next == Binlog \/ Lose \/ RollBack \/ WriteIncident \/ Apply \/ SkipAndStart
+(* STOP SLAVE stops the SQL thread where it is; START SLAVE without the skip counter set starts *)
+(* it there, and one stopped at an incident stops at it again (R3.1).                           *)
+Stop ==
+    /\ sql = "running" /\ sql' = "idle"
+    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, skip, applied, halted>>
+
+Start ==
+    /\ sql \in {"idle", "stopped"} /\ sql' = "running"
+    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, skip, applied, halted>>
+
+Next == Binlog \/ Lose \/ RollBack \/ WriteIncident \/ Apply \/ Stop \/ Start \/ \E n \in Skips : SkipAndStart(n)
 
 Spec == Init /\ [][Next]_vars
 
 TypeOK ==
     /\ made \in 0..NChanges /\ lost \subseteq 1..made /\ unmarked \subseteq lost
-    /\ pos \in 0..Len(log) /\ sql \in {"running", "stopped"} /\ skip \in {0, 1}
+    /\ pos \in 0..Len(log) /\ sql \in {"running", "stopped", "idle"} /\ skip \in Nat
 
 Incidents == {i \in 1..Len(log) : log[i].kind = "incident"}
 

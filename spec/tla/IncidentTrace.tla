@@ -26,7 +26,10 @@ Step(e) ==
       [] e.a = "Apply"         -> Apply /\ applied' = applied \cup {e.c} /\ pos' = pos + 1 /\ log[pos + 1].kind = "tx"
       [] e.a = "Halt"          -> Apply /\ sql' = "stopped"
       [] e.a = "Skip"          -> Apply /\ log[pos + 1].kind = "incident" /\ sql' = "running"
-      [] e.a = "SkipAndStart"  -> SkipAndStart
+      [] e.a = "SkipAndStart"  -> e.n \in Skips /\ SkipAndStart(e.n)
+      [] e.a = "SkipGroup"     -> Apply /\ log[pos + 1].kind = "tx" /\ log[pos + 1].c = e.c /\ applied' = applied
+      [] e.a = "Stop"          -> Stop
+      [] e.a = "Start"         -> Start
 
 TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 

@@ -128,7 +128,7 @@ def test_select_filters_and_defaults():
     (('config = "Incident_small.cfg"', 'config = "Incident_nope.cfg"'), "no configuration Incident_nope.cfg"),
     (('size = "large"', 'size = "huge"'), "size 'huge'"),
     (('only = ["WL6355_FAILOVER_NO_LOSS"]', 'only = ["WL3464_GAP"]'), "only names a property the configuration does not check"),
-    (('depth = 21', 'depth = "deep"'), "ValueError"),
+    (('depth = 22', 'depth = "deep"'), "ValueError"),
 ])
 def test_a_broken_manifest_is_replchecks_own_fault(tla_copy, edit, problem):
     f = tla_copy / "manifest.toml"

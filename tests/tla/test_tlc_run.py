@@ -77,7 +77,7 @@ def test_a_broken_spec_gives_a_violation_and_the_cli_prints_its_steps(tla_copy, 
 
 
 def test_a_spec_tlc_cannot_parse_exits_3_never_1(tla_copy, capsys):
-    _break(tla_copy, "SkipAndStart ==", "SkipAndStart == == ")
+    _break(tla_copy, "SkipAndStart(n) ==", "SkipAndStart(n) == == ")
     assert main(["tlc", "--config", "Incident_small"]) == 3
     out, err = capsys.readouterr()
     assert "TLC FAILED" in out and "Parse Error" in out and "not a verdict" in err
@@ -87,6 +87,6 @@ def test_the_cli_says_as_pinned_and_exits_0(capsys):
     assert main(["tlc", "--mutant", "incident-on-rollback"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == ("incident-on-rollback: Incident Incident_small.cfg [mutant incident-on-rollback]: "
-                                   "violated WL3464_NO_FALSE, 14 distinct states, depth 3: as pinned")
+                                   "violated WL3464_NO_FALSE, 17 distinct states, depth 3: as pinned")
     first = next(line for line in out.splitlines() if "1. Initial predicate:" in line)
     assert "made = 0" in first and 'log = <<[kind |-> "incident", marks |-> {}]>>' in out.splitlines()[-1]

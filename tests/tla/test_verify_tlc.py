@@ -44,7 +44,7 @@ def test_verify_gives_a_tlc_row_per_requirement_and_check(incident):
     holds = rows[("incident", "WL3464.GAP")]
     assert (holds["source"], holds["system"], holds["status"]) == ("tlc", "Incident_small", "pass")
     assert holds["tlc"] == {"check": "incident", "module": "Incident", "config": "Incident_small.cfg",
-                            "distinct_states": 1350, "depth": 21}
+                            "distinct_states": 2985, "depth": 22}
     caught = rows[("incident-ignored", "WL3464.R3.1")]
     assert (caught["system"], caught["status"], caught["expected"]) == ("mutant:incident-ignored", "violated", "violated")
     assert caught["witnesses"][0]["steps"][0].startswith("1. Initial predicate: ")
@@ -70,7 +70,7 @@ def test_a_result_the_manifest_does_not_pin_is_a_finding_and_fails_the_gate(tla_
 
 def test_a_spec_tlc_cannot_parse_is_a_finding_not_a_verdict(tla_copy, monkeypatch):
     f = tla_copy / "Incident.tla"
-    f.write_text(f.read_text().replace("SkipAndStart ==", "SkipAndStart == == ", 1))
+    f.write_text(f.read_text().replace("SkipAndStart(n) ==", "SkipAndStart(n) == == ", 1))
     results = _incident_results(monkeypatch)
     assert results.rows == []
     assert {x["kind"] for x in results.findings} == {"tlc failed"} and len(results.findings) == 4
@@ -82,9 +82,9 @@ def test_the_report_shows_tlc_counts_and_a_counterexample(incident):
     assert rep["counts"]["evidence"]["tlc"] == 4  # Incident_small judges its 4 requirements; mutants count for none
     assert "TLC 4" in report.headline(rep)
     gap = next(r for r in rep["requirements"] if r["id"] == "WL3464.GAP")["verdicts"]
-    assert gap["tlc:Incident_small"]["tlc"] == [{"check": "incident", "distinct_states": 1350, "depth": 21}]
+    assert gap["tlc:Incident_small"]["tlc"] == [{"check": "incident", "distinct_states": 2985, "depth": 22}]
     [w] = gap["tlc:mutant:no-incident"]["witnesses"]
     assert w["reproduce"] == "replcheck tlc --spec Incident --config Incident_small --mutant no-incident"
     page = render_html(rep)
-    assert "incident: 1,350 distinct states, depth 21" in page
+    assert "incident: 2,985 distinct states, depth 22" in page
     assert '<ol class="steps"><li>Initial predicate: ' in page and "<li>Lose: " in page
