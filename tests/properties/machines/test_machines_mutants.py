@@ -46,6 +46,8 @@ ELSEWHERE = {  # searched for by the feature's own test module
     "no-halt-on-lower-id": "test_machines_groupid",
     "gtid-received-at-first-event": "test_machines_partial", "rotate-mid-group": "test_machines_partial",
     "partial-copy-kept": "test_machines_partial", "gtid-state-lags-binlog": "test_machines_recovery",
+    "state-file-missing-empty": "test_machines_recovery", "ack-filtered": "test_machines_filter",
+    "failed-change-not-logged": "../test_properties_srcerr",
 }
 NOT_FOUND = {  # gaps in the steps, to close
     "min-ack-last-slot": "needs five steps in order (a failover, semi-sync enabled on the new primary, "
@@ -55,6 +57,10 @@ NOT_FOUND = {  # gaps in the steps, to close
                                 "group's GTID is recorded otherwise: 300 examples of the incident machine miss it",
     "connect-ignores-server-id": "needs an alternate future (a slave's last group from a failed master) and a "
                                  "reconnect by group ID: 300 examples of the group-ID machine miss it",
+    "start-binlog-any-entry": "needs a failover whose new master's newest binlog lists the replica's GTID, not as "
+                              "its domain's last, then a GTID connect: 60 examples of the domains machine miss it",
+    "recovery-keeps-in-doubt": "needs a crash and a failover while a commit waits, then the old primary back as a "
+                               "replica: 60 examples of the semi-sync machine miss it",
 }
 
 
