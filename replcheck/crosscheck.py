@@ -45,6 +45,7 @@ class Facts:
     restarts: frozenset[str] = frozenset()  # nodes whose replication started again (START SLAVE, restart, a reconnect after a cut)
     incidents: frozenset[str] = frozenset()  # nodes that binlogged an incident
     cuts: frozenset[tuple[str, tuple]] = frozenset()  # (node, (when, where in the source's binlog)) of each cut that stopped its IO thread
+    as_replica: frozenset[str] = frozenset()  # nodes restarted with --init-rpl-role=SLAVE (MDEV-21117's recovery)
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -55,7 +56,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     stmts: dict[tuple[str, str], int] = {}
     data: dict[str, dict] = {}
     untimed_applies = False
-    restarts, incidents = set(), set()
+    restarts, incidents, as_replica = set(), set(), set()
     cuts: dict[str, list[tuple]] = {}
     for o in obs:
         k, node = o["kind"], o.get("node", "")
@@ -64,6 +65,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
                 k == "io_cut" and o.get("then") == "reconnect"):
             restarts.add(node)
+            if k == "restart" and o.get("init_rpl_role") == "SLAVE":
+                as_replica.add(node)
         elif k == "binlog" and o.get("type") == "INCIDENT_EVENT":
             incidents.add(node)
         if k == "apply" and o.get("begin") is None:
@@ -102,7 +105,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     observed = frozenset(a for a in ASPECTS if a not in unobserved)
     return Facts(header, {k: tuple(v) for k, v in seqs.items() if k[0] in observed}, binlog, applied_from,
                  commits, settings, observed, frozenset(restarts), frozenset(incidents),
-                 frozenset((n, tuple(ts)) for n, ts in cuts.items()))
+                 frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica))
 
 
 @dataclass(frozen=True)
@@ -271,9 +274,17 @@ def unsent_commit(ctx: Ctx) -> bool:
     return any(value[1] == "unsent" for f in (left, right) for _, value in f.seqs.get(("commit", node), ()))
 
 
+def restarted_as_replica(ctx: Ctx) -> bool:
+    """The node (or a server up its chain) came back from a crash as a replica, whose recovery cuts
+    what was left in doubt: an AFTER_SYNC commit waiting for its ack is prepared, so cut and rolled
+    back, where AFTER_COMMIT had committed it in the engine and keeps it."""
+    return _here_or_upstream(ctx, lambda c, src: c[3] in c[0].as_replica | c[1].as_replica)
+
+
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit)}
+    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
+    restarted_as_replica)}
 
 
 @dataclass(frozen=True)
