@@ -14,12 +14,15 @@ from .groupid import lost_lines, of_node
 
 
 def _groups(v: TraceView, node: str) -> dict[str, list[dict]]:
-    """Each client transaction's events in the node's binlog, recovery's cuts left out."""
+    """Each client transaction's events in the node's binlog, recovery's cuts left out: its first
+    group only (a copy the node applied later, restored or replicated back to it, is another's)."""
     def build() -> dict[str, list[dict]]:
         lost, out = lost_lines(v), {}
         for o in of_node(v, node):
             if o["kind"] == "binlog" and o.get("trx") is not None and o["_line"] not in lost:
-                out.setdefault(o["trx"], []).append(o)
+                group = out.setdefault(o["trx"], [])
+                if not (group and group[-1].get("last")):
+                    group.append(o)
         return out
     return v.memo(f"srcerr.groups.{node}", build)
 
