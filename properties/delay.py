@@ -169,11 +169,16 @@ class DelayIndex:
             r = relays[i]
             if r["t"] > t:
                 break
-            # The first apply of this very event: a relay-log place is reused after a discard, and
-            # an apply before a rollback (its group retried or completed later) still passed it.
+            # A model's Trace: the first apply of this very event (a relay-log place is reused after a
+            # discard, and an apply before a rollback, its group completed later, still passed it). A
+            # polled server's relay log is read after what its samples showed applied, and a STOP
+            # SLAVE mid-group sends its SQL thread back to the group's start: its last apply.
             lines = done.get((r["file"], r["pos"]), ())
-            k = bisect_left(lines, (r["_line"],))
-            when = lines[k][1] if k < len(lines) else None
+            if self.v.resolution_us:
+                when = lines[-1][1] if lines else None
+            else:
+                k = bisect_left(lines, (r["_line"],))
+                when = lines[k][1] if k < len(lines) else None
             # Only discards logged before the sample: one later in the same microsecond had not happened yet.
             if any(r["_line"] < d["_line"] < line and (when is None or when > d["t"]) for d in discards):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied

@@ -29,7 +29,7 @@ def search(wait_point: str, mutants=(), examples: int = 150):
 
 def test_after_commit_phantom_read_is_lost_on_failover():
     with pytest.raises(AssertionError) as info:
-        search("AFTER_COMMIT", examples=400)  # the story needs three steps in order: a wider search
+        search("AFTER_COMMIT", examples=800)  # three steps in order among the family's (restart_as_replica too)
     message = str(info.value)
     steps = [n for n in getattr(info.value, "__notes__", []) if n.startswith("state.")]
     assert message.startswith("WL6355.FAILOVER.NO_LOSS") and "read on A while ON" in message, message
@@ -39,7 +39,7 @@ def test_after_commit_phantom_read_is_lost_on_failover():
 
 
 def test_after_sync_passes_the_same_search():
-    machine = search("AFTER_SYNC", examples=400)  # the budget that finds AFTER_COMMIT's loss
+    machine = search("AFTER_SYNC", examples=800)  # the budget that finds AFTER_COMMIT's loss
     # The search reached failovers after commits returned and waiting commits, so passing is not
     # vacuous (the commit step's client waiting for its COMMIT to return makes the first).
     assert machine.exercised["WL6355.FAILOVER.NO_LOSS"] > 0 and machine.exercised["WL1720.ACK.WAIT"] > 0
