@@ -46,6 +46,7 @@ class Facts:
     incidents: frozenset[str] = frozenset()  # nodes that binlogged an incident
     cuts: frozenset[tuple[str, tuple]] = frozenset()  # (node, (when, where in the source's binlog)) of each cut that stopped its IO thread
     as_replica: frozenset[str] = frozenset()  # nodes restarted with --init-rpl-role=SLAVE (MDEV-21117's recovery)
+    untils: frozenset[tuple[str, int]] = frozenset()  # (node, when) of each stop START SLAVE UNTIL's condition made
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -56,10 +57,12 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     stmts: dict[tuple[str, str], int] = {}
     data: dict[str, dict] = {}
     untimed_applies = False
-    restarts, incidents, as_replica = set(), set(), set()
+    restarts, incidents, as_replica, untils = set(), set(), set(), set()
     cuts: dict[str, list[tuple]] = {}
     for o in obs:
         k, node = o["kind"], o.get("node", "")
+        if k == "sql_stop" and o.get("reason") == "until":
+            untils.add((node, o["t"]))
         if k == "io_cut" and o.get("then") == "stop":
             cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
@@ -105,7 +108,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     observed = frozenset(a for a in ASPECTS if a not in unobserved)
     return Facts(header, {k: tuple(v) for k, v in seqs.items() if k[0] in observed}, binlog, applied_from,
                  commits, settings, observed, frozenset(restarts), frozenset(incidents),
-                 frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica))
+                 frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
+                 frozenset(untils))
 
 
 @dataclass(frozen=True)
@@ -259,12 +263,13 @@ def cut_differs(ctx: Ctx) -> bool:
 
 def gtid_domains_used(ctx: Ctx) -> bool:
     """The History uses what only MariaDB's mechanics model: gtid_strict_mode on a server, or GTIDs
-    of two or more domains (a GTID connect then starts per domain)."""
+    of a domain set by gtid_domain_id (other than 0, or two of them: a GTID connect then starts per
+    domain)."""
     left = ctx[0]
     if any(n.get("variables", {}).get("gtid_strict_mode") for n in left.header.get("topology", {}).get("nodes", [])):
         return True
     domains = {b.get("gtid", "").split("-")[0] for events in left.binlog.values() for b in events if b.get("gtid")}
-    return len(domains) > 1
+    return len(domains) > 1 or domains - {"0"} != set()
 
 
 def unsent_commit(ctx: Ctx) -> bool:
@@ -272,6 +277,14 @@ def unsent_commit(ctx: Ctx) -> bool:
     master), which the seeds' servers do not wait for and MariaDB waits out (MDEV-38486)."""
     left, right, _, node, _ = ctx
     return any(value[1] == "unsent" for f in (left, right) for _, value in f.seqs.get(("commit", node), ()))
+
+
+def until_differs(ctx: Ctx) -> bool:
+    """START SLAVE UNTIL's condition stopped the node's SQL thread at another time (or only in one
+    Trace): what it executed by then came at other times, so a later STOP SLAVE finds it running in
+    one and already stopped (a warning) in the other."""
+    left, right, _, node, _ = ctx
+    return {t for n, t in left.untils if n == node} != {t for n, t in right.untils if n == node}
 
 
 def restarted_as_replica(ctx: Ctx) -> bool:
@@ -284,7 +297,7 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
-    restarted_as_replica)}
+    restarted_as_replica, until_differs)}
 
 
 @dataclass(frozen=True)
