@@ -24,10 +24,14 @@ def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str
     them on the master (sql_repl.cc, send_event_to_slave)."""
     def build():
         lost = lost_lines(v)
+        # a polled server's binlog rows do not show the flag: its client's commit does
+        marked = {c.get("trx") for c in v.kind("commit") if c["node"] == source and c.get("skip_replication")}
         before, last = {}, {}
         for o in v.of_node(source):
             g = _gtid(o) if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost else None
-            if g is not None and not (unmarked and o.get("skip_replication")) and o["gtid"] not in before:
+            if unmarked and g is not None and (o.get("skip_replication") or o.get("trx") in marked):
+                continue
+            if g is not None and o["gtid"] not in before:
                 before[o["gtid"]] = last.get(g[0])
                 last[g[0]] = o["gtid"]
         return before
