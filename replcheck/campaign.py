@@ -363,22 +363,37 @@ def run(plan: Plan, out: Path, master: str | None = "local[*]", verbose: bool = 
 
 
 def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], table: Path, progress: Progress) -> None:
+    """One Spark job: a task per chunk, its rows handed to the JVM as Arrow record batches
+    (`mapInArrow`), column by column, not as pickled Python rows converted one by one."""
     histories, findings = progress.histories, progress.findings
+    spark_schema = schema()
 
-    def task(part):
-        for chunk in part:
-            n = 0
-            for row in run_chunk(plan, chunk):
-                n += bool(row[FINDING])
-                yield row
-            histories.add(chunk[2] - chunk[1])
-            findings.add(n)
+    def task(ids):
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
 
-    rdd = spark.sparkContext.parallelize(chunks, len(chunks)).mapPartitions(task)
-    # rows come from run_history alone, with the schema's types (tests/test_campaign.py reads them
-    # back); checking each row again in the worker would cost 15% of its time
-    (spark.createDataFrame(rdd, schema(), verifySchema=False).write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
+        arrow = to_arrow_schema(spark_schema)
+        for batch in ids:
+            for k in batch.column(0).to_pylist():
+                chunk = chunks[k]
+                rows = list(run_chunk(plan, chunk))
+                yield _batch(pa, arrow, rows)
+                histories.add(chunk[2] - chunk[1])
+                findings.add(sum(bool(row[FINDING]) for row in rows))
+
+    # spark.range with as many partitions as elements: one chunk per task, as a retry redoes it whole
+    ids = spark.range(len(chunks), numPartitions=len(chunks))
+    (ids.mapInArrow(task, spark_schema).write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
      .partitionBy("chunk").parquet(str(table)))
+
+
+def _batch(pa, arrow, rows: list[tuple]):
+    """The rows as one record batch of the table's Arrow schema (a map column takes its pairs)."""
+    columns = list(zip(*rows))  # a chunk has at least a row per History and system
+    maps = {i for i, (_, kind) in enumerate(COLUMNS) if kind.startswith("map")}
+    return pa.RecordBatch.from_arrays(
+        [pa.array([None if v is None else list(v.items()) for v in col] if i in maps else col, type=arrow.field(i).type)
+         for i, col in enumerate(columns)], schema=arrow)
 
 
 def _count_findings(spark, table: Path) -> int:
