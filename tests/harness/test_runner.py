@@ -654,3 +654,37 @@ def test_a_stopped_sql_thread_passes_nothing_and_what_it_passed_comes_before_its
     sample(50, "No", 1590)
     kinds = [(o["t"], o["kind"]) for _, _, o in r.obs if o["kind"] in ("apply", "sql_stop")]
     assert kinds == [(20, "apply"), (30, "sql_stop")]
+
+
+def test_a_group_cut_in_transfer_stays_partial_in_the_relay_observations():
+    """cut-mid-group-reconnect on MariaDB 10.11 (B's relay logs, positions as read): the cut left t2's
+    GTID and first statement in relay.000002; after the reconnect the IO thread wrote the dump's
+    Rotate, FDE, Gtid_list events and its own Rotate, then the rest of t2 (it skipped the 4 events
+    it held). The copy is one group: its events numbered on across the reconnect, the XID its last;
+    a GTID that follows an open copy leaves it partial (never marked last)."""
+    from replcheck.harness.relaylog import Event
+
+    r = R.Runner(_history([]))
+    r.sources["B"] = "A"
+    stmt_end = bytes(6) + (1).to_bytes(2, "little")
+    log = [("relay.000002", Event(849, 42, 1, 162, 1, 598, "GTID 0-1-2 trans", bytes(13))),
+           ("relay.000002", Event(891, 72, 1, 160, 1, 670)), ("relay.000002", Event(963, 46, 1, 19, 1, 716)),
+           ("relay.000002", Event(1009, 43, 1, 23, 1, 759, "", stmt_end)),
+           ("relay.000003", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4")),
+           ("relay.000003", Event(297, 252, 1, 15, 1, 0)), ("relay.000003", Event(549, 29, 1, 163, 1, 285)),
+           ("relay.000003", Event(615, 43, 0, 163, 1, 556)), ("relay.000003", Event(658, 41, 1, 4, 1, 699, "Rotate to bin.000001  pos: 759")),
+           ("relay.000003", Event(699, 72, 1, 160, 1, 831)), ("relay.000003", Event(771, 46, 1, 19, 1, 877)),
+           ("relay.000003", Event(817, 43, 1, 23, 1, 920, "", stmt_end)), ("relay.000003", Event(1021, 31, 1, 16, 1, 1112)),
+           ("relay.000003", Event(1052, 42, 1, 162, 1, 1154, "GTID 0-1-3 trans", bytes(13))),
+           ("relay.000003", Event(1094, 72, 1, 160, 1, 1226)),
+           ("relay.000003", Event(1166, 42, 1, 162, 1, 1268, "GTID 0-1-4 ddl", bytes(12) + b"\x01")),
+           ("relay.000003", Event(1208, 80, 1, 2, 1, 1348, "", bytes(13) + b"rc\0CREATE TABLE rc.d5 (i INT)"))]
+    for name, ev in log:
+        r._relay_event("B", 10, name, ev)
+    got = [(o["gtid"], o["idx"], o["last"]) for _, _, o in r.obs if o["kind"] == "relay" and o["gtid"]]
+    assert got == [("0-1-2", i, i == 7) for i in range(8)] + [("0-1-3", 0, False), ("0-1-3", 1, False),
+                                                                ("0-1-4", 0, False), ("0-1-4", 1, True)]
+    # The reconnect's events inside the copy are in no group and passed as such (the SQL thread's).
+    assert [o["type"] for _, _, o in r.obs if o["kind"] == "relay" and not o["gtid"]] == [
+        "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "GTID_LIST_EVENT", "ROTATE_EVENT"]
+    assert len(r._unapplied["B"]) == 5
