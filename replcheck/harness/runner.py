@@ -1316,6 +1316,7 @@ class Runner:
                     events.setdefault(o["gtid"], []).append(o)
                 elif o["kind"] == "relay" and o["gtid"]:
                     relayed.setdefault((o["node"], o["gtid"], o["idx"]), []).append(o)
+        parts = {node: self._rows_by_part(node) for node in {n for n, _ in self.seen}}
         for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
             gtid = self.gtid_of.get(k)
             source = self.seen_src[(node, k)]
@@ -1323,7 +1324,7 @@ class Runner:
                 continue
             relay_file, relay_pos = self.seen_pos[(node, k)]
             self.emit("visible", node, t, trx=self.trx_names[k], gtid=gtid)
-            for b in events.get(gtid, []):
+            for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
                 # The event's own place in the relay log, where it was read: its latest copy relayed
                 # by then (stamped up to a poll late, so the first one otherwise); else where the
                 # SQL thread was at the sample.
@@ -1339,6 +1340,18 @@ class Runner:
                 back, errno = self.returned.get(k, (t, None))
                 t = t if errno == CR_SERVER_LOST else min(t, back)
                 self.emit("visible", node, t, trx=self.trx_names[k], gtid=self.gtid_of.get(k))
+
+    def _rows_by_part(self, node: str) -> dict[int, dict[int, int]]:
+        """k -> statement (the row's part) -> rows on the node at the end; {} when it cannot be read."""
+        try:
+            rows = self.cluster.sql(node, "SELECT k, part, COUNT(*) FROM rc.r GROUP BY k, part UNION ALL "
+                                          "SELECT k, part, COUNT(*) FROM rc.m GROUP BY k, part")
+        except (HarnessError, SqlError):
+            return {}
+        out: dict[int, dict[int, int]] = {}
+        for k, part, n in rows:
+            out.setdefault(int(k), {})[int(part)] = out.get(int(k), {}).get(int(part), 0) + int(n)
+        return out
 
     def _emit_skips(self) -> None:
         """The events SQL_SLAVE_SKIP_COUNTER passed over, at the note that says so: the relay
@@ -1426,6 +1439,31 @@ class Runner:
         """Time order; within one instant what happened before the samples that saw it."""
         with self._lock:
             return [o for _, _, o in sorted(self.obs, key=lambda x: (x[0], ORDER.get(x[2]["kind"], 3), x[1]))]
+
+
+# What begins a statement of a group in the binlog: its Annotate_rows (ROW format), its Query
+# (STATEMENT format), or a Table_map after a Rows event (ROW format without annotations).
+STATEMENT_STARTS = frozenset({"ANNOTATE_ROWS_EVENT", "QUERY_EVENT"})
+ROWS_EVENTS = frozenset({"WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT", "DELETE_ROWS_EVENT"})
+
+
+def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:
+    """The events of a group a replica committed, as its rows show: statement i of a client
+    transaction inserts the row (k, i), so a statement whose row the replica has fewer of than the
+    first statement's was committed without it (a partial group, PARTIAL.GROUP.WHOLE): its events
+    are left out, the commit (the group's last event) is not. The SQL thread's events are not
+    observed one by one; this is what its commit left. No rows (DDL, not read): the whole group."""
+    if not parts:
+        return group
+    statements: list[list[dict]] = []
+    for e in group[1:-1]:
+        if not statements or e["type"] in STATEMENT_STARTS or (e["type"] == "TABLE_MAP_EVENT"
+                                                              and statements[-1][-1]["type"] in ROWS_EVENTS):
+            statements.append([e])
+        else:
+            statements[-1].append(e)
+    first = parts.get(0, 0)
+    return group[:1] + [e for i, st in enumerate(statements) for e in st if parts.get(i, 0) >= first] + group[-1:]
 
 
 def _close_group(group: list[dict]) -> None:

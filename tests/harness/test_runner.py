@@ -688,3 +688,23 @@ def test_a_group_cut_in_transfer_stays_partial_in_the_relay_observations():
     assert [o["type"] for _, _, o in r.obs if o["kind"] == "relay" and not o["gtid"]] == [
         "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "GTID_LIST_EVENT", "ROTATE_EVENT"]
     assert len(r._unapplied["B"]) == 5
+
+
+@pytest.mark.parametrize("parts, kept", [
+    ({0: 1, 1: 1, 2: 1}, list(range(11))),  # every statement's row: the whole group
+    ({0: 1, 2: 1}, [0, 1, 2, 3, 7, 8, 9, 10]),  # committed without its second statement
+    ({0: 2, 1: 1, 2: 1}, [0, 1, 2, 3, 10]),  # the first statement twice (a partial copy committed, then the whole)
+    ({}, list(range(11))),  # no rows read (DDL, or the node could not be asked): as the binlog has it
+])
+def test_what_a_replica_committed_of_a_group_is_read_from_its_rows(parts, kept):
+    """A three-statement group in ROW format (GTID; Annotate_rows, Table_map, Write_rows each; XID):
+    the applies the runner records are those its rows show committed, so PARTIAL.GROUP.WHOLE sees
+    a partial commit."""
+    types = ["GTID_LOG_EVENT"] + ["ANNOTATE_ROWS_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT"] * 3 + ["XID_EVENT"]
+    group = [{"type": t, "idx": i, "last": i == 10} for i, t in enumerate(types)]
+    committed = R._committed(group, parts)
+    assert [e["idx"] for e in committed] == kept
+    obs = [{"t": 1, "kind": "apply", "node": "B", "trx": "t2", "gtid": "0-1-2", **e} for e in committed]
+    header = {"schema": "replcheck.trace/1", "system": "mariadb:10.11", "topology": {"nodes": [{"id": "A"}, {"id": "B"}]}}
+    [v] = [v for v in core.run_properties(core.TraceView(header, obs), "partial") if v.requirement == "PARTIAL.GROUP.WHOLE"]
+    assert v.status == (core.PASS if kept == list(range(11)) else core.VIOLATED), v
