@@ -49,6 +49,9 @@ def test_what_a_real_server_cannot_do_is_refused():
     R.check_supported(_history([{"at": 1, "op": "lose_acks", "node": "B", "count": 2}, {"at": 2, "op": "failover", "node": "B"}]))
     with pytest.raises(R.RunnerError, match=r"ops\[1\].*lose_acks after a failover"):
         R.check_supported(_history([{"at": 1, "op": "failover", "node": "B"}, {"at": 2, "op": "lose_acks", "node": "B", "count": 1}]))
+    R.check_supported(_history([{"at": 1, "op": "cut_io", "node": "B", "after_events": 2, "then": "stop"}]))  # the relay cuts
+    with pytest.raises(R.RunnerError, match=r"ops\[1\].*cut_io after a failover"):
+        R.check_supported(_history([{"at": 1, "op": "failover", "node": "B"}, {"at": 2, "op": "cut_io", "node": "B", "after_events": 1}]))
     with pytest.raises(R.RunnerError, match=r"ops\[0\].*op crash of kind machine is not supported"):
         R.check_supported(_history([{"at": 1, "op": "crash", "node": "A", "kind": "machine"}]))
     R.check_supported(_history([{"at": 1, "op": "crash", "node": "A", "kind": "process"}]))  # kill -9
@@ -708,3 +711,27 @@ def test_what_a_replica_committed_of_a_group_is_read_from_its_rows(parts, kept):
     header = {"schema": "replcheck.trace/1", "system": "mariadb:10.11", "topology": {"nodes": [{"id": "A"}, {"id": "B"}]}}
     [v] = [v for v in core.run_properties(core.TraceView(header, obs), "partial") if v.requirement == "PARTIAL.GROUP.WHOLE"]
     assert v.status == (core.PASS if kept == list(range(11)) else core.VIOLATED), v
+
+
+def test_cut_io_arms_the_replica_s_relay_and_records_where_it_cut():
+    """cut_io is the relay's (replcheck/harness/proxy.py): armed on the replica's channel; not a
+    replica, the models' error; a reconnect cut is recorded as the relay made it, with the source's
+    place after the last event passed."""
+    from replcheck.harness.proxy import Cut
+
+    class Relay:
+        armed: list = []
+
+        def cut(self, after_events, then):
+            self.armed.append((after_events, then))
+
+    r = R.Runner(_history([]))
+    r.proxies["B"] = Relay()
+    r._cut_io({"at": 1, "op": "cut_io", "node": "B", "after_events": 3})
+    r._cut_io({"at": 1, "op": "cut_io", "node": "A", "after_events": 1, "then": "stop"})
+    assert Relay.armed == [(3, "reconnect")]
+    r._io_cut("A", "B", Cut("reconnect", "bin.000001", 759, "0-1-2"))
+    got = [{k: v for k, v in o.items() if k != "t"} for _, _, o in r.obs]
+    assert got == [{"kind": "error", "node": "A", "op": "cut_io", "errno": F.ER_BAD_SLAVE, "message": "not a replica"},
+                   {"kind": "io_cut", "node": "B", "source": "A", "then": "reconnect", "master_log_file": "bin.000001",
+                    "master_log_pos": 759}]
