@@ -1,11 +1,11 @@
 """A loopback relay between a replica and its source: the network of one channel, under control.
 
 Every channel of a run connects to such a relay instead of its source. The relay copies both
-directions byte for byte, with two exceptions, both read from the client/server protocol:
+directions byte for byte, with three exceptions, all read from the client/server protocol:
 
 - **Acks.** The History op `lose_acks` ("the network loses this replica's next `count` semi-sync
   acknowledgements") done for real: whole ack packets are dropped on the way to the source while a
-  count is pending. Everything else, the binlog stream included, passes untouched.
+  count is pending. Everything else passes untouched (the binlog stream too, but for a cut).
 - **The clock query.** At each connect the IO thread asks the source `SELECT UNIX_TIMESTAMP()` and
   takes `clock_diff_with_master` = its own time() minus the answer, both in whole seconds
   (get_master_version_and_clock, sql/slave.cc); every delay then counts to
@@ -117,8 +117,9 @@ class ChannelProxy:
     port, asked at connect time: a restarted source keeps its port). `on_ack(file, pos)` is told
     of every ack passed on to the source, just before it is sent; `on_lost(file, pos)` of every ack
     dropped; `on_clock(exchange)` of every clock query relayed; `on_cut(cut)` of every cut made, in
-the relaying thread (a `stop` cut holds the stream until the replica hangs up). `late`: hold each clock answer into
-    the next second. `clock`, `sleep`: the wall clock and a sleep (tests give their own)."""
+    the relaying thread (a `stop` cut holds the stream until the replica hangs up). `late`: hold
+    each clock answer into the next second. `clock`, `sleep`: the wall clock and a sleep (tests
+    give their own)."""
 
     def __init__(self, target: Callable[[], int], on_ack: Callable[[str, int], None] = lambda f, p: None,
                  on_lost: Callable[[str, int], None] = lambda f, p: None,
