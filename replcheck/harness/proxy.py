@@ -231,15 +231,14 @@ class ChannelProxy:
             # At this event boundary: the replica gets all passed so far, then nothing more.
             g = self.groups
             made = Cut(then, g.file, g.pos, g.gtid)
+            self.on_cut(made)  # first: whoever learns of the cut from the stream's end finds it recorded
             if then == "reconnect":
                 self._hang_up(source)
                 try:
                     replica.shutdown(socket.SHUT_WR)
                 except OSError:
                     pass
-                self.on_cut(made)
             else:
-                self.on_cut(made)
                 conn.gone.wait()  # held: what else the source sends is never passed
             return True
         return False
