@@ -69,6 +69,12 @@ def _op(name: str, method: str, *times: Time, **how) -> Op:
     return Op(name, method, (AT, *times), **how)
 
 
+def _relay_after_failover(name: str, does: str) -> Limit:
+    """An op of the channel's relay (replcheck/harness/proxy.py) after a failover repointed it."""
+    return Limit(lambda op, ops: any(o["op"] == "failover" and o["at"] <= op["at"] for o in ops),
+                 f"op {name} after a failover is not supported: the relay that {does} sits on the replica's first channel")
+
+
 TABLE = (
     _op("trx", "_op_trx", Time(("statements", "duration_us")), Time(("statements", "replica_cost_us")),
         Time(("timestamp",), UNIX_S), runner="_start_trx",
@@ -105,10 +111,7 @@ TABLE = (
         Time(("value",), MS, lambda op: op["variable"] == SEMI_SYNC_TIMEOUT and isinstance(op["value"], int)),
         statement="set_global_statement"),
     _op("read", "_op_read", runner="_read"),
-    _op("lose_acks", "_op_lose_acks", runner="_lose_acks",
-        limits=(Limit(lambda op, ops: any(o["op"] == "failover" and o["at"] <= op["at"] for o in ops),
-                      "op lose_acks after a failover is not supported: the relay that loses acks sits on the "
-                      "replica's first channel"),)),
+    _op("lose_acks", "_op_lose_acks", runner="_lose_acks", limits=(_relay_after_failover("lose_acks", "loses acks"),)),
     _op("shutdown", "_op_shutdown", runner="_shutdown"),
     _op("failover", "_op_failover", runner="_failover"),
     _op("record_incident", "_op_record_incident",
@@ -123,8 +126,7 @@ TABLE = (
     _op("restore", "hierarchy.restore", Time(("latency_us",)), while_down=True,
         refused="a server rebuilt from a backup needs SET BINLOG_GROUP_ID (the --rpl-hierarchical patch)"),
     _op("purge_binary_logs", "hierarchy.purge_binary_logs", Time(("before_us",)), statement="purge_statement"),
-    _op("cut_io", "_op_cut_io",
-        refused="the harness has no proxy between the servers to drop a connection between two events of a group"),
+    _op("cut_io", "_op_cut_io", runner="_cut_io", limits=(_relay_after_failover("cut_io", "cuts the connection"),)),
     _op("remove_state_file", "_op_remove_state_file", runner="_remove_state_file", while_down=True),
     _op("expect", "_op_expect", runner="_expect", while_down=True),
 )

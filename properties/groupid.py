@@ -734,7 +734,11 @@ def gtid_current_pos(v: TraceView, check: Check) -> None:
 
 @checks("MARIADB.GTID.IO_POS")
 def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
-    """Gtid_IO_Pos names only transactions received whole: their last event is in a master's binlog already."""
+    """Gtid_IO_Pos names only transactions received whole: their last event is in a master's binlog already.
+    A polled server's binlog events are stamped no earlier than written and at most its resolution
+    later (the first poll that found them logged, or an earlier bound): a sample within that of the
+    stamp cannot be earlier than the write."""
+    res = v.resolution_us
     ended: dict[str, int] = {}
     for o in v.kind("binlog"):
         if o.get("gtid") and o.get("last"):
@@ -747,7 +751,7 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
             check.judge(False, f"{o['node']}: Gtid_IO_Pos {o['Gtid_IO_Pos']!r} is not a GTID position", o)
             continue
         for g in named.values():
-            check.judge(ended.get(g, o["t"] + 1) <= o["t"], lambda: f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)
+            check.judge(g in ended and ended[g] - res <= o["t"], lambda: f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)
 
 
 # -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------

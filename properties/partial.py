@@ -47,14 +47,35 @@ def group_applied_whole(v: TraceView, check: Check) -> None:
 def io_pos_whole_groups(v: TraceView, check: Check) -> None:
     """Gtid_IO_Pos names a group only once the node's relay log holds its last event: a GTID the
     node has relayed only the start of is not received yet (Bug #69943). A GTID the trace shows no
-    relayed event of (a position loaded at start) is not judged here (MARIADB.GTID.IO_POS is)."""
-    started: dict[tuple[str, str], bool] = {}  # (node, gtid) -> its last event is in
+    relayed event of (a position loaded at start) is not judged here (MARIADB.GTID.IO_POS is).
+
+    A polled server's relay observation is stamped when the read that found it ended, and says
+    since when it was written (`since`: the read before began, and it was not whole then). So a
+    sample that names a group whose last event a later read found is a violation only if that
+    event was written after the sample (since at or after it); written around it (between the
+    read before the sample and the sample's SHOW SLAVE STATUS, a few ms) the sample says nothing
+    either way and is passed over, as if not taken. A model's relay observation is exact (since
+    is its stamp)."""
+    ends: dict[tuple[str, str], list[dict]] = {}  # (node, gtid) -> relay observations of its last event
+    first: dict[tuple[str, str], int] = {}  # (node, gtid) -> the earliest its first relayed event may have been written
+    for o in v.kind("relay"):
+        if o.get("gtid"):
+            key = (o["node"], o["gtid"])
+            first[key] = min(first.get(key, o["t"]), o.get("since", o["t"]))
+            if o.get("last"):
+                ends.setdefault(key, []).append(o)
+    started: set[tuple[str, str]] = set()  # the trace showed an event of it relayed
     for o in v.obs:
         if o["kind"] == "relay" and o.get("gtid"):
-            key = (o["node"], o["gtid"])
-            started[key] = started.get(key, False) or bool(o.get("last"))
+            started.add((o["node"], o["gtid"]))
         elif o["kind"] == "status" and o.get("Gtid_IO_Pos"):
             for g in (positions(o["Gtid_IO_Pos"]) or {}).values():
-                whole = started.get((o["node"], g))
-                if whole is not None:
-                    check.judge(whole, lambda: f"{o['node']}: Gtid_IO_Pos names {g}, of which its relay log holds only the start", o)
+                if (o["node"], g) not in started and first.get((o["node"], g), o["t"]) >= o["t"]:
+                    continue
+                last = ends.get((o["node"], g), [])
+                if any(e["t"] <= o["t"] for e in last):
+                    check.judge(True, "", o)
+                    continue
+                later = next((e for e in last if e["t"] > o["t"]), None)
+                if later is None or later.get("since", later["t"]) >= o["t"]:
+                    check.judge(False, lambda: f"{o['node']}: Gtid_IO_Pos names {g}, of which its relay log holds only the start", o)

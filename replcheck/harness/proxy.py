@@ -1,11 +1,11 @@
 """A loopback relay between a replica and its source: the network of one channel, under control.
 
 Every channel of a run connects to such a relay instead of its source. The relay copies both
-directions byte for byte, with two exceptions, both read from the client/server protocol:
+directions byte for byte, with three exceptions, all read from the client/server protocol:
 
 - **Acks.** The History op `lose_acks` ("the network loses this replica's next `count` semi-sync
   acknowledgements") done for real: whole ack packets are dropped on the way to the source while a
-  count is pending. Everything else, the binlog stream included, passes untouched.
+  count is pending. Everything else passes untouched (the binlog stream too, but for a cut).
 - **The clock query.** At each connect the IO thread asks the source `SELECT UNIX_TIMESTAMP()` and
   takes `clock_diff_with_master` = its own time() minus the answer, both in whole seconds
   (get_master_version_and_clock, sql/slave.cc); every delay then counts to
@@ -20,6 +20,16 @@ directions byte for byte, with two exceptions, both read from the client/server 
   LATE_MARGIN into the next second (estimate +1: the delay runs a second long, a divergence
   from WL#344's "independent of any unsynchronized clocks"). Each exchange is reported with the
   estimate it makes (`on_clock`), so the trace shows why a deadline moved.
+
+- **The cut.** The History op `cut_io` done for real: once the dump has begun, the source's stream
+  is read event by event (replcheck/harness/stream.py); after the next `after_events` events of
+  groups (counted as the reference model counts them) the connection is cut at that event
+  boundary. `then: reconnect`: the replica's side gets an end of stream after the last event
+  passed (shutdown for writing: what was sent arrives), the source's side is closed; the IO thread
+  finds the connection lost and reconnects (at once the first time: try_to_reconnect,
+  sql/slave.cc). `then: stop`: the stream is held there, a transfer that does not go on, until
+  the replica hangs up (the runner's STOP SLAVE IO_THREAD, told by `on_cut`), so the relay log
+  keeps the part of the group passed.
 
 An ack is recognised by the client/server protocol, not guessed: after COM_BINLOG_DUMP (a command
 packet, sequence number 0, first byte 0x12) the replica sends only semi-sync replies, each its own
@@ -37,6 +47,8 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
+
+from replcheck.harness.stream import DumpStream, GroupCounter
 
 COM_QUERY = 0x03
 COM_BINLOG_DUMP = 0x12
@@ -62,6 +74,27 @@ def query_wait(now: float) -> float:
 
 
 @dataclass(frozen=True)
+class Cut:
+    """A cut the relay made: where the source's binlog stood after the last event passed (the IO
+    thread's Read_Master_Log_Pos, as the relay knows it), and the group it fell inside (None: between
+    two groups)."""
+    then: str
+    master_log_file: str
+    master_log_pos: int
+    gtid: str | None
+
+
+class _Connection:
+    """One relayed connection: its clock query asked and not answered yet, whether the dump began,
+    whether either side hung up."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+        self.dumping = threading.Event()
+        self.gone = threading.Event()
+
+
+@dataclass(frozen=True)
 class ClockExchange:
     """One clock query as relayed: when it was passed on and answered (wall-clock s), the master's
     answer, when the replica got it, and the estimate that gives if the replica reads its clock
@@ -83,17 +116,22 @@ class ChannelProxy:
     """Listens on a free loopback port; each connection is relayed to `target()` (the source's
     port, asked at connect time: a restarted source keeps its port). `on_ack(file, pos)` is told
     of every ack passed on to the source, just before it is sent; `on_lost(file, pos)` of every ack
-    dropped; `on_clock(exchange)` of every clock query relayed. `late`: hold each clock answer into
-    the next second. `clock`, `sleep`: the wall clock and a sleep (tests give their own)."""
+    dropped; `on_clock(exchange)` of every clock query relayed; `on_cut(cut)` of every cut made, in
+    the relaying thread (a `stop` cut holds the stream until the replica hangs up). `late`: hold
+    each clock answer into the next second. `clock`, `sleep`: the wall clock and a sleep (tests
+    give their own)."""
 
     def __init__(self, target: Callable[[], int], on_ack: Callable[[str, int], None] = lambda f, p: None,
                  on_lost: Callable[[str, int], None] = lambda f, p: None,
-                 on_clock: Callable[[ClockExchange], None] = lambda x: None, late: bool = False,
+                 on_clock: Callable[[ClockExchange], None] = lambda x: None,
+                 on_cut: Callable[[Cut], None] = lambda c: None, late: bool = False,
                  clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep):
-        self.target, self.on_ack, self.on_lost, self.on_clock = target, on_ack, on_lost, on_clock
+        self.target, self.on_ack, self.on_lost, self.on_clock, self.on_cut = target, on_ack, on_lost, on_clock, on_cut
         self.late, self.clock, self.sleep = late, clock, sleep
         self.pending = 0  # acks still to lose
         self.lost: list[tuple[str, int]] = []
+        self.groups = GroupCounter()  # the channel's stream, across its connections
+        self._cut: tuple[int, str] | None = None  # (events of groups still to pass, then) of an armed cut
         self._lock = threading.Lock()
         self._closed = False
         self._socks: list[socket.socket] = []
@@ -107,6 +145,11 @@ class ChannelProxy:
     def lose(self, count: int) -> None:
         with self._lock:
             self.pending += count
+
+    def cut(self, after_events: int, then: str = "reconnect") -> None:
+        """Cut the connection after the next `after_events` events of groups the replica gets."""
+        with self._lock:
+            self._cut = (after_events, then)
 
     def close(self) -> None:
         with self._lock:
@@ -139,15 +182,24 @@ class ChannelProxy:
                 self._socks += [replica, source]
             for sock in (replica, source):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            asked: list[float] = []  # this connection's clock query, passed on and not answered yet
-            threading.Thread(target=self._upstream, args=(replica, source, asked), daemon=True).start()
-            threading.Thread(target=self._downstream, args=(source, replica, asked), daemon=True).start()
+            conn = _Connection()
+            threading.Thread(target=self._upstream, args=(replica, source, conn), daemon=True).start()
+            threading.Thread(target=self._downstream, args=(source, replica, conn), daemon=True).start()
 
-    def _downstream(self, source: socket.socket, replica: socket.socket, asked: list[float]) -> None:
+    def _downstream(self, source: socket.socket, replica: socket.socket, conn: _Connection) -> None:
         """Source to replica, untouched, but for the answer to a clock query: held into the next
-        second for a late channel (when it came within the query's second: else it is late already)."""
+        second for a late channel (when it came within the query's second: else it is late already);
+        and, once the dump has begun, read event by event for a cut."""
+        asked, stream = conn.asked, None
         try:
             while data := source.recv(65536):
+                if conn.dumping.is_set():
+                    if stream is None:
+                        stream = DumpStream()
+                        self.groups.connected()
+                    if self._relay_dump(stream.feed(data), replica, source, conn):
+                        return
+                    continue
                 if asked:
                     answered = self.clock()
                     found = ANSWER.search(data)
@@ -164,10 +216,37 @@ class ChannelProxy:
             pass
         self._hang_up(source, replica)
 
-    def _upstream(self, replica: socket.socket, source: socket.socket, asked: list[float]) -> None:
+    def _relay_dump(self, packets, replica: socket.socket, source: socket.socket, conn: _Connection) -> bool:
+        """Passes the dump's packets on, counting events of groups for an armed cut; True once it cut."""
+        for packet in packets:
+            counted = self.groups.count(packet.event) if packet.event else 0
+            replica.sendall(packet.raw)
+            with self._lock:
+                if not (self._cut and counted):
+                    continue
+                left, then = self._cut[0] - counted, self._cut[1]
+                self._cut = (left, then) if left > 0 else None
+            if left > 0:
+                continue
+            # At this event boundary: the replica gets all passed so far, then nothing more.
+            g = self.groups
+            made = Cut(then, g.file, g.pos, g.gtid)
+            self.on_cut(made)  # first: whoever learns of the cut from the stream's end finds it recorded
+            if then == "reconnect":
+                self._hang_up(source)
+                try:
+                    replica.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+            else:
+                conn.gone.wait()  # held: what else the source sends is never passed
+            return True
+        return False
+
+    def _upstream(self, replica: socket.socket, source: socket.socket, conn: _Connection) -> None:
         """Replica to source, packet by packet: drops pending acks once the dump has begun; passes
         the clock query on in the steady part of a second."""
-        buf, dumping = b"", False
+        buf, dumping, asked = b"", False, conn.asked
         try:
             while data := replica.recv(65536):
                 buf += data
@@ -177,6 +256,7 @@ class ChannelProxy:
                     command = packet[3] == 0 and n > 0
                     if command and packet[4] == COM_BINLOG_DUMP:
                         dumping = True
+                        conn.dumping.set()  # before it is sent: the source's answer is the dump
                     elif not dumping and command and packet[4:] == bytes([COM_QUERY]) + CLOCK_QUERY:
                         if out:
                             source.sendall(out)
@@ -199,6 +279,7 @@ class ChannelProxy:
                     source.sendall(out)
         except OSError:
             pass
+        conn.gone.set()
         self._hang_up(replica, source)
 
     def _take(self) -> bool:
@@ -209,8 +290,8 @@ class ChannelProxy:
             return True
 
     @staticmethod
-    def _hang_up(a: socket.socket, b: socket.socket) -> None:
-        for s in (a, b):
+    def _hang_up(*socks: socket.socket) -> None:
+        for s in socks:
             try:
                 s.shutdown(socket.SHUT_RDWR)
             except OSError:

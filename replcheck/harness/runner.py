@@ -41,9 +41,10 @@ import threading
 import time
 from typing import Any, Callable
 
-from replcheck.harness.proxy import ChannelProxy, ClockExchange
+from replcheck.harness.proxy import ChannelProxy, ClockExchange, Cut
 from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
 from replcheck.harness.relaylog import Event, RelayLogs
+from replcheck.harness import stream as S
 from replcheck.model import filter as FL
 from replcheck.model import ops as O
 from replcheck.spec import formats as F
@@ -99,7 +100,7 @@ DUMP_LOG = re.compile(r"semi-sync binlog_dump to slave \(server_id: (\d+)\)")
 STATUS_INTS = ("SQL_Delay", "Relay_Log_Pos", "Exec_Master_Log_Pos", "Read_Master_Log_Pos", "Last_SQL_Errno", "Skip_Counter")
 STATUS_NULLABLE_INTS = ("SQL_Remaining_Delay", "Seconds_Behind_Master")
 STATUS_STRINGS = ("Slave_IO_Running", "Slave_SQL_Running", "Slave_SQL_Running_State", "Relay_Log_File",
-                  "Relay_Master_Log_File", "Master_Log_File", "Last_SQL_Error")
+                  "Relay_Master_Log_File", "Master_Log_File", "Last_SQL_Error", "Gtid_IO_Pos")
 GTID_VARS = ("gtid_binlog_pos", "gtid_slave_pos", "gtid_current_pos")
 SCHEMA = ("CREATE DATABASE rc; "
           # No primary or unique key: a transaction applied twice shows as two rows, not as an error.
@@ -442,7 +443,7 @@ class Runner:
         self._binlogs_kept: dict[tuple[str, str], list[dict]] = {}  # (node, file) -> its events, read before a purge
         self.binlog_tool = ""  # mariadb-binlog
         self.relay_logs: dict[str, RelayLogs] = {}  # replica -> its relay logs, read as they grow
-        self._relay_group: dict[str, list[dict]] = {}  # replica -> the relay observations of its open group
+        self._relay_group: dict[str, tuple[list[dict], bool]] = {}  # replica -> its open group's relay observations, standalone
         self._relayed: dict[str, list[dict]] = {}  # replica -> its relay observations, in relay order
         self._relay_read_began: dict[str, int] = {}  # replica -> when the last read of its relay logs began
         self._unapplied: dict[str, list[int]] = {}  # replica -> indexes into _relayed of events in no group not yet passed
@@ -494,7 +495,8 @@ class Runner:
                 lambda s=source: self.cluster.port(s), on_ack=lambda f, p, r=replica, s=source: self._ack(s, r, f, p),
                 on_lost=lambda f, p, r=replica, s=source: self.notes.append(
                     f"lose_acks: the relay of {s}->{r} dropped {r}'s ack of ({f}, {p}) at {self.now()} µs"),
-                on_clock=lambda x, r=replica, s=source: self._clock_query(s, r, x), late=replica in late)
+                on_clock=lambda x, r=replica, s=source: self._clock_query(s, r, x),
+                on_cut=lambda x, r=replica, s=source: self._io_cut(s, r, x), late=replica in late)
         self.acks_seen = _semi_sync(self.history)
         try:
             self.cluster = Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
@@ -707,6 +709,36 @@ class Runner:
     def _lose_acks(self, op: dict) -> None:
         if op["node"] in self.proxies:  # else not a replica: nothing to lose, as in the models
             self.proxies[op["node"]].lose(op["count"])
+
+    def _cut_io(self, op: dict) -> None:
+        """Arms the replica's relay: it cuts the connection after the next `after_events` events of
+        groups (replcheck/harness/proxy.py); `_io_cut` records it when it falls."""
+        node = op["node"]
+        if node not in self.proxies:
+            self.emit("error", node, op="cut_io", errno=F.ER_BAD_SLAVE, message="not a replica")
+            return
+        self.proxies[node].cut(op["after_events"], op.get("then", "reconnect"))
+
+    def _io_cut(self, source: str, replica: str, cut: Cut) -> None:
+        """The relay cut the connection (in its thread). What it knows is what the model's io_cut
+        says: the source's binlog place after the last event passed. `stop`: the stream is held
+        mid-transfer and STOP SLAVE IO_THREAD stops the IO thread waiting on it; the cut is recorded
+        when the statement returned, the IO thread stopped (no statement of the History's: none is
+        recorded)."""
+        fields = {"source": source, "then": cut.then, "master_log_file": cut.master_log_file,
+                  "master_log_pos": cut.master_log_pos}
+        if cut.then == "reconnect":
+            self.emit("io_cut", replica, **fields)
+            return
+        try:
+            with self._node_locks[replica]:
+                self._read_relay(replica)
+                self.cluster.sql(replica, "STOP SLAVE IO_THREAD")
+                self.emit("io_cut", replica, **fields)
+        except (HarnessError, SqlError) as e:  # down meanwhile: the connection is gone with it
+            self.notes.append(f"cut_io: STOP SLAVE IO_THREAD on {replica} after the cut failed: {e}")
+            return
+        self._poll(replica, force=True)
 
     def _show_slave_status(self, op: dict) -> None:
         self._poll(op["node"], force=True)
@@ -988,27 +1020,28 @@ class Runner:
         since, self._relay_read_began[node] = self._relay_read_began.get(node, 0), began
         for name, ev in events:
             self._relay_event(node, t, name, ev, since)
-        if final:
-            _close_group(self._relay_group.pop(node, []))
 
     def _relay_event(self, node: str, t: int, name: str, ev: Event, since: int | None = None) -> None:
         """`since`: when the read before began (None: only the stamp is known)."""
         etype = ev.name
         if ev.server_id == self.server_ids[node] and etype in RELAY_FRAMING:
             return
-        group = self._relay_group.get(node, [])
+        # The open group's relay observations: a group is closed by its own last event (an XID, a
+        # Query COMMIT, a standalone GTID's one event: stream.ends_group), never by what follows, so
+        # a copy a cut left partial stays partial. The Rotate, format description and Gtid_list
+        # events the IO thread writes at a reconnect fall inside it, and the rest of the group the
+        # source sent again after the skip (queue_event, gtid_reconnect_event_skip_count) goes on
+        # from there; a new GTID leaves an open copy partial for good.
+        group, alone = self._relay_group.get(node, ([], False))
         fields = {"type": F.SHOWN_EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
                   "gtid": None, "server_id": ev.server_id, "when": ev.when, "ict": None}
         master_file, master_end = self._master_file.get(node, ""), ev.end
         if etype == "Gtid" and (m := GTID_TEXT.match(ev.text)):
-            _close_group(group)
             fields["gtid"] = m.group(1)
-            group = []
+            group, alone = [], S.standalone(ev.post)
         elif group and etype not in NOT_IN_GROUP:
-            fields.update(gtid=group[0]["gtid"], idx=len(group))
+            fields.update(gtid=group[0]["gtid"], idx=len(group), last=S.ends_group(ev.code, ev.post, alone))
         else:
-            _close_group(group)
-            group = []
             if etype == "Incident":
                 fields.update(ev.incident())
             elif etype == "Rotate" and (m := ROTATE_TEXT.match(ev.text)):
@@ -1020,12 +1053,12 @@ class Runner:
         obs = self.emit("relay", node, t, source=self.sources.get(node), **fields, file=name, pos=ev.pos,
                         master_file=master_file, master_end=master_end, since=t if since is None else min(since, t))
         relayed = self._relayed.setdefault(node, [])
-        if etype in PASSED_OUTSIDE_GROUPS and not group:
+        if etype in PASSED_OUTSIDE_GROUPS and not obs["gtid"]:
             self._unapplied.setdefault(node, []).append(len(relayed))
         relayed.append(obs)
-        if obs["gtid"]:  # closing the group marks its last observation
+        if obs["gtid"]:
             group.append(obs)
-        self._relay_group[node] = group
+        self._relay_group[node] = ([], False) if obs["last"] else (group, alone)
 
     def _instant(self, unix_time: str) -> int:
         """A server's CLOCK reading as trace time (same machine, same clock)."""
@@ -1283,6 +1316,7 @@ class Runner:
                     events.setdefault(o["gtid"], []).append(o)
                 elif o["kind"] == "relay" and o["gtid"]:
                     relayed.setdefault((o["node"], o["gtid"], o["idx"]), []).append(o)
+        parts = {node: self._rows_by_part(node) for node in {n for n, _ in self.seen}}
         for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
             gtid = self.gtid_of.get(k)
             source = self.seen_src[(node, k)]
@@ -1290,7 +1324,7 @@ class Runner:
                 continue
             relay_file, relay_pos = self.seen_pos[(node, k)]
             self.emit("visible", node, t, trx=self.trx_names[k], gtid=gtid)
-            for b in events.get(gtid, []):
+            for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
                 # The event's own place in the relay log, where it was read: its latest copy relayed
                 # by then (stamped up to a poll late, so the first one otherwise); else where the
                 # SQL thread was at the sample.
@@ -1306,6 +1340,18 @@ class Runner:
                 back, errno = self.returned.get(k, (t, None))
                 t = t if errno == CR_SERVER_LOST else min(t, back)
                 self.emit("visible", node, t, trx=self.trx_names[k], gtid=self.gtid_of.get(k))
+
+    def _rows_by_part(self, node: str) -> dict[int, dict[int, int]]:
+        """k -> statement (the row's part) -> rows on the node at the end; {} when it cannot be read."""
+        try:
+            rows = self.cluster.sql(node, "SELECT k, part, COUNT(*) FROM rc.r GROUP BY k, part UNION ALL "
+                                          "SELECT k, part, COUNT(*) FROM rc.m GROUP BY k, part")
+        except (HarnessError, SqlError):
+            return {}
+        out: dict[int, dict[int, int]] = {}
+        for k, part, n in rows:
+            out.setdefault(int(k), {})[int(part)] = out.get(int(k), {}).get(int(part), 0) + int(n)
+        return out
 
     def _emit_skips(self) -> None:
         """The events SQL_SLAVE_SKIP_COUNTER passed over, at the note that says so: the relay
@@ -1393,6 +1439,31 @@ class Runner:
         """Time order; within one instant what happened before the samples that saw it."""
         with self._lock:
             return [o for _, _, o in sorted(self.obs, key=lambda x: (x[0], ORDER.get(x[2]["kind"], 3), x[1]))]
+
+
+# What begins a statement of a group in the binlog: its Annotate_rows (ROW format), its Query
+# (STATEMENT format), or a Table_map after a Rows event (ROW format without annotations).
+STATEMENT_STARTS = frozenset({"ANNOTATE_ROWS_EVENT", "QUERY_EVENT"})
+ROWS_EVENTS = frozenset({"WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT", "DELETE_ROWS_EVENT"})
+
+
+def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:
+    """The events of a group a replica committed, as its rows show: statement i of a client
+    transaction inserts the row (k, i), so a statement whose row the replica has fewer of than the
+    first statement's was committed without it (a partial group, PARTIAL.GROUP.WHOLE): its events
+    are left out, the commit (the group's last event) is not. The SQL thread's events are not
+    observed one by one; this is what its commit left. No rows (DDL, not read): the whole group."""
+    if not parts:
+        return group
+    statements: list[list[dict]] = []
+    for e in group[1:-1]:
+        if not statements or e["type"] in STATEMENT_STARTS or (e["type"] == "TABLE_MAP_EVENT"
+                                                              and statements[-1][-1]["type"] in ROWS_EVENTS):
+            statements.append([e])
+        else:
+            statements[-1].append(e)
+    first = parts.get(0, 0)
+    return group[:1] + [e for i, st in enumerate(statements) for e in st if parts.get(i, 0) >= first] + group[-1:]
 
 
 def _close_group(group: list[dict]) -> None:

@@ -158,8 +158,8 @@ def test_ack_proxy_loses_exactly_the_acks_asked_for():
         assert _recv_exactly(upstream, len(dump + _ack(500, b"bin.000002"))) == dump + _ack(500, b"bin.000002")
         assert lost == proxy.lost == [("bin.000001", 300), ("bin.000001", 400)]
         assert forwarded == [("bin.000002", 500)] and proxy.pending == 0
-        upstream.sendall(b"binlog events")  # the other way: untouched
-        assert _recv_exactly(replica, 13) == b"binlog events"
+        upstream.sendall(_packet(1, b"\x00binlog event"))  # the other way: untouched
+        assert _recv_exactly(replica, 17) == _packet(1, b"\x00binlog event")
         replica.close()
         assert upstream.recv(10) == b""  # a hang-up is passed on
     finally:

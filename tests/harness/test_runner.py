@@ -49,6 +49,9 @@ def test_what_a_real_server_cannot_do_is_refused():
     R.check_supported(_history([{"at": 1, "op": "lose_acks", "node": "B", "count": 2}, {"at": 2, "op": "failover", "node": "B"}]))
     with pytest.raises(R.RunnerError, match=r"ops\[1\].*lose_acks after a failover"):
         R.check_supported(_history([{"at": 1, "op": "failover", "node": "B"}, {"at": 2, "op": "lose_acks", "node": "B", "count": 1}]))
+    R.check_supported(_history([{"at": 1, "op": "cut_io", "node": "B", "after_events": 2, "then": "stop"}]))  # the relay cuts
+    with pytest.raises(R.RunnerError, match=r"ops\[1\].*cut_io after a failover"):
+        R.check_supported(_history([{"at": 1, "op": "failover", "node": "B"}, {"at": 2, "op": "cut_io", "node": "B", "after_events": 1}]))
     with pytest.raises(R.RunnerError, match=r"ops\[0\].*op crash of kind machine is not supported"):
         R.check_supported(_history([{"at": 1, "op": "crash", "node": "A", "kind": "machine"}]))
     R.check_supported(_history([{"at": 1, "op": "crash", "node": "A", "kind": "process"}]))  # kill -9
@@ -654,3 +657,81 @@ def test_a_stopped_sql_thread_passes_nothing_and_what_it_passed_comes_before_its
     sample(50, "No", 1590)
     kinds = [(o["t"], o["kind"]) for _, _, o in r.obs if o["kind"] in ("apply", "sql_stop")]
     assert kinds == [(20, "apply"), (30, "sql_stop")]
+
+
+def test_a_group_cut_in_transfer_stays_partial_in_the_relay_observations():
+    """cut-mid-group-reconnect on MariaDB 10.11 (B's relay logs, positions as read): the cut left t2's
+    GTID and first statement in relay.000002; after the reconnect the IO thread wrote the dump's
+    Rotate, FDE, Gtid_list events and its own Rotate, then the rest of t2 (it skipped the 4 events
+    it held). The copy is one group: its events numbered on across the reconnect, the XID its last;
+    a GTID that follows an open copy leaves it partial (never marked last)."""
+    from replcheck.harness.relaylog import Event
+
+    r = R.Runner(_history([]))
+    r.sources["B"] = "A"
+    stmt_end = bytes(6) + (1).to_bytes(2, "little")
+    log = [("relay.000002", Event(849, 42, 1, 162, 1, 598, "GTID 0-1-2 trans", bytes(13))),
+           ("relay.000002", Event(891, 72, 1, 160, 1, 670)), ("relay.000002", Event(963, 46, 1, 19, 1, 716)),
+           ("relay.000002", Event(1009, 43, 1, 23, 1, 759, "", stmt_end)),
+           ("relay.000003", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4")),
+           ("relay.000003", Event(297, 252, 1, 15, 1, 0)), ("relay.000003", Event(549, 29, 1, 163, 1, 285)),
+           ("relay.000003", Event(615, 43, 0, 163, 1, 556)), ("relay.000003", Event(658, 41, 1, 4, 1, 699, "Rotate to bin.000001  pos: 759")),
+           ("relay.000003", Event(699, 72, 1, 160, 1, 831)), ("relay.000003", Event(771, 46, 1, 19, 1, 877)),
+           ("relay.000003", Event(817, 43, 1, 23, 1, 920, "", stmt_end)), ("relay.000003", Event(1021, 31, 1, 16, 1, 1112)),
+           ("relay.000003", Event(1052, 42, 1, 162, 1, 1154, "GTID 0-1-3 trans", bytes(13))),
+           ("relay.000003", Event(1094, 72, 1, 160, 1, 1226)),
+           ("relay.000003", Event(1166, 42, 1, 162, 1, 1268, "GTID 0-1-4 ddl", bytes(12) + b"\x01")),
+           ("relay.000003", Event(1208, 80, 1, 2, 1, 1348, "", bytes(13) + b"rc\0CREATE TABLE rc.d5 (i INT)"))]
+    for name, ev in log:
+        r._relay_event("B", 10, name, ev)
+    got = [(o["gtid"], o["idx"], o["last"]) for _, _, o in r.obs if o["kind"] == "relay" and o["gtid"]]
+    assert got == [("0-1-2", i, i == 7) for i in range(8)] + [("0-1-3", 0, False), ("0-1-3", 1, False),
+                                                                ("0-1-4", 0, False), ("0-1-4", 1, True)]
+    # The reconnect's events inside the copy are in no group and passed as such (the SQL thread's).
+    assert [o["type"] for _, _, o in r.obs if o["kind"] == "relay" and not o["gtid"]] == [
+        "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "GTID_LIST_EVENT", "ROTATE_EVENT"]
+    assert len(r._unapplied["B"]) == 5
+
+
+@pytest.mark.parametrize("parts, kept", [
+    ({0: 1, 1: 1, 2: 1}, list(range(11))),  # every statement's row: the whole group
+    ({0: 1, 2: 1}, [0, 1, 2, 3, 7, 8, 9, 10]),  # committed without its second statement
+    ({0: 2, 1: 1, 2: 1}, [0, 1, 2, 3, 10]),  # the first statement twice (a partial copy committed, then the whole)
+    ({}, list(range(11))),  # no rows read (DDL, or the node could not be asked): as the binlog has it
+])
+def test_what_a_replica_committed_of_a_group_is_read_from_its_rows(parts, kept):
+    """A three-statement group in ROW format (GTID; Annotate_rows, Table_map, Write_rows each; XID):
+    the applies the runner records are those its rows show committed, so PARTIAL.GROUP.WHOLE sees
+    a partial commit."""
+    types = ["GTID_LOG_EVENT"] + ["ANNOTATE_ROWS_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT"] * 3 + ["XID_EVENT"]
+    group = [{"type": t, "idx": i, "last": i == 10} for i, t in enumerate(types)]
+    committed = R._committed(group, parts)
+    assert [e["idx"] for e in committed] == kept
+    obs = [{"t": 1, "kind": "apply", "node": "B", "trx": "t2", "gtid": "0-1-2", **e} for e in committed]
+    header = {"schema": "replcheck.trace/1", "system": "mariadb:10.11", "topology": {"nodes": [{"id": "A"}, {"id": "B"}]}}
+    [v] = [v for v in core.run_properties(core.TraceView(header, obs), "partial") if v.requirement == "PARTIAL.GROUP.WHOLE"]
+    assert v.status == (core.PASS if kept == list(range(11)) else core.VIOLATED), v
+
+
+def test_cut_io_arms_the_replica_s_relay_and_records_where_it_cut():
+    """cut_io is the relay's (replcheck/harness/proxy.py): armed on the replica's channel; not a
+    replica, the models' error; a reconnect cut is recorded as the relay made it, with the source's
+    place after the last event passed."""
+    from replcheck.harness.proxy import Cut
+
+    class Relay:
+        armed: list = []
+
+        def cut(self, after_events, then):
+            self.armed.append((after_events, then))
+
+    r = R.Runner(_history([]))
+    r.proxies["B"] = Relay()
+    r._cut_io({"at": 1, "op": "cut_io", "node": "B", "after_events": 3})
+    r._cut_io({"at": 1, "op": "cut_io", "node": "A", "after_events": 1, "then": "stop"})
+    assert Relay.armed == [(3, "reconnect")]
+    r._io_cut("A", "B", Cut("reconnect", "bin.000001", 759, "0-1-2"))
+    got = [{k: v for k, v in o.items() if k != "t"} for _, _, o in r.obs]
+    assert got == [{"kind": "error", "node": "A", "op": "cut_io", "errno": F.ER_BAD_SLAVE, "message": "not a replica"},
+                   {"kind": "io_cut", "node": "B", "source": "A", "then": "reconnect", "master_log_file": "bin.000001",
+                    "master_log_pos": 759}]

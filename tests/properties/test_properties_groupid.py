@@ -17,6 +17,7 @@ from test_properties_incident import Case, pick
 
 from replcheck import io
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
+from replcheck.properties.core import run_properties as core_run
 from replcheck.systems import systems
 
 M = "model:groupid"
@@ -349,3 +350,22 @@ def test_a_group_the_skip_counter_skipped_moves_gtid_slave_pos(kit, shown, statu
               "variables": {"gtid_binlog_pos": "", "gtid_slave_pos": shown, "gtid_current_pos": shown}}
     tr.obs.insert(tr.index(skips[-1]) + 1, sample)
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == status
+
+
+@pytest.mark.parametrize("binlogged_at, resolution_us, status", [
+    (2_300_000, 350_000, PASS),  # a polled binlog stamp (its first poll logged) within the resolution after the sample
+    (2_300_000, 0, VIOLATED),  # a model's trace is exact: named before it was written
+    (2_700_000, 350_000, VIOLATED),  # later than the resolution allows
+    (None, 350_000, VIOLATED),  # in no binlog at all
+])
+def test_io_pos_allows_a_polled_binlog_stamp_its_resolution(binlogged_at, resolution_us, status):
+    # cut-mid-group-reconnect on MariaDB 10.11: B's sample at 2.0 s names 0-1-2, whose XID A's binlog
+    # shows from the first poll that found gtid_binlog_pos past it, up to a poll later than written.
+    header = {"schema": "replcheck.trace/1", "system": "mariadb:10.11", "resolution_us": resolution_us,
+              "topology": {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B"}]}}
+    obs = [{"t": 2_000_000, "kind": "status", "node": "B", "Gtid_IO_Pos": "0-1-2"}]
+    if binlogged_at is not None:
+        obs.append({"t": binlogged_at, "kind": "binlog", "node": "A", "trx": "t2", "gtid": "0-1-2", "idx": 4, "last": True,
+                    "type": "XID_EVENT", "server_id": 1})
+    [v] = [v for v in core_run(TraceView(header, obs), "groupid") if v.requirement == "MARIADB.GTID.IO_POS"]
+    assert v.status == status, v

@@ -8,6 +8,7 @@ from conftest import assert_witness
 from test_properties_incident import Case, pick
 
 from replcheck.generate import generate
+from replcheck.properties import core
 from replcheck.properties.core import PASS, PROPERTIES
 from replcheck.properties.judge import caught, judge
 from replcheck.systems import get
@@ -104,3 +105,36 @@ def test_generated_histories_catch_each_partial_mutant(index, family, mutant):
     system = get(mutant)
     j = judge(system, history, system.declares.kills)
     assert caught(j, judge(get(system.declares.base), history, system.declares.kills)), j.violations
+
+
+# A polled server's trace (cut-stop-mid-group-delayed on MariaDB 10.11.19, trimmed): B's relay log
+# is read before each sample, and each relay observation says since when it was written (the read
+# before it began). STOP SLAVE IO_THREAD left t1's GTID event alone in the relay log; the rest came
+# after START SLAVE IO_THREAD, read at 2.058 s, written since 1.854 s.
+def _relay(t, since, idx, last, gtid="0-1-1"):
+    return {"t": t, "kind": "relay", "node": "B", "source": "A", "type": "XID_EVENT" if last else "GTID_LOG_EVENT",
+            "trx": "t1", "idx": idx, "last": last, "gtid": gtid, "since": since}
+
+
+def _polled(*status):
+    header = {"schema": "replcheck.trace/1", "system": "mariadb:10.11", "resolution_us": 350_000, "unobserved": [],
+              "topology": {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B"}]}}
+    obs = [_relay(611_830, 551_493, 0, False), _relay(2_058_298, 1_853_855, 7, True)]
+    obs += [{"t": t, "kind": "status", "node": "B", "Gtid_IO_Pos": pos} for t, pos in status]
+    return core.TraceView(header, sorted(obs, key=lambda o: o["t"]))
+
+
+def _io_pos(view):
+    return next(v for v in core.run_properties(view, "partial") if v.requirement == "PARTIAL.IO_POS.WHOLE")
+
+
+def test_a_polled_sample_is_judged_by_when_the_last_event_may_have_been_written():
+    # As the server showed it: nothing named during the stop, 0-1-1 once it is whole.
+    v = _io_pos(_polled((626_702, ""), (2_274_576, "0-1-1")))
+    assert (v.status, v.checked) == (PASS, 1), v
+    # Named while only its GTID event was in (its last event written after the sample): caught.
+    v = _io_pos(_polled((1_309_136, "0-1-1")))
+    assert v.status == "violated" and "names 0-1-1, of which its relay log holds only the start" in v.witnesses[0].message
+    # Named at 2.006 s: the last event was read at 2.058 s but may have been written from 1.854 s
+    # on; the sample cannot say which came first and is not judged either way.
+    assert _io_pos(_polled((2_005_971, "0-1-1"))).status == "not_exercised"
