@@ -59,17 +59,24 @@ def main() -> None:
     systems = tuple(a.systems.split(","))
     families = tuple(a.families.split(",")) if a.families else None
     done, findings, start = 0, [], time.perf_counter()
+    # each finding is shown (and written to --out) as its batch ends: a long run that is stopped
+    # still names every finding it made
+    out = open(a.out, "w", encoding="utf-8") if a.out else None
     with ProcessPoolExecutor(a.jobs) as pool:
         for n, rows in pool.map(scan, tasks(a.histories, a.first_seed, a.per_seed, systems, families)):
             done += n
             findings += rows
+            for r in rows:
+                print(f"[campaign_rotating] finding: {r[12] or r[4]} ({r[6]}): {r[11][:200]}", file=sys.stderr, flush=True)
+                if out:
+                    out.write(json.dumps(dict(zip((c for c, _ in campaign.COLUMNS), r))) + "\n")
+                    out.flush()
             if done % 5_000 < BATCH:
                 print(f"[campaign_rotating] {done}/{a.histories} Histories, {len(findings)} findings, "
                       f"{done / (time.perf_counter() - start):.1f}/s", file=sys.stderr, flush=True)
+    if out:
+        out.close()
     seconds = time.perf_counter() - start
-    if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(dict(zip((c for c, _ in campaign.COLUMNS), r))) + "\n" for r in findings)
     by = Counter((r[3], r[4], r[6]) for r in findings)
     print(json.dumps({
         "histories": done, "systems": systems, "families": families, "generator": campaign.GENERATOR, "seeds": [a.first_seed, a.first_seed + (a.histories - 1) // a.per_seed],
