@@ -159,12 +159,14 @@ class DelayIndex:
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
             o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or (
                 o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
-        # A relay passed over for one query is passed over for every later one (a later t and line
-        # only add discards and applies before them), so queries in trace order resume where the
-        # last one stopped: one sweep of the relay log per property, not one per sample.
+        # A relay passed over for one query is passed over for every later one up to the thread's
+        # next stop (a later t and line only add discards and applies before them), so queries in
+        # trace order resume where the last one stopped: one sweep of the relay log per stretch
+        # between stops, not one per sample.
+        stops = self.v.memo(f"delay.stops.{node}", lambda: [o["_line"] for o in self.v.kind("sql_stop") if o["node"] == node])
         last, start = self.cursors.get(node, ((-1, -1), 0))
-        if (t, line) < last:
-            start = 0
+        if (t, line) < last or any(last[1] < s < line for s in stops):
+            start = 0  # a stop since the last query may have sent the thread back over passed events
         for i in range(start, len(relays)):
             r = relays[i]
             if r["t"] > t:
@@ -177,8 +179,7 @@ class DelayIndex:
             if self.v.resolution_us:
                 when = lines[-1][1] if lines else None
             else:
-                k = bisect_left(lines, (r["_line"],))
-                when = lines[k][1] if k < len(lines) else None
+                when = self._passed(node, r, lines, stops, done, line)
             # Only discards logged before the sample: one later in the same microsecond had not happened yet.
             if any(r["_line"] < d["_line"] < line and (when is None or when > d["t"]) for d in discards):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
@@ -189,6 +190,42 @@ class DelayIndex:
             i = len(relays)
         self.cursors[node] = ((t, line), i)
         return None, None
+
+    def _passed(self, node: str, r: dict, lines, stops: list[int], done, line: int) -> int | None:
+        """When a model's SQL thread passed relay event r for good, as seen at trace line `line`:
+        its first apply or skip after it was relayed, unless the thread stopped (STOP SLAVE, a crash,
+        an error) before the event's group was complete. A stop mid-group sends the thread back to
+        the group's start, where the group position and relay-log.info stand (MariaDB
+        `Relay_log_info::inc_group_relay_log_pos`, sql/rpl_rli.cc, moves them only at a group's end;
+        `handle_slave_sql`, sql/slave.cc, starts the thread at them): the event is pending again
+        until passed once more."""
+        k = bisect_left(lines, (r["_line"],))
+        while k < len(lines):
+            at, when = lines[k]
+            stop = next((s for s in stops if at < s < line), None)
+            if stop is None or _group(r) is None or self._group_done(node, r, done, at, stop):
+                return when
+            k = bisect_left(lines, (stop,))
+        return None
+
+    def _group_done(self, node: str, r: dict, done, after: int, before: int) -> bool:
+        """Whether r's group was applied or skipped to its last event between two trace lines."""
+        ends = self.v.memo(f"delay.group_end_places.{node}", lambda: _group_end_places(self.v, node))
+        return any(after <= at < before for place in ends.get(_group(r), ()) for at, _ in done.get(place, ()))
+
+
+def _group(o: dict) -> str | None:
+    """The group an event belongs to: its GTID, or its transaction where the source logs none."""
+    return o.get("gtid") or o.get("trx")
+
+
+def _group_end_places(v: TraceView, node: str) -> dict[str, list[tuple[str, int]]]:
+    """Per group, the relay-log places of its last event on `node` (a group fetched again has more than one)."""
+    ends: dict[str, list[tuple[str, int]]] = {}
+    for o in v.kind("relay"):
+        if o["node"] == node and _group(o) and o.get("last"):
+            ends.setdefault(_group(o), []).append((o["file"], o["pos"]))
+    return ends
 
 
 def skipped_places(o: dict) -> list[tuple[str, int]]:

@@ -460,6 +460,19 @@ def test_statement_later_in_the_same_microsecond_is_not_yet_in_force(kit, findin
     assert_witness(kit.verdict(requirement, tr), tr, s, expect)
 
 
+def test_a_stop_before_a_group_ends_makes_its_passed_events_pending_again(kit):
+    # Campaign finding (seed 5003, History 4657): B skipped t1's first two events (the rest not yet
+    # fetched), crashed, and restarted at t1's GTID event, the group position, waiting out its delay.
+    tr = kit.run(W7318, load_history(CORPUS / "finding-waiting-after-restart-mid-group.jsonl"))
+    assert tr.first("skip", node="B", idx=0) and tr.first("sql_stop", node="B", reason="crash")
+    assert kit.verdict("WL344.STATE.WAITING", tr).status == PASS
+    s = tr.first("status", node="B", t=1800000)
+    assert s["Slave_SQL_Running_State"] == STATE_WAITING
+    s.update(Slave_SQL_Running_State=STATE_IDLE, processlist_state=STATE_IDLE, SQL_Remaining_Delay=None)
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s,
+                   f"B at 1800000 shows state {STATE_IDLE!r} but it is delaying (due 3000000)")
+
+
 def test_only_the_stop_until_made_is_judged_for_where_it_left_the_thread(kit):
     # Campaign finding (seed 1001, History 452): a crash stopped B's UNTIL thread first, and the
     # restarted thread runs without the condition (it lives in memory only).
