@@ -1,0 +1,136 @@
+"""The parallel applier (issue #17, item 3): one check per requirement of spec/requirements/parallel.toml.
+
+A replica's `parallel` observation says, at each start of its SQL thread, how many workers it runs
+and whether they keep commit order; its `visible` observations carry the worker that committed each
+group. The source's `binlog` observations give the order the source wrote the groups in. Nothing
+of the model is read: a real server's trace with these observations is judged the same way.
+"""
+from __future__ import annotations
+
+from replcheck.spec import formats as F
+
+from .core import Check, TraceView, checks
+from .lag import GRANULARITY_US, SBM, _connected, _samples
+from .recovery import _applied_counts, sources_at_end
+
+
+def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
+    """trx -> where its source wrote its last event (binlog number, end) and when: the first server
+    that binlogged it (replicas binlog it later, with log_slave_updates)."""
+    def build() -> dict:
+        out: dict = {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("last") and o["trx"] not in out:
+                out[o["trx"]] = (F.binlog_number(o["file"]), o["end"], o["t"])
+        return out
+    return v.memo("parallel.order", build)
+
+
+def _runs(v: TraceView, node: str) -> list[tuple[dict, list[dict]]]:
+    """The node's SQL thread runs with workers: each `parallel` start with the worker commits after it."""
+    runs: list[tuple[dict, list[dict]]] = []
+    for o in v.of_node(node):
+        if o["kind"] == "parallel":
+            runs.append((o, []))
+        elif o["kind"] == "visible" and "worker" in o and runs:
+            runs[-1][1].append(o)
+    return [(p, commits) for p, commits in runs if p.get("workers")]
+
+
+def _parallel_nodes(v: TraceView) -> list[str]:
+    return sorted({o["node"] for o in v.kind("parallel") if o.get("workers")})
+
+
+def _domain(o: dict) -> int:
+    return F.parse_gtid(o["gtid"])[0] if o.get("gtid") else 0
+
+
+@checks("PARALLEL.COMMIT.ORDER")
+def commits_in_binlog_order(v: TraceView, check: Check) -> None:
+    """Where commit order is kept, each worker commit follows every earlier one of its domain in the
+    source's binlog order."""
+    order = _binlog_order(v)
+    for node in _parallel_nodes(v):
+        last: dict[int, dict] = {}
+        for p, commits in _runs(v, node):
+            if not p.get("preserve_commit_order"):
+                last = {}
+                continue
+            for c in commits:
+                if c["trx"] not in order:
+                    continue
+                d = _domain(c)
+                prev = last.get(d)
+                if prev is not None:
+                    check.judge(order[prev["trx"]][:2] < order[c["trx"]][:2],
+                                f"{node} commits {c['trx']} after {prev['trx']}, though its source wrote {prev['trx']} after it "
+                                f"(domain {d}, worker {c['worker']})", prev, c)
+                last[d] = c
+
+
+@checks("PARALLEL.SBM.PENDING")
+def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
+    """SBM 0 on a parallel replica with both threads running: no group handed to a worker (all its
+    events applied by the coordinator) is uncommitted that was written 2 s or more before."""
+    nodes = set(_parallel_nodes(v))
+    order = _binlog_order(v)
+    for node in nodes:
+        queued = _queued_spans(v, node)
+        for s in (s for s in _samples(v) if s["node"] == node):
+            if not (_connected(s) and s[SBM] == 0):
+                continue
+            t = s["t"]
+            behind = [(trx, a) for trx, (a, c) in queued.items()
+                      if a < t and (c is None or c > t) and trx in order and t - order[trx][2] >= GRANULARITY_US + v.resolution_us]
+            if behind:
+                trx, _ = min(behind, key=lambda x: order[x[0]][:2])
+                check.judge(False, f"{node} at {t} shows {SBM} 0 but its workers have not committed {trx}, "
+                                   f"written {(t - order[trx][2]) / 1e6:.3f} s ago", s)
+            else:
+                check.judge(True, "", s)
+
+
+def _queued_spans(v: TraceView, node: str) -> dict[str, tuple[int, int | None]]:
+    """trx -> (when the coordinator applied its last event, i.e. handed it whole to a worker; when a
+    worker committed it, None: not yet), for the groups of the node's runs with workers."""
+    out: dict = {}
+    workers = 0
+    for o in v.of_node(node):
+        if o["kind"] == "parallel":
+            workers = o.get("workers", 0)
+        elif o["kind"] == "apply" and workers and o.get("trx") is not None and o.get("last"):
+            out[o["trx"]] = (o["t"], None)
+        elif o["kind"] == "visible" and o.get("trx") in out and out[o["trx"]][1] is None:
+            out[o["trx"]] = (out[o["trx"]][0], o["t"])
+        elif o["kind"] in ("crash", "rollback") and o.get("trx", None) in out:
+            out.pop(o["trx"])
+        elif o["kind"] == "crash":
+            out = {k: s for k, s in out.items() if s[1] is not None}
+    return out
+
+
+@checks("PARALLEL.RECOVERY.GAPS")
+def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
+    """After a crash of a replica with workers: no group committed twice, and every group its
+    source wrote before the last one it had committed at the crash is committed by the end."""
+    order = _binlog_order(v)
+    sources = sources_at_end(v)
+    for node in _parallel_nodes(v):
+        crashes = [o for o in v.of_node(node) if o["kind"] == "crash"]
+        if not crashes or node not in sources:
+            continue
+        counts = _applied_counts(v, node)
+        for trx, n in sorted(counts.items()):
+            if trx in order:
+                check.judge(n == 1, f"{node} commits {trx} {n} times across its crash",
+                            *[o for o in v.of_node(node) if o["kind"] == "visible" and o["trx"] == trx][:2])
+        crash = crashes[-1]
+        held = [o["trx"] for o in v.of_node(node) if o["kind"] == "visible" and o["t"] <= crash["t"] and o["trx"] in order]
+        if not held:
+            continue
+        high = max(order[t][:2] for t in held)
+        passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
+        lost = {o["trx"] for o in v.kind("commit") if o.get("errno") is not None}
+        for trx, (num, end, _) in sorted(order.items(), key=lambda x: x[1]):
+            if (num, end) < high and trx not in passed and trx not in lost:
+                check.judge(counts.get(trx, 0) >= 1, f"{node} crashed holding groups past {trx}, and never commits it", crash)
