@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 THREADS, MODE = "slave_parallel_threads", "slave_parallel_mode"  # MariaDB
 WORKERS, PRESERVE = "replica_parallel_workers", "replica_preserve_commit_order"  # MySQL
 VARIABLES = (THREADS, MODE, WORKERS, PRESERVE)
+MARIADB_VARIABLES, MYSQL_VARIABLES = (THREADS, MODE), (WORKERS, PRESERVE)
 MODES = ("none", "minimal", "conservative", "optimistic", "aggressive")
 CONSERVATIVE = "conservative"
 MAX_THREADS = 16383  # MariaDB's slave_parallel_threads range (sys_vars.cc); MySQL's workers: 1024
@@ -54,14 +55,19 @@ class Settings:
         return {"workers": self.workers, "mode": self.mode, "preserve_commit_order": self.preserve}
 
 
-def settings(variables: dict) -> Settings | None:
-    """The applier a replica starts with these variables (None: the serial SQL thread). MariaDB's
-    names win when both are set; MariaDB's mode defaults to optimistic (10.5 on) and always keeps
-    commit order; MySQL's is LOGICAL_CLOCK with replica_preserve_commit_order (ON from 8.0.27)."""
-    threads = int(variables.get(THREADS) or 0)
-    if threads:
+def known(mariadb: bool) -> tuple[str, ...]:
+    """The settings a server knows by name: each server only its own (the other's are unknown)."""
+    return MARIADB_VARIABLES if mariadb else MYSQL_VARIABLES
+
+
+def settings(variables: dict, mariadb: bool) -> Settings | None:
+    """The applier a replica starts with these variables (None: the serial SQL thread), read by
+    the server's own names. MariaDB's mode defaults to optimistic (10.5 on) and always keeps commit
+    order within a domain; MySQL's is LOGICAL_CLOCK with replica_preserve_commit_order (ON from 8.0.27)."""
+    if mariadb:
+        threads = int(variables.get(THREADS) or 0)
         mode = str(variables.get(MODE) or "optimistic").lower()
-        return None if mode == "none" else Settings(threads, mode, True)
+        return Settings(threads, mode, True) if threads and mode != "none" else None
     workers = int(variables.get(WORKERS) or 0)
     if workers:
         return Settings(workers, "logical_clock", bool(variables.get(PRESERVE, True)))
@@ -130,10 +136,12 @@ class Applier:
         self.queued.append(g)
         return g
 
-    def retire(self) -> None:
+    def retire(self) -> list[Group]:
         """Drop the committed groups at the head of the queue: the low-water mark moves past them."""
+        done = []
         while self.queued and self.queued[0].committed:
-            self.queued.pop(0)
+            done.append(self.queued.pop(0))
+        return done
 
     def pending(self) -> bool:
         return any(not g.committed for g in self.queued)

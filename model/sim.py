@@ -611,7 +611,7 @@ class Simulator:
             if ch is not None:
                 ch.skip_counter = value
             return
-        if name in PA.VARIABLES:
+        if name in PA.known(self.mech.texts == X.MARIADB):
             self._set_parallel(node, name, value)
             return
         if name not in SS.VARIABLES:
@@ -1544,7 +1544,7 @@ class Simulator:
         rpl_parallel_change_thread_count from start_slave_threads; MySQL slave_start_workers), the
         groups a crash left committed past the low-water mark carried over for MTS recovery."""
         node = ch.node
-        chosen = PA.settings({**node.variables, **node.runtime})
+        chosen = PA.settings({**node.variables, **node.runtime}, self.mech.texts == X.MARIADB)
         recovered = ch.par.recovered if ch.par is not None else set()
         was = ch.par is not None
         ch.par = PA.Applier(chosen, recovered=recovered) if chosen is not None else None
@@ -1567,7 +1567,7 @@ class Simulator:
             ch.par.recovered = {g.first for g in ch.par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
             ch.par.queued = []
         elif ch.par is not None:
-            self._drain_workers(ch)
+            self._drain_workers(ch, reason == "stop")
             ch.par.cost = 0
         ch.sql_pos = ch.group_start
         ch.applied_in_group = 0
@@ -1646,6 +1646,12 @@ class Simulator:
         lmt = ch.last_master_timestamp
         if M.CAUGHT_UP_KEPT in self.mutants and lmt is not None and ev.when <= lmt[0]:
             return  # MDEV-32265: only a newer timestamp ends "caught up"
+        if ch.par is not None and lmt is not None and not ch.sql_thread_caught_up:
+            # With workers the timestamp moves as groups commit (MariaDB rpl_rli.cc, stmt_done: "In
+            # the parallel case, we only update the Seconds_Behind_Master at the end of a
+            # transaction"; MySQL's checkpoint takes the low-water mark's). A read counts at once
+            # only after the applier idled (MDEV-29639, rpl_parallel_sbm).
+            return
         ch.last_master_timestamp = (ev.when, ev.when_off)
         ch.sql_thread_caught_up = False
 
@@ -1796,19 +1802,38 @@ class Simulator:
             return
         g.committed = True
         self._commit_group(ch, g.first, g.last + 1, worker=g.worker, start=g.start)
-        par.retire()
+        for done in par.retire():
+            ev = ch.relay[done.last].ev
+            if ev.when and (ch.last_master_timestamp is None or ev.when > ch.last_master_timestamp[0]):
+                ch.last_master_timestamp = (ev.when, ev.when_off)
         self._write_relay_log_info(ch)
         if ch.sql_running:
             self._kick(ch)
 
-    def _drain_workers(self, ch: Channel) -> None:
-        """STOP SLAVE, UNTIL or an error waits for the workers to commit what was queued
-        (MariaDB rpl_parallel::wait_for_done; MySQL slave_stop_workers), in commit order."""
+    def _drain_workers(self, ch: Channel, statement: bool) -> None:
+        """STOP SLAVE, UNTIL or an error waits for the workers (the model commits their groups at
+        the stop, in commit order): every group queued before an UNTIL position or an error is
+        committed. On STOP SLAVE MySQL's waits for every group queued (slave_stop_workers);
+        MariaDB's for the groups that started, and those not yet started are given up and read
+        again at the next start (rpl_parallel.cc, do_gco_wait: "this event group is beyond the point
+        where we can safely stop", with force_abort and stop_count from rpl_parallel::wait_for_done)."""
         par = ch.par
         if par is None:
             return
-        for g in sorted(par.queued, key=lambda g: (g.commit_at, g.first)):
-            self._worker_commit(ch, par, g, ch.node.incarnation)
+        queued = sorted(par.queued, key=lambda g: (g.commit_at, g.first))
+        given_up = [g for g in queued if g.start > self.now] if statement and self.mech.texts == X.MARIADB else []
+        for g in queued:
+            if g not in given_up:
+                self._worker_commit(ch, par, g, ch.node.incarnation)
+        for g in sorted(given_up, key=lambda g: g.first):
+            ev = ch.relay[g.last].ev
+            self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="stop")
+        if given_up:
+            first = min(given_up, key=lambda g: g.first)
+            par.queued = []
+            ch.group_start = first.first
+            ch.group_master_file, ch.group_master_pos = first.before
+            self._write_relay_log_info(ch)
 
     def _skip_group(self, ch: Channel, filtered: str = "", reason: str = "gtid already executed") -> bool:
         """Skip a group whose GTID this server already executed, or whose events a filter ignores

@@ -12,6 +12,7 @@ def load_features() -> None:
     import replcheck.properties.machines.delay  # noqa: F401
     import replcheck.properties.machines.domains  # noqa: F401
     import replcheck.properties.machines.filter  # noqa: F401
+    import replcheck.properties.machines.parallel  # noqa: F401
     import replcheck.properties.machines.groupid  # noqa: F401
     import replcheck.properties.machines.incident  # noqa: F401
     import replcheck.properties.machines.semisync  # noqa: F401

@@ -10,16 +10,18 @@ from conftest import US
 from replcheck.model import parallel as PA
 
 
-@pytest.mark.parametrize("variables,expected", [
-    ({}, None),
-    ({"slave_parallel_threads": 4}, PA.Settings(4, "optimistic", True)),
-    ({"slave_parallel_threads": 2, "slave_parallel_mode": "CONSERVATIVE"}, PA.Settings(2, "conservative", True)),
-    ({"slave_parallel_threads": 2, "slave_parallel_mode": "none"}, None),
-    ({"replica_parallel_workers": 4}, PA.Settings(4, "logical_clock", True)),
-    ({"replica_parallel_workers": 4, "replica_preserve_commit_order": False}, PA.Settings(4, "logical_clock", False)),
+@pytest.mark.parametrize("variables,mariadb,expected", [
+    ({}, True, None),
+    ({"slave_parallel_threads": 4}, True, PA.Settings(4, "optimistic", True)),
+    ({"slave_parallel_threads": 2, "slave_parallel_mode": "CONSERVATIVE"}, True, PA.Settings(2, "conservative", True)),
+    ({"slave_parallel_threads": 2, "slave_parallel_mode": "none"}, True, None),
+    ({"replica_parallel_workers": 4}, True, None),  # each server reads its own names only
+    ({"slave_parallel_threads": 4}, False, None),
+    ({"replica_parallel_workers": 4}, False, PA.Settings(4, "logical_clock", True)),
+    ({"replica_parallel_workers": 4, "replica_preserve_commit_order": False}, False, PA.Settings(4, "logical_clock", False)),
 ])
-def test_settings(variables, expected):
-    assert PA.settings(variables) == expected
+def test_settings(variables, mariadb, expected):
+    assert PA.settings(variables, mariadb) == expected
 
 
 def test_workers_overlap_and_commit_in_order(kit):

@@ -17,9 +17,7 @@ MARIADB, MYSQL = "model:mariadb-10.11", "model:mysql-8.0"
 def swapped_commits(k):
     # t3's worker commits before t2's, the order MySQL without replica_preserve_commit_order allows
     tr = k.run(MARIADB, ORDER)
-    t2, t3 = tr.first("visible", node="B", trx="t2"), tr.first("visible", node="B", trx="t3")
-    tr.drop(t3)
-    tr.insert_before(t2, t3)
+    t3 = tr.retime(tr.first("visible", node="B", trx="t3"), 3 * US)
     return tr, t3
 
 
