@@ -235,3 +235,9 @@ MTS_GAPS_NOT_FILLED = mutant(
     seam="sim: the coordinator reading a group MTS recovery marked",
     what="After a crash, the coordinator restarts from the low-water mark and applies again the groups workers had committed past it",
     kills=("PARALLEL.RECOVERY.GAPS", "GGID.RECOVERY.EXACTLY_ONCE"))
+UNTIL_GIVES_UP_QUEUED = mutant(
+    "until-gives-up-queued", feature="parallel", base="model:mariadb-10.11",
+    bug="stop_for_until ignored (MariaDB rpl_parallel.cc: handle_queued_pos_update and do_gco_wait treat an UNTIL stop apart from STOP SLAVE)",
+    seam="sim: the workers drained at an UNTIL stop",
+    what="The UNTIL stop gives up the groups queued before the position and not yet started, as STOP SLAVE does",
+    kills=("PARALLEL.UNTIL",))

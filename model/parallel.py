@@ -101,6 +101,7 @@ class Group:
     end: int
     commit_at: int
     committed: bool = False
+    given_up: bool = False  # a STOP SLAVE gave it up before it started: read again at the next start
 
 
 @dataclass

@@ -1567,7 +1567,7 @@ class Simulator:
             ch.par.recovered = {g.first for g in ch.par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
             ch.par.queued = []
         elif ch.par is not None:
-            self._drain_workers(ch, reason == "stop")
+            self._drain_workers(ch, reason == "stop" or (reason == "until" and M.UNTIL_GIVES_UP_QUEUED in self.mutants))
             ch.par.cost = 0
         ch.sql_pos = ch.group_start
         ch.applied_in_group = 0
@@ -1798,7 +1798,7 @@ class Simulator:
     def _worker_commit(self, ch: Channel, par: PA.Applier, g: PA.Group, incarnation: int) -> None:
         """A worker commits its group (a crash since rolled it back); the low-water mark moves past
         the committed head of the queue and relay-log.info follows it."""
-        if g.committed or ch.par is not par or ch.node.incarnation != incarnation:
+        if g.committed or g.given_up or ch.par is not par or ch.node.incarnation != incarnation:
             return
         g.committed = True
         self._commit_group(ch, g.first, g.last + 1, worker=g.worker, start=g.start)
@@ -1826,6 +1826,7 @@ class Simulator:
             if g not in given_up:
                 self._worker_commit(ch, par, g, ch.node.incarnation)
         for g in sorted(given_up, key=lambda g: g.first):
+            g.given_up = True
             ev = ch.relay[g.last].ev
             self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="stop")
         if given_up:

@@ -8,6 +8,7 @@ of the model is read: a real server's trace with these observations is judged th
 from __future__ import annotations
 
 from replcheck.spec import formats as F
+from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks
 from .lag import GRANULARITY_US, SBM, _connected, _samples
@@ -91,21 +92,23 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
 
 
 def _queued_spans(v: TraceView, node: str) -> dict[str, tuple[int, int | None]]:
-    """trx -> (when the coordinator applied its last event, i.e. handed it whole to a worker; when a
-    worker committed it, None: not yet), for the groups of the node's runs with workers."""
+    """trx -> (when the coordinator first applied its last event, i.e. handed it whole to a worker;
+    when the node first committed it from then on, None: never), for the groups of the node's runs
+    with workers. A polled trace may show the commit before the apply at the same instant. A group
+    skipped or filtered is not pending; one given up at a stop or a crash stays pending until it commits."""
+    visible: dict[str, list[int]] = {}
+    for o in v.of_node(node):
+        if o["kind"] == "visible" and o.get("trx") is not None:
+            visible.setdefault(o["trx"], []).append(o["t"])
     out: dict = {}
     workers = 0
     for o in v.of_node(node):
         if o["kind"] == "parallel":
             workers = o.get("workers", 0)
-        elif o["kind"] == "apply" and workers and o.get("trx") is not None and o.get("last"):
-            out[o["trx"]] = (o["t"], None)
-        elif o["kind"] == "visible" and o.get("trx") in out and out[o["trx"]][1] is None:
-            out[o["trx"]] = (out[o["trx"]][0], o["t"])
-        elif o["kind"] in ("rollback", "skip", "filtered") and o.get("trx") in out and out[o["trx"]][1] is None:
-            out.pop(o["trx"])  # given up at a stop, or passed over: no longer with a worker
-        elif o["kind"] == "crash":
-            out = {k: s for k, s in out.items() if s[1] is not None}
+        elif o["kind"] == "apply" and workers and o.get("trx") is not None and o.get("last") and o["trx"] not in out:
+            out[o["trx"]] = (o["t"], next((t for t in visible.get(o["trx"], []) if t >= o["t"]), None))
+        elif o["kind"] in ("skip", "filtered") and o.get("trx") in out and out[o["trx"]][1] is None:
+            out.pop(o["trx"])  # passed over: it will not be committed
     return out
 
 
@@ -134,3 +137,70 @@ def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
         for trx, (num, end, _) in sorted(order.items(), key=lambda x: x[1]):
             if (num, end) < high and trx not in passed and trx not in lost:
                 check.judge(counts.get(trx, 0) >= 1, f"{node} crashed holding groups past {trx}, and never commits it", crash)
+
+
+@checks("PARALLEL.UNTIL")
+def until_stops_at_the_position(v: TraceView, check: Check) -> None:
+    """A START SLAVE UNTIL run of a replica with workers: by its stop at the position every group
+    written up to it is committed (skipped and filtered ones aside), and none written after it is
+    committed before the SQL thread starts again."""
+    order = _binlog_order(v)
+    for node in _parallel_nodes(v):
+        until, workers, held = None, 0, set()
+        passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
+        for o in v.of_node(node):
+            if o["kind"] == "parallel":
+                workers = o.get("workers", 0)
+            elif o["kind"] == "visible":
+                held.add(o["trx"])
+                if until is not None and o["trx"] in order and order[o["trx"]][:2] > until[0]:
+                    check.judge(False, f"{node} commits {o['trx']}, written after its UNTIL position {until[1]}", until[2], o)
+            elif o["kind"] == "stmt" and o.get("op") == "start_slave" and o.get("errno") is None and not o.get("warning") \
+                    and o.get("thread") in (None, "sql"):
+                u = o.get("until")
+                until = ((F.binlog_number(u["master_log_file"]), u["master_log_pos"]), u, o) if u and workers else None
+            elif o["kind"] == "sql_stop" and until is not None and o.get("reason") == "until":
+                owed = sorted((x for x in order if order[x][:2] <= until[0] and order[x][2] <= o["t"]
+                               and x not in held and x not in passed), key=lambda x: order[x])
+                check.judge(not owed, lambda: f"{node} stopped at its UNTIL position {until[1]} without {owed[0]}", until[2], o)
+                until = None
+            elif o["kind"] in ("crash", "sql_stop"):
+                until = None
+
+
+def _written(v: TraceView) -> dict[str, tuple[int, str, int]]:
+    """trx -> the timestamp (s) of its first event on the server that wrote it, that server, and the line."""
+    def build() -> dict:
+        out: dict = {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("idx") == 0 and o.get("when") is not None and o["trx"] not in out:
+                out[o["trx"]] = (o["when"], o["node"], o["_line"])
+        return out
+    return v.memo("parallel.written", build)
+
+
+@checks("PARALLEL.DELAY")
+def workers_wait_the_delay(v: TraceView, check: Check) -> None:
+    """A worker of a delayed replica begins a group (its `start`; a polled trace: its commit) no
+    earlier than the group's timestamp plus MASTER_DELAY, on the writer's clock. Judged where the
+    delay never changed and the two clocks agree (the delay rules compensate a difference differently)."""
+    written = _written(v)
+    epoch = v.header.get("epoch_us", 0)
+    changed = {o["node"] for o in v.kind("stmt") if o.get("op") == "change_master"}
+    for node in _parallel_nodes(v):
+        delay = v.channels.get(node, {}).get("delay", 0)
+        if not delay or node in changed:
+            continue
+        for p, commits in _runs(v, node):
+            if not p.get("workers"):
+                continue
+            for c in commits:
+                if c["trx"] not in written:
+                    continue
+                when, writer, line = written[c["trx"]]
+                begin = c.get("start", c["t"])
+                if v.offset_at(writer, begin) != v.offset_at(node, begin):
+                    continue
+                due = when * US - v.offset_at(writer, begin) - epoch + delay * US
+                check.judge(begin + v.resolution_us >= due,
+                            f"{node}'s worker began {c['trx']} at {begin}, before its MASTER_DELAY {delay} ran out at {due}", c)

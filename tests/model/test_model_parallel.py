@@ -76,3 +76,14 @@ def test_stop_waits_for_the_workers(kit):
     tr = kit.run("model:mariadb-10.11", h)
     assert tr.first("visible", node="B", trx="t1")["t"] == 2 * US
     assert not tr.all("rollback", node="B")
+
+
+def test_until_lets_the_queued_groups_finish(kit):
+    # conservative: t2 cannot start before t1 (2 s of work) reaches its commit; the UNTIL stop at
+    # t2's end waits for both (stop_for_until), STOP SLAVE would give t2 up
+    tr = kit.run("model:mariadb-10.11", "par-until")
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t1", "t2"]
+    assert tr.first("sql_stop", node="B", reason="until")["t"] == 2 * US
+    mutant = kit.run("mutant:until-gives-up-queued", "par-until")
+    assert [o["trx"] for o in mutant.all("visible", node="B")] == ["t1"]
+    assert mutant.first("rollback", node="B", trx="t2")["reason"] == "stop"

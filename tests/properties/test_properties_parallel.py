@@ -10,7 +10,7 @@ from test_properties_incident import Case, pick
 
 from replcheck.properties.core import NOT_EXERCISED
 
-ORDER, SBM, GAPS = "par-commit-order", "par-delayed-sbm", "par-mts-gaps"
+ORDER, SBM, GAPS, UNTIL = "par-commit-order", "par-delayed-sbm", "par-mts-gaps", "par-until"
 MARIADB, MYSQL = "model:mariadb-10.11", "model:mysql-8.0"
 
 
@@ -42,6 +42,23 @@ def gap_left_behind(k):
     return tr, tr.first("crash", node="B")
 
 
+def committed_past_until(k):
+    # t3, written after the UNTIL position (the end of t2), committed before the SQL thread starts again
+    tr = k.run(MARIADB, UNTIL)
+    t2 = tr.first("visible", node="B", trx="t2")
+    t3 = {**t2, "trx": "t3", "gtid": "0-1-3"}
+    tr.obs.insert(tr.index(t2) + 1, t3)
+    return tr, t3
+
+
+def worker_ahead_of_the_delay(k):
+    # t1's worker began 0.5 s after it arrived, MASTER_DELAY 1 not run out
+    tr = k.run(MARIADB, SBM)
+    t1 = tr.first("visible", node="B", trx="t1")
+    t1["start"] = 1_500_000
+    return tr, t1
+
+
 CASES: dict[str, Case] = {
     "PARALLEL.COMMIT.ORDER": Case(lambda k: k.run(MARIADB, ORDER), swapped_commits,
                                   "B commits t2 after t3, though its source wrote t3 after it"),
@@ -49,6 +66,10 @@ CASES: dict[str, Case] = {
                                  "B at 4000000 shows Seconds_Behind_Master 0 but its workers have not committed t1"),
     "PARALLEL.RECOVERY.GAPS": Case(lambda k: k.run(MYSQL, GAPS), gap_left_behind,
                                    "B crashed holding groups past t1, and never commits it"),
+    "PARALLEL.UNTIL": Case(lambda k: k.run(MARIADB, UNTIL), committed_past_until,
+                           "B commits t3, written after its UNTIL position"),
+    "PARALLEL.DELAY": Case(lambda k: k.run(MARIADB, SBM), worker_ahead_of_the_delay,
+                           "B's worker began t1 at 1500000, before its MASTER_DELAY 1 ran out"),
 }
 
 
@@ -61,6 +82,7 @@ def test_a_group_committed_twice_across_the_crash(kit):
     ("PARALLEL.COMMIT.ORDER", ORDER, "mutant:commit-order-lost", "B commits t2 after t3, though"),
     ("PARALLEL.SBM.PENDING", SBM, "mutant:caught-up-with-workers-busy", "shows Seconds_Behind_Master 0 but its workers"),
     ("PARALLEL.RECOVERY.GAPS", GAPS, "mutant:mts-gaps-not-filled", "B commits t2 2 times across its crash"),
+    ("PARALLEL.UNTIL", UNTIL, "mutant:until-gives-up-queued", "B stopped at its UNTIL position"),
 ])
 def test_each_mutant_is_caught_by_its_property(kit, requirement, history, system, witness):
     tr = kit.run(system, history)

@@ -18,7 +18,8 @@ SEARCH = settings(max_examples=60, stateful_step_count=20, deadline=None, derand
                   suppress_health_check=list(HealthCheck), print_blob=False, phases=SEARCH_PHASES)
 # (mutant, examples): the gaps need a burst whose long group a shorter one overtakes, then a crash
 # before the long one commits, on a replica that does not keep commit order: 60 examples miss it
-MUTANTS = [("commit-order-lost", 60), ("caught-up-with-workers-busy", 60), ("mts-gaps-not-filled", 200)]
+MUTANTS = [("commit-order-lost", 60), ("caught-up-with-workers-busy", 60), ("mts-gaps-not-filled", 200),
+           ("until-gives-up-queued", 200)]  # an UNTIL past a group conservative mode holds back
 
 
 @pytest.mark.parametrize("mutant,examples", MUTANTS, ids=[m for m, _ in MUTANTS])
@@ -35,4 +36,4 @@ def test_the_models_pass_the_same_search(model):
     machine = machine_for(ParallelMachine, get(model))
     run_state_machine_as_test(machine, settings=SEARCH)
     judged = {r for r, n in machine.exercised.items() if n and r.startswith("PARALLEL.")}
-    assert judged == {"PARALLEL.COMMIT.ORDER", "PARALLEL.SBM.PENDING", "PARALLEL.RECOVERY.GAPS"}, judged
+    assert {"PARALLEL.COMMIT.ORDER", "PARALLEL.SBM.PENDING", "PARALLEL.RECOVERY.GAPS"} <= judged, judged
