@@ -1241,9 +1241,15 @@ class Simulator:
         # A group counts as received only once its last event is in (Bug #69943: counting it at
         # its GTID event loses the whole group after a reconnect inside it).
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
-        relayed = {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid and (e.ev.last or not whole)}
+        relayed = {e.ev.gtid for e in ch.relay[self._held_from(ch, ch.sql_pos):] if e.ev.gtid and (e.ev.last or not whole)}
         ch.fetch = next((k for k in range(i, len(binlog)) if binlog[k].ev.gtid and binlog[k].ev.gtid not in executed
                          and binlog[k].ev.gtid not in relayed), len(binlog))
+
+    @staticmethod
+    def _held_from(ch: Channel, read: int) -> int:
+        """Where the relay log the replica still needs begins: at the SQL thread's place, or at the
+        oldest group a worker holds, queued and not yet committed (model/parallel.py)."""
+        return min(read, ch.par.queued[0].first) if ch.par is not None and ch.par.queued else read
 
     def _dump_place(self, ch: Channel, by: str, gid: int = 0, sid: int = 0) -> tuple[str, str | None]:
         """The master places the dump request in its binlogs (ch.fetch), or says why it cannot:
@@ -1281,7 +1287,7 @@ class Simulator:
         src, node = ch.source, ch.node
         state = {d: F.parse_gtid(g) for d, g in node.slave_gtids.items()}
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants  # Bug #69943: a group counted at its GTID event
-        for e in ch.relay[ch.group_start:]:
+        for e in ch.relay[self._held_from(ch, ch.group_start):]:
             if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
                 state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
         ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
@@ -1795,7 +1801,7 @@ class Simulator:
             group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
             self._write_binlog(node, group)
 
-    def _worker_commit(self, ch: Channel, par: PA.Applier, g: PA.Group, incarnation: int) -> None:
+    def _worker_commit(self, ch: Channel, par: PA.Applier, g: PA.Group, incarnation: int, kick: bool = True) -> None:
         """A worker commits its group (a crash since rolled it back); the low-water mark moves past
         the committed head of the queue and relay-log.info follows it."""
         if g.committed or g.given_up or ch.par is not par or ch.node.incarnation != incarnation:
@@ -1807,7 +1813,7 @@ class Simulator:
             if ev.when and (ch.last_master_timestamp is None or ev.when > ch.last_master_timestamp[0]):
                 ch.last_master_timestamp = (ev.when, ev.when_off)
         self._write_relay_log_info(ch)
-        if ch.sql_running:
+        if ch.sql_running and kick:  # not while the SQL thread stops (it drains its workers)
             self._kick(ch)
 
     def _drain_workers(self, ch: Channel, statement: bool) -> None:
@@ -1824,7 +1830,7 @@ class Simulator:
         given_up = [g for g in queued if g.start > self.now] if statement and self.mech.texts == X.MARIADB else []
         for g in queued:
             if g not in given_up:
-                self._worker_commit(ch, par, g, ch.node.incarnation)
+                self._worker_commit(ch, par, g, ch.node.incarnation, kick=False)
         for g in sorted(given_up, key=lambda g: g.first):
             g.given_up = True
             ev = ch.relay[g.last].ev

@@ -81,7 +81,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             if not (_connected(s) and s[SBM] == 0):
                 continue
             t = s["t"]
-            behind = [(trx, a) for trx, (a, c) in queued.items()
+            behind = [(trx, a) for trx, a, c in queued
                       if a < t and (c is None or c > t) and trx in order and t - order[trx][2] >= GRANULARITY_US + v.resolution_us]
             if behind:
                 trx, _ = min(behind, key=lambda x: order[x[0]][:2])
@@ -91,25 +91,34 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
                 check.judge(True, "", s)
 
 
-def _queued_spans(v: TraceView, node: str) -> dict[str, tuple[int, int | None]]:
-    """trx -> (when the coordinator first applied its last event, i.e. handed it whole to a worker;
-    when the node first committed it from then on, None: never), for the groups of the node's runs
-    with workers. A polled trace may show the commit before the apply at the same instant. A group
-    skipped or filtered is not pending; one given up at a stop or a crash stays pending until it commits."""
+def _queued_spans(v: TraceView, node: str) -> list[tuple[str, int, int | None]]:
+    """(trx, from, to): a group with a worker, from when the coordinator applied its last event (it
+    handed the group over whole) to when the node committed it, or gave it up (a rollback at a
+    stop, a crash: the worker's group is gone with it), or passed it over (skipped, filtered); to
+    None: to the end of the trace. A polled trace may show the commit before the apply at the same
+    instant: the commit then closes the span it opens."""
     visible: dict[str, list[int]] = {}
     for o in v.of_node(node):
         if o["kind"] == "visible" and o.get("trx") is not None:
             visible.setdefault(o["trx"], []).append(o["t"])
-    out: dict = {}
+    spans: list = []
+    open_: dict[str, int] = {}
     workers = 0
     for o in v.of_node(node):
+        trx = o.get("trx")
         if o["kind"] == "parallel":
             workers = o.get("workers", 0)
-        elif o["kind"] == "apply" and workers and o.get("trx") is not None and o.get("last") and o["trx"] not in out:
-            out[o["trx"]] = (o["t"], next((t for t in visible.get(o["trx"], []) if t >= o["t"]), None))
-        elif o["kind"] in ("skip", "filtered") and o.get("trx") in out and out[o["trx"]][1] is None:
-            out.pop(o["trx"])  # passed over: it will not be committed
-    return out
+        elif o["kind"] == "apply" and workers and trx is not None and o.get("last") and trx not in open_:
+            if o["t"] in visible.get(trx, ()):
+                spans.append((trx, o["t"], o["t"]))
+            else:
+                open_[trx] = o["t"]
+        elif o["kind"] in ("visible", "rollback", "skip", "filtered") and trx in open_:
+            spans.append((trx, open_.pop(trx), o["t"]))
+        elif o["kind"] == "crash":
+            spans += [(x, a, o["t"]) for x, a in open_.items()]
+            open_ = {}
+    return spans + [(x, a, None) for x, a in open_.items()]
 
 
 @checks("PARALLEL.RECOVERY.GAPS")
