@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 
 THREADS, MODE = "slave_parallel_threads", "slave_parallel_mode"  # MariaDB
 WORKERS, PRESERVE = "replica_parallel_workers", "replica_preserve_commit_order"  # MySQL
-VARIABLES = (THREADS, MODE, WORKERS, PRESERVE)
 MARIADB_VARIABLES, MYSQL_VARIABLES = (THREADS, MODE), (WORKERS, PRESERVE)
 MODES = ("none", "minimal", "conservative", "optimistic", "aggressive")
 CONSERVATIVE = "conservative"
