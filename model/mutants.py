@@ -215,3 +215,29 @@ RECOVERY_KEEPS_IN_DOUBT = mutant(
     what="A crashed semi-sync primary restarted as a replica (--init-rpl-role=SLAVE) recovers as a primary: it commits the "
          "transactions binlogged but never acknowledged, which its new primary never had (errant transactions)",
     kills=("MARIADB.SEMISYNC.RECOVERY.NO_ERRANT",))
+
+
+# -- the parallel applier (model/parallel.py) ---------------------------------------------------
+COMMIT_ORDER_LOST = mutant(
+    "commit-order-lost", feature="parallel", base="model:mariadb-10.11",
+    bug="commit order not kept by a parallel applier that promises it (MariaDB rpl_parallel.cc wait_for_prior_commit; "
+        "MySQL replica_preserve_commit_order, Commit_order_manager)",
+    seam="sim: a group queued to a worker",
+    what="A worker commits its group as soon as it is done, before the groups queued ahead of it in its domain",
+    kills=("PARALLEL.COMMIT.ORDER",))
+CAUGHT_UP_WITH_WORKERS_BUSY = mutant(
+    "caught-up-with-workers-busy", feature="parallel", base="model:mariadb-10.11", bug="MDEV-29639 / MDEV-32265 (D8, parallel form)",
+    seam="sim: the coordinator at the end of the relay log",
+    what="The SQL driver thread reports caught up once it has read the relay log out, while workers still execute and commit groups",
+    kills=("PARALLEL.SBM.PENDING",))
+MTS_GAPS_NOT_FILLED = mutant(
+    "mts-gaps-not-filled", feature="parallel", base="model:mysql-8.0", bug="Bug #77496 (MTS recovery of gaps after a crash)",
+    seam="sim: the coordinator reading a group MTS recovery marked",
+    what="After a crash, the coordinator restarts from the low-water mark and applies again the groups workers had committed past it",
+    kills=("PARALLEL.RECOVERY.GAPS", "GGID.RECOVERY.EXACTLY_ONCE"))
+UNTIL_GIVES_UP_QUEUED = mutant(
+    "until-gives-up-queued", feature="parallel", base="model:mariadb-10.11",
+    bug="stop_for_until ignored (MariaDB rpl_parallel.cc: handle_queued_pos_update and do_gco_wait treat an UNTIL stop apart from STOP SLAVE)",
+    seam="sim: the workers drained at an UNTIL stop",
+    what="The UNTIL stop gives up the groups queued before the position and not yet started, as STOP SLAVE does",
+    kills=("PARALLEL.UNTIL",))

@@ -33,6 +33,7 @@ from . import groupid as G
 from . import incident as I
 from . import mechanics as X
 from . import mutants as M
+from . import parallel as PA
 from . import partial as P
 from . import recovery as R
 from . import relayinfo
@@ -146,6 +147,7 @@ class Channel:
     dump_empty: set = field(default_factory=set)  # domains the master had nothing of at the request
     dump_skipping: bool = False
     gtid_request: str = ""  # the GTID position the last GTID connect asked by (MariaDB)
+    par: PA.Applier | None = None  # a parallel applier's workers (model/parallel.py); None: serial
 
 
 @dataclass
@@ -580,10 +582,10 @@ class Simulator:
             self._engine_commit(node, name, None)
         self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.GAP_MESSAGES[op["cause"]])
 
-    def _engine_commit(self, node: Node, trx: str, gtid: str | None) -> None:
+    def _engine_commit(self, node: Node, trx: str, gtid: str | None, **worker: Any) -> None:
         node.visible.append(trx)
         node.visible_at.append(self.now)
-        self.emit("visible", node.id, trx=trx, gtid=gtid)
+        self.emit("visible", node.id, trx=trx, gtid=gtid, **worker)
 
     def _op_read(self, node: Node, op: dict) -> None:
         """A client session reads: which transactions it sees."""
@@ -609,6 +611,9 @@ class Simulator:
             if ch is not None:
                 ch.skip_counter = value
             return
+        if name in PA.known(self.mech.texts == X.MARIADB):
+            self._set_parallel(node, name, value)
+            return
         if name not in SS.VARIABLES:
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
                       message=f"Unknown system variable '{name}'")
@@ -623,6 +628,20 @@ class Simulator:
         if name.startswith("rpl_semi_sync_master"):
             node.semisync.set(name, value)
         self._server_status(node)
+
+    def _set_parallel(self, node: Node, name: str, value: Any) -> None:
+        """SET GLOBAL of a parallel applier setting: MariaDB's refused while the slave runs
+        (ER_SLAVE_MUST_STOP); every one takes effect at the SQL thread's next start."""
+        ch = node.channel
+        if name in PA.STOPPED_ONLY and ch is not None and (ch.sql_running or ch.io_running):
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
+                      message="This operation cannot be performed as you have a running slave ''; run STOP SLAVE '' first")
+            return
+        refused = PA.check(name, value)
+        self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_VALUE_FOR_VAR if refused else None,
+                  message=refused or "")
+        if not refused:
+            node.runtime[name] = PA.value_of(name, value)
 
     def _op_lose_acks(self, node: Node, op: dict) -> None:
         if node.channel is not None:
@@ -1222,9 +1241,15 @@ class Simulator:
         # A group counts as received only once its last event is in (Bug #69943: counting it at
         # its GTID event loses the whole group after a reconnect inside it).
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
-        relayed = {e.ev.gtid for e in ch.relay[ch.sql_pos:] if e.ev.gtid and (e.ev.last or not whole)}
+        relayed = {e.ev.gtid for e in ch.relay[self._held_from(ch, ch.sql_pos):] if e.ev.gtid and (e.ev.last or not whole)}
         ch.fetch = next((k for k in range(i, len(binlog)) if binlog[k].ev.gtid and binlog[k].ev.gtid not in executed
                          and binlog[k].ev.gtid not in relayed), len(binlog))
+
+    @staticmethod
+    def _held_from(ch: Channel, read: int) -> int:
+        """Where the relay log the replica still needs begins: at the SQL thread's place, or at the
+        oldest group a worker holds, queued and not yet committed (model/parallel.py)."""
+        return min(read, ch.par.queued[0].first) if ch.par is not None and ch.par.queued else read
 
     def _dump_place(self, ch: Channel, by: str, gid: int = 0, sid: int = 0) -> tuple[str, str | None]:
         """The master places the dump request in its binlogs (ch.fetch), or says why it cannot:
@@ -1262,7 +1287,7 @@ class Simulator:
         src, node = ch.source, ch.node
         state = {d: F.parse_gtid(g) for d, g in node.slave_gtids.items()}
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants  # Bug #69943: a group counted at its GTID event
-        for e in ch.relay[ch.group_start:]:
+        for e in ch.relay[self._held_from(ch, ch.group_start):]:
             if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
                 state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
         ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
@@ -1503,6 +1528,8 @@ class Simulator:
         naming the discarded log, a later restart would resume past everything relayed meanwhile, an
         incident included."""
         dropped = len(ch.relay) - ch.group_start
+        if ch.par is not None:  # the relay log MTS recovery would read again is gone
+            ch.par.recovered = set()
         self._cut_relay(ch, ch.group_start)
         ch.sql_pos = ch.group_start
         ch.relay_file_no += 1
@@ -1515,7 +1542,20 @@ class Simulator:
         ch.sql_running = True
         ch.state = "idle"
         ch.sql_gen += 1
+        self._start_workers(ch)
         self._kick(ch)
+
+    def _start_workers(self, ch: Channel) -> None:
+        """The applier the SQL thread starts with: the settings read at its start (MariaDB
+        rpl_parallel_change_thread_count from start_slave_threads; MySQL slave_start_workers), the
+        groups a crash left committed past the low-water mark carried over for MTS recovery."""
+        node = ch.node
+        chosen = PA.settings({**node.variables, **node.runtime}, self.mech.texts == X.MARIADB)
+        recovered = ch.par.recovered if ch.par is not None else set()
+        was = ch.par is not None
+        ch.par = PA.Applier(chosen, recovered=recovered) if chosen is not None else None
+        if chosen is not None or was:
+            self.emit("parallel", node.id, **(chosen.as_fields() if chosen is not None else {"workers": 0}))
 
     def _stop_sql(self, ch: Channel, reason: str, statement: bool = True, **error) -> None:
         if ch.state == "waiting" and M.STOP_APPLIES_WAITED_EVENT in self.mutants and statement:
@@ -1527,6 +1567,14 @@ class Simulator:
         if ch.applied_in_group:
             g = ch.relay[ch.group_start].ev
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
+        if ch.par is not None and reason == "crash":
+            # The workers die with the process: what they had not committed is rolled back; what
+            # they committed past the low-water mark is in their info for MTS recovery.
+            ch.par.recovered = {g.first for g in ch.par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
+            ch.par.queued = []
+        elif ch.par is not None:
+            self._drain_workers(ch, reason == "stop" or (reason == "until" and M.UNTIL_GIVES_UP_QUEUED in self.mutants))
+            ch.par.cost = 0
         ch.sql_pos = ch.group_start
         ch.applied_in_group = 0
         ch.sql_running = False
@@ -1538,7 +1586,10 @@ class Simulator:
     def _kick(self, ch: Channel) -> None:
         """Let the SQL thread read and execute as far as it may now."""
         self._apply_relay(ch)
-        if ch.sql_running and ch.state == "idle":  # waiting at the end of the relay log (next_event, slave.cc)
+        # waiting at the end of the relay log (next_event, slave.cc), its workers idle: MariaDB sets
+        # sql_thread_caught_up only once rpl_parallel::workers_idle (MDEV-29639's fix)
+        if ch.sql_running and ch.state == "idle" and (
+                ch.par is None or not ch.par.pending() or M.CAUGHT_UP_WITH_WORKERS_BUSY in self.mutants):
             ch.sql_thread_caught_up = True
         if ch.promote and ch.state == "idle" and ch.sql_pos >= len(ch.relay):
             self._promote(ch)
@@ -1559,13 +1610,25 @@ class Simulator:
             # Rotate, format description and Gtid_list events are neither counted nor skipped: they
             # only move the SQL thread along the logs (Gtid_list_log_event::do_shall_skip turns
             # EVENT_SKIP_COUNT into EVENT_SKIP_NOT, log_event_server.cc).
+            gap = ch.par is not None and ch.sql_pos in ch.par.recovered and ev.type in D.TRX_START
+            if gap and M.MTS_GAPS_NOT_FILLED not in self.mutants:
+                # MTS recovery: a group a worker committed past the low-water mark before the crash
+                # is skipped, not applied again (rpl_replica.cc exec_relay_log_event with
+                # rli->is_mts_recovery(): the recovery_groups bitmap mts_recovery_groups built)
+                first = ch.sql_pos
+                if not self._skip_group(ch, reason="mts_recovery"):
+                    return
+                ch.par.recovered.discard(first)
+                continue
+            if gap:
+                ch.par.recovered.discard(ch.sql_pos)
             if (ch.skip_counter or ch.skipping_group) and ev.type not in SKIP_EXEMPT:
                 self._skip_event(ch, entry)
                 continue
             if ev.type in D.TRX_START and ch.node.rpl_hierarchical and entry.group_id is not None:
                 if self.hierarchy.halts(ch, entry):
                     return
-            elif ev.type in D.TRX_START and ev.gtid in ch.node.executed:
+            elif ev.type in D.TRX_START and ev.gtid in ch.node.executed and not gap:  # the mutant applies a gap again
                 if not self._skip_group(ch):
                     return
                 continue
@@ -1589,6 +1652,12 @@ class Simulator:
         lmt = ch.last_master_timestamp
         if M.CAUGHT_UP_KEPT in self.mutants and lmt is not None and ev.when <= lmt[0]:
             return  # MDEV-32265: only a newer timestamp ends "caught up"
+        if ch.par is not None and lmt is not None and not ch.sql_thread_caught_up:
+            # With workers the timestamp moves as groups commit (MariaDB rpl_rli.cc, stmt_done: "In
+            # the parallel case, we only update the Seconds_Behind_Master at the end of a
+            # transaction"; MySQL's checkpoint takes the low-water mark's). A read counts at once
+            # only after the applier idled (MDEV-29639, rpl_parallel_sbm).
+            return
         ch.last_master_timestamp = (ev.when, ev.when_off)
         ch.sql_thread_caught_up = False
 
@@ -1635,7 +1704,10 @@ class Simulator:
         if ev.type == "INCIDENT_EVENT" and M.INCIDENT_IGNORED not in self.mutants:
             self._incident_stop(ch, entry)
             return
-        if ev.cost_us:
+        if ev.cost_us and ch.par is not None:  # the worker runs it, not the coordinator
+            ch.par.cost += ev.cost_us
+            self._finish(ch, ch.sql_gen, entry, read, self.now)
+        elif ev.cost_us:
             ch.state = "executing"
             self.at(self.now + ev.cost_us, self._finish, ch, ch.sql_gen, entry, read, self.now)
         else:
@@ -1701,6 +1773,7 @@ class Simulator:
         if ev.trx is not None and ch.node.rpl_hierarchical:
             self.hierarchy.commit(ch, entry, first)
             return
+        before = (ch.group_master_file, ch.group_master_pos)
         self._advance_group(ch, entry)
         if ev.trx is None:
             return
@@ -1709,15 +1782,67 @@ class Simulator:
         if why:  # applied, with its delay, as a no-op: the rule filtered its table inside the events' apply
             self._filtered(node, ev, why)
             return
+        if ch.par is not None:  # queued to a worker, which commits it later (model/parallel.py)
+            domain = F.parse_gtid(ev.gtid)[0] if ev.gtid else 0
+            g = ch.par.queue(self.now, first, ch.sql_pos - 1, before, domain, M.COMMIT_ORDER_LOST not in self.mutants)
+            self.at(g.commit_at, self._worker_commit, ch, ch.par, g, node.incarnation)
+            self._write_relay_log_info(ch)
+            return
+        self._commit_group(ch, first, ch.sql_pos)
+
+    def _commit_group(self, ch: Channel, first: int, stop: int, **worker: Any) -> None:
+        """The replica commits the group relay[first:stop]: the GTID position, the engine, its binlog."""
+        node, ev = ch.node, ch.relay[stop - 1].ev
         node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         node.executed.add(ev.gtid)
-        self._engine_commit(node, ev.trx, ev.gtid)
+        self._engine_commit(node, ev.trx, ev.gtid, **worker)
         if node.log_slave_updates:
             ict = self._local(node, self.now) if node.commit_timestamps else None
-            group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:ch.sql_pos])]
+            group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
             self._write_binlog(node, group)
 
-    def _skip_group(self, ch: Channel, filtered: str = "") -> bool:
+    def _worker_commit(self, ch: Channel, par: PA.Applier, g: PA.Group, incarnation: int, kick: bool = True) -> None:
+        """A worker commits its group (a crash since rolled it back); the low-water mark moves past
+        the committed head of the queue and relay-log.info follows it."""
+        if g.committed or g.given_up or ch.par is not par or ch.node.incarnation != incarnation:
+            return
+        g.committed = True
+        self._commit_group(ch, g.first, g.last + 1, worker=g.worker, start=g.start)
+        for done in par.retire():
+            ev = ch.relay[done.last].ev
+            if ev.when and (ch.last_master_timestamp is None or ev.when > ch.last_master_timestamp[0]):
+                ch.last_master_timestamp = (ev.when, ev.when_off)
+        self._write_relay_log_info(ch)
+        if ch.sql_running and kick:  # not while the SQL thread stops (it drains its workers)
+            self._kick(ch)
+
+    def _drain_workers(self, ch: Channel, statement: bool) -> None:
+        """STOP SLAVE, UNTIL or an error waits for the workers (the model commits their groups at
+        the stop, in commit order): every group queued before an UNTIL position or an error is
+        committed. On STOP SLAVE MySQL's waits for every group queued (slave_stop_workers);
+        MariaDB's for the groups that started, and those not yet started are given up and read
+        again at the next start (rpl_parallel.cc, do_gco_wait: "this event group is beyond the point
+        where we can safely stop", with force_abort and stop_count from rpl_parallel::wait_for_done)."""
+        par = ch.par
+        if par is None:
+            return
+        queued = sorted(par.queued, key=lambda g: (g.commit_at, g.first))
+        given_up = [g for g in queued if g.start > self.now] if statement and self.mech.texts == X.MARIADB else []
+        for g in queued:
+            if g not in given_up:
+                self._worker_commit(ch, par, g, ch.node.incarnation, kick=False)
+        for g in sorted(given_up, key=lambda g: g.first):
+            g.given_up = True
+            ev = ch.relay[g.last].ev
+            self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="stop")
+        if given_up:
+            first = min(given_up, key=lambda g: g.first)
+            par.queued = []
+            ch.group_start = first.first
+            ch.group_master_file, ch.group_master_pos = first.before
+            self._write_relay_log_info(ch)
+
+    def _skip_group(self, ch: Channel, filtered: str = "", reason: str = "gtid already executed") -> bool:
         """Skip a group whose GTID this server already executed, or whose events a filter ignores
         (`filtered`, the filter's name); False until all of it arrived."""
         i = ch.sql_pos
@@ -1736,7 +1861,7 @@ class Simulator:
         if filtered:
             self._filtered(ch.node, ev, filtered)
         else:
-            self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="gtid already executed", events=passed)
+            self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason, events=passed)
         self._advance_group(ch, ch.relay[i])
         return True
 
@@ -1759,14 +1884,23 @@ class Simulator:
 
     # -- relay-log.info -----------------------------------------------------------------------
     def _group_position(self, ch: Channel) -> tuple[str, int]:
-        if ch.group_start < len(ch.relay):
-            e = ch.relay[ch.group_start]
+        start = ch.par.queued[0].first if ch.par is not None and ch.par.queued else ch.group_start
+        if start < len(ch.relay):
+            e = ch.relay[start]
             return e.file, e.pos
         return f"relay.{ch.relay_file_no:06d}", ch.relay_pos
 
+    @staticmethod
+    def _exec_master(ch: Channel) -> tuple[str, int]:
+        """Relay_Master_Log_File/Exec_Master_Log_Pos: the end of the last group committed, or on a
+        parallel replica the low-water mark (model/parallel.py)."""
+        if ch.par is not None and ch.par.queued:
+            return ch.par.queued[0].before
+        return ch.group_master_file, ch.group_master_pos
+
     def _write_relay_log_info(self, ch: Channel) -> None:
         file, pos = self._group_position(ch)
-        info = relayinfo.RelayLogInfo(f"./{file}", pos, ch.group_master_file, ch.group_master_pos, ch.delay)
+        info = relayinfo.RelayLogInfo(f"./{file}", pos, *self._exec_master(ch), ch.delay)
         ch.rli_content = relayinfo.overwrite(ch.rli_content, info)
 
     def _read_relay_log_info(self, ch: Channel, boot: bool = False) -> bool:
@@ -1779,6 +1913,8 @@ class Simulator:
                       message=f"Could not initialize master info structure; relay-log.info {e}")
             return False
         ch.delay = info.delay
+        if not boot and ch.par is not None:  # a parallel run's position is the low-water mark, behind the coordinator's
+            ch.group_master_file, ch.group_master_pos = info.master_log_name, info.master_log_pos
         if not boot:
             # Everything relayed is durable; the SQL thread resumes at the recorded group.
             ch.sql_pos = ch.group_start = next(
@@ -1805,8 +1941,8 @@ class Simulator:
             "Slave_SQL_Running_State": state,
             "Relay_Log_File": relay_file,
             "Relay_Log_Pos": relay_pos,
-            "Relay_Master_Log_File": ch.group_master_file,
-            "Exec_Master_Log_Pos": ch.group_master_pos,
+            "Relay_Master_Log_File": self._exec_master(ch)[0],
+            "Exec_Master_Log_Pos": self._exec_master(ch)[1],
             "Master_Log_File": ch.read_master_file,
             "Read_Master_Log_Pos": ch.read_master_pos,
             "Seconds_Behind_Master": self._seconds_behind(ch),
@@ -1909,7 +2045,7 @@ class Simulator:
                 return None
             if ch.sql_thread_caught_up:
                 return 0
-        elif (ch.read_master_file, ch.read_master_pos) == (ch.group_master_file, ch.group_master_pos):
+        elif (ch.read_master_file, ch.read_master_pos) == self._exec_master(ch):
             return 0 if ch.connected else None
         if ch.last_master_timestamp is None:
             return 0

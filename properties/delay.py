@@ -391,8 +391,10 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                     x["kind"] in ("restart", "restore", "relay_log_recovery") or repositions(x)
                     or (x["kind"] == "stmt" and x["op"] == "reset_slave")) for x in v.obs):
                 continue  # a restart, restore, RESET SLAVE or CHANGE MASTER to a new place moves the position legitimately
-            # Events applied or skipped (the skip counter) between the sample and the stop moved it before the stop.
-            moved = ix.applies.get(node, []) + [x for x in v.kind("skip") if x["node"] == node]
+            # Events applied or skipped (the skip counter) between the sample and the stop moved it before the stop,
+            # as did a parallel replica's workers committing the groups queued to them (their position is the oldest).
+            moved = ix.applies.get(node, []) + [x for x in v.kind("skip") + v.kind("visible") if x["node"] == node
+                                                and (x["kind"] == "skip" or "worker" in x)]
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
                         or any(b["_line"] < a["_line"] < o["_line"] for a in moved),
                         f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",

@@ -31,6 +31,15 @@ def _samples(v: TraceView) -> list[dict]:
     return v.memo("lag.samples", lambda: [s for s in v.kind("status") if all(f in s for f in FIELDS)])
 
 
+def with_workers(v: TraceView, s: dict) -> bool:
+    """Whether the sample's SQL thread runs workers (its last `parallel` observation): its
+    Seconds_Behind_Master follows the groups the workers commit, not the event in hand (the
+    parallel applier's requirements judge it, properties/parallel.py)."""
+    runs = v.memo("lag.parallel", lambda: [(o["node"], o["_line"], bool(o.get("workers"))) for o in v.kind("parallel")])
+    last = [w for node, line, w in runs if node == s["node"] and line < s["_line"]]
+    return bool(last) and last[-1]
+
+
 def _connected(s: dict) -> bool:
     return s["Slave_SQL_Running"] == "Yes" and s["Slave_IO_Running"] == "Yes"
 
@@ -109,7 +118,7 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
     never counted from an event with timestamp 0."""
     epoch = v.header.get("epoch_us", 0)
     for s in _samples(v):
-        if not _connected(s) or _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP):
+        if not _connected(s) or _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) or with_workers(v, s):
             continue
         r = _in_hand(v, s)
         if r is None:
@@ -151,7 +160,7 @@ def _waiting(v: TraceView):
 def delay_counts_in_lag(v: TraceView, check: Check) -> None:
     """Waiting under WL#344's rule: SBM + SQL_Remaining_Delay = SQL_Delay (+-1); SBM 0 only with more left."""
     for s in _waiting(v):
-        if isinstance(s[SBM], int):
+        if isinstance(s[SBM], int) and not with_workers(v, s):
             why = _delay_shortfall(v, s)
             check.judge(why is None, why or "", s)
 
@@ -183,6 +192,6 @@ def _restarted_waits(v: TraceView) -> list[tuple[dict, dict]]:
 def restart_keeps_lag(v: TraceView, check: Check) -> None:
     """After STOP/START during a delay, waiting again: SBM still counts from the waited event."""
     for start, s in _restarted_waits(v):
-        if isinstance(s[SBM], int):
+        if isinstance(s[SBM], int) and not with_workers(v, s):
             why = _delay_shortfall(v, s)
             check.judge(why is None, f"after START SLAVE at {start['t']}: {why}", start, s)

@@ -47,6 +47,7 @@ from replcheck.harness.relaylog import Event, RelayLogs
 from replcheck.harness import stream as S
 from replcheck.model import filter as FL
 from replcheck.model import ops as O
+from replcheck.model import parallel as PA
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US
 
@@ -463,6 +464,7 @@ class Runner:
         self.read_seen: dict[tuple[str, int], int] = {}  # (node, trx) -> the first read op that saw its row
         self._sql_started: set[str] = set()  # replicas a START SLAVE started the SQL thread of since their last sample
         self._until: set[str] = set()  # replicas whose SQL thread runs under START SLAVE ... UNTIL
+        self._with_workers: set[str] = set()  # replicas whose SQL thread ran workers at some start
         self.slip_us = 0  # how much later than the History every op from here on starts (SLIP_MIN_US)
         self.slipped: list[list[int]] = []  # [op index in the History, slip_us] where the slip grew
 
@@ -521,6 +523,8 @@ class Runner:
         self._rebase_timestamps()
         for n in self.node_ids:  # what the servers logged while starting, at time 0
             self._tail_log(n, 0)
+        for n in self.sources:  # the SQL threads the cluster started: with workers or not
+            self._workers(n, 0)
         poller = threading.Thread(target=self._poll_loop, name="replcheck-poller", daemon=True)
         poller.start()
         try:
@@ -852,12 +856,23 @@ class Runner:
                 self._io_error.pop(node, None)  # a new IO thread: its failure is a new error, even the same one
             if op.get("thread") in (None, "sql"):
                 self._sql_started.add(node)
+                self._workers(node, t)
             if op.get("thread") in (None, "sql") and warning is None:
                 # START SLAVE sets the condition for the thread it starts, or clears it (start_slave, sql/sql_repl.cc).
                 (self._until.add if op.get("until") else self._until.discard)(node)
         if node not in self._busy:
             # What it changed (or, refused, left as it was), before anything else can change it again.
             self._poll(node, force=True)
+
+    def _workers(self, node: str, t: int) -> None:
+        """The parallel applier the SQL thread started with (read back, as model/parallel.py reads
+        it): a `parallel` observation when it runs workers, or ran them at an earlier start."""
+        _, rows = self.cluster.query(node, "SELECT @@GLOBAL.slave_parallel_threads, @@GLOBAL.slave_parallel_mode")
+        chosen = PA.settings({PA.THREADS: _int(rows[0][0]) or 0, PA.MODE: rows[0][1]}, True)
+        if chosen is None and node not in self._with_workers:
+            return
+        self._with_workers.add(node)
+        self.emit("parallel", node, t, **(chosen.as_fields() if chosen is not None else {"workers": 0}))
 
     def _failover(self, op: dict) -> None:
         """Failover by GTID, the model's steps on the server: the replica stops, applies its relay

@@ -14,10 +14,11 @@ from replcheck.properties.machines.domains import DomainsMachine
 from replcheck.properties.machines.filter import FilterMachine
 from replcheck.properties.machines.groupid import GroupIdMachine
 from replcheck.properties.machines.incident import IncidentMachine
+from replcheck.properties.machines.parallel import ParallelMachine
 from replcheck.properties.machines.semisync import SemiSyncMachine
 
 MACHINES = {"delay": DelayMachine, "semisync": SemiSyncMachine, "incident": IncidentMachine, "groupid": GroupIdMachine,
-            "filter": FilterMachine, "domains": DomainsMachine}
+            "filter": FilterMachine, "domains": DomainsMachine, "parallel": ParallelMachine}
 
 
 def machine_rules(cls) -> set[str]:

@@ -196,6 +196,7 @@ KILLS = {
     "mutant:gtid-state-lags-binlog": "dur-process-crash",
     "mutant:send-before-sync": "dur-machine-crash-before-sync",
     "mutant:state-file-missing-empty": "mdb-state-file-missing",
+    "mutant:mts-gaps-not-filled": "par-mts-gaps",
 }
 
 

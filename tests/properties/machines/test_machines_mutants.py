@@ -48,6 +48,8 @@ ELSEWHERE = {  # searched for by the feature's own test module
     "partial-copy-kept": "test_machines_partial", "gtid-state-lags-binlog": "test_machines_recovery",
     "state-file-missing-empty": "test_machines_recovery", "ack-filtered": "test_machines_filter",
     "failed-change-not-logged": "../test_properties_srcerr",
+    "commit-order-lost": "test_machines_parallel", "caught-up-with-workers-busy": "test_machines_parallel",
+    "mts-gaps-not-filled": "test_machines_parallel", "until-gives-up-queued": "test_machines_parallel",
 }
 NOT_FOUND = {  # gaps in the steps, to close
     "min-ack-last-slot": "needs five steps in order (a failover, semi-sync enabled on the new primary, "

@@ -1,0 +1,215 @@
+"""The parallel applier (issue #17, item 3): one check per requirement of spec/requirements/parallel.toml.
+
+A replica's `parallel` observation says, at each start of its SQL thread, how many workers it runs
+and whether they keep commit order; its `visible` observations carry the worker that committed each
+group. The source's `binlog` observations give the order the source wrote the groups in. Nothing
+of the model is read: a real server's trace with these observations is judged the same way.
+"""
+from __future__ import annotations
+
+from replcheck.spec import formats as F
+from replcheck.spec.formats import US
+
+from .core import Check, TraceView, checks
+from .lag import GRANULARITY_US, SBM, _connected, _samples
+from .recovery import _applied_counts, sources_at_end
+
+
+def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
+    """trx -> where its source wrote its last event (binlog number, end) and when: the first server
+    that binlogged it (replicas binlog it later, with log_slave_updates)."""
+    def build() -> dict:
+        out: dict = {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("last") and o["trx"] not in out:
+                out[o["trx"]] = (F.binlog_number(o["file"]), o["end"], o["t"])
+        return out
+    return v.memo("parallel.order", build)
+
+
+def _runs(v: TraceView, node: str) -> list[tuple[dict, list[dict]]]:
+    """The node's SQL thread runs with workers: each `parallel` start with the replicated groups
+    committed after it (a polled server's `visible` names no worker)."""
+    order = _binlog_order(v)
+    runs: list[tuple[dict, list[dict]]] = []
+    for o in v.of_node(node):
+        if o["kind"] in ("parallel", "crash", "restart"):
+            runs.append((o if o["kind"] == "parallel" else {"workers": 0}, []))
+        elif o["kind"] == "visible" and o["trx"] in order and runs:
+            runs[-1][1].append(o)
+    return [(p, commits) for p, commits in runs if p.get("workers")]
+
+
+def _parallel_nodes(v: TraceView) -> list[str]:
+    return sorted({o["node"] for o in v.kind("parallel") if o.get("workers")})
+
+
+def _domain(o: dict) -> int:
+    return F.parse_gtid(o["gtid"])[0] if o.get("gtid") else 0
+
+
+@checks("PARALLEL.COMMIT.ORDER")
+def commits_in_binlog_order(v: TraceView, check: Check) -> None:
+    """Where commit order is kept, no group of a domain becomes visible after one its source wrote
+    later (commits seen at the same instant are not ordered by the trace)."""
+    order = _binlog_order(v)
+    for node in _parallel_nodes(v):
+        for p, commits in _runs(v, node):
+            if not p.get("preserve_commit_order"):
+                continue
+            latest: dict[int, dict] = {}  # per domain, the commit the source wrote last among those seen
+            for c in commits:
+                d = _domain(c)
+                prev = latest.get(d)
+                if prev is not None:
+                    check.judge(order[prev["trx"]][:2] < order[c["trx"]][:2] or prev["t"] == c["t"],
+                                f"{node} commits {c['trx']} after {prev['trx']}, though its source wrote {prev['trx']} after it "
+                                f"(domain {d})", prev, c)
+                if prev is None or order[c["trx"]][:2] > order[prev["trx"]][:2]:
+                    latest[d] = c
+
+
+@checks("PARALLEL.SBM.PENDING")
+def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
+    """SBM 0 on a parallel replica with both threads running: no group handed to a worker (all its
+    events applied by the coordinator) is uncommitted that was written 2 s or more before."""
+    nodes = set(_parallel_nodes(v))
+    order = _binlog_order(v)
+    for node in nodes:
+        queued = _queued_spans(v, node)
+        for s in (s for s in _samples(v) if s["node"] == node):
+            if not (_connected(s) and s[SBM] == 0):
+                continue
+            t = s["t"]
+            behind = [(trx, a) for trx, a, c in queued
+                      if a < t and (c is None or c > t) and trx in order and t - order[trx][2] >= GRANULARITY_US + v.resolution_us]
+            if behind:
+                trx, _ = min(behind, key=lambda x: order[x[0]][:2])
+                check.judge(False, f"{node} at {t} shows {SBM} 0 but its workers have not committed {trx}, "
+                                   f"written {(t - order[trx][2]) / 1e6:.3f} s ago", s)
+            else:
+                check.judge(True, "", s)
+
+
+def _queued_spans(v: TraceView, node: str) -> list[tuple[str, int, int | None]]:
+    """(trx, from, to): a group with a worker, from when the coordinator applied its last event (it
+    handed the group over whole) to when the node committed it, or gave it up (a rollback at a
+    stop, a crash: the worker's group is gone with it), or passed it over (skipped, filtered); to
+    None: to the end of the trace. A polled trace may show the commit before the apply at the same
+    instant: the commit then closes the span it opens."""
+    visible: dict[str, list[int]] = {}
+    for o in v.of_node(node):
+        if o["kind"] == "visible" and o.get("trx") is not None:
+            visible.setdefault(o["trx"], []).append(o["t"])
+    spans: list = []
+    open_: dict[str, int] = {}
+    workers = 0
+    for o in v.of_node(node):
+        trx = o.get("trx")
+        if o["kind"] == "parallel":
+            workers = o.get("workers", 0)
+        elif o["kind"] == "apply" and workers and trx is not None and o.get("last") and trx not in open_:
+            if o["t"] in visible.get(trx, ()):
+                spans.append((trx, o["t"], o["t"]))
+            else:
+                open_[trx] = o["t"]
+        elif o["kind"] in ("visible", "rollback", "skip", "filtered") and trx in open_:
+            spans.append((trx, open_.pop(trx), o["t"]))
+        elif o["kind"] == "crash":
+            spans += [(x, a, o["t"]) for x, a in open_.items()]
+            open_ = {}
+    return spans + [(x, a, None) for x, a in open_.items()]
+
+
+@checks("PARALLEL.RECOVERY.GAPS")
+def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
+    """After a crash of a replica with workers: no group committed twice, and every group its
+    source wrote before the last one it had committed at the crash is committed by the end."""
+    order = _binlog_order(v)
+    sources = sources_at_end(v)
+    for node in _parallel_nodes(v):
+        crashes = [o for o in v.of_node(node) if o["kind"] == "crash"]
+        if not crashes or node not in sources:
+            continue
+        counts = _applied_counts(v, node)
+        for trx, n in sorted(counts.items()):
+            if trx in order:
+                check.judge(n == 1, f"{node} commits {trx} {n} times across its crash",
+                            *[o for o in v.of_node(node) if o["kind"] == "visible" and o["trx"] == trx][:2])
+        crash = crashes[-1]
+        held = [o["trx"] for o in v.of_node(node) if o["kind"] == "visible" and o["t"] <= crash["t"] and o["trx"] in order]
+        if not held:
+            continue
+        high = max(order[t][:2] for t in held)
+        passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
+        lost = {o["trx"] for o in v.kind("commit") if o.get("errno") is not None}
+        for trx, (num, end, _) in sorted(order.items(), key=lambda x: x[1]):
+            if (num, end) < high and trx not in passed and trx not in lost:
+                check.judge(counts.get(trx, 0) >= 1, f"{node} crashed holding groups past {trx}, and never commits it", crash)
+
+
+@checks("PARALLEL.UNTIL")
+def until_stops_at_the_position(v: TraceView, check: Check) -> None:
+    """A START SLAVE UNTIL run of a replica with workers: by its stop at the position every group
+    written up to it is committed (skipped and filtered ones aside), and none written after it is
+    committed before the SQL thread starts again."""
+    order = _binlog_order(v)
+    for node in _parallel_nodes(v):
+        until, workers, held = None, 0, set()
+        passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
+        for o in v.of_node(node):
+            if o["kind"] == "parallel":
+                workers = o.get("workers", 0)
+            elif o["kind"] == "visible":
+                held.add(o["trx"])
+                if until is not None and o["trx"] in order and order[o["trx"]][:2] > until[0]:
+                    check.judge(False, f"{node} commits {o['trx']}, written after its UNTIL position {until[1]}", until[2], o)
+            elif o["kind"] == "stmt" and o.get("op") == "start_slave" and o.get("errno") is None and not o.get("warning") \
+                    and o.get("thread") in (None, "sql"):
+                u = o.get("until")
+                until = ((F.binlog_number(u["master_log_file"]), u["master_log_pos"]), u, o) if u and workers else None
+            elif o["kind"] == "sql_stop" and until is not None and o.get("reason") == "until":
+                owed = sorted((x for x in order if order[x][:2] <= until[0] and order[x][2] <= o["t"]
+                               and x not in held and x not in passed), key=lambda x: order[x])
+                check.judge(not owed, lambda: f"{node} stopped at its UNTIL position {until[1]} without {owed[0]}", until[2], o)
+                until = None
+            elif o["kind"] in ("crash", "sql_stop"):
+                until = None
+
+
+def _written(v: TraceView) -> dict[str, tuple[int, str, int]]:
+    """trx -> the timestamp (s) of its first event on the server that wrote it, that server, and the line."""
+    def build() -> dict:
+        out: dict = {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("idx") == 0 and o.get("when") is not None and o["trx"] not in out:
+                out[o["trx"]] = (o["when"], o["node"], o["_line"])
+        return out
+    return v.memo("parallel.written", build)
+
+
+@checks("PARALLEL.DELAY")
+def workers_wait_the_delay(v: TraceView, check: Check) -> None:
+    """A worker of a delayed replica begins a group (its `start`; a polled trace: its commit) no
+    earlier than the group's timestamp plus MASTER_DELAY, on the writer's clock. Judged where the
+    delay never changed and the two clocks agree (the delay rules compensate a difference differently)."""
+    written = _written(v)
+    epoch = v.header.get("epoch_us", 0)
+    changed = {o["node"] for o in v.kind("stmt") if o.get("op") == "change_master"}
+    for node in _parallel_nodes(v):
+        delay = v.channels.get(node, {}).get("delay", 0)
+        if not delay or node in changed:
+            continue
+        for p, commits in _runs(v, node):
+            if not p.get("workers"):
+                continue
+            for c in commits:
+                if c["trx"] not in written:
+                    continue
+                when, writer, line = written[c["trx"]]
+                begin = c.get("start", c["t"])
+                if v.offset_at(writer, begin) != v.offset_at(node, begin):
+                    continue
+                due = when * US - v.offset_at(writer, begin) - epoch + delay * US
+                check.judge(begin + v.resolution_us >= due,
+                            f"{node}'s worker began {c['trx']} at {begin}, before its MASTER_DELAY {delay} ran out at {due}", c)

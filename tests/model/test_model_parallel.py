@@ -1,0 +1,89 @@
+"""The parallel applier (model/parallel.py) and what the simulator does with it: the settings per
+server, SET GLOBAL refused while a slave thread runs, workers running groups at once with commit
+order kept per domain (or not, MySQL without replica_preserve_commit_order), the low-water mark in
+relay-log.info and Exec_Master_Log_Pos, MTS recovery skipping the gaps after a crash."""
+from __future__ import annotations
+
+import pytest
+from conftest import US
+
+from replcheck.model import parallel as PA
+
+
+@pytest.mark.parametrize("variables,mariadb,expected", [
+    ({}, True, None),
+    ({"slave_parallel_threads": 4}, True, PA.Settings(4, "optimistic", True)),
+    ({"slave_parallel_threads": 2, "slave_parallel_mode": "CONSERVATIVE"}, True, PA.Settings(2, "conservative", True)),
+    ({"slave_parallel_threads": 2, "slave_parallel_mode": "none"}, True, None),
+    ({"replica_parallel_workers": 4}, True, None),  # each server reads its own names only
+    ({"slave_parallel_threads": 4}, False, None),
+    ({"replica_parallel_workers": 4}, False, PA.Settings(4, "logical_clock", True)),
+    ({"replica_parallel_workers": 4, "replica_preserve_commit_order": False}, False, PA.Settings(4, "logical_clock", False)),
+])
+def test_settings(variables, mariadb, expected):
+    assert PA.settings(variables, mariadb) == expected
+
+
+def test_workers_overlap_and_commit_in_order(kit):
+    tr = kit.run("model:mariadb-10.11", "par-commit-order")
+    p = tr.first("parallel", node="B")
+    assert (p["workers"], p["mode"], p["preserve_commit_order"]) == (4, "optimistic", True)
+    commits = tr.all("visible", node="B")
+    assert [(c["trx"], c["worker"], c["t"]) for c in commits] == [("t1", 1, 4_001_000), ("t2", 2, 4_001_000), ("t3", 3, 4_001_000)]
+    assert [c["start"] for c in commits] == [1_001_000, 1_011_000, 1_021_000]  # all three at once
+    # Exec_Master_Log_Pos stays at the low-water mark until t1, the oldest, commits
+    at_2s = tr.all("status", node="B", t=2 * US)[-1]
+    at_5s = tr.all("status", node="B", t=5 * US)[-1]
+    assert at_2s["Exec_Master_Log_Pos"] < at_2s["Read_Master_Log_Pos"] == at_5s["Exec_Master_Log_Pos"]
+    assert at_2s["Seconds_Behind_Master"] > 0 and at_5s["Seconds_Behind_Master"] == 0
+
+
+def test_the_serial_applier_stays_the_default(kit):
+    tr = kit.run("model:mariadb-10.11", "flt-skip-counter")
+    assert not tr.all("parallel") and all("worker" not in o for o in tr.all("visible"))
+
+
+def test_conservative_mode_and_the_refusal_while_running(kit):
+    tr = kit.run("model:mariadb-10.11", "par-delayed-sbm")
+    refused, *accepted = [o for o in tr.all("stmt", node="B", op="set_global")]
+    assert refused["errno"] == 1198 and all(o["errno"] is None for o in accepted)
+    assert tr.first("parallel", node="B")["mode"] == "conservative"
+    # the coordinator takes MASTER_DELAY (1 s) before it queues t1; t1's worker runs 4 s
+    t1 = tr.first("visible", node="B", trx="t1")
+    assert (t1["start"], t1["t"]) == (2 * US, 6 * US)
+
+
+def test_a_bad_value_is_refused(kit):
+    h = kit.make_history(["A", "B"], [("A", "B", 0)], [
+        {"at": 1 * US, "op": "stop_slave", "node": "B"},
+        {"at": 2 * US, "op": "set_global", "node": "B", "variable": "slave_parallel_mode", "value": "fastest"}], end_us=3 * US)
+    assert kit.run("model:mariadb-10.11", h).first("stmt", node="B", op="set_global")["errno"] == 1231
+
+
+def test_mts_recovery_skips_the_gaps(kit):
+    tr = kit.run("model:mysql-8.0", "par-mts-gaps")
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t2", "t3", "t1"]
+    assert tr.first("relay_log_info", node="B")["content"].split("\n")[4] == "124"  # before t1: the low-water mark
+    assert {o["trx"] for o in tr.all("skip", node="B", reason="mts_recovery")} == {"t2", "t3"}
+    again = kit.run("mutant:mts-gaps-not-filled", "par-mts-gaps")
+    assert [o["trx"] for o in again.all("visible", node="B")] == ["t2", "t3", "t2", "t3", "t1"]
+
+
+def test_stop_waits_for_the_workers(kit):
+    h = kit.make_history(["A", {"id": "B", "variables": {"slave_parallel_threads": 2}}], [("A", "B", 0)], [
+        {"at": 1 * US, "op": "trx", "node": "A", "trx": "t1", "statements": [{"duration_us": 1000, "replica_cost_us": 3 * US}]},
+        {"at": 2 * US, "op": "stop_slave", "node": "B"}], end_us=5 * US)
+    tr = kit.run("model:mariadb-10.11", h)
+    assert tr.first("visible", node="B", trx="t1")["t"] == 2 * US
+    assert not tr.all("rollback", node="B")
+
+
+def test_until_lets_the_queued_groups_finish(kit):
+    # conservative: t2 cannot start before t1 (2 s of work) reaches its commit; the UNTIL stop at
+    # t2's end waits for both (stop_for_until), STOP SLAVE would give t2 up
+    tr = kit.run("model:mariadb-10.11", "par-until")
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t1", "t2"]
+    assert tr.first("sql_stop", node="B", reason="until")["t"] == 2 * US
+    mutant = kit.run("mutant:until-gives-up-queued", "par-until")
+    assert [o["trx"] for o in mutant.all("visible", node="B")] == ["t1"]
+    assert mutant.first("rollback", node="B", trx="t2")["reason"] == "stop"
