@@ -19,14 +19,14 @@ trace shows only the read that led to the execution), SHOW SLAVE STATUS and lag,
 changes none of the spec's state: a dropped connection or PURGE (the IO thread), semi-sync's
 settings and lost acks, FLUSH LOGS, what servers off the chain do. A gap's incident on master_1
 (a cluster's gap, RECORD INCIDENT) is no step: the replica's SQL thread stops at it (Stop), and
-SET GLOBAL sql_slave_skip_counter and START SLAVE start it again past it (Start). CHANGE MASTER
-TO MASTER_DELAY (accepted: the SQL thread stopped) is ChangeDelay. Its scope is a chain of two
+SET GLOBAL sql_slave_skip_counter and START SLAVE start it again past it (Start); a transaction
+the skip counter passes (its first event's `skip` line) is SkipTx. CHANGE MASTER TO MASTER_DELAY
+(accepted: the SQL thread stopped) is ChangeDelay. Its scope is a chain of two
 or three nodes whose master_1 clock is the true time and whose offsets are whole seconds; it
 ends at the first operation outside the spec's subject (a crash, shutdown, restart, failover,
 CHANGE MASTER to another source or place, RESET SLAVE: recovery and repositioning are
 GroupIds') or vocabulary (a clock step, START SLAVE UNTIL, a transaction on a replica that
-feeds another, ...), at a transaction the skip counter skips (the spec's replicas execute every
-one), and at the first transaction whose events carry its start time rather than its commit
+feeds another, ...), and at the first transaction whose events carry its start time rather than its commit
 time (outside the subject: the spec stamps a transaction at its commit; WL#7318's drawback 2 is
 its F2's and mutant start-timestamp's).
 """
@@ -35,7 +35,7 @@ from __future__ import annotations
 from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Delay"
-BOUNDS = {"NTx", "MaxTime", "NewDelays"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NTx", "MaxTime", "NewDelays", "NSkips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 
 
@@ -109,10 +109,6 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
     stamped = stamped_at_start(obs, head, header.get("epoch_us", 0), rule)
     if stamped and (end is None or stamped[0] < end):
         (end, scope), beyond = stamped, SUBJECT
-    skipped = next((o for o in obs if o["kind"] == "skip" and o["node"] in number and o["reason"] == "sql_slave_skip_counter"
-                    and o["trx"] is not None), None)
-    if skipped and (end is None or skipped["t"] < end):  # the spec's replicas execute every transaction
-        end, scope, beyond = skipped["t"], f"up to {skipped['node']}'s skip of {skipped['trx']} (sql_slave_skip_counter)", VOCABULARY
     seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
     trx_no = {}
     timed: list[tuple[int, int, Step]] = []  # (time in µs, line, step): sorted, then Ticks between
@@ -131,6 +127,11 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
             k, n = trx_no[o["trx"]], number[node]
             at(o["read"], line, "ReadEvent", f"{node}'s SQL thread read {o['trx']} at {o['read']} µs", n=n, t=k)
             at(o["begin"], line, "Apply", f"{node} began executing {o['trx']} at {o['begin']} µs", n=n, t=k)
+        elif kind == "skip" and node in number and o["reason"] == "sql_slave_skip_counter" and o["trx"] in trx_no \
+                and (node, o["trx"]) not in applied:  # a group's first event skipped: the counter passes it whole
+            applied.add((node, o["trx"]))
+            at(o["t"], line, "SkipTx", f"{node}'s SQL thread skipped {o['trx']} (sql_slave_skip_counter)", n=number[node],
+               t=trx_no[o["trx"]])
         elif kind == "sql_stop" and node in number:
             at(o["t"], line, "Stop", f"{node}'s SQL thread stopped ({o.get('reason')})", n=number[node])
         elif kind == "stmt" and o["op"] == "start_slave" and node in number and o.get("thread") in (None, "sql") \
@@ -152,6 +153,7 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
     (_, d2, s2), (_, d3, s3) = hops[1], hops[2] if len(hops) == 3 else (None, 0, 0)
     return Abstraction(SPEC, {"NTx": len(trx_no), "MaxTime": now, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
                               "Rule": rule, "NewDelays": {s.args["d"] for s in steps if s.action == "ChangeDelay"},
+                              "NSkips": sum(s.action == "SkipTx" for s in steps),
                               "MUTANTS": set()}, {}, steps, scope, beyond)
 
 

@@ -31,7 +31,7 @@ never did (a local write).
 """
 from __future__ import annotations
 
-from replcheck.tla import VOCABULARY, Abstraction, OutOfScope, Step, scope_end
+from replcheck.tla import CLOCK, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "GroupIds"
 BOUNDS = {"NGroups", "NCrashes", "NPurges", "NRejoins", "NRotations"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
@@ -40,7 +40,7 @@ STEP_US = 100_000  # the History's steps; the model's replicas apply within 1 ms
 # History operations whose effect the spec's vocabulary covers (or that change none of its state:
 # the spec's slaves play when they may, so a stopped one, or one whose connection dropped, is one
 # that does not yet)
-OPS = {"trx", "crash", "shutdown", "restart", "failover", "flush_logs", "stop_slave", "start_slave", "cut_io", "lose_acks"}
+OPS = {"trx", "crash", "shutdown", "restart", "failover", "flush_logs", "stop_slave", "start_slave", "cut_io", "lose_acks", CLOCK}
 # model/recovery.py's crash points: where each fires, and what the spec makes of it
 AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT = "after_binlog_write", "after_engine_commit"
 BEFORE_BINLOG_WRITE = "before_binlog_write"

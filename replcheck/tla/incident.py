@@ -63,7 +63,7 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
             raise OutOfScope("not one master and one replica (the spec's topology)")
         pair = found[0]
     master, replica = pair
-    end, scope, beyond = scope_end(history, lambda op: outside_pair(op, master, pair))
+    end, scope, beyond = scope_end(history, lambda op: outside_pair(op, master, pair, timed=False))
     steps: list[Step] = []
     change: dict[str, int] = {}
     binlogged = {o["trx"] for o in obs if o["kind"] == "binlog" and o.get("node") == master and o["trx"]}

@@ -25,12 +25,12 @@ timeout or a catch-up, and after a failover (the spec's last action: outside its
 """
 from __future__ import annotations
 
-from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
+from replcheck.tla import CLOCK, SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "SemiSync"
 BOUNDS = {"NTx"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state)
-OPS = {"trx", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover", "flush_logs"}
+OPS = {"trx", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover", "flush_logs", CLOCK}
 # SET GLOBAL of these changes none of the spec's state: the timeout is "some time", the skip counter
 # is a replica's SQL thread's
 INERT_VARIABLES = {"rpl_semi_sync_master_timeout", "sql_slave_skip_counter"}

@@ -5,11 +5,13 @@
 (* offsets per node and a global clock of whole seconds.  Each node        *)
 (* executes the transactions in order; a replica's SQL thread reads the    *)
 (* next one, waits until it is due, executes it, or is stopped; stopped,   *)
-(* its MASTER_DELAY may be changed.  No fairness: a replica may lag        *)
-(* behind what is due, as a loaded one does.                               *)
+(* its MASTER_DELAY may be changed.  The skip counter may make a replica's *)
+(* SQL thread pass a transaction without executing it (nor relaying it     *)
+(* down the chain).  No fairness: a replica may lag behind what is due, as *)
+(* a loaded one does.                                                      *)
 (* Properties are named after requirement IDs, dots as underscores.        *)
 (***************************************************************************)
-EXTENDS Integers
+EXTENDS Integers, FiniteSets
 
 CONSTANTS NTx,          \* transactions committed on master_1
           MaxTime,      \* the clock runs 0..MaxTime
@@ -17,6 +19,7 @@ CONSTANTS NTx,          \* transactions committed on master_1
           Skew2, Skew3,    \* master_2's and master_3's clock minus master_1's (the true time)
           Rule,         \* "WL344": the originating master's timestamp; "WL7318": the immediate master's
           NewDelays,    \* the MASTER_DELAY values CHANGE MASTER may set ({} in the configurations)
+          NSkips,       \* transactions sql_slave_skip_counter may skip, in all (0: the skip counter is never set)
           MUTANTS       \* names from model/mutants.py whose mechanism is here
 
 ASSUME Rule \in {"WL344", "WL7318"}
@@ -26,10 +29,11 @@ Nodes == 1..3
 Replicas == 2..3
 Tx == 1..NTx
 Offset == <<0, Skew2, Skew3>>
+Skipped == -2
 
 VARIABLES now,   \* the true time
           done,  \* done[n]: node n executed transactions 1..done[n]
-          at,    \* at[n][t]: the true time node n executed t (-1: not yet)
+          at,    \* at[n][t]: the true time node n executed t (-1: not yet; Skipped: the skip counter passed it)
           sql,   \* sql[n]: replica n's SQL thread: "idle", "waiting" (for done[n] + 1), "stopped"
           delay  \* delay[n]: node n's MASTER_DELAY (Delay2, Delay3 until a CHANGE MASTER)
 
@@ -58,9 +62,14 @@ Init ==
 
 Tick == now < MaxTime /\ now' = now + 1 /\ UNCHANGED <<done, at, sql, delay>>
 
+(* Node n's relay log holds what node n - 1 executed: a transaction node n - 1 skipped is in no  *)
+(* binlog of node n - 1, so node n never sees it.  NextTx(n): the next one node n reads.         *)
+Relayed(n) == {t \in Tx : t > done[n] /\ t <= done[n - 1] /\ at[n - 1][t] # Skipped}
+NextTx(n) == IF n = 1 THEN done[1] + 1 ELSE CHOOSE t \in Relayed(n) : \A u \in Relayed(n) : t <= u
+
 Execute(n) ==
-    /\ done' = [done EXCEPT ![n] = done[n] + 1]
-    /\ at' = [at EXCEPT ![n][done[n] + 1] = now]
+    /\ done' = [done EXCEPT ![n] = NextTx(n)]
+    /\ at' = [at EXCEPT ![n][NextTx(n)] = now]
 
 Commit ==
     /\ done[1] < NTx /\ Execute(1)
@@ -68,12 +77,12 @@ Commit ==
 
 (* The IO thread is not affected by the delay: what the master executed is in the relay log. *)
 ReadEvent(n) ==
-    /\ sql[n] = "idle" /\ done[n] < done[n - 1]
+    /\ sql[n] = "idle" /\ Relayed(n) # {}
     /\ sql' = [sql EXCEPT ![n] = "waiting"]
     /\ UNCHANGED <<now, done, at, delay>>
 
 Apply(n) ==
-    /\ sql[n] = "waiting" /\ Due(n, done[n] + 1) /\ Execute(n)
+    /\ sql[n] = "waiting" /\ Due(n, NextTx(n)) /\ Execute(n)
     /\ sql' = [sql EXCEPT ![n] = "idle"]
     /\ UNCHANGED <<now, delay>>
 
@@ -95,15 +104,26 @@ ChangeDelay(n, d) ==
     /\ sql[n] = "stopped" /\ delay' = [delay EXCEPT ![n] = d]
     /\ UNCHANGED <<now, done, at, sql>>
 
+(* SET GLOBAL sql_slave_skip_counter = N; START SLAVE: the SQL thread skips the next transaction *)
+(* without executing it, and before any MASTER_DELAY wait: the skip is decided as the event is    *)
+(* read (Log_event::shall_skip, in apply_event_and_update_pos; model/sim.py _apply_relay skips     *)
+(* ahead of the due check).  A skipped transaction is not binlogged, so no node below sees it.    *)
+SkipTx(n) ==
+    /\ sql[n] = "idle" /\ Relayed(n) # {}
+    /\ Cardinality({<<m, t>> \in Replicas \X Tx : at[m][t] = Skipped}) < NSkips
+    /\ done' = [done EXCEPT ![n] = NextTx(n)]
+    /\ at' = [at EXCEPT ![n][NextTx(n)] = Skipped]
+    /\ UNCHANGED <<now, sql, delay>>
+
 Next ==
     \/ Tick \/ Commit
-    \/ \E n \in Replicas : ReadEvent(n) \/ Apply(n) \/ Stop(n) \/ Start(n) \/ \E d \in NewDelays : ChangeDelay(n, d)
+    \/ \E n \in Replicas : ReadEvent(n) \/ Apply(n) \/ Stop(n) \/ Start(n) \/ SkipTx(n) \/ \E d \in NewDelays : ChangeDelay(n, d)
 
 Spec == Init /\ [][Next]_vars
 
 TypeOK ==
     /\ now \in 0..MaxTime /\ done \in [Nodes -> 0..NTx]
-    /\ at \in [Nodes -> [Tx -> -1..MaxTime]] /\ sql \in [Replicas -> {"idle", "waiting", "stopped"}]
+    /\ at \in [Nodes -> [Tx -> Skipped..MaxTime]] /\ sql \in [Replicas -> {"idle", "waiting", "stopped"}]
     /\ delay \in [Nodes -> {0, Delay2, Delay3} \cup NewDelays]
 
 Executed(n) == {t \in Tx : at[n][t] >= 0}
