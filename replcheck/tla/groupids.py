@@ -34,19 +34,21 @@ from __future__ import annotations
 from replcheck.tla import CLOCK, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "GroupIds"
-BOUNDS = {"NGroups", "NCrashes", "NPurges", "NRejoins", "NRotations"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NGroups", "NCrashes", "NPurges", "NRejoins", "NRotations", "SetIds"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 STEP_US = 100_000  # the History's steps; the model's replicas apply within 1 ms (the latency)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state:
 # the spec's slaves play when they may, so a stopped one, or one whose connection dropped, is one
 # that does not yet)
-OPS = {"trx", "crash", "shutdown", "restart", "failover", "flush_logs", "stop_slave", "start_slave", "cut_io", "lose_acks", CLOCK}
+OPS = {"trx", "crash", "shutdown", "restart", "failover", "flush_logs", "stop_slave", "start_slave", "cut_io", "lose_acks", CLOCK,
+       "set_binlog_group_id"}
 # model/recovery.py's crash points: where each fires, and what the spec makes of it
 AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT = "after_binlog_write", "after_engine_commit"
 BEFORE_BINLOG_WRITE = "before_binlog_write"
 AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG = "recovery_after_new_binlog", "recovery_before_new_binlog"
 POINTS = {None, BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT, AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG}
 ER_HALT = 1643  # ER_SLAVE_GROUP_ID_NOT_HIGHER: the SQL thread met an ID not above its binlog's last
+TLC_INT = 2 ** 31 - 1  # TLC's integers are 32-bit: a greater group ID has no TLA+ value it can compute with
 
 
 def _star(topology: dict) -> tuple[str, dict]:
@@ -66,7 +68,8 @@ def outside(op: dict) -> str | None:
         return None
     if op["op"] == "change_master" and not {"master_host", "connect_using_group_id", "master_use_gtid"} & set(op):
         return None  # the DBA's CHANGE MASTER to a place in the same master's binlog: Place
-    if op["op"] not in OPS or op.get("until") or (op["op"] == "crash" and op.get("point") not in POINTS):
+    if op["op"] not in OPS or op.get("until") or (op["op"] == "crash" and op.get("point") not in POINTS) or \
+            op.get("with_reset"):  # a lowered ID: only a restore's, which the spec does not model
         return VOCABULARY
     return None
 
@@ -91,6 +94,9 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     deferred: dict[str, Step] = {}  # a down slave's Repoint, taken when it starts
     failover = None  # the elected slave, until its promotion is a Failover step
     crashes = rotations = 0
+    last_id = dict.fromkeys(nodes, 0)  # each server's last consumed ID, as the spec's gid
+    set_ids: set[int] = set()
+    set_rotate: set[str] = set()  # a SET BINLOG_GROUP_ID's own FLUSH LOGS, part of its step
 
     def step(line: int, action: str, what: str, **args) -> None:
         nonlocal crashes
@@ -112,9 +118,21 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
         kind, node = o["kind"], o.get("node")
         if kind == "stmt" and o["op"] == "crash" and o.get("errno") is None:
             armed[node] = o.get("point")
+        elif kind == "stmt" and o["op"] == "set_binlog_group_id" and o.get("errno") is None:
+            new = o["group_id"]
+            if node != master or new > TLC_INT:
+                why = "on a slave" if node != master else f"beyond TLC's integers (2^31 - 1)"
+                scope, beyond = f"up to trace line {line}: SET BINLOG_GROUP_ID = {new} {why}", VOCABULARY
+                break
+            if new > last_id[node]:  # equal: FLUSH LOGS alone (Rotate)
+                set_ids.add(new)
+                set_rotate.add(node)
+                last_id[node] = new
+                step(line, "SetGroupId", f"SET BINLOG_GROUP_ID = {new} on {node}", s=node, id=new)
         elif kind == "binlog" and o["last"] and o["trx"] and o.get("group_id") is not None:
             point, trx, gid = armed.get(node), o["trx"], o["group_id"]
             ends[node].append((o["file"], o["end"]))
+            last_id[node] = gid
             if node == master and trx not in number:
                 number[trx] = len(number) + 1
                 crash = point == AFTER_BINLOG_WRITE
@@ -133,6 +151,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 break
             if steps[-1].action in ("ClientCommitCrash", "PlayCrash"):
                 swallow.add(node)  # its crash is part of the step
+        elif kind == "binlog" and o["type"] == "ROTATE_EVENT" and node in set_rotate:
+            set_rotate.discard(node)
         elif kind == "binlog" and o["type"] == "ROTATE_EVENT":
             rotations += 1
             step(line, "Rotate", f"{node} rotated its binlog (FLUSH LOGS)", s=node)
@@ -184,7 +204,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             step(line, "Place", f"{node} placed after {master}'s group {rli} (CHANGE MASTER to "
                  f"{o['master_log_file']}:{o['master_log_pos']})", s=node, rli=rli)
     constants = {"Server": set(nodes), "Root": root, "NGroups": len(number), "NCrashes": crashes, "NPurges": 0, "NRejoins": 0,
-                 "NRotations": rotations, "MUTANTS": set()}
+                 "NRotations": rotations, "SetIds": set_ids, "MUTANTS": set()}
     return Abstraction(SPEC, constants, {}, steps, scope, beyond)
 
 

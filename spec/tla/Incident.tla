@@ -88,9 +88,11 @@ Apply ==
     /\ UNCHANGED <<made, log, lost, unmarked, due>>
 
 (* R4: SET GLOBAL SQL_SLAVE_SKIP_COUNTER = 1; START SLAVE (a greater counter skips what follows *)
-(* the incident too).                                                                            *)
+(* the incident too).  The counter may be set whenever the SQL thread is stopped, by STOP SLAVE   *)
+(* too (refused while it runs: model/sim.py _op_set_global, ER_SLAVE_MUST_STOP); it then skips    *)
+(* the next events, whatever they are.                                                           *)
 SkipAndStart(n) ==
-    /\ sql = "stopped"
+    /\ sql \in {"stopped", "idle"}
     /\ sql' = "running" /\ skip' = n
     /\ UNCHANGED <<made, log, lost, unmarked, due, pos, applied, halted>>
 
