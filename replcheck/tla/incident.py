@@ -33,7 +33,7 @@ from __future__ import annotations
 from replcheck.tla import VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Incident"
-BOUNDS = {"NChanges", "Skips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NChanges", "Skips", "IdleSkips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 ER_SLAVE_INCIDENT, ER_TRANS_CACHE_FULL = 1590, 1197
 
@@ -71,6 +71,7 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
     # GTID, may come again or be passed (inc-skip-then-reconnect, inc-skip-after-rotation)
     by_gtid, incident = header["config"].get("mechanics", {}).get("gtid_connect") == "every", False
     sql, skip_set = "running", 0  # as the spec's: "stopped" at an incident, "idle" by STOP SLAVE; the counter set
+    idle_skips = False  # the counter set with the SQL thread stopped elsewhere than at an incident
     applied = set()
 
     def step(line: int, action: str, what: str, **args) -> None:
@@ -127,12 +128,13 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
         elif node == replica and kind == "stmt" and o.get("errno") is None and o["op"] == "start_slave" \
                 and o.get("thread") in (None, "sql"):
             if sql != "running" and skip_set:
+                idle_skips |= sql == "idle"
                 step(line, "SkipAndStart", f"SET GLOBAL sql_slave_skip_counter = {skip_set}; START SLAVE on {replica}", n=skip_set)
             elif sql != "running":
                 step(line, "Start", f"START SLAVE on {replica}")
             sql, skip_set = "running", 0
     return Abstraction(SPEC, {"NChanges": len(change), "Skips": {s.args["n"] for s in steps if s.action == "SkipAndStart"} or {1},
-                              "MUTANTS": set()}, {}, steps, scope, beyond)
+                              "IdleSkips": idle_skips, "MUTANTS": set()}, {}, steps, scope, beyond)
 
 
 def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:

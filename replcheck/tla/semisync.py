@@ -28,12 +28,13 @@ from __future__ import annotations
 from replcheck.tla import CLOCK, SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "SemiSync"
-BOUNDS = {"NTx"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NTx", "DBA"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state)
 OPS = {"trx", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover", "flush_logs", CLOCK}
 # SET GLOBAL of these changes none of the spec's state: the timeout is "some time", the skip counter
-# is a replica's SQL thread's
+# is a replica's SQL thread's; of these, on the master, the DBA's steps (Disable, Enable, SetWaitCount)
 INERT_VARIABLES = {"rpl_semi_sync_master_timeout", "sql_slave_skip_counter"}
+ENABLED, COUNT = "rpl_semi_sync_master_enabled", "rpl_semi_sync_master_wait_for_slave_count"
 MASTER_OPS = {"trx", "crash", "shutdown"}  # only on the master: on another node, outside the spec
 
 
@@ -56,7 +57,7 @@ def outside(master: str, replicas: list[str]):
         kind = op["op"]
         if kind == "restart" and op["node"] == master:
             return SUBJECT
-        if kind == "set_global" and op["variable"] in INERT_VARIABLES:
+        if kind == "set_global" and (op["variable"] in INERT_VARIABLES or (op["variable"] in (ENABLED, COUNT) and op["node"] == master)):
             return None
         if kind not in OPS or (kind in MASTER_OPS and op["node"] != master) or \
                 (kind == "failover" and op["node"] not in replicas) or op.get("until"):
@@ -89,6 +90,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     relay = {r: set() for r in replicas}
     acked = dict.fromkeys(replicas, 0)
     released, read, status, shutdown_errors = set(), set(), "ON", set()
+    enabled = bool(var.get(ENABLED))
 
     def add(action: str, line: int, what: str, **args) -> None:
         steps.append(Step(action, args, line, what))
@@ -102,8 +104,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             add("Timeout", line, what, t=t)
         elif how in ("yes", "no"):
             add("Release", line, what, t=t, outcome="ok" if how == "yes" else "async")
-        else:  # null: the master did not wait (semi-sync off for this commit); the spec always waits
-            add("Release", line, what, t=t, outcome="none")
+        else:  # null: the master did not wait (semi-sync disabled): released at once, as with the status OFF
+            add("Release", line, what, t=t, outcome="async")
 
     for line, o in enumerate(seen, 2):
         kind, node, what = o["kind"], o["node"], f"{o['kind']} on {o['node']}" + (f" of {o['trx']}" if o.get("trx") else "")
@@ -128,6 +130,15 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             if upto > acked[o["replica"]]:
                 acked[o["replica"]] = upto
                 add("Ack", line, f"ack from {o['replica']} up to {o['file']}:{o['pos']}", r=o["replica"], upto=upto)
+        elif kind == "stmt" and node == m and o["op"] == "set_global" and o.get("errno") is None and o["variable"] in (ENABLED, COUNT):
+            if o["variable"] == COUNT:  # a count above the replicas: one more than there are (none enough)
+                add("SetWaitCount", line, f"SET GLOBAL {COUNT} = {o['value']}", n=min(int(o["value"]), len(replicas) + 1))
+            elif bool(o["value"]) != enabled:
+                enabled = bool(o["value"])
+                status = "ON" if enabled else "OFF"
+                add("Enable" if enabled else "Disable", line, f"SET GLOBAL {ENABLED} = {o['value']}")
+        elif kind == "log" and node == m and o["message"].endswith("by the DBA"):
+            pass  # the switch SET GLOBAL rpl_semi_sync_master_enabled makes: its Enable or Disable step
         elif kind == "log" and node == m and o["message"].startswith("Semi-sync replication switched"):
             if "switched ON" in o["message"] and "caught up" in o["message"]:
                 status = "ON"
@@ -149,7 +160,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             if end is None:
                 scope, beyond = f"up to the failover at trace line {line} (the spec's last action)", SUBJECT
             break
-    return Abstraction(SPEC, {"Replicas": set(replicas), "NTx": len(number), "WaitPoint": wait_point, "MUTANTS": set()},
+    dba = any(s.action in ("Enable", "Disable", "SetWaitCount") for s in steps)
+    return Abstraction(SPEC, {"Replicas": set(replicas), "NTx": len(number), "WaitPoint": wait_point, "DBA": dba, "MUTANTS": set()},
                        {"waitCount": count}, steps, scope, beyond)
 
 

@@ -153,6 +153,7 @@ Enable ==
 
 (* SET GLOBAL rpl_semi_sync_master_wait_for_slave_count = n: the acks received count against the *)
 (* new n at once (a waiting commit it now covers is released: model/semisync.py, _release_ready).  *)
+(* Any n above the replicas is one more than there are: no commit is acknowledged.               *)
 SetWaitCount(n) ==
     /\ DBA /\ master = "up" /\ waitCount' = n
     /\ UNCHANGED <<binlog, phase, outcome, relay, acked, status, onSince, master, read, atShutdown, enabled>>
@@ -164,7 +165,7 @@ Failover(r) ==
     /\ UNCHANGED <<waitCount, binlog, phase, outcome, relay, acked, status, onSince, read, atShutdown, enabled>>
 
 Next ==
-    \/ Write \/ SwitchBack \/ Crash \/ Shutdown \/ Disable \/ Enable \/ \E n \in 1..Cardinality(Replicas) : SetWaitCount(n)
+    \/ Write \/ SwitchBack \/ Crash \/ Shutdown \/ Disable \/ Enable \/ \E n \in 1..Cardinality(Replicas) + 1 : SetWaitCount(n)
     \/ \E t \in Tx : Commit(t) \/ Release(t) \/ Timeout(t) \/ Read(t)
     \/ \E r \in Replicas : Receive(r) \/ Ack(r) \/ Failover(r)
 
@@ -173,7 +174,7 @@ Spec == Init /\ [][Next]_vars
 Symmetry == Permutations(Replicas)
 
 TypeOK ==
-    /\ waitCount \in 1..Cardinality(Replicas) /\ binlog \in 0..NTx
+    /\ waitCount \in 1..Cardinality(Replicas) + 1 /\ binlog \in 0..NTx
     /\ phase \in [Tx -> {"none", "synced", "committed"}]
     /\ outcome \in [Tx -> {"none", "ok", "async", "error"}]
     /\ relay \in [Replicas -> 0..NTx] /\ acked \in [Replicas -> 0..NTx]
