@@ -116,7 +116,7 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
     def at(t_us: int, line: int, action: str, what: str, **args) -> None:
         timed.append((t_us, line, Step(action, args, line, what)))
 
-    applied = set()
+    applied, skipped = set(), set()
     for line, o in seen:
         kind, node = o["kind"], o["node"]
         if kind == "binlog" and node == head and o["trx"] and o["last"]:
@@ -128,8 +128,8 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
             at(o["read"], line, "ReadEvent", f"{node}'s SQL thread read {o['trx']} at {o['read']} µs", n=n, t=k)
             at(o["begin"], line, "Apply", f"{node} began executing {o['trx']} at {o['begin']} µs", n=n, t=k)
         elif kind == "skip" and node in number and o["reason"] == "sql_slave_skip_counter" and o["trx"] in trx_no \
-                and (node, o["trx"]) not in applied:  # a group's first event skipped: the counter passes it whole
-            applied.add((node, o["trx"]))
+                and (node, o["trx"]) not in applied | skipped:  # a group's first event: the counter passes it whole
+            skipped.add((node, o["trx"]))  # an `apply` of it after this is a step of its own, which the spec refuses
             at(o["t"], line, "SkipTx", f"{node}'s SQL thread skipped {o['trx']} (sql_slave_skip_counter)", n=number[node],
                t=trx_no[o["trx"]])
         elif kind == "sql_stop" and node in number:

@@ -14,7 +14,7 @@ from replcheck.verify import embedded_histories
 
 pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")),
                                                   reason="TLC needs Java (ci/setup installs it)")]
-HISTORIES = {p.stem: p for p in embedded_histories()}
+HISTORIES = {p.stem: p for p in embedded_histories() + suites.histories()}
 # In the fast tier, the Histories each feature is about (validated in one batch); every embedded
 # History in the slow one.
 FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "ss-switch-back-n", "ss-phantom-failover")] + \
@@ -25,10 +25,17 @@ FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "s
 # Histories whose traces the specs' vocabulary takes whole only since issue #19's extension: each
 # with the action it needs (CHANGE MASTER TO MASTER_DELAY; STOP and START SLAVE of the SQL thread;
 # a skip counter above 1 that skips a group; the DBA's CHANGE MASTER after a halt; an incident
-# on a delayed replica, stopped and skipped)
+# on a delayed replica, stopped and skipped; a transaction the skip counter passes on a delayed
+# replica; SET BINLOG_GROUP_ID; wait_for_slave_count and rpl_semi_sync_master_enabled set on the
+# fly; the skip counter set after STOP SLAVE; a stop for an apply error)
 WHOLE = [(delay, "model:wl344", "d1-back-to-zero", "ChangeDelay"), (incident, "model:wl7318", "d1-stop-start-dml", "Start"),
          (incident, "model:wl7318", "inc-delayed-skip-group", "SkipGroup"),
-         (groupids, "model:groupid", "gg-crash-binlog-commit", "Place"), (delay, "model:wl7318", "inc-rpl-incident", "Start")]
+         (groupids, "model:groupid", "gg-crash-binlog-commit", "Place"), (delay, "model:wl7318", "inc-rpl-incident", "Start"),
+         (delay, "model:wl344", "inc-delayed-skip-group", "SkipTx"), (groupids, "model:groupid", "gg-hier-basic", "SetGroupId"),
+         (semisync, "model:wl7318", "ss-wait-for-slave-count", "SetWaitCount"),
+         (semisync, "model:mariadb-10.11", "mdb-rpl_semi_sync-on-the-fly", "Disable"),
+         (incident, "model:mariadb-10.11", "mdb-rpl_gtid_basic-skip-counter", "SkipAndStart"),
+         (incident, "model:mariadb-10.11", "dom-strict-two-domains", "Stop")]
 MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 # The embedded Histories no spec's vocabulary covers on any model (README, "TLA+ and TLC"): a topology
 # none has (fan-out, mixed --rpl-hierarchical), or a feature none models (BINLOG statements, clock
@@ -103,6 +110,14 @@ def test_stop_applying_the_waited_event_is_rejected_at_the_apply():
     v = _validate(delay, "mutant:stop-applies-waited-event", "d1-stop-start-dml")
     assert not v.ok and v.rejected.action == "Apply" and v.rejected.args == {"n": 2, "t": 1}
     assert "B began executing t7 at 11000000" in v.rejected.what and v.accepted == 13
+
+
+def test_a_group_the_skip_counter_resumes_inside_is_rejected_at_its_apply():
+    # BUG#28618: the counter runs out in the middle of the group and the rest of it is executed;
+    # the spec's SkipTx passes the whole transaction, so the apply after it is refused
+    v = _validate(delay, "mutant:skip-mid-group", "inc-delayed-skip-group")
+    assert not v.ok and v.rejected.action == "ReadEvent" and "B's SQL thread read multi" in v.rejected.what
+    assert "SkipTx" in {s.action for s in _abstract(delay, "mutant:skip-mid-group", "inc-delayed-skip-group").steps[:v.accepted]}
 
 
 def test_incident_mutants_are_rejected_naming_the_step():
