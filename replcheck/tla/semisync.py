@@ -19,18 +19,23 @@ events' sizes and files (an ack's position counts the transactions it covers), a
 SHOW STATUS samples and the counters, the replicas' SQL threads, what any node other than the
 master does, rpl_semi_sync_master_timeout's value. Its scope ends at the first operation of the
 History outside the spec's subject (a restart of the master: the spec's story ends with its
-master down or replaced) or vocabulary (SET GLOBAL of the status or wait_for_slave_count, CHANGE
-MASTER, a crash or restart of a replica, ...), at a status switch for another reason than a
-timeout or a catch-up, and after a failover (the spec's last action: outside its subject).
+master down or replaced; a crash, shutdown or restart of a semi-sync replica: the spec's replicas
+keep their relay logs, whose recovery is crash recovery's subject) or vocabulary (SET GLOBAL of
+the wait point or of a replica's rpl_semi_sync_slave_enabled, CHANGE MASTER, ...), at a status
+switch for another reason than a timeout, a catch-up, the DBA's or the last replica's dropped
+connection (NoSlave), and after a failover (the
+spec's last action: outside its subject). SET GLOBAL rpl_semi_sync_master_enabled on the master
+is Disable or Enable, wait_for_slave_count SetWaitCount (a count above the replicas: one more than
+there are); a commit that did not wait (semi-sync disabled) is Release, async.
 """
 from __future__ import annotations
 
 from replcheck.tla import CLOCK, SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "SemiSync"
-BOUNDS = {"NTx", "DBA"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NTx", "DBA", "Drops"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state)
-OPS = {"trx", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover", "flush_logs", CLOCK}
+OPS = {"trx", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover", "flush_logs", CLOCK, "cut_io"}
 # SET GLOBAL of these changes none of the spec's state: the timeout is "some time", the skip counter
 # is a replica's SQL thread's; of these, on the master, the DBA's steps (Disable, Enable, SetWaitCount)
 INERT_VARIABLES = {"rpl_semi_sync_master_timeout", "sql_slave_skip_counter"}
@@ -51,11 +56,34 @@ def _master(topology: dict) -> tuple[str, list[str], dict]:
     return m, replicas, masters[0]["variables"]
 
 
-def outside(master: str, replicas: list[str]):
-    """Whether an op is outside the spec's subject or vocabulary (None: in it)."""
+def _upstream(topology: dict, node: str) -> set[str]:
+    """The servers whose changes reach `node` by replication."""
+    out, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        for c in topology["channels"]:
+            if c["replica"] == n and c["source"] not in out:
+                out.add(c["source"])
+                todo.append(c["source"])
+    return out
+
+
+def outside(master: str, replicas: list[str], upstream: set[str] = frozenset()):
+    """Whether an op is outside the spec's subject or vocabulary (None: in it). A transaction on a
+    server that does not feed the master (`upstream`), and a master setting on another server than
+    the master, change none of the spec's state."""
     def why(op: dict) -> str | None:
         kind = op["op"]
+        if op["node"] not in upstream | {master} and (
+                kind == "trx" or (kind == "set_global" and op["variable"].startswith("rpl_semi_sync_master_"))):
+            return None
         if kind == "restart" and op["node"] == master:
+            return SUBJECT
+        if kind in ("crash", "shutdown", "restart") and op["node"] in replicas:
+            # The spec's replicas keep their relay logs: WL#1720 acknowledges an event once it is
+            # written there (after_queue_event), not once it survives the replica's crash, which
+            # relay_log_recovery may drop and fetch again (ss-replica-drops-relay-log): relay-log
+            # recovery is crash recovery's subject (model/recovery.py), not semi-sync's
             return SUBJECT
         if kind == "set_global" and (op["variable"] in INERT_VARIABLES or (op["variable"] in (ENABLED, COUNT) and op["node"] == master)):
             return None
@@ -73,7 +101,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     count = int(var.get("rpl_semi_sync_master_wait_for_slave_count", 1))
     if not 1 <= count <= len(replicas):
         raise OutOfScope(f"wait_for_slave_count {count} with {len(replicas)} semi-sync replicas")
-    end, scope, beyond = scope_end(history, outside(m, replicas))
+    end, scope, beyond = scope_end(history, outside(m, replicas, _upstream(header["topology"], m)))
     seen = [o for o in obs if end is None or o["t"] < end]
 
     ends: list[tuple[tuple[str, int], str]] = []  # the master's transactions: (binlog end, trx), in order
@@ -143,6 +171,9 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             if "switched ON" in o["message"] and "caught up" in o["message"]:
                 status = "ON"
                 add("SwitchBack", line, o["message"])
+            elif "switched OFF: no semi-sync slave connected" in o["message"]:
+                status = "OFF"
+                add("NoSlave", line, o["message"])
             elif "switched OFF: timeout" not in o["message"]:
                 scope, beyond = f"up to trace line {line}: {o['message']!r}, a switch the spec does not make", VOCABULARY
                 break
@@ -161,7 +192,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 scope, beyond = f"up to the failover at trace line {line} (the spec's last action)", SUBJECT
             break
     dba = any(s.action in ("Enable", "Disable", "SetWaitCount") for s in steps)
-    return Abstraction(SPEC, {"Replicas": set(replicas), "NTx": len(number), "WaitPoint": wait_point, "DBA": dba, "MUTANTS": set()},
+    return Abstraction(SPEC, {"Replicas": set(replicas), "NTx": len(number), "WaitPoint": wait_point, "DBA": dba,
+                              "Drops": any(s.action == "NoSlave" for s in steps), "MUTANTS": set()},
                        {"waitCount": count}, steps, scope, beyond)
 
 

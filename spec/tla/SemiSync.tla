@@ -16,6 +16,7 @@ CONSTANTS Replicas,   \* the semi-sync replicas
           NTx,        \* transactions committed on the master
           WaitPoint,  \* rpl_semi_sync_master_wait_point
           DBA,        \* the DBA may change the settings on the fly (FALSE: the configurations' fixed count)
+          Drops,      \* the replicas' connections may all drop, rpl_semi_sync_master_wait_no_slave OFF
           MUTANTS     \* names from model/mutants.py whose mechanism is here
 
 ASSUME WaitPoint \in {"AFTER_SYNC", "AFTER_COMMIT"}
@@ -158,6 +159,18 @@ SetWaitCount(n) ==
     /\ DBA /\ master = "up" /\ waitCount' = n
     /\ UNCHANGED <<binlog, phase, outcome, relay, acked, status, onSince, master, read, atShutdown, enabled>>
 
+(* The last semi-sync replica's connection dropped (or its IO thread stopped) with              *)
+(* rpl_semi_sync_master_wait_no_slave OFF: the status turns OFF and the waiting commits are      *)
+(* released unacknowledged (model/semisync.py, SemiSyncMaster.disconnect; MariaDB                *)
+(* semisync_master.cc, remove_slave).  The spec has no connections: it may happen at any time,   *)
+(* and the replica catches up later by SwitchBack.                                               *)
+NoSlave ==
+    LET waiters == {t \in Tx : Waiting(t)}
+    IN /\ Drops /\ master = "up" /\ enabled /\ status = "ON"
+       /\ status' = "OFF"
+       /\ outcome' = [t \in Tx |-> IF t \in waiters THEN "async" ELSE outcome[t]]
+       /\ UNCHANGED <<waitCount, binlog, phase, relay, acked, onSince, master, read, atShutdown, enabled>>
+
 Failover(r) ==
     /\ master = "down"
     /\ \A s \in Replicas : relay[s] <= relay[r]
@@ -165,7 +178,7 @@ Failover(r) ==
     /\ UNCHANGED <<waitCount, binlog, phase, outcome, relay, acked, status, onSince, read, atShutdown, enabled>>
 
 Next ==
-    \/ Write \/ SwitchBack \/ Crash \/ Shutdown \/ Disable \/ Enable \/ \E n \in 1..Cardinality(Replicas) + 1 : SetWaitCount(n)
+    \/ Write \/ SwitchBack \/ Crash \/ Shutdown \/ Disable \/ Enable \/ NoSlave \/ \E n \in 1..Cardinality(Replicas) + 1 : SetWaitCount(n)
     \/ \E t \in Tx : Commit(t) \/ Release(t) \/ Timeout(t) \/ Read(t)
     \/ \E r \in Replicas : Receive(r) \/ Ack(r) \/ Failover(r)
 

@@ -33,6 +33,7 @@ Step(e) ==
       [] e.a = "Shutdown"   -> Shutdown /\ \A t \in Tx : outcome'[t] = "error" <=> t \in e.errors
       [] e.a = "Failover"   -> Failover(e.r)
       [] e.a = "Disable"    -> Disable
+      [] e.a = "NoSlave"    -> NoSlave
       [] e.a = "Enable"     -> Enable
       [] e.a = "SetWaitCount" -> SetWaitCount(e.n)
 

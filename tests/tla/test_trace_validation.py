@@ -69,8 +69,10 @@ def test_model_traces_are_behaviours_of_the_specs():
 def test_where_a_scope_ends_says_why():
     crashed = _abstract(delay, "model:wl344", "crash-during-delay")  # recovery: GroupIds' subject, not Delay's
     assert crashed.beyond == SUBJECT and "outside the spec's subject" in crashed.scope
-    replica = _abstract(semisync, "model:wl7318", "ss-replica-drops-relay-log")  # a replica's crash: not yet in SemiSync
-    assert replica.beyond == VOCABULARY and "up to crash on B" in replica.scope
+    replica = _abstract(semisync, "model:wl7318", "ss-replica-drops-relay-log")  # a replica's crash: relay-log recovery's
+    assert replica.beyond == SUBJECT and "up to crash on B" in replica.scope
+    persisted = _abstract(groupids, "model:google-5.0", "g50-rpl_hier_persistence")  # an ID no TLC integer holds
+    assert persisted.beyond == VOCABULARY and "beyond TLC's integers" in persisted.scope
     assert _abstract(delay, "model:wl344", "d1-stop-start-dml").beyond is None
 
 
