@@ -16,16 +16,17 @@ the promotion of the failover's elected slave is Failover, and each CHANGE MASTE
 makes on another slave is Repoint (placed, or refused: the new master lacks its last group); a
 slave that is down then is repointed when it starts (a refused one left at the Failover already).
 The DBA's CHANGE MASTER to a place in the master's binlog (the repair after a halt) is Place,
-with the master's groups before that place.
+with the master's groups before that place. SET BINLOG_GROUP_ID raising the master's ID is
+SetGroupId (its FLUSH LOGS, a Rotate event, is part of it; one that keeps the ID is FLUSH LOGS).
 
 What it ignores: every time, events other than a group's last, the IO thread and the relay log
 (the spec's slaves read the master's binlog, also once it is down: their relay logs may hold all
 of it), STOP and START SLAVE and a dropped connection (the spec's slaves play when they may: a
 stopped one does not yet), semi-sync's settings, status samples and SHOW statements. Its scope
 ends at the first operation of the History outside the spec's vocabulary (PURGE BINARY LOGS,
-SET BINLOG_GROUP_ID, CHANGE MASTER to another source or by group ID, a restore, START SLAVE
-UNTIL, a crash point the spec has none for) and at a group binlogged by a slave that its master
-never did (a local write).
+SET BINLOG_GROUP_ID WITH RESET, on a slave, or to an ID beyond TLC's 32-bit integers, CHANGE
+MASTER to another source or by group ID, a restore, START SLAVE UNTIL, a crash point the spec
+has none for) and at a group binlogged by a slave that its master never did (a local write).
 
 `history(constants, trace)`: a TLC counterexample as a History to replay on the Python model.
 """
@@ -218,7 +219,8 @@ def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
     Failover (the model elects the most advanced slave) are those operations. A start that
     crashes after its new binlog is armed (a History arms a running server, one point at a time)
     just before the Crash or Shutdown that took the server down; after a crash at a commit point
-    it cannot be, and the History's start does not crash. Play, Halt and Repoint are the model's own."""
+    it cannot be, and the History's start does not crash. SetGroupId is SET BINLOG_GROUP_ID on the
+    master. Play, Halt and Repoint are the model's own."""
     servers = sorted(constants["Server"], key=lambda s: (s != constants["Root"], s))
     node = {s: chr(ord("A") + i) for i, s in enumerate(servers)}
     ops, committed_at, overtaken = [], {}, 0  # committed_at: the master's binlog position -> when its commit op runs
@@ -253,6 +255,8 @@ def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
             s = next(s for s in servers if st["up"][s] != before["up"][s])
             ops.append({"at": at, "op": action.lower(), "node": node[s]})
             downed[s] = at
+        elif action == "SetGroupId":
+            ops.append({"at": at, "op": "set_binlog_group_id", "node": node[m], "group_id": st["gid"][m]})
         elif action == "Failover":
             slave = next(s for s in servers if s != m and before["inSystem"][s])
             ops.append({"at": at, "op": "failover", "node": node[slave], "elect": True})
