@@ -71,8 +71,8 @@ def test_where_a_scope_ends_says_why():
     assert crashed.beyond == SUBJECT and "outside the spec's subject" in crashed.scope
     replica = _abstract(semisync, "model:wl7318", "ss-replica-drops-relay-log")  # a replica's crash: relay-log recovery's
     assert replica.beyond == SUBJECT and "up to crash on B" in replica.scope
-    persisted = _abstract(groupids, "model:google-5.0", "g50-rpl_hier_persistence")  # an ID no TLC integer holds
-    assert persisted.beyond == VOCABULARY and "beyond TLC's integers" in persisted.scope
+    persisted = _abstract(groupids, "model:google-5.0", "g50-rpl_hier_persistence")  # IDs up to 2^64 - 1, renumbered
+    assert persisted.constants["SetIds"] == {2, 4, 5, 6, 8, 9} and "18446744073709551615" in persisted.steps[-3].what
     assert _abstract(delay, "model:wl344", "d1-stop-start-dml").beyond is None
 
 
