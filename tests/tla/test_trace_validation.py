@@ -27,7 +27,8 @@ FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "s
 # a skip counter above 1 that skips a group; the DBA's CHANGE MASTER after a halt; an incident
 # on a delayed replica, stopped and skipped; a transaction the skip counter passes on a delayed
 # replica; SET BINLOG_GROUP_ID; wait_for_slave_count and rpl_semi_sync_master_enabled set on the
-# fly; the skip counter set after STOP SLAVE; a stop for an apply error)
+# fly; the skip counter set after STOP SLAVE; a stop for an apply error; crashes inside the binlog
+# write and before its sync)
 WHOLE = [(delay, "model:wl344", "d1-back-to-zero", "ChangeDelay"), (incident, "model:wl7318", "d1-stop-start-dml", "Start"),
          (incident, "model:wl7318", "inc-delayed-skip-group", "SkipGroup"),
          (groupids, "model:groupid", "gg-crash-binlog-commit", "Place"), (delay, "model:wl7318", "inc-rpl-incident", "Start"),
@@ -35,7 +36,8 @@ WHOLE = [(delay, "model:wl344", "d1-back-to-zero", "ChangeDelay"), (incident, "m
          (semisync, "model:wl7318", "ss-wait-for-slave-count", "SetWaitCount"),
          (semisync, "model:mariadb-10.11", "mdb-rpl_semi_sync-on-the-fly", "Disable"),
          (incident, "model:mariadb-10.11", "mdb-rpl_gtid_basic-skip-counter", "SkipAndStart"),
-         (incident, "model:mariadb-10.11", "dom-strict-two-domains", "Stop")]
+         (incident, "model:mariadb-10.11", "dom-strict-two-domains", "Stop"),
+         (groupids, "model:google-5.0", "g50-rpl_hier_crash_recovery", "ClientCommitCrash")]
 MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 # The embedded Histories no spec's vocabulary covers on any model (README, "TLA+ and TLC"): a topology
 # none has (fan-out, mixed --rpl-hierarchical), or a feature none models (BINLOG statements, clock
