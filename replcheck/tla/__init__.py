@@ -119,7 +119,8 @@ def outside_pair(op: dict, master: str, nodes, timed: bool = True) -> str | None
         return None if op["variable"].startswith("rpl_semi_sync_") or op["variable"] == "sql_slave_skip_counter" else VOCABULARY
     if kind == "trx" and op["node"] == list(nodes)[-1] != master:
         return None  # the last replica's own write: no other of `nodes` applies it
-    if kind not in PAIR_OPS or op.get("until") or (kind in ("trx", "record_incident", "cluster_gap") and op["node"] != master):
+    # START SLAVE UNTIL: a start, then a stop between groups (the specs' Start and Stop)
+    if kind not in PAIR_OPS or (kind in ("trx", "record_incident", "cluster_gap") and op["node"] != master):
         return VOCABULARY
     return None
 

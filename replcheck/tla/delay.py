@@ -25,7 +25,7 @@ the skip counter passes (its first event's `skip` line) is SkipTx. CHANGE MASTER
 or three nodes whose master_1 clock is the true time and whose offsets are whole seconds; it
 ends at the first operation outside the spec's subject (a crash, shutdown, restart, failover,
 CHANGE MASTER to another source or place, RESET SLAVE: recovery and repositioning are
-GroupIds') or vocabulary (a clock step, START SLAVE UNTIL, a transaction on a replica that
+GroupIds') or vocabulary (a clock step, a transaction on a replica that
 feeds another, ...), and at the first transaction whose events carry its start time rather than its commit
 time (outside the subject: the spec stamps a transaction at its commit; WL#7318's drawback 2 is
 its F2's and mutant start-timestamp's).

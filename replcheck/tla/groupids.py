@@ -21,11 +21,11 @@ SetGroupId (its FLUSH LOGS, a Rotate event, is part of it; one that keeps the ID
 
 What it ignores: every time, events other than a group's last, the IO thread and the relay log
 (the spec's slaves read the master's binlog, also once it is down: their relay logs may hold all
-of it), STOP and START SLAVE and a dropped connection (the spec's slaves play when they may: a
+of it), STOP and START SLAVE (UNTIL too) and a dropped connection (the spec's slaves play when they may: a
 stopped one does not yet), semi-sync's settings, status samples and SHOW statements. Its scope
 ends at the first operation of the History outside the spec's vocabulary (PURGE BINARY LOGS,
 SET BINLOG_GROUP_ID WITH RESET or on a slave, CHANGE
-MASTER to another source or by group ID, a restore, START SLAVE UNTIL, a crash point the spec
+MASTER to another source or by group ID, a restore, a crash point the spec
 has none for) and at a group binlogged by a slave that its master never did (a local write).
 
 `history(constants, trace)`: a TLC counterexample as a History to replay on the Python model.
@@ -76,7 +76,7 @@ def outside(op: dict) -> str | None:
         return None
     if op["op"] == "change_master" and not {"master_host", "connect_using_group_id", "master_use_gtid"} & set(op):
         return None  # the DBA's CHANGE MASTER to a place in the same master's binlog: Place
-    if op["op"] not in OPS or op.get("until") or (op["op"] == "crash" and op.get("point") not in POINTS) or \
+    if op["op"] not in OPS or (op["op"] == "crash" and op.get("point") not in POINTS) or \
             (op["op"] == "crash" and op.get("point") in (INSIDE_BINLOG_WRITE, BEFORE_BINLOG_SYNC)
              and op.get("kind", "process") != "process") or \
             op.get("with_reset"):  # a lowered ID: only a restore's, which the spec does not model

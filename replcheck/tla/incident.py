@@ -11,10 +11,10 @@ transaction is rolled back) is RollBack; RECORD INCIDENT on the master (a test's
 injector's incident, standing for a gap this server never saw) is Lose of a change the trace
 does not show; an INCIDENT_EVENT in the master's binlog is WriteIncident. On the replica, the first `apply` line of a transaction is
 Apply of that change, its SQL thread's stop with ER_SLAVE_INCIDENT (1590) is Halt (Apply at the
-incident, stopping), its stop by STOP SLAVE or another error (it stays before the group that
-failed) is Stop, a `skip` of an INCIDENT_EVENT is Skip (Apply consuming the skip counter), START
-SLAVE of the stopped SQL thread after SET GLOBAL sql_slave_skip_counter = N is SkipAndStart,
-without it Start.
+incident, stopping), its stop by STOP SLAVE, at START SLAVE UNTIL's place or by another error
+(it stays before the group that failed) is Stop, a `skip` of an INCIDENT_EVENT is Skip (Apply
+consuming the skip counter), START SLAVE of the stopped SQL thread after SET GLOBAL
+sql_slave_skip_counter = N is SkipAndStart, without it Start.
 
 What it ignores: every time (the spec has none: MASTER_DELAY too), events other than a
 transaction's last and the incident (FDE, Rotate, GTID), the IO thread (the spec's replica reads
@@ -26,7 +26,7 @@ repositioning are GroupIds') or vocabulary (a transaction on the replica, a skip
 than 1, a start of the IO thread alone: a reconnect by GTID may fetch the incident again, as
 inc-skip-then-reconnect shows on MariaDB, which the spec's replica, reading the binlog once,
 cannot; on MariaDB any connect after an incident, by GTID), and at a stop of the SQL thread
-for another reason than an incident, an error or STOP SLAVE (START SLAVE UNTIL's).
+for another reason than an incident, an error, STOP SLAVE or UNTIL.
 """
 from __future__ import annotations
 
@@ -102,9 +102,10 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
         elif node == replica and kind == "sql_stop" and o.get("errno") == ER_SLAVE_INCIDENT:
             sql = "stopped"
             step(line, "Halt", f"{replica}'s SQL thread stopped at the incident: {o.get('message')}")
-        elif node == replica and kind == "sql_stop" and (o.get("reason") == "stop" or o.get("errno") is not None):
+        elif node == replica and kind == "sql_stop" and (o.get("reason") in ("stop", "until") or o.get("errno") is not None):
             # an apply error's stop leaves the SQL thread before the group that failed (rolled back),
-            # as STOP SLAVE leaves it where it is (model/sim.py _stop_sql: sql_pos = group_start)
+            # as STOP SLAVE leaves it where it is, and START SLAVE UNTIL's between groups
+            # (model/sim.py _stop_sql: sql_pos = group_start)
             if sql == "running":
                 sql = "idle"
                 step(line, "Stop", f"{replica}'s SQL thread stopped ({o.get('message') or 'STOP SLAVE'})")

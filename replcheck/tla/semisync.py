@@ -88,7 +88,7 @@ def outside(master: str, replicas: list[str], upstream: set[str] = frozenset()):
         if kind == "set_global" and (op["variable"] in INERT_VARIABLES or (op["variable"] in (ENABLED, COUNT) and op["node"] == master)):
             return None
         if kind not in OPS or (kind in MASTER_OPS and op["node"] != master) or \
-                (kind == "failover" and op["node"] not in replicas) or op.get("until"):
+                (kind == "failover" and op["node"] not in replicas):
             return VOCABULARY
         return None
     return why
