@@ -18,6 +18,8 @@ slave that is down then is repointed when it starts (a refused one left at the F
 The DBA's CHANGE MASTER to a place in the master's binlog (the repair after a halt) is Place,
 with the master's groups before that place. SET BINLOG_GROUP_ID raising the master's ID is
 SetGroupId (its FLUSH LOGS, a Rotate event, is part of it; one that keeps the ID is FLUSH LOGS).
+The next connect of a slave the DBA set to CONNECT_USING_GROUP_ID (from the same master) is
+ConnectById, placed or refused.
 
 What it ignores: every time, events other than a group's last, the IO thread and the relay log
 (the spec's slaves read the master's binlog, also once it is down: their relay logs may hold all
@@ -25,24 +27,24 @@ of it), STOP and START SLAVE (UNTIL too) and a dropped connection (the spec's sl
 stopped one does not yet), semi-sync's settings, status samples and SHOW statements. Its scope
 ends at the first operation of the History outside the spec's vocabulary (PURGE BINARY LOGS,
 SET BINLOG_GROUP_ID WITH RESET or on a slave, CHANGE
-MASTER to another source or by group ID, a restore, a crash point the spec
+MASTER to another source, a restore, a crash point the spec
 has none for) and at a group binlogged by a slave that its master never did (a local write).
 
 `history(constants, trace)`: a TLC counterexample as a History to replay on the Python model.
 """
 from __future__ import annotations
 
-from replcheck.tla import CLOCK, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
+from replcheck.tla import CLOCK, SETTINGS, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "GroupIds"
-BOUNDS = {"NGroups", "NCrashes", "NPurges", "NRejoins", "NRotations", "SetIds"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NGroups", "NCrashes", "NPurges", "NRejoins", "NRotations", "SetIds", "ById"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 STEP_US = 100_000  # the History's steps; the model's replicas apply within 1 ms (the latency)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state:
 # the spec's slaves play when they may, so a stopped one, or one whose connection dropped, is one
-# that does not yet)
+# that does not yet; the MariaDB GTID .state file holds no group ID, the binlog index does)
 OPS = {"trx", "crash", "shutdown", "restart", "failover", "flush_logs", "stop_slave", "start_slave", "cut_io", "lose_acks", CLOCK,
-       "set_binlog_group_id"}
+       "set_binlog_group_id", "remove_state_file"}
 # model/recovery.py's crash points: where each fires, and what the spec makes of it
 AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT = "after_binlog_write", "after_engine_commit"
 BEFORE_BINLOG_WRITE = "before_binlog_write"
@@ -76,6 +78,8 @@ def outside(op: dict) -> str | None:
         return None
     if op["op"] == "change_master" and not {"master_host", "connect_using_group_id", "master_use_gtid"} & set(op):
         return None  # the DBA's CHANGE MASTER to a place in the same master's binlog: Place
+    if op["op"] == "change_master" and set(op) - SETTINGS == {"connect_using_group_id"}:
+        return None  # by group ID from the same master: refused, it changes nothing; accepted, abstract ends there
     if op["op"] not in OPS or (op["op"] == "crash" and op.get("point") not in POINTS) or \
             (op["op"] == "crash" and op.get("point") in (INSIDE_BINLOG_WRITE, BEFORE_BINLOG_SYNC)
              and op.get("kind", "process") != "process") or \
@@ -107,6 +111,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     last_id = dict.fromkeys(nodes, 0)  # each server's last consumed ID, as the spec's gid
     set_ids: set[int] = set()
     set_rotate: set[str] = set()  # a SET BINLOG_GROUP_ID's own FLUSH LOGS, part of its step
+    by_id: set[str] = set()  # slaves the DBA set to CONNECT_USING_GROUP_ID, until they connect
 
     def step(line: int, action: str, what: str, **args) -> None:
         nonlocal crashes
@@ -208,6 +213,13 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 step(line, "Repoint", what, s=node, placed=placed)
             elif placed:
                 deferred[node] = Step("Repoint", {"s": node, "placed": True}, line, what)
+        elif kind == "stmt" and o["op"] == "change_master" and o.get("connect_using_group_id") and o.get("errno") is None:
+            by_id.add(node)  # its next connect asks by group ID: ConnectById
+        elif kind == "connect" and node in by_id and o["by"] == "group_id":
+            by_id.discard(node)
+            placed = o.get("errno") is None
+            step(line, "ConnectById", f"{node} connected by group ID {o.get('group_id')}: " +
+                 ("placed after that group" if placed else f"refused ({o.get('message')})"), s=node, placed=placed)
         elif kind == "stmt" and o["op"] == "change_master" and "master_log_file" in o and o.get("errno") is None:
             rli = sum(e <= (o["master_log_file"], o["master_log_pos"]) for e in ends[master])
             halted.discard(node)
@@ -216,7 +228,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     if max(set_ids | {s.args.get("id", 0) for s in steps}, default=0) > TLC_INT:
         steps, set_ids = _compressed(steps)
     constants = {"Server": set(nodes), "Root": root, "NGroups": len(number), "NCrashes": crashes, "NPurges": 0, "NRejoins": 0,
-                 "NRotations": rotations, "SetIds": set_ids, "MUTANTS": set()}
+                 "NRotations": rotations, "SetIds": set_ids, "ById": any(s.action == "ConnectById" for s in steps),
+                 "MUTANTS": set()}
     return Abstraction(SPEC, constants, {}, steps, scope, beyond)
 
 

@@ -42,6 +42,7 @@ CONSTANTS Server,    \* the servers; Root is the root master at first
           NRejoins,  \* servers out of the system that reconnect by group ID, in all
           NRotations, \* FLUSH LOGS, in all
           SetIds,    \* the IDs SET BINLOG_GROUP_ID may give the root master ({}: none)
+          ById,      \* the DBA may CHANGE MASTER TO CONNECT_USING_GROUP_ID a slave of the root (FALSE: never)
           MUTANTS    \* names from model/mutants.py whose mechanism is here
 
 ASSUME Root \in Server
@@ -280,6 +281,21 @@ Place(s) ==
     /\ halted' = [halted EXCEPT ![s] = FALSE]
     /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, placed, inSystem, master, made, crashes, extra>>
 
+(* The DBA's STOP SLAVE; CHANGE MASTER TO CONNECT_USING_GROUP_ID (the relay logs purged); START  *)
+(* SLAVE: the slave asks by its last group's ID and Server_ID (model/groupid.py, dump_request) and *)
+(* the master places it after that group when it holds it from that server, else refuses it      *)
+(* (1236: not found, an alternate future, or no group played: ID 0 is never found), and the slave *)
+(* plays nothing more from it (connect_by_id_error, place_dump).  A server out of the system      *)
+(* comes back as by Rejoin; a failed master never does.                                          *)
+ConnectById(s) ==
+    /\ ById /\ s # master /\ up[s]
+    /\ IF Groups(s) # {} /\ Match(s) # {} /\ (inSystem[s] \/ ~Issued(s))
+       THEN /\ rli' = [rli EXCEPT ![s] = CHOOSE i \in Match(s) : TRUE]
+            /\ inSystem' = [inSystem EXCEPT ![s] = TRUE] /\ placed' = [placed EXCEPT ![s] = TRUE]
+            /\ halted' = [halted EXCEPT ![s] = FALSE]
+       ELSE /\ inSystem' = [inSystem EXCEPT ![s] = FALSE] /\ UNCHANGED <<rli, placed, halted>>
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes, extra>>
+
 (* FLUSH LOGS: the open binlog closed (its entry fixed), a new one whose entry holds the ID so far. *)
 Rotate(s) ==
     /\ up[s] /\ rotations < NRotations /\ rotations' = rotations + 1
@@ -303,7 +319,7 @@ Next ==
     \/ \E n \in SetIds : SetGroupId(n)
     \/ ClientCommit \/ ClientCommitOvertaking \/ ClientCommitCrash \/ Failover \/ Purge
     \/ \E s \in Server : Play(s) \/ PlayCrash(s) \/ PassStop(s) \/ Halt(s) \/ Crash(s) \/ Shutdown(s)
-                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s) \/ Place(s)
+                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s) \/ Place(s) \/ ConnectById(s)
 
 Spec == Init /\ [][Next]_vars
 

@@ -124,6 +124,30 @@ def test_a_group_the_skip_counter_resumes_inside_is_rejected_at_its_apply():
     assert "SkipTx" in {s.action for s in _abstract(delay, "mutant:skip-mid-group", "inc-delayed-skip-group").steps[:v.accepted]}
 
 
+def _connect_by_id(first_trx_at: int) -> dict:
+    """A -> B (--rpl-hierarchical); the DBA moves B to CONNECT_USING_GROUP_ID at 2.1 s."""
+    return {"header": {"schema": "replcheck.history/1", "name": "connect-by-id", "description": "CONNECT_USING_GROUP_ID",
+                       "topology": {"nodes": [{"id": "A", "rpl_hierarchical": True}, {"id": "B", "rpl_hierarchical": True}],
+                                    "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]},
+                       "sample_every_us": 1_000_000, "end_us": 6_000_000},
+            "ops": [{"at": first_trx_at, "op": "trx", "node": "A", "trx": "t1"}, {"at": 2_000_000, "op": "stop_slave", "node": "B"},
+                    {"at": 2_100_000, "op": "change_master", "node": "B", "connect_using_group_id": True},
+                    {"at": 2_200_000, "op": "start_slave", "node": "B"}, {"at": 4_000_000, "op": "trx", "node": "A", "trx": "t2"}]}
+
+
+def test_a_connect_by_group_id_places_the_slave_or_leaves_it_out(tmp_path):
+    placed, refused = [], []
+    for at, out in ((1_000_000, placed), (3_000_000, refused)):  # B played t1 first; B played nothing (ID 0 is never found)
+        path = tmp_path / f"{at}.jsonl"
+        path.write_text(io.dumps_history(_connect_by_id(at)))
+        h = io.load_history(path)
+        a = groupids.abstract(systems.get("model:groupid").run(h), h)
+        out += [(s.action, s.args.get("placed")) for s in a.steps], validate(a)
+    assert placed[0] == [("ClientCommit", None), ("Play", None), ("ConnectById", True), ("ClientCommit", None), ("Play", None)]
+    assert refused[0] == [("ConnectById", False), ("ClientCommit", None), ("ClientCommit", None)]
+    assert placed[1].whole and refused[1].whole
+
+
 def test_incident_mutants_are_rejected_naming_the_step():
     ignored = _validate(incident, "mutant:incident-ignored", "inc-rpl-incident")
     assert not ignored.ok and ignored.rejected.action == "Apply" and "B applied replace4" in ignored.rejected.what
