@@ -106,7 +106,8 @@ def outside_pair(op: dict, master: str, nodes, timed: bool = True) -> str | None
     (Delay's chain, Incident's pair) apply: recovery and repositioning of any server outside its
     subject (a failover moves the replicas); what another server does acts on none of them; on
     theirs, MASTER_DELAY alone, semi-sync's settings, the skip counter (what it skips, the
-    abstraction judges) and PAIR_OPS (changes and gaps on `master` only) in its vocabulary; a clock
+    abstraction judges), a replica's own transactions (Delay's master_2's are LocalCommit) and
+    PAIR_OPS (gaps on `master` only) in its vocabulary; a clock
     step changes nothing of a spec that is not `timed`."""
     kind = op["op"]
     if (op["node"] not in nodes and kind not in TOPOLOGY) or (kind == CLOCK and not timed):
@@ -117,8 +118,8 @@ def outside_pair(op: dict, master: str, nodes, timed: bool = True) -> str | None
         return None if set(op) <= SETTINGS else VOCABULARY
     if kind == "set_global":
         return None if op["variable"].startswith("rpl_semi_sync_") or op["variable"] == "sql_slave_skip_counter" else VOCABULARY
-    if kind == "trx" and op["node"] == list(nodes)[-1] != master:
-        return None  # the last replica's own write: no other of `nodes` applies it
+    if kind == "trx" and op["node"] != master:
+        return None  # a replica's own write: Delay's master_2's is LocalCommit, the last one's no other applies
     # START SLAVE UNTIL: a start, then a stop between groups (the specs' Start and Stop)
     if kind not in PAIR_OPS or (kind in ("trx", "record_incident", "cluster_gap") and op["node"] != master):
         return VOCABULARY

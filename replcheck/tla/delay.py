@@ -3,7 +3,8 @@
 `abstract(trace)`: the spec's actions a Trace witnesses. The spec's chain master_1 -> master_2
 -> master_3 is the History's chain (master_3 idle when it has two nodes); `each(trace)` takes
 every chain of a tree (a master with several replicas, a chain of four: `chains`) one by one; its transactions are
-master_1's, in binlog order; its clock is master_1's in whole seconds (a Tick for each second
+master_1's, in binlog order, and master_2's own (LocalCommit: the last binlog event of a
+transaction master_1 never binlogged, numbered -1, -2, ...); its clock is master_1's in whole seconds (a Tick for each second
 that passes before a step). Observations map as follows: the last binlog event of a transaction
 on master_1 is Commit; on a replica, the first `apply` line of a transaction gives ReadEvent at
 its `read` time and Apply at its `begin` time (when the wait ended and execution began); an
@@ -25,8 +26,7 @@ the skip counter passes (its first event's `skip` line) is SkipTx. CHANGE MASTER
 or three nodes whose master_1 clock is the true time and whose offsets are whole seconds; it
 ends at the first operation outside the spec's subject (a crash, shutdown, restart, failover,
 CHANGE MASTER to another source or place, RESET SLAVE: recovery and repositioning are
-GroupIds') or vocabulary (a clock step, a transaction on a replica that
-feeds another, ...), and at the first transaction whose events carry its start time rather than its commit
+GroupIds') or vocabulary (a clock step, ...), and at the first transaction whose events carry its start time rather than its commit
 time (outside the subject: the spec stamps a transaction at its commit; WL#7318's drawback 2 is
 its F2's and mutant start-timestamp's).
 """
@@ -35,7 +35,7 @@ from __future__ import annotations
 from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Delay"
-BOUNDS = {"NTx", "MaxTime", "NewDelays", "NSkips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NTx", "NLocal", "MaxTime", "NewDelays", "NSkips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 
 
@@ -106,11 +106,19 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
     head = hops[0][0]
     end, scope, beyond = scope_end(history, lambda op: outside_pair(op, head, number))
     rule = header["config"]["rule"].upper()
-    stamped = stamped_at_start(obs, head, header.get("epoch_us", 0), rule)
+    middle = hops[1][0] if len(hops) == 3 else None
+    replicated = {o["trx"] for o in obs if o["kind"] == "binlog" and o["node"] == head and o["trx"]}
+    # master_2's own transactions: stamped at their commit as master_1's are (the same rule)
+    own = [o for o in obs if o["kind"] == "binlog" and o["node"] == middle and o["trx"] not in replicated]
+    stamped = min((x for x in (stamped_at_start(obs, head, header.get("epoch_us", 0), rule),
+                               stamped_at_start(own, middle, header.get("epoch_us", 0), rule)) if x), default=None)
     if stamped and (end is None or stamped[0] < end):
         (end, scope), beyond = stamped, SUBJECT
     seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
-    trx_no = {}
+    # master_1's transactions 1, 2, ... in binlog order, master_2's own -1, -2, ... (the spec's numbering)
+    trx_no = {o["trx"]: k for k, o in enumerate((o for _, o in seen if o["kind"] == "binlog" and o["node"] == head
+                                                  and o["trx"] and o["last"]), 1)}
+    n_local = 0
     timed: list[tuple[int, int, Step]] = []  # (time in µs, line, step): sorted, then Ticks between
 
     def at(t_us: int, line: int, action: str, what: str, **args) -> None:
@@ -120,8 +128,11 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
     for line, o in seen:
         kind, node = o["kind"], o["node"]
         if kind == "binlog" and node == head and o["trx"] and o["last"]:
-            trx_no[o["trx"]] = k = len(trx_no) + 1
-            at(o["t"], line, "Commit", f"{o['trx']} committed on {head}", t=k)
+            at(o["t"], line, "Commit", f"{o['trx']} committed on {head}", t=trx_no[o["trx"]])
+        elif kind == "binlog" and node == middle and o["trx"] and o["last"] and o["trx"] not in replicated:
+            n_local += 1
+            trx_no[o["trx"]] = k = -n_local
+            at(o["t"], line, "LocalCommit", f"{o['trx']} committed on {middle} by a client of its own", t=k)
         elif kind == "apply" and node in number and o["trx"] in trx_no and (node, o["trx"]) not in applied:
             applied.add((node, o["trx"]))
             k, n = trx_no[o["trx"]], number[node]
@@ -151,7 +162,7 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
             steps.append(Step("Tick", {}, line, f"the clock reaches {now} s"))
         steps.append(step)
     (_, d2, s2), (_, d3, s3) = hops[1], hops[2] if len(hops) == 3 else (None, 0, 0)
-    return Abstraction(SPEC, {"NTx": len(trx_no), "MaxTime": now, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
+    return Abstraction(SPEC, {"NTx": len(trx_no) - n_local, "NLocal": n_local, "MaxTime": now, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
                               "Rule": rule, "NewDelays": {s.args["d"] for s in steps if s.action == "ChangeDelay"},
                               "NSkips": sum(s.action == "SkipTx" for s in steps),
                               "MUTANTS": set()}, {}, steps, scope, beyond)

@@ -167,6 +167,8 @@ def test_a_topology_outside_the_spec_is_out_of_scope():
         delay.abstract(trace, h)
     assert [[n for n, _, _ in hops] for hops in delay.chains(trace[0]["topology"])] == [["A", "B"], ["A", "C"], ["A", "D", "E"]]
     assert [(a.spec, len(a.steps) > 0) for a in abstractions(trace, h)] == [("Delay", True)] * 3 + [("Incident", True)] * 3
+    local = validate(delay.each(trace, h)[2])  # A -> D -> E: D's own transaction is master_2's LocalCommit
+    assert local.whole and "LocalCommit" in {s.action for s in delay.each(trace, h)[2].steps}
     h = io.load_history(HISTORIES["gg-startup-options"])  # two servers of their own beside D -> C
     assert abstractions(systems.get("model:groupid").run(h), h) == []
 
