@@ -162,7 +162,10 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
             steps.append(Step("Tick", {}, line, f"the clock reaches {now} s"))
         steps.append(step)
     (_, d2, s2), (_, d3, s3) = hops[1], hops[2] if len(hops) == 3 else (None, 0, 0)
-    return Abstraction(SPEC, {"NTx": len(trx_no) - n_local, "NLocal": n_local, "MaxTime": now, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
+    # MySQL 8.0 compares the immediate commit timestamp with the replica's own clock, uncompensated
+    # (Mechanics.commit_timestamp_clock; model/delay.py, replica_clock)
+    compensated = rule == "WL344" or header["config"].get("mechanics", {}).get("commit_timestamp_clock") != "replica"
+    return Abstraction(SPEC, {"NTx": len(trx_no) - n_local, "NLocal": n_local, "MaxTime": now, "Compensated": compensated, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
                               "Rule": rule, "NewDelays": {s.args["d"] for s in steps if s.action == "ChangeDelay"},
                               "NSkips": sum(s.action == "SkipTx" for s in steps),
                               "MUTANTS": set()}, {}, steps, scope, beyond)

@@ -22,6 +22,8 @@ CONSTANTS NTx,          \* transactions committed on master_1
           NewDelays,    \* the MASTER_DELAY values CHANGE MASTER may set ({} in the configurations)
           NSkips,       \* transactions sql_slave_skip_counter may skip, in all (0: the skip counter is never set)
           NLocal,       \* transactions master_2's own clients commit (0: none), numbered -1, -2, ...
+          Compensated,  \* WL#344's clock compensation (FALSE: MySQL 8.0's WL#7318, the immediate commit
+                        \* timestamp against the replica's own clock, rpl_replica.cc sql_delay_event)
           MUTANTS       \* names from model/mutants.py whose mechanism is here
 
 ASSUME Rule \in {"WL344", "WL7318"}
@@ -52,7 +54,7 @@ Timestamp(n, t) == at[Stamper(n, t)][t] + Offset[Stamper(n, t)]
 
 (* The replica's clock minus its difference with its master's (WL#344 "Chained replication and *)
 (* time differences": the delay is independent of unsynchronized clocks).                      *)
-MasterTime(n) == now + Offset[n] - IF "no-clock-compensation" \in MUTANTS THEN 0 ELSE Offset[n] - Offset[n - 1]
+MasterTime(n) == now + Offset[n] - IF "no-clock-compensation" \in MUTANTS \/ ~Compensated THEN 0 ELSE Offset[n] - Offset[n - 1]
 
 (* WL#344 "Semantics": not executed while the timestamp is greater than the time minus the delay. *)
 Due(n, t) == Timestamp(n, t) <= MasterTime(n) - delay[n]
