@@ -30,6 +30,8 @@
 (* alternate future).  PURGE BINARY LOGS on the root removes the head of   *)
 (* its binlog, never what a running slave still reads; a slave that needs  *)
 (* a purged group is refused (1236) and applies nothing more from it.      *)
+(* SET BINLOG_GROUP_ID raises the root's ID (SetIds), and the DBA may move *)
+(* a slave to CONNECT_USING_GROUP_ID (ById).                               *)
 (* Invariants are named after requirement IDs, dots as underscores.        *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
