@@ -80,8 +80,13 @@ class OutOfScope(Exception):
 # Where a spec's scope ends: at an operation its subject leaves out on purpose (a crash for the
 # delay rule: recovery is GroupIds'), or at one it should express and does not yet.
 SUBJECT, VOCABULARY = "subject", "vocabulary"
-# Operations that change no spec's state: a client's read, SHOW statements, a suite's expectation.
-INERT = {"read", "expect", "show_slave_status", "show_master_status", "show_binlog_info", "flush_status"}
+# Operations that change no spec's state: a client's read, SHOW statements, a suite's expectation,
+# and a BINLOG statement (the model judges only whether it is accepted: it applies and binlogs none
+# of its events, model/sim.py _op_binlog_statement).
+INERT = {"read", "expect", "show_slave_status", "show_master_status", "show_binlog_info", "flush_status",
+         "binlog_statement"}
+# A node's clock step: only Delay has clocks (its offsets are constants); the other specs have no time.
+CLOCK = "clock_step"
 # Operations that take a server down or move a replica elsewhere: crash recovery, failover and
 # repositioning are GroupIds' subject (and SemiSync's up to the failover), no other spec's.
 TOPOLOGY = {"crash", "shutdown", "restart", "failover", "restore", "reset_slave", "set_binlog_group_id"}
@@ -96,14 +101,16 @@ PAIR_OPS = {"trx", "cluster_gap", "record_incident", "start_slave", "stop_slave"
             "lose_acks", "cut_io"}
 
 
-def outside_pair(op: dict, master: str, nodes) -> str | None:
+def outside_pair(op: dict, master: str, nodes, timed: bool = True) -> str | None:
     """Where an op stands for a spec that judges what the replicas of `master` among `nodes`
     (Delay's chain, Incident's pair) apply: recovery and repositioning of any server outside its
     subject (a failover moves the replicas); what another server does acts on none of them; on
     theirs, MASTER_DELAY alone, semi-sync's settings, the skip counter (what it skips, the
-    abstraction judges) and PAIR_OPS (changes and gaps on `master` only) in its vocabulary."""
+    abstraction judges), a replica's own transactions (Delay's master_2's are LocalCommit) and
+    PAIR_OPS (gaps on `master` only) in its vocabulary; a clock
+    step changes nothing of a spec that is not `timed`."""
     kind = op["op"]
-    if op["node"] not in nodes and kind not in TOPOLOGY:
+    if (op["node"] not in nodes and kind not in TOPOLOGY) or (kind == CLOCK and not timed):
         return None
     if kind in TOPOLOGY or (kind == "change_master" and any(k in op for k in REPOSITION)):
         return SUBJECT
@@ -111,9 +118,10 @@ def outside_pair(op: dict, master: str, nodes) -> str | None:
         return None if set(op) <= SETTINGS else VOCABULARY
     if kind == "set_global":
         return None if op["variable"].startswith("rpl_semi_sync_") or op["variable"] == "sql_slave_skip_counter" else VOCABULARY
-    if kind == "trx" and op["node"] == list(nodes)[-1] != master:
-        return None  # the last replica's own write: no other of `nodes` applies it
-    if kind not in PAIR_OPS or op.get("until") or (kind in ("trx", "record_incident", "cluster_gap") and op["node"] != master):
+    if kind == "trx" and op["node"] != master:
+        return None  # a replica's own write: Delay's master_2's is LocalCommit, the last one's no other applies
+    # START SLAVE UNTIL: a start, then a stop between groups (the specs' Start and Stop)
+    if kind not in PAIR_OPS or (kind in ("trx", "record_incident", "cluster_gap") and op["node"] != master):
         return VOCABULARY
     return None
 

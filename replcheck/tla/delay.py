@@ -3,7 +3,8 @@
 `abstract(trace)`: the spec's actions a Trace witnesses. The spec's chain master_1 -> master_2
 -> master_3 is the History's chain (master_3 idle when it has two nodes); `each(trace)` takes
 every chain of a tree (a master with several replicas, a chain of four: `chains`) one by one; its transactions are
-master_1's, in binlog order; its clock is master_1's in whole seconds (a Tick for each second
+master_1's, in binlog order, and master_2's own (LocalCommit: the last binlog event of a
+transaction master_1 never binlogged, numbered -1, -2, ...); its clock is master_1's in whole seconds (a Tick for each second
 that passes before a step). Observations map as follows: the last binlog event of a transaction
 on master_1 is Commit; on a replica, the first `apply` line of a transaction gives ReadEvent at
 its `read` time and Apply at its `begin` time (when the wait ended and execution began); an
@@ -19,14 +20,13 @@ trace shows only the read that led to the execution), SHOW SLAVE STATUS and lag,
 changes none of the spec's state: a dropped connection or PURGE (the IO thread), semi-sync's
 settings and lost acks, FLUSH LOGS, what servers off the chain do. A gap's incident on master_1
 (a cluster's gap, RECORD INCIDENT) is no step: the replica's SQL thread stops at it (Stop), and
-SET GLOBAL sql_slave_skip_counter and START SLAVE start it again past it (Start). CHANGE MASTER
-TO MASTER_DELAY (accepted: the SQL thread stopped) is ChangeDelay. Its scope is a chain of two
+SET GLOBAL sql_slave_skip_counter and START SLAVE start it again past it (Start); a transaction
+the skip counter passes (its first event's `skip` line) is SkipTx. CHANGE MASTER TO MASTER_DELAY
+(accepted: the SQL thread stopped) is ChangeDelay. Its scope is a chain of two
 or three nodes whose master_1 clock is the true time and whose offsets are whole seconds; it
 ends at the first operation outside the spec's subject (a crash, shutdown, restart, failover,
 CHANGE MASTER to another source or place, RESET SLAVE: recovery and repositioning are
-GroupIds') or vocabulary (a clock step, START SLAVE UNTIL, a transaction on a replica that
-feeds another, ...), at a transaction the skip counter skips (the spec's replicas execute every
-one), and at the first transaction whose events carry its start time rather than its commit
+GroupIds') or vocabulary (a clock step, ...), and at the first transaction whose events carry its start time rather than its commit
 time (outside the subject: the spec stamps a transaction at its commit; WL#7318's drawback 2 is
 its F2's and mutant start-timestamp's).
 """
@@ -35,7 +35,7 @@ from __future__ import annotations
 from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Delay"
-BOUNDS = {"NTx", "MaxTime", "NewDelays"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NTx", "NLocal", "MaxTime", "NewDelays", "NSkips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 
 
@@ -106,31 +106,43 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
     head = hops[0][0]
     end, scope, beyond = scope_end(history, lambda op: outside_pair(op, head, number))
     rule = header["config"]["rule"].upper()
-    stamped = stamped_at_start(obs, head, header.get("epoch_us", 0), rule)
+    middle = hops[1][0] if len(hops) == 3 else None
+    replicated = {o["trx"] for o in obs if o["kind"] == "binlog" and o["node"] == head and o["trx"]}
+    # master_2's own transactions: stamped at their commit as master_1's are (the same rule)
+    own = [o for o in obs if o["kind"] == "binlog" and o["node"] == middle and o["trx"] not in replicated]
+    stamped = min((x for x in (stamped_at_start(obs, head, header.get("epoch_us", 0), rule),
+                               stamped_at_start(own, middle, header.get("epoch_us", 0), rule)) if x), default=None)
     if stamped and (end is None or stamped[0] < end):
         (end, scope), beyond = stamped, SUBJECT
-    skipped = next((o for o in obs if o["kind"] == "skip" and o["node"] in number and o["reason"] == "sql_slave_skip_counter"
-                    and o["trx"] is not None), None)
-    if skipped and (end is None or skipped["t"] < end):  # the spec's replicas execute every transaction
-        end, scope, beyond = skipped["t"], f"up to {skipped['node']}'s skip of {skipped['trx']} (sql_slave_skip_counter)", VOCABULARY
     seen = [(line, o) for line, o in enumerate(obs, 2) if end is None or o["t"] < end]
-    trx_no = {}
+    # master_1's transactions 1, 2, ... in binlog order, master_2's own -1, -2, ... (the spec's numbering)
+    trx_no = {o["trx"]: k for k, o in enumerate((o for _, o in seen if o["kind"] == "binlog" and o["node"] == head
+                                                  and o["trx"] and o["last"]), 1)}
+    n_local = 0
     timed: list[tuple[int, int, Step]] = []  # (time in µs, line, step): sorted, then Ticks between
 
     def at(t_us: int, line: int, action: str, what: str, **args) -> None:
         timed.append((t_us, line, Step(action, args, line, what)))
 
-    applied = set()
+    applied, skipped = set(), set()
     for line, o in seen:
         kind, node = o["kind"], o["node"]
         if kind == "binlog" and node == head and o["trx"] and o["last"]:
-            trx_no[o["trx"]] = k = len(trx_no) + 1
-            at(o["t"], line, "Commit", f"{o['trx']} committed on {head}", t=k)
+            at(o["t"], line, "Commit", f"{o['trx']} committed on {head}", t=trx_no[o["trx"]])
+        elif kind == "binlog" and node == middle and o["trx"] and o["last"] and o["trx"] not in replicated:
+            n_local += 1
+            trx_no[o["trx"]] = k = -n_local
+            at(o["t"], line, "LocalCommit", f"{o['trx']} committed on {middle} by a client of its own", t=k)
         elif kind == "apply" and node in number and o["trx"] in trx_no and (node, o["trx"]) not in applied:
             applied.add((node, o["trx"]))
             k, n = trx_no[o["trx"]], number[node]
             at(o["read"], line, "ReadEvent", f"{node}'s SQL thread read {o['trx']} at {o['read']} µs", n=n, t=k)
             at(o["begin"], line, "Apply", f"{node} began executing {o['trx']} at {o['begin']} µs", n=n, t=k)
+        elif kind == "skip" and node in number and o["reason"] == "sql_slave_skip_counter" and o["trx"] in trx_no \
+                and (node, o["trx"]) not in applied | skipped:  # a group's first event: the counter passes it whole
+            skipped.add((node, o["trx"]))  # an `apply` of it after this is a step of its own, which the spec refuses
+            at(o["t"], line, "SkipTx", f"{node}'s SQL thread skipped {o['trx']} (sql_slave_skip_counter)", n=number[node],
+               t=trx_no[o["trx"]])
         elif kind == "sql_stop" and node in number:
             at(o["t"], line, "Stop", f"{node}'s SQL thread stopped ({o.get('reason')})", n=number[node])
         elif kind == "stmt" and o["op"] == "start_slave" and node in number and o.get("thread") in (None, "sql") \
@@ -150,8 +162,12 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
             steps.append(Step("Tick", {}, line, f"the clock reaches {now} s"))
         steps.append(step)
     (_, d2, s2), (_, d3, s3) = hops[1], hops[2] if len(hops) == 3 else (None, 0, 0)
-    return Abstraction(SPEC, {"NTx": len(trx_no), "MaxTime": now, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
+    # MySQL 8.0 compares the immediate commit timestamp with the replica's own clock, uncompensated
+    # (Mechanics.commit_timestamp_clock; model/delay.py, replica_clock)
+    compensated = rule == "WL344" or header["config"].get("mechanics", {}).get("commit_timestamp_clock") != "replica"
+    return Abstraction(SPEC, {"NTx": len(trx_no) - n_local, "NLocal": n_local, "MaxTime": now, "Compensated": compensated, "Delay2": d2, "Delay3": d3, "Skew2": s2, "Skew3": s3,
                               "Rule": rule, "NewDelays": {s.args["d"] for s in steps if s.action == "ChangeDelay"},
+                              "NSkips": sum(s.action == "SkipTx" for s in steps),
                               "MUTANTS": set()}, {}, steps, scope, beyond)
 
 

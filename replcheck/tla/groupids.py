@@ -16,37 +16,49 @@ the promotion of the failover's elected slave is Failover, and each CHANGE MASTE
 makes on another slave is Repoint (placed, or refused: the new master lacks its last group); a
 slave that is down then is repointed when it starts (a refused one left at the Failover already).
 The DBA's CHANGE MASTER to a place in the master's binlog (the repair after a halt) is Place,
-with the master's groups before that place.
+with the master's groups before that place. SET BINLOG_GROUP_ID raising the master's ID is
+SetGroupId (its FLUSH LOGS, a Rotate event, is part of it; one that keeps the ID is FLUSH LOGS).
+The next connect of a slave the DBA set to CONNECT_USING_GROUP_ID (from the same master) is
+ConnectById, placed or refused.
 
 What it ignores: every time, events other than a group's last, the IO thread and the relay log
 (the spec's slaves read the master's binlog, also once it is down: their relay logs may hold all
-of it), STOP and START SLAVE and a dropped connection (the spec's slaves play when they may: a
+of it), STOP and START SLAVE (UNTIL too) and a dropped connection (the spec's slaves play when they may: a
 stopped one does not yet), semi-sync's settings, status samples and SHOW statements. Its scope
 ends at the first operation of the History outside the spec's vocabulary (PURGE BINARY LOGS,
-SET BINLOG_GROUP_ID, CHANGE MASTER to another source or by group ID, a restore, START SLAVE
-UNTIL, a crash point the spec has none for) and at a group binlogged by a slave that its master
-never did (a local write).
+SET BINLOG_GROUP_ID WITH RESET or on a slave, CHANGE
+MASTER to another source, a restore, a crash point the spec
+has none for) and at a group binlogged by a slave that its master never did (a local write).
 
 `history(constants, trace)`: a TLC counterexample as a History to replay on the Python model.
 """
 from __future__ import annotations
 
-from replcheck.tla import VOCABULARY, Abstraction, OutOfScope, Step, scope_end
+from replcheck.tla import CLOCK, SETTINGS, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "GroupIds"
-BOUNDS = {"NGroups", "NCrashes", "NPurges", "NRejoins", "NRotations"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NGroups", "NCrashes", "NPurges", "NRejoins", "NRotations", "SetIds", "ById"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 STEP_US = 100_000  # the History's steps; the model's replicas apply within 1 ms (the latency)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state:
 # the spec's slaves play when they may, so a stopped one, or one whose connection dropped, is one
-# that does not yet)
-OPS = {"trx", "crash", "shutdown", "restart", "failover", "flush_logs", "stop_slave", "start_slave", "cut_io", "lose_acks"}
+# that does not yet; the MariaDB GTID .state file holds no group ID, the binlog index does)
+OPS = {"trx", "crash", "shutdown", "restart", "failover", "flush_logs", "stop_slave", "start_slave", "cut_io", "lose_acks", CLOCK,
+       "set_binlog_group_id", "remove_state_file"}
 # model/recovery.py's crash points: where each fires, and what the spec makes of it
 AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT = "after_binlog_write", "after_engine_commit"
 BEFORE_BINLOG_WRITE = "before_binlog_write"
 AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG = "recovery_after_new_binlog", "recovery_before_new_binlog"
-POINTS = {None, BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT, AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG}
+# A process crash inside the binlog write (a torn group: recovery truncates it and rolls the
+# prepared transaction back, as a crash before the write) or before its sync (the page cache keeps
+# the written group: as after the write); a machine crash there loses what was not synced, binlog
+# durability's subject (#16), not in the spec's vocabulary
+INSIDE_BINLOG_WRITE, BEFORE_BINLOG_SYNC = "inside_binlog_write", "before_binlog_sync"
+WRITTEN = (AFTER_BINLOG_WRITE, BEFORE_BINLOG_SYNC)  # the group is in the binlog when the crash comes
+POINTS = {None, BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT, AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG,
+          INSIDE_BINLOG_WRITE, BEFORE_BINLOG_SYNC}
 ER_HALT = 1643  # ER_SLAVE_GROUP_ID_NOT_HIGHER: the SQL thread met an ID not above its binlog's last
+TLC_INT = 2 ** 31 - 1  # TLC's integers are 32-bit: a greater group ID has no TLA+ value it can compute with
 
 
 def _star(topology: dict) -> tuple[str, dict]:
@@ -66,7 +78,12 @@ def outside(op: dict) -> str | None:
         return None
     if op["op"] == "change_master" and not {"master_host", "connect_using_group_id", "master_use_gtid"} & set(op):
         return None  # the DBA's CHANGE MASTER to a place in the same master's binlog: Place
-    if op["op"] not in OPS or op.get("until") or (op["op"] == "crash" and op.get("point") not in POINTS):
+    if op["op"] == "change_master" and set(op) - SETTINGS == {"connect_using_group_id"}:
+        return None  # by group ID from the same master: refused, it changes nothing; accepted, abstract ends there
+    if op["op"] not in OPS or (op["op"] == "crash" and op.get("point") not in POINTS) or \
+            (op["op"] == "crash" and op.get("point") in (INSIDE_BINLOG_WRITE, BEFORE_BINLOG_SYNC)
+             and op.get("kind", "process") != "process") or \
+            op.get("with_reset"):  # a lowered ID: only a restore's, which the spec does not model
         return VOCABULARY
     return None
 
@@ -91,6 +108,10 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     deferred: dict[str, Step] = {}  # a down slave's Repoint, taken when it starts
     failover = None  # the elected slave, until its promotion is a Failover step
     crashes = rotations = 0
+    last_id = dict.fromkeys(nodes, 0)  # each server's last consumed ID, as the spec's gid
+    set_ids: set[int] = set()
+    set_rotate: set[str] = set()  # a SET BINLOG_GROUP_ID's own FLUSH LOGS, part of its step
+    by_id: set[str] = set()  # slaves the DBA set to CONNECT_USING_GROUP_ID, until they connect
 
     def step(line: int, action: str, what: str, **args) -> None:
         nonlocal crashes
@@ -112,20 +133,31 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
         kind, node = o["kind"], o.get("node")
         if kind == "stmt" and o["op"] == "crash" and o.get("errno") is None:
             armed[node] = o.get("point")
+        elif kind == "stmt" and o["op"] == "set_binlog_group_id" and o.get("errno") is None:
+            new = o["group_id"]
+            if node != master:
+                scope, beyond = f"up to trace line {line}: SET BINLOG_GROUP_ID = {new} on a slave", VOCABULARY
+                break
+            if new > last_id[node]:  # equal: FLUSH LOGS alone (Rotate)
+                set_ids.add(new)
+                set_rotate.add(node)
+                last_id[node] = new
+                step(line, "SetGroupId", f"SET BINLOG_GROUP_ID = {new} on {node}", s=node, id=new)
         elif kind == "binlog" and o["last"] and o["trx"] and o.get("group_id") is not None:
             point, trx, gid = armed.get(node), o["trx"], o["group_id"]
             ends[node].append((o["file"], o["end"]))
+            last_id[node] = gid
             if node == master and trx not in number:
                 number[trx] = len(number) + 1
-                crash = point == AFTER_BINLOG_WRITE
+                crash = point in WRITTEN
                 step(line, "ClientCommitCrash" if crash else "ClientCommit",
                      f"{trx} binlogged on {master} with group ID {gid}" + (", then a crash" if crash else ""),
                      s=node, id=gid, trx=number[trx])
             elif node != master and trx in number:
                 what = f"{node} played {trx}: binlogged with group ID {gid}"
-                if point == AFTER_BINLOG_WRITE or (point == AFTER_ENGINE_COMMIT and not nodes[node].get("rpl_transaction_enabled")):
+                if point in WRITTEN or (point == AFTER_ENGINE_COMMIT and not nodes[node].get("rpl_transaction_enabled")):
                     step(line, "PlayCrash", f"{what}, then a crash ({point})", s=node, id=gid, trx=number[trx],
-                         prepared=point == AFTER_BINLOG_WRITE)
+                         prepared=point in WRITTEN)
                 else:  # an engine-commit crash here (rpl_transaction_enabled) is a Crash step after it
                     step(line, "Play", what, s=node, id=gid, trx=number[trx])
             else:
@@ -133,12 +165,15 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 break
             if steps[-1].action in ("ClientCommitCrash", "PlayCrash"):
                 swallow.add(node)  # its crash is part of the step
+        elif kind == "binlog" and o["type"] == "ROTATE_EVENT" and node in set_rotate:
+            set_rotate.discard(node)
         elif kind == "binlog" and o["type"] == "ROTATE_EVENT":
             rotations += 1
             step(line, "Rotate", f"{node} rotated its binlog (FLUSH LOGS)", s=node)
         elif kind == "crash":
             up[node] = False
-            if armed.get(node) in (BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT):
+            if armed.get(node) in (BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT, INSIDE_BINLOG_WRITE,
+                                   BEFORE_BINLOG_SYNC):
                 armed[node] = None
             if node in swallow:
                 swallow.discard(node)
@@ -178,14 +213,40 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 step(line, "Repoint", what, s=node, placed=placed)
             elif placed:
                 deferred[node] = Step("Repoint", {"s": node, "placed": True}, line, what)
+        elif kind == "stmt" and o["op"] == "change_master" and o.get("connect_using_group_id") and o.get("errno") is None:
+            by_id.add(node)  # its next connect asks by group ID: ConnectById
+        elif kind == "connect" and node in by_id and o["by"] == "group_id":
+            by_id.discard(node)
+            placed = o.get("errno") is None
+            step(line, "ConnectById", f"{node} connected by group ID {o.get('group_id')}: " +
+                 ("placed after that group" if placed else f"refused ({o.get('message')})"), s=node, placed=placed)
         elif kind == "stmt" and o["op"] == "change_master" and "master_log_file" in o and o.get("errno") is None:
             rli = sum(e <= (o["master_log_file"], o["master_log_pos"]) for e in ends[master])
             halted.discard(node)
             step(line, "Place", f"{node} placed after {master}'s group {rli} (CHANGE MASTER to "
                  f"{o['master_log_file']}:{o['master_log_pos']})", s=node, rli=rli)
+    if max(set_ids | {s.args.get("id", 0) for s in steps}, default=0) > TLC_INT:
+        steps, set_ids = _compressed(steps)
     constants = {"Server": set(nodes), "Root": root, "NGroups": len(number), "NCrashes": crashes, "NPurges": 0, "NRejoins": 0,
-                 "NRotations": rotations, "MUTANTS": set()}
+                 "NRotations": rotations, "SetIds": set_ids, "ById": any(s.action == "ConnectById" for s in steps),
+                 "MUTANTS": set()}
     return Abstraction(SPEC, constants, {}, steps, scope, beyond)
+
+
+def _compressed(steps: list[Step]) -> tuple[list[Step], set[int]]:
+    """The steps with group IDs beyond TLC's 32-bit integers (a SET BINLOG_GROUP_ID near 2^64, as
+    rpl_hier_persistence's) renumbered: the spec only compares IDs and adds 1, so an order-keeping
+    map that keeps consecutive IDs consecutive and shortens every longer gap to 2 changes no
+    verdict. The steps' descriptions keep the real IDs."""
+    ids = sorted({s.args["id"] for s in steps if "id" in s.args} | {i for s in steps for i in s.args.get("index", ())})
+    small: dict[int, int] = {}
+    for i in ids:
+        small[i] = i if not small else small[prev] + min(i - prev, 2)
+        prev = i
+    out = [Step(s.action, {**s.args, **({"id": small[s.args["id"]]} if "id" in s.args else {}),
+                           **({"index": tuple(small[i] for i in s.args["index"])} if "index" in s.args else {})}, s.line, s.what)
+           for s in steps]
+    return out, {s.args["id"] for s in out if s.action == "SetGroupId"}
 
 
 def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
@@ -198,7 +259,8 @@ def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
     Failover (the model elects the most advanced slave) are those operations. A start that
     crashes after its new binlog is armed (a History arms a running server, one point at a time)
     just before the Crash or Shutdown that took the server down; after a crash at a commit point
-    it cannot be, and the History's start does not crash. Play, Halt and Repoint are the model's own."""
+    it cannot be, and the History's start does not crash. SetGroupId is SET BINLOG_GROUP_ID on the
+    master. Play, Halt and Repoint are the model's own."""
     servers = sorted(constants["Server"], key=lambda s: (s != constants["Root"], s))
     node = {s: chr(ord("A") + i) for i, s in enumerate(servers)}
     ops, committed_at, overtaken = [], {}, 0  # committed_at: the master's binlog position -> when its commit op runs
@@ -233,6 +295,8 @@ def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:
             s = next(s for s in servers if st["up"][s] != before["up"][s])
             ops.append({"at": at, "op": action.lower(), "node": node[s]})
             downed[s] = at
+        elif action == "SetGroupId":
+            ops.append({"at": at, "op": "set_binlog_group_id", "node": node[m], "group_id": st["gid"][m]})
         elif action == "Failover":
             slave = next(s for s in servers if s != m and before["inSystem"][s])
             ops.append({"at": at, "op": "failover", "node": node[slave], "elect": True})

@@ -11,9 +11,10 @@ transaction is rolled back) is RollBack; RECORD INCIDENT on the master (a test's
 injector's incident, standing for a gap this server never saw) is Lose of a change the trace
 does not show; an INCIDENT_EVENT in the master's binlog is WriteIncident. On the replica, the first `apply` line of a transaction is
 Apply of that change, its SQL thread's stop with ER_SLAVE_INCIDENT (1590) is Halt (Apply at the
-incident, stopping), its stop by STOP SLAVE is Stop, a `skip` of an INCIDENT_EVENT is Skip
-(Apply consuming the skip counter), START SLAVE of the stopped SQL thread after SET GLOBAL
-sql_slave_skip_counter = 1 is SkipAndStart, without it Start.
+incident, stopping), its stop by STOP SLAVE, at START SLAVE UNTIL's place or by another error
+(it stays before the group that failed) is Stop, a `skip` of an INCIDENT_EVENT is Skip (Apply
+consuming the skip counter), START SLAVE of the stopped SQL thread after SET GLOBAL
+sql_slave_skip_counter = N is SkipAndStart, without it Start.
 
 What it ignores: every time (the spec has none: MASTER_DELAY too), events other than a
 transaction's last and the incident (FDE, Rotate, GTID), the IO thread (the spec's replica reads
@@ -24,16 +25,15 @@ crash, shutdown, restart, failover, CHANGE MASTER to another source or place: re
 repositioning are GroupIds') or vocabulary (a transaction on the replica, a skip counter other
 than 1, a start of the IO thread alone: a reconnect by GTID may fetch the incident again, as
 inc-skip-then-reconnect shows on MariaDB, which the spec's replica, reading the binlog once,
-cannot; on MariaDB any connect after an incident, by GTID), at a stop of the SQL thread for
-another reason than an incident or STOP SLAVE, and at START SLAVE of a running SQL thread with
-the skip counter set.
+cannot; on MariaDB any connect after an incident, by GTID), and at a stop of the SQL thread
+for another reason than an incident, an error, STOP SLAVE or UNTIL.
 """
 from __future__ import annotations
 
 from replcheck.tla import VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Incident"
-BOUNDS = {"NChanges", "Skips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NChanges", "Skips", "IdleSkips"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 US = 1_000_000
 ER_SLAVE_INCIDENT, ER_TRANS_CACHE_FULL = 1590, 1197
 
@@ -63,7 +63,7 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
             raise OutOfScope("not one master and one replica (the spec's topology)")
         pair = found[0]
     master, replica = pair
-    end, scope, beyond = scope_end(history, lambda op: outside_pair(op, master, pair))
+    end, scope, beyond = scope_end(history, lambda op: outside_pair(op, master, pair, timed=False))
     steps: list[Step] = []
     change: dict[str, int] = {}
     binlogged = {o["trx"] for o in obs if o["kind"] == "binlog" and o.get("node") == master and o["trx"]}
@@ -71,6 +71,7 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
     # GTID, may come again or be passed (inc-skip-then-reconnect, inc-skip-after-rotation)
     by_gtid, incident = header["config"].get("mechanics", {}).get("gtid_connect") == "every", False
     sql, skip_set = "running", 0  # as the spec's: "stopped" at an incident, "idle" by STOP SLAVE; the counter set
+    idle_skips = False  # the counter set with the SQL thread stopped elsewhere than at an incident
     applied = set()
 
     def step(line: int, action: str, what: str, **args) -> None:
@@ -101,10 +102,13 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
         elif node == replica and kind == "sql_stop" and o.get("errno") == ER_SLAVE_INCIDENT:
             sql = "stopped"
             step(line, "Halt", f"{replica}'s SQL thread stopped at the incident: {o.get('message')}")
-        elif node == replica and kind == "sql_stop" and o.get("reason") == "stop" and o.get("errno") is None:
+        elif node == replica and kind == "sql_stop" and (o.get("reason") in ("stop", "until") or o.get("errno") is not None):
+            # an apply error's stop leaves the SQL thread before the group that failed (rolled back),
+            # as STOP SLAVE leaves it where it is, and START SLAVE UNTIL's between groups
+            # (model/sim.py _stop_sql: sql_pos = group_start)
             if sql == "running":
                 sql = "idle"
-                step(line, "Stop", f"{replica}'s SQL thread stopped (STOP SLAVE)")
+                step(line, "Stop", f"{replica}'s SQL thread stopped ({o.get('message') or 'STOP SLAVE'})")
         elif node == replica and kind == "sql_stop":
             scope, beyond = f"up to trace line {line}: {replica}'s SQL thread stopped for another reason than an incident", VOCABULARY
             break
@@ -124,16 +128,14 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
             break
         elif node == replica and kind == "stmt" and o.get("errno") is None and o["op"] == "start_slave" \
                 and o.get("thread") in (None, "sql"):
-            if skip_set and sql != "stopped":
-                scope, beyond = f"up to trace line {line}: START SLAVE of a SQL thread not stopped at an incident, with the skip counter set", VOCABULARY
-                break
             if sql != "running" and skip_set:
+                idle_skips |= sql == "idle"
                 step(line, "SkipAndStart", f"SET GLOBAL sql_slave_skip_counter = {skip_set}; START SLAVE on {replica}", n=skip_set)
             elif sql != "running":
                 step(line, "Start", f"START SLAVE on {replica}")
             sql, skip_set = "running", 0
     return Abstraction(SPEC, {"NChanges": len(change), "Skips": {s.args["n"] for s in steps if s.action == "SkipAndStart"} or {1},
-                              "MUTANTS": set()}, {}, steps, scope, beyond)
+                              "IdleSkips": idle_skips, "MUTANTS": set()}, {}, steps, scope, beyond)
 
 
 def history(constants: dict, trace: list[tuple[str, dict]], name: str) -> dict:

@@ -19,21 +19,29 @@ events' sizes and files (an ack's position counts the transactions it covers), a
 SHOW STATUS samples and the counters, the replicas' SQL threads, what any node other than the
 master does, rpl_semi_sync_master_timeout's value. Its scope ends at the first operation of the
 History outside the spec's subject (a restart of the master: the spec's story ends with its
-master down or replaced) or vocabulary (SET GLOBAL of the status or wait_for_slave_count, CHANGE
-MASTER, a crash or restart of a replica, ...), at a status switch for another reason than a
-timeout or a catch-up, and after a failover (the spec's last action: outside its subject).
+master down or replaced; a crash, shutdown or restart of a semi-sync replica: the spec's replicas
+keep their relay logs, whose recovery is crash recovery's subject) or vocabulary (SET GLOBAL of
+the wait point, or of rpl_semi_sync_slave_enabled on a server that is not one of the spec's
+replicas, CHANGE MASTER, ...; on one of them it is no step: the spec's replicas may leave any ack
+untaken), at a status
+switch for another reason than a timeout, a catch-up, the DBA's or the last replica's dropped
+connection (NoSlave), and after a failover (the
+spec's last action: outside its subject). SET GLOBAL rpl_semi_sync_master_enabled on the master
+is Disable or Enable, wait_for_slave_count SetWaitCount (a count above the replicas: one more than
+there are); a commit that did not wait (semi-sync disabled) is Release, async.
 """
 from __future__ import annotations
 
-from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
+from replcheck.tla import CLOCK, SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
 
 SPEC = "SemiSync"
-BOUNDS = {"NTx"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
+BOUNDS = {"NTx", "DBA", "Drops"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
 # History operations whose effect the spec's vocabulary covers (or that change none of its state)
-OPS = {"trx", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover", "flush_logs"}
+OPS = {"trx", "stop_slave", "start_slave", "lose_acks", "crash", "shutdown", "failover", "flush_logs", CLOCK, "cut_io"}
 # SET GLOBAL of these changes none of the spec's state: the timeout is "some time", the skip counter
-# is a replica's SQL thread's
+# is a replica's SQL thread's; of these, on the master, the DBA's steps (Disable, Enable, SetWaitCount)
 INERT_VARIABLES = {"rpl_semi_sync_master_timeout", "sql_slave_skip_counter"}
+ENABLED, COUNT = "rpl_semi_sync_master_enabled", "rpl_semi_sync_master_wait_for_slave_count"
 MASTER_OPS = {"trx", "crash", "shutdown"}  # only on the master: on another node, outside the spec
 
 
@@ -50,16 +58,41 @@ def _master(topology: dict) -> tuple[str, list[str], dict]:
     return m, replicas, masters[0]["variables"]
 
 
-def outside(master: str, replicas: list[str]):
-    """Whether an op is outside the spec's subject or vocabulary (None: in it)."""
+def _upstream(topology: dict, node: str) -> set[str]:
+    """The servers whose changes reach `node` by replication."""
+    out, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        for c in topology["channels"]:
+            if c["replica"] == n and c["source"] not in out:
+                out.add(c["source"])
+                todo.append(c["source"])
+    return out
+
+
+def outside(master: str, replicas: list[str], upstream: set[str] = frozenset()):
+    """Whether an op is outside the spec's subject or vocabulary (None: in it). A transaction on a
+    server that does not feed the master (`upstream`), and a master setting on another server than
+    the master, change none of the spec's state."""
     def why(op: dict) -> str | None:
         kind = op["op"]
+        if op["node"] not in upstream | {master} and (
+                kind == "trx" or (kind == "set_global" and op["variable"].startswith("rpl_semi_sync_master_"))):
+            return None
         if kind == "restart" and op["node"] == master:
             return SUBJECT
-        if kind == "set_global" and op["variable"] in INERT_VARIABLES:
+        if kind in ("crash", "shutdown", "restart") and op["node"] in replicas:
+            # The spec's replicas keep their relay logs: WL#1720 acknowledges an event once it is
+            # written there (after_queue_event), not once it survives the replica's crash, which
+            # relay_log_recovery may drop and fetch again (ss-replica-drops-relay-log): relay-log
+            # recovery is crash recovery's subject (model/recovery.py), not semi-sync's
+            return SUBJECT
+        if kind == "set_global" and (op["variable"] in INERT_VARIABLES or (op["variable"] in (ENABLED, COUNT) and op["node"] == master)):
             return None
+        if kind == "set_global" and op["variable"] == "rpl_semi_sync_slave_enabled" and op["node"] in replicas:
+            return None  # from its next connect it acks or not: the spec's replicas may leave any ack untaken
         if kind not in OPS or (kind in MASTER_OPS and op["node"] != master) or \
-                (kind == "failover" and op["node"] not in replicas) or op.get("until"):
+                (kind == "failover" and op["node"] not in replicas):
             return VOCABULARY
         return None
     return why
@@ -72,7 +105,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     count = int(var.get("rpl_semi_sync_master_wait_for_slave_count", 1))
     if not 1 <= count <= len(replicas):
         raise OutOfScope(f"wait_for_slave_count {count} with {len(replicas)} semi-sync replicas")
-    end, scope, beyond = scope_end(history, outside(m, replicas))
+    end, scope, beyond = scope_end(history, outside(m, replicas, _upstream(header["topology"], m)))
     seen = [o for o in obs if end is None or o["t"] < end]
 
     ends: list[tuple[tuple[str, int], str]] = []  # the master's transactions: (binlog end, trx), in order
@@ -89,6 +122,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     relay = {r: set() for r in replicas}
     acked = dict.fromkeys(replicas, 0)
     released, read, status, shutdown_errors = set(), set(), "ON", set()
+    enabled = bool(var.get(ENABLED))
 
     def add(action: str, line: int, what: str, **args) -> None:
         steps.append(Step(action, args, line, what))
@@ -102,8 +136,8 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             add("Timeout", line, what, t=t)
         elif how in ("yes", "no"):
             add("Release", line, what, t=t, outcome="ok" if how == "yes" else "async")
-        else:  # null: the master did not wait (semi-sync off for this commit); the spec always waits
-            add("Release", line, what, t=t, outcome="none")
+        else:  # null: the master did not wait (semi-sync disabled): released at once, as with the status OFF
+            add("Release", line, what, t=t, outcome="async")
 
     for line, o in enumerate(seen, 2):
         kind, node, what = o["kind"], o["node"], f"{o['kind']} on {o['node']}" + (f" of {o['trx']}" if o.get("trx") else "")
@@ -128,10 +162,22 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             if upto > acked[o["replica"]]:
                 acked[o["replica"]] = upto
                 add("Ack", line, f"ack from {o['replica']} up to {o['file']}:{o['pos']}", r=o["replica"], upto=upto)
+        elif kind == "stmt" and node == m and o["op"] == "set_global" and o.get("errno") is None and o["variable"] in (ENABLED, COUNT):
+            if o["variable"] == COUNT:  # a count above the replicas: one more than there are (none enough)
+                add("SetWaitCount", line, f"SET GLOBAL {COUNT} = {o['value']}", n=min(int(o["value"]), len(replicas) + 1))
+            elif bool(o["value"]) != enabled:
+                enabled = bool(o["value"])
+                status = "ON" if enabled else "OFF"
+                add("Enable" if enabled else "Disable", line, f"SET GLOBAL {ENABLED} = {o['value']}")
+        elif kind == "log" and node == m and o["message"].endswith("by the DBA"):
+            pass  # the switch SET GLOBAL rpl_semi_sync_master_enabled makes: its Enable or Disable step
         elif kind == "log" and node == m and o["message"].startswith("Semi-sync replication switched"):
             if "switched ON" in o["message"] and "caught up" in o["message"]:
                 status = "ON"
                 add("SwitchBack", line, o["message"])
+            elif "switched OFF: no semi-sync slave connected" in o["message"]:
+                status = "OFF"
+                add("NoSlave", line, o["message"])
             elif "switched OFF: timeout" not in o["message"]:
                 scope, beyond = f"up to trace line {line}: {o['message']!r}, a switch the spec does not make", VOCABULARY
                 break
@@ -149,7 +195,9 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
             if end is None:
                 scope, beyond = f"up to the failover at trace line {line} (the spec's last action)", SUBJECT
             break
-    return Abstraction(SPEC, {"Replicas": set(replicas), "NTx": len(number), "WaitPoint": wait_point, "MUTANTS": set()},
+    dba = any(s.action in ("Enable", "Disable", "SetWaitCount") for s in steps)
+    return Abstraction(SPEC, {"Replicas": set(replicas), "NTx": len(number), "WaitPoint": wait_point, "DBA": dba,
+                              "Drops": any(s.action == "NoSlave" for s in steps), "MUTANTS": set()},
                        {"waitCount": count}, steps, scope, beyond)
 
 

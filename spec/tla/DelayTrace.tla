@@ -20,11 +20,13 @@ TraceInit ==
 Step(e) ==
     CASE e.a = "Tick"      -> Tick
       [] e.a = "Commit"    -> Commit /\ done'[1] = e.t
-      [] e.a = "ReadEvent" -> ReadEvent(e.n) /\ done[e.n] + 1 = e.t
-      [] e.a = "Apply"     -> Apply(e.n) /\ done'[e.n] = e.t
+      [] e.a = "ReadEvent" -> ReadEvent(e.n) /\ NextTx(e.n) = e.t
+      [] e.a = "Apply"     -> NextTx(e.n) = e.t /\ Apply(e.n)
       [] e.a = "Stop"      -> Stop(e.n)
       [] e.a = "Start"     -> Start(e.n)
       [] e.a = "ChangeDelay" -> e.d \in NewDelays /\ ChangeDelay(e.n, e.d)
+      [] e.a = "SkipTx"    -> NextTx(e.n) = e.t /\ SkipTx(e.n)
+      [] e.a = "LocalCommit" -> LocalCommit /\ log2'[Len(log2')] = e.t
 
 TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 

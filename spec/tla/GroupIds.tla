@@ -30,9 +30,11 @@
 (* alternate future).  PURGE BINARY LOGS on the root removes the head of   *)
 (* its binlog, never what a running slave still reads; a slave that needs  *)
 (* a purged group is refused (1236) and applies nothing more from it.      *)
+(* SET BINLOG_GROUP_ID raises the root's ID (SetIds), and the DBA may move *)
+(* a slave to CONNECT_USING_GROUP_ID (ById).                               *)
 (* Invariants are named after requirement IDs, dots as underscores.        *)
 (***************************************************************************)
-EXTENDS Naturals, Sequences, FiniteSets
+EXTENDS Integers, Sequences, FiniteSets
 
 CONSTANTS Server,    \* the servers; Root is the root master at first
           Root,
@@ -41,6 +43,8 @@ CONSTANTS Server,    \* the servers; Root is the root master at first
           NPurges,   \* PURGE BINARY LOGS on the root master, in all
           NRejoins,  \* servers out of the system that reconnect by group ID, in all
           NRotations, \* FLUSH LOGS, in all
+          SetIds,    \* the IDs SET BINLOG_GROUP_ID may give the root master ({}: none)
+          ById,      \* the DBA may CHANGE MASTER TO CONNECT_USING_GROUP_ID a slave of the root (FALSE: never)
           MUTANTS    \* names from model/mutants.py whose mechanism is here
 
 ASSUME Root \in Server
@@ -49,7 +53,8 @@ ASSUME MUTANTS \subseteq {"no-halt-on-lower-id", "halt-strictly-lower", "recover
 
 VARIABLES
     binlog,    \* binlog[s]: <<[id, trx, file, origin]>>: origin, the server that issued the ID (its
-               \* Server_ID); trx 0 is a Stop event (the stop-event mutant)
+               \* Server_ID); trx 0 is a Stop event (the stop-event mutant); trx SetMark the ID a SET
+               \* BINLOG_GROUP_ID gave a new binlog (its FDE: SHOW BINLOG INFO FOR finds it, no slave plays it)
     purged,    \* purged[s]: the groups at the head of s's binlog that PURGE BINARY LOGS removed
     index,     \* index[s][f]: the group ID of binlog file f's index entry
     dirty,     \* dirty[s]: the open binlog's FDE still flags it in use (no clean close)
@@ -82,6 +87,7 @@ Init ==
     /\ made = 0 /\ crashes = 0 /\ purged = [s \in Server |-> 0] /\ purges = 0 /\ rejoins = 0 /\ rotations = 0
     /\ pending = [s \in Server |-> 0]
 
+SetMark == -1
 File(s) == Len(index[s])  \* the open binlog
 Write(s, id, trx, origin) ==
     binlog' = [binlog EXCEPT ![s] = Append(@, [id |-> id, trx |-> trx, file |-> File(s), origin |-> origin])]
@@ -130,10 +136,13 @@ MustHalt(incoming, last) ==
 (* Where the slave reads on: after its last group; purge-silent-skip's dump thread starts at the *)
 (* oldest group left when the next one was purged.                                              *)
 From(s) == IF "purge-silent-skip" \in MUTANTS /\ rli[s] < purged[master] THEN purged[master] ELSE rli[s]
-Next1(s) == binlog[master][From(s) + 1]
-Readable(s) == Slave(s) /\ ~halted[s] /\ purged[master] <= From(s) /\ From(s) < Len(binlog[master])
+(* What the SQL thread reads next: a SET's FDE is no group, the slave passes it. *)
+Unread(s) == {i \in From(s) + 1 .. Len(binlog[master]) : binlog[master][i].trx # SetMark}
+NextAt(s) == CHOOSE i \in Unread(s) : \A j \in Unread(s) : i <= j
+Next1(s) == binlog[master][NextAt(s)]
+Readable(s) == Slave(s) /\ ~halted[s] /\ purged[master] <= From(s) /\ Unread(s) # {}
 Playable(s) == Readable(s) /\ Next1(s).trx # 0 /\ ~MustHalt(Next1(s).id, gid[s])
-Done(s) == rli' = [rli EXCEPT ![s] = From(s) + 1]
+Done(s) == rli' = [rli EXCEPT ![s] = NextAt(s)]
 
 (* The SQL thread plays the next group: binlog write (the master's ID), engine commit, relay-log.info. *)
 Play(s) ==
@@ -187,10 +196,11 @@ Shutdown(s) ==
     /\ UNCHANGED <<applied, prepared, rli, placed, halted, inSystem, master, made, extra>>
 
 (* The last consumed ID at start: clean, the last index entry; crashed, the most recent binlog's *)
-(* last group, or its index entry when it holds only its FDE (recovery-ignores-index: 0).        *)
+(* last group, or its index entry when it holds only its FDE, a SET's too (recovery-ignores-index: *)
+(* 0).                                                                                           *)
 Recovered(s) ==
     IF ~dirty[s] THEN index[s][File(s)]
-    ELSE IF InFile(s, File(s)) # {} THEN LastIn(s, File(s))
+    ELSE IF \E i \in InFile(s, File(s)) : binlog[s][i].trx # SetMark THEN LastIn(s, File(s))
     ELSE IF "recovery-ignores-index" \in MUTANTS THEN 0 ELSE index[s][File(s)]
 
 (* Start-up: recovery (TC_LOG_BINLOG::recover commits the binlogged XID), the recovered binlog   *)
@@ -273,6 +283,21 @@ Place(s) ==
     /\ halted' = [halted EXCEPT ![s] = FALSE]
     /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, placed, inSystem, master, made, crashes, extra>>
 
+(* The DBA's STOP SLAVE; CHANGE MASTER TO CONNECT_USING_GROUP_ID (the relay logs purged); START  *)
+(* SLAVE: the slave asks by its last group's ID and Server_ID (model/groupid.py, dump_request) and *)
+(* the master places it after that group when it holds it from that server, else refuses it      *)
+(* (1236: not found, an alternate future, or no group played: ID 0 is never found), and the slave *)
+(* plays nothing more from it (connect_by_id_error, place_dump).  A server out of the system      *)
+(* comes back as by Rejoin; a failed master never does.                                          *)
+ConnectById(s) ==
+    /\ ById /\ s # master /\ up[s]
+    /\ IF Groups(s) # {} /\ Match(s) # {} /\ (inSystem[s] \/ ~Issued(s))
+       THEN /\ rli' = [rli EXCEPT ![s] = CHOOSE i \in Match(s) : TRUE]
+            /\ inSystem' = [inSystem EXCEPT ![s] = TRUE] /\ placed' = [placed EXCEPT ![s] = TRUE]
+            /\ halted' = [halted EXCEPT ![s] = FALSE]
+       ELSE /\ inSystem' = [inSystem EXCEPT ![s] = FALSE] /\ UNCHANGED <<rli, placed, halted>>
+    /\ UNCHANGED <<binlog, index, dirty, gid, up, applied, prepared, master, made, crashes, extra>>
+
 (* FLUSH LOGS: the open binlog closed (its entry fixed), a new one whose entry holds the ID so far. *)
 Rotate(s) ==
     /\ up[s] /\ rotations < NRotations /\ rotations' = rotations + 1
@@ -280,10 +305,23 @@ Rotate(s) ==
     /\ UNCHANGED <<binlog, dirty, gid, up, applied, prepared, rli, placed, halted, inSystem, master, made, crashes,
                    purged, purges, rejoins, pending>>
 
+(* SET BINLOG_GROUP_ID = n on the root master (model/groupid.py, set_binlog_group_id): persisted *)
+(* at once, as FLUSH LOGS with a new binlog whose index entry, and whose FDE for SHOW BINLOG INFO  *)
+(* FOR, hold n; the next group takes n + 1.  An n equal to the last ID is FLUSH LOGS (Rotate); a  *)
+(* lower one needs WITH RESET, for a restore, which the spec does not model.                      *)
+SetGroupId(n) ==
+    /\ up[master] /\ n > gid[master]
+    /\ index' = [index EXCEPT ![master] = Append(Closed(master), n)]
+    /\ binlog' = [binlog EXCEPT ![master] = Append(@, [id |-> n, trx |-> SetMark, file |-> File(master) + 1,
+                                                        origin |-> master])]
+    /\ gid' = [gid EXCEPT ![master] = n]
+    /\ UNCHANGED <<dirty, up, applied, prepared, rli, placed, halted, inSystem, master, made, crashes, extra>>
+
 Next ==
+    \/ \E n \in SetIds : SetGroupId(n)
     \/ ClientCommit \/ ClientCommitOvertaking \/ ClientCommitCrash \/ Failover \/ Purge
     \/ \E s \in Server : Play(s) \/ PlayCrash(s) \/ PassStop(s) \/ Halt(s) \/ Crash(s) \/ Shutdown(s)
-                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s) \/ Place(s)
+                         \/ Restart(s) \/ Repoint(s) \/ Rejoin(s) \/ Rotate(s) \/ Place(s) \/ ConnectById(s)
 
 Spec == Init /\ [][Next]_vars
 
@@ -291,7 +329,7 @@ TypeOK ==
     /\ master \in Server /\ made \in 0..NGroups /\ crashes \in 0..NCrashes
     /\ \A s \in Server : gid[s] \in Nat /\ rli[s] \in Nat /\ prepared[s] \in 0..NGroups
 
-Trx(s) == SelectSeq([i \in 1..Len(binlog[s]) |-> binlog[s][i].trx], LAMBDA t : t # 0)
+Trx(s) == SelectSeq([i \in 1..Len(binlog[s]) |-> binlog[s][i].trx], LAMBDA t : t > 0)
 NoDup(q) == \A i, j \in 1..Len(q) : i < j => q[i] # q[j]
 IsPrefix(p, q) == Len(p) <= Len(q) /\ SubSeq(q, 1, Len(p)) = p
 

@@ -37,6 +37,8 @@ Step(e) ==
       [] e.a = "Repoint"           -> Repoint(e.s) /\ placed'[e.s] = e.placed
       [] e.a = "Rotate"            -> Rotate(e.s)
       [] e.a = "Place"             -> Place(e.s) /\ rli'[e.s] = e.rli
+      [] e.a = "ConnectById"       -> ConnectById(e.s) /\ inSystem'[e.s] = e.placed
+      [] e.a = "SetGroupId"        -> master = e.s /\ e.id \in SetIds /\ SetGroupId(e.id)
 
 TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 

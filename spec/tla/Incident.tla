@@ -14,6 +14,7 @@ EXTENDS Naturals, Sequences
 
 CONSTANTS NChanges,  \* changes made on the master (binlogged, lost or rolled back)
           Skips,     \* the SQL_SLAVE_SKIP_COUNTER values the DBA sets ({1}: R4's)
+          IdleSkips, \* the DBA may also set it after STOP SLAVE, not at an incident (FALSE: R4's use only)
           MUTANTS    \* names from model/mutants.py whose mechanism is here
 
 ASSUME MUTANTS \subseteq {"no-incident", "incident-ignored", "incident-on-rollback"}
@@ -27,15 +28,16 @@ VARIABLES made,      \* changes 1..made were made on the master
           sql,       \* "running", "stopped" (at an incident) or "idle" (by STOP SLAVE)
           skip,      \* SQL_SLAVE_SKIP_COUNTER
           applied,   \* changes the replica applied
-          halted     \* positions of incidents the SQL thread stopped at
+          halted,    \* positions of incidents the SQL thread stopped at
+          passed     \* positions of incidents a skip counter set beforehand consumed, no stop at them first
 
-vars == <<made, log, lost, unmarked, due, pos, sql, skip, applied, halted>>
+vars == <<made, log, lost, unmarked, due, pos, sql, skip, applied, halted, passed>>
 
 Init ==
     /\ made = 0 /\ log = <<>> /\ lost = {} /\ unmarked = {} /\ due = FALSE
-    /\ pos = 0 /\ sql = "running" /\ skip = 0 /\ applied = {} /\ halted = {}
+    /\ pos = 0 /\ sql = "running" /\ skip = 0 /\ applied = {} /\ halted = {} /\ passed = {}
 
-replica == <<pos, sql, skip, applied, halted>>
+replica == <<pos, sql, skip, applied, halted, passed>>
 
 Binlog ==
     /\ made < NChanges /\ ~due
@@ -74,35 +76,38 @@ Apply ==
     /\ LET e == log[pos + 1] IN
        IF e.kind = "tx" /\ skip = 0
        THEN /\ applied' = applied \cup {e.c} /\ pos' = pos + 1
-            /\ UNCHANGED <<sql, skip, halted>>
+            /\ UNCHANGED <<sql, skip, halted, passed>>
        \* a counter that runs out inside a group skips the rest of it (BUG#28618): the group
        \* takes one or more of it, as many as it has events
        ELSE IF e.kind = "tx"
        THEN /\ pos' = pos + 1 /\ skip' \in 0..skip - 1
-            /\ UNCHANGED <<sql, applied, halted>>
+            /\ UNCHANGED <<sql, applied, halted, passed>>
        ELSE IF skip > 0 \/ "incident-ignored" \in MUTANTS
        THEN /\ pos' = pos + 1 /\ skip' = IF skip > 0 THEN skip - 1 ELSE 0
+            /\ passed' = IF skip > 0 /\ pos + 1 \notin halted THEN passed \cup {pos + 1} ELSE passed
             /\ UNCHANGED <<sql, applied, halted>>
        ELSE /\ sql' = "stopped" /\ halted' = halted \cup {pos + 1}
-            /\ UNCHANGED <<pos, skip, applied>>
+            /\ UNCHANGED <<pos, skip, applied, passed>>
     /\ UNCHANGED <<made, log, lost, unmarked, due>>
 
 (* R4: SET GLOBAL SQL_SLAVE_SKIP_COUNTER = 1; START SLAVE (a greater counter skips what follows *)
-(* the incident too).                                                                            *)
+(* the incident too).  With IdleSkips the counter is also set after STOP SLAVE (it is refused     *)
+(* only while the SQL thread runs: model/sim.py _op_set_global, ER_SLAVE_MUST_STOP): it then      *)
+(* skips the next events, whatever they are, an incident not stopped at too (passed).           *)
 SkipAndStart(n) ==
-    /\ sql = "stopped"
+    /\ sql = "stopped" \/ (IdleSkips /\ sql = "idle")
     /\ sql' = "running" /\ skip' = n
-    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, applied, halted>>
+    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, applied, halted, passed>>
 
 (* STOP SLAVE stops the SQL thread where it is; START SLAVE without the skip counter set starts *)
 (* it there, and one stopped at an incident stops at it again (R3.1).                           *)
 Stop ==
     /\ sql = "running" /\ sql' = "idle"
-    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, skip, applied, halted>>
+    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, skip, applied, halted, passed>>
 
 Start ==
     /\ sql \in {"idle", "stopped"} /\ sql' = "running"
-    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, skip, applied, halted>>
+    /\ UNCHANGED <<made, log, lost, unmarked, due, pos, skip, applied, halted, passed>>
 
 Next == Binlog \/ Lose \/ RollBack \/ WriteIncident \/ Apply \/ Stop \/ Start \/ \E n \in Skips : SkipAndStart(n)
 
@@ -115,12 +120,13 @@ TypeOK ==
 Incidents == {i \in 1..Len(log) : log[i].kind = "incident"}
 
 (* No replica applies a change made after a lost one without first stopping at the incident *)
-(* that marks the loss.                                                                     *)
+(* that marks the loss (or the DBA's skip counter, set beforehand, consumed that incident).  *)
 WL3464_GAP ==
-    \A c \in lost : (\E d \in applied : d > c) => \E i \in halted : c \in log[i].marks
+    \A c \in lost : (\E d \in applied : d > c) => \E i \in halted \cup passed : c \in log[i].marks
 
-(* Every incident the SQL thread went past, it stopped at first. *)
-WL3464_R3_1 == \A i \in Incidents : i <= pos => i \in halted
+(* Every incident the SQL thread went past, it stopped at first (or a skip counter set before *)
+(* it arrived consumed it: the DBA's choice, not the server's).                              *)
+WL3464_R3_1 == \A i \in Incidents : i <= pos => i \in halted \cup passed
 
 (* A stopped replica's position is just before the incident it stopped at. *)
 WL3464_HOLD == sql = "stopped" => pos + 1 \in halted

@@ -32,6 +32,10 @@ Step(e) ==
       [] e.a = "Crash"      -> Crash
       [] e.a = "Shutdown"   -> Shutdown /\ \A t \in Tx : outcome'[t] = "error" <=> t \in e.errors
       [] e.a = "Failover"   -> Failover(e.r)
+      [] e.a = "Disable"    -> Disable
+      [] e.a = "NoSlave"    -> NoSlave
+      [] e.a = "Enable"     -> Enable
+      [] e.a = "SetWaitCount" -> SetWaitCount(e.n)
 
 TraceNext == i < Len(Trace) /\ i' = i + 1 /\ UNCHANGED k /\ Step(Trace[i + 1])
 

@@ -166,4 +166,5 @@ def test_requirements_show_tlc_evidence(capsys):
     assert "TLC 4;" in err  # GAP, R3.1, HOLD, NO_FALSE
     ev = catalogue.evidence()
     assert [e["name"] for e in ev["WL6355.FAILOVER.NO_LOSS"] if e["type"] == "tlc"] == [
-        "SemiSync:semisync-after-sync", "SemiSync:semisync-after-sync-3-replicas", "SemiSync:semisync-after-commit"]
+        "SemiSync:semisync-after-sync", "SemiSync:semisync-after-sync-3-replicas", "SemiSync:semisync-after-commit",
+        "SemiSync:semisync-dba"]

@@ -14,7 +14,7 @@ from replcheck.verify import embedded_histories
 
 pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")),
                                                   reason="TLC needs Java (ci/setup installs it)")]
-HISTORIES = {p.stem: p for p in embedded_histories()}
+HISTORIES = {p.stem: p for p in embedded_histories() + suites.histories()}
 # In the fast tier, the Histories each feature is about (validated in one batch); every embedded
 # History in the slow one.
 FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "ss-switch-back-n", "ss-phantom-failover")] + \
@@ -25,10 +25,19 @@ FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "s
 # Histories whose traces the specs' vocabulary takes whole only since issue #19's extension: each
 # with the action it needs (CHANGE MASTER TO MASTER_DELAY; STOP and START SLAVE of the SQL thread;
 # a skip counter above 1 that skips a group; the DBA's CHANGE MASTER after a halt; an incident
-# on a delayed replica, stopped and skipped)
+# on a delayed replica, stopped and skipped; a transaction the skip counter passes on a delayed
+# replica; SET BINLOG_GROUP_ID; wait_for_slave_count and rpl_semi_sync_master_enabled set on the
+# fly; the skip counter set after STOP SLAVE; a stop for an apply error; crashes inside the binlog
+# write and before its sync)
 WHOLE = [(delay, "model:wl344", "d1-back-to-zero", "ChangeDelay"), (incident, "model:wl7318", "d1-stop-start-dml", "Start"),
          (incident, "model:wl7318", "inc-delayed-skip-group", "SkipGroup"),
-         (groupids, "model:groupid", "gg-crash-binlog-commit", "Place"), (delay, "model:wl7318", "inc-rpl-incident", "Start")]
+         (groupids, "model:groupid", "gg-crash-binlog-commit", "Place"), (delay, "model:wl7318", "inc-rpl-incident", "Start"),
+         (delay, "model:wl344", "inc-delayed-skip-group", "SkipTx"), (groupids, "model:groupid", "gg-hier-basic", "SetGroupId"),
+         (semisync, "model:wl7318", "ss-wait-for-slave-count", "SetWaitCount"),
+         (semisync, "model:mariadb-10.11", "mdb-rpl_semi_sync-on-the-fly", "Disable"),
+         (incident, "model:mariadb-10.11", "mdb-rpl_gtid_basic-skip-counter", "SkipAndStart"),
+         (incident, "model:mariadb-10.11", "dom-strict-two-domains", "Stop"),
+         (groupids, "model:google-5.0", "g50-rpl_hier_crash_recovery", "ClientCommitCrash")]
 MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 # The embedded Histories no spec's vocabulary covers on any model (README, "TLA+ and TLC"): a topology
 # none has (fan-out, mixed --rpl-hierarchical), or a feature none models (BINLOG statements, clock
@@ -62,8 +71,10 @@ def test_model_traces_are_behaviours_of_the_specs():
 def test_where_a_scope_ends_says_why():
     crashed = _abstract(delay, "model:wl344", "crash-during-delay")  # recovery: GroupIds' subject, not Delay's
     assert crashed.beyond == SUBJECT and "outside the spec's subject" in crashed.scope
-    replica = _abstract(semisync, "model:wl7318", "ss-replica-drops-relay-log")  # a replica's crash: not yet in SemiSync
-    assert replica.beyond == VOCABULARY and "up to crash on B" in replica.scope
+    replica = _abstract(semisync, "model:wl7318", "ss-replica-drops-relay-log")  # a replica's crash: relay-log recovery's
+    assert replica.beyond == SUBJECT and "up to crash on B" in replica.scope
+    persisted = _abstract(groupids, "model:google-5.0", "g50-rpl_hier_persistence")  # IDs up to 2^64 - 1, renumbered
+    assert persisted.constants["SetIds"] == {2, 4, 5, 6, 8, 9} and "18446744073709551615" in persisted.steps[-3].what
     assert _abstract(delay, "model:wl344", "d1-stop-start-dml").beyond is None
 
 
@@ -105,6 +116,38 @@ def test_stop_applying_the_waited_event_is_rejected_at_the_apply():
     assert "B began executing t7 at 11000000" in v.rejected.what and v.accepted == 13
 
 
+def test_a_group_the_skip_counter_resumes_inside_is_rejected_at_its_apply():
+    # BUG#28618: the counter runs out in the middle of the group and the rest of it is executed;
+    # the spec's SkipTx passes the whole transaction, so the apply after it is refused
+    v = _validate(delay, "mutant:skip-mid-group", "inc-delayed-skip-group")
+    assert not v.ok and v.rejected.action == "ReadEvent" and "B's SQL thread read multi" in v.rejected.what
+    assert "SkipTx" in {s.action for s in _abstract(delay, "mutant:skip-mid-group", "inc-delayed-skip-group").steps[:v.accepted]}
+
+
+def _connect_by_id(first_trx_at: int) -> dict:
+    """A -> B (--rpl-hierarchical); the DBA moves B to CONNECT_USING_GROUP_ID at 2.1 s."""
+    return {"header": {"schema": "replcheck.history/1", "name": "connect-by-id", "description": "CONNECT_USING_GROUP_ID",
+                       "topology": {"nodes": [{"id": "A", "rpl_hierarchical": True}, {"id": "B", "rpl_hierarchical": True}],
+                                    "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]},
+                       "sample_every_us": 1_000_000, "end_us": 6_000_000},
+            "ops": [{"at": first_trx_at, "op": "trx", "node": "A", "trx": "t1"}, {"at": 2_000_000, "op": "stop_slave", "node": "B"},
+                    {"at": 2_100_000, "op": "change_master", "node": "B", "connect_using_group_id": True},
+                    {"at": 2_200_000, "op": "start_slave", "node": "B"}, {"at": 4_000_000, "op": "trx", "node": "A", "trx": "t2"}]}
+
+
+def test_a_connect_by_group_id_places_the_slave_or_leaves_it_out(tmp_path):
+    placed, refused = [], []
+    for at, out in ((1_000_000, placed), (3_000_000, refused)):  # B played t1 first; B played nothing (ID 0 is never found)
+        path = tmp_path / f"{at}.jsonl"
+        path.write_text(io.dumps_history(_connect_by_id(at)))
+        h = io.load_history(path)
+        a = groupids.abstract(systems.get("model:groupid").run(h), h)
+        out += [(s.action, s.args.get("placed")) for s in a.steps], validate(a)
+    assert placed[0] == [("ClientCommit", None), ("Play", None), ("ConnectById", True), ("ClientCommit", None), ("Play", None)]
+    assert refused[0] == [("ConnectById", False), ("ClientCommit", None), ("ClientCommit", None)]
+    assert placed[1].whole and refused[1].whole
+
+
 def test_incident_mutants_are_rejected_naming_the_step():
     ignored = _validate(incident, "mutant:incident-ignored", "inc-rpl-incident")
     assert not ignored.ok and ignored.rejected.action == "Apply" and "B applied replace4" in ignored.rejected.what
@@ -124,6 +167,8 @@ def test_a_topology_outside_the_spec_is_out_of_scope():
         delay.abstract(trace, h)
     assert [[n for n, _, _ in hops] for hops in delay.chains(trace[0]["topology"])] == [["A", "B"], ["A", "C"], ["A", "D", "E"]]
     assert [(a.spec, len(a.steps) > 0) for a in abstractions(trace, h)] == [("Delay", True)] * 3 + [("Incident", True)] * 3
+    local = validate(delay.each(trace, h)[2])  # A -> D -> E: D's own transaction is master_2's LocalCommit
+    assert local.whole and "LocalCommit" in {s.action for s in delay.each(trace, h)[2].steps}
     h = io.load_history(HISTORIES["gg-startup-options"])  # two servers of their own beside D -> C
     assert abstractions(systems.get("model:groupid").run(h), h) == []
 
