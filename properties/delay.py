@@ -165,8 +165,10 @@ class DelayIndex:
         # between stops, not one per sample.
         stops = self.v.memo(f"delay.stops.{node}", lambda: [o["_line"] for o in self.v.kind("sql_stop") if o["node"] == node])
         last, start = self.cursors.get(node, ((-1, -1), 0))
-        if (t, line) < last or any(last[1] < s < line for s in stops):
-            start = 0  # a stop since the last query may have sent the thread back over passed events
+        if (t, line) < last:
+            start = 0
+        elif any(last[1] < s < line for s in stops):
+            start = _group_start(relays, start)  # a stop since may have sent the thread back to its group's start
         for i in range(start, len(relays)):
             r = relays[i]
             if r["t"] > t:
@@ -212,6 +214,16 @@ class DelayIndex:
         """Whether r's group was applied or skipped to its last event between two trace lines."""
         ends = self.v.memo(f"delay.group_end_places.{node}", lambda: _group_end_places(self.v, node))
         return any(after <= at < before for place in ends.get(_group(r), ()) for at, _ in done.get(place, ()))
+
+
+def _group_start(relays: list[dict], i: int) -> int:
+    """Where to look again after a stop, the sweep having passed relays[:i]: the first event of the
+    last group it passed, the only one a stop can have left incomplete (with the events in no group
+    between, a reconnect's Rotate and FDE)."""
+    group = next((_group(r) for r in reversed(relays[:i]) if _group(r)), None)
+    while i and _group(relays[i - 1]) in (group, None):
+        i -= 1
+    return i
 
 
 def _group(o: dict) -> str | None:
