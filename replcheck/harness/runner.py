@@ -189,6 +189,7 @@ SCALE = {O.US: lambda v, scale: round(v * scale), O.MS: lambda v, scale: max(1, 
 TIMEOUT_FLOOR_MS = 1500
 DELAY_FLOOR_S = 2
 SCALE_RANGE = (0.1, 1.0)  # the quick suite's time budget; no History runs slower than real time
+MAX_SCALE = 10.0  # what any run may ask for (conform's retries of an inconclusive run go past SCALE_RANGE)
 LOOPBACK_LATENCY_US = 10_000  # a channel latency up to this, once scaled, is loopback's own; none is made
 # An op that starts later than this past its time (a slow statement before it, a loaded machine)
 # moves every later op by as much: the History's distances between ops are what its scenario needs
@@ -211,15 +212,21 @@ def scale_for(history: dict) -> float:
                if isinstance(n.get("variables", {}).get(O.SEMI_SYNC_TIMEOUT), int)]
     values += [(unit, place[key]) for op in history["ops"] for unit in floors for place, key in O.op_times(op, unit)]
     need = max((min(v, floors[unit]) / v for unit, v in values if v > 0), default=0)
-    latency = max((c.get("latency_us", 0) for c in history["header"]["topology"].get("channels", [])), default=0)
-    most = max(SCALE_RANGE[0], min(SCALE_RANGE[1], LOOPBACK_LATENCY_US / latency if latency else 1))
+    most = max(SCALE_RANGE[0], min(SCALE_RANGE[1], largest_scale(history)))
     return min(most, max(SCALE_RANGE[0], need))
+
+
+def largest_scale(history: dict) -> float:
+    """The largest time scale a History can run at: the runner's limit (10), or less where a
+    channel's latency, once scaled, would be more than loopback's own (it cannot be made)."""
+    latency = max((c.get("latency_us", 0) for c in history["header"]["topology"].get("channels", [])), default=0)
+    return min(MAX_SCALE, LOOPBACK_LATENCY_US / latency) if latency else MAX_SCALE
 
 
 def scaled_history(history: dict, scale: float, latency_allowance_us: int = LOOPBACK_LATENCY_US) -> dict:
     """The History that runs: every time multiplied by `scale`, MASTER_DELAY in whole seconds.
     Channel latencies up to `latency_allowance_us` once scaled are loopback's (dropped); larger ones refused."""
-    if not (isinstance(scale, (int, float)) and 0 < scale <= 10):
+    if not (isinstance(scale, (int, float)) and 0 < scale <= MAX_SCALE):
         raise RunnerError(f"time scale {scale!r} is not a number in (0, 10]")
     h = copy.deepcopy(history)
     hdr = h["header"]
