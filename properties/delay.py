@@ -705,10 +705,27 @@ def sql_delay_field(v: TraceView, check: Check) -> None:
 def running_state_is_processlist_state(v: TraceView, check: Check) -> None:
     """Slave_SQL_Running_State is identical to the SQL thread's State in SHOW PROCESSLIST."""
     for s in v.kind("status"):
-        if "processlist_state" in s:
+        if "processlist_state" in s and (not v.resolution_us or _quiet_around(v, s)):
             pl = s["processlist_state"]
             check.judge(s["Slave_SQL_Running_State"] == (pl if pl is not None else ""),
                         lambda: f"{s['node']}: Slave_SQL_Running_State {s['Slave_SQL_Running_State']!r}, processlist {pl!r}", s)
+
+
+def _quiet_around(v: TraceView, s: dict) -> bool:
+    """A polled sample reads the processlist and SHOW SLAVE STATUS one after the other: their
+    states are compared where nothing woke the SQL thread meanwhile, i.e. the IO thread read
+    nothing and no statement ran on the replica from the sample before to the one after. A
+    relay-log write wakes the thread waiting for more updates (wait_for_update_relay_log,
+    sql/log.cc); it may find nothing to read and wait again, so its state goes and comes back
+    with no event applied (mdb-purge-statement at load 13, over a master's FLUSH LOGS)."""
+    samples = _samples(v, s["node"])
+    i = samples.index(s)
+    if not 0 < i < len(samples) - 1:
+        return False
+    before, after = samples[i - 1], samples[i + 1]
+    read = lambda x: (x["Master_Log_File"], x["Read_Master_Log_Pos"])  # noqa: E731
+    return read(before) == read(s) == read(after) and not any(
+        o["node"] == s["node"] and before["_line"] < o["_line"] < after["_line"] for o in v.kind("stmt"))
 
 
 # -- relay-log.info ---------------------------------------------------------------------------

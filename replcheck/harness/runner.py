@@ -623,17 +623,38 @@ class Runner:
         w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
         w.start()
         self.workers.append(w)
-        if op["node"] not in self.semi_sync_masters:
-            end = op["at"] + sum(s.get("duration_us", 0) for s in op.get("statements") or [])
-            self._in_flight.setdefault(op["node"], []).append((end, w))
+        end = op["at"] + sum(s.get("duration_us", 0) for s in op.get("statements") or [])
+        self._in_flight.setdefault(op["node"], []).append((end, w))
 
     def _await_commits(self, op: dict) -> None:
-        """The node's transactions planned to end before this op have returned (COMMIT_WAIT_S)."""
-        waiting = self._in_flight.get(op["node"], [])
-        for end, w in waiting:
-            if end <= op["at"]:
+        """The node's transactions planned to end before this op have returned, or on a node that
+        may wait for semi-sync acks, returned or wait for their ack (at most COMMIT_WAIT_S): by its
+        planned end a model has binlogged a transaction, and a loaded machine must not let a crash
+        planned while a commit waits (mdb-phantom-after-sync) come before the commit is written."""
+        node = op["node"]
+        waiting = self._in_flight.get(node, [])
+        due = [w for end, w in waiting if end <= op["at"]]
+        if node in self.semi_sync_masters:
+            deadline = time.monotonic() + COMMIT_WAIT_S
+            while (alive := [w for w in due if w.is_alive()]) and time.monotonic() < deadline:
+                if (waits := self._ack_waits(node)) is None or waits >= len(alive):
+                    break
+                time.sleep(0.005)
+        else:
+            for w in due:
                 w.join(timeout=COMMIT_WAIT_S)
-        self._in_flight[op["node"]] = [(end, w) for end, w in waiting if w.is_alive()]
+        self._in_flight[node] = [(end, w) for end, w in waiting if w.is_alive()]
+
+    def _ack_waits(self, node: str) -> int | None:
+        """Sessions of the node waiting for a semi-sync ack (Rpl_semi_sync_master_wait_sessions,
+        counted around the wait in Repl_semi_sync_master::commit_trx, sql/semisync_master.cc, at
+        either wait point; every commit in flight is the runner's); None when it does not answer
+        (down: its sessions end with it)."""
+        try:
+            return _int(self.cluster.global_status(node, "Rpl_semi_sync_master_wait_sessions").get(
+                "Rpl_semi_sync_master_wait_sessions")) or 0
+        except HarnessError:
+            return None
 
     def _trx(self, op: dict, k: int) -> None:
         node, trx = op["node"], self.trx_names[k]
