@@ -78,6 +78,10 @@ def test_a_run_whose_precondition_was_not_observed_runs_again_at_twice_the_scale
         assert (out / "traces" / "mariadb" / f"{name}.jsonl").exists() and (out / "histories" / f"{name}.jsonl").exists()
     rep = json.loads((out / "report.json").read_text())
     assert [a["time_scale"] for a in rep["attempts"]] == [0.2, 0.4]
+    io.validate_document("results", json.loads((out / "results.json").read_text()), out / "results.json")
+    io.validate_document("report", rep, out / "report.json")
+    with pytest.raises(io.InputError, match="attempts"):  # the schema holds every record to its fields
+        io.validate_document("results", {**doc, "attempts": [{**first, "attempt": 0}]}, out / "results.json")
     assert f"{PHANTOM}: attempt 1 at time scale 0.2" in (out / "summary.md").read_text()
     assert "Conformance attempts" in (out / "report.html").read_text()
     assert report.pinned_differences({"verdicts": {"conformance:MariaDB 10.11": {r: PASS for r in EXERCISED}}},
