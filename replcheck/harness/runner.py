@@ -627,23 +627,24 @@ class Runner:
         self._in_flight.setdefault(op["node"], []).append((end, w))
 
     def _await_commits(self, op: dict) -> None:
-        """The node's transactions planned to end before this op have returned, or on a node that
-        may wait for semi-sync acks, returned or wait for their ack (at most COMMIT_WAIT_S): by its
-        planned end a model has binlogged a transaction, and a loaded machine must not let a crash
-        planned while a commit waits (mdb-phantom-after-sync) come before the commit is written."""
-        node = op["node"]
-        waiting = self._in_flight.get(node, [])
-        due = [w for end, w in waiting if end <= op["at"]]
-        if node in self.semi_sync_masters:
-            deadline = time.monotonic() + COMMIT_WAIT_S
-            while (alive := [w for w in due if w.is_alive()]) and time.monotonic() < deadline:
-                if (waits := self._ack_waits(node)) is None or waits >= len(alive):
-                    break
-                time.sleep(0.005)
-        else:
-            for w in due:
-                w.join(timeout=COMMIT_WAIT_S)
-        self._in_flight[node] = [(end, w) for end, w in waiting if w.is_alive()]
+        """The transactions planned to end before this op, on any node, have returned, or on a node
+        that may wait for semi-sync acks, returned or wait for their ack (at most COMMIT_WAIT_S
+        each node): by its planned end a model has binlogged a transaction. A loaded machine must
+        not let a crash planned while a commit waits come before the commit is written
+        (mdb-phantom-after-sync), nor a master's commit reach a replica before the replica's own
+        write planned before it (dom-strict-two-domains at load 17: no out-of-order GTID, no 1950)."""
+        for node, waiting in self._in_flight.items():
+            due = [w for end, w in waiting if end <= op["at"]]
+            if node in self.semi_sync_masters:
+                deadline = time.monotonic() + COMMIT_WAIT_S
+                while (alive := [w for w in due if w.is_alive()]) and time.monotonic() < deadline:
+                    if (waits := self._ack_waits(node)) is None or waits >= len(alive):
+                        break
+                    time.sleep(0.005)
+            else:
+                for w in due:
+                    w.join(timeout=COMMIT_WAIT_S)
+            waiting[:] = [(end, w) for end, w in waiting if w.is_alive()]
 
     def _ack_waits(self, node: str) -> int | None:
         """Sessions of the node waiting for a semi-sync ack (Rpl_semi_sync_master_wait_sessions,

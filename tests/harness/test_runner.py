@@ -619,6 +619,27 @@ def test_an_op_due_after_a_commit_on_a_semi_sync_master_waits_until_it_returned_
     assert Cluster.asked == 3 and r._in_flight["A"] == []
 
 
+def test_an_op_waits_for_a_commit_planned_before_it_on_another_node():
+    """dom-strict-two-domains at load 17: R's local write t3 (planned 0.4 s, scale 0.1) returned at
+    0.87 s, after M's t4 (planned 0.5 s) had reached R: no out-of-order GTID, no error 1950, the
+    scenario's precondition unmet. An op waits for every transaction planned to end before it,
+    whichever node it is on."""
+    class Session:  # a client session that returns once joined
+        def __init__(self):
+            self.joined = None
+
+        def join(self, timeout=None):
+            self.joined = timeout
+
+        def is_alive(self):
+            return self.joined is None
+    r = R.Runner(_history([]))
+    t3, later = Session(), Session()
+    r._in_flight["B"] = [(400, t3), (900, later)]
+    r._await_commits({"at": 500, "op": "trx", "node": "A"})
+    assert t3.joined == R.COMMIT_WAIT_S and later.joined is None and r._in_flight["B"] == [(900, later)]
+
+
 def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_one_of_that_name():
     """inc-skip-after-rotation on MariaDB: START SLAVE purged the relay logs and the new relay.000002
     reuses the name; walking back from the note's new position must not cross into the old one."""
