@@ -274,8 +274,10 @@ def markdown(report: dict, limit: int = 20) -> str:
 def attempt_text(a: dict) -> str:
     """One run of a conformance scenario in words: its time scale and timing, what it left inconclusive."""
     why = f"inconclusive {', '.join(a['inconclusive'])}" if a["inconclusive"] else "conclusive"
+    why += "".join(f" ({u})" for u in a.get("unmet", [])[:1])
+    kept = len(a.get("kept", []))
     return (f"attempt {a['attempt']} at time scale {a['time_scale']:g} (resolution {a['resolution_us'] / 1e6:.2f} s, "
-            f"ops slipped {a['slipped_us'] / 1e6:.2f} s): {why}; {len(a.get('kept', []))} verdicts kept")
+            f"ops slipped {a['slipped_us'] / 1e6:.2f} s): {why}; {kept} verdict{'' if kept == 1 else 's'} kept")
 
 
 def write_reports(report: dict, out: Path) -> None:
