@@ -611,6 +611,8 @@ def test_an_op_due_after_a_commit_on_a_semi_sync_master_waits_until_it_returned_
     r._in_flight["A"] = [(100, t1), (500, t2)]
     r._await_commits({"at": 200, "op": "crash", "node": "A"})  # after t1's planned end, before t2's
     assert Cluster.asked == 3 and t1.is_alive()  # it went on once the server showed t1 waiting
+    r._await_commits({"at": 300, "op": "stop_slave", "node": "B"})  # another node's op does not look
+    assert Cluster.asked == 3
     r._await_commits({"at": 50, "op": "read", "node": "A"})  # due before both ends: nothing asked
     assert Cluster.asked == 3
     held.set()
