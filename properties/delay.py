@@ -454,9 +454,20 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         off = v.offset_at(a["source"], begin_of(x), x["_line"])
         whole = (begin_of(x) + epoch + off) // US * US - epoch - off  # B's timestamp, whole seconds
         due = whole + delay * US
-        check.judge(begin_of(a) + v.resolution_us >= due,
-                    f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, {a['source']} executed it at "
-                    f"{begin_of(x)}: due {due} with delay {delay}", x, a)
+        ok = begin_of(a) + v.resolution_us >= due
+        # What the requirement tells apart: counting from B's execution, or from the original
+        # master's timestamp the event carries (BUG#52308), which C can follow no earlier than B
+        # executed it. On a polled trace both executions are stamped up to the resolution late: a
+        # distance between the two of at most twice the resolution cannot show which (chain-per-hop
+        # at load 19: C 1.1 s before its due time, within a 1.4 s resolution, looked on time).
+        alt = max(a["when"] * US - epoch + delay * US, begin_of(x)) if a.get("when") else due
+        if ok and v.resolution_us and due - alt <= 2 * v.resolution_us:
+            check.undecidable(f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, due {due} counted from "
+                              f"{a['source']}'s execution at {begin_of(x)}: a resolution of {v.resolution_us} µs cannot "
+                              f"tell it from counting from the original timestamp", x, a)
+            continue
+        check.judge(ok, f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, {a['source']} executed it at "
+                        f"{begin_of(x)}: due {due} with delay {delay}", x, a)
 
 
 @checks("WL344.CLOCK.COMPENSATE")

@@ -510,6 +510,22 @@ def test_a_chain_hop_polled_out_of_order_is_still_judged(kit):
 
 
 
+def test_a_chain_hop_whose_two_rules_lie_within_the_resolution_is_not_judged(kit):
+    # MariaDB 10.11, chain-per-hop at load 19 (resolution 1.41 s, 2 s delays): C began g2 1.1 s
+    # before its due time counted from B's execution (BUG#52308: MariaDB counts from the original
+    # timestamp), which the tolerance let pass. Both executions are stamped up to the resolution
+    # late: where counting from B and counting from the original timestamp lie within twice the
+    # resolution, the trace cannot say which the server did (conform then runs it at a larger
+    # scale). With a finer resolution the same trace shows the violation.
+    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-chain-per-hop-coarse.jsonl")
+    prop = kit.prop("WL344.CHAIN.IMMEDIATE")
+    v = prop.run(TraceView(header, obs))
+    assert v.status == "inconclusive" and "cannot tell it from counting from the original timestamp" in v.witnesses[0].message
+    v = prop.run(TraceView({**header, "resolution_us": 300_000}, obs))
+    assert v.status == VIOLATED and "C began GTID_LOG_EVENT of g2 at 4893605, B executed it at 4344859: due 6000000" in \
+        " ".join(w.message for w in v.witnesses)
+
+
 def test_a_polled_sample_compares_the_two_states_only_where_nothing_woke_the_sql_thread(kit):
     # MariaDB 10.11, mdb-purge-statement at load 13 (resolution 0.51 s): over the master's FLUSH
     # LOGS, both processlist reads of B's sample showed 'waiting for more updates' and both SHOW
