@@ -505,9 +505,20 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         off = v.offset_at(a["source"], begin_of(x), x["_line"])
         whole = (begin_of(x) + epoch + off) // US * US - epoch - off  # B's timestamp, whole seconds
         due = whole + delay * US
-        check.judge(begin_of(a) + v.resolution_us >= due,
-                    f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, {a['source']} executed it at "
-                    f"{begin_of(x)}: due {due} with delay {delay}", x, a)
+        ok = begin_of(a) + v.resolution_us >= due
+        # What the requirement tells apart: counting from B's execution, or from the original
+        # master's timestamp the event carries (BUG#52308), which C can follow no earlier than B
+        # executed it. On a polled trace both executions are stamped up to the resolution late: a
+        # distance between the two of at most twice the resolution cannot show which (chain-per-hop
+        # at load 19: C 1.1 s before its due time, within a 1.4 s resolution, looked on time).
+        alt = max(a["when"] * US - epoch + delay * US, begin_of(x)) if a.get("when") else due
+        if ok and v.resolution_us and due - alt <= 2 * v.resolution_us:
+            check.undecidable(f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, due {due} counted from "
+                              f"{a['source']}'s execution at {begin_of(x)}: a resolution of {v.resolution_us} µs cannot "
+                              f"tell it from counting from the original timestamp", x, a)
+            continue
+        check.judge(ok, f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, {a['source']} executed it at "
+                        f"{begin_of(x)}: due {due} with delay {delay}", x, a)
 
 
 @checks("WL344.CLOCK.COMPENSATE")
@@ -756,10 +767,27 @@ def sql_delay_field(v: TraceView, check: Check) -> None:
 def running_state_is_processlist_state(v: TraceView, check: Check) -> None:
     """Slave_SQL_Running_State is identical to the SQL thread's State in SHOW PROCESSLIST."""
     for s in v.kind("status"):
-        if "processlist_state" in s:
+        if "processlist_state" in s and (not v.resolution_us or _quiet_around(v, s)):
             pl = s["processlist_state"]
             check.judge(s["Slave_SQL_Running_State"] == (pl if pl is not None else ""),
                         lambda: f"{s['node']}: Slave_SQL_Running_State {s['Slave_SQL_Running_State']!r}, processlist {pl!r}", s)
+
+
+def _quiet_around(v: TraceView, s: dict) -> bool:
+    """A polled sample reads the processlist and SHOW SLAVE STATUS one after the other: their
+    states are compared where nothing woke the SQL thread meanwhile, i.e. the IO thread read
+    nothing and no statement ran on the replica from the sample before to the one after. A
+    relay-log write wakes the thread waiting for more updates (wait_for_update_relay_log,
+    sql/log.cc); it may find nothing to read and wait again, so its state goes and comes back
+    with no event applied (mdb-purge-statement at load 13, over a master's FLUSH LOGS)."""
+    samples = _samples(v, s["node"])
+    i = samples.index(s)
+    if not 0 < i < len(samples) - 1:
+        return False
+    before, after = samples[i - 1], samples[i + 1]
+    read = lambda x: (x["Master_Log_File"], x["Read_Master_Log_Pos"])  # noqa: E731
+    return read(before) == read(s) == read(after) and not any(
+        o["node"] == s["node"] and before["_line"] < o["_line"] < after["_line"] for o in v.kind("stmt"))
 
 
 # -- relay-log.info ---------------------------------------------------------------------------

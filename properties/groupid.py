@@ -625,6 +625,16 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
                 pos[d] = o["gtid"]
                 logged.append(o)
                 changed = True
+            elif o["kind"] == "skip" and not own_too and replicated and v.resolution_us:
+                # On a polled trace the later group may be placed first (its binlog write by the
+                # sample that saw it, the skip by the note read at that sample): the SQL thread
+                # skipped in relay order, so the skipped group was the position for a moment
+                # before it, which a sample within the resolution may show (inc-skip-after-rotation
+                # at load 14: gtid_slave_pos 0-1-2 at the sample that read the note, 0-1-3 binlogged).
+                lines.append(o["_line"])
+                shown.append(F.format_pos({**pos, d: o["gtid"]}))
+                lines.append(o["_line"] + 1)
+                shown.append(F.format_pos(pos))
         if changed:
             lines.append(o["_line"])
             shown.append(F.format_pos(pos))

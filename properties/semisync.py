@@ -127,8 +127,13 @@ class SemiSyncIndex:
         every = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
         # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
         # for) is outside the semi-sync commit path and its counters: FILTER.SEMISYNC.UNSENT judges it.
-        self.commits = [c for c in every if not (c["on_binlog"] and unsent(v, c["obs"])
-                                                 and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us)]
+        quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"]) and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us]
+        self.commits = [c for c in every if c not in quiet]
+        # Of those, on a polled trace, one whose statement lasted longer than the resolution may have
+        # waited after all: its binlog write is stamped up to the resolution late (a commit counter
+        # may count it; flt-semisync-unsent at load 25: t2 waited out MariaDB's timeout, MDEV-38486).
+        self.unsent_unsure = [c for c in quiet if v.resolution_us
+                              and c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"]) > v.resolution_us]
         self.binlogged: dict[str, tuple[list, list]] = {}  # per master: its commits' binlog keys, sorted, and the furthest end so far
         for c in sorted(every, key=lambda c: c["bkey"]):
             keys, most = self.binlogged.setdefault(c["node"], ([], []))
@@ -601,14 +606,20 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     # not (no) up to each: a sample's counts are two binary searches
     # A commit binlogged while the status switched between two samples may have waited or not:
     # it counts as either (lo counts it as neither, hi as both).
+    # A commit sent to no replica that may have waited (ix.unsent_unsure) is no_tx's or no counter's.
     counted: dict[str, tuple[list, list, list]] = {}
-    for c in sorted(ix.commits, key=lambda c: c["rkey"]):
+    unsure = {id(c) for c in ix.unsent_unsure}
+    for c in sorted(ix.commits + ix.unsent_unsure, key=lambda c: c["rkey"]):
         if c["ok"] and c["enabled"]:
             acks = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
             either = acks and ix.unsettled(c["node"], c["bkey"], v.resolution_us)
             acked = _waited(c) and acks
             keys, lows, highs = counted.setdefault(c["node"], ([], [(0, 0)], [(0, 0)]))
             keys.append(c["rkey"])
+            if id(c) in unsure:
+                lows.append(lows[-1])
+                highs.append((highs[-1][0], highs[-1][1] + 1))
+                continue
             lows.append((lows[-1][0] + (acked and not either), lows[-1][1] + (not acked and not either)))
             highs.append((highs[-1][0] + (acked or either), highs[-1][1] + (not acked or either)))
     for o in v.kind("server_status"):

@@ -158,9 +158,12 @@ def _conform(args) -> int:
         raise UsageError("conform: --history and --quick exclude each other")
     if args.scale is not None and not 0 < args.scale <= 10:  # before it is taken for a History's problem
         raise UsageError(f"conform: --scale: {args.scale!r} is not a number in (0, 10]")
+    if args.attempts is not None and args.attempts < 1:
+        raise UsageError(f"conform: --attempts: {args.attempts} is not a positive number of runs")
     try:
         document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
-                                   tmpdir=args.tmpdir, scale=args.scale)
+                                   tmpdir=args.tmpdir, scale=args.scale,
+                                   attempts=args.attempts or conform.ATTEMPTS)
     except conform.RunnerError as e:
         raise UsageError(f"conform: {e}") from None
     except HarnessError as e:
@@ -415,6 +418,8 @@ def build_parser() -> Parser:
     s.add_argument("--basedir", help="a MariaDB build's base directory (else $REPLCHECK_MARIADB_BASEDIR, else PATH)")
     s.add_argument("--tmpdir", help="where the servers' private directories go (a tmpfs is faster)")
     s.add_argument("--scale", type=float, help="real seconds per History second (default: each scenario's)")
+    s.add_argument("--attempts", type=int, help="runs of a scenario at most (default 3): a run with an inconclusive "
+                   "verdict runs again at twice the time scale")
     s.set_defaults(fn=_conform)
 
     s = sub.add_parser("systems", help="the systems a History can run on")

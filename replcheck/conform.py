@@ -24,7 +24,7 @@ from typing import Callable
 from replcheck import catalogue, crosscheck, io, report, systems
 from replcheck.scenarios import REFERENCE, Scenario, conclude, for_history, inconclusive, load_scenarios
 from replcheck.features import load_features
-from replcheck.harness.runner import RunnerError, scale_for
+from replcheck.harness.runner import RunnerError, largest_scale, scale_for
 from replcheck.harness.system import MariaDB
 from replcheck.properties import core
 from replcheck.properties.judge import judge
@@ -40,11 +40,52 @@ def column(version: str) -> str:
     return f"MariaDB {m.group(1)}.{m.group(2)}" if m else f"MariaDB {version}"
 
 
+# -- attempts -------------------------------------------------------------------------------------
+# A run on a loaded machine is sampled coarsely and its ops start late: a property then judges
+# `inconclusive` where its resolution is too coarse for the comparison it makes, and a scenario's
+# precondition (a commit waiting when the master crashed) may not be observed. Such a run is run
+# again at a larger time scale, where the same load is a smaller part of every distance, up to
+# ATTEMPTS runs in all. Each verdict is one run's own (merge_attempts).
+ATTEMPTS = 3
+RETRY_FACTOR = 2.0  # each retry's time scale, times the one before (within what the History allows)
+# Which attempt's row a requirement keeps: a violation in any (a coarse sample never gives a false
+# one: it gives inconclusive), else a pass in any (that run showed what the scenario needs), else
+# inconclusive (it is never hidden behind a not_exercised), else not_exercised.
+KEEP = {core.VIOLATED: 0, core.PASS: 1, core.INCONCLUSIVE: 2, core.NOT_EXERCISED: 3}
+
+
+def attempt_scales(scale: float, history: dict, attempts: int) -> list[float]:
+    """The time scale of each attempt: the scenario's own first, then RETRY_FACTOR times the one
+    before, no larger than the History can run at (runner.largest_scale)."""
+    most = max(scale, largest_scale(history))
+    out = [scale]
+    while len(out) < attempts:
+        out.append(min(most, round(out[-1] * RETRY_FACTOR, 6)))
+    return out
+
+
+def merge_attempts(attempts: list[list[dict]]) -> list[dict]:
+    """Per requirement, the row of one attempt (KEEP's order; the first of equals, but the last
+    inconclusive, whose run was the slowest): every verdict comes from one run's own trace."""
+    chosen: dict[str, dict] = {}
+    for rows in attempts:
+        for row in rows:
+            old = chosen.get(row["requirement"])
+            if old is None or KEEP[row["status"]] < KEEP[old["status"]] or row["status"] == old["status"] == core.INCONCLUSIVE:
+                chosen[row["requirement"]] = row
+    return list(chosen.values())
+
+
+def _trace_name(name: str, attempt: int) -> str:
+    return name if attempt == 1 else f"{name}.attempt-{attempt}"
+
+
 # -- the suite ------------------------------------------------------------------------------------
 def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None = None, basedir: str | None = None,
-            tmpdir: str | None = None, scale: float | None = None,
-            progress: Callable[[str], None] | None = None) -> dict:
-    """Run the scenarios (or the given History files), write the report directory, return the results document."""
+            tmpdir: str | None = None, scale: float | None = None, attempts: int = ATTEMPTS,
+            progress: Callable[[str], None] | None = None, server=None) -> dict:
+    """Run the scenarios (or the given History files), write the report directory, return the
+    results document. `server`: the System that runs them (by default MariaDB's harness)."""
     progress = progress or io.progress("conform")
     load_features()
     if history_files:
@@ -53,82 +94,124 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
         scenarios = [s for s in load_scenarios() if s.quick or not quick]
     if scale is not None:
         scenarios = [replace(s, scale=scale) for s in scenarios]
-    server = MariaDB(basedir=basedir, tmpdir=tmpdir, progress=progress)
-    reference = systems.get(REFERENCE)
-    seeds = catalogue.by_id()
-    # Load and check every History first: a bad one fails the run before any server starts.
+    server = server or MariaDB(basedir=basedir, tmpdir=tmpdir, progress=progress)
+    # Load and check every History at every scale it may run at: a bad one fails the run before any server starts.
     loaded = []
     for s in scenarios:
         h = io.load_history(s.history)
         s = s if s.scale is not None else replace(s, scale=scale_for(h))
-        try:
-            replace(server, scale=s.scale).check(h, s.name)
-        except RunnerError as e:
-            raise io.InputError(s.history, None, "", str(e)) from None
-        loaded.append((s, h))
+        scales = attempt_scales(s.scale, h, attempts)
+        for x in sorted(set(scales)):
+            try:
+                replace(server, scale=x).check(h, s.name)
+            except RunnerError as e:
+                raise io.InputError(s.history, None, "", str(e)) from None
+        loaded.append((s, h, scales))
     results = Results()
+    tried: list[dict] = []  # every attempt of every scenario, for the report
     out = Path(out)
     staging = io.staging_dir(out)
     version = ""
     try:
-        for i, (s, h) in enumerate(loaded, 1):
-            progress(f"scenario {i}/{len(loaded)}: {s.name} (time scale {s.scale:g})")
-            mariadb = replace(server, scale=s.scale)
-            h = {**h, "header": {**h["header"], "name": s.name}}
-            real = judge(mariadb, h)
-            ran = mariadb.as_run(h, real.trace)  # what ran: the reference model runs the very same History
-            model = judge(reference, ran)
-            version = real.trace.header["server_version"]
-            io.write_atomic(staging / "traces" / "mariadb" / f"{s.name}.jsonl", io.dumps_lines(*real.trace))
-            io.write_atomic(staging / "histories" / f"{s.name}.jsonl", io.dumps_history(ran))
-            shown = _shown_path(s.history)
-            predicted = reference.declares.expected_violations
-            verdicts, _ = conclude(s, real)
-            trace = f"traces/mariadb/{s.name}.jsonl"
-            first = len(results.rows)
-            for v in verdicts:
-                results.add(SOURCE, column(version), s.name, v,
-                            "violated" if v.status == core.VIOLATED and v.requirement in predicted else "")
-            add_expectations(results, column(version), s.name, h, real, source=SOURCE)  # a suite scenario's .result
-            for row in results.rows[first:]:
-                row.update(server_version=version,
-                           reproduce=f"replcheck conform --server mariadb --history {shlex.quote(shown)} --scale {s.scale:g}")
-            for v in real.expectations:  # the server does not show what the suite's .result records
-                if v.status == core.VIOLATED:
-                    results.findings.append({
-                        "kind": "expectation", "system": f"MariaDB {version}", "history": s.name,
-                        "requirement": v.requirement, "server_version": version,
-                        "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"})
-            for f in inconclusive(s, verdicts, f"MariaDB {version}", trace):
-                results.findings.append({**f, "server_version": version})
-            for v in real.findings:
-                req = seeds.get(v.requirement)
-                results.findings.append({
-                    "kind": "MariaDB differs from the seed", "system": f"MariaDB {version}", "history": s.name,
-                    "requirement": v.requirement, "server_version": version, "predicted": predicted.get(v.requirement, ""),
-                    # the seed's sentence the server departs from, so each finding is stated against it
-                    "seed": f"{req.seed} ({req.section}): {req.text}" if req else "",
-                    "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"
-                               f"; the reference model: {'violated' if model.violated(v.requirement) else 'holds'}"})
-            for d in crosscheck.compare(crosscheck.facts(*real.trace), crosscheck.facts(*model.trace)):
-                if not d.expected:
-                    results.findings.append({
-                        "kind": "cross-check", "system": f"MariaDB {version}", "history": s.name,
-                        "requirement": f"crosscheck:{d.aspect}", "server_version": version,
-                        "witness": f"{d.aspect} on {d.node}, {d.subject}: MariaDB {d.left}; {REFERENCE} {d.right}"
-                                   + (f" (+{d.knock_on} later)" if d.knock_on else "")})
+        for i, (s, h, scales) in enumerate(loaded, 1):
+            runs: list[Results] = []
+            for n, x in enumerate(scales, 1):
+                progress(f"scenario {i}/{len(loaded)}: {s.name} (time scale {x:g}"
+                         + (f", attempt {n} of at most {len(scales)})" if n > 1 else ")"))
+                run, record = _attempt(replace(server, scale=x), replace(s, scale=x), h, n, staging)
+                version = record.pop("server_version")
+                runs.append(run)
+                tried.append(record)
+                merged = merge_attempts([r.rows for r in runs])
+                if not any(row["status"] == core.INCONCLUSIVE for row in merged):
+                    break
+                progress(f"{s.name}: inconclusive at time scale {x:g}: "
+                         + ", ".join(sorted(row["requirement"] for row in merged if row["status"] == core.INCONCLUSIVE)))
+            results.rows += merged
+            # A finding about a requirement is the attempt's whose row it kept; the cross-check's are
+            # the last attempt's (an earlier one's differences may be its coarse timing: its record lists them).
+            kept = {(row["requirement"], row["attempt"]) for row in merged}
+            for n, run in enumerate(runs, 1):
+                results.findings += [f for f in run.findings if (f["requirement"], n) in kept
+                                     or (n == len(runs) and f["kind"] == "cross-check")]
+        for record in tried:
+            record["kept"] = sorted(r["requirement"] for r in results.rows
+                                    if r["history"] == record["history"] and r["attempt"] == record["attempt"])
         document = {"schema": "replcheck.results/1", "server": "mariadb", "server_version": version,
                     "systems": [column(version)] if version else [],
-                    "history_files": {s.name: _shown_path(s.history) for s, _ in loaded},
-                    "findings": results.findings, "figures": {}, "rows": results.rows}
+                    "history_files": {s.name: _shown_path(s.history) for s, _, _ in loaded},
+                    "findings": results.findings, "figures": {}, "rows": results.rows, "attempts": tried}
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}],
                                                  title=f"replcheck conformance: MariaDB {version}"), staging)
         io.replace_dir(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings)")
+    retried = sum(1 for r in tried if r["attempt"] > 1)
+    progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings"
+             + (f", {retried} runs again at a larger time scale)" if retried else ")"))
     return document
 
 
-__all__ = ["conform", "load_scenarios", "Scenario", "RunnerError", "column"]
+def _attempt(mariadb, s: Scenario, h: dict, n: int, staging: Path) -> tuple[Results, dict]:
+    """One run of a scenario at `s.scale`: its rows (each with its attempt, trace and the command
+    that reproduces it at that scale) and findings, and the attempt's record."""
+    reference = systems.get(REFERENCE)
+    seeds = catalogue.by_id()
+    results = Results()
+    h = {**h, "header": {**h["header"], "name": s.name}}
+    real = judge(mariadb, h)
+    ran = mariadb.as_run(h, real.trace)  # what ran: the reference model runs the very same History
+    model = judge(reference, ran)
+    version = real.trace.header["server_version"]
+    trace = f"traces/mariadb/{_trace_name(s.name, n)}.jsonl"
+    io.write_atomic(staging / trace, io.dumps_lines(*real.trace))
+    io.write_atomic(staging / "histories" / f"{_trace_name(s.name, n)}.jsonl", io.dumps_history(ran))
+    shown = _shown_path(s.history)
+    predicted = reference.declares.expected_violations
+    verdicts, unmet = conclude(s, real)
+    for v in verdicts:
+        results.add(SOURCE, column(version), s.name, v,
+                    "violated" if v.status == core.VIOLATED and v.requirement in predicted else "")
+    add_expectations(results, column(version), s.name, h, real, source=SOURCE)  # a suite scenario's .result
+    reproduce = f"replcheck conform --server mariadb --history {shlex.quote(shown)} --scale {s.scale:g}"
+    for row in results.rows:
+        row.update(server_version=version, attempt=n, trace=trace, reproduce=reproduce)
+    for v in real.expectations:  # the server does not show what the suite's .result records
+        if v.status == core.VIOLATED:
+            results.findings.append({
+                "kind": "expectation", "system": f"MariaDB {version}", "history": s.name,
+                "requirement": v.requirement, "server_version": version,
+                "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"})
+    for f in inconclusive(s, verdicts, f"MariaDB {version}", trace):
+        results.findings.append({**f, "server_version": version})
+    for v in real.findings:
+        req = seeds.get(v.requirement)
+        results.findings.append({
+            "kind": "MariaDB differs from the seed", "system": f"MariaDB {version}", "history": s.name,
+            "requirement": v.requirement, "server_version": version, "predicted": predicted.get(v.requirement, ""),
+            # the seed's sentence the server departs from, so each finding is stated against it
+            "seed": f"{req.seed} ({req.section}): {req.text}" if req else "",
+            "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"
+                       f"; the reference model: {'violated' if model.violated(v.requirement) else 'holds'}"})
+    differences = []
+    for d in crosscheck.compare(crosscheck.facts(*real.trace), crosscheck.facts(*model.trace)):
+        if not d.expected:
+            differences.append(f"{d.aspect} on {d.node}, {d.subject}: MariaDB {d.left}; {REFERENCE} {d.right}"
+                               + (f" (+{d.knock_on} later)" if d.knock_on else ""))
+            results.findings.append({
+                "kind": "cross-check", "system": f"MariaDB {version}", "history": s.name,
+                "requirement": f"crosscheck:{d.aspect}", "server_version": version, "witness": differences[-1]})
+    for f in results.findings:
+        f["attempt"] = n
+    header = real.trace.header
+    record = {"history": s.name, "attempt": n, "time_scale": s.scale, "trace": trace, "reproduce": reproduce,
+              "server_version": version, "resolution_us": header.get("resolution_us", 0),
+              "slipped_us": header["slipped"][-1][1] if header.get("slipped") else 0,
+              "inconclusive": sorted(r["requirement"] for r in results.rows if r["status"] == core.INCONCLUSIVE),
+              "violated": sorted(r["requirement"] for r in results.rows if r["status"] == core.VIOLATED),
+              "unmet": [u.message for u in unmet], "crosscheck": differences}
+    return results, record
+
+
+__all__ = ["conform", "load_scenarios", "Scenario", "RunnerError", "column", "attempt_scales", "merge_attempts"]

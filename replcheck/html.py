@@ -156,7 +156,7 @@ def render_html(report: dict) -> str:
     title = report.get("title") or "replcheck compliance report"
     body = [_header(report, title), _matrix(reqs, sources), _requirements(reqs, sources),
             _expectations(_list(report.get("expectations")), sources), _findings(_list(report.get("findings"))),
-            _figures(report.get("figures"))]
+            _attempts(_list(report.get("attempts"))), _figures(report.get("figures"))]
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
@@ -297,6 +297,7 @@ def _witnesses(ws: list) -> str:
         lines = ", ".join(str(n) for n in _list(w.get("lines")))
         what = "TLC check" if w.get("steps") else "history"
         where = ((f'{what} <code>{e(w.get("history"))}</code>' if w.get("history") else "")
+                 + (f', trace <code>{e(w.get("trace"))}</code>' if w.get("trace") else "")
                  + (f", trace lines {e(lines)}" if lines else ""))
         # a TLC counterexample: its steps, numbered by TLC ("N. Action: changed variables")
         steps = "".join(f"<li>{e(str(st).partition('. ')[2] or st)}</li>" for st in _list(w.get("steps")))
@@ -336,6 +337,27 @@ def _findings(findings: list) -> str:
     return (f'<section id="rc-findings"><h2>Findings ({len(findings)})</h2><table class="findings"><thead><tr>'
             '<th>Kind</th><th>System</th><th>History</th><th>Requirement</th><th>Witness</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></section>')
+
+
+def _attempts(attempts: list) -> str:
+    """Every run of every conformance scenario: a run with an inconclusive verdict runs again at a
+    larger time scale, and each verdict is kept from one run (replcheck/conform.py)."""
+    if not attempts:
+        return ""
+    rows = []
+    for a in (a for a in attempts if isinstance(a, dict)):
+        unmet = "".join(f'<div class="muted">{e(u)}</div>' for u in _list(a.get("unmet")))
+        rows.append(f'<tr><td>{e(a.get("history"))}</td><td>{e(a.get("attempt"))}</td><td>{e(a.get("time_scale"))}</td>'
+                    f'<td>{e(round((_num(a.get("resolution_us")) or 0) / 1e6, 3))} s</td>'
+                    f'<td>{e(round((_num(a.get("slipped_us")) or 0) / 1e6, 3))} s</td>'
+                    f'<td>{e(", ".join(map(str, _list(a.get("inconclusive")))))}{unmet}</td>'
+                    f'<td>{e(len(_list(a.get("kept"))))}</td><td><code>{e(a.get("trace"))}</code></td>'
+                    f'<td><code>{e(a.get("reproduce"))}</code></td></tr>')
+    return ('<section id="rc-attempts"><h2>Conformance attempts</h2><p class="muted">A run with an inconclusive '
+            'verdict runs again at a larger time scale; each verdict is one run\'s own: a violation from any, else a '
+            'pass from any.</p><table class="findings"><thead><tr><th>Scenario</th><th>Attempt</th><th>Time scale</th>'
+            '<th>Resolution</th><th>Ops slipped</th><th>Inconclusive</th><th>Verdicts kept</th><th>Trace</th>'
+            f'<th>Reproduce</th></tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
 
 
 # -- figures: one Frame (scales, grid, axes) shared by both kinds ----------------------------------

@@ -136,6 +136,7 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
                 if len(kept) < 5:
                     kept.append({"message": w["message"], "history": row.get("history", ""),
                                  "lines": w.get("lines", []), "reproduce": _reproduce(row, result),
+                                 **({"trace": row["trace"]} if "trace" in row else {}),  # a conformance attempt's
                                  **({"steps": w["steps"]} if "steps" in w else {})})  # a TLC counterexample
     sources = sorted({s for _, s in cells}, key=lambda s: (s.split(":")[0] != "history", s))
 
@@ -184,6 +185,9 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
         "figures": figures,
         # each campaign's requirement coverage (replcheck/coverage.py), with the results file it came from
         "coverage": [{"input": r.get("_path", ""), **r["coverage"]} for r in results if "coverage" in r],
+        # every run of every conformance scenario (replcheck/conform.py): its time scale, resolution,
+        # what it left inconclusive and which verdicts were kept from it
+        "attempts": [a for r in results for a in r.get("attempts", [])],
     }
 
 
@@ -256,10 +260,24 @@ def markdown(report: dict, limit: int = 20) -> str:
             lines.append(f"| … | {len(bad) - limit} more | | |")
     for c in report.get("coverage", []):
         lines += ["", *(_md(x) for x in coverage.lines(c))]
+    retried = [a["history"] for a in report.get("attempts", []) if a["attempt"] > 1]
+    if retried:
+        lines += ["", "Conformance scenarios run again at a larger time scale (a run with an inconclusive verdict):"]
+        lines += [f"- {_md(name)}: " + "; ".join(attempt_text(a) for a in report["attempts"] if a["history"] == name)
+                  for name in dict.fromkeys(retried)]
     lines += ["", "Findings:" if report["findings"] else "No findings."]
     lines += [f"- {_md(f['kind'])}: {_md(f.get('system', ''))} `{_md(f.get('requirement', ''))}`: {_md(f.get('witness', ''))}"
               + (f" (the seed: {_md(f['seed'])})" if f.get("seed") else "") for f in report["findings"]]
     return "\n".join(lines) + "\n"
+
+
+def attempt_text(a: dict) -> str:
+    """One run of a conformance scenario in words: its time scale and timing, what it left inconclusive."""
+    why = f"inconclusive {', '.join(a['inconclusive'])}" if a["inconclusive"] else "conclusive"
+    why += "".join(f" ({u})" for u in a.get("unmet", [])[:1])
+    kept = len(a.get("kept", []))
+    return (f"attempt {a['attempt']} at time scale {a['time_scale']:g} (resolution {a['resolution_us'] / 1e6:.2f} s, "
+            f"ops slipped {a['slipped_us'] / 1e6:.2f} s): {why}; {kept} verdict{'' if kept == 1 else 's'} kept")
 
 
 def write_reports(report: dict, out: Path) -> None:
@@ -336,8 +354,11 @@ def pinned_differences(gate: dict, report: dict) -> list[str]:
             diffs.append(f"{req} on {src}: pinned {status}, now no verdict")
         elif v["status"] == core.INCONCLUSIVE:
             why = "; ".join(f"{w['history']}: {w['message']}" for w in v["witnesses"][:2])
+            runs = [a for a in report.get("attempts", []) if v["witnesses"] and a["history"] == v["witnesses"][0]["history"]]
+            scales = ", ".join(format(a["time_scale"], "g") for a in runs)
+            every = f" after {len(runs)} attempts (time scales {scales})" if len(runs) > 1 else ""
             diffs.append(f"{req} on {src}: pinned {' or '.join(_accepted(status))}, now inconclusive: a scenario's run "
-                         f"did not test it; investigate the run ({why})")
+                         f"did not test it{every}; investigate the run ({why})")
         elif v["status"] not in _accepted(status):
             why = f" ({v['witnesses'][0]['message']})" if v["witnesses"] else ""
             diffs.append(f"{req} on {src}: pinned {' or '.join(_accepted(status))}, now {v['status']}{why}")

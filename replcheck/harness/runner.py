@@ -191,6 +191,7 @@ SCALE = {O.US: lambda v, scale: round(v * scale), O.MS: lambda v, scale: max(1, 
 TIMEOUT_FLOOR_MS = 1500
 DELAY_FLOOR_S = 2
 SCALE_RANGE = (0.1, 1.0)  # the quick suite's time budget; no History runs slower than real time
+MAX_SCALE = 10.0  # what any run may ask for (conform's retries of an inconclusive run go past SCALE_RANGE)
 LOOPBACK_LATENCY_US = 10_000  # a channel latency up to this, once scaled, is loopback's own; none is made
 # An op that starts later than this past its time (a slow statement before it, a loaded machine)
 # moves every later op by as much: the History's distances between ops are what its scenario needs
@@ -213,15 +214,21 @@ def scale_for(history: dict) -> float:
                if isinstance(n.get("variables", {}).get(O.SEMI_SYNC_TIMEOUT), int)]
     values += [(unit, place[key]) for op in history["ops"] for unit in floors for place, key in O.op_times(op, unit)]
     need = max((min(v, floors[unit]) / v for unit, v in values if v > 0), default=0)
-    latency = max((c.get("latency_us", 0) for c in history["header"]["topology"].get("channels", [])), default=0)
-    most = max(SCALE_RANGE[0], min(SCALE_RANGE[1], LOOPBACK_LATENCY_US / latency if latency else 1))
+    most = max(SCALE_RANGE[0], min(SCALE_RANGE[1], largest_scale(history)))
     return min(most, max(SCALE_RANGE[0], need))
+
+
+def largest_scale(history: dict) -> float:
+    """The largest time scale a History can run at: the runner's limit (10), or less where a
+    channel's latency, once scaled, would be more than loopback's own (it cannot be made)."""
+    latency = max((c.get("latency_us", 0) for c in history["header"]["topology"].get("channels", [])), default=0)
+    return min(MAX_SCALE, LOOPBACK_LATENCY_US / latency) if latency else MAX_SCALE
 
 
 def scaled_history(history: dict, scale: float, latency_allowance_us: int = LOOPBACK_LATENCY_US) -> dict:
     """The History that runs: every time multiplied by `scale`, MASTER_DELAY in whole seconds.
     Channel latencies up to `latency_allowance_us` once scaled are loopback's (dropped); larger ones refused."""
-    if not (isinstance(scale, (int, float)) and 0 < scale <= 10):
+    if not (isinstance(scale, (int, float)) and 0 < scale <= MAX_SCALE):
         raise RunnerError(f"time scale {scale!r} is not a number in (0, 10]")
     h = copy.deepcopy(history)
     hdr = h["header"]
@@ -622,17 +629,44 @@ class Runner:
         w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
         w.start()
         self.workers.append(w)
-        if op["node"] not in self.semi_sync_masters:
-            end = op["at"] + sum(s.get("duration_us", 0) for s in op.get("statements") or [])
-            self._in_flight.setdefault(op["node"], []).append((end, w))
+        end = op["at"] + sum(s.get("duration_us", 0) for s in op.get("statements") or [])
+        self._in_flight.setdefault(op["node"], []).append((end, w))
 
     def _await_commits(self, op: dict) -> None:
-        """The node's transactions planned to end before this op have returned (COMMIT_WAIT_S)."""
-        waiting = self._in_flight.get(op["node"], [])
-        for end, w in waiting:
-            if end <= op["at"]:
-                w.join(timeout=COMMIT_WAIT_S)
-        self._in_flight[op["node"]] = [(end, w) for end, w in waiting if w.is_alive()]
+        """The transactions planned to end before this op, on any node, have returned, or on the
+        op's own node, when it may wait for semi-sync acks, returned or wait for their ack (at most
+        COMMIT_WAIT_S each node): by its planned end a model has binlogged a transaction. A loaded
+        machine must not let a crash planned while a commit waits come before the commit is written
+        (mdb-phantom-after-sync), nor a master's commit reach a replica before the replica's own
+        write planned before it (dom-strict-two-domains at load 17: no out-of-order GTID, no 1950).
+        A semi-sync master's commits are not waited for by ops on other nodes: each look at its
+        status is a client of its own, and at load 25 those looks made ss-lost-ack-reconnect's
+        reconnect a second late, within a 3 s timeout."""
+        for node, waiting in self._in_flight.items():
+            due = [w for end, w in waiting if end <= op["at"]]
+            if node in self.semi_sync_masters:
+                if node != op["node"]:
+                    continue
+                deadline = time.monotonic() + COMMIT_WAIT_S
+                while (alive := [w for w in due if w.is_alive()]) and time.monotonic() < deadline:
+                    if (waits := self._ack_waits(node)) is None or waits >= len(alive):
+                        break
+                    time.sleep(0.005)
+            else:
+                for w in due:
+                    w.join(timeout=COMMIT_WAIT_S)
+            waiting[:] = [(end, w) for end, w in waiting if w.is_alive()]
+
+    def _ack_waits(self, node: str) -> int | None:
+        """Sessions of the node waiting for a semi-sync ack (Rpl_semi_sync_master_wait_sessions,
+        counted around the wait in Repl_semi_sync_master::commit_trx, sql/semisync_master.cc, at
+        either wait point; every commit in flight is the runner's); None when it does not answer
+        (down: its sessions end with it)."""
+        try:
+            return _int(self.cluster.global_status(node, "Rpl_semi_sync_master_wait_sessions").get(
+                "Rpl_semi_sync_master_wait_sessions")) or 0
+        except HarnessError:
+            return None
 
     def _trx(self, op: dict, k: int) -> None:
         node, trx = op["node"], self.trx_names[k]

@@ -590,6 +590,61 @@ def test_an_op_due_after_a_commit_waits_for_it_unless_its_node_may_wait_for_acks
     assert R._semi_sync_masters(h) == {"A", "B"}
 
 
+def test_an_op_due_after_a_commit_on_a_semi_sync_master_waits_until_it_returned_or_waits_for_its_ack():
+    """A loaded run of mdb-phantom-after-sync: the kill -9 planned 200 ms after t1 came before t1
+    was binlogged, so no commit waited when the master crashed (the scenario's precondition). On a
+    node that may wait for acks, an op due after a transaction's planned end waits until the server
+    shows it waiting for its ack (or it returned); not for the ack itself, which may never come."""
+    import threading
+    h = _history([], nodes=({"id": "A", "variables": {"rpl_semi_sync_master_enabled": True}}, {"id": "B"}, {"id": "C"}))
+    r = R.Runner(h)
+    held = threading.Event()
+    answers = iter(["0", "0", "1"])  # the server: t1 not yet in its wait, then waiting for its ack
+
+    class Cluster:
+        asked = 0
+
+        def global_status(self, node, like):
+            assert (node, like) == ("A", "Rpl_semi_sync_master_wait_sessions")
+            Cluster.asked += 1
+            return {like: next(answers)}
+    r.cluster = Cluster()
+    t1, t2 = threading.Thread(target=held.wait), threading.Thread(target=held.wait)
+    t1.start(), t2.start()
+    r._in_flight["A"] = [(100, t1), (500, t2)]
+    r._await_commits({"at": 200, "op": "crash", "node": "A"})  # after t1's planned end, before t2's
+    assert Cluster.asked == 3 and t1.is_alive()  # it went on once the server showed t1 waiting
+    r._await_commits({"at": 300, "op": "stop_slave", "node": "B"})  # another node's op does not look
+    assert Cluster.asked == 3
+    r._await_commits({"at": 50, "op": "read", "node": "A"})  # due before both ends: nothing asked
+    assert Cluster.asked == 3
+    held.set()
+    t1.join(), t2.join()
+    r._await_commits({"at": 600, "op": "crash", "node": "A"})  # both returned: nothing to ask
+    assert Cluster.asked == 3 and r._in_flight["A"] == []
+
+
+def test_an_op_waits_for_a_commit_planned_before_it_on_another_node():
+    """dom-strict-two-domains at load 17: R's local write t3 (planned 0.4 s, scale 0.1) returned at
+    0.87 s, after M's t4 (planned 0.5 s) had reached R: no out-of-order GTID, no error 1950, the
+    scenario's precondition unmet. An op waits for every transaction planned to end before it,
+    whichever node it is on."""
+    class Session:  # a client session that returns once joined
+        def __init__(self):
+            self.joined = None
+
+        def join(self, timeout=None):
+            self.joined = timeout
+
+        def is_alive(self):
+            return self.joined is None
+    r = R.Runner(_history([]))
+    t3, later = Session(), Session()
+    r._in_flight["B"] = [(400, t3), (900, later)]
+    r._await_commits({"at": 500, "op": "trx", "node": "A"})
+    assert t3.joined == R.COMMIT_WAIT_S and later.joined is None and r._in_flight["B"] == [(900, later)]
+
+
 def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_one_of_that_name():
     """inc-skip-after-rotation on MariaDB: START SLAVE purged the relay logs and the new relay.000002
     reuses the name; walking back from the note's new position must not cross into the old one."""

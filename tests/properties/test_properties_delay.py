@@ -523,6 +523,42 @@ def test_a_chain_hop_polled_out_of_order_is_still_judged(kit):
 
 
 
+def test_a_chain_hop_whose_two_rules_lie_within_the_resolution_is_not_judged(kit):
+    # MariaDB 10.11, chain-per-hop at load 19 (resolution 1.41 s, 2 s delays): C began g2 1.1 s
+    # before its due time counted from B's execution (BUG#52308: MariaDB counts from the original
+    # timestamp), which the tolerance let pass. Both executions are stamped up to the resolution
+    # late: where counting from B and counting from the original timestamp lie within twice the
+    # resolution, the trace cannot say which the server did (conform then runs it at a larger
+    # scale). With a finer resolution the same trace shows the violation.
+    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-chain-per-hop-coarse.jsonl")
+    prop = kit.prop("WL344.CHAIN.IMMEDIATE")
+    v = prop.run(TraceView(header, obs))
+    assert v.status == "inconclusive" and "cannot tell it from counting from the original timestamp" in v.witnesses[0].message
+    v = prop.run(TraceView({**header, "resolution_us": 300_000}, obs))
+    assert v.status == VIOLATED and "C began GTID_LOG_EVENT of g2 at 4893605, B executed it at 4344859: due 6000000" in \
+        " ".join(w.message for w in v.witnesses)
+
+
+def test_a_polled_sample_compares_the_two_states_only_where_nothing_woke_the_sql_thread(kit):
+    # MariaDB 10.11, mdb-purge-statement at load 13 (resolution 0.51 s): over the master's FLUSH
+    # LOGS, both processlist reads of B's sample showed 'waiting for more updates' and both SHOW
+    # SLAVE STATUS 'Reading event from the relay log', at one relay-log place: the relay log was
+    # written meanwhile (the IO thread's read position moved), and the woken thread went back to
+    # waiting with nothing applied. Both come from the same THD's proc_info (show_master_info,
+    # sql/slave.cc): not a violation. A sample with nothing around it is still compared.
+    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-purge-statement-state-flip.jsonl")
+    prop = kit.prop("WL344.SSS.RUNNING_STATE")
+    flip = next(o for o in obs if o["kind"] == "status" and o["t"] == 2649185)
+    assert flip["Slave_SQL_Running_State"] != flip["processlist_state"]
+    verdict = prop.run(TraceView(header, obs))
+    assert verdict.status == PASS and verdict.checked == 6
+    quiet = next(o for o in obs if o["kind"] == "status" and o["t"] == 2199677)
+    quiet["Slave_SQL_Running_State"] = "Reading event from the relay log"
+    verdict = prop.run(TraceView(header, obs))
+    assert verdict.status == VIOLATED and "B: Slave_SQL_Running_State 'Reading event from the relay log', " \
+        "processlist 'Slave has read all relay log; waiting for more updates'" == verdict.witnesses[0].message
+
+
 @pytest.mark.parametrize("late_s, judged", [(0.5, False), (1.5, True)])
 def test_a_polled_server_may_show_waiting_up_to_a_second_past_the_due_time(kit, late_s, judged):
     """MariaDB sleeps the whole seconds left from when it looked (sql_delay_event): on a real

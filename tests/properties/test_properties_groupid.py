@@ -339,6 +339,25 @@ def test_gtid_slave_pos_after_a_skip_a_trace_cannot_show_is_not_judged(kit):
     assert judged.status == "violated" and "gtid_slave_pos '0-1-2', it replicated up to '0-1-1'" in judged.witnesses[0].message
 
 
+def test_a_skip_placed_after_the_next_group_on_a_polled_trace_was_the_position_before_it(kit):
+    # MariaDB 10.11, inc-skip-after-rotation at load 14 (resolution 1.35 s): the sample that read
+    # the skip counter's note showed gtid_slave_pos 0-1-2 (after_gap, skipped) and gtid_binlog_pos
+    # already with later's 0-1-3, so later's binlog write is placed at that sample, before the
+    # skip stamped by the note. The SQL thread skips in relay order: 0-1-2 was the position for a
+    # moment before 0-1-3, and a sample within the resolution may show it; a GTID never
+    # replicated may not.
+    header, obs = io.load_trace(Path(__file__).parent / "traces" / "mariadb-inc-skip-after-rotation-later-binlogged-first.jsonl")
+    prop = kit.prop("MARIADB.GTID.SLAVE_POS")
+    sample = next(o for o in obs if o["kind"] == "server_status" and o["node"] == "B" and o["t"] == 2927149)
+    assert sample["variables"]["gtid_slave_pos"] == "0-1-2" and "0-1-3" in sample["variables"]["gtid_binlog_pos"]
+    assert prop.run(TraceView(header, obs)).status == PASS
+    unskipped = [o for o in obs if o["kind"] != "skip"]  # without the skip, 0-1-2 was never the position
+    v = prop.run(TraceView(header, unskipped))
+    assert v.status == VIOLATED and "B: gtid_slave_pos '0-1-2', it replicated up to '0-1-1' or '0-1-3'" == v.witnesses[0].message
+    sample["variables"]["gtid_slave_pos"] = "0-1-4"
+    assert prop.run(TraceView(header, obs)).status == VIOLATED
+
+
 @pytest.mark.parametrize("shown, status", [("0-1-2", PASS), ("0-1-1", VIOLATED)])
 def test_a_group_the_skip_counter_skipped_moves_gtid_slave_pos(kit, shown, status):
     # inc-skip-after-rotation on MariaDB 10.11 (a loaded run sampled B between the skip and the next

@@ -9,6 +9,7 @@ faulty observation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import pytest
@@ -617,3 +618,19 @@ def test_a_generated_history_catches_recovery_keeps_in_doubt():
     history = generate(0, 345, families_for("semisync"))
     j = judge(system, history, system.declares.kills)
     assert caught(j, judge(get(system.declares.base), history, system.declares.kills)), j.violations
+
+
+def test_a_commit_sent_to_no_replica_that_may_have_waited_may_be_counted_as_no():
+    # MariaDB 10.11, flt-semisync-unsent at load 25 (resolution 1.21 s): t2, sent to no semi-sync
+    # replica, waited out the timeout (MDEV-38486) and no_tx counted it, but its binlog write was
+    # stamped by the first poll that saw it, 0.77 s before it returned: within the resolution, as a
+    # commit that never waited. Its statement lasted 1.57 s, so it may have waited: no_tx may count
+    # it. A commit whose statement was no longer than the resolution may not.
+    header, obs = io.load_trace(Path(__file__).parent / "traces" / "mariadb-flt-semisync-unsent-waited-unseen.jsonl")
+    prop = next(p for p in PROPERTIES if p.requirement == "WL1720.COUNT.TX")
+    assert prop.run(TraceView(header, obs)).status == PASS
+    t2 = next(o for o in obs if o["kind"] == "commit" and o["trx"] == "t2")
+    assert t2["t"] - t2["start"] > header["resolution_us"]
+    t2["start"] = t2["t"] - header["resolution_us"] // 2
+    v = prop.run(TraceView(header, obs))
+    assert v.status == VIOLATED and "A at 4303007: yes_tx, no_tx = (1, 2), the trace shows (1, 0) to (1, 1)" == v.witnesses[0].message
