@@ -203,13 +203,15 @@ def _rank(item) -> int:
     return next((i for i, prefix in enumerate(LONGEST) if item.nodeid.startswith(prefix)), len(LONGEST) + min(tiers))
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     units: dict[str, list] = {}
     for item in items:
         for fixture, tier in TIER_FIXTURES.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(tier)
         units.setdefault(work_unit(item.nodeid), []).append(item)
+    if not getattr(config.option, "loadgroup", False):  # set on an xdist worker of --dist loadgroup
+        return  # in one process, file order
     # a unit is ranked by its first-ranked test; the sort is stable: file order within a rank
     ranked = sorted(units.values(), key=lambda unit: min(_rank(item) for item in unit))
     short = [u for u in ranked if min(_rank(item) for item in u) == len(LONGEST) + len(TIER_ORDER)]
