@@ -163,8 +163,77 @@ TIER_FIXTURES = {"server": "server", "spark": "spark", "mutant_campaign": "spark
                  "results": "slow"}  # test_report's `results` runs a whole verify
 
 
-def pytest_collection_modifyitems(items):
+# Scheduling (ci/test: `-n 2 --dist loadgroup --no-loadscope-reorder`). A module whose tests read one
+# expensive result built once per worker runs on one worker, so that it is built once (with xdist's
+# default scheduling the campaign module ran on both: two Spark sessions, the campaign twice).
+# xdist's own loadgroup puts an xdist_group mark in a test's node id, which pytest 9 no longer lets
+# it change, and its controller sees node ids only: so the groups are these modules, named here.
+SHARED_MODULES = {
+    "tests/engine/test_campaign.py": "one Spark session, one mutant campaign (spark, mutant_campaign)",
+    "tests/engine/test_report.py": "one small verify (results)",
+    "tests/engine/test_report_html.py": "one headless Chromium (browser_dir)",
+    "tests/tla/test_verify_tlc.py": "TLC on the Incident checks (incident)",
+    "tests/properties/proofs/test_proofs_semisync.py": "the ack-counting proof (run's cache)",
+}
+# The longest work starts first (longest processing time first), so that no worker is left with a
+# long test when the other has finished: minutes each, in this order. A test named here runs apart
+# from its module's group. A name not found orders nothing; the tiers order the rest.
+LONGEST = ("tests/engine/test_campaign.py",  # a Spark session, three campaigns (one a process killed mid-run)
+           "tests/engine/test_report.py::test_committed_models_gate_holds_on_the_default_verify",
+           "tests/engine/test_conform.py::test_quick_suite_meets_the_mariadb_gate",
+           "tests/tla/test_counterexample_history.py::test_after_commit_counterexample_loses_a_read_transaction_on_mariadb")
+TIER_ORDER = ("slow", "server", "spark", "browser", "tlc")
+# xdist hands a worker its next tests while it still runs two: a long test is followed by this many
+# short ones, so that the next long one goes to whichever worker is free first, not behind it.
+PREFETCHED = 3
+
+
+def work_unit(nodeid: str) -> str:
+    """What runs on one worker in one piece: a shared module (but a test of LONGEST in it), or a test."""
+    path = nodeid.split("::")[0]
+    if path in SHARED_MODULES and not any(nodeid.startswith(t) for t in LONGEST if "::" in t):
+        return path
+    return nodeid
+
+
+def _rank(item) -> int:
+    tiers = [i for i, tier in enumerate(TIER_ORDER) if item.get_closest_marker(tier)]
+    if not tiers:
+        return len(LONGEST) + len(TIER_ORDER)
+    return next((i for i, prefix in enumerate(LONGEST) if item.nodeid.startswith(prefix)), len(LONGEST) + min(tiers))
+
+
+def pytest_collection_modifyitems(config, items):
+    units: dict[str, list] = {}
     for item in items:
         for fixture, tier in TIER_FIXTURES.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(tier)
+        units.setdefault(work_unit(item.nodeid), []).append(item)
+    if not getattr(config.option, "loadgroup", False):  # set on an xdist worker of --dist loadgroup
+        return  # in one process, file order
+    # a unit is ranked by its first-ranked test; the sort is stable: file order within a rank
+    ranked = sorted(units.values(), key=lambda unit: min(_rank(item) for item in unit))
+    short = [u for u in ranked if min(_rank(item) for item in u) == len(LONGEST) + len(TIER_ORDER)]
+    long = ranked[:len(ranked) - len(short)]
+    items[:] = []
+    for unit in long:
+        items.extend(sorted(unit, key=_rank))
+        for _ in range(PREFETCHED if short else 0):
+            items.extend(short.pop(0))
+    for unit in short:
+        items.extend(unit)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedModules(LoadScopeScheduling):
+        """xdist's scope scheduling (a unit at a time, in collection order), with work_unit's units."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return SharedModules(config, log)
