@@ -162,11 +162,23 @@ def _waiting(v: TraceView):
     return (s for s in _samples(v) if s["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running_State"] == STATE_WAITING)
 
 
+def _lag_counts_from_wait(v: TraceView, s: dict) -> bool:
+    """Whether a waiting sample's lag may be held to its remaining delay: a number, one SQL thread,
+    and not a fake event stamped 0 in hand, which waits out the delay but sets no lag
+    (exec_relay_log_event updates last_master_timestamp only for an event with a timestamp: MySQL
+    sql/rpl_slave.cc, MariaDB sql/slave.cc, "ev->when is set to 0 ... we don't update the
+    last_master_timestamp")."""
+    if not isinstance(s[SBM], int) or with_workers(v, s):
+        return False
+    held = _in_hand(v, s)
+    return held is None or held.get("when") != 0
+
+
 @checks("SBM.DELAY")
 def delay_counts_in_lag(v: TraceView, check: Check) -> None:
     """Waiting under WL#344's rule: SBM + SQL_Remaining_Delay = SQL_Delay (+-1); SBM 0 only with more left."""
     for s in _waiting(v):
-        if isinstance(s[SBM], int) and not with_workers(v, s):
+        if _lag_counts_from_wait(v, s):
             why = _delay_shortfall(v, s)
             check.judge(why is None, why or "", s)
 
@@ -198,6 +210,6 @@ def _restarted_waits(v: TraceView) -> list[tuple[dict, dict]]:
 def restart_keeps_lag(v: TraceView, check: Check) -> None:
     """After STOP/START during a delay, waiting again: SBM still counts from the waited event."""
     for start, s in _restarted_waits(v):
-        if isinstance(s[SBM], int) and not with_workers(v, s):
+        if _lag_counts_from_wait(v, s):
             why = _delay_shortfall(v, s)
             check.judge(why is None, f"after START SLAVE at {start['t']}: {why}", start, s)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from conftest import REPO
 from test_properties_incident import Case, pick
 
-from replcheck.io import load_trace
+from replcheck.io import load_history, load_trace
 from replcheck.properties.core import PASS, PROPERTIES, TraceView
+from replcheck.properties.delay import STATE_WAITING
 
 US = 1_000_000
 MDB = "model:mariadb-10.11"
@@ -60,6 +61,21 @@ def test_the_fake_event_timestamp_never_feeds_the_lag(kit):
     s["Seconds_Behind_Master"] = 1_700_000_004
     v = kit.verdict("SBM.VALUE", tr)
     assert v.status == "violated" and any("counts from the timestamp 0 of ROTATE_EVENT" in w.message for w in v.witnesses), v
+
+
+def test_a_wait_for_a_fake_event_stamped_0_is_not_held_to_the_lag(kit):
+    # Campaign finding (seed 5009, History 4738): C's new MASTER_DELAY 2147483647 makes the reconnect's
+    # fake Rotate (timestamp 0) wait ~68 years, while the lag still counts from t1, the last event with
+    # a timestamp. Samples waiting for t1 itself are still held to SBM + SQL_Remaining_Delay = SQL_Delay.
+    tr = kit.run("model:groupid", load_history(REPO / "corpus" / "finding-lag-not-set-by-a-fake-event.jsonl"))
+    fake = tr.first("status", node="C", SQL_Delay=2147483647, Slave_SQL_Running_State=STATE_WAITING)
+    assert fake["Seconds_Behind_Master"] < 100 and fake["SQL_Remaining_Delay"] > 400_000_000
+    assert kit.verdict("SBM.DELAY", tr).status == PASS
+    s = tr.first("status", node="C", t=1300000)
+    assert (s["SQL_Delay"], s["SQL_Remaining_Delay"]) == (5, 4)
+    s["Seconds_Behind_Master"] = 3
+    v = kit.verdict("SBM.DELAY", tr)
+    assert v.status == "violated" and "C at 1300000: Seconds_Behind_Master 3 and 4 s left exceed MASTER_DELAY 5" in v.witnesses[0].message
 
 
 def test_real_mariadb_samples_are_judged():
