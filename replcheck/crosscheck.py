@@ -22,11 +22,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+from replcheck.model.parallel import MARIADB_VARIABLES, MYSQL_VARIABLES
 from replcheck import io
 from replcheck.spec import ROOT as SPEC
 from replcheck.spec.formats import US
 
 ASPECTS = ("apply", "commit", "visible", "read", "stmt", "data")
+APPLIER_VARIABLES = MARIADB_VARIABLES + MYSQL_VARIABLES
 # what two systems may differ in; `implementation`: a model, or the real server's version
 SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants", "implementation", "flavour")
 
@@ -47,6 +49,9 @@ class Facts:
     cuts: frozenset[tuple[str, tuple]] = frozenset()  # (node, (when, where in the source's binlog)) of each cut that stopped its IO thread
     as_replica: frozenset[str] = frozenset()  # nodes restarted with --init-rpl-role=SLAVE (MDEV-21117's recovery)
     untils: frozenset[tuple[str, int]] = frozenset()  # (node, when) of each stop START SLAVE UNTIL's condition made
+    appliers: frozenset[tuple[str, tuple]] = frozenset()  # (node, the applier settings of each start of its SQL thread)
+    applier_stmts: frozenset[tuple[str, str]] = frozenset()  # (node, stmt subject) of each SET GLOBAL of an applier setting
+    refused: frozenset[tuple[str, tuple]] = frozenset()  # (node, the errnos of its connects its source refused)
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -59,8 +64,15 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     untimed_applies = False
     restarts, incidents, as_replica, untils = set(), set(), set(), set()
     cuts: dict[str, list[tuple]] = {}
+    appliers: dict[str, list[tuple]] = {}
+    applier_stmts = set()
+    refused: dict[str, list] = {}
     for o in obs:
         k, node = o["kind"], o.get("node", "")
+        if k == "connect" and o.get("errno"):
+            refused.setdefault(node, []).append(o["errno"])
+        if k == "parallel":
+            appliers.setdefault(node, []).append((o["workers"], o.get("mode"), o.get("preserve_commit_order")))
         if k == "sql_stop" and o.get("reason") == "until":
             untils.add((node, o["t"]))
         if k == "io_cut" and o.get("then") == "stop":
@@ -87,6 +99,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         elif k == "stmt":
             # the i-th statement of its kind on the node: a real server's are stamped later
             i = stmts[(node, o["op"])] = stmts.get((node, o["op"]), 0) + 1
+            if o["op"] == "set_global" and o.get("variable") in APPLIER_VARIABLES:
+                applier_stmts.add((node, f"set_global #{i}"))
             seqs.setdefault(("stmt", node), []).append((f"{o['op']} #{i}", (o.get("errno"), o.get("warning"))))
         elif k == "data":
             data[node] = o["counts"]
@@ -109,7 +123,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     return Facts(header, {k: tuple(v) for k, v in seqs.items() if k[0] in observed}, binlog, applied_from,
                  commits, settings, observed, frozenset(restarts), frozenset(incidents),
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
-                 frozenset(untils))
+                 frozenset(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
+                 frozenset((n, tuple(e)) for n, e in refused.items()))
 
 
 @dataclass(frozen=True)
@@ -287,6 +302,24 @@ def until_differs(ctx: Ctx) -> bool:
     return {t for n, t in left.untils if n == node} != {t for n, t in right.untils if n == node}
 
 
+def applier_differs(ctx: Ctx) -> bool:
+    """The node's SQL thread ran with other applier settings in the two Traces (workers, mode,
+    commit order: each server reads only its own variables), here or up the chain; or the
+    difference is a SET GLOBAL of an applier setting, which one server does not know by that name
+    and the other refuses while its slave runs."""
+    left, right, aspect, node, subject = ctx
+    if aspect == "stmt" and (node, subject) in left.applier_stmts | right.applier_stmts:
+        return True
+    return _here_or_upstream(ctx, lambda c, src: dict(c[0].appliers).get(c[3]) != dict(c[1].appliers).get(c[3]))
+
+
+def connect_refused_differs(ctx: Ctx) -> bool:
+    """The node's source refused its connect in one Trace and not in the other (or with another
+    error), here or up the chain: MariaDB refuses a GTID position its binlog lacks where MySQL's
+    auto-position sends whatever the slave's set lacks."""
+    return _here_or_upstream(ctx, lambda c, src: dict(c[0].refused).get(c[3]) != dict(c[1].refused).get(c[3]))
+
+
 def restarted_as_replica(ctx: Ctx) -> bool:
     """The node (or a server up its chain) came back from a crash as a replica, whose recovery cuts
     what was left in doubt: an AFTER_SYNC commit waiting for its ack is prepared, so cut and rolled
@@ -297,7 +330,8 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
-    restarted_as_replica, until_differs)}
+    restarted_as_replica, until_differs, applier_differs,
+    connect_refused_differs)}
 
 
 @dataclass(frozen=True)
@@ -412,12 +446,15 @@ def compare(left: Facts, right: Facts) -> list[Difference]:
             x = a[first] if first < len(a) else None
             y = b[first] if first < len(b) else None
         if x is not None and y is not None and x[0] != y[0] and aspect != "read":
-            subject, lv, rv = str(x[0]), f"{x[0]} first", f"{y[0]} first"  # another order
+            # another order: either transaction may be the one that came at another time
+            subject, lv, rv = str(x[0]), f"{x[0]} first", f"{y[0]} first"
+            subjects = (subject, str(y[0]))
         else:
             subject = str((x or y)[0])
+            subjects = (subject,)
             lv, rv = _show(aspect, x and x[1]), _show(aspect, y and y[1])
-        ctx = (left, right, aspect, node, subject)
-        rule = next((r for r in rules() if aspect in r.aspects and r.differs in differs and CONDITIONS[r.when](ctx)), None)
+        rule = next((r for r in rules() if aspect in r.aspects and r.differs in differs
+                     and any(CONDITIONS[r.when]((left, right, aspect, node, s)) for s in subjects)), None)
         out.append(Difference(aspect, node, subject, lv, rv, later, rule is not None, rule.id if rule else "",
                               rule.reason if rule else f"no rule explains it (the systems differ in: {', '.join(sorted(differs)) or 'nothing'})"))
     return out
