@@ -1571,6 +1571,10 @@ class Simulator:
             # The workers die with the process: what they had not committed is rolled back; what
             # they committed past the low-water mark is in their info for MTS recovery.
             ch.par.recovered = {g.first for g in ch.par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
+            for g in ch.par.queued:  # the Trace says so, as for the serial thread's group above
+                if not g.committed:
+                    ev = ch.relay[g.last].ev
+                    self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason)
             ch.par.queued = []
         elif ch.par is not None:
             self._drain_workers(ch, reason == "stop" or (reason == "until" and M.UNTIL_GIVES_UP_QUEUED in self.mutants))

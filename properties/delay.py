@@ -168,7 +168,9 @@ class DelayIndex:
         if (t, line) < last:
             start = 0
         elif any(last[1] < s < line for s in stops):
-            start = _group_start(relays, start)  # a stop since may have sent the thread back to its group's start
+            # a stop since may have sent the thread back to its group's start, and a parallel
+            # coordinator's further back, to the first queued group its workers gave up
+            start = self._rewind(node, relays, start, next(s for s in stops if last[1] < s < line))
         for i in range(start, len(relays)):
             r = relays[i]
             if r["t"] > t:
@@ -211,9 +213,29 @@ class DelayIndex:
         return None
 
     def _group_done(self, node: str, r: dict, done, after: int, before: int) -> bool:
-        """Whether r's group was applied or skipped to its last event between two trace lines."""
+        """Whether r's group was applied or skipped to its last event between two trace lines, and
+        not rolled back after that before the later line (a parallel coordinator applies a group's
+        events as it queues them; a STOP gives up the queued groups no worker started)."""
         ends = self.v.memo(f"delay.group_end_places.{node}", lambda: _group_end_places(self.v, node))
-        return any(after <= at < before for place in ends.get(_group(r), ()) for at, _ in done.get(place, ()))
+        backs = self._rollbacks(node).get(_group(r), ())
+        return any(after <= at < before and not any(at < b < before for b in backs)
+                   for place in ends.get(_group(r), ()) for at, _ in done.get(place, ()))
+
+    def _rollbacks(self, node: str) -> dict[str, list[int]]:
+        """Per group, the trace lines at which `node` rolled it back."""
+        return self.v.memo(f"delay.rollbacks.{node}", lambda: _lines_by_group(
+            o for o in self.v.kind("rollback") if o["node"] == node))
+
+    def _rewind(self, node: str, relays: list[dict], i: int, stop: int) -> int:
+        """Where the sweep, having passed relays[:i], looks again after the stop at trace line `stop`:
+        the start of the last group it passed, and before it of every group rolled back at that stop
+        (MariaDB's workers give up the groups not yet started, rpl_parallel_thread's do_gco_wait with
+        force_abort; they come again from the relay log at the next start)."""
+        i = _group_start(relays, i)
+        backs = self._rollbacks(node)
+        while i and any(relays[i - 1]["_line"] < b < stop for b in backs.get(_group(relays[i - 1]), ())):
+            i = _group_start(relays, i)
+        return i
 
 
 def _group_start(relays: list[dict], i: int) -> int:
@@ -229,6 +251,13 @@ def _group_start(relays: list[dict], i: int) -> int:
 def _group(o: dict) -> str | None:
     """The group an event belongs to: its GTID, or its transaction where the source logs none."""
     return o.get("gtid") or o.get("trx")
+
+
+def _lines_by_group(obs) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for o in obs:
+        out.setdefault(_group(o), []).append(o["_line"])
+    return out
 
 
 def _group_end_places(v: TraceView, node: str) -> dict[str, list[tuple[str, int]]]:

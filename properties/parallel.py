@@ -162,13 +162,15 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
                 workers = o.get("workers", 0)
             elif o["kind"] == "visible":
                 held.add(o["trx"])
-                if until is not None and o["trx"] in order and order[o["trx"]][:2] > until[0]:
+                if until is not None and workers and o["trx"] in order and order[o["trx"]][:2] > until[0]:
                     check.judge(False, f"{node} commits {o['trx']}, written after its UNTIL position {until[1]}", until[2], o)
             elif o["kind"] == "stmt" and o.get("op") == "start_slave" and o.get("errno") is None and not o.get("warning") \
                     and o.get("thread") in (None, "sql"):
                 u = o.get("until")
-                until = ((F.binlog_number(u["master_log_file"]), u["master_log_pos"]), u, o) if u and workers else None
-            elif o["kind"] == "sql_stop" and until is not None and o.get("reason") == "until":
+                # the run's applier is the `parallel` observation its start logs after the statement
+                # (none where it stays serial): `workers` is read when the run is judged
+                until = ((F.binlog_number(u["master_log_file"]), u["master_log_pos"]), u, o) if u else None
+            elif o["kind"] == "sql_stop" and until is not None and o.get("reason") == "until" and workers:
                 owed = sorted((x for x in order if order[x][:2] <= until[0] and order[x][2] <= o["t"]
                                and x not in held and x not in passed), key=lambda x: order[x])
                 check.judge(not owed, lambda: f"{node} stopped at its UNTIL position {until[1]} without {owed[0]}", until[2], o)

@@ -5,10 +5,12 @@ gaps."""
 from __future__ import annotations
 
 import pytest
-from conftest import US, assert_witness
+from conftest import REPO, US, assert_witness
 from test_properties_incident import Case, pick
 
-from replcheck.properties.core import NOT_EXERCISED
+from replcheck.io import load_history
+from replcheck.model.delay import STATE_EXECUTING, STATE_WAITING
+from replcheck.properties.core import NOT_EXERCISED, PASS
 
 ORDER, SBM, GAPS, UNTIL = "par-commit-order", "par-delayed-sbm", "par-mts-gaps", "par-until"
 MARIADB, MYSQL = "model:mariadb-10.11", "model:mysql-8.0"
@@ -99,3 +101,23 @@ def test_order_is_not_judged_where_the_server_does_not_keep_it(kit):
 def test_a_serial_trace_exercises_none(kit):
     tr = kit.run(MARIADB, "flt-skip-counter")
     assert {kit.verdict(r, tr).status for r in CASES} == {NOT_EXERCISED}
+
+
+def test_the_groups_workers_gave_up_at_a_stop_are_pending_again(kit):
+    # Campaign finding (seed 6014, History 2971): B's coordinator queued t8, t7, t9 and t10; STOP SLAVE
+    # gave up those no worker had started, and B started again serially, UNTIL a position inside t10.
+    tr = kit.run(MARIADB, load_history(REPO / "corpus" / "finding-queued-groups-pending-after-stop.jsonl"))
+    assert [o["trx"] for o in tr.all("rollback", node="B", reason="stop")] == ["t8", "t7", "t9", "t10"]
+    assert kit.verdict("WL344.STATE.WAITING", tr).status == PASS
+    assert kit.verdict("PARALLEL.UNTIL", tr).status == NOT_EXERCISED  # the UNTIL run is serial
+    # at the next sample t7 is in hand, due long ago: a sample that shows B waiting for it is wrong
+    start = tr.first("parallel", node="B", workers=0)
+    s = next(o for o in tr.obs[tr.index(start):] if o["kind"] == "status" and o["node"] == "B" and o["t"] > start["t"])
+    assert s["Slave_SQL_Running_State"] == STATE_EXECUTING
+    s.update(Slave_SQL_Running_State=STATE_WAITING, processlist_state=STATE_WAITING)
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s, f"B at {s['t']} shows state {STATE_WAITING!r}")
+    # the UNTIL run is serial by the `parallel` observation its start logs after the statement;
+    # without it the run is the workers', and t10, written past the position, is committed
+    tr = kit.run(MARIADB, load_history(REPO / "corpus" / "finding-queued-groups-pending-after-stop.jsonl"))
+    tr.drop(tr.first("parallel", node="B", workers=0))
+    assert_witness(kit.verdict("PARALLEL.UNTIL", tr), tr, None, "B commits t10, written after its UNTIL position")
