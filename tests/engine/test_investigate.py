@@ -6,6 +6,8 @@ from dataclasses import replace
 
 import pytest
 
+from conftest import REPO
+
 from replcheck import cli, crosscheck, investigate, io, systems
 from replcheck.generate import generate
 from replcheck.spec import ROOT as SPEC
@@ -118,18 +120,18 @@ def test_a_change_master_refused_by_one_flavour_is_an_expected_difference():
     assert not crosscheck.change_master_differs((same, same, "stmt", "B", "change_master #1"))
 
 
-@pytest.mark.parametrize("seed, index, aspect, subject, rule, condition", [  # the condition fails on a Trace against itself
-    # generator 9's parallel family, found by the rotating campaign: B runs 4 workers in optimistic mode
-    # on MariaDB (commit order kept) and 4 without replica_preserve_commit_order on the seeds' server
-    (6000, 795, "visible", "t1", "flavour.parallel-applier", crosscheck.applier_differs),
+@pytest.mark.parametrize("name, aspect, subject, rule, condition", [  # the condition fails on a Trace against itself
+    # B runs 4 workers in optimistic mode on MariaDB (commit order kept) and 4 without
+    # replica_preserve_commit_order on the seeds' server
+    ("parallel-applier-commit-order", "visible", "t1", "flavour.parallel-applier", crosscheck.applier_differs),
     # SET GLOBAL slave_parallel_threads while the slave runs: MariaDB refuses it, MySQL knows no such name
-    (6002, 909, "stmt", "set_global #1", "flavour.parallel-applier", crosscheck.applier_differs),
-    # the domains family: after a failover to B, which never had R's last GTID 0-1-1, MariaDB answers
-    # R's GTID connect with 1236 where MySQL's auto-position sends B's transactions
-    (6005, 2041, "apply", "t3", "flavour.gtid-connect-refused", crosscheck.connect_refused_differs),
+    ("parallel-applier-set-global", "stmt", "set_global #1", "flavour.parallel-applier", crosscheck.applier_differs),
+    # after a failover to B, which never had R's last GTID 0-1-1, MariaDB answers R's GTID connect
+    # with 1236 where MySQL's auto-position sends B's transactions
+    ("gtid-connect-refused", "apply", "t3", "flavour.gtid-connect-refused", crosscheck.connect_refused_differs),
 ])
-def test_the_flavours_differ_where_their_applier_or_gtid_connect_does(seed, index, aspect, subject, rule, condition):
-    history = generate(seed, index)
+def test_the_flavours_differ_where_their_applier_or_gtid_connect_does(name, aspect, subject, rule, condition):
+    history = io.load_history(REPO / "corpus" / f"crosscheck-flavour-{name}.jsonl")
     found = _differences_of(history, "model:mariadb-10.11", "model:wl7318")
     d = next(d for d in found if d.aspect == aspect)
     assert (d.subject, d.expected, d.rule) == (subject, True, rule)
@@ -139,11 +141,11 @@ def test_the_flavours_differ_where_their_applier_or_gtid_connect_does(seed, inde
 
 
 def test_an_order_difference_is_explained_by_either_transaction_at_it():
-    # Seed 6001 History 1694 (parallel family), MASTER_DELAY 2: t1's event carries second 5, its commit
-    # second 6, so WL#344 (model:groupid) finds it due at the restart where WL#7318 does not, and a
-    # skip then takes t1 in one and not the other. The first divergence of B's applies names t2 on the
-    # left; only t1, the right's, has an event timestamp other than its commit second.
-    history = generate(6001, 1694)
+    # MASTER_DELAY 2: t1's event carries second 5, its commit second 6, so WL#344 (model:groupid) finds
+    # it due at the restart where WL#7318 does not, and a skip then takes t1 in one and not the other.
+    # The first divergence of B's applies names t2 on the left; only t1, the right's, has an event
+    # timestamp other than its commit second.
+    history = io.load_history(REPO / "corpus" / "crosscheck-order-swap-either-transaction.jsonl")
     left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl7318", "model:groupid"))
     d = next(d for d in crosscheck.compare(left, right) if d.aspect == "apply")
     assert (d.node, d.left, d.right, d.expected, d.rule) == ("B", "t2 first", "t1 first", True, "delay.commit-vs-start-time")
