@@ -45,8 +45,17 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, par
 # Version 9 adds the parallel family (the parallel applier, #17 item 3): a campaign's History draws
 # among seven families, so every (seed, index) names another History; a History drawn from named
 # families is the one version 8 drew.
+# Version 10 gives four families operator actions of several operations in order, by which the
+# state machines reach the last mutants none reached (issue #20): semisync's SET of
+# wait_for_slave_count past the replicas may hang a commit that the DBA releases by lowering it, its
+# crash may cut a commit off in flight, and its failover gives the new primary semi-sync; incident's
+# skip may come after the primary committed meanwhile, then reconnect by GTID; groupid's failover
+# may go on with a restore of the failed master from the new root, reconnected by group ID;
+# domains' failover, its replica stopped, has the new primary write and rotate its binlog before
+# the replica asks, and waits for the primary's first write. Those families' Histories changed;
+# delay's, filter's and parallel's did not.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/9"
+GENERATOR = "replcheck.generate/10"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)

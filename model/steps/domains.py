@@ -1,8 +1,9 @@
 """GTID domains' steps: a primary M with replicas B and R, gtid_strict_mode on all or none;
 commits in domain 0 or 1 (SET SESSION gtid_domain_id), local writes on a replica (with strict
 mode, the next replicated GTID of that domain is out of order there), STOP/START SLAVE, FLUSH LOGS
-and a failover to B, after which R asks B by its GTID position: the connect the dump thread
-places by the binlogs' Gtid_lists (MDEV-4473) or refuses (1236)."""
+and a failover to B, after which R asks B by its GTID position (at once, or once B has written
+in its own name in a later binlog): the connect the dump thread places by the binlogs'
+Gtid_lists (MDEV-4473) or refuses (1236)."""
 from __future__ import annotations
 
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
@@ -46,18 +47,35 @@ def flush_logs(b: Builder, d: Draw) -> None:
 
 
 def failover(b: Builder, d: Draw) -> None:
-    """M fails over to B (once): R, repointed, connects to B by its GTID position when its IO
-    thread runs, now or at its next START SLAVE (stopped first in half the draws: it then asks
-    after B has written in its own name, maybe in a later binlog)."""
-    if d.boolean():
+    """M fails over to B (once). R, repointed, connects to B by its GTID position: at once, or
+    (stopped first, in half the draws) once B has taken the writes and rotated its binlog (FLUSH
+    BINARY LOGS) in its own name: R then asks by a GTID that B's newest Gtid_list holds, maybe not
+    as its domain's last, and must get B's groups of the binlog before (MDEV-4473,
+    DOMAIN.CONNECT.NO_LOSS). Left to commit, flush_logs and slave_threads steps after the failover
+    in that order, no state machine reached it."""
+    stopped = d.boolean()
+    if stopped:
         b.op("stop_slave", "R")
     b.op("failover", "B")
     b.state.update(primary="B", replicas=["R"])
+    if stopped:
+        b.now += US
+        commit(b, d)
+        b.op("flush_logs", "B")
+        commit(b, d)
+        b.now += US
+        b.op("start_slave", "R")
+
+
+def may_fail_over(b: Builder) -> bool:
+    """Once, and after M took writes: a failover before any leaves R nothing to ask by (half the
+    state machine's failovers came first)."""
+    return b.state["primary"] == "M" and any(o["op"] == "trx" and o["node"] == "M" for o in b.ops)
 
 
 FAMILY = Family("domains", topology, (
     TIME_PASSES, Step("commit", 3, commit), Step("local_write", 1, local_write),
     Step("slave_threads", 2, slave_threads), Step("flush_logs", 2, flush_logs),
-    Step("failover", 1, failover, precondition=lambda b: b.state["primary"] == "M")),
+    Step("failover", 1, failover, precondition=may_fail_over)),
     tail_us=TAIL_US,
     features=("domains",))

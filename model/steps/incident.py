@@ -1,8 +1,9 @@
 """Incident events' steps: a primary A and a replica B, possibly delayed; transactional and
 non-transactional statements, binlog cache overflows and write errors, incidents recorded
 directly or through the injector (known and unknown codes), the seed's cluster gaps, skip
-counters, STOP/START SLAVE, crashes of the replica, and its connection dropping (cut_io), maybe
-inside a group that a GTID reconnect then puts an incident in again."""
+counters (maybe followed by a restart of the replica), STOP/START SLAVE, crashes of the replica,
+and its connection dropping (cut_io), maybe inside a group that a GTID reconnect then puts an
+incident in again."""
 from __future__ import annotations
 
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
@@ -38,14 +39,28 @@ def skip_and_start(b: Builder, d: Draw) -> None:
     """STOP SLAVE SQL_THREAD, SET GLOBAL sql_slave_skip_counter, START SLAVE SQL_THREAD, as a DBA
     does it: once B's SQL thread has stopped on an error, if the reference model's Trace foresees
     one, else at once. Skipping only at the instant of the step left WL3464.R4 (skip the incident,
-    resume after it) to the luck of time passing between an incident and a skip."""
-    count = d.integer(1, 3)
+    resume after it) to the luck of time passing between an incident and a skip.
+
+    Or the DBA comes a while after the stop, the primary having committed meanwhile (a count of 2
+    or more then skips the group after the incident too), and afterwards restarts B's server (a
+    clean shutdown and a start with relay_log_recovery=1, as a crash-safe replica runs): the relay
+    log is thrown away and fetched again from B's GTID position, and the skipped group must not
+    come back (I8, MariaDB 0b4231e9: WL3464.GTID_SKIP). Left to a commit step before the skip and
+    a replica crash after it, no state machine reached that."""
+    count, later = d.integer(1, 3), d.boolean()
     _, obs = b.trace("wl7318")
     b.now = next((o["t"] + 1 for o in obs if o["kind"] == "sql_stop" and o["node"] == "B" and o.get("reason") == "error"
                   and o["t"] >= b.now), b.now)
+    if later:
+        b.now += US
+        b.op("trx", "A", trx=b.trx_name())
+        b.now += US  # relayed by then (the latency is at most 0.2 s)
     b.op("stop_slave", "B", thread="sql")
     b.op("set_global", "B", variable="sql_slave_skip_counter", value=count)
     b.op("start_slave", "B", thread="sql")
+    if later:
+        b.op("shutdown", "B")
+        b.op("restart", "B", relay_log_recovery=True)
 
 
 def slave_threads(b: Builder, d: Draw) -> None:

@@ -23,7 +23,7 @@ def topology(b: Builder, d: Draw) -> None:
              {"id": "C", "variables": {"rpl_semi_sync_slave_enabled": c_semi}}]
     channels = [{"source": "A", "replica": "B", "delay": delay, "latency_us": latencies[0]},
                 {"source": "A", "replica": "C", "latency_us": latencies[1]}]
-    b.state.update(primary="A", replicas=["B", "C"], failed_over=False)
+    b.state.update(primary="A", replicas=["B", "C"], failed_over=False, wait_for_slave_count=count)
     b.topology(700_000, nodes, channels)
 
 
@@ -63,7 +63,25 @@ def set_enabled(b: Builder, d: Draw) -> None:
 
 
 def set_wait_for_slave_count(b: Builder, d: Draw) -> None:
-    b.op("set_global", b.state["primary"], variable="rpl_semi_sync_master_wait_for_slave_count", value=d.integer(1, 3))
+    """SET GLOBAL rpl_semi_sync_master_wait_for_slave_count. Raised past the replicas there are (3),
+    the next commit hangs; maybe the DBA then lowers it to the replicas that acknowledged it, as
+    SHOW STATUS shows them once their acks have come (the reference model's Trace says when): the
+    acks already received count against the new N, so the commit returns (WL7169.N_DISTINCT; Bug
+    #109829's N-1 slot table, sized for the old N, missed them). Left to single steps, which had to
+    take a commit and the SET inside one timeout in that order, no state machine reached it."""
+    primary, count = b.state["primary"], d.integer(1, 3)
+    b.op("set_global", primary, variable="rpl_semi_sync_master_wait_for_slave_count", value=count)
+    if count < 3 or not d.boolean():
+        return
+    trx, start = b.trx_name(), b.now
+    b.op("trx", primary, trx=trx, statements=[{}])
+    _, obs = b.trace("wl7318")
+    returned = next((o["t"] for o in obs if o["kind"] == "commit" and o.get("trx") == trx), None)
+    acks = [o for o in obs if o["kind"] == "ack" and o["node"] == primary and o["t"] >= start
+            and (returned is None or o["t"] < returned)]
+    b.now = max((o["t"] for o in acks), default=b.now) + 1
+    b.op("set_global", primary, variable="rpl_semi_sync_master_wait_for_slave_count",
+         value=max(1, len({o["replica"] for o in acks})))
 
 
 def timeout_then_catch_up(b: Builder, d: Draw) -> None:
@@ -88,11 +106,17 @@ def shutdown_and_restart(b: Builder, d: Draw) -> None:
 
 
 def crash_and_failover(b: Builder, d: Draw) -> None:
-    """The primary dies; the replica holding most of its binlog takes over, as an operator would
-    choose (the reference model's Trace so far says which): most of its groups whole, as
-    Gtid_IO_Pos counts them. Counting relayed events chose a replica whose reconnects had relayed
-    fake Rotates and format descriptions again, or the start of a group cut in transfer."""
+    """The primary dies, maybe with a client's COMMIT in flight: binlogged, sent to no replica yet,
+    cut off by the crash (MDEV-21117's in-doubt transaction, which the primary's recovery as a
+    replica must roll back; left to a commit step just before, few searches had one). The replica
+    holding most of its binlog takes over, as an operator would choose (the reference model's Trace
+    so far says which): most of its groups whole, as Gtid_IO_Pos counts them. Counting relayed
+    events chose a replica whose reconnects had relayed fake Rotates and format descriptions again,
+    or the start of a group cut in transfer."""
     primary, replicas = b.state["primary"], b.state["replicas"]
+    if d.boolean():
+        b.op("trx", primary, trx=b.trx_name(), statements=[{}])
+        b.now += 1  # past its binlog write, before any replica (1 ms away at least) has it
     b.op("crash", primary)
     b.now += d.integer(1, US)
     _, obs = b.trace("wl7318")
@@ -100,6 +124,10 @@ def crash_and_failover(b: Builder, d: Draw) -> None:
                        and o.get("last")}) for r in replicas}
     new = max(replicas, key=lambda r: (relayed[r], r == "B"))
     b.op("failover", new)
+    # The new primary takes the old one's semi-sync settings (a failover tool's SET GLOBALs): left
+    # to set_enabled after the failover, few searches reached a semi-sync primary B (S9's trigger).
+    b.op("set_global", new, variable="rpl_semi_sync_master_enabled", value=True)
+    b.op("set_global", new, variable="rpl_semi_sync_master_wait_for_slave_count", value=b.state["wait_for_slave_count"])
     rest = [r for r in replicas if r != new]
     for r in rest:  # the operator starts the IO thread of each other replica (a STOP or a cut may have stopped it)
         b.op("start_slave", r, thread="io")

@@ -128,7 +128,7 @@ def test_halt_message_must_name_the_last_id(kit):
     (9, "groupid", "mutant:state-file-missing-empty"),  # the groupid family's clean restart without the .state file (G7)
 ])
 def test_generated_histories_catch_each_durability_mutant(index, family, mutant):
-    # generator 8, seed 0, its family's History: caught by a requirement it must be killed by, where its
+    # generator 10, seed 0, its family's History: caught by a requirement it must be killed by, where its
     # base model holds
     system = get(mutant)
     history = generate(0, index, (family,))

@@ -24,7 +24,10 @@ def steps_of(error) -> list[str]:
 
 
 def test_model_holds_every_incident_property():
-    machine = machine_for(IncidentMachine, model_system("wl7318"))
+    # but WL3464.REACH, which model:wl7318 declares (spec/systems.toml): a GTID reconnect after
+    # relay_log_recovery never gets an incident a rotation followed; skip_and_start's restart of the
+    # replica reaches that in these examples
+    machine = machine_for(IncidentMachine, model_system("wl7318", expected=("WL3464.REACH",)))
     run_state_machine_as_test(machine, settings=SEARCH)
     assert machine.exercised["WL3464.GAP"] > 0 and machine.exercised["WL3464.R3.1"] > 0 and machine.exercised["WL3464.R4"] > 0
 
