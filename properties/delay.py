@@ -157,7 +157,7 @@ class DelayIndex:
                                           for o in self.v.kind("skip") if o["node"] == node for f, pos in skipped_places(o)]))
         relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
         discards = self.v.memo(f"delay.discards.{node}", lambda: [
-            o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or (
+            o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or repositions(o) or (
                 o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
         # A relay passed over for one query is passed over for every later one up to the thread's
         # next stop (a later t and line only add discards and applies before them), so queries in
@@ -443,10 +443,11 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
 
 
 def repositions(x: dict) -> bool:
-    """A CHANGE MASTER to a new place (a binlog position, or the slave's last group ID): the
-    replica's position moves and its relay log is thrown away."""
+    """A CHANGE MASTER to a new place (a binlog position, the slave's last group ID, or MariaDB's
+    MASTER_USE_GTID: sql_repl.cc change_master purges the relay logs, and the next connect asks by
+    GTID): the replica's position moves and its relay log is thrown away."""
     return x["kind"] == "stmt" and x["op"] == "change_master" and x.get("errno") is None and (
-        "master_log_file" in x or bool(x.get("connect_using_group_id")))
+        "master_log_file" in x or bool(x.get("connect_using_group_id")) or x.get("master_use_gtid") is not None)
 
 
 # -- a delay change with unapplied events -----------------------------------------------------

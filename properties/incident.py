@@ -211,9 +211,12 @@ def stop_message(v: TraceView, check: Check) -> None:
 
 
 def _stopped_interval(v: TraceView, stop: dict) -> tuple[int, int]:
-    """From an incident stop to the next START SLAVE, restart or restore (or the end), in trace order."""
-    start = next((o for o in v.of_node(stop["node"]) if _key(o) > _key(stop) and (o["kind"] in ("restart", "restore") or (
-        o["kind"] == "stmt" and o["op"] == "start_slave" and o.get("thread") in (None, "sql") and o.get("errno") is None))), None)
+    """From an incident stop to the next START SLAVE, restart or restore, or the DBA's move of the
+    replica elsewhere (RESET SLAVE, a CHANGE MASTER to a new place: its relay log and position go)
+    (or the end), in trace order."""
+    start = next((o for o in v.of_node(stop["node"]) if _key(o) > _key(stop) and (
+        o["kind"] in ("restart", "restore") or delay_properties.repositions(o) or (o["kind"] == "stmt" and o.get("errno") is None and (
+            o["op"] == "reset_slave" or (o["op"] == "start_slave" and o.get("thread") in (None, "sql")))))), None)
     return _key(stop), (_key(start) if start else (2**62, 0))
 
 
@@ -308,9 +311,9 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
                    and o.get("variable") == "sql_slave_skip_counter" and _key(stop) < _key(o) < hi]
         if not setting or setting[-1]["value"] != 1 or hi[0] >= 2**62:
             continue
-        start = next((o for o in v.kind("stmt") if o["node"] == r["node"] and _key(o) == hi), None)
+        start = next((o for o in v.kind("stmt") if o["node"] == r["node"] and _key(o) == hi and o["op"] == "start_slave"), None)
         if start is None:
-            continue  # a restart, not the DBA's START SLAVE
+            continue  # a restart, or the replica moved elsewhere: not the DBA's START SLAVE at the incident
         skips, first_apply = _skips_after_start(v, start)
         following = next((x for x in ix.after(r) if x["type"] not in EXEMPT), None)
         # The same incident, in this relay log or relayed again into a new one (MariaDB purges the

@@ -215,6 +215,24 @@ def test_position_past_the_incident_violates_hold(kit):
                    "B stopped at an incident shows Relay_Log_Pos 607, Exec_Master_Log_Pos 599; "
                    "the incident is at 607, master 559")
 
+def test_change_master_to_master_use_gtid_throws_the_incident_away_with_its_relay_log(kit):
+    # B (MASTER_DELAY 3) stopped at the first incident; STOP SLAVE, CHANGE MASTER TO MASTER_USE_GTID,
+    # START SLAVE purge its relay logs, and B waits out its delay for the second incident.
+    tr = kit.run("model:wl344", io.load_history(CORPUS / "finding-incident-relay-dropped-by-master-use-gtid.jsonl"))
+    for requirement in ("WL344.STATE.WAITING", "WL3464.HOLD"):
+        assert kit.verdict(requirement, tr).status == PASS, requirement
+    assert kit.verdict("SBM.PENDING", tr).status != VIOLATED
+    # the hold lasts up to the CHANGE MASTER: a sample before it past the incident is still wrong
+    s = status_at(tr, 11 * US)
+    s["Relay_Log_Pos"] = 4
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, s, "B stopped at an incident shows Relay_Log_Pos 4")
+    # waiting for the second incident (due 14 s) is right; shown idle at 12 s, wrong
+    tr = kit.run("model:wl344", io.load_history(CORPUS / "finding-incident-relay-dropped-by-master-use-gtid.jsonl"))
+    s = status_at(tr, 12 * US)
+    s.update(Slave_SQL_Running_State="Executing event", processlist_state="Executing event", SQL_Remaining_Delay=None)
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s, "but it is delaying (due 14000000)")
+
+
 def test_io_thread_stopped_by_dba_is_not_a_fault(kit):
     # inc-cache-overflow: STOP SLAVE while stopped at the incident; the IO thread is then No by request.
     tr = kit.run(M, "inc-cache-overflow")
