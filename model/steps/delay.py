@@ -132,4 +132,4 @@ FAMILY = Family("delay", topology, (
     # end-to-end delay is their sum): a shorter tail leaves C nothing applied to judge. (The
     # state machine's; the generator of version 3 stopped 12 s after the last step.)
     tail_us=2 * 8 * US + 4 * US,
-    features=("delay", "lag", "partial"))
+    features=("delay", "lag", "partial", "recovery"))  # recovery: kill -9 of a source
