@@ -531,9 +531,15 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         delay = ix.delay_at(a["node"], begin_of(a), a["_line"])
         if x is None or delay is None:
             continue
-        # B's clock before the trace's next line: a step logged after its execution in the same µs came later
-        off = v.offset_at(a["source"], begin_of(x), x["_line"])
-        whole = (begin_of(x) + epoch + off) // US * US - epoch - off  # B's timestamp, whole seconds
+        b = ix.binlog.get((a["source"], a["gtid"], a["idx"])) if ix.rule(a) == "wl7318" and a.get("ict") else None
+        if b is not None:
+            # WL#7318: B's timestamp is its commit's (immediate_commit_timestamp), on B's clock as it
+            # wrote the event: a clock step while B executed it moves the second it counts from
+            whole = a["ict"] // US * US - epoch - v.offset_at(a["source"], b["t"], b["_line"])
+        else:
+            # B's clock before the trace's next line: a step logged after its execution in the same µs came later
+            off = v.offset_at(a["source"], begin_of(x), x["_line"])
+            whole = (begin_of(x) + epoch + off) // US * US - epoch - off  # B's timestamp, whole seconds
         due = whole + delay * US
         ok = begin_of(a) + v.resolution_us >= due
         # What the requirement tells apart: counting from B's execution, or from the original

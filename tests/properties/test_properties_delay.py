@@ -681,3 +681,17 @@ def test_remaining_delay_is_judged_within_how_long_the_sample_took_not_the_resol
     if read_took_us is not None:
         s["sampled_until"] = s["t"] + read_took_us
     assert kit.verdict("WL344.SSS.REMAINING", tr).status == status
+
+
+def test_a_chain_hop_counts_from_the_commit_stamp_on_the_clock_that_wrote_it(kit):
+    # Campaign finding (seed 1000, History 45826): B's clock stepped 1.25 s ahead while it executed
+    # t4, so it stamped the commit 1.85 s; C (WL#7318, delay 10) counts from that stamp's whole
+    # second, 1 s on B's clock, -0.25 s in true time, and begins t4 at 9.75 s.
+    tr = kit.run(W7318, load_history(CORPUS / "finding-chain-ict-stamped-after-a-clock-step.jsonl"))
+    a = tr.first("apply", node="C", trx="t4", idx=0)
+    assert (a["begin"], a["ict"] % 1_000_000_000) == (9_750_000, 1_850_000)
+    assert kit.verdict("WL344.CHAIN.IMMEDIATE", tr).status == PASS
+    # a quarter of a second earlier is before any second B's clock could have stamped
+    for o in tr.all("apply", node="C", trx="t4"):
+        o["begin"] = o["t"] = 9_500_000
+    assert_witness(kit.verdict("WL344.CHAIN.IMMEDIATE", tr), tr, None, "C began GTID_LOG_EVENT of t4 at 9500000")
