@@ -2,7 +2,7 @@
 its checks (properties, z3 proofs, state machines) with properties.core."""
 from __future__ import annotations
 
-FEATURES = ("delay", "lag", "semisync", "incident", "groupid", "recovery", "partial", "filter", "domains", "srcerr", "parallel")
+FEATURES = ("delay", "lag", "semisync", "incident", "groupid", "recovery", "partial", "filter", "domains", "srcerr", "parallel", "multisource")
 
 
 def load_features() -> None:
