@@ -15,13 +15,24 @@ from __future__ import annotations
 from replcheck.spec import formats as F
 
 DEFAULT = ""  # the default connection's name
-WARN_NO_MASTER_INFO = 1617  # ER_... "There is no master connection '%.*s'" (get_master_info, sql/rpl_mi.cc)
 IGNORE_DUPLICATES = "gtid_ignore_duplicates"
 SKIP_REASON = "gtid_ignore_duplicates"  # a `skip` observation's reason when check_duplicate_gtid returns 0
+ER_SLAVE_WAS_NOT_RUNNING = 1255
 
 
-def no_master_info(name: str) -> str:
-    return f"There is no master connection '{name}'"
+def unconfigured_default(op: str, mariadb: bool) -> tuple[int | None, int | None, str]:
+    """(errno, warning, message) of a statement for the default connection of a replica whose
+    connections are all named: the server always has a default Master_info, never configured
+    (measured on 10.11: STOP SLAVE notes 1255, START SLAVE fails with 1200, CHANGE MASTER TO
+    MASTER_DELAY, RESET SLAVE and SET GLOBAL sql_slave_skip_counter succeed and change nothing a
+    named connection shows). A named connection the replica lacks would be 1617 ("There is no
+    master connection 'x'"); a History naming one is refused as bad input."""
+    if op == "stop_slave":
+        return None, ER_SLAVE_WAS_NOT_RUNNING, "Slave already has been stopped"
+    if op == "start_slave":
+        return F.ER_BAD_SLAVE, None, ("Misconfigured slave: MASTER_HOST was not set; Fix in config file or with CHANGE MASTER TO"
+                                    if mariadb else "The server is not configured as slave; fix in config file or with CHANGE MASTER TO")
+    return None, None, ""
 
 
 def channels(node) -> list:

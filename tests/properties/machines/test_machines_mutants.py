@@ -15,6 +15,7 @@ from replcheck.model.mutants import REGISTRY
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 from replcheck.properties.machines.delay import DelayMachine
 from replcheck.properties.machines.groupid import GroupIdMachine
+from replcheck.properties.machines.multisource import MultiSourceMachine
 from replcheck.properties.machines.semisync import SemiSyncMachine
 from replcheck.systems import get
 
@@ -35,6 +36,7 @@ SEARCHES = [
     (GroupIdMachine, "purge-silent-skip", 200, 20),
     (GroupIdMachine, "group-id-before-binlog-lock", 300, 12),
     (GroupIdMachine, "send-before-sync", 400, 12),
+    (MultiSourceMachine, "ignore-duplicates-race", 60, 20),
 ]
 ELSEWHERE = {  # searched for by the feature's own test module
     "stop-applies-waited-event": "test_machines_delay", "start-timestamp": "test_machines_delay",
