@@ -650,10 +650,12 @@ class Simulator:
     def _set_parallel(self, node: Node, name: str, value: Any) -> None:
         """SET GLOBAL of a parallel applier setting: MariaDB's refused while the slave runs
         (ER_SLAVE_MUST_STOP); every one takes effect at the SQL thread's next start."""
-        ch = node.channel
-        if name in PA.STOPPED_ONLY and ch is not None and (ch.sql_running or ch.io_running):
+        # refused while any connection runs, named in the message (measured on 10.11 with gtid_ignore_duplicates)
+        ch = next((c for c in MS.channels(node) if c.sql_running or c.io_running), None)
+        if name in PA.STOPPED_ONLY and ch is not None:
+            conn = ch.connection or MS.DEFAULT
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
-                      message="This operation cannot be performed as you have a running slave ''; run STOP SLAVE '' first")
+                      message=f"This operation cannot be performed as you have a running slave '{conn}'; run STOP SLAVE '{conn}' first")
             return
         refused = PA.check(name, value)
         self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_VALUE_FOR_VAR if refused else None,

@@ -98,3 +98,13 @@ def test_the_default_connection_of_a_replica_with_named_ones_is_unconfigured(kit
     assert (stop["errno"], stop["warning"], start["errno"], change["errno"]) == (None, 1255, 1200, None)
     assert start["message"] == "Misconfigured slave: MASTER_HOST was not set; Fix in config file or with CHANGE MASTER TO"
     assert {s["SQL_Delay"] for s in tr.all("status", node="R", connection="b")} == {0}  # the change reached no connection
+
+
+def test_a_parallel_setting_is_refused_while_any_connection_runs(kit):
+    # 'a' is stopped from 1 s to 3.5 s; 'b' runs: MariaDB names the running connection (measured with
+    # SET GLOBAL gtid_ignore_duplicates: "... running slave 'b'; run STOP SLAVE 'b' first")
+    h = kit.history(TWO)
+    h["ops"].append({"at": 2000000, "op": "set_global", "node": "R", "variable": "slave_parallel_threads", "value": 2})
+    s = kit.run(MDB, h).first("stmt", node="R", op="set_global")
+    assert (s["errno"], s["message"]) == (1198, "This operation cannot be performed as you have a running slave 'b'; "
+                                                "run STOP SLAVE 'b' first")
