@@ -108,3 +108,14 @@ def test_a_parallel_setting_is_refused_while_any_connection_runs(kit):
     s = kit.run(MDB, h).first("stmt", node="R", op="set_global")
     assert (s["errno"], s["message"]) == (1198, "This operation cannot be performed as you have a running slave 'b'; "
                                                 "run STOP SLAVE 'b' first")
+
+
+def test_set_global_gtid_ignore_duplicates_needs_every_connection_stopped(kit):
+    h = kit.history(TWO)
+    h["ops"] += [{"at": 2000000, "op": "set_global", "node": "R", "variable": "gtid_ignore_duplicates", "value": "ON"},
+                 {"at": 4200000, "op": "set_global", "node": "R", "variable": "gtid_ignore_duplicates", "value": "ON"}]
+    refused, accepted = kit.run(MDB, h).all("stmt", node="R", op="set_global")
+    assert (refused["errno"], accepted["errno"]) == (1198, None)  # 'b' runs at 2 s; STOP ALL SLAVES at 4.1 s stopped both
+    assert "running slave 'b'" in refused["message"]
+    # MySQL has no such variable: the seed models answer as for any unknown one
+    assert kit.run("model:wl344", h).all("stmt", node="R", op="set_global")[0]["errno"] == 1193
