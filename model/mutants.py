@@ -241,3 +241,12 @@ UNTIL_GIVES_UP_QUEUED = mutant(
     seam="sim: the workers drained at an UNTIL stop",
     what="The UNTIL stop gives up the groups queued before the position and not yet started, as STOP SLAVE does",
     kills=("PARALLEL.UNTIL",))
+
+# -- multi-source replication (model/multisource.py) ---------------------------------------------
+IGNORE_DUPLICATES_RACE = mutant(
+    "ignore-duplicates-race", feature="multisource", base="model:mariadb-10.11",
+    bug="MDEV-8354 (out-of-order error with --gtid-ignore-duplicates: another multi-source connection re-applied the same GTID)",
+    seam="sim: a named connection at a group's GTID (rpl_slave_state::check_duplicate_gtid)",
+    what="With gtid_ignore_duplicates a connection does not wait while another connection applies a group of "
+         "the same domain: both apply the GTID that is not yet in gtid_slave_pos",
+    kills=("MULTISOURCE.IGNORE_DUPLICATES.ONCE",))

@@ -129,6 +129,8 @@ TABLE = (
     _op("cut_io", "_op_cut_io", runner="_cut_io", limits=(_relay_after_failover("cut_io", "cuts the connection"),)),
     _op("remove_state_file", "_op_remove_state_file", runner="_remove_state_file", while_down=True),
     _op("expect", "_op_expect", runner="_expect", while_down=True),
+    _op("start_all_slaves", "_op_start_all_slaves", statement="start_all_slaves_statement"),
+    _op("stop_all_slaves", "_op_stop_all_slaves", statement="stop_all_slaves_statement"),
 )
 
 OPS: dict[str, Op] = {op.name: op for op in TABLE}

@@ -32,6 +32,7 @@ from . import filter as FL
 from . import groupid as G
 from . import incident as I
 from . import mechanics as X
+from . import multisource as MS
 from . import mutants as M
 from . import parallel as PA
 from . import partial as P
@@ -148,6 +149,8 @@ class Channel:
     dump_skipping: bool = False
     gtid_request: str = ""  # the GTID position the last GTID connect asked by (MariaDB)
     par: PA.Applier | None = None  # a parallel applier's workers (model/parallel.py); None: serial
+    # MariaDB's connection_name (multi-source, model/multisource.py); None: the topology names none
+    connection: str | None = None
 
 
 @dataclass
@@ -165,7 +168,9 @@ class Node:
     binlog_pos: int = BINLOG_START
     gtid_seq: dict = field(default_factory=dict)  # per domain, the last sequence number this server issued
     executed: set[str] = field(default_factory=set)
-    channel: Channel | None = None
+    channel: Channel | None = None  # the default connection (''), or the one an op addresses
+    connections: dict[str, Channel] = field(default_factory=dict)  # multi-source: by connection_name
+    domain_owner: dict = field(default_factory=dict)  # gtid_ignore_duplicates: per domain, the applying connection
     replicas: list[Channel] = field(default_factory=list)
     variables: dict = field(default_factory=dict)  # configuration (my.cnf): what a restart starts with
     runtime: dict = field(default_factory=dict)  # SET GLOBAL changes, lost at a restart
@@ -267,11 +272,12 @@ class Simulator:
             self.initial_variables[node.id] = {**node.semisync.vars, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log,
                                                **FL.configured(node.variables),
                                                **{k: node.variables[k] for k in DOM.VARIABLES
-                                                  if k in node.variables and self.mech.gtid_domains}}
+                                                  if k in node.variables and self.mech.gtid_domains},
+                                               **{k: node.variables[k] for k in (MS.IGNORE_DUPLICATES,) if k in node.variables}}
             self.nodes[node.id] = node
         for c in topo.get("channels", []):
             replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
-            self._add_channel(replica, source, c.get("latency_us", 0), c.get("delay", 0))
+            self._add_channel(replica, source, c.get("latency_us", 0), c.get("delay", 0), c.get("connection"))
         for node in self.nodes.values():
             refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
             if refused:  # mysqld refuses to start: the node never comes up
@@ -281,20 +287,25 @@ class Simulator:
             self._open_binlog(node)
         for n in topo["nodes"]:
             node = self.nodes[n["id"]]
-            if node.channel is None or not node.up:
+            if not node.up:
                 continue
-            if "relay_log_info" in n:
-                node.channel.rli_content = n["relay_log_info"]
-                if not self._read_relay_log_info(node.channel, boot=True):
-                    continue
-            self._write_relay_log_info(node.channel)
-            self._start_io(node.channel)
-            self._start_sql(node.channel)
+            for ch in MS.channels(node):
+                if "relay_log_info" in n and ch is node.channel:
+                    ch.rli_content = n["relay_log_info"]
+                    if not self._read_relay_log_info(ch, boot=True):
+                        continue
+                self._write_relay_log_info(ch)
+                self._start_io(ch)
+                self._start_sql(ch)
 
     @staticmethod
-    def _add_channel(replica: Node, source: Node, latency_us: int, delay: int = 0) -> None:
-        replica.channel = Channel(node=replica, source=source, latency_us=latency_us, delay=delay)
-        source.replicas.append(replica.channel)
+    def _add_channel(replica: Node, source: Node, latency_us: int, delay: int = 0, connection: str | None = None) -> None:
+        ch = Channel(node=replica, source=source, latency_us=latency_us, delay=delay, connection=connection)
+        if connection is not None:
+            replica.connections[connection] = ch
+        if connection in (None, MS.DEFAULT):
+            replica.channel = ch
+        source.replicas.append(ch)
 
     def _start_semisync(self, node: Node) -> None:
         """A (re)started server: semi-sync state comes from its configuration, counters from zero."""
@@ -362,8 +373,8 @@ class Simulator:
 
     def _sample_all(self) -> None:
         for node in self.nodes.values():
-            if node.channel is not None and node.up:
-                self._status(node.channel)
+            for ch in MS.channels(node) if node.up else ():  # SHOW ALL SLAVES STATUS: a row per connection
+                self._status(ch)
             if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas) or self.filtering
                             or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical
                             or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
@@ -378,9 +389,16 @@ class Simulator:
         if not node.up and not entry.while_down:
             self.emit("error", node.id, op=entry.name, errno=CR_SERVER_LOST, message="Lost connection to server (node is down)")
             return
-        attrgetter(entry.method)(self)(node, op)
-        if entry.shows_status and node.channel is not None and node.up:
-            self._status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
+        default = node.channel
+        if "connection" in op:  # START SLAVE 'name', ...: the statement addresses that connection
+            node.channel = node.connections.get(op["connection"])
+        try:
+            attrgetter(entry.method)(self)(node, op)
+            if entry.shows_status and node.channel is not None and node.up:
+                self._status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
+        finally:
+            if "connection" in op:
+                node.channel = default
 
     def _op_trx(self, node: Node, op: dict) -> None:
         if node.rpl_hierarchical:
@@ -614,6 +632,9 @@ class Simulator:
         if name in PA.known(self.mech.texts == X.MARIADB):
             self._set_parallel(node, name, value)
             return
+        if name == MS.IGNORE_DUPLICATES and self.mech.gtid_domains:
+            self._set_ignore_duplicates(node, value)
+            return
         if name not in SS.VARIABLES:
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
                       message=f"Unknown system variable '{name}'")
@@ -632,16 +653,38 @@ class Simulator:
     def _set_parallel(self, node: Node, name: str, value: Any) -> None:
         """SET GLOBAL of a parallel applier setting: MariaDB's refused while the slave runs
         (ER_SLAVE_MUST_STOP); every one takes effect at the SQL thread's next start."""
-        ch = node.channel
-        if name in PA.STOPPED_ONLY and ch is not None and (ch.sql_running or ch.io_running):
-            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
-                      message="This operation cannot be performed as you have a running slave ''; run STOP SLAVE '' first")
+        if name in PA.STOPPED_ONLY and self._refused_while_running(node, name, value):
             return
         refused = PA.check(name, value)
         self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_VALUE_FOR_VAR if refused else None,
                   message=refused or "")
         if not refused:
             node.runtime[name] = PA.value_of(name, value)
+
+    def _refused_while_running(self, node: Node, name: str, value: Any) -> bool:
+        """ER_SLAVE_MUST_STOP while any connection runs, naming it (measured on 10.11 with
+        gtid_ignore_duplicates: "... running slave 'b'; run STOP SLAVE 'b' first")."""
+        ch = next((c for c in MS.channels(node) if c.sql_running or c.io_running), None)
+        if ch is not None:
+            conn = ch.connection or MS.DEFAULT
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
+                      message=f"This operation cannot be performed as you have a running slave '{conn}'; run STOP SLAVE '{conn}' first")
+        return ch is not None
+
+    def _set_ignore_duplicates(self, node: Node, value: Any) -> None:
+        """SET GLOBAL gtid_ignore_duplicates (MariaDB): a boolean (ON/OFF, 1/0), only with every
+        connection stopped; the next group a connection reads is checked by it."""
+        name = MS.IGNORE_DUPLICATES
+        flag = {True: True, False: False, 1: True, 0: False, "ON": True, "OFF": False}.get(
+            value.upper() if isinstance(value, str) else value)
+        if flag is None:
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_VALUE_FOR_VAR,
+                      message=f"Variable '{name}' can't be set to the value of '{value}'")
+            return
+        if self._refused_while_running(node, name, value):
+            return
+        self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
+        node.runtime[name] = flag
 
     def _op_lose_acks(self, node: Node, op: dict) -> None:
         if node.channel is not None:
@@ -761,7 +804,7 @@ class Simulator:
     @staticmethod
     def _relay_index(ch: Channel, file: str, pos: int) -> int:
         """The relay log's event at (file, pos), or its end there; -1 if the relay log has no such place."""
-        if (file, pos) == (f"relay.{ch.relay_file_no:06d}", ch.relay_pos):
+        if (file, pos) == (f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos):
             return len(ch.relay)
         return next((i for i, e in enumerate(ch.relay) if (e.file, e.pos) == (file, pos)), -1)
 
@@ -807,11 +850,7 @@ class Simulator:
             return
         thread = op.get("thread")
         running = (thread in (None, "sql") and ch.sql_running) or (thread in (None, "io") and ch.io_running)
-        if thread in (None, "sql") and ch.sql_running:
-            self._stop_sql(ch, "stop")
-        if thread in (None, "io") and ch.io_running:
-            self._disconnect(ch)
-            ch.io_running = False
+        self._stop_threads(ch, io=thread in (None, "io"), sql=thread in (None, "sql"))
         self._stmt(ch, op, None if running else ER_SLAVE_WAS_NOT_RUNNING,
                    "" if running else "Slave already has been stopped", warning=not running)
 
@@ -826,8 +865,11 @@ class Simulator:
             self._stmt(ch, op, ER_SLAVE_WAS_RUNNING, "Slave is already running", warning=True)
             return
         self._stmt(ch, op, None, "")
+        self._start_threads(ch, io, sql, op.get("until"))
+
+    def _start_threads(self, ch: Channel, io: bool, sql: bool, until: dict | None = None) -> None:
         if sql:
-            ch.until = op.get("until")
+            ch.until = until
             ch.last_sql_errno, ch.last_sql_error = 0, ""
         if io and sql:
             self._start_both(ch)
@@ -835,6 +877,29 @@ class Simulator:
             self._start_io(ch)
         else:
             self._start_sql(ch)
+
+    def _stop_threads(self, ch: Channel, io: bool, sql: bool) -> None:
+        if sql and ch.sql_running:
+            self._stop_sql(ch, "stop")
+        if io and ch.io_running:
+            self._disconnect(ch)
+            ch.io_running = False
+
+    def _op_start_all_slaves(self, node: Node, op: dict) -> None:
+        """START ALL SLAVES: each connection whose threads are not both running starts, in turn
+        (Master_info_index::start_all_slaves, sql/rpl_mi.cc); one statement, one answer."""
+        self._all_slaves(node, op, lambda ch: not (ch.io_running and ch.sql_running),
+                         lambda ch: self._start_threads(ch, not ch.io_running, not ch.sql_running))
+
+    def _op_stop_all_slaves(self, node: Node, op: dict) -> None:
+        """STOP ALL SLAVES: each connection with a running thread stops (Master_info_index::stop_all_slaves)."""
+        self._all_slaves(node, op, lambda ch: ch.io_running or ch.sql_running, lambda ch: self._stop_threads(ch, True, True))
+
+    def _all_slaves(self, node: Node, op: dict, acts: Callable[[Channel], bool], do: Callable[[Channel], None]) -> None:
+        self.emit("stmt", node.id, op=op["op"], errno=None, warning=None, message="")
+        for ch in [c for c in MS.channels(node) if acts(c)]:
+            do(ch)
+            self._status(ch)  # its row of SHOW ALL SLAVES STATUS right after
 
     def _op_flush_logs(self, node: Node, op: dict) -> None:
         if op:  # the statement, not a rotation the server makes itself
@@ -864,8 +929,7 @@ class Simulator:
             self._lose_on_crash(node, kind, sync_binlog, flush_log)
         for w in node.semisync.abandon():
             self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query")
-        ch = node.channel
-        if ch is not None:
+        for ch in MS.channels(node):
             if ch.sql_running:
                 self._stop_sql(ch, "crash", statement=False)
             self._disconnect(ch)
@@ -874,6 +938,7 @@ class Simulator:
             # start), and the skip of a group the counter ran out in; the SQL thread starts again at
             # that group's first event with nothing to skip.
             ch.skip_counter, ch.skipping_group = 0, False
+        node.domain_owner = {}
         for r in node.replicas:
             self._disconnect(r)
 
@@ -984,15 +1049,15 @@ class Simulator:
             return
         if node.rpl_hierarchical:
             self.hierarchy.resume(node)
-        ch = node.channel
-        if ch is not None and op.get("relay_log_recovery"):
-            # relay_log_recovery=1: the relay log is not trusted after a crash (MySQL's init_recovery).
-            self._drop_relay(ch, "relay_log_recovery")
-        if ch is not None and self._read_relay_log_info(ch) and op.get("start_slave", True):
-            # The UNTIL condition lives only in memory (Relay_log_info::until_condition, UNTIL_NONE
-            # when constructed; sql/rpl_rli.cc): threads a restart starts run without it.
-            ch.until = None
-            self._start_both(ch)
+        for ch in MS.channels(node):
+            if op.get("relay_log_recovery"):
+                # relay_log_recovery=1: the relay log is not trusted after a crash (MySQL's init_recovery).
+                self._drop_relay(ch, "relay_log_recovery")
+            if self._read_relay_log_info(ch) and op.get("start_slave", True):
+                # The UNTIL condition lives only in memory (Relay_log_info::until_condition, UNTIL_NONE
+                # when constructed; sql/rpl_rli.cc): threads a restart starts run without it.
+                ch.until = None
+                self._start_both(ch)
         for r in node.replicas:
             if r.io_running and r.node.up:
                 self._connect(r)
@@ -1037,7 +1102,10 @@ class Simulator:
         self.emit("stmt", node.id, op="binlog_statement", event_types=types, errno=errno, message=message)
 
     def _channel_or_error(self, node: Node, op: dict) -> Channel | None:
-        if node.channel is None:
+        if node.channel is None and node.connections:
+            errno, warning, message = MS.unconfigured_default(op["op"], self.mech.texts == X.MARIADB)
+            self.emit("stmt", node.id, op=op["op"], errno=errno, warning=warning, message=message)
+        elif node.channel is None:
             self.emit("stmt", node.id, op=op["op"], errno=ER_BAD_SLAVE,
                       message="The server is not configured as slave; fix in config file or with CHANGE MASTER TO")
         return node.channel
@@ -1478,7 +1546,7 @@ class Simulator:
         if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
             return
         end = ch.relay_pos + ev.size
-        entry = Entry(ev, f"relay.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
+        entry = Entry(ev, f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
         if ev.last and ev.trx is not None:
             ch.held.setdefault(entry.source, []).append(len(ch.relay))
         ch.relay.append(entry)
@@ -1487,7 +1555,7 @@ class Simulator:
             ch.read_master_file, ch.read_master_pos = src.file, src.end
         if ev.gtid and (ev.last or (ev.idx == 0 and M.GTID_RECEIVED_AT_FIRST_EVENT in self.mutants)):
             ch.io_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # Gtid_IO_Pos moves only once the whole group is in
-        self.emit("relay", ch.node.id, source=ch.source.id, **_event_fields(ev, src.group_id), file=entry.file, pos=entry.pos,
+        self.emit("relay", ch.node.id, source=ch.source.id, **MS.tagged(ch.connection), **_event_fields(ev, src.group_id), file=entry.file, pos=entry.pos,
                   master_file=src.file, master_end=src.end)
         # The sync flag rides in the two reserved header bytes; the replica strips them, queues
         # the event, and only then acknowledges it.
@@ -1536,7 +1604,7 @@ class Simulator:
         ch.relay_pos = BINLOG_START
         ch.fetch = None
         self._write_relay_log_info(ch)
-        self.emit("relay_log_recovery", ch.node.id, dropped=dropped, reason=reason)
+        self.emit("relay_log_recovery", ch.node.id, dropped=dropped, reason=reason, **MS.tagged(ch.connection))
 
     def _start_sql(self, ch: Channel) -> None:
         ch.sql_running = True
@@ -1585,7 +1653,8 @@ class Simulator:
         ch.state = "stopped"
         ch.cur_due = None
         ch.sql_gen += 1
-        self.emit("sql_stop", ch.node.id, reason=reason, **error)
+        self._release_domain(ch)
+        self.emit("sql_stop", ch.node.id, reason=reason, **MS.tagged(ch.connection), **error)
 
     def _kick(self, ch: Channel) -> None:
         """Let the SQL thread read and execute as far as it may now."""
@@ -1632,6 +1701,8 @@ class Simulator:
             if ev.type in D.TRX_START and ch.node.rpl_hierarchical and entry.group_id is not None:
                 if self.hierarchy.halts(ch, entry):
                     return
+            elif self._checks_duplicates(ch, ev):
+                pass  # once it is due, below
             elif ev.type in D.TRX_START and ev.gtid in ch.node.executed and not gap:  # the mutant applies a gap again
                 if not self._skip_group(ch):
                     return
@@ -1643,7 +1714,59 @@ class Simulator:
                 ch.state, ch.cur_due = "waiting", due
                 self.at(due, self._wake, ch, ch.sql_gen)
                 return
+            if self._checks_duplicates(ch, ev):
+                held = self._duplicate_check(ch, ev.gtid)
+                if held is None:  # another connection applies this domain: wait for it
+                    return
+                if held:
+                    if not self._skip_group(ch, **({"reason": MS.SKIP_REASON} if self.mech.gtid_domains else {})):
+                        return
+                    continue
             self._execute(ch, entry, self.now)
+
+    @staticmethod
+    def _checks_duplicates(ch: Channel, ev: Event) -> bool:
+        """A named connection decides at a group's GTID, once it is due (after MASTER_DELAY: the
+        parallel worker, or the SQL thread past sql_delay_event, calls check_duplicate_gtid; measured
+        on 10.11, a connection without delay applies a GTID at once while another holds it in its delay)."""
+        return ch.connection is not None and ev.type in D.TRX_START and bool(ev.gtid)
+
+    def _duplicate_check(self, ch: Channel, gtid: str) -> bool | None:
+        """A named connection at a group's GTID: True to skip it, False to apply it, None to wait.
+        MariaDB without gtid_ignore_duplicates applies what each connection brings (gtid_slave_pos is
+        shared, not consulted); with it rpl_slave_state::check_duplicate_gtid (sql/rpl_gtid.cc): skip
+        when the domain is at or past the GTID, else wait while another connection owns the domain,
+        else own it until the group commits or the SQL thread stops. MySQL's channels always skip a
+        GTID in gtid_executed and wait while another thread owns it (sql/rpl_gtid_state.cc,
+        Gtid_state::acquire_ownership): the same ownership, per GTID set instead of per domain."""
+        node = ch.node
+        mariadb = self.mech.gtid_domains
+        if mariadb and not node.runtime.get(MS.IGNORE_DUPLICATES):
+            return False
+        if MS.duplicate(node, gtid) if mariadb else gtid in node.executed:
+            return True
+        domain = F.parse_gtid(gtid)[0]
+        owner = node.domain_owner.get(domain)
+        if owner is not None and owner is not ch and M.IGNORE_DUPLICATES_RACE not in self.mutants:
+            return None
+        node.domain_owner[domain] = ch
+        return False
+
+    def _release_domain(self, ch: Channel) -> None:
+        """release_domain_owner: the connection's domains are free again; connections waiting for one
+        read on."""
+        node = ch.node
+        mine = [d for d, owner in node.domain_owner.items() if owner is ch]
+        for d in mine:
+            del node.domain_owner[d]
+        if mine:
+            for other in MS.channels(node):
+                if other is not ch and other.sql_running:
+                    self.at(self.now, self._resume, other, other.sql_gen)
+
+    def _resume(self, ch: Channel, gen: int) -> None:
+        if gen == ch.sql_gen and ch.state == "idle":
+            self._kick(ch)
 
     def _read_timestamp(self, ch: Channel, ev: Event) -> None:
         """The SQL thread read `ev` (before any MASTER_DELAY wait): its timestamp becomes
@@ -1700,7 +1823,8 @@ class Simulator:
         if gen != ch.sql_gen or ch.state != "waiting":
             return
         ch.state, ch.cur_due = "idle", None
-        self._execute(ch, ch.relay[ch.sql_pos], ch.cur_read)
+        if not self._checks_duplicates(ch, ch.relay[ch.sql_pos].ev):  # else the loop decides, now that it is due
+            self._execute(ch, ch.relay[ch.sql_pos], ch.cur_read)
         self._kick(ch)
 
     def _execute(self, ch: Channel, entry: Entry, read: int) -> None:
@@ -1731,7 +1855,7 @@ class Simulator:
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason="partial_group")
             ch.group_start, ch.applied_in_group = ch.sql_pos, 0
         # the server that sent the event: a failover may have repointed the channel since it was relayed
-        self.emit("apply", ch.node.id, source=entry.source, **_event_fields(ev, entry.group_id), read=read, begin=begin,
+        self.emit("apply", ch.node.id, source=entry.source, **MS.tagged(ch.connection), **_event_fields(ev, entry.group_id), read=read, begin=begin,
                   relay_file=entry.file, relay_pos=entry.pos)
         inside = ev.trx is None and ch.sql_pos > ch.group_start  # between the events of a cut group
         ch.sql_pos += 1
@@ -1785,6 +1909,8 @@ class Simulator:
         why = FL.replica_filter(node.variables, ev.table, ev.skip)
         if why:  # applied, with its delay, as a no-op: the rule filtered its table inside the events' apply
             self._filtered(node, ev, why)
+            if node.domain_owner:
+                self._release_domain(ch)
             return
         if ch.par is not None:  # queued to a worker, which commits it later (model/parallel.py)
             domain = F.parse_gtid(ev.gtid)[0] if ev.gtid else 0
@@ -1799,6 +1925,8 @@ class Simulator:
         node, ev = ch.node, ch.relay[stop - 1].ev
         node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         node.executed.add(ev.gtid)
+        if node.domain_owner:
+            self._release_domain(ch)
         self._engine_commit(node, ev.trx, ev.gtid, **worker)
         if node.log_slave_updates:
             ict = self._local(node, self.now) if node.commit_timestamps else None
@@ -1865,7 +1993,7 @@ class Simulator:
         if filtered:
             self._filtered(ch.node, ev, filtered)
         else:
-            self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason, events=passed)
+            self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason, events=passed, **MS.tagged(ch.connection))
         self._advance_group(ch, ch.relay[i])
         return True
 
@@ -1892,7 +2020,7 @@ class Simulator:
         if start < len(ch.relay):
             e = ch.relay[start]
             return e.file, e.pos
-        return f"relay.{ch.relay_file_no:06d}", ch.relay_pos
+        return f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos
 
     @staticmethod
     def _exec_master(ch: Channel) -> tuple[str, int]:
@@ -1909,11 +2037,11 @@ class Simulator:
 
     def _read_relay_log_info(self, ch: Channel, boot: bool = False) -> bool:
         node = ch.node
-        self.emit("relay_log_info", node.id, content=ch.rli_content)
+        self.emit("relay_log_info", node.id, content=ch.rli_content, **MS.tagged(ch.connection))
         try:
             info = relayinfo.parse(ch.rli_content)
         except relayinfo.RelayLogInfoError as e:
-            self.emit("error", node.id, errno=ER_MASTER_INFO, thread="sql",
+            self.emit("error", node.id, errno=ER_MASTER_INFO, thread="sql", **MS.tagged(ch.connection),
                       message=f"Could not initialize master info structure; relay-log.info {e}")
             return False
         ch.delay = info.delay
@@ -1929,7 +2057,7 @@ class Simulator:
     # -- SHOW SLAVE STATUS --------------------------------------------------------------------
     def _status(self, ch: Channel) -> None:
         # emit's dict, built once: a sample is no statement (emit's bookkeeping) and the most frequent observation
-        self.obs.append({"t": self.now, "kind": "status", "node": ch.node.id, **self._status_fields(ch)})
+        self.obs.append({"t": self.now, "kind": "status", "node": ch.node.id, **MS.tagged(ch.connection), **self._status_fields(ch)})
 
     def _status_fields(self, ch: Channel) -> dict:
         waiting = ch.state == "waiting"

@@ -210,13 +210,18 @@ class TraceView:
     def __init__(self, header: dict, observations: Iterable[dict]):
         self.header = header
         # copies: the Trace itself stays as the system wrote it; line 1 of a trace file is its header
-        self.obs: list[dict] = [dict(o, _line=i) if "_line" not in o else dict(o) for i, o in enumerate(observations, 2)]
+        every = [dict(o, _line=i) if "_line" not in o else dict(o) for i, o in enumerate(observations, 2)]
+        # A named connection's observations (multi-source) are judged by properties/multisource.py
+        # alone: every other property follows a replica's one channel, which such a replica has not.
+        self.obs: list[dict] = [o for o in every if "connection" not in o]
+        self.connected: list[dict] = [o for o in every if "connection" in o]
         self.by_kind: dict[str, list[dict]] = defaultdict(list)
         for o in self.obs:
             self.by_kind[o["kind"]].append(o)
         topo = header.get("topology", {})
         self.nodes = {n["id"]: n for n in topo.get("nodes", [])}
-        self.channels = {c["replica"]: c for c in topo.get("channels", [])}
+        self.channels = {c["replica"]: c for c in topo.get("channels", []) if "connection" not in c}
+        self.connections = {(c["replica"], c["connection"]): c for c in topo.get("channels", []) if "connection" in c}
         self.resolution_us = header.get("resolution_us", 0)
         self.unobserved = frozenset(header.get("unobserved", ()))  # kinds the system cannot see
         self._memo: dict[str, Any] = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterable, NamedTuple, Protocol
 
-from . import delay, domains, filter, groupid, incident, lag, parallel, partial, recovery, semisync, srcerr  # noqa: F401  each registers its properties
+from . import delay, domains, filter, groupid, incident, lag, multisource, parallel, partial, recovery, semisync, srcerr  # noqa: F401  each registers its properties
 from .core import PROPERTIES, VIOLATED, TraceView, Verdict
 from .expect import judge_expectations
 

@@ -9,7 +9,7 @@ from replcheck.io import SpecError
 from replcheck.spec import ROOT as SPEC
 
 KINDS = ("safety", "liveness", "format", "interface")
-PREFIXES = ("WL344.", "WL7318.", "GGID.", "WL3464.", "WL1720.", "WL6355.", "WL7169.", "MARIADB.", "SBM.", "PARTIAL.", "DURABLE.", "FILTER.", "DOMAIN.", "SRCERR.", "PARALLEL.")
+PREFIXES = ("WL344.", "WL7318.", "GGID.", "WL3464.", "WL1720.", "WL6355.", "WL7169.", "MARIADB.", "SBM.", "PARTIAL.", "DURABLE.", "FILTER.", "DOMAIN.", "SRCERR.", "PARALLEL.", "MULTISOURCE.")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 its checks (properties, z3 proofs, state machines) with properties.core."""
 from __future__ import annotations
 
-FEATURES = ("delay", "lag", "semisync", "incident", "groupid", "recovery", "partial", "filter", "domains", "srcerr", "parallel")
+FEATURES = ("delay", "lag", "semisync", "incident", "groupid", "recovery", "partial", "filter", "domains", "srcerr", "parallel", "multisource")
 
 
 def load_features() -> None:
@@ -15,6 +15,7 @@ def load_features() -> None:
     import replcheck.properties.machines.parallel  # noqa: F401
     import replcheck.properties.machines.groupid  # noqa: F401
     import replcheck.properties.machines.incident  # noqa: F401
+    import replcheck.properties.machines.multisource  # noqa: F401
     import replcheck.properties.machines.semisync  # noqa: F401
     import replcheck.properties.proofs.delay  # noqa: F401
     import replcheck.properties.proofs.groupid  # noqa: F401

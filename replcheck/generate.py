@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 
 from replcheck.model.steps import Builder, Family, Step
-from replcheck.model.steps import delay, domains, filter, groupid, incident, parallel, semisync
+from replcheck.model.steps import delay, domains, filter, groupid, incident, multisource, parallel, semisync
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
 # Version 4 takes the steps the state machines take (replcheck.model.steps): the delay family
@@ -54,13 +54,16 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, par
 # domains' failover, its replica stopped, has the new primary write and rotate its binlog before
 # the replica asks, and waits for the primary's first write. Those families' Histories changed;
 # delay's, filter's and parallel's did not.
+# Version 11 adds the multisource family (a replica with two named connections, #17 item 2): a
+# campaign's History draws among eight families, so every (seed, index) names another History; a
+# History drawn from named families is the one version 10 drew.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/10"
+GENERATOR = "replcheck.generate/11"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
 FAMILIES: dict[str, Family] = {f.name: f for f in (delay.FAMILY, semisync.FAMILY, incident.FAMILY, groupid.FAMILY,
-                                                    filter.FAMILY, domains.FAMILY, parallel.FAMILY)}
+                                                    filter.FAMILY, domains.FAMILY, parallel.FAMILY, multisource.FAMILY)}
 # The longest tail any family simulates after its last step: shorter, a pending wait may not resolve.
 TAIL_US = max(f.tail_us for f in FAMILIES.values())
 

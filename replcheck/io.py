@@ -371,6 +371,28 @@ def _check_samples(path, hline: int, history: dict, ops: list[tuple[int, dict]])
                          f"{MAX_SAMPLES} a History may ask for (sample less often, or run shorter)")
 
 
+# ops of a replica's one source: a replica with named connections (multi-source) has none of them
+MULTI_SOURCE_REFUSED = ("failover", "restore", "lose_acks")
+
+
+def _check_acyclic(path, hline: int, sources: dict[str, list[str]]) -> None:
+    """Circular replication (a server replicating, through others, from itself) is not modelled."""
+    done: set[str] = set()
+
+    def visit(n: str, trail: list[str]) -> None:
+        if n in trail:
+            ring = trail[trail.index(n):] + [n]
+            raise InputError(path, hline, "topology.channels", f"circular replication {' -> '.join(reversed(ring))} is not modelled")
+        if n in done:
+            return
+        for s in sources.get(n, ()):
+            visit(s, trail + [n])
+        done.add(n)
+
+    for start in sources:
+        visit(start, [])
+
+
 NODE_FIELDS = {"restore": ("from", "source"), "change_master": ("master_host",), "restart": ("master",)}  # besides `node`, what names a node
 
 
@@ -384,26 +406,37 @@ def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -
         if sid in servers:
             raise InputError(path, hline, f"topology.nodes[{i}].server_id", f"duplicate server_id {sid}")
         servers.add(sid)
-    source_of = {}
+    sources: dict[str, list[str]] = {}
+    connections: dict[str, dict[str | None, str]] = {}  # replica -> connection name (None: unnamed) -> source
     for i, c in enumerate(topo.get("channels", [])):
         for end in ("source", "replica"):
             if c[end] not in ids:
                 raise InputError(path, hline, f"topology.channels[{i}].{end}", f"unknown node {c[end]!r}")
-        if c["replica"] in source_of:
-            raise InputError(path, hline, f"topology.channels[{i}].replica", f"{c['replica']!r} already has a source (multi-source is not modelled)")
-        source_of[c["replica"]] = c["source"]
-    for start in source_of:
-        seen, n = [start], start
-        while n in source_of:
-            n = source_of[n]
-            if n in seen:
-                raise InputError(path, hline, "topology.channels", f"circular replication {' -> '.join(reversed(seen + [n]))} is not modelled")
-            seen.append(n)
+        named = connections.setdefault(c["replica"], {})
+        name = c.get("connection")
+        if name in named:
+            raise InputError(path, hline, f"topology.channels[{i}].connection", f"{c['replica']!r} already has a connection "
+                             f"named {name!r}" if name is not None else f"{c['replica']!r} already has a source (name each "
+                             f"of a multi-source replica's connections)")
+        if named and (name is None or None in named):
+            raise InputError(path, hline, f"topology.channels[{i}].connection", f"{c['replica']!r} has several sources: name "
+                             f"each of its connections")
+        if c["source"] in named.values():
+            raise InputError(path, hline, f"topology.channels[{i}].source", f"{c['replica']!r} already replicates from {c['source']!r}")
+        named[name] = c["source"]
+        sources.setdefault(c["replica"], []).append(c["source"])
+    _check_acyclic(path, hline, sources)
     trx_names = set()
     for n, op in ops:
         for field in ("node", *NODE_FIELDS.get(op["op"], ())):
             if field in op and op[field] not in ids:
                 raise InputError(path, n, field, f"unknown node {op[field]!r}")
+        if "connection" in op and op["connection"] not in connections.get(op["node"], {}):
+            raise InputError(path, n, "connection", f"{op['node']!r} has no connection named {op['connection']!r}")
+        if op["op"] in MULTI_SOURCE_REFUSED and None not in connections.get(op["node"], {None: ""}):
+            raise InputError(path, n, "op", f"op {op['op']} of a multi-source replica is not modelled")
+        if op["op"] in ("start_all_slaves", "stop_all_slaves") and op["node"] not in connections:
+            raise InputError(path, n, "op", f"op {op['op']}: {op['node']!r} has no connection")
         if op["op"] == "trx" and "trx" in op:
             if op["trx"] in trx_names:
                 raise InputError(path, n, "trx", f"duplicate transaction name {op['trx']!r}")

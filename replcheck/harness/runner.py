@@ -149,6 +149,10 @@ def check_supported(history: dict) -> None:
                 admin_statement(op, DEFAULT_EPOCH_US)
             except RunnerError as e:
                 raise RunnerError(f"{where}: {e}") from None
+    for i, c in enumerate(history["header"]["topology"].get("channels", [])):
+        if "connection" in c:
+            raise RunnerError(f"topology.channels[{i}].connection: named connections (multi-source) are not supported by the "
+                              f"harness yet: it sets up one unnamed connection per replica")
     for i, n in enumerate(history["header"]["topology"]["nodes"]):
         for key in ("clock_offset_us", "relay_log_info"):
             if n.get(key):
@@ -320,6 +324,14 @@ def start_slave_statement(op: dict, epoch_us: int | None) -> str:
 
 def reset_slave_statement(op: dict, epoch_us: int | None) -> str:
     return "RESET SLAVE"
+
+
+def start_all_slaves_statement(op: dict, epoch_us: int | None) -> str:
+    return "START ALL SLAVES"
+
+
+def stop_all_slaves_statement(op: dict, epoch_us: int | None) -> str:
+    return "STOP ALL SLAVES"
 
 
 def flush_logs_statement(op: dict, epoch_us: int | None) -> str:

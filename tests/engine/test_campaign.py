@@ -18,10 +18,10 @@ from replcheck.investigate import findings
 from replcheck.properties.core import PROPERTIES
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java")
-SYSTEMS = ("model:wl7318", "mutant:start-timestamp")  # WL#7318 drawback 2: its bug shows in seed 7's first 12 Histories (generator 10)
+SYSTEMS = ("model:wl7318", "mutant:start-timestamp")  # WL#7318 drawback 2: its bug shows in seed 7's first 12 Histories (generator 11)
 PLAN = campaign.Plan(histories=12, seed=7, systems=SYSTEMS, chunk=4)
-# The group-ID model and its halt rule switched off: the replay shows in two Histories of seed 27 (generator 10).
-GROUPID = campaign.Plan(histories=12, seed=27, systems=("model:groupid", "mutant:no-halt-on-lower-id"), chunk=6)
+# The group-ID model and its halt rule switched off: the replay shows in two Histories of seed 20 (generator 11).
+GROUPID = campaign.Plan(histories=12, seed=20, systems=("model:groupid", "mutant:no-halt-on-lower-id"), chunk=6)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_the_table_has_a_row_per_history_and_system_and_details_only_for_violati
         assert sorted(h["passed"] + h["violated"] + h["not_exercised"]) == sorted(p.requirement for p in PROPERTIES)
         assert set(h["checks"]) == set(h["passed"] + h["violated"]) and all(n > 0 for n in h["checks"].values())
         assert h["checked"] == sum(h["checks"].values()) and h["history_digest"].startswith("sha256:")
-        assert h["verdict"] == ("violated" if h["violated"] else "pass")
+        assert h["verdict"] == ("violated" if h["violated"] else "pass" if h["passed"] else "not_exercised")
     violations = table.where("kind = 'violation'").collect()
     assert {(v["index"], v["system"], v["requirement"]) for v in violations} == {
         (h["index"], h["system"], r) for h in histories.collect() for r in h["violated"]}

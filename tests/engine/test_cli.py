@@ -55,6 +55,20 @@ def write_history(tmp_path, header_patch=None, ops=None, raw_lines=None) -> Path
     (None, [{"at": 0, "op": "trx", "node": "Z"}], "h.jsonl:2: node: unknown node 'Z'"),
     (None, [{"at": 0, "op": "trx", "node": "A", "trx": "x"}, {"at": 1, "op": "trx", "node": "A", "trx": "x"}],
      "h.jsonl:3: trx: duplicate transaction name 'x'"),
+    # multi-source: a replica's connections are named, each once, each for another source
+    ({"topology": {"nodes": [{"id": "A"}, {"id": "B"}, {"id": "R"}], "channels": [
+        {"source": "A", "replica": "R", "connection": "a"}, {"source": "B", "replica": "R", "connection": "a"}]}},
+     [], "h.jsonl:1: topology.channels[1].connection: 'R' already has a connection named 'a'"),
+    ({"topology": {"nodes": [{"id": "A"}, {"id": "B"}, {"id": "R"}], "channels": [
+        {"source": "A", "replica": "R", "connection": "a"}, {"source": "B", "replica": "R"}]}},
+     [], "h.jsonl:1: topology.channels[1].connection: 'R' has several sources: name each of its connections"),
+    ({"topology": {"nodes": [{"id": "A"}, {"id": "R"}], "channels": [
+        {"source": "A", "replica": "R", "connection": "a"}, {"source": "A", "replica": "R", "connection": "b"}]}},
+     [], "h.jsonl:1: topology.channels[1].source: 'R' already replicates from 'A'"),
+    ({"topology": {"nodes": [{"id": "A"}, {"id": "R"}], "channels": [{"source": "A", "replica": "R", "connection": "a"}]}},
+     [{"at": 0, "op": "stop_slave", "node": "R", "connection": "b"}], "h.jsonl:2: connection: 'R' has no connection named 'b'"),
+    ({"topology": {"nodes": [{"id": "A"}, {"id": "R"}], "channels": [{"source": "A", "replica": "R", "connection": "a"}]}},
+     [{"at": 0, "op": "failover", "node": "R"}], "h.jsonl:2: op: op failover of a multi-source replica is not modelled"),
 ])
 def test_bad_history_is_one_line_naming_line_and_field(tmp_path, capsys, patch, ops, where):
     path = write_history(tmp_path, patch, ops)

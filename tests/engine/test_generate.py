@@ -59,7 +59,8 @@ def test_the_vocabulary_is_the_state_machines():
     assert set(ops) == {"trx", "stop_slave", "start_slave", "change_master", "reset_slave", "crash", "restart",
                         "clock_step", "flush_logs", "read", "lose_acks", "set_global", "shutdown", "failover",
                         "record_incident", "cluster_gap", "show_master_status", "set_binlog_group_id", "restore",
-                        "purge_binary_logs", "cut_io", "binlog_statement", "remove_state_file"}
+                        "purge_binary_logs", "cut_io", "binlog_statement", "remove_state_file", "start_all_slaves",
+                        "stop_all_slaves"}
 
 
 def test_the_groupid_family_takes_the_machines_steps_everywhere():

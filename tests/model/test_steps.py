@@ -14,11 +14,12 @@ from replcheck.properties.machines.domains import DomainsMachine
 from replcheck.properties.machines.filter import FilterMachine
 from replcheck.properties.machines.groupid import GroupIdMachine
 from replcheck.properties.machines.incident import IncidentMachine
+from replcheck.properties.machines.multisource import MultiSourceMachine
 from replcheck.properties.machines.parallel import ParallelMachine
 from replcheck.properties.machines.semisync import SemiSyncMachine
 
 MACHINES = {"delay": DelayMachine, "semisync": SemiSyncMachine, "incident": IncidentMachine, "groupid": GroupIdMachine,
-            "filter": FilterMachine, "domains": DomainsMachine, "parallel": ParallelMachine}
+            "filter": FilterMachine, "domains": DomainsMachine, "parallel": ParallelMachine, "multisource": MultiSourceMachine}
 
 
 def machine_rules(cls) -> set[str]:

@@ -18,6 +18,7 @@ from replcheck.properties.machines.delay import DelayMachine
 from replcheck.properties.machines.domains import DomainsMachine
 from replcheck.properties.machines.groupid import GroupIdMachine
 from replcheck.properties.machines.incident import IncidentMachine
+from replcheck.properties.machines.multisource import MultiSourceMachine
 from replcheck.properties.machines.semisync import SemiSyncMachine
 from replcheck.systems import get
 
@@ -43,6 +44,7 @@ SEARCHES = [
     (GroupIdMachine, "send-before-sync", 400, 12),
     (GroupIdMachine, "connect-ignores-server-id", 60, 20),  # a failover, a restore, a reconnect by group ID
     (DomainsMachine, "start-binlog-any-entry", 60, 20),  # a failover, writes and a rotation before the connect
+    (MultiSourceMachine, "ignore-duplicates-race", 60, 20),
 ]
 ELSEWHERE = {  # searched for by the feature's own test module
     "stop-applies-waited-event": "test_machines_delay", "start-timestamp": "test_machines_delay",

@@ -1,0 +1,171 @@
+"""Trace properties of multi-source replication (MULTISOURCE.*): a replica's named connections
+(MariaDB's connection_name) are independent, each keeps its own MASTER_DELAY, and with
+gtid_ignore_duplicates a GTID two connections bring is applied once.
+
+A named connection's observations carry `connection` (TraceView keeps them apart, in
+`v.connected`, from what the other properties judge); a statement without a name addresses the
+default connection ''. They read `relay`, `apply`, `skip`, `sql_stop`, `stmt` and `status`
+observations and the header, never model internals.
+"""
+from __future__ import annotations
+
+from .core import Check, TraceView, checks
+
+US = 1_000_000
+STOPS_ALL = ("stop_all_slaves",)
+
+
+def _named(v: TraceView) -> dict[str, list[str]]:
+    """Per replica with named connections, their names in the topology's order."""
+    out: dict[str, list[str]] = {}
+    for node, conn in v.connections:
+        out.setdefault(node, []).append(conn)
+    return out
+
+
+def _conn_obs(v: TraceView, node: str, conn: str) -> list[dict]:
+    """The observations of one connection, in trace order: its tagged ones and the node's
+    statements addressed to it (a statement without a name addresses '')."""
+    def build():
+        out: dict[tuple[str, str], list[dict]] = {}
+        named = _named(v)
+        for o in sorted(v.connected + [o for o in v.kind("stmt") if o["node"] in named], key=lambda o: o["_line"]):
+            out.setdefault((o["node"], o.get("connection", "")), []).append(o)
+        return out
+    return v.memo("multisource.conn_obs", build).get((node, conn), [])
+
+
+def _started(o: dict) -> bool:
+    return o["kind"] == "stmt" and o.get("errno") is None and o["op"] == "start_slave" and o.get("thread") in (None, "sql")
+
+
+def _stopped(o: dict) -> bool:
+    return o["kind"] == "stmt" and o.get("errno") is None and o["op"] == "stop_slave" and o.get("thread") in (None, "sql")
+
+
+def _applied(o: dict) -> str | None:
+    """The GTID whose group an apply observation ends (committed: a group begun and rolled back by a
+    crash or a stop is applied again, once)."""
+    return o.get("gtid") if o["kind"] == "apply" and o.get("last") and o.get("trx") is not None else None
+
+
+def _skipped(o: dict) -> str | None:
+    return o["gtid"] if o["kind"] == "skip" and o.get("gtid") and o.get("idx") in (None, 0) else None
+
+
+def _applies(v: TraceView, node: str) -> list[dict]:
+    """The groups the node's connections committed, in trace order."""
+    return [o for o in v.connected if o["node"] == node and _applied(o)]
+
+
+def _running_at_end(obs: list[dict]) -> bool:
+    """The connection's last sample shows both threads running: what it relayed, or the GTID connect
+    of a restart fetches again after a relay log was dropped, it must have applied by then."""
+    samples = [o for o in obs if o["kind"] == "status"]
+    return bool(samples) and samples[-1].get("Slave_SQL_Running") == "Yes" and samples[-1].get("Slave_IO_Running") == "Yes"
+
+
+@checks("MULTISOURCE.INDEPENDENT")
+def independent(v: TraceView, check: Check) -> None:
+    """A connection's SQL thread stops only for a cause of its own (a STOP SLAVE naming it, STOP ALL
+    SLAVES, its own error or UNTIL, the server's crash); and what a connection relayed is applied or
+    skipped by it once its SQL thread runs to the trace's end, whatever the other connections do."""
+    for node, conns in _named(v).items():
+        stop_all = {o["t"] for o in v.kind("stmt") if o["node"] == node and o["op"] in STOPS_ALL and o.get("errno") is None}
+        for conn in conns:
+            obs = _conn_obs(v, node, conn)
+            for i, o in enumerate(obs):
+                if o["kind"] != "sql_stop" or o.get("reason") != "stop":
+                    continue
+                own = o["t"] in stop_all or any(_stopped(s) for s in obs if s["t"] == o["t"] and s is not o)
+                check.judge(own, lambda: f"{node} connection {conn!r}: SQL thread stopped at {o['t']} by no statement of its own", o)
+            if not _running_at_end(obs):
+                continue
+            # applied by any connection (a START SLAVE drops the relay log and asks by the shared
+            # gtid_slave_pos, which another connection may have moved past it), or skipped by this one
+            handled = {_applied(o) for o in _applies(v, node)} | {g for o in obs if (g := _skipped(o))}
+            for o in obs:
+                if o["kind"] == "relay" and o.get("idx") == 0 and o.get("gtid") and o.get("trx") is not None:
+                    check.judge(o["gtid"] in handled,
+                                lambda: f"{node} connection {conn!r}: {o['gtid']} relayed at {o['t']}, never applied "
+                                        f"though its threads run", o)
+
+
+def _delays(v: TraceView, node: str, conn: str, obs: list[dict]) -> list[tuple[int, int]]:
+    """(line, MASTER_DELAY in force from there) of one connection."""
+    out = [(0, v.connections[(node, conn)].get("delay", 0))]
+    for o in obs:
+        if o["kind"] == "stmt" and o.get("errno") is None and o["op"] == "change_master" and o.get("delay") is not None:
+            out.append((o["_line"], o["delay"]))
+        elif o["kind"] == "stmt" and o.get("errno") is None and o["op"] == "reset_slave":
+            out.append((o["_line"], 0))
+    return out
+
+
+@checks("MULTISOURCE.DELAY")
+def own_delay(v: TraceView, check: Check) -> None:
+    """Each connection's MASTER_DELAY holds its own groups: a group a connection applies begins no
+    earlier than its event timestamp plus that connection's delay. Judged where no clock is offset
+    or stepped (the timestamp is then true time)."""
+    if v.kind("clock_step") or any(n.get("clock_offset_us") for n in v.nodes.values()):
+        return
+    epoch = v.header.get("epoch_us", 0)  # a Trace header always has it
+    for node, conns in _named(v).items():
+        for conn in conns:
+            obs = _conn_obs(v, node, conn)
+            delays = _delays(v, node, conn, obs)
+            for o in obs:
+                if o["kind"] != "apply" or o.get("idx") != 0 or o.get("trx") is None or not o.get("when"):
+                    continue
+                delay = [d for line, d in delays if line < o["_line"]][-1]
+                due = o["when"] * US - epoch + delay * US
+                begin = o.get("begin", o["t"])
+                check.judge(begin + v.resolution_us >= due,
+                            lambda: f"{node} connection {conn!r} began {o['gtid']} at {begin}, before {due} "
+                                    f"(its timestamp plus its MASTER_DELAY {delay})", o)
+
+
+@checks("MULTISOURCE.IGNORE_DUPLICATES.ONCE")
+def applied_once(v: TraceView, check: Check) -> None:
+    """With gtid_ignore_duplicates a replica applies each GTID once, whichever of its connections
+    brings it first: no GTID is committed by two of its connections, nor twice by one."""
+    for node in _named(v):
+        if not v.nodes.get(node, {}).get("variables", {}).get("gtid_ignore_duplicates"):
+            continue
+        seen: dict[str, dict] = {}
+        for o in v.connected:
+            if o["node"] != node or o["kind"] != "apply" or not o.get("last") or o.get("trx") is None or not o.get("gtid"):
+                continue
+            first = seen.get(o["gtid"])
+            check.judge(first is None, lambda: f"{node} applied {o['gtid']} twice: by connection {first['connection']!r} "
+                                               f"at {first['t']} and by {o['connection']!r} at {o['t']}", o)
+            seen.setdefault(o["gtid"], o)
+
+
+@checks("MULTISOURCE.RESTART.NO_LOSS")
+def restart_no_loss(v: TraceView, check: Check) -> None:
+    """Each group a connection had relayed and not applied when it was stopped is applied once on
+    the replica after it is started again (by it, or by another connection bringing the same GTID),
+    when its threads run to the trace's end."""
+    for node, conns in _named(v).items():
+        applies = _applies(v, node)
+        for conn in conns:
+            obs = _conn_obs(v, node, conn)
+            if not _running_at_end(obs):
+                continue
+            for i, stop in enumerate(obs):
+                if not _stopped(stop):
+                    continue
+                start = next((s for s in obs[i + 1:] if _started(s)), None)
+                if start is None:
+                    continue
+                before = obs[:i]
+                pending = [o for o in before if o["kind"] == "relay" and o.get("idx") == 0 and o.get("gtid")
+                           and o.get("trx") is not None]
+                done = {_applied(o) for o in applies if o["_line"] < stop["_line"]} | {g for o in before if (g := _skipped(o))}
+                for r in pending:
+                    if r["gtid"] in done:
+                        continue
+                    n = sum(_applied(o) == r["gtid"] for o in applies)
+                    check.judge(n == 1, lambda: f"{node} connection {conn!r}: {r['gtid']}, relayed before STOP SLAVE at "
+                                                f"{stop['t']}, was applied {n} times after START SLAVE at {start['t']}", r)

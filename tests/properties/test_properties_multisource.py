@@ -1,0 +1,121 @@
+"""Multi-source replication: each MULTISOURCE.* property passes on the MariaDB model's trace of a
+replica with two named connections and catches a fault: MDEV-8354's race (a GTID two connections
+bring applied by both), a connection stopped by another's statement, a group held by the wrong
+connection's delay, a group relayed before STOP SLAVE 'a' lost across START SLAVE 'a'."""
+from __future__ import annotations
+
+from test_properties_domains import MDB, model
+from test_properties_incident import Case, pick
+
+from replcheck.properties.core import PASS, PROPERTIES
+
+TWO = "ms-two-sources"
+DIAMOND = "ms-diamond-ignore-duplicates"
+
+def stopped_by_another(k):
+    """The SQL thread stop of STOP SLAVE 'a' edited onto connection 'b'."""
+    tr = k.run(MDB, TWO)
+    stop = tr.first("sql_stop", node="R", connection="a", reason="stop")
+    stop["connection"] = "b"
+    return tr, stop
+
+
+def wrong_delay(k):
+    """Connection b configured with a 5 s MASTER_DELAY, while its groups were applied without one."""
+    tr = k.run(MDB, TWO)
+    next(c for c in tr.header["topology"]["channels"] if c.get("connection") == "b")["delay"] = 5
+    return tr, tr.first("apply", node="R", connection="b", trx="t2", idx=0)
+
+
+def lost_across_restart(k):
+    """t1, relayed by 'a' before STOP SLAVE 'a' and not yet applied, never applied after START SLAVE 'a'."""
+    tr = k.run(MDB, TWO)
+    for a in tr.all("apply", node="R", connection="a", trx="t1"):
+        tr.drop(a)
+    return tr, tr.first("relay", node="R", connection="a", trx="t1", idx=0)
+
+
+CASES: dict[str, Case] = {
+    "MULTISOURCE.INDEPENDENT": Case(model(TWO), stopped_by_another,
+                                    "R connection 'b': SQL thread stopped at 1000000 by no statement of its own"),
+    "MULTISOURCE.DELAY": Case(model(TWO), wrong_delay, "R connection 'b' began 2-2-1 at"),
+    "MULTISOURCE.IGNORE_DUPLICATES.ONCE": Case(
+        model(DIAMOND), lambda k: pick(k.run("mutant:ignore-duplicates-race", DIAMOND), "apply", node="D", connection="c",
+                                       trx="t1", last=True),
+        "D applied 1-1-1 twice: by connection 'b' at 202000 and by 'c' at"),
+    "MULTISOURCE.RESTART.NO_LOSS": Case(model(TWO), lost_across_restart,
+                                        "R connection 'a': 1-1-1, relayed before STOP SLAVE at 1000000, was applied 0 times"),
+}
+
+
+def test_every_multisource_property_has_a_case():
+    assert set(CASES) == {p.requirement for p in PROPERTIES if p.feature == "multisource"}
+
+
+def test_each_connection_keeps_its_own_threads_and_delay(kit):
+    tr = kit.run(MDB, TWO)
+    # while 'a' is stopped (1 s to 3.5 s), 'b' applies t3; 'a' applies t1 after START SLAVE 'a' only
+    assert [a["t"] for a in tr.all("apply", node="R", connection="b", trx="t3", idx=0)] == [1201000]
+    assert all(a["t"] >= 3500000 for a in tr.all("apply", node="R", connection="a", trx="t1"))
+    # every sample row names its connection (SHOW ALL SLAVES STATUS); SQL_Delay is each one's own
+    rows = {(s["connection"], s["SQL_Delay"]) for s in tr.all("status", node="R")}
+    assert rows == {("a", 2), ("b", 0)}
+    # gtid_slave_pos is shared: both domains
+    assert tr.all("server_status", node="R")[-1]["variables"]["gtid_slave_pos"] == "1-1-2,2-2-3"
+    # each connection has its own relay log (sql/rpl_mi.cc: the relay log name gets -<connection>)
+    assert {r["file"].split(".")[0] for r in tr.all("relay", node="R")} == {"relay-a", "relay-b"}
+
+
+def test_stop_all_slaves_stops_both_and_start_all_slaves_starts_both(kit):
+    tr = kit.run(MDB, TWO)
+    stops = tr.all("sql_stop", node="R", t=4100000)
+    assert sorted(s["connection"] for s in stops) == ["a", "b"]
+    assert tr.first("stmt", node="R", op="start_all_slaves")["errno"] is None
+
+
+def test_ignore_duplicates_skips_what_another_connection_applied(kit):
+    tr = kit.run(MDB, DIAMOND)
+    assert [s["gtid"] for s in tr.all("skip", node="D", connection="c")] == ["1-1-1", "1-1-2"]
+    assert [o["count"] if "count" in o else 1 for o in tr.all("data", node="D")] and \
+        tr.all("data", node="D")[-1]["counts"] == {"t1": 1, "t2": 1, "t3": 1}
+    assert kit.verdict("MULTISOURCE.IGNORE_DUPLICATES.ONCE", tr).status == PASS
+
+
+def test_without_ignore_duplicates_mariadb_applies_both_copies(kit):
+    h = kit.history(DIAMOND)
+    del h["header"]["topology"]["nodes"][3]["variables"]["gtid_ignore_duplicates"]
+    tr = kit.run(MDB, h)
+    assert tr.all("data", node="D")[-1]["counts"]["t1"] == 2
+
+
+def test_the_default_connection_of_a_replica_with_named_ones_is_unconfigured(kit):
+    # as measured on 10.11: the server's default Master_info exists but has no MASTER_HOST
+    h = kit.history(TWO)
+    h["ops"] += [{"at": 6000000, "op": "stop_slave", "node": "R"}, {"at": 6000001, "op": "start_slave", "node": "R"},
+                 {"at": 6000002, "op": "change_master", "node": "R", "delay": 1}]
+    tr = kit.run(MDB, h)
+    stop, start, change = (tr.first("stmt", node="R", t=t) for t in (6000000, 6000001, 6000002))
+    assert (stop["errno"], stop["warning"], start["errno"], change["errno"]) == (None, 1255, 1200, None)
+    assert start["message"] == "Misconfigured slave: MASTER_HOST was not set; Fix in config file or with CHANGE MASTER TO"
+    assert {s["SQL_Delay"] for s in tr.all("status", node="R", connection="b")} == {0}  # the change reached no connection
+
+
+def test_a_parallel_setting_is_refused_while_any_connection_runs(kit):
+    # 'a' is stopped from 1 s to 3.5 s; 'b' runs: MariaDB names the running connection (measured with
+    # SET GLOBAL gtid_ignore_duplicates: "... running slave 'b'; run STOP SLAVE 'b' first")
+    h = kit.history(TWO)
+    h["ops"].append({"at": 2000000, "op": "set_global", "node": "R", "variable": "slave_parallel_threads", "value": 2})
+    s = kit.run(MDB, h).first("stmt", node="R", op="set_global")
+    assert (s["errno"], s["message"]) == (1198, "This operation cannot be performed as you have a running slave 'b'; "
+                                                "run STOP SLAVE 'b' first")
+
+
+def test_set_global_gtid_ignore_duplicates_needs_every_connection_stopped(kit):
+    h = kit.history(TWO)
+    h["ops"] += [{"at": 2000000, "op": "set_global", "node": "R", "variable": "gtid_ignore_duplicates", "value": "ON"},
+                 {"at": 4200000, "op": "set_global", "node": "R", "variable": "gtid_ignore_duplicates", "value": "ON"}]
+    refused, accepted = kit.run(MDB, h).all("stmt", node="R", op="set_global")
+    assert (refused["errno"], accepted["errno"]) == (1198, None)  # 'b' runs at 2 s; STOP ALL SLAVES at 4.1 s stopped both
+    assert "running slave 'b'" in refused["message"]
+    # MySQL has no such variable: the seed models answer as for any unknown one
+    assert kit.run("model:wl344", h).all("stmt", node="R", op="set_global")[0]["errno"] == 1193
