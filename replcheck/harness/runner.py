@@ -65,7 +65,8 @@ ORDER = {"visible": 0, "binlog": 1, "relay": 1, "apply": 2, "status": 4, "server
 # which groups a replica's SQL thread filtered (it commits nothing, only gtid_slave_pos moves).
 UNOBSERVED = ["relay", "ack", "binlog_sync", "recovery", "filtered"]
 # Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
-# MASTER_USE_GTID (start_slave_threads, sql/slave.cc), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
+# MASTER_USE_GTID (start_slave_threads, sql/slave.cc; observed as relay_log_recovery, reason gtid,
+# as the models do), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
 PURGES_RELAY_LOGS = frozenset({"start_slave", "reset_slave", "change_master"})
 # Semi-sync in play (settings, lose_acks): the channels' relays then see each ack on its way to the
 # source (and lose those lose_acks asks for).
@@ -856,7 +857,8 @@ class Runner:
         start = self.now()
         with self._node_locks[node]:  # never while a sample of the node is taken: each sees it before or after
             listed = self._keep_binlogs(node) if purge else []
-            self._read_relay(node, settled=kind in PURGES_RELAY_LOGS and self._io_stopped(node))
+            before = self._slave_status(node) if kind in PURGES_RELAY_LOGS else {}
+            self._read_relay(node, settled=before.get("Slave_IO_Running") == "No")
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
                 results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
@@ -888,6 +890,8 @@ class Runner:
         elif kind == "start_slave":
             if op.get("thread") in (None, "io"):
                 self._io_error.pop(node, None)  # a new IO thread: its failure is a new error, even the same one
+            if _gtid_start_purges(before):  # both were stopped: it started one at least (no ER_SLAVE_WAS_RUNNING)
+                self._relay_purged(node, t, before)
             if op.get("thread") in (None, "sql"):
                 self._sql_started.add(node)
                 self._workers(node, t)
@@ -1048,11 +1052,25 @@ class Runner:
             self.emit("server_status", node, t_vars, variables=variables)
         self._tail_log(node, t_vars)
 
-    def _io_stopped(self, node: str) -> bool:
+    def _slave_status(self, node: str) -> dict:
         try:
-            return self.cluster.show_slave_status(node).get("Slave_IO_Running") == "No"
+            return self.cluster.show_slave_status(node)
         except HarnessError:
-            return False
+            return {}
+
+    def _relay_purged(self, node: str, t: int, before: dict) -> None:
+        """A START SLAVE threw the relay logs away (_gtid_start_purges): the model's observation of
+        it, with what the SQL thread had not passed (the events relayed at or after its place then,
+        the latest relay log's: names start again at each purge). What lay there outside groups
+        was discarded, not executed: no later sample passes it."""
+        place = (os.path.basename(before.get("Relay_Log_File") or ""), _int(before.get("Relay_Log_Pos")) or 0)
+        relayed = self._relayed.get(node, [])
+        dropped = 0
+        while dropped < len(relayed) and (relayed[-1 - dropped]["file"], relayed[-1 - dropped]["pos"]) >= place:
+            dropped += 1
+        self._unapplied.pop(node, None)
+        if dropped:  # as the models emit it: only where something unapplied was thrown away
+            self.emit("relay_log_recovery", node, t, dropped=dropped, reason="gtid")
 
     def _read_relay(self, node: str, settled: bool = False, final: bool = False) -> None:
         """The events written to the replica's relay logs since the last read, as `relay`
@@ -1518,6 +1536,16 @@ def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:
 def _close_group(group: list[dict]) -> None:
     if group:
         group[-1]["last"] = True
+
+
+def _gtid_start_purges(before: dict) -> bool:
+    """Whether START SLAVE purges the relay logs, from SHOW SLAVE STATUS just before it: MariaDB's
+    start_slave_threads (sql/slave.cc, called by start_slave in sql/sql_repl.cc with the threads to
+    start, whichever they are) runs purge_relay_logs "if we are using GTID and both SQL and IO threads
+    are stopped" (using_gtid != USE_GTID_NO, neither slave_running), and the IO thread then fetches
+    again from the GTID position (rpl_load_gtid_state). "Connecting" is a running IO thread."""
+    return (before.get("Using_Gtid") or "No") != "No" and before.get("Slave_IO_Running") == "No" \
+        and before.get("Slave_SQL_Running") == "No"
 
 
 def _executed_all_read(st: dict) -> bool:
