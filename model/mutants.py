@@ -241,3 +241,11 @@ UNTIL_GIVES_UP_QUEUED = mutant(
     seam="sim: the workers drained at an UNTIL stop",
     what="The UNTIL stop gives up the groups queued before the position and not yet started, as STOP SLAVE does",
     kills=("PARALLEL.UNTIL",))
+DELAY_SKIPPED_WHILE_WORKERS_BUSY = mutant(
+    "delay-skipped-while-workers-busy", feature="parallel", base="model:mariadb-10.11",
+    bug="MASTER_DELAY taken only by an idle parallel applier: the wait put in the branch for the first group "
+        "after the applier idled (where MDEV-17516/MDEV-29639 read the lag, sql/slave.cc exec_relay_log_event), not "
+        "before every group is queued (sql_delay_event before rpl_parallel::do_event; MySQL apply_event_and_update_pos)",
+    seam="sim: the coordinator's MASTER_DELAY wait",
+    what="A group the coordinator reads while workers still hold earlier ones is queued at once, without its MASTER_DELAY wait",
+    kills=("PARALLEL.DELAY",))

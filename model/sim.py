@@ -1633,6 +1633,8 @@ class Simulator:
                     return
                 continue
             due = self.rule.due(ev, ch.delay, self.now, ch.node.offset, self.epoch)
+            if M.DELAY_SKIPPED_WHILE_WORKERS_BUSY in self.mutants and ch.par is not None and ch.par.pending():
+                due = None
             ch.cur_read = self.now
             self._read_timestamp(ch, ev)
             if due is not None and due > self.now:
@@ -1783,7 +1785,7 @@ class Simulator:
             self._filtered(node, ev, why)
             return
         if ch.par is not None:  # queued to a worker, which commits it later (model/parallel.py)
-            domain = F.parse_gtid(ev.gtid)[0] if ev.gtid else 0
+            domain = F.parse_gtid(ev.gtid)[0] if ev.gtid and self.mech.gtid_domains else 0  # MySQL: one stream
             g = ch.par.queue(self.now, first, ch.sql_pos - 1, before, domain, M.COMMIT_ORDER_LOST not in self.mutants)
             self.at(g.commit_at, self._worker_commit, ch, ch.par, g, node.incarnation)
             self._write_relay_log_info(ch)

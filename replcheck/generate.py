@@ -45,8 +45,12 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, par
 # Version 9 adds the parallel family (the parallel applier, #17 item 3): a campaign's History draws
 # among seven families, so every (seed, index) names another History; a History drawn from named
 # families is the one version 8 drew.
+# Version 10 changes the parallel family's bursts: each draws a GTID domain (0 or 1: MariaDB's workers
+# run domains as streams of their own) and a spacing per transaction (10 ms, or 0.5 s: the next
+# second's group has a MASTER_DELAY wait of its own while the first holds its worker). Histories of
+# the parallel family changed from version 9; the other families' did not.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/9"
+GENERATOR = "replcheck.generate/10"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)

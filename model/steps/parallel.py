@@ -12,6 +12,10 @@ from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
 # towards) then give a group that a shorter one after it overtakes on another worker.
 COSTS = (3 * US, 0, US, 300_000, 0)
 MODES = ("optimistic", "conservative", "aggressive", "none")
+DOMAINS = (0, 0, 1)
+# 10 ms apart: one whole-second timestamp, one MASTER_DELAY wait for all; 0.5 s: the next second's
+# group, read while the first still holds its worker, has a wait of its own
+SPACING = (10_000, 500_000)
 
 
 def topology(b: Builder, d: Draw) -> None:
@@ -27,12 +31,15 @@ def topology(b: Builder, d: Draw) -> None:
 
 
 def commit(b: Builder, d: Draw) -> None:
-    """A burst of one to three transactions 10 ms apart, each of one or two statements with a replica
-    cost: a long one keeps its worker busy while the later ones run on others."""
+    """A burst of one to three transactions 10 ms or 0.5 s apart, each of one or two statements with a replica
+    cost: a long one keeps its worker busy while the later ones run on others. In GTID domain 0 or 1
+    (SET SESSION gtid_domain_id): MariaDB's workers run the two as streams of their own, a long group
+    in one holding back neither the starts nor the commits of the other's."""
+    domain = d.choice(DOMAINS)
     for _ in range(d.integer(1, 3)):
         statements = [{"duration_us": 1000, "replica_cost_us": d.choice(COSTS)} for _ in range(d.integer(1, 2))]
-        b.op("trx", "A", trx=b.trx_name(), statements=statements)
-        b.now += 10_000
+        b.op("trx", "A", trx=b.trx_name(), statements=statements, **({"domain": domain} if domain else {}))
+        b.now += d.choice(SPACING)
 
 
 def threads(b: Builder, d: Draw) -> None:

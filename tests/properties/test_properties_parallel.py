@@ -83,6 +83,8 @@ def test_a_group_committed_twice_across_the_crash(kit):
     ("PARALLEL.SBM.PENDING", SBM, "mutant:caught-up-with-workers-busy", "shows Seconds_Behind_Master 0 but its workers"),
     ("PARALLEL.RECOVERY.GAPS", GAPS, "mutant:mts-gaps-not-filled", "B commits t2 2 times across its crash"),
     ("PARALLEL.UNTIL", UNTIL, "mutant:until-gives-up-queued", "B stopped at its UNTIL position"),
+    ("PARALLEL.DELAY", "par-delay-queued", "mutant:delay-skipped-while-workers-busy",
+     "B's worker began t2 at 3000000, before its MASTER_DELAY 2 ran out at 4000000"),
 ])
 def test_each_mutant_is_caught_by_its_property(kit, requirement, history, system, witness):
     tr = kit.run(system, history)
@@ -99,3 +101,38 @@ def test_order_is_not_judged_where_the_server_does_not_keep_it(kit):
 def test_a_serial_trace_exercises_none(kit):
     tr = kit.run(MARIADB, "flt-skip-counter")
     assert {kit.verdict(r, tr).status for r in CASES} == {NOT_EXERCISED}
+
+
+def test_a_group_read_while_a_worker_is_busy_waits_its_own_delay(kit):
+    # par-delay-queued: t1 holds worker 1 from its due time (3 s) to 6 s; t2, written 1 s after it,
+    # is read as soon as t1 is queued, and the coordinator waits for t2's own due time (4 s) before
+    # worker 2 starts it; both commit at 6 s (in order). PARALLEL.DELAY judges it and holds.
+    tr = kit.run(MARIADB, "par-delay-queued")
+    assert [(o["trx"], o["start"], o["t"]) for o in tr.all("visible", node="B")] == [("t1", 3 * US, 6 * US), ("t2", 4 * US, 6 * US)]
+    v = kit.verdict("PARALLEL.DELAY", tr)
+    assert v.status == "pass" and v.checked == 2, v
+
+
+TWO = "par-two-domains"
+
+
+def test_commit_order_is_judged_per_domain(kit):
+    # MariaDB commits t2 and t3 (domain 0) before t1 (domain 1), written before them: not a
+    # violation, each domain's order is kept. t3 committed ahead of t2, both of domain 0, is one.
+    tr = kit.run(MARIADB, TWO)
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t2", "t3", "t1"]
+    v = kit.verdict("PARALLEL.COMMIT.ORDER", tr)
+    assert v.status == "pass" and v.checked, v
+    t3 = tr.retime(tr.first("visible", node="B", trx="t3"), 1_900_000)
+    assert_witness(kit.verdict("PARALLEL.COMMIT.ORDER", tr), tr, t3, "B commits t2 after t3, though its source wrote t3 after it (domain 0)")
+
+
+def test_a_stalled_domain_keeps_the_lag_above_zero(kit):
+    # t1, domain 1, still runs at 4 s while domain 0's t2 and t3 committed at 2 s: the replica is
+    # behind, Seconds_Behind_Master is never 0 (it is 3 there); a 0 would be a violation naming t1.
+    tr = kit.run(MARIADB, TWO)
+    s = tr.all("status", node="B", t=4 * US)[-1]
+    assert s["Seconds_Behind_Master"] > 0 and kit.verdict("PARALLEL.SBM.PENDING", tr).status == "pass"
+    s["Seconds_Behind_Master"] = 0
+    assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, s,
+                   "B at 4000000 shows Seconds_Behind_Master 0 but its workers have not committed t1, written 2.999 s ago")
