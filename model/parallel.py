@@ -121,6 +121,7 @@ class Applier:
     cost: int = 0  # the replica cost of the group the coordinator is reading
     # MTS recovery (MySQL): relay indexes of the groups committed past the low-water mark at the crash
     recovered: set = field(default_factory=set)
+    skipped: set = field(default_factory=set)  # of those, the ones the coordinator skipped in this run
 
     def __post_init__(self) -> None:
         self.free = self.free or [0] * self.settings.workers

@@ -47,8 +47,9 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, par
 # families is the one version 8 drew.
 # Version 10 changes the parallel family's bursts: each draws a GTID domain (0 or 1: MariaDB's workers
 # run domains as streams of their own) and a spacing per transaction (10 ms, or 0.5 s: the next
-# second's group has a MASTER_DELAY wait of its own while the first holds its worker). Histories of
-# the parallel family changed from version 9; the other families' did not.
+# second's group has a MASTER_DELAY wait of its own while the first holds its worker), and a crash's
+# restart may leave the threads stopped for START SLAVE SQL_THREAD UNTIL SQL_AFTER_MTS_GAPS, then START
+# SLAVE. Histories of the parallel family changed from version 9; the other families' did not.
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/10"
 STREAM = "replcheck.generate/2"

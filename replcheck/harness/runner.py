@@ -311,6 +311,8 @@ def stop_slave_statement(op: dict, epoch_us: int | None) -> str:
 
 def start_slave_statement(op: dict, epoch_us: int | None) -> str:
     until = op.get("until")
+    if until and until.get("sql_after_mts_gaps") is True:  # MySQL's; MariaDB answers with a syntax error
+        return f"START SLAVE{_thread(op)} UNTIL SQL_AFTER_MTS_GAPS"
     if until:
         f, p = until["master_log_file"], until["master_log_pos"]
         if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):

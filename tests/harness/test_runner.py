@@ -117,6 +117,8 @@ def test_admin_statements_are_built_from_validated_fields():
     assert R.admin_statement({"op": "start_slave", "thread": "sql", "until": {"master_log_file": "bin.000001",
                                                                              "master_log_pos": 300}}) == \
         "START SLAVE SQL_THREAD UNTIL MASTER_LOG_FILE = 'bin.000001', MASTER_LOG_POS = 300"
+    assert R.admin_statement({"op": "start_slave", "thread": "sql", "until": {"sql_after_mts_gaps": True}}) == \
+        "START SLAVE SQL_THREAD UNTIL SQL_AFTER_MTS_GAPS"  # MySQL's; MariaDB answers 1064 (the model does too)
     assert R.admin_statement({"op": "change_master", "delay": 0, "relay_log_file": "relay.000002", "relay_log_pos": 849}) == \
         "CHANGE MASTER TO MASTER_DELAY = 0, RELAY_LOG_FILE = 'relay.000002', RELAY_LOG_POS = 849"
     for bad in ({"op": "set_global", "variable": "x; DROP", "value": 1},

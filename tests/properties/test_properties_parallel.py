@@ -59,6 +59,17 @@ def worker_ahead_of_the_delay(k):
     return tr, t1
 
 
+UGAPS = "par-until-mts-gaps"
+
+
+def until_stop_before_the_gaps_filled(k):
+    # t1, below the gaps t2 and t3, not committed by the UNTIL SQL_AFTER_MTS_GAPS stop (it commits later)
+    tr = k.run(MYSQL, UGAPS)
+    stop = tr.first("sql_stop", node="B", reason="until")
+    tr.retime(tr.first("visible", node="B", trx="t1"), stop["t"] + 1)
+    return tr, stop
+
+
 CASES: dict[str, Case] = {
     "PARALLEL.COMMIT.ORDER": Case(lambda k: k.run(MARIADB, ORDER), swapped_commits,
                                   "B commits t2 after t3, though its source wrote t3 after it"),
@@ -68,6 +79,8 @@ CASES: dict[str, Case] = {
                                    "B crashed holding groups past t1, and never commits it"),
     "PARALLEL.UNTIL": Case(lambda k: k.run(MARIADB, UNTIL), committed_past_until,
                            "B commits t3, written after its UNTIL position"),
+    "PARALLEL.UNTIL.GAPS": Case(lambda k: k.run(MYSQL, UGAPS), until_stop_before_the_gaps_filled,
+                                "B stopped at UNTIL SQL_AFTER_MTS_GAPS without t1, below the gaps its crash left"),
     "PARALLEL.DELAY": Case(lambda k: k.run(MARIADB, SBM), worker_ahead_of_the_delay,
                            "B's worker began t1 at 1500000, before its MASTER_DELAY 1 ran out"),
 }
@@ -165,3 +178,65 @@ def test_a_group_thrown_away_with_the_relay_log_is_owed_once_fetched_again(kit):
     stopped = _crash_in_two_domains(kit, {"op": "stop_slave", "thread": "io"})
     assert not stopped.all("visible", node="B", trx="t1")
     assert kit.verdict("PARALLEL.RECOVERY.GAPS", stopped).status == "pass"
+
+
+def test_until_sql_after_mts_gaps_stops_once_the_gaps_are_filled(kit):
+    # MySQL: restarted with its threads stopped, START SLAVE SQL_THREAD UNTIL SQL_AFTER_MTS_GAPS applies
+    # t1 and skips the gaps t2 and t3; the coordinator stops before t4 (fetched at START SLAVE
+    # IO_THREAD), which commits only once the SQL thread starts again.
+    tr = kit.run(MYSQL, UGAPS)
+    stop = tr.first("sql_stop", node="B", reason="until")
+    assert [s["trx"] for s in tr.all("skip", node="B", reason="mts_recovery")] == ["t2", "t3"]
+    assert tr.first("visible", node="B", trx="t1")["t"] <= stop["t"] < tr.first("visible", node="B", trx="t4")["t"]
+    v = kit.verdict("PARALLEL.UNTIL.GAPS", tr)
+    assert v.status == "pass" and v.checked == 2, v
+    t4 = tr.retime(tr.first("visible", node="B", trx="t4"), stop["t"] - 1)  # past the gaps, before the stop
+    assert_witness(kit.verdict("PARALLEL.UNTIL.GAPS", tr), tr, t4,
+                   "B commits t4 before its UNTIL SQL_AFTER_MTS_GAPS stop, past the gaps")
+
+
+def test_mariadb_has_no_until_sql_after_mts_gaps(kit):
+    # sql_yacc.yy's slave_until takes positions and MASTER_GTID_POS only; 10.11 answers this text (measured)
+    stmt = kit.run(MARIADB, UGAPS).all("stmt", node="B", op="start_slave")[0]
+    assert (stmt["errno"], stmt["message"]) == (1064, "You have an error in your SQL syntax; check the manual that corresponds "
+                                                      "to your MariaDB server version for the right syntax to use near "
+                                                      "'SQL_AFTER_MTS_GAPS' at line 1")
+
+
+# -- what two domains showed the other properties (600 Histories of the parallel family, generator 10) --
+def _generated(kit, seed, index):
+    from replcheck.generate import generate
+    return kit.run(MARIADB, generate(seed, index, ("parallel",)))
+
+
+def test_recovery_gaps_owes_nothing_to_a_replica_not_applying_at_the_end(kit):
+    # seed 0, History 347: after the restart START SLAVE SQL_THREAD UNTIL a position before t7 stops
+    # the thread at once, and nothing starts it again: t7, held past by domain 1's t8, is not owed
+    tr = _generated(kit, 0, 347)
+    assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == "pass"
+    last = tr.all("status", node="B")[-1]
+    assert last["Slave_SQL_Running"] == "No"
+    last["Slave_SQL_Running"] = "Yes"  # applying at the end: t7 is owed
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "and never commits it")
+
+
+def test_a_hole_a_gtid_connect_left_before_the_until_position_is_no_short_stop(kit):
+    # seed 1, History 225: after a GTID start B fetched domain 1's t4 (ends at 816) and then domain
+    # 0's t9 (starts at 1588, the UNTIL position): the servers test the next event's own start, so
+    # the thread stops at 816, at the position for all it could read
+    tr = _generated(kit, 1, 225)
+    stop = tr.first("sql_stop", node="B", reason="until")
+    assert [o["trx"] for o in tr.all("visible", node="B") if o["t"] >= stop["t"] - 1000][:1] == ["t4"]
+    for r in ("WL344.P1.UNTIL", "PARALLEL.UNTIL"):
+        v = kit.verdict(r, tr)
+        assert v.status == "pass" and v.checked, (r, v)
+
+
+def test_an_incident_after_a_hole_holds_at_the_end_of_the_last_event_before_it(kit):
+    # seed 1, History 321: the dump skipped domain 0's groups between the last one executed (ending
+    # at 510) and the incident: Exec_Master_Log_Pos 510 is the place; another is a violation
+    tr = _generated(kit, 1, 321)
+    assert kit.verdict("WL3464.HOLD", tr).status == "pass"
+    held = [s for s in tr.all("status", node="B") if s["Exec_Master_Log_Pos"] == 510 and s["Relay_Log_Pos"] == 558]
+    held[0]["Exec_Master_Log_Pos"] = 400
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, held[0], "Exec_Master_Log_Pos 400; the incident is at 558")
