@@ -1379,12 +1379,15 @@ class Runner:
         with the SQL thread's relay-log position at that poll. Events from the origin's binlog."""
         events: dict[str, list[dict]] = {}
         relayed: dict[tuple[str, str, int], list[dict]] = {}  # (replica, gtid, idx) -> its relay observations
+        purged: dict[str, list[int]] = {}  # replica -> when a START SLAVE threw its relay logs away
         with self._lock:
             for _, _, o in sorted(self.obs, key=lambda x: x[:2]):
                 if o["kind"] == "binlog" and o.get("gtid") and self.by_server_id.get(o["server_id"]) == o["node"]:
                     events.setdefault(o["gtid"], []).append(o)
                 elif o["kind"] == "relay" and o["gtid"]:
                     relayed.setdefault((o["node"], o["gtid"], o["idx"]), []).append(o)
+                elif o["kind"] == "relay_log_recovery":
+                    purged.setdefault(o["node"], []).append(o["t"])
         parts = {node: self._rows_by_part(node) for node in {n for n, _ in self.seen}}
         for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
             gtid = self.gtid_of.get(k)
@@ -1398,6 +1401,10 @@ class Runner:
                 # by then (stamped up to a poll late, so the first one otherwise); else where the
                 # SQL thread was at the sample.
                 copies = relayed.get((node, gtid, b["idx"]), [])
+                # Not a copy thrown away before the commit: the one fetched again after the purge, read
+                # up to a poll late (inc-cache-overflow on 10.11 at load 8: the first copy was taken).
+                since = max((p for p in purged.get(node, ()) if p <= t), default=None)
+                copies = [c for c in copies if since is None or c["t"] >= since] or copies
                 r = next((c for c in reversed(copies) if c["t"] <= t), copies[0] if copies else None)
                 self.emit("apply", node, t, source=source, type=b["type"], trx=b["trx"], idx=b["idx"], last=b["last"],
                           gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,

@@ -852,3 +852,23 @@ def test_a_gtid_start_slave_with_both_threads_stopped_is_observed_as_the_relay_l
     r._status("B", 10_000_000, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": "relay.000001",
                                 "Relay_Log_Pos": "900"}, None, False)
     assert [o["type"] for _, _, o in r.obs if o["kind"] == "apply"] == (["ROTATE_EVENT"] if dropped is None else [])
+
+
+def test_a_commit_after_a_gtid_start_is_applied_from_the_copy_fetched_again():
+    """inc-cache-overflow on 10.11 at load 8: START SLAVE threw the relay log holding after_gap away
+    (relay_log_recovery) and fetched it again, read at a poll after the one that found its row. Its
+    apply names the copy fetched again, not the one thrown away (which left the new copy unapplied:
+    SBM.PENDING violated, an artefact)."""
+    r = R.Runner(_history([]))
+    r.cluster = type("Down", (), {"sql": lambda self, node, statement: (_ for _ in ()).throw(R.HarnessError("down"))})()
+    r.trx_names, r.gtid_of = ["after_gap"], {0: "0-1-3"}
+    r.seen, r.seen_pos, r.seen_src = {("B", 0): 1_757_000}, {("B", 0): ("relay.000002", 949)}, {("B", 0): "A"}
+    r.emit("binlog", "A", 900_000, type="GTID_LOG_EVENT", trx="after_gap", idx=0, last=False, gtid="0-1-3", server_id=1, when=1)
+    r.emit("binlog", "A", 900_000, type="XID_EVENT", trx="after_gap", idx=1, last=True, gtid="0-1-3", server_id=1, when=1)
+    for t, pos in ((836_000, 826), (1_809_000, 715)):  # the first copy, then the one fetched again (a later read)
+        for idx, typ in enumerate(("GTID_LOG_EVENT", "XID_EVENT")):
+            r.emit("relay", "B", t, type=typ, trx="after_gap", idx=idx, last=bool(idx), gtid="0-1-3", file="relay.000002",
+                   pos=pos + 100 * idx)
+    r.emit("relay_log_recovery", "B", 1_631_000, dropped=6, reason="gtid")
+    r._emit_applies()
+    assert [(o["t"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"] == [(1_757_000, 715), (1_757_000, 815)]
