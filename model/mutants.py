@@ -250,3 +250,11 @@ IGNORE_DUPLICATES_RACE = mutant(
     what="With gtid_ignore_duplicates a connection does not wait while another connection applies a group of "
          "the same domain: both apply the GTID that is not yet in gtid_slave_pos",
     kills=("MULTISOURCE.IGNORE_DUPLICATES.ONCE",))
+DELAY_SKIPPED_WHILE_WORKERS_BUSY = mutant(
+    "delay-skipped-while-workers-busy", feature="parallel", base="model:mariadb-10.11",
+    bug="MASTER_DELAY taken only by an idle parallel applier: the wait put in the branch for the first group "
+        "after the applier idled (where MDEV-17516/MDEV-29639 read the lag, sql/slave.cc exec_relay_log_event), not "
+        "before every group is queued (sql_delay_event before rpl_parallel::do_event; MySQL apply_event_and_update_pos)",
+    seam="sim: the coordinator's MASTER_DELAY wait",
+    what="A group the coordinator reads while workers still hold earlier ones is queued at once, without its MASTER_DELAY wait",
+    kills=("PARALLEL.DELAY",))

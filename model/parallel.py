@@ -13,11 +13,17 @@ What the servers do, and so what the simulator does with a parallel replica:
   finish_event_group -> wait_for_prior_commit), MySQL with replica_preserve_commit_order=ON
   (sql/rpl_replica_commit_order_manager.cc, Commit_order_manager::wait). Otherwise (MySQL with it
   OFF) a group commits when its worker is done: later groups may commit before earlier ones.
-- MariaDB's conservative mode starts a group only once the group before it reached its commit
-  (do_gco_wait: a new group-commit id waits for the prior ones to start committing; the model's
-  source gives every transaction a group-commit id of its own); optimistic and aggressive start it
-  at once (and roll back and retry on a conflict: the harness's transactions write distinct rows,
-  so none conflict and no retry happens).
+- MariaDB's conservative mode starts a group only once the group before it in its domain reached
+  its commit (do_gco_wait: a new group-commit id waits for the prior ones to start committing; the
+  model's source gives every transaction a group-commit id of its own); optimistic and aggressive
+  start it at once (and roll back and retry on a conflict: the harness's transactions write distinct
+  rows, so none conflict and no retry happens).
+- MariaDB runs each GTID domain as a stream of its own: rpl_parallel::find(domain_id)
+  (sql/rpl_parallel.cc) gives every domain an rpl_parallel_entry with its own threads
+  (slave_domain_parallel_threads), its own group-commit orderer (current_gco) and its own prior
+  commit to wait for, so a long group in one domain holds back neither the start nor the commit of
+  another domain's groups; commit order and conservative mode's wait hold within a domain. MySQL
+  has no domains: its order is the source's binlog order (the model's streams are then all 0).
 - The position relay-log.info and Exec_Master_Log_Pos keep is the low-water mark: the start of the
   oldest group not committed (MariaDB handle_queued_pos_update moves it only forwards, in queue
   order; MySQL's checkpoint, Relay_log_info::mts_checkpoint_routine, to the lowest worker's
@@ -111,10 +117,11 @@ class Applier:
     free: list[int] = field(default_factory=list)
     queued: list[Group] = field(default_factory=list)
     last_commit: dict = field(default_factory=dict)  # domain -> when its last queued group commits
-    last_end: int = 0  # when the last queued group reaches its commit (conservative mode)
+    last_end: dict = field(default_factory=dict)  # domain -> when its last queued group reaches its commit (conservative mode)
     cost: int = 0  # the replica cost of the group the coordinator is reading
     # MTS recovery (MySQL): relay indexes of the groups committed past the low-water mark at the crash
     recovered: set = field(default_factory=set)
+    skipped: set = field(default_factory=set)  # of those, the ones the coordinator skipped in this run
 
     def __post_init__(self) -> None:
         self.free = self.free or [0] * self.settings.workers
@@ -125,12 +132,12 @@ class Applier:
         w = min(range(len(self.free)), key=lambda i: (self.free[i], i))
         start = max(now, self.free[w])
         if self.settings.mode == CONSERVATIVE:
-            start = max(start, self.last_end)
+            start = max(start, self.last_end.get(domain, 0))
         end = start + self.cost
         commit = max(end, self.last_commit.get(domain, 0)) if self.settings.preserve and in_order else end
         self.free[w] = commit  # a worker waiting for a prior commit holds its group till then
         self.last_commit[domain] = max(commit, self.last_commit.get(domain, 0))
-        self.last_end = max(self.last_end, end)
+        self.last_end[domain] = max(self.last_end.get(domain, 0), end)
         self.cost = 0
         g = Group(first, last, before, domain, w + 1, start, end, commit)
         self.queued.append(g)

@@ -855,6 +855,14 @@ class Simulator:
                    "" if running else "Slave already has been stopped", warning=not running)
 
     def _op_start_slave(self, node: Node, op: dict) -> None:
+        if (op.get("until") or {}).get("sql_after_mts_gaps") and self.mech.texts == X.MARIADB:
+            # MariaDB's grammar knows no SQL_AFTER_MTS_GAPS (sql_yacc.yy, slave_until: log positions and
+            # MASTER_GTID_POS only): a syntax error, nothing started
+            args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
+            self.emit("stmt", node.id, op="start_slave", errno=D.ER_PARSE_ERROR, warning=None, message=(
+                "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server "
+                "version for the right syntax to use near 'SQL_AFTER_MTS_GAPS' at line 1"), **args)
+            return
         ch = self._channel_or_error(node, op)
         if ch is None:
             return
@@ -1638,7 +1646,12 @@ class Simulator:
         if ch.par is not None and reason == "crash":
             # The workers die with the process: what they had not committed is rolled back; what
             # they committed past the low-water mark is in their info for MTS recovery.
-            ch.par.recovered = {g.first for g in ch.par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
+            # A gap this run's recovery skipped is one still while the low-water mark is before it:
+            # the worker's info that made it one stays until a checkpoint passes it (rpl_rli_pdb.cc,
+            # Slave_worker::commit_positions; mts_recovery_groups reads it again at the next start).
+            low = ch.par.queued[0].first if ch.par.queued else ch.group_start
+            ch.par.recovered = ch.par.recovered | {i for i in ch.par.skipped if i > low} | {
+                g.first for g in ch.par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
             for g in ch.par.queued:  # the Trace says so, as for the serial thread's group above
                 if not g.committed:
                     ev = ch.relay[g.last].ev
@@ -1692,6 +1705,7 @@ class Simulator:
                 if not self._skip_group(ch, reason="mts_recovery"):
                     return
                 ch.par.recovered.discard(first)
+                ch.par.skipped.add(first)
                 continue
             if gap:
                 ch.par.recovered.discard(ch.sql_pos)
@@ -1708,6 +1722,8 @@ class Simulator:
                     return
                 continue
             due = self.rule.due(ev, ch.delay, self.now, ch.node.offset, self.epoch)
+            if M.DELAY_SKIPPED_WHILE_WORKERS_BUSY in self.mutants and ch.par is not None and ch.par.pending():
+                due = None
             ch.cur_read = self.now
             self._read_timestamp(ch, ev)
             if due is not None and due > self.now:
@@ -1913,7 +1929,7 @@ class Simulator:
                 self._release_domain(ch)
             return
         if ch.par is not None:  # queued to a worker, which commits it later (model/parallel.py)
-            domain = F.parse_gtid(ev.gtid)[0] if ev.gtid else 0
+            domain = F.parse_gtid(ev.gtid)[0] if ev.gtid and self.mech.gtid_domains else 0  # MySQL: one stream
             g = ch.par.queue(self.now, first, ch.sql_pos - 1, before, domain, M.COMMIT_ORDER_LOST not in self.mutants)
             self.at(g.commit_at, self._worker_commit, ch, ch.par, g, node.incarnation)
             self._write_relay_log_info(ch)
@@ -2012,7 +2028,19 @@ class Simulator:
         u = ch.until
         if not u:
             return False
-        return (ch.group_master_file, ch.group_master_pos) >= (u["master_log_file"], u["master_log_pos"])
+        if u.get("sql_after_mts_gaps"):
+            # MySQL's Until_mts_gap::check_before_dispatching_event (sql/rpl_replica_until_options.cc):
+            # the coordinator stops before the next event once mts_recovery_group_cnt is 0, every
+            # group of MTS recovery's range gone through (the gaps skipped, the others applied)
+            return ch.par is None or not ch.par.recovered
+        here = (ch.group_master_file, ch.group_master_pos)
+        e = ch.relay[ch.sql_pos] if ch.sql_pos < len(ch.relay) else None
+        if e is not None and e.master_end:
+            # The servers test the next event's own start in the master's binlog (exec_relay_log_event:
+            # log_pos - data_written outside a transaction): after a GTID connect that skipped another
+            # domain's groups the relay log has holes, and the last group's end is not where this one starts.
+            here = max(here, (e.master_file, e.master_end - e.ev.size))
+        return here >= (u["master_log_file"], u["master_log_pos"])
 
     # -- relay-log.info -----------------------------------------------------------------------
     def _group_position(self, ch: Channel) -> tuple[str, int]:

@@ -143,8 +143,17 @@ def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
         high = max(order[t][:2] for t in held)
         passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
         lost = {o["trx"] for o in v.kind("commit") if o.get("errno") is not None}
+        # A group held past by another domain's commit (MariaDB's domains commit apart) whose relay log
+        # was thrown away after the crash (a GTID start: start_slave_threads) is fetched again by GTID,
+        # per domain: owed only once relayed again (its IO thread may never run: DOMAIN.* judge the connect).
+        after = [o for o in v.of_node(node) if o["_line"] > crash["_line"]]
+        last = next((o for o in reversed(after) if o["kind"] == "status" and "Slave_SQL_Running" in o), None)
+        if last is None or last["Slave_SQL_Running"] != "Yes":
+            continue  # not applying at the end (never back up, or its SQL thread stopped again): nothing is owed
+        refetched = {o.get("trx") for o in after if o["kind"] == "relay" and o.get("last")}
+        dropped = any(o["kind"] == "relay_log_recovery" for o in after)
         for trx, (num, end, _) in sorted(order.items(), key=lambda x: x[1]):
-            if (num, end) < high and trx not in passed and trx not in lost:
+            if (num, end) < high and trx not in passed and trx not in lost and (not dropped or trx in refetched):
                 check.judge(counts.get(trx, 0) >= 1, f"{node} crashed holding groups past {trx}, and never commits it", crash)
 
 
@@ -169,7 +178,8 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
                 u = o.get("until")
                 # the run's applier is the `parallel` observation its start logs after the statement
                 # (none where it stays serial): `workers` is read when the run is judged
-                until = ((F.binlog_number(u["master_log_file"]), u["master_log_pos"]), u, o) if u else None
+                until = ((F.binlog_number(u["master_log_file"]), u["master_log_pos"]), u, o) \
+                    if u and "master_log_file" in u else None
             elif o["kind"] == "sql_stop" and until is not None and o.get("reason") == "until" and workers:
                 owed = sorted((x for x in order if order[x][:2] <= until[0] and order[x][2] <= o["t"]
                                and x not in held and x not in passed), key=lambda x: order[x])
@@ -177,6 +187,37 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
                 until = None
             elif o["kind"] in ("crash", "sql_stop"):
                 until = None
+
+
+@checks("PARALLEL.UNTIL.GAPS")
+def until_after_gaps_stops_with_them_filled(v: TraceView, check: Check) -> None:
+    """START SLAVE UNTIL SQL_AFTER_MTS_GAPS after a crash: by its UNTIL stop every group its source
+    wrote before the last one the replica had committed at the crash is committed (skipped and
+    filtered ones aside), and none written after that one was committed since the START; with no
+    crash before it (no gaps), nothing is."""
+    order = _binlog_order(v)
+    for node in sorted({o["node"] for o in v.kind("stmt") if o.get("op") == "start_slave"}):
+        obs = v.of_node(node)
+        passed = {o.get("trx") for o in obs if o["kind"] in ("skip", "filtered")}
+        lost = {o["trx"] for o in v.kind("commit") if o.get("errno") is not None}
+        for start in (o for o in obs if o["kind"] == "stmt" and o.get("op") == "start_slave" and o.get("errno") is None
+                      and not o.get("warning") and (o.get("until") or {}).get("sql_after_mts_gaps")):
+            stop = next((o for o in obs if o["_line"] > start["_line"] and o["kind"] in ("sql_stop", "crash")), None)
+            if stop is None or stop["kind"] != "sql_stop" or stop.get("reason") != "until":
+                continue  # stopped otherwise (STOP SLAVE, an error, a crash), or still running at the end
+            crash = next((o for o in reversed(obs) if o["_line"] < start["_line"] and o["kind"] == "crash"), None)
+            held = [o["trx"] for o in obs if o["kind"] == "visible" and crash is not None
+                    and o["_line"] < crash["_line"] and o["trx"] in order]
+            high = max((order[t][:2] for t in held), default=None)
+            done = {o["trx"] for o in obs if o["kind"] == "visible" and o["_line"] < stop["_line"]}
+            owed = sorted((x for x in order if high is not None and order[x][:2] < high and x not in done
+                           and x not in passed and x not in lost), key=lambda x: order[x])
+            check.judge(not owed, lambda: f"{node} stopped at UNTIL SQL_AFTER_MTS_GAPS without {owed[0]}, below the gaps "
+                                          f"its crash left", start, stop)
+            for c in (o for o in obs if o["kind"] == "visible" and start["_line"] < o["_line"] < stop["_line"]
+                      and o["trx"] in order):
+                check.judge(high is not None and order[c["trx"]][:2] <= high,
+                            f"{node} commits {c['trx']} before its UNTIL SQL_AFTER_MTS_GAPS stop, past the gaps", start, c)
 
 
 def _written(v: TraceView) -> dict[str, tuple[int, str, int]]:

@@ -56,7 +56,11 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, mul
 # delay's, filter's and parallel's did not.
 # Version 11 adds the multisource family (a replica with two named connections, #17 item 2): a
 # campaign's History draws among eight families, so every (seed, index) names another History; a
-# History drawn from named families is the one version 10 drew.
+# History drawn from named families is the one version 10 drew, but the parallel family's: its
+# bursts draw a GTID domain (0 or 1: MariaDB's workers run domains as streams of their own) and a
+# spacing per transaction (10 ms, or 0.5 s: the next second's group has a MASTER_DELAY wait of its
+# own while the first holds its worker), and a crash's restart may leave the threads stopped for
+# START SLAVE SQL_THREAD UNTIL SQL_AFTER_MTS_GAPS, then START SLAVE.
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/11"
 STREAM = "replcheck.generate/2"

@@ -1,9 +1,10 @@
 """The parallel applier's steps: a source A and a replica B whose SQL thread runs workers, as MariaDB
 (slave_parallel_threads, slave_parallel_mode) or MySQL (replica_parallel_workers, maybe without
-replica_preserve_commit_order, maybe without GTIDs: the MTS gaps case), maybe delayed; commits with
-replica costs that make workers overlap and finish out of order; the settings changed as a DBA
-does (STOP SLAVE, SET GLOBAL, START SLAVE; or refused while running), STOP/START of the threads,
-START SLAVE UNTIL, the skip counter, incidents, and crashes of B that leave gaps."""
+replica_preserve_commit_order, maybe without GTIDs: the MTS gaps case), maybe delayed; commits in two
+GTID domains with replica costs that make workers overlap and finish out of order; the settings changed
+as a DBA does (STOP SLAVE, SET GLOBAL, START SLAVE; or refused while running), STOP/START of the
+threads, START SLAVE UNTIL, the skip counter, incidents, and crashes of B that leave gaps (filled by
+START SLAVE UNTIL SQL_AFTER_MTS_GAPS, or at the start)."""
 from __future__ import annotations
 
 from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
@@ -12,6 +13,11 @@ from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
 # towards) then give a group that a shorter one after it overtakes on another worker.
 COSTS = (3 * US, 0, US, 300_000, 0)
 MODES = ("optimistic", "conservative", "aggressive", "none")
+DOMAINS = (0, 0, 1)
+# 10 ms apart: one whole-second timestamp, one MASTER_DELAY wait for all; 0.5 s: the next second's
+# group, read while the first still holds its worker, has a wait of its own
+SPACING = (10_000, 500_000)
+RESTARTS = ("start", "start", "until_after_gaps")
 
 
 def topology(b: Builder, d: Draw) -> None:
@@ -27,12 +33,15 @@ def topology(b: Builder, d: Draw) -> None:
 
 
 def commit(b: Builder, d: Draw) -> None:
-    """A burst of one to three transactions 10 ms apart, each of one or two statements with a replica
-    cost: a long one keeps its worker busy while the later ones run on others."""
+    """A burst of one to three transactions 10 ms or 0.5 s apart, each of one or two statements with a replica
+    cost: a long one keeps its worker busy while the later ones run on others. In GTID domain 0 or 1
+    (SET SESSION gtid_domain_id): MariaDB's workers run the two as streams of their own, a long group
+    in one holding back neither the starts nor the commits of the other's."""
+    domain = d.choice(DOMAINS)
     for _ in range(d.integer(1, 3)):
         statements = [{"duration_us": 1000, "replica_cost_us": d.choice(COSTS)} for _ in range(d.integer(1, 2))]
-        b.op("trx", "A", trx=b.trx_name(), statements=statements)
-        b.now += 10_000
+        b.op("trx", "A", trx=b.trx_name(), statements=statements, **({"domain": domain} if domain else {}))
+        b.now += d.choice(SPACING)
 
 
 def threads(b: Builder, d: Draw) -> None:
@@ -73,11 +82,19 @@ def incident(b: Builder, d: Draw) -> None:
 
 
 def crash(b: Builder, d: Draw) -> None:
-    """B crashes, maybe while workers hold groups (some committed past the low-water mark), and restarts."""
+    """B crashes, maybe while workers hold groups (some committed past the low-water mark), and restarts:
+    its threads start, or (--skip-slave-start) START SLAVE SQL_THREAD UNTIL SQL_AFTER_MTS_GAPS fills the
+    gaps first (MySQL's way before the worker settings change; MariaDB has no such UNTIL: a syntax
+    error), then START SLAVE."""
     b.now += d.choice([0, 500_000, US])
     b.op("crash", "B")
     b.now += d.integer(0, US)
-    b.op("restart", "B")
+    if d.choice(RESTARTS) == "start":
+        b.op("restart", "B")
+        return
+    b.op("restart", "B", start_slave=False)
+    b.op("start_slave", "B", thread="sql", until={"sql_after_mts_gaps": True})
+    b.op("start_slave", "B")
 
 
 FAMILY = Family("parallel", topology, (

@@ -65,7 +65,8 @@ ORDER = {"visible": 0, "binlog": 1, "relay": 1, "apply": 2, "status": 4, "server
 # which groups a replica's SQL thread filtered (it commits nothing, only gtid_slave_pos moves).
 UNOBSERVED = ["relay", "ack", "binlog_sync", "recovery", "filtered"]
 # Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
-# MASTER_USE_GTID (start_slave_threads, sql/slave.cc), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
+# MASTER_USE_GTID (start_slave_threads, sql/slave.cc; observed as relay_log_recovery, reason gtid,
+# as the models do), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
 PURGES_RELAY_LOGS = frozenset({"start_slave", "reset_slave", "change_master"})
 # Semi-sync in play (settings, lose_acks): the channels' relays then see each ack on its way to the
 # source (and lose those lose_acks asks for).
@@ -314,6 +315,8 @@ def stop_slave_statement(op: dict, epoch_us: int | None) -> str:
 
 def start_slave_statement(op: dict, epoch_us: int | None) -> str:
     until = op.get("until")
+    if until and until.get("sql_after_mts_gaps") is True:  # MySQL's; MariaDB answers with a syntax error
+        return f"START SLAVE{_thread(op)} UNTIL SQL_AFTER_MTS_GAPS"
     if until:
         f, p = until["master_log_file"], until["master_log_pos"]
         if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
@@ -868,7 +871,8 @@ class Runner:
         start = self.now()
         with self._node_locks[node]:  # never while a sample of the node is taken: each sees it before or after
             listed = self._keep_binlogs(node) if purge else []
-            self._read_relay(node, settled=kind in PURGES_RELAY_LOGS and self._io_stopped(node))
+            before = self._slave_status(node) if kind in PURGES_RELAY_LOGS else {}
+            self._read_relay(node, settled=before.get("Slave_IO_Running") == "No")
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
                 results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
@@ -900,6 +904,8 @@ class Runner:
         elif kind == "start_slave":
             if op.get("thread") in (None, "io"):
                 self._io_error.pop(node, None)  # a new IO thread: its failure is a new error, even the same one
+            if _gtid_start_purges(before):  # both were stopped: it started one at least (no ER_SLAVE_WAS_RUNNING)
+                self._relay_purged(node, t, before)
             if op.get("thread") in (None, "sql"):
                 self._sql_started.add(node)
                 self._workers(node, t)
@@ -1060,11 +1066,25 @@ class Runner:
             self.emit("server_status", node, t_vars, variables=variables)
         self._tail_log(node, t_vars)
 
-    def _io_stopped(self, node: str) -> bool:
+    def _slave_status(self, node: str) -> dict:
         try:
-            return self.cluster.show_slave_status(node).get("Slave_IO_Running") == "No"
+            return self.cluster.show_slave_status(node)
         except HarnessError:
-            return False
+            return {}
+
+    def _relay_purged(self, node: str, t: int, before: dict) -> None:
+        """A START SLAVE threw the relay logs away (_gtid_start_purges): the model's observation of
+        it, with what the SQL thread had not passed (the events relayed at or after its place then,
+        the latest relay log's: names start again at each purge). What lay there outside groups
+        was discarded, not executed: no later sample passes it."""
+        place = (os.path.basename(before.get("Relay_Log_File") or ""), _int(before.get("Relay_Log_Pos")) or 0)
+        relayed = self._relayed.get(node, [])
+        dropped = 0
+        while dropped < len(relayed) and (relayed[-1 - dropped]["file"], relayed[-1 - dropped]["pos"]) >= place:
+            dropped += 1
+        self._unapplied.pop(node, None)
+        if dropped:  # as the models emit it: only where something unapplied was thrown away
+            self.emit("relay_log_recovery", node, t, dropped=dropped, reason="gtid")
 
     def _read_relay(self, node: str, settled: bool = False, final: bool = False) -> None:
         """The events written to the replica's relay logs since the last read, as `relay`
@@ -1371,12 +1391,15 @@ class Runner:
         with the SQL thread's relay-log position at that poll. Events from the origin's binlog."""
         events: dict[str, list[dict]] = {}
         relayed: dict[tuple[str, str, int], list[dict]] = {}  # (replica, gtid, idx) -> its relay observations
+        purged: dict[str, list[int]] = {}  # replica -> when a START SLAVE threw its relay logs away
         with self._lock:
             for _, _, o in sorted(self.obs, key=lambda x: x[:2]):
                 if o["kind"] == "binlog" and o.get("gtid") and self.by_server_id.get(o["server_id"]) == o["node"]:
                     events.setdefault(o["gtid"], []).append(o)
                 elif o["kind"] == "relay" and o["gtid"]:
                     relayed.setdefault((o["node"], o["gtid"], o["idx"]), []).append(o)
+                elif o["kind"] == "relay_log_recovery":
+                    purged.setdefault(o["node"], []).append(o["t"])
         parts = {node: self._rows_by_part(node) for node in {n for n, _ in self.seen}}
         for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
             gtid = self.gtid_of.get(k)
@@ -1390,6 +1413,10 @@ class Runner:
                 # by then (stamped up to a poll late, so the first one otherwise); else where the
                 # SQL thread was at the sample.
                 copies = relayed.get((node, gtid, b["idx"]), [])
+                # Not a copy thrown away before the commit: the one fetched again after the purge, read
+                # up to a poll late (inc-cache-overflow on 10.11 at load 8: the first copy was taken).
+                since = max((p for p in purged.get(node, ()) if p <= t), default=None)
+                copies = [c for c in copies if since is None or c["t"] >= since] or copies
                 r = next((c for c in reversed(copies) if c["t"] <= t), copies[0] if copies else None)
                 self.emit("apply", node, t, source=source, type=b["type"], trx=b["trx"], idx=b["idx"], last=b["last"],
                           gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,
@@ -1530,6 +1557,16 @@ def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:
 def _close_group(group: list[dict]) -> None:
     if group:
         group[-1]["last"] = True
+
+
+def _gtid_start_purges(before: dict) -> bool:
+    """Whether START SLAVE purges the relay logs, from SHOW SLAVE STATUS just before it: MariaDB's
+    start_slave_threads (sql/slave.cc, called by start_slave in sql/sql_repl.cc with the threads to
+    start, whichever they are) runs purge_relay_logs "if we are using GTID and both SQL and IO threads
+    are stopped" (using_gtid != USE_GTID_NO, neither slave_running), and the IO thread then fetches
+    again from the GTID position (rpl_load_gtid_state). "Connecting" is a running IO thread."""
+    return (before.get("Using_Gtid") or "No") != "No" and before.get("Slave_IO_Running") == "No" \
+        and before.get("Slave_SQL_Running") == "No"
 
 
 def _executed_all_read(st: dict) -> bool:

@@ -329,7 +329,7 @@ def test_a_read_agrees_only_when_every_change_it_missed_was_at_the_edge():
     assert not [d for d in crosscheck.compare(crosscheck.facts(*edge), crosscheck.facts(*model)) if d.aspect == "read"]
 
 
-@pytest.mark.parametrize("name", ["ss-recover-acked-returns", "cut-mid-group-reconnect"])
+@pytest.mark.parametrize("name", ["ss-recover-acked-returns", "cut-mid-group-reconnect", "par-delayed-sbm-gtid-start"])
 def test_scenarios_outside_quick_meet_the_mariadb_gate(server, tmp_path, fast_tmp, name):
     """A conformance scenario left out of --quick (#16 mechanism 3: a second restart of a killed
     primary): its exercised requirements get the verdicts ci/mariadb.toml pins, with no finding."""

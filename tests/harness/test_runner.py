@@ -117,6 +117,8 @@ def test_admin_statements_are_built_from_validated_fields():
     assert R.admin_statement({"op": "start_slave", "thread": "sql", "until": {"master_log_file": "bin.000001",
                                                                              "master_log_pos": 300}}) == \
         "START SLAVE SQL_THREAD UNTIL MASTER_LOG_FILE = 'bin.000001', MASTER_LOG_POS = 300"
+    assert R.admin_statement({"op": "start_slave", "thread": "sql", "until": {"sql_after_mts_gaps": True}}) == \
+        "START SLAVE SQL_THREAD UNTIL SQL_AFTER_MTS_GAPS"  # MySQL's; MariaDB answers 1064 (the model does too)
     assert R.admin_statement({"op": "change_master", "delay": 0, "relay_log_file": "relay.000002", "relay_log_pos": 849}) == \
         "CHANGE MASTER TO MASTER_DELAY = 0, RELAY_LOG_FILE = 'relay.000002', RELAY_LOG_POS = 849"
     for bad in ({"op": "set_global", "variable": "x; DROP", "value": 1},
@@ -790,3 +792,83 @@ def test_cut_io_arms_the_replica_s_relay_and_records_where_it_cut():
     assert got == [{"kind": "error", "node": "A", "op": "cut_io", "errno": F.ER_BAD_SLAVE, "message": "not a replica"},
                    {"kind": "io_cut", "node": "B", "source": "A", "then": "reconnect", "master_log_file": "bin.000001",
                     "master_log_pos": 759}]
+
+
+class _StoppedReplica:
+    """B as MariaDB 10.11 answers a START SLAVE: SHOW SLAVE STATUS before it, the statement's clock
+    readings (no warning), its parallel settings; down for the poll after it."""
+
+    def __init__(self, **status):
+        self.status = {"Using_Gtid": "Slave_Pos", "Slave_IO_Running": "No", "Slave_SQL_Running": "No",
+                       "Relay_Log_File": "relay.000001", "Relay_Log_Pos": "697", **status}
+
+    def show_slave_status(self, node):
+        return dict(self.status)
+
+    def results(self, node, statement):
+        return [(["now"], [["1700000009.821699"]]), ([], []), (["Level", "Code", "Message"], []), (["now"], [["1700000009.856423"]])]
+
+    def query(self, node, statement):
+        return ["threads", "mode"], [["2", "conservative"]]
+
+    def is_running(self, node):
+        return False
+
+
+@pytest.mark.parametrize("thread,status,dropped", [
+    (None, {}, 4),
+    ("sql", {}, 4),  # start_slave_threads purges whichever thread START SLAVE starts, both being stopped
+    (None, {"Relay_Log_Pos": "1200"}, 0),  # purged, but the SQL thread had passed all of it: not observed
+    (None, {"Using_Gtid": "No"}, None),
+    ("sql", {"Slave_IO_Running": "Yes"}, None),  # the IO thread runs: the relay log is in use
+    ("sql", {"Slave_IO_Running": "Connecting"}, None),
+])
+def test_a_gtid_start_slave_with_both_threads_stopped_is_observed_as_the_relay_log_thrown_away(thread, status, dropped):
+    """par-delayed-sbm-gtid-start on MariaDB 10.11: STOP SLAVE and START SLAVE during t2's delay. With
+    MASTER_USE_GTID and both threads stopped, start_slave_threads (sql/slave.cc) purges the relay
+    logs and the IO thread fetches t2 again; without the observation the pending-event index took
+    the first copy of t2 for never applied (SBM.PENDING violated, an artefact). The observation is
+    the models': relay_log_recovery, reason gtid, after the statement, with the events the SQL
+    thread had not passed (none: no observation, as the models)."""
+    from replcheck.harness.relaylog import Event
+
+    r = R.Runner(_history([]))
+    r.sources["B"] = "A"
+    r.wall_t0 = 1_700_000_000.0
+    r.relay_logs["B"] = type("Read", (), {"read": lambda self, settled=False, final=False: []})()
+    r.cluster = _StoppedReplica(**{"Relay_Log_Pos": "372", **status})  # stopped before the Rotate and t2
+    stmt_end = bytes(6) + (1).to_bytes(2, "little")
+    for pos, size, code, text, post in [(256, 42, 162, "GTID 0-1-1 trans", bytes(13)), (298, 43, 23, "", stmt_end),
+                                        (341, 31, 16, "", b""),  # t1, applied
+                                        (372, 41, 4, "Rotate to bin.000001  pos: 4", b""),  # in no group
+                                        (413, 42, 162, "GTID 0-1-2 trans", bytes(13)), (455, 43, 23, "", stmt_end),
+                                        (498, 31, 16, "", b"")]:  # t2, waiting for its delay
+        r._relay_event("B", 10, "relay.000001", Event(pos, size, 1_700_000_009, code, 1, pos + size, text, post))
+    r._statement({"at": 9_700_000, "op": "start_slave", "node": "B", **({"thread": thread} if thread else {})})
+    seen = [(o["kind"], o.get("dropped"), o.get("reason")) for _, _, o in r.obs if o["kind"] in ("stmt", "relay_log_recovery", "parallel")]
+    assert seen == [("stmt", None, None)] + ([("relay_log_recovery", dropped, "gtid")] if dropped else []) + [("parallel", None, None)]
+    assert all(o["t"] == 9_856_423 for _, _, o in r.obs if o["kind"] != "relay")
+    # What lay outside groups was thrown away with the relay log, not passed: no later sample executes it.
+    r._status("B", 10_000_000, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": "relay.000001",
+                                "Relay_Log_Pos": "900"}, None, False)
+    assert [o["type"] for _, _, o in r.obs if o["kind"] == "apply"] == (["ROTATE_EVENT"] if dropped is None else [])
+
+
+def test_a_commit_after_a_gtid_start_is_applied_from_the_copy_fetched_again():
+    """inc-cache-overflow on 10.11 at load 8: START SLAVE threw the relay log holding after_gap away
+    (relay_log_recovery) and fetched it again, read at a poll after the one that found its row. Its
+    apply names the copy fetched again, not the one thrown away (which left the new copy unapplied:
+    SBM.PENDING violated, an artefact)."""
+    r = R.Runner(_history([]))
+    r.cluster = type("Down", (), {"sql": lambda self, node, statement: (_ for _ in ()).throw(R.HarnessError("down"))})()
+    r.trx_names, r.gtid_of = ["after_gap"], {0: "0-1-3"}
+    r.seen, r.seen_pos, r.seen_src = {("B", 0): 1_757_000}, {("B", 0): ("relay.000002", 949)}, {("B", 0): "A"}
+    r.emit("binlog", "A", 900_000, type="GTID_LOG_EVENT", trx="after_gap", idx=0, last=False, gtid="0-1-3", server_id=1, when=1)
+    r.emit("binlog", "A", 900_000, type="XID_EVENT", trx="after_gap", idx=1, last=True, gtid="0-1-3", server_id=1, when=1)
+    for t, pos in ((836_000, 826), (1_809_000, 715)):  # the first copy, then the one fetched again (a later read)
+        for idx, typ in enumerate(("GTID_LOG_EVENT", "XID_EVENT")):
+            r.emit("relay", "B", t, type=typ, trx="after_gap", idx=idx, last=bool(idx), gtid="0-1-3", file="relay.000002",
+                   pos=pos + 100 * idx)
+    r.emit("relay_log_recovery", "B", 1_631_000, dropped=6, reason="gtid")
+    r._emit_applies()
+    assert [(o["t"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"] == [(1_757_000, 715), (1_757_000, 815)]

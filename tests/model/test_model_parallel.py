@@ -90,3 +90,27 @@ def test_until_lets_the_queued_groups_finish(kit):
     mutant = kit.run("mutant:until-gives-up-queued", "par-until")
     assert [o["trx"] for o in mutant.all("visible", node="B")] == ["t1"]
     assert mutant.first("rollback", node="B", trx="t2")["reason"] == "stop"
+
+
+def test_each_gtid_domain_is_a_stream_of_its_own_on_mariadb(kit):
+    # par-two-domains: t1 (domain 1) holds a worker 4 s; t2 and t3 (domain 0), written after it,
+    # neither wait for it to start (conservative mode orders a domain's groups: current_gco of its
+    # rpl_parallel_entry) nor to commit (wait_for_prior_commit within the domain): they commit at 2 s.
+    tr = kit.run("model:mariadb-10.11", "par-two-domains")
+    got = [(c["trx"], c["start"], c["t"]) for c in tr.all("visible", node="B")]
+    assert got == [("t2", 1_502_000, 2_002_000), ("t3", 2_002_000, 2_002_000), ("t1", 1_002_000, 5_002_000)]
+    # MySQL has no domains: with replica_preserve_commit_order its workers commit in the source's order
+    mysql = kit.run("model:mysql-8.0", "par-two-domains")
+    assert [(c["trx"], c["t"]) for c in mysql.all("visible", node="B")] == [("t1", 5_002_000), ("t2", 5_002_000), ("t3", 5_002_000)]
+
+
+def test_a_domain_s_conservative_wait_is_its_own():
+    # The Applier alone: conservative mode holds a group until the one before it in its domain
+    # reaches its commit, not one of another domain.
+    a = PA.Applier(PA.Settings(4, "conservative", True))
+    a.cost = 4 * US
+    a.queue(0, 0, 2, ("bin.000001", 4), domain=1)
+    other = a.queue(10, 3, 5, ("bin.000001", 100), domain=0)
+    a.cost = US
+    same = a.queue(20, 6, 8, ("bin.000001", 200), domain=1)
+    assert (other.start, other.commit_at) == (10, 10) and (same.start, same.commit_at) == (4 * US, 5 * US)

@@ -61,6 +61,17 @@ def worker_ahead_of_the_delay(k):
     return tr, t1
 
 
+UGAPS = "par-until-mts-gaps"
+
+
+def until_stop_before_the_gaps_filled(k):
+    # t1, below the gaps t2 and t3, not committed by the UNTIL SQL_AFTER_MTS_GAPS stop (it commits later)
+    tr = k.run(MYSQL, UGAPS)
+    stop = tr.first("sql_stop", node="B", reason="until")
+    tr.retime(tr.first("visible", node="B", trx="t1"), stop["t"] + 1)
+    return tr, stop
+
+
 CASES: dict[str, Case] = {
     "PARALLEL.COMMIT.ORDER": Case(lambda k: k.run(MARIADB, ORDER), swapped_commits,
                                   "B commits t2 after t3, though its source wrote t3 after it"),
@@ -70,6 +81,8 @@ CASES: dict[str, Case] = {
                                    "B crashed holding groups past t1, and never commits it"),
     "PARALLEL.UNTIL": Case(lambda k: k.run(MARIADB, UNTIL), committed_past_until,
                            "B commits t3, written after its UNTIL position"),
+    "PARALLEL.UNTIL.GAPS": Case(lambda k: k.run(MYSQL, UGAPS), until_stop_before_the_gaps_filled,
+                                "B stopped at UNTIL SQL_AFTER_MTS_GAPS without t1, below the gaps its crash left"),
     "PARALLEL.DELAY": Case(lambda k: k.run(MARIADB, SBM), worker_ahead_of_the_delay,
                            "B's worker began t1 at 1500000, before its MASTER_DELAY 1 ran out"),
 }
@@ -85,6 +98,8 @@ def test_a_group_committed_twice_across_the_crash(kit):
     ("PARALLEL.SBM.PENDING", SBM, "mutant:caught-up-with-workers-busy", "shows Seconds_Behind_Master 0 but its workers"),
     ("PARALLEL.RECOVERY.GAPS", GAPS, "mutant:mts-gaps-not-filled", "B commits t2 2 times across its crash"),
     ("PARALLEL.UNTIL", UNTIL, "mutant:until-gives-up-queued", "B stopped at its UNTIL position"),
+    ("PARALLEL.DELAY", "par-delay-queued", "mutant:delay-skipped-while-workers-busy",
+     "B's worker began t2 at 3000000, before its MASTER_DELAY 2 ran out at 4000000"),
 ])
 def test_each_mutant_is_caught_by_its_property(kit, requirement, history, system, witness):
     tr = kit.run(system, history)
@@ -121,3 +136,129 @@ def test_the_groups_workers_gave_up_at_a_stop_are_pending_again(kit):
     tr = kit.run(MARIADB, load_history(REPO / "corpus" / "finding-queued-groups-pending-after-stop.jsonl"))
     tr.drop(tr.first("parallel", node="B", workers=0))
     assert_witness(kit.verdict("PARALLEL.UNTIL", tr), tr, None, "B commits t10, written after its UNTIL position")
+
+
+def test_a_group_read_while_a_worker_is_busy_waits_its_own_delay(kit):
+    # par-delay-queued: t1 holds worker 1 from its due time (3 s) to 6 s; t2, written 1 s after it,
+    # is read as soon as t1 is queued, and the coordinator waits for t2's own due time (4 s) before
+    # worker 2 starts it; both commit at 6 s (in order). PARALLEL.DELAY judges it and holds.
+    tr = kit.run(MARIADB, "par-delay-queued")
+    assert [(o["trx"], o["start"], o["t"]) for o in tr.all("visible", node="B")] == [("t1", 3 * US, 6 * US), ("t2", 4 * US, 6 * US)]
+    v = kit.verdict("PARALLEL.DELAY", tr)
+    assert v.status == "pass" and v.checked == 2, v
+
+
+TWO = "par-two-domains"
+
+
+def test_commit_order_is_judged_per_domain(kit):
+    # MariaDB commits t2 and t3 (domain 0) before t1 (domain 1), written before them: not a
+    # violation, each domain's order is kept. t3 committed ahead of t2, both of domain 0, is one.
+    tr = kit.run(MARIADB, TWO)
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t2", "t3", "t1"]
+    v = kit.verdict("PARALLEL.COMMIT.ORDER", tr)
+    assert v.status == "pass" and v.checked, v
+    t3 = tr.retime(tr.first("visible", node="B", trx="t3"), 1_900_000)
+    assert_witness(kit.verdict("PARALLEL.COMMIT.ORDER", tr), tr, t3, "B commits t2 after t3, though its source wrote t3 after it (domain 0)")
+
+
+def test_a_stalled_domain_keeps_the_lag_above_zero(kit):
+    # t1, domain 1, still runs at 4 s while domain 0's t2 and t3 committed at 2 s: the replica is
+    # behind, Seconds_Behind_Master is never 0 (it is 3 there); a 0 would be a violation naming t1.
+    tr = kit.run(MARIADB, TWO)
+    s = tr.all("status", node="B", t=4 * US)[-1]
+    assert s["Seconds_Behind_Master"] > 0 and kit.verdict("PARALLEL.SBM.PENDING", tr).status == "pass"
+    s["Seconds_Behind_Master"] = 0
+    assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, s,
+                   "B at 4000000 shows Seconds_Behind_Master 0 but its workers have not committed t1, written 2.999 s ago")
+
+
+def _crash_in_two_domains(kit, *after_restart):
+    # t1 (domain 1, 1 s of work) is still running when B crashes; t2 (domain 0), written after it, had
+    # committed: a gap in the binlog's order, not in a domain's. The GTID start at the restart throws
+    # the relay log away and fetches t1 again, unless its IO thread is stopped at once.
+    variables = {"slave_parallel_threads": 4}
+    h = kit.make_history(["A", {"id": "B", "variables": variables}], [{"source": "A", "replica": "B", "latency_us": 1000}], [
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1", "domain": 1, "statements": [{"duration_us": 1000, "replica_cost_us": US}]},
+        {"at": 100_000, "op": "trx", "node": "A", "trx": "t2", "statements": [{"duration_us": 1000}]},
+        {"at": 500_000, "op": "crash", "node": "B"}, {"at": 600_000, "op": "restart", "node": "B"},
+        *[{"at": 600_000, "node": "B", **op} for op in after_restart]], end_us=4 * US)
+    return kit.run(MARIADB, h)
+
+
+def test_a_group_thrown_away_with_the_relay_log_is_owed_once_fetched_again(kit):
+    tr = _crash_in_two_domains(kit)
+    assert tr.first("relay_log_recovery", node="B")["reason"] == "gtid"
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t2", "t1"]
+    v = kit.verdict("PARALLEL.RECOVERY.GAPS", tr)
+    assert v.status == "pass" and v.checked, v
+    tr.drop(tr.all("visible", node="B", trx="t1")[-1])  # fetched again, never committed
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, tr.first("crash", node="B"),
+                   "B crashed holding groups past t1, and never commits it")
+    # seed 1, History 364 of the parallel family (generator 10): STOP SLAVE IO_THREAD at the restart,
+    # t1 never fetched again: not the applier's to commit
+    stopped = _crash_in_two_domains(kit, {"op": "stop_slave", "thread": "io"})
+    assert not stopped.all("visible", node="B", trx="t1")
+    assert kit.verdict("PARALLEL.RECOVERY.GAPS", stopped).status == "pass"
+
+
+def test_until_sql_after_mts_gaps_stops_once_the_gaps_are_filled(kit):
+    # MySQL: restarted with its threads stopped, START SLAVE SQL_THREAD UNTIL SQL_AFTER_MTS_GAPS applies
+    # t1 and skips the gaps t2 and t3; the coordinator stops before t4 (fetched at START SLAVE
+    # IO_THREAD), which commits only once the SQL thread starts again.
+    tr = kit.run(MYSQL, UGAPS)
+    stop = tr.first("sql_stop", node="B", reason="until")
+    assert [s["trx"] for s in tr.all("skip", node="B", reason="mts_recovery")] == ["t2", "t3"]
+    assert tr.first("visible", node="B", trx="t1")["t"] <= stop["t"] < tr.first("visible", node="B", trx="t4")["t"]
+    v = kit.verdict("PARALLEL.UNTIL.GAPS", tr)
+    assert v.status == "pass" and v.checked == 2, v
+    t4 = tr.retime(tr.first("visible", node="B", trx="t4"), stop["t"] - 1)  # past the gaps, before the stop
+    assert_witness(kit.verdict("PARALLEL.UNTIL.GAPS", tr), tr, t4,
+                   "B commits t4 before its UNTIL SQL_AFTER_MTS_GAPS stop, past the gaps")
+
+
+def test_mariadb_has_no_until_sql_after_mts_gaps(kit):
+    # sql_yacc.yy's slave_until takes positions and MASTER_GTID_POS only; 10.11 answers this text (measured)
+    stmt = kit.run(MARIADB, UGAPS).all("stmt", node="B", op="start_slave")[0]
+    assert (stmt["errno"], stmt["message"]) == (1064, "You have an error in your SQL syntax; check the manual that corresponds "
+                                                      "to your MariaDB server version for the right syntax to use near "
+                                                      "'SQL_AFTER_MTS_GAPS' at line 1")
+
+
+# -- what two domains showed the other properties (600 Histories of the parallel family, generator 10) --
+def _generated(kit, seed, index):
+    from replcheck.generate import generate
+    return kit.run(MARIADB, generate(seed, index, ("parallel",)))
+
+
+def test_recovery_gaps_owes_nothing_to_a_replica_not_applying_at_the_end(kit):
+    # seed 0, History 347: after the restart START SLAVE SQL_THREAD UNTIL a position before t7 stops
+    # the thread at once, and nothing starts it again: t7, held past by domain 1's t8, is not owed
+    tr = _generated(kit, 0, 347)
+    assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == "pass"
+    last = tr.all("status", node="B")[-1]
+    assert last["Slave_SQL_Running"] == "No"
+    last["Slave_SQL_Running"] = "Yes"  # applying at the end: t7 is owed
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "and never commits it")
+
+
+def test_a_hole_a_gtid_connect_left_before_the_until_position_is_no_short_stop(kit):
+    # seed 1, History 225: after a GTID start B fetched domain 1's t4 (ends at 816) and then domain
+    # 0's t9 (starts at 1588, the UNTIL position): the servers test the next event's own start, so
+    # the thread stops at 816, at the position for all it could read
+    tr = _generated(kit, 1, 225)
+    stop = tr.first("sql_stop", node="B", reason="until")
+    assert [o["trx"] for o in tr.all("visible", node="B") if o["t"] >= stop["t"] - 1000][:1] == ["t4"]
+    for r in ("WL344.P1.UNTIL", "PARALLEL.UNTIL"):
+        v = kit.verdict(r, tr)
+        assert v.status == "pass" and v.checked, (r, v)
+
+
+def test_an_incident_after_a_hole_holds_at_the_end_of_the_last_event_before_it(kit):
+    # seed 1, History 321: the dump skipped domain 0's groups between the last one executed (ending
+    # at 510) and the incident: Exec_Master_Log_Pos 510 is the place; another is a violation
+    tr = _generated(kit, 1, 321)
+    assert kit.verdict("WL3464.HOLD", tr).status == "pass"
+    held = [s for s in tr.all("status", node="B") if s["Exec_Master_Log_Pos"] == 510 and s["Relay_Log_Pos"] == 558]
+    held[0]["Exec_Master_Log_Pos"] = 400
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, held[0], "Exec_Master_Log_Pos 400; the incident is at 558")

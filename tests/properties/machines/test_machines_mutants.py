@@ -60,6 +60,7 @@ ELSEWHERE = {  # searched for by the feature's own test module
     "failed-change-not-logged": "../test_properties_srcerr",
     "commit-order-lost": "test_machines_parallel", "caught-up-with-workers-busy": "test_machines_parallel",
     "mts-gaps-not-filled": "test_machines_parallel", "until-gives-up-queued": "test_machines_parallel",
+    "delay-skipped-while-workers-busy": "test_machines_parallel",
 }
 
 

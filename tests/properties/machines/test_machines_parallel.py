@@ -1,6 +1,7 @@
 """The parallel applier's state machine: finds each of its mutants from scratch (commit order lost
-where it is promised, caught up while workers are behind, MTS gaps applied again after a crash),
-and the same search on the models they mutate finds nothing."""
+where it is promised, caught up while workers are behind, MTS gaps applied again after a crash, an
+UNTIL stop giving up queued groups, a group queued without its MASTER_DELAY wait while workers are
+busy), and the same search on the models they mutate finds nothing."""
 from __future__ import annotations
 
 import pytest
@@ -19,7 +20,8 @@ SEARCH = settings(max_examples=60, stateful_step_count=20, deadline=None, derand
 # (mutant, examples): the gaps need a burst whose long group a shorter one overtakes, then a crash
 # before the long one commits, on a replica that does not keep commit order: 60 examples miss it
 MUTANTS = [("commit-order-lost", 60), ("caught-up-with-workers-busy", 60), ("mts-gaps-not-filled", 200),
-           ("until-gives-up-queued", 200)]  # an UNTIL past a group conservative mode holds back
+           ("until-gives-up-queued", 200),  # an UNTIL past a group conservative mode holds back
+           ("delay-skipped-while-workers-busy", 60)]  # a burst 0.5 s apart on a delayed replica
 
 
 @pytest.mark.parametrize("mutant,examples", MUTANTS, ids=[m for m, _ in MUTANTS])
