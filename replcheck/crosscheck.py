@@ -320,6 +320,23 @@ def connect_refused_differs(ctx: Ctx) -> bool:
     return _here_or_upstream(ctx, lambda c, src: dict(c[0].refused).get(c[3]) != dict(c[1].refused).get(c[3]))
 
 
+def delay_stamp_differs(ctx: Ctx) -> bool:
+    """The two servers take a delayed transaction's commit timestamp otherwise (MySQL 8.0 rounds
+    immediate_commit_timestamp up to the second and compares it with the replica's own clock; the
+    seeds' WL#7318 truncates it and compensates the clocks), and the node, or a server up its chain,
+    replicates with a MASTER_DELAY."""
+    keys = ("commit_timestamp_rounding", "commit_timestamp_clock")
+    mech = [f.header.get("config", {}).get("mechanics", {}) for f in ctx[:2]]
+    if all(m.get(k) == mech[0].get(k) for m in mech for k in keys):
+        return False
+
+    def delayed(c: Ctx, src: str) -> bool:
+        node = c[3]
+        return any(ch["replica"] == node and ch.get("delay") for ch in c[0].header["topology"].get("channels", [])) or any(
+            x[0].startswith("change_master ") for f in c[:2] for x in f.seqs.get(("stmt", node), ()))
+    return _here_or_upstream(ctx, delayed)
+
+
 def restarted_as_replica(ctx: Ctx) -> bool:
     """The node (or a server up its chain) came back from a crash as a replica, whose recovery cuts
     what was left in doubt: an AFTER_SYNC commit waiting for its ack is prepared, so cut and rolled
@@ -331,7 +348,7 @@ CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
     restarted_as_replica, until_differs, applier_differs,
-    connect_refused_differs)}
+    connect_refused_differs, delay_stamp_differs)}
 
 
 @dataclass(frozen=True)

@@ -242,3 +242,14 @@ def test_a_reconnect_after_a_cut_explains_a_semisync_commit_difference_by_flavou
     assert (d.node, d.subject, d.expected, d.rule) == ("A", "t1", True, "flavour.incident-and-gtid-restart")
     quiet = [replace(f, restarts=frozenset()) for f in (left, right)]
     assert not crosscheck.incident_or_restart((*quiet, "commit", "A", "t1"))  # nothing reconnected: no reason
+
+
+def test_mysql_8_0_rounds_the_commit_stamp_up_where_the_seed_truncates_it():
+    history = io.load_history(REPO / "corpus" / "crosscheck-flavour-delay-from-rounded-commit-stamp.jsonl")
+    found = _differences_of(history, "model:mysql-8.0", "model:wl7318")
+    d = next(d for d in found if d.aspect == "apply")
+    assert (d.node, d.subject, d.left, d.right) == ("B", "t2", "at 4.000000 s", "at 3.000000 s")
+    assert d.expected and d.rule == "flavour.delay-from-rounded-commit-stamp"
+    # the same mechanics on both sides: the condition does not hold
+    same = crosscheck.facts(*systems.get("model:wl7318").run(history))
+    assert not crosscheck.delay_stamp_differs((same, same, "apply", "B", "t2"))
