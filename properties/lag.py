@@ -171,6 +171,11 @@ def _lag_counts_from_wait(v: TraceView, s: dict) -> bool:
     if not isinstance(s[SBM], int) or with_workers(v, s):
         return False
     held = _in_hand(v, s)
+    if held is None and not v.resolution_us:
+        # a model's Trace: what the SQL thread passed in the sample's own µs was logged before it, so
+        # the event it waits for is the next one (a START SLAVE that applies a fake Rotate and the FDE
+        # at once, then waits for the fake Gtid_list)
+        held, _ = index(v).pending(s["node"], s["t"] + 1, s["_line"])
     return held is None or held.get("when") != 0
 
 

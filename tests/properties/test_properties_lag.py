@@ -78,6 +78,22 @@ def test_a_wait_for_a_fake_event_stamped_0_is_not_held_to_the_lag(kit):
     assert v.status == "violated" and "C at 1300000: Seconds_Behind_Master 3 and 4 s left exceed MASTER_DELAY 5" in v.witnesses[0].message
 
 
+def test_a_fake_event_waited_for_in_the_sample_s_own_microsecond_is_not_held_to_the_lag(kit):
+    # 1,000,000-History campaign finding (seed 1000, History 98913): START SLAVE SQL_THREAD applies the
+    # reconnect's fake Rotate and the FDE at 0.9 s, then waits ~68 years for the fake Gtid_list
+    # (timestamp 0), sampled in that same µs with Seconds_Behind_Master 0.
+    history = load_history(REPO / "corpus" / "finding-lag-not-set-by-a-fake-gtid-list.jsonl")
+    tr = kit.run("model:wl344", history)
+    s = tr.first("status", node="B", t=900000, Slave_SQL_Running_State=STATE_WAITING)
+    assert (s["Seconds_Behind_Master"], s["SQL_Delay"]) == (0, 2147483647)
+    assert kit.verdict("SBM.DELAY", tr).status != "violated"
+    # had the Gtid_list a timestamp, the lag would count from it: 0 with ~447,483,647 s left is wrong
+    tr = kit.run("model:wl344", history)
+    tr.first("relay", node="B", type="GTID_LIST_EVENT")["when"] = 1700000000
+    v = kit.verdict("SBM.DELAY", tr)
+    assert v.status == "violated" and v.witnesses[0].message.startswith("B at 900000 waits for MASTER_DELAY 2147483647"), v
+
+
 def test_real_mariadb_samples_are_judged():
     # A polled MariaDB 10.11 trace: the sample-only checks judge it; those that need the relay log don't.
     header, obs = load_trace(REPO / "tests/properties/traces/mariadb-chain-per-hop-polled-out-of-order.jsonl")
