@@ -52,6 +52,7 @@ class Facts:
     appliers: frozenset[tuple[str, tuple]] = frozenset()  # (node, the applier settings of each start of its SQL thread)
     applier_stmts: frozenset[tuple[str, str]] = frozenset()  # (node, stmt subject) of each SET GLOBAL of an applier setting
     refused: frozenset[tuple[str, tuple]] = frozenset()  # (node, the errnos of its connects its source refused)
+    gtid_asks: frozenset[tuple[str, str, int, str]] = frozenset()  # (node, source, when, gtid_pos) of each connect by a GTID position
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -67,10 +68,13 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     appliers: dict[str, list[tuple]] = {}
     applier_stmts = set()
     refused: dict[str, list] = {}
+    gtid_asks = set()
     for o in obs:
         k, node = o["kind"], o.get("node", "")
         if k == "connect" and o.get("errno"):
             refused.setdefault(node, []).append(o["errno"])
+        if k == "connect" and o.get("gtid_pos"):
+            gtid_asks.add((node, o.get("source", ""), o["t"], o["gtid_pos"]))
         if k == "parallel":
             appliers.setdefault(node, []).append((o["workers"], o.get("mode"), o.get("preserve_commit_order")))
         if k == "sql_stop" and o.get("reason") == "until":
@@ -124,7 +128,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  commits, settings, observed, frozenset(restarts), frozenset(incidents),
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  frozenset(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
-                 frozenset((n, tuple(e)) for n, e in refused.items()))
+                 frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks))
 
 
 @dataclass(frozen=True)
@@ -320,6 +324,23 @@ def connect_refused_differs(ctx: Ctx) -> bool:
     return _here_or_upstream(ctx, lambda c, src: dict(c[0].refused).get(c[3]) != dict(c[1].refused).get(c[3]))
 
 
+def gtid_asked_past_the_source(ctx: Ctx) -> bool:
+    """The node connected by a GTID position (MariaDB: one GTID per domain) naming a GTID its new
+    source had not logged: MariaDB's dump thread skips the domain's groups until it meets that
+    GTID's server_id at or past its seq_no (sql_repl.cc, send_event_to_slave), so after a failover to
+    a server that never had it, the new primary's own groups of that domain never reach the node,
+    where MySQL's auto-position sends every GTID the slave's set lacks; here or up the chain."""
+    def here(c: Ctx, src: str) -> bool:
+        node = c[3]
+        for f in c[:2]:
+            for n, source, t, pos in f.gtid_asks:
+                logged = {e.get("gtid") for (b, _), events in f.binlog.items() if b == source for e in events if e["t"] <= t}
+                if n == node and any(g and g not in logged for g in pos.split(",")):
+                    return True
+        return False
+    return _here_or_upstream(ctx, here)
+
+
 def delay_stamp_differs(ctx: Ctx) -> bool:
     """The two servers take a delayed transaction's commit timestamp otherwise (MySQL 8.0 rounds
     immediate_commit_timestamp up to the second and compares it with the replica's own clock; the
@@ -348,7 +369,7 @@ CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
     restarted_as_replica, until_differs, applier_differs,
-    connect_refused_differs, delay_stamp_differs)}
+    connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source)}
 
 
 @dataclass(frozen=True)
