@@ -146,12 +146,18 @@ def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
         # A group held past by another domain's commit (MariaDB's domains commit apart) whose relay log
         # was thrown away after the crash (a GTID start: start_slave_threads) is fetched again by GTID,
         # per domain: owed only once relayed again (its IO thread may never run: DOMAIN.* judge the connect).
-        after = [o for o in v.of_node(node) if o["_line"] > crash["_line"]]
+        # (after the first crash since the last commit held: a second crash before anything was
+        # fetched again leaves the same gap, and the relay log the first restart threw away)
+        last_held = max(o["_line"] for o in v.of_node(node) if o["kind"] == "visible" and o["trx"] in held)
+        first = next((c for c in crashes if c["_line"] > last_held), crash)
+        after = [o for o in v.of_node(node) if o["_line"] > first["_line"]]
         last = next((o for o in reversed(after) if o["kind"] == "status" and "Slave_SQL_Running" in o), None)
         if last is None or last["Slave_SQL_Running"] != "Yes":
             continue  # not applying at the end (never back up, or its SQL thread stopped again): nothing is owed
-        refetched = {o.get("trx") for o in after if o["kind"] == "relay" and o.get("last")}
-        dropped = any(o["kind"] == "relay_log_recovery" for o in after)
+        # (relayed again after the last time the relay log was thrown away: an earlier copy went with it)
+        discards = [o["_line"] for o in after if o["kind"] == "relay_log_recovery"]
+        dropped = bool(discards)
+        refetched = {o.get("trx") for o in after if o["kind"] == "relay" and o.get("last") and o["_line"] > max(discards, default=0)}
         for trx, (num, end, _) in sorted(order.items(), key=lambda x: x[1]):
             if (num, end) < high and trx not in passed and trx not in lost and (not dropped or trx in refetched):
                 check.judge(counts.get(trx, 0) >= 1, f"{node} crashed holding groups past {trx}, and never commits it", crash)

@@ -262,3 +262,15 @@ def test_an_incident_after_a_hole_holds_at_the_end_of_the_last_event_before_it(k
     held = [s for s in tr.all("status", node="B") if s["Exec_Master_Log_Pos"] == 510 and s["Relay_Log_Pos"] == 558]
     held[0]["Exec_Master_Log_Pos"] = 400
     assert_witness(kit.verdict("WL3464.HOLD", tr), tr, held[0], "Exec_Master_Log_Pos 400; the incident is at 558")
+
+
+def test_a_gap_thrown_away_again_before_it_was_fetched_is_not_owed(kit):
+    # Campaign finding (seed 7201, History 531): t2 (domain 1) committed past t1 (domain 0); four crashes,
+    # each GTID restart throwing the relay log away; t1 is relayed again once, thrown away again, and
+    # never fetched after that (the last START SLAVE is UNTIL, SQL_THREAD only).
+    history = load_history(REPO / "corpus" / "finding-gap-thrown-away-again-before-fetched.jsonl")
+    tr = kit.run(MARIADB, history)
+    assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
+    # without the last discard, the copy relayed after the one before is still there: t1 is owed
+    tr.drop(tr.all("relay_log_recovery", node="B")[-1])
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "B crashed holding groups past t1, and never commits it")
