@@ -41,9 +41,11 @@ WHOLE = [(delay, "model:wl344", "d1-back-to-zero", "ChangeDelay"), (incident, "m
 MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 # The embedded Histories no spec's vocabulary covers on any model (README, "TLA+ and TLC"): a topology
 # none has (fan-out, mixed --rpl-hierarchical), or a feature none models (BINLOG statements, clock
-# offsets, a partial group, a suite scenario's own expectations), and replication filters (no spec has them).
+# offsets, a partial group, a suite scenario's own expectations), replication filters and named
+# connections (no spec has them).
 UNCOVERED = {"gg-startup-options",
-             "flt-binlog-db", "flt-delay", "flt-replicate-rules", "flt-semisync-unsent", "flt-skip-counter"}
+             "flt-binlog-db", "flt-delay", "flt-replicate-rules", "flt-semisync-unsent", "flt-skip-counter",
+             "ms-diamond-ignore-duplicates", "ms-two-sources"}
 
 
 def _abstract(feature, system: str, history):
