@@ -242,14 +242,6 @@ UNTIL_GIVES_UP_QUEUED = mutant(
     what="The UNTIL stop gives up the groups queued before the position and not yet started, as STOP SLAVE does",
     kills=("PARALLEL.UNTIL",))
 
-# -- multi-source replication (model/multisource.py) ---------------------------------------------
-IGNORE_DUPLICATES_RACE = mutant(
-    "ignore-duplicates-race", feature="multisource", base="model:mariadb-10.11",
-    bug="MDEV-8354 (out-of-order error with --gtid-ignore-duplicates: another multi-source connection re-applied the same GTID)",
-    seam="sim: a named connection at a group's GTID (rpl_slave_state::check_duplicate_gtid)",
-    what="With gtid_ignore_duplicates a connection does not wait while another connection applies a group of "
-         "the same domain: both apply the GTID that is not yet in gtid_slave_pos",
-    kills=("MULTISOURCE.IGNORE_DUPLICATES.ONCE",))
 DELAY_SKIPPED_WHILE_WORKERS_BUSY = mutant(
     "delay-skipped-while-workers-busy", feature="parallel", base="model:mariadb-10.11",
     bug="MASTER_DELAY taken only by an idle parallel applier: the wait put in the branch for the first group "
@@ -258,3 +250,12 @@ DELAY_SKIPPED_WHILE_WORKERS_BUSY = mutant(
     seam="sim: the coordinator's MASTER_DELAY wait",
     what="A group the coordinator reads while workers still hold earlier ones is queued at once, without its MASTER_DELAY wait",
     kills=("PARALLEL.DELAY",))
+
+# -- multi-source replication (model/multisource.py) ---------------------------------------------
+IGNORE_DUPLICATES_RACE = mutant(
+    "ignore-duplicates-race", feature="multisource", base="model:mariadb-10.11",
+    bug="MDEV-8354 (out-of-order error with --gtid-ignore-duplicates: another multi-source connection re-applied the same GTID)",
+    seam="sim: a named connection at a group's GTID (rpl_slave_state::check_duplicate_gtid)",
+    what="With gtid_ignore_duplicates a connection does not wait while another connection applies a group of "
+         "the same domain: both apply the GTID that is not yet in gtid_slave_pos",
+    kills=("MULTISOURCE.IGNORE_DUPLICATES.ONCE",))
