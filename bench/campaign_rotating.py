@@ -5,8 +5,8 @@ a Spark task writes), counting undeclared violations and unexpected differences.
 Seeds rotate: History i of the run uses seed `first + i // per_seed`, index `i % per_seed`, so a
 long run covers many seeds and each finding names its (seed, index) for `replcheck replay`.
 Worker processes (`--jobs`) split the work; the figures do not depend on how it is split.
-`--families` draws from some of the generator's families only (a History is then not the one
-`replcheck replay SEED INDEX` regenerates: pass the same families to replcheck.generate.generate).
+`--families` draws from some of the generator's families only, as `replcheck campaign --families`
+does; each finding's command passes them on to `replay` and `explain`.
 Usage: .venv/bin/python bench/campaign_rotating.py [--histories 100000] [--first-seed 100] [--per-seed 5000] [--jobs 2]
        [--systems model:mariadb-10.11,...] [--families delay,semisync,incident]
 """

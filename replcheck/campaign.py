@@ -64,6 +64,7 @@ class Plan:
     systems: tuple[str, ...]
     chunk: int = DEFAULT_CHUNK
     generator: str = GENERATOR
+    families: tuple[str, ...] | None = None  # the generator's, all of them (campaign.json before --families has none)
 
     def chunks(self) -> list[tuple[int, int, int]]:
         """(chunk, first index, end index): fixed by the arguments alone."""
@@ -74,10 +75,14 @@ def _digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def reproduce(seed: int, index: int, system: str, requirement: str = "", other: str = "") -> str:
+def reproduce(seed: int, index: int, system: str, requirement: str = "", other: str = "",
+              families: tuple[str, ...] | None = None) -> str:
+    """The commands that regenerate the History (from the same families) and show the finding."""
+    drawn = f" --families {','.join(families)}" if families else ""
     if other:
-        return f"replcheck explain {seed} {index} --system {system} --other {other}"
-    return f"replcheck replay {seed} {index} --system {system}" + (f" && replcheck explain {seed} {index} --system {system} --requirement {requirement}" if requirement else "")
+        return f"replcheck explain {seed} {index} --system {system} --other {other}{drawn}"
+    return (f"replcheck replay {seed} {index} --system {system}{drawn}"
+            + (f" && replcheck explain {seed} {index} --system {system} --requirement {requirement}{drawn}" if requirement else ""))
 
 
 def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
@@ -85,10 +90,11 @@ def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
     """Every row of one History (COLUMNS): what each Spark task does, and what the bench runs alone
     (which may draw from some of the generator's families only)."""
     with systems.cycles_uncollected():  # as for one simulation: a History's work frees what it allocates
-        return _history_rows(generate(seed, index, families), seed, index, names, chunk)
+        return _history_rows(generate(seed, index, families), seed, index, names, chunk, families)
 
 
-def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], chunk: int) -> list[tuple]:
+def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], chunk: int,
+                  families: tuple[str, ...] | None) -> list[tuple]:
     from replcheck import crosscheck
     from replcheck.properties.judge import judge
 
@@ -122,7 +128,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
             w = v.witnesses[0]
             witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
             details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked, declared,
-                            not declared, witness, reproduce(seed, index, name, v.requirement), hdigest, tdigest,
+                            not declared, witness, reproduce(seed, index, name, v.requirement, families=families), hdigest, tdigest,
                             *NO_LISTS, chunk))
         worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else NOT_EXERCISED
         rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
@@ -134,7 +140,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
                        + (f" (+{d.knock_on} later on {d.node})" if d.knock_on else ""))
             rows.append((index, seed, family, "difference", a, b, f"crosscheck:{d.aspect}",
                          "expected" if d.expected else "unexpected", d.knock_on, f"{d.rule}: {d.reason}" if d.expected else "",
-                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b), hdigest, None,
+                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b, families=families), hdigest, None,
                          *NO_LISTS, chunk))
     return rows
 
@@ -151,7 +157,7 @@ def run_chunk(plan: Plan, chunk: tuple[int, int, int]) -> Iterator[tuple]:
     histories: Counter = Counter()
     checked: Counter = Counter()
     for index in range(start, end):
-        for row in run_history(plan.seed, index, plan.systems, k):
+        for row in run_history(plan.seed, index, plan.systems, k, plan.families):
             if row[COLUMN["kind"]] == "history":
                 system, checks = row[COLUMN["system"]], row[COLUMN["checks"]]
                 for status, column in LISTS.items():
@@ -245,7 +251,7 @@ def done_chunks(table: Path) -> set[int]:
 def _check_out(out: Path, plan: Plan) -> None:
     """OUT holds this campaign (resume it), nothing (start it), or another one (refuse)."""
     meta = out / "campaign.json"
-    wanted = asdict(plan) | {"systems": list(plan.systems)}
+    wanted = asdict(plan) | {"systems": list(plan.systems), "families": plan.families and list(plan.families)}
     if io.lstat(out) is not None and not io.is_dir(out):
         raise CampaignError(f"--out {out}: not a directory")
     if io.lstat(meta) is not None:
@@ -265,7 +271,8 @@ def _check_out(out: Path, plan: Plan) -> None:
         io.write_atomic(meta, json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__, "plan": wanted}, indent=1))
 
 
-def validate(histories: int, seed: int, names: list[str], master: str | None, chunk: int) -> Plan:
+def validate(histories: int, seed: int, names: list[str], master: str | None, chunk: int,
+             families: tuple[str, ...] | None = None) -> Plan:
     if histories < 1:
         raise CampaignError(f"--histories: {histories} is not positive")
     if chunk < 1:
@@ -279,7 +286,7 @@ def validate(histories: int, seed: int, names: list[str], master: str | None, ch
         raise CampaignError(f"--systems: {','.join(names)!r} must name each system once")
     if master is not None and not MASTER.fullmatch(master):
         raise CampaignError(f"--master: {master!r} is not a Spark master URL (local[N], local[*], spark://HOST:PORT, yarn, k8s://URL)")
-    return Plan(histories, seed, tuple(names), chunk)
+    return Plan(histories, seed, tuple(names), chunk, families=families)
 
 
 class Progress:
@@ -453,7 +460,7 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
     return {
         "schema": "replcheck.results/1", "seed": plan.seed, "systems": list(plan.systems),
         "campaign": {"histories": plan.histories, "chunks": len(plan.chunks()), "chunk": plan.chunk,
-                     "generator": plan.generator, "table": str(table),
+                     "generator": plan.generator, "families": plan.families and list(plan.families), "table": str(table),
                      "rows": plan.histories * len(plan.systems) + sum(r["n"] for r in groups) + sum(r["rows"] for r in counts),
                      "mutants": mutants, "differences": differences},
         "findings": findings,

@@ -285,7 +285,7 @@ def _campaign(args) -> int:
 
     names = args.systems.split(",") if args.systems is not None else list(campaign.DEFAULT_SYSTEMS)
     try:
-        plan = campaign.validate(args.histories, args.seed, names, args.master, args.chunk)
+        plan = campaign.validate(args.histories, args.seed, names, args.master, args.chunk, args.families)
         # under spark-submit without --master, the master is spark-submit's
         master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
         summary = campaign.run(plan, Path(args.out), master, args.verbose)
@@ -311,7 +311,7 @@ def _replay(args) -> int:
     from replcheck.generate import generate
 
     systems.get(args.system)
-    history = generate(args.seed, args.index)
+    history = generate(args.seed, args.index, args.families)
     htext = io.dumps_history(history)
     _, _, ttext = investigate.trace_of(history, args.system)
     if args.out:
@@ -332,7 +332,7 @@ def _shrink(args) -> int:
     systems.get(args.system)
     if args.other:
         systems.get(args.other)
-    t = investigate.target(args.target)
+    t = investigate.target(args.target, args.families)
     what, fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
     small, runs = investigate.shrink(t.history, fails)
     print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
@@ -351,7 +351,7 @@ def _explain(args) -> int:
         systems.get(args.other)
     if args.requirement and args.requirement not in {r.id for r in catalogue.load()}:
         raise io.InputError(args.requirement, None, "--requirement", "unknown requirement")
-    t = investigate.target(args.target)
+    t = investigate.target(args.target, args.families)
     print(f"{t.label}:")
     print(_echo(investigate.explain(t.history, args.system, args.requirement, args.other)))
     return EXIT_OK
@@ -432,6 +432,7 @@ def build_parser() -> Parser:
     s.add_argument("--master", help="Spark master URL (default local[*]; under spark-submit, its own)")
     s.add_argument("--out", type=_file_name, default="replcheck-campaign", help="the campaign directory: table/ (Parquet), summary.json")
     s.add_argument("--chunk", type=int, default=250, help="Histories per Spark task (part of the campaign's identity)")
+    s.add_argument("--families", type=_families, help="draw from these of the generator's families only (comma-separated; default all)")
     s.add_argument("--verbose", action="store_true", help="Spark's own INFO logging")
     s.set_defaults(fn=_campaign)
 
@@ -439,6 +440,7 @@ def build_parser() -> Parser:
     s.add_argument("seed", type=_natural)
     s.add_argument("index", type=_natural)
     s.add_argument("--system", required=True)
+    s.add_argument("--families", type=_families, help="the campaign's --families, if it had any")
     s.add_argument("--out", type=_file_name, help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
     s.set_defaults(fn=_replay)
 
@@ -449,6 +451,7 @@ def build_parser() -> Parser:
         s.add_argument("--system", required=True)
         s.add_argument("--requirement", help="the violated requirement (default: the first unexpected one)")
         s.add_argument("--other", help="a second system: the cross-check difference with it")
+        s.add_argument("--families", type=_families, help="with SEED INDEX: the campaign's --families, if it had any")
         if name == "shrink":
             s.add_argument("--out", type=_file_name, help="write the shrunk History here")
         s.set_defaults(fn=fn)
@@ -489,6 +492,18 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not positive")
     return value
+
+
+def _families(text: str) -> tuple[str, ...]:
+    """Some of the generator's families: a campaign drawing from them only (part of its identity)."""
+    from replcheck.generate import FAMILIES
+
+    names = tuple(text.split(","))
+    if unknown := [n for n in names if n not in FAMILIES]:
+        raise argparse.ArgumentTypeError(f"unknown family {unknown[0]!r}; known: {', '.join(FAMILIES)}")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"{text!r} names a family twice")
+    return names
 
 
 def _natural(text: str) -> int:

@@ -28,13 +28,13 @@ class Target:
     label: str  # how to name it: "seed 7 index 12" or the file
 
 
-def target(args: list[str]) -> Target:
-    """SEED INDEX, or a History file."""
+def target(args: list[str], families: tuple[str, ...] | None = None) -> Target:
+    """SEED INDEX (of a campaign drawing from `families`), or a History file."""
     if len(args) == 2 and all(a.isascii() and a.isdigit() for a in args):  # isdigit() alone takes '²', which int() refuses
         if any(len(a) > 19 or int(a) >= 2**63 for a in args):  # what a campaign records; and int() takes
             raise io.InputError(" ".join(a[:20] for a in args), None, "", f"SEED and INDEX are integers in 0..{2**63 - 1}")
         seed, index = map(int, args)
-        return Target(generate(seed, index), f"seed {seed} index {index}")
+        return Target(generate(seed, index, families), f"seed {seed} index {index}")
     if len(args) == 1:
         return Target(io.load_history(args[0]), args[0])
     raise io.InputError(" ".join(args), None, "", "expected SEED INDEX (two non-negative integers) or one History file")

@@ -2,6 +2,7 @@
 after SIGKILL, bad input. One SparkSession for the module (the JVM takes seconds to start)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -196,12 +197,30 @@ def test_a_campaign_killed_mid_run_resumes_to_the_same_table(spark, tmp_path):
     (["--systems", "model:wl344,model:nope"], "unknown system 'model:nope'"),
     (["--master", "lokal[2]"], "--master: 'lokal[2]' is not a Spark master URL"),
     (["--chunk", "0"], "--chunk: 0 is not positive"),
+    (["--families", "delay,nope"], "unknown family 'nope'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
     assert cli.main(["campaign", "--out", str(tmp_path / "c"), *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "c").exists()  # nothing written
+
+
+def test_families_are_part_of_a_campaigns_identity(tmp_path):
+    """Another draw of families is another campaign; a campaign.json from before --families (no such
+    field) is all the families' and resumes."""
+    plan = campaign.Plan(1, 0, ("model:wl344",), 1)
+    delay = dataclasses.replace(plan, families=("delay",))
+    campaign._check_out(tmp_path / "d", delay)
+    campaign._check_out(tmp_path / "d", delay)  # the same: resumed
+    with pytest.raises(io.InputError, match="plan.families"):
+        campaign._check_out(tmp_path / "d", plan)
+    campaign._check_out(tmp_path / "old", plan)
+    meta = tmp_path / "old" / "campaign.json"
+    old = json.loads(meta.read_text())
+    del old["plan"]["families"]
+    meta.write_text(json.dumps(old))
+    campaign._check_out(tmp_path / "old", plan)
 
 
 def test_an_out_dir_of_another_campaign_is_refused(mutant_campaign, capsys):

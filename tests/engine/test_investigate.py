@@ -70,6 +70,8 @@ def test_explain_says_when_there_is_nothing_to_explain():
     (["shrink", "0", "1", "2", "--system", "model:wl344"], "expected SEED INDEX"),
     (["shrink", "no-such-file.jsonl", "--system", "model:wl344"], "no-such-file.jsonl: cannot read"),
     (["explain", "0", "1", "--system", "model:wl344", "--requirement", "NOPE.X"], "NOPE.X: --requirement: unknown requirement"),
+    (["replay", "0", "1", "--system", "model:wl344", "--families", "delay,nope"], "unknown family 'nope'"),
+    (["explain", "0", "1", "--system", "model:wl344", "--families", "delay,delay"], "names a family twice"),
     (["shrink", "0", "1", "--system", "mutant:start-timestamp", "--requirement", "NOPE.X"], "unknown requirement 'NOPE.X'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
@@ -84,6 +86,25 @@ def test_replay_without_out_prints_the_digests_and_exits_by_findings(capsys):
     assert out.startswith("seed 0 index 0 on model:wl7318: history sha256:") and ", trace sha256:" in out
     assert cli.main(["replay", "5", "83", "--system", "mutant:start-timestamp"]) == 1  # generator 11: a delay History it fails
     assert "violated WL7318.F2:" in capsys.readouterr().out
+
+
+def test_a_families_campaign_row_reproduces_its_own_history(capsys):
+    """A campaign drawing from some families only: its row's command regenerates that History
+    (not History INDEX of all families) and shows the same violation."""
+    from replcheck import campaign
+
+    mutant, families = "mutant:delay-skipped-while-workers-busy", ("parallel",)
+    # a History that all the families would not draw (seed 0's History 1 draws the parallel family anyway)
+    row = next(r for i in range(30) if generate(0, i)["header"]["name"] != f"gen-parallel-0-{i}"
+               for r in campaign.run_history(0, i, (mutant,), families=families)
+               if r[campaign.COLUMN["kind"]] == "violation" and r[campaign.FINDING])
+    assert systems.history_digest(generate(0, row[campaign.COLUMN["index"]], families)) == row[campaign.COLUMN["history_digest"]]
+    replay, explain = row[campaign.COLUMN["reproduce"]].split(" && ")
+    assert cli.main(replay.split()[1:]) == 1
+    out = capsys.readouterr().out
+    assert f"history {row[campaign.COLUMN['history_digest']]}" in out and row[campaign.COLUMN["requirement"]] in out
+    assert cli.main(explain.split()[1:]) == 0
+    assert row[campaign.COLUMN["requirement"]] in capsys.readouterr().out
 
 
 # -- cross-check rules (spec/crosscheck.toml) -----------------------------------------------------
