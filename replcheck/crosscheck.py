@@ -18,7 +18,7 @@ otherwise *unexpected*, a finding. Systems that differ in nothing must not diffe
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
@@ -463,6 +463,7 @@ def compare(left: Facts, right: Facts) -> list[Difference]:
     tol = tolerance(left, right)
     out = []
     both = left.observed & right.observed
+    apply_rules: dict[str, Rule | None] = {}  # per node, what explained its apply divergence
     for key in sorted(k for k in set(left.seqs) | set(right.seqs) if k[0] in both):
         aspect, node = key
         a, b = left.seqs.get(key, ()), right.seqs.get(key, ())
@@ -493,6 +494,13 @@ def compare(left: Facts, right: Facts) -> list[Difference]:
             lv, rv = _show(aspect, x and x[1]), _show(aspect, y and y[1])
         rule = next((r for r in rules() if aspect in r.aspects and r.differs in differs
                      and any(CONDITIONS[r.when]((left, right, aspect, node, s)) for s in subjects)), None)
+        if aspect == "apply":
+            apply_rules[node] = rule
+        elif rule is not None and rule.when == "applied_differently" and apply_rules.get(node):
+            # visible (or not there) because applied at another time (sorted keys put a node's apply
+            # first): the cause is what explained its apply divergence (a flavour's applier, say),
+            # not the first rule that fits
+            rule = replace(apply_rules[node], reason=f"visible when applied ({rule.id}); applied at another time: {apply_rules[node].reason}")
         out.append(Difference(aspect, node, subject, lv, rv, later, rule is not None, rule.id if rule else "",
                               rule.reason if rule else f"no rule explains it (the systems differ in: {', '.join(sorted(differs)) or 'nothing'})"))
     return out
