@@ -119,7 +119,7 @@ def own_delay(v: TraceView, check: Check) -> None:
                     continue
                 delay = [d for line, d in delays if line < o["_line"]][-1]
                 due = o["when"] * US - epoch + delay * US
-                begin = o.get("begin", o["t"])
+                begin = o["begin"] if o.get("begin") is not None else o["t"]  # a real server's apply: not observed, its commit's sample
                 check.judge(begin + v.resolution_us >= due,
                             lambda: f"{node} connection {conn!r} began {o['gtid']} at {begin}, before {due} "
                                     f"(its timestamp plus its MASTER_DELAY {delay})", o)
