@@ -27,7 +27,13 @@ Each poll of a replica first reads what was written to its relay logs since the 
 (replcheck.harness.relaylog, with mariadb-binlog), as `relay` observations stamped when the read
 ended; so do the runner's statements that may purge relay logs, and restarts. What a poll cannot
 see is declared in the header's `unobserved` (acks; relay-log writes when a relay log could not be
-read whole, the gap in the notes), so the properties that need it report not_exercised. How each op runs is model/ops.py's table: the
+read whole, the gap in the notes), so the properties that need it report not_exercised.
+
+Multi-source (named connections, MariaDB's connection_name): every channel is a Link, (replica,
+connection_name), None for a replica's one unnamed connection, and what belongs to a channel is kept
+per Link: its relay proxy, its relay logs (relay-<name>.NNNNNN), its samples (a row of SHOW ALL
+SLAVES STATUS each, tagged `connection` as the models' are) and its SQL thread's stops; statements
+name the connection they address. How each op runs is model/ops.py's table: the
 statement builder or Runner method it names. Ops a real server cannot do (the table's reasons)
 are refused before anything starts (RunnerError, one line naming the op). No SQL text from a History is executed:
 statements are built from validated fields only (integers, whitelisted names and enum words).
