@@ -1506,6 +1506,7 @@ class Runner:
         # START SLAVE threw its relay logs away
         relayed: dict[tuple[str, str | None, str, int], list[dict]] = {}
         purged: dict[Link, list[int]] = {}
+        samples: dict[Link, list[dict]] = {}  # a named connection's status samples
         with self._lock:
             for _, _, o in sorted(self.obs, key=lambda x: x[:2]):
                 if o["kind"] == "binlog" and o.get("gtid") and self.by_server_id.get(o["server_id"]) == o["node"]:
@@ -1514,6 +1515,8 @@ class Runner:
                     relayed.setdefault((o["node"], o.get("connection"), o["gtid"], o["idx"]), []).append(o)
                 elif o["kind"] == "relay_log_recovery":
                     purged.setdefault((o["node"], o.get("connection")), []).append(o["t"])
+                elif o["kind"] == "status" and "connection" in o:
+                    samples.setdefault((o["node"], o["connection"]), []).append(o)
         parts = {node: self._rows_by_part(node) for node in {n for n, _ in self.seen}}
         for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
             gtid = self.gtid_of.get(k)
@@ -1522,7 +1525,10 @@ class Runner:
                 continue
             relay_file, relay_pos = self.seen_pos[(node, k)]
             self.emit("visible", node, t, trx=self.trx_names[k], gtid=gtid)
-            for link, at in (self._appliers(node, k, t, gtid, relayed) if node in self.named else [((node, None), t)]):
+            appliers = self._appliers(node, k, t, gtid, relayed) if node in self.named else [((node, None), t)]
+            if node in self.named:
+                self._duplicate_skips(node, k, gtid, {link for link, _ in appliers}, relayed, samples)
+            for link, at in appliers:
                 src = self.sources[link] if node in self.named else source  # the unnamed one's then (failover changes it)
                 for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
                     # The event's own place in the relay log, where it was read: its latest copy relayed
@@ -1562,6 +1568,28 @@ class Runner:
         order = [link for *_, link in sorted(due)] or links_of(self.sources, node)[:1]
         times = [t] + self.seen_again.get((node, k), [])
         return [(order[min(i, len(order) - 1)], at) for i, at in enumerate(times)]
+
+    def _duplicate_skips(self, node: str, k: int, gtid: str, appliers: set[Link], relayed: dict, samples: dict) -> None:
+        """With gtid_ignore_duplicates, a connection that relayed a group another one applied skipped
+        it (rpl_slave_state::check_duplicate_gtid, sql/rpl_gtid.cc): a `skip` at its first sample whose
+        SQL thread is past the group in the source's binlog (Relay_Master_Log_File,
+        Exec_Master_Log_Pos: a purge renames relay logs, not binlogs), with its relay-log places, as
+        the model's skip. Not seen past it (stopped, or the run ended): no skip."""
+        if not (self.history["header"]["topology"]["nodes"][self.node_ids.index(node)].get("variables") or {}).get(
+                MS.IGNORE_DUPLICATES):
+            return
+        for link in links_of(self.sources, node):
+            group = []
+            while copies := relayed.get((node, link[1], gtid, len(group))):
+                group.append(copies[-1])  # the copy it skipped: fetched again after a purge, the last
+            if link in appliers or not group:
+                continue
+            end = (group[-1]["master_file"], group[-1]["master_end"])
+            past = next((s for s in samples.get(link, []) if s["t"] >= group[-1]["t"]
+                         and (s["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"]) >= end), None)
+            if past is not None:
+                self.emit("skip", node, past["t"], trx=self.trx_names[k], gtid=gtid, reason=MS.SKIP_REASON,
+                          events=[[r["file"], r["pos"]] for r in group], **MS.tagged(link[1]))
 
     def _rows_by_part(self, node: str) -> dict[int, dict[int, int]]:
         """k -> statement (the row's part) -> rows on the node at the end; {} when it cannot be read."""

@@ -120,6 +120,29 @@ def test_a_row_is_applied_by_the_connection_that_had_it_due_first_and_a_second_c
     assert r._appliers("D", 0, 50_000, "1-1-1", relayed)[0][0] == ("D", "b")
 
 
+def test_the_connection_that_did_not_apply_a_gtid_skipped_it_once_its_sql_thread_passed_it():
+    """gtid_ignore_duplicates: c relayed t1, b applied it; c's skip is its first sample past the group
+    in A's binlog (Exec_Master_Log_Pos), with the relay-log places of its copy. Not past it: no skip."""
+    r = R.Runner(_diamond())
+    r.epoch_us = 1_700_000_000 * US
+    r.trx_names = ["t1"]
+    copy = [{"t": 10_000, "file": "relay-c.000002", "pos": 615, "master_file": "bin.000001", "master_end": 300},
+            {"t": 10_000, "file": "relay-c.000002", "pos": 657, "master_file": "bin.000001", "master_end": 377}]
+    relayed = {("D", "c", "1-1-1", i): [o] for i, o in enumerate(copy)}
+    behind = {"t": 20_000, "Relay_Master_Log_File": "bin.000001", "Exec_Master_Log_Pos": 300}
+    past = {"t": 60_000, "Relay_Master_Log_File": "bin.000001", "Exec_Master_Log_Pos": 377}
+    r._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind]})
+    assert not r.obs
+    r._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind, past]})
+    [(_, _, skip)] = r.obs
+    assert skip == {"t": 60_000, "kind": "skip", "node": "D", "trx": "t1", "gtid": "1-1-1", "reason": "gtid_ignore_duplicates",
+                    "events": [["relay-c.000002", 615], ["relay-c.000002", 657]], "connection": "c"}
+    r.history["header"]["topology"]["nodes"][3]["variables"] = {}  # without gtid_ignore_duplicates c applies its copy too
+    r.obs.clear()
+    r._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind, past]})
+    assert not r.obs
+
+
 def test_start_all_slaves_starts_each_connection_not_running_and_stop_all_stops_each_running():
     r = R.Runner(_diamond())
     stopped = {"Using_Gtid": "Slave_Pos", "Slave_IO_Running": "No", "Slave_SQL_Running": "No", "Relay_Log_File": "relay-b.000002",
@@ -204,6 +227,9 @@ def test_a_diamond_with_gtid_ignore_duplicates_applies_each_gtid_once(server, tm
     applied = [o for o in obs if o["kind"] == "apply" and o["node"] == "D" and o.get("last") and o.get("trx")]
     assert sorted(o["trx"] for o in applied) == ["t1", "t2", "t3"] and {o["connection"] for o in applied} <= {"b", "c"}
     assert {o.get("connection") for o in obs if o["kind"] == "status" and o["node"] == "D"} == {"b", "c"}
+    by = {o["gtid"]: o["connection"] for o in applied}
+    skips = [o for o in obs if o["kind"] == "skip" and o["node"] == "D"]
+    assert all(o["reason"] == "gtid_ignore_duplicates" and by[o["gtid"]] != o["connection"] for o in skips)  # the other's copy
     assert _verdicts(doc, {"MULTISOURCE.IGNORE_DUPLICATES.ONCE", "MULTISOURCE.INDEPENDENT"}) == {
         "MULTISOURCE.IGNORE_DUPLICATES.ONCE": "pass", "MULTISOURCE.INDEPENDENT": "pass"}
     assert not doc["findings"]
