@@ -128,7 +128,7 @@ POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k
         "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
         f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
 # A replica with named connections (multi-source): a row per connection, named by Connection_name
-# (show_all_master_info, sql/sql_repl.cc: the default connection shows only once configured). Which
+# (show_all_master_info, sql/slave.cc: the default connection shows only once configured). Which
 # Slave_SQL thread in the processlist is whose is not shown, so its samples carry no processlist state.
 POLL_ALL = POLL.replace("SHOW SLAVE STATUS", "SHOW ALL SLAVES STATUS")
 # A Gtid event's GTID in its SHOW BINLOG EVENTS Info.
@@ -393,7 +393,8 @@ def set_global_statement(op: dict, epoch_us: int | None) -> str:
     name = op["variable"]
     if not VARIABLE.match(name):
         raise RunnerError(f"variable {name!r} is not a variable name")
-    # A connection's variable (sql_slave_skip_counter, ...) is the one @@default_master_connection names (sys_vars.cc, Sys_var_multi_source_ulong).
+    # A connection's variable (sql_slave_skip_counter, ...) is the one @@default_master_connection names
+    # (sql/sys_vars.cc: Sys_slave_skip_counter, a multi-source variable of the Master_info it names).
     named = f"SET @@default_master_connection = {_named(op).strip()}; " if op.get("connection") else ""
     return f"{named}SET GLOBAL {name} = {sql_value(op['value'])}"
 

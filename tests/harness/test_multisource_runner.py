@@ -17,7 +17,7 @@ from test_harness_mariadb import require_server
 from conftest import HANG_GUARD_S, REPO
 from replcheck import conform, io
 from replcheck.harness import runner as R
-from replcheck.harness.mariadb import HarnessError, Topology, TopologyError, connection_clause
+from replcheck.harness.mariadb import Cluster, HarnessError, Topology, TopologyError, connection_clause
 from replcheck.harness.relaylog import Event
 from replcheck.model import multisource as MS
 
@@ -233,3 +233,19 @@ def test_a_diamond_with_gtid_ignore_duplicates_applies_each_gtid_once(server, tm
     assert _verdicts(doc, {"MULTISOURCE.IGNORE_DUPLICATES.ONCE", "MULTISOURCE.INDEPENDENT"}) == {
         "MULTISOURCE.IGNORE_DUPLICATES.ONCE": "pass", "MULTISOURCE.INDEPENDENT": "pass"}
     assert not doc["findings"]
+
+
+@pytest.mark.server
+def test_statements_naming_a_connection_act_on_it_alone(server):
+    """The runner's statements on MariaDB 10.11: STOP SLAVE 'a', SET GLOBAL sql_slave_skip_counter
+    for 'a' (through @@default_master_connection), CHANGE MASTER 'a' TO MASTER_DELAY: connection 'b' is untouched."""
+    topology = {"nodes": [{"id": "A"}, {"id": "B"}, {"id": "R"}],
+                "channels": [{"source": "A", "replica": "R", "connection": "a"}, {"source": "B", "replica": "R", "connection": "b"}]}
+    with Cluster(topology, server=server) as c:
+        for op in ({"op": "stop_slave", "connection": "a"}, {"op": "change_master", "connection": "a", "delay": 7},
+                   {"op": "set_global", "connection": "a", "variable": "sql_slave_skip_counter", "value": 2}):
+            c.sql("R", R.admin_statement({"at": 0, "node": "R", **op}))
+        a, b = c.show_slave_status("R", "a"), c.show_slave_status("R", "b")
+        assert (a["Slave_SQL_Running"], a["SQL_Delay"], a["Skip_Counter"]) == ("No", "7", "2")
+        assert (b["Slave_SQL_Running"], b["SQL_Delay"], b["Skip_Counter"]) == ("Yes", "0", "0")
+        assert c.show_slave_status("R") == {}  # the default connection: never configured
