@@ -18,6 +18,18 @@ DEFAULT = ""  # the default connection's name
 IGNORE_DUPLICATES = "gtid_ignore_duplicates"
 SKIP_REASON = "gtid_ignore_duplicates"  # a `skip` observation's reason when check_duplicate_gtid returns 0
 ER_SLAVE_WAS_NOT_RUNNING = 1255
+ER_SLAVE_STARTED, ER_SLAVE_STOPPED = 1937, 1938  # notes of START/STOP ALL SLAVES, one per connection
+
+
+def all_slaves_note(op: str, acting: list, mariadb: bool) -> tuple[int | None, str]:
+    """(warning, message) of START/STOP ALL SLAVES: MariaDB notes each connection it started or
+    stopped, "SLAVE 'a' started" (Master_info_index::start_all_slaves, stop_all_slaves, sql/rpl_mi.cc:
+    push_warning_printf ER_SLAVE_STARTED / ER_SLAVE_STOPPED; measured on 10.11); the trace keeps the
+    first. None when none acted (or not MariaDB's texts)."""
+    if not acting or not mariadb:
+        return None, ""
+    started = op == "start_all_slaves"
+    return (ER_SLAVE_STARTED if started else ER_SLAVE_STOPPED), f"SLAVE '{acting[0]}' {'started' if started else 'stopped'}"
 
 
 def unconfigured_default(op: str, mariadb: bool) -> tuple[int | None, int | None, str]:

@@ -904,8 +904,10 @@ class Simulator:
         self._all_slaves(node, op, lambda ch: ch.io_running or ch.sql_running, lambda ch: self._stop_threads(ch, True, True))
 
     def _all_slaves(self, node: Node, op: dict, acts: Callable[[Channel], bool], do: Callable[[Channel], None]) -> None:
-        self.emit("stmt", node.id, op=op["op"], errno=None, warning=None, message="")
-        for ch in [c for c in MS.channels(node) if acts(c)]:
+        acting = [c for c in MS.channels(node) if acts(c)]
+        warning, message = MS.all_slaves_note(op["op"], [c.connection for c in acting], self.mech.texts == X.MARIADB)
+        self.emit("stmt", node.id, op=op["op"], errno=None, warning=warning, message=message)
+        for ch in acting:
             do(ch)
             self._status(ch)  # its row of SHOW ALL SLAVES STATUS right after
 

@@ -10,6 +10,7 @@ observations and the header, never model internals.
 from __future__ import annotations
 
 from .core import Check, TraceView, checks
+from .delay import begin_of
 
 US = 1_000_000
 STOPS_ALL = ("stop_all_slaves",)
@@ -119,7 +120,7 @@ def own_delay(v: TraceView, check: Check) -> None:
                     continue
                 delay = [d for line, d in delays if line < o["_line"]][-1]
                 due = o["when"] * US - epoch + delay * US
-                begin = o.get("begin", o["t"])
+                begin = begin_of(o)  # a real server's apply: when it began is not observed, its row's sample is
                 check.judge(begin + v.resolution_us >= due,
                             lambda: f"{node} connection {conn!r} began {o['gtid']} at {begin}, before {due} "
                                     f"(its timestamp plus its MASTER_DELAY {delay})", o)

@@ -43,6 +43,9 @@ BASEDIR_ENV = "REPLCHECK_MARIADB_BASEDIR"
 TMPDIR_ENV = "REPLCHECK_TMPDIR"
 TOOLS = ("mariadbd", "mariadb-install-db", "mariadb", "mariadb-binlog")  # mariadb-binlog reads relay logs
 NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # the History schema's id: also a safe directory name
+# A multi-source replica's connection_name (the History schema's connection_name, '' excluded: a named
+# channel is never the default connection): it reaches SQL quoted and names relay-<name>.NNNNNN.
+CONNECTION_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 MAX_SERVER_ID = 2**32 - 1
 REPL_USER = "repl"
 # The default redo log (96 MiB) would be most of each node's disk use and install time.
@@ -177,6 +180,7 @@ class Channel:
     source: str
     replica: str
     delay: int = 0  # MASTER_DELAY, seconds
+    connection: str | None = None  # MariaDB's connection_name (multi-source); None: the default connection
 
 
 class Topology:
@@ -209,12 +213,12 @@ class Topology:
             if not isinstance(c, Mapping) or "source" not in c or "replica" not in c:
                 raise TopologyError(f"topology: channels[{i}] needs a source and a replica")
             # clock_reply: the runner's channel relay (replcheck/harness/proxy.py) does it
-            bad = [k for k in c if k not in ("source", "replica", "delay", "latency_us", "clock_reply")]
+            bad = [k for k in c if k not in ("source", "replica", "delay", "latency_us", "clock_reply", "connection")]
             bad += ["latency_us"] if c.get("latency_us", 0) != 0 else []
             if bad:
                 raise TopologyError(f"topology: channel {c['source']}->{c['replica']}: {', '.join(bad)} "
                                     "not supported by the MariaDB harness")
-            channels.append(Channel(c["source"], c["replica"], c.get("delay", 0)))
+            channels.append(Channel(c["source"], c["replica"], c.get("delay", 0), c.get("connection")))
         return cls(nodes, channels)
 
     def node(self, node_id: str) -> Node:
@@ -245,7 +249,7 @@ class Topology:
             for o in n.options:
                 if not isinstance(o, str) or not o.startswith("--"):
                     raise TopologyError(f"topology: node {n.id!r}: option {o!r} does not start with --")
-        sources: dict[str, str] = {}
+        sources: dict[str, dict[str | None, str]] = {}  # replica -> connection name -> source
         for c in self.channels:
             name = f"channel {c.source}->{c.replica}"
             for end in (c.source, c.replica):
@@ -255,10 +259,14 @@ class Topology:
                 raise TopologyError(f"topology: {name}: a node cannot replicate from itself")
             if isinstance(c.delay, bool) or not isinstance(c.delay, int) or not 0 <= c.delay <= MAX_MASTER_DELAY:
                 raise TopologyError(f"topology: {name}: MASTER_DELAY {c.delay!r} is not an integer in 0..{MAX_MASTER_DELAY}")
-            if c.replica in sources:
-                raise TopologyError(f"topology: node {c.replica!r} has two sources ({sources[c.replica]!r} and "
-                                    f"{c.source!r}); one channel per replica is supported")
-            sources[c.replica] = c.source
+            if c.connection is not None and not (isinstance(c.connection, str) and CONNECTION_NAME.match(c.connection)):
+                raise TopologyError(f"topology: {name}: connection {c.connection!r} is not 1 to 64 letters, digits or _")
+            named = sources.setdefault(c.replica, {})
+            # Several sources only as named connections (multi-source), each its own (sql/rpl_mi.cc, Master_info_index).
+            if named and (c.connection is None or None in named or c.connection in named or c.source in named.values()):
+                raise TopologyError(f"topology: node {c.replica!r} has two sources ({', '.join(map(repr, named.values()))} and "
+                                    f"{c.source!r}): several sources need a connection name each, each for another source")
+            named[c.connection] = c.source
 
     def __repr__(self) -> str:
         return f"Topology(nodes={list(self.nodes)!r}, channels={list(self.channels)!r})"
@@ -280,7 +288,7 @@ def _as_channel(c: Channel | tuple | Mapping) -> Channel:
     if isinstance(c, (tuple, list)) and len(c) in (2, 3):
         return Channel(*c)
     if isinstance(c, Mapping) and "source" in c and "replica" in c:
-        return Channel(c["source"], c["replica"], c.get("delay", 0))
+        return Channel(c["source"], c["replica"], c.get("delay", 0), c.get("connection"))
     raise TopologyError(f"topology: channel {c!r} is not (source, replica[, delay]), Channel or dict")
 
 
@@ -290,6 +298,17 @@ def _option_value(v: Any) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
+
+
+def connection_clause(connection: str | None) -> str:
+    """What names a multi-source connection in CHANGE MASTER, START/STOP/RESET SLAVE and SHOW SLAVE
+    STATUS (MariaDB's `'name'` after the keyword, sql/sql_yacc.yy optional_connection_name); '' for the
+    default connection. Refuses a name that is not CONNECTION_NAME's."""
+    if connection is None:
+        return ""
+    if not (isinstance(connection, str) and CONNECTION_NAME.match(connection)):
+        raise HarnessError(f"connection {connection!r} is not 1 to 64 letters, digits or _")
+    return f" {sql_quote(connection)}"
 
 
 def sql_quote(s: str) -> str:
@@ -792,14 +811,14 @@ class Cluster:
 
     def _setup_replication(self) -> None:
         for ch in self.topology.channels:
-            stmt = self._change_master(ch.source, ch.replica) + (f", MASTER_DELAY={ch.delay}" if ch.delay else "")
+            stmt = self._change_master(ch.source, ch.replica, ch.connection) + (f", MASTER_DELAY={ch.delay}" if ch.delay else "")
             self._log(f"channel {ch.source}->{ch.replica}" + (f", MASTER_DELAY={ch.delay}" if ch.delay else ""))
-            self.sql(ch.replica, stmt + ";\nSTART SLAVE")
+            self.sql(ch.replica, stmt + ";\nSTART SLAVE" + connection_clause(ch.connection))
         for ch in self.topology.channels:
             last: dict = {}
 
             def running() -> bool:
-                last.update(self.show_slave_status(ch.replica))
+                last.update(self.show_slave_status(ch.replica, ch.connection))
                 return last.get("Slave_IO_Running") == "Yes" and last.get("Slave_SQL_Running") == "Yes"
             try:
                 wait_for(running, self.start_timeout, "replication threads")
@@ -857,19 +876,20 @@ class Cluster:
         A failure raises SqlError with the MariaDB error number and message."""
         return self.query(node, statement, timeout=timeout)[1]
 
-    def show_slave_status(self, node: str) -> dict[str, str | None]:
-        """SHOW SLAVE STATUS as a dict; {} when the node is not a replica."""
-        columns, rows = self.query(node, "SHOW SLAVE STATUS")
+    def show_slave_status(self, node: str, connection: str | None = None) -> dict[str, str | None]:
+        """SHOW SLAVE ['name'] STATUS as a dict; {} when the node is not a replica (or has no such connection)."""
+        columns, rows = self.query(node, f"SHOW SLAVE{connection_clause(connection)} STATUS")
         return dict(zip(columns, rows[0])) if rows else {}
 
     def global_status(self, node: str, like: str = "%") -> dict[str, str | None]:
         return {name: value for name, value in self.sql(node, f"SHOW GLOBAL STATUS LIKE {sql_quote(like)}")}
 
-    def _change_master(self, source: str, replica: str) -> str:
-        """CHANGE MASTER TO `source` by GTID auto-position (the replica's gtid_slave_pos)."""
+    def _change_master(self, source: str, replica: str, connection: str | None = None) -> str:
+        """CHANGE MASTER ['name'] TO `source` by GTID auto-position (the replica's gtid_slave_pos,
+        one for all of its connections)."""
         port = int(self._routes.get((source, replica)) or self._state(source).port)
         # MASTER_CONNECT_RETRY=1: reconnect to a restarted source within a second, not 60.
-        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, "
+        return (f"CHANGE MASTER{connection_clause(connection)} TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, "
                 f"MASTER_USER={sql_quote(REPL_USER)}, MASTER_PASSWORD={sql_quote(self.repl_password)}, "
                 f"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
 

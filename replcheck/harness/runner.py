@@ -27,7 +27,13 @@ Each poll of a replica first reads what was written to its relay logs since the 
 (replcheck.harness.relaylog, with mariadb-binlog), as `relay` observations stamped when the read
 ended; so do the runner's statements that may purge relay logs, and restarts. What a poll cannot
 see is declared in the header's `unobserved` (acks; relay-log writes when a relay log could not be
-read whole, the gap in the notes), so the properties that need it report not_exercised. How each op runs is model/ops.py's table: the
+read whole, the gap in the notes), so the properties that need it report not_exercised.
+
+Multi-source (named connections, MariaDB's connection_name): every channel is a Link, (replica,
+connection_name), None for a replica's one unnamed connection, and what belongs to a channel is kept
+per Link: its relay proxy, its relay logs (relay-<name>.NNNNNN), its samples (a row of SHOW ALL
+SLAVES STATUS each, tagged `connection` as the models' are) and its SQL thread's stops; statements
+name the connection they address. How each op runs is model/ops.py's table: the
 statement builder or Runner method it names. Ops a real server cannot do (the table's reasons)
 are refused before anything starts (RunnerError, one line naming the op). No SQL text from a History is executed:
 statements are built from validated fields only (integers, whitelisted names and enum words).
@@ -42,10 +48,11 @@ import time
 from typing import Any, Callable
 
 from replcheck.harness.proxy import ChannelProxy, ClockExchange, Cut
-from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, find_server, sql_quote
+from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, connection_clause, find_server, sql_quote
 from replcheck.harness.relaylog import Event, RelayLogs
 from replcheck.harness import stream as S
 from replcheck.model import filter as FL
+from replcheck.model import multisource as MS
 from replcheck.model import ops as O
 from replcheck.model import parallel as PA
 from replcheck.spec import formats as F
@@ -68,6 +75,7 @@ UNOBSERVED = ["relay", "ack", "binlog_sync", "recovery", "filtered"]
 # MASTER_USE_GTID (start_slave_threads, sql/slave.cc; observed as relay_log_recovery, reason gtid,
 # as the models do), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
 PURGES_RELAY_LOGS = frozenset({"start_slave", "reset_slave", "change_master"})
+ALL_SLAVES = frozenset({"start_all_slaves", "stop_all_slaves"})  # every connection of a multi-source replica
 # Semi-sync in play (settings, lose_acks): the channels' relays then see each ack on its way to the
 # source (and lose those lose_acks asks for).
 SEMI_SYNC = re.compile(r"^rpl_semi_sync_")
@@ -119,12 +127,24 @@ POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
         "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
         f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
+# A replica with named connections (multi-source): a row per connection, named by Connection_name
+# (show_all_master_info, sql/slave.cc: the default connection shows only once configured). Which
+# Slave_SQL thread in the processlist is whose is not shown, so its samples carry no processlist state.
+POLL_ALL = POLL.replace("SHOW SLAVE STATUS", "SHOW ALL SLAVES STATUS")
 # A Gtid event's GTID in its SHOW BINLOG EVENTS Info.
 GTID_IN_INFO = re.compile(r"\b\d+-\d+-\d+\b")
 # The text of a statement trx_statement built, in a binlog event: the transaction's number.
 OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
 # Rows one statement writes to overflow a binlog cache of a few KiB (the History sets the size).
 OVERFLOW_ROWS = 64
+
+
+Link = tuple[str, "str | None"]  # (replica, connection_name): a channel; None for a replica's one unnamed connection
+
+
+def links_of(sources: dict, node: str) -> list[Link]:
+    """The node's channels as a replica, in the topology's order (SHOW ALL SLAVES STATUS's rows)."""
+    return [link for link in sources if link[0] == node]
 
 
 class RunnerError(ValueError):
@@ -150,10 +170,13 @@ def check_supported(history: dict) -> None:
                 admin_statement(op, DEFAULT_EPOCH_US)
             except RunnerError as e:
                 raise RunnerError(f"{where}: {e}") from None
-    for i, c in enumerate(history["header"]["topology"].get("channels", [])):
-        if "connection" in c:
-            raise RunnerError(f"topology.channels[{i}].connection: named connections (multi-source) are not supported by the "
-                              f"harness yet: it sets up one unnamed connection per replica")
+    if any("connection" in c for c in history["header"]["topology"].get("channels", [])):
+        # Failover and rejoin repoint a replica's one channel (Cluster.repoint, rejoin): with named
+        # connections in the topology which one they mean is the History's to say, and no op says it.
+        for i, op in enumerate(history["ops"]):
+            if op["op"] == "failover" or (op["op"] == "restart" and op.get("master")):
+                raise RunnerError(f"ops[{i}] (at {op['at']} µs): op {op['op']} in a topology with named connections "
+                                  f"(multi-source) is not supported on a real server")
     for i, n in enumerate(history["header"]["topology"]["nodes"]):
         for key in ("clock_offset_us", "relay_log_info"):
             if n.get(key):
@@ -286,17 +309,26 @@ def admin_statement(op: dict, epoch_us: int | None = None) -> str:
     return globals()[entry.statement](op, epoch_us)
 
 
+def _named(op: dict) -> str:
+    """The op's connection as the statement names it: ` 'a'` after the keyword, '' for the default
+    connection (no `connection`, or '')."""
+    try:
+        return connection_clause(op.get("connection") or None)
+    except HarnessError as e:
+        raise RunnerError(str(e)) from None
+
+
 def change_master_statement(op: dict, epoch_us: int | None) -> str:
     if "delay_sql" in op:
         token = str(op["delay_sql"])
         if not DELAY_SQL.match(token):
             raise RunnerError(f"delay_sql {token!r} is not a number or a bare word")
-        sql = f"CHANGE MASTER TO MASTER_DELAY = {token}"
+        sql = f"CHANGE MASTER{_named(op)} TO MASTER_DELAY = {token}"
     else:
         delay = op["delay"]
         if isinstance(delay, bool) or not isinstance(delay, int):
             raise RunnerError(f"MASTER_DELAY {delay!r} is not an integer")
-        sql = f"CHANGE MASTER TO MASTER_DELAY = {delay}"
+        sql = f"CHANGE MASTER{_named(op)} TO MASTER_DELAY = {delay}"
     if "relay_log_file" in op:  # the relay logs are kept (sql_repl.cc, change_master: need_relay_log_purge= 0)
         f, p = op["relay_log_file"], op["relay_log_pos"]
         if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
@@ -310,23 +342,23 @@ def _thread(op: dict) -> str:
 
 
 def stop_slave_statement(op: dict, epoch_us: int | None) -> str:
-    return "STOP SLAVE" + _thread(op)
+    return "STOP SLAVE" + _named(op) + _thread(op)
 
 
 def start_slave_statement(op: dict, epoch_us: int | None) -> str:
     until = op.get("until")
     if until and until.get("sql_after_mts_gaps") is True:  # MySQL's; MariaDB answers with a syntax error
-        return f"START SLAVE{_thread(op)} UNTIL SQL_AFTER_MTS_GAPS"
+        return f"START SLAVE{_named(op)}{_thread(op)} UNTIL SQL_AFTER_MTS_GAPS"
     if until:
         f, p = until["master_log_file"], until["master_log_pos"]
         if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
             raise RunnerError(f"until {until!r} is not a file name and an integer position")
-        return f"START SLAVE{_thread(op)} UNTIL MASTER_LOG_FILE = {sql_quote(f)}, MASTER_LOG_POS = {p}"
-    return "START SLAVE" + _thread(op)
+        return f"START SLAVE{_named(op)}{_thread(op)} UNTIL MASTER_LOG_FILE = {sql_quote(f)}, MASTER_LOG_POS = {p}"
+    return "START SLAVE" + _named(op) + _thread(op)
 
 
 def reset_slave_statement(op: dict, epoch_us: int | None) -> str:
-    return "RESET SLAVE"
+    return "RESET SLAVE" + _named(op)
 
 
 def start_all_slaves_statement(op: dict, epoch_us: int | None) -> str:
@@ -361,7 +393,10 @@ def set_global_statement(op: dict, epoch_us: int | None) -> str:
     name = op["variable"]
     if not VARIABLE.match(name):
         raise RunnerError(f"variable {name!r} is not a variable name")
-    return f"SET GLOBAL {name} = {sql_value(op['value'])}"
+    # A connection's variable (sql_slave_skip_counter, ...) is the one @@default_master_connection names
+    # (sql/sys_vars.cc: Sys_slave_skip_counter, a multi-source variable of the Master_info it names).
+    named = f"SET @@default_master_connection = {_named(op).strip()}; " if op.get("connection") else ""
+    return f"{named}SET GLOBAL {name} = {sql_value(op['value'])}"
 
 
 def trx_statement(op: dict, k: int, origin_port: int) -> str:
@@ -438,7 +473,11 @@ class Runner:
         self.node_ids = [n["id"] for n in topo["nodes"]]
         self.server_ids = {n["id"]: n.get("server_id", i + 1) for i, n in enumerate(topo["nodes"])}
         self.by_server_id = {sid: n for n, sid in self.server_ids.items()}
-        self.sources = {c["replica"]: c["source"] for c in topo.get("channels", [])}
+        # Each channel by its link (replica, connection_name), None for the one unnamed connection: a
+        # multi-source replica's connections each have their own relay, relay logs, SQL thread and samples.
+        self.sources: dict[Link, str] = {(c["replica"], c.get("connection")): c["source"] for c in topo.get("channels", [])}
+        self.named = {r for r, conn in self.sources if conn is not None}  # replicas with named connections
+        self.delays = {(c["replica"], c.get("connection")): c.get("delay", 0) for c in topo.get("channels", [])}
         # A topology with filters: commits say which table they wrote, as the models' do.
         self.filtering = any(FL.configured(n.get("variables") or {}) for n in topo["nodes"])
         self.trx_names: list[str] = []  # k -> the History's name
@@ -459,24 +498,25 @@ class Runner:
         self._busy: set[str] = set()  # nodes being crashed or restarted: not polled
         self._node_locks = {n: threading.Lock() for n in self.node_ids}  # a sample or a statement at a time
         self._last_poll: dict[str, int] = {}
-        self._last_status: dict[str, dict] = {}
+        self._last_status: dict[Link, dict] = {}
         self._last_server_status: dict[str, dict] = {}
         self._log_offsets: dict[str, int] = {}
-        self._io_error: dict[str, tuple[int, str]] = {}  # replica -> the IO thread's error last emitted
+        self._io_error: dict[Link, tuple[int, str]] = {}  # the IO thread's error last emitted
         self._binlogs_kept: dict[tuple[str, str], list[dict]] = {}  # (node, file) -> its events, read before a purge
         self.binlog_tool = ""  # mariadb-binlog
-        self.relay_logs: dict[str, RelayLogs] = {}  # replica -> its relay logs, read as they grow
-        self._relay_group: dict[str, tuple[list[dict], bool]] = {}  # replica -> its open group's relay observations, standalone
-        self._relayed: dict[str, list[dict]] = {}  # replica -> its relay observations, in relay order
-        self._relay_read_began: dict[str, int] = {}  # replica -> when the last read of its relay logs began
-        self._unapplied: dict[str, list[int]] = {}  # replica -> indexes into _relayed of events in no group not yet passed
-        self._master_file: dict[str, str] = {}  # replica -> the master's binlog its IO thread reads (its last Rotate)
+        self.relay_logs: dict[Link, RelayLogs] = {}  # its relay logs, read as they grow
+        self._relay_group: dict[Link, tuple[list[dict], bool]] = {}  # its open group's relay observations, standalone
+        self._relayed: dict[Link, list[dict]] = {}  # its relay observations, in relay order
+        self._relay_read_began: dict[Link, int] = {}  # when the last read of its relay logs began
+        self._unapplied: dict[Link, list[int]] = {}  # indexes into _relayed of events in no group not yet passed
+        self._master_file: dict[Link, str] = {}  # the master's binlog its IO thread reads (its last Rotate)
         self.max_gap = 0
         self.cluster: Cluster | None = None
-        self.proxies: dict[str, ChannelProxy] = {}  # replica -> the relay on its channel
+        self.proxies: dict[Link, ChannelProxy] = {}  # the relay on each channel
         self.repointed = False  # a failover moved a channel off its relay: acks no longer all seen
         self.acks_seen = False  # semi-sync in play: the relays report the acks
         self._clock_queries: list[tuple[str, str, ClockExchange]] = []  # (source, replica, exchange), as relayed
+        self.seen_again: dict[tuple[str, int], list[int]] = {}  # on a multi-source replica: when each further copy of a row showed
         self.notes: list[str] = []
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
@@ -484,8 +524,8 @@ class Runner:
         self._in_flight: dict[str, list[tuple[int, threading.Thread]]] = {}  # node -> (planned end, session)
         self.semi_sync_masters = _semi_sync_masters(self.history)
         self.read_seen: dict[tuple[str, int], int] = {}  # (node, trx) -> the first read op that saw its row
-        self._sql_started: set[str] = set()  # replicas a START SLAVE started the SQL thread of since their last sample
-        self._until: set[str] = set()  # replicas whose SQL thread runs under START SLAVE ... UNTIL
+        self._sql_started: set[Link] = set()  # a START SLAVE started their SQL thread since their last sample
+        self._until: set[Link] = set()  # their SQL thread runs under START SLAVE ... UNTIL
         self._with_workers: set[str] = set()  # replicas whose SQL thread ran workers at some start
         self.slip_us = 0  # how much later than the History every op from here on starts (SLIP_MIN_US)
         self.slipped: list[list[int]] = []  # [op index in the History, slip_us] where the slip grew
@@ -512,20 +552,23 @@ class Runner:
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
             options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
                         "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
-        late = {c["replica"] for c in self.history["header"]["topology"].get("channels", []) if c.get("clock_reply") == "next_second"}
-        for replica, source in self.sources.items():
-            # Every channel: its clock query is steadied (or made late) whatever the History does.
-            self.proxies[replica] = ChannelProxy(
+        late = {(c["replica"], c.get("connection")) for c in self.history["header"]["topology"].get("channels", [])
+                if c.get("clock_reply") == "next_second"}
+        for link, source in self.sources.items():
+            # Every channel (each connection of a multi-source replica): its clock query is steadied
+            # (or made late) whatever the History does, and a cut falls on its connection alone.
+            replica = link[0]
+            self.proxies[link] = ChannelProxy(
                 lambda s=source: self.cluster.port(s), on_ack=lambda f, p, r=replica, s=source: self._ack(s, r, f, p),
                 on_lost=lambda f, p, r=replica, s=source: self.notes.append(
                     f"lose_acks: the relay of {s}->{r} dropped {r}'s ack of ({f}, {p}) at {self.now()} µs"),
                 on_clock=lambda x, r=replica, s=source: self._clock_query(s, r, x),
-                on_cut=lambda x, r=replica, s=source: self._io_cut(s, r, x), late=replica in late)
+                on_cut=lambda x, k=link, s=source: self._io_cut(s, k, x), late=link in late)
         self.acks_seen = _semi_sync(self.history)
         try:
+            # A connection's source is another for each of a replica's connections: (source, replica) names one relay.
             self.cluster = Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
-                                   verbose=self.verbose, routes={(s, r): p.port for r, p in self.proxies.items()
-                                                                 for s in [self.sources[r]]})
+                                   verbose=self.verbose, routes={(self.sources[k], k[0]): p.port for k, p in self.proxies.items()})
             with self.cluster:
                 self._run()
         finally:
@@ -545,7 +588,7 @@ class Runner:
         self._rebase_timestamps()
         for n in self.node_ids:  # what the servers logged while starting, at time 0
             self._tail_log(n, 0)
-        for n in self.sources:  # the SQL threads the cluster started: with workers or not
+        for n in dict.fromkeys(r for r, _ in self.sources):  # the SQL threads the cluster started: with workers or not
             self._workers(n, 0)
         poller = threading.Thread(target=self._poll_loop, name="replcheck-poller", daemon=True)
         poller.start()
@@ -560,8 +603,8 @@ class Runner:
             self._stop.set()
             poller.join(timeout=10)
         self._poll_all()
-        for n in self.relay_logs:
-            self._read_relay(n, final=True)
+        for link in self.relay_logs:
+            self._read_link(link, final=True)
         self._collect_binlogs()
         self._emit_data(self.now())
 
@@ -717,14 +760,14 @@ class Runner:
         self._poll(node, force=True)  # what it showed just before (a waiting session recovery may truncate)
         self._busy.add(node)
         self.cluster.kill9(node)
-        self._until.discard(node)  # in memory only: a restart starts the threads without it
+        self._until.difference_update(links_of(self.sources, node))  # in memory only: a restart starts the threads without it
         self.downs.setdefault(node, []).append(self.emit("crash", node)["t"])
 
     def _shutdown(self, op: dict) -> None:
         node = op["node"]
         self._busy.add(node)
         self.cluster.stop(node)
-        self._until.discard(node)
+        self._until.difference_update(links_of(self.sources, node))
         self.downs.setdefault(node, []).append(self.emit("shutdown", node)["t"])
 
     def _remove_state_file(self, op: dict) -> None:
@@ -748,36 +791,39 @@ class Runner:
         c.restart(node, [f"--init-rpl-role={role}"] if role != "MASTER" else [])
         path = c.error_log(node)
         self._log_offsets[node] = min(self._log_offsets.get(node, 0), os.path.getsize(path))
-        if op.get("start_slave") is False and node in self.sources:
-            c.sql(node, "STOP SLAVE")
-        self._io_error.pop(node, None)
+        if op.get("start_slave") is False and links_of(self.sources, node):
+            c.sql(node, "STOP ALL SLAVES" if node in self.named else "STOP SLAVE")
+        for link in links_of(self.sources, node):
+            self._io_error.pop(link, None)
         self.emit("restart", node, **({"init_rpl_role": role} if role != "MASTER" else {}))
         if op.get("master"):
             pos = c.rejoin(node, op["master"])
             self.emit("stmt", node, op="set_global", variable="gtid_slave_pos", value=pos, errno=None, message="")
             self.emit("stmt", node, op="change_master", master_host=op["master"], master_use_gtid="slave_pos", errno=None, message="")
-            self.sources[node] = op["master"]
+            self.sources[(node, None)] = op["master"]
         self._busy.discard(node)
 
     def _lose_acks(self, op: dict) -> None:
-        if op["node"] in self.proxies:  # else not a replica: nothing to lose, as in the models
-            self.proxies[op["node"]].lose(op["count"])
+        if (op["node"], None) in self.proxies:  # else not a replica: nothing to lose, as in the models
+            self.proxies[(op["node"], None)].lose(op["count"])
 
     def _cut_io(self, op: dict) -> None:
         """Arms the replica's relay: it cuts the connection after the next `after_events` events of
         groups (replcheck/harness/proxy.py); `_io_cut` records it when it falls."""
         node = op["node"]
-        if node not in self.proxies:
+        link = (node, op.get("connection") or None)
+        if link not in self.proxies:
             self.emit("error", node, op="cut_io", errno=F.ER_BAD_SLAVE, message="not a replica")
             return
-        self.proxies[node].cut(op["after_events"], op.get("then", "reconnect"))
+        self.proxies[link].cut(op["after_events"], op.get("then", "reconnect"))
 
-    def _io_cut(self, source: str, replica: str, cut: Cut) -> None:
+    def _io_cut(self, source: str, link: Link, cut: Cut) -> None:
         """The relay cut the connection (in its thread). What it knows is what the model's io_cut
         says: the source's binlog place after the last event passed. `stop`: the stream is held
         mid-transfer and STOP SLAVE IO_THREAD stops the IO thread waiting on it; the cut is recorded
         when the statement returned, the IO thread stopped (no statement of the History's: none is
         recorded)."""
+        replica = link[0]
         fields = {"source": source, "then": cut.then, "master_log_file": cut.master_log_file,
                   "master_log_pos": cut.master_log_pos}
         if cut.then == "reconnect":
@@ -786,7 +832,7 @@ class Runner:
         try:
             with self._node_locks[replica]:
                 self._read_relay(replica)
-                self.cluster.sql(replica, "STOP SLAVE IO_THREAD")
+                self.cluster.sql(replica, f"STOP SLAVE{connection_clause(link[1])} IO_THREAD")
                 self.emit("io_cut", replica, **fields)
         except (HarnessError, SqlError) as e:  # down meanwhile: the connection is gone with it
             self.notes.append(f"cut_io: STOP SLAVE IO_THREAD on {replica} after the cut failed: {e}")
@@ -869,10 +915,12 @@ class Runner:
         fields = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
         purge = kind == "purge_binary_logs"
         start = self.now()
+        addressed = self._addressed(op)
         with self._node_locks[node]:  # never while a sample of the node is taken: each sees it before or after
             listed = self._keep_binlogs(node) if purge else []
-            before = self._slave_status(node) if kind in PURGES_RELAY_LOGS else {}
-            self._read_relay(node, settled=before.get("Slave_IO_Running") == "No")
+            befores = {k: self._slave_status(k) for k in addressed} if kind in PURGES_RELAY_LOGS | ALL_SLAVES else {}
+            for link in self._relay_links(node):
+                self._read_link(link, settled=befores.get(link, {}).get("Slave_IO_Running") == "No")
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
                 results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
@@ -892,29 +940,53 @@ class Runner:
                 # What the server made of the token, read back rather than parsed here: MariaDB takes
                 # 1.5 as 1 and 1e3 as 1 (ulong_num reads DECIMAL_NUM and FLOAT_NUM with my_strtoll10,
                 # up to the first non-digit; measured on 10.11).
-                cols, rows = c.query(node, "SHOW SLAVE STATUS") if errno is None else ([], [])
-                fields["delay"] = _int(rows[0][cols.index("SQL_Delay")]) if rows else None
+                st = self._slave_status(addressed[0]) if errno is None else {}
+                fields["delay"] = _int(st.get("SQL_Delay")) if st else None
         self.emit("stmt", node, t, op=kind, errno=errno, warning=warning, message=message, duration_us=max(0, t - start),
                   **fields)
-        if kind == "stop_slave" and errno is None and warning is None and op.get("thread") in (None, "sql"):
-            self._until.discard(node)
-            self.emit("sql_stop", node, t, reason="stop")
+        for link in addressed:
+            self._stopped_or_started(op, link, t, errno, warning, befores.get(link, {}))
         if errno is not None:
             self.emit("error", node, t, errno=errno, message=message)
-        elif kind == "start_slave":
-            if op.get("thread") in (None, "io"):
-                self._io_error.pop(node, None)  # a new IO thread: its failure is a new error, even the same one
-            if _gtid_start_purges(before):  # both were stopped: it started one at least (no ER_SLAVE_WAS_RUNNING)
-                self._relay_purged(node, t, before)
-            if op.get("thread") in (None, "sql"):
-                self._sql_started.add(node)
-                self._workers(node, t)
-            if op.get("thread") in (None, "sql") and warning is None:
-                # START SLAVE sets the condition for the thread it starts, or clears it (start_slave, sql/sql_repl.cc).
-                (self._until.add if op.get("until") else self._until.discard)(node)
+        elif kind in ("start_slave", "start_all_slaves") and op.get("thread") in (None, "sql"):
+            self._workers(node, t)
         if node not in self._busy:
             # What it changed (or, refused, left as it was), before anything else can change it again.
             self._poll(node, force=True)
+
+    def _addressed(self, op: dict) -> list[Link]:
+        """The channels a statement addresses: its named connection, every connection of the replica
+        for START/STOP ALL SLAVES (Master_info_index::start_all_slaves, stop_all_slaves in
+        sql/rpl_mi.cc), else the default connection (a replica's one unnamed channel; on a replica
+        whose connections are all named, the default Master_info no channel has)."""
+        if op["op"] in ALL_SLAVES:
+            return links_of(self.sources, op["node"])
+        return [(op["node"], op.get("connection") or None)]
+
+    def _stopped_or_started(self, op: dict, link: Link, t: int, errno: int | None, warning: int | None, before: dict) -> None:
+        """What a STOP/START SLAVE did to one channel's threads, as its observations. START/STOP ALL
+        SLAVES act on each connection as START/STOP SLAVE 'name' would: those not both running start
+        (each by start_slave, so a GTID start purges its relay logs), those with a running thread stop."""
+        node, kind, tag = link[0], op["op"], MS.tagged(link[1])
+        all_slaves = kind in ALL_SLAVES
+        if errno is None and op.get("thread") in (None, "sql") and (
+                (kind == "stop_slave" and warning is None)
+                or (kind == "stop_all_slaves" and before.get("Slave_SQL_Running") == "Yes")):
+            self._until.discard(link)
+            self.emit("sql_stop", node, t, reason="stop", **tag)
+        starts = kind == "start_slave" or (kind == "start_all_slaves" and not (
+            before.get("Slave_IO_Running") in ("Yes", "Connecting") and before.get("Slave_SQL_Running") == "Yes"))
+        if errno is not None or not starts:
+            return
+        if op.get("thread") in (None, "io"):
+            self._io_error.pop(link, None)  # a new IO thread: its failure is a new error, even the same one
+        if _gtid_start_purges(before):  # both were stopped: it started one at least (no ER_SLAVE_WAS_RUNNING)
+            self._relay_purged(link, t, before)
+        if op.get("thread") in (None, "sql") and (not all_slaves or before.get("Slave_SQL_Running") != "Yes"):
+            self._sql_started.add(link)
+        if op.get("thread") in (None, "sql") and (warning is None or all_slaves):
+            # START SLAVE sets the condition for the thread it starts, or clears it (start_slave, sql/sql_repl.cc).
+            (self._until.add if op.get("until") else self._until.discard)(link)
 
     def _workers(self, node: str, t: int) -> None:
         """The parallel applier the SQL thread started with (read back, as model/parallel.py reads
@@ -933,7 +1005,7 @@ class Runner:
         the old source's other replicas are repointed to it (CHANGE MASTER TO ... MASTER_USE_GTID =
         slave_pos)."""
         node, c = op["node"], self.cluster
-        old = self.sources.get(node)
+        old = self.sources.get((node, None))
         if old is None:
             self.emit("error", node, op="failover", errno=F.ER_BAD_SLAVE, message="not a replica")
             return
@@ -952,17 +1024,18 @@ class Runner:
         with self._node_locks[node]:
             self._read_relay(node)
             c.promote(node)
-        self._until.discard(node)
+        self._until.discard((node, None))
         self.emit("sql_stop", node, reason="promotion")
-        del self.sources[node]
-        for r in [r for r, src in self.sources.items() if src == old]:
-            self.repointed |= r in self.proxies
+        del self.sources[(node, None)]
+        for link in [k for k, src in self.sources.items() if src == old]:
+            r = link[0]  # unnamed: check_supported refuses failover in a topology with named connections
+            self.repointed |= link in self.proxies
             if c.is_running(r):
                 st = c.show_slave_status(r)
                 with self._node_locks[r]:  # "Connecting" (to the dead source) is a running IO thread
                     c.repoint(r, node, io=st.get("Slave_IO_Running") != "No", sql=st.get("Slave_SQL_Running") == "Yes")
-                self._io_error.pop(r, None)
-            self.sources[r] = node
+                self._io_error.pop(link, None)
+            self.sources[link] = node
         self.emit("promoted", node, old=old)
         self._poll(node, force=True)
 
@@ -970,7 +1043,7 @@ class Runner:
         """The most advanced running replica of `old` by SHOW MASTER STATUS (binlog file, position),
         the first in topology order on a tie, as the models elect."""
         c, best = self.cluster, None
-        for r in [r for r, src in self.sources.items() if src == old and c.is_running(r)]:
+        for r in [r for (r, _), src in self.sources.items() if src == old and c.is_running(r)]:
             [[f, pos, *_]] = c.sql(r, "SHOW MASTER STATUS")
             key = (int(f.rsplit(".", 1)[1]), int(pos))
             if best is None or key > best[0]:
@@ -1030,7 +1103,7 @@ class Runner:
                 return
             with self._node_locks[node]:
                 self._read_relay(node)  # before the sample: what it finds applied was relayed by then
-                results = c.results(node, POLL, timeout=10)
+                results = c.results(node, POLL_ALL if node in self.named else POLL, timeout=10)
         except HarnessError:
             return  # down or going down: nothing to see
         if len(results) != 10:
@@ -1041,21 +1114,24 @@ class Runner:
             self.max_gap = max(self.max_gap, t_vars - prev)
         self._last_poll[node] = t
         counts = self._counts(results)
-        status_cols, status_rows = results[5]
-        status = dict(zip(status_cols, status_rows[0])) if status_rows else None
-        before, after = results[4][1], results[6][1]
-        again = dict(zip(results[7][0], results[7][1][0])) if results[7][1] else None
-        steady = status is None or (again is not None and all(
-            status.get(k) == again.get(k) for k in ("Slave_SQL_Running_State", "Relay_Log_File", "Relay_Log_Pos")))
-        proc = before if before == after and steady else None  # changed while sampled: no state to compare
-        pos = (status or {}).get("Relay_Log_File") or "", _int((status or {}).get("Relay_Log_Pos")) or 0
-        for k in sorted(counts):
-            if counts[k] > 0 and (node, k) not in self.seen:
-                self.seen[(node, k)] = t
-                self.seen_pos[(node, k)] = pos
-                self.seen_src[(node, k)] = self.sources.get(node)
-        if status is not None:
-            self._status(node, t, status, proc, force, until=t_vars)
+        if node in self.named:
+            self._poll_connections(node, t, t_vars, results, counts, force)
+        else:
+            status_cols, status_rows = results[5]
+            status = dict(zip(status_cols, status_rows[0])) if status_rows else None
+            before, after = results[4][1], results[6][1]
+            again = dict(zip(results[7][0], results[7][1][0])) if results[7][1] else None
+            steady = status is None or (again is not None and all(
+                status.get(k) == again.get(k) for k in ("Slave_SQL_Running_State", "Relay_Log_File", "Relay_Log_Pos")))
+            proc = before if before == after and steady else None  # changed while sampled: no state to compare
+            pos = (status or {}).get("Relay_Log_File") or "", _int((status or {}).get("Relay_Log_Pos")) or 0
+            for k in sorted(counts):
+                if counts[k] > 0 and (node, k) not in self.seen:
+                    self.seen[(node, k)] = t
+                    self.seen_pos[(node, k)] = pos
+                    self.seen_src[(node, k)] = self.sources.get((node, None))
+            if status is not None:
+                self._status((node, None), t, status, proc, force, until=t_vars)
         variables: dict[str, Any] = {}
         for name, value in results[8][1]:
             variables[name] = _int(value) if _int(value) is not None else value
@@ -1066,44 +1142,74 @@ class Runner:
             self.emit("server_status", node, t_vars, variables=variables)
         self._tail_log(node, t_vars)
 
-    def _slave_status(self, node: str) -> dict:
+    def _poll_connections(self, node: str, t: int, t_vars: int, results: list, counts: dict[int, int], force: bool) -> None:
+        """A multi-source replica's part of a poll: SHOW ALL SLAVES STATUS, a `status` sample per
+        connection (its row, by Connection_name), and when each row first showed, and each further
+        copy of it (a GTID two connections applied: seen_again)."""
+        rows = [dict(zip(results[5][0], r)) for r in results[5][1]]
+        for k in sorted(counts):
+            if counts[k] > 0 and (node, k) not in self.seen:
+                self.seen[(node, k)] = t
+                self.seen_pos[(node, k)] = ("", 0)
+                self.seen_src[(node, k)] = ""  # by a connection: placed by _emit_connection_applies
+            if counts[k] > 1 + len(self.seen_again.get((node, k), [])):
+                self.seen_again.setdefault((node, k), []).extend([t] * (counts[k] - 1 - len(self.seen_again.get((node, k), []))))
+        for row in rows:
+            link = (node, row.get("Connection_name") or None)
+            if link not in self.sources:
+                continue  # the default connection, configured by no History op
+            self._status(link, t, row, None, force, until=t_vars)  # no processlist state to compare (POLL_ALL)
+
+    def _slave_status(self, link: Link) -> dict:
         try:
-            return self.cluster.show_slave_status(node)
+            return self.cluster.show_slave_status(*link)
         except HarnessError:
             return {}
 
-    def _relay_purged(self, node: str, t: int, before: dict) -> None:
+    def _relay_purged(self, link: Link, t: int, before: dict) -> None:
         """A START SLAVE threw the relay logs away (_gtid_start_purges): the model's observation of
         it, with what the SQL thread had not passed (the events relayed at or after its place then,
         the latest relay log's: names start again at each purge). What lay there outside groups
         was discarded, not executed: no later sample passes it."""
         place = (os.path.basename(before.get("Relay_Log_File") or ""), _int(before.get("Relay_Log_Pos")) or 0)
-        relayed = self._relayed.get(node, [])
+        relayed = self._relayed.get(link, [])
         dropped = 0
         while dropped < len(relayed) and (relayed[-1 - dropped]["file"], relayed[-1 - dropped]["pos"]) >= place:
             dropped += 1
-        self._unapplied.pop(node, None)
+        self._unapplied.pop(link, None)
         if dropped:  # as the models emit it: only where something unapplied was thrown away
-            self.emit("relay_log_recovery", node, t, dropped=dropped, reason="gtid")
+            self.emit("relay_log_recovery", link[0], t, dropped=dropped, reason="gtid", **MS.tagged(link[1]))
+
+    def _relay_links(self, node: str) -> list[Link]:
+        """The node's channels whose relay logs are read: its channels now, and one it had before a
+        failover promoted it (what its SQL thread applied last was relayed there)."""
+        return list(dict.fromkeys([k for k in self.relay_logs if k[0] == node] + links_of(self.sources, node)))
 
     def _read_relay(self, node: str, settled: bool = False, final: bool = False) -> None:
-        """The events written to the replica's relay logs since the last read, as `relay`
+        for link in self._relay_links(node):
+            self._read_link(link, settled, final)
+
+    def _read_link(self, link: Link, settled: bool = False, final: bool = False) -> None:
+        """The events written to the channel's relay logs since the last read, as `relay`
         observations stamped when the read ended: each was relayed no later. Grouped and named as
-        _read_binlog_file does the binlog's; the transaction names are set with the binlogs'."""
-        if node not in self.relay_logs:
-            if node not in self.sources:
-                return
-            self.relay_logs[node] = RelayLogs(self.binlog_tool, self.cluster.node_dir(node), label=node)
+        _read_binlog_file does the binlog's; the transaction names are set with the binlogs'. A
+        named connection's relay logs are relay-<name>.NNNNNN with their own index
+        (create_logfile_name_with_suffix, sql/rpl_mi.cc), read on their own."""
+        node, conn = link
+        if link not in self.relay_logs:
+            self.relay_logs[link] = RelayLogs(self.binlog_tool, self.cluster.node_dir(node), basename=MS.relay_base(conn),
+                                              label=node if conn is None else f"{node} connection {conn!r}")
         began = self.now()
-        events = self.relay_logs[node].read(settled=settled, final=final)
+        events = self.relay_logs[link].read(settled=settled, final=final)
         t = self.now()
         # Not whole when the read before began (it reads every whole event up to the end): written since.
-        since, self._relay_read_began[node] = self._relay_read_began.get(node, 0), began
+        since, self._relay_read_began[link] = self._relay_read_began.get(link, 0), began
         for name, ev in events:
-            self._relay_event(node, t, name, ev, since)
+            self._relay_event(link, t, name, ev, since)
 
-    def _relay_event(self, node: str, t: int, name: str, ev: Event, since: int | None = None) -> None:
+    def _relay_event(self, link: Link, t: int, name: str, ev: Event, since: int | None = None) -> None:
         """`since`: when the read before began (None: only the stamp is known)."""
+        node = link[0]
         etype = ev.name
         if ev.server_id == self.server_ids[node] and etype in RELAY_FRAMING:
             return
@@ -1113,10 +1219,10 @@ class Runner:
         # events the IO thread writes at a reconnect fall inside it, and the rest of the group the
         # source sent again after the skip (queue_event, gtid_reconnect_event_skip_count) goes on
         # from there; a new GTID leaves an open copy partial for good.
-        group, alone = self._relay_group.get(node, ([], False))
+        group, alone = self._relay_group.get(link, ([], False))
         fields = {"type": F.SHOWN_EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
                   "gtid": None, "server_id": ev.server_id, "when": ev.when, "ict": None}
-        master_file, master_end = self._master_file.get(node, ""), ev.end
+        master_file, master_end = self._master_file.get(link, ""), ev.end
         if etype == "Gtid" and (m := GTID_TEXT.match(ev.text)):
             fields["gtid"] = m.group(1)
             group, alone = [], S.standalone(ev.post)
@@ -1130,25 +1236,27 @@ class Runner:
                 # where the master starts sending; a real one ends the master's file it is in.
                 if not ev.end:
                     master_file, master_end = m.group(1), int(m.group(2))
-                self._master_file[node] = m.group(1)
-        obs = self.emit("relay", node, t, source=self.sources.get(node), **fields, file=name, pos=ev.pos,
+                self._master_file[link] = m.group(1)
+        obs = self.emit("relay", node, t, source=self.sources.get(link), **MS.tagged(link[1]), **fields, file=name, pos=ev.pos,
                         master_file=master_file, master_end=master_end, since=t if since is None else min(since, t))
-        relayed = self._relayed.setdefault(node, [])
+        relayed = self._relayed.setdefault(link, [])
         if etype in PASSED_OUTSIDE_GROUPS and not obs["gtid"]:
-            self._unapplied.setdefault(node, []).append(len(relayed))
+            self._unapplied.setdefault(link, []).append(len(relayed))
         relayed.append(obs)
         if obs["gtid"]:
             group.append(obs)
-        self._relay_group[node] = ([], False) if obs["last"] else (group, alone)
+        self._relay_group[link] = ([], False) if obs["last"] else (group, alone)
 
     def _instant(self, unix_time: str) -> int:
         """A server's CLOCK reading as trace time (same machine, same clock)."""
         return max(0, round((float(unix_time) - self.wall_t0) * US))
 
-    def _status(self, node: str, t: int, raw: dict, proc: list | None, force: bool, until: int | None = None) -> None:
-        """A SHOW SLAVE STATUS sample, taken between trace times t and `until` (the poll's clock
-        readings around it): SQL_Remaining_Delay counts from a whole second of the server's clock
-        in that window."""
+    def _status(self, link: Link, t: int, raw: dict, proc: list | None, force: bool, until: int | None = None) -> None:
+        """A SHOW SLAVE STATUS sample of a channel (a row of SHOW ALL SLAVES STATUS for a named
+        connection, its observations tagged with it), taken between trace times t and `until` (the
+        poll's clock readings around it): SQL_Remaining_Delay counts from a whole second of the
+        server's clock in that window."""
+        node, tag = link[0], MS.tagged(link[1])
         s: dict[str, Any] = {k: raw.get(k) or "" for k in STATUS_STRINGS}
         for k in STATUS_INTS:
             s[k] = _int(raw.get(k)) or 0
@@ -1158,46 +1266,46 @@ class Runner:
             s["processlist_state"] = proc[0][0] if proc and s["Slave_SQL_Running"] == "Yes" else None
         io_error = (_int(raw.get("Last_IO_Errno")) or 0, raw.get("Last_IO_Error") or "")
         if s["Slave_IO_Running"] != "No":
-            self._io_error.pop(node, None)  # running (or connecting): a later stop is a new error
-        elif io_error[0] and self._io_error.get(node) != io_error:
+            self._io_error.pop(link, None)  # running (or connecting): a later stop is a new error
+        elif io_error[0] and self._io_error.get(link) != io_error:
             # Stopped by an error (not retrying a connection: that is "Connecting"), once per stop.
-            self._io_error[node] = io_error
+            self._io_error[link] = io_error
             self.emit("error", node, t, thread="io", errno=io_error[0], message=io_error[1])
-        last = self._last_status.get(node)
+        last = self._last_status.get(link)
         # The SQL thread ran since the last sample: it showed running then, or a START SLAVE started
         # it (and it may have stopped again before any sample saw it run, as at an incident).
-        ran = last is None or last["Slave_SQL_Running"] == "Yes" or node in self._sql_started
-        self._sql_started.discard(node)
+        ran = last is None or last["Slave_SQL_Running"] == "Yes" or link in self._sql_started
+        self._sql_started.discard(link)
         if s["Slave_SQL_Running"] == "Yes" or ran:
             # Before a stop it shows: what the thread passed, it passed before stopping. A stopped
             # thread passes nothing (a relay log of the same name refetched meanwhile is not behind it).
-            self._passed(node, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
+            self._passed(link, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
         if ran and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
-            self._until.discard(node)
-            self.emit("sql_stop", node, t, reason="error", errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
+            self._until.discard(link)
+            self.emit("sql_stop", node, t, reason="error", **tag, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
             self.emit("error", node, t, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
-        elif ran and s["Slave_SQL_Running"] == "No" and node in self._until:
+        elif ran and s["Slave_SQL_Running"] == "No" and link in self._until:
             # Stopped with no error and no STOP SLAVE: the UNTIL condition stopped it.
-            self._until.discard(node)
-            self.emit("sql_stop", node, t, reason="until")
+            self._until.discard(link)
+            self.emit("sql_stop", node, t, reason="until", **tag)
         every = self.history["header"].get("sample_every_us", US)
         if force or last is None or any(last.get(k) != s[k] for k in s) or t - last["_t"] >= every:
-            self._last_status[node] = {**s, "_t": t}
-            self.emit("status", node, t, **s, **({} if until is None else {"sampled_until": until}))
+            self._last_status[link] = {**s, "_t": t}
+            self.emit("status", node, t, **tag, **s, **({} if until is None else {"sampled_until": until}))
 
-    def _passed(self, node: str, t: int, relay_file: str, relay_pos: int) -> None:
+    def _passed(self, link: Link, t: int, relay_file: str, relay_pos: int) -> None:
         """The events in no group (the master's fake Rotate, FDE, Gtid_list) that the SQL thread has
         passed by this sample: those relayed before the relay log's place it shows (the latest
         relay log of that name: a purge starts the names again). Executed as the model executes them;
         an apply observation each, as a group's gets at the poll that finds its row."""
-        relayed, pending = self._relayed.get(node, []), self._unapplied.get(node, [])
+        relayed, pending = self._relayed.get(link, []), self._unapplied.get(link, [])
         if not pending:
             return  # nothing to place: no walk of the relay log at every sample
         here = next((i for i in range(len(relayed) - 1, -1, -1)
                      if relayed[i]["file"] == relay_file and relayed[i]["pos"] < relay_pos), None)
         while pending and here is not None and pending[0] <= here:
             r = relayed[pending.pop(0)]
-            self.emit("apply", node, t, **{k: r[k] for k in ("source", "type", "trx", "idx", "last", "gtid", "server_id",
+            self.emit("apply", link[0], t, source=r["source"], **MS.tagged(link[1]), **{k: r[k] for k in ("type", "trx", "idx", "last", "gtid", "server_id",
                                                               "when", "ict")},
                       read=None, begin=None, relay_file=r["file"], relay_pos=r["pos"])
 
@@ -1226,13 +1334,13 @@ class Runner:
         c = self.cluster
         while time.monotonic() < deadline:
             behind = False
-            for replica, source in self.sources.items():
+            for (replica, conn), source in self.sources.items():
                 if not (c.is_running(replica) and c.is_running(source)):
                     continue
                 try:
                     [[have]] = c.sql(replica, "SELECT @@gtid_slave_pos")
                     [[want]] = c.sql(source, "SELECT @@gtid_binlog_pos")
-                    st = c.show_slave_status(replica)
+                    st = c.show_slave_status(replica, conn)
                 except HarnessError:
                     continue
                 if st.get("Slave_SQL_Running") != "Yes":
@@ -1279,7 +1387,7 @@ class Runner:
                     o["trx"] = trx_of_gtid.get(o["gtid"])
         at: dict[tuple[str, str], int] = {}
         for node in sorted(logs, key=self._depth, reverse=True):  # replicas first: a source wrote no later
-            replicas = [r for r, src in self.sources.items() if src == node and r in logs]
+            replicas = list(dict.fromkeys(r for (r, _), src in self.sources.items() if src == node and r in logs))
             for ev in logs[node]:
                 if ev["type"] != "GTID_LOG_EVENT" or (node, ev["gtid"]) in at:
                     continue
@@ -1378,9 +1486,14 @@ class Runner:
     def _depth(self, node: str) -> int:
         """Hops from the top of its chain (a source's binlog is read before its replicas')."""
         depth, seen = 0, {node}
-        while (node := self.sources.get(node)) is not None and node not in seen:
+        while (node := self._source_of(node)) is not None and node not in seen:
             depth, seen = depth + 1, seen | {node}
         return depth
+
+    def _source_of(self, node: str) -> str | None:
+        """The node's source; of a multi-source replica, the source of its deepest chain."""
+        sources = [src for (r, _), src in self.sources.items() if r == node]
+        return max(sources, key=self._depth) if len(sources) > 1 else (sources or [None])[0]
 
     def _logged_by(self, node: str, gtid: str) -> int | None:
         domain, _, seq = F.parse_gtid(gtid)
@@ -1390,16 +1503,21 @@ class Runner:
         """A replica's execution of each transaction, as seen: at the first poll that found its row,
         with the SQL thread's relay-log position at that poll. Events from the origin's binlog."""
         events: dict[str, list[dict]] = {}
-        relayed: dict[tuple[str, str, int], list[dict]] = {}  # (replica, gtid, idx) -> its relay observations
-        purged: dict[str, list[int]] = {}  # replica -> when a START SLAVE threw its relay logs away
+        # (replica, connection, gtid, idx) -> its relay observations; (replica, connection) -> when a
+        # START SLAVE threw its relay logs away
+        relayed: dict[tuple[str, str | None, str, int], list[dict]] = {}
+        purged: dict[Link, list[int]] = {}
+        samples: dict[Link, list[dict]] = {}  # a named connection's status samples
         with self._lock:
             for _, _, o in sorted(self.obs, key=lambda x: x[:2]):
                 if o["kind"] == "binlog" and o.get("gtid") and self.by_server_id.get(o["server_id"]) == o["node"]:
                     events.setdefault(o["gtid"], []).append(o)
                 elif o["kind"] == "relay" and o["gtid"]:
-                    relayed.setdefault((o["node"], o["gtid"], o["idx"]), []).append(o)
+                    relayed.setdefault((o["node"], o.get("connection"), o["gtid"], o["idx"]), []).append(o)
                 elif o["kind"] == "relay_log_recovery":
-                    purged.setdefault(o["node"], []).append(o["t"])
+                    purged.setdefault((o["node"], o.get("connection")), []).append(o["t"])
+                elif o["kind"] == "status" and "connection" in o:
+                    samples.setdefault((o["node"], o["connection"]), []).append(o)
         parts = {node: self._rows_by_part(node) for node in {n for n, _ in self.seen}}
         for (node, k), t in sorted(self.seen.items(), key=lambda x: x[1]):
             gtid = self.gtid_of.get(k)
@@ -1408,19 +1526,24 @@ class Runner:
                 continue
             relay_file, relay_pos = self.seen_pos[(node, k)]
             self.emit("visible", node, t, trx=self.trx_names[k], gtid=gtid)
-            for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
-                # The event's own place in the relay log, where it was read: its latest copy relayed
-                # by then (stamped up to a poll late, so the first one otherwise); else where the
-                # SQL thread was at the sample.
-                copies = relayed.get((node, gtid, b["idx"]), [])
-                # Not a copy thrown away before the commit: the one fetched again after the purge, read
-                # up to a poll late (inc-cache-overflow on 10.11 at load 8: the first copy was taken).
-                since = max((p for p in purged.get(node, ()) if p <= t), default=None)
-                copies = [c for c in copies if since is None or c["t"] >= since] or copies
-                r = next((c for c in reversed(copies) if c["t"] <= t), copies[0] if copies else None)
-                self.emit("apply", node, t, source=source, type=b["type"], trx=b["trx"], idx=b["idx"], last=b["last"],
-                          gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,
-                          relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
+            appliers = self._appliers(node, k, t, gtid, relayed) if node in self.named else [((node, None), t)]
+            if node in self.named:
+                self._duplicate_skips(node, k, gtid, {link for link, _ in appliers}, relayed, samples)
+            for link, at in appliers:
+                src = self.sources[link] if node in self.named else source  # the unnamed one's then (failover changes it)
+                for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
+                    # The event's own place in the relay log, where it was read: its latest copy relayed
+                    # by then (stamped up to a poll late, so the first one otherwise); else where the
+                    # SQL thread was at the sample.
+                    copies = relayed.get((node, link[1], gtid, b["idx"]), [])
+                    # Not a copy thrown away before the commit: the one fetched again after the purge, read
+                    # up to a poll late (inc-cache-overflow on 10.11 at load 8: the first copy was taken).
+                    since = max((p for p in purged.get(link, ()) if p <= at), default=None)
+                    copies = [c for c in copies if since is None or c["t"] >= since] or copies
+                    r = next((c for c in reversed(copies) if c["t"] <= at), copies[0] if copies else None)
+                    self.emit("apply", node, at, source=src, **MS.tagged(link[1]), type=b["type"], trx=b["trx"], idx=b["idx"],
+                              last=b["last"], gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None,
+                              begin=None, relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
         for (node, k), t in self.seen.items():
             if self.seen_src[(node, k)] is None:  # no GTID: committed but never binlogged (an incident's lost events)
                 # Visible to others by the time its statement returned, if a poll did not see it earlier
@@ -1428,6 +1551,46 @@ class Runner:
                 back, errno = self.returned.get(k, (t, None))
                 t = t if errno == CR_SERVER_LOST else min(t, back)
                 self.emit("visible", node, t, trx=self.trx_names[k], gtid=self.gtid_of.get(k))
+
+    def _appliers(self, node: str, k: int, t: int, gtid: str, relayed: dict) -> list[tuple[Link, int]]:
+        """Which connection of a multi-source replica applied a transaction, and when: (link, first
+        poll that showed the row), and a further one for each further copy of its row (seen_again).
+        Polling sees the row, not the connection that committed it; it is the connection that had the
+        group due first (relayed, and past its MASTER_DELAY after the event's timestamp: a connection
+        applies a group once it is due, rpl_slave_state::check_duplicate_gtid letting the first one
+        own the domain, sql/rpl_gtid.cc), and a second copy the next such connection's."""
+        due = []
+        for link in links_of(self.sources, node):
+            copies = relayed.get((node, link[1], gtid, 0), [])
+            if copies:
+                first = copies[0]
+                delay_due = first["when"] * US - self.epoch_us + self.delays.get(link, 0) * US
+                due.append((max(first["t"], delay_due), first["t"], link))
+        order = [link for *_, link in sorted(due)] or links_of(self.sources, node)[:1]
+        times = [t] + self.seen_again.get((node, k), [])
+        return [(order[min(i, len(order) - 1)], at) for i, at in enumerate(times)]
+
+    def _duplicate_skips(self, node: str, k: int, gtid: str, appliers: set[Link], relayed: dict, samples: dict) -> None:
+        """With gtid_ignore_duplicates, a connection that relayed a group another one applied skipped
+        it (rpl_slave_state::check_duplicate_gtid, sql/rpl_gtid.cc): a `skip` at its first sample whose
+        SQL thread is past the group in the source's binlog (Relay_Master_Log_File,
+        Exec_Master_Log_Pos: a purge renames relay logs, not binlogs), with its relay-log places, as
+        the model's skip. Not seen past it (stopped, or the run ended): no skip."""
+        if not (self.history["header"]["topology"]["nodes"][self.node_ids.index(node)].get("variables") or {}).get(
+                MS.IGNORE_DUPLICATES):
+            return
+        for link in links_of(self.sources, node):
+            group = []
+            while copies := relayed.get((node, link[1], gtid, len(group))):
+                group.append(copies[-1])  # the copy it skipped: fetched again after a purge, the last
+            if link in appliers or not group:
+                continue
+            end = (group[-1]["master_file"], group[-1]["master_end"])
+            past = next((s for s in samples.get(link, []) if s["t"] >= group[-1]["t"]
+                         and (s["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"]) >= end), None)
+            if past is not None:
+                self.emit("skip", node, past["t"], trx=self.trx_names[k], gtid=gtid, reason=MS.SKIP_REASON,
+                          events=[[r["file"], r["pos"]] for r in group], **MS.tagged(link[1]))
 
     def _rows_by_part(self, node: str) -> dict[int, dict[int, int]]:
         """k -> statement (the row's part) -> rows on the node at the end; {} when it cannot be read."""
@@ -1448,7 +1611,8 @@ class Runner:
         places only decrease within one relay log's life, so the walk ends where they do not."""
         with self._lock:
             obs = [o for _, _, o in sorted(self.obs, key=lambda x: x[:2])]
-        for note in [o for o in obs if o["kind"] == "log" and o["node"] in self.relay_logs]:
+        # SQL_SLAVE_SKIP_COUNTER of a replica's one unnamed connection (a named one's is @@default_master_connection's)
+        for note in [o for o in obs if o["kind"] == "log" and (o["node"], None) in self.relay_logs]:
             if not (m := SKIP_LOG.match(note["message"])):
                 continue
             node = note["node"]
@@ -1461,7 +1625,8 @@ class Runner:
             purge = min((o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
                          and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None
                          and o["t"] - o.get("duration_us", 0) > note["t"]), default=None)
-            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and (purge is None or o["t"] < purge)]
+            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and "connection" not in o
+                      and (purge is None or o["t"] < purge)]
             skipped: list[dict] = []
             for r in reversed(relays):
                 place = (r["file"], r["pos"])

@@ -1,7 +1,7 @@
 """Multi-source replication on a real MariaDB 10.11, side by side with the model: what the model's
 multi-source rules say (model/multisource.py) for the statements a History can hold, checked
-against the server. The runner does not run named connections yet (check_supported refuses
-them), so these tests set the connections up by hand on the harness's servers."""
+against the server, with the connections set up by hand on the harness's servers (the conformance
+runner's own multi-source runs: test_multisource_runner.py)."""
 from __future__ import annotations
 
 import pytest

@@ -20,6 +20,7 @@ from conftest import HISTORIES
 from test_harness_mariadb import require_server
 
 US = 1_000_000
+B = ("B", None)  # the replica's one unnamed channel: the runner keys its channels by (replica, connection)
 
 
 def _history(ops, channels=({"source": "A", "replica": "B", "delay": 20},), nodes=({"id": "A"}, {"id": "B"}), **header):
@@ -181,7 +182,7 @@ def test_an_io_thread_error_is_observed_once_per_stop():
     fatal = "Got fatal error 1236 from master when reading data from binary log: 'Could not find GTID state ...'"
 
     def poll(t, io, errno=0, message=""):
-        r._status("B", t, {"Slave_IO_Running": io, "Slave_SQL_Running": "Yes", "Last_IO_Errno": str(errno),
+        r._status(B, t, {"Slave_IO_Running": io, "Slave_SQL_Running": "Yes", "Last_IO_Errno": str(errno),
                            "Last_IO_Error": message}, None, False)
     poll(1, "Yes")
     poll(2, "Connecting", 2003, "error reconnecting to master")  # retrying: the thread has not stopped
@@ -190,7 +191,7 @@ def test_an_io_thread_error_is_observed_once_per_stop():
     poll(5, "Yes")
     poll(6, "No", 1236, fatal)  # started again, failed again: a new error
     poll(7, "No", 1236, fatal)
-    r._io_error.pop("B")  # what a successful START SLAVE does: its failure between two polls is new
+    r._io_error.pop(B)  # what a successful START SLAVE does: its failure between two polls is new
     poll(8, "No", 1236, fatal)
     errors = [(o["t"], o["thread"], o["errno"], o["message"]) for _, _, o in r.obs if o["kind"] == "error"]
     assert errors == [(3, "io", 1236, fatal), (6, "io", 1236, fatal), (8, "io", 1236, fatal)]
@@ -206,7 +207,7 @@ class _Answers:
     def is_running(self, node):
         return node != "down"
 
-    def show_slave_status(self, node):
+    def show_slave_status(self, node, connection=None):
         return {"SQL_Delay": "20", "SQL_Remaining_Delay": None, "Slave_SQL_Running_State": "x"} if node == "B" else {}
 
     def sql(self, node, statement):
@@ -504,15 +505,15 @@ def test_events_in_no_group_are_applied_once_a_sample_shows_the_sql_thread_past_
     from replcheck.harness.relaylog import Event
 
     r = R.Runner(_history([]))
-    r.sources["B"] = "A"
+    r.sources[B] = "A"
     for name, ev in [("relay.000002", Event(4, 48, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4")),
                      ("relay.000002", Event(52, 256, 1700000000, 15, 1, 0)),
                      ("relay.000002", Event(308, 60, 1700000001, 26, 1, 400)),  # an incident
                      ("relay.000002", Event(368, 38, 1700000002, 162, 1, 438, "GTID 0-1-1 trans"))]:
-        r._relay_event("B", 10, name, ev)
+        r._relay_event(B, 10, name, ev)
 
     def sample(t, file, pos):
-        r._status("B", t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": file,
+        r._status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": file,
                            "Relay_Log_Pos": str(pos)}, None, False)
         return [(o["t"], o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"]
     assert sample(20, "relay.000001", 900) == []  # an older relay log of another name: nothing passed yet
@@ -528,12 +529,12 @@ def test_an_sql_thread_stopped_by_an_error_before_any_sample_saw_it_run_is_a_sto
     error = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No", "Last_SQL_Errno": "1590",
              "Last_SQL_Error": "The incident LOST_EVENTS occurred on the master."}
     stops = lambda: [(o["t"], o["reason"]) for _, _, o in r.obs if o["kind"] == "sql_stop"]  # noqa: E731
-    r._status("B", 10, error, None, False)
+    r._status(B, 10, error, None, False)
     assert stops() == [(10, "error")]
-    r._status("B", 20, error, None, False)  # still stopped: no new stop
+    r._status(B, 20, error, None, False)  # still stopped: no new stop
     assert stops() == [(10, "error")]
-    r._sql_started.add("B")  # START SLAVE (what _statement does), then it stopped again before a sample
-    r._status("B", 30, error, None, False)
+    r._sql_started.add(B)  # START SLAVE (what _statement does), then it stopped again before a sample
+    r._status(B, 30, error, None, False)
     assert stops() == [(10, "error"), (30, "error")]
 
 
@@ -543,14 +544,14 @@ def test_an_sql_thread_stopped_without_an_error_after_start_until_is_the_until_s
     r = R.Runner(_history([]))
     stopped = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No"}
     stops = lambda: [(o["t"], o["reason"]) for _, _, o in r.obs if o["kind"] == "sql_stop"]  # noqa: E731
-    r._status("B", 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
-    r._sql_started.add("B")
-    r._until.add("B")  # what _statement does for a START SLAVE ... UNTIL it started the thread with
-    r._status("B", 20, stopped, None, False)
-    r._status("B", 30, stopped, None, False)
+    r._status(B, 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
+    r._sql_started.add(B)
+    r._until.add(B)  # what _statement does for a START SLAVE ... UNTIL it started the thread with
+    r._status(B, 20, stopped, None, False)
+    r._status(B, 30, stopped, None, False)
     assert stops() == [(20, "until")]
-    r._sql_started.add("B")  # started again without UNTIL: a stop is no longer the condition's
-    r._status("B", 40, stopped, None, False)
+    r._sql_started.add(B)  # started again without UNTIL: a stop is no longer the condition's
+    r._status(B, 40, stopped, None, False)
     assert stops() == [(20, "until")]
 
 
@@ -651,7 +652,7 @@ def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_on
     """inc-skip-after-rotation on MariaDB: START SLAVE purged the relay logs and the new relay.000002
     reuses the name; walking back from the note's new position must not cross into the old one."""
     r = R.Runner(_history([]))
-    r.relay_logs["B"] = object()  # read: the note is about a relay log the runner read
+    r.relay_logs[B] = object()  # read: the note is about a relay log the runner read
 
     def relay(t, pos, etype, trx=None):
         r.emit("relay", "B", t, source="A", type=etype, trx=trx, idx=0, last=False, gtid=None, server_id=1, when=1,
@@ -675,7 +676,7 @@ def test_skipped_events_read_at_a_later_poll_than_the_note_are_found():
     events it passed over (the incident came at a later read than the one after the note). What is
     relayed up to the next purge counts; a later life of the same relay-log name does not."""
     r = R.Runner(_history([]))
-    r.relay_logs["B"] = object()
+    r.relay_logs[B] = object()
 
     def relay(t, pos, etype, trx=None):
         r.emit("relay", "B", t, source="A", type=etype, trx=trx, idx=0, last=False, gtid=None, server_id=1, when=1,
@@ -701,16 +702,16 @@ def test_a_stopped_sql_thread_passes_nothing_and_what_it_passed_comes_before_its
     from replcheck.harness.relaylog import Event
 
     r = R.Runner(_history([]))
-    r.sources["B"] = "A"
-    r._relay_event("B", 10, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))
-    r._relay_event("B", 10, "relay.000002", Event(615, 60, 1700000001, 26, 1, 533))  # an incident
+    r.sources[B] = "A"
+    r._relay_event(B, 10, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))
+    r._relay_event(B, 10, "relay.000002", Event(615, 60, 1700000001, 26, 1, 533))  # an incident
 
     def sample(t, running, errno=0):
-        r._status("B", t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": running, "Relay_Log_File": "relay.000002",
+        r._status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": running, "Relay_Log_File": "relay.000002",
                            "Relay_Log_Pos": "615", "Last_SQL_Errno": str(errno), "Last_SQL_Error": "incident"}, None, False)
     sample(20, "Yes")
     sample(30, "No", 1590)
-    r._relay_event("B", 40, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))  # refetched
+    r._relay_event(B, 40, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))  # refetched
     sample(50, "No", 1590)
     kinds = [(o["t"], o["kind"]) for _, _, o in r.obs if o["kind"] in ("apply", "sql_stop")]
     assert kinds == [(20, "apply"), (30, "sql_stop")]
@@ -725,7 +726,7 @@ def test_a_group_cut_in_transfer_stays_partial_in_the_relay_observations():
     from replcheck.harness.relaylog import Event
 
     r = R.Runner(_history([]))
-    r.sources["B"] = "A"
+    r.sources[B] = "A"
     stmt_end = bytes(6) + (1).to_bytes(2, "little")
     log = [("relay.000002", Event(849, 42, 1, 162, 1, 598, "GTID 0-1-2 trans", bytes(13))),
            ("relay.000002", Event(891, 72, 1, 160, 1, 670)), ("relay.000002", Event(963, 46, 1, 19, 1, 716)),
@@ -740,14 +741,14 @@ def test_a_group_cut_in_transfer_stays_partial_in_the_relay_observations():
            ("relay.000003", Event(1166, 42, 1, 162, 1, 1268, "GTID 0-1-4 ddl", bytes(12) + b"\x01")),
            ("relay.000003", Event(1208, 80, 1, 2, 1, 1348, "", bytes(13) + b"rc\0CREATE TABLE rc.d5 (i INT)"))]
     for name, ev in log:
-        r._relay_event("B", 10, name, ev)
+        r._relay_event(B, 10, name, ev)
     got = [(o["gtid"], o["idx"], o["last"]) for _, _, o in r.obs if o["kind"] == "relay" and o["gtid"]]
     assert got == [("0-1-2", i, i == 7) for i in range(8)] + [("0-1-3", 0, False), ("0-1-3", 1, False),
                                                                 ("0-1-4", 0, False), ("0-1-4", 1, True)]
     # The reconnect's events inside the copy are in no group and passed as such (the SQL thread's).
     assert [o["type"] for _, _, o in r.obs if o["kind"] == "relay" and not o["gtid"]] == [
         "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "GTID_LIST_EVENT", "ROTATE_EVENT"]
-    assert len(r._unapplied["B"]) == 5
+    assert len(r._unapplied[B]) == 5
 
 
 @pytest.mark.parametrize("parts, kept", [
@@ -783,7 +784,7 @@ def test_cut_io_arms_the_replica_s_relay_and_records_where_it_cut():
             self.armed.append((after_events, then))
 
     r = R.Runner(_history([]))
-    r.proxies["B"] = Relay()
+    r.proxies[B] = Relay()
     r._cut_io({"at": 1, "op": "cut_io", "node": "B", "after_events": 3})
     r._cut_io({"at": 1, "op": "cut_io", "node": "A", "after_events": 1, "then": "stop"})
     assert Relay.armed == [(3, "reconnect")]
@@ -802,7 +803,7 @@ class _StoppedReplica:
         self.status = {"Using_Gtid": "Slave_Pos", "Slave_IO_Running": "No", "Slave_SQL_Running": "No",
                        "Relay_Log_File": "relay.000001", "Relay_Log_Pos": "697", **status}
 
-    def show_slave_status(self, node):
+    def show_slave_status(self, node, connection=None):
         return dict(self.status)
 
     def results(self, node, statement):
@@ -833,9 +834,9 @@ def test_a_gtid_start_slave_with_both_threads_stopped_is_observed_as_the_relay_l
     from replcheck.harness.relaylog import Event
 
     r = R.Runner(_history([]))
-    r.sources["B"] = "A"
+    r.sources[B] = "A"
     r.wall_t0 = 1_700_000_000.0
-    r.relay_logs["B"] = type("Read", (), {"read": lambda self, settled=False, final=False: []})()
+    r.relay_logs[B] = type("Read", (), {"read": lambda self, settled=False, final=False: []})()
     r.cluster = _StoppedReplica(**{"Relay_Log_Pos": "372", **status})  # stopped before the Rotate and t2
     stmt_end = bytes(6) + (1).to_bytes(2, "little")
     for pos, size, code, text, post in [(256, 42, 162, "GTID 0-1-1 trans", bytes(13)), (298, 43, 23, "", stmt_end),
@@ -843,13 +844,13 @@ def test_a_gtid_start_slave_with_both_threads_stopped_is_observed_as_the_relay_l
                                         (372, 41, 4, "Rotate to bin.000001  pos: 4", b""),  # in no group
                                         (413, 42, 162, "GTID 0-1-2 trans", bytes(13)), (455, 43, 23, "", stmt_end),
                                         (498, 31, 16, "", b"")]:  # t2, waiting for its delay
-        r._relay_event("B", 10, "relay.000001", Event(pos, size, 1_700_000_009, code, 1, pos + size, text, post))
+        r._relay_event(B, 10, "relay.000001", Event(pos, size, 1_700_000_009, code, 1, pos + size, text, post))
     r._statement({"at": 9_700_000, "op": "start_slave", "node": "B", **({"thread": thread} if thread else {})})
     seen = [(o["kind"], o.get("dropped"), o.get("reason")) for _, _, o in r.obs if o["kind"] in ("stmt", "relay_log_recovery", "parallel")]
     assert seen == [("stmt", None, None)] + ([("relay_log_recovery", dropped, "gtid")] if dropped else []) + [("parallel", None, None)]
     assert all(o["t"] == 9_856_423 for _, _, o in r.obs if o["kind"] != "relay")
     # What lay outside groups was thrown away with the relay log, not passed: no later sample executes it.
-    r._status("B", 10_000_000, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": "relay.000001",
+    r._status(B, 10_000_000, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": "relay.000001",
                                 "Relay_Log_Pos": "900"}, None, False)
     assert [o["type"] for _, _, o in r.obs if o["kind"] == "apply"] == (["ROTATE_EVENT"] if dropped is None else [])
 

@@ -119,3 +119,17 @@ def test_set_global_gtid_ignore_duplicates_needs_every_connection_stopped(kit):
     assert "running slave 'b'" in refused["message"]
     # MySQL has no such variable: the seed models answer as for any unknown one
     assert kit.run("model:wl344", h).all("stmt", node="R", op="set_global")[0]["errno"] == 1193
+
+
+def test_a_real_server_s_apply_is_judged_by_when_its_row_showed(kit):
+    """A real server's trace knows no `begin` (None: the runner sees a row, not the SQL thread's
+    start): MULTISOURCE.DELAY judges the sample that showed it, within the resolution."""
+    tr = kit.run(MDB, TWO)
+    applies = tr.all("apply", node="R", connection="a", trx="t4")
+    for a in applies:
+        a["begin"] = None
+    assert kit.verdict("MULTISOURCE.DELAY", tr).status == PASS
+    first = applies[0]
+    tr.retime(first, first["when"] * 1_000_000 - tr.header["epoch_us"] + 1_000_000)  # a's 2 s delay cut to 1 s
+    v = kit.verdict("MULTISOURCE.DELAY", tr)
+    assert v.status == "violated" and "R connection 'a' began 1-1-2" in v.witnesses[0].message
