@@ -341,6 +341,18 @@ def gtid_asked_past_the_source(ctx: Ctx) -> bool:
     return _here_or_upstream(ctx, here)
 
 
+def all_slaves_noted(ctx: Ctx) -> bool:
+    """START/STOP ALL SLAVES succeeded in both and differs only in its note: MariaDB notes each
+    connection it started or stopped (1937 / 1938, Master_info_index::start_all_slaves, sql/rpl_mi.cc),
+    a server without named connections nothing. What each connection then does is compared by the
+    other aspects."""
+    left, right, aspect, node, subject = ctx
+    if aspect != "stmt" or not subject.startswith(("start_all_slaves ", "stop_all_slaves ")):
+        return False
+    outcomes = [dict(f.seqs.get(("stmt", node), ())).get(subject) for f in (left, right)]
+    return outcomes[0] != outcomes[1] and all(o is not None and o[0] is None for o in outcomes)
+
+
 def delay_stamp_differs(ctx: Ctx) -> bool:
     """The two servers take a delayed transaction's commit timestamp otherwise (MySQL 8.0 rounds
     immediate_commit_timestamp up to the second and compares it with the replica's own clock; the
@@ -369,7 +381,7 @@ CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
     restarted_as_replica, until_differs, applier_differs,
-    connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source)}
+    connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted)}
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,19 @@ def test_the_flavours_differ_where_their_applier_or_gtid_connect_does(name, aspe
     assert not condition((same, same, aspect, d.node, "start_slave #1" if aspect == "stmt" else subject))
 
 
+def test_start_or_stop_all_slaves_differs_only_by_mariadbs_notes():
+    """STOP ALL SLAVES on a replica of two named connections: MariaDB notes each connection it
+    stopped (1938), the seeds' servers nothing; a refusal (an errno) would be another outcome."""
+    history = io.load_history(REPO / "corpus" / "crosscheck-flavour-all-slaves-notes.jsonl")
+    left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:mariadb-10.11", "model:wl344"))
+    [d] = crosscheck.compare(left, right)
+    assert (d.aspect, d.node, d.subject, d.left, d.right) == ("stmt", "R", "stop_all_slaves #1", "errno None warning 1938", "ok")
+    assert d.expected and d.rule == "flavour.all-slaves-notes"
+    assert not crosscheck.all_slaves_noted((left, left, "stmt", "R", "stop_all_slaves #1"))
+    refused = dataclasses.replace(left, seqs={**left.seqs, ("stmt", "R"): (("stop_all_slaves #1", (1200, None)),)})
+    assert not crosscheck.all_slaves_noted((refused, right, "stmt", "R", "stop_all_slaves #1"))
+
+
 def test_an_order_difference_is_explained_by_either_transaction_at_it():
     # MASTER_DELAY 2: t1's event carries second 5, its commit second 6, so WL#344 (model:groupid) finds
     # it due at the restart where WL#7318 does not, and a skip then takes t1 in one and not the other.
