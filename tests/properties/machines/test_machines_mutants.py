@@ -39,7 +39,7 @@ SEARCHES = [
     (GroupIdMachine, "halt-strictly-lower", 60, 20),
     (GroupIdMachine, "recovery-ignores-index", 60, 20),
     (GroupIdMachine, "stop-event", 60, 20),
-    (GroupIdMachine, "purge-silent-skip", 200, 20),
+    (GroupIdMachine, "purge-silent-skip", 60, 20),  # purge_while_down rotates once the commit is binlogged
     (GroupIdMachine, "group-id-before-binlog-lock", 300, 12),
     (GroupIdMachine, "send-before-sync", 400, 12),
     (GroupIdMachine, "connect-ignores-server-id", 60, 20),  # a failover, a restore, a reconnect by group ID
