@@ -55,7 +55,26 @@ def io_thread(b: Builder, d: Draw) -> None:
 
 
 def lose_acks(b: Builder, d: Draw) -> None:
-    b.op("lose_acks", d.choice(b.state["replicas"]), count=d.integer(1, 2))
+    """A replica's next acks are lost on the way back. Maybe a client then commits and, its COMMIT
+    still waiting once that replica holds the transaction (Rpl_semi_sync_master_wait_sessions; the
+    reference model's Trace says when), the DBA restarts the replica's IO thread: the reconnect
+    must acknowledge what the replica holds (WL1720.LIVE.RELEASE; Bug #104015's trigger). Left to
+    a lost ack, a commit and a reconnect in that order within one timeout, a search needed 300
+    examples."""
+    primary, replica = b.state["primary"], d.choice(b.state["replicas"])
+    b.op("lose_acks", replica, count=d.integer(1, 2))
+    if not d.boolean():
+        return
+    trx = b.trx_name()
+    b.op("trx", primary, trx=trx, statements=[{}])
+    _, obs = b.trace("wl7318")
+    held = next((o["t"] for o in obs if o["kind"] == "relay" and o["node"] == replica and o.get("trx") == trx and o.get("last")), None)
+    returned = next((o["t"] for o in obs if o["kind"] == "commit" and o.get("trx") == trx), None)
+    if held is None or (returned is not None and returned <= held):
+        return  # no session waits once the replica holds it
+    b.now = held + 1
+    b.op("stop_slave", replica, thread="io")
+    b.op("start_slave", replica, thread="io")
 
 
 def set_enabled(b: Builder, d: Draw) -> None:
