@@ -128,7 +128,7 @@ def shutdown_and_restart(b: Builder, d: Draw) -> None:
         b.now += 1  # past its binlog write
     b.op("shutdown", primary)
     b.now += d.integer(0, 2 * US)
-    b.op("restart", b.state["primary"])
+    b.op("restart", primary)
 
 
 def crash_and_failover(b: Builder, d: Draw) -> None:
@@ -169,7 +169,7 @@ def partition(b: Builder, d: Draw) -> None:
     replicas still connected hold the group (the reference model's Trace says when; a commit that
     returned at once, the status OFF, would die with the primary). The failover elects a replica
     that holds it, and the partitioned one, started on the new primary, gets the whole group by
-    GTID on top of the partial copy in its relay log, which must be rolled back (known bugs 1.2;
+    GTID on top of the partial copy in its relay log, which must be rolled back (known bugs §1.2;
     MySQL at the new source's format description event). Left to a cut, a commit and a failover in
     that order with no START between, a search of 600 examples of the semisync family's four
     steps reached it."""
