@@ -32,14 +32,14 @@ SEARCHES = [
     (DelayMachine, "origin-timestamp", 60, 20),
     (DelayMachine, "per-event-wait", 60, 20),
     (SemiSyncMachine, "switch-back-first-ack", 100, 20),  # 60 no longer reach it since restart_as_replica
-    (SemiSyncMachine, "no-reack-on-reconnect", 300, 20),
+    (SemiSyncMachine, "no-reack-on-reconnect", 60, 20),  # lose_acks, a commit waiting, the IO thread restarted
     (SemiSyncMachine, "min-ack-last-slot", 60, 20),  # set_wait_for_slave_count past the replicas, then lowered
     (SemiSyncMachine, "recovery-keeps-in-doubt", 60, 20),  # a crash with a commit in flight, restart_as_replica
     (IncidentMachine, "skip-keeps-gtid-position", 60, 20),  # a skip after a commit, then a restart of the replica
     (GroupIdMachine, "halt-strictly-lower", 60, 20),
     (GroupIdMachine, "recovery-ignores-index", 60, 20),
     (GroupIdMachine, "stop-event", 60, 20),
-    (GroupIdMachine, "purge-silent-skip", 200, 20),
+    (GroupIdMachine, "purge-silent-skip", 60, 20),  # purge_while_down rotates once the commit is binlogged
     (GroupIdMachine, "group-id-before-binlog-lock", 300, 12),
     (GroupIdMachine, "send-before-sync", 400, 12),
     (GroupIdMachine, "connect-ignores-server-id", 60, 20),  # a failover, a restore, a reconnect by group ID
