@@ -65,8 +65,11 @@ from replcheck.model.steps import delay, domains, filter, groupid, incident, mul
 # shutdown may come while a client's COMMIT waits for its ack, and its crash may follow a partition
 # that cut one replica off inside a group; delay's kill -9 of the source may come once its commits
 # returned, a commit following the restart; groupid's purge_while_down rotates once the commit is
-# in the master's binlog (it rotated first, and purged nothing the slave lacked). The delay,
-# semisync and groupid families' Histories changed; the others' did not.
+# in the master's binlog (it rotated first, and purged nothing the slave lacked); delay's set_delays
+# delays every hop of a running topology in turn and a client commits, maybe under SET TIMESTAMP
+# ahead of the master's clock; parallel's kill_out_of_order kills the replica while its workers hold
+# groups out of order. The delay, semisync, groupid and parallel families' Histories changed; the
+# others' did not.
 # The random stream is still the one version 2 seeded.
 GENERATOR = "replcheck.generate/12"
 STREAM = "replcheck.generate/2"

@@ -1,9 +1,10 @@
 """Delayed replication's steps: commits, time passing, STOP/START SLAVE [SQL_THREAD [UNTIL]], CHANGE
-MASTER (alone, or on a stopped replica with unapplied events), RESET SLAVE, crashes, clock steps,
+MASTER (alone, on a stopped replica with unapplied events, or on every hop in turn), RESET SLAVE, crashes, clock steps,
 log rotation, BINLOG statements and dropped connections (cut_io), on a pair, a chain or a fan-out
 with clock offsets, maybe without GTIDs, a replica maybe finding a relay-log.info at its start."""
 from __future__ import annotations
 
+from ..sim import DEFAULT_EPOCH_US
 from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
 from .partial import CUT_IO
 
@@ -100,6 +101,27 @@ def delay_change(b: Builder, d: Draw) -> None:
     b.op("start_slave", node)
 
 
+def set_delays(b: Builder, d: Draw) -> None:
+    """A DBA delays every hop of the running topology, the last first, as a delayed chain is built:
+    STOP SLAVE SQL_THREAD, CHANGE MASTER TO MASTER_DELAY = n, START SLAVE on each replica
+    (WL#6120: the IO thread may keep fetching). Then a client commits a transaction of several
+    statements, maybe under SET TIMESTAMP ahead of the master's clock (a binlog replayed through
+    mysqlbinlog | mysql sets each statement's). WL#7318 F1's trigger: both hops of a chain delayed,
+    the second waiting from the first's commit; F3's: a transaction whose events are dated after its
+    commit, each of which would wait for its own. (Left to the topology's draws, a search of 60
+    examples drew one chain delayed twice and one such commit, neither showing the bug.)"""
+    for node in reversed(b.state["replicas"]):
+        b.op("stop_slave", node, thread="sql")
+        b.op("change_master", node, delay=d.integer(1, 6))  # two hops and the commit end within the tail
+        b.op("start_slave", node)  # both threads: an IO thread stopped before starts too
+    statements = [{"duration_us": d.integer(0, 2 * US), "replica_cost_us": 0} for _ in range(d.integer(2, 3))]
+    kw: dict = {"trx": b.trx_name(), "statements": statements}
+    if d.boolean():
+        clock_s = (DEFAULT_EPOCH_US + b.now + b.header["topology"]["nodes"][0]["clock_offset_us"]) // US
+        kw["timestamp"] = clock_s + d.integer(2, 30)
+    b.op("trx", "A", **kw)
+
+
 def reset_slave(b: Builder, d: Draw) -> None:
     b.op("reset_slave", d.choice(b.state["replicas"]))
 
@@ -138,7 +160,8 @@ def binlog_statement(b: Builder, d: Draw) -> None:
 
 FAMILY = Family("delay", topology, (
     TIME_PASSES, Step("commit", 1, commit), Step("stop_slave", 1, stop_slave), Step("start_slave", 1, start_slave),
-    Step("change_master", 1, change_master), Step("delay_change", 1, delay_change), Step("reset_slave", 1, reset_slave),
+    Step("change_master", 1, change_master), Step("delay_change", 1, delay_change),
+    Step("set_delays", 1, set_delays), Step("reset_slave", 1, reset_slave),
     Step("crash_and_restart", 1, crash_and_restart), Step("clock_step", 1, clock_step), Step("flush_logs", 1, flush_logs), Step("binlog_statement", 1, binlog_statement), CUT_IO),
     # Long enough for both hops of a chain to wait out their largest delays (8 s each, D4: the
     # end-to-end delay is their sum): a shorter tail leaves C nothing applied to judge. (The

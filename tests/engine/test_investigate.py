@@ -27,9 +27,9 @@ def test_ddmin_finds_the_one_minimal_failing_subset():
 
 
 def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
-    # History 14 of seed 0's delay family (generator 6: its draw of seed 0's families) catches WL#7318
-    # drawback 3 (every event waits for its own timestamp)
-    history = generate(0, 14, ("delay",))
+    # History 4 of seed 0's delay family catches WL#7318 drawback 3 (every event waits for its own
+    # timestamp); History 14 did until generator 12's set_delays moved the family's draws
+    history = generate(0, 4, ("delay",))
     what, fails = investigate.failure(history, "mutant:per-event-wait", "WL7318.F3", None)
     assert what == "WL7318.F3 violated on mutant:per-event-wait" and fails(history)
     small, runs = investigate.shrink(history, fails)
@@ -39,7 +39,7 @@ def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
     for i in range(len(small["ops"])):
         assert not fails({**small, "ops": small["ops"][:i] + small["ops"][i + 1:]})
     text = investigate.describe(small)
-    assert text.splitlines()[0] == "History gen-delay-0-14:"
+    assert text.splitlines()[0] == "History gen-delay-0-4:"
     assert "  A -> B: " in text and "    1.     0.000000 s  A  trx " in text
 
 
@@ -121,7 +121,9 @@ def _differences_of(history: dict, left: str, right: str) -> list:
     (5, "delay", "model:wl344", "model:wl7318", "apply", "delay.commit-vs-start-time"),
     # visible at another time because applied at another time: named by the apply divergence's cause
     (5, "delay", "model:wl344", "model:wl7318", "visible", "delay.commit-vs-start-time"),
-    (3394, "delay", "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),  # 1 in about 800 delay Histories
+    # History 3394 until generator 12's set_delays, which delays both hops of a chain: 1 in about 800
+    # delay Histories before it
+    (86, "delay", "model:wl344", "model:wl7318", "apply", "delay.chain-immediate-master"),
     (7, "semisync", "model:after-sync", "model:after-commit", "visible", "semisync.visible-before-ack"),
 ])
 def test_every_rule_explains_a_real_difference(index, family, left, right, aspect, rule):
@@ -131,15 +133,15 @@ def test_every_rule_explains_a_real_difference(index, family, left, right, aspec
 
 
 def test_a_change_master_refused_by_one_flavour_is_an_expected_difference():
-    # Seed 0 History 138 (generator 6; first seen as seed 291825 History 57 of generator 5): B's SQL
-    # thread stopped, its IO thread running, CHANGE MASTER TO MASTER_DELAY: MariaDB refuses it (1198),
-    # MySQL 5.7.4+ takes it.
-    found = _differences_of(generate(0, 138, ("delay",)), "model:mariadb-10.11", "model:wl7318")
+    # Seed 0 History 3185 (History 138 until generator 12's set_delays moved the delay family's draws;
+    # first seen as seed 291825 History 57 of generator 5): B's SQL thread stopped, its IO thread
+    # running, CHANGE MASTER TO MASTER_DELAY: MariaDB refuses it (1198), MySQL 5.7.4+ takes it.
+    found = _differences_of(generate(0, 3185, ("delay",)), "model:mariadb-10.11", "model:wl7318")
     stmt = next(d for d in found if d.aspect == "stmt")
     assert (stmt.node, stmt.subject, stmt.left, stmt.right) == ("B", "change_master #1", "errno 1198", "ok")
     assert stmt.expected and stmt.rule == "flavour.change-master-while-running"
     # the same outcome on both sides: the condition does not hold
-    same = crosscheck.facts(*systems.get("model:mariadb-10.11").run(generate(0, 138, ("delay",))))
+    same = crosscheck.facts(*systems.get("model:mariadb-10.11").run(generate(0, 3185, ("delay",))))
     assert not crosscheck.change_master_differs((same, same, "stmt", "B", "change_master #1"))
 
 
@@ -239,13 +241,14 @@ def test_a_bad_rules_file_is_one_clear_error(text, field, tmp_path):
 
 
 def test_a_change_due_after_the_end_under_one_delay_rule_is_an_expected_data_difference():
-    """Seed 0, History 786 (generator 6): under WL#344 t3 is due after the History ends, so B does
-    not hold it at the end; the final-copies aspect follows the apply difference's rule."""
-    history = generate(0, 786, ("delay",))
+    """Seed 0, History 1766 (History 786, t3, until generator 12's set_delays moved the delay
+    family's draws): under WL#344 t2 is due after the History ends, so B does not hold it at the
+    end; the final-copies aspect follows the apply difference's rule."""
+    history = generate(0, 1766, ("delay",))
     assert investigate.unexpected_differences(history, "model:wl344", "model:wl7318") == []
     left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
     [data] = [d for d in crosscheck.compare(left, right) if d.aspect == "data"]
-    assert data.expected and data.rule == "delay.commit-vs-start-time" and (data.node, data.subject) == ("B", "t3")
+    assert data.expected and data.rule == "delay.commit-vs-start-time" and (data.node, data.subject) == ("B", "t2")
     assert data.reason.startswith("visible when applied (delay.visible-when-applied); applied at another time: WL#344 waits")
 
 

@@ -232,9 +232,10 @@ def _generated(kit, seed, index):
 
 
 def test_recovery_gaps_owes_nothing_to_a_replica_not_applying_at_the_end(kit):
-    # seed 0, History 347: after the restart START SLAVE SQL_THREAD UNTIL a position before t7 stops
-    # the thread at once, and nothing starts it again: t7, held past by domain 1's t8, is not owed
-    tr = _generated(kit, 0, 347)
+    # seed 1, History 1476 (seed 0's History 347 until generator 12's kill_out_of_order moved the
+    # parallel family's draws): after the restart START SLAVE SQL_THREAD UNTIL a position before t8
+    # stops the thread at once, and nothing starts it again: t8, held past at the crash, is not owed
+    tr = _generated(kit, 1, 1476)
     assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == "pass"
     last = tr.all("status", node="B")[-1]
     assert last["Slave_SQL_Running"] == "No"
@@ -243,10 +244,11 @@ def test_recovery_gaps_owes_nothing_to_a_replica_not_applying_at_the_end(kit):
 
 
 def test_a_hole_a_gtid_connect_left_before_the_until_position_is_no_short_stop(kit):
-    # seed 1, History 225: after a GTID start B fetched domain 1's t4 (ends at 816) and then domain
-    # 0's t9 (starts at 1588, the UNTIL position): the servers test the next event's own start, so
-    # the thread stops at 816, at the position for all it could read
-    tr = _generated(kit, 1, 225)
+    # seed 1, History 51 (History 225 until generator 12's kill_out_of_order moved the parallel
+    # family's draws): after a GTID start B fetched the two domains' groups out of binlog order, a
+    # hole before the UNTIL position: the servers test the next event's own start, so the thread
+    # stops after t4, at the position for all it could read
+    tr = _generated(kit, 1, 51)
     stop = tr.first("sql_stop", node="B", reason="until")
     assert [o["trx"] for o in tr.all("visible", node="B") if o["t"] >= stop["t"] - 1000][:1] == ["t4"]
     for r in ("WL344.P1.UNTIL", "PARALLEL.UNTIL"):
@@ -255,9 +257,10 @@ def test_a_hole_a_gtid_connect_left_before_the_until_position_is_no_short_stop(k
 
 
 def test_an_incident_after_a_hole_holds_at_the_end_of_the_last_event_before_it(kit):
-    # seed 1, History 321: the dump skipped domain 0's groups between the last one executed (ending
+    # seed 1, History 36 (History 321 until generator 12's kill_out_of_order moved the parallel
+    # family's draws): the dump skipped domain 0's groups between the last one executed (ending
     # at 510) and the incident: Exec_Master_Log_Pos 510 is the place; another is a violation
-    tr = _generated(kit, 1, 321)
+    tr = _generated(kit, 1, 36)
     assert kit.verdict("WL3464.HOLD", tr).status == "pass"
     held = [s for s in tr.all("status", node="B") if s["Exec_Master_Log_Pos"] == 510 and s["Relay_Log_Pos"] == 558]
     held[0]["Exec_Master_Log_Pos"] = 400

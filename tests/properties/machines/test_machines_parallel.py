@@ -17,9 +17,10 @@ pytestmark = pytest.mark.slow  # searches from scratch
 # verify's budget (60 examples of 20 steps)
 SEARCH = settings(max_examples=60, stateful_step_count=20, deadline=None, derandomize=True, database=None,
                   suppress_health_check=list(HealthCheck), print_blob=False, phases=SEARCH_PHASES)
-# (mutant, examples): the gaps need a burst whose long group a shorter one overtakes, then a crash
-# before the long one commits, on a replica that does not keep commit order: 60 examples miss it
-MUTANTS = [("commit-order-lost", 60), ("caught-up-with-workers-busy", 60), ("mts-gaps-not-filled", 200),
+# (mutant, examples): the gaps need a long group that a shorter one overtakes and a crash before the
+# long one commits, on a replica that does not keep commit order: kill_out_of_order builds it (200
+# examples of bursts, time passing and crashes in that order until generator 12's last change)
+MUTANTS = [("commit-order-lost", 60), ("caught-up-with-workers-busy", 60), ("mts-gaps-not-filled", 60),
            ("until-gives-up-queued", 200),  # an UNTIL past a group conservative mode holds back
            ("delay-skipped-while-workers-busy", 60)]  # a burst 0.5 s apart on a delayed replica
 
