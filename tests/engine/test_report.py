@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator
 
 from replcheck import io, report
 from replcheck.cli import main
+from replcheck.model.mutants import REGISTRY
 from conftest import HANG_GUARD_S, REPO
 
 ROOT = REPO
@@ -141,6 +142,10 @@ def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
                          capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert run.returncode == 0, run.stdout + run.stderr[-2000:]
     assert main(["gate", str(ROOT / "ci" / "models.toml"), str(tmp_path / "r" / "results.json")]) == 0
+    # issue #20: every mutant of the registry found by one of verify's own state-machine searches
+    searches = json.loads((tmp_path / "r" / "results.json").read_text())["searches"]
+    found = {s["system"] for s in searches if s["found"]}
+    assert sorted(f"mutant:{m}" for m in REGISTRY if f"mutant:{m}" not in found) == []
 
 
 def test_pytest_plugin_counts_marked_tests(pytester):
