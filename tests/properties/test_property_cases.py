@@ -52,6 +52,11 @@ def test_models_violate_nothing_but_what_the_seeds_predict(kit, system, history)
 def test_embedded_scenarios_exercise_every_property(kit):
     # Otherwise the sweep above could pass by judging nothing.
     assert len(HISTORY_NAMES) >= 40 and len(MODELS) >= 4
-    exercised = {p.requirement for s in MODELS for h in HISTORY_NAMES
-                 for p in PROPERTIES if p.run(kit.run(s.name, h).view()).checked}
-    assert exercised == {p.requirement for p in PROPERTIES}
+    left = {p.requirement for p in PROPERTIES}  # each judged until some trace exercises it, then no more
+    for s in MODELS:
+        for h in HISTORY_NAMES:
+            if not left:
+                return
+            view = kit.run(s.name, h).view()
+            left -= {p.requirement for p in PROPERTIES if p.requirement in left and p.run(view).checked}
+    assert sorted(left) == []
