@@ -1,7 +1,7 @@
 """Cross-check: two systems' Traces of the same History, compared observation by observation.
 
 Each Trace is reduced to what a client and an operator see, per node: when each transaction
-began to be applied, when each commit returned and how its semi-sync wait ended, when each
+began to be applied (and by which named connection), when each commit returned and how its semi-sync wait ended, when each
 transaction became visible, what each read saw, what each administrative statement answered,
 and how many copies of each change the node holds at the end. (Status samples are not
 compared: they follow from these.) Times agree within the coarser of the two Traces'
@@ -91,7 +91,9 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         if k == "apply" and o.get("begin") is None:
             untimed_applies = True
         elif k == "apply" and o.get("trx") is not None and o["idx"] == 0:
-            seqs.setdefault(("apply", node), []).append((o["trx"], o["begin"]))
+            # and by which named connection: in a diamond with gtid_ignore_duplicates the first one
+            # due wins, and a STOP of it rolls back its group where the other's would have stayed
+            seqs.setdefault(("apply", node), []).append((o["trx"], (o["begin"], o.get("connection"))))
             applied_from[(node, o["trx"])] = o.get("source", "")
         elif k == "commit":
             seqs.setdefault(("commit", node), []).append((o["trx"], (o["t"], o.get("semisync"), o.get("errno"))))
@@ -182,8 +184,8 @@ def chain_hop(ctx: Ctx) -> bool:
 
 
 def applied_differently(ctx: Ctx) -> bool:
-    """The transaction began to be applied on this node at another time (or not at all): a
-    replica makes it visible when it applies it."""
+    """The transaction began to be applied on this node at another time, by another named
+    connection, or not at all: a replica makes it visible when it applies it."""
     left, right, _, node, trx = ctx
     return dict(left.seqs.get(("apply", node), ())).get(trx) != dict(right.seqs.get(("apply", node), ())).get(trx)
 
@@ -224,6 +226,10 @@ def within_a_second(ctx: Ctx) -> bool:
             return False
         return _at_the_edge(left, right, node, int(subject), seen[0][int(subject)], seen[1][near[0]], slack)
     times = [dict(f.seqs.get((aspect, node), ())).get(subject) for f in (left, right)]
+    if aspect == "apply":  # only the time may differ, not the connection
+        if None in times or times[0][1] != times[1][1]:
+            return False
+        times = [t for t, _ in times]
     if aspect == "commit":  # only the time may differ: how the wait ended and the error must not
         if None in times:
             return False
@@ -433,6 +439,9 @@ def _show(aspect: str, value) -> str:
     if aspect == "commit":
         t, semisync, errno = value
         return f"returned at {t / US:.6f} s" + (f" semisync={semisync}" if semisync else "") + (f" errno={errno}" if errno else "")
+    if aspect == "apply":
+        begin, connection = value
+        return f"at {begin / US:.6f} s" + (f" by connection '{connection}'" if connection else "")
     return f"at {value / US:.6f} s"
 
 
@@ -460,7 +469,9 @@ def _agree(left: Facts, right: Facts, aspect: str, node: str, x, y, tol: int) ->
         return True
     if x[0] != y[0] and aspect != "read":
         return False
-    if aspect in ("apply", "visible"):
+    if aspect == "apply":
+        return abs(x[1][0] - y[1][0]) <= tol and x[1][1] == y[1][1]
+    if aspect == "visible":
         return abs(x[1] - y[1]) <= tol
     if aspect == "commit":
         (t1, s1, e1), (t2, s2, e2) = x[1], y[1]

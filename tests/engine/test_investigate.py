@@ -252,6 +252,23 @@ def test_a_change_due_after_the_end_under_one_delay_rule_is_an_expected_data_dif
     assert data.reason.startswith("visible when applied (delay.visible-when-applied); applied at another time: WL#344 waits")
 
 
+def test_which_connection_applied_a_transaction_is_part_of_its_apply():
+    """The million-History campaign's seed 2000, History 112738: a diamond into D with
+    gtid_ignore_duplicates. Under WL#344 connection 'b' wins t6, under WL#7318 'c' (same µs), and
+    STOP SLAVE 'c' rolls it back only there. The apply difference is the connection, explained by the
+    delay rules; compared by time alone the applies agree and t6's visibility is left unexplained."""
+    history = io.load_history(REPO / "corpus" / "crosscheck-delay-diamond-winner-stopped.jsonl")
+    left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
+    found = {d.aspect: d for d in crosscheck.compare(left, right) if d.node == "D"}
+    assert (found["apply"].subject, found["apply"].left, found["apply"].right) == (
+        "t6", "at 2.002000 s by connection 'b'", "at 2.002000 s by connection 'c'")
+    assert all(d.expected and d.rule == "delay.commit-vs-start-time" for d in found.values())
+    timed_only = dataclasses.replace(right, seqs={**right.seqs, ("apply", "D"): tuple(
+        (trx, (begin, dict(left.seqs[("apply", "D")]).get(trx, (None, c))[1])) for trx, (begin, c) in right.seqs[("apply", "D")])})
+    visible = next(d for d in crosscheck.compare(left, timed_only) if (d.node, d.aspect) == ("D", "visible"))
+    assert not visible.expected and visible.subject == "t6"
+
+
 def test_a_visible_difference_is_named_by_its_apply_divergences_cause():
     """MariaDB's model (parallel applier, optimistic: commit order kept) against MySQL 8.0's without
     replica_preserve_commit_order: B makes t1 visible at another time because it applied it at
