@@ -48,7 +48,8 @@ class Facts:
     incidents: frozenset[str] = frozenset()  # nodes that binlogged an incident
     cuts: frozenset[tuple[str, tuple]] = frozenset()  # (node, (when, where in the source's binlog)) of each cut that stopped its IO thread
     as_replica: frozenset[str] = frozenset()  # nodes restarted with --init-rpl-role=SLAVE (MDEV-21117's recovery)
-    untils: frozenset[tuple[str, int]] = frozenset()  # (node, when) of each stop START SLAVE UNTIL's condition made
+    # (node, when) of each stop START SLAVE UNTIL's condition made, in order: two at the same µs are two
+    untils: tuple[tuple[str, int], ...] = ()
     appliers: frozenset[tuple[str, tuple]] = frozenset()  # (node, the applier settings of each start of its SQL thread)
     applier_stmts: frozenset[tuple[str, str]] = frozenset()  # (node, stmt subject) of each SET GLOBAL of an applier setting
     refused: frozenset[tuple[str, tuple]] = frozenset()  # (node, the errnos of its connects its source refused)
@@ -63,7 +64,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     stmts: dict[tuple[str, str], int] = {}
     data: dict[str, dict] = {}
     untimed_applies = False
-    restarts, incidents, as_replica, untils = set(), set(), set(), set()
+    restarts, incidents, as_replica = set(), set(), set()
+    untils: list[tuple[str, int]] = []
     cuts: dict[str, list[tuple]] = {}
     appliers: dict[str, list[tuple]] = {}
     applier_stmts = set()
@@ -78,7 +80,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         if k == "parallel":
             appliers.setdefault(node, []).append((o["workers"], o.get("mode"), o.get("preserve_commit_order")))
         if k == "sql_stop" and o.get("reason") == "until":
-            untils.add((node, o["t"]))
+            untils.append((node, o["t"]))
         if k == "io_cut" and o.get("then") == "stop":
             cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
@@ -129,7 +131,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     return Facts(header, {k: tuple(v) for k, v in seqs.items() if k[0] in observed}, binlog, applied_from,
                  commits, settings, observed, frozenset(restarts), frozenset(incidents),
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
-                 frozenset(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
+                 tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
                  frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks))
 
 
@@ -305,11 +307,12 @@ def unsent_commit(ctx: Ctx) -> bool:
 
 
 def until_differs(ctx: Ctx) -> bool:
-    """START SLAVE UNTIL's condition stopped the node's SQL thread at another time (or only in one
-    Trace): what it executed by then came at other times, so a later STOP SLAVE finds it running in
-    one and already stopped (a warning) in the other."""
+    """START SLAVE UNTIL's condition stopped the node's SQL thread at other times, or another number
+    of times (two UNTIL runs may both stop in the same µs in one Trace, one of them run on in the
+    other): what it executed by then came at other times, so a later STOP SLAVE finds it running in
+    one and already stopped in the other (1255), or a START SLAVE the reverse (1254)."""
     left, right, _, node, _ = ctx
-    return {t for n, t in left.untils if n == node} != {t for n, t in right.untils if n == node}
+    return [t for n, t in left.untils if n == node] != [t for n, t in right.untils if n == node]
 
 
 def applier_differs(ctx: Ctx) -> bool:

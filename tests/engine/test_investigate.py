@@ -269,6 +269,19 @@ def test_which_connection_applied_a_transaction_is_part_of_its_apply():
     assert not visible.expected and visible.subject == "t6"
 
 
+def test_two_until_stops_in_one_microsecond_are_two():
+    """The million-History campaign's History 414783: under WL#344 both of B's UNTIL runs at 8.04 s
+    stop at once, under WL#7318 the second runs on (t4 due later), so START SLAVE then warns 1254 in
+    one Trace only; the delay rule explains it. As a set of times the UNTIL stops were the same."""
+    history = io.load_history(REPO / "corpus" / "crosscheck-delay-until-stopped-twice-at-once.jsonl")
+    left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl344", "model:wl7318"))
+    [stmt] = [d for d in crosscheck.compare(left, right) if d.aspect == "stmt"]
+    assert (stmt.node, stmt.subject, stmt.right) == ("B", "start_slave #6", "errno None warning 1254")
+    assert stmt.expected and stmt.rule == "delay.until-reached-at-another-time"
+    as_sets = [dataclasses.replace(f, untils=tuple(sorted(set(f.untils)))) for f in (left, right)]
+    assert not crosscheck.until_differs((*as_sets, "stmt", "B", stmt.subject))
+
+
 def test_a_visible_difference_is_named_by_its_apply_divergences_cause():
     """MariaDB's model (parallel applier, optimistic: commit order kept) against MySQL 8.0's without
     replica_preserve_commit_order: B makes t1 visible at another time because it applied it at
