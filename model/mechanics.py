@@ -89,6 +89,17 @@ class Mechanics:
     # MYSQL_BIN_LOG::open), or always taken from the binlogs (MySQL: gtid_executed from the last
     # binlog's Previous_gtids and GTIDs, binlog.cc MYSQL_BIN_LOG::init_gtid_sets).
     gtid_state_file: bool = False
+    # MTS recovery computes the gaps of a crash also under GTID_MODE=ON with auto-position (MySQL
+    # 5.7 to 8.0.25, the seeds' line), or leaves them to GTID auto-skip (8.0.26+: rpl_replica.cc,
+    # mts_recovery_groups returns at once "as applied transactions will be skipped due to GTIDs auto
+    # skip feature", and START REPLICA UNTIL SQL_AFTER_MTS_GAPS warns 4047 from start_slave_threads).
+    mts_gaps_under_auto_position: bool = True
+    # A restart with relay_log_recovery after a crash that left MTS gaps fills them first, from the
+    # relay log it is about to throw away: an implicit START SLAVE UNTIL SQL_AFTER_MTS_GAPS at startup,
+    # then the relay log goes (MySQL 5.7.13+, Bug#21507981: rpl_replica.cc init_recovery returns while
+    # mts_recovery_group_cnt is set, load_mi_and_rli_from_repositories calls fill_mts_gaps_and_recover).
+    # MariaDB has no MTS recovery: its relay-log recovery throws the relay log away (rpl_rli.cc).
+    relay_log_recovery_fills_mts_gaps: bool = True
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

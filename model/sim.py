@@ -48,6 +48,7 @@ ER_SLAVE_MUST_STOP = 1198
 ER_MASTER_INFO = 1201
 ER_SLAVE_WAS_RUNNING = F.ER_SLAVE_WAS_RUNNING
 ER_SLAVE_WAS_NOT_RUNNING = 1255
+ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED = 4047  # MySQL 8.0.26+
 ER_RELAY_LOG_INIT = 1380
 ER_WARN_USING_GTID_CHANGED = 4190  # MariaDB's note (measured on 10.11: the failover's CHANGE MASTER)
 CR_SERVER_LOST = 2013
@@ -124,6 +125,9 @@ class Channel:
     last_sql_error: str = ""
     lost_acks: int = 0  # acks still to be lost on the way to the master
     promote: bool = False  # failover: become the primary once the relay log is applied
+    # relay_log_recovery waiting for the startup run that fills the MTS gaps: whether the threads
+    # start after it (None: no such run)
+    fill_then_start: bool | None = None
     exec_group_id: int = 0  # SHOW SLAVE STATUS Exec_Master_Group_ID: the last group the SQL thread played
     engine_pos: int | None = None  # rpl_transaction_enabled: InnoDB's copy of the group position (relay index)
     engine_master: tuple[str, int] = ("", 0)
@@ -821,6 +825,11 @@ class Simulator:
         if M.DELAY_CHANGE_KEEPS_FETCH_POSITION in self.mutants:
             ch.fetch = fetched
             return
+        self._fetch_from_group(ch)
+
+    def _fetch_from_group(self, ch: Channel) -> None:
+        """The receiver placed at the applier's group position (MySQL rpl_replica.cc, recover_relay_log
+        and change_master; MariaDB sql_repl.cc, change_master)."""
         ch.read_master_file, ch.read_master_pos = ch.group_master_file, ch.group_master_pos
         if ch.group_master_file and not self._gtid_replica(ch):  # else '': the first binlog, as at RESET SLAVE
             ch.fetch = _binlog_index(ch.source, ch.group_master_file, ch.group_master_pos)
@@ -872,7 +881,16 @@ class Simulator:
         if not (io or sql):
             self._stmt(ch, op, ER_SLAVE_WAS_RUNNING, "Slave is already running", warning=True)
             return
-        self._stmt(ch, op, None, "")
+        if sql and (op.get("until") or {}).get("sql_after_mts_gaps") and not self.mech.mts_gaps_under_auto_position \
+                and self._gtid_replica(ch):
+            # start_slave_threads (rpl_replica.cc): no gaps were computed, the UNTIL stops at once
+            self._stmt(ch, op, ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED, (
+                f"The until clause SQL_AFTER_MTS_GAPS is being used for channel '{ch.connection or ''}' when "
+                "GTID_MODE = ON and SOURCE_AUTO_POSITION=1 meaning the server did not compute internally what gaps "
+                "may exist in the relay log transaction execution. To close any execution gaps use either the "
+                "SQL_BEFORE_GTIDS or SQL_AFTER_GTIDS until clause."), warning=True)
+        else:
+            self._stmt(ch, op, None, "")
         self._start_threads(ch, io, sql, op.get("until"))
 
     def _start_threads(self, ch: Channel, io: bool, sql: bool, until: dict | None = None) -> None:
@@ -1060,6 +1078,10 @@ class Simulator:
         if node.rpl_hierarchical:
             self.hierarchy.resume(node)
         for ch in MS.channels(node):
+            if op.get("relay_log_recovery") and self._fills_gaps_first(ch):
+                if self._read_relay_log_info(ch):
+                    self._fill_gaps_then_recover(ch, op.get("start_slave", True))
+                continue
             if op.get("relay_log_recovery"):
                 # relay_log_recovery=1: the relay log is not trusted after a crash (MySQL's init_recovery).
                 self._drop_relay(ch, "relay_log_recovery")
@@ -1073,6 +1095,20 @@ class Simulator:
                 self._connect(r)
         if op.get("master"):
             self._rejoin(node, self.nodes[op["master"]])
+
+    def _fills_gaps_first(self, ch: Channel) -> bool:
+        """relay_log_recovery finds MTS gaps to fill before it throws the relay log away (init_recovery:
+        mts_recovery_groups left mts_recovery_group_cnt set)."""
+        return (self.mech.relay_log_recovery_fills_mts_gaps and ch.par is not None and bool(ch.par.recovered)
+                and (self.mech.mts_gaps_under_auto_position or not self._gtid_replica(ch)))
+
+    def _fill_gaps_then_recover(self, ch: Channel, start: bool) -> None:
+        """fill_mts_gaps_and_recover (rpl_replica.cc): the coordinator runs alone, as START SLAVE
+        UNTIL SQL_AFTER_MTS_GAPS, through the relay log from the low-water mark; once it stops there,
+        recover_relay_log throws the relay log away and points the receiver at the group position.
+        `start`: the threads start after it (no --skip-slave-start)."""
+        ch.fill_then_start = start
+        self._start_threads(ch, False, True, {"sql_after_mts_gaps": True})
 
     def _rejoin(self, node: Node, source: Node) -> None:
         """A restarted server replicates from `source` as rpl_semi_sync_fail_over.result has the
@@ -1630,6 +1666,11 @@ class Simulator:
         node = ch.node
         chosen = PA.settings({**node.variables, **node.runtime}, self.mech.texts == X.MARIADB)
         recovered = ch.par.recovered if ch.par is not None else set()
+        if not self.mech.mts_gaps_under_auto_position and self._gtid_replica(ch):
+            # MySQL 8.0.26+ computes no gaps under GTID_MODE=ON and SOURCE_AUTO_POSITION=1
+            # (rpl_replica.cc, mts_recovery_groups): the coordinator reads again from the low-water
+            # mark and GTID auto-skip passes the groups committed past it
+            recovered = set()
         was = ch.par is not None
         ch.par = PA.Applier(chosen, recovered=recovered) if chosen is not None else None
         if chosen is not None or was:
@@ -1670,10 +1711,30 @@ class Simulator:
         ch.sql_gen += 1
         self._release_domain(ch)
         self.emit("sql_stop", ch.node.id, reason=reason, **MS.tagged(ch.connection), **error)
+        start, ch.fill_then_start = ch.fill_then_start, None
+        if start is not None and reason == "until":  # the gaps filled: recover_relay_log, then the server goes on
+            # (stopped otherwise, ER_RPL_MTA_AUTOMATIC_RECOVERY_FAILED: the relay log stays)
+            self._drop_relay(ch, "relay_log_recovery")
+            self._fetch_from_group(ch)
+            ch.until = None
+            restart_io = ch.io_running  # started by a client meanwhile, which the starting server would not yet take
+            if restart_io:
+                self._stop_threads(ch, io=True, sql=False)
+            if start:
+                self._start_both(ch)
+            elif restart_io:
+                self._start_io(ch)
 
     def _kick(self, ch: Channel) -> None:
         """Let the SQL thread read and execute as far as it may now."""
         self._apply_relay(ch)
+        if ch.fill_then_start is not None and ch.sql_running and ch.state == "idle" and ch.sql_pos >= len(ch.relay) \
+                and not ch.par.recovered and not ch.par.pending():
+            # The startup run that fills the gaps meets the relay log the restart opened: the coordinator
+            # stops before its first event (Until_mts_gap::check_before_dispatching_event), once the
+            # workers are done (slave_stop_workers)
+            self._stop_sql(ch, "until", statement=False)
+            return
         # waiting at the end of the relay log (next_event, slave.cc), its workers idle: MariaDB sets
         # sql_thread_caught_up only once rpl_parallel::workers_idle (MDEV-29639's fix)
         if ch.sql_running and ch.state == "idle" and (

@@ -72,6 +72,58 @@ def test_mts_recovery_skips_the_gaps(kit):
     assert [o["trx"] for o in again.all("visible", node="B")] == ["t2", "t3", "t2", "t3", "t1"]
 
 
+def _with(kit, name: str, gtid: bool = False, **restart) -> dict:
+    """A spec History of the MTS gaps, on GTID auto-position or with options on B's restart."""
+    h = kit.history(name)
+    for n in h["header"]["topology"]["nodes"]:
+        n["gtid_mode"] = gtid
+    for op in h["ops"]:
+        if op["op"] == "restart":
+            op.update(restart)
+    return h
+
+
+def test_relay_log_recovery_fills_the_gaps_before_it_throws_the_relay_log_away(kit):
+    # MySQL 5.7.13+ (Bug#21507981): init_recovery returns while gaps are counted, and
+    # fill_mts_gaps_and_recover runs the coordinator as UNTIL SQL_AFTER_MTS_GAPS through the old relay
+    # log (t1 applied, t2 and t3 skipped), then recover_relay_log throws it away and places the
+    # receiver at the group position: past t3, nothing fetched twice
+    tr = kit.run("model:mysql-8.0", _with(kit, "par-mts-gaps", relay_log_recovery=True))
+    assert [o["trx"] for o in tr.all("skip", node="B", reason="mts_recovery")] == ["t2", "t3"]
+    recovery = tr.first("relay_log_recovery", node="B")
+    assert [(o["kind"], o.get("trx") or o.get("reason")) for o in tr.obs if o.get("node") == "B" and o["t"] == 9 * US
+            and o["kind"] in ("visible", "sql_stop", "relay_log_recovery")] == [
+        ("visible", "t1"), ("sql_stop", "until"), ("relay_log_recovery", "relay_log_recovery")]
+    connect = tr.all("connect", node="B")[-1]
+    t3 = tr.first("binlog", node="A", trx="t3", type="XID_EVENT")
+    assert (connect["t"], connect["master_log_pos"]) == (9 * US, t3["end"])
+    assert not [o for o in tr.all("relay", node="B") if o["t"] > recovery["t"]]
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t2", "t3", "t1"]
+    assert tr.all("status", node="B")[-1]["Slave_SQL_Running"] == "Yes"
+    # --skip-slave-start: the startup run still fills the gaps; the threads stay stopped after it
+    kept = kit.run("model:mysql-8.0", _with(kit, "par-mts-gaps", relay_log_recovery=True, start_slave=False))
+    assert [o["trx"] for o in kept.all("visible", node="B")] == ["t2", "t3", "t1"]
+    assert kept.all("status", node="B")[-1]["Slave_SQL_Running"] == "No" and kept.all("connect", node="B")[-1]["t"] < US
+
+
+def test_mysql_8_0_26_leaves_the_gaps_to_gtid_auto_skip(kit):
+    # Under GTID_MODE=ON and SOURCE_AUTO_POSITION=1 MySQL 8.0.26+ computes no gaps (mts_recovery_groups
+    # returns at once): START SLAVE UNTIL SQL_AFTER_MTS_GAPS warns 4047 and stops before the first
+    # group; the next start skips t2 and t3 as executed GTIDs and applies t1
+    tr = kit.run("model:mysql-8.0", _with(kit, "par-until-mts-gaps", gtid=True))
+    start = tr.first("stmt", node="B", op="start_slave")
+    assert (start["errno"], start["warning"]) == (None, 4047)
+    assert start["message"].startswith("The until clause SQL_AFTER_MTS_GAPS is being used for channel '' when GTID_MODE = ON")
+    assert tr.first("sql_stop", node="B", reason="until")["t"] == start["t"]
+    assert not tr.all("skip", node="B", reason="mts_recovery")
+    assert [o["trx"] for o in tr.all("skip", node="B")] == ["t2", "t3"]
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t2", "t3", "t4", "t1"]
+    # MySQL 5.7 computes them also under auto-position: the UNTIL run fills them, no warning
+    old = kit.run("model:mysql-5.7", _with(kit, "par-until-mts-gaps", gtid=True))
+    assert old.first("stmt", node="B", op="start_slave")["warning"] is None
+    assert [o["trx"] for o in old.all("skip", node="B", reason="mts_recovery")] == ["t2", "t3"]
+
+
 def test_stop_waits_for_the_workers(kit):
     h = kit.make_history(["A", {"id": "B", "variables": {"slave_parallel_threads": 2}}], [("A", "B", 0)], [
         {"at": 1 * US, "op": "trx", "node": "A", "trx": "t1", "statements": [{"duration_us": 1000, "replica_cost_us": 3 * US}]},

@@ -217,6 +217,26 @@ def test_until_sql_after_mts_gaps_stops_once_the_gaps_are_filled(kit):
                    "B commits t4 before its UNTIL SQL_AFTER_MTS_GAPS stop, past the gaps")
 
 
+def test_until_sql_after_mts_gaps_after_relay_log_recovery_finds_the_gaps_filled(kit):
+    # Session 12's hand-made History: restarted with relay_log_recovery and --skip-slave-start, B
+    # fills the gaps at startup (fill_mts_gaps_and_recover: t1 commits, t2 and t3 are skipped), so a
+    # later UNTIL SQL_AFTER_MTS_GAPS owes nothing; the model used to throw the relay log and its gaps
+    # away first and stop this UNTIL without t1
+    h = kit.history(UGAPS)
+    ops = [o for o in h["ops"] if o["op"] != "start_slave"]
+    for o in ops:
+        if o["op"] == "restart":
+            o["relay_log_recovery"] = True
+    h["ops"] = ops + [{"at": 10 * US, "op": "start_slave", "node": "B", "thread": "sql", "until": {"sql_after_mts_gaps": True}},
+                      {"at": 10_500_000, "op": "start_slave", "node": "B", "thread": "io"},
+                      {"at": 13 * US, "op": "start_slave", "node": "B", "thread": "sql"}]
+    tr = kit.run(MYSQL, h)
+    assert tr.first("visible", node="B", trx="t1")["t"] <= tr.first("relay_log_recovery", node="B")["t"] < 10 * US
+    assert tr.first("sql_stop", node="B", reason="until", t=10_500_000)
+    v = kit.verdict("PARALLEL.UNTIL.GAPS", tr)
+    assert v.status == "pass" and v.checked, v
+
+
 def test_mariadb_has_no_until_sql_after_mts_gaps(kit):
     # sql_yacc.yy's slave_until takes positions and MASTER_GTID_POS only; 10.11 answers this text (measured)
     stmt = kit.run(MARIADB, UGAPS).all("stmt", node="B", op="start_slave")[0]
