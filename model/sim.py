@@ -1078,14 +1078,19 @@ class Simulator:
         if node.rpl_hierarchical:
             self.hierarchy.resume(node)
         for ch in MS.channels(node):
+            # relay-log.info first, then recovery from the positions it holds (rli_init_info: read_info,
+            # then init_recovery; MariaDB's init_relay_log_info the same)
+            if not self._read_relay_log_info(ch):
+                continue
             if op.get("relay_log_recovery") and self._fills_gaps_first(ch):
-                if self._read_relay_log_info(ch):
-                    self._fill_gaps_then_recover(ch, op.get("start_slave", True))
+                self._fill_gaps_then_recover(ch, op.get("start_slave", True))
                 continue
             if op.get("relay_log_recovery"):
-                # relay_log_recovery=1: the relay log is not trusted after a crash (MySQL's init_recovery).
+                # relay_log_recovery=1: the relay log is not trusted after a crash; the receiver starts
+                # again at the applier's group position (MySQL recover_relay_log, MariaDB init_recovery)
                 self._drop_relay(ch, "relay_log_recovery")
-            if self._read_relay_log_info(ch) and op.get("start_slave", True):
+                self._fetch_from_group(ch)
+            if op.get("start_slave", True):
                 # The UNTIL condition lives only in memory (Relay_log_info::until_condition, UNTIL_NONE
                 # when constructed; sql/rpl_rli.cc): threads a restart starts run without it.
                 ch.until = None

@@ -122,3 +122,24 @@ def test_a_truncated_transaction_comes_back_from_the_new_primary(kit):
     tr = kit.run("model:mariadb-10.11", "ss-recover-acked-returns")
     assert tr.first("recovery", node="A")["rolled_back"] == ["t2"]
     assert tr.first("data", node="A")["counts"] == {"t1": 1, "t2": 1}
+
+
+def test_relay_log_recovery_fetches_from_the_applier_position_without_gtids(kit):
+    # relay_log_recovery throws the relay log away and starts the receiver at relay-log.info's
+    # executed position (MySQL recover_relay_log, MariaDB init_recovery): nothing applied comes again.
+    # The model used to fetch from the first binlog, which its skip of executed transactions hid.
+    h = kit.make_history([{"id": "A", "gtid_mode": False}, {"id": "B", "gtid_mode": False}],
+                         [{"source": "A", "replica": "B", "latency_us": 0}], [
+        {"at": US, "op": "trx", "node": "A", "trx": "t1", "statements": [{"duration_us": 1000}]},
+        {"at": US + 10_000, "op": "trx", "node": "A", "trx": "t2", "statements": [{"duration_us": 1000}]},
+        {"at": 3 * US, "op": "crash", "node": "B"},
+        {"at": 4 * US, "op": "restart", "node": "B", "relay_log_recovery": True},
+        {"at": 5 * US, "op": "trx", "node": "A", "trx": "t3", "statements": [{"duration_us": 1000}]}], end_us=6 * US)
+    for system in ("model:mysql-8.0", "model:mariadb-10.11"):
+        tr = kit.run(system, h)
+        info = tr.first("relay_log_info", node="B", t=4 * US)["content"].split("\n")
+        connect = tr.all("connect", node="B")[-1]
+        assert (connect["t"], connect["master_log_file"], connect["master_log_pos"]) == (4 * US, info[3], int(info[4]))
+        assert int(info[4]) == tr.first("binlog", node="A", trx="t2", type="XID_EVENT")["end"]
+        assert [o["trx"] for o in tr.all("relay", node="B") if o["t"] >= 4 * US and o.get("last")] == ["t3"]
+        assert not tr.all("skip", node="B") and [o["trx"] for o in tr.all("visible", node="B")] == ["t1", "t2", "t3"]
