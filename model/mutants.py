@@ -231,7 +231,9 @@ CAUGHT_UP_WITH_WORKERS_BUSY = mutant(
     what="The SQL driver thread reports caught up once it has read the relay log out, while workers still execute and commit groups",
     kills=("PARALLEL.SBM.PENDING",))
 MTS_GAPS_NOT_FILLED = mutant(
-    "mts-gaps-not-filled", feature="parallel", base="model:mysql-8.0", bug="Bug #77496 (MTS recovery of gaps after a crash)",
+    # on 5.7, the bug's release line: 8.0.26+ computes no gaps under GTID auto-position (mechanics
+    # mts_gaps_under_auto_position), where the bug has nothing to act on
+    "mts-gaps-not-filled", feature="parallel", base="model:mysql-5.7", bug="Bug #77496 (MTS recovery of gaps after a crash)",
     seam="sim: the coordinator reading a group MTS recovery marked",
     what="After a crash, the coordinator restarts from the low-water mark and applies again the groups workers had committed past it",
     kills=("PARALLEL.RECOVERY.GAPS", "GGID.RECOVERY.EXACTLY_ONCE"))

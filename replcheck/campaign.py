@@ -37,6 +37,7 @@ from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 
 DEFAULT_SYSTEMS = ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit")
 DEFAULT_CHUNK = 250
+TABLE = "replcheck.campaign-table/2"  # 2: `reached`, the conditions each requirement's check reached
 # Spark master URLs (https://spark.apache.org/docs/latest/submitting-applications.html#master-urls)
 MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]|"
                     r"(spark|mesos|k8s)://\S+|yarn")
@@ -45,10 +46,10 @@ COLUMNS = (("index", "long"), ("seed", "long"), ("family", "string"), ("kind", "
            ("expected", "string"), ("finding", "boolean"), ("witness", "string"), ("reproduce", "string"),
            ("history_digest", "string"), ("trace_digest", "string"), ("passed", "array<string>"),
            ("violated", "array<string>"), ("not_exercised", "array<string>"), ("checks", "map<string,int>"),
-           ("findings", "int"), ("histories", "int"), ("chunk", "int"))
+           ("reached", "map<string,array<string>>"), ("findings", "int"), ("histories", "int"), ("chunk", "int"))
 COLUMN = {name: i for i, (name, _) in enumerate(COLUMNS)}  # a row's positions
 FINDING = COLUMN["finding"]  # what the tasks and benches read
-NO_LISTS = (None,) * 6  # a detail row leaves the History row's columns, passed .. histories, null
+NO_LISTS = (None,) * 7  # a detail row leaves the History row's columns, passed .. histories, null
 # a History row's list column of each verdict
 LISTS = {PASS: "passed", VIOLATED: "violated", NOT_EXERCISED: "not_exercised"}
 
@@ -65,6 +66,7 @@ class Plan:
     chunk: int = DEFAULT_CHUNK
     generator: str = GENERATOR
     families: tuple[str, ...] | None = None  # the generator's, all of them (campaign.json before --families has none)
+    table: str = TABLE  # the table's columns: a campaign written with others is not resumed
 
     def chunks(self) -> list[tuple[int, int, int]]:
         """(chunk, first index, end index): fixed by the arguments alone."""
@@ -115,11 +117,13 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
         # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
         tdigest = _digest(io.dumps_lines(*j.trace)) if j.violations else None
         lists: dict[str, list[str]] = {status: [] for status in LISTS}
-        checks, details = {}, []
+        checks, reached, details = {}, {}, []
         for v in j.verdicts:
             lists[v.status].append(v.requirement)  # a status without a list (inconclusive) is no campaign's: exit 3
             if v.checked:
                 checks[v.requirement] = v.checked
+            if v.conditions:
+                reached[v.requirement] = list(v.conditions)
             if v.status != VIOLATED:
                 continue
             declared = system.declares.expected_violations.get(v.requirement, "")
@@ -132,7 +136,8 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
                             *NO_LISTS, chunk))
         worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else NOT_EXERCISED
         rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
-                     hdigest, tdigest, *(lists[status] for status in LISTS), checks, sum(d[FINDING] for d in details), None, chunk))
+                     hdigest, tdigest, *(lists[status] for status in LISTS), checks, reached, sum(d[FINDING] for d in details), None,
+                     chunk))
         rows += details
     for a, b in itertools.combinations(names, 2):
         for d in crosscheck.compare(facts[a], facts[b]):
@@ -239,7 +244,8 @@ def schema():
     from pyspark.sql import types as T
 
     kinds = {"long": T.LongType(), "int": T.IntegerType(), "string": T.StringType(), "boolean": T.BooleanType(),
-             "array<string>": T.ArrayType(T.StringType(), False), "map<string,int>": T.MapType(T.StringType(), T.IntegerType(), False)}
+             "array<string>": T.ArrayType(T.StringType(), False), "map<string,int>": T.MapType(T.StringType(), T.IntegerType(), False),
+             "map<string,array<string>>": T.MapType(T.StringType(), T.ArrayType(T.StringType(), False), False)}
     return T.StructType([T.StructField(n, kinds[t], nullable=n not in ("index", "seed", "kind", "system", "chunk"))
                          for n, t in COLUMNS])
 
@@ -260,6 +266,10 @@ def _check_out(out: Path, plan: Plan) -> None:
         if not isinstance(before_plan, dict):
             raise io.InputError(meta, None, "plan", "missing or not an object: not a campaign directory; use another --out")
         for key, value in wanted.items():
+            if key == "table" and before_plan.get(key) != value:
+                columns = before_plan.get(key) or f"before {value}"
+                raise io.InputError(meta, None, "plan.table", f"a table of other columns ({columns}): this version "
+                                    "does not resume it; use another --out")
             if before_plan.get(key) != value:
                 raise io.InputError(meta, None, f"plan.{key}", f"{before_plan.get(key)!r}, not {value!r}: "
                                     "holds a campaign with other arguments; use another --out")

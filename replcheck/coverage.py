@@ -83,8 +83,8 @@ def lines(report: dict) -> list[str]:
 
 def of_table(spark, table) -> dict:
     """The coverage of a campaign from its table: per family, its Histories, and per requirement
-    those in which any system's verdict was pass or violated. (Conditions are counted when the
-    table has a `conditions` column.)"""
+    those in which any system's verdict was pass or violated, and per condition those in which a
+    system's check reached it."""
     from pyspark.sql import functions as F
 
     # A row per (History, system) lists the requirements it passed and violated (campaign.py).
@@ -95,8 +95,9 @@ def of_table(spark, table) -> dict:
     judged = df.select("family", "index", F.explode(F.concat("passed", "violated")).alias("requirement"))
     for r in judged.groupBy("family", "requirement").agg(F.countDistinct("index").alias("n")).collect():
         cov.exercised[(r["family"], r["requirement"])] = r["n"]
-    if "conditions" in df.columns:
-        met = df.select("family", "requirement", "index", F.explode("conditions").alias("condition")).distinct()
-        for r in met.groupBy("family", "requirement", "condition").count().collect():
-            cov.conditions[(r["family"], r["requirement"], r["condition"])] = r["count"]
+    # a condition counts once per History, whichever systems reached it
+    met = (df.select("family", "index", F.explode("reached").alias("requirement", "conditions"))
+           .select("family", "index", "requirement", F.explode("conditions").alias("condition")).distinct())
+    for r in met.groupBy("family", "requirement", "condition").count().collect():
+        cov.conditions[(r["family"], r["requirement"], r["condition"])] = r["count"]
     return cov.as_dict()

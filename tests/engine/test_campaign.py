@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replcheck import campaign, cli, crosscheck, io, report, systems
+from replcheck import campaign, cli, coverage, crosscheck, io, report, systems
 from replcheck.investigate import findings
 from replcheck.properties.core import PROPERTIES
 
@@ -99,6 +99,23 @@ def test_the_campaign_finds_the_mutant_and_no_model_finding(mutant_campaign):
     judged = table.where("kind = 'history' AND (array_contains(passed, 'WL7318.F2') OR array_contains(violated, 'WL7318.F2'))"
                          ).select("index").distinct().count()
     assert f2["histories"] == judged > 0
+
+
+def test_the_summary_counts_the_conditions_the_checks_reached(mutant_campaign):
+    """Per requirement with distinct conditions, the Histories in which a system's check reached each:
+    the table's `reached` adds up to what judging the Histories here gives (it used to print 0s)."""
+    from replcheck.generate import generate
+    from replcheck.properties.judge import judge
+
+    _, summary, _, _ = mutant_campaign
+    expected = coverage.Coverage()
+    for index in range(PLAN.histories):
+        history = generate(PLAN.seed, index)
+        family = history["header"]["name"][len("gen-"):].rsplit("-", 2)[0]
+        expected.add(family, [v for name in SYSTEMS for v in judge(systems.get(name), history).verdicts])
+    want = {r["requirement"]: r["conditions"] for r in expected.as_dict()["requirements"] if r["conditions"]}
+    got = {r["requirement"]: r["conditions"] for r in summary["coverage"]["requirements"] if r["conditions"]}
+    assert got == want and any(n for c in want.values() for n in c.values()), want
 
 
 def test_a_groupid_campaign_finds_the_halt_rule_off_and_nothing_on_the_model(spark, tmp_path):
@@ -221,6 +238,11 @@ def test_families_are_part_of_a_campaigns_identity(tmp_path):
     del old["plan"]["families"]
     meta.write_text(json.dumps(old))
     campaign._check_out(tmp_path / "old", plan)
+    # a table of other columns (before `reached`: no `table` field) is not resumed
+    del old["plan"]["table"]
+    meta.write_text(json.dumps(old))
+    with pytest.raises(io.InputError, match="plan.table: a table of other columns"):
+        campaign._check_out(tmp_path / "old", plan)
 
 
 def test_an_out_dir_of_another_campaign_is_refused(mutant_campaign, capsys):
