@@ -1734,7 +1734,7 @@ class Simulator:
         """Let the SQL thread read and execute as far as it may now."""
         self._apply_relay(ch)
         if ch.fill_then_start is not None and ch.sql_running and ch.state == "idle" and ch.sql_pos >= len(ch.relay) \
-                and not ch.par.recovered and not ch.par.pending():
+                and (ch.par is None or not (ch.par.recovered or ch.par.pending())):
             # The startup run that fills the gaps meets the relay log the restart opened: the coordinator
             # stops before its first event (Until_mts_gap::check_before_dispatching_event), once the
             # workers are done (slave_stop_workers)

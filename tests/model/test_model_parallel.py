@@ -106,6 +106,22 @@ def test_relay_log_recovery_fills_the_gaps_before_it_throws_the_relay_log_away(k
     assert kept.all("status", node="B")[-1]["Slave_SQL_Running"] == "No" and kept.all("connect", node="B")[-1]["t"] < US
 
 
+def test_a_fill_run_without_workers_stops_at_once(kit):
+    # The workers came from SET GLOBAL, lost at the restart: the startup run has no applier to fill
+    # the gaps with (MySQL's Until_mts_gap::init takes the recovery's count; the model does not);
+    # it stops at once, the relay log goes, and the receiver fetches again from the low-water mark
+    h = _with(kit, "par-mts-gaps", relay_log_recovery=True)
+    b = h["header"]["topology"]["nodes"][1]
+    del b["variables"]["replica_parallel_workers"]
+    h["ops"] = [{"at": 0, "op": "stop_slave", "node": "B"},
+                {"at": 0, "op": "set_global", "node": "B", "variable": "replica_parallel_workers", "value": 4},
+                {"at": 0, "op": "start_slave", "node": "B"}] + h["ops"]
+    tr = kit.run("model:mysql-8.0", h)
+    restart = tr.first("restart", node="B")["t"]
+    assert tr.first("sql_stop", node="B", reason="until")["t"] == tr.first("relay_log_recovery", node="B")["t"] == restart
+    assert sorted(o["trx"] for o in tr.all("visible", node="B")) == ["t1", "t2", "t3"]
+
+
 def test_mysql_8_0_26_leaves_the_gaps_to_gtid_auto_skip(kit):
     # Under GTID_MODE=ON and SOURCE_AUTO_POSITION=1 MySQL 8.0.26+ computes no gaps (mts_recovery_groups
     # returns at once): START SLAVE UNTIL SQL_AFTER_MTS_GAPS warns 4047 and stops before the first
