@@ -881,8 +881,7 @@ class Simulator:
         if not (io or sql):
             self._stmt(ch, op, ER_SLAVE_WAS_RUNNING, "Slave is already running", warning=True)
             return
-        if sql and (op.get("until") or {}).get("sql_after_mts_gaps") and not self.mech.mts_gaps_under_auto_position \
-                and self._gtid_replica(ch):
+        if sql and (op.get("until") or {}).get("sql_after_mts_gaps") and not self._computes_mts_gaps(ch):
             # start_slave_threads (rpl_replica.cc): no gaps were computed, the UNTIL stops at once
             self._stmt(ch, op, ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED, (
                 f"The until clause SQL_AFTER_MTS_GAPS is being used for channel '{ch.connection or ''}' when "
@@ -1086,10 +1085,7 @@ class Simulator:
                 self._fill_gaps_then_recover(ch, op.get("start_slave", True))
                 continue
             if op.get("relay_log_recovery"):
-                # relay_log_recovery=1: the relay log is not trusted after a crash; the receiver starts
-                # again at the applier's group position (MySQL recover_relay_log, MariaDB init_recovery)
-                self._drop_relay(ch, "relay_log_recovery")
-                self._fetch_from_group(ch)
+                self._recover_relay_log(ch)
             if op.get("start_slave", True):
                 # The UNTIL condition lives only in memory (Relay_log_info::until_condition, UNTIL_NONE
                 # when constructed; sql/rpl_rli.cc): threads a restart starts run without it.
@@ -1101,11 +1097,23 @@ class Simulator:
         if op.get("master"):
             self._rejoin(node, self.nodes[op["master"]])
 
+    def _computes_mts_gaps(self, ch: Channel) -> bool:
+        """MTS recovery computes a crash's gaps here: not under GTID_MODE=ON and auto-position on
+        MySQL 8.0.26+ (rpl_replica.cc, mts_recovery_groups), where GTID auto-skip passes the groups
+        committed past the low-water mark."""
+        return self.mech.mts_gaps_under_auto_position or not self._gtid_replica(ch)
+
     def _fills_gaps_first(self, ch: Channel) -> bool:
         """relay_log_recovery finds MTS gaps to fill before it throws the relay log away (init_recovery:
         mts_recovery_groups left mts_recovery_group_cnt set)."""
         return (self.mech.relay_log_recovery_fills_mts_gaps and ch.par is not None and bool(ch.par.recovered)
-                and (self.mech.mts_gaps_under_auto_position or not self._gtid_replica(ch)))
+                and self._computes_mts_gaps(ch))
+
+    def _recover_relay_log(self, ch: Channel) -> None:
+        """relay_log_recovery=1: the relay log is not trusted after a crash; the receiver starts again
+        at the applier's group position (MySQL recover_relay_log, MariaDB init_recovery)."""
+        self._drop_relay(ch, "relay_log_recovery")
+        self._fetch_from_group(ch)
 
     def _fill_gaps_then_recover(self, ch: Channel, start: bool) -> None:
         """fill_mts_gaps_and_recover (rpl_replica.cc): the coordinator runs alone, as START SLAVE
@@ -1671,10 +1679,7 @@ class Simulator:
         node = ch.node
         chosen = PA.settings({**node.variables, **node.runtime}, self.mech.texts == X.MARIADB)
         recovered = ch.par.recovered if ch.par is not None else set()
-        if not self.mech.mts_gaps_under_auto_position and self._gtid_replica(ch):
-            # MySQL 8.0.26+ computes no gaps under GTID_MODE=ON and SOURCE_AUTO_POSITION=1
-            # (rpl_replica.cc, mts_recovery_groups): the coordinator reads again from the low-water
-            # mark and GTID auto-skip passes the groups committed past it
+        if not self._computes_mts_gaps(ch):  # the coordinator reads again from the low-water mark
             recovered = set()
         was = ch.par is not None
         ch.par = PA.Applier(chosen, recovered=recovered) if chosen is not None else None
@@ -1719,8 +1724,7 @@ class Simulator:
         start, ch.fill_then_start = ch.fill_then_start, None
         if start is not None and reason == "until":  # the gaps filled: recover_relay_log, then the server goes on
             # (stopped otherwise, ER_RPL_MTA_AUTOMATIC_RECOVERY_FAILED: the relay log stays)
-            self._drop_relay(ch, "relay_log_recovery")
-            self._fetch_from_group(ch)
+            self._recover_relay_log(ch)
             ch.until = None
             restart_io = ch.io_running  # started by a client meanwhile, which the starting server would not yet take
             if restart_io:
@@ -1734,7 +1738,7 @@ class Simulator:
         """Let the SQL thread read and execute as far as it may now."""
         self._apply_relay(ch)
         if ch.fill_then_start is not None and ch.sql_running and ch.state == "idle" and ch.sql_pos >= len(ch.relay) \
-                and (ch.par is None or not (ch.par.recovered or ch.par.pending())):
+                and not ch.par.recovered and not ch.par.pending():
             # The startup run that fills the gaps meets the relay log the restart opened: the coordinator
             # stops before its first event (Until_mts_gap::check_before_dispatching_event), once the
             # workers are done (slave_stop_workers)

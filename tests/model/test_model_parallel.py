@@ -104,12 +104,19 @@ def test_relay_log_recovery_fills_the_gaps_before_it_throws_the_relay_log_away(k
     kept = kit.run("model:mysql-8.0", _with(kit, "par-mts-gaps", relay_log_recovery=True, start_slave=False))
     assert [o["trx"] for o in kept.all("visible", node="B")] == ["t2", "t3", "t1"]
     assert kept.all("status", node="B")[-1]["Slave_SQL_Running"] == "No" and kept.all("connect", node="B")[-1]["t"] < US
+    # an IO thread a client starts while the startup run fills the gaps (which the starting server
+    # would not yet take) starts again once the relay log is thrown away: t4 is fetched after it
+    early = kit.run("model:mysql-8.0", _with(kit, "par-until-mts-gaps", relay_log_recovery=True))
+    recovery = early.first("relay_log_recovery", node="B")
+    assert [o["t"] for o in early.all("relay", node="B", trx="t4") if o.get("last")][-1] >= recovery["t"]
+    assert [o["trx"] for o in early.all("visible", node="B")] == ["t2", "t3", "t1", "t4"]
 
 
 def test_a_fill_run_without_workers_stops_at_once(kit):
     # The workers came from SET GLOBAL, lost at the restart: the startup run has no applier to fill
-    # the gaps with (MySQL's Until_mts_gap::init takes the recovery's count; the model does not);
-    # it stops at once, the relay log goes, and the receiver fetches again from the low-water mark
+    # the gaps with (MySQL's Until_mts_gap::init takes the recovery's count; the model does not):
+    # its UNTIL stops before the first group, the relay log goes, and the receiver fetches again
+    # from the low-water mark
     h = _with(kit, "par-mts-gaps", relay_log_recovery=True)
     b = h["header"]["topology"]["nodes"][1]
     del b["variables"]["replica_parallel_workers"]
