@@ -6,11 +6,13 @@ import argparse
 import hashlib
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 
-from replcheck import __version__, catalogue, io, suites, systems
+from replcheck import __version__, catalogue, io, outdir, suites, systems
 from replcheck.tlc import TLCUnavailable
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -108,11 +110,14 @@ def _verify(args) -> int:
         if not io.is_dir(d):
             raise io.InputError(d, None, "", "not a directory of .jsonl histories")
         histories = sorted(d.glob("*.jsonl"))
+        if not histories:
+            raise io.InputError(d, None, "", "holds no .jsonl History")
         for h in histories:  # all bad input is reported before any work starts
             suites.systems_for(io.load_history(h), h, [])
     names = args.systems.split(",") if args.systems is not None else None  # --systems "" names no system: refused
     for n in names or []:
         systems.get(n, "--systems")
+    outdir.check(args.out, outdir.REPORT)
     results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed,
                      tlc_size=None if args.no_tlc else "small")
     for f in results.findings:
@@ -127,8 +132,10 @@ def _verify(args) -> int:
 def _report(args) -> int:
     from replcheck import report
 
+    outdir.check(args.out, outdir.REPORT)
     document = report.build_report(report.load_results(args.results), args.title)
-    report.write_reports(document, Path(args.out))
+    with outdir.staged(args.out, keep=True) as staging:  # keeps what else is there (a verify's results, traces)
+        report.write_reports(document, staging)
     s = document["summary"]
     print(f"wrote {args.out}/report.html, report.json, junit.xml, summary.md: {s['requirements']} requirements, "
           f"{s['violated']} unexpected violations, {s['findings']} findings")
@@ -160,6 +167,7 @@ def _conform(args) -> int:
         raise UsageError(f"conform: --scale: {args.scale!r} is not a number in (0, 10]")
     if args.attempts is not None and args.attempts < 1:
         raise UsageError(f"conform: --attempts: {args.attempts} is not a positive number of runs")
+    outdir.check(args.out, outdir.REPORT)
     try:
         document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
                                    tmpdir=args.tmpdir, scale=args.scale,
@@ -311,13 +319,15 @@ def _replay(args) -> int:
     from replcheck.generate import generate
 
     systems.get(args.system)
+    if args.out:
+        outdir.check(args.out, outdir.REPLAY)
     history = generate(args.seed, args.index, args.families)
     htext = io.dumps_history(history)
     _, _, ttext = investigate.trace_of(history, args.system)
     if args.out:
-        stem = f"{args.seed}-{args.index}"
-        io.write_atomic(Path(args.out) / f"{stem}.history.jsonl", htext)
-        io.write_atomic(Path(args.out) / f"{stem}.{args.system.replace(':', '-')}.trace.jsonl", ttext)
+        stem, where = f"{args.seed}-{args.index}", outdir.ensure(args.out, outdir.REPLAY)
+        io.write_atomic(where / f"{stem}.history.jsonl", htext)
+        io.write_atomic(where / f"{stem}.{args.system.replace(':', '-')}.trace.jsonl", ttext)
     found = investigate.findings(history, args.system)
     print(f"seed {args.seed} index {args.index} on {args.system}: history {systems.history_digest(history)}, "
           f"trace sha256:{hashlib.sha256(ttext.encode()).hexdigest()[:16]}" + (f", written to {args.out}/" if args.out else ""))
@@ -514,30 +524,78 @@ def _natural(text: str) -> int:
     return value
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt for SIGINT: the finally blocks that remove staging
+    directories and stop servers run on either."""
+
+
+_stopped_by: list[int] = []  # the signal that stopped this run, if one did
+
+
+def _stop(signum, frame):
+    _stopped_by.append(signum)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _on_signals() -> None:
+    """SIGTERM and SIGINT raise, and are remembered: an extension that was running when one came
+    (jsonschema-rs, pyarrow) may hand the exception back as another, which is still the signal."""
+    _stopped_by.clear()
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
+        if signal.getsignal(sig) == default:
+            signal.signal(sig, _stop)
+
+
+def _stopped() -> int:
+    terminated = _stopped_by[:1] == [signal.SIGTERM]
+    print(f"replcheck: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+    return 143 if terminated else 130
+
+
 def main(argv: list[str] | None = None) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = io.CleanStream(sys.stdout), io.CleanStream(sys.stderr)
     try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
+    try:
+        _on_signals()
         args = build_parser().parse_args(argv)
         return args.fn(args)
-    except (UsageError, io.InputError) as e:
+    except (Exception, KeyboardInterrupt, Terminated) as e:
+        if _stopped_by:  # whatever the signal became on its way out
+            return _stopped()
+        return _failed(e)
+
+
+def _failed(e: BaseException) -> int:
+    """The exit code and the one line (or the traceback) for what ended a run."""
+    if isinstance(e, (UsageError, io.InputError)):
         print(io.error_line(str(e)), file=sys.stderr)
         return EXIT_USAGE
-    except TLCUnavailable as e:
+    if isinstance(e, TLCUnavailable):
         print(f"replcheck: internal error: {e}", file=sys.stderr)
         return EXIT_INTERNAL
-    except io.SpecError as e:  # one line, as for bad input, but exit 3: the user can do nothing about it
+    if isinstance(e, io.SpecError):  # one line, as for bad input, but exit 3: the user can do nothing about it
         print(f"replcheck: internal error: {io.printable(str(e))[:200]}: replcheck's own spec file is broken", file=sys.stderr)
         return EXIT_INTERNAL
-    except BrokenPipeError:  # the reader went away (| head): not an error of ours
+    if isinstance(e, BrokenPipeError):  # the reader went away (| head): not an error of ours
         sys.stderr.close()
         return EXIT_OK
-    except KeyboardInterrupt:
+    if isinstance(e, KeyboardInterrupt):  # SIGINT where replcheck did not set the handler (not the main thread)
         print("replcheck: interrupted", file=sys.stderr)
         return 130
-    except Exception:  # a bug of replcheck's own: never a verdict (1) nor bad input (2)
-        traceback.print_exc()
-        print("replcheck: internal error: replcheck itself failed (a bug, not a finding); the traceback above says where",
-              file=sys.stderr)
-        return EXIT_INTERNAL
+    # A bug of replcheck's own: never a verdict (1) nor bad input (2).
+    traceback.print_exception(e)
+    print("replcheck: internal error: replcheck itself failed (a bug, not a finding); the traceback above says where",
+          file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -16,12 +16,11 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from replcheck import catalogue, crosscheck, io, report, systems
+from replcheck import catalogue, crosscheck, io, outdir, report, systems
 from replcheck.scenarios import REFERENCE, Scenario, conclude, for_history, inconclusive, load_scenarios
 from replcheck.features import load_features
 from replcheck.harness.runner import RunnerError, largest_scale, scale_for
@@ -110,9 +109,8 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     results = Results()
     tried: list[dict] = []  # every attempt of every scenario, for the report
     out = Path(out)
-    staging = io.staging_dir(out)
     version = ""
-    try:
+    with outdir.staged(out) as staging:
         for i, (s, h, scales) in enumerate(loaded, 1):
             runs: list[Results] = []
             for n, x in enumerate(scales, 1):
@@ -144,9 +142,6 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}],
                                                  title=f"replcheck conformance: MariaDB {version}"), staging)
-        io.replace_dir(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     retried = sum(1 for r in tried if r["attempt"] > 1)
     progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings"
              + (f", {retried} runs again at a larger time scale)" if retried else ")"))

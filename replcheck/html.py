@@ -19,6 +19,8 @@ import html
 import math
 from urllib.parse import quote
 
+from replcheck import io
+
 __all__ = ["render_html"]
 
 # status category -> (label, glyph): the glyph keeps the matrix readable in grey print and for
@@ -110,7 +112,7 @@ SCRIPT = """
 
 def e(x: object) -> str:
     """Escape any value for text and (double- or single-quoted) attributes."""
-    return html.escape("" if x is None else str(x), quote=True)
+    return html.escape("" if x is None else io.markup(str(x)), quote=True)
 
 
 def href(rid: object) -> str:
@@ -364,7 +366,7 @@ def _attempts(attempts: list) -> str:
 def _num(x: object) -> float | None:
     try:
         f = float(x)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # an int past a float's range: not drawn
         return None
     return f if math.isfinite(f) else None
 

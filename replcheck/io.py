@@ -10,7 +10,6 @@ import errno
 import json
 import os
 import re
-import shutil
 import stat
 import sys
 import tempfile
@@ -475,7 +474,8 @@ def dumps_lines(header: dict, rows: Iterable[dict]) -> str:
     """JSON Lines, one object per line, keys in their insertion order: byte-identical for equal input."""
     out = [json.dumps(header, ensure_ascii=False)]
     out += [json.dumps({k: v for k, v in r.items() if not k.startswith("_")}, ensure_ascii=False) for r in rows]
-    return "\n".join(out) + "\n"
+    # json.dumps leaves C1 controls raw; as \\u escapes the text stays the same JSON and passes a CleanStream as it is
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", "\n".join(out)) + "\n"
 
 
 def dumps_history(history: dict) -> str:
@@ -483,13 +483,44 @@ def dumps_history(history: dict) -> str:
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_C1 = re.compile(r"[\x7f-\x9f]")  # DEL and C1: what json.dumps(ensure_ascii=False) leaves raw
+_CONTROL_NOT_NEWLINE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # what XML 1.0 forbids or discourages
 MAX_ERROR_LINE = 300
+
+
+def _hex(m: re.Match) -> str:
+    return f"\\x{ord(m.group()):02x}"
 
 
 def printable(text: str) -> str:
     """Text from input with its terminal controls (C0 with newline and ESC, DEL, C1) shown as \\xNN:
     echoed on a terminal, it can neither move the cursor nor forge a line of ours."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_hex, text)
+
+
+def markup(text: str) -> str:
+    """Text for HTML or XML: the controls a document may not hold shown as \\xNN (tab and line ends kept)."""
+    return _NOT_XML.sub(_hex, text)
+
+
+class CleanStream:
+    """stdout or stderr with every terminal control but newline and tab shown as \\xNN, so nothing a
+    History or a file says (a name, a message) can reach the terminal as an escape sequence."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        self._inner.write(_CONTROL_NOT_NEWLINE.sub(_hex, text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
 
 
 def error_line(message: str) -> str:
@@ -505,8 +536,8 @@ def progress(command: str) -> Callable[[str], None]:
 
 # The mode a new file gets, for the temporary file (mkstemp makes it 0600). Read once, at import,
 # before any thread starts: os.umask can only be read by setting it.
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
+UMASK = os.umask(0o022)
+os.umask(UMASK)
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
@@ -532,46 +563,10 @@ def _write(path: Path, mode: int | None, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_UMASK)
+        os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
-
-
-def staging_dir(out: Path) -> Path:
-    """Where a report directory is built before it replaces OUT whole (replace_dir): a hidden
-    `.OUT.staging-PID-...` beside OUT. A run killed with -9 cannot remove its own; the next run
-    for OUT removes those whose process is gone."""
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:  # a parent is a file, no permission
-        raise InputError(out, None, "", f"cannot write: {e.strerror or e}") from None
-    for stale in out.parent.glob(f".{out.name}.staging-*"):
-        if not _alive(int(stale.name.split("-")[1])):
-            shutil.rmtree(stale, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-{os.getpid()}-", dir=out.parent))
-
-
-def replace_dir(new: Path, target: Path) -> None:
-    """Swap the finished report in, so an interrupted run never leaves a half-written one."""
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-{os.getpid()}-old-", dir=target.parent))
-        os.replace(target, old / "report")
-    shutil.move(str(new), str(target))
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: not ours to judge
-        return True
-    return True
-

@@ -13,7 +13,7 @@ import json
 import shlex
 from collections import Counter
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax import saxutils
 
 from replcheck import catalogue, coverage, io
 from replcheck.properties import core, expect
@@ -204,6 +204,15 @@ def verdict_rows(report: dict) -> list[tuple[dict, str, dict]]:
             for src, v in item["verdicts"].items()]
 
 
+def escape(text: str) -> str:
+    """XML text: escaped, and no control XML 1.0 forbids (a JUnit reader would reject the file)."""
+    return saxutils.escape(io.markup(text))
+
+
+def quoteattr(text: str) -> str:
+    return saxutils.quoteattr(io.markup(text))
+
+
 def junit(report: dict) -> str:
     """One test case per requirement and source; an unexpected violation fails, an inconclusive run
     is an error (the check could not be made), not exercised skips."""
@@ -237,13 +246,13 @@ def junit(report: dict) -> str:
 
 def _md(text: object) -> str:
     """Text from a trace or a file, safe in a CI comment: no raw HTML, no table or code breaks."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("`", "'").replace("\n", " ")
+    return html.escape(io.printable(str(text).replace("\n", " ")), quote=False).replace("|", "\\|").replace("`", "'")
 
 
 def markdown(report: dict, limit: int = 20) -> str:
     """A short summary for a CI comment: the numbers, unexpected violations and inconclusive runs, findings."""
     s = report["summary"]
-    lines = [f"### {report['title']}", "", f"{_md(headline(report))}.", "",
+    lines = [f"### {_md(report['title'])}", "", f"{_md(headline(report))}.", "",
              f"{s['sources']} sources: **{s['violated']} unexpected violations**, **{s['inconclusive']} inconclusive**, "
              f"{s['expected_violations']} expected, {s['findings']} findings.", ""]
     if s.get("expectations"):

@@ -12,12 +12,11 @@ on which the reference model does not show what the scenario claims (its require
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from replcheck import catalogue, io, report, scenarios, suites, systems, tlc
+from replcheck import catalogue, io, outdir, report, scenarios, suites, systems, tlc
 from replcheck.features import load_features
 from replcheck.properties import core, expect
 from replcheck.properties.judge import caught, judge
@@ -259,8 +258,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
     paths = histories if histories is not None else embedded_histories() + suites.histories()
     results = Results()
     out = Path(out)
-    staging = io.staging_dir(out)
-    try:
+    with outdir.staged(out) as staging:
         run_histories(paths, names, results, staging / "traces", progress)
         check_mutants(results, names)
         run_proofs(results, progress)
@@ -275,9 +273,6 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         progress("writing the report (HTML, JSON, JUnit XML, Markdown)")
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}]), staging)
-        io.replace_dir(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings)")
     return results
 

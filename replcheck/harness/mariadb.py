@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import pwd
 import re
 import secrets
 import shutil
@@ -41,6 +42,7 @@ from replcheck.spec.formats import MAX_MASTER_DELAY
 
 BASEDIR_ENV = "REPLCHECK_MARIADB_BASEDIR"
 TMPDIR_ENV = "REPLCHECK_TMPDIR"
+SERVICE_USER = "mysql"  # who the servers run as when replcheck runs as root (Debian's service user)
 TOOLS = ("mariadbd", "mariadb-install-db", "mariadb", "mariadb-binlog")  # mariadb-binlog reads relay logs
 NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # the History schema's id: also a safe directory name
 # A multi-source replica's connection_name (the History schema's connection_name, '' excluded: a named
@@ -506,6 +508,8 @@ class Cluster:
             self.server = self.server or find_server(self._basedir)
             self._log(f"MariaDB {self.server.version} ({self.server.mariadbd})")
             self.root = tempfile.mkdtemp(prefix="replcheck-mariadb-", dir=self._tmpdir or os.environ.get(TMPDIR_ENV) or None)
+            if os.geteuid() == 0:
+                os.chmod(self.root, 0o711)  # the service user passes through to its node's directory, lists nothing
             self._start_watchdog()
             with open(os.path.join(self.root, "client.cnf"), "w", opener=lambda p, f: os.open(p, f, 0o600)) as f:
                 f.write(f"[client]\nuser=root\npassword={self.root_password}\n")
@@ -675,7 +679,23 @@ class Cluster:
     # -- start-up -------------------------------------------------------------------------------
 
     def _user_args(self) -> list[str]:
-        return ["--user=root"] if os.geteuid() == 0 else []  # as root, mariadbd refuses to start without it
+        # As root, the servers run as an unprivileged user, as Debian's service and mysql_install_db's
+        # --user do: mariadbd switches to it at start (sql/mysqld.cc, check_user/set_user), and a server
+        # replcheck drives can then touch nothing of the machine's that the user could not.
+        return [f"--user={SERVICE_USER}"] if os.geteuid() == 0 else []
+
+    def _give(self, path: str) -> None:
+        """The node's files to the service user (as root), so that the server can write them."""
+        if os.geteuid() != 0:
+            return
+        try:
+            user = pwd.getpwnam(SERVICE_USER)
+        except KeyError:
+            raise HarnessError(f"running as root, replcheck starts MariaDB as the unprivileged user {SERVICE_USER!r}, "
+                               f"which this machine lacks (Debian's mariadb-server creates it; or run as another user)") from None
+        for where, dirs, files in os.walk(path):
+            for name in [where, *(os.path.join(where, n) for n in dirs + files)]:
+                os.chown(name, user.pw_uid, user.pw_gid, follow_symlinks=False)
 
     def _basedir_args(self) -> list[str]:
         return [f"--basedir={self.server.basedir}"] if self.server.basedir else []
@@ -722,6 +742,8 @@ class Cluster:
             os.mkdir(st.tmp, 0o700)
             shutil.copytree(template, st.data, symlinks=True)
             os.chmod(st.data, 0o700)
+            open(st.errlog, "ab").close()  # mariadbd opens its --log-error itself, as the service user
+            self._give(st.dir)
             self._states[n.id] = st
         shutil.rmtree(template)
         shutil.rmtree(tmp)

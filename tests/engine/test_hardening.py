@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from replcheck import campaign, io
+from replcheck import campaign, io, outdir
 from replcheck.cli import main
 from conftest import REPO
 
@@ -140,7 +140,7 @@ def test_out_writes_straight_to_a_fifo_and_a_character_device(tmp_path, capsys):
 
 def test_out_has_the_umask_mode_or_keeps_the_replaced_file_mode(tmp_path):
     io.write_atomic(tmp_path / "new", "x")  # not mkstemp's 0600
-    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o666 & ~io._UMASK
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o666 & ~io.UMASK
     (tmp_path / "kept").write_text("old")
     os.chmod(tmp_path / "kept", 0o640)
     io.write_atomic(tmp_path / "kept", "new")
@@ -302,10 +302,9 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path):
     live = tmp_path / f".report.staging-{os.getpid()}-def"
     for d in (stale, live):
         (d / "traces").mkdir(parents=True)
-    mine = io.staging_dir(out)
-    assert not stale.exists() and live.exists() and mine.parent == tmp_path
-    (mine / "results.json").write_text("{}")
-    io.replace_dir(mine, out)
+    with outdir.staged(out) as mine:
+        assert not stale.exists() and live.exists() and mine.parent == tmp_path
+        (mine / "results.json").write_text("{}")
     assert (out / "results.json").exists() and not mine.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["report", live.name])
 
@@ -334,7 +333,7 @@ def test_names_no_file_can_have(capsys, command, name, problem):
 
 def test_an_output_under_a_file_cannot_be_written(tmp_path, capsys):
     (tmp_path / "f").write_text("kept")
-    assert "f/r/report.json: cannot write: Not a directory" in error_of(capsys, "report", results_file(tmp_path), "--out", str(tmp_path / "f" / "r"))
+    assert "f/r: cannot write: Not a directory" in error_of(capsys, "report", results_file(tmp_path), "--out", str(tmp_path / "f" / "r"))
 
 
 def test_conform_names_the_history_a_server_cannot_run(tmp_path, capsys):
@@ -404,7 +403,7 @@ def test_a_broken_embedded_spec_file_is_an_internal_error_in_one_line(capsys, mo
 def test_conform_refuses_an_empty_history_name_and_an_out_under_a_file(tmp_path, capsys):
     assert "conform: argument --history: an empty file name" in error_of(capsys, "conform", "--server", "mariadb", "--history", "")
     (tmp_path / "f").write_text("")
-    assert "f/x: cannot write: File exists" in error_of(capsys, "conform", "--server", "mariadb", "--history", str(NORMAL),
+    assert "f/x: cannot write: Not a directory" in error_of(capsys, "conform", "--server", "mariadb", "--history", str(NORMAL),
                                                         "--out", str(tmp_path / "f" / "x"))
 
 
