@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -237,3 +240,14 @@ def pytest_xdist_make_scheduler(config, log):
             return work_unit(nodeid)
 
     return SharedModules(config, log)
+
+
+@pytest.fixture
+def short_tmp():
+    """A folder for real servers' files: on a tmpfs when there is one (servers start twice as fast);
+    short, as a Unix socket path must fit in 108 bytes (pytest's own tmp_path under xdist is too
+    deep); and, as root, one the servers' unprivileged user can pass through (mkdtemp makes 0700)."""
+    d = tempfile.mkdtemp(prefix="rc-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    os.chmod(d, 0o711)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)

@@ -21,12 +21,14 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import pathlib
 import pwd
 import re
 import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -510,6 +512,7 @@ class Cluster:
             self.root = tempfile.mkdtemp(prefix="replcheck-mariadb-", dir=self._tmpdir or os.environ.get(TMPDIR_ENV) or None)
             if os.geteuid() == 0:
                 os.chmod(self.root, 0o711)  # the service user passes through to its node's directory, lists nothing
+                self._check_passable(self.root)
             self._start_watchdog()
             with open(os.path.join(self.root, "client.cnf"), "w", opener=lambda p, f: os.open(p, f, 0o600)) as f:
                 f.write(f"[client]\nuser=root\npassword={self.root_password}\n")
@@ -684,15 +687,28 @@ class Cluster:
         # replcheck drives can then touch nothing of the machine's that the user could not.
         return [f"--user={SERVICE_USER}"] if os.geteuid() == 0 else []
 
+    def _service_user(self) -> pwd.struct_passwd:
+        try:
+            return pwd.getpwnam(SERVICE_USER)
+        except KeyError:
+            raise HarnessError(f"running as root, replcheck starts MariaDB as the unprivileged user {SERVICE_USER!r}, "
+                               f"which this machine lacks (Debian's mariadb-server creates it; or run as another user)") from None
+
+    def _check_passable(self, root: str) -> None:
+        """Every folder above ROOT lets the service user through, or a HarnessError naming the first that does not."""
+        user = self._service_user()
+        for d in reversed(pathlib.Path(root).resolve().parents):
+            st = os.stat(d)
+            bit = 0o100 if st.st_uid == user.pw_uid else 0o010 if st.st_gid == user.pw_gid else 0o001
+            if not st.st_mode & bit:
+                raise HarnessError(f"the servers run as {SERVICE_USER!r} (replcheck runs as root), who cannot pass through "
+                                   f"{d} (mode {stat.S_IMODE(st.st_mode):o}): give it o+x, or set {TMPDIR_ENV} to a folder it can")
+
     def _give(self, path: str) -> None:
         """The node's files to the service user (as root), so that the server can write them."""
         if os.geteuid() != 0:
             return
-        try:
-            user = pwd.getpwnam(SERVICE_USER)
-        except KeyError:
-            raise HarnessError(f"running as root, replcheck starts MariaDB as the unprivileged user {SERVICE_USER!r}, "
-                               f"which this machine lacks (Debian's mariadb-server creates it; or run as another user)") from None
+        user = self._service_user()
         for where, dirs, files in os.walk(path):
             for name in [where, *(os.path.join(where, n) for n in dirs + files)]:
                 os.chown(name, user.pw_uid, user.pw_gid, follow_symlinks=False)

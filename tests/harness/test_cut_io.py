@@ -4,8 +4,6 @@ mariadb-binlog, as the runner reads it), which the IO thread completes when it c
 conformance scenarios of the same names; skipped when there is no server."""
 from __future__ import annotations
 
-import shutil
-import tempfile
 
 import pytest
 
@@ -21,12 +19,6 @@ from test_harness_mariadb import require_server
 def server():
     return require_server()
 
-
-@pytest.fixture
-def short_tmp():
-    d = tempfile.mkdtemp(prefix="rc-")  # a Unix socket path must fit in 108 bytes
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def _run(name: str, scale: float, tmpdir: str) -> tuple[dict, list[dict]]:

@@ -291,6 +291,28 @@ def test_primary_and_replica(server):
         assert os.stat(PAM_TOOL_DIR).st_uid == pam_owner
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="what replcheck does when it runs as root")
+def test_as_root_the_servers_run_as_the_unprivileged_service_user(server):
+    import pwd
+
+    user = pwd.getpwnam(mariadb.SERVICE_USER)
+    with Cluster(Topology(["primary", "replica"], [("primary", "replica")]), server=server) as c:
+        c.sql("primary", "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY); INSERT INTO d.t VALUES (1)")
+        _wait_rows(c, "replica", "SELECT id FROM d.t", [["1"]], timeout=5)
+        pids = c.pids()
+        assert len(pids) == 2
+        for pid in pids.values():
+            with open(f"/proc/{pid}/status") as f:
+                uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+            assert set(map(int, uids)) == {user.pw_uid}
+        for node in ("primary", "replica"):
+            for where, dirs, files in os.walk(os.path.join(c.root, node)):
+                for name in [where, *(os.path.join(where, n) for n in dirs + files)]:
+                    assert os.lstat(name).st_uid == user.pw_uid, name
+        assert stat.S_IMODE(os.stat(os.path.join(c.root, "client.cnf")).st_mode) == 0o600
+        assert os.stat(os.path.join(c.root, "client.cnf")).st_uid == 0  # the password stays root's
+
+
 def test_chain_and_fan_out(server):
     topology = Topology(["a", "b", "c", "d"], [("a", "b"), ("b", "c"), ("a", "d")])
     with Cluster(topology, server=server) as c:
@@ -395,7 +417,9 @@ def test_teardown_leaves_no_process_and_no_directory(server, body_raises):
         with Cluster(Topology(["a", "b"], [("a", "b")]), server=server) as c:
             seen.update(pids=list(c.pids().values()), root=c.root)
             assert len(seen["pids"]) == 2 and all(_alive(p) for p in seen["pids"])
-            for path in (c.root, c.node_dir("a"), c.datadir("a"), c.node_dir("b"), c.datadir("b")):
+            # as root the service user passes through the root to its node's directory, and lists nothing
+            assert stat.S_IMODE(os.stat(c.root).st_mode) == (0o711 if os.geteuid() == 0 else 0o700)
+            for path in (c.node_dir("a"), c.datadir("a"), c.node_dir("b"), c.datadir("b")):
                 assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
             if body_raises:
                 raise _Boom()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import re
-import shutil
-import tempfile
 import time
 
 import pytest
@@ -321,13 +319,6 @@ def test_gtid_positions_and_binlog_bytes(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # With a real server
 
-
-@pytest.fixture
-def short_tmp():
-    """A Unix socket path must fit in 108 bytes: pytest's own tmp_path under xdist is too deep."""
-    d = tempfile.mkdtemp(prefix="rc-")
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
