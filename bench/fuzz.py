@@ -42,7 +42,7 @@ def save(crashes: Path, seed: int, number: int, kind: str, detail: dict) -> Path
     d = crashes / f"{len(list(crashes.iterdir())):03d}-{slug}"
     d.mkdir()
     (d / "case.json").write_text(detail["case"])
-    (d / "stderr.txt").write_text(detail["stderr"])
+    (d / "stderr.txt").write_text(detail["stderr"], errors="backslashreplace")  # argv may hold surrogates
     (d / "README").write_text(f"{kind}: {detail['signature']}\nseed {seed}, case {number}\n"
                               f"replay: .venv/bin/python bench/fuzz.py --replay {d / 'case.json'}\n")
     return d

@@ -3,6 +3,7 @@ usage, 3 replcheck itself failed (an internal error: never read as a verdict).""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -537,15 +538,22 @@ def _stop(signum, frame):
     raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
-def _on_signals() -> None:
-    """SIGTERM and SIGINT raise, and are remembered: an extension that was running when one came
-    (jsonschema-rs, pyarrow) may hand the exception back as another, which is still the signal."""
+@contextlib.contextmanager
+def _on_signals():
+    """SIGTERM and SIGINT raise while a command runs, and are remembered: an extension that was
+    running when one came (jsonschema-rs, pyarrow) may hand the exception back as another, which is
+    still the signal. The handlers are the caller's again afterwards (main also runs in-process)."""
     _stopped_by.clear()
-    if threading.current_thread() is not threading.main_thread():
-        return
+    mine = threading.current_thread() is threading.main_thread()
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)} if mine else {}
     for sig, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
-        if signal.getsignal(sig) == default:
+        if mine and before[sig] == default:
             signal.signal(sig, _stop)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def _stopped() -> int:
@@ -565,9 +573,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
-        _on_signals()
-        args = build_parser().parse_args(argv)
-        return args.fn(args)
+        with _on_signals():
+            args = build_parser().parse_args(argv)
+            return args.fn(args)
     except (Exception, KeyboardInterrupt, Terminated) as e:
         if _stopped_by:  # whatever the signal became on its way out
             return _stopped()

@@ -301,7 +301,7 @@ def write_reports(report: dict, out: Path) -> None:
 # -- gates ----------------------------------------------------------------------------------------
 def gate_snapshot(report: dict, name: str, description: str) -> str:
     """A gate file pinning every verdict of the report, to review and commit."""
-    lines = [f"# Gate {name}: the pinned verdict of every requirement for every source.",
+    lines = [f"# Gate {io.printable(name)}: the pinned verdict of every requirement for every source.",
              "# `replcheck gate THIS RESULTS...` exits 1 on any difference; regenerate with --write after review.",
              "", "[gate]", f"name = {json.dumps(name)}", f"description = {json.dumps(description)}"]
     for source in report["sources"]:

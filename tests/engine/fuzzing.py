@@ -34,7 +34,6 @@ work: the fuzzer replaces those entry points by a stop (the case got past every 
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import io as _io
 import json
@@ -55,8 +54,9 @@ from unittest import mock
 from replcheck import __version__, campaign, cli, io, systems
 from replcheck.harness.system import MariaDB
 
+from mutations import ODD_TOKENS, OPERATORS, mutate_json_document, mutate_json_lines, mutate_text  # noqa: F401 (OPERATORS: the tests')
+
 REPO = Path(__file__).resolve().parents[2]
-US = 1_000_000
 
 
 # -- cases and their outcome ----------------------------------------------------------------------
@@ -70,6 +70,9 @@ class Case:
     names: tuple[str, ...] = ()  # an exit-2 message names one of these (the input file or argument)
     located: bool = False  # the input has lines or fields: the message gives one
     outputs: tuple[str, ...] = ()  # what a failed run leaves as it was
+    foreign: tuple[str, ...] = ()  # someone else's files: any run leaves them as they were
+    links: dict[str, str] = field(default_factory=dict)  # relative path -> where the symbolic link points
+    refuse: bool = False  # the command must refuse its --out (a foreign one) before it starts any work
 
     def to_json(self) -> str:
         d = asdict(self)
@@ -82,12 +85,14 @@ class Case:
         d = json.loads(text)
         for k in ("files", "fifos"):
             d[k] = {p: c.encode("latin-1") for p, c in d[k].items()}
-        d["names"], d["outputs"] = tuple(d["names"]), tuple(d["outputs"])
+        for k in ("names", "outputs", "foreign"):
+            d[k] = tuple(d.get(k, ()))
         return Case(**d)
 
 
 FINE, STOPPED, TRACEBACK, HANG, BAD_MESSAGE, HALF_WRITTEN = "fine", "stopped", "traceback", "hang", "bad message", "half-written"
-DEFECTS = (TRACEBACK, HANG, BAD_MESSAGE, HALF_WRITTEN)
+CLOBBERED, UNESCAPED = "clobbered", "unescaped"
+DEFECTS = (TRACEBACK, HANG, BAD_MESSAGE, HALF_WRITTEN, CLOBBERED, UNESCAPED)
 
 
 @dataclass
@@ -181,6 +186,8 @@ def materialise(case: Case, folder: Path) -> list[str]:
         (folder / rel).write_bytes(content)
     for rel in case.fifos:
         os.mkfifo(folder / rel)
+    for rel, to in case.links.items():
+        (folder / rel).symlink_to(to)
     return [a.replace("{dir}", str(folder)) for a in case.argv]
 
 
@@ -188,7 +195,7 @@ def run_case(case: Case, timeout: float = 10.0, main: Callable[[list[str]], int]
     folder = Path(tempfile.mkdtemp(prefix="replcheck-fuzz-"))
     try:
         argv = materialise(case, folder)
-        before = {p: _state(folder / p) for p in case.outputs}
+        before = {p: _state(folder / p) for p in case.outputs + case.foreign}
         done = threading.Event()
         feeders = [_feed(folder / rel, content, done) for rel, content in case.fifos.items()]
         out, err = _io.StringIO(), _io.StringIO()
@@ -211,16 +218,24 @@ def run_case(case: Case, timeout: float = 10.0, main: Callable[[list[str]], int]
             for t in feeders:
                 t.join()
         stderr = err.getvalue() if not err.closed else ""
-        return classify(case, folder, code, stderr, before)
+        return classify(case, folder, code, stderr, before, out.getvalue())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def classify(case: Case, folder: Path, code: int | str, stderr: str, before: dict) -> Outcome:
+def classify(case: Case, folder: Path, code: int | str, stderr: str, before: dict, stdout: str = "") -> Outcome:
     if code == "hang":
         return Outcome(HANG, code, stderr, f"hang in {case.target}")
     if code == cli.EXIT_INTERNAL or code == "raised":
         return Outcome(TRACEBACK, code, stderr, traceback_signature(stderr))
+    clobbered = [p for p in case.foreign if _state(folder / p) != before[p]]
+    if clobbered:
+        return Outcome(CLOBBERED, code, stderr, f"{case.target}: changed someone else's {clobbered[0]} (exit {code})")
+    if case.refuse and code != cli.EXIT_USAGE:
+        return Outcome(CLOBBERED, code, stderr, f"{case.target}: took someone else's --out (exit {code})")
+    raw = _unescaped(folder / "out", stdout + stderr)
+    if raw:
+        return Outcome(UNESCAPED, code, stderr, f"{case.target}: {raw}")
     if code not in (cli.EXIT_OK, cli.EXIT_VIOLATION) and not str(code).startswith("stop:"):
         changed = [p for p in case.outputs if _state(folder / p) != before[p] or _staging_left(folder / p)]
         if changed:
@@ -229,6 +244,24 @@ def classify(case: Case, folder: Path, code: int | str, stderr: str, before: dic
         if problem:
             return Outcome(BAD_MESSAGE, code, stderr, f"{case.target}: {problem}: {_shape(stderr, folder)}")
     return Outcome(STOPPED if str(code).startswith("stop:") else FINE, code, stderr)
+
+
+TERMINAL_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but newline and tab
+MARKUP = (".html", ".md", ".xml")
+
+
+def _unescaped(out: Path, terminal: str) -> str:
+    """Where a control reached the terminal, or a control or raw markup a file of the run, or ''."""
+    if TERMINAL_CONTROLS.search(terminal):
+        return "a terminal control on stdout or stderr"
+    for p in sorted(out.rglob("*")) if out.is_dir() else ():
+        if p.is_file() and not p.is_symlink() and p.stat().st_size < 50_000_000:
+            text = p.read_bytes().decode("utf-8", "replace")
+            if TERMINAL_CONTROLS.sub("", text.replace("\r", "")) != text.replace("\r", ""):
+                return f"a control character in {p.suffix or p.name}"
+            if p.suffix in MARKUP and "<script>alert" in text:
+                return f"raw markup in {p.suffix}"
+    return ""
 
 
 def _shape(stderr: str, folder: Path) -> str:
@@ -279,207 +312,6 @@ def message_problem(case: Case, folder: Path, stderr: str) -> str:
         if not LOCATION.match(rest) and not re.search(r"\bline \d+|end of document", rest) and not any(w in rest for w in WHOLE_FILE):
             return "names no line or field"
     return ""
-
-
-# -- mutation operators ---------------------------------------------------------------------------
-class Raw:
-    """JSON text put in as it is: what json.dumps cannot write (NaN, 1e999, deep nesting, duplicate keys)."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-
-DEEP = 50_000
-ODD_VALUES: list[Any] = [
-    None, True, False, 0, -1, 1.5, -0.0, "", "x", "A\n", "\x1b[2J", "\u202e", "Z", "mutant:none", [], {}, [1], {"a": 1},
-    2**31, 2**63, -(2**63) - 1, 10**30, 10**18, -10**18, 2**62,
-    Raw("1e308"), Raw("-1e308"), Raw("1e999"), Raw("NaN"), Raw("-Infinity"), Raw("9" * 5000), Raw("1E400"),
-    Raw('"\\ud800"'), Raw('"\\u0000"'), Raw("[" * DEEP + "]" * DEEP), Raw('{"a":' * 3000 + "1" + "}" * 3000),
-]
-ODD_TOKENS = ["", " ", "-1", "0", "1.5", "1e3", "2147483648", "9223372036854775808", "9" * 5000, "\u0663", "\u00b2",
-              "0x10", " 7", "7 ", "nan", "inf", "-inf", "true", "[1, 2]", "{a = 1}", '"x"', "'x'", '"A\\n"', "[[[[",
-              "\x00", "\x1b[2J", "\u202e", "=", "[section]", '"unterminated', "1979-05-27T07:32:00Z"]
-ODD_BYTES = [b"\xff", b"\xfe\xff", b"\xc3", b"\xed\xa0\x80", b"\x00", b"\x1b", b"\r", b"\xef\xbb\xbf", b"\x85", b"\xe2\x80\xa8"]
-
-
-def _paths(doc: Any, limit: int = 2000) -> list[tuple]:
-    """Every node's path (keys and indices), breadth first, at most `limit`."""
-    out, queue = [()], [((), doc)]
-    while queue and len(out) < limit:
-        path, node = queue.pop(0)
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for k, v in items:
-            out.append(path + (k,))
-            queue.append((path + (k,), v))
-    return out
-
-
-def _get(doc: Any, path: tuple) -> Any:
-    for k in path:
-        doc = doc[k]
-    return doc
-
-
-def _with(doc: Any, path: tuple, value: Any) -> Any:
-    if not path:
-        return value
-    _get(doc, path[:-1])[path[-1]] = value
-    return doc
-
-
-def dumps(doc: Any, indent: int | None = None) -> str:
-    """json.dumps with Raw values as their text."""
-    raws: list[str] = []
-
-    def swap(node):
-        if isinstance(node, Raw):
-            raws.append(node.text)
-            return f"\ue000{len(raws) - 1}\ue000"
-        if isinstance(node, dict):
-            return {k: swap(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [swap(v) for v in node]
-        return node
-    text = json.dumps(swap(doc), ensure_ascii=False, indent=indent)
-    return re.sub('"\ue000(\\d+)\ue000"', lambda m: raws[int(m.group(1))], text)
-
-
-def odd_value(rng: random.Random, old: Any) -> Any:
-    if isinstance(old, int) and not isinstance(old, bool) and rng.random() < 0.3:  # near the original: an edge
-        return rng.choice([old - 1, old + 1, -old, old * 10**6, old + 0.5, str(old)])
-    # a copy: a later mutation of the doc must not change the shared value (or put it inside itself)
-    return copy.deepcopy(rng.choice(ODD_VALUES))
-
-
-def json_value(rng: random.Random, doc: Any) -> Any:
-    path = rng.choice(_paths(doc))
-    return _with(doc, path, odd_value(rng, _get(doc, path)))
-
-
-def json_key(rng: random.Random, doc: Any) -> Any:
-    """Drop, rename or duplicate a key, swap two keys' values, or add an unknown one."""
-    objects = [p for p in _paths(doc) if isinstance(_get(doc, p), dict) and _get(doc, p)]
-    if not objects:
-        return json_value(rng, doc)
-    path = rng.choice(objects)
-    obj = _get(doc, path)
-    keys = list(obj)
-    key = rng.choice(keys)
-    how = rng.randrange(5)
-    if how == 0:
-        del obj[key]
-    elif how == 1:
-        obj[key + rng.choice(["_", "X", " ", "\n"])] = obj.pop(key)
-    elif how == 2:  # a duplicate key: JSON text allows it, the last one wins
-        body = dumps(obj)[1:-1]
-        return _with(doc, path, Raw("{" + body + ", " + json.dumps(key) + ": " + dumps(odd_value(rng, obj[key])) + "}"))
-    elif how == 3 and len(keys) > 1:
-        other = rng.choice(keys)
-        obj[key], obj[other] = obj[other], obj[key]
-    else:
-        obj[rng.choice(["unknown", "_line", "extra", "t", "node"])] = odd_value(rng, None)
-    return doc
-
-
-def json_node_ref(rng: random.Random, doc: Any) -> Any:
-    """A string that names a node, a transaction or a system becomes one that names nothing."""
-    strings = [p for p in _paths(doc) if isinstance(_get(doc, p), str)]
-    if not strings:
-        return json_value(rng, doc)
-    path = rng.choice(strings)
-    old = _get(doc, path)
-    return _with(doc, path, rng.choice(["Z", old + "2", old.lower(), old + "\n", old * 50, "A" if old != "A" else "B"]))
-
-
-def json_time(rng: random.Random, doc: Any) -> Any:
-    """A time or count at its extremes: times are what the simulator loops over."""
-    ints = [p for p in _paths(doc) if isinstance(_get(doc, p), int) and not isinstance(_get(doc, p), bool)]
-    if not ints:
-        return json_value(rng, doc)
-    return _with(doc, rng.choice(ints), rng.choice([0, -1, 1, 2**53, 2**62, 2**63 - 1, 2**64, 10**12, 3600 * US, 86400 * 365 * US]))
-
-
-JSON_OPS = (json_value, json_key, json_node_ref, json_time)
-
-
-def lines_op(rng: random.Random, text: str) -> str:
-    lines = text.split("\n")
-    i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
-    how = rng.randrange(6)
-    if how == 0:
-        del lines[i]
-    elif how == 1:
-        lines.insert(i, lines[j])
-    elif how == 2:
-        lines[i], lines[j] = lines[j], lines[i]
-    elif how == 3:
-        lines.insert(i, rng.choice(["", " ", "\t", "null", "[]", "{}", "#"]))
-    elif how == 4:  # the value of a `key = value` line, or the whole line
-        key, eq, _ = lines[i].partition("=")
-        lines[i] = (key + eq + " " if eq else "") + rng.choice(ODD_TOKENS)
-    else:
-        lines = lines[:i]
-    return "\n".join(lines)
-
-
-def bytes_op(rng: random.Random, data: bytes) -> bytes:
-    how = rng.randrange(5)
-    at = rng.randrange(len(data) + 1)
-    if how == 0:
-        return data[:at]
-    if how == 1:
-        return data[:at] + rng.choice(ODD_BYTES) + data[at:]
-    if how == 2:
-        return data.replace(b"\n", b"\r\n")
-    if how == 3:
-        return rng.choice([b"", b"\n", b"\n\n", b" ", b"\xef\xbb\xbf"]) + (data if rng.random() < 0.5 else b"")
-    return data.rstrip(b"\n") if rng.random() < 0.5 else data + b"\n" * rng.randrange(1, 4)
-
-
-def mutate_json_lines(rng: random.Random, text: str, ops: list[Callable]) -> bytes:
-    """JSON Lines, one JSON value per line."""
-    lines = text.rstrip("\n").split("\n")
-    for op in ops:
-        i = rng.randrange(len(lines))
-        doc = _loads(lines[i])
-        if op in JSON_OPS and doc is not None:
-            lines[i] = dumps(op(rng, doc))
-        elif op is not bytes_op:  # a JSON operator on a line no longer JSON works on the lines
-            lines = lines_op(rng, "\n".join(lines)).split("\n")
-    return _bytes_ops(rng, ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"), ops)
-
-
-def mutate_json_document(rng: random.Random, text: str, ops: list[Callable]) -> bytes:
-    """One JSON document over many lines: the JSON operators first, then the others on its lines."""
-    doc = json.loads(text)
-    for op in ops:
-        if op in JSON_OPS:
-            doc = op(rng, doc)
-    return mutate_text(rng, dumps(doc, indent=1), [op for op in ops if op not in JSON_OPS])
-
-
-def _loads(line: str) -> Any:
-    try:
-        return json.loads(line)
-    except (ValueError, RecursionError):  # a Raw value (NaN, deep nesting, ...) or a mutated line
-        return None
-
-
-def mutate_text(rng: random.Random, text: str, ops: list[Callable]) -> bytes:
-    for op in ops:
-        if op is not bytes_op:  # no JSON here: a JSON operator works on the lines
-            text = lines_op(rng, text)
-    return _bytes_ops(rng, text.encode("utf-8", "surrogatepass"), ops)
-
-
-def _bytes_ops(rng: random.Random, data: bytes, ops: list[Callable]) -> bytes:
-    for op in ops:
-        if op is bytes_op:
-            data = op(rng, data)
-    return data
-
-
-OPERATORS = (*JSON_OPS, lines_op, bytes_op)
 
 
 # -- the real inputs ------------------------------------------------------------------------------
@@ -631,7 +463,66 @@ class ArgTarget:
                     names=tuple(n for n in names if len(n) <= 60), outputs=outputs)
 
 
-TARGETS: dict[str, FileTarget | ArgTarget] = {t.name: t for t in FILE_TARGETS} | {f"args:{c}": ArgTarget(c) for c in ARG_TEMPLATES}
+# Each command that writes an output, with everything but the output valid; `{out}` is its --out.
+DIRECTORY_WRITERS = {  # command -> (argv, the kind of replcheck output it replaces or adds to)
+    "verify": (("verify", "--seed", "1", "--examples", "1", "--systems", "model:wl344", "--histories", "{dir}/hist",
+                "--no-tlc", "--out", "{out}"), "report"),
+    "conform": (("conform", "--server", "mariadb", "--history", "{dir}/hist/h.jsonl", "--out", "{out}"), "report"),
+    "report": (("report", "{dir}/r.json", "--out", "{out}", "--title", "{title}"), "report"),
+    "replay": (("replay", "3", "1", "--system", "model:wl344", "--out", "{out}"), "replay"),
+    "campaign": (("campaign", "--histories", "3", "--seed", "1", "--systems", "model:wl344", "--chunk", "2",
+                  "--master", "local[1]", "--out", "{out}"), "campaign"),
+}
+FILE_WRITERS = {
+    "simulate": ("simulate", "{dir}/hist/h.jsonl", "--system", "model:wl344", "--out", "{out}"),
+    "shrink": ("shrink", "4", "0", "--system", "mutant:start-timestamp", "--requirement", "WL7318.F3", "--out", "{out}"),
+    "gate": ("gate", "{out}", "{dir}/r.json", "--write", "--name", "{title}", "--description", "{title}"),
+}
+# What may already be at --out: nothing, an empty folder, someone else's folder, file or link, or a replcheck output.
+AT_OUT = ("nothing", "empty", "folder", "file", "link", "report", "replay", "campaign")
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    """A writer whose --out already holds something: someone else's data is never changed, and a
+    directory writer refuses it before any work; text passed in (a title, a name) reaches no output raw."""
+
+    command: str
+
+    def make(self, rng: random.Random, seed_index: int, ops: list[Callable]) -> Case:
+        from mutations import HOSTILE_TEXTS
+
+        directory = self.command in DIRECTORY_WRITERS
+        argv, kind = DIRECTORY_WRITERS[self.command] if directory else (FILE_WRITERS[self.command], None)
+        at = rng.choice(AT_OUT)
+        title = rng.choice(HOSTILE_TEXTS + ["t"])
+        argv = [a.replace("{out}", "{dir}/out/x").replace("{title}", title) for a in argv]
+        history = seeds()["history"][seed_index % len(seeds()["history"])].encode()
+        files = {"hist/h.jsonl": history, "r.json": seeds()["results"][seed_index % 2].encode()}
+        dirs, foreign = ["out"], []
+        marker = lambda k: json.dumps({"schema": "replcheck.output/1", "kind": k}).encode()  # noqa: E731
+        if at == "empty":
+            dirs.append("out/x")
+        elif at in ("folder", "link"):
+            where = "out/x" if at == "folder" else "elsewhere"
+            files |= {f"{where}/thesis.txt": b"years of work", f"{where}/photos/a.jpg": b"\xff\xd8\xff"}
+            foreign.append(where)
+        elif at == "file":
+            files["out/x"] = b"someone's notes"
+            foreign += [] if not directory else ["out/x"]  # a file writer replaces a regular file: its promise
+        elif at == "campaign":
+            files["out/x/campaign.json"] = seeds()["campaign"][0].encode()
+        else:
+            files |= {"out/x/.replcheck-output": marker(at), "out/x/results.json": b"{}"}
+        refuse = at in ("folder", "file", "link") and (directory or at != "file") or (
+            directory and at in ("report", "replay", "campaign") and at != kind)
+        return Case(f"outputs:{self.command}", argv, files, dirs=dirs, names=("{dir}/out/x", "x", "{dir}/hist/h.jsonl"), foreign=tuple(foreign),
+                    refuse=refuse, links={"out/x": "../elsewhere"} if at == "link" else {})
+
+
+TARGETS: dict[str, FileTarget | ArgTarget | OutputTarget] = (
+    {t.name: t for t in FILE_TARGETS} | {f"args:{c}": ArgTarget(c) for c in ARG_TEMPLATES}
+    | {f"outputs:{c}": OutputTarget(c) for c in [*DIRECTORY_WRITERS, *FILE_WRITERS]})
 
 
 def case_from(target: str, rng: random.Random) -> Case:

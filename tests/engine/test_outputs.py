@@ -193,3 +193,10 @@ def test_a_trace_written_to_stdout_is_json_that_passes_the_terminal_unchanged(tm
 
     text = io.dumps_lines({"name": "a\x85b\x1b"}, [])
     assert json.loads(text) == {"name": "a\x85b\x1b"} and "\x85" not in text and "\x1b" not in text
+
+
+def test_a_gate_name_reaches_the_gate_file_escaped(tmp_path, capsys):
+    gate = tmp_path / "g.toml"
+    assert main(["gate", str(gate), results_file(tmp_path), "--write", "--name", HOSTILE, "--description", HOSTILE]) == 0
+    text = gate.read_text()
+    assert not any(c in text for c in "\x1b\x07\x00\x85") and "\\x1b]0;pwned" in text

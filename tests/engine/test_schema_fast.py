@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import fuzzing
+import mutations
 from replcheck import io, systems
 from replcheck.spec import ROOT as SPEC
 
@@ -50,7 +50,7 @@ def test_fast_check_never_passes_what_the_full_check_refuses(seed):
     for _ in range(1500):
         kind, line = rng.choice(lines)
         line = json.loads(json.dumps({k: v for k, v in line.items() if not k.startswith("_")}))
-        mutated = fuzzing.dumps(rng.choice(fuzzing.JSON_OPS)(rng, line))
+        mutated = mutations.dumps(rng.choice(mutations.JSON_OPS)(rng, line))
         try:
             doc = io.parse_json(mutated, "fuzzed", 1)
         except io.InputError:
