@@ -473,9 +473,8 @@ DIRECTORY_WRITERS = {  # command -> (argv, the kind of replcheck output it repla
     "campaign": (("campaign", "--histories", "3", "--seed", "1", "--systems", "model:wl344", "--chunk", "2",
                   "--master", "local[1]", "--out", "{out}"), "campaign"),
 }
-FILE_WRITERS = {
+FILE_WRITERS = {  # shrink writes as simulate does (io.write_atomic), a search slower by a hundred
     "simulate": ("simulate", "{dir}/hist/h.jsonl", "--system", "model:wl344", "--out", "{out}"),
-    "shrink": ("shrink", "4", "0", "--system", "mutant:start-timestamp", "--requirement", "WL7318.F3", "--out", "{out}"),
     "gate": ("gate", "{out}", "{dir}/r.json", "--write", "--name", "{title}", "--description", "{title}"),
 }
 # What may already be at --out: nothing, an empty folder, someone else's folder, file or link, or a replcheck output.
