@@ -31,7 +31,7 @@ from typing import Callable, Iterator
 
 from replcheck import __version__, coverage, io, outfs, systems
 from replcheck.outfs import Out
-from replcheck.spark import ClusterError, cluster_cause, session as spark_session
+from replcheck.spark import ClusterError, cluster_cause, first_line, session as spark_session
 from replcheck.generate import GENERATOR, generate
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 
@@ -291,42 +291,51 @@ def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]
     OUT/summary.json). A failure of Spark or the cluster is a ClusterError naming its cause."""
     emit = emit or io.progress("campaign")
     out = _open(out)
-    _check_out(out, plan)
-    table = f"{out.uri.rstrip('/')}/table"
-    out.remove_temporaries()
-    started = time.monotonic()
-    own = spark is None
-    if own:
-        emit(f"starting Spark ({master or 'master from spark-submit'})")
-        spark = spark_session(master, verbose, conf=conf, ui=ui, ship=ship)
     try:
-        sc = spark.sparkContext
-        if ui:
-            emit(f"Spark UI: {sc.uiWebUrl}")
-        done = done_chunks(out)
-        pending = [c for c in plan.chunks() if c[0] not in done]
-        done_histories = sum(end - start for k, start, end in plan.chunks() if k in done)
-        findings = table_frame(spark, out).where("finding").count() if done else 0
-        if done:
-            emit(f"resuming: {len(done)} of {len(plan.chunks())} chunks already in {table}")
-        per_wave = wave or max(4 * sc.defaultParallelism, 1)
-        progress = Progress(plan, done_histories, findings, sc, emit)
-        with progress:
-            for w in range(0, len(pending), per_wave):
-                _run_wave(spark, plan, pending[w:w + per_wave], out, progress)
-                progress.show(force=w + per_wave >= len(pending))
-        df = table_frame(spark, out)
-        summary = summarise(spark, plan, df, table)
-        summary["coverage"] = coverage.of_table(df)
+        _check_out(out, plan)
+        out.remove_temporaries()
+        started = time.monotonic()
+        own = spark is None
+        if own:
+            emit(f"starting Spark ({master or 'master from spark-submit'})")
+            spark = spark_session(master, verbose, conf=conf, ui=ui, ship=ship)
+        try:
+            summary = _run_spark(spark, plan, out, emit, wave, ui)
+        finally:
+            if own:
+                spark.stop()
+        summary["campaign"]["seconds"] = round(time.monotonic() - started, 1)
+        out.write_text("summary.json", json.dumps(summary, indent=1))
+    except OSError as e:  # --out's filesystem: no such bucket, an endpoint that does not answer, no permission
+        raise ClusterError(f"--out {out}: {first_line(str(e))}") from None
     except Exception as e:
         if cause := cluster_cause(e):
             raise ClusterError(cause) from None
         raise
-    finally:
-        if own:
-            spark.stop()
-    summary["campaign"]["seconds"] = round(time.monotonic() - started, 1)
-    out.write_text("summary.json", json.dumps(summary, indent=1))
+    return summary
+
+
+def _run_spark(spark, plan: Plan, out: Out, emit: Callable[[str], None], wave: int | None, ui: bool) -> dict:
+    table = f"{out.uri.rstrip('/')}/table"
+    sc = spark.sparkContext
+    if ui:
+        emit(f"Spark UI: {sc.uiWebUrl}")
+    done = done_chunks(out)
+    pending = [c for c in plan.chunks() if c[0] not in done]
+    done_histories = sum(end - start for k, start, end in plan.chunks() if k in done)
+    findings = table_frame(spark, out).where("finding").count() if done else 0
+    if done:
+        emit(f"resuming: {len(done)} of {len(plan.chunks())} chunks already in {table}")
+    per_wave = wave or max(4 * sc.defaultParallelism, 1)
+    progress = Progress(plan, done_histories, findings, sc, emit)
+    with progress:
+        for w in range(0, len(pending), per_wave):
+            _run_wave(spark, plan, pending[w:w + per_wave], out, progress)
+            progress.show(force=w + per_wave >= len(pending))
+    df = table_frame(spark, out)
+    summary = summarise(spark, plan, df, table)
+    summary["coverage"] = coverage.of_table(df)
+    summary["campaign"]["spark"] = {"master": sc.master, "application": sc.applicationId, "ui": sc.uiWebUrl}
     return summary
 
 

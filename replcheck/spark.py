@@ -96,12 +96,13 @@ def check_master(master: str | None) -> None:
 
 def session(master: str | None, verbose: bool = False, app: str = "replcheck campaign",
             conf: tuple[tuple[str, str], ...] = (), ui: bool = False, ship: str = "zip"):
-    """A session whose JVM logs only errors (or INFO with verbose) and draws no progress bar, with
+    """A session whose JVM logs nothing (INFO with verbose) and draws no progress bar, with
     the user's settings last (they win), and replcheck shipped as `ship` says."""
     from pyspark.sql import SparkSession
 
     check_master(master)
-    level = "info" if verbose else "error"
+    # without --verbose nothing: a failure reaches the user as one line naming its cause (cluster_cause)
+    level = "info" if verbose else "off"
     log4j = _scratch() / f"log4j2-{level}.properties"
     if not log4j.exists():
         io.write_atomic(log4j, LOG4J.format(level=level))
@@ -123,7 +124,7 @@ def session(master: str | None, verbose: bool = False, app: str = "replcheck cam
     try:
         spark = builder.getOrCreate()
     except Exception as e:  # the JVM's reason, on one line
-        raise ClusterError(f"--master {master or 'of spark-submit'}: Spark did not start: {_first_line(str(e))}") from None
+        raise ClusterError(f"--master {master or 'of spark-submit'}: Spark did not start: {first_line(str(e))}") from None
     finally:
         restore()
     spark.sparkContext.setLogLevel(level.upper())
@@ -161,7 +162,7 @@ def _add(z: zipfile.ZipFile, node, arc: str) -> None:
             z.writestr(info, child.read_bytes(), zipfile.ZIP_DEFLATED)
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
     return io.printable(text.strip().splitlines()[0] if text.strip() else "no message")[:300]
 
 
@@ -177,10 +178,12 @@ def cluster_cause(e: BaseException) -> str | None:
     if m := re.search(r"(?:ModuleNotFoundError|ImportError): ([^\n]*)", text):
         return (f"an executor's Python cannot import what a task needs ({m.group(1).strip()}): with --ship zip the "
                 "nodes need replcheck's dependencies, with --ship installed replcheck too (docs/cluster.md)")
+    if m := re.search(r"\n(?:OSError|PermissionError|FileNotFoundError|ConnectionError|TimeoutError): ([^\n]*)", text):
+        return f"a task could not write or read --out: {m.group(1).strip()}"
     if "Traceback (most recent call last)" in text:
         return None
     if m := re.search(r"Job aborted due to stage failure: ([^\n]*)", text):
-        return _first_line(m.group(1))
+        return first_line(m.group(1))
     if re.search(r"SparkContext (was shut down|has been shutdown)|stopped SparkContext", text):
         return "the cluster stopped this application (its master or every executor was lost)"
-    return _first_line(text)
+    return first_line(text)
