@@ -196,6 +196,8 @@ def _open(out: str | os.PathLike | Out) -> Out:
         return outfs.as_out(out)
     except outfs.OutError as e:
         raise CampaignError(str(e)) from None
+    except OSError as e:
+        raise ClusterError(f"--out {out}: {first_line(str(e))}") from None
 
 
 def _check_out(out: str | os.PathLike | Out, plan: Plan) -> None:

@@ -156,8 +156,8 @@ def open_out(text: str | os.PathLike) -> Out:
     url = "s3" + text[len("s3a"):] if scheme == "s3a" else text  # the same bucket and key
     out = Out(text, url)
     try:
-        out.fs
-    except Exception as e:  # pyarrow's ArrowInvalid/OSError: a URI it cannot open (no bucket, no libhdfs)
+        out.fs  # an OSError (an S3 region not found, no libhdfs) is the environment's: the caller's to say
+    except ValueError as e:  # pyarrow's ArrowInvalid: a URI it cannot parse
         raise OutError(f"--out {text}: {str(e).strip().splitlines()[0]}") from None
     return out
 

@@ -215,6 +215,8 @@ def test_a_campaign_killed_mid_run_resumes_to_the_same_table(spark, tmp_path):
     (["--master", "lokal[2]"], "--master: 'lokal[2]' is not a Spark master URL"),
     (["--chunk", "0"], "--chunk: 0 is not positive"),
     (["--families", "delay,nope"], "unknown family 'nope'"),
+    (["--conf", "spark.ui.enabled"], "--conf: 'spark.ui.enabled' is not KEY=VALUE"),
+    (["--out", "ftp://host/c"], "--out ftp://host/c: scheme 'ftp' is not one of file, s3, s3a, gs, hdfs"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
     assert cli.main(["campaign", "--out", str(tmp_path / "c"), *argv]) == 2
