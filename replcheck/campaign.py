@@ -31,7 +31,7 @@ from typing import Callable, Iterator
 
 from replcheck import __version__, coverage, io, outfs, systems
 from replcheck.outfs import Out
-from replcheck.spark import ClusterError, cluster_cause, first_line, session as spark_session
+from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, session as spark_session
 from replcheck.generate import GENERATOR, generate
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 
@@ -322,6 +322,7 @@ def _run_spark(spark, plan: Plan, out: Out, emit: Callable[[str], None], wave: i
     sc = spark.sparkContext
     if ui:
         emit(f"Spark UI: {sc.uiWebUrl}")
+    await_executors(sc)
     done = done_chunks(out)
     pending = [c for c in plan.chunks() if c[0] not in done]
     done_histories = sum(end - start for k, start, end in plan.chunks() if k in done)

@@ -16,6 +16,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 import zipfile
 from importlib.resources import files
 from pathlib import Path
@@ -45,6 +46,9 @@ appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
 # as a shell, and Spark announces the shell's log level).
 JVM_NOISE = (b"WARNING: Using incubator modules", b'Setting default log level to "WARN"',
              b"To adjust logging level use sc.setLogLevel")
+
+
+EXECUTOR_WAIT = "spark.replcheck.executorWait"  # seconds, a setting of ours among Spark's (--conf)
 
 
 class ClusterError(Exception):
@@ -124,13 +128,27 @@ def session(master: str | None, verbose: bool = False, app: str = "replcheck cam
     try:
         spark = builder.getOrCreate()
     except Exception as e:  # the JVM's reason, on one line
-        raise ClusterError(f"--master {master or 'of spark-submit'}: Spark did not start: {first_line(str(e))}") from None
+        raise ClusterError(f"--master {master or 'of spark-submit'}: Spark did not start: {cluster_cause(e) or first_line(str(e))}") from None
     finally:
         restore()
     spark.sparkContext.setLogLevel(level.upper())
     if ship == "zip":
         spark.sparkContext.addPyFile(str(package_zip(_scratch())))
     return spark
+
+
+def await_executors(sc) -> None:
+    """On a cluster, the first executor or a ClusterError: a cluster without the cores or memory
+    the application asks for would leave its first job waiting for ever, with no word of why."""
+    if sc.master.startswith("local[") or sc.master == "local" or sc.getConf().get("spark.dynamicAllocation.enabled") == "true":
+        return  # local: the driver is the executor; dynamic allocation asks for executors only once a job waits
+    wait = float(sc.getConf().get(EXECUTOR_WAIT, "300"))
+    deadline = time.monotonic() + wait
+    while not sc._jsc.sc().getExecutorIds().size():
+        if time.monotonic() > deadline:
+            raise ClusterError(f"no executor in {wait:g} s: the cluster has not the free cores or memory this application "
+                               f"asks for (spark.executor.cores, spark.executor.memory; {EXECUTOR_WAIT} sets the wait)")
+        time.sleep(0.5)
 
 
 def package_zip(into: Path) -> Path:
@@ -186,4 +204,6 @@ def cluster_cause(e: BaseException) -> str | None:
         return first_line(m.group(1))
     if re.search(r"SparkContext (was shut down|has been shutdown)|stopped SparkContext", text):
         return "the cluster stopped this application (its master or every executor was lost)"
+    if m := re.search(r"\n: ([^\n]+)", text):  # Py4J's "calling X.\n: the Java exception: its message"
+        return first_line(m.group(1))
     return first_line(text)

@@ -226,3 +226,12 @@ def test_an_unreachable_master_is_one_line_and_exit_3(kit):
     assert code == 3
     assert err.splitlines()[-1].startswith(f"replcheck: error: campaign: --master spark://127.0.0.1:{port}: unreachable")
     assert "Traceback" not in err
+
+
+def test_a_cluster_without_the_resources_asked_for_is_one_line_and_exit_3(kit):
+    """Executors of 2 cores on a worker of 1: none can start, and the job would wait for ever."""
+    code, _, err = campaign(kit, "--master", "local-cluster[1,1,1024]", "--out", "no-resources", "--conf",
+                            "spark.executor.cores=2", "--conf", "spark.replcheck.executorWait=5")
+    assert code == 3, err
+    assert err.splitlines()[-1].startswith("replcheck: error: campaign: no executor in 5 s: the cluster has not the free cores")
+    assert "Traceback" not in err

@@ -60,3 +60,11 @@ def test_a_python_failure_in_a_task_is_replchecks_but_a_lost_executor_the_cluste
                      "failed 4 times, most recent failure: Lost task 0.3 (executor 2): ExecutorLostFailure (executor 2 exited)\n\tat x")
     assert spark.cluster_cause(lost).startswith("Task 0 in stage 1.0 failed 4 times") and "\n" not in spark.cluster_cause(lost)
     assert spark.cluster_cause(KeyError("x")) is None
+
+
+def test_a_java_failure_is_named_by_its_exception_not_by_py4js_call():
+    from py4j.protocol import Py4JError
+
+    failed = Py4JError("An error occurred while calling None.org.apache.spark.api.java.JavaSparkContext.\n"
+                       ": org.apache.spark.SparkException: Asked to launch cluster with 1024 MiB/worker\n\tat x")
+    assert spark.cluster_cause(failed) == "org.apache.spark.SparkException: Asked to launch cluster with 1024 MiB/worker"
