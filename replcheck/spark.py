@@ -140,7 +140,7 @@ def session(master: str | None, verbose: bool = False, app: str = "replcheck cam
 def await_executors(sc) -> None:
     """On a cluster, the first executor or a ClusterError: a cluster without the cores or memory
     the application asks for would leave its first job waiting for ever, with no word of why."""
-    if sc.master.startswith("local[") or sc.master == "local" or sc.getConf().get("spark.dynamicAllocation.enabled") == "true":
+    if _is_local(sc.master) or sc.getConf().get("spark.dynamicAllocation.enabled") == "true":
         return  # local: the driver is the executor; dynamic allocation asks for executors only once a job waits
     wait = float(sc.getConf().get(EXECUTOR_WAIT, "300"))
     deadline = time.monotonic() + wait
