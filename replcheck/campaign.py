@@ -2,18 +2,19 @@
 
 History i of seed S is `generate(S, i)` (replcheck/generate.py), so a campaign needs no input
 data and any row can be reproduced from (seed, index, system). The N indices are cut into
-fixed chunks; each chunk is one Spark task, and each wave of chunks one Spark job writing the
-Parquet table `OUT/table/`, partitioned by chunk with dynamic partition overwrite: a chunk's
-directory appears (by rename, at job commit) only once complete. A campaign killed at any
-point and re-run with the same arguments skips the chunks whose directories exist and redoes
-the others, so no row is lost or duplicated and the table equals an uninterrupted run's.
+fixed chunks; each chunk is one Spark task, and each wave of chunks one Spark job. A task writes
+its chunk's rows as one Parquet file, `OUT/table/chunk=K/part-00000.parquet` (a partitioned
+table), which appears whole or not at all, on a local disk as on an object store (outfs.py). A
+campaign killed at any point and re-run with the same arguments skips the chunks whose files
+exist and redoes the others, so no row is lost or duplicated and the table equals an
+uninterrupted run's.
 
 Rows (the schema is in README's Campaigns section): one per (index, system) with the
 requirements it passed, violated and did not exercise; one per violation, with the first
 witness and what reproduces it; one per cross-check difference between two systems
 (crosscheck.py); per chunk, the counts the summary adds up. A History passes most requirements
 on most systems, so its passes are names in a list, not rows. A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
-an unexpected cross-check difference. Under spark-submit: `spark-submit replcheck/__main__.py campaign ...`.
+an unexpected cross-check difference. On a cluster: docs/cluster.md.
 """
 from __future__ import annotations
 
@@ -22,16 +23,15 @@ import itertools
 import json
 import os
 import re
-import shutil
-import sys
 import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable, Iterator
 
-from replcheck import __version__, coverage, io, systems
+from replcheck import __version__, coverage, io, outfs, systems
+from replcheck.outfs import Out
+from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, session as spark_session
 from replcheck.generate import GENERATOR, generate
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 
@@ -177,69 +177,6 @@ def run_chunk(plan: Plan, chunk: tuple[int, int, int]) -> Iterator[tuple]:
 
 
 # -- Spark ----------------------------------------------------------------------------------------
-LOG4J = """\
-# replcheck campaign: Spark's own logging to stderr, at the level --verbose chooses
-rootLogger.level = {level}
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
-"""
-# What the JVM prints at start on stderr whatever the logging configuration says (PySpark counts
-# as a shell, and Spark announces the shell's log level).
-JVM_NOISE = (b"WARNING: Using incubator modules", b'Setting default log level to "WARN"',
-             b"To adjust logging level use sc.setLogLevel")
-
-
-def _filter_jvm_stderr() -> Callable[[], None]:
-    """Give the JVM about to start a stderr that drops JVM_NOISE and passes everything else on;
-    returns what restores ours once it has started (it keeps the filtered one)."""
-    read, write = os.pipe()
-    ours = os.dup(2)
-    os.dup2(write, 2)
-    os.close(write)
-
-    def pump():
-        with os.fdopen(read, "rb") as jvm:
-            for line in jvm:
-                if not line.startswith(JVM_NOISE):
-                    os.write(ours, line)
-    threading.Thread(target=pump, daemon=True).start()
-    return lambda: os.dup2(ours, 2)
-
-
-def spark_session(master: str | None, verbose: bool = False, app: str = "replcheck campaign"):
-    """A session whose JVM logs only errors (or INFO with verbose) and draws no progress bar."""
-    from pyspark.sql import SparkSession
-
-    level = "info" if verbose else "error"
-    conf_dir = Path(os.environ.get("TMPDIR", "/tmp")) / f"replcheck-spark-{os.getuid()}"
-    conf_dir.mkdir(parents=True, exist_ok=True)
-    log4j = conf_dir / f"log4j2-{level}.properties"
-    if not log4j.exists():
-        io.write_atomic(log4j, LOG4J.format(level=level))
-    # Python workers run this interpreter (with replcheck), not whatever `python3` is on PATH.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = (SparkSession.builder.appName(app)
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
-               .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
-               .config("spark.sql.shuffle.partitions", "8"))
-    if master:
-        builder = builder.master(master)
-    restore = (lambda: None) if verbose else _filter_jvm_stderr()
-    try:
-        spark = builder.getOrCreate()
-    finally:
-        restore()
-    spark.sparkContext.setLogLevel(level.upper())
-    return spark
-
-
 def schema():
     from pyspark.sql import types as T
 
@@ -250,18 +187,29 @@ def schema():
                          for n, t in COLUMNS])
 
 
-def done_chunks(table: Path) -> set[int]:
-    return {int(p.name.split("=", 1)[1]) for p in table.glob("chunk=*") if p.is_dir()}
+def done_chunks(out: str | os.PathLike | Out) -> set[int]:
+    return set(outfs.as_out(out).chunk_files())
 
 
-def _check_out(out: Path, plan: Plan) -> None:
+def _open(out: str | os.PathLike | Out) -> Out:
+    try:
+        return outfs.as_out(out)
+    except outfs.OutError as e:
+        raise CampaignError(str(e)) from None
+    except OSError as e:
+        raise ClusterError(f"--out {out}: {first_line(str(e))}") from None
+
+
+def _check_out(out: str | os.PathLike | Out, plan: Plan) -> None:
     """OUT holds this campaign (resume it), nothing (start it), or another one (refuse)."""
-    meta = out / "campaign.json"
+    out = _open(out)
+    meta = out.path("campaign.json") if out.local else f"{out.uri}/campaign.json"
     wanted = asdict(plan) | {"systems": list(plan.systems), "families": plan.families and list(plan.families)}
-    if io.lstat(out) is not None and not io.is_dir(out):
+    kind = out.kind()
+    if kind == "file":
         raise CampaignError(f"--out {out}: not a directory")
-    if io.lstat(meta) is not None:
-        before = io.parse_json(io.read_text(meta), meta)
+    if kind is not None and out.kind("campaign.json") is not None:
+        before = io.parse_json(out.read_text("campaign.json"), meta)
         before_plan = before.get("plan") if isinstance(before, dict) else None
         if not isinstance(before_plan, dict):
             raise io.InputError(meta, None, "plan", "missing or not an object: not a campaign directory; use another --out")
@@ -275,10 +223,10 @@ def _check_out(out: Path, plan: Plan) -> None:
                                     "holds a campaign with other arguments; use another --out")
         if set(before_plan) - set(wanted):
             raise io.InputError(meta, None, f"plan.{sorted(set(before_plan) - set(wanted))[0]}", "unknown field: not this version's campaign")
-    elif io.is_dir(out) and any(out.iterdir()):
+    elif kind == "dir" and not out.is_empty():
         raise CampaignError(f"{out}: exists and is not a campaign directory; use another --out")
     else:
-        io.write_atomic(meta, json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__, "plan": wanted}, indent=1))
+        out.write_text("campaign.json", json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__, "plan": wanted}, indent=1))
 
 
 def validate(histories: int, seed: int, names: list[str], master: str | None, chunk: int,
@@ -338,50 +286,65 @@ class Progress:
         self._stop.set()
 
 
-def run(plan: Plan, out: Path, master: str | None = "local[*]", verbose: bool = False, spark=None,
-        emit: Callable[[str], None] | None = None, wave: int | None = None) -> dict:
-    """Run (or resume) the campaign into OUT; returns the summary (also OUT/summary.json)."""
+def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]", verbose: bool = False, spark=None,
+        emit: Callable[[str], None] | None = None, wave: int | None = None, conf: tuple[tuple[str, str], ...] = (),
+        ui: bool = False, ship: str = "zip") -> dict:
+    """Run (or resume) the campaign into OUT (a path or a URI, outfs.py); returns the summary (also
+    OUT/summary.json). A failure of Spark or the cluster is a ClusterError naming its cause."""
     emit = emit or io.progress("campaign")
-    out = Path(out)
-    _check_out(out, plan)
-    table = out / "table"
-    for stale in table.glob(".spark-staging-*"):  # a killed run's uncommitted output
-        shutil.rmtree(stale, ignore_errors=True)
-    started = time.monotonic()
-    own = spark is None
-    if own:
-        emit(f"starting Spark ({master or 'master from spark-submit'})")
-        try:
-            spark = spark_session(master, verbose)
-        except Exception as e:  # the JVM's reason, on one line
-            raise CampaignError(f"--master {master}: Spark did not start: {str(e).strip().splitlines()[0]}") from None
+    out = _open(out)
     try:
-        sc = spark.sparkContext
-        done = done_chunks(table)
-        pending = [c for c in plan.chunks() if c[0] not in done]
-        done_histories = sum(end - start for k, start, end in plan.chunks() if k in done)
-        findings = _count_findings(spark, table) if done else 0
-        if done:
-            emit(f"resuming: {len(done)} of {len(plan.chunks())} chunks already in {table}")
-        per_wave = wave or max(4 * sc.defaultParallelism, 1)
-        progress = Progress(plan, done_histories, findings, sc, emit)
-        with progress:
-            for w in range(0, len(pending), per_wave):
-                _run_wave(spark, plan, pending[w:w + per_wave], table, progress)
-                progress.show(force=w + per_wave >= len(pending))
-        summary = summarise(spark, plan, table)
-        summary["coverage"] = coverage.of_table(spark, table)
-    finally:
+        _check_out(out, plan)
+        out.remove_temporaries()
+        started = time.monotonic()
+        own = spark is None
         if own:
-            spark.stop()
-    summary["campaign"]["seconds"] = round(time.monotonic() - started, 1)
-    io.write_atomic(out / "summary.json", json.dumps(summary, indent=1))
+            emit(f"starting Spark ({master or 'master from spark-submit'})")
+            spark = spark_session(master, verbose, conf=conf, ui=ui, ship=ship)
+        try:
+            summary = _run_spark(spark, plan, out, emit, wave, ui)
+        finally:
+            if own:
+                spark.stop()
+        summary["campaign"]["seconds"] = round(time.monotonic() - started, 1)
+        out.write_text("summary.json", json.dumps(summary, indent=1))
+    except OSError as e:  # --out's filesystem: no such bucket, an endpoint that does not answer, no permission
+        raise ClusterError(f"--out {out}: {first_line(str(e))}") from None
+    except Exception as e:
+        if cause := cluster_cause(e):
+            raise ClusterError(cause) from None
+        raise
     return summary
 
 
-def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], table: Path, progress: Progress) -> None:
-    """One Spark job: a task per chunk, its rows handed to the JVM as Arrow record batches
-    (`mapInArrow`), column by column, not as pickled Python rows converted one by one."""
+def _run_spark(spark, plan: Plan, out: Out, emit: Callable[[str], None], wave: int | None, ui: bool) -> dict:
+    table = f"{out.uri.rstrip('/')}/table"
+    sc = spark.sparkContext
+    if ui:
+        emit(f"Spark UI: {sc.uiWebUrl}")
+    await_executors(sc)
+    done = done_chunks(out)
+    pending = [c for c in plan.chunks() if c[0] not in done]
+    done_histories = sum(end - start for k, start, end in plan.chunks() if k in done)
+    findings = table_frame(spark, out).where("finding").count() if done else 0
+    if done:
+        emit(f"resuming: {len(done)} of {len(plan.chunks())} chunks already in {table}")
+    per_wave = wave or max(4 * sc.defaultParallelism, 1)
+    progress = Progress(plan, done_histories, findings, sc, emit)
+    with progress:
+        for w in range(0, len(pending), per_wave):
+            _run_wave(spark, plan, pending[w:w + per_wave], out, progress)
+            progress.show(force=w + per_wave >= len(pending))
+    df = table_frame(spark, out)
+    summary = summarise(spark, plan, df, table)
+    summary["coverage"] = coverage.of_table(df)
+    summary["campaign"]["spark"] = {"master": sc.master, "application": sc.applicationId, "ui": sc.uiWebUrl}
+    return summary
+
+
+def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], out: Out, progress: Progress) -> None:
+    """One Spark job: a task per chunk, which writes the chunk's file (outfs.py) and hands the
+    driver its number only. The rows become Arrow columns at once, not pickled Python rows."""
     histories, findings = progress.histories, progress.findings
     spark_schema = schema()
 
@@ -394,14 +357,38 @@ def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], table: Path
             for k in batch.column(0).to_pylist():
                 chunk = chunks[k]
                 rows = list(run_chunk(plan, chunk))
-                yield _batch(pa, arrow, rows)
+                # the chunk is the file's folder (chunk=K), as a partitioned table has it
+                out.write_chunk(chunk[0], pa.Table.from_batches([_batch(pa, arrow, rows)]).drop_columns(["chunk"]))
                 histories.add(chunk[2] - chunk[1])
                 findings.add(sum(bool(row[FINDING]) for row in rows))
+                yield pa.record_batch([pa.array([chunk[0]], pa.int32())], names=["chunk"])
 
     # spark.range with as many partitions as elements: one chunk per task, as a retry redoes it whole
-    ids = spark.range(len(chunks), numPartitions=len(chunks))
-    (ids.mapInArrow(task, spark_schema).write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
-     .partitionBy("chunk").parquet(str(table)))
+    spark.range(len(chunks), numPartitions=len(chunks)).mapInArrow(task, "chunk int").collect()
+
+
+def table_frame(spark, out: Out):
+    """The table as a DataFrame, its files read by the tasks through the layer that wrote them
+    (Spark's own reader would need a Hadoop connector for the filesystem)."""
+    files = sorted((k, path) for k, paths in out.chunk_files().items() for path in paths)
+    spark_schema = schema()
+
+    def task(ids):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        arrow = to_arrow_schema(spark_schema)
+        body = pa.schema([f for f in arrow if f.name != "chunk"])
+        for batch in ids:
+            for i in batch.column(0).to_pylist():
+                k, path = files[i]
+                with out.fs.open_input_file(path) as f:
+                    rows = pq.read_table(f).select(body.names).cast(body)
+                yield from rows.append_column(arrow.field("chunk"), pa.array([k] * len(rows), pa.int32())).to_batches()
+
+    parts = max(1, min(len(files), 4 * spark.sparkContext.defaultParallelism))
+    return spark.range(len(files), numPartitions=parts).mapInArrow(task, spark_schema)
 
 
 def _batch(pa, arrow, rows: list[tuple]):
@@ -413,16 +400,10 @@ def _batch(pa, arrow, rows: list[tuple]):
          for i, col in enumerate(columns)], schema=arrow)
 
 
-def _count_findings(spark, table: Path) -> int:
-    return spark.read.parquet(str(table)).where("finding").count()
-
-
-def summarise(spark, plan: Plan, table: Path) -> dict:
+def summarise(spark, plan: Plan, df, table: str) -> dict:
     """The campaign as a results file (`replcheck report` reads it): one row per (system,
     requirement) with its counts, the findings with the first History that shows each."""
     from pyspark.sql import functions as F
-
-    df = spark.read.parquet(str(table))
 
     counts = (df.where("kind = 'counts'").groupBy("system", "requirement", "verdict")
               .agg(F.sum("histories").alias("n"), F.sum("checked").alias("checked"), F.count("*").alias("rows")).collect())
@@ -470,7 +451,7 @@ def summarise(spark, plan: Plan, table: Path) -> dict:
     return {
         "schema": "replcheck.results/1", "seed": plan.seed, "systems": list(plan.systems),
         "campaign": {"histories": plan.histories, "chunks": len(plan.chunks()), "chunk": plan.chunk,
-                     "generator": plan.generator, "families": plan.families and list(plan.families), "table": str(table),
+                     "generator": plan.generator, "families": plan.families and list(plan.families), "table": table,
                      "rows": plan.histories * len(plan.systems) + sum(r["n"] for r in groups) + sum(r["rows"] for r in counts),
                      "mutants": mutants, "differences": differences},
         "findings": findings,

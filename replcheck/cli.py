@@ -297,9 +297,12 @@ def _campaign(args) -> int:
         plan = campaign.validate(args.histories, args.seed, names, args.master, args.chunk, args.families)
         # under spark-submit without --master, the master is spark-submit's
         master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
-        summary = campaign.run(plan, Path(args.out), master, args.verbose)
+        summary = campaign.run(plan, args.out, master, args.verbose, conf=tuple(args.conf), ui=args.ui, ship=args.ship)
     except campaign.CampaignError as e:
         raise UsageError(f"campaign: {e}") from None
+    except campaign.ClusterError as e:  # the environment's failure: its cause, no traceback
+        print(io.error_line(f"campaign: {e}"), file=sys.stderr)
+        return EXIT_INTERNAL
     c = summary["campaign"]
     print(f"campaign seed {plan.seed}: {c['histories']} histories x {len(plan.systems)} systems, {c['rows']} rows in "
           f"{c['table']}, {c['seconds']} s; {len(summary['findings'])} findings")
@@ -441,7 +444,12 @@ def build_parser() -> Parser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--systems", help="comma-separated system names (default: the four models)")
     s.add_argument("--master", help="Spark master URL (default local[*]; under spark-submit, its own)")
-    s.add_argument("--out", type=_file_name, default="replcheck-campaign", help="the campaign directory: table/ (Parquet), summary.json")
+    s.add_argument("--out", type=_uri, default="replcheck-campaign", help="the campaign directory: table/ (Parquet), summary.json; "
+                   "a path or a URI: file://, s3:// (s3a://), gs://, hdfs://")
+    s.add_argument("--conf", type=_conf, action="append", default=[], metavar="KEY=VALUE", help="a Spark setting (repeatable)")
+    s.add_argument("--ui", action="store_true", help="the Spark UI on (its address is printed)")
+    s.add_argument("--ship", choices=("zip", "installed"), default="zip", help="replcheck to the executors: zip, its "
+                   "packages with the application (default); installed, on the nodes already (docs/cluster.md)")
     s.add_argument("--chunk", type=int, default=250, help="Histories per Spark task (part of the campaign's identity)")
     s.add_argument("--families", type=_families, help="draw from these of the generator's families only (comma-separated; default all)")
     s.add_argument("--verbose", action="store_true", help="Spark's own INFO logging")
@@ -496,6 +504,19 @@ def _file_name(text: str) -> Path:
     if not text:  # Path("") is ".", the current directory
         raise argparse.ArgumentTypeError("an empty file name")
     return Path(text)
+
+
+def _uri(text: str) -> str:
+    """A path or a URI, kept as text (a Path would fold s3://'s double slash)."""
+    _file_name(text)
+    return text
+
+
+def _conf(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key.strip(), value
 
 
 def _positive(text: str) -> int:

@@ -81,14 +81,14 @@ def lines(report: dict) -> list[str]:
     return out
 
 
-def of_table(spark, table) -> dict:
+def of_table(df) -> dict:
     """The coverage of a campaign from its table: per family, its Histories, and per requirement
     those in which any system's verdict was pass or violated, and per condition those in which a
     system's check reached it."""
     from pyspark.sql import functions as F
 
     # A row per (History, system) lists the requirements it passed and violated (campaign.py).
-    df = spark.read.parquet(str(table)).where("kind = 'history'")
+    df = df.where("kind = 'history'")
     cov = Coverage()
     for r in df.groupBy("family").agg(F.countDistinct("index").alias("n")).collect():
         cov.histories[r["family"]] = r["n"]

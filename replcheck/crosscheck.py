@@ -406,12 +406,15 @@ class Rule:
 @lru_cache(maxsize=None)
 def rules(path: str | None = None) -> tuple[Rule, ...]:
     """The rules of `path`, by default replcheck's own, whose faults are replcheck's (SpecError)."""
-    if path is None:
+    if path is None:  # read as package data: replcheck may run from a zip (a campaign's executors)
         try:
-            return rules(str(SPEC.joinpath("crosscheck.toml")))
+            return _rules(SPEC.joinpath("crosscheck.toml").read_text(encoding="utf-8"), "spec/crosscheck.toml")
         except io.InputError as e:
             raise io.SpecError(str(e)) from None
-    text, where = io.read_text(path), path
+    return _rules(io.read_text(path), path)
+
+
+def _rules(text: str, where: str) -> tuple[Rule, ...]:
     data = io.parse_toml(text, where)
     out = []
     for i, r in enumerate(data.get("rule", [])):

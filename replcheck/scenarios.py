@@ -30,12 +30,16 @@ class Scenario:
 
 def load_scenarios(path: Path | None = None) -> list[Scenario]:
     """The scenarios of `path`, by default replcheck's own, whose faults are replcheck's (SpecError)."""
-    if path is None:
+    if path is None:  # read as package data, whatever holds it
         try:
-            return load_scenarios(SPEC.joinpath("conformance.toml"))
+            return _scenarios(SPEC.joinpath("conformance.toml").read_text(encoding="utf-8"), "spec/conformance.toml")
         except io.InputError as e:
             raise io.SpecError(str(e)) from None
-    data = io.parse_toml(io.read_text(path), path)
+    return _scenarios(io.read_text(path), path)
+
+
+def _scenarios(text: str, path) -> list[Scenario]:
+    data = io.parse_toml(text, path)
     out = []
     for i, s in enumerate(data.get("scenario", [])):
         where = f"scenario[{i}]"

@@ -14,8 +14,7 @@ from replcheck.spec import ROOT as SPEC
 @lru_cache(maxsize=1)
 def flavours() -> dict[str, str]:
     """flavour -> the model system that runs its scenarios; a broken manifest is replcheck's fault."""
-    path = SPEC.joinpath("suites.toml")
-    data = io.parse_toml(io.read_text(path), path)
+    data = io.parse_toml(SPEC.joinpath("suites.toml").read_text(encoding="utf-8"), "spec/suites.toml")
     out = {}
     for name, entry in data.get("flavours", {}).items():
         if not isinstance(entry, dict) or set(entry) != {"system", "why"} or entry["system"] not in systems.systems():

@@ -173,6 +173,7 @@ TIER_FIXTURES = {"server": "server", "spark": "spark", "mutant_campaign": "spark
 # it change, and its controller sees node ids only: so the groups are these modules, named here.
 SHARED_MODULES = {
     "tests/engine/test_campaign.py": "one Spark session, one mutant campaign (spark, mutant_campaign)",
+    "tests/engine/test_campaign_cluster.py": "one wheel and its venvs, one local[2] campaign (kit, reference)",
     "tests/engine/test_report.py": "one small verify (results)",
     "tests/engine/test_report_html.py": "one headless Chromium (browser_dir)",
     "tests/tla/test_verify_tlc.py": "TLC on the Incident checks (incident)",
@@ -182,6 +183,7 @@ SHARED_MODULES = {
 # long test when the other has finished: minutes each, in this order. A test named here runs apart
 # from its module's group. A name not found orders nothing; the tiers order the rest.
 LONGEST = ("tests/engine/test_campaign.py",  # a Spark session, three campaigns (one a process killed mid-run)
+           "tests/engine/test_campaign_cluster.py",  # a wheel, two venvs, six campaigns (two on local-cluster)
            "tests/engine/test_report.py::test_committed_models_gate_holds_on_the_default_verify",
            "tests/engine/test_conform.py::test_quick_suite_meets_the_mariadb_gate",
            "tests/tla/test_counterexample_history.py::test_after_commit_counterexample_loses_a_read_transaction_on_mariadb")

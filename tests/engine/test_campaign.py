@@ -193,11 +193,11 @@ def test_a_campaign_killed_mid_run_resumes_to_the_same_table(spark, tmp_path):
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env)
     table = tmp_path / "killed" / "table"
     deadline = time.monotonic() + 120
-    while not campaign.done_chunks(table) and proc.poll() is None and time.monotonic() < deadline:
+    while not campaign.done_chunks(tmp_path / "killed") and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    done = campaign.done_chunks(table)
+    done = campaign.done_chunks(tmp_path / "killed")
     assert 0 < len(done) < 12, f"not killed mid-run: {len(done)} of 12 chunks done"
     clean = tmp_path / "clean"
     plan = campaign.Plan(48, 0, campaign.DEFAULT_SYSTEMS, 4)
@@ -215,6 +215,8 @@ def test_a_campaign_killed_mid_run_resumes_to_the_same_table(spark, tmp_path):
     (["--master", "lokal[2]"], "--master: 'lokal[2]' is not a Spark master URL"),
     (["--chunk", "0"], "--chunk: 0 is not positive"),
     (["--families", "delay,nope"], "unknown family 'nope'"),
+    (["--conf", "spark.ui.enabled"], "--conf: 'spark.ui.enabled' is not KEY=VALUE"),
+    (["--out", "ftp://host/c"], "--out ftp://host/c: scheme 'ftp' is not one of file, s3, s3a, gs, hdfs"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
     assert cli.main(["campaign", "--out", str(tmp_path / "c"), *argv]) == 2

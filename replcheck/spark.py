@@ -1,0 +1,209 @@
+"""The campaign's Spark session: its logging, the code it ships to the executors, its settings
+(--conf, the UI) and the one-line causes of a cluster's failures.
+
+Nothing the executors need is a path of the driver's machine: replcheck goes to them as a zip of
+its packages (`--ship zip`, through Spark's file server, as `--py-files` would), their
+interpreter is the cluster's (`spark.pyspark.python`, else `python3` on the nodes), and the
+logging configuration written here is the driver's alone.
+"""
+from __future__ import annotations
+
+import hashlib
+import io as _bytes
+import os
+import re
+import socket
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from importlib.resources import files
+from pathlib import Path
+from typing import Callable
+
+from replcheck import io
+
+# How replcheck reaches the executors: `zip`, its packages shipped with the application (the
+# nodes need Python and replcheck's dependencies); `installed`, nothing shipped (it is installed
+# on every node, or in an archive given by --conf spark.archives).
+SHIPS = ("zip", "installed")
+# replcheck's import packages (pyproject.toml's [tool.setuptools] packages): what the zip holds
+PACKAGES = ("replcheck", "replcheck.harness", "replcheck.tla", "replcheck.model", "replcheck.model.steps",
+            "replcheck.properties", "replcheck.properties.proofs", "replcheck.properties.machines", "replcheck.spec")
+
+LOG4J = """\
+# replcheck campaign: Spark's own logging to stderr, at the level --verbose chooses
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+# What the JVM prints at start on stderr whatever the logging configuration says (PySpark counts
+# as a shell, and Spark announces the shell's log level).
+JVM_NOISE = (b"WARNING: Using incubator modules", b'Setting default log level to "WARN"',
+             b"To adjust logging level use sc.setLogLevel")
+
+
+EXECUTOR_WAIT = "spark.replcheck.executorWait"  # seconds, a setting of ours among Spark's (--conf)
+
+
+class ClusterError(Exception):
+    """Spark, the cluster or its nodes failed (not the user's input, not replcheck): exit 3."""
+
+
+def _filter_jvm_stderr() -> Callable[[], None]:
+    """Give the JVM about to start a stderr that drops JVM_NOISE and passes everything else on;
+    returns what restores ours once it has started (it keeps the filtered one)."""
+    read, write = os.pipe()
+    ours = os.dup(2)
+    os.dup2(write, 2)
+    os.close(write)
+
+    def pump():
+        with os.fdopen(read, "rb") as jvm:
+            for line in jvm:
+                if not line.startswith(JVM_NOISE):
+                    os.write(ours, line)
+    threading.Thread(target=pump, daemon=True).start()
+    return lambda: os.dup2(ours, 2)
+
+
+def _scratch() -> Path:
+    """The driver's own files (logging configuration, the zip before Spark serves it)."""
+    path = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / f"replcheck-spark-{os.getuid()}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _is_local(master: str | None) -> bool:
+    return master is not None and (master == "local" or master.startswith("local["))
+
+
+def check_master(master: str | None) -> None:
+    """A standalone master that takes no connection: said now, not after Spark's minute of retries."""
+    if not master or not master.startswith("spark://"):
+        return
+    problems = []
+    for address in master[len("spark://"):].split(","):  # several for a master with standby ones
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=10).close()
+            return
+        except (OSError, ValueError) as e:
+            problems.append(f"{address}: {getattr(e, 'strerror', None) or e}")
+    raise ClusterError(f"--master {master}: unreachable ({'; '.join(problems)})")
+
+
+def session(master: str | None, verbose: bool = False, app: str = "replcheck campaign",
+            conf: tuple[tuple[str, str], ...] = (), ui: bool = False, ship: str = "zip"):
+    """A session whose JVM logs nothing (INFO with verbose) and draws no progress bar, with
+    the user's settings last (they win), and replcheck shipped as `ship` says."""
+    from pyspark.sql import SparkSession
+
+    check_master(master)
+    # without --verbose nothing: a failure reaches the user as one line naming its cause (cluster_cause)
+    level = "info" if verbose else "off"
+    log4j = _scratch() / f"log4j2-{level}.properties"
+    if not log4j.exists():
+        io.write_atomic(log4j, LOG4J.format(level=level))
+    settings = dict(conf)
+    if "spark.pyspark.python" in settings:  # PySpark reads it from the environment (spark-submit sets it so)
+        os.environ["PYSPARK_PYTHON"] = settings["spark.pyspark.python"]
+    elif _is_local(master):  # the executors run on this machine: this interpreter has replcheck's dependencies
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.appName(app)
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.ui.enabled", "true" if ui else "false")
+               .config("spark.sql.shuffle.partitions", "8"))
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    if master:
+        builder = builder.master(master)
+    restore = (lambda: None) if verbose else _filter_jvm_stderr()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as e:  # the JVM's reason, on one line
+        raise ClusterError(f"--master {master or 'of spark-submit'}: Spark did not start: {cluster_cause(e) or first_line(str(e))}") from None
+    finally:
+        restore()
+    spark.sparkContext.setLogLevel(level.upper())
+    if ship == "zip":
+        spark.sparkContext.addPyFile(str(package_zip(_scratch())))
+    return spark
+
+
+def await_executors(sc) -> None:
+    """On a cluster, the first executor or a ClusterError: a cluster without the cores or memory
+    the application asks for would leave its first job waiting for ever, with no word of why."""
+    if _is_local(sc.master) or sc.getConf().get("spark.dynamicAllocation.enabled") == "true":
+        return  # local: the driver is the executor; dynamic allocation asks for executors only once a job waits
+    wait = float(sc.getConf().get(EXECUTOR_WAIT, "300"))
+    deadline = time.monotonic() + wait
+    while not sc._jsc.sc().getExecutorIds().size():
+        if time.monotonic() > deadline:
+            raise ClusterError(f"no executor in {wait:g} s: the cluster has not the free cores or memory this application "
+                               f"asks for (spark.executor.cores, spark.executor.memory; {EXECUTOR_WAIT} sets the wait)")
+        time.sleep(0.5)
+
+
+def package_zip(into: Path) -> Path:
+    """replcheck's packages, code and spec data, as one zip for sys.path, read from wherever this
+    replcheck is imported from (a checkout, a wheel, a zip); named by its content."""
+    buf = _bytes.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for package in PACKAGES:
+            _add(z, files(package), package.replace(".", "/"))
+    data = buf.getvalue()
+    path = into / f"replcheck-{hashlib.sha256(data).hexdigest()[:16]}.zip"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=into, prefix=".zip.")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    return path
+
+
+def _add(z: zipfile.ZipFile, node, arc: str) -> None:
+    """A package's files and data folders; a subpackage is PACKAGES' own entry (its folder may be elsewhere)."""
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        if child.is_dir():
+            if child.name != "__pycache__" and not child.joinpath("__init__.py").is_file():
+                _add(z, child, f"{arc}/{child.name}")
+        elif not child.name.endswith(".pyc"):
+            info = zipfile.ZipInfo(f"{arc}/{child.name}", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            z.writestr(info, child.read_bytes(), zipfile.ZIP_DEFLATED)
+
+
+def first_line(text: str) -> str:
+    return io.printable(text.strip().splitlines()[0] if text.strip() else "no message")[:300]
+
+
+def cluster_cause(e: BaseException) -> str | None:
+    """The one-line cause of a failure of Spark, the cluster or its nodes; None for a failure of
+    replcheck's own code in a task (a bug: its traceback is what to report)."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    if not isinstance(e, (Py4JError, PySparkException)):
+        return None
+    text = str(e)
+    if m := re.search(r"(?:ModuleNotFoundError|ImportError): ([^\n]*)", text):
+        return (f"an executor's Python cannot import what a task needs ({m.group(1).strip()}): with --ship zip the "
+                "nodes need replcheck's dependencies, with --ship installed replcheck too (docs/cluster.md)")
+    if m := re.search(r"\n(?:OSError|PermissionError|FileNotFoundError|ConnectionError|TimeoutError): ([^\n]*)", text):
+        return f"a task could not write or read --out: {m.group(1).strip()}"
+    if "Traceback (most recent call last)" in text:
+        return None
+    if m := re.search(r"Job aborted due to stage failure: ([^\n]*)", text):
+        return first_line(m.group(1))
+    if re.search(r"SparkContext (was shut down|has been shutdown)|stopped SparkContext", text):
+        return "the cluster stopped this application (its master or every executor was lost)"
+    if m := re.search(r"\n: ([^\n]+)", text):  # Py4J's "calling X.\n: the Java exception: its message"
+        return first_line(m.group(1))
+    return first_line(text)
