@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import re
 import sys
 import time
@@ -79,8 +80,8 @@ def run(inputs: int, seed: int, jobs: int, timeout: float, crashes: Path) -> dic
     for c in per.values():
         totals.update(c)
     return {"inputs": inputs, "seed": seed, "jobs": jobs, "seconds": round(seconds, 1), "inputs_per_s": round(inputs / seconds, 1),
-            "tracebacks": totals[fuzzing.TRACEBACK], "hangs": totals[fuzzing.HANG], "bad_messages": totals[fuzzing.BAD_MESSAGE],
-            "half_written": totals[fuzzing.HALF_WRITTEN], "per_target": {t: dict(sorted(per[t].items())) for t in sorted(per)},
+            "load_average": os.getloadavg(), "defect_counts": {kind: totals[kind] for kind in fuzzing.DEFECTS},
+            "per_target": {t: dict(sorted(per[t].items())) for t in sorted(per)},
             "defects": sorted(signatures.values(), key=lambda s: (s["kind"], s["signature"]))}
 
 
