@@ -7,7 +7,7 @@ exception out of main), hangs (over --timeout s), bad messages, half-written out
 case of each distinct defect signature is saved with a reproducer in --crashes:
 `bench/fuzz.py --replay DIR/case.json` runs it again.
 
-Usage: nice .venv/bin/python bench/fuzz.py [--inputs 100000] [--seed 0] [--jobs 2] [--timeout 10] [--crashes DIR]
+Usage: nice .venv/bin/python bench/fuzz.py [--inputs 100000] [--seed 0] [--jobs 2] [--timeout 10] [--crashes DIR] [--executable]
 """
 from __future__ import annotations
 
@@ -27,12 +27,14 @@ import fuzzing  # noqa: E402  (the shared machinery, also the tests')
 TARGETS = sorted(fuzzing.TARGETS)
 
 
-def one(job: tuple[int, int, float]) -> tuple[int, str, str, str, str | None]:
-    """Case `number`: (number, target, exit code, outcome kind, signature); the case itself when a defect."""
-    seed, number, timeout = job
+def one(job: tuple[int, int, float, bool]) -> tuple[int, str, str, str, str | None]:
+    """Case `number`: (number, target, exit code, outcome kind, signature); the case itself when a defect.
+    With `executable`, through the real `python -m replcheck` where the case can be (fuzzing.runs_as_a_process)."""
+    seed, number, timeout, executable = job
     target = TARGETS[number % len(TARGETS)]
     case = fuzzing.case_from(target, fuzzing.case_rng(seed, number))
-    outcome = fuzzing.run_case(case, timeout)
+    outcome = (fuzzing.run_case_exec(case, timeout) if executable and fuzzing.runs_as_a_process(case)
+               else fuzzing.run_case(case, timeout))
     defect = outcome.kind in fuzzing.DEFECTS
     return (number, target, str(outcome.code), outcome.kind,
             json.dumps({"signature": outcome.signature, "stderr": outcome.stderr[-4000:], "case": case.to_json()}) if defect else None)
@@ -49,13 +51,13 @@ def save(crashes: Path, seed: int, number: int, kind: str, detail: dict) -> Path
     return d
 
 
-def run(inputs: int, seed: int, jobs: int, timeout: float, crashes: Path) -> dict:
+def run(inputs: int, seed: int, jobs: int, timeout: float, crashes: Path, executable: bool = False) -> dict:
     crashes.mkdir(parents=True, exist_ok=True)
     fuzzing.seeds()  # made once, before the workers fork
     per: dict[str, Counter] = defaultdict(Counter)
     signatures: dict[tuple[str, str], dict] = {}
     start = last = time.monotonic()
-    work = ((seed, n, timeout) for n in range(inputs))
+    work = ((seed, n, timeout, executable) for n in range(inputs))
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         results = pool.imap_unordered(one, work, chunksize=16) if jobs > 1 else map(one, work)
         for done, (number, target, code, kind, detail) in enumerate(results, 1):
@@ -100,10 +102,11 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds before a case counts as a hang")
     p.add_argument("--crashes", type=Path, default=Path("fuzz-crashes"), help="where each distinct defect's reproducer goes")
     p.add_argument("--replay", type=Path, help="run one saved case.json again")
+    p.add_argument("--executable", action="store_true", help="each case that can, through the real executable (about 0.3 CPU-s a case)")
     args = p.parse_args()
     if args.replay:
         return replay(args.replay, args.timeout)
-    summary = run(args.inputs, args.seed, args.jobs, args.timeout, args.crashes)
+    summary = run(args.inputs, args.seed, args.jobs, args.timeout, args.crashes, args.executable)
     print(json.dumps(summary, indent=1))
     return 1 if summary["defects"] else 0
 

@@ -42,6 +42,8 @@ import random
 import re
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import traceback
@@ -219,6 +221,43 @@ def run_case(case: Case, timeout: float = 10.0, main: Callable[[list[str]], int]
                 t.join()
         stderr = err.getvalue() if not err.closed else ""
         return classify(case, folder, code, stderr, before, out.getvalue())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# Commands that start Spark, a server or verify's work, which only an in-process run can stop.
+WORK = ("verify", "conform", "campaign")
+
+
+def runs_as_a_process(case: Case) -> bool:
+    """Whether the case can go through the real executable: no NUL in an argument (exec cannot pass
+    one), and no command that would start real work unless the case must be refused before it."""
+    return not any("\0" in a for a in case.argv) and (case.argv[:1] and case.argv[0] not in WORK or case.refuse)
+
+
+def run_case_exec(case: Case, timeout: float = 60.0) -> Outcome:
+    """The case through `python -m replcheck` in a process of its own, as a user runs it: the real
+    streams, signal handlers and exit code. A case that outlives `timeout` is a hang."""
+    folder = Path(tempfile.mkdtemp(prefix="replcheck-fuzz-"))
+    try:
+        argv = materialise(case, folder)
+        before = {p: _state(folder / p) for p in case.outputs + case.foreign}
+        done = threading.Event()
+        feeders = [_feed(folder / rel, content, done) for rel, content in case.fifos.items()]
+        try:
+            p = subprocess.run([sys.executable, "-m", "replcheck", *argv], cwd=folder, capture_output=True, timeout=timeout,
+                               env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=subprocess.DEVNULL)
+            code: int | str = p.returncode if p.returncode >= 0 else f"signal {-p.returncode}"
+            stdout, stderr = (x.decode("utf-8", "backslashreplace") for x in (p.stdout, p.stderr))
+        except subprocess.TimeoutExpired:
+            code, stdout, stderr = "hang", "", ""
+        finally:
+            done.set()
+            for t in feeders:
+                t.join()
+        if "Traceback (most recent call last)" in stderr and code != cli.EXIT_INTERNAL:
+            code = "raised"
+        return classify(case, folder, code, stderr, before, stdout)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

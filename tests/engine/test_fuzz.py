@@ -31,6 +31,30 @@ def test_no_bad_input_is_mishandled(target):
     check()
 
 
+# Through the real executable: what the in-process runs cannot show (the process's own streams,
+# signal handlers, argv decoding, exit codes). 0.3 CPU-s a case: bench/fuzz.py --executable runs more.
+EXEC_CASES = 200
+
+
+@pytest.mark.slow
+def test_cases_through_the_real_executable():
+    targets, ran, n = sorted(fuzzing.TARGETS), 0, 0
+    while ran < EXEC_CASES:
+        case = fuzzing.case_from(targets[n % len(targets)], fuzzing.case_rng(0, n))
+        n += 1
+        if fuzzing.runs_as_a_process(case):
+            outcome = fuzzing.run_case_exec(case, timeout=120)  # a guard against a stuck test, far above any case's time
+            assert outcome.kind not in fuzzing.DEFECTS, (outcome.signature, case.argv, outcome.stderr[-2000:])
+            ran += 1
+
+
+def test_a_case_through_the_executable_is_classified_as_in_process():
+    refused = Case("outputs:report", ["report", "{dir}/missing.json", "--out", "{dir}/out"], names=("{dir}/missing.json",))
+    assert fuzzing.run_case_exec(refused).kind == fuzzing.FINE
+    taken = Case("outputs:report", ["systems"], dirs=["out"], refuse=True)  # exit 0 where a refusal was due
+    assert fuzzing.run_case_exec(taken).kind == fuzzing.CLOBBERED
+
+
 def test_a_command_that_raises_is_a_traceback():
     def boom(argv):
         raise KeyError("x")
