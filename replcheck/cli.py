@@ -63,6 +63,8 @@ def _requirements_summary(reqs, evidence) -> str:
 
 
 def _simulate(args) -> int:
+    if args.out:
+        io.check_output(args.out)
     history = io.load_history(args.history)
     header, obs = systems.get(args.system).run(history)
     if args.format == "itf":
@@ -146,6 +148,8 @@ def _report(args) -> int:
 def _gate(args) -> int:
     from replcheck import report
 
+    if args.write:
+        io.check_output(args.gate)
     document = report.build_report(report.load_results(args.results))
     if args.write:
         io.write_atomic(args.gate, report.gate_snapshot(document, args.name or Path(args.gate).stem, args.description))
@@ -211,6 +215,7 @@ def _tlc(args) -> int:
                                                    ("--size", args.size)) if v)
         raise io.InputError("spec/tla/manifest.toml", None, what or "--size", "no check matches")
     if args.history_out:
+        io.check_output(args.history_out)
         from replcheck.tla import COUNTEREXAMPLES
         if other := sorted({c.module for c in checks} - set(COUNTEREXAMPLES)):
             raise io.InputError(args.history_out, None, "--history-out",
@@ -346,6 +351,8 @@ def _shrink(args) -> int:
     systems.get(args.system)
     if args.other:
         systems.get(args.other)
+    if args.out:
+        io.check_output(args.out)
     t = investigate.target(args.target, args.families)
     what, fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
     small, runs = investigate.shrink(t.history, fails)

@@ -553,13 +553,19 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         raise InputError(path, None, "", f"cannot write: {e.strerror or e}") from None
 
 
+def check_output(path: str | os.PathLike) -> None:
+    """What write_atomic would refuse at PATH, refused before any work starts."""
+    st = lstat(path)
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)):
+        raise InputError(path, None, "", "not a regular file, FIFO or character device: refused as an output")
+
+
 def _write(path: Path, mode: int | None, text: str) -> None:
     if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         return
-    if mode is not None and not stat.S_ISREG(mode):
-        raise InputError(path, None, "", "not a regular file, FIFO or character device: refused as an output")
+    check_output(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:

@@ -140,9 +140,9 @@ def test_replay_shrink_and_explain_work_on_the_finding(mutant_campaign, tmp_path
     seed = str(PLAN.seed)
     assert row["reproduce"].startswith(f"replcheck replay {seed} {row['index']} --system mutant:start-timestamp")
     # replay: History and Trace byte for byte, as the Spark task made them
-    assert cli.main(["replay", seed, str(row["index"]), "--system", row["system"], "--out", str(tmp_path)]) == 1
-    history = tmp_path / f"{seed}-{row['index']}.history.jsonl"
-    trace = tmp_path / f"{seed}-{row['index']}.mutant-start-timestamp.trace.jsonl"
+    assert cli.main(["replay", seed, str(row["index"]), "--system", row["system"], "--out", str(tmp_path / "replays")]) == 1
+    history = tmp_path / "replays" / f"{seed}-{row['index']}.history.jsonl"
+    trace = tmp_path / "replays" / f"{seed}-{row['index']}.mutant-start-timestamp.trace.jsonl"
     assert systems.history_digest(io.load_history(history)) == row["history_digest"]
     assert campaign._digest(trace.read_text()) == row["trace_digest"]
     out = capsys.readouterr().out

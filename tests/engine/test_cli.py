@@ -171,6 +171,7 @@ def test_verify_writes_a_report_and_replaces_the_old_one_whole(tmp_path, capsys)
     out_dir = tmp_path / "report"
     out_dir.mkdir()
     (out_dir / "stale.txt").write_text("from an earlier run")
+    (out_dir / ".replcheck-output").write_text('{"schema": "replcheck.output/1", "kind": "report"}')  # an earlier report
     histories = tmp_path / "hist"
     histories.mkdir()
     for name in ("d1-stop-start-ddl", "chain-hop-lag"):
