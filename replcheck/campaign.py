@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
-from replcheck import __version__, coverage, io, outfs, systems
+from replcheck import __version__, coverage, io, outdir, outfs, systems
 from replcheck.outfs import Out
 from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, session as spark_session
 from replcheck.generate import GENERATOR, generate
@@ -203,6 +203,8 @@ def _open(out: str | os.PathLike | Out) -> Out:
 def _check_out(out: str | os.PathLike | Out, plan: Plan) -> None:
     """OUT holds this campaign (resume it), nothing (start it), or another one (refuse)."""
     out = _open(out)
+    if out.local:
+        outdir.place(out.path())  # a link, a file or the current directory is refused as every output directory is
     meta = out.path("campaign.json") if out.local else f"{out.uri}/campaign.json"
     wanted = asdict(plan) | {"systems": list(plan.systems), "families": plan.families and list(plan.families)}
     kind = out.kind()

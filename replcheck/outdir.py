@@ -40,26 +40,33 @@ def _marked(path: Path) -> str | None:
     return doc.get("kind") if isinstance(doc, dict) and isinstance(doc.get("kind"), str) else None
 
 
-def check(out: str | os.PathLike, kind: str) -> Path:
-    """OUT as an absolute path, when replcheck may write a directory of `kind` there; else the InputError."""
+def place(out: str | os.PathLike) -> Path | None:
+    """OUT as an absolute path when it is a directory or nothing (None then: a new one), else the
+    InputError: a symbolic link, a file, a FIFO or device, the current directory or one holding it."""
     out = Path(out)
-    st = lstat(out)
-    shown = str(out)
+    st, shown = lstat(out), str(out)
+    absolute = Path(os.path.abspath(out))
     if st is None:
-        absolute = Path(os.path.abspath(out))
         parent = next(p for p in absolute.parents if os.path.lexists(p))
         if not os.path.isdir(parent):
             raise InputError(shown, None, "", f"cannot write: Not a directory ({parent} is not one)")
-        return absolute
+        return None
     if stat.S_ISLNK(st.st_mode):
         raise InputError(shown, None, "", "a symbolic link: refused as an output directory (name the directory itself)")
     if not stat.S_ISDIR(st.st_mode):
         what = "a regular file" if stat.S_ISREG(st.st_mode) else "not a directory (a FIFO, socket or device)"
         raise InputError(shown, None, "", f"{what}: refused as an output directory")
-    absolute = Path(os.path.abspath(out))
     here = Path(os.path.abspath(os.getcwd()))
     if absolute == here or absolute in here.parents:
         raise InputError(shown, None, "", "the current directory or one holding it: refused as an output directory")
+    return absolute
+
+
+def check(out: str | os.PathLike, kind: str) -> Path:
+    """OUT as an absolute path, when replcheck may write a directory of `kind` there; else the InputError."""
+    absolute, shown = place(out), str(out)
+    if absolute is None:
+        return Path(os.path.abspath(out))
     try:
         empty = next(os.scandir(absolute), None) is None
     except OSError as e:

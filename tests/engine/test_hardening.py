@@ -317,7 +317,7 @@ def test_a_history_sampled_too_often_for_its_length_is_refused(tmp_path, capsys)
 
 def test_campaign_out_that_is_a_file_or_holds_another_campaign(tmp_path, capsys):
     (tmp_path / "f").write_text("")
-    assert "--out " + str(tmp_path / "f") + ": not a directory" in error_of(capsys, "campaign", "--out", str(tmp_path / "f"))
+    assert str(tmp_path / "f") + ": a regular file: refused as an output directory" in error_of(capsys, "campaign", "--out", str(tmp_path / "f"))
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "campaign.json").write_text('{"plan": {"histories": 5}}')
     assert "campaign.json: plan.histories: 5, not 1000" in error_of(capsys, "campaign", "--out", str(tmp_path / "c"))

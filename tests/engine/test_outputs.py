@@ -1,5 +1,5 @@
 """Output directories (replcheck/outdir.py): nothing of a user's is ever destroyed or half-written.
-Every command that writes a directory (verify, conform, report, replay) refuses an --out that is not
+Every command that writes a directory (verify, conform, report, replay, campaign) refuses an --out that is not
 its own kind of replcheck output or empty, before any work; a report replaces the previous one whole;
 a run stopped by SIGTERM or SIGINT leaves no staging directory."""
 from __future__ import annotations
@@ -28,6 +28,8 @@ COMMANDS = {
     "conform": lambda tmp: ["conform", "--server", "mariadb", "--history", str(NORMAL)],
     "report": lambda tmp: ["report", results_file(tmp)],
     "replay": lambda tmp: ["replay", "3", "1", "--system", "model:wl344"],
+    "campaign": lambda tmp: ["campaign", "--histories", "3", "--seed", "1", "--systems", "model:wl344", "--chunk", "2",
+                             "--master", "local[1]"],
 }
 
 
@@ -60,7 +62,7 @@ def test_a_directory_of_other_files_is_refused_and_left_byte_identical(tmp_path,
     d, argv = unrelated(tmp_path), COMMANDS[command](tmp_path)
     before = snapshot(tmp_path)
     line = error_of(capsys, *argv, "--out", str(d))
-    assert "mine: an existing directory that is not replcheck's" in line
+    assert "mine: an existing directory that is not replcheck's" in line or "mine: exists and is not a campaign" in line
     assert snapshot(tmp_path) == before
 
 
