@@ -202,3 +202,10 @@ def test_a_gate_name_reaches_the_gate_file_escaped(tmp_path, capsys):
     assert main(["gate", str(gate), results_file(tmp_path), "--write", "--name", HOSTILE, "--description", HOSTILE]) == 0
     text = gate.read_text()
     assert not any(c in text for c in "\x1b\x07\x00\x85") and "\\x1b]0;pwned" in text
+
+
+def test_verify_on_a_folder_of_no_history_is_bad_input(tmp_path, capsys):
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "notes.txt").write_text("not a History")
+    line = error_of(capsys, "verify", "--histories", str(tmp_path / "h"), "--out", str(tmp_path / "r"))
+    assert line.endswith("/h: holds no .jsonl History") and not (tmp_path / "r").exists()
