@@ -11,6 +11,7 @@ filesystems. A .pth pointing at this venv would not do: the tmpfs hides it.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
@@ -102,11 +103,17 @@ class Cluster:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}" for p in sorted(self.logs.glob("*.log")))
 
 
+def _die_with_parent() -> None:
+    """SIGKILL when pytest dies (even by SIGKILL, when no finally runs): it lasts through exec, so the
+    JVM that unshare, sh and spark-class exec into has it; its executors end on losing their Worker."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def _daemon(args: list[str], env: dict, log: Path) -> subprocess.Popen:
     """A process group of its own (spark-class execs the JVM, which forks the executors): killpg ends it all."""
     with open(log, "wb") as out:
         return subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent)
 
 
 def _wait_for(text: str, log: Path, proc: subprocess.Popen) -> None:
