@@ -20,7 +20,7 @@ import time
 import zipfile
 from importlib.resources import files
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from replcheck import io
 
@@ -46,6 +46,13 @@ appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
 # as a shell, and Spark announces the shell's log level).
 JVM_NOISE = (b"WARNING: Using incubator modules", b'Setting default log level to "WARN"',
              b"To adjust logging level use sc.setLogLevel")
+# On a local master the Python workers write to the JVM's stderr. When a job is aborted (a task
+# failed beyond spark.task.maxFailures) or the application stops, the JVM closes their sockets
+# first, and pyspark's daemon prints the traceback of the write that failed: noise of the
+# shutdown, not a cause (the cause is cluster_cause's one line), so dropped as JVM_NOISE is.
+LOST_SOCKET = (b"BrokenPipeError", b"ConnectionResetError")
+TRACEBACK_HEADS = (b"Traceback (most recent call last)", b"PySpark daemon failed to flush")
+CHAIN = (b"During handling of the above exception", b"The above exception was the direct cause")
 
 
 EXECUTOR_WAIT = "spark.replcheck.executorWait"  # seconds, a setting of ours among Spark's (--conf)
@@ -65,11 +72,37 @@ def _filter_jvm_stderr() -> Callable[[], None]:
 
     def pump():
         with os.fdopen(read, "rb") as jvm:
-            for line in jvm:
-                if not line.startswith(JVM_NOISE):
-                    os.write(ours, line)
+            for line in quiet(jvm):
+                os.write(ours, line)
     threading.Thread(target=pump, daemon=True).start()
     return lambda: os.dup2(ours, 2)
+
+
+def quiet(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """`lines` without JVM_NOISE and without the Python tracebacks that end in LOST_SOCKET (with
+    what chains to them); any other traceback whole, once its exception's line is read."""
+    held: list[bytes] = []  # a traceback up to its exception's line, which decides
+    inherited = False  # the held traceback chains to a dropped one
+    dropped = chained = False  # the last traceback was dropped and only blank lines (chained: and a chain line) since
+    for line in lines:
+        if held:
+            if line.startswith((b" ", b"\t") + TRACEBACK_HEADS):
+                held.append(line)
+                continue
+            lost = inherited or line.startswith(LOST_SOCKET)
+            if not lost:
+                yield from held
+                yield line
+            held, dropped, chained = [], lost, False
+        elif line.startswith(TRACEBACK_HEADS):
+            held, inherited = [line], dropped and chained
+        elif dropped and (not line.strip() or line.startswith(CHAIN)):
+            chained = chained or line.startswith(CHAIN)
+        else:
+            dropped = False
+            if not line.startswith(JVM_NOISE):
+                yield line
+    yield from held  # cut short: not known to be noise
 
 
 def _scratch() -> Path:

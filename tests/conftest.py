@@ -183,7 +183,7 @@ SHARED_MODULES = {
 # long test when the other has finished: minutes each, in this order. A test named here runs apart
 # from its module's group. A name not found orders nothing; the tiers order the rest.
 LONGEST = ("tests/engine/test_campaign.py",  # a Spark session, three campaigns (one a process killed mid-run)
-           "tests/engine/test_campaign_cluster.py",  # a wheel, two venvs, six campaigns (two on local-cluster)
+           "tests/engine/test_campaign_cluster.py",  # a wheel, three venvs, eight campaigns (two local-cluster, two standalone)
            "tests/engine/test_report.py::test_committed_models_gate_holds_on_the_default_verify",
            "tests/engine/test_conform.py::test_quick_suite_meets_the_mariadb_gate",
            "tests/tla/test_counterexample_history.py::test_after_commit_counterexample_loses_a_read_transaction_on_mariadb")

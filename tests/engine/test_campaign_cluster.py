@@ -1,10 +1,12 @@
 """The campaign as a user with a cluster runs it: replcheck from its wheel, in a fresh virtual
 environment outside the checkout; executors in their own JVMs (`local-cluster`) whose Python
 has replcheck's dependencies but not replcheck, so that they run only what the driver ships;
---out as file:// and s3:// (a moto server on 127.0.0.1); an executor killed mid-run; the
-cluster's failures as one line and exit 3. Every table must equal the local[2] run's.
+a standalone cluster on 127.0.0.1 whose Workers cannot see the checkout at all
+(spark_standalone.py); --out as file:// and s3:// (a moto server on 127.0.0.1); an executor,
+and a Worker, killed mid-run; the cluster's failures as one line and exit 3. Every table must
+equal the local[2] run's.
 
-The venvs reuse this one's site-packages through a .pth file (replcheck's dependencies without
+The wheel's venvs reuse this one's site-packages through a .pth file (replcheck's dependencies without
 a download); this venv's replcheck is an editable install whose finder such a path does not run.
 """
 from __future__ import annotations
@@ -13,7 +15,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -22,6 +23,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from spark_standalone import bare_venv, free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java")]
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -31,11 +33,8 @@ S3_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "
 
 
 def _venv(path: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
-    python = path / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    python, site = bare_venv(path)
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return python
 
 
@@ -92,12 +91,6 @@ def reference(kit):
     return rows(kit["work"] / "local2" / "table")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _executors(session: int) -> list[int]:
     """The executor JVMs a campaign's process group started (local-cluster's workers fork them)."""
     pids = []
@@ -144,7 +137,7 @@ def test_the_wheel_runs_verify_and_a_campaign_outside_the_checkout(kit, referenc
 def test_executors_that_cannot_see_the_checkout_run_the_shipped_code_to_the_same_table(kit, reference):
     """The node venv has no replcheck: the executors import the zip the driver ships. --out as a
     file:// URI; the UI on, at the port --conf sets."""
-    port = _free_port()
+    port = free_port()
     out = kit["work"] / "cluster"
     code, stdout, err = campaign(kit, "--master", CLUSTER, "--out", out.as_uri(), "--ui", "--conf", f"spark.ui.port={port}",
                                  "--conf", f"spark.pyspark.python={kit['node']}")
@@ -177,7 +170,7 @@ def s3(kit):
     from moto.server import ThreadedMotoServer
     from pyarrow import fs
 
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
     server.start()
     try:
@@ -221,7 +214,7 @@ def test_executors_without_replcheck_are_one_line_and_exit_3(kit):
 
 
 def test_an_unreachable_master_is_one_line_and_exit_3(kit):
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     code, _, err = campaign(kit, "--master", f"spark://127.0.0.1:{port}", "--out", "unreachable")
     assert code == 3
     assert err.splitlines()[-1].startswith(f"replcheck: error: campaign: --master spark://127.0.0.1:{port}: unreachable")
@@ -235,3 +228,83 @@ def test_a_cluster_without_the_resources_asked_for_is_one_line_and_exit_3(kit):
     assert code == 3, err
     assert err.splitlines()[-1].startswith("replcheck: error: campaign: no executor in 5 s: the cluster has not the free cores")
     assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def standalone(kit, tmp_path_factory):
+    """A standalone cluster on 127.0.0.1 (spark_standalone.py): a Master, two Workers each in a mount
+    namespace where the checkout, the wheel's venvs and the driver's scratch directory (its zip
+    of replcheck) are empty; the executors' Python a venv with the dependencies only. --out's
+    directory (the kit's work) stays visible, as a shared mount would be."""
+    from replcheck.spark import _scratch
+    from spark_standalone import namespaces_refused, node_venv, standalone as cluster
+
+    if reason := namespaces_refused(CHECKOUT):
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp("standalone")
+    python, site = node_venv(root / "node")
+    hidden = [CHECKOUT, _scratch(), *(p for p in kit["work"].parent.iterdir() if p != kit["work"])]
+    (root / "cluster").mkdir()
+    try:  # the Workers' Spark is the node venv's pyspark: the checkout's is hidden from them
+        with cluster(site / "pyspark", root / "cluster", hidden) as running:
+            running.python, running.hidden = python, hidden
+            yield running
+    finally:  # a copied node venv is most of a GB (hard links, where it could link, cost nothing)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_standalone_cluster_whose_workers_cannot_see_the_checkout_gives_the_same_table(kit, reference, standalone):
+    """docs/cluster.md's standalone command, on Workers that see neither the checkout nor the
+    driver's venv nor its zip: the executors' Python gets replcheck only from what the driver ships."""
+    from spark_standalone import in_namespace_of
+
+    worker = standalone.workers[0]
+    for path in standalone.hidden:  # what the executors see: nothing of the driver's files
+        assert in_namespace_of(worker, "ls", "-A", str(path)).stdout == "", path
+    imports = in_namespace_of(worker, str(standalone.python), "-c", "import pyarrow, pyspark, z3, hypothesis; import replcheck")
+    assert "No module named 'replcheck'" in imports.stderr, imports.stderr
+    out = kit["work"] / "standalone"
+    code, _, err = campaign(kit, "--master", standalone.master, "--out", out.as_uri(),
+                            "--conf", f"spark.pyspark.python={standalone.python}", "--conf", "spark.driver.host=127.0.0.1")
+    assert code == 1, err + standalone.log()
+    assert rows(out / "table") == reference
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["campaign"]["spark"]["master"] == standalone.master
+    app = summary["campaign"]["spark"]["application"]
+    ran = [w for w in standalone.dirs if (w / app).is_dir()]  # each executor's directory
+    assert ran, standalone.log()
+
+
+def _running_task(workers: list[Path], before: set[Path]):
+    """The index of a Worker whose executor of the app started since `before` runs a task now
+    (its log has more tasks begun than ended), or None."""
+    for i, worker in enumerate(workers):
+        for log in (p for app in worker.glob("app-*") if app not in before for p in app.glob("*/stderr")):
+            text = log.read_text(errors="replace")
+            if text.count("Running task") > text.count("Finished task"):
+                return i
+    return None
+
+
+def test_a_worker_killed_mid_run_on_a_standalone_cluster_changes_nothing(kit, reference, standalone):
+    """SIGKILL a Worker and its executor, one running a task, once a chunk is written: the other
+    Worker's executor redoes what was lost."""
+    out = kit["work"] / "standalone-killed"
+    before = {app for w in standalone.dirs for app in w.glob("app-*")}
+    proc = campaign(kit, "--master", standalone.master, "--out", str(out), "--conf", f"spark.pyspark.python={standalone.python}",
+                    "--conf", "spark.driver.host=127.0.0.1", wait=False)
+    _wait_for_a_chunk(lambda: any(out.glob("table/chunk=*/*.parquet")), proc)
+    busy: list[int | None] = [None]
+
+    def a_task_runs() -> bool:
+        busy[0] = _running_task(standalone.dirs, before)
+        return busy[0] is not None
+    _wait_for_a_chunk(a_task_runs, proc)
+    busy = busy[0]
+    written = len(list(out.glob("table/chunk=*/*.parquet")))
+    assert busy is not None and proc.poll() is None and written < 4, f"not killed mid-run: {written} of 4 chunks"
+    os.killpg(standalone.workers[busy].pid, signal.SIGKILL)
+    _, err = proc.communicate()
+    assert proc.returncode == 1, err + standalone.log()
+    assert rows(out / "table") == reference
+    assert all(line.startswith("[campaign]") for line in err.splitlines()), err  # the lost Worker is no noise

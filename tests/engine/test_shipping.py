@@ -68,3 +68,23 @@ def test_a_java_failure_is_named_by_its_exception_not_by_py4js_call():
     failed = Py4JError("An error occurred while calling None.org.apache.spark.api.java.JavaSparkContext.\n"
                        ": org.apache.spark.SparkException: Asked to launch cluster with 1024 MiB/worker\n\tat x")
     assert spark.cluster_cause(failed) == "org.apache.spark.SparkException: Asked to launch cluster with 1024 MiB/worker"
+
+
+def _tb(error: str, head: str = "Traceback (most recent call last):") -> list[str]:
+    return [head, '  File "daemon.py", line 93, in worker', "    outfile.flush()", error]
+
+
+def test_a_workers_traceback_of_a_socket_the_jvm_closed_is_dropped_any_other_kept():
+    """A job aborted on a local master: pyspark's daemon prints the failed write to its closed
+    socket on the JVM's stderr; the user's one line must stay the only one. A real error stays."""
+    flush = ["PySpark daemon failed to flush the output to the worker process:",
+             *_tb("BrokenPipeError: [Errno 32] Broken pipe"), ""]
+    chain = [*_tb("ConnectionResetError: [Errno 104] reset"), "",
+             "During handling of the above exception, another exception occurred:", "", *_tb("OSError: closed")]
+    real = _tb("ValueError: a bug")
+    lines = ["[campaign] one", *flush, *chain, "WARNING: Using incubator modules: x", *real, "",
+             *_tb("BrokenPipeError: again"), "", *_tb("KeyError: 'after a dropped one, not chained'"), "[campaign] two"]
+    out = [b.decode().rstrip("\n") for b in spark.quiet(f"{line}\n".encode() for line in lines)]
+    assert out == ["[campaign] one", *real, "", *_tb("KeyError: 'after a dropped one, not chained'"), "[campaign] two"]
+    cut = _tb("x")[:2]  # a traceback the process did not finish printing: shown, as it is not known to be noise
+    assert [b.decode() for b in spark.quiet(line.encode() for line in cut)] == cut
