@@ -224,7 +224,8 @@ def _check_out(out: str | os.PathLike | Out, plan: Plan) -> None:
                 raise io.InputError(meta, None, f"plan.{key}", f"{before_plan.get(key)!r}, not {value!r}: "
                                     "holds a campaign with other arguments; use another --out")
         if set(before_plan) - set(wanted):
-            raise io.InputError(meta, None, f"plan.{sorted(set(before_plan) - set(wanted))[0]}", "unknown field: not this version's campaign")
+            raise io.InputError(meta, None, io.field_path("plan", [sorted(set(before_plan) - set(wanted))[0]]),
+                                "unknown field: not this version's campaign")
     elif kind == "dir" and not out.is_empty():
         raise CampaignError(f"{out}: exists and is not a campaign directory; use another --out")
     else:

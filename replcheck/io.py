@@ -124,7 +124,7 @@ def _op_validator(op: str) -> Schema:
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]+")
 
 
-def _path(prefix: str, parts: Iterable) -> str:
+def field_path(prefix: str, parts: Iterable) -> str:
     """rows[0].status; a key with other characters (a space, a dot, a colon) quoted, to stay one field."""
     out = prefix
     for p in parts:
@@ -146,12 +146,12 @@ def _validate(validator: Schema, obj: Any, file: str | os.PathLike, line: int | 
     err = best_match(validator.slow.iter_errors(obj))
     if err is None:
         return
-    field = _path(prefix, err.absolute_path)
+    field = field_path(prefix, err.absolute_path)
     problem = err.message
     alternatives = err.validator_value if err.validator in ("anyOf", "oneOf") else []
     if err.validator == "required" and isinstance(err.instance, dict):
         missing = [r for r in err.validator_value if r not in err.instance]
-        field, problem = _path(prefix, [*err.absolute_path, missing[0]]), "missing (required)"
+        field, problem = field_path(prefix, [*err.absolute_path, missing[0]]), "missing (required)"
     elif field.endswith("delay") and err.validator in ("minimum", "maximum", "type"):
         problem = f"MASTER_DELAY {err.instance!r} is not an integer in 0..2147483647 (to exercise the server's error, use delay_sql)"
     elif err.validator == "additionalProperties":
@@ -165,7 +165,7 @@ def _validate(validator: Schema, obj: Any, file: str | os.PathLike, line: int | 
             r for a in err.validator_value.get("anyOf", [err.validator_value]) for r in a.get("required", ())
             if r in err.instance]):  # a field this kind of op does not take (an expectation's `show` decides)
         shown = f" with show {err.instance['show']!r}" if isinstance(err.instance.get("show"), str) else ""
-        field, problem = _path(prefix, [*err.absolute_path, banned[0]]), f"not allowed{shown}"
+        field, problem = field_path(prefix, [*err.absolute_path, banned[0]]), f"not allowed{shown}"
     elif isinstance(err.instance, (dict, list)):
         problem = problem.replace(repr(err.instance), "an object" if isinstance(err.instance, dict) else "an array")
     raise InputError(file, line, field, problem)
@@ -279,7 +279,7 @@ def parse_json(text: str, path: str | os.PathLike, line: int | None = None) -> A
         parts, problem = unusable
         if not parts and line is None:  # the document is that one value: it has no field, but a line
             line = text.count("\n", 0, len(text) - len(text.lstrip())) + 1
-        raise InputError(path, line, _path("", parts), problem)
+        raise InputError(path, line, field_path("", parts), problem)
     return doc
 
 

@@ -7,6 +7,7 @@ import stat
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 
 import pytest
 
@@ -310,6 +311,15 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path):
 
 
 # Found by the fuzzer (tests/engine/fuzzing.py, bench/fuzz.py), one test per signature.
+def test_an_odd_unknown_key_of_a_campaign_plan_is_named_as_one_field(tmp_path, capsys):
+    (tmp_path / "c").mkdir()
+    plan = campaign.validate(1000, 0, ["model:wl344"], None, 250)
+    wanted = asdict(plan) | {"systems": list(plan.systems), "families": None, "families ": None}
+    (tmp_path / "c" / "campaign.json").write_text(json.dumps({"plan": wanted}))
+    line = error_of(capsys, "campaign", "--out", str(tmp_path / "c"), "--systems", "model:wl344")
+    assert 'campaign.json: plan."families ": unknown field' in line
+
+
 def test_a_history_sampled_too_often_for_its_length_is_refused(tmp_path, capsys):
     line = '{"at": 1000000000000, "op": "trx", "node": "A"}'  # 10^6 samples at NORMAL's 1 s: it hung
     assert "h.jsonl:2: at: 1000000000000 µs sampled every" in error_of(capsys, "simulate", history_with(tmp_path, line))
