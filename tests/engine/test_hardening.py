@@ -516,3 +516,15 @@ def test_a_counter_skip_without_the_event_it_names_is_refused(tmp_path, capsys):
     skip.update(type="GTID_LOG_EVENT")
     (tmp_path / "t.jsonl").write_text("\n".join([*lines, json.dumps(skip)]) + "\n")
     assert main(["check-trace", str(tmp_path / "t.jsonl")]) in (0, 1)  # judged, whatever the verdicts
+
+
+def test_a_commit_whose_table_is_not_a_name_is_refused(tmp_path, capsys):
+    from replcheck import systems
+
+    text = io.dumps_lines(*systems.get("model:wl344").run(io.load_history(REPO / "spec" / "histories" / "flt-binlog-db.jsonl")))
+    lines = text.split("\n")
+    n = next(i for i, line in enumerate(lines) if '"kind": "commit"' in line and '"table": "' in line)
+    doc = json.loads(lines[n])
+    lines[n] = json.dumps({**doc, "table": [1]})  # a traceback in the filter checks, found by the fuzzer
+    (tmp_path / "t.jsonl").write_text("\n".join(lines))
+    assert f"t.jsonl:{n + 1}: table: an array is not of type 'string'" in error_of(capsys, "check-trace", str(tmp_path / "t.jsonl"))
