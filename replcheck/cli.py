@@ -3,17 +3,14 @@ usage, 3 replcheck itself failed (an internal error: never read as a verdict).""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
-import signal
 import sys
-import threading
 import traceback
 from pathlib import Path
 
-from replcheck import __version__, catalogue, io, outdir, suites, systems
+from replcheck import __version__, catalogue, exits, io, outdir, suites, systems
 from replcheck.tlc import TLCUnavailable
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -553,43 +550,6 @@ def _natural(text: str) -> int:
     return value
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised like KeyboardInterrupt for SIGINT: the finally blocks that remove staging
-    directories and stop servers run on either."""
-
-
-_stopped_by: list[int] = []  # the signal that stopped this run, if one did
-
-
-def _stop(signum, frame):
-    _stopped_by.append(signum)
-    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-
-
-@contextlib.contextmanager
-def _on_signals():
-    """SIGTERM and SIGINT raise while a command runs, and are remembered: an extension that was
-    running when one came (jsonschema-rs, pyarrow) may hand the exception back as another, which is
-    still the signal. The handlers are the caller's again afterwards (main also runs in-process)."""
-    _stopped_by.clear()
-    mine = threading.current_thread() is threading.main_thread()
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)} if mine else {}
-    for sig, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
-        if mine and before[sig] == default:
-            signal.signal(sig, _stop)
-    try:
-        yield
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-
-
-def _stopped() -> int:
-    terminated = _stopped_by[:1] == [signal.SIGTERM]
-    print(f"replcheck: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
-    return 143 if terminated else 130
-
-
 def main(argv: list[str] | None = None) -> int:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = io.CleanStream(sys.stdout), io.CleanStream(sys.stderr)
@@ -601,12 +561,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
-        with _on_signals():
+        with exits.on_signals():
             args = build_parser().parse_args(argv)
             return args.fn(args)
-    except (Exception, KeyboardInterrupt, Terminated) as e:
-        if _stopped_by:  # whatever the signal became on its way out
-            return _stopped()
+    except (Exception, KeyboardInterrupt, exits.Terminated) as e:
+        if exits.stopped_by:  # whatever the signal became on its way out
+            return exits.stopped()
         return _failed(e)
 
 

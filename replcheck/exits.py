@@ -1,0 +1,45 @@
+"""How a run stops on a signal: SIGTERM and SIGINT raise while a command runs (so that the finally
+blocks that remove staging directories and stop servers run), and the exit code says which came."""
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt for SIGINT: the finally blocks that remove staging
+    directories and stop servers run on either."""
+
+
+stopped_by: list[int] = []  # the signal that stopped this run, if one did
+
+
+def _raise(signum, frame):
+    stopped_by.append(signum)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+@contextlib.contextmanager
+def on_signals():
+    """SIGTERM and SIGINT raise while a command runs, and are remembered: an extension that was
+    running when one came (jsonschema-rs, pyarrow) may hand the exception back as another, which is
+    still the signal. The handlers are the caller's again afterwards (main also runs in-process)."""
+    stopped_by.clear()
+    mine = threading.current_thread() is threading.main_thread()
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)} if mine else {}
+    for sig, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
+        if mine and before[sig] == default:
+            signal.signal(sig, _raise)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def stopped() -> int:
+    terminated = stopped_by[:1] == [signal.SIGTERM]
+    print(f"replcheck: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+    return 143 if terminated else 130
