@@ -241,8 +241,8 @@ class Seq(list):
         i = bisect.bisect_left(self.keys, k)
         return self[i - 1] if i else None
 
-    def count_between(self, lo: Any, hi: Any) -> int:
-        return max(0, bisect.bisect_left(self.keys, hi) - bisect.bisect_right(self.keys, lo))
+    def count_before(self, k: Any) -> int:
+        return bisect.bisect_left(self.keys, k)
 
 
 class Fold:
