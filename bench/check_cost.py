@@ -73,7 +73,7 @@ def incidents(k: int) -> dict:
 
 def samples(k: int) -> dict:
     """A quiet pair sampled every ms for k ms, a commit every second."""
-    return _history(f"samples-{k}", *_pair(), [{"at": i * S + S // 2, "op": "trx", "node": "A", "trx": f"t{i}"}
+    return _history(f"samples-{k}", *_pair(), [{"at": i * S + MS, "op": "trx", "node": "A", "trx": f"t{i}"}
                                                 for i in range(k // 1000 + 1)], every_us=MS, end_us=k * MS)
 
 

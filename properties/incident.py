@@ -270,7 +270,8 @@ def stop_message(v: TraceView, check: Check) -> None:
         ok = m is not None and m.group(2) == want_msg and (symbol is None or m.group(1) == symbol)
         # the first sample while this stop lasts: after a restart or START SLAVE it shows another error, or none
         end = _stopped_interval(v, stop)[1]
-        sample = next((s for s in v.timed(r["node"], "status").after(_key(stop)) if _key(s) < end), None)
+        sample = next(v.timed(r["node"], "status").after(_key(stop)), None)
+        sample = sample if sample is not None and _key(sample) < end else None
         if sample is not None and sample["Slave_SQL_Running"] == "No" and "Last_SQL_Errno" in sample:
             ok = ok and sample["Last_SQL_Errno"] == stop["errno"] and sample["Last_SQL_Error"] == stop["message"]
         check.judge(ok, f"{r['node']} stopped with {stop.get('message')!r} for incident {r.get('incident')} ({want_msg!r})",
