@@ -348,17 +348,18 @@ class TraceView:
         """The node's clock offset (local minus true time, µs) in force at true time t; with the
         line of an observation at t, only the steps the trace shows before it (a clock step in
         the same µs after a binlog write did not change that write's time)."""
-        steps = self.memo("clock_steps", self._clock_steps)
-        off = self.nodes.get(node, {}).get("clock_offset_us", 0)
-        for when, step_line, who, delta in steps:
-            if when > t or (when == t and line is not None and step_line > line):
-                break
-            if who == node:
-                off += delta
-        return off
+        keys, offsets = self.memo(("clock_offsets", node), lambda: self._clock_offsets(node))
+        return offsets[bisect.bisect_right(keys, (t, 2**62 if line is None else line))]
 
-    def _clock_steps(self):
-        return [(o["t"], o["_line"], o["node"], o["delta_us"]) for o in self.kind("clock_step")]
+    def _clock_offsets(self, node: str) -> tuple[list[tuple[int, int]], list[int]]:
+        """The node's clock steps as (t, line), and its offset before the first and after each."""
+        off = self.nodes.get(node, {}).get("clock_offset_us", 0)
+        keys, offsets = [], [off]
+        for o in self.of_node(node, "clock_step"):
+            off += o["delta_us"]
+            keys.append((o["t"], o["_line"]))
+            offsets.append(off)
+        return keys, offsets
 
     def skip_starts(self, node: str) -> list[tuple[int, int]]:
         """(t, line) of the node's START SLAVEs (SQL thread) that ran with SQL_SLAVE_SKIP_COUNTER
