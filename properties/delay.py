@@ -8,7 +8,7 @@ allows it (header resolution_us), and instances within it of a boundary are not 
 """
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import Iterator
 
 from replcheck.spec.formats import ER_SLAVE_WAS_RUNNING, MAX_MASTER_DELAY, US
@@ -166,9 +166,9 @@ class DelayIndex:
             self.applies.get(node, []) + [{"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
                                           for o in self.v.of_node(node, "skip") for f, pos in skipped_places(o)]))
         relays = self.v.of_node(node, "relay")
-        discards = self.v.memo(f"delay.discards.{node}", lambda: [
+        discards = self.v.memo(f"delay.discards.{node}", lambda: Seq((
             o for o in self.v.of_node(node, "relay_log_recovery", "stmt") if (o["kind"] == "relay_log_recovery" or repositions(o) or (
-                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
+                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))), lambda o: o["_line"]))
         # A relay passed over for one query is passed over for every later one up to the thread's
         # next stop (a later t and line only add discards and applies before them), so queries in
         # trace order resume where the last one stopped: one sweep of the relay log per stretch
@@ -177,10 +177,10 @@ class DelayIndex:
         last, start = self.cursors.get(node, ((-1, -1), 0))
         if (t, line) < last:
             start = 0
-        elif any(last[1] < s < line for s in stops):
+        elif (stop := _first_between(stops, last[1], line)) is not None:
             # a stop since may have sent the thread back to its group's start, and a parallel
             # coordinator's further back, to the first queued group its workers gave up
-            start = self._rewind(node, relays, start, next(s for s in stops if last[1] < s < line))
+            start = self._rewind(node, relays, start, stop)
         for i in range(start, len(relays)):
             r = relays[i]
             if r["t"] > t:
@@ -195,7 +195,7 @@ class DelayIndex:
             else:
                 when = self._passed(node, r, lines, stops, done, line)
             # Only discards logged before the sample: one later in the same microsecond had not happened yet.
-            if any(r["_line"] < d["_line"] < line and (when is None or when > d["t"]) for d in discards):
+            if any(when is None or when > d["t"] for d in discards.between(r["_line"], line)):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
             if when is None or when >= t - self.v.resolution_us:
                 self.cursors[node] = ((t, line), i)
@@ -216,7 +216,7 @@ class DelayIndex:
         k = bisect_left(lines, (r["_line"],))
         while k < len(lines):
             at, when = lines[k]
-            stop = next((s for s in stops if at < s < line), None)
+            stop = _first_between(stops, at, line)
             if stop is None or _group(r) is None or self._group_done(node, r, done, at, stop):
                 return when
             k = bisect_left(lines, (stop,))
@@ -292,6 +292,12 @@ def _applies_by_place(applies: list[dict]) -> dict[tuple[str, int], list[tuple[i
     for a in sorted(applies, key=lambda o: o["_line"]):
         by.setdefault((a["relay_file"], a["relay_pos"]), []).append((a["_line"], a["t"]))
     return by
+
+
+def _first_between(lines: list[int], lo: int, hi: int) -> int | None:
+    """The first of sorted trace lines strictly between lo and hi."""
+    i = bisect_right(lines, lo)
+    return lines[i] if i < len(lines) and lines[i] < hi else None
 
 
 def index(v: TraceView) -> DelayIndex:

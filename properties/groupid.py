@@ -590,26 +590,30 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     # A crashed primary that rejoined (SET GLOBAL gtid_slave_pos, MDEV-21117) gets its own
     # transactions its recovery truncated back from the new primary, as replicated ones
     # (rpl_semi_sync_fail_over.result: server_1 gets 0-1-4 back): those whose commit never returned.
-    rejoined = min((o["_line"] for o in of_node(v, node) if o["kind"] == "stmt" and o.get("op") == "set_global"
+    rejoined = min((o["_line"] for o in v.of_node(node, "stmt") if o.get("op") == "set_global"
                     and o.get("variable") == "gtid_slave_pos"), default=None)
-    returned = {c["trx"] for c in v.kind("commit") if c["node"] == node and c.get("errno") is None}
+    returned = {c["trx"] for c in v.of_node(node, "commit") if c.get("errno") is None}
 
     def came_back(o: dict) -> bool:
         return rejoined is not None and o["_line"] > rejoined and o["trx"] not in returned
     lost = lost_lines(v)
-    logged: list[dict] = []  # what set the position, for a crash recovery that cuts some of it away
+    # what set the position, per domain, for a crash recovery that cuts some of it away: what it
+    # cut is gone for good, so it is popped once, and the last left is the domain's position
+    logged: dict[int, list[dict]] = {}
     for o in of_node(v, node):
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
         if o["kind"] == "restore":
-            pos, logged = {}, []
+            pos, logged = {}, {}
         elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
               and o.get("errno") is None):
             pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
         elif changed:
             pos = {}
-            for b in logged:
-                if b["_line"] not in lost:
-                    pos[domain_of(b["gtid"])] = b["gtid"]
+            for d, stack in logged.items():
+                while stack and stack[-1]["_line"] in lost:
+                    stack.pop()
+                if stack:
+                    pos[d] = stack[-1]["gtid"]
         # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
         # rpl_slave_state::record_and_update_gtid at the group's end).
         # So does a group a filter kept from the engine (properties/filter.py, FILTER.GTID.ADVANCES).
@@ -623,7 +627,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
             if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
                     not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated and later):
                 pos[d] = o["gtid"]
-                logged.append(o)
+                logged.setdefault(d, []).append(o)
                 changed = True
             elif o["kind"] == "skip" and not own_too and replicated and v.resolution_us:
                 # On a polled trace the later group may be placed first (its binlog write by the

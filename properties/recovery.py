@@ -323,17 +323,21 @@ def gtid_not_reused(v: TraceView, check: Check) -> None:
     lost = lost_lines(v)
     for node in v.nodes:
         held: dict[str, dict] = {}
-        for o in of_node(v, node):
+        cut: set[str] = set()  # the GTIDs held whose group a crash recovery cut away (then or later)
+        for o in v.of_node(node, "restore", "recovery", "binlog"):
             if o["kind"] == "restore":
-                held = {}
+                held, cut = {}, set()
             elif o["kind"] == "recovery":
-                held = {g: b for g, b in held.items() if b["_line"] not in lost}
+                for g in cut:
+                    del held[g]
+                cut = set()
             elif o["kind"] == "binlog" and o.get("gtid") and o.get("idx", 0) == 0:
                 if o.get("server_id") == server_id(v, node):
                     first = held.get(o["gtid"])
                     check.judge(first is None, f"{node} issued {o['gtid']} again for {o.get('trx')} (first for {first and first.get('trx')})",
                                 *([first] if first else []), o)
                 held[o["gtid"]] = o
+                (cut.add if o["_line"] in lost else cut.discard)(o["gtid"])
 
 
 @checks("DURABLE.SEND.SYNCED", needs=("relay", "binlog_sync"))
@@ -373,20 +377,17 @@ def _binlog_pos_shown(o: dict) -> str | None:
 
 def _how_started(v: TraceView, restart: dict) -> str | None:
     """How the node went down before this start, as the catalogue's conditions name it."""
-    node, downs, removed = restart["node"], [], False
-    for o in of_node(v, node):
-        if o["_line"] >= restart["_line"]:
-            break
-        if o["kind"] in ("crash", "shutdown"):
-            downs.append(o["kind"])
-            removed = False
-        elif o["kind"] == "state_file":
-            removed = removed or bool(o.get("removed"))
+    def step(state: tuple[tuple[str, ...], bool], o: dict) -> tuple[tuple[str, ...], bool]:
+        downs, removed = state  # the last two ways down, and whether the state file went since the last
+        if o["kind"] == "state_file":
+            return downs, removed or bool(o.get("removed"))
+        return downs[-1:] + (o["kind"],), False
+    downs, removed = v.fold("recovery.how_started", restart["node"], ("crash", "shutdown", "state_file"), step, ((), False)).before(restart["_line"])
     if not downs:
         return None
     if downs[-1] == "shutdown":
         return "a clean start without its state file" if removed else "a clean start"
-    return "a start after two crashes in a row" if downs[-2:] == ["crash", "crash"] else "a start after a crash"
+    return "a start after two crashes in a row" if downs == ("crash", "crash") else "a start after a crash"
 
 
 @checks("DURABLE.GTID.STATE_AT_START", needs=("binlog",))
@@ -396,9 +397,7 @@ def gtid_state_at_start(v: TraceView, check: Check) -> None:
     shutdown with or without the .state file (MDEV-6391), after a crash, after two in a row."""
     for r in v.kind("restart"):
         node = r["node"]
-        for o in of_node(v, node):
-            if o["_line"] <= r["_line"]:
-                continue
+        for o in v.of_node(node).after(r["_line"]):
             if o["kind"] in ("crash", "shutdown", "restore", "restart") or (o["kind"] == "binlog" and o.get("gtid")):
                 break
             shown = _binlog_pos_shown(o)
