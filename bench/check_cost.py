@@ -98,6 +98,27 @@ def crashes(k: int) -> dict:
     return _history(f"crashes-{k}", *_pair(variables={"sync_binlog": 1, "innodb_flush_log_at_trx_commit": 1}), ops, every_us=10 * S)
 
 
+def groups(k: int) -> dict:
+    """k rounds on --rpl-hierarchical servers (a source, two slaves): a commit, SHOW BINLOG INFO
+    FOR its group, SHOW MASTER STATUS, SHOW SLAVE STATUS; every 10th a FLUSH LOGS, every 50th a
+    PURGE BINARY LOGS of what is older than 5 s, every 25th a crash and restart of a slave."""
+    ops = []
+    for i in range(k):
+        at = (i + 1) * 20 * MS
+        ops += [{"at": at, "op": "trx", "node": "A", "trx": f"t{i}"},
+                {"at": at + 5 * MS, "op": "show_binlog_info", "node": "A", "group_id": i + 1},
+                {"at": at + 6 * MS, "op": "show_master_status", "node": "A"},
+                {"at": at + 7 * MS, "op": "show_slave_status", "node": "B"}]
+        if i % 10 == 9:
+            ops.append({"at": at + 8 * MS, "op": "flush_logs", "node": "A"})
+        if i % 50 == 49:
+            ops.append({"at": at + 9 * MS, "op": "purge_binary_logs", "node": "A", "before_us": max(0, at - 5 * S)})
+        if i % 25 == 12:
+            ops += [{"at": at + 10 * MS, "op": "crash", "node": "C"}, {"at": at + 15 * MS, "op": "restart", "node": "C"}]
+    nodes = [{"id": n, "rpl_hierarchical": True} for n in "ABC"]
+    return _history(f"groups-{k}", nodes, [{"source": "A", "replica": r, "latency_us": 300} for r in "BC"], ops, every_us=10 * S)
+
+
 def _mix(i: int) -> list[tuple[int, dict]]:
     """The ops of step i: mostly commits, the rest at fixed periods."""
     if i % 500 == 499:
@@ -134,7 +155,11 @@ def mix(k: int) -> dict:
     return _history(f"mix-{k}", nodes, [{"source": "A", "replica": "B", "latency_us": 300}], ops[:k])
 
 
-SHAPES = {"commits": commits, "incidents": incidents, "samples": samples, "replicas": replicas, "crashes": crashes, "mix": mix}
+# Each shape with the system that runs it: MariaDB's model, but group IDs need the hierarchical
+# design's and the mix's semi-sync MySQL's AFTER_SYNC.
+SHAPES = {"commits": commits, "incidents": incidents, "samples": samples, "replicas": replicas, "crashes": crashes,
+          "groups": groups, "mix": mix}
+SYSTEMS = {"groups": "model:groupid", "mix": "model:after-sync"}
 
 
 def _peak_mb() -> float:
@@ -201,14 +226,14 @@ def measure(shape: str, system: str, sizes: list[int], tmp: str, base_mb: float)
               f"{row['check_kb_per_line']:>7.2f}", flush=True)
     found = {"judge": exponents(rows, "judge_s"), "check": exponents(rows, "check_s"), "simulate": exponents(rows, "simulate_s")}
     worst = max((e for f in ("judge", "check") for e in found[f].values() if e is not None), default=0)
-    return {"shape": shape, "rows": rows, "exponents": found, "linear": worst <= LIMIT}
+    return {"shape": shape, "system": system, "rows": rows, "exponents": found, "linear": worst <= LIMIT}
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--max", type=int, default=10**5, help="largest Trace size in lines (10^6 takes minutes per shape)")
     p.add_argument("--shapes", default=",".join(SHAPES))
-    p.add_argument("--system", default="model:mariadb-10.11")
+    p.add_argument("--system", help="run every shape on this system (default: model:mariadb-10.11, SYSTEMS for some)")
     p.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = p.parse_args()
     load_features()
@@ -223,13 +248,13 @@ def main() -> None:
         return
     base_mb = _in_child("base")["peak_mb"]
     sizes = [s for s in SIZES if s <= args.max]
-    print(f"system {args.system}; CPU-s; one process per measurement; peak = ru_maxrss; empty run {base_mb:.0f} MB")
+    print(f"system {args.system or 'per shape'}; CPU-s; one process per measurement; peak = ru_maxrss; empty run {base_mb:.0f} MB")
     print(f"{'shape':>9} {'lines':>9} {'ops':>8} | {'sim s':>8} {'judge s':>8} {'peak MB':>8} {'MB/kop':>8} | "
           f"{'check s':>8} {'peak MB':>8} {'KB/line':>7}")
     shapes = []
     with tempfile.TemporaryDirectory(prefix="replcheck-cost-") as tmp:
         for shape in args.shapes.split(","):
-            shapes.append(measure(shape, args.system, sizes, tmp, base_mb))
+            shapes.append(measure(shape, args.system or SYSTEMS.get(shape, "model:mariadb-10.11"), sizes, tmp, base_mb))
     print(f"\n{'shape':>9} | growth exponent of CPU-s in lines (fit / last two sizes); pass <= {LIMIT}")
     for s in shapes:
         e = s["exponents"]

@@ -195,15 +195,9 @@ def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict
 
 def has_master_at(v: TraceView, node: str, line: int) -> bool:
     """Whether the server had a master (the design's have_master) at that line."""
-    has = node in v.channels
-    for o in of_node(v, node):
-        if o["_line"] > line:
-            break
-        if o["kind"] == "promoted":
-            has = False
-        elif o["kind"] == "restore":
-            has = True
-    return has
+    def step(has: bool, o: dict) -> bool:
+        return o["kind"] == "restore"  # a promotion ends it, a restore (as a slave) gives one
+    return v.fold("gid.has_master", node, ("promoted", "restore"), step, node in v.channels).before(line + 1)
 
 
 # -- group IDs -----------------------------------------------------------------------------------
@@ -296,8 +290,15 @@ def slave_logs_only_master_events(v: TraceView, check: Check) -> None:
         node = c["node"]
         if node not in hier or c.get("trx") is None or not has_master_at(v, node, c["_line"]):
             continue
-        logged = [o for o in of_node(v, node) if o["kind"] == "binlog" and o.get("trx") == c["trx"]]
+        logged = v.memo(("gid.binlogged", node), lambda: _by_trx(v.of_node(node, "binlog"))).get(c["trx"], [])
         check.judge(not logged, f"{node} has a master but binlogged its own {c['trx']}", c, *logged[:1])
+
+
+def _by_trx(obs: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for o in obs:
+        out.setdefault(o.get("trx"), []).append(o)
+    return out
 
 
 def _origin_ids(v: TraceView) -> dict[str, int | None]:
@@ -390,15 +391,11 @@ def is_purge(o: dict) -> bool:
 
 def purged_files(v: TraceView, node: str, before: int) -> set[str]:
     """The node's binlogs PURGE BINARY LOGS removed before a line (since its last restore)."""
-    gone: set[str] = set()
-    for o in of_node(v, node):
-        if o["_line"] >= before:
-            break
+    def step(gone: frozenset, o: dict) -> frozenset:
         if o["kind"] == "restore":
-            gone = set()
-        elif is_purge(o):
-            gone |= set(o.get("purged", []))
-    return gone
+            return frozenset()
+        return gone | frozenset(o.get("purged", [])) if is_purge(o) else gone
+    return v.fold("gid.purged", node, ("restore", "stmt"), step, frozenset()).before(before)
 
 
 class GroupEnd(NamedTuple):
@@ -410,34 +407,67 @@ class GroupEnd(NamedTuple):
     server_id: int | None
 
 
-def group_ends(v: TraceView, node: str, before: int, purged_too: bool = False) -> list[GroupEnd]:
-    """Where each group ends in the node's binlogs (those not purged, unless purged_too), and where
-    a SET ID's new binlog begins."""
-    ends, pending_set = [], None
-    for o in of_node(v, node):
-        if o["_line"] >= before:
-            break
-        if o["kind"] == "restore":
-            ends = []
-        elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
-            pending_set = o
-        elif o["kind"] == "binlog" and o.get("type") == "FORMAT_DESCRIPTION_EVENT" and pending_set is not None:
-            ends.append(GroupEnd(pending_set["group_id"], o["file"], o["end"],
-                                 pending_set.get("master_server_id", server_id(v, node))))
-            pending_set = None
-        elif o["kind"] == "binlog" and o.get("group_id") and (o.get("last") or o.get("trx") is None):
-            ends.append(GroupEnd(o["group_id"], o["file"], o["end"], o.get("server_id")))
-    if purged_too:
-        return ends
-    gone = purged_files(v, node, before)
-    return [e for e in ends if e.log_name not in gone]
+class _Ends(NamedTuple):
+    lines: list[int]  # where each end was written, in trace order
+    ends: list[GroupEnd]
+    by_id: dict[int, list[int]]  # group ID -> the indexes of its ends
+    restores: list[int]  # the lines of the node's restores (each starts its binlogs afresh)
 
 
-def binlog_info(ends: list[GroupEnd], group_id: int) -> GroupEnd | None:
-    """SHOW BINLOG INFO FOR: "the bin log name and end_log_pos of the last event in the group with
-    the matching ID in the server's bin logs" (seed, "MySQL Commands"); None when none holds it.
-    ID 0 names no group: a mixed-mode slave gives it to all its groups (seed, "ID Generation")."""
-    return next((e for e in reversed(ends) if group_id and e.group_id == group_id), None)
+def _group_ends(v: TraceView, node: str) -> _Ends:
+    """Where each group ends in the node's binlogs, and where a SET ID's new binlog begins, over
+    the whole trace in one pass."""
+    def build() -> _Ends:
+        out, pending_set = _Ends([], [], {}, []), None
+        for o in v.of_node(node, "restore", "stmt", "binlog"):
+            end = None
+            if o["kind"] == "restore":
+                out.restores.append(o["_line"])
+            elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
+                pending_set = o
+            elif o["kind"] == "binlog" and o.get("type") == "FORMAT_DESCRIPTION_EVENT" and pending_set is not None:
+                end = GroupEnd(pending_set["group_id"], o["file"], o["end"], pending_set.get("master_server_id", server_id(v, node)))
+                pending_set = None
+            elif o["kind"] == "binlog" and o.get("group_id") and (o.get("last") or o.get("trx") is None):
+                end = GroupEnd(o["group_id"], o["file"], o["end"], o.get("server_id"))
+            if end is not None:
+                out.by_id.setdefault(end.group_id, []).append(len(out.ends))
+                out.lines.append(o["_line"])
+                out.ends.append(end)
+        return out
+    return v.memo(("gid.group_ends", node), build)
+
+
+def _since(ix: _Ends, before: int) -> int:
+    """The line from which the node's binlogs stand before a line: its last restore's."""
+    k = bisect.bisect_left(ix.restores, before)
+    return ix.restores[k - 1] if k else -1
+
+
+def last_group_end(v: TraceView, node: str, before: int) -> GroupEnd | None:
+    """The last group end in the node's binlogs before a line, purged or not."""
+    ix = _group_ends(v, node)
+    k = bisect.bisect_left(ix.lines, before)
+    return ix.ends[k - 1] if k and ix.lines[k - 1] > _since(ix, before) else None
+
+
+def binlog_info(v: TraceView, node: str, before: int, group_id: int) -> GroupEnd | None:
+    """SHOW BINLOG INFO FOR on the node before a line: "the bin log name and end_log_pos of the last
+    event in the group with the matching ID in the server's bin logs" (seed, "MySQL Commands"), in
+    those a purge left; None when none holds it. ID 0 names no group: a mixed-mode slave gives it
+    to all its groups (seed, "ID Generation")."""
+    if not group_id:
+        return None
+    ix = _group_ends(v, node)
+    since, gone = _since(ix, before), purged_files(v, node, before)
+    for k in reversed(ix.by_id.get(group_id, ())):
+        if ix.lines[k] >= before:
+            continue
+        if ix.lines[k] <= since:
+            return None
+        if ix.ends[k].log_name not in gone:
+            return ix.ends[k]
+    return None
 
 
 @checks("GGID.BINLOG_INFO")
@@ -447,7 +477,7 @@ def binlog_info_answers(v: TraceView, check: Check) -> None:
     for o in v.kind("stmt"):
         if o.get("op") != "show_binlog_info":
             continue
-        found = binlog_info(group_ends(v, o["node"], o["_line"]), o["group_id"])
+        found = binlog_info(v, o["node"], o["_line"], o["group_id"])
         if found is None:
             check.judge(o.get("errno") == F.ER_ERROR_WHEN_EXECUTING_COMMAND and o.get("message") == F.BINLOG_INFO_NOT_FOUND,
                         f"{o['node']}: SHOW BINLOG INFO FOR {o['group_id']} answered {o.get('Log_name')}:{o.get('Pos')}; no binlog holds it", o)
@@ -509,10 +539,9 @@ def change_master_to_played_group(v: TraceView, check: Check) -> None:
             continue
         source = o.get("master_host") or v.channels.get(node, {}).get("source")
         played = played_id(v, node, o["_line"])
-        ends = group_ends(v, source, o["_line"])
         at = (o["master_log_file"], o["master_log_pos"])
         if played:
-            found = binlog_info(ends, played)
+            found = binlog_info(v, source, o["_line"], played)
             ok = found is not None and (found.log_name, found.pos) == at
         else:
             restored = max((r["_line"] for r in v.kind("restore") if r["node"] == source and r["_line"] < o["_line"]), default=0)
@@ -812,8 +841,8 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
         ok = purged == most[:len(purged)] and (len(purged) >= len(least) or stopped)
         check.judge(ok, f"{o['node']}: PURGE BINARY LOGS ({o.get('to') or o.get('before_us')}) removed {purged} of "
                     f"{listed}; expected {least if least == most else f'{least} to {most}'}", o)
-        index = next((i for i in of_node(v, o["node"]) if i["kind"] == "binlog_index" and i["_line"] > o["_line"]
-                      and i["t"] == o["t"]), None)
+        index = next((i for i in takewhile(lambda i: i["t"] <= o["t"], v.of_node(o["node"], "binlog_index").after(o["_line"]))
+                      if i["t"] == o["t"]), None)
         if index is not None:
             paths = [e.path.decode() for e in F.parse_index(index["content"].encode())]
             check.judge(paths == remaining, f"{o['node']}: after PURGE the index lists {paths}, not {remaining}", o, index)
@@ -865,15 +894,15 @@ def connect_by_group_id(v: TraceView, check: Check) -> None:
         if c.get("by") != "group_id":
             continue
         node, source = c["node"], c["source"]
-        mine = group_ends(v, node, c["_line"], purged_too=True)
-        asked = (current_id(v, node, c["_line"]), mine[-1].server_id if mine else server_id(v, node))
+        mine = last_group_end(v, node, c["_line"])
+        asked = (current_id(v, node, c["_line"]), mine.server_id if mine else server_id(v, node))
         check.judge((c.get("group_id"), c.get("server_id")) == asked,
                     f"{node} connected by group ID {c.get('group_id')} (server_id {c.get('server_id')}); its last group is "
                     f"{asked[0]} (server_id {asked[1]})", c)
         # The master looks the ID up as SHOW BINLOG INFO FOR does, in the binlogs a purge left, and
         # refuses, with the Google patch's messages, an ID it does not hold (the slave is ahead, or
         # the group was purged) or holds from another server (the slave has an alternate future).
-        found = binlog_info(group_ends(v, source, c["_line"]), asked[0])
+        found = binlog_info(v, source, c["_line"], asked[0])
         refused = (F.id_not_found(asked[0]) if found is None
                    else F.alternate_future(asked[0]) if found.server_id != asked[1] else None)
         if refused is not None:
