@@ -46,21 +46,19 @@ def lost_lines(v: TraceView) -> dict[int, int]:
     the line of that recovery."""
     def build():
         out: dict[int, int] = {}
-        for r in v.kind("recovery"):
-            cut = r.get("truncated")
-            if not cut:
-                continue
-            written: list[dict] = []  # since the node's last restore, which starts a new binlog
-            for o in of_node(v, r["node"]):
-                if o["_line"] >= r["_line"]:
-                    break
+        for node in {r["node"] for r in v.kind("recovery") if r.get("truncated")}:
+            # Since the node's last restore, which starts a new binlog, what is left of its binlog:
+            # in (file, pos) order, as a truncation cuts its end and writing goes on from there.
+            written: list[dict] = []
+            for o in v.of_node(node, "restore", "binlog", "recovery"):
                 if o["kind"] == "restore":
                     written = []
                 elif o["kind"] == "binlog":
                     written.append(o)
-            for o in written:
-                if (o["file"], o["pos"]) >= (cut["file"], cut["pos"]):
-                    out.setdefault(o["_line"], r["_line"])
+                elif o.get("truncated"):
+                    cut = (o["truncated"]["file"], o["truncated"]["pos"])
+                    while written and (written[-1]["file"], written[-1]["pos"]) >= cut:
+                        out.setdefault(written.pop()["_line"], o["_line"])
         return out
     return v.memo("gid.lost_lines", build)
 
@@ -490,10 +488,11 @@ def binlog_info_answers(v: TraceView, check: Check) -> None:
 
 def _first_issue_after(v: TraceView, node: str, line: int) -> tuple[dict, int] | None:
     """The node's first group issued after a line, and the line where its binlog write began."""
-    c = next((c for c in v.kind("commit") if c["node"] == node and c["_line"] > line and c.get("group_id") is not None), None)
+    c = next((c for c in v.of_node(node, "commit").after(line) if c.get("group_id") is not None), None)
     if c is None:
         return None
-    began = min((o["_line"] for o in v.kind("binlog") if o["node"] == node and o.get("trx") == c["trx"]), default=c["_line"])
+    logged = v.memo(("gid.binlogged", node), lambda: _by_trx(v.of_node(node, "binlog"))).get(c["trx"], [])
+    began = min((o["_line"] for o in logged), default=c["_line"])
     return c, began
 
 
