@@ -16,6 +16,7 @@ holds and calls where they change the generic core.
 from __future__ import annotations
 
 import heapq
+import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import count
@@ -68,7 +69,7 @@ ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 DEFAULT_EPOCH_US = 1_700_000_000 * US
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a long History's logs hold millions
 class Entry:
     """An event at a place in a log: a binlog file, or a relay log file."""
 
@@ -209,7 +210,7 @@ class Node:
 
     @property
     def binlog_file(self) -> str:
-        return f"bin.{self.binlog_file_no:06d}"
+        return sys.intern(f"bin.{self.binlog_file_no:06d}")  # one string per file, not per event
 
 
 @dataclass(frozen=True)
@@ -1605,7 +1606,7 @@ class Simulator:
         if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
             return
         end = ch.relay_pos + ev.size
-        entry = Entry(ev, f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
+        entry = Entry(ev, sys.intern(f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}"), ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
         if ev.last and ev.trx is not None:
             ch.held.setdefault(entry.source, []).append(len(ch.relay))
         ch.relay.append(entry)

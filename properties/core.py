@@ -274,8 +274,10 @@ class TraceView:
 
     def __init__(self, header: dict, observations: Iterable[dict]):
         self.header = header
-        # copies: the Trace itself stays as the system wrote it; line 1 of a trace file is its header
-        every = [dict(o, _line=i) if "_line" not in o else dict(o) for i, o in enumerate(observations, 2)]
+        # Line 1 of a trace file is its header. An observation without its line is copied to number
+        # it, so that the Trace stays as the system wrote it; one with it (a loaded Trace file, or
+        # numbered by judge_trace) is used as it is: no property changes an observation.
+        every = [o if "_line" in o else dict(o, _line=i) for i, o in enumerate(observations, 2)]
         # A named connection's observations (multi-source) are judged by properties/multisource.py
         # alone: every other property follows a replica's one channel, which such a replica has not.
         self.obs: list[dict] = [o for o in every if "connection" not in o]
