@@ -475,31 +475,33 @@ def repositions(x: dict) -> bool:
 def _held_at(v: TraceView, s: dict) -> dict[str, dict]:
     """The transactions the replica had received whole and not applied, skipped or thrown away when
     statement s ran: each with the relay observation of its last event."""
-    node, line = s["node"], s["_line"]
-    held: dict[str, dict] = {}
-    for o in v.obs:
-        if o["_line"] >= line:
-            break
-        if o["node"] != node:
-            continue
-        if o["kind"] == "relay" and o.get("last") and o.get("trx") is not None:
-            held[o["trx"]] = o
-        elif o["kind"] in ("apply", "skip") and o.get("trx") is not None and (o.get("last") or o["kind"] == "skip"):
-            held.pop(o["trx"], None)
-        elif o["kind"] in ("relay_log_recovery", "restore") or repositions(o) or (
-                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None):
-            held.clear()
-    return held
+    def build() -> dict[int, dict[str, dict]]:
+        """One sweep of the node: what it held at each of its CHANGE MASTERs."""
+        held: dict[str, dict] = {}
+        at: dict[int, dict[str, dict]] = {}
+        for o in v.of_node(s["node"], "relay", "apply", "skip", "relay_log_recovery", "restore", "stmt"):
+            if o["kind"] == "stmt" and o["op"] == "change_master":
+                at[o["_line"]] = dict(held)
+            if o["kind"] == "relay" and o.get("last") and o.get("trx") is not None:
+                held[o["trx"]] = o
+            elif o["kind"] in ("apply", "skip") and o.get("trx") is not None and (o.get("last") or o["kind"] == "skip"):
+                held.pop(o["trx"], None)
+            elif o["kind"] in ("relay_log_recovery", "restore") or repositions(o) or (
+                    o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None):
+                held.clear()
+        return at
+    return v.memo(("delay.held_at", s["node"]), build)[s["_line"]]
 
 
 def _replaced_after(v: TraceView, s: dict) -> bool:
     """Whether the replica's place was changed by other means after s: RESET SLAVE, a CHANGE MASTER to a
     new source or place, a restore, or a failover that moved it (their own requirements judge them)."""
-    return any(o["_line"] > s["_line"] and (
-        (o["node"] == s["node"] and (repositions(o) or o["kind"] == "restore" or (
-            o["kind"] == "stmt" and o["op"] in ("reset_slave", "change_master") and o.get("errno") is None
-            and o.get("master_host") is not None)))
-        or o["kind"] in ("failover", "promoted")) for o in v.obs)
+    def last_move(node: str) -> int:
+        return max((o["_line"] for o in v.of_node(node, "restore", "stmt") if repositions(o) or o["kind"] == "restore" or (
+            o["op"] in ("reset_slave", "change_master") and o.get("errno") is None and o.get("master_host") is not None)), default=-1)
+    moved = v.memo(("delay.last_move", s["node"]), lambda: last_move(s["node"]))
+    failed_over = v.memo("delay.last_failover", lambda: max((o["_line"] for o in v.kind("failover") + v.kind("promoted")), default=-1))
+    return max(moved, failed_over) > s["_line"]
 
 
 @checks("WL344.CM.NO_LOSS")
@@ -620,7 +622,7 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
         deadline = (first // US + rem) * US - epoch - off
         error = deadline - w[1]
         # The connect's clock query, where the trace shows it (the MariaDB harness's channel relay).
-        q = next((q for q in reversed(v.kind("clock_query")) if q["node"] == s["node"] and q["_line"] < s["_line"]), None)
+        q = v.of_node(s["node"], "clock_query").last_before(s["_line"])
         why = "" if q is None else (f"; its IO thread's clock query got the answer {q['master_unix_timestamp']} at "
                                     f"{q['t']}: clock_diff_with_master {q['clock_diff_with_master']}")
         check.judge(abs(error) < US, f"{s['node']} at {s['t']} counts to {deadline} (SQL_Remaining_Delay {rem}) but the "
@@ -979,7 +981,9 @@ def master_unaffected(v: TraceView, check: Check) -> None:
             continue  # a semi-sync wait is judged by the semi-sync properties; a failed commit never returned
         b = ix.binlog.get((c["node"], c["gtid"], 0))
         if b is not None and b.get("trx") != c["trx"]:  # a GTID issued again (a crash cut the first away): its own group
-            b = next((x for x in v.kind("binlog") if x["node"] == c["node"] and x.get("trx") == c["trx"] and x.get("idx") == 0), None)
+            firsts = v.memo(("delay.group_starts", c["node"]), lambda: {
+                x.get("trx"): x for x in reversed(v.of_node(c["node"], "binlog")) if x.get("idx") == 0})
+            b = firsts.get(c["trx"])
         if b is not None:
             check.judge(b["t"] <= c["t"] <= b["t"] + v.resolution_us, f"commit of {c['trx']} returned at {c['t']}, binlogged at {b['t']}", b, c)
 

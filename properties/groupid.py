@@ -799,11 +799,7 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
 # -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------
 def _last_writes(v: TraceView, node: str) -> dict[str, int]:
     """When each of the node's binlogs was last written (what PURGE ... BEFORE compares)."""
-    out: dict[str, int] = {}
-    for o in of_node(v, node):
-        if o["kind"] == "binlog":
-            out[o["file"]] = o["t"]
-    return out
+    return v.memo(("gid.last_writes", node), lambda: {o["file"]: o["t"] for o in v.of_node(node, "binlog")})
 
 
 def _purged_by(listed: list[str], to: str | None, before_us: int | None, written: Callable[[str], int]) -> list[str]:
