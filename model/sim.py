@@ -1419,14 +1419,15 @@ class Simulator:
             if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
                 state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
         ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
-        files, logged = [], []
+        files, per = [], {}
         for e in src.binlog:
             if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in src.purged:
-                files.append((e.file, DOM.gtid_list(logged)))
+                files.append((e.file, DOM.listed(per)))
             if e.ev.gtid and e.ev.last:
-                logged.append(F.parse_gtid(e.ev.gtid))
+                DOM.log_gtid(per, F.parse_gtid(e.ev.gtid))
+        binlog_state = DOM.listed(per)
         own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
-        refused, state, empty = DOM.start_position(state, DOM.gtid_list(logged), own_slave_pos, src.server_id)
+        refused, state, empty = DOM.start_position(state, binlog_state, own_slave_pos, src.server_id)
         if refused is not None:
             return refused
         name, state = DOM.find_binlog_file(files, state, M.START_BINLOG_ANY_ENTRY not in self.mutants)
@@ -1441,7 +1442,7 @@ class Simulator:
                 g = F.parse_gtid(e.ev.gtid)
                 if strict and (hole := DOM.start_hole(state, g)):
                     return hole
-                if failed := DOM.empty_domain_error(state, empty, g, DOM.gtid_list(logged)):
+                if failed := DOM.empty_domain_error(state, empty, g, binlog_state):
                     return failed
                 if not DOM.skips(state, g):
                     break
