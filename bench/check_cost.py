@@ -101,7 +101,7 @@ def crashes(k: int) -> dict:
 def groups(k: int) -> dict:
     """k rounds on --rpl-hierarchical servers (a source, two slaves): a commit, SHOW BINLOG INFO
     FOR its group, SHOW MASTER STATUS, SHOW SLAVE STATUS; every 10th a FLUSH LOGS, every 50th a
-    PURGE BINARY LOGS of what is older than 5 s, every 25th a crash and restart of a slave."""
+    PURGE BINARY LOGS of what is older than 0.5 s, every 25th a crash and restart of a slave."""
     ops = []
     for i in range(k):
         at = (i + 1) * 20 * MS
@@ -112,7 +112,7 @@ def groups(k: int) -> dict:
         if i % 10 == 9:
             ops.append({"at": at + 8 * MS, "op": "flush_logs", "node": "A"})
         if i % 50 == 49:
-            ops.append({"at": at + 9 * MS, "op": "purge_binary_logs", "node": "A", "before_us": max(0, at - 5 * S)})
+            ops.append({"at": at + 9 * MS, "op": "purge_binary_logs", "node": "A", "before_us": max(0, at - S // 2)})
         if i % 25 == 12:
             ops += [{"at": at + 10 * MS, "op": "crash", "node": "C"}, {"at": at + 15 * MS, "op": "restart", "node": "C"}]
     nodes = [{"id": n, "rpl_hierarchical": True} for n in "ABC"]

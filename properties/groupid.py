@@ -13,6 +13,7 @@ groups the new master lacks): a lost branch, refused when it connects by group I
 from __future__ import annotations
 
 import bisect
+import heapq
 from itertools import takewhile
 from typing import Callable, NamedTuple
 
@@ -170,25 +171,6 @@ def _played_changes(v: TraceView, node: str) -> tuple[list[int], list[int]]:
         lines.append(o["_line"])
         played.append(last)
     return lines, played
-
-
-def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict]]:
-    """(first, last) binlog observations of each whole group in the node's binlog before a line,
-    since its last restore (without those a crash recovery before that line cut away)."""
-    out, start = [], None
-    lost = lost_lines(v)
-    for o in of_node(v, node):
-        if o["_line"] >= before:
-            break
-        if o["kind"] == "restore":
-            out, start = [], None
-        elif o["kind"] == "binlog" and o.get("trx") is not None:
-            if start is None or o.get("trx") != start.get("trx") or o.get("idx", 0) <= 0:
-                start = o
-            if o.get("last") and lost.get(o["_line"], before) >= before:
-                out.append((start, o))
-                start = None
-    return out
 
 
 def has_master_at(v: TraceView, node: str, line: int) -> bool:
@@ -843,12 +825,6 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
             check.judge(paths == remaining, f"{o['node']}: after PURGE the index lists {paths}, not {remaining}", o, index)
 
 
-def _held(v: TraceView, node: str, before: int) -> set:
-    """Transactions the node committed, applied whole or skipped before a line."""
-    return {o.get("trx") for o in of_node(v, node) if o["_line"] < before and (
-        o["kind"] in ("visible", "skip") or (o["kind"] == "apply" and o.get("last")))}
-
-
 @checks("GGID.PURGE.NO_SKIP")
 def purge_never_skips(v: TraceView, check: Check) -> None:
     """After a purge, a slave never applies a group from that master while it lacks an earlier
@@ -858,27 +834,79 @@ def purge_never_skips(v: TraceView, check: Check) -> None:
         return
     if any(e.get("errno") == F.ER_MASTER_FATAL_ERROR_READING_BINLOG and e["_line"] > purges[0]["_line"] for e in v.kind("error")):
         check.reached("a slave refused after a purge")  # a lagging slave, stopped as the requirement asks
-    for a in v.kind("apply"):
-        source, node = a.get("source"), a["node"]
-        gone = purged_files(v, source, a["_line"]) if a.get("last") and a.get("trx") is not None else set()
-        if not gone:
-            continue
-        # The source's groups in binlog order (a real server's observer reads a binlog before a
-        # purge removes it, so purged groups are there too).
-        groups = [(last["trx"], last["file"]) for _, last in binlog_groups(v, source, a["_line"])]
-        k = next((i for i, (trx, _) in enumerate(groups) if trx == a["trx"]), None)
-        if k is None:
-            continue
-        held = _held(v, node, a["_line"])
-        start = max((o["_line"] for o in of_node(v, node) if o["_line"] < a["_line"] and (
-            o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "change_master" and "master_log_file" in o
-                                       and o.get("errno") is None))), default=-1)
-        before_start = {o.get("trx") for o in of_node(v, source) if o["_line"] < start}
-        lacking = [trx for trx, f in groups[:k] if f in gone and trx not in held and trx not in before_start]
-        if any(f in gone for _, f in groups[:k]):
+    pairs = sorted({(a["node"], a.get("source")) for a in v.kind("apply") if a.get("last") and a.get("trx") is not None})
+    for a, lacking, purged_before in sorted((x for node, source in pairs for x in _after_purges(v, node, source)),
+                                            key=lambda x: x[0]["_line"]):
+        if purged_before:
             check.reached("an apply after a purge of earlier groups")
-        check.judge(not lacking, f"{node} applied {a['trx']} from {source} but lacks {lacking[:3]}, purged from "
-                    f"{source}'s binlogs", a)
+        check.judge(not lacking, f"{a['node']} applied {a['trx']} from {a['source']} but lacks {lacking}, purged from "
+                    f"{a['source']}'s binlogs", a)
+
+
+def _after_purges(v: TraceView, node: str, source: str):
+    """(apply, the first three purged groups it lacks, whether a group before it was purged) for
+    each whole group the node applied from the source once a purge had removed some of the
+    source's binlogs. One sweep of both servers: the source's whole groups since its last restore
+    in binlog order (a real server's observer reads a binlog before a purge removes it, so purged
+    groups are there too), less those a crash recovery cut; of those in purged binlogs, the ones
+    the node neither committed nor had from before its last start (restore, or CHANGE MASTER to a
+    position) are what it lacks. Each condition, once false for a group, stays false."""
+    lost = lost_lines(v)
+    groups: list[tuple[str, str]] = []  # (trx, binlog file) by position
+    cut: set[int] = set()  # positions a crash recovery cut away
+    cut_at: dict[int, list[int]] = {}  # recovery line -> the positions it cuts
+    where: dict[str, list[int]] = {}
+    in_file: dict[str, list[int]] = {}
+    gone: set[str] = set()
+    purged: list[int] = []  # heaps of positions: in purged binlogs; and of those, still lacking
+    lacking: list[int] = []
+    held: set = set()
+    first_seen: dict[str, int] = {}
+    start = -1
+    stream = v.of_node(node) if node == source else heapq.merge(v.of_node(node), v.of_node(source), key=lambda o: o["_line"])
+
+    def still_lacking(k: int) -> bool:
+        trx = groups[k][0]
+        return k not in cut and trx not in held and first_seen.get(trx, 2**62) >= start
+    for o in stream:
+        if o["node"] == source:
+            first_seen.setdefault(o.get("trx"), o["_line"])
+            if o["kind"] == "restore":
+                groups, cut, cut_at, where, in_file, gone, purged, lacking = [], set(), {}, {}, {}, set(), [], []
+            elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
+                k = len(groups)
+                groups.append((o["trx"], o["file"]))
+                where.setdefault(o["trx"], []).append(k)
+                in_file.setdefault(o["file"], []).append(k)
+                if o["_line"] in lost:
+                    cut_at.setdefault(lost[o["_line"]], []).append(k)
+                if o["file"] in gone:
+                    heapq.heappush(purged, k)
+                    heapq.heappush(lacking, k)
+            elif o["kind"] == "recovery":
+                cut.update(cut_at.pop(o["_line"], ()))
+            elif is_purge(o):
+                for f in set(o.get("purged", [])) - gone:
+                    gone.add(f)
+                    for k in in_file.get(f, ()):
+                        heapq.heappush(purged, k)
+                        heapq.heappush(lacking, k)
+        if o["node"] != node:
+            continue
+        at = next((k for k in where.get(o["trx"], ()) if k not in cut), None) if (
+            o["kind"] == "apply" and o.get("source") == source and o.get("last") and o.get("trx") is not None and gone) else None
+        if at is not None:
+            while purged and purged[0] in cut:
+                heapq.heappop(purged)
+            while lacking and not still_lacking(lacking[0]):
+                heapq.heappop(lacking)
+            missing = sorted(k for k in lacking if k < at and still_lacking(k))[:3] if lacking and lacking[0] < at else []
+            yield o, [groups[k][0] for k in missing], bool(purged) and purged[0] < at
+        if o["kind"] in ("visible", "skip") or (o["kind"] == "apply" and o.get("last")):
+            held.add(o.get("trx"))
+        elif o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "change_master" and "master_log_file" in o
+                                        and o.get("errno") is None):
+            start = o["_line"]
 
 
 @checks("GGID.CONNECT_BY_ID")

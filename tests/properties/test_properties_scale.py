@@ -106,7 +106,7 @@ def reads_per_property(shape: str, units: int) -> tuple[int, dict[str, int]]:
 # Units of each shape of one kind of event: small enough for the fast tier, large enough that a
 # property reading a node's events once per event shows its square (at 4x it read 12x to 60x more).
 # Not the mix: its delays take a new value every 500 ops, so its small sizes are not alike.
-UNITS = {"commits": 100, "incidents": 60, "samples": 2000, "replicas": 40, "crashes": 40, "groups": 50}
+UNITS = {"commits": 100, "incidents": 60, "samples": 2000, "replicas": 40, "crashes": 40, "groups": 100}
 
 
 @pytest.mark.parametrize("shape", sorted(UNITS))
