@@ -291,7 +291,7 @@ class TraceView:
         self.connections = {(c["replica"], c["connection"]): c for c in topo.get("channels", []) if "connection" in c}
         self.resolution_us = header.get("resolution_us", 0)
         self.unobserved = frozenset(header.get("unobserved", ()))  # kinds the system cannot see
-        self._memo: dict[str, Any] = {}
+        self._memo: dict[Hashable, Any] = {}
 
     def kind(self, kind: str) -> list[dict]:
         return self.by_kind.get(kind, [])
@@ -315,8 +315,9 @@ class TraceView:
         return value
 
     def timed(self, node: str | None, *kinds: str) -> Seq:
-        """The node's (every node's, for None) observations of these kinds in (t, line) order: a
-        real server's trace stamps some up to its resolution late, so time and line orders differ."""
+        """The node's (every node's, for None) observations of these kinds in (t, line) order, for
+        the properties that compare observations by (t, line). A Trace's stamps never go back along
+        its lines (a Trace file's are checked when it is loaded), so bisecting stamps is sound."""
         return self.memo(("timed", node, kinds), lambda: Seq(sorted(
             self.of_node(node, *kinds) if node is not None else (o for k in kinds for o in self.kind(k)), key=_key), _key))
 
