@@ -252,7 +252,7 @@ def _group_start(relays: list[dict], i: int) -> int:
     """Where to look again after a stop, the sweep having passed relays[:i]: the first event of the
     last group it passed, the only one a stop can have left incomplete (with the events in no group
     between, a reconnect's Rotate and FDE)."""
-    group = next((_group(r) for r in reversed(relays[:i]) if _group(r)), None)
+    group = next((_group(relays[j]) for j in range(i - 1, -1, -1) if _group(relays[j])), None)  # no copy of relays[:i]
     while i and _group(relays[i - 1]) in (group, None):
         i -= 1
     return i

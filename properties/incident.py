@@ -91,7 +91,8 @@ class IncidentIndex:
         # a stop that names its relay place is found by it; one that does not (a real server's) may be any incident's
         placed = [s for s in self.stops if "relay_pos" in s and "relay_file" in s]
         self.stops_at = {p: _timed(ss) for p, ss in _index_by(placed, _place).items()}
-        self.loose_stops = {n: _timed(ss) for n, ss in _index_by([s for s in self.stops if s not in placed], lambda s: s["node"]).items()}
+        loose = [s for s in self.stops if "relay_pos" not in s or "relay_file" not in s]
+        self.loose_stops = {n: _timed(ss) for n, ss in _index_by(loose, lambda s: s["node"]).items()}
         self.executed_at = _index_by(v.kind("apply") + v.kind("skip"), _place)  # in trace order within each place
         self.skips_at = _index_by(v.kind("skip"), _place)
         self.by_gtid = {k: _timed(os) for k, os in _index_by(
