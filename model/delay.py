@@ -30,7 +30,7 @@ ER_PARSE_ERROR = 1064
 ER_MASTER_DELAY_VALUE_OUT_OF_RANGE = 1729
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a long History holds millions
 class Event:
     """One binlog event as it travels: immutable, shared by every log that holds it."""
 

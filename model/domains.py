@@ -21,9 +21,20 @@ def gtid_list(logged: Iterable[Gtid]) -> list[Gtid]:
     (rpl_binlog_state::get_gtid_list; contains_all_slave_gtid relies on that order)."""
     per: dict[int, dict[int, Gtid]] = {}
     for g in logged:
-        servers = per.setdefault(g[0], {})
-        servers.pop(g[1], None)  # re-inserted: the domain's most recent one goes last
-        servers[g[1]] = g
+        log_gtid(per, g)
+    return listed(per)
+
+
+def log_gtid(per: dict[int, dict[int, Gtid]], g: Gtid) -> None:
+    """One GTID logged into a binlog state kept per domain and server_id (gtid_list's, built as the
+    binlog grows: a dump thread reads the state at each binlog's head without starting over)."""
+    servers = per.setdefault(g[0], {})
+    servers.pop(g[1], None)  # re-inserted: the domain's most recent one goes last
+    servers[g[1]] = g
+
+
+def listed(per: dict[int, dict[int, Gtid]]) -> list[Gtid]:
+    """The Gtid_list of a binlog state kept by log_gtid."""
     return [g for d in sorted(per) for g in per[d].values()]
 
 

@@ -16,6 +16,7 @@ holds and calls where they change the generic core.
 from __future__ import annotations
 
 import heapq
+import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import count
@@ -68,7 +69,7 @@ ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 DEFAULT_EPOCH_US = 1_700_000_000 * US
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a long History's logs hold millions
 class Entry:
     """An event at a place in a log: a binlog file, or a relay log file."""
 
@@ -209,7 +210,7 @@ class Node:
 
     @property
     def binlog_file(self) -> str:
-        return f"bin.{self.binlog_file_no:06d}"
+        return sys.intern(f"bin.{self.binlog_file_no:06d}")  # one string per file, not per event
 
 
 @dataclass(frozen=True)
@@ -1418,14 +1419,15 @@ class Simulator:
             if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
                 state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
         ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
-        files, logged = [], []
+        files, per = [], {}
         for e in src.binlog:
             if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in src.purged:
-                files.append((e.file, DOM.gtid_list(logged)))
+                files.append((e.file, DOM.listed(per)))
             if e.ev.gtid and e.ev.last:
-                logged.append(F.parse_gtid(e.ev.gtid))
+                DOM.log_gtid(per, F.parse_gtid(e.ev.gtid))
+        binlog_state = DOM.listed(per)
         own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
-        refused, state, empty = DOM.start_position(state, DOM.gtid_list(logged), own_slave_pos, src.server_id)
+        refused, state, empty = DOM.start_position(state, binlog_state, own_slave_pos, src.server_id)
         if refused is not None:
             return refused
         name, state = DOM.find_binlog_file(files, state, M.START_BINLOG_ANY_ENTRY not in self.mutants)
@@ -1440,7 +1442,7 @@ class Simulator:
                 g = F.parse_gtid(e.ev.gtid)
                 if strict and (hole := DOM.start_hole(state, g)):
                     return hole
-                if failed := DOM.empty_domain_error(state, empty, g, DOM.gtid_list(logged)):
+                if failed := DOM.empty_domain_error(state, empty, g, binlog_state):
                     return failed
                 if not DOM.skips(state, g):
                     break
@@ -1605,7 +1607,7 @@ class Simulator:
         if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
             return
         end = ch.relay_pos + ev.size
-        entry = Entry(ev, f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
+        entry = Entry(ev, sys.intern(f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}"), ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
         if ev.last and ev.trx is not None:
             ch.held.setdefault(entry.source, []).append(len(ch.relay))
         ch.relay.append(entry)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+import bisect
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
 PASS, VIOLATED, NOT_EXERCISED = "pass", "violated", "not_exercised"
 # A scenario's run that did not show its preconditions (properties/preconditions.py): what it
@@ -78,6 +79,10 @@ class Check:
                 self.witnesses.append(Witness(message() if callable(message) else message,
                                               tuple(o["_line"] for o in obs if "_line" in o)))
         return ok
+
+    def passed(self, n: int) -> None:
+        """n instances that held, counted at once by a property that finds the failing ones apart."""
+        self.checked += n
 
     def undecidable(self, message: str, *obs: dict) -> None:
         """An instance the Trace cannot decide: a real server's sampling resolution is too coarse
@@ -204,13 +209,75 @@ def machine(*requirements: str):
     return register
 
 
+def _line(o: dict) -> int:
+    return o["_line"]
+
+
+def _key(o: dict) -> tuple[int, int]:
+    return o["t"], o["_line"]
+
+
+class Seq(list):
+    """Observations in one order (trace order, or time then line) with their keys beside them: a
+    bisect finds where a line or instant falls, so no property copies or scans a node's events
+    once per event it judges."""
+
+    def __init__(self, items: Iterable[dict], key: Callable[[dict], Any]):
+        super().__init__(items)
+        self.keys = [key(o) for o in self]
+
+    def after(self, k: Any) -> Iterator[dict]:
+        """Those with a key above k, in order (an iterator: a `next` reads only what it needs)."""
+        return (self[i] for i in range(bisect.bisect_right(self.keys, k), len(self)))
+
+    def between(self, lo: Any, hi: Any) -> list[dict]:
+        """Those with lo < key < hi."""
+        return self[bisect.bisect_right(self.keys, lo):bisect.bisect_left(self.keys, hi)]
+
+    def before(self, k: Any) -> list[dict]:
+        return self[:bisect.bisect_left(self.keys, k)]
+
+    def last_before(self, k: Any) -> dict | None:
+        i = bisect.bisect_left(self.keys, k)
+        return self[i - 1] if i else None
+
+    def count_before(self, k: Any) -> int:
+        return bisect.bisect_left(self.keys, k)
+
+
+class Fold:
+    """A state carried along a sequence of observations, kept after each: the state before a line
+    (forward) or over everything after it (backward) is then a bisect, not a scan per question."""
+
+    def __init__(self, seq: Seq, step: Callable[[Any, dict], Any], start: Any, backward: bool):
+        self.keys, self.start, self.states = seq.keys, start, []
+        state = start
+        for o in reversed(seq) if backward else seq:
+            state = step(state, o)
+            self.states.append(state)
+        if backward:
+            self.states.reverse()
+
+    def before(self, k: Any) -> Any:
+        """A forward fold's state over the observations with a key below k."""
+        i = bisect.bisect_left(self.keys, k)
+        return self.states[i - 1] if i else self.start
+
+    def after(self, k: Any) -> Any:
+        """A backward fold's state over the observations with a key above k."""
+        i = bisect.bisect_right(self.keys, k)
+        return self.states[i] if i < len(self.states) else self.start
+
+
 class TraceView:
     """Indexes over one trace, built once and shared by all properties that judge it."""
 
     def __init__(self, header: dict, observations: Iterable[dict]):
         self.header = header
-        # copies: the Trace itself stays as the system wrote it; line 1 of a trace file is its header
-        every = [dict(o, _line=i) if "_line" not in o else dict(o) for i, o in enumerate(observations, 2)]
+        # Line 1 of a trace file is its header. An observation without its line is copied to number
+        # it, so that the Trace stays as the system wrote it; one with it (a loaded Trace file, or
+        # numbered by judge_trace) is used as it is: no property changes an observation.
+        every = [o if "_line" in o else dict(o, _line=i) for i, o in enumerate(observations, 2)]
         # A named connection's observations (multi-source) are judged by properties/multisource.py
         # alone: every other property follows a replica's one channel, which such a replica has not.
         self.obs: list[dict] = [o for o in every if "connection" not in o]
@@ -224,22 +291,51 @@ class TraceView:
         self.connections = {(c["replica"], c["connection"]): c for c in topo.get("channels", []) if "connection" in c}
         self.resolution_us = header.get("resolution_us", 0)
         self.unobserved = frozenset(header.get("unobserved", ()))  # kinds the system cannot see
-        self._memo: dict[str, Any] = {}
+        self._memo: dict[Hashable, Any] = {}
 
     def kind(self, kind: str) -> list[dict]:
         return self.by_kind.get(kind, [])
 
-    def of_node(self, node: str) -> list[dict]:
-        """The node's observations, in trace order: one pass for every property that follows a node."""
-        return self.memo("of_node", self._by_node).get(node, [])
+    def of_node(self, node: str, *kinds: str) -> Seq:
+        """The node's observations (of these kinds, or all), in trace order: indexes built once,
+        so a property that looks up a node's events per event stays linear in the trace."""
+        key = ("of_node", node, kinds)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        every, mine = self.memo("by_node", self._by_node)
+        if not kinds:
+            found = every.get(node, [])
+        elif len(kinds) == 1:
+            found = mine.get((node, kinds[0]), [])
+        else:  # merged in trace order: each kind's list is in it already
+            found = sorted((o for k in kinds for o in mine.get((node, k), ())), key=_line)
+        value = self._memo[key] = Seq(found, _line)
+        return value
 
-    def _by_node(self) -> dict[str, list[dict]]:
-        out: dict[str, list[dict]] = {}
+    def timed(self, node: str | None, *kinds: str) -> Seq:
+        """The node's (every node's, for None) observations of these kinds in (t, line) order, for
+        the properties that compare observations by (t, line). A Trace's stamps never go back along
+        its lines (a Trace file's are checked when it is loaded), so bisecting stamps is sound."""
+        return self.memo(("timed", node, kinds), lambda: Seq(sorted(
+            self.of_node(node, *kinds) if node is not None else (o for k in kinds for o in self.kind(k)), key=_key), _key))
+
+    def fold(self, name: str, node: str, kinds: tuple[str, ...], step: Callable[[Any, dict], Any], start: Any,
+             backward: bool = False) -> Fold:
+        """`step` folded over the node's observations of these kinds (all, for none), once per trace;
+        the state it returns is kept, so it must not be changed in place."""
+        return self.memo(("fold", name, node), lambda: Fold(self.of_node(node, *kinds), step, start, backward))
+
+    def _by_node(self) -> tuple[dict[str, list[dict]], dict[tuple[str, str], list[dict]]]:
+        every: dict[str, list[dict]] = {}
+        mine: dict[tuple[str, str], list[dict]] = {}
         for o in self.obs:
-            out.setdefault(o["node"], []).append(o)
-        return out
+            every.setdefault(o["node"], []).append(o)
+            mine.setdefault((o["node"], o["kind"]), []).append(o)
+        return every, mine
 
-    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
         try:
             return self._memo[key]
         except KeyError:
@@ -255,17 +351,18 @@ class TraceView:
         """The node's clock offset (local minus true time, µs) in force at true time t; with the
         line of an observation at t, only the steps the trace shows before it (a clock step in
         the same µs after a binlog write did not change that write's time)."""
-        steps = self.memo("clock_steps", self._clock_steps)
-        off = self.nodes.get(node, {}).get("clock_offset_us", 0)
-        for when, step_line, who, delta in steps:
-            if when > t or (when == t and line is not None and step_line > line):
-                break
-            if who == node:
-                off += delta
-        return off
+        keys, offsets = self.memo(("clock_offsets", node), lambda: self._clock_offsets(node))
+        return offsets[bisect.bisect_right(keys, (t, 2**62 if line is None else line))]
 
-    def _clock_steps(self):
-        return [(o["t"], o["_line"], o["node"], o["delta_us"]) for o in self.kind("clock_step")]
+    def _clock_offsets(self, node: str) -> tuple[list[tuple[int, int]], list[int]]:
+        """The node's clock steps as (t, line), and its offset before the first and after each."""
+        off = self.nodes.get(node, {}).get("clock_offset_us", 0)
+        keys, offsets = [], [off]
+        for o in self.of_node(node, "clock_step"):
+            off += o["delta_us"]
+            keys.append((o["t"], o["_line"]))
+            offsets.append(off)
+        return keys, offsets
 
     def skip_starts(self, node: str) -> list[tuple[int, int]]:
         """(t, line) of the node's START SLAVEs (SQL thread) that ran with SQL_SLAVE_SKIP_COUNTER

@@ -8,11 +8,12 @@ allows it (header resolution_us), and instances within it of a boundary are not 
 """
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from typing import Iterator
 
 from replcheck.spec.formats import ER_SLAVE_WAS_RUNNING, MAX_MASTER_DELAY, US
 
-from .core import Check, TraceView, checks
+from .core import Check, Seq, TraceView, checks
 from .recovery import copies, sources_at_end, stopped_at_end
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
@@ -140,12 +141,15 @@ class DelayIndex:
 
     def stops(self, node: str) -> list[int]:
         """Times the SQL thread of `node` stopped (STOP SLAVE, UNTIL, crash)."""
-        return [o["t"] for o in self.v.kind("sql_stop") if o["node"] == node] + [
-            o["t"] for o in self.v.kind("crash") if o["node"] == node]
+        return [o["t"] for o in self.v.of_node(node, "sql_stop")] + [o["t"] for o in self.v.of_node(node, "crash")]
+
+    def applies_from(self, node: str, t: int) -> Iterator[dict]:
+        """The node's applies stamped at t or later, in order (a trace is in time order)."""
+        return self.v.memo(("delay.applies_by_t", node), lambda: Seq(self.applies.get(node, []), lambda a: a["t"])).after(t - 1)
 
     def relayed_within(self, node: str, lo: int, hi: int) -> bool:
         """Whether an event relayed to `node` is stamped in (lo, hi]."""
-        stamps = self.v.memo(f"delay.relay_stamps.{node}", lambda: [r["t"] for r in self.v.kind("relay") if r["node"] == node])
+        stamps = self.v.memo(f"delay.relay_stamps.{node}", lambda: [r["t"] for r in self.v.of_node(node, "relay")])
         i = bisect_left(stamps, lo + 1)
         return i < len(stamps) and stamps[i] <= hi
 
@@ -160,23 +164,23 @@ class DelayIndex:
         with the time it was applied, if it was; as seen at trace line `line`."""
         done = self.v.memo(f"delay.applied.{node}", lambda: _applies_by_place(
             self.applies.get(node, []) + [{"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
-                                          for o in self.v.kind("skip") if o["node"] == node for f, pos in skipped_places(o)]))
-        relays = self.v.memo(f"delay.relays.{node}", lambda: [r for r in self.v.kind("relay") if r["node"] == node])
-        discards = self.v.memo(f"delay.discards.{node}", lambda: [
-            o for o in self.v.of_node(node) if (o["kind"] == "relay_log_recovery" or repositions(o) or (
-                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))])
+                                          for o in self.v.of_node(node, "skip") for f, pos in skipped_places(o)]))
+        relays = self.v.of_node(node, "relay")
+        discards = self.v.memo(f"delay.discards.{node}", lambda: Seq((
+            o for o in self.v.of_node(node, "relay_log_recovery", "stmt") if (o["kind"] == "relay_log_recovery" or repositions(o) or (
+                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))), lambda o: o["_line"]))
         # A relay passed over for one query is passed over for every later one up to the thread's
         # next stop (a later t and line only add discards and applies before them), so queries in
         # trace order resume where the last one stopped: one sweep of the relay log per stretch
         # between stops, not one per sample.
-        stops = self.v.memo(f"delay.stops.{node}", lambda: [o["_line"] for o in self.v.kind("sql_stop") if o["node"] == node])
+        stops = self.v.of_node(node, "sql_stop").keys
         last, start = self.cursors.get(node, ((-1, -1), 0))
         if (t, line) < last:
             start = 0
-        elif any(last[1] < s < line for s in stops):
+        elif (stop := _first_between(stops, last[1], line)) is not None:
             # a stop since may have sent the thread back to its group's start, and a parallel
             # coordinator's further back, to the first queued group its workers gave up
-            start = self._rewind(node, relays, start, next(s for s in stops if last[1] < s < line))
+            start = self._rewind(node, relays, start, stop)
         for i in range(start, len(relays)):
             r = relays[i]
             if r["t"] > t:
@@ -191,7 +195,7 @@ class DelayIndex:
             else:
                 when = self._passed(node, r, lines, stops, done, line)
             # Only discards logged before the sample: one later in the same microsecond had not happened yet.
-            if any(r["_line"] < d["_line"] < line and (when is None or when > d["t"]) for d in discards):
+            if any(when is None or when > d["t"] for d in discards.between(r["_line"], line)):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
             if when is None or when >= t - self.v.resolution_us:
                 self.cursors[node] = ((t, line), i)
@@ -212,7 +216,7 @@ class DelayIndex:
         k = bisect_left(lines, (r["_line"],))
         while k < len(lines):
             at, when = lines[k]
-            stop = next((s for s in stops if at < s < line), None)
+            stop = _first_between(stops, at, line)
             if stop is None or _group(r) is None or self._group_done(node, r, done, at, stop):
                 return when
             k = bisect_left(lines, (stop,))
@@ -230,7 +234,7 @@ class DelayIndex:
     def _rollbacks(self, node: str) -> dict[str, list[int]]:
         """Per group, the trace lines at which `node` rolled it back."""
         return self.v.memo(f"delay.rollbacks.{node}", lambda: _lines_by_group(
-            o for o in self.v.kind("rollback") if o["node"] == node))
+            o for o in self.v.of_node(node, "rollback")))
 
     def _rewind(self, node: str, relays: list[dict], i: int, stop: int) -> int:
         """Where the sweep, having passed relays[:i], looks again after the stop at trace line `stop`:
@@ -248,7 +252,7 @@ def _group_start(relays: list[dict], i: int) -> int:
     """Where to look again after a stop, the sweep having passed relays[:i]: the first event of the
     last group it passed, the only one a stop can have left incomplete (with the events in no group
     between, a reconnect's Rotate and FDE)."""
-    group = next((_group(r) for r in reversed(relays[:i]) if _group(r)), None)
+    group = next((_group(relays[j]) for j in range(i - 1, -1, -1) if _group(relays[j])), None)  # no copy of relays[:i]
     while i and _group(relays[i - 1]) in (group, None):
         i -= 1
     return i
@@ -288,6 +292,12 @@ def _applies_by_place(applies: list[dict]) -> dict[tuple[str, int], list[tuple[i
     for a in sorted(applies, key=lambda o: o["_line"]):
         by.setdefault((a["relay_file"], a["relay_pos"]), []).append((a["_line"], a["t"]))
     return by
+
+
+def _first_between(lines: list[int], lo: int, hi: int) -> int | None:
+    """The first of sorted trace lines strictly between lo and hi."""
+    i = bisect_right(lines, lo)
+    return lines[i] if i < len(lines) and lines[i] < hi else None
 
 
 def index(v: TraceView) -> DelayIndex:
@@ -379,17 +389,17 @@ def _sql_stops(v: TraceView):
     # A crash of a replica whose SQL thread was not running stops nothing; sql_stop covers the rest.
 
 
-def _samples(v: TraceView, node: str) -> list[dict]:
-    return v.memo(f"delay.samples.{node}", lambda: [s for s in v.kind("status") if s["node"] == node])
+def _samples(v: TraceView, node: str) -> Seq:
+    return v.of_node(node, "status")
 
 
 def _next_start(v: TraceView, stop: dict) -> dict | None:
     """The START SLAVE, restart or restore (a server rebuilt from a backup starts as a slave) that
     ends a stop of the SQL thread, in trace order."""
-    starts = v.memo("delay.starts", lambda: sorted(
-        [o for o in v.kind("stmt") if o["op"] == "start_slave" and o.get("errno") is None] + v.kind("restart")
-        + v.kind("restore"), key=lambda o: o["_line"]))
-    return next((s for s in starts if s["node"] == stop["node"] and s["_line"] > stop["_line"]), None)
+    starts = v.memo(("delay.starts", stop["node"]), lambda: Seq((
+        o for o in v.of_node(stop["node"], "stmt", "restart", "restore")
+        if o["kind"] != "stmt" or (o["op"] == "start_slave" and o.get("errno") is None)), lambda o: o["_line"]))
+    return next(starts.after(stop["_line"]), None)
 
 
 @checks("WL344.STOP.IMMEDIATE")
@@ -398,11 +408,13 @@ def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
     tol = v.resolution_us
     for node, t, o in _sql_stops(v):
         start = _next_start(v, o)
-        after = next((s for s in _samples(v, node) if s["_line"] > o["_line"]), None)
+        after = next(_samples(v, node).after(o["_line"]), None)
         if after is None or after["t"] > t + tol or (start is not None and after["_line"] > start["_line"]):
             continue
         if o.get("reason") == "stop":
-            stmt = next((s for s in v.kind("stmt") if s["node"] == node and s["op"] == "stop_slave" and s["t"] >= t), None)
+            stops = v.memo(("delay.stop_slaves", node), lambda: Seq(
+                (s for s in v.of_node(node, "stmt") if s["op"] == "stop_slave"), lambda s: (s["t"], s["_line"])))
+            stmt = next(stops.after((t, -1)), None)
             if stmt is not None and stmt.get("duration_us") is not None:
                 check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {stmt['duration_us']} µs", stmt)
         check.judge(after["Slave_SQL_Running"] == "No" and after["Slave_SQL_Running_State"] == ""
@@ -419,31 +431,34 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
     for node, t, o in _sql_stops(v):
         start = _next_start(v, o)
         restart = start["t"] if start is not None else None
-        for a in ix.applies.get(node, []):
-            if a["t"] < t - tol or (restart is not None and a["t"] >= restart):
-                continue
+        for a in ix.applies_from(node, t - tol):
+            if restart is not None and a["t"] >= restart:
+                break
             due = ix.due(a)
             if a["t"] > t + tol:
                 check.judge(False, f"{node} executed {a['type']} of {a['trx']} at {a['t']} while stopped since {t}", o, a)
             elif due is not None and due > begin_of(a) + tol and a["t"] >= t:
                 check.judge(False, f"{node} executed the delayed {a['type']} of {a['trx']} (due {due}) at the stop {t}", o, a)
-        before = [s for s in _samples(v, node) if s["_line"] < o["_line"]][-1:]
-        before = [s for s in before if s["Slave_SQL_Running"] == "Yes"]
+        before = [s for s in [_samples(v, node).last_before(o["_line"])] if s is not None and s["Slave_SQL_Running"] == "Yes"]
         if before and before[-1]["SQL_Remaining_Delay"] is not None and before[-1]["t"] + before[-1]["SQL_Remaining_Delay"] * US > t:
             check.reached(f"{o['reason']} during a delay wait")  # the last sample's wait was still running at the stop
-        after = next((s for s in _samples(v, node) if s["_line"] > o["_line"] and s["Slave_SQL_Running"] == "No"), None)
+        stopped = v.memo(("delay.stopped_samples", node), lambda: Seq(
+            (s for s in _samples(v, node) if s["Slave_SQL_Running"] == "No"), lambda s: s["_line"]))
+        after = next(stopped.after(o["_line"]), None)
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
-            if any(x["node"] == node and b["_line"] < x["_line"] < after["_line"] and (
-                    x["kind"] in ("restart", "restore", "relay_log_recovery") or repositions(x)
-                    or (x["kind"] == "stmt" and x["op"] == "reset_slave")) for x in v.obs):
+            relocations = v.memo(("delay.relocations", node), lambda: Seq((
+                x for x in v.of_node(node, "restart", "restore", "relay_log_recovery", "stmt")
+                if x["kind"] != "stmt" or repositions(x) or x["op"] == "reset_slave"), lambda x: x["_line"]))
+            if relocations.between(b["_line"], after["_line"]):
                 continue  # a restart, restore, RESET SLAVE or CHANGE MASTER to a new place moves the position legitimately
             # Events applied or skipped (the skip counter) between the sample and the stop moved it before the stop,
             # as did a parallel replica's workers committing the groups queued to them (their position is the oldest).
-            moved = ix.applies.get(node, []) + [x for x in v.kind("skip") + v.kind("visible") if x["node"] == node
-                                                and (x["kind"] == "skip" or "worker" in x)]
+            moved = v.memo(("delay.moved", node), lambda: Seq(sorted(ix.applies.get(node, []) + [
+                x for x in v.of_node(node, "skip", "visible") if x["kind"] == "skip" or "worker" in x], key=lambda x: x["_line"]),
+                lambda x: x["_line"]))
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
-                        or any(b["_line"] < a["_line"] < o["_line"] for a in moved),
+                        or bool(moved.between(b["_line"], o["_line"])),
                         f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
 
@@ -460,31 +475,33 @@ def repositions(x: dict) -> bool:
 def _held_at(v: TraceView, s: dict) -> dict[str, dict]:
     """The transactions the replica had received whole and not applied, skipped or thrown away when
     statement s ran: each with the relay observation of its last event."""
-    node, line = s["node"], s["_line"]
-    held: dict[str, dict] = {}
-    for o in v.obs:
-        if o["_line"] >= line:
-            break
-        if o["node"] != node:
-            continue
-        if o["kind"] == "relay" and o.get("last") and o.get("trx") is not None:
-            held[o["trx"]] = o
-        elif o["kind"] in ("apply", "skip") and o.get("trx") is not None and (o.get("last") or o["kind"] == "skip"):
-            held.pop(o["trx"], None)
-        elif o["kind"] in ("relay_log_recovery", "restore") or repositions(o) or (
-                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None):
-            held.clear()
-    return held
+    def build() -> dict[int, dict[str, dict]]:
+        """One sweep of the node: what it held at each of its CHANGE MASTERs."""
+        held: dict[str, dict] = {}
+        at: dict[int, dict[str, dict]] = {}
+        for o in v.of_node(s["node"], "relay", "apply", "skip", "relay_log_recovery", "restore", "stmt"):
+            if o["kind"] == "stmt" and o["op"] == "change_master":
+                at[o["_line"]] = dict(held)
+            if o["kind"] == "relay" and o.get("last") and o.get("trx") is not None:
+                held[o["trx"]] = o
+            elif o["kind"] in ("apply", "skip") and o.get("trx") is not None and (o.get("last") or o["kind"] == "skip"):
+                held.pop(o["trx"], None)
+            elif o["kind"] in ("relay_log_recovery", "restore") or repositions(o) or (
+                    o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None):
+                held.clear()
+        return at
+    return v.memo(("delay.held_at", s["node"]), build)[s["_line"]]
 
 
 def _replaced_after(v: TraceView, s: dict) -> bool:
     """Whether the replica's place was changed by other means after s: RESET SLAVE, a CHANGE MASTER to a
     new source or place, a restore, or a failover that moved it (their own requirements judge them)."""
-    return any(o["_line"] > s["_line"] and (
-        (o["node"] == s["node"] and (repositions(o) or o["kind"] == "restore" or (
-            o["kind"] == "stmt" and o["op"] in ("reset_slave", "change_master") and o.get("errno") is None
-            and o.get("master_host") is not None)))
-        or o["kind"] in ("failover", "promoted")) for o in v.obs)
+    def last_move(node: str) -> int:
+        return max((o["_line"] for o in v.of_node(node, "restore", "stmt") if repositions(o) or o["kind"] == "restore" or (
+            o["op"] in ("reset_slave", "change_master") and o.get("errno") is None and o.get("master_host") is not None)), default=-1)
+    moved = v.memo(("delay.last_move", s["node"]), lambda: last_move(s["node"]))
+    failed_over = v.memo("delay.last_failover", lambda: max((o["_line"] for o in v.kind("failover") + v.kind("promoted")), default=-1))
+    return max(moved, failed_over) > s["_line"]
 
 
 @checks("WL344.CM.NO_LOSS")
@@ -605,7 +622,7 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
         deadline = (first // US + rem) * US - epoch - off
         error = deadline - w[1]
         # The connect's clock query, where the trace shows it (the MariaDB harness's channel relay).
-        q = next((q for q in reversed(v.kind("clock_query")) if q["node"] == s["node"] and q["_line"] < s["_line"]), None)
+        q = v.of_node(s["node"], "clock_query").last_before(s["_line"])
         why = "" if q is None else (f"; its IO thread's clock query got the answer {q['master_unix_timestamp']} at "
                                     f"{q['t']}: clock_diff_with_master {q['clock_diff_with_master']}")
         check.judge(abs(error) < US, f"{s['node']} at {s['t']} counts to {deadline} (SQL_Remaining_Delay {rem}) but the "
@@ -618,10 +635,10 @@ def _sample_after(v: TraceView, stmt: dict) -> dict | None:
     """The node's first sample after the statement, if it shows the statement's effect alone: within
     the resolution, and before the node's next statement began (a slow run can sample only after
     it, when a later CHANGE MASTER may have set another delay)."""
-    s = next((s for s in _samples(v, stmt["node"]) if s["t"] >= stmt["t"] and s["_line"] > stmt["_line"]), None)
+    s = next((s for s in _samples(v, stmt["node"]).after(stmt["_line"]) if s["t"] >= stmt["t"]), None)
     if s is None or s["t"] > stmt["t"] + v.resolution_us:
         return None
-    nxt = next((o for o in v.kind("stmt") if o["node"] == stmt["node"] and o["_line"] > stmt["_line"]), None)
+    nxt = next(v.of_node(stmt["node"], "stmt").after(stmt["_line"]), None)
     if nxt is not None and (nxt["_line"] < s["_line"] or (v.resolution_us and s["t"] >= nxt["t"] - nxt.get("duration_us", 0))):
         return None
     return s
@@ -741,11 +758,10 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict) -> tuple[str, int | N
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
     before = [x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["_line"] < s["_line"]]
-    if before and not any(b["node"] == s["node"] and b["trx"] == r["trx"] and before[-1]["_line"] < b["_line"] < s["_line"]
-                          for b in v.kind("rollback")):
+    if before and not any(b["trx"] == r["trx"] for b in v.of_node(s["node"], "rollback").between(before[-1]["_line"], s["_line"])):
         return None  # applied before the sample and redone only after a later rollback: the thread was past it
     skipped = [x for x in ix.skipped_at.get((s["node"], r["file"], r["pos"]), []) if x["_line"] < s["_line"]]
-    if skipped and not any(o["node"] == s["node"] and skipped[-1]["_line"] < o["_line"] < s["_line"] for o in v.kind("sql_stop")):
+    if skipped and not v.of_node(s["node"], "sql_stop").between(skipped[-1]["_line"], s["_line"]):
         # skipped (sql_slave_skip_counter) before the sample, skipped again only after a stop put the
         # thread back at its group's start: at the sample the thread was past it, waiting for the rest
         # of the group (a cut IO thread may leave only its start in the relay log)
@@ -829,13 +845,12 @@ def _quiet_around(v: TraceView, s: dict) -> bool:
     sql/log.cc); it may find nothing to read and wait again, so its state goes and comes back
     with no event applied (mdb-purge-statement at load 13, over a master's FLUSH LOGS)."""
     samples = _samples(v, s["node"])
-    i = samples.index(s)
+    i = bisect_left(samples.keys, s["_line"])
     if not 0 < i < len(samples) - 1:
         return False
     before, after = samples[i - 1], samples[i + 1]
     read = lambda x: (x["Master_Log_File"], x["Read_Master_Log_Pos"])  # noqa: E731
-    return read(before) == read(s) == read(after) and not any(
-        o["node"] == s["node"] and before["_line"] < o["_line"] < after["_line"] for o in v.kind("stmt"))
+    return read(before) == read(s) == read(after) and not v.of_node(s["node"], "stmt").between(before["_line"], after["_line"])
 
 
 # -- relay-log.info ---------------------------------------------------------------------------
@@ -847,7 +862,7 @@ def _reads(v: TraceView):
 
 
 def _first_sample_after(v: TraceView, o: dict) -> dict | None:
-    return next((s for s in _samples(v, o["node"]) if s["_line"] > o["_line"]), None)
+    return next(_samples(v, o["node"]).after(o["_line"]), None)
 
 
 @checks("WL344.RLI.DURABLE")
@@ -858,8 +873,7 @@ def delay_survives_restart(v: TraceView, check: Check) -> None:
         node = r["node"]
         if node not in v.channels:
             continue
-        crash = max((c for c in v.kind("crash") if c["node"] == node and c["_line"] < r["_line"]),
-                    key=lambda c: c["_line"], default=None)
+        crash = v.of_node(node, "crash").last_before(r["_line"])
         s = _first_sample_after(v, r)
         if crash is None or s is None:
             continue
@@ -887,14 +901,15 @@ def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
     """relay-log.info reads at start-up, with the first SHOW SLAVE STATUS after; a read the server
     went down right after (crash, shutdown), or whose replication a DBA changed (STOP SLAVE, CHANGE
     MASTER, RESET SLAVE), before any sample is not judged: nothing showed what it read."""
-    downs = v.memo("delay.downs", lambda: [(o["node"], o["_line"]) for o in v.obs if o["kind"] in ("crash", "shutdown") or (
-        o["kind"] == "stmt" and o["op"] in ("stop_slave", "change_master", "reset_slave"))])
+    def downs(node: str) -> Seq:
+        return v.memo(("delay.downs", node), lambda: Seq((o for o in v.of_node(node, "crash", "shutdown", "stmt") if o["kind"] != "stmt" or (
+            o["op"] in ("stop_slave", "change_master", "reset_slave"))), lambda o: o["_line"]))
     out = []
     for r, own in _reads(v):
         info = read_relay_log_info(r["content"])
         s = _first_sample_after(v, r)
         end = s["_line"] if s is not None else 2**62
-        if pick(info, own) and not any(n == r["node"] and r["_line"] < line < end for n, line in downs):
+        if pick(info, own) and not downs(r["node"]).between(r["_line"], end):
             out.append((r, info, s))
     return out
 
@@ -903,7 +918,7 @@ def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
 def too_few_fields_is_an_error(v: TraceView, check: Check) -> None:
     """A first line that is an integer below 5 is an error; the slave does not start on it."""
     for r, info, s in _boot_reads(v, lambda i, own: i.get("format") == "new" and "< 5" in i.get("error", "")):
-        err = next((e for e in v.kind("error") if e["node"] == r["node"] and e["t"] == r["t"]), None)
+        err = next((e for e in v.of_node(r["node"], "error") if e["t"] == r["t"]), None)
         check.judge(err is not None and (s is None or s["Slave_SQL_Running"] == "No"),
                     f"{r['node']} read {r['content']!r} without an error", r, *([s] if s else []))
 
@@ -933,16 +948,24 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
     (a crash, STOP/START/RESET SLAVE, a dropped connection and its reconnect) delays what it
     relays for its own reasons, not the delay's."""
     ix = index(v)
-    disturb = {}
+    disturb: dict[str, list[int]] = {}
     for o in v.obs:
         if o["kind"] in ("crash", "restart", "io_cut") or (o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave", "reset_slave")):
             disturb.setdefault(o["node"], []).append(o["t"])
+    for times in disturb.values():
+        times.sort()
+
+    def disturbed(node: str, lo: int, hi: int) -> bool:
+        times = disturb.get(node, [])
+        i = bisect_left(times, lo)
+        return i < len(times) and times[i] <= hi
+
     for r in v.kind("relay"):
         c = v.channels.get(r["node"])
         b = ix.binlog.get((r["source"], r.get("gtid"), r.get("idx")))
         if b is None or c is None or ix.delay_at(r["node"], r["t"]) in (None, 0):
             continue
-        if any(b["t"] <= t <= r["t"] for n in (r["node"], r["source"]) for t in disturb.get(n, [])):
+        if disturbed(r["node"], b["t"], r["t"]) or disturbed(r["source"], b["t"], r["t"]):
             continue
         limit = c.get("latency_us", 0) + v.resolution_us
         check.judge(r["t"] - b["t"] <= limit, f"{r['node']} relayed {r['type']} of {r['trx']} {r['t'] - b['t']} µs after it was binlogged", b, r)
@@ -958,7 +981,9 @@ def master_unaffected(v: TraceView, check: Check) -> None:
             continue  # a semi-sync wait is judged by the semi-sync properties; a failed commit never returned
         b = ix.binlog.get((c["node"], c["gtid"], 0))
         if b is not None and b.get("trx") != c["trx"]:  # a GTID issued again (a crash cut the first away): its own group
-            b = next((x for x in v.kind("binlog") if x["node"] == c["node"] and x.get("trx") == c["trx"] and x.get("idx") == 0), None)
+            firsts = v.memo(("delay.group_starts", c["node"]), lambda: {
+                x.get("trx"): x for x in reversed(v.of_node(c["node"], "binlog")) if x.get("idx") == 0})
+            b = firsts.get(c["trx"])
         if b is not None:
             check.judge(b["t"] <= c["t"] <= b["t"] + v.resolution_us, f"commit of {c['trx']} returned at {c['t']}, binlogged at {b['t']}", b, c)
 
@@ -975,13 +1000,11 @@ def until_stops_at_position(v: TraceView, check: Check) -> None:
         if not u or "master_log_file" not in u or s.get("errno") is not None or s.get("warning") == ER_SLAVE_WAS_RUNNING:
             continue  # (UNTIL SQL_AFTER_MTS_GAPS names no position: PARALLEL.UNTIL.GAPS)
         target = (u["master_log_file"], u["master_log_pos"])
-        stopped = next((o for o in v.kind("sql_stop") if o["node"] == s["node"] and o["_line"] > s["_line"]), None)
+        stopped = next(v.of_node(s["node"], "sql_stop").after(s["_line"]), None)
         stop = stopped["t"] if stopped is not None else None
         group_start = None
-        for a in ix.applies.get(s["node"], []):
-            # By trace line: a START SLAVE without UNTIL in the stop's microsecond runs what follows.
-            if a["_line"] < s["_line"] or (stopped is not None and a["_line"] > stopped["_line"]):
-                continue
+        # By trace line: a START SLAVE without UNTIL in the stop's microsecond runs what follows.
+        for a in v.of_node(s["node"], "apply").between(s["_line"], stopped["_line"] if stopped is not None else 2**62):
             r = ix.relay.get((a["node"], a["relay_file"], a["relay_pos"]))
             if r is None or not r["master_end"]:
                 continue

@@ -74,22 +74,20 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
                 held.add(o["gtid"])
 
 
-@checks("DOMAIN.CONNECT.REFUSED")
-def connect_refused(v: TraceView, check: Check) -> None:
-    """A GTID connect asking, in a domain the source has GTIDs of, for a GTID its binlog does not hold
-    (no GTID of that server_id with that sequence number or a later one) is refused with 1236 naming
-    that GTID, unless it is the source's own gtid_slave_pos there."""
-    lost = lost_lines(v)
-    for c in v.kind("connect"):
-        asked = positions(c.get("gtid_pos")) if c.get("by") == "gtid" else None
-        if not asked:
-            continue
+def _held_before(v: TraceView, source: str, line: int) -> tuple[dict[tuple[int, int], int], dict[int, str]]:
+    """What the source held before a line: per (domain, server_id) the highest sequence number in
+    its binlog (without what crash recovery cut), and per domain its gtid_slave_pos. One sweep of
+    the source per trace, the state kept at each of its connects."""
+    def build() -> dict[int, tuple[dict, dict]]:
+        lost, sid = lost_lines(v), v.nodes.get(source, {}).get("server_id")
         state: dict[tuple[int, int], int] = {}
         slave_pos: dict[int, str] = {}
-        sid = v.nodes.get(c["source"], {}).get("server_id")
-        for o in v.of_node(c["source"]):
-            if o["_line"] >= c["_line"]:
-                break
+        at: dict[int, tuple[dict, dict]] = {}
+        asks = iter(sorted(c["_line"] for c in v.kind("connect") if c["source"] == source) + [2**62])
+        ask = next(asks)
+        for o in v.of_node(source, "binlog", "visible"):
+            while ask < o["_line"]:
+                at[ask], ask = (dict(state), dict(slave_pos)), next(asks)
             g = _gtid(o)
             if g is None:
                 continue
@@ -97,6 +95,22 @@ def connect_refused(v: TraceView, check: Check) -> None:
                 state[g[:2]] = max(state.get(g[:2], 0), g[2])
             elif o["kind"] == "visible" and g[1] != sid:
                 slave_pos[g[0]] = o["gtid"]
+        while ask < 2**62:
+            at[ask], ask = (dict(state), dict(slave_pos)), next(asks)
+        return at
+    return v.memo(("domains.held_before", source), build)[line]
+
+
+@checks("DOMAIN.CONNECT.REFUSED")
+def connect_refused(v: TraceView, check: Check) -> None:
+    """A GTID connect asking, in a domain the source has GTIDs of, for a GTID its binlog does not hold
+    (no GTID of that server_id with that sequence number or a later one) is refused with 1236 naming
+    that GTID, unless it is the source's own gtid_slave_pos there."""
+    for c in v.kind("connect"):
+        asked = positions(c.get("gtid_pos")) if c.get("by") == "gtid" else None
+        if not asked:
+            continue
+        state, slave_pos = _held_before(v, c["source"], c["_line"])
         missing = [g for d, g in sorted(asked.items())
                    if any(k[0] == d for k in state) and state.get(F.parse_gtid(g)[:2], -1) < F.parse_gtid(g)[2]
                    and slave_pos.get(d) != g]

@@ -121,15 +121,11 @@ def filtered_not_applied(v: TraceView, check: Check) -> None:
 @checks("FILTER.GTID.ADVANCES", needs=("server_status",))
 def gtid_past_filtered(v: TraceView, check: Check) -> None:
     """After the SQL thread passed a filtered group, gtid_slave_pos shows it or a later GTID in its domain."""
-    samples: dict[str, list[dict]] = {}
-    for o in v.kind("server_status"):
-        if "gtid_slave_pos" in o.get("variables", {}):
-            samples.setdefault(o["node"], []).append(o)
     for f in v.kind("filtered"):
         if not f.get("gtid"):
             continue
         domain, _, seq = F.parse_gtid(f["gtid"])
-        after = next((s for s in samples.get(f["node"], []) if s["_line"] > f["_line"]), None)
+        after = next((s for s in v.of_node(f["node"], "server_status").after(f["_line"]) if "gtid_slave_pos" in s.get("variables", {})), None)
         if after is None:
             continue
         pos = F.parse_pos(after["variables"]["gtid_slave_pos"] or "")

@@ -13,6 +13,7 @@ groups the new master lacks): a lost branch, refused when it connects by group I
 from __future__ import annotations
 
 import bisect
+import heapq
 from itertools import takewhile
 from typing import Callable, NamedTuple
 
@@ -46,21 +47,19 @@ def lost_lines(v: TraceView) -> dict[int, int]:
     the line of that recovery."""
     def build():
         out: dict[int, int] = {}
-        for r in v.kind("recovery"):
-            cut = r.get("truncated")
-            if not cut:
-                continue
-            written: list[dict] = []  # since the node's last restore, which starts a new binlog
-            for o in of_node(v, r["node"]):
-                if o["_line"] >= r["_line"]:
-                    break
+        for node in {r["node"] for r in v.kind("recovery") if r.get("truncated")}:
+            # Since the node's last restore, which starts a new binlog, what is left of its binlog:
+            # in (file, pos) order, as a truncation cuts its end and writing goes on from there.
+            written: list[dict] = []
+            for o in v.of_node(node, "restore", "binlog", "recovery"):
                 if o["kind"] == "restore":
                     written = []
                 elif o["kind"] == "binlog":
                     written.append(o)
-            for o in written:
-                if (o["file"], o["pos"]) >= (cut["file"], cut["pos"]):
-                    out.setdefault(o["_line"], r["_line"])
+                elif o.get("truncated"):
+                    cut = (o["truncated"]["file"], o["truncated"]["pos"])
+                    while written and (written[-1]["file"], written[-1]["pos"]) >= cut:
+                        out.setdefault(written.pop()["_line"], o["_line"])
         return out
     return v.memo("gid.lost_lines", build)
 
@@ -174,36 +173,11 @@ def _played_changes(v: TraceView, node: str) -> tuple[list[int], list[int]]:
     return lines, played
 
 
-def binlog_groups(v: TraceView, node: str, before: int) -> list[tuple[dict, dict]]:
-    """(first, last) binlog observations of each whole group in the node's binlog before a line,
-    since its last restore (without those a crash recovery before that line cut away)."""
-    out, start = [], None
-    lost = lost_lines(v)
-    for o in of_node(v, node):
-        if o["_line"] >= before:
-            break
-        if o["kind"] == "restore":
-            out, start = [], None
-        elif o["kind"] == "binlog" and o.get("trx") is not None:
-            if start is None or o.get("trx") != start.get("trx") or o.get("idx", 0) <= 0:
-                start = o
-            if o.get("last") and lost.get(o["_line"], before) >= before:
-                out.append((start, o))
-                start = None
-    return out
-
-
 def has_master_at(v: TraceView, node: str, line: int) -> bool:
     """Whether the server had a master (the design's have_master) at that line."""
-    has = node in v.channels
-    for o in of_node(v, node):
-        if o["_line"] > line:
-            break
-        if o["kind"] == "promoted":
-            has = False
-        elif o["kind"] == "restore":
-            has = True
-    return has
+    def step(has: bool, o: dict) -> bool:
+        return o["kind"] == "restore"  # a promotion ends it, a restore (as a slave) gives one
+    return v.fold("gid.has_master", node, ("promoted", "restore"), step, node in v.channels).before(line + 1)
 
 
 # -- group IDs -----------------------------------------------------------------------------------
@@ -296,8 +270,15 @@ def slave_logs_only_master_events(v: TraceView, check: Check) -> None:
         node = c["node"]
         if node not in hier or c.get("trx") is None or not has_master_at(v, node, c["_line"]):
             continue
-        logged = [o for o in of_node(v, node) if o["kind"] == "binlog" and o.get("trx") == c["trx"]]
+        logged = v.memo(("gid.binlogged", node), lambda: _by_trx(v.of_node(node, "binlog"))).get(c["trx"], [])
         check.judge(not logged, f"{node} has a master but binlogged its own {c['trx']}", c, *logged[:1])
+
+
+def _by_trx(obs: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for o in obs:
+        out.setdefault(o.get("trx"), []).append(o)
+    return out
 
 
 def _origin_ids(v: TraceView) -> dict[str, int | None]:
@@ -390,15 +371,11 @@ def is_purge(o: dict) -> bool:
 
 def purged_files(v: TraceView, node: str, before: int) -> set[str]:
     """The node's binlogs PURGE BINARY LOGS removed before a line (since its last restore)."""
-    gone: set[str] = set()
-    for o in of_node(v, node):
-        if o["_line"] >= before:
-            break
+    def step(gone: frozenset, o: dict) -> frozenset:
         if o["kind"] == "restore":
-            gone = set()
-        elif is_purge(o):
-            gone |= set(o.get("purged", []))
-    return gone
+            return frozenset()
+        return gone | frozenset(o.get("purged", [])) if is_purge(o) else gone
+    return v.fold("gid.purged", node, ("restore", "stmt"), step, frozenset()).before(before)
 
 
 class GroupEnd(NamedTuple):
@@ -410,34 +387,67 @@ class GroupEnd(NamedTuple):
     server_id: int | None
 
 
-def group_ends(v: TraceView, node: str, before: int, purged_too: bool = False) -> list[GroupEnd]:
-    """Where each group ends in the node's binlogs (those not purged, unless purged_too), and where
-    a SET ID's new binlog begins."""
-    ends, pending_set = [], None
-    for o in of_node(v, node):
-        if o["_line"] >= before:
-            break
-        if o["kind"] == "restore":
-            ends = []
-        elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
-            pending_set = o
-        elif o["kind"] == "binlog" and o.get("type") == "FORMAT_DESCRIPTION_EVENT" and pending_set is not None:
-            ends.append(GroupEnd(pending_set["group_id"], o["file"], o["end"],
-                                 pending_set.get("master_server_id", server_id(v, node))))
-            pending_set = None
-        elif o["kind"] == "binlog" and o.get("group_id") and (o.get("last") or o.get("trx") is None):
-            ends.append(GroupEnd(o["group_id"], o["file"], o["end"], o.get("server_id")))
-    if purged_too:
-        return ends
-    gone = purged_files(v, node, before)
-    return [e for e in ends if e.log_name not in gone]
+class _Ends(NamedTuple):
+    lines: list[int]  # where each end was written, in trace order
+    ends: list[GroupEnd]
+    by_id: dict[int, list[int]]  # group ID -> the indexes of its ends
+    restores: list[int]  # the lines of the node's restores (each starts its binlogs afresh)
 
 
-def binlog_info(ends: list[GroupEnd], group_id: int) -> GroupEnd | None:
-    """SHOW BINLOG INFO FOR: "the bin log name and end_log_pos of the last event in the group with
-    the matching ID in the server's bin logs" (seed, "MySQL Commands"); None when none holds it.
-    ID 0 names no group: a mixed-mode slave gives it to all its groups (seed, "ID Generation")."""
-    return next((e for e in reversed(ends) if group_id and e.group_id == group_id), None)
+def _group_ends(v: TraceView, node: str) -> _Ends:
+    """Where each group ends in the node's binlogs, and where a SET ID's new binlog begins, over
+    the whole trace in one pass."""
+    def build() -> _Ends:
+        out, pending_set = _Ends([], [], {}, []), None
+        for o in v.of_node(node, "restore", "stmt", "binlog"):
+            end = None
+            if o["kind"] == "restore":
+                out.restores.append(o["_line"])
+            elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
+                pending_set = o
+            elif o["kind"] == "binlog" and o.get("type") == "FORMAT_DESCRIPTION_EVENT" and pending_set is not None:
+                end = GroupEnd(pending_set["group_id"], o["file"], o["end"], pending_set.get("master_server_id", server_id(v, node)))
+                pending_set = None
+            elif o["kind"] == "binlog" and o.get("group_id") and (o.get("last") or o.get("trx") is None):
+                end = GroupEnd(o["group_id"], o["file"], o["end"], o.get("server_id"))
+            if end is not None:
+                out.by_id.setdefault(end.group_id, []).append(len(out.ends))
+                out.lines.append(o["_line"])
+                out.ends.append(end)
+        return out
+    return v.memo(("gid.group_ends", node), build)
+
+
+def _since(ix: _Ends, before: int) -> int:
+    """The line from which the node's binlogs stand before a line: its last restore's."""
+    k = bisect.bisect_left(ix.restores, before)
+    return ix.restores[k - 1] if k else -1
+
+
+def last_group_end(v: TraceView, node: str, before: int) -> GroupEnd | None:
+    """The last group end in the node's binlogs before a line, purged or not."""
+    ix = _group_ends(v, node)
+    k = bisect.bisect_left(ix.lines, before)
+    return ix.ends[k - 1] if k and ix.lines[k - 1] > _since(ix, before) else None
+
+
+def binlog_info(v: TraceView, node: str, before: int, group_id: int) -> GroupEnd | None:
+    """SHOW BINLOG INFO FOR on the node before a line: "the bin log name and end_log_pos of the last
+    event in the group with the matching ID in the server's bin logs" (seed, "MySQL Commands"), in
+    those a purge left; None when none holds it. ID 0 names no group: a mixed-mode slave gives it
+    to all its groups (seed, "ID Generation")."""
+    if not group_id:
+        return None
+    ix = _group_ends(v, node)
+    since, gone = _since(ix, before), purged_files(v, node, before)
+    for k in reversed(ix.by_id.get(group_id, ())):
+        if ix.lines[k] >= before:
+            continue
+        if ix.lines[k] <= since:
+            return None
+        if ix.ends[k].log_name not in gone:
+            return ix.ends[k]
+    return None
 
 
 @checks("GGID.BINLOG_INFO")
@@ -447,7 +457,7 @@ def binlog_info_answers(v: TraceView, check: Check) -> None:
     for o in v.kind("stmt"):
         if o.get("op") != "show_binlog_info":
             continue
-        found = binlog_info(group_ends(v, o["node"], o["_line"]), o["group_id"])
+        found = binlog_info(v, o["node"], o["_line"], o["group_id"])
         if found is None:
             check.judge(o.get("errno") == F.ER_ERROR_WHEN_EXECUTING_COMMAND and o.get("message") == F.BINLOG_INFO_NOT_FOUND,
                         f"{o['node']}: SHOW BINLOG INFO FOR {o['group_id']} answered {o.get('Log_name')}:{o.get('Pos')}; no binlog holds it", o)
@@ -460,10 +470,11 @@ def binlog_info_answers(v: TraceView, check: Check) -> None:
 
 def _first_issue_after(v: TraceView, node: str, line: int) -> tuple[dict, int] | None:
     """The node's first group issued after a line, and the line where its binlog write began."""
-    c = next((c for c in v.kind("commit") if c["node"] == node and c["_line"] > line and c.get("group_id") is not None), None)
+    c = next((c for c in v.of_node(node, "commit").after(line) if c.get("group_id") is not None), None)
     if c is None:
         return None
-    began = min((o["_line"] for o in v.kind("binlog") if o["node"] == node and o.get("trx") == c["trx"]), default=c["_line"])
+    logged = v.memo(("gid.binlogged", node), lambda: _by_trx(v.of_node(node, "binlog"))).get(c["trx"], [])
+    began = min((o["_line"] for o in logged), default=c["_line"])
     return c, began
 
 
@@ -509,10 +520,9 @@ def change_master_to_played_group(v: TraceView, check: Check) -> None:
             continue
         source = o.get("master_host") or v.channels.get(node, {}).get("source")
         played = played_id(v, node, o["_line"])
-        ends = group_ends(v, source, o["_line"])
         at = (o["master_log_file"], o["master_log_pos"])
         if played:
-            found = binlog_info(ends, played)
+            found = binlog_info(v, source, o["_line"], played)
             ok = found is not None and (found.log_name, found.pos) == at
         else:
             restored = max((r["_line"] for r in v.kind("restore") if r["node"] == source and r["_line"] < o["_line"]), default=0)
@@ -590,26 +600,30 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     # A crashed primary that rejoined (SET GLOBAL gtid_slave_pos, MDEV-21117) gets its own
     # transactions its recovery truncated back from the new primary, as replicated ones
     # (rpl_semi_sync_fail_over.result: server_1 gets 0-1-4 back): those whose commit never returned.
-    rejoined = min((o["_line"] for o in of_node(v, node) if o["kind"] == "stmt" and o.get("op") == "set_global"
+    rejoined = min((o["_line"] for o in v.of_node(node, "stmt") if o.get("op") == "set_global"
                     and o.get("variable") == "gtid_slave_pos"), default=None)
-    returned = {c["trx"] for c in v.kind("commit") if c["node"] == node and c.get("errno") is None}
+    returned = {c["trx"] for c in v.of_node(node, "commit") if c.get("errno") is None}
 
     def came_back(o: dict) -> bool:
         return rejoined is not None and o["_line"] > rejoined and o["trx"] not in returned
     lost = lost_lines(v)
-    logged: list[dict] = []  # what set the position, for a crash recovery that cuts some of it away
+    # what set the position, per domain, for a crash recovery that cuts some of it away: what it
+    # cut is gone for good, so it is popped once, and the last left is the domain's position
+    logged: dict[int, list[dict]] = {}
     for o in of_node(v, node):
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
         if o["kind"] == "restore":
-            pos, logged = {}, []
+            pos, logged = {}, {}
         elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
               and o.get("errno") is None):
             pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
         elif changed:
             pos = {}
-            for b in logged:
-                if b["_line"] not in lost:
-                    pos[domain_of(b["gtid"])] = b["gtid"]
+            for d, stack in logged.items():
+                while stack and stack[-1]["_line"] in lost:
+                    stack.pop()
+                if stack:
+                    pos[d] = stack[-1]["gtid"]
         # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
         # rpl_slave_state::record_and_update_gtid at the group's end).
         # So does a group a filter kept from the engine (properties/filter.py, FILTER.GTID.ADVANCES).
@@ -623,7 +637,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
             if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
                     not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated and later):
                 pos[d] = o["gtid"]
-                logged.append(o)
+                logged.setdefault(d, []).append(o)
                 changed = True
             elif o["kind"] == "skip" and not own_too and replicated and v.resolution_us:
                 # On a polled trace the later group may be placed first (its binlog write by the
@@ -767,11 +781,7 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
 # -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------
 def _last_writes(v: TraceView, node: str) -> dict[str, int]:
     """When each of the node's binlogs was last written (what PURGE ... BEFORE compares)."""
-    out: dict[str, int] = {}
-    for o in of_node(v, node):
-        if o["kind"] == "binlog":
-            out[o["file"]] = o["t"]
-    return out
+    return v.memo(("gid.last_writes", node), lambda: {o["file"]: o["t"] for o in v.of_node(node, "binlog")})
 
 
 def _purged_by(listed: list[str], to: str | None, before_us: int | None, written: Callable[[str], int]) -> list[str]:
@@ -808,17 +818,11 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
         ok = purged == most[:len(purged)] and (len(purged) >= len(least) or stopped)
         check.judge(ok, f"{o['node']}: PURGE BINARY LOGS ({o.get('to') or o.get('before_us')}) removed {purged} of "
                     f"{listed}; expected {least if least == most else f'{least} to {most}'}", o)
-        index = next((i for i in of_node(v, o["node"]) if i["kind"] == "binlog_index" and i["_line"] > o["_line"]
-                      and i["t"] == o["t"]), None)
+        index = next((i for i in takewhile(lambda i: i["t"] <= o["t"], v.of_node(o["node"], "binlog_index").after(o["_line"]))
+                      if i["t"] == o["t"]), None)
         if index is not None:
             paths = [e.path.decode() for e in F.parse_index(index["content"].encode())]
             check.judge(paths == remaining, f"{o['node']}: after PURGE the index lists {paths}, not {remaining}", o, index)
-
-
-def _held(v: TraceView, node: str, before: int) -> set:
-    """Transactions the node committed, applied whole or skipped before a line."""
-    return {o.get("trx") for o in of_node(v, node) if o["_line"] < before and (
-        o["kind"] in ("visible", "skip") or (o["kind"] == "apply" and o.get("last")))}
 
 
 @checks("GGID.PURGE.NO_SKIP")
@@ -830,27 +834,79 @@ def purge_never_skips(v: TraceView, check: Check) -> None:
         return
     if any(e.get("errno") == F.ER_MASTER_FATAL_ERROR_READING_BINLOG and e["_line"] > purges[0]["_line"] for e in v.kind("error")):
         check.reached("a slave refused after a purge")  # a lagging slave, stopped as the requirement asks
-    for a in v.kind("apply"):
-        source, node = a.get("source"), a["node"]
-        gone = purged_files(v, source, a["_line"]) if a.get("last") and a.get("trx") is not None else set()
-        if not gone:
-            continue
-        # The source's groups in binlog order (a real server's observer reads a binlog before a
-        # purge removes it, so purged groups are there too).
-        groups = [(last["trx"], last["file"]) for _, last in binlog_groups(v, source, a["_line"])]
-        k = next((i for i, (trx, _) in enumerate(groups) if trx == a["trx"]), None)
-        if k is None:
-            continue
-        held = _held(v, node, a["_line"])
-        start = max((o["_line"] for o in of_node(v, node) if o["_line"] < a["_line"] and (
-            o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "change_master" and "master_log_file" in o
-                                       and o.get("errno") is None))), default=-1)
-        before_start = {o.get("trx") for o in of_node(v, source) if o["_line"] < start}
-        lacking = [trx for trx, f in groups[:k] if f in gone and trx not in held and trx not in before_start]
-        if any(f in gone for _, f in groups[:k]):
+    pairs = sorted({(a["node"], a.get("source")) for a in v.kind("apply") if a.get("last") and a.get("trx") is not None})
+    for a, lacking, purged_before in sorted((x for node, source in pairs for x in _after_purges(v, node, source)),
+                                            key=lambda x: x[0]["_line"]):
+        if purged_before:
             check.reached("an apply after a purge of earlier groups")
-        check.judge(not lacking, f"{node} applied {a['trx']} from {source} but lacks {lacking[:3]}, purged from "
-                    f"{source}'s binlogs", a)
+        check.judge(not lacking, f"{a['node']} applied {a['trx']} from {a['source']} but lacks {lacking}, purged from "
+                    f"{a['source']}'s binlogs", a)
+
+
+def _after_purges(v: TraceView, node: str, source: str):
+    """(apply, the first three purged groups it lacks, whether a group before it was purged) for
+    each whole group the node applied from the source once a purge had removed some of the
+    source's binlogs. One sweep of both servers: the source's whole groups since its last restore
+    in binlog order (a real server's observer reads a binlog before a purge removes it, so purged
+    groups are there too), less those a crash recovery cut; of those in purged binlogs, the ones
+    the node neither committed nor had from before its last start (restore, or CHANGE MASTER to a
+    position) are what it lacks. Each condition, once false for a group, stays false."""
+    lost = lost_lines(v)
+    groups: list[tuple[str, str]] = []  # (trx, binlog file) by position
+    cut: set[int] = set()  # positions a crash recovery cut away
+    cut_at: dict[int, list[int]] = {}  # recovery line -> the positions it cuts
+    where: dict[str, list[int]] = {}
+    in_file: dict[str, list[int]] = {}
+    gone: set[str] = set()
+    purged: list[int] = []  # heaps of positions: in purged binlogs; and of those, still lacking
+    lacking: list[int] = []
+    held: set = set()
+    first_seen: dict[str, int] = {}
+    start = -1
+    stream = v.of_node(node) if node == source else heapq.merge(v.of_node(node), v.of_node(source), key=lambda o: o["_line"])
+
+    def still_lacking(k: int) -> bool:
+        trx = groups[k][0]
+        return k not in cut and trx not in held and first_seen.get(trx, 2**62) >= start
+    for o in stream:
+        if o["node"] == source:
+            first_seen.setdefault(o.get("trx"), o["_line"])
+            if o["kind"] == "restore":
+                groups, cut, cut_at, where, in_file, gone, purged, lacking = [], set(), {}, {}, {}, set(), [], []
+            elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
+                k = len(groups)
+                groups.append((o["trx"], o["file"]))
+                where.setdefault(o["trx"], []).append(k)
+                in_file.setdefault(o["file"], []).append(k)
+                if o["_line"] in lost:
+                    cut_at.setdefault(lost[o["_line"]], []).append(k)
+                if o["file"] in gone:
+                    heapq.heappush(purged, k)
+                    heapq.heappush(lacking, k)
+            elif o["kind"] == "recovery":
+                cut.update(cut_at.pop(o["_line"], ()))
+            elif is_purge(o):
+                for f in set(o.get("purged", [])) - gone:
+                    gone.add(f)
+                    for k in in_file.get(f, ()):
+                        heapq.heappush(purged, k)
+                        heapq.heappush(lacking, k)
+        if o["node"] != node:
+            continue
+        at = next((k for k in where.get(o["trx"], ()) if k not in cut), None) if (
+            o["kind"] == "apply" and o.get("source") == source and o.get("last") and o.get("trx") is not None and gone) else None
+        if at is not None:
+            while purged and purged[0] in cut:
+                heapq.heappop(purged)
+            while lacking and not still_lacking(lacking[0]):
+                heapq.heappop(lacking)
+            missing = sorted(k for k in lacking if k < at and still_lacking(k))[:3] if lacking and lacking[0] < at else []
+            yield o, [groups[k][0] for k in missing], bool(purged) and purged[0] < at
+        if o["kind"] in ("visible", "skip") or (o["kind"] == "apply" and o.get("last")):
+            held.add(o.get("trx"))
+        elif o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "change_master" and "master_log_file" in o
+                                        and o.get("errno") is None):
+            start = o["_line"]
 
 
 @checks("GGID.CONNECT_BY_ID")
@@ -861,15 +917,15 @@ def connect_by_group_id(v: TraceView, check: Check) -> None:
         if c.get("by") != "group_id":
             continue
         node, source = c["node"], c["source"]
-        mine = group_ends(v, node, c["_line"], purged_too=True)
-        asked = (current_id(v, node, c["_line"]), mine[-1].server_id if mine else server_id(v, node))
+        mine = last_group_end(v, node, c["_line"])
+        asked = (current_id(v, node, c["_line"]), mine.server_id if mine else server_id(v, node))
         check.judge((c.get("group_id"), c.get("server_id")) == asked,
                     f"{node} connected by group ID {c.get('group_id')} (server_id {c.get('server_id')}); its last group is "
                     f"{asked[0]} (server_id {asked[1]})", c)
         # The master looks the ID up as SHOW BINLOG INFO FOR does, in the binlogs a purge left, and
         # refuses, with the Google patch's messages, an ID it does not hold (the slave is ahead, or
         # the group was purged) or holds from another server (the slave has an alternate future).
-        found = binlog_info(group_ends(v, source, c["_line"]), asked[0])
+        found = binlog_info(v, source, c["_line"], asked[0])
         refused = (F.id_not_found(asked[0]) if found is None
                    else F.alternate_future(asked[0]) if found.server_id != asked[1] else None)
         if refused is not None:

@@ -7,12 +7,15 @@ what SHOW SLAVE STATUS says meanwhile.
 """
 from __future__ import annotations
 
+import bisect
 import re
+from itertools import takewhile
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from replcheck.spec.formats import US
 
 from . import delay as delay_properties
-from .core import Check, TraceView, checks
+from .core import Check, Seq, TraceView, checks
 from .filter import unlogged
 
 ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
@@ -32,25 +35,69 @@ def _has_master(v: TraceView, o: dict) -> bool:
     """Whether o's server replicated from a master then: the History's channels as it began, then
     each restore (as a slave) and promotion. A slave's own clients' changes are not its masters'
     to mark (an --rpl-hierarchical slave does not binlog them, GGID.FILTER)."""
-    changes = [x for x in v.kind("restore") + v.kind("promoted") if x["node"] == o["node"] and _key(x) < _key(o)]
-    last = max(changes, key=_key, default=None)
+    last = v.timed(o["node"], "restore", "promoted").last_before(_key(o))
     return o["node"] in v.channels if last is None else last["kind"] == "restore"
 
 
+def _place(o: dict) -> tuple:
+    """Where an apply, skip or stop stands in the replica's relay log."""
+    return o["node"], o.get("relay_file"), o.get("relay_pos")
+
+
+def _index_by(items: Iterable[dict], key: Callable[[dict], Any]) -> dict[Any, list[dict]]:
+    out: dict[Any, list[dict]] = {}
+    for o in items:
+        out.setdefault(key(o), []).append(o)
+    return out
+
+
+def _timed(items: Iterable[dict]) -> Seq:
+    return Seq(sorted(items, key=_key), _key)
+
+
+def _discards_relay_log(d: dict) -> bool:
+    return d["kind"] == "relay_log_recovery" or (d["kind"] == "stmt" and d["op"] == "reset_slave" and d.get("errno") is None)
+
+
+def _resumes(o: dict) -> bool:
+    """What ends an incident stop: a restart or restore, the DBA's move of the replica elsewhere,
+    RESET SLAVE, START SLAVE of the SQL thread."""
+    return o["kind"] in ("restart", "restore") or delay_properties.repositions(o) or (o["kind"] == "stmt" and o.get("errno") is None and (
+        o["op"] == "reset_slave" or (o["op"] == "start_slave" and o.get("thread") in (None, "sql"))))
+
+
+def _ends_io(o: dict) -> bool:
+    return o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave") or (o["kind"] == "io_cut" and o.get("then") == "stop")
+
+
 class IncidentIndex:
+    """What the incident checks look up per incident, indexed once: by node, by relay place, in
+    (time, line) order, so each look-up is a dict access or a bisect."""
+
     def __init__(self, v: TraceView):
         self.v = v
-        self.binlog: dict[str, list[dict]] = {}
-        for b in v.kind("binlog"):
-            self.binlog.setdefault(b["node"], []).append(b)
+        self.binlog: dict[str, Seq] = {n: v.of_node(n, "binlog") for n in {b["node"] for b in v.kind("binlog")}}
         self.incidents = [b for b in v.kind("binlog") if b["type"] == "INCIDENT_EVENT"]
+        self.incidents_timed = _timed(self.incidents)
+        self.incidents_of = {n: _timed(bs) for n, bs in _index_by(self.incidents, lambda b: b["node"]).items()}
+        self.incident_at = _index_by(self.incidents, lambda b: (b["node"], b["t"]))
         # binlog-do/ignore-db leave a change out of the binlog by design: no gap (FILTER.BINLOG.DB)
         self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not _has_master(v, o)
                      and o.get("trx") not in unlogged(v)]
-        self.relays: dict[str, list[dict]] = {}
-        for r in v.kind("relay"):
-            self.relays.setdefault(r["node"], []).append(r)
+        self.lost_of = {n: _timed(ls) for n, ls in _index_by(self.lost, lambda o: o["node"]).items()}
+        self.relays: dict[str, list[dict]] = _index_by(v.kind("relay"), lambda r: r["node"])
         self.stops = [o for o in v.kind("sql_stop") if o.get("errno") in (ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT)]
+        self.stops_of = {n: _timed(ss) for n, ss in _index_by(self.stops, lambda s: s["node"]).items()}
+        # a stop that names its relay place is found by it; one that does not (a real server's) may be any incident's
+        placed = [s for s in self.stops if "relay_pos" in s and "relay_file" in s]
+        self.stops_at = {p: _timed(ss) for p, ss in _index_by(placed, _place).items()}
+        loose = [s for s in self.stops if "relay_pos" not in s or "relay_file" not in s]
+        self.loose_stops = {n: _timed(ss) for n, ss in _index_by(loose, lambda s: s["node"]).items()}
+        self.executed_at = _index_by(v.kind("apply") + v.kind("skip"), _place)  # in trace order within each place
+        self.skips_at = _index_by(v.kind("skip"), _place)
+        self.by_gtid = {k: _timed(os) for k, os in _index_by(
+            (o for o in v.kind("apply") + v.kind("skip") if o.get("gtid")), lambda o: (o["node"], o["gtid"])).items()}
+        self.by_origin = _index_by(self.incidents, lambda b: (b["server_id"], b["when"], b.get("message")))
 
     def stop_after(self, r: dict) -> dict | None:
         """The stop a relayed incident caused: on that replica, after it, at its relay position
@@ -61,22 +108,29 @@ class IncidentIndex:
         # Written after the read before the one that found it began (`since`): no stop before that
         # is its own, whatever the resolution (a copy fetched again comes long after the first stop).
         early = max(r["t"] - slack, r.get("since", 0))
-        stop = next((s for s in self.stops if s["node"] == r["node"]
-                     and (_key(s) > _key(r) if not slack else s["t"] >= early)
-                     and s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)
+        bound = _key(r) if not slack else (early, -1)  # keys above (early, -1): stamped at early or later
+        empty = Seq((), _key)
+        found = [next(self.stops_at.get((r["node"], r["file"], r["pos"]), empty).after(bound), None),
+                 next((s for s in self.loose_stops.get(r["node"], empty).after(bound)
+                       if s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)]
+        stop = min((s for s in found if s is not None), key=_key, default=None)
         if stop is not None and "relay_pos" not in stop and any(
-                k["node"] == r["node"] and (k["relay_file"], k["relay_pos"]) == (r["file"], r["pos"])
-                and r["t"] - slack <= k["t"] <= stop["t"] for k in self.v.kind("skip")):
+                r["t"] - slack <= k["t"] <= stop["t"] for k in self.skips_at.get((r["node"], r["file"], r["pos"]), ())):
             return None  # skipped before that stop (which names no place: a real server's): another incident's
         return stop
 
-    def after(self, r: dict) -> list[dict]:
+    def relay_log_end(self, r: dict) -> tuple[int, int]:
+        """When the relay log holding r was thrown away (RESET SLAVE, relay_log_recovery), or the end."""
+        ends = self.v.memo(("incident.discards", r["node"]), lambda: _timed(
+            d for d in self.v.of_node(r["node"], "relay_log_recovery", "stmt") if _discards_relay_log(d)))
+        end = next(ends.after(_key(r)), None)
+        return _key(end) if end else (2**62, 0)
+
+    def after(self, r: dict) -> Iterator[dict]:
         """What was relayed to the same replica after r, in order, until the relay log holding r
-        was thrown away (RESET SLAVE, relay_log_recovery)."""
-        end = next((_key(d) for d in self.v.of_node(r["node"]) if _key(d) > _key(r) and (
-            d["kind"] == "relay_log_recovery" or (d["kind"] == "stmt" and d["op"] == "reset_slave" and d.get("errno") is None))),
-            (2**62, 0))
-        return [x for x in self.relays[r["node"]] if _key(r) < _key(x) < end]
+        was thrown away."""
+        end = self.relay_log_end(r)
+        return takewhile(lambda x: _key(x) < end, self.v.timed(r["node"], "relay").after(_key(r)))
 
     def origin(self, node: str, file: str, pos: int) -> tuple | None:
         """Where the event relayed to `node` at relay file:pos stands in its source's binlog."""
@@ -85,7 +139,8 @@ class IncidentIndex:
         return None if r is None else (r["source"], r["master_file"], r["master_end"])
 
     def source_binlog(self, r: dict) -> dict | None:
-        return next((b for b in self.binlog.get(r["source"], []) if (b["file"], b["end"]) == (r["master_file"], r["master_end"])), None)
+        by_end = self.v.memo("incident.binlog_by_end", lambda: {(b["node"], b["file"], b["end"]): b for b in reversed(self.v.kind("binlog"))})
+        return by_end.get((r["source"], r["master_file"], r["master_end"]))
 
 
 def index(v: TraceView) -> IncidentIndex:
@@ -94,8 +149,7 @@ def index(v: TraceView) -> IncidentIndex:
 
 def _executed(v: TraceView, node: str, r: dict) -> list[dict]:
     """apply and skip observations of relayed event r."""
-    return [o for o in v.of_node(node) if o["kind"] in ("apply", "skip")
-            and (o.get("relay_file"), o.get("relay_pos")) == (r["file"], r["pos"])]
+    return index(v).executed_at.get((node, r["file"], r["pos"]), [])
 
 
 def _relayed_incidents(v: TraceView):
@@ -117,17 +171,31 @@ def _skipped_before(v: TraceView, r: dict, stop: dict) -> bool:
     it stopped at this copy of it: a GTID reconnect may have relayed the copy before the DBA's skip
     (inside the group it cut, when the cut fell inside one)."""
     ix = index(v)
-    origin = ix.origin(r["node"], r["file"], r["pos"])
-    return any(s["node"] == r["node"] and s.get("type") == "INCIDENT_EVENT" and _key(s) < _key(stop)
-               and ix.origin(s["node"], s["relay_file"], s["relay_pos"]) == origin for s in v.kind("skip"))
+    first = v.memo("incident.first_skip_of_origin", lambda: _first_skip_of_origin(v))
+    skipped = first.get((r["node"], ix.origin(r["node"], r["file"], r["pos"])))
+    return skipped is not None and skipped < _key(stop)
+
+
+def _first_skip_of_origin(v: TraceView) -> dict[tuple, tuple[int, int]]:
+    """(replica, place in its master's binlog) -> when it first skipped an incident from there."""
+    ix, out = index(v), {}
+    for s in v.kind("skip"):
+        if s.get("type") == "INCIDENT_EVENT":
+            k = (s["node"], ix.origin(s["node"], s["relay_file"], s["relay_pos"]))
+            out[k] = min(out.get(k, _key(s)), _key(s))
+    return out
 
 
 def _reached(v: TraceView, r: dict) -> bool:
     """The SQL thread got to the incident: something about it or after it happened on the replica."""
     ix = index(v)
-    later = {(x["file"], x["pos"]) for x in [r] + ix.after(r)}
-    return ix.stop_after(r) is not None or any(
-        (o.get("relay_file"), o.get("relay_pos")) in later for o in v.of_node(r["node"]) if o["kind"] in ("apply", "skip"))
+    if ix.stop_after(r) is not None:
+        return True
+    # the first relayed event from r on whose place the SQL thread executed (applied or skipped)
+    done = v.memo(("incident.executed_relays", r["node"]), lambda: _timed(
+        x for x in ix.relays.get(r["node"], ()) if (x["node"], x["file"], x["pos"]) in ix.executed_at))
+    x = next(done.after((r["t"], r["_line"] - 1)), None)
+    return x is not None and _key(x) < ix.relay_log_end(r)
 
 
 def _judge_stop(v: TraceView, check: Check, known: bool) -> None:
@@ -161,7 +229,7 @@ def _judge_record(v: TraceView, check: Check, via: str) -> None:
     ix = index(v)
     for s in v.kind("stmt"):
         if s["op"] == "record_incident" and s.get("via", "binlog") == via:
-            found = [b for b in ix.incidents if b["node"] == s["node"] and b["t"] == s["t"] and _key(b) > _key(s)
+            found = [b for b in ix.incident_at.get((s["node"], s["t"]), ()) if _key(b) > _key(s)
                      and b.get("incident") == s["code"] and b.get("message", "") == s.get("message", "")]
             check.judge(bool(found), f"{s['node']} was asked for incident {s['code']} ({s.get('message')!r}) via {via}; "
                         "its binlog has none", s)
@@ -173,7 +241,7 @@ def rotation_after_incident(v: TraceView, check: Check) -> None:
     ix = index(v)
     for b in ix.incidents:
         log = ix.binlog[b["node"]]
-        i = log.index(b)
+        i = bisect.bisect_left(log.keys, b["_line"])
         nxt = log[i + 1:i + 3]
         ok = (len(nxt) == 2 and nxt[0]["type"] == "ROTATE_EVENT" and nxt[0]["file"] == b["file"]
               and nxt[1]["type"] == "FORMAT_DESCRIPTION_EVENT" and nxt[1]["file"] != b["file"])
@@ -203,7 +271,8 @@ def stop_message(v: TraceView, check: Check) -> None:
         ok = m is not None and m.group(2) == want_msg and (symbol is None or m.group(1) == symbol)
         # the first sample while this stop lasts: after a restart or START SLAVE it shows another error, or none
         end = _stopped_interval(v, stop)[1]
-        sample = next((s for s in v.kind("status") if s["node"] == r["node"] and _key(stop) < _key(s) < end), None)
+        sample = next(v.timed(r["node"], "status").after(_key(stop)), None)
+        sample = sample if sample is not None and _key(sample) < end else None
         if sample is not None and sample["Slave_SQL_Running"] == "No" and "Last_SQL_Errno" in sample:
             ok = ok and sample["Last_SQL_Errno"] == stop["errno"] and sample["Last_SQL_Error"] == stop["message"]
         check.judge(ok, f"{r['node']} stopped with {stop.get('message')!r} for incident {r.get('incident')} ({want_msg!r})",
@@ -214,31 +283,28 @@ def _stopped_interval(v: TraceView, stop: dict) -> tuple[int, int]:
     """From an incident stop to the next START SLAVE, restart or restore, or the DBA's move of the
     replica elsewhere (RESET SLAVE, a CHANGE MASTER to a new place: its relay log and position go)
     (or the end), in trace order."""
-    start = next((o for o in v.of_node(stop["node"]) if _key(o) > _key(stop) and (
-        o["kind"] in ("restart", "restore") or delay_properties.repositions(o) or (o["kind"] == "stmt" and o.get("errno") is None and (
-            o["op"] == "reset_slave" or (o["op"] == "start_slave" and o.get("thread") in (None, "sql")))))), None)
+    resumes = v.memo(("incident.resumes", stop["node"]), lambda: _timed(
+        o for o in v.of_node(stop["node"], "restart", "restore", "stmt") if _resumes(o)))
+    start = next(resumes.after(_key(stop)), None)
     return _key(stop), (_key(start) if start else (2**62, 0))
 
 
 def _io_running_before(v: TraceView, stop: dict) -> bool:
     """Whether the replica's IO thread ran when its SQL thread stopped: the last sample, STOP or
     START SLAVE [IO_THREAD], crash, restart or restore (both start both threads) before the stop says."""
-    running = True
-    for o in v.obs:
-        if _key(o) >= _key(stop):
-            break
-        if o["node"] != stop["node"]:
-            continue
+    def step(running: bool, o: dict) -> bool:
         if o["kind"] == "status":
-            running = o["Slave_IO_Running"] == "Yes"
-        elif o["kind"] in ("crash", "restart", "restore"):
-            running = o["kind"] != "crash"
-        elif o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave") and o.get("errno") is None \
+            return o["Slave_IO_Running"] == "Yes"
+        if o["kind"] in ("crash", "restart", "restore"):
+            return o["kind"] != "crash"
+        if o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave") and o.get("errno") is None \
                 and o.get("thread") in (None, "io"):
-            running = o["op"] == "start_slave"
-        elif o["kind"] == "io_cut" and o.get("then") == "stop":  # a cut that stopped the IO thread
-            running = False
-    return running
+            return o["op"] == "start_slave"
+        if o["kind"] == "io_cut" and o.get("then") == "stop":  # a cut that stopped the IO thread
+            return False
+        return running
+    kinds = ("status", "crash", "restart", "restore", "stmt", "io_cut")
+    return v.fold("incident.io_running", stop["node"], kinds, step, True).before(stop["_line"])
 
 
 @checks("WL3464.IO_RUNS")
@@ -251,14 +317,13 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         lo, hi = _stopped_interval(v, stop)
         # Until the DBA stops the slave, it crashes, or a cut stops its IO thread: after that the IO
         # thread is theirs to stop.
-        hi = min([_key(o) for o in v.of_node(stop["node"]) if lo < _key(o) < hi and (
-            o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave")
-            or (o["kind"] == "io_cut" and o.get("then") == "stop"))], default=hi)
-        for s in v.kind("status"):
-            if s["node"] == stop["node"] and lo < _key(s) < hi:
-                check.judge(s["Slave_IO_Running"] == "Yes", f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r} "
-                            "while stopped at an incident", stop, s)
-                break
+        io_ends = v.memo(("incident.io_ends", stop["node"]), lambda: _timed(
+            o for o in v.of_node(stop["node"], "crash", "stmt", "io_cut") if _ends_io(o)))
+        hi = min(hi, next((_key(o) for o in io_ends.after(lo)), hi))
+        s = next(v.timed(stop["node"], "status").after(lo), None)
+        if s is not None and _key(s) < hi:
+            check.judge(s["Slave_IO_Running"] == "Yes", f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r} "
+                        "while stopped at an incident", stop, s)
 
 
 @checks("WL3464.HOLD", needs=("relay",))
@@ -267,7 +332,7 @@ def nothing_after_the_incident(v: TraceView, check: Check) -> None:
     ix = index(v)
     for r, stop in _stopped_at(v):
         lo, hi = _stopped_interval(v, stop)
-        applied = [a for a in v.kind("apply") if a["node"] == r["node"] and lo < _key(a) < hi]
+        applied = v.timed(r["node"], "apply").between(lo, hi)
         check.judge(not applied, f"{r['node']} applied {applied[0]['type'] if applied else ''} of "
                     f"{applied[0]['trx'] if applied else ''} while stopped at an incident", stop, *applied[:1])
         b = ix.source_binlog(r)
@@ -275,11 +340,12 @@ def nothing_after_the_incident(v: TraceView, check: Check) -> None:
             continue  # sent again after the DBA skipped it: WL3464.R4.ONCE's violation, at the place the dump put it
         # A GTID connect that skipped another domain's groups leaves a hole before the incident in the
         # relay log: the position executed is then the end of the event relayed just before it.
-        before = [x for x in v.kind("relay") if x["node"] == r["node"] and _key(x) < _key(r) and x["master_end"]]
-        hole = before[-1]["master_end"] if b is not None and before and before[-1]["master_file"] == b["file"] \
-            and before[-1]["master_end"] < b["pos"] else None
-        for s in v.kind("status"):
-            if s["node"] == r["node"] and lo < _key(s) < hi and b is not None:
+        placed = v.memo(("incident.placed_relays", r["node"]), lambda: _timed(x for x in ix.relays.get(r["node"], ()) if x["master_end"]))
+        last = placed.last_before(_key(r))
+        hole = last["master_end"] if b is not None and last and last["master_file"] == b["file"] \
+            and last["master_end"] < b["pos"] else None
+        for s in v.timed(r["node"], "status").between(lo, hi):
+            if b is not None:
                 check.judge(s["Relay_Log_Pos"] == r["pos"] and s["Exec_Master_Log_Pos"] in (b["pos"], hole),
                             f"{s['node']} stopped at an incident shows Relay_Log_Pos {s['Relay_Log_Pos']}, Exec_Master_Log_Pos "
                             f"{s['Exec_Master_Log_Pos']}; the incident is at {r['pos']}, master {b['pos']}", s)
@@ -290,9 +356,7 @@ def _skips_after_start(v: TraceView, start: dict) -> tuple[list[dict], dict | No
     A real server's skips are stamped when its note is read and its applies when a poll finds the
     row: a skip up to the resolution after that apply came before it."""
     skips, first_apply = [], None
-    for o in v.obs:
-        if o["node"] != start["node"] or _key(o) <= _key(start):
-            continue
+    for o in v.timed(start["node"], "skip", "apply", "sql_stop").after(_key(start)):
         if o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter":
             if first_apply is not None and o["t"] > first_apply["t"] + v.resolution_us:
                 break
@@ -312,11 +376,11 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
     ix = index(v)
     for r, stop in _stopped_at(v):
         _, hi = _stopped_interval(v, stop)
-        setting = [o for o in v.kind("stmt") if o["node"] == r["node"] and o["op"] == "set_global"
-                   and o.get("variable") == "sql_slave_skip_counter" and _key(stop) < _key(o) < hi]
+        stmts = v.timed(r["node"], "stmt")
+        setting = [o for o in stmts.between(_key(stop), hi) if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter"]
         if not setting or setting[-1]["value"] != 1 or hi[0] >= 2**62:
             continue
-        start = next((o for o in v.kind("stmt") if o["node"] == r["node"] and _key(o) == hi and o["op"] == "start_slave"), None)
+        start = next((o for o in stmts.between((hi[0], hi[1] - 1), (hi[0], hi[1] + 1)) if o["op"] == "start_slave"), None)
         if start is None:
             continue  # a restart, or the replica moved elsewhere: not the DBA's START SLAVE at the incident
         skips, first_apply = _skips_after_start(v, start)
@@ -336,16 +400,19 @@ def skipped_incident_stays_skipped(v: TraceView, check: Check) -> None:
     """Once a replica has skipped as many incident stops as its masters wrote incidents, another
     incident stop is at one it already passed (a reconnect sent it again)."""
     ix = index(v)
-    for node in sorted({s["node"] for s in ix.stops}):
-        stops = [s for s in ix.stops if s["node"] == node]
+    empty = Seq((), _key)
+    for node, stops in sorted(_index_by(ix.stops, lambda s: s["node"]).items()):
+        starts = sorted(v.skip_starts(node))
         skipped = 0
         for i, stop in enumerate(stops):
-            written = sum(1 for b in ix.incidents if b["node"] != node and _key(b) < _key(stop))
+            # written by the others before the stop: all incidents before it less the node's own
+            written = ix.incidents_timed.count_before(_key(stop)) - ix.incidents_of.get(node, empty).count_before(_key(stop))
             check.judge(skipped < written, f"{node} stopped at an incident at {stop['t']} after skipping {skipped}; "
                         f"its masters wrote {written}: one it had skipped came back", stop)
             # the DBA skipped past it (SQL_SLAVE_SKIP_COUNTER, then START SLAVE) before the next stop
             until = _key(stops[i + 1]) if i + 1 < len(stops) else (2**62, 0)
-            if any(_key(stop) < k < until for k in v.skip_starts(node)):
+            k = bisect.bisect_right(starts, _key(stop))
+            if k < len(starts) and starts[k] < until:
                 skipped += 1
 
 
@@ -354,35 +421,65 @@ def every_incident_reaches_its_replicas(v: TraceView, check: Check) -> None:
     """A replica of the incident's server that applies a group binlogged before it and then one
     binlogged after it stops at an incident in between."""
     ix = index(v)
-    visible: dict[str, list[dict]] = {}
-    for o in v.kind("visible"):
-        if o.get("trx"):
-            visible.setdefault(o["node"], []).append(o)
     for b in ix.incidents:
         log = ix.binlog[b["node"]]
-        i = log.index(b)
-        before = {o["trx"] for o in log[:i] if o.get("trx") and o["last"]}
-        after = {o["trx"] for o in log[i + 1:] if o.get("trx") and o["last"]}
-        for node, seen in visible.items():
-            c = v.channels.get(node)
-            if c is None or c["source"] != b["node"]:
+        i = bisect.bisect_left(log.keys, b["_line"])
+        for node in _appliers(v):
+            if v.channels.get(node, {}).get("source") != b["node"]:
                 continue
-            first_after = next((o for o in seen if o["trx"] in after), None)
-            last_before = next((o for o in reversed(seen) if o["trx"] in before and first_after is not None
-                                and _key(o) < _key(first_after)), None)
-            if last_before is None or _moved(v, node, _key(last_before), _key(first_after)):
+            seen = _applied_from(v, node, b["node"])
+            # the first group it applied that was binlogged after the incident, the last before that binlogged before it
+            j = bisect.bisect_right(seen.latest_so_far, i)
+            if j == len(seen.visible):
                 continue
-            stopped = [s for s in ix.stops if s["node"] == node and _key(last_before) < _key(s) < _key(first_after)]
+            first_after = seen.visible[j]
+            k = next((k for k in range(j - 1, -1, -1) if seen.first_at[k] < i), None)
+            if k is None:
+                continue
+            last_before = seen.visible[k]
+            if _moved(v, node, _key(last_before), _key(first_after)):
+                continue
+            stopped = ix.stops_of.get(node, Seq((), _key)).between(_key(last_before), _key(first_after))
             check.judge(bool(stopped), f"{node} applied {last_before['trx']} and then {first_after['trx']}, binlogged on "
                         f"either side of the incident at {b['file']}:{b['pos']} on {b['node']}, without stopping at it",
                         b, last_before, first_after)
 
 
+def _appliers(v: TraceView) -> list[str]:
+    """The nodes with visible groups, in the order of their first."""
+    return v.memo("incident.appliers", lambda: list(dict.fromkeys(o["node"] for o in v.kind("visible") if o.get("trx"))))
+
+
+class _Applied(NamedTuple):
+    visible: list[dict]  # the replica's visible groups that its source binlogged whole, in trace order
+    first_at: list[int]  # where each group's first whole copy stands in the source's binlog
+    latest_so_far: list[int]  # the latest place in the source's binlog of any of them up to each
+
+
+def _applied_from(v: TraceView, node: str, source: str) -> _Applied:
+    """The replica's groups, placed in its source's binlog: an incident at place i lies between
+    the groups applied before the first with a copy after i and those with a copy before i."""
+    def build() -> _Applied:
+        first: dict[str, int] = {}
+        latest: dict[str, int] = {}
+        for i, o in enumerate(v.of_node(source, "binlog")):
+            if o.get("trx") and o["last"]:
+                first.setdefault(o["trx"], i)
+                latest[o["trx"]] = i
+        seen = [o for o in v.of_node(node, "visible") if o.get("trx") in first]
+        so_far, top = [], -1
+        for o in seen:
+            top = max(top, latest[o["trx"]])
+            so_far.append(top)
+        return _Applied(seen, [first[o["trx"]] for o in seen], so_far)
+    return v.memo(("incident.applied_from", node, source), build)
+
+
 def _moved(v: TraceView, node: str, lo: tuple[int, int], hi: tuple[int, int]) -> bool:
     """Whether the replica changed master in (lo, hi): a CHANGE MASTER TO another host, a restore, a promotion."""
-    moves = v.memo("incident.moves", lambda: [(o["node"], _key(o)) for o in v.obs if o["kind"] in ("restore", "promoted") or (
-        o["kind"] == "stmt" and o["op"] == "change_master" and o.get("master_host") and o.get("errno") is None)])
-    return any(n == node and lo < k < hi for n, k in moves)
+    moves = v.memo(("incident.moves", node), lambda: _timed(o for o in v.of_node(node, "restore", "promoted", "stmt") if o["kind"] != "stmt" or (
+        o["op"] == "change_master" and o.get("master_host") and o.get("errno") is None)))
+    return bool(moves.between(lo, hi))
 
 
 # What throws away the SQL thread's place inside a group: it starts again at the group's first event.
@@ -395,9 +492,7 @@ def _skip_abandoned(v: TraceView, s: dict) -> tuple[int, int] | None:
     the group is another one, which nothing skipped. None if it reached the end, or if the trace
     does not say which event ends the group (no relay observation)."""
     by_place = v.memo("incident.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")})
-    for o in v.obs:
-        if o["node"] != s["node"] or _key(o) < _key(s):
-            continue
+    for o in v.timed(s["node"], "skip", *_DISCARDS).after((s["t"], s["_line"] - 1)):
         if o["kind"] in _DISCARDS:
             return _key(o)
         if o["kind"] == "skip" and o.get("gtid") == s["gtid"]:
@@ -415,8 +510,7 @@ def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
         if s.get("reason") != "sql_slave_skip_counter" or s.get("trx") is None:
             continue
         end = _skip_abandoned(v, s) or (2**62, 0)
-        rest = [o for o in v.of_node(s["node"]) if o["kind"] in ("apply", "skip") and o.get("gtid") == s.get("gtid")
-                and _key(s) < _key(o) < end]
+        rest = index(v).by_gtid.get((s["node"], s.get("gtid")), Seq((), _key)).between(_key(s), end)
         applied = [o for o in rest if o["kind"] == "apply"]
         check.judge(not applied, f"{s['node']} skipped {s['type']} of {s['trx']} but applied its {applied and applied[0]['type']}",
                     s, *applied[:1])
@@ -427,8 +521,9 @@ def every_gap_is_marked(v: TraceView, check: Check) -> None:
     """A change the master made but did not binlog is marked by an incident before anything later is binlogged."""
     ix = index(v)
     for lost in ix.lost:
-        log = ix.binlog.get(lost["node"], [])
-        later = [b for b in log if _key(b) > _key(lost) and (b["type"] == "INCIDENT_EVENT" or b.get("gtid"))]
+        marks = v.memo(("incident.marks", lost["node"]), lambda: _timed(
+            b for b in ix.binlog.get(lost["node"], ()) if b["type"] == "INCIDENT_EVENT" or b.get("gtid")))
+        later = [b for b in [next(marks.after(_key(lost)), None)] if b is not None]
         ok = bool(later) and later[0]["type"] == "INCIDENT_EVENT"
         check.judge(ok, f"{lost['trx']} changed {lost['node']} but never reached its binlog, and "
                     f"{'nothing' if not later else later[0]['type'] + ' of ' + str(later[0].get('trx'))} follows, no incident",
@@ -443,9 +538,9 @@ def no_incident_without_loss(v: TraceView, check: Check) -> None:
     for b in ix.incidents:
         if (b["node"], b["t"]) in requested:
             continue
-        earlier = [i for i in ix.incidents if i["node"] == b["node"] and _key(i) < _key(b)]
-        since = _key(earlier[-1]) if earlier else (-1, -1)
-        lost = [o for o in ix.lost if o["node"] == b["node"] and since < _key(o) < _key(b)]
+        earlier = ix.incidents_of[b["node"]].last_before(_key(b))
+        since = _key(earlier) if earlier else (-1, -1)
+        lost = ix.lost_of.get(b["node"], Seq((), _key)).between(since, _key(b))
         check.judge(bool(lost), f"{b['node']} wrote an incident at {b['t']} ({b.get('message')!r}) with no lost change before it", b)
 
 
@@ -460,8 +555,7 @@ def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
         delay = dx.delay_at(r["node"], stop["t"]) if stop else None
         if not delay:
             continue
-        origin = next((b for b in ix.incidents if b["server_id"] == r["server_id"] and b["when"] == r["when"]
-                       and b.get("message") == r.get("message")), None)
+        origin = next(iter(ix.by_origin.get((r["server_id"], r["when"], r.get("message")), ())), None)
         if origin is None:
             continue
         due = r["when"] * US - v.offset_at(origin["node"], origin["t"], origin["_line"]) - epoch + delay * US
@@ -476,6 +570,8 @@ def skipped_group_stays_skipped(v: TraceView, check: Check) -> None:
             continue
         if _skip_abandoned(v, s) is not None:
             continue  # the skip never reached the group's end: the group was not skipped
-        later = [o for o in v.kind("visible") if o["node"] == s["node"] and o.get("gtid") == s["gtid"] and _key(o) > _key(s)]
+        visible = v.memo("incident.visible_by_gtid", lambda: {k: _timed(os) for k, os in _index_by(
+            (o for o in v.kind("visible") if o.get("gtid")), lambda o: (o["node"], o["gtid"])).items()})
+        later = list(visible.get((s["node"], s["gtid"]), Seq((), _key)).after(_key(s)))
         check.judge(not later, f"{s['node']} skipped {s['trx']} ({s['gtid']}) at {s['t']} but applied it at "
                     f"{later[0]['t'] if later else ''}", s, *later[:1])

@@ -68,8 +68,18 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
                 requirements: Iterable[str] | None = None) -> Judgement:
     """Every property (or those of `requirements`) on one Trace, classified against `declares`."""
     wanted = None if requirements is None else frozenset(requirements)
-    view = TraceView(*trace)
-    verdicts = tuple(p.run(view) for p in PROPERTIES if wanted is None or p.requirement in wanted)
+    # Numbered in place for the judging and un-numbered after, rather than copied by the view: a
+    # copy of every observation was as much memory again as the Trace.
+    numbered = [o for o in trace.observations if "_line" not in o]
+    for i, o in enumerate(trace.observations, 2):
+        if "_line" not in o:
+            o["_line"] = i
+    try:
+        view = TraceView(*trace)
+        verdicts = tuple(p.run(view) for p in PROPERTIES if wanted is None or p.requirement in wanted)
+    finally:
+        for o in numbered:
+            o.pop("_line", None)
     return Judgement(system or trace.header.get("system", ""), trace, verdicts, declares)
 
 

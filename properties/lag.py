@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from replcheck.spec.formats import US
 
-from .core import Check, TraceView, checks
+from .core import Check, Seq, TraceView, checks
 from .delay import STATE_WAITING, index, repositions
 from .filter import kept_out
 
@@ -36,9 +36,8 @@ def with_workers(v: TraceView, s: dict) -> bool:
     """Whether the sample's SQL thread runs workers (its last `parallel` observation): its
     Seconds_Behind_Master follows the groups the workers commit, not the event in hand (the
     parallel applier's requirements judge it, properties/parallel.py)."""
-    runs = v.memo("lag.parallel", lambda: [(o["node"], o["_line"], bool(o.get("workers"))) for o in v.kind("parallel")])
-    last = [w for node, line, w in runs if node == s["node"] and line < s["_line"]]
-    return bool(last) and last[-1]
+    last = v.of_node(s["node"], "parallel").last_before(s["_line"])
+    return last is not None and bool(last.get("workers"))
 
 
 def _connected(s: dict) -> bool:
@@ -71,8 +70,8 @@ def _in_hand(v: TraceView, s: dict) -> dict | None:
         # row, which a polled trace cannot show; it is not waiting there (flt-replicate-rules at
         # load 25: t2, ignored, counted as unapplied 3.5 s later, whenever a slip kept sampling that long).
         return None
-    moves = v.memo("lag.repositions", lambda: [(x["node"], x["_line"]) for x in v.kind("stmt") if repositions(x)])
-    if any(node == s["node"] and r["_line"] < line < s["_line"] for node, line in moves):
+    moves = v.memo(("lag.repositions", s["node"]), lambda: Seq((x for x in v.of_node(s["node"], "stmt") if repositions(x)), lambda x: x["_line"]))
+    if moves.between(r["_line"], s["_line"]):
         return None  # thrown away with the relay log, never to be applied from there
     a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
     if a is not None and a.get("read") is not None and a["read"] > t - tol:

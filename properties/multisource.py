@@ -9,6 +9,10 @@ observations and the header, never model internals.
 """
 from __future__ import annotations
 
+import bisect
+from collections import Counter
+from typing import Iterable
+
 from .core import Check, TraceView, checks
 from .delay import begin_of
 
@@ -56,7 +60,14 @@ def _skipped(o: dict) -> str | None:
 
 def _applies(v: TraceView, node: str) -> list[dict]:
     """The groups the node's connections committed, in trace order."""
-    return [o for o in v.connected if o["node"] == node and _applied(o)]
+    return v.memo("multisource.applies", lambda: _by_node(o for o in v.connected if _applied(o))).get(node, [])
+
+
+def _by_node(obs: Iterable[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for o in obs:
+        out.setdefault(o["node"], []).append(o)
+    return out
 
 
 def _running_at_end(obs: list[dict]) -> bool:
@@ -75,10 +86,11 @@ def independent(v: TraceView, check: Check) -> None:
         stop_all = {o["t"] for o in v.kind("stmt") if o["node"] == node and o["op"] in STOPS_ALL and o.get("errno") is None}
         for conn in conns:
             obs = _conn_obs(v, node, conn)
-            for i, o in enumerate(obs):
+            stopped_at = {s["t"] for s in obs if _stopped(s)}  # a stop statement is not itself an sql_stop
+            for o in obs:
                 if o["kind"] != "sql_stop" or o.get("reason") != "stop":
                     continue
-                own = o["t"] in stop_all or any(_stopped(s) for s in obs if s["t"] == o["t"] and s is not o)
+                own = o["t"] in stop_all or o["t"] in stopped_at
                 check.judge(own, lambda: f"{node} connection {conn!r}: SQL thread stopped at {o['t']} by no statement of its own", o)
             if not _running_at_end(obs):
                 continue
@@ -115,10 +127,11 @@ def own_delay(v: TraceView, check: Check) -> None:
         for conn in conns:
             obs = _conn_obs(v, node, conn)
             delays = _delays(v, node, conn, obs)
+            lines = [line for line, _ in delays]
             for o in obs:
                 if o["kind"] != "apply" or o.get("idx") != 0 or o.get("trx") is None or not o.get("when"):
                     continue
-                delay = [d for line, d in delays if line < o["_line"]][-1]
+                delay = delays[bisect.bisect_left(lines, o["_line"]) - 1][1]
                 due = o["when"] * US - epoch + delay * US
                 begin = begin_of(o)  # a real server's apply: when it began is not observed, its row's sample is
                 check.judge(begin + v.resolution_us >= due,
@@ -150,23 +163,35 @@ def restart_no_loss(v: TraceView, check: Check) -> None:
     when its threads run to the trace's end."""
     for node, conns in _named(v).items():
         applies = _applies(v, node)
+        times = Counter(_applied(o) for o in applies)
         for conn in conns:
             obs = _conn_obs(v, node, conn)
             if not _running_at_end(obs):
                 continue
+            # One sweep: the groups relayed so far that neither the node applied nor this
+            # connection skipped, kept up to date as applies (by line) and skips come.
+            undone: dict[str, list[dict]] = {}
+            done: set[str] = set()
+            k = 0
+            starts = [i for i, s in enumerate(obs) if _started(s)]
             for i, stop in enumerate(obs):
+                while k < len(applies) and applies[k]["_line"] < stop["_line"]:
+                    done.add(_applied(applies[k]))
+                    undone.pop(_applied(applies[k]), None)
+                    k += 1
+                if stop["kind"] == "relay" and stop.get("idx") == 0 and stop.get("gtid") and stop.get("trx") is not None:
+                    if stop["gtid"] not in done:
+                        undone.setdefault(stop["gtid"], []).append(stop)
+                elif (g := _skipped(stop)) is not None:
+                    done.add(g)
+                    undone.pop(g, None)
                 if not _stopped(stop):
                     continue
-                start = next((s for s in obs[i + 1:] if _started(s)), None)
-                if start is None:
+                nxt = bisect.bisect_right(starts, i)
+                if nxt == len(starts):
                     continue
-                before = obs[:i]
-                pending = [o for o in before if o["kind"] == "relay" and o.get("idx") == 0 and o.get("gtid")
-                           and o.get("trx") is not None]
-                done = {_applied(o) for o in applies if o["_line"] < stop["_line"]} | {g for o in before if (g := _skipped(o))}
-                for r in pending:
-                    if r["gtid"] in done:
-                        continue
-                    n = sum(_applied(o) == r["gtid"] for o in applies)
+                start = obs[starts[nxt]]
+                for r in sorted((r for rs in undone.values() for r in rs), key=lambda r: r["_line"]):
+                    n = times[r["gtid"]]
                     check.judge(n == 1, lambda: f"{node} connection {conn!r}: {r['gtid']}, relayed before STOP SLAVE at "
                                                 f"{stop['t']}, was applied {n} times after START SLAVE at {start['t']}", r)

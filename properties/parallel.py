@@ -7,6 +7,8 @@ of the model is read: a real server's trace with these observations is judged th
 """
 from __future__ import annotations
 
+import heapq
+
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US
 
@@ -75,16 +77,29 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
     events applied by the coordinator) is uncommitted that was written 2 s or more before."""
     nodes = set(_parallel_nodes(v))
     order = _binlog_order(v)
+    old_enough = GRANULARITY_US + v.resolution_us
+    judged = {id(s) for s in _samples(v)}
     for node in nodes:
-        queued = _queued_spans(v, node)
-        for s in (s for s in _samples(v) if s["node"] == node):
-            if not (_connected(s) and s[SBM] == 0):
+        # One sweep of the node's samples in time order: the groups handed over before each, by
+        # when they were written (not yet old enough), then those old enough by binlog order (the
+        # earliest is the one to name); a group committed or given up leaves when it comes up.
+        spans = sorted((a, i, trx, c) for i, (trx, a, c) in enumerate(_queued_spans(v, node)) if trx in order)
+        k, young, old = 0, [], []
+        for s in v.of_node(node, "status"):
+            if id(s) not in judged or not (_connected(s) and s[SBM] == 0):
                 continue
             t = s["t"]
-            behind = [(trx, a) for trx, a, c in queued
-                      if a < t and (c is None or c > t) and trx in order and t - order[trx][2] >= GRANULARITY_US + v.resolution_us]
-            if behind:
-                trx, _ = min(behind, key=lambda x: order[x[0]][:2])
+            while k < len(spans) and spans[k][0] < t:
+                _, i, trx, c = spans[k]
+                heapq.heappush(young, (order[trx][2], i, trx, c))
+                k += 1
+            while young and t - young[0][0] >= old_enough:
+                _, i, trx, c = heapq.heappop(young)
+                heapq.heappush(old, (order[trx][:2], i, trx, c))
+            while old and old[0][3] is not None and old[0][3] <= t:
+                heapq.heappop(old)
+            if old:
+                trx = old[0][2]
                 check.judge(False, f"{node} at {t} shows {SBM} 0 but its workers have not committed {trx}, "
                                    f"written {(t - order[trx][2]) / 1e6:.3f} s ago", s)
             else:

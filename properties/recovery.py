@@ -9,6 +9,7 @@ otherwise counts the groups the SQL thread committed from `apply`/`rollback` obs
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
 from replcheck.spec import formats as F
 
@@ -37,11 +38,7 @@ def sources_at_end(v: TraceView) -> dict[str, str]:
 def _applied_counts(v: TraceView, node: str) -> Counter:
     """Copies the node committed in its engine (`visible`): local commits, groups its SQL thread
     committed, and those crash recovery committed."""
-    counts: Counter = Counter()
-    for o in v.kind("visible"):
-        if o["node"] == node:
-            counts[o["trx"]] += 1
-    return counts
+    return Counter(o["trx"] for o in v.of_node(node, "visible"))
 
 
 def copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
@@ -56,7 +53,7 @@ def copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
 
 def stopped_at_end(v: TraceView, node: str) -> bool:
     """The replica is not replicating at the end: down, a thread stopped, or stopped with an error."""
-    last = [o for o in v.of_node(node) if o["kind"] in ("status", "crash", "restart", "restore", "shutdown", "data")]
+    last = v.of_node(node, "status", "crash", "restart", "restore", "shutdown", "data")
     status = [o for o in last if o["kind"] == "status"]
     if not status or last[-1]["kind"] in ("crash", "shutdown"):
         return True
@@ -81,7 +78,7 @@ def _before_chosen_place(v: TraceView, node: str, source: str) -> set[str]:
     """The source's groups that end at or before the place the node's last CHANGE MASTER TO
     MASTER_LOG_FILE/MASTER_LOG_POS pointed it at: the DBA chose to start after them
     (rpl_gtid_deleted_binlog_fail_to_connect: past a purged group, only the later rows)."""
-    places = [o for o in v.kind("stmt") if o["node"] == node and o.get("op") == "change_master"
+    places = [o for o in v.of_node(node, "stmt") if o.get("op") == "change_master"
               and o.get("master_log_file") and o.get("errno") is None]
     if not places:
         return set()
@@ -107,7 +104,7 @@ def exactly_once(v: TraceView, check: Check) -> None:
         source = sources.get(node)
         if source is None or stopped_at_end(v, node):
             continue
-        skipped = ({o.get("trx") for o in v.kind("skip") if o["node"] == node} | _before_chosen_place(v, node, source)
+        skipped = ({o.get("trx") for o in v.of_node(node, "skip")} | _before_chosen_place(v, node, source)
                    | kept_out(v, node))
         for trx in sorted(binlogged.get(source, ()) - skipped):
             if have.get(trx, 0) == 0:
@@ -136,13 +133,18 @@ def last_id_recovered(v: TraceView, check: Check) -> None:
     """After a restart (clean or after a crash, even one with only an FDE in the last binlog or a
     crash during recovery) the server's group ID is the last one it issued or played."""
     for r in v.kind("restart"):
-        after = [o for o in of_node(v, r["node"]) if o["_line"] > r["_line"]]
-        status = next((o for o in after if o["kind"] == "master_status"), None)
-        if status is None or "Group_ID" not in status or any(
-                o["_line"] < status["_line"] and (o.get("group_id") or o["kind"] in ("crash", "shutdown", "restore")) for o in after):
+        status = next(v.of_node(r["node"], "master_status").after(r["_line"]), None)
+        if status is None or "Group_ID" not in status or _last_change(v, r["node"], status["_line"]) > r["_line"]:
             continue  # only a sample taken before the server wrote or lost anything shows what recovery found
         want = current_id(v, r["node"], status["_line"])  # after recovery, which may cut groups away
         check.judge(status["Group_ID"] == want, f"{r['node']} restarted with group ID {status['Group_ID']}, its binlog ends at {want}", r, status)
+
+
+def _last_change(v: TraceView, node: str, line: int) -> int:
+    """The line of the node's last observation before this one that wrote or lost a group."""
+    def step(last: int, o: dict) -> int:
+        return o["_line"] if o.get("group_id") or o["kind"] in ("crash", "shutdown", "restore") else last
+    return v.fold("recovery.last_change", node, (), step, -1).before(line)
 
 
 # -- binlog durability and crash kinds (issue #16, mechanism 2) --------------------------------
@@ -173,13 +175,22 @@ def _kept(v: TraceView, check: Check, how: str) -> None:
         node = c["node"]
         if c.get("errno") is not None or node not in data:
             continue
-        after = [o for o in of_node(v, node) if o["_line"] > c["_line"]]
-        crashes = [o for o in after if o["kind"] == "crash"]
-        if (not any(o.get("how", "process") == how for o in crashes) or not all(promised(v, o) for o in crashes)
-                or any(o["kind"] == "restore" for o in after)):
+        hows, all_promised, restored = _downs_after(v, node, c["_line"])
+        if how not in hows or not all_promised or restored:
             continue
         check.judge(data[node]["counts"].get(c["trx"], 0) >= 1,
                     f"{node} lost {c['trx']}, whose commit returned before a {how} crash its settings survive", c, data[node])
+
+
+def _downs_after(v: TraceView, node: str, line: int) -> tuple[frozenset, bool, bool]:
+    """Over the node's crashes and restores after a line: the kinds of crash, whether the settings
+    promised to survive every crash, whether it was restored."""
+    def step(state: tuple[frozenset, bool, bool], o: dict) -> tuple[frozenset, bool, bool]:
+        hows, kept, restored = state
+        if o["kind"] == "restore":
+            return hows, kept, True
+        return hows | {o.get("how", "process")}, kept and promised(v, o), restored
+    return v.fold("recovery.downs_after", node, ("crash", "restore"), step, (frozenset(), True, False), backward=True).after(line)
 
 
 @checks("DURABLE.PROCESS_CRASH.NO_LOSS", needs=("data",))
@@ -195,53 +206,114 @@ def machine_crash_keeps(v: TraceView, check: Check) -> None:
     _kept(v, check, "machine")
 
 
-def _before(v: TraceView, node: str, line: int) -> list[dict]:
-    """The node's observations before this line, since its last restore (a fresh binlog and data)."""
-    out: list[dict] = []
-    for o in of_node(v, node):
-        if o["_line"] >= line:
-            break
-        out = [] if o["kind"] == "restore" else out + [o]
-    return out
+class _SinceRestore:
+    """What a node's binlog and engine hold since its last restore (a fresh binlog and data), kept
+    up to date along its observations: a recovery is judged on it without a look back."""
+
+    def __init__(self, lost: dict[int, int]):
+        self.lost = lost
+        self.engine_lost: set[str] = set()
+        self.visible: set[str] = set()
+        self.binlog: set[str] = set()  # whole, untorn, not cut away
+        self.candidates: set[str] = set()  # binlogged at all, or committed with a GTID
+        self.disagree: set[str] = set()  # candidates in the engine or the binlog, not both
+        self.crash: dict | None = None
+        self.last_kept: dict | None = None  # the last binlog event not cut away
+        self.kept_torn = False
+        self.tails: dict[str, dict] = {}  # binlog file -> its last kept event of a transaction
+
+    def _touch(self, trx: str) -> None:
+        engine = trx in self.visible and trx not in self.engine_lost
+        if trx in self.candidates and engine != (trx in self.binlog):
+            self.disagree.add(trx)
+        else:
+            self.disagree.discard(trx)
+
+    def see(self, o: dict) -> None:
+        kind, trx = o["kind"], o.get("trx")
+        if kind == "crash":
+            self.crash = o
+        elif kind == "recovery":
+            self.engine_lost |= set(o["engine_lost"])
+            for t in o["engine_lost"]:
+                self._touch(t)
+        elif kind == "visible":
+            self.visible.add(trx)
+            self._touch(trx)
+        elif kind == "commit" and o.get("gtid"):
+            self.candidates.add(trx)
+            self._touch(trx)
+        elif kind == "binlog":
+            kept = o["_line"] not in self.lost
+            if kept:
+                self.last_kept = o
+                self.kept_torn = self.kept_torn or bool(o.get("torn"))
+            if trx is not None:
+                self.candidates.add(trx)
+                if kept:
+                    self.tails[o["file"]] = o
+                    if o.get("last") and not o.get("torn"):
+                        self.binlog.add(trx)
+                self._touch(trx)
+
+
+class Recovered(NamedTuple):
+    recovery: dict
+    crash: dict | None  # the node's last crash since its last restore
+    disagree: list[tuple[str, bool]]  # (transaction, in the binlog) in one of engine and binlog only
+    candidates: int
+    last_kept: dict | None
+    tail: dict | None  # the last kept event of a transaction in last_kept's file
+    kept_torn: bool
+
+
+def _recoveries(v: TraceView) -> list[Recovered]:
+    """What each recovery's node held since its last restore (the recovery included), in trace order."""
+    def build():
+        lost, out = lost_lines(v), []
+        for node in sorted({r["node"] for r in v.kind("recovery")}):
+            held = _SinceRestore(lost)
+            for o in v.of_node(node, "restore", "crash", "recovery", "visible", "commit", "binlog"):
+                if o["kind"] == "restore":
+                    held = _SinceRestore(lost)
+                    continue
+                held.see(o)
+                if o["kind"] == "recovery":
+                    last = held.last_kept
+                    out.append(Recovered(o, held.crash, [(t, t in held.binlog) for t in sorted(held.disagree)], len(held.candidates),
+                                         last, last and held.tails.get(last["file"]), held.kept_torn))
+        return sorted(out, key=lambda r: r.recovery["_line"])
+    return v.memo("recovery.recoveries", build)
 
 
 @checks("DURABLE.RECOVERY.AGREE", needs=("recovery",))
 def engine_and_binlog_agree(v: TraceView, check: Check) -> None:
     """After recovery from a crash its settings survive, every transaction the node binlogged or
     its clients committed with a GTID is in both its engine and its binlog, or in neither."""
-    lost = lost_lines(v)
-    for r in v.kind("recovery"):
-        node = r["node"]
-        seen = _before(v, node, r["_line"])
-        crash = next((o for o in reversed(seen) if o["kind"] == "crash"), None)
-        if crash is None or not promised(v, crash) or not v.nodes.get(node, {}).get("log_bin", True):
+    for held in _recoveries(v):
+        r, node = held.recovery, held.recovery["node"]
+        if held.crash is None or not promised(v, held.crash) or not v.nodes.get(node, {}).get("log_bin", True):
             continue
-        engine_lost = {t for o in seen + [r] if o["kind"] == "recovery" for t in o["engine_lost"]}
-        engine = {o["trx"] for o in seen if o["kind"] == "visible"} - engine_lost
-        logged = [o for o in seen if o["kind"] == "binlog" and o.get("trx") is not None]
-        binlog = {o["trx"] for o in logged if o.get("last") and not o.get("torn") and o["_line"] not in lost}
-        candidates = {o["trx"] for o in logged} | {o["trx"] for o in seen if o["kind"] == "commit" and o.get("gtid")}
-        for trx in sorted(candidates):
-            where = "its engine, not its binlog" if trx in engine else "its binlog, not its engine"
-            check.judge((trx in engine) == (trx in binlog), f"{node} recovered with {trx} in {where}", r)
+        for trx, in_binlog in held.disagree:
+            where = "its binlog, not its engine" if in_binlog else "its engine, not its binlog"
+            check.judge(False, f"{node} recovered with {trx} in {where}", r)
+        check.passed(held.candidates - len(held.disagree))
 
 
 @checks("DURABLE.RECOVERY.NO_TORN", needs=("recovery",))
 def no_torn_event(v: TraceView, check: Check) -> None:
     """After recovery the binlog ends with a whole group (no torn event, no partial group), and no
     replica is ever sent a torn event."""
-    lost = lost_lines(v)
     for o in v.kind("relay"):
         if o.get("torn"):
             check.judge(False, f"{o['node']} was sent a torn event of {o.get('trx')}", o)
-    for r in v.kind("recovery"):
-        kept = [o for o in _before(v, r["node"], r["_line"]) if o["kind"] == "binlog" and o["_line"] not in lost]
-        if not kept:
+    for held in _recoveries(v):
+        last, tail = held.last_kept, held.tail
+        if last is None:
             continue
-        tail = [o for o in kept if o["file"] == kept[-1]["file"] and o.get("trx") is not None]
-        whole = not any(o.get("torn") for o in kept) and (not tail or bool(tail[-1].get("last")))
-        check.judge(whole, f"{r['node']} recovered with a torn event or a partial group at the end of {kept[-1]['file']}",
-                    r, *tail[-1:])
+        whole = not held.kept_torn and (tail is None or bool(tail.get("last")))
+        check.judge(whole, f"{held.recovery['node']} recovered with a torn event or a partial group at the end of {last['file']}",
+                    held.recovery, *([tail] if tail else []))
 
 
 @checks("DURABLE.GTID.NO_REUSE", needs=("binlog",))
@@ -251,17 +323,21 @@ def gtid_not_reused(v: TraceView, check: Check) -> None:
     lost = lost_lines(v)
     for node in v.nodes:
         held: dict[str, dict] = {}
-        for o in of_node(v, node):
+        cut: set[str] = set()  # the GTIDs held whose group a crash recovery cut away (then or later)
+        for o in v.of_node(node, "restore", "recovery", "binlog"):
             if o["kind"] == "restore":
-                held = {}
+                held, cut = {}, set()
             elif o["kind"] == "recovery":
-                held = {g: b for g, b in held.items() if b["_line"] not in lost}
+                for g in cut:
+                    del held[g]
+                cut = set()
             elif o["kind"] == "binlog" and o.get("gtid") and o.get("idx", 0) == 0:
                 if o.get("server_id") == server_id(v, node):
                     first = held.get(o["gtid"])
                     check.judge(first is None, f"{node} issued {o['gtid']} again for {o.get('trx')} (first for {first and first.get('trx')})",
                                 *([first] if first else []), o)
                 held[o["gtid"]] = o
+                (cut.add if o["_line"] in lost else cut.discard)(o["gtid"])
 
 
 @checks("DURABLE.SEND.SYNCED", needs=("relay", "binlog_sync"))
@@ -301,20 +377,17 @@ def _binlog_pos_shown(o: dict) -> str | None:
 
 def _how_started(v: TraceView, restart: dict) -> str | None:
     """How the node went down before this start, as the catalogue's conditions name it."""
-    node, downs, removed = restart["node"], [], False
-    for o in of_node(v, node):
-        if o["_line"] >= restart["_line"]:
-            break
-        if o["kind"] in ("crash", "shutdown"):
-            downs.append(o["kind"])
-            removed = False
-        elif o["kind"] == "state_file":
-            removed = removed or bool(o.get("removed"))
+    def step(state: tuple[tuple[str, ...], bool], o: dict) -> tuple[tuple[str, ...], bool]:
+        downs, removed = state  # the last two ways down, and whether the state file went since the last
+        if o["kind"] == "state_file":
+            return downs, removed or bool(o.get("removed"))
+        return downs[-1:] + (o["kind"],), False
+    downs, removed = v.fold("recovery.how_started", restart["node"], ("crash", "shutdown", "state_file"), step, ((), False)).before(restart["_line"])
     if not downs:
         return None
     if downs[-1] == "shutdown":
         return "a clean start without its state file" if removed else "a clean start"
-    return "a start after two crashes in a row" if downs[-2:] == ["crash", "crash"] else "a start after a crash"
+    return "a start after two crashes in a row" if downs == ("crash", "crash") else "a start after a crash"
 
 
 @checks("DURABLE.GTID.STATE_AT_START", needs=("binlog",))
@@ -324,9 +397,7 @@ def gtid_state_at_start(v: TraceView, check: Check) -> None:
     shutdown with or without the .state file (MDEV-6391), after a crash, after two in a row."""
     for r in v.kind("restart"):
         node = r["node"]
-        for o in of_node(v, node):
-            if o["_line"] <= r["_line"]:
-                continue
+        for o in v.of_node(node).after(r["_line"]):
             if o["kind"] in ("crash", "shutdown", "restore", "restart") or (o["kind"] == "binlog" and o.get("gtid")):
                 break
             shown = _binlog_pos_shown(o)

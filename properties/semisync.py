@@ -880,14 +880,14 @@ def _replica_restarts(v: TraceView) -> list[tuple[dict, dict, str]]:
     for r in v.kind("restart"):
         if r.get("init_rpl_role") != "SLAVE" or r["node"] not in sources:
             continue
-        downs = [o for o in v.of_node(r["node"]) if o["kind"] in ("crash", "shutdown") and o["_line"] < r["_line"]]
-        if downs and downs[-1]["kind"] == "crash":
-            out.append((downs[-1], r, sources[r["node"]]))
+        down = v.of_node(r["node"], "crash", "shutdown").last_before(r["_line"])
+        if down is not None and down["kind"] == "crash":
+            out.append((down, r, sources[r["node"]]))
     return out
 
 
 def _visible_before(v: TraceView, node: str, line: int) -> set[str]:
-    return {o["trx"] for o in v.of_node(node) if o["kind"] == "visible" and o["_line"] < line}
+    return {o["trx"] for o in v.of_node(node, "visible").before(line)}
 
 
 @checks("MARIADB.SEMISYNC.RECOVERY.NO_ERRANT")
@@ -898,7 +898,7 @@ def no_errant_after_replica_recovery(v: TraceView, check: Check) -> None:
     for crash, r, source in _replica_restarts(v):
         node = r["node"]
         engine = _visible_before(v, node, crash["_line"])
-        cut_off = [c for c in v.kind("commit") if c["node"] == node and c.get("errno") is not None
+        cut_off = [c for c in v.of_node(node, "commit") if c.get("errno") is not None
                    and c.get("start", c["t"]) <= crash["t"] and c["_line"] < r["_line"] and c["trx"] not in engine]
         for c in cut_off:
             w = [o for o in (witnesses.get(node), witnesses.get(source)) if o]

@@ -39,12 +39,13 @@ def failed_statement_logged_as_left(v: TraceView, check: Check) -> None:
         if errno is None or errno in F.SERVER_GONE:  # crash recovery decides what is left (DURABLE.*)
             continue
         node, trx = c["node"], c["trx"]
-        changed = any(o["kind"] == "visible" and o.get("trx") == trx for o in of_node(v, node))
+        changed = trx in v.memo(("srcerr.visible", node), lambda: {o.get("trx") for o in v.of_node(node, "visible")})
         group = _groups(v, node).get(trx, [])
         logged = bool(group) and bool(group[-1].get("last"))
         # an incident written after the statement began (a polled trace may list it before the commit)
-        gap = any(o["kind"] == "binlog" and o.get("type") == "INCIDENT_EVENT" and o["t"] >= c.get("start", c["t"])
-                  for o in of_node(v, node))
+        last_incident = v.memo(("srcerr.last_incident", node), lambda: max(
+            (o["t"] for o in v.of_node(node, "binlog") if o.get("type") == "INCIDENT_EVENT"), default=None))
+        gap = last_incident is not None and last_incident >= c.get("start", c["t"])
         if changed and not logged:
             check.judge(gap, f"{node}: {trx} failed with {errno} after changing data, which its binlog does not hold", c)
             continue

@@ -325,6 +325,11 @@ def load_history(path: str | os.PathLike) -> dict:
             op["_where"] = f"{Path(path).name}:{n}"
         out.append((n, op))
     _check_topology(path, hline, header["topology"], out)
+    from replcheck import budget  # what its Trace would take in memory, held whole while it runs and is judged
+    if (over := budget.over(header["topology"], out)) is not None:
+        raise InputError(path, over[0], "op", f"the ops up to here write {over[1]} binlog event copies on the servers "
+                         f"they reach, more than the {budget.MAX_EVENT_COPIES} a History may (its Trace is held in "
+                         "memory, about 3 KB a copy: split it)")
     history = {"header": header, "ops": [op for _, op in out]}
     _check_samples(path, hline, history, out)
     _check_reads(path, out)

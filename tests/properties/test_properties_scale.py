@@ -1,11 +1,16 @@
 """Judging a Trace costs work linear in its lines: the properties answer from indexes built once,
-not by rescanning the trace per observation. Work is counted as Python calls, never timed
-(timing is bench/scale.py's): four times the trace must cost well under sixteen times the calls."""
+not by rescanning the trace per observation. Work is counted (Python calls, reads of
+observations), never timed (timing is bench/check_cost.py's): four times the trace must cost well
+under sixteen times the work."""
 from __future__ import annotations
 
+import importlib.util
 import sys
 
-from replcheck.properties.core import TraceView, run_properties
+import pytest
+
+from conftest import REPO
+from replcheck.properties.core import PROPERTIES, TraceView, run_properties
 from replcheck.systems import get
 
 US = 1_000_000
@@ -51,3 +56,65 @@ def test_judging_four_times_the_trace_is_about_four_times_the_work():
     (small_lines, small), (big_lines, big) = calls_to_judge(25), calls_to_judge(100)
     assert 3.5 < big_lines / small_lines < 4.5
     assert big / small < 6, (small, big)
+
+
+def _shapes():
+    """The growing Histories of bench/check_cost.py, one per kind of event, and their systems."""
+    spec = importlib.util.spec_from_file_location("check_cost", REPO / "bench" / "check_cost.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+COST = _shapes()
+
+
+class _Counted(dict):
+    """An observation that counts every read of it: the work of judging, whatever the machine's load."""
+
+    __slots__ = ()
+    reads = 0
+
+    def __getitem__(self, key):
+        _Counted.reads += 1
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        _Counted.reads += 1
+        return dict.get(self, key, default)
+
+    def __contains__(self, key):
+        _Counted.reads += 1
+        return dict.__contains__(self, key)
+
+
+def reads_per_property(shape: str, units: int) -> tuple[int, dict[str, int]]:
+    """(the Trace's lines, per property the reads of observations it made judging them)."""
+    system = COST.SYSTEMS.get(shape, "model:mariadb-10.11")
+    view = TraceView(*get(system).run(COST.SHAPES[shape](units)))
+    counted = {id(o): _Counted(o) for o in view.obs}
+    view.obs = [counted[id(o)] for o in view.obs]
+    view.by_kind = {k: [counted[id(o)] for o in obs] for k, obs in view.by_kind.items()}
+    out = {}
+    for p in PROPERTIES:
+        _Counted.reads = 0
+        p.run(view)
+        out[f"{p.name} ({p.requirement})"] = _Counted.reads
+    return len(view.obs), out
+
+
+# Units of each shape of one kind of event: small enough for the fast tier, large enough that a
+# property reading a node's events once per event shows its square (at 4x it read 12x to 60x more).
+# Not the mix: its delays take a new value every 500 ops, so its small sizes are not alike.
+UNITS = {"commits": 100, "incidents": 60, "samples": 2000, "replicas": 40, "crashes": 40, "groups": 100}
+
+
+@pytest.mark.parametrize("shape", sorted(UNITS))
+def test_every_property_reads_a_trace_four_times_longer_about_four_times(shape):
+    """Counted, not timed: at four times the units the Trace has about four times the lines, and
+    no property reads its observations more than six times as often (a scan per event: 16)."""
+    (small_lines, small), (big_lines, big) = reads_per_property(shape, UNITS[shape]), reads_per_property(shape, 4 * UNITS[shape])
+    assert 3.5 < big_lines / small_lines < 4.5
+    grew = {name: (small[name], big[name]) for name in big if big[name] > 6 * max(small[name], 200)}
+    assert not grew, grew
+    assert sum(big.values()) < 6 * sum(small.values())
