@@ -8,8 +8,8 @@ link, a FIFO, a device) is refused before any work starts: exit 2, one line, not
 A report (verify, conform, report) is built whole in a hidden staging directory beside --out and
 swapped in at the end, the old report and the new exchanged in one renameat2(RENAME_EXCHANGE) where
 the kernel has it, so a reader sees the old report or the new one and never a mix; the staging
-directory is removed on any exit the process lives through (cli turns SIGTERM and SIGINT into
-exceptions), and one left by kill -9 by the next run for the same --out. Files of their own
+directory is removed on any exit the process lives through (replcheck.exits turns SIGTERM and
+SIGINT into exceptions), and one left by kill -9 by the next run for the same --out. Files of their own
 (replay's) are added to a directory of their kind, never replacing it.
 """
 from __future__ import annotations
@@ -102,7 +102,8 @@ def ensure(out: str | os.PathLike, kind: str) -> Path:
 
 def _stale(out: Path) -> None:
     for old in out.parent.glob(f".{out.name}.staging-*"):
-        if not _alive(int(old.name.split("-")[1])):
+        pid = old.name[len(out.name) + len(".staging-") + 1:].split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):  # another name is not ours to remove
             shutil.rmtree(old, ignore_errors=True)
 
 

@@ -209,3 +209,13 @@ def test_verify_on_a_folder_of_no_history_is_bad_input(tmp_path, capsys):
     (tmp_path / "h" / "notes.txt").write_text("not a History")
     line = error_of(capsys, "verify", "--histories", str(tmp_path / "h"), "--out", str(tmp_path / "r"))
     assert line.endswith("/h: holds no .jsonl History") and not (tmp_path / "r").exists()
+
+
+def test_a_killed_runs_staging_is_removed_for_a_name_with_dashes(tmp_path, capsys):
+    """The default --out, replcheck-report, has a dash: the staging folder's pid is read after the name."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / f".replcheck-report.staging-{dead.pid}-ab12").mkdir()
+    (tmp_path / ".replcheck-report.staging-not-ours").mkdir()
+    assert main(["report", results_file(tmp_path), "--out", str(tmp_path / "replcheck-report")]) in (0, 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".replcheck-report.staging-not-ours", "replcheck-report", "results.json"]
