@@ -193,13 +193,25 @@ def materialise(case: Case, folder: Path) -> list[str]:
     return [a.replace("{dir}", str(folder)) for a in case.argv]
 
 
-def run_case(case: Case, timeout: float = 10.0, main: Callable[[list[str]], int] = cli.main) -> Outcome:
-    folder = Path(tempfile.mkdtemp(prefix="replcheck-fuzz-"))
+@contextlib.contextmanager
+def _laid_out(case: Case):
+    """The case's folder with its files, its argv and what its outputs held before, the FIFOs' writers
+    running; all removed afterwards."""
+    folder, done, feeders = Path(tempfile.mkdtemp(prefix="replcheck-fuzz-")), threading.Event(), []
     try:
         argv = materialise(case, folder)
         before = {p: _state(folder / p) for p in case.outputs + case.foreign}
-        done = threading.Event()
         feeders = [_feed(folder / rel, content, done) for rel, content in case.fifos.items()]
+        yield folder, argv, before
+    finally:
+        done.set()
+        for t in feeders:
+            t.join()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_case(case: Case, timeout: float = 10.0, main: Callable[[list[str]], int] = cli.main) -> Outcome:
+    with _laid_out(case) as (folder, argv, before):
         out, err = _io.StringIO(), _io.StringIO()
         try:
             # in the case's folder: a relative path (--out '', a shifted argument) writes there, not in the checkout
@@ -215,14 +227,8 @@ def run_case(case: Case, timeout: float = 10.0, main: Callable[[list[str]], int]
         except Exception as e:  # out of main itself: a traceback the user would see
             code = "raised"
             err.write("".join(traceback.format_exception(e)))
-        finally:
-            done.set()
-            for t in feeders:
-                t.join()
         stderr = err.getvalue() if not err.closed else ""
         return classify(case, folder, code, stderr, before, out.getvalue())
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 # Commands that start Spark, a server or verify's work, which only an in-process run can stop.
@@ -238,12 +244,7 @@ def runs_as_a_process(case: Case) -> bool:
 def run_case_exec(case: Case, timeout: float = 60.0) -> Outcome:
     """The case through `python -m replcheck` in a process of its own, as a user runs it: the real
     streams, signal handlers and exit code. A case that outlives `timeout` is a hang."""
-    folder = Path(tempfile.mkdtemp(prefix="replcheck-fuzz-"))
-    try:
-        argv = materialise(case, folder)
-        before = {p: _state(folder / p) for p in case.outputs + case.foreign}
-        done = threading.Event()
-        feeders = [_feed(folder / rel, content, done) for rel, content in case.fifos.items()]
+    with _laid_out(case) as (folder, argv, before):
         try:
             p = subprocess.run([sys.executable, "-m", "replcheck", *argv], cwd=folder, capture_output=True, timeout=timeout,
                                env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=subprocess.DEVNULL)
@@ -251,15 +252,9 @@ def run_case_exec(case: Case, timeout: float = 60.0) -> Outcome:
             stdout, stderr = (x.decode("utf-8", "backslashreplace") for x in (p.stdout, p.stderr))
         except subprocess.TimeoutExpired:
             code, stdout, stderr = "hang", "", ""
-        finally:
-            done.set()
-            for t in feeders:
-                t.join()
         if "Traceback (most recent call last)" in stderr and code != cli.EXIT_INTERNAL:
             code = "raised"
         return classify(case, folder, code, stderr, before, stdout)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def classify(case: Case, folder: Path, code: int | str, stderr: str, before: dict, stdout: str = "") -> Outcome:
