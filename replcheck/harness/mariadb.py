@@ -21,14 +21,11 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
-import pathlib
-import pwd
 import re
 import secrets
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -39,12 +36,12 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from replcheck.harness import service
 from replcheck.io import progress
 from replcheck.spec.formats import MAX_MASTER_DELAY
 
 BASEDIR_ENV = "REPLCHECK_MARIADB_BASEDIR"
 TMPDIR_ENV = "REPLCHECK_TMPDIR"
-SERVICE_USER = "mysql"  # who the servers run as when replcheck runs as root (Debian's service user)
 TOOLS = ("mariadbd", "mariadb-install-db", "mariadb", "mariadb-binlog")  # mariadb-binlog reads relay logs
 NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # the History schema's id: also a safe directory name
 # A multi-source replica's connection_name (the History schema's connection_name, '' excluded: a named
@@ -510,9 +507,10 @@ class Cluster:
             self.server = self.server or find_server(self._basedir)
             self._log(f"MariaDB {self.server.version} ({self.server.mariadbd})")
             self.root = tempfile.mkdtemp(prefix="replcheck-mariadb-", dir=self._tmpdir or os.environ.get(TMPDIR_ENV) or None)
-            if os.geteuid() == 0:
-                os.chmod(self.root, 0o711)  # the service user passes through to its node's directory, lists nothing
-                self._check_passable(self.root)
+            try:
+                service.open_to_it(self.root, TMPDIR_ENV)
+            except service.Refused as e:
+                raise HarnessError(str(e)) from None
             self._start_watchdog()
             with open(os.path.join(self.root, "client.cnf"), "w", opener=lambda p, f: os.open(p, f, 0o600)) as f:
                 f.write(f"[client]\nuser=root\npassword={self.root_password}\n")
@@ -681,38 +679,6 @@ class Cluster:
 
     # -- start-up -------------------------------------------------------------------------------
 
-    def _user_args(self) -> list[str]:
-        # As root, the servers run as an unprivileged user, as Debian's service and mysql_install_db's
-        # --user do: mariadbd switches to it at start (sql/mysqld.cc, check_user/set_user), and a server
-        # replcheck drives can then touch nothing of the machine's that the user could not.
-        return [f"--user={SERVICE_USER}"] if os.geteuid() == 0 else []
-
-    def _service_user(self) -> pwd.struct_passwd:
-        try:
-            return pwd.getpwnam(SERVICE_USER)
-        except KeyError:
-            raise HarnessError(f"running as root, replcheck starts MariaDB as the unprivileged user {SERVICE_USER!r}, "
-                               f"which this machine lacks (Debian's mariadb-server creates it; or run as another user)") from None
-
-    def _check_passable(self, root: str) -> None:
-        """Every folder above ROOT lets the service user through, or a HarnessError naming the first that does not."""
-        user = self._service_user()
-        for d in reversed(pathlib.Path(root).resolve().parents):
-            st = os.stat(d)
-            bit = 0o100 if st.st_uid == user.pw_uid else 0o010 if st.st_gid == user.pw_gid else 0o001
-            if not st.st_mode & bit:
-                raise HarnessError(f"the servers run as {SERVICE_USER!r} (replcheck runs as root), who cannot pass through "
-                                   f"{d} (mode {stat.S_IMODE(st.st_mode):o}): give it o+x, or set {TMPDIR_ENV} to a folder it can")
-
-    def _give(self, path: str) -> None:
-        """The node's files to the service user (as root), so that the server can write them."""
-        if os.geteuid() != 0:
-            return
-        user = self._service_user()
-        for where, dirs, files in os.walk(path):
-            for name in [where, *(os.path.join(where, n) for n in dirs + files)]:
-                os.chown(name, user.pw_uid, user.pw_gid, follow_symlinks=False)
-
     def _basedir_args(self) -> list[str]:
         return [f"--basedir={self.server.basedir}"] if self.server.basedir else []
 
@@ -759,14 +725,17 @@ class Cluster:
             shutil.copytree(template, st.data, symlinks=True)
             os.chmod(st.data, 0o700)
             open(st.errlog, "ab").close()  # mariadbd opens its --log-error itself, as the service user
-            self._give(st.dir)
+            try:
+                service.give(st.dir)
+            except service.Refused as e:
+                raise HarnessError(str(e)) from None
             self._states[n.id] = st
         shutil.rmtree(template)
         shutil.rmtree(tmp)
 
     def _server_args(self, st: _State, options: Sequence[str] = ()) -> list[str]:
         d = st.dir
-        return [self.server.mariadbd, "--no-defaults", *self._user_args(), *self._basedir_args(),
+        return [self.server.mariadbd, "--no-defaults", *service.user_args(), *self._basedir_args(),
                 f"--datadir={st.data}", f"--tmpdir={st.tmp}", f"--port={st.port}", f"--socket={st.sock}",
                 f"--pid-file={d}/mariadbd.pid",
                 f"--log-bin={d}/bin", f"--relay-log={d}/relay", "--log-slave-updates=1", "--binlog-format=ROW",

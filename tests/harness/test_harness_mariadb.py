@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from replcheck.harness import mariadb
+from replcheck.harness import mariadb, service
 from replcheck.harness.proxy import STEADY_FROM, STEADY_UNTIL, ChannelProxy, query_wait
 from replcheck.harness.mariadb import (
     BASEDIR_ENV, Channel, Cluster, HarnessError, Node, ServerNotFound, SqlError, Topology, TopologyError,
@@ -295,7 +295,7 @@ def test_primary_and_replica(server):
 def test_as_root_the_servers_run_as_the_unprivileged_service_user(server):
     import pwd
 
-    user = pwd.getpwnam(mariadb.SERVICE_USER)
+    user = pwd.getpwnam(service.SERVICE_USER)
     with Cluster(Topology(["primary", "replica"], [("primary", "replica")]), server=server) as c:
         c.sql("primary", "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY); INSERT INTO d.t VALUES (1)")
         _wait_rows(c, "replica", "SELECT id FROM d.t", [["1"]], timeout=5)
