@@ -55,6 +55,9 @@ class Event:
     table: str = ""  # the table its transaction writes (model/filter.py)
     skip: bool = False  # LOG_EVENT_SKIP_REPLICATION_F: written by a session with @@skip_replication
     error_code: int = 0  # QUERY_EVENT: the error the statement got on the source (model/srcerr.py)
+    # written by a replica's relay log itself at a rotation (LOG_EVENT_RELAY_LOG_F, or the artificial
+    # copy of the source's format description): never received from the source
+    relay_log: bool = False
 
 
 # MariaDB's parser takes MASTER_DELAY as ulong_num: a plain, hexadecimal, decimal or float literal,

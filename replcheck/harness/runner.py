@@ -373,6 +373,10 @@ def flush_logs_statement(op: dict, epoch_us: int | None) -> str:
     return "FLUSH LOGS"
 
 
+def flush_relay_logs_statement(op: dict, epoch_us: int | None) -> str:
+    return "FLUSH RELAY LOGS"
+
+
 def flush_status_statement(op: dict, epoch_us: int | None) -> str:
     return "FLUSH NO_WRITE_TO_BINLOG STATUS"
 

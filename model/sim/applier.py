@@ -1,0 +1,422 @@
+"""The applier (the SQL thread): reads the relay log, waits for MASTER_DELAY, skips what it must
+(skip counter, filters, executed GTIDs, MTS recovery's gaps), stops at an incident or an UNTIL
+place, executes and ends groups. With workers it queues a group's commit to them (workers.py).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from replcheck.spec import formats as F
+
+from .. import delay as D
+from .. import domains as DOM
+from .. import filter as FL
+from .. import incident as I
+from .. import mechanics as X
+from .. import multisource as MS
+from .. import mutants as M
+from .. import partial as P
+from ..delay import Event
+
+from .component import Component
+from .state import (SKIP_EXEMPT, Entry, Channel, Node, event_fields)
+
+
+class Applier(Component):
+    """The SQL thread of each channel: its read loop, delay wait, skips, UNTIL and group ends."""
+
+    def start_sql(self, ch: Channel) -> None:
+        ch.sql_running = True
+        ch.state = "idle"
+        ch.sql_gen += 1
+        self.workers.start_workers(ch)
+        self.kick(ch)
+
+    def stop_sql(self, ch: Channel, reason: str, statement: bool = True, **error) -> None:
+        if ch.state == "waiting" and M.STOP_APPLIES_WAITED_EVENT in self.mutants and statement:
+            while ch.sql_pos < len(ch.relay):  # runs the group out, ignoring the delay
+                entry = ch.relay[ch.sql_pos]
+                self._finish(ch, ch.sql_gen, entry, ch.cur_read, self.sim.now)
+                if entry.ev.last or entry.ev.trx is None:
+                    break
+        if ch.applied_in_group:
+            g = ch.relay[ch.group_start].ev
+            self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
+        if ch.par is not None and reason == "crash":
+            # The workers die with the process: what they had not committed is rolled back; what
+            # they committed past the low-water mark is in their info for MTS recovery.
+            # A gap this run's recovery skipped is one still while the low-water mark is before it:
+            # the worker's info that made it one stays until a checkpoint passes it (rpl_rli_pdb.cc,
+            # Slave_worker::commit_positions; mts_recovery_groups reads it again at the next start).
+            low = ch.par.queued[0].first if ch.par.queued else ch.group_start
+            ch.par.recovered = ch.par.recovered | {i for i in ch.par.skipped if i > low} | {
+                g.first for g in ch.par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
+            for g in ch.par.queued:  # the Trace says so, as for the serial thread's group above
+                if not g.committed:
+                    ev = ch.relay[g.last].ev
+                    self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason)
+            ch.par.queued = []
+        elif ch.par is not None:
+            self.workers.drain_workers(ch, reason == "stop" or (reason == "until" and M.UNTIL_GIVES_UP_QUEUED in self.mutants))
+            ch.par.cost = 0
+        ch.sql_pos = ch.group_start
+        ch.applied_in_group = 0
+        ch.sql_running = False
+        ch.state = "stopped"
+        ch.cur_due = None
+        ch.sql_gen += 1
+        self._release_domain(ch)
+        self.emit("sql_stop", ch.node.id, reason=reason, **MS.tagged(ch.connection), **error)
+        start, ch.fill_then_start = ch.fill_then_start, None
+        if start is not None and reason == "until":  # the gaps filled: recover_relay_log, then the server goes on
+            # (stopped otherwise, ER_RPL_MTA_AUTOMATIC_RECOVERY_FAILED: the relay log stays)
+            self.lifecycle.recover_relay_log(ch)
+            ch.until = None
+            restart_io = ch.io_running  # started by a client meanwhile, which the starting server would not yet take
+            if restart_io:
+                self.admin.stop_threads(ch, io=True, sql=False)
+            if start:
+                self.admin.start_both(ch)
+            elif restart_io:
+                self.receiver.start_io(ch)
+
+    def kick(self, ch: Channel) -> None:
+        """Let the SQL thread read and execute as far as it may now."""
+        self._apply_relay(ch)
+        if ch.fill_then_start is not None and ch.sql_running and ch.state == "idle" and ch.sql_pos >= len(ch.relay) \
+                and not ch.par.recovered and not ch.par.pending():
+            # The startup run that fills the gaps meets the relay log the restart opened: the coordinator
+            # stops before its first event (Until_mts_gap::check_before_dispatching_event), once the
+            # workers are done (slave_stop_workers)
+            self.stop_sql(ch, "until", statement=False)
+            return
+        # waiting at the end of the relay log (next_event, slave.cc), its workers idle: MariaDB sets
+        # sql_thread_caught_up only once rpl_parallel::workers_idle (MDEV-29639's fix)
+        if ch.sql_running and ch.state == "idle" and (
+                ch.par is None or not ch.par.pending() or M.CAUGHT_UP_WITH_WORKERS_BUSY in self.mutants):
+            ch.sql_thread_caught_up = True
+        if ch.promote and ch.state == "idle" and ch.sql_pos >= len(ch.relay):
+            self.lifecycle.promote(ch)
+
+    def _apply_relay(self, ch: Channel) -> None:
+        while ch.sql_running and ch.state == "idle" and ch.sql_pos < len(ch.relay) and ch.node.up:
+            if ch.sql_pos == ch.group_start and self._until_reached(ch):
+                self.stop_sql(ch, "until", statement=False)
+                return
+            entry = ch.relay[ch.sql_pos]
+            ev = entry.ev
+            if ev.type in D.TRX_START and FL.replica_filter(ch.node.variables, ev.table, ev.skip) == FL.SKIP_REPLICATION:
+                # Ignored before the skip counter counts it: Log_event::do_shall_skip (log_event_server.cc)
+                # returns EVENT_SKIP_IGNORE for a marked event ahead of EVENT_SKIP_COUNT.
+                if not self._skip_group(ch, FL.SKIP_REPLICATION):
+                    return
+                continue
+            # Rotate, format description and Gtid_list events are neither counted nor skipped: they
+            # only move the SQL thread along the logs (Gtid_list_log_event::do_shall_skip turns
+            # EVENT_SKIP_COUNT into EVENT_SKIP_NOT, log_event_server.cc).
+            gap = ch.par is not None and ch.sql_pos in ch.par.recovered and ev.type in D.TRX_START
+            if gap and M.MTS_GAPS_NOT_FILLED not in self.mutants:
+                # MTS recovery: a group a worker committed past the low-water mark before the crash
+                # is skipped, not applied again (rpl_replica.cc exec_relay_log_event with
+                # rli->is_mts_recovery(): the recovery_groups bitmap mts_recovery_groups built)
+                first = ch.sql_pos
+                if not self._skip_group(ch, reason="mts_recovery"):
+                    return
+                ch.par.recovered.discard(first)
+                ch.par.skipped.add(first)
+                continue
+            if gap:
+                ch.par.recovered.discard(ch.sql_pos)
+            if (ch.skip_counter or ch.skipping_group) and ev.type not in SKIP_EXEMPT:
+                self._skip_event(ch, entry)
+                continue
+            if ev.type in D.TRX_START and ch.node.rpl_hierarchical and entry.group_id is not None:
+                if self.hierarchy.halts(ch, entry):
+                    return
+            elif self._checks_duplicates(ch, ev):
+                pass  # once it is due, below
+            elif ev.type in D.TRX_START and ev.gtid in ch.node.executed and not gap:  # the mutant applies a gap again
+                if not self._skip_group(ch):
+                    return
+                continue
+            due = self.rule.due(ev, ch.delay, self.sim.now, ch.node.offset, self.sim.epoch)
+            if M.DELAY_SKIPPED_WHILE_WORKERS_BUSY in self.mutants and ch.par is not None and ch.par.pending():
+                due = None
+            ch.cur_read = self.sim.now
+            self._read_timestamp(ch, ev)
+            if due is not None and due > self.sim.now:
+                ch.state, ch.cur_due = "waiting", due
+                self.at(due, self._wake, ch, ch.sql_gen)
+                return
+            if self._checks_duplicates(ch, ev):
+                held = self._duplicate_check(ch, ev.gtid)
+                if held is None:  # another connection applies this domain: wait for it
+                    return
+                if held:
+                    if not self._skip_group(ch, **({"reason": MS.SKIP_REASON} if self.mech.gtid_domains else {})):
+                        return
+                    continue
+            self._execute(ch, entry, self.sim.now)
+
+    @staticmethod
+    def _checks_duplicates(ch: Channel, ev: Event) -> bool:
+        """A named connection decides at a group's GTID, once it is due (after MASTER_DELAY: the
+        parallel worker, or the SQL thread past sql_delay_event, calls check_duplicate_gtid; measured
+        on 10.11, a connection without delay applies a GTID at once while another holds it in its delay)."""
+        return ch.connection is not None and ev.type in D.TRX_START and bool(ev.gtid)
+
+    def _duplicate_check(self, ch: Channel, gtid: str) -> bool | None:
+        """A named connection at a group's GTID: True to skip it, False to apply it, None to wait.
+        MariaDB without gtid_ignore_duplicates applies what each connection brings (gtid_slave_pos is
+        shared, not consulted); with it rpl_slave_state::check_duplicate_gtid (sql/rpl_gtid.cc): skip
+        when the domain is at or past the GTID, else wait while another connection owns the domain,
+        else own it until the group commits or the SQL thread stops. MySQL's channels always skip a
+        GTID in gtid_executed and wait while another thread owns it (sql/rpl_gtid_state.cc,
+        Gtid_state::acquire_ownership): the same ownership, per GTID set instead of per domain."""
+        node = ch.node
+        mariadb = self.mech.gtid_domains
+        if mariadb and not node.runtime.get(MS.IGNORE_DUPLICATES):
+            return False
+        if MS.duplicate(node, gtid) if mariadb else gtid in node.executed:
+            return True
+        domain = F.parse_gtid(gtid)[0]
+        owner = node.domain_owner.get(domain)
+        if owner is not None and owner is not ch and M.IGNORE_DUPLICATES_RACE not in self.mutants:
+            return None
+        node.domain_owner[domain] = ch
+        return False
+
+    def _release_domain(self, ch: Channel) -> None:
+        """release_domain_owner: the connection's domains are free again; connections waiting for one
+        read on."""
+        node = ch.node
+        mine = [d for d, owner in node.domain_owner.items() if owner is ch]
+        for d in mine:
+            del node.domain_owner[d]
+        if mine:
+            for other in MS.channels(node):
+                if other is not ch and other.sql_running:
+                    self.at(self.sim.now, self._resume, other, other.sql_gen)
+
+    def _resume(self, ch: Channel, gen: int) -> None:
+        if gen == ch.sql_gen and ch.state == "idle":
+            self.kick(ch)
+
+    def _read_timestamp(self, ch: Channel, ev: Event) -> None:
+        """The SQL thread read `ev` (before any MASTER_DELAY wait): its timestamp becomes
+        last_master_timestamp unless it has no master time of its own. MariaDB's exec_relay_log_event
+        (slave.cc, event_can_update_last_master_timestamp) leaves out artificial events, the relay
+        log's own (is_relay_log_event: a rotation's Rotate and format descriptions) and when == 0
+        (the dump thread's fake Rotate and Gtid_list); MySQL's (rpl_replica.cc) also the master's FDE."""
+        mysql = self.mech.seconds_behind_master == X.MYSQL
+        if ev.when == 0 or ev.relay_log or (mysql and ev.type == "FORMAT_DESCRIPTION_EVENT"):
+            return
+        lmt = ch.last_master_timestamp
+        if M.CAUGHT_UP_KEPT in self.mutants and lmt is not None and ev.when <= lmt[0]:
+            return  # MDEV-32265: only a newer timestamp ends "caught up"
+        if ch.par is not None and lmt is not None and not ch.sql_thread_caught_up:
+            # With workers the timestamp moves as groups commit (MariaDB rpl_rli.cc, stmt_done: "In
+            # the parallel case, we only update the Seconds_Behind_Master at the end of a
+            # transaction"; MySQL's checkpoint takes the low-water mark's). A read counts at once
+            # only after the applier idled (MDEV-29639, rpl_parallel_sbm).
+            return
+        ch.last_master_timestamp = (ev.when, ev.when_off)
+        ch.sql_thread_caught_up = False
+
+    def _skip_event(self, ch: Channel, entry: Entry) -> None:
+        """sql_slave_skip_counter: skip one event; once it runs out, finish skipping the group."""
+        ev = entry.ev
+        # Only a group's last event ends it: an event in no group that a GTID reconnect put inside a
+        # partial copy (an incident sent again) leaves the group open, as it leaves OPTION_BEGIN
+        # set (log_event.cc, Log_event::do_shall_skip: "BEGIN will set OPTION_BEGIN and COMMIT/Xid
+        # will clear it"; with the counter at 1 in a group, events are ignored, not counted).
+        ends_group = ev.last or (ev.trx is None and ch.sql_pos == ch.group_start)
+        if ch.skip_counter:
+            ch.skip_counter -= 1
+        ch.skipping_group = not ends_group and (ch.skip_counter > 0 or M.SKIP_MID_GROUP not in self.mutants)
+        self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, idx=ev.idx, type=ev.type, reason="sql_slave_skip_counter",
+                  relay_file=entry.file, relay_pos=entry.pos)
+        ch.sql_pos += 1
+        if ends_group:
+            ch.skipping_group = False
+            if ev.gtid and M.SKIP_KEEPS_GTID_POSITION not in self.mutants:
+                ch.node.executed.add(ev.gtid)  # the GTID position moves past what was skipped
+                # gtid_slave_pos too: a group that ends without committing records its GTID at its
+                # end (MariaDB sql/rpl_gtid.cc, rpl_slave_state::record_and_update_gtid, "if we have
+                # it and did not already update it in a GTID transaction"; seen on 10.11 under load).
+                ch.node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+            self.advance_group(ch, entry)
+
+    def _incident_stop(self, ch: Channel, entry: Entry) -> None:
+        """R3.1/R3.2: the SQL thread stops at any incident, before it; the IO thread goes on."""
+        ev = entry.ev
+        ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message, self.mech.texts == X.MARIADB)
+        self.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
+                       relay_file=entry.file, relay_pos=entry.pos)
+
+    def _wake(self, ch: Channel, gen: int) -> None:
+        if gen != ch.sql_gen or ch.state != "waiting":
+            return
+        ch.state, ch.cur_due = "idle", None
+        if not self._checks_duplicates(ch, ch.relay[ch.sql_pos].ev):  # else the loop decides, now that it is due
+            self._execute(ch, ch.relay[ch.sql_pos], ch.cur_read)
+        self.kick(ch)
+
+    def _execute(self, ch: Channel, entry: Entry, read: int) -> None:
+        ev = entry.ev
+        if ev.type == "INCIDENT_EVENT" and M.INCIDENT_IGNORED not in self.mutants:
+            self._incident_stop(ch, entry)
+            return
+        if ev.cost_us and ch.par is not None:  # the worker runs it, not the coordinator
+            ch.par.cost += ev.cost_us
+            self._finish(ch, ch.sql_gen, entry, read, self.sim.now)
+        elif ev.cost_us:
+            ch.state = "executing"
+            self.at(self.sim.now + ev.cost_us, self._finish, ch, ch.sql_gen, entry, read, self.sim.now)
+        else:
+            self._finish(ch, ch.sql_gen, entry, read, self.sim.now)
+
+    def _finish(self, ch: Channel, gen: int, entry: Entry, read: int, begin: int) -> None:
+        if gen != ch.sql_gen:
+            return
+        ev = entry.ev
+        if ev.trx is not None and ev.idx == 0 and ch.sql_pos > ch.group_start and M.PARTIAL_COPY_KEPT not in self.mutants:
+            # A group's first event while another is open: the open one is a partial copy whose end
+            # never comes (a reconnect by position, mid-binlog, sends an artificial FDE that rolls
+            # nothing back). MySQL's Gtid_log_event::do_apply_event rolls it back: "Rolling back
+            # unfinished transaction (no COMMIT or ROLLBACK in relay log). A probable cause is partial
+            # transaction left on relay log because of restarting IO thread with auto-positioning".
+            g = ch.relay[ch.group_start].ev
+            self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason="partial_group")
+            ch.group_start, ch.applied_in_group = ch.sql_pos, 0
+        # the server that sent the event: a failover may have repointed the channel since it was relayed
+        self.emit("apply", ch.node.id, source=entry.source, **MS.tagged(ch.connection), **event_fields(ev, entry.group_id), read=read, begin=begin,
+                  relay_file=entry.file, relay_pos=entry.pos)
+        inside = ev.trx is None and ch.sql_pos > ch.group_start  # between the events of a cut group
+        ch.sql_pos += 1
+        if inside and ev.type == "FORMAT_DESCRIPTION_EVENT" and entry.master_end and M.PARTIAL_COPY_KEPT not in self.mutants:
+            # A real (not artificial) FDE inside a group: the group before it is a partial copy that
+            # never gets its end here (the source crashed while writing it, or a MySQL GTID reconnect
+            # sends the whole group after it). Format_description_log_event::do_apply_event rolls it
+            # back: "Rolling back unfinished transaction (no COMMIT or ROLLBACK in relay log)".
+            g = ch.relay[ch.group_start].ev
+            self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason="partial_group")
+            ch.skipping_group = False
+            self.advance_group(ch, entry)
+        elif ev.last or (ev.trx is None and not (inside and M.ROTATE_MID_GROUP not in self.mutants)):
+            # A fake Rotate, artificial FDE or Gtid_list after a reconnect inside a group moves only
+            # the event position, never the group's (Rotate_log_event::do_update_pos: "we don't want
+            # to touch the coordinates which correspond to the beginning of the transaction").
+            self._end_group(ch, entry)
+        elif ev.trx is not None:
+            ch.applied_in_group += 1
+        if ch.state == "executing":
+            ch.state = "idle"
+            self.kick(ch)
+
+    def advance_group(self, ch: Channel, entry: Entry) -> None:
+        """The SQL thread is past a group (applied or skipped): the position relay-log.info keeps."""
+        ch.group_start = ch.sql_pos
+        ch.applied_in_group = 0
+        ch.engine_pos = None  # relay-log.info and InnoDB agree again
+        if entry.master_end:
+            ch.group_master_file, ch.group_master_pos = entry.master_file, entry.master_end
+        self.rli.write_relay_log_info(ch)
+
+    def _end_group(self, ch: Channel, entry: Entry) -> None:
+        ev = entry.ev
+        first = ch.group_start
+        if ev.trx is not None and ch.node.log_slave_updates and self.source.strict(ch.node) and (
+                refused := self.source.strict_refusal(ch.node, ev.gtid)):
+            # the group's binlog write fails at its commit: rolled back, the SQL thread stops there
+            ch.last_sql_errno, ch.last_sql_error = DOM.ER_GTID_STRICT_OUT_OF_ORDER, refused
+            self.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=refused,
+                           relay_file=ch.relay[first].file, relay_pos=ch.relay[first].pos)
+            return
+        if ev.trx is not None and ch.node.rpl_hierarchical:
+            self.hierarchy.commit(ch, entry, first)
+            return
+        before = (ch.group_master_file, ch.group_master_pos)
+        self.advance_group(ch, entry)
+        if ev.trx is None:
+            return
+        node = ch.node
+        why = FL.replica_filter(node.variables, ev.table, ev.skip)
+        if why:  # applied, with its delay, as a no-op: the rule filtered its table inside the events' apply
+            self._filtered(node, ev, why)
+            if node.domain_owner:
+                self._release_domain(ch)
+            return
+        if ch.par is not None:  # queued to a worker, which commits it later (model/parallel.py)
+            domain = F.parse_gtid(ev.gtid)[0] if ev.gtid and self.mech.gtid_domains else 0  # MySQL: one stream
+            g = ch.par.queue(self.sim.now, first, ch.sql_pos - 1, before, domain, M.COMMIT_ORDER_LOST not in self.mutants)
+            self.at(g.commit_at, self.workers.worker_commit, ch, ch.par, g, node.incarnation)
+            self.rli.write_relay_log_info(ch)
+            return
+        self.commit_group(ch, first, ch.sql_pos)
+
+    def commit_group(self, ch: Channel, first: int, stop: int, **worker: Any) -> None:
+        """The replica commits the group relay[first:stop]: the GTID position, the engine, its binlog."""
+        node, ev = ch.node, ch.relay[stop - 1].ev
+        node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+        node.executed.add(ev.gtid)
+        if node.domain_owner:
+            self._release_domain(ch)
+        self.source.engine_commit(node, ev.trx, ev.gtid, **worker)
+        if node.log_slave_updates:
+            ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
+            group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
+            self.source.write_binlog(node, group)
+
+    def _skip_group(self, ch: Channel, filtered: str = "", reason: str = "gtid already executed") -> bool:
+        """Skip a group whose GTID this server already executed, or whose events a filter ignores
+        (`filtered`, the filter's name); False until all of it arrived."""
+        i = ch.sql_pos
+        while i < len(ch.relay) and not ch.relay[i].ev.last:
+            i += 1
+        if i == len(ch.relay):
+            return False
+        ev = ch.relay[ch.sql_pos].ev
+        if filtered:  # each event ignored in turn (EVENT_SKIP_IGNORE), as the skip counter's are skipped
+            for e in ch.relay[ch.sql_pos:i + 1]:
+                self.emit("skip", ch.node.id, trx=e.ev.trx, gtid=e.ev.gtid, idx=e.ev.idx, type=e.ev.type, reason=filtered,
+                          relay_file=e.file, relay_pos=e.pos)
+        # The relay-log places it passed over, as a status sample then shows them passed.
+        passed = [[e.file, e.pos] for e in ch.relay[ch.sql_pos:i + 1]]
+        ch.sql_pos = i + 1
+        if filtered:
+            self._filtered(ch.node, ev, filtered)
+        else:
+            self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason, events=passed, **MS.tagged(ch.connection))
+        self.advance_group(ch, ch.relay[i])
+        return True
+
+    def _filtered(self, node: Node, ev: Event, why: str) -> None:
+        """The SQL thread passed a group a filter kept from the engine. Its GTID still moves the GTID
+        position: the group ends without committing anything, and rpl_slave_state::
+        record_and_update_gtid (sql/rpl_gtid.cc) records a GTID its group did not record, from
+        Relay_log_info::stmt_done (sql/rpl_rli.cc). Nothing goes to the replica's own binlog: the
+        filtered events left its binlog cache empty."""
+        self.emit("filtered", node.id, trx=ev.trx, gtid=ev.gtid, reason=why)
+        if ev.gtid:
+            node.executed.add(ev.gtid)
+            node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+
+    def _until_reached(self, ch: Channel) -> bool:
+        u = ch.until
+        if not u:
+            return False
+        if u.get("sql_after_mts_gaps"):
+            # MySQL's Until_mts_gap::check_before_dispatching_event (sql/rpl_replica_until_options.cc):
+            # the coordinator stops before the next event once mts_recovery_group_cnt is 0, every
+            # group of MTS recovery's range gone through (the gaps skipped, the others applied)
+            return ch.par is None or not ch.par.recovered
+        here = (ch.group_master_file, ch.group_master_pos)
+        e = ch.relay[ch.sql_pos] if ch.sql_pos < len(ch.relay) else None
+        if e is not None and e.master_end:
+            # The servers test the next event's own start in the master's binlog (exec_relay_log_event:
+            # log_pos - data_written outside a transaction): after a GTID connect that skipped another
+            # domain's groups the relay log has holes, and the last group's end is not where this one starts.
+            here = max(here, (e.master_file, e.master_end - e.ev.size))
+        return here >= (u["master_log_file"], u["master_log_pos"])

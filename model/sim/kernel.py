@@ -1,0 +1,258 @@
+"""The simulator's kernel: the virtual clock, the event queue, observations, status sampling, the
+dispatch of a History's ops to the components (model/ops.py names each op's method), and a run
+that can be extended with ops and forked.
+"""
+from __future__ import annotations
+
+import copy
+import heapq
+from operator import attrgetter
+from collections import Counter
+from typing import Any, Callable
+
+from replcheck.spec import formats as F
+
+from .. import delay as D
+from .. import domains as DOM
+from .. import filter as FL
+from .. import groupid as G
+from .. import multisource as MS
+from .. import recovery as R
+from ..ops import OPS
+from .state import (CR_SERVER_LOST, DEFAULT_EPOCH_US, Channel, Node, Config)
+from .source import Source
+from .dump import Dump
+from .receiver import Receiver
+from .applier import Applier
+from .workers import Workers
+from .rli import Rli
+from .lifecycle import Lifecycle
+from .admin import Admin
+from .status import Status
+from .hierarchy import Hierarchy
+
+
+# An event's place among those at the same time: what the set-up queued, the History's ops in their
+# order, the status sample, then what the run queues, each in the order queued.
+BUILD, OP, SAMPLE, RUN = range(4)
+
+# The components, by the name each is known by to the others.
+PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applier, "workers": Workers, "rli": Rli,
+         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "hierarchy": Hierarchy}
+
+
+class Simulator:
+    def __init__(self, history: dict, config: Config, system: str = "model"):
+        # The ops are queued by run() or extend(); the History here holds those queued so far.
+        self.given = history["ops"]
+        self.history = {**history, "ops": []}
+        self.config = config
+        mech = config.mechanics
+        self.rule = D.DelayRule(config.rule, config.mutants, mech.commit_timestamp_rounding == "up",
+                                mech.commit_timestamp_clock == "replica")
+        self.mutants = config.mutants
+        self.mech = config.mechanics
+        self.system = system
+        head = history["header"]
+        self.epoch = head.get("epoch_us", DEFAULT_EPOCH_US)
+        self.sample_every = head.get("sample_every_us", 0)
+        self.now = 0
+        self.queue: list = []
+        self.phase, self.seq = BUILD, 0
+        self.samples = self.sampled = self.sample_queued = 0
+        self.obs: list[dict] = []
+        self.last_stmt: dict[str, dict] = {}  # node -> the outcome of the last statement it completed (an expectation's `result`)
+        # A WL#7318 (8.0) server writes commit timestamps unless the History says it is older.
+        self.node_defaults = {"commit_timestamps": config.rule == D.WL7318}
+        self.forced_variables = config.variables  # a system's own settings, e.g. its wait point
+        self.variable_defaults = config.defaults  # a server version's defaults
+        self.nodes: dict[str, Node] = {}
+        parts = {name: part(self) for name, part in PARTS.items()}
+        for name, part in parts.items():
+            part.wire(parts)
+            setattr(self, name, part)
+        self.initial_variables: dict[str, dict] = {}
+        self._build(head["topology"])
+        # A topology with filters: commits say which table they wrote, so that a Trace tells what to filter.
+        self.filtering = any(FL.configured(n.variables) for n in self.nodes.values())
+
+    def _build(self, topo: dict) -> None:
+        for i, n in enumerate(topo["nodes"]):
+            spec = {**self.node_defaults, **n}
+            node = Node(
+                id=n["id"], server_id=n.get("server_id", i + 1), offset=n.get("clock_offset_us", 0),
+                gtid_mode=spec.get("gtid_mode", True), log_slave_updates=spec.get("log_slave_updates", True),
+                commit_timestamps=spec["commit_timestamps"],
+                variables={**self.variable_defaults, **n.get("variables", {}), **self.forced_variables},
+                log_bin=n.get("log_bin", True), rpl_hierarchical=n.get("rpl_hierarchical", False),
+                rpl_transaction_enabled=n.get("rpl_transaction_enabled", True),
+            )
+            self.lifecycle.start_semisync(node)
+            sync_binlog, flush_log = self.source.durability(node)
+            self.initial_variables[node.id] = {**node.semisync.vars, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log,
+                                               **FL.configured(node.variables),
+                                               **{k: node.variables[k] for k in DOM.VARIABLES
+                                                  if k in node.variables and self.mech.gtid_domains},
+                                               **{k: node.variables[k] for k in (MS.IGNORE_DUPLICATES,) if k in node.variables}}
+            self.nodes[node.id] = node
+        for c in topo.get("channels", []):
+            replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
+            self.add_channel(replica, source, c.get("latency_us", 0), c.get("delay", 0), c.get("connection"))
+        for node in self.nodes.values():
+            refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
+            if refused:  # mysqld refuses to start: the node never comes up
+                node.up = False
+                self.emit("error", node.id, op="startup", errno=F.ER_STARTUP_OPTIONS, message=refused)
+                continue
+            self.source.open_binlog(node)
+        for n in topo["nodes"]:
+            node = self.nodes[n["id"]]
+            if not node.up:
+                continue
+            for ch in MS.channels(node):
+                if "relay_log_info" in n and ch is node.channel:
+                    ch.rli_content = n["relay_log_info"]
+                    if not self.rli.read_relay_log_info(ch, boot=True):
+                        continue
+                self.rli.write_relay_log_info(ch)
+                self.receiver.start_io(ch)
+                self.applier.start_sql(ch)
+
+    @staticmethod
+    def add_channel(replica: Node, source: Node, latency_us: int, delay: int = 0, connection: str | None = None) -> None:
+        ch = Channel(node=replica, source=source, latency_us=latency_us, delay=delay, connection=connection)
+        if connection is not None:
+            replica.connections[connection] = ch
+        if connection in (None, MS.DEFAULT):
+            replica.channel = ch
+        source.replicas.append(ch)
+
+    def header(self) -> dict:
+        topo = self.history["header"]["topology"]
+        nodes = []
+        for n in topo["nodes"]:
+            node = self.nodes[n["id"]]
+            nodes.append({**n, "server_id": node.server_id, "clock_offset_us": n.get("clock_offset_us", 0),
+                          "commit_timestamps": node.commit_timestamps, "gtid_mode": node.gtid_mode,
+                          "delay_rule": self.rule.rule, "variables": self.initial_variables[node.id]})
+        return {
+            "schema": "replcheck.trace/1",
+            "system": self.system,
+            "config": self.config.as_dict(),
+            "history": self.history["header"].get("name", ""),
+            "epoch_us": self.epoch,
+            "resolution_us": 0,
+            "topology": {"nodes": nodes, "channels": topo.get("channels", [])},
+        }
+
+    def clock(self) -> int:
+        return self.now
+
+    def at(self, t: int, fn: Callable, *args: Any) -> None:
+        self.seq += 1
+        heapq.heappush(self.queue, (t, self.phase, self.seq, fn, args))
+
+    def emit(self, kind: str, node: str, **fields: Any) -> None:
+        self.obs.append({"t": self.now, "kind": kind, "node": node, **fields})
+        if kind in ("stmt", "commit") or (kind == "error" and "op" in fields):  # a statement's answer, or a down node's
+            self.last_stmt[node] = fields
+
+    # -- a run: all at once, or extended op by op and forked --------------------------------------
+    def run(self) -> tuple[dict, list[dict]]:
+        self.extend(self.given)
+        return self.finish()
+
+    def extend(self, ops: list[dict]) -> None:
+        """Queue more of the History's ops, none before the last queued."""
+        for op in ops:
+            heapq.heappush(self.queue, (op["at"], OP, len(self.history["ops"]), self.op, (op,)))
+            self.history["ops"].append(op)
+        self.phase = RUN
+        if not self.sample_every:
+            return
+        # Samples are queued one at a time, each by the one before, so the queue holds the ops and
+        # what is under way, never the whole span. More ops may sample further: the chain goes on.
+        was, self.samples = self.samples, last_sample(self.history) // self.sample_every
+        if self.samples > was and self.sampled == self.sample_queued:
+            self._queue_sample(self.sampled + 1)
+
+    def advance(self) -> None:
+        """Run everything that comes before any op still to be added (one at or after the last)."""
+        ops = self.history["ops"]
+        if not ops:
+            return
+        until = (ops[-1]["at"], OP, len(ops))
+        queue = self.queue
+        while queue and queue[0][:3] < until:
+            self._step()
+
+    def fork(self) -> "Simulator":
+        """A copy of this run that goes on by itself: what finish() of the copy gives is what a run
+        of the whole History from the start gives, and this one can still be extended."""
+        shared = {id(x): x for x in (self.config, self.mutants, self.mech, self.rule)}
+        return copy.deepcopy(self, shared)
+
+    def finish(self) -> tuple[dict, list[dict]]:
+        """Run to the end, with the last sample and what each node finally holds: the Trace."""
+        while self.queue:
+            self._step()
+        self._sample_all()
+        for node in self.nodes.values():
+            if node.up:  # what a client reads once replication is quiet: each change's copies
+                self.emit("data", node.id, counts={t: n for t, n in sorted(Counter(node.visible).items())})
+        return self.header(), self.obs
+
+    def _step(self) -> None:
+        t, _, _, fn, args = heapq.heappop(self.queue)
+        self.now = t
+        fn(*args)
+
+    def _queue_sample(self, k: int) -> None:
+        self.sample_queued = k
+        heapq.heappush(self.queue, (k * self.sample_every, SAMPLE, k, self._sample, (k,)))
+
+    def _sample(self, k: int) -> None:
+        self.sampled = k
+        if k < self.samples:
+            self._queue_sample(k + 1)
+        self._sample_all()
+
+    def _sample_all(self) -> None:
+        for node in self.nodes.values():
+            for ch in MS.channels(node) if node.up else ():  # SHOW ALL SLAVES STATUS: a row per connection
+                self.status.status(ch)
+            if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas) or self.filtering
+                            or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical
+                            or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
+                self.status.server_status(node)
+            if node.up and node.rpl_hierarchical:
+                self.status.master_status(node)
+
+    def op(self, op: dict) -> None:
+        node = self.nodes[op["node"]]
+        entry = OPS[op["op"]]
+        if not node.up and not entry.while_down:
+            self.emit("error", node.id, op=entry.name, errno=CR_SERVER_LOST, message="Lost connection to server (node is down)")
+            return
+        default = node.channel
+        if "connection" in op:  # START SLAVE 'name', ...: the statement addresses that connection
+            node.channel = node.connections.get(op["connection"])
+        try:
+            attrgetter(entry.method)(self)(node, op)
+            if entry.shows_status and node.channel is not None and node.up:
+                self.status.status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
+        finally:
+            if "connection" in op:
+                node.channel = default
+
+    def local(self, node: Node, t: int) -> int:
+        return self.epoch + t + node.offset
+
+
+def last_sample(history: dict) -> int:
+    """Until when a History is sampled: its last op or its end_us, whichever is later."""
+    return max([op["at"] for op in history["ops"]] + [history["header"].get("end_us", 0)])
+
+
+def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:
+    return Simulator(history, config, system).run()

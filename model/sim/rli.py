@@ -1,0 +1,54 @@
+"""relay-log.info: the applier's group position, written as it moves and read at a start.
+"""
+from __future__ import annotations
+
+
+
+from .. import multisource as MS
+from .. import relayinfo
+
+from .component import Component
+from .state import (ER_MASTER_INFO, Channel)
+
+
+class Rli(Component):
+    """The applier's recorded position (relay-log.info) and what SHOW SLAVE STATUS derives from it."""
+
+    def group_position(self, ch: Channel) -> tuple[str, int]:
+        start = ch.par.queued[0].first if ch.par is not None and ch.par.queued else ch.group_start
+        if start < len(ch.relay):
+            e = ch.relay[start]
+            return e.file, e.pos
+        return f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos
+
+    @staticmethod
+    def exec_master(ch: Channel) -> tuple[str, int]:
+        """Relay_Master_Log_File/Exec_Master_Log_Pos: the end of the last group committed, or on a
+        parallel replica the low-water mark (model/parallel.py)."""
+        if ch.par is not None and ch.par.queued:
+            return ch.par.queued[0].before
+        return ch.group_master_file, ch.group_master_pos
+
+    def write_relay_log_info(self, ch: Channel) -> None:
+        file, pos = self.group_position(ch)
+        info = relayinfo.RelayLogInfo(f"./{file}", pos, *self.exec_master(ch), ch.delay)
+        ch.rli_content = relayinfo.overwrite(ch.rli_content, info)
+
+    def read_relay_log_info(self, ch: Channel, boot: bool = False) -> bool:
+        node = ch.node
+        self.emit("relay_log_info", node.id, content=ch.rli_content, **MS.tagged(ch.connection))
+        try:
+            info = relayinfo.parse(ch.rli_content)
+        except relayinfo.RelayLogInfoError as e:
+            self.emit("error", node.id, errno=ER_MASTER_INFO, thread="sql", **MS.tagged(ch.connection),
+                      message=f"Could not initialize master info structure; relay-log.info {e}")
+            return False
+        ch.delay = info.delay
+        if not boot and ch.par is not None:  # a parallel run's position is the low-water mark, behind the coordinator's
+            ch.group_master_file, ch.group_master_pos = info.master_log_name, info.master_log_pos
+        if not boot:
+            # Everything relayed is durable; the SQL thread resumes at the recorded group.
+            ch.sql_pos = ch.group_start = next(
+                (i for i, e in enumerate(ch.relay) if f"./{e.file}" == info.relay_log_name and e.pos == info.relay_log_pos),
+                len(ch.relay))
+        return True

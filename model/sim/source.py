@@ -1,0 +1,326 @@
+"""The source side of a server: a client's transaction committed (statement errors, filters,
+group IDs, GTIDs, crash points inside the write, binlog failures and incidents, the semi-sync
+wait), the binlog written, synced, rotated and published to the dump threads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from replcheck.spec import formats as F
+from replcheck.spec.formats import (BINLOG_START, FDE_SIZE, GTID_SIZE, QUERY_SIZE, ROTATE_SIZE, XID_SIZE)
+
+from .. import domains as DOM
+from .. import filter as FL
+from .. import incident as I
+from .. import mechanics as X
+from .. import mutants as M
+from .. import recovery as R
+from .. import semisync as SS
+from .. import srcerr as E
+from ..delay import US, Event
+
+from .component import Component
+from .state import (CR_SERVER_LOST, NO_GROUP_ID, Entry, Node, event_fields)
+
+
+@dataclass
+class Release:
+    """A client's COMMIT waiting for a semi-sync ack, released: a value rather than a closure, so
+    that a forked run copies it with the rest of its state."""
+
+    source: "Source"
+    node: Node
+    incarnation: int
+    trx: str
+    gtid: str
+    start: int
+    after_sync: bool
+    fields: dict  # what the commit's answer shows: group IDs, the table, the statement's error
+
+    def __call__(self, how: str) -> None:
+        node = self.node
+        if node.incarnation != self.incarnation:
+            return
+        emit = self.source.emit
+        if how == "shutdown":
+            emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how,
+                 errno=SS.ER_SERVER_SHUTDOWN, message="Server shutdown in progress")
+            return
+        if self.after_sync:
+            node.prepared.remove((self.trx, self.gtid))
+            self.source.engine_commit(node, self.trx, self.gtid)
+        emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how, **self.fields)
+
+
+class Source(Component):
+    """A server's commits and its binlog."""
+
+    def op_trx(self, node: Node, op: dict) -> None:
+        if node.rpl_hierarchical:
+            self.hierarchy.begin(node, self._trx_name(node, op))
+        stmts = op.get("statements") or [{}]
+        start = self.sim.now
+        t = start
+        starts = []
+        for s in stmts:
+            starts.append(t)
+            t += s.get("duration_us", 0)
+        self.at(t, self._commit, node, node.incarnation, op, starts)
+
+    @staticmethod
+    def _trx_name(node: Node, op: dict) -> str:
+        return op.get("trx") or f"{node.id}-{op['at']}"
+
+    def _commit(self, node: Node, incarnation: int, op: dict, starts: list[int]) -> None:
+        trx = self._trx_name(node, op)
+        if node.incarnation != incarnation or not node.up:
+            self.emit("error", node.id, trx=trx, errno=CR_SERVER_LOST, message="Lost connection to server during query")
+            return
+        if op.get("binlog_failure"):
+            self._binlog_failure(node, trx, op, starts[0])
+            return
+        failed: dict = {}  # the statement's error, returned with its commit (model/srcerr.py)
+        code = None
+        if op.get("error"):
+            err = op["error"]
+            failed = {"errno": err["errno"], "message": err.get("message", "")}
+            code = E.left_behind(op.get("engine", "innodb"), bool(op.get("ddl")), err.get("after_changes", False), err["errno"])
+            if code is None or M.FAILED_CHANGE_NOT_LOGGED in self.mutants:
+                if code is not None:  # the bug: the change stays, the binlog never has it
+                    self.engine_commit(node, trx, None)
+                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **failed)
+                return
+        stmts = op.get("statements") or [{}]
+        table, skip, shown = FL.table_of(op), bool(op.get("skip_replication")), FL.commit_fields(op, self.sim.filtering)
+        if not FL.binlogged(node.variables, table):  # binlog-do/ignore-db: committed, never logged
+            self.engine_commit(node, trx, None)
+            self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **shown)
+            return
+        fixed = op.get("timestamp")  # SET TIMESTAMP: the session's statements carry this time
+        whens = [fixed if fixed is not None else self.sim.local(node, s) // US for s in starts]
+        commit_when = fixed if fixed is not None else self.sim.local(node, self.sim.now) // US
+        ids: dict = {}
+        if node.rpl_hierarchical:
+            ids = self.hierarchy.issue(node, trx, starts[0])
+            if ids is None:
+                return
+        if self.lifecycle.crash_at(node, R.BEFORE_BINLOG_WRITE):
+            self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=CR_SERVER_LOST,
+                      message="Lost connection to server during query")
+            return
+        domain = op.get("domain", node.variables.get(DOM.GTID_DOMAIN_ID, 0))
+        seq = node.gtid_seq[domain] = node.gtid_seq.get(domain, 0) + 1
+        gtid = F.gtid(domain, node.server_id, seq)
+        if self.strict(node) and (refused := self.strict_refusal(node, gtid)):
+            node.gtid_seq[domain] -= 1
+            self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=DOM.ER_GTID_STRICT_OUT_OF_ORDER,
+                      message=refused)
+            return
+        ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
+        common = dict(trx=trx, server_id=node.server_id, gtid=gtid, when_off=node.offset,
+                      ict=ict, ict_off=node.offset, oct=ict, oct_off=node.offset, table=table, skip=skip)
+        gtid_type = "GTID_LOG_EVENT" if node.gtid_mode else "ANONYMOUS_GTID_LOG_EVENT"
+        events = [Event(gtid_type, idx=0, when=whens[0], size=GTID_SIZE, **common)]
+        for i, s in enumerate(stmts):
+            events.append(Event("QUERY_EVENT", idx=i + 1, when=whens[i], cost_us=s.get("replica_cost_us", 0),
+                                size=QUERY_SIZE, error_code=(code or 0) if i == len(stmts) - 1 else 0, **common))
+        if op.get("ddl"):
+            events[-1] = replace(events[-1], last=True)
+        elif op.get("engine") == "myisam":
+            # no XID without a transactional engine: the statement cache ends with a Query "COMMIT"
+            # (binlog_commit_flush_stmt_cache in sql/log.cc; MariaDB's binlog_incident.result shows it)
+            events.append(Event("QUERY_EVENT", idx=len(events), when=commit_when, last=True, size=QUERY_SIZE, **common))
+        else:
+            events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
+        node.executed.add(gtid)
+        if node.crash_point in R.WRITE_POINTS:
+            self._crash_in_write(node, trx, gtid, events, ids, starts[0])
+            return
+        self.write_binlog(node, events, ids.get("group_id"))
+        if node.crash_point == R.AFTER_BINLOG_WRITE:
+            node.prepared.append((trx, gtid))  # binlogged: crash recovery will commit it
+            self.lifecycle.crash_at(node, R.AFTER_BINLOG_WRITE)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], errno=CR_SERVER_LOST,
+                      message="Lost connection to server during query", **ids)
+            return
+        pos = (node.binlog_file, node.binlog_pos)
+        ss = node.semisync
+        if not ss.binlogged(pos):
+            self.engine_commit(node, trx, gtid)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids, **shown, **failed)
+            return
+        if self._unsent(node, skip):
+            # Sent to no semi-sync replica: no ack will come for it, so none is waited for (S3).
+            self.engine_commit(node, trx, gtid)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="unsent", **ids, **shown, **failed)
+            return
+        after_sync = ss.wait_point == SS.AFTER_SYNC
+        if after_sync:
+            node.prepared.append((trx, gtid))
+        else:
+            self.engine_commit(node, trx, gtid)
+        ss.wait(trx, gtid, pos, Release(self, node, node.incarnation, trx, gtid, starts[0], after_sync, {**ids, **shown, **failed}))
+
+    def _unsent(self, node: Node, skip: bool) -> bool:
+        """A marked transaction whose every semi-sync replica filters it on the master: the dump
+        threads send none of it, so no ack can come. Registering it anyway for an ack is S3
+        (Bug#15985893; MariaDB 10.11 does, MDEV-38486: log.cc report_binlog_update for every
+        transaction, the dump thread dropping the events before update_sync_header)."""
+        if M.ACK_FILTERED in self.mutants or self.mech.semisync_waits_unsent:
+            return False
+        semi = [r.node for r in node.replicas if r.node.variables.get("rpl_semi_sync_slave_enabled")]
+        return bool(semi) and not any(FL.sent(r.variables, skip) for r in semi)
+
+    def strict(self, node: Node) -> bool:
+        return self.mech.gtid_domains and bool(node.variables.get(DOM.GTID_STRICT_MODE))
+
+    @staticmethod
+    def strict_refusal(node: Node, gtid: str) -> str | None:
+        """gtid_strict_mode: why this GTID may not be binlogged after the domain's last, or None."""
+        last = node.binlog_gtids.get(F.parse_gtid(gtid)[0])
+        return DOM.strict_out_of_order(last and F.parse_gtid(last), F.parse_gtid(gtid))
+
+    def _crash_in_write(self, node: Node, trx: str, gtid: str, events: list[Event], ids: dict, start: int) -> None:
+        """The node dies inside the group's binlog write (its last event torn) or after the write,
+        before the sync; the engine has prepared the transaction (two-phase commit). Before the
+        sync the dump threads may already read the group (sync_binlog != 1): the node dies once
+        what they sent has arrived, as the sync is under way meanwhile."""
+        torn = node.crash_point == R.INSIDE_BINLOG_WRITE
+        node.crash_point = None
+        node.prepared.append((trx, gtid))
+        node.prepared_at[trx] = self.sim.now
+        self.write_binlog(node, events[:-1] if torn else events, ids.get("group_id"), sync=False,
+                           torn=events[-1] if torn else None)
+        if torn:  # nothing is written after a torn event: the node dies in the write
+            self._crash_during_commit(node, node.incarnation, trx, gtid, start, ids)
+            return
+        wait = max((ch.latency_us for ch in node.replicas if ch.connected), default=0)
+        self.at(self.sim.now + wait, self._crash_during_commit, node, node.incarnation, trx, gtid, start, ids)
+
+    def _crash_during_commit(self, node: Node, incarnation: int, trx: str, gtid: str, start: int, ids: dict) -> None:
+        if node.incarnation == incarnation and node.up:  # else it went down meanwhile: the client lost it then
+            self.lifecycle.op_crash(node, {"kind": node.crash_kind})
+        self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, errno=CR_SERVER_LOST,
+                  message="Lost connection to server during query", **ids)
+
+    def _binlog_failure(self, node: Node, trx: str, op: dict, start: int) -> None:
+        """The statement's changes could not be binlogged: rolled back, or done and lost from the log."""
+        errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"], self.mech.texts == X.MARIADB)
+        if committed:
+            self.engine_commit(node, trx, None)
+        self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=errno, message=message)
+        if committed or M.INCIDENT_ON_ROLLBACK in self.mutants:
+            self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.BINLOG_WRITE_MESSAGE)
+
+    def _record_incident(self, node: Node, code: int, message: str, forced: bool = False) -> None:
+        """The incident, then a rotation where the server rotates (a debug-injected statement
+        incident, `forced`, rotates everywhere): the log after the gap starts clean (WL#3464)."""
+        if M.NO_INCIDENT in self.mutants and code == I.INCIDENT_LOST_EVENTS:
+            return
+        when = self.sim.local(node, self.sim.now) // US
+        self.write_binlog(node, [Event("INCIDENT_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
+                                        incident=code, message=message, size=40 + len(message))])
+        if forced or self.mech.incident_rotates:
+            self.op_flush_logs(node, {})
+
+    def op_record_incident(self, node: Node, op: dict) -> None:
+        self.emit("stmt", node.id, op="record_incident", via=op.get("via", "binlog"), code=op["code"],
+                  message=op.get("message", ""), errno=None)
+        # The statement's incident as the debug point incident_database_resync_on_replace writes it:
+        # Incident_log_event, then rotate_and_purge(true) (sql/sql_parse.cc, SQLCOM_REPLACE), in MariaDB
+        # as in MySQL (rpl_skip_incident.result: two binlogs after it, on both servers)
+        self._record_incident(node, op["code"], op.get("message", ""), forced=op.get("via", "binlog") == "binlog")
+
+    def op_cluster_gap(self, node: Node, op: dict) -> None:
+        """Changes the server never received from the cluster (the seed's three bug scenarios):
+        they are in the data, not in the binlog, and an incident marks the gap."""
+        for name in op["trxs"]:
+            self.engine_commit(node, name, None)
+        self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.GAP_MESSAGES[op["cause"]])
+
+    def engine_commit(self, node: Node, trx: str, gtid: str | None, **worker: Any) -> None:
+        node.visible.append(trx)
+        node.visible_at.append(self.sim.now)
+        self.emit("visible", node.id, trx=trx, gtid=gtid, **worker)
+
+    def op_flush_logs(self, node: Node, op: dict) -> None:
+        if op:  # the statement, not a rotation the server makes itself
+            self.emit("stmt", node.id, op="flush_logs", errno=None, warning=None, message="")
+        when = self.sim.local(node, self.sim.now) // US
+        self.write_binlog(node, [Event("ROTATE_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
+                                        size=ROTATE_SIZE)])
+        self.open_binlog(node)
+
+    def open_binlog(self, node: Node) -> None:
+        self.hierarchy.close_index_entry(node)
+        node.binlog_file_no += 1
+        node.binlog_pos = BINLOG_START
+        self.hierarchy.index_binlog(node)
+        when = self.sim.local(node, self.sim.now) // US
+        self.write_binlog(node, [Event("FORMAT_DESCRIPTION_EVENT", when=when, when_off=node.offset,
+                                        server_id=node.server_id, size=FDE_SIZE)])
+        # A rotation syncs (the model's simplification: a machine crash never removes a binlog
+        # file, only the unsynced tail of the last one).
+        self._sync_binlog(node)
+        self._publish(node)
+
+    def write_binlog(self, node: Node, events: list[Event], group_id: int | None = None, sync: bool = True,
+                      torn: Event | None = None) -> None:
+        """Write events (and, when a crash falls inside the write, the first bytes of `torn`), then
+        flush_and_sync: sync as sync_binlog says (unless a crash falls before the sync), and let the
+        dump threads read what they may."""
+        if not node.log_bin:
+            return
+        for ev in events + ([torn] if torn else []):
+            # a torn event: its header and part of its body
+            end = node.binlog_pos + (ev.size // 2 if ev is torn else ev.size)
+            # FDE and Rotate headers are frozen: they carry no group ID.
+            gid = None if ev.type in NO_GROUP_ID else group_id
+            entry = Entry(ev, node.binlog_file, node.binlog_pos, end, group_id=gid, at=self.sim.now, torn=ev is torn)
+            node.binlog.append(entry)
+            node.binlog_pos = end
+            node.mtimes[entry.file] = self.sim.now
+            if ev.type == "FORMAT_DESCRIPTION_EVENT":
+                node.file_start.setdefault(entry.file, len(node.binlog) - 1)
+            # a torn event does not end its group: what reads the binlog sees no group end there
+            self.emit("binlog", node.id, **{**event_fields(ev, gid), **({"last": False, "torn": True} if ev is torn else {})},
+                      file=entry.file, pos=entry.pos, end=end)
+            if ev.gtid and ev.last and ev is not torn:
+                node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+                if self.mech.gtid_seq_follows_domain:  # the domain's next local GTID follows it
+                    d, _, n = F.parse_gtid(ev.gtid)
+                    node.gtid_seq[d] = max(node.gtid_seq.get(d, 0), n)
+        if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
+            node.group_id = group_id
+        node.writes_since_sync += 1
+        if sync and R.syncs_now(self.durability(node)[0], node.writes_since_sync):
+            self._sync_binlog(node)
+        self._publish(node)
+
+    def durability(self, node: Node) -> tuple[int, int]:
+        """sync_binlog and innodb_flush_log_at_trx_commit (my.cnf, or the model's defaults in
+        spec/systems.toml); a simulator given neither syncs every group, the safe setting."""
+        return (int(node.variables.get(R.SYNC_BINLOG, 1)), int(node.variables.get(R.FLUSH_LOG, 1)))
+
+    def _sync_binlog(self, node: Node) -> None:
+        node.writes_since_sync = 0
+        if node.synced < len(node.binlog):
+            node.synced = len(node.binlog)
+            last = node.binlog[-1]
+            self.emit("binlog_sync", node.id, file=last.file, end=last.end)
+
+    def _publish(self, node: Node) -> None:
+        """The dump threads may read up to the synced end when sync_binlog = 1, up to the written end
+        otherwise; never a torn event."""
+        end = len(node.binlog)
+        if R.dump_reads_synced_only(self.durability(node)[0]) and M.SEND_BEFORE_SYNC not in self.mutants:
+            end = node.synced
+        if end and node.binlog[end - 1].torn:
+            end -= 1
+        if end <= node.published:
+            return
+        first, node.published = node.published, end
+        for ch in node.replicas:
+            if ch.connected:
+                self.at(self.sim.now + ch.latency_us, self.dump.arrive, ch, ch.io_gen, first, end)

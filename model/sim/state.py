@@ -1,0 +1,231 @@
+"""The simulation's state: a log entry, a replica's channel, a node, and a model system's Config;
+with the error numbers the components share.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from replcheck.spec import formats as F
+from replcheck.spec.formats import BINLOG_START
+
+from .. import delay as D
+from .. import mechanics as X
+from .. import mutants as M
+from .. import parallel as PA
+from .. import recovery as R
+from .. import semisync as SS
+from ..delay import US, Event
+
+
+ER_SLAVE_MUST_STOP = 1198
+ER_MASTER_INFO = 1201
+ER_SLAVE_WAS_RUNNING = F.ER_SLAVE_WAS_RUNNING
+ER_SLAVE_WAS_NOT_RUNNING = 1255
+ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED = 4047  # MySQL 8.0.26+
+ER_RELAY_LOG_INIT = 1380
+ER_WARN_USING_GTID_CHANGED = 4190  # MariaDB's note (measured on 10.11: the failover's CHANGE MASTER)
+CR_SERVER_LOST = 2013
+ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT = 1609
+ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT = 1730
+
+# WL#344: after it, BINLOG can execute only these (WL#5404 later adds ROWS_QUERY_LOG_EVENT).
+BINLOG_STATEMENT_EVENTS = frozenset({
+    "FORMAT_DESCRIPTION_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT",
+    "DELETE_ROWS_EVENT", "PRE_GA_WRITE_ROWS_EVENT", "PRE_GA_UPDATE_ROWS_EVENT",
+    "PRE_GA_DELETE_ROWS_EVENT",
+})
+
+NO_GROUP_ID = frozenset({"FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT"})
+SKIP_EXEMPT = D.EXEMPT | {"GTID_LIST_EVENT"}
+ER_UNKNOWN_SYSTEM_VARIABLE = 1193
+DEFAULT_EPOCH_US = 1_700_000_000 * US
+MAX_RELAY_LOG_SIZE = "max_relay_log_size"
+
+
+
+@dataclass(slots=True)  # slots: a long History's logs hold millions
+class Entry:
+    """An event at a place in a log: a binlog file, or a relay log file."""
+
+    ev: Event
+    file: str
+    pos: int
+    end: int
+    master_file: str = ""  # relay log only: where the event stands in the source's binlog
+    master_end: int = 0
+    source: str = ""  # relay log only: the server it came from
+    group_id: int | None = None  # --rpl-hierarchical: the group's ID (0: mixed mode); None: none written
+    at: int = 0  # binlog only: when it was written (what a machine crash keeps: model/recovery.py)
+    torn: bool = False  # binlog only: partly written, a crash inside the write cut it
+
+
+@dataclass
+class Channel:
+    """The replica side of source -> node: IO thread, relay log, SQL thread, relay-log.info."""
+
+    node: "Node"
+    source: "Node"
+    latency_us: int
+    delay: int = 0
+    io_running: bool = False
+    connected: bool = False
+    sql_running: bool = False
+    io_gen: int = 0
+    sql_gen: int = 0
+    fetch: int | None = None  # next index into source.binlog; None: compute by GTID auto-position
+    relay: list[Entry] = field(default_factory=list)
+    relay_file_no: int = 1
+    relay_pos: int = BINLOG_START
+    read_master_file: str = ""
+    read_master_pos: int = 0
+    sql_pos: int = 0  # index into relay of the next event to read
+    group_start: int = 0  # index into relay where the current group began
+    group_master_file: str = ""
+    group_master_pos: int = 0
+    state: str = "stopped"  # stopped | idle | waiting | executing
+    cur_due: int | None = None
+    cur_read: int = 0
+    # Seconds_Behind_Master's inputs (rpl_rli.h): (when, when_off) of the last event read that carries a
+    # master timestamp, kept across STOP/START (handle_slave_sql); and whether the SQL thread is waiting
+    # at the end of the relay log for more events.
+    last_master_timestamp: tuple[int, int] | None = None
+    sql_thread_caught_up: bool = True
+    applied_in_group: int = 0
+    until: dict | None = None
+    rli_content: str = ""
+    semi_sync: bool = False  # this connection asked for semi-sync (BINLOG_DUMP flag)
+    skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter (only while the SQL thread is stopped)
+    skipping_group: bool = False  # the counter ran out inside a group: skip to its end
+    last_sql_errno: int = 0
+    last_sql_error: str = ""
+    lost_acks: int = 0  # acks still to be lost on the way to the master
+    promote: bool = False  # failover: become the primary once the relay log is applied
+    # relay_log_recovery waiting for the startup run that fills the MTS gaps: whether the threads
+    # start after it (None: no such run)
+    fill_then_start: bool | None = None
+    exec_group_id: int = 0  # SHOW SLAVE STATUS Exec_Master_Group_ID: the last group the SQL thread played
+    engine_pos: int | None = None  # rpl_transaction_enabled: InnoDB's copy of the group position (relay index)
+    engine_master: tuple[str, int] = ("", 0)
+    io_gtids: dict = field(default_factory=dict)  # Gtid_IO_Pos: per domain, the last group received whole
+    connect_by_id: bool = False  # Connect_Using_Group_ID: the next connect asks for the slave's last group ID
+    by_position: bool = False  # CHANGE MASTER TO a binlog position: MASTER_USE_GTID=no from then on
+    # per source, the relay indexes of the transactions' last events, in order: what a reconnect
+    # acknowledges without rescanning the relay log
+    held: dict[str, list[int]] = field(default_factory=dict)
+    # (source binlog, executed set, index): every group of that binlog before the index is in that
+    # set. Executed only grows, so a GTID request scans on from here, not from the binlog's head.
+    gtid_floor: tuple[list, set, int] | None = None
+    # cut_io: the connection drops after this many more events arrive, then reconnects or stops
+    cut_after: int = 0
+    cut_then: str = ""
+    # MariaDB's gtid_reconnect_event_skip_count: events of a partial group already queued, which
+    # the GTID reconnect sends again and the IO thread does not queue twice
+    reconnect_skip: int = 0
+    # A GTID dump's slave connection state (MariaDB, send_event_to_slave): per domain, the GTID the
+    # groups are skipped up to; and whether the group being sent is skipped
+    dump_state: dict = field(default_factory=dict)
+    dump_empty: set = field(default_factory=set)  # domains the master had nothing of at the request
+    dump_skipping: bool = False
+    gtid_request: str = ""  # the GTID position the last GTID connect asked by (MariaDB)
+    par: PA.Applier | None = None  # a parallel applier's workers (model/parallel.py); None: serial
+    # MariaDB's connection_name (multi-source, model/multisource.py); None: the topology names none
+    connection: str | None = None
+
+
+@dataclass
+class Node:
+    id: str
+    server_id: int
+    offset: int
+    gtid_mode: bool
+    log_slave_updates: bool
+    commit_timestamps: bool
+    up: bool = True
+    incarnation: int = 0
+    binlog: list[Entry] = field(default_factory=list)
+    binlog_file_no: int = 0
+    binlog_pos: int = BINLOG_START
+    gtid_seq: dict = field(default_factory=dict)  # per domain, the last sequence number this server issued
+    executed: set[str] = field(default_factory=set)
+    channel: Channel | None = None  # the default connection (''), or the one an op addresses
+    connections: dict[str, Channel] = field(default_factory=dict)  # multi-source: by connection_name
+    domain_owner: dict = field(default_factory=dict)  # gtid_ignore_duplicates: per domain, the applying connection
+    replicas: list[Channel] = field(default_factory=list)
+    variables: dict = field(default_factory=dict)  # configuration (my.cnf): what a restart starts with
+    runtime: dict = field(default_factory=dict)  # SET GLOBAL changes, lost at a restart
+    semisync: SS.SemiSyncMaster | None = None
+    visible: list[str] = field(default_factory=list)  # committed in the engine, in commit order
+    prepared: list[tuple[str, str]] = field(default_factory=list)  # binlogged, not yet committed: (trx, gtid)
+    log_bin: bool = True
+    rpl_hierarchical: bool = False
+    rpl_transaction_enabled: bool = True
+    group_id: int = 0  # the in-memory group_id: the last one consumed (root) or played (slave)
+    index: list[list] = field(default_factory=list)  # binlog index: [file, group_id, server_id] per binlog
+    dirty: bool = False  # crashed: the last binlog's FDE still says "in use"
+    crash_point: str | None = None  # an armed crash point (model/recovery.py)
+    set_ids: dict = field(default_factory=dict)  # binlog file -> (ID, master_server_id) SET BINLOG_GROUP_ID gave it
+    binlog_gtids: dict = field(default_factory=dict)  # gtid_binlog_pos: per domain, the last GTID logged
+    slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
+    purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
+    mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
+    file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts
+    failed_over: bool = False  # a failover replaced it: no slave replicates from it again (until a restore)
+    # binlog durability (model/recovery.py): how many binlog entries are synced, the writes since
+    # the last sync, how many the dump threads may read, what the last crash kept of the binlog
+    synced: int = 0
+    writes_since_sync: int = 0
+    published: int = 0
+    durable_end: int | None = None
+    crash_kind: str = R.PROCESS  # of the armed crash point
+    visible_at: list[int] = field(default_factory=list)  # when each `visible` entry was committed
+    prepared_at: dict = field(default_factory=dict)  # trx -> when the engine prepared it
+    engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
+    state_file: bool = False  # MariaDB's <log-bin>.state: written at a clean shutdown, deleted at the next start
+
+    @property
+    def binlog_file(self) -> str:
+        return sys.intern(f"bin.{self.binlog_file_no:06d}")  # one string per file, not per event
+
+
+@dataclass(frozen=True)
+class Config:
+    """What makes one model system: its delay rule, the mutants it carries (model/mutants.py), the
+    settings it forces on every node, its server version's defaults, and the mechanics it follows
+    where the seeds say nothing or its server departs from them (model/mechanics.py). The Trace
+    header records all of it, so a Trace says which system made it."""
+
+    rule: str = D.WL344
+    mutants: frozenset[M.Mutant] = frozenset()
+    variables: dict = field(default_factory=dict)  # forced on every node, whatever the History says
+    defaults: dict = field(default_factory=dict)  # the server version's defaults
+    mechanics: X.Mechanics = X.Mechanics()
+
+    def as_dict(self) -> dict:
+        return {"rule": self.rule, "mutants": sorted(m.name for m in self.mutants),
+                "variables": dict(self.variables), "defaults": dict(self.defaults), "mechanics": self.mechanics.as_dict()}
+
+
+
+def event_fields(ev: Event, group_id: int | None = None) -> dict:
+    fields = {
+        "type": ev.type, "trx": ev.trx, "idx": ev.idx, "last": ev.last, "gtid": ev.gtid,
+        "server_id": ev.server_id, "when": ev.when, "ict": ev.ict,
+    }
+    if group_id is not None:
+        fields["group_id"] = group_id
+    if ev.incident is not None:
+        fields.update(incident=ev.incident, message=ev.message)
+    if ev.skip:
+        fields["skip_replication"] = True
+    if ev.error_code:
+        fields["error_code"] = ev.error_code
+    if ev.relay_log:
+        fields["relay_log"] = True
+    return fields
+
+
+def binlog_index(source: Node, file: str, pos: int) -> int:
+    """The index in the source's binlog of the first event at or after (file, pos): where a dump asked
+    for by that position starts."""
+    return next((i for i, e in enumerate(source.binlog) if (e.file, e.pos) >= (file, pos)), len(source.binlog))

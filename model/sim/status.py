@@ -1,0 +1,185 @@
+"""Status: SHOW SLAVE STATUS (Seconds_Behind_Master among it), SHOW GLOBAL STATUS/VARIABLES, SHOW
+MASTER STATUS and the other SHOW statements an expectation reads.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from replcheck.spec import formats as F
+from replcheck.spec.formats import BINLOG_START
+
+from .. import delay as D
+from .. import groupid as G
+from .. import incident as I
+from .. import mechanics as X
+from .. import multisource as MS
+from .. import semisync as SS
+from ..delay import US
+from .component import Component
+from .state import Channel, Entry, Node
+
+
+class Status(Component):
+    """What a client reading a node's status sees."""
+
+    def op_show_slave_status(self, node: Node, op: dict) -> None:
+        if node.channel is not None:  # a server that is no replica answers an empty set, no error (10.11, measured)
+            self.status(node.channel)
+
+    @staticmethod
+    def _master_status_fields(node: Node) -> dict:
+        fields = {"File": node.binlog_file, "Position": node.binlog_pos}
+        if node.rpl_hierarchical:
+            fields["Group_ID"] = node.group_id
+        return fields
+
+    def master_status(self, node: Node, **extra: Any) -> None:
+        self.emit("master_status", node.id, **self._master_status_fields(node), **extra)
+
+    def op_show_master_status(self, node: Node, op: dict) -> None:
+        self.master_status(node)
+
+    def status(self, ch: Channel) -> None:
+        # emit's dict, built once: a sample is no statement (emit's bookkeeping) and the most frequent observation
+        self.sim.obs.append({"t": self.sim.now, "kind": "status", "node": ch.node.id, **MS.tagged(ch.connection), **self._status_fields(ch)})
+
+    def _status_fields(self, ch: Channel) -> dict:
+        waiting = ch.state == "waiting"
+        state = {"stopped": "", "idle": D.STATE_IDLE, "waiting": D.STATE_WAITING, "executing": D.STATE_EXECUTING}[ch.state]
+        remaining = self.rule.remaining_s(ch.cur_due, self.sim.now) if waiting else None
+        io = "Yes" if ch.connected else ("Connecting" if ch.io_running else "No")
+        relay_file, relay_pos = self.rli.group_position(ch)
+        fields = {
+            "Slave_IO_Running": io,
+            "Slave_SQL_Running": "Yes" if ch.sql_running else "No",
+            "SQL_Delay": ch.delay,
+            "SQL_Remaining_Delay": remaining,
+            "Slave_SQL_Running_State": state,
+            "Relay_Log_File": relay_file,
+            "Relay_Log_Pos": relay_pos,
+            "Relay_Master_Log_File": self.rli.exec_master(ch)[0],
+            "Exec_Master_Log_Pos": self.rli.exec_master(ch)[1],
+            "Master_Log_File": ch.read_master_file,
+            "Read_Master_Log_Pos": ch.read_master_pos,
+            "Seconds_Behind_Master": self._seconds_behind(ch),
+            "Last_SQL_Errno": ch.last_sql_errno,
+            "Last_SQL_Error": ch.last_sql_error,
+            "Skip_Counter": ch.skip_counter,
+            "processlist_state": state if ch.sql_running else None,
+            "Gtid_IO_Pos": F.format_pos(ch.io_gtids),
+        }
+        if ch.node.rpl_hierarchical:
+            fields["Exec_Master_Group_ID"] = ch.exec_group_id
+            fields["Connect_Using_Group_ID"] = "Yes" if ch.connect_by_id else "No"
+        if self.rule.rule == D.WL7318:
+            # performance_schema.replication_applier_configuration / _status (WL#7318 F4)
+            fields["DESIRED_DELAY"] = ch.delay
+            fields["REMAINING_DELAY"] = remaining
+        return fields
+
+    def server_status(self, node: Node) -> None:
+        ss = node.semisync
+        variables = self._server_variables(node)
+        hosts = [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.connected]
+        self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
+
+    @staticmethod
+    def _server_variables(node: Node) -> dict:
+        """SHOW GLOBAL STATUS's semi-sync counters with the variables the properties read."""
+        variables = node.semisync.variables()
+        ch = node.channel
+        variables["Rpl_semi_sync_slave_status"] = "ON" if ch is not None and ch.io_running and ch.semi_sync else "OFF"
+        variables.update(gtid_binlog_pos=F.format_pos(node.binlog_gtids), gtid_slave_pos=F.format_pos(node.slave_gtids),
+                         gtid_current_pos=F.format_pos(G.current_pos(node.binlog_gtids, node.slave_gtids, node.server_id)))
+        return variables
+
+    def op_expect(self, node: Node, op: dict) -> None:
+        value = getattr(self, f"_shows_{op['show']}")(node, op) if node.up or op["show"] in F.CLIENT_SHOWN else None
+        self.emit("observed", node.id, expect=F.expect_where(self.sim.history, op), show=op["show"], value=value)
+
+    def _shows_slave_status(self, node: Node, op: dict) -> dict | None:
+        if node.channel is None:  # not a replica: an empty set
+            return None
+        fields = self._status_fields(node.channel)
+        return {k: fields[k] for k in op["fields"] if k in fields}
+
+    def _shows_master_status(self, node: Node, op: dict) -> dict | None:
+        if not node.log_bin:  # an empty set
+            return None
+        fields = self._master_status_fields(node)
+        return {k: fields[k] for k in op["fields"] if k in fields}
+
+    def _shows_status(self, node: Node, op: dict) -> dict:
+        variables = {k: v for k, v in self._server_variables(node).items() if k[0].isupper()}
+        return {k: variables[k] for k in op["fields"] if k in variables}
+
+    def _shows_variables(self, node: Node, op: dict) -> dict:
+        """As SHOW GLOBAL VARIABLES shows them (a boolean as ON or OFF), a default where none was set."""
+        variables = {**SS.VARIABLES, **node.runtime, **{k: v for k, v in self._server_variables(node).items() if not k[0].isupper()}}
+        return {k: ("ON" if variables[k] else "OFF") if isinstance(variables[k], bool) else variables[k]
+                for k in op["fields"] if k in variables}
+
+    @staticmethod
+    def _binlog_files(node: Node) -> list[str] | None:
+        if not node.log_bin:  # ER_NO_BINARY_LOGGING
+            return None
+        return [f for f in dict.fromkeys(e.file for e in node.binlog) if f not in node.purged]
+
+    def _shows_binary_logs(self, node: Node, op: dict) -> list[str] | None:
+        return self._binlog_files(node)
+
+    def _shows_binlog_events(self, node: Node, op: dict) -> list[dict] | None:
+        files = self._binlog_files(node) or []
+        wanted = F.binlog_number(op["in"]) if "in" in op else None
+        name = next((f for f in files if wanted is None or F.binlog_number(f) == wanted), None)
+        if name is None:  # ER_ERROR_WHEN_EXECUTING_COMMAND: could not find target log
+            return None
+        entries = [e for e in node.binlog if e.file == name]
+        return F.after_header([{"Event_type": F.EVENT_TYPE_SHOWN.get(e.ev.type, e.ev.type),
+                                "Info": _event_info(e, entries)} for e in entries])
+
+    def _shows_result(self, node: Node, op: dict) -> dict | None:
+        last = self.sim.last_stmt.get(node.id)
+        return None if last is None else {k: last.get(k) for k in ("errno", "warning", "message")}
+
+    @staticmethod
+    def _shows_rows(node: Node, op: dict) -> list[str]:
+        return sorted(node.visible)
+
+    def _seconds_behind(self, ch: Channel) -> int | None:
+        """MariaDB (slave.cc, send_show_master_info_data): NULL unless the IO thread is connected and the
+        SQL thread runs; 0 while caught up or before any timestamp; else now - last_master_timestamp -
+        clock difference, never negative. MySQL (rpl_replica.cc, show_slave_status_send_data): NULL
+        unless the SQL thread runs; caught up is Exec_Master_Log_Pos == Read_Master_Log_Pos, 0 with the
+        IO thread connected and NULL without; otherwise the same difference, whatever the IO thread.
+        The clock difference is the writer's offset, as the delay rule compensates it (model/delay.py)."""
+        if not ch.sql_running:
+            return None
+        if self.mech.seconds_behind_master == X.MARIADB:
+            if not ch.connected:
+                return None
+            if ch.sql_thread_caught_up:
+                return 0
+        elif (ch.read_master_file, ch.read_master_pos) == self.rli.exec_master(ch):
+            return 0 if ch.connected else None
+        if ch.last_master_timestamp is None:
+            return 0
+        when, off = ch.last_master_timestamp
+        return max(0, (self.sim.now - (when * US - off - self.sim.epoch)) // US)
+
+
+def _event_info(entry: Entry, entries: list[Entry]) -> str:
+    """SHOW BINLOG EVENTS' Info column where the model knows it (MariaDB's wording, log_event_server.cc
+    Gtid_log_event::pack_info, Incident_log_event::pack_info and Rotate_log_event::pack_info): a
+    group's GTID, BEGIN before it unless the group is one DDL statement; an incident's code; a
+    Rotate's next binlog. The statements' text is not modelled."""
+    ev = entry.ev
+    if ev.type == "GTID_LOG_EVENT":
+        xid = any(e.ev.gtid == ev.gtid and e.ev.type == "XID_EVENT" for e in entries)
+        return f"{'BEGIN ' if xid else ''}GTID {ev.gtid}"
+    if ev.type == "INCIDENT_EVENT":  # Incident_log_event::pack_info: "#<code> (<name>)"
+        return f"#{ev.incident} ({I.symbol(ev.incident)})"
+    if ev.type == "ROTATE_EVENT":
+        number = int(F.binlog_number(entry.file)) + 1
+        return f"{entry.file.rpartition('.')[0]}.{number:06d};pos={BINLOG_START}"
+    return ""
