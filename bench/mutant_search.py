@@ -63,7 +63,7 @@ def main() -> None:
     p.add_argument("--mutants", help="these mutants only (comma-separated registry names)")
     p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
     p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
-    p.add_argument("--markdown", action="store_true", help="print the table as Markdown (the README's)")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     a = p.parse_args()
     load_features()
     chosen = [REGISTRY[n] for n in a.mutants.split(",")] if a.mutants else list(REGISTRY.values())
