@@ -161,7 +161,14 @@ def _gate(args) -> int:
         io.check_output(args.gate)
     document = report.build_report(report.load_results(args.results))
     if args.write:
-        io.write_atomic(args.gate, report.gate_snapshot(document, args.name or Path(args.gate).stem, args.description))
+        from replcheck import release
+
+        try:  # the reasons the gate gave for its known violations stay with it
+            kept = release.reasons(report.load_gate(args.gate), args.gate) if Path(args.gate).is_file() else {}
+        except io.InputError:
+            kept = {}
+        io.write_atomic(args.gate, report.gate_snapshot(document, args.name or Path(args.gate).stem, args.description)
+                        + release.why_tables(kept))
         print(f"wrote {args.gate}: {len(document['sources'])} sources pinned")
         return EXIT_OK
     diffs = report.gate_differences(report.load_gate(args.gate), document)

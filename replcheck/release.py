@@ -13,7 +13,7 @@ from collections import Counter
 from replcheck import report as rp
 from replcheck.properties import core
 
-__all__ = ["summary", "KIND_LABELS", "COLUMNS"]
+__all__ = ["summary", "reasons", "why_tables", "KIND_LABELS", "COLUMNS"]
 
 KIND_LABELS = {"model": "models", "proof": "z3 proofs", "machine": "state machines", "tlc": "TLC", "server": "real server"}
 # the columns of the per-kind table, each a requirement's verdict on that kind's sources
@@ -33,6 +33,16 @@ def reasons(gate: dict, path) -> dict[tuple[str, str], str]:
                 raise io.InputError(path, None, f"why.{src}" + (f".{rid}" if rid else ""), "a reason is a string per requirement")
             out[(rid, src)] = text
     return out
+
+
+def why_tables(kept: dict[tuple[str, str], str]) -> str:
+    """The `[why."<source>"]` tables of a gate file, for `gate --write` to keep what it had."""
+    import json
+
+    out = []
+    for src in sorted({s for _, s in kept}):
+        out += ["", f"[why.{json.dumps(src)}]"] + [f"{json.dumps(r)} = {json.dumps(t)}" for (r, s), t in sorted(kept.items()) if s == src]
+    return "\n".join(out) + "\n" if out else ""
 
 
 def summary(report: dict, gate: tuple[str, dict] | None = None) -> dict:

@@ -78,3 +78,17 @@ def test_a_bad_reason_in_a_gate_is_bad_input_naming_the_field(tmp_path, capsys):
     assert cli.main(["report", str(results), "--gate", str(g), "--out", str(tmp_path / "out")]) == 2
     assert "g.toml: why." in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_gate_write_keeps_the_reasons_the_gate_gave(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    g = tmp_path / "mariadb.toml"
+    shutil.copy(Path(__file__).resolve().parents[2] / "ci" / "mariadb.toml", g)
+    before = release.reasons(io.parse_toml(g.read_text(), g), g)
+    assert before  # the clock-reply-late pins
+    results = Path(__file__).parent / "results" / "conform-mariadb-10.11.json"
+    assert cli.main(["gate", str(g), str(results), "--write"]) == 0
+    assert release.reasons(io.parse_toml(g.read_text(), g), g) == before
+    assert cli.main(["gate", str(g), str(results)]) == 0  # and the pins still load and hold
