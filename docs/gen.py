@@ -270,11 +270,15 @@ def figure_section(path: Path) -> str:
     load_txt = " / ".join(f"{x:.1f}" for x in load) if isinstance(load, list) else str(load)
     out = [f"## {path.stem}\n\n",
            f"Measured {data['date']} on `{data['machine']}` ({data.get('cpus', '?')} CPUs, Python "
-           f"{data.get('python', '?')}), load average {load_txt} (1, 5, 15 minutes) at its start. "
+           f"{data.get('python', '?')}), load average {load_txt} (1, 5, 15 minutes) when it was written. "
            f"File `{name}`.\n\n"]
     scalars = {k: v for k, v in data.items() if not isinstance(v, (list, dict)) and k not in ("date", "machine", "cpus", "python")}
     if scalars:
         out.append(", ".join(f"{k}: `{v}`" for k, v in scalars.items()) + "\n\n")
+    for key, rows in data.items():  # any other list of records is a table of its own
+        if key != "shapes" and isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+            keys = list(dict.fromkeys(k for r in rows for k in r))
+            out.append(f"### {key}\n\n" + table(keys, [[num(r.get(k, "")) for k in keys] for r in rows]) + "\n")
     for part in data.get("shapes", []):
         out.append(f"### {part.get('shape', '')}" + (f" on `{part['system']}`" if part.get("system") else "") + "\n\n")
         rows = part.get("rows", [])

@@ -99,6 +99,8 @@ def test_figures_show_date_machine_and_load_or_refuse_the_file(tmp_path, monkeyp
     page = gen.figures_page()
     assert "Measured 2026-01-02T03:04:05+00:00 on `box`" in page and "load average 1.5 / 2.0 / 3.0" in page
     assert "| 1000 | 0.25 |" in page
+    (results / "mutant_search-1.json").write_text(json.dumps({**good, "shapes": [], "mutants": [{"mutant": "m", "histories": 3}]}))
+    assert "### mutants\n\n| mutant | histories |\n|---|---|\n| m | 3 |" in gen.figures_page()  # any list of records is a table
     (results / "check_cost-2.json").write_text(json.dumps({**good, "load_average": None}))
     with pytest.raises(gen.BadResults, match=r"bench/results/check_cost-2.json: load_average: missing"):
         gen.figures_page()
