@@ -9,6 +9,7 @@ Generated, never typed by hand (tests/engine/test_docs.py fails when one is stal
   and what each declares it violates, with the reason;
 - reference/mutants.md: the mutant registry (model/mutants.py);
 - reference/tlc.md: the TLC checks pinned by spec/tla/manifest.toml;
+- reference/crosscheck.md: the cross-check rules of spec/crosscheck.toml;
 - figures.md: every results file of bench/results/, each with its date, machine and load;
 - _generated/feature-<name>.md: one block per feature, included by its page under features/.
 Everything is read through public interfaces or the spec files themselves, and written in a fixed
@@ -219,6 +220,19 @@ def tlc_page() -> str:
     return "".join(out)
 
 
+def crosscheck_page() -> str:
+    rules = tomllib.loads((ROOT / "spec" / "crosscheck.toml").read_text())["rule"]
+    out = [BANNER.format(src="spec/crosscheck.toml"), "# Cross-check rules\n\n",
+           "Where two systems running the same History are *expected* to differ, and why. A difference "
+           "is expected when the two systems differ in the setting a rule names (`differs`) and the "
+           "rule's condition (`when`) holds; any other difference is a finding, and a mutant's own "
+           "deviation is never explained here. See [campaigns](../campaigns.md#cross-check).\n\n"]
+    out.append(table(["rule", "aspects", "differs in", "when", "source", "why"],
+                     [[f"`{r['id']}`", ", ".join(r.get("aspects", ())), f"`{r.get('differs', '')}`", f"`{r.get('when', '')}`",
+                       r.get("source", ""), r.get("reason", "")] for r in rules]))
+    return "".join(out)
+
+
 def feature_block(feature: str) -> str:
     """A feature's requirements, mutants, TLC checks and what the real server shows, for its page."""
     reqs = [r for r in requirements() if r.feature == feature]
@@ -313,6 +327,7 @@ def pages() -> dict[Path, str]:
            DOCS / "reference" / "systems.md": systems_page(),
            DOCS / "reference" / "mutants.md": mutants_page(),
            DOCS / "reference" / "tlc.md": tlc_page(),
+           DOCS / "reference" / "crosscheck.md": crosscheck_page(),
            DOCS / "figures.md": figures_page()}
     for feature in feature_titles():
         out[DOCS / "_generated" / f"feature-{feature}.md"] = feature_block(feature)
