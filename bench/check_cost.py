@@ -24,16 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import resource
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
+import record
 from replcheck import io, systems
 from replcheck.features import load_features
 from replcheck.properties.expect import judge_expectations
@@ -42,7 +40,6 @@ from replcheck.properties.judge import Trace, judge_trace
 MS, S = 1000, 1_000_000
 SIZES = (10**3, 10**4, 10**5, 10**6)
 LIMIT = 1.1  # the largest growth exponent that passes
-RESULTS = Path(__file__).parent / "results"
 
 
 def _history(name: str, nodes: list[dict], channels: list[dict], ops: list[dict], every_us: int = S, end_us: int = 0) -> dict:
@@ -263,12 +260,7 @@ def main() -> None:
         e = s["exponents"]
         print(f"{s['shape']:>9} | judge {e['judge']['fit']} / {e['judge']['last']}  check {e['check']['fit']} / "
               f"{e['check']['last']}  simulate {e['simulate']['fit']} / {e['simulate']['last']}  {'ok' if s['linear'] else 'SUPERLINEAR'}")
-    now = datetime.now(timezone.utc)
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"check_cost-{now:%Y%m%dT%H%M%S}.json"
-    out.write_text(json.dumps({"date": now.isoformat(timespec="seconds"), "machine": platform.node(), "cpus": os.cpu_count(),
-                               "python": platform.python_version(), "load_average": os.getloadavg(), "system": args.system,
-                               "empty_run_mb": base_mb, "limit": LIMIT, "shapes": shapes}, indent=1))
+    out = record.write("check_cost", {"system": args.system, "empty_run_mb": base_mb, "limit": LIMIT, "shapes": shapes})
     print(f"wrote {out}")
     if not all(s["linear"] for s in shapes):
         raise SystemExit(1)

@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import record
 from replcheck import conform
 
 
@@ -33,8 +34,10 @@ def main() -> None:
     for (t, name), (nxt, _) in zip(marks, marks[1:] + [(end, "")]):
         per[name] = round(per.get(name, 0) + nxt - t, 1)
     runs = {a["history"]: a["attempt"] for a in doc["attempts"]}
-    print(json.dumps({"server_version": doc["server_version"], "scenarios": per, "seconds": round(end - start, 1),
-                      "attempts": {name: n for name, n in runs.items() if n > 1}, "load": os.getloadavg()[0]}, indent=1))
+    figures = {"server_version": doc["server_version"], "seconds": round(end - start, 1),
+               "scenarios": [{"scenario": name, "seconds": t, "attempts": runs.get(name, 1)} for name, t in per.items()]}
+    print(json.dumps({**figures, "load": os.getloadavg()[0]}, indent=1))
+    print(f"wrote {record.write('conform_quick', figures)}")
 
 
 if __name__ == "__main__":

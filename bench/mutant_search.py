@@ -1,4 +1,4 @@
-"""Finding power per mutant (issue #20): how many generated Histories, and how many seconds, until
+"""Finding power per mutant: how many generated Histories, and how many seconds, until
 the first History that catches each mutant of the registry, and how short that History shrinks.
 
 For every mutant, the Histories of its feature's families (replcheck.generate.families_for: the
@@ -8,7 +8,8 @@ no Spark, until one violates a `kills` requirement that the base model holds on 
 (replcheck.investigate.shrink) keeping the same catch, and its operations counted. `--machines`
 also runs verify's state-machine searches on each mutant (verify.run_machine, verify's budget)
 and lists the mutants no machine finds. Goal: every mutant within 10,000 Histories, median
-under 2 s, shrunk to at most 8 steps. Timings depend on the machine's load: it is printed.
+under 2 s, shrunk to at most 8 steps. Timings depend on the machine's load: it is printed, and
+kept with the rows in bench/results/mutant_search-<date>.json (docs/gen.py shows it on the figures page).
 Usage: .venv/bin/python bench/mutant_search.py [--seed 0] [--limit 10000] [--mutants a,b] [--machines] [--markdown]
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import statistics
 import time
 
+import record
 from replcheck import systems
 from replcheck.features import load_features
 from replcheck.generate import families_for, generate
@@ -63,7 +65,7 @@ def main() -> None:
     p.add_argument("--mutants", help="these mutants only (comma-separated registry names)")
     p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
     p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
-    p.add_argument("--markdown", action="store_true", help="print the table as Markdown (the README's)")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     a = p.parse_args()
     load_features()
     chosen = [REGISTRY[n] for n in a.mutants.split(",")] if a.mutants else list(REGISTRY.values())
@@ -86,6 +88,9 @@ def main() -> None:
           f"load average after: {os.getloadavg()[0]:.2f}")
     if a.machines:
         print(f"not found by a state machine ({a.examples} examples, seed {a.seed}): {', '.join(unfound) or 'none'}")
+    out = record.write("mutant_search", {"seed": a.seed, "limit": a.limit, "examples": a.examples if a.machines else None,
+                                         "mutants": [{**r, "families": ",".join(r["families"])} for r in rows]})
+    print(f"wrote {out}")
 
 
 def _line(r: dict, markdown: bool) -> str:

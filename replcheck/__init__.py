@@ -1,2 +1,2 @@
 """replcheck: checks MySQL-family replication features against their specifications."""
-__version__ = "0.1.0"
+__version__ = "0.2.0"

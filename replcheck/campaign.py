@@ -9,7 +9,7 @@ campaign killed at any point and re-run with the same arguments skips the chunks
 exist and redoes the others, so no row is lost or duplicated and the table equals an
 uninterrupted run's.
 
-Rows (the schema is in README's Campaigns section): one per (index, system) with the
+Rows (the schema is in docs/campaigns.md, "Results"): one per (index, system) with the
 requirements it passed, violated and did not exercise; one per violation, with the first
 witness and what reproduces it; one per cross-check difference between two systems
 (crosscheck.py); per chunk, the counts the summary adds up. A History passes most requirements

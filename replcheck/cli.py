@@ -133,13 +133,25 @@ def _report(args) -> int:
     from replcheck import report
 
     outdir.check(args.out, outdir.REPORT)
+    gate = _gate_arg(args.gate)
     document = report.build_report(report.load_results(args.results), args.title)
     with outdir.staged(args.out, keep=True) as staging:  # keeps what else is there (a verify's results, traces)
-        report.write_reports(document, staging)
+        report.write_reports(document, staging, gate)
     s = document["summary"]
     print(f"wrote {args.out}/report.html, report.json, junit.xml, summary.md: {s['requirements']} requirements, "
           f"{s['violated']} unexpected violations, {s['findings']} findings")
     return EXIT_VIOLATION if s["violated"] or s["findings"] or s["expectations_violated"] else EXIT_OK
+
+
+def _gate_arg(path: str | None) -> tuple[str, dict] | None:
+    """--gate of report and conform: the gate file, loaded before any work (a bad one is exit 2)."""
+    from replcheck import release, report
+
+    if not path:
+        return None
+    gate = report.load_gate(path)
+    release.reasons(gate, path)  # its reasons too, before any work
+    return Path(path).name, gate
 
 
 def _gate(args) -> int:
@@ -149,7 +161,14 @@ def _gate(args) -> int:
         io.check_output(args.gate)
     document = report.build_report(report.load_results(args.results))
     if args.write:
-        io.write_atomic(args.gate, report.gate_snapshot(document, args.name or Path(args.gate).stem, args.description))
+        from replcheck import release
+
+        try:  # the reasons the gate gave for its known violations stay with it
+            kept = release.reasons(report.load_gate(args.gate), args.gate) if Path(args.gate).is_file() else {}
+        except io.InputError:
+            kept = {}
+        io.write_atomic(args.gate, report.gate_snapshot(document, args.name or Path(args.gate).stem, args.description)
+                        + release.why_tables(kept))
         print(f"wrote {args.gate}: {len(document['sources'])} sources pinned")
         return EXIT_OK
     diffs = report.gate_differences(report.load_gate(args.gate), document)
@@ -170,10 +189,11 @@ def _conform(args) -> int:
     if args.attempts is not None and args.attempts < 1:
         raise UsageError(f"conform: --attempts: {args.attempts} is not a positive number of runs")
     outdir.check(args.out, outdir.REPORT)
+    gate = _gate_arg(args.gate)
     try:
         document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
                                    tmpdir=args.tmpdir, scale=args.scale,
-                                   attempts=args.attempts or conform.ATTEMPTS)
+                                   attempts=args.attempts or conform.ATTEMPTS, gate=gate)
     except conform.RunnerError as e:
         raise UsageError(f"conform: {e}") from None
     except HarnessError as e:
@@ -418,6 +438,7 @@ def build_parser() -> Parser:
     s.add_argument("results", nargs="+", help="results.json files (replcheck verify, the pytest plugin)")
     s.add_argument("--out", type=_file_name, default="replcheck-report")
     s.add_argument("--title", default="replcheck compliance report")
+    s.add_argument("--gate", type=_file_name, help="a gate file to run for the report's release summary, e.g. ci/mariadb.toml")
     s.set_defaults(fn=_report)
 
     s = sub.add_parser("gate", help="compare results with a gate file's pinned verdicts (exit 1 on any difference)")
@@ -438,6 +459,7 @@ def build_parser() -> Parser:
     s.add_argument("--scale", type=float, help="real seconds per History second (default: each scenario's)")
     s.add_argument("--attempts", type=int, help="runs of a scenario at most (default 3): a run with an inconclusive "
                    "verdict runs again at twice the time scale")
+    s.add_argument("--gate", type=_file_name, help="a gate file to run for the report's release summary, e.g. ci/mariadb.toml")
     s.set_defaults(fn=_conform)
 
     s = sub.add_parser("systems", help="the systems a History can run on")

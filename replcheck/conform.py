@@ -82,9 +82,10 @@ def _trace_name(name: str, attempt: int) -> str:
 # -- the suite ------------------------------------------------------------------------------------
 def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None = None, basedir: str | None = None,
             tmpdir: str | None = None, scale: float | None = None, attempts: int = ATTEMPTS,
-            progress: Callable[[str], None] | None = None, server=None) -> dict:
+            progress: Callable[[str], None] | None = None, server=None, gate: tuple[str, dict] | None = None) -> dict:
     """Run the scenarios (or the given History files), write the report directory, return the
-    results document. `server`: the System that runs them (by default MariaDB's harness)."""
+    results document. `server`: the System that runs them (by default MariaDB's harness); `gate`:
+    run for the report's release summary."""
     progress = progress or io.progress("conform")
     load_features()
     if history_files:
@@ -141,7 +142,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
                     "findings": results.findings, "figures": {}, "rows": results.rows, "attempts": tried}
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}],
-                                                 title=f"replcheck conformance: MariaDB {version}"), staging)
+                                                 title=f"replcheck conformance: MariaDB {version}"), staging, gate)
     retried = sum(1 for r in tried if r["attempt"] > 1)
     progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings"
              + (f", {retried} runs again at a larger time scale)" if retried else ")"))

@@ -19,7 +19,7 @@ import html
 import math
 from urllib.parse import quote
 
-from replcheck import io
+from replcheck import io, release
 
 __all__ = ["render_html"]
 
@@ -83,6 +83,7 @@ svg.fig{max-width:100%;height:auto;font:11px system-ui,sans-serif;background:#ff
 svg .grid{stroke:#e5e7eb}svg .axis{stroke:#444}svg .pt{stroke:#fff;stroke-width:.8;fill-opacity:.85}
 svg .pt.early{stroke:#d62728;stroke-width:2.5}svg .pt.off{stroke:#333;stroke-dasharray:2 2;stroke-width:1.5}svg .diag{stroke:#888;stroke-dasharray:4 3}
 .panels{display:flex;flex-wrap:wrap;gap:1rem}
+.gate-pass b{color:var(--pass)}.gate-fail b{color:var(--violated)}td.why{max-width:60rem}
 #rc-filter{margin:.6rem 0;display:flex;gap:1rem;align-items:center}
 [hidden]{display:none!important}
 """
@@ -156,7 +157,8 @@ def render_html(report: dict) -> str:
     if not sources:  # older or hand-made documents: the columns are whatever has verdicts
         sources = sorted({s for r in reqs for s in _verdicts(r)})
     title = report.get("title") or "replcheck compliance report"
-    body = [_header(report, title), _matrix(reqs, sources), _requirements(reqs, sources),
+    rel = report.get("release") if isinstance(report.get("release"), dict) else release.summary({**report, "requirements": reqs, "sources": sources})
+    body = [_header(report, title, _release(rel)), _matrix(reqs, sources), _requirements(reqs, sources),
             _expectations(_list(report.get("expectations")), sources), _findings(_list(report.get("findings"))),
             _attempts(_list(report.get("attempts"))), _figures(report.get("figures"))]
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -165,18 +167,61 @@ def render_html(report: dict) -> str:
             + "\n".join(body) + f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
 
 
-def _header(report: dict, title: str) -> str:
+def _header(report: dict, title: str, release_html: str) -> str:
     summary = report.get("summary") if isinstance(report.get("summary"), dict) else {}
     tone = {"violated": "bad", "inconclusive": "bad", "findings": "bad", "expected_violations": "warn"}
     tiles = "".join(
         f'<div class="tile {tone.get(k, "") if v else ""}"><b>{e(v)}</b>{e(str(k).replace("_", " "))}</div>'
         for k, v in summary.items())
-    inputs = "".join(f"<li><code>{e(p)}</code></li>" for p in _list(report.get("inputs"))) or "<li>none recorded</li>"
-    return (f'<header><h1>{e(title)}</h1><p class="muted">schema <code>{e(report.get("schema"))}</code></p>'
-            f'<div class="tiles">{tiles}</div>{_counts_table(report.get("counts"))}<details><summary>Inputs</summary><ul>{inputs}</ul></details>'
+    inputs = "".join(f"<li><code>{e(_shown(p))}</code></li>" for p in _list(report.get("inputs"))) or "<li>none recorded</li>"
+    return (f'<header><h1>{e(title)}</h1><p class="muted">schema <code>{e(report.get("schema"))}</code></p>{release_html}'
+            f'<h2>All verdicts</h2><div class="tiles">{tiles}</div>{_counts_table(report.get("counts"))}<details><summary>Inputs</summary><ul>{inputs}</ul></details>'
             '<nav><a href="#rc-matrix">Verdict matrix</a><a href="#rc-requirements">Requirements</a>'
             '<a href="#rc-expectations">Expectations</a><a href="#rc-findings">Findings</a>'
             '<a href="#rc-figures">Figures</a></nav></header>')
+
+
+def _shown(path: object) -> str:
+    """An input as the reader needs it: its folder and name, never where it sat on the machine."""
+    parts = [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".")]
+    return "/".join(parts[-2:]) if str(path).startswith(("/", "~")) or ":" in str(path)[:3] else str(path)
+
+
+def _release(rel: dict) -> str:
+    """For the release: per kind of evidence the requirements passed, violated (new, known),
+    inconclusive and not exercised; the gate's verdict; the new violations and, for each known
+    one, why (the declaration or the gate's pin)."""
+    head = "".join(f"<th>{e(c.replace('_', ' '))}</th>" for c in release.COLUMNS)
+    rows = "".join(f'<tr data-kind="{e(k)}"><td>{e(v["label"])}</td>'
+                   + "".join(f'<td class="n-{e(c)}">{e(v.get(c, 0))}</td>' for c in release.COLUMNS) + "</tr>"
+                   for k, v in rel.get("kinds", {}).items())
+    gate = rel.get("gate")
+    if gate is None:
+        verdict = '<p id="rc-gate" class="muted">Gate: not run (give <code>--gate GATE</code>, or run <code>replcheck gate</code>).</p>'
+    else:
+        diffs = "".join(f"<li>{e(d)}</li>" for d in gate["differences"][:50])
+        more = f"<li>{len(gate['differences']) - 50} more</li>" if len(gate["differences"]) > 50 else ""
+        outcome = ("pass", "passed") if gate["passed"] else ("fail", f"failed, {len(gate['differences'])} differences")
+        verdict = (f'<p id="rc-gate" class="gate-{outcome[0]}"><b>Gate {e(gate["name"])}: {e(outcome[1])}</b></p>'
+                   + (f"<details><summary>Differences</summary><ul>{diffs}{more}</ul></details>" if diffs else ""))
+
+    def item(x: dict) -> str:
+        why = x["why"] or ("pinned violated by the gate" if x["pinned"] else "")
+        how = ", ".join(w for w, on in (("declared", x["declared"]), ("pinned", x["pinned"])) if on)
+        return (f'<tr><td><a href="{href(x["requirement"])}">{e(x["requirement"])}</a></td><td><code>{e(x["source"])}</code></td>'
+                f'<td>{e(", ".join(x["scenarios"]))}</td><td>{e(how)}</td><td class="why">{e(why)}</td></tr>')
+    new = [x for x in rel.get("violations", []) if not x["known"]]
+    known = [x for x in rel.get("violations", []) if x["known"]]
+    table = '<table class="findings {}"><thead><tr><th>requirement</th><th>source</th><th>scenarios</th><th>known as</th><th>why</th></tr></thead><tbody>{}</tbody></table>'
+    f = rel.get("findings", {})
+    return (f'<section id="rc-release"><h2>For the release</h2>'
+            f'<table class="findings" id="rc-kinds"><thead><tr><th>evidence</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            f'{verdict}<p>{e(rel.get("new", 0))} new violations, {e(rel.get("known", 0))} known; '
+            f'{e(f.get("distinct", 0))} findings (one per requirement and scenario), '
+            f'{e(f.get("inconclusive_scenarios", 0))} scenarios that did not test their claim.</p>'
+            + (f'<h3>New violations</h3>{table.format("new", "".join(map(item, new)))}' if new else "")
+            + (f'<h3>Known violations, and why</h3>{table.format("known", "".join(map(item, known)))}' if known else "")
+            + "</section>")
 
 
 def _counts_table(counts: object) -> str:

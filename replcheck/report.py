@@ -289,9 +289,12 @@ def attempt_text(a: dict) -> str:
             f"ops slipped {a['slipped_us'] / 1e6:.2f} s): {why}; {kept} verdict{'' if kept == 1 else 's'} kept")
 
 
-def write_reports(report: dict, out: Path) -> None:
+def write_reports(report: dict, out: Path, gate: tuple[str, dict] | None = None) -> None:
+    """The four reports; `gate` (its name and table, load_gate) is run for the release summary."""
+    from replcheck import release
     from replcheck.html import render_html
 
+    report["release"] = release.summary(report, gate)
     io.write_atomic(out / "report.json", json.dumps(report, indent=1))
     io.write_atomic(out / "report.html", render_html(report))
     io.write_atomic(out / "junit.xml", junit(report))

@@ -161,7 +161,7 @@ def tla_copy(tmp_path, monkeypatch) -> Path:
 
 
 # Test tiers: a test is marked by what it needs, from the fixtures it uses, so that
-# `pytest -m "not (server or spark or browser or slow)"` is the fast tier (README, "Test tiers").
+# `pytest -m "not (server or spark or browser or slow)"` is the fast tier (docs/ci.md).
 TIER_FIXTURES = {"server": "server", "spark": "spark", "mutant_campaign": "spark", "browser_dir": "browser",
                  "results": "slow"}  # test_report's `results` runs a whole verify
 

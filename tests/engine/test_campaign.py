@@ -254,7 +254,7 @@ def test_an_out_dir_of_another_campaign_is_refused(mutant_campaign, capsys):
 
 
 def test_the_table_reads_with_pyarrow_alone(mutant_campaign):
-    """The schema README documents, without Spark: Parquet files under table/chunk=K/."""
+    """The schema docs/campaigns.md documents, without Spark: Parquet files under table/chunk=K/."""
     pq = pytest.importorskip("pyarrow.parquet")
     out, summary, _, _ = mutant_campaign
     table = pq.read_table(out / "table").to_pylist()

@@ -305,3 +305,39 @@ def test_filter_script_hides_what_does_not_match(browser_dir):
     expected = [r for r in report["requirements"] if any(v["expected"] for v in r["verdicts"].values())]
     assert f'data-after-text="{sum("r1" in i for i in ids)}"' in run.stdout  # R1, R10, R11
     assert f'data-after-cat="{len(expected)}"' in run.stdout and 0 < len(expected) < 12
+
+
+# -- the release summary on a real conformance result -----------------------------------------------
+# A recorded `replcheck conform --server mariadb` of three scenarios on MariaDB 10.11 (flt-semisync-unsent,
+# clock-reply-late, d1-normal-setup; rows not exercised left out): known violations, declared by the
+# reference model or pinned with a reason in ci/mariadb.toml, and passes.
+CONFORM_RESULT = Path(__file__).parent / "results" / "conform-mariadb-10.11.json"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_release_summary_on_a_real_conform_result_in_chromium(browser_dir):
+    import json
+
+    from replcheck import cli
+
+    out = browser_dir / "conform-report"
+    given = browser_dir / "inputs" / "results.json"  # an absolute path the page must not show
+    given.parent.mkdir()
+    given.write_text(CONFORM_RESULT.read_text())
+    assert cli.main(["report", str(given), "--gate", str(REPO / "ci" / "mariadb.toml"), "--out", str(out)]) == 1
+    rows = json.loads(CONFORM_RESULT.read_text())["rows"]
+    passed = {r["requirement"] for r in rows if r["status"] == "pass"} - {r["requirement"] for r in rows if r["status"] == "violated"}
+    passed = {r for r in passed if not r.startswith("EXPECT ")}
+    run = chromium(browser_dir, (out / "report.html").as_uri(), "--dump-dom")
+    assert run.returncode == 0 and console_messages(run.stderr, (out / "report.html").as_uri()) == []
+    dom = run.stdout
+    top = dom[dom.index('id="rc-release"'):dom.index('id="rc-matrix"')]  # the release summary comes first
+    server_row = re.search(r'<tr data-kind="server">(.*?)</tr>', top).group(1)
+    assert f'<td class="n-passed">{len(passed)}</td>' in server_row and '<td class="n-violated_new">0</td>' in server_row
+    assert '<td class="n-violated_known">5</td>' in server_row
+    assert "Gate mariadb.toml: failed" in top  # the gate pins the whole quick suite, three scenarios ran
+    assert "0 new violations, 5 known" in top and "5 findings (one per requirement and scenario)" in top
+    known = top[top.index("Known violations"):]
+    assert "FILTER.SEMISYNC.UNSENT" in known and "MDEV-38486" in known  # declared by model:mariadb-10.11
+    assert "SBM.VALUE" in known and "clock-reply-late holds the master's clock reply" in known  # the gate's reason
+    assert str(browser_dir) not in dom and "inputs/results.json" in dom  # no path of the machine it ran on

@@ -39,7 +39,7 @@ WHOLE = [(delay, "model:wl344", "d1-back-to-zero", "ChangeDelay"), (incident, "m
          (incident, "model:mariadb-10.11", "dom-strict-two-domains", "Stop"),
          (groupids, "model:google-5.0", "g50-rpl_hier_crash_recovery", "ClientCommitCrash")]
 MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
-# The embedded Histories no spec's vocabulary covers on any model (README, "TLA+ and TLC"): a topology
+# The embedded Histories no spec's vocabulary covers on any model (docs/tla.md, "Trace validation"): a topology
 # none has (fan-out, mixed --rpl-hierarchical), or a feature none models (BINLOG statements, clock
 # offsets, a partial group, a suite scenario's own expectations), replication filters and named
 # connections (no spec has them).
