@@ -131,8 +131,8 @@ class Applier(Component):
             if (ch.skip_counter or ch.skipping_group) and ev.type not in SKIP_EXEMPT:
                 self._skip_event(ch, entry)
                 continue
-            if ev.type in D.TRX_START and ch.node.rpl_hierarchical and entry.group_id is not None:
-                if self.hierarchy.halts(ch, entry):
+            if ev.type in D.TRX_START and (stopped := self._feature_reads(ch, entry)) is not None:
+                if stopped:
                     return
             elif self._checks_duplicates(ch, ev):
                 pass  # once it is due, below
@@ -158,6 +158,13 @@ class Applier(Component):
                         return
                     continue
             self._execute(ch, entry, self.sim.now)
+
+    def _feature_reads(self, ch: Channel, entry: Entry) -> bool | None:
+        """What the first feature that takes a group's first event answers (HOOKS on_group_read)."""
+        for hook in self.hooks.on_group_read:
+            if (stopped := hook(ch, entry)) is not None:
+                return stopped
+        return None
 
     @staticmethod
     def _checks_duplicates(ch: Channel, ev: Event) -> bool:
@@ -334,8 +341,7 @@ class Applier(Component):
             self.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=refused,
                            relay_file=ch.relay[first].file, relay_pos=ch.relay[first].pos)
             return
-        if ev.trx is not None and ch.node.rpl_hierarchical:
-            self.hierarchy.commit(ch, entry, first)
+        if ev.trx is not None and any(hook(ch, entry, first) for hook in self.hooks.on_group_end):
             return
         before = (ch.group_master_file, ch.group_master_pos)
         self.advance_group(ch, entry)

@@ -1,9 +1,14 @@
-"""What every component of the simulator shares: the kernel it runs in and its parts.
+"""What every component of the simulator shares: the kernel it runs in, its parts, and the hooks
+by which a feature joins the replication core.
 
 A component is one mechanism of a server with the rules that drive it (the source's binlog
 writes, the receiver, the applier, ...). It reads the clock and queues and emits through the
 kernel, and calls the other components through their public methods only, by the names the
 kernel gives them (`self.receiver`, `self.applier`, ...).
+
+A feature (a `Feature` component) changes the core at named moments instead of inline branches:
+it defines a method of a hook's name, and the core calls every such method there, in the order
+of the kernel's parts.
 """
 from __future__ import annotations
 
@@ -13,14 +18,52 @@ if TYPE_CHECKING:
     from .kernel import Simulator
 
 
+# The moments a feature joins the core at, with what each method is given and answers.
+HOOKS = {
+    "on_trx_begin": "(node, trx): a client transaction begins",
+    "on_commit": "(node, trx, start) -> fields | None: a client commit reaches its binlog write; the fields its "
+                 "answer carries, or None once the feature has answered it",
+    "on_group_read": "(ch, entry) -> bool | None: the SQL thread reads a group's first event; True: it stopped, "
+                     "False: the feature let the group through, None: not the feature's",
+    "on_group_end": "(ch, entry, first) -> bool: the SQL thread ends a group; True: the feature committed it",
+    "on_binlog_close": "(node): the open binlog closes",
+    "on_binlog_open": "(node): a new binlog opens",
+    "on_shutdown": "(node): a clean shutdown begins",
+    "on_recover": "(node) -> bool: start-up recovery; False: the start ends there",
+    "on_resume": "(node): recovery is done, replication not yet started",
+    "on_promote_replica": "(ch, primary) -> bool: a failover moves a replica to the new primary; True: done",
+    "status_fields": "(ch, fields): SHOW SLAVE STATUS of a channel, fields to add",
+    "master_status_fields": "(node, fields): SHOW MASTER STATUS, fields to add",
+}
+
+
+class Hooks:
+    """Each hook's methods, in the order of the parts."""
+
+    def __init__(self, parts: "list[Component]"):
+        for name in HOOKS:
+            setattr(self, name, tuple(getattr(p, name) for p in parts if isinstance(p, Feature) and hasattr(p, name)))
+
+
 class Component:
     def __init__(self, sim: "Simulator"):
         self.sim = sim
         self.mutants, self.mech, self.rule, self.nodes = sim.mutants, sim.mech, sim.rule, sim.nodes
         self.emit, self.at = sim.emit, sim.at
 
-    def wire(self, parts: dict[str, "Component"]) -> None:
-        """The other components, each by its name."""
+    def wire(self, parts: dict[str, "Component"], hooks: Hooks) -> None:
+        """The other components, each by its name, and the features' hooks."""
+        self.hooks = hooks
         for name, part in parts.items():
             if part is not self:
                 setattr(self, name, part)
+
+
+class Feature(Component):
+    """A feature's component: it joins the core through the hooks it defines (HOOKS), and may have
+    state and statements of its own."""
+
+    def __init_subclass__(cls) -> None:
+        unknown = [n for n in vars(cls) if n.startswith("on_") and n not in HOOKS]
+        if unknown:
+            raise TypeError(f"{cls.__name__}: no hook named {unknown[0]}")

@@ -15,14 +15,14 @@ from .. import recovery as R
 from ..delay import US, Event
 from ..groupid import (HALT_LOWER, HALT_NEVER, HALT_NOT_HIGHER, GroupEnd, binlog_info, check_set_group_id, connect_by_id_error,
                        must_halt, purge_candidates)
-from .component import Component
+from .component import Feature
 from .state import Channel, Entry, Node
 
 if TYPE_CHECKING:
     from .kernel import Simulator
 
 
-class Hierarchy(Component):
+class Hierarchy(Feature):
     """What the simulator  does for global group IDs: issuing an ID at the root's
     binlog write and carrying the master's on a slave, the halt rule, the binlog index, start-up
     recovery of the ID, SHOW BINLOG INFO FOR, SET BINLOG_GROUP_ID, PURGE BINARY LOGS,
@@ -37,23 +37,24 @@ class Hierarchy(Component):
         self.taken: dict[str, int] = {}
 
     # -- binlog write and commit -----------------------------------------------------------------
-    def begin(self, node: Node, trx: str) -> None:
+    def on_trx_begin(self, node: Node, trx: str) -> None:
         """A client transaction begins on a root master: group-id-before-binlog-lock takes its ID
         now, outside LOCK_log (the design takes it at the binlog write, so that IDs are sequential)."""
-        if M.GROUP_ID_BEFORE_BINLOG_LOCK in self.mutants and node.channel is None:
+        if node.rpl_hierarchical and M.GROUP_ID_BEFORE_BINLOG_LOCK in self.mutants and node.channel is None:
             self.taken[node.id] = self.early[(node.id, trx)] = max(node.group_id, self.taken.get(node.id, 0)) + 1
 
-    def issue(self, node: Node, trx: str, start: int) -> dict | None:
+    def on_commit(self, node: Node, trx: str, start: int) -> dict | None:
         """The group ID a client commit on this server gets ({"group_id": ID}), or None when the
         commit is done without one (a slave's own write) or refused (no ID left)."""
-        sim = self.sim
+        if not node.rpl_hierarchical:
+            return {}
         if node.channel is not None:
             # A slave does not binlog what originated on itself (the design's have_master check).
-            sim.source.engine_commit(node, trx, None)
-            sim.emit("commit", node.id, trx=trx, gtid=None, start=start, binlogged=False)
+            self.source.engine_commit(node, trx, None)
+            self.emit("commit", node.id, trx=trx, gtid=None, start=start, binlogged=False)
             return None
         if node.group_id >= F.MAX_GROUP_ID:
-            sim.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=F.ER_ERROR_WHEN_EXECUTING_COMMAND,
+            self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=F.ER_ERROR_WHEN_EXECUTING_COMMAND,
                      message=f"group_id {node.group_id} is the largest there is; SET BINLOG_GROUP_ID ... WITH RESET")
             return None
         # The root master issues the next ID under the binlog lock; the MariaDB view's
@@ -61,9 +62,11 @@ class Hierarchy(Component):
         node.gtid_seq[0] = node.group_id
         return {"group_id": self.early.pop((node.id, trx), node.group_id + 1)}
 
-    def halts(self, ch: Channel, entry: Entry) -> bool:
+    def on_group_read(self, ch: Channel, entry: Entry) -> bool | None:
         """The halt rule: the SQL thread stops instead of playing a group whose ID does not follow
-        its binlog's."""
+        its binlog's (a group with an ID, on a --rpl-hierarchical slave)."""
+        if not ch.node.rpl_hierarchical or entry.group_id is None:
+            return None
         if M.NO_HALT_ON_LOWER_ID in self.mutants:
             rule = HALT_NEVER
         else:
@@ -71,81 +74,89 @@ class Hierarchy(Component):
         if not must_halt(entry.group_id, ch.node.group_id, rule):
             return False
         ch.last_sql_errno, ch.last_sql_error = F.ER_SLAVE_GROUP_ID_LOWER, F.halt_message(entry.group_id, ch.node.group_id)
-        self.sim.applier.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
+        self.applier.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
                            relay_file=entry.file, relay_pos=entry.pos)
         return True
 
-    def commit(self, ch: Channel, entry: Entry, first: int) -> None:
+    def on_group_end(self, ch: Channel, entry: Entry, first: int) -> bool:
         """The SQL thread's COMMIT in the design's order: binlog write, engine commit (InnoDB's
         replication state with it), relay-log.info flush; a crash point may fall between any two."""
+        if not ch.node.rpl_hierarchical:
+            return False
+        self._commit(ch, entry, first)
+        return True
+
+    def _commit(self, ch: Channel, entry: Entry, first: int) -> None:
         sim = self.sim
         node, ev = ch.node, entry.ev
         group = P.own_events(ch.relay[first:ch.sql_pos])
         if node.crash_point == R.BEFORE_BINLOG_WRITE:
             ch.applied_in_group = max(ch.applied_in_group, 1)  # the crash rolls the group back
-            sim.lifecycle.crash_at(node, R.BEFORE_BINLOG_WRITE)
+            self.lifecycle.crash_at(node, R.BEFORE_BINLOG_WRITE)
             return
         # The THD carries the master's group ID into this binlog; a master without the option
         # sent none, and mixed mode logs 0.
         gid = group[0].group_id if group[0].group_id is not None else 0
         ict = sim.local(node, sim.now) if node.commit_timestamps else None
-        sim.source.write_binlog(node, [replace(e.ev, ict=ict, ict_off=node.offset) for e in group], gid)
+        self.source.write_binlog(node, [replace(e.ev, ict=ict, ict_off=node.offset) for e in group], gid)
         ch.exec_group_id = gid or ch.exec_group_id
         ch.applied_in_group = 0
         node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # mysql.gtid_slave_pos commits with the group
         if node.crash_point == R.AFTER_BINLOG_WRITE:
             node.prepared.append((ev.trx, ev.gtid))  # an XID in the binlog: recovery commits it
-            sim.lifecycle.crash_at(node, R.AFTER_BINLOG_WRITE)
+            self.lifecycle.crash_at(node, R.AFTER_BINLOG_WRITE)
             return
         node.executed.add(ev.gtid)
-        sim.source.engine_commit(node, ev.trx, ev.gtid)
+        self.source.engine_commit(node, ev.trx, ev.gtid)
         if node.rpl_transaction_enabled:
             ch.engine_pos, ch.engine_master = ch.sql_pos, (entry.master_file, entry.master_end)
-        if sim.lifecycle.crash_at(node, R.AFTER_ENGINE_COMMIT):
+        if self.lifecycle.crash_at(node, R.AFTER_ENGINE_COMMIT):
             return
-        sim.applier.advance_group(ch, entry)
+        self.applier.advance_group(ch, entry)
 
     # -- the binlog index, shutdown and start-up -----------------------------------------------------
-    def index_binlog(self, node: Node) -> None:
+    def on_binlog_open(self, node: Node) -> None:
         """A new binlog's index entry: the last group ID so far (its FDE has none)."""
         last_sid = node.index[-1][2] if node.index else node.server_id
         node.index.append([node.binlog_file, node.group_id, last_sid])
 
     @staticmethod
-    def close_index_entry(node: Node) -> None:
+    def on_binlog_close(node: Node) -> None:
         """MYSQL_LOG::close: the closed file's index entry gets the ID of its last group."""
         # The binlog only grows and the open file is its tail: look no further back than that file.
         last = next((e for e in takewhile(lambda e: e.file == node.binlog_file, reversed(node.binlog)) if e.group_id), None)
         if node.index and last is not None:
             node.index[-1][1:] = [last.group_id, last.ev.server_id]
 
-    def shutdown(self, node: Node) -> None:
+    def on_shutdown(self, node: Node) -> None:
         sim = self.sim
         if node.rpl_hierarchical and M.STOP_EVENT in self.mutants:
             # The design drops Stop events under --rpl-hierarchical: one would consume an ID.
             when = sim.local(node, sim.now) // US
-            sim.source.write_binlog(node, [Event("STOP_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
+            self.source.write_binlog(node, [Event("STOP_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
                                            size=F.QUERY_SIZE)], node.group_id + 1)
-        self.close_index_entry(node)
+        self.on_binlog_close(node)
 
     def emit_index(self, node: Node) -> None:
         self.emit("binlog_index", node.id, content=F.format_index([(f.encode(), g) for f, g, _ in node.index]).decode())
 
-    def recover(self, node: Node) -> bool:
+    def on_recover(self, node: Node) -> bool:
         """At start: the last issued group ID again (clean: the index; crash: the last binlog).
         False when an armed crash point kills the start before the new binlog exists."""
-        sim = self.sim
+        if not node.rpl_hierarchical:
+            return True
         entries = [F.IndexEntry(f.encode(), g) for f, g, _ in node.index]
         last_file = [e.group_id for e in node.binlog if e.file == node.binlog_file and e.group_id is not None]
         node.group_id = R.startup_group_id(entries, node.dirty, last_file, M.RECOVERY_IGNORES_INDEX in self.mutants)
         self.emit_index(node)
-        return not sim.lifecycle.crash_at(node, R.RECOVERY_BEFORE_NEW_BINLOG)
+        return not self.lifecycle.crash_at(node, R.RECOVERY_BEFORE_NEW_BINLOG)
 
-    def resume(self, node: Node) -> None:
+    def on_resume(self, node: Node) -> None:
         """After start-up recovery, before replication resumes: what it found, and (with
         rpl_transaction_enabled) InnoDB's replication state overriding relay-log.info."""
-        sim = self.sim
-        sim.status.master_status(node)
+        if not node.rpl_hierarchical:
+            return
+        self.status.master_status(node)
         ch = node.channel
         if ch is None:
             return
@@ -153,8 +164,19 @@ class Hierarchy(Component):
         if at != ch.group_start:
             ch.sql_pos = ch.group_start = at
             ch.group_master_file, ch.group_master_pos = ch.engine_master
-            sim.rli.write_relay_log_info(ch)
+            self.rli.write_relay_log_info(ch)
         ch.engine_pos = None
+
+    @staticmethod
+    def status_fields(ch: Channel, fields: dict) -> None:
+        if ch.node.rpl_hierarchical:
+            fields["Exec_Master_Group_ID"] = ch.exec_group_id
+            fields["Connect_Using_Group_ID"] = "Yes" if ch.connect_by_id else "No"
+
+    @staticmethod
+    def master_status_fields(node: Node, fields: dict) -> None:
+        if node.rpl_hierarchical:
+            fields["Group_ID"] = node.group_id
 
     # -- SHOW BINLOG INFO FOR, SET BINLOG_GROUP_ID, PURGE BINARY LOGS ----------------------------------
     @staticmethod
@@ -183,32 +205,30 @@ class Hierarchy(Component):
         self.binlog_info(node, op["group_id"])
 
     def set_binlog_group_id(self, node: Node, op: dict) -> None:
-        sim = self.sim
         new = op["group_id"]
         errno, message = check_set_group_id(node.rpl_hierarchical, op.get("privileged", True), node.group_id, new,
                                             op.get("with_reset", False))
         args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
-        sim.emit("stmt", node.id, op="set_binlog_group_id", **args, errno=errno, message=message)
+        self.emit("stmt", node.id, op="set_binlog_group_id", **args, errno=errno, message=message)
         if errno is not None:
             return
         # Persisted at once: a new binlog whose index entry holds the ID, relay-log.info flushed.
-        sim.source.op_flush_logs(node, {})
+        self.source.op_flush_logs(node, {})
         node.group_id = new
         node.index[-1][1:] = [new, op.get("master_server_id", node.server_id)]
         node.set_ids[node.binlog_file] = tuple(node.index[-1][1:])
         if node.channel is not None:
             node.channel.exec_group_id = new
-            sim.rli.write_relay_log_info(node.channel)
-        sim.status.master_status(node)
+            self.rli.write_relay_log_info(node.channel)
+        self.status.master_status(node)
 
     def purge_binary_logs(self, node: Node, op: dict) -> None:
         """PURGE BINARY LOGS TO / BEFORE: the oldest binlogs go, from the index and from disk. Never
         the active one; the purge stops at a file a connected slave still reads (with a warning)."""
-        sim = self.sim
         files = [f for f, _, _ in node.index]
         args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
         if "to" in op and op["to"] not in files:
-            sim.emit("stmt", node.id, op="purge_binary_logs", **args, errno=F.ER_UNKNOWN_TARGET_BINLOG,
+            self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=F.ER_UNKNOWN_TARGET_BINLOG,
                      message=F.TARGET_NOT_FOUND, warning=None, purged=[], remaining=files)
             return
         wanted = purge_candidates(files, op.get("to"), op.get("before_us"), node.mtimes)
@@ -223,7 +243,7 @@ class Hierarchy(Component):
         node.index = [e for e in node.index if e[0] not in node.purged]
         for f in purged:
             node.set_ids.pop(f, None)
-        sim.emit("stmt", node.id, op="purge_binary_logs", **args, errno=None, message=message, warning=warning,
+        self.emit("stmt", node.id, op="purge_binary_logs", **args, errno=None, message=message, warning=warning,
                  purged=purged, remaining=[f for f, _, _ in node.index])
         if node.rpl_hierarchical:
             self.emit_index(node)
@@ -273,7 +293,7 @@ class Hierarchy(Component):
         binlog position for servers without group IDs)."""
         candidates = [r.node for r in old.replicas if r.node.up]
         for c in candidates:
-            self.sim.status.master_status(c, election=old.id)
+            self.status.master_status(c, election=old.id)
         return max(candidates, key=lambda c: (c.group_id, c.binlog_file_no, c.binlog_pos))
 
     def _place_by_group_id(self, source: Node, gid: int, asker: Node) -> tuple[str, int] | None:
@@ -289,14 +309,20 @@ class Hierarchy(Component):
     def _first_binlog(node: Node) -> str:
         return node.binlog[0].file if node.binlog else node.binlog_file
 
-    def repoint(self, r: Channel, new: Node) -> None:
-        """Failover: SHOW SLAVE STATUS on the slave, SHOW BINLOG INFO FOR its ID on the new master,
-        CHANGE MASTER to the answer (from the start when it played nothing yet)."""
-        sim = self.sim
+    def on_promote_replica(self, r: Channel, new: Node) -> bool:
+        """Failover between --rpl-hierarchical servers: SHOW SLAVE STATUS on the slave, SHOW BINLOG
+        INFO FOR its ID on the new master, CHANGE MASTER to the answer (from the start when it
+        played nothing yet)."""
+        if not (new.rpl_hierarchical and r.node.rpl_hierarchical):
+            return False
+        self._repoint(r, new)
+        return True
+
+    def _repoint(self, r: Channel, new: Node) -> None:
         was_io, was_sql = r.io_running, r.sql_running
         if r.sql_running:
-            sim.applier.stop_sql(r, "failover", statement=False)
-        sim.receiver.disconnect(r)
+            self.applier.stop_sql(r, "failover", statement=False)
+        self.receiver.disconnect(r)
         r.io_running = False
         place = self._place_by_group_id(new, r.exec_group_id, r.node)
         if place is None:
@@ -305,17 +331,17 @@ class Hierarchy(Component):
             # while the master lacks it. Its relay log from the old master goes all the same:
             # played after a restart it would pass for the new master's, and the new master's
             # binlog would be read from the old one's position.
-            sim.admin.change_source_by_id(r, new)
+            self.admin.change_source_by_id(r, new)
             at = {"connect_using_group_id": True}
         else:
-            sim.admin.change_source(r, new, *place)
+            self.admin.change_source(r, new, *place)
             at = {"master_log_file": place[0], "master_log_pos": place[1]}
-        sim.rli.write_relay_log_info(r)
-        sim.emit("stmt", r.node.id, op="change_master", master_host=new.id, **at, errno=None, message="")
+        self.rli.write_relay_log_info(r)
+        self.emit("stmt", r.node.id, op="change_master", master_host=new.id, **at, errno=None, message="")
         if was_sql and r.node.up:
-            sim.applier.start_sql(r)
+            self.applier.start_sql(r)
         if was_io and r.node.up:
-            sim.receiver.start_io(r)
+            self.receiver.start_io(r)
 
     def restore(self, node: Node, op: dict) -> None:
         """A failed server rebuilt from a backup of another and put back as a slave of `source`:
@@ -325,7 +351,7 @@ class Hierarchy(Component):
         # A down donor cannot be backed up: crashed between its binlog write and engine commit,
         # its group ID would already count a group its data lacks (SET past it, never replayed).
         if node.up or node.replicas or source is node or donor is node or not source.up or not donor.up:
-            sim.emit("stmt", node.id, op="restore", errno=F.ER_BAD_SLAVE,
+            self.emit("stmt", node.id, op="restore", errno=F.ER_BAD_SLAVE,
                      message="restore needs a stopped server without slaves, and a running source and donor")
             return
         saved = donor.group_id
@@ -338,9 +364,9 @@ class Hierarchy(Component):
         node.durable_end = None
         node.up, node.failed_over = True, False
         node.incarnation += 1
-        sim.emit("restore", node.id, donor=donor.id, source=source.id)
-        sim.lifecycle.start_semisync(node)
-        sim.source.open_binlog(node)
+        self.emit("restore", node.id, donor=donor.id, source=source.id)
+        self.lifecycle.start_semisync(node)
+        self.source.open_binlog(node)
         if node.channel is None:
             sim.add_channel(node, source, op.get("latency_us", 0))
         ch = node.channel
@@ -348,8 +374,8 @@ class Hierarchy(Component):
             self.set_binlog_group_id(node, {"op": "set_binlog_group_id", "group_id": saved, "with_reset": True})
         place = self._place_by_group_id(source, node.group_id, node)
         file, pos = place or (self._first_binlog(source), F.BINLOG_START)
-        sim.admin.change_source(ch, source, file, pos)
+        self.admin.change_source(ch, source, file, pos)
         ch.exec_group_id = node.group_id
-        sim.rli.write_relay_log_info(ch)
-        sim.receiver.start_io(ch)
-        sim.applier.start_sql(ch)
+        self.rli.write_relay_log_info(ch)
+        self.receiver.start_io(ch)
+        self.applier.start_sql(ch)

@@ -19,6 +19,7 @@ from .. import groupid as G
 from .. import multisource as MS
 from .. import recovery as R
 from ..ops import OPS
+from .component import Hooks
 from .state import (CR_SERVER_LOST, DEFAULT_EPOCH_US, Channel, Node, Config)
 from .source import Source
 from .dump import Dump
@@ -68,8 +69,9 @@ class Simulator:
         self.variable_defaults = config.defaults  # a server version's defaults
         self.nodes: dict[str, Node] = {}
         parts = {name: part(self) for name, part in PARTS.items()}
+        self.hooks = Hooks(list(parts.values()))
         for name, part in parts.items():
-            part.wire(parts)
+            part.wire(parts, self.hooks)
             setattr(self, name, part)
         self.initial_variables: dict[str, dict] = {}
         self._build(head["topology"])

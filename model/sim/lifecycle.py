@@ -32,7 +32,8 @@ class Lifecycle(Component):
 
     def op_shutdown(self, node: Node, op: dict) -> None:
         node.semisync.shutdown()
-        self.hierarchy.shutdown(node)
+        for hook in self.hooks.on_shutdown:
+            hook(node)
         self.emit("shutdown", node.id)
         self.op_crash(node, op, clean=True)
         node.state_file = self.mech.gtid_state_file  # write_state_to_file at the binlog's close
@@ -83,8 +84,7 @@ class Lifecycle(Component):
             # This failover supersedes one that elected r and is still applying its relay log:
             # r now replicates from the new primary, so it must not take over when it drains.
             r.promote = False
-            if node.rpl_hierarchical and r.node.rpl_hierarchical:
-                self.hierarchy.repoint(r, node)
+            if any(hook(r, node) for hook in self.hooks.on_promote_replica):
                 continue
             old.replicas.remove(r)
             self.receiver.disconnect(r)  # its dump thread on the old primary ends: no longer a semi-sync client there
@@ -223,14 +223,14 @@ class Lifecycle(Component):
         for trx, gtid in node.prepared:
             self.source.engine_commit(node, trx, gtid)
         node.prepared = []
-        if node.rpl_hierarchical and not self.hierarchy.recover(node):
+        if not all(hook(node) for hook in self.hooks.on_recover):
             return
         self.source.open_binlog(node)
         node.dirty, node.state_file = False, False
         if self.crash_at(node, R.RECOVERY_AFTER_NEW_BINLOG):
             return
-        if node.rpl_hierarchical:
-            self.hierarchy.resume(node)
+        for hook in self.hooks.on_resume:
+            hook(node)
         for ch in MS.channels(node):
             # relay-log.info first, then recovery from the positions it holds (rli_init_info: read_info,
             # then init_recovery; MariaDB's init_relay_log_info the same)

@@ -57,8 +57,8 @@ class Source(Component):
     """A server's commits and its binlog."""
 
     def op_trx(self, node: Node, op: dict) -> None:
-        if node.rpl_hierarchical:
-            self.hierarchy.begin(node, self._trx_name(node, op))
+        for hook in self.hooks.on_trx_begin:
+            hook(node, self._trx_name(node, op))
         stmts = op.get("statements") or [{}]
         start = self.sim.now
         t = start
@@ -101,10 +101,11 @@ class Source(Component):
         whens = [fixed if fixed is not None else self.sim.local(node, s) // US for s in starts]
         commit_when = fixed if fixed is not None else self.sim.local(node, self.sim.now) // US
         ids: dict = {}
-        if node.rpl_hierarchical:
-            ids = self.hierarchy.issue(node, trx, starts[0])
-            if ids is None:
+        for hook in self.hooks.on_commit:
+            fields = hook(node, trx, starts[0])
+            if fields is None:
                 return
+            ids.update(fields)
         if self.lifecycle.crash_at(node, R.BEFORE_BINLOG_WRITE):
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=CR_SERVER_LOST,
                       message="Lost connection to server during query")
@@ -253,10 +254,12 @@ class Source(Component):
         self.open_binlog(node)
 
     def open_binlog(self, node: Node) -> None:
-        self.hierarchy.close_index_entry(node)
+        for hook in self.hooks.on_binlog_close:
+            hook(node)
         node.binlog_file_no += 1
         node.binlog_pos = BINLOG_START
-        self.hierarchy.index_binlog(node)
+        for hook in self.hooks.on_binlog_open:
+            hook(node)
         when = self.sim.local(node, self.sim.now) // US
         self.write_binlog(node, [Event("FORMAT_DESCRIPTION_EVENT", when=when, when_off=node.offset,
                                         server_id=node.server_id, size=FDE_SIZE)])

@@ -26,11 +26,10 @@ class Status(Component):
         if node.channel is not None:  # a server that is no replica answers an empty set, no error (10.11, measured)
             self.status(node.channel)
 
-    @staticmethod
-    def _master_status_fields(node: Node) -> dict:
+    def _master_status_fields(self, node: Node) -> dict:
         fields = {"File": node.binlog_file, "Position": node.binlog_pos}
-        if node.rpl_hierarchical:
-            fields["Group_ID"] = node.group_id
+        for hook in self.hooks.master_status_fields:
+            hook(node, fields)
         return fields
 
     def master_status(self, node: Node, **extra: Any) -> None:
@@ -68,9 +67,8 @@ class Status(Component):
             "processlist_state": state if ch.sql_running else None,
             "Gtid_IO_Pos": F.format_pos(ch.io_gtids),
         }
-        if ch.node.rpl_hierarchical:
-            fields["Exec_Master_Group_ID"] = ch.exec_group_id
-            fields["Connect_Using_Group_ID"] = "Yes" if ch.connect_by_id else "No"
+        for hook in self.hooks.status_fields:
+            hook(ch, fields)
         if self.rule.rule == D.WL7318:
             # performance_schema.replication_applier_configuration / _status (WL#7318 F4)
             fields["DESIRED_DELAY"] = ch.delay
