@@ -26,6 +26,7 @@ from typing import Any, Callable
 from replcheck.spec import formats as F
 from replcheck.spec.formats import (BINLOG_START, ER_BAD_SLAVE, FDE_SIZE, GTID_LIST_SIZE, GTID_SIZE, QUERY_SIZE, ROTATE_SIZE,
                                     XID_SIZE)
+from replcheck.spec.vocabulary import last_sample
 
 from . import delay as D
 from . import domains as DOM
@@ -2324,11 +2325,6 @@ def _event_info(entry: Entry, entries: list[Entry]) -> str:
         number = int(F.binlog_number(entry.file)) + 1
         return f"{entry.file.rpartition('.')[0]}.{number:06d};pos={BINLOG_START}"
     return ""
-
-
-def last_sample(history: dict) -> int:
-    """Until when a History is sampled: its last op or its end_us, whichever is later."""
-    return max([op["at"] for op in history["ops"]] + [history["header"].get("end_us", 0)])
 
 
 def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:
