@@ -103,6 +103,6 @@ def thread_kw(thread: str | None) -> dict:
 
 @lru_cache(maxsize=None)
 def families() -> dict[str, Family]:
-    """Every module's FAMILY by its name (its module's: tests/model/test_steps.py), in name order."""
+    """Every module's FAMILY by its name (its module's: tests/engine/test_features.py), in name order."""
     modules = (import_module(f".{m.name}", __name__) for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name))
     return {m.FAMILY.name: m.FAMILY for m in modules if hasattr(m, "FAMILY")}

@@ -5,7 +5,7 @@ every step the properties of the features the family exercises. It is registered
 its feature's requirement file gives it (spec/requirements/<feature>.toml, `machine`: what verify's
 rows, the catalogue and the tests' ids call it) and is this module's attribute of that name, so
 `from replcheck.properties.machines import DelayMachine` finds it. A new family gets its machine
-by being written; tests/properties/machines/test_machines_registry.py holds each family to one.
+by being written; tests/engine/test_features.py holds each family to one.
 """
 from __future__ import annotations
 
