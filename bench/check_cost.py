@@ -35,7 +35,8 @@ import record
 from replcheck import io, systems
 from replcheck.features import load_features
 from replcheck.properties.expect import judge_expectations
-from replcheck.properties.judge import Trace, judge_trace
+from replcheck.properties.judge import judge_trace
+from replcheck.spec.contract import Trace
 
 MS, S = 1000, 1_000_000
 SIZES = (10**3, 10**4, 10**5, 10**6)

@@ -11,23 +11,12 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+# The tables, the commit's fields and the variables' names are the Trace's vocabulary, shared with
+# the harness; the simulator reads them here with the rules.
+from replcheck.spec.vocabulary import MARKED, commit_fields, configured, table_of  # noqa: F401
+
 REPLICATE, FILTER_ON_SLAVE, FILTER_ON_MASTER = "REPLICATE", "FILTER_ON_SLAVE", "FILTER_ON_MASTER"
 SKIP_REPLICATION = "skip_replication"  # why a replica ignores a marked event
-MARKED = "replicate_events_marked_for_skip"
-DB = "rc"  # the harness's database (replcheck/harness/runner.py, SCHEMA)
-# The server options, as MariaDB names them; a value is a comma-separated list (as the options'
-# repeated values, or SET GLOBAL replicate_do_db='a,b').
-REPLICA_RULES = ("replicate_do_db", "replicate_ignore_db", "replicate_do_table", "replicate_ignore_table",
-                 "replicate_wild_do_table", "replicate_wild_ignore_table")
-SOURCE_RULES = ("binlog_do_db", "binlog_ignore_db")
-VARIABLES = (MARKED, *SOURCE_RULES, *REPLICA_RULES)
-
-
-def table_of(op: dict) -> str:
-    """The table a trx op writes, as the harness builds its statements (runner.trx_statement)."""
-    if op.get("ddl"):
-        return f"{DB}.d"
-    return f"{DB}.m" if op.get("engine") == "myisam" else f"{DB}.r"
 
 
 def _names(variables: dict, name: str) -> list[str]:
@@ -94,15 +83,3 @@ def replica_filter(variables: dict, table: str, skip: bool) -> str | None:
 def _like(pattern: str) -> str:
     """A wild table rule is a LIKE pattern (% any run, _ one character); as an fnmatch pattern."""
     return "".join("*" if c == "%" else "?" if c == "_" else f"[{c}]" if c in "*?[" else c for c in pattern)
-
-
-def commit_fields(op: dict, filtering: bool) -> dict:
-    """What a commit observation adds in a Trace: the table where a topology filters (the properties
-    judge each commit by it), and whether the session was marked."""
-    return {**({"table": table_of(op)} if filtering else {}), **({"skip_replication": True} if op.get("skip_replication") else {})}
-
-
-def configured(variables: dict) -> dict:
-    """The filter settings a node has, for the Trace header (none: nothing, so that an unfiltered
-    topology's Trace is what it was)."""
-    return {k: variables[k] for k in VARIABLES if k in variables}

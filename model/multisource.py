@@ -13,10 +13,10 @@ groups of a domain, its owner (rpl_slave_state::check_duplicate_gtid, release_do
 from __future__ import annotations
 
 from replcheck.spec import formats as F
+# A connection's fields and files are the Trace's vocabulary, shared with the harness.
+from replcheck.spec.vocabulary import IGNORE_DUPLICATES, SKIP_REASON, relay_base, tagged  # noqa: F401
 
 DEFAULT = ""  # the default connection's name
-IGNORE_DUPLICATES = "gtid_ignore_duplicates"
-SKIP_REASON = "gtid_ignore_duplicates"  # a `skip` observation's reason when check_duplicate_gtid returns 0
 ER_SLAVE_WAS_NOT_RUNNING = 1255
 ER_SLAVE_STARTED, ER_SLAVE_STOPPED = 1937, 1938  # notes of START/STOP ALL SLAVES, one per connection
 
@@ -52,18 +52,6 @@ def channels(node) -> list:
     if node.connections:
         return list(node.connections.values())
     return [node.channel] if node.channel is not None else []
-
-
-def relay_base(connection: str | None) -> str:
-    """The relay log's base name: a named connection's gets `-<name>` (create_logfile_name_with_suffix,
-    sql/rpl_mi.cc), so two connections never share a file."""
-    return "relay" if not connection else f"relay-{connection}"
-
-
-def tagged(connection: str | None) -> dict:
-    """The `connection` field of an observation: only on a replica whose topology names its connections,
-    so that a single-source Trace stays as it was."""
-    return {} if connection is None else {"connection": connection}
 
 
 def duplicate(node, gtid: str) -> bool:

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-THREADS, MODE = "slave_parallel_threads", "slave_parallel_mode"  # MariaDB
-WORKERS, PRESERVE = "replica_parallel_workers", "replica_preserve_commit_order"  # MySQL
-MARIADB_VARIABLES, MYSQL_VARIABLES = (THREADS, MODE), (WORKERS, PRESERVE)
+# The variables' names are the Trace's vocabulary, shared with the harness and the cross-check.
+from replcheck.spec.vocabulary import MARIADB_VARIABLES, MODE, MYSQL_VARIABLES, PRESERVE, THREADS, WORKERS
+
 MODES = ("none", "minimal", "conservative", "optimistic", "aggressive")
 CONSERVATIVE = "conservative"
 MAX_THREADS = 16383  # MariaDB's slave_parallel_threads range (sys_vars.cc); MySQL's workers: 1024

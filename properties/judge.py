@@ -1,46 +1,25 @@
-"""The seam between systems and verdicts: the System protocol, and the one judge.
-
-A System turns a History into a Trace: a reference model, a mutant of one, a real server driven
-by the harness, a TLA+ specification run by TLC. It says what it declares: the requirements it
-violates because its seed says so (with the reason), and for a mutant the bug it re-creates,
-the model it changes and the requirements that must catch it. `judge` is the one path from
-(system, History) to verdicts: run, check every property on the Trace (and the History's
-expectations, properties/expect.py), and classify each
+"""The one judge: `judge` is the one path from (system, History) to verdicts: run, check every
+property on the Trace (and the History's expectations, properties/expect.py), and classify each
 violation as declared or as a finding. verify, campaign, conform, investigate, check-trace and
-the state machines all go through it.
+the state machines all go through it. What a System is, its Trace and its Declarations are the
+contract's (replcheck.spec.contract), which systems import without this layer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Iterable, NamedTuple, Protocol
+from dataclasses import dataclass, replace
+from importlib import import_module
+from typing import Iterable
 
-from . import delay, domains, filter, groupid, incident, lag, multisource, parallel, partial, recovery, semisync, srcerr  # noqa: F401  each registers its properties
+from replcheck.spec.contract import NOTHING, Declarations, System, Trace
+from replcheck.spec.features import feature_names
+
 from .core import PROPERTIES, VIOLATED, TraceView, Verdict
 from .expect import judge_expectations
 
-
-class Trace(NamedTuple):
-    header: dict
-    observations: list[dict]
-
-
-@dataclass(frozen=True)
-class Declarations:
-    expected_violations: dict[str, str] = field(default_factory=dict)  # requirement -> the seed's reason
-    bug: str = ""  # a mutant: the bug it re-creates
-    kills: tuple[str, ...] = ()  # a mutant: the requirements that must catch it
-    base: str = ""  # a mutant: the model it changes (and whose declarations it inherits)
-
-
-NOTHING = Declarations()
-
-
-class System(Protocol):
-    name: str
-    kind: str  # model, mutant, server, tlc
-    declares: Declarations
-
-    def run(self, history: dict) -> Trace: ...
+# Every feature's trace properties, registered by importing its module (properties/<feature>.py):
+# one per requirement file, in the files' order, which is the order of every Judgement's verdicts.
+for _feature in feature_names():
+    import_module(f".{_feature}", __package__)
 
 
 @dataclass(frozen=True)

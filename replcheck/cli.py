@@ -79,7 +79,8 @@ def _simulate(args) -> int:
 def _check_trace(args) -> int:
     """Judge a Trace file; a known system's declared violations are marked, not counted."""
     from replcheck.properties.core import PROPERTIES
-    from replcheck.properties.judge import NOTHING, Trace, judge_trace
+    from replcheck.properties.judge import judge_trace
+    from replcheck.spec.contract import NOTHING, Trace
 
     with systems.cycles_uncollected():
         header, obs = io.load_trace(args.trace)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
-from replcheck.model.parallel import MARIADB_VARIABLES, MYSQL_VARIABLES
+from replcheck.spec.vocabulary import MARIADB_VARIABLES, MYSQL_VARIABLES
 from replcheck import io
 from replcheck.spec import ROOT as SPEC
 from replcheck.spec.formats import US

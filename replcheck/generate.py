@@ -7,14 +7,15 @@ no dependence on Python's `random` algorithms, and History i never depends on Hi
 
 The vocabulary is the state machines' because it is the same code: each family of
 replcheck.model.steps (its topology and weighted steps) drawing from Rng instead of Hypothesis.
-A new feature joins by adding its Family there and to FAMILIES.
+The families are found there (model.steps.families); the order a History draws its family in is
+part of the stream, so it is written here (DRAW_ORDER), and a new family joins it at its end with
+a new GENERATOR version (tests/engine/test_generate.py says when one is missing).
 """
 from __future__ import annotations
 
 import hashlib
 
-from replcheck.model.steps import Builder, Family, Step
-from replcheck.model.steps import delay, domains, filter, groupid, incident, multisource, parallel, semisync
+from replcheck.model.steps import Builder, Family, Step, families
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
 # Version 4 takes the steps the state machines take (replcheck.model.steps): the delay family
@@ -75,8 +76,10 @@ GENERATOR = "replcheck.generate/12"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
-FAMILIES: dict[str, Family] = {f.name: f for f in (delay.FAMILY, semisync.FAMILY, incident.FAMILY, groupid.FAMILY,
-                                                    filter.FAMILY, domains.FAMILY, parallel.FAMILY, multisource.FAMILY)}
+# The families in the order a History's first draw picks among: each joined at the end, in the version
+# that added it (8: filter and domains, 9: parallel, 11: multisource).
+DRAW_ORDER = ("delay", "semisync", "incident", "groupid", "filter", "domains", "parallel", "multisource")
+FAMILIES: dict[str, Family] = {name: families()[name] for name in DRAW_ORDER}
 # The longest tail any family simulates after its last step: shorter, a pending wait may not resolve.
 TAIL_US = max(f.tail_us for f in FAMILIES.values())
 

@@ -24,7 +24,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
-from replcheck.model.sim import last_sample
+from replcheck.spec.vocabulary import last_sample
 from replcheck.spec import ROOT as SPEC
 
 

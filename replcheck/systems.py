@@ -1,7 +1,7 @@
 """The systems replcheck can run a History on: the models of spec/systems.toml, a mutant for
 every entry of the mutant registry (model/mutants.py), and the real servers of the harness.
 
-Every one implements the System protocol (replcheck.properties.judge): a name, a kind, what it
+Every one implements the System protocol (replcheck.spec.contract): a name, a kind, what it
 declares, and `run(history) -> Trace`.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from replcheck.model import mutants as M
 from replcheck.model.delay import WL344, WL7318
 from replcheck.model import mechanics as X
 from replcheck.model.sim import Config, simulate
-from replcheck.properties.judge import Declarations, Trace
+from replcheck.spec.contract import Declarations, Trace
 from replcheck.spec import ROOT as SPEC
 
 MODEL_KEYS = {"name", "kind", "seed", "rule", "mechanics", "description", "mutants", "variables", "defaults",

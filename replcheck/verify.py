@@ -200,7 +200,7 @@ def machines_for(system) -> list[core.Machine]:
     if system.kind == "model":
         return list(core.MACHINES)
     features = {m.feature for m in system.config.mutants}
-    own = [m for m in core.MACHINES if m.cls.__module__.rsplit(".", 1)[-1] in features]
+    own = [m for m in core.MACHINES if m.cls.FAMILY.name in features]
     return own or [m for m in core.MACHINES if set(system.declares.kills) & set(m.requirements)]
 
 

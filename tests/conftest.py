@@ -30,7 +30,7 @@ def model_system(rule: str, mutants=(), expected=(), variables=None) -> ModelSys
     """A model system made for one test: a delay rule, registered mutants, what it may violate."""
     from replcheck.model.mutants import lookup
     from replcheck.model.sim import Config
-    from replcheck.properties.judge import Declarations
+    from replcheck.spec.contract import Declarations
 
     return ModelSystem(f"test:{rule}", "model", Config(rule, lookup(mutants), dict(variables or {})),
                        Declarations({r: "declared by the test" for r in expected}))

@@ -12,10 +12,7 @@ of the kernel's parts.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .kernel import Simulator
+from typing import Any, Callable, Protocol
 
 
 # The moments a feature joins the core at, with what each method is given and answers.
@@ -37,6 +34,33 @@ HOOKS = {
 }
 
 
+class Kernel(Protocol):
+    """What a component may use of the kernel it runs in (kernel.py's Simulator)."""
+
+    now: int  # the virtual clock: µs of true time
+    epoch: int
+    nodes: dict
+    history: dict  # the History's header, and its ops queued so far
+    obs: list[dict]
+    last_stmt: dict[str, dict]
+    filtering: bool
+    mutants: frozenset
+    mech: Any
+    rule: Any
+
+    def emit(self, kind: str, node: str, **fields: Any) -> None: ...
+
+    def at(self, t: int, fn: Callable, *args: Any) -> None: ...
+
+    def clock(self) -> int: ...
+
+    def local(self, node: Any, t: int) -> int: ...
+
+    def op(self, op: dict) -> None: ...
+
+    def add_channel(self, replica: Any, source: Any, latency_us: int, delay: int = 0, connection: str | None = None) -> None: ...
+
+
 class Hooks:
     """Each hook's methods, in the order of the parts."""
 
@@ -46,7 +70,7 @@ class Hooks:
 
 
 class Component:
-    def __init__(self, sim: "Simulator"):
+    def __init__(self, sim: Kernel):
         self.sim = sim
         self.mutants, self.mech, self.rule, self.nodes = sim.mutants, sim.mech, sim.rule, sim.nodes
         self.emit, self.at = sim.emit, sim.at

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import takewhile
-from typing import TYPE_CHECKING
-
 from replcheck.spec import formats as F
 
 from .. import mutants as M
@@ -15,11 +13,8 @@ from .. import recovery as R
 from ..delay import US, Event
 from ..groupid import (HALT_LOWER, HALT_NEVER, HALT_NOT_HIGHER, GroupEnd, binlog_info, check_set_group_id, connect_by_id_error,
                        must_halt, purge_candidates)
-from .component import Feature
+from .component import Feature, Kernel
 from .state import Channel, Entry, Node
-
-if TYPE_CHECKING:
-    from .kernel import Simulator
 
 
 class Hierarchy(Feature):
@@ -29,7 +24,7 @@ class Hierarchy(Feature):
     CONNECT_USING_GROUP_ID, failover to the most advanced slave and restore. It works on the
     simulator's nodes and channels; the generic replication core stays in the Simulator."""
 
-    def __init__(self, sim: Simulator):
+    def __init__(self, sim: Kernel):
         super().__init__(sim)
         # group-id-before-binlog-lock: the IDs taken at BEGIN, per (server, transaction), and the
         # last taken per server

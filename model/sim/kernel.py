@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from replcheck.spec import formats as F
+from replcheck.spec.vocabulary import last_sample
 
 from .. import delay as D
 from .. import domains as DOM
@@ -249,11 +250,6 @@ class Simulator:
 
     def local(self, node: Node, t: int) -> int:
         return self.epoch + t + node.offset
-
-
-def last_sample(history: dict) -> int:
-    """Until when a History is sampled: its last op or its end_us, whichever is later."""
-    return max([op["at"] for op in history["ops"]] + [history["header"].get("end_us", 0)])
 
 
 def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:

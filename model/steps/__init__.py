@@ -5,10 +5,16 @@ Hypothesis state machines (properties/machines/, drawing from Hypothesis, which 
 A step draws its arguments through a Draw and grows a History through a Builder. It draws in
 the same order whoever draws, so the same choices give the same operations. A step that does not
 apply either has a precondition or does nothing.
+
+A feature has a family when its module here (named after it) defines FAMILY; `families()` finds
+them, so a new family joins by being written (a module of shared steps, as partial.py, has none).
 """
 from __future__ import annotations
 
+import pkgutil
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import import_module
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from replcheck.spec.formats import US
@@ -93,3 +99,10 @@ TAIL_US = 12 * US  # long enough for pending waits to resolve (a family may need
 def thread_kw(thread: str | None) -> dict:
     """START/STOP SLAVE's thread argument: none means both threads."""
     return {"thread": thread} if thread else {}
+
+
+@lru_cache(maxsize=None)
+def families() -> dict[str, Family]:
+    """Every module's FAMILY by its name (its module's: tests/engine/test_features.py), in name order."""
+    modules = (import_module(f".{m.name}", __name__) for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name))
+    return {m.FAMILY.name: m.FAMILY for m in modules if hasattr(m, "FAMILY")}

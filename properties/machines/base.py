@@ -15,7 +15,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from replcheck.model.steps import Builder, Family, Step
 
 from ..core import PROPERTIES
-from ..judge import System, judge_trace
+from replcheck.spec.contract import System
+
+from ..judge import judge_trace
 
 T = TypeVar("T")
 JUDGED_KEPT = 512

@@ -2,7 +2,7 @@
 in the style of Cirstea, Kuppe, Merz et al., "Validating Traces of Distributed Programs Against
 TLA+ Specifications" (2024).
 
-Each feature's module here (`semisync`, `delay`, `incident`, `groupids`: one per spec) maps a
+Each feature's module here (named after the feature, one per spec; replcheck.features finds them) maps a
 Trace's observations to the sequence of the spec's actions they witness (an `Abstraction`: the
 spec's constants, and one `Step` per action, with the values observed after it). `validate_all`
 writes such sequences as a TLA+ module `TraceLog` (`Traces == <<<<...>>, ...>>`), one batch per
@@ -19,6 +19,7 @@ replay on the Python model.
 """
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 import tempfile
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from replcheck import tlc
-from replcheck.model import filter as F
+from replcheck.spec import vocabulary as V
 
 
 @dataclass(frozen=True)
@@ -326,7 +327,7 @@ def filters(trace) -> bool:
     relayed and never applied): a Trace whose topology filters, or with a @@skip_replication
     commit, is left to the properties."""
     header, obs = trace
-    return any(F.configured(n.get("variables") or {}) for n in header["topology"]["nodes"]) or any(
+    return any(V.configured(n.get("variables") or {}) for n in header["topology"]["nodes"]) or any(
         o["kind"] == "commit" and o.get("skip_replication") for o in obs)
 
 
@@ -373,7 +374,8 @@ def counterexample_history(check: tlc.Check, result: tlc.Result) -> tuple[str, d
     return system, feature.history(c, states(result.trace), f"tlc-{check.name}")
 
 
-from replcheck.tla import delay, groupids, incident, semisync  # noqa: E402  (they import the classes above)
+from replcheck.features import features  # noqa: E402  (the modules it finds import the classes above)
 
-FEATURES = {m.SPEC: m for m in (semisync, delay, incident, groupids)}  # trace validation (abstract)
+# trace validation (abstract), by the spec's name
+FEATURES = {m.SPEC: m for m in (importlib.import_module(f.tla) for f in features().values() if f.tla)}
 COUNTEREXAMPLES = FEATURES  # counterexamples as Histories (history, system)

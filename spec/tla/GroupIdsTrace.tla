@@ -1,6 +1,6 @@
 ---------------------------- MODULE GroupIdsTrace ----------------------------
 (***************************************************************************)
-(* Trace validation of GroupIds (replcheck/tla/groupids.py writes the      *)
+(* Trace validation of GroupIds (replcheck/tla/groupid.py writes the       *)
 (* module TraceLog: the constants; Traces, a batch of traces, each a       *)
 (* sequence of records, one per step, naming its action in field a, its    *)
 (* server s and what was observed after it: the ID and transaction a       *)

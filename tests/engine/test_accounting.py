@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import pytest
 
 from replcheck import campaign, io, systems
-from replcheck.properties.judge import Declarations, caught, judge
-from replcheck.properties.machines.delay import DelayMachine
+from replcheck.properties.judge import caught, judge
+from replcheck.spec.contract import Declarations
+from replcheck.properties.machines import DelayMachine
 from replcheck.properties.machines.base import machine_for
 from conftest import REPO
 

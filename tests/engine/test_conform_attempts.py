@@ -14,7 +14,7 @@ from replcheck import conform, io, report, systems
 from replcheck.harness.runner import scaled_history
 from replcheck.harness.system import MariaDB
 from replcheck.properties.core import INCONCLUSIVE, NOT_EXERCISED, PASS, VIOLATED
-from replcheck.properties.judge import Trace
+from replcheck.spec.contract import Trace
 from replcheck.scenarios import REFERENCE
 from replcheck.spec import ROOT as SPEC
 

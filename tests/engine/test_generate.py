@@ -84,3 +84,18 @@ def test_the_groupid_family_takes_the_machines_steps_everywhere():
     assert kinds["machine"] > 20 and len(settings) == 5  # durability settings (#16 mechanism 2)
     assert set(channels) == {(("A", "B"), ("B", "C")), (("A", "B"), ("A", "C"))}  # a chain and fan-out
     assert elected > 20 and restored > 5
+
+
+# The first Histories of seed 0 under each version: a change that draws other Histories (a family
+# found in another order, a step changed) must say so with a new GENERATOR.
+PINNED = {"replcheck.generate/12": "d29e729190136e5068939d8c745b6c322fd2459885871ce8873b6e6bb6cdd534"}
+
+
+def test_the_families_are_drawn_in_the_versions_order_and_the_histories_are_the_versions():
+    from replcheck.generate import DRAW_ORDER, GENERATOR
+    from replcheck.model.steps import families
+
+    assert sorted(DRAW_ORDER) == sorted(families()), "a family joins DRAW_ORDER at its end, with a new GENERATOR"
+    assert list(FAMILIES) == list(DRAW_ORDER)
+    drawn = hashlib.sha256("".join(io.dumps_history(generate(0, i)) for i in range(40)).encode()).hexdigest()
+    assert drawn == PINNED.get(GENERATOR), f"{GENERATOR} draws other Histories than it did: bump GENERATOR and pin {drawn}"

@@ -551,7 +551,7 @@ def test_a_late_op_moves_every_later_op_and_the_history_that_ran_says_so(tmp_pat
     distance from it (a commit, then 200 ms for it to wait, then the crash), and the History the
     reference model runs has the times they ran at."""
     from replcheck.harness.system import MariaDB
-    from replcheck.properties.judge import Trace
+    from replcheck.spec.contract import Trace
     r = R.Runner(_history([]))
     r.now = lambda: 1_000_000  # 1 s into the run, whatever the machine's clock does
     assert r._sleep_until(400_000) and r.slip_us == 600_000  # 0.6 s late: everything moves

@@ -9,17 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RULE_MARKER
 
 from replcheck import generate as G
-from replcheck.properties.machines.delay import DelayMachine
-from replcheck.properties.machines.domains import DomainsMachine
-from replcheck.properties.machines.filter import FilterMachine
-from replcheck.properties.machines.groupid import GroupIdMachine
-from replcheck.properties.machines.incident import IncidentMachine
-from replcheck.properties.machines.multisource import MultiSourceMachine
-from replcheck.properties.machines.parallel import ParallelMachine
-from replcheck.properties.machines.semisync import SemiSyncMachine
-
-MACHINES = {"delay": DelayMachine, "semisync": SemiSyncMachine, "incident": IncidentMachine, "groupid": GroupIdMachine,
-            "filter": FilterMachine, "domains": DomainsMachine, "parallel": ParallelMachine, "multisource": MultiSourceMachine}
+from replcheck.properties.machines import BY_FAMILY as MACHINES
 
 
 def machine_rules(cls) -> set[str]:

@@ -8,7 +8,8 @@ import pytest
 from replcheck import io, scenarios
 from replcheck.properties import preconditions
 from replcheck.properties.core import INCONCLUSIVE, NOT_EXERCISED, PASS, VIOLATED
-from replcheck.properties.judge import Trace, judge_trace
+from replcheck.properties.judge import judge_trace
+from replcheck.spec.contract import Trace
 
 
 def _unmet(tr, *requires):

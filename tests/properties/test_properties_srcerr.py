@@ -14,7 +14,7 @@ from replcheck.generate import generate
 from replcheck.properties.core import PASS, PROPERTIES
 from replcheck.properties.judge import caught, judge
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
-from replcheck.properties.machines.groupid import GroupIdMachine
+from replcheck.properties.machines import GroupIdMachine
 from replcheck.systems import get
 
 H = "srcerr-partial-statement"

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from replcheck import generate, io, suites, systems
-from replcheck.tla import (SUBJECT, VOCABULARY, OutOfScope, abstractions, delay, groupids, incident, semisync, sweep, validate,
+from replcheck.tla import (SUBJECT, VOCABULARY, OutOfScope, abstractions, delay, groupid, incident, semisync, sweep, validate,
                            validate_all, value)
 from replcheck.verify import embedded_histories
 
@@ -21,7 +21,7 @@ FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "s
        [(semisync, "model:after-commit", "ss-after-sync-visibility")] + \
        [(delay, s, h) for s in ("model:wl344", "model:wl7318") for h in ("d1-stop-start-dml", "chain-hop-lag")] + \
        [(incident, "model:wl7318", h) for h in ("inc-gaps", "inc-cache-overflow", "inc-rpl-incident")] + \
-       [(groupids, "model:groupid", h) for h in ("gg-crash-binlog-commit", "gg-crash-engine-rli", "gg-failover")]
+       [(groupid, "model:groupid", h) for h in ("gg-crash-binlog-commit", "gg-crash-engine-rli", "gg-failover")]
 # Histories whose traces the specs' vocabulary takes whole only since issue #19's extension: each
 # with the action it needs (CHANGE MASTER TO MASTER_DELAY; STOP and START SLAVE of the SQL thread;
 # a skip counter above 1 that skips a group; the DBA's CHANGE MASTER after a halt; an incident
@@ -31,13 +31,13 @@ FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "s
 # write and before its sync)
 WHOLE = [(delay, "model:wl344", "d1-back-to-zero", "ChangeDelay"), (incident, "model:wl7318", "d1-stop-start-dml", "Start"),
          (incident, "model:wl7318", "inc-delayed-skip-group", "SkipGroup"),
-         (groupids, "model:groupid", "gg-crash-binlog-commit", "Place"), (delay, "model:wl7318", "inc-rpl-incident", "Start"),
-         (delay, "model:wl344", "inc-delayed-skip-group", "SkipTx"), (groupids, "model:groupid", "gg-hier-basic", "SetGroupId"),
+         (groupid, "model:groupid", "gg-crash-binlog-commit", "Place"), (delay, "model:wl7318", "inc-rpl-incident", "Start"),
+         (delay, "model:wl344", "inc-delayed-skip-group", "SkipTx"), (groupid, "model:groupid", "gg-hier-basic", "SetGroupId"),
          (semisync, "model:wl7318", "ss-wait-for-slave-count", "SetWaitCount"),
          (semisync, "model:mariadb-10.11", "mdb-rpl_semi_sync-on-the-fly", "Disable"),
          (incident, "model:mariadb-10.11", "mdb-rpl_gtid_basic-skip-counter", "SkipAndStart"),
          (incident, "model:mariadb-10.11", "dom-strict-two-domains", "Stop"),
-         (groupids, "model:google-5.0", "g50-rpl_hier_crash_recovery", "ClientCommitCrash")]
+         (groupid, "model:google-5.0", "g50-rpl_hier_crash_recovery", "ClientCommitCrash")]
 MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 # The embedded Histories no spec's vocabulary covers on any model (docs/tla.md, "Trace validation"): a topology
 # none has (fan-out, mixed --rpl-hierarchical), or a feature none models (BINLOG statements, clock
@@ -75,7 +75,7 @@ def test_where_a_scope_ends_says_why():
     assert crashed.beyond == SUBJECT and "outside the spec's subject" in crashed.scope
     replica = _abstract(semisync, "model:wl7318", "ss-replica-drops-relay-log")  # a replica's crash: relay-log recovery's
     assert replica.beyond == SUBJECT and "up to crash on B" in replica.scope
-    persisted = _abstract(groupids, "model:google-5.0", "g50-rpl_hier_persistence")  # IDs up to 2^64 - 1, renumbered
+    persisted = _abstract(groupid, "model:google-5.0", "g50-rpl_hier_persistence")  # IDs up to 2^64 - 1, renumbered
     assert persisted.constants["SetIds"] == {2, 4, 5, 6, 8, 9} and "18446744073709551615" in persisted.steps[-3].what
     assert _abstract(delay, "model:wl344", "d1-stop-start-dml").beyond is None
 
@@ -97,11 +97,11 @@ def test_generated_histories_are_accepted():
 
 
 def test_group_id_mutants_are_rejected_naming_the_step():
-    replay = _validate(groupids, "mutant:no-halt-on-lower-id", "gg-crash-binlog-commit")
+    replay = _validate(groupid, "mutant:no-halt-on-lower-id", "gg-crash-binlog-commit")
     assert not replay.ok and replay.rejected.action == "Play" and replay.rejected.args["id"] == 3
     assert "B played t3: binlogged with group ID 3" in replay.rejected.what
     assert f"step {replay.accepted + 1} rejected: Play at trace line {replay.rejected.line}" in replay.describe()
-    reissued = _validate(groupids, "mutant:recovery-ignores-index", "gg-dirty-fde")  # recovered to ID 0 after FLUSH LOGS
+    reissued = _validate(groupid, "mutant:recovery-ignores-index", "gg-dirty-fde")  # recovered to ID 0 after FLUSH LOGS
     assert not reissued.ok and reissued.rejected.action == "ClientCommit" and reissued.rejected.args["id"] == 1
     assert "t3 binlogged on A with group ID 1" in reissued.rejected.what
 
@@ -143,7 +143,7 @@ def test_a_connect_by_group_id_places_the_slave_or_leaves_it_out(tmp_path):
         path = tmp_path / f"{at}.jsonl"
         path.write_text(io.dumps_history(_connect_by_id(at)))
         h = io.load_history(path)
-        a = groupids.abstract(systems.get("model:groupid").run(h), h)
+        a = groupid.abstract(systems.get("model:groupid").run(h), h)
         out += [(s.action, s.args.get("placed")) for s in a.steps], validate(a)
     assert placed[0] == [("ClientCommit", None), ("Play", None), ("ConnectById", True), ("ClientCommit", None), ("Play", None)]
     assert refused[0] == [("ConnectById", False), ("ClientCommit", None), ("ClientCommit", None)]

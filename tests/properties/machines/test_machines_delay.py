@@ -9,7 +9,7 @@ from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 
 from conftest import model_system
-from replcheck.properties.machines.delay import DelayMachine
+from replcheck.properties.machines import DelayMachine
 
 pytestmark = pytest.mark.slow  # searches from scratch
 

@@ -11,7 +11,7 @@ from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 
 from conftest import model_system
-from replcheck.properties.machines.groupid import GroupIdMachine
+from replcheck.properties.machines import GroupIdMachine
 
 pytestmark = pytest.mark.slow  # searches from scratch
 

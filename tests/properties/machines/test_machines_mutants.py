@@ -14,12 +14,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.model.mutants import REGISTRY
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
-from replcheck.properties.machines.delay import DelayMachine
-from replcheck.properties.machines.domains import DomainsMachine
-from replcheck.properties.machines.groupid import GroupIdMachine
-from replcheck.properties.machines.incident import IncidentMachine
-from replcheck.properties.machines.multisource import MultiSourceMachine
-from replcheck.properties.machines.semisync import SemiSyncMachine
+from replcheck.properties.machines import DelayMachine, DomainsMachine, GroupIdMachine, IncidentMachine, MultiSourceMachine, SemiSyncMachine
 from replcheck.systems import get
 
 pytestmark = pytest.mark.slow  # searches from scratch

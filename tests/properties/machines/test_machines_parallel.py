@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
-from replcheck.properties.machines.parallel import ParallelMachine
+from replcheck.properties.machines import ParallelMachine
 from replcheck.systems import get
 
 pytestmark = pytest.mark.slow  # searches from scratch

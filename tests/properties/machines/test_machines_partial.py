@@ -8,8 +8,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
-from replcheck.properties.machines.delay import DelayMachine
-from replcheck.properties.machines.semisync import SemiSyncMachine
+from replcheck.properties.machines import DelayMachine, SemiSyncMachine
 from replcheck.systems import get
 
 pytestmark = pytest.mark.slow  # searches from scratch

@@ -14,8 +14,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from test_machines_partial import steps_of
 
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
-from replcheck.properties.machines.delay import DelayMachine
-from replcheck.properties.machines.groupid import GroupIdMachine
+from replcheck.properties.machines import DelayMachine, GroupIdMachine
 from replcheck.systems import get
 
 pytestmark = pytest.mark.slow  # searches from scratch

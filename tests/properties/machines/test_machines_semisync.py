@@ -10,7 +10,7 @@ from replcheck.properties.core import MACHINES
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 
 from conftest import model_system
-from replcheck.properties.machines.semisync import SemiSyncMachine
+from replcheck.properties.machines import SemiSyncMachine
 
 pytestmark = pytest.mark.slow  # searches from scratch
 
