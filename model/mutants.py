@@ -102,11 +102,11 @@ SHUTDOWN_ACKS_WAITERS = mutant(
     kills=("WL1720.ACK.WAIT", "MARIADB.SEMISYNC.SHUTDOWN"))
 ACK_FILTERED = mutant(
     "ack-filtered", feature="filter", base="model:wl7318", bug="Bug#15985893 (S3; on MariaDB MDEV-38486)",
-    seam="sim/source: the commit of a transaction its semi-sync replicas filter on the master",
+    seam="sim/semisync: the commit of a transaction its semi-sync replicas filter on the master",
     what="Every binlogged transaction waits for an ack, even one the dump threads send to no semi-sync replica",
     kills=("FILTER.SEMISYNC.UNSENT",))
 NO_REACK_ON_RECONNECT = mutant(
-    "no-reack-on-reconnect", feature="semisync", base="model:wl7318", bug="Bug #104015", seam="sim/dump: the IO thread's reconnect",
+    "no-reack-on-reconnect", feature="semisync", base="model:wl7318", bug="Bug #104015", seam="sim/semisync: the IO thread's reconnect",
     what="A reconnecting replica never acknowledges what it already holds",
     kills=("WL1720.LIVE.RELEASE",))
 

@@ -112,7 +112,7 @@ TABLE = (
         Time(("value",), MS, lambda op: op["variable"] == SEMI_SYNC_TIMEOUT and isinstance(op["value"], int)),
         statement="set_global_statement"),
     _op("read", "admin.op_read", runner="_read"),
-    _op("lose_acks", "receiver.op_lose_acks", runner="_lose_acks", limits=(_relay_after_failover("lose_acks", "loses acks"),)),
+    _op("lose_acks", "semisync.op_lose_acks", runner="_lose_acks", limits=(_relay_after_failover("lose_acks", "loses acks"),)),
     _op("shutdown", "lifecycle.op_shutdown", runner="_shutdown"),
     _op("failover", "lifecycle.op_failover", runner="_failover"),
     _op("record_incident", "source.op_record_incident",

@@ -54,20 +54,9 @@ class Admin(Component):
         if name == MS.IGNORE_DUPLICATES and self.mech.gtid_domains:
             self._set_ignore_duplicates(node, value)
             return
-        if name not in SS.VARIABLES:
+        if not any(hook(node, name, value, op) for hook in self.hooks.on_set_global):
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
                       message=f"Unknown system variable '{name}'")
-            return
-        value, errno, message = SS.check_value(name, value)
-        if errno is not None:
-            self.emit("stmt", node.id, op="set_global", variable=name, value=op["value"], errno=errno, message=message)
-            return
-        # rpl_semi_sync_slave_enabled takes effect when the IO thread next connects, as on the servers.
-        self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
-        node.runtime[name] = value
-        if name.startswith("rpl_semi_sync_master"):
-            node.semisync.set(name, value)
-        self.status.server_status(node)
 
     def _set_max_relay_log_size(self, node: Node, value: int) -> None:
         """SET GLOBAL max_relay_log_size: a whole number of 4096-byte blocks up to 1 GiB, taken by the
@@ -274,7 +263,8 @@ class Admin(Component):
 
     def op_flush_status(self, node: Node, op: dict) -> None:
         self.emit("stmt", node.id, op="flush_status", errno=None, warning=None, message="")
-        node.semisync.flush_status()
+        for hook in self.hooks.on_flush_status:
+            hook(node)
 
     def op_binlog_statement(self, node: Node, op: dict) -> None:
         types = op["event_types"]

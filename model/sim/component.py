@@ -17,9 +17,24 @@ from typing import Any, Callable, Protocol
 
 # The moments a feature joins the core at, with what each method is given and answers.
 HOOKS = {
+    "on_server_start": "(node): a server starts, at set-up or a restart, from its configuration",
+    "on_restart": "(node): a restarted server has recovered, before its binlog reopens",
+    "on_crash": "(node): the server's process or machine dies",
     "on_trx_begin": "(node, trx): a client transaction begins",
     "on_commit": "(node, trx, start) -> fields | None: a client commit reaches its binlog write; the fields its "
                  "answer carries, or None once the feature has answered it",
+    "on_commit_written": "(node, trx, gtid, start, skip, fields) -> bool: the commit's group is in the binlog; "
+                         "True: the feature answers the client",
+    "on_connect": "(ch): the IO thread connected to its source",
+    "on_disconnect": "(ch): the IO thread's connection ends",
+    "on_event_queued": "(ch, entry): the IO thread queued an event from its source in the relay log",
+    "on_dump_start": "(ch, by): the source's dump thread starts sending, asked by position, GTID or group ID",
+    "on_set_global": "(node, name, value, op) -> bool: SET GLOBAL of a variable; True: the feature's, answered",
+    "on_flush_status": "(node): FLUSH STATUS",
+    "initial_variables": "(node, variables): what a server starts with, for the Trace's header",
+    "samples_server_status": "(node) -> bool: a status sample reads the server's global status",
+    "status_variables": "(node, variables): SHOW GLOBAL STATUS and VARIABLES, values to add",
+    "slave_hosts": "(node, hosts): SHOW SLAVE HOSTS, rows to add",
     "on_group_read": "(ch, entry) -> bool | None: the SQL thread reads a group's first event; True: it stopped, "
                      "False: the feature let the group through, None: not the feature's",
     "on_group_end": "(ch, entry, first) -> bool: the SQL thread ends a group; True: the feature committed it",

@@ -173,14 +173,8 @@ class Dump(Component):
             # Resuming past the FDE, the dump thread sends it with log_pos 0 (send_format_descriptor_event),
             # so the replica does not take its end for a position: Exec_Master_Log_Pos stays put.
             self.receiver.relay(ch, fde if start is fde else replace(fde, end=0))
-        held = ch.held.get(src.id)
-        if ch.semi_sync and held and by != "gtid" and M.NO_REACK_ON_RECONNECT not in self.mutants:
-            # dump_start (semisync_master.cc) takes the place the dump starts for the replica's
-            # reply: asked by position, where the replica is, which acknowledges all it holds. By
-            # GTID the dump starts at the head of a binlog, which acknowledges nothing (MariaDB logs
-            # "pos(bin.000001, 4)" at such a reconnect; measured on 10.11, ss-lost-ack-reconnect).
-            last = ch.relay[held[-1]]
-            src.semisync.ack(ch.node.id, (last.master_file, last.master_end))
+        for hook in self.hooks.on_dump_start:
+            hook(ch, by)
         self.arrive(ch, gen, ch.fetch, src.published)
 
     @staticmethod

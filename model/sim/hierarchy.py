@@ -360,7 +360,7 @@ class Hierarchy(Feature):
         node.up, node.failed_over = True, False
         node.incarnation += 1
         self.emit("restore", node.id, donor=donor.id, source=source.id)
-        self.lifecycle.start_semisync(node)
+        self.lifecycle.start_server(node)
         self.source.open_binlog(node)
         if node.channel is None:
             sim.add_channel(node, source, op.get("latency_us", 0))

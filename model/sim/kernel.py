@@ -32,6 +32,7 @@ from .lifecycle import Lifecycle
 from .admin import Admin
 from .status import Status
 from .hierarchy import Hierarchy
+from .semisync import SemiSync
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -40,7 +41,7 @@ BUILD, OP, SAMPLE, RUN = range(4)
 
 # The components, by the name each is known by to the others.
 PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applier, "workers": Workers, "rli": Rli,
-         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "hierarchy": Hierarchy}
+         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "semisync": SemiSync, "hierarchy": Hierarchy}
 
 
 class Simulator:
@@ -90,9 +91,12 @@ class Simulator:
                 log_bin=n.get("log_bin", True), rpl_hierarchical=n.get("rpl_hierarchical", False),
                 rpl_transaction_enabled=n.get("rpl_transaction_enabled", True),
             )
-            self.lifecycle.start_semisync(node)
+            self.lifecycle.start_server(node)
             sync_binlog, flush_log = self.source.durability(node)
-            self.initial_variables[node.id] = {**node.semisync.vars, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log,
+            variables: dict = {}
+            for hook in self.hooks.initial_variables:
+                hook(node, variables)
+            self.initial_variables[node.id] = {**variables, R.SYNC_BINLOG: sync_binlog, R.FLUSH_LOG: flush_log,
                                                **FL.configured(node.variables),
                                                **{k: node.variables[k] for k in DOM.VARIABLES
                                                   if k in node.variables and self.mech.gtid_domains},
@@ -224,8 +228,7 @@ class Simulator:
         for node in self.nodes.values():
             for ch in MS.channels(node) if node.up else ():  # SHOW ALL SLAVES STATUS: a row per connection
                 self.status.status(ch)
-            if node.up and (node.semisync.enabled or any(r.semi_sync for r in node.replicas) or self.filtering
-                            or node.runtime.get("rpl_semi_sync_slave_enabled") or node.rpl_hierarchical
+            if node.up and (self.filtering or node.rpl_hierarchical or any(hook(node) for hook in self.hooks.samples_server_status)
                             or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
                 self.status.server_status(node)
             if node.up and node.rpl_hierarchical:

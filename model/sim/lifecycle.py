@@ -12,26 +12,21 @@ from .. import groupid as G
 from .. import multisource as MS
 from .. import mutants as M
 from .. import recovery as R
-from .. import semisync as SS
 
 from .component import Component
-from .state import (CR_SERVER_LOST, Channel, Node)
+from .state import (Channel, Node)
 
 
 class Lifecycle(Component):
     """Crash, recovery, restart, shutdown and failover of a node."""
 
-    def start_semisync(self, node: Node) -> None:
-        """A (re)started server: semi-sync state comes from its configuration, counters from zero."""
+    def start_server(self, node: Node) -> None:
+        """A (re)started server runs with its configuration: SET GLOBAL changes are gone."""
         node.runtime = dict(node.variables)
-        node.semisync = SS.SemiSyncMaster(node.id, node.variables, self.mutants, self.sim.clock, self.emit, self.at,
-                                          self.mech.no_slave_commit)
-        # The binlog outlives a restart: a replica catches up (WL#1720's switch back ON) only with
-        # all of it. MariaDB's try_switch_on() takes any ack until a commit after the restart.
-        node.semisync.binlog_end = max(((e.file, e.end) for e in node.binlog if e.ev.last and e.ev.trx), default=("", 0))
+        for hook in self.hooks.on_server_start:
+            hook(node)
 
     def op_shutdown(self, node: Node, op: dict) -> None:
-        node.semisync.shutdown()
         for hook in self.hooks.on_shutdown:
             hook(node)
         self.emit("shutdown", node.id)
@@ -109,8 +104,8 @@ class Lifecycle(Component):
             sync_binlog, flush_log = self.source.durability(node)
             self.emit("crash", node.id, how=kind, sync_binlog=sync_binlog, innodb_flush_log_at_trx_commit=flush_log)
             self._lose_on_crash(node, kind, sync_binlog, flush_log)
-        for w in node.semisync.abandon():
-            self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query")
+        for hook in self.hooks.on_crash:
+            hook(node)
         for ch in MS.channels(node):
             if ch.sql_running:
                 self.applier.stop_sql(ch, "crash", statement=False)
@@ -216,9 +211,9 @@ class Lifecycle(Component):
         elif R.clean_start_state(self.mech.gtid_state_file, node.state_file,
                                  M.STATE_FILE_MISSING_EMPTY in self.mutants) == R.EMPTY:
             node.binlog_gtids, node.gtid_seq = {}, {}
-        self.start_semisync(node)
-        if node.semisync.enabled:
-            self.status.server_status(node)
+        self.start_server(node)
+        for hook in self.hooks.on_restart:
+            hook(node)
         # After a clean shutdown, what waited for a semi-sync ack is binlogged: committed at start.
         for trx, gtid in node.prepared:
             self.source.engine_commit(node, trx, gtid)

@@ -21,10 +21,6 @@ from .state import (MAX_RELAY_LOG_SIZE, Entry, Channel, Node, event_fields, binl
 class Receiver(Component):
     """The IO thread of each channel and its relay log."""
 
-    def op_lose_acks(self, node: Node, op: dict) -> None:
-        if node.channel is not None:
-            node.channel.lost_acks += op["count"]
-
     @staticmethod
     def relay_index(ch: Channel, file: str, pos: int) -> int:
         """The relay log's event at (file, pos), or its end there; -1 if the relay log has no such place."""
@@ -45,9 +41,9 @@ class Receiver(Component):
             self.connect(ch)
 
     def disconnect(self, ch: Channel) -> None:
-        if ch.connected and ch.source.up:  # a dead master's semi-sync state dies with it
-            ch.source.semisync.disconnect(ch.node.id)
-        ch.connected = ch.semi_sync = False
+        for hook in self.hooks.on_disconnect:
+            hook(ch)
+        ch.connected = False
         ch.io_gen += 1
 
     def connect(self, ch: Channel) -> None:
@@ -58,11 +54,8 @@ class Receiver(Component):
             return
         ch.connected = True
         ch.io_gen += 1
-        ch.semi_sync = bool(ch.node.runtime.get("rpl_semi_sync_slave_enabled"))
-        ch.source.semisync.connect(ch.node.id, ch.semi_sync)
-        if ch.semi_sync:  # the master's log line, as MariaDB writes it
-            self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
-                      message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
+        for hook in self.hooks.on_connect:
+            hook(ch)
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
         ch.dump_state, ch.dump_empty, ch.dump_skipping, ch.gtid_request = {}, set(), False, ""
         if ch.connect_by_id:
@@ -142,10 +135,8 @@ class Receiver(Component):
             ch.io_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # Gtid_IO_Pos moves only once the whole group is in
         self.emit("relay", ch.node.id, source=ch.source.id, **MS.tagged(ch.connection), **event_fields(ev, src.group_id), file=entry.file, pos=entry.pos,
                   master_file=src.file, master_end=src.end)
-        # The sync flag rides in the two reserved header bytes; the replica strips them, queues
-        # the event, and only then acknowledges it.
-        if ch.semi_sync and src.end and ch.source.semisync.needs_reply(ev.last and ev.trx is not None):
-            self._send_ack(ch, (src.file, src.end))
+        for hook in self.hooks.on_event_queued:
+            hook(ch, src)
         limit = ch.node.runtime.get(MAX_RELAY_LOG_SIZE, 0)  # 0: max_binlog_size, which no History reaches
         if limit and ch.relay_pos >= limit:
             self.rotate_relay(ch)
@@ -194,16 +185,6 @@ class Receiver(Component):
         for held in ch.held.values():
             while held and held[-1] >= keep:
                 held.pop()
-
-    def _send_ack(self, ch: Channel, pos: tuple[str, int]) -> None:
-        if ch.lost_acks:
-            ch.lost_acks -= 1
-            return
-        self.at(self.sim.now + ch.latency_us, self._ack_arrives, ch, ch.io_gen, ch.source, pos)
-
-    def _ack_arrives(self, ch: Channel, gen: int, source: Node, pos: tuple[str, int]) -> None:
-        if gen == ch.io_gen and source.up and ch.source is source:
-            source.semisync.ack(ch.node.id, pos)
 
     def drop_relay(self, ch: Channel, reason: str) -> None:
         """What was relayed but not applied is discarded and fetched again (by GTID, unless the caller

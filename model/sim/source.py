@@ -4,7 +4,7 @@ wait), the binlog written, synced, rotated and published to the dump threads.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from replcheck.spec import formats as F
@@ -16,41 +16,11 @@ from .. import incident as I
 from .. import mechanics as X
 from .. import mutants as M
 from .. import recovery as R
-from .. import semisync as SS
 from .. import srcerr as E
 from ..delay import US, Event
 
 from .component import Component
 from .state import (CR_SERVER_LOST, NO_GROUP_ID, Entry, Node, event_fields)
-
-
-@dataclass
-class Release:
-    """A client's COMMIT waiting for a semi-sync ack, released: a value rather than a closure, so
-    that a forked run copies it with the rest of its state."""
-
-    source: "Source"
-    node: Node
-    incarnation: int
-    trx: str
-    gtid: str
-    start: int
-    after_sync: bool
-    fields: dict  # what the commit's answer shows: group IDs, the table, the statement's error
-
-    def __call__(self, how: str) -> None:
-        node = self.node
-        if node.incarnation != self.incarnation:
-            return
-        emit = self.source.emit
-        if how == "shutdown":
-            emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how,
-                 errno=SS.ER_SERVER_SHUTDOWN, message="Server shutdown in progress")
-            return
-        if self.after_sync:
-            node.prepared.remove((self.trx, self.gtid))
-            self.source.engine_commit(node, self.trx, self.gtid)
-        emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how, **self.fields)
 
 
 class Source(Component):
@@ -145,33 +115,10 @@ class Source(Component):
             self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], errno=CR_SERVER_LOST,
                       message="Lost connection to server during query", **ids)
             return
-        pos = (node.binlog_file, node.binlog_pos)
-        ss = node.semisync
-        if not ss.binlogged(pos):
+        fields = {**ids, **shown, **failed}
+        if not any(hook(node, trx, gtid, starts[0], skip, fields) for hook in self.hooks.on_commit_written):
             self.engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="no" if ss.enabled else None, **ids, **shown, **failed)
-            return
-        if self._unsent(node, skip):
-            # Sent to no semi-sync replica: no ack will come for it, so none is waited for (S3).
-            self.engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], semisync="unsent", **ids, **shown, **failed)
-            return
-        after_sync = ss.wait_point == SS.AFTER_SYNC
-        if after_sync:
-            node.prepared.append((trx, gtid))
-        else:
-            self.engine_commit(node, trx, gtid)
-        ss.wait(trx, gtid, pos, Release(self, node, node.incarnation, trx, gtid, starts[0], after_sync, {**ids, **shown, **failed}))
-
-    def _unsent(self, node: Node, skip: bool) -> bool:
-        """A marked transaction whose every semi-sync replica filters it on the master: the dump
-        threads send none of it, so no ack can come. Registering it anyway for an ack is S3
-        (Bug#15985893; MariaDB 10.11 does, MDEV-38486: log.cc report_binlog_update for every
-        transaction, the dump thread dropping the events before update_sync_header)."""
-        if M.ACK_FILTERED in self.mutants or self.mech.semisync_waits_unsent:
-            return False
-        semi = [r.node for r in node.replicas if r.node.variables.get("rpl_semi_sync_slave_enabled")]
-        return bool(semi) and not any(FL.sent(r.variables, skip) for r in semi)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], **fields)
 
     def strict(self, node: Node) -> bool:
         return self.mech.gtid_domains and bool(node.variables.get(DOM.GTID_STRICT_MODE))

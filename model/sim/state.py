@@ -60,53 +60,32 @@ class Entry:
     torn: bool = False  # binlog only: partly written, a crash inside the write cut it
 
 
+# A channel's and a node's state, split by the component that owns each part; Channel and Node put
+# the parts together, so that every component reads one object.
 @dataclass
-class Channel:
-    """The replica side of source -> node: IO thread, relay log, SQL thread, relay-log.info."""
+class Link:
+    """The replica side of source -> node, as the topology and CHANGE MASTER name it."""
 
     node: "Node"
     source: "Node"
     latency_us: int
-    delay: int = 0
+    # MariaDB's connection_name (multi-source, model/multisource.py); None: the topology names none
+    connection: str | None = None
+
+
+@dataclass
+class ReceiverState:
+    """The IO thread and the relay log (receiver.py)."""
+
     io_running: bool = False
     connected: bool = False
-    sql_running: bool = False
     io_gen: int = 0
-    sql_gen: int = 0
     fetch: int | None = None  # next index into source.binlog; None: compute by GTID auto-position
     relay: list[Entry] = field(default_factory=list)
     relay_file_no: int = 1
     relay_pos: int = BINLOG_START
     read_master_file: str = ""
     read_master_pos: int = 0
-    sql_pos: int = 0  # index into relay of the next event to read
-    group_start: int = 0  # index into relay where the current group began
-    group_master_file: str = ""
-    group_master_pos: int = 0
-    state: str = "stopped"  # stopped | idle | waiting | executing
-    cur_due: int | None = None
-    cur_read: int = 0
-    # Seconds_Behind_Master's inputs (rpl_rli.h): (when, when_off) of the last event read that carries a
-    # master timestamp, kept across STOP/START (handle_slave_sql); and whether the SQL thread is waiting
-    # at the end of the relay log for more events.
-    last_master_timestamp: tuple[int, int] | None = None
-    sql_thread_caught_up: bool = True
-    applied_in_group: int = 0
-    until: dict | None = None
-    rli_content: str = ""
-    semi_sync: bool = False  # this connection asked for semi-sync (BINLOG_DUMP flag)
-    skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter (only while the SQL thread is stopped)
-    skipping_group: bool = False  # the counter ran out inside a group: skip to its end
-    last_sql_errno: int = 0
-    last_sql_error: str = ""
-    lost_acks: int = 0  # acks still to be lost on the way to the master
-    promote: bool = False  # failover: become the primary once the relay log is applied
-    # relay_log_recovery waiting for the startup run that fills the MTS gaps: whether the threads
-    # start after it (None: no such run)
-    fill_then_start: bool | None = None
-    exec_group_id: int = 0  # SHOW SLAVE STATUS Exec_Master_Group_ID: the last group the SQL thread played
-    engine_pos: int | None = None  # rpl_transaction_enabled: InnoDB's copy of the group position (relay index)
-    engine_master: tuple[str, int] = ("", 0)
     io_gtids: dict = field(default_factory=dict)  # Gtid_IO_Pos: per domain, the last group received whole
     connect_by_id: bool = False  # Connect_Using_Group_ID: the next connect asks for the slave's last group ID
     by_position: bool = False  # CHANGE MASTER TO a binlog position: MASTER_USE_GTID=no from then on
@@ -122,19 +101,79 @@ class Channel:
     # MariaDB's gtid_reconnect_event_skip_count: events of a partial group already queued, which
     # the GTID reconnect sends again and the IO thread does not queue twice
     reconnect_skip: int = 0
+
+
+@dataclass
+class DumpState:
+    """The source's dump thread for this replica (dump.py)."""
+
     # A GTID dump's slave connection state (MariaDB, send_event_to_slave): per domain, the GTID the
     # groups are skipped up to; and whether the group being sent is skipped
     dump_state: dict = field(default_factory=dict)
     dump_empty: set = field(default_factory=set)  # domains the master had nothing of at the request
     dump_skipping: bool = False
     gtid_request: str = ""  # the GTID position the last GTID connect asked by (MariaDB)
-    par: PA.Applier | None = None  # a parallel applier's workers (model/parallel.py); None: serial
-    # MariaDB's connection_name (multi-source, model/multisource.py); None: the topology names none
-    connection: str | None = None
 
 
 @dataclass
-class Node:
+class ApplierState:
+    """The SQL thread (applier.py), its workers (workers.py) and relay-log.info (rli.py)."""
+
+    delay: int = 0
+    sql_running: bool = False
+    sql_gen: int = 0
+    sql_pos: int = 0  # index into relay of the next event to read
+    group_start: int = 0  # index into relay where the current group began
+    group_master_file: str = ""
+    group_master_pos: int = 0
+    state: str = "stopped"  # stopped | idle | waiting | executing
+    cur_due: int | None = None
+    cur_read: int = 0
+    # Seconds_Behind_Master's inputs (rpl_rli.h): (when, when_off) of the last event read that carries a
+    # master timestamp, kept across STOP/START (handle_slave_sql); and whether the SQL thread is waiting
+    # at the end of the relay log for more events.
+    last_master_timestamp: tuple[int, int] | None = None
+    sql_thread_caught_up: bool = True
+    applied_in_group: int = 0
+    until: dict | None = None
+    rli_content: str = ""
+    skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter (only while the SQL thread is stopped)
+    skipping_group: bool = False  # the counter ran out inside a group: skip to its end
+    last_sql_errno: int = 0
+    last_sql_error: str = ""
+    promote: bool = False  # failover: become the primary once the relay log is applied
+    # relay_log_recovery waiting for the startup run that fills the MTS gaps: whether the threads
+    # start after it (None: no such run)
+    fill_then_start: bool | None = None
+    par: PA.Applier | None = None  # a parallel applier's workers (model/parallel.py); None: serial
+
+
+@dataclass
+class SemiSyncChannel:
+    """What semi-sync keeps of a channel (semisync.py)."""
+
+    semi_sync: bool = False  # this connection asked for semi-sync (BINLOG_DUMP flag)
+    lost_acks: int = 0  # acks still to be lost on the way to the master
+
+
+@dataclass
+class HierarchyChannel:
+    """What global group IDs keep of a channel (hierarchy.py)."""
+
+    exec_group_id: int = 0  # SHOW SLAVE STATUS Exec_Master_Group_ID: the last group the SQL thread played
+    engine_pos: int | None = None  # rpl_transaction_enabled: InnoDB's copy of the group position (relay index)
+    engine_master: tuple[str, int] = ("", 0)
+
+
+@dataclass
+class Channel(HierarchyChannel, SemiSyncChannel, ApplierState, DumpState, ReceiverState, Link):
+    """The replica side of source -> node: IO thread, relay log, SQL thread, relay-log.info."""
+
+
+@dataclass
+class Server:
+    """A server's identity, configuration and whether it runs (lifecycle.py, admin.py)."""
+
     id: str
     server_id: int
     offset: int
@@ -143,49 +182,84 @@ class Node:
     commit_timestamps: bool
     up: bool = True
     incarnation: int = 0
+    variables: dict = field(default_factory=dict)  # configuration (my.cnf): what a restart starts with
+    runtime: dict = field(default_factory=dict)  # SET GLOBAL changes, lost at a restart
+    log_bin: bool = True
+    rpl_hierarchical: bool = False
+    rpl_transaction_enabled: bool = True
+    dirty: bool = False  # crashed: the last binlog's FDE still says "in use"
+    crash_point: str | None = None  # an armed crash point (model/recovery.py)
+    crash_kind: str = R.PROCESS  # of the armed crash point
+    state_file: bool = False  # MariaDB's <log-bin>.state: written at a clean shutdown, deleted at the next start
+    failed_over: bool = False  # a failover replaced it: no slave replicates from it again (until a restore)
+
+
+@dataclass
+class BinlogState:
+    """The binlog and its durability (source.py)."""
+
     binlog: list[Entry] = field(default_factory=list)
     binlog_file_no: int = 0
     binlog_pos: int = BINLOG_START
     gtid_seq: dict = field(default_factory=dict)  # per domain, the last sequence number this server issued
-    executed: set[str] = field(default_factory=set)
-    channel: Channel | None = None  # the default connection (''), or the one an op addresses
-    connections: dict[str, Channel] = field(default_factory=dict)  # multi-source: by connection_name
-    domain_owner: dict = field(default_factory=dict)  # gtid_ignore_duplicates: per domain, the applying connection
-    replicas: list[Channel] = field(default_factory=list)
-    variables: dict = field(default_factory=dict)  # configuration (my.cnf): what a restart starts with
-    runtime: dict = field(default_factory=dict)  # SET GLOBAL changes, lost at a restart
-    semisync: SS.SemiSyncMaster | None = None
-    visible: list[str] = field(default_factory=list)  # committed in the engine, in commit order
-    prepared: list[tuple[str, str]] = field(default_factory=list)  # binlogged, not yet committed: (trx, gtid)
-    log_bin: bool = True
-    rpl_hierarchical: bool = False
-    rpl_transaction_enabled: bool = True
-    group_id: int = 0  # the in-memory group_id: the last one consumed (root) or played (slave)
-    index: list[list] = field(default_factory=list)  # binlog index: [file, group_id, server_id] per binlog
-    dirty: bool = False  # crashed: the last binlog's FDE still says "in use"
-    crash_point: str | None = None  # an armed crash point (model/recovery.py)
-    set_ids: dict = field(default_factory=dict)  # binlog file -> (ID, master_server_id) SET BINLOG_GROUP_ID gave it
     binlog_gtids: dict = field(default_factory=dict)  # gtid_binlog_pos: per domain, the last GTID logged
-    slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
     purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
     mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
     file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts
-    failed_over: bool = False  # a failover replaced it: no slave replicates from it again (until a restore)
     # binlog durability (model/recovery.py): how many binlog entries are synced, the writes since
     # the last sync, how many the dump threads may read, what the last crash kept of the binlog
     synced: int = 0
     writes_since_sync: int = 0
     published: int = 0
     durable_end: int | None = None
-    crash_kind: str = R.PROCESS  # of the armed crash point
-    visible_at: list[int] = field(default_factory=list)  # when each `visible` entry was committed
-    prepared_at: dict = field(default_factory=dict)  # trx -> when the engine prepared it
-    engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
-    state_file: bool = False  # MariaDB's <log-bin>.state: written at a clean shutdown, deleted at the next start
 
     @property
     def binlog_file(self) -> str:
         return sys.intern(f"bin.{self.binlog_file_no:06d}")  # one string per file, not per event
+
+
+@dataclass
+class EngineState:
+    """What the storage engine holds: commits, prepared transactions and the GTID positions."""
+
+    executed: set[str] = field(default_factory=set)
+    visible: list[str] = field(default_factory=list)  # committed in the engine, in commit order
+    visible_at: list[int] = field(default_factory=list)  # when each `visible` entry was committed
+    prepared: list[tuple[str, str]] = field(default_factory=list)  # binlogged, not yet committed: (trx, gtid)
+    prepared_at: dict = field(default_factory=dict)  # trx -> when the engine prepared it
+    engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
+    slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
+
+
+@dataclass
+class ReplicationState:
+    """The node's channels as a replica and its replicas as a source (admin.py, multi-source)."""
+
+    channel: Channel | None = None  # the default connection (''), or the one an op addresses
+    connections: dict[str, Channel] = field(default_factory=dict)  # multi-source: by connection_name
+    domain_owner: dict = field(default_factory=dict)  # gtid_ignore_duplicates: per domain, the applying connection
+    replicas: list[Channel] = field(default_factory=list)
+
+
+@dataclass
+class SemiSyncNode:
+    """The server's semi-sync master (semisync.py; its rules are model/semisync.py's)."""
+
+    semisync: SS.SemiSyncMaster | None = None
+
+
+@dataclass
+class HierarchyNode:
+    """What global group IDs keep of a server (hierarchy.py)."""
+
+    group_id: int = 0  # the in-memory group_id: the last one consumed (root) or played (slave)
+    index: list[list] = field(default_factory=list)  # binlog index: [file, group_id, server_id] per binlog
+    set_ids: dict = field(default_factory=dict)  # binlog file -> (ID, master_server_id) SET BINLOG_GROUP_ID gave it
+
+
+@dataclass
+class Node(HierarchyNode, SemiSyncNode, ReplicationState, EngineState, BinlogState, Server):
+    """A server: the parts above, together."""
 
 
 @dataclass(frozen=True)

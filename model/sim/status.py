@@ -76,17 +76,17 @@ class Status(Component):
         return fields
 
     def server_status(self, node: Node) -> None:
-        ss = node.semisync
         variables = self._server_variables(node)
-        hosts = [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.connected]
+        hosts: list = []
+        for hook in self.hooks.slave_hosts:
+            hook(node, hosts)
         self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
 
-    @staticmethod
-    def _server_variables(node: Node) -> dict:
-        """SHOW GLOBAL STATUS's semi-sync counters with the variables the properties read."""
-        variables = node.semisync.variables()
-        ch = node.channel
-        variables["Rpl_semi_sync_slave_status"] = "ON" if ch is not None and ch.io_running and ch.semi_sync else "OFF"
+    def _server_variables(self, node: Node) -> dict:
+        """SHOW GLOBAL STATUS and VARIABLES: what the features show, then the GTID positions."""
+        variables: dict = {}
+        for hook in self.hooks.status_variables:
+            hook(node, variables)
         variables.update(gtid_binlog_pos=F.format_pos(node.binlog_gtids), gtid_slave_pos=F.format_pos(node.slave_gtids),
                          gtid_current_pos=F.format_pos(G.current_pos(node.binlog_gtids, node.slave_gtids, node.server_id)))
         return variables
