@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import pytest
 
 from replcheck import campaign, io, systems
-from replcheck.properties.judge import Declarations, caught, judge
+from replcheck.properties.judge import Declarations, judge
+from replcheck.results import caught
 from replcheck.properties.machines.delay import DelayMachine
 from replcheck.properties.machines.base import machine_for
 from conftest import REPO
