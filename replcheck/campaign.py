@@ -115,7 +115,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
         facts[name] = crosscheck.facts(*j.trace)
         # A mutant shows its bug only where its base model, on the same History, holds.
         base = judgement(system.declares.base) if system.declares.base and j.violations else None
-        why = excused(j, base)
+        why = excused(j, base)  # each violation that is no finding, and why (declared, or the base shows it too)
         # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
         tdigest = _digest(io.dumps_lines(*j.trace)) if j.violations else None
         lists: dict[str, list[str]] = {status: [] for status in LISTS}
@@ -131,8 +131,8 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
             w = v.witnesses[0]
             witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
             details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked,
-                            why.get(v.requirement, ""), v.requirement not in why, witness, reproduce(seed, index, name, v.requirement, families=families), hdigest, tdigest,
-                            *NO_LISTS, chunk))
+                            why.get(v.requirement, ""), v.requirement not in why, witness,
+                            reproduce(seed, index, name, v.requirement, families=families), hdigest, tdigest, *NO_LISTS, chunk))
         worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else NOT_EXERCISED
         rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
                      hdigest, tdigest, *(lists[status] for status in LISTS), checks, reached, sum(d[FINDING] for d in details), None,
