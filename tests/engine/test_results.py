@@ -9,6 +9,7 @@ import pytest
 
 from replcheck import io, report, systems, verify
 from replcheck.cli import main
+from replcheck.properties import core
 from replcheck.results import BadFinding, Finding, FindingKind, Results, catches
 from test_accounting import HISTORY, MUTANT, buggy_base
 from test_gate import _differences, _results
@@ -116,3 +117,19 @@ def test_the_gate_uses_caught_where_the_cells_show_the_kill(monkeypatch):
     assert gate_on(systems.get(systems.get(MUTANT).declares.base)) == []
     [survives] = gate_on(buggy_base())
     assert "survives" in survives and "where model:wl344 holds it" in survives
+
+
+@pytest.mark.parametrize("expected,outcome,unexpected", [
+    (core.PROVED, core.COUNTEREXAMPLE, 1),  # a proof that should hold and does not: an unexpected violation
+    (core.COUNTEREXAMPLE, core.COUNTEREXAMPLE, 0),  # the seed's promise shown not to hold, as claimed
+    (core.COUNTEREXAMPLE, core.PROVED, 0),
+])
+def test_a_row_is_expected_only_where_a_predicted_violation_shows(monkeypatch, expected, outcome, unexpected):
+    """A proof's row was `expected: pass` where it should hold, which the report read as an
+    expected violation; a row says `expected` only where it is violated as predicted."""
+    monkeypatch.setattr(core, "PROOFS", [core.Proof("p", ("WL344.WAIT.RULE",), "c", expected, lambda: (outcome, {}))])
+    results = Results()
+    verify.run_proofs(results, lambda _: None)
+    [row] = results.rows
+    assert row.get("expected") == ("violated" if outcome == expected == core.COUNTEREXAMPLE else None)
+    assert report.build_report([results.document()])["summary"]["violated"] == unexpected
