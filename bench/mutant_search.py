@@ -4,7 +4,7 @@ the first History that catches each mutant of the registry, and how short that H
 For every mutant, the Histories of its feature's families (replcheck.generate.families_for: the
 generator drawing from those families only) are judged in order on the mutant, in one process,
 no Spark, until one violates a `kills` requirement that the base model holds on the same History
-(properties.judge.caught: a base's own violation shows no bug). That History is then shrunk
+(replcheck.results.caught: a base's own violation shows no bug). That History is then shrunk
 (replcheck.investigate.shrink) keeping the same catch, and its operations counted. `--machines`
 also runs verify's state-machine searches on each mutant (verify.run_machine, verify's budget)
 and lists the mutants no machine finds. Goal: every mutant within 10,000 Histories, median
@@ -25,7 +25,8 @@ from replcheck.features import load_features
 from replcheck.generate import families_for, generate
 from replcheck.investigate import shrink
 from replcheck.model.mutants import REGISTRY, Mutant
-from replcheck.properties.judge import caught, judge
+from replcheck.properties.judge import judge
+from replcheck.results import caught
 
 
 def catches(mutant, base, history: dict, kills) -> tuple[str, ...]:

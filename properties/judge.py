@@ -67,9 +67,3 @@ def judge(system: System, history: dict, requirements: Iterable[str] | None = No
     trace = Trace(*system.run(history))
     j = judge_trace(trace, system.declares, system.name, requirements)
     return replace(j, expectations=judge_expectations(history, trace.observations))
-
-
-def caught(mutant: Judgement, base: Judgement | None) -> tuple[str, ...]:
-    """The requirements that catch a mutant on this History: its kills that it violates and its
-    base model, on the same History, does not (a base's own violation shows no bug)."""
-    return tuple(r for r in mutant.declares.kills if mutant.violated(r) and not (base and base.violated(r)))

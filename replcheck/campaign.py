@@ -34,6 +34,7 @@ from replcheck.outfs import Out
 from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, session as spark_session
 from replcheck.generate import GENERATOR, generate
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
+from replcheck.results import Finding, FindingKind, excused
 
 DEFAULT_SYSTEMS = ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit")
 DEFAULT_CHUNK = 250
@@ -114,6 +115,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
         facts[name] = crosscheck.facts(*j.trace)
         # A mutant shows its bug only where its base model, on the same History, holds.
         base = judgement(system.declares.base) if system.declares.base and j.violations else None
+        why = excused(j, base)  # each violation that is no finding, and why (declared, or the base shows it too)
         # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
         tdigest = _digest(io.dumps_lines(*j.trace)) if j.violations else None
         lists: dict[str, list[str]] = {status: [] for status in LISTS}
@@ -126,14 +128,11 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
                 reached[v.requirement] = list(v.conditions)
             if v.status != VIOLATED:
                 continue
-            declared = system.declares.expected_violations.get(v.requirement, "")
-            if not declared and base is not None and base.violated(v.requirement):
-                declared = f"{system.declares.base} violates it too on this History"
             w = v.witnesses[0]
             witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
-            details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked, declared,
-                            not declared, witness, reproduce(seed, index, name, v.requirement, families=families), hdigest, tdigest,
-                            *NO_LISTS, chunk))
+            details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked,
+                            why.get(v.requirement, ""), v.requirement not in why, witness,
+                            reproduce(seed, index, name, v.requirement, families=families), hdigest, tdigest, *NO_LISTS, chunk))
         worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else NOT_EXERCISED
         rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
                      hdigest, tdigest, *(lists[status] for status in LISTS), checks, reached, sum(d[FINDING] for d in details), None,
@@ -437,11 +436,11 @@ def summarise(spark, plan: Plan, df, table: str) -> dict:
         if r["expected"]:
             continue
         system = systems.get(r["system"])
-        kind = ("unexpected cross-check difference" if r["kind"] == "difference"
-                else "mutant found" if system.kind == "mutant" else "model violates its seed")
-        findings.append({"kind": kind, "system": r["system"] + (f" vs {r['other_system']}" if r["other_system"] else ""),
-                         "requirement": r["requirement"], "histories": r["n"], "first_index": f["index"],
-                         "witness": f["witness"], "reproduce": f["reproduce"]})
+        kind = (FindingKind.CAMPAIGN_DIFFERENCE if r["kind"] == "difference"
+                else FindingKind.MUTANT_FOUND if system.kind == "mutant" else FindingKind.MODEL_VIOLATES_SEED)
+        findings.append(Finding(kind, system=r["system"] + (f" vs {r['other_system']}" if r["other_system"] else ""),
+                                requirement=r["requirement"], histories=r["n"], first_index=f["index"],
+                                witness=f["witness"], reproduce=f["reproduce"]).as_dict())
         if r["kind"] == "violation":
             found.setdefault(r["system"], []).append(r["requirement"])
     mutants = {}

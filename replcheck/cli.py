@@ -122,7 +122,7 @@ def _verify(args) -> int:
     results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed,
                      tlc_size=None if args.no_tlc else "small")
     for f in results.findings:
-        print(f"finding: {f['kind']}: {f.get('system', '')} {f.get('history', '')} {f['requirement']}: {f['witness']}")
+        print(f"finding: {f.kind.value}: {f.system or ''} {f.history or ''} {f.requirement or ''}: {f.witness}")
     for s in results.searches:
         found = (f"found from scratch ({s['requirement']}, shrunk to {s['shrunk_steps']} steps)" if s["found"]
                  else "not found from scratch")

@@ -27,8 +27,9 @@ from replcheck.harness.runner import RunnerError, largest_scale, scale_for
 from replcheck.harness.system import MariaDB
 from replcheck.properties import core
 from replcheck.properties.judge import judge
+from replcheck.results import Finding, FindingKind, Results, findings_of
 from replcheck.spec import ROOT as SPEC
-from replcheck.verify import Results, _shown_path, add_expectations
+from replcheck.verify import _shown_path
 
 SOURCE = "conformance"
 
@@ -131,15 +132,14 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
             # the last attempt's (an earlier one's differences may be its coarse timing: its record lists them).
             kept = {(row["requirement"], row["attempt"]) for row in merged}
             for n, run in enumerate(runs, 1):
-                results.findings += [f for f in run.findings if (f["requirement"], n) in kept
-                                     or (n == len(runs) and f["kind"] == "cross-check")]
+                results.findings += [f for f in run.findings if (f.requirement, n) in kept
+                                     or (n == len(runs) and f.kind is FindingKind.CROSS_CHECK)]
         for record in tried:
             record["kept"] = sorted(r["requirement"] for r in results.rows
                                     if r["history"] == record["history"] and r["attempt"] == record["attempt"])
-        document = {"schema": "replcheck.results/1", "server": "mariadb", "server_version": version,
-                    "systems": [column(version)] if version else [],
-                    "history_files": {s.name: _shown_path(s.history) for s, _, _ in loaded},
-                    "findings": results.findings, "figures": {}, "rows": results.rows, "attempts": tried}
+        document = results.document(server="mariadb", server_version=version, systems=[column(version)] if version else [],
+                                    history_files={s.name: _shown_path(s.history) for s, _, _ in loaded},
+                                    figures={}, attempts=tried)
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}],
                                                  title=f"replcheck conformance: MariaDB {version}"), staging, gate)
@@ -166,40 +166,36 @@ def _attempt(mariadb, s: Scenario, h: dict, n: int, staging: Path) -> tuple[Resu
     shown = _shown_path(s.history)
     predicted = reference.declares.expected_violations
     verdicts, unmet = conclude(s, real)
-    for v in verdicts:
-        results.add(SOURCE, column(version), s.name, v,
-                    "violated" if v.status == core.VIOLATED and v.requirement in predicted else "")
-    add_expectations(results, column(version), s.name, h, real, source=SOURCE)  # a suite scenario's .result
+    # a suite scenario's .result gives the History's expectations
+    results.add_judgement(SOURCE, s.name, real, system=column(version), verdicts=verdicts, history=h, predicted=predicted)
     reproduce = f"replcheck conform --server mariadb --history {shlex.quote(shown)} --scale {s.scale:g}"
     for row in results.rows:
         row.update(server_version=version, attempt=n, trace=trace, reproduce=reproduce)
+    server = f"MariaDB {version}"
+
+    def where(v: core.Verdict) -> str:
+        return f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"
+
     for v in real.expectations:  # the server does not show what the suite's .result records
         if v.status == core.VIOLATED:
-            results.findings.append({
-                "kind": "expectation", "system": f"MariaDB {version}", "history": s.name,
-                "requirement": v.requirement, "server_version": version,
-                "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"})
-    for f in inconclusive(s, verdicts, f"MariaDB {version}", trace):
-        results.findings.append({**f, "server_version": version})
-    for v in real.findings:
+            results.findings.append(Finding(FindingKind.EXPECTATION, system=server, history=s.name,
+                                            requirement=v.requirement, witness=where(v)))
+    results.findings += inconclusive(s, verdicts, server, trace)
+
+    def against_seed(v: core.Verdict) -> dict:
         req = seeds.get(v.requirement)
-        results.findings.append({
-            "kind": "MariaDB differs from the seed", "system": f"MariaDB {version}", "history": s.name,
-            "requirement": v.requirement, "server_version": version, "predicted": predicted.get(v.requirement, ""),
-            # the seed's sentence the server departs from, so each finding is stated against it
-            "seed": f"{req.seed} ({req.section}): {req.text}" if req else "",
-            "witness": f"{v.witnesses[0].message} [{trace}:{list(v.witnesses[0].lines)}]"
-                       f"; the reference model: {'violated' if model.violated(v.requirement) else 'holds'}"})
+        # the seed's sentence the server departs from, so each finding is stated against it
+        return {"predicted": predicted.get(v.requirement, ""), "seed": f"{req.seed} ({req.section}): {req.text}" if req else "",
+                "witness": f"{where(v)}; the reference model: {'violated' if model.violated(v.requirement) else 'holds'}"}
+    results.findings += findings_of(real, FindingKind.SERVER_DIFFERS, s.name, server, against_seed)
     differences = []
     for d in crosscheck.compare(crosscheck.facts(*real.trace), crosscheck.facts(*model.trace)):
         if not d.expected:
             differences.append(f"{d.aspect} on {d.node}, {d.subject}: MariaDB {d.left}; {REFERENCE} {d.right}"
                                + (f" (+{d.knock_on} later)" if d.knock_on else ""))
-            results.findings.append({
-                "kind": "cross-check", "system": f"MariaDB {version}", "history": s.name,
-                "requirement": f"crosscheck:{d.aspect}", "server_version": version, "witness": differences[-1]})
-    for f in results.findings:
-        f["attempt"] = n
+            results.findings.append(Finding(FindingKind.CROSS_CHECK, system=server, history=s.name,
+                                            requirement=f"crosscheck:{d.aspect}", witness=differences[-1]))
+    results.findings[:] = [replace(f, server_version=version, attempt=n) for f in results.findings]
     header = real.trace.header
     record = {"history": s.name, "attempt": n, "time_scale": s.scale, "trace": trace, "reproduce": reproduce,
               "server_version": version, "resolution_us": header.get("resolution_us", 0),

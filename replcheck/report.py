@@ -17,6 +17,7 @@ from xml.sax import saxutils
 
 from replcheck import catalogue, coverage, io
 from replcheck.properties import core, expect
+from replcheck.results import Finding, read_findings
 
 # A cell shows the worst of its rows: one inconclusive run outranks the passes of others, so a
 # scenario that stopped testing what it claims is seen, not averaged away.
@@ -81,6 +82,7 @@ def load_results(paths: list[str | Path]) -> list[dict]:
         if not isinstance(data, dict) or data.get("schema") != "replcheck.results/1":
             raise io.InputError(p, None, "schema", "not a replcheck results file (schema 'replcheck.results/1' with rows)")
         io.validate_document("results", data, p)
+        read_findings(data, p)  # a finding that cannot exist (a misspelt kind) is bad input
         data["_path"] = str(p)
         out.append(data)
     return out
@@ -153,7 +155,11 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
     requirements = [{"id": r.id, "feature": r.feature, "seed": r.seed, "section": r.section, "kind": r.kind,
                      "text": r.text, "evidence": evidence.get(r.id, []), "verdicts": verdicts_of(r.id)}
                     for r in catalogue.load()]
-    findings = [f for result in results for f in result.get("findings", [])]
+    findings = [Finding.from_dict(f).as_dict() for result in results for f in result.get("findings", [])]
+    caught: dict[str, set] = {}  # verify's catches (replcheck.results.caught), what the models gate reads
+    for result in results:
+        for mutant, found in result.get("mutants", {}).items():
+            caught.setdefault(mutant, set()).update(map(tuple, found))
     flat = [v for req in requirements for v in req["verdicts"].values()]
     expectations = [{"id": rid, "history": history, "text": text, "verdicts": verdicts_of(rid)}
                     for rid, (history, text) in sorted(expectation_texts(results).items())]
@@ -182,6 +188,7 @@ def build_report(results: list[dict], title: str = "replcheck compliance report"
         "requirements": requirements,
         "expectations": expectations,
         "findings": findings,
+        "caught": {m: [list(c) for c in sorted(found)] for m, found in sorted(caught.items())},
         "figures": figures,
         # each campaign's requirement coverage (replcheck/coverage.py), with the results file it came from
         "coverage": [{"input": r.get("_path", ""), **r["coverage"]} for r in results if "coverage" in r],
@@ -380,18 +387,11 @@ def pinned_differences(gate: dict, report: dict) -> list[str]:
     return diffs
 
 
-# What verify finds that no verdict cell shows: a mutant caught only where its base model fails
-# too, a proof with another outcome or none, a requirement nothing can judge.
-# A conformance scenario's History on which the reference model no longer shows what it claims.
-# A TLC result other than spec/tla/manifest.toml pins, or none (TLC failed).
-GATED_FINDINGS = ("mutant survived", "proof outcome", "proof inconclusive", "no evidence", "scenario inconclusive",
-                  "tlc manifest", "tlc failed")
-
-
 def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:
     """The models gate, derived from what every system declares (spec/systems.toml and the mutant
     registry): a model violates nothing it does not declare, and each History-declared violation
-    is shown by some History; every mutant is killed by one of its `kills`; every proof has its
+    is shown by some History; every mutant is caught (replcheck.results.caught: by one of its
+    `kills` on a History where its base model holds it, as verify records); every proof has its
     claimed outcome; TLC's results are as spec/tla/manifest.toml pins them (verify's `tlc manifest`
     findings). Each model and mutant, and each small TLC check, must have verdicts, so a partial
     run cannot pass."""
@@ -405,9 +405,9 @@ def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:
             diffs.append((name, "*", f"{name}: no verdicts from the embedded Histories (run verify on every system)"))
             continue
         if system.kind == "mutant":
-            if not any(cells.get((r, src), {}).get("status") == core.VIOLATED for r in system.declares.kills):
+            if not report.get("caught", {}).get(name):
                 diffs.append((name, "*", f"{name} ({system.declares.bug}) survives: none of {', '.join(system.declares.kills)} "
-                                         "is violated on any History"))
+                                         f"is violated on a History where {system.declares.base} holds it"))
             continue
         declared = system.declares.expected_violations
         for r in system.own_declarations(systems.systems().get(system.seed)):  # a seed's are shown on the seed
@@ -430,7 +430,7 @@ def derived_differences(report: dict, exceptions: list[dict]) -> list[str]:
         if c.name not in checked:
             diffs.append((f"tlc:{c.name}", "*", f"tlc:{c.name}: no verdicts from TLC (run verify with TLC)"))
     for f in report["findings"]:
-        if f.get("kind") in GATED_FINDINGS:
+        if Finding.from_dict(f).gated:
             diffs.append((f.get("system", ""), f.get("requirement", ""), f"{f['kind']}: {f.get('system', '')} "
                                                                         f"{f.get('requirement', '')}: {f['witness']}"))
     excused = {(e["system"], e["requirement"]) for e in exceptions}

@@ -12,6 +12,7 @@ from pathlib import Path
 from replcheck import io
 from replcheck.properties import core, preconditions
 from replcheck.properties.judge import Judgement
+from replcheck.results import Finding, FindingKind
 from replcheck.spec import ROOT as SPEC
 
 REFERENCE = "model:mariadb-10.11"  # the MariaDB flavour model: the one the scenarios' claims hold on
@@ -72,8 +73,8 @@ def conclude(scenario: Scenario, j: Judgement) -> tuple[tuple[core.Verdict, ...]
     return preconditions.conclude(core.TraceView(*j.trace), j.verdicts, scenario.exercises, scenario.requires)
 
 
-def inconclusive(scenario: Scenario, verdicts: tuple[core.Verdict, ...], system: str, trace: str) -> list[dict]:
+def inconclusive(scenario: Scenario, verdicts: tuple[core.Verdict, ...], system: str, trace: str) -> list[Finding]:
     """A finding per requirement the run did not test although the scenario claims it."""
-    return [{"kind": "scenario inconclusive", "system": system, "history": scenario.name, "requirement": v.requirement,
-             "witness": "; ".join(f"{w.message} [{trace}:{list(w.lines)}]" if w.lines else w.message for w in v.witnesses)}
+    return [Finding(FindingKind.SCENARIO_INCONCLUSIVE, system=system, history=scenario.name, requirement=v.requirement,
+                    witness="; ".join(f"{w.message} [{trace}:{list(w.lines)}]" if w.lines else w.message for w in v.witnesses))
             for v in verdicts if v.status == core.INCONCLUSIVE]

@@ -12,31 +12,16 @@ on which the reference model does not show what the scenario claims (its require
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from replcheck import catalogue, io, outdir, report, scenarios, suites, systems, tlc
 from replcheck.features import load_features
-from replcheck.properties import core, expect
-from replcheck.properties.judge import caught, judge
+from replcheck.properties import core
+from replcheck.properties.judge import judge
 from replcheck.properties.proofs import RLIMIT, UNKNOWN
+from replcheck.results import Finding, FindingKind, Results, catches, findings_of
 from replcheck.spec import ROOT as SPEC
-
-
-@dataclass
-class Results:
-    rows: list[dict] = field(default_factory=list)  # one per (source, system, history, requirement)
-    findings: list[dict] = field(default_factory=list)
-    caught: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # mutant -> (History, requirement)
-    searches: list[dict] = field(default_factory=list)  # state machines searching for each mutant
-    figures: dict[str, list] = field(default_factory=lambda: {"delay": [], "semisync": []})
-
-    def add(self, source: str, system: str, history: str, verdict: core.Verdict, expected: str = "", **extra: str) -> None:
-        row = {"source": source, "system": system, "history": history, **verdict.as_dict(), **extra}
-        if expected:
-            row["expected"] = expected
-        self.rows.append(row)
 
 
 def embedded_histories() -> list[Path]:
@@ -62,30 +47,14 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
             if scenario and name == scenarios.REFERENCE:  # a History that no longer tests what its scenario claims
                 verdicts, _ = scenarios.conclude(scenario, j)
                 results.findings += scenarios.inconclusive(scenario, verdicts, name, f"traces/{name.replace(':', '-')}/{path.stem}.jsonl")
-            for verdict in verdicts:
-                declared = verdict.requirement in system.declares.expected_violations
-                results.add("history", name, path.stem, verdict, "violated" if declared else "")
-            add_expectations(results, name, path.stem, history, j)
+            results.add_judgement("history", path.stem, j, verdicts=verdicts, history=history)
             if system.kind == "model":
-                for verdict in j.findings:
-                    results.findings.append({"kind": "model violates its seed", "system": name, "history": path.stem,
-                                             "requirement": verdict.requirement, "witness": verdict.witnesses[0].message})
+                results.findings += findings_of(j, FindingKind.MODEL_VIOLATES_SEED, path.stem)
         bases = {systems.get(name).declares.base for name in judged} - {""} - set(judged)
         judged.update({base: judge(systems.get(base), history) for base in sorted(bases)})  # once per History
         for name in here:
             if base := systems.get(name).declares.base:  # a mutant is caught where its base, on the same History, holds
-                results.caught.setdefault(name, []).extend((path.stem, r) for r in caught(judged[name], judged[base]))
-
-
-def add_expectations(results: Results, system: str, history_name: str, history: dict, j, source: str = "history") -> None:
-    """The History's expectations as rows of their own (`EXPECT <file>:<line>`), a documented
-    flavour difference as an expected violation: shown, never silenced."""
-    differs = expect.declared(history, system)
-    texts = {eid: expect.describe(op) for eid, op in expect.expectations(history)}
-    for verdict in j.expectations:
-        results.add(source, system, history_name, verdict, "violated" if verdict.requirement in differs else "",
-                    text=texts[verdict.requirement], **({"reason": differs[verdict.requirement]}
-                                                        if verdict.requirement in differs else {}))
+                results.add_catches(name, path.stem, judged[name], judged[base])
 
 
 def collect_figures(figures: dict[str, list], history: str, system: str, view: core.TraceView) -> None:
@@ -112,9 +81,9 @@ def check_mutants(results: Results, names: list[str]) -> None:
     for name in names:
         system = systems.get(name)
         if system.kind == "mutant" and not results.caught.get(name):
-            results.findings.append({"kind": "mutant survived", "system": name, "bug": system.declares.bug,
-                                     "requirement": ", ".join(system.declares.kills),
-                                     "witness": "no History made any of its killing requirements fail where its base model holds"})
+            results.findings.append(Finding(FindingKind.MUTANT_SURVIVED, system=name, bug=system.declares.bug,
+                                            requirement=", ".join(system.declares.kills),
+                                            witness="no History made any of its killing requirements fail where its base model holds"))
 
 
 def run_proofs(results: Results, progress: Callable[[str], None]) -> None:
@@ -122,15 +91,13 @@ def run_proofs(results: Results, progress: Callable[[str], None]) -> None:
         progress(f"z3: {proof.name}")
         r = proof.run()
         for verdict in r.verdicts():
-            expected = "violated" if r.expected == core.COUNTEREXAMPLE else "pass"
-            results.add("z3", "z3", r.name, verdict, expected)
+            results.add("z3", "z3", r.name, verdict, r.expected == core.COUNTEREXAMPLE)
         if r.outcome == r.expected:
             continue
         # An `unknown` is z3 reaching its deterministic resource limit: inconclusive, never a verdict.
-        kind, why = (("proof inconclusive", f"z3 reached its resource limit (rlimit {RLIMIT}) without an answer")
-                     if r.outcome == UNKNOWN else ("proof outcome", f"expected {r.expected}, got {r.outcome}: {r.detail}"))
-        results.findings.append({"kind": kind, "system": "z3", "requirement": ", ".join(r.requirements),
-                                 "witness": f"{r.name}: {why}"})
+        kind, why = ((FindingKind.PROOF_INCONCLUSIVE, f"z3 reached its resource limit (rlimit {RLIMIT}) without an answer")
+                     if r.outcome == UNKNOWN else (FindingKind.PROOF_OUTCOME, f"expected {r.expected}, got {r.outcome}: {r.detail}"))
+        results.findings.append(Finding(kind, system="z3", requirement=", ".join(r.requirements), witness=f"{r.name}: {why}"))
 
 
 def tlc_system(check: tlc.Check) -> str:
@@ -149,13 +116,13 @@ def run_tlc(results: Results, size: str, progress: Callable[[str], None]) -> Non
         progress(f"TLC {i}/{len(checks)}: {c.name}")
         r = tlc.run(c.path, c.config_text())
         if r.status == "error":  # not a verdict: no rows, and the finding says why
-            results.findings.append({"kind": "tlc failed", "system": f"tlc:{c.name}", "requirement": "",
-                                     "witness": f"{c.module} {c.config}: {r.errors[0].splitlines()[0]}"})
+            results.findings.append(Finding(FindingKind.TLC_FAILED, system=f"tlc:{c.name}", requirement="",
+                                            witness=f"{c.module} {c.config}: {r.errors[0].splitlines()[0]}"))
             continue
         if diffs := tlc.differences(c, r):
-            results.findings.append({"kind": "tlc manifest", "system": f"tlc:{c.name}",
-                                     "requirement": mapping.get(r.violated or "", ""),
-                                     "witness": f"{c.module} {c.config}: {'; '.join(diffs)}"})
+            results.findings.append(Finding(FindingKind.TLC_MANIFEST, system=f"tlc:{c.name}",
+                                            requirement=mapping.get(r.violated or "", ""),
+                                            witness=f"{c.module} {c.config}: {'; '.join(diffs)}"))
         states = {"check": c.name, "module": c.module, "config": c.config, "distinct_states": r.distinct, "depth": r.depth}
         status = {"holds": core.PASS, "violated": core.VIOLATED, "not finished": core.NOT_EXERCISED}
         for name, rid, verdict in tlc.verdicts(c, r, mapping):
@@ -163,12 +130,9 @@ def run_tlc(results: Results, size: str, progress: Callable[[str], None]) -> Non
                          if verdict == "violated" else ())
             judged = r.distinct if verdict != "not finished" else 0  # the states TLC checked it on
             v = core.Verdict(rid, status[verdict], judged, witnesses, f"tlc:{c.module}:{name}")
-            row = {"source": "tlc", "system": tlc_system(c), "history": c.name, **v.as_dict(), "tlc": states}
+            results.add("tlc", tlc_system(c), c.name, v, c.expect == "violated" and name == c.violated, tlc=states)
             if witnesses:
-                row["witnesses"][0]["steps"] = tlc.steps(r.trace)
-            if verdict == "violated" and c.expect == "violated" and name == c.violated:
-                row["expected"] = "violated"
-            results.rows.append(row)
+                results.rows[-1]["witnesses"][0]["steps"] = tlc.steps(r.trace)
 
 
 def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type, core.Witness | None]:
@@ -218,8 +182,8 @@ def run_machines(results: Results, names: list[str], examples: int, seed: int, p
             machine, failure = run_machine(m, system, examples, seed)
             failed_on = failure.message.split(":")[0] if failure else None
             if system.kind == "model" and failure:
-                results.findings.append({"kind": "state machine", "system": name, "requirement": failed_on,
-                                         "witness": failure.message})
+                results.findings.append(Finding(FindingKind.STATE_MACHINE, system=name, requirement=failed_on,
+                                                witness=failure.message))
             if system.kind == "mutant":
                 results.searches.append({"system": name, "machine": m.name, "examples": examples, "seed": seed,
                                          "found": failed_on in kills, "requirement": failed_on,
@@ -237,7 +201,7 @@ def summarise(results: Results) -> None:
     evidence = catalogue.evidence()
     for req in catalogue.load():
         if not evidence.get(req.id):
-            results.findings.append({"kind": "no evidence", "requirement": req.id, "witness": "no property, proof or state machine"})
+            results.findings.append(Finding(FindingKind.NO_EVIDENCE, requirement=req.id, witness="no property, proof or state machine"))
 
 
 def _shown_path(path: Path) -> str:
@@ -266,10 +230,9 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
         if tlc_size:
             run_tlc(results, tlc_size, progress)
         summarise(results)
-        document = {"schema": "replcheck.results/1", "seed": seed, "examples": examples, "systems": names,
-                    "history_files": {p.stem: _shown_path(p) for p in paths}, "findings": results.findings,
-                    "mutants": {m: sorted(set(c)) for m, c in results.caught.items()}, "searches": results.searches,
-                    "figures": results.figures, "rows": results.rows}
+        document = results.document(seed=seed, examples=examples, systems=names,
+                                    history_files={p.stem: _shown_path(p) for p in paths}, mutants=catches(results),
+                                    searches=results.searches, figures=results.figures)
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
         progress("writing the report (HTML, JSON, JUnit XML, Markdown)")
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}]), staging)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from replcheck.model.steps import Builder, Family, Step
+from replcheck.results import search_failures
 
 from ..core import PROPERTIES
 from replcheck.spec.contract import System
@@ -101,13 +102,9 @@ class HistoryMachine(RuleBasedStateMachine):
             self.judged[key] = j
         for verdict in j.verdicts:
             self.exercised[verdict.requirement] += verdict.checked > 0
-        findings = j.findings
-        if self.base is not None:  # a search for a mutant: only its kills, where its base model holds
-            findings = tuple(v for v in findings if v.requirement in self.system.declares.kills)
-        if findings and self.base is not None:
-            held = judge_trace(self.base.run(history), self.base.declares, self.base.name, [v.requirement for v in findings])
-            findings = tuple(v for v in findings if not held.violated(v.requirement))
-        for verdict in findings:
+        base = self.base  # a search for a mutant fails on a catch only: a kill its base model holds
+        on_base = None if base is None else (lambda rs: judge_trace(base.run(history), base.declares, base.name, rs))
+        for verdict in search_failures(j, on_base):
             raise AssertionError(f"{verdict.requirement}: {verdict.witnesses[0].message}")
 
 
@@ -139,6 +136,6 @@ def family_machine(family: Family) -> type[HistoryMachine]:
 def machine_for(base: type[HistoryMachine], system: System, model: System | None = None) -> type[HistoryMachine]:
     """The machine driving one system (a model, a mutant, any System); for a mutant, `model` is its
     base model: the search fails only on the mutant's kills that model holds on the same History
-    (properties.judge.caught), so it goes on past the bug's side effects on other requirements."""
+    (replcheck.results.caught), so it goes on past the bug's side effects on other requirements."""
     name = f"{base.__name__}_{''.join(c if c.isalnum() else '_' for c in system.name)}"
     return type(name, (base,), {"system": system, "base": model, "exercised": Counter(), "judged": {}, "__module__": base.__module__})

@@ -357,6 +357,7 @@ RELAY_LOG_INFO = ["5\n./relay.000001\n4\nbin.000001\n4\n0\n", "7\n./relay.000002
 @cache
 def seeds() -> dict[str, list[str]]:
     """The valid inputs every target starts from (texts)."""
+    from replcheck.results import catches
     from replcheck.verify import Results, check_mutants, run_histories, summarise
 
     histories = sorted((REPO / "spec" / "histories").glob("*.jsonl")) + sorted((REPO / "corpus").glob("*.jsonl"))
@@ -369,9 +370,8 @@ def seeds() -> dict[str, list[str]]:
                   results, None, lambda _: None)
     check_mutants(results, names)
     summarise(results)
-    verify_doc = {"schema": "replcheck.results/1", "seed": 0, "examples": 1, "systems": names,
-                  "findings": results.findings, "mutants": {m: sorted(set(c)) for m, c in results.caught.items()},
-                  "searches": [], "figures": results.figures, "rows": results.rows}
+    verify_doc = results.document(seed=0, examples=1, systems=names, mutants=catches(results), searches=[],
+                                  figures=results.figures)
     pytest_doc = {"schema": "replcheck.results/1", "findings": [], "rows": [
         {"source": "pytest", "system": "pytest", "history": "t.py::test", "requirement": "WL344.WAIT.RULE", "status": "violated",
          "checked": 1, "evidence": "pytest:t.py::test", "witnesses": [{"message": "m", "lines": [2]}], "reproduce": "pytest t.py"}]}

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import pytest
 
 from replcheck import campaign, io, systems
-from replcheck.properties.judge import caught, judge
-from replcheck.spec.contract import Declarations
+from replcheck.properties.judge import judge
 from replcheck.properties.machines import DelayMachine
+from replcheck.results import caught
+from replcheck.spec.contract import Declarations
 from replcheck.properties.machines.base import machine_for
 from conftest import REPO
 

@@ -20,6 +20,7 @@ from replcheck import catalogue, conform, crosscheck, io, report
 from replcheck.harness import runner
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 from replcheck.harness.runner import scale_for
+from replcheck.results import FindingKind
 from test_harness_mariadb import require_server
 from conftest import HANG_GUARD_S, REPO
 
@@ -98,10 +99,10 @@ def test_verify_finds_a_history_that_no_longer_tests_what_its_scenario_claims(mo
     status = {(r["system"], r["requirement"]): r["status"] for r in results.rows}
     assert status[("model:mariadb-10.11", "WL344.CM.SET")] == status[("model:mariadb-10.11", "WL344.WAIT.RULE")] == "inconclusive"
     assert status[("model:wl7318", "WL344.CM.SET")] == PASS
-    found = [f for f in results.findings if f["kind"] == "scenario inconclusive"]
-    assert sorted(f["requirement"] for f in found) == ["WL344.CM.SET", "WL344.WAIT.RULE"]
+    found = [f for f in results.findings if f.kind is FindingKind.SCENARIO_INCONCLUSIVE]
+    assert sorted(f.requirement for f in found) == ["WL344.CM.SET", "WL344.WAIT.RULE"]
     assert "failed with error 1198; change_master at 2000000 µs: it succeeded [traces/model-mariadb-10.11/d1-back-to-zero.jsonl:[" \
-        in found[0]["witness"]
+        in found[0].witness
 
 
 def test_unsupported_history_is_refused_before_anything_starts(tmp_path):

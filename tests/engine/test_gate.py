@@ -16,13 +16,15 @@ def _row(system: str, requirement: str, status: str, expected: str = "") -> dict
     return {**row, "expected": expected} if expected else row
 
 
-def _results(change=None) -> dict:
-    """Verdicts exactly as every system declares them; `change(rows)` edits them."""
-    rows = []
+def _results(change=None, survivors=()) -> dict:
+    """Verdicts exactly as every system declares them, every mutant caught but `survivors`;
+    `change(rows)` edits the verdicts."""
+    rows, caught = [], {}
     for name, s in systems.systems().items():
         rows.append(_row(name, "WL344.WAIT.RULE", "pass"))
         if s.kind == "mutant":
             rows.append(_row(name, s.declares.kills[0], "violated"))
+            caught[name] = [] if name in survivors else [["h", s.declares.kills[0]]]
         for r in s.declares.expected_violations:
             rows.append(_row(name, r, "violated", "violated"))
     mapping = tlc.manifest().requirements
@@ -34,7 +36,7 @@ def _results(change=None) -> dict:
         rows.append({**row, "source": "tlc", "history": c.name, "tlc": state})
     if change:
         change(rows)
-    return {"schema": "replcheck.results/1", "rows": rows, "findings": []}
+    return {"schema": "replcheck.results/1", "rows": rows, "findings": [], "mutants": caught}
 
 
 def _differences(results: dict, exceptions=()) -> list[str]:
@@ -50,8 +52,17 @@ def test_a_mutant_that_stops_being_killed_fails_the_gate():
         for r in rows:
             if r["system"] == "mutant:stop-event" and r["status"] == "violated":
                 r.update(status="pass", witnesses=[])
-    [diff] = _differences(_results(survive))
+    [diff] = _differences(_results(survive, survivors=["mutant:stop-event"]))
     assert diff.startswith("mutant:stop-event") and "survives" in diff and "GGID.NO_STOP_EVENT" in diff
+
+
+def test_the_gate_reads_the_catches_not_the_cells():
+    """A mutant whose kill is violated on a History but caught nowhere (its base model violates it
+    there too) survives: the cells alone, the gate's rule before, would have let it pass."""
+    [diff] = _differences(_results(survivors=["mutant:stop-event"]))
+    assert diff == ("mutant:stop-event (hierarchical-replication design: Stop_log_event under --rpl-hierarchical) survives: "
+                    "none of GGID.NO_STOP_EVENT "
+                    "is violated on a History where model:groupid holds it")
 
 
 def test_a_model_gaining_an_undeclared_violation_fails_the_gate():

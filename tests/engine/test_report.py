@@ -197,7 +197,7 @@ def test_summary_md_carries_no_raw_html_and_reproduce_commands_quote_paths():
     rows = [{"source": "history", "system": "model:wl344", "history": "h", "requirement": "WL344.WAIT.RULE",
              "status": "violated", "witnesses": [{"message": "<img src=x onerror=alert(1)> | `x`", "lines": [2]}]}]
     doc = report.build_report([{"schema": "replcheck.results/1", "rows": rows, "history_files": {"h": "my dir/h's.jsonl"},
-                                "findings": [{"kind": "k", "system": "<b>", "requirement": "r", "witness": "<script>"}]}])
+                                "findings": [{"kind": "model violates its seed", "system": "<b>", "requirement": "r", "witness": "<script>"}]}])
     md = report.markdown(doc)
     assert "<img" not in md and "<script>" not in md and "<b>" not in md and "&lt;img" in md and "\\|" in md
     [cell] = [v for req in doc["requirements"] for v in req["verdicts"].values() if v["status"] == "violated"]

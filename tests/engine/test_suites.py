@@ -87,7 +87,7 @@ def test_verify_runs_a_scenario_on_its_flavour_only_and_reports_its_expectations
     assert len(rows) == len(expect.expectations(io.load_history(path)))
     [differs] = [r for r in rows if r.get("expected")]
     assert differs["status"] == VIOLATED and "User sleep" in differs["reason"] and differs["text"].startswith("SHOW SLAVE STATUS")
-    doc = report.build_report([{"schema": "replcheck.results/1", "rows": results.rows, "findings": results.findings}])
+    doc = report.build_report([results.document()])
     assert doc["summary"]["expectations"] == len(rows) and doc["summary"]["expectations_violated"] == 0
     assert doc["summary"]["expectations_differ"] == 1
     assert not [d for d in report.derived_differences(doc, []) if "EXPECT" in d]

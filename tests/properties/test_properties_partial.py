@@ -10,7 +10,8 @@ from test_properties_incident import Case, pick
 from replcheck.generate import generate
 from replcheck.properties import core
 from replcheck.properties.core import PASS, PROPERTIES
-from replcheck.properties.judge import caught, judge
+from replcheck.properties.judge import judge
+from replcheck.results import caught
 from replcheck.systems import get
 
 CUT = "partial-cut-reconnect"

@@ -20,7 +20,8 @@ from replcheck import io
 from replcheck.generate import families_for, generate
 from replcheck.model.semisync import AckTable
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
-from replcheck.properties.judge import caught, judge
+from replcheck.properties.judge import judge
+from replcheck.results import caught
 from replcheck.spec import ROOT
 from replcheck.systems import get, systems
 

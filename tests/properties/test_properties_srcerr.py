@@ -12,7 +12,8 @@ from test_properties_incident import Case, pick
 
 from replcheck.generate import generate
 from replcheck.properties.core import PASS, PROPERTIES
-from replcheck.properties.judge import caught, judge
+from replcheck.properties.judge import judge
+from replcheck.results import caught
 from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
 from replcheck.properties.machines import GroupIdMachine
 from replcheck.systems import get

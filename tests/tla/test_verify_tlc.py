@@ -11,6 +11,7 @@ from jsonschema import Draft202012Validator
 
 from replcheck import io, report, tlc, verify
 from replcheck.html import render_html
+from replcheck.results import FindingKind
 
 pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")),
                                                   reason="TLC needs Java (ci/setup installs it)")]
@@ -32,7 +33,7 @@ def incident() -> verify.Results:
 
 
 def _document(results: verify.Results) -> dict:
-    doc = {"schema": "replcheck.results/1", "rows": results.rows, "findings": results.findings}
+    doc = results.document()
     io.validate_document("results", doc, "results.json")
     return doc
 
@@ -58,9 +59,9 @@ def test_a_result_the_manifest_does_not_pin_is_a_finding_and_fails_the_gate(tla_
     f = tla_copy / "Incident.tla"
     f.write_text(f.read_text().replace('ELSE IF skip > 0 \\/ "incident-ignored" \\in MUTANTS', "ELSE IF TRUE", 1))
     results = _incident_results(monkeypatch)
-    [finding] = [x for x in results.findings if x["system"] == "tlc:incident"]
-    assert finding["kind"] == "tlc manifest" and finding["requirement"] == "WL3464.R3.1"
-    assert "expected holds, TLC says violated (WL3464_R3_1)" in finding["witness"]
+    [finding] = [x for x in results.findings if x.system == "tlc:incident"]
+    assert finding.kind is FindingKind.TLC_MANIFEST and finding.requirement == "WL3464.R3.1"
+    assert "expected holds, TLC says violated (WL3464_R3_1)" in finding.witness
     rep = report.build_report([_document(results)])
     cell = next(r for r in rep["requirements"] if r["id"] == "WL3464.R3.1")["verdicts"]["tlc:Incident_small"]
     assert cell["status"] == "violated" and cell["expected"] is None  # an unexpected violation, not a pinned one
@@ -74,7 +75,7 @@ def test_a_spec_tlc_cannot_parse_is_a_finding_not_a_verdict(tla_copy, monkeypatc
     results = _incident_results(monkeypatch)
     assert results.rows == []
     # the six small Incident checks (Incident_small's four, Incident_idle's two)
-    assert {x["kind"] for x in results.findings} == {"tlc failed"} and len(results.findings) == 6
+    assert {x.kind for x in results.findings} == {FindingKind.TLC_FAILED} and len(results.findings) == 6
 
 
 def test_the_report_shows_tlc_counts_and_a_counterexample(incident):
