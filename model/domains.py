@@ -1,7 +1,7 @@
 """MariaDB GTID domains: per-domain sequence numbers, gtid_strict_mode, and where a master's dump
 thread starts for a slave that connects by GTID position (one GTID per domain).
 
-Pure functions over GTID tuples (domain, server_id, seq_no); the simulator (model/sim.py) calls
+Pure functions over GTID tuples (domain, server_id, seq_no); the simulator (model/sim/dump.py, source.py) calls
 them. Each follows the MariaDB 10.11 source named in its docstring.
 """
 from __future__ import annotations

@@ -29,7 +29,7 @@ from replcheck import io
 # on every node, or in an archive given by --conf spark.archives).
 SHIPS = ("zip", "installed")
 # replcheck's import packages (pyproject.toml's [tool.setuptools] packages): what the zip holds
-PACKAGES = ("replcheck", "replcheck.harness", "replcheck.tla", "replcheck.model", "replcheck.model.steps",
+PACKAGES = ("replcheck", "replcheck.harness", "replcheck.tla", "replcheck.model", "replcheck.model.sim", "replcheck.model.steps",
             "replcheck.properties", "replcheck.properties.proofs", "replcheck.properties.machines", "replcheck.spec")
 
 LOG4J = """\

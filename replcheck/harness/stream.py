@@ -17,7 +17,7 @@ COMMIT or ROLLBACK (a group of non-transactional changes), or, for a group flagg
 (DDL), with the one event after the GTID. The Rotate, format description, Gtid_list and
 Binlog_checkpoint events the dump sends at its start, and the heartbeats, are in no group.
 
-The cut is counted as the reference model counts it (model/sim.py, _arrive): in events of groups,
+The cut is counted as the reference model counts it (model/sim/dump.py, arrive): in events of groups,
 where a statement is one event. Under binlog_format=ROW a statement is an Annotate_rows, Table_maps
 and Rows events of which the last carries STMT_END_F; it counts once, when that last one has
 passed, so `after_events: 2` cuts after the GTID event and the first statement whatever the

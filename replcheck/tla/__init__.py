@@ -83,7 +83,7 @@ class OutOfScope(Exception):
 SUBJECT, VOCABULARY = "subject", "vocabulary"
 # Operations that change no spec's state: a client's read, SHOW statements, a suite's expectation,
 # and a BINLOG statement (the model judges only whether it is accepted: it applies and binlogs none
-# of its events, model/sim.py _op_binlog_statement).
+# of its events, model/sim/admin.py op_binlog_statement).
 INERT = {"read", "expect", "show_slave_status", "show_master_status", "show_binlog_info", "flush_status",
          "binlog_statement"}
 # A node's clock step: only Delay has clocks (its offsets are constants); the other specs have no time.

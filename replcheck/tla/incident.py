@@ -105,7 +105,7 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
         elif node == replica and kind == "sql_stop" and (o.get("reason") in ("stop", "until") or o.get("errno") is not None):
             # an apply error's stop leaves the SQL thread before the group that failed (rolled back),
             # as STOP SLAVE leaves it where it is, and START SLAVE UNTIL's between groups
-            # (model/sim.py _stop_sql: sql_pos = group_start)
+            # (model/sim/applier.py stop_sql: sql_pos = group_start)
             if sql == "running":
                 sql = "idle"
                 step(line, "Stop", f"{replica}'s SQL thread stopped ({o.get('message') or 'STOP SLAVE'})")

@@ -114,9 +114,9 @@ ChangeDelay(n, d) ==
 
 (* SET GLOBAL sql_slave_skip_counter = N; START SLAVE: the SQL thread skips the next transaction *)
 (* without executing it, and without a MASTER_DELAY wait: MySQL's apply_event_and_update_pos     *)
-(* (rpl_replica.cc) calls sql_delay_event only when shall_skip says EVENT_SKIP_NOT; model/sim.py   *)
-(* _apply_relay skips ahead of the due check.  A skipped transaction is not binlogged, so no node *)
-(* below sees it.                                                                                  *)
+(* (rpl_replica.cc) calls sql_delay_event only when shall_skip says EVENT_SKIP_NOT; model/sim/     *)
+(* applier.py _apply_relay skips ahead of the due check.  A skipped transaction is not binlogged, *)
+(* so no node below sees it.                                                                       *)
 SkipTx(n) ==
     /\ sql[n] = "idle" /\ Relayed(n)
     /\ Cardinality({<<m, t>> \in Replicas \X Tx : at[m][t] = Skipped}) < NSkips

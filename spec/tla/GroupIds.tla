@@ -204,7 +204,7 @@ Recovered(s) ==
     ELSE IF "recovery-ignores-index" \in MUTANTS THEN 0 ELSE index[s][File(s)]
 
 (* Start-up: recovery (TC_LOG_BINLOG::recover commits the binlogged XID), the recovered binlog   *)
-(* closed (its entry fixed, as model/sim.py's _open_binlog does; trace validation of generated    *)
+(* closed (its entry fixed, as model/sim/source.py open_binlog does; trace validation of generated    *)
 (* Histories showed the spec left it), then a new binlog whose index entry holds the recovered   *)
 (* ID; the start may crash right after creating it.                                              *)
 Restart(s) ==

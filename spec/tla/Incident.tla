@@ -92,7 +92,7 @@ Apply ==
 
 (* R4: SET GLOBAL SQL_SLAVE_SKIP_COUNTER = 1; START SLAVE (a greater counter skips what follows *)
 (* the incident too).  With IdleSkips the counter is also set after STOP SLAVE (it is refused     *)
-(* only while the SQL thread runs: model/sim.py _op_set_global, ER_SLAVE_MUST_STOP): it then      *)
+(* only while the SQL thread runs: model/sim/admin.py op_set_global, ER_SLAVE_MUST_STOP): it then      *)
 (* skips the next events, whatever they are, an incident not stopped at too (passed).           *)
 SkipAndStart(n) ==
     /\ sql = "stopped" \/ (IdleSkips /\ sql = "idle")

@@ -21,12 +21,24 @@ def test_the_zip_holds_the_packages_pyproject_declares():
     assert sorted(spark.PACKAGES) == sorted(declared)
 
 
+def test_every_package_of_the_checkout_is_declared():
+    """A package left out of pyproject.toml is left out of the wheel and the zip: found by walking
+    the folders its package-dir maps, every one with an __init__.py."""
+    setup = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = set()
+    for name, folder in setup["package-dir"].items():
+        for init in (CHECKOUT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(CHECKOUT / folder)
+            found.add(".".join([name, *rel.parts]))
+    assert found <= set(setup["packages"]), sorted(found - set(setup["packages"]))
+
+
 def test_replcheck_runs_a_chunk_from_the_zip_alone(tmp_path):
     """First on sys.path, as an executor's worker puts it: the chunk's rows and every spec file."""
     zipped = spark.package_zip(tmp_path)
     assert spark.package_zip(tmp_path) == zipped  # named by its content: built again, the same
     names = zipfile.ZipFile(zipped).namelist()
-    assert "replcheck/spec/crosscheck.toml" in names and "replcheck/model/sim.py" in names
+    assert "replcheck/spec/crosscheck.toml" in names and "replcheck/model/sim/kernel.py" in names
     script = f"""
 import sys
 sys.path.insert(0, {str(zipped)!r})

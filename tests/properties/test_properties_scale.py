@@ -62,7 +62,11 @@ def _shapes():
     """The growing Histories of bench/check_cost.py, one per kind of event, and their systems."""
     spec = importlib.util.spec_from_file_location("check_cost", REPO / "bench" / "check_cost.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(REPO / "bench"))  # its neighbour bench/record.py, as when run as a script
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
     return module
 
 
