@@ -320,6 +320,21 @@ def figures_page() -> str:
     return "".join(out)
 
 
+def kernel_block() -> str:
+    """The simulator's components and the hooks features join it by, from the code itself."""
+    from replcheck.model.sim.component import HOOKS, Feature
+    from replcheck.model.sim.kernel import PARTS
+
+    parts = [[f"`{name}`", "feature" if issubclass(cls, Feature) else "component",
+              f"`model/sim/{cls.__module__.rsplit('.', 1)[1]}.py`", (cls.__doc__ or "").strip().splitlines()[0]]
+             for name, cls in PARTS.items()]
+    hooks = [[f"`{name}`", what.split(":", 1)[0], what.split(":", 1)[1].strip(),
+              ", ".join(n for n, cls in PARTS.items() if name in vars(cls))]
+             for name, what in HOOKS.items()]
+    return ("\n".join(["### Components", "", table(["name", "kind", "file", "what it is"], parts), "",
+                        "### Hooks", "", table(["hook", "given", "when", "defined by"], hooks)]) + "\n")
+
+
 # -- writing -----------------------------------------------------------------------------------
 
 def pages() -> dict[Path, str]:
@@ -328,7 +343,8 @@ def pages() -> dict[Path, str]:
            DOCS / "reference" / "mutants.md": mutants_page(),
            DOCS / "reference" / "tlc.md": tlc_page(),
            DOCS / "reference" / "crosscheck.md": crosscheck_page(),
-           DOCS / "figures.md": figures_page()}
+           DOCS / "figures.md": figures_page(),
+           DOCS / "_generated" / "kernel.md": kernel_block()}
     for feature in feature_titles():
         out[DOCS / "_generated" / f"feature-{feature}.md"] = feature_block(feature)
     return out

@@ -18,11 +18,11 @@ from .state import Channel, Entry, Node
 
 
 class Hierarchy(Feature):
-    """What the simulator  does for global group IDs: issuing an ID at the root's
-    binlog write and carrying the master's on a slave, the halt rule, the binlog index, start-up
-    recovery of the ID, SHOW BINLOG INFO FOR, SET BINLOG_GROUP_ID, PURGE BINARY LOGS,
-    CONNECT_USING_GROUP_ID, failover to the most advanced slave and restore. It works on the
-    simulator's nodes and channels; the generic replication core stays in the Simulator."""
+    """Global group IDs on the simulation's servers and channels.
+
+    Issuing an ID at the root's binlog write and carrying the master's on a slave, the halt rule,
+    the binlog index, start-up recovery of the ID, SHOW BINLOG INFO FOR, SET BINLOG_GROUP_ID, PURGE
+    BINARY LOGS, CONNECT_USING_GROUP_ID, failover to the most advanced slave and restore."""
 
     def __init__(self, sim: Kernel):
         super().__init__(sim)
