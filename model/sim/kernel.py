@@ -196,7 +196,16 @@ class Simulator:
     def fork(self) -> "Simulator":
         """A copy of this run that goes on by itself: what finish() of the copy gives is what a run
         of the whole History from the start gives, and this one can still be extended."""
+        # What the run never changes once made is shared, not copied: the system's settings, the
+        # observations emitted, the ops, and the log entries (a log is cut or grown, its entries
+        # never altered).
         shared = {id(x): x for x in (self.config, self.mutants, self.mech, self.rule)}
+        shared.update((id(o), o) for o in self.obs)
+        shared.update((id(o), o) for o in self.history["ops"])
+        for node in self.nodes.values():
+            shared.update((id(e), e) for e in node.binlog)
+            for ch in node.replicas:
+                shared.update((id(e), e) for e in ch.relay)
         return copy.deepcopy(self, shared)
 
     def finish(self) -> tuple[dict, list[dict]]:
