@@ -257,7 +257,7 @@ DELAY_SKIPPED_WHILE_WORKERS_BUSY = mutant(
 IGNORE_DUPLICATES_RACE = mutant(
     "ignore-duplicates-race", feature="multisource", base="model:mariadb-10.11",
     bug="MDEV-8354 (out-of-order error with --gtid-ignore-duplicates: another multi-source connection re-applied the same GTID)",
-    seam="sim/applier: a named connection at a group's GTID (rpl_slave_state::check_duplicate_gtid)",
+    seam="sim/duplicates: a named connection at a group's GTID (rpl_slave_state::check_duplicate_gtid)",
     what="With gtid_ignore_duplicates a connection does not wait while another connection applies a group of "
          "the same domain: both apply the GTID that is not yet in gtid_slave_pos",
     kills=("MULTISOURCE.IGNORE_DUPLICATES.ONCE",))

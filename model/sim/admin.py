@@ -51,9 +51,6 @@ class Admin(Component):
         if name in PA.known(self.mech.texts == X.MARIADB):
             self._set_parallel(node, name, value)
             return
-        if name == MS.IGNORE_DUPLICATES and self.mech.gtid_domains:
-            self._set_ignore_duplicates(node, value)
-            return
         if not any(hook(node, name, value, op) for hook in self.hooks.on_set_global):
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
                       message=f"Unknown system variable '{name}'")
@@ -73,7 +70,7 @@ class Admin(Component):
     def _set_parallel(self, node: Node, name: str, value: Any) -> None:
         """SET GLOBAL of a parallel applier setting: MariaDB's refused while the slave runs
         (ER_SLAVE_MUST_STOP); every one takes effect at the SQL thread's next start."""
-        if name in PA.STOPPED_ONLY and self._refused_while_running(node, name, value):
+        if name in PA.STOPPED_ONLY and self.refused_while_running(node, name, value):
             return
         refused = PA.check(name, value)
         self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_VALUE_FOR_VAR if refused else None,
@@ -81,7 +78,7 @@ class Admin(Component):
         if not refused:
             node.runtime[name] = PA.value_of(name, value)
 
-    def _refused_while_running(self, node: Node, name: str, value: Any) -> bool:
+    def refused_while_running(self, node: Node, name: str, value: Any) -> bool:
         """ER_SLAVE_MUST_STOP while any connection runs, naming it (measured on 10.11 with
         gtid_ignore_duplicates: "... running slave 'b'; run STOP SLAVE 'b' first")."""
         ch = next((c for c in MS.channels(node) if c.sql_running or c.io_running), None)
@@ -90,21 +87,6 @@ class Admin(Component):
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
                       message=f"This operation cannot be performed as you have a running slave '{conn}'; run STOP SLAVE '{conn}' first")
         return ch is not None
-
-    def _set_ignore_duplicates(self, node: Node, value: Any) -> None:
-        """SET GLOBAL gtid_ignore_duplicates (MariaDB): a boolean (ON/OFF, 1/0), only with every
-        connection stopped; the next group a connection reads is checked by it."""
-        name = MS.IGNORE_DUPLICATES
-        flag = {True: True, False: False, 1: True, 0: False, "ON": True, "OFF": False}.get(
-            value.upper() if isinstance(value, str) else value)
-        if flag is None:
-            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_VALUE_FOR_VAR,
-                      message=f"Variable '{name}' can't be set to the value of '{value}'")
-            return
-        if self._refused_while_running(node, name, value):
-            return
-        self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
-        node.runtime[name] = flag
 
     def op_change_master(self, node: Node, op: dict) -> None:
         ch = self._channel_or_error(node, op)

@@ -66,7 +66,7 @@ class Applier(Component):
         ch.state = "stopped"
         ch.cur_due = None
         ch.sql_gen += 1
-        self._release_domain(ch)
+        self._released(ch)
         self.emit("sql_stop", ch.node.id, reason=reason, **MS.tagged(ch.connection), **error)
         start, ch.fill_then_start = ch.fill_then_start, None
         if start is not None and reason == "until":  # the gaps filled: recover_relay_log, then the server goes on
@@ -134,7 +134,7 @@ class Applier(Component):
             if ev.type in D.TRX_START and (stopped := self._feature_reads(ch, entry)) is not None:
                 if stopped:
                     return
-            elif self._checks_duplicates(ch, ev):
+            elif self._decides_when_due(ch, ev):
                 pass  # once it is due, below
             elif ev.type in D.TRX_START and ev.gtid in ch.node.executed and not gap:  # the mutant applies a gap again
                 if not self._skip_group(ch):
@@ -149,14 +149,13 @@ class Applier(Component):
                 ch.state, ch.cur_due = "waiting", due
                 self.at(due, self._wake, ch, ch.sql_gen)
                 return
-            if self._checks_duplicates(ch, ev):
-                held = self._duplicate_check(ch, ev.gtid)
-                if held is None:  # another connection applies this domain: wait for it
+            said = self._due(ch, ev)
+            if said == "wait":  # another connection applies this domain: wait for it
+                return
+            if said is not None:
+                if not self._skip_group(ch, reason=said):
                     return
-                if held:
-                    if not self._skip_group(ch, **({"reason": MS.SKIP_REASON} if self.mech.gtid_domains else {})):
-                        return
-                    continue
+                continue
             self._execute(ch, entry, self.sim.now)
 
     def _feature_reads(self, ch: Channel, entry: Entry) -> bool | None:
@@ -166,49 +165,20 @@ class Applier(Component):
                 return stopped
         return None
 
-    @staticmethod
-    def _checks_duplicates(ch: Channel, ev: Event) -> bool:
-        """A named connection decides at a group's GTID, once it is due (after MASTER_DELAY: the
-        parallel worker, or the SQL thread past sql_delay_event, calls check_duplicate_gtid; measured
-        on 10.11, a connection without delay applies a GTID at once while another holds it in its delay)."""
-        return ch.connection is not None and ev.type in D.TRX_START and bool(ev.gtid)
+    def _decides_when_due(self, ch: Channel, ev: Event) -> bool:
+        """A feature decides at this group once it is due (HOOKS on_group_due), not at its read."""
+        return any(hook(ch, ev) for hook in self.hooks.decides_when_due)
 
-    def _duplicate_check(self, ch: Channel, gtid: str) -> bool | None:
-        """A named connection at a group's GTID: True to skip it, False to apply it, None to wait.
-        MariaDB without gtid_ignore_duplicates applies what each connection brings (gtid_slave_pos is
-        shared, not consulted); with it rpl_slave_state::check_duplicate_gtid (sql/rpl_gtid.cc): skip
-        when the domain is at or past the GTID, else wait while another connection owns the domain,
-        else own it until the group commits or the SQL thread stops. MySQL's channels always skip a
-        GTID in gtid_executed and wait while another thread owns it (sql/rpl_gtid_state.cc,
-        Gtid_state::acquire_ownership): the same ownership, per GTID set instead of per domain."""
-        node = ch.node
-        mariadb = self.mech.gtid_domains
-        if mariadb and not node.runtime.get(MS.IGNORE_DUPLICATES):
-            return False
-        if MS.duplicate(node, gtid) if mariadb else gtid in node.executed:
-            return True
-        domain = F.parse_gtid(gtid)[0]
-        owner = node.domain_owner.get(domain)
-        if owner is not None and owner is not ch and M.IGNORE_DUPLICATES_RACE not in self.mutants:
-            return None
-        node.domain_owner[domain] = ch
-        return False
+    def _due(self, ch: Channel, ev: Event) -> str | None:
+        """What the first feature that decides a due group says: "wait", a reason to skip it, or None."""
+        for hook in self.hooks.on_group_due:
+            if (said := hook(ch, ev)) is not None:
+                return said
+        return None
 
-    def _release_domain(self, ch: Channel) -> None:
-        """release_domain_owner: the connection's domains are free again; connections waiting for one
-        read on."""
-        node = ch.node
-        mine = [d for d, owner in node.domain_owner.items() if owner is ch]
-        for d in mine:
-            del node.domain_owner[d]
-        if mine:
-            for other in MS.channels(node):
-                if other is not ch and other.sql_running:
-                    self.at(self.sim.now, self._resume, other, other.sql_gen)
-
-    def _resume(self, ch: Channel, gen: int) -> None:
-        if gen == ch.sql_gen and ch.state == "idle":
-            self.kick(ch)
+    def _released(self, ch: Channel) -> None:
+        for hook in self.hooks.on_group_released:
+            hook(ch)
 
     def _read_timestamp(self, ch: Channel, ev: Event) -> None:
         """The SQL thread read `ev` (before any MASTER_DELAY wait): its timestamp becomes
@@ -266,7 +236,7 @@ class Applier(Component):
         if gen != ch.sql_gen or ch.state != "waiting":
             return
         ch.state, ch.cur_due = "idle", None
-        if not self._checks_duplicates(ch, ch.relay[ch.sql_pos].ev):  # else the loop decides, now that it is due
+        if not self._decides_when_due(ch, ch.relay[ch.sql_pos].ev):  # else the loop decides, now that it is due
             self._execute(ch, ch.relay[ch.sql_pos], ch.cur_read)
         self.kick(ch)
 
@@ -351,8 +321,7 @@ class Applier(Component):
         why = FL.replica_filter(node.variables, ev.table, ev.skip)
         if why:  # applied, with its delay, as a no-op: the rule filtered its table inside the events' apply
             self._filtered(node, ev, why)
-            if node.domain_owner:
-                self._release_domain(ch)
+            self._released(ch)
             return
         if ch.par is not None:  # queued to a worker, which commits it later (model/parallel.py)
             domain = F.parse_gtid(ev.gtid)[0] if ev.gtid and self.mech.gtid_domains else 0  # MySQL: one stream
@@ -367,8 +336,7 @@ class Applier(Component):
         node, ev = ch.node, ch.relay[stop - 1].ev
         node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
         node.executed.add(ev.gtid)
-        if node.domain_owner:
-            self._release_domain(ch)
+        self._released(ch)
         self.source.engine_commit(node, ev.trx, ev.gtid, **worker)
         if node.log_slave_updates:
             ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None

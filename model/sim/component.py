@@ -37,6 +37,10 @@ HOOKS = {
     "slave_hosts": "(node, hosts): SHOW SLAVE HOSTS, rows to add",
     "on_group_read": "(ch, entry) -> bool | None: the SQL thread reads a group's first event; True: it stopped, "
                      "False: the feature let the group through, None: not the feature's",
+    "decides_when_due": "(ch, event) -> bool: the feature decides this group once it is due, not when read",
+    "on_group_due": "(ch, event) -> str | None: a group's first event is due (past MASTER_DELAY); \"wait\", a "
+                    "reason to skip the group, or None to apply it",
+    "on_group_released": "(ch): the channel's group committed, was filtered, or its SQL thread stopped",
     "on_group_end": "(ch, entry, first) -> bool: the SQL thread ends a group; True: the feature committed it",
     "on_binlog_close": "(node): the open binlog closes",
     "on_binlog_open": "(node): a new binlog opens",

@@ -33,6 +33,7 @@ from .admin import Admin
 from .status import Status
 from .hierarchy import Hierarchy
 from .semisync import SemiSync
+from .duplicates import Duplicates
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -41,7 +42,8 @@ BUILD, OP, SAMPLE, RUN = range(4)
 
 # The components, by the name each is known by to the others.
 PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applier, "workers": Workers, "rli": Rli,
-         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "semisync": SemiSync, "hierarchy": Hierarchy}
+         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "duplicates": Duplicates,
+         "semisync": SemiSync, "hierarchy": Hierarchy}
 
 
 class Simulator:

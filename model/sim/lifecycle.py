@@ -115,7 +115,6 @@ class Lifecycle(Component):
             # start), and the skip of a group the counter ran out in; the SQL thread starts again at
             # that group's first event with nothing to skip.
             ch.skip_counter, ch.skipping_group = 0, False
-        node.domain_owner = {}
         for r in node.replicas:
             self.receiver.disconnect(r)
 
