@@ -11,7 +11,6 @@ from replcheck.spec import formats as F
 
 from .. import delay as D
 from .. import domains as DOM
-from .. import filter as FL
 from .. import incident as I
 from .. import mechanics as X
 from .. import multisource as MS
@@ -106,10 +105,9 @@ class Applier(Component):
                 return
             entry = ch.relay[ch.sql_pos]
             ev = entry.ev
-            if ev.type in D.TRX_START and FL.replica_filter(ch.node.variables, ev.table, ev.skip) == FL.SKIP_REPLICATION:
-                # Ignored before the skip counter counts it: Log_event::do_shall_skip (log_event_server.cc)
-                # returns EVENT_SKIP_IGNORE for a marked event ahead of EVENT_SKIP_COUNT.
-                if not self._skip_group(ch, FL.SKIP_REPLICATION):
+            if ev.type in D.TRX_START and (ignored := self._first(self.hooks.ignores_group, ch, ev)):
+                # ignored before the skip counter counts it
+                if not self._skip_group(ch, ignored):
                     return
                 continue
             # Rotate, format description and Gtid_list events are neither counted nor skipped: they
@@ -175,6 +173,14 @@ class Applier(Component):
             if (said := hook(ch, ev)) is not None:
                 return said
         return None
+
+    @staticmethod
+    def _first(hooks: tuple, ch: Channel, ev: Event) -> str:
+        """The first reason a feature's hook gives, or ""."""
+        for hook in hooks:
+            if why := hook(ch, ev):
+                return why
+        return ""
 
     def _released(self, ch: Channel) -> None:
         for hook in self.hooks.on_group_released:
@@ -318,8 +324,8 @@ class Applier(Component):
         if ev.trx is None:
             return
         node = ch.node
-        why = FL.replica_filter(node.variables, ev.table, ev.skip)
-        if why:  # applied, with its delay, as a no-op: the rule filtered its table inside the events' apply
+        why = self._first(self.hooks.filters_group, ch, ev)
+        if why:  # applied, with its delay, as a no-op: a filter kept it from the engine
             self._filtered(node, ev, why)
             self._released(ch)
             return

@@ -21,7 +21,7 @@ HOOKS = {
     "on_restart": "(node): a restarted server has recovered, before its binlog reopens",
     "on_crash": "(node): the server's process or machine dies",
     "on_trx_begin": "(node, trx): a client transaction begins",
-    "on_commit": "(node, trx, start) -> fields | None: a client commit reaches its binlog write; the fields its "
+    "on_commit": "(node, trx, start, op) -> fields | None: a client commit reaches its binlog write; the fields its "
                  "answer carries, or None once the feature has answered it",
     "on_commit_written": "(node, trx, gtid, start, skip, fields) -> bool: the commit's group is in the binlog; "
                          "True: the feature answers the client",
@@ -38,6 +38,10 @@ HOOKS = {
     "on_group_read": "(ch, entry) -> bool | None: the SQL thread reads a group's first event; True: it stopped, "
                      "False: the feature let the group through, None: not the feature's",
     "decides_when_due": "(ch, event) -> bool: the feature decides this group once it is due, not when read",
+    "sends": "(ch, event) -> bool: the source's dump thread sends the event to this replica",
+    "ignores_group": "(ch, event) -> str: a reason to ignore the group the SQL thread reads, before any skip "
+                     "counts it, or \"\"",
+    "filters_group": "(ch, event) -> str: a reason the group just read is kept from the engine, or \"\"",
     "on_group_due": "(ch, event) -> str | None: a group's first event is due (past MASTER_DELAY); \"wait\", a "
                     "reason to skip the group, or None to apply it",
     "on_group_released": "(ch): the channel's group committed, was filtered, or its SQL thread stopped",

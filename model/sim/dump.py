@@ -10,7 +10,6 @@ from replcheck.spec import formats as F
 from replcheck.spec.formats import (BINLOG_START, GTID_LIST_SIZE, ROTATE_SIZE)
 
 from .. import domains as DOM
-from .. import filter as FL
 from .. import mutants as M
 from .. import partial as P
 from ..delay import Event
@@ -21,6 +20,10 @@ from .state import (Entry, Channel, Node)
 
 class Dump(Component):
     """A source's dump threads: request placement and sending."""
+
+    def _sends(self, ch: Channel, ev: Event) -> bool:
+        """Whether the dump thread sends the event to this replica (HOOKS sends)."""
+        return all(hook(ch, ev) for hook in self.hooks.sends)
 
     def gtid_fetch(self, ch: Channel) -> None:
         """Where a GTID request starts: the first group the replica lacks (what it executed and what
@@ -34,7 +37,7 @@ class Dump(Component):
         # replica's position in its domain is past it once a later group arrives (MariaDB asks by
         # position per domain, sql_repl.cc gtid_find_binlog_file and send_event_to_slave's skip).
         while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed
-                                   or not FL.sent(ch.node.variables, binlog[i].ev.skip)):
+                                   or not self._sends(ch, binlog[i].ev)):
             i += 1
         ch.gtid_floor = (binlog, executed, i)
         # A group counts as received only once its last event is in (Bug #69943: counting it at
@@ -213,7 +216,7 @@ class Dump(Component):
                 ch.fetch = i + 1
                 ch.dump_skipping = not e.ev.last
                 continue
-            if not FL.sent(ch.node.variables, e.ev.skip):  # the dump thread drops it: nothing arrives
+            if not self._sends(ch, e.ev):  # the dump thread drops it: nothing arrives
                 ch.fetch = i + 1
                 continue
             # a cut counts the events of groups the relay log gets: the same place in the group stream

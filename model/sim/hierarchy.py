@@ -38,7 +38,7 @@ class Hierarchy(Feature):
         if node.rpl_hierarchical and M.GROUP_ID_BEFORE_BINLOG_LOCK in self.mutants and node.channel is None:
             self.taken[node.id] = self.early[(node.id, trx)] = max(node.group_id, self.taken.get(node.id, 0)) + 1
 
-    def on_commit(self, node: Node, trx: str, start: int) -> dict | None:
+    def on_commit(self, node: Node, trx: str, start: int, op: dict) -> dict | None:
         """The group ID a client commit on this server gets ({"group_id": ID}), or None when the
         commit is done without one (a slave's own write) or refused (no ID left)."""
         if not node.rpl_hierarchical:

@@ -34,6 +34,7 @@ from .status import Status
 from .hierarchy import Hierarchy
 from .semisync import SemiSync
 from .duplicates import Duplicates
+from .filters import Filters
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -42,7 +43,7 @@ BUILD, OP, SAMPLE, RUN = range(4)
 
 # The components, by the name each is known by to the others.
 PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applier, "workers": Workers, "rli": Rli,
-         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "duplicates": Duplicates,
+         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "filters": Filters, "duplicates": Duplicates,
          "semisync": SemiSync, "hierarchy": Hierarchy}
 
 

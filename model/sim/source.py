@@ -8,10 +8,10 @@ from dataclasses import replace
 from typing import Any
 
 from replcheck.spec import formats as F
+from replcheck.spec import vocabulary as V
 from replcheck.spec.formats import (BINLOG_START, FDE_SIZE, GTID_SIZE, QUERY_SIZE, ROTATE_SIZE, XID_SIZE)
 
 from .. import domains as DOM
-from .. import filter as FL
 from .. import incident as I
 from .. import mechanics as X
 from .. import mutants as M
@@ -62,20 +62,16 @@ class Source(Component):
                 self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **failed)
                 return
         stmts = op.get("statements") or [{}]
-        table, skip, shown = FL.table_of(op), bool(op.get("skip_replication")), FL.commit_fields(op, self.sim.filtering)
-        if not FL.binlogged(node.variables, table):  # binlog-do/ignore-db: committed, never logged
-            self.engine_commit(node, trx, None)
-            self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **shown)
-            return
-        fixed = op.get("timestamp")  # SET TIMESTAMP: the session's statements carry this time
-        whens = [fixed if fixed is not None else self.sim.local(node, s) // US for s in starts]
-        commit_when = fixed if fixed is not None else self.sim.local(node, self.sim.now) // US
+        table, skip, shown = V.table_of(op), bool(op.get("skip_replication")), V.commit_fields(op, self.sim.filtering)
         ids: dict = {}
         for hook in self.hooks.on_commit:
-            fields = hook(node, trx, starts[0])
+            fields = hook(node, trx, starts[0], op)
             if fields is None:
                 return
             ids.update(fields)
+        fixed = op.get("timestamp")  # SET TIMESTAMP: the session's statements carry this time
+        whens = [fixed if fixed is not None else self.sim.local(node, s) // US for s in starts]
+        commit_when = fixed if fixed is not None else self.sim.local(node, self.sim.now) // US
         if self.lifecycle.crash_at(node, R.BEFORE_BINLOG_WRITE):
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=CR_SERVER_LOST,
                       message="Lost connection to server during query")

@@ -1,0 +1,41 @@
+"""Replication filters as a component (the rules are model/filter.py's): binlog-do/ignore-db on
+the source, the dump thread dropping what a replica filters on the master (@@skip_replication with
+--replicate-events-marked-for-skip=FILTER_ON_MASTER), and a replica's own filters on what its SQL
+thread reads. A feature on the core's hooks.
+"""
+from __future__ import annotations
+
+from replcheck.spec import vocabulary as V
+
+from .. import filter as FL
+from ..delay import Event
+from .component import Feature
+from .state import Channel, Node
+
+
+class Filters(Feature):
+    """What the filters keep from the binlog, the dump thread and the SQL thread."""
+
+    def on_commit(self, node: Node, trx: str, start: int, op: dict) -> dict | None:
+        """binlog-do/ignore-db: the commit's table is not logged; the client's commit is done."""
+        if FL.binlogged(node.variables, V.table_of(op)):
+            return {}
+        self.source.engine_commit(node, trx, None)
+        self.emit("commit", node.id, trx=trx, gtid=None, start=start, **V.commit_fields(op, self.sim.filtering))
+        return None
+
+    @staticmethod
+    def sends(ch: Channel, ev: Event) -> bool:
+        return FL.sent(ch.node.variables, ev.skip)
+
+    @staticmethod
+    def ignores_group(ch: Channel, ev: Event) -> str:
+        """A marked group ignored before the skip counter counts it: Log_event::do_shall_skip
+        (log_event_server.cc) returns EVENT_SKIP_IGNORE for a marked event ahead of EVENT_SKIP_COUNT."""
+        why = FL.replica_filter(ch.node.variables, ev.table, ev.skip)
+        return why if why == FL.SKIP_REPLICATION else ""
+
+    @staticmethod
+    def filters_group(ch: Channel, ev: Event) -> str:
+        """Applied, with its delay, as a no-op: the rule filtered its table inside the events' apply."""
+        return FL.replica_filter(ch.node.variables, ev.table, ev.skip)
