@@ -43,4 +43,9 @@ def binlog_failure(engine: str, failure: str, mariadb: bool = False) -> tuple[in
                                          "bytes of storage; increase this mysqld variable and try again"), False
         return ER_STMT_CACHE_FULL, ("Multi-row statements required more than 'max_binlog_stmt_cache_size' bytes of "
                                     + ("storage." if mariadb else "storage; increase this mysqld variable and try again")), True
-    return ER_ERROR_ON_WRITE, "Error writing file 'binlog' (errno: 28 \"No space left on device\")", True
+    # A failed binlog write of a transactional change on MariaDB, where the binlog is the transaction
+    # coordinator: log_and_order fails, and ha_commit_trans (sql/handler.cc) rolls the transaction
+    # back ("Transaction was rolled back"): nothing to mark with an incident (MDEV-21443's bug is
+    # the incident written anyway). A non-transactional change has happened and needs one.
+    committed = not (mariadb and engine == "innodb")
+    return ER_ERROR_ON_WRITE, "Error writing file 'binlog' (errno: 28 \"No space left on device\")", committed

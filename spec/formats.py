@@ -44,7 +44,10 @@ NEEDS_SUPER = "Access denied; you need (at least one of) the SUPER privilege(s) 
 TARGET_NOT_FOUND = "Target log not found in binlog index"
 # CONNECT_USING_GROUP_ID with a log file or position names two places to start: a syntax error.
 SYNTAX_ERROR = "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use"
-NOT_HIERARCHICAL = "The MySQL server is running without the --rpl-hierarchical option so it cannot execute this statement"
+# ER_OPTION_PREVENTS_STATEMENT's text with the option the patch names: my_error(..., "--skip-rpl-hierarchical")
+# (the Google patch's sql_repl.cc, change_master; its rpl_hier_off test expects 1290 of SHOW BINLOG INFO FOR,
+# CHANGE MASTER TO CONNECT_USING_GROUP_ID and SET BINLOG_GROUP_ID alike)
+NOT_HIERARCHICAL = "The MySQL server is running with the --skip-rpl-hierarchical option so it cannot execute this statement"
 # init_server_components refusing inconsistent options (the seed's "Filtering non-master events").
 NEEDS_LOG_BIN = "You need to use --log-bin to make --log-slave-updates work."
 NEEDS_LOG_SLAVE_UPDATES = "You need to use --log-slave-updates to make --rpl-hierarchical work."

@@ -197,6 +197,10 @@ class Hierarchy(Feature):
         return found
 
     def show_binlog_info(self, node: Node, op: dict) -> None:
+        if not node.rpl_hierarchical:  # refused like the patch's other statements (rpl_hier_off: --error 1290)
+            self.emit("stmt", node.id, op="show_binlog_info", group_id=op["group_id"], errno=F.ER_OPTION_PREVENTS_STATEMENT,
+                      message=F.NOT_HIERARCHICAL)
+            return
         self.binlog_info(node, op["group_id"])
 
     def set_binlog_group_id(self, node: Node, op: dict) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import filter as FL
+from .. import mechanics as X
 from .. import mutants as M
 from .. import semisync as SS
 from .component import Feature
@@ -36,8 +37,14 @@ class Release:
             return
         emit = self.part.emit
         if how == "shutdown":
+            # MariaDB's shutdown closes the client connections while the commit waits in
+            # Repl_semi_sync_master::commit_trx (close_connections, sql/mysqld.cc): the client sees
+            # the connection lost (2013, measured on 10.11). Elsewhere the waiter's error is the
+            # one MDEV-11853 reports, ER_SERVER_SHUTDOWN.
+            lost = self.part.mech.texts == X.MARIADB
             emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how,
-                 errno=SS.ER_SERVER_SHUTDOWN, message="Server shutdown in progress")
+                 errno=CR_SERVER_LOST if lost else SS.ER_SERVER_SHUTDOWN,
+                 message="Lost connection to server during query" if lost else "Server shutdown in progress")
             return
         if self.after_sync:
             node.prepared.remove((self.trx, self.gtid))

@@ -118,6 +118,21 @@ def test_set_and_binlog_info_answers(kit):
     assert sets == [(1007, None), (19, 1644), (5000, 1227)]
 
 
+def test_group_id_statements_are_refused_alike_without_the_option(kit):
+    # The patch's rpl_hier_off test: SHOW BINLOG INFO FOR, CHANGE MASTER TO CONNECT_USING_GROUP_ID and
+    # SET BINLOG_GROUP_ID all fail with 1290, the server "running with the --skip-rpl-hierarchical option"
+    topo = {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B"}]}
+    ops = [{"at": US, "op": "show_binlog_info", "node": "A", "group_id": 1},
+           {"at": US, "op": "set_binlog_group_id", "node": "A", "group_id": 1000, "master_server_id": 1},
+           {"at": 2 * US, "op": "stop_slave", "node": "B"},
+           {"at": 2 * US, "op": "change_master", "node": "B", "connect_using_group_id": True}]
+    h = {"header": {"schema": "replcheck.history/1", "name": "hier-off", "end_us": 3 * US, "topology": topo}, "ops": ops}
+    tr = kit.run(M, h)
+    refused = [(o["op"], o["errno"], o["message"]) for o in tr.all("stmt") if o["op"] != "stop_slave"]
+    text = "The MySQL server is running with the --skip-rpl-hierarchical option so it cannot execute this statement"
+    assert refused == [("show_binlog_info", 1290, text), ("set_binlog_group_id", 1290, text), ("change_master", 1290, text)]
+
+
 def test_mixed_mode_logs_zero(kit):
     tr = kit.run(M, "gg-mixed-mode")
     assert all("group_id" not in o for o in tr.all("binlog", node="A"))  # A has no group IDs at all

@@ -164,6 +164,21 @@ def test_binlog_write_error_always_leaves_an_incident(kit, engine):
     assert tr.first("sql_stop", node="B")["errno"] == 1590
 
 
+def test_a_binlog_write_error_rolls_an_innodb_transaction_back_on_mariadb(kit):
+    # The binlog is MariaDB's transaction coordinator: a failed write rolls the transaction back
+    # (ha_commit_trans, sql/handler.cc), so nothing needs an incident and replication goes on; a
+    # MyISAM change has happened and still gets one.
+    ops = [op(1 * US, "trx", "A", trx="w", engine="innodb", binlog_failure="write_error"),
+           op(2 * US, "trx", "A", trx="next")]
+    tr = kit.run("model:mariadb-10.11", pair(kit, ops, end_s=4))
+    assert tr.first("commit", node="A", trx="w")["errno"] == 3  # ER_ERROR_ON_WRITE, as binlog_write_error.result
+    assert not tr.all("visible", node="A", trx="w") and not tr.all("binlog", node="A", type="INCIDENT_EVENT")
+    assert not tr.all("sql_stop", node="B") and tr.first("visible", node="B", trx="next")
+    myisam = kit.run("model:mariadb-10.11", pair(kit, [op(1 * US, "trx", "A", trx="w", engine="myisam",
+                                                          binlog_failure="write_error")], end_s=3))
+    assert myisam.first("binlog", node="A", type="INCIDENT_EVENT")["incident"] == 1
+
+
 # -- the seed's gap scenarios, and an unknown code -------------------------------------------------
 GAPS = [  # WL#3464 bug scenarios 1-3; messages from the seed (the server-crash one: "mysqld startup", known bugs I1)
     ("lost1", "Cluster did not provide continuous replication log"),

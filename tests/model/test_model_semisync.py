@@ -333,6 +333,13 @@ def test_shutdown_gives_the_waiter_an_error_and_no_yes_tx(kit):
     assert (bug.get("errno"), bug["semisync"]) == (None, "yes")
 
 
+def test_mariadb_closes_the_waiting_clients_connection_at_shutdown(kit):
+    # close_connections (sql/mysqld.cc) ends the session waiting in commit_trx: the client sees 2013,
+    # as measured on 10.11; the transaction is the same as elsewhere (in the binlog, committed at start)
+    t1 = commit(kit.run("model:mariadb-10.11", "ss-shutdown"), "t1")
+    assert (t1["errno"], t1["message"], t1["semisync"]) == (2013, "Lost connection to server during query", "shutdown")
+
+
 def test_shutdown_does_not_count_the_waiter():
     # The master side alone: one session waits, the server shuts down.
     pending, released = [], []
