@@ -77,29 +77,49 @@ def _simulate(args) -> int:
 
 
 def _check_trace(args) -> int:
-    """Judge a Trace file; a known system's declared violations are marked, not counted."""
-    from replcheck.properties.core import PROPERTIES
+    """Judge a Trace file; a known system's declared violations are marked, not counted. Given the
+    History it was made from, its expectations too (EXPECT <file>:<line>)."""
+    from replcheck.properties.core import PROPERTIES, VIOLATED
+    from replcheck.properties.expect import judge_expectations
     from replcheck.properties.judge import judge_trace
     from replcheck.spec.contract import NOTHING, Trace
 
     with systems.cycles_uncollected():
         header, obs = io.load_trace(args.trace)
+        history = _history_of_trace(args.history, header, args.trace) if args.history else None
         known = systems.systems().get(header["system"])
         wanted = [p.requirement for p in PROPERTIES if args.feature is None or p.feature == args.feature]
         j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
+        for i, o in enumerate(obs, 2):  # the witnesses' lines, as judge_trace numbers them
+            o["_line"] = i
+        expected = judge_expectations(history, obs) if history is not None else ()
     declared = j.declares.expected_violations
+    verdicts = j.verdicts + expected
     if args.json:
         print(json.dumps({"trace": str(args.trace), "system": header["system"],
                           "verdicts": [{**v.as_dict(), **({"declared": declared[v.requirement]} if v in j.violations
-                                                          and v.requirement in declared else {})} for v in j.verdicts]}, indent=1))
+                                                          and v.requirement in declared else {})} for v in verdicts]}, indent=1))
     else:
-        for v in j.verdicts:
+        for v in verdicts:
             mark = " (declared)" if v in j.violations and v.requirement in declared else ""
             print(f"{v.requirement:24} {v.status + mark:24} {v.checked:6}")
             for w in v.witnesses:
                 lines = ",".join(map(str, w.lines))
                 print(f"    {args.trace}:{lines}: {io.printable(w.message)}")
-    return EXIT_VIOLATION if j.findings else EXIT_OK
+    observed = sum(o["kind"] == "observed" for o in obs)
+    if history is None and observed:
+        print(f"check-trace: {observed} expectations observed, not judged: give the History with --history", file=sys.stderr)
+    failed = [v for v in expected if v.status == VIOLATED]
+    return EXIT_VIOLATION if j.findings or failed else EXIT_OK
+
+
+def _history_of_trace(path: str, header: dict, trace: str) -> dict:
+    """The History a Trace was made from: refused (bad input) when the Trace's digest names another."""
+    history = io.load_history(path)
+    digest = header.get("history_digest")
+    if digest is not None and digest != systems.history_digest(history):
+        raise io.InputError(path, None, "", f"is not the History {trace} was made from (its history_digest is {digest})")
+    return history
 
 
 def _verify(args) -> int:
@@ -421,6 +441,7 @@ def build_parser() -> Parser:
 
     s = sub.add_parser("check-trace", help="judge a Trace: verdict per requirement")
     s.add_argument("trace")
+    s.add_argument("--history", help="the History the Trace was made from: its expectations are judged too (EXPECT <file>:<line>)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--feature")
     s.set_defaults(fn=_check_trace)

@@ -121,6 +121,35 @@ def test_check_trace_reports_an_early_apply_with_its_line(tmp_path, capsys):
     assert f"t.jsonl:{line}: B began QUERY_EVENT of t1" in out
 
 
+SUITE = HISTORIES / "suites" / "g50-rpl_hier_crash_recovery.jsonl"
+
+
+def test_check_trace_with_its_history_judges_the_expectations(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    run(capsys, "simulate", str(SUITE), "--system", "model:google-5.0", "--out", str(trace))
+    code, out, err = run(capsys, "check-trace", str(trace))
+    assert "EXPECT" not in out and "expectations observed, not judged: give the History with --history" in err
+    code, out, _ = run(capsys, "check-trace", str(trace), "--history", str(SUITE))
+    rows = [line.split() for line in out.splitlines() if line.startswith("EXPECT ")]
+    assert code == 0 and rows and all(r[2] == "pass" for r in rows)
+    # an observation changed: the expectation it answers is violated, and check-trace says where
+    lines = trace.read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if json.loads(x).get("kind") == "observed")
+    o = json.loads(lines[at])
+    o["value"] = {"changed": True}
+    lines[at] = json.dumps(o)
+    trace.write_text("\n".join(lines) + "\n")
+    code, out, _ = run(capsys, "check-trace", str(trace), "--history", str(SUITE))
+    assert code == 1 and f"EXPECT {o['expect']}" in out and f"t.jsonl:{at + 1}:" in out
+
+
+def test_check_trace_refuses_another_history(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    run(capsys, "simulate", str(SUITE), "--system", "model:google-5.0", "--out", str(trace))
+    code, _, err = run(capsys, "check-trace", str(trace), "--history", str(NORMAL))
+    assert code == 2 and "is not the History" in one_line_error(err) and str(NORMAL) in err
+
+
 def test_bad_trace_is_one_line(tmp_path, capsys):
     trace = tmp_path / "t.jsonl"
     run(capsys, "simulate", str(NORMAL), "--out", str(trace))
