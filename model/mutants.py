@@ -222,12 +222,12 @@ COMMIT_ORDER_LOST = mutant(
     "commit-order-lost", feature="parallel", base="model:mariadb-10.11",
     bug="commit order not kept by a parallel applier that promises it (MariaDB rpl_parallel.cc wait_for_prior_commit; "
         "MySQL replica_preserve_commit_order, Commit_order_manager)",
-    seam="sim/applier: a group queued to a worker",
+    seam="sim/workers: a group queued to a worker",
     what="A worker commits its group as soon as it is done, before the groups queued ahead of it in its domain",
     kills=("PARALLEL.COMMIT.ORDER",))
 CAUGHT_UP_WITH_WORKERS_BUSY = mutant(
     "caught-up-with-workers-busy", feature="parallel", base="model:mariadb-10.11", bug="MDEV-29639 / MDEV-32265 (D8, parallel form)",
-    seam="sim/applier: the coordinator at the end of the relay log",
+    seam="sim/workers: the coordinator at the end of the relay log",
     what="The SQL driver thread reports caught up once it has read the relay log out, while workers still execute and commit groups",
     kills=("PARALLEL.SBM.PENDING",))
 MTS_GAPS_NOT_FILLED = mutant(
@@ -240,7 +240,7 @@ MTS_GAPS_NOT_FILLED = mutant(
 UNTIL_GIVES_UP_QUEUED = mutant(
     "until-gives-up-queued", feature="parallel", base="model:mariadb-10.11",
     bug="stop_for_until ignored (MariaDB rpl_parallel.cc: handle_queued_pos_update and do_gco_wait treat an UNTIL stop apart from STOP SLAVE)",
-    seam="sim/applier: the workers drained at an UNTIL stop",
+    seam="sim/workers: the workers drained at an UNTIL stop",
     what="The UNTIL stop gives up the groups queued before the position and not yet started, as STOP SLAVE does",
     kills=("PARALLEL.UNTIL",))
 

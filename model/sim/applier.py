@@ -42,23 +42,7 @@ class Applier(Component):
         if ch.applied_in_group:
             g = ch.relay[ch.group_start].ev
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
-        if ch.par is not None and reason == "crash":
-            # The workers die with the process: what they had not committed is rolled back; what
-            # they committed past the low-water mark is in their info for MTS recovery.
-            # A gap this run's recovery skipped is one still while the low-water mark is before it:
-            # the worker's info that made it one stays until a checkpoint passes it (rpl_rli_pdb.cc,
-            # Slave_worker::commit_positions; mts_recovery_groups reads it again at the next start).
-            low = ch.par.queued[0].first if ch.par.queued else ch.group_start
-            ch.par.recovered = ch.par.recovered | {i for i in ch.par.skipped if i > low} | {
-                g.first for g in ch.par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
-            for g in ch.par.queued:  # the Trace says so, as for the serial thread's group above
-                if not g.committed:
-                    ev = ch.relay[g.last].ev
-                    self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason)
-            ch.par.queued = []
-        elif ch.par is not None:
-            self.workers.drain_workers(ch, reason == "stop" or (reason == "until" and M.UNTIL_GIVES_UP_QUEUED in self.mutants))
-            ch.par.cost = 0
+        self.workers.stop(ch, reason)
         ch.sql_pos = ch.group_start
         ch.applied_in_group = 0
         ch.sql_running = False
@@ -84,7 +68,7 @@ class Applier(Component):
         """Let the SQL thread read and execute as far as it may now."""
         self._apply_relay(ch)
         if ch.fill_then_start is not None and ch.sql_running and ch.state == "idle" and ch.sql_pos >= len(ch.relay) \
-                and not ch.par.recovered and not ch.par.pending():
+                and self.workers.gaps_filled(ch) and not self.workers.busy(ch):
             # The startup run that fills the gaps meets the relay log the restart opened: the coordinator
             # stops before its first event (Until_mts_gap::check_before_dispatching_event), once the
             # workers are done (slave_stop_workers)
@@ -92,8 +76,7 @@ class Applier(Component):
             return
         # waiting at the end of the relay log (next_event, slave.cc), its workers idle: MariaDB sets
         # sql_thread_caught_up only once rpl_parallel::workers_idle (MDEV-29639's fix)
-        if ch.sql_running and ch.state == "idle" and (
-                ch.par is None or not ch.par.pending() or M.CAUGHT_UP_WITH_WORKERS_BUSY in self.mutants):
+        if ch.sql_running and ch.state == "idle" and self.workers.idle(ch):
             ch.sql_thread_caught_up = True
         if ch.promote and ch.state == "idle" and ch.sql_pos >= len(ch.relay):
             self.lifecycle.promote(ch)
@@ -113,7 +96,7 @@ class Applier(Component):
             # Rotate, format description and Gtid_list events are neither counted nor skipped: they
             # only move the SQL thread along the logs (Gtid_list_log_event::do_shall_skip turns
             # EVENT_SKIP_COUNT into EVENT_SKIP_NOT, log_event_server.cc).
-            gap = ch.par is not None and ch.sql_pos in ch.par.recovered and ev.type in D.TRX_START
+            gap = ev.type in D.TRX_START and self.workers.is_gap(ch, ch.sql_pos)
             if gap and M.MTS_GAPS_NOT_FILLED not in self.mutants:
                 # MTS recovery: a group a worker committed past the low-water mark before the crash
                 # is skipped, not applied again (rpl_replica.cc exec_relay_log_event with
@@ -121,11 +104,10 @@ class Applier(Component):
                 first = ch.sql_pos
                 if not self._skip_group(ch, reason="mts_recovery"):
                     return
-                ch.par.recovered.discard(first)
-                ch.par.skipped.add(first)
+                self.workers.gap_passed(ch, first, skipped=True)
                 continue
             if gap:
-                ch.par.recovered.discard(ch.sql_pos)
+                self.workers.gap_passed(ch, ch.sql_pos, skipped=False)
             if (ch.skip_counter or ch.skipping_group) and ev.type not in SKIP_EXEMPT:
                 self._skip_event(ch, entry)
                 continue
@@ -139,7 +121,7 @@ class Applier(Component):
                     return
                 continue
             due = self.rule.due(ev, ch.delay, self.sim.now, ch.node.offset, self.sim.epoch)
-            if M.DELAY_SKIPPED_WHILE_WORKERS_BUSY in self.mutants and ch.par is not None and ch.par.pending():
+            if M.DELAY_SKIPPED_WHILE_WORKERS_BUSY in self.mutants and self.workers.busy(ch):
                 due = None
             ch.cur_read = self.sim.now
             self._read_timestamp(ch, ev)
@@ -198,7 +180,7 @@ class Applier(Component):
         lmt = ch.last_master_timestamp
         if M.CAUGHT_UP_KEPT in self.mutants and lmt is not None and ev.when <= lmt[0]:
             return  # MDEV-32265: only a newer timestamp ends "caught up"
-        if ch.par is not None and lmt is not None and not ch.sql_thread_caught_up:
+        if self.workers.running(ch) and lmt is not None and not ch.sql_thread_caught_up:
             # With workers the timestamp moves as groups commit (MariaDB rpl_rli.cc, stmt_done: "In
             # the parallel case, we only update the Seconds_Behind_Master at the end of a
             # transaction"; MySQL's checkpoint takes the low-water mark's). A read counts at once
@@ -251,8 +233,7 @@ class Applier(Component):
         if ev.type == "INCIDENT_EVENT" and M.INCIDENT_IGNORED not in self.mutants:
             self._incident_stop(ch, entry)
             return
-        if ev.cost_us and ch.par is not None:  # the worker runs it, not the coordinator
-            ch.par.cost += ev.cost_us
+        if ev.cost_us and self.workers.take_cost(ch, ev.cost_us):  # the worker runs it, not the coordinator
             self._finish(ch, ch.sql_gen, entry, read, self.sim.now)
         elif ev.cost_us:
             ch.state = "executing"
@@ -329,11 +310,7 @@ class Applier(Component):
             self._filtered(node, ev, why)
             self._released(ch)
             return
-        if ch.par is not None:  # queued to a worker, which commits it later (model/parallel.py)
-            domain = F.parse_gtid(ev.gtid)[0] if ev.gtid and self.mech.gtid_domains else 0  # MySQL: one stream
-            g = ch.par.queue(self.sim.now, first, ch.sql_pos - 1, before, domain, M.COMMIT_ORDER_LOST not in self.mutants)
-            self.at(g.commit_at, self.workers.worker_commit, ch, ch.par, g, node.incarnation)
-            self.rli.write_relay_log_info(ch)
+        if self.workers.queue_group(ch, first, before, ev):  # a worker commits it later
             return
         self.commit_group(ch, first, ch.sql_pos)
 
@@ -391,7 +368,7 @@ class Applier(Component):
             # MySQL's Until_mts_gap::check_before_dispatching_event (sql/rpl_replica_until_options.cc):
             # the coordinator stops before the next event once mts_recovery_group_cnt is 0, every
             # group of MTS recovery's range gone through (the gaps skipped, the others applied)
-            return ch.par is None or not ch.par.recovered
+            return self.workers.gaps_filled(ch)
         here = (ch.group_master_file, ch.group_master_pos)
         e = ch.relay[ch.sql_pos] if ch.sql_pos < len(ch.relay) else None
         if e is not None and e.master_end:

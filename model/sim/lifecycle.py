@@ -249,7 +249,7 @@ class Lifecycle(Component):
     def _fills_gaps_first(self, ch: Channel) -> bool:
         """relay_log_recovery finds MTS gaps to fill before it throws the relay log away (init_recovery:
         mts_recovery_groups left mts_recovery_group_cnt set)."""
-        return (self.mech.relay_log_recovery_fills_mts_gaps and ch.par is not None and bool(ch.par.recovered)
+        return (self.mech.relay_log_recovery_fills_mts_gaps and self.workers.has_gaps(ch)
                 and self.workers.computes_mts_gaps(ch))
 
     def recover_relay_log(self, ch: Channel) -> None:

@@ -81,11 +81,11 @@ class Receiver(Component):
         A CHANGE MASTER TO a binlog position turns it off (MASTER_USE_GTID=no)."""
         return ch.node.gtid_mode and ch.source.gtid_mode and not ch.node.rpl_hierarchical and not ch.by_position
 
-    @staticmethod
-    def held_from(ch: Channel, read: int) -> int:
+    def held_from(self, ch: Channel, read: int) -> int:
         """Where the relay log the replica still needs begins: at the SQL thread's place, or at the
         oldest group a worker holds, queued and not yet committed (model/parallel.py)."""
-        return min(read, ch.par.queued[0].first) if ch.par is not None and ch.par.queued else read
+        low = self.workers.low_water(ch)
+        return min(read, low.first) if low else read
 
     def op_cut_io(self, node: Node, op: dict) -> None:
         """A network drop (or STOP SLAVE IO_THREAD) that falls after the next `after_events`
@@ -192,8 +192,7 @@ class Receiver(Component):
         naming the discarded log, a later restart would resume past everything relayed meanwhile, an
         incident included."""
         dropped = len(ch.relay) - ch.group_start
-        if ch.par is not None:  # the relay log MTS recovery would read again is gone
-            ch.par.recovered = set()
+        self.workers.forget_gaps(ch)
         self.cut_relay(ch, ch.group_start)
         ch.sql_pos = ch.group_start
         ch.relay_file_no += 1

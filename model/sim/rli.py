@@ -15,18 +15,19 @@ class Rli(Component):
     """The applier's recorded position (relay-log.info) and what SHOW SLAVE STATUS derives from it."""
 
     def group_position(self, ch: Channel) -> tuple[str, int]:
-        start = ch.par.queued[0].first if ch.par is not None and ch.par.queued else ch.group_start
+        low = self.workers.low_water(ch)
+        start = low.first if low else ch.group_start
         if start < len(ch.relay):
             e = ch.relay[start]
             return e.file, e.pos
         return f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos
 
-    @staticmethod
-    def exec_master(ch: Channel) -> tuple[str, int]:
+    def exec_master(self, ch: Channel) -> tuple[str, int]:
         """Relay_Master_Log_File/Exec_Master_Log_Pos: the end of the last group committed, or on a
         parallel replica the low-water mark (model/parallel.py)."""
-        if ch.par is not None and ch.par.queued:
-            return ch.par.queued[0].before
+        low = self.workers.low_water(ch)
+        if low:
+            return low.before
         return ch.group_master_file, ch.group_master_pos
 
     def write_relay_log_info(self, ch: Channel) -> None:
@@ -44,7 +45,7 @@ class Rli(Component):
                       message=f"Could not initialize master info structure; relay-log.info {e}")
             return False
         ch.delay = info.delay
-        if not boot and ch.par is not None:  # a parallel run's position is the low-water mark, behind the coordinator's
+        if not boot and self.workers.running(ch):  # a parallel run's position is the low-water mark, behind the coordinator's
             ch.group_master_file, ch.group_master_pos = info.master_log_name, info.master_log_pos
         if not boot:
             # Everything relayed is durable; the SQL thread resumes at the recorded group.

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 
 
+from replcheck.spec import formats as F
+
 from .. import mechanics as X
+from .. import mutants as M
 from .. import parallel as PA
 
 from .component import Component
@@ -14,7 +17,98 @@ from .state import Channel
 
 
 class Workers(Component):
-    """The parallel applier's workers of a channel."""
+    """The parallel applier's workers of a channel: what the SQL thread asks of them, answered
+    for a serial applier (no workers) too."""
+
+    # -- what the SQL thread asks -----------------------------------------------------------------
+    @staticmethod
+    def running(ch: Channel) -> bool:
+        """The channel's SQL thread hands groups to workers."""
+        return ch.par is not None
+
+    @staticmethod
+    def busy(ch: Channel) -> bool:
+        """A worker holds a group not yet committed."""
+        return ch.par is not None and ch.par.pending()
+
+    def idle(self, ch: Channel) -> bool:
+        """The workers are done with all they were given: MariaDB sets sql_thread_caught_up only
+        once rpl_parallel::workers_idle (MDEV-29639's fix)."""
+        return ch.par is None or not ch.par.pending() or M.CAUGHT_UP_WITH_WORKERS_BUSY in self.mutants
+
+    @staticmethod
+    def low_water(ch: Channel) -> PA.Group | None:
+        """The oldest group a worker holds, queued and not yet committed: the low-water mark."""
+        return ch.par.queued[0] if ch.par is not None and ch.par.queued else None
+
+    @staticmethod
+    def has_gaps(ch: Channel) -> bool:
+        return ch.par is not None and bool(ch.par.recovered)
+
+    @staticmethod
+    def forget_gaps(ch: Channel) -> None:
+        """The relay log MTS recovery would read again is gone."""
+        if ch.par is not None:
+            ch.par.recovered = set()
+
+    @staticmethod
+    def is_gap(ch: Channel, at: int) -> bool:
+        """The group at this relay index is one a worker committed past the low-water mark before a
+        crash (MTS recovery's recovery_groups)."""
+        return ch.par is not None and at in ch.par.recovered
+
+    @staticmethod
+    def gap_passed(ch: Channel, at: int, skipped: bool) -> None:
+        ch.par.recovered.discard(at)
+        if skipped:
+            ch.par.skipped.add(at)
+
+    @staticmethod
+    def gaps_filled(ch: Channel) -> bool:
+        """Every group of MTS recovery's range gone through (Until_mts_gap: mts_recovery_group_cnt 0)."""
+        return ch.par is None or not ch.par.recovered
+
+    @staticmethod
+    def take_cost(ch: Channel, cost_us: int) -> bool:
+        """A worker spends the event's time, not the coordinator; False: no workers."""
+        if ch.par is None:
+            return False
+        ch.par.cost += cost_us
+        return True
+
+    def queue_group(self, ch: Channel, first: int, before: tuple[str, int], ev) -> bool:
+        """The group relay[first:sql_pos] goes to a worker, which commits it later (model/parallel.py);
+        False: no workers, the SQL thread commits it."""
+        if ch.par is None:
+            return False
+        domain = F.parse_gtid(ev.gtid)[0] if ev.gtid and self.mech.gtid_domains else 0  # MySQL: one stream
+        g = ch.par.queue(self.sim.now, first, ch.sql_pos - 1, before, domain, M.COMMIT_ORDER_LOST not in self.mutants)
+        self.at(g.commit_at, self.worker_commit, ch, ch.par, g, ch.node.incarnation)
+        self.rli.write_relay_log_info(ch)
+        return True
+
+    def stop(self, ch: Channel, reason: str) -> None:
+        """The SQL thread stops: a crash kills the workers, anything else drains them."""
+        par = ch.par
+        if par is None:
+            return
+        if reason == "crash":
+            # The workers die with the process: what they had not committed is rolled back; what
+            # they committed past the low-water mark is in their info for MTS recovery.
+            # A gap this run's recovery skipped is one still while the low-water mark is before it:
+            # the worker's info that made it one stays until a checkpoint passes it (rpl_rli_pdb.cc,
+            # Slave_worker::commit_positions; mts_recovery_groups reads it again at the next start).
+            low = par.queued[0].first if par.queued else ch.group_start
+            par.recovered = par.recovered | {i for i in par.skipped if i > low} | {
+                g.first for g in par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
+            for g in par.queued:  # the Trace says so, as for the serial thread's group
+                if not g.committed:
+                    ev = ch.relay[g.last].ev
+                    self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason)
+            par.queued = []
+            return
+        self.drain_workers(ch, reason == "stop" or (reason == "until" and M.UNTIL_GIVES_UP_QUEUED in self.mutants))
+        par.cost = 0
 
     def computes_mts_gaps(self, ch: Channel) -> bool:
         """MTS recovery computes a crash's gaps here: not under GTID_MODE=ON and auto-position on
