@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 
 from replcheck.spec import formats as F
 
-from .core import Check, TraceView, checks
+from .core import Check, TraceView, checks, seconds
 from .recovery import copies, promised, sources_at_end
 
 STATUS = "Rpl_semi_sync_master_status"
@@ -283,11 +283,11 @@ def commit_waits_for_ack(v: TraceView, check: Check) -> None:
                                   or ix.unsettled(c["node"], c["rkey"], v.resolution_us)):
                 # The status switched between two samples around it: a switch OFF (another commit's
                 # timeout, the last semi-sync replica leaving) releases every waiting commit.
-                check.undecidable(f"commit of {c['trx']} on {c['node']} returned at {c['obs']['t']} held by {sorted(held)} "
+                check.undecidable(f"commit of {c['trx']} on {c['node']} returned at {seconds(c['obs']['t'])} held by {sorted(held)} "
                                   f"(need {n}), and the status switched within the resolution ({v.resolution_us} µs): the "
                                   f"trace cannot tell whether it was ON", c["obs"])
                 continue
-            check.judge(len(held) >= n, f"commit of {c['trx']} on {c['node']} returned at {c['obs']['t']} while ON, "
+            check.judge(len(held) >= n, f"commit of {c['trx']} on {c['node']} returned at {seconds(c['obs']['t'])} while ON, "
                         f"held by {sorted(held)} (need {n})", c["obs"])
 
 
@@ -519,7 +519,7 @@ def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
             # (measured on 10.11 at load 20: flt-semisync-unsent, ON 7 ms after the ack, one sample later).
             after = ix.samples_within(node, key, a["t"] + v.resolution_us)
             check.judge(any(s["variables"][STATUS] == "ON" for s in after),
-                        f"{node}: replicas caught up with {end} at {a['t']} but the status stayed OFF", a)
+                        f"{node}: replicas caught up with {end} at {seconds(a['t'])} but the status stayed OFF", a)
 
 
 @checks("WL7169.N_DISTINCT", needs=("ack",))
@@ -540,7 +540,7 @@ def released_at_n_distinct_acks(v: TraceView, check: Check) -> None:
         ready = ix.release_key(node, c["bkey"], [(_key(a), a["replica"]) for a in acks])
         if ready is not None and ix.on(node, ready):
             check.judge(c["obs"]["t"] <= ready[0] + v.resolution_us,
-                        f"commit of {c['trx']} on {node} had its distinct acks at {ready[0]} but returned at {c['obs']['t']}",
+                        f"commit of {c['trx']} on {node} had its distinct acks at {seconds(ready[0])} but returned at {seconds(c['obs']['t'])}",
                         c["obs"])
 
 
@@ -555,7 +555,7 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
             end = ix.binlog_end(node, key)
             acked = ix.acked_by(node, end, key)
             n = ix.n(node, key)
-            check.judge(len(acked) >= n, f"{node} switched ON at {key[0]} with acks of {end} from "
+            check.judge(len(acked) >= n, f"{node} switched ON at {seconds(key[0])} with acks of {end} from "
                         f"{sorted(a['replica'] for a in acked)} (need {n})", ix.status_obs[key], *acked)
 
 
@@ -641,7 +641,7 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
         check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],
-                    lambda: f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
+                    lambda: f"{node} at {seconds(o['t'])}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
 
 
 @checks("WL1720.CLIENTS")
@@ -704,7 +704,7 @@ def waiters_released(v: TraceView, check: Check) -> None:
         still_on = all(ix.on(node, (t, 2**62)) for t in (c["binlog"]["t"], deadline))
         if still_on:
             check.judge(c["obs"]["t"] <= deadline + v.resolution_us,
-                        f"commit of {c['trx']} on {node} could be released at {deadline} but returned at {c['obs']['t']}", c["obs"])
+                        f"commit of {c['trx']} on {node} could be released at {seconds(deadline)} but returned at {seconds(c['obs']['t'])}", c["obs"])
 
 
 @checks("WL1720.NO_ROLLBACK")
@@ -811,7 +811,7 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
         if c is not None and not recovered and ix.on(o["node"], _key(o)):
             held = ix.holders(o["node"], c["pos"], _key(o))
             check.judge(len(held) >= ix.n(o["node"], _key(o)),
-                        f"{c['trx']} became visible on {o['node']} at {o['t']} while ON, held by {sorted(held)}", o)
+                        f"{c['trx']} became visible on {o['node']} at {seconds(o['t'])} while ON, held by {sorted(held)}", o)
     by_trx = {(c["node"], c["trx"]): c for c in waited.values()}
     for r in v.kind("read"):
         if not ix.on(r["node"], _key(r)):
@@ -824,7 +824,7 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
             if c is not None and _key(r) < c["rkey"]:
                 held = ix.holders(r["node"], c["pos"], _key(r))
                 check.judge(len(held) >= ix.n(r["node"], _key(r)),
-                            f"a session on {r['node']} read {trx} at {r['t']} while ON; held by {sorted(held)}", r)
+                            f"a session on {r['node']} read {trx} at {seconds(r['t'])} while ON; held by {sorted(held)}", r)
 
 
 @checks("WL6355.FAILOVER.NO_LOSS")
