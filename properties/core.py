@@ -26,8 +26,9 @@ MAX_WITNESSES = 5
 
 
 def seconds(t_us: int) -> str:
-    """A time of the History's clock (µs since its start) as a witness shows it: seconds, exact to
-    the µs so that two different times never read the same ("2 s", "2.5 s", "2.000001 s")."""
+    """A time of the History's clock (µs since its start), or a span of it, as a witness shows it:
+    seconds, exact to the µs so that two different times never read the same ("2 s", "2.5 s",
+    "2.000001 s")."""
     sign, t = ("-", -t_us) if t_us < 0 else ("", t_us)
     whole, us = divmod(round(t), US)
     return f"{sign}{whole}{f'.{us:06d}'.rstrip('0') if us else ''} s"

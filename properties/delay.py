@@ -377,7 +377,7 @@ def exempt_events_never_wait(v: TraceView, check: Check) -> None:
     for a in v.kind("apply"):
         if a["type"] in EXEMPT and a.get("read") is not None:
             check.judge(begin_of(a) <= a["read"] + v.resolution_us,
-                        f"{a['node']} waited {begin_of(a) - a['read']} µs before {a['type']} (when={a['when']})", a)
+                        f"{a['node']} waited {seconds(begin_of(a) - a['read'])} before {a['type']} (when={a['when']})", a)
 
 
 # -- STOP SLAVE and kill ----------------------------------------------------------------------
@@ -416,7 +416,7 @@ def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
                 (s for s in v.of_node(node, "stmt") if s["op"] == "stop_slave"), lambda s: (s["t"], s["_line"])))
             stmt = next(stops.after((t, -1)), None)
             if stmt is not None and stmt.get("duration_us") is not None:
-                check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {stmt['duration_us']} µs", stmt)
+                check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {seconds(stmt['duration_us'])}", stmt)
         check.judge(after["Slave_SQL_Running"] == "No" and after["Slave_SQL_Running_State"] == ""
                     and after["SQL_Remaining_Delay"] is None,
                     f"after the stop at {seconds(t)} {node} shows SQL thread {after['Slave_SQL_Running']!r}, "
@@ -573,7 +573,7 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         alt = max(a["when"] * US - epoch + delay * US, begin_of(x)) if a.get("when") else due
         if ok and v.resolution_us and due - alt <= 2 * v.resolution_us:
             check.undecidable(f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin_of(a))}, due {seconds(due)} counted from "
-                              f"{a['source']}'s execution at {seconds(begin_of(x))}: a resolution of {v.resolution_us} µs cannot "
+                              f"{a['source']}'s execution at {seconds(begin_of(x))}: a resolution of {seconds(v.resolution_us)} cannot "
                               f"tell it from counting from the original timestamp", x, a)
             continue
         check.judge(ok, f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin_of(a))}, {a['source']} executed it at "
@@ -968,7 +968,7 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
         if disturbed(r["node"], b["t"], r["t"]) or disturbed(r["source"], b["t"], r["t"]):
             continue
         limit = c.get("latency_us", 0) + v.resolution_us
-        check.judge(r["t"] - b["t"] <= limit, f"{r['node']} relayed {r['type']} of {r['trx']} {r['t'] - b['t']} µs after it was binlogged", b, r)
+        check.judge(r["t"] - b["t"] <= limit, f"{r['node']} relayed {r['type']} of {r['trx']} {seconds(r['t'] - b['t'])} after it was binlogged", b, r)
 
 
 @checks("WL344.MASTER.UNAFFECTED")
@@ -1066,7 +1066,7 @@ def _per_trx(v: TraceView, types: frozenset[str], check: Check) -> None:
             first_type[(a["node"], a["gtid"])] = a["type"]
         elif first_type.get((a["node"], a["gtid"])) in types and a.get("read") is not None:
             check.judge(begin_of(a) <= a["read"] + v.resolution_us,
-                        f"{a['node']} paused {begin_of(a) - a['read']} µs inside {a['trx']} before {a['type']}", a)
+                        f"{a['node']} paused {seconds(begin_of(a) - a['read'])} inside {a['trx']} before {a['type']}", a)
 
 
 @checks("WL7318.F3")

@@ -284,7 +284,7 @@ def commit_waits_for_ack(v: TraceView, check: Check) -> None:
                 # The status switched between two samples around it: a switch OFF (another commit's
                 # timeout, the last semi-sync replica leaving) releases every waiting commit.
                 check.undecidable(f"commit of {c['trx']} on {c['node']} returned at {seconds(c['obs']['t'])} held by {sorted(held)} "
-                                  f"(need {n}), and the status switched within the resolution ({v.resolution_us} µs): the "
+                                  f"(need {n}), and the status switched within the resolution ({seconds(v.resolution_us)}): the "
                                   f"trace cannot tell whether it was ON", c["obs"])
                 continue
             check.judge(len(held) >= n, f"commit of {c['trx']} on {c['node']} returned at {seconds(c['obs']['t'])} while ON, "
@@ -314,7 +314,7 @@ def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
         # A reconnect acknowledges what the replica already held: measure from the reconnect then.
         since = max(queued[n_queued - 1], dumps[n_dumps - 1] if n_dumps else queued[n_queued - 1])
         check.judge(a["t"] - since[0] <= ix.latency(a["replica"]) + v.resolution_us,
-                    f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) {a['t'] - since[0]} µs after queueing it", a)
+                    f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) {seconds(a['t'] - since[0])} after queueing it", a)
 
 
 @checks("WL1720.ACK.LAST_EVENT", needs=("ack",))
@@ -392,11 +392,11 @@ def timeout_bounds_the_wait(v: TraceView, check: Check) -> None:
             continue
         timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
         waited = c["obs"]["t"] - c["binlog"]["t"]
-        check.judge(waited <= timeout + tol, f"commit of {c['trx']} waited {waited} µs, timeout {timeout} µs", c["obs"])
+        check.judge(waited <= timeout + tol, f"commit of {c['trx']} waited {seconds(waited)}, timeout {seconds(timeout)}", c["obs"])
         if 2 * tol > timeout and len(ix.holders(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]):
             # The sampling resolution is past half the timeout: a prompt return and a timed-out one look alike.
-            check.undecidable(f"commit of {c['trx']} waited {waited} µs: with a resolution of {tol} µs and a timeout of "
-                              f"{timeout} µs the trace cannot tell whether it timed out", c["obs"])
+            check.undecidable(f"commit of {c['trx']} waited {seconds(waited)}: with a resolution of {seconds(tol)} and a timeout of "
+                              f"{seconds(timeout)} the trace cannot tell whether it timed out", c["obs"])
         elif waited >= timeout - tol and len(ix.holders(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]):
             check.judge(not ix.on_settled(c["node"], c["rkey"], tol), f"commit of {c['trx']} timed out but the status is still ON",
                         c["obs"])
@@ -476,7 +476,7 @@ def no_wait_while_off(v: TraceView, check: Check) -> None:
             # A polled trace dates binlog events by their whole-second timestamps: the write came
             # no earlier than the statement began.
             waited = c["obs"]["t"] - max(c["binlog"]["t"], c["obs"].get("start", c["binlog"]["t"]))
-            check.judge(waited <= v.resolution_us, f"commit of {c['trx']} on {c['node']} waited {waited} µs while OFF", c["obs"])
+            check.judge(waited <= v.resolution_us, f"commit of {c['trx']} on {c['node']} waited {seconds(waited)} while OFF", c["obs"])
 
 
 def _switches(ix: SemiSyncIndex, node: str):
@@ -737,11 +737,11 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
         timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
         waited = c["obs"]["t"] - c["binlog"]["t"]
         if ix.var(node, "rpl_semi_sync_master_wait_no_slave", c["bkey"]) is False:
-            check.judge(waited <= tol and not ix.on_settled(node, c["rkey"], tol), f"{c['trx']} waited {waited} µs with no semi-sync replica "
+            check.judge(waited <= tol and not ix.on_settled(node, c["rkey"], tol), f"{c['trx']} waited {seconds(waited)} with no semi-sync replica "
                         "and wait_no_slave OFF", c["obs"])
         elif not ix.holders(node, c["pos"], c["rkey"]) and not _wait_cut_short(ix, c, tol):
-            check.judge(waited >= timeout - tol, f"{c['trx']} returned after {waited} µs with no semi-sync replica, "
-                        f"timeout {timeout} µs", c["obs"])
+            check.judge(waited >= timeout - tol, f"{c['trx']} returned after {seconds(waited)} with no semi-sync replica, "
+                        f"timeout {seconds(timeout)}", c["obs"])
 
 
 def _wait_cut_short(ix: SemiSyncIndex, c: dict, tol: int) -> bool:

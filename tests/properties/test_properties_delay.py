@@ -215,7 +215,7 @@ CASES: dict[str, Case] = {
     "WL344.WAIT.EXEMPT": Case(
         model(W344, "rotate-during-delay"),
         lambda k: pick(k.run("mutant:fake-event-now", "d1-normal-setup"), node="B", type="ROTATE_EVENT"),
-        "B waited 20000000 µs before ROTATE_EVENT (when=0)"),
+        "B waited 20 s before ROTATE_EVENT (when=0)"),
     "WL344.STOP.IMMEDIATE": Case(
         model(W344, "d1-stop-start-dml"), stop_still_waiting,
         "after the stop at 11 s B shows SQL thread 'Yes', state 'Waiting until MASTER_DELAY"),
@@ -291,7 +291,7 @@ CASES: dict[str, Case] = {
         "(delay 7), then SQL_Delay 98765"),
     "WL344.IO.UNAFFECTED": Case(
         model(W344, "d1-normal-setup"), relayed_late,
-        "B relayed GTID_LOG_EVENT of t1 5000000 µs after it was binlogged"),
+        "B relayed GTID_LOG_EVENT of t1 5 s after it was binlogged"),
     "WL344.MASTER.UNAFFECTED": Case(
         model(W344, "d1-normal-setup"), commit_waits_for_replica,
         "commit of t1 returned at 21 s, binlogged at 1 s"),
@@ -309,10 +309,10 @@ CASES: dict[str, Case] = {
     "WL7318.F3": Case(
         model(W7318, "long-transaction"),
         lambda k: pick(k.run("mutant:per-event-wait", "future-timestamp"), node="B", trx="future", type="QUERY_EVENT"),
-        "B paused 29000000 µs inside future before QUERY_EVENT"),
+        "B paused 29 s inside future before QUERY_EVENT"),
     "WL7318.ANON": Case(
         model(W7318, "anonymous-gtid"), anon_per_event_wait,
-        "B paused 29000000 µs inside anon before QUERY_EVENT"),
+        "B paused 29 s inside anon before QUERY_EVENT"),
     "WL7318.F4": Case(
         model(W7318, "d1-normal-setup"),
         lambda k: edit_status(k, W7318, "d1-normal-setup", 10 * US, REMAINING_DELAY=5),

@@ -245,7 +245,7 @@ CASES: dict[str, Case] = {
         "B acknowledged (bin.000001, 399) before relaying it"),
     "WL1720.ACK.IO_THREAD": Case(
         model(AS, "ss-with-delay"), ack_after_apply,
-        "B acknowledged (bin.000001, 277) 10000000 µs after queueing it"),
+        "B acknowledged (bin.000001, 277) 10 s after queueing it"),
     "WL1720.ACK.LAST_EVENT": Case(
         model(AS, "ss-counters"), ack_mid_transaction,
         "B acknowledged (bin.000001, 368), which ends no transaction on A"),
@@ -260,13 +260,13 @@ CASES: dict[str, Case] = {
         "B acknowledged without having asked A for semi-sync"),
     "WL1720.TIMEOUT.ASYNC": Case(
         model(AS, "ss-counters"), waits_past_timeout,
-        "commit of ins500 waited 7500000 µs, timeout 5000000 µs"),
+        "commit of ins500 waited 7.5 s, timeout 5 s"),
     "WL1720.TIMEOUT.LOG": Case(
         model(AS, "ss-counters"), timeout_log_without_position,
         "commit of ins500 on A timed out with no log naming a binlog position"),
     "WL1720.OFF.NO_WAIT": Case(
         model(AS, "ss-counters"), waits_while_off,
-        "commit of del1 on A waited 500000 µs while OFF"),
+        "commit of del1 on A waited 0.5 s while OFF"),
     "WL1720.SWITCH_BACK": Case(
         model(AS, "ss-counters"), stays_off_after_catch_up,
         "A: replicas caught up with ('bin.000001', 1164) at 14.002 s but the status stayed OFF"),
@@ -299,7 +299,7 @@ CASES: dict[str, Case] = {
         "ins500 was rolled back on A"),
     "WL1720.WAIT_NO_SLAVE": Case(
         model(AS, "ss-wait-no-slave"), no_slave_returns_at_once,
-        "waits returned after 0 µs with no semi-sync replica, timeout 2000000 µs"),
+        "waits returned after 0 s with no semi-sync replica, timeout 2 s"),
     "WL6355.AFTER_SYNC.INVISIBLE": Case(
         model(AS, "ss-after-sync-visibility"),
         lambda k: pick(k.run(AC, "ss-after-sync-visibility"), "visible", node="A", trx="ins1"),
@@ -432,7 +432,7 @@ def test_an_earlier_timeout_or_the_dba_ends_a_wait_with_no_slave(kit):
     assert kit.verdict("WL1720.WAIT_NO_SLAVE", tr).status == PASS
     # t3 returning at 1.5 s, before anything ended the waits, is still caught.
     early = tr.retime(tr.first("commit", node="A", trx="t3"), 1_500_000)
-    assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, early, "t3 returned after 500000 µs with no semi-sync replica")
+    assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, early, "t3 returned after 0.5 s with no semi-sync replica")
 
 
 def after_n_raised_history(k) -> dict:
