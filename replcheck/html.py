@@ -169,8 +169,9 @@ def render_html(report: dict) -> str:
             + "\n".join(body) + f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
 
 
-# The summary's numbers the release section does not give: requirements passed, violated (new,
-# known), inconclusive and not exercised, and the findings, are its tiles, counted there alone.
+# The tiles under "All verdicts": only the document summary's numbers the release section does not
+# count. Verdicts and findings are the release section's tiles, counted once (replcheck/release.py):
+# the summary's own per-source counts of them would tell a second story.
 OTHER_TILES = ("sources", "expectations", "expectations_violated", "expectations_differ")
 TONE = {"violated_new": "bad", "inconclusive": "bad", "findings": "bad", "expectations_violated": "bad",
         "violated_known": "warn", "expectations_differ": "warn"}
