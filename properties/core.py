@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import bisect
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
+from replcheck.spec.formats import US
+
 PASS, VIOLATED, NOT_EXERCISED = "pass", "violated", "not_exercised"
 # A scenario's run that did not show its preconditions (properties/preconditions.py): what it
 # claims to test was not tested, so its requirements are neither passed nor unexercised by design.
@@ -21,6 +23,15 @@ PROVED, COUNTEREXAMPLE = "proved", "counterexample"
 
 # Witnesses kept per violated verdict: enough to explain, small enough to store millions.
 MAX_WITNESSES = 5
+
+
+def seconds(t_us: int) -> str:
+    """A time of the History's clock (µs since its start), or a span of it, as a witness shows it:
+    seconds, exact to the µs so that two different times never read the same ("2 s", "2.5 s",
+    "2.000001 s")."""
+    sign, t = ("-", -t_us) if t_us < 0 else ("", t_us)
+    whole, us = divmod(round(t), US)
+    return f"{sign}{whole}{f'.{us:06d}'.rstrip('0') if us else ''} s"
 
 
 @dataclass(frozen=True)

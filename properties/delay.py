@@ -13,7 +13,7 @@ from typing import Iterator
 
 from replcheck.spec.formats import ER_SLAVE_WAS_RUNNING, MAX_MASTER_DELAY, US
 
-from .core import Check, Seq, TraceView, checks
+from .core import Check, Seq, TraceView, checks, seconds
 from .recovery import copies, sources_at_end, stopped_at_end
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
@@ -339,12 +339,12 @@ def _judge_due(v: TraceView, check: Check, a: dict, due: int, tight: bool, what:
     tol = v.resolution_us
     begin = begin_of(a)
     ok = begin + tol >= due
-    msg = f"{a['node']} began {a['type']} of {a['trx']} at {begin} but it was due at {due} ({what})"
+    msg = f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin)} but it was due at {seconds(due)} ({what})"
     if not check.judge(ok, msg, a) or not tight or a.get("read") is None:
         return
     latest = max(a["read"], due)
     check.judge(begin <= latest + tol,
-                f"{a['node']} read {a['type']} of {a['trx']} at {a['read']}, due {due}, but began only at {begin} ({what})", a)
+                f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, but began only at {seconds(begin)} ({what})", a)
 
 
 def _applies(v: TraceView):
@@ -368,7 +368,7 @@ def wait_no_longer_than_needed(v: TraceView, check: Check) -> None:
     for a in _applies(v):
         if ix.rule(a) == "wl344" and a.get("read") is not None and (due := ix.due(a)) is not None:
             check.judge(begin_of(a) <= max(a["read"], due) + v.resolution_us,
-                        f"{a['node']} read {a['type']} of {a['trx']} at {a['read']}, due {due}, began {begin_of(a)}", a)
+                        f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, began {seconds(begin_of(a))}", a)
 
 
 @checks("WL344.WAIT.EXEMPT")
@@ -377,7 +377,7 @@ def exempt_events_never_wait(v: TraceView, check: Check) -> None:
     for a in v.kind("apply"):
         if a["type"] in EXEMPT and a.get("read") is not None:
             check.judge(begin_of(a) <= a["read"] + v.resolution_us,
-                        f"{a['node']} waited {begin_of(a) - a['read']} µs before {a['type']} (when={a['when']})", a)
+                        f"{a['node']} waited {seconds(begin_of(a) - a['read'])} before {a['type']} (when={a['when']})", a)
 
 
 # -- STOP SLAVE and kill ----------------------------------------------------------------------
@@ -416,10 +416,10 @@ def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
                 (s for s in v.of_node(node, "stmt") if s["op"] == "stop_slave"), lambda s: (s["t"], s["_line"])))
             stmt = next(stops.after((t, -1)), None)
             if stmt is not None and stmt.get("duration_us") is not None:
-                check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {stmt['duration_us']} µs", stmt)
+                check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {seconds(stmt['duration_us'])}", stmt)
         check.judge(after["Slave_SQL_Running"] == "No" and after["Slave_SQL_Running_State"] == ""
                     and after["SQL_Remaining_Delay"] is None,
-                    f"after the stop at {t} {node} shows SQL thread {after['Slave_SQL_Running']!r}, "
+                    f"after the stop at {seconds(t)} {node} shows SQL thread {after['Slave_SQL_Running']!r}, "
                     f"state {after['Slave_SQL_Running_State']!r}, remaining {after['SQL_Remaining_Delay']!r}", o, after)
 
 
@@ -436,9 +436,9 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                 break
             due = ix.due(a)
             if a["t"] > t + tol:
-                check.judge(False, f"{node} executed {a['type']} of {a['trx']} at {a['t']} while stopped since {t}", o, a)
+                check.judge(False, f"{node} executed {a['type']} of {a['trx']} at {seconds(a['t'])} while stopped since {seconds(t)}", o, a)
             elif due is not None and due > begin_of(a) + tol and a["t"] >= t:
-                check.judge(False, f"{node} executed the delayed {a['type']} of {a['trx']} (due {due}) at the stop {t}", o, a)
+                check.judge(False, f"{node} executed the delayed {a['type']} of {a['trx']} (due {seconds(due)}) at the stop {seconds(t)}", o, a)
         before = [s for s in [_samples(v, node).last_before(o["_line"])] if s is not None and s["Slave_SQL_Running"] == "Yes"]
         if before and before[-1]["SQL_Remaining_Delay"] is not None and before[-1]["t"] + before[-1]["SQL_Remaining_Delay"] * US > t:
             check.reached(f"{o['reason']} during a delay wait")  # the last sample's wait was still running at the stop
@@ -459,7 +459,7 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                 lambda x: x["_line"]))
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
                         or bool(moved.between(b["_line"], o["_line"])),
-                        f"the stop at {t} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
+                        f"the stop at {seconds(t)} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
 
 
@@ -524,8 +524,8 @@ def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
             n = have.get(trx, 0)
             if n == 0 and not judged_lack:
                 continue
-            check.judge(n == 1, f"{node} held {trx} unapplied (relayed at {r['t']}) at the CHANGE MASTER TO MASTER_DELAY = "
-                                f"{s.get('delay')} at {s['t']}, and holds it {n} times once replication is quiet",
+            check.judge(n == 1, f"{node} held {trx} unapplied (relayed at {seconds(r['t'])}) at the CHANGE MASTER TO MASTER_DELAY = "
+                                f"{s.get('delay')} at {seconds(s['t'])}, and holds it {n} times once replication is quiet",
                         s, r, *([w] if w else []))
 
 
@@ -572,12 +572,12 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
         # at load 19: C 1.1 s before its due time, within a 1.4 s resolution, looked on time).
         alt = max(a["when"] * US - epoch + delay * US, begin_of(x)) if a.get("when") else due
         if ok and v.resolution_us and due - alt <= 2 * v.resolution_us:
-            check.undecidable(f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, due {due} counted from "
-                              f"{a['source']}'s execution at {begin_of(x)}: a resolution of {v.resolution_us} µs cannot "
+            check.undecidable(f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin_of(a))}, due {seconds(due)} counted from "
+                              f"{a['source']}'s execution at {seconds(begin_of(x))}: a resolution of {seconds(v.resolution_us)} cannot "
                               f"tell it from counting from the original timestamp", x, a)
             continue
-        check.judge(ok, f"{a['node']} began {a['type']} of {a['trx']} at {begin_of(a)}, {a['source']} executed it at "
-                        f"{begin_of(x)}: due {due} with delay {delay}", x, a)
+        check.judge(ok, f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin_of(a))}, {a['source']} executed it at "
+                        f"{seconds(begin_of(x))}: due {seconds(due)} with delay {delay}", x, a)
 
 
 @checks("WL344.CLOCK.COMPENSATE")
@@ -624,9 +624,9 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
         # The connect's clock query, where the trace shows it (the MariaDB harness's channel relay).
         q = v.of_node(s["node"], "clock_query").last_before(s["_line"])
         why = "" if q is None else (f"; its IO thread's clock query got the answer {q['master_unix_timestamp']} at "
-                                    f"{q['t']}: clock_diff_with_master {q['clock_diff_with_master']}")
-        check.judge(abs(error) < US, f"{s['node']} at {s['t']} counts to {deadline} (SQL_Remaining_Delay {rem}) but the "
-                    f"event is due at {w[1]}: {error / US:+.0f} s, the error of the clock difference it measured in whole "
+                                    f"{seconds(q['t'])}: clock_diff_with_master {q['clock_diff_with_master']}")
+        check.judge(abs(error) < US, f"{s['node']} at {seconds(s['t'])} counts to {seconds(deadline)} (SQL_Remaining_Delay {rem}) but the "
+                    f"event is due at {seconds(w[1])}: {error / US:+.0f} s, the error of the clock difference it measured in whole "
                     f"seconds at its IO thread's connect (clock_diff_with_master){why}", s, *([q] if q else []))
 
 
@@ -793,8 +793,8 @@ def waiting_state_string(v: TraceView, check: Check) -> None:
             continue
         shown = s["Slave_SQL_Running_State"] == STATE_WAITING
         check.judge(shown == (w[0] == "yes"),
-                    lambda: f"{s['node']} at {s['t']} shows state {s['Slave_SQL_Running_State']!r} but it "
-                    f"{'is' if w[0] == 'yes' else 'is not'} delaying (due {w[1]})", s)
+                    lambda: f"{s['node']} at {seconds(s['t'])} shows state {s['Slave_SQL_Running_State']!r} but it "
+                    f"{'is' if w[0] == 'yes' else 'is not'} delaying" + (f" (due {seconds(w[1])})" if w[1] is not None else ""), s)
 
 
 @checks("WL344.SSS.REMAINING", needs=("relay",))
@@ -813,7 +813,7 @@ def remaining_delay(v: TraceView, check: Check) -> None:
             # Whole seconds, read at some instant of the sample's read (not within the resolution:
             # a loaded machine's coarse polls would hide the whole-second error it is there to see).
             check.judge(abs(rem - exact) < 1 + v.sample_slack_us(s) / US,
-                        f"{s['node']} at {s['t']}: SQL_Remaining_Delay {rem} but {exact:.3f} s are left", s)
+                        f"{s['node']} at {seconds(s['t'])}: SQL_Remaining_Delay {rem} but {exact:.3f} s are left", s)
 
 
 @checks("WL344.SSS.SQL_DELAY")
@@ -824,7 +824,7 @@ def sql_delay_field(v: TraceView, check: Check) -> None:
         want = ix.delay_at(s["node"], s["t"], s["_line"])
         got = s["SQL_Delay"]
         check.judge(isinstance(got, int) and got >= 0 and (want is None or got == want),
-                    lambda: f"{s['node']} at {s['t']} shows SQL_Delay {got!r}, configured {want}", s)
+                    lambda: f"{s['node']} at {seconds(s['t'])} shows SQL_Delay {got!r}, configured {want}", s)
 
 
 @checks("WL344.SSS.RUNNING_STATE")
@@ -880,7 +880,7 @@ def delay_survives_restart(v: TraceView, check: Check) -> None:
         want = ix.delay_at(node, crash["t"], crash["_line"])
         if ix.delay_at(node, s["t"], s["_line"]) != want:
             continue  # changed again after the restart, before anything showed it
-        check.judge(s["SQL_Delay"] == want, f"{node} had delay {want} before its crash at {crash['t']}, {s['SQL_Delay']} after restart", r, s)
+        check.judge(s["SQL_Delay"] == want, f"{node} had delay {want} before its crash at {seconds(crash['t'])}, {s['SQL_Delay']} after restart", r, s)
 
 
 @checks("WL344.RLI.FORMAT")
@@ -968,7 +968,7 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
         if disturbed(r["node"], b["t"], r["t"]) or disturbed(r["source"], b["t"], r["t"]):
             continue
         limit = c.get("latency_us", 0) + v.resolution_us
-        check.judge(r["t"] - b["t"] <= limit, f"{r['node']} relayed {r['type']} of {r['trx']} {r['t'] - b['t']} µs after it was binlogged", b, r)
+        check.judge(r["t"] - b["t"] <= limit, f"{r['node']} relayed {r['type']} of {r['trx']} {seconds(r['t'] - b['t'])} after it was binlogged", b, r)
 
 
 @checks("WL344.MASTER.UNAFFECTED")
@@ -985,7 +985,7 @@ def master_unaffected(v: TraceView, check: Check) -> None:
                 x.get("trx"): x for x in reversed(v.of_node(c["node"], "binlog")) if x.get("idx") == 0})
             b = firsts.get(c["trx"])
         if b is not None:
-            check.judge(b["t"] <= c["t"] <= b["t"] + v.resolution_us, f"commit of {c['trx']} returned at {c['t']}, binlogged at {b['t']}", b, c)
+            check.judge(b["t"] <= c["t"] <= b["t"] + v.resolution_us, f"commit of {c['trx']} returned at {seconds(c['t'])}, binlogged at {seconds(b['t'])}", b, c)
 
 
 # -- START SLAVE UNTIL (use case P1) ----------------------------------------------------------
@@ -1066,7 +1066,7 @@ def _per_trx(v: TraceView, types: frozenset[str], check: Check) -> None:
             first_type[(a["node"], a["gtid"])] = a["type"]
         elif first_type.get((a["node"], a["gtid"])) in types and a.get("read") is not None:
             check.judge(begin_of(a) <= a["read"] + v.resolution_us,
-                        f"{a['node']} paused {begin_of(a) - a['read']} µs inside {a['trx']} before {a['type']}", a)
+                        f"{a['node']} paused {seconds(begin_of(a) - a['read'])} inside {a['trx']} before {a['type']}", a)
 
 
 @checks("WL7318.F3")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from replcheck.spec.formats import US, binlog_number, expect_where
+from replcheck.spec.formats import binlog_number, expect_where
 
-from .core import NOT_EXERCISED, Check, Verdict, Witness
+from .core import NOT_EXERCISED, Check, Verdict, Witness, seconds
 
 PREFIX = "EXPECT "
 EVIDENCE = "expectation"
@@ -39,7 +39,7 @@ def declared(history: dict, system: str) -> dict[str, str]:
 
 
 def _place(op: dict) -> str:
-    return f"{SHOWN[op['show']]}{' IN ' + op['in'] if 'in' in op else ''} on {op['node']} at {op['at'] / US:g} s"
+    return f"{SHOWN[op['show']]}{' IN ' + op['in'] if 'in' in op else ''} on {op['node']} at {seconds(op['at'])}"
 
 
 def describe(op: dict) -> str:

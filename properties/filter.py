@@ -12,7 +12,7 @@ from fnmatch import fnmatchcase
 
 from replcheck.spec import formats as F
 
-from .core import Check, TraceView, checks
+from .core import Check, TraceView, checks, seconds
 
 MARKED = "replicate_events_marked_for_skip"
 ON_MASTER, PASS_MARKED = "FILTER_ON_MASTER", "REPLICATE"
@@ -146,7 +146,7 @@ def unsent_not_waited(v: TraceView, check: Check) -> None:
         timeout = timeouts.get((c["node"], b["file"], b["end"]))
         waited = c["t"] - b["t"]
         check.judge(timeout is None and waited <= v.resolution_us,
-                    f"{c['node']} held the commit of {c['trx']}, sent to no semi-sync replica, {waited} µs"
+                    f"{c['node']} held the commit of {c['trx']}, sent to no semi-sync replica, {seconds(waited)}"
                     f"{' until the semi-sync timeout' if timeout else ''}", c, b, *([timeout] if timeout else []))
 
 

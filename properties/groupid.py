@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple
 
 from replcheck.spec import formats as F
 
-from .core import Check, TraceView, checks
+from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
 
 FROZEN = ("FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT")
@@ -816,7 +816,8 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
         least = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written.get(f, 2**63) + res)
         stopped = o.get("warning") is not None or o.get("errno") is not None  # a binlog in use
         ok = purged == most[:len(purged)] and (len(purged) >= len(least) or stopped)
-        check.judge(ok, f"{o['node']}: PURGE BINARY LOGS ({o.get('to') or o.get('before_us')}) removed {purged} of "
+        which = f" TO {o['to']!r}" if "to" in o else f" BEFORE {seconds(o['before_us'])}" if o.get("before_us") is not None else ""
+        check.judge(ok, f"{o['node']}: PURGE BINARY LOGS{which} removed {purged} of "
                     f"{listed}; expected {least if least == most else f'{least} to {most}'}", o)
         index = next((i for i in takewhile(lambda i: i["t"] <= o["t"], v.of_node(o["node"], "binlog_index").after(o["_line"]))
                       if i["t"] == o["t"]), None)

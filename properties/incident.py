@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 from replcheck.spec.formats import US
 
 from . import delay as delay_properties
-from .core import Check, Seq, TraceView, checks
+from .core import Check, Seq, TraceView, checks, seconds
 from .filter import unlogged
 
 ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
@@ -209,7 +209,7 @@ def _judge_stop(v: TraceView, check: Check, known: bool) -> None:
         dba_skip = first is not None and first["kind"] == "skip" and first.get("reason") == "sql_slave_skip_counter"
         stopped = stop is not None and (first is None or _key(stop) < _key(first))
         ok = (stopped or dba_skip) and not any(o["kind"] == "apply" for o in done)
-        check.judge(ok, f"{r['node']} did not stop at incident {r.get('incident')} ({r.get('message')!r}) relayed at {r['t']}",
+        check.judge(ok, f"{r['node']} did not stop at incident {r.get('incident')} ({r.get('message')!r}) relayed at {seconds(r['t'])}",
                     r, *done[:1])
 
 
@@ -322,7 +322,7 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         hi = min(hi, next((_key(o) for o in io_ends.after(lo)), hi))
         s = next(v.timed(stop["node"], "status").after(lo), None)
         if s is not None and _key(s) < hi:
-            check.judge(s["Slave_IO_Running"] == "Yes", f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r} "
+            check.judge(s["Slave_IO_Running"] == "Yes", f"{s['node']} at {seconds(s['t'])}: IO thread {s['Slave_IO_Running']!r} "
                         "while stopped at an incident", stop, s)
 
 
@@ -407,7 +407,7 @@ def skipped_incident_stays_skipped(v: TraceView, check: Check) -> None:
         for i, stop in enumerate(stops):
             # written by the others before the stop: all incidents before it less the node's own
             written = ix.incidents_timed.count_before(_key(stop)) - ix.incidents_of.get(node, empty).count_before(_key(stop))
-            check.judge(skipped < written, f"{node} stopped at an incident at {stop['t']} after skipping {skipped}; "
+            check.judge(skipped < written, f"{node} stopped at an incident at {seconds(stop['t'])} after skipping {skipped}; "
                         f"its masters wrote {written}: one it had skipped came back", stop)
             # the DBA skipped past it (SQL_SLAVE_SKIP_COUNTER, then START SLAVE) before the next stop
             until = _key(stops[i + 1]) if i + 1 < len(stops) else (2**62, 0)
@@ -541,7 +541,7 @@ def no_incident_without_loss(v: TraceView, check: Check) -> None:
         earlier = ix.incidents_of[b["node"]].last_before(_key(b))
         since = _key(earlier) if earlier else (-1, -1)
         lost = ix.lost_of.get(b["node"], Seq((), _key)).between(since, _key(b))
-        check.judge(bool(lost), f"{b['node']} wrote an incident at {b['t']} ({b.get('message')!r}) with no lost change before it", b)
+        check.judge(bool(lost), f"{b['node']} wrote an incident at {seconds(b['t'])} ({b.get('message')!r}) with no lost change before it", b)
 
 
 @checks("WL3464.DELAY", needs=("relay",))
@@ -559,7 +559,7 @@ def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
         if origin is None:
             continue
         due = r["when"] * US - v.offset_at(origin["node"], origin["t"], origin["_line"]) - epoch + delay * US
-        check.judge(stop["t"] + v.resolution_us >= due, f"{r['node']} stopped at the incident at {stop['t']}, due at {due}", r, stop)
+        check.judge(stop["t"] + v.resolution_us >= due, f"{r['node']} stopped at the incident at {seconds(stop['t'])}, due at {seconds(due)}", r, stop)
 
 
 @checks("WL3464.GTID_SKIP")
@@ -573,5 +573,5 @@ def skipped_group_stays_skipped(v: TraceView, check: Check) -> None:
         visible = v.memo("incident.visible_by_gtid", lambda: {k: _timed(os) for k, os in _index_by(
             (o for o in v.kind("visible") if o.get("gtid")), lambda o: (o["node"], o["gtid"])).items()})
         later = list(visible.get((s["node"], s["gtid"]), Seq((), _key)).after(_key(s)))
-        check.judge(not later, f"{s['node']} skipped {s['trx']} ({s['gtid']}) at {s['t']} but applied it at "
-                    f"{later[0]['t'] if later else ''}", s, *later[:1])
+        check.judge(not later, f"{s['node']} skipped {s['trx']} ({s['gtid']}) at {seconds(s['t'])} but applied it at "
+                    f"{seconds(later[0]['t']) if later else ''}", s, *later[:1])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from replcheck.spec.formats import US
 
-from .core import Check, Seq, TraceView, checks
+from .core import Check, Seq, TraceView, checks, seconds
 from .delay import STATE_WAITING, index, repositions
 from .filter import kept_out
 
@@ -86,11 +86,11 @@ def null_when_a_thread_is_down(v: TraceView, check: Check) -> None:
     for s in _samples(v):
         sbm = s[SBM]
         if s["Slave_SQL_Running"] != "Yes":
-            check.judge(sbm is None, f"{s['node']} at {s['t']}: SQL thread not running but {SBM} {sbm!r}", s)
+            check.judge(sbm is None, f"{s['node']} at {seconds(s['t'])}: SQL thread not running but {SBM} {sbm!r}", s)
         elif s["Slave_IO_Running"] == "Yes":
-            check.judge(isinstance(sbm, int) and sbm >= 0, lambda: f"{s['node']} at {s['t']}: both threads running but {SBM} {sbm!r}", s)
+            check.judge(isinstance(sbm, int) and sbm >= 0, lambda: f"{s['node']} at {seconds(s['t'])}: both threads running but {SBM} {sbm!r}", s)
         elif _read_all(s):
-            check.judge(sbm is None, f"{s['node']} at {s['t']}: IO thread {s['Slave_IO_Running']!r}, all it read "
+            check.judge(sbm is None, f"{s['node']} at {seconds(s['t'])}: IO thread {s['Slave_IO_Running']!r}, all it read "
                                      f"executed, but {SBM} {sbm!r}", s)
 
 
@@ -99,7 +99,7 @@ def zero_when_caught_up(v: TraceView, check: Check) -> None:
     """0 while the SQL thread waits at the end of the relay log, all the IO thread read executed."""
     for s in _samples(v):
         if _connected(s) and _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP):
-            check.judge(s[SBM] == 0, lambda: f"{s['node']} at {s['t']}: caught up ({s['Slave_SQL_Running_State']!r}) but {SBM} {s[SBM]!r}", s)
+            check.judge(s[SBM] == 0, lambda: f"{s['node']} at {seconds(s['t'])}: caught up ({s['Slave_SQL_Running_State']!r}) but {SBM} {s[SBM]!r}", s)
 
 
 @checks("SBM.PENDING", needs=("relay",))
@@ -113,7 +113,7 @@ def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
             continue
         age = s["t"] - written
         check.judge(age < GRANULARITY_US + v.resolution_us,
-                    f"{s['node']} at {s['t']} shows {SBM} 0 but {r['type']} of {r['trx']}, written {age / US:.3f} s ago, "
+                    f"{s['node']} at {seconds(s['t'])} shows {SBM} 0 but {r['type']} of {r['trx']}, written {age / US:.3f} s ago, "
                     f"is unapplied", s, r)
 
 
@@ -132,13 +132,13 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
         if r.get("when") == 0:  # a fake event: counting from it would show the replica's age since 1970
             since_epoch = (t + epoch + v.offset_at(s["node"], t, s["_line"])) // US
             check.judge(sbm < since_epoch - GRANULARITY_US // US,
-                        f"{s['node']} at {t}: {SBM} {sbm} counts from the timestamp 0 of {r['type']}", s, r)
+                        f"{s['node']} at {seconds(t)}: {SBM} {sbm} counts from the timestamp 0 of {r['type']}", s, r)
             continue
         if r.get("gtid") is None or (written := _written_us(v, r)) is None:
             continue  # an FDE: MariaDB counts its timestamp, MySQL does not
         exact = max(0, t - written) / US
         check.judge(abs(sbm - exact) < 1 + v.sample_slack_us(s) / US,  # as WL344.SSS.REMAINING
-                    f"{s['node']} at {t}: {SBM} {sbm} but {r['type']} of {r['trx']} in hand was written {exact:.3f} s ago",
+                    f"{s['node']} at {seconds(t)}: {SBM} {sbm} but {r['type']} of {r['trx']} in hand was written {exact:.3f} s ago",
                     s, r)
 
 
@@ -151,9 +151,9 @@ def _delay_shortfall(v: TraceView, s: dict) -> str | None:
             isinstance(x, int) for x in (sbm, rem, delay)):
         return None
     if sbm + rem < delay - 1:
-        return f"{s['node']} at {s['t']} waits for MASTER_DELAY {delay} with {rem} s left but shows {SBM} {sbm}"
+        return f"{s['node']} at {seconds(s['t'])} waits for MASTER_DELAY {delay} with {rem} s left but shows {SBM} {sbm}"
     if sbm > 0 and sbm + rem > delay + 1:  # 0: an event stamped in the future, SBM clamped
-        return f"{s['node']} at {s['t']}: {SBM} {sbm} and {rem} s left exceed MASTER_DELAY {delay}"
+        return f"{s['node']} at {seconds(s['t'])}: {SBM} {sbm} and {rem} s left exceed MASTER_DELAY {delay}"
     return None
 
 
@@ -216,4 +216,4 @@ def restart_keeps_lag(v: TraceView, check: Check) -> None:
     for start, s in _restarted_waits(v):
         if _lag_counts_from_wait(v, s):
             why = _delay_shortfall(v, s)
-            check.judge(why is None, f"after START SLAVE at {start['t']}: {why}", start, s)
+            check.judge(why is None, f"after START SLAVE at {seconds(start['t'])}: {why}", start, s)

@@ -13,7 +13,7 @@ import bisect
 from collections import Counter
 from typing import Iterable
 
-from .core import Check, TraceView, checks
+from .core import Check, TraceView, checks, seconds
 from .delay import begin_of
 
 US = 1_000_000
@@ -91,7 +91,7 @@ def independent(v: TraceView, check: Check) -> None:
                 if o["kind"] != "sql_stop" or o.get("reason") != "stop":
                     continue
                 own = o["t"] in stop_all or o["t"] in stopped_at
-                check.judge(own, lambda: f"{node} connection {conn!r}: SQL thread stopped at {o['t']} by no statement of its own", o)
+                check.judge(own, lambda: f"{node} connection {conn!r}: SQL thread stopped at {seconds(o['t'])} by no statement of its own", o)
             if not _running_at_end(obs):
                 continue
             # applied by any connection (a START SLAVE drops the relay log and asks by the shared
@@ -100,7 +100,7 @@ def independent(v: TraceView, check: Check) -> None:
             for o in obs:
                 if o["kind"] == "relay" and o.get("idx") == 0 and o.get("gtid") and o.get("trx") is not None:
                     check.judge(o["gtid"] in handled,
-                                lambda: f"{node} connection {conn!r}: {o['gtid']} relayed at {o['t']}, never applied "
+                                lambda: f"{node} connection {conn!r}: {o['gtid']} relayed at {seconds(o['t'])}, never applied "
                                         f"though its threads run", o)
 
 
@@ -135,7 +135,7 @@ def own_delay(v: TraceView, check: Check) -> None:
                 due = o["when"] * US - epoch + delay * US
                 begin = begin_of(o)  # a real server's apply: when it began is not observed, its row's sample is
                 check.judge(begin + v.resolution_us >= due,
-                            lambda: f"{node} connection {conn!r} began {o['gtid']} at {begin}, before {due} "
+                            lambda: f"{node} connection {conn!r} began {o['gtid']} at {seconds(begin)}, before {seconds(due)} "
                                     f"(its timestamp plus its MASTER_DELAY {delay})", o)
 
 
@@ -152,7 +152,7 @@ def applied_once(v: TraceView, check: Check) -> None:
                 continue
             first = seen.get(o["gtid"])
             check.judge(first is None, lambda: f"{node} applied {o['gtid']} twice: by connection {first['connection']!r} "
-                                               f"at {first['t']} and by {o['connection']!r} at {o['t']}", o)
+                                               f"at {seconds(first['t'])} and by {o['connection']!r} at {seconds(o['t'])}", o)
             seen.setdefault(o["gtid"], o)
 
 
@@ -194,4 +194,4 @@ def restart_no_loss(v: TraceView, check: Check) -> None:
                 for r in sorted((r for rs in undone.values() for r in rs), key=lambda r: r["_line"]):
                     n = times[r["gtid"]]
                     check.judge(n == 1, lambda: f"{node} connection {conn!r}: {r['gtid']}, relayed before STOP SLAVE at "
-                                                f"{stop['t']}, was applied {n} times after START SLAVE at {start['t']}", r)
+                                                f"{seconds(stop['t'])}, was applied {n} times after START SLAVE at {seconds(start['t'])}", r)

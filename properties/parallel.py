@@ -12,7 +12,7 @@ import heapq
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US
 
-from .core import Check, TraceView, checks
+from .core import Check, TraceView, checks, seconds
 from .lag import GRANULARITY_US, SBM, _connected, _samples
 from .recovery import _applied_counts, sources_at_end
 
@@ -100,7 +100,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
                 heapq.heappop(old)
             if old:
                 trx = old[0][2]
-                check.judge(False, f"{node} at {t} shows {SBM} 0 but its workers have not committed {trx}, "
+                check.judge(False, f"{node} at {seconds(t)} shows {SBM} 0 but its workers have not committed {trx}, "
                                    f"written {(t - order[trx][2]) / 1e6:.3f} s ago", s)
             else:
                 check.judge(True, "", s)
@@ -276,4 +276,4 @@ def workers_wait_the_delay(v: TraceView, check: Check) -> None:
                     continue
                 due = when * US - v.offset_at(writer, begin) - epoch + delay * US
                 check.judge(begin + v.resolution_us >= due,
-                            f"{node}'s worker began {c['trx']} at {begin}, before its MASTER_DELAY {delay} ran out at {due}", c)
+                            f"{node}'s worker began {c['trx']} at {seconds(begin)}, before its MASTER_DELAY {delay} ran out at {seconds(due)}", c)

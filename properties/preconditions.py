@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .core import INCONCLUSIVE, NOT_EXERCISED, PROPERTIES, VIOLATED, TraceView, Verdict, Witness
+from .core import INCONCLUSIVE, NOT_EXERCISED, PROPERTIES, VIOLATED, TraceView, Verdict, Witness, seconds
 
 Unmet = Witness  # a failed precondition: what it required, what the trace shows instead, where
 
@@ -102,7 +102,7 @@ def _statement(v: TraceView, pre: dict) -> tuple[str, tuple[int, ...]] | None:
     for o in stmts:
         if o.get("errno") != want:
             got = f"error {o['errno']}: {o.get('message', '')}" if o.get("errno") is not None else "it succeeded"
-            return f"{o['op']} at {o['t']} µs: {got}", (o["_line"],)
+            return f"{o['op']} at {seconds(o['t'])}: {got}", (o["_line"],)
     return None
 
 
@@ -138,7 +138,7 @@ def _thread_running(v: TraceView, pre: dict) -> tuple[str, tuple[int, ...]] | No
     if not samples:
         return "no SHOW SLAVE STATUS sample before it", (at["_line"],)
     last, column = samples[-1], THREAD_COLUMN[pre["thread"]]
-    return None if last[column] == "Yes" else (f"{column} {last[column]!r} at {last['t']} µs", (last["_line"], at["_line"]))
+    return None if last[column] == "Yes" else (f"{column} {last[column]!r} at {seconds(last['t'])}", (last["_line"], at["_line"]))
 
 
 HOLDS: dict[str, Callable[[TraceView, dict], tuple[str, tuple[int, ...]] | None]] = {

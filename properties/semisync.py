@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 
 from replcheck.spec import formats as F
 
-from .core import Check, TraceView, checks
+from .core import Check, TraceView, checks, seconds
 from .recovery import copies, promised, sources_at_end
 
 STATUS = "Rpl_semi_sync_master_status"
@@ -283,11 +283,11 @@ def commit_waits_for_ack(v: TraceView, check: Check) -> None:
                                   or ix.unsettled(c["node"], c["rkey"], v.resolution_us)):
                 # The status switched between two samples around it: a switch OFF (another commit's
                 # timeout, the last semi-sync replica leaving) releases every waiting commit.
-                check.undecidable(f"commit of {c['trx']} on {c['node']} returned at {c['obs']['t']} held by {sorted(held)} "
-                                  f"(need {n}), and the status switched within the resolution ({v.resolution_us} µs): the "
+                check.undecidable(f"commit of {c['trx']} on {c['node']} returned at {seconds(c['obs']['t'])} held by {sorted(held)} "
+                                  f"(need {n}), and the status switched within the resolution ({seconds(v.resolution_us)}): the "
                                   f"trace cannot tell whether it was ON", c["obs"])
                 continue
-            check.judge(len(held) >= n, f"commit of {c['trx']} on {c['node']} returned at {c['obs']['t']} while ON, "
+            check.judge(len(held) >= n, f"commit of {c['trx']} on {c['node']} returned at {seconds(c['obs']['t'])} while ON, "
                         f"held by {sorted(held)} (need {n})", c["obs"])
 
 
@@ -314,7 +314,7 @@ def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
         # A reconnect acknowledges what the replica already held: measure from the reconnect then.
         since = max(queued[n_queued - 1], dumps[n_dumps - 1] if n_dumps else queued[n_queued - 1])
         check.judge(a["t"] - since[0] <= ix.latency(a["replica"]) + v.resolution_us,
-                    f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) {a['t'] - since[0]} µs after queueing it", a)
+                    f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) {seconds(a['t'] - since[0])} after queueing it", a)
 
 
 @checks("WL1720.ACK.LAST_EVENT", needs=("ack",))
@@ -392,11 +392,11 @@ def timeout_bounds_the_wait(v: TraceView, check: Check) -> None:
             continue
         timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
         waited = c["obs"]["t"] - c["binlog"]["t"]
-        check.judge(waited <= timeout + tol, f"commit of {c['trx']} waited {waited} µs, timeout {timeout} µs", c["obs"])
+        check.judge(waited <= timeout + tol, f"commit of {c['trx']} waited {seconds(waited)}, timeout {seconds(timeout)}", c["obs"])
         if 2 * tol > timeout and len(ix.holders(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]):
             # The sampling resolution is past half the timeout: a prompt return and a timed-out one look alike.
-            check.undecidable(f"commit of {c['trx']} waited {waited} µs: with a resolution of {tol} µs and a timeout of "
-                              f"{timeout} µs the trace cannot tell whether it timed out", c["obs"])
+            check.undecidable(f"commit of {c['trx']} waited {seconds(waited)}: with a resolution of {seconds(tol)} and a timeout of "
+                              f"{seconds(timeout)} the trace cannot tell whether it timed out", c["obs"])
         elif waited >= timeout - tol and len(ix.holders(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]):
             check.judge(not ix.on_settled(c["node"], c["rkey"], tol), f"commit of {c['trx']} timed out but the status is still ON",
                         c["obs"])
@@ -476,7 +476,7 @@ def no_wait_while_off(v: TraceView, check: Check) -> None:
             # A polled trace dates binlog events by their whole-second timestamps: the write came
             # no earlier than the statement began.
             waited = c["obs"]["t"] - max(c["binlog"]["t"], c["obs"].get("start", c["binlog"]["t"]))
-            check.judge(waited <= v.resolution_us, f"commit of {c['trx']} on {c['node']} waited {waited} µs while OFF", c["obs"])
+            check.judge(waited <= v.resolution_us, f"commit of {c['trx']} on {c['node']} waited {seconds(waited)} while OFF", c["obs"])
 
 
 def _switches(ix: SemiSyncIndex, node: str):
@@ -519,7 +519,7 @@ def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
             # (measured on 10.11 at load 20: flt-semisync-unsent, ON 7 ms after the ack, one sample later).
             after = ix.samples_within(node, key, a["t"] + v.resolution_us)
             check.judge(any(s["variables"][STATUS] == "ON" for s in after),
-                        f"{node}: replicas caught up with {end} at {a['t']} but the status stayed OFF", a)
+                        f"{node}: replicas caught up with {end} at {seconds(a['t'])} but the status stayed OFF", a)
 
 
 @checks("WL7169.N_DISTINCT", needs=("ack",))
@@ -540,7 +540,7 @@ def released_at_n_distinct_acks(v: TraceView, check: Check) -> None:
         ready = ix.release_key(node, c["bkey"], [(_key(a), a["replica"]) for a in acks])
         if ready is not None and ix.on(node, ready):
             check.judge(c["obs"]["t"] <= ready[0] + v.resolution_us,
-                        f"commit of {c['trx']} on {node} had its distinct acks at {ready[0]} but returned at {c['obs']['t']}",
+                        f"commit of {c['trx']} on {node} had its distinct acks at {seconds(ready[0])} but returned at {seconds(c['obs']['t'])}",
                         c["obs"])
 
 
@@ -555,7 +555,7 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
             end = ix.binlog_end(node, key)
             acked = ix.acked_by(node, end, key)
             n = ix.n(node, key)
-            check.judge(len(acked) >= n, f"{node} switched ON at {key[0]} with acks of {end} from "
+            check.judge(len(acked) >= n, f"{node} switched ON at {seconds(key[0])} with acks of {end} from "
                         f"{sorted(a['replica'] for a in acked)} (need {n})", ix.status_obs[key], *acked)
 
 
@@ -641,7 +641,7 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
         check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],
-                    lambda: f"{node} at {o['t']}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
+                    lambda: f"{node} at {seconds(o['t'])}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
 
 
 @checks("WL1720.CLIENTS")
@@ -704,7 +704,7 @@ def waiters_released(v: TraceView, check: Check) -> None:
         still_on = all(ix.on(node, (t, 2**62)) for t in (c["binlog"]["t"], deadline))
         if still_on:
             check.judge(c["obs"]["t"] <= deadline + v.resolution_us,
-                        f"commit of {c['trx']} on {node} could be released at {deadline} but returned at {c['obs']['t']}", c["obs"])
+                        f"commit of {c['trx']} on {node} could be released at {seconds(deadline)} but returned at {seconds(c['obs']['t'])}", c["obs"])
 
 
 @checks("WL1720.NO_ROLLBACK")
@@ -737,11 +737,11 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
         timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
         waited = c["obs"]["t"] - c["binlog"]["t"]
         if ix.var(node, "rpl_semi_sync_master_wait_no_slave", c["bkey"]) is False:
-            check.judge(waited <= tol and not ix.on_settled(node, c["rkey"], tol), f"{c['trx']} waited {waited} µs with no semi-sync replica "
+            check.judge(waited <= tol and not ix.on_settled(node, c["rkey"], tol), f"{c['trx']} waited {seconds(waited)} with no semi-sync replica "
                         "and wait_no_slave OFF", c["obs"])
         elif not ix.holders(node, c["pos"], c["rkey"]) and not _wait_cut_short(ix, c, tol):
-            check.judge(waited >= timeout - tol, f"{c['trx']} returned after {waited} µs with no semi-sync replica, "
-                        f"timeout {timeout} µs", c["obs"])
+            check.judge(waited >= timeout - tol, f"{c['trx']} returned after {seconds(waited)} with no semi-sync replica, "
+                        f"timeout {seconds(timeout)}", c["obs"])
 
 
 def _wait_cut_short(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
@@ -811,7 +811,7 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
         if c is not None and not recovered and ix.on(o["node"], _key(o)):
             held = ix.holders(o["node"], c["pos"], _key(o))
             check.judge(len(held) >= ix.n(o["node"], _key(o)),
-                        f"{c['trx']} became visible on {o['node']} at {o['t']} while ON, held by {sorted(held)}", o)
+                        f"{c['trx']} became visible on {o['node']} at {seconds(o['t'])} while ON, held by {sorted(held)}", o)
     by_trx = {(c["node"], c["trx"]): c for c in waited.values()}
     for r in v.kind("read"):
         if not ix.on(r["node"], _key(r)):
@@ -824,7 +824,7 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
             if c is not None and _key(r) < c["rkey"]:
                 held = ix.holders(r["node"], c["pos"], _key(r))
                 check.judge(len(held) >= ix.n(r["node"], _key(r)),
-                            f"a session on {r['node']} read {trx} at {r['t']} while ON; held by {sorted(held)}", r)
+                            f"a session on {r['node']} read {trx} at {seconds(r['t'])} while ON; held by {sorted(held)}", r)
 
 
 @checks("WL6355.FAILOVER.NO_LOSS")

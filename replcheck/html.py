@@ -4,7 +4,9 @@ A release manager reads it offline, perhaps from a CI artifact, so the page carr
 itself: inline CSS, inline SVG drawn here (no plotting library, no fonts, no network) and one
 small inline script that only adds a filter; without it the page is complete.
 
-Sections: the summary numbers and inputs; the verdict matrix (requirements grouped by feature x
+Sections: for the release, its tiles (each requirement once: passed, violated new and known,
+inconclusive, not exercised; the findings) and what they sum up (replcheck/release.py, the one
+count of them); the other numbers and inputs; the verdict matrix (requirements grouped by feature x
 sources, one coloured, linked cell each); every requirement with its evidence and, per source,
 the verdict, counts and witnesses with the command that reproduces each; the findings; the
 figures (delay: due against applied time; semi-sync: master status and waiting sessions).
@@ -167,15 +169,26 @@ def render_html(report: dict) -> str:
             + "\n".join(body) + f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
 
 
+# The tiles under "All verdicts": only the document summary's numbers the release section does not
+# count. Verdicts and findings are the release section's tiles, counted once (replcheck/release.py):
+# the summary's own per-source counts of them would tell a second story.
+OTHER_TILES = ("sources", "expectations", "expectations_violated", "expectations_differ")
+TONE = {"violated_new": "bad", "inconclusive": "bad", "findings": "bad", "expectations_violated": "bad",
+        "violated_known": "warn", "expectations_differ": "warn"}
+
+
+def _tiles(numbers: list[tuple[str, object]]) -> str:
+    return '<div class="tiles">' + "".join(
+        f'<div class="tile {TONE.get(k, "") if v else ""}" data-tile="{e(k)}"><b>{e(v)}</b>{e(k.replace("_", " "))}</div>'
+        for k, v in numbers) + "</div>"
+
+
 def _header(report: dict, title: str, release_html: str) -> str:
     summary = report.get("summary") if isinstance(report.get("summary"), dict) else {}
-    tone = {"violated": "bad", "inconclusive": "bad", "findings": "bad", "expected_violations": "warn"}
-    tiles = "".join(
-        f'<div class="tile {tone.get(k, "") if v else ""}"><b>{e(v)}</b>{e(str(k).replace("_", " "))}</div>'
-        for k, v in summary.items())
+    tiles = _tiles([(k, summary[k]) for k in OTHER_TILES if k in summary])
     inputs = "".join(f"<li><code>{e(_shown(p))}</code></li>" for p in _list(report.get("inputs"))) or "<li>none recorded</li>"
     return (f'<header><h1>{e(title)}</h1><p class="muted">schema <code>{e(report.get("schema"))}</code></p>{release_html}'
-            f'<h2>All verdicts</h2><div class="tiles">{tiles}</div>{_counts_table(report.get("counts"))}<details><summary>Inputs</summary><ul>{inputs}</ul></details>'
+            f'<h2>All verdicts</h2>{tiles}{_counts_table(report.get("counts"))}<details><summary>Inputs</summary><ul>{inputs}</ul></details>'
             '<nav><a href="#rc-matrix">Verdict matrix</a><a href="#rc-requirements">Requirements</a>'
             '<a href="#rc-expectations">Expectations</a><a href="#rc-findings">Findings</a>'
             '<a href="#rc-figures">Figures</a></nav></header>')
@@ -214,7 +227,10 @@ def _release(rel: dict) -> str:
     known = [x for x in rel.get("violations", []) if x["known"]]
     table = '<table class="findings {}"><thead><tr><th>requirement</th><th>source</th><th>scenarios</th><th>known as</th><th>why</th></tr></thead><tbody>{}</tbody></table>'
     f = rel.get("findings", {})
-    return (f'<section id="rc-release"><h2>For the release</h2>'
+    every = rel.get("all")  # each requirement once, on every kind of evidence
+    tiles = _tiles([("requirements", rel.get("requirements", 0)), *((c, every.get(c, 0)) for c in release.COLUMNS),
+                    ("findings", f.get("distinct", 0))]) if isinstance(every, dict) else ""
+    return (f'<section id="rc-release"><h2>For the release</h2>{tiles}'
             f'<table class="findings" id="rc-kinds"><thead><tr><th>evidence</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
             f'{verdict}<p>{e(rel.get("new", 0))} new violations, {e(rel.get("known", 0))} known; '
             f'{e(f.get("distinct", 0))} findings (one per requirement and scenario), '

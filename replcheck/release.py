@@ -4,7 +4,8 @@ findings counted once per (requirement, scenario), and the gate's verdict when a
 
 `summary(report, gate)` takes a report document (replcheck.report) and, optionally, a gate file
 (name and loaded table, replcheck.report.load_gate) and returns plain data; replcheck/html.py
-draws it at the top of the page, and it is kept in report.json as `release`.
+draws it at the top of the page (its tiles are the `all` row: each requirement once over every
+kind of evidence), and it is kept in report.json as `release`.
 """
 from __future__ import annotations
 
@@ -57,14 +58,15 @@ def summary(report: dict, gate: tuple[str, dict] | None = None) -> dict:
         srcs = [s for s in sources if rp.evidence_kind(s) == kind]
         if srcs:
             kinds[kind] = {"label": KIND_LABELS[kind], "sources": srcs, **_column_counts(reqs, srcs, new)}
-    return {"kinds": kinds, "violations": violations,
+    every = [s for s in sources if rp.evidence_kind(s)]
+    return {"requirements": len(reqs), "all": _column_counts(reqs, every, new), "kinds": kinds, "violations": violations,
             "new": sum(not x["known"] for x in violations), "known": sum(x["known"] for x in violations),
             "findings": _distinct_findings(report.get("findings", [])),
             "gate": _gate(gate, report) if gate else None}
 
 
 def _column_counts(reqs: list[dict], srcs: list[str], new: set) -> dict:
-    """Each requirement once per kind: its worst verdict on that kind's sources (none: not exercised)."""
+    """Each requirement once: its worst verdict on these sources (none: not exercised)."""
     counts = Counter({c: 0 for c in COLUMNS})
     for r in reqs:
         cells = [(s, r["verdicts"][s]["status"]) for s in srcs if s in r["verdicts"]]

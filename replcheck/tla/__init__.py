@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from replcheck import tlc
+from replcheck.properties.core import seconds
 from replcheck.spec import vocabulary as V
 
 
@@ -133,7 +134,7 @@ def scope_end(history: dict | None, outside) -> tuple[int | None, str, str | Non
     for op in (history or {}).get("ops", []):
         why = None if op["op"] in INERT else outside(op)
         if why:
-            return op["at"], f"up to {op['op']} on {op['node']} at {op['at']} µs, outside the spec's {why}", why
+            return op["at"], f"up to {op['op']} on {op['node']} at {seconds(op['at'])}, outside the spec's {why}", why
     return None, "the whole trace", None
 
 

@@ -32,6 +32,7 @@ its F2's and mutant start-timestamp's).
 """
 from __future__ import annotations
 
+from replcheck.properties.core import seconds
 from replcheck.tla import SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, outside_pair, scope_end
 
 SPEC = "Delay"
@@ -89,7 +90,7 @@ def stamped_at_start(obs: list[dict], head: str, epoch_us: int, rule: str) -> tu
         if o["kind"] == "binlog" and o["node"] == head and o["trx"] and not (rule == "WL7318" and o["ict"] is not None):
             first.setdefault(o["trx"], o["when"])
             if o["last"] and first[o["trx"]] * US != epoch_us + o["t"] // US * US:
-                return o["t"], f"up to {o['trx']} at {o['t']} µs: its events carry its start time, the spec stamps a transaction at its commit"
+                return o["t"], f"up to {o['trx']} at {seconds(o['t'])}: its events carry its start time, the spec stamps a transaction at its commit"
     return None
 
 
@@ -136,8 +137,8 @@ def abstract(trace, history: dict | None = None, hops: list[Hop] | None = None) 
         elif kind == "apply" and node in number and o["trx"] in trx_no and (node, o["trx"]) not in applied:
             applied.add((node, o["trx"]))
             k, n = trx_no[o["trx"]], number[node]
-            at(o["read"], line, "ReadEvent", f"{node}'s SQL thread read {o['trx']} at {o['read']} µs", n=n, t=k)
-            at(o["begin"], line, "Apply", f"{node} began executing {o['trx']} at {o['begin']} µs", n=n, t=k)
+            at(o["read"], line, "ReadEvent", f"{node}'s SQL thread read {o['trx']} at {seconds(o['read'])}", n=n, t=k)
+            at(o["begin"], line, "Apply", f"{node} began executing {o['trx']} at {seconds(o['begin'])}", n=n, t=k)
         elif kind == "skip" and node in number and o["reason"] == "sql_slave_skip_counter" and o["trx"] in trx_no \
                 and (node, o["trx"]) not in applied | skipped:  # a group's first event: the counter passes it whole
             skipped.add((node, o["trx"]))  # an `apply` of it after this is a step of its own, which the spec refuses

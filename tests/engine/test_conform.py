@@ -101,7 +101,7 @@ def test_verify_finds_a_history_that_no_longer_tests_what_its_scenario_claims(mo
     assert status[("model:wl7318", "WL344.CM.SET")] == PASS
     found = [f for f in results.findings if f.kind is FindingKind.SCENARIO_INCONCLUSIVE]
     assert sorted(f.requirement for f in found) == ["WL344.CM.SET", "WL344.WAIT.RULE"]
-    assert "failed with error 1198; change_master at 2000000 µs: it succeeded [traces/model-mariadb-10.11/d1-back-to-zero.jsonl:[" \
+    assert "failed with error 1198; change_master at 2 s: it succeeded [traces/model-mariadb-10.11/d1-back-to-zero.jsonl:[" \
         in found[0].witness
 
 

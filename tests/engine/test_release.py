@@ -2,6 +2,8 @@
 new against known violations and why, findings once per (requirement, scenario), the gate's verdict."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from replcheck import cli, io, release
@@ -92,3 +94,19 @@ def test_gate_write_keeps_the_reasons_the_gate_gave(tmp_path):
     assert cli.main(["gate", str(g), str(results), "--write"]) == 0
     assert release.reasons(io.parse_toml(g.read_text(), g), g) == before
     assert cli.main(["gate", str(g), str(results)]) == 0  # and the pins still load and hold
+
+
+def test_the_tiles_count_each_requirement_once_as_the_release_section_classifies_it():
+    d = doc({"WL344.WAIT.RULE": {SERVER: cell("violated"), "history:model:wl344": cell("pass")},       # new on the server
+             "FILTER.SEMISYNC.UNSENT": {SERVER: cell("violated", "violated"), "history:model:wl344": cell("violated", "violated")},
+             "SBM.VALUE": {SERVER: cell("inconclusive"), "history:model:wl344": cell("pass")},
+             "SBM.NULL": {"history:model:wl344": cell("pass")},
+             "WL344.CHAIN.IMMEDIATE": {"history:mutant:stop-applies-waited-event": cell("violated", "violated")}})
+    s = release.summary(d)
+    assert s["all"] == {"passed": 1, "violated_new": 1, "violated_known": 1, "inconclusive": 1, "not_exercised": 1}
+    assert s["requirements"] == 5 and (s["new"], s["known"]) == (1, 2)  # violations: one per (requirement, source)
+    summary = {"requirements": 5, "violated": 2, "inconclusive": 1, "expected_violations": 2, "findings": 0, "sources": 3}
+    tiles = dict(re.findall(r'data-tile="(\w+)"><b>(\d+)</b>', render_html({**d, "release": s, "summary": summary})))
+    # the document's own summary counts verdicts per source: none of its tiles tells that story again
+    assert tiles == {"requirements": "5", "passed": "1", "violated_new": "1", "violated_known": "1", "inconclusive": "1",
+                     "not_exercised": "1", "findings": "0", "sources": "3"}

@@ -118,8 +118,9 @@ def test_every_requirement_has_its_anchor_and_appears():
     assert len(p.ids) == len(set(p.ids)), "duplicate ids"
     for section in ("rc-matrix", "rc-requirements", "rc-findings", "rc-figures"):
         assert section in p.ids
-    for value in report["summary"].values():
-        assert f"<b>{value}</b>" in text
+    assert f'data-tile="sources"><b>{len(SOURCES)}</b>' in text and 'data-tile="violated"' not in text
+    for tile in ("requirements", "passed", "violated_new", "violated_known", "inconclusive", "not_exercised", "findings"):
+        assert f'data-tile="{tile}"' in text  # the release section's, each requirement once
     assert "out/results.json" in text and "No findings." in text
 
 
@@ -318,7 +319,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_release_summary_on_a_real_conform_result_in_chromium(browser_dir):
     import json
 
-    from replcheck import cli
+    from replcheck import cli, release
 
     out = browser_dir / "conform-report"
     given = browser_dir / "inputs" / "results.json"  # an absolute path the page must not show
@@ -337,6 +338,12 @@ def test_release_summary_on_a_real_conform_result_in_chromium(browser_dir):
     assert '<td class="n-violated_known">5</td>' in server_row
     assert "Gate mariadb.toml: failed" in top  # the gate pins the whole quick suite, three scenarios ran
     assert "0 new violations, 5 known" in top and "5 findings (one per requirement and scenario)" in top
+    # the tiles tell the section's story: its counts, each requirement once, and no other count of violations
+    tiles = dict(re.findall(r'data-tile="(\w+)"><b>(\d+)</b>', dom))
+    assert {k: tiles[k] for k in release.COLUMNS} == dict(re.findall(r'<td class="n-(\w+)">(\d+)</td>', server_row))
+    assert (tiles["violated_new"], tiles["violated_known"], tiles["findings"]) == ("0", "5", "5")
+    assert int(tiles["requirements"]) == sum(int(tiles[k]) for k in release.COLUMNS) == 144
+    assert not {"violated", "expected_violations"} & set(tiles)  # the verdicts per source: 3 unexpected, 2 expected
     known = top[top.index("Known violations"):]
     assert "FILTER.SEMISYNC.UNSENT" in known and "MDEV-38486" in known  # declared by model:mariadb-10.11
     assert "SBM.VALUE" in known and "clock-reply-late holds the master's clock reply" in known  # the gate's reason

@@ -67,7 +67,7 @@ CASES: dict[str, Case] = {
     "FILTER.GTID.ADVANCES": Case(model(RULES), slave_pos_left_behind, "B filtered t4 (0-1-4), then showed gtid_slave_pos '0-1-1'"),
     "FILTER.SEMISYNC.UNSENT": Case(
         model(UNSENT), lambda k: pick(k.run("mutant:ack-filtered", UNSENT), "commit", node="A", trx="t2"),
-        "A held the commit of t2, sent to no semi-sync replica, 2000000 µs until the semi-sync timeout"),
+        "A held the commit of t2, sent to no semi-sync replica, 2 s until the semi-sync timeout"),
     "FILTER.SKIP_COUNTER": Case(model(SKIP), counter_counts_marked,
                                 "B's sql_slave_skip_counter counted event 0 of marked t1, which it ignores anyway"),
 }

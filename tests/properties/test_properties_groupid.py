@@ -138,7 +138,7 @@ CASES: dict[str, Case] = {
         model("gg-hier-basic"), with_fields("gg-hier-basic", "stmt", {"Pos": 500}, node="A", op="show_binlog_info", group_id=1009),
         "A: SHOW BINLOG INFO FOR 1009 answered ('bin.000002', 500, 1), the group ends at ('bin.000002', 559, 1)"),
     "GGID.PURGE": Case(model("gg-purge"), purge_keeps_second_oldest,
-                       "A: PURGE BINARY LOGS (bin.000003) removed [] of ['bin.000002', 'bin.000003']; expected ['bin.000002']"),
+                       "A: PURGE BINARY LOGS TO 'bin.000003' removed [] of ['bin.000002', 'bin.000003']; expected ['bin.000002']"),
     "GGID.PURGE.NO_SKIP": Case(
         model("gg-purge"), lambda k: pick(k.run("mutant:purge-silent-skip", "gg-purge"), "apply", node="C", trx="t5", last=True),
         "C applied t5 from A but lacks ['t2', 't3', 't4'], purged from A's binlogs"),

@@ -121,18 +121,18 @@ CASES: dict[str, Case] = {
         "('QUERY_EVENT', 'bin.000001')], not a rotation to a fresh binlog"),
     "WL3464.R3.1": Case(
         model(RPL), lambda k: pick(k.run("mutant:incident-ignored", RPL), "relay", node="B", type="INCIDENT_EVENT"),
-        "B did not stop at incident 1 ('') relayed at 3001000"),
+        "B did not stop at incident 1 ('') relayed at 3.001 s"),
     "WL3464.R3.2": Case(
         model(unknown_code_history),
         lambda k: pick(k.run("mutant:incident-ignored", unknown_code_history(k)), "relay", node="B",
                        type="INCIDENT_EVENT"),
-        "B did not stop at incident 7 ('future incident') relayed at 2001000"),
+        "B did not stop at incident 7 ('future incident') relayed at 2.001 s"),
     "WL3464.MSG": Case(
         model(RPL), wrong_last_sql_error,
         "B stopped with 'The incident LOST_EVENTS occured on the master. Message: <none>' for incident 1 ('<none>')"),
     "WL3464.IO_RUNS": Case(
         model(RPL), io_thread_shown_stopped,
-        "B at 4000000: IO thread 'No' while stopped at an incident"),
+        "B at 4 s: IO thread 'No' while stopped at an incident"),
     "WL3464.HOLD": Case(
         model(RPL), applies_while_stopped,
         "B applied GTID_LOG_EVENT of replace4 while stopped at an incident"),
@@ -142,7 +142,7 @@ CASES: dict[str, Case] = {
     "WL3464.R4.ONCE": Case(  # MariaDB's GTID reconnect sends the skipped incident again; the seed's rotation keeps it away
         model("inc-skip-then-reconnect"),
         lambda k: pick(k.run("model:mariadb-10.11", "inc-skip-then-reconnect"), "sql_stop", node="B", errno=1590, t=11_001_000),
-        "B stopped at an incident at 11001000 after skipping 1; its masters wrote 1: one it had skipped came back"),
+        "B stopped at an incident at 11.001 s after skipping 1; its masters wrote 1: one it had skipped came back"),
     "WL3464.REACH": Case(
         model("inc-skip-then-reconnect"),
         lambda k: pick(k.run("model:mariadb-10.11", "inc-lost-on-gtid-reconnect"), "binlog", node="A", type="INCIDENT_EVENT"),
@@ -159,15 +159,15 @@ CASES: dict[str, Case] = {
         model("inc-cache-overflow"),
         lambda k: pick(k.run("mutant:incident-on-rollback", "inc-cache-overflow"), "binlog", node="A",
                        type="INCIDENT_EVENT", t=2 * US),
-        "A wrote an incident at 2000000 ('error writing to the binary log') with no lost change before it"),
+        "A wrote an incident at 2 s ('error writing to the binary log') with no lost change before it"),
     "WL3464.DELAY": Case(
         model("inc-delayed-skip-group"), stops_before_due,
-        "B stopped at the incident at 6000000, due at 7000000"),
+        "B stopped at the incident at 6 s, due at 7 s"),
     "WL3464.GTID_SKIP": Case(
         model("inc-gtid-skip-survives-restart"),
         lambda k: pick(k.run("mutant:skip-keeps-gtid-position", "inc-gtid-skip-survives-restart"), "skip",
                        node="B", trx="unwanted", idx=0),
-        "B skipped unwanted (0-1-1) at 3000001 but applied it at 6001000"),
+        "B skipped unwanted (0-1-1) at 3.000001 s but applied it at 6.001 s"),
 }
 
 # -- one passing and one violating trace per property ---------------------------------------------
@@ -230,7 +230,7 @@ def test_change_master_to_master_use_gtid_throws_the_incident_away_with_its_rela
     tr = kit.run("model:wl344", io.load_history(CORPUS / "finding-incident-relay-dropped-by-master-use-gtid.jsonl"))
     s = status_at(tr, 12 * US)
     s.update(Slave_SQL_Running_State="Executing event", processlist_state="Executing event", SQL_Remaining_Delay=None)
-    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s, "but it is delaying (due 14000000)")
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s, "but it is delaying (due 14 s)")
 
 
 def test_io_thread_stopped_by_dba_is_not_a_fault(kit):
@@ -251,7 +251,7 @@ def test_io_thread_stopped_by_dba_before_the_incident_is_not_a_fault(kit):
         if s["t"] < stop["t"]:
             s["Slave_IO_Running"] = "Yes"
     assert_witness(kit.verdict("WL3464.IO_RUNS", tr), tr, status_at(tr, 3_600_000),
-                   "B at 3600000: IO thread 'No' while stopped at an incident")
+                   "B at 3.6 s: IO thread 'No' while stopped at an incident")
 
 def test_own_write_of_a_restored_slave_is_no_gap(kit):
     # Campaign finding: A, restored as B's slave after a failover, does not binlog its client's t3
@@ -388,7 +388,7 @@ def test_a_skip_a_crash_threw_away_before_the_groups_end_skipped_nothing(kit):
     # after the restart re-applies a skipped group.
     tr.first("relay", node="B", trx="t1", idx=0)["last"] = True
     later = tr.first("visible", node="B", trx="t1")
-    assert_witness(kit.verdict("WL3464.GTID_SKIP", tr), tr, later, "B skipped t1 (0-1-1) at 3000000 but applied it")
+    assert_witness(kit.verdict("WL3464.GTID_SKIP", tr), tr, later, "B skipped t1 (0-1-1) at 3 s but applied it")
     # And an event of t1 applied before the crash is in the copy the skip entered.
     tr.first("relay", node="B", trx="t1", idx=0)["last"] = False
     applied = tr.retime(tr.first("apply", node="B", trx="t1", idx=1), 3 * US + 1)

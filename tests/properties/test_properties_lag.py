@@ -32,16 +32,16 @@ def edit(t: int, **fields):
 
 CASES: dict[str, Case] = {
     "SBM.NULL": Case(model(LAG), edit(3_500_000, Seconds_Behind_Master=5),
-                     "B at 3500000: SQL thread not running but Seconds_Behind_Master 5"),
-    "SBM.CAUGHT_UP": Case(model(LAG), edit(7_000_000, Seconds_Behind_Master=6), "B at 7000000: caught up"),
+                     "B at 3.5 s: SQL thread not running but Seconds_Behind_Master 5"),
+    "SBM.CAUGHT_UP": Case(model(LAG), edit(7_000_000, Seconds_Behind_Master=6), "B at 7 s: caught up"),
     "SBM.PENDING": Case(model("future-timestamp"), lambda k: pick(k.run(KEPT, LAG), "status", node="B", t=2_000_000),
-                        "B at 2000000 shows Seconds_Behind_Master 0 but GTID_LOG_EVENT of t1, written 2.000 s ago, is unapplied"),
+                        "B at 2 s shows Seconds_Behind_Master 0 but GTID_LOG_EVENT of t1, written 2.000 s ago, is unapplied"),
     "SBM.VALUE": Case(model(LAG), edit(2_000_000, Seconds_Behind_Master=7),
-                      "B at 2000000: Seconds_Behind_Master 7 but GTID_LOG_EVENT of t1 in hand was written 2.000 s ago"),
+                      "B at 2 s: Seconds_Behind_Master 7 but GTID_LOG_EVENT of t1 in hand was written 2.000 s ago"),
     "SBM.DELAY": Case(model(LAG), lambda k: pick(k.run(KEPT, LAG), "status", node="B", t=2_000_000),
-                      "B at 2000000 waits for MASTER_DELAY 6 with 4 s left but shows Seconds_Behind_Master 0"),
+                      "B at 2 s waits for MASTER_DELAY 6 with 4 s left but shows Seconds_Behind_Master 0"),
     "SBM.RESTART": Case(model(LAG), lambda k: pick(k.run(KEPT, LAG), "status", node="B", t=4_500_000),
-                        "after START SLAVE at 4000000: B at 4500000 waits for MASTER_DELAY 6 with 2 s left"),
+                        "after START SLAVE at 4 s: B at 4.5 s waits for MASTER_DELAY 6 with 2 s left"),
 }
 
 
@@ -75,7 +75,7 @@ def test_a_wait_for_a_fake_event_stamped_0_is_not_held_to_the_lag(kit):
     assert (s["SQL_Delay"], s["SQL_Remaining_Delay"]) == (5, 4)
     s["Seconds_Behind_Master"] = 3
     v = kit.verdict("SBM.DELAY", tr)
-    assert v.status == "violated" and "C at 1300000: Seconds_Behind_Master 3 and 4 s left exceed MASTER_DELAY 5" in v.witnesses[0].message
+    assert v.status == "violated" and "C at 1.3 s: Seconds_Behind_Master 3 and 4 s left exceed MASTER_DELAY 5" in v.witnesses[0].message
 
 
 def test_a_fake_event_waited_for_in_the_sample_s_own_microsecond_is_not_held_to_the_lag(kit):
@@ -91,7 +91,7 @@ def test_a_fake_event_waited_for_in_the_sample_s_own_microsecond_is_not_held_to_
     tr = kit.run("model:wl344", history)
     tr.first("relay", node="B", type="GTID_LIST_EVENT")["when"] = 1700000000
     v = kit.verdict("SBM.DELAY", tr)
-    assert v.status == "violated" and v.witnesses[0].message.startswith("B at 900000 waits for MASTER_DELAY 2147483647"), v
+    assert v.status == "violated" and v.witnesses[0].message.startswith("B at 0.9 s waits for MASTER_DELAY 2147483647"), v
 
 
 def test_real_mariadb_samples_are_judged():

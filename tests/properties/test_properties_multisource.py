@@ -37,14 +37,14 @@ def lost_across_restart(k):
 
 CASES: dict[str, Case] = {
     "MULTISOURCE.INDEPENDENT": Case(model(TWO), stopped_by_another,
-                                    "R connection 'b': SQL thread stopped at 1000000 by no statement of its own"),
+                                    "R connection 'b': SQL thread stopped at 1 s by no statement of its own"),
     "MULTISOURCE.DELAY": Case(model(TWO), wrong_delay, "R connection 'b' began 2-2-1 at"),
     "MULTISOURCE.IGNORE_DUPLICATES.ONCE": Case(
         model(DIAMOND), lambda k: pick(k.run("mutant:ignore-duplicates-race", DIAMOND), "apply", node="D", connection="c",
                                        trx="t1", last=True),
-        "D applied 1-1-1 twice: by connection 'b' at 202000 and by 'c' at"),
+        "D applied 1-1-1 twice: by connection 'b' at 0.202 s and by 'c' at"),
     "MULTISOURCE.RESTART.NO_LOSS": Case(model(TWO), lost_across_restart,
-                                        "R connection 'a': 1-1-1, relayed before STOP SLAVE at 1000000, was applied 0 times"),
+                                        "R connection 'a': 1-1-1, relayed before STOP SLAVE at 1 s, was applied 0 times"),
 }
 
 

@@ -76,7 +76,7 @@ CASES: dict[str, Case] = {
     "PARALLEL.COMMIT.ORDER": Case(lambda k: k.run(MARIADB, ORDER), swapped_commits,
                                   "B commits t2 after t3, though its source wrote t3 after it"),
     "PARALLEL.SBM.PENDING": Case(lambda k: k.run(MARIADB, SBM), zero_while_a_worker_runs,
-                                 "B at 4000000 shows Seconds_Behind_Master 0 but its workers have not committed t1"),
+                                 "B at 4 s shows Seconds_Behind_Master 0 but its workers have not committed t1"),
     "PARALLEL.RECOVERY.GAPS": Case(lambda k: k.run(MYSQL, GAPS), gap_left_behind,
                                    "B crashed holding groups past t1, and never commits it"),
     "PARALLEL.UNTIL": Case(lambda k: k.run(MARIADB, UNTIL), committed_past_until,
@@ -84,7 +84,7 @@ CASES: dict[str, Case] = {
     "PARALLEL.UNTIL.GAPS": Case(lambda k: k.run(MYSQL, UGAPS), until_stop_before_the_gaps_filled,
                                 "B stopped at UNTIL SQL_AFTER_MTS_GAPS without t1, below the gaps its crash left"),
     "PARALLEL.DELAY": Case(lambda k: k.run(MARIADB, SBM), worker_ahead_of_the_delay,
-                           "B's worker began t1 at 1500000, before its MASTER_DELAY 1 ran out"),
+                           "B's worker began t1 at 1.5 s, before its MASTER_DELAY 1 ran out"),
 }
 
 
@@ -99,7 +99,7 @@ def test_a_group_committed_twice_across_the_crash(kit):
     ("PARALLEL.RECOVERY.GAPS", GAPS, "mutant:mts-gaps-not-filled", "B commits t2 2 times across its crash"),
     ("PARALLEL.UNTIL", UNTIL, "mutant:until-gives-up-queued", "B stopped at its UNTIL position"),
     ("PARALLEL.DELAY", "par-delay-queued", "mutant:delay-skipped-while-workers-busy",
-     "B's worker began t2 at 3000000, before its MASTER_DELAY 2 ran out at 4000000"),
+     "B's worker began t2 at 3 s, before its MASTER_DELAY 2 ran out at 4 s"),
 ])
 def test_each_mutant_is_caught_by_its_property(kit, requirement, history, system, witness):
     tr = kit.run(system, history)
@@ -130,7 +130,7 @@ def test_the_groups_workers_gave_up_at_a_stop_are_pending_again(kit):
     s = next(o for o in tr.obs[tr.index(start):] if o["kind"] == "status" and o["node"] == "B" and o["t"] > start["t"])
     assert s["Slave_SQL_Running_State"] == STATE_EXECUTING
     s.update(Slave_SQL_Running_State=STATE_WAITING, processlist_state=STATE_WAITING)
-    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s, f"B at {s['t']} shows state {STATE_WAITING!r}")
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s, f"B at 2.5 s shows state {STATE_WAITING!r}")
     # the UNTIL run is serial by the `parallel` observation its start logs after the statement;
     # without it the run is the workers', and t10, written past the position, is committed
     tr = kit.run(MARIADB, load_history(REPO / "corpus" / "finding-queued-groups-pending-after-stop.jsonl"))
@@ -170,7 +170,7 @@ def test_a_stalled_domain_keeps_the_lag_above_zero(kit):
     assert s["Seconds_Behind_Master"] > 0 and kit.verdict("PARALLEL.SBM.PENDING", tr).status == "pass"
     s["Seconds_Behind_Master"] = 0
     assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, s,
-                   "B at 4000000 shows Seconds_Behind_Master 0 but its workers have not committed t1, written 2.999 s ago")
+                   "B at 4 s shows Seconds_Behind_Master 0 but its workers have not committed t1, written 2.999 s ago")
 
 
 def _crash_in_two_domains(kit, *after_restart):

@@ -239,13 +239,13 @@ def model(system: str, history) -> Callable:
 CASES: dict[str, Case] = {
     "WL1720.ACK.WAIT": Case(
         model(AS, "ss-counters"), commit_before_ack,
-        "commit of ins0 on A returned at 2000000 while ON, held by [] (need 1)"),
+        "commit of ins0 on A returned at 2 s while ON, held by [] (need 1)"),
     "WL1720.ACK.RELAY": Case(
         model(AS, "ss-counters"), ack_before_relay,
         "B acknowledged (bin.000001, 399) before relaying it"),
     "WL1720.ACK.IO_THREAD": Case(
         model(AS, "ss-with-delay"), ack_after_apply,
-        "B acknowledged (bin.000001, 277) 10000000 µs after queueing it"),
+        "B acknowledged (bin.000001, 277) 10 s after queueing it"),
     "WL1720.ACK.LAST_EVENT": Case(
         model(AS, "ss-counters"), ack_mid_transaction,
         "B acknowledged (bin.000001, 368), which ends no transaction on A"),
@@ -260,25 +260,25 @@ CASES: dict[str, Case] = {
         "B acknowledged without having asked A for semi-sync"),
     "WL1720.TIMEOUT.ASYNC": Case(
         model(AS, "ss-counters"), waits_past_timeout,
-        "commit of ins500 waited 7500000 µs, timeout 5000000 µs"),
+        "commit of ins500 waited 7.5 s, timeout 5 s"),
     "WL1720.TIMEOUT.LOG": Case(
         model(AS, "ss-counters"), timeout_log_without_position,
         "commit of ins500 on A timed out with no log naming a binlog position"),
     "WL1720.OFF.NO_WAIT": Case(
         model(AS, "ss-counters"), waits_while_off,
-        "commit of del1 on A waited 500000 µs while OFF"),
+        "commit of del1 on A waited 0.5 s while OFF"),
     "WL1720.SWITCH_BACK": Case(
         model(AS, "ss-counters"), stays_off_after_catch_up,
-        "A: replicas caught up with ('bin.000001', 1164) at 14002000 but the status stayed OFF"),
+        "A: replicas caught up with ('bin.000001', 1164) at 14.002 s but the status stayed OFF"),
     "WL7169.N_DISTINCT": Case(
         model(AS, min_ack_history),
         lambda k: pick(k.run(MIN_ACK, min_ack_history(k)), "commit", node="A", trx="t2"),
-        "commit of t2 on A had its distinct acks at 1035000 but returned at 1040000"),
+        "commit of t2 on A had its distinct acks at 1.035 s but returned at 1.04 s"),
     "WL7169.SWITCH_BACK_N": Case(
         model(AS, "ss-switch-back-n"),
         # The witness names no observation (see test_switch_back_n_witness_names_the_switch).
         lambda k: (k.run("mutant:switch-back-first-ack", "ss-switch-back-n"), None),
-        "A switched ON at 6002000 with acks of ('bin.000001', 430) from ['B'] (need 2)"),
+        "A switched ON at 6.002 s with acks of ('bin.000001', 430) from ['B'] (need 2)"),
     "WL1720.ONOFF.DBA": Case(
         model(AS, "ss-dba-on-off"), disable_leaves_status_on,
         "A: enabled := False but the status is ON"),
@@ -287,7 +287,7 @@ CASES: dict[str, Case] = {
         "A lists B as semi-sync (status OFF, requested True)"),
     "WL1720.COUNT.TX": Case(
         model(AS, "ss-counters"), yes_tx_off_by_one,
-        "A at 3000000: yes_tx, no_tx = (5, 0), the trace shows (4, 0)"),
+        "A at 3 s: yes_tx, no_tx = (5, 0), the trace shows (4, 0)"),
     "WL1720.CLIENTS": Case(
         model(AS, "ss-counters"), clients_off_by_one,
         "A: clients 1, semi-sync replicas connected 0"),
@@ -299,11 +299,11 @@ CASES: dict[str, Case] = {
         "ins500 was rolled back on A"),
     "WL1720.WAIT_NO_SLAVE": Case(
         model(AS, "ss-wait-no-slave"), no_slave_returns_at_once,
-        "waits returned after 0 µs with no semi-sync replica, timeout 2000000 µs"),
+        "waits returned after 0 s with no semi-sync replica, timeout 2 s"),
     "WL6355.AFTER_SYNC.INVISIBLE": Case(
         model(AS, "ss-after-sync-visibility"),
         lambda k: pick(k.run(AC, "ss-after-sync-visibility"), "visible", node="A", trx="ins1"),
-        "ins1 became visible on A at 1000000 while ON, held by []"),
+        "ins1 became visible on A at 1 s while ON, held by []"),
     "WL6355.FAILOVER.NO_LOSS": Case(
         model(AS, "ss-phantom-failover"),
         # AFTER_COMMIT: another session read t1 while it waited; the master crashed; B lacks it.
@@ -330,7 +330,7 @@ def test_switch_back_n_witness_names_the_switch(kit):
     tr = kit.run("mutant:switch-back-first-ack", "ss-switch-back-n")
     switch_on = next(o for o in tr.all("server_status", node="A", t=6_002_000)
                      if o["variables"]["Rpl_semi_sync_master_status"] == "ON")
-    assert_witness(kit.verdict("WL7169.SWITCH_BACK_N", tr), tr, switch_on, "A switched ON at 6002000")
+    assert_witness(kit.verdict("WL7169.SWITCH_BACK_N", tr), tr, switch_on, "A switched ON at 6.002 s")
 
 
 def test_one_replica_counted_twice_violates_n_distinct(kit):
@@ -432,7 +432,7 @@ def test_an_earlier_timeout_or_the_dba_ends_a_wait_with_no_slave(kit):
     assert kit.verdict("WL1720.WAIT_NO_SLAVE", tr).status == PASS
     # t3 returning at 1.5 s, before anything ended the waits, is still caught.
     early = tr.retime(tr.first("commit", node="A", trx="t3"), 1_500_000)
-    assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, early, "t3 returned after 500000 µs with no semi-sync replica")
+    assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, early, "t3 returned after 0.5 s with no semi-sync replica")
 
 
 def after_n_raised_history(k) -> dict:
@@ -455,7 +455,7 @@ def test_a_returned_commit_stays_visible_when_n_is_raised(kit):
     # A read of t1 during its wait, while ON and before any replica held it (C relays it at 1 ms),
     # is still caught.
     read = add(tr, {"t": 500, "kind": "read", "node": "A", "seen": ["t1"]})
-    assert_witness(kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", tr), tr, read, "a session on A read t1 at 500 while ON")
+    assert_witness(kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", tr), tr, read, "a session on A read t1 at 0.0005 s while ON")
 
 
 def test_shutdown_after_lowering_n_released_the_waiter(kit):
@@ -635,4 +635,4 @@ def test_a_commit_sent_to_no_replica_that_may_have_waited_may_be_counted_as_no()
     assert t2["t"] - t2["start"] > header["resolution_us"]
     t2["start"] = t2["t"] - header["resolution_us"] // 2
     v = prop.run(TraceView(header, obs))
-    assert v.status == VIOLATED and "A at 4303007: yes_tx, no_tx = (1, 2), the trace shows (1, 0) to (1, 1)" == v.witnesses[0].message
+    assert v.status == VIOLATED and "A at 4.303007 s: yes_tx, no_tx = (1, 2), the trace shows (1, 0) to (1, 1)" == v.witnesses[0].message

@@ -5,12 +5,13 @@ violates nothing but what its seed itself predicts."""
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 from conftest import HISTORIES, assert_witness
 
 from replcheck.features import FEATURES
-from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, seconds
 from replcheck.systems import systems
 
 CASES = {}
@@ -30,6 +31,26 @@ def test_property_catches_fault(kit, prop):
     case = CASES[prop.requirement]
     tr, target = case.violating(kit)
     assert_witness(prop.run(tr.view()), tr, target, case.expect)
+
+
+# A History time a witness gives as raw microseconds: a time word, then six digits or more that are
+# not seconds (the cases' traces run for seconds; a binlog position of theirs has fewer digits); or
+# a span in µs (a node's local clock, beside the µs of the event's commit timestamp, keeps them).
+RAW_MICROSECONDS = re.compile(r"\b(?:at|due|since|stop|began|until)\s+\d{6,}\b(?!\.\d| s\b)|(?<!local )\b\d+ µs\b")
+
+
+@pytest.mark.parametrize("prop", PROPERTIES, ids=lambda p: p.requirement)
+def test_witnesses_give_history_times_in_seconds(kit, prop):
+    tr, _ = CASES[prop.requirement].violating(kit)
+    assert [w.message for w in prop.run(tr.view()).witnesses if RAW_MICROSECONDS.search(w.message)] == []
+
+
+def test_a_witness_time_is_exact_to_the_microsecond():
+    assert [seconds(t) for t in (0, 2_000_000, 2_500_000, 2_000_001, 12_345_678, 999_999)] == [
+        "0 s", "2 s", "2.5 s", "2.000001 s", "12.345678 s", "0.999999 s"]
+    assert len({seconds(t) for t in range(1_999_990, 2_000_010)}) == 20  # no two times read the same
+    assert RAW_MICROSECONDS.search("B began t1 at 11000000 but") and not RAW_MICROSECONDS.search("B began t1 at 11 s but")
+    assert RAW_MICROSECONDS.search("waited 500000 µs") and not RAW_MICROSECONDS.search("waited 0.5 s")
 
 
 def test_every_property_has_exactly_one_case():
