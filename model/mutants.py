@@ -167,7 +167,7 @@ CONNECT_IGNORES_SERVER_ID = mutant(
 # -- GTID domains: where a GTID connect starts ---------------------------------------------------
 START_BINLOG_ANY_ENTRY = mutant(
     "start-binlog-any-entry", feature="domains", base="model:mariadb-10.11", bug="MDEV-4473",
-    seam="sim/dump: where a GTID dump starts (domains: contains_all_slave_gtid)",
+    seam="sim/domains: where a GTID dump starts (contains_all_slave_gtid)",
     what="A GTID connect starts at the binlog whose Gtid_list holds the requested GTID anywhere in its "
          "domain, not only as the domain's last: the later GTIDs of another server in that domain, in "
          "the binlog before, are never sent",

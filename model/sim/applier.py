@@ -291,8 +291,7 @@ class Applier(Component):
     def _end_group(self, ch: Channel, entry: Entry) -> None:
         ev = entry.ev
         first = ch.group_start
-        if ev.trx is not None and ch.node.log_slave_updates and self.source.strict(ch.node) and (
-                refused := self.source.strict_refusal(ch.node, ev.gtid)):
+        if ev.trx is not None and ch.node.log_slave_updates and (refused := self.source.refuses_binlogging(ch.node, ev.gtid)):
             # the group's binlog write fails at its commit: rolled back, the SQL thread stops there
             ch.last_sql_errno, ch.last_sql_error = DOM.ER_GTID_STRICT_OUT_OF_ORDER, refused
             self.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=refused,

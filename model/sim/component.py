@@ -28,6 +28,11 @@ HOOKS = {
     "on_connect": "(ch): the IO thread connected to its source",
     "on_disconnect": "(ch): the IO thread's connection ends",
     "on_event_queued": "(ch, entry): the IO thread queued an event from its source in the relay log",
+    "place_gtid_request": "(ch) -> (placed, reason | None): the dump thread places a request by GTID; placed: "
+                          "the feature did, refusing it for the reason or not",
+    "on_dump_event": "(ch, entry) -> str: as the dump thread sends an event: \"skip\" it, a reason the dump "
+                     "fails, or \"\" to send it",
+    "refuses_binlogging": "(node, gtid) -> str: why a GTID may not be binlogged now, or \"\"",
     "on_dump_start": "(ch, by): the source's dump thread starts sending, asked by position, GTID or group ID",
     "on_set_global": "(node, name, value, op) -> bool: SET GLOBAL of a variable; True: the feature's, answered",
     "on_flush_status": "(node): FLUSH STATUS",

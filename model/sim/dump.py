@@ -9,12 +9,12 @@ from dataclasses import replace
 from replcheck.spec import formats as F
 from replcheck.spec.formats import (BINLOG_START, GTID_LIST_SIZE, ROTATE_SIZE)
 
-from .. import domains as DOM
 from .. import mutants as M
 from .. import partial as P
 from ..delay import Event
 
 from .component import Component
+from .domains import SKIP
 from .state import (Entry, Channel, Node)
 
 
@@ -54,8 +54,10 @@ class Dump(Component):
         src = ch.source
         if by == "group_id":
             return by, self.hierarchy.place_dump(ch, gid, sid)
-        if by == "gtid" and self.mech.gtid_domains:
-            return by, self._domain_place(ch)
+        for hook in self.hooks.place_gtid_request if by == "gtid" else ():
+            placed, refused = hook(ch)
+            if placed:
+                return by, refused
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         if start is None or start.file not in src.purged:
             return by, None
@@ -72,55 +74,6 @@ class Dump(Component):
             return by, ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
                         "is too old and required binlog files have been purged.")
         return by, "Could not find first log file name in binary log index file"
-
-    def _domain_place(self, ch: Channel) -> str | None:
-        """MariaDB's dump thread placing a GTID request (sql_repl.cc, mysql_binlog_send): the slave
-        asks with its GTID per domain (gtid_slave_pos and what its relay log holds whole); the master
-        checks it against its binlog state (check_slave_start_position), picks the binlog to start
-        from by the Gtid_list events at the binlogs' heads (gtid_find_binlog_file), and skips each
-        domain's groups up to the requested GTID (send_event_to_slave), here up to the first group
-        it sends (ch.fetch; the rest in _arrive). The reason it refuses, or None."""
-        src, node = ch.source, ch.node
-        state = {d: F.parse_gtid(g) for d, g in node.slave_gtids.items()}
-        whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants  # Bug #69943: a group counted at its GTID event
-        for e in ch.relay[self.receiver.held_from(ch, ch.group_start):]:
-            if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
-                state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
-        ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
-        files, per = [], {}
-        for e in src.binlog:
-            if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in src.purged:
-                files.append((e.file, DOM.listed(per)))
-            if e.ev.gtid and e.ev.last:
-                DOM.log_gtid(per, F.parse_gtid(e.ev.gtid))
-        binlog_state = DOM.listed(per)
-        own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
-        refused, state, empty = DOM.start_position(state, binlog_state, own_slave_pos, src.server_id)
-        if refused is not None:
-            return refused
-        name, state = DOM.find_binlog_file(files, state, M.START_BINLOG_ANY_ENTRY not in self.mutants)
-        if name is None:
-            return ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
-                    "is too old and required binlog files have been purged.")
-        strict = bool(node.variables.get(DOM.GTID_STRICT_MODE))
-        i = src.file_start[name]
-        while i < len(src.binlog):
-            e = src.binlog[i]
-            if e.ev.gtid and e.ev.idx == 0:
-                g = F.parse_gtid(e.ev.gtid)
-                if strict and (hole := DOM.start_hole(state, g)):
-                    return hole
-                if failed := DOM.empty_domain_error(state, empty, g, binlog_state):
-                    return failed
-                if not DOM.skips(state, g):
-                    break
-            i += 1
-        ch.fetch, ch.dump_state, ch.dump_empty = i, state, empty
-        return None
-
-    @staticmethod
-    def _binlog_state(node: Node) -> list[tuple[int, int, int]]:
-        return DOM.gtid_list(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)
 
     def refuse_dump(self, ch: Channel, by: str, reason: str, **request) -> None:
         """The master answers the dump request with error 1236: the IO thread stops."""
@@ -205,17 +158,13 @@ class Dump(Component):
             return
         for i in range(max(first, ch.fetch), stop):
             e = ch.source.binlog[i]
-            if ch.dump_state and e.ev.gtid and e.ev.idx == 0:
-                g = F.parse_gtid(e.ev.gtid)
-                if ch.dump_empty and (failed := DOM.empty_domain_error(ch.dump_state, ch.dump_empty, g,
-                                                                      self._binlog_state(ch.source))):
-                    self._dump_fails(ch, failed)
-                    return
-                ch.dump_skipping = DOM.skips(ch.dump_state, g)
-            if ch.dump_skipping and e.ev.trx is not None:
+            said = next((s for hook in self.hooks.on_dump_event if (s := hook(ch, e))), "")
+            if said == SKIP:
                 ch.fetch = i + 1
-                ch.dump_skipping = not e.ev.last
                 continue
+            if said:
+                self._dump_fails(ch, said)
+                return
             if not self._sends(ch, e.ev):  # the dump thread drops it: nothing arrives
                 ch.fetch = i + 1
                 continue

@@ -35,6 +35,7 @@ from .hierarchy import Hierarchy
 from .semisync import SemiSync
 from .duplicates import Duplicates
 from .filters import Filters
+from .domains import Domains
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -43,7 +44,7 @@ BUILD, OP, SAMPLE, RUN = range(4)
 
 # The components, by the name each is known by to the others.
 PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applier, "workers": Workers, "rli": Rli,
-         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "filters": Filters, "duplicates": Duplicates,
+         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "domains": Domains, "filters": Filters, "duplicates": Duplicates,
          "semisync": SemiSync, "hierarchy": Hierarchy}
 
 

@@ -57,7 +57,6 @@ class Receiver(Component):
         for hook in self.hooks.on_connect:
             hook(ch)
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
-        ch.dump_state, ch.dump_empty, ch.dump_skipping, ch.gtid_request = {}, set(), False, ""
         if ch.connect_by_id:
             by = "group_id"
         elif self.gtid_replica(ch) and (self.mech.gtid_connect == "every" or ch.fetch is None):

@@ -79,7 +79,7 @@ class Source(Component):
         domain = op.get("domain", node.variables.get(DOM.GTID_DOMAIN_ID, 0))
         seq = node.gtid_seq[domain] = node.gtid_seq.get(domain, 0) + 1
         gtid = F.gtid(domain, node.server_id, seq)
-        if self.strict(node) and (refused := self.strict_refusal(node, gtid)):
+        if refused := self.refuses_binlogging(node, gtid):
             node.gtid_seq[domain] -= 1
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=DOM.ER_GTID_STRICT_OUT_OF_ORDER,
                       message=refused)
@@ -116,14 +116,9 @@ class Source(Component):
             self.engine_commit(node, trx, gtid)
             self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], **fields)
 
-    def strict(self, node: Node) -> bool:
-        return self.mech.gtid_domains and bool(node.variables.get(DOM.GTID_STRICT_MODE))
-
-    @staticmethod
-    def strict_refusal(node: Node, gtid: str) -> str | None:
-        """gtid_strict_mode: why this GTID may not be binlogged after the domain's last, or None."""
-        last = node.binlog_gtids.get(F.parse_gtid(gtid)[0])
-        return DOM.strict_out_of_order(last and F.parse_gtid(last), F.parse_gtid(gtid))
+    def refuses_binlogging(self, node: Node, gtid: str) -> str:
+        """Why a feature keeps this GTID out of the binlog (HOOKS refuses_binlogging), or ""."""
+        return next((why for hook in self.hooks.refuses_binlogging if (why := hook(node, gtid))), "")
 
     def _crash_in_write(self, node: Node, trx: str, gtid: str, events: list[Event], ids: dict, start: int) -> None:
         """The node dies inside the group's binlog write (its last event torn) or after the write,

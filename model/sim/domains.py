@@ -1,0 +1,101 @@
+"""GTID domains as MariaDB has them, as a component: its dump thread placing a GTID request per
+domain (the rules are model/domains.py's) and skipping each domain's groups up to the requested
+GTID as it sends, and gtid_strict_mode refusing a GTID out of its domain's order. A feature on the
+core's hooks, for the systems whose mechanics have GTID domains.
+"""
+from __future__ import annotations
+
+from replcheck.spec import formats as F
+from replcheck.spec.formats import BINLOG_START
+
+from .. import domains as DOM
+from .. import mutants as M
+from .component import Feature
+from .state import Channel, Entry, Node
+
+SKIP = "skip"  # on_dump_event: the dump thread passes the event over
+
+
+class Domains(Feature):
+    """MariaDB's GTID domains: the dump thread's per-domain request, gtid_strict_mode."""
+
+    def place_gtid_request(self, ch: Channel) -> tuple[bool, str | None]:
+        """(whether the feature places it, the reason it refuses or None)."""
+        if not self.mech.gtid_domains:
+            return False, None
+        return True, self._place(ch)
+
+    def _place(self, ch: Channel) -> str | None:
+        """MariaDB's dump thread placing a GTID request (sql_repl.cc, mysql_binlog_send): the slave
+        asks with its GTID per domain (gtid_slave_pos and what its relay log holds whole); the master
+        checks it against its binlog state (check_slave_start_position), picks the binlog to start
+        from by the Gtid_list events at the binlogs' heads (gtid_find_binlog_file), and skips each
+        domain's groups up to the requested GTID (send_event_to_slave), here up to the first group
+        it sends (ch.fetch; the rest in on_dump_event). The reason it refuses, or None."""
+        src, node = ch.source, ch.node
+        state = {d: F.parse_gtid(g) for d, g in node.slave_gtids.items()}
+        whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants  # Bug #69943: a group counted at its GTID event
+        for e in ch.relay[self.receiver.held_from(ch, ch.group_start):]:
+            if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
+                state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
+        ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
+        files, per = [], {}
+        for e in src.binlog:
+            if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in src.purged:
+                files.append((e.file, DOM.listed(per)))
+            if e.ev.gtid and e.ev.last:
+                DOM.log_gtid(per, F.parse_gtid(e.ev.gtid))
+        binlog_state = DOM.listed(per)
+        own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
+        refused, state, empty = DOM.start_position(state, binlog_state, own_slave_pos, src.server_id)
+        if refused is not None:
+            return refused
+        name, state = DOM.find_binlog_file(files, state, M.START_BINLOG_ANY_ENTRY not in self.mutants)
+        if name is None:
+            return ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
+                    "is too old and required binlog files have been purged.")
+        strict = bool(node.variables.get(DOM.GTID_STRICT_MODE))
+        i = src.file_start[name]
+        while i < len(src.binlog):
+            e = src.binlog[i]
+            if e.ev.gtid and e.ev.idx == 0:
+                g = F.parse_gtid(e.ev.gtid)
+                if strict and (hole := DOM.start_hole(state, g)):
+                    return hole
+                if failed := DOM.empty_domain_error(state, empty, g, binlog_state):
+                    return failed
+                if not DOM.skips(state, g):
+                    break
+            i += 1
+        ch.fetch, ch.dump_state, ch.dump_empty = i, state, empty
+        return None
+
+    def on_dump_event(self, ch: Channel, e: Entry) -> str:
+        """As the dump sends: a group of a domain the request is past is skipped (SKIP); a group of a
+        domain the master had nothing of fails the dump (the reason); else "" (sent)."""
+        if ch.dump_state and e.ev.gtid and e.ev.idx == 0:
+            g = F.parse_gtid(e.ev.gtid)
+            if ch.dump_empty and (failed := DOM.empty_domain_error(ch.dump_state, ch.dump_empty, g,
+                                                                  self._binlog_state(ch.source))):
+                return failed
+            ch.dump_skipping = DOM.skips(ch.dump_state, g)
+        if ch.dump_skipping and e.ev.trx is not None:
+            ch.dump_skipping = not e.ev.last
+            return SKIP
+        return ""
+
+    @staticmethod
+    def on_connect(ch: Channel) -> None:
+        ch.dump_state, ch.dump_empty, ch.dump_skipping, ch.gtid_request = {}, set(), False, ""
+
+    def refuses_binlogging(self, node: Node, gtid: str) -> str:
+        """gtid_strict_mode: why this GTID may not be binlogged after its domain's last, or ""."""
+        if not (self.mech.gtid_domains and node.variables.get(DOM.GTID_STRICT_MODE)):
+            return ""
+        last = node.binlog_gtids.get(F.parse_gtid(gtid)[0])
+        return DOM.strict_out_of_order(last and F.parse_gtid(last), F.parse_gtid(gtid)) or ""
+
+    @staticmethod
+    def _binlog_state(node: Node) -> list[tuple[int, int, int]]:
+        return DOM.gtid_list(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)
+
