@@ -205,7 +205,7 @@ STATE_FILE_MISSING_EMPTY = mutant(
 
 # -- errors on the source (issue #16, mechanism 4) ----------------------------------------------
 FAILED_CHANGE_NOT_LOGGED = mutant(
-    "failed-change-not-logged", feature="srcerr", base="model:groupid", bug="Bug #13270, Bug #23333 (MariaDB sql_update.cc: 'The query has to binlog because there's a modified non-transactional table')", seam="sim/source: a statement that fails part-way",
+    "failed-change-not-logged", feature="srcerr", base="model:groupid", bug="Bug #13270, Bug #23333 (MariaDB sql_update.cc: 'The query has to binlog because there's a modified non-transactional table')", seam="sim/srcerr: a statement that fails part-way",
     what="A statement that fails after changing a non-transactional table (or a DDL after part of its work) is not binlogged: its change stays on the source and never reaches a replica",
     kills=("SRCERR.BINLOG.CHANGES",))
 

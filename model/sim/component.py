@@ -21,6 +21,8 @@ HOOKS = {
     "on_restart": "(node): a restarted server has recovered, before its binlog reopens",
     "on_crash": "(node): the server's process or machine dies",
     "on_trx_begin": "(node, trx): a client transaction begins",
+    "statement_error": "(node, trx, start, op) -> (fields, code) | None: a client statement's error: the fields "
+                       "its answer carries and the error code its event does; None once the feature answered",
     "on_commit": "(node, trx, start, op) -> fields | None: a client commit reaches its binlog write; the fields its "
                  "answer carries, or None once the feature has answered it",
     "on_commit_written": "(node, trx, gtid, start, skip, fields) -> bool: the commit's group is in the binlog; "

@@ -36,6 +36,7 @@ from .semisync import SemiSync
 from .duplicates import Duplicates
 from .filters import Filters
 from .domains import Domains
+from .srcerr import SourceErrors
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -44,7 +45,7 @@ BUILD, OP, SAMPLE, RUN = range(4)
 
 # The components, by the name each is known by to the others.
 PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applier, "workers": Workers, "rli": Rli,
-         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "domains": Domains, "filters": Filters, "duplicates": Duplicates,
+         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "srcerr": SourceErrors, "domains": Domains, "filters": Filters, "duplicates": Duplicates,
          "semisync": SemiSync, "hierarchy": Hierarchy}
 
 

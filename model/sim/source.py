@@ -16,7 +16,6 @@ from .. import incident as I
 from .. import mechanics as X
 from .. import mutants as M
 from .. import recovery as R
-from .. import srcerr as E
 from ..delay import US, Event
 
 from .component import Component
@@ -50,17 +49,14 @@ class Source(Component):
         if op.get("binlog_failure"):
             self._binlog_failure(node, trx, op, starts[0])
             return
-        failed: dict = {}  # the statement's error, returned with its commit (model/srcerr.py)
+        failed: dict = {}  # the statement's error, returned with its commit, and the code its event carries
         code = None
-        if op.get("error"):
-            err = op["error"]
-            failed = {"errno": err["errno"], "message": err.get("message", "")}
-            code = E.left_behind(op.get("engine", "innodb"), bool(op.get("ddl")), err.get("after_changes", False), err["errno"])
-            if code is None or M.FAILED_CHANGE_NOT_LOGGED in self.mutants:
-                if code is not None:  # the bug: the change stays, the binlog never has it
-                    self.engine_commit(node, trx, None)
-                self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], **failed)
+        for hook in self.hooks.statement_error:
+            answer = hook(node, trx, starts[0], op)
+            if answer is None:
                 return
+            failed.update(answer[0])
+            code = answer[1] if answer[1] is not None else code
         stmts = op.get("statements") or [{}]
         table, skip, shown = V.table_of(op), bool(op.get("skip_replication")), V.commit_fields(op, self.sim.filtering)
         ids: dict = {}
