@@ -37,7 +37,8 @@ def target(args: list[str], families: tuple[str, ...] | None = None) -> Target:
         return Target(generate(seed, index, families), f"seed {seed} index {index}")
     if len(args) == 1:
         return Target(io.load_history(args[0]), args[0])
-    raise io.InputError(" ".join(args), None, "", "expected SEED INDEX (two non-negative integers) or one History file")
+    shown = " ".join(a if a.strip() else repr(a) for a in args)  # an empty or blank argument quoted, so it shows
+    raise io.InputError(shown, None, "", "expected SEED INDEX (two non-negative integers) or one History file")
 
 
 def trace_of(history: dict, system: str) -> tuple[dict, list[dict], str]:
