@@ -35,6 +35,10 @@ HOOKS = {
     "on_dump_event": "(ch, entry) -> str: as the dump thread sends an event: \"skip\" it, a reason the dump "
                      "fails, or \"\" to send it",
     "refuses_binlogging": "(node, gtid) -> str: why a GTID may not be binlogged now, or \"\"",
+    "on_gtid_connect": "(ch): the IO thread connects asking by GTID",
+    "on_dump_start_at": "(ch, entry | None): the dump thread starts at this binlog entry (None: the end)",
+    "counts_for_cut": "(ch) -> bool: the event arriving counts as one the relay log gets",
+    "queues": "(ch, entry) -> entry | None: what the IO thread queues of an arriving event; None: nothing",
     "on_dump_start": "(ch, by): the source's dump thread starts sending, asked by position, GTID or group ID",
     "on_set_global": "(node, name, value, op) -> bool: SET GLOBAL of a variable; True: the feature's, answered",
     "on_flush_status": "(node): FLUSH STATUS",

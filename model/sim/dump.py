@@ -10,7 +10,6 @@ from replcheck.spec import formats as F
 from replcheck.spec.formats import (BINLOG_START, GTID_LIST_SIZE, ROTATE_SIZE)
 
 from .. import mutants as M
-from .. import partial as P
 from ..delay import Event
 
 from .component import Component
@@ -100,11 +99,8 @@ class Dump(Component):
             self.refuse_dump(ch, by, refused, **shown)
             return
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
-        if ch.reconnect_skip and (start is None or start.ev.gtid != P.partial_gtid(ch.relay)):
-            # The partial group never committed on the source (a crash tore it): nothing is
-            # skipped, and the source's format description event that follows rolls the partial
-            # copy back (queue_event: "assuming that master has crashed and rolling back").
-            ch.reconnect_skip = 0
+        for hook in self.hooks.on_dump_start_at:
+            hook(ch, start)
         file = start.file if start else src.binlog_file
         # By GTID the dump starts at the head of the binlog the first missing group is in (init_binlog_sender:
         # "start from beginning of binlog file"). By group ID the master answers with the place it
@@ -171,7 +167,7 @@ class Dump(Component):
             # a cut counts the events of groups the relay log gets: the same place in the group stream
             # whichever way the replica asked (by position the dump also sends the FDE and incidents
             # a GTID request does not; MariaDB's GTID reconnect sends again what it does not queue)
-            counted = e.ev.trx is not None and not ch.reconnect_skip
+            counted = e.ev.trx is not None and all(hook(ch) for hook in self.hooks.counts_for_cut)
             self.receiver.relay(ch, e)
             ch.fetch = i + 1
             if ch.cut_after and counted:

@@ -37,6 +37,7 @@ from .duplicates import Duplicates
 from .filters import Filters
 from .domains import Domains
 from .srcerr import SourceErrors
+from .partial import PartialTransfers
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -45,7 +46,7 @@ BUILD, OP, SAMPLE, RUN = range(4)
 
 # The components, by the name each is known by to the others.
 PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applier, "workers": Workers, "rli": Rli,
-         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "srcerr": SourceErrors, "domains": Domains, "filters": Filters, "duplicates": Duplicates,
+         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "partial": PartialTransfers, "srcerr": SourceErrors, "domains": Domains, "filters": Filters, "duplicates": Duplicates,
          "semisync": SemiSync, "hierarchy": Hierarchy}
 
 

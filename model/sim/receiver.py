@@ -11,7 +11,6 @@ from replcheck.spec.formats import BINLOG_START, ER_BAD_SLAVE, FDE_SIZE, ROTATE_
 
 from .. import multisource as MS
 from .. import mutants as M
-from .. import partial as P
 from ..delay import US, Event
 
 from .component import Component
@@ -56,17 +55,13 @@ class Receiver(Component):
         ch.io_gen += 1
         for hook in self.hooks.on_connect:
             hook(ch)
-        whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
         if ch.connect_by_id:
             by = "group_id"
         elif self.gtid_replica(ch) and (self.mech.gtid_connect == "every" or ch.fetch is None):
             by = "gtid"
             self.dump.gtid_fetch(ch)
-            # MariaDB asks from Gtid_IO_Pos (what it received whole) and skips the events of the
-            # partial group it already queued (slave.cc: gtid_reconnect_event_skip_count =
-            # events_queued_since_last_gtid; queue_event). MySQL keeps the partial copy: the
-            # source's real FDE before the full copy rolls it back (_finish).
-            ch.reconnect_skip = P.queued_since_gtid(ch.relay) if self.mech.gtid_reconnect_skips_queued and whole else 0
+            for hook in self.hooks.on_gtid_connect:
+                hook(ch)
         else:
             by = "position"
             if ch.fetch is None:  # MASTER_LOG_FILE '': the first binlog the index names (sql_repl.cc)
@@ -106,20 +101,10 @@ class Receiver(Component):
             self.connect(ch)
 
     def relay(self, ch: Channel, src: Entry) -> None:
+        for hook in self.hooks.queues:
+            if (src := hook(ch, src)) is None:
+                return
         ev = src.ev
-        if ch.reconnect_skip and ev.trx is not None:
-            # already queued before the reconnect (queue_event, gtid_skip_enqueue): not again; once
-            # the last one is passed, a fake Rotate names the place the copy goes on from
-            ch.reconnect_skip -= 1
-            ch.read_master_file, ch.read_master_pos = src.file, src.end
-            if not ch.reconnect_skip:
-                fake = Event("ROTATE_EVENT", when=0, server_id=ch.source.server_id, size=ROTATE_SIZE)
-                self.relay(ch, Entry(fake, src.file, 0, src.end))
-            return
-        if ch.reconnect_skip and ev.type == "FORMAT_DESCRIPTION_EVENT":
-            # the master's FDE inside the group is queued as an artificial copy (log_pos 0), so the
-            # SQL thread does not take it for a master crash and roll the first half back
-            src = replace(src, end=0)
         if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
             return
         end = ch.relay_pos + ev.size
