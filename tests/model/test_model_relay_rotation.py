@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck import systems
+from replcheck import io, systems
 
 US = 1_000_000
 FLAVOURS = ["model:mariadb-10.11", "model:mysql-8.0", "model:mysql-5.7", "model:wl344", "model:wl7318", "model:groupid",
@@ -91,6 +91,17 @@ def test_set_global_max_relay_log_size_refuses_what_is_no_integer(value):
     h = history([{"at": 1 * US, "op": "set_global", "node": "B", "variable": "max_relay_log_size", "value": value}])
     stmt = [o for o in run("model:mariadb-10.11", h) if o["kind"] == "stmt"][0]
     assert stmt["errno"] == 1232 and stmt["message"] == "Incorrect argument type to variable 'max_relay_log_size'"
+
+
+def test_a_history_file_with_both_loads(tmp_path):
+    h = history([{"at": 1 * US, "op": "flush_relay_logs", "node": "B"}], variables={"max_relay_log_size": 4096})
+    path = tmp_path / "h.jsonl"
+    path.write_text(io.dumps_history(h))
+    assert io.load_history(path)["header"]["topology"]["nodes"][1]["variables"] == {"max_relay_log_size": 4096}
+    h["header"]["topology"]["nodes"][1]["variables"] = {"max_relay_log_size": "4k"}
+    path.write_text(io.dumps_history(h))
+    with pytest.raises(io.InputError, match="max_relay_log_size"):
+        io.load_history(path)
 
 
 def test_flush_relay_logs_on_a_server_that_is_no_replica_answers_ok():
