@@ -161,7 +161,7 @@ def _gate(args) -> int:
 
 def _conform(args) -> int:
     from replcheck import conform
-    from replcheck.harness.mariadb import HarnessError
+    from replcheck.harness.mariadb import HarnessError, TopologyError
 
     if args.history and args.quick:
         raise UsageError("conform: --history and --quick exclude each other")
@@ -176,9 +176,12 @@ def _conform(args) -> int:
                                    attempts=args.attempts or conform.ATTEMPTS)
     except conform.RunnerError as e:
         raise UsageError(f"conform: {e}") from None
-    except HarnessError as e:
+    except TopologyError as e:  # the History's topology: its input
         print(io.error_line(f"conform: {str(e).splitlines()[0]}"), file=sys.stderr)
         return EXIT_USAGE
+    except HarnessError as e:  # the machine's or the server's: a server that would not start, none found
+        print(io.error_line(f"conform: {str(e).splitlines()[0]}"), file=sys.stderr)
+        return EXIT_INTERNAL
     for f in document["findings"]:
         print(f"finding: {f['kind']}: {f.get('history', '')} {f.get('requirement', '')}: {f['witness']}"
               + (f"; the seed says: {f['seed']}" if f.get("seed") else ""))

@@ -36,7 +36,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from replcheck.harness import service
+from replcheck.harness import errlog, service
 from replcheck.io import progress
 from replcheck.spec.formats import MAX_MASTER_DELAY
 
@@ -70,6 +70,15 @@ class ServerNotFound(HarnessError):
 
 class TopologyError(HarnessError, ValueError):
     pass
+
+
+class ServerStartError(HarnessError):
+    """A server would not start (the machine's or the build's problem, not the History's): the
+    message's first line has the server's own [ERROR] line and `log`, the kept error log."""
+
+    def __init__(self, message: str, log: str):
+        super().__init__(message)
+        self.log = log
 
 
 class SqlError(HarnessError):
@@ -769,18 +778,25 @@ class Cluster:
                     if _BIND_ERROR.search(text):
                         self._log(f"node {st.node.id}: port {st.port} taken by another process")
                         break
-                    raise HarnessError(f"node {st.node.id}: mariadbd exited with code {rc} while starting; "
-                                       f"last lines of {st.errlog}:\n{_tail(st.errlog)}")
+                    raise self._start_failed(st, f"mariadbd exited with code {rc} while starting", text)
                 if "ready for connections" in text:
                     st.ready = True
                     return
                 if time.monotonic() >= deadline:
                     self._terminate([(st.proc, False)])
-                    raise HarnessError(f"node {st.node.id}: mariadbd not ready for connections within "
-                                       f"{self.start_timeout:g} s; last lines of {st.errlog}:\n{_tail(st.errlog)}")
+                    raise self._start_failed(st, f"mariadbd not ready for connections within {self.start_timeout:g} s",
+                                             self._log_since(st))
                 time.sleep(0.02)
         raise HarnessError(f"node {st.node.id}: port {st.port} is in use by another process"
                            + ("" if first else " (a restart keeps its port)"))
+
+    def _start_failed(self, st: _State, what: str, text: str) -> "ServerStartError":
+        """Why the node did not start, in its first line: the server's own [ERROR] line, and where
+        its whole error log is kept (the temporary root is removed on close); the log's end after."""
+        why = errlog.first_error(text)
+        kept = errlog.keep(st.errlog, st.node.id, self._tmpdir or os.environ.get(TMPDIR_ENV) or None)
+        return ServerStartError(f"node {st.node.id}: {what} (error log kept in {kept}): "
+                                + (why or "it wrote no [ERROR] line") + f"\nits last lines:\n{_tail(st.errlog)}", kept)
 
     def _log_since(self, st: _State) -> str:
         try:

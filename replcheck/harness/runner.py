@@ -48,7 +48,9 @@ import time
 from typing import Any, Callable
 
 from replcheck.harness.proxy import ChannelProxy, ClockExchange, Cut
-from replcheck.harness.mariadb import Cluster, HarnessError, SqlError, connection_clause, find_server, sql_quote
+from replcheck.harness import variables
+from replcheck.harness.mariadb import (Cluster, HarnessError, ServerBinaries, SqlError, connection_clause, find_server,
+                                       sql_quote)
 from replcheck.harness.relaylog import Event, RelayLogs
 from replcheck.harness import stream as S
 from replcheck.model import filter as FL
@@ -186,6 +188,17 @@ def check_supported(history: dict) -> None:
         if n.get("gtid_mode") is False:  # refused here, before any server starts, not by the cluster mid-run
             raise RunnerError(f"topology.nodes[{i}].gtid_mode: off is not supported on a real server: the harness's "
                               f"channels all replicate by GTID (node {n['id']})")
+
+
+def check_server(history: dict, server: ServerBinaries) -> None:
+    """RunnerError naming the first variable the History asks for that this build lacks (its
+    server would not start, or its SET GLOBAL would fail); HarnessError when the build cannot say."""
+    try:
+        problem = variables.lacking(history, server)
+    except variables.Unreadable as e:
+        raise HarnessError(f"MariaDB {server.version}: cannot list its variables: {e}") from None
+    if problem:
+        raise RunnerError(problem)
 
 
 def _purge_problem(op: dict) -> str | None:
@@ -546,6 +559,7 @@ class Runner:
 
     def run(self) -> tuple[dict, list[dict]]:
         server = find_server(self.basedir)
+        check_server(self.original, server)
         self.binlog_tool = server.binlog
         options = []
         if any(op["op"] == "trx" and op.get("binlog_failure") == "cache_overflow" for op in self.history["ops"]):
