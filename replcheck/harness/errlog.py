@@ -1,6 +1,8 @@
 """A server's error log: its lines read with their time and level, the line that says why a
 start failed, and the log kept when the server's temporary folder is removed.
 
+An error-log line's prefix comes in every format the servers write (reading only two-digit hours
+once lost every line written before 10:00).
 MariaDB's print_buffer_to_file (sql/log.cc) writes "%d-%02d-%02d %2d:%02d:%02d %lu [%s] ": the
 hour is space-padded, so 03:07 is "2026-11-23  3:07:01", and the time is whole seconds of the
 server's clock (its resolution: a line stamped S was written in [S, S + 1 s)). handle_fatal_signal
@@ -17,7 +19,7 @@ import tempfile
 
 LOG_LINE = re.compile(r"^(?P<stamp>\d{4}-\d\d-\d\d\s+\d{1,2}:\d\d:\d\d|\d{6}\s+\d{1,2}:\d\d:\d\d"
                       r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))"
-                      r"(?:\s+\d+)?\s+\[(\w+)\]\s+(?:\[MY-\d+\]\s+\[\w+\]\s+)?(.*)$")
+                      r"(?:\s+\d+)?\s+\[(?P<level>\w+)\]\s+(?:\[MY-\d+\]\s+\[\w+\]\s+)?(?P<message>.*)$")
 # What the server says as it gives up, after the line that says why (sql/mysqld.cc, unireg_abort).
 ABORTING = re.compile(r"^Aborting\b")
 
@@ -43,8 +45,8 @@ def first_error(text: str) -> str | None:
     """The first `[ERROR]` line's message that is not the closing "Aborting": why it stopped."""
     for line in text.splitlines():
         m = LOG_LINE.match(line)
-        if m and m.group(2) == "ERROR" and not ABORTING.match(m.group(3)):
-            return m.group(3).strip()
+        if m and m["level"] == "ERROR" and not ABORTING.match(m["message"]):
+            return m["message"].strip()
     return None
 
 

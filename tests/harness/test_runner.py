@@ -10,7 +10,13 @@ import pytest
 
 from replcheck import io
 from replcheck.features import load_features
+from replcheck.harness import errlog
+from replcheck.harness import collect as CO
+from replcheck.harness import observe as OB
+from replcheck.harness import ops as OP
 from replcheck.harness import runner as R
+from replcheck.harness import statements as ST
+from replcheck.harness import timescale as TS
 from replcheck.spec import formats as F
 from replcheck.harness.mariadb import Cluster
 from replcheck.properties import core
@@ -83,13 +89,13 @@ def test_scaling_keeps_master_delay_in_whole_seconds():
     assert s["ops"][1]["delay"] == 1  # 0.3 s would be 0: a nonzero delay stays at least 1 s
     assert s["ops"][2]["value"] == 500 and s["header"]["topology"]["nodes"][0]["variables"]["rpl_semi_sync_master_timeout"] == 200
     assert h["ops"][1]["delay"] == 3  # the caller's History is untouched
-    assert [R.scale_delay(d, 0.1) for d in (0, 1, 5, 14, 15, 2**31 - 1)] == [0, 1, 1, 1, 2, 214748365]
+    assert [TS.scale_delay(d, 0.1) for d in (0, 1, 5, 14, 15, 2**31 - 1)] == [0, 1, 1, 1, 2, 214748365]
 
 
 def test_scaling_keeps_a_set_timestamp_as_far_ahead_in_scaled_time():
     """The reference model runs the History as it ran (MariaDB.as_run): a timestamp 30 s ahead of
     the epoch runs 12 s ahead at scale 0.4, in both."""
-    epoch = R.DEFAULT_EPOCH_US // US
+    epoch = TS.DEFAULT_EPOCH_US // US
     h = _history([{"at": US, "op": "trx", "node": "A", "trx": "future", "timestamp": epoch + 30},
                   {"at": 2 * US, "op": "trx", "node": "A", "trx": "past", "timestamp": epoch - 10_000}])
     assert [o["timestamp"] for o in R.scaled_history(h, 0.4)["ops"]] == [epoch + 12, epoch - 4000]
@@ -180,7 +186,7 @@ def test_an_io_thread_error_is_observed_once_per_stop():
     fatal = "Got fatal error 1236 from master when reading data from binary log: 'Could not find GTID state ...'"
 
     def poll(t, io, errno=0, message=""):
-        r._status(B, t, {"Slave_IO_Running": io, "Slave_SQL_Running": "Yes", "Last_IO_Errno": str(errno),
+        r.observer._status(B, t, {"Slave_IO_Running": io, "Slave_SQL_Running": "Yes", "Last_IO_Errno": str(errno),
                            "Last_IO_Error": message}, None, False)
     poll(1, "Yes")
     poll(2, "Connecting", 2003, "error reconnecting to master")  # retrying: the thread has not stopped
@@ -189,7 +195,7 @@ def test_an_io_thread_error_is_observed_once_per_stop():
     poll(5, "Yes")
     poll(6, "No", 1236, fatal)  # started again, failed again: a new error
     poll(7, "No", 1236, fatal)
-    r._io_error.pop(B)  # what a successful START SLAVE does: its failure between two polls is new
+    r.io_error.pop(B)  # what a successful START SLAVE does: its failure between two polls is new
     poll(8, "No", 1236, fatal)
     errors = [(o["t"], o["thread"], o["errno"], o["message"]) for _, _, o in r.obs if o["kind"] == "error"]
     assert errors == [(3, "io", 1236, fatal), (6, "io", 1236, fatal), (8, "io", 1236, fatal)]
@@ -233,7 +239,7 @@ def test_expectations_are_read_from_the_server_as_the_model_shows_them():
     r.cluster = _Answers()
     r.emit("stmt", "B", 0, op="stop_slave", errno=None, warning=1255, message="Slave already has been stopped")
     for op in r.history["ops"]:
-        r._expect(op)
+        r.ops.expect(op)
     seen = [(o["expect"], o["value"]) for _, _, o in r.obs if o["kind"] == "observed"]
     assert seen == [
         ("t.jsonl:2", {"SQL_Delay": 20, "SQL_Remaining_Delay": None}), ("t.jsonl:3", {"Rpl_semi_sync_master_yes_tx": 3}),
@@ -257,7 +263,7 @@ def test_transaction_names_never_reach_sql():
     assert "VALUES (7, 1, IF(@@port = 3306, '', SLEEP(2.000000)))" in sql and sql.endswith("COMMIT")
     assert R.trx_statement({"op": "trx", "ddl": True}, 3, 1) == "CREATE TABLE rc.d3 (i INT) ENGINE=InnoDB"
     big = R.trx_statement({"op": "trx", "engine": "myisam", "binlog_failure": "cache_overflow"}, 4, 1)
-    assert big.count("(4, ") == R.OVERFLOW_ROWS and "INTO rc.m" in big
+    assert big.count("(4, ") == ST.OVERFLOW_ROWS and "INTO rc.m" in big
     for k in ("1", True, 1.0):
         with pytest.raises(R.RunnerError):
             R.trx_statement({"op": "trx"}, k, 1)
@@ -279,7 +285,7 @@ def test_a_failing_insert_fails_after_or_before_its_first_row():
                      "INSERT INTO rc.m (k, part, pad) VALUES (5, 0, ''), (5, NULL, ''); COMMIT")
     before = R.trx_statement({"op": "trx", "error": {"errno": 1048}}, 6, 1)
     assert "INSERT INTO rc.r (k, part, pad) VALUES (6, NULL, ''), (6, 0, '')" in before
-    assert all(R.OWN_TEXT.search(sql) for sql in (after, before))  # its binlogged group is found as its own
+    assert all(CO.OWN_TEXT.search(sql) for sql in (after, before))  # its binlogged group is found as its own
     for op in ({"errno": 1062}, {"errno": 1048, "ddl": True}):
         h = {"header": {"topology": {"nodes": [{"id": "A"}]}},
              "ops": [{"at": 0, "op": "trx", "node": "A", "error": {"errno": op["errno"]}, **({"ddl": True} if "ddl" in op else {})}]}
@@ -294,26 +300,26 @@ def test_error_log_lines_are_read_at_every_hour(hour):
     lines = [f"2026-11-23 {hour:2d}:07:01 12 [Note] Start semi-sync binlog_dump to slave (server_id: 2), pos(b.000001, 4)",
              f"261123 {hour:2d}:07:01 [ERROR] mariadbd got signal 6 ;",
              f"2026-11-23T{hour:02d}:07:01.123456Z 12 [Warning] [MY-010897] [Repl] Storing MySQL user name"]
-    got = [R.LOG_LINE.match(line) for line in lines]
-    assert [m and m.group(1) for m in got] == ["Note", "ERROR", "Warning"]
-    assert got[0].group(2).startswith("Start semi-sync binlog_dump") and got[2].group(2).startswith("Storing")
+    got = [errlog.LOG_LINE.match(line) for line in lines]
+    assert [m and m["level"] for m in got] == ["Note", "ERROR", "Warning"]
+    assert got[0]["message"].startswith("Start semi-sync binlog_dump") and got[2]["message"].startswith("Storing")
 
 
 def test_a_line_without_a_time_stamp_is_not_a_log_line():
-    assert R.LOG_LINE.match("  at line 12 of a stack trace [Note]") is None
+    assert errlog.LOG_LINE.match("  at line 12 of a stack trace [Note]") is None
 
 
 def test_gtid_positions_and_binlog_bytes(tmp_path):
-    assert R._covers("0-1-5,1-2-3", "0-1-5") and R._covers("0-1-6", "0-1-5") and not R._covers("0-1-4", "0-1-5")
-    assert not R._covers("", "0-1-1") and R._covers("", "")
+    assert OB._covers("0-1-5,1-2-3", "0-1-5") and OB._covers("0-1-6", "0-1-5") and not OB._covers("0-1-4", "0-1-5")
+    assert not OB._covers("", "0-1-1") and OB._covers("", "")
     # An INCIDENT_EVENT: 19-byte header (timestamp first), code 1, message of 31 bytes.
     msg = b"error writing to the binary log"
     header = (1795257742).to_bytes(4, "little") + bytes([26]) + bytes(14)
     f = tmp_path / "bin.000001"
     f.write_bytes(b"\xfebin" + header + (1).to_bytes(2, "little") + bytes([len(msg)]) + msg)
-    assert R._header_timestamps(str(f), [4, 999]) == {4: 1795257742}
-    assert R._incident(str(f), 4) == {"incident": 1, "message": msg.decode()}
-    assert R._incident(str(tmp_path / "missing"), 4) == {}
+    assert CO._header_timestamps(str(f), [4, 999]) == {4: 1795257742}
+    assert CO._incident(str(f), 4) == {"incident": 1, "message": msg.decode()}
+    assert CO._incident(str(tmp_path / "missing"), 4) == {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,7 +392,7 @@ def test_the_row_table_shows_a_double_apply_as_two(server, short_tmp):
         c.sql("A", "INSERT INTO rc.r (k, part) VALUES (5, 0); INSERT INTO rc.r (k, part) VALUES (5, 0); "
                    "INSERT INTO rc.r (k, part) VALUES (5, 1); CREATE TABLE rc.d6 (i INT)")
         r = R.Runner(_history([]))
-        assert r._counts(c._client(c._state("A"), R.POLL)) == {5: 2, 6: 1}
+        assert r.observer._counts(c._client(c._state("A"), OB.POLL)) == {5: 2, 6: 1}
 
 
 def test_failover_by_gtid_promotes_and_repoints(server, short_tmp):
@@ -501,10 +507,10 @@ def test_events_in_no_group_are_applied_once_a_sample_shows_the_sql_thread_past_
                      ("relay.000002", Event(52, 256, 1700000000, 15, 1, 0)),
                      ("relay.000002", Event(308, 60, 1700000001, 26, 1, 400)),  # an incident
                      ("relay.000002", Event(368, 38, 1700000002, 162, 1, 438, "GTID 0-1-1 trans"))]:
-        r._relay_event(B, 10, name, ev)
+        r.observer._relay_event(B, 10, name, ev)
 
     def sample(t, file, pos):
-        r._status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": file,
+        r.observer._status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": file,
                            "Relay_Log_Pos": str(pos)}, None, False)
         return [(o["t"], o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"]
     assert sample(20, "relay.000001", 900) == []  # an older relay log of another name: nothing passed yet
@@ -520,12 +526,12 @@ def test_an_sql_thread_stopped_by_an_error_before_any_sample_saw_it_run_is_a_sto
     error = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No", "Last_SQL_Errno": "1590",
              "Last_SQL_Error": "The incident LOST_EVENTS occurred on the master."}
     stops = lambda: [(o["t"], o["reason"]) for _, _, o in r.obs if o["kind"] == "sql_stop"]  # noqa: E731
-    r._status(B, 10, error, None, False)
+    r.observer._status(B, 10, error, None, False)
     assert stops() == [(10, "error")]
-    r._status(B, 20, error, None, False)  # still stopped: no new stop
+    r.observer._status(B, 20, error, None, False)  # still stopped: no new stop
     assert stops() == [(10, "error")]
-    r._sql_started.add(B)  # START SLAVE (what _statement does), then it stopped again before a sample
-    r._status(B, 30, error, None, False)
+    r.sql_started.add(B)  # START SLAVE (what _statement does), then it stopped again before a sample
+    r.observer._status(B, 30, error, None, False)
     assert stops() == [(10, "error"), (30, "error")]
 
 
@@ -535,14 +541,14 @@ def test_an_sql_thread_stopped_without_an_error_after_start_until_is_the_until_s
     r = R.Runner(_history([]))
     stopped = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No"}
     stops = lambda: [(o["t"], o["reason"]) for _, _, o in r.obs if o["kind"] == "sql_stop"]  # noqa: E731
-    r._status(B, 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
-    r._sql_started.add(B)
-    r._until.add(B)  # what _statement does for a START SLAVE ... UNTIL it started the thread with
-    r._status(B, 20, stopped, None, False)
-    r._status(B, 30, stopped, None, False)
+    r.observer._status(B, 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
+    r.sql_started.add(B)
+    r.until.add(B)  # what _statement does for a START SLAVE ... UNTIL it started the thread with
+    r.observer._status(B, 20, stopped, None, False)
+    r.observer._status(B, 30, stopped, None, False)
     assert stops() == [(20, "until")]
-    r._sql_started.add(B)  # started again without UNTIL: a stop is no longer the condition's
-    r._status(B, 40, stopped, None, False)
+    r.sql_started.add(B)  # started again without UNTIL: a stop is no longer the condition's
+    r.observer._status(B, 40, stopped, None, False)
     assert stops() == [(20, "until")]
 
 
@@ -574,9 +580,9 @@ def test_an_op_due_after_a_commit_waits_for_it_unless_its_node_may_wait_for_acks
     held = threading.Event()
     quick, slow = threading.Thread(target=lambda: None), threading.Thread(target=held.wait)
     quick.start(), slow.start()
-    r._in_flight["A"] = [(100, quick), (500, slow)]
-    r._await_commits({"at": 200, "op": "flush_logs", "node": "A"})  # after quick's end, before slow's
-    assert not quick.is_alive() and slow.is_alive() and r._in_flight["A"] == [(500, slow)]
+    r.ops._in_flight["A"] = [(100, quick), (500, slow)]
+    r.ops.await_commits({"at": 200, "op": "flush_logs", "node": "A"})  # after quick's end, before slow's
+    assert not quick.is_alive() and slow.is_alive() and r.ops._in_flight["A"] == [(500, slow)]
     held.set()
     slow.join()
     h = _history([{"at": 1, "op": "set_global", "node": "B", "variable": "rpl_semi_sync_master_enabled", "value": True}],
@@ -605,17 +611,17 @@ def test_an_op_due_after_a_commit_on_a_semi_sync_master_waits_until_it_returned_
     r.cluster = Cluster()
     t1, t2 = threading.Thread(target=held.wait), threading.Thread(target=held.wait)
     t1.start(), t2.start()
-    r._in_flight["A"] = [(100, t1), (500, t2)]
-    r._await_commits({"at": 200, "op": "crash", "node": "A"})  # after t1's planned end, before t2's
+    r.ops._in_flight["A"] = [(100, t1), (500, t2)]
+    r.ops.await_commits({"at": 200, "op": "crash", "node": "A"})  # after t1's planned end, before t2's
     assert Cluster.asked == 3 and t1.is_alive()  # it went on once the server showed t1 waiting
-    r._await_commits({"at": 300, "op": "stop_slave", "node": "B"})  # another node's op does not look
+    r.ops.await_commits({"at": 300, "op": "stop_slave", "node": "B"})  # another node's op does not look
     assert Cluster.asked == 3
-    r._await_commits({"at": 50, "op": "read", "node": "A"})  # due before both ends: nothing asked
+    r.ops.await_commits({"at": 50, "op": "read", "node": "A"})  # due before both ends: nothing asked
     assert Cluster.asked == 3
     held.set()
     t1.join(), t2.join()
-    r._await_commits({"at": 600, "op": "crash", "node": "A"})  # both returned: nothing to ask
-    assert Cluster.asked == 3 and r._in_flight["A"] == []
+    r.ops.await_commits({"at": 600, "op": "crash", "node": "A"})  # both returned: nothing to ask
+    assert Cluster.asked == 3 and r.ops._in_flight["A"] == []
 
 
 def test_an_op_waits_for_a_commit_planned_before_it_on_another_node():
@@ -634,9 +640,9 @@ def test_an_op_waits_for_a_commit_planned_before_it_on_another_node():
             return self.joined is None
     r = R.Runner(_history([]))
     t3, later = Session(), Session()
-    r._in_flight["B"] = [(400, t3), (900, later)]
-    r._await_commits({"at": 500, "op": "trx", "node": "A"})
-    assert t3.joined == R.COMMIT_WAIT_S and later.joined is None and r._in_flight["B"] == [(900, later)]
+    r.ops._in_flight["B"] = [(400, t3), (900, later)]
+    r.ops.await_commits({"at": 500, "op": "trx", "node": "A"})
+    assert t3.joined == OP.COMMIT_WAIT_S and later.joined is None and r.ops._in_flight["B"] == [(900, later)]
 
 
 def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_one_of_that_name():
@@ -658,7 +664,7 @@ def test_skipped_events_are_read_in_the_relay_log_the_note_names_not_an_older_on
     r.emit("log", "B", 25, level="Note", message="'SQL_SLAVE_SKIP_COUNTER=1' executed at relay_log_file='./relay.000002', "
            "relay_log_pos='256', master_log_name='bin.000001', master_log_pos='4', GTID '0-1-1'; and new position at "
            "relay_log_file='./relay.000002', relay_log_pos='715', master_log_name='bin.000001', master_log_pos='533', GTID '0-1-1'; ")
-    r._emit_skips()
+    r.collector._emit_skips()
     assert [(o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "skip"] == [("INCIDENT_EVENT", 658)]
 
 
@@ -682,7 +688,7 @@ def test_skipped_events_read_at_a_later_poll_than_the_note_are_found():
     relay(30, 715, "GTID_LOG_EVENT", "after_gap")
     r.emit("stmt", "B", 41, op="start_slave", errno=None, warning=None, message="", duration_us=1)  # purges again
     relay(45, 658, "INCIDENT_EVENT")  # the next life of relay.000002: not what the note passed over
-    r._emit_skips()
+    r.collector._emit_skips()
     assert [(o["t"], o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "skip"] == [(25, "INCIDENT_EVENT", 658)]
 
 
@@ -694,15 +700,15 @@ def test_a_stopped_sql_thread_passes_nothing_and_what_it_passed_comes_before_its
 
     r = R.Runner(_history([]))
     r.sources[B] = "A"
-    r._relay_event(B, 10, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))
-    r._relay_event(B, 10, "relay.000002", Event(615, 60, 1700000001, 26, 1, 533))  # an incident
+    r.observer._relay_event(B, 10, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))
+    r.observer._relay_event(B, 10, "relay.000002", Event(615, 60, 1700000001, 26, 1, 533))  # an incident
 
     def sample(t, running, errno=0):
-        r._status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": running, "Relay_Log_File": "relay.000002",
+        r.observer._status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": running, "Relay_Log_File": "relay.000002",
                            "Relay_Log_Pos": "615", "Last_SQL_Errno": str(errno), "Last_SQL_Error": "incident"}, None, False)
     sample(20, "Yes")
     sample(30, "No", 1590)
-    r._relay_event(B, 40, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))  # refetched
+    r.observer._relay_event(B, 40, "relay.000002", Event(256, 41, 0, 4, 1, 0, "Rotate to bin.000001  pos: 4"))  # refetched
     sample(50, "No", 1590)
     kinds = [(o["t"], o["kind"]) for _, _, o in r.obs if o["kind"] in ("apply", "sql_stop")]
     assert kinds == [(20, "apply"), (30, "sql_stop")]
@@ -732,14 +738,14 @@ def test_a_group_cut_in_transfer_stays_partial_in_the_relay_observations():
            ("relay.000003", Event(1166, 42, 1, 162, 1, 1268, "GTID 0-1-4 ddl", bytes(12) + b"\x01")),
            ("relay.000003", Event(1208, 80, 1, 2, 1, 1348, "", bytes(13) + b"rc\0CREATE TABLE rc.d5 (i INT)"))]
     for name, ev in log:
-        r._relay_event(B, 10, name, ev)
+        r.observer._relay_event(B, 10, name, ev)
     got = [(o["gtid"], o["idx"], o["last"]) for _, _, o in r.obs if o["kind"] == "relay" and o["gtid"]]
     assert got == [("0-1-2", i, i == 7) for i in range(8)] + [("0-1-3", 0, False), ("0-1-3", 1, False),
                                                                 ("0-1-4", 0, False), ("0-1-4", 1, True)]
     # The reconnect's events inside the copy are in no group and passed as such (the SQL thread's).
     assert [o["type"] for _, _, o in r.obs if o["kind"] == "relay" and not o["gtid"]] == [
         "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "GTID_LIST_EVENT", "ROTATE_EVENT"]
-    assert len(r._unapplied[B]) == 5
+    assert len(r.observer._unapplied[B]) == 5
 
 
 @pytest.mark.parametrize("parts, kept", [
@@ -754,7 +760,7 @@ def test_what_a_replica_committed_of_a_group_is_read_from_its_rows(parts, kept):
     a partial commit."""
     types = ["GTID_LOG_EVENT"] + ["ANNOTATE_ROWS_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT"] * 3 + ["XID_EVENT"]
     group = [{"type": t, "idx": i, "last": i == 10} for i, t in enumerate(types)]
-    committed = R._committed(group, parts)
+    committed = CO._committed(group, parts)
     assert [e["idx"] for e in committed] == kept
     obs = [{"t": 1, "kind": "apply", "node": "B", "trx": "t2", "gtid": "0-1-2", **e} for e in committed]
     header = {"schema": "replcheck.trace/1", "system": "mariadb:10.11", "topology": {"nodes": [{"id": "A"}, {"id": "B"}]}}
@@ -776,10 +782,10 @@ def test_cut_io_arms_the_replica_s_relay_and_records_where_it_cut():
 
     r = R.Runner(_history([]))
     r.proxies[B] = Relay()
-    r._cut_io({"at": 1, "op": "cut_io", "node": "B", "after_events": 3})
-    r._cut_io({"at": 1, "op": "cut_io", "node": "A", "after_events": 1, "then": "stop"})
+    r.faults.cut_io({"at": 1, "op": "cut_io", "node": "B", "after_events": 3})
+    r.faults.cut_io({"at": 1, "op": "cut_io", "node": "A", "after_events": 1, "then": "stop"})
     assert Relay.armed == [(3, "reconnect")]
-    r._io_cut("A", "B", Cut("reconnect", "bin.000001", 759, "0-1-2"))
+    r.faults.io_cut("A", "B", Cut("reconnect", "bin.000001", 759, "0-1-2"))
     got = [{k: v for k, v in o.items() if k != "t"} for _, _, o in r.obs]
     assert got == [{"kind": "error", "node": "A", "op": "cut_io", "errno": F.ER_BAD_SLAVE, "message": "not a replica"},
                    {"kind": "io_cut", "node": "B", "source": "A", "then": "reconnect", "master_log_file": "bin.000001",
@@ -835,13 +841,13 @@ def test_a_gtid_start_slave_with_both_threads_stopped_is_observed_as_the_relay_l
                                         (372, 41, 4, "Rotate to bin.000001  pos: 4", b""),  # in no group
                                         (413, 42, 162, "GTID 0-1-2 trans", bytes(13)), (455, 43, 23, "", stmt_end),
                                         (498, 31, 16, "", b"")]:  # t2, waiting for its delay
-        r._relay_event(B, 10, "relay.000001", Event(pos, size, 1_700_000_009, code, 1, pos + size, text, post))
-    r._statement({"at": 9_700_000, "op": "start_slave", "node": "B", **({"thread": thread} if thread else {})})
+        r.observer._relay_event(B, 10, "relay.000001", Event(pos, size, 1_700_000_009, code, 1, pos + size, text, post))
+    r.ops.statement({"at": 9_700_000, "op": "start_slave", "node": "B", **({"thread": thread} if thread else {})})
     seen = [(o["kind"], o.get("dropped"), o.get("reason")) for _, _, o in r.obs if o["kind"] in ("stmt", "relay_log_recovery", "parallel")]
     assert seen == [("stmt", None, None)] + ([("relay_log_recovery", dropped, "gtid")] if dropped else []) + [("parallel", None, None)]
     assert all(o["t"] == 9_856_423 for _, _, o in r.obs if o["kind"] != "relay")
     # What lay outside groups was thrown away with the relay log, not passed: no later sample executes it.
-    r._status(B, 10_000_000, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": "relay.000001",
+    r.observer._status(B, 10_000_000, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": "relay.000001",
                                 "Relay_Log_Pos": "900"}, None, False)
     assert [o["type"] for _, _, o in r.obs if o["kind"] == "apply"] == (["ROTATE_EVENT"] if dropped is None else [])
 
@@ -852,7 +858,7 @@ def test_a_commit_after_a_gtid_start_is_applied_from_the_copy_fetched_again():
     apply names the copy fetched again, not the one thrown away (which left the new copy unapplied:
     SBM.PENDING violated, an artefact)."""
     r = R.Runner(_history([]))
-    r.cluster = type("Down", (), {"sql": lambda self, node, statement: (_ for _ in ()).throw(R.HarnessError("down"))})()
+    r.cluster = type("Down", (), {"sql": lambda self, node, statement: (_ for _ in ()).throw(OP.HarnessError("down"))})()
     r.trx_names, r.gtid_of = ["after_gap"], {0: "0-1-3"}
     r.seen, r.seen_pos, r.seen_src = {("B", 0): 1_757_000}, {("B", 0): ("relay.000002", 949)}, {("B", 0): "A"}
     r.emit("binlog", "A", 900_000, type="GTID_LOG_EVENT", trx="after_gap", idx=0, last=False, gtid="0-1-3", server_id=1, when=1)
@@ -862,5 +868,5 @@ def test_a_commit_after_a_gtid_start_is_applied_from_the_copy_fetched_again():
             r.emit("relay", "B", t, type=typ, trx="after_gap", idx=idx, last=bool(idx), gtid="0-1-3", file="relay.000002",
                    pos=pos + 100 * idx)
     r.emit("relay_log_recovery", "B", 1_631_000, dropped=6, reason="gtid")
-    r._emit_applies()
+    r.collector._emit_applies()
     assert [(o["t"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"] == [(1_757_000, 715), (1_757_000, 815)]
