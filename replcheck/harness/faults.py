@@ -68,6 +68,17 @@ class Faults:
             self.run.sources[(node, None)] = op["master"]
         self.run.busy.discard(node)
 
+    def clock_step(self, op: dict) -> None:
+        """The node's clock steps by delta_us (scaled) from now on, as an NTP step or an operator's
+        `date -s` would: its offset file is rewritten (clock.py), under the node's lock so that no
+        sample reads the clock across the step."""
+        node = op["node"]
+        with self.run.node_locks[node]:
+            offset = self.run.clock_offsets[node] + op["delta_us"]
+            self.run.cluster.set_clock(node, offset)
+            self.run.clock_offsets[node] = offset
+        self.run.emit("clock_step", node, delta_us=op["delta_us"])
+
     def lose_acks(self, op: dict) -> None:
         if (op["node"], None) in self.run.proxies:  # else not a replica: nothing to lose, as in the models
             self.run.proxies[(op["node"], None)].lose(op["count"])

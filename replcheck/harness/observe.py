@@ -175,7 +175,7 @@ class Observer:
             return  # down or going down: nothing to see
         if len(results) != 10:
             return
-        t, t_vars = self.run.instant(results[0][1][0][0]), self.run.instant(results[9][1][0][3])
+        t, t_vars = self.run.instant(results[0][1][0][0], node), self.run.instant(results[9][1][0][3], node)
         prev = self.run.last_poll.get(node)
         if prev is not None:
             self.run.max_gap = max(self.run.max_gap, t_vars - prev)

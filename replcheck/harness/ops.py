@@ -45,10 +45,9 @@ RUNS: dict[str, str] = {
     "restart": "faults.restart", "show_slave_status": "ops.show_slave_status", "set_global": STATEMENT,
     "read": "ops.read", "lose_acks": "faults.lose_acks", "shutdown": "faults.shutdown", "failover": "ops.failover",
     "purge_binary_logs": STATEMENT, "cut_io": "faults.cut_io", "remove_state_file": "faults.remove_state_file",
-    "expect": "ops.expect", "start_all_slaves": STATEMENT, "stop_all_slaves": STATEMENT,
+    "expect": "ops.expect", "start_all_slaves": STATEMENT, "stop_all_slaves": STATEMENT, "clock_step": "faults.clock_step",
 }
 REFUSED: dict[str, str] = {
-    "clock_step": "a real server's clock cannot be stepped by the harness",
     "binlog_statement": "BINLOG statements would be SQL text taken from the History",
     "record_incident": "MariaDB has no statement that records an incident (only debug builds)",
     "cluster_gap": "there is no cluster behind the server to lose changes",
@@ -119,9 +118,8 @@ def check_supported(history: dict) -> None:
                 raise RunnerError(f"ops[{i}] (at {op['at']} µs): op {op['op']} in a topology with named connections "
                                   f"(multi-source) is not supported on a real server")
     for i, n in enumerate(history["header"]["topology"]["nodes"]):
-        for key in ("clock_offset_us", "relay_log_info"):
-            if n.get(key):
-                raise RunnerError(f"topology.nodes[{i}].{key}: not supported on a real server (node {n['id']})")
+        if n.get("relay_log_info"):
+            raise RunnerError(f"topology.nodes[{i}].relay_log_info: not supported on a real server (node {n['id']})")
         if n.get("commit_timestamps"):
             raise RunnerError(f"topology.nodes[{i}].commit_timestamps: MySQL 8.0's, not a MariaDB feature (node {n['id']})")
         if n.get("gtid_mode") is False:  # refused here, before any server starts, not by the cluster mid-run
@@ -224,7 +222,7 @@ class Ops:
                                         message=str(e).splitlines()[0])
             return
         # The server's clock: the client's start-up and exit are not the commit's.
-        start, t = self.run.instant(results[1][1][0][0]), self.run.instant(results[-2][1][0][0])
+        start, t = self.run.instant(results[1][1][0][0], node), self.run.instant(results[-2][1][0][0], node)
         before, after = dict(results[0][1]), dict(results[-1][1])
         gtid = results[-2][1][0][1]
         self.run.gtid_of[k] = gtid
@@ -321,7 +319,7 @@ class Ops:
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
                 results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
-                start, t = self.run.instant(results[0][1][0][0]), self.run.instant(results[-1][1][0][0])
+                start, t = self.run.instant(results[0][1][0][0], node), self.run.instant(results[-1][1][0][0], node)
                 errno, message = None, ""
                 warns = results[-2][1]
                 warning = _int(warns[0][1]) if warns else None

@@ -144,13 +144,18 @@ class Runner:
         self.proxies: dict[Link, ChannelProxy] = {}  # the relay on each channel
         self.repointed = False  # a failover moved a channel off its relay: acks no longer all seen
         self.acks_seen = False  # semi-sync in play: the relays report the acks
-        self.clock_queries: list[tuple[str, str, ClockExchange]] = []  # (source, replica, exchange), as relayed
+        # (source, replica, exchange in the replica's clock, its offset then in s), as relayed
+        self.clock_queries: list[tuple[str, str, ClockExchange, float]] = []
         self.seen_again: dict[tuple[str, int], list[int]] = {}  # on a multi-source replica: when each further copy of a row showed
         self.notes: list[str] = []
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
         self.downs: dict[str, list[int]] = {}  # node -> when each crash or shutdown of it ended
         self.semi_sync_masters = _semi_sync_masters(self.history)
+        # node -> its clock's offset (µs, scaled) now: the nodes whose clock is offset or stepped run on one of their own
+        stepped = {op["node"] for op in self.history["ops"] if op["op"] == "clock_step"}
+        self.clock_offsets = {n["id"]: n.get("clock_offset_us", 0) for n in topo["nodes"]
+                              if n.get("clock_offset_us") or n["id"] in stepped}
         self.read_seen: dict[tuple[str, int], int] = {}  # (node, trx) -> the first read op that saw its row
         self.sql_started: set[Link] = set()  # a START SLAVE started their SQL thread since their last sample
         self.until: set[Link] = set()  # their SQL thread runs under START SLAVE ... UNTIL
@@ -189,12 +194,15 @@ class Runner:
                 on_lost=lambda f, p, r=replica, s=source: self.notes.append(
                     f"lose_acks: the relay of {s}->{r} dropped {r}'s ack of ({f}, {p}) at {self.now()} µs"),
                 on_clock=lambda x, r=replica, s=source: self._clock_query(s, r, x),
-                on_cut=lambda x, k=link, s=source: self.faults.io_cut(s, k, x), late=link in late)
+                on_cut=lambda x, k=link, s=source: self.faults.io_cut(s, k, x), late=link in late,
+                # the replica's own clock: its IO thread takes clock_diff_with_master by it (clock.py)
+                clock=lambda r=replica: time.time() + self.clock_offsets.get(r, 0) / US)
         self.acks_seen = _semi_sync(self.history)
         try:
             # A connection's source is another for each of a replica's connections: (source, replica) names one relay.
             self.cluster = Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
-                                   verbose=self.verbose, routes={(self.sources[k], k[0]): p.port for k, p in self.proxies.items()})
+                                   verbose=self.verbose, routes={(self.sources[k], k[0]): p.port for k, p in self.proxies.items()},
+                                   clocks=dict(self.clock_offsets))
             with self.cluster:
                 self._run()
         finally:
@@ -243,12 +251,12 @@ class Runner:
         """The IO thread's clock query at a connect, as its relay passed it: what clock_diff_with_master
         it gives the replica. Kept until the run ends: the set-up's connects come before time 0 (at 0 then)."""
         with self.lock:
-            self.clock_queries.append((source, replica, x))
+            self.clock_queries.append((source, replica, x, self.clock_offsets.get(replica, 0) / US))
 
     def _emit_clock_queries(self) -> None:
-        at = lambda wall: max(0, round((wall - self.wall_t0) * US))  # noqa: E731
-        for source, replica, x in self.clock_queries:
-            self.emit("clock_query", replica, at(x.delivered), source=source, asked=at(x.asked), answered=at(x.answered),
+        for source, replica, x, offset in self.clock_queries:  # each time read on the replica's clock
+            asked, answered, delivered = (max(0, round((c - offset - self.wall_t0) * US)) for c in (x.asked, x.answered, x.delivered))
+            self.emit("clock_query", replica, delivered, source=source, asked=asked, answered=answered,
                       master_unix_timestamp=x.master_unix_timestamp, clock_diff_with_master=x.clock_diff_with_master,
                       held=x.late)
 
@@ -292,9 +300,11 @@ class Runner:
         part, method = RUNS[op["op"]].split(".")
         getattr(getattr(self, part), method)(op)
 
-    def instant(self, unix_time: str) -> int:
-        """A server's CLOCK reading as trace time (same machine, same clock)."""
-        return max(0, round((float(unix_time) - self.wall_t0) * US))
+    def instant(self, unix_time: str, node: str) -> int:
+        """A node's CLOCK reading as trace time: the machine's clock, less the offset the node's clock
+        runs at (clock.py). A reading taken across a step of it is off by the step: the steps are
+        made under the node's lock, which a sample holds, not a client's transaction."""
+        return max(0, round((float(unix_time) - self.wall_t0) * US) - self.clock_offsets.get(node, 0))
 
     def _header(self, version: str) -> dict:
         topo = copy.deepcopy(self.history["header"]["topology"])
@@ -302,7 +312,7 @@ class Runner:
             n.setdefault("server_id", i + 1)
             n["delay_rule"] = "wl344"
             n["commit_timestamps"] = False
-            n["clock_offset_us"] = 0
+            n.setdefault("clock_offset_us", 0)
         return {"schema": "replcheck.trace/1", "system": f"mariadb:{version}", "history": self.name,
                 "epoch_us": self.epoch_us, "resolution_us": max(self.max_gap, self.poll_us), "server_version": version,
                 "time_scale": self.scale, "unobserved": self._unobserved(), "topology": topo,

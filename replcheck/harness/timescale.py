@@ -80,6 +80,8 @@ def scaled_history(history: dict, scale: float, latency_allowance_us: int = LOOP
         if "delay" in c:
             c["delay"] = scale_delay(c["delay"], scale)
     for n in hdr["topology"]["nodes"]:
+        if n.get("clock_offset_us"):  # a clock an hour off stays as many History seconds off: scaled too
+            n["clock_offset_us"] = round(n["clock_offset_us"] * scale)
         var = n.get("variables", {})
         if O.SEMI_SYNC_TIMEOUT in var:
             var[O.SEMI_SYNC_TIMEOUT] = SCALE[O.MS](var[O.SEMI_SYNC_TIMEOUT], scale)
