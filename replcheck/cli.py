@@ -330,7 +330,7 @@ def _replay(args) -> int:
     systems.get(args.system)
     if args.out:
         outdir.check(args.out, outdir.REPLAY)
-    history = generate(args.seed, args.index, args.families)
+    history = generate(args.seed, args.index, args.families, args.target)
     htext = io.dumps_history(history)
     _, _, ttext = investigate.trace_of(history, args.system)
     if args.out:
@@ -467,6 +467,8 @@ def build_parser() -> Parser:
     s.add_argument("index", type=_natural)
     s.add_argument("--system", required=True)
     s.add_argument("--families", type=_families, help="the campaign's --families, if it had any")
+    s.add_argument("--target", type=_target, help="the campaign's --target, if it had any: generated for that server "
+                   "(e.g. server:mariadb-10.11), only what it can run")
     s.add_argument("--out", type=_file_name, help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
     s.set_defaults(fn=_replay)
 
@@ -531,6 +533,15 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not positive")
     return value
+
+
+def _target(text: str) -> str:
+    """A server the generator draws for (replcheck.targets)."""
+    from replcheck import targets
+    try:
+        return targets.get(text).name
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _families(text: str) -> tuple[str, ...]:

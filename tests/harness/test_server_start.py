@@ -115,3 +115,14 @@ def test_conform_exits_3_when_a_server_will_not_start(server, tmp_path, short_tm
     assert err[-1].endswith("unknown variable 'bogus-option-of-a-test=1'")
     kept = err[-1].partition("error log kept in ")[2].partition(")")[0]
     assert os.path.isfile(kept) and not (tmp_path / "out").exists()
+
+
+def test_a_targets_list_of_what_it_lacks_is_its_builds(server):
+    from replcheck import targets
+    from replcheck.spec import ROOT
+    t = next((t for t in targets.TARGETS.values() if t.major_minor == tuple(server.version_tuple[:2])), None)
+    if t is None:
+        pytest.skip(f"no target for MariaDB {server.version}")
+    schema = json.loads((ROOT / "schemas" / "history.schema.json").read_text())
+    names = set(schema["$defs"]["variables"]["properties"])
+    assert t.lacks == {n for n in names if n not in variables.of(server)}
