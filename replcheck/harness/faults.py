@@ -62,10 +62,11 @@ class Faults:
             self.run.io_error.pop(link, None)
         self.run.emit("restart", node, **({"init_rpl_role": role} if role != "MASTER" else {}))
         if op.get("master"):
+            self.run.sources[(node, None)] = op["master"]
+            self.run.add_relay((node, None))  # its channel runs through a relay too: cut_io, lose_acks, acks seen
             pos = c.rejoin(node, op["master"])
             self.run.emit("stmt", node, op="set_global", variable="gtid_slave_pos", value=pos, errno=None, message="")
             self.run.emit("stmt", node, op="change_master", master_host=op["master"], master_use_gtid="slave_pos", errno=None, message="")
-            self.run.sources[(node, None)] = op["master"]
         self.run.busy.discard(node)
 
     def clock_step(self, op: dict) -> None:
@@ -80,7 +81,7 @@ class Faults:
         self.run.emit("clock_step", node, delta_us=op["delta_us"])
 
     def lose_acks(self, op: dict) -> None:
-        if (op["node"], None) in self.run.proxies:  # else not a replica: nothing to lose, as in the models
+        if (op["node"], None) in self.run.sources:  # else not a replica (now): nothing to lose, as in the models
             self.run.proxies[(op["node"], None)].lose(op["count"])
 
     def cut_io(self, op: dict) -> None:
@@ -88,7 +89,7 @@ class Faults:
         groups (replcheck/harness/proxy.py); `_io_cut` records it when it falls."""
         node = op["node"]
         link = (node, op.get("connection") or None)
-        if link not in self.run.proxies:
+        if link not in self.run.sources:  # not a replica (now): a promoted one keeps its relay, unused
             self.run.emit("error", node, op="cut_io", errno=F.ER_BAD_SLAVE, message="not a replica")
             return
         self.run.proxies[link].cut(op["after_events"], op.get("then", "reconnect"))

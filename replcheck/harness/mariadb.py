@@ -925,6 +925,11 @@ class Cluster:
                 f"MASTER_USER={sql_quote(REPL_USER)}, MASTER_PASSWORD={sql_quote(self.repl_password)}, "
                 f"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
 
+    def route(self, source: str, replica: str, port: int) -> None:
+        """From now on, the channel source -> replica connects to this loopback port of the caller's
+        (its relay), as `routes` says for the channels at start: a failover or a rejoin keeps its relay."""
+        self._routes[(source, replica)] = port
+
     def rejoin(self, node: str, source: str) -> str:
         """A restarted server replicates from `source` as rpl_semi_sync_fail_over.test has the
         crashed primary rejoin: gtid_slave_pos from its own binlog, CHANGE MASTER TO by GTID, START

@@ -67,12 +67,6 @@ class Limit:
     message: str
 
 
-def _relay_after_failover(name: str, does: str) -> Limit:
-    """An op of the channel's relay (replcheck/harness/proxy.py) after a failover repointed it."""
-    return Limit(lambda op, ops: any(o["op"] == "failover" and o["at"] <= op["at"] for o in ops),
-                 f"op {name} after a failover is not supported: the relay that {does} sits on the replica's first channel")
-
-
 LIMITS: dict[str, tuple[Limit, ...]] = {
     "trx": (Limit(lambda op, ops: op.get("binlog_failure") == "write_error",
                   "op trx with binlog_failure write_error: a real binlog write error cannot be caused"),
@@ -90,8 +84,6 @@ LIMITS: dict[str, tuple[Limit, ...]] = {
                     "not the machine under it")),
     "restart": (Limit(lambda op, ops: bool(op.get("relay_log_recovery")),
                       "op restart with relay_log_recovery is not supported by the harness yet"),),
-    "lose_acks": (_relay_after_failover("lose_acks", "loses acks"),),
-    "cut_io": (_relay_after_failover("cut_io", "cuts the connection"),),
 }
 
 
@@ -430,13 +422,13 @@ class Ops:
         del self.run.sources[(node, None)]
         for link in [k for k, src in self.run.sources.items() if src == old]:
             r = link[0]  # unnamed: check_supported refuses failover in a topology with named connections
-            self.run.repointed |= link in self.run.proxies
+            self.run.sources[link] = node  # its relay connects to the new source from now on
+            c.route(node, r, self.run.proxies[link].port)
             if c.is_running(r):
                 st = c.show_slave_status(r)
                 with self.run.node_locks[r]:  # "Connecting" (to the dead source) is a running IO thread
                     c.repoint(r, node, io=st.get("Slave_IO_Running") != "No", sql=st.get("Slave_SQL_Running") == "Yes")
                 self.run.io_error.pop(link, None)
-            self.run.sources[link] = node
         self.run.emit("promoted", node, old=old)
         self.run.observer.poll(node, force=True)
 

@@ -142,7 +142,6 @@ class Runner:
         self.max_gap = 0
         self.cluster: Cluster | None = None
         self.proxies: dict[Link, ChannelProxy] = {}  # the relay on each channel
-        self.repointed = False  # a failover moved a channel off its relay: acks no longer all seen
         self.acks_seen = False  # semi-sync in play: the relays report the acks
         # (source, replica, exchange in the replica's clock, its offset then in s), as relayed
         self.clock_queries: list[tuple[str, str, ClockExchange, float]] = []
@@ -183,20 +182,8 @@ class Runner:
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
             options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
                         "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
-        late = {(c["replica"], c.get("connection")) for c in self.history["header"]["topology"].get("channels", [])
-                if c.get("clock_reply") == "next_second"}
-        for link, source in self.sources.items():
-            # Every channel (each connection of a multi-source replica): its clock query is steadied
-            # (or made late) whatever the History does, and a cut falls on its connection alone.
-            replica = link[0]
-            self.proxies[link] = ChannelProxy(
-                lambda s=source: self.cluster.port(s), on_ack=lambda f, p, r=replica, s=source: self._ack(s, r, f, p),
-                on_lost=lambda f, p, r=replica, s=source: self.notes.append(
-                    f"lose_acks: the relay of {s}->{r} dropped {r}'s ack of ({f}, {p}) at {self.now()} µs"),
-                on_clock=lambda x, r=replica, s=source: self._clock_query(s, r, x),
-                on_cut=lambda x, k=link, s=source: self.faults.io_cut(s, k, x), late=link in late,
-                # the replica's own clock: its IO thread takes clock_diff_with_master by it (clock.py)
-                clock=lambda r=replica: time.time() + self.clock_offsets.get(r, 0) / US)
+        for link in self.sources:
+            self.add_relay(link)
         self.acks_seen = _semi_sync(self.history)
         try:
             # A connection's source is another for each of a replica's connections: (source, replica) names one relay.
@@ -242,10 +229,33 @@ class Runner:
         self.collector.collect_binlogs()
         self.collector.emit_data(self.now())
 
-    def _ack(self, source: str, replica: str, file: str, pos: int) -> None:
+    def add_relay(self, link: Link) -> ChannelProxy:
+        """The channel's relay (proxy.py): every channel runs through one (each connection of a
+        multi-source replica), so its clock query is steadied (or made late) whatever the History does,
+        a cut falls on its connection alone and its acks are seen. It connects to the channel's source
+        at each connect: a failover or a rejoin that repoints the channel keeps it (Cluster.route)."""
+        replica = link[0]
+        if link in self.proxies:  # a promoted replica rejoining: its relay of before
+            self.cluster.route(self.sources[link], replica, self.proxies[link].port)
+            return self.proxies[link]
+        late = any(c["replica"] == replica and c.get("connection") == link[1] and c.get("clock_reply") == "next_second"
+                   for c in self.history["header"]["topology"].get("channels", []))
+        self.proxies[link] = proxy = ChannelProxy(
+            lambda: self.cluster.port(self.sources[link]), on_ack=lambda f, p: self._ack(link, f, p),
+            on_lost=lambda f, p: self.notes.append(
+                f"lose_acks: the relay of {self.sources.get(link)}->{replica} dropped {replica}'s ack of ({f}, {p}) at {self.now()} µs"),
+            on_clock=lambda x: self._clock_query(self.sources.get(link), replica, x),
+            on_cut=lambda x: self.faults.io_cut(self.sources.get(link), link, x), late=late,
+            # the replica's own clock: its IO thread takes clock_diff_with_master by it (clock.py)
+            clock=lambda: time.time() + self.clock_offsets.get(replica, 0) / US)
+        if self.cluster is not None:
+            self.cluster.route(self.sources[link], replica, proxy.port)
+        return proxy
+
+    def _ack(self, link: Link, file: str, pos: int) -> None:
         """An ack on its way to the source (the relay forwarded it): the source has it no earlier."""
         if self.t0:  # not the acks of the set-up, before time 0
-            self.emit("ack", source, replica=replica, file=file, pos=pos)
+            self.emit("ack", self.sources.get(link), replica=link[0], file=file, pos=pos)
 
     def _clock_query(self, source: str, replica: str, x: ClockExchange) -> None:
         """The IO thread's clock query at a connect, as its relay passed it: what clock_diff_with_master
@@ -322,9 +332,9 @@ class Runner:
         return [g for logs in self.relay_logs.values() for g in logs.gaps]
 
     def _unobserved(self) -> list[str]:
-        """Acks are seen when every channel ran through its relay all along (each has one, or none
-        does); relay-log writes when every relay log was read whole."""
-        return [k for k in UNOBSERVED if (k != "ack" or not self.acks_seen or self.repointed)
+        """Acks are seen when semi-sync is in play (every channel runs through its relay all along, a
+        repointed one too); relay-log writes when every relay log was read whole."""
+        return [k for k in UNOBSERVED if (k != "ack" or not self.acks_seen)
                 and (k != "relay" or self._relay_gaps())]
 
     def _notes(self) -> list[str]:
@@ -336,8 +346,6 @@ class Runner:
         if self.acks_seen:
             notes.append("semi-sync: an ack is observed when the channel's relay passed it on, so the source processed "
                          "it no earlier")
-        if self.repointed:
-            notes.append("failover: repointed channels bypass the relay, so acks after it are not observed")
         notes += [f"relay not observed: {g}" for g in self._relay_gaps()]
         if self.slipped:
             i, slip = self.slipped[-1]
