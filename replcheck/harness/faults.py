@@ -53,7 +53,14 @@ class Faults:
         role = op.get("init_rpl_role", "MASTER")
         # --init-rpl-role=SLAVE: recovery truncates what the crash left in doubt (MDEV-21117, log.cc
         # Recovery_context); the role is validated by the History schema (MASTER or SLAVE).
-        c.restart(node, [f"--init-rpl-role={role}"] if role != "MASTER" else [])
+        # relay_log_recovery: the relay logs are thrown away at start and the IO thread fetches again
+        # from the SQL thread's place (MariaDB init_recovery, sql/rpl_rli.cc; by GTID, gtid_slave_pos).
+        # What was not applied is what lay past the SQL thread's place at its last sample (the crash
+        # polls the node just before it).
+        recovery = bool(op.get("relay_log_recovery"))
+        befores = {link: self.run.observer.last_status(link) for link in links_of(self.run.sources, node)} if recovery else {}
+        c.restart(node, ([f"--init-rpl-role={role}"] if role != "MASTER" else [])
+                  + (["--relay-log-recovery=1"] if recovery else []))
         path = c.error_log(node)
         self.run.log_offsets[node] = min(self.run.log_offsets.get(node, 0), os.path.getsize(path))
         if op.get("start_slave") is False and links_of(self.run.sources, node):
@@ -61,6 +68,8 @@ class Faults:
         for link in links_of(self.run.sources, node):
             self.run.io_error.pop(link, None)
         self.run.emit("restart", node, **({"init_rpl_role": role} if role != "MASTER" else {}))
+        for link, before in befores.items():
+            self.run.observer.relay_purged(link, self.run.now(), before, reason="relay_log_recovery")
         if op.get("master"):
             self.run.sources[(node, None)] = op["master"]
             self.run.add_relay((node, None))  # its channel runs through a relay too: cut_io, lose_acks, acks seen

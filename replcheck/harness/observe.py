@@ -233,19 +233,24 @@ class Observer:
         except HarnessError:
             return {}
 
-    def relay_purged(self, link: Link, t: int, before: dict) -> None:
-        """A START SLAVE threw the relay logs away (_gtid_start_purges): the model's observation of
-        it, with what the SQL thread had not passed (the events relayed at or after its place then,
-        the latest relay log's: names start again at each purge). What lay there outside groups
-        was discarded, not executed: no later sample passes it."""
+    def last_status(self, link: Link) -> dict:
+        """The channel's last SHOW SLAVE STATUS sample ({} before any)."""
+        return dict(self._last_status.get(link) or {})
+
+    def relay_purged(self, link: Link, t: int, before: dict, reason: str = "gtid") -> None:
+        """A START SLAVE threw the relay logs away (_gtid_start_purges), or a start with
+        relay_log_recovery did (reason relay_log_recovery): the model's observation of it, with what
+        the SQL thread had not passed (the events relayed at or after its place then, the latest
+        relay log's: names start again at each purge). What lay there outside groups was discarded,
+        not executed: no later sample passes it."""
         place = (os.path.basename(before.get("Relay_Log_File") or ""), _int(before.get("Relay_Log_Pos")) or 0)
         relayed = self._relayed.get(link, [])
         dropped = 0
         while dropped < len(relayed) and (relayed[-1 - dropped]["file"], relayed[-1 - dropped]["pos"]) >= place:
             dropped += 1
         self._unapplied.pop(link, None)
-        if dropped:  # as the models emit it: only where something unapplied was thrown away
-            self.run.emit("relay_log_recovery", link[0], t, dropped=dropped, reason="gtid", **MS.tagged(link[1]))
+        if dropped or reason != "gtid":  # as the models emit it: a GTID start's only where it threw something away
+            self.run.emit("relay_log_recovery", link[0], t, dropped=dropped, reason=reason, **MS.tagged(link[1]))
 
     def relay_links(self, node: str) -> list[Link]:
         """The node's channels whose relay logs are read: its channels now, and one it had before a

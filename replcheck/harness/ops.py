@@ -82,8 +82,6 @@ LIMITS: dict[str, tuple[Limit, ...]] = {
               Limit(lambda op, ops: op.get("kind") == "machine",
                     "op crash of kind machine is not supported: the harness can kill the server process (kill -9), "
                     "not the machine under it")),
-    "restart": (Limit(lambda op, ops: bool(op.get("relay_log_recovery")),
-                      "op restart with relay_log_recovery is not supported by the harness yet"),),
 }
 
 
