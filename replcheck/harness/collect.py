@@ -98,12 +98,17 @@ class Collector:
                 if any(x is not None for x in bounds):
                     at[(node, g)] = min(x for x in bounds if x is not None)
         for node, events in logs.items():
-            failed = sorted(t for k, (t, errno) in self.run.returned.items()  # where incidents come from, in order
-                            if errno == ER_STMT_CACHE_FULL and self.run.origin_of[k] == node)
+            # where incidents come from, in order: failing transactions, record_incident's statements (s)
+            failed = sorted([(t, None) for k, (t, errno) in self.run.returned.items()
+                             if errno == ER_STMT_CACHE_FULL and self.run.origin_of[k] == node]
+                            + [(s["t"], s) for s in self.run.incidents.get(node, [])], key=lambda x: x[0])
             times: list[int | None] = []
             for ev in events:
                 if ev["type"] == "INCIDENT_EVENT":  # written by the failing statement before it returned
-                    times.append(failed.pop(0) if failed else None)
+                    t, stmt = failed.pop(0) if failed else (None, None)
+                    if stmt is not None:
+                        stmt["message"] = ev.get("message", "")
+                    times.append(t)
                 elif ev["idx"] == 0:
                     times.append(at.get((node, ev["gtid"])) if ev["gtid"] else None)
                 else:

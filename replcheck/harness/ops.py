@@ -11,7 +11,7 @@ from replcheck.harness import variables
 from replcheck.harness.mariadb import HarnessError, ServerBinaries, SqlError, sql_quote
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, _executed_all_read,
                                        _gtid_start_purges, _int, links_of)
-from replcheck.harness.statements import RunnerError, admin_statement, trx_statement
+from replcheck.harness.statements import RunnerError, admin_statement, incident_statement, trx_statement
 from replcheck.harness.timescale import DEFAULT_EPOCH_US
 from replcheck.model import filter as FL
 from replcheck.model import multisource as MS
@@ -46,10 +46,10 @@ RUNS: dict[str, str] = {
     "read": "ops.read", "lose_acks": "faults.lose_acks", "shutdown": "faults.shutdown", "failover": "ops.failover",
     "purge_binary_logs": STATEMENT, "cut_io": "faults.cut_io", "remove_state_file": "faults.remove_state_file",
     "expect": "ops.expect", "start_all_slaves": STATEMENT, "stop_all_slaves": STATEMENT, "clock_step": "faults.clock_step",
+    "record_incident": "ops.record_incident",
 }
 REFUSED: dict[str, str] = {
     "binlog_statement": "BINLOG statements would be SQL text taken from the History",
-    "record_incident": "MariaDB has no statement that records an incident (only debug builds)",
     "cluster_gap": "there is no cluster behind the server to lose changes",
     "show_master_status": "the harness reads SHOW MASTER STATUS only to elect a failover's replica",
     "show_binlog_info": "SHOW BINLOG INFO FOR is a statement of the --rpl-hierarchical patch, not of MariaDB",
@@ -77,6 +77,9 @@ LIMITS: dict[str, tuple[Limit, ...]] = {
                                                                   "master_user", "master_use_gtid")),
                             "op change_master to a new source, place or user is not supported by the harness yet: it "
                             "changes MASTER_DELAY only"),),
+    "record_incident": (Limit(lambda op, ops: op["code"] != 1 or op.get("via", "binlog") != "binlog",
+                              "op record_incident other than LOST_EVENTS (code 1) in the binlog: a release build records "
+                              "only that one, when a statement's changes cannot be binlogged"),),
     "crash": (Limit(lambda op, ops: bool(op.get("point")),
                     "op crash with a crash point is not supported: a release server has none to arm"),
               Limit(lambda op, ops: op.get("kind") == "machine",
@@ -292,6 +295,27 @@ class Ops:
 
     def _shows_rows(self, node: str, op: dict) -> list[str]:
         return sorted(self.run.trx_names[k] for k, n in self.run.observer.present(node).items() for _ in range(n) if k < len(self.run.trx_names))
+
+    def record_incident(self, op: dict) -> None:
+        """An incident LOST_EVENTS, recorded by a statement that really causes one (incident_statement):
+        observed as the model's statement, with the error the client got."""
+        node = op["node"]
+        n = sum(map(len, self.run.incidents.values()))
+        start = self.run.now()
+        try:
+            self.run.cluster.sql(node, incident_statement(n))
+            errno, message = None, ""
+        except SqlError as e:
+            errno, message = e.errno, e.message
+        except HarnessError as e:  # the server went away under it
+            errno, message = CR_SERVER_LOST, str(e).splitlines()[0]
+        t = self.run.now()
+        # The message is the server's own (Collector sets it from the incident found in the binlog):
+        # a release build records no message of the History's; asked_message keeps it. The incident
+        # is placed at the instant it returned, after it (Runner's order), as the models have it.
+        o = self.run.emit("stmt", node, t, op="record_incident", via="binlog", code=op["code"], message="",
+                          asked_message=op.get("message", ""), errno=errno, error=message, duration_us=max(0, t - start))
+        self.run.incidents.setdefault(node, []).append(o)
 
     def statement(self, op: dict) -> None:
         node, kind = op["node"], op["op"]

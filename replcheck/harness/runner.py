@@ -84,7 +84,9 @@ SEMI_SYNC = re.compile(r"^rpl_semi_sync_")
 SCHEMA = ("CREATE DATABASE rc; "
           # No primary or unique key: a transaction applied twice shows as two rows, not as an error.
           "CREATE TABLE rc.r (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', KEY (k)) ENGINE=InnoDB; "
-          "CREATE TABLE rc.m (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', KEY (k)) ENGINE=MyISAM")
+          "CREATE TABLE rc.m (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', KEY (k)) ENGINE=MyISAM; "
+          # What a recorded incident's statement writes (statements.incident_statement): no transaction's rows.
+          "CREATE TABLE rc.x (k INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '') ENGINE=MyISAM")
 
 
 # An op that starts later than this past its time (a slow statement before it, a loaded machine)
@@ -150,6 +152,7 @@ class Runner:
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
         self.downs: dict[str, list[int]] = {}  # node -> when each crash or shutdown of it ended
+        self.incidents: dict[str, list[dict]] = {}  # node -> each record_incident's statement observation
         self.semi_sync_masters = _semi_sync_masters(self.history)
         # node -> its clock's offset (µs, scaled) now: the nodes whose clock is offset or stepped run on one of their own
         stepped = {op["node"] for op in self.history["ops"] if op["op"] == "clock_step"}
@@ -178,7 +181,8 @@ class Runner:
         check_server(self.original, server)
         self.binlog_tool = server.binlog
         options = []
-        if any(op["op"] == "trx" and op.get("binlog_failure") == "cache_overflow" for op in self.history["ops"]):
+        if any(op["op"] == "record_incident" or (op["op"] == "trx" and op.get("binlog_failure") == "cache_overflow")
+               for op in self.history["ops"]):
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
             options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
                         "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
@@ -355,9 +359,12 @@ class Runner:
         return notes + self.notes
 
     def _ordered(self) -> list[dict]:
-        """Time order; within one instant what happened before the samples that saw it."""
+        """Time order; within one instant what happened before the samples that saw it, and a
+        record_incident's statement before the incident it wrote."""
+        def order(o: dict) -> int:
+            return -1 if o["kind"] == "stmt" and o.get("op") == "record_incident" else ORDER.get(o["kind"], 3)
         with self.lock:
-            return [o for _, _, o in sorted(self.obs, key=lambda x: (x[0], ORDER.get(x[2]["kind"], 3), x[1]))]
+            return [o for _, _, o in sorted(self.obs, key=lambda x: (x[0], order(x[2]), x[1]))]
 
 
 

@@ -150,6 +150,18 @@ def set_global_statement(op: dict, epoch_us: int | None) -> str:
     return f"{named}SET GLOBAL {name} = {sql_value(op['value'])}"
 
 
+def incident_statement(n: int) -> str:
+    """A record_incident op's statement, the way MariaDB's own tests make an incident on a release
+    build (mysql-test/suite/rpl/include/rpl_binlog_max_cache_size.test): one multi-row statement on a
+    non-transactional table that overflows max_binlog_stmt_cache_size (the run sets it small). Its
+    changes cannot be binlogged and stay: it fails with ER_STMT_CACHE_FULL and the binlog gets an
+    Incident event LOST_EVENTS in their place (sql/log.cc, binlog_cache_data overflow ->
+    write_incident). `n`: the statement's number, its rows' k (in rc.x, which no transaction reads)."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RunnerError(f"incident number {n!r} is not an integer")
+    return "INSERT INTO rc.x (k, pad) VALUES " + ", ".join(f"({n}, REPEAT('x', 200))" for _ in range(OVERFLOW_ROWS))
+
+
 def trx_statement(op: dict, k: int, origin_port: int) -> str:
     """The client transaction of a trx op, as one session's statements. `k` is the transaction's
     number (its rows carry it); the History's name for it never reaches SQL."""

@@ -39,7 +39,7 @@ def _history(ops, channels=({"source": "A", "replica": "B", "delay": 20},), node
 
 @pytest.mark.parametrize("op", [
     {"at": 5, "op": "cluster_gap", "node": "A", "cause": "server_crash", "trxs": ["x"]},
-    {"at": 5, "op": "record_incident", "node": "A", "code": 1},
+    {"at": 5, "op": "show_binlog_info", "node": "A"},
     {"at": 5, "op": "binlog_statement", "node": "A", "event_types": ["FORMAT_DESCRIPTION_EVENT"]},
 ])
 def test_unsupported_ops_are_refused_naming_the_op(op):
@@ -59,6 +59,9 @@ def test_what_a_real_server_cannot_do_is_refused():
         R.check_supported(_history([{"at": 1, "op": "crash", "node": "A", "kind": "machine"}]))
     R.check_supported(_history([{"at": 1, "op": "crash", "node": "A", "kind": "process"}]))  # kill -9
     R.check_supported(_history([{"at": 1, "op": "restart", "node": "B", "relay_log_recovery": True}]))  # --relay-log-recovery
+    R.check_supported(_history([{"at": 1, "op": "record_incident", "node": "A", "code": 1}]))  # a statement cache overflow
+    with pytest.raises(R.RunnerError, match="other than LOST_EVENTS"):
+        R.check_supported(_history([{"at": 1, "op": "record_incident", "node": "A", "code": 9}]))
     with pytest.raises(R.RunnerError, match="write_error"):
         R.check_supported(_history([{"at": 1, "op": "trx", "node": "A", "trx": "x", "binlog_failure": "write_error"}]))
     R.check_supported(_history([{"at": 1, "op": "clock_step", "node": "B", "delta_us": -5}],
