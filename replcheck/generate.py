@@ -138,7 +138,8 @@ def generate(seed: int, index: int, families: tuple[str, ...] | None = None, tar
 
 def _for_target(target: targets.Target, family: Family, rng: Rng, seed: int, index: int) -> dict:
     """The family's History for a server: its topology without the variables the server lacks (the
-    other server's names, which a server reads none of), drawn again while the server refuses it;
+    other server's names, which a server reads none of) and the settings of another design it has
+    none of (Target.drops), drawn again while the server refuses it;
     each step drawn again, among those left, while the server refuses what it added (the History
     as it was before the step is kept). Named after its target: another History than the models'."""
     b = Builder(f"gen-{family.name}-{seed}-{index}-{target.name.partition(':')[2]}", family.tail_us)
@@ -148,6 +149,8 @@ def _for_target(target: targets.Target, family: Family, rng: Rng, seed: int, ind
         b.now = 0
         family.topology(b, rng)
         for n in b.header["topology"]["nodes"]:
+            for key in target.drops:
+                n.pop(key, None)
             if n.get("variables"):
                 n["variables"] = {k: v for k, v in n["variables"].items() if k not in target.lacks}
         if target.refusal(b.history()) is None:

@@ -19,6 +19,9 @@ class Target:
     # The History schema's variables this server does not have (a start with one fails, a SET
     # GLOBAL of one is refused): read from the build's `mariadbd --verbose --help`.
     lacks: frozenset[str]
+    # Node settings of another server's design it runs the topology without (MySQL's with the
+    # --rpl-hierarchical patch: global group IDs; a MariaDB server has none of them)
+    drops: tuple[str, ...] = ()
 
     def refusal(self, history: dict) -> str | None:
         """Why this server cannot run the History (the harness's refusals, a variable it lacks, a
@@ -41,7 +44,8 @@ class Target:
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("server:mariadb-10.11", "MariaDB 10.11", (10, 11),
            frozenset({"replica_parallel_workers", "replica_preserve_commit_order",
-                      "rpl_semi_sync_master_wait_for_slave_count"})),
+                      "rpl_semi_sync_master_wait_for_slave_count"}),
+           ("rpl_hierarchical", "rpl_transaction_enabled")),
 )}
 
 

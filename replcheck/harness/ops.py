@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from replcheck.harness import variables
-from replcheck.harness.mariadb import HarnessError, ServerBinaries, SqlError, sql_quote
+from replcheck.harness.mariadb import HarnessError, ServerBinaries, SqlError, Topology, TopologyError, sql_quote
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, _executed_all_read,
                                        _gtid_start_purges, _int, links_of)
 from replcheck.harness.statements import RunnerError, admin_statement, incident_statement, trx_statement
@@ -103,6 +103,12 @@ def check_supported(history: dict) -> None:
                 admin_statement(op, DEFAULT_EPOCH_US)
             except RunnerError as e:
                 raise RunnerError(f"{where}: {e}") from None
+    topology = history["header"]["topology"]
+    try:  # the fields the Cluster cannot honour, refused now rather than when it starts (latencies: timescale's)
+        Topology.from_history({**topology, "channels": [{k: v for k, v in c.items() if k != "latency_us"}
+                                                        for c in topology.get("channels", [])]})
+    except TopologyError as e:
+        raise RunnerError(str(e)) from None
     if any("connection" in c for c in history["header"]["topology"].get("channels", [])):
         # Failover and rejoin repoint a replica's one channel (Cluster.repoint, rejoin): with named
         # connections in the topology which one they mean is the History's to say, and no op says it.
