@@ -103,12 +103,6 @@ def check_supported(history: dict) -> None:
                 admin_statement(op, DEFAULT_EPOCH_US)
             except RunnerError as e:
                 raise RunnerError(f"{where}: {e}") from None
-    topology = history["header"]["topology"]
-    try:  # the fields the Cluster cannot honour, refused now rather than when it starts (latencies: timescale's)
-        Topology.from_history({**topology, "channels": [{k: v for k, v in c.items() if k != "latency_us"}
-                                                        for c in topology.get("channels", [])]})
-    except TopologyError as e:
-        raise RunnerError(str(e)) from None
     if any("connection" in c for c in history["header"]["topology"].get("channels", [])):
         # Failover and rejoin repoint a replica's one channel (Cluster.repoint, rejoin): with named
         # connections in the topology which one they mean is the History's to say, and no op says it.
@@ -124,7 +118,12 @@ def check_supported(history: dict) -> None:
         if n.get("gtid_mode") is False:  # refused here, before any server starts, not by the cluster mid-run
             raise RunnerError(f"topology.nodes[{i}].gtid_mode: off is not supported on a real server: the harness's "
                               f"channels all replicate by GTID (node {n['id']})")
-
+    topology = history["header"]["topology"]
+    try:  # the fields the Cluster cannot honour, refused now rather than when it starts (latencies: timescale's)
+        Topology.from_history({**topology, "channels": [{k: v for k, v in c.items() if k != "latency_us"}
+                                                        for c in topology.get("channels", [])]})
+    except TopologyError as e:
+        raise RunnerError(str(e)) from None
 
 
 def check_server(history: dict, server: ServerBinaries) -> None:
