@@ -37,7 +37,7 @@ GTID_IN_INFO = re.compile(r"\b\d+-\d+-\d+\b")
 
 
 # The text of a statement trx_statement built, in a binlog event: the transaction's number.
-OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
+OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad(?:, u)?\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
 
 
 class Collector:

@@ -11,7 +11,8 @@ from replcheck.harness import variables
 from replcheck.harness.mariadb import HarnessError, ServerBinaries, SqlError, Topology, TopologyError, sql_quote
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, _executed_all_read,
                                        _gtid_start_purges, _int, links_of)
-from replcheck.harness.statements import RunnerError, admin_statement, incident_statement, trx_statement
+from replcheck.harness.statements import (ER_BAD_NULL, ER_BAD_TABLE, ER_DUP_ENTRY, RunnerError, admin_statement,
+                                          incident_statement, trx_statement)
 from replcheck.harness.timescale import DEFAULT_EPOCH_US
 from replcheck.model import filter as FL
 from replcheck.model import multisource as MS
@@ -46,12 +47,11 @@ RUNS: dict[str, str] = {
     "read": "ops.read", "lose_acks": "faults.lose_acks", "shutdown": "faults.shutdown", "failover": "ops.failover",
     "purge_binary_logs": STATEMENT, "cut_io": "faults.cut_io", "remove_state_file": "faults.remove_state_file",
     "expect": "ops.expect", "start_all_slaves": STATEMENT, "stop_all_slaves": STATEMENT, "clock_step": "faults.clock_step",
-    "record_incident": "ops.record_incident",
+    "record_incident": "ops.record_incident", "show_master_status": "ops.show_master_status",
 }
 REFUSED: dict[str, str] = {
     "binlog_statement": "BINLOG statements would be SQL text taken from the History",
     "cluster_gap": "there is no cluster behind the server to lose changes",
-    "show_master_status": "the harness reads SHOW MASTER STATUS only to elect a failover's replica",
     "show_binlog_info": "SHOW BINLOG INFO FOR is a statement of the --rpl-hierarchical patch, not of MariaDB",
     "set_binlog_group_id": "SET BINLOG_GROUP_ID is a statement of the --rpl-hierarchical patch, not of MariaDB",
     "restore": "a server rebuilt from a backup needs SET BINLOG_GROUP_ID (the --rpl-hierarchical patch)",
@@ -70,9 +70,10 @@ class Limit:
 LIMITS: dict[str, tuple[Limit, ...]] = {
     "trx": (Limit(lambda op, ops: op.get("binlog_failure") == "write_error",
                   "op trx with binlog_failure write_error: a real binlog write error cannot be caused"),
-            Limit(lambda op, ops: "error" in op and (op["error"]["errno"] != 1048 or op.get("ddl")
-                                                     or len(op.get("statements") or [{}]) > 1),
-                  "op trx with error: the harness makes only a one-statement INSERT fail, with ER_BAD_NULL_ERROR (1048)")),
+            Limit(lambda op, ops: "error" in op and not _failing_statement_made(op),
+                  "op trx with error: the harness makes a one-statement INSERT fail with ER_BAD_NULL_ERROR (1048) or "
+                  "ER_DUP_ENTRY (1062), before or after its first row, and a DDL fail with ER_BAD_TABLE_ERROR (1051) "
+                  "before any change")),
     "change_master": (Limit(lambda op, ops: any(k in op for k in ("master_host", "master_log_file", "connect_using_group_id",
                                                                   "master_user", "master_use_gtid")),
                             "op change_master to a new source, place or user is not supported by the harness yet: it "
@@ -86,6 +87,14 @@ LIMITS: dict[str, tuple[Limit, ...]] = {
                     "op crash of kind machine is not supported: the harness can kill the server process (kill -9), "
                     "not the machine under it")),
 }
+
+
+def _failing_statement_made(op: dict) -> bool:
+    """The failing statements statements.trx_statement makes (a DDL's part done, as DROP TABLE of a
+    table that exists and one that does not, needs the table on every node first: not made)."""
+    if op.get("ddl"):
+        return op["error"]["errno"] == ER_BAD_TABLE and not op["error"].get("after_changes")
+    return op["error"]["errno"] in (ER_BAD_NULL, ER_DUP_ENTRY) and len(op.get("statements") or [{}]) == 1
 
 
 def check_supported(history: dict) -> None:
@@ -300,6 +309,18 @@ class Ops:
 
     def _shows_rows(self, node: str, op: dict) -> list[str]:
         return sorted(self.run.trx_names[k] for k, n in self.run.observer.present(node).items() for _ in range(n) if k < len(self.run.trx_names))
+
+    def show_master_status(self, op: dict) -> None:
+        """SHOW MASTER STATUS as a client sees it: the binlog file and position it writes at (the
+        model's master_status); nothing from a server that is down or logs no binlog."""
+        node = op["node"]
+        try:
+            cols, rows = self.run.cluster.query(node, "SHOW MASTER STATUS")
+        except (HarnessError, SqlError):
+            return
+        if rows:
+            shown = dict(zip(cols, rows[0]))
+            self.run.emit("master_status", node, File=shown["File"], Position=_int(shown["Position"]) or 0)
 
     def record_incident(self, op: dict) -> None:
         """An incident LOST_EVENTS, recorded by a statement that really causes one (incident_statement):

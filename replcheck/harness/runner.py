@@ -58,7 +58,7 @@ from replcheck.harness.observe import Link, Observer
 from replcheck.harness.ops import RUNS, Ops, check_server, check_supported
 from replcheck.harness.proxy import ChannelProxy, ClockExchange
 from replcheck.harness.relaylog import RelayLogs
-from replcheck.harness.statements import RunnerError, admin_statement, trx_statement
+from replcheck.harness.statements import SENTINEL, RunnerError, admin_statement, trx_statement
 from replcheck.harness.timescale import DEFAULT_EPOCH_US, largest_scale, scale_for, scaled_history
 from replcheck.model import filter as FL
 from replcheck.model import ops as O
@@ -82,9 +82,13 @@ SEMI_SYNC = re.compile(r"^rpl_semi_sync_")
 
 
 SCHEMA = ("CREATE DATABASE rc; "
-          # No primary or unique key: a transaction applied twice shows as two rows, not as an error.
-          "CREATE TABLE rc.r (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', KEY (k)) ENGINE=InnoDB; "
-          "CREATE TABLE rc.m (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', KEY (k)) ENGINE=MyISAM; "
+          # No primary key: a transaction applied twice shows as two rows, not as an error. u is unique but
+          # NULL in every transaction's row: only a row with the sentinel's u collides (ER_DUP_ENTRY).
+          "CREATE TABLE rc.r (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', u INT NULL, "
+          "KEY (k), UNIQUE KEY (u)) ENGINE=InnoDB; "
+          "CREATE TABLE rc.m (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', u INT NULL, "
+          "KEY (k), UNIQUE KEY (u)) ENGINE=MyISAM; "
+          f"INSERT INTO rc.r VALUES (-1, -1, '', {SENTINEL}); INSERT INTO rc.m VALUES (-1, -1, '', {SENTINEL}); "
           # What a recorded incident's statement writes (statements.incident_statement): no transaction's rows.
           "CREATE TABLE rc.x (k INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '') ENGINE=MyISAM")
 

@@ -23,6 +23,8 @@ LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 # Rows one statement writes to overflow a binlog cache of a few KiB (the History sets the size).
 OVERFLOW_ROWS = 64
+ER_BAD_NULL, ER_DUP_ENTRY, ER_BAD_TABLE = 1048, 1062, 1051  # the failing statements the harness makes
+SENTINEL = -1  # u of the one row of rc.r and rc.m every node has from the start (part -1: no transaction's)
 
 
 class RunnerError(ValueError):
@@ -181,16 +183,20 @@ def trx_statement(op: dict, k: int, origin_port: int) -> str:
         if isinstance(domain, bool) or not isinstance(domain, int) or not 0 <= domain < 2**32:
             raise RunnerError(f"domain {domain!r} is not a gtid_domain_id")
         head.append(f"SET SESSION gtid_domain_id = {domain}")
+    if op.get("ddl") and op.get("error"):  # ER_BAD_TABLE_ERROR before any change (check_supported: no other)
+        return "; ".join(head + [f"DROP TABLE rc.nosuch{k}"])
     if op.get("ddl"):
         return "; ".join(head + [f"CREATE TABLE rc.d{k} (i INT) ENGINE=InnoDB"])
     table = "rc.m" if op.get("engine") == "myisam" else "rc.r"
     if op.get("error"):
-        # ER_BAD_NULL_ERROR on the second row (after the first is written) or on the first: with
-        # STRICT_ALL_TABLES a later row's error aborts the statement too (a MyISAM table keeps the rows before)
-        rows = [f"({k}, 0, '')", f"({k}, NULL, '')"]
+        # The failing row second (after the first is written) or first: with STRICT_ALL_TABLES a later
+        # row's error aborts the statement too (a MyISAM table keeps the rows before). ER_BAD_NULL_ERROR:
+        # a NULL part; ER_DUP_ENTRY: the unique u of the row every node holds from the start (SCHEMA).
+        bad = {ER_BAD_NULL: f"({k}, NULL, '', NULL)", ER_DUP_ENTRY: f"({k}, 1, '', {SENTINEL})"}[op["error"]["errno"]]
+        rows = [f"({k}, 0, '', NULL)", bad]
         order = rows if op["error"].get("after_changes") else rows[::-1]
         return "; ".join(head + ["SET SESSION sql_mode = 'STRICT_ALL_TABLES'", "BEGIN",
-                                 f"INSERT INTO {table} (k, part, pad) VALUES {', '.join(order)}", "COMMIT"])
+                                 f"INSERT INTO {table} (k, part, pad, u) VALUES {', '.join(order)}", "COMMIT"])
     cost = any(s.get("replica_cost_us") for s in stmts)
     if cost:
         # The replica's cost needs the statement itself on the replica: SLEEP there, not here. Not

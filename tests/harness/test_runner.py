@@ -279,17 +279,21 @@ def test_a_transactions_domain_is_its_sessions_gtid_domain_id():
 
 
 def test_a_failing_insert_fails_after_or_before_its_first_row():
-    # #16 mechanism 4: ER_BAD_NULL_ERROR on the second row (the first is kept on MyISAM) or the first
+    # #16 mechanism 4: the failing row second (the first is kept on MyISAM) or first
     after = R.trx_statement({"op": "trx", "engine": "myisam", "error": {"errno": 1048, "after_changes": True}}, 5, 1)
     assert after == ("SET SESSION sql_mode = 'STRICT_ALL_TABLES'; BEGIN; "
-                     "INSERT INTO rc.m (k, part, pad) VALUES (5, 0, ''), (5, NULL, ''); COMMIT")
+                     "INSERT INTO rc.m (k, part, pad, u) VALUES (5, 0, '', NULL), (5, NULL, '', NULL); COMMIT")
     before = R.trx_statement({"op": "trx", "error": {"errno": 1048}}, 6, 1)
-    assert "INSERT INTO rc.r (k, part, pad) VALUES (6, NULL, ''), (6, 0, '')" in before
-    assert all(CO.OWN_TEXT.search(sql) for sql in (after, before))  # its binlogged group is found as its own
-    for op in ({"errno": 1062}, {"errno": 1048, "ddl": True}):
+    assert "INSERT INTO rc.r (k, part, pad, u) VALUES (6, NULL, '', NULL), (6, 0, '', NULL)" in before
+    dup = R.trx_statement({"op": "trx", "engine": "myisam", "error": {"errno": 1062, "after_changes": True}}, 7, 1)
+    assert f"VALUES (7, 0, '', NULL), (7, 1, '', {ST.SENTINEL})" in dup  # the sentinel's unique u: ER_DUP_ENTRY
+    assert R.trx_statement({"op": "trx", "ddl": True, "error": {"errno": 1051}}, 8, 1) == "DROP TABLE rc.nosuch8"
+    assert all(CO.OWN_TEXT.search(sql) for sql in (after, before, dup))  # its binlogged group is found as its own
+    for op in ({"errno": 1213}, {"errno": 1048, "ddl": True}, {"errno": 1051, "ddl": True, "after_changes": True}):
         h = {"header": {"topology": {"nodes": [{"id": "A"}]}},
-             "ops": [{"at": 0, "op": "trx", "node": "A", "error": {"errno": op["errno"]}, **({"ddl": True} if "ddl" in op else {})}]}
-        with pytest.raises(R.RunnerError, match="only a one-statement INSERT fail"):
+             "ops": [{"at": 0, "op": "trx", "node": "A", "error": {k: v for k, v in op.items() if k != "ddl"},
+                      **({"ddl": True} if "ddl" in op else {})}]}
+        with pytest.raises(R.RunnerError, match="the harness makes a one-statement INSERT fail"):
             R.check_supported(h)
 
 
@@ -894,3 +898,31 @@ def test_a_commit_after_a_gtid_start_is_applied_from_the_copy_fetched_again():
     r.emit("relay_log_recovery", "B", 1_631_000, dropped=6, reason="gtid")
     r.collector._emit_applies()
     assert [(o["t"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"] == [(1_757_000, 715), (1_757_000, 815)]
+
+
+def test_failing_statements_a_recorded_incident_and_master_status_on_a_real_server(server, short_tmp):
+    """What a release build really does: a MyISAM insert failing on a duplicate after its first row
+    keeps and replicates that row, an InnoDB one and a DROP of a missing table leave nothing; a
+    statement cache overflow records an incident LOST_EVENTS with the server's own message, which
+    stops the replica; SHOW MASTER STATUS says where the binlog is."""
+    h = _history([{"at": 100_000, "op": "trx", "node": "A", "trx": "dup_myisam", "engine": "myisam",
+                   "error": {"errno": 1062, "after_changes": True}},
+                  {"at": 200_000, "op": "trx", "node": "A", "trx": "dup_innodb", "error": {"errno": 1062, "after_changes": True}},
+                  {"at": 300_000, "op": "trx", "node": "A", "trx": "drop_missing", "ddl": True, "error": {"errno": 1051}},
+                  {"at": 400_000, "op": "record_incident", "node": "A", "code": 1, "message": "asked"},
+                  {"at": 500_000, "op": "show_master_status", "node": "A"}],
+                 channels=({"source": "A", "replica": "B"},), end_us=1_500_000)
+    header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
+    commits = {o["trx"]: o for o in obs if o["kind"] == "commit"}
+    assert {t: c["errno"] for t, c in commits.items()} == {"dup_myisam": 1062, "dup_innodb": 1062, "drop_missing": 1051}
+    assert commits["dup_myisam"]["gtid"] and not commits["dup_innodb"]["gtid"] and not commits["drop_missing"]["gtid"]
+    data = {o["node"]: o["counts"] for o in obs if o["kind"] == "data"}
+    assert data["A"]["dup_myisam"] == data["B"]["dup_myisam"] == 1 and data["B"]["dup_innodb"] == 0
+    [stmt] = [o for o in obs if o["kind"] == "stmt" and o["op"] == "record_incident"]
+    [incident] = [o for o in obs if o["kind"] == "binlog" and o["type"] == "INCIDENT_EVENT"]
+    assert stmt["errno"] == CO.ER_STMT_CACHE_FULL
+    assert incident["incident"] == 1 and stmt["message"] == incident["message"] and stmt["asked_message"] == "asked"
+    assert obs.index(stmt) < obs.index(incident) and stmt["t"] == incident["t"]  # as the models order them
+    assert any(o["kind"] == "sql_stop" and o["node"] == "B" and o.get("errno") == 1590 for o in obs)
+    [shown] = [o for o in obs if o["kind"] == "master_status"]
+    assert shown["File"] == "bin.000001" and shown["Position"] > 4
