@@ -98,16 +98,21 @@ class Collector:
                 if any(x is not None for x in bounds):
                     at[(node, g)] = min(x for x in bounds if x is not None)
         for node, events in logs.items():
-            # where incidents come from, in order: failing transactions, record_incident's statements (s)
-            failed = sorted([(t, None) for k, (t, errno) in self.run.returned.items()
+            # Where incidents come from, in order: failing transactions, record_incident's statements (s).
+            # Each is placed when its statement began, the one bound a sample never comes before: a
+            # replica's stop at it may be seen before the statement returned (written: the interval).
+            failed = sorted([(self.run.commits[k]["start"], t, None) for k, (t, errno) in self.run.returned.items()
                              if errno == ER_STMT_CACHE_FULL and self.run.origin_of[k] == node]
-                            + [(s["t"], s) for s in self.run.incidents.get(node, [])], key=lambda x: x[0])
+                            + [(s["t"], s["t"] + s["duration_us"], s) for s in self.run.incidents.get(node, [])],
+                            key=lambda x: x[0])
             times: list[int | None] = []
             for ev in events:
                 if ev["type"] == "INCIDENT_EVENT":  # written by the failing statement before it returned
-                    t, stmt = failed.pop(0) if failed else (None, None)
+                    t, back, stmt = failed.pop(0) if failed else (None, None, None)
                     if stmt is not None:
                         stmt["message"] = ev.get("message", "")
+                    if t is not None:
+                        ev["written"] = [t, back]
                     times.append(t)
                 elif ev["idx"] == 0:
                     times.append(at.get((node, ev["gtid"])) if ev["gtid"] else None)
@@ -121,6 +126,11 @@ class Collector:
             last = 0
             for t, ev in zip(times, events):
                 last = last if t is None else t
+                # When the server wrote it, by its own record: the event's timestamp (whole seconds), for
+                # an event it originated by its clock (a replica's copy keeps its origin's, SET TIMESTAMP its own)
+                own = self.run.by_server_id.get(ev["server_id"]) == node and ev["trx"] not in self.run.set_timestamp
+                if own and ev["when"] and "written" not in ev:
+                    ev["written"] = self.run.server_interval(node, ev["when"] * US, US)
                 self.run.emit("binlog", node, last, **ev)
         self._emit_applies()
         self._emit_skips()

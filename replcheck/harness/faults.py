@@ -87,6 +87,7 @@ class Faults:
             offset = self.run.clock_offsets[node] + op["delta_us"]
             self.run.cluster.set_clock(node, offset)
             self.run.clock_offsets[node] = offset
+            self.run.clock_steps.setdefault(node, []).append((self.run.now(), offset))
         self.run.emit("clock_step", node, delta_us=op["delta_us"])
 
     def lose_acks(self, op: dict) -> None:

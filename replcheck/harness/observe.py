@@ -394,6 +394,8 @@ class Observer:
             extra = {}
             if (d := DUMP_LOG.search(m["message"])) and int(d.group(1)) in self.run.by_server_id:
                 extra["replica"] = self.run.by_server_id[int(d.group(1))]
+            if (stamp := errlog.stamp_us(m["stamp"])) is not None:  # when the server wrote it, by its own clock
+                extra["logged"] = self.run.server_interval(node, *stamp)
             self.run.emit("log", node, t, level=m["level"], message=m["message"], **extra)
 
     def wait_quiet(self) -> None:

@@ -169,6 +169,8 @@ class Ops:
         k = len(self.run.trx_names)
         self._last_trx[node] = (k, time.monotonic(), op["at"])
         self.run.trx_names.append(op.get("trx") or f"{op['node']}-{op['at']}")
+        if op.get("timestamp") is not None:
+            self.run.set_timestamp.add(self.run.trx_names[-1])
         self.run.origin_of[k] = op["node"]
         w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
         w.start()
@@ -337,9 +339,9 @@ class Ops:
             errno, message = CR_SERVER_LOST, str(e).splitlines()[0]
         t = self.run.now()
         # The message is the server's own (Collector sets it from the incident found in the binlog):
-        # a release build records no message of the History's; asked_message keeps it. The incident
-        # is placed at the instant it returned, after it (Runner's order), as the models have it.
-        o = self.run.emit("stmt", node, t, op="record_incident", via="binlog", code=op["code"], message="",
+        # a release build records no message of the History's; asked_message keeps it. Stamped when it
+        # was sent, as is the incident it wrote before it returned (no earlier: Collector), after it.
+        o = self.run.emit("stmt", node, start, op="record_incident", via="binlog", code=op["code"], message="",
                           asked_message=op.get("message", ""), errno=errno, error=message, duration_us=max(0, t - start))
         self.run.incidents.setdefault(node, []).append(o)
 

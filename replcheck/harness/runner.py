@@ -39,6 +39,11 @@ real server cannot do (REFUSED, LIMITS) are refused before anything starts (Runn
 naming the op). No SQL text from a History is executed: statements are built from validated
 fields only (integers, whitelisted names and enum words).
 
+Times the servers record themselves are kept as intervals of trace time, with their resolution:
+an error-log line's `logged` and an event's `written` (its header timestamp, whole seconds of its
+node's clock less that clock's offset; an incident's: its statement's start and return), [lo, hi).
+An incident is placed when its statement began, the bound no sample of a replica precedes.
+
 The run's parts, each a module: ops.py (what each op does on a server), faults.py (crashes,
 restarts, cuts, lost acks), observe.py (polling, relay and error logs while it runs), collect.py
 (the binlogs, applies and rows after it); this Runner holds the state they share and sequences them.
@@ -162,6 +167,8 @@ class Runner:
         stepped = {op["node"] for op in self.history["ops"] if op["op"] == "clock_step"}
         self.clock_offsets = {n["id"]: n.get("clock_offset_us", 0) for n in topo["nodes"]
                               if n.get("clock_offset_us") or n["id"] in stepped}
+        self.clock_steps: dict[str, list[tuple[int, int]]] = {}  # node -> (trace time, its offset from then on)
+        self.set_timestamp: set[str] = set()  # transactions whose events carry SET TIMESTAMP's time, not the clock's
         self.read_seen: dict[tuple[str, int], int] = {}  # (node, trx) -> the first read op that saw its row
         self.sql_started: set[Link] = set()  # a START SLAVE started their SQL thread since their last sample
         self.until: set[Link] = set()  # their SQL thread runs under START SLAVE ... UNTIL
@@ -323,6 +330,22 @@ class Runner:
         runs at (clock.py). A reading taken across a step of it is off by the step: the steps are
         made under the node's lock, which a sample holds, not a client's transaction."""
         return max(0, round((float(unix_time) - self.wall_t0) * US) - self.clock_offsets.get(node, 0))
+
+    def server_interval(self, node: str, unix_us: int, resolution_us: int) -> list[int]:
+        """A time the server itself recorded (a binlog event's timestamp, an error-log line's) as the
+        interval of trace time it lies in, [lo, hi): in whole seconds, a record stamped S was made in
+        [S, S + 1 s) of the node's clock, less the offset that clock ran at then. After a step back,
+        the same reading came twice: the interval then spans both."""
+        steps = self.clock_steps.get(node, [])
+        offsets = [self.history_offset(node)] + [o for _, o in steps]
+        bounds = [-2**62] + [t for t, _ in steps] + [2**62]  # the trace times each offset held over
+        spans = [(unix_us - self.epoch_us - o, unix_us - self.epoch_us - o + resolution_us) for o in offsets]
+        held = [(lo, hi) for (lo, hi), a, b in zip(spans, bounds, bounds[1:]) if lo < b and a < hi] or spans[-1:]
+        return [min(lo for lo, _ in held), max(hi for _, hi in held)]
+
+    def history_offset(self, node: str) -> int:
+        """The node's clock offset at the start of the run, before any step (scaled, as it ran)."""
+        return next((n.get("clock_offset_us", 0) for n in self.history["header"]["topology"]["nodes"] if n["id"] == node), 0)
 
     def _header(self, version: str) -> dict:
         topo = copy.deepcopy(self.history["header"]["topology"])

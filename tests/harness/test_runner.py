@@ -926,3 +926,21 @@ def test_failing_statements_a_recorded_incident_and_master_status_on_a_real_serv
     assert any(o["kind"] == "sql_stop" and o["node"] == "B" and o.get("errno") == 1590 for o in obs)
     [shown] = [o for o in obs if o["kind"] == "master_status"]
     assert shown["File"] == "bin.000001" and shown["Position"] > 4
+    # the server's own times as intervals of trace time: nothing it recorded lies after it was read
+    logged = [o for o in obs if o["kind"] == "log" and "logged" in o]
+    assert logged and all(o["logged"][1] - o["logged"][0] == US and o["logged"][0] <= o["t"] for o in logged)
+    written = [o for o in obs if o["kind"] == "binlog" and "written" in o]
+    assert written and all(o["written"][0] <= o["t"] for o in written)
+    assert incident["written"] == [stmt["t"], stmt["t"] + stmt["duration_us"]]
+
+
+def test_a_servers_own_time_is_an_interval_of_trace_time_less_its_clock_offset_then():
+    r = R.Runner(_history([{"at": 5 * US, "op": "clock_step", "node": "B", "delta_us": -2 * US}],
+                          nodes=({"id": "A"}, {"id": "B", "clock_offset_us": 3600 * US})), scale=1.0)
+    r.epoch_us = 1_700_000_000 * US
+    assert r.server_interval("A", r.epoch_us + 7 * US, US) == [7 * US, 8 * US]  # the machine's clock
+    assert r.server_interval("B", r.epoch_us + 3604 * US, US) == [4 * US, 5 * US]  # an hour ahead
+    r.clock_steps["B"] = [(5 * US, 3598 * US)]  # stepped back 2 s at 5 s: its 3603rd to 3604th second came twice
+    assert r.server_interval("B", r.epoch_us + 3602 * US, US) == [2 * US, 3 * US]  # only before the step
+    assert r.server_interval("B", r.epoch_us + 3604 * US, US) == [4 * US, 7 * US]  # before it or after: both
+    assert r.server_interval("B", r.epoch_us + 3606 * US, US) == [8 * US, 9 * US]  # only after it
