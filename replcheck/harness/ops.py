@@ -69,7 +69,8 @@ class Limit:
 
 LIMITS: dict[str, tuple[Limit, ...]] = {
     "trx": (Limit(lambda op, ops: op.get("binlog_failure") == "write_error",
-                  "op trx with binlog_failure write_error: a real binlog write error cannot be caused"),
+                  "op trx with binlog_failure write_error: a real binlog write error cannot be caused (on a full disk "
+                  "MariaDB waits for space, docs/server-coverage.md)"),
             Limit(lambda op, ops: "error" in op and not _failing_statement_made(op),
                   "op trx with error: the harness makes a one-statement INSERT fail with ER_BAD_NULL_ERROR (1048) or "
                   "ER_DUP_ENTRY (1062), before or after its first row, and a DDL fail with ER_BAD_TABLE_ERROR (1051) "
