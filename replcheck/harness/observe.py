@@ -373,9 +373,9 @@ class Observer:
                      if relayed[i]["file"] == relay_file and relayed[i]["pos"] < relay_pos), None)
         while pending and here is not None and pending[0] <= here:
             r = relayed[pending.pop(0)]
-            self.run.emit("apply", link[0], t, source=r["source"], **MS.tagged(link[1]), **{k: r[k] for k in ("type", "trx", "idx", "last", "gtid", "server_id",
-                                                              "when", "ict")},
-                      read=None, begin=None, relay_file=r["file"], relay_pos=r["pos"])
+            self.run.emit("apply", link[0], t, source=r["source"], **MS.tagged(link[1]),
+                          **{k: r[k] for k in ("type", "trx", "idx", "last", "gtid", "server_id", "when", "ict")},
+                          read=None, begin=None, relay_file=r["file"], relay_pos=r["pos"])
 
     def tail_log(self, node: str, t: int) -> None:
         path = self.run.cluster.error_log(node)

@@ -311,7 +311,8 @@ class Ops:
         return None if last is None else {k: last.get(k) for k in ("errno", "warning", "message")}
 
     def _shows_rows(self, node: str, op: dict) -> list[str]:
-        return sorted(self.run.trx_names[k] for k, n in self.run.observer.present(node).items() for _ in range(n) if k < len(self.run.trx_names))
+        names = self.run.trx_names
+        return sorted(names[k] for k, n in self.run.observer.present(node).items() for _ in range(n) if k < len(names))
 
     def show_master_status(self, op: dict) -> None:
         """SHOW MASTER STATUS as a client sees it: the binlog file and position it writes at (the

@@ -257,8 +257,8 @@ class Runner:
                    for c in self.history["header"]["topology"].get("channels", []))
         self.proxies[link] = proxy = ChannelProxy(
             lambda: self.cluster.port(self.sources[link]), on_ack=lambda f, p: self._ack(link, f, p),
-            on_lost=lambda f, p: self.notes.append(
-                f"lose_acks: the relay of {self.sources.get(link)}->{replica} dropped {replica}'s ack of ({f}, {p}) at {self.now()} µs"),
+            on_lost=lambda f, p: self.notes.append(f"lose_acks: the relay of {self.sources.get(link)}->{replica} "
+                                                   f"dropped {replica}'s ack of ({f}, {p}) at {self.now()} µs"),
             on_clock=lambda x: self._clock_query(self.sources.get(link), replica, x),
             on_cut=lambda x: self.faults.io_cut(self.sources.get(link), link, x), late=late,
             # the replica's own clock: its IO thread takes clock_diff_with_master by it (clock.py)
