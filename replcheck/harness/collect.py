@@ -98,21 +98,21 @@ class Collector:
                 if any(x is not None for x in bounds):
                     at[(node, g)] = min(x for x in bounds if x is not None)
         for node, events in logs.items():
-            # Where incidents come from, in order: failing transactions, record_incident's statements (s).
-            # Each is placed when its statement began, the one bound a sample never comes before: a
-            # replica's stop at it may be seen before the statement returned (written: the interval).
-            failed = sorted([(self.run.commits[k]["start"], t, None) for k, (t, errno) in self.run.returned.items()
+            # Where incidents come from, in order: failing transactions, placed when their statement
+            # returned (after the change it lost, as the models have it), and record_incident's statements
+            # (s), placed with the statement, when it was sent; written: the interval it was written in.
+            failed = sorted([(t, self.run.commits[k]["start"], t, None) for k, (t, errno) in self.run.returned.items()
                              if errno == ER_STMT_CACHE_FULL and self.run.origin_of[k] == node]
-                            + [(s["t"], s["t"] + s["duration_us"], s) for s in self.run.incidents.get(node, [])],
+                            + [(s["t"], s["t"], s["t"] + s["duration_us"], s) for s in self.run.incidents.get(node, [])],
                             key=lambda x: x[0])
             times: list[int | None] = []
             for ev in events:
                 if ev["type"] == "INCIDENT_EVENT":  # written by the failing statement before it returned
-                    t, back, stmt = failed.pop(0) if failed else (None, None, None)
+                    t, lo, hi, stmt = failed.pop(0) if failed else (None, None, None, None)
                     if stmt is not None:
                         stmt["message"] = ev.get("message", "")
                     if t is not None:
-                        ev["written"] = [t, back]
+                        ev["written"] = [lo, hi]
                     times.append(t)
                 elif ev["idx"] == 0:
                     times.append(at.get((node, ev["gtid"])) if ev["gtid"] else None)

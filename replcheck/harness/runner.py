@@ -41,8 +41,8 @@ fields only (integers, whitelisted names and enum words).
 
 Times the servers record themselves are kept as intervals of trace time, with their resolution:
 an error-log line's `logged` and an event's `written` (its header timestamp, whole seconds of its
-node's clock less that clock's offset; an incident's: its statement's start and return), [lo, hi).
-An incident is placed when its statement began, the bound no sample of a replica precedes.
+node's clock less that clock's offset; a recorded incident's: its statement's start and return),
+[lo, hi).
 
 The run's parts, each a module: ops.py (what each op does on a server), faults.py (crashes,
 restarts, cuts, lost acks), observe.py (polling, relay and error logs while it runs), collect.py
