@@ -1,6 +1,7 @@
 """Whether a real server's verdicts depend on the phase of a sample: each History runs N times on
-MariaDB (`conform --history H --attempts 1`, one process a run) and every requirement whose verdict
-was not the same in all runs is printed with its verdicts' counts. Defaults: the scenarios whose
+MariaDB (`conform --history H --attempts 1`, one process a run) and every requirement whose status
+was not the same in all runs is printed with its statuses' counts; exit 1 when a verdict flipped
+(pass in one run, violated in another). Defaults: the scenarios whose
 verdicts depend on timing (incidents, the late clock reply, the chain).
 Usage: .venv/bin/python bench/verdict_stability.py [--runs 50] [HISTORY ...]
 """
@@ -42,11 +43,15 @@ def main(argv: list[str] | None = None) -> int:
                 for row in json.loads((out / "results.json").read_text())["rows"]:
                     verdicts[row["requirement"]][row["status"]] += 1
         changing = {req: c for req, c in verdicts.items() if len(c) > 1}
-        unstable += len(changing)
+        # a verdict that flipped: passed in one run and was violated in another (a run that did not
+        # exercise a requirement, or could not tell, changed no verdict)
+        flipped = {req for req, c in changing.items() if {"pass", "violated"} <= set(c)}
+        unstable += len(flipped)
         print(f"{Path(history).stem}: {args.runs - failed} runs in {time.monotonic() - began:.0f} s, "
-              f"{len(verdicts)} requirements, {len(changing)} with a verdict that changed" + (f", {failed} runs failed" if failed else ""))
+              f"{len(verdicts)} requirements, {len(changing)} with a status that changed, {len(flipped)} flipped"
+              + (f", {failed} runs failed" if failed else ""))
         for req, c in sorted(changing.items()):
-            print(f"  {req}: " + ", ".join(f"{s} {n}" for s, n in c.most_common()))
+            print(f"  {req}: " + ", ".join(f"{s} {n}" for s, n in c.most_common()) + (" (flipped)" if req in flipped else ""))
     return 1 if unstable else 0
 
 
