@@ -655,7 +655,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     return lines, shown
 
 
-def _sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
+def sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
     """The positions a sample may show. A model's trace is exact: the one at the sample's line. A
     polled server's observations are placed within its resolution of when they happened (a
     replica binlogs a group a moment before it commits it and gtid_slave_pos moves), so any
@@ -685,7 +685,7 @@ def gtid_binlog_pos(v: TraceView, check: Check) -> None:
     for o in v.kind("server_status"):
         got = o.get("variables", {}).get("gtid_binlog_pos")
         if got is not None and not any(c["node"] == o["node"] and c["start"] <= o["t"] <= c["t"] for c in doubt):
-            want = _sampled_positions(v, o, own_too=True)
+            want = sampled_positions(v, o, own_too=True)
             check.judge(got in want, lambda: f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {' or '.join(map(repr, want))}", o)
 
 
@@ -696,7 +696,7 @@ def gtid_slave_pos(v: TraceView, check: Check) -> None:
     for o in v.kind("server_status"):
         got = o.get("variables", {}).get("gtid_slave_pos")
         if got is not None and o["node"] not in restored and not _blind_skip(v, o):
-            want = _sampled_positions(v, o, own_too=False)
+            want = sampled_positions(v, o, own_too=False)
             check.judge(got in want or _blind_filter(v, o, got), lambda: f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
 
 

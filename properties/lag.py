@@ -28,7 +28,7 @@ FIELDS = (SBM, "Slave_SQL_Running", "Slave_IO_Running", "Slave_SQL_Running_State
           "Read_Master_Log_Pos", "Relay_Master_Log_File", "Exec_Master_Log_Pos")
 
 
-def _samples(v: TraceView) -> list[dict]:
+def samples(v: TraceView) -> list[dict]:
     return v.memo("lag.samples", lambda: [s for s in v.kind("status") if all(f in s for f in FIELDS)])
 
 
@@ -40,7 +40,7 @@ def with_workers(v: TraceView, s: dict) -> bool:
     return last is not None and bool(last.get("workers"))
 
 
-def _connected(s: dict) -> bool:
+def connected(s: dict) -> bool:
     return s["Slave_SQL_Running"] == "Yes" and s["Slave_IO_Running"] == "Yes"
 
 
@@ -83,7 +83,7 @@ def _in_hand(v: TraceView, s: dict) -> dict | None:
 def null_when_a_thread_is_down(v: TraceView, check: Check) -> None:
     """NULL with the SQL thread stopped, or with the IO thread not connected once all it read is
     executed; a nonnegative integer with both threads running and connected."""
-    for s in _samples(v):
+    for s in samples(v):
         sbm = s[SBM]
         if s["Slave_SQL_Running"] != "Yes":
             check.judge(sbm is None, f"{s['node']} at {seconds(s['t'])}: SQL thread not running but {SBM} {sbm!r}", s)
@@ -97,16 +97,16 @@ def null_when_a_thread_is_down(v: TraceView, check: Check) -> None:
 @checks("SBM.CAUGHT_UP")
 def zero_when_caught_up(v: TraceView, check: Check) -> None:
     """0 while the SQL thread waits at the end of the relay log, all the IO thread read executed."""
-    for s in _samples(v):
-        if _connected(s) and _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP):
+    for s in samples(v):
+        if connected(s) and _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP):
             check.judge(s[SBM] == 0, lambda: f"{s['node']} at {seconds(s['t'])}: caught up ({s['Slave_SQL_Running_State']!r}) but {SBM} {s[SBM]!r}", s)
 
 
 @checks("SBM.PENDING", needs=("relay",))
 def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
     """SBM == 0 implies no unapplied relayed transaction written 2 s or more ago."""
-    for s in _samples(v):
-        if not (_connected(s) and s[SBM] == 0):
+    for s in samples(v):
+        if not (connected(s) and s[SBM] == 0):
             continue
         r = _in_hand(v, s)
         if r is None or r.get("gtid") is None or (written := _written_us(v, r)) is None:
@@ -122,8 +122,8 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
     """Behind: now minus the timestamp of the event in hand (clocks compensated), whole seconds, >= 0;
     never counted from an event with timestamp 0."""
     epoch = v.header.get("epoch_us", 0)
-    for s in _samples(v):
-        if not _connected(s) or _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) or with_workers(v, s):
+    for s in samples(v):
+        if not connected(s) or _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) or with_workers(v, s):
             continue
         r = _in_hand(v, s)
         if r is None:
@@ -158,7 +158,7 @@ def _delay_shortfall(v: TraceView, s: dict) -> str | None:
 
 
 def _waiting(v: TraceView):
-    return (s for s in _samples(v) if s["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running_State"] == STATE_WAITING)
+    return (s for s in samples(v) if s["Slave_SQL_Running"] == "Yes" and s["Slave_SQL_Running_State"] == STATE_WAITING)
 
 
 def _lag_counts_from_wait(v: TraceView, s: dict) -> bool:

@@ -13,8 +13,8 @@ from replcheck.spec import formats as F
 from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks, seconds
-from .lag import GRANULARITY_US, SBM, _connected, _samples
-from .recovery import _applied_counts, sources_at_end
+from .lag import GRANULARITY_US, SBM, connected, samples
+from .recovery import applied_counts, sources_at_end
 
 
 def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
@@ -78,7 +78,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
     nodes = set(_parallel_nodes(v))
     order = _binlog_order(v)
     old_enough = GRANULARITY_US + v.resolution_us
-    judged = {id(s) for s in _samples(v)}
+    judged = {id(s) for s in samples(v)}
     for node in nodes:
         # One sweep of the node's samples in time order: the groups handed over before each, by
         # when they were written (not yet old enough), then those old enough by binlog order (the
@@ -86,7 +86,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
         spans = sorted((a, i, trx, c) for i, (trx, a, c) in enumerate(_queued_spans(v, node)) if trx in order)
         k, young, old = 0, [], []
         for s in v.of_node(node, "status"):
-            if id(s) not in judged or not (_connected(s) and s[SBM] == 0):
+            if id(s) not in judged or not (connected(s) and s[SBM] == 0):
                 continue
             t = s["t"]
             while k < len(spans) and spans[k][0] < t:
@@ -146,7 +146,7 @@ def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
         crashes = [o for o in v.of_node(node) if o["kind"] == "crash"]
         if not crashes or node not in sources:
             continue
-        counts = _applied_counts(v, node)
+        counts = applied_counts(v, node)
         for trx, n in sorted(counts.items()):
             if trx in order:
                 check.judge(n == 1, f"{node} commits {trx} {n} times across its crash",

@@ -15,7 +15,7 @@ from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
 from .filter import kept_out
-from .groupid import _sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
+from .groupid import sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -35,7 +35,7 @@ def sources_at_end(v: TraceView) -> dict[str, str]:
     return src
 
 
-def _applied_counts(v: TraceView, node: str) -> Counter:
+def applied_counts(v: TraceView, node: str) -> Counter:
     """Copies the node committed in its engine (`visible`): local commits, groups its SQL thread
     committed, and those crash recovery committed."""
     return Counter(o["trx"] for o in v.of_node(node, "visible"))
@@ -48,7 +48,7 @@ def copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
     if data:
         return {n: c for n, (c, _) in data.items()}, {n: o for n, (_, o) in data.items()}
     nodes = {o["node"] for o in v.kind("visible")} | {o["node"] for o in v.kind("apply")}
-    return {n: _applied_counts(v, n) for n in nodes}, {}
+    return {n: applied_counts(v, n) for n in nodes}, {}
 
 
 def stopped_at_end(v: TraceView, node: str) -> bool:
@@ -406,7 +406,7 @@ def gtid_state_at_start(v: TraceView, check: Check) -> None:
             how = _how_started(v, r)
             if how:
                 check.reached(how)
-            want = _sampled_positions(v, o, own_too=True)  # a polled server's: any within its resolution
+            want = sampled_positions(v, o, own_too=True)  # a polled server's: any within its resolution
             check.judge(shown in want, lambda: f"{node} started ({how}) with gtid_binlog_pos {shown!r}, its binlogs end with "
                         f"{' or '.join(map(repr, want))}", r, o)
             break

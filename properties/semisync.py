@@ -336,7 +336,9 @@ def header_stripped(v: TraceView, check: Check) -> None:
     for r in v.kind("relay"):
         prev = last.get((r["node"], r["file"]))
         last[(r["node"], r["file"])] = r
-        if prev is None or not prev.get("master_end") or prev["when"] == 0:
+        # Not after it: another relay log of that name (a purge starts the names again, MariaDB's
+        # purge_relay_logs then a new relay log from .000001), whose events follow none of the old one's.
+        if prev is None or not prev.get("master_end") or prev["when"] == 0 or r["pos"] <= prev["pos"]:
             continue
         enabled = ix.vars.get(prev["source"], {}).get("rpl_semi_sync_master_enabled")
         if enabled is None or not enabled.at(_key(prev)):  # the length is semi-sync's header's business only

@@ -201,7 +201,7 @@ def _gate(args) -> int:
 
 def _conform(args) -> int:
     from replcheck import conform
-    from replcheck.harness.mariadb import HarnessError
+    from replcheck.harness.mariadb import HarnessError, TopologyError
 
     if args.history and args.quick:
         raise UsageError("conform: --history and --quick exclude each other")
@@ -217,9 +217,12 @@ def _conform(args) -> int:
                                    attempts=args.attempts or conform.ATTEMPTS, gate=gate)
     except conform.RunnerError as e:
         raise UsageError(f"conform: {e}") from None
-    except HarnessError as e:
+    except TopologyError as e:  # the History's topology: its input
         print(io.error_line(f"conform: {str(e).splitlines()[0]}"), file=sys.stderr)
         return EXIT_USAGE
+    except HarnessError as e:  # the machine's or the server's: a server that would not start, none found
+        print(io.error_line(f"conform: {str(e).splitlines()[0]}"), file=sys.stderr)
+        return EXIT_INTERNAL
     for f in document["findings"]:
         print(f"finding: {f['kind']}: {f.get('history', '')} {f.get('requirement', '')}: {f['witness']}"
               + (f"; the seed says: {f['seed']}" if f.get("seed") else ""))
@@ -368,7 +371,7 @@ def _replay(args) -> int:
     systems.get(args.system)
     if args.out:
         outdir.check(args.out, outdir.REPLAY)
-    history = generate(args.seed, args.index, args.families)
+    history = generate(args.seed, args.index, args.families, args.target)
     htext = io.dumps_history(history)
     _, _, ttext = investigate.trace_of(history, args.system)
     if args.out:
@@ -508,6 +511,8 @@ def build_parser() -> Parser:
     s.add_argument("index", type=_natural)
     s.add_argument("--system", required=True)
     s.add_argument("--families", type=_families, help="the campaign's --families, if it had any")
+    s.add_argument("--target", type=_target, help="the campaign's --target, if it had any: generated for that server "
+                   "(e.g. server:mariadb-10.11), only what it can run")
     s.add_argument("--out", type=_file_name, help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
     s.set_defaults(fn=_replay)
 
@@ -572,6 +577,15 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not positive")
     return value
+
+
+def _target(text: str) -> str:
+    """A server the generator draws for (replcheck.targets)."""
+    from replcheck import targets
+    try:
+        return targets.get(text).name
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _families(text: str) -> tuple[str, ...]:

@@ -13,8 +13,10 @@ a new GENERATOR version (tests/engine/test_generate.py says when one is missing)
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 
+from replcheck import targets
 from replcheck.model.steps import Builder, Family, Step, families
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
@@ -76,6 +78,7 @@ GENERATOR = "replcheck.generate/12"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
+TOPOLOGY_DRAWS = 20  # a target's topology: drawn again at most this often while its server refuses it
 # The families in the order a History's first draw picks among: each joined at the end, in the version
 # that added it (8: filter and domains, 9: parallel, 11: multisource).
 DRAW_ORDER = ("delay", "semisync", "incident", "groupid", "filter", "domains", "parallel", "multisource")
@@ -119,17 +122,53 @@ def families_for(feature: str) -> tuple[str, ...]:
     return tuple(name for name, f in FAMILIES.items() if feature in f.features)
 
 
-def generate(seed: int, index: int, families: tuple[str, ...] | None = None) -> dict:
+def generate(seed: int, index: int, families: tuple[str, ...] | None = None, target: str | None = None) -> dict:
     """History `index` of campaign `seed`: a family, its topology, then 1..MAX_STEPS steps, each
-    drawn by weight among those whose precondition holds."""
+    drawn by weight among those whose precondition holds. `target` (replcheck.targets, e.g.
+    server:mariadb-10.11): only what that server can run (_for_target); None: what the models run."""
     rng = Rng(seed, index)
     family = FAMILIES[rng.choice(families or tuple(FAMILIES))]
+    if target is not None:
+        return _for_target(targets.get(target), family, rng, seed, index)
     b = Builder(f"gen-{family.name}-{seed}-{index}", family.tail_us)
     family.topology(b, rng)
     b.header["seed"] = seed
     for _ in range(rng.integer(1, MAX_STEPS)):
         allowed = [s for s in family.steps if s.precondition is None or s.precondition(b)]
         _pick(allowed, rng.below(sum(s.weight for s in allowed))).fn(b, rng)
+    return b.history()
+
+
+def _for_target(target: targets.Target, family: Family, rng: Rng, seed: int, index: int) -> dict:
+    """The family's History for a server: its topology without the variables the server lacks (the
+    other server's names, which a server reads none of) and the settings of another design it has
+    none of (Target.drops), drawn again while the server refuses it;
+    each step drawn again, among those left, while the server refuses what it added (the History
+    as it was before the step is kept). Named after its target: another History than the models'."""
+    b = Builder(f"gen-{family.name}-{seed}-{index}-{target.name.partition(':')[2]}", family.tail_us)
+    for _ in range(TOPOLOGY_DRAWS):
+        b.state.clear()
+        b.ops.clear()
+        b.now = 0
+        family.topology(b, rng)
+        for n in b.header["topology"]["nodes"]:
+            for key in target.drops:
+                n.pop(key, None)
+            if n.get("variables"):
+                n["variables"] = {k: v for k, v in n["variables"].items() if k not in target.lacks}
+        if target.refusal(b.history()) is None:
+            break
+    b.header["seed"] = seed
+    for _ in range(rng.integer(1, MAX_STEPS)):
+        allowed = [s for s in family.steps if s.precondition is None or s.precondition(b)]
+        while allowed:
+            step = _pick(allowed, rng.below(sum(s.weight for s in allowed)))
+            kept = copy.deepcopy((b.now, b.ops, b.n, b.state))
+            step.fn(b, rng)
+            if target.refusal(b.history()) is None:
+                break
+            b.now, b.ops, b.n, b.state = kept
+            allowed.remove(step)
     return b.history()
 
 

@@ -10,6 +10,7 @@ from replcheck.harness.mariadb import (
     Node,
     ServerBinaries,
     ServerNotFound,
+    ServerStartError,
     SqlError,
     Topology,
     TopologyError,
@@ -19,6 +20,6 @@ from replcheck.harness.mariadb import (
 )
 
 __all__ = [
-    "Channel", "Cluster", "HarnessError", "Node", "ServerBinaries", "ServerNotFound", "SqlError",
+    "Channel", "Cluster", "HarnessError", "Node", "ServerBinaries", "ServerNotFound", "ServerStartError", "SqlError",
     "Topology", "TopologyError", "find_server", "free_port", "wait_for",
 ]

@@ -36,7 +36,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from replcheck.harness import service
+from replcheck.harness import clock, errlog, service
 from replcheck.io import progress
 from replcheck.spec.formats import MAX_MASTER_DELAY
 
@@ -70,6 +70,15 @@ class ServerNotFound(HarnessError):
 
 class TopologyError(HarnessError, ValueError):
     pass
+
+
+class ServerStartError(HarnessError):
+    """A server would not start (the machine's or the build's problem, not the History's): the
+    message's first line has the server's own [ERROR] line and `log`, the kept error log."""
+
+    def __init__(self, message: str, log: str):
+        super().__init__(message)
+        self.log = log
 
 
 class SqlError(HarnessError):
@@ -202,7 +211,8 @@ class Topology:
                 raise TopologyError(f"topology: nodes[{i}] has no id")
             bad = [k for k in n if k not in ("id", "server_id", "variables", "log_slave_updates", "gtid_mode",
                                              "clock_offset_us", "commit_timestamps")]
-            bad += [k for k, off in (("clock_offset_us", 0), ("gtid_mode", True), ("commit_timestamps", False))
+            # clock_offset_us: the caller's `clocks` (the runner's) run it
+            bad += [k for k, off in (("gtid_mode", True), ("commit_timestamps", False))
                     if k in n and n[k] != off]
             if bad:
                 raise TopologyError(f"topology: node {n['id']!r}: {', '.join(bad)} not supported by the MariaDB harness")
@@ -458,18 +468,20 @@ class Cluster:
     $REPLCHECK_TMPDIR, else the system's; a tmpfs such as /dev/shm makes start-up faster);
     `options` extra mariadbd options for every node; `verbose` progress on stderr; timeouts in s;
     `routes` {(source, replica): port}: that channel connects to a loopback port of the caller's
-    (a relay to the source, e.g. one that loses acks) instead of the source's own.
+    (a relay to the source, e.g. one that loses acks) instead of the source's own; `clocks`
+    {node: offset µs}: those servers run on a clock of their own (harness/clock.py), set_clock steps it.
     """
 
     def __init__(self, topology: Topology | Mapping, *, server: ServerBinaries | None = None,
                  basedir: str | None = None, tmpdir: str | None = None, options: Sequence[str] = (),
                  verbose: bool = False, start_timeout: float = 10.0, stop_grace: float = 5.0,
                  sql_timeout: float = 30.0, install_timeout: float = 60.0,
-                 routes: Mapping[tuple[str, str], int] | None = None):
+                 routes: Mapping[tuple[str, str], int] | None = None, clocks: Mapping[str, int] | None = None):
         self.topology = topology if isinstance(topology, Topology) else Topology.from_history(topology)
         self.server = server
         self._basedir, self._tmpdir, self._options = basedir, tmpdir, tuple(options)
         self._routes = dict(routes or {})
+        self._clocks = dict(clocks or {})  # node -> its clock's offset (µs) at start: libfaketime (clock.py)
         self.verbose = verbose
         self.start_timeout, self.stop_grace = start_timeout, stop_grace
         self.sql_timeout, self.install_timeout = sql_timeout, install_timeout
@@ -515,6 +527,8 @@ class Cluster:
             with open(os.path.join(self.root, "client.cnf"), "w", opener=lambda p, f: os.open(p, f, 0o600)) as f:
                 f.write(f"[client]\nuser=root\npassword={self.root_password}\n")
             self._install()
+            for node, offset in self._clocks.items():
+                clock.write(self._clock_file(node), offset)
             for st in self._states.values():
                 self._spawn_server(st)
             for st in self._states.values():
@@ -588,10 +602,10 @@ class Cluster:
 
     # -- processes ------------------------------------------------------------------------------
 
-    def _spawn(self, args: list[str], log_path: str) -> subprocess.Popen:
+    def _spawn(self, args: list[str], log_path: str, env: Mapping[str, str] | None = None) -> subprocess.Popen:
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    env=self._env, close_fds=True, start_new_session=True,
+                                    env={**self._env, **(env or {})}, close_fds=True, start_new_session=True,
                                     preexec_fn=_preexec(os.getpid()))
         self._watch("add", proc.pid)
         return proc
@@ -750,7 +764,11 @@ class Cluster:
         st.log_offset = os.path.getsize(st.errlog) if os.path.exists(st.errlog) else 0
         st.ready = False
         self._log(f"node {st.node.id}: mariadbd on 127.0.0.1:{st.port}, server_id {st.node.server_id}, in {st.dir}")
-        st.proc = self._spawn(self._server_args(st, options), st.errlog)
+        try:
+            env = clock.environment(self._clock_file(st.node.id)) if st.node.id in self._clocks else {}
+        except clock.Missing as e:
+            raise HarnessError(str(e)) from None
+        st.proc = self._spawn(self._server_args(st, options), st.errlog, env)
 
     def _await_server(self, st: _State, first: bool) -> None:
         """Until it says 'ready for connections'. A port taken meanwhile by someone else: on the
@@ -769,18 +787,25 @@ class Cluster:
                     if _BIND_ERROR.search(text):
                         self._log(f"node {st.node.id}: port {st.port} taken by another process")
                         break
-                    raise HarnessError(f"node {st.node.id}: mariadbd exited with code {rc} while starting; "
-                                       f"last lines of {st.errlog}:\n{_tail(st.errlog)}")
+                    raise self._start_failed(st, f"mariadbd exited with code {rc} while starting", text)
                 if "ready for connections" in text:
                     st.ready = True
                     return
                 if time.monotonic() >= deadline:
                     self._terminate([(st.proc, False)])
-                    raise HarnessError(f"node {st.node.id}: mariadbd not ready for connections within "
-                                       f"{self.start_timeout:g} s; last lines of {st.errlog}:\n{_tail(st.errlog)}")
+                    raise self._start_failed(st, f"mariadbd not ready for connections within {self.start_timeout:g} s",
+                                             self._log_since(st))
                 time.sleep(0.02)
         raise HarnessError(f"node {st.node.id}: port {st.port} is in use by another process"
                            + ("" if first else " (a restart keeps its port)"))
+
+    def _start_failed(self, st: _State, what: str, text: str) -> "ServerStartError":
+        """Why the node did not start, in its first line: the server's own [ERROR] line, and where
+        its whole error log is kept (the temporary root is removed on close); the log's end after."""
+        why = errlog.first_error(text)
+        kept = errlog.keep(st.errlog, st.node.id, self._tmpdir or os.environ.get(TMPDIR_ENV) or None)
+        return ServerStartError(f"node {st.node.id}: {what} (error log kept in {kept}): "
+                                + (why or "it wrote no [ERROR] line") + f"\nits last lines:\n{_tail(st.errlog)}", kept)
 
     def _log_since(self, st: _State) -> str:
         try:
@@ -900,6 +925,11 @@ class Cluster:
                 f"MASTER_USER={sql_quote(REPL_USER)}, MASTER_PASSWORD={sql_quote(self.repl_password)}, "
                 f"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
 
+    def route(self, source: str, replica: str, port: int) -> None:
+        """From now on, the channel source -> replica connects to this loopback port of the caller's
+        (its relay), as `routes` says for the channels at start: a failover or a rejoin keeps its relay."""
+        self._routes[(source, replica)] = port
+
     def rejoin(self, node: str, source: str) -> str:
         """A restarted server replicates from `source` as rpl_semi_sync_fail_over.test has the
         crashed primary rejoin: gtid_slave_pos from its own binlog, CHANGE MASTER TO by GTID, START
@@ -964,6 +994,17 @@ class Cluster:
         self._spawn_server(st, options)
         self._await_server(st, first=False)
         self._check_identity(st)
+
+    def _clock_file(self, node: str) -> str:
+        return os.path.join(self._state(node).dir, clock.FILE)
+
+    def set_clock(self, node: str, offset_us: int) -> None:
+        """The node's clock, from now on `offset_us` from the machine's (a step, while it runs): only
+        for a node started with a clock of its own (`clocks`)."""
+        if node not in self._clocks:
+            raise HarnessError(f"node {node} was not started with a clock of its own")
+        self._log(f"node {node}: clock offset {offset_us} µs")
+        clock.write(self._clock_file(node), offset_us)
 
     # -- facts ----------------------------------------------------------------------------------
 

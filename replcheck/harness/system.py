@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from replcheck.properties.judge import NOTHING, Declarations, Trace
+from replcheck.spec.contract import NOTHING, Declarations, Trace
 
-from .runner import Runner, scaled_history
+from .mariadb import find_server
+from .runner import Runner, check_server, scaled_history
 
 
 @dataclass
@@ -23,8 +24,10 @@ class MariaDB:
     declares: Declarations = field(default=NOTHING)
 
     def check(self, history: dict, name: str) -> None:
-        """RunnerError, before any server starts, for an op a real server cannot do."""
+        """RunnerError, before any server starts, for an op a real server cannot do or a variable
+        this server's build lacks."""
         Runner(history, scale=self.scale, name=name)
+        check_server(history, find_server(self.basedir))
 
     def as_run(self, history: dict, trace: Trace | None = None) -> dict:
         """The History as it actually runs (times scaled, MASTER_DELAY in whole seconds), and as it

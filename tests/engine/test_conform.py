@@ -110,13 +110,13 @@ def test_unsupported_history_is_refused_before_anything_starts(tmp_path):
     h.write_text('{"schema": "replcheck.history/1", "name": "h", "topology": {"nodes": [{"id": "A"}, {"id": "B"}], '
                  '"channels": [{"source": "A", "replica": "B"}]}}\n'
                  '{"at": 1000, "op": "trx", "node": "A", "trx": "t1"}\n'
-                 '{"at": 2000, "op": "clock_step", "node": "B", "delta_us": 5000000}\n')
+                 '{"at": 2000, "op": "cluster_gap", "node": "A", "cause": "server_crash", "trxs": ["x"]}\n')
     out = tmp_path / "out"
     r = _cli("conform", "--server", "mariadb", "--history", str(h), "--out", str(out),
              env={"REPLCHECK_MARIADB_BASEDIR": str(tmp_path / "no-server")})
     assert r.returncode == 2
     [line] = r.stderr.strip().splitlines()
-    assert "op clock_step is not supported on a real server" in line and "ops[1]" in line
+    assert "op cluster_gap is not supported on a real server" in line and "ops[1]" in line
     assert not out.exists()
     r = _cli("conform", "--server", "mariadb", "--quick", "--history", str(h))
     assert r.returncode == 2 and "exclude each other" in r.stderr

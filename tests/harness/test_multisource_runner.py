@@ -16,6 +16,7 @@ from test_harness_mariadb import require_server
 
 from conftest import HANG_GUARD_S, REPO
 from replcheck import conform, io
+from replcheck.harness import observe as OB
 from replcheck.harness import runner as R
 from replcheck.harness.mariadb import Cluster, HarnessError, Topology, TopologyError, connection_clause
 from replcheck.harness.relaylog import Event
@@ -92,15 +93,15 @@ def test_channels_are_keyed_by_replica_and_connection():
     r = R.Runner(_diamond())
     assert r.sources == {("B", None): "A", ("C", None): "A", ("D", "b"): "B", ("D", "c"): "C"}
     assert r.named == {"D"}
-    assert R.links_of(r.sources, "D") == [("D", "b"), ("D", "c")]
-    assert r._addressed({"op": "start_all_slaves", "node": "D"}) == [("D", "b"), ("D", "c")]
-    assert r._addressed({"op": "stop_slave", "node": "D", "connection": "c"}) == [("D", "c")]
-    assert r._addressed({"op": "stop_slave", "node": "B"}) == [("B", None)]
-    assert r._depth("D") == 2 and r._depth("B") == 1 and r._depth("A") == 0
+    assert OB.links_of(r.sources, "D") == [("D", "b"), ("D", "c")]
+    assert r.ops._addressed({"op": "start_all_slaves", "node": "D"}) == [("D", "b"), ("D", "c")]
+    assert r.ops._addressed({"op": "stop_slave", "node": "D", "connection": "c"}) == [("D", "c")]
+    assert r.ops._addressed({"op": "stop_slave", "node": "B"}) == [("B", None)]
+    assert r.collector._depth("D") == 2 and r.collector._depth("B") == 1 and r.collector._depth("A") == 0
 
 
 def _relayed(r: R.Runner, conn: str, t: int, gtid: str = "1-1-1") -> None:
-    r._relay_event(("D", conn), t, f"{MS.relay_base(conn)}.000002", Event(615, 42, r.epoch_us // US, 162, 1, 300, f"GTID {gtid} trans"))
+    r.observer._relay_event(("D", conn), t, f"{MS.relay_base(conn)}.000002", Event(615, 42, r.epoch_us // US, 162, 1, 300, f"GTID {gtid} trans"))
 
 
 def test_a_row_is_applied_by_the_connection_that_had_it_due_first_and_a_second_copy_by_the_other():
@@ -113,11 +114,11 @@ def test_a_row_is_applied_by_the_connection_that_had_it_due_first_and_a_second_c
     obs = [o for _, _, o in r.obs]
     assert [(o["connection"], o["file"]) for o in obs] == [("c", "relay-c.000002"), ("b", "relay-b.000002")]
     relayed = {(o["node"], o["connection"], o["gtid"], o["idx"]): [o] for o in obs}
-    assert r._appliers("D", 0, 50_000, "1-1-1", relayed) == [(("D", "c"), 50_000)]
+    assert r.collector._appliers("D", 0, 50_000, "1-1-1", relayed) == [(("D", "c"), 50_000)]
     r.seen_again[("D", 0)] = [90_000]
-    assert r._appliers("D", 0, 50_000, "1-1-1", relayed) == [(("D", "c"), 50_000), (("D", "b"), 90_000)]
+    assert r.collector._appliers("D", 0, 50_000, "1-1-1", relayed) == [(("D", "c"), 50_000), (("D", "b"), 90_000)]
     r.delays[("D", "c")] = 2  # c holds it in its delay: b, relayed later, has it due first
-    assert r._appliers("D", 0, 50_000, "1-1-1", relayed)[0][0] == ("D", "b")
+    assert r.collector._appliers("D", 0, 50_000, "1-1-1", relayed)[0][0] == ("D", "b")
 
 
 def test_the_connection_that_did_not_apply_a_gtid_skipped_it_once_its_sql_thread_passed_it():
@@ -131,15 +132,15 @@ def test_the_connection_that_did_not_apply_a_gtid_skipped_it_once_its_sql_thread
     relayed = {("D", "c", "1-1-1", i): [o] for i, o in enumerate(copy)}
     behind = {"t": 20_000, "Relay_Master_Log_File": "bin.000001", "Exec_Master_Log_Pos": 300}
     past = {"t": 60_000, "Relay_Master_Log_File": "bin.000001", "Exec_Master_Log_Pos": 377}
-    r._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind]})
+    r.collector._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind]})
     assert not r.obs
-    r._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind, past]})
+    r.collector._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind, past]})
     [(_, _, skip)] = r.obs
     assert skip == {"t": 60_000, "kind": "skip", "node": "D", "trx": "t1", "gtid": "1-1-1", "reason": "gtid_ignore_duplicates",
                     "events": [["relay-c.000002", 615], ["relay-c.000002", 657]], "connection": "c"}
     r.history["header"]["topology"]["nodes"][3]["variables"] = {}  # without gtid_ignore_duplicates c applies its copy too
     r.obs.clear()
-    r._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind, past]})
+    r.collector._duplicate_skips("D", 0, "1-1-1", {("D", "b")}, relayed, {("D", "c"): [behind, past]})
     assert not r.obs
 
 
@@ -150,12 +151,12 @@ def test_start_all_slaves_starts_each_connection_not_running_and_stop_all_stops_
     running = {**stopped, "Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}
     op = {"at": 0, "op": "stop_all_slaves", "node": "D"}
     for link, before in ((("D", "b"), running), (("D", "c"), stopped)):
-        r._stopped_or_started(op, link, 7, None, 1938, before)
+        r.ops._stopped_or_started(op, link, 7, None, 1938, before)
     assert [(o["kind"], o.get("connection")) for _, _, o in r.obs] == [("sql_stop", "b")]
     op = {"at": 0, "op": "start_all_slaves", "node": "D"}
     for link, before in ((("D", "b"), stopped), (("D", "c"), running)):
-        r._stopped_or_started(op, link, 8, None, 1937, before)
-    assert r._sql_started == {("D", "b")}
+        r.ops._stopped_or_started(op, link, 8, None, 1937, before)
+    assert r.sql_started == {("D", "b")}
 
 
 def test_the_model_notes_each_connection_start_all_slaves_started():

@@ -1,13 +1,17 @@
-"""The table of ops (model/ops.py) against the History schema, the simulator and the runner: a new
-op is one table entry plus the code it names, and nothing else decides what an op is."""
+"""The table of ops (model/ops.py) against the History schema and the simulator, and the harness's
+own table (replcheck/harness/ops.py) against both: a new op is one entry in each plus the code it
+names, and nothing else decides what an op is."""
 from __future__ import annotations
 
 import json
+import re
 from operator import attrgetter
 
 import pytest
 
+from replcheck.harness import ops as H
 from replcheck.harness import runner as R
+from replcheck.harness import statements
 from replcheck.model.ops import OPS, TABLE
 from replcheck.model.sim import Config, Simulator
 from replcheck.spec import ROOT
@@ -25,10 +29,15 @@ def test_the_table_has_exactly_the_schemas_ops():
 def test_every_entry_names_code_that_exists(entry):
     sim = Simulator({"header": {"topology": {"nodes": [{"id": "A"}]}}, "ops": []}, Config())
     assert callable(attrgetter(entry.method)(sim))
-    if entry.statement:
-        assert callable(getattr(R, entry.statement))
-    if entry.runner:
-        assert callable(getattr(R.Runner, entry.runner))
+
+
+def test_the_harness_runs_or_refuses_every_op_and_names_code_that_exists():
+    assert sorted([*H.RUNS, *H.REFUSED]) == sorted(OPS)
+    assert not set(H.RUNS) & set(H.REFUSED) and set(H.LIMITS) <= set(H.RUNS)
+    r = R.Runner({"header": {"topology": {"nodes": [{"id": "A"}]}}, "ops": []})
+    for name, how in H.RUNS.items():
+        assert callable(attrgetter(how)(r)), name
+        assert (how == H.STATEMENT) == (name in statements.BUILDERS), name
 
 
 @pytest.mark.parametrize("entry", TABLE, ids=lambda e: e.name)
@@ -44,8 +53,7 @@ def test_every_time_field_is_an_integer_field_of_the_schema(entry):
 
 
 def test_a_refused_op_is_refused_by_the_runner_with_the_tables_reason():
-    for entry in TABLE:
-        if entry.refused:
-            h = {"header": {"topology": {"nodes": [{"id": "A"}]}}, "ops": [{"at": 0, "op": entry.name, "node": "A"}]}
-            with pytest.raises(R.RunnerError, match=f"op {entry.name} is not supported on a real server: "):
-                R.check_supported(h)
+    for name, why in H.REFUSED.items():
+        h = {"header": {"topology": {"nodes": [{"id": "A"}]}}, "ops": [{"at": 0, "op": name, "node": "A"}]}
+        with pytest.raises(R.RunnerError, match=re.escape(f"op {name} is not supported on a real server: {why}")):
+            R.check_supported(h)

@@ -171,6 +171,20 @@ CASES: dict[str, Case] = {
 }
 
 # -- one passing and one violating trace per property ---------------------------------------------
+def test_a_stop_seen_while_its_incident_was_being_written_is_not_one_coming_back(kit):
+    # A real server's incident is placed when its statement returned; the replica's stop at it may be
+    # sampled before that. Its `written` interval says it may have been written before the stop.
+    tr = kit.run(M, RPL)
+    stop = tr.first("sql_stop", node="B", errno=1590)
+    incident = tr.first("binlog", node="A", type="INCIDENT_EVENT")
+    began = incident["t"]
+    tr.retime(incident, stop["t"] + 3000)  # seen stopped 3 ms before the statement returned
+    once = kit.verdict("WL3464.R4.ONCE", tr)
+    assert once.status == VIOLATED and "after skipping 0; its masters wrote 0" in once.witnesses[0].message
+    incident["written"] = [began, stop["t"] + 3000]
+    assert kit.verdict("WL3464.R4.ONCE", tr).status == PASS
+
+
 def test_cases_name_registered_requirements():
     assert set(CASES) == INCIDENT_REQUIREMENTS
     assert len(INCIDENT_PROPERTIES) == 16  # the catalogue's incident requirements, one check each

@@ -350,6 +350,23 @@ def test_timed_out_but_still_on_violates_timeout_async(kit):
                    "commit of ins500 timed out but the status is still ON")
 
 
+def test_a_relay_log_name_begun_again_is_another_log(kit):
+    # A purge (relay_log_recovery, a GTID START SLAVE) starts the relay logs' names again: MariaDB's
+    # next relay log may bear a name used before, from its start. Its first event is no successor
+    # of the last one of the old log of that name (a real server's trace once read -796 bytes).
+    tr = kit.run(AS, "ss-counters")
+    relayed = tr.all("relay", node="B")
+    first = tr.first("relay", node="B", trx="ins0", idx=0)  # a group's events: their lengths are checked
+    again = [dict(r) for r in relayed[relayed.index(first):relayed.index(first) + 2]]
+    assert again[0]["pos"] < relayed[-1]["pos"]
+    for r in again:
+        r["t"] = relayed[-1]["t"]
+        tr.obs.insert(tr.index(relayed[-1]) + 1 + again.index(r), r)
+    assert kit.verdict("WL1720.HEADER", tr).status == PASS
+    again[1]["pos"] += 2  # within the log begun again, a length is still checked
+    assert kit.verdict("WL1720.HEADER", tr).status == VIOLATED
+
+
 @pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].declares.expected_violations])
 def test_declared_semisync_exceptions_happen(kit, system):
     # A declared semi-sync exception that no ss-* scenario shows any more is stale (a flavour model

@@ -1,0 +1,417 @@
+"""What the runner gathers once a History has run: every binlog (each event placed in time by the
+samples that bound it), the applies, the skips SQL_SLAVE_SKIP_COUNTER made, and the rows on each node."""
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from replcheck.spec import vocabulary as V
+from replcheck.harness.mariadb import HarnessError, SqlError, sql_quote
+from replcheck.harness.observe import NOT_IN_GROUP, Link, links_of
+from replcheck.harness.ops import CR_SERVER_LOST, PURGES_RELAY_LOGS
+from replcheck.harness.statements import LOG_FILE
+from replcheck.spec import formats as F
+from replcheck.spec.formats import US
+
+if TYPE_CHECKING:
+    from replcheck.harness.runner import Runner
+
+ER_STMT_CACHE_FULL = 1705
+
+
+# The SQL thread's note once SQL_SLAVE_SKIP_COUNTER ran out (handle_slave_sql, sql/slave.cc): where
+# it was when the skipping began and where it is now. Every relayed event in between was passed
+# over, and those the counter counts were skipped (see _emit_skips).
+SKIP_LOG = re.compile(r"^'SQL_SLAVE_SKIP_COUNTER=\d+' executed at relay_log_file='([^']*)', relay_log_pos='(\d+)'"
+                      r".* and new position at relay_log_file='([^']*)', relay_log_pos='(\d+)'")
+
+
+# Passed over without counting (their do_shall_skip ignores them: log_event_server.cc), as the model's
+# SKIP_EXEMPT; a Binlog_checkpoint changes nothing on a replica and the model has none.
+NOT_SKIPPED = frozenset({"ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT", "BINLOG_CHECKPOINT_EVENT"})
+
+
+# A Gtid event's GTID in its SHOW BINLOG EVENTS Info.
+GTID_IN_INFO = re.compile(r"\b\d+-\d+-\d+\b")
+
+
+# The text of a statement trx_statement built, in a binlog event: the transaction's number.
+OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad(?:, u)?\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
+
+
+class Collector:
+    """Reads what the run left on the servers once it is over."""
+
+    def __init__(self, run: "Runner"):
+        self.run = run
+        self._binlogs_kept: dict[tuple[str, str], list[dict]] = {}  # (node, file) -> its events, read before a purge
+
+    def collect_binlogs(self) -> None:
+        """Every running node's binlog. When each event was written is bounded by the samples:
+        after the last poll whose gtid_binlog_pos lacked it, by the first that had it. Each group
+        is placed at that first poll, earlier if a replica already had its copy or its client's
+        COMMIT returned first, and never after a later event of the same binlog."""
+        c = self.run.cluster
+        logs: dict[str, list[dict]] = {}
+        for node in self.run.node_ids:
+            if c.is_running(node):
+                logs[node] = self._read_binlog(node)
+        for events in logs.values():
+            for ev in events:
+                k = ev.pop("_k", None)
+                if (k is not None and k < len(self.run.trx_names) and k not in self.run.gtid_of and ev["gtid"]
+                        and self.run.returned.get(k, (0, CR_SERVER_LOST))[1] is not None
+                        and self.run.by_server_id.get(ev["server_id"]) == self.run.origin_of[k]):
+                    # Its COMMIT never returned (the server died under it), or its statement failed after
+                    # changing a MyISAM table (binlogged all the same): its origin's binlog has its GTID.
+                    self.run.gtid_of[k] = ev["gtid"]
+                    if k in self.run.commits:
+                        self.run.commits[k]["gtid"] = ev["gtid"]
+        trx_of_gtid = {g: self.run.trx_names[k] for k, g in self.run.gtid_of.items() if g}
+        k_of_gtid = {g: k for k, g in self.run.gtid_of.items() if g}
+        for events in logs.values():
+            for ev in events:
+                ev["trx"] = trx_of_gtid.get(ev["gtid"]) if ev["gtid"] else None
+        with self.run.lock:
+            for _, _, o in self.run.obs:
+                if o["kind"] == "relay" and o["gtid"]:
+                    o["trx"] = trx_of_gtid.get(o["gtid"])
+        at: dict[tuple[str, str], int] = {}
+        for node in sorted(logs, key=self._depth, reverse=True):  # replicas first: a source wrote no later
+            replicas = list(dict.fromkeys(r for (r, _), src in self.run.sources.items() if src == node and r in logs))
+            for ev in logs[node]:
+                if ev["type"] != "GTID_LOG_EVENT" or (node, ev["gtid"]) in at:
+                    continue
+                g = ev["gtid"]
+                # Visible on the node (a poll's or a read's row) means committed, so binlogged: the
+                # binlog write comes before the engine commit (MariaDB's two-phase commit, log.cc).
+                k = k_of_gtid.get(g)
+                bounds = [self._logged_by(node, g), self.run.seen.get((node, k)), self.run.read_seen.get((node, k))]
+                bounds += [at.get((r, g)) for r in replicas]
+                if self.run.by_server_id.get(ev["server_id"]) == node and k in self.run.returned:
+                    bounds.append(self.run.returned[k][0])
+                if self.run.by_server_id.get(ev["server_id"]) == node and k in self.run.commits:
+                    # Still in its binlog after the node went down: written before it did.
+                    began, seen = self.run.commits[k]["start"], bounds[0]
+                    bounds.append(next((d for d in self.run.downs.get(node, []) if began < d and (seen is None or d < seen)), None))
+                if any(x is not None for x in bounds):
+                    at[(node, g)] = min(x for x in bounds if x is not None)
+        for node, events in logs.items():
+            # Where incidents come from, in order: failing transactions, placed when their statement
+            # returned (after the change it lost, as the models have it), and record_incident's statements
+            # (s), placed with the statement, when it was sent; written: the interval it was written in.
+            failed = sorted([(t, self.run.commits[k]["start"], t, None) for k, (t, errno) in self.run.returned.items()
+                             if errno == ER_STMT_CACHE_FULL and self.run.origin_of[k] == node]
+                            + [(s["t"], s["t"], s["t"] + s["duration_us"], s) for s in self.run.incidents.get(node, [])],
+                            key=lambda x: x[0])
+            times: list[int | None] = []
+            for ev in events:
+                if ev["type"] == "INCIDENT_EVENT":  # written by the failing statement before it returned
+                    t, lo, hi, stmt = failed.pop(0) if failed else (None, None, None, None)
+                    if stmt is not None:
+                        stmt["message"] = ev.get("message", "")
+                    if t is not None:
+                        ev["written"] = [lo, hi]
+                    times.append(t)
+                elif ev["idx"] == 0:
+                    times.append(at.get((node, ev["gtid"])) if ev["gtid"] else None)
+                else:
+                    times.append(times[-1])
+            later = None
+            for i in range(len(times) - 1, -1, -1):  # no later than what followed it
+                if times[i] is not None and (later is None or times[i] < later):
+                    later = times[i]
+                times[i] = later
+            last = 0
+            for t, ev in zip(times, events):
+                last = last if t is None else t
+                # When the server wrote it, by its own record: the event's timestamp (whole seconds), for
+                # an event it originated by its clock (a replica's copy keeps its origin's, SET TIMESTAMP its own)
+                own = self.run.by_server_id.get(ev["server_id"]) == node and ev["trx"] not in self.run.set_timestamp
+                if own and ev["when"] and "written" not in ev:
+                    ev["written"] = self.run.server_interval(node, ev["when"] * US, US)
+                self.run.emit("binlog", node, last, **ev)
+        self._emit_applies()
+        self._emit_skips()
+
+    def binlog_files(self, node: str) -> list[str]:
+        return [r[0] for r in self.run.cluster.sql(node, "SHOW BINARY LOGS")]
+
+    def keep_binlogs(self, node: str) -> list[str]:
+        """Before a purge: the events of every closed binlog file (the active one is never purged),
+        so the trace still shows what was written. Returns the files listed."""
+        files = self.binlog_files(node)
+        for f in files[:-1]:
+            if (node, f) not in self._binlogs_kept and LOG_FILE.match(f):
+                self._binlogs_kept[(node, f)] = self._read_binlog_file(node, f)
+        return files
+
+    def _read_binlog(self, node: str) -> list[dict]:
+        """Every binlog file the node wrote, in order: those a purge removed as read before it."""
+        files = self.binlog_files(node)
+        purged = [f for n, f in self._binlogs_kept if n == node and f not in files]
+        events: list[dict] = []
+        for f in purged + [f for f in files if LOG_FILE.match(f)]:
+            kept = self._binlogs_kept.get((node, f))
+            events += self._read_binlog_file(node, f) if kept is None else kept
+        return events
+
+    def _read_binlog_file(self, node: str, f: str) -> list[dict]:
+        """SHOW BINLOG EVENTS of one binlog file, grouped into transactions. An event whose text
+        (Annotate_rows, a statement) is one the runner built carries its transaction number as _k."""
+        c = self.run.cluster
+        events: list[dict] = []
+        rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}")
+        path = os.path.join(c.node_dir(node), f)
+        whens = _header_timestamps(path, [int(r[1]) for r in rows])
+        group: list[dict] = []
+        for log, pos, etype, sid, end, info in rows:
+            ev = {"type": F.SHOWN_EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
+                  "gtid": None, "server_id": int(sid), "when": whens.get(int(pos), 0), "ict": None,
+                  "file": log, "pos": int(pos), "end": int(end)}
+            if etype == "Gtid":
+                _close_group(group)
+                # 'BEGIN GTID 0-1-2' or 'GTID 0-1-2', with more after it in a group commit (not the last word)
+                gtid = GTID_IN_INFO.search(info).group(0)
+                group = [ev]
+                ev.update(gtid=gtid)
+            elif group and etype not in NOT_IN_GROUP:
+                ev.update(gtid=group[0]["gtid"], idx=len(group))
+                if etype in ("Annotate_rows", "Query") and (m := OWN_TEXT.search(info or "")):
+                    ev["_k"] = int(m.group(1) or m.group(2))
+                group.append(ev)
+            else:
+                _close_group(group)
+                group = []
+                if etype == "Incident":
+                    ev.update(_incident(path, int(pos)))
+            events.append(ev)
+        _close_group(group)
+        return events
+
+    def _depth(self, node: str) -> int:
+        """Hops from the top of its chain (a source's binlog is read before its replicas')."""
+        depth, seen = 0, {node}
+        while (node := self._source_of(node)) is not None and node not in seen:
+            depth, seen = depth + 1, seen | {node}
+        return depth
+
+    def _source_of(self, node: str) -> str | None:
+        """The node's source; of a multi-source replica, the source of its deepest chain."""
+        sources = [src for (r, _), src in self.run.sources.items() if r == node]
+        return max(sources, key=self._depth) if len(sources) > 1 else (sources or [None])[0]
+
+    def _logged_by(self, node: str, gtid: str) -> int | None:
+        domain, _, seq = F.parse_gtid(gtid)
+        return next((t for t, pos in self.run.binlog_pos.get(node, []) if pos.get(domain, -1) >= seq), None)
+
+    def _emit_applies(self) -> None:
+        """A replica's execution of each transaction, as seen: at the first poll that found its row,
+        with the SQL thread's relay-log position at that poll. Events from the origin's binlog."""
+        events: dict[str, list[dict]] = {}
+        # (replica, connection, gtid, idx) -> its relay observations; (replica, connection) -> when a
+        # START SLAVE threw its relay logs away
+        relayed: dict[tuple[str, str | None, str, int], list[dict]] = {}
+        purged: dict[Link, list[int]] = {}
+        samples: dict[Link, list[dict]] = {}  # a named connection's status samples
+        with self.run.lock:
+            for _, _, o in sorted(self.run.obs, key=lambda x: x[:2]):
+                if o["kind"] == "binlog" and o.get("gtid") and self.run.by_server_id.get(o["server_id"]) == o["node"]:
+                    events.setdefault(o["gtid"], []).append(o)
+                elif o["kind"] == "relay" and o["gtid"]:
+                    relayed.setdefault((o["node"], o.get("connection"), o["gtid"], o["idx"]), []).append(o)
+                elif o["kind"] == "relay_log_recovery":
+                    purged.setdefault((o["node"], o.get("connection")), []).append(o["t"])
+                elif o["kind"] == "status" and "connection" in o:
+                    samples.setdefault((o["node"], o["connection"]), []).append(o)
+        parts = {node: self._rows_by_part(node) for node in {n for n, _ in self.run.seen}}
+        for (node, k), t in sorted(self.run.seen.items(), key=lambda x: x[1]):
+            gtid = self.run.gtid_of.get(k)
+            source = self.run.seen_src[(node, k)]
+            if source is None or gtid is None:
+                continue
+            relay_file, relay_pos = self.run.seen_pos[(node, k)]
+            self.run.emit("visible", node, t, trx=self.run.trx_names[k], gtid=gtid)
+            appliers = self._appliers(node, k, t, gtid, relayed) if node in self.run.named else [((node, None), t)]
+            if node in self.run.named:
+                self._duplicate_skips(node, k, gtid, {link for link, _ in appliers}, relayed, samples)
+            for link, at in appliers:
+                src = self.run.sources[link] if node in self.run.named else source  # the unnamed one's then (failover changes it)
+                for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
+                    # The event's own place in the relay log, where it was read: its latest copy relayed
+                    # by then (stamped up to a poll late, so the first one otherwise); else where the
+                    # SQL thread was at the sample.
+                    copies = relayed.get((node, link[1], gtid, b["idx"]), [])
+                    # Not a copy thrown away before the commit: the one fetched again after the purge, read
+                    # up to a poll late (inc-cache-overflow on 10.11 at load 8: the first copy was taken).
+                    since = max((p for p in purged.get(link, ()) if p <= at), default=None)
+                    copies = [c for c in copies if since is None or c["t"] >= since] or copies
+                    r = next((c for c in reversed(copies) if c["t"] <= at), copies[0] if copies else None)
+                    self.run.emit("apply", node, at, source=src, **V.tagged(link[1]), type=b["type"], trx=b["trx"], idx=b["idx"],
+                              last=b["last"], gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None,
+                              begin=None, relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
+        for (node, k), t in self.run.seen.items():
+            if self.run.seen_src[(node, k)] is None:  # no GTID: committed but never binlogged (an incident's lost events)
+                # Visible to others by the time its statement returned, if a poll did not see it earlier
+                # (not if the server died under it: no answer, and what was recovered shows later).
+                back, errno = self.run.returned.get(k, (t, None))
+                t = t if errno == CR_SERVER_LOST else min(t, back)
+                self.run.emit("visible", node, t, trx=self.run.trx_names[k], gtid=self.run.gtid_of.get(k))
+
+    def _appliers(self, node: str, k: int, t: int, gtid: str, relayed: dict) -> list[tuple[Link, int]]:
+        """Which connection of a multi-source replica applied a transaction, and when: (link, first
+        poll that showed the row), and a further one for each further copy of its row (seen_again).
+        Polling sees the row, not the connection that committed it; it is the connection that had the
+        group due first (relayed, and past its MASTER_DELAY after the event's timestamp: a connection
+        applies a group once it is due, rpl_slave_state::check_duplicate_gtid letting the first one
+        own the domain, sql/rpl_gtid.cc), and a second copy the next such connection's."""
+        due = []
+        for link in links_of(self.run.sources, node):
+            copies = relayed.get((node, link[1], gtid, 0), [])
+            if copies:
+                first = copies[0]
+                delay_due = first["when"] * US - self.run.epoch_us + self.run.delays.get(link, 0) * US
+                due.append((max(first["t"], delay_due), first["t"], link))
+        order = [link for *_, link in sorted(due)] or links_of(self.run.sources, node)[:1]
+        times = [t] + self.run.seen_again.get((node, k), [])
+        return [(order[min(i, len(order) - 1)], at) for i, at in enumerate(times)]
+
+    def _duplicate_skips(self, node: str, k: int, gtid: str, appliers: set[Link], relayed: dict, samples: dict) -> None:
+        """With gtid_ignore_duplicates, a connection that relayed a group another one applied skipped
+        it (rpl_slave_state::check_duplicate_gtid, sql/rpl_gtid.cc): a `skip` at its first sample whose
+        SQL thread is past the group in the source's binlog (Relay_Master_Log_File,
+        Exec_Master_Log_Pos: a purge renames relay logs, not binlogs), with its relay-log places, as
+        the model's skip. Not seen past it (stopped, or the run ended): no skip."""
+        if not (self.run.history["header"]["topology"]["nodes"][self.run.node_ids.index(node)].get("variables") or {}).get(
+                V.IGNORE_DUPLICATES):
+            return
+        for link in links_of(self.run.sources, node):
+            group = []
+            while copies := relayed.get((node, link[1], gtid, len(group))):
+                group.append(copies[-1])  # the copy it skipped: fetched again after a purge, the last
+            if link in appliers or not group:
+                continue
+            end = (group[-1]["master_file"], group[-1]["master_end"])
+            past = next((s for s in samples.get(link, []) if s["t"] >= group[-1]["t"]
+                         and (s["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"]) >= end), None)
+            if past is not None:
+                self.run.emit("skip", node, past["t"], trx=self.run.trx_names[k], gtid=gtid, reason=V.SKIP_REASON,
+                          events=[[r["file"], r["pos"]] for r in group], **V.tagged(link[1]))
+
+    def _rows_by_part(self, node: str) -> dict[int, dict[int, int]]:
+        """k -> statement (the row's part) -> rows on the node at the end; {} when it cannot be read."""
+        try:
+            rows = self.run.cluster.sql(node, "SELECT k, part, COUNT(*) FROM rc.r GROUP BY k, part UNION ALL "
+                                          "SELECT k, part, COUNT(*) FROM rc.m GROUP BY k, part")
+        except (HarnessError, SqlError):
+            return {}
+        out: dict[int, dict[int, int]] = {}
+        for k, part, n in rows:
+            out.setdefault(int(k), {})[int(part)] = out.get(int(k), {}).get(int(part), 0) + int(n)
+        return out
+
+    def _emit_skips(self) -> None:
+        """The events SQL_SLAVE_SKIP_COUNTER passed over, at the note that says so: the relay
+        observations from where the skipping began up to the new position, in the relay log the
+        note names. A purge starts the relay logs' names again: walking back from the new position,
+        places only decrease within one relay log's life, so the walk ends where they do not."""
+        with self.run.lock:
+            obs = [o for _, _, o in sorted(self.run.obs, key=lambda x: x[:2])]
+        # SQL_SLAVE_SKIP_COUNTER of a replica's one unnamed connection (a named one's is @@default_master_connection's)
+        for note in [o for o in obs if o["kind"] == "log" and (o["node"], None) in self.run.relay_logs]:
+            if not (m := SKIP_LOG.match(note["message"])):
+                continue
+            node = note["node"]
+            begin = (os.path.basename(m.group(1)), int(m.group(2)))
+            end = (os.path.basename(m.group(3)), int(m.group(4)))
+            # What was relayed before the relay logs were next purged: after that, names start again.
+            # (Not "by the read after the note": the note's time is the error log's whole second, and
+            # under load the events it passed over were read at later polls: none were found.)
+            # A purge that began after the note was read; the START SLAVE before the skip may return later.
+            purge = min((o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
+                         and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None
+                         and o["t"] - o.get("duration_us", 0) > note["t"]), default=None)
+            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and "connection" not in o
+                      and (purge is None or o["t"] < purge)]
+            skipped: list[dict] = []
+            for r in reversed(relays):
+                place = (r["file"], r["pos"])
+                if not skipped and place >= end:
+                    continue  # after the new position (relayed later, or a purged file of that name)
+                if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
+                    break
+                skipped.append(r)
+            for r in reversed(skipped):
+                if r["type"] not in NOT_SKIPPED:
+                    self.run.emit("skip", node, note["t"], trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],
+                              reason="sql_slave_skip_counter", relay_file=r["file"], relay_pos=r["pos"])
+
+    def emit_data(self, t: int) -> None:
+        c = self.run.cluster
+        for node in self.run.node_ids:
+            if not c.is_running(node):
+                continue
+            counts = self.run.observer.present(node)
+            self.run.emit("data", node, t, counts={name: counts.get(k, 0) for k, name in enumerate(self.run.trx_names)})
+
+
+# What begins a statement of a group in the binlog: its Annotate_rows (ROW format), its Query
+# (STATEMENT format), or a Table_map after a Rows event (ROW format without annotations).
+STATEMENT_STARTS = frozenset({"ANNOTATE_ROWS_EVENT", "QUERY_EVENT"})
+
+
+ROWS_EVENTS = frozenset({"WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT", "DELETE_ROWS_EVENT"})
+
+
+def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:
+    """The events of a group a replica committed, as its rows show: statement i of a client
+    transaction inserts the row (k, i), so a statement whose row the replica has fewer of than the
+    first statement's was committed without it (a partial group, PARTIAL.GROUP.WHOLE): its events
+    are left out, the commit (the group's last event) is not. The SQL thread's events are not
+    observed one by one; this is what its commit left. No rows (DDL, not read): the whole group."""
+    if not parts:
+        return group
+    statements: list[list[dict]] = []
+    for e in group[1:-1]:
+        if not statements or e["type"] in STATEMENT_STARTS or (e["type"] == "TABLE_MAP_EVENT"
+                                                              and statements[-1][-1]["type"] in ROWS_EVENTS):
+            statements.append([e])
+        else:
+            statements[-1].append(e)
+    first = parts.get(0, 0)
+    return group[:1] + [e for i, st in enumerate(statements) for e in st if parts.get(i, 0) >= first] + group[-1:]
+
+
+def _close_group(group: list[dict]) -> None:
+    if group:
+        group[-1]["last"] = True
+
+
+def _incident(path: str, pos: int) -> dict:
+    """An INCIDENT_EVENT's code and message, from its body: 2-byte code, 1-byte length, message
+    (SHOW BINLOG EVENTS shows the code's name but not the message)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(pos + 19)  # past the common header
+            body = f.read(3 + 255)
+    except OSError:
+        return {}
+    if len(body) < 3:
+        return {}
+    return {"incident": int.from_bytes(body[:2], "little"), "message": body[3:3 + body[2]].decode("utf-8", "replace")}
+
+
+def _header_timestamps(path: str, positions: list[int]) -> dict[int, int]:
+    """The 4-byte little-endian timestamp that starts each event header (SHOW BINLOG EVENTS omits it)."""
+    out = {}
+    try:
+        with open(path, "rb") as f:
+            for pos in positions:
+                f.seek(pos)
+                b = f.read(4)
+                if len(b) == 4:
+                    out[pos] = int.from_bytes(b, "little")
+    except OSError:
+        pass
+    return out

@@ -1,0 +1,127 @@
+"""The faults a History injects on a real server: crashes (kill -9), clean shutdowns, restarts, a
+lost state file, a replica's connection cut and its acks lost on the way to the source."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from replcheck.harness.mariadb import HarnessError, SqlError, connection_clause
+from replcheck.harness.observe import Link, links_of
+from replcheck.harness.proxy import Cut
+from replcheck.spec import formats as F
+
+if TYPE_CHECKING:
+    from replcheck.harness.runner import Runner
+
+
+class Faults:
+    """Injects the faults of a History."""
+
+    def __init__(self, run: "Runner"):
+        self.run = run
+
+    def crash(self, op: dict) -> None:
+        node = op["node"]
+        self.run.observer.poll(node, force=True)  # what it showed just before (a waiting session recovery may truncate)
+        self.run.busy.add(node)
+        self.run.cluster.kill9(node)
+        self.run.until.difference_update(links_of(self.run.sources, node))  # in memory only: a restart starts the threads without it
+        self.run.downs.setdefault(node, []).append(self.run.emit("crash", node)["t"])
+
+    def shutdown(self, op: dict) -> None:
+        node = op["node"]
+        self.run.busy.add(node)
+        self.run.cluster.stop(node)
+        self.run.until.difference_update(links_of(self.run.sources, node))
+        self.run.downs.setdefault(node, []).append(self.run.emit("shutdown", node)["t"])
+
+    def remove_state_file(self, op: dict) -> None:
+        """Delete the node's `bin.state` (--log-bin=<dir>/bin), which a clean shutdown wrote."""
+        node = op["node"]
+        path = os.path.join(self.run.cluster.node_dir(node), "bin.state")
+        removed = os.path.exists(path)
+        if removed:
+            os.remove(path)
+        self.run.emit("state_file", node, removed=removed)
+
+    def restart(self, op: dict) -> None:
+        node, c = op["node"], self.run.cluster
+        self.run.busy.add(node)
+        # What its first sample sees changed after the start began (it was down): the gap's bound.
+        self.run.last_poll[node] = self.run.now()
+        self.run.observer.read_relay(node, settled=True)  # down: whole, before relay_log_recovery or a GTID start purges them
+        role = op.get("init_rpl_role", "MASTER")
+        # --init-rpl-role=SLAVE: recovery truncates what the crash left in doubt (MDEV-21117, log.cc
+        # Recovery_context); the role is validated by the History schema (MASTER or SLAVE).
+        # relay_log_recovery: the relay logs are thrown away at start and the IO thread fetches again
+        # from the SQL thread's place (MariaDB init_recovery, sql/rpl_rli.cc; by GTID, gtid_slave_pos).
+        # What was not applied is what lay past the SQL thread's place at its last sample (the crash
+        # polls the node just before it).
+        recovery = bool(op.get("relay_log_recovery"))
+        befores = {link: self.run.observer.last_status(link) for link in links_of(self.run.sources, node)} if recovery else {}
+        c.restart(node, ([f"--init-rpl-role={role}"] if role != "MASTER" else [])
+                  + (["--relay-log-recovery=1"] if recovery else []))
+        path = c.error_log(node)
+        self.run.log_offsets[node] = min(self.run.log_offsets.get(node, 0), os.path.getsize(path))
+        if op.get("start_slave") is False and links_of(self.run.sources, node):
+            c.sql(node, "STOP ALL SLAVES" if node in self.run.named else "STOP SLAVE")
+        for link in links_of(self.run.sources, node):
+            self.run.io_error.pop(link, None)
+        self.run.emit("restart", node, **({"init_rpl_role": role} if role != "MASTER" else {}))
+        for link, before in befores.items():
+            self.run.observer.relay_purged(link, self.run.now(), before, reason="relay_log_recovery")
+        if op.get("master"):
+            self.run.sources[(node, None)] = op["master"]
+            self.run.add_relay((node, None))  # its channel runs through a relay too: cut_io, lose_acks, acks seen
+            pos = c.rejoin(node, op["master"])
+            self.run.emit("stmt", node, op="set_global", variable="gtid_slave_pos", value=pos, errno=None, message="")
+            self.run.emit("stmt", node, op="change_master", master_host=op["master"], master_use_gtid="slave_pos", errno=None, message="")
+        self.run.busy.discard(node)
+
+    def clock_step(self, op: dict) -> None:
+        """The node's clock steps by delta_us (scaled) from now on, as an NTP step or an operator's
+        `date -s` would: its offset file is rewritten (clock.py), under the node's lock so that no
+        sample reads the clock across the step."""
+        node = op["node"]
+        with self.run.node_locks[node]:
+            offset = self.run.clock_offsets[node] + op["delta_us"]
+            self.run.cluster.set_clock(node, offset)
+            self.run.clock_offsets[node] = offset
+            self.run.clock_steps.setdefault(node, []).append((self.run.now(), offset))
+        self.run.emit("clock_step", node, delta_us=op["delta_us"])
+
+    def lose_acks(self, op: dict) -> None:
+        if (op["node"], None) in self.run.sources:  # else not a replica (now): nothing to lose, as in the models
+            self.run.proxies[(op["node"], None)].lose(op["count"])
+
+    def cut_io(self, op: dict) -> None:
+        """Arms the replica's relay: it cuts the connection after the next `after_events` events of
+        groups (replcheck/harness/proxy.py); `_io_cut` records it when it falls."""
+        node = op["node"]
+        link = (node, op.get("connection") or None)
+        if link not in self.run.sources:  # not a replica (now): a promoted one keeps its relay, unused
+            self.run.emit("error", node, op="cut_io", errno=F.ER_BAD_SLAVE, message="not a replica")
+            return
+        self.run.proxies[link].cut(op["after_events"], op.get("then", "reconnect"))
+
+    def io_cut(self, source: str, link: Link, cut: Cut) -> None:
+        """The relay cut the connection (in its thread). What it knows is what the model's io_cut
+        says: the source's binlog place after the last event passed. `stop`: the stream is held
+        mid-transfer and STOP SLAVE IO_THREAD stops the IO thread waiting on it; the cut is recorded
+        when the statement returned, the IO thread stopped (no statement of the History's: none is
+        recorded)."""
+        replica = link[0]
+        fields = {"source": source, "then": cut.then, "master_log_file": cut.master_log_file,
+                  "master_log_pos": cut.master_log_pos}
+        if cut.then == "reconnect":
+            self.run.emit("io_cut", replica, **fields)
+            return
+        try:
+            with self.run.node_locks[replica]:
+                self.run.observer.read_relay(replica)
+                self.run.cluster.sql(replica, f"STOP SLAVE{connection_clause(link[1])} IO_THREAD")
+                self.run.emit("io_cut", replica, **fields)
+        except (HarnessError, SqlError) as e:  # down meanwhile: the connection is gone with it
+            self.run.notes.append(f"cut_io: STOP SLAVE IO_THREAD on {replica} after the cut failed: {e}")
+            return
+        self.run.observer.poll(replica, force=True)

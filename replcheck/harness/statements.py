@@ -1,0 +1,229 @@
+"""The statements the harness sends a server for a History's ops, built from validated fields only:
+integers, whitelisted names and enum words reach the SQL text, never a History's own text."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from replcheck.harness.mariadb import HarnessError, connection_clause, sql_quote
+from replcheck.spec.formats import US
+
+# MASTER_DELAY tokens a History may send to exercise the server's parser: numbers and bare words.
+DELAY_SQL = re.compile(r"^(-?[0-9]{1,20}(\.[0-9]{1,6})?|[A-Za-z]{1,16})$")
+
+
+VARIABLE = re.compile(r"^[a-z_]{1,64}$")
+
+
+WORD = re.compile(r"^[A-Za-z_]{1,32}$")
+
+
+LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+# Rows one statement writes to overflow a binlog cache of a few KiB (the History sets the size).
+OVERFLOW_ROWS = 64
+ER_BAD_NULL, ER_DUP_ENTRY, ER_BAD_TABLE = 1048, 1062, 1051  # the failing statements the harness makes
+SENTINEL = -1  # u of the one row of rc.r and rc.m every node has from the start (part -1: no transaction's)
+
+
+class RunnerError(ValueError):
+    """The History cannot run on a real server (an op it cannot do, a value out of range)."""
+
+
+def _purge_problem(op: dict) -> str | None:
+    """What makes a purge_binary_logs op unusable: exactly one of a file name `to` or a trace time `before_us`."""
+    if ("to" in op) == ("before_us" in op):
+        return "purge_binary_logs needs exactly one of to and before_us"
+    if "to" in op and not (isinstance(op["to"], str) and LOG_FILE.match(op["to"])):
+        return f"to {op['to']!r} is not a binlog file name"
+    b = op.get("before_us", 0)
+    if isinstance(b, bool) or not isinstance(b, int) or b < 0:
+        return f"before_us {b!r} is not a nonnegative integer (µs of trace time)"
+    return None
+
+
+def sql_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and WORD.match(value):
+        return sql_quote(value)
+    raise RunnerError(f"value {value!r} is not a boolean, an integer or a bare word")
+
+
+def admin_statement(op: dict, epoch_us: int | None = None) -> str:
+    """The statement for an administrative op, by its builder (BUILDERS). Only validated fields
+    reach the text. `epoch_us`: the Unix time (µs) of trace time 0, for a time of the trace in a
+    statement (PURGE ... BEFORE)."""
+    if op["op"] not in BUILDERS:
+        raise RunnerError(f"op {op['op']} is not an administrative statement")
+    return BUILDERS[op["op"]](op, epoch_us)
+
+
+def _named(op: dict) -> str:
+    """The op's connection as the statement names it: ` 'a'` after the keyword, '' for the default
+    connection (no `connection`, or '')."""
+    try:
+        return connection_clause(op.get("connection") or None)
+    except HarnessError as e:
+        raise RunnerError(str(e)) from None
+
+
+def change_master_statement(op: dict, epoch_us: int | None) -> str:
+    if "delay_sql" in op:
+        token = str(op["delay_sql"])
+        if not DELAY_SQL.match(token):
+            raise RunnerError(f"delay_sql {token!r} is not a number or a bare word")
+        sql = f"CHANGE MASTER{_named(op)} TO MASTER_DELAY = {token}"
+    else:
+        delay = op["delay"]
+        if isinstance(delay, bool) or not isinstance(delay, int):
+            raise RunnerError(f"MASTER_DELAY {delay!r} is not an integer")
+        sql = f"CHANGE MASTER{_named(op)} TO MASTER_DELAY = {delay}"
+    if "relay_log_file" in op:  # the relay logs are kept (sql_repl.cc, change_master: need_relay_log_purge= 0)
+        f, p = op["relay_log_file"], op["relay_log_pos"]
+        if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
+            raise RunnerError(f"relay log place {f!r}, {p!r} is not a file name and an integer position")
+        sql += f", RELAY_LOG_FILE = '{f}', RELAY_LOG_POS = {p}"
+    return sql
+
+
+def _thread(op: dict) -> str:
+    return {"io": " IO_THREAD", "sql": " SQL_THREAD", None: ""}[op.get("thread")]
+
+
+def stop_slave_statement(op: dict, epoch_us: int | None) -> str:
+    return "STOP SLAVE" + _named(op) + _thread(op)
+
+
+def start_slave_statement(op: dict, epoch_us: int | None) -> str:
+    until = op.get("until")
+    if until and until.get("sql_after_mts_gaps") is True:  # MySQL's; MariaDB answers with a syntax error
+        return f"START SLAVE{_named(op)}{_thread(op)} UNTIL SQL_AFTER_MTS_GAPS"
+    if until:
+        f, p = until["master_log_file"], until["master_log_pos"]
+        if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
+            raise RunnerError(f"until {until!r} is not a file name and an integer position")
+        return f"START SLAVE{_named(op)}{_thread(op)} UNTIL MASTER_LOG_FILE = {sql_quote(f)}, MASTER_LOG_POS = {p}"
+    return "START SLAVE" + _named(op) + _thread(op)
+
+
+def reset_slave_statement(op: dict, epoch_us: int | None) -> str:
+    return "RESET SLAVE" + _named(op)
+
+
+def start_all_slaves_statement(op: dict, epoch_us: int | None) -> str:
+    return "START ALL SLAVES"
+
+
+def stop_all_slaves_statement(op: dict, epoch_us: int | None) -> str:
+    return "STOP ALL SLAVES"
+
+
+def flush_logs_statement(op: dict, epoch_us: int | None) -> str:
+    return "FLUSH LOGS"
+
+
+def flush_relay_logs_statement(op: dict, epoch_us: int | None) -> str:
+    return "FLUSH RELAY LOGS"
+
+
+def flush_status_statement(op: dict, epoch_us: int | None) -> str:
+    return "FLUSH NO_WRITE_TO_BINLOG STATUS"
+
+
+def purge_statement(op: dict, epoch_us: int | None) -> str:
+    if problem := _purge_problem(op):
+        raise RunnerError(problem)
+    if "to" in op:
+        return f"PURGE BINARY LOGS TO {sql_quote(op['to'])}"
+    if isinstance(epoch_us, bool) or not isinstance(epoch_us, int):
+        raise RunnerError(f"epoch {epoch_us!r} is not an integer: no server instant for before_us")
+    # The server's instant of that trace time, from integers only (see Runner._instant).
+    seconds, micros = divmod(epoch_us + op["before_us"], US)
+    return f"PURGE BINARY LOGS BEFORE FROM_UNIXTIME({seconds}.{micros:06d})"
+
+
+def set_global_statement(op: dict, epoch_us: int | None) -> str:
+    name = op["variable"]
+    if not VARIABLE.match(name):
+        raise RunnerError(f"variable {name!r} is not a variable name")
+    # A connection's variable (sql_slave_skip_counter, ...) is the one @@default_master_connection names
+    # (sql/sys_vars.cc: Sys_slave_skip_counter, a multi-source variable of the Master_info it names).
+    named = f"SET @@default_master_connection = {_named(op).strip()}; " if op.get("connection") else ""
+    return f"{named}SET GLOBAL {name} = {sql_value(op['value'])}"
+
+
+def incident_statement(n: int) -> str:
+    """A record_incident op's statement, the way MariaDB's own tests make an incident on a release
+    build (mysql-test/suite/rpl/include/rpl_binlog_max_cache_size.test): one multi-row statement on a
+    non-transactional table that overflows max_binlog_stmt_cache_size (the run sets it small). Its
+    changes cannot be binlogged and stay: it fails with ER_STMT_CACHE_FULL and the binlog gets an
+    Incident event LOST_EVENTS in their place (sql/log.cc, binlog_cache_data overflow ->
+    write_incident). `n`: the statement's number, its rows' k (in rc.x, which no transaction reads)."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RunnerError(f"incident number {n!r} is not an integer")
+    return "INSERT INTO rc.x (k, pad) VALUES " + ", ".join(f"({n}, REPEAT('x', 200))" for _ in range(OVERFLOW_ROWS))
+
+
+def trx_statement(op: dict, k: int, origin_port: int) -> str:
+    """The client transaction of a trx op, as one session's statements. `k` is the transaction's
+    number (its rows carry it); the History's name for it never reaches SQL."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise RunnerError(f"transaction number {k!r} is not an integer")
+    stmts = op.get("statements") or [{}]
+    head = []
+    if op.get("timestamp") is not None:
+        ts = op["timestamp"]
+        if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+            raise RunnerError(f"timestamp {ts!r} is not a nonnegative integer")
+        head.append(f"SET TIMESTAMP = {ts}")
+    if op.get("skip_replication"):  # its events carry LOG_EVENT_SKIP_REPLICATION_F
+        head.append("SET SESSION skip_replication = 1")
+    if op.get("domain") is not None:
+        domain = op["domain"]
+        if isinstance(domain, bool) or not isinstance(domain, int) or not 0 <= domain < 2**32:
+            raise RunnerError(f"domain {domain!r} is not a gtid_domain_id")
+        head.append(f"SET SESSION gtid_domain_id = {domain}")
+    if op.get("ddl") and op.get("error"):  # ER_BAD_TABLE_ERROR before any change (check_supported: no other)
+        return "; ".join(head + [f"DROP TABLE rc.nosuch{k}"])
+    if op.get("ddl"):
+        return "; ".join(head + [f"CREATE TABLE rc.d{k} (i INT) ENGINE=InnoDB"])
+    table = "rc.m" if op.get("engine") == "myisam" else "rc.r"
+    if op.get("error"):
+        # The failing row second (after the first is written) or first: with STRICT_ALL_TABLES a later
+        # row's error aborts the statement too (a MyISAM table keeps the rows before). ER_BAD_NULL_ERROR:
+        # a NULL part; ER_DUP_ENTRY: the unique u of the row every node holds from the start (SCHEMA).
+        bad = {ER_BAD_NULL: f"({k}, NULL, '', NULL)", ER_DUP_ENTRY: f"({k}, 1, '', {SENTINEL})"}[op["error"]["errno"]]
+        rows = [f"({k}, 0, '', NULL)", bad]
+        order = rows if op["error"].get("after_changes") else rows[::-1]
+        return "; ".join(head + ["SET SESSION sql_mode = 'STRICT_ALL_TABLES'", "BEGIN",
+                                 f"INSERT INTO {table} (k, part, pad, u) VALUES {', '.join(order)}", "COMMIT"])
+    cost = any(s.get("replica_cost_us") for s in stmts)
+    if cost:
+        # The replica's cost needs the statement itself on the replica: SLEEP there, not here. Not
+        # told apart by @@server_id: a replica's SQL thread runs with the originating server's.
+        head.append("SET SESSION binlog_format = 'STATEMENT'")
+    body = ["BEGIN"]
+    for i, s in enumerate(stmts):
+        if op.get("binlog_failure") == "cache_overflow" and i == 0:
+            rows = ", ".join(f"({k}, {j}, REPEAT('x', 200))" for j in range(OVERFLOW_ROWS))
+            body.append(f"INSERT INTO {table} (k, part, pad) VALUES {rows}")
+        else:
+            us = s.get("replica_cost_us", 0)
+            pad = f"IF(@@port = {int(origin_port)}, '', SLEEP({us / US:.6f}))" if us else "''"
+            body.append(f"INSERT INTO {table} (k, part, pad) VALUES ({k}, {i}, {pad})")
+        if s.get("duration_us"):
+            body.append(f"DO SLEEP({int(s['duration_us']) / US:.6f})")
+    body.append("COMMIT")
+    return "; ".join(head + body)
+
+
+BUILDERS = {"change_master": change_master_statement, "stop_slave": stop_slave_statement,
+            "start_slave": start_slave_statement, "reset_slave": reset_slave_statement,
+            "start_all_slaves": start_all_slaves_statement, "stop_all_slaves": stop_all_slaves_statement,
+            "flush_logs": flush_logs_statement, "flush_relay_logs": flush_relay_logs_statement,
+            "flush_status": flush_status_statement,
+            "purge_binary_logs": purge_statement, "set_global": set_global_statement}

@@ -1,0 +1,50 @@
+"""A server's own clock (libfaketime, harness/clock.py): offset at its start, stepped while it runs."""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from replcheck.harness import clock
+from replcheck.harness.mariadb import Cluster, Topology
+from test_harness_mariadb import require_server
+
+US = 1_000_000
+
+
+def test_an_offset_is_written_whole_as_signed_seconds(tmp_path):
+    assert clock.offset_text(3600 * US) == "+3600.000000\n"
+    assert clock.offset_text(-2_500_001) == "-2.500001\n"
+    path = str(tmp_path / clock.FILE)
+    clock.write(path, -7 * US)
+    clock.write(path, 1_800_250_000)
+    assert open(path).read() == "+1800.250000\n" and os.listdir(tmp_path) == [clock.FILE]  # renamed over, nothing left
+
+
+def test_a_missing_library_says_how_to_get_it(monkeypatch, tmp_path):
+    monkeypatch.setenv(clock.LIBRARY_ENV, str(tmp_path / "nowhere.so"))
+    with pytest.raises(clock.Missing, match="is not a file"):
+        clock.environment("x")
+
+
+@pytest.fixture(scope="module")
+def server():
+    return require_server()
+
+
+def test_a_servers_clock_runs_at_its_offset_and_steps_at_once(server, short_tmp):
+    try:
+        clock.library()
+    except clock.Missing as e:
+        pytest.skip(str(e))
+
+    def ahead(c: Cluster) -> float:
+        [[now]] = c.sql("a", "SELECT UNIX_TIMESTAMP(SYSDATE(6))")
+        return float(now) - time.time()
+    with Cluster(Topology(["a", "b"]), server=server, tmpdir=short_tmp, clocks={"a": 3600 * US}) as c:
+        assert 3570 < ahead(c) < 3630  # wide: the client call in between may take long on a loaded machine
+        c.set_clock("a", -7200 * US)
+        assert -7230 < ahead(c) < -7170  # read again at the next call: no cache (FAKETIME_NO_CACHE)
+        [[b_now]] = c.sql("b", "SELECT UNIX_TIMESTAMP(SYSDATE(6))")
+        assert abs(float(b_now) - time.time()) < 60  # a node without a clock of its own keeps the machine's
