@@ -1,99 +1,38 @@
-"""The History's operations in one table: one entry per op of spec/schemas/history.schema.json
-(`$defs.ops`), saying what the simulator does with it and which of its fields are times.
-
-A new op is one entry here plus its simulator method; how a real server runs it (or why it
-cannot) is the harness's own table (replcheck/harness/ops.py). tests/model/test_ops.py checks that
-the tables, the schema and the code agree.
+"""What carries out each op of a History in the simulator: an attribute path from the Simulator
+to a component's method. The ops themselves (their times, whether they run on a node that is down)
+are the History's vocabulary, spec/ops.py; tests/model/test_ops.py holds the two tables to one set.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
-# What a time field measures, so that a real-server run can scale it with its time scale.
-US = "us"  # µs of History time
-MS = "ms"  # milliseconds (the semi-sync timeout)
-SECONDS = "s"  # MASTER_DELAY: whole seconds
-UNIX_S = "unix_s"  # SET TIMESTAMP: seconds since 1970, a distance from the History's epoch
-
-SEMI_SYNC_TIMEOUT = "rpl_semi_sync_master_timeout"
-SEMI_SYNC_MASTER = "rpl_semi_sync_master_enabled"
-
-
-@dataclass(frozen=True)
-class Time:
-    """A time field of an op: `path` names it (through a list, each item's field), `applies` says
-    whether the op's value there is a time at all."""
-
-    path: tuple[str, ...]
-    unit: str = US
-    applies: Callable[[dict], bool] = lambda op: True
-
-
-@dataclass(frozen=True)
-class Op:
-    """One op."""
-
-    name: str
-    method: str  # what carries it out in the simulator: an attribute path from the Simulator
-    times: tuple[Time, ...] = ()
-    while_down: bool = False  # runs on a node that is down (others fail as a lost connection)
-    shows_status: bool = False  # SHOW SLAVE STATUS right after it, as a client checking would
-
-
-AT = Time(("at",))
-
-
-def _op(name: str, method: str, *times: Time, **how) -> Op:
-    return Op(name, method, (AT, *times), **how)
-
-
-TABLE = (
-    _op("trx", "source.op_trx", Time(("statements", "duration_us")), Time(("statements", "replica_cost_us")),
-        Time(("timestamp",), UNIX_S)),
-    _op("change_master", "admin.op_change_master", Time(("delay",), SECONDS), shows_status=True),
-    _op("stop_slave", "admin.op_stop_slave", shows_status=True),
-    _op("start_slave", "admin.op_start_slave", shows_status=True),
-    _op("reset_slave", "admin.op_reset_slave", shows_status=True),
-    _op("flush_logs", "source.op_flush_logs"),
-    _op("flush_relay_logs", "receiver.op_flush_relay_logs"),
-    _op("flush_status", "admin.op_flush_status"),
-    _op("crash", "lifecycle.op_crash"),
-    _op("restart", "lifecycle.op_restart", while_down=True),
-    _op("clock_step", "lifecycle.op_clock_step", Time(("delta_us",))),
-    _op("show_slave_status", "status.op_show_slave_status"),
-    _op("binlog_statement", "admin.op_binlog_statement"),
-    _op("set_global", "admin.op_set_global",
-        Time(("value",), MS, lambda op: op["variable"] == SEMI_SYNC_TIMEOUT and isinstance(op["value"], int))),
-    _op("read", "admin.op_read"),
-    _op("lose_acks", "semisync.op_lose_acks"),
-    _op("shutdown", "lifecycle.op_shutdown"),
-    _op("failover", "lifecycle.op_failover"),
-    _op("record_incident", "source.op_record_incident"),
-    _op("cluster_gap", "source.op_cluster_gap"),
-    _op("show_master_status", "status.op_show_master_status"),
-    _op("show_binlog_info", "hierarchy.show_binlog_info"),
-    _op("set_binlog_group_id", "hierarchy.set_binlog_group_id"),
-    _op("restore", "hierarchy.restore", Time(("latency_us",)), while_down=True),
-    _op("purge_binary_logs", "hierarchy.purge_binary_logs", Time(("before_us",))),
-    _op("cut_io", "receiver.op_cut_io"),
-    _op("remove_state_file", "lifecycle.op_remove_state_file", while_down=True),
-    _op("expect", "status.op_expect", while_down=True),
-    _op("start_all_slaves", "admin.op_start_all_slaves"),
-    _op("stop_all_slaves", "admin.op_stop_all_slaves"),
-)
-
-OPS: dict[str, Op] = {op.name: op for op in TABLE}
-
-
-def op_times(op: dict, unit: str) -> list[tuple[dict, str]]:
-    """(container, key) of each of the op's times of this unit, as the table declares them."""
-    out = []
-    for t in OPS[op["op"]].times:
-        if t.unit != unit or not t.applies(op):
-            continue
-        places = [op]
-        for key in t.path[:-1]:
-            places = [item for p in places for item in p.get(key, [])]
-        out += [(p, t.path[-1]) for p in places if p.get(t.path[-1]) is not None]
-    return out
+METHODS: dict[str, str] = {
+    "trx": "source.op_trx",
+    "change_master": "admin.op_change_master",
+    "stop_slave": "admin.op_stop_slave",
+    "start_slave": "admin.op_start_slave",
+    "reset_slave": "admin.op_reset_slave",
+    "flush_logs": "source.op_flush_logs",
+    "flush_relay_logs": "receiver.op_flush_relay_logs",
+    "flush_status": "admin.op_flush_status",
+    "crash": "lifecycle.op_crash",
+    "restart": "lifecycle.op_restart",
+    "clock_step": "lifecycle.op_clock_step",
+    "show_slave_status": "status.op_show_slave_status",
+    "binlog_statement": "admin.op_binlog_statement",
+    "set_global": "admin.op_set_global",
+    "read": "admin.op_read",
+    "lose_acks": "semisync.op_lose_acks",
+    "shutdown": "lifecycle.op_shutdown",
+    "failover": "lifecycle.op_failover",
+    "record_incident": "source.op_record_incident",
+    "cluster_gap": "source.op_cluster_gap",
+    "show_master_status": "status.op_show_master_status",
+    "show_binlog_info": "hierarchy.show_binlog_info",
+    "set_binlog_group_id": "hierarchy.set_binlog_group_id",
+    "restore": "hierarchy.restore",
+    "purge_binary_logs": "hierarchy.purge_binary_logs",
+    "cut_io": "receiver.op_cut_io",
+    "remove_state_file": "lifecycle.op_remove_state_file",
+    "expect": "status.op_expect",
+    "start_all_slaves": "admin.op_start_all_slaves",
+    "stop_all_slaves": "admin.op_stop_all_slaves",
+}

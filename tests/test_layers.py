@@ -72,12 +72,7 @@ FORBIDDEN_TO_PROPERTIES = ("replcheck.properties.machines", "replcheck.propertie
 # What the harness still takes from the model: the op table's units and names, filters' settings,
 # a connection's fields and the parallel applier's settings, each to move to spec or to the harness
 # itself. Each entry must still be true: one that no longer is is taken off.
-HARNESS_DEBTS = {
-    # the History's op table (which fields of an op are times, in what unit) still lives with the
-    # simulator's method paths in model/ops.py
-    ("replcheck/harness/runner.py", "replcheck.model.ops"),
-    ("replcheck/harness/timescale.py", "replcheck.model.ops"),
-}
+HARNESS_DEBTS: set[tuple[str, str]] = set()
 
 
 def all_modules() -> list[Path]:

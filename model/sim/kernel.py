@@ -1,5 +1,5 @@
 """The simulator's kernel: the virtual clock, the event queue, observations, status sampling, the
-dispatch of a History's ops to the components (model/ops.py names each op's method), and a run
+dispatch of a History's ops (spec/ops.py) to the component methods model/ops.py names, and a run
 that can be extended with ops and forked.
 """
 from __future__ import annotations
@@ -19,7 +19,9 @@ from .. import filter as FL
 from .. import groupid as G
 from .. import multisource as MS
 from .. import recovery as R
-from ..ops import OPS
+from replcheck.spec.ops import OPS
+
+from ..ops import METHODS
 from .component import Hooks
 from .state import (CR_SERVER_LOST, DEFAULT_EPOCH_US, Channel, Node, Config)
 from .source import Source
@@ -46,8 +48,10 @@ BUILD, OP, SAMPLE, RUN = range(4)
 
 # The components, by the name each is known by to the others.
 PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applier, "workers": Workers, "rli": Rli,
-         "lifecycle": Lifecycle, "admin": Admin, "status": Status, "partial": PartialTransfers, "srcerr": SourceErrors, "domains": Domains, "filters": Filters, "duplicates": Duplicates,
-         "semisync": SemiSync, "hierarchy": Hierarchy}
+         "lifecycle": Lifecycle, "admin": Admin, "status": Status,
+         # the features, in the order their hooks are called
+         "partial": PartialTransfers, "srcerr": SourceErrors, "domains": Domains, "filters": Filters,
+         "duplicates": Duplicates, "semisync": SemiSync, "hierarchy": Hierarchy}
 
 
 class Simulator:
@@ -259,7 +263,7 @@ class Simulator:
         if "connection" in op:  # START SLAVE 'name', ...: the statement addresses that connection
             node.channel = node.connections.get(op["connection"])
         try:
-            attrgetter(entry.method)(self)(node, op)
+            attrgetter(METHODS[entry.name])(self)(node, op)
             if entry.shows_status and node.channel is not None and node.up:
                 self.status.status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
         finally:

@@ -34,7 +34,7 @@ COMMIT_WAIT_S = 10.0
 
 
 # ---------------------------------------------------------------------------------------------
-# The harness's own table of the History's ops (model/ops.py lists them): how each runs on a real
+# The harness's own table of the History's ops (spec/ops.py lists them): how each runs on a real
 # server, as "<part of the Runner>.<method>" (an administrative statement: Ops.statement, built by
 # statements.BUILDERS), or why a real server cannot run it; and the uses of a runnable op it cannot do.
 

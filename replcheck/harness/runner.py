@@ -3,7 +3,7 @@
     header, obs = run_history(history, scale=0.1)
 
 Time scale: the History's times are virtual; the run happens at `scale` seconds of real time per
-virtual second. Every time of the History is scaled (the op fields model/ops.py declares as times:
+virtual second. Every time of the History is scaled (the op fields spec/ops.py declares as times:
 op times, statement durations, replica costs, semi-sync timeouts, ...; the header's end and
 sampling periods and timeouts), and so is MASTER_DELAY, which a server only
 takes in whole seconds: a nonzero delay becomes max(1, round(delay * scale)) s. `scaled_history`
@@ -66,7 +66,7 @@ from replcheck.harness.proxy import ChannelProxy, ClockExchange
 from replcheck.harness.relaylog import RelayLogs
 from replcheck.harness.statements import SENTINEL, RunnerError, admin_statement, trx_statement
 from replcheck.harness.timescale import DEFAULT_EPOCH_US, largest_scale, scale_for, scaled_history
-from replcheck.model import ops as O
+from replcheck.spec import ops as O
 from replcheck.spec.formats import US
 
 __all__ = ["Runner", "RunnerError", "admin_statement", "check_server", "check_supported", "largest_scale", "run_history",

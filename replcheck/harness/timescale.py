@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 
 from replcheck.harness.statements import RunnerError
-from replcheck.model import ops as O
+from replcheck.spec import ops as O
 from replcheck.spec.formats import US
 
 DEFAULT_EPOCH_US = 1_700_000_000_000_000  # the models' epoch when a History names none
@@ -15,7 +15,7 @@ def scale_delay(delay: int, scale: float) -> int:
     return 0 if delay == 0 else min(2**31 - 1, max(1, round(delay * scale)))
 
 
-# How a time of each unit (model/ops.py) scales: a timeout or a nonzero delay never becomes 0.
+# How a time of each unit (spec/ops.py) scales: a timeout or a nonzero delay never becomes 0.
 # SET TIMESTAMP's seconds are a distance from the History's epoch, scaled by scaled_history and
 # moved to the run's epoch by Runner._rebase_timestamps.
 SCALE = {O.US: lambda v, scale: round(v * scale), O.MS: lambda v, scale: max(1, round(v * scale)), O.SECONDS: scale_delay}

@@ -1,4 +1,4 @@
-"""The table of ops (model/ops.py) against the History schema and the simulator, and the harness's
+"""The table of ops (spec/ops.py) against the History schema, the simulator's table (model/ops.py), and the harness's
 own table (replcheck/harness/ops.py) against both: a new op is one entry in each plus the code it
 names, and nothing else decides what an op is."""
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from replcheck.harness import ops as H
 from replcheck.harness import runner as R
 from replcheck.harness import statements
-from replcheck.model.ops import OPS, TABLE
+from replcheck.model.ops import METHODS
+from replcheck.spec.ops import OPS, TABLE
 from replcheck.model.sim import Config, Simulator
 from replcheck.spec import ROOT
 
@@ -28,7 +29,11 @@ def test_the_table_has_exactly_the_schemas_ops():
 @pytest.mark.parametrize("entry", TABLE, ids=lambda e: e.name)
 def test_every_entry_names_code_that_exists(entry):
     sim = Simulator({"header": {"topology": {"nodes": [{"id": "A"}]}}, "ops": []}, Config())
-    assert callable(attrgetter(entry.method)(sim))
+    assert callable(attrgetter(METHODS[entry.name])(sim))
+
+
+def test_the_simulator_carries_out_exactly_the_tables_ops():
+    assert list(METHODS) == list(OPS)
 
 
 def test_the_harness_runs_or_refuses_every_op_and_names_code_that_exists():
