@@ -8,6 +8,15 @@ import sys
 import threading
 
 
+# 0 all pass, 1 a violation or finding, 2 bad input or usage, 3 replcheck itself failed (an
+# internal error or the environment: never read as a verdict)
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out as given: exit 2, one line."""
+
+
 class Terminated(BaseException):
     """SIGTERM, raised like KeyboardInterrupt for SIGINT: the finally blocks that remove staging
     directories and stop servers run on either."""
