@@ -301,6 +301,9 @@ class TraceView:
         self.channels = {c["replica"]: c for c in topo.get("channels", []) if "connection" not in c}
         self.connections = {(c["replica"], c["connection"]): c for c in topo.get("channels", []) if "connection" in c}
         self.resolution_us = header.get("resolution_us", 0)
+        # How far behind true time a real server's whole-second clock reads may be: time() reads the
+        # kernel's coarse clock, updated once a tick (0 for a model, whose clocks are exact)
+        self.clock_read_lag_us = header.get("clock_read_lag_us", 0)
         self.unobserved = frozenset(header.get("unobserved", ()))  # kinds the system cannot see
         self._memo: dict[Hashable, Any] = {}
 
@@ -357,6 +360,12 @@ class TraceView:
         """How much later than its stamp a sample's values may have been read: a polled server's
         sample says how long its read took (sampled_until); one that does not, the resolution."""
         return sample["sampled_until"] - sample["t"] if "sampled_until" in sample else self.resolution_us
+
+    def whole_second_slack_us(self, sample: dict) -> int:
+        """How far a sample's whole-second value (now minus a timestamp, read by the server's time())
+        may be from the exact difference at its stamp, beyond the second itself: the read's duration,
+        and the coarse clock's lag behind true time at a second's turn."""
+        return self.sample_slack_us(sample) + self.clock_read_lag_us
 
     def offset_at(self, node: str, t: int, line: int | None = None) -> int:
         """The node's clock offset (local minus true time, µs) in force at true time t; with the

@@ -616,7 +616,7 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
         if v.resolution_us and "sampled_until" not in s:
             continue  # a polled sample that does not say how long it took: its second is not known
         off = v.offset_at(s["node"], s["t"], s["_line"])
-        first, last = epoch + off + s["t"], epoch + off + s.get("sampled_until", s["t"])
+        first, last = epoch + off + s["t"] - v.clock_read_lag_us, epoch + off + s.get("sampled_until", s["t"])
         if first // US != last // US:
             continue  # sampled across a second's turn: which second the server counted from is unknown
         deadline = (first // US + rem) * US - epoch - off
@@ -812,7 +812,7 @@ def remaining_delay(v: TraceView, check: Check) -> None:
             exact = (w[1] - s["t"]) / US
             # Whole seconds, read at some instant of the sample's read (not within the resolution:
             # a loaded machine's coarse polls would hide the whole-second error it is there to see).
-            check.judge(abs(rem - exact) < 1 + v.sample_slack_us(s) / US,
+            check.judge(abs(rem - exact) < 1 + v.whole_second_slack_us(s) / US,
                         f"{s['node']} at {seconds(s['t'])}: SQL_Remaining_Delay {rem} but {exact:.3f} s are left", s)
 
 

@@ -137,7 +137,7 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
         if r.get("gtid") is None or (written := _written_us(v, r)) is None:
             continue  # an FDE: MariaDB counts its timestamp, MySQL does not
         exact = max(0, t - written) / US
-        check.judge(abs(sbm - exact) < 1 + v.sample_slack_us(s) / US,  # as WL344.SSS.REMAINING
+        check.judge(abs(sbm - exact) < 1 + v.whole_second_slack_us(s) / US,  # as WL344.SSS.REMAINING
                     f"{s['node']} at {seconds(t)}: {SBM} {sbm} but {r['type']} of {r['trx']} in hand was written {exact:.3f} s ago",
                     s, r)
 

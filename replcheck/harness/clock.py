@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import time
 
 from replcheck.spec.formats import US
 
@@ -18,6 +19,22 @@ LIBRARY_GLOBS = ("/usr/lib/*/faketime/libfaketimeMT.so.1", "/usr/lib/faketime/li
                  "/usr/local/lib/faketime/libfaketimeMT.so.1")
 LIBRARY_ENV = "REPLCHECK_LIBFAKETIME"  # another build of the library
 FILE = "faketime.rc"
+
+
+# Linux's CLOCK_REALTIME_COARSE (Python's time module names only some clock ids)
+CLOCK_REALTIME_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)
+
+
+def read_lag_us() -> int:
+    """How far behind true time a server's time() may read: glibc's time() returns the kernel's
+    coarse realtime clock, advanced once a tick (vDSO `time`; a tick is 4 ms at HZ=250). A server's
+    whole-second values (Seconds_Behind_Master, SQL_Remaining_Delay: sql/slave.cc computes them from
+    time(0)) may still show the previous second that long after a second's turn. 0 where the machine
+    does not say."""
+    try:
+        return round(time.clock_getres(CLOCK_REALTIME_COARSE) * US)
+    except OSError:
+        return 0
 
 
 class Missing(Exception):

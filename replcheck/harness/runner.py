@@ -57,6 +57,7 @@ import time
 from typing import Callable
 
 from replcheck.spec import vocabulary as V
+from replcheck.harness import clock
 from replcheck.harness.collect import Collector
 from replcheck.harness.faults import Faults
 from replcheck.harness.mariadb import Cluster, find_server
@@ -356,6 +357,7 @@ class Runner:
             n.setdefault("clock_offset_us", 0)
         return {"schema": "replcheck.trace/1", "system": f"mariadb:{version}", "history": self.name,
                 "epoch_us": self.epoch_us, "resolution_us": max(self.max_gap, self.poll_us), "server_version": version,
+                "clock_read_lag_us": clock.read_lag_us(),
                 "time_scale": self.scale, "unobserved": self._unobserved(), "topology": topo,
                 "notes": self._notes(), **({"slipped": self.slipped} if self.slipped else {})}
 

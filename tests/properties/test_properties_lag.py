@@ -146,3 +146,17 @@ def test_a_relay_log_a_gtid_start_threw_away_is_not_pending_on_a_polled_trace():
     unseen = [o for o in obs if o is not purge]
     v = next(p for p in PROPERTIES if p.requirement == "SBM.PENDING").run(TraceView(header, unseen))
     assert v.status == "violated" and "shows Seconds_Behind_Master 0 but GTID_LOG_EVENT of t2" in v.witnesses[0].message
+
+
+def test_a_whole_second_read_just_after_a_second_s_turn_may_show_the_previous_second():
+    # MariaDB 10.11, chain-per-hop: B sampled 1.6 ms after 3 s shows Seconds_Behind_Master 1 for g2,
+    # written in second 1 (2.002 s exact by that second's start): time(0) read the kernel's coarse
+    # clock, still in second 2 for up to a tick (4 ms here). Judged with the lag the harness records,
+    # the value is right; were the clock exact, it would be a second off.
+    header, obs = load_trace(REPO / "tests/properties/traces/mariadb-chain-per-hop-coarse-clock.jsonl")
+    prop = next(p for p in PROPERTIES if p.requirement == "SBM.VALUE")
+    coarse = prop.run(TraceView({**header, "clock_read_lag_us": 4000}, obs))
+    assert coarse.status == PASS and coarse.checked, coarse
+    exact = prop.run(TraceView({**header, "clock_read_lag_us": 0}, obs))
+    assert exact.status == "violated"
+    assert exact.witnesses[0].message == "B at 3.001565 s: Seconds_Behind_Master 1 but GTID_LOG_EVENT of g2 in hand was written 2.002 s ago"
