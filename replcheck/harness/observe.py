@@ -67,7 +67,9 @@ POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
         "SELECT STATE FROM information_schema.PROCESSLIST WHERE COMMAND = 'Slave_SQL'; SHOW SLAVE STATUS; "
         "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'; "
-        f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, {CLOCK}")
+        # gtid_current_pos between two reads of the positions it is made of: a commit between them tears
+        # the read (MARIADB.GTID.CURRENT_POS flipped in 1 run of 50 of clock-reply-late)
+        f"SELECT @@gtid_binlog_pos, @@gtid_slave_pos, @@gtid_current_pos, @@gtid_binlog_pos, @@gtid_slave_pos, {CLOCK}")
 
 
 # A replica with named connections (multi-source): a row per connection, named by Connection_name
@@ -175,7 +177,7 @@ class Observer:
             return  # down or going down: nothing to see
         if len(results) != 10:
             return
-        t, t_vars = self.run.instant(results[0][1][0][0], node), self.run.instant(results[9][1][0][3], node)
+        t, t_vars = self.run.instant(results[0][1][0][0], node), self.run.instant(results[9][1][0][5], node)
         prev = self.run.last_poll.get(node)
         if prev is not None:
             self.run.max_gap = max(self.run.max_gap, t_vars - prev)
@@ -202,7 +204,10 @@ class Observer:
         variables: dict[str, Any] = {}
         for name, value in results[8][1]:
             variables[name] = _int(value) if _int(value) is not None else value
-        variables.update(zip(GTID_VARS, results[9][1][0][:3]))
+        gtid = results[9][1][0]
+        variables.update(zip(GTID_VARS, gtid[:3]))
+        if tuple(gtid[:2]) != tuple(gtid[3:5]):  # a commit during the read: gtid_current_pos is of neither state
+            del variables["gtid_current_pos"]
         self.run.binlog_pos.setdefault(node, []).append((t_vars, _parse_pos(variables.get("gtid_binlog_pos") or "")))
         if force or variables != self._last_server_status.get(node):
             self._last_server_status[node] = variables
