@@ -102,8 +102,11 @@ class DelayRule:
     def uses_commit_timestamp(self, ev: Event) -> bool:
         return self.rule == WL7318 and ev.ict is not None
 
-    def due(self, ev: Event, delay_s: int, now: int, replica_off: int, epoch_us: int) -> int | None:
-        """True time (µs) before which `ev` must not execute; None when it does not wait."""
+    def due(self, ev: Event, delay_s: int, now: int, replica_off: int, epoch_us: int, clock_diff_s: int | None = None) -> int | None:
+        """True time (µs) before which `ev` must not execute; None when it does not wait. With the
+        clock difference the replica measured (`clock_diff_s`), an event timestamp is due at
+        when + clock_diff_with_master + delay on the replica's clock (sql_delay_event); without, at
+        the exact instant the writer's offset gives."""
         m = self.mutants
         if ev.type in EXEMPT:
             if M.FAKE_EVENT_NOW in m and ev.when == 0:
@@ -131,6 +134,8 @@ class DelayRule:
                     off = replica_off
         else:
             local, off = ev.when * US, ev.when_off
+            if clock_diff_s is not None:
+                off = replica_off - clock_diff_s * US
         if M.NO_CLOCK_COMPENSATION in m:
             off = replica_off
         return _true_us(local, off, epoch_us) + delay_s * US

@@ -100,6 +100,14 @@ class Mechanics:
     # mts_recovery_group_cnt is set, load_mi_and_rli_from_repositories calls fill_mts_gaps_and_recover).
     # MariaDB has no MTS recovery: its relay-log recovery throws the relay log away (rpl_rli.cc).
     relay_log_recovery_fills_mts_gaps: bool = True
+    # What the replica subtracts for the master's clock: the "exact" difference (the seed, WL#344: "the
+    # delay time shall be independent of any unsynchronized clocks"), or the one its IO thread
+    # "measured_at_connect" in whole seconds, its time() minus the master's SELECT UNIX_TIMESTAMP(),
+    # kept until the next connect (get_master_version_and_clock, MariaDB sql/slave.cc and MySQL
+    # rpl_replica.cc alike; sql_delay_event counts to when + clock_diff_with_master + sql_delay, and
+    # Seconds_Behind_Master subtracts it): off by up to a second with fractional clocks or a late
+    # answer, and stale after either clock steps.
+    clock_difference: str = "exact"
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -115,6 +123,7 @@ CHOICES: dict[str, tuple] = {
     "commit_timestamp_rounding": ("down", "up"),
     "commit_timestamp_clock": ("compensated", "replica"),
     "no_slave_commit": ("switches", "keeps"),
+    "clock_difference": ("exact", "measured_at_connect"),
 }
 
 

@@ -57,6 +57,15 @@ def _written_us(v: TraceView, r: dict) -> int | None:
     return r["when"] * US - v.offset_at(o["node"], o["t"], o["_line"]) - v.header.get("epoch_us", 0)
 
 
+def _clock_diff_s(v: TraceView, s: dict, source: str | None) -> int | None:
+    """clock_diff_with_master as the sample's replica measured it at its last connect to `source`,
+    where the trace shows the clock query; None where it does not (the difference is then exact)."""
+    q = v.of_node(s["node"], "clock_query").last_before(s["_line"])
+    while q is not None and source is not None and q.get("source") != source:
+        q = v.of_node(s["node"], "clock_query").last_before(q["_line"])
+    return None if q is None else q.get("clock_diff_with_master")
+
+
 def _in_hand(v: TraceView, s: dict) -> dict | None:
     """The relayed event the SQL thread executes or waits for at the sample, when the trace decides it:
     the first one relayed and not applied, not just arrived nor finishing at this very instant."""
@@ -136,9 +145,14 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
             continue
         if r.get("gtid") is None or (written := _written_us(v, r)) is None:
             continue  # an FDE: MariaDB counts its timestamp, MySQL does not
-        exact = max(0, t - written) / US
+        diff = _clock_diff_s(v, s, r.get("source"))
+        if diff is None:
+            exact, by = max(0, t - written) / US, ""
+        else:  # the server's arithmetic: its clock now, less the timestamp, less the difference it measured
+            exact = max(0, t + epoch + v.offset_at(s["node"], t, s["_line"]) - (r["when"] + diff) * US) / US
+            by = f" by the clock difference its IO thread measured ({diff} s)"
         check.judge(abs(sbm - exact) < 1 + v.whole_second_slack_us(s) / US,  # as WL344.SSS.REMAINING
-                    f"{s['node']} at {seconds(t)}: {SBM} {sbm} but {r['type']} of {r['trx']} in hand was written {exact:.3f} s ago",
+                    f"{s['node']} at {seconds(t)}: {SBM} {sbm} but {r['type']} of {r['trx']} in hand was written {exact:.3f} s ago{by}",
                     s, r)
 
 

@@ -120,7 +120,7 @@ class Applier(Component):
                 if not self._skip_group(ch):
                     return
                 continue
-            due = self.rule.due(ev, ch.delay, self.sim.now, ch.node.offset, self.sim.epoch)
+            due = self.rule.due(ev, ch.delay, self.sim.now, ch.node.offset, self.sim.epoch, ch.clock_diff_s)
             if M.DELAY_SKIPPED_WHILE_WORKERS_BUSY in self.mutants and self.workers.busy(ch):
                 due = None
             ch.cur_read = self.sim.now

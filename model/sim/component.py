@@ -92,7 +92,8 @@ class Kernel(Protocol):
 
     def op(self, op: dict) -> None: ...
 
-    def add_channel(self, replica: Any, source: Any, latency_us: int, delay: int = 0, connection: str | None = None) -> None: ...
+    def add_channel(self, replica: Any, source: Any, latency_us: int, delay: int = 0, connection: str | None = None,
+                    clock_reply: str = "") -> None: ...
 
 
 class Hooks:

@@ -40,6 +40,7 @@ from .filters import Filters
 from .domains import Domains
 from .srcerr import SourceErrors
 from .partial import PartialTransfers
+from .clockdiff import ClockDiff
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -51,7 +52,7 @@ PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applie
          "lifecycle": Lifecycle, "admin": Admin, "status": Status,
          # the features, in the order their hooks are called
          "partial": PartialTransfers, "srcerr": SourceErrors, "domains": Domains, "filters": Filters,
-         "duplicates": Duplicates, "semisync": SemiSync, "hierarchy": Hierarchy}
+         "duplicates": Duplicates, "semisync": SemiSync, "hierarchy": Hierarchy, "clockdiff": ClockDiff}
 
 
 class Simulator:
@@ -114,7 +115,8 @@ class Simulator:
             self.nodes[node.id] = node
         for c in topo.get("channels", []):
             replica, source = self.nodes[c["replica"]], self.nodes[c["source"]]
-            self.add_channel(replica, source, c.get("latency_us", 0), c.get("delay", 0), c.get("connection"))
+            self.add_channel(replica, source, c.get("latency_us", 0), c.get("delay", 0), c.get("connection"),
+                             c.get("clock_reply", ""))
         for node in self.nodes.values():
             refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
             if refused:  # mysqld refuses to start: the node never comes up
@@ -136,8 +138,10 @@ class Simulator:
                 self.applier.start_sql(ch)
 
     @staticmethod
-    def add_channel(replica: Node, source: Node, latency_us: int, delay: int = 0, connection: str | None = None) -> None:
-        ch = Channel(node=replica, source=source, latency_us=latency_us, delay=delay, connection=connection)
+    def add_channel(replica: Node, source: Node, latency_us: int, delay: int = 0, connection: str | None = None,
+                    clock_reply: str = "") -> None:
+        ch = Channel(node=replica, source=source, latency_us=latency_us, delay=delay, connection=connection,
+                     clock_reply=clock_reply)
         if connection is not None:
             replica.connections[connection] = ch
         if connection in (None, MS.DEFAULT):

@@ -71,6 +71,9 @@ class Link:
     latency_us: int
     # MariaDB's connection_name (multi-source, model/multisource.py); None: the topology names none
     connection: str | None = None
+    # the topology's clock_reply: "next_second", the answer to the IO thread's clock query arrives
+    # in the second after the one the master answered in (a slow network at the connect)
+    clock_reply: str = ""
 
 
 @dataclass
@@ -101,6 +104,9 @@ class ReceiverState:
     # MariaDB's gtid_reconnect_event_skip_count: events of a partial group already queued, which
     # the GTID reconnect sends again and the IO thread does not queue twice
     reconnect_skip: int = 0
+    # clock_diff_with_master as the IO thread measured it at its last connect (whole seconds); None
+    # where the model compensates the exact difference (clockdiff.py)
+    clock_diff_s: int | None = None
 
 
 @dataclass

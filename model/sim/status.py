@@ -163,6 +163,8 @@ class Status(Component):
         if ch.last_master_timestamp is None:
             return 0
         when, off = ch.last_master_timestamp
+        if ch.clock_diff_s is not None:  # time(0) - last_master_timestamp - clock_diff_with_master, as shown
+            return max(0, self.sim.local(ch.node, self.sim.now) // US - when - ch.clock_diff_s)
         return max(0, (self.sim.now - (when * US - off - self.sim.epoch)) // US)
 
 
