@@ -6,12 +6,13 @@ ER_SLAVE_INCIDENT; the DBA resumes just after it with SQL_SLAVE_SKIP_COUNTER = 1
 """
 from __future__ import annotations
 
+from replcheck.spec.formats import ER_STMT_CACHE_FULL
+
 INCIDENT_NONE, INCIDENT_LOST_EVENTS = 0, 1
 SYMBOLS = {INCIDENT_NONE: "NONE", INCIDENT_LOST_EVENTS: "LOST_EVENTS"}  # INCIDENT_COUNT = 2
 
 ER_SLAVE_INCIDENT = 1590
 ER_TRANS_CACHE_FULL = 1197
-ER_STMT_CACHE_FULL = 1705
 ER_ERROR_ON_WRITE = 3
 
 # The seed's three gaps, with the messages the cluster code gives them.

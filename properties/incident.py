@@ -113,9 +113,11 @@ class IncidentIndex:
         # is its own, whatever the resolution (a copy fetched again comes long after the first stop).
         early = max(r["t"] - slack, r.get("since", 0))
         bound = _key(r) if not slack else (early, -1)  # keys above (early, -1): stamped at early or later
-        empty = Seq((), _key)
-        found = [next(self.stops_at.get((r["node"], r["file"], r["pos"]), empty).after(bound), None),
-                 next((s for s in self.loose_stops.get(r["node"], empty).after(bound)
+        # a polled stop (seen_until) may have come as late as the end of the poll that saw it
+        def after(stops: Iterable[dict]) -> Iterator[dict]:
+            return (s for s in stops if _key(s) > bound or ("seen_until" in s and (s["seen_until"], s["_line"]) > bound))
+        found = [next(after(self.stops_at.get((r["node"], r["file"], r["pos"]), ())), None),
+                 next((s for s in after(self.loose_stops.get(r["node"], ()))
                        if s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)]
         stop = min((s for s in found if s is not None), key=_key, default=None)
         if stop is not None and "relay_pos" not in stop and any(
@@ -152,8 +154,11 @@ def index(v: TraceView) -> IncidentIndex:
 
 
 def _executed(v: TraceView, node: str, r: dict) -> list[dict]:
-    """apply and skip observations of relayed event r."""
-    return index(v).executed_at.get((node, r["file"], r["pos"]), [])
+    """apply and skip observations of relayed event r: at its place, before its relay log was thrown
+    away (relay_log_recovery numbers the relay logs again: what runs at that place later is another event)."""
+    ix = index(v)
+    end = ix.relay_log_end(r)
+    return [x for x in ix.executed_at.get((node, r["file"], r["pos"]), []) if _key(x) < end]
 
 
 def _relayed_incidents(v: TraceView):
@@ -409,8 +414,10 @@ def skipped_incident_stays_skipped(v: TraceView, check: Check) -> None:
         skipped = 0
         for i, stop in enumerate(stops):
             # written by the others before the stop: those that may have been written before it (a real
-            # server's incident lies in an interval: its stop may be seen before the interval ends)
-            written = sum(bisect.bisect_left(lows, _key(stop)) for n, lows in ix.earliest_of.items() if n != node)
+            # server's incident lies in an interval: its stop may be seen before the interval ends; a polled
+            # stop came no later than the poll that saw it ended)
+            latest = (stop["seen_until"], 2**62) if "seen_until" in stop else _key(stop)
+            written = sum(bisect.bisect_left(lows, latest) for n, lows in ix.earliest_of.items() if n != node)
             check.judge(skipped < written, f"{node} stopped at an incident at {seconds(stop['t'])} after skipping {skipped}; "
                         f"its masters wrote {written}: one it had skipped came back", stop)
             # the DBA skipped past it (SQL_SLAVE_SKIP_COUNTER, then START SLAVE) before the next stop

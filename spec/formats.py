@@ -28,6 +28,7 @@ ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 ER_SLAVE_GROUP_ID_LOWER = 1643
 ER_STATEMENT_REQUIRES_OPTION = 1644
 ER_OPTION_PREVENTS_STATEMENT = 1290
+ER_STMT_CACHE_FULL = 1705  # a statement's changes to a non-transactional table overflowed max_binlog_stmt_cache_size
 ER_STARTUP_OPTIONS = 1  # mysqld exits with status 1 (unireg_abort) on inconsistent options
 ER_SYNTAX_ERROR = 1149  # SQLSTATE 42000: rpl_hier step 16
 # The client lost its commit's answer: the server died (2013) or shut down (1053) while it ran;

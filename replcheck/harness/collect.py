@@ -12,12 +12,10 @@ from replcheck.harness.observe import NOT_IN_GROUP, Link, links_of
 from replcheck.harness.ops import CR_SERVER_LOST, PURGES_RELAY_LOGS
 from replcheck.harness.statements import LOG_FILE
 from replcheck.spec import formats as F
-from replcheck.spec.formats import US
+from replcheck.spec.formats import ER_STMT_CACHE_FULL, US
 
 if TYPE_CHECKING:
     from replcheck.harness.runner import Runner
-
-ER_STMT_CACHE_FULL = 1705
 
 
 # The SQL thread's note once SQL_SLAVE_SKIP_COUNTER ran out (handle_slave_sql, sql/slave.cc): where
@@ -329,9 +327,11 @@ class Collector:
             # (Not "by the read after the note": the note's time is the error log's whole second, and
             # under load the events it passed over were read at later polls: none were found.)
             # A purge that began after the note was read; the START SLAVE before the skip may return later.
-            purge = min((o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
-                         and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None
-                         and o["t"] - o.get("duration_us", 0) > note["t"]), default=None)
+            # A restart with relay_log_recovery purges them too (observed as relay_log_recovery, not a statement).
+            purges = [o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
+                      and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None]
+            purges += [o["t"] for o in obs if o["kind"] == "relay_log_recovery" and o["node"] == node and "connection" not in o]
+            purge = min((t for t in purges if t > note["t"]), default=None)
             relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and "connection" not in o
                       and (purge is None or o["t"] < purge)]
             skipped: list[dict] = []

@@ -355,7 +355,9 @@ class Observer:
             self._passed(link, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
         if ran and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
             self.run.until.discard(link)
-            self.run.emit("sql_stop", node, t, reason="error", **tag, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
+            # seen by the poll that began at t and ended at `until`: the stop came before the end, maybe after t
+            seen = {} if until is None else {"seen_until": until}
+            self.run.emit("sql_stop", node, t, reason="error", **tag, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"], **seen)
             self.run.emit("error", node, t, errno=s["Last_SQL_Errno"], message=s["Last_SQL_Error"])
         elif ran and s["Slave_SQL_Running"] == "No" and link in self.run.until:
             # Stopped with no error and no STOP SLAVE: the UNTIL condition stopped it.

@@ -424,3 +424,41 @@ def test_a_copy_of_an_incident_fetched_again_is_not_tied_to_the_first_stop(kit, 
     if since is not None:
         first["since"], again["since"] = first["t"] - 1000, since
     assert kit.verdict("WL3464.HOLD", tr).status == status
+
+
+def test_a_polled_stop_is_judged_as_seen_by_the_end_of_its_poll():
+    # MariaDB 10.11, inc-rpl-incident at time scale 0.1: the poll that saw B stopped at the incident
+    # began at 0.298821 s, before the incident's statement was sent (0.300316 s), and ended at
+    # 0.325808 s. The stop came no later than that end: one incident written, none skipped, no
+    # incident came back. Judged by the poll's start alone, it would be one.
+    from replcheck.io import load_trace
+    from replcheck.properties.core import PROPERTIES, TraceView
+
+    header, obs = load_trace(REPO / "tests/properties/traces/mariadb-inc-rpl-incident-stop-seen-before-written.jsonl")
+    prop = next(p for p in PROPERTIES if p.requirement == "WL3464.R4.ONCE")
+    v = prop.run(TraceView(header, obs))
+    assert v.status == "pass" and v.checked, v
+    for o in obs:
+        o.pop("seen_until", None)
+    v = prop.run(TraceView(header, obs))
+    assert v.status == "violated" and "B stopped at an incident at 0.298821 s after skipping 0; its masters wrote 0" in v.witnesses[0].message
+
+
+def test_a_relay_log_place_used_again_after_relay_log_recovery_is_another_event():
+    # MariaDB 10.11, inc-gtid-skip-survives-restart: B stopped at the incident at relay.000002:615
+    # (seen by a poll that ended before the relay log was read), skipped it with the counter, and
+    # after a crash and relay_log_recovery numbered its relay logs again: at relay.000002:615 it then
+    # applied a Binlog_checkpoint. That is not the incident applied; were the relay log the same
+    # (no relay_log_recovery), an apply at its place would be.
+    from replcheck.io import load_trace
+    from replcheck.properties.core import PROPERTIES, TraceView
+
+    header, obs = load_trace(REPO / "tests/properties/traces/mariadb-inc-gtid-skip-survives-restart.jsonl")
+    prop = next(p for p in PROPERTIES if p.requirement == "WL3464.R3.1")
+    incident = next(o for o in obs if o["kind"] == "relay" and o["type"] == "INCIDENT_EVENT")
+    later = [o for o in obs if o["kind"] == "apply" and (o["relay_file"], o["relay_pos"]) == (incident["file"], incident["pos"])]
+    assert [o["type"] for o in later] == ["BINLOG_CHECKPOINT_EVENT"] and later[0]["t"] > incident["t"]
+    v = prop.run(TraceView(header, obs))
+    assert v.status == "pass" and v.checked, v
+    v = prop.run(TraceView(header, [o for o in obs if o["kind"] != "relay_log_recovery"]))
+    assert v.status == "violated" and v.witnesses[0].message.startswith("B did not stop at incident 1"), v
