@@ -95,8 +95,28 @@ class DelayIndex:
         by_pos = self.v.memo("delay.binlog_by_pos", lambda: {(b["node"], b["file"], b["end"]): b for b in self.v.kind("binlog")})
         return by_pos.get((r["source"], r["master_file"], r["master_end"]))
 
-    def due(self, a: dict) -> int | None:
-        """True time before which the applied event must not begin; None if it does not wait."""
+    def estimate(self, a: dict) -> int | None:
+        """The clock difference the replica measured with the apply's source at its IO thread's last
+        connect before it (clock_diff_with_master, whole seconds), where the trace shows the clock
+        query (a real server's, a server flavour model's); None where the replica compensates exactly."""
+        queries = self.v.memo(("delay.clock_queries", a["node"]), lambda: self.v.of_node(a["node"], "clock_query"))
+        read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
+        q = queries.last_before(a["_line"])
+        while q is not None and (q.get("source") != a.get("source") or q["t"] > read):
+            q = queries.last_before(q["_line"])
+        return None if q is None else q.get("clock_diff_with_master")
+
+    def _counted(self, a: dict, when: int) -> int:
+        """A timestamp plus the measured clock difference, on the replica's clock as it stood when
+        the SQL thread read the event (its timed wait, set then, is not moved by a later step)."""
+        read = a.get("read") if a.get("read") is not None else begin_of(a)
+        return (when + self.estimate(a)) * US - self.v.offset_at(a["node"], read)
+
+    def due(self, a: dict, exact: bool = False) -> int | None:
+        """True time before which the applied event must not begin; None if it does not wait. By the
+        clock difference the replica measured (estimate), as a server counts (sql_delay_event: when +
+        clock_diff_with_master + sql_delay on its own clock), unless `exact`: the seed's absolute
+        time, whose difference from the server's count is WL344.CLOCK.COMPENSATE's alone."""
         # A dump thread's fake event (timestamp 0, MariaDB fake_event_header) is in no binlog but
         # still waits: sql_delay_event exempts events by type only, so a delay longer than the
         # epoch makes even timestamp 0 due in the future.
@@ -122,12 +142,14 @@ class DelayIndex:
             if r is None:
                 return None
             # compensated by the source's clock, as clock_diff_with_master does
-            base = -self.v.offset_at(r["source"], r["t"], r["_line"])
+            base = self._counted(a, 0) if not exact and self.estimate(a) is not None \
+                else -self.v.offset_at(r["source"], r["t"], r["_line"])
         else:
             o = self.origin_of(a)
             if o is None:
                 return None
-            base = a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
+            base = self._counted(a, a["when"]) if not exact and self.estimate(a) is not None \
+                else a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
         due = base - self.v.header.get("epoch_us", 0) + delay * US
         if not delay and due > begin_of(a):
             # no delay set: an event dated ahead sets no wait, sql_delay_event waits only `if (sql_delay)`
@@ -587,7 +609,7 @@ def clocks_compensated(v: TraceView, check: Check) -> None:
     is the due time, within the whole second it counts in, whether the clocks differ or not."""
     ix = index(v)
     for a in _applies(v):
-        due = ix.due(a)
+        due = ix.due(a, exact=True)
         if due is None:
             continue
         writer = a["source"] if ix.rule(a) == "wl7318" else ix.origin_of(a)["node"]  # due is known: so is the origin
@@ -610,7 +632,7 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
         rem = s["SQL_Remaining_Delay"]
         if s["Slave_SQL_Running_State"] != STATE_WAITING or not isinstance(rem, int):
             continue
-        w = _waiting_for(v, s)
+        w = _waiting_for(v, s, exact=True)
         if w is None or w[0] != "yes":
             continue
         if v.resolution_us and "sampled_until" not in s:
@@ -728,21 +750,33 @@ def binlog_statement_restricted(v: TraceView, check: Check) -> None:
 
 
 # -- SHOW SLAVE STATUS ------------------------------------------------------------------------
+def count_moved(v: TraceView, node: str, since_line: int, until_line: int) -> bool:
+    """Whether a replica that counts by a measured clock difference (the trace shows its clock
+    queries) had its clock stepped, or measured again, between the two lines: a wait it began before
+    counts to a deadline set then, while what it shows after counts on the clock and estimate of
+    now (sql_delay_end, time(0) and clock_diff_with_master, sql/slave.cc). Its whole-second displays
+    then tell nothing of the wait; WL344.CLOCK.COMPENSATE judges the wait itself."""
+    queries = v.of_node(node, "clock_query")
+    if not queries:
+        return False
+    return bool(v.of_node(node, "clock_step", "clock_query").between(since_line, until_line))
+
+
 def _running_samples(v: TraceView):
     return (s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes")
 
 
-def _waiting_for(v: TraceView, s: dict) -> tuple[str, int | None] | None:
+def _waiting_for(v: TraceView, s: dict, exact: bool = False) -> tuple[str, int | None] | None:
     """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a boundary."""
     ix = index(v)
     try:
-        return ix.waiting[s["_line"]]
+        return ix.waiting[s["_line"], exact]
     except KeyError:
-        answer = ix.waiting[s["_line"]] = _decide_waiting(v, ix, s)
+        answer = ix.waiting[s["_line"], exact] = _decide_waiting(v, ix, s, exact)
         return answer
 
 
-def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict) -> tuple[str, int | None] | None:
+def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple[str, int | None] | None:
     t, tol = s["t"], v.resolution_us
     r, applied = ix.pending(s["node"], t, s["_line"])
     if tol and ix.relayed_within(s["node"], t, t + tol):
@@ -757,6 +791,8 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict) -> tuple[str, int | N
         return None
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
+    if not exact and count_moved(v, s["node"], r["_line"], s["_line"]):
+        return None
     before = [x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["_line"] < s["_line"]]
     if before and not any(b["trx"] == r["trx"] for b in v.of_node(s["node"], "rollback").between(before[-1]["_line"], s["_line"])):
         return None  # applied before the sample and redone only after a later rollback: the thread was past it
@@ -769,7 +805,7 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict) -> tuple[str, int | N
     a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
     # due under the delay in force at the sample: a CHANGE MASTER before the apply may change it
     probe = {**(a or r), "begin": t, "t": t, "_line": s["_line"]}
-    due = ix.due(probe)
+    due = ix.due(probe, exact)
     if a is not None and a.get("read") is not None and a["read"] > t - tol:
         return None  # still busy with the previous event
     if due is None:

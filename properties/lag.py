@@ -13,7 +13,7 @@ from __future__ import annotations
 from replcheck.spec.formats import US
 
 from .core import Check, Seq, TraceView, checks, seconds
-from .delay import STATE_WAITING, index, repositions
+from .delay import STATE_WAITING, count_moved, index, repositions
 from .filter import kept_out
 
 SBM = "Seconds_Behind_Master"
@@ -64,6 +64,21 @@ def _clock_diff_s(v: TraceView, s: dict, source: str | None) -> int | None:
     while q is not None and source is not None and q.get("source") != source:
         q = v.of_node(s["node"], "clock_query").last_before(q["_line"])
     return None if q is None else q.get("clock_diff_with_master")
+
+
+def _age_us(v: TraceView, s: dict, r: dict) -> tuple[int, str] | None:
+    """How long ago the event in hand was written as the replica reckons it at the sample, and how:
+    by the clock difference its IO thread measured where the trace shows it (the server's arithmetic:
+    its clock now, less the timestamp, less that difference; the difference's own error is
+    WL344.CLOCK.COMPENSATE's), else by the true time of the write."""
+    diff = _clock_diff_s(v, s, r.get("source"))
+    written = _written_us(v, r)
+    exact = None if written is None else s["t"] - written
+    if diff is None:
+        return None if exact is None else (exact, "")
+    now = s["t"] + v.header.get("epoch_us", 0) + v.offset_at(s["node"], s["t"], s["_line"])
+    counted = now - (r["when"] + diff) * US
+    return counted, "" if counted == exact else f" by the clock difference its IO thread measured ({diff} s)"
 
 
 def _in_hand(v: TraceView, s: dict) -> dict | None:
@@ -118,11 +133,11 @@ def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
         if not (connected(s) and s[SBM] == 0):
             continue
         r = _in_hand(v, s)
-        if r is None or r.get("gtid") is None or (written := _written_us(v, r)) is None:
+        if r is None or r.get("gtid") is None or (aged := _age_us(v, s, r)) is None:
             continue
-        age = s["t"] - written
+        age, by = aged
         check.judge(age < GRANULARITY_US + v.resolution_us,
-                    f"{s['node']} at {seconds(s['t'])} shows {SBM} 0 but {r['type']} of {r['trx']}, written {age / US:.3f} s ago, "
+                    f"{s['node']} at {seconds(s['t'])} shows {SBM} 0 but {r['type']} of {r['trx']}, written {age / US:.3f} s ago{by}, "
                     f"is unapplied", s, r)
 
 
@@ -143,14 +158,9 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
             check.judge(sbm < since_epoch - GRANULARITY_US // US,
                         f"{s['node']} at {seconds(t)}: {SBM} {sbm} counts from the timestamp 0 of {r['type']}", s, r)
             continue
-        if r.get("gtid") is None or (written := _written_us(v, r)) is None:
+        if r.get("gtid") is None or (aged := _age_us(v, s, r)) is None:
             continue  # an FDE: MariaDB counts its timestamp, MySQL does not
-        diff = _clock_diff_s(v, s, r.get("source"))
-        if diff is None:
-            exact, by = max(0, t - written) / US, ""
-        else:  # the server's arithmetic: its clock now, less the timestamp, less the difference it measured
-            exact = max(0, t + epoch + v.offset_at(s["node"], t, s["_line"]) - (r["when"] + diff) * US) / US
-            by = f" by the clock difference its IO thread measured ({diff} s)"
+        exact, by = max(0, aged[0]) / US, aged[1]
         check.judge(abs(sbm - exact) < 1 + v.whole_second_slack_us(s) / US,  # as WL344.SSS.REMAINING
                     f"{s['node']} at {seconds(t)}: {SBM} {sbm} but {r['type']} of {r['trx']} in hand was written {exact:.3f} s ago{by}",
                     s, r)
@@ -196,7 +206,8 @@ def _lag_counts_from_wait(v: TraceView, s: dict) -> bool:
 def delay_counts_in_lag(v: TraceView, check: Check) -> None:
     """Waiting under WL#344's rule: SBM + SQL_Remaining_Delay = SQL_Delay (+-1); SBM 0 only with more left."""
     for s in _waiting(v):
-        if _lag_counts_from_wait(v, s):
+        held = _in_hand(v, s)
+        if _lag_counts_from_wait(v, s) and not (held is not None and count_moved(v, s["node"], held["_line"], s["_line"])):
             why = _delay_shortfall(v, s)
             check.judge(why is None, why or "", s)
 

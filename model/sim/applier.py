@@ -126,7 +126,7 @@ class Applier(Component):
             ch.cur_read = self.sim.now
             self._read_timestamp(ch, ev)
             if due is not None and due > self.sim.now:
-                ch.state, ch.cur_due = "waiting", due
+                ch.state, ch.cur_due, ch.cur_due_offset = "waiting", due, ch.node.offset
                 self.at(due, self._wake, ch, ch.sql_gen)
                 return
             said = self._due(ch, ev)

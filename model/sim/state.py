@@ -134,6 +134,9 @@ class ApplierState:
     group_master_pos: int = 0
     state: str = "stopped"  # stopped | idle | waiting | executing
     cur_due: int | None = None
+    # the replica's clock offset when the wait began: a server shows SQL_Remaining_Delay as its deadline
+    # less time(0) (sql_delay_end, sql/slave.cc), so a clock step during the wait moves what it shows
+    cur_due_offset: int = 0
     cur_read: int = 0
     # Seconds_Behind_Master's inputs (rpl_rli.h): (when, when_off) of the last event read that carries a
     # master timestamp, kept across STOP/START (handle_slave_sql); and whether the SQL thread is waiting

@@ -45,7 +45,7 @@ class Status(Component):
     def _status_fields(self, ch: Channel) -> dict:
         waiting = ch.state == "waiting"
         state = {"stopped": "", "idle": D.STATE_IDLE, "waiting": D.STATE_WAITING, "executing": D.STATE_EXECUTING}[ch.state]
-        remaining = self.rule.remaining_s(ch.cur_due, self.sim.now) if waiting else None
+        remaining = self._remaining(ch) if waiting else None
         io = "Yes" if ch.connected else ("Connecting" if ch.io_running else "No")
         relay_file, relay_pos = self.rli.group_position(ch)
         fields = {
@@ -143,6 +143,15 @@ class Status(Component):
     @staticmethod
     def _shows_rows(node: Node, op: dict) -> list[str]:
         return sorted(node.visible)
+
+    def _remaining(self, ch: Channel) -> int:
+        """SQL_Remaining_Delay: the seed's whole seconds left; a server that measures its clock
+        difference counts to a deadline on its own clock (sql_delay_end - time(0)), which a clock step
+        since the wait began moves (its wake-up, a timed wait set at the start, it does not)."""
+        due = ch.cur_due
+        if ch.clock_diff_s is not None:
+            due += ch.cur_due_offset - ch.node.offset
+        return self.rule.remaining_s(due, self.sim.now)
 
     def _seconds_behind(self, ch: Channel) -> int | None:
         """MariaDB (slave.cc, send_show_master_info_data): NULL unless the IO thread is connected and the

@@ -67,3 +67,33 @@ def test_seconds_behind_master_is_judged_less_the_measured_estimate(kit):
     s["Seconds_Behind_Master"] += 2
     v = kit.verdict("SBM.VALUE", tr)
     assert v.status == "violated" and "by the clock difference its IO thread measured (1 s)" in v.witnesses[0].message, v
+
+
+def test_a_clock_step_during_the_wait_moves_the_remaining_delay_shown_not_the_wake_up(kit):
+    # B waits for t1 (due 4 s); its clock steps 1 s ahead at 2.2 s. A server shows its deadline less
+    # time(0): a second less from then on, while the timed wait it began ends when it would have.
+    step = {"at": 2_200_000, "op": "clock_step", "node": "B", "delta_us": US}
+    h = two_nodes(ops=(step,))
+    obs = trace(MDB, h)
+    shown = {o["t"]: o["SQL_Remaining_Delay"] for o in obs if o["kind"] == "status" and o["node"] == "B"
+             and o["SQL_Remaining_Delay"] is not None}
+    assert (shown[2_000_000], shown[2_500_000], shown[3_000_000]) == (2, 1, 0)
+    assert applied(obs, "t1") == 4 * US
+    assert {(o["t"], o["SQL_Remaining_Delay"]) for o in trace(SEED, h) if o["kind"] == "status" and o["node"] == "B"} >= {(2_500_000, 2)}
+    tr = kit.run(MDB, h)
+    assert kit.verdict("SBM.DELAY", tr).status == "pass" and kit.verdict("SBM.DELAY", tr).checked
+
+
+def test_the_delay_rule_is_judged_by_the_server_s_own_count_its_estimate_s_error_by_compensation_alone(kit):
+    # clock-offsets on MariaDB's model: B's clock 1800.25 s ahead, estimate 1800 s, so t1 runs 0.25 s
+    # early by true time. WL344.CLOCK.COMPENSATE shows that (declared: get_master_version_and_clock);
+    # the other delay requirements judge the count the server made with its estimate, and still
+    # catch a wait that does not follow it.
+    tr = kit.run(MDB, "clock-offsets")
+    got = {r: kit.verdict(r, tr) for r in ("WL344.CLOCK.COMPENSATE", "WL344.WAIT.RULE", "WL344.SSS.REMAINING", "SBM.DELAY")}
+    assert got["WL344.CLOCK.COMPENSATE"].status == "violated"
+    assert all(got[r].status == "pass" and got[r].checked for r in ("WL344.WAIT.RULE", "WL344.SSS.REMAINING", "SBM.DELAY")), got
+    for q in tr.all("clock_query", node="B"):
+        q["clock_diff_with_master"] += 2  # a count two seconds later than the one B made
+    v = kit.verdict("WL344.WAIT.RULE", tr)
+    assert v.status == "violated" and v.witnesses[0].message.startswith("B began"), v
