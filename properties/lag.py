@@ -13,7 +13,7 @@ from __future__ import annotations
 from replcheck.spec.formats import US
 
 from .core import Check, Seq, TraceView, checks, seconds
-from .delay import STATE_WAITING, count_moved, index, repositions
+from .delay.timing import STATE_WAITING, count_moved, index, repositions
 from .filter import kept_out
 
 SBM = "Seconds_Behind_Master"

@@ -1,0 +1,454 @@
+"""When each event was due on each replica, recomputed from the Trace (DelayIndex), and the views the
+delay properties share."""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from typing import Iterator
+from replcheck.spec.formats import MAX_MASTER_DELAY, US
+
+from ..core import Check, Seq, TraceView, seconds
+
+
+STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
+EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
+TRX_START = frozenset({"GTID_LOG_EVENT", "ANONYMOUS_GTID_LOG_EVENT"})
+BINLOG_STATEMENT_EVENTS = frozenset({
+    "FORMAT_DESCRIPTION_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT",
+    "DELETE_ROWS_EVENT", "PRE_GA_WRITE_ROWS_EVENT", "PRE_GA_UPDATE_ROWS_EVENT",
+    "PRE_GA_DELETE_ROWS_EVENT",
+})
+
+
+# -- derived views, built once per trace ------------------------------------------------------
+class DelayIndex:
+    def __init__(self, v: TraceView):
+        self.v = v
+        self.binlog: dict[tuple, dict] = {}
+        self.origin: dict[tuple, dict] = {}
+        for b in v.kind("binlog"):
+            if b.get("gtid") is None:
+                continue
+            self.binlog.setdefault((b["node"], b["gtid"], b["idx"]), b)
+            self.origin.setdefault((b["gtid"], b["idx"]), b)
+        self.relay = {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")}
+        self.applies: dict[str, list[dict]] = {}
+        self.applied_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its applies, in order
+        for a in v.kind("apply"):
+            self.applies.setdefault(a["node"], []).append(a)
+            self.applied_at.setdefault((a["node"], a.get("relay_file"), a.get("relay_pos")), []).append(a)
+        self.skipped_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its skips, in order
+        for o in v.kind("skip"):
+            for f, pos in skipped_places(o):
+                self.skipped_at.setdefault((o["node"], f, pos), []).append(o)
+        self.delays = self._delay_timelines()
+        self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
+        # per node, (the last query, the first relay it could still return): see pending
+        self.cursors: dict[str, tuple[tuple[int, int], int]] = {}
+        # per sample line, what the SQL thread was doing there: several properties ask (waiting_for)
+        self.waiting: dict[tuple[int, bool], tuple[str, int | None] | None] = {}  # (sample line, exact) -> waiting_for
+
+    def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
+        lines: dict[str, list[tuple[int, int, int | None]]] = {}
+        for c in self.v.channels.values():
+            node = self.v.nodes.get(c["replica"], {})
+            initial = c.get("delay", 0)
+            if "relay_log_info" in node:
+                initial = read_relay_log_info(node["relay_log_info"]).get("delay")
+            lines[c["replica"]] = [(-1, 0, initial)]
+        for s in self.v.kind("stmt"):
+            # A warning does not undo the statement (MariaDB's 4190: a relay log place turns
+            # MASTER_USE_GTID off).
+            if s.get("errno") is not None or s["node"] not in lines:
+                continue
+            if s["op"] == "change_master" and s.get("delay") is not None:
+                lines[s["node"]].append((s["t"], s["_line"], s["delay"]))
+            elif s["op"] == "reset_slave":
+                lines[s["node"]].append((s["t"], s["_line"], 0))
+        return lines
+
+    def applies_of(self, node: str, file: str, pos: int) -> list[dict]:
+        """The applies on node of the relay log's event at (file, pos), in trace order."""
+        return self.applied_at.get((node, file, pos), [])
+
+    def delay_at(self, node: str, t: int, line: int | None = None) -> int | None:
+        """The configured delay at time t, just before trace line `line` if given."""
+        i = bisect_left(self.delay_keys.get(node, []), (t, 2**62 if line is None else line))
+        return self.delays[node][i - 1][2] if i else None
+
+    def rule(self, a: dict) -> str:
+        """Which rule governs an applied event: WL#7318 needs a capable replica and a commit timestamp."""
+        node_rule = self.v.nodes.get(a["node"], {}).get("delay_rule", "wl344")
+        return "wl7318" if node_rule == "wl7318" and a.get("ict") is not None else "wl344"
+
+    def _gtidless_origin(self, a: dict) -> dict | None:
+        """The source's binlog entry of an event with no GTID (an incident), by its master position."""
+        r = a if "master_end" in a else self.relay.get((a["node"], a.get("relay_file"), a.get("relay_pos")))
+        if r is None:
+            return None
+        by_pos = self.v.memo("delay.binlog_by_pos", lambda: {(b["node"], b["file"], b["end"]): b for b in self.v.kind("binlog")})
+        return by_pos.get((r["source"], r["master_file"], r["master_end"]))
+
+    def estimate(self, a: dict) -> int | None:
+        """The clock difference the replica measured with the apply's source at its IO thread's last
+        connect before it (clock_diff_with_master, whole seconds), where the trace shows the clock
+        query (a real server's, a server flavour model's); None where the replica compensates exactly."""
+        queries = self.v.memo(("delay.clock_queries", a["node"]), lambda: self.v.of_node(a["node"], "clock_query"))
+        read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
+        q = queries.last_before(a["_line"])
+        while q is not None and (q.get("source") != a.get("source") or q["t"] > read):
+            q = queries.last_before(q["_line"])
+        return None if q is None else q.get("clock_diff_with_master")
+
+    def _counted(self, a: dict, when: int) -> int:
+        """A timestamp plus the measured clock difference, on the replica's clock as it stood when
+        the SQL thread read the event (its timed wait, set then, is not moved by a later step)."""
+        read = a.get("read") if a.get("read") is not None else begin_of(a)
+        return (when + self.estimate(a)) * US - self.v.offset_at(a["node"], read)
+
+    def due(self, a: dict, exact: bool = False) -> int | None:
+        """True time before which the applied event must not begin; None if it does not wait. By the
+        clock difference the replica measured (estimate), as a server counts (sql_delay_event: when +
+        clock_diff_with_master + sql_delay on its own clock), unless `exact`: the seed's absolute
+        time, whose difference from the server's count is WL344.CLOCK.COMPENSATE's alone."""
+        # A dump thread's fake event (timestamp 0, MariaDB fake_event_header) is in no binlog but
+        # still waits: sql_delay_event exempts events by type only, so a delay longer than the
+        # epoch makes even timestamp 0 due in the future.
+        fake = a.get("gtid") is None and a["type"] != "INCIDENT_EVENT" and a.get("when") == 0
+        if a["type"] in EXEMPT or (a.get("gtid") is None and a["type"] != "INCIDENT_EVENT" and not fake):
+            return None
+        # The delay in force just before this observation: a CHANGE MASTER or RESET SLAVE logged
+        # later in the same microsecond came after it.
+        delay = self.delay_at(a["node"], begin_of(a), a.get("_line"))
+        if delay is None:
+            return None
+        if self.rule(a) == "wl7318":
+            if a["type"] not in TRX_START:
+                return None
+            b = self.binlog.get((a["source"], a["gtid"], a["idx"]))
+            if b is None:
+                return None
+            base = a["ict"] // US * US - self.v.offset_at(a["source"], b["t"], b["_line"])
+        elif fake:
+            # the relay observation of the event (a probe made from one carries its file and pos)
+            at = (a["file"], a["pos"]) if "master_end" in a else (a.get("relay_file"), a.get("relay_pos"))
+            r = self.relay.get((a["node"], *at))
+            if r is None:
+                return None
+            # compensated by the source's clock, as clock_diff_with_master does
+            base = self._counted(a, 0) if not exact and self.estimate(a) is not None \
+                else -self.v.offset_at(r["source"], r["t"], r["_line"])
+        else:
+            o = self.origin_of(a)
+            if o is None:
+                return None
+            base = self._counted(a, a["when"]) if not exact and self.estimate(a) is not None \
+                else a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
+        due = base - self.v.header.get("epoch_us", 0) + delay * US
+        if not delay and due > begin_of(a):
+            # no delay set: an event dated ahead sets no wait, sql_delay_event waits only `if (sql_delay)`
+            # (MariaDB sql/slave.cc, MySQL sql/rpl_replica.cc; MariaDB's rpl_delayed_slave2)
+            return None
+        return due
+
+    def origin_of(self, a: dict) -> dict | None:
+        """The binlog event on the originating master that an apply replays, if the Trace has it."""
+        return self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
+
+    def stops(self, node: str) -> list[int]:
+        """Times the SQL thread of `node` stopped (STOP SLAVE, UNTIL, crash)."""
+        return [o["t"] for o in self.v.of_node(node, "sql_stop")] + [o["t"] for o in self.v.of_node(node, "crash")]
+
+    def applies_from(self, node: str, t: int) -> Iterator[dict]:
+        """The node's applies stamped at t or later, in order (a trace is in time order)."""
+        return self.v.memo(("delay.applies_by_t", node), lambda: Seq(self.applies.get(node, []), lambda a: a["t"])).after(t - 1)
+
+    def relayed_within(self, node: str, lo: int, hi: int) -> bool:
+        """Whether an event relayed to `node` is stamped in (lo, hi]."""
+        stamps = self.v.memo(f"delay.relay_stamps.{node}", lambda: [r["t"] for r in self.v.of_node(node, "relay")])
+        i = bisect_left(stamps, lo + 1)
+        return i < len(stamps) and stamps[i] <= hi
+
+    def executed_before(self, node: str, trx: str, line: int) -> bool:
+        """The node had made the transaction visible before trace line `line`."""
+        first = self.v.memo("delay.visible_first", lambda: {
+            (o["node"], o["trx"]): o["_line"] for o in reversed(self.v.kind("visible"))})
+        return first.get((node, trx), line) < line
+
+    def pending(self, node: str, t: int, line: int) -> tuple[dict | None, int | None]:
+        """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
+        with the time it was applied, if it was; as seen at trace line `line`."""
+        done = self.v.memo(f"delay.applied.{node}", lambda: _applies_by_place(
+            self.applies.get(node, []) + [{"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
+                                          for o in self.v.of_node(node, "skip") for f, pos in skipped_places(o)]))
+        relays = self.v.of_node(node, "relay")
+        discards = self.v.memo(f"delay.discards.{node}", lambda: Seq((
+            o for o in self.v.of_node(node, "relay_log_recovery", "stmt") if (o["kind"] == "relay_log_recovery" or repositions(o) or (
+                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))), lambda o: o["_line"]))
+        # A relay passed over for one query is passed over for every later one up to the thread's
+        # next stop (a later t and line only add discards and applies before them), so queries in
+        # trace order resume where the last one stopped: one sweep of the relay log per stretch
+        # between stops, not one per sample.
+        stops = self.v.of_node(node, "sql_stop").keys
+        last, start = self.cursors.get(node, ((-1, -1), 0))
+        if (t, line) < last:
+            start = 0
+        elif (stop := _first_between(stops, last[1], line)) is not None:
+            # a stop since may have sent the thread back to its group's start, and a parallel
+            # coordinator's further back, to the first queued group its workers gave up
+            start = self._rewind(node, relays, start, stop)
+        for i in range(start, len(relays)):
+            r = relays[i]
+            if r["t"] > t:
+                break
+            # A model's Trace: the first apply of this very event (a relay-log place is reused after a
+            # discard, and an apply before a rollback, its group completed later, still passed it). A
+            # polled server's relay log is read after what its samples showed applied, and a STOP
+            # SLAVE mid-group sends its SQL thread back to the group's start: its last apply.
+            lines = done.get((r["file"], r["pos"]), ())
+            if self.v.resolution_us:
+                when = lines[-1][1] if lines else None
+            else:
+                when = self._passed(node, r, lines, stops, done, line)
+            # Only discards logged before the sample: one later in the same microsecond had not happened yet.
+            if any(when is None or when > d["t"] for d in discards.between(r["_line"], line)):
+                continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
+            if when is None or when >= t - self.v.resolution_us:
+                self.cursors[node] = ((t, line), i)
+                return r, when
+        else:
+            i = len(relays)
+        self.cursors[node] = ((t, line), i)
+        return None, None
+
+    def _passed(self, node: str, r: dict, lines, stops: list[int], done, line: int) -> int | None:
+        """When a model's SQL thread passed relay event r for good, as seen at trace line `line`:
+        its first apply or skip after it was relayed, unless the thread stopped (STOP SLAVE, a crash,
+        an error) before the event's group was complete. A stop mid-group sends the thread back to
+        the group's start, where the group position and relay-log.info stand (MariaDB
+        `Relay_log_info::inc_group_relay_log_pos`, sql/rpl_rli.cc, moves them only at a group's end;
+        `handle_slave_sql`, sql/slave.cc, starts the thread at them): the event is pending again
+        until passed once more."""
+        k = bisect_left(lines, (r["_line"],))
+        while k < len(lines):
+            at, when = lines[k]
+            stop = _first_between(stops, at, line)
+            if stop is None or _group(r) is None or self._group_done(node, r, done, at, stop):
+                return when
+            k = bisect_left(lines, (stop,))
+        return None
+
+    def _group_done(self, node: str, r: dict, done, after: int, before: int) -> bool:
+        """Whether r's group was applied or skipped to its last event between two trace lines, and
+        not rolled back after that before the later line (a parallel coordinator applies a group's
+        events as it queues them; a STOP gives up the queued groups no worker started)."""
+        ends = self.v.memo(f"delay.group_end_places.{node}", lambda: _group_end_places(self.v, node))
+        backs = self._rollbacks(node).get(_group(r), ())
+        return any(after <= at < before and not any(at < b < before for b in backs)
+                   for place in ends.get(_group(r), ()) for at, _ in done.get(place, ()))
+
+    def _rollbacks(self, node: str) -> dict[str, list[int]]:
+        """Per group, the trace lines at which `node` rolled it back."""
+        return self.v.memo(f"delay.rollbacks.{node}", lambda: _lines_by_group(
+            o for o in self.v.of_node(node, "rollback")))
+
+    def _rewind(self, node: str, relays: list[dict], i: int, stop: int) -> int:
+        """Where the sweep, having passed relays[:i], looks again after the stop at trace line `stop`:
+        the start of the last group it passed, and before it of every group rolled back at that stop
+        (MariaDB's workers give up the groups not yet started, rpl_parallel_thread's do_gco_wait with
+        force_abort; they come again from the relay log at the next start)."""
+        i = _group_start(relays, i)
+        backs = self._rollbacks(node)
+        while i and any(relays[i - 1]["_line"] < b < stop for b in backs.get(_group(relays[i - 1]), ())):
+            i = _group_start(relays, i)
+        return i
+
+
+def _group_start(relays: list[dict], i: int) -> int:
+    """Where to look again after a stop, the sweep having passed relays[:i]: the first event of the
+    last group it passed, the only one a stop can have left incomplete (with the events in no group
+    between, a reconnect's Rotate and FDE)."""
+    group = next((_group(relays[j]) for j in range(i - 1, -1, -1) if _group(relays[j])), None)  # no copy of relays[:i]
+    while i and _group(relays[i - 1]) in (group, None):
+        i -= 1
+    return i
+
+
+def _group(o: dict) -> str | None:
+    """The group an event belongs to: its GTID, or its transaction where the source logs none."""
+    return o.get("gtid") or o.get("trx")
+
+
+def _lines_by_group(obs) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for o in obs:
+        out.setdefault(_group(o), []).append(o["_line"])
+    return out
+
+
+def _group_end_places(v: TraceView, node: str) -> dict[str, list[tuple[str, int]]]:
+    """Per group, the relay-log places of its last event on `node` (a group fetched again has more than one)."""
+    ends: dict[str, list[tuple[str, int]]] = {}
+    for o in v.kind("relay"):
+        if o["node"] == node and _group(o) and o.get("last"):
+            ends.setdefault(_group(o), []).append((o["file"], o["pos"]))
+    return ends
+
+
+def skipped_places(o: dict) -> list[tuple[str, int]]:
+    """The relay-log places a skip passed over: the counter's one event, or an executed GTID's whole group."""
+    if "relay_pos" in o:
+        return [(o["relay_file"], o["relay_pos"])]
+    return [(f, pos) for f, pos in o.get("events", ())]
+
+
+def _applies_by_place(applies: list[dict]) -> dict[tuple[str, int], list[tuple[int, int]]]:
+    """Per relay-log place, its applies and skips as (line, t), in trace order."""
+    by: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for a in sorted(applies, key=lambda o: o["_line"]):
+        by.setdefault((a["relay_file"], a["relay_pos"]), []).append((a["_line"], a["t"]))
+    return by
+
+
+def _first_between(lines: list[int], lo: int, hi: int) -> int | None:
+    """The first of sorted trace lines strictly between lo and hi."""
+    i = bisect_right(lines, lo)
+    return lines[i] if i < len(lines) and lines[i] < hi else None
+
+
+def index(v: TraceView) -> DelayIndex:
+    return v.memo("delay.index", lambda: DelayIndex(v))
+
+
+def begin_of(a: dict) -> int:
+    """When an event began executing; a real server's trace may only know when it became visible."""
+    return a["begin"] if a.get("begin") is not None else a["t"]
+
+
+def read_relay_log_info(content: str) -> dict:
+    """What WL#344 says a server reads from relay-log.info: format, fields, delay, or the error."""
+    lines = content.split("\n")[:-1]  # only \n-terminated lines count
+    if not lines:
+        return {"error": "empty"}
+    if _number(lines[0]):
+        n = int(lines[0])
+        if n < 5:
+            return {"error": f"number_of_fields {n} < 5", "format": "new"}
+        if len(lines) < n + 1 or not all(_number(x) for x in (lines[2], lines[4], lines[5])):
+            return {"error": "truncated or non-numeric field", "format": "new"}
+        if int(lines[5]) > MAX_MASTER_DELAY:
+            return {"error": f"delay {lines[5]} out of range", "format": "new"}
+        return {"format": "new", "fields": n, "delay": int(lines[5]), "relay_log_name": lines[1],
+                "garbage": len(lines) > n + 1 or not content.endswith("\n")}
+    if len(lines) < 4 or not (_number(lines[1]) and _number(lines[3])):
+        return {"error": "truncated or non-numeric field", "format": "old"}
+    return {"format": "old", "delay": 0, "relay_log_name": lines[0],
+            "garbage": len(lines) > 4 or not content.endswith("\n")}
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def judge_due(v: TraceView, check: Check, a: dict, due: int, tight: bool, what: str) -> None:
+    """Safety (not before due) and, where the read time is known, tightness (not later than needed)."""
+    tol = v.resolution_us
+    begin = begin_of(a)
+    ok = begin + tol >= due
+    msg = f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin)} but it was due at {seconds(due)} ({what})"
+    if not check.judge(ok, msg, a) or not tight or a.get("read") is None:
+        return
+    latest = max(a["read"], due)
+    check.judge(begin <= latest + tol,
+                f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, but began only at {seconds(begin)} ({what})", a)
+
+
+def gtid_applies(v: TraceView):
+    return (a for a in v.kind("apply") if a.get("gtid") is not None)
+
+
+def status_samples(v: TraceView, node: str) -> Seq:
+    return v.of_node(node, "status")
+
+
+def repositions(x: dict) -> bool:
+    """A CHANGE MASTER to a new place (a binlog position, the slave's last group ID, or MariaDB's
+    MASTER_USE_GTID: sql_repl.cc change_master purges the relay logs, and the next connect asks by
+    GTID): the replica's position moves and its relay log is thrown away."""
+    return x["kind"] == "stmt" and x["op"] == "change_master" and x.get("errno") is None and (
+        "master_log_file" in x or bool(x.get("connect_using_group_id")) or x.get("master_use_gtid") is not None)
+
+
+def stmts(v: TraceView, op: str):
+    return (s for s in v.kind("stmt") if s["op"] == op)
+
+
+# -- SHOW SLAVE STATUS ------------------------------------------------------------------------
+def count_moved(v: TraceView, node: str, since_line: int, until_line: int) -> bool:
+    """Whether a replica that counts by a measured clock difference (the trace shows its clock
+    queries) had its clock stepped, or measured again, between the two lines: a wait it began before
+    counts to a deadline set then, while what it shows after counts on the clock and estimate of
+    now (sql_delay_end, time(0) and clock_diff_with_master, sql/slave.cc). Its whole-second displays
+    then tell nothing of the wait; WL344.CLOCK.COMPENSATE judges the wait itself."""
+    queries = v.of_node(node, "clock_query")
+    if not queries:
+        return False
+    return bool(v.of_node(node, "clock_step", "clock_query").between(since_line, until_line))
+
+
+def running_samples(v: TraceView):
+    return (s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes")
+
+
+def waiting_for(v: TraceView, s: dict, exact: bool = False) -> tuple[str, int | None] | None:
+    """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a
+    boundary. The due time as the replica counts it, or `exact` (DelayIndex.due)."""
+    ix = index(v)
+    try:
+        return ix.waiting[s["_line"], exact]
+    except KeyError:
+        answer = ix.waiting[s["_line"], exact] = _decide_waiting(v, ix, s, exact)
+        return answer
+
+
+def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple[str, int | None] | None:
+    t, tol = s["t"], v.resolution_us
+    r, applied = ix.pending(s["node"], t, s["_line"])
+    if tol and ix.relayed_within(s["node"], t, t + tol):
+        return None  # a relay log read after the sample may hold what the SQL thread had at it
+    if r is None:
+        return "no", None
+    if r.get("trx") is not None and ix.executed_before(s["node"], r["trx"], s["_line"]):
+        # A group the node had executed, fetched again (after RESET SLAVE, say): a model skips it at
+        # its GTID event without a wait, and shows the skip once the group is whole (a cut IO thread
+        # may leave only its start). Whether a server delays it first (MySQL's sql_delay_event runs
+        # before Gtid_log_event's skip) is not WL#344's, which predates GTIDs: not judged.
+        return None
+    if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
+        return None  # it just arrived, or is being applied at this very instant
+    if not exact and count_moved(v, s["node"], r["_line"], s["_line"]):
+        return None
+    before = [x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["_line"] < s["_line"]]
+    if before and not any(b["trx"] == r["trx"] for b in v.of_node(s["node"], "rollback").between(before[-1]["_line"], s["_line"])):
+        return None  # applied before the sample and redone only after a later rollback: the thread was past it
+    skipped = [x for x in ix.skipped_at.get((s["node"], r["file"], r["pos"]), []) if x["_line"] < s["_line"]]
+    if skipped and not v.of_node(s["node"], "sql_stop").between(skipped[-1]["_line"], s["_line"]):
+        # skipped (sql_slave_skip_counter) before the sample, skipped again only after a stop put the
+        # thread back at its group's start: at the sample the thread was past it, waiting for the rest
+        # of the group (a cut IO thread may leave only its start in the relay log)
+        return None
+    a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
+    # due under the delay in force at the sample: a CHANGE MASTER before the apply may change it
+    probe = {**(a or r), "begin": t, "t": t, "_line": s["_line"]}
+    due = ix.due(probe, exact)
+    if a is not None and a.get("read") is not None and a["read"] > t - tol:
+        return None  # still busy with the previous event
+    if due is None:
+        return "no", None
+    if abs(due - t) <= tol:
+        return None
+    if tol and due < t < due + US:
+        # A server counts the delay in whole seconds and sleeps the whole seconds left from when it
+        # looked (sql_delay_event: nap_time = sql_delay_end - now, then slave_sleep): it may wait
+        # up to a second past the due time. Whether it waits longer is WL344.WAIT.NO_EXTRA's.
+        return None
+    return ("yes", due) if due > t else ("no", due)

@@ -1,0 +1,233 @@
+"""The MariaDB-GTID view of group IDs: gtid_binlog_pos, gtid_slave_pos, gtid_current_pos and
+Gtid_IO_Pos."""
+from __future__ import annotations
+
+import bisect
+from replcheck.spec import formats as F
+
+from ..core import Check, TraceView, checks
+from ..filter import kept_out
+from .shared import lost_lines, of_node, out_of_system, server_id
+
+
+# -- the MariaDB-GTID view -------------------------------------------------------------------------
+@checks("MARIADB.GTID.UNIQUE")
+def gtid_one_body(v: TraceView, check: Check) -> None:
+    """Each GTID names one transaction body in every binlog of the system."""
+    gone = out_of_system(v)
+    first: dict[str, dict] = {}
+    for o in v.kind("binlog"):
+        if o.get("gtid") and o.get("trx") is not None and o.get("idx", 0) == 0 and o["_line"] not in gone:
+            seen = first.setdefault(o["gtid"], o)
+            check.judge(seen.get("trx") == o.get("trx"),
+                        f"GTID {o['gtid']} names {seen.get('trx')} on {seen['node']} and {o.get('trx')} on {o['node']}", seen, o)
+
+
+def domain_of(gtid) -> int | None:
+    """The replication domain of a MariaDB GTID; None for anything else (a MySQL uuid:n GTID)."""
+    try:
+        return F.parse_gtid(gtid)[0]
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def positions(text) -> dict[int, str] | None:
+    """A GTID position as a server shows it, or None when it is not one."""
+    try:
+        return F.parse_pos(text)
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def _positions(v: TraceView, node: str, line: int, own_too: bool) -> str:
+    """Per domain, the last GTID the node logged (own_too) or replicated, before a line, as a
+    server shows it."""
+    lines, shown = v.memo(f"gid.positions.{node}.{own_too}", lambda: _position_changes(v, node, own_too))
+    return shown[bisect.bisect_left(lines, line) - 1]
+
+
+def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int], list[str]]:
+    """_positions over the whole trace in one pass: the lines where it changes (after a 0 for the
+    start) and what it shows from each on."""
+    own = server_id(v, node)
+    pos: dict[int, str] = {}
+    lines, shown = [0], [F.format_pos(pos)]
+    # A crashed primary that rejoined (SET GLOBAL gtid_slave_pos, MDEV-21117) gets its own
+    # transactions its recovery truncated back from the new primary, as replicated ones
+    # (rpl_semi_sync_fail_over.result: server_1 gets 0-1-4 back): those whose commit never returned.
+    rejoined = min((o["_line"] for o in v.of_node(node, "stmt") if o.get("op") == "set_global"
+                    and o.get("variable") == "gtid_slave_pos"), default=None)
+    returned = {c["trx"] for c in v.of_node(node, "commit") if c.get("errno") is None}
+
+    def came_back(o: dict) -> bool:
+        return rejoined is not None and o["_line"] > rejoined and o["trx"] not in returned
+    lost = lost_lines(v)
+    # what set the position, per domain, for a crash recovery that cuts some of it away: what it
+    # cut is gone for good, so it is popped once, and the last left is the domain's position
+    logged: dict[int, list[dict]] = {}
+    for o in of_node(v, node):
+        changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
+        if o["kind"] == "restore":
+            pos, logged = {}, {}
+        elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
+              and o.get("errno") is None):
+            pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
+        elif changed:
+            pos = {}
+            for d, stack in logged.items():
+                while stack and stack[-1]["_line"] in lost:
+                    stack.pop()
+                if stack:
+                    pos[d] = stack[-1]["gtid"]
+        # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
+        # rpl_slave_state::record_and_update_gtid at the group's end).
+        # So does a group a filter kept from the engine (properties/filter.py, FILTER.GTID.ADVANCES).
+        counted = o["kind"] in ("binlog", "visible", "filtered") or (o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter")
+        d = domain_of(o.get("gtid")) if counted else None
+        if d is not None:
+            replicated = F.parse_gtid(o["gtid"])[1] != own or (o["kind"] == "visible" and came_back(o))
+            # a skip is stamped when its note is read, maybe after a later group was applied: it
+            # never moves the position back
+            later = o["kind"] != "skip" or d not in pos or F.parse_gtid(o["gtid"])[2] > F.parse_gtid(pos[d])[2]
+            if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
+                    not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated and later):
+                pos[d] = o["gtid"]
+                logged.setdefault(d, []).append(o)
+                changed = True
+            elif o["kind"] == "skip" and not own_too and replicated and v.resolution_us:
+                # On a polled trace the later group may be placed first (its binlog write by the
+                # sample that saw it, the skip by the note read at that sample): the SQL thread
+                # skipped in relay order, so the skipped group was the position for a moment
+                # before it, which a sample within the resolution may show (inc-skip-after-rotation
+                # at load 14: gtid_slave_pos 0-1-2 at the sample that read the note, 0-1-3 binlogged).
+                lines.append(o["_line"])
+                shown.append(F.format_pos({**pos, d: o["gtid"]}))
+                lines.append(o["_line"] + 1)
+                shown.append(F.format_pos(pos))
+        if changed:
+            lines.append(o["_line"])
+            shown.append(F.format_pos(pos))
+    return lines, shown
+
+
+def sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
+    """The positions a sample may show. A model's trace is exact: the one at the sample's line. A
+    polled server's observations are placed within its resolution of when they happened (a
+    replica binlogs a group a moment before it commits it and gtid_slave_pos moves), so any
+    position the node passes through within the resolution around the sample is allowed."""
+    res = v.resolution_us
+    if not res:
+        return [_positions(v, sample["node"], sample["_line"], own_too)]
+    node = of_node(v, sample["node"])
+    times = v.memo(f"gid.times.{sample['node']}", lambda: [o["t"] for o in node])
+    nearby = node[bisect.bisect_left(times, sample["t"] - res):bisect.bisect_right(times, sample["t"] + res)]
+    near = [o["_line"] for o in nearby]
+    cuts = [sample["_line"], *near, *(line + 1 for line in near)]
+    return sorted({_positions(v, sample["node"], line, own_too) for line in cuts})
+
+
+def _restored(v: TraceView) -> set[str]:
+    return {o["node"] for o in v.kind("restore")}
+
+
+@checks("MARIADB.GTID.BINLOG_POS")
+def gtid_binlog_pos(v: TraceView, check: Check) -> None:
+    """@@gtid_binlog_pos is, per domain, the last GTID written to the binlog (rebuilt after a crash)."""
+    # A polled trace reads the binlogs at the end: a group a replica-role recovery truncated (MDEV-21117)
+    # is in none, though the server showed it while its commit waited; such samples cannot be judged.
+    truncating = v.resolution_us and any(r.get("init_rpl_role") == "SLAVE" for r in v.kind("restart"))
+    doubt = [c for c in v.kind("commit") if truncating and c.get("errno") is not None and "start" in c]
+    for o in v.kind("server_status"):
+        got = o.get("variables", {}).get("gtid_binlog_pos")
+        if got is not None and not any(c["node"] == o["node"] and c["start"] <= o["t"] <= c["t"] for c in doubt):
+            want = sampled_positions(v, o, own_too=True)
+            check.judge(got in want, lambda: f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {' or '.join(map(repr, want))}", o)
+
+
+@checks("MARIADB.GTID.SLAVE_POS")
+def gtid_slave_pos(v: TraceView, check: Check) -> None:
+    """@@gtid_slave_pos is, per domain, the last GTID the slave replicated and committed."""
+    restored = _restored(v)
+    for o in v.kind("server_status"):
+        got = o.get("variables", {}).get("gtid_slave_pos")
+        if got is not None and o["node"] not in restored and not _blind_skip(v, o):
+            want = sampled_positions(v, o, own_too=False)
+            check.judge(got in want or _blind_filter(v, o, got), lambda: f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
+
+
+def _blind_filter(v: TraceView, sample: dict, got: str) -> bool:
+    """On a trace that cannot show which groups the SQL thread filtered (a real server's), a
+    position naming, in each domain, a group the node's filters keep out that its source committed
+    by the sample: the SQL thread passed it, and gtid_slave_pos moved (FILTER.GTID.ADVANCES)."""
+    if "filtered" not in v.unobserved:
+        return False
+    until = sample["t"] + v.resolution_us
+    out = {c["gtid"] for c in v.kind("commit") if c.get("trx") in kept_out(v, sample["node"]) and c.get("gtid") and c["t"] <= until}
+    shown = positions(got)
+    return bool(shown) and all(g in out for g in shown.values())
+
+
+def _blind_skip(v: TraceView, sample: dict) -> bool:
+    """The sample follows a START SLAVE with SQL_SLAVE_SKIP_COUNTER set, on a trace that cannot
+    show what the counter skipped (a real server's: no relay log read), and no group since: the
+    skipped groups moved gtid_slave_pos, but the trace cannot say which they were."""
+    if "relay" not in v.unobserved:
+        return False
+    node, key = sample["node"], (sample["t"], sample["_line"])
+    since = max((k for k in v.skip_starts(node) if k < key), default=None)
+    return since is not None and not any(
+        x["node"] == node and x.get("gtid") and since < (x["t"], x["_line"]) < key for x in v.kind("visible"))
+
+
+def _current_pos(binlog: dict[int, str], slave: dict[int, str], own: int | None) -> dict[int, str]:
+    """MariaDB's gtid_current_pos: per domain, gtid_binlog_pos's GTID when this server's own
+    server_id wrote it and its sequence number is above gtid_slave_pos's, else gtid_slave_pos's."""
+    def seq(g: str) -> int:
+        return F.parse_gtid(g)[2]
+    mine = {d: g for d, g in binlog.items() if F.parse_gtid(g)[1] == own and (d not in slave or seq(g) > seq(slave[d]))}
+    return {**slave, **mine}
+
+
+def _current_shown(binlog_pos, slave_pos, own: int | None) -> str | None:
+    """gtid_current_pos as the server shows it, from the two others as shown; None if either is no position."""
+    binlog, slave = positions(binlog_pos), positions(slave_pos)
+    return None if binlog is None or slave is None else F.format_pos(_current_pos(binlog, slave, own))
+
+
+@checks("MARIADB.GTID.CURRENT_POS")
+def gtid_current_pos(v: TraceView, check: Check) -> None:
+    """@@gtid_current_pos is gtid_slave_pos, with the domains where this server itself logged later GTIDs."""
+    wanted: dict[tuple, str | None] = {}  # samples mostly repeat the positions of the one before
+    for o in v.kind("server_status"):
+        var = o.get("variables", {})
+        if "gtid_current_pos" in var and "gtid_binlog_pos" in var and "gtid_slave_pos" in var:
+            shown = (var["gtid_binlog_pos"], var["gtid_slave_pos"], server_id(v, o["node"]))
+            try:
+                want = wanted[shown]
+            except KeyError:
+                want = wanted[shown] = _current_shown(*shown)
+            except TypeError:  # not a position at all (a list, say): nothing to remember
+                want = _current_shown(*shown)
+            check.judge(var["gtid_current_pos"] == want, lambda: f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
+
+
+@checks("MARIADB.GTID.IO_POS")
+def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
+    """Gtid_IO_Pos names only transactions received whole: their last event is in a master's binlog already.
+    A polled server's binlog events are stamped no earlier than written and at most its resolution
+    later (the first poll that found them logged, or an earlier bound): a sample within that of the
+    stamp cannot be earlier than the write."""
+    res = v.resolution_us
+    ended: dict[str, int] = {}
+    for o in v.kind("binlog"):
+        if o.get("gtid") and o.get("last"):
+            ended.setdefault(o["gtid"], o["t"])
+    for o in v.kind("status"):
+        if "Gtid_IO_Pos" not in o:
+            continue
+        named = positions(o["Gtid_IO_Pos"])
+        if named is None:
+            check.judge(False, f"{o['node']}: Gtid_IO_Pos {o['Gtid_IO_Pos']!r} is not a GTID position", o)
+            continue
+        for g in named.values():
+            check.judge(g in ended and ended[g] - res <= o["t"], lambda: f"{o['node']}: Gtid_IO_Pos names {g}, not yet whole in any binlog", o)

@@ -1,0 +1,165 @@
+"""What several group-ID properties share: who is hierarchical, a node's server_id, the binlog lines
+lost with a failed or restored server, and a node's current and played group ID over time."""
+from __future__ import annotations
+
+import bisect
+
+from ..core import TraceView
+
+
+FROZEN = ("FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT")
+
+
+# -- what several properties share ---------------------------------------------------------------
+def hierarchical(v: TraceView) -> set[str]:
+    """Servers with group IDs: --rpl-hierarchical in the header, or IDs in their binlog."""
+    return {n for n, spec in v.nodes.items() if spec.get("rpl_hierarchical")} | {
+        o["node"] for o in v.kind("binlog") if "group_id" in o}
+
+
+def server_id(v: TraceView, node: str) -> int | None:
+    return v.nodes.get(node, {}).get("server_id")
+
+
+def of_node(v: TraceView, node: str) -> list[dict]:
+    """The node's observations, in trace order."""
+    return v.of_node(node)
+
+
+def lost_lines(v: TraceView) -> dict[int, int]:
+    """Binlog observations crash recovery cut away (a `recovery` that truncated the node's binlog
+    at a place: every event written there or after it since the node's last restore): line ->
+    the line of that recovery."""
+    def build():
+        out: dict[int, int] = {}
+        for node in {r["node"] for r in v.kind("recovery") if r.get("truncated")}:
+            # Since the node's last restore, which starts a new binlog, what is left of its binlog:
+            # in (file, pos) order, as a truncation cuts its end and writing goes on from there.
+            written: list[dict] = []
+            for o in v.of_node(node, "restore", "binlog", "recovery"):
+                if o["kind"] == "restore":
+                    written = []
+                elif o["kind"] == "binlog":
+                    written.append(o)
+                elif o.get("truncated"):
+                    cut = (o["truncated"]["file"], o["truncated"]["pos"])
+                    while written and (written[-1]["file"], written[-1]["pos"]) >= cut:
+                        out.setdefault(written.pop()["_line"], o["_line"])
+        return out
+    return v.memo("gid.lost_lines", build)
+
+
+def out_of_system(v: TraceView) -> set[int]:
+    """Lines of binlog observations of failed-over masters before they were restored, and those
+    crash recovery cut away."""
+    def build():
+        gone: set[int] = set()
+        for f in v.kind("failover"):
+            restored = min((r["_line"] for r in v.kind("restore") if r["node"] == f["old"] and r["_line"] > f["_line"]),
+                           default=None)
+            gone |= {o["_line"] for o in v.kind("binlog") if o["node"] == f["old"]
+                     and (restored is None or o["_line"] < restored)}
+        return gone | left_ahead(v) | set(lost_lines(v))
+    return v.memo("gid.out_of_system", build)
+
+
+def _down_at(v: TraceView, node: str, line: int) -> bool:
+    """Whether the server was down (crashed or shut down, not yet restarted or restored) at that line."""
+    down = False
+    for o in of_node(v, node):
+        if o["_line"] >= line:
+            break
+        if o["kind"] in ("crash", "shutdown"):
+            down = True
+        elif o["kind"] in ("restart", "restore"):
+            down = False
+    return down
+
+
+def left_ahead(v: TraceView) -> set[int]:
+    """Lines of binlog observations of a slave a failover left ahead of its new master: down at the
+    failover, so not in "the pool of potential new masters" the new master was picked from (002,
+    MySQL Commands), it played a group the new master never got, and SHOW BINLOG INFO FOR its last
+    ID fails on the new master (the design's check that "the new master is at or ahead of the
+    slave" does not hold). Its binlog since its last restore is a lost branch, like the failed
+    master's: the new root continues from "the last group_id it played back" (002, ID Generation)
+    and may issue the lost groups' IDs again (a connect by group ID then refuses the slave: an ID
+    the master does not hold, or an alternate future)."""
+    out: set[int] = set()
+    for f in v.kind("failover"):
+        done = min((p["_line"] for p in v.kind("promoted") if p["node"] == f["node"] and p["_line"] > f["_line"]),
+                   default=None)
+        if done is None:
+            continue
+        for s in v.kind("stmt"):
+            x = s.get("for")
+            if (s.get("op") != "show_binlog_info" or s["node"] != f["node"] or s.get("errno") is None or x is None
+                    or not f["_line"] < s["_line"] < done or not _down_at(v, x, f["_line"])):
+                continue
+            since = max((r["_line"] for r in v.kind("restore") if r["node"] == x and r["_line"] < s["_line"]), default=-1)
+            out |= {o["_line"] for o in v.kind("binlog") if o["node"] == x and since < o["_line"] < s["_line"]}
+    return out
+
+
+def _id_changes(v: TraceView, node: str) -> list[tuple[int, int]]:
+    """(line, group ID) of every change of a server's current group ID, in order: a group written
+    to its binlog, an accepted SET BINLOG_GROUP_ID, a restore (back to 0), a crash recovery that
+    cut groups away (back to the last group left)."""
+    def build():
+        out: dict[str, list[tuple[int, int]]] = {}
+        lost = lost_lines(v)
+        for o in v.obs:
+            if o["kind"] == "recovery" and o.get("truncated"):
+                left = [c for c in out.get(o["node"], []) if lost.get(c[0]) != o["_line"]]
+                out.setdefault(o["node"], []).append((o["_line"], left[-1][1] if left else 0))
+            if o["kind"] == "binlog" and o.get("group_id"):
+                out.setdefault(o["node"], []).append((o["_line"], o["group_id"]))
+            elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
+                out.setdefault(o["node"], []).append((o["_line"], o["group_id"]))
+            elif o["kind"] == "restore":
+                out.setdefault(o["node"], []).append((o["_line"], 0))
+        return out
+    return v.memo("gid.changes", build).get(node, [])
+
+
+def current_id(v: TraceView, node: str, line: int) -> int:
+    """The server's group ID (SHOW MASTER STATUS) just before this line of the trace."""
+    changes = _id_changes(v, node)
+    k = bisect.bisect_left(changes, (line, -1))
+    return changes[k - 1][1] if k else 0
+
+
+def played_id(v: TraceView, node: str, line: int) -> int:
+    """The last group the server's SQL thread played (SHOW SLAVE STATUS) before this line: the
+    last group its binlog got while it had a master (filtering keeps its own commits out), or the
+    ID SET BINLOG_GROUP_ID gave it."""
+    lines, played = v.memo(f"gid.played.{node}", lambda: _played_changes(v, node))
+    return played[bisect.bisect_left(lines, line) - 1]
+
+
+def _played_changes(v: TraceView, node: str) -> tuple[list[int], list[int]]:
+    """played_id over the whole trace in one pass: the lines where it changes (after a 0 for the
+    start) and its value from each on."""
+    last, has_master = 0, node in v.channels
+    lines, played = [0], [0]
+    for o in of_node(v, node):
+        if o["kind"] == "binlog" and o.get("group_id") and has_master:
+            last = o["group_id"]
+        elif o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None:
+            last = o["group_id"]
+        elif o["kind"] == "restore":
+            last, has_master = 0, True
+        elif o["kind"] == "promoted":
+            has_master = False
+        else:
+            continue
+        lines.append(o["_line"])
+        played.append(last)
+    return lines, played
+
+
+def has_master_at(v: TraceView, node: str, line: int) -> bool:
+    """Whether the server had a master (the design's have_master) at that line."""
+    def step(has: bool, o: dict) -> bool:
+        return o["kind"] == "restore"  # a promotion ends it, a restore (as a slave) gives one
+    return v.fold("gid.has_master", node, ("promoted", "restore"), step, node in v.channels).before(line + 1)

@@ -1,0 +1,133 @@
+"""AFTER_SYNC's invisibility until acknowledged, failover without loss, a shutdown that is no ack,
+and a semi-sync primary recovered as a replica."""
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from ..core import Check, TraceView, checks, seconds
+from ..recovery import copies, promised, sources_at_end
+from .timeline import had_to_wait, index, keys_before, line_key
+
+
+@checks("WL6355.AFTER_SYNC.INVISIBLE", needs=("relay",))
+def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
+    """While ON, no session sees a transaction before N replicas hold it."""
+    ix = index(v)
+    waited = {(c["node"], c["gtid"]): c for c in ix.commits if had_to_wait(c)}
+    for o in v.kind("visible"):
+        c = waited.get((o["node"], o.get("gtid")))
+        # What binlog crash recovery commits at a restart is the recovery feature's to judge.
+        downs = ix.downs.get(o["node"], [])
+        recovered = c is not None and keys_before(downs, line_key(o)) > bisect_right(downs, c["bkey"])
+        if c is not None and not recovered and ix.on(o["node"], line_key(o)):
+            held = ix.holders(o["node"], c["pos"], line_key(o))
+            check.judge(len(held) >= ix.n(o["node"], line_key(o)),
+                        f"{c['trx']} became visible on {o['node']} at {seconds(o['t'])} while ON, held by {sorted(held)}", o)
+    by_trx = {(c["node"], c["trx"]): c for c in waited.values()}
+    for r in v.kind("read"):
+        if not ix.on(r["node"], line_key(r)):
+            continue
+        for trx in r["seen"]:
+            c = by_trx.get((r["node"], trx))
+            # Only a read during the wait is this rule's: once the commit returned (acked under the
+            # N then in force, or timed out to async) it stays visible whatever N or the status
+            # become later; whether it returned rightly is WL1720.ACK.WAIT's and TIMEOUT's to judge.
+            if c is not None and line_key(r) < c["rkey"]:
+                held = ix.holders(r["node"], c["pos"], line_key(r))
+                check.judge(len(held) >= ix.n(r["node"], line_key(r)),
+                            f"a session on {r['node']} read {trx} at {seconds(r['t'])} while ON; held by {sorted(held)}", r)
+
+
+@checks("WL6355.FAILOVER.NO_LOSS")
+def failover_loses_nothing(v: TraceView, check: Check) -> None:
+    """After failover to the most advanced replica, nothing returned while ON, or read during its wait
+    while ON, is lost."""
+    ix = index(v)
+    visible = {(o["node"], o.get("gtid")) for o in v.kind("visible")}
+    for p in v.kind("promoted"):
+        old, new = p["old"], p["node"]
+        crash = max((line_key(o) for o in v.obs if o["kind"] in ("crash", "shutdown") and o["node"] == old and line_key(o) < line_key(p)),
+                    default=None)
+        if crash is None:
+            continue
+        must: dict[str, tuple[str, dict]] = {}
+        for c in ix.commits:
+            if c["node"] == old and c["ok"] and c["on_return"] and c["rkey"] < crash:
+                must[c["gtid"]] = ("returned", c["obs"])
+        by_trx = {c["trx"]: c for c in ix.commits if c["node"] == old}
+        for r in v.kind("read"):
+            if r["node"] == old and line_key(r) < crash and ix.on(old, line_key(r)):
+                for trx in r["seen"]:
+                    # A read during the wait; a commit that returned while OFF (timeout, DBA) was
+                    # async, and reading it once the status is ON again gives it no guarantee.
+                    if trx in by_trx and line_key(r) < by_trx[trx]["rkey"]:
+                        must.setdefault(by_trx[trx]["gtid"], ("read", r))
+        for gtid, (how, o) in must.items():
+            check.judge((new, gtid) in visible, f"{gtid} ({how} on {old} while ON) is missing on the new primary {new}", o, p)
+
+
+@checks("MARIADB.SEMISYNC.SHUTDOWN", needs=("ack",))
+def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
+    """A shutdown gives waiting sessions an error, never a successful commit without the acks."""
+    ix = index(v)
+    returned_at: dict[tuple[str, int], list[dict]] = {}
+    for c in ix.commits:
+        returned_at.setdefault((c["node"], c["obs"]["t"]), []).append(c)
+    for s in v.kind("shutdown"):
+        for c in returned_at.get((s["node"], s["t"]), []):
+            # Still waiting at the shutdown: not released as async just before it (DBA, timeout).
+            if had_to_wait(c) and c["on_return"] and c["rkey"] < line_key(s):
+                # The N in force at the release: lowering wait_for_slave_count releases waiters (WL#7169).
+                acked = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
+                check.judge(acked or not c["ok"], f"shutdown of {s['node']} returned {c['trx']} as committed without acks", c["obs"], s)
+
+
+# -- recovery of a semi-sync primary restarted as a replica (issue #16, mechanism 3) -------------
+def _replica_restarts(v: TraceView) -> list[tuple[dict, dict, str]]:
+    """(crash, restart, the source it replicates from at the end) for each crash of a node followed
+    by its restart with --init-rpl-role=SLAVE, when it replicates again at the end."""
+    sources = sources_at_end(v)
+    out = []
+    for r in v.kind("restart"):
+        if r.get("init_rpl_role") != "SLAVE" or r["node"] not in sources:
+            continue
+        down = v.of_node(r["node"], "crash", "shutdown").last_before(r["_line"])
+        if down is not None and down["kind"] == "crash":
+            out.append((down, r, sources[r["node"]]))
+    return out
+
+
+def _visible_before(v: TraceView, node: str, line: int) -> set[str]:
+    return {o["trx"] for o in v.of_node(node, "visible").before(line)}
+
+
+@checks("MARIADB.SEMISYNC.RECOVERY.NO_ERRANT")
+def no_errant_after_replica_recovery(v: TraceView, check: Check) -> None:
+    """A transaction whose commit the crash cut off, not committed in the engine before it (in
+    doubt), is held by the restarted replica at the end only if its new primary holds it too."""
+    counts, witnesses = copies(v)
+    for crash, r, source in _replica_restarts(v):
+        node = r["node"]
+        engine = _visible_before(v, node, crash["_line"])
+        cut_off = [c for c in v.of_node(node, "commit") if c.get("errno") is not None
+                   and c.get("start", c["t"]) <= crash["t"] and c["_line"] < r["_line"] and c["trx"] not in engine]
+        for c in cut_off:
+            w = [o for o in (witnesses.get(node), witnesses.get(source)) if o]
+            check.judge(counts.get(node, {}).get(c["trx"], 0) == 0 or counts.get(source, {}).get(c["trx"], 0) >= 1,
+                        f"{node} holds {c['trx']}, left in doubt by its crash, which its new primary {source} never had",
+                        c, r, *w)
+
+
+@checks("MARIADB.SEMISYNC.RECOVERY.KEEPS_COMMITTED")
+def replica_recovery_keeps_committed(v: TraceView, check: Check) -> None:
+    """What the engine committed before the crash survives a recovery as a replica, when the crash
+    is one its settings promise to survive."""
+    counts, witnesses = copies(v)
+    for crash, r, _ in _replica_restarts(v):
+        node = r["node"]
+        if not promised(v, crash):
+            continue
+        for trx in sorted(_visible_before(v, node, crash["_line"])):
+            check.judge(counts.get(node, {}).get(trx, 0) >= 1,
+                        f"{node} lost {trx}, committed in its engine before its crash, when it recovered as a replica",
+                        crash, r, *[o for o in (witnesses.get(node),) if o])

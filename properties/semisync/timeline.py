@@ -1,0 +1,306 @@
+"""Where each client transaction ends in its master's binlog, which replicas hold that position and
+when, the acks, and the master's semi-sync status and settings over time (SemiSyncIndex), built
+once per Trace; and whether a commit waited out the timeout."""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from replcheck.spec import formats as F
+
+from ..core import TraceView
+
+
+STATUS = "Rpl_semi_sync_master_status"
+NO_SLAVE = "no semi-sync slave connected"  # the model's switch-off reason when the last replica leaves
+TIMEOUT_LOG = F.SEMISYNC_TIMEOUT_LOG
+DUMP_LOG = re.compile(r"Start semi-sync binlog_dump to slave \(server_id: (\d+)\)")
+VARIABLES = ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave",
+             "rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_master_wait_point")
+
+
+def line_key(o: dict) -> tuple[int, int]:
+    return o["t"], o["_line"]
+
+
+class Timeline:
+    """A value over trace order: the last one set strictly before a point."""
+
+    def __init__(self, initial):
+        self.keys: list[tuple[int, int]] = [(-1, -1)]
+        self.values = [initial]
+
+    def set(self, key: tuple[int, int], value) -> None:
+        self.keys.append(key)
+        self.values.append(value)
+
+    def at(self, key: tuple[int, int]):
+        return self.values[bisect_left(self.keys, key) - 1]
+
+    def changes(self):
+        return list(zip(self.keys[1:], self.values[1:]))
+
+
+class Reach:
+    """One replica's observations of positions in one master's binlog, in trace order, with the
+    running maximum: the first one at or past any position is a binary search, not a scan.
+    `early_us`: how much earlier than its stamp each observation may have happened (a real
+    server's relay log is read at each poll: an event is stamped up to the resolution late), or
+    its own `since` where that is earlier (a read slowed by load: the read before it began then)."""
+
+    def __init__(self, early_us: int = 0):
+        self.early_us = early_us
+        self.obs: list[dict] = []
+        self.most: list[tuple[str, int]] = []
+
+    def add(self, pos: tuple[str, int], o: dict) -> None:
+        self.obs.append(o)
+        self.most.append(max(pos, self.most[-1]) if self.most else pos)
+
+    def first(self, pos: tuple[str, int], key) -> dict | None:
+        """The first observation at or past pos, if it came before key."""
+        i = bisect_left(self.most, pos)
+        if i < len(self.obs):
+            o = self.obs[i]
+            if (min(o["t"] - self.early_us, o.get("since", o["t"])), o["_line"]) < key:
+                return o
+        return None
+
+
+def keys_before(keys: list, key) -> int:
+    """How many of the sorted keys come before key."""
+    return bisect_left(keys, key)
+
+
+class SemiSyncIndex:
+    def __init__(self, v: TraceView):
+        self.v = v
+        self.server_ids = {n: spec.get("server_id") for n, spec in v.nodes.items()}
+        self.by_server_id = {sid: n for n, sid in self.server_ids.items()}
+        # (node, gtid, trx) -> binlog obs of the group's last event. The transaction too: a server
+        # restored from a backup that lacks a group issues that GTID again, to another transaction.
+        self.ends: dict[tuple[str, str, str | None], dict] = {}
+        for b in v.kind("binlog"):
+            if b.get("last") and b.get("gtid"):
+                self.ends.setdefault((b["node"], b["gtid"], b.get("trx")), b)
+        self.vars = self._variables()
+        self.status_obs: dict[tuple[int, int], dict] = {}
+        self.status = self._status()
+        # per master, per replica: its relay log's and its acks' positions in that master's binlog
+        self.relayed: dict[str, dict[str, Reach]] = {}
+        self.relayed_at: dict[tuple, list] = {}  # (master, replica, file, end) -> keys of the relay observations
+        for r in v.kind("relay"):
+            if r.get("master_end"):
+                pos = (r["master_file"], r["master_end"])
+                self.relayed.setdefault(r["source"], {}).setdefault(r["node"], Reach(v.resolution_us)).add(pos, r)
+                self.relayed_at.setdefault((r["source"], r["node"], *pos), []).append(line_key(r))
+        self.acked: dict[str, dict[str, Reach]] = {}
+        for a in v.kind("ack"):
+            self.acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add((a["file"], a["pos"]), a)
+        self.dumps: list[tuple[dict, int]] = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
+        self.dump_keys: dict[tuple, list] = {}  # (master, replica named in the line) -> keys
+        self.dump_keys_by_sid: dict[tuple, list] = {}  # (master, server_id in the message) -> keys
+        for o, sid in self.dumps:
+            self.dump_keys.setdefault((o["node"], o.get("replica")), []).append(line_key(o))
+            self.dump_keys_by_sid.setdefault((o["node"], sid), []).append(line_key(o))
+        self.samples: dict[str, list[dict]] = {}
+        for o in v.kind("server_status"):
+            self.samples.setdefault(o["node"], []).append(o)
+        self.sample_keys = {n: [line_key(o) for o in obs] for n, obs in self.samples.items()}
+        self.dba: dict[str, list] = {}  # per node, keys of its restarts and SET GLOBAL statements
+        for o in sorted(v.kind("restart") + [o for o in v.kind("stmt") if o["op"] == "set_global"], key=line_key):
+            self.dba.setdefault(o["node"], []).append(line_key(o))
+        self.downs: dict[str, list] = {}  # per node, keys of its crashes and shutdowns
+        for o in sorted(v.kind("crash") + v.kind("shutdown"), key=line_key):
+            self.downs.setdefault(o["node"], []).append(line_key(o))
+        self.io_stops: dict[str, list] = {}  # per replica, keys of its IO thread's stops: STOP SLAVE [IO_THREAD], crash, shutdown
+        for o in v.kind("stmt"):
+            if o["op"] == "stop_slave" and o.get("errno") is None and o.get("thread") in (None, "io"):
+                self.io_stops.setdefault(o["node"], []).append(line_key(o))
+        for node, keys in self.downs.items():
+            self.io_stops[node] = sorted(self.io_stops.get(node, []) + keys)
+        from ..filter import unsent  # filter's checks read this module's timeout line
+        every = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
+        # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
+        # for) is outside the semi-sync commit path and its counters: FILTER.SEMISYNC.UNSENT judges it.
+        quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"]) and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us]
+        self.commits = [c for c in every if c not in quiet]
+        # Of those, on a polled trace, one whose statement lasted longer than the resolution may have
+        # waited after all: its binlog write is stamped up to the resolution late (a commit counter
+        # may count it; flt-semisync-unsent at load 25: t2 waited out MariaDB's timeout, MDEV-38486).
+        self.unsent_unsure = [c for c in quiet if v.resolution_us
+                              and c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"]) > v.resolution_us]
+        self.binlogged: dict[str, tuple[list, list]] = {}  # per master: its commits' binlog keys, sorted, and the furthest end so far
+        for c in sorted(every, key=lambda c: c["bkey"]):
+            keys, most = self.binlogged.setdefault(c["node"], ([], []))
+            keys.append(c["bkey"])
+            most.append(max(c["pos"], most[-1]) if most else c["pos"])
+
+    def _variables(self) -> dict[str, dict[str, Timeline]]:
+        """Per node, its semi-sync variables over the trace: one pass over restarts and SET GLOBALs."""
+        initial = {n: spec.get("variables", {}) for n, spec in self.v.nodes.items()}
+        lines = {n: {name: Timeline(initial[n].get(name)) for name in VARIABLES} for n in self.v.nodes}
+        changes = self.v.kind("restart") + [o for o in self.v.kind("stmt") if o["op"] == "set_global"]
+        for o in sorted(changes, key=lambda o: o["_line"]):
+            if o["node"] not in lines:
+                continue
+            if o["kind"] == "restart":  # SET GLOBAL is lost; the configuration comes back
+                for name, line in lines[o["node"]].items():
+                    line.set(line_key(o), initial[o["node"]].get(name))
+            elif o.get("errno") is None and o.get("variable") in VARIABLES:
+                lines[o["node"]][o["variable"]].set(line_key(o), o.get("value"))
+        return lines
+
+    def _status(self) -> dict[str, Timeline]:
+        lines = {n: Timeline("ON" if spec.get("variables", {}).get("rpl_semi_sync_master_enabled") else "OFF")
+                 for n, spec in self.v.nodes.items()}
+        for o in self.v.kind("server_status"):
+            if STATUS in o["variables"] and o["node"] in lines:
+                lines[o["node"]].set(line_key(o), o["variables"][STATUS])
+                self.status_obs[line_key(o)] = o
+        return lines
+
+    def on_settled(self, node: str, key, tol: int) -> bool:
+        """ON at key as a sampled trace can tell: a switch shows only at the next sample, so a
+        sample within tol after key decides; else (and always for tol 0) the status at key."""
+        if not self.on(node, key):
+            return False
+        keys = self.status[node].keys  # sorted, from the (-1, -1) of the initial value
+        i = bisect_right(keys, key)
+        after = self.status_obs[keys[i]] if i < len(keys) else None
+        return not (tol and after is not None and after["t"] <= key[0] + tol and after["variables"][STATUS] != "ON")
+
+    def unsettled(self, node: str, key, tol: int) -> bool:
+        """A sampled trace cannot tell the status at key: the next sample, within tol after key,
+        shows another one (the switch happened somewhere between the two samples)."""
+        if not tol:
+            return False
+        keys = self.status[node].keys
+        i = bisect_right(keys, key)
+        after = self.status_obs[keys[i]] if i < len(keys) else None
+        return (after is not None and after["t"] <= key[0] + tol
+                and (after["variables"][STATUS] == "ON") != (self.status[node].at(key) == "ON"))
+
+    def var(self, node: str, name: str, key: tuple[int, int]):
+        return self.vars[node][name].at(key)
+
+    def n(self, node: str, key) -> int:
+        return int(self.var(node, "rpl_semi_sync_master_wait_for_slave_count", key) or 1)
+
+    def on(self, node: str, key) -> bool:
+        return self.status[node].at(key) == "ON" and bool(self.var(node, "rpl_semi_sync_master_enabled", key))
+
+    def _commit(self, c: dict) -> dict:
+        b = self.ends[(c["node"], c["gtid"], c.get("trx"))]
+        node = c["node"]
+        return {"obs": c, "node": node, "gtid": c["gtid"], "trx": c.get("trx"), "pos": (b["file"], b["end"]),
+                "binlog": b, "bkey": line_key(b), "rkey": line_key(c),
+                # a statement that failed after its change was binlogged waited like any other
+                "ok": c.get("errno") not in F.SERVER_GONE,
+                "enabled": bool(self.var(node, "rpl_semi_sync_master_enabled", line_key(b))),
+                "on_binlog": self.on(node, line_key(b)), "on_return": self.on(node, line_key(c))}
+
+    def holders(self, node: str, pos: tuple[str, int], key) -> set[str]:
+        """Replicas whose relay log held the event ending at pos (of node's binlog) before key."""
+        return {replica for replica, reach in self.relayed.get(node, {}).items() if reach.first(pos, key)}
+
+    def acked_by(self, node: str, pos, key) -> list[dict]:
+        """Acks at or past pos received before key, the first one of each replica."""
+        firsts = (reach.first(pos, key) for reach in self.acked.get(node, {}).values())
+        return sorted((a for a in firsts if a is not None), key=line_key)
+
+    def samples_within(self, node: str, key, until: int) -> list[dict]:
+        """node's server_status samples after key, up to time `until`."""
+        keys = self.sample_keys.get(node, [])
+        return self.samples.get(node, [])[bisect_right(keys, key):bisect_right(keys, (until, 2**62))]
+
+    def next_sample(self, node: str, key) -> dict | None:
+        """node's first server_status sample after key."""
+        i = bisect_right(self.sample_keys.get(node, []), key)
+        return self.samples[node][i] if i < len(self.samples.get(node, [])) else None
+
+    def binlog_end(self, node: str, key) -> tuple[str, int]:
+        """Where node's binlog ended just before key: the furthest end of a commit binlogged by then."""
+        keys, most = self.binlogged.get(node, ([], []))
+        i = keys_before(keys, key)
+        return most[i - 1] if i else ("", 0)
+
+    def release_key(self, node: str, since, chances: list[tuple[tuple[int, int], str]]):
+        """The first moment after `since` when the distinct replicas among `chances` (moment,
+        replica) reach the wait_for_slave_count then in force; None if never."""
+        changes = [k for k, _ in self.vars[node]["rpl_semi_sync_master_wait_for_slave_count"].changes() if k > since]
+        moments = sorted([(k, r) for k, r in chances] + [(k, None) for k in changes])
+        seen: set[str] = set()
+        for key, replica in moments:
+            if replica is not None:
+                seen.add(replica)
+            if seen and len(seen) >= self.n(node, (key[0], key[1] + 1)):
+                return key
+        return None
+
+    def dump_cut(self, replica: str, connect: tuple[int, int]) -> bool:
+        """The replica's IO thread stopped after connecting at `connect` and before its dump
+        request reached the master (the latency later): that reconnect acknowledged nothing."""
+        keys = self.io_stops.get(replica, [])
+        i = bisect_right(keys, connect)
+        return i < len(keys) and keys[i][0] <= connect[0] + self.latency(replica)
+
+    def latency(self, replica: str) -> int:
+        """Its topology channel's; a replica the topology gives none (a crashed primary rejoining its
+        new primary) has the latency of the channels it was the source of."""
+        if replica in self.v.channels:
+            return self.v.channels[replica].get("latency_us", 0)
+        return max((c.get("latency_us", 0) for c in self.v.channels.values() if c.get("source") == replica), default=0)
+
+
+def index(v: TraceView) -> SemiSyncIndex:
+    return v.memo("semisync.index", lambda: SemiSyncIndex(v))
+
+
+def had_to_wait(c: dict) -> bool:
+    """The commit was binlogged while semi-sync was ON: it had to wait."""
+    return c["enabled"] and c["on_binlog"]
+
+
+END = (2**62, 0)
+
+
+def may_have_timed_out(ix: SemiSyncIndex, c: dict, tol: int, surely: bool = False) -> bool:
+    """The commit may have waited out the timeout (surely: it did, as far as the trace can tell).
+    A sampled trace stamps the binlog write up to tol late, so the wait may be tol longer than it
+    shows; but never longer than the statement itself (its `start` is the server's clock)."""
+    timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
+    waited = c["obs"]["t"] - c["binlog"]["t"]
+    longest = c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"])
+    could = waited >= timeout if surely or not tol else (waited >= timeout - tol and longest >= timeout)
+    return (had_to_wait(c) and c["ok"] and could
+            and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"])
+            and not _disabled_at_return(ix, c, tol) and not _switched_off_otherwise(ix, c, tol))
+
+
+def _switched_off_otherwise(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
+    """The status switched OFF as the wait ended because the last semi-sync replica left with
+    rpl_semi_sync_master_wait_no_slave OFF (the line says so): that released it, whatever the
+    timeout would have done at the same moment (a switch_off wakes every waiting session)."""
+    offs = ix.v.memo("semisync.no_slave_offs", lambda: _by_node(
+        o for o in ix.v.kind("log") if o["message"].startswith("Semi-sync replication switched OFF") and NO_SLAVE in o["message"]))
+    keys = offs.get(c["node"], [])
+    i = bisect_left(keys, (c["obs"]["t"] - tol, -1))
+    return i < len(keys) and keys[i] < c["rkey"]
+
+
+def _disabled_at_return(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
+    """The DBA disabled semi-sync as the wait ended: that released it (disable_master switches off
+    and wakes the waiting sessions), whatever the timeout would have done at the same moment."""
+    disables = ix.v.memo("semisync.disables", lambda: _by_node([
+        o for o in ix.v.kind("stmt") if o["op"] == "set_global" and o.get("variable") == "rpl_semi_sync_master_enabled"
+        and not o.get("value") and o.get("errno") is None]))
+    keys = disables.get(c["node"], [])
+    i = bisect_left(keys, (c["obs"]["t"] - tol, -1))
+    return i < len(keys) and keys[i] < c["rkey"]
+
+
+def _by_node(obs: list[dict]) -> dict[str, list[tuple[int, int]]]:
+    out: dict[str, list[tuple[int, int]]] = {}
+    for o in obs:
+        out.setdefault(o["node"], []).append(line_key(o))
+    return out
