@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import record
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ["inc-cache-overflow", "inc-skip-then-reconnect", "inc-skip-after-rotation", "clock-reply-late", "chain-per-hop"]
 
@@ -26,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("histories", nargs="*", default=[str(ROOT / "spec" / "histories" / f"{n}.jsonl") for n in DEFAULT])
     args = p.parse_args(argv)
-    unstable = 0
+    unstable, figures = 0, {}
     for history in args.histories:
         verdicts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         failed, began = 0, time.monotonic()
@@ -52,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
               + (f", {failed} runs failed" if failed else ""))
         for req, c in sorted(changing.items()):
             print(f"  {req}: " + ", ".join(f"{s} {n}" for s, n in c.most_common()) + (" (flipped)" if req in flipped else ""))
+        figures[Path(history).stem] = {"runs": args.runs - failed, "failed": failed, "seconds": round(time.monotonic() - began),
+                                       "changing": {req: dict(c) for req, c in sorted(changing.items())}, "flipped": sorted(flipped)}
+    print(f"wrote {record.write('verdict_stability', {'histories': figures})}")
     return 1 if unstable else 0
 
 
