@@ -22,7 +22,8 @@ STATUSES = ("encoded", "partly", "not_expressible", "out_of_scope")
 WITH_SCENARIOS = ("encoded", "partly")
 # how the status was reached: the test's .test/.result read, or its name and option files only
 BASES = ("read", "name")
-TEST_PATH = re.compile(r"mysql-test/(?:suite/(?P<suite>[\w-]+)/)?t/[\w#-]+\.test")
+# a suite's tests are in its t/ folder, except multi_source's, which sit in the suite's own
+TEST_PATH = re.compile(r"mysql-test/(?:suite/(?P<suite>[\w-]+)/)?(?:t/)?[\w#-]+\.test")
 KEYS = {"flavour", "test", "features", "status", "why", "scenarios", "basis"}
 
 
@@ -53,7 +54,7 @@ def _entry(i: int, raw: dict, repos: dict[str, str]) -> Entry:
     if raw["flavour"] not in suites.flavours() or raw["flavour"] not in repos:
         raise _bad(where, f"flavour {raw['flavour']!r} is not one of spec/suites.toml's with a repository here")
     if not isinstance(raw["test"], str) or not TEST_PATH.fullmatch(raw["test"]):
-        raise _bad(where, "test is a mysql-test path, mysql-test/suite/<suite>/t/<name>.test")
+        raise _bad(where, "test is a mysql-test path, mysql-test/suite/<suite>/[t/]<name>.test")
     features = raw["features"]
     if not isinstance(features, list) or not features or not set(features) <= set(feature_names()):
         raise _bad(where, f"features are a non-empty list of {', '.join(feature_names())}")
