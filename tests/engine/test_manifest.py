@@ -50,6 +50,19 @@ GOOD = {"flavour": "mariadb-10", "test": "mysql-test/suite/rpl/t/rpl_x.test", "f
         "status": "not_expressible", "basis": "read", "why": "a mechanism"}
 
 
+@pytest.fixture
+def manifest_of(monkeypatch):
+    """Makes the manifest these entries; the real one is read again afterwards."""
+    def use(*entries):
+        data = {"repos": {"mariadb-10": "MariaDB/server"}, "test": list(entries)}
+        monkeypatch.setattr(manifest, "_data", lambda: data)
+        manifest.load.cache_clear()
+        manifest.repos.cache_clear()
+    yield use
+    manifest.load.cache_clear()
+    manifest.repos.cache_clear()
+
+
 @pytest.mark.parametrize("change,problem", [
     ({"status": "done"}, "status is one of"),
     ({"flavour": "mysql-9"}, "flavour 'mysql-9'"),
@@ -62,31 +75,21 @@ GOOD = {"flavour": "mariadb-10", "test": "mysql-test/suite/rpl/t/rpl_x.test", "f
     ({"basis": "guess"}, "basis is one of"),
     ({"extra": 1}, "needs flavour"),
 ])
-def test_a_bad_entry_is_a_spec_error_naming_the_entry_and_field(monkeypatch, change, problem):
-    data = {"repos": {"mariadb-10": "MariaDB/server"}, "test": [{**GOOD, **change}]}
-    monkeypatch.setattr(manifest, "_data", lambda: data)
-    manifest.load.cache_clear()
-    manifest.repos.cache_clear()
-    try:
-        with pytest.raises(io.SpecError, match=rf"spec/suites/manifest.toml: test\[0\] \(.*\): {problem}"):
-            manifest.load()
-    finally:
-        manifest.load.cache_clear()
-        manifest.repos.cache_clear()
+def test_a_bad_entry_is_a_spec_error_naming_the_entry_and_field(manifest_of, change, problem):
+    manifest_of({**GOOD, **change})
+    with pytest.raises(io.SpecError, match=rf"spec/suites/manifest.toml: test\[0\] \(.*\): {problem}"):
+        manifest.load()
 
 
-def test_a_good_entry_loads_and_a_test_listed_twice_is_a_spec_error(monkeypatch):
-    data = {"repos": {"mariadb-10": "MariaDB/server"}, "test": [GOOD]}
-    monkeypatch.setattr(manifest, "_data", lambda: data)
-    manifest.load.cache_clear()
-    manifest.repos.cache_clear()
-    try:
-        [e] = manifest.load()
-        assert (e.suite, e.status, e.scenarios) == ("rpl", "not_expressible", ())
-        data["test"] = [GOOD, GOOD]
-        manifest.load.cache_clear()
-        with pytest.raises(io.SpecError, match="listed twice for mariadb-10"):
-            manifest.load()
-    finally:
-        manifest.load.cache_clear()
-        manifest.repos.cache_clear()
+def test_a_good_entry_loads_and_a_test_listed_twice_is_a_spec_error(manifest_of):
+    manifest_of(GOOD)
+    [e] = manifest.load()
+    assert (e.suite, e.status, e.scenarios) == ("rpl", "not_expressible", ())
+    manifest_of(GOOD, GOOD)
+    with pytest.raises(io.SpecError, match="listed twice for mariadb-10"):
+        manifest.load()
+
+
+def test_a_suite_without_a_t_folder_is_named_by_its_folder(manifest_of):
+    manifest_of({**GOOD, "test": "mysql-test/suite/multi_source/simple.test"})
+    assert manifest.load()[0].suite == "multi_source"
