@@ -10,6 +10,8 @@ Generated, never typed by hand (tests/engine/test_docs.py fails when one is stal
 - reference/mutants.md: the mutant registry (model/mutants.py);
 - reference/tlc.md: the TLC checks pinned by spec/tla/manifest.toml;
 - reference/crosscheck.md: the cross-check rules of spec/crosscheck.toml;
+- reference/suites.md: the manifest of the servers' suites (spec/suites/manifest.toml), counted per
+  suite and per feature, and every test with its status;
 - figures.md: every results file of bench/results/, each with its date, machine and load;
 - _generated/feature-<name>.md: one block per feature, included by its page under features/.
 Everything is read through public interfaces or the spec files themselves, and written in a fixed
@@ -233,6 +235,32 @@ def crosscheck_page() -> str:
     return "".join(out)
 
 
+def suites_page() -> str:
+    from replcheck import manifest
+    entries = manifest.load()
+    statuses = list(manifest.STATUSES)
+
+    def count_rows(by: str) -> list[list]:
+        return [[k, *(c[s] for s in statuses), sum(c.values())] for k, c in manifest.counts(entries, by).items()]
+
+    out = [BANNER.format(src="spec/suites/manifest.toml"), "# The servers' suites: manifest\n\n",
+           "Every test of the servers' mysql-test suites found to touch a feature replcheck models, and what "
+           "became of it: **encoded** (its scenarios re-create the whole test), **partly** (part of it; the "
+           "reason names the steps left out), **not_expressible** (the mechanism missing), **out_of_scope**. "
+           "*Basis* `name`: classified from the test's name and option files, not yet read. The index's file "
+           "listings stop at the first 100 files of a folder, so the larger suites are listed only in part. "
+           "See [the suites guide](../suites.md).\n\n",
+           f"{len(entries)} tests, {sum(len(e.scenarios) for e in entries)} scenarios, "
+           f"{sum(e.basis == 'read' for e in entries)} read.\n\n",
+           "## Per suite\n\n", table(["flavour and suite", *statuses, "tests"], count_rows("suite")),
+           "\n## Per feature\n\n", table(["feature", *statuses, "tests"], count_rows("feature")),
+           "\n## Tests\n\n"]
+    out.append(table(["flavour", "test", "features", "status", "basis", "scenarios", "why"],
+                     [[e.flavour, f"`{e.test}`", ", ".join(e.features), e.status, e.basis,
+                       ", ".join(f"`{s}`" for s in e.scenarios), e.why] for e in entries]))
+    return "".join(out)
+
+
 def feature_block(feature: str) -> str:
     """A feature's requirements, mutants, TLC checks and what the real server shows, for its page."""
     reqs = [r for r in requirements() if r.feature == feature]
@@ -343,6 +371,7 @@ def pages() -> dict[Path, str]:
            DOCS / "reference" / "mutants.md": mutants_page(),
            DOCS / "reference" / "tlc.md": tlc_page(),
            DOCS / "reference" / "crosscheck.md": crosscheck_page(),
+           DOCS / "reference" / "suites.md": suites_page(),
            DOCS / "figures.md": figures_page(),
            DOCS / "_generated" / "kernel.md": kernel_block()}
     for feature in feature_titles():

@@ -45,7 +45,8 @@ MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 # connections (no spec has them).
 UNCOVERED = {"gg-startup-options",
              "flt-binlog-db", "flt-delay", "flt-replicate-rules", "flt-semisync-unsent", "flt-skip-counter",
-             "ms-diamond-ignore-duplicates", "ms-two-sources"}
+             "ms-diamond-ignore-duplicates", "ms-two-sources",
+             "mdb-rpl_gtid_mdev4485", "mdb-rpl_semi_sync_skip_replication"}
 
 
 def _abstract(feature, system: str, history):
