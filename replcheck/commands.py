@@ -181,7 +181,7 @@ def gate_command(args) -> int:
 
 def conform_command(args) -> int:
     from replcheck import conform
-    from replcheck.harness.mariadb import HarnessError, TopologyError
+    from replcheck.harness.errors import HarnessError, TopologyError
 
     if args.history and args.quick:
         raise UsageError("conform: --history and --quick exclude each other")

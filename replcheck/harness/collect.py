@@ -7,7 +7,8 @@ import re
 from typing import TYPE_CHECKING
 
 from replcheck.spec import vocabulary as V
-from replcheck.harness.mariadb import HarnessError, SqlError, sql_quote
+from replcheck.harness.errors import HarnessError, SqlError
+from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.observe import NOT_IN_GROUP, Link, links_of
 from replcheck.harness.ops import CR_SERVER_LOST, PURGES_RELAY_LOGS
 from replcheck.harness.statements import LOG_FILE

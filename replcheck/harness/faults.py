@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from replcheck.harness.mariadb import HarnessError, SqlError, connection_clause
+from replcheck.harness.errors import HarnessError, SqlError
+from replcheck.harness.sqlclient import connection_clause
 from replcheck.harness.observe import Link, links_of
 from replcheck.harness.proxy import Cut
 from replcheck.spec import formats as F

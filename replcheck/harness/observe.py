@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from replcheck.spec import vocabulary as V
 from replcheck.harness import errlog
 from replcheck.harness import stream as S
-from replcheck.harness.mariadb import HarnessError
+from replcheck.harness.errors import HarnessError
 from replcheck.harness.relaylog import Event, RelayLogs
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US

@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING, Callable
 
 from replcheck.spec import vocabulary as V
 from replcheck.harness import variables
-from replcheck.harness.mariadb import HarnessError, ServerBinaries, SqlError, Topology, TopologyError, sql_quote
+from replcheck.harness.binaries import ServerBinaries
+from replcheck.harness.errors import HarnessError, SqlError, TopologyError
+from replcheck.harness.sqlclient import sql_quote
+from replcheck.harness.topology import Topology
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, executed_all_read,
                                        _gtid_start_purges, _int, links_of)
 from replcheck.harness.statements import (ER_BAD_NULL, ER_BAD_TABLE, ER_DUP_ENTRY, RunnerError, admin_statement,

@@ -59,7 +59,8 @@ from typing import Callable
 from replcheck.spec import vocabulary as V
 from replcheck.harness.collect import Collector
 from replcheck.harness.faults import Faults
-from replcheck.harness.mariadb import Cluster, find_server
+from replcheck.harness.binaries import find_server
+from replcheck.harness.mariadb import Cluster
 from replcheck.harness.observe import Link, Observer
 from replcheck.harness.ops import RUNS, Ops, check_server, check_supported
 from replcheck.harness.proxy import ChannelProxy, ClockExchange
