@@ -320,10 +320,14 @@ def campaign_command(args) -> int:
 
     names = args.systems.split(",") if args.systems is not None else list(campaign.DEFAULT_SYSTEMS)
     try:
-        plan = campaign.validate(args.histories, args.seed, names, args.master, args.chunk, args.families)
+        if args.groups is not None and args.groups < 1:
+            raise campaign.CampaignError(f"--groups: {args.groups} is not positive")
+        chunk = args.chunk if args.chunk is not None else (campaign.SERVER_CHUNK if any(map(systems.is_server, names)) else campaign.DEFAULT_CHUNK)
+        plan = campaign.validate(args.histories, args.seed, names, args.master, chunk, args.families)
         # under spark-submit without --master, the master is spark-submit's
         master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
-        summary = campaign.run(plan, args.out, master, args.verbose, conf=tuple(args.conf), ui=args.ui, ship=args.ship)
+        summary = campaign.run(plan, args.out, master, args.verbose, conf=tuple(args.conf), ui=args.ui, ship=args.ship,
+                               groups=args.groups or campaign.DEFAULT_GROUPS)
     except campaign.CampaignError as e:
         raise UsageError(f"campaign: {e}") from None
     except campaign.ClusterError as e:  # the environment's failure: its cause, no traceback
@@ -338,6 +342,10 @@ def campaign_command(args) -> int:
               f"{f['first_index']}: {f['witness']}\n    {f['reproduce']}")
     if len(summary["findings"]) > shown:
         print(f"... {len(summary['findings']) - shown} more findings in {args.out}/summary.json")
+    if c["findings_per_family"]:
+        print("findings per family: " + ", ".join(f"{k} {n}" for k, n in sorted(c["findings_per_family"].items())))
+    for d in c["declared"]:  # violations the system declares: triaged, each with its reason
+        print(f"declared: {d['system']} {d['requirement']} in {d['histories']} histories, first {d['first_index']}: {d['why']}")
     for name, m in c["mutants"].items():
         print(f"mutant {name} ({m['bug']}): " + (f"found by {', '.join(m['found_by'])}" if m["found_by"] else "NOT found"))
     print("\n".join(coverage.lines(summary["coverage"])))
