@@ -159,7 +159,8 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
                      chunk))
         rows += details
     for a, b in itertools.combinations(names, 2):
-        for d in crosscheck.compare(*_compared(history, a, b, judged, facts)):
+        pair = systems.traces_to_compare(history, a, b, {n: j.trace for n, j in judged.items()})
+        for d in crosscheck.compare(*(facts[n] if t is judged[n].trace else crosscheck.facts(*t) for n, t in zip((a, b), pair))):
             witness = (f"{d.aspect} on {d.node}, {d.subject}: {a} {d.left}; {b} {d.right}"
                        + (f" (+{d.knock_on} later on {d.node})" if d.knock_on else ""))
             rows.append((index, seed, family, "difference", a, b, f"crosscheck:{d.aspect}",
@@ -168,19 +169,6 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
                          hdigest, None,
                          *NO_LISTS, chunk))
     return rows
-
-
-def _compared(history: dict, a: str, b: str, judged: dict, facts: dict) -> tuple:
-    """The two systems' facts to cross-check: a real server's against the other's run of the History
-    as it ran on the server (MariaDB.as_run); two models' as they ran it."""
-    from replcheck import crosscheck
-
-    for server, other in ((a, b), (b, a)):
-        if systems.is_server(server) and not systems.is_server(other):
-            ran = systems.get(server).as_run(history, judged[server].trace)
-            mine = crosscheck.facts(*systems.get(other).run(ran))
-            return (facts[a], mine) if server == a else (mine, facts[b])
-    return facts[a], facts[b]
 
 
 def _rows_of(plan: Plan, k: int, indices: range, groups: int) -> Iterator[list[tuple]]:

@@ -129,8 +129,13 @@ def build_parser() -> Parser:
         s.add_argument("--requirement", help="the violated requirement (default: the first unexpected one)")
         s.add_argument("--other", help="a second system: the cross-check difference with it")
         s.add_argument("--families", type=_families, help="with SEED INDEX: the campaign's --families, if it had any")
+        s.add_argument("--target", dest="generated_for", type=_target, help="with SEED INDEX: the campaign's --target, "
+                       "if it had any (a campaign with a real server has)")
         if name == "shrink":
-            s.add_argument("--out", type=_file_name, help="write the shrunk History here")
+            s.add_argument("--out", type=_file_name, help="write the shrunk History here (and, for a real server, "
+                           "its Trace of it beside it, .trace.jsonl)")
+            s.add_argument("--budget", type=float, help="seconds after which no attempt starts (default: none for a model, "
+                           "600 for a real server, whose every attempt is a real run)")
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("tlc", help="check the TLA+ modules of spec/tla/ with TLC against the manifest's pinned results")

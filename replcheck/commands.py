@@ -68,6 +68,8 @@ def check_trace_command(args) -> int:
         header, obs = io.load_trace(args.trace)
         history = _history_of_trace(args.history, header, args.trace) if args.history else None
         known = systems.systems().get(header["system"])
+        if known is None and header.get("server_version"):  # a real server's: what its flavour model declares for it
+            known = systems.flavour_of(systems.server_name(header["server_version"]))
         wanted = [p.requirement for p in PROPERTIES if args.feature is None or p.feature == args.feature]
         j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
         for i, o in enumerate(obs, 2):  # the witnesses' lines, as judge_trace numbers them
@@ -374,22 +376,35 @@ def replay_command(args) -> int:
     return EXIT_VIOLATION if found else EXIT_OK
 
 
+SERVER_BUDGET = 600.0  # s: a real server's shrink runs the History for real at each attempt, tens of them
+
+
 def shrink_command(args) -> int:
     from replcheck import investigate
 
-    systems.get(args.system)
-    if args.other:
-        systems.get(args.other)
+    involved = [systems.get(args.system)] + ([systems.get(args.other, "--other")] if args.other else [])
+    real = any(s.kind == "server" for s in involved)
+    if args.budget is not None and args.budget <= 0:
+        raise UsageError(f"shrink: --budget: {args.budget:g} is not a positive number of seconds")
+    budget = args.budget if args.budget is not None else SERVER_BUDGET if real else None
     if args.out:
         io.check_output(args.out)
-    t = investigate.target(args.target, args.families)
-    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
-    small, runs = investigate.shrink(t.history, fails)
-    print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
+    t = investigate.target(args.target, args.families, args.generated_for)
+    if real:
+        print(f"{t.label}: each attempt runs the History on real servers of its own, in real time; "
+              f"no attempt starts after {budget:g} s (--budget)")
+    fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
+    small, runs = investigate.shrink(t.history, fails, budget)
+    print(f"{t.label}: {fails.what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
     print(_echo(investigate.describe(small)))
     if args.out:
         io.write_atomic(args.out, io.dumps_history(small))
         print(f"wrote {args.out}")
+        trace = fails.trace_of(small)
+        if real and trace is not None:  # a real server's Trace is evidence that cannot be made again byte for byte
+            where = str(Path(args.out).with_suffix("")) + ".trace.jsonl"
+            io.write_atomic(where, io.dumps_lines(*trace))
+            print(f"wrote {where} ({args.system}'s Trace of it)")
     return EXIT_VIOLATION
 
 
@@ -401,7 +416,7 @@ def explain_command(args) -> int:
         systems.get(args.other)
     if args.requirement and args.requirement not in {r.id for r in catalogue.load()}:
         raise io.InputError(args.requirement, None, "--requirement", "unknown requirement")
-    t = investigate.target(args.target, args.families)
+    t = investigate.target(args.target, args.families, args.generated_for)
     print(f"{t.label}:")
     print(_echo(investigate.explain(t.history, args.system, args.requirement, args.other)))
     return EXIT_OK

@@ -195,5 +195,19 @@ def get(name: str, option: str = "system") -> ModelSystem | MariaDB:
                          "server:mariadb-X.Y") from None
 
 
+def traces_to_compare(history: dict, a: str, b: str, known: dict[str, Trace] | None = None) -> tuple[Trace, Trace]:
+    """a's and b's Traces of the History, to cross-check: a real server's against the other's of the
+    History as it ran on the server (MariaDB.as_run: its times scaled, its ops as late as they
+    started), two models' of the History itself. `known`: Traces already made of `history`."""
+    def trace(name: str, h: dict) -> Trace:
+        return known[name] if known and h is history and name in known else Trace(*get(name).run(h))
+    for server, other in ((a, b), (b, a)):
+        if is_server(server) and not is_server(other):
+            mine = trace(server, history)
+            theirs = trace(other, get(server).as_run(history, mine))
+            return (mine, theirs) if server == a else (theirs, mine)
+    return trace(a, history), trace(b, history)
+
+
 def history_digest(history: dict) -> str:
     return "sha256:" + hashlib.sha256(dumps_history(history).encode()).hexdigest()[:16]
