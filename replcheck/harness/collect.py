@@ -216,8 +216,14 @@ class Collector:
         relayed: dict[tuple[str, str | None, str, int], list[dict]] = {}
         purged: dict[Link, list[int]] = {}
         samples: dict[Link, list[dict]] = {}  # a named connection's status samples
+        stops: dict[Link, list[tuple[int, bool]]] = {}  # the SQL thread's stops (True) and starts (False), in order
         with self.run.lock:
             for _, _, o in sorted(self.run.obs, key=lambda x: x[:2]):
+                if o["kind"] == "sql_stop":
+                    stops.setdefault((o["node"], o.get("connection")), []).append((o["t"], True))
+                elif o["kind"] == "restart" or (o["kind"] == "stmt" and o["op"] in ("start_slave", "start_all_slaves")):
+                    for link in links_of(self.run.sources, o["node"]) or [(o["node"], None)]:  # any start ends the bound
+                        stops.setdefault(link, []).append((o["t"], False))
                 if o["kind"] == "binlog" and o.get("gtid") and self.run.by_server_id.get(o["server_id"]) == o["node"]:
                     events.setdefault(o["gtid"], []).append(o)
                 elif o["kind"] == "relay" and o["gtid"]:
@@ -238,6 +244,7 @@ class Collector:
             if node in self.run.named:
                 self._duplicate_skips(node, k, gtid, {link for link, _ in appliers}, relayed, samples)
             for link, at in appliers:
+                at = applied_by(stops.get(link, []), at)
                 src = self.run.sources[link] if node in self.run.named else source  # the unnamed one's then (failover changes it)
                 for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
                     # The event's own place in the relay log, where it was read: its latest copy relayed
@@ -416,3 +423,16 @@ def _header_timestamps(path: str, positions: list[int]) -> dict[int, int]:
     except OSError:
         pass
     return out
+
+
+def applied_by(stops: list[tuple[int, bool]], seen: int) -> int:
+    """When a transaction first seen at `seen` was applied, at the latest: a stopped SQL thread applies
+    nothing, so a row first seen after the channel's SQL thread stopped (and before it started again)
+    was applied before the stop, by the time the STOP SLAVE returned or the sample that showed the
+    thread stopped (1 µs earlier: strictly before). Else the poll that saw it."""
+    last = None
+    for t, stopped in stops:
+        if t >= seen:
+            break
+        last = (t, stopped)
+    return last[0] - 1 if last is not None and last[1] else seen
