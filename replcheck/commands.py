@@ -357,18 +357,19 @@ def campaign_command(args) -> int:
 def replay_command(args) -> int:
     from replcheck import investigate
     from replcheck.generate import generate
+    from replcheck.spec.contract import Trace
 
     systems.get(args.system)
     if args.out:
         outdir.check(args.out, outdir.REPLAY)
     history = generate(args.seed, args.index, args.families, args.target)
     htext = io.dumps_history(history)
-    _, _, ttext = investigate.trace_of(history, args.system)
+    header, obs, ttext = investigate.trace_of(history, args.system)
     if args.out:
         stem, where = f"{args.seed}-{args.index}", outdir.ensure(args.out, outdir.REPLAY)
         io.write_atomic(where / f"{stem}.history.jsonl", htext)
         io.write_atomic(where / f"{stem}.{args.system.replace(':', '-')}.trace.jsonl", ttext)
-    found = investigate.findings(history, args.system)
+    found = investigate.findings(history, args.system, Trace(header, obs))
     print(f"seed {args.seed} index {args.index} on {args.system}: history {systems.history_digest(history)}, "
           f"trace sha256:{hashlib.sha256(ttext.encode()).hexdigest()[:16]}" + (f", written to {args.out}/" if args.out else ""))
     for v in found:

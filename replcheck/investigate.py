@@ -18,7 +18,7 @@ from typing import Callable
 
 from replcheck import catalogue, crosscheck, io, systems
 from replcheck.generate import TAIL_US, generate
-from replcheck.properties.judge import Judgement, judge
+from replcheck.properties.judge import Judgement, judge, judge_trace
 from replcheck.spec.contract import Trace
 from replcheck.spec.formats import US
 
@@ -52,9 +52,13 @@ def _judge(history: dict, system: str, requirement: str | None = None) -> Judgem
     return judge(systems.get(system), history, None if requirement is None else (requirement,))
 
 
-def findings(history: dict, system: str) -> tuple:
-    """The violations the system does not declare (for a mutant: its bug)."""
-    return _judge(history, system).findings
+def findings(history: dict, system: str, trace: Trace | None = None) -> tuple:
+    """The violations the system does not declare (for a mutant: its bug); on `trace`, the system's
+    Trace of the History already made (a real server's run is not made again the same)."""
+    if trace is None:
+        return _judge(history, system).findings
+    s = systems.get(system)
+    return judge_trace(trace, s.declares, s.name).findings
 
 
 def unexpected_differences(history: dict, system: str, other: str,

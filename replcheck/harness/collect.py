@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from replcheck.spec import vocabulary as V
+from replcheck.harness import relaylog
 from replcheck.harness.errors import HarnessError, SqlError
 from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.observe import NOT_IN_GROUP, Link, links_of
@@ -49,15 +50,15 @@ class Collector:
         self._binlogs_kept: dict[tuple[str, str], list[dict]] = {}  # (node, file) -> its events, read before a purge
 
     def collect_binlogs(self) -> None:
-        """Every running node's binlog. When each event was written is bounded by the samples:
+        """Every node's binlog (a node down at the end: its files as the crash or shutdown left them
+        on disk). When each event was written is bounded by the samples:
         after the last poll whose gtid_binlog_pos lacked it, by the first that had it. Each group
         is placed at that first poll, earlier if a replica already had its copy or its client's
         COMMIT returned first, and never after a later event of the same binlog."""
         c = self.run.cluster
         logs: dict[str, list[dict]] = {}
         for node in self.run.node_ids:
-            if c.is_running(node):
-                logs[node] = self._read_binlog(node)
+            logs[node] = self._read_binlog(node)
         for events in logs.values():
             for ev in events:
                 k = ev.pop("_k", None)
@@ -137,7 +138,14 @@ class Collector:
         self._emit_skips()
 
     def binlog_files(self, node: str) -> list[str]:
-        return [r[0] for r in self.run.cluster.sql(node, "SHOW BINARY LOGS")]
+        c = self.run.cluster
+        if c.is_running(node):
+            return [r[0] for r in c.sql(node, "SHOW BINARY LOGS")]
+        try:  # down: its index (--log-bin=<dir>/bin), which SHOW BINARY LOGS lists
+            with open(os.path.join(c.node_dir(node), "bin.index")) as f:
+                return [os.path.basename(line.strip()) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
 
     def keep_binlogs(self, node: str) -> list[str]:
         """Before a purge: the events of every closed binlog file (the active one is never purged),
@@ -163,8 +171,8 @@ class Collector:
         (Annotate_rows, a statement) is one the runner built carries its transaction number as _k."""
         c = self.run.cluster
         events: list[dict] = []
-        rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}")
         path = os.path.join(c.node_dir(node), f)
+        rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}") if c.is_running(node) else self._rows_on_disk(node, f, path)
         whens = _header_timestamps(path, [int(r[1]) for r in rows])
         group: list[dict] = []
         for log, pos, etype, sid, end, info in rows:
@@ -190,6 +198,16 @@ class Collector:
             events.append(ev)
         _close_group(group)
         return events
+
+    def _rows_on_disk(self, node: str, f: str, path: str) -> list[tuple]:
+        """A down node's binlog file as SHOW BINLOG EVENTS would list it (file, position, type,
+        server id, end, info), read with mariadb-binlog: of the info, what the grouping reads (a Gtid's
+        GTID; the statement text in an Annotate_rows or a Query, from the event's own bytes)."""
+        events, complaint = relaylog.read_file(self.run.binlog_tool, path)
+        if complaint:
+            self.run.notes.append(f"binlog of {node} (down at the end) read up to {f}:{events[-1].end if events else 4}: {complaint}")
+        return [(f, ev.pos, ev.name, ev.server_id, ev.end,
+                 ev.post.decode("utf-8", "replace") if ev.name in ("Annotate_rows", "Query") else ev.text) for ev in events]
 
     def _depth(self, node: str) -> int:
         """Hops from the top of its chain (a source's binlog is read before its replicas')."""

@@ -944,3 +944,22 @@ def test_a_servers_own_time_is_an_interval_of_trace_time_less_its_clock_offset_t
     assert r.server_interval("B", r.epoch_us + 3602 * US, US) == [2 * US, 3 * US]  # only before the step
     assert r.server_interval("B", r.epoch_us + 3604 * US, US) == [4 * US, 7 * US]  # before it or after: both
     assert r.server_interval("B", r.epoch_us + 3606 * US, US) == [8 * US, 9 * US]  # only after it
+
+
+def test_a_node_down_at_the_end_has_its_binlog_read_from_disk_and_its_sql_thread_stopped(server, short_tmp):
+    """A primary that crashed and a replica shut down before the run ended: the primary's binlog is
+    still in the trace (read with mariadb-binlog, as the crash left it), and the replica's running SQL
+    thread stopped with its server, as the models record it (sql_stop, reason crash)."""
+    load_features()
+    h = _history([{"at": 100_000, "op": "trx", "node": "A", "trx": "t1"},
+                  {"at": 600_000, "op": "shutdown", "node": "B"},
+                  {"at": 700_000, "op": "crash", "node": "A"}],
+                 channels=({"source": "A", "replica": "B"},), end_us=1_000_000, sample_every_us=200_000)
+    header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
+    events = [o for o in obs if o["kind"] == "binlog" and o["node"] == "A"]
+    assert [o["type"] for o in events if o["trx"] == "t1"][:2] == ["GTID_LOG_EVENT", "ANNOTATE_ROWS_EVENT"]
+    assert events[0]["type"] == "FORMAT_DESCRIPTION_EVENT" and events[0]["pos"] == 4
+    shutdown = next(o for o in obs if o["kind"] == "shutdown")
+    stop = next(o for o in obs if o["kind"] == "sql_stop" and o["node"] == "B")
+    assert stop["reason"] == "crash" and stop["t"] == shutdown["t"]
+    assert not any(o["kind"] == "sql_stop" and o["node"] == "A" for o in obs)  # A replicates from nobody
