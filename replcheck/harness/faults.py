@@ -30,7 +30,7 @@ class Faults:
         self.run.cluster.kill9(node)
         self.run.until.difference_update(links_of(self.run.sources, node))  # in memory only: a restart starts the threads without it
         self.run.downs.setdefault(node, []).append(self.run.emit("crash", node)["t"])
-        self._sql_stopped(running)
+        self._sql_stopped(running, self.run.downs[node][-1])
 
     def shutdown(self, op: dict) -> None:
         node = op["node"]
@@ -39,7 +39,7 @@ class Faults:
         self.run.cluster.stop(node)
         self.run.until.difference_update(links_of(self.run.sources, node))
         self.run.downs.setdefault(node, []).append(self.run.emit("shutdown", node)["t"])
-        self._sql_stopped(running)
+        self._sql_stopped(running, self.run.downs[node][-1])
 
     def _sql_running(self, node: str) -> list[Link]:
         """The node's channels whose SQL thread runs: it showed running at the last sample, or a START
@@ -47,11 +47,11 @@ class Faults:
         return [link for link in links_of(self.run.sources, node)
                 if self.run.observer.last_status(link).get("Slave_SQL_Running") == "Yes" or link in self.run.sql_started]
 
-    def _sql_stopped(self, links: list[Link]) -> None:
+    def _sql_stopped(self, links: list[Link], t: int) -> None:
         """The SQL threads the server took down with it, as the models record them (sql_stop reason
         crash, for a clean shutdown too): an UNTIL or a wait of theirs ends there."""
         for node, connection in links:
-            self.run.emit("sql_stop", node, reason="crash", **V.tagged(connection))
+            self.run.emit("sql_stop", node, t, reason="crash", **V.tagged(connection))
 
     def remove_state_file(self, op: dict) -> None:
         """Delete the node's `bin.state` (--log-bin=<dir>/bin), which a clean shutdown wrote."""
