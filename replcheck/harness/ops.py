@@ -425,8 +425,10 @@ class Ops:
             self.run.observer.relay_purged(link, t, before)
         if op.get("thread") in (None, "sql") and (not all_slaves or before.get("Slave_SQL_Running") != "Yes"):
             self.run.sql_started.add(link)
-        if op.get("thread") in (None, "sql") and (warning is None or all_slaves):
-            # START SLAVE sets the condition for the thread it starts, or clears it (start_slave, sql/sql_repl.cc).
+        if op.get("thread") in (None, "sql") and (warning != F.ER_SLAVE_WAS_RUNNING or all_slaves):
+            # START SLAVE sets the condition for the thread it starts, or clears it (start_slave, sql/sql_repl.cc);
+            # only ER_SLAVE_WAS_RUNNING says it started none: an UNTIL also warns ER_MISSING_SKIP_SLAVE (1278)
+            # when the server runs without --skip-slave-start, and still sets the condition.
             (self.run.until.add if op.get("until") else self.run.until.discard)(link)
 
     def workers(self, node: str, t: int) -> None:

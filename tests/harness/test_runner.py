@@ -580,6 +580,16 @@ def test_an_sql_thread_stopped_without_an_error_after_start_until_is_the_until_s
     assert stops() == [(20, "until")]
 
 
+@pytest.mark.parametrize("warning, until", [(None, True), (1278, True), (1254, False)])
+def test_start_slave_until_sets_the_condition_unless_the_thread_was_running(warning, until):
+    """MariaDB warns ER_MISSING_SKIP_SLAVE (1278) on START SLAVE UNTIL in a server started without
+    --skip-slave-start and still sets the condition; only ER_SLAVE_WAS_RUNNING (1254) says it started no thread."""
+    r = R.Runner(_history([]))
+    op = {"at": 0, "op": "start_slave", "node": "B", "thread": "sql", "until": {"master_log_file": "bin.000001", "master_log_pos": 4}}
+    r.ops._stopped_or_started(op, B, 10, None, warning, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No"})
+    assert (B in r.until) == until
+
+
 def test_a_late_op_moves_every_later_op_and_the_history_that_ran_says_so(tmp_path):
     """A slow statement or a loaded machine makes an op start late: every later op keeps its
     distance from it (a commit, then 200 ms for it to wait, then the crash), and the History the
