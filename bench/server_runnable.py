@@ -21,7 +21,8 @@ def _reason(message: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from replcheck.generate import FAMILIES, generate
-    from replcheck.harness.mariadb import ServerNotFound, find_server
+    from replcheck.harness.binaries import find_server
+    from replcheck.harness.errors import ServerNotFound
     from replcheck.harness.ops import check_server, check_supported
     from replcheck.harness.statements import RunnerError
 

@@ -15,6 +15,13 @@ witness and what reproduces it; one per cross-check difference between two syste
 (crosscheck.py); per chunk, the counts the summary adds up. A History passes most requirements
 on most systems, so its passes are names in a list, not rows. A finding is a violation the system does not declare (for a mutant, the bug it re-creates) or
 an unexpected cross-check difference. On a cluster: docs/cluster.md.
+
+A real server (server:mariadb-X.Y, replcheck.systems) is a system like the models: its campaign's
+Histories are generated for it (the plan's `target`, part of its identity), each runs on servers of
+its own (the harness: loopback ports and directories of its own, torn down whatever happens), and
+its Trace is cross-checked against the other systems' Traces of the History as it ran there (its
+times scaled, its ops as late as they started). A task runs `groups` of its chunk's Histories at
+once: a server group mostly waits for time to pass.
 """
 from __future__ import annotations
 
@@ -26,19 +33,24 @@ import re
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
-from replcheck import __version__, coverage, io, outdir, outfs, systems
+from replcheck import __version__, coverage, io, outdir, outfs, systems, targets
 from replcheck.outfs import Out
 from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, session as spark_session
 from replcheck.generate import GENERATOR, generate
-from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
+from replcheck.properties.core import INCONCLUSIVE, NOT_EXERCISED, PASS, VIOLATED
 from replcheck.results import Finding, FindingKind, excused
 
 DEFAULT_SYSTEMS = ("model:wl344", "model:wl7318", "model:after-sync", "model:after-commit")
 DEFAULT_CHUNK = 250
-TABLE = "replcheck.campaign-table/2"  # 2: `reached`, the conditions each requirement's check reached
+SERVER_CHUNK = 4  # a real server's History takes seconds, a model's milliseconds
+# Server groups a task runs at once (the harness's servers mostly sleep through the History's
+# time): 2 per core keeps this 2-core machine's cores busy without starving the servers' polls.
+DEFAULT_GROUPS = 2
+TABLE = "replcheck.campaign-table/3"  # 2: `reached`, the conditions each requirement's check reached; 3: `inconclusive`
 # Spark master URLs (https://spark.apache.org/docs/latest/submitting-applications.html#master-urls)
 MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]|"
                     r"(spark|mesos|k8s)://\S+|yarn")
@@ -46,13 +58,14 @@ COLUMNS = (("index", "long"), ("seed", "long"), ("family", "string"), ("kind", "
            ("other_system", "string"), ("requirement", "string"), ("verdict", "string"), ("checked", "int"),
            ("expected", "string"), ("finding", "boolean"), ("witness", "string"), ("reproduce", "string"),
            ("history_digest", "string"), ("trace_digest", "string"), ("passed", "array<string>"),
-           ("violated", "array<string>"), ("not_exercised", "array<string>"), ("checks", "map<string,int>"),
+           ("violated", "array<string>"), ("not_exercised", "array<string>"), ("inconclusive", "array<string>"),
+           ("checks", "map<string,int>"),
            ("reached", "map<string,array<string>>"), ("findings", "int"), ("histories", "int"), ("chunk", "int"))
 COLUMN = {name: i for i, (name, _) in enumerate(COLUMNS)}  # a row's positions
 FINDING = COLUMN["finding"]  # what the tasks and benches read
-NO_LISTS = (None,) * 7  # a detail row leaves the History row's columns, passed .. histories, null
-# a History row's list column of each verdict
-LISTS = {PASS: "passed", VIOLATED: "violated", NOT_EXERCISED: "not_exercised"}
+NO_LISTS = (None,) * 8  # a detail row leaves the History row's columns, passed .. histories, null
+# a History row's list column of each verdict (inconclusive: a real server's sampling too coarse for the check)
+LISTS = {PASS: "passed", VIOLATED: "violated", NOT_EXERCISED: "not_exercised", INCONCLUSIVE: "inconclusive"}
 
 
 class CampaignError(Exception):
@@ -68,6 +81,7 @@ class Plan:
     generator: str = GENERATOR
     families: tuple[str, ...] | None = None  # the generator's, all of them (campaign.json before --families has none)
     table: str = TABLE  # the table's columns: a campaign written with others is not resumed
+    target: str | None = None  # the server the Histories are generated for (replcheck.targets); None: the models
 
     def chunks(self) -> list[tuple[int, int, int]]:
         """(chunk, first index, end index): fixed by the arguments alone."""
@@ -79,29 +93,34 @@ def _digest(text: str) -> str:
 
 
 def reproduce(seed: int, index: int, system: str, requirement: str = "", other: str = "",
-              families: tuple[str, ...] | None = None) -> str:
-    """The commands that regenerate the History (from the same families) and show the finding."""
+              families: tuple[str, ...] | None = None, target: str | None = None) -> str:
+    """The commands that regenerate the History (from the same families, for the same server) and
+    show the finding; for a real server's, the same on the server and on its flavour model."""
     drawn = f" --families {','.join(families)}" if families else ""
+    drawn += f" --target {target}" if target else ""
     if other:
         return f"replcheck explain {seed} {index} --system {system} --other {other}{drawn}"
-    return (f"replcheck replay {seed} {index} --system {system}{drawn}"
-            + (f" && replcheck explain {seed} {index} --system {system} --requirement {requirement}{drawn}" if requirement else ""))
+    flavour = systems.flavour_of(system)
+    return " ; ".join(f"replcheck replay {seed} {index} --system {name}{drawn}"
+                      + (f" && replcheck explain {seed} {index} --system {name} --requirement {requirement}{drawn}" if requirement else "")
+                      for name in (system, *([flavour.name] if flavour else [])))
 
 
 def run_history(seed: int, index: int, names: tuple[str, ...], chunk: int = 0,
-                families: tuple[str, ...] | None = None) -> list[tuple]:
+                families: tuple[str, ...] | None = None, target: str | None = None) -> list[tuple]:
     """Every row of one History (COLUMNS): what each Spark task does, and what the bench runs alone
-    (which may draw from some of the generator's families only)."""
+    (which may draw from some of the generator's families only, for a server `target`)."""
     with systems.cycles_uncollected():  # as for one simulation: a History's work frees what it allocates
-        return _history_rows(generate(seed, index, families), seed, index, names, chunk, families)
+        return _history_rows(generate(seed, index, families, target), seed, index, names, chunk, families, target)
 
 
 def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], chunk: int,
-                  families: tuple[str, ...] | None) -> list[tuple]:
+                  families: tuple[str, ...] | None, target: str | None = None) -> list[tuple]:
     from replcheck import crosscheck
     from replcheck.properties.judge import judge
 
-    family = history["header"]["name"][len("gen-"):].rsplit("-", 2)[0]
+    # gen-FAMILY-SEED-INDEX, and -SERVER when generated for one (generate.py)
+    family = history["header"]["name"][len("gen-"):].removesuffix(f"-{target.partition(':')[2]}" if target else "").rsplit("-", 2)[0]
     hdigest = systems.history_digest(history)
     rows, facts, judged = [], {}, {}
 
@@ -132,24 +151,39 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
             witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
             details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked,
                             why.get(v.requirement, ""), v.requirement not in why, witness,
-                            reproduce(seed, index, name, v.requirement, families=families), hdigest, tdigest, *NO_LISTS, chunk))
-        worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else NOT_EXERCISED
+                            reproduce(seed, index, name, v.requirement, families=families, target=target), hdigest, tdigest,
+                            *NO_LISTS, chunk))
+        worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else INCONCLUSIVE if lists[INCONCLUSIVE] else NOT_EXERCISED
         rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
                      hdigest, tdigest, *(lists[status] for status in LISTS), checks, reached, sum(d[FINDING] for d in details), None,
                      chunk))
         rows += details
     for a, b in itertools.combinations(names, 2):
-        for d in crosscheck.compare(facts[a], facts[b]):
+        pair = systems.traces_to_compare(history, a, b, {n: j.trace for n, j in judged.items()})
+        for d in crosscheck.compare(*(facts[n] if t is judged[n].trace else crosscheck.facts(*t) for n, t in zip((a, b), pair))):
             witness = (f"{d.aspect} on {d.node}, {d.subject}: {a} {d.left}; {b} {d.right}"
                        + (f" (+{d.knock_on} later on {d.node})" if d.knock_on else ""))
             rows.append((index, seed, family, "difference", a, b, f"crosscheck:{d.aspect}",
                          "expected" if d.expected else "unexpected", d.knock_on, f"{d.rule}: {d.reason}" if d.expected else "",
-                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b, families=families), hdigest, None,
+                         not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b, families=families, target=target),
+                         hdigest, None,
                          *NO_LISTS, chunk))
     return rows
 
 
-def run_chunk(plan: Plan, chunk: tuple[int, int, int]) -> Iterator[tuple]:
+def _rows_of(plan: Plan, k: int, indices: range, groups: int) -> Iterator[list[tuple]]:
+    """Each History's rows, in index order; `groups` at once when the plan has a real server."""
+    def rows(index: int) -> list[tuple]:
+        return run_history(plan.seed, index, plan.systems, k, plan.families, plan.target)
+    if groups <= 1 or not any(map(systems.is_server, plan.systems)):
+        yield from map(rows, indices)
+        return
+    # The pool's threads live until the chunk is done: a server dies with the thread that started it (PR_SET_PDEATHSIG).
+    with ThreadPoolExecutor(groups, thread_name_prefix="server-group") as pool:
+        yield from pool.map(rows, indices)
+
+
+def run_chunk(plan: Plan, chunk: tuple[int, int, int], groups: int = 1) -> Iterator[tuple]:
     """The chunk's rows, then its counts: a row per (system, requirement, verdict) with how many
     of its Histories gave it and the instances judged on them. The summary adds these up instead
     of unfolding every History row's lists (which cost it minutes at a million Histories); written
@@ -160,8 +194,8 @@ def run_chunk(plan: Plan, chunk: tuple[int, int, int]) -> Iterator[tuple]:
     k, start, end = chunk
     histories: Counter = Counter()
     checked: Counter = Counter()
-    for index in range(start, end):
-        for row in run_history(plan.seed, index, plan.systems, k, plan.families):
+    for history_rows in _rows_of(plan, k, range(start, end), groups):
+        for row in history_rows:
             if row[COLUMN["kind"]] == "history":
                 system, checks = row[COLUMN["system"]], row[COLUMN["checks"]]
                 for status, column in LISTS.items():
@@ -239,14 +273,21 @@ def validate(histories: int, seed: int, names: list[str], master: str | None, ch
         raise CampaignError(f"--chunk: {chunk} is not positive")
     if not 0 <= seed < 2**63:  # the Parquet seed column is a signed 64-bit integer
         raise CampaignError(f"--seed: {seed} is not in 0..{2**63 - 1}")
+    servers = [name for name in names if systems.is_server(name)]
     for name in names:
-        if name not in systems.systems():
-            raise CampaignError(f"--systems: unknown system {name!r}; known: {', '.join(systems.systems())}")
+        if name not in systems.systems() and name not in servers:
+            raise CampaignError(f"--systems: unknown system {name!r}; known: {', '.join(systems.systems())}, server:mariadb-X.Y")
     if len(set(names)) != len(names) or not names:
         raise CampaignError(f"--systems: {','.join(names)!r} must name each system once")
+    if len(servers) > 1:
+        raise CampaignError(f"--systems: {', '.join(servers)}: one real server per campaign (its Histories are drawn for it)")
+    for name in servers:
+        systems.get(name, "--systems")  # this machine's build is of that version (else bad input), or there is none (exit 3)
+        if name not in targets.TARGETS:
+            raise CampaignError(f"--systems: {name}: no generation target for it (targets: {', '.join(targets.TARGETS)})")
     if master is not None and not MASTER.fullmatch(master):
         raise CampaignError(f"--master: {master!r} is not a Spark master URL (local[N], local[*], spark://HOST:PORT, yarn, k8s://URL)")
-    return Plan(histories, seed, tuple(names), chunk, families=families)
+    return Plan(histories, seed, tuple(names), chunk, families=families, target=servers[0] if servers else None)
 
 
 class Progress:
@@ -268,7 +309,8 @@ class Progress:
         done = self.base + new
         left = self.plan.histories - done
         eta = f", about {left / rate / 60:.1f} min left" if rate > 0 and left else ""
-        return f"histories {done}/{self.plan.histories} ({rate:.1f}/s){eta}, findings {findings}"
+        shown = f"{rate:.1f}/s" if rate >= 1 else f"{rate * 3600:.0f}/h"  # a real server's few per minute
+        return f"histories {done}/{self.plan.histories} ({shown}){eta}, findings {findings}"
 
     def show(self, force: bool = False) -> None:
         """A line when the counts moved (the rate alone moving is no news), or when asked."""
@@ -290,9 +332,10 @@ class Progress:
 
 def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]", verbose: bool = False, spark=None,
         emit: Callable[[str], None] | None = None, wave: int | None = None, conf: tuple[tuple[str, str], ...] = (),
-        ui: bool = False, ship: str = "zip") -> dict:
+        ui: bool = False, ship: str = "zip", groups: int = DEFAULT_GROUPS) -> dict:
     """Run (or resume) the campaign into OUT (a path or a URI, outfs.py); returns the summary (also
-    OUT/summary.json). A failure of Spark or the cluster is a ClusterError naming its cause."""
+    OUT/summary.json). A failure of Spark or the cluster is a ClusterError naming its cause. `groups`:
+    the real-server Histories each task runs at once."""
     emit = emit or io.progress("campaign")
     out = _open(out)
     try:
@@ -304,7 +347,7 @@ def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]
             emit(f"starting Spark ({master or 'master from spark-submit'})")
             spark = spark_session(master, verbose, conf=conf, ui=ui, ship=ship)
         try:
-            summary = _run_spark(spark, plan, out, emit, wave, ui)
+            summary = _run_spark(spark, plan, out, emit, wave, ui, groups)
         finally:
             if own:
                 spark.stop()
@@ -319,7 +362,7 @@ def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]
     return summary
 
 
-def _run_spark(spark, plan: Plan, out: Out, emit: Callable[[str], None], wave: int | None, ui: bool) -> dict:
+def _run_spark(spark, plan: Plan, out: Out, emit: Callable[[str], None], wave: int | None, ui: bool, groups: int) -> dict:
     table = f"{out.uri.rstrip('/')}/table"
     sc = spark.sparkContext
     if ui:
@@ -335,7 +378,7 @@ def _run_spark(spark, plan: Plan, out: Out, emit: Callable[[str], None], wave: i
     progress = Progress(plan, done_histories, findings, sc, emit)
     with progress:
         for w in range(0, len(pending), per_wave):
-            _run_wave(spark, plan, pending[w:w + per_wave], out, progress)
+            _run_wave(spark, plan, pending[w:w + per_wave], out, progress, groups)
             progress.show(force=w + per_wave >= len(pending))
     df = table_frame(spark, out)
     summary = summarise(spark, plan, df, table)
@@ -344,7 +387,7 @@ def _run_spark(spark, plan: Plan, out: Out, emit: Callable[[str], None], wave: i
     return summary
 
 
-def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], out: Out, progress: Progress) -> None:
+def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], out: Out, progress: Progress, groups: int) -> None:
     """One Spark job: a task per chunk, which writes the chunk's file (outfs.py) and hands the
     driver its number only. The rows become Arrow columns at once, not pickled Python rows."""
     histories, findings = progress.histories, progress.findings
@@ -358,7 +401,7 @@ def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], out: Out, p
         for batch in ids:
             for k in batch.column(0).to_pylist():
                 chunk = chunks[k]
-                rows = list(run_chunk(plan, chunk))
+                rows = list(run_chunk(plan, chunk, groups))
                 # the chunk is the file's folder (chunk=K), as a partitioned table has it
                 out.write_chunk(chunk[0], pa.Table.from_batches([_batch(pa, arrow, rows)]).drop_columns(["chunk"]))
                 histories.add(chunk[2] - chunk[1])
@@ -420,8 +463,8 @@ def summarise(spark, plan: Plan, df, table: str) -> dict:
             "requirement": r["requirement"], "status": "not_exercised", "checked": 0, "counts": {}, "witnesses": []})
         row["counts"][r["verdict"]] = r["n"]
         row["checked"] += r["checked"]
-        row["status"] = min(row["status"], r["verdict"], key=["violated", "pass", "not_exercised"].index)
-    findings, differences, found = [], [], {}
+        row["status"] = min(row["status"], r["verdict"], key=["violated", "pass", "inconclusive", "not_exercised"].index)
+    findings, differences, found, declared = [], [], {}, []
     for r in groups:
         f = r["first"]
         if r["kind"] == "difference":
@@ -433,11 +476,14 @@ def summarise(spark, plan: Plan, df, table: str) -> dict:
             row["reproduce"] = f["reproduce"]
             if r["expected"]:
                 row["expected"] = "violated"
+                # triage already done: what the system declares it violates, and why (spec/systems.toml)
+                declared.append({"system": r["system"], "requirement": r["requirement"], "histories": r["n"],
+                                 "first_index": f["index"], "why": r["expected"]})
         if r["expected"]:
             continue
         system = systems.get(r["system"])
-        kind = (FindingKind.CAMPAIGN_DIFFERENCE if r["kind"] == "difference"
-                else FindingKind.MUTANT_FOUND if system.kind == "mutant" else FindingKind.MODEL_VIOLATES_SEED)
+        kind = (FindingKind.CAMPAIGN_DIFFERENCE if r["kind"] == "difference" else FindingKind.MUTANT_FOUND if system.kind == "mutant"
+                else FindingKind.SERVER_DIFFERS if system.kind == "server" else FindingKind.MODEL_VIOLATES_SEED)
         findings.append(Finding(kind, system=r["system"] + (f" vs {r['other_system']}" if r["other_system"] else ""),
                                 requirement=r["requirement"], histories=r["n"], first_index=f["index"],
                                 witness=f["witness"], reproduce=f["reproduce"]).as_dict())
@@ -455,7 +501,8 @@ def summarise(spark, plan: Plan, df, table: str) -> dict:
         "campaign": {"histories": plan.histories, "chunks": len(plan.chunks()), "chunk": plan.chunk,
                      "generator": plan.generator, "families": plan.families and list(plan.families), "table": table,
                      "rows": plan.histories * len(plan.systems) + sum(r["n"] for r in groups) + sum(r["rows"] for r in counts),
-                     "mutants": mutants, "differences": differences},
+                     "mutants": mutants, "differences": differences, "declared": declared,
+                     "findings_per_family": {r["family"]: r["count"] for r in df.where("finding").groupBy("family").count().collect()}},
         "findings": findings,
         "rows": list(rows.values()),
     }

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from replcheck import __version__, commands, exits, io
 from replcheck.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError  # noqa: F401 (EXIT_VIOLATION: cli's codes, read by tests)
+from replcheck.harness.errors import HarnessError
+from replcheck.harness.statements import RunnerError
 from replcheck.tlc import TLCUnavailable
 
 
@@ -101,7 +103,10 @@ def build_parser() -> Parser:
     s.add_argument("--ui", action="store_true", help="the Spark UI on (its address is printed)")
     s.add_argument("--ship", choices=("zip", "installed"), default="zip", help="replcheck to the executors: zip, its "
                    "packages with the application (default); installed, on the nodes already (docs/cluster.md)")
-    s.add_argument("--chunk", type=int, default=250, help="Histories per Spark task (part of the campaign's identity)")
+    s.add_argument("--chunk", type=int, help="Histories per Spark task (part of the campaign's identity; default 250, "
+                   "4 with a real server)")
+    s.add_argument("--groups", type=int, help="with a real server: the Histories each task runs at once, each on servers "
+                   "of its own (default 2: a server group mostly waits)")
     s.add_argument("--families", type=_families, help="draw from these of the generator's families only (comma-separated; default all)")
     s.add_argument("--verbose", action="store_true", help="Spark's own INFO logging")
     s.set_defaults(fn=commands.campaign_command)
@@ -124,8 +129,13 @@ def build_parser() -> Parser:
         s.add_argument("--requirement", help="the violated requirement (default: the first unexpected one)")
         s.add_argument("--other", help="a second system: the cross-check difference with it")
         s.add_argument("--families", type=_families, help="with SEED INDEX: the campaign's --families, if it had any")
+        s.add_argument("--target", dest="generated_for", type=_target, help="with SEED INDEX: the campaign's --target, "
+                       "if it had any (a campaign with a real server has)")
         if name == "shrink":
-            s.add_argument("--out", type=_file_name, help="write the shrunk History here")
+            s.add_argument("--out", type=_file_name, help="write the shrunk History here (and, for a real server, "
+                           "its Trace of it beside it, .trace.jsonl)")
+            s.add_argument("--budget", type=float, help="seconds after which no attempt starts (default: none for a model, "
+                           "600 for a real server, whose every attempt is a real run)")
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("tlc", help="check the TLA+ modules of spec/tla/ with TLC against the manifest's pinned results")
@@ -233,6 +243,12 @@ def _failed(e: BaseException) -> int:
     if isinstance(e, (UsageError, io.InputError)):
         print(io.error_line(str(e)), file=sys.stderr)
         return EXIT_USAGE
+    if isinstance(e, RunnerError):  # a History a real server cannot run: the input's
+        print(io.error_line(f"replcheck: {e}"), file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(e, HarnessError):  # the machine's or the server's (none found, one would not start): its cause
+        print(io.error_line(f"replcheck: {str(e).splitlines()[0]}"), file=sys.stderr)
+        return EXIT_INTERNAL
     if isinstance(e, TLCUnavailable):
         print(f"replcheck: internal error: {e}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -68,6 +68,8 @@ def check_trace_command(args) -> int:
         header, obs = io.load_trace(args.trace)
         history = _history_of_trace(args.history, header, args.trace) if args.history else None
         known = systems.systems().get(header["system"])
+        if known is None and header.get("server_version"):  # a real server's: what its flavour model declares for it
+            known = systems.flavour_of(systems.server_name(header["server_version"]))
         wanted = [p.requirement for p in PROPERTIES if args.feature is None or p.feature == args.feature]
         j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
         for i, o in enumerate(obs, 2):  # the witnesses' lines, as judge_trace numbers them
@@ -181,7 +183,7 @@ def gate_command(args) -> int:
 
 def conform_command(args) -> int:
     from replcheck import conform
-    from replcheck.harness.mariadb import HarnessError, TopologyError
+    from replcheck.harness.errors import HarnessError, TopologyError
 
     if args.history and args.quick:
         raise UsageError("conform: --history and --quick exclude each other")
@@ -320,10 +322,14 @@ def campaign_command(args) -> int:
 
     names = args.systems.split(",") if args.systems is not None else list(campaign.DEFAULT_SYSTEMS)
     try:
-        plan = campaign.validate(args.histories, args.seed, names, args.master, args.chunk, args.families)
+        if args.groups is not None and args.groups < 1:
+            raise campaign.CampaignError(f"--groups: {args.groups} is not positive")
+        chunk = args.chunk if args.chunk is not None else (campaign.SERVER_CHUNK if any(map(systems.is_server, names)) else campaign.DEFAULT_CHUNK)
+        plan = campaign.validate(args.histories, args.seed, names, args.master, chunk, args.families)
         # under spark-submit without --master, the master is spark-submit's
         master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
-        summary = campaign.run(plan, args.out, master, args.verbose, conf=tuple(args.conf), ui=args.ui, ship=args.ship)
+        summary = campaign.run(plan, args.out, master, args.verbose, conf=tuple(args.conf), ui=args.ui, ship=args.ship,
+                               groups=args.groups or campaign.DEFAULT_GROUPS)
     except campaign.CampaignError as e:
         raise UsageError(f"campaign: {e}") from None
     except campaign.ClusterError as e:  # the environment's failure: its cause, no traceback
@@ -338,6 +344,10 @@ def campaign_command(args) -> int:
               f"{f['first_index']}: {f['witness']}\n    {f['reproduce']}")
     if len(summary["findings"]) > shown:
         print(f"... {len(summary['findings']) - shown} more findings in {args.out}/summary.json")
+    if c["findings_per_family"]:
+        print("findings per family: " + ", ".join(f"{k} {n}" for k, n in sorted(c["findings_per_family"].items())))
+    for d in c["declared"]:  # violations the system declares: triaged, each with its reason
+        print(f"declared: {d['system']} {d['requirement']} in {d['histories']} histories, first {d['first_index']}: {d['why']}")
     for name, m in c["mutants"].items():
         print(f"mutant {name} ({m['bug']}): " + (f"found by {', '.join(m['found_by'])}" if m["found_by"] else "NOT found"))
     print("\n".join(coverage.lines(summary["coverage"])))
@@ -347,18 +357,19 @@ def campaign_command(args) -> int:
 def replay_command(args) -> int:
     from replcheck import investigate
     from replcheck.generate import generate
+    from replcheck.spec.contract import Trace
 
     systems.get(args.system)
     if args.out:
         outdir.check(args.out, outdir.REPLAY)
     history = generate(args.seed, args.index, args.families, args.target)
     htext = io.dumps_history(history)
-    _, _, ttext = investigate.trace_of(history, args.system)
+    header, obs, ttext = investigate.trace_of(history, args.system)
     if args.out:
         stem, where = f"{args.seed}-{args.index}", outdir.ensure(args.out, outdir.REPLAY)
         io.write_atomic(where / f"{stem}.history.jsonl", htext)
         io.write_atomic(where / f"{stem}.{args.system.replace(':', '-')}.trace.jsonl", ttext)
-    found = investigate.findings(history, args.system)
+    found = investigate.findings(history, args.system, Trace(header, obs))
     print(f"seed {args.seed} index {args.index} on {args.system}: history {systems.history_digest(history)}, "
           f"trace sha256:{hashlib.sha256(ttext.encode()).hexdigest()[:16]}" + (f", written to {args.out}/" if args.out else ""))
     for v in found:
@@ -366,22 +377,35 @@ def replay_command(args) -> int:
     return EXIT_VIOLATION if found else EXIT_OK
 
 
+SERVER_BUDGET = 600.0  # s: a real server's shrink runs the History for real at each attempt, tens of them
+
+
 def shrink_command(args) -> int:
     from replcheck import investigate
 
-    systems.get(args.system)
-    if args.other:
-        systems.get(args.other)
+    involved = [systems.get(args.system)] + ([systems.get(args.other, "--other")] if args.other else [])
+    real = any(s.kind == "server" for s in involved)
+    if args.budget is not None and args.budget <= 0:
+        raise UsageError(f"shrink: --budget: {args.budget:g} is not a positive number of seconds")
+    budget = args.budget if args.budget is not None else SERVER_BUDGET if real else None
     if args.out:
         io.check_output(args.out)
-    t = investigate.target(args.target, args.families)
-    what, fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
-    small, runs = investigate.shrink(t.history, fails)
-    print(f"{t.label}: {what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
+    t = investigate.target(args.target, args.families, args.generated_for)
+    if real:
+        print(f"{t.label}: each attempt runs the History on real servers of its own, in real time; "
+              f"no attempt starts after {budget:g} s (--budget)")
+    fails = investigate.failure(t.history, args.system, args.requirement, args.other, t.label)
+    small, runs = investigate.shrink(t.history, fails, budget)
+    print(f"{t.label}: {fails.what}; shrunk from {len(t.history['ops'])} to {len(small['ops'])} operations in {runs} runs")
     print(_echo(investigate.describe(small)))
     if args.out:
         io.write_atomic(args.out, io.dumps_history(small))
         print(f"wrote {args.out}")
+        trace = fails.trace_of(small)
+        if real and trace is not None:  # a real server's Trace is evidence that cannot be made again byte for byte
+            where = str(Path(args.out).with_suffix("")) + ".trace.jsonl"
+            io.write_atomic(where, io.dumps_lines(*trace))
+            print(f"wrote {where} ({args.system}'s Trace of it)")
     return EXIT_VIOLATION
 
 
@@ -393,7 +417,7 @@ def explain_command(args) -> int:
         systems.get(args.other)
     if args.requirement and args.requirement not in {r.id for r in catalogue.load()}:
         raise io.InputError(args.requirement, None, "--requirement", "unknown requirement")
-    t = investigate.target(args.target, args.families)
+    t = investigate.target(args.target, args.families, args.generated_for)
     print(f"{t.label}:")
     print(_echo(investigate.explain(t.history, args.system, args.requirement, args.other)))
     return EXIT_OK

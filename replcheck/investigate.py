@@ -11,13 +11,15 @@ Traces side by side around it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Callable
 
 from replcheck import catalogue, crosscheck, io, systems
 from replcheck.generate import TAIL_US, generate
-from replcheck.properties.judge import Judgement, judge
+from replcheck.properties.judge import Judgement, judge, judge_trace
+from replcheck.spec.contract import Trace
 from replcheck.spec.formats import US
 
 
@@ -28,13 +30,13 @@ class Target:
     label: str  # how to name it: "seed 7 index 12" or the file
 
 
-def target(args: list[str], families: tuple[str, ...] | None = None) -> Target:
-    """SEED INDEX (of a campaign drawing from `families`), or a History file."""
+def target(args: list[str], families: tuple[str, ...] | None = None, server: str | None = None) -> Target:
+    """SEED INDEX (of a campaign drawing from `families`, for the `server` it generated for), or a History file."""
     if len(args) == 2 and all(a.isascii() and a.isdigit() for a in args):  # isdigit() alone takes '²', which int() refuses
         if any(len(a) > 19 or int(a) >= 2**63 for a in args):  # what a campaign records; and int() takes
             raise io.InputError(" ".join(a[:20] for a in args), None, "", f"SEED and INDEX are integers in 0..{2**63 - 1}")
         seed, index = map(int, args)
-        return Target(generate(seed, index, families), f"seed {seed} index {index}")
+        return Target(generate(seed, index, families, server), f"seed {seed} index {index}")
     if len(args) == 1:
         return Target(io.load_history(args[0]), args[0])
     shown = " ".join(a if a.strip() else repr(a) for a in args)  # an empty or blank argument quoted, so it shows
@@ -50,35 +52,76 @@ def _judge(history: dict, system: str, requirement: str | None = None) -> Judgem
     return judge(systems.get(system), history, None if requirement is None else (requirement,))
 
 
-def findings(history: dict, system: str) -> tuple:
-    """The violations the system does not declare (for a mutant: its bug)."""
-    return _judge(history, system).findings
+def findings(history: dict, system: str, trace: Trace | None = None) -> tuple:
+    """The violations the system does not declare (for a mutant: its bug); on `trace`, the system's
+    Trace of the History already made (a real server's run is not made again the same)."""
+    if trace is None:
+        return _judge(history, system).findings
+    s = systems.get(system)
+    return judge_trace(trace, s.declares, s.name).findings
 
 
-def unexpected_differences(history: dict, system: str, other: str) -> list[crosscheck.Difference]:
-    left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in (system, other))
+def unexpected_differences(history: dict, system: str, other: str,
+                           traces: list[Trace] | None = None) -> list[crosscheck.Difference]:
+    """`traces`: where the two Traces compared are put."""
+    pair = systems.traces_to_compare(history, system, other)
+    if traces is not None:
+        traces[:] = pair
+    left, right = (crosscheck.facts(*t) for t in pair)
     return [d for d in crosscheck.compare(left, right) if not d.expected]
 
 
-def failure(history: dict, system: str, requirement: str | None, other: str | None,
-            label: str = "") -> tuple[str, Callable[[dict], bool]]:
+@dataclass
+class Failing:
+    """Whether a History fails as the one being shrunk does; it keeps the last one that did with the
+    system's Trace of it (a real server's Trace is not made again byte for byte: it is kept)."""
+    what: str
+    test: Callable[[dict], tuple[bool, Trace]]
+    last: tuple[dict, Trace] | None = field(default=None)
+
+    def __call__(self, history: dict) -> bool:
+        failed, trace = self.test(history)
+        if failed:
+            self.last = (history, trace)
+        return failed
+
+    def trace_of(self, history: dict) -> Trace | None:
+        return self.last[1] if self.last and self.last[0] == history else None
+
+
+def failure(history: dict, system: str, requirement: str | None, other: str | None, label: str = "") -> Failing:
     """What the History (named `label` in an error) fails, described, and a test that a smaller History fails the same way."""
     if other:
-        diffs = unexpected_differences(history, system, other)
+        traces: list[Trace] = []
+        diffs = unexpected_differences(history, system, other, traces)
         if not diffs:
             raise io.InputError(label, None, "--other", f"{system} and {other} differ in nothing unexpected on this History")
         aspect = diffs[0].aspect
-        return (f"unexpected {aspect} difference between {system} and {other}",
-                lambda h: any(d.aspect == aspect for d in unexpected_differences(h, system, other)))
+
+        def differs(h: dict) -> tuple[bool, Trace]:
+            found = unexpected_differences(h, system, other, traces)
+            return any(d.aspect == aspect for d in found), traces[0]
+        failing = Failing(f"unexpected {aspect} difference between {system} and {other}", differs)
+        failing.last = (history, traces[0])
+        return failing
+    first = None
     if requirement is None:
-        found = findings(history, system)
-        if not found:
+        first = _judge(history, system)
+        if not first.findings:
             raise io.InputError(label, None, "--system", f"{system} violates nothing unexpected on this History; name --requirement or --other")
-        requirement = found[0].requirement
+        requirement = first.findings[0].requirement
     if requirement not in {r.id for r in catalogue.load()}:
         raise io.InputError("", None, "--requirement", f"unknown requirement {requirement!r}")
-    return (f"{requirement} violated on {system}",
-            lambda h: _judge(h, system, requirement).violated(requirement))
+
+    def violates(h: dict) -> tuple[bool, Trace]:
+        j = _judge(h, system, requirement)
+        return j.violated(requirement), j.trace
+    failing = Failing(f"{requirement} violated on {system}", violates)
+    if first is not None:
+        failing.last = (history, first.trace)
+    elif not failing(history):  # nothing to shrink (and, run, its Trace kept for an answer that is the History itself)
+        raise io.InputError(label, None, "--requirement", f"{system} does not violate {requirement} on this History")
+    return failing
 
 
 def ddmin(items: list, fails: Callable[[list], bool]) -> list:
@@ -119,16 +162,21 @@ def drop_pairs(items: list, fails: Callable[[list], bool]) -> list:
     return items
 
 
-def shrink(history: dict, fails: Callable[[dict], bool]) -> tuple[dict, int]:
-    """A smaller History that still fails: fewer operations (one, then two at a time), then shorter pauses between them."""
+def shrink(history: dict, fails: Callable[[dict], bool], seconds: float | None = None) -> tuple[dict, int]:
+    """A smaller History that still fails: fewer operations (one, then two at a time), then shorter
+    pauses between them. `seconds`: no attempt starts after that long (a real server's attempt is a
+    real run of the History), what was shrunk by then is the answer."""
     runs = 0
     header = history["header"]
+    deadline = None if seconds is None else time.monotonic() + seconds
 
     def with_ops(ops: list[dict], end_us: int) -> dict:
         return {"header": {**header, "end_us": end_us}, "ops": ops}
 
     def test(h: dict) -> bool:
         nonlocal runs
+        if deadline is not None and time.monotonic() >= deadline:
+            return False  # out of time: kept as it is
         runs += 1
         return fails(h)
 
@@ -199,10 +247,9 @@ def side_by_side(left: list[dict], right: list[dict], node: str, around_us: int,
 
 def explain(history: dict, system: str, requirement: str | None = None, other: str | None = None) -> str:
     out = []
-    header, obs, _ = trace_of(history, system)
     if other:
-        _, other_obs, _ = trace_of(history, other)
-        diffs = crosscheck.compare(crosscheck.facts(header, obs), crosscheck.facts(*systems.get(other).run(history)))
+        (header, obs), (other_header, other_obs) = systems.traces_to_compare(history, system, other)
+        diffs = crosscheck.compare(crosscheck.facts(header, obs), crosscheck.facts(other_header, other_obs))
         if not diffs:
             return f"{system} and {other} do not differ on this History."
         for d in diffs:
@@ -216,6 +263,7 @@ def explain(history: dict, system: str, requirement: str | None = None, other: s
         return "\n".join(out)
     reqs = {r.id: r for r in catalogue.load()}
     j = _judge(history, system, requirement)
+    header, obs = j.trace
     verdicts = j.violations if requirement else j.findings
     if not verdicts:
         return (f"{system} does not violate {requirement} on this History." if requirement

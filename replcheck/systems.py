@@ -1,5 +1,7 @@
 """The systems replcheck can run a History on: the models of spec/systems.toml, a mutant for
-every entry of the mutant registry (model/mutants.py), and the real servers of the harness.
+every entry of the mutant registry (model/mutants.py), and the real servers of the harness
+(server:mariadb-X.Y: the build found here, named by the version it says it is, and declaring what
+its flavour model model:mariadb-X.Y declares, MariaDB's own behaviour with its reasons).
 
 Every one implements the System protocol (replcheck.spec.contract): a name, a kind, what it
 declares, and `run(history) -> Trace`.
@@ -7,14 +9,16 @@ declares, and `run(history) -> Trace`.
 from __future__ import annotations
 
 import gc
+import os
 import hashlib
 import re
 import tomllib
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
+from replcheck.harness.binaries import BASEDIR_ENV
 from replcheck.io import InputError, SpecError, dumps_history
 from replcheck.model import mutants as M
 from replcheck.model.delay import WL344, WL7318
@@ -22,6 +26,9 @@ from replcheck.model import mechanics as X
 from replcheck.model.sim import Config, simulate
 from replcheck.spec.contract import Declarations, Trace
 from replcheck.spec import ROOT as SPEC
+
+if TYPE_CHECKING:
+    from replcheck.harness.system import MariaDB
 
 MODEL_KEYS = {"name", "kind", "seed", "rule", "mechanics", "description", "mutants", "variables", "defaults",
               "expected_violations", "holds", "histories"}
@@ -141,12 +148,65 @@ def systems() -> dict[str, ModelSystem]:
         raise SpecError(str(e)) from None
 
 
-def get(name: str, option: str = "system") -> ModelSystem:
-    """The system `name`; an unknown one is an InputError naming the option that gave it."""
+SERVER = re.compile(r"server:mariadb-(\d+\.\d+)")
+
+
+def server_name(version: str) -> str:
+    """The registry's name of a MariaDB build of this version ('10.11.19-MariaDB-...': server:mariadb-10.11)."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return f"server:mariadb-{m.group(1)}.{m.group(2)}" if m else f"server:mariadb-{version}"
+
+
+def flavour_of(server: str) -> ModelSystem | None:
+    """The flavour model of a server name (server:mariadb-10.11: model:mariadb-10.11), if there is one."""
+    m = SERVER.fullmatch(server)
+    return systems().get(f"model:mariadb-{m.group(1)}") if m else None
+
+
+def is_server(name: str) -> bool:
+    return bool(SERVER.fullmatch(name))
+
+
+@lru_cache(maxsize=None)
+def _server(name: str, basedir: str | None, option: str) -> MariaDB:
+    from replcheck.harness.binaries import find_server
+    from replcheck.harness.system import MariaDB
+
+    build = find_server(basedir)  # none here: ServerNotFound, the environment's (exit 3)
+    here = server_name(build.version)
+    if name != here:
+        raise InputError("", None, option, f"{name!r}: the MariaDB build here ({build.mariadbd}) is {build.version}, "
+                         f"which is {here!r}")
+    flavour = flavour_of(here)
+    return MariaDB(scale=None, basedir=build.basedir, name=here, flavour=flavour.name if flavour else "",
+                   declares=Declarations(dict(flavour.declares.expected_violations)) if flavour else Declarations({}))
+
+
+def get(name: str, option: str = "system") -> ModelSystem | MariaDB:
+    """The system `name`; an unknown one is an InputError naming the option that gave it. A server
+    (server:mariadb-X.Y) is the build $REPLCHECK_MARIADB_BASEDIR names, else the one on PATH, and
+    must be of that version."""
+    if is_server(name):
+        return _server(name, os.environ.get(BASEDIR_ENV) or None, option)
     try:
         return systems()[name]
     except KeyError:
-        raise InputError("", None, option, f"unknown system {name!r}; known: {', '.join(systems())}") from None
+        raise InputError("", None, option, f"unknown system {name!r}; known: {', '.join(systems())}, "
+                         "server:mariadb-X.Y") from None
+
+
+def traces_to_compare(history: dict, a: str, b: str, known: dict[str, Trace] | None = None) -> tuple[Trace, Trace]:
+    """a's and b's Traces of the History, to cross-check: a real server's against the other's of the
+    History as it ran on the server (MariaDB.as_run: its times scaled, its ops as late as they
+    started), two models' of the History itself. `known`: Traces already made of `history`."""
+    def trace(name: str, h: dict) -> Trace:
+        return known[name] if known and h is history and name in known else Trace(*get(name).run(h))
+    for server, other in ((a, b), (b, a)):
+        if is_server(server) and not is_server(other):
+            mine = trace(server, history)
+            theirs = trace(other, get(server).as_run(history, mine))
+            return (mine, theirs) if server == a else (theirs, mine)
+    return trace(a, history), trace(b, history)
 
 
 def history_digest(history: dict) -> str:

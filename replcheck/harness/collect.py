@@ -7,7 +7,9 @@ import re
 from typing import TYPE_CHECKING
 
 from replcheck.spec import vocabulary as V
-from replcheck.harness.mariadb import HarnessError, SqlError, sql_quote
+from replcheck.harness import relaylog
+from replcheck.harness.errors import HarnessError, SqlError
+from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.observe import NOT_IN_GROUP, Link, links_of
 from replcheck.harness.ops import CR_SERVER_LOST, PURGES_RELAY_LOGS
 from replcheck.harness.statements import LOG_FILE
@@ -46,15 +48,15 @@ class Collector:
         self._binlogs_kept: dict[tuple[str, str], list[dict]] = {}  # (node, file) -> its events, read before a purge
 
     def collect_binlogs(self) -> None:
-        """Every running node's binlog. When each event was written is bounded by the samples:
+        """Every node's binlog (a node down at the end: its files as the crash or shutdown left them
+        on disk). When each event was written is bounded by the samples:
         after the last poll whose gtid_binlog_pos lacked it, by the first that had it. Each group
         is placed at that first poll, earlier if a replica already had its copy or its client's
         COMMIT returned first, and never after a later event of the same binlog."""
         c = self.run.cluster
         logs: dict[str, list[dict]] = {}
         for node in self.run.node_ids:
-            if c.is_running(node):
-                logs[node] = self._read_binlog(node)
+            logs[node] = self._read_binlog(node)
         for events in logs.values():
             for ev in events:
                 k = ev.pop("_k", None)
@@ -134,7 +136,14 @@ class Collector:
         self._emit_skips()
 
     def binlog_files(self, node: str) -> list[str]:
-        return [r[0] for r in self.run.cluster.sql(node, "SHOW BINARY LOGS")]
+        c = self.run.cluster
+        if c.is_running(node):
+            return [r[0] for r in c.sql(node, "SHOW BINARY LOGS")]
+        try:  # down: its index (--log-bin=<dir>/bin), which SHOW BINARY LOGS lists
+            with open(os.path.join(c.node_dir(node), "bin.index")) as f:
+                return [os.path.basename(line.strip()) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
 
     def keep_binlogs(self, node: str) -> list[str]:
         """Before a purge: the events of every closed binlog file (the active one is never purged),
@@ -160,8 +169,8 @@ class Collector:
         (Annotate_rows, a statement) is one the runner built carries its transaction number as _k."""
         c = self.run.cluster
         events: list[dict] = []
-        rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}")
         path = os.path.join(c.node_dir(node), f)
+        rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}") if c.is_running(node) else self._rows_on_disk(node, f, path)
         whens = _header_timestamps(path, [int(r[1]) for r in rows])
         group: list[dict] = []
         for log, pos, etype, sid, end, info in rows:
@@ -188,6 +197,16 @@ class Collector:
         _close_group(group)
         return events
 
+    def _rows_on_disk(self, node: str, f: str, path: str) -> list[tuple]:
+        """A down node's binlog file as SHOW BINLOG EVENTS would list it (file, position, type,
+        server id, end, info), read with mariadb-binlog: of the info, what the grouping reads (a Gtid's
+        GTID; the statement text in an Annotate_rows or a Query, from the event's own bytes)."""
+        events, complaint = relaylog.read_file(self.run.binlog_tool, path)
+        if complaint:
+            self.run.notes.append(f"binlog of {node} (down at the end) read up to {f}:{events[-1].end if events else 4}: {complaint}")
+        return [(f, ev.pos, ev.name, ev.server_id, ev.end,
+                 ev.post.decode("utf-8", "replace") if ev.name in ("Annotate_rows", "Query") else ev.text) for ev in events]
+
     def _depth(self, node: str) -> int:
         """Hops from the top of its chain (a source's binlog is read before its replicas')."""
         depth, seen = 0, {node}
@@ -213,8 +232,14 @@ class Collector:
         relayed: dict[tuple[str, str | None, str, int], list[dict]] = {}
         purged: dict[Link, list[int]] = {}
         samples: dict[Link, list[dict]] = {}  # a named connection's status samples
+        stops: dict[Link, list[tuple[int, bool]]] = {}  # the SQL thread's stops (True) and starts (False), in order
         with self.run.lock:
             for _, _, o in sorted(self.run.obs, key=lambda x: x[:2]):
+                if o["kind"] == "sql_stop":
+                    stops.setdefault((o["node"], o.get("connection")), []).append((o["t"], True))
+                elif o["kind"] == "restart" or (o["kind"] == "stmt" and o["op"] in ("start_slave", "start_all_slaves")):
+                    for link in links_of(self.run.sources, o["node"]) or [(o["node"], None)]:  # any start ends the bound
+                        stops.setdefault(link, []).append((o["t"], False))
                 if o["kind"] == "binlog" and o.get("gtid") and self.run.by_server_id.get(o["server_id"]) == o["node"]:
                     events.setdefault(o["gtid"], []).append(o)
                 elif o["kind"] == "relay" and o["gtid"]:
@@ -235,6 +260,7 @@ class Collector:
             if node in self.run.named:
                 self._duplicate_skips(node, k, gtid, {link for link, _ in appliers}, relayed, samples)
             for link, at in appliers:
+                at = applied_by(stops.get(link, []), at)
                 src = self.run.sources[link] if node in self.run.named else source  # the unnamed one's then (failover changes it)
                 for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
                     # The event's own place in the relay log, where it was read: its latest copy relayed
@@ -415,3 +441,16 @@ def _header_timestamps(path: str, positions: list[int]) -> dict[int, int]:
     except OSError:
         pass
     return out
+
+
+def applied_by(stops: list[tuple[int, bool]], seen: int) -> int:
+    """When a transaction first seen at `seen` was applied, at the latest: a stopped SQL thread applies
+    nothing, so a row first seen after the channel's SQL thread stopped (and before it started again)
+    was applied before the stop, by the time the STOP SLAVE returned or the sample that showed the
+    thread stopped (1 µs earlier: strictly before). Else the poll that saw it."""
+    last = None
+    for t, stopped in stops:
+        if t >= seen:
+            break
+        last = (t, stopped)
+    return last[0] - 1 if last is not None and last[1] else seen

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from replcheck.harness.mariadb import HarnessError, SqlError, connection_clause
+from replcheck.harness.errors import HarnessError, SqlError
+from replcheck.harness.sqlclient import connection_clause
 from replcheck.harness.observe import Link, links_of
 from replcheck.harness.proxy import Cut
 from replcheck.spec import formats as F
+from replcheck.spec import vocabulary as V
 
 if TYPE_CHECKING:
     from replcheck.harness.runner import Runner
@@ -24,16 +26,32 @@ class Faults:
         node = op["node"]
         self.run.observer.poll(node, force=True)  # what it showed just before (a waiting session recovery may truncate)
         self.run.busy.add(node)
+        running = self._sql_running(node)
         self.run.cluster.kill9(node)
         self.run.until.difference_update(links_of(self.run.sources, node))  # in memory only: a restart starts the threads without it
         self.run.downs.setdefault(node, []).append(self.run.emit("crash", node)["t"])
+        self._sql_stopped(running, self.run.downs[node][-1])
 
     def shutdown(self, op: dict) -> None:
         node = op["node"]
         self.run.busy.add(node)
+        running = self._sql_running(node)
         self.run.cluster.stop(node)
         self.run.until.difference_update(links_of(self.run.sources, node))
         self.run.downs.setdefault(node, []).append(self.run.emit("shutdown", node)["t"])
+        self._sql_stopped(running, self.run.downs[node][-1])
+
+    def _sql_running(self, node: str) -> list[Link]:
+        """The node's channels whose SQL thread runs: it showed running at the last sample, or a START
+        SLAVE started it since."""
+        return [link for link in links_of(self.run.sources, node)
+                if self.run.observer.last_status(link).get("Slave_SQL_Running") == "Yes" or link in self.run.sql_started]
+
+    def _sql_stopped(self, links: list[Link], t: int) -> None:
+        """The SQL threads the server took down with it, as the models record them (sql_stop reason
+        crash, for a clean shutdown too): an UNTIL or a wait of theirs ends there."""
+        for node, connection in links:
+            self.run.emit("sql_stop", node, t, reason="crash", **V.tagged(connection))
 
     def remove_state_file(self, op: dict) -> None:
         """Delete the node's `bin.state` (--log-bin=<dir>/bin), which a clean shutdown wrote."""

@@ -19,420 +19,30 @@ its SQL methods (sql, query, results, ...) may be called from any thread.
 from __future__ import annotations
 
 import atexit
-import ctypes
 import os
 import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-import warnings
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from replcheck.harness import clock, errlog, service
+from replcheck.harness import clock, errlog, service, sqlclient
+from replcheck.harness.binaries import ServerBinaries, find_server
+from replcheck.harness.errors import HarnessError, ServerStartError
+from replcheck.harness.processes import Processes, free_port, tail, wait_for
+from replcheck.harness.sqlclient import Results, connection_clause, sql_quote
+from replcheck.harness.topology import Node, Topology
 from replcheck.io import progress
-from replcheck.spec.formats import MAX_MASTER_DELAY
 
-BASEDIR_ENV = "REPLCHECK_MARIADB_BASEDIR"
 TMPDIR_ENV = "REPLCHECK_TMPDIR"
-TOOLS = ("mariadbd", "mariadb-install-db", "mariadb", "mariadb-binlog")  # mariadb-binlog reads relay logs
-NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # the History schema's id: also a safe directory name
-# A multi-source replica's connection_name (the History schema's connection_name, '' excluded: a named
-# channel is never the default connection): it reaches SQL quoted and names relay-<name>.NNNNNN.
-CONNECTION_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
-MAX_SERVER_ID = 2**32 - 1
 REPL_USER = "repl"
 # The default redo log (96 MiB) would be most of each node's disk use and install time.
 FOOTPRINT_OPTIONS = ("--innodb-log-file-size=8M",)
 _BIND_ERROR = re.compile(r"Address already in use|Bind on TCP/IP port")
-_CLIENT_ERROR = re.compile(r"^ERROR (\d+) \(([0-9A-Za-z]{5})\)(?: at line \d+)?: (.*)", re.M | re.S)
-_XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
-# XML 1.0 cannot carry these (and folds \r), so they travel as private-use characters.
-_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0d\x0e-\x1f]")
-_UNCTRL = re.compile(r"[\ue000-\ue01f]")
-_PR_SET_PDEATHSIG = 1
-
-
-class HarnessError(Exception):
-    """A server could not be found, started, stopped or reached."""
-
-
-class ServerNotFound(HarnessError):
-    pass
-
-
-class TopologyError(HarnessError, ValueError):
-    pass
-
-
-class ServerStartError(HarnessError):
-    """A server would not start (the machine's or the build's problem, not the History's): the
-    message's first line has the server's own [ERROR] line and `log`, the kept error log."""
-
-    def __init__(self, message: str, log: str):
-        super().__init__(message)
-        self.log = log
-
-
-class SqlError(HarnessError):
-    """A statement failed: the MariaDB error number, SQLSTATE and message (client errors too, e.g. 2003)."""
-
-    def __init__(self, node: str, errno: int, sqlstate: str, message: str, statement: str = ""):
-        self.node, self.errno, self.sqlstate, self.message, self.statement = node, errno, sqlstate, message, statement
-        super().__init__(f"node {node}: ERROR {errno} ({sqlstate}): {message}")
-
-
-# ---------------------------------------------------------------------------------------------
-# Binaries
-
-
-@dataclass(frozen=True)
-class ServerBinaries:
-    mariadbd: str
-    install_db: str
-    client: str
-    binlog: str  # mariadb-binlog, the server's own reader of binlog and relay-log files
-    basedir: str | None  # a user's own build, passed on as --basedir; None for a system install
-    version: str  # e.g. '10.11.19-MariaDB-0+deb12u1'
-    version_line: str  # the whole `mariadbd --version` line
-
-    @property
-    def version_tuple(self) -> tuple[int, ...]:
-        return tuple(int(x) for x in re.findall(r"\d+", self.version.split("-")[0])[:3])
-
-
-def find_server(basedir: str | None = None, *, timeout: float = 10.0) -> ServerBinaries:
-    """mariadbd, mariadb-install-db, mariadb and mariadb-binlog from `basedir` (its bin/ or sbin/), else from
-    $REPLCHECK_MARIADB_BASEDIR, else from PATH and /usr/sbin. ServerNotFound says what is missing."""
-    from_env = False
-    if basedir is None and os.environ.get(BASEDIR_ENV):
-        basedir, from_env = os.environ[BASEDIR_ENV], True
-    found: dict[str, str] = {}
-    if basedir is not None:
-        basedir = os.path.abspath(basedir)
-        for tool in TOOLS:
-            for sub in ("bin", "sbin"):
-                path = os.path.join(basedir, sub, tool)
-                if os.path.isfile(path) and os.access(path, os.X_OK):
-                    found[tool] = path
-                    break
-        where = f"{basedir}/bin or {basedir}/sbin" + (f" (from {BASEDIR_ENV})" if from_env else "")
-    else:
-        search = os.pathsep.join([os.environ.get("PATH", os.defpath), "/usr/sbin"])
-        for tool in TOOLS:
-            path = shutil.which(tool, path=search)
-            if path:
-                found[tool] = path
-        where = "PATH or /usr/sbin"
-    missing = [t for t in TOOLS if t not in found]
-    if missing:
-        raise ServerNotFound(
-            f"MariaDB not found: no {', '.join(missing)} in {where}; install mariadb-server and "
-            f"mariadb-client, or set {BASEDIR_ENV} to a build's base directory")
-    try:
-        out = subprocess.run([found["mariadbd"], "--no-defaults", "--version"], stdin=subprocess.DEVNULL,
-                             capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ServerNotFound(f"MariaDB not usable: {found['mariadbd']} --version failed: {e}") from None
-    line = next((ln.strip() for ln in (out.stdout + out.stderr).splitlines() if ln.strip()), "")
-    m = re.search(r"\bVer\s+(\S+)", line)
-    if out.returncode != 0 or not m:
-        raise ServerNotFound(f"MariaDB not usable: {found['mariadbd']} --version exited {out.returncode}: {line!r}")
-    return ServerBinaries(found["mariadbd"], found["mariadb-install-db"], found["mariadb"], found["mariadb-binlog"], basedir,
-                          m.group(1), line)
-
-
-def free_port(exclude: Iterable[int] = ()) -> int:
-    """A TCP port on 127.0.0.1 that nothing uses now (the kernel picks it: bind to port 0).
-    Someone may still take it before the server binds it; Cluster retries on that collision."""
-    exclude = set(exclude)
-    for _ in range(100):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in exclude:
-            return port
-    raise HarnessError("no free TCP port on 127.0.0.1")
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    """Poll until predicate() is truthy and return its value; HarnessError after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise HarnessError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)
-
-
-# ---------------------------------------------------------------------------------------------
-# Topology
-
-
-@dataclass(frozen=True)
-class Node:
-    id: str
-    server_id: int
-    options: tuple[str, ...] = ()  # extra mariadbd options, after the harness's own (so they win)
-
-
-@dataclass(frozen=True)
-class Channel:
-    source: str
-    replica: str
-    delay: int = 0  # MASTER_DELAY, seconds
-    connection: str | None = None  # MariaDB's connection_name (multi-source); None: the default connection
-
-
-class Topology:
-    """Nodes (ids, server ids) and channels source -> replica. Nodes may be given as ids (server
-    id = position + 1), Node or dicts; channels as Channel, (source, replica[, delay]) or dicts."""
-
-    def __init__(self, nodes: Sequence[Node | str | Mapping], channels: Sequence[Channel | tuple | Mapping] = ()):
-        self.nodes = tuple(_as_node(n, i) for i, n in enumerate(nodes))
-        self.channels = tuple(_as_channel(c) for c in channels)
-        self._validate()
-
-    @classmethod
-    def from_history(cls, topology: Mapping) -> "Topology":
-        """A History header's topology. Fields a real server cannot honour here raise TopologyError."""
-        nodes = []
-        for i, n in enumerate(topology.get("nodes") or []):
-            if not isinstance(n, Mapping) or "id" not in n:
-                raise TopologyError(f"topology: nodes[{i}] has no id")
-            bad = [k for k in n if k not in ("id", "server_id", "variables", "log_slave_updates", "gtid_mode",
-                                             "clock_offset_us", "commit_timestamps")]
-            # clock_offset_us: the caller's `clocks` (the runner's) run it
-            bad += [k for k, off in (("gtid_mode", True), ("commit_timestamps", False))
-                    if k in n and n[k] != off]
-            if bad:
-                raise TopologyError(f"topology: node {n['id']!r}: {', '.join(bad)} not supported by the MariaDB harness")
-            opts = ["--log-slave-updates=0"] if n.get("log_slave_updates") is False else []
-            opts += [f"--{k.replace('_', '-')}={_option_value(v)}" for k, v in sorted((n.get("variables") or {}).items())]
-            nodes.append(Node(n["id"], n.get("server_id", i + 1), tuple(opts)))
-        channels = []
-        for i, c in enumerate(topology.get("channels") or []):
-            if not isinstance(c, Mapping) or "source" not in c or "replica" not in c:
-                raise TopologyError(f"topology: channels[{i}] needs a source and a replica")
-            # clock_reply: the runner's channel relay (replcheck/harness/proxy.py) does it
-            bad = [k for k in c if k not in ("source", "replica", "delay", "latency_us", "clock_reply", "connection")]
-            bad += ["latency_us"] if c.get("latency_us", 0) != 0 else []
-            if bad:
-                raise TopologyError(f"topology: channel {c['source']}->{c['replica']}: {', '.join(bad)} "
-                                    "not supported by the MariaDB harness")
-            channels.append(Channel(c["source"], c["replica"], c.get("delay", 0), c.get("connection")))
-        return cls(nodes, channels)
-
-    def node(self, node_id: str) -> Node:
-        for n in self.nodes:
-            if n.id == node_id:
-                return n
-        raise HarnessError(f"unknown node {node_id!r} (nodes: {', '.join(n.id for n in self.nodes)})")
-
-    def source_of(self, replica: str) -> Channel | None:
-        return next((c for c in self.channels if c.replica == replica), None)
-
-    def _validate(self) -> None:
-        if not self.nodes:
-            raise TopologyError("topology: no nodes")
-        ids: set[str] = set()
-        server_ids: dict[int, str] = {}
-        for n in self.nodes:
-            if not isinstance(n.id, str) or not NODE_ID.match(n.id):
-                raise TopologyError(f"topology: node id {n.id!r} is not a letter followed by up to 31 letters, digits, _ or -")
-            if n.id in ids:
-                raise TopologyError(f"topology: node {n.id!r} appears twice")
-            ids.add(n.id)
-            if isinstance(n.server_id, bool) or not isinstance(n.server_id, int) or not 1 <= n.server_id <= MAX_SERVER_ID:
-                raise TopologyError(f"topology: node {n.id!r}: server_id {n.server_id!r} is not an integer in 1..{MAX_SERVER_ID}")
-            if n.server_id in server_ids:
-                raise TopologyError(f"topology: nodes {server_ids[n.server_id]!r} and {n.id!r} share server_id {n.server_id}")
-            server_ids[n.server_id] = n.id
-            for o in n.options:
-                if not isinstance(o, str) or not o.startswith("--"):
-                    raise TopologyError(f"topology: node {n.id!r}: option {o!r} does not start with --")
-        sources: dict[str, dict[str | None, str]] = {}  # replica -> connection name -> source
-        for c in self.channels:
-            name = f"channel {c.source}->{c.replica}"
-            for end in (c.source, c.replica):
-                if end not in ids:
-                    raise TopologyError(f"topology: {name}: unknown node {end!r}")
-            if c.source == c.replica:
-                raise TopologyError(f"topology: {name}: a node cannot replicate from itself")
-            if isinstance(c.delay, bool) or not isinstance(c.delay, int) or not 0 <= c.delay <= MAX_MASTER_DELAY:
-                raise TopologyError(f"topology: {name}: MASTER_DELAY {c.delay!r} is not an integer in 0..{MAX_MASTER_DELAY}")
-            if c.connection is not None and not (isinstance(c.connection, str) and CONNECTION_NAME.match(c.connection)):
-                raise TopologyError(f"topology: {name}: connection {c.connection!r} is not 1 to 64 letters, digits or _")
-            named = sources.setdefault(c.replica, {})
-            # Several sources only as named connections (multi-source), each its own (sql/rpl_mi.cc, Master_info_index).
-            if named and (c.connection is None or None in named or c.connection in named or c.source in named.values()):
-                raise TopologyError(f"topology: node {c.replica!r} has two sources ({', '.join(map(repr, named.values()))} and "
-                                    f"{c.source!r}): several sources need a connection name each, each for another source")
-            named[c.connection] = c.source
-
-    def __repr__(self) -> str:
-        return f"Topology(nodes={list(self.nodes)!r}, channels={list(self.channels)!r})"
-
-
-def _as_node(n: Node | str | Mapping, i: int) -> Node:
-    if isinstance(n, Node):
-        return n
-    if isinstance(n, str):
-        return Node(n, i + 1)
-    if isinstance(n, Mapping) and "id" in n:
-        return Node(n["id"], n.get("server_id", i + 1), tuple(n.get("options", ())))
-    raise TopologyError(f"topology: nodes[{i}] is not a node id, Node or dict with an id: {n!r}")
-
-
-def _as_channel(c: Channel | tuple | Mapping) -> Channel:
-    if isinstance(c, Channel):
-        return c
-    if isinstance(c, (tuple, list)) and len(c) in (2, 3):
-        return Channel(*c)
-    if isinstance(c, Mapping) and "source" in c and "replica" in c:
-        return Channel(c["source"], c["replica"], c.get("delay", 0), c.get("connection"))
-    raise TopologyError(f"topology: channel {c!r} is not (source, replica[, delay]), Channel or dict")
-
-
-def _option_value(v: Any) -> str:
-    return ("ON" if v else "OFF") if isinstance(v, bool) else str(v)
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
-
-
-def connection_clause(connection: str | None) -> str:
-    """What names a multi-source connection in CHANGE MASTER, START/STOP/RESET SLAVE and SHOW SLAVE
-    STATUS (MariaDB's `'name'` after the keyword, sql/sql_yacc.yy optional_connection_name); '' for the
-    default connection. Refuses a name that is not CONNECTION_NAME's."""
-    if connection is None:
-        return ""
-    if not (isinstance(connection, str) and CONNECTION_NAME.match(connection)):
-        raise HarnessError(f"connection {connection!r} is not 1 to 64 letters, digits or _")
-    return f" {sql_quote(connection)}"
-
-
-def sql_quote(s: str) -> str:
-    """A string literal (the default sql_mode: backslash escapes are on)."""
-    return "'" + s.replace("\\", "\\\\").replace("'", "\\'").replace("\0", "\\0") + "'"
-
-
-def parse_xml_results(out: bytes) -> list[tuple[list[str], list[list[str | None]]]]:
-    """The `mariadb --xml` output of one or more statements: (columns, rows) per result set.
-    NULL is None. The client itself prints NUL bytes as spaces; bytes that are not UTF-8 are
-    replaced (select HEX(col) to see raw bytes)."""
-    text = _CTRL.sub(lambda m: chr(0xE000 + ord(m.group())), out.decode("utf-8", "replace"))
-    results = []
-    for doc in text.split('<?xml version="1.0"?>'):
-        if not doc.strip():
-            continue
-        columns: list[str] = []
-        rows = []
-        for row in ET.fromstring(doc.strip()).iter("row"):
-            fields = row.findall("field")
-            if not columns:
-                columns = [f.get("name", "") for f in fields]
-            rows.append([None if f.get(_XSI_NIL) == "true" else
-                         _UNCTRL.sub(lambda m: chr(ord(m.group()) - 0xE000), f.text or "") for f in fields])
-        results.append((columns, rows))
-    return results
-
-
-def _tail(path: str, lines: int = 25, head: bool = False) -> str:
-    try:
-        with open(path, "rb") as f:
-            if not head:
-                f.seek(max(0, os.path.getsize(path) - 8192))
-            text = f.read(8192).decode("utf-8", "replace").splitlines()
-    except OSError as e:
-        return f"(cannot read {path}: {e})"
-    return "\n".join(text[:lines] if head else text[-lines:]) or "(empty)"
-
-
-def _alive(pid: int) -> bool:
-    """The process exists and is not a zombie waiting for a parent to reap it."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-            return True
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-
-
-def _prctl():
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()
-
-
-def _preexec(parent: int) -> Callable[[], None]:
-    """Runs in the child before exec. PR_SET_PDEATHSIG: the kernel SIGKILLs the child when the
-    thread that forked it ends (so spawn from a long-lived thread, as the main thread is)."""
-    prctl = _PRCTL
-
-    def setup() -> None:
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # the harness died before the prctl: do not run orphaned
-            os._exit(1)
-    return setup
-
-
-# Outlives an abruptly killed harness: at EOF on stdin (the harness is gone or done) it SIGKILLs
-# the process groups still registered and removes the temporary root.
-_WATCHDOG = r"""
-import os, shutil, signal, sys, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-root, groups = sys.argv[1], set()
-for line in sys.stdin:
-    cmd, _, pid = line.strip().partition(" ")
-    if cmd == "add":
-        groups.add(int(pid))
-    elif cmd == "del":
-        groups.discard(int(pid))
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
-for g in groups:
-    try:
-        os.killpg(g, signal.SIGKILL)
-    except OSError:
-        pass
-deadline = time.monotonic() + 10
-while any(alive(g) for g in groups) and time.monotonic() < deadline:
-    time.sleep(0.05)
-shutil.rmtree(root, ignore_errors=True)
-"""
-
-
-# ---------------------------------------------------------------------------------------------
-# Cluster
 
 
 class _State:
@@ -483,7 +93,7 @@ class Cluster:
         self._routes = dict(routes or {})
         self._clocks = dict(clocks or {})  # node -> its clock's offset (µs) at start: libfaketime (clock.py)
         self.verbose = verbose
-        self.start_timeout, self.stop_grace = start_timeout, stop_grace
+        self.start_timeout = start_timeout
         self.sql_timeout, self.install_timeout = sql_timeout, install_timeout
         self.root: str | None = None
         self.root_password = secrets.token_hex(16)
@@ -491,13 +101,13 @@ class Cluster:
         self._states: dict[str, _State] = {}
         self._aux: set[subprocess.Popen] = set()  # mariadb-install-db while it runs
         self._ports: set[int] = set()
-        self._watchdog: subprocess.Popen | None = None
         self._prev_signals: dict[int, Any] = {}
         self._pending_signal: int | None = None
         self._lock = threading.RLock()
         self._started = self._closed = self._closing = False
         self._owner = os.getpid()
         self._env = {k: v for k, v in os.environ.items() if not k.startswith(("MYSQL_", "MARIADB_"))}
+        self._procs = Processes(self._env, stop_grace, self._log)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -523,7 +133,7 @@ class Cluster:
                 service.open_to_it(self.root, TMPDIR_ENV)
             except service.Refused as e:
                 raise HarnessError(str(e)) from None
-            self._start_watchdog()
+            self._procs.start_watchdog(self.root)
             with open(os.path.join(self.root, "client.cnf"), "w", opener=lambda p, f: os.open(p, f, 0o600)) as f:
                 f.write(f"[client]\nuser=root\npassword={self.root_password}\n")
             self._install()
@@ -551,8 +161,8 @@ class Cluster:
             self._closing = True
             try:
                 self._stop_all()
-                self._remove_root()
-                self._end_watchdog()
+                self._procs.remove_root(self.root)
+                self._procs.end_watchdog()
             finally:
                 self._closed, self._closing = True, False
                 atexit.unregister(self._atexit)
@@ -600,96 +210,11 @@ class Cluster:
                 pass
             os.kill(os.getpid(), signum)  # end as the signal would have ended us
 
-    # -- processes ------------------------------------------------------------------------------
-
-    def _spawn(self, args: list[str], log_path: str, env: Mapping[str, str] | None = None) -> subprocess.Popen:
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    env={**self._env, **(env or {})}, close_fds=True, start_new_session=True,
-                                    preexec_fn=_preexec(os.getpid()))
-        self._watch("add", proc.pid)
-        return proc
-
-    def _signal(self, proc: subprocess.Popen, sig: int) -> None:
-        # Only while not yet reaped: a reaped pid (and its group id) may belong to someone else.
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, sig)  # start_new_session: the pid is the group id
-            except ProcessLookupError:
-                pass
-
-    def _reap(self, proc: subprocess.Popen, timeout: float) -> bool:
-        try:
-            proc.wait(timeout=max(0.0, timeout))
-        except subprocess.TimeoutExpired:
-            return False
-        self._watch("del", proc.pid)
-        return True
-
-    def _terminate(self, procs: list[tuple[subprocess.Popen, bool]]) -> None:
-        """SIGTERM the ready ones (SIGKILL the others: SIGTERM early in start-up can be lost),
-        SIGKILL whatever is left after the grace, reap all (bounded)."""
-        live = [(p, ready) for p, ready in procs if p.poll() is None]
-        for p, ready in live:
-            self._signal(p, signal.SIGTERM if ready else signal.SIGKILL)
-        deadline = time.monotonic() + self.stop_grace
-        for p, _ in live:
-            if not self._reap(p, deadline - time.monotonic()):
-                self._log(f"pid {p.pid} still running after {self.stop_grace:g} s: SIGKILL")
-                self._signal(p, signal.SIGKILL)
-                if not self._reap(p, 10):
-                    warnings.warn(f"replcheck.harness: pid {p.pid} survived SIGKILL for 10 s", RuntimeWarning)
-        for p, _ in procs:  # exited by themselves earlier
-            if p.returncode is not None:
-                self._watch("del", p.pid)
-
     def _stop_all(self) -> None:
         procs = [(st.proc, st.ready) for st in self._states.values() if st.proc is not None]
         procs += [(p, False) for p in self._aux]
-        self._terminate(procs)
+        self._procs.terminate(procs)
         self._aux.clear()
-
-    def _remove_root(self) -> None:
-        if self.root and os.path.exists(self.root):
-            for _ in range(3):
-                shutil.rmtree(self.root, ignore_errors=True)
-                if not os.path.exists(self.root):
-                    break
-                time.sleep(0.1)
-            else:
-                warnings.warn(f"replcheck.harness: could not remove {self.root}", RuntimeWarning)
-            self._log(f"removed {self.root}")
-
-    def _start_watchdog(self) -> None:
-        try:
-            self._watchdog = subprocess.Popen([sys.executable, "-I", "-c", _WATCHDOG, self.root],
-                                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
-        except OSError as e:  # PR_SET_PDEATHSIG still covers the servers
-            self._log(f"no watchdog: {e}")
-
-    def _watch(self, cmd: str, pid: int) -> None:
-        wd = self._watchdog
-        if wd is not None and wd.stdin is not None:
-            try:
-                wd.stdin.write(f"{cmd} {pid}\n".encode())
-                wd.stdin.flush()
-            except (OSError, ValueError):
-                pass
-
-    def _end_watchdog(self) -> None:
-        wd, self._watchdog = self._watchdog, None
-        if wd is None:
-            return
-        try:
-            wd.stdin.close()
-        except OSError:
-            pass
-        try:
-            wd.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            wd.kill()
-            wd.wait(timeout=5)
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -717,19 +242,19 @@ class Cluster:
         log = os.path.join(self.root, "install.log")
         self._log("mariadb-install-db")
         try:
-            proc = self._spawn(args, log)
+            proc = self._procs.spawn(args, log)
             self._aux.add(proc)
-            if not self._reap(proc, self.install_timeout):
-                self._terminate([(proc, False)])
+            if not self._procs.reap(proc, self.install_timeout):
+                self._procs.terminate([(proc, False)])
                 self._aux.discard(proc)
                 raise HarnessError(f"mariadb-install-db did not finish within {self.install_timeout:g} s; "
-                                   f"last lines of {log}:\n{self._redact(_tail(log))}")
+                                   f"last lines of {log}:\n{self._redact(tail(log))}")
         finally:
             os.remove(accounts)
         self._aux.discard(proc)
         if proc.returncode != 0:
             raise HarnessError(f"mariadb-install-db failed (exit {proc.returncode}); first lines of {log}:\n"
-                               f"{self._redact(_tail(log, 12, head=True))}")
+                               f"{self._redact(tail(log, 12, head=True))}")
         for n in self.topology.nodes:
             st = _State(n, os.path.join(self.root, n.id))
             if len(st.sock) > 100:
@@ -768,7 +293,7 @@ class Cluster:
             env = clock.environment(self._clock_file(st.node.id)) if st.node.id in self._clocks else {}
         except clock.Missing as e:
             raise HarnessError(str(e)) from None
-        st.proc = self._spawn(self._server_args(st, options), st.errlog, env)
+        st.proc = self._procs.spawn(self._server_args(st, options), st.errlog, env)
 
     def _await_server(self, st: _State, first: bool) -> None:
         """Until it says 'ready for connections'. A port taken meanwhile by someone else: on the
@@ -783,7 +308,7 @@ class Cluster:
                 rc = st.proc.poll()
                 text = self._log_since(st)
                 if rc is not None:
-                    self._watch("del", st.proc.pid)
+                    self._procs.watch("del", st.proc.pid)
                     if _BIND_ERROR.search(text):
                         self._log(f"node {st.node.id}: port {st.port} taken by another process")
                         break
@@ -792,7 +317,7 @@ class Cluster:
                     st.ready = True
                     return
                 if time.monotonic() >= deadline:
-                    self._terminate([(st.proc, False)])
+                    self._procs.terminate([(st.proc, False)])
                     raise self._start_failed(st, f"mariadbd not ready for connections within {self.start_timeout:g} s",
                                              self._log_since(st))
                 time.sleep(0.02)
@@ -805,7 +330,7 @@ class Cluster:
         why = errlog.first_error(text)
         kept = errlog.keep(st.errlog, st.node.id, self._tmpdir or os.environ.get(TMPDIR_ENV) or None)
         return ServerStartError(f"node {st.node.id}: {what} (error log kept in {kept}): "
-                                + (why or "it wrote no [ERROR] line") + f"\nits last lines:\n{_tail(st.errlog)}", kept)
+                                + (why or "it wrote no [ERROR] line") + f"\nits last lines:\n{tail(st.errlog)}", kept)
 
     def _log_since(self, st: _State) -> str:
         try:
@@ -862,37 +387,16 @@ class Cluster:
 
     # -- SQL --------------------------------------------------------------------------------
 
-    def _client(self, st: _State, statement: str, *,
-                timeout: float | None = None) -> list[tuple[list[str], list[list[str | None]]]]:
+    def _client(self, st: _State, statement: str, *, timeout: float | None = None) -> Results:
         if st.proc is None or st.proc.poll() is not None:
             raise HarnessError(f"node {st.node.id} is not running")
-        timeout = self.sql_timeout if timeout is None else timeout
-        # The option file keeps the password out of the process list.
-        args = [self.server.client, f"--defaults-file={os.path.join(self.root, 'client.cnf')}", "--protocol=TCP",
-                "--host=127.0.0.1", f"--port={st.port}", "--batch", "--xml", "--default-character-set=utf8mb4",
-                f"--connect-timeout={max(1, int(min(timeout, 10)))}"]
-        try:  # the statement on stdin, not argv: it may hold a password
-            out = subprocess.run(args, input=statement.encode(), capture_output=True, timeout=timeout, env=self._env)
-        except subprocess.TimeoutExpired:
-            raise HarnessError(f"node {st.node.id}: statement did not finish within {timeout:g} s: "
-                               f"{self._redact(statement)[:200]}") from None
-        if out.returncode != 0:
-            err = out.stderr.decode("utf-8", "replace")
-            m = _CLIENT_ERROR.search(err)
-            if m:
-                raise SqlError(st.node.id, int(m.group(1)), m.group(2), self._redact(m.group(3).strip()),
-                               self._redact(statement))
-            raise HarnessError(f"node {st.node.id}: mariadb client exited {out.returncode}: {self._redact(err.strip())}")
-        try:
-            return parse_xml_results(out.stdout)
-        except ET.ParseError as e:
-            raise HarnessError(f"node {st.node.id}: unreadable client output ({e}): {self._redact(statement)[:200]}") from None
+        return sqlclient.run(self.server.client, os.path.join(self.root, "client.cnf"), st.port, statement, node=st.node.id,
+                             timeout=self.sql_timeout if timeout is None else timeout, env=self._env, redact=self._redact)
 
     def _redact(self, text: str) -> str:
         return text.replace(self.root_password, "***").replace(self.repl_password, "***")
 
-    def results(self, node: str, statement: str, *,
-                timeout: float | None = None) -> list[tuple[list[str], list[list[str | None]]]]:
+    def results(self, node: str, statement: str, *, timeout: float | None = None) -> Results:
         """Every result set of the statements (one session, separated by ';'), in order. Safe from
         any thread: each call is a client process of its own and only reads the node's port."""
         return self._client(self._state(node), statement, timeout=timeout)
@@ -970,8 +474,8 @@ class Cluster:
         if not self.is_running(node):
             raise HarnessError(f"node {node} is not running")
         self._log(f"node {node}: kill -9 {st.proc.pid}")
-        self._signal(st.proc, signal.SIGKILL)
-        if not self._reap(st.proc, 10):
+        self._procs.send(st.proc, signal.SIGKILL)
+        if not self._procs.reap(st.proc, 10):
             raise HarnessError(f"node {node}: pid {st.proc.pid} survived SIGKILL for 10 s")
         st.ready = False
 
@@ -981,7 +485,7 @@ class Cluster:
         if not self.is_running(node):
             raise HarnessError(f"node {node} is not running")
         self._log(f"node {node}: shutdown")
-        self._terminate([(st.proc, st.ready)])
+        self._procs.terminate([(st.proc, st.ready)])
         st.ready = False
 
     def restart(self, node: str, options: Sequence[str] = ()) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from replcheck.spec import vocabulary as V
 from replcheck.harness import errlog
 from replcheck.harness import stream as S
-from replcheck.harness.mariadb import HarnessError
+from replcheck.harness.errors import HarnessError
 from replcheck.harness.relaylog import Event, RelayLogs
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US
@@ -350,9 +350,13 @@ class Observer:
         ran = last is None or last["Slave_SQL_Running"] == "Yes" or link in self.run.sql_started
         self.run.sql_started.discard(link)
         if s["Slave_SQL_Running"] == "Yes" or ran:
-            # Before a stop it shows: what the thread passed, it passed before stopping. A stopped
-            # thread passes nothing (a relay log of the same name refetched meanwhile is not behind it).
-            self._passed(link, t, s["Relay_Log_File"], s["Relay_Log_Pos"])
+            # Before a stop it shows: what the thread passed, it passed before stopping (so before the
+            # stop recorded since the last sample, 1 µs earlier). A stopped thread passes nothing (a
+            # relay log of the same name refetched meanwhile is not behind it).
+            stopped = self.run.sql_stopped.get(link)
+            before = (stopped is not None and s["Slave_SQL_Running"] == "No" and last is not None
+                      and last["_t"] < stopped <= t)
+            self._passed(link, stopped - 1 if before else t, s["Relay_Log_File"], s["Relay_Log_Pos"])
         if ran and s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]:
             self.run.until.discard(link)
             # seen by the poll that began at t and ended at `until`: the stop came before the end, maybe after t

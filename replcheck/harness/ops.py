@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING, Callable
 
 from replcheck.spec import vocabulary as V
 from replcheck.harness import variables
-from replcheck.harness.mariadb import HarnessError, ServerBinaries, SqlError, Topology, TopologyError, sql_quote
+from replcheck.harness.binaries import ServerBinaries
+from replcheck.harness.errors import HarnessError, SqlError, TopologyError
+from replcheck.harness.sqlclient import sql_quote
+from replcheck.harness.topology import Topology
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, executed_all_read,
                                        _gtid_start_purges, _int, links_of)
 from replcheck.harness.statements import (ER_BAD_NULL, ER_BAD_TABLE, ER_DUP_ENTRY, RunnerError, admin_statement,
@@ -431,8 +434,10 @@ class Ops:
             self.run.observer.relay_purged(link, t, before)
         if op.get("thread") in (None, "sql") and (not all_slaves or before.get("Slave_SQL_Running") != "Yes"):
             self.run.sql_started.add(link)
-        if op.get("thread") in (None, "sql") and (warning is None or all_slaves):
-            # START SLAVE sets the condition for the thread it starts, or clears it (start_slave, sql/sql_repl.cc).
+        if op.get("thread") in (None, "sql") and (warning != F.ER_SLAVE_WAS_RUNNING or all_slaves):
+            # START SLAVE sets the condition for the thread it starts, or clears it (start_slave, sql/sql_repl.cc);
+            # only ER_SLAVE_WAS_RUNNING says it started none: an UNTIL also warns ER_MISSING_SKIP_SLAVE (1278)
+            # when the server runs without --skip-slave-start, and still sets the condition.
             (self.run.until.add if op.get("until") else self.run.until.discard)(link)
 
     def workers(self, node: str, t: int) -> None:

@@ -119,6 +119,22 @@ def parse(text: str, start: int) -> list[Event]:
     return events
 
 
+def read_file(tool: str, path: str, start: int = 4) -> tuple[list[Event], str]:
+    """mariadb-binlog (`tool`) on a binlog or relay-log file from `start`: the whole events it
+    printed, and its complaint if it stopped short (at an event still being written, or at a file
+    purged meanwhile)."""
+    try:
+        out = subprocess.run([tool, "--no-defaults", "--hexdump", "--base64-output=never", f"--start-position={start}", path],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return [], str(e)
+    try:
+        events = parse(out.stdout, start)
+    except RelayLogError as e:
+        return [], f"unreadable output of {os.path.basename(tool)}: {e}"
+    return events, (out.stderr.strip().splitlines() or [""])[0] if out.returncode else ""
+
+
 @dataclass
 class _File:
     inode: int
@@ -185,20 +201,7 @@ class RelayLogs:
             return []
 
     def _run(self, name: str, start: int) -> tuple[list[Event], str]:
-        """mariadb-binlog from `start`: the whole events it printed, and its complaint if it stopped
-        short (at an event the IO thread is still writing, or at a file purged meanwhile)."""
-        path = os.path.join(self.directory, name)
-        try:
-            out = subprocess.run([self.tool, "--no-defaults", "--hexdump", "--base64-output=never",
-                                  f"--start-position={start}", path], stdin=subprocess.DEVNULL,
-                                 capture_output=True, text=True, errors="replace", timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return [], str(e)
-        try:
-            events = parse(out.stdout, start)
-        except RelayLogError as e:
-            return [], f"unreadable output of {os.path.basename(self.tool)}: {e}"
-        return events, (out.stderr.strip().splitlines() or [""])[0] if out.returncode else ""
+        return read_file(self.tool, os.path.join(self.directory, name), start)
 
     def _vanished(self, name: str) -> None:
         f = self.files.pop(name)

@@ -60,7 +60,8 @@ from replcheck.spec import vocabulary as V
 from replcheck.harness import clock
 from replcheck.harness.collect import Collector
 from replcheck.harness.faults import Faults
-from replcheck.harness.mariadb import Cluster, find_server
+from replcheck.harness.binaries import find_server
+from replcheck.harness.mariadb import Cluster
 from replcheck.harness.observe import Link, Observer
 from replcheck.harness.ops import RUNS, Ops, check_server, check_supported
 from replcheck.harness.proxy import ChannelProxy, ClockExchange
@@ -172,6 +173,7 @@ class Runner:
         self.set_timestamp: set[str] = set()  # transactions whose events carry SET TIMESTAMP's time, not the clock's
         self.read_seen: dict[tuple[str, int], int] = {}  # (node, trx) -> the first read op that saw its row
         self.sql_started: set[Link] = set()  # a START SLAVE started their SQL thread since their last sample
+        self.sql_stopped: dict[Link, int] = {}  # when their SQL thread last stopped (a sql_stop observation)
         self.until: set[Link] = set()  # their SQL thread runs under START SLAVE ... UNTIL
         self.slip_us = 0  # how much later than the History every op from here on starts (SLIP_MIN_US)
         self.slipped: list[list[int]] = []  # [op index in the History, slip_us] where the slip grew
@@ -186,6 +188,8 @@ class Runner:
         with self.lock:
             self.seq += 1
             self.obs.append((o["t"], self.seq, o))
+            if kind == "sql_stop":
+                self.sql_stopped[(node, fields.get("connection"))] = o["t"]
         return o
 
     def run(self) -> tuple[dict, list[dict]]:

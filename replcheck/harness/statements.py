@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from replcheck.harness.mariadb import HarnessError, connection_clause, sql_quote
+from replcheck.harness.errors import HarnessError
+from replcheck.harness.sqlclient import connection_clause, sql_quote
 from replcheck.spec.formats import US
 
 # MASTER_DELAY tokens a History may send to exercise the server's parser: numbers and bare words.

@@ -30,9 +30,10 @@ def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
     # History 4 of seed 0's delay family catches WL#7318 drawback 3 (every event waits for its own
     # timestamp); History 14 did until generator 12's set_delays moved the family's draws
     history = generate(0, 4, ("delay",))
-    what, fails = investigate.failure(history, "mutant:per-event-wait", "WL7318.F3", None)
-    assert what == "WL7318.F3 violated on mutant:per-event-wait" and fails(history)
+    fails = investigate.failure(history, "mutant:per-event-wait", "WL7318.F3", None)
+    assert fails.what == "WL7318.F3 violated on mutant:per-event-wait" and fails(history)
     small, runs = investigate.shrink(history, fails)
+    assert fails.trace_of(small) == systems.get("mutant:per-event-wait").run(small)  # the Trace of the last that failed
     assert fails(small) and len(small["ops"]) < len(history["ops"]) and runs > 1
     assert small["header"]["end_us"] <= history["header"]["end_us"]
     # 1-minimal: without any one of its operations it no longer fails
@@ -41,6 +42,13 @@ def test_shrink_keeps_the_same_failure_and_closes_the_gaps():
     text = investigate.describe(small)
     assert text.splitlines()[0] == "History gen-delay-0-4:"
     assert "  A -> B: " in text and "    1.     0.000000 s  A  trx " in text
+
+
+def test_a_shrink_out_of_time_keeps_what_it_has_shrunk():
+    history = generate(0, 4, ("delay",))
+    fails = investigate.failure(history, "mutant:per-event-wait", "WL7318.F3", None)
+    assert investigate.shrink(history, fails, seconds=0) == (history, 0)  # no attempt starts after the bound
+    assert fails.trace_of(history) is not None and fails.trace_of({**history, "ops": []}) is None
 
 
 def test_a_history_that_fails_nothing_cannot_be_shrunk():

@@ -6,7 +6,8 @@ import os
 import pytest
 
 from replcheck.harness import clock
-from replcheck.harness.mariadb import Cluster, Topology
+from replcheck.harness.mariadb import Cluster
+from replcheck.harness.topology import Topology
 from test_harness_mariadb import require_server
 
 US = 1_000_000

@@ -17,12 +17,14 @@ import time
 
 import pytest
 
-from replcheck.harness import mariadb, service
+from replcheck.harness import mariadb, processes, service
+from replcheck.harness.binaries import BASEDIR_ENV, find_server
+from replcheck.harness.errors import HarnessError, ServerNotFound, SqlError, TopologyError
+from replcheck.harness.mariadb import Cluster
+from replcheck.harness.processes import free_port, wait_for
 from replcheck.harness.proxy import STEADY_FROM, STEADY_UNTIL, ChannelProxy, query_wait
-from replcheck.harness.mariadb import (
-    BASEDIR_ENV, Channel, Cluster, HarnessError, Node, ServerNotFound, SqlError, Topology, TopologyError,
-    find_server, free_port, parse_xml_results, sql_quote, wait_for,
-)
+from replcheck.harness.sqlclient import parse_xml_results, sql_quote
+from replcheck.harness.topology import Channel, Node, Topology
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -259,7 +261,7 @@ def _wait_rows(c: Cluster, node: str, query: str, want: list, timeout: float = 1
 
 
 def _alive(pid: int) -> bool:
-    return mariadb._alive(pid)
+    return processes.alive(pid)
 
 
 PAM_TOOL_DIR = "/usr/lib/mysql/plugin/auth_pam_tool_dir"
@@ -471,7 +473,8 @@ def test_master_delay(server):
 _SCRIPT = textwrap.dedent("""
     import json, signal, sys, time
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from replcheck.harness.mariadb import Cluster, Topology
+    from replcheck.harness.mariadb import Cluster
+    from replcheck.harness.topology import Topology
     try:
         with Cluster(Topology(["a", "b"], [("a", "b")])) as c:
             print(json.dumps({"pids": list(c.pids().values()), "root": c.root}), flush=True)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from test_harness_mariadb import _wait_rows, require_server
 
-from replcheck.harness.mariadb import REPL_USER, Cluster, SqlError
+from replcheck.harness.errors import SqlError
+from replcheck.harness.mariadb import REPL_USER, Cluster
 from replcheck.model.multisource import unconfigured_default
 from replcheck.systems import get
 

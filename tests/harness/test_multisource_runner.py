@@ -18,7 +18,10 @@ from conftest import HANG_GUARD_S, REPO
 from replcheck import conform, io
 from replcheck.harness import observe as OB
 from replcheck.harness import runner as R
-from replcheck.harness.mariadb import Cluster, HarnessError, Topology, TopologyError, connection_clause
+from replcheck.harness.errors import HarnessError, TopologyError
+from replcheck.harness.mariadb import Cluster
+from replcheck.harness.sqlclient import connection_clause
+from replcheck.harness.topology import Topology
 from replcheck.harness.relaylog import Event
 from replcheck.model import multisource as MS
 

@@ -580,6 +580,16 @@ def test_an_sql_thread_stopped_without_an_error_after_start_until_is_the_until_s
     assert stops() == [(20, "until")]
 
 
+@pytest.mark.parametrize("warning, until", [(None, True), (1278, True), (1254, False)])
+def test_start_slave_until_sets_the_condition_unless_the_thread_was_running(warning, until):
+    """MariaDB warns ER_MISSING_SKIP_SLAVE (1278) on START SLAVE UNTIL in a server started without
+    --skip-slave-start and still sets the condition; only ER_SLAVE_WAS_RUNNING (1254) says it started no thread."""
+    r = R.Runner(_history([]))
+    op = {"at": 0, "op": "start_slave", "node": "B", "thread": "sql", "until": {"master_log_file": "bin.000001", "master_log_pos": 4}}
+    r.ops._stopped_or_started(op, B, 10, None, warning, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No"})
+    assert (B in r.until) == until
+
+
 def test_a_late_op_moves_every_later_op_and_the_history_that_ran_says_so(tmp_path):
     """A slow statement or a loaded machine makes an op start late: every later op keeps its
     distance from it (a commit, then 200 ms for it to wait, then the crash), and the History the
@@ -944,3 +954,22 @@ def test_a_servers_own_time_is_an_interval_of_trace_time_less_its_clock_offset_t
     assert r.server_interval("B", r.epoch_us + 3602 * US, US) == [2 * US, 3 * US]  # only before the step
     assert r.server_interval("B", r.epoch_us + 3604 * US, US) == [4 * US, 7 * US]  # before it or after: both
     assert r.server_interval("B", r.epoch_us + 3606 * US, US) == [8 * US, 9 * US]  # only after it
+
+
+def test_a_node_down_at_the_end_has_its_binlog_read_from_disk_and_its_sql_thread_stopped(server, short_tmp):
+    """A primary that crashed and a replica shut down before the run ended: the primary's binlog is
+    still in the trace (read with mariadb-binlog, as the crash left it), and the replica's running SQL
+    thread stopped with its server, as the models record it (sql_stop, reason crash)."""
+    load_features()
+    h = _history([{"at": 100_000, "op": "trx", "node": "A", "trx": "t1"},
+                  {"at": 600_000, "op": "shutdown", "node": "B"},
+                  {"at": 700_000, "op": "crash", "node": "A"}],
+                 channels=({"source": "A", "replica": "B"},), end_us=1_000_000, sample_every_us=200_000)
+    header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
+    events = [o for o in obs if o["kind"] == "binlog" and o["node"] == "A"]
+    assert [o["type"] for o in events if o["trx"] == "t1"][:2] == ["GTID_LOG_EVENT", "ANNOTATE_ROWS_EVENT"]
+    assert events[0]["type"] == "FORMAT_DESCRIPTION_EVENT" and events[0]["pos"] == 4
+    shutdown = next(o for o in obs if o["kind"] == "shutdown")
+    stop = next(o for o in obs if o["kind"] == "sql_stop" and o["node"] == "B")
+    assert stop["reason"] == "crash" and stop["t"] == shutdown["t"]
+    assert not any(o["kind"] == "sql_stop" and o["node"] == "A" for o in obs)  # A replicates from nobody

@@ -10,7 +10,10 @@ import pytest
 
 from replcheck.cli import main
 from replcheck.harness import errlog, mariadb, variables
-from replcheck.harness.mariadb import Cluster, Node, ServerBinaries, ServerStartError, Topology
+from replcheck.harness.binaries import ServerBinaries
+from replcheck.harness.errors import ServerStartError
+from replcheck.harness.mariadb import Cluster
+from replcheck.harness.topology import Node, Topology
 from test_harness_mariadb import require_server
 
 HELP = """mariadbd  Ver 10.11.99-MariaDB for Linux on x86_64 (Source)

@@ -1,0 +1,36 @@
+"""What the harness raises: a server not found, not started, not reached, or a statement that failed."""
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """A server could not be found, started, stopped or reached."""
+
+
+class ServerNotFound(HarnessError):
+    pass
+
+
+class TopologyError(HarnessError, ValueError):
+    pass
+
+
+class ServerStartError(HarnessError):
+    """A server would not start (the machine's or the build's problem, not the History's): the
+    message's first line has the server's own [ERROR] line and `log`, the kept error log."""
+
+    def __init__(self, message: str, log: str):
+        super().__init__(message)
+        self.log = log
+
+
+class SqlError(HarnessError):
+    """A statement failed: the MariaDB error number, SQLSTATE and message (client errors too, e.g. 2003)."""
+
+    def __init__(self, node: str, errno: int, sqlstate: str, message: str, statement: str = ""):
+        self.node, self.errno, self.sqlstate, self.message, self.statement = node, errno, sqlstate, message, statement
+        super().__init__(f"node {node}: ERROR {errno} ({sqlstate}): {message}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Binaries
+

@@ -1,0 +1,58 @@
+"""A tiny campaign on the real server beside its flavour model: Histories drawn for the server, each
+on servers of its own, rows like any system's, nothing left behind, the same table again when resumed."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from replcheck import campaign
+from replcheck.harness.mariadb import TMPDIR_ENV
+from replcheck.properties.core import PROPERTIES
+from test_harness_mariadb import require_server
+
+pytestmark = [pytest.mark.server, pytest.mark.spark,
+              pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java")]
+SERVER, MODEL = "server:mariadb-10.11", "model:mariadb-10.11"
+
+
+def _ours(root) -> list[int]:
+    """Processes whose command line names a directory under `root` (the servers of this test)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if str(root).encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def test_a_server_campaign_gives_rows_like_a_models_and_leaves_nothing_behind(tmp_path, short_tmp, monkeypatch):
+    require_server()
+    servers = short_tmp
+    monkeypatch.setenv(TMPDIR_ENV, str(servers))  # each History's servers' directories, to see that none stays
+    plan = campaign.validate(2, 0, [SERVER, MODEL], "local[1]", 2)
+    lines: list[str] = []
+    spark = campaign.spark_session("local[1]")
+    try:
+        summary = campaign.run(plan, tmp_path / "c", spark=spark, emit=lines.append, groups=2)
+        table = spark.read.parquet(str(tmp_path / "c" / "table"))
+        histories = table.where("kind = 'history'").collect()
+        again = campaign.run(plan, tmp_path / "c", spark=spark, emit=lines.append, groups=2)  # resumed: nothing to run
+    finally:
+        spark.stop()
+    assert sorted((h["index"], h["system"]) for h in histories) == [(i, s) for i in range(2) for s in sorted((MODEL, SERVER))]
+    for h in histories:  # every requirement in exactly one list, a real server's too
+        assert sorted(h["passed"] + h["violated"] + h["not_exercised"] + h["inconclusive"]) == sorted(p.requirement for p in PROPERTIES)
+    assert summary["campaign"]["histories"] == 2 and plan.target == SERVER
+    for f in summary["findings"]:
+        if f["system"] == SERVER:
+            assert f["kind"] == "MariaDB differs from the seed" and f"--system {MODEL} --target {SERVER}" in f["reproduce"]
+    for d in summary["campaign"]["declared"]:  # what the flavour model declares is triaged, with its reason, not new
+        assert d["why"] and d["requirement"] not in {f["requirement"] for f in summary["findings"] if f["system"] == d["system"]}
+    assert any(line.startswith("histories 2/2") for line in lines) and any(line.startswith("resuming: 1 of 1 chunks") for line in lines)
+    assert again["findings"] == summary["findings"] and again["rows"] == summary["rows"]
+    assert os.listdir(servers) == [] and _ours(servers) == []  # no server, no directory left
