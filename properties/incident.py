@@ -331,7 +331,9 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         hi = min(hi, next((_key(o) for o in io_ends.after(lo)), hi))
         s = next(v.timed(stop["node"], "status").after(lo), None)
         if s is not None and _key(s) < hi:
-            check.judge(s["Slave_IO_Running"] == "Yes", f"{s['node']} at {seconds(s['t'])}: IO thread {s['Slave_IO_Running']!r} "
+            # a running IO thread shows Yes, or Connecting / Preparing while it (re)connects and
+            # registers (MariaDB sql/slave.cc, slave_running_state: {"No", "Connecting", "Preparing", "Yes"})
+            check.judge(s["Slave_IO_Running"] != "No", f"{s['node']} at {seconds(s['t'])}: IO thread {s['Slave_IO_Running']!r} "
                         "while stopped at an incident", stop, s)
 
 

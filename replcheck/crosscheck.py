@@ -54,6 +54,7 @@ class Facts:
     applier_stmts: frozenset[tuple[str, str]] = frozenset()  # (node, stmt subject) of each SET GLOBAL of an applier setting
     refused: frozenset[tuple[str, tuple]] = frozenset()  # (node, the errnos of its connects its source refused)
     gtid_asks: frozenset[tuple[str, str, int, str]] = frozenset()  # (node, source, when, gtid_pos) of each connect by a GTID position
+    clock_steps: frozenset[str] = frozenset()  # nodes whose clock stepped
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -71,8 +72,11 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     applier_stmts = set()
     refused: dict[str, list] = {}
     gtid_asks = set()
+    clock_steps = set()
     for o in obs:
         k, node = o["kind"], o.get("node", "")
+        if k == "clock_step":
+            clock_steps.add(node)
         if k == "connect" and o.get("errno"):
             refused.setdefault(node, []).append(o["errno"])
         if k == "connect" and o.get("gtid_pos"):
@@ -132,7 +136,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  commits, settings, observed, frozenset(restarts), frozenset(incidents),
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
-                 frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks))
+                 frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps))
 
 
 @dataclass(frozen=True)
@@ -367,16 +371,38 @@ def delay_stamp_differs(ctx: Ctx) -> bool:
     immediate_commit_timestamp up to the second and compares it with the replica's own clock; the
     seeds' WL#7318 truncates it and compensates the clocks), and the node, or a server up its chain,
     replicates with a MASTER_DELAY."""
-    keys = ("commit_timestamp_rounding", "commit_timestamp_clock")
-    mech = [f.header.get("config", {}).get("mechanics", {}) for f in ctx[:2]]
-    if all(m.get(k) == mech[0].get(k) for m in mech for k in keys):
+    if not _mechanics_differ(ctx, "commit_timestamp_rounding", "commit_timestamp_clock"):
+        return False
+    return _here_or_upstream(ctx, _delayed)
+
+
+def clock_estimate_differs(ctx: Ctx) -> bool:
+    """One system counts a delay with the clock difference its IO thread measured at the connect
+    (whole seconds, kept until the next connect), the other with the exact one, and the node (or a
+    server up its chain) is a delayed replica whose clock and its source's are not the same whole
+    seconds apart all along: offset by a fraction, stepped, or answered late at the connect."""
+    if not _mechanics_differ(ctx, "clock_difference"):
         return False
 
-    def delayed(c: Ctx, src: str) -> bool:
-        node = c[3]
-        return any(ch["replica"] == node and ch.get("delay") for ch in c[0].header["topology"].get("channels", [])) or any(
-            x[0].startswith("change_master ") for f in c[:2] for x in f.seqs.get(("stmt", node), ()))
-    return _here_or_upstream(ctx, delayed)
+    def unequal(c: Ctx, src: str) -> bool:
+        node, topo = c[3], c[0].header["topology"]
+        offsets = {n["id"]: n.get("clock_offset_us", 0) for n in topo.get("nodes", [])}
+        late = any(ch["replica"] == node and ch.get("clock_reply") for ch in topo.get("channels", []))
+        stepped = any({node, src} & f.clock_steps for f in c[:2])
+        return _delayed(c, src) and (late or stepped or (offsets.get(node, 0) - offsets.get(src, 0)) % US != 0)
+    return _here_or_upstream(ctx, unequal)
+
+
+def _mechanics_differ(ctx: Ctx, *keys: str) -> bool:
+    mech = [f.header.get("config", {}).get("mechanics", {}) for f in ctx[:2]]
+    return any(m.get(k) != mech[0].get(k) for m in mech for k in keys)
+
+
+def _delayed(c: Ctx, src: str) -> bool:
+    """The node replicates with a MASTER_DELAY (from the topology, or set by a CHANGE MASTER)."""
+    node = c[3]
+    return any(ch["replica"] == node and ch.get("delay") for ch in c[0].header["topology"].get("channels", [])) or any(
+        x[0].startswith("change_master ") for f in c[:2] for x in f.seqs.get(("stmt", node), ()))
 
 
 def restarted_as_replica(ctx: Ctx) -> bool:
@@ -390,7 +416,7 @@ CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
     restarted_as_replica, until_differs, applier_differs,
-    connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted)}
+    connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs)}
 
 
 @dataclass(frozen=True)

@@ -351,3 +351,14 @@ def test_mysql_8_0_rounds_the_commit_stamp_up_where_the_seed_truncates_it():
     # the same mechanics on both sides: the condition does not hold
     same = crosscheck.facts(*systems.get("model:wl7318").run(history))
     assert not crosscheck.delay_stamp_differs((same, same, "apply", "B", "t2"))
+
+
+def test_a_server_flavour_counts_the_delay_with_the_clock_difference_it_measured_at_the_connect():
+    history = io.load_history(REPO / "corpus" / "crosscheck-flavour-measured-clock-difference.jsonl")
+    found = [d for d in _differences_of(history, "model:mariadb-10.11", "model:wl344") if d.aspect == "apply"]
+    # t1 due at 4 s by the exact difference; B counts 1 + 0 + 3 on its clock, 0.8 s ahead: 3.2 s
+    d = found[0]
+    assert (d.node, d.subject, d.left, d.right) == ("B", "t1", "at 3.200000 s", "at 4.000000 s")
+    assert all(d.expected and d.rule == "flavour.measured-clock-difference" for d in found), found
+    same = crosscheck.facts(*systems.get("model:wl344").run(history))
+    assert not crosscheck.clock_estimate_differs((same, same, "apply", "B", "t1"))
