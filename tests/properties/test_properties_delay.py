@@ -695,3 +695,19 @@ def test_a_chain_hop_counts_from_the_commit_stamp_on_the_clock_that_wrote_it(kit
     for o in tr.all("apply", node="C", trx="t4"):
         o["begin"] = o["t"] = 9_500_000
     assert_witness(kit.verdict("WL344.CHAIN.IMMEDIATE", tr), tr, None, "C began GTID_LOG_EVENT of t4 at 9.5 s")
+
+
+def test_a_filtered_group_a_polled_trace_cannot_see_passed_decides_no_wait(kit):
+    # Real-server campaign finding: B filters t2 (replicate_ignore_table) and, once its delay is
+    # over, passes it without a row; a polled trace does not show that (unobserved: filtered), so t2
+    # seems still unapplied while B waits for t3. Whether B is waiting is then not the trace's to tell.
+    history = kit.history("flt-delay")
+    history["ops"].append({"at": 6_500_000, "op": "trx", "node": "A", "trx": "t3"})
+    tr = kit.run("model:mariadb-10.11", history)
+    assert any(s["Slave_SQL_Running_State"].startswith("Waiting until") for s in tr.all("status", node="B") if s["t"] >= 8_000_000)
+    for o in tr.all("apply", node="B", trx="t2"):
+        tr.obs.remove(o)  # as polled: a filtered group's pass leaves no row to see
+    tr.header["unobserved"] = ["filtered"]
+    assert kit.verdict("WL344.STATE.WAITING", tr).status == "pass"
+    tr.header["unobserved"] = []  # a trace that claims to show every group passed: t2 is then pending, not waited for
+    assert kit.verdict("WL344.STATE.WAITING", tr).status == "violated"
