@@ -35,13 +35,16 @@ def catches(mutant, base, history: dict, kills) -> tuple[str, ...]:
     return caught(j, judge(base, history, kills)) if j.violations else ()
 
 
-def search(m: Mutant, seed: int, limit: int) -> dict:
+def search(m: Mutant, seed: int, limit: int, families: tuple[str, ...] | None = None, every: bool = False) -> dict:
+    """The first of `limit` Histories (of `families`, by default the feature's) that catches the mutant:
+    by one of its kills, or with `every` by any requirement (the anti-join over all of them)."""
     mutant, base = systems.get(f"mutant:{m.name}"), systems.get(m.base)
-    families = families_for(m.feature)
+    families = families_for(m.feature) if families is None else families
+    kills = None if every else m.kills
     start = time.perf_counter()
     for index in range(limit):
         history = generate(seed, index, families)
-        if got := catches(mutant, base, history, m.kills):
+        if got := catches(mutant, base, history, kills):
             seconds = time.perf_counter() - start
             small, _ = shrink(history, lambda h: got[0] in catches(mutant, base, h, (got[0],)))
             return {"mutant": m.name, "families": families, "histories": index + 1, "seconds": seconds,

@@ -1,0 +1,90 @@
+"""Generality of the search: historical bugs written as registry mutants after the search was, with
+no step or History made for them, searched for by the generic search as it is.
+
+For each mutant (by default the registry's historical section, model/mutants.py), the generator's
+Histories are judged in order, first those of the mutant's own families, then those of all families:
+a History finds the mutant when some requirement (any, not only its kills) is violated on the
+mutant and not on its base for that History (replcheck.results.caught). Each row gives the first
+such History (its index, the seconds until it, the requirement, its steps and how far it shrinks)
+and the first History whose Trace differs from the base's at all, which tells a seam never reached
+from one reached but not judged. `--machines` adds verify's state-machine search at verify's budget.
+Usage: .venv/bin/python bench/historical_search.py [--seed 0] [--limit 3000] [--mutants a,b] [--machines]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import record
+from mutant_search import catches, machines
+from replcheck import systems
+from replcheck.features import load_features
+from replcheck.generate import FAMILIES, families_for, generate
+from replcheck.investigate import shrink
+from replcheck.model import mutants as M
+
+# The bugs added to measure the search on bugs it was not written for (model/mutants.py, its last section).
+HISTORICAL = (M.RLI_WRITTEN_AFTER_COMMIT, M.BINLOG_WRITE_ERROR_IGNORED, M.MASTER_FDE_LAG, M.PARALLEL_LAG_FROM_LAST_COMMIT,
+              M.MTS_LAG_ZERO_AFTER_IDLE, M.FILTERED_DDL_GTID_LOST, M.PARALLEL_EXEC_POS_NOT_AT_ROTATE,
+              M.PARALLEL_RESTART_PAST_GIVEN_UP, M.SEMISYNC_WAITS_WHILE_DISABLED, M.GTID_POSITION_SKIPS_ANONYMOUS)
+
+
+def search(m: M.Mutant, seed: int, limit: int, families: tuple[str, ...]) -> dict:
+    mutant, base = systems.get(f"mutant:{m.name}"), systems.get(m.base)
+    start, reached = time.perf_counter(), None
+    for index in range(limit):
+        history = generate(seed, index, families)
+        if reached is None and mutant.run(history)[1] != base.run(history)[1]:
+            reached = index
+        if got := catches(mutant, base, history, None):
+            seconds = time.perf_counter() - start
+            small, _ = shrink(history, lambda h: got[0] in catches(mutant, base, h, (got[0],)))
+            return {"index": index, "seconds": round(seconds, 2), "requirement": got[0], "steps": len(history["ops"]),
+                    "shrunk": len(small["ops"]), "reached": reached}
+    return {"index": None, "seconds": round(time.perf_counter() - start, 2), "requirement": "", "steps": None,
+            "shrunk": None, "reached": reached}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=3000)
+    p.add_argument("--mutants", help="these mutants only (comma-separated registry names)")
+    p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
+    p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
+    p.add_argument("--label", default="", help="what this run measures (e.g. before, after), kept with the rows")
+    a = p.parse_args()
+    load_features()
+    chosen = [M.REGISTRY[n] for n in a.mutants.split(",")] if a.mutants else list(HISTORICAL)
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    rows = []
+    for m in chosen:
+        row = {"mutant": m.name, "bug": m.bug, "feature": m.feature,
+               "own": search(m, a.seed, a.limit, families_for(m.feature)),
+               "all": search(m, a.seed, a.limit, tuple(FAMILIES))}
+        if a.machines:
+            row["machines"] = [s["machine"] for s in machines(m, a.examples, a.seed) if s["found"]]
+        rows.append(row)
+        print(_line(row), flush=True)
+    found = sum(1 for r in rows if r["own"]["index"] is not None or r["all"]["index"] is not None)
+    print(f"found {found}/{len(rows)} within {a.limit} Histories of seed {a.seed}; load average after: {os.getloadavg()[0]:.2f}")
+    out = record.write("historical_search", {"seed": a.seed, "limit": a.limit, "label": a.label,
+                                             "examples": a.examples if a.machines else None, "mutants": rows})
+    print(f"wrote {out}")
+
+
+def _cell(r: dict) -> str:
+    reach = "never reached" if r["reached"] is None else f"reached at {r['reached']}"
+    if r["index"] is None:
+        return f"not found ({reach})"
+    return f"#{r['index']} {r['seconds']}s {r['requirement']} {r['steps']}->{r['shrunk']} steps ({reach})"
+
+
+def _line(row: dict) -> str:
+    machines_found = "" if "machines" not in row else "  machines: " + (",".join(row["machines"]) or "-")
+    return f"{row['mutant']}  own: {_cell(row['own'])}  all: {_cell(row['all'])}{machines_found}"
+
+
+if __name__ == "__main__":
+    main()
