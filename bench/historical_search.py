@@ -8,7 +8,7 @@ mutant and not on its base for that History (replcheck.results.caught). Each row
 such History (its index, the seconds until it, the requirement, its steps and how far it shrinks)
 and the first History whose Trace differs from the base's at all, which tells a seam never reached
 from one reached but not judged. `--machines` adds verify's state-machine search at verify's budget.
-Usage: .venv/bin/python bench/historical_search.py [--seed 0] [--limit 3000] [--mutants a,b] [--machines]
+Usage: .venv/bin/python bench/historical_search.py [--seed 0] [--limit 3000] [--mutants a,b] [--machines] [--without R,S] [--label before]
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from replcheck.features import load_features
 from replcheck.generate import FAMILIES, families_for, generate
 from replcheck.investigate import shrink
 from replcheck.model import mutants as M
+from replcheck.properties.core import PROPERTIES
 
 # The bugs added to measure the search on bugs it was not written for (model/mutants.py, its last section).
 HISTORICAL = (M.RLI_WRITTEN_AFTER_COMMIT, M.BINLOG_WRITE_ERROR_IGNORED, M.MASTER_FDE_LAG, M.PARALLEL_LAG_FROM_LAST_COMMIT,
@@ -30,14 +31,14 @@ HISTORICAL = (M.RLI_WRITTEN_AFTER_COMMIT, M.BINLOG_WRITE_ERROR_IGNORED, M.MASTER
               M.PARALLEL_RESTART_PAST_GIVEN_UP, M.SEMISYNC_WAITS_WHILE_DISABLED, M.GTID_POSITION_SKIPS_ANONYMOUS)
 
 
-def search(m: M.Mutant, seed: int, limit: int, families: tuple[str, ...]) -> dict:
+def search(m: M.Mutant, seed: int, limit: int, families: tuple[str, ...], judged: tuple[str, ...] | None) -> dict:
     mutant, base = systems.get(f"mutant:{m.name}"), systems.get(m.base)
     start, reached = time.perf_counter(), None
     for index in range(limit):
         history = generate(seed, index, families)
         if reached is None and mutant.run(history)[1] != base.run(history)[1]:
             reached = index
-        if got := catches(mutant, base, history, None):
+        if got := catches(mutant, base, history, judged):
             seconds = time.perf_counter() - start
             small, _ = shrink(history, lambda h: got[0] in catches(mutant, base, h, (got[0],)))
             return {"index": index, "seconds": round(seconds, 2), "requirement": got[0], "steps": len(history["ops"]),
@@ -54,22 +55,25 @@ def main() -> None:
     p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
     p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
     p.add_argument("--label", default="", help="what this run measures (e.g. before, after), kept with the rows")
+    p.add_argument("--without", default="", help="requirements not judged (comma-separated): the search as it was before them")
     a = p.parse_args()
     load_features()
+    without = set(filter(None, a.without.split(",")))
+    judged = tuple(r.requirement for r in PROPERTIES if r.requirement not in without) if without else None
     chosen = [M.REGISTRY[n] for n in a.mutants.split(",")] if a.mutants else list(HISTORICAL)
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     rows = []
     for m in chosen:
         row = {"mutant": m.name, "bug": m.bug, "feature": m.feature,
-               "own": search(m, a.seed, a.limit, families_for(m.feature)),
-               "all": search(m, a.seed, a.limit, tuple(FAMILIES))}
+               "own": search(m, a.seed, a.limit, families_for(m.feature), judged),
+               "all": search(m, a.seed, a.limit, tuple(FAMILIES), judged)}
         if a.machines:
             row["machines"] = [s["machine"] for s in machines(m, a.examples, a.seed) if s["found"]]
         rows.append(row)
         print(_line(row), flush=True)
     found = sum(1 for r in rows if r["own"]["index"] is not None or r["all"]["index"] is not None)
     print(f"found {found}/{len(rows)} within {a.limit} Histories of seed {a.seed}; load average after: {os.getloadavg()[0]:.2f}")
-    out = record.write("historical_search", {"seed": a.seed, "limit": a.limit, "label": a.label,
+    out = record.write("historical_search", {"seed": a.seed, "limit": a.limit, "label": a.label, "without": sorted(without),
                                              "examples": a.examples if a.machines else None, "mutants": rows})
     print(f"wrote {out}")
 

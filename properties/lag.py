@@ -49,7 +49,7 @@ def _read_all(s: dict) -> bool:
     return (s["Master_Log_File"], s["Read_Master_Log_Pos"]) == (s["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"])
 
 
-def _written_us(v: TraceView, r: dict) -> int | None:
+def written_us(v: TraceView, r: dict) -> int | None:
     """True time at which the relayed event's timestamp was written, from its origin's binlog and clock."""
     o = index(v).origin_of(r)
     if o is None or r.get("when") is None:
@@ -109,7 +109,7 @@ def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
         if not (connected(s) and s[SBM] == 0):
             continue
         r = _in_hand(v, s)
-        if r is None or r.get("gtid") is None or (written := _written_us(v, r)) is None:
+        if r is None or r.get("gtid") is None or (written := written_us(v, r)) is None:
             continue
         age = s["t"] - written
         check.judge(age < GRANULARITY_US + v.resolution_us,
@@ -134,7 +134,7 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
             check.judge(sbm < since_epoch - GRANULARITY_US // US,
                         f"{s['node']} at {seconds(t)}: {SBM} {sbm} counts from the timestamp 0 of {r['type']}", s, r)
             continue
-        if r.get("gtid") is None or (written := _written_us(v, r)) is None:
+        if r.get("gtid") is None or (written := written_us(v, r)) is None:
             continue  # an FDE: MariaDB counts its timestamp, MySQL does not
         exact = max(0, t - written) / US
         check.judge(abs(sbm - exact) < 1 + v.sample_slack_us(s) / US,  # as WL344.SSS.REMAINING
@@ -217,3 +217,36 @@ def restart_keeps_lag(v: TraceView, check: Check) -> None:
         if _lag_counts_from_wait(v, s):
             why = _delay_shortfall(v, s)
             check.judge(why is None, f"after START SLAVE at {seconds(start['t'])}: {why}", start, s)
+
+
+# What moves last_master_timestamp legitimately, or restarts what the lag counts from: a group's
+# first event read (serial) or a commit (parallel), a skip or filter, a statement, a stop, a start.
+_FEEDS = frozenset({"visible", "skip", "filtered", "stmt", "restart", "crash", "sql_stop", "restore", "relay_log_recovery",
+                    "parallel", "rollback"})
+
+
+def _feeds(o: dict) -> bool:
+    return o["kind"] in _FEEDS or (o["kind"] == "apply" and o.get("idx") == 0)
+
+
+@checks("SBM.NO_JUMP")
+def no_jump_without_a_new_transaction(v: TraceView, check: Check) -> None:
+    """Between two samples with nothing new read or committed, lag grows at most as the clock does:
+    an event that is no transaction (a format description, a rotation's) never sets it back."""
+    steps = v.memo("lag.clock_steps", lambda: Seq(v.kind("clock_step"), lambda o: o["_line"]))
+    judged = {id(s) for s in samples(v)}
+    for node in sorted({s["node"] for s in samples(v)}):
+        prev = None
+        for o in v.of_node(node):
+            if _feeds(o):
+                prev = None
+            elif o["kind"] == "status" and id(o) in judged:
+                if not (connected(o) and isinstance(o[SBM], int)):
+                    prev = None
+                    continue
+                if prev is not None and prev[SBM] > 0 and not steps.between(prev["_line"], o["_line"]):
+                    grown = -(-(o["t"] - prev["t"]) // US)  # whole seconds, rounded up
+                    check.judge(o[SBM] <= prev[SBM] + grown + 1,
+                                f"{node}: {SBM} {prev[SBM]} at {seconds(prev['t'])}, {o[SBM]} at {seconds(o['t'])}, with no "
+                                f"transaction read or committed between", prev, o)
+                prev = o

@@ -175,14 +175,19 @@ class Applier(Component):
         log's own (is_relay_log_event: a rotation's Rotate and format descriptions) and when == 0
         (the dump thread's fake Rotate and Gtid_list); MySQL's (rpl_replica.cc) also the master's FDE."""
         mysql = self.mech.seconds_behind_master == X.MYSQL
-        master_fde = mysql and ev.type == "FORMAT_DESCRIPTION_EVENT" and M.MASTER_FDE_LAG not in self.mutants
-        if ev.when == 0 or ev.relay_log or master_fde:
+        master_fde = ev.type == "FORMAT_DESCRIPTION_EVENT" and ev.server_id != ch.node.server_id
+        if M.MASTER_FDE_LAG in self.mutants and master_fde and ev.when:
+            pass  # Bug #66921: the master's FDE, also its verbatim copy a relay-log rotation writes, feeds the lag
+        elif ev.when == 0 or ev.relay_log or (mysql and master_fde):
             return
         lmt = ch.last_master_timestamp
         if M.CAUGHT_UP_KEPT in self.mutants and lmt is not None and ev.when <= lmt[0]:
             return  # MDEV-32265: only a newer timestamp ends "caught up"
-        after_idle = ch.sql_thread_caught_up and M.PARALLEL_LAG_FROM_LAST_COMMIT not in self.mutants  # MDEV-17516
-        if self.workers.running(ch) and ((lmt is not None and not after_idle) or M.MTS_LAG_ZERO_AFTER_IDLE in self.mutants):
+        parallel = self.workers.running(ch)
+        if parallel and lmt is not None and M.PARALLEL_LAG_FROM_LAST_COMMIT in self.mutants:
+            ch.sql_thread_caught_up = False  # MDEV-17516: read, but the lag still counts from the last commit
+            return
+        if parallel and ((lmt is not None and not ch.sql_thread_caught_up) or M.MTS_LAG_ZERO_AFTER_IDLE in self.mutants):
             # With workers the timestamp moves as groups commit (MariaDB rpl_rli.cc, stmt_done: "In
             # the parallel case, we only update the Seconds_Behind_Master at the end of a
             # transaction"; MySQL's checkpoint takes the low-water mark's). A read counts at once
