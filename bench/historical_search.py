@@ -7,8 +7,10 @@ a History finds the mutant when some requirement (any, not only its kills) is vi
 mutant and not on its base for that History (replcheck.results.caught). Each row gives the first
 such History (its index, the seconds until it, the requirement, its steps and how far it shrinks)
 and the first History whose Trace differs from the base's at all, which tells a seam never reached
-from one reached but not judged. `--machines` adds verify's state-machine search at verify's budget.
-Usage: .venv/bin/python bench/historical_search.py [--seed 0] [--limit 3000] [--mutants a,b] [--machines] [--without R,S] [--label before]
+from one reached but not judged. `--composed mixed` also searches a composed family's Histories,
+`--without` leaves requirements out (the search as it was before them), `--machines` adds verify's
+state-machine search at verify's budget.
+Usage: .venv/bin/python bench/historical_search.py [--seed 0] [--limit 3000] [--mutants a,b] [--machines] [--without R,S] [--composed mixed] [--label before]
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import record
 from mutant_search import catches, machines
 from replcheck import systems
 from replcheck.features import load_features
-from replcheck.generate import FAMILIES, families_for, generate
+from replcheck.generate import COMPOSED, FAMILIES, families_for, generate
 from replcheck.investigate import shrink
 from replcheck.model import mutants as M
 from replcheck.properties.core import PROPERTIES
@@ -55,6 +57,7 @@ def main() -> None:
     p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
     p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
     p.add_argument("--label", default="", help="what this run measures (e.g. before, after), kept with the rows")
+    p.add_argument("--composed", default="", help="also search these composed families (replcheck.generate.COMPOSED), e.g. mixed")
     p.add_argument("--without", default="", help="requirements not judged (comma-separated): the search as it was before them")
     a = p.parse_args()
     load_features()
@@ -66,7 +69,8 @@ def main() -> None:
     for m in chosen:
         row = {"mutant": m.name, "bug": m.bug, "feature": m.feature,
                "own": search(m, a.seed, a.limit, families_for(m.feature), judged),
-               "all": search(m, a.seed, a.limit, tuple(FAMILIES), judged)}
+               "all": search(m, a.seed, a.limit, tuple(FAMILIES), judged),
+               **{name: search(m, a.seed, a.limit, (name,), judged) for name in COMPOSED if name in a.composed.split(",")}}
         if a.machines:
             row["machines"] = [s["machine"] for s in machines(m, a.examples, a.seed) if s["found"]]
         rows.append(row)
@@ -74,8 +78,18 @@ def main() -> None:
     found = sum(1 for r in rows if r["own"]["index"] is not None or r["all"]["index"] is not None)
     print(f"found {found}/{len(rows)} within {a.limit} Histories of seed {a.seed}; load average after: {os.getloadavg()[0]:.2f}")
     out = record.write("historical_search", {"seed": a.seed, "limit": a.limit, "label": a.label, "without": sorted(without),
-                                             "examples": a.examples if a.machines else None, "mutants": rows})
+                                             "examples": a.examples if a.machines else None, "mutants": [_flat(r) for r in rows]})
     print(f"wrote {out}")
+
+
+def _flat(row: dict) -> dict:
+    """One record of scalars per mutant (the figures page shows each as a table row)."""
+    out = {k: v for k, v in row.items() if not isinstance(v, (dict, list))}
+    for scope, r in ((k, v) for k, v in row.items() if isinstance(v, dict)):
+        out.update({f"{scope}_{k}": r[k] for k in ("index", "seconds", "requirement", "shrunk", "reached")})
+    if "machines" in row:
+        out["machines"] = ",".join(row["machines"]) or "-"
+    return out
 
 
 def _cell(r: dict) -> str:
@@ -87,7 +101,8 @@ def _cell(r: dict) -> str:
 
 def _line(row: dict) -> str:
     machines_found = "" if "machines" not in row else "  machines: " + (",".join(row["machines"]) or "-")
-    return f"{row['mutant']}  own: {_cell(row['own'])}  all: {_cell(row['all'])}{machines_found}"
+    composed = "".join(f"  {name}: {_cell(row[name])}" for name in COMPOSED if name in row)
+    return f"{row['mutant']}  own: {_cell(row['own'])}  all: {_cell(row['all'])}{composed}{machines_found}"
 
 
 if __name__ == "__main__":
