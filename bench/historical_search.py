@@ -38,8 +38,10 @@ def search(m: M.Mutant, seed: int, limit: int, families: tuple[str, ...], judged
     start, reached = time.perf_counter(), None
     for index in range(limit):
         history = generate(seed, index, families)
-        if reached is None and mutant.run(history)[1] != base.run(history)[1]:
-            reached = index
+        mine, theirs = mutant.run(history), base.run(history)
+        if _observed(mine) == _observed(theirs):
+            continue  # the same Trace: the same verdicts, nothing to tell them apart
+        reached = index if reached is None else reached
         if got := catches(mutant, base, history, judged):
             seconds = time.perf_counter() - start
             small, _ = shrink(history, lambda h: got[0] in catches(mutant, base, h, (got[0],)))
@@ -47,6 +49,13 @@ def search(m: M.Mutant, seed: int, limit: int, families: tuple[str, ...], judged
                     "shrunk": len(small["ops"]), "reached": reached}
     return {"index": None, "seconds": round(time.perf_counter() - start, 2), "requirement": "", "steps": None,
             "shrunk": None, "reached": reached}
+
+
+def _observed(run: tuple[dict, list[dict]]) -> tuple:
+    """The Trace without what names the system: its name and the mutants it carries."""
+    header, obs = run
+    config = {k: v for k, v in header.get("config", {}).items() if k != "mutants"}
+    return {**{k: v for k, v in header.items() if k not in ("system", "config")}, "config": config}, obs
 
 
 def main() -> None:
