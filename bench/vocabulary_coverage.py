@@ -4,12 +4,12 @@ state of the threads) the generator draws, and how often, in N Histories of each
 Each operation of a History is described on four dimensions: the operation itself; the kind of
 statement it commits (a `trx`'s: transactional, non-transactional, DDL, several statements, a binlog
 write that fails, SET TIMESTAMP, @@skip_replication, another GTID domain; "-" for any other
-operation); each mechanism its server has (delayed, filtered, parallel, semi-sync, no GTIDs,
-hierarchical, multi-source, chained, source only); and the state of its replication threads when it
-runs, from the reference model's Trace (both running, SQL only, IO only, both stopped, server down,
-no replica). A pair is two of those values on one operation; the bench counts the Histories that
-hold each pair, per family and over all, and lists the pairs of values each dimension has that no
-History drew. Results: bench/results/vocabulary_coverage-<date>.json (docs/gen.py shows them).
+operation); each mechanism of the History's servers (delayed, filtered, parallel, semi-sync, no
+GTIDs, hierarchical, multi-source, chained, source only); and the state of the replication threads
+it meets, from the reference model's Trace (both running, SQL only, IO only, both stopped, server
+down, starting: the server's own, or its replicas' for a server that replicates from none). A pair is two of those values on one operation; the bench counts the Histories that
+hold each pair, per family and over all, and lists the pairs of drawn values no History drew
+together (leaving out those that cannot be: `impossible`). Results: bench/results/vocabulary_coverage-<date>.json (docs/gen.py shows them).
 Usage: .venv/bin/python bench/vocabulary_coverage.py [--seed 0] [--histories 1000] [--families a,b]
 """
 from __future__ import annotations
@@ -93,11 +93,24 @@ def state_at(states: dict[str, list[tuple[int, str]]], node: str, t: int) -> str
 
 
 def facts(history: dict) -> list[dict[str, list[str]]]:
-    """Each operation's values on the four dimensions (a list each: mechanisms are several)."""
+    """Each operation's values on the four dimensions (a list each). The mechanisms are every
+    server's of the topology (a commit on the source meets its replicas' delay and filters); the
+    threads, the server's own, or for a server that replicates from none its replicas' (a commit's
+    events meet them running or stopped)."""
     _, obs = simulate(history, Config("wl344"), "coverage")
-    states = thread_states(obs)
-    return [{"operation": [op["op"]], "kind": [statement_kind(op)], "mechanism": mechanisms(history["header"], op["node"]),
-             "threads": [state_at(states, op["node"], op["at"])]} for op in history["ops"]]
+    states, header = thread_states(obs), history["header"]
+    mechs = sorted({m for n in header["topology"]["nodes"] for m in mechanisms(header, n["id"])})
+    below = {n["id"]: [c["replica"] for c in header["topology"]["channels"] if c["source"] == n["id"]] for n in header["topology"]["nodes"]}
+    return [{"operation": [op["op"]], "kind": [statement_kind(op)], "mechanism": mechs,
+             "threads": sorted({state_at(states, r, op["at"]) for r in ([op["node"]] if op["node"] in states else below.get(op["node"]) or [op["node"]])})}
+            for op in history["ops"]]
+
+
+def impossible(d1: str, v1: str, d2: str, v2: str) -> str:
+    """Why a pair cannot be drawn, or "": a statement kind belongs to a commit, and only to one."""
+    if (d1, d2) == ("operation", "kind") and (v1 == "trx") == (v2 == "-"):
+        return "a statement kind is a commit's, and every commit has one"
+    return ""
 
 
 def pairs(history: dict) -> set[tuple[str, str, str, str]]:
@@ -127,7 +140,7 @@ def main() -> None:
     rows = [{"pair": f"{d1}={v1} x {d2}={v2}", "histories": n, **{f: per_family[f][(d1, v1, d2, v2)] for f in names}}
             for (d1, v1, d2, v2), n in sorted(total.items())]
     missing = [{"pair": f"{d1}={v1} x {d2}={v2}"} for d1, d2 in itertools.combinations(DIMENSIONS, 2)
-               for v1 in values[d1] for v2 in values[d2] if (d1, v1, d2, v2) not in total]
+               for v1 in values[d1] for v2 in values[d2] if (d1, v1, d2, v2) not in total and not impossible(d1, v1, d2, v2)]
     print(f"{len(rows)} pairs drawn, {len(missing)} pairs of drawn values never together; load average after: {os.getloadavg()[0]:.2f}")
     out = record.write("vocabulary_coverage", {"seed": a.seed, "histories_per_family": a.histories, "families": ",".join(names),
                                                "pairs_drawn": len(rows), "pairs_never_drawn": len(missing),
