@@ -302,7 +302,8 @@ def _lag_floors(v: TraceView, node: str):
         elif kind == "apply" and o.get("when"):
             if trx is not None and o.get("idx") == 0:
                 first[trx] = o
-            if not queued and idle_since is not None and idle_since < o.get("read", o["t"]):
+            read = o["t"] if o.get("read") is None else o["read"]  # a polled trace does not know when it was read
+            if not queued and idle_since is not None and idle_since < read:
                 idle_since = None  # a read in the same instant as the last commit may precede it
                 if trx is not None and o.get("idx") == 0 and (w := written_us(v, o)) is not None:
                     yield o["_line"], w
@@ -322,7 +323,7 @@ def _lag_floors(v: TraceView, node: str):
                 yield o["_line"], w
 
 
-@checks("PARALLEL.SBM.VALUE", needs=("relay",))
+@checks("PARALLEL.SBM.VALUE")
 def lag_counted_from_the_last_commit_or_idle_read(v: TraceView, check: Check) -> None:
     """On a parallel replica with both threads running, Seconds_Behind_Master is never more than the
     time since the newest of: the groups it committed, and the group it read after its workers idled."""

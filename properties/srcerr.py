@@ -54,11 +54,11 @@ def failed_statement_logged_as_left(v: TraceView, check: Check) -> None:
         # An incident the statement wrote is something it left in the binlog too: only for a change
         # the binlog lacks (MariaDB log.cc, binlog_commit_flush_stmt_cache / write_incident: the
         # statement cache's loss of a non-transactional change; MDEV-21443: none for a rollback).
-        # Its own: written as it returned, before the node's next commit (an incident listed before the
-        # commit may be another's in the same instant, a cluster gap's say: not judged).
+        # Its own: written as it returned, before the node's next statement began (an incident listed
+        # before the commit may be another's in the same instant, a cluster gap's say: not judged).
         nxt = next(v.of_node(node, "commit").after(c["_line"]), None)
         own = [o for o in incidents if c["_line"] < o["_line"] < (nxt["_line"] if nxt else 2**62)
-               and o["t"] <= c["t"] + v.resolution_us]
+               and o["t"] <= c["t"] + v.resolution_us and (nxt is None or o["t"] < nxt.get("start", nxt["t"]))]
         check.judge(changed or not own, f"{node}: {trx} failed with {errno} and changed nothing, yet an incident in its "
                                         f"binlog marks a gap", c, *own[:1])
         ddl = len(group) == 2 and group[-1].get("type") == "QUERY_EVENT"
