@@ -14,12 +14,11 @@ Usage: .venv/bin/python bench/historical_search.py [--seed 0] [--limit 3000] [--
 """
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
 import record
-from mutant_search import catches, machines
+from mutant_search import arguments, catches, machines
 from replcheck import systems
 from replcheck.features import load_features
 from replcheck.generate import COMPOSED, FAMILIES, families_for, generate
@@ -59,12 +58,7 @@ def _observed(run: tuple[dict, list[dict]]) -> tuple:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=int, default=3000)
-    p.add_argument("--mutants", help="these mutants only (comma-separated registry names)")
-    p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
-    p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
+    p = arguments(__doc__.splitlines()[0], 3000)
     p.add_argument("--label", default="", help="what this run measures (e.g. before, after), kept with the rows")
     p.add_argument("--composed", default="", help="also search these composed families (replcheck.generate.COMPOSED), e.g. mixed")
     p.add_argument("--without", default="", help="requirements not judged (comma-separated): the search as it was before them")

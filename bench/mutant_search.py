@@ -62,13 +62,19 @@ def machines(m: Mutant, examples: int, seed: int) -> list[dict]:
     return results.searches
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str, limit: int) -> argparse.ArgumentParser:
+    """The options a search over mutants takes (this bench's and historical_search's)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=int, default=10_000)
+    p.add_argument("--limit", type=int, default=limit)
     p.add_argument("--mutants", help="these mutants only (comma-separated registry names)")
     p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
     p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
+    return p
+
+
+def main() -> None:
+    p = arguments(__doc__.splitlines()[0], 10_000)
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     a = p.parse_args()
     load_features()
