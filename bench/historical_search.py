@@ -18,13 +18,15 @@ import os
 import time
 
 import record
-from mutant_search import arguments, catches, machines
+from mutant_search import arguments, machines
 from replcheck import systems
 from replcheck.features import load_features
 from replcheck.generate import COMPOSED, FAMILIES, families_for, generate
 from replcheck.investigate import shrink
 from replcheck.model import mutants as M
 from replcheck.properties.core import PROPERTIES
+from replcheck.properties.judge import judge
+from replcheck.results import excused
 
 # The bugs added to measure the search on bugs it was not written for (model/mutants.py, its last section).
 HISTORICAL = (M.RLI_WRITTEN_AFTER_COMMIT, M.BINLOG_WRITE_ERROR_IGNORED, M.MASTER_FDE_LAG, M.PARALLEL_LAG_FROM_LAST_COMMIT,
@@ -41,13 +43,24 @@ def search(m: M.Mutant, seed: int, limit: int, families: tuple[str, ...], judged
         if _observed(mine) == _observed(theirs):
             continue  # the same Trace: the same verdicts, nothing to tell them apart
         reached = index if reached is None else reached
-        if got := catches(mutant, base, history, judged):
+        if got := anywhere(mutant, base, history, judged):
             seconds = time.perf_counter() - start
-            small, _ = shrink(history, lambda h: got[0] in catches(mutant, base, h, (got[0],)))
+            small, _ = shrink(history, lambda h: got[0] in anywhere(mutant, base, h, (got[0],)))
             return {"index": index, "seconds": round(seconds, 2), "requirement": got[0], "steps": len(history["ops"]),
                     "shrunk": len(small["ops"]), "reached": reached}
     return {"index": None, "seconds": round(time.perf_counter() - start, 2), "requirement": "", "steps": None,
             "shrunk": None, "reached": reached}
+
+
+def anywhere(mutant, base, history: dict, judged: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The requirements, any of `judged` (None: all), violated on the mutant and excused by nothing:
+    neither declared nor violated by its base on the same History (replcheck.results.excused;
+    results.caught counts only the mutant's own kills)."""
+    j = judge(mutant, history, judged)
+    if not j.violations:
+        return ()
+    gone = excused(j, judge(base, history, [v.requirement for v in j.violations]))
+    return tuple(v.requirement for v in j.violations if v.requirement not in gone)
 
 
 def _observed(run: tuple[dict, list[dict]]) -> tuple:

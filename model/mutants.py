@@ -280,16 +280,16 @@ MASTER_FDE_LAG = mutant(
     "master-fde-lag", feature="lag", base="model:mysql-5.7",
     bug="Bug #66921 (Seconds_behind_master distorted because of verbatim master's FDE in relaylog)",
     seam="sim/applier: the SQL thread reading an event's timestamp",
-    what="The master's format description event, stamped when its binlog began, becomes last_master_timestamp: "
-         "Seconds_Behind_Master jumps at each binlog rotation",
-    kills=("SBM.VALUE",))
+    what="The master's format description event, stamped when its binlog began, becomes last_master_timestamp, "
+         "also its copy at the start of each new relay log: Seconds_Behind_Master jumps back to the binlog's start",
+    kills=("SBM.NO_JUMP",))
 PARALLEL_LAG_FROM_LAST_COMMIT = mutant(
     "parallel-lag-from-last-commit", feature="parallel", base="model:mariadb-10.11",
     bug="MDEV-17516 (replication lag spikes with parallel replication after an idle period)",
     seam="sim/applier: the SQL thread reading an event's timestamp",
     what="A parallel replica takes an event's timestamp only when its group commits, also for the first group after "
          "it idled: the lag is counted from the last commit before the idle period",
-    kills=("SBM.VALUE",))
+    kills=("PARALLEL.SBM.VALUE",))
 MTS_LAG_ZERO_AFTER_IDLE = mutant(
     "mts-lag-zero-after-idle", feature="parallel", base="model:mysql-5.7",
     bug="Bug #84415 (slave don't report Seconds_Behind_Master when running slave_parallel_workers > 0)",
