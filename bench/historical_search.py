@@ -31,7 +31,7 @@ from replcheck.results import excused
 # The bugs added to measure the search on bugs it was not written for (model/mutants.py, its last section).
 HISTORICAL = (M.RLI_WRITTEN_AFTER_COMMIT, M.BINLOG_WRITE_ERROR_IGNORED, M.MASTER_FDE_LAG, M.PARALLEL_LAG_FROM_LAST_COMMIT,
               M.MTS_LAG_ZERO_AFTER_IDLE, M.FILTERED_DDL_GTID_LOST, M.PARALLEL_EXEC_POS_NOT_AT_ROTATE,
-              M.PARALLEL_RESTART_PAST_GIVEN_UP, M.SEMISYNC_WAITS_WHILE_DISABLED, M.GTID_POSITION_SKIPS_ANONYMOUS)
+              M.PARALLEL_RESTART_PAST_GIVEN_UP, M.SEMISYNC_WAITS_WHILE_DISABLED)
 
 
 def search(m: M.Mutant, seed: int, limit: int, families: tuple[str, ...], judged: tuple[str, ...] | None) -> dict:

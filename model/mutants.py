@@ -282,7 +282,7 @@ MASTER_FDE_LAG = mutant(
     seam="sim/applier: the SQL thread reading an event's timestamp",
     what="The master's format description event, stamped when its binlog began, becomes last_master_timestamp, "
          "also its copy at the start of each new relay log: Seconds_Behind_Master jumps back to the binlog's start",
-    kills=("SBM.NO_JUMP",))
+    kills=("SBM.NO_JUMP", "PARALLEL.SBM.VALUE"))
 PARALLEL_LAG_FROM_LAST_COMMIT = mutant(
     "parallel-lag-from-last-commit", feature="parallel", base="model:mariadb-10.11",
     bug="MDEV-17516 (replication lag spikes with parallel replication after an idle period)",
@@ -308,7 +308,7 @@ PARALLEL_EXEC_POS_NOT_AT_ROTATE = mutant(
     bug="MDEV-5938 (Exec_master_log_pos not updated at log rotate in parallel replication)",
     seam="sim/applier: the SQL thread passing an event in no group",
     what="With workers, the master's Rotate does not move Relay_Master_Log_File/Exec_Master_Log_Pos",
-    kills=("SBM.CAUGHT_UP",))
+    kills=("WL3464.HOLD",))
 PARALLEL_RESTART_PAST_GIVEN_UP = mutant(
     "parallel-restart-past-given-up", feature="parallel", base="model:mariadb-10.11",
     bug="MDEV-6589 (incorrect relay log start position when restarting the SQL thread after an error in parallel replication)",
@@ -321,9 +321,3 @@ SEMISYNC_WAITS_WHILE_DISABLED = mutant(
     seam="semisync: a commit's wait",
     what="A master with rpl_semi_sync_master_enabled OFF still makes commits wait for acks while a semi-sync replica is connected",
     kills=("WL1720.OFF.NO_WAIT",))
-GTID_POSITION_SKIPS_ANONYMOUS = mutant(
-    "gtid-position-skips-anonymous", feature="recovery", base="model:mysql-5.7",
-    bug="Bug #71529 (GTID automatic positioning skips anonymous transactions)",
-    seam="sim/dump: where a GTID dump request starts",
-    what="A replica connecting by GTID is not sent the anonymous groups its source binlogged while GTIDs were off",
-    kills=("GGID.RECOVERY.EXACTLY_ONCE",))

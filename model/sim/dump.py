@@ -36,7 +36,7 @@ class Dump(Component):
         # replica's position in its domain is past it once a later group arrives (MariaDB asks by
         # position per domain, sql_repl.cc gtid_find_binlog_file and send_event_to_slave's skip).
         while i < len(binlog) and (binlog[i].ev.gtid is None or binlog[i].ev.gtid in executed
-                                   or not self._sends(ch, binlog[i].ev) or self._skips_anonymous(binlog[i].ev)):
+                                   or not self._sends(ch, binlog[i].ev)):
             i += 1
         ch.gtid_floor = (binlog, executed, i)
         # A group counts as received only once its last event is in (Bug #69943: counting it at
@@ -44,11 +44,7 @@ class Dump(Component):
         whole = M.GTID_RECEIVED_AT_FIRST_EVENT not in self.mutants
         relayed = {e.ev.gtid for e in ch.relay[self.receiver.held_from(ch, ch.sql_pos):] if e.ev.gtid and (e.ev.last or not whole)}
         ch.fetch = next((k for k in range(i, len(binlog)) if binlog[k].ev.gtid and binlog[k].ev.gtid not in executed
-                         and binlog[k].ev.gtid not in relayed and not self._skips_anonymous(binlog[k].ev)), len(binlog))
-
-    def _skips_anonymous(self, ev: Event) -> bool:
-        """Bug #71529: auto-positioning passes over the groups binlogged while GTIDs were off."""
-        return ev.type == "ANONYMOUS_GTID_LOG_EVENT" and M.GTID_POSITION_SKIPS_ANONYMOUS in self.mutants
+                         and binlog[k].ev.gtid not in relayed), len(binlog))
 
     def _dump_place(self, ch: Channel, by: str, gid: int = 0, sid: int = 0) -> tuple[str, str | None]:
         """The master places the dump request in its binlogs (ch.fetch), or says why it cannot:

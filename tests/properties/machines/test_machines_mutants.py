@@ -61,7 +61,7 @@ ELSEWHERE = {  # searched for by the feature's own test module
 # what verify's searches find of them): no search of their own yet.
 UNSEARCHED = {"rli-written-after-commit", "binlog-write-error-ignored", "master-fde-lag", "parallel-lag-from-last-commit",
               "mts-lag-zero-after-idle", "filtered-ddl-gtid-lost", "parallel-exec-pos-not-at-rotate",
-              "parallel-restart-past-given-up", "semisync-waits-while-disabled", "gtid-position-skips-anonymous"}
+              "parallel-restart-past-given-up", "semisync-waits-while-disabled"}
 
 
 @pytest.mark.parametrize("machine,mutant,examples,steps", SEARCHES, ids=[s[1] for s in SEARCHES])
