@@ -6,7 +6,7 @@ from bisect import bisect_left, bisect_right
 from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
-from ..core import Check, Seq, TraceView, seconds
+from .core import Check, Seq, TraceView, seconds
 
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
