@@ -35,13 +35,16 @@ def catches(mutant, base, history: dict, kills) -> tuple[str, ...]:
     return caught(j, judge(base, history, kills)) if j.violations else ()
 
 
-def search(m: Mutant, seed: int, limit: int) -> dict:
+def search(m: Mutant, seed: int, limit: int, families: tuple[str, ...] | None = None, every: bool = False) -> dict:
+    """The first of `limit` Histories (of `families`, by default the feature's) that catches the mutant:
+    by one of its kills, or with `every` by any requirement (the anti-join over all of them)."""
     mutant, base = systems.get(f"mutant:{m.name}"), systems.get(m.base)
-    families = families_for(m.feature)
+    families = families_for(m.feature) if families is None else families
+    kills = None if every else m.kills
     start = time.perf_counter()
     for index in range(limit):
         history = generate(seed, index, families)
-        if got := catches(mutant, base, history, m.kills):
+        if got := catches(mutant, base, history, kills):
             seconds = time.perf_counter() - start
             small, _ = shrink(history, lambda h: got[0] in catches(mutant, base, h, (got[0],)))
             return {"mutant": m.name, "families": families, "histories": index + 1, "seconds": seconds,
@@ -59,13 +62,19 @@ def machines(m: Mutant, examples: int, seed: int) -> list[dict]:
     return results.searches
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str, limit: int) -> argparse.ArgumentParser:
+    """The options a search over mutants takes (this bench's and historical_search's)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=int, default=10_000)
+    p.add_argument("--limit", type=int, default=limit)
     p.add_argument("--mutants", help="these mutants only (comma-separated registry names)")
     p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
     p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
+    return p
+
+
+def main() -> None:
+    p = arguments(__doc__.splitlines()[0], 10_000)
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     a = p.parse_args()
     load_features()

@@ -261,3 +261,63 @@ IGNORE_DUPLICATES_RACE = mutant(
     what="With gtid_ignore_duplicates a connection does not wait while another connection applies a group of "
          "the same domain: both apply the GTID that is not yet in gtid_slave_pos",
     kills=("MULTISOURCE.IGNORE_DUPLICATES.ONCE",))
+
+# -- historical bugs added to measure the generic search on bugs no step was written for ----------
+RLI_WRITTEN_AFTER_COMMIT = mutant(
+    "rli-written-after-commit", feature="recovery", base="model:mysql-5.7",
+    bug="Bug #26540 (G1: relay-log.info out of sync after a crash; MySQL 5.0, fixed by crash-safe replication in 5.6)",
+    seam="sim/rli: relay-log.info written after the engine commit",
+    what="The applier commits a group in the engine and only then writes relay-log.info: a crash between the two "
+         "loses the write, and the restarted SQL thread applies the group again",
+    kills=("GGID.RECOVERY.EXACTLY_ONCE",))
+BINLOG_WRITE_ERROR_IGNORED = mutant(
+    "binlog-write-error-ignored", feature="incident", base="model:mysql-5.7",
+    bug="Bug #68953 (I5: an error of MYSQL_BIN_LOG::do_write_cache ignored; MySQL 5.5.43, 5.6.10-5.6.12)",
+    seam="sim/source: a binlog failure",
+    what="A statement whose binlog write fails commits and returns OK: the binlog lacks it and no incident marks the gap",
+    kills=("WL3464.GAP",))
+MASTER_FDE_LAG = mutant(
+    "master-fde-lag", feature="lag", base="model:mysql-5.7",
+    bug="Bug #66921 (Seconds_behind_master distorted because of verbatim master's FDE in relaylog)",
+    seam="sim/applier: the SQL thread reading an event's timestamp",
+    what="The master's format description event, stamped when its binlog began, becomes last_master_timestamp, "
+         "also its copy at the start of each new relay log: Seconds_Behind_Master jumps back to the binlog's start",
+    kills=("SBM.NO_JUMP", "PARALLEL.SBM.VALUE"))
+PARALLEL_LAG_FROM_LAST_COMMIT = mutant(
+    "parallel-lag-from-last-commit", feature="parallel", base="model:mariadb-10.11",
+    bug="MDEV-17516 (replication lag spikes with parallel replication after an idle period)",
+    seam="sim/applier: the SQL thread reading an event's timestamp",
+    what="A parallel replica takes an event's timestamp only when its group commits, also for the first group after "
+         "it idled: the lag is counted from the last commit before the idle period",
+    kills=("PARALLEL.SBM.VALUE",))
+MTS_LAG_ZERO_AFTER_IDLE = mutant(
+    "mts-lag-zero-after-idle", feature="parallel", base="model:mysql-5.7",
+    bug="Bug #84415 (slave don't report Seconds_Behind_Master when running slave_parallel_workers > 0)",
+    seam="sim/workers: the checkpoint that retires committed groups",
+    what="When the last queued group commits, last_master_timestamp is reset to 0, and a group read afterwards "
+         "does not set it: Seconds_Behind_Master shows 0 while a worker executes that group",
+    kills=("PARALLEL.SBM.PENDING",))
+FILTERED_DDL_GTID_LOST = mutant(
+    "filtered-ddl-gtid-lost", feature="filter", base="model:wl7318",
+    bug="Bug #91086 (CREATE DATABASE filtered by replicate-wild-do-table leaves its GTID out of gtid_executed)",
+    seam="sim/applier: the SQL thread passing a filtered group",
+    what="A filtered group that is one DDL statement is passed without recording its GTID",
+    kills=("FILTER.GTID.ADVANCES",))
+PARALLEL_EXEC_POS_NOT_AT_ROTATE = mutant(
+    "parallel-exec-pos-not-at-rotate", feature="parallel", base="model:mariadb-10.11",
+    bug="MDEV-5938 (Exec_master_log_pos not updated at log rotate in parallel replication)",
+    seam="sim/applier: the SQL thread passing an event in no group",
+    what="With workers, the master's Rotate does not move Relay_Master_Log_File/Exec_Master_Log_Pos",
+    kills=("WL3464.HOLD",))
+PARALLEL_RESTART_PAST_GIVEN_UP = mutant(
+    "parallel-restart-past-given-up", feature="parallel", base="model:mariadb-10.11",
+    bug="MDEV-6589 (incorrect relay log start position when restarting the SQL thread after an error in parallel replication)",
+    seam="sim/workers: the workers drained at a stop",
+    what="The groups the workers gave up at a stop are not read again: the SQL thread restarts after them",
+    kills=("GGID.RECOVERY.EXACTLY_ONCE",))
+SEMISYNC_WAITS_WHILE_DISABLED = mutant(
+    "semisync-waits-while-disabled", feature="semisync", base="model:wl7318",
+    bug="Bug #80122 (semi-sync is ON, or partially so, when the slaves are ON but the master is OFF)",
+    seam="semisync: a commit's wait",
+    what="A master with rpl_semi_sync_master_enabled OFF still makes commits wait for acks while a semi-sync replica is connected",
+    kills=("WL1720.OFF.NO_WAIT",))

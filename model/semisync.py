@@ -147,14 +147,16 @@ class SemiSyncMaster:
     def binlogged(self, pos: Pos) -> bool:
         """A transaction ending at pos was binlogged: must its commit wait for acknowledgements?"""
         self.binlog_end = max(self.binlog_end, pos)
-        if not self.enabled:
+        # Bug #80122: the master's OFF ignored while semi-sync replicas are connected
+        ignores_off = M.SEMISYNC_WAITS_WHILE_DISABLED in self.mutants and bool(self.clients)
+        if not self.enabled and not ignores_off:
             return False
         if self.on and not self.clients and not self.vars["rpl_semi_sync_master_wait_no_slave"]:
             if self.no_slave_commit == "keeps":  # returns unacknowledged, the status untouched
                 self.no_tx += 1
                 return False
             self._switch(False, "no semi-sync slave connected and rpl_semi_sync_master_wait_no_slave is OFF")
-        if not self.on:
+        if not self.on and not ignores_off:
             self.no_tx += 1
             return False
         return True

@@ -146,8 +146,8 @@ def checks(requirement: str, needs: tuple[str, ...] = ()):
     whose absence it would misjudge (a trace header lists what its system cannot observe)."""
 
     def register(fn):
-        # properties/<feature>.py, or a module of the package properties/<feature>/
-        feature = fn.__module__.removeprefix(f"{__package__}.").split(".")[0]
+        # properties/<feature>.py, or one of its parts, properties/<feature>_<part>.py
+        feature = fn.__module__.removeprefix(f"{__package__}.").partition("_")[0]
         PROPERTIES.append(Property(requirement, fn.__name__, feature, (fn.__doc__ or "").strip(), fn, tuple(needs)))
         return fn
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from replcheck.spec.formats import US
 
 from .core import Check, Seq, TraceView, checks, seconds
-from .delay.timing import STATE_WAITING, count_moved, index, repositions
+from .delay_timing import STATE_WAITING, count_moved, index, repositions
 from .filter import kept_out
 
 SBM = "Seconds_Behind_Master"
@@ -49,7 +49,7 @@ def _read_all(s: dict) -> bool:
     return (s["Master_Log_File"], s["Read_Master_Log_Pos"]) == (s["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"])
 
 
-def _written_us(v: TraceView, r: dict) -> int | None:
+def written_us(v: TraceView, r: dict) -> int | None:
     """True time at which the relayed event's timestamp was written, from its origin's binlog and clock."""
     o = index(v).origin_of(r)
     if o is None or r.get("when") is None:
@@ -72,7 +72,7 @@ def _age_us(v: TraceView, s: dict, r: dict) -> tuple[int, str] | None:
     its clock now, less the timestamp, less that difference; the difference's own error is
     WL344.CLOCK.COMPENSATE's), else by the true time of the write."""
     diff = _clock_diff_s(v, s, r.get("source"))
-    written = _written_us(v, r)
+    written = written_us(v, r)
     exact = None if written is None else s["t"] - written
     if diff is None:
         return None if exact is None else (exact, "")
@@ -242,3 +242,36 @@ def restart_keeps_lag(v: TraceView, check: Check) -> None:
         if _lag_counts_from_wait(v, s):
             why = _delay_shortfall(v, s)
             check.judge(why is None, f"after START SLAVE at {seconds(start['t'])}: {why}", start, s)
+
+
+# What moves last_master_timestamp legitimately, or restarts what the lag counts from: a group's
+# first event read (serial) or a commit (parallel), a skip or filter, a statement, a stop, a start.
+_FEEDS = frozenset({"visible", "skip", "filtered", "stmt", "restart", "crash", "sql_stop", "restore", "relay_log_recovery",
+                    "parallel", "rollback"})
+
+
+def _feeds(o: dict) -> bool:
+    return o["kind"] in _FEEDS or (o["kind"] == "apply" and o.get("idx") == 0)
+
+
+@checks("SBM.NO_JUMP")
+def no_jump_without_a_new_transaction(v: TraceView, check: Check) -> None:
+    """Between two samples with nothing new read or committed, lag grows at most as the clock does:
+    an event that is no transaction (a format description, a rotation's) never sets it back."""
+    steps = v.memo("lag.clock_steps", lambda: Seq(v.kind("clock_step"), lambda o: o["_line"]))
+    judged = {id(s) for s in samples(v)}
+    for node in sorted({s["node"] for s in samples(v)}):
+        prev = None
+        for o in v.of_node(node):
+            if _feeds(o):
+                prev = None
+            elif o["kind"] == "status" and id(o) in judged:
+                if not (connected(o) and isinstance(o[SBM], int)):
+                    prev = None
+                    continue
+                if prev is not None and prev[SBM] > 0 and not steps.between(prev["_line"], o["_line"]):
+                    grown = -(-(o["t"] - prev["t"]) // US)  # whole seconds, rounded up
+                    check.judge(o[SBM] <= prev[SBM] + grown + 1,
+                                f"{node}: {SBM} {prev[SBM]} at {seconds(prev['t'])}, {o[SBM]} at {seconds(o['t'])}, with no "
+                                f"transaction read or committed between", prev, o)
+                prev = o

@@ -13,7 +13,7 @@ from replcheck.spec import formats as F
 from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks, seconds
-from .lag import GRANULARITY_US, SBM, connected, samples
+from .lag import GRANULARITY_US, SBM, connected, samples, with_workers, written_us
 from .recovery import applied_counts, sources_at_end
 
 
@@ -277,3 +277,67 @@ def workers_wait_the_delay(v: TraceView, check: Check) -> None:
                 due = when * US - v.offset_at(writer, begin) - epoch + delay * US
                 check.judge(begin + v.resolution_us >= due,
                             f"{node}'s worker began {c['trx']} at {seconds(begin)}, before its MASTER_DELAY {delay} ran out at {seconds(due)}", c)
+
+
+def _lag_floors(v: TraceView, node: str):
+    """(line, written) in trace order: from that line on, last_master_timestamp is at least the
+    timestamp written at `written` (true µs); None: a start, a stop or a new source starts it again.
+    A parallel applier moves it as groups commit (MariaDB rpl_rli.cc, Relay_log_info::stmt_done: "In
+    the parallel case, we only update the Seconds_Behind_Master at the end of a transaction"; MySQL
+    rpl_replica.cc, mta_checkpoint_routine: the oldest group still queued, 0 with none), and at a read
+    only once no group is with a worker: the first event with a timestamp read after that sets it
+    (MariaDB slave.cc, exec_relay_log_event, after MDEV-17516/MDEV-29639; MySQL rpl_replica.cc: "when
+    last_master_timestamp is 0 (which indicates that GAQ is empty ...) we need to initialize it with a
+    timestamp from the first event to be executed in parallel"). Only a group's first event gives a
+    floor there: a format description (MariaDB counts the master's) may take that read instead."""
+    first: dict[str, dict] = {}
+    queued: list[str] = []  # handed to the workers, in the order the coordinator handed them over
+    done: set[str] = set()  # committed, not yet retired: a group ahead of it is still with a worker
+    idle_since: int | None = -1  # the workers hold nothing since then; None: a read has taken the timestamp
+    for o in v.of_node(node):
+        kind, trx = o["kind"], o.get("trx")
+        if kind in ("restart", "crash", "restore", "sql_stop", "parallel") or (kind == "stmt" and o["op"] in ("change_master", "reset_slave")):
+            queued, done, idle_since = [], set(), o["t"]
+            yield o["_line"], None
+        elif kind == "apply" and o.get("when"):
+            if trx is not None and o.get("idx") == 0:
+                first[trx] = o
+            read = o["t"] if o.get("read") is None else o["read"]  # a polled trace does not know when it was read
+            if not queued and idle_since is not None and idle_since < read:
+                idle_since = None  # a read in the same instant as the last commit may precede it
+                if trx is not None and o.get("idx") == 0 and (w := written_us(v, o)) is not None:
+                    yield o["_line"], w
+            if trx is not None and o.get("last"):
+                queued.append(trx)
+        elif kind in ("visible", "rollback", "skip", "filtered") and trx in queued:
+            if kind == "visible":
+                done.add(trx)
+            else:
+                queued.remove(trx)
+            newest = None
+            while queued and queued[0] in done:  # the checkpoint retires the committed head of the queue
+                newest = queued.pop(0)
+            if not queued:
+                idle_since = o["t"]
+            if newest in first and (w := written_us(v, first[newest])) is not None:
+                yield o["_line"], w
+
+
+@checks("PARALLEL.SBM.VALUE")
+def lag_counted_from_the_last_commit_or_idle_read(v: TraceView, check: Check) -> None:
+    """On a parallel replica with both threads running, Seconds_Behind_Master is never more than the
+    time since the newest of: the groups it committed, and the group it read after its workers idled."""
+    judged = {id(s) for s in samples(v)}
+    for node in _parallel_nodes(v):
+        floors = iter(_lag_floors(v, node))
+        floor, nxt = None, next(floors, None)
+        for s in v.of_node(node, "status"):
+            while nxt is not None and nxt[0] < s["_line"]:
+                floor = nxt[1] if nxt[1] is None or floor is None else max(floor, nxt[1])
+                nxt = next(floors, None)
+            if id(s) not in judged or not connected(s) or not isinstance(s[SBM], int) or floor is None or not with_workers(v, s):
+                continue
+            most = max(0, s["t"] - floor) / US  # a timestamp ahead of the replica's clock shows 0
+            check.judge(s[SBM] <= most + 1 + v.sample_slack_us(s) / US,
+                        f"{node} at {seconds(s['t'])} shows {SBM} {s[SBM]}, but it committed or read after idling a group "
+                        f"written {most:.3f} s before", s)

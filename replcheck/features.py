@@ -4,7 +4,7 @@ rather than listed.
 A feature is a requirement file, spec/requirements/<feature>.toml (replcheck.spec.features). Its
 layers are the modules named after it that exist: its History family (model/steps/<feature>.py,
 with the state machine made from it, properties/machines/), its trace properties
-(properties/<feature>.py, or the package properties/<feature>/), its z3 proofs
+(properties/<feature>.py, which may import its parts properties/<feature>_<part>.py), its z3 proofs
 (properties/proofs/<feature>.py) and its TLA+ trace validation (replcheck/tla/<feature>.py). Importing a layer's module registers its checks with
 properties.core; `load_features` imports every one.
 """

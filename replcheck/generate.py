@@ -18,6 +18,7 @@ import hashlib
 
 from replcheck import targets
 from replcheck.model.steps import Builder, Family, Step, families
+from replcheck.model.steps.mixed import MIXED
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
 # Version 4 takes the steps the state machines take (replcheck.model.steps): the delay family
@@ -83,8 +84,11 @@ TOPOLOGY_DRAWS = 20  # a target's topology: drawn again at most this often while
 # that added it (8: filter and domains, 9: parallel, 11: multisource).
 DRAW_ORDER = ("delay", "semisync", "incident", "groupid", "filter", "domains", "parallel", "multisource")
 FAMILIES: dict[str, Family] = {name: families()[name] for name in DRAW_ORDER}
+# Families composed of the others' steps, drawn only by name (generate(seed, index, ("mixed",))): not in
+# a campaign's draw, so adding one names no other History; it joins DRAW_ORDER with a new GENERATOR.
+COMPOSED: dict[str, Family] = {MIXED.name: MIXED}
 # The longest tail any family simulates after its last step: shorter, a pending wait may not resolve.
-TAIL_US = max(f.tail_us for f in FAMILIES.values())
+TAIL_US = max(f.tail_us for f in (*FAMILIES.values(), *COMPOSED.values()))
 
 
 class Rng:
@@ -127,7 +131,8 @@ def generate(seed: int, index: int, families: tuple[str, ...] | None = None, tar
     drawn by weight among those whose precondition holds. `target` (replcheck.targets, e.g.
     server:mariadb-10.11): only what that server can run (_for_target); None: what the models run."""
     rng = Rng(seed, index)
-    family = FAMILIES[rng.choice(families or tuple(FAMILIES))]
+    name = rng.choice(families or tuple(FAMILIES))
+    family = FAMILIES.get(name) or COMPOSED[name]
     if target is not None:
         return _for_target(targets.get(target), family, rng, seed, index)
     b = Builder(f"gen-{family.name}-{seed}-{index}", family.tail_us)

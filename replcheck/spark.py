@@ -30,8 +30,7 @@ from replcheck import io
 SHIPS = ("zip", "installed")
 # replcheck's import packages (pyproject.toml's [tool.setuptools] packages): what the zip holds
 PACKAGES = ("replcheck", "replcheck.harness", "replcheck.tla", "replcheck.model", "replcheck.model.sim", "replcheck.model.steps",
-            "replcheck.properties", "replcheck.properties.proofs", "replcheck.properties.machines",
-            "replcheck.properties.delay", "replcheck.properties.groupid", "replcheck.properties.semisync", "replcheck.spec")
+            "replcheck.properties", "replcheck.properties.proofs", "replcheck.properties.machines", "replcheck.spec")
 
 LOG4J = """\
 # replcheck campaign: Spark's own logging to stderr, at the level --verbose chooses

@@ -175,12 +175,19 @@ class Applier(Component):
         log's own (is_relay_log_event: a rotation's Rotate and format descriptions) and when == 0
         (the dump thread's fake Rotate and Gtid_list); MySQL's (rpl_replica.cc) also the master's FDE."""
         mysql = self.mech.seconds_behind_master == X.MYSQL
-        if ev.when == 0 or ev.relay_log or (mysql and ev.type == "FORMAT_DESCRIPTION_EVENT"):
+        master_fde = ev.type == "FORMAT_DESCRIPTION_EVENT" and ev.server_id != ch.node.server_id
+        if M.MASTER_FDE_LAG in self.mutants and master_fde and ev.when:
+            pass  # Bug #66921: the master's FDE, also its verbatim copy a relay-log rotation writes, feeds the lag
+        elif ev.when == 0 or ev.relay_log or (mysql and master_fde):
             return
         lmt = ch.last_master_timestamp
         if M.CAUGHT_UP_KEPT in self.mutants and lmt is not None and ev.when <= lmt[0]:
             return  # MDEV-32265: only a newer timestamp ends "caught up"
-        if self.workers.running(ch) and lmt is not None and not ch.sql_thread_caught_up:
+        parallel = self.workers.running(ch)
+        if parallel and lmt is not None and M.PARALLEL_LAG_FROM_LAST_COMMIT in self.mutants:
+            ch.sql_thread_caught_up = False  # MDEV-17516: read, but the lag still counts from the last commit
+            return
+        if parallel and ((lmt is not None and not ch.sql_thread_caught_up) or M.MTS_LAG_ZERO_AFTER_IDLE in self.mutants):
             # With workers the timestamp moves as groups commit (MariaDB rpl_rli.cc, stmt_done: "In
             # the parallel case, we only update the Seconds_Behind_Master at the end of a
             # transaction"; MySQL's checkpoint takes the low-water mark's). A read counts at once
@@ -284,7 +291,9 @@ class Applier(Component):
         ch.group_start = ch.sql_pos
         ch.applied_in_group = 0
         ch.engine_pos = None  # relay-log.info and InnoDB agree again
-        if entry.master_end:
+        # MDEV-5938: a parallel applier left the master's Rotate out of Exec_Master_Log_Pos
+        stuck = entry.ev.trx is None and self.workers.running(ch) and M.PARALLEL_EXEC_POS_NOT_AT_ROTATE in self.mutants
+        if entry.master_end and not stuck:
             ch.group_master_file, ch.group_master_pos = entry.master_file, entry.master_end
         self.rli.write_relay_log_info(ch)
 
@@ -306,7 +315,7 @@ class Applier(Component):
         node = ch.node
         why = self._first(self.hooks.filters_group, ch, ev)
         if why:  # applied, with its delay, as a no-op: a filter kept it from the engine
-            self._filtered(node, ev, why)
+            self._filtered(node, ev, why, ev)
             self._released(ch)
             return
         if self.workers.queue_group(ch, first, before, ev):  # a worker commits it later
@@ -342,20 +351,21 @@ class Applier(Component):
         passed = [[e.file, e.pos] for e in ch.relay[ch.sql_pos:i + 1]]
         ch.sql_pos = i + 1
         if filtered:
-            self._filtered(ch.node, ev, filtered)
+            self._filtered(ch.node, ev, filtered, ch.relay[i].ev)
         else:
             self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason, events=passed, **MS.tagged(ch.connection))
         self.advance_group(ch, ch.relay[i])
         return True
 
-    def _filtered(self, node: Node, ev: Event, why: str) -> None:
+    def _filtered(self, node: Node, ev: Event, why: str, last: Event) -> None:
         """The SQL thread passed a group a filter kept from the engine. Its GTID still moves the GTID
         position: the group ends without committing anything, and rpl_slave_state::
         record_and_update_gtid (sql/rpl_gtid.cc) records a GTID its group did not record, from
         Relay_log_info::stmt_done (sql/rpl_rli.cc). Nothing goes to the replica's own binlog: the
         filtered events left its binlog cache empty."""
         self.emit("filtered", node.id, trx=ev.trx, gtid=ev.gtid, reason=why)
-        if ev.gtid:
+        ddl = last.type == "QUERY_EVENT" and last.idx == 1  # one statement, no XID: Bug #91086 loses its GTID
+        if ev.gtid and not (ddl and M.FILTERED_DDL_GTID_LOST in self.mutants):
             node.executed.add(ev.gtid)
             node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
 

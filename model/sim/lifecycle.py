@@ -109,6 +109,8 @@ class Lifecycle(Component):
         for ch in MS.channels(node):
             if ch.sql_running:
                 self.applier.stop_sql(ch, "crash", statement=False)
+            if not clean:
+                self.rli.crash(ch)
             self.receiver.disconnect(ch)
             ch.io_running = False
             # Gone with the process: sql_slave_skip_counter is a global variable, not persisted (0 at

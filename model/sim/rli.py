@@ -5,6 +5,7 @@ from __future__ import annotations
 
 
 from .. import multisource as MS
+from .. import mutants as M
 from .. import relayinfo
 
 from .component import Component
@@ -33,7 +34,14 @@ class Rli(Component):
     def write_relay_log_info(self, ch: Channel) -> None:
         file, pos = self.group_position(ch)
         info = relayinfo.RelayLogInfo(f"./{file}", pos, *self.exec_master(ch), ch.delay)
-        ch.rli_content = relayinfo.overwrite(ch.rli_content, info)
+        ch.rli_before, ch.rli_content = ch.rli_content, relayinfo.overwrite(ch.rli_content, info)
+
+    def crash(self, ch: Channel) -> None:
+        """The server died. relay-log.info is written in the transaction that commits the group
+        (crash-safe replication, MySQL 5.6+ relay_log_info_repository=TABLE): nothing to lose. Bug
+        #26540: written as a file after the engine commit, the crash loses the last write."""
+        if M.RLI_WRITTEN_AFTER_COMMIT in self.mutants:
+            ch.rli_content = ch.rli_before
 
     def read_relay_log_info(self, ch: Channel, boot: bool = False) -> bool:
         node = ch.node

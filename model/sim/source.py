@@ -142,6 +142,10 @@ class Source(Component):
     def _binlog_failure(self, node: Node, trx: str, op: dict, start: int) -> None:
         """The statement's changes could not be binlogged: rolled back, or done and lost from the log."""
         errno, message, committed = I.binlog_failure(op.get("engine", "innodb"), op["binlog_failure"], self.mech.texts == X.MARIADB)
+        if M.BINLOG_WRITE_ERROR_IGNORED in self.mutants:  # Bug #68953: do_write_cache's error dropped
+            self.engine_commit(node, trx, None)
+            self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=None)
+            return
         if committed:
             self.engine_commit(node, trx, None)
         self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=errno, message=message)

@@ -146,6 +146,7 @@ class ApplierState:
     applied_in_group: int = 0
     until: dict | None = None
     rli_content: str = ""
+    rli_before: str = ""  # relay-log.info before its last write (what a crash leaves when that write is lost)
     skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter (only while the SQL thread is stopped)
     skipping_group: bool = False  # the counter ran out inside a group: skip to its end
     last_sql_errno: int = 0

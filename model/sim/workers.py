@@ -141,6 +141,8 @@ class Workers(Component):
             ev = ch.relay[done.last].ev
             if ev.when and (ch.last_master_timestamp is None or ev.when > ch.last_master_timestamp[0]):
                 ch.last_master_timestamp = (ev.when, ev.when_off)
+        if M.MTS_LAG_ZERO_AFTER_IDLE in self.mutants and not par.queued:
+            ch.last_master_timestamp = None  # Bug #84415: the emptied queue (GAQ) leaves no timestamp
         self.rli.write_relay_log_info(ch)
         if ch.sql_running and kick:  # not while the SQL thread stops (it drains its workers)
             self.applier.kick(ch)
@@ -164,7 +166,9 @@ class Workers(Component):
             g.given_up = True
             ev = ch.relay[g.last].ev
             self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason="stop")
-        if given_up:
+        if given_up and M.PARALLEL_RESTART_PAST_GIVEN_UP in self.mutants:  # MDEV-6589: restarts after them
+            par.queued = []
+        elif given_up:
             first = min(given_up, key=lambda g: g.first)
             par.queued = []
             ch.group_start = first.first

@@ -18,16 +18,15 @@ load_features()
 @pytest.mark.parametrize("name", FEATURES)
 def test_every_requirement_file_has_its_property_module(name):
     assert feature_table(name)["name"] == name  # the file is named after its feature
-    # a module, or a package of modules when the feature's properties outgrew one file
-    assert (REPO / "properties" / f"{name}.py").is_file() or (REPO / "properties" / name / "__init__.py").is_file(), \
-        f"spec/requirements/{name}.toml has no properties/{name}.py nor properties/{name}/"
-    assert any(p.feature == name for p in core.PROPERTIES), f"properties/{name} registers no property"
+    assert (REPO / "properties" / f"{name}.py").is_file(), f"spec/requirements/{name}.toml has no properties/{name}.py"
+    assert any(p.feature == name for p in core.PROPERTIES), f"properties/{name}.py registers no property"
 
 
-def test_a_property_in_a_feature_package_belongs_to_its_feature():
-    from replcheck.properties.delay import wait
+def test_a_property_in_a_part_of_a_feature_belongs_to_the_feature():
+    # properties/delay.py imports its parts, properties/delay_<part>.py, which register the checks
+    from replcheck.properties import delay_wait
 
-    assert {p.feature for p in core.PROPERTIES if p.fn.__module__ == wait.__name__} == {"delay"}
+    assert {p.feature for p in core.PROPERTIES if p.fn.__module__ == delay_wait.__name__} == {"delay"}
 
 
 @pytest.mark.parametrize("name", sorted(families()))
@@ -49,7 +48,8 @@ def test_a_machine_is_named_only_for_a_family():
 def test_every_module_named_after_a_feature_is_one_of_its_layers():
     """A proof or TLA+ module of a name no requirement file has would be left out of every run."""
     layered = {m for f in features().values() for m in f.modules}
-    for package, skip in (("properties.proofs", ()), ("tla", ()), ("model.steps", ("partial",))):
+    # model/steps: partial's steps are shared, mixed composes the families' (replcheck.generate.COMPOSED)
+    for package, skip in (("properties.proofs", ()), ("tla", ()), ("model.steps", ("partial", "mixed"))):
         folder = REPO / ("replcheck" if package == "tla" else "") / package.replace(".", "/")
         for path in folder.glob("*.py"):
             if path.stem != "__init__" and path.stem not in skip:

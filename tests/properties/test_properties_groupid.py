@@ -197,6 +197,8 @@ KILLS = {
     "mutant:send-before-sync": "dur-machine-crash-before-sync",
     "mutant:state-file-missing-empty": "mdb-state-file-missing",
     "mutant:mts-gaps-not-filled": "par-mts-gaps",
+    "mutant:rli-written-after-commit": "hist-rli-written-after-commit",
+    "mutant:parallel-restart-past-given-up": "hist-parallel-restart-past-given-up",
 }
 
 

@@ -317,6 +317,8 @@ KILLS = {  # mutant -> an inc-* history on which one of its `kills` is violated
     "mutant:incident-on-rollback": "inc-cache-overflow",
     "mutant:skip-mid-group": "inc-delayed-skip-group",
     "mutant:skip-keeps-gtid-position": "inc-gtid-skip-survives-restart",
+    "mutant:binlog-write-error-ignored": "hist-binlog-write-error-ignored",
+    "mutant:parallel-exec-pos-not-at-rotate": "hist-parallel-exec-pos-not-at-rotate",
 }
 
 @pytest.mark.parametrize("mutant", INC_MUTANTS)

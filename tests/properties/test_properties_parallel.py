@@ -62,6 +62,7 @@ def worker_ahead_of_the_delay(k):
 
 
 UGAPS = "par-until-mts-gaps"
+IDLE, LAST_COMMIT = "par-sbm-after-idle", "mutant:parallel-lag-from-last-commit"
 
 
 def until_stop_before_the_gaps_filled(k):
@@ -85,6 +86,8 @@ CASES: dict[str, Case] = {
                                 "B stopped at UNTIL SQL_AFTER_MTS_GAPS without t1, below the gaps its crash left"),
     "PARALLEL.DELAY": Case(lambda k: k.run(MARIADB, SBM), worker_ahead_of_the_delay,
                            "B's worker began t1 at 1.5 s, before its MASTER_DELAY 1 ran out"),
+    "PARALLEL.SBM.VALUE": Case(lambda k: k.run(MARIADB, IDLE), lambda k: pick(k.run(LAST_COMMIT, IDLE), "status", node="B", t=5_500_000),
+                               "B at 5.5 s shows Seconds_Behind_Master 4, but it committed or read after idling a group written 0.500 s before"),
 }
 
 
@@ -100,6 +103,7 @@ def test_a_group_committed_twice_across_the_crash(kit):
     ("PARALLEL.UNTIL", UNTIL, "mutant:until-gives-up-queued", "B stopped at its UNTIL position"),
     ("PARALLEL.DELAY", "par-delay-queued", "mutant:delay-skipped-while-workers-busy",
      "B's worker began t2 at 3 s, before its MASTER_DELAY 2 ran out at 4 s"),
+    ("PARALLEL.SBM.VALUE", IDLE, LAST_COMMIT, "B at 6 s shows Seconds_Behind_Master 5, but it committed or read after idling"),
 ])
 def test_each_mutant_is_caught_by_its_property(kit, requirement, history, system, witness):
     tr = kit.run(system, history)
@@ -297,3 +301,15 @@ def test_a_gap_thrown_away_again_before_it_was_fetched_is_not_owed(kit):
     # without the last discard, the copy relayed after the one before is still there: t1 is owed
     tr.drop(tr.all("relay_log_recovery", node="B")[-1])
     assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "B crashed holding groups past t1, and never commits it")
+
+
+def test_the_lag_of_a_parallel_replica_after_idling_counts_from_the_group_it_read(kit):
+    # MySQL's multi-threaded applier: last_master_timestamp 0 once the queue emptied, set again by
+    # the next group read (rpl_replica.cc); Bug #84415's applier leaves it 0 while the worker runs
+    history = load_history(REPO / "spec" / "histories" / f"{IDLE}.jsonl")
+    history["header"]["topology"]["nodes"][1]["variables"] = {"replica_parallel_workers": 4}
+    sbm = {s["t"]: s["Seconds_Behind_Master"] for s in kit.run(MYSQL, history).all("status", node="B")}
+    assert (sbm[6_000_000], sbm[8_000_000]) == (1, 3)
+    tr = kit.run("mutant:mts-lag-zero-after-idle", history)
+    assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, None, "shows Seconds_Behind_Master 0 but its workers have not committed t2")
+

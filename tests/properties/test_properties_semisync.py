@@ -384,6 +384,7 @@ KILLS = {  # mutant -> a history (name or builder) on which one of its `kills` i
     "mutant:shutdown-acks-waiters": "ss-shutdown",
     "mutant:no-reack-on-reconnect": "ss-lost-ack-reconnect",
     "mutant:recovery-keeps-in-doubt": "ss-recover-as-replica",
+    "mutant:semisync-waits-while-disabled": "hist-semisync-waits-while-disabled",
 }
 
 

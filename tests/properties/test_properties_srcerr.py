@@ -84,3 +84,13 @@ def test_the_group_id_machine_finds_the_mutant_from_scratch():
         run_state_machine_as_test(machine_for(search, system), settings=budget)
     assert str(info.value).split(":")[0] == "SRCERR.BINLOG.CHANGES", str(info.value)
     assert "failing_statement" in str(info.value.__notes__ if hasattr(info.value, "__notes__") else info.value)
+
+
+def test_an_incident_a_statement_that_changed_nothing_left_is_caught(kit):
+    # rpl_binlog_max_cache_size overflow: the InnoDB statement rolls back and leaves nothing, the
+    # MyISAM one its changes and the incident that marks them (MDEV-21443: no incident for a rollback)
+    history = "inc-cache-overflow"
+    assert kit.verdict("SRCERR.BINLOG.CHANGES", kit.run("model:mariadb-10.11", history)).status == PASS
+    tr = kit.run("mutant:incident-on-rollback", history)
+    assert_witness(kit.verdict("SRCERR.BINLOG.CHANGES", tr), tr, tr.first("commit", node="A", trx="innodb_big"),
+                   "A: innodb_big failed with 1197 and changed nothing, yet an incident in its binlog marks a gap")

@@ -57,6 +57,11 @@ ELSEWHERE = {  # searched for by the feature's own test module
     "mts-gaps-not-filled": "test_machines_parallel", "until-gives-up-queued": "test_machines_parallel",
     "delay-skipped-while-workers-busy": "test_machines_parallel",
 }
+# Historical bugs added to measure the generic search (bench/historical_search.py, which records
+# what verify's searches find of them): no search of their own yet.
+UNSEARCHED = {"rli-written-after-commit", "binlog-write-error-ignored", "master-fde-lag", "parallel-lag-from-last-commit",
+              "mts-lag-zero-after-idle", "filtered-ddl-gtid-lost", "parallel-exec-pos-not-at-rotate",
+              "parallel-restart-past-given-up", "semisync-waits-while-disabled"}
 
 
 @pytest.mark.parametrize("machine,mutant,examples,steps", SEARCHES, ids=[s[1] for s in SEARCHES])
@@ -71,7 +76,7 @@ def test_machine_finds_mutant_from_scratch(machine, mutant, examples, steps):
 def test_every_mutant_has_a_search():
     searched = {s[1] for s in SEARCHES}
     assert not searched & set(ELSEWHERE)
-    assert searched | set(ELSEWHERE) == set(REGISTRY)
+    assert searched | set(ELSEWHERE) | UNSEARCHED == set(REGISTRY) and not UNSEARCHED & (searched | set(ELSEWHERE))
     here = Path(__file__).parent
     for mutant, module in ELSEWHERE.items():
         assert f'"{mutant}"' in (here / f"{module}.py").read_text() or f"mutant:{mutant}" in (here / f"{module}.py").read_text(), mutant

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 
-from ..core import TraceView
+from .core import TraceView
 
 
 FROZEN = ("FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from replcheck.spec.formats import ER_SLAVE_WAS_RUNNING
 
-from ..core import Check, Seq, TraceView, checks, seconds
-from .timing import index, read_relay_log_info, repositions, status_samples, stmts
+from .core import Check, Seq, TraceView, checks, seconds
+from .delay_timing import index, read_relay_log_info, repositions, status_samples, stmts
 
 
 # -- relay-log.info ---------------------------------------------------------------------------

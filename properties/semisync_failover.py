@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from ..core import Check, TraceView, checks, seconds
-from ..recovery import copies, promised, sources_at_end
-from .timeline import had_to_wait, index, keys_before, line_key
+from .core import Check, TraceView, checks, seconds
+from .recovery import copies, promised, sources_at_end
+from .semisync_timeline import had_to_wait, index, keys_before, line_key
 
 
 @checks("WL6355.AFTER_SYNC.INVISIBLE", needs=("relay",))

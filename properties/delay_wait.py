@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from replcheck.spec.formats import US
 
-from ..core import Check, Seq, TraceView, checks, seconds
-from ..recovery import copies, sources_at_end, stopped_at_end
-from .timing import EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples, waiting_for
+from .core import Check, Seq, TraceView, checks, seconds
+from .recovery import copies, sources_at_end, stopped_at_end
+from .delay_timing import EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples, waiting_for
 
 
 # -- the wait rule ----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import re
 from bisect import bisect_left, bisect_right
 from replcheck.spec import formats as F
 
-from ..core import TraceView
+from .core import TraceView
 
 
 STATUS = "Rpl_semi_sync_master_status"
@@ -118,7 +118,7 @@ class SemiSyncIndex:
                 self.io_stops.setdefault(o["node"], []).append(line_key(o))
         for node, keys in self.downs.items():
             self.io_stops[node] = sorted(self.io_stops.get(node, []) + keys)
-        from ..filter import unsent  # filter's checks read this module's timeout line
+        from .filter import unsent  # filter's checks read this module's timeout line
         every = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
         # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
         # for) is outside the semi-sync commit path and its counters: FILTER.SEMISYNC.UNSENT judges it.

@@ -13,7 +13,7 @@ groups the new master lacks): a lost branch, refused when it connects by group I
 from __future__ import annotations
 
 # Importing each module registers its properties, in this order (the order of a Judgement's verdicts).
-from . import shared, ids, commands, gtid, purge  # noqa: F401
-from .shared import current_id, hierarchical, left_ahead, lost_lines, of_node, out_of_system, played_id, server_id  # noqa: F401
-from .commands import GroupEnd, binlog_info, last_group_end  # noqa: F401
-from .gtid import domain_of, positions, sampled_positions  # noqa: F401
+from . import groupid_shared, groupid_ids, groupid_commands, groupid_gtid, groupid_purge  # noqa: F401
+from .groupid_shared import current_id, hierarchical, left_ahead, lost_lines, of_node, out_of_system, played_id, server_id  # noqa: F401
+from .groupid_commands import GroupEnd, binlog_info, last_group_end  # noqa: F401
+from .groupid_gtid import domain_of, positions, sampled_positions  # noqa: F401

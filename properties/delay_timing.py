@@ -6,8 +6,8 @@ from bisect import bisect_left, bisect_right
 from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
-from ..core import Check, Seq, TraceView, seconds
-from ..filter import kept_out
+from .core import Check, Seq, TraceView, seconds
+from .filter import kept_out
 
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
-from ..core import Check, TraceView, checks, seconds
-from .timing import BINLOG_STATEMENT_EVENTS, STATE_WAITING, index, running_samples, status_samples, stmts, waiting_for
+from .core import Check, TraceView, checks, seconds
+from .delay_timing import BINLOG_STATEMENT_EVENTS, STATE_WAITING, index, running_samples, status_samples, stmts, waiting_for
 
 
 # -- statements -------------------------------------------------------------------------------

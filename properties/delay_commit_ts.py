@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from replcheck.spec.formats import US
 
-from ..core import Check, TraceView, checks, seconds
-from .timing import TRX_START, begin_of, gtid_applies, index, judge_due, waiting_for
+from .core import Check, TraceView, checks, seconds
+from .delay_timing import TRX_START, begin_of, gtid_applies, index, judge_due, waiting_for
 
 
 # -- WL#7318 ----------------------------------------------------------------------------------

@@ -8,5 +8,5 @@ force (trace header, SET GLOBAL statements). Order within one instant is the tra
 from __future__ import annotations
 
 # Importing each module registers its properties, in this order (the order of a Judgement's verdicts).
-from . import timeline, ack, timeout, counters, failover  # noqa: F401
-from .timeline import NO_SLAVE, STATUS, TIMEOUT_LOG, VARIABLES, SemiSyncIndex, Timeline, index  # noqa: F401
+from . import semisync_timeline, semisync_ack, semisync_timeout, semisync_counters, semisync_failover  # noqa: F401
+from .semisync_timeline import NO_SLAVE, STATUS, TIMEOUT_LOG, VARIABLES, SemiSyncIndex, Timeline, index  # noqa: F401

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from ..core import Check, TraceView, checks, seconds
-from .timeline import END, STATUS, TIMEOUT_LOG, SemiSyncIndex, had_to_wait, index, keys_before, line_key, may_have_timed_out
-from .ack import sampled_with
+from .core import Check, TraceView, checks, seconds
+from .semisync_timeline import END, STATUS, TIMEOUT_LOG, SemiSyncIndex, had_to_wait, index, keys_before, line_key, may_have_timed_out
+from .semisync_ack import sampled_with
 
 
 @checks("WL1720.TIMEOUT.ASYNC")

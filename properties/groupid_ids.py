@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from replcheck.spec import formats as F
 
-from ..core import Check, TraceView, checks
-from .shared import FROZEN, current_id, has_master_at, hierarchical, lost_lines, of_node, out_of_system, played_id, server_id
+from .core import Check, TraceView, checks
+from .groupid_shared import FROZEN, current_id, has_master_at, hierarchical, lost_lines, of_node, out_of_system, played_id, server_id
 
 
 # -- group IDs -----------------------------------------------------------------------------------

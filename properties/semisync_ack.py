@@ -2,8 +2,8 @@
 only; the semi-sync header is stripped; a replica shows its status."""
 from __future__ import annotations
 
-from ..core import Check, TraceView, checks, seconds
-from .timeline import had_to_wait, index, keys_before, line_key, may_have_timed_out
+from .core import Check, TraceView, checks, seconds
+from .semisync_timeline import had_to_wait, index, keys_before, line_key, may_have_timed_out
 
 
 @checks("WL1720.ACK.WAIT", needs=("relay",))

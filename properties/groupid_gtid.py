@@ -5,9 +5,9 @@ from __future__ import annotations
 import bisect
 from replcheck.spec import formats as F
 
-from ..core import Check, TraceView, checks
-from ..filter import kept_out
-from .shared import lost_lines, of_node, out_of_system, server_id
+from .core import Check, TraceView, checks
+from .filter import kept_out
+from .groupid_shared import lost_lines, of_node, out_of_system, server_id
 
 
 # -- the MariaDB-GTID view -------------------------------------------------------------------------

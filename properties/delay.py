@@ -9,5 +9,5 @@ allows it (header resolution_us), and instances within it of a boundary are not 
 from __future__ import annotations
 
 # Importing each module registers its properties, in this order (the order of a Judgement's verdicts).
-from . import timing, wait, status, rli, commit_ts  # noqa: F401
-from .timing import EXEMPT, STATE_WAITING, TRX_START, DelayIndex, begin_of, index, read_relay_log_info, repositions, skipped_places  # noqa: F401
+from . import delay_timing, delay_wait, delay_status, delay_rli, delay_commit_ts  # noqa: F401
+from .delay_timing import EXEMPT, STATE_WAITING, TRX_START, DelayIndex, begin_of, index, read_relay_log_info, repositions, skipped_places  # noqa: F401

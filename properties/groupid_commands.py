@@ -6,9 +6,9 @@ import bisect
 from typing import NamedTuple
 from replcheck.spec import formats as F
 
-from ..core import Check, TraceView, checks
-from .shared import current_id, hierarchical, played_id, server_id
-from .ids import by_trx
+from .core import Check, TraceView, checks
+from .groupid_shared import current_id, hierarchical, played_id, server_id
+from .groupid_ids import by_trx
 
 
 def is_purge(o: dict) -> bool:

@@ -6,9 +6,9 @@ from itertools import takewhile
 from typing import Callable
 from replcheck.spec import formats as F
 
-from ..core import Check, TraceView, checks, seconds
-from .shared import current_id, lost_lines, server_id
-from .commands import binlog_info, is_purge, last_group_end
+from .core import Check, TraceView, checks, seconds
+from .groupid_shared import current_id, lost_lines, server_id
+from .groupid_commands import binlog_info, is_purge, last_group_end
 
 
 # -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------
