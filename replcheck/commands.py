@@ -193,6 +193,13 @@ def conform_command(args) -> int:
         raise UsageError(f"conform: --attempts: {args.attempts} is not a positive number of runs")
     outdir.check(args.out, outdir.REPORT)
     gate = _gate_arg(args.gate)
+    if args.basedir is not None:  # a build the user named: not there is their input's, not the machine's
+        from replcheck.harness.binaries import find_server
+        from replcheck.harness.errors import ServerNotFound
+        try:
+            find_server(args.basedir)
+        except ServerNotFound as e:
+            raise UsageError(f"conform: --basedir {args.basedir!r}: {str(e).splitlines()[0]}") from None
     try:
         document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
                                    tmpdir=args.tmpdir, scale=args.scale,
