@@ -380,7 +380,9 @@ def clock_estimate_differs(ctx: Ctx) -> bool:
     """One system counts a delay with the clock difference its IO thread measured at the connect
     (whole seconds, kept until the next connect), the other with the exact one, and the node (or a
     server up its chain) is a delayed replica whose clock and its source's are not the same whole
-    seconds apart all along: offset by a fraction, stepped, or answered late at the connect."""
+    seconds apart all along: offset by a fraction, stepped, or answered late at the connect; or a
+    server up the source's chain runs another clock than the source (events keep their originating
+    master's timestamp, BUG#52308, while the estimate is with the immediate master)."""
     if not _mechanics_differ(ctx, "clock_difference"):
         return False
 
@@ -389,7 +391,9 @@ def clock_estimate_differs(ctx: Ctx) -> bool:
         offsets = {n["id"]: n.get("clock_offset_us", 0) for n in topo.get("nodes", [])}
         late = any(ch["replica"] == node and ch.get("clock_reply") for ch in topo.get("channels", []))
         stepped = any({node, src} & f.clock_steps for f in c[:2])
-        return _delayed(c, src) and (late or stepped or (offsets.get(node, 0) - offsets.get(src, 0)) % US != 0)
+        upstream = {ch["source"] for ch in topo.get("channels", []) if ch["replica"] == src}
+        origin_apart = any(offsets.get(u, 0) != offsets.get(src, 0) for u in upstream)
+        return _delayed(c, src) and (late or stepped or origin_apart or (offsets.get(node, 0) - offsets.get(src, 0)) % US != 0)
     return _here_or_upstream(ctx, unequal)
 
 
