@@ -135,7 +135,7 @@ def run_tlc(results: Results, size: str, progress: Callable[[str], None]) -> Non
                 results.rows[-1]["witnesses"][0]["steps"] = tlc.steps(r.trace)
 
 
-def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type, core.Witness | None]:
+def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = 20) -> tuple[type, core.Witness | None]:
     """One state machine driving one system; the failure it shrank to, if any."""
     from hypothesis import HealthCheck, settings
     from hypothesis import seed as hypothesis_seed
@@ -149,7 +149,7 @@ def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type
         # From the registered default, not the current profile: a caller's profile must not
         # change verify's results (the gate checks them).
         run_state_machine_as_test(machine, settings=settings(
-            settings.get_profile("default"), max_examples=examples, stateful_step_count=20, deadline=None,
+            settings.get_profile("default"), max_examples=examples, stateful_step_count=steps, deadline=None,
             database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
     except AssertionError as e:
         return machine, core.Witness(str(e).splitlines()[0])

@@ -16,7 +16,7 @@ from replcheck.model.steps import Builder, Family, Step
 from replcheck.results import search_failures
 
 from ..core import PROPERTIES
-from replcheck.spec.contract import System
+from replcheck.spec.contract import FollowedRun, System, Trace
 
 from ..judge import judge_trace
 
@@ -87,6 +87,13 @@ class HistoryMachine(RuleBasedStateMachine):
         self.b = Builder("state-machine", self.FAMILY.tail_us)
         self.steps = 0
         type(self).last_steps = 0
+        # A system whose runs extend (a model) follows the example's History step by step; any
+        # other is run on the whole History after every step.
+        follow = getattr(self.system, "follow", None)
+        self.run: FollowedRun | None = follow() if follow is not None else None
+
+    def trace(self, history: dict) -> Trace:
+        return self.system.run(history) if self.run is None else self.run.trace(history)
 
     @invariant()
     def properties_hold(self):
@@ -96,7 +103,7 @@ class HistoryMachine(RuleBasedStateMachine):
         key = json.dumps(history, sort_keys=True)
         j = self.judged.get(key)
         if j is None:  # shrinking replays the same prefixes over and over: judge each History once
-            j = judge_trace(self.system.run(history), self.system.declares, self.system.name, self.REQUIREMENTS)
+            j = judge_trace(self.trace(history), self.system.declares, self.system.name, self.REQUIREMENTS)
             if len(self.judged) >= JUDGED_KEPT:
                 self.judged.pop(next(iter(self.judged)))
             self.judged[key] = j
