@@ -16,7 +16,7 @@ from replcheck import systems
 from replcheck.features import load_features
 from replcheck.properties import core
 from replcheck.spec.contract import Declarations, Trace
-from replcheck.verify import run_machine
+from replcheck.search import run_machine
 
 
 @dataclass(frozen=True)

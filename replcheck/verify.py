@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from replcheck import catalogue, io, outdir, report, scenarios, suites, systems, tlc
+from replcheck import catalogue, io, outdir, report, scenarios, search, suites, systems, tlc
 from replcheck.features import load_features
 from replcheck.properties import core
 from replcheck.properties.judge import judge
@@ -135,59 +135,25 @@ def run_tlc(results: Results, size: str, progress: Callable[[str], None]) -> Non
                 results.rows[-1]["witnesses"][0]["steps"] = tlc.steps(r.trace)
 
 
-def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = 20) -> tuple[type, core.Witness | None]:
-    """One state machine driving one system; the failure it shrank to, if any."""
-    from hypothesis import HealthCheck, settings
-    from hypothesis import seed as hypothesis_seed
-    from hypothesis.stateful import run_state_machine_as_test
-
-    from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
-
-    base = systems.get(system.declares.base) if system.declares.base else None
-    machine = hypothesis_seed(seed)(machine_for(m.cls, system, base))
-    try:
-        # From the registered default, not the current profile: a caller's profile must not
-        # change verify's results (the gate checks them).
-        run_state_machine_as_test(machine, settings=settings(
-            settings.get_profile("default"), max_examples=examples, stateful_step_count=steps, deadline=None,
-            database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
-    except AssertionError as e:
-        return machine, core.Witness(str(e).splitlines()[0])
-    finally:
-        machine.judged.clear()  # the run's memo, of no use once it ended
-    return machine, None
-
-
-def machines_for(system) -> list[core.Machine]:
-    """A model: every machine. A mutant: its feature's machine (recovery's is the group-ID one,
-    found by the requirements it judges)."""
-    if system.kind == "model":
-        return list(core.MACHINES)
-    features = {m.feature for m in system.config.mutants}
-    own = [m for m in core.MACHINES if m.cls.FAMILY.name in features]
-    return own or [m for m in core.MACHINES if set(system.declares.kills) & set(m.requirements)]
-
-
 def run_machines(results: Results, names: list[str], examples: int, seed: int, progress: Callable[[str], None]) -> None:
-    """Every machine on every seed model; on each mutant, the machines that judge its kills: a search
-    from scratch, reported with the length it shrank to. A flavour model runs on the Histories that
-    concern it only (replcheck.suites.systems_for): the machines' steps are its seed's."""
+    """Every machine on every seed model; on each mutant, the machines that reach its seam until one
+    finds it (replcheck.search), reported with the length it shrank to. A flavour model runs on the
+    Histories that concern it only (replcheck.suites.systems_for): the machines' steps are its seed's."""
     for name in names:
         system = systems.get(name)
         if system.seed:
             continue
-        kills = set(system.declares.kills)
-        for m in machines_for(system):
-            progress(f"state machine {m.name}: {name}, {examples} examples")
-            machine, failure = run_machine(m, system, examples, seed)
+        progress(f"state machines: {name}, {examples} examples each")
+        for m, machine, failure in search.search(system, examples, seed):
             failed_on = failure.message.split(":")[0] if failure else None
             if system.kind == "model" and failure:
                 results.findings.append(Finding(FindingKind.STATE_MACHINE, system=name, requirement=failed_on,
                                                 witness=failure.message))
             if system.kind == "mutant":
                 results.searches.append({"system": name, "machine": m.name, "examples": examples, "seed": seed,
-                                         "found": failed_on in kills, "requirement": failed_on,
-                                         "shrunk_steps": getattr(machine, "last_steps", None) if failure else None})
+                                         "found": failure is not None, "requirement": failed_on,
+                                         "a_kill": failed_on in system.declares.kills,
+                                         "shrunk_steps": machine.last_steps if failure else None})
             for req in m.requirements:
                 failed = failed_on == req
                 judged = machine.exercised[req]

@@ -1,0 +1,126 @@
+"""The state machines' searches, as verify runs them: every machine on every seed model, and on each
+mutant the machines whose steps reach its seam, until one finds it.
+
+A machine judges every requirement after every step (replcheck.properties.machines). Which
+machines a mutant's search runs depends on nothing it is labelled with (its feature, its kills):
+the first Histories the generator draws from each family are run on the mutant and on its base
+model, and a family whose Histories give the two different Traces reaches the mutant's seam. Those
+machines run first, the family that differed most often first; a mutant whose seam no probe
+reached is searched by every machine. A search stops at the first machine that finds the mutant:
+one that fails on a violation its base model holds on the same History (results.search_failures).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from replcheck import systems
+from replcheck.model.sim import simulate
+from replcheck.properties import core
+
+STEPS = 20  # a machine's steps per example
+PROBES = 6  # generated Histories per family that look for a mutant's seam
+MORE_PROBES = 40  # where none of those showed a difference (a seam that few Histories reach)
+PROBE_SEED = 0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How hard the searches look: examples per machine on a model, and on a mutant."""
+    model_examples: int
+    mutant_examples: int
+    steps: int = STEPS
+
+
+def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = STEPS) -> tuple[type, core.Witness | None]:
+    """One state machine driving one system; the failure it shrank to, if any."""
+    from hypothesis import HealthCheck, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
+
+    base = systems.get(system.declares.base) if system.declares.base else None
+    machine = hypothesis_seed(seed)(machine_for(m.cls, system, base))
+    try:
+        # From the registered default, not the current profile: a caller's profile must not
+        # change verify's results (the gate checks them).
+        run_state_machine_as_test(machine, settings=settings(
+            settings.get_profile("default"), max_examples=examples, stateful_step_count=steps, deadline=None,
+            database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
+    except AssertionError as e:
+        return machine, core.Witness(str(e).splitlines()[0])
+    finally:
+        machine.judged.clear()  # the run's memo, of no use once it ended
+    return machine, None
+
+
+@lru_cache(maxsize=None)
+def _probe(family: str, index: int) -> dict:
+    from replcheck.generate import generate
+
+    return generate(PROBE_SEED, index, (family,))
+
+
+@lru_cache(maxsize=None)
+def _observed(system: str, family: str, index: int) -> str:
+    """What the system observes on a probe History, as a digest (a base's serves all its mutants)."""
+    obs = systems.get(system).run(_probe(family, index)).observations
+    return hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
+
+
+class Asked(frozenset):
+    """A model's mutants that note each mutant the simulator asks about: the model's code asks
+    whether a mutant is on where its seam is (`M.X in self.mutants`), so a base model's run that
+    asks about X has reached X's seam, whatever the mutant is labelled with."""
+
+    asked: set
+
+    def __contains__(self, item) -> bool:
+        self.asked.add(item)
+        return super().__contains__(item)
+
+
+@lru_cache(maxsize=None)
+def _asked(base: str, family: str) -> Counter:
+    """Per mutant, how many of the family's probe Histories reach its seam on the base model."""
+    config, out = systems.get(base).config, Counter()
+    for i in range(PROBES):
+        mutants = Asked(config.mutants)
+        mutants.asked = set()
+        simulate(_probe(family, i), replace(config, mutants=mutants))
+        out.update(m.name for m in mutants.asked)
+    return out
+
+
+def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
+    """How many of the family's first probe Histories give the mutant another Trace than its base
+    model, and how many of the first PROBES reach its seam on the base model."""
+    differ = sum(_observed(mutant.name, family, i) != _observed(mutant.declares.base, family, i) for i in range(probes))
+    return differ, _asked(mutant.declares.base, family)[mutant.name.removeprefix("mutant:")]
+
+
+def machines_for(system) -> list[core.Machine]:
+    """A model: every machine. A mutant: the machines whose family reaches its seam, those whose
+    Traces differ most often first (looking further when none differs in the first probes), then
+    those that reach it most often (ties in the machines' order); none reaching it, every machine."""
+    if system.kind != "mutant":
+        return list(core.MACHINES)
+    reached = {m.name: seam_reached(system, m.cls.FAMILY.name) for m in core.MACHINES}
+    if not any(differ for differ, _ in reached.values()):
+        reached = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES) for m in core.MACHINES}
+    ranked = sorted((m for m in core.MACHINES if any(reached[m.name])), key=lambda m: tuple(-n for n in reached[m.name]))
+    return ranked or list(core.MACHINES)
+
+
+def search(system, examples: int, seed: int, steps: int = STEPS):
+    """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
+    in the order they ran: on a mutant, up to the first that finds it."""
+    for m in machines_for(system):
+        machine, failure = run_machine(m, system, examples, seed, steps)
+        yield m, machine, failure
+        if failure is not None and system.kind == "mutant":
+            return
