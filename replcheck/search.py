@@ -34,6 +34,15 @@ class Budget:
     mutant_examples: int
     steps: int = STEPS
 
+    def examples(self, system) -> int:
+        return self.mutant_examples if system.kind == "mutant" else self.model_examples
+
+
+# verify's default, which a user runs often: a mutant's search stops when it finds it, so its
+# budget is what a search that finds nothing costs; a model's searches find nothing and run whole.
+DEFAULT = Budget(model_examples=15, mutant_examples=60)
+THOROUGH = Budget(model_examples=60, mutant_examples=60)  # verify --thorough: every search at full depth
+
 
 def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = STEPS) -> tuple[type, core.Witness | None]:
     """One state machine driving one system; the failure it shrank to, if any."""
@@ -65,11 +74,16 @@ def _probe(family: str, index: int) -> dict:
     return generate(PROBE_SEED, index, (family,))
 
 
-@lru_cache(maxsize=None)
-def _observed(system: str, family: str, index: int) -> str:
+_OBSERVED: dict[tuple[str, str, int], str] = {}
+
+
+def _observed(system, family: str, index: int) -> str:
     """What the system observes on a probe History, as a digest (a base's serves all its mutants)."""
-    obs = systems.get(system).run(_probe(family, index)).observations
-    return hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
+    key = (system.name, family, index)
+    if key not in _OBSERVED:
+        obs = system.run(_probe(family, index)).observations
+        _OBSERVED[key] = hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
+    return _OBSERVED[key]
 
 
 class Asked(frozenset):
@@ -99,7 +113,8 @@ def _asked(base: str, family: str) -> Counter:
 def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
     """How many of the family's first probe Histories give the mutant another Trace than its base
     model, and how many of the first PROBES reach its seam on the base model."""
-    differ = sum(_observed(mutant.name, family, i) != _observed(mutant.declares.base, family, i) for i in range(probes))
+    base = systems.get(mutant.declares.base)
+    differ = sum(_observed(mutant, family, i) != _observed(base, family, i) for i in range(probes))
     return differ, _asked(mutant.declares.base, family)[mutant.name.removeprefix("mutant:")]
 
 
@@ -116,10 +131,44 @@ def machines_for(system) -> list[core.Machine]:
     return ranked or list(core.MACHINES)
 
 
-def search(system, examples: int, seed: int, steps: int = STEPS):
+@dataclass(frozen=True)
+class Task:
+    """Searches a worker process runs: on a model, one machine; on a mutant, its whole search."""
+    system: str
+    machine: str | None  # None: the machines machines_for gives, until one finds the mutant
+    examples: int
+    seed: int
+    steps: int = STEPS
+
+
+def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
+    """verify's searches: every machine on every seed model, one search per mutant (a flavour model
+    runs on the Histories that concern it only: the machines' steps are its seed's)."""
+    out = []
+    for name in names:
+        system = systems.get(name)
+        if system.seed:
+            continue
+        machines = [None] if system.kind == "mutant" else [m.name for m in core.MACHINES]
+        out += [Task(name, m, budget.examples(system), seed, budget.steps) for m in machines]
+    return out
+
+
+def run_task(task: Task) -> list[dict]:
+    """A task's searches as plain data (what a worker process sends back), in the order they ran:
+    the machine, what it failed on (None: nothing), the steps it shrank to, and per requirement how
+    many Traces it judged."""
+    system = systems.get(task.system)
+    chosen = None if task.machine is None else [m for m in core.MACHINES if m.name == task.machine]
+    return [{"machine": m.name, "failure": failure.message if failure else None,
+             "shrunk_steps": machine.last_steps if failure else None, "exercised": dict(machine.exercised)}
+            for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen)]
+
+
+def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[core.Machine] | None = None):
     """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
     in the order they ran: on a mutant, up to the first that finds it."""
-    for m in machines_for(system):
+    for m in machines_for(system) if machines is None else machines:
         machine, failure = run_machine(m, system, examples, seed, steps)
         yield m, machine, failure
         if failure is not None and system.kind == "mutant":
