@@ -3,11 +3,12 @@ mutant the machines whose steps reach its seam, until one finds it.
 
 A machine judges every requirement after every step (replcheck.properties.machines). Which
 machines a mutant's search runs depends on nothing it is labelled with (its feature, its kills):
-the first Histories the generator draws from each family are run on the mutant and on its base
-model, and a family whose Histories give the two different Traces reaches the mutant's seam. Those
-machines run first, the family that differed most often first; a mutant whose seam no probe
-reached is searched by every machine. A search stops at the first machine that finds the mutant:
-one that fails on a violation its base model holds on the same History (results.search_failures).
+the first Histories the generator draws from each family (probes) are run on the mutant and on its
+base model, and a family reaches the mutant's seam where the two Traces differ, or where the base
+model's run asks whether the mutant is on (the model's code asks at the seam). The families that
+differ most often search first, then those that only reach the seam; a mutant no probe reaches is
+searched by every machine. A search stops at the first machine that finds the mutant: one that
+fails on a violation its base model holds on the same History (results.search_failures).
 """
 from __future__ import annotations
 

