@@ -116,7 +116,8 @@ def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
     model, and how many of the first PROBES reach its seam on the base model."""
     base = systems.get(mutant.declares.base)
     differ = sum(_observed(mutant, family, i) != _observed(base, family, i) for i in range(probes))
-    return differ, _asked(mutant.declares.base, family)[mutant.name.removeprefix("mutant:")]
+    changes = mutant.config.mutants - base.config.mutants  # what the system carries, whatever its name
+    return differ, max((_asked(base.name, family)[m.name] for m in changes), default=0)
 
 
 def machines_for(system) -> list[core.Machine]:
