@@ -6,8 +6,9 @@ generator drawing from those families only) are judged in order on the mutant, i
 no Spark, until one violates a `kills` requirement that the base model holds on the same History
 (replcheck.results.caught: a base's own violation shows no bug). That History is then shrunk
 (replcheck.investigate.shrink) keeping the same catch, and its operations counted. `--machines`
-also runs verify's state-machine searches on each mutant (verify.run_machine, verify's budget)
-and lists the mutants no machine finds. Goal: every mutant within 10,000 Histories, median
+also runs verify's state-machine search on each mutant (replcheck.search: the machines reaching
+its seam, until one finds it), with the machine, requirement, shrunk steps and CPU seconds, and
+lists the mutants no machine finds; `--limit 0` runs that search only. Goal: every mutant within 10,000 Histories, median
 under 2 s, shrunk to at most 8 steps. Timings depend on the machine's load: it is printed, and
 kept with the rows in bench/results/mutant_search-<date>.json (docs/gen.py shows it on the figures page).
 Usage: .venv/bin/python bench/mutant_search.py [--seed 0] [--limit 10000] [--mutants a,b] [--machines] [--markdown]
@@ -53,13 +54,19 @@ def search(m: Mutant, seed: int, limit: int, families: tuple[str, ...] | None = 
             "requirement": "", "index": None, "steps": None, "shrunk": None}
 
 
-def machines(m: Mutant, examples: int, seed: int) -> list[dict]:
-    """verify's searches on this mutant: each machine that judges its kills, found or not."""
-    from replcheck.verify import Results, run_machines
+def machines(m: Mutant, examples: int, seed: int) -> dict:
+    """verify's search on this mutant (replcheck.search): the machines it ran, the one that found
+    it, what it failed on, the steps it shrank to, and its CPU seconds (the seam probes included)."""
+    from replcheck.search import search as machine_search
 
-    results = Results()
-    run_machines(results, [f"mutant:{m.name}"], examples, seed, lambda _: None)
-    return results.searches
+    start, ran, found = time.process_time(), [], None
+    for machine, cls, failure in machine_search(systems.get(f"mutant:{m.name}"), examples, seed):
+        ran.append(machine.name)
+        if failure is not None:
+            found = {"machine": machine.name, "machine_requirement": failure.message.split(":")[0],
+                     "machine_steps": cls.last_steps}
+    return {"machines_run": ",".join(ran), "machine_cpu_s": round(time.process_time() - start, 2),
+            **(found or {"machine": "-", "machine_requirement": "-", "machine_steps": None})}
 
 
 def arguments(description: str, limit: int) -> argparse.ArgumentParser:
@@ -84,9 +91,8 @@ def main() -> None:
     for m in chosen:
         r = search(m, a.seed, a.limit)
         if a.machines:
-            found = [s["machine"] for s in machines(m, a.examples, a.seed) if s["found"]]
-            r["machines"] = ",".join(found) or "-"
-            if not found:
+            r.update(machines(m, a.examples, a.seed))
+            if r["machine"] == "-":
                 unfound.append(m.name)
         rows.append(r)
         print(_line(r, a.markdown), flush=True)
@@ -106,7 +112,9 @@ def main() -> None:
 def _line(r: dict, markdown: bool) -> str:
     cells = [f"`{r['mutant']}`", ",".join(r["families"]),
              str(r["histories"] or "not found"), f"{r['seconds']:.2f}", r["requirement"] or "-",
-             str(r["shrunk"] if r["shrunk"] is not None else "-")] + ([r["machines"]] if "machines" in r else [])
+             str(r["shrunk"] if r["shrunk"] is not None else "-")] + (
+        [r["machine"], r["machine_requirement"], str(r["machine_steps"]), f"{r['machine_cpu_s']:.1f}", r["machines_run"]]
+        if "machine" in r else [])
     return "| " + " | ".join(cells) + " |" if markdown else "  ".join(cells)
 
 

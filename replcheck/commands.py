@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from replcheck import catalogue, io, outdir, suites, systems
+from replcheck.progress import Progress
 from replcheck.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError
 
 
@@ -105,6 +106,7 @@ def _history_of_trace(path: str, header: dict, trace: str) -> dict:
 
 
 def verify_command(args) -> int:
+    from replcheck import search
     from replcheck.verify import verify
 
     histories = None
@@ -121,8 +123,10 @@ def verify_command(args) -> int:
     for n in names or []:
         systems.get(n, "--systems")
     outdir.check(args.out, outdir.REPORT)
-    results = verify(Path(args.out), names, histories, examples=args.examples, seed=args.seed,
-                     tlc_size=None if args.no_tlc else "small")
+    budget = (search.Budget(args.examples, args.examples) if args.examples else search.THOROUGH if args.thorough
+              else search.DEFAULT)
+    results = verify(Path(args.out), names, histories, budget, seed=args.seed, tlc_size=None if args.no_tlc else "small",
+                     full=args.full_results)
     for f in results.findings:
         print(f"finding: {f.kind.value}: {f.system or ''} {f.history or ''} {f.requirement or ''}: {f.witness}")
     for s in results.searches:
@@ -250,9 +254,19 @@ def tlc_command(args) -> int:
         if other := sorted({c.module for c in checks} - set(COUNTEREXAMPLES)):
             raise io.InputError(args.history_out, None, "--history-out",
                                 f"a counterexample becomes a History for {', '.join(COUNTEREXAMPLES)} only, not {', '.join(other)}")
+    with Progress("tlc", len(checks)) as bar:
+        return _tlc_checks(args, checks, bar)
+
+
+def _tlc_checks(args, checks, bar: Progress) -> int:
+    """Each check run and printed, counted on the progress line."""
+    from replcheck import tlc
+
     mapping, differ, failed, written = tlc.manifest().requirements, 0, 0, False
     for c in checks:
+        bar.now(c.name)
         r = tlc.run(c.path, c.config_text())
+        bar.done()
         mutants = f" [mutant {', '.join(c.mutants)}]" if c.mutants else ""
         found = f"violated {r.violated or r.kind}" if r.status == "violated" else r.status
         diffs = tlc.differences(c, r)

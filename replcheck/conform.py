@@ -26,6 +26,7 @@ from replcheck.features import load_features
 from replcheck.harness.runner import RunnerError, largest_scale, scale_for
 from replcheck.harness.system import MariaDB
 from replcheck.properties import core
+from replcheck.progress import Progress
 from replcheck.properties.judge import judge
 from replcheck.results import Finding, FindingKind, Results, findings_of
 from replcheck.spec import ROOT as SPEC
@@ -112,12 +113,11 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     tried: list[dict] = []  # every attempt of every scenario, for the report
     out = Path(out)
     version = ""
-    with outdir.staged(out) as staging:
-        for i, (s, h, scales) in enumerate(loaded, 1):
+    with outdir.staged(out) as staging, Progress("conform", len(loaded), "scenario") as bar:
+        for s, h, scales in loaded:
             runs: list[Results] = []
             for n, x in enumerate(scales, 1):
-                progress(f"scenario {i}/{len(loaded)}: {s.name} (time scale {x:g}"
-                         + (f", attempt {n} of at most {len(scales)})" if n > 1 else ")"))
+                bar.now(f"{s.name} (time scale {x:g}" + (f", attempt {n} of at most {len(scales)})" if n > 1 else ")"))
                 run, record = _attempt(replace(server, scale=x), replace(s, scale=x), h, n, staging)
                 version = record.pop("server_version")
                 runs.append(run)
@@ -127,6 +127,7 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
                     break
                 progress(f"{s.name}: inconclusive at time scale {x:g}: "
                          + ", ".join(sorted(row["requirement"] for row in merged if row["status"] == core.INCONCLUSIVE)))
+            bar.done()
             results.rows += merged
             # A finding about a requirement is the attempt's whose row it kept; the cross-check's are
             # the last attempt's (an earlier one's differences may be its coarse timing: its record lists them).

@@ -139,13 +139,14 @@ def caught(mutant: Judgement, base: Judgement | None) -> tuple[str, ...]:
 
 def search_failures(j: Judgement, base: Callable[[Sequence[str]], Judgement] | None = None) -> tuple[core.Verdict, ...]:
     """What fails a state machine's search: on a model, a violation it does not declare; on a
-    mutant (`base` judges its base model on some requirements), a catch. The base is judged only
-    when a kill is violated, and only on those: most steps of a search catch nothing."""
-    if base is None:
+    mutant (`base` judges its base model on some requirements), a violation it does not declare
+    that its base model holds on the same History: the anti-join, on every requirement judged,
+    not only the mutant's kills (a bug may show first in another feature's requirement). The base
+    is judged only when there is such a violation, and only on those: most steps catch nothing."""
+    if base is None or not j.findings:
         return j.findings
-    suspects = [r for r in j.declares.kills if j.violated(r)]
-    kills = set(caught(j, base(suspects))) if suspects else set()
-    return tuple(v for v in j.violations if v.requirement in kills)
+    on_base = base([v.requirement for v in j.findings])
+    return tuple(v for v in j.findings if not on_base.violated(v.requirement))
 
 
 # -- rows -----------------------------------------------------------------------------------------
@@ -194,6 +195,33 @@ class Results:
         """The results file (`replcheck.results/1`)."""
         return {"schema": "replcheck.results/1", **header, "findings": [f.as_dict() for f in self.findings],
                 "rows": self.rows}
+
+
+SUMMARISED = "*"  # the history of a row that stands for every passing or unexercised one of its cell
+
+
+def summarised(rows: list[dict]) -> list[dict]:
+    """The rows as a results file sized for CI keeps them: each violated or inconclusive row whole
+    (its witnesses), each expectation's and TLC check's whole; the passing and unexercised rows of
+    one (source, system, requirement) as one row that counts them (history `*`), in the place of
+    the first, which the report reads as it reads a campaign's counted rows."""
+    out: list[dict] = []
+    groups: dict[tuple, dict] = {}
+    for row in rows:
+        if row["status"] not in (core.PASS, core.NOT_EXERCISED) or {"text", "reason", "tlc"} & row.keys():
+            out.append(row)
+            continue
+        key = (row["source"], row["system"], row["requirement"], row.get("evidence"))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {**row, "history": SUMMARISED, "checked": 0, "counts": {}, "witnesses": []}
+            out.append(group)
+        group["checked"] += row.get("checked", 0)
+        for status, n in row.get("counts", {row["status"]: 1}).items():
+            group["counts"][status] = group["counts"].get(status, 0) + n
+        if row["status"] == core.PASS:
+            group["status"] = core.PASS
+    return out
 
 
 def catches(results: Results) -> dict[str, list[list[str]]]:

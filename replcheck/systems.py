@@ -23,7 +23,7 @@ from replcheck.io import InputError, SpecError, dumps_history
 from replcheck.model import mutants as M
 from replcheck.model.delay import WL344, WL7318
 from replcheck.model import mechanics as X
-from replcheck.model.sim import Config, simulate
+from replcheck.model.sim import Config, Simulator, simulate
 from replcheck.spec.contract import Declarations, Trace
 from replcheck.spec import ROOT as SPEC
 
@@ -71,6 +71,45 @@ class ModelSystem:
             header, obs = simulate(history, self.config, self.name)
         header["history_digest"] = history_digest(history)
         return Trace(header, obs)
+
+    def follow(self) -> "SimulatedRun":
+        """A run that extends itself as a History grows (replcheck.spec.contract.Extensible)."""
+        return SimulatedRun(self)
+
+
+class SimulatedRun:
+    """A model's run following a growing History: one Simulator, extended with the ops each call
+    adds and forked to finish (model/sim/kernel.py: a fork's Trace is the prefix's run from
+    scratch). Only the header's end may move, and only later: it samples further."""
+
+    def __init__(self, system: ModelSystem):
+        self.system = system
+        self.sim: Simulator | None = None
+
+    def trace(self, history: dict) -> Trace:
+        if not self._extends(history):
+            self.sim = Simulator({**history, "ops": []}, self.system.config, self.system.name)
+        sim = self.sim
+        sim.history["header"] = history["header"]
+        with cycles_uncollected():
+            sim.extend(history["ops"][len(sim.history["ops"]):])
+            sim.advance()
+            header, obs = sim.fork().finish()
+        header["history_digest"] = history_digest(history)
+        return Trace(header, obs)
+
+    def _extends(self, history: dict) -> bool:
+        """The History is the one run so far with ops added at its end, none before the last run."""
+        if self.sim is None:
+            return False
+        was, now = self.sim.history, history
+        done, ops = was["ops"], now["ops"]
+        if len(ops) < len(done) or any(a is not b for a, b in zip(done, ops)):
+            return False
+        if done and any(op["at"] < done[-1]["at"] for op in ops[len(done):]):
+            return False
+        end_was, end_now = was["header"].get("end_us", 0), now["header"].get("end_us", 0)
+        return end_now >= end_was and {**was["header"], "end_us": 0} == {**now["header"], "end_us": 0}
 
 
 def _line_of(text: str, needle: str) -> int | None:

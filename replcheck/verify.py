@@ -12,15 +12,18 @@ on which the reference model does not show what the scenario claims (its require
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 from pathlib import Path
 from typing import Callable
 
-from replcheck import catalogue, io, outdir, report, scenarios, suites, systems, tlc
+from replcheck import catalogue, io, outdir, report, scenarios, search, suites, systems, tlc
 from replcheck.features import load_features
 from replcheck.properties import core
 from replcheck.properties.judge import judge
 from replcheck.properties.proofs import RLIMIT, UNKNOWN
-from replcheck.results import Finding, FindingKind, Results, catches, findings_of
+from replcheck.progress import Progress
+from replcheck.results import Finding, FindingKind, Results, catches, findings_of, summarised
 from replcheck.spec import ROOT as SPEC
 
 
@@ -30,10 +33,10 @@ def embedded_histories() -> list[Path]:
 
 def run_histories(paths: list[Path], names: list[str], results: Results, traces: Path | None,
                   progress: Callable[[str], None]) -> None:
-    for i, path in enumerate(paths, 1):
+    for path in paths:
         history = io.load_history(path)
         scenario = scenarios.for_history(path)
-        progress(f"histories {i}/{len(paths)}: {path.stem}")
+        progress(f"History {path.stem}")
         judged = {}
         here = suites.systems_for(history, path, names)
         for name in here:
@@ -112,8 +115,8 @@ def run_tlc(results: Results, size: str, progress: Callable[[str], None]) -> Non
     violated is expected; a result the manifest does not pin, or TLC failing, is a finding."""
     checks = tlc.select(size=size)
     mapping = tlc.manifest().requirements
-    for i, c in enumerate(checks, 1):
-        progress(f"TLC {i}/{len(checks)}: {c.name}")
+    for c in checks:
+        progress(f"TLC {c.name}")
         r = tlc.run(c.path, c.config_text())
         if r.status == "error":  # not a verdict: no rows, and the finding says why
             results.findings.append(Finding(FindingKind.TLC_FAILED, system=f"tlc:{c.name}", requirement="",
@@ -135,65 +138,28 @@ def run_tlc(results: Results, size: str, progress: Callable[[str], None]) -> Non
                 results.rows[-1]["witnesses"][0]["steps"] = tlc.steps(r.trace)
 
 
-def run_machine(m: core.Machine, system, examples: int, seed: int) -> tuple[type, core.Witness | None]:
-    """One state machine driving one system; the failure it shrank to, if any."""
-    from hypothesis import HealthCheck, settings
-    from hypothesis import seed as hypothesis_seed
-    from hypothesis.stateful import run_state_machine_as_test
-
-    from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
-
-    base = systems.get(system.declares.base) if system.declares.base else None
-    machine = hypothesis_seed(seed)(machine_for(m.cls, system, base))
-    try:
-        # From the registered default, not the current profile: a caller's profile must not
-        # change verify's results (the gate checks them).
-        run_state_machine_as_test(machine, settings=settings(
-            settings.get_profile("default"), max_examples=examples, stateful_step_count=20, deadline=None,
-            database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
-    except AssertionError as e:
-        return machine, core.Witness(str(e).splitlines()[0])
-    finally:
-        machine.judged.clear()  # the run's memo, of no use once it ended
-    return machine, None
-
-
-def machines_for(system) -> list[core.Machine]:
-    """A model: every machine. A mutant: its feature's machine (recovery's is the group-ID one,
-    found by the requirements it judges)."""
-    if system.kind == "model":
-        return list(core.MACHINES)
-    features = {m.feature for m in system.config.mutants}
-    own = [m for m in core.MACHINES if m.cls.FAMILY.name in features]
-    return own or [m for m in core.MACHINES if set(system.declares.kills) & set(m.requirements)]
-
-
-def run_machines(results: Results, names: list[str], examples: int, seed: int, progress: Callable[[str], None]) -> None:
-    """Every machine on every seed model; on each mutant, the machines that judge its kills: a search
-    from scratch, reported with the length it shrank to. A flavour model runs on the Histories that
-    concern it only (replcheck.suites.systems_for): the machines' steps are its seed's."""
-    for name in names:
-        system = systems.get(name)
-        if system.seed:
-            continue
-        kills = set(system.declares.kills)
-        for m in machines_for(system):
-            progress(f"state machine {m.name}: {name}, {examples} examples")
-            machine, failure = run_machine(m, system, examples, seed)
-            failed_on = failure.message.split(":")[0] if failure else None
-            if system.kind == "model" and failure:
-                results.findings.append(Finding(FindingKind.STATE_MACHINE, system=name, requirement=failed_on,
-                                                witness=failure.message))
-            if system.kind == "mutant":
-                results.searches.append({"system": name, "machine": m.name, "examples": examples, "seed": seed,
-                                         "found": failed_on in kills, "requirement": failed_on,
-                                         "shrunk_steps": getattr(machine, "last_steps", None) if failure else None})
-            for req in m.requirements:
-                failed = failed_on == req
-                judged = machine.exercised[req]
-                verdict = core.Verdict(req, core.VIOLATED if failed else (core.PASS if judged else core.NOT_EXERCISED),
-                                       judged, (failure,) if failed else (), f"state-machine:{m.name}")
-                results.add("state-machine", name, m.name, verdict)
+def record_searches(results: Results, task: search.Task, answers: list[dict]) -> None:
+    """A task's searches into results: a model's failure is a finding; a mutant's search is listed
+    with what it failed on and the length it shrank to; every machine's verdict per requirement."""
+    system = systems.get(task.system)
+    for a in answers:
+        failure = core.Witness(a["failure"]) if a["failure"] else None
+        failed_on = a["failure"].split(":")[0] if a["failure"] else None
+        if system.kind == "model" and failure:
+            results.findings.append(Finding(FindingKind.STATE_MACHINE, system=task.system, requirement=failed_on,
+                                            witness=a["failure"]))
+        if system.kind == "mutant":
+            results.searches.append({"system": task.system, "machine": a["machine"], "examples": task.examples,
+                                     "seed": task.seed, "found": failure is not None, "requirement": failed_on,
+                                     "a_kill": failed_on in system.declares.kills, "shrunk_steps": a["shrunk_steps"]})
+        # A model's verdict per requirement; a mutant's search, its catch only (the search list
+        # says what it ran): a cell per requirement and mutant would be noise in the report.
+        judged_here = next(m for m in core.MACHINES if m.name == a["machine"]).requirements
+        for req in judged_here if system.kind != "mutant" else [r for r in judged_here if r == failed_on]:
+            failed, judged = failed_on == req, a["exercised"].get(req, 0)
+            verdict = core.Verdict(req, core.VIOLATED if failed else (core.PASS if judged else core.NOT_EXERCISED),
+                                   judged, (failure,) if failed else (), f"state-machine:{a['machine']}")
+            results.add("state-machine", task.system, a["machine"], verdict)
 
 
 def summarise(results: Results) -> None:
@@ -212,31 +178,52 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
-def verify(out: Path, names: list[str] | None = None, histories: list[Path] | None = None, examples: int = 60,
-           seed: int = 0, progress: Callable[[str], None] | None = None, tlc_size: str | None = "small") -> Results:
-    progress = progress or io.progress("verify")
+def workers() -> int:
+    """The processes the searches run in: one per CPU this process may use."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def verify(out: Path, names: list[str] | None = None, histories: list[Path] | None = None,
+           budget: search.Budget = search.DEFAULT, seed: int = 0, tlc_size: str | None = "small",
+           full: bool = False, processes: int | None = None) -> Results:
+    """Every check into `out`. The state machines' searches run in `processes` worker processes
+    (by default one per CPU) while this one runs the Histories, the proofs and TLC; each search is
+    derandomised by `seed`, and its results are taken in the order the searches were listed, so
+    the results do not depend on which process ran what. `full`: results.json keeps a row per
+    History and requirement (by default, the passing and unexercised ones are counted per cell)."""
     load_features()
     names = names or list(systems.systems())
     for name in names:
         systems.get(name)
     paths = histories if histories is not None else embedded_histories() + suites.histories()
+    checks = tlc.select(size=tlc_size) if tlc_size else []
+    todo = search.tasks(names, budget, seed)
     results = Results()
     out = Path(out)
-    with outdir.staged(out) as staging:
-        run_histories(paths, names, results, staging / "traces", progress)
-        check_mutants(results, names)
-        run_proofs(results, progress)
-        run_machines(results, names, examples, seed, progress)
-        if tlc_size:
-            run_tlc(results, tlc_size, progress)
+    with outdir.staged(out) as staging, Progress("verify", len(paths) + len(core.PROOFS) + len(todo) + len(checks)) as bar:
+        def tick(what: str) -> None:
+            bar.now(what)
+            bar.done()
+        # The pool is made before any thread of this process starts (tqdm's, the pool's own): a
+        # forked worker holds no lock another thread had.
+        with multiprocessing.get_context("fork").Pool(processes or workers()) as pool:
+            answers = [pool.apply_async(search.run_task, (t,), callback=lambda _: bar.done()) for t in todo]
+            run_histories(paths, names, results, staging / "traces", tick)
+            check_mutants(results, names)
+            run_proofs(results, tick)
+            if tlc_size:
+                run_tlc(results, tlc_size, tick)
+            bar.now("state-machine searches")
+            for task, answer in zip(todo, answers):
+                record_searches(results, task, answer.get())
         summarise(results)
-        document = results.document(seed=seed, examples=examples, systems=names,
-                                    history_files={p.stem: _shown_path(p) for p in paths}, mutants=catches(results),
-                                    searches=results.searches, figures=results.figures)
+        document = results.document(seed=seed, examples=budget.model_examples, mutant_examples=budget.mutant_examples,
+                                    systems=names, history_files={p.stem: _shown_path(p) for p in paths},
+                                    mutants=catches(results), searches=results.searches, figures=results.figures)
+        if not full:
+            document["rows"] = summarised(document["rows"])
         io.write_atomic(staging / "results.json", json.dumps(document, indent=1))
-        progress("writing the report (HTML, JSON, JUnit XML, Markdown)")
+        bar.now("writing the report (HTML, JSON, JUnit XML, Markdown)")
         report.write_reports(report.build_report([{**document, "_path": str(out / "results.json")}]), staging)
-    progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings)")
+    bar.say(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings)")
     return results
-
-

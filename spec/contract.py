@@ -38,3 +38,19 @@ class System(Protocol):
     declares: Declarations
 
     def run(self, history: dict) -> Trace: ...
+
+
+class FollowedRun(Protocol):
+    """One run that follows a History as it grows (a state machine's example, step by step):
+    `trace(history)` is what the system's run(history) gives, at the cost of the ops added since
+    the previous call when the History only grew at its end (any other History is run afresh)."""
+
+    def trace(self, history: dict) -> Trace: ...
+
+
+class Extensible(System, Protocol):
+    """A System whose runs can be extended op by op, so that a History grown by a step is not run
+    again from its start: a model (its simulator forks). A real server or TLC is a plain System,
+    which a state machine runs whole after every step."""
+
+    def follow(self) -> FollowedRun: ...

@@ -1,7 +1,8 @@
 """Hypothesis state machines: one per History family of replcheck.model.steps, made here in one loop.
 
 A family's machine takes the family's steps as its rules (base.family_machine) and judges after
-every step the properties of the features the family exercises. It is registered under the name
+every step every property replcheck has, not only those of the features its family exercises: a
+requirement of another feature may be what a step breaks. It is registered under the name
 its feature's requirement file gives it (spec/requirements/<feature>.toml, `machine`: what verify's
 rows, the catalogue and the tests' ids call it) and is this module's attribute of that name, so
 `from replcheck.properties.machines import DelayMachine` finds it. A new family gets its machine
@@ -15,15 +16,15 @@ from replcheck.model.steps import Family, families
 from replcheck.spec.features import feature_table
 
 from ..core import machine
-from .base import HistoryMachine, family_machine, requirements_of
+from .base import HistoryMachine, family_machine
 
 
 def _generated(family: Family) -> type[HistoryMachine]:
     name = feature_table(family.name)["machine"]
     steps = (sys.modules[family.topology.__module__].__doc__ or "").strip()
-    doc = f"{steps}\n\nEvery property of {', '.join(family.features)} holds after every step."
+    doc = f"{steps}\n\nEvery property holds after every step (the steps exercise {', '.join(family.features)})."
     cls = type(name, (family_machine(family),), {"__doc__": doc, "__module__": __name__, "__qualname__": name})
-    return machine(*requirements_of(*family.features))(cls)
+    return machine(*cls.REQUIREMENTS)(cls)
 
 
 BY_FAMILY: dict[str, type[HistoryMachine]] = {f.name: _generated(f) for f in families().values()}

@@ -3,7 +3,6 @@ after each step, and asserts the properties of its requirements on the Trace. Th
 Family's (replcheck.model.steps), the ones the campaign generator takes, drawn by Hypothesis."""
 from __future__ import annotations
 
-import importlib
 import json
 from collections import Counter
 from typing import Sequence, TypeVar
@@ -16,7 +15,7 @@ from replcheck.model.steps import Builder, Family, Step
 from replcheck.results import search_failures
 
 from ..core import PROPERTIES
-from replcheck.spec.contract import System
+from replcheck.spec.contract import FollowedRun, System, Trace
 
 from ..judge import judge_trace
 
@@ -48,10 +47,14 @@ def _without_local_constants() -> None:
 _without_local_constants()
 
 
+def every_requirement() -> tuple[str, ...]:
+    """The requirement of every trace property (replcheck.properties.judge imported them all)."""
+    return tuple(p.requirement for p in PROPERTIES)
+
+
 def requirements_of(*features: str) -> tuple[str, ...]:
-    """The requirements of these features' trace properties (importing them registers them)."""
-    for feature in features:
-        importlib.import_module(f"replcheck.properties.{feature}")
+    """The requirements of these features' trace properties: what a machine judges when a test
+    narrows it to them (a hand-made model declares none of another feature's known violations)."""
     return tuple(p.requirement for p in PROPERTIES if p.feature in features)
 
 
@@ -87,6 +90,13 @@ class HistoryMachine(RuleBasedStateMachine):
         self.b = Builder("state-machine", self.FAMILY.tail_us)
         self.steps = 0
         type(self).last_steps = 0
+        # A system whose runs extend (a model) follows the example's History step by step; any
+        # other is run on the whole History after every step.
+        follow = getattr(getattr(self, "system", None), "follow", None)  # a bare family machine drives nothing
+        self.run: FollowedRun | None = follow() if follow is not None else None
+
+    def trace(self, history: dict) -> Trace:
+        return self.system.run(history) if self.run is None else self.run.trace(history)
 
     @invariant()
     def properties_hold(self):
@@ -96,13 +106,13 @@ class HistoryMachine(RuleBasedStateMachine):
         key = json.dumps(history, sort_keys=True)
         j = self.judged.get(key)
         if j is None:  # shrinking replays the same prefixes over and over: judge each History once
-            j = judge_trace(self.system.run(history), self.system.declares, self.system.name, self.REQUIREMENTS)
+            j = judge_trace(self.trace(history), self.system.declares, self.system.name, self.REQUIREMENTS)
             if len(self.judged) >= JUDGED_KEPT:
                 self.judged.pop(next(iter(self.judged)))
             self.judged[key] = j
         for verdict in j.verdicts:
             self.exercised[verdict.requirement] += verdict.checked > 0
-        base = self.base  # a search for a mutant fails on a catch only: a kill its base model holds
+        base = self.base  # a search for a mutant fails on a catch only: a violation its base model holds
         on_base = None if base is None else (lambda rs: judge_trace(base.run(history), base.declares, base.name, rs))
         for verdict in search_failures(j, on_base):
             raise AssertionError(f"{verdict.requirement}: {verdict.witnesses[0].message}")
@@ -128,14 +138,17 @@ def _rule(step: Step):
 def family_machine(family: Family) -> type[HistoryMachine]:
     """The state machine of a family: its topology as the initial rule, one rule per step (the
     generator's weights do not apply: Hypothesis chooses the rules)."""
-    body = {"FAMILY": family, "REQUIREMENTS": requirements_of(*family.features),
+    body = {"FAMILY": family, "REQUIREMENTS": every_requirement(),
             "topology": _topology(family), **{s.name: _rule(s) for s in family.steps}}
     return type(f"{family.name}_machine", (HistoryMachine,), body)
 
 
-def machine_for(base: type[HistoryMachine], system: System, model: System | None = None) -> type[HistoryMachine]:
+def machine_for(base: type[HistoryMachine], system: System, model: System | None = None,
+                requirements: tuple[str, ...] | None = None) -> type[HistoryMachine]:
     """The machine driving one system (a model, a mutant, any System); for a mutant, `model` is its
-    base model: the search fails only on the mutant's kills that model holds on the same History
-    (replcheck.results.caught), so it goes on past the bug's side effects on other requirements."""
+    base model: the search fails only on a violation that model holds on the same History
+    (replcheck.results.search_failures), so it goes on past what the base shows too. It judges
+    `requirements` (by default every one)."""
     name = f"{base.__name__}_{''.join(c if c.isalnum() else '_' for c in system.name)}"
-    return type(name, (base,), {"system": system, "base": model, "exercised": Counter(), "judged": {}, "__module__": base.__module__})
+    return type(name, (base,), {"system": system, "base": model, "exercised": Counter(), "judged": {}, "__module__": base.__module__,
+                                "REQUIREMENTS": base.REQUIREMENTS if requirements is None else tuple(requirements)})

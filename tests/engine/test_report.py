@@ -142,10 +142,15 @@ def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
                          capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert run.returncode == 0, run.stdout + run.stderr[-2000:]
     assert main(["gate", str(ROOT / "ci" / "models.toml"), str(tmp_path / "r" / "results.json")]) == 0
-    # issue #20: every mutant of the registry found by one of verify's own state-machine searches
+    # every mutant of the registry found by verify's own state-machine search (the one place it
+    # runs in the suite), shrunk to at most 8 steps
     searches = json.loads((tmp_path / "r" / "results.json").read_text())["searches"]
-    found = {s["system"] for s in searches if s["found"]}
+    found = {s["system"]: s["shrunk_steps"] for s in searches if s["found"]}
     assert sorted(f"mutant:{m}" for m in REGISTRY if f"mutant:{m}" not in found) == []
+    # mts-gaps-not-filled's first catch (a restart of a replica whose workers left a gap) shrinks to
+    # 11 steps at verify's budget: Hypothesis's shrink does not reach the 1-step example it finds at
+    # other step counts. Pinned, so that a change either way shows.
+    assert {m: n for m, n in found.items() if n > 8} == {"mutant:mts-gaps-not-filled": 11}
 
 
 def test_pytest_plugin_counts_marked_tests(pytester):

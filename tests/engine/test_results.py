@@ -133,3 +133,24 @@ def test_a_row_is_expected_only_where_a_predicted_violation_shows(monkeypatch, e
     [row] = results.rows
     assert row.get("expected") == ("violated" if outcome == expected == core.COUNTEREXAMPLE else None)
     assert report.build_report([results.document()])["summary"]["violated"] == unexpected
+
+
+def test_summarised_rows_give_the_report_the_same_cells():
+    """results.json sized for CI: a violated row kept whole, passing and unexercised rows counted
+    per cell; the report reads the same statuses, counts and witnesses from either."""
+    from replcheck.results import SUMMARISED, summarised
+
+    results = Results()
+    paths = [REPO / "corpus" / "bug-56442-stop-applies-waited-event.jsonl", REPO / "spec" / "histories" / "d1-stop-start-ddl.jsonl"]
+    verify.run_histories(paths, ["model:wl344", MUTANT], results, None, lambda _: None)
+    rows = summarised([dict(r) for r in results.rows])
+    violated = [r for r in results.rows if r["status"] == core.VIOLATED]
+    assert violated and all(r in rows for r in violated)  # whole, witnesses and History
+    assert len(rows) < len(results.rows) and all(r["history"] == SUMMARISED for r in rows if r not in violated
+                                                  and "text" not in r)
+
+    def cells(rs):
+        doc = report.build_report([{"schema": "replcheck.results/1", "rows": rs, "history_files": {}}])
+        return {(q["id"], s): (v["status"], v["counts"], v["witnesses"]) for q in doc["requirements"]
+                for s, v in q["verdicts"].items()}
+    assert cells(rows) == cells(results.rows)

@@ -1,0 +1,177 @@
+"""The state machines' searches, as verify runs them: every machine on every seed model, and on each
+mutant the machines whose steps reach its seam, until one finds it.
+
+A machine judges every requirement after every step (replcheck.properties.machines). Which
+machines a mutant's search runs depends on nothing it is labelled with (its feature, its kills):
+the first Histories the generator draws from each family (probes) are run on the mutant and on its
+base model, and a family reaches the mutant's seam where the two Traces differ, or where the base
+model's run asks whether the mutant is on (the model's code asks at the seam). The families that
+differ most often search first, then those that only reach the seam; a mutant no probe reaches is
+searched by every machine. A search stops at the first machine that finds the mutant: one that
+fails on a violation its base model holds on the same History (results.search_failures).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from replcheck import systems
+from replcheck.model.sim import simulate
+from replcheck.properties import core
+
+STEPS = 20  # a machine's steps per example
+PROBES = 6  # generated Histories per family that look for a mutant's seam
+MORE_PROBES = 40  # where none of those showed a difference (a seam that few Histories reach)
+PROBE_SEED = 0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How hard the searches look: examples per machine on a model, and on a mutant."""
+    model_examples: int
+    mutant_examples: int
+    steps: int = STEPS
+
+    def examples(self, system) -> int:
+        return self.mutant_examples if system.kind == "mutant" else self.model_examples
+
+
+# verify's default, which a user runs often: a mutant's search stops when it finds it, so its
+# budget is what a search that finds nothing costs; a model's searches find nothing and run whole.
+DEFAULT = Budget(model_examples=15, mutant_examples=60)
+THOROUGH = Budget(model_examples=60, mutant_examples=60)  # verify --thorough: every search at full depth
+
+
+def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = STEPS) -> tuple[type, core.Witness | None]:
+    """One state machine driving one system; the failure it shrank to, if any."""
+    from hypothesis import HealthCheck, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from replcheck.properties.machines.base import SEARCH_PHASES, machine_for
+
+    base = systems.get(system.declares.base) if system.declares.base else None
+    machine = hypothesis_seed(seed)(machine_for(m.cls, system, base))
+    try:
+        # From the registered default, not the current profile: a caller's profile must not
+        # change verify's results (the gate checks them).
+        run_state_machine_as_test(machine, settings=settings(
+            settings.get_profile("default"), max_examples=examples, stateful_step_count=steps, deadline=None,
+            database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
+    except AssertionError as e:
+        return machine, core.Witness(str(e).splitlines()[0])
+    finally:
+        machine.judged.clear()  # the run's memo, of no use once it ended
+    return machine, None
+
+
+@lru_cache(maxsize=None)
+def _probe(family: str, index: int) -> dict:
+    from replcheck.generate import generate
+
+    return generate(PROBE_SEED, index, (family,))
+
+
+_OBSERVED: dict[tuple[str, str, int], str] = {}
+
+
+def _observed(system, family: str, index: int) -> str:
+    """What the system observes on a probe History, as a digest (a base's serves all its mutants)."""
+    key = (system.name, family, index)
+    if key not in _OBSERVED:
+        obs = system.run(_probe(family, index)).observations
+        _OBSERVED[key] = hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
+    return _OBSERVED[key]
+
+
+class Asked(frozenset):
+    """A model's mutants that note each mutant the simulator asks about: the model's code asks
+    whether a mutant is on where its seam is (`M.X in self.mutants`), so a base model's run that
+    asks about X has reached X's seam, whatever the mutant is labelled with."""
+
+    asked: set
+
+    def __contains__(self, item) -> bool:
+        self.asked.add(item)
+        return super().__contains__(item)
+
+
+@lru_cache(maxsize=None)
+def _asked(base: str, family: str) -> Counter:
+    """Per mutant, how many of the family's probe Histories reach its seam on the base model."""
+    config, out = systems.get(base).config, Counter()
+    for i in range(PROBES):
+        mutants = Asked(config.mutants)
+        mutants.asked = set()
+        simulate(_probe(family, i), replace(config, mutants=mutants))
+        out.update(m.name for m in mutants.asked)
+    return out
+
+
+def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
+    """How many of the family's first probe Histories give the mutant another Trace than its base
+    model, and how many of the first PROBES reach its seam on the base model."""
+    base = systems.get(mutant.declares.base)
+    differ = sum(_observed(mutant, family, i) != _observed(base, family, i) for i in range(probes))
+    changes = mutant.config.mutants - base.config.mutants  # what the system carries, whatever its name
+    return differ, max((_asked(base.name, family)[m.name] for m in changes), default=0)
+
+
+def machines_for(system) -> list[core.Machine]:
+    """A model: every machine. A mutant: the machines whose family reaches its seam, those whose
+    Traces differ most often first (looking further when none differs in the first probes), then
+    those that reach it most often (ties in the machines' order); none reaching it, every machine."""
+    if system.kind != "mutant":
+        return list(core.MACHINES)
+    reached = {m.name: seam_reached(system, m.cls.FAMILY.name) for m in core.MACHINES}
+    if not any(differ for differ, _ in reached.values()):
+        reached = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES) for m in core.MACHINES}
+    ranked = sorted((m for m in core.MACHINES if any(reached[m.name])), key=lambda m: tuple(-n for n in reached[m.name]))
+    return ranked or list(core.MACHINES)
+
+
+@dataclass(frozen=True)
+class Task:
+    """Searches a worker process runs: on a model, one machine; on a mutant, its whole search."""
+    system: str
+    machine: str | None  # None: the machines machines_for gives, until one finds the mutant
+    examples: int
+    seed: int
+    steps: int = STEPS
+
+
+def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
+    """verify's searches: every machine on every seed model, one search per mutant (a flavour model
+    runs on the Histories that concern it only: the machines' steps are its seed's)."""
+    out = []
+    for name in names:
+        system = systems.get(name)
+        if system.seed:
+            continue
+        machines = [None] if system.kind == "mutant" else [m.name for m in core.MACHINES]
+        out += [Task(name, m, budget.examples(system), seed, budget.steps) for m in machines]
+    return out
+
+
+def run_task(task: Task) -> list[dict]:
+    """A task's searches as plain data (what a worker process sends back), in the order they ran:
+    the machine, what it failed on (None: nothing), the steps it shrank to, and per requirement how
+    many Traces it judged."""
+    system = systems.get(task.system)
+    chosen = None if task.machine is None else [m for m in core.MACHINES if m.name == task.machine]
+    return [{"machine": m.name, "failure": failure.message if failure else None,
+             "shrunk_steps": machine.last_steps if failure else None, "exercised": dict(machine.exercised)}
+            for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen)]
+
+
+def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[core.Machine] | None = None):
+    """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
+    in the order they ran: on a mutant, up to the first that finds it."""
+    for m in machines_for(system) if machines is None else machines:
+        machine, failure = run_machine(m, system, examples, seed, steps)
+        yield m, machine, failure
+        if failure is not None and system.kind == "mutant":
+            return
