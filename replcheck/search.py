@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal
 from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -154,6 +155,15 @@ def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
         machines = [None] if system.kind == "mutant" else [m.name for m in core.MACHINES]
         out += [Task(name, m, budget.examples(system), seed, budget.steps) for m in machines]
     return out
+
+
+def worker_signals() -> None:
+    """A search worker's signals: the parent owns SIGINT (the terminal sends it to the whole group),
+    and SIGTERM, which the pool sends when the parent stops, ends the worker at once. Inherited
+    from the parent, SIGTERM raised an exception inside the search instead, and a worker dying
+    in the middle of sending its answer left the pool's terminate() waiting for it for ever."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run_task(task: Task) -> list[dict]:

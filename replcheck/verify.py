@@ -206,7 +206,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
             bar.done()
         # The pool is made before any thread of this process starts (tqdm's, the pool's own): a
         # forked worker holds no lock another thread had.
-        with multiprocessing.get_context("fork").Pool(processes or workers()) as pool:
+        with multiprocessing.get_context("fork").Pool(processes or workers(), initializer=search.worker_signals) as pool:
             answers = [pool.apply_async(search.run_task, (t,), callback=lambda _: bar.done()) for t in todo]
             run_histories(paths, names, results, staging / "traces", tick)
             check_mutants(results, names)
