@@ -125,12 +125,14 @@ class Collector:
                 times[i] = later
             last = 0
             for t, ev in zip(times, events):
-                last = last if t is None else t
+                last = last if t is None else max(last, t)
                 # When the server wrote it, by its own record: the event's timestamp (whole seconds), for
                 # an event it originated by its clock (a replica's copy keeps its origin's, SET TIMESTAMP its own)
                 own = self.run.by_server_id.get(ev["server_id"]) == node and ev["trx"] not in self.run.set_timestamp
                 if own and ev["when"] and "written" not in ev:
                     ev["written"] = self.run.server_interval(node, ev["when"] * US, US)
+                if ev.get("written"):  # no earlier than its own record (a rotation's events after an incident's statement began)
+                    last = max(last, ev["written"][0])
                 self.run.emit("binlog", node, last, **ev)
         self._emit_applies()
         self._emit_skips()
