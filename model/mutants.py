@@ -276,6 +276,14 @@ BINLOG_WRITE_ERROR_IGNORED = mutant(
     seam="sim/source: a binlog failure",
     what="A statement whose binlog write fails commits and returns OK: the binlog lacks it and no incident marks the gap",
     kills=("WL3464.GAP",))
+DISK_FULL_FAILS_WRITE = mutant(
+    "disk-full-fails-write", feature="incident", base="model:mariadb-10.11",
+    bug="FB8-136 (facebook/mysql-5.6 #964: a binlog cache write on a full disk failed the commit where the binlog's "
+        "own write waited; Percona PS-1107, Bug #72457: the same failure could corrupt the binlog)",
+    seam="sim/source: a binlog write on a full disk",
+    what="A binlog write that meets a full disk fails as a write error instead of waiting for space: a transactional "
+         "commit is rolled back with ER_ERROR_ON_WRITE, a non-transactional one kept and marked by an incident",
+    kills=("WL3464.DISK_FULL",))
 MASTER_FDE_LAG = mutant(
     "master-fde-lag", feature="lag", base="model:mysql-5.7",
     bug="Bug #66921 (Seconds_behind_master distorted because of verbatim master's FDE in relaylog)",

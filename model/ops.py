@@ -16,6 +16,7 @@ METHODS: dict[str, str] = {
     "crash": "lifecycle.op_crash",
     "restart": "lifecycle.op_restart",
     "clock_step": "lifecycle.op_clock_step",
+    "disk_full": "diskfull.op_disk_full",
     "show_slave_status": "status.op_show_slave_status",
     "binlog_statement": "admin.op_binlog_statement",
     "set_global": "admin.op_set_global",

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 from replcheck.spec.formats import US
 
 from . import delay as delay_properties
+from . import incident_diskfull  # noqa: F401  (its part: a full disk is no gap)
 from .core import Check, Seq, TraceView, checks, seconds
 from .filter import unlogged
 

@@ -62,6 +62,7 @@ TABLE = (
     _op("crash"),
     _op("restart", while_down=True),
     _op("clock_step", Time(("delta_us",))),
+    _op("disk_full", Time(("duration_us",))),
     _op("show_slave_status"),
     _op("binlog_statement"),
     _op("set_global",

@@ -34,6 +34,7 @@ HOOKS = {
                           "the feature did, refusing it for the reason or not",
     "on_dump_event": "(ch, entry) -> str: as the dump thread sends an event: \"skip\" it, a reason the dump "
                      "fails, or \"\" to send it",
+    "binlog_write_at": "(node) -> t: when a binlog write the node starts now is done (later while its disk is full)",
     "refuses_binlogging": "(node, gtid) -> str: why a GTID may not be binlogged now, or \"\"",
     "on_gtid_connect": "(ch): the IO thread connects asking by GTID",
     "on_dump_start_at": "(ch, entry | None): the dump thread starts at this binlog entry (None: the end)",

@@ -41,6 +41,7 @@ from .domains import Domains
 from .srcerr import SourceErrors
 from .partial import PartialTransfers
 from .clockdiff import ClockDiff
+from .diskfull import DiskFull
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -52,7 +53,8 @@ PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applie
          "lifecycle": Lifecycle, "admin": Admin, "status": Status,
          # the features, in the order their hooks are called
          "partial": PartialTransfers, "srcerr": SourceErrors, "domains": Domains, "filters": Filters,
-         "duplicates": Duplicates, "semisync": SemiSync, "hierarchy": Hierarchy, "clockdiff": ClockDiff}
+         "duplicates": Duplicates, "semisync": SemiSync, "hierarchy": Hierarchy, "clockdiff": ClockDiff,
+         "diskfull": DiskFull}
 
 
 class Simulator:

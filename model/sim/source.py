@@ -5,7 +5,7 @@ wait), the binlog written, synced, rotated and published to the dump threads.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 from replcheck.spec import formats as F
 from replcheck.spec import vocabulary as V
@@ -48,6 +48,9 @@ class Source(Component):
             return
         if op.get("binlog_failure"):
             self._binlog_failure(node, trx, op, starts[0])
+            return
+        if M.DISK_FULL_FAILS_WRITE in self.mutants and self.diskfull.full(node):
+            self._binlog_failure(node, trx, {**op, "binlog_failure": "write_error"}, starts[0])
             return
         failed: dict = {}  # the statement's error, returned with its commit, and the code its event carries
         code = None
@@ -96,21 +99,41 @@ class Source(Component):
             events.append(Event("QUERY_EVENT", idx=len(events), when=commit_when, last=True, size=QUERY_SIZE, **common))
         else:
             events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
+        # the GTID is taken before the write, which may wait for space (MariaDB shows it in
+        # @@gtid_binlog_pos meanwhile); the group's events keep their statements' times
+        if not self.waits_for_binlog(node, self._write_group, node, node.incarnation, trx, gtid, events, ids,
+                                     {**ids, **shown, **failed}, starts[0], skip):
+            self._write_group(node, node.incarnation, trx, gtid, events, ids, {**ids, **shown, **failed}, starts[0], skip)
+
+    def _write_group(self, node: Node, incarnation: int, trx: str, gtid: str, events: list[Event], ids: dict,
+                     fields: dict, start: int, skip: bool) -> None:
+        if node.incarnation != incarnation or not node.up:  # it went down while the write waited
+            self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=CR_SERVER_LOST,
+                      message="Lost connection to server during query")
+            return
         node.executed.add(gtid)
         if node.crash_point in R.WRITE_POINTS:
-            self._crash_in_write(node, trx, gtid, events, ids, starts[0])
+            self._crash_in_write(node, trx, gtid, events, ids, start)
             return
         self.write_binlog(node, events, ids.get("group_id"))
         if node.crash_point == R.AFTER_BINLOG_WRITE:
             node.prepared.append((trx, gtid))  # binlogged: crash recovery will commit it
             self.lifecycle.crash_at(node, R.AFTER_BINLOG_WRITE)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], errno=CR_SERVER_LOST,
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, errno=CR_SERVER_LOST,
                       message="Lost connection to server during query", **ids)
             return
-        fields = {**ids, **shown, **failed}
-        if not any(hook(node, trx, gtid, starts[0], skip, fields) for hook in self.hooks.on_commit_written):
+        if not any(hook(node, trx, gtid, start, skip, fields) for hook in self.hooks.on_commit_written):
             self.engine_commit(node, trx, gtid)
-            self.emit("commit", node.id, trx=trx, gtid=gtid, start=starts[0], **fields)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, **fields)
+
+    def waits_for_binlog(self, node: Node, then: Callable, *args: Any) -> bool:
+        """Whether a binlog write the node starts now must wait (HOOKS binlog_write_at: its disk is
+        full); if so `then(*args)` is queued for when it can go, behind the writes already waiting."""
+        done = max((hook(node) for hook in self.hooks.binlog_write_at), default=self.sim.now)
+        if done <= self.sim.now:
+            return False
+        self.at(done, then, *args)
+        return True
 
     def refuses_binlogging(self, node: Node, gtid: str) -> str:
         """Why a feature keeps this GTID out of the binlog (HOOKS refuses_binlogging), or ""."""
@@ -164,6 +187,8 @@ class Source(Component):
             self.op_flush_logs(node, {})
 
     def op_record_incident(self, node: Node, op: dict) -> None:
+        if self.waits_for_binlog(node, self.op_record_incident, node, op):
+            return
         self.emit("stmt", node.id, op="record_incident", via=op.get("via", "binlog"), code=op["code"],
                   message=op.get("message", ""), errno=None)
         # The statement's incident as the debug point incident_database_resync_on_replace writes it:
@@ -184,6 +209,8 @@ class Source(Component):
         self.emit("visible", node.id, trx=trx, gtid=gtid, **worker)
 
     def op_flush_logs(self, node: Node, op: dict) -> None:
+        if op and self.waits_for_binlog(node, self.op_flush_logs, node, op):
+            return
         if op:  # the statement, not a rotation the server makes itself
             self.emit("stmt", node.id, op="flush_logs", errno=None, warning=None, message="")
         when = self.sim.local(node, self.sim.now) // US

@@ -268,7 +268,15 @@ class HierarchyNode:
 
 
 @dataclass
-class Node(HierarchyNode, SemiSyncNode, ReplicationState, EngineState, BinlogState, Server):
+class DiskNode:
+    """A full disk under the binlog (diskfull.py)."""
+
+    disk_full: tuple[int, int] | None = None  # (since, freed at): the last disk_full op's window
+    binlog_waits_until: int = 0  # a binlog write waiting for space is done then; writes behind it wait for it
+
+
+@dataclass
+class Node(DiskNode, HierarchyNode, SemiSyncNode, ReplicationState, EngineState, BinlogState, Server):
     """A server: the parts above, together."""
 
 

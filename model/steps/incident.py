@@ -2,10 +2,11 @@
 non-transactional statements, binlog cache overflows and write errors, incidents recorded
 directly or through the injector (known and unknown codes), the seed's cluster gaps, skip
 counters (maybe followed by a restart of the replica), STOP/START SLAVE, crashes of the replica,
-and its connection dropping (cut_io), maybe inside a group that a GTID reconnect then puts an
-incident in again."""
+its connection dropping (cut_io), maybe inside a group that a GTID reconnect then puts an
+incident in again, and a full disk under the primary's binlog, which is no gap."""
 from __future__ import annotations
 
+from ..sim import diskfull as DF
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
 from .partial import CUT_IO
 
@@ -63,6 +64,21 @@ def skip_and_start(b: Builder, d: Draw) -> None:
         b.op("restart", "B", relay_log_recovery=True)
 
 
+def disk_full(b: Builder, d: Draw) -> None:
+    """The primary's binlog disk fills for a few seconds and one or two commits meet it: they wait
+    for space and are written at the server's retry after it is freed (model/sim/diskfull.py), a
+    minute after the first met it; the family goes on once they are. Once per History: each costs a
+    real server that minute."""
+    b.state["disk_full"] = True
+    duration = d.integer(1, 4) * US
+    b.op("disk_full", "A", duration_us=duration)
+    first = b.now
+    for _ in range(d.integer(1, 2)):
+        b.now += d.integer(1, duration // 2)
+        b.op("trx", "A", trx=b.trx_name())
+    b.now = first + DF.RETRY_US + duration + US
+
+
 def slave_threads(b: Builder, d: Draw) -> None:
     thread, start = d.choice([None, "sql", "io"]), d.boolean()
     b.op("start_slave" if start else "stop_slave", "B", **thread_kw(thread))
@@ -77,6 +93,7 @@ def replica_crash(b: Builder, d: Draw) -> None:
 FAMILY = Family("incident", topology, (
     TIME_PASSES, Step("commit", 1, commit), Step("record_incident", 1, record_incident),
     Step("cluster_gap", 1, cluster_gap), Step("skip_and_start", 1, skip_and_start),
-    Step("slave_threads", 1, slave_threads), Step("replica_crash", 1, replica_crash), CUT_IO),
+    Step("slave_threads", 1, slave_threads), Step("replica_crash", 1, replica_crash), CUT_IO,
+    Step("disk_full", 1, disk_full, lambda b: not b.state.get("disk_full"))),
     tail_us=TAIL_US,
     features=("incident", "delay", "partial"))

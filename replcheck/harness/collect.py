@@ -142,7 +142,7 @@ class Collector:
         if c.is_running(node):
             return [r[0] for r in c.sql(node, "SHOW BINARY LOGS")]
         try:  # down: its index (--log-bin=<dir>/bin), which SHOW BINARY LOGS lists
-            with open(os.path.join(c.node_dir(node), "bin.index")) as f:
+            with open(os.path.join(c.binlog_dir(node), "bin.index")) as f:
                 return [os.path.basename(line.strip()) for line in f if line.strip()]
         except FileNotFoundError:
             return []
@@ -171,7 +171,7 @@ class Collector:
         (Annotate_rows, a statement) is one the runner built carries its transaction number as _k."""
         c = self.run.cluster
         events: list[dict] = []
-        path = os.path.join(c.node_dir(node), f)
+        path = os.path.join(c.binlog_dir(node), f)
         rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}") if c.is_running(node) else self._rows_on_disk(node, f, path)
         whens = _header_timestamps(path, [int(r[1]) for r in rows])
         group: list[dict] = []
@@ -222,8 +222,12 @@ class Collector:
         return max(sources, key=self._depth) if len(sources) > 1 else (sources or [None])[0]
 
     def _logged_by(self, node: str, gtid: str) -> int | None:
+        """The first poll whose gtid_binlog_pos has the GTID. MariaDB puts a GTID there as it takes it,
+        before its group reaches the file (seen while a write waited a minute for space): a poll in
+        a window where the node's binlog disk was full, or its write's retry still due, proves nothing."""
         domain, _, seq = F.parse_gtid(gtid)
-        return next((t for t, pos in self.run.binlog_pos.get(node, []) if pos.get(domain, -1) >= seq), None)
+        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if pos.get(domain, -1) >= seq), None)
+        return None if t is not None and any(lo <= t <= hi for lo, hi in self.run.faults.unwritten.get(node, ())) else t
 
     def _emit_applies(self) -> None:
         """A replica's execution of each transaction, as seen: at the first poll that found its row,

@@ -1,15 +1,19 @@
 """The faults a History injects on a real server: crashes (kill -9), clean shutdowns, restarts, a
-lost state file, a replica's connection cut and its acks lost on the way to the source."""
+lost state file, a replica's connection cut and its acks lost on the way to the source, clock
+steps, a full disk under the binlog."""
 from __future__ import annotations
 
 import os
+import threading
 from typing import TYPE_CHECKING
 
 from replcheck.harness.errors import HarnessError, SqlError
 from replcheck.harness.sqlclient import connection_clause
 from replcheck.harness.observe import Link, links_of
 from replcheck.harness.proxy import Cut
+from replcheck.model.sim import diskfull as DF
 from replcheck.spec import formats as F
+from replcheck.spec.formats import US
 from replcheck.spec import vocabulary as V
 
 if TYPE_CHECKING:
@@ -21,6 +25,11 @@ class Faults:
 
     def __init__(self, run: "Runner"):
         self.run = run
+        self.full: set[str] = set()  # nodes whose binlog's disk is full now
+        self.freed_at: dict[str, int] = {}  # node -> when its disk is (was) freed, in trace time
+        # node -> (from, to): while its disk was full, or a write's retry after it was still due
+        self.unwritten: dict[str, list[tuple[int, int]]] = {}
+        self._freeing: list[threading.Thread] = []
 
     def crash(self, op: dict) -> None:
         node = op["node"]
@@ -56,7 +65,7 @@ class Faults:
     def remove_state_file(self, op: dict) -> None:
         """Delete the node's `bin.state` (--log-bin=<dir>/bin), which a clean shutdown wrote."""
         node = op["node"]
-        path = os.path.join(self.run.cluster.node_dir(node), "bin.state")
+        path = os.path.join(self.run.cluster.binlog_dir(node), "bin.state")
         removed = os.path.exists(path)
         if removed:
             os.remove(path)
@@ -107,6 +116,36 @@ class Faults:
             self.run.clock_offsets[node] = offset
             self.run.clock_steps.setdefault(node, []).append((self.run.now(), offset))
         self.run.emit("clock_step", node, delta_us=op["delta_us"])
+
+    def disk_full(self, op: dict) -> None:
+        """The filesystem of the node's binlog fills up now and is freed duration_us (scaled) later,
+        by a thread of its own: the ops after it run meanwhile, as they would in production."""
+        node = op["node"]
+        until = op["at"] + op["duration_us"]
+        self.run.cluster.fill_disk(node)
+        self.full.add(node)
+        self.freed_at[node] = until
+        full = self.run.emit("disk_full", node, until=until)
+        self.unwritten.setdefault(node, []).append((full["t"], until + DF.RETRY_US))
+        thread = threading.Thread(target=self._free_at, args=(node, until), name=f"replcheck-free-{node}", daemon=True)
+        thread.start()
+        self._freeing.append(thread)
+
+    def _free_at(self, node: str, until: int) -> None:
+        if self.run.stop.wait(max(0.0, (until + self.run.slip_us - self.run.now()) / US)):
+            return  # the run ends first: free_disks frees it
+        self._free(node)
+
+    def _free(self, node: str) -> None:
+        if node in self.full:
+            self.full.discard(node)
+            self.run.cluster.free_disk(node)
+            self.run.emit("disk_freed", node)
+
+    def free_disks(self) -> None:
+        """At the History's end: every full disk is freed at its time (a commit waiting on it can end)."""
+        for thread in self._freeing:
+            thread.join()
 
     def lose_acks(self, op: dict) -> None:
         if (op["node"], None) in self.run.sources:  # else not a replica (now): nothing to lose, as in the models

@@ -30,7 +30,7 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-from replcheck.harness import clock, errlog, service, sqlclient
+from replcheck.harness import clock, disk, errlog, service, sqlclient
 from replcheck.harness.binaries import ServerBinaries, find_server
 from replcheck.harness.errors import HarnessError, ServerStartError
 from replcheck.harness.processes import Processes, free_port, tail, wait_for
@@ -46,8 +46,8 @@ _BIND_ERROR = re.compile(r"Address already in use|Bind on TCP/IP port")
 
 
 class _State:
-    def __init__(self, node: Node, directory: str):
-        self.node, self.dir = node, directory
+    def __init__(self, node: Node, directory: str, small_disk: bool = False):
+        self.node, self.dir, self.small_disk = node, directory, small_disk
         self.port: int | None = None
         self.proc: subprocess.Popen | None = None
         self.log_offset = 0  # where this start's lines begin in err.log
@@ -57,6 +57,11 @@ class _State:
     @property
     def data(self) -> str:
         return os.path.join(self.dir, "data")
+
+    @property
+    def binlog_dir(self) -> str:
+        """Where --log-bin writes: a small filesystem of its own when the node's disk is to fill (disk.py)."""
+        return os.path.join(self.dir, "binlog") if self.small_disk else self.dir
 
     @property
     def tmp(self) -> str:
@@ -79,19 +84,22 @@ class Cluster:
     `options` extra mariadbd options for every node; `verbose` progress on stderr; timeouts in s;
     `routes` {(source, replica): port}: that channel connects to a loopback port of the caller's
     (a relay to the source, e.g. one that loses acks) instead of the source's own; `clocks`
-    {node: offset µs}: those servers run on a clock of their own (harness/clock.py), set_clock steps it.
+    {node: offset µs}: those servers run on a clock of their own (harness/clock.py), set_clock steps it;
+    `small_disks`: those nodes' binlogs are on a small filesystem of their own, which fill_disk fills (disk.py).
     """
 
     def __init__(self, topology: Topology | Mapping, *, server: ServerBinaries | None = None,
                  basedir: str | None = None, tmpdir: str | None = None, options: Sequence[str] = (),
                  verbose: bool = False, start_timeout: float = 10.0, stop_grace: float = 5.0,
                  sql_timeout: float = 30.0, install_timeout: float = 60.0,
-                 routes: Mapping[tuple[str, str], int] | None = None, clocks: Mapping[str, int] | None = None):
+                 routes: Mapping[tuple[str, str], int] | None = None, clocks: Mapping[str, int] | None = None,
+                 small_disks: Sequence[str] = ()):
         self.topology = topology if isinstance(topology, Topology) else Topology.from_history(topology)
         self.server = server
         self._basedir, self._tmpdir, self._options = basedir, tmpdir, tuple(options)
         self._routes = dict(routes or {})
         self._clocks = dict(clocks or {})  # node -> its clock's offset (µs) at start: libfaketime (clock.py)
+        self._small_disks = frozenset(small_disks)
         self.verbose = verbose
         self.start_timeout = start_timeout
         self.sql_timeout, self.install_timeout = sql_timeout, install_timeout
@@ -256,11 +264,17 @@ class Cluster:
             raise HarnessError(f"mariadb-install-db failed (exit {proc.returncode}); first lines of {log}:\n"
                                f"{self._redact(tail(log, 12, head=True))}")
         for n in self.topology.nodes:
-            st = _State(n, os.path.join(self.root, n.id))
+            st = _State(n, os.path.join(self.root, n.id), n.id in self._small_disks)
             if len(st.sock) > 100:
                 raise HarnessError(f"socket path {st.sock} is too long for a Unix socket; set {TMPDIR_ENV} to a shorter directory")
             os.mkdir(st.dir, 0o700)
             os.mkdir(st.tmp, 0o700)
+            if st.small_disk:
+                os.mkdir(st.binlog_dir, 0o700)
+                try:
+                    disk.mount(st.binlog_dir)
+                except disk.Unavailable as e:
+                    raise HarnessError(str(e)) from None
             shutil.copytree(template, st.data, symlinks=True)
             os.chmod(st.data, 0o700)
             open(st.errlog, "ab").close()  # mariadbd opens its --log-error itself, as the service user
@@ -277,7 +291,7 @@ class Cluster:
         return [self.server.mariadbd, "--no-defaults", *service.user_args(), *self._basedir_args(),
                 f"--datadir={st.data}", f"--tmpdir={st.tmp}", f"--port={st.port}", f"--socket={st.sock}",
                 f"--pid-file={d}/mariadbd.pid",
-                f"--log-bin={d}/bin", f"--relay-log={d}/relay", "--log-slave-updates=1", "--binlog-format=ROW",
+                f"--log-bin={st.binlog_dir}/bin", f"--relay-log={d}/relay", "--log-slave-updates=1", "--binlog-format=ROW",
                 f"--server-id={st.node.server_id}", "--bind-address=127.0.0.1", "--skip-name-resolve",
                 f"--log-error={st.errlog}", "--gtid-strict-mode=0", *FOOTPRINT_OPTIONS,
                 *self._options, *st.node.options, *options]
@@ -533,6 +547,20 @@ class Cluster:
     def node_dir(self, node: str) -> str:
         """The node's private directory (mode 0700): data/, tmp/, bin.*, relay.*, err.log, sock."""
         return self._state(node).dir
+
+    def binlog_dir(self, node: str) -> str:
+        """Where the node's binlogs, their index and bin.state are."""
+        return self._state(node).binlog_dir
+
+    def fill_disk(self, node: str) -> None:
+        """The filesystem of the node's binlog, full (a node started with it in small_disks)."""
+        st = self._state(node)
+        if not st.small_disk:
+            raise HarnessError(f"node {node}'s binlog is not on a small filesystem of its own: it cannot be filled")
+        disk.fill(st.binlog_dir)
+
+    def free_disk(self, node: str) -> None:
+        disk.free(self._state(node).binlog_dir)
 
     def datadir(self, node: str) -> str:
         return self._state(node).data

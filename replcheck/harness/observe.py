@@ -40,6 +40,8 @@ ROTATE_TEXT = re.compile(r"^Rotate to (\S+)\s+pos: (\d+)")  # and of a Rotate: '
 
 
 DUMP_LOG = re.compile(r"semi-sync binlog_dump to slave \(server_id: (\d+)\)")
+# A binlog write that met a full disk (wait_for_free_space, mysys/errors.c); --log-bin=<dir>/bin
+DISK_FULL_LOG = re.compile(r"Disk is full writing '([^']*/bin\.\d+)'")
 
 
 STATUS_INTS = ("SQL_Delay", "Relay_Log_Pos", "Exec_Master_Log_Pos", "Read_Master_Log_Pos", "Last_SQL_Errno", "Skip_Counter")
@@ -408,6 +410,9 @@ class Observer:
             if (stamp := errlog.stamp_us(m["stamp"])) is not None:  # when the server wrote it, by its own clock
                 extra["logged"] = self.run.server_interval(node, *stamp)
             self.run.emit("log", node, t, level=m["level"], message=m["message"], **extra)
+            if full := DISK_FULL_LOG.search(m["message"]):
+                self.run.emit("binlog_wait", node, t, file=os.path.basename(full.group(1)),
+                              **({"logged": extra["logged"]} if "logged" in extra else {}))
 
     def wait_quiet(self) -> None:
         """Until every running replica has executed what its running source has, or quiet_s."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from replcheck.spec import vocabulary as V
-from replcheck.harness import variables
+from replcheck.harness import disk, variables
 from replcheck.harness.binaries import ServerBinaries
 from replcheck.harness.errors import HarnessError, SqlError, TopologyError
 from replcheck.harness.sqlclient import sql_quote
@@ -18,6 +18,7 @@ from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS,
 from replcheck.harness.statements import (ER_BAD_NULL, ER_BAD_TABLE, ER_DUP_ENTRY, RunnerError, admin_statement,
                                           incident_statement, trx_statement)
 from replcheck.harness.timescale import DEFAULT_EPOCH_US
+from replcheck.model.sim import diskfull as DF
 from replcheck.spec import formats as F
 from replcheck.spec.formats import ER_STMT_CACHE_FULL, US
 
@@ -49,6 +50,7 @@ RUNS: dict[str, str] = {
     "read": "ops.read", "lose_acks": "faults.lose_acks", "shutdown": "faults.shutdown", "failover": "ops.failover",
     "purge_binary_logs": STATEMENT, "cut_io": "faults.cut_io", "remove_state_file": "faults.remove_state_file",
     "expect": "ops.expect", "start_all_slaves": STATEMENT, "stop_all_slaves": STATEMENT, "clock_step": "faults.clock_step",
+    "disk_full": "faults.disk_full",
     "record_incident": "ops.record_incident", "show_master_status": "ops.show_master_status",
 }
 REFUSED: dict[str, str] = {
@@ -175,7 +177,9 @@ class Ops:
         if op.get("timestamp") is not None:
             self.run.set_timestamp.add(self.run.trx_names[-1])
         self.run.origin_of[k] = op["node"]
-        w = threading.Thread(target=self._trx, args=(op, k), daemon=True)
+        # on a full disk a row big enough that its binlog write needs space (disk.py)
+        pad = disk.PAD_BYTES if node in self.run.faults.full else 0
+        w = threading.Thread(target=self._trx, args=(op, k, pad, self._commit_timeout(node)), daemon=True)
         w.start()
         self.run.workers.append(w)
         end = op["at"] + sum(s.get("duration_us", 0) for s in op.get("statements") or [])
@@ -217,14 +221,22 @@ class Ops:
         except HarnessError:
             return None
 
-    def _trx(self, op: dict, k: int) -> None:
+    def _commit_timeout(self, node: str) -> float | None:
+        """How long a commit may take: the client's usual timeout, or, where the node's disk is or
+        was just full, as long again as the wait for space plus the server's retry after it."""
+        freed = self.run.faults.freed_at.get(node)
+        if freed is None:
+            return None
+        return self.run.cluster.sql_timeout + max(0, freed - self.run.now()) / US + DF.RETRY_US / US
+
+    def _trx(self, op: dict, k: int, pad: int, timeout: float | None) -> None:
         node, trx = op["node"], self.run.trx_names[k]
-        stmt = trx_statement(op, k, self.run.cluster.port(node))
+        stmt = trx_statement(op, k, self.run.cluster.port(node), pad)
         probe = "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_yes_tx', 'Rpl_semi_sync_master_no_tx')"
         start = self.run.now()
         try:
             results = self.run.cluster.results(node, f"{probe}; SELECT {CLOCK}; {stmt}; "
-                                                                       f"SELECT {CLOCK}, @@last_gtid; {probe}")
+                                                     f"SELECT {CLOCK}, @@last_gtid; {probe}", timeout=timeout)
         except SqlError as e:
             o = self.run.commits[k] = self.run.emit("commit", node, trx=trx, gtid=None, start=start, errno=e.errno, message=e.message)
             self.run.returned[k] = (o["t"], e.errno)

@@ -14,6 +14,7 @@ import time
 import warnings
 from typing import Any, Callable, Iterable, Mapping
 
+from replcheck.harness import disk
 from replcheck.harness.errors import HarnessError
 
 _PR_SET_PDEATHSIG = 1
@@ -128,6 +129,12 @@ for g in groups:
 deadline = time.monotonic() + 10
 while any(alive(g) for g in groups) and time.monotonic() < deadline:
     time.sleep(0.05)
+# a node's small binlog filesystem (disk.py, which this isolated interpreter does not import) first
+import subprocess
+with open("/proc/self/mounts") as f:
+    points = [line.split()[1] for line in f]
+for p in sorted((p for p in points if p == root or p.startswith(root + "/")), key=len, reverse=True):
+    subprocess.run(["umount", "-l", p], capture_output=True)
 shutil.rmtree(root, ignore_errors=True)
 """
 
@@ -186,6 +193,8 @@ class Processes:
 
     def remove_root(self, root: str | None) -> None:
         if root and os.path.exists(root):
+            for failed in disk.unmount_under(root):
+                warnings.warn(f"replcheck.harness: could not unmount {failed}", RuntimeWarning)
             for _ in range(3):
                 shutil.rmtree(root, ignore_errors=True)
                 if not os.path.exists(root):

@@ -91,9 +91,9 @@ SEMI_SYNC = re.compile(r"^rpl_semi_sync_")
 SCHEMA = ("CREATE DATABASE rc; "
           # No primary key: a transaction applied twice shows as two rows, not as an error. u is unique but
           # NULL in every transaction's row: only a row with the sentinel's u collides (ER_DUP_ENTRY).
-          "CREATE TABLE rc.r (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', u INT NULL, "
+          "CREATE TABLE rc.r (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(10000) NOT NULL DEFAULT '', u INT NULL, "
           "KEY (k), UNIQUE KEY (u)) ENGINE=InnoDB; "
-          "CREATE TABLE rc.m (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '', u INT NULL, "
+          "CREATE TABLE rc.m (k INT NOT NULL, part INT NOT NULL, pad VARCHAR(10000) NOT NULL DEFAULT '', u INT NULL, "
           "KEY (k), UNIQUE KEY (u)) ENGINE=MyISAM; "
           f"INSERT INTO rc.r VALUES (-1, -1, '', {SENTINEL}); INSERT INTO rc.m VALUES (-1, -1, '', {SENTINEL}); "
           # What a recorded incident's statement writes (statements.incident_statement): no transaction's rows.
@@ -209,7 +209,8 @@ class Runner:
             # A connection's source is another for each of a replica's connections: (source, replica) names one relay.
             self.cluster = Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
                                    verbose=self.verbose, routes={(self.sources[k], k[0]): p.port for k, p in self.proxies.items()},
-                                   clocks=dict(self.clock_offsets))
+                                   clocks=dict(self.clock_offsets),
+                                   small_disks=sorted({op["node"] for op in self.history["ops"] if op["op"] == "disk_full"}))
             with self.cluster:
                 self._run()
         finally:
@@ -237,6 +238,7 @@ class Runner:
             self._run_ops()
             end = self.history["header"].get("end_us", 0)
             self._sleep_until(end)
+            self.faults.free_disks()
             for w in self.workers:
                 w.join(timeout=max(1.0, self.quiet_s))
             self.observer.wait_quiet()

@@ -169,9 +169,10 @@ def incident_statement(n: int) -> str:
     return "INSERT INTO rc.x (k, pad) VALUES " + ", ".join(f"({n}, REPEAT('x', 200))" for _ in range(OVERFLOW_ROWS))
 
 
-def trx_statement(op: dict, k: int, origin_port: int) -> str:
+def trx_statement(op: dict, k: int, origin_port: int, pad_bytes: int = 0) -> str:
     """The client transaction of a trx op, as one session's statements. `k` is the transaction's
-    number (its rows carry it); the History's name for it never reaches SQL."""
+    number (its rows carry it); the History's name for it never reaches SQL. `pad_bytes`: its first
+    row that long (a binlog write that needs more than a page: harness/disk.py)."""
     if isinstance(k, bool) or not isinstance(k, int):
         raise RunnerError(f"transaction number {k!r} is not an integer")
     stmts = op.get("statements") or [{}]
@@ -214,7 +215,8 @@ def trx_statement(op: dict, k: int, origin_port: int) -> str:
             body.append(f"INSERT INTO {table} (k, part, pad) VALUES {rows}")
         else:
             us = s.get("replica_cost_us", 0)
-            pad = f"IF(@@port = {int(origin_port)}, '', SLEEP({us / US:.6f}))" if us else "''"
+            pad = (f"IF(@@port = {int(origin_port)}, '', SLEEP({us / US:.6f}))" if us
+                   else f"REPEAT('x', {int(pad_bytes)})" if pad_bytes and i == 0 else "''")
             body.append(f"INSERT INTO {table} (k, part, pad) VALUES ({k}, {i}, {pad})")
         if s.get("duration_us"):
             body.append(f"DO SLEEP({int(s['duration_us']) / US:.6f})")

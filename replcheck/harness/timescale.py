@@ -51,6 +51,8 @@ def scale_for(history: dict) -> float:
                if isinstance(n.get("variables", {}).get(O.SEMI_SYNC_TIMEOUT), int)]
     values += [(unit, place[key]) for op in history["ops"] for unit in floors for place, key in O.op_times(op, unit)]
     need = max((min(v, floors[unit]) / v for unit, v in values if v > 0), default=0)
+    if any(op["op"] == "disk_full" for op in history["ops"]):
+        need = 1.0  # a write on a full disk is retried 60 s of the server's time later (model/sim/diskfull.py), unscaled
     most = max(SCALE_RANGE[0], min(SCALE_RANGE[1], largest_scale(history)))
     return min(most, max(SCALE_RANGE[0], need))
 

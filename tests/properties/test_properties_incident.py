@@ -168,6 +168,10 @@ CASES: dict[str, Case] = {
         lambda k: pick(k.run("mutant:skip-keeps-gtid-position", "inc-gtid-skip-survives-restart"), "skip",
                        node="B", trx="unwanted", idx=0),
         "B skipped unwanted (0-1-1) at 3.000001 s but applied it at 6.001 s"),
+    "WL3464.DISK_FULL": Case(
+        lambda k: k.run("model:mariadb-10.11", "inc-disk-full"),
+        lambda k: pick(k.run("mutant:disk-full-fails-write", "inc-disk-full"), "commit", node="A", trx="t2"),
+        "t2 began at 2.5 s on A, whose binlog disk was full, and failed with 1026"),
 }
 
 # -- one passing and one violating trace per property ---------------------------------------------
@@ -187,7 +191,7 @@ def test_a_stop_seen_while_its_incident_was_being_written_is_not_one_coming_back
 
 def test_cases_name_registered_requirements():
     assert set(CASES) == INCIDENT_REQUIREMENTS
-    assert len(INCIDENT_PROPERTIES) == 16  # the catalogue's incident requirements, one check each
+    assert len(INCIDENT_PROPERTIES) == 17  # the catalogue's incident requirements, one check each
 
 # -- more faults and honest variants --------------------------------------------------------------
 @pytest.mark.parametrize("spelling", ["occurred on the master", "occurred on the source", "occured on the source"])
@@ -319,6 +323,7 @@ KILLS = {  # mutant -> an inc-* history on which one of its `kills` is violated
     "mutant:skip-keeps-gtid-position": "inc-gtid-skip-survives-restart",
     "mutant:binlog-write-error-ignored": "hist-binlog-write-error-ignored",
     "mutant:parallel-exec-pos-not-at-rotate": "hist-parallel-exec-pos-not-at-rotate",
+    "mutant:disk-full-fails-write": "inc-disk-full",
 }
 
 @pytest.mark.parametrize("mutant", INC_MUTANTS)
@@ -473,3 +478,20 @@ def test_an_io_thread_reconnecting_at_an_incident_is_running(kit, state):
     tr = kit.run(M, RPL)
     status_at(tr, 4 * US)["Slave_IO_Running"] = state
     assert kit.verdict("WL3464.IO_RUNS", tr).status == "pass"
+
+
+# -- a full disk under the binlog: no gap ---------------------------------------------------------
+def test_an_incident_written_while_the_disk_is_full_is_caught(kit):
+    tr = kit.run("model:mariadb-10.11", "inc-disk-full")
+    t2 = tr.first("binlog", node="A", trx="t2", idx=0)
+    incident = tr.insert_before(t2, dict(t2, type="INCIDENT_EVENT", trx=None, gtid=None, incident=1, message=""))
+    assert_witness(kit.verdict("WL3464.DISK_FULL", tr), tr, incident,
+                   "A wrote an incident at 62.5 s while its binlog disk was full (from 2 s)")
+
+
+def test_a_commit_that_returned_ok_without_its_group_is_caught(kit):
+    tr = kit.run("model:mariadb-10.11", "inc-disk-full")
+    for o in tr.all("binlog", node="A", trx="t3"):
+        tr.drop(o)
+    assert_witness(kit.verdict("WL3464.DISK_FULL", tr), tr, tr.first("commit", node="A", trx="t3"),
+                   "t3 returned OK at 62.5 s on A (its binlog disk full from 2 s) but its group is not in the binlog")
