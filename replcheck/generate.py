@@ -75,7 +75,7 @@ from replcheck.model.steps.mixed import MIXED
 # groups out of order. The delay, semisync, groupid and parallel families' Histories changed; the
 # others' did not.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/12"
+GENERATOR = "replcheck.generate/13"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)

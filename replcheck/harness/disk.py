@@ -38,7 +38,10 @@ def mount(path: str) -> None:
 
 
 def fill(path: str) -> None:
-    """Write the ballast until the filesystem has no free page left."""
+    """Write the ballast until the filesystem has no free page left: only on a filesystem of its
+    own (a mount point), never on whatever disk PATH happens to be on."""
+    if not os.path.ismount(path):
+        raise Unavailable(f"{path} is not a filesystem of its own: it is not filled")
     with open(os.path.join(path, BALLAST), "ab", buffering=0) as f:
         for chunk in (1 << 20, 4096, 512, 1):
             try:
