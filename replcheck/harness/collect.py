@@ -53,7 +53,6 @@ class Collector:
         after the last poll whose gtid_binlog_pos lacked it, by the first that had it. Each group
         is placed at that first poll, earlier if a replica already had its copy or its client's
         COMMIT returned first, and never after a later event of the same binlog."""
-        c = self.run.cluster
         logs: dict[str, list[dict]] = {}
         for node in self.run.node_ids:
             logs[node] = self._read_binlog(node)

@@ -66,7 +66,7 @@ from replcheck.harness.observe import Link, Observer
 from replcheck.harness.ops import RUNS, Ops, check_server, check_supported
 from replcheck.harness.proxy import ChannelProxy, ClockExchange
 from replcheck.harness.relaylog import RelayLogs
-from replcheck.harness.statements import SENTINEL, RunnerError, admin_statement, trx_statement
+from replcheck.harness.statements import CACHE_BUFFER_BYTES, CACHE_BYTES, SENTINEL, RunnerError, admin_statement, trx_statement
 from replcheck.harness.timescale import DEFAULT_EPOCH_US, largest_scale, scale_for, scaled_history
 from replcheck.spec import ops as O
 from replcheck.spec.formats import US
@@ -200,8 +200,8 @@ class Runner:
         if any(op["op"] == "record_incident" or (op["op"] == "trx" and op.get("binlog_failure") == "cache_overflow")
                for op in self.history["ops"]):
             # Small caches, so OVERFLOW_ROWS rows overflow them and one row does not.
-            options += ["--max-binlog-stmt-cache-size=4096", "--max-binlog-cache-size=4096",
-                        "--binlog-stmt-cache-size=4096", "--binlog-cache-size=4096"]
+            options += [f"--max-binlog-stmt-cache-size={CACHE_BYTES}", f"--max-binlog-cache-size={CACHE_BYTES}",
+                        f"--binlog-stmt-cache-size={CACHE_BUFFER_BYTES}", f"--binlog-cache-size={CACHE_BUFFER_BYTES}"]
         for link in self.sources:
             self.add_relay(link)
         self.acks_seen = _semi_sync(self.history)
