@@ -17,12 +17,20 @@ def _last_writes(v: TraceView, node: str) -> dict[str, int]:
     return v.memo(("gid.last_writes", node), lambda: {o["file"]: o["t"] for o in v.of_node(node, "binlog")})
 
 
+def _before(written_us: int, before_us: int) -> bool:
+    """BEFORE compares whole seconds: MariaDB's purge_logs_before_date (sql/log.cc) stops at a
+    binlog whose `stat_area.st_mtime >= purge_time`, the file's mtime truncated to the second
+    against the statement's time as UNIX_TIMESTAMP(...)->val_int(), rounded half up
+    (my_decimal2int). Trace time 0 is a whole second of the server's clock."""
+    return written_us // F.US < (before_us + F.US // 2) // F.US
+
+
 def _purged_by(listed: list[str], to: str | None, before_us: int | None, written: Callable[[str], int]) -> list[str]:
     """What PURGE BINARY LOGS removes before any in-use check (the server's purge_logs and
     purge_logs_before_date): TO removes the binlogs listed before the target; BEFORE those, oldest
-    first, last written before the time, stopping at the first that is not; neither the active
-    (last) binlog."""
-    return list(takewhile(lambda f: f != to and (before_us is None or written(f) < before_us), listed[:-1]))
+    first, last written before the time's second (_before), stopping at the first that is not;
+    neither the active (last) binlog."""
+    return list(takewhile(lambda f: f != to and (before_us is None or _before(written(f), before_us)), listed[:-1]))
 
 
 @checks("GGID.PURGE")
