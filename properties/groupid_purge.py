@@ -12,9 +12,14 @@ from .groupid_commands import binlog_info, is_purge, last_group_end
 
 
 # -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------
-def _last_writes(v: TraceView, node: str) -> dict[str, int]:
-    """When each of the node's binlogs was last written (what PURGE ... BEFORE compares)."""
-    return v.memo(("gid.last_writes", node), lambda: {o["file"]: o["t"] for o in v.of_node(node, "binlog")})
+def _last_writes(v: TraceView, node: str) -> dict[str, tuple[int, int]]:
+    """When each of the node's binlogs was last written (what PURGE ... BEFORE compares), as the
+    interval its last event was written in: a real server's event is read from the binlog later
+    than it was written, and carries the interval its own timestamp names (`written`); else its
+    time, known within the trace's resolution."""
+    res = v.resolution_us
+    return v.memo(("gid.last_writes", node), lambda: {
+        o["file"]: tuple(o["written"]) if o.get("written") else (o["t"] - res, o["t"] + res) for o in v.of_node(node, "binlog")})
 
 
 def _before(written_us: int, before_us: int) -> bool:
@@ -39,7 +44,6 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
     only with a warning (a binlog in use), refuses a target not in the index (1373), and the index
     it leaves lists exactly the remaining binlogs. The files listed before the statement are the
     ones it reports purged followed by the ones remaining (SHOW BINARY LOGS before and after)."""
-    res = v.resolution_us
     for o in v.kind("stmt"):
         if not is_purge(o):
             continue
@@ -51,10 +55,10 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
                         f"and purged {purged}", o)
             continue
         written = _last_writes(v, o["node"])
-        # What BEFORE removes depends on when a file was last written, known within the resolution;
-        # a file whose last write was not observed may go either way.
-        most = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written[f] - res if f in written else 0)
-        least = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written.get(f, 2**63) + res)
+        # What BEFORE removes depends on when a file was last written, known within an interval; a
+        # file whose last write was not observed may go either way.
+        most = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written[f][0] if f in written else 0)
+        least = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written[f][1] if f in written else 2**63)
         stopped = o.get("warning") is not None or o.get("errno") is not None  # a binlog in use
         ok = purged == most[:len(purged)] and (len(purged) >= len(least) or stopped)
         which = f" TO {o['to']!r}" if "to" in o else f" BEFORE {seconds(o['before_us'])}" if o.get("before_us") is not None else ""
