@@ -61,14 +61,11 @@ def on_spark(plan: campaign.Plan, master: str) -> dict:
     out = Path(tempfile.mkdtemp(prefix="replcheck-bench-"))
     try:
         start = time.perf_counter()
-        spark = campaign.spark_session(master)
-        jvm = time.perf_counter() - start
-        try:
+        with campaign.spark_session(master) as spark:
+            jvm = time.perf_counter() - start
             start, cpu = time.perf_counter(), tree_cpu_s()
             summary = campaign.run(plan, out / "c", spark=spark, emit=lambda _: None, groups=GROUPS)
             seconds, cpu = time.perf_counter() - start, tree_cpu_s() - cpu
-        finally:
-            spark.stop()
     finally:
         shutil.rmtree(out, ignore_errors=True)
     return {"mode": f"Spark {master}", "histories": plan.histories, "rows": summary["campaign"]["rows"],

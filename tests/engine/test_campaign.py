@@ -27,9 +27,8 @@ GROUPID = campaign.Plan(histories=12, seed=20, systems=("model:groupid", "mutant
 
 @pytest.fixture(scope="module")
 def spark():
-    session = campaign.spark_session("local[2]")
-    yield session
-    session.stop()
+    with campaign.spark_session("local[2]") as session:
+        yield session
 
 
 @pytest.fixture(scope="module")
