@@ -133,7 +133,8 @@ def check_master(master: str | None) -> None:
     raise ClusterError(f"--master {master}: unreachable ({'; '.join(problems)})")
 
 
-SCRATCH_PREFIX = "replcheck-campaign-"  # then the owning process's pid: a killed run's is found by the next
+SCRATCH_PREFIX = "replcheck-spark-run-"  # then the owning process's pid: a killed run's is found by the next
+SCRATCH_MARK = ".replcheck-spark-run"  # in each: only a directory holding it is ever removed as an orphan
 
 
 def _alive(pid: int) -> bool:
@@ -150,7 +151,8 @@ def _remove_orphans(root: Path) -> None:
     """The scratch directories of runs that were killed (kill -9 runs no clean-up): their process is gone."""
     for d in root.glob(f"{SCRATCH_PREFIX}*-*"):
         pid = d.name[len(SCRATCH_PREFIX):].split("-")[0]
-        if pid.isdigit() and d.is_dir() and d.stat().st_uid == os.getuid() and not _alive(int(pid)):
+        if (pid.isdigit() and (d / SCRATCH_MARK).is_file() and d.stat().st_uid == os.getuid()
+                and not _alive(int(pid))):
             shutil.rmtree(d, ignore_errors=True)
 
 
@@ -165,6 +167,7 @@ def own_session(master: str | None, verbose: bool = False, app: str = "replcheck
     root = Path(tempfile.gettempdir())
     _remove_orphans(root)
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root))
+    (scratch / SCRATCH_MARK).touch()
     spark = None
     try:
         spark = session(master, verbose, app, conf, ui, ship, scratch=scratch)

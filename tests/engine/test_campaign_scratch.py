@@ -21,6 +21,9 @@ def test_a_campaign_leaves_nothing_in_the_temporary_directory(tmp_path, monkeypa
     monkeypatch.delenv("TMPDIR", raising=False)
     orphan = tmp / f"{spark.SCRATCH_PREFIX}{2**22 + 1}-x"  # above any pid_max: its run was killed
     (orphan / "blockmgr-1").mkdir(parents=True)
+    (orphan / spark.SCRATCH_MARK).touch()
+    users = tmp / f"{spark.SCRATCH_PREFIX}{2**22 + 1}-mine"  # a user's directory of that name, without the mark
+    users.mkdir()
     seen: list[list[str]] = []
 
     def emit(line: str) -> None:  # what the campaign's directory holds while it runs
@@ -28,4 +31,4 @@ def test_a_campaign_leaves_nothing_in_the_temporary_directory(tmp_path, monkeypa
     plan = campaign.Plan(histories=2, seed=0, systems=("model:wl344",), chunk=2)
     campaign.run(plan, tmp_path / "c", master="local[1]", emit=emit)
     assert any(any(n.startswith("blockmgr-") for n in names) and any(n.startswith("spark-") for n in names) for names in seen)
-    assert list(tmp.iterdir()) == []
+    assert list(tmp.iterdir()) == [users]
