@@ -86,8 +86,8 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
             tmpdir: str | None = None, scale: float | None = None, attempts: int = ATTEMPTS,
             progress: Callable[[str], None] | None = None, server=None, gate: tuple[str, dict] | None = None) -> dict:
     """Run the scenarios (or the given History files), write the report directory, return the
-    results document. `server`: the System that runs them (by default the registry's server of the build in `basedir`); `gate`:
-    run for the report's release summary."""
+    results document. `server`: the System that runs them (by default the registry's server of the
+    build in `basedir`); `gate`: run for the report's release summary."""
     progress = progress or io.progress("conform")
     load_features()
     if history_files:

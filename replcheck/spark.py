@@ -185,6 +185,7 @@ def stop(spark) -> None:
     from pyspark import SparkContext
 
     spark.stop()
+    # PySpark has no public way to end the JVM it launched: its gateway and the process it keeps
     gateway = SparkContext._gateway
     proc = getattr(gateway, "proc", None)
     if proc is None:
@@ -219,7 +220,7 @@ def session(master: str | None, verbose: bool = False, app: str = "replcheck cam
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.ui.enabled", "true" if ui else "false")
                .config("spark.sql.shuffle.partitions", "8"))
-    if scratch:
+    if scratch and _is_local(master):  # a cluster's executors have their nodes' own (SPARK_LOCAL_DIRS)
         builder = builder.config("spark.local.dir", str(scratch))
     for key, value in settings.items():
         builder = builder.config(key, value)
