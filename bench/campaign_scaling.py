@@ -9,8 +9,12 @@ the first job's warm-up (Python workers importing replcheck).
 The machine's load average is printed with the figures: on a shared machine they move with it.
 With a real server among the systems (server:mariadb-10.11), each task runs --groups of its
 Histories at once and the rate is also given per hour; its rows differ run to run (real timing).
-Usage: .venv/bin/python bench/campaign_scaling.py [--histories N] [--systems A,B] [--masters local[1],local[2]] [--per-model]
-       .venv/bin/python bench/campaign_scaling.py --systems server:mariadb-10.11,model:mariadb-10.11 --histories 8 --chunk 4 --per-model
+With --record the figures go to bench/results/campaign_scaling-<stamp>.json: `rates`, each
+system's Histories per hour alone (--per-model), a real server's beside the models' on the same
+Histories (drawn for the server when one is among the systems), and `modes`, the whole campaign's.
+Usage: .venv/bin/python bench/campaign_scaling.py [--histories N] [--systems A,B] [--masters local[1],local[2]] [--per-model] [--record]
+       .venv/bin/python bench/campaign_scaling.py --systems server:mariadb-10.11,model:mariadb-10.11,model:wl344 \
+           --histories 8 --chunk 4 --per-model --masters '' --record
 """
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+
+import record
 
 from replcheck import campaign, systems
 
@@ -61,14 +67,11 @@ def on_spark(plan: campaign.Plan, master: str) -> dict:
     out = Path(tempfile.mkdtemp(prefix="replcheck-bench-"))
     try:
         start = time.perf_counter()
-        spark = campaign.spark_session(master)
-        jvm = time.perf_counter() - start
-        try:
+        with campaign.spark_session(master) as spark:
+            jvm = time.perf_counter() - start
             start, cpu = time.perf_counter(), tree_cpu_s()
             summary = campaign.run(plan, out / "c", spark=spark, emit=lambda _: None, groups=GROUPS)
             seconds, cpu = time.perf_counter() - start, tree_cpu_s() - cpu
-        finally:
-            spark.stop()
     finally:
         shutil.rmtree(out, ignore_errors=True)
     return {"mode": f"Spark {master}", "histories": plan.histories, "rows": summary["campaign"]["rows"],
@@ -83,22 +86,32 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--systems", default="model:wl344,model:wl7318,model:groupid")  # issue #20's three
     p.add_argument("--chunk", type=int, default=campaign.DEFAULT_CHUNK)
-    p.add_argument("--masters", default="local[1],local[2]")
+    p.add_argument("--masters", default="local[1],local[2]", help="Spark masters to run on ('': none)")
     p.add_argument("--per-model", action="store_true", help="first, one process on each system alone")
     p.add_argument("--groups", type=int, default=campaign.DEFAULT_GROUPS, help="a real server's Histories a task runs at once")
+    p.add_argument("--record", action="store_true", help="write the figures to bench/results/")
     args = p.parse_args()
     global GROUPS
     GROUPS = args.groups
     plan = campaign.validate(args.histories, args.seed, args.systems.split(","), None, args.chunk)
+    rates = []
     if args.per_model:
         for name in plan.systems:
-            print(json.dumps(single_process(campaign.Plan(plan.histories, plan.seed, (name,), plan.chunk, target=plan.target))),
-                  flush=True)
+            rates.append({"system": name, **single_process(campaign.Plan(plan.histories, plan.seed, (name,), plan.chunk,
+                                                                         target=plan.target))})
+            print(json.dumps(rates[-1]), flush=True)
+        print("alone, Histories per hour: " + ", ".join(f"{r['system']} {r['histories_per_h']}" for r in rates), flush=True)
     results = [single_process(plan)]
     print(json.dumps(results[-1]), flush=True)
-    for master in args.masters.split(","):
+    for master in filter(None, args.masters.split(",")):
         results.append(on_spark(plan, master))
         print(json.dumps(results[-1]), flush=True)
+    if args.record:
+        where = record.write("campaign_scaling", {
+            "what": f"bench/campaign_scaling.py --systems {','.join(plan.systems)} --histories {plan.histories} --seed {plan.seed} "
+                    f"--chunk {plan.chunk} --groups {GROUPS}" + (" --per-model" if args.per_model else ""),
+            "target": plan.target or "", "rates": rates, "modes": results})
+        print(f"wrote {where}", flush=True)
     base = results[0]["histories_per_s"]
     for r in results[1:]:
         print(f"{r['mode']}: {r['histories_per_s'] / base:.2f}x the single process "

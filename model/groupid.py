@@ -80,14 +80,25 @@ def connect_by_id_error(ends: list[GroupEnd], group_id: int, server_id: int) -> 
     return None
 
 
+def written_before(mtime_us: int, before_us: int) -> bool:
+    """Whether PURGE BINARY LOGS BEFORE a time removes a binlog last written at `mtime_us`: in whole
+    seconds, as the server compares them. MariaDB's purge_logs_before_date (sql/log.cc) keeps a
+    binlog once `stat_area.st_mtime >= purge_time`, both time_t: the file's mtime truncated, and the
+    statement's time UNIX_TIMESTAMP(...)->val_int(), which my_decimal2int rounds half up
+    (decimal_round(..., 0, HALF_UP)), so BEFORE s.5 or later is BEFORE s+1 (checked on 10.11.19).
+    Trace time 0 is a whole second (the harness's and the models' epochs are), so trace times
+    round as the server's instants do."""
+    return mtime_us // F.US < (before_us + F.US // 2) // F.US
+
+
 def purge_candidates(files: list[str], to: str | None = None, before_us: int | None = None,
                      mtimes: dict[str, int] | None = None) -> list[str]:
     """The binlogs PURGE BINARY LOGS removes, oldest first, before in-use checks: those before
-    `to`, or those last written before `before_us`, stopping at the first that is not; never the
-    active (last) binlog."""
+    `to`, or those last written before `before_us` (written_before), stopping at the first that
+    is not; never the active (last) binlog."""
     out = []
     for f in files[:-1]:
-        if (to is not None and f == to) or (before_us is not None and (mtimes or {}).get(f, 0) >= before_us):
+        if (to is not None and f == to) or (before_us is not None and not written_before((mtimes or {}).get(f, 0), before_us)):
             break
         out.append(f)
     return out

@@ -104,7 +104,8 @@ class DelayIndex:
         """A timestamp plus the measured clock difference, on the replica's clock as it stood when
         the SQL thread read the event (its timed wait, set then, is not moved by a later step)."""
         read = a.get("read") if a.get("read") is not None else begin_of(a)
-        return (when + self.estimate(a)) * US - self.v.offset_at(a["node"], read)
+        # a step logged after the observation in its own µs came after it (a status sample's probe)
+        return (when + self.estimate(a)) * US - self.v.offset_at(a["node"], read, a["_line"] if read == a["t"] else None)
 
     def due(self, a: dict, exact: bool = False) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait. By the

@@ -6,7 +6,7 @@ from __future__ import annotations
 from replcheck.spec.formats import US
 
 from .core import Check, Seq, TraceView, checks, seconds
-from .recovery import copies, sources_at_end, stopped_at_end
+from .recovery import behind_at_end, copies, sources_at_end
 from .delay_timing import EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples, waiting_for
 
 
@@ -166,7 +166,7 @@ def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
         if node not in counts or _replaced_after(v, s):
             continue
         have, w = counts[node], witnesses.get(node)
-        judged_lack = sources.get(node) is not None and not stopped_at_end(v, node)
+        judged_lack = sources.get(node) is not None and not behind_at_end(v, node)
         for trx, r in sorted(_held_at(v, s).items()):
             n = have.get(trx, 0)
             if n == 0 and not judged_lack:

@@ -12,17 +12,30 @@ from .groupid_commands import binlog_info, is_purge, last_group_end
 
 
 # -- PURGE BINARY LOGS and connecting by group ID -------------------------------------------------
-def _last_writes(v: TraceView, node: str) -> dict[str, int]:
-    """When each of the node's binlogs was last written (what PURGE ... BEFORE compares)."""
-    return v.memo(("gid.last_writes", node), lambda: {o["file"]: o["t"] for o in v.of_node(node, "binlog")})
+def _last_writes(v: TraceView, node: str) -> dict[str, tuple[int, int]]:
+    """When each of the node's binlogs was last written (what PURGE ... BEFORE compares), as the
+    interval its last event was written in: a real server's event is read from the binlog later
+    than it was written, and carries the interval its own timestamp names (`written`); else its
+    time, known within the trace's resolution."""
+    res = v.resolution_us
+    return v.memo(("gid.last_writes", node), lambda: {
+        o["file"]: tuple(o["written"]) if o.get("written") else (o["t"] - res, o["t"] + res) for o in v.of_node(node, "binlog")})
+
+
+def _before(written_us: int, before_us: int) -> bool:
+    """BEFORE compares whole seconds: MariaDB's purge_logs_before_date (sql/log.cc) stops at a
+    binlog whose `stat_area.st_mtime >= purge_time`, the file's mtime truncated to the second
+    against the statement's time as UNIX_TIMESTAMP(...)->val_int(), rounded half up
+    (my_decimal2int). Trace time 0 is a whole second of the server's clock."""
+    return written_us // F.US < (before_us + F.US // 2) // F.US
 
 
 def _purged_by(listed: list[str], to: str | None, before_us: int | None, written: Callable[[str], int]) -> list[str]:
     """What PURGE BINARY LOGS removes before any in-use check (the server's purge_logs and
     purge_logs_before_date): TO removes the binlogs listed before the target; BEFORE those, oldest
-    first, last written before the time, stopping at the first that is not; neither the active
-    (last) binlog."""
-    return list(takewhile(lambda f: f != to and (before_us is None or written(f) < before_us), listed[:-1]))
+    first, last written before the time's second (_before), stopping at the first that is not;
+    neither the active (last) binlog."""
+    return list(takewhile(lambda f: f != to and (before_us is None or _before(written(f), before_us)), listed[:-1]))
 
 
 @checks("GGID.PURGE")
@@ -31,7 +44,6 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
     only with a warning (a binlog in use), refuses a target not in the index (1373), and the index
     it leaves lists exactly the remaining binlogs. The files listed before the statement are the
     ones it reports purged followed by the ones remaining (SHOW BINARY LOGS before and after)."""
-    res = v.resolution_us
     for o in v.kind("stmt"):
         if not is_purge(o):
             continue
@@ -43,10 +55,10 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
                         f"and purged {purged}", o)
             continue
         written = _last_writes(v, o["node"])
-        # What BEFORE removes depends on when a file was last written, known within the resolution;
-        # a file whose last write was not observed may go either way.
-        most = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written[f] - res if f in written else 0)
-        least = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written.get(f, 2**63) + res)
+        # What BEFORE removes depends on when a file was last written, known within an interval; a
+        # file whose last write was not observed may go either way.
+        most = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written[f][0] if f in written else 0)
+        least = _purged_by(listed, o.get("to"), o.get("before_us"), lambda f: written[f][1] if f in written else 2**63)
         stopped = o.get("warning") is not None or o.get("errno") is not None  # a binlog in use
         ok = purged == most[:len(purged)] and (len(purged) >= len(least) or stopped)
         which = f" TO {o['to']!r}" if "to" in o else f" BEFORE {seconds(o['before_us'])}" if o.get("before_us") is not None else ""

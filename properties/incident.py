@@ -201,11 +201,14 @@ def _reached(v: TraceView, r: dict) -> bool:
     ix = index(v)
     if ix.stop_after(r) is not None:
         return True
-    # the first relayed event from r on whose place the SQL thread executed (applied or skipped)
+    # a relayed event from r on whose place the SQL thread executed (applied or skipped) before the
+    # relay log was thrown away: a place of the same name and offset in the relay log fetched again
+    # after a purge (a GTID start's) holds another event
     done = v.memo(("incident.executed_relays", r["node"]), lambda: _timed(
         x for x in ix.relays.get(r["node"], ()) if (x["node"], x["file"], x["pos"]) in ix.executed_at))
-    x = next(done.after((r["t"], r["_line"] - 1)), None)
-    return x is not None and _key(x) < ix.relay_log_end(r)
+    end = ix.relay_log_end(r)
+    return any(any(_key(e) < end for e in ix.executed_at[(x["node"], x["file"], x["pos"])])
+               for x in takewhile(lambda x: _key(x) < end, done.after((r["t"], r["_line"] - 1))))
 
 
 def _judge_stop(v: TraceView, check: Check, known: bool) -> None:

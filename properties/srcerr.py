@@ -55,10 +55,13 @@ def failed_statement_logged_as_left(v: TraceView, check: Check) -> None:
         # the binlog lacks (MariaDB log.cc, binlog_commit_flush_stmt_cache / write_incident: the
         # statement cache's loss of a non-transactional change; MDEV-21443: none for a rollback).
         # Its own: written as it returned, before the node's next statement began (an incident listed
-        # before the commit may be another's in the same instant, a cluster gap's say: not judged).
+        # before the commit may be another's in the same instant, a cluster gap's say: not judged);
+        # one a real server wrote only after the statement returned is another statement's (a
+        # campaign's record_incident right after a failed transaction: its `written` interval).
         nxt = next(v.of_node(node, "commit").after(c["_line"]), None)
         own = [o for o in incidents if c["_line"] < o["_line"] < (nxt["_line"] if nxt else 2**62)
-               and o["t"] <= c["t"] + v.resolution_us and (nxt is None or o["t"] < nxt.get("start", nxt["t"]))]
+               and o["t"] <= c["t"] + v.resolution_us and (nxt is None or o["t"] < nxt.get("start", nxt["t"]))
+               and o.get("written", (c["t"],))[0] <= c["t"]]
         check.judge(changed or not own, f"{node}: {trx} failed with {errno} and changed nothing, yet an incident in its "
                                         f"binlog marks a gap", c, *own[:1])
         ddl = len(group) == 2 and group[-1].get("type") == "QUERY_EVENT"

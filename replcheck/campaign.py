@@ -33,13 +33,14 @@ import re
 import threading
 import time
 from collections import Counter
+from contextlib import ExitStack
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
 from replcheck import __version__, coverage, io, outdir, outfs, systems, targets
 from replcheck.outfs import Out
-from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, session as spark_session
+from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, own_session as spark_session
 from replcheck.generate import GENERATOR, generate
 from replcheck.properties.core import INCONCLUSIVE, NOT_EXERCISED, PASS, VIOLATED
 from replcheck.results import Finding, FindingKind, excused
@@ -342,15 +343,11 @@ def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]
         _check_out(out, plan)
         out.remove_temporaries()
         started = time.monotonic()
-        own = spark is None
-        if own:
-            emit(f"starting Spark ({master or 'master from spark-submit'})")
-            spark = spark_session(master, verbose, conf=conf, ui=ui, ship=ship)
-        try:
+        with ExitStack() as own:
+            if spark is None:
+                emit(f"starting Spark ({master or 'master from spark-submit'})")
+                spark = own.enter_context(spark_session(master, verbose, conf=conf, ui=ui, ship=ship))
             summary = _run_spark(spark, plan, out, emit, wave, ui, groups)
-        finally:
-            if own:
-                spark.stop()
         summary["campaign"]["seconds"] = round(time.monotonic() - started, 1)
         out.write_text("summary.json", json.dumps(summary, indent=1))
     except OSError as e:  # --out's filesystem: no such bucket, an endpoint that does not answer, no permission

@@ -23,13 +23,13 @@ from typing import Callable
 from replcheck import catalogue, crosscheck, io, outdir, report, systems
 from replcheck.scenarios import REFERENCE, Scenario, conclude, for_history, inconclusive, load_scenarios
 from replcheck.features import load_features
-from replcheck.harness.runner import RunnerError, largest_scale, scale_for
-from replcheck.harness.system import MariaDB
+from replcheck.harness.runner import Runner, RunnerError, largest_scale, scale_for
 from replcheck.properties import core
 from replcheck.progress import Progress
 from replcheck.properties.judge import judge
 from replcheck.results import Finding, FindingKind, Results, findings_of
 from replcheck.spec import ROOT as SPEC
+from replcheck.spec.contract import NOTHING
 from replcheck.verify import _shown_path
 
 SOURCE = "conformance"
@@ -86,8 +86,8 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
             tmpdir: str | None = None, scale: float | None = None, attempts: int = ATTEMPTS,
             progress: Callable[[str], None] | None = None, server=None, gate: tuple[str, dict] | None = None) -> dict:
     """Run the scenarios (or the given History files), write the report directory, return the
-    results document. `server`: the System that runs them (by default MariaDB's harness); `gate`:
-    run for the report's release summary."""
+    results document. `server`: the System that runs them (by default the registry's server of the
+    build in `basedir`); `gate`: run for the report's release summary."""
     progress = progress or io.progress("conform")
     load_features()
     if history_files:
@@ -96,19 +96,22 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
         scenarios = [s for s in load_scenarios() if s.quick or not quick]
     if scale is not None:
         scenarios = [replace(s, scale=scale) for s in scenarios]
-    server = server or MariaDB(basedir=basedir, tmpdir=tmpdir, progress=progress)
-    # Load and check every History at every scale it may run at: a bad one fails the run before any server starts.
+    # Load and check every History at every scale it may run at: a bad one fails the run before any
+    # server starts, and what no real server can run before the build is even looked for.
     loaded = []
     for s in scenarios:
         h = io.load_history(s.history)
         s = s if s.scale is not None else replace(s, scale=scale_for(h))
         scales = attempt_scales(s.scale, h, attempts)
         for x in sorted(set(scales)):
-            try:
-                replace(server, scale=x).check(h, s.name)
-            except RunnerError as e:
-                raise io.InputError(s.history, None, "", str(e)) from None
+            _refuse_bad(s, lambda: Runner(h, scale=x, name=s.name))
         loaded.append((s, h, scales))
+    # The registry's server (named by its build's version), judged against the seeds alone: every
+    # violation is a finding, what its flavour model declares is shown beside it as predicted.
+    server = server or replace(systems.server_at(basedir), declares=NOTHING, tmpdir=tmpdir, progress=progress)
+    for s, h, scales in loaded:
+        for x in sorted(set(scales)):
+            _refuse_bad(s, lambda: replace(server, scale=x).check(h, s.name))
     results = Results()
     tried: list[dict] = []  # every attempt of every scenario, for the report
     out = Path(out)
@@ -148,6 +151,14 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings"
              + (f", {retried} runs again at a larger time scale)" if retried else ")"))
     return document
+
+
+def _refuse_bad(s: Scenario, check: Callable[[], object]) -> None:
+    """A History the server cannot run is the input's: one line naming its file (exit 2)."""
+    try:
+        check()
+    except RunnerError as e:
+        raise io.InputError(s.history, None, "", str(e)) from None
 
 
 def _attempt(mariadb, s: Scenario, h: dict, n: int, staging: Path) -> tuple[Results, dict]:

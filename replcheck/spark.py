@@ -12,12 +12,14 @@ import hashlib
 import io as _bytes
 import os
 import re
+import shutil
 import socket
 import sys
 import tempfile
 import threading
 import time
 import zipfile
+from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -131,16 +133,80 @@ def check_master(master: str | None) -> None:
     raise ClusterError(f"--master {master}: unreachable ({'; '.join(problems)})")
 
 
+SCRATCH_PREFIX = "replcheck-spark-run-"  # then the owning process's pid: a killed run's is found by the next
+SCRATCH_MARK = ".replcheck-spark-run"  # in each: only a directory holding it is ever removed as an orphan
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _remove_orphans(root: Path) -> None:
+    """The scratch directories of runs that were killed (kill -9 runs no clean-up): their process is gone."""
+    for d in root.glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = d.name[len(SCRATCH_PREFIX):].split("-")[0]
+        if (pid.isdigit() and (d / SCRATCH_MARK).is_file() and d.stat().st_uid == os.getuid()
+                and not _alive(int(pid))):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+@contextmanager
+def own_session(master: str | None, verbose: bool = False, app: str = "replcheck campaign",
+                conf: tuple[tuple[str, str], ...] = (), ui: bool = False, ship: str = "zip") -> Iterator:
+    """A session (as `session` makes it) whose driver writes only in a directory of its own:
+    Spark's spark.local.dir (its spark-*, blockmgr-* directories) and the JVM's java.io.tmpdir
+    (artifacts-*, the liblz4 library it unpacks), left in the system's temporary directory by
+    hundreds otherwise. At the end the session and its JVM stop and the directory goes; a killed
+    run's is removed by the next."""
+    root = Path(tempfile.gettempdir())
+    _remove_orphans(root)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root))
+    (scratch / SCRATCH_MARK).touch()
+    spark = None
+    try:
+        spark = session(master, verbose, app, conf, ui, ship, scratch=scratch)
+        yield spark
+    finally:
+        if spark is not None:
+            stop(spark)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def stop(spark) -> None:
+    """Stop the session and the JVM PySpark started for it: until the JVM exits it keeps writing
+    where its java.io.tmpdir says, and a later session in this process starts a JVM of its own.
+    A JVM this process did not start (spark-submit's) is left running."""
+    from pyspark import SparkContext
+
+    spark.stop()
+    # PySpark has no public way to end the JVM it launched: its gateway and the process it keeps
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if proc is None:
+        return
+    gateway.shutdown()
+    proc.stdin.close()  # the JVM exits when its stdin closes (pyspark.java_gateway.launch_gateway)
+    proc.wait()
+    SparkContext._gateway = SparkContext._jvm = None
+
+
 def session(master: str | None, verbose: bool = False, app: str = "replcheck campaign",
-            conf: tuple[tuple[str, str], ...] = (), ui: bool = False, ship: str = "zip"):
+            conf: tuple[tuple[str, str], ...] = (), ui: bool = False, ship: str = "zip", scratch: Path | None = None):
     """A session whose JVM logs nothing (INFO with verbose) and draws no progress bar, with
-    the user's settings last (they win), and replcheck shipped as `ship` says."""
+    the user's settings last (they win), and replcheck shipped as `ship` says. `scratch`: the
+    directory the driver's Spark and JVM write in (own_session), else their defaults."""
     from pyspark.sql import SparkSession
 
     check_master(master)
     # without --verbose nothing: a failure reaches the user as one line naming its cause (cluster_cause)
     level = "info" if verbose else "off"
-    log4j = _scratch() / f"log4j2-{level}.properties"
+    log4j = (scratch or _scratch()) / f"log4j2-{level}.properties"
     if not log4j.exists():
         io.write_atomic(log4j, LOG4J.format(level=level))
     settings = dict(conf)
@@ -148,11 +214,14 @@ def session(master: str | None, verbose: bool = False, app: str = "replcheck cam
         os.environ["PYSPARK_PYTHON"] = settings["spark.pyspark.python"]
     elif _is_local(master):  # the executors run on this machine: this interpreter has replcheck's dependencies
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    java = f"-Dlog4j2.configurationFile=file:{log4j}" + (f" -Djava.io.tmpdir={scratch}" if scratch else "")
     builder = (SparkSession.builder.appName(app)
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+               .config("spark.driver.extraJavaOptions", java)
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.ui.enabled", "true" if ui else "false")
                .config("spark.sql.shuffle.partitions", "8"))
+    if scratch and _is_local(master):  # a cluster's executors have their nodes' own (SPARK_LOCAL_DIRS)
+        builder = builder.config("spark.local.dir", str(scratch))
     for key, value in settings.items():
         builder = builder.config(key, value)
     if master:
@@ -166,7 +235,7 @@ def session(master: str | None, verbose: bool = False, app: str = "replcheck cam
         restore()
     spark.sparkContext.setLogLevel(level.upper())
     if ship == "zip":
-        spark.sparkContext.addPyFile(str(package_zip(_scratch())))
+        spark.sparkContext.addPyFile(str(package_zip(scratch or _scratch())))
     return spark
 
 

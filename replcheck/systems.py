@@ -206,19 +206,34 @@ def is_server(name: str) -> bool:
     return bool(SERVER.fullmatch(name))
 
 
+def server_at(basedir: str | None = None) -> MariaDB:
+    """The registry's System of the MariaDB build in `basedir` (None: $REPLCHECK_MARIADB_BASEDIR's,
+    else the one on PATH): named by the version it says it is, cross-checked against that
+    version's flavour model and declaring what it declares."""
+    return _server_at(basedir if basedir is not None else os.environ.get(BASEDIR_ENV) or None)
+
+
 @lru_cache(maxsize=None)
-def _server(name: str, basedir: str | None, option: str) -> MariaDB:
+def _server_at(basedir: str | None) -> MariaDB:
     from replcheck.harness.binaries import find_server
     from replcheck.harness.system import MariaDB
 
     build = find_server(basedir)  # none here: ServerNotFound, the environment's (exit 3)
     here = server_name(build.version)
-    if name != here:
-        raise InputError("", None, option, f"{name!r}: the MariaDB build here ({build.mariadbd}) is {build.version}, "
-                         f"which is {here!r}")
     flavour = flavour_of(here)
     return MariaDB(scale=None, basedir=build.basedir, name=here, flavour=flavour.name if flavour else "",
                    declares=Declarations(dict(flavour.declares.expected_violations)) if flavour else Declarations({}))
+
+
+def _server(name: str, option: str) -> MariaDB:
+    from replcheck.harness.binaries import find_server
+
+    server = server_at()
+    if name != server.name:
+        build = find_server(server.basedir)
+        raise InputError("", None, option, f"{name!r}: the MariaDB build here ({build.mariadbd}) is {build.version}, "
+                         f"which is {server.name!r}")
+    return server
 
 
 def get(name: str, option: str = "system") -> ModelSystem | MariaDB:
@@ -226,7 +241,7 @@ def get(name: str, option: str = "system") -> ModelSystem | MariaDB:
     (server:mariadb-X.Y) is the build $REPLCHECK_MARIADB_BASEDIR names, else the one on PATH, and
     must be of that version."""
     if is_server(name):
-        return _server(name, os.environ.get(BASEDIR_ENV) or None, option)
+        return _server(name, option)
     try:
         return systems()[name]
     except KeyError:

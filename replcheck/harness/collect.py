@@ -254,7 +254,13 @@ class Collector:
                 elif o["kind"] == "status" and "connection" in o:
                     samples.setdefault((o["node"], o["connection"]), []).append(o)
         parts = {node: self._rows_by_part(node) for node in {n for n, _ in self.run.seen}}
-        for (node, k), t in sorted(self.run.seen.items(), key=lambda x: x[1]):
+        # Rows one poll found together committed in their GTIDs' order (seq_no: a domain's commit
+        # order on every server), not in the client transactions' (a campaign's C showed 0-1-5
+        # before 0-1-4, as if its master had sent them out of order)
+        def commit_order(item: tuple[tuple[str, int], int]) -> tuple[int, int]:
+            gtid = self.run.gtid_of.get(item[0][1])
+            return item[1], F.parse_gtid(gtid)[2] if gtid else 0
+        for (node, k), t in sorted(self.run.seen.items(), key=commit_order):
             gtid = self.run.gtid_of.get(k)
             source = self.run.seen_src[(node, k)]
             if source is None or gtid is None:

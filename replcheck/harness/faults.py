@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from replcheck.harness.errors import HarnessError, SqlError
 from replcheck.harness.sqlclient import connection_clause
-from replcheck.harness.observe import Link, links_of
+from replcheck.harness.observe import Link, gtid_start_purges, links_of
 from replcheck.harness.proxy import Cut
 from replcheck.model.sim import diskfull as DF
 from replcheck.spec import formats as F
@@ -85,9 +85,17 @@ class Faults:
         # What was not applied is what lay past the SQL thread's place at its last sample (the crash
         # polls the node just before it).
         recovery = bool(op.get("relay_log_recovery"))
-        befores = {link: self.run.observer.last_status(link) for link in links_of(self.run.sources, node)} if recovery else {}
+        befores = {link: self.run.observer.last_status(link) for link in links_of(self.run.sources, node)}
         c.restart(node, ([f"--init-rpl-role={role}"] if role != "MASTER" else [])
                   + (["--relay-log-recovery=1"] if recovery else []))
+        if not recovery:
+            # Without it, the slave threads the start starts by GTID throw the relay logs away all the
+            # same (init_slave -> start_slave_threads, both threads stopped), as START SLAVE does:
+            # MASTER_USE_GTID, as master.info keeps it, says whether they did.
+            starts = op.get("start_slave") is not False
+            befores = {link: before for link, before in befores.items() if starts and gtid_start_purges(
+                {"Using_Gtid": c.show_slave_status(node, link[1]).get("Using_Gtid"), "Slave_IO_Running": "No",
+                 "Slave_SQL_Running": "No"})}
         path = c.error_log(node)
         self.run.log_offsets[node] = min(self.run.log_offsets.get(node, 0), os.path.getsize(path))
         if op.get("start_slave") is False and links_of(self.run.sources, node):
@@ -96,7 +104,7 @@ class Faults:
             self.run.io_error.pop(link, None)
         self.run.emit("restart", node, **({"init_rpl_role": role} if role != "MASTER" else {}))
         for link, before in befores.items():
-            self.run.observer.relay_purged(link, self.run.now(), before, reason="relay_log_recovery")
+            self.run.observer.relay_purged(link, self.run.now(), before, reason="relay_log_recovery" if recovery else "gtid")
         if op.get("master"):
             self.run.sources[(node, None)] = op["master"]
             self.run.add_relay((node, None))  # its channel runs through a relay too: cut_io, lose_acks, acks seen

@@ -92,7 +92,7 @@ def _int(v: Any) -> int | None:
     return int(v) if v is not None and str(v).lstrip("-").isdigit() else None
 
 
-def _gtid_start_purges(before: dict) -> bool:
+def gtid_start_purges(before: dict) -> bool:
     """Whether START SLAVE purges the relay logs, from SHOW SLAVE STATUS just before it: MariaDB's
     start_slave_threads (sql/slave.cc, called by start_slave in sql/sql_repl.cc with the threads to
     start, whichever they are) runs purge_relay_logs "if we are using GTID and both SQL and IO threads
@@ -245,7 +245,7 @@ class Observer:
         return dict(self._last_status.get(link) or {})
 
     def relay_purged(self, link: Link, t: int, before: dict, reason: str = "gtid") -> None:
-        """A START SLAVE threw the relay logs away (_gtid_start_purges), or a start with
+        """A START SLAVE threw the relay logs away (gtid_start_purges), or a start with
         relay_log_recovery did (reason relay_log_recovery): the model's observation of it, with what
         the SQL thread had not passed (the events relayed at or after its place then, the latest
         relay log's: names start again at each purge). What lay there outside groups was discarded,

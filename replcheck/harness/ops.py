@@ -14,7 +14,7 @@ from replcheck.harness.errors import HarnessError, SqlError, TopologyError
 from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.topology import Topology
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, executed_all_read,
-                                       _gtid_start_purges, _int, links_of)
+                                       gtid_start_purges, _int, links_of)
 from replcheck.harness.statements import (ER_BAD_NULL, ER_BAD_TABLE, ER_DUP_ENTRY, RunnerError, admin_statement,
                                           incident_statement, trx_statement)
 from replcheck.harness.timescale import DEFAULT_EPOCH_US
@@ -442,7 +442,7 @@ class Ops:
             return
         if op.get("thread") in (None, "io"):
             self.run.io_error.pop(link, None)  # a new IO thread: its failure is a new error, even the same one
-        if _gtid_start_purges(before):  # both were stopped: it started one at least (no ER_SLAVE_WAS_RUNNING)
+        if gtid_start_purges(before):  # both were stopped: it started one at least (no ER_SLAVE_WAS_RUNNING)
             self.run.observer.relay_purged(link, t, before)
         if op.get("thread") in (None, "sql") and (not all_slaves or before.get("Slave_SQL_Running") != "Yes"):
             self.run.sql_started.add(link)

@@ -27,9 +27,8 @@ GROUPID = campaign.Plan(histories=12, seed=20, systems=("model:groupid", "mutant
 
 @pytest.fixture(scope="module")
 def spark():
-    session = campaign.spark_session("local[2]")
-    yield session
-    session.stop()
+    with campaign.spark_session("local[2]") as session:
+        yield session
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +188,8 @@ def test_a_campaign_killed_mid_run_resumes_to_the_same_table(spark, tmp_path):
     first wave has committed, re-run it with the same arguments, compare with an uninterrupted run."""
     args = [sys.executable, "-m", "replcheck.cli", "campaign", "--histories", "48", "--chunk", "4", "--master", "local[1]",
             "--out", str(tmp_path / "killed")]
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    # its Spark directory under tmp_path: a killed run cannot remove its own
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env)
     table = tmp_path / "killed" / "table"
     deadline = time.monotonic() + 120

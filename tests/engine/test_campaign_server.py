@@ -36,14 +36,11 @@ def test_a_server_campaign_gives_rows_like_a_models_and_leaves_nothing_behind(tm
     monkeypatch.setenv(TMPDIR_ENV, str(servers))  # each History's servers' directories, to see that none stays
     plan = campaign.validate(2, 0, [SERVER, MODEL], "local[1]", 2)
     lines: list[str] = []
-    spark = campaign.spark_session("local[1]")
-    try:
+    with campaign.spark_session("local[1]") as spark:
         summary = campaign.run(plan, tmp_path / "c", spark=spark, emit=lines.append, groups=2)
         table = spark.read.parquet(str(tmp_path / "c" / "table"))
         histories = table.where("kind = 'history'").collect()
         again = campaign.run(plan, tmp_path / "c", spark=spark, emit=lines.append, groups=2)  # resumed: nothing to run
-    finally:
-        spark.stop()
     assert sorted((h["index"], h["system"]) for h in histories) == [(i, s) for i in range(2) for s in sorted((MODEL, SERVER))]
     for h in histories:  # every requirement in exactly one list, a real server's too
         assert sorted(h["passed"] + h["violated"] + h["not_exercised"] + h["inconclusive"]) == sorted(p.requirement for p in PROPERTIES)

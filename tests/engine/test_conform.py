@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from replcheck import catalogue, conform, crosscheck, io, report
+from replcheck import catalogue, conform, crosscheck, io, report, systems
 from replcheck.harness import runner
 from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
-from replcheck.harness.runner import scale_for
+from replcheck.harness.runner import RunnerError, scale_for
+from replcheck.harness.system import MariaDB
 from replcheck.results import FindingKind
 from test_harness_mariadb import require_server
 from conftest import HANG_GUARD_S, REPO
@@ -329,3 +330,17 @@ def test_scenarios_outside_quick_meet_the_mariadb_gate(server, tmp_path, short_t
         pinned = tomllib.load(f)["verdicts"][f"conformance:{conform.column(server.version)}"]
     got = {row["requirement"]: row["status"] for row in doc["rows"] if row["requirement"] in scenario.exercises}
     assert got == {req: pinned[req] for req in scenario.exercises}, doc["findings"]
+
+
+def test_conform_runs_the_registry_s_server_of_the_build(monkeypatch, tmp_path):
+    # The server comes from the registry (named by its build's version), not built by conform.
+    asked = []
+
+    class Refusing(MariaDB):
+        def check(self, history, name):
+            raise RunnerError(f"{self.name} of the registry refuses {name}")
+    monkeypatch.setattr(systems, "server_at", lambda basedir=None: asked.append(basedir) or Refusing(name="server:mariadb-10.11"))
+    scenario = conform.load_scenarios()[0]
+    with pytest.raises(io.InputError, match=f"server:mariadb-10.11 of the registry refuses {scenario.history.stem}"):
+        conform.conform(tmp_path / "out", history_files=[scenario.history], basedir="/a/build")
+    assert asked == ["/a/build"] and not (tmp_path / "out").exists()

@@ -26,9 +26,9 @@ def build(tmp_path, monkeypatch):
     def use(version: str):
         monkeypatch.setenv(BASEDIR_ENV, str(_build(tmp_path, version)))
         return tmp_path
-    systems._server.cache_clear()
+    systems._server_at.cache_clear()
     yield use
-    systems._server.cache_clear()
+    systems._server_at.cache_clear()
 
 
 def test_the_server_is_named_by_its_build_and_declares_what_its_flavour_model_declares(build):
@@ -37,6 +37,14 @@ def test_the_server_is_named_by_its_build_and_declares_what_its_flavour_model_de
     assert (s.name, s.kind, s.flavour, s.basedir) == ("server:mariadb-10.11", "server", "model:mariadb-10.11", str(basedir))
     flavour = systems.get("model:mariadb-10.11")
     assert s.declares.expected_violations == flavour.declares.expected_violations and s.declares.expected_violations
+
+
+def test_a_build_named_by_its_directory_is_the_same_system_the_registry_names(build, tmp_path):
+    (tmp_path / "other").mkdir()
+    basedir = str(_build(tmp_path / "other", "11.4.2-MariaDB"))
+    build("10.11.19-MariaDB")
+    assert systems.server_at(basedir).name == "server:mariadb-11.4"  # conform --basedir: that build, not the environment's
+    assert systems.server_at() is systems.get("server:mariadb-10.11")
 
 
 def test_a_build_of_another_version_is_refused_under_this_name_and_taken_under_its_own(build):

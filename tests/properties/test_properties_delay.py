@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import pytest
-from conftest import assert_witness, REPO
+from conftest import REPO, Trace, assert_witness
 
 from replcheck.io import load_history, load_trace
 from replcheck.model.delay import STATE_IDLE, STATE_WAITING
@@ -711,3 +711,17 @@ def test_a_filtered_group_a_polled_trace_cannot_see_passed_decides_no_wait(kit):
     assert kit.verdict("WL344.STATE.WAITING", tr).status == "pass"
     tr.header["unobserved"] = []  # a trace that claims to show every group passed: t2 is then pending, not waited for
     assert kit.verdict("WL344.STATE.WAITING", tr).status == "violated"
+
+
+def test_a_clock_step_logged_after_a_sample_in_its_own_microsecond_did_not_move_its_wait(kit):
+    # A campaign's model Trace: B's SHOW SLAVE STATUS at 7.399999 s (waiting, 19 s left), then in the
+    # same µs its clock steps an hour on. The wait the sample shows was counted on the clock before.
+    header, obs = load_trace(REPO / "tests/properties/traces/mariadb-model-clock-step-after-a-sample.jsonl")
+    tr = Trace(header, [{k: x for k, x in o.items() if k != "_line"} for o in obs])  # numbered as they stand
+    sample = tr.first("status", node="B", t=7_399_999)
+    step = tr.first("clock_step", node="B", t=7_399_999)
+    assert (sample["Slave_SQL_Running_State"], sample["SQL_Remaining_Delay"]) == (STATE_WAITING, 19) and tr.index(sample) < tr.index(step)
+    for requirement in ("WL344.STATE.WAITING", "WL344.SSS.REMAINING"):
+        assert kit.verdict(requirement, tr).status == PASS
+    sample.update(Slave_SQL_Running_State=STATE_IDLE, SQL_Remaining_Delay=None)  # as if the step had ended the wait
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, sample, "but it is delaying")

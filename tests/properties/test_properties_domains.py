@@ -3,8 +3,10 @@ MDEV-4473 mutant (a GTID connect started one binlog too late), an accepted conne
 is not in the master's binlog, a strict-mode binlog with an out-of-order GTID."""
 from __future__ import annotations
 
+from conftest import REPO, Trace, assert_witness
 from test_properties_incident import Case, pick
 
+from replcheck import io
 from replcheck.properties.core import PASS, PROPERTIES
 
 MDB = "model:mariadb-10.11"
@@ -72,3 +74,15 @@ def test_a_seed_model_knows_no_strict_mode(kit):
     tr = kit.run("model:wl344", STRICT)
     assert not tr.all("sql_stop", node="R", reason="error")
     assert "gtid_strict_mode" not in tr.header["topology"]["nodes"][1]["variables"]
+
+
+def test_a_group_whose_relay_log_was_purged_unread_has_no_known_arrival(kit):
+    # A real server's Trace (corpus/server): B holds t1 (0-1-1), but relay_log_purge deleted the relay
+    # log holding it before any read; only t2's (0-1-2) arrival shows. Had t1 arrived after t2, it is lost order.
+    header, obs = io.load_trace(REPO / "corpus" / "server" / "relay-log-purged-before-it-was-read.trace.jsonl")
+    tr = Trace(header, [{k: x for k, x in o.items() if k != "_line"} for o in obs])
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr).status == PASS
+    t2 = tr.first("relay", node="B", trx="t2", idx=0)
+    late = tr.insert_before(tr.first("visible", node="B", trx="t1"), {**t2, "trx": "t1", "gtid": "0-1-1", "pos": 900})
+    assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t2, "B: 0-1-2 arrived from A before 0-1-1")
+    assert late["gtid"] == "0-1-1"

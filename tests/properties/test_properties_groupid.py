@@ -391,3 +391,21 @@ def test_io_pos_allows_a_polled_binlog_stamp_its_resolution(binlogged_at, resolu
                     "type": "XID_EVENT", "server_id": 1})
     [v] = [v for v in core_run(TraceView(header, obs), "groupid") if v.requirement == "MARIADB.GTID.IO_POS"]
     assert v.status == status, v
+
+
+def test_purge_before_compares_whole_seconds(kit):
+    # MariaDB's purge_logs_before_date compares the binlog's mtime (whole seconds) with the BEFORE
+    # time rounded half up to a second: bin.000001, last written at 1.7 s, goes with BEFORE 1.6 s
+    # (second 1 < 2); bin.000002, last written at 3.2 s, stays with BEFORE 3.4 s (3 < 3 is false).
+    h = kit.history("gg-purge")
+    h["ops"] = [{"at": 1_000_000, "op": "trx", "node": "A", "trx": "t1"}, {"at": 1_700_000, "op": "flush_logs", "node": "A"},
+                {"at": 2_000_000, "op": "purge_binary_logs", "node": "A", "before_us": 1_600_000},
+                {"at": 3_000_000, "op": "trx", "node": "A", "trx": "t2"}, {"at": 3_200_000, "op": "flush_logs", "node": "A"},
+                {"at": 4_000_000, "op": "purge_binary_logs", "node": "A", "before_us": 3_400_000}]
+    tr = kit.run(M, h)
+    first, second = tr.all("stmt", node="A", op="purge_binary_logs")
+    assert (first["purged"], second["purged"]) == (["bin.000001"], [])
+    assert kit.verdict("GGID.PURGE", tr).status == PASS
+    # Comparing µs instead: bin.000002 (3.2 s < 3.4 s) would go too.
+    second.update(purged=["bin.000002"], remaining=["bin.000003"])
+    assert_witness(kit.verdict("GGID.PURGE", tr), tr, second, "BEFORE 3.4 s removed ['bin.000002'] of ['bin.000002', 'bin.000003']; expected []")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import pytest
-from conftest import assert_witness, REPO
+from conftest import REPO, Trace, assert_witness
 
 from replcheck import io
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED
@@ -478,6 +478,18 @@ def test_an_io_thread_reconnecting_at_an_incident_is_running(kit, state):
     tr = kit.run(M, RPL)
     status_at(tr, 4 * US)["Slave_IO_Running"] = state
     assert kit.verdict("WL3464.IO_RUNS", tr).status == "pass"
+
+
+def test_an_incident_thrown_away_with_the_relay_log_at_a_restart_is_never_reached(kit):
+    # A real server's Trace (corpus/server): B relayed an incident while its SQL thread was stopped and
+    # crashed; its restart started the slave threads by GTID, which threw the relay logs away. What
+    # later runs at the incident's relay log place is another event of the relay log fetched again.
+    header, obs = io.load_trace(REPO / "corpus" / "server" / "relayed-incident-thrown-away-at-restart.trace.jsonl")
+    tr = Trace(header, [{k: x for k, x in o.items() if k != "_line"} for o in obs])
+    assert kit.verdict("WL3464.R3.1", tr).status != VIOLATED  # never reached: nothing to judge
+    incident = tr.first("relay", node="B", type="INCIDENT_EVENT")
+    tr.drop(tr.first("relay_log_recovery", node="B"))  # had the relay log been kept, B should have stopped at it
+    assert_witness(kit.verdict("WL3464.R3.1", tr), tr, incident, "B did not stop at incident 1")
 
 
 # -- a full disk under the binlog: no gap ---------------------------------------------------------

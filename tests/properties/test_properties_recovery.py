@@ -6,10 +6,12 @@ on the engine commits of the trace."""
 from __future__ import annotations
 
 import pytest
-from conftest import assert_witness
+from conftest import REPO, Trace, assert_witness
 from test_properties_incident import Case, pick
 
+from replcheck import io
 from replcheck.generate import generate
+from replcheck.properties.delay_timing import STATE_WAITING
 from replcheck.properties.core import PASS, PROPERTIES
 from replcheck.properties.judge import judge
 from replcheck.results import caught
@@ -102,6 +104,17 @@ def test_exactly_once_catches_a_lost_group(kit):
     data = tr.first("data", node="B")
     del data["counts"]["t5"]
     assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, data, "B replicates from A but lacks t5")
+
+
+def test_a_replica_still_waiting_out_its_delay_at_the_end_lags_without_diverging(kit):
+    # A real server's Trace (corpus/server): B waits for t4 (its timestamp set in the future) past the
+    # History's end; its last SHOW SLAVE STATUS says so. Had it shown itself idle, t4 would be lost.
+    tr = Trace(*io.load_trace(REPO / "corpus" / "server" / "delayed-replica-waits-past-the-end.trace.jsonl"))
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
+    last = tr.all("status", node="B")[-1]
+    assert (last["Slave_SQL_Running_State"], last["SQL_Remaining_Delay"]) == (STATE_WAITING, 8)
+    last.update(Slave_SQL_Running_State="Slave has read all relay log; waiting for more updates", SQL_Remaining_Delay=None)
+    assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, tr.first("data", node="B"), "B replicates from A but lacks t4")
 
 
 def test_halted_slave_lags_without_diverging(kit):

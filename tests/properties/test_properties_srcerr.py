@@ -5,11 +5,12 @@ group-ID machine find the mutant from scratch."""
 from __future__ import annotations
 
 import pytest
-from conftest import assert_witness
+from conftest import REPO, Trace, assert_witness
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 from test_properties_incident import Case, pick
 
+from replcheck import io
 from replcheck.generate import generate
 from replcheck.properties.core import PASS, PROPERTIES
 from replcheck.properties.judge import judge
@@ -94,3 +95,14 @@ def test_an_incident_a_statement_that_changed_nothing_left_is_caught(kit):
     tr = kit.run("mutant:incident-on-rollback", history)
     assert_witness(kit.verdict("SRCERR.BINLOG.CHANGES", tr), tr, tr.first("commit", node="A", trx="innodb_big"),
                    "A: innodb_big failed with 1197 and changed nothing, yet an incident in its binlog marks a gap")
+
+
+def test_an_incident_written_after_the_failed_statement_returned_is_not_its_own(kit):
+    # A real server's Trace (corpus/server): t1 fails with 1197 and changes nothing; the incident after
+    # it is the next statement's (record_incident), written only once t1's COMMIT had returned.
+    tr = Trace(*io.load_trace(REPO / "corpus" / "server" / "incident-recorded-after-a-failed-transaction.trace.jsonl"))
+    assert kit.verdict("SRCERR.BINLOG.CHANGES", tr).status == PASS
+    failed, incident = tr.first("commit", node="A", trx="t1"), tr.first("binlog", node="A", type="INCIDENT_EVENT")
+    assert failed["errno"] == 1197 and incident["written"][0] > failed["t"]
+    incident["written"] = [failed["start"], failed["t"]]  # written while t1 failed: its own, for a change it did not make
+    assert_witness(kit.verdict("SRCERR.BINLOG.CHANGES", tr), tr, failed, "t1 failed with 1197 and changed nothing, yet an incident")
