@@ -72,3 +72,30 @@ def test_a_seed_model_knows_no_strict_mode(kit):
     tr = kit.run("model:wl344", STRICT)
     assert not tr.all("sql_stop", node="R", reason="error")
     assert "gtid_strict_mode" not in tr.header["topology"]["nodes"][1]["variables"]
+
+
+def test_strict_mode_set_off_at_run_time_lets_the_slave_apply_the_group(kit):
+    # rpl_gtid_strict.test: SET GLOBAL gtid_strict_mode=0 (a plain global, sys_vars.cc
+    # Sys_gtid_strict_mode) and the restarted SQL thread applies the group it stopped at; the
+    # out-of-order GTID in R's binlog is no strict-mode violation, being written with the mode off.
+    h = kit.history(STRICT)
+    h["ops"] += [{"at": 6_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": 0},
+                 {"at": 6_100_000, "op": "start_slave", "node": "R"},
+                 {"at": 7_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": "ON"}]
+    h["ops"].sort(key=lambda o: o["at"])
+    tr = kit.run(MDB, h)
+    assert [s["errno"] for s in tr.all("stmt", node="R", op="set_global")] == [None, None]
+    assert tr.first("visible", node="R", gtid="0-1-2") and tr.first("visible", node="R", gtid="1-1-2")
+    assert kit.verdict("DOMAIN.STRICT", tr).status == PASS
+    # with the mode back on, the same group written again out of order is a violation
+    own = tr.first("binlog", node="R", gtid="0-2-2", last=True)
+    late = dict(own, gtid="0-1-2", trx="t4", server_id=1, t=own["t"] + 1)
+    tr.retime(tr.insert_before(tr.all("binlog", node="R")[-1], late), 9_000_000)
+    assert kit.verdict("DOMAIN.STRICT", tr).status != PASS
+
+
+def test_strict_mode_takes_only_a_boolean(kit):
+    h = kit.history(STRICT)
+    h["ops"].insert(0, {"at": 0, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": "maybe"})
+    stmt = kit.run(MDB, h).first("stmt", node="R", op="set_global")
+    assert (stmt["errno"], stmt["message"]) == (1231, "Variable 'gtid_strict_mode' can't be set to the value of 'maybe'")
