@@ -25,9 +25,6 @@ def on_off(value: Any) -> bool | None:
         value.upper() if isinstance(value, str) else value)
 
 
-ER_WARN_DEPRECATED_NO_REPLACEMENT = 1681
-
-
 class Admin(Component):
     """CHANGE MASTER, START/STOP/RESET SLAVE, SET GLOBAL: their checks, answers and effects on a channel."""
 
@@ -154,13 +151,7 @@ class Admin(Component):
                     errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
                                                                   "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
             self.rli.write_relay_log_info(ch)
-            if errno is None and op.get("master_use_gtid") == "current_pos" and self.mech.texts == X.MARIADB:
-                # MariaDB 10.10+ deprecates current_pos (MDEV-20122): warning 1681,
-                # ER_WARN_DEPRECATED_SYNTAX_NO_REPLACEMENT (rpl_gtid_excess_initial_delay.result)
-                errno, message = ER_WARN_DEPRECATED_NO_REPLACEMENT, ("'master_use_gtid=current_pos' is deprecated and "
-                                                                     "will be removed in a future release")
-        self._stmt(ch, op, errno, message, warning=errno in (ER_WARN_USING_GTID_CHANGED, ER_WARN_DEPRECATED_NO_REPLACEMENT),
-                   delay=value)
+        self._stmt(ch, op, errno, message, warning=errno == ER_WARN_USING_GTID_CHANGED, delay=value)
         if purge:
             self._purge_relay_logs(ch)
 

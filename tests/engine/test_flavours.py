@@ -93,17 +93,15 @@ def test_mysql_80_warns_that_the_slave_spelling_is_deprecated(kit, system, warne
     assert (shown[3]["errno"], shown[3]["warning"]) == (1198, None)
 
 
-@pytest.mark.parametrize("system,use_gtid,warned", [(MDB, "current_pos", True), (MDB, "slave_pos", False),
-                                                    ("model:wl344", "current_pos", False)])
-def test_mariadb_warns_that_master_use_gtid_current_pos_is_deprecated(kit, system, use_gtid, warned):
-    # rpl_gtid_excess_initial_delay.result: CHANGE MASTER TO MASTER_USE_GTID= current_pos, then
-    # "Warning 1681 'master_use_gtid=current_pos' is deprecated and will be removed in a future release"
+def test_mariadb_1011_does_not_warn_for_master_use_gtid_current_pos(kit):
+    # Later releases deprecate it with warning 1681 (rpl_gtid_excess_initial_delay.result); MariaDB
+    # 10.11.19 gives none (measured: CHANGE MASTER TO ..., MASTER_USE_GTID=current_pos, then
+    # @@warning_count is 0), so the suite scenarios expecting it are marked as differing.
     h = kit.make_history(["A", "B"], [("A", "B", 0)], [{"at": 1 * US, "op": "stop_slave", "node": "B"},
-                                                      {"at": 2 * US, "op": "change_master", "node": "B", "master_use_gtid": use_gtid}],
+                                                      {"at": 2 * US, "op": "change_master", "node": "B", "master_use_gtid": "current_pos"}],
                          end_us=3 * US)
-    stmt = kit.run(system, h).first("stmt", node="B", op="change_master")
-    assert (stmt["errno"], stmt["warning"]) == (None, 1681 if warned else None)
-    assert stmt["message"] == ("'master_use_gtid=current_pos' is deprecated and will be removed in a future release" if warned else "")
+    stmt = kit.run(MDB, h).first("stmt", node="B", op="change_master")
+    assert (stmt["errno"], stmt["warning"], stmt["message"]) == (None, None, "")
 
 
 def test_a_flavour_inherits_its_seed_and_sets_its_servers_mechanics():
