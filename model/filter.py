@@ -42,6 +42,15 @@ def marked(variables: dict) -> str:
     return str(variables.get(MARKED) or REPLICATE).upper()
 
 
+def marked_value(value: object) -> str | None:
+    """What SET GLOBAL replicate_events_marked_for_skip = value sets: an enum's name in any case or
+    its number (Sys_var_enum); None when it is neither."""
+    names = (REPLICATE, FILTER_ON_SLAVE, FILTER_ON_MASTER)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return names[value] if 0 <= value < len(names) else None
+    return str(value).upper() if str(value).upper() in names else None
+
+
 def sent(variables: dict, skip: bool) -> bool:
     """Does the dump thread send a replica with these variables an event so marked? With
     FILTER_ON_MASTER the replica's IO thread asks `SET skip_replication=1` on its connection

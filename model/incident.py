@@ -13,7 +13,11 @@ SYMBOLS = {INCIDENT_NONE: "NONE", INCIDENT_LOST_EVENTS: "LOST_EVENTS"}  # INCIDE
 
 ER_SLAVE_INCIDENT = 1590
 ER_TRANS_CACHE_FULL = 1197
-ER_ERROR_ON_WRITE = 3
+# What the client gets when the binlog write fails: ER_ERROR_ON_WRITE, "Error writing file '%s'
+# (errno: %d)" (MariaDB sql/log.cc: my_error(ER_ERROR_ON_WRITE, MYF(ME_ERROR_LOG), name, errno); its
+# binlog_ioerr.inc expects `--error ER_ERROR_ON_WRITE`, MySQL's binlog_inject_error.inc likewise).
+# Not mysys's EE_WRITE (3), which only numbers the OS-level write failure.
+ER_ERROR_ON_WRITE = 1026
 
 # The seed's three gaps, with the messages the cluster code gives them.
 GAP_MESSAGES = {

@@ -108,6 +108,12 @@ class Mechanics:
     # Seconds_Behind_Master subtracts it): off by up to a second with fractional clocks or a late
     # answer, and stale after either clock steps.
     clock_difference: str = "exact"
+    # START SLAVE, STOP SLAVE and RESET SLAVE warn ER_WARN_DEPRECATED_SYNTAX (1287, "'RESET SLAVE' is
+    # deprecated and will be removed in a future release. Please use RESET REPLICA instead"): MySQL
+    # 8.0.22+, whose grammar pushes it as it parses the SLAVE spelling (sql_yacc.yy, start_replica_stmt:
+    # push_deprecated_warn(YYTHD, "START SLAVE", "START REPLICA"); rpl_gtid/r/rpl_delayed_slave.result
+    # shows it after RESET SLAVE). A History's ops are the SLAVE statements.
+    deprecated_slave_syntax: bool = False
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

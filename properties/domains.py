@@ -11,6 +11,7 @@ from __future__ import annotations
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
+from .filter import on_master_at
 from .groupid import domain_of, lost_lines, positions
 
 def _gtid(o: dict) -> tuple[int, int, int] | None:
@@ -58,12 +59,13 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
         # relay_log_purge deleted its relay log between two reads): when it arrived is not known
         unseen = ({o.get("gtid") for o in v.of_node(node, "visible", "binlog", "skip")}
                   - {o.get("gtid") for o in v.of_node(node, "relay")}) if relay_seen else set()
-        on_master = v.nodes[node].get("variables", {}).get("replicate_events_marked_for_skip") == "FILTER_ON_MASTER"
+        on_master = on_master_at(v, node, 0)
         by_gtid, source = not any_connect, sources.get(node)
         for o in v.of_node(node):
             kind = o["kind"]
-            if kind == "connect":
+            if kind == "connect":  # the IO thread asks its source to filter marked events as it connects
                 by_gtid, source = o.get("by") == "gtid" and o.get("errno") is None, o["source"]
+                on_master = on_master_at(v, node, o["_line"])
             elif kind == "restore":
                 held = set()
             elif kind == "relay":
@@ -127,12 +129,21 @@ def connect_refused(v: TraceView, check: Check) -> None:
 @checks("DOMAIN.STRICT")
 def strict_mode(v: TraceView, check: Check) -> None:
     """With gtid_strict_mode, a server binlogs a GTID only above its domain's last sequence number
-    in its binlog (else the commit, or the SQL thread, fails with 1950)."""
+    in its binlog (else the commit, or the SQL thread, fails with 1950). The mode is the server's
+    configuration, changed by a SET GLOBAL it took until its next restart."""
     lost = lost_lines(v)
-    strict = {n for n, spec in v.nodes.items() if spec.get("variables", {}).get("gtid_strict_mode")}
-    for node in sorted(strict):
+    def setting(o: dict) -> bool:
+        return o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_strict_mode" \
+            and o.get("errno") is None
+    configured = {n: bool(spec.get("variables", {}).get("gtid_strict_mode")) for n, spec in v.nodes.items()}
+    for node in sorted(n for n in v.nodes if configured[n] or any(setting(o) for o in v.of_node(n, "stmt"))):
+        strict = configured[node]
         last: dict[int, tuple[int, str]] = {}
         for o in v.of_node(node):
+            if o["kind"] == "restart":
+                strict = configured[node]
+            elif setting(o):
+                strict = str(o.get("value")).upper() in ("1", "ON", "TRUE")
             if o["kind"] == "restore":
                 last = {}
             elif o["kind"] == "recovery" and o.get("truncated"):
@@ -146,6 +157,7 @@ def strict_mode(v: TraceView, check: Check) -> None:
             if g is None:
                 continue
             before = last.get(g[0])
-            check.judge(before is None or before[0] < g[2],
-                        lambda: f"{node} (gtid_strict_mode) binlogged {o['gtid']} after {before[1]} in domain {g[0]}", o)
+            if strict:
+                check.judge(before is None or before[0] < g[2],
+                            lambda: f"{node} (gtid_strict_mode) binlogged {o['gtid']} after {before[1]} in domain {g[0]}", o)
             last[g[0]] = (g[2], o["gtid"])

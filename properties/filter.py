@@ -22,6 +22,33 @@ def _settings(v: TraceView, node: str) -> dict:
     return v.nodes.get(node, {}).get("variables", {})
 
 
+def _settings_at(v: TraceView, node: str, line: int) -> dict:
+    """The node's settings at a trace line: its configuration, with replicate_events_marked_for_skip
+    as the last SET GLOBAL it took since it (re)started said (MariaDB takes it with the slave stopped)."""
+    settings = _settings(v, node)
+    for o in _marked_changes(v, node):
+        if o["_line"] >= line:
+            break
+        settings = _settings(v, node) if o["kind"] == "restart" else {**settings, MARKED: _enum_name(o.get("value"))}
+    return settings
+
+
+def _marked_changes(v: TraceView, node: str) -> list[dict]:
+    """The SET GLOBAL replicate_events_marked_for_skip the node took and its restarts, in order;
+    none when it took none (its configuration holds throughout)."""
+    def build() -> list[dict]:
+        sets = [o for o in v.of_node(node, "stmt") if o.get("op") == "set_global" and o.get("variable") == MARKED
+                and o.get("errno") is None]
+        return sorted(sets + list(v.of_node(node, "restart")), key=lambda o: o["_line"]) if sets else []
+    return v.memo(f"filter.marked.{node}", build)
+
+
+def _enum_name(value: object) -> str:
+    """An enum variable's value as SET GLOBAL names it: the name, or its number in the enum's order."""
+    names = (PASS_MARKED, "FILTER_ON_SLAVE", ON_MASTER)
+    return names[value] if isinstance(value, int) and 0 <= value < len(names) else str(value).upper()
+
+
 def _list(settings: dict, name: str) -> set[str]:
     return {x.strip() for x in str(settings.get(name) or "").split(",") if x.strip()}
 
@@ -64,9 +91,17 @@ def unlogged(v: TraceView) -> set[str]:
 
 
 def kept_out(v: TraceView, node: str) -> set[str]:
-    """The transactions a replica's filters keep from its engine."""
-    settings = _settings(v, node)
-    return {trx for trx, c in _commits(v).items() if excluded(settings, c["table"], bool(c.get("skip_replication")))}
+    """The transactions a replica's filters keep from its engine: under its configuration, or any
+    replicate_events_marked_for_skip it took by SET GLOBAL (when a group was sent or read is not
+    asked here)."""
+    seen = [_settings(v, node)] + [{**_settings(v, node), MARKED: _enum_name(o.get("value"))}
+                                   for o in _marked_changes(v, node) if o["kind"] == "stmt"]
+    return {trx for trx, c in _commits(v).items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)}
+
+
+def on_master_at(v: TraceView, node: str, line: int) -> bool:
+    """Whether the node filtered marked events on the master at this trace line."""
+    return str(_settings_at(v, node, line).get(MARKED) or "").upper() == ON_MASTER
 
 
 def unsent(v: TraceView, commit: dict) -> bool:
@@ -75,7 +110,7 @@ def unsent(v: TraceView, commit: dict) -> bool:
         return False
     semi = [r for r, c in v.channels.items() if c.get("source") == commit["node"]
             and _settings(v, r).get("rpl_semi_sync_slave_enabled")]
-    return bool(semi) and all(str(_settings(v, r).get(MARKED) or "").upper() == ON_MASTER for r in semi)
+    return bool(semi) and all(str(_settings_at(v, r, commit["_line"]).get(MARKED) or "").upper() == ON_MASTER for r in semi)
 
 
 @checks("FILTER.BINLOG.DB", needs=("binlog",))
@@ -94,15 +129,24 @@ def binlog_db_rules(v: TraceView, check: Check) -> None:
 @checks("FILTER.MASTER.NOT_SENT", needs=("relay",))
 def marked_not_sent(v: TraceView, check: Check) -> None:
     """No event a @@skip_replication session wrote reaches a FILTER_ON_MASTER replica's relay log."""
-    relayed = {(r["node"], r.get("trx"), r.get("idx")): r for r in v.kind("relay") if r.get("trx")}
+    relayed: dict[tuple, list[dict]] = {}
+    for r in v.kind("relay"):
+        if r.get("trx"):
+            relayed.setdefault((r["node"], r["trx"], r.get("idx")), []).append(r)
+    def on_master(replica: str, o: dict) -> bool:
+        # the setting the replica's IO thread connected with: what it had when the event arrived
+        return str(_settings_at(v, replica, o["_line"]).get(MARKED) or "").upper() == ON_MASTER
     for b in v.kind("binlog"):
         if not (b.get("skip_replication") and b.get("trx")):
             continue
         for replica, ch in v.channels.items():
-            if ch.get("source") == b["node"] and str(_settings(v, replica).get(MARKED) or "").upper() == ON_MASTER:
-                got = relayed.get((replica, b["trx"], b.get("idx")))
-                check.judge(got is None, f"{b['node']} sent event {b.get('idx')} of marked {b['trx']} to {replica}, "
-                            f"which filters marked events on the master", b, *([got] if got else []))
+            if ch.get("source") != b["node"]:
+                continue
+            copies = relayed.get((replica, b["trx"], b.get("idx")), [])
+            if on_master(replica, b) or any(on_master(replica, r) for r in copies):
+                got = [r for r in copies if on_master(replica, r)]
+                check.judge(not got, f"{b['node']} sent event {b.get('idx')} of marked {b['trx']} to {replica}, "
+                            f"which filters marked events on the master", b, *got[:1])
 
 
 @checks("FILTER.REPLICA.NOT_APPLIED", needs=("visible",))
@@ -113,7 +157,7 @@ def filtered_not_applied(v: TraceView, check: Check) -> None:
         c = commits.get(o.get("trx"))
         if c is None or o["node"] == c["node"] or o["node"] not in v.channels:
             continue
-        out = excluded(_settings(v, o["node"]), c["table"], bool(c.get("skip_replication")))
+        out = excluded(_settings_at(v, o["node"], o["_line"]), c["table"], bool(c.get("skip_replication")))
         check.judge(not out, f"{o['node']} committed {c['trx']} on {c['table']}"
                     f"{' (marked)' if c.get('skip_replication') else ''}, which its filters exclude", o, c)
 
@@ -158,6 +202,6 @@ def skip_counter_not_marked(v: TraceView, check: Check) -> None:
         c = commits.get(o.get("trx"))
         if o.get("reason") != "sql_slave_skip_counter" or c is None:
             continue
-        ignored = c.get("skip_replication") and str(_settings(v, o["node"]).get(MARKED) or PASS_MARKED).upper() != PASS_MARKED
+        ignored = c.get("skip_replication") and str(_settings_at(v, o["node"], o["_line"]).get(MARKED) or PASS_MARKED).upper() != PASS_MARKED
         check.judge(not ignored, f"{o['node']}'s sql_slave_skip_counter counted event {o.get('idx')} of marked {c['trx']}, "
                     f"which it ignores anyway", o, c)

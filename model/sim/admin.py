@@ -18,6 +18,13 @@ from .component import Component
 from .state import (MAX_RELAY_LOG_SIZE, ER_SLAVE_MUST_STOP, ER_SLAVE_WAS_RUNNING, ER_SLAVE_WAS_NOT_RUNNING, ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED, ER_RELAY_LOG_INIT, ER_WARN_USING_GTID_CHANGED, ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT, ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT, BINLOG_STATEMENT_EVENTS, ER_UNKNOWN_SYSTEM_VARIABLE, Channel, Node, binlog_index)
 
 
+def on_off(value: Any) -> bool | None:
+    """A boolean variable's value as SET GLOBAL takes it (Sys_var_mybool: the names OFF/ON of
+    bool_values, or 0/1, which TRUE/FALSE are); None when it is none of them."""
+    return {True: True, False: False, 1: True, 0: False, "ON": True, "OFF": False}.get(
+        value.upper() if isinstance(value, str) else value)
+
+
 class Admin(Component):
     """CHANGE MASTER, START/STOP/RESET SLAVE, SET GLOBAL: their checks, answers and effects on a channel."""
 
@@ -87,6 +94,20 @@ class Admin(Component):
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
                       message=f"This operation cannot be performed as you have a running slave '{conn}'; run STOP SLAVE '{conn}' first")
         return ch is not None
+
+    def take_global(self, node: Node, name: str, value: Any, taken: Any, stopped_only: bool = False) -> None:
+        """SET GLOBAL of a feature's variable: `taken` is what the value means, None when the variable
+        can hold no such value (ER_WRONG_VALUE_FOR_VAR, sys_var::check); a variable whose check
+        calls give_error_if_slave_running (`stopped_only`) is refused while a connection runs.
+        What is taken is the server's until its restart (node.runtime)."""
+        if taken is None:
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_VALUE_FOR_VAR,
+                      message=f"Variable '{name}' can't be set to the value of '{value}'")
+            return
+        if stopped_only and self.refused_while_running(node, name, value):
+            return
+        self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
+        node.runtime[name] = taken
 
     def op_change_master(self, node: Node, op: dict) -> None:
         ch = self._channel_or_error(node, op)

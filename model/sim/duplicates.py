@@ -12,8 +12,8 @@ from replcheck.spec import formats as F
 from .. import delay as D
 from .. import multisource as MS
 from .. import mutants as M
-from .. import semisync as SS
 from ..delay import Event
+from .admin import on_off
 from .component import Feature
 from .state import Channel, Node
 
@@ -77,14 +77,5 @@ class Duplicates(Feature):
         connection stopped; the next group a connection reads is checked by it."""
         if name != MS.IGNORE_DUPLICATES or not self.mech.gtid_domains:
             return False
-        flag = {True: True, False: False, 1: True, 0: False, "ON": True, "OFF": False}.get(
-            value.upper() if isinstance(value, str) else value)
-        if flag is None:
-            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=SS.ER_WRONG_VALUE_FOR_VAR,
-                      message=f"Variable '{name}' can't be set to the value of '{value}'")
-            return True
-        if self.admin.refused_while_running(node, name, value):
-            return True
-        self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, message="")
-        node.runtime[name] = flag
+        self.admin.take_global(node, name, value, on_off(value), stopped_only=True)
         return True

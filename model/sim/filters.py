@@ -5,6 +5,8 @@ thread reads. A feature on the core's hooks.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from replcheck.spec import vocabulary as V
 
 from .. import filter as FL
@@ -24,18 +26,33 @@ class Filters(Feature):
         self.emit("commit", node.id, trx=trx, gtid=None, start=start, **V.commit_fields(op, self.sim.filtering))
         return None
 
+    # The replica's settings are its running values (node.runtime): replicate_events_marked_for_skip
+    # changes by SET GLOBAL with the slave stopped, and the IO thread asks for FILTER_ON_MASTER as it
+    # connects, so the value read as the dump sends is the one it connected with.
     @staticmethod
     def sends(ch: Channel, ev: Event) -> bool:
-        return FL.sent(ch.node.variables, ev.skip)
+        return FL.sent(ch.node.runtime, ev.skip)
 
     @staticmethod
     def ignores_group(ch: Channel, ev: Event) -> str:
         """A marked group ignored before the skip counter counts it: Log_event::do_shall_skip
         (log_event_server.cc) returns EVENT_SKIP_IGNORE for a marked event ahead of EVENT_SKIP_COUNT."""
-        why = FL.replica_filter(ch.node.variables, ev.table, ev.skip)
+        why = FL.replica_filter(ch.node.runtime, ev.table, ev.skip)
         return why if why == FL.SKIP_REPLICATION else ""
 
     @staticmethod
     def filters_group(ch: Channel, ev: Event) -> str:
         """Applied, with its delay, as a no-op: the rule filtered its table inside the events' apply."""
-        return FL.replica_filter(ch.node.variables, ev.table, ev.skip)
+        return FL.replica_filter(ch.node.runtime, ev.table, ev.skip)
+
+    def on_set_global(self, node: Node, name: str, value: Any, op: dict) -> bool:
+        """SET GLOBAL replicate_events_marked_for_skip: one of REPLICATE, FILTER_ON_SLAVE,
+        FILTER_ON_MASTER (or its number), refused while a connection runs with ER_SLAVE_MUST_STOP
+        naming it (MariaDB rpl_skip_replication.result: "This operation cannot be performed as you
+        have a running slave ''; run STOP SLAVE '' first"; sys_vars.cc checks it with
+        give_error_if_slave_running). Measured on 10.11.19: that refusal while the IO thread
+        connects, 2 taken as FILTER_ON_MASTER, 'nonsense' refused with 1231."""
+        if name != FL.MARKED:
+            return False
+        self.admin.take_global(node, name, value, FL.marked_value(value), stopped_only=True)
+        return True

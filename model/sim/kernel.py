@@ -90,8 +90,10 @@ class Simulator:
             setattr(self, name, part)
         self.initial_variables: dict[str, dict] = {}
         self._build(head["topology"])
-        # A topology with filters: commits say which table they wrote, so that a Trace tells what to filter.
-        self.filtering = any(FL.configured(n.variables) for n in self.nodes.values())
+        # A topology with filters, or a History setting one: commits say which table they wrote, so
+        # that a Trace tells what to filter.
+        self.filtering = any(FL.configured(n.variables) for n in self.nodes.values()) or any(
+            o.get("op") == "set_global" and o.get("variable") == FL.MARKED for o in self.given)
 
     def _build(self, topo: dict) -> None:
         for i, n in enumerate(topo["nodes"]):

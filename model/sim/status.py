@@ -18,6 +18,11 @@ from ..delay import US
 from .component import Component
 from .state import Channel, Entry, Node
 
+ER_WARN_DEPRECATED_SYNTAX = 1287
+# the statements MySQL 8.0.22+ deprecates, in the spelling an op stands for, and their replacements
+DEPRECATED_SPELLINGS = {"start_slave": ("START SLAVE", "START REPLICA"), "stop_slave": ("STOP SLAVE", "STOP REPLICA"),
+                        "reset_slave": ("RESET SLAVE", "RESET REPLICA")}
+
 
 class Status(Component):
     """What a client reading a node's status sees."""
@@ -137,8 +142,17 @@ class Status(Component):
                                 "Info": _event_info(e, entries)} for e in entries])
 
     def _shows_result(self, node: Node, op: dict) -> dict | None:
+        """The last statement's answer as a client reads it: its error, else the first warning SHOW
+        WARNINGS lists, which for a deprecated spelling is the parser's deprecation, pushed before
+        the statement runs."""
         last = self.sim.last_stmt.get(node.id)
-        return None if last is None else {k: last.get(k) for k in ("errno", "warning", "message")}
+        if last is None:
+            return None
+        if last.get("errno") is None and self.mech.deprecated_slave_syntax and last.get("op") in DEPRECATED_SPELLINGS:
+            old, new = DEPRECATED_SPELLINGS[last["op"]]
+            return {"errno": None, "warning": ER_WARN_DEPRECATED_SYNTAX,
+                    "message": f"'{old}' is deprecated and will be removed in a future release. Please use {new} instead"}
+        return {k: last.get(k) for k in ("errno", "warning", "message")}
 
     @staticmethod
     def _shows_rows(node: Node, op: dict) -> list[str]:

@@ -75,6 +75,35 @@ def test_mysql_80_counts_the_delay_on_the_replicas_clock(kit):
     assert _applied_at(kit, MY80, 2 * US) == 5 * US
 
 
+@pytest.mark.parametrize("system,warned", [(MY80, True), ("model:mysql-5.7", False), (MDB, False)])
+def test_mysql_80_warns_that_the_slave_spelling_is_deprecated(kit, system, warned):
+    # 8.0.22+ rpl_delayed_slave.result: RESET SLAVE, then "Warning 1287 'RESET SLAVE' is deprecated
+    # ..."; the first warning a client reads, before any the statement's run adds (STOP SLAVE of a
+    # stopped slave); an error is still the answer.
+    h = kit.make_history(["A", "B"], [("A", "B", 0)], [
+        {"at": 1 * US, "op": "stop_slave", "node": "B"}, {"at": 1 * US, "op": "expect", "node": "B", "show": "result", "result": {}},
+        {"at": 2 * US, "op": "stop_slave", "node": "B"}, {"at": 2 * US, "op": "expect", "node": "B", "show": "result", "result": {}},
+        {"at": 3 * US, "op": "reset_slave", "node": "B"}, {"at": 3 * US, "op": "expect", "node": "B", "show": "result", "result": {}},
+        {"at": 4 * US, "op": "start_slave", "node": "B"}, {"at": 5 * US, "op": "reset_slave", "node": "B"},
+        {"at": 5 * US, "op": "expect", "node": "B", "show": "result", "result": {}}], end_us=6 * US)
+    shown = [o["value"] for o in kit.run(system, h).all("observed", node="B")]
+    assert [s["warning"] for s in shown[:3]] == ([1287] * 3 if warned else [None, 1255, None])
+    assert shown[2]["message"] == ("'RESET SLAVE' is deprecated and will be removed in a future release. Please use RESET REPLICA "
+                                   "instead" if warned else "")
+    assert (shown[3]["errno"], shown[3]["warning"]) == (1198, None)
+
+
+def test_mariadb_1011_does_not_warn_for_master_use_gtid_current_pos(kit):
+    # Later releases deprecate it with warning 1681 (rpl_gtid_excess_initial_delay.result); MariaDB
+    # 10.11.19 gives none (measured: CHANGE MASTER TO ..., MASTER_USE_GTID=current_pos, then
+    # @@warning_count is 0), so the suite scenarios expecting it are marked as differing.
+    h = kit.make_history(["A", "B"], [("A", "B", 0)], [{"at": 1 * US, "op": "stop_slave", "node": "B"},
+                                                      {"at": 2 * US, "op": "change_master", "node": "B", "master_use_gtid": "current_pos"}],
+                         end_us=3 * US)
+    stmt = kit.run(MDB, h).first("stmt", node="B", op="change_master")
+    assert (stmt["errno"], stmt["warning"], stmt["message"]) == (None, None, "")
+
+
 def test_a_flavour_inherits_its_seed_and_sets_its_servers_mechanics():
     mdb, seed = systems.get(MDB), systems.get("model:wl344")
     assert (mdb.seed, mdb.config.rule, mdb.config.defaults) == ("model:wl344", seed.config.rule, seed.config.defaults)

@@ -17,6 +17,7 @@ def test_the_manifest_and_the_scenario_files_are_in_step():
 
 def test_every_status_is_used_and_every_unencoded_test_says_why():
     assert {e.status for e in ENTRIES} == set(manifest.STATUSES)
+    assert {e.basis for e in ENTRIES} == {"read"}, "an entry classified from its name only"
     assert all(e.why for e in ENTRIES if e.status != "encoded")
     assert all(e.flavour in manifest.repos() for e in ENTRIES)
 

@@ -99,3 +99,34 @@ def test_a_transaction_sent_to_no_semi_sync_replica(kit, system, semisync):
 def test_the_harness_marks_the_session():
     assert trx_statement({"skip_replication": True}, 3, 1).startswith("SET SESSION skip_replication = 1; BEGIN")
     assert "skip_replication" not in trx_statement({}, 3, 1)
+
+
+def test_marked_events_setting_changes_at_run_time_with_the_slave_stopped(kit):
+    # MariaDB rpl_skip_replication.result: refused while the slave runs (ER_SLAVE_MUST_STOP naming
+    # the connection), taken once it is stopped; FILTER_ON_MASTER then holds from the next connect.
+    # Back to REPLICATE, the next START SLAVE (by GTID: its relay log purged, slave.cc) asks again
+    # from gtid_slave_pos, before t1, and t1 now arrives and is applied. A value of no name is refused (1231).
+    h = kit.make_history(["A", "B"], [("A", "B", 0)], [
+        {"at": 1 * US, "op": "set_global", "node": "B", "variable": "replicate_events_marked_for_skip", "value": "FILTER_ON_SLAVE"},
+        {"at": 2 * US, "op": "stop_slave", "node": "B"},
+        {"at": 3 * US, "op": "set_global", "node": "B", "variable": "replicate_events_marked_for_skip", "value": "nonsense"},
+        {"at": 3 * US + 1, "op": "set_global", "node": "B", "variable": "replicate_events_marked_for_skip", "value": "filter_on_master"},
+        {"at": 4 * US, "op": "start_slave", "node": "B"},
+        {"at": 5 * US, "op": "trx", "node": "A", "trx": "t1", "skip_replication": True},
+        {"at": 6 * US, "op": "stop_slave", "node": "B"},
+        {"at": 7 * US, "op": "set_global", "node": "B", "variable": "replicate_events_marked_for_skip", "value": 0},
+        {"at": 8 * US, "op": "start_slave", "node": "B"},
+        {"at": 9 * US, "op": "trx", "node": "A", "trx": "t2", "skip_replication": True}], end_us=10 * US)
+    tr = kit.run("model:mariadb-10.11", h)
+    answers = [(s["errno"], s["message"]) for s in tr.all("stmt", node="B", op="set_global")]
+    assert answers == [(1198, "This operation cannot be performed as you have a running slave ''; run STOP SLAVE '' first"),
+                       (1231, "Variable 'replicate_events_marked_for_skip' can't be set to the value of 'nonsense'"),
+                       (None, ""), (None, "")]
+    assert [r["t"] for r in tr.all("relay", node="B", trx="t1") if r["t"] < 8 * US] == []
+    assert tr.first("visible", node="B", trx="t1")["t"] >= 8 * US and tr.first("visible", node="B", trx="t2")
+    for name in ("FILTER.MASTER.NOT_SENT", "FILTER.REPLICA.NOT_APPLIED"):
+        assert kit.verdict(name, tr).status == "pass", name
+    # the same relay event of t1, had it arrived while B filtered on the master, is a violation
+    t2 = tr.first("relay", node="B", trx="t2")
+    tr.insert_before(tr.first("stmt", node="B", op="stop_slave", t=6 * US), dict(t2, trx="t1", t=5 * US))
+    assert kit.verdict("FILTER.MASTER.NOT_SENT", tr).status == "violated"

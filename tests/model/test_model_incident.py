@@ -158,7 +158,7 @@ def test_binlog_write_error_always_leaves_an_incident(kit, engine):
     # known bugs I5: a commit whose binlog write failed is in the data, so an incident marks it.
     ops = [op(1 * US, "trx", "A", trx="w", engine=engine, binlog_failure="write_error")]
     tr = kit.run(M, pair(kit, ops, end_s=3))
-    assert tr.first("commit", node="A", trx="w")["errno"] == 3  # ER_ERROR_ON_WRITE
+    assert tr.first("commit", node="A", trx="w")["errno"] == 1026  # ER_ERROR_ON_WRITE (binlog_ioerr.inc: --error ER_ERROR_ON_WRITE)
     assert tr.first("visible", node="A", trx="w")["gtid"] is None
     assert tr.first("binlog", node="A", type="INCIDENT_EVENT")["incident"] == 1
     assert tr.first("sql_stop", node="B")["errno"] == 1590
@@ -171,7 +171,7 @@ def test_a_binlog_write_error_rolls_an_innodb_transaction_back_on_mariadb(kit):
     ops = [op(1 * US, "trx", "A", trx="w", engine="innodb", binlog_failure="write_error"),
            op(2 * US, "trx", "A", trx="next")]
     tr = kit.run("model:mariadb-10.11", pair(kit, ops, end_s=4))
-    assert tr.first("commit", node="A", trx="w")["errno"] == 3  # ER_ERROR_ON_WRITE, as binlog_write_error.result
+    assert tr.first("commit", node="A", trx="w")["errno"] == 1026  # ER_ERROR_ON_WRITE, as binlog_ioerr.result
     assert not tr.all("visible", node="A", trx="w") and not tr.all("binlog", node="A", type="INCIDENT_EVENT")
     assert not tr.all("sql_stop", node="B") and tr.first("visible", node="B", trx="next")
     myisam = kit.run("model:mariadb-10.11", pair(kit, [op(1 * US, "trx", "A", trx="w", engine="myisam",

@@ -86,3 +86,30 @@ def test_a_group_whose_relay_log_was_purged_unread_has_no_known_arrival(kit):
     late = tr.insert_before(tr.first("visible", node="B", trx="t1"), {**t2, "trx": "t1", "gtid": "0-1-1", "pos": 900})
     assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t2, "B: 0-1-2 arrived from A before 0-1-1")
     assert late["gtid"] == "0-1-1"
+
+
+def test_strict_mode_set_off_at_run_time_lets_the_slave_apply_the_group(kit):
+    # rpl_gtid_strict.test: SET GLOBAL gtid_strict_mode=0 (a plain global, sys_vars.cc
+    # Sys_gtid_strict_mode) and the restarted SQL thread applies the group it stopped at; the
+    # out-of-order GTID in R's binlog is no strict-mode violation, being written with the mode off.
+    h = kit.history(STRICT)
+    h["ops"] += [{"at": 6_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": 0},
+                 {"at": 6_100_000, "op": "start_slave", "node": "R"},
+                 {"at": 7_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": "ON"}]
+    h["ops"].sort(key=lambda o: o["at"])
+    tr = kit.run(MDB, h)
+    assert [s["errno"] for s in tr.all("stmt", node="R", op="set_global")] == [None, None]
+    assert tr.first("visible", node="R", gtid="0-1-2") and tr.first("visible", node="R", gtid="1-1-2")
+    assert kit.verdict("DOMAIN.STRICT", tr).status == PASS
+    # with the mode back on, the same group written again out of order is a violation
+    own = tr.first("binlog", node="R", gtid="0-2-2", last=True)
+    late = dict(own, gtid="0-1-2", trx="t4", server_id=1, t=own["t"] + 1)
+    tr.retime(tr.insert_before(tr.all("binlog", node="R")[-1], late), 9_000_000)
+    assert kit.verdict("DOMAIN.STRICT", tr).status != PASS
+
+
+def test_strict_mode_takes_only_a_boolean(kit):
+    h = kit.history(STRICT)
+    h["ops"].insert(0, {"at": 0, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": "maybe"})
+    stmt = kit.run(MDB, h).first("stmt", node="R", op="set_global")
+    assert (stmt["errno"], stmt["message"]) == (1231, "Variable 'gtid_strict_mode' can't be set to the value of 'maybe'")
