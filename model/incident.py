@@ -6,6 +6,7 @@ ER_SLAVE_INCIDENT; the DBA resumes just after it with SQL_SLAVE_SKIP_COUNTER = 1
 """
 from __future__ import annotations
 
+from replcheck.spec import formats as F
 from replcheck.spec.formats import ER_STMT_CACHE_FULL
 
 INCIDENT_NONE, INCIDENT_LOST_EVENTS = 0, 1
@@ -13,11 +14,7 @@ SYMBOLS = {INCIDENT_NONE: "NONE", INCIDENT_LOST_EVENTS: "LOST_EVENTS"}  # INCIDE
 
 ER_SLAVE_INCIDENT = 1590
 ER_TRANS_CACHE_FULL = 1197
-# What the client gets when the binlog write fails: ER_ERROR_ON_WRITE, "Error writing file '%s'
-# (errno: %d)" (MariaDB sql/log.cc: my_error(ER_ERROR_ON_WRITE, MYF(ME_ERROR_LOG), name, errno); its
-# binlog_ioerr.inc expects `--error ER_ERROR_ON_WRITE`, MySQL's binlog_inject_error.inc likewise).
-# Not mysys's EE_WRITE (3), which only numbers the OS-level write failure.
-ER_ERROR_ON_WRITE = 1026
+ER_ERROR_ON_WRITE = F.ER_ERROR_ON_WRITE
 
 # The seed's three gaps, with the messages the cluster code gives them.
 GAP_MESSAGES = {

@@ -278,7 +278,7 @@ BINLOG_WRITE_ERROR_IGNORED = mutant(
     kills=("WL3464.GAP",))
 DISK_FULL_FAILS_WRITE = mutant(
     "disk-full-fails-write", feature="incident", base="model:mariadb-10.11",
-    bug="FB8-136 (facebook/mysql-5.6 #964: a binlog cache write on a full disk failed the commit where the binlog's "
+    bug="FB8-136 (facebook/mysql-5.6 pull request 964: a binlog cache write on a full disk failed the commit where the binlog's "
         "own write waited; Percona PS-1107, Bug #72457: the same failure could corrupt the binlog)",
     seam="sim/source: a binlog write on a full disk",
     what="A binlog write that meets a full disk fails as a write error instead of waiting for space: a transactional "

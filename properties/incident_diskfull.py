@@ -21,8 +21,8 @@ def windows(v: TraceView) -> list[tuple[str, int, int | None]]:
 
 @checks("WL3464.DISK_FULL", needs=("binlog",))
 def full_disk_waits(v: TraceView, check: Check) -> None:
-    """A commit that began while its server's binlog disk was full returns without an error, with its
-    group in the binlog; no incident is written for it (none was asked for meanwhile)."""
+    """A commit that began while its server's binlog disk was full returns without a write error, with
+    its group in the binlog when it returns OK; no incident is written for it (none asked for, no change lost meanwhile)."""
     for node, since, freed in windows(v):
         end = freed if freed is not None else float("inf")
         binlog = [o for o in v.kind("binlog") if o["node"] == node]
@@ -31,16 +31,18 @@ def full_disk_waits(v: TraceView, check: Check) -> None:
         for c in commits:
             if c.get("errno") in F.SERVER_GONE:
                 continue  # the server went away under it: crash recovery decides (DURABLE.*)
-            if c.get("errno") is not None:
+            if c.get("errno") in (F.ER_ERROR_ON_WRITE, F.ER_DISK_FULL, F.EE_WRITE):  # the disk's, not a statement's
                 check.judge(False, f"{c['trx']} began at {seconds(c['start'])} on {node}, whose binlog disk was full, and "
                                    f"failed with {c['errno']} ({c.get('message', '')}) instead of waiting for space", c)
-            else:
+            elif c.get("errno") is None and c.get("gtid"):  # binlogged: a GTID names its group
                 check.judge(c["trx"] in logged, f"{c['trx']} returned OK at {seconds(c['t'])} on {node} (its binlog disk "
                                                 f"full from {seconds(since)}) but its group is not in the binlog", c)
         if not commits:
             continue
         until = max(max(c["t"] for c in commits), freed or 0)
-        asked = [s for s in v.kind("stmt") if s["node"] == node and s.get("op") == "record_incident" and since <= s["t"] <= until]
+        # an incident asked for, or marking a change the binlog lost (a cluster's gap), is another's
+        asked = [o for o in v.of_node(node, "stmt", "visible") if since <= o["t"] <= until
+                 and (o.get("op") == "record_incident" if o["kind"] == "stmt" else o.get("gtid") is None)]
         marks = [b for b in binlog if b["type"] == "INCIDENT_EVENT" and since <= b["t"] <= until]
         check.judge(bool(asked) or not marks, lambda: f"{node} wrote an incident at {seconds(marks[0]['t'])} while its binlog "
                     f"disk was full (from {seconds(since)}): a commit that waits for space loses nothing", *marks[:1])

@@ -28,6 +28,13 @@ ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 ER_SLAVE_GROUP_ID_LOWER = 1643
 ER_STATEMENT_REQUIRES_OPTION = 1644
 ER_OPTION_PREVENTS_STATEMENT = 1290
+# What the client gets when the binlog write fails: ER_ERROR_ON_WRITE, "Error writing file '%s'
+# (errno: %d)" (MariaDB sql/log.cc: my_error(ER_ERROR_ON_WRITE, MYF(ME_ERROR_LOG), name, errno); its
+# binlog_ioerr.inc expects `--error ER_ERROR_ON_WRITE`, MySQL's binlog_inject_error.inc likewise).
+# Not mysys's EE_WRITE (3), which only numbers the OS-level write failure.
+ER_ERROR_ON_WRITE = 1026
+ER_DISK_FULL = 1021
+EE_WRITE = 3
 ER_STMT_CACHE_FULL = 1705  # a statement's changes to a non-transactional table overflowed max_binlog_stmt_cache_size
 ER_STARTUP_OPTIONS = 1  # mysqld exits with status 1 (unireg_abort) on inconsistent options
 ER_SYNTAX_ERROR = 1149  # SQLSTATE 42000: rpl_hier step 16

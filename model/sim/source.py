@@ -111,6 +111,9 @@ class Source(Component):
             self.emit("commit", node.id, trx=trx, gtid=None, start=start, errno=CR_SERVER_LOST,
                       message="Lost connection to server during query")
             return
+        if events[0].ict is not None and (ict := self.sim.local(node, self.sim.now)) != events[0].ict:
+            # its write waited for space: the commit timestamps are the write's (WL7318.ICT)
+            events = [replace(e, ict=ict, oct=ict) for e in events]
         node.executed.add(gtid)
         if node.crash_point in R.WRITE_POINTS:
             self._crash_in_write(node, trx, gtid, events, ids, start)

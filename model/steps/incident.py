@@ -72,6 +72,7 @@ def disk_full(b: Builder, d: Draw) -> None:
     the Histories (the topology draws which): each costs a real server that minute."""
     b.state["disk_full"] = True
     duration = d.integer(1, 4) * US
+    b.now += 1  # after what this instant's ops began: a commit asked to fail its write fails by itself, not for the disk
     b.op("disk_full", "A", duration_us=duration)
     first = b.now
     for _ in range(d.integer(1, 2)):
