@@ -40,6 +40,13 @@ SOURCE_RULES = ("binlog_do_db", "binlog_ignore_db")
 FILTER_VARIABLES = (MARKED, *SOURCE_RULES, *REPLICA_RULES)
 
 
+def filters(nodes: list[dict], ops: list[dict]) -> bool:
+    """Whether a History's servers filter: a node configured with a filter, or an op setting one
+    (SET GLOBAL replicate_events_marked_for_skip). Its commits then say which table they wrote."""
+    return any(configured(n.get("variables") or {}) for n in nodes) or any(
+        o.get("op") == "set_global" and o.get("variable") in FILTER_VARIABLES for o in ops)
+
+
 def configured(variables: dict) -> dict:
     """The filter settings a node has, for the Trace header (none: nothing, so that an unfiltered
     topology's Trace is what it was)."""

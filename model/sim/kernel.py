@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from replcheck.spec import formats as F
+from replcheck.spec import vocabulary as V
 from replcheck.spec.vocabulary import last_sample
 
 from .. import delay as D
@@ -92,8 +93,7 @@ class Simulator:
         self._build(head["topology"])
         # A topology with filters, or a History setting one: commits say which table they wrote, so
         # that a Trace tells what to filter.
-        self.filtering = any(FL.configured(n.variables) for n in self.nodes.values()) or any(
-            o.get("op") == "set_global" and o.get("variable") == FL.MARKED for o in self.given)
+        self.filtering = any(FL.configured(n.variables) for n in self.nodes.values()) or V.filters([], self.given)
 
     def _build(self, topo: dict) -> None:
         for i, n in enumerate(topo["nodes"]):

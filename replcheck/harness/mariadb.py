@@ -136,7 +136,12 @@ class Cluster:
         try:
             self.server = self.server or find_server(self._basedir)
             self._log(f"MariaDB {self.server.version} ({self.server.mariadbd})")
-            self.root = tempfile.mkdtemp(prefix="replcheck-mariadb-", dir=self._tmpdir or os.environ.get(TMPDIR_ENV) or None)
+            where = self._tmpdir or os.environ.get(TMPDIR_ENV) or None
+            try:
+                self.root = tempfile.mkdtemp(prefix="replcheck-mariadb-", dir=where)
+            except OSError as e:  # a folder that is not there, or not writable: the machine's, not the input's
+                raise HarnessError(f"cannot make the servers' folder in {where or tempfile.gettempdir()} "
+                                   f"({TMPDIR_ENV}): {e.strerror}") from None
             try:
                 service.open_to_it(self.root, TMPDIR_ENV)
             except service.Refused as e:

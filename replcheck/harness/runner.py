@@ -129,8 +129,8 @@ class Runner:
         self.sources: dict[Link, str] = {(c["replica"], c.get("connection")): c["source"] for c in topo.get("channels", [])}
         self.named = {r for r, conn in self.sources if conn is not None}  # replicas with named connections
         self.delays = {(c["replica"], c.get("connection")): c.get("delay", 0) for c in topo.get("channels", [])}
-        # A topology with filters: commits say which table they wrote, as the models' do.
-        self.filtering = any(V.configured(n.get("variables") or {}) for n in topo["nodes"])
+        # A History that filters: commits say which table they wrote, as the models' do.
+        self.filtering = V.filters(topo["nodes"], self.history["ops"])
         self.trx_names: list[str] = []  # k -> the History's name
         self.origin_of: dict[int, str] = {}
         self.gtid_of: dict[int, str] = {}
