@@ -16,17 +16,19 @@ import hashlib
 import json
 import signal
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from replcheck import systems
 from replcheck.model.sim import simulate
 from replcheck.properties import core
+from replcheck.properties.judge import asking
 
 STEPS = 20  # a machine's steps per example
-# A catch shrunk to more steps than this is searched for again with this many steps per example:
-# Hypothesis's shrinking does not always reach a short example that a search of short examples
-# finds (mts-gaps-not-filled: 11 steps at 20 per example, 1 at 8, for a fifth of the CPU).
+# A mutant's search with each machine looks at examples of this many steps first, then of STEPS:
+# nearly all of a long search's CPU is Hypothesis shrinking what it found, and a short example
+# shrinks for a fraction of it, and shorter (mts-gaps-not-filled: 11 steps in 11.9 CPU-s at 20
+# steps per example, 1 step in 2.2 CPU-s at 8).
 SHORT = 8
 PROBES = 6  # generated Histories per family that look for a mutant's seam
 MORE_PROBES = 40  # where none of those showed a difference (a seam that few Histories reach)
@@ -92,27 +94,14 @@ def _observed(system, family: str, index: int) -> str:
     return _OBSERVED[key]
 
 
-class Asked(frozenset):
-    """A model's mutants that note each mutant the simulator asks about: the model's code asks
-    whether a mutant is on where its seam is (`M.X in self.mutants`), so a base model's run that
-    asks about X has reached X's seam, whatever the mutant is labelled with."""
-
-    asked: set
-
-    def __contains__(self, item) -> bool:
-        self.asked.add(item)
-        return super().__contains__(item)
-
-
 @lru_cache(maxsize=None)
 def _asked(base: str, family: str) -> Counter:
     """Per mutant, how many of the family's probe Histories reach its seam on the base model."""
-    config, out = systems.get(base).config, Counter()
+    out = Counter()
     for i in range(PROBES):
-        mutants = Asked(config.mutants)
-        mutants.asked = set()
-        simulate(_probe(family, i), replace(config, mutants=mutants))
-        out.update(m.name for m in mutants.asked)
+        noting = asking(systems.get(base))
+        simulate(_probe(family, i), noting.config)
+        out.update(m.name for m in noting.config.mutants.asked)
     return out
 
 
@@ -168,6 +157,23 @@ def worker_signals() -> None:
     in the middle of sending its answer left the pool's terminate() waiting for it for ever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # held by the parent while it forked (pool)
+
+
+STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+def pool(processes: int):
+    """The search workers' pool. The parent holds SIGINT and SIGTERM while it forks them: a signal
+    that came during a fork was raised inside an at-fork handler (logging's), which ignores
+    exceptions, and the stopped verify ran on to the end; held, it is raised once the pool is made."""
+    import multiprocessing
+
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    try:
+        return multiprocessing.get_context("fork").Pool(processes, initializer=worker_signals)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def run_task(task: Task) -> list[dict]:
@@ -183,13 +189,14 @@ def run_task(task: Task) -> list[dict]:
 
 def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[core.Machine] | None = None):
     """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
-    in the order they ran: on a mutant, up to the first that finds it."""
+    in the order they ran: on a mutant, up to the first that finds it, each with SHORT steps per
+    example first."""
+    lengths = (SHORT, steps) if system.kind == "mutant" and steps > SHORT else (steps,)
     for m in machines_for(system) if machines is None else machines:
-        machine, failure = run_machine(m, system, examples, seed, steps)
-        if failure is not None and machine.last_steps > SHORT and steps > SHORT:
-            shorter, again = run_machine(m, system, examples, seed, SHORT)
-            if again is not None:  # any catch at SHORT steps per example shrinks to SHORT or fewer
-                machine, failure = shorter, again
+        for n in lengths:
+            machine, failure = run_machine(m, system, examples, seed, n)
+            if failure is not None:
+                break
         yield m, machine, failure
         if failure is not None and system.kind == "mutant":
             return

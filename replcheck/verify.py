@@ -12,7 +12,6 @@ on which the reference model does not show what the scenario claims (its require
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Callable
 from replcheck import catalogue, io, outdir, report, scenarios, search, suites, systems, tlc
 from replcheck.features import load_features
 from replcheck.properties import core
-from replcheck.properties.judge import Judgement, judge
+from replcheck.properties.judge import Judgement, asking, judge
 from replcheck.spec.contract import Trace
 from replcheck.properties.proofs import RLIMIT, UNKNOWN
 from replcheck.progress import Progress
@@ -35,7 +34,7 @@ def embedded_histories() -> list[Path]:
 
 class Judged(dict):
     """A History's Judgements by system, each made once. A model runs noting the mutants its run
-    asks about (replcheck.search.Asked: the model's code asks at a mutant's seam); a mutant of it
+    asks about (replcheck.properties.judge.Asked: its code asks at a mutant's seam); a mutant of it
     whose seam the run never reached has the model's Trace (under its own name and config) and its
     verdicts, without a run of its own: most mutants on most Histories."""
 
@@ -51,10 +50,9 @@ class Judged(dict):
             header = {**b.trace.header, "system": name, "config": system.config.as_dict()}
             j = replace(b, system=name, trace=Trace(header, b.trace.observations), declares=system.declares)
         elif system.kind == "model":
-            asked = search.Asked(system.config.mutants)
-            asked.asked = set()
-            j = judge(replace(system, config=replace(system.config, mutants=asked)), self.history)
-            self.asked[name] = asked.asked
+            noting = asking(system)
+            j = judge(noting, self.history)
+            self.asked[name] = noting.config.mutants.asked
         else:
             j = judge(system, self.history)
         self[name] = j
@@ -244,7 +242,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
             bar.done()
         # The pool is made before any thread of this process starts (tqdm's, the pool's own): a
         # forked worker holds no lock another thread had.
-        with multiprocessing.get_context("fork").Pool(processes or workers(), initializer=search.worker_signals) as pool:
+        with search.pool(processes or workers()) as pool:
             answers = [pool.apply_async(search.run_task, (t,), callback=lambda _: bar.done()) for t in todo]
             run_histories(paths, names, results, staging / "traces", tick)
             check_mutants(results, names)
