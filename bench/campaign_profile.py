@@ -46,8 +46,9 @@ def main() -> None:
     load_features()
     campaign.run_history(1, 0, MODELS)  # imports and caches: not a History's cost
     figures = {"histories": n, "seed": 1,
-               "histories_per_cpu_s": {**{m: rate((m,), n, 1) for m in MODELS}, "+".join(MODELS): rate(MODELS, n, 1)},
-               "profile_shares": shares(n // 2)}
+               "rates": [{"systems": "+".join(names), "histories_per_cpu_s": rate(names, n, 1)}
+                         for names in [(m,) for m in MODELS] + [MODELS]],
+               "shares": [{"part": part, "share": share} for part, share in shares(n // 2).items()]}
     print(json.dumps(figures, indent=1))
     print(f"wrote {record.write('campaign_profile', figures)}")
 
