@@ -16,6 +16,7 @@ import hashlib
 import json
 import signal
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -158,23 +159,30 @@ def worker_signals() -> None:
     in the middle of sending its answer left the pool's terminate() waiting for it for ever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # held by the parent while it forked (pool)
 
 
 STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
+@contextmanager
 def pool(processes: int):
-    """The search workers' pool. The parent holds SIGINT and SIGTERM while it forks them: a signal
-    that came during a fork was raised inside an at-fork handler (logging's), which ignores
-    exceptions, and the stopped verify ran on to the end; held, it is raised once the pool is made."""
+    """The search workers' pool, terminated on leaving. A stop signal that comes while it forks
+    them is noted and raised once the pool is made, inside its `with`: Python runs a signal's
+    handler in the main thread between any two steps, and one that raised inside an at-fork
+    handler (logging's) was ignored there, and the stopped verify ran on to the end."""
     import multiprocessing
 
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    came: list[int] = []
+    before = {sig: signal.signal(sig, lambda signum, _: came.append(signum)) for sig in STOPS}
     try:
-        return multiprocessing.get_context("fork").Pool(processes, initializer=worker_signals)
+        made = multiprocessing.get_context("fork").Pool(processes, initializer=worker_signals)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    with made:
+        for signum in came[:1]:
+            signal.raise_signal(signum)
+        yield made
 
 
 def run_task(task: Task) -> list[dict]:
