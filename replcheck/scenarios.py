@@ -7,7 +7,6 @@ is inconclusive on a run that did not test it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from replcheck import io
@@ -66,16 +65,7 @@ def _scenarios(text: str, path) -> list[Scenario]:
 def for_history(path: Path) -> Scenario | None:
     """The scenario whose History this file is: run on its own (a reproduce command, verify),
     it keeps the scenario's claims and time scale."""
-    return _by_history().get(Path(path).resolve())
-
-
-@lru_cache(maxsize=1)
-def _by_history() -> dict[Path, Scenario]:
-    """replcheck's own scenarios by their History's path, read once (verify asks per History and system)."""
-    found: dict[Path, Scenario] = {}
-    for s in load_scenarios():
-        found.setdefault(s.history.resolve(), s)
-    return found
+    return next((s for s in load_scenarios() if s.history.resolve() == Path(path).resolve()), None)
 
 
 def conclude(scenario: Scenario, j: Judgement) -> tuple[tuple[core.Verdict, ...], list[core.Witness]]:

@@ -44,12 +44,13 @@ class Judged(dict):
 
     def __missing__(self, name: str) -> Judgement:
         system = systems.get(name)
-        base = systems.get(system.declares.base) if system.kind == "mutant" and system.declares.base else None
-        if base is not None and base.kind == "model" and self.runs_as(system, base):
+        simulated = isinstance(system, systems.ModelSystem)  # another System (a server, a test's) only runs
+        base = systems.get(system.declares.base) if simulated and system.kind == "mutant" and system.declares.base else None
+        if isinstance(base, systems.ModelSystem) and base.kind == "model" and self.runs_as(system, base):
             b = self[base.name]
             header = {**b.trace.header, "system": name, "config": system.config.as_dict()}
             j = replace(b, system=name, trace=Trace(header, b.trace.observations), declares=system.declares)
-        elif system.kind == "model":
+        elif simulated and system.kind == "model":
             noting = asking(system)
             j = judge(noting, self.history)
             self.asked[name] = noting.config.mutants.asked
