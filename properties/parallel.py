@@ -29,6 +29,19 @@ def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
     return v.memo("parallel.order", build)
 
 
+def _stamped(v: TraceView) -> dict[str, int]:
+    """trx -> the true time its first event's timestamp names (SET TIMESTAMP may put it ahead of the
+    write). Seconds_Behind_Master counts from the timestamp, and one ahead of the replica's clock
+    shows 0: MySQL rpl_replica.cc show_slave_status stores max(0L, time_diff)."""
+    def build() -> dict:
+        epoch, out = v.header.get("epoch_us", 0), {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("idx") == 0 and o.get("when") and o["trx"] not in out:
+                out[o["trx"]] = o["when"] * US - v.offset_at(o["node"], o["t"], o["_line"]) - epoch
+        return out
+    return v.memo("parallel.stamped", build)
+
+
 def _runs(v: TraceView, node: str) -> list[tuple[dict, list[dict]]]:
     """The node's SQL thread runs with workers: each `parallel` start with the replicated groups
     committed after it (a polled server's `visible` names no worker)."""
@@ -76,7 +89,9 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
     """SBM 0 on a parallel replica with both threads running: no group handed to a worker (all its
     events applied by the coordinator) is uncommitted that was written 2 s or more before."""
     nodes = set(_parallel_nodes(v))
-    order = _binlog_order(v)
+    order, stamped = _binlog_order(v), _stamped(v)
+    # when each group's lag starts to count: its write, or its timestamp where that is later
+    since = {trx: max(w, stamped.get(trx, w)) for trx, (_, _, w) in order.items()}
     old_enough = GRANULARITY_US + v.resolution_us
     judged = {id(s) for s in samples(v)}
     for node in nodes:
@@ -91,7 +106,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             t = s["t"]
             while k < len(spans) and spans[k][0] < t:
                 _, i, trx, c = spans[k]
-                heapq.heappush(young, (order[trx][2], i, trx, c))
+                heapq.heappush(young, (since[trx], i, trx, c))
                 k += 1
             while young and t - young[0][0] >= old_enough:
                 _, i, trx, c = heapq.heappop(young)
@@ -101,7 +116,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             if old:
                 trx = old[0][2]
                 check.judge(False, f"{node} at {seconds(t)} shows {SBM} 0 but its workers have not committed {trx}, "
-                                   f"written {(t - order[trx][2]) / 1e6:.3f} s ago", s)
+                                   f"written {(t - since[trx]) / 1e6:.3f} s ago", s)
             else:
                 check.judge(True, "", s)
 
