@@ -99,7 +99,9 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
         # when they were written (not yet old enough), then those old enough by binlog order (the
         # earliest is the one to name); a group committed or given up leaves when it comes up.
         spans = sorted((a, i, trx, c) for i, (trx, a, c) in enumerate(_queued_spans(v, node)) if trx in order)
-        k, young, old = 0, [], []
+        # ahead: the latest timestamp ahead of its write among the groups handed over so far; the
+        # checkpoint may have taken it, and the groups queued behind it show 0 until it is 2 s old
+        k, young, old, ahead = 0, [], [], None
         for s in v.of_node(node, "status"):
             if id(s) not in judged or not (connected(s) and s[SBM] == 0):
                 continue
@@ -107,13 +109,15 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             while k < len(spans) and spans[k][0] < t:
                 _, i, trx, c = spans[k]
                 heapq.heappush(young, (since[trx], i, trx, c))
+                if since[trx] > order[trx][2]:
+                    ahead = since[trx] if ahead is None else max(ahead, since[trx])
                 k += 1
             while young and t - young[0][0] >= old_enough:
                 _, i, trx, c = heapq.heappop(young)
                 heapq.heappush(old, (order[trx][:2], i, trx, c))
             while old and old[0][3] is not None and old[0][3] <= t:
                 heapq.heappop(old)
-            if old:
+            if old and (ahead is None or t - ahead >= old_enough):
                 trx = old[0][2]
                 check.judge(False, f"{node} at {seconds(t)} shows {SBM} 0 but its workers have not committed {trx}, "
                                    f"written {(t - since[trx]) / 1e6:.3f} s ago", s)
