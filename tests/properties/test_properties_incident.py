@@ -473,3 +473,17 @@ def test_an_io_thread_reconnecting_at_an_incident_is_running(kit, state):
     tr = kit.run(M, RPL)
     status_at(tr, 4 * US)["Slave_IO_Running"] = state
     assert kit.verdict("WL3464.IO_RUNS", tr).status == "pass"
+
+
+def test_a_delay_change_while_stopped_at_an_incident_starts_a_new_relay_log(kit):
+    # the relay log thrown away: Relay_Log_Pos 4 in the new one, the position executed unchanged
+    ops = [{"at": 0, "op": "record_incident", "node": "A", "code": 0, "message": "", "via": "injector"},
+           {"at": 3 * US, "op": "stop_slave", "node": "B", "thread": "io"}, {"at": 3 * US, "op": "change_master", "node": "B", "delay": 9}]
+    history = {"header": {"schema": "replcheck.history/1", "name": "inc-delay-change", "sample_every_us": 700_000, "end_us": 6 * US,
+                          "topology": {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]}},
+               "ops": ops}
+    tr = kit.run(M, history)
+    last = tr.all("status", node="B")[-1]
+    assert last["Relay_Log_Pos"] == 4 and kit.verdict("WL3464.HOLD", tr).status == PASS
+    last["Exec_Master_Log_Pos"] += 48  # past the incident
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, last, "B stopped at an incident shows Relay_Log_Pos 4")
