@@ -260,13 +260,14 @@ def until_after_gaps_stops_with_them_filled(v: TraceView, check: Check) -> None:
                             f"{node} commits {c['trx']} before its UNTIL SQL_AFTER_MTS_GAPS stop, past the gaps", start, c)
 
 
-def _written(v: TraceView) -> dict[str, tuple[int, str, int]]:
-    """trx -> the timestamp (s) of its first event on the server that wrote it, that server, and the line."""
+def _written(v: TraceView) -> dict[str, tuple[int, str, int, int | None]]:
+    """trx -> the timestamp (s) of its first event on the server that wrote it, that server, the
+    line, and its immediate_commit_timestamp (µs, None where the server writes none)."""
     def build() -> dict:
         out: dict = {}
         for o in v.kind("binlog"):
             if o.get("trx") is not None and o.get("idx") == 0 and o.get("when") is not None and o["trx"] not in out:
-                out[o["trx"]] = (o["when"], o["node"], o["_line"])
+                out[o["trx"]] = (o["when"], o["node"], o["_line"], o.get("ict"))
         return out
     return v.memo("parallel.written", build)
 
@@ -283,17 +284,21 @@ def workers_wait_the_delay(v: TraceView, check: Check) -> None:
         delay = v.channels.get(node, {}).get("delay", 0)
         if not delay or node in changed:
             continue
+        wl7318 = v.nodes.get(node, {}).get("delay_rule") == "wl7318"
         for p, commits in _runs(v, node):
             if not p.get("workers"):
                 continue
             for c in commits:
                 if c["trx"] not in written:
                     continue
-                when, writer, line = written[c["trx"]]
+                when, writer, line, ict = written[c["trx"]]
                 begin = c.get("start", c["t"])
                 if v.offset_at(writer, begin) != v.offset_at(node, begin):
                     continue
-                due = when * US - v.offset_at(writer, begin) - epoch + delay * US
+                # WL#7318 waits from the commit timestamp, which SET TIMESTAMP does not move (as
+                # WL344.WAIT.RULE's due, properties/delay_timing.py)
+                stamp = ict // US * US if ict is not None and wl7318 else when * US
+                due = stamp - v.offset_at(writer, begin) - epoch + delay * US
                 check.judge(begin + v.resolution_us >= due,
                             f"{node}'s worker began {c['trx']} at {seconds(begin)}, before its MASTER_DELAY {delay} ran out at {seconds(due)}", c)
 

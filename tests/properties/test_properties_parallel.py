@@ -350,3 +350,15 @@ def test_a_group_queued_behind_one_stamped_ahead_may_show_no_lag(kit):
         if 2 * US < s["t"] < 3 * US:
             s["Seconds_Behind_Master"] = 0
     assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, None, "shows Seconds_Behind_Master 0 but its workers have not committed t1")
+
+
+def test_a_wl7318_worker_waits_from_the_commit_timestamp_not_a_set_timestamp(kit):
+    # MySQL 8.0's delay counts from immediate_commit_timestamp: SET TIMESTAMP 50 s ahead moves nothing
+    history = _ahead(1_700_000_050)
+    history["header"]["topology"]["nodes"][1]["variables"] = {"replica_parallel_workers": 2}
+    history["header"]["topology"]["channels"][0]["delay"] = 2
+    tr = kit.run(MYSQL, history)
+    t1 = tr.first("visible", node="B", trx="t1")
+    assert 2 * US <= t1["start"] <= 3 * US and kit.verdict("PARALLEL.DELAY", tr).status == PASS
+    t1["start"] = US  # begun before the 2 s ran out
+    assert_witness(kit.verdict("PARALLEL.DELAY", tr), tr, t1, "B's worker began t1 at 1 s, before its MASTER_DELAY 2 ran out at 2 s")
