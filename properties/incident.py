@@ -399,7 +399,12 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
         if start is None:
             continue  # a restart, or the replica moved elsewhere: not the DBA's START SLAVE at the incident
         skips, first_apply = _skips_after_start(v, start)
-        following = next((x for x in ix.after(r) if x["type"] not in EXEMPT), None)
+        # a group a filter keeps out (FILTER_ON_SLAVE's marked ones, replicate-*) is passed, not applied
+        passed = {o["trx"] for o in v.of_node(r["node"], "filtered") if o.get("trx") is not None}
+        following = next((x for x in ix.after(r) if x["type"] not in EXEMPT and x.get("trx") not in passed), None)
+        if first_apply is not None and first_apply.get("trx") in passed:
+            first_apply = next((o for o in v.timed(r["node"], "apply").after(_key(first_apply))
+                                if o["type"] not in EXEMPT and o.get("trx") not in passed), None)
         # The same incident, in this relay log or relayed again into a new one (MariaDB purges the
         # relay logs when START SLAVE starts both threads with GTID): the place in the master's binlog.
         ok = [ix.origin(s["node"], s["relay_file"], s["relay_pos"]) for s in skips] == [ix.origin(r["node"], r["file"], r["pos"])]
