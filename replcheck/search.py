@@ -6,8 +6,10 @@ machines a mutant's search runs depends on nothing it is labelled with (its feat
 the first Histories the generator draws from each family (probes) are run on the mutant and on its
 base model, and a family reaches the mutant's seam where the two Traces differ, or where the base
 model's run asks whether the mutant is on (the model's code asks at the seam). The families that
-differ most often search first, then those that only reach the seam; a mutant no probe reaches is
-searched by every machine. A search stops at the first machine that finds the mutant: one that
+differ most often search first, then those that only reach the seam, and the composed families'
+machines (model.steps.composed: several families' steps on one topology) after the families': their
+Histories reach most seams, and they search the combinations no single family draws. A mutant no
+probe reaches is searched by every machine. A search stops at the first machine that finds the mutant: one that
 fails on a violation its base model holds on the same History (results.search_failures).
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ from functools import lru_cache
 
 from replcheck import systems
 from replcheck.model.sim import simulate
+from replcheck.model.steps import composed
 from replcheck.properties import core
 from replcheck.properties.judge import asking
 
@@ -116,16 +119,29 @@ def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
     return differ, max((_asked(base.name, family)[m.name] for m in changes), default=0)
 
 
+def is_composed(m: core.Machine) -> bool:
+    return m.cls.FAMILY.name in composed()
+
+
+def model_machines() -> list[core.Machine]:
+    """The machines a model's searches run: the families'. A composed family's Histories are the
+    families' steps together, whose combinations the campaigns judge on the models (the mixed
+    family's findings on them are the open item); verify runs its machine only for mutants."""
+    return [m for m in core.MACHINES if not is_composed(m)]
+
+
 def machines_for(system) -> list[core.Machine]:
-    """A model: every machine. A mutant: the machines whose family reaches its seam, those whose
-    Traces differ most often first (looking further when none differs in the first probes), then
-    those that reach it most often (ties in the machines' order); none reaching it, every machine."""
+    """A model: the families' machines. A mutant: the machines whose family reaches its seam, the
+    families' before the composed ones', those whose Traces differ most often first (looking further
+    when none differs in the first probes), then those that reach it most often (ties in the machines'
+    order); none reaching it, every machine."""
     if system.kind != "mutant":
-        return list(core.MACHINES)
+        return model_machines()
     reached = {m.name: seam_reached(system, m.cls.FAMILY.name) for m in core.MACHINES}
     if not any(differ for differ, _ in reached.values()):
         reached = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES) for m in core.MACHINES}
-    ranked = sorted((m for m in core.MACHINES if any(reached[m.name])), key=lambda m: tuple(-n for n in reached[m.name]))
+    ranked = sorted((m for m in core.MACHINES if any(reached[m.name])),
+                    key=lambda m: (is_composed(m), *(-n for n in reached[m.name])))
     return ranked or list(core.MACHINES)
 
 
@@ -147,7 +163,7 @@ def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
         system = systems.get(name)
         if system.seed:
             continue
-        machines = [None] if system.kind == "mutant" else [m.name for m in core.MACHINES]
+        machines = [None] if system.kind == "mutant" else [m.name for m in model_machines()]
         out += [Task(name, m, budget.examples(system), seed, budget.steps) for m in machines]
     return out
 
