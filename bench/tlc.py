@@ -5,39 +5,54 @@ depends on TLC's state graph alone, never on how busy the machine is.
 With --validate, instead: trace validation of every embedded History on each model that runs it
 (replcheck tlc --validate): its traces, how many were accepted (whole, up to an operation outside
 a spec's subject, up to the end of its vocabulary), and traces per minute.
-Usage: .venv/bin/python bench/tlc.py [--size small|medium|large] (default: every check) | --validate
+With --jvm-flags, the JVM runs with those instead of replcheck.tlc's (to compare their CPU time).
+Usage: .venv/bin/python bench/tlc.py [--size small|medium|large] (default: every check) [--jvm-flags "..."] | --validate
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import time
 
+import record
 from replcheck import tlc
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--size", choices=tlc.SIZES)
     p.add_argument("--validate", action="store_true")
+    p.add_argument("--jvm-flags", help="the JVM's flags instead of replcheck.tlc.JVM_FLAGS")
     args = p.parse_args()
     if args.validate:
         return validation()
+    if args.jvm_flags is not None:
+        tlc.JVM_FLAGS = tuple(args.jvm_flags.split())
     rows = []
     for c in tlc.select(size=args.size):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _children_cpu()
         r = tlc.run(c.path, c.config_text())
         seconds = time.perf_counter() - start
         rows.append({"check": c.name, "module": c.module, "config": c.config, "mutants": list(c.mutants), "size": c.size,
                      "result": r.status, "distinct_states": r.distinct, "depth": r.depth, "seconds": round(seconds, 1),
+                     "cpu_s": round(_children_cpu() - cpu, 2),
                      "distinct_states_per_minute": round((r.distinct or 0) * 60 / seconds),
                      "as_pinned": r.status != "error" and not tlc.differences(c, r)})
     largest = {}
     for row in rows:  # a complete search only: a violation stops TLC early
         if row["result"] == "holds" and row["distinct_states"] > largest.get(row["module"], {}).get("distinct_states", -1):
             largest[row["module"]] = {k: row[k] for k in ("check", "config", "distinct_states", "depth", "seconds")}
-    print(json.dumps({"workers": 1, "load_average": os.getloadavg()[0], "checks": rows, "largest_complete": largest}, indent=1))
+    figures = {"workers": 1, "jvm_flags": list(tlc.JVM_FLAGS), "size": args.size,
+               "cpu_s": round(sum(row["cpu_s"] for row in rows), 1), "checks": rows, "largest_complete": largest}
+    print(json.dumps(figures, indent=1))
+    print(f"wrote {record.write('tlc', figures)}")
 
 
 def validation() -> None:

@@ -1,6 +1,7 @@
 """What `replcheck verify` costs as a user runs it: wall time, CPU time (its own and its worker
-processes' and TLC's), the size of results.json and of the HTML report, and its findings and
-searches, with the load average before and after (a figure on a loaded machine is not a quiet one's).
+processes' and TLC's), the size of results.json and of the HTML report, its findings and
+searches, and whether ci/models.toml's gate holds on it, with the load average before and after
+(a figure on a loaded machine is not a quiet one's).
 Usage: .venv/bin/python bench/verify_cost.py [--thorough] [-- more verify options]
 """
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import record
 
+MODELS_GATE = Path(__file__).resolve().parent.parent / "ci" / "models.toml"
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -32,6 +35,8 @@ def main() -> None:
         wall = time.monotonic() - start
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         results = json.loads((out / "results.json").read_text())
+        gate = subprocess.run([sys.executable, "-m", "replcheck", "gate", str(MODELS_GATE), str(out / "results.json")],
+                              capture_output=True, text=True)
         searches = results.get("searches", [])
         figures = {"argv": argv[3:], "exit": run.returncode, "wall_s": round(wall, 1),
                    "cpu_s": round(children.ru_utime + children.ru_stime, 1),
@@ -41,6 +46,8 @@ def main() -> None:
                                                               for f in results["findings"]],
                    "mutants_found": sum(1 for s in searches if s["found"]),
                    "shrunk_steps_max": max((s["shrunk_steps"] for s in searches if s["found"]), default=None),
+                   "mutants_not_found": sorted({s["system"] for s in searches} - {s["system"] for s in searches if s["found"]}),
+                   "models_gate_exit": gate.returncode,
                    "load_before": load_before, "load_after": os.getloadavg()}
     path = record.write("verify_cost", figures)
     print(json.dumps(figures, indent=1))

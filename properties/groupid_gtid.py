@@ -65,6 +65,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     # what set the position, per domain, for a crash recovery that cuts some of it away: what it
     # cut is gone for good, so it is popped once, and the last left is the domain's position
     logged: dict[int, list[dict]] = {}
+    set_by: dict[int, str] = {}  # per domain, the kind of observation that set the position last
     for o in of_node(v, node):
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
         if o["kind"] == "restore":
@@ -86,12 +87,15 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
             replicated = F.parse_gtid(o["gtid"])[1] != own or (o["kind"] == "visible" and came_back(o))
-            # a skip is stamped when its note is read, maybe after a later group was applied: it
-            # never moves the position back
-            later = o["kind"] != "skip" or d not in pos or F.parse_gtid(o["gtid"])[2] > F.parse_gtid(pos[d])[2]
-            if (o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
-                    not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated and later):
+            # Never back: a skip is stamped when its note is read, maybe after a later group was
+            # applied; a parallel worker's group may commit after the coordinator passed a later
+            # group a filter kept out (recorded in commit order, model/sim/applier.py commit_group).
+            back = d in pos and F.parse_gtid(pos[d])[2] > F.parse_gtid(o["gtid"])[2] and (
+                o["kind"] == "skip" or (not own_too and set_by.get(d) == "filtered"))
+            if not back and ((o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
+                    not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated)):
                 pos[d] = o["gtid"]
+                set_by[d] = o["kind"]
                 logged.setdefault(d, []).append(o)
                 changed = True
             elif o["kind"] == "skip" and not own_too and replicated and v.resolution_us:

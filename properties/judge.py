@@ -43,6 +43,26 @@ class Judgement:
         return any(v.requirement == requirement for v in self.violations)
 
 
+class Asked(frozenset):
+    """A model's mutants that note each mutant the simulator asks about: the model's code asks
+    whether a mutant is on where its seam is (`M.X in self.mutants`), so a run that never asked
+    about X is the run of the same model without X, whatever X is labelled with."""
+
+    def __init__(self, mutants=()):
+        super().__init__()
+        self.asked: set = set()
+
+    def __contains__(self, item) -> bool:
+        self.asked.add(item)
+        return super().__contains__(item)
+
+
+def asking(system):
+    """A model system (replcheck.systems.ModelSystem) whose runs note in `.config.mutants.asked`
+    each mutant they ask about; otherwise the same system."""
+    return replace(system, config=replace(system.config, mutants=Asked(system.config.mutants)))
+
+
 def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = "",
                 requirements: Iterable[str] | None = None) -> Judgement:
     """Every property (or those of `requirements`) on one Trace, classified against `declares`."""

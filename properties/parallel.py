@@ -29,6 +29,19 @@ def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
     return v.memo("parallel.order", build)
 
 
+def _stamped(v: TraceView) -> dict[str, int]:
+    """trx -> the true time its first event's timestamp names (SET TIMESTAMP may put it ahead of the
+    write). Seconds_Behind_Master counts from the timestamp, and one ahead of the replica's clock
+    shows 0: MySQL rpl_replica.cc show_slave_status stores max(0L, time_diff)."""
+    def build() -> dict:
+        epoch, out = v.header.get("epoch_us", 0), {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("idx") == 0 and o.get("when") and o["trx"] not in out:
+                out[o["trx"]] = o["when"] * US - v.offset_at(o["node"], o["t"], o["_line"]) - epoch
+        return out
+    return v.memo("parallel.stamped", build)
+
+
 def _runs(v: TraceView, node: str) -> list[tuple[dict, list[dict]]]:
     """The node's SQL thread runs with workers: each `parallel` start with the replicated groups
     committed after it (a polled server's `visible` names no worker)."""
@@ -76,7 +89,9 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
     """SBM 0 on a parallel replica with both threads running: no group handed to a worker (all its
     events applied by the coordinator) is uncommitted that was written 2 s or more before."""
     nodes = set(_parallel_nodes(v))
-    order = _binlog_order(v)
+    order, stamped = _binlog_order(v), _stamped(v)
+    # when each group's lag starts to count: its write, or its timestamp where that is later
+    since = {trx: max(w, stamped.get(trx, w)) for trx, (_, _, w) in order.items()}
     old_enough = GRANULARITY_US + v.resolution_us
     judged = {id(s) for s in samples(v)}
     for node in nodes:
@@ -84,24 +99,28 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
         # when they were written (not yet old enough), then those old enough by binlog order (the
         # earliest is the one to name); a group committed or given up leaves when it comes up.
         spans = sorted((a, i, trx, c) for i, (trx, a, c) in enumerate(_queued_spans(v, node)) if trx in order)
-        k, young, old = 0, [], []
+        # ahead: the latest timestamp ahead of its write among the groups handed over so far; the
+        # checkpoint may have taken it, and the groups queued behind it show 0 until it is 2 s old
+        k, young, old, ahead = 0, [], [], None
         for s in v.of_node(node, "status"):
             if id(s) not in judged or not (connected(s) and s[SBM] == 0):
                 continue
             t = s["t"]
             while k < len(spans) and spans[k][0] < t:
                 _, i, trx, c = spans[k]
-                heapq.heappush(young, (order[trx][2], i, trx, c))
+                heapq.heappush(young, (since[trx], i, trx, c))
+                if since[trx] > order[trx][2]:
+                    ahead = since[trx] if ahead is None else max(ahead, since[trx])
                 k += 1
             while young and t - young[0][0] >= old_enough:
                 _, i, trx, c = heapq.heappop(young)
                 heapq.heappush(old, (order[trx][:2], i, trx, c))
             while old and old[0][3] is not None and old[0][3] <= t:
                 heapq.heappop(old)
-            if old:
+            if old and (ahead is None or t - ahead >= old_enough):
                 trx = old[0][2]
                 check.judge(False, f"{node} at {seconds(t)} shows {SBM} 0 but its workers have not committed {trx}, "
-                                   f"written {(t - order[trx][2]) / 1e6:.3f} s ago", s)
+                                   f"written {(t - since[trx]) / 1e6:.3f} s ago", s)
             else:
                 check.judge(True, "", s)
 
@@ -241,13 +260,14 @@ def until_after_gaps_stops_with_them_filled(v: TraceView, check: Check) -> None:
                             f"{node} commits {c['trx']} before its UNTIL SQL_AFTER_MTS_GAPS stop, past the gaps", start, c)
 
 
-def _written(v: TraceView) -> dict[str, tuple[int, str, int]]:
-    """trx -> the timestamp (s) of its first event on the server that wrote it, that server, and the line."""
+def _written(v: TraceView) -> dict[str, tuple[int, str, int, int | None]]:
+    """trx -> the timestamp (s) of its first event on the server that wrote it, that server, the
+    line, and its immediate_commit_timestamp (µs, None where the server writes none)."""
     def build() -> dict:
         out: dict = {}
         for o in v.kind("binlog"):
             if o.get("trx") is not None and o.get("idx") == 0 and o.get("when") is not None and o["trx"] not in out:
-                out[o["trx"]] = (o["when"], o["node"], o["_line"])
+                out[o["trx"]] = (o["when"], o["node"], o["_line"], o.get("ict"))
         return out
     return v.memo("parallel.written", build)
 
@@ -264,17 +284,21 @@ def workers_wait_the_delay(v: TraceView, check: Check) -> None:
         delay = v.channels.get(node, {}).get("delay", 0)
         if not delay or node in changed:
             continue
+        wl7318 = v.nodes.get(node, {}).get("delay_rule") == "wl7318"
         for p, commits in _runs(v, node):
             if not p.get("workers"):
                 continue
             for c in commits:
                 if c["trx"] not in written:
                     continue
-                when, writer, line = written[c["trx"]]
+                when, writer, line, ict = written[c["trx"]]
                 begin = c.get("start", c["t"])
                 if v.offset_at(writer, begin) != v.offset_at(node, begin):
                     continue
-                due = when * US - v.offset_at(writer, begin) - epoch + delay * US
+                # WL#7318 waits from the commit timestamp, which SET TIMESTAMP does not move (as
+                # WL344.WAIT.RULE's due, properties/delay_timing.py)
+                stamp = ict // US * US if ict is not None and wl7318 else when * US
+                due = stamp - v.offset_at(writer, begin) - epoch + delay * US
                 check.judge(begin + v.resolution_us >= due,
                             f"{node}'s worker began {c['trx']} at {seconds(begin)}, before its MASTER_DELAY {delay} ran out at {seconds(due)}", c)
 

@@ -17,8 +17,7 @@ import copy
 import hashlib
 
 from replcheck import targets
-from replcheck.model.steps import Builder, Family, Step, families
-from replcheck.model.steps.mixed import MIXED
+from replcheck.model.steps import Builder, Family, Step, composed, families
 
 # Named in every campaign: bump it when a change makes (seed, index) name another History.
 # Version 4 takes the steps the state machines take (replcheck.model.steps): the delay family
@@ -85,8 +84,10 @@ TOPOLOGY_DRAWS = 20  # a target's topology: drawn again at most this often while
 DRAW_ORDER = ("delay", "semisync", "incident", "groupid", "filter", "domains", "parallel", "multisource")
 FAMILIES: dict[str, Family] = {name: families()[name] for name in DRAW_ORDER}
 # Families composed of the others' steps, drawn only by name (generate(seed, index, ("mixed",))): not in
-# a campaign's draw, so adding one names no other History; it joins DRAW_ORDER with a new GENERATOR.
-COMPOSED: dict[str, Family] = {MIXED.name: MIXED}
+# a campaign's draw, so adding one, or changing its steps, names no other campaign History (mixed's
+# FLUSH RELAY LOGS step gained rotations at both ends: its own Histories changed); it joins DRAW_ORDER
+# with a new GENERATOR.
+COMPOSED: dict[str, Family] = composed()
 # The longest tail any family simulates after its last step: shorter, a pending wait may not resolve.
 TAIL_US = max(f.tail_us for f in (*FAMILIES.values(), *COMPOSED.values()))
 

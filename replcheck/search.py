@@ -6,8 +6,10 @@ machines a mutant's search runs depends on nothing it is labelled with (its feat
 the first Histories the generator draws from each family (probes) are run on the mutant and on its
 base model, and a family reaches the mutant's seam where the two Traces differ, or where the base
 model's run asks whether the mutant is on (the model's code asks at the seam). The families that
-differ most often search first, then those that only reach the seam; a mutant no probe reaches is
-searched by every machine. A search stops at the first machine that finds the mutant: one that
+differ most often search first, then those that only reach the seam, and the composed families'
+machines (model.steps.composed: several families' steps on one topology) after the families': their
+Histories reach most seams, and they search the combinations no single family draws. A mutant no
+probe reaches is searched by every machine. A search stops at the first machine that finds the mutant: one that
 fails on a violation its base model holds on the same History (results.search_failures).
 """
 from __future__ import annotations
@@ -16,14 +18,23 @@ import hashlib
 import json
 import signal
 from collections import Counter
-from dataclasses import dataclass, replace
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 
 from replcheck import systems
 from replcheck.model.sim import simulate
+from replcheck.model.steps import composed
 from replcheck.properties import core
+from replcheck.properties.judge import asking
 
 STEPS = 20  # a machine's steps per example
+# A catch shrunk to more steps than this is searched for again with this many steps per example:
+# Hypothesis's shrinking does not always reach a short example that a search of short examples
+# finds (mts-gaps-not-filled: 11 steps at 20 per example, 1 step at 8, for a fifth of the CPU).
+# Searching short examples first, for every mutant, cost as much CPU as it saved and shrank some
+# catches longer (no-reack-on-reconnect: 4 steps instead of 1).
+SHORT = 8
 PROBES = 6  # generated Histories per family that look for a mutant's seam
 MORE_PROBES = 40  # where none of those showed a difference (a seam that few Histories reach)
 PROBE_SEED = 0
@@ -88,27 +99,14 @@ def _observed(system, family: str, index: int) -> str:
     return _OBSERVED[key]
 
 
-class Asked(frozenset):
-    """A model's mutants that note each mutant the simulator asks about: the model's code asks
-    whether a mutant is on where its seam is (`M.X in self.mutants`), so a base model's run that
-    asks about X has reached X's seam, whatever the mutant is labelled with."""
-
-    asked: set
-
-    def __contains__(self, item) -> bool:
-        self.asked.add(item)
-        return super().__contains__(item)
-
-
 @lru_cache(maxsize=None)
 def _asked(base: str, family: str) -> Counter:
     """Per mutant, how many of the family's probe Histories reach its seam on the base model."""
-    config, out = systems.get(base).config, Counter()
+    out = Counter()
     for i in range(PROBES):
-        mutants = Asked(config.mutants)
-        mutants.asked = set()
-        simulate(_probe(family, i), replace(config, mutants=mutants))
-        out.update(m.name for m in mutants.asked)
+        noting = asking(systems.get(base))
+        simulate(_probe(family, i), noting.config)
+        out.update(m.name for m in noting.config.mutants.asked)
     return out
 
 
@@ -121,16 +119,29 @@ def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
     return differ, max((_asked(base.name, family)[m.name] for m in changes), default=0)
 
 
+def is_composed(m: core.Machine) -> bool:
+    return m.cls.FAMILY.name in composed()
+
+
+def model_machines() -> list[core.Machine]:
+    """The machines a model's searches run: the families'. A composed family's Histories are the
+    families' steps together, whose combinations the campaigns judge on the models (the mixed
+    family's findings on them are the open item); verify runs its machine only for mutants."""
+    return [m for m in core.MACHINES if not is_composed(m)]
+
+
 def machines_for(system) -> list[core.Machine]:
-    """A model: every machine. A mutant: the machines whose family reaches its seam, those whose
-    Traces differ most often first (looking further when none differs in the first probes), then
-    those that reach it most often (ties in the machines' order); none reaching it, every machine."""
+    """A model: the families' machines. A mutant: the machines whose family reaches its seam, the
+    families' before the composed ones', those whose Traces differ most often first (looking further
+    when none differs in the first probes), then those that reach it most often (ties in the machines'
+    order); none reaching it, every machine."""
     if system.kind != "mutant":
-        return list(core.MACHINES)
+        return model_machines()
     reached = {m.name: seam_reached(system, m.cls.FAMILY.name) for m in core.MACHINES}
     if not any(differ for differ, _ in reached.values()):
         reached = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES) for m in core.MACHINES}
-    ranked = sorted((m for m in core.MACHINES if any(reached[m.name])), key=lambda m: tuple(-n for n in reached[m.name]))
+    ranked = sorted((m for m in core.MACHINES if any(reached[m.name])),
+                    key=lambda m: (is_composed(m), *(-n for n in reached[m.name])))
     return ranked or list(core.MACHINES)
 
 
@@ -152,7 +163,7 @@ def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
         system = systems.get(name)
         if system.seed:
             continue
-        machines = [None] if system.kind == "mutant" else [m.name for m in core.MACHINES]
+        machines = [None] if system.kind == "mutant" else [m.name for m in model_machines()]
         out += [Task(name, m, budget.examples(system), seed, budget.steps) for m in machines]
     return out
 
@@ -164,6 +175,30 @@ def worker_signals() -> None:
     in the middle of sending its answer left the pool's terminate() waiting for it for ever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextmanager
+def pool(processes: int):
+    """The search workers' pool, terminated on leaving. A stop signal that comes while it forks
+    them is noted and raised once the pool is made, inside its `with`: Python runs a signal's
+    handler in the main thread between any two steps, and one that raised inside an at-fork
+    handler (logging's) was ignored there, and the stopped verify ran on to the end."""
+    import multiprocessing
+
+    came: list[int] = []
+    before = {sig: signal.signal(sig, lambda signum, _: came.append(signum)) for sig in STOPS}
+    try:
+        made = multiprocessing.get_context("fork").Pool(processes, initializer=worker_signals)
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    with made:
+        for signum in came[:1]:
+            signal.raise_signal(signum)
+        yield made
 
 
 def run_task(task: Task) -> list[dict]:
@@ -182,6 +217,10 @@ def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[
     in the order they ran: on a mutant, up to the first that finds it."""
     for m in machines_for(system) if machines is None else machines:
         machine, failure = run_machine(m, system, examples, seed, steps)
+        if failure is not None and machine.last_steps > SHORT and steps > SHORT:
+            shorter, again = run_machine(m, system, examples, seed, SHORT)
+            if again is not None:  # any catch at SHORT steps per example shrinks to SHORT or fewer
+                machine, failure = shorter, again
         yield m, machine, failure
         if failure is not None and system.kind == "mutant":
             return

@@ -147,6 +147,12 @@ def java() -> str:
     return found
 
 
+# C1 only and one GC thread: in runs of seconds to a minute, C2's compiling and the parallel
+# collector's threads cost more CPU than they save (Incident_small 1.3 -> 0.8 CPU-s, GroupIds_small
+# 5.4 -> 2.6, Incident_medium 7.3 -> 4.3: bench/tlc.py --jvm-flags).
+JVM_FLAGS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+
+
 def run(module: Path, config_text: str, dump: Path | None = None) -> Result:
     """Check `module` (a .tla file; the modules it extends sit beside it) under a configuration
     given as the text of a .cfg file. TLC's state files and the standard modules it unpacks go to
@@ -155,7 +161,7 @@ def run(module: Path, config_text: str, dump: Path | None = None) -> Result:
     with tempfile.TemporaryDirectory(prefix="replcheck-tlc-") as tmp:
         cfg = Path(tmp, "run.cfg")
         cfg.write_text(config_text)
-        cmd = [java(), "-XX:+UseParallelGC", f"-Djava.io.tmpdir={tmp}", "-cp", str(jar()), "tlc2.TLC",
+        cmd = [java(), *JVM_FLAGS, f"-Djava.io.tmpdir={tmp}", "-cp", str(jar()), "tlc2.TLC",
                "-tool", "-workers", "1", "-fp", "1", "-seed", "0", "-cleanup", "-metadir", str(Path(tmp, "states")),
                # the bounded models end in terminal states by design (the last transaction, a failover)
                "-deadlock", *(("-dump", str(dump)) if dump else ()), "-config", str(cfg), module.name]

@@ -12,15 +12,16 @@ on which the reference model does not show what the scenario claims (its require
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
 from replcheck import catalogue, io, outdir, report, scenarios, search, suites, systems, tlc
 from replcheck.features import load_features
 from replcheck.properties import core
-from replcheck.properties.judge import judge
+from replcheck.properties.judge import Judgement, asking, judge
+from replcheck.spec.contract import Trace
 from replcheck.properties.proofs import RLIMIT, UNKNOWN
 from replcheck.progress import Progress
 from replcheck.results import Finding, FindingKind, Results, catches, findings_of, summarised
@@ -31,17 +32,55 @@ def embedded_histories() -> list[Path]:
     return sorted(Path(str(p)) for p in SPEC.joinpath("histories").iterdir() if p.name.endswith(".jsonl"))
 
 
+class Judged(dict):
+    """A History's Judgements by system, each made once. A model runs noting the mutants its run
+    asks about (replcheck.properties.judge.Asked: its code asks at a mutant's seam); a mutant of it
+    whose seam the run never reached has the model's Trace (under its own name and config) and its
+    verdicts, without a run of its own: most mutants on most Histories."""
+
+    def __init__(self, history: dict):
+        super().__init__()
+        self.history, self.asked = history, {}
+
+    def __missing__(self, name: str) -> Judgement:
+        system = systems.get(name)
+        simulated = isinstance(system, systems.ModelSystem)  # another System (a server, a test's) only runs
+        base = systems.get(system.declares.base) if simulated and system.kind == "mutant" and system.declares.base else None
+        if isinstance(base, systems.ModelSystem) and base.kind == "model" and self.runs_as(system, base):
+            b = self[base.name]
+            header = {**b.trace.header, "system": name, "config": system.config.as_dict()}
+            j = replace(b, system=name, trace=Trace(header, b.trace.observations), declares=system.declares)
+        elif simulated and system.kind == "model":
+            noting = asking(system)
+            j = judge(noting, self.history)
+            self.asked[name] = noting.config.mutants.asked
+        else:
+            j = judge(system, self.history)
+        self[name] = j
+        return j
+
+    def runs_as(self, mutant, base) -> bool:
+        """The mutant's run is its base model's: it differs by mutants the base's run never asked about."""
+        if replace(mutant.config, mutants=base.config.mutants) != base.config:
+            return False
+        asked = self.asked.get(base.name)
+        if asked is None:
+            self.__missing__(base.name)  # the base's run notes what it asks
+            asked = self.asked[base.name]
+        return not (mutant.config.mutants - base.config.mutants) & asked
+
+
 def run_histories(paths: list[Path], names: list[str], results: Results, traces: Path | None,
                   progress: Callable[[str], None]) -> None:
     for path in paths:
         history = io.load_history(path)
         scenario = scenarios.for_history(path)
         progress(f"History {path.stem}")
-        judged = {}
+        judged = Judged(history)
         here = suites.systems_for(history, path, names)
         for name in here:
             system = systems.get(name)
-            j = judged[name] = judge(system, history)
+            j = judged[name]
             if traces is not None:
                 io.write_atomic(traces / name.replace(":", "-") / f"{path.stem}.jsonl", io.dumps_lines(*j.trace))
             if system.kind == "model":
@@ -53,8 +92,6 @@ def run_histories(paths: list[Path], names: list[str], results: Results, traces:
             results.add_judgement("history", path.stem, j, verdicts=verdicts, history=history)
             if system.kind == "model":
                 results.findings += findings_of(j, FindingKind.MODEL_VIOLATES_SEED, path.stem)
-        bases = {systems.get(name).declares.base for name in judged} - {""} - set(judged)
-        judged.update({base: judge(systems.get(base), history) for base in sorted(bases)})  # once per History
         for name in here:
             if base := systems.get(name).declares.base:  # a mutant is caught where its base, on the same History, holds
                 results.add_catches(name, path.stem, judged[name], judged[base])
@@ -206,7 +243,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
             bar.done()
         # The pool is made before any thread of this process starts (tqdm's, the pool's own): a
         # forked worker holds no lock another thread had.
-        with multiprocessing.get_context("fork").Pool(processes or workers(), initializer=search.worker_signals) as pool:
+        with search.pool(processes or workers()) as pool:
             answers = [pool.apply_async(search.run_task, (t,), callback=lambda _: bar.done()) for t in todo]
             run_histories(paths, names, results, staging / "traces", tick)
             check_mutants(results, names)

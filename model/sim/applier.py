@@ -325,7 +325,13 @@ class Applier(Component):
     def commit_group(self, ch: Channel, first: int, stop: int, **worker: Any) -> None:
         """The replica commits the group relay[first:stop]: the GTID position, the engine, its binlog."""
         node, ev = ch.node, ch.relay[stop - 1].ev
-        node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+        domain, _, seq = F.parse_gtid(ev.gtid)
+        held = node.slave_gtids.get(domain)
+        # A worker's group may commit after the coordinator passed a later group a filter kept out,
+        # whose GTID is recorded at once here; the servers filter in the worker and record in commit
+        # order (MariaDB rpl_parallel.cc, wait_for_prior_commit), so the later GTID stays.
+        if not (worker and held is not None and held == node.filter_recorded.get(domain) and F.parse_gtid(held)[2] > seq):
+            node.slave_gtids[domain] = ev.gtid
         node.executed.add(ev.gtid)
         self._released(ch)
         self.source.engine_commit(node, ev.trx, ev.gtid, **worker)
@@ -367,7 +373,7 @@ class Applier(Component):
         ddl = last.type == "QUERY_EVENT" and last.idx == 1  # one statement, no XID: Bug #91086 loses its GTID
         if ev.gtid and not (ddl and M.FILTERED_DDL_GTID_LOST in self.mutants):
             node.executed.add(ev.gtid)
-            node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+            node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = node.filter_recorded[F.parse_gtid(ev.gtid)[0]] = ev.gtid
 
     def _until_reached(self, ch: Channel) -> bool:
         u = ch.until

@@ -239,6 +239,7 @@ class EngineState:
     prepared_at: dict = field(default_factory=dict)  # trx -> when the engine prepared it
     engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
     slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
+    filter_recorded: dict = field(default_factory=dict)  # per domain, the GTID a filtered group put in gtid_slave_pos
 
 
 @dataclass

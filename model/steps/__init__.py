@@ -8,6 +8,7 @@ apply either has a precondition or does nothing.
 
 A feature has a family when its module here (named after it) defines FAMILY; `families()` finds
 them, so a new family joins by being written (a module of shared steps, as partial.py, has none).
+A module composing the families' steps defines COMPOSED instead (`composed()`: mixed.py).
 """
 from __future__ import annotations
 
@@ -101,8 +102,19 @@ def thread_kw(thread: str | None) -> dict:
     return {"thread": thread} if thread else {}
 
 
+def _modules():
+    return (import_module(f".{m.name}", __name__) for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name))
+
+
 @lru_cache(maxsize=None)
 def families() -> dict[str, Family]:
     """Every module's FAMILY by its name (its module's: tests/engine/test_features.py), in name order."""
-    modules = (import_module(f".{m.name}", __name__) for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name))
-    return {m.FAMILY.name: m.FAMILY for m in modules if hasattr(m, "FAMILY")}
+    return {m.FAMILY.name: m.FAMILY for m in _modules() if hasattr(m, "FAMILY")}
+
+
+@lru_cache(maxsize=None)
+def composed() -> dict[str, Family]:
+    """Every module's COMPOSED family by its name: the families' steps composed on one topology (mixed's).
+    No requirement file is named after one, so it is no feature; the generator draws it by name only
+    (replcheck.generate.COMPOSED), and its state machine searches mutants (replcheck.search)."""
+    return {m.COMPOSED.name: m.COMPOSED for m in _modules() if hasattr(m, "COMPOSED")}

@@ -8,8 +8,8 @@ non-transactional, DDL, several statements, one whose binlog write fails, one un
 TIMESTAMP), FLUSH RELAY LOGS (a relay-log rotation copies the source's format description into the
 new relay log), SET GLOBAL of a replication variable while the threads run and while they are
 stopped (the server refuses what it refuses while running), and clean and unclean stops of any
-server. A module of steps without a FAMILY of its own: no requirement file is named after it, so
-no state machine; the generator draws it by name (replcheck.generate.COMPOSED).
+server. A COMPOSED family, not a FAMILY: no requirement file is named after it; the generator draws
+it by name (replcheck.generate.COMPOSED), and its state machine (MixedMachine) searches mutants.
 """
 from __future__ import annotations
 
@@ -65,7 +65,20 @@ def commit_any_kind(b: Builder, d: Draw) -> None:
 
 
 def flush_relay_logs(b: Builder, d: Draw) -> None:
+    """FLUSH RELAY LOGS on a replica, or rotations at both ends: the source rotates its binlog and
+    commits a while later, and once the replica applied that, FLUSH RELAY LOGS and a commit. The new
+    relay log opens with a copy of the source's format description, stamped when the source's binlog
+    began (before the replica's last group was written), which the replica reads before that commit."""
+    both = d.boolean()
+    if both:
+        b.op("flush_logs", "A")
+        b.now += 3 * US
+        b.op("trx", "A", trx=b.trx_name())
+        b.now += d.choice([3 * US, 8 * US])
     b.op("flush_relay_logs", d.choice(b.state["replicas"]))
+    if both:
+        b.now += d.choice([1, 300_000])
+        b.op("trx", "A", trx=b.trx_name())
 
 
 def set_runtime(b: Builder, d: Draw) -> None:
@@ -94,7 +107,7 @@ def threads(b: Builder, d: Draw) -> None:
     b.op("start_slave" if d.boolean() else "stop_slave", d.choice(b.state["replicas"]), **thread_kw(d.choice([None, "sql", "io"])))
 
 
-MIXED = Family("mixed", topology, (
+COMPOSED = Family("mixed", topology, (
     TIME_PASSES, Step("commit_any_kind", 3, commit_any_kind), Step("burst", 1, PAR.commit), Step("threads", 1, threads),
     Step("flush_relay_logs", 1, flush_relay_logs), Step("set_runtime", 1, set_runtime), Step("stop_server", 1, stop_server),
     Step("delay_change", 1, DL.delay_change), Step("clock_step", 1, DL.clock_step), Step("flush_logs", 1, DL.flush_logs),

@@ -146,15 +146,9 @@ def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
     # runs in the suite), shrunk to at most 8 steps
     searches = json.loads((tmp_path / "r" / "results.json").read_text())["searches"]
     found = {s["system"]: s["shrunk_steps"] for s in searches if s["found"]}
-    # Two historical bugs the generic search finds only among the mixed family's Histories (or after
-    # thousands of their own family's: bench/historical_search.py), and verify has no machine of the
-    # mixed family yet: pinned, so that a search that finds them shows.
-    assert sorted(f"mutant:{m}" for m in REGISTRY if f"mutant:{m}" not in found) == [
-        "mutant:filtered-ddl-gtid-lost", "mutant:master-fde-lag"]
-    # mts-gaps-not-filled's first catch (a restart of a replica whose workers left a gap) shrinks to
-    # 11 steps at verify's budget: Hypothesis's shrink does not reach the 1-step example it finds at
-    # other step counts. Pinned, so that a change either way shows.
-    assert {m: n for m, n in found.items() if n > 8} == {"mutant:mts-gaps-not-filled": 11}
+    # every one: master-fde-lag and filtered-ddl-gtid-lost only by the mixed family's machine
+    assert sorted(f"mutant:{m}" for m in REGISTRY if f"mutant:{m}" not in found) == []
+    assert {m: n for m, n in found.items() if n > 8} == {}
 
 
 def test_pytest_plugin_counts_marked_tests(pytester):

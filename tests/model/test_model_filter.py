@@ -53,6 +53,25 @@ def test_replica_side_filters_keep_the_engine_and_move_the_gtid_position(kit):
     assert not tr.all("binlog", node="B", trx="t2")  # nothing of a filtered group in the replica's binlog
 
 
+
+@pytest.mark.parametrize("system", ["model:wl7318", "model:mariadb-10.11"])
+def test_a_group_filtered_while_a_worker_holds_an_earlier_one_stays_the_gtid_position(kit, system):
+    # t1 (DDL, applied) with a worker while the coordinator passes t2 (filtered): t1's commit comes
+    # last, and records in commit order, so the position stays at t2's GTID
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t1", "ddl": True}, {"at": 0, "op": "trx", "node": "A", "trx": "t2"}]
+    b = {"replicate_wild_ignore_table": "rc.r%", "slave_parallel_threads": 4, "replica_parallel_workers": 4}
+    history = {"header": {"schema": "replcheck.history/1", "name": "flt-parallel", "sample_every_us": 700_000, "end_us": 3 * US,
+                          "topology": {"nodes": [{"id": "A"}, {"id": "B", "variables": b}],
+                                       "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]}}, "ops": ops}
+    tr = kit.run(system, history)
+    assert [(o["kind"], o["trx"]) for o in tr.all("filtered", node="B") + tr.all("visible", node="B")] == [("filtered", "t2"), ("visible", "t1")]
+    shown = tr.all("server_status", node="B")
+    judged = ("FILTER.GTID.ADVANCES", "MARIADB.GTID.SLAVE_POS")  # the position never goes back to t1's
+    assert shown[-1]["variables"]["gtid_slave_pos"] == "0-1-2" and {kit.verdict(r, tr).status for r in judged} == {"pass"}
+    for s in shown:
+        s["variables"]["gtid_slave_pos"] = "0-1-1"  # t1's commit recorded over t2's
+    assert {kit.verdict(r, tr).status for r in judged} == {"violated"}
+
 def test_filter_on_master_sends_nothing_and_filter_on_slave_waits_no_delay(kit):
     # A marked group ignored on the replica is passed at once; one a replicate-* rule filters
     # waits its MASTER_DELAY like any other, then commits nothing.

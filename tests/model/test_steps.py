@@ -9,7 +9,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RULE_MARKER
 
 from replcheck import generate as G
-from replcheck.properties.machines import BY_FAMILY as MACHINES
+from replcheck.properties.machines import BY_COMPOSED, BY_FAMILY
+
+MACHINES = {**BY_FAMILY, **BY_COMPOSED}  # a composed family's machine is made as a family's
+EVERY = {**G.FAMILIES, **G.COMPOSED}
 
 
 def machine_rules(cls) -> set[str]:
@@ -52,14 +55,14 @@ class Scripted:
 
 
 def test_machines_are_their_families():
-    assert set(MACHINES) == set(G.FAMILIES)
+    assert set(BY_FAMILY) == set(G.FAMILIES) and set(BY_COMPOSED) == set(G.COMPOSED)
     for name, cls in MACHINES.items():
-        family = G.FAMILIES[name]
+        family = EVERY[name]
         assert cls.FAMILY is family
         assert machine_rules(cls) == {s.name for s in family.steps}
 
 
-@pytest.mark.parametrize("family", sorted(G.FAMILIES))
+@pytest.mark.parametrize("family", sorted(EVERY))
 def test_the_same_choices_give_the_same_history_in_the_generator_and_the_machine(family, monkeypatch):
     taken: list[tuple[str, list]] = []
 
@@ -71,8 +74,9 @@ def test_the_same_choices_give_the_same_history_in_the_generator_and_the_machine
             d.calls = None
         return take
 
-    f = G.FAMILIES[family]
-    monkeypatch.setitem(G.FAMILIES, family, replace(f, topology=recorded("topology", f.topology),
+    table = G.FAMILIES if family in G.FAMILIES else G.COMPOSED
+    f = table[family]
+    monkeypatch.setitem(table, family, replace(f, topology=recorded("topology", f.topology),
                                                     steps=tuple(replace(s, fn=recorded(s.name, s.fn)) for s in f.steps)))
     monkeypatch.setattr(G, "Rng", Recording)
     for index in range(8):

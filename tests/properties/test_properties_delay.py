@@ -434,6 +434,20 @@ def test_a_delay_change_with_a_thread_running_keeps_the_relay_log(kit):
     assert verdict.status == PASS and verdict.checked == 2
 
 
+
+def test_a_group_filtered_after_the_delay_change_is_not_lost(kit):
+    # B's replicate_ignore_db keeps t1 out: held at the change, passed after it, never applied
+    history = {"header": {"schema": "replcheck.history/1", "name": "cm-filtered", "sample_every_us": 700_000, "end_us": 6 * US,
+                          "topology": {"nodes": [{"id": "A"}, {"id": "B", "variables": {"replicate_ignore_db": "rc"}}],
+                                       "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]}},
+               "ops": [{"at": 0, "op": "stop_slave", "node": "B", "thread": "sql"}, {"at": 0, "op": "trx", "node": "A", "trx": "t1"},
+                       {"at": 450_000, "op": "change_master", "node": "B", "delay": 2},
+                       {"at": 450_000, "op": "start_slave", "node": "B"}]}
+    tr = kit.run(W7318, history)
+    assert tr.first("filtered", node="B", trx="t1") and kit.verdict("WL344.CM.NO_LOSS", tr).status == PASS
+    tr.drop(tr.first("filtered", node="B", trx="t1"))  # not passed: it is lost
+    assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, None, "B held t1 unapplied")
+
 # -- a sample and a statement in the same microsecond ---------------------------------------------
 SAME_INSTANT = {
     # A refused CHANGE MASTER samples B waiting; STOP SLAVE and RESET SLAVE follow in that µs.

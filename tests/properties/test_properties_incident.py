@@ -492,6 +492,35 @@ def test_an_incident_thrown_away_with_the_relay_log_at_a_restart_is_never_reache
     assert_witness(kit.verdict("WL3464.R3.1", tr), tr, incident, "B did not stop at incident 1")
 
 
+def test_a_delay_change_while_stopped_at_an_incident_starts_a_new_relay_log(kit):
+    # the relay log thrown away: Relay_Log_Pos 4 in the new one, the position executed unchanged
+    ops = [{"at": 0, "op": "record_incident", "node": "A", "code": 0, "message": "", "via": "injector"},
+           {"at": 3 * US, "op": "stop_slave", "node": "B", "thread": "io"}, {"at": 3 * US, "op": "change_master", "node": "B", "delay": 9}]
+    history = {"header": {"schema": "replcheck.history/1", "name": "inc-delay-change", "sample_every_us": 700_000, "end_us": 6 * US,
+                          "topology": {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]}},
+               "ops": ops}
+    tr = kit.run(M, history)
+    last = tr.all("status", node="B")[-1]
+    assert last["Relay_Log_Pos"] == 4 and kit.verdict("WL3464.HOLD", tr).status == PASS
+    last["Exec_Master_Log_Pos"] += 48  # past the incident
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, last, "B stopped at an incident shows Relay_Log_Pos 4")
+
+
+def test_skip_one_at_an_incident_passes_the_groups_a_filter_keeps_out(kit):
+    # after the skipped incident, t2 (@@skip_replication, ignored on B) is passed and t3 is the next applied
+    ops = [{"at": 0, "op": "record_incident", "node": "A", "code": 1, "message": "x", "via": "injector"},
+           {"at": US, "op": "trx", "node": "A", "trx": "t2", "skip_replication": True},
+           {"at": 2 * US, "op": "set_global", "node": "B", "variable": "sql_slave_skip_counter", "value": 1},
+           {"at": 2 * US, "op": "start_slave", "node": "B", "thread": "sql"}, {"at": 3 * US, "op": "trx", "node": "A", "trx": "t3"}]
+    history = {"header": {"schema": "replcheck.history/1", "name": "inc-skip-filtered", "sample_every_us": 700_000, "end_us": 5 * US,
+                          "topology": {"nodes": [{"id": "A"}, {"id": "B", "variables": {"replicate_events_marked_for_skip": "FILTER_ON_SLAVE"}}],
+                                       "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]}}, "ops": ops}
+    tr = kit.run(M, history)
+    assert tr.first("filtered", node="B", trx="t2") and kit.verdict("WL3464.R4", tr).status == PASS
+    tr.drop(tr.first("skip", node="B", type="INCIDENT_EVENT"))  # the incident not skipped
+    assert kit.verdict("WL3464.R4", tr).status == VIOLATED
+
+
 # -- a full disk under the binlog: no gap ---------------------------------------------------------
 def test_an_incident_written_while_the_disk_is_full_is_caught(kit):
     tr = kit.run("model:mariadb-10.11", "inc-disk-full")

@@ -313,3 +313,52 @@ def test_the_lag_of_a_parallel_replica_after_idling_counts_from_the_group_it_rea
     tr = kit.run("mutant:mts-lag-zero-after-idle", history)
     assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, None, "shows Seconds_Behind_Master 0 but its workers have not committed t2")
 
+
+
+def _ahead(timestamp: int | None) -> dict:
+    """A parallel replica's worker applying a 3 s group, maybe written under SET TIMESTAMP 50 s ahead."""
+    trx = {"at": 0, "op": "trx", "node": "A", "trx": "t1", "statements": [{"duration_us": 1000, "replica_cost_us": 3 * US}]}
+    return {"header": {"schema": "replcheck.history/1", "name": "par-ahead", "sample_every_us": 700_000, "end_us": 6 * US,
+                       "topology": {"nodes": [{"id": "A"}, {"id": "B", "variables": {"slave_parallel_threads": 4}}],
+                                    "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]}},
+            "ops": [{**trx, **({"timestamp": timestamp} if timestamp else {})}]}
+
+
+def test_a_group_stamped_ahead_of_the_replicas_clock_may_show_no_lag(kit):
+    # Seconds_Behind_Master counts from the timestamp, and one ahead shows 0 (max(0L, time_diff))
+    tr = kit.run(MARIADB, _ahead(1_700_000_050))
+    busy = [s for s in tr.all("status", node="B") if 2 * US < s["t"] < 3 * US]
+    assert busy and all(s["Seconds_Behind_Master"] == 0 for s in busy)
+    assert kit.verdict("PARALLEL.SBM.PENDING", tr).status == PASS
+    tr = kit.run(MARIADB, _ahead(None))  # stamped when written, the same 0 is a violation
+    for s in tr.all("status", node="B"):
+        if 2 * US < s["t"] < 3 * US:
+            s["Seconds_Behind_Master"] = 0
+    assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, None, "shows Seconds_Behind_Master 0 but its workers have not committed t1")
+
+
+def test_a_group_queued_behind_one_stamped_ahead_may_show_no_lag(kit):
+    # MySQL's checkpoint counts from the oldest group queued: t2 behind t1 (stamped 50 s ahead) shows 0
+    history = _ahead(1_700_000_050)
+    history["ops"].append({"at": 100_000, "op": "trx", "node": "A", "trx": "t2"})
+    history["header"]["topology"]["nodes"][1]["variables"] = {"replica_parallel_workers": 2}
+    tr = kit.run(MYSQL, history)
+    assert kit.verdict("PARALLEL.SBM.PENDING", tr).status == PASS
+    history["ops"][0].pop("timestamp")
+    tr = kit.run(MYSQL, history)
+    for s in tr.all("status", node="B"):
+        if 2 * US < s["t"] < 3 * US:
+            s["Seconds_Behind_Master"] = 0
+    assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, None, "shows Seconds_Behind_Master 0 but its workers have not committed t1")
+
+
+def test_a_wl7318_worker_waits_from_the_commit_timestamp_not_a_set_timestamp(kit):
+    # MySQL 8.0's delay counts from immediate_commit_timestamp: SET TIMESTAMP 50 s ahead moves nothing
+    history = _ahead(1_700_000_050)
+    history["header"]["topology"]["nodes"][1]["variables"] = {"replica_parallel_workers": 2}
+    history["header"]["topology"]["channels"][0]["delay"] = 2
+    tr = kit.run(MYSQL, history)
+    t1 = tr.first("visible", node="B", trx="t1")
+    assert 2 * US <= t1["start"] <= 3 * US and kit.verdict("PARALLEL.DELAY", tr).status == PASS
+    t1["start"] = US  # begun before the 2 s ran out
+    assert_witness(kit.verdict("PARALLEL.DELAY", tr), tr, t1, "B's worker began t1 at 1 s, before its MASTER_DELAY 2 ran out at 2 s")
