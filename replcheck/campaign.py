@@ -347,7 +347,12 @@ def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]
             if spark is None:
                 emit(f"starting Spark ({master or 'master from spark-submit'})")
                 spark = own.enter_context(spark_session(master, verbose, conf=conf, ui=ui, ship=ship))
-            summary = _run_spark(spark, plan, out, emit, wave, ui, groups)
+            try:
+                summary = _run_spark(spark, plan, out, emit, wave, ui, groups)
+            except Exception as e:  # read while the session lives: a captured exception's text asks its JVM
+                if cause := cluster_cause(e):
+                    raise ClusterError(cause) from None
+                raise
         summary["campaign"]["seconds"] = round(time.monotonic() - started, 1)
         out.write_text("summary.json", json.dumps(summary, indent=1))
     except OSError as e:  # --out's filesystem: no such bucket, an endpoint that does not answer, no permission

@@ -294,7 +294,10 @@ def cluster_cause(e: BaseException) -> str | None:
 
     if not isinstance(e, (Py4JError, PySparkException)):
         return None
-    text = str(e)
+    try:
+        text = str(e)
+    except Exception:  # a captured exception whose JVM is gone cannot format itself; its description can
+        text = str(getattr(e, "desc", "") or type(e).__name__)
     if m := re.search(r"(?:ModuleNotFoundError|ImportError): ([^\n]*)", text):
         return (f"an executor's Python cannot import what a task needs ({m.group(1).strip()}): with --ship zip the "
                 "nodes need replcheck's dependencies, with --ship installed replcheck too (docs/cluster.md)")

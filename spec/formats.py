@@ -33,6 +33,9 @@ ER_OPTION_PREVENTS_STATEMENT = 1290
 # binlog_ioerr.inc expects `--error ER_ERROR_ON_WRITE`, MySQL's binlog_inject_error.inc likewise).
 # Not mysys's EE_WRITE (3), which only numbers the OS-level write failure.
 ER_ERROR_ON_WRITE = 1026
+# A binlog write on a full disk is tried again this long after it failed: MY_WAIT_FOR_USER_TO_FIX_PANIC
+# (include/my_sys.h), slept by wait_for_free_space (mysys/errors.c)
+DISK_FULL_RETRY_US = 60 * US
 ER_DISK_FULL = 1021
 EE_WRITE = 3
 ER_STMT_CACHE_FULL = 1705  # a statement's changes to a non-transactional table overflowed max_binlog_stmt_cache_size

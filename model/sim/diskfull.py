@@ -10,11 +10,11 @@ disk at 14:43:11, space freed at 14:43:29, both it and the commit queued behind 
 """
 from __future__ import annotations
 
-from ..delay import US
+from replcheck.spec import formats as F
 from .component import Feature
 from .state import Node
 
-RETRY_US = 60 * US  # MY_WAIT_FOR_USER_TO_FIX_PANIC (include/my_sys.h)
+RETRY_US = F.DISK_FULL_RETRY_US
 
 
 class DiskFull(Feature):

@@ -11,7 +11,6 @@ from replcheck.harness.errors import HarnessError, SqlError
 from replcheck.harness.sqlclient import connection_clause
 from replcheck.harness.observe import Link, gtid_start_purges, links_of
 from replcheck.harness.proxy import Cut
-from replcheck.model.sim import diskfull as DF
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US
 from replcheck.spec import vocabulary as V
@@ -134,7 +133,7 @@ class Faults:
         self.full.add(node)
         self.freed_at[node] = until
         full = self.run.emit("disk_full", node, until=until)
-        self.unwritten.setdefault(node, []).append((full["t"], until + DF.RETRY_US))
+        self.unwritten.setdefault(node, []).append((full["t"], until + F.DISK_FULL_RETRY_US))
         thread = threading.Thread(target=self._free_at, args=(node, until), name=f"replcheck-free-{node}", daemon=True)
         thread.start()
         self._freeing.append(thread)

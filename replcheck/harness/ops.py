@@ -18,7 +18,6 @@ from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS,
 from replcheck.harness.statements import (ER_BAD_NULL, ER_BAD_TABLE, ER_DUP_ENTRY, RunnerError, admin_statement,
                                           incident_statement, trx_statement)
 from replcheck.harness.timescale import DEFAULT_EPOCH_US
-from replcheck.model.sim import diskfull as DF
 from replcheck.spec import formats as F
 from replcheck.spec.formats import ER_STMT_CACHE_FULL, US
 
@@ -227,7 +226,7 @@ class Ops:
         freed = self.run.faults.freed_at.get(node)
         if freed is None:
             return None
-        return self.run.cluster.sql_timeout + max(0, freed - self.run.now()) / US + DF.RETRY_US / US
+        return self.run.cluster.sql_timeout + max(0, freed - self.run.now()) / US + F.DISK_FULL_RETRY_US / US
 
     def _trx(self, op: dict, k: int, pad: int, timeout: float | None) -> None:
         node, trx = op["node"], self.run.trx_names[k]
