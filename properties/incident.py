@@ -10,16 +10,15 @@ from __future__ import annotations
 import bisect
 import re
 from itertools import takewhile
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import NamedTuple
 
 from replcheck.spec.formats import US
 
 from . import delay as delay_properties
-from . import incident_diskfull  # noqa: F401  (its part: a full disk is no gap)
+from . import incident_diskfull, incident_source  # noqa: F401  (its parts: the source's side, a full disk)
 from .core import Check, Seq, TraceView, checks, seconds
-from .filter import unlogged
+from .incident_index import ends_io, index, index_by, key, resumes, timed
 
-ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
 KNOWN = {0: "NONE", 1: "LOST_EVENTS"}
 # What the skip counter neither counts nor skips (a dump's Gtid_list too: Gtid_list_log_event::do_shall_skip)
 # Besides the seed's exempt events: MariaDB's Binlog_checkpoint, which does nothing on a replica
@@ -28,138 +27,12 @@ EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"
 MESSAGE = re.compile(r"^The incident (\S+) (?:occured|occurred) on the (?:master|source)\. Message: (.*)$", re.S)
 
 
-def _key(o: dict) -> tuple[int, int]:
-    return o["t"], o["_line"]
-
-
-def _has_master(v: TraceView, o: dict) -> bool:
-    """Whether o's server replicated from a master then: the History's channels as it began, then
-    each restore (as a slave) and promotion. A slave's own clients' changes are not its masters'
-    to mark (an --rpl-hierarchical slave does not binlog them, GGID.FILTER)."""
-    last = v.timed(o["node"], "restore", "promoted").last_before(_key(o))
-    return o["node"] in v.channels if last is None else last["kind"] == "restore"
-
-
-def _place(o: dict) -> tuple:
-    """Where an apply, skip or stop stands in the replica's relay log."""
-    return o["node"], o.get("relay_file"), o.get("relay_pos")
-
-
-def _index_by(items: Iterable[dict], key: Callable[[dict], Any]) -> dict[Any, list[dict]]:
-    out: dict[Any, list[dict]] = {}
-    for o in items:
-        out.setdefault(key(o), []).append(o)
-    return out
-
-
-def _timed(items: Iterable[dict]) -> Seq:
-    return Seq(sorted(items, key=_key), _key)
-
-
-def _discards_relay_log(d: dict) -> bool:
-    return d["kind"] == "relay_log_recovery" or (d["kind"] == "stmt" and d["op"] == "reset_slave" and d.get("errno") is None)
-
-
-def _resumes(o: dict) -> bool:
-    """What ends an incident stop: a restart or restore, the DBA's move of the replica elsewhere,
-    RESET SLAVE, START SLAVE of the SQL thread."""
-    return o["kind"] in ("restart", "restore") or delay_properties.repositions(o) or (o["kind"] == "stmt" and o.get("errno") is None and (
-        o["op"] == "reset_slave" or (o["op"] == "start_slave" and o.get("thread") in (None, "sql"))))
-
-
-def _ends_io(o: dict) -> bool:
-    return o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave") or (o["kind"] == "io_cut" and o.get("then") == "stop")
-
-
-class IncidentIndex:
-    """What the incident checks look up per incident, indexed once: by node, by relay place, in
-    (time, line) order, so each look-up is a dict access or a bisect."""
-
-    def __init__(self, v: TraceView):
-        self.v = v
-        self.binlog: dict[str, Seq] = {n: v.of_node(n, "binlog") for n in {b["node"] for b in v.kind("binlog")}}
-        self.incidents = [b for b in v.kind("binlog") if b["type"] == "INCIDENT_EVENT"]
-        self.incidents_timed = _timed(self.incidents)
-        self.incidents_of = {n: _timed(bs) for n, bs in _index_by(self.incidents, lambda b: b["node"]).items()}
-        self.incident_at = _index_by(self.incidents, lambda b: (b["node"], b["t"]))
-        # The earliest each incident may have been written: a real server's `written` interval ([lo, hi)
-        # of trace time) when it gives one, else its own place; per node, sorted, for counting by bisect.
-        self.earliest_of = {n: sorted(min(_key(b), (b["written"][0], -1)) if b.get("written") else _key(b) for b in bs)
-                            for n, bs in _index_by(self.incidents, lambda b: b["node"]).items()}
-        # binlog-do/ignore-db leave a change out of the binlog by design: no gap (FILTER.BINLOG.DB)
-        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not _has_master(v, o)
-                     and o.get("trx") not in unlogged(v)]
-        self.lost_of = {n: _timed(ls) for n, ls in _index_by(self.lost, lambda o: o["node"]).items()}
-        self.relays: dict[str, list[dict]] = _index_by(v.kind("relay"), lambda r: r["node"])
-        self.stops = [o for o in v.kind("sql_stop") if o.get("errno") in (ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT)]
-        self.stops_of = {n: _timed(ss) for n, ss in _index_by(self.stops, lambda s: s["node"]).items()}
-        # a stop that names its relay place is found by it; one that does not (a real server's) may be any incident's
-        placed = [s for s in self.stops if "relay_pos" in s and "relay_file" in s]
-        self.stops_at = {p: _timed(ss) for p, ss in _index_by(placed, _place).items()}
-        loose = [s for s in self.stops if "relay_pos" not in s or "relay_file" not in s]
-        self.loose_stops = {n: _timed(ss) for n, ss in _index_by(loose, lambda s: s["node"]).items()}
-        self.executed_at = _index_by(v.kind("apply") + v.kind("skip"), _place)  # in trace order within each place
-        self.skips_at = _index_by(v.kind("skip"), _place)
-        self.by_gtid = {k: _timed(os) for k, os in _index_by(
-            (o for o in v.kind("apply") + v.kind("skip") if o.get("gtid")), lambda o: (o["node"], o["gtid"])).items()}
-        self.by_origin = _index_by(self.incidents, lambda b: (b["server_id"], b["when"], b.get("message")))
-
-    def stop_after(self, r: dict) -> dict | None:
-        """The stop a relayed incident caused: on that replica, after it, at its relay position
-        (a trace that does not say where its SQL thread stopped: the first stop after it). A real
-        server's relay log is read at each poll: the incident is stamped up to the resolution late,
-        so a stop that early is after it too."""
-        slack = self.v.resolution_us
-        # Written after the read before the one that found it began (`since`): no stop before that
-        # is its own, whatever the resolution (a copy fetched again comes long after the first stop).
-        early = max(r["t"] - slack, r.get("since", 0))
-        bound = _key(r) if not slack else (early, -1)  # keys above (early, -1): stamped at early or later
-        # a polled stop (seen_until) may have come as late as the end of the poll that saw it
-        def after(stops: Iterable[dict]) -> Iterator[dict]:
-            return (s for s in stops if _key(s) > bound or ("seen_until" in s and (s["seen_until"], s["_line"]) > bound))
-        found = [next(after(self.stops_at.get((r["node"], r["file"], r["pos"]), ())), None),
-                 next((s for s in after(self.loose_stops.get(r["node"], ()))
-                       if s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)]
-        stop = min((s for s in found if s is not None), key=_key, default=None)
-        if stop is not None and "relay_pos" not in stop and any(
-                r["t"] - slack <= k["t"] <= stop["t"] for k in self.skips_at.get((r["node"], r["file"], r["pos"]), ())):
-            return None  # skipped before that stop (which names no place: a real server's): another incident's
-        return stop
-
-    def relay_log_end(self, r: dict) -> tuple[int, int]:
-        """When the relay log holding r was thrown away (RESET SLAVE, relay_log_recovery), or the end."""
-        ends = self.v.memo(("incident.discards", r["node"]), lambda: _timed(
-            d for d in self.v.of_node(r["node"], "relay_log_recovery", "stmt") if _discards_relay_log(d)))
-        end = next(ends.after(_key(r)), None)
-        return _key(end) if end else (2**62, 0)
-
-    def after(self, r: dict) -> Iterator[dict]:
-        """What was relayed to the same replica after r, in order, until the relay log holding r
-        was thrown away."""
-        end = self.relay_log_end(r)
-        return takewhile(lambda x: _key(x) < end, self.v.timed(r["node"], "relay").after(_key(r)))
-
-    def origin(self, node: str, file: str, pos: int) -> tuple | None:
-        """Where the event relayed to `node` at relay file:pos stands in its source's binlog."""
-        by_place = self.v.memo("incident.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in self.v.kind("relay")})
-        r = by_place.get((node, file, pos))
-        return None if r is None else (r["source"], r["master_file"], r["master_end"])
-
-    def source_binlog(self, r: dict) -> dict | None:
-        by_end = self.v.memo("incident.binlog_by_end", lambda: {(b["node"], b["file"], b["end"]): b for b in reversed(self.v.kind("binlog"))})
-        return by_end.get((r["source"], r["master_file"], r["master_end"]))
-
-
-def index(v: TraceView) -> IncidentIndex:
-    return v.memo("incident.index", lambda: IncidentIndex(v))
-
-
 def _executed(v: TraceView, node: str, r: dict) -> list[dict]:
     """apply and skip observations of relayed event r: at its place, before its relay log was thrown
     away (relay_log_recovery numbers the relay logs again: what runs at that place later is another event)."""
     ix = index(v)
     end = ix.relay_log_end(r)
-    return [x for x in ix.executed_at.get((node, r["file"], r["pos"]), []) if _key(x) < end]
+    return [x for x in ix.executed_at.get((node, r["file"], r["pos"]), []) if key(x) < end]
 
 
 def _relayed_incidents(v: TraceView):
@@ -183,7 +56,7 @@ def _skipped_before(v: TraceView, r: dict, stop: dict) -> bool:
     ix = index(v)
     first = v.memo("incident.first_skip_of_origin", lambda: _first_skip_of_origin(v))
     skipped = first.get((r["node"], ix.origin(r["node"], r["file"], r["pos"])))
-    return skipped is not None and skipped < _key(stop)
+    return skipped is not None and skipped < key(stop)
 
 
 def _first_skip_of_origin(v: TraceView) -> dict[tuple, tuple[int, int]]:
@@ -192,7 +65,7 @@ def _first_skip_of_origin(v: TraceView) -> dict[tuple, tuple[int, int]]:
     for s in v.kind("skip"):
         if s.get("type") == "INCIDENT_EVENT":
             k = (s["node"], ix.origin(s["node"], s["relay_file"], s["relay_pos"]))
-            out[k] = min(out.get(k, _key(s)), _key(s))
+            out[k] = min(out.get(k, key(s)), key(s))
     return out
 
 
@@ -204,11 +77,11 @@ def _reached(v: TraceView, r: dict) -> bool:
     # a relayed event from r on whose place the SQL thread executed (applied or skipped) before the
     # relay log was thrown away: a place of the same name and offset in the relay log fetched again
     # after a purge (a GTID start's) holds another event
-    done = v.memo(("incident.executed_relays", r["node"]), lambda: _timed(
+    done = v.memo(("incident.executed_relays", r["node"]), lambda: timed(
         x for x in ix.relays.get(r["node"], ()) if (x["node"], x["file"], x["pos"]) in ix.executed_at))
     end = ix.relay_log_end(r)
-    return any(any(_key(e) < end for e in ix.executed_at[(x["node"], x["file"], x["pos"])])
-               for x in takewhile(lambda x: _key(x) < end, done.after((r["t"], r["_line"] - 1))))
+    return any(any(key(e) < end for e in ix.executed_at[(x["node"], x["file"], x["pos"])])
+               for x in takewhile(lambda x: key(x) < end, done.after((r["t"], r["_line"] - 1))))
 
 
 def _judge_stop(v: TraceView, check: Check, known: bool) -> None:
@@ -217,49 +90,13 @@ def _judge_stop(v: TraceView, check: Check, known: bool) -> None:
             continue
         stop = ix.stop_after(r)
         done = _executed(v, r["node"], r)
-        first = min(done, key=_key, default=None)
+        first = min(done, key=key, default=None)
         # A skip counter the DBA set beforehand consumes the incident: that is the DBA acting.
         dba_skip = first is not None and first["kind"] == "skip" and first.get("reason") == "sql_slave_skip_counter"
-        stopped = stop is not None and (first is None or _key(stop) < _key(first))
+        stopped = stop is not None and (first is None or key(stop) < key(first))
         ok = (stopped or dba_skip) and not any(o["kind"] == "apply" for o in done)
         check.judge(ok, f"{r['node']} did not stop at incident {r.get('incident')} ({r.get('message')!r}) relayed at {seconds(r['t'])}",
                     r, *done[:1])
-
-
-@checks("WL3464.R1")
-def incident_recorded_in_binlog(v: TraceView, check: Check) -> None:
-    """A requested incident is in the binlog, with its code and message."""
-    _judge_record(v, check, "binlog")
-
-
-@checks("WL3464.R2")
-def incident_recorded_through_injector(v: TraceView, check: Check) -> None:
-    """An incident recorded through the injector interface lands in the binlog the same way."""
-    _judge_record(v, check, "injector")
-
-
-def _judge_record(v: TraceView, check: Check, via: str) -> None:
-    ix = index(v)
-    for s in v.kind("stmt"):
-        if s["op"] == "record_incident" and s.get("via", "binlog") == via:
-            found = [b for b in ix.incident_at.get((s["node"], s["t"]), ()) if _key(b) > _key(s)
-                     and b.get("incident") == s["code"] and b.get("message", "") == s.get("message", "")]
-            check.judge(bool(found), f"{s['node']} was asked for incident {s['code']} ({s.get('message')!r}) via {via}; "
-                        "its binlog has none", s)
-
-
-@checks("WL3464.ROTATE")
-def rotation_after_incident(v: TraceView, check: Check) -> None:
-    """After an incident the binlog rotates: a ROTATE_EVENT, then a fresh file starting with its FDE."""
-    ix = index(v)
-    for b in ix.incidents:
-        log = ix.binlog[b["node"]]
-        i = bisect.bisect_left(log.keys, b["_line"])
-        nxt = log[i + 1:i + 3]
-        ok = (len(nxt) == 2 and nxt[0]["type"] == "ROTATE_EVENT" and nxt[0]["file"] == b["file"]
-              and nxt[1]["type"] == "FORMAT_DESCRIPTION_EVENT" and nxt[1]["file"] != b["file"])
-        check.judge(ok, f"{b['node']}: the incident at {b['file']}:{b['pos']} is followed by "
-                    f"{[(x['type'], x['file']) for x in nxt]}, not a rotation to a fresh binlog", b, *nxt)
 
 
 @checks("WL3464.R3.1", needs=("relay",))
@@ -284,8 +121,8 @@ def stop_message(v: TraceView, check: Check) -> None:
         ok = m is not None and m.group(2) == want_msg and (symbol is None or m.group(1) == symbol)
         # the first sample while this stop lasts: after a restart or START SLAVE it shows another error, or none
         end = _stopped_interval(v, stop)[1]
-        sample = next(v.timed(r["node"], "status").after(_key(stop)), None)
-        sample = sample if sample is not None and _key(sample) < end else None
+        sample = next(v.timed(r["node"], "status").after(key(stop)), None)
+        sample = sample if sample is not None and key(sample) < end else None
         if sample is not None and sample["Slave_SQL_Running"] == "No" and "Last_SQL_Errno" in sample:
             ok = ok and sample["Last_SQL_Errno"] == stop["errno"] and sample["Last_SQL_Error"] == stop["message"]
         check.judge(ok, f"{r['node']} stopped with {stop.get('message')!r} for incident {r.get('incident')} ({want_msg!r})",
@@ -296,10 +133,10 @@ def _stopped_interval(v: TraceView, stop: dict) -> tuple[int, int]:
     """From an incident stop to the next START SLAVE, restart or restore, or the DBA's move of the
     replica elsewhere (RESET SLAVE, a CHANGE MASTER to a new place: its relay log and position go)
     (or the end), in trace order."""
-    resumes = v.memo(("incident.resumes", stop["node"]), lambda: _timed(
-        o for o in v.of_node(stop["node"], "restart", "restore", "stmt") if _resumes(o)))
-    start = next(resumes.after(_key(stop)), None)
-    return _key(stop), (_key(start) if start else (2**62, 0))
+    ends = v.memo(("incident.resumes", stop["node"]), lambda: timed(
+        o for o in v.of_node(stop["node"], "restart", "restore", "stmt") if resumes(o)))
+    start = next(ends.after(key(stop)), None)
+    return key(stop), (key(start) if start else (2**62, 0))
 
 
 def _io_running_before(v: TraceView, stop: dict) -> bool:
@@ -330,11 +167,11 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         lo, hi = _stopped_interval(v, stop)
         # Until the DBA stops the slave, it crashes, or a cut stops its IO thread: after that the IO
         # thread is theirs to stop.
-        io_ends = v.memo(("incident.io_ends", stop["node"]), lambda: _timed(
-            o for o in v.of_node(stop["node"], "crash", "stmt", "io_cut") if _ends_io(o)))
-        hi = min(hi, next((_key(o) for o in io_ends.after(lo)), hi))
+        io_ends = v.memo(("incident.io_ends", stop["node"]), lambda: timed(
+            o for o in v.of_node(stop["node"], "crash", "stmt", "io_cut") if ends_io(o)))
+        hi = min(hi, next((key(o) for o in io_ends.after(lo)), hi))
         s = next(v.timed(stop["node"], "status").after(lo), None)
-        if s is not None and _key(s) < hi:
+        if s is not None and key(s) < hi:
             # a running IO thread shows Yes, or Connecting / Preparing while it (re)connects and
             # registers (MariaDB sql/slave.cc, slave_running_state: {"No", "Connecting", "Preparing", "Yes"})
             check.judge(s["Slave_IO_Running"] != "No", f"{s['node']} at {seconds(s['t'])}: IO thread {s['Slave_IO_Running']!r} "
@@ -355,8 +192,8 @@ def nothing_after_the_incident(v: TraceView, check: Check) -> None:
             continue  # sent again after the DBA skipped it: WL3464.R4.ONCE's violation, at the place the dump put it
         # A GTID connect that skipped another domain's groups leaves a hole before the incident in the
         # relay log: the position executed is then the end of the event relayed just before it.
-        placed = v.memo(("incident.placed_relays", r["node"]), lambda: _timed(x for x in ix.relays.get(r["node"], ()) if x["master_end"]))
-        last = placed.last_before(_key(r))
+        placed = v.memo(("incident.placed_relays", r["node"]), lambda: timed(x for x in ix.relays.get(r["node"], ()) if x["master_end"]))
+        last = placed.last_before(key(r))
         hole = last["master_end"] if b is not None and last and last["master_file"] == b["file"] \
             and last["master_end"] < b["pos"] else None
         # A CHANGE MASTER TO MASTER_DELAY while stopped throws the relay log away (a new one starts at
@@ -364,7 +201,7 @@ def nothing_after_the_incident(v: TraceView, check: Check) -> None:
         dropped = next(iter(v.timed(r["node"], "relay_log_recovery").between(lo, hi)), None)
         for s in v.timed(r["node"], "status").between(lo, hi):
             if b is not None:
-                relay_kept = dropped is None or _key(s) < _key(dropped)
+                relay_kept = dropped is None or key(s) < key(dropped)
                 check.judge((s["Relay_Log_Pos"] == r["pos"] or not relay_kept) and s["Exec_Master_Log_Pos"] in (b["pos"], hole),
                             f"{s['node']} stopped at an incident shows Relay_Log_Pos {s['Relay_Log_Pos']}, Exec_Master_Log_Pos "
                             f"{s['Exec_Master_Log_Pos']}; the incident is at {r['pos']}, master {b['pos']}", s)
@@ -375,7 +212,7 @@ def _skips_after_start(v: TraceView, start: dict) -> tuple[list[dict], dict | No
     A real server's skips are stamped when its note is read and its applies when a poll finds the
     row: a skip up to the resolution after that apply came before it."""
     skips, first_apply = [], None
-    for o in v.timed(start["node"], "skip", "apply", "sql_stop").after(_key(start)):
+    for o in v.timed(start["node"], "skip", "apply", "sql_stop").after(key(start)):
         if o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter":
             if first_apply is not None and o["t"] > first_apply["t"] + v.resolution_us:
                 break
@@ -396,7 +233,7 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
     for r, stop in _stopped_at(v):
         _, hi = _stopped_interval(v, stop)
         stmts = v.timed(r["node"], "stmt")
-        setting = [o for o in stmts.between(_key(stop), hi) if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter"]
+        setting = [o for o in stmts.between(key(stop), hi) if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter"]
         if not setting or setting[-1]["value"] != 1 or hi[0] >= 2**62:
             continue
         start = next((o for o in stmts.between((hi[0], hi[1] - 1), (hi[0], hi[1] + 1)) if o["op"] == "start_slave"), None)
@@ -407,7 +244,7 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
         passed = {o["trx"] for o in v.of_node(r["node"], "filtered") if o.get("trx") is not None}
         following = next((x for x in ix.after(r) if x["type"] not in EXEMPT and x.get("trx") not in passed), None)
         if first_apply is not None and first_apply.get("trx") in passed:
-            first_apply = next((o for o in v.timed(r["node"], "apply").after(_key(first_apply))
+            first_apply = next((o for o in v.timed(r["node"], "apply").after(key(first_apply))
                                 if o["type"] not in EXEMPT and o.get("trx") not in passed), None)
         # The same incident, in this relay log or relayed again into a new one (MariaDB purges the
         # relay logs when START SLAVE starts both threads with GTID): the place in the master's binlog.
@@ -424,20 +261,20 @@ def skipped_incident_stays_skipped(v: TraceView, check: Check) -> None:
     """Once a replica has skipped as many incident stops as its masters wrote incidents, another
     incident stop is at one it already passed (a reconnect sent it again)."""
     ix = index(v)
-    for node, stops in sorted(_index_by(ix.stops, lambda s: s["node"]).items()):
+    for node, stops in sorted(index_by(ix.stops, lambda s: s["node"]).items()):
         starts = sorted(v.skip_starts(node))
         skipped = 0
         for i, stop in enumerate(stops):
             # written by the others before the stop: those that may have been written before it (a real
             # server's incident lies in an interval: its stop may be seen before the interval ends; a polled
             # stop came no later than the poll that saw it ended)
-            latest = (stop["seen_until"], 2**62) if "seen_until" in stop else _key(stop)
+            latest = (stop["seen_until"], 2**62) if "seen_until" in stop else key(stop)
             written = sum(bisect.bisect_left(lows, latest) for n, lows in ix.earliest_of.items() if n != node)
             check.judge(skipped < written, f"{node} stopped at an incident at {seconds(stop['t'])} after skipping {skipped}; "
                         f"its masters wrote {written}: one it had skipped came back", stop)
             # the DBA skipped past it (SQL_SLAVE_SKIP_COUNTER, then START SLAVE) before the next stop
-            until = _key(stops[i + 1]) if i + 1 < len(stops) else (2**62, 0)
-            k = bisect.bisect_right(starts, _key(stop))
+            until = key(stops[i + 1]) if i + 1 < len(stops) else (2**62, 0)
+            k = bisect.bisect_right(starts, key(stop))
             if k < len(starts) and starts[k] < until:
                 skipped += 1
 
@@ -463,9 +300,9 @@ def every_incident_reaches_its_replicas(v: TraceView, check: Check) -> None:
             if k is None:
                 continue
             last_before = seen.visible[k]
-            if _moved(v, node, _key(last_before), _key(first_after)):
+            if _moved(v, node, key(last_before), key(first_after)):
                 continue
-            stopped = ix.stops_of.get(node, Seq((), _key)).between(_key(last_before), _key(first_after))
+            stopped = ix.stops_of.get(node, Seq((), key)).between(key(last_before), key(first_after))
             check.judge(bool(stopped), f"{node} applied {last_before['trx']} and then {first_after['trx']}, binlogged on "
                         f"either side of the incident at {b['file']}:{b['pos']} on {b['node']}, without stopping at it",
                         b, last_before, first_after)
@@ -503,7 +340,7 @@ def _applied_from(v: TraceView, node: str, source: str) -> _Applied:
 
 def _moved(v: TraceView, node: str, lo: tuple[int, int], hi: tuple[int, int]) -> bool:
     """Whether the replica changed master in (lo, hi): a CHANGE MASTER TO another host, a restore, a promotion."""
-    moves = v.memo(("incident.moves", node), lambda: _timed(o for o in v.of_node(node, "restore", "promoted", "stmt") if o["kind"] != "stmt" or (
+    moves = v.memo(("incident.moves", node), lambda: timed(o for o in v.of_node(node, "restore", "promoted", "stmt") if o["kind"] != "stmt" or (
         o["op"] == "change_master" and o.get("master_host") and o.get("errno") is None)))
     return bool(moves.between(lo, hi))
 
@@ -520,7 +357,7 @@ def _skip_abandoned(v: TraceView, s: dict) -> tuple[int, int] | None:
     by_place = v.memo("incident.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")})
     for o in v.timed(s["node"], "skip", *_DISCARDS).after((s["t"], s["_line"] - 1)):
         if o["kind"] in _DISCARDS:
-            return _key(o)
+            return key(o)
         if o["kind"] == "skip" and o.get("gtid") == s["gtid"]:
             r = by_place.get((o["node"], o.get("relay_file"), o.get("relay_pos")))
             if r is None or r.get("last"):
@@ -536,38 +373,10 @@ def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
         if s.get("reason") != "sql_slave_skip_counter" or s.get("trx") is None:
             continue
         end = _skip_abandoned(v, s) or (2**62, 0)
-        rest = index(v).by_gtid.get((s["node"], s.get("gtid")), Seq((), _key)).between(_key(s), end)
+        rest = index(v).by_gtid.get((s["node"], s.get("gtid")), Seq((), key)).between(key(s), end)
         applied = [o for o in rest if o["kind"] == "apply"]
         check.judge(not applied, f"{s['node']} skipped {s['type']} of {s['trx']} but applied its {applied and applied[0]['type']}",
                     s, *applied[:1])
-
-
-@checks("WL3464.GAP")
-def every_gap_is_marked(v: TraceView, check: Check) -> None:
-    """A change the master made but did not binlog is marked by an incident before anything later is binlogged."""
-    ix = index(v)
-    for lost in ix.lost:
-        marks = v.memo(("incident.marks", lost["node"]), lambda: _timed(
-            b for b in ix.binlog.get(lost["node"], ()) if b["type"] == "INCIDENT_EVENT" or b.get("gtid")))
-        later = [b for b in [next(marks.after(_key(lost)), None)] if b is not None]
-        ok = bool(later) and later[0]["type"] == "INCIDENT_EVENT"
-        check.judge(ok, f"{lost['trx']} changed {lost['node']} but never reached its binlog, and "
-                    f"{'nothing' if not later else later[0]['type'] + ' of ' + str(later[0].get('trx'))} follows, no incident",
-                    lost, *later[:1])
-
-
-@checks("WL3464.NO_FALSE")
-def no_incident_without_loss(v: TraceView, check: Check) -> None:
-    """An incident that no one asked for follows a change the binlog lost."""
-    ix = index(v)
-    requested = {(s["node"], s["t"]) for s in v.kind("stmt") if s["op"] == "record_incident"}
-    for b in ix.incidents:
-        if (b["node"], b["t"]) in requested:
-            continue
-        earlier = ix.incidents_of[b["node"]].last_before(_key(b))
-        since = _key(earlier) if earlier else (-1, -1)
-        lost = ix.lost_of.get(b["node"], Seq((), _key)).between(since, _key(b))
-        check.judge(bool(lost), f"{b['node']} wrote an incident at {seconds(b['t'])} ({b.get('message')!r}) with no lost change before it", b)
 
 
 @checks("WL3464.DELAY", needs=("relay",))
@@ -596,8 +405,8 @@ def skipped_group_stays_skipped(v: TraceView, check: Check) -> None:
             continue
         if _skip_abandoned(v, s) is not None:
             continue  # the skip never reached the group's end: the group was not skipped
-        visible = v.memo("incident.visible_by_gtid", lambda: {k: _timed(os) for k, os in _index_by(
+        visible = v.memo("incident.visible_by_gtid", lambda: {k: timed(os) for k, os in index_by(
             (o for o in v.kind("visible") if o.get("gtid")), lambda o: (o["node"], o["gtid"])).items()})
-        later = list(visible.get((s["node"], s["gtid"]), Seq((), _key)).after(_key(s)))
+        later = list(visible.get((s["node"], s["gtid"]), Seq((), key)).after(key(s)))
         check.judge(not later, f"{s['node']} skipped {s['trx']} ({s['gtid']}) at {seconds(s['t'])} but applied it at "
                     f"{seconds(later[0]['t']) if later else ''}", s, *later[:1])

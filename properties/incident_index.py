@@ -1,0 +1,138 @@
+"""The incident checks' index of a Trace: incidents, lost changes, relayed events, stops, applies
+and skips, by node and by relay place, in (time, line) order, built once per Trace."""
+from __future__ import annotations
+
+from itertools import takewhile
+from typing import Any, Callable, Iterable, Iterator
+
+from . import delay as delay_properties
+from .core import Seq, TraceView
+from .filter import unlogged
+
+ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
+
+
+def key(o: dict) -> tuple[int, int]:
+    return o["t"], o["_line"]
+
+
+def has_master(v: TraceView, o: dict) -> bool:
+    """Whether o's server replicated from a master then: the History's channels as it began, then
+    each restore (as a slave) and promotion. A slave's own clients' changes are not its masters'
+    to mark (an --rpl-hierarchical slave does not binlog them, GGID.FILTER)."""
+    last = v.timed(o["node"], "restore", "promoted").last_before(key(o))
+    return o["node"] in v.channels if last is None else last["kind"] == "restore"
+
+
+def place(o: dict) -> tuple:
+    """Where an apply, skip or stop stands in the replica's relay log."""
+    return o["node"], o.get("relay_file"), o.get("relay_pos")
+
+
+def index_by(items: Iterable[dict], key: Callable[[dict], Any]) -> dict[Any, list[dict]]:
+    out: dict[Any, list[dict]] = {}
+    for o in items:
+        out.setdefault(key(o), []).append(o)
+    return out
+
+
+def timed(items: Iterable[dict]) -> Seq:
+    return Seq(sorted(items, key=key), key)
+
+
+def discards_relay_log(d: dict) -> bool:
+    return d["kind"] == "relay_log_recovery" or (d["kind"] == "stmt" and d["op"] == "reset_slave" and d.get("errno") is None)
+
+
+def resumes(o: dict) -> bool:
+    """What ends an incident stop: a restart or restore, the DBA's move of the replica elsewhere,
+    RESET SLAVE, START SLAVE of the SQL thread."""
+    return o["kind"] in ("restart", "restore") or delay_properties.repositions(o) or (o["kind"] == "stmt" and o.get("errno") is None and (
+        o["op"] == "reset_slave" or (o["op"] == "start_slave" and o.get("thread") in (None, "sql"))))
+
+
+def ends_io(o: dict) -> bool:
+    return o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave") or (o["kind"] == "io_cut" and o.get("then") == "stop")
+
+
+class IncidentIndex:
+    """What the incident checks look up per incident, indexed once: by node, by relay place, in
+    (time, line) order, so each look-up is a dict access or a bisect."""
+
+    def __init__(self, v: TraceView):
+        self.v = v
+        self.binlog: dict[str, Seq] = {n: v.of_node(n, "binlog") for n in {b["node"] for b in v.kind("binlog")}}
+        self.incidents = [b for b in v.kind("binlog") if b["type"] == "INCIDENT_EVENT"]
+        self.incidents_timed = timed(self.incidents)
+        self.incidents_of = {n: timed(bs) for n, bs in index_by(self.incidents, lambda b: b["node"]).items()}
+        self.incident_at = index_by(self.incidents, lambda b: (b["node"], b["t"]))
+        # The earliest each incident may have been written: a real server's `written` interval ([lo, hi)
+        # of trace time) when it gives one, else its own place; per node, sorted, for counting by bisect.
+        self.earliest_of = {n: sorted(min(key(b), (b["written"][0], -1)) if b.get("written") else key(b) for b in bs)
+                            for n, bs in index_by(self.incidents, lambda b: b["node"]).items()}
+        # binlog-do/ignore-db leave a change out of the binlog by design: no gap (FILTER.BINLOG.DB)
+        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not has_master(v, o)
+                     and o.get("trx") not in unlogged(v)]
+        self.lost_of = {n: timed(ls) for n, ls in index_by(self.lost, lambda o: o["node"]).items()}
+        self.relays: dict[str, list[dict]] = index_by(v.kind("relay"), lambda r: r["node"])
+        self.stops = [o for o in v.kind("sql_stop") if o.get("errno") in (ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT)]
+        self.stops_of = {n: timed(ss) for n, ss in index_by(self.stops, lambda s: s["node"]).items()}
+        # a stop that names its relay place is found by it; one that does not (a real server's) may be any incident's
+        placed = [s for s in self.stops if "relay_pos" in s and "relay_file" in s]
+        self.stops_at = {p: timed(ss) for p, ss in index_by(placed, place).items()}
+        loose = [s for s in self.stops if "relay_pos" not in s or "relay_file" not in s]
+        self.loose_stops = {n: timed(ss) for n, ss in index_by(loose, lambda s: s["node"]).items()}
+        self.executed_at = index_by(v.kind("apply") + v.kind("skip"), place)  # in trace order within each place
+        self.skips_at = index_by(v.kind("skip"), place)
+        self.by_gtid = {k: timed(os) for k, os in index_by(
+            (o for o in v.kind("apply") + v.kind("skip") if o.get("gtid")), lambda o: (o["node"], o["gtid"])).items()}
+        self.by_origin = index_by(self.incidents, lambda b: (b["server_id"], b["when"], b.get("message")))
+
+    def stop_after(self, r: dict) -> dict | None:
+        """The stop a relayed incident caused: on that replica, after it, at its relay position
+        (a trace that does not say where its SQL thread stopped: the first stop after it). A real
+        server's relay log is read at each poll: the incident is stamped up to the resolution late,
+        so a stop that early is after it too."""
+        slack = self.v.resolution_us
+        # Written after the read before the one that found it began (`since`): no stop before that
+        # is its own, whatever the resolution (a copy fetched again comes long after the first stop).
+        early = max(r["t"] - slack, r.get("since", 0))
+        bound = key(r) if not slack else (early, -1)  # keys above (early, -1): stamped at early or later
+        # a polled stop (seen_until) may have come as late as the end of the poll that saw it
+        def after(stops: Iterable[dict]) -> Iterator[dict]:
+            return (s for s in stops if key(s) > bound or ("seen_until" in s and (s["seen_until"], s["_line"]) > bound))
+        found = [next(after(self.stops_at.get((r["node"], r["file"], r["pos"]), ())), None),
+                 next((s for s in after(self.loose_stops.get(r["node"], ()))
+                       if s.get("relay_pos", r["pos"]) == r["pos"] and s.get("relay_file", r["file"]) == r["file"]), None)]
+        stop = min((s for s in found if s is not None), key=key, default=None)
+        if stop is not None and "relay_pos" not in stop and any(
+                r["t"] - slack <= k["t"] <= stop["t"] for k in self.skips_at.get((r["node"], r["file"], r["pos"]), ())):
+            return None  # skipped before that stop (which names no place: a real server's): another incident's
+        return stop
+
+    def relay_log_end(self, r: dict) -> tuple[int, int]:
+        """When the relay log holding r was thrown away (RESET SLAVE, relay_log_recovery), or the end."""
+        ends = self.v.memo(("incident.discards", r["node"]), lambda: timed(
+            d for d in self.v.of_node(r["node"], "relay_log_recovery", "stmt") if discards_relay_log(d)))
+        end = next(ends.after(key(r)), None)
+        return key(end) if end else (2**62, 0)
+
+    def after(self, r: dict) -> Iterator[dict]:
+        """What was relayed to the same replica after r, in order, until the relay log holding r
+        was thrown away."""
+        end = self.relay_log_end(r)
+        return takewhile(lambda x: key(x) < end, self.v.timed(r["node"], "relay").after(key(r)))
+
+    def origin(self, node: str, file: str, pos: int) -> tuple | None:
+        """Where the event relayed to `node` at relay file:pos stands in its source's binlog."""
+        by_place = self.v.memo("incident.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in self.v.kind("relay")})
+        r = by_place.get((node, file, pos))
+        return None if r is None else (r["source"], r["master_file"], r["master_end"])
+
+    def source_binlog(self, r: dict) -> dict | None:
+        by_end = self.v.memo("incident.binlog_by_end", lambda: {(b["node"], b["file"], b["end"]): b for b in reversed(self.v.kind("binlog"))})
+        return by_end.get((r["source"], r["master_file"], r["master_end"]))
+
+
+def index(v: TraceView) -> IncidentIndex:
+    return v.memo("incident.index", lambda: IncidentIndex(v))
