@@ -67,6 +67,11 @@ class Trace:
     def index(self, o: dict) -> int:
         return next(i for i, x in enumerate(self.obs) if x is o)
 
+    def next_of(self, kind: str, after: dict, **match) -> dict:
+        """The first observation of kind (and match) logged after `after`."""
+        at = self.index(after)
+        return next(o for o in self.all(kind, **match) if self.index(o) > at)
+
     def line(self, o: dict) -> int:
         return self.index(o) + 2
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 import pytest
-from conftest import REPO, Trace, assert_witness
+from conftest import REPO, assert_witness
 
-from replcheck.io import load_history, load_trace
+from replcheck.io import load_history
 from replcheck.model.delay import STATE_IDLE, STATE_WAITING
-from replcheck.properties.core import NOT_EXERCISED, PASS, PROPERTIES, VIOLATED, TraceView
+from replcheck.properties.core import NOT_EXERCISED, PASS, PROPERTIES, VIOLATED
 from replcheck.spec import ROOT
 from replcheck.systems import systems
 
@@ -28,14 +28,6 @@ CORPUS = REPO / "corpus"
 
 
 # -- fault builders -------------------------------------------------------------------------------
-def next_status(tr, after: dict, node: str = "B") -> dict:
-    return next(s for s in tr.all("status", node=node) if tr.index(s) > tr.index(after))
-
-
-def status_at(tr, t: int, node: str = "B") -> dict:
-    return tr.first("status", node=node, t=t)
-
-
 def shift_trx(k, system: str, history: str, node: str, trx: str, t: int):
     """The replica applies (and shows) the whole transaction at t instead of when the model did."""
     tr = k.run(system, history)
@@ -46,7 +38,7 @@ def shift_trx(k, system: str, history: str, node: str, trx: str, t: int):
 
 def edit_status(k, system: str, history: str, t: int, **fields):
     tr = k.run(system, history)
-    s = status_at(tr, t)
+    s = tr.first("status", node="B", t=t)
     s.update(fields)
     return tr, s
 
@@ -59,7 +51,7 @@ def pick(tr, kind: str = "apply", **match):
 def stop_still_waiting(k):
     # STOP SLAVE returned but the SQL thread is still sleeping on the event.
     tr = k.run(W344, "d1-stop-start-dml")
-    after = next_status(tr, tr.first("sql_stop", node="B"))
+    after = tr.next_of("status", tr.first("sql_stop", node="B"), node="B")
     after.update(Slave_SQL_Running="Yes", Slave_SQL_Running_State=STATE_WAITING, SQL_Remaining_Delay=20,
                  processlist_state=STATE_WAITING)
     return tr, after
@@ -68,14 +60,14 @@ def stop_still_waiting(k):
 def stop_moves_position(k):
     # The stop leaves the replica past t7 although t7 was never applied.
     tr = k.run(W344, "d1-stop-start-dml")
-    after = next_status(tr, tr.first("sql_stop", node="B"))
+    after = tr.next_of("status", tr.first("sql_stop", node="B"), node="B")
     after.update(Relay_Log_Pos=325, Exec_Master_Log_Pos=277)
     return tr, after
 
 
 def stale_delay_after(k, history: str, op: str, shown: int):
     tr = k.run(W344, history)
-    after = next_status(tr, tr.first("stmt", node="B", op=op))
+    after = tr.next_of("status", tr.first("stmt", node="B", op=op), node="B")
     after["SQL_Delay"] = shown
     return tr, after
 
@@ -93,7 +85,7 @@ def out_of_range_accepted(k):
     tr = k.run(W344, "d1-invalid-values")
     s = tr.first("stmt", op="change_master", delay_sql="2147483648")
     s.update(errno=None, message="", delay=2147483648)
-    next_status(tr, s)["SQL_Delay"] = 2147483648
+    tr.next_of("status", s, node="B")["SQL_Delay"] = 2147483648
     return tr, s
 
 
@@ -113,7 +105,7 @@ def binlog_query_accepted(k):
 
 def delay_lost_on_restart(k):
     tr = k.run(W344, "crash-during-delay")
-    s = next_status(tr, tr.first("restart", node="B"))
+    s = tr.next_of("status", tr.first("restart", node="B"), node="B")
     s["SQL_Delay"] = 0
     return tr, s
 
@@ -136,7 +128,7 @@ def boot_read_then_delay(k, history: str, delay: int):
     # The server read relay-log.info at boot, then shows the wrong delay (garbage taken as a field).
     tr = k.run(W344, history)
     r = tr.first("relay_log_info", node="B")
-    next_status(tr, r)["SQL_Delay"] = delay
+    tr.next_of("status", r, node="B")["SQL_Delay"] = delay
     return tr, r
 
 
@@ -447,295 +439,3 @@ def test_a_group_filtered_after_the_delay_change_is_not_lost(kit):
     assert tr.first("filtered", node="B", trx="t1") and kit.verdict("WL344.CM.NO_LOSS", tr).status == PASS
     tr.drop(tr.first("filtered", node="B", trx="t1"))  # not passed: it is lost
     assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, None, "B held t1 unapplied")
-
-# -- a sample and a statement in the same microsecond ---------------------------------------------
-SAME_INSTANT = {
-    # A refused CHANGE MASTER samples B waiting; STOP SLAVE and RESET SLAVE follow in that µs.
-    "waiting-state-without-delay": (W7318, "WL344.STATE.WAITING", 918391,
-                                    dict(Slave_SQL_Running_State=STATE_IDLE, processlist_state=STATE_IDLE,
-                                         SQL_Remaining_Delay=None),
-                                    f"B at 0.918391 s shows state {STATE_IDLE!r} but it is delaying (due 5 s)"),
-    # STOP SLAVE IO_THREAD samples B waiting (delay 7); CHANGE MASTER TO MASTER_DELAY = 2 follows.
-    "remaining-delay-after-clock-step": (W344, "WL344.SSS.REMAINING", 6166132, dict(SQL_Remaining_Delay=44),
-                                         "B at 6.166132 s: SQL_Remaining_Delay 44 but 48.434 s are left"),
-}
-
-
-@pytest.mark.parametrize("finding", SAME_INSTANT)
-def test_statement_later_in_the_same_microsecond_is_not_yet_in_force(kit, finding):
-    # A sample is judged by what the trace logged before it: RESET SLAVE or CHANGE MASTER logged
-    # after it in the same µs neither discards its pending event nor changes its delay.
-    system, requirement, t, fields, expect = SAME_INSTANT[finding]
-    history = load_history(CORPUS / f"finding-{finding}.jsonl")
-    tr = kit.run(system, history)
-    assert kit.verdict(requirement, tr).status == PASS
-    s = tr.first("status", node="B", t=t)
-    s.update(fields)
-    assert_witness(kit.verdict(requirement, tr), tr, s, expect)
-
-
-def test_a_stop_before_a_group_ends_makes_its_passed_events_pending_again(kit):
-    # Campaign finding (seed 5003, History 4657): B skipped t1's first two events (the rest not yet
-    # fetched), crashed, and restarted at t1's GTID event, the group position, waiting out its delay.
-    tr = kit.run(W7318, load_history(CORPUS / "finding-waiting-after-restart-mid-group.jsonl"))
-    assert tr.first("skip", node="B", idx=0) and tr.first("sql_stop", node="B", reason="crash")
-    assert kit.verdict("WL344.STATE.WAITING", tr).status == PASS
-    s = tr.first("status", node="B", t=1800000)
-    assert s["Slave_SQL_Running_State"] == STATE_WAITING
-    s.update(Slave_SQL_Running_State=STATE_IDLE, processlist_state=STATE_IDLE, SQL_Remaining_Delay=None)
-    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s,
-                   f"B at 1.8 s shows state {STATE_IDLE!r} but it is delaying (due 3 s)")
-
-
-def test_only_the_stop_until_made_is_judged_for_where_it_left_the_thread(kit):
-    # Campaign finding (seed 1001, History 452): a crash stopped B's UNTIL thread first, and the
-    # restarted thread runs without the condition (it lives in memory only).
-    tr = kit.run(W7318, load_history(CORPUS / "finding-until-not-kept-across-a-restart.jsonl"))
-    assert tr.first("sql_stop", node="B", reason="crash") and not tr.all("sql_stop", node="B", reason="until")
-    assert kit.verdict("WL344.P1.UNTIL", tr).status != VIOLATED
-    # The UNTIL stop itself, shown short of the position with events beyond it relayed: violated.
-    tr = kit.run(W344, "until-recovery")
-    assert kit.verdict("WL344.P1.UNTIL", tr).status == PASS
-    s = next_status(tr, tr.first("sql_stop", node="B", reason="until"))
-    s["Exec_Master_Log_Pos"] = 4
-    assert_witness(kit.verdict("WL344.P1.UNTIL", tr), tr, s, "B stopped at 4 before reaching UNTIL")
-
-
-def test_restore_ends_the_stop_of_a_crashed_slave(kit):
-    # Campaign finding: B crashes (its SQL thread stops) and is restored from A's backup as A's
-    # slave; what the new slave then applies is not "executed while stopped".
-    tr = kit.run(W7318, load_history(CORPUS / "finding-stop-no-exec-across-restore.jsonl"))
-    assert kit.verdict("WL344.STOP.NO_EXEC", tr).status != VIOLATED
-    # Without the restore, B would have applied events with its SQL thread stopped by the crash.
-    tr.drop(tr.first("restore", node="B"))
-    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, tr.first("apply", node="B", type="ROTATE_EVENT", t=107348),
-                   "B executed ROTATE_EVENT of None at 0.107348 s while stopped since 0 s")
-
-
-def test_a_clock_step_in_the_same_microsecond_after_a_binlog_write_does_not_move_it(kit):
-    """Found by a campaign (seed 6, History 799): B binlogged t1 and then, in the same µs, its
-    clock stepped; the step must count only for what the trace shows after it."""
-    tr = kit.run(W7318, "d1-normal-setup")
-    write = tr.first("binlog", node="A", trx="t1", type="GTID_LOG_EVENT")
-    step = {"t": write["t"], "kind": "clock_step", "node": "A", "delta_us": 1_250_000}
-    tr.obs.insert(tr.index(write) + 1, step)
-    assert kit.verdict("WL7318.ICT", tr).status == "pass"
-    tr.drop(step)
-    tr.insert_before(write, step)  # a step before the write: its commit timestamp must show it
-    v = kit.verdict("WL7318.ICT", tr)
-    assert v.status == "violated" and "A binlogged t1" in v.witnesses[0].message
-
-
-def test_a_chain_hop_polled_out_of_order_is_still_judged(kit):
-    # MariaDB 10.11, chain-per-hop under load: C's apply of g1 was polled 38 ms before B's (the
-    # resolution is 79 ms), so B's execution comes after C's in the trace. It is still the one C
-    # read: the hop is judged (here, the early apply item 8 of #14 is about), not skipped.
-    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-chain-per-hop-polled-out-of-order.jsonl")
-    verdict = kit.prop("WL344.CHAIN.IMMEDIATE").run(TraceView(header, obs))
-    assert verdict.checked == 30 and "C began GTID_LOG_EVENT of g1 at 1.234639 s, B executed it at 1.273056 s" in \
-        verdict.witnesses[0].message
-
-
-
-def test_a_chain_hop_whose_two_rules_lie_within_the_resolution_is_not_judged(kit):
-    # MariaDB 10.11, chain-per-hop at load 19 (resolution 1.41 s, 2 s delays): C began g2 1.1 s
-    # before its due time counted from B's execution (BUG#52308: MariaDB counts from the original
-    # timestamp), which the tolerance let pass. Both executions are stamped up to the resolution
-    # late: where counting from B and counting from the original timestamp lie within twice the
-    # resolution, the trace cannot say which the server did (conform then runs it at a larger
-    # scale). With a finer resolution the same trace shows the violation.
-    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-chain-per-hop-coarse.jsonl")
-    prop = kit.prop("WL344.CHAIN.IMMEDIATE")
-    v = prop.run(TraceView(header, obs))
-    assert v.status == "inconclusive" and "cannot tell it from counting from the original timestamp" in v.witnesses[0].message
-    v = prop.run(TraceView({**header, "resolution_us": 300_000}, obs))
-    assert v.status == VIOLATED and "C began GTID_LOG_EVENT of g2 at 4.893605 s, B executed it at 4.344859 s: due 6 s" in \
-        " ".join(w.message for w in v.witnesses)
-
-
-def test_a_polled_sample_compares_the_two_states_only_where_nothing_woke_the_sql_thread(kit):
-    # MariaDB 10.11, mdb-purge-statement at load 13 (resolution 0.51 s): over the master's FLUSH
-    # LOGS, both processlist reads of B's sample showed 'waiting for more updates' and both SHOW
-    # SLAVE STATUS 'Reading event from the relay log', at one relay-log place: the relay log was
-    # written meanwhile (the IO thread's read position moved), and the woken thread went back to
-    # waiting with nothing applied. Both come from the same THD's proc_info (show_master_info,
-    # sql/slave.cc): not a violation. A sample with nothing around it is still compared.
-    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-purge-statement-state-flip.jsonl")
-    prop = kit.prop("WL344.SSS.RUNNING_STATE")
-    flip = next(o for o in obs if o["kind"] == "status" and o["t"] == 2649185)
-    assert flip["Slave_SQL_Running_State"] != flip["processlist_state"]
-    verdict = prop.run(TraceView(header, obs))
-    assert verdict.status == PASS and verdict.checked == 6
-    quiet = next(o for o in obs if o["kind"] == "status" and o["t"] == 2199677)
-    quiet["Slave_SQL_Running_State"] = "Reading event from the relay log"
-    verdict = prop.run(TraceView(header, obs))
-    assert verdict.status == VIOLATED and "B: Slave_SQL_Running_State 'Reading event from the relay log', " \
-        "processlist 'Slave has read all relay log; waiting for more updates'" == verdict.witnesses[0].message
-
-
-@pytest.mark.parametrize("late_s, judged", [(0.5, False), (1.5, True)])
-def test_a_polled_server_may_show_waiting_up_to_a_second_past_the_due_time(kit, late_s, judged):
-    """MariaDB sleeps the whole seconds left from when it looked (sql_delay_event): on a real
-    server's trace, waiting less than a second past the due time is not judged by
-    WL344.STATE.WAITING (WAIT.NO_EXTRA's question); longer is."""
-    tr = kit.run(W344, "d1-normal-setup")
-    tr.header["resolution_us"] = 100_000
-    at = 21 * US + int(late_s * US)
-    for o in tr.all("apply", node="B", trx="t1") + tr.all("visible", node="B", trx="t1"):
-        tr.retime(o, at + 300_000)
-    s = tr.retime(status_at(tr, 22 * US), at)
-    s.update(Slave_SQL_Running_State=STATE_WAITING, processlist_state=STATE_WAITING, SQL_Remaining_Delay=0)
-    verdict = kit.verdict("WL344.STATE.WAITING", tr)
-    if judged:
-        assert_witness(verdict, tr, s, f"B at 22.5 s shows state {STATE_WAITING!r} but it is not delaying (due 21 s)")
-    else:
-        assert verdict.status == PASS
-
-
-def test_a_sample_just_before_a_relay_log_read_is_not_judged_on_what_was_read_after_it(kit):
-    """The relay log is read at each poll, before the sample: the IO thread may write an event the
-    SQL thread then waits on before the sample is taken, read only at the next poll."""
-    tr = kit.run(W344, "d1-normal-setup")
-    tr.header["resolution_us"] = 100_000
-    s = tr.first("status", node="B", Slave_SQL_Running_State=STATE_WAITING)  # the first sample of the wait
-    for r in tr.all("relay", node="B", trx="t1"):
-        tr.retime(r, s["t"] + 50_000)
-    assert kit.verdict("WL344.STATE.WAITING", tr).status == PASS
-    tr.header["resolution_us"] = 10_000  # the read came after the resolution: the sample is judged
-    assert kit.verdict("WL344.STATE.WAITING", tr).status == VIOLATED
-
-
-def test_a_waiting_replica_s_deadline_off_by_a_second_is_a_clock_estimate_error(kit):
-    """MariaDB measures the clock difference in whole seconds at its IO thread's connect: a coarse
-    time() a few ms behind the master's at a second's turn gives -1 s on one machine, which
-    SQL_Remaining_Delay shows one short. WL344.CLOCK.COMPENSATE judges the deadline it shows
-    (models and real servers alike: the same clocks, the estimate must be 0)."""
-    tr = kit.run(W344, "d1-normal-setup")
-    assert kit.verdict("WL344.CLOCK.COMPENSATE", tr).status == PASS
-    s = tr.first("status", node="B", t=10 * US)
-    s["SQL_Remaining_Delay"] -= 1
-    assert_witness(kit.verdict("WL344.CLOCK.COMPENSATE", tr), tr, s,
-                   "B at 10 s counts to 20 s (SQL_Remaining_Delay 10) but the event is due at 21 s: -1 s, "
-                   "the error of the clock difference it measured in whole seconds at its IO thread's connect "
-                   "(clock_diff_with_master)")
-
-
-@pytest.mark.parametrize("until, judged", [(10 * US + 5_000, True), (11 * US + 5_000, False)])
-def test_a_polled_deadline_is_judged_only_when_the_sample_s_second_is_known(kit, until, judged):
-    tr = kit.run(W344, "d1-normal-setup")
-    tr.header["resolution_us"] = 100_000
-    for o in tr.all("status", node="B"):
-        o["sampled_until"] = o["t"] + 5_000
-    s = tr.first("status", node="B", t=10 * US)
-    s.update(SQL_Remaining_Delay=s["SQL_Remaining_Delay"] - 1, sampled_until=until)
-    verdict = kit.verdict("WL344.CLOCK.COMPENSATE", tr)
-    assert (verdict.status == VIOLATED) == judged, verdict
-    del s["sampled_until"]  # a polled sample that does not say how long it took is not judged either
-    assert kit.verdict("WL344.CLOCK.COMPENSATE", tr).status == PASS
-
-
-def test_a_late_clock_answer_on_mariadb_is_a_deadline_a_second_long(kit):
-    """MariaDB 10.11, clock-reply-late: the channel's relay held the answer to B's clock query into
-    the next second (clock_diff_with_master 1 on one machine), and B counted every delay to a
-    second past the due time. The witness names the clock query; the model's trace of the same
-    History holds."""
-    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-clock-reply-late.jsonl")
-    verdict = kit.prop("WL344.CLOCK.COMPENSATE").run(TraceView(header, obs))
-    [q] = [o for o in obs if o["kind"] == "clock_query"]
-    assert (q["clock_diff_with_master"], q["held"]) == (1, True)
-    assert verdict.status == VIOLATED and verdict.witnesses
-    assert all("+1 s" in w.message and "clock_diff_with_master 1" in w.message for w in verdict.witnesses)
-    assert kit.verdict("WL344.CLOCK.COMPENSATE", kit.run(W344, "clock-reply-late")).status == PASS
-
-
-def test_a_dropped_connection_delays_relaying_for_its_own_reasons(kit):
-    # B's connection drops inside t1 and takes its latency to come back: t1's last event is relayed
-    # late, and not because of B's delay (WL344.IO.UNAFFECTED judges what the delay does).
-    history = kit.make_history(["A", "B"], [{"source": "A", "replica": "B", "delay": 2, "latency_us": 300_000}], [
-        {"at": 0, "op": "cut_io", "node": "B", "after_events": 2},
-        {"at": US, "op": "trx", "node": "A", "trx": "t1"},
-        {"at": 3 * US, "op": "trx", "node": "A", "trx": "t2"}], sample_every_us=US, end_us=8 * US)
-    tr = kit.run(W344, history)
-    cut = tr.first("io_cut", node="B")
-    late = tr.first("relay", node="B", trx="t1", idx=2)
-    assert late["t"] - tr.first("binlog", node="A", trx="t1", idx=2)["t"] == 2 * 300_000  # the reconnect, then the event
-    v = kit.verdict("WL344.IO.UNAFFECTED", tr)
-    assert v.status == PASS and v.checked == 3, v  # t2's events, relayed on time
-    tr.drop(cut)  # nothing said the connection dropped: the lateness is the delay's
-    assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed XID_EVENT of t1")
-
-
-@pytest.mark.parametrize("keep_own_sample, status", [(False, PASS), (True, VIOLATED)])
-def test_a_refused_delay_is_judged_only_by_a_sample_before_the_next_statement(kit, keep_own_sample, status):
-    # A loaded run of d1-invalid-values on MariaDB (resolution 2.2 s): the first sample after the
-    # refused MASTER_DELAY = 2147483648 came after the next two statements, the second of which set
-    # 1.5 (SQL_Delay 1). That sample says nothing about the refused one.
-    tr = kit.run(W344, "d1-invalid-values")
-    tr.header["resolution_us"] = 2_500_000
-    refused = tr.first("stmt", op="change_master", delay_sql="2147483648")
-    own, between = [o for o in tr.all("status", node="B") if refused["t"] <= o["t"] < refused["t"] + 2 * US]
-    tr.drop(between)
-    if keep_own_sample:
-        own["SQL_Delay"] = 7  # a sample before the next statement that shows another delay: violated
-    else:
-        tr.drop(own)
-    assert kit.verdict("WL344.CM.RANGE", tr).status == status
-
-
-@pytest.mark.parametrize("read_took_us, status", [(None, PASS), (10_000, VIOLATED)])
-def test_remaining_delay_is_judged_within_how_long_the_sample_took_not_the_resolution(kit, read_took_us, status):
-    # clock-reply-late on MariaDB under load (resolution 0.9 s): every SQL_Remaining_Delay was a
-    # second long, and a tolerance of 1 s + the resolution passed them all. A polled sample says how
-    # long its read took (sampled_until): that, not the gap between polls, is its uncertainty.
-    tr = kit.run(W344, "d1-normal-setup")
-    tr.header["resolution_us"] = 900_000
-    s = next(o for o in tr.all("status", node="B", t=10 * US) if o["Slave_SQL_Running_State"] == STATE_WAITING)
-    tr.retime(s, s["t"] + 300_000)  # read 0.3 s into the second: 10.7 s left, SQL_Remaining_Delay 11
-    s["SQL_Remaining_Delay"] += 1  # the clock difference off by a second
-    if read_took_us is not None:
-        s["sampled_until"] = s["t"] + read_took_us
-    assert kit.verdict("WL344.SSS.REMAINING", tr).status == status
-
-
-def test_a_chain_hop_counts_from_the_commit_stamp_on_the_clock_that_wrote_it(kit):
-    # Campaign finding (seed 1000, History 45826): B's clock stepped 1.25 s ahead while it executed
-    # t4, so it stamped the commit 1.85 s; C (WL#7318, delay 10) counts from that stamp's whole
-    # second, 1 s on B's clock, -0.25 s in true time, and begins t4 at 9.75 s.
-    tr = kit.run(W7318, load_history(CORPUS / "finding-chain-ict-stamped-after-a-clock-step.jsonl"))
-    a = tr.first("apply", node="C", trx="t4", idx=0)
-    assert (a["begin"], a["ict"] % 1_000_000_000) == (9_750_000, 1_850_000)
-    assert kit.verdict("WL344.CHAIN.IMMEDIATE", tr).status == PASS
-    # a quarter of a second earlier is before any second B's clock could have stamped
-    for o in tr.all("apply", node="C", trx="t4"):
-        o["begin"] = o["t"] = 9_500_000
-    assert_witness(kit.verdict("WL344.CHAIN.IMMEDIATE", tr), tr, None, "C began GTID_LOG_EVENT of t4 at 9.5 s")
-
-
-def test_a_filtered_group_a_polled_trace_cannot_see_passed_decides_no_wait(kit):
-    # Real-server campaign finding: B filters t2 (replicate_ignore_table) and, once its delay is
-    # over, passes it without a row; a polled trace does not show that (unobserved: filtered), so t2
-    # seems still unapplied while B waits for t3. Whether B is waiting is then not the trace's to tell.
-    history = kit.history("flt-delay")
-    history["ops"].append({"at": 6_500_000, "op": "trx", "node": "A", "trx": "t3"})
-    tr = kit.run("model:mariadb-10.11", history)
-    assert any(s["Slave_SQL_Running_State"].startswith("Waiting until") for s in tr.all("status", node="B") if s["t"] >= 8_000_000)
-    for o in tr.all("apply", node="B", trx="t2"):
-        tr.obs.remove(o)  # as polled: a filtered group's pass leaves no row to see
-    tr.header["unobserved"] = ["filtered"]
-    assert kit.verdict("WL344.STATE.WAITING", tr).status == "pass"
-    tr.header["unobserved"] = []  # a trace that claims to show every group passed: t2 is then pending, not waited for
-    assert kit.verdict("WL344.STATE.WAITING", tr).status == "violated"
-
-
-def test_a_clock_step_logged_after_a_sample_in_its_own_microsecond_did_not_move_its_wait(kit):
-    # A campaign's model Trace: B's SHOW SLAVE STATUS at 7.399999 s (waiting, 19 s left), then in the
-    # same µs its clock steps an hour on. The wait the sample shows was counted on the clock before.
-    header, obs = load_trace(REPO / "tests/properties/traces/mariadb-model-clock-step-after-a-sample.jsonl")
-    tr = Trace(header, [{k: x for k, x in o.items() if k != "_line"} for o in obs])  # numbered as they stand
-    sample = tr.first("status", node="B", t=7_399_999)
-    step = tr.first("clock_step", node="B", t=7_399_999)
-    assert (sample["Slave_SQL_Running_State"], sample["SQL_Remaining_Delay"]) == (STATE_WAITING, 19) and tr.index(sample) < tr.index(step)
-    for requirement in ("WL344.STATE.WAITING", "WL344.SSS.REMAINING"):
-        assert kit.verdict(requirement, tr).status == PASS
-    sample.update(Slave_SQL_Running_State=STATE_IDLE, SQL_Remaining_Delay=None)  # as if the step had ended the wait
-    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, sample, "but it is delaying")
