@@ -1,0 +1,240 @@
+"""The semi-sync properties on the campaigns' findings: what each property got wrong (corpus/finding-*,
+a polled server's resolution, a status that switched between samples) and that it still catches the
+fault next to it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import assert_witness
+from test_model_semisync import N_VAR, master, semisync_replica
+from test_properties_semisync import AS, MS, US, ack_before_relay, add, commit_before_ack, sample
+
+from replcheck import io
+from replcheck.generate import families_for, generate
+from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
+from replcheck.properties.judge import judge
+from replcheck.results import caught
+from replcheck.systems import get
+
+# -- campaign findings (corpus/finding-*): what the property got wrong, and that it still bites -----
+def test_an_earlier_timeout_or_the_dba_ends_a_wait_with_no_slave(kit):
+    # No semi-sync replica, wait_no_slave ON, timeout 2 s: t2's timeout at 2 s switches OFF, which
+    # ends t3's wait after 1 s (corpus/finding-wait-no-slave-returns-at-once); disabling semi-sync
+    # at 5.5 s (after an OFF/ON at 3 s, 4 s) ends t4's wait after 0.5 s.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t2"}, {"at": US, "op": "trx", "node": "A", "trx": "t3"},
+           {"at": 3 * US, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": False},
+           {"at": 4 * US, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": True},
+           {"at": 5 * US, "op": "trx", "node": "A", "trx": "t4"},
+           {"at": 5_500_000, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": False}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=2000)], [], ops, sample_every_us=US, end_us=8 * US)
+    tr = kit.run(AS, h)
+    assert [tr.first("commit", node="A", trx=t)["t"] for t in ("t2", "t3", "t4")] == [2 * US, 2 * US, 5_500_000]
+    assert kit.verdict("WL1720.WAIT_NO_SLAVE", tr).status == PASS
+    # t3 returning at 1.5 s, before anything ended the waits, is still caught.
+    early = tr.retime(tr.first("commit", node="A", trx="t3"), 1_500_000)
+    assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, early, "t3 returned after 0.5 s with no semi-sync replica")
+
+
+def after_n_raised_history(k) -> dict:
+    # t1 times out (B's ack needs 0.8 s), becomes visible while OFF; B's ack switches ON again at
+    # 0.8 s; wait_for_slave_count is then raised to 3 and a session reads t1.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t1"},
+           {"at": 804_767, "op": "set_global", "node": "A", "variable": N_VAR, "value": 3},
+           {"at": 804_767, "op": "read", "node": "A"}]
+    return k.make_history([master(rpl_semi_sync_master_timeout=500), semisync_replica("B"), "C"],
+                          [{"source": "A", "replica": "B", "latency_us": 400 * MS}, {"source": "A", "replica": "C", "latency_us": MS}],
+                          ops, sample_every_us=700 * MS, end_us=2 * US)
+
+
+def test_a_returned_commit_stays_visible_when_n_is_raised(kit):
+    # corpus/finding-after-sync-visible-after-restart: the read after the commit returned is not
+    # a read of a waiting transaction.
+    tr = kit.run(AS, after_n_raised_history(kit))
+    assert tr.first("read", node="A")["seen"] == ["t1"] and tr.first("commit", node="A", trx="t1")["semisync"] == "no"
+    assert kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", tr).status != VIOLATED
+    # A read of t1 during its wait, while ON and before any replica held it (C relays it at 1 ms),
+    # is still caught.
+    read = add(tr, {"t": 500, "kind": "read", "node": "A", "seen": ["t1"]})
+    assert_witness(kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", tr), tr, read, "a session on A read t1 at 0.0005 s while ON")
+
+
+def test_shutdown_after_lowering_n_released_the_waiter(kit):
+    # corpus/finding-shutdown-commits-without-ack: N = 2 with one semi-sync replica; lowering N to 1
+    # releases t1 on B's ack (WL#7169, peer S5), just before a shutdown at the same instant.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t1"},
+           {"at": 150 * MS, "op": "set_global", "node": "A", "variable": N_VAR, "value": 1},
+           {"at": 150 * MS, "op": "shutdown", "node": "A"}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=60000, **{N_VAR: 2}), semisync_replica("B"), "C"],
+                         [{"source": "A", "replica": "B", "latency_us": 50 * MS}, {"source": "A", "replica": "C", "latency_us": 400 * MS}],
+                         ops, sample_every_us=US, end_us=US)
+    tr = kit.run(AS, h)
+    c = tr.first("commit", node="A", trx="t1")
+    assert (c["t"], c["semisync"]) == (150 * MS, "yes")
+    assert kit.verdict("MARIADB.SEMISYNC.SHUTDOWN", tr).status == PASS
+    # Without the SET GLOBAL, N stays 2 and B's ack alone does not make the release at shutdown right.
+    tr.drop(tr.first("stmt", node="A", op="set_global", variable=N_VAR))
+    assert_witness(kit.verdict("MARIADB.SEMISYNC.SHUTDOWN", tr), tr, c, "shutdown of A returned t1 as committed without acks")
+
+
+def test_disabling_just_before_a_shutdown_is_no_release_by_the_shutdown(kit):
+    # corpus/finding-shutdown-after-dba-disable: SET GLOBAL enabled = 0 ends t2's wait (async,
+    # no_tx) at 5 ms, and the shutdown at that instant finds no waiter.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t2"},
+           {"at": 5 * MS, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": False},
+           {"at": 5 * MS, "op": "shutdown", "node": "A"}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=500), semisync_replica("B")],
+                         [{"source": "A", "replica": "B", "latency_us": 50 * MS}], ops, sample_every_us=US, end_us=US)
+    tr = kit.run(AS, h)
+    c = tr.first("commit", node="A", trx="t2")
+    assert (c["t"], c["semisync"], c.get("errno")) == (5 * MS, "no", None)
+    assert kit.verdict("MARIADB.SEMISYNC.SHUTDOWN", tr).status != VIOLATED
+    # Without the SET GLOBAL (and the switch OFF it caused) the same return is the shutdown's doing.
+    tr.drop(tr.first("stmt", node="A", op="set_global"))
+    for o in tr.all("server_status", node="A", t=5 * MS):
+        tr.drop(o)
+    assert_witness(kit.verdict("MARIADB.SEMISYNC.SHUTDOWN", tr), tr, c, "shutdown of A returned t2 as committed without acks")
+
+
+def test_a_read_after_an_unacknowledged_commit_ended_is_not_protected(kit):
+    # corpus/finding-failover-read-of-async-commit: t2's wait ends with the shutdown's error; after
+    # the restart (semi-sync ON again) a session reads the recovered t2; A crashes and B, which
+    # never got t2, takes over. Only a read during the wait makes t2 one the failover must keep.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t2"}, {"at": 5 * MS, "op": "shutdown", "node": "A"},
+           {"at": 5 * MS, "op": "restart", "node": "A"}, {"at": 5 * MS, "op": "read", "node": "A"},
+           {"at": 5 * MS, "op": "crash", "node": "A"}, {"at": 5 * MS, "op": "failover", "node": "B"}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=500), semisync_replica("B")],
+                         [{"source": "A", "replica": "B", "latency_us": 50 * MS}], ops, sample_every_us=US, end_us=US)
+    tr = kit.run(AS, h)
+    assert tr.first("read", node="A")["seen"] == ["t2"] and tr.first("commit", node="A", trx="t2")["semisync"] == "shutdown"
+    assert kit.verdict("WL6355.FAILOVER.NO_LOSS", tr).status != VIOLATED
+    # The same read during t2's wait (while ON, before the shutdown) is one the failover loses.
+    read = tr.retime(tr.first("read", node="A"), 1 * MS)
+    assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, read, "0-1-1 (read on A while ON) is missing on the new primary B")
+
+
+@pytest.mark.parametrize("resolution_us, status", [
+    (900_000, PASS),  # ins2 returned 0.798 s before the sample: a poll stamped after its read may miss it
+    (500_000, VIOLATED),  # outside a finer resolution it must be counted
+    (0, VIOLATED),  # a model's trace is exact
+])
+def test_a_polled_yes_tx_may_miss_a_commit_within_the_resolution_only(kit, resolution_us, status):
+    tr = kit.run(AS, "ss-counters")
+    tr.header["resolution_us"] = resolution_us
+    sample(tr, "A", 3 * US)["variables"]["Rpl_semi_sync_master_yes_tx"] -= 1
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == status
+
+
+def test_a_resolution_past_half_the_timeout_leaves_the_timeout_inconclusive(kit):
+    # ss-counters: one commit waits out the 5 s timeout. Sampled every 3 s, a trace cannot tell that
+    # wait from a prompt return: no pass and no violation can be claimed, only inconclusive.
+    tr = kit.run("model:wl7318", "ss-counters")
+    prop = kit.prop("WL1720.TIMEOUT.ASYNC")
+    assert prop.run(TraceView(tr.header, tr.obs)).status == "pass"
+    coarse = prop.run(TraceView({**tr.header, "resolution_us": 3_000_000}, tr.obs))
+    assert coarse.status == "inconclusive" and "cannot tell whether it timed out" in coarse.witnesses[0].message
+
+
+def test_a_relay_read_slowed_by_load_still_shows_the_event_before_its_ack(kit):
+    """A polled relay log stamps an event when the read that found it ended: under load that can be
+    later than the ack by more than the resolution. The read before it began at `since`, when the
+    event was not whole yet: written in (since, t]. An ack after `since` is no finding; one before
+    it (the event was not there when the earlier read began) still is."""
+    tr, ack = ack_before_relay(kit)  # the ack at 2000500, B's relay of ins0's last event after it
+    relay = next(r for r in tr.all("relay", node="B") if r.get("master_end") == 399)
+    assert kit.verdict("WL1720.ACK.RELAY", tr).status == VIOLATED
+    relay["since"] = ack["t"] - 1_000  # the read before began just before the ack
+    assert kit.verdict("WL1720.ACK.RELAY", tr).status == PASS
+    relay["since"] = ack["t"] + 1_000  # the read before began after the ack and did not find it
+    assert kit.verdict("WL1720.ACK.RELAY", tr).status == VIOLATED
+
+
+def _status_sample(tr, node: str, t: int, status: str) -> dict:
+    """A server_status sample of node at t, as the last one before it with the status set."""
+    last = [o for o in tr.all("server_status", node=node) if o["t"] <= t][-1]
+    return add(tr, {**last, "t": t, "variables": {**last["variables"], "Rpl_semi_sync_master_status": status}})
+
+
+@pytest.mark.parametrize("switch, status", [(None, VIOLATED), ("ON", VIOLATED), ("OFF", "inconclusive")])
+def test_a_return_without_holders_is_undecidable_when_the_status_switched_within_the_resolution(kit, switch, status):
+    # A loaded run (ss-counters on MariaDB, load 18): del1 returned 52 ms into its wait because
+    # another commit's timeout switched the status OFF, which the next sample showed 90 ms later,
+    # within the 1.1 s resolution. The trace cannot tell whether it returned while ON.
+    tr, _ = commit_before_ack(kit)
+    tr.header["resolution_us"] = 500
+    if switch:
+        _status_sample(tr, "A", 2 * US + 300, switch)
+    v = kit.verdict("WL1720.ACK.WAIT", tr)
+    assert v.status == status
+    if status == "inconclusive":
+        assert "cannot tell whether it was ON" in v.witnesses[0].message
+
+
+@pytest.mark.parametrize("resolution_us, status", [(0, VIOLATED), (300_000, PASS)])
+def test_a_commit_binlogged_while_the_status_switched_counts_as_either(kit, resolution_us, status):
+    # A loaded run: the status went ON (a replica caught up) between two samples, and a commit was
+    # binlogged and acknowledged in between; the server counted it in yes_tx. Sampled, it may have
+    # been ON or not: yes or no. Exact (a model), the trace says OFF, so yes_tx is one too many.
+    tr = kit.run(AS, "ss-counters")
+    c = tr.first("commit", node="A", trx="ins1")
+    b = [o for o in tr.all("binlog", node="A", trx="ins1")][0]
+    _status_sample(tr, "A", b["t"] - 1, "OFF")
+    _status_sample(tr, "A", c["t"] + 1, "ON")
+    tr.header["resolution_us"] = resolution_us
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == status
+
+
+def test_a_commit_quicker_than_the_timeout_did_not_time_out_whatever_the_resolution(kit):
+    # A loaded run (ss-wait-no-slave, resolution 2 s, timeout 1.1 s): a commit that returned 22 ms
+    # after it began cannot have waited out the timeout; TIMEOUT.LOG must not ask for its log line.
+    tr, ins0 = commit_before_ack(kit)  # returns unacknowledged, as soon as it began
+    prop = kit.prop("WL1720.TIMEOUT.LOG")
+    tr.header["resolution_us"] = 6 * US  # past the timeout: only the statement's own duration tells
+    assert prop.run(tr.view()).status == PASS
+    for line in tr.all("log", node="A"):
+        tr.drop(line)
+    v = prop.run(tr.view())  # ins500 waited the timeout out, and nothing was logged
+    assert v.status == VIOLATED and [w.message for w in v.witnesses] == [
+        "commit of ins500 on A timed out with no log naming a binlog position"]
+
+
+def test_flush_status_starts_the_transaction_counters_again(kit):
+    # rpl_semi_sync.result (suite scenario mdb-rpl_semi_sync-flush-status): no_tx 12 and yes_tx 15
+    # before FLUSH NO_WRITE_TO_BINLOG STATUS, 0 and 0 after; the counts after it are what follows.
+    ops = [{"at": t, "op": "trx", "node": "A", "trx": f"t{t}"} for t in (US, 3 * US // 2)]
+    ops += [{"at": 3 * US, "op": "flush_status", "node": "A"}, {"at": 4 * US, "op": "trx", "node": "A", "trx": "t4"}]
+    h = kit.make_history([master(), semisync_replica("B")], [{"source": "A", "replica": "B", "latency_us": MS}], ops,
+                         sample_every_us=US, end_us=6 * US)
+    tr = kit.run(AS, h)
+    assert [sample(tr, "A", t * US)["variables"]["Rpl_semi_sync_master_yes_tx"] for t in (2, 3, 5)] == [2, 0, 1]
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+    # a server that left its counters where they were at FLUSH STATUS
+    sample(tr, "A", 5 * US)["variables"]["Rpl_semi_sync_master_yes_tx"] = 3
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == VIOLATED
+
+
+def test_a_generated_history_catches_recovery_keeps_in_doubt():
+    # generator 12, seed 0, the semisync family: a crash with a commit in flight, the failover, then
+    # restart_as_replica; caught by its kill where its base model holds (bench/mutant_search.py: its
+    # first catch, History 4 up to generator 11, History 14 since generator 12 changed the family's draws).
+    system = get("mutant:recovery-keeps-in-doubt")
+    history = generate(0, 14, families_for("semisync"))
+    j = judge(system, history, system.declares.kills)
+    assert caught(j, judge(get(system.declares.base), history, system.declares.kills)), j.violations
+
+
+def test_a_commit_sent_to_no_replica_that_may_have_waited_may_be_counted_as_no():
+    # MariaDB 10.11, flt-semisync-unsent at load 25 (resolution 1.21 s): t2, sent to no semi-sync
+    # replica, waited out the timeout (MDEV-38486) and no_tx counted it, but its binlog write was
+    # stamped by the first poll that saw it, 0.77 s before it returned: within the resolution, as a
+    # commit that never waited. Its statement lasted 1.57 s, so it may have waited: no_tx may count
+    # it. A commit whose statement was no longer than the resolution may not.
+    header, obs = io.load_trace(Path(__file__).parent / "traces" / "mariadb-flt-semisync-unsent-waited-unseen.jsonl")
+    prop = next(p for p in PROPERTIES if p.requirement == "WL1720.COUNT.TX")
+    assert prop.run(TraceView(header, obs)).status == PASS
+    t2 = next(o for o in obs if o["kind"] == "commit" and o["trx"] == "t2")
+    assert t2["t"] - t2["start"] > header["resolution_us"]
+    t2["start"] = t2["t"] - header["resolution_us"] // 2
+    v = prop.run(TraceView(header, obs))
+    assert v.status == VIOLATED and "A at 4.303007 s: yes_tx, no_tx = (1, 2), the trace shows (1, 0) to (1, 1)" == v.witnesses[0].message
