@@ -123,7 +123,9 @@ class SemiSyncIndex:
         # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
         # for) is outside the semi-sync commit path and its counters: FILTER.SEMISYNC.UNSENT judges it.
         quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"]) and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us]
-        self.commits = [c for c in every if c not in quiet]
+        # A statement's own group in a non-transactional transaction does not wait (its COMMIT does,
+        # for the last group: wait_after_commit's is_real_trans, sql/semisync_master.cc).
+        self.commits = [c for c in every if c not in quiet and c["obs"].get("semisync") != "statement"]
         # Of those, on a polled trace, one whose statement lasted longer than the resolution may have
         # waited after all: its binlog write is stamped up to the resolution late (a commit counter
         # may count it; flt-semisync-unsent at load 25: t2 waited out MariaDB's timeout, MDEV-38486).

@@ -36,8 +36,9 @@ NOT_SKIPPED = frozenset({"ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_
 GTID_IN_INFO = re.compile(r"\b\d+-\d+-\d+\b")
 
 
-# The text of a statement trx_statement built, in a binlog event: the transaction's number.
-OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad(?:, u)?\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
+# The text of a statement trx_statement built, in a binlog event: the transaction's number, and its
+# statement's (part: a MyISAM transaction's statements are groups of their own).
+OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad(?:, u)?\) VALUES \((\d+), (?:(\d+)|NULL), |CREATE TABLE rc\.d(\d+) ")
 
 
 class Collector:
@@ -56,9 +57,12 @@ class Collector:
         logs: dict[str, list[dict]] = {}
         for node in self.run.node_ids:
             logs[node] = self._read_binlog(node)
+        parts: dict[int, dict[int, str]] = {}  # k -> its statements' groups in its origin's binlog, by part
         for events in logs.values():
             for ev in events:
-                k = ev.pop("_k", None)
+                k, part = ev.pop("_k", None), ev.pop("_part", 0)
+                if k is not None and k < len(self.run.trx_names) and self.run.by_server_id.get(ev["server_id"]) == self.run.origin_of[k]:
+                    parts.setdefault(k, {}).setdefault(part, ev["gtid"])
                 if (k is not None and k < len(self.run.trx_names) and k not in self.run.gtid_of and ev["gtid"]
                         and self.run.returned.get(k, (0, CR_SERVER_LOST))[1] is not None
                         and self.run.by_server_id.get(ev["server_id"]) == self.run.origin_of[k]):
@@ -67,7 +71,8 @@ class Collector:
                     self.run.gtid_of[k] = ev["gtid"]
                     if k in self.run.commits:
                         self.run.commits[k]["gtid"] = ev["gtid"]
-        trx_of_gtid = {g: self.run.trx_names[k] for k, g in self.run.gtid_of.items() if g}
+        statements = self._statement_groups(parts)
+        trx_of_gtid = {g: self.run.trx_names[k] for k, g in [*self.run.gtid_of.items(), *((k, g) for g, k in statements.items())] if g}
         k_of_gtid = {g: k for k, g in self.run.gtid_of.items() if g}
         for events in logs.values():
             for ev in events:
@@ -87,6 +92,7 @@ class Collector:
                 # binlog write comes before the engine commit (MariaDB's two-phase commit, log.cc).
                 k = k_of_gtid.get(g)
                 bounds = [self._logged_by(node, g), self.run.seen.get((node, k)), self.run.read_seen.get((node, k))]
+                k = statements.get(g, k)  # a later statement's group: its row is not the one polled
                 bounds += [at.get((r, g)) for r in replicas]
                 if self.run.by_server_id.get(ev["server_id"]) == node and k in self.run.returned:
                     bounds.append(self.run.returned[k][0])
@@ -134,7 +140,55 @@ class Collector:
                     last = max(last, ev["written"][0])
                 self.run.emit("binlog", node, last, **ev)
         self._emit_applies()
+        self._emit_statement_applies(logs, parts, statements)
         self._emit_skips()
+
+    def _emit_statement_applies(self, logs: dict[str, list[dict]], parts: dict[int, dict[int, str]],
+                                statements: dict[str, int]) -> None:
+        """Each later statement group of a MyISAM transaction becomes visible, and is applied on a
+        replica, when a poll first found its row (the polls' relay-log place then)."""
+        for (node, k, part), (t, (relay_file, relay_pos)) in sorted(self.run.seen_parts.items(), key=lambda x: x[1][0]):
+            if (g := parts.get(k, {}).get(part)) not in statements:
+                continue
+            origin = self.run.origin_of[k]
+            if node == origin and self.run.returned.get(k, (t, CR_SERVER_LOST))[1] != CR_SERVER_LOST:
+                t = min(t, self.run.returned[k][0])  # visible once its COMMIT returned
+            self.run.emit("visible", node, t, trx=self.run.trx_names[k], gtid=g)
+            if node == origin or (src := self.run.sources.get((node, None))) is None:
+                continue
+            with self.run.lock:
+                relayed = [o for _, _, o in self.run.obs if o["kind"] == "relay" and o["node"] == node and o["gtid"] == g]
+            for b in (ev for ev in logs.get(origin, []) if ev["gtid"] == g):
+                # where it was read: its copy relayed by then (stamped up to a poll late: else the first)
+                copies = [r for r in relayed if r["idx"] == b["idx"]]
+                r = next((c for c in reversed(copies) if c["t"] <= t), copies[0] if copies else None)
+                self.run.emit("apply", node, t, source=src, type=b["type"], trx=b["trx"], idx=b["idx"], last=b["last"],
+                              gtid=g, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,
+                              relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
+
+    def _statement_groups(self, parts: dict[int, dict[int, str]]) -> dict[str, int]:
+        """A non-transactional transaction's statements are binlogged each at its end as a group of its
+        own (the statement cache: binlog_commit_flush_stmt_cache, sql/log.cc), and @@last_gtid names
+        the last. The transaction is its first statement's group, whose row the polls count; each
+        other group gets the commit its statement returned (placed when the COMMIT did, no later).
+        Returns those other groups' transaction numbers, by GTID."""
+        later: dict[str, int] = {}
+        for k, groups in parts.items():
+            if len(set(groups.values())) < 2 or k not in self.run.commits:
+                continue
+            commit = self.run.commits[k]  # the COMMIT's answer: its last group's (@@last_gtid)
+            self.run.gtid_of[k] = groups[min(groups)]
+            variables = self.run.history["header"]["topology"]["nodes"][self.run.node_ids.index(commit["node"])].get("variables", {})
+            # AFTER_COMMIT waits at the transaction's end only (is_real_trans, Repl_semi_sync_master::wait_after_commit)
+            statement = "statement" if variables.get("rpl_semi_sync_master_enabled") and variables.get(
+                "rpl_semi_sync_master_wait_point", "AFTER_COMMIT") == "AFTER_COMMIT" else None
+            fields = {f: v for f, v in commit.items() if f not in ("t", "kind", "node", "gtid", "semisync", "errno", "message")}
+            for g in dict.fromkeys(g for _, g in sorted(groups.items())):
+                if g != self.run.gtid_of[k]:
+                    later[g] = k
+                if g != commit["gtid"]:
+                    self.run.emit("commit", commit["node"], commit["t"], **fields, gtid=g, semisync=statement)
+        return later
 
     def binlog_files(self, node: str) -> list[str]:
         c = self.run.cluster
@@ -187,7 +241,7 @@ class Collector:
             elif group and etype not in NOT_IN_GROUP:
                 ev.update(gtid=group[0]["gtid"], idx=len(group))
                 if etype in ("Annotate_rows", "Query") and (m := OWN_TEXT.search(info or "")):
-                    ev["_k"] = int(m.group(1) or m.group(2))
+                    ev["_k"], ev["_part"] = int(m.group(1) or m.group(3)), int(m.group(2) or 0)
                 group.append(ev)
             else:
                 _close_group(group)
