@@ -42,8 +42,16 @@ class Applier(Component):
         if ch.applied_in_group:
             g = ch.relay[ch.group_start].ev
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
+        parallel = self.workers.running(ch)
         self.workers.stop(ch, reason)
         ch.sql_pos = ch.group_start
+        if parallel and reason != "crash" and self.mech.parallel_stop_rewinds and self.receiver.gtid_replica(ch) \
+                and len(ch.node.slave_gtids) > 1:
+            # "we may stop with different domains at different positions in the relay log": the place
+            # becomes the start of the relay log in use, and the next start passes over by GTID what
+            # is committed (handle_slave_sql's exit, sql/slave.cc; process_gtid_for_restart_pos)
+            file = ch.relay[min(ch.group_start, len(ch.relay) - 1)].file if ch.relay else None
+            ch.sql_pos = ch.group_start = next((i for i, e in enumerate(ch.relay) if e.file == file), ch.group_start)
         ch.applied_in_group = 0
         ch.sql_running = False
         ch.state = "stopped"

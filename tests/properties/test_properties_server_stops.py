@@ -1,0 +1,42 @@
+"""Stops judged on real servers' Traces (corpus/server). stop-after-an-ignored-group: a group B's
+filters keep out arrived between its last status sample and STOP SLAVE SQL_THREAD, and the SQL thread
+passed it before the stop took effect; a server's Trace cannot show that pass ("filtered" is
+unobserved), so the moved position is no WL344.STOP.NO_EXEC violation there. incidents-back-to-back:
+a stop that names no relay-log place is the first unskipped incident's (WL3464.HOLD).""""
+from __future__ import annotations
+
+from replcheck import io
+from replcheck.properties.core import VIOLATED
+from conftest import REPO, Trace
+
+KEPT = REPO / "corpus" / "server" / "stop-after-an-ignored-group.trace.jsonl"
+
+
+def _trace(unobserved: list[str]) -> Trace:
+    header, obs = io.load_trace(KEPT)
+    return Trace({**header, "unobserved": unobserved}, [{k: x for k, x in o.items() if k != "_line"} for o in obs])
+
+
+def test_a_filtered_group_passed_before_the_stop_moves_the_position(kit):
+    header, _ = io.load_trace(KEPT)
+    assert "filtered" in header["unobserved"]
+    assert kit.verdict("WL344.STOP.NO_EXEC", _trace(header["unobserved"])).status != VIOLATED
+
+
+def test_a_trace_that_shows_filtering_must_show_the_pass(kit):
+    header, _ = io.load_trace(KEPT)
+    v = kit.verdict("WL344.STOP.NO_EXEC", _trace([k for k in header["unobserved"] if k != "filtered"]))
+    assert v.status == VIOLATED and any("moved B from Relay_Log_Pos 2929 to 3165" in w.message for w in v.witnesses)
+
+
+def test_a_stop_at_the_first_of_two_incidents_is_judged_at_the_first(kit):
+    # corpus/server/incidents-back-to-back: B relayed incidents at relay.000002:666 and :723 and
+    # stopped at the first; a real server's stop names no relay-log place
+    header, obs = io.load_trace(REPO / "corpus" / "server" / "incidents-back-to-back.trace.jsonl")
+    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    assert kit.verdict("WL3464.HOLD", Trace(header, obs)).status != VIOLATED
+    stop = next(o for o in obs if o["kind"] == "sql_stop" and o.get("errno") == 1590)
+    moved = [{**o, "Relay_Log_Pos": 700} if o["kind"] == "status" and o["node"] == "B" and o["t"] > stop["t"]
+             and o["Slave_SQL_Running"] == "No" else o for o in obs]
+    v = kit.verdict("WL3464.HOLD", Trace(header, moved))
+    assert v.status == VIOLATED and any("Relay_Log_Pos 700" in w.message and "incident is at 666" in w.message for w in v.witnesses)
