@@ -2,7 +2,7 @@
 filters keep out arrived between its last status sample and STOP SLAVE SQL_THREAD, and the SQL thread
 passed it before the stop took effect; a server's Trace cannot show that pass ("filtered" is
 unobserved), so the moved position is no WL344.STOP.NO_EXEC violation there. incidents-back-to-back:
-a stop that names no relay-log place is the first unskipped incident's (WL3464.HOLD).""""
+a stop that names no relay-log place is the first unskipped incident's (WL3464.HOLD)."""
 from __future__ import annotations
 
 from replcheck import io
