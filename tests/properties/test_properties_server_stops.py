@@ -2,7 +2,8 @@
 filters keep out arrived between its last status sample and STOP SLAVE SQL_THREAD, and the SQL thread
 passed it before the stop took effect; a server's Trace cannot show that pass ("filtered" is
 unobserved), so the moved position is no WL344.STOP.NO_EXEC violation there. incidents-back-to-back:
-a stop that names no relay-log place is the first unskipped incident's (WL3464.HOLD)."""
+a stop that names no relay-log place is the first unskipped incident's (WL3464.HOLD).
+semisync-waits-with-no-replica: a semi-sync master's commit is not WL344.MASTER.UNAFFECTED's to judge."""
 from __future__ import annotations
 
 from replcheck import io
@@ -40,3 +41,15 @@ def test_a_stop_at_the_first_of_two_incidents_is_judged_at_the_first(kit):
              and o["Slave_SQL_Running"] == "No" else o for o in obs]
     v = kit.verdict("WL3464.HOLD", Trace(header, moved))
     assert v.status == VIOLATED and any("Relay_Log_Pos 700" in w.message and "incident is at 666" in w.message for w in v.witnesses)
+
+
+def test_a_semi_sync_master_s_commit_is_the_semi_sync_properties_to_judge(kit):
+    # corpus/server/semisync-waits-with-no-replica: t1 and t2 waited out the timeout together
+    header, obs = io.load_trace(REPO / "corpus" / "server" / "semisync-waits-with-no-replica.trace.jsonl")
+    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    assert kit.verdict("WL344.MASTER.UNAFFECTED", Trace(header, obs)).status != VIOLATED
+    nodes = [{**n, "variables": {k: x for k, x in n.get("variables", {}).items() if k != "rpl_semi_sync_master_enabled"}}
+             for n in header["topology"]["nodes"]]
+    plain = {**header, "topology": {**header["topology"], "nodes": nodes}}
+    v = kit.verdict("WL344.MASTER.UNAFFECTED", Trace(plain, obs))
+    assert v.status == VIOLATED and any("commit of t1 returned at" in w.message for w in v.witnesses)
