@@ -1,4 +1,4 @@
-"""A parallel GTID replica's SQL thread stopped with several domains in gtid_slave_pos: MariaDB
+"""A parallel GTID replica's SQL thread stopped (by STOP SLAVE or at an incident) with several domains in gtid_slave_pos: MariaDB
 moves its place back to the start of the relay log in use and reads from there at the next start,
 passing over by GTID what each domain committed (handle_slave_sql's exit, sql/slave.cc:
 restart_gtid_pos; process_gtid_for_restart_pos, sql/rpl_parallel.cc); MySQL keeps its place."""
@@ -33,3 +33,14 @@ def test_one_domain_keeps_its_place(kit):
         op.pop("domain", None)
     tr = kit.run("model:mariadb-10.11", h)
     assert _after_stop(tr)["Relay_Log_Pos"] > 4 and not tr.all("skip", node="B")
+
+
+@pytest.mark.parametrize("system,rewinds", [("model:mariadb-10.11", True), ("model:mysql-5.7", False)])
+def test_a_parallel_replica_with_two_domains_stopped_at_an_incident(kit, system, rewinds):
+    tr = kit.run(system, "mdb-parallel-incident-two-domains")
+    stop = tr.first("sql_stop", node="B")
+    assert stop["errno"] == 1590
+    incident = tr.first("relay", node="B", type="INCIDENT_EVENT")
+    held = [s["Relay_Log_Pos"] for s in tr.all("status", node="B") if s["t"] > stop["t"]]
+    assert held and set(held) == ({4} if rewinds else {incident["pos"]})
+    assert kit.verdict("WL3464.HOLD", tr).status == (VIOLATED if rewinds else PASS)
