@@ -1,9 +1,10 @@
-"""Stops judged on real servers' Traces (corpus/server). stop-after-an-ignored-group: a group B's
+"""Properties judged on real servers' Traces (corpus/server). stop-after-an-ignored-group: a group B's
 filters keep out arrived between its last status sample and STOP SLAVE SQL_THREAD, and the SQL thread
 passed it before the stop took effect; a server's Trace cannot show that pass ("filtered" is
 unobserved), so the moved position is no WL344.STOP.NO_EXEC violation there. incidents-back-to-back:
 a stop that names no relay-log place is the first unskipped incident's (WL3464.HOLD).
-semisync-waits-with-no-replica: a semi-sync master's commit is not WL344.MASTER.UNAFFECTED's to judge."""
+semisync-waits-with-no-replica: a semi-sync master's commit is not WL344.MASTER.UNAFFECTED's to judge.
+replica-reconnects-after-source-restart: a source's restart just before a write delays the relay."""
 from __future__ import annotations
 
 from replcheck import io
@@ -53,3 +54,14 @@ def test_a_semi_sync_master_s_commit_is_the_semi_sync_properties_to_judge(kit):
     plain = {**header, "topology": {**header["topology"], "nodes": nodes}}
     v = kit.verdict("WL344.MASTER.UNAFFECTED", Trace(plain, obs))
     assert v.status == VIOLATED and any("commit of t1 returned at" in w.message for w in v.witnesses)
+
+
+def test_a_replica_reconnecting_to_a_restarted_source_relays_late(kit):
+    # corpus/server/replica-reconnects-after-source-restart: A restarted, committed t1 at once, and
+    # B's IO thread came back at its next connect retry
+    header, obs = io.load_trace(REPO / "corpus" / "server" / "replica-reconnects-after-source-restart.trace.jsonl")
+    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    assert kit.verdict("WL344.IO.UNAFFECTED", Trace(header, obs)).status != VIOLATED
+    undisturbed = [o for o in obs if not (o["node"] == "A" and o["kind"] in ("restart", "shutdown", "crash"))]
+    v = kit.verdict("WL344.IO.UNAFFECTED", Trace(header, undisturbed))
+    assert v.status == VIOLATED and any("B relayed GTID_LOG_EVENT of t1" in w.message for w in v.witnesses)
