@@ -422,6 +422,7 @@ class Collector:
             purges = [o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
                       and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None]
             purges += [o["t"] for o in obs if o["kind"] == "relay_log_recovery" and o["node"] == node and "connection" not in o]
+            purges += self.run.relay_purges.get((node, None), [])  # also a restart's GTID start that threw nothing unapplied away
             purge = min((t for t in purges if t > note["t"]), default=None)
             relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and "connection" not in o
                       and (purge is None or o["t"] < purge)]

@@ -261,6 +261,7 @@ class Observer:
         while dropped < len(relayed) and (relayed[-1 - dropped]["file"], relayed[-1 - dropped]["pos"]) >= place:
             dropped += 1
         self._unapplied.pop(link, None)
+        self.run.relay_purges.setdefault(link, []).append(t)  # relay-log names begin again (collect.py's skips)
         if dropped or reason != "gtid":  # as the models emit it: a GTID start's only where it threw something away
             self.run.emit("relay_log_recovery", link[0], t, dropped=dropped, reason=reason, **V.tagged(link[1]))
 

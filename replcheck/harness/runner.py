@@ -139,6 +139,7 @@ class Runner:
         # (node, k, part) -> first time present and the SQL thread's relay-log place then: the row of
         # a later statement of a MyISAM transaction (a replica with named connections: not followed)
         self.seen_parts: dict[tuple[str, int, int], tuple[int, tuple[str, int]]] = {}
+        self.relay_purges: dict[Link, list[int]] = {}  # when each channel's relay logs were thrown away
         self.seen_src: dict[tuple[str, int], str | None] = {}  # the node's source then (failover changes it)
         self.commits: dict[int, dict] = {}  # k -> its commit observation
         self.binlog_pos: dict[str, list[tuple[int, dict[str, int]]]] = {}  # node -> (poll time, gtid_binlog_pos)

@@ -1,0 +1,37 @@
+"""The skips SQL_SLAVE_SKIP_COUNTER made, read from the server's note (collect.py): a restart whose
+GTID start threw the relay logs away begins their names again, whether or not it threw anything
+unapplied away, so the walk back from the note's new position stays in the life the note names."""
+from __future__ import annotations
+
+from replcheck.harness import runner as R
+
+B = ("B", None)
+
+
+def _history() -> dict:
+    return {"header": {"schema": "replcheck.history/1", "name": "t",
+                       "topology": {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B"}]}},
+            "ops": []}
+
+
+def test_a_restart_that_purged_nothing_unapplied_still_begins_the_relay_log_names_again():
+    # a campaign's parallel History: t11 skipped by a counter of 3, then B restarted by GTID and
+    # fetched again into relay.000001
+    r = R.Runner(_history())
+    r.relay_logs[B] = object()
+
+    def relay(t, file, pos, etype, trx=None):
+        r.emit("relay", "B", t, source="A", type=etype, trx=trx, idx=0, last=etype == "XID_EVENT", gtid="0-1-1" if trx else None,
+               server_id=1, when=1, ict=None, file=file, pos=pos, master_file="bin.000001", master_end=pos)
+    relay(20, "relay.000002", 3697, "XID_EVENT", "t10")
+    for pos, etype in [(3728, "GTID_LOG_EVENT"), (3770, "QUERY_EVENT"), (3920, "XID_EVENT")]:
+        relay(21, "relay.000002", pos, etype, "t11")
+    r.emit("log", "B", 39, level="Note", message="'SQL_SLAVE_SKIP_COUNTER=3' executed at relay_log_file='./relay.000002', "
+           "relay_log_pos='3728', master_log_name='bin.000001', master_log_pos='3628', GTID '1-1-10';  and new position at "
+           "relay_log_file='./relay.000002', relay_log_pos='3951', master_log_name='bin.000001', master_log_pos='3851', GTID '0-1-1'")
+    r.emit("restart", "B", 42)
+    r.observer.relay_purged(B, 42, {"Relay_Log_File": "relay.000002", "Relay_Log_Pos": "3951"})  # nothing unapplied
+    relay(43, "relay.000001", 256, "ROTATE_EVENT")  # the next life of the names
+    r.collector._emit_skips()
+    assert [(o["type"], o["trx"]) for _, _, o in r.obs if o["kind"] == "skip"] == [
+        ("GTID_LOG_EVENT", "t11"), ("QUERY_EVENT", "t11"), ("XID_EVENT", "t11")]
