@@ -135,9 +135,9 @@ class Source(Component):
             events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
         # the GTID is taken before the write, which may wait for space (MariaDB shows it in
         # @@gtid_binlog_pos meanwhile); the group's events keep their statements' times
-        if not self.waits_for_binlog(node, self._write_group, node, node.incarnation, trx, gtid, events, ids,
-                                     {**ids, **shown, **failed}, starts[0], skip):
-            self._write_group(node, node.incarnation, trx, gtid, events, ids, {**ids, **shown, **failed}, starts[0], skip)
+        write = (node, node.incarnation, trx, gtid, events, ids, {**ids, **shown, **failed}, starts[0], skip)
+        if not self.waits_for_binlog(node, self._write_group, *write):
+            self._write_group(*write)
 
     def _write_group(self, node: Node, incarnation: int, trx: str, gtid: str, events: list[Event], ids: dict,
                      fields: dict, start: int, skip: bool) -> None:
