@@ -4,7 +4,8 @@ passed it before the stop took effect; a server's Trace cannot show that pass ("
 unobserved), so the moved position is no WL344.STOP.NO_EXEC violation there. incidents-back-to-back:
 a stop that names no relay-log place is the first unskipped incident's (WL3464.HOLD).
 semisync-waits-with-no-replica: a semi-sync master's commit is not WL344.MASTER.UNAFFECTED's to judge.
-replica-reconnects-after-source-restart: a source's restart just before a write delays the relay."""
+replica-reconnects-after-source-restart: a source's restart just before a write delays the relay.
+unsent-commits-released-by-a-later-ack: WL1720.COUNT.TX's unsent commits may be yes_tx's."""
 from __future__ import annotations
 
 from replcheck import io
@@ -65,3 +66,14 @@ def test_a_replica_reconnecting_to_a_restarted_source_relays_late(kit):
     undisturbed = [o for o in obs if not (o["node"] == "A" and o["kind"] in ("restart", "shutdown", "crash"))]
     v = kit.verdict("WL344.IO.UNAFFECTED", Trace(header, undisturbed))
     assert v.status == VIOLATED and any("B relayed GTID_LOG_EVENT of t1" in w.message for w in v.witnesses)
+
+
+def test_an_unsent_commit_released_by_a_later_ack_is_counted_yes(kit):
+    # corpus/server/unsent-commits-released-by-a-later-ack: t1 and t2 (marked, sent to no semi-sync
+    # replica) were released by B's ack of t3's place, and yes_tx counted them
+    header, obs = io.load_trace(REPO / "corpus" / "server" / "unsent-commits-released-by-a-later-ack.trace.jsonl")
+    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    assert kit.verdict("WL1720.COUNT.TX", Trace(header, obs)).status != VIOLATED
+    unacked = [o for o in obs if not (o["kind"] == "ack" and o["pos"] == 1106)]
+    v = kit.verdict("WL1720.COUNT.TX", Trace(header, unacked))
+    assert v.status == VIOLATED and any("yes_tx, no_tx = (4, 0)" in w.message for w in v.witnesses)
