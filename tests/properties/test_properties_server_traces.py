@@ -5,7 +5,8 @@ unobserved), so the moved position is no WL344.STOP.NO_EXEC violation there. inc
 a stop that names no relay-log place is the first unskipped incident's (WL3464.HOLD).
 semisync-waits-with-no-replica: a semi-sync master's commit is not WL344.MASTER.UNAFFECTED's to judge.
 replica-reconnects-after-source-restart: a source's restart just before a write delays the relay.
-unsent-commits-released-by-a-later-ack: WL1720.COUNT.TX's unsent commits may be yes_tx's."""
+unsent-commits-released-by-a-later-ack: WL1720.COUNT.TX's unsent commits may be yes_tx's.
+filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_slave_pos from its binlog write."""
 from __future__ import annotations
 
 from replcheck import io
@@ -77,3 +78,14 @@ def test_an_unsent_commit_released_by_a_later_ack_is_counted_yes(kit):
     unacked = [o for o in obs if not (o["kind"] == "ack" and o["pos"] == 1106)]
     v = kit.verdict("WL1720.COUNT.TX", Trace(header, unacked))
     assert v.status == VIOLATED and any("yes_tx, no_tx = (4, 0)" in w.message for w in v.witnesses)
+
+
+def test_a_filtered_group_counts_from_its_binlog_write(kit):
+    # corpus/server/filtered-group-passed-before-its-commit-returned: B filters everything; t3's
+    # commit waited 0.5 s for semi-sync while B had passed its group already
+    header, obs = io.load_trace(REPO / "corpus" / "server" / "filtered-group-passed-before-its-commit-returned.trace.jsonl")
+    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", Trace(header, obs)).status != VIOLATED
+    unwritten = [o for o in obs if not (o["kind"] == "binlog" and o.get("trx") == "t3")]
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", Trace(header, unwritten))
+    assert v.status == VIOLATED and any("gtid_slave_pos '0-1-3'" in w.message for w in v.witnesses)
