@@ -403,41 +403,68 @@ class Collector:
     def _emit_skips(self) -> None:
         """The events SQL_SLAVE_SKIP_COUNTER passed over, at the note that says so: the relay
         observations from where the skipping began up to the new position, in the relay log the
-        note names. A purge starts the relay logs' names again: walking back from the new position,
-        places only decrease within one relay log's life, so the walk ends where they do not."""
+        note names. A counter still running when the run ended wrote no note (_unfinished_skips)."""
         with self.run.lock:
             obs = [o for _, _, o in sorted(self.run.obs, key=lambda x: x[:2])]
         # SQL_SLAVE_SKIP_COUNTER of a replica's one unnamed connection (a named one's is @@default_master_connection's)
         for note in [o for o in obs if o["kind"] == "log" and (o["node"], None) in self.run.relay_logs]:
-            if not (m := SKIP_LOG.match(note["message"])):
-                continue
-            node = note["node"]
-            begin = (os.path.basename(m.group(1)), int(m.group(2)))
-            end = (os.path.basename(m.group(3)), int(m.group(4)))
-            # What was relayed before the relay logs were next purged: after that, names start again.
-            # (Not "by the read after the note": the note's time is the error log's whole second, and
-            # under load the events it passed over were read at later polls: none were found.)
-            # A purge that began after the note was read; the START SLAVE before the skip may return later.
-            # A restart with relay_log_recovery purges them too (observed as relay_log_recovery, not a statement).
-            purges = [o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
-                      and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None]
-            purges += [o["t"] for o in obs if o["kind"] == "relay_log_recovery" and o["node"] == node and "connection" not in o]
-            purges += self.run.relay_purges.get((node, None), [])  # also a restart's GTID start that threw nothing unapplied away
-            purge = min((t for t in purges if t > note["t"]), default=None)
-            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and "connection" not in o
-                      and (purge is None or o["t"] < purge)]
-            skipped: list[dict] = []
-            for r in reversed(relays):
-                place = (r["file"], r["pos"])
-                if not skipped and place >= end:
-                    continue  # after the new position (relayed later, or a purged file of that name)
-                if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
-                    break
-                skipped.append(r)
-            for r in reversed(skipped):
-                if r["type"] not in NOT_SKIPPED:
-                    self.run.emit("skip", node, note["t"], trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],
+            if m := SKIP_LOG.match(note["message"]):
+                self._emit_passed(obs, note["node"], note["t"], (os.path.basename(m.group(1)), int(m.group(2))),
+                                  (os.path.basename(m.group(3)), int(m.group(4))))
+        self._unfinished_skips(obs)
+
+    def _emit_passed(self, obs: list[dict], node: str, t: int, begin: tuple[str, int], end: tuple[str, int]) -> None:
+        """The skips of the events relayed between two relay-log places, as of t. A purge starts the
+        relay logs' names again: walking back from the new position, places only decrease within one
+        relay log's life, so the walk ends where they do not."""
+        # What was relayed before the relay logs were next purged: after that, names start again.
+        # (Not "by the read after the note": the note's time is the error log's whole second, and
+        # under load the events it passed over were read at later polls: none were found.)
+        # A purge that began after the note was read; the START SLAVE before the skip may return later.
+        # A restart with relay_log_recovery purges them too (observed as relay_log_recovery, not a statement).
+        purges = [o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
+                  and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None]
+        purges += [o["t"] for o in obs if o["kind"] == "relay_log_recovery" and o["node"] == node and "connection" not in o]
+        purges += self.run.relay_purges.get((node, None), [])  # also a restart's GTID start that threw nothing unapplied away
+        purge = min((p for p in purges if p > t), default=None)
+        relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and "connection" not in o
+                  and (purge is None or o["t"] < purge)]
+        skipped: list[dict] = []
+        for r in reversed(relays):
+            place = (r["file"], r["pos"])
+            if not skipped and place >= end:
+                continue  # after the new position (relayed later, or a purged file of that name)
+            if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
+                break
+            skipped.append(r)
+        for r in reversed(skipped):
+            if r["type"] not in NOT_SKIPPED:
+                self.run.emit("skip", node, t, trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],
                               reason="sql_slave_skip_counter", relay_file=r["file"], relay_pos=r["pos"])
+
+    def _unfinished_skips(self, obs: list[dict]) -> None:
+        """handle_slave_sql (sql/slave.cc) writes its note only once the counter runs out: a counter
+        still above 0 at the run's end skipped what lies between the place before its START SLAVE and
+        the place the last sample shows, if that sample's Skip_Counter is below the value set and the
+        node neither went down nor had its counter set again since (a campaign's B skipped t2 so)."""
+        for node in {o["node"] for o in obs if (o["node"], None) in self.run.relay_logs}:
+            sets = [o for o in obs if o["kind"] == "stmt" and o["node"] == node and o["op"] == "set_global"
+                    and o.get("variable") == "sql_slave_skip_counter" and o.get("errno") is None and "connection" not in o]
+            if not sets:
+                continue
+            start = next((o for o in obs if o["kind"] == "stmt" and o["node"] == node and o["op"] == "start_slave"
+                          and o.get("errno") is None and o["t"] >= sets[-1]["t"] and "connection" not in o), None)
+            samples = [o for o in obs if o["kind"] == "status" and o["node"] == node and "connection" not in o]
+            before = [o for o in samples if o["t"] <= sets[-1]["t"]]
+            if start is None or not before or samples[-1]["t"] <= start["t"]:
+                continue
+            last = samples[-1]
+            ended = any(o["node"] == node and start["t"] <= o["t"] and (o["kind"] in ("crash", "shutdown", "restart") or (
+                o["kind"] == "log" and SKIP_LOG.match(o.get("message", "")))) for o in obs)
+            if ended or (last.get("Skip_Counter") or 0) >= int(sets[-1].get("value") or 0):
+                continue
+            self._emit_passed(obs, node, last["t"], (before[-1]["Relay_Log_File"], before[-1]["Relay_Log_Pos"]),
+                              (last["Relay_Log_File"], last["Relay_Log_Pos"]))
 
     def emit_data(self, t: int) -> None:
         c = self.run.cluster

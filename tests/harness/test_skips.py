@@ -1,4 +1,5 @@
-"""The skips SQL_SLAVE_SKIP_COUNTER made, read from the server's note (collect.py): a restart whose
+"""The skips SQL_SLAVE_SKIP_COUNTER made, read from the server's note (collect.py), or from the last
+sample when the counter had not run out by the end. A restart whose
 GTID start threw the relay logs away begins their names again, whether or not it threw anything
 unapplied away, so the walk back from the note's new position stays in the life the note names."""
 from __future__ import annotations
@@ -35,3 +36,35 @@ def test_a_restart_that_purged_nothing_unapplied_still_begins_the_relay_log_name
     r.collector._emit_skips()
     assert [(o["type"], o["trx"]) for _, _, o in r.obs if o["kind"] == "skip"] == [
         ("GTID_LOG_EVENT", "t11"), ("QUERY_EVENT", "t11"), ("XID_EVENT", "t11")]
+
+
+def _status(r, t, pos, counter):
+    r.emit("status", "B", t, Slave_IO_Running="Yes", Slave_SQL_Running="Yes", Slave_SQL_Running_State="",
+           Relay_Log_File="relay.000002", Relay_Master_Log_File="bin.000001", Master_Log_File="bin.000001",
+           Last_SQL_Error="", Gtid_IO_Pos="", SQL_Delay=0, Relay_Log_Pos=pos, Exec_Master_Log_Pos=pos,
+           Read_Master_Log_Pos=pos, Last_SQL_Errno=0, Skip_Counter=counter, SQL_Remaining_Delay=None, Seconds_Behind_Master=0)
+
+
+def test_a_counter_still_running_at_the_end_skipped_what_the_last_sample_is_past():
+    # a campaign's incident History: sql_slave_skip_counter = 3 passed t2's events, and the run
+    # ended before the counter ran out, so MariaDB wrote no note
+    r = R.Runner(_history())
+    r.relay_logs[B] = object()
+    _status(r, 10, 400, 0)
+    r.emit("stmt", "B", 11, op="set_global", variable="sql_slave_skip_counter", value=3, errno=None, message="")
+    r.emit("stmt", "B", 12, op="start_slave", thread="sql", errno=None, warning=None, message="")
+    for i, (pos, etype) in enumerate([(400, "GTID_LOG_EVENT"), (442, "QUERY_EVENT"), (520, "XID_EVENT")]):
+        r.emit("relay", "B", 13, source="A", type=etype, trx="t2", idx=i, last=etype == "XID_EVENT", gtid="0-1-2",
+               server_id=1, when=1, ict=None, file="relay.000002", pos=pos, master_file="bin.000001", master_end=pos)
+    _status(r, 20, 551, 1)
+    r.collector._emit_skips()
+    assert [(o["t"], o["type"]) for _, _, o in r.obs if o["kind"] == "skip"] == [
+        (20, "GTID_LOG_EVENT"), (20, "QUERY_EVENT"), (20, "XID_EVENT")]
+    r = R.Runner(_history())  # the counter set and the thread started, but nothing passed yet
+    r.relay_logs[B] = object()
+    _status(r, 10, 400, 0)
+    r.emit("stmt", "B", 11, op="set_global", variable="sql_slave_skip_counter", value=3, errno=None, message="")
+    r.emit("stmt", "B", 12, op="start_slave", thread="sql", errno=None, warning=None, message="")
+    _status(r, 20, 400, 3)
+    r.collector._emit_skips()
+    assert not [o for _, _, o in r.obs if o["kind"] == "skip"]
