@@ -278,8 +278,14 @@ class Collector:
         """The first poll whose gtid_binlog_pos has the GTID. MariaDB puts a GTID there as it takes it,
         before its group reaches the file (seen while a write waited a minute for space): a poll in
         a window where the node's binlog disk was full, or its write's retry still due, proves nothing."""
-        domain, _, seq = F.parse_gtid(gtid)
-        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if pos.get(domain, -1) >= seq), None)
+        domain, server_id, seq = F.parse_gtid(gtid)
+
+        def has(pos: dict[int, str]) -> bool:
+            # the domain's last GTID, of the same server and no earlier: another server's in the
+            # domain says nothing of this one (seed 1's History 27: C's own 0-3-2 is no 0-1-1)
+            shown = F.parse_gtid(pos[domain]) if domain in pos else None
+            return shown is not None and shown[1] == server_id and shown[2] >= seq
+        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if has(pos)), None)
         return None if t is not None and any(lo <= t <= hi for lo, hi in self.run.faults.unwritten.get(node, ())) else t
 
     def _emit_applies(self) -> None:

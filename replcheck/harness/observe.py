@@ -215,7 +215,7 @@ class Observer:
         variables.update(zip(GTID_VARS, gtid[:3]))
         if tuple(gtid[:2]) != tuple(gtid[3:5]):  # a commit during the read: gtid_current_pos is of neither state
             del variables["gtid_current_pos"]
-        self.run.binlog_pos.setdefault(node, []).append((t_vars, _parse_pos(variables.get("gtid_binlog_pos") or "")))
+        self.run.binlog_pos.setdefault(node, []).append((t_vars, F.parse_pos("".join((variables.get("gtid_binlog_pos") or "").split()))))
         if force or variables != self._last_server_status.get(node):
             self._last_server_status[node] = variables
             self.run.emit("server_status", node, t_vars, variables=variables)

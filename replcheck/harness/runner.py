@@ -142,7 +142,7 @@ class Runner:
         self.relay_purges: dict[Link, list[int]] = {}  # when each channel's relay logs were thrown away
         self.seen_src: dict[tuple[str, int], str | None] = {}  # the node's source then (failover changes it)
         self.commits: dict[int, dict] = {}  # k -> its commit observation
-        self.binlog_pos: dict[str, list[tuple[int, dict[str, int]]]] = {}  # node -> (poll time, gtid_binlog_pos)
+        self.binlog_pos: dict[str, list[tuple[int, dict[int, str]]]] = {}  # node -> (poll time, gtid_binlog_pos by domain)
         self.returned: dict[int, tuple[int, int | None]] = {}  # k -> (commit return time, errno)
         self.obs: list[tuple[int, int, dict]] = []
         self.workers: list[threading.Thread] = []  # the sessions of client transactions

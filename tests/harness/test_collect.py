@@ -1,7 +1,7 @@
-"""The skips SQL_SLAVE_SKIP_COUNTER made, read from the server's note (collect.py), or from the last
-sample when the counter had not run out by the end. A restart whose
-GTID start threw the relay logs away begins their names again, whether or not it threw anything
-unapplied away, so the walk back from the note's new position stays in the life the note names."""
+"""What the collector reads once a run is over (collect.py): the skips SQL_SLAVE_SKIP_COUNTER made,
+from the server's note or, when the counter had not run out by the end, from the last sample (a
+restart whose GTID start threw the relay logs away begins their names again, whether or not it
+threw anything unapplied away); and which poll first shows a GTID in a node's binlog."""
 from __future__ import annotations
 
 from replcheck.harness import runner as R
@@ -68,3 +68,12 @@ def test_a_counter_still_running_at_the_end_skipped_what_the_last_sample_is_past
     _status(r, 20, 400, 3)
     r.collector._emit_skips()
     assert not [o for _, _, o in r.obs if o["kind"] == "skip"]
+
+
+def test_a_gtid_is_logged_by_a_poll_only_where_its_own_server_s_gtid_shows():
+    # seed 1's History 27: C's own 0-3-2 in domain 0 is no proof that 0-1-1 was in C's binlog
+    r = R.Runner(_history())
+    r.binlog_pos["C"] = [(10, {0: "0-3-2"}), (20, {0: "0-1-1"}), (30, {0: "0-3-3"})]
+    assert r.collector._logged_by("C", "0-1-1") == 20
+    assert r.collector._logged_by("C", "0-1-2") is None
+    assert r.collector._logged_by("C", "0-3-1") == 10
