@@ -89,6 +89,12 @@ class Mechanics:
     # MYSQL_BIN_LOG::open), or always taken from the binlogs (MySQL: gtid_executed from the last
     # binlog's Previous_gtids and GTIDs, binlog.cc MYSQL_BIN_LOG::init_gtid_sets).
     gtid_state_file: bool = False
+    # A parallel GTID replica whose gtid_slave_pos has several domains stops its SQL thread at the
+    # start of its oldest relay log still in use, and its next start reads from there again, passing
+    # over by GTID what each domain already committed (MariaDB slave.cc, handle_slave_sql's exit:
+    # restart_gtid_pos, group_relay_log_pos = BIN_LOG_HEADER_SIZE; rpl_parallel.cc,
+    # process_gtid_for_restart_pos), or keeps the place of its last group (MySQL).
+    parallel_stop_rewinds: bool = False
     # MTS recovery computes the gaps of a crash also under GTID_MODE=ON with auto-position (MySQL
     # 5.7 to 8.0.25, the seeds' line), or leaves them to GTID auto-skip (8.0.26+: rpl_replica.cc,
     # mts_recovery_groups returns at once "as applied transactions will be skipped due to GTIDs auto

@@ -182,7 +182,11 @@ def _blind_filter(v: TraceView, sample: dict, got: str) -> bool:
     if "filtered" not in v.unobserved:
         return False
     until = sample["t"] + v.resolution_us
-    out = {c["gtid"] for c in v.kind("commit") if c.get("trx") in kept_out(v, sample["node"]) and c.get("gtid") and c["t"] <= until}
+    kept = kept_out(v, sample["node"])
+    # committed by then, or binlogged by then (a commit can return long after its group went out:
+    # a semi-sync wait; a campaign's t3 waited 0.5 s while B already passed it)
+    out = {c["gtid"] for c in v.kind("commit") if c.get("trx") in kept and c.get("gtid") and c["t"] <= until}
+    out |= {b["gtid"] for b in v.kind("binlog") if b.get("trx") in kept and b.get("gtid") and b.get("last") and b["t"] <= until}
     shown = positions(got)
     return bool(shown) and all(g in out for g in shown.values())
 

@@ -108,6 +108,13 @@ class IncidentIndex:
         if stop is not None and "relay_pos" not in stop and any(
                 r["t"] - slack <= k["t"] <= stop["t"] for k in self.skips_at.get((r["node"], r["file"], r["pos"]), ())):
             return None  # skipped before that stop (which names no place: a real server's): another incident's
+        if stop is not None and "relay_pos" not in stop and any(
+                x["type"] == "INCIDENT_EVENT" and x["file"] == r["file"] and x["pos"] < r["pos"]
+                and not any(k["t"] <= stop["t"] for k in self.skips_at.get((x["node"], x["file"], x["pos"]), ()))
+                for x in self.relays.get(r["node"], ())):
+            # an earlier incident of the same relay log, not skipped by then: the SQL thread reached it
+            # first, and the stop is its own (a campaign's server relayed two incidents back to back)
+            return None
         return stop
 
     def relay_log_end(self, r: dict) -> tuple[int, int]:

@@ -23,10 +23,12 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     # not (no) up to each: a sample's counts are two binary searches
     # A commit binlogged while the status switched between two samples may have waited or not:
     # it counts as either (lo counts it as neither, hi as both).
-    # A commit sent to no replica that may have waited (ix.unsent_unsure) is no_tx's or no counter's.
+    # A commit sent to no replica that may have waited (ix.unsent_no, ix.unsent_yes) is no counter's,
+    # or the counter's its wait may have ended in.
     counted: dict[str, tuple[list, list, list]] = {}
-    unsure = {id(c) for c in ix.unsent_unsure}
-    for c in sorted(ix.commits + ix.unsent_unsure, key=lambda c: c["rkey"]):
+    maybe_no, maybe_yes = {id(c) for c in ix.unsent_no}, {id(c) for c in ix.unsent_yes}
+    unsure = {id(c): c for c in ix.unsent_no + ix.unsent_yes}
+    for c in sorted(ix.commits + list(unsure.values()), key=lambda c: c["rkey"]):
         if c["ok"] and c["enabled"]:
             acks = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])
             either = acks and ix.unsettled(c["node"], c["bkey"], v.resolution_us)
@@ -35,7 +37,7 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
             keys.append(c["rkey"])
             if id(c) in unsure:
                 lows.append(lows[-1])
-                highs.append((highs[-1][0], highs[-1][1] + 1))
+                highs.append((highs[-1][0] + (id(c) in maybe_yes), highs[-1][1] + (id(c) in maybe_no)))
                 continue
             lows.append((lows[-1][0] + (acked and not either), lows[-1][1] + (not acked and not either)))
             highs.append((highs[-1][0] + (acked or either), highs[-1][1] + (not acked or either)))

@@ -123,12 +123,17 @@ class SemiSyncIndex:
         # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
         # for) is outside the semi-sync commit path and its counters: FILTER.SEMISYNC.UNSENT judges it.
         quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"]) and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us]
-        self.commits = [c for c in every if c not in quiet]
-        # Of those, on a polled trace, one whose statement lasted longer than the resolution may have
-        # waited after all: its binlog write is stamped up to the resolution late (a commit counter
-        # may count it; flt-semisync-unsent at load 25: t2 waited out MariaDB's timeout, MDEV-38486).
-        self.unsent_unsure = [c for c in quiet if v.resolution_us
-                              and c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"]) > v.resolution_us]
+        # A statement's own group in a non-transactional transaction does not wait (its COMMIT does,
+        # for the last group: wait_after_commit's is_real_trans, sql/semisync_master.cc).
+        self.commits = [c for c in every if c not in quiet and c["obs"].get("semisync") != "statement"]
+        # Of those, on a polled trace, one may have waited after all (MariaDB registers it for an ack,
+        # MDEV-38486; its binlog write is stamped up to the resolution late): out by the timeout, in
+        # no_tx, if its statement lasted longer than the resolution (flt-semisync-unsent at load 25);
+        # released by an ack of a later commit's place, in yes_tx, if one came before it returned (a
+        # campaign's History 194: t1 and t2, with t3's ack).
+        self.unsent_no = [c for c in quiet if v.resolution_us
+                          and c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"]) > v.resolution_us]
+        self.unsent_yes = [c for c in quiet if v.resolution_us and self.acked_by(c["node"], c["pos"], c["rkey"])]
         self.binlogged: dict[str, tuple[list, list]] = {}  # per master: its commits' binlog keys, sorted, and the furthest end so far
         for c in sorted(every, key=lambda c: c["bkey"]):
             keys, most = self.binlogged.setdefault(c["node"], ([], []))

@@ -25,6 +25,12 @@ from .state import (SKIP_EXEMPT, Entry, Channel, Node, event_fields)
 class Applier(Component):
     """The SQL thread of each channel: its read loop, delay wait, skips, UNTIL and group ends."""
 
+    def __init__(self, sim: Any):
+        super().__init__(sim)
+        # (node, connection) -> where a rewinding stop left off: the groups before it are read again
+        # and passed over as committed before anything else sees them (restart_gtid_pos)
+        self._rewound: dict[tuple[str, str | None], int] = {}
+
     def start_sql(self, ch: Channel) -> None:
         ch.sql_running = True
         ch.state = "idle"
@@ -42,8 +48,18 @@ class Applier(Component):
         if ch.applied_in_group:
             g = ch.relay[ch.group_start].ev
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
+        parallel = self.workers.running(ch)
         self.workers.stop(ch, reason)
         ch.sql_pos = ch.group_start
+        if parallel and reason != "crash" and self.mech.parallel_stop_rewinds and self.receiver.gtid_replica(ch) \
+                and len(ch.node.slave_gtids) > 1:
+            # "we may stop with different domains at different positions in the relay log": the place
+            # becomes the start of the relay log in use, and the next start passes over by GTID what
+            # is committed (handle_slave_sql's exit, sql/slave.cc; process_gtid_for_restart_pos)
+            file = ch.relay[min(ch.group_start, len(ch.relay) - 1)].file if ch.relay else None
+            key = (ch.node.id, ch.connection)
+            self._rewound[key] = max(self._rewound.get(key, -1), ch.group_start)  # a second stop before it: the first's
+            ch.sql_pos = ch.group_start = next((i for i, e in enumerate(ch.relay) if e.file == file), ch.group_start)
         ch.applied_in_group = 0
         ch.sql_running = False
         ch.state = "stopped"
@@ -108,6 +124,12 @@ class Applier(Component):
                 continue
             if gap:
                 self.workers.gap_passed(ch, ch.sql_pos, skipped=False)
+            if ch.sql_pos >= self._rewound.get((ch.node.id, ch.connection), -1):
+                self._rewound.pop((ch.node.id, ch.connection), None)
+            elif ev.type in D.TRX_START and ev.gtid in ch.node.executed:
+                if not self._skip_group(ch):  # read again after a rewinding stop: neither counted nor delayed
+                    return
+                continue
             if (ch.skip_counter or ch.skipping_group) and ev.type not in SKIP_EXEMPT:
                 self._skip_event(ch, entry)
                 continue

@@ -82,6 +82,14 @@ class SemiSync(Feature):
         client gets its answer when released (Release)."""
         pos = (node.binlog_file, node.binlog_pos)
         ss = node.semisync
+        if ss.enabled and ss.wait_point != SS.AFTER_SYNC and self.source.ends_statement(gtid):
+            # AFTER_COMMIT waits at a transaction's end only (is_real_trans in Repl_semi_sync_master::
+            # wait_after_commit, sql/semisync_master.cc): a statement's own group in a multi-statement
+            # transaction returns at once, counted in neither yes_tx nor no_tx; its COMMIT waits for the last
+            ss.binlog_end = max(ss.binlog_end, pos)
+            self.source.engine_commit(node, trx, gtid)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, semisync="statement", **fields)
+            return True
         if not ss.binlogged(pos):
             self.source.engine_commit(node, trx, gtid)
             self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, semisync="no" if ss.enabled else None, **fields)

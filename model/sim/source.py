@@ -18,12 +18,29 @@ from .. import mutants as M
 from .. import recovery as R
 from ..delay import US, Event
 
-from .component import Component
+from .component import Component, Kernel
 from .state import (CR_SERVER_LOST, NO_GROUP_ID, Entry, Node, event_fields)
+
+
+def non_transactional(op: dict) -> bool:
+    """A client transaction that changes a non-transactional (MyISAM) table only, and commits."""
+    return op.get("engine") == "myisam" and not (op.get("ddl") or op.get("error") or op.get("binlog_failure"))
 
 
 class Source(Component):
     """A server's commits and its binlog."""
+
+    def __init__(self, sim: Kernel):
+        super().__init__(sim)
+        # The groups of a non-transactional transaction's later statements: each becomes visible,
+        # but the copy of the transaction a client counts is its first statement's row.
+        self._later_parts: set[str] = set()
+        self._statements: set[str] = set()  # the groups of all but its last statement
+
+    def ends_statement(self, gtid: str) -> bool:
+        """The group is a statement's of a non-transactional transaction that has more to come: its
+        client's COMMIT is still ahead."""
+        return gtid in self._statements
 
     def op_trx(self, node: Node, op: dict) -> None:
         for hook in self.hooks.on_trx_begin:
@@ -35,14 +52,27 @@ class Source(Component):
         for s in stmts:
             starts.append(t)
             t += s.get("duration_us", 0)
+        if len(stmts) > 1 and non_transactional(op):
+            # Each statement's changes go to the statement cache (use_trans_cache: ROW format, or an
+            # empty trx cache in STATEMENT format), which binlog_commit flushes at the statement's end
+            # as a GTID group of its own (binlog_commit_flush_stmt_cache, MariaDB sql/log.cc; MySQL's
+            # sql/binlog.cc alike); the COMMIT then has nothing to write.
+            for part, (s, at) in enumerate(zip(stmts, starts)):
+                self.at(at, self._commit, node, node.incarnation, {**op, "statements": [s]}, [at], part, part < len(stmts) - 1)
+            return
         self.at(t, self._commit, node, node.incarnation, op, starts)
 
     @staticmethod
     def _trx_name(node: Node, op: dict) -> str:
         return op.get("trx") or f"{node.id}-{op['at']}"
 
-    def _commit(self, node: Node, incarnation: int, op: dict, starts: list[int]) -> None:
+    def _commit(self, node: Node, incarnation: int, op: dict, starts: list[int], part: int = 0, more: bool = False) -> None:
+        """The transaction's commit; `part`, the statement of a non-transactional transaction whose
+        own group this is (its later statements never run once the session is gone), `more` if
+        statements follow it."""
         trx = self._trx_name(node, op)
+        if part and (node.incarnation != incarnation or not node.up):
+            return
         if node.incarnation != incarnation or not node.up:
             self.emit("error", node.id, trx=trx, errno=CR_SERVER_LOST, message="Lost connection to server during query")
             return
@@ -78,6 +108,10 @@ class Source(Component):
         domain = op.get("domain", node.variables.get(DOM.GTID_DOMAIN_ID, 0))
         seq = node.gtid_seq[domain] = node.gtid_seq.get(domain, 0) + 1
         gtid = F.gtid(domain, node.server_id, seq)
+        if part:
+            self._later_parts.add(gtid)
+        if more:
+            self._statements.add(gtid)
         if refused := self.refuses_binlogging(node, gtid):
             node.gtid_seq[domain] -= 1
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=DOM.ER_GTID_STRICT_OUT_OF_ORDER,
@@ -101,9 +135,9 @@ class Source(Component):
             events.append(Event("XID_EVENT", idx=len(events), when=commit_when, last=True, size=XID_SIZE, **common))
         # the GTID is taken before the write, which may wait for space (MariaDB shows it in
         # @@gtid_binlog_pos meanwhile); the group's events keep their statements' times
-        if not self.waits_for_binlog(node, self._write_group, node, node.incarnation, trx, gtid, events, ids,
-                                     {**ids, **shown, **failed}, starts[0], skip):
-            self._write_group(node, node.incarnation, trx, gtid, events, ids, {**ids, **shown, **failed}, starts[0], skip)
+        write = (node, node.incarnation, trx, gtid, events, ids, {**ids, **shown, **failed}, starts[0], skip)
+        if not self.waits_for_binlog(node, self._write_group, *write):
+            self._write_group(*write)
 
     def _write_group(self, node: Node, incarnation: int, trx: str, gtid: str, events: list[Event], ids: dict,
                      fields: dict, start: int, skip: bool) -> None:
@@ -207,8 +241,9 @@ class Source(Component):
         self._record_incident(node, I.INCIDENT_LOST_EVENTS, I.GAP_MESSAGES[op["cause"]])
 
     def engine_commit(self, node: Node, trx: str, gtid: str | None, **worker: Any) -> None:
-        node.visible.append(trx)
-        node.visible_at.append(self.sim.now)
+        if gtid not in self._later_parts:  # one copy of the transaction: its first statement's row
+            node.visible.append(trx)
+            node.visible_at.append(self.sim.now)
         self.emit("visible", node.id, trx=trx, gtid=gtid, **worker)
 
     def op_flush_logs(self, node: Node, op: dict) -> None:

@@ -61,6 +61,21 @@ def environment(path: str) -> dict[str, str]:
             "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
 
 
+# What libfaketime 0.9.10 creates for each process it runs in (libfaketime.c, ftpl_init: the shared
+# memory and semaphore named by the pid) and unlinks in its destructor only: a server killed with
+# SIGKILL leaves them in /dev/shm.
+SHARED = ("/dev/shm/faketime_shm_{pid}", "/dev/shm/sem.faketime_sem_{pid}")
+
+
+def remove_shared(pid: int) -> None:
+    """Unlinks what libfaketime left of a reaped process of ours (its names carry the pid)."""
+    for name in SHARED:
+        try:
+            os.unlink(name.format(pid=int(pid)))
+        except OSError:
+            pass
+
+
 def offset_text(offset_us: int) -> str:
     """A relative offset as the file holds it: signed seconds with microseconds ('.': the server
     runs in the C locale, whose delimiter it is)."""

@@ -36,8 +36,9 @@ NOT_SKIPPED = frozenset({"ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT", "GTID_LIST_
 GTID_IN_INFO = re.compile(r"\b\d+-\d+-\d+\b")
 
 
-# The text of a statement trx_statement built, in a binlog event: the transaction's number.
-OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad(?:, u)?\) VALUES \((\d+), |CREATE TABLE rc\.d(\d+) ")
+# The text of a statement trx_statement built, in a binlog event: the transaction's number, and its
+# statement's (part: a MyISAM transaction's statements are groups of their own).
+OWN_TEXT = re.compile(r"INSERT INTO rc\.[rm] \(k, part, pad(?:, u)?\) VALUES \((\d+), (?:(\d+)|NULL), |CREATE TABLE rc\.d(\d+) ")
 
 
 class Collector:
@@ -56,9 +57,12 @@ class Collector:
         logs: dict[str, list[dict]] = {}
         for node in self.run.node_ids:
             logs[node] = self._read_binlog(node)
+        parts: dict[int, dict[int, str]] = {}  # k -> its statements' groups in its origin's binlog, by part
         for events in logs.values():
             for ev in events:
-                k = ev.pop("_k", None)
+                k, part = ev.pop("_k", None), ev.pop("_part", 0)
+                if k is not None and k < len(self.run.trx_names) and self.run.by_server_id.get(ev["server_id"]) == self.run.origin_of[k]:
+                    parts.setdefault(k, {}).setdefault(part, ev["gtid"])
                 if (k is not None and k < len(self.run.trx_names) and k not in self.run.gtid_of and ev["gtid"]
                         and self.run.returned.get(k, (0, CR_SERVER_LOST))[1] is not None
                         and self.run.by_server_id.get(ev["server_id"]) == self.run.origin_of[k]):
@@ -67,7 +71,8 @@ class Collector:
                     self.run.gtid_of[k] = ev["gtid"]
                     if k in self.run.commits:
                         self.run.commits[k]["gtid"] = ev["gtid"]
-        trx_of_gtid = {g: self.run.trx_names[k] for k, g in self.run.gtid_of.items() if g}
+        statements = self._statement_groups(parts)
+        trx_of_gtid = {g: self.run.trx_names[k] for k, g in [*self.run.gtid_of.items(), *((k, g) for g, k in statements.items())] if g}
         k_of_gtid = {g: k for k, g in self.run.gtid_of.items() if g}
         for events in logs.values():
             for ev in events:
@@ -87,6 +92,7 @@ class Collector:
                 # binlog write comes before the engine commit (MariaDB's two-phase commit, log.cc).
                 k = k_of_gtid.get(g)
                 bounds = [self._logged_by(node, g), self.run.seen.get((node, k)), self.run.read_seen.get((node, k))]
+                k = statements.get(g, k)  # a later statement's group: its row is not the one polled
                 bounds += [at.get((r, g)) for r in replicas]
                 if self.run.by_server_id.get(ev["server_id"]) == node and k in self.run.returned:
                     bounds.append(self.run.returned[k][0])
@@ -134,7 +140,55 @@ class Collector:
                     last = max(last, ev["written"][0])
                 self.run.emit("binlog", node, last, **ev)
         self._emit_applies()
+        self._emit_statement_applies(logs, parts, statements)
         self._emit_skips()
+
+    def _emit_statement_applies(self, logs: dict[str, list[dict]], parts: dict[int, dict[int, str]],
+                                statements: dict[str, int]) -> None:
+        """Each later statement group of a MyISAM transaction becomes visible, and is applied on a
+        replica, when a poll first found its row (the polls' relay-log place then)."""
+        for (node, k, part), (t, (relay_file, relay_pos)) in sorted(self.run.seen_parts.items(), key=lambda x: x[1][0]):
+            if (g := parts.get(k, {}).get(part)) not in statements:
+                continue
+            origin = self.run.origin_of[k]
+            if node == origin and self.run.returned.get(k, (t, CR_SERVER_LOST))[1] != CR_SERVER_LOST:
+                t = min(t, self.run.returned[k][0])  # visible once its COMMIT returned
+            self.run.emit("visible", node, t, trx=self.run.trx_names[k], gtid=g)
+            if node == origin or (src := self.run.sources.get((node, None))) is None:
+                continue
+            with self.run.lock:
+                relayed = [o for _, _, o in self.run.obs if o["kind"] == "relay" and o["node"] == node and o["gtid"] == g]
+            for b in (ev for ev in logs.get(origin, []) if ev["gtid"] == g):
+                # where it was read: its copy relayed by then (stamped up to a poll late: else the first)
+                copies = [r for r in relayed if r["idx"] == b["idx"]]
+                r = next((c for c in reversed(copies) if c["t"] <= t), copies[0] if copies else None)
+                self.run.emit("apply", node, t, source=src, type=b["type"], trx=b["trx"], idx=b["idx"], last=b["last"],
+                              gtid=g, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,
+                              relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
+
+    def _statement_groups(self, parts: dict[int, dict[int, str]]) -> dict[str, int]:
+        """A non-transactional transaction's statements are binlogged each at its end as a group of its
+        own (the statement cache: binlog_commit_flush_stmt_cache, sql/log.cc), and @@last_gtid names
+        the last. The transaction is its first statement's group, whose row the polls count; each
+        other group gets the commit its statement returned (placed when the COMMIT did, no later).
+        Returns those other groups' transaction numbers, by GTID."""
+        later: dict[str, int] = {}
+        for k, groups in parts.items():
+            if len(set(groups.values())) < 2 or k not in self.run.commits:
+                continue
+            commit = self.run.commits[k]  # the COMMIT's answer: its last group's (@@last_gtid)
+            self.run.gtid_of[k] = groups[min(groups)]
+            variables = self.run.history["header"]["topology"]["nodes"][self.run.node_ids.index(commit["node"])].get("variables", {})
+            # AFTER_COMMIT waits at the transaction's end only (is_real_trans, Repl_semi_sync_master::wait_after_commit)
+            statement = "statement" if variables.get("rpl_semi_sync_master_enabled") and variables.get(
+                "rpl_semi_sync_master_wait_point", "AFTER_COMMIT") == "AFTER_COMMIT" else None
+            fields = {f: v for f, v in commit.items() if f not in ("t", "kind", "node", "gtid", "semisync", "errno", "message")}
+            for g in dict.fromkeys(g for _, g in sorted(groups.items())):
+                if g != self.run.gtid_of[k]:
+                    later[g] = k
+                if g != commit["gtid"]:
+                    self.run.emit("commit", commit["node"], commit["t"], **fields, gtid=g, semisync=statement)
+        return later
 
     def binlog_files(self, node: str) -> list[str]:
         c = self.run.cluster
@@ -187,7 +241,7 @@ class Collector:
             elif group and etype not in NOT_IN_GROUP:
                 ev.update(gtid=group[0]["gtid"], idx=len(group))
                 if etype in ("Annotate_rows", "Query") and (m := OWN_TEXT.search(info or "")):
-                    ev["_k"] = int(m.group(1) or m.group(2))
+                    ev["_k"], ev["_part"] = int(m.group(1) or m.group(3)), int(m.group(2) or 0)
                 group.append(ev)
             else:
                 _close_group(group)
@@ -224,8 +278,14 @@ class Collector:
         """The first poll whose gtid_binlog_pos has the GTID. MariaDB puts a GTID there as it takes it,
         before its group reaches the file (seen while a write waited a minute for space): a poll in
         a window where the node's binlog disk was full, or its write's retry still due, proves nothing."""
-        domain, _, seq = F.parse_gtid(gtid)
-        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if pos.get(domain, -1) >= seq), None)
+        domain, server_id, seq = F.parse_gtid(gtid)
+
+        def has(pos: dict[int, str]) -> bool:
+            # the domain's last GTID, of the same server and no earlier: another server's in the
+            # domain says nothing of this one (seed 1's History 27: C's own 0-3-2 is no 0-1-1)
+            shown = F.parse_gtid(pos[domain]) if domain in pos else None
+            return shown is not None and shown[1] == server_id and shown[2] >= seq
+        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if has(pos)), None)
         return None if t is not None and any(lo <= t <= hi for lo, hi in self.run.faults.unwritten.get(node, ())) else t
 
     def _emit_applies(self) -> None:
@@ -349,40 +409,68 @@ class Collector:
     def _emit_skips(self) -> None:
         """The events SQL_SLAVE_SKIP_COUNTER passed over, at the note that says so: the relay
         observations from where the skipping began up to the new position, in the relay log the
-        note names. A purge starts the relay logs' names again: walking back from the new position,
-        places only decrease within one relay log's life, so the walk ends where they do not."""
+        note names. A counter still running when the run ended wrote no note (_unfinished_skips)."""
         with self.run.lock:
             obs = [o for _, _, o in sorted(self.run.obs, key=lambda x: x[:2])]
         # SQL_SLAVE_SKIP_COUNTER of a replica's one unnamed connection (a named one's is @@default_master_connection's)
         for note in [o for o in obs if o["kind"] == "log" and (o["node"], None) in self.run.relay_logs]:
-            if not (m := SKIP_LOG.match(note["message"])):
-                continue
-            node = note["node"]
-            begin = (os.path.basename(m.group(1)), int(m.group(2)))
-            end = (os.path.basename(m.group(3)), int(m.group(4)))
-            # What was relayed before the relay logs were next purged: after that, names start again.
-            # (Not "by the read after the note": the note's time is the error log's whole second, and
-            # under load the events it passed over were read at later polls: none were found.)
-            # A purge that began after the note was read; the START SLAVE before the skip may return later.
-            # A restart with relay_log_recovery purges them too (observed as relay_log_recovery, not a statement).
-            purges = [o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
-                      and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None]
-            purges += [o["t"] for o in obs if o["kind"] == "relay_log_recovery" and o["node"] == node and "connection" not in o]
-            purge = min((t for t in purges if t > note["t"]), default=None)
-            relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and "connection" not in o
-                      and (purge is None or o["t"] < purge)]
-            skipped: list[dict] = []
-            for r in reversed(relays):
-                place = (r["file"], r["pos"])
-                if not skipped and place >= end:
-                    continue  # after the new position (relayed later, or a purged file of that name)
-                if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
-                    break
-                skipped.append(r)
-            for r in reversed(skipped):
-                if r["type"] not in NOT_SKIPPED:
-                    self.run.emit("skip", node, note["t"], trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],
+            if m := SKIP_LOG.match(note["message"]):
+                self._emit_passed(obs, note["node"], note["t"], (os.path.basename(m.group(1)), int(m.group(2))),
+                                  (os.path.basename(m.group(3)), int(m.group(4))))
+        self._unfinished_skips(obs)
+
+    def _emit_passed(self, obs: list[dict], node: str, t: int, begin: tuple[str, int], end: tuple[str, int]) -> None:
+        """The skips of the events relayed between two relay-log places, as of t. A purge starts the
+        relay logs' names again: walking back from the new position, places only decrease within one
+        relay log's life, so the walk ends where they do not."""
+        # What was relayed before the relay logs were next purged: after that, names start again.
+        # (Not "by the read after the note": the note's time is the error log's whole second, and
+        # under load the events it passed over were read at later polls: none were found.)
+        # A purge that began after the note was read; the START SLAVE before the skip may return later.
+        # A restart with relay_log_recovery purges them too (observed as relay_log_recovery, not a statement).
+        purges = [o["t"] - o.get("duration_us", 0) for o in obs if o["kind"] == "stmt" and o["node"] == node
+                  and o.get("op") in PURGES_RELAY_LOGS and o.get("errno") is None]
+        purges += [o["t"] for o in obs if o["kind"] == "relay_log_recovery" and o["node"] == node and "connection" not in o]
+        purges += self.run.relay_purges.get((node, None), [])  # also a restart's GTID start that threw nothing unapplied away
+        purge = min((p for p in purges if p > t), default=None)
+        relays = [o for o in obs if o["kind"] == "relay" and o["node"] == node and "connection" not in o
+                  and (purge is None or o["t"] < purge)]
+        skipped: list[dict] = []
+        for r in reversed(relays):
+            place = (r["file"], r["pos"])
+            if not skipped and place >= end:
+                continue  # after the new position (relayed later, or a purged file of that name)
+            if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
+                break
+            skipped.append(r)
+        for r in reversed(skipped):
+            if r["type"] not in NOT_SKIPPED:
+                self.run.emit("skip", node, t, trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],
                               reason="sql_slave_skip_counter", relay_file=r["file"], relay_pos=r["pos"])
+
+    def _unfinished_skips(self, obs: list[dict]) -> None:
+        """handle_slave_sql (sql/slave.cc) writes its note only once the counter runs out: a counter
+        still above 0 at the run's end skipped what lies between the place before its START SLAVE and
+        the place the last sample shows, if that sample's Skip_Counter is below the value set and the
+        node neither went down nor had its counter set again since (a campaign's B skipped t2 so)."""
+        for node in {o["node"] for o in obs if (o["node"], None) in self.run.relay_logs}:
+            sets = [o for o in obs if o["kind"] == "stmt" and o["node"] == node and o["op"] == "set_global"
+                    and o.get("variable") == "sql_slave_skip_counter" and o.get("errno") is None and "connection" not in o]
+            if not sets:
+                continue
+            start = next((o for o in obs if o["kind"] == "stmt" and o["node"] == node and o["op"] == "start_slave"
+                          and o.get("errno") is None and o["t"] >= sets[-1]["t"] and "connection" not in o), None)
+            samples = [o for o in obs if o["kind"] == "status" and o["node"] == node and "connection" not in o]
+            before = [o for o in samples if o["t"] <= sets[-1]["t"]]
+            if start is None or not before or samples[-1]["t"] <= start["t"]:
+                continue
+            last = samples[-1]
+            ended = any(o["node"] == node and start["t"] <= o["t"] and (o["kind"] in ("crash", "shutdown", "restart") or (
+                o["kind"] == "log" and SKIP_LOG.match(o.get("message", "")))) for o in obs)
+            if ended or (last.get("Skip_Counter") or 0) >= int(sets[-1].get("value") or 0):
+                continue
+            self._emit_passed(obs, node, last["t"], (before[-1]["Relay_Log_File"], before[-1]["Relay_Log_Pos"]),
+                              (last["Relay_Log_File"], last["Relay_Log_Pos"]))
 
     def emit_data(self, t: int) -> None:
         c = self.run.cluster

@@ -25,10 +25,14 @@ class Faults:
     def __init__(self, run: "Runner"):
         self.run = run
         self.full: set[str] = set()  # nodes whose binlog's disk is full now
-        self.freed_at: dict[str, int] = {}  # node -> when its disk is (was) freed, in trace time
         # node -> (from, to): while its disk was full, or a write's retry after it was still due
         self.unwritten: dict[str, list[tuple[int, int]]] = {}
         self._freeing: list[threading.Thread] = []
+
+    def freed_at(self, node: str) -> int | None:
+        """When the node's disk is (was) last freed, in trace time: its last window's end, less the retry."""
+        windows = self.unwritten.get(node)
+        return windows[-1][1] - F.DISK_FULL_RETRY_US if windows else None
 
     def crash(self, op: dict) -> None:
         node = op["node"]
@@ -131,7 +135,6 @@ class Faults:
         until = op["at"] + op["duration_us"]
         self.run.cluster.fill_disk(node)
         self.full.add(node)
-        self.freed_at[node] = until
         full = self.run.emit("disk_full", node, until=until)
         self.unwritten.setdefault(node, []).append((full["t"], until + F.DISK_FULL_RETRY_US))
         thread = threading.Thread(target=self._free_at, args=(node, until), name=f"replcheck-free-{node}", daemon=True)

@@ -61,7 +61,7 @@ GTID_VARS = ("gtid_binlog_pos", "gtid_slave_pos", "gtid_current_pos")
 CLOCK = "UNIX_TIMESTAMP(SYSDATE(6))"
 
 
-POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k; SELECT k, COUNT(*) FROM rc.m WHERE part = 0 GROUP BY k; "
+POLL = (f"SELECT {CLOCK}; SELECT k, COUNT(*) FROM rc.r WHERE part = 0 GROUP BY k; SELECT k, COUNT(*), part FROM rc.m GROUP BY k, part; "
         "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'rc' AND TABLE_NAME LIKE 'd%'; "
         # The SQL thread's state around SHOW SLAVE STATUS, and SHOW SLAVE STATUS again: if both processlist
         # reads agree and both SHOW SLAVE STATUS agree on state and relay-log position (no event read in
@@ -153,11 +153,13 @@ class Observer:
         return self._counts(results)
 
     def _counts(self, results: list) -> dict[int, int]:
-        """How many times each transaction's row (or table, for DDL) is present, from a POLL."""
+        """How many times each transaction's row (or table, for DDL) is present, from a POLL: its
+        first statement's (rc.m's rows of later statements: _later_rows)."""
         counts: dict[int, int] = {}
         for _, rows in results[1:3]:
-            for k, n in rows:
-                counts[int(k)] = counts.get(int(k), 0) + int(n)
+            for k, n, *part in rows:
+                if not part or int(part[0]) == 0:
+                    counts[int(k)] = counts.get(int(k), 0) + int(n)
         for (name,) in results[3][1]:
             if re.fullmatch(r"d\d+", name):
                 counts[int(name[1:])] = counts.get(int(name[1:]), 0) + 1
@@ -201,6 +203,9 @@ class Observer:
                     self.run.seen[(node, k)] = t
                     self.run.seen_pos[(node, k)] = pos
                     self.run.seen_src[(node, k)] = self.run.sources.get((node, None))
+            for k, _, part in results[2][1]:  # a MyISAM transaction's later statements, each a group of its own
+                if int(part) > 0:
+                    self.run.seen_parts.setdefault((node, int(k), int(part)), (t, pos))
             if status is not None:
                 self._status((node, None), t, status, proc, force, until=t_vars)
         variables: dict[str, Any] = {}
@@ -210,7 +215,7 @@ class Observer:
         variables.update(zip(GTID_VARS, gtid[:3]))
         if tuple(gtid[:2]) != tuple(gtid[3:5]):  # a commit during the read: gtid_current_pos is of neither state
             del variables["gtid_current_pos"]
-        self.run.binlog_pos.setdefault(node, []).append((t_vars, _parse_pos(variables.get("gtid_binlog_pos") or "")))
+        self.run.binlog_pos.setdefault(node, []).append((t_vars, F.parse_pos("".join((variables.get("gtid_binlog_pos") or "").split()))))
         if force or variables != self._last_server_status.get(node):
             self._last_server_status[node] = variables
             self.run.emit("server_status", node, t_vars, variables=variables)
@@ -256,6 +261,7 @@ class Observer:
         while dropped < len(relayed) and (relayed[-1 - dropped]["file"], relayed[-1 - dropped]["pos"]) >= place:
             dropped += 1
         self._unapplied.pop(link, None)
+        self.run.relay_purges.setdefault(link, []).append(t)  # relay-log names begin again (collect.py's skips)
         if dropped or reason != "gtid":  # as the models emit it: a GTID start's only where it threw something away
             self.run.emit("relay_log_recovery", link[0], t, dropped=dropped, reason=reason, **V.tagged(link[1]))
 

@@ -223,7 +223,7 @@ class Ops:
     def _commit_timeout(self, node: str) -> float | None:
         """How long a commit may take: the client's usual timeout, or, where the node's disk is or
         was just full, as long again as the wait for space plus the server's retry after it."""
-        freed = self.run.faults.freed_at.get(node)
+        freed = self.run.faults.freed_at(node)
         if freed is None:
             return None
         return self.run.cluster.sql_timeout + max(0, freed - self.run.now()) / US + F.DISK_FULL_RETRY_US / US

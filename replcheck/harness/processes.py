@@ -14,7 +14,7 @@ import time
 import warnings
 from typing import Any, Callable, Iterable, Mapping
 
-from replcheck.harness import disk
+from replcheck.harness import clock, disk
 from replcheck.harness.errors import HarnessError
 
 _PR_SET_PDEATHSIG = 1
@@ -213,6 +213,8 @@ class Processes:
             self._log(f"no watchdog: {e}")
 
     def watch(self, cmd: str, pid: int) -> None:
+        if cmd == "del":  # reaped: what libfaketime left of it, if it died without its destructor (kill -9)
+            clock.remove_shared(pid)
         wd = self._watchdog
         if wd is not None and wd.stdin is not None:
             try:

@@ -136,9 +136,13 @@ class Runner:
         self.gtid_of: dict[int, str] = {}
         self.seen: dict[tuple[str, int], int] = {}  # (node, k) -> first time present
         self.seen_pos: dict[tuple[str, int], tuple[str, int]] = {}
+        # (node, k, part) -> first time present and the SQL thread's relay-log place then: the row of
+        # a later statement of a MyISAM transaction (a replica with named connections: not followed)
+        self.seen_parts: dict[tuple[str, int, int], tuple[int, tuple[str, int]]] = {}
+        self.relay_purges: dict[Link, list[int]] = {}  # when each channel's relay logs were thrown away
         self.seen_src: dict[tuple[str, int], str | None] = {}  # the node's source then (failover changes it)
         self.commits: dict[int, dict] = {}  # k -> its commit observation
-        self.binlog_pos: dict[str, list[tuple[int, dict[str, int]]]] = {}  # node -> (poll time, gtid_binlog_pos)
+        self.binlog_pos: dict[str, list[tuple[int, dict[int, str]]]] = {}  # node -> (poll time, gtid_binlog_pos by domain)
         self.returned: dict[int, tuple[int, int | None]] = {}  # k -> (commit return time, errno)
         self.obs: list[tuple[int, int, dict]] = []
         self.workers: list[threading.Thread] = []  # the sessions of client transactions

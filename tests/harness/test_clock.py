@@ -52,3 +52,15 @@ def test_a_servers_clock_runs_at_its_offset_and_steps_at_once(server, short_tmp)
         assert bracketed(c, 3600)
         c.set_clock("a", -7200 * US)
         assert bracketed(c, -7200)  # read again at the next call: no cache (FAKETIME_NO_CACHE)
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="libfaketime's shared memory lives in /dev/shm")
+def test_what_libfaketime_leaves_of_a_killed_server_is_removed_when_it_is_reaped():
+    pid = 4_194_399  # above Linux's largest pid_max: no process of anyone's
+    names = [name.format(pid=pid) for name in clock.SHARED]
+    for name in names:
+        with open(name, "w") as f:
+            f.write("x")
+    clock.remove_shared(pid)
+    assert not any(os.path.exists(name) for name in names)
+    clock.remove_shared(pid)  # already gone: nothing to do

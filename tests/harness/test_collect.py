@@ -1,0 +1,79 @@
+"""What the collector reads once a run is over (collect.py): the skips SQL_SLAVE_SKIP_COUNTER made,
+from the server's note or, when the counter had not run out by the end, from the last sample (a
+restart whose GTID start threw the relay logs away begins their names again, whether or not it
+threw anything unapplied away); and which poll first shows a GTID in a node's binlog."""
+from __future__ import annotations
+
+from replcheck.harness import runner as R
+
+B = ("B", None)
+
+
+def _history() -> dict:
+    return {"header": {"schema": "replcheck.history/1", "name": "t",
+                       "topology": {"nodes": [{"id": "A"}, {"id": "B"}], "channels": [{"source": "A", "replica": "B"}]}},
+            "ops": []}
+
+
+def test_a_restart_that_purged_nothing_unapplied_still_begins_the_relay_log_names_again():
+    # a campaign's parallel History: t11 skipped by a counter of 3, then B restarted by GTID and
+    # fetched again into relay.000001
+    r = R.Runner(_history())
+    r.relay_logs[B] = object()
+
+    def relay(t, file, pos, etype, trx=None):
+        r.emit("relay", "B", t, source="A", type=etype, trx=trx, idx=0, last=etype == "XID_EVENT", gtid="0-1-1" if trx else None,
+               server_id=1, when=1, ict=None, file=file, pos=pos, master_file="bin.000001", master_end=pos)
+    relay(20, "relay.000002", 3697, "XID_EVENT", "t10")
+    for pos, etype in [(3728, "GTID_LOG_EVENT"), (3770, "QUERY_EVENT"), (3920, "XID_EVENT")]:
+        relay(21, "relay.000002", pos, etype, "t11")
+    r.emit("log", "B", 39, level="Note", message="'SQL_SLAVE_SKIP_COUNTER=3' executed at relay_log_file='./relay.000002', "
+           "relay_log_pos='3728', master_log_name='bin.000001', master_log_pos='3628', GTID '1-1-10';  and new position at "
+           "relay_log_file='./relay.000002', relay_log_pos='3951', master_log_name='bin.000001', master_log_pos='3851', GTID '0-1-1'")
+    r.emit("restart", "B", 42)
+    r.observer.relay_purged(B, 42, {"Relay_Log_File": "relay.000002", "Relay_Log_Pos": "3951"})  # nothing unapplied
+    relay(43, "relay.000001", 256, "ROTATE_EVENT")  # the next life of the names
+    r.collector._emit_skips()
+    assert [(o["type"], o["trx"]) for _, _, o in r.obs if o["kind"] == "skip"] == [
+        ("GTID_LOG_EVENT", "t11"), ("QUERY_EVENT", "t11"), ("XID_EVENT", "t11")]
+
+
+def _status(r, t, pos, counter):
+    r.emit("status", "B", t, Slave_IO_Running="Yes", Slave_SQL_Running="Yes", Slave_SQL_Running_State="",
+           Relay_Log_File="relay.000002", Relay_Master_Log_File="bin.000001", Master_Log_File="bin.000001",
+           Last_SQL_Error="", Gtid_IO_Pos="", SQL_Delay=0, Relay_Log_Pos=pos, Exec_Master_Log_Pos=pos,
+           Read_Master_Log_Pos=pos, Last_SQL_Errno=0, Skip_Counter=counter, SQL_Remaining_Delay=None, Seconds_Behind_Master=0)
+
+
+def test_a_counter_still_running_at_the_end_skipped_what_the_last_sample_is_past():
+    # a campaign's incident History: sql_slave_skip_counter = 3 passed t2's events, and the run
+    # ended before the counter ran out, so MariaDB wrote no note
+    r = R.Runner(_history())
+    r.relay_logs[B] = object()
+    _status(r, 10, 400, 0)
+    r.emit("stmt", "B", 11, op="set_global", variable="sql_slave_skip_counter", value=3, errno=None, message="")
+    r.emit("stmt", "B", 12, op="start_slave", thread="sql", errno=None, warning=None, message="")
+    for i, (pos, etype) in enumerate([(400, "GTID_LOG_EVENT"), (442, "QUERY_EVENT"), (520, "XID_EVENT")]):
+        r.emit("relay", "B", 13, source="A", type=etype, trx="t2", idx=i, last=etype == "XID_EVENT", gtid="0-1-2",
+               server_id=1, when=1, ict=None, file="relay.000002", pos=pos, master_file="bin.000001", master_end=pos)
+    _status(r, 20, 551, 1)
+    r.collector._emit_skips()
+    assert [(o["t"], o["type"]) for _, _, o in r.obs if o["kind"] == "skip"] == [
+        (20, "GTID_LOG_EVENT"), (20, "QUERY_EVENT"), (20, "XID_EVENT")]
+    r = R.Runner(_history())  # the counter set and the thread started, but nothing passed yet
+    r.relay_logs[B] = object()
+    _status(r, 10, 400, 0)
+    r.emit("stmt", "B", 11, op="set_global", variable="sql_slave_skip_counter", value=3, errno=None, message="")
+    r.emit("stmt", "B", 12, op="start_slave", thread="sql", errno=None, warning=None, message="")
+    _status(r, 20, 400, 3)
+    r.collector._emit_skips()
+    assert not [o for _, _, o in r.obs if o["kind"] == "skip"]
+
+
+def test_a_gtid_is_logged_by_a_poll_only_where_its_own_server_s_gtid_shows():
+    # seed 1's History 27: C's own 0-3-2 in domain 0 is no proof that 0-1-1 was in C's binlog
+    r = R.Runner(_history())
+    r.binlog_pos["C"] = [(10, {0: "0-3-2"}), (20, {0: "0-1-1"}), (30, {0: "0-3-3"})]
+    assert r.collector._logged_by("C", "0-1-1") == 20
+    assert r.collector._logged_by("C", "0-1-2") is None
+    assert r.collector._logged_by("C", "0-3-1") == 10

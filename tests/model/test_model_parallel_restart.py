@@ -1,0 +1,57 @@
+"""A parallel GTID replica's SQL thread stopped (by STOP SLAVE or at an incident) with several domains in gtid_slave_pos: MariaDB
+moves its place back to the start of the relay log in use and reads from there at the next start,
+passing over by GTID what each domain committed (handle_slave_sql's exit, sql/slave.cc:
+restart_gtid_pos; process_gtid_for_restart_pos, sql/rpl_parallel.cc); MySQL keeps its place."""
+from __future__ import annotations
+
+import pytest
+
+from replcheck.properties.core import PASS, VIOLATED
+
+HISTORY = "mdb-parallel-stop-two-domains"
+
+
+def _after_stop(tr) -> dict:
+    stop = tr.first("sql_stop", node="B")
+    return next(s for s in tr.all("status", node="B") if s["t"] >= stop["t"])
+
+
+@pytest.mark.parametrize("system,rewinds", [("model:mariadb-10.11", True), ("model:mysql-5.7", False)])
+def test_the_stop_of_a_parallel_replica_with_two_domains(kit, system, rewinds):
+    tr = kit.run(system, HISTORY)
+    place = _after_stop(tr)["Relay_Log_Pos"]
+    assert (place == 4) == rewinds
+    passed = [s["trx"] for s in tr.all("skip", node="B") if s.get("reason") == "gtid already executed"]
+    assert passed == (["t1", "t2", "t3"] if rewinds else [])
+    assert [v["trx"] for v in tr.all("visible", node="B")] == ["t1", "t2", "t3", "t4"]  # nothing applied twice
+    assert kit.verdict("WL344.STOP.NO_EXEC", tr).status == (VIOLATED if rewinds else PASS)
+
+
+def test_one_domain_keeps_its_place(kit):
+    h = kit.history(HISTORY)
+    for op in h["ops"]:
+        op.pop("domain", None)
+    tr = kit.run("model:mariadb-10.11", h)
+    assert _after_stop(tr)["Relay_Log_Pos"] > 4 and not tr.all("skip", node="B")
+
+
+@pytest.mark.parametrize("system,rewinds", [("model:mariadb-10.11", True), ("model:mysql-5.7", False)])
+def test_a_parallel_replica_with_two_domains_stopped_at_an_incident(kit, system, rewinds):
+    tr = kit.run(system, "mdb-parallel-incident-two-domains")
+    stop = tr.first("sql_stop", node="B")
+    assert stop["errno"] == 1590
+    incident = tr.first("relay", node="B", type="INCIDENT_EVENT")
+    held = [s["Relay_Log_Pos"] for s in tr.all("status", node="B") if s["t"] > stop["t"]]
+    assert held and set(held) == ({4} if rewinds else {incident["pos"]})
+    assert kit.verdict("WL3464.HOLD", tr).status == (VIOLATED if rewinds else PASS)
+
+
+def test_the_skip_counter_does_not_count_the_groups_read_again(kit):
+    # what the rewinding stop reads again is passed over as committed: a counter set meanwhile
+    # skips the next new group, and gtid_slave_pos never goes back
+    h = kit.history(HISTORY)
+    h["ops"].insert(4, {"at": 3_500_000, "op": "set_global", "node": "B", "variable": "sql_slave_skip_counter", "value": 1})
+    tr = kit.run("model:mariadb-10.11", h)
+    counted = {s["trx"] for s in tr.all("skip", node="B") if s.get("reason") == "sql_slave_skip_counter"}
+    assert counted == {"t4"} and [v["trx"] for v in tr.all("visible", node="B")] == ["t1", "t2", "t3"]
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status != VIOLATED
