@@ -7,7 +7,6 @@ import re
 
 import pytest
 
-from replcheck import io
 from replcheck.harness import errlog
 from replcheck.harness import collect as CO
 from replcheck.harness import observe as OB

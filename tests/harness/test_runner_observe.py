@@ -9,7 +9,6 @@ from replcheck.harness import collect as CO
 from replcheck.harness import ops as OP
 from replcheck.harness import runner as R
 from replcheck.spec import formats as F
-from replcheck.harness.mariadb import Cluster
 from replcheck.properties import core
 from test_runner import B, US, _history
 
