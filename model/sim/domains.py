@@ -11,10 +11,11 @@ from replcheck.spec import formats as F
 from replcheck.spec.formats import BINLOG_START
 
 from .. import domains as DOM
+from .. import multisource as MS
 from .. import mutants as M
 from .admin import on_off
 from .component import Feature
-from .state import Channel, Entry, Node
+from .state import ER_SLAVE_MUST_STOP, Channel, Entry, Node
 
 SKIP = "skip"  # on_dump_event: the dump thread passes the event over
 
@@ -99,6 +100,37 @@ class Domains(Feature):
         return DOM.strict_out_of_order(last and F.parse_gtid(last), F.parse_gtid(gtid)) or ""
 
     def on_set_global(self, node: Node, name: str, value: Any, op: dict) -> bool:
+        if name == DOM.GTID_SLAVE_POS and self.mech.gtid_domains:
+            self._set_slave_pos(node, value)
+            return True
+        return self._set_strict_mode(node, name, value)
+
+    def _set_slave_pos(self, node: Node, value: Any) -> None:
+        """SET GLOBAL gtid_slave_pos (sys_vars.cc, Sys_var_gtid_slave_pos::do_check, global_update):
+        refused while any slave thread of any connection runs (give_error_if_slave_running:
+        ER_SLAVE_MUST_STOP), then the list parsed and checked against the binlog (rpl_gtid_pos_check),
+        then the slave's position replaced by it, every domain (rpl_gtid_pos_update)."""
+        def answer(errno: int | None, warning: int | None = None, message: str = "") -> None:
+            self.emit("stmt", node.id, op="set_global", variable=DOM.GTID_SLAVE_POS, value=value, errno=errno,
+                      warning=warning, message=message)
+        running = next((c for c in MS.channels(node) if c.io_running or c.sql_running), None)
+        if running is not None:
+            name = running.connection or ""
+            return answer(ER_SLAVE_MUST_STOP, message=f"This operation cannot be performed as you have a running "
+                                                      f"slave '{name}'; run STOP SLAVE '{name}' first")
+        wanted = DOM.parse_gtid_list(str(value))
+        if isinstance(wanted, tuple):
+            return answer(wanted[0], message=wanted[1])
+        last = [F.parse_gtid(g) for g in node.binlog_gtids.values()]
+        errno, warning, message = DOM.slave_pos_conflict(wanted, last, node.server_id,
+                                                         bool(node.runtime.get(DOM.GTID_STRICT_MODE)))
+        if errno is not None:
+            return answer(errno, message=message)
+        node.slave_gtids = {d: F.gtid(*g) for d, g in wanted.items()}
+        node.filter_recorded = {}
+        answer(None, warning, message)
+
+    def _set_strict_mode(self, node: Node, name: str, value: Any) -> bool:
         """SET GLOBAL gtid_strict_mode: a plain global boolean, settable whatever runs (sys_vars.cc,
         Sys_gtid_strict_mode: GLOBAL_VAR(opt_gtid_strict_mode), no ON_CHECK), read by the next
         binlog write and the next dump request (rpl_gtid_strict.test sets it off and on around

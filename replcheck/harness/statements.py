@@ -227,9 +227,14 @@ def trx_statement(op: dict, k: int, origin_port: int, pad_bytes: int = 0) -> str
     return "; ".join(head + body)
 
 
+def reset_master_statement(op: dict, epoch_us: int | None) -> str:
+    return "RESET MASTER"
+
+
 BUILDERS = {"change_master": change_master_statement, "stop_slave": stop_slave_statement,
             "start_slave": start_slave_statement, "reset_slave": reset_slave_statement,
             "start_all_slaves": start_all_slaves_statement, "stop_all_slaves": stop_all_slaves_statement,
             "flush_logs": flush_logs_statement, "flush_relay_logs": flush_relay_logs_statement,
             "flush_status": flush_status_statement,
-            "purge_binary_logs": purge_statement, "set_global": set_global_statement}
+            "purge_binary_logs": purge_statement, "set_global": set_global_statement,
+            "reset_master": reset_master_statement}
