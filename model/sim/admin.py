@@ -186,6 +186,7 @@ class Admin(Component):
         ch.group_master_file, ch.group_master_pos = "", 0
         ch.read_master_file, ch.read_master_pos = "", 0
         ch.connect_by_id = False
+        ch.last_io_errno, ch.last_io_error = 0, ""
         self.rli.write_relay_log_info(ch)
         self._stmt(ch, op, None, "")
 

@@ -36,6 +36,7 @@ class Receiver(Component):
 
     def start_io(self, ch: Channel) -> None:
         ch.io_running = True
+        ch.last_io_errno, ch.last_io_error = 0, ""
         if ch.source.up:
             self.connect(ch)
 

@@ -91,6 +91,10 @@ class ReceiverState:
     read_master_file: str = ""
     read_master_pos: int = 0
     io_gtids: dict = field(default_factory=dict)  # Gtid_IO_Pos: per domain, the last group received whole
+    # Last_IO_Errno / Last_IO_Error: the error that stopped the IO thread, cleared when it starts
+    # (slave.cc handle_slave_io: mi->clear_error()) and by RESET SLAVE
+    last_io_errno: int = 0
+    last_io_error: str = ""
     connect_by_id: bool = False  # Connect_Using_Group_ID: the next connect asks for the slave's last group ID
     by_position: bool = False  # CHANGE MASTER TO a binlog position: MASTER_USE_GTID=no from then on
     # per source, the relay indexes of the transactions' last events, in order: what a reconnect

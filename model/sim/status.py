@@ -66,6 +66,8 @@ class Status(Component):
             "Master_Log_File": ch.read_master_file,
             "Read_Master_Log_Pos": ch.read_master_pos,
             "Seconds_Behind_Master": self._seconds_behind(ch),
+            "Last_IO_Errno": ch.last_io_errno,
+            "Last_IO_Error": ch.last_io_error,
             "Last_SQL_Errno": ch.last_sql_errno,
             "Last_SQL_Error": ch.last_sql_error,
             "Skip_Counter": ch.skip_counter,

@@ -1,0 +1,58 @@
+"""RESET MASTER and SET GLOBAL gtid_slave_pos in the model (MariaDB sql_repl.cc reset_master and
+rpl_gtid_pos_check, sys_vars.cc Sys_var_gtid_slave_pos): what each answers and what it changes."""
+from __future__ import annotations
+
+from replcheck.model import domains as DOM
+
+MARIADB = "model:mariadb-10.11"
+
+
+def test_a_gtid_list_is_parsed_or_refused_as_the_server_does():
+    assert DOM.parse_gtid_list(" 1-2-3, 2-4-6") == {1: (1, 2, 3), 2: (2, 4, 6)}
+    assert DOM.parse_gtid_list("") == {}
+    assert DOM.parse_gtid_list("-1-2-3") == (DOM.ER_INCORRECT_GTID_STATE, "Could not parse GTID list")
+    assert DOM.parse_gtid_list("1-2 -3")[0] == DOM.ER_INCORRECT_GTID_STATE
+    assert DOM.parse_gtid_list("1-2-3,1-4-5")[0] == DOM.ER_DUPLICATE_GTID_DOMAIN
+
+
+def test_a_slave_position_behind_the_servers_own_binlog_warns_or_under_strict_mode_fails():
+    own = [(0, 1, 5)]
+    assert DOM.slave_pos_conflict({0: (0, 1, 5)}, own, 1, strict=False) == (None, None, "")
+    errno, warning, message = DOM.slave_pos_conflict({0: (0, 1, 3)}, own, 1, strict=False)
+    assert (errno, warning) == (None, DOM.ER_MASTER_GTID_POS_CONFLICTS_WITH_BINLOG)
+    assert message.startswith("Specified GTID 0-1-3 conflicts with the binary log which contains a more recent GTID 0-1-5")
+    assert DOM.slave_pos_conflict({0: (0, 1, 3)}, own, 1, strict=True)[0] == DOM.ER_MASTER_GTID_POS_CONFLICTS_WITH_BINLOG
+    assert DOM.slave_pos_conflict({}, own, 1, strict=False)[1] == DOM.ER_MASTER_GTID_POS_MISSING_DOMAIN
+    # another server's GTID last in the domain: not this server's to keep in order
+    assert DOM.slave_pos_conflict({}, [(0, 2, 9)], 1, strict=True) == (None, None, "")
+
+
+def _stmts(tr, node, op):
+    return [o for o in tr.all("stmt", node=node) if o.get("op") == op]
+
+
+def test_gtid_slave_pos_is_refused_while_a_slave_thread_runs_and_taken_once_stopped(kit):
+    h = kit.make_history(["M", "R"], [("M", "R", 0)], [
+        {"at": 1_000_000, "op": "trx", "node": "M"},
+        {"at": 2_000_000, "op": "set_global", "node": "R", "variable": "gtid_slave_pos", "value": "0-1-1"},
+        {"at": 3_000_000, "op": "stop_slave", "node": "R"},
+        {"at": 3_500_000, "op": "trx", "node": "M"},
+        {"at": 3_600_000, "op": "trx", "node": "M"},
+        {"at": 4_000_000, "op": "set_global", "node": "R", "variable": "gtid_slave_pos", "value": "0-1-2"},
+        {"at": 5_000_000, "op": "start_slave", "node": "R"}], end_us=7_000_000)
+    tr = kit.run(MARIADB, h)
+    refused, taken = _stmts(tr, "R", "set_global")
+    assert refused["errno"] == 1198 and taken["errno"] is None
+    # the slave asked from 0-1-2: the master's third transaction only
+    assert [v["gtid"] for v in tr.all("visible", node="R")] == ["0-1-1", "0-1-3"]
+
+
+def test_reset_master_starts_the_binlog_and_the_gtids_over(kit):
+    h = kit.make_history(["M"], [], [
+        {"at": 1_000_000, "op": "trx", "node": "M"}, {"at": 1_500_000, "op": "flush_logs", "node": "M"},
+        {"at": 2_000_000, "op": "reset_master", "node": "M"},
+        {"at": 3_000_000, "op": "trx", "node": "M"}], end_us=4_000_000)
+    tr = kit.run(MARIADB, h)
+    assert [c["gtid"] for c in tr.all("commit", node="M")] == ["0-1-1", "0-1-1"]
+    assert _stmts(tr, "M", "reset_master")[0]["errno"] is None
+    assert [b["file"] for b in tr.all("binlog", node="M")][-2:] == ["bin.000001", "bin.000001"]
