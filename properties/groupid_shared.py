@@ -17,6 +17,12 @@ def hierarchical(v: TraceView) -> set[str]:
         o["node"] for o in v.kind("binlog") if "group_id" in o}
 
 
+def starts_new_binlog(o: dict) -> bool:
+    """A restore, or a RESET MASTER that was carried out: the node's binlog and its GTID history
+    start over (sql_repl.cc reset_master: every binlog deleted, the binlog GTID state emptied)."""
+    return o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "reset_master" and o.get("errno") is None)
+
+
 def server_id(v: TraceView, node: str) -> int | None:
     return v.nodes.get(node, {}).get("server_id")
 

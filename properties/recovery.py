@@ -17,6 +17,7 @@ from .core import Check, TraceView, checks
 from .delay_timing import STATE_WAITING
 from .filter import kept_out
 from .groupid import sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
+from .groupid_shared import starts_new_binlog
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -67,12 +68,12 @@ def behind_at_end(v: TraceView, node: str) -> bool:
 
 
 def _binlogged_since_restore(v: TraceView, node: str) -> set[str]:
-    """Transactions in the node's binlog (a restore replaces the binlog with a fresh one; crash
-    recovery may cut its tail)."""
+    """Transactions in the node's binlog (a restore or RESET MASTER replaces the binlog with a fresh
+    one; crash recovery may cut its tail)."""
     out: set[str] = set()
     lost = lost_lines(v)
     for o in of_node(v, node):
-        if o["kind"] == "restore":
+        if starts_new_binlog(o):
             out = set()
         elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last") and o["_line"] not in lost:
             out.add(o["trx"])

@@ -51,6 +51,9 @@ class Domains(Feature):
                 DOM.log_gtid(per, F.parse_gtid(e.ev.gtid))
         binlog_state = DOM.listed(per)
         own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
+        # check_slave_start_position: a request at the master's own slave position is flagged
+        # START_OWN_SLAVE_POS, which spares it the strict slave's hole error (it may be in no binlog)
+        own = {d for d, g in state.items() if own_slave_pos.get(d) == g}
         refused, state, empty = DOM.start_position(state, binlog_state, own_slave_pos, src.server_id)
         if refused is not None:
             return refused
@@ -64,14 +67,14 @@ class Domains(Feature):
             e = src.binlog[i]
             if e.ev.gtid and e.ev.idx == 0:
                 g = F.parse_gtid(e.ev.gtid)
-                if strict and (hole := DOM.start_hole(state, g)):
+                if strict and g[0] not in own and (hole := DOM.start_hole(state, g)):
                     return hole
                 if failed := DOM.empty_domain_error(state, empty, g, binlog_state):
                     return failed
                 if not DOM.skips(state, g):
                     break
             i += 1
-        ch.fetch, ch.dump_state, ch.dump_empty = i, state, empty
+        ch.fetch, ch.dump_state, ch.dump_empty, ch.dump_own = i, state, empty, own
         return None
 
     def on_dump_event(self, ch: Channel, e: Entry) -> str:
@@ -82,6 +85,12 @@ class Domains(Feature):
             if ch.dump_empty and (failed := DOM.empty_domain_error(ch.dump_state, ch.dump_empty, g,
                                                                   self._binlog_state(ch.source))):
                 return failed
+            # the strict slave's hole check runs on every group still searched for, also one that
+            # comes after the connect (send_event_to_slave, ER_GTID_START_FROM_BINLOG_HOLE; the
+            # slave's gtid_strict_mode as the dump reads it now, not as it was sent at the connect)
+            if (ch.node.runtime.get(DOM.GTID_STRICT_MODE) and g[0] not in ch.dump_own
+                    and (hole := DOM.start_hole(ch.dump_state, g))):
+                return hole
             ch.dump_skipping = DOM.skips(ch.dump_state, g)
         if ch.dump_skipping and e.ev.trx is not None:
             ch.dump_skipping = not e.ev.last
@@ -90,7 +99,7 @@ class Domains(Feature):
 
     @staticmethod
     def on_connect(ch: Channel) -> None:
-        ch.dump_state, ch.dump_empty, ch.dump_skipping, ch.gtid_request = {}, set(), False, ""
+        ch.dump_state, ch.dump_empty, ch.dump_own, ch.dump_skipping, ch.gtid_request = {}, set(), set(), False, ""
 
     def refuses_binlogging(self, node: Node, gtid: str) -> str:
         """gtid_strict_mode: why this GTID may not be binlogged after its domain's last, or ""."""
@@ -128,6 +137,9 @@ class Domains(Feature):
             return answer(errno, message=message)
         node.slave_gtids = {d: F.gtid(*g) for d, g in wanted.items()}
         node.filter_recorded = {}
+        if node.log_bin:  # each GTID recorded bumps the binlog's counter (rpl_gtid.cc record_gtid:
+            for d, g in wanted.items():  # bump_seq_no_counter_if_needed): the next local GTIDs follow it
+                node.gtid_seq[d] = max(node.gtid_seq.get(d, 0), g[2])
         answer(None, warning, message)
 
     def _set_strict_mode(self, node: Node, name: str, value: Any) -> bool:

@@ -122,6 +122,8 @@ class DumpState:
     # groups are skipped up to; and whether the group being sent is skipped
     dump_state: dict = field(default_factory=dict)
     dump_empty: set = field(default_factory=set)  # domains the master had nothing of at the request
+    # domains whose requested GTID is the master's own gtid_slave_pos (START_OWN_SLAVE_POS): no hole error
+    dump_own: set = field(default_factory=set)
     dump_skipping: bool = False
     gtid_request: str = ""  # the GTID position the last GTID connect asked by (MariaDB)
 

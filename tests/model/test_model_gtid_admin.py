@@ -56,3 +56,22 @@ def test_reset_master_starts_the_binlog_and_the_gtids_over(kit):
     assert [c["gtid"] for c in tr.all("commit", node="M")] == ["0-1-1", "0-1-1"]
     assert _stmts(tr, "M", "reset_master")[0]["errno"] is None
     assert [b["file"] for b in tr.all("binlog", node="M")][-2:] == ["bin.000001", "bin.000001"]
+
+
+def test_after_reset_master_the_lost_groups_are_no_loss_and_without_it_they_are(kit):
+    # rpl_gtid_mdev4820: the master's rows 2 and 3 go with RESET MASTER, and the slave, put past
+    # them by SET GLOBAL gtid_slave_pos, never gets them; without the reset it lacks two of its
+    # master's groups, and one arrives before the group logged before it.
+    from replcheck import io
+    from replcheck.spec import ROOT
+    from replcheck.properties.core import PASS, VIOLATED
+    from conftest import Trace
+
+    h = io.load_history(ROOT / "histories" / "suites" / "mdb-rpl_gtid_mdev4820-reset-master.jsonl")
+    tr = kit.run(MARIADB, h)
+    for rid in ("GGID.RECOVERY.EXACTLY_ONCE", "DOMAIN.CONNECT.NO_LOSS"):
+        assert kit.verdict(rid, tr).status == PASS
+    reset = next(o for o in tr.obs if o["kind"] == "stmt" and o.get("op") == "reset_master")
+    without = Trace(tr.header, [o for o in tr.obs if o is not reset])
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", without).status == VIOLATED
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", without).status == VIOLATED
