@@ -39,14 +39,32 @@ def sources_at_end(v: TraceView) -> dict[str, str]:
 
 def applied_counts(v: TraceView, node: str) -> Counter:
     """Copies the node committed in its engine (`visible`): local commits, groups its SQL thread
-    committed, and those crash recovery committed."""
-    return Counter(o["trx"] for o in v.of_node(node, "visible"))
+    committed, and those crash recovery committed; less those superseded."""
+    return Counter(o["trx"] for o in v.of_node(node, "visible")) - superseded(v, node)
+
+
+def superseded(v: TraceView, node: str) -> Counter:
+    """Copies a group applied again after the DBA set gtid_slave_pos (MariaDB, sys_vars.cc)
+    replaces rather than adds to: the DBA asked for it again (rpl_gtid_startpos: the table
+    dropped, the position emptied, the binlog fetched anew)."""
+    out: Counter = Counter()
+    era, seen = 0, Counter()
+    last_era: dict[str, int] = {}
+    for o in v.of_node(node, "visible", "stmt"):
+        if o["kind"] == "stmt":
+            era += o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos" and o.get("errno") is None
+            continue
+        if last_era.get(o["trx"], era) < era:
+            out[o["trx"]] += seen.pop(o["trx"])
+        seen[o["trx"]] += 1
+        last_era[o["trx"]] = era
+    return out
 
 
 def copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
     """Per node, the copies of each client transaction it holds once replication is quiet, and the
     `data` observation that says so (none when counted from `visible`)."""
-    data = {o["node"]: (Counter(o["counts"]), o) for o in v.kind("data")}
+    data = {o["node"]: (Counter(o["counts"]) - superseded(v, o["node"]), o) for o in v.kind("data")}
     if data:
         return {n: c for n, (c, _) in data.items()}, {n: o for n, (_, o) in data.items()}
     nodes = {o["node"] for o in v.kind("visible")} | {o["node"] for o in v.kind("apply")}
@@ -330,9 +348,11 @@ def gtid_not_reused(v: TraceView, check: Check) -> None:
     for node in v.nodes:
         held: dict[str, dict] = {}
         cut: set[str] = set()  # the GTIDs held whose group a crash recovery cut away (then or later)
-        for o in v.of_node(node, "restore", "recovery", "binlog"):
-            if o["kind"] == "restore":
+        for o in v.of_node(node, "restore", "recovery", "binlog", "stmt"):
+            if starts_new_binlog(o):
                 held, cut = {}, set()
+            elif o["kind"] == "stmt":
+                continue
             elif o["kind"] == "recovery":
                 for g in cut:
                     del held[g]

@@ -137,6 +137,9 @@ class Domains(Feature):
             return answer(errno, message=message)
         node.slave_gtids = {d: F.gtid(*g) for d, g in wanted.items()}
         node.filter_recorded = {}
+        # A MariaDB slave knows what it applied only by this position: a group after it comes and
+        # is applied again, whatever ran before (rpl_gtid.cc, the slave state is per domain only)
+        node.executed = {g for g in node.executed if (p := F.parse_gtid(g))[0] in wanted and p[2] <= wanted[p[0]][2]}
         if node.log_bin:  # each GTID recorded bumps the binlog's counter (rpl_gtid.cc record_gtid:
             for d, g in wanted.items():  # bump_seq_no_counter_if_needed): the next local GTIDs follow it
                 node.gtid_seq[d] = max(node.gtid_seq.get(d, 0), g[2])

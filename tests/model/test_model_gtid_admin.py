@@ -2,6 +2,8 @@
 rpl_gtid_pos_check, sys_vars.cc Sys_var_gtid_slave_pos): what each answers and what it changes."""
 from __future__ import annotations
 
+import pytest
+
 from replcheck.model import domains as DOM
 
 MARIADB = "model:mariadb-10.11"
@@ -58,20 +60,26 @@ def test_reset_master_starts_the_binlog_and_the_gtids_over(kit):
     assert [b["file"] for b in tr.all("binlog", node="M")][-2:] == ["bin.000001", "bin.000001"]
 
 
-def test_after_reset_master_the_lost_groups_are_no_loss_and_without_it_they_are(kit):
+@pytest.mark.parametrize("scenario,statement,requirements", [
     # rpl_gtid_mdev4820: the master's rows 2 and 3 go with RESET MASTER, and the slave, put past
     # them by SET GLOBAL gtid_slave_pos, never gets them; without the reset it lacks two of its
-    # master's groups, and one arrives before the group logged before it.
-    from replcheck import io
-    from replcheck.spec import ROOT
-    from replcheck.properties.core import PASS, VIOLATED
+    # master's groups, and one arrives before the group logged before it
+    ("mdb-rpl_gtid_mdev4820-reset-master", "reset_master", ("GGID.RECOVERY.EXACTLY_ONCE", "DOMAIN.CONNECT.NO_LOSS")),
+    # rpl_gtid_startpos: after RESET MASTER the master numbers its GTIDs from 0-1-1 again
+    ("mdb-rpl_gtid_startpos-slave-binlog", "reset_master", ("MARIADB.GTID.UNIQUE", "DURABLE.GTID.NO_REUSE")),
+    # rpl_gtid_startpos: the slave's position emptied, it fetches and applies the master's groups
+    # again (its table dropped before); without the SET those are second copies
+    ("mdb-rpl_gtid_startpos-empty-pos-conflict", "set_global", ("GGID.RECOVERY.EXACTLY_ONCE",)),
+])
+def test_what_the_dba_reset_is_no_violation_and_without_the_statement_it_is(kit, scenario, statement, requirements):
     from conftest import Trace
+    from replcheck import io
+    from replcheck.properties.core import PASS, VIOLATED
+    from replcheck.spec import ROOT
 
-    h = io.load_history(ROOT / "histories" / "suites" / "mdb-rpl_gtid_mdev4820-reset-master.jsonl")
-    tr = kit.run(MARIADB, h)
-    for rid in ("GGID.RECOVERY.EXACTLY_ONCE", "DOMAIN.CONNECT.NO_LOSS"):
-        assert kit.verdict(rid, tr).status == PASS
-    reset = next(o for o in tr.obs if o["kind"] == "stmt" and o.get("op") == "reset_master")
-    without = Trace(tr.header, [o for o in tr.obs if o is not reset])
-    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", without).status == VIOLATED
-    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", without).status == VIOLATED
+    tr = kit.run(MARIADB, io.load_history(ROOT / "histories" / "suites" / f"{scenario}.jsonl"))
+    for rid in requirements:
+        assert kit.verdict(rid, tr).status == PASS, rid
+    without = Trace(tr.header, [o for o in tr.obs if not (o["kind"] == "stmt" and o.get("op") == statement)])
+    for rid in requirements:
+        assert kit.verdict(rid, without).status == VIOLATED, rid
