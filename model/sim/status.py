@@ -20,8 +20,12 @@ from .state import Channel, Entry, Node
 
 ER_WARN_DEPRECATED_SYNTAX = 1287
 # the statements MySQL 8.0.22+ deprecates, in the spelling an op stands for, and their replacements
+# (sql_yacc.yy: push_deprecated_warn as it parses the SLAVE / MASTER spelling, e.g. show_replica_status_stmt:
+# "SHOW SLAVE STATUS", "SHOW REPLICA STATUS"; change_replication_source: "CHANGE MASTER", 8.0.23)
 DEPRECATED_SPELLINGS = {"start_slave": ("START SLAVE", "START REPLICA"), "stop_slave": ("STOP SLAVE", "STOP REPLICA"),
-                        "reset_slave": ("RESET SLAVE", "RESET REPLICA")}
+                        "reset_slave": ("RESET SLAVE", "RESET REPLICA"),
+                        "change_master": ("CHANGE MASTER", "CHANGE REPLICATION SOURCE"),
+                        "show_slave_status": ("SHOW SLAVE STATUS", "SHOW REPLICA STATUS")}
 
 
 class Status(Component):
@@ -30,6 +34,8 @@ class Status(Component):
     def op_show_slave_status(self, node: Node, op: dict) -> None:
         if node.channel is not None:  # a server that is no replica answers an empty set, no error (10.11, measured)
             self.status(node.channel)
+        if self.mech.deprecated_slave_syntax:  # a statement with a warning of its own: the last one's answer
+            self.sim.last_stmt[node.id] = {"op": "show_slave_status", "errno": None, "warning": None, "message": ""}
 
     def _master_status_fields(self, node: Node) -> dict:
         fields = {"File": node.binlog_file, "Position": node.binlog_pos}
