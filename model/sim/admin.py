@@ -275,16 +275,20 @@ class Admin(Component):
             self.emit("stmt", node.id, op="reset_master", errno=ER_FLUSH_MASTER_BINLOG_CLOSED, warning=None,
                       message="Binlog closed, cannot RESET MASTER")
             return
+        self.emit("stmt", node.id, op="reset_master", errno=None, warning=None, message="")
+        self.reset_binlog(node)
+
+    def reset_binlog(self, node: Node) -> None:
+        """What RESET MASTER does to a node with a binlog (MYSQL_BIN_LOG::reset_logs)."""
         if not self.mech.gtid_domains and node.gtid_mode:
             node.executed -= {e.ev.gtid for e in node.binlog if e.ev.gtid}
-        node.binlog, node.binlog_file_no, node.binlog_gtids, node.gtid_seq = [], 0, {}, {}
+        node.binlog, node.binlog_file_no, node.binlog_gtids, node.gtid_seq, node.base_gtids = [], 0, {}, {}, []
         node.purged, node.mtimes, node.file_start, node.index, node.set_ids = set(), {}, {}, [], {}
         node.synced = node.published = node.writes_since_sync = 0
         for ch in node.replicas:
             ch.gtid_floor = None
             if ch.connected:
                 ch.fetch = 0
-        self.emit("stmt", node.id, op="reset_master", errno=None, warning=None, message="")
         self.source.open_binlog(node)
 
     def op_flush_status(self, node: Node, op: dict) -> None:

@@ -15,7 +15,7 @@ from .. import multisource as MS
 from .. import mutants as M
 from .admin import on_off
 from .component import Feature
-from .state import ER_SLAVE_MUST_STOP, Channel, Entry, Node
+from .state import ER_FLUSH_MASTER_BINLOG_CLOSED, ER_SLAVE_MUST_STOP, Channel, Entry, Node
 
 SKIP = "skip"  # on_dump_event: the dump thread passes the event over
 
@@ -44,6 +44,8 @@ class Domains(Feature):
                 state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
         ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
         files, per = [], {}
+        for g in src.base_gtids:
+            DOM.log_gtid(per, g)
         for e in src.binlog:
             if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in src.purged:
                 files.append((e.file, DOM.listed(per)))
@@ -112,6 +114,9 @@ class Domains(Feature):
         if name == DOM.GTID_SLAVE_POS and self.mech.gtid_domains:
             self._set_slave_pos(node, value)
             return True
+        if name == DOM.GTID_BINLOG_STATE and self.mech.gtid_domains:
+            self._set_binlog_state(node, value)
+            return True
         return self._set_strict_mode(node, name, value)
 
     def _set_slave_pos(self, node: Node, value: Any) -> None:
@@ -145,6 +150,28 @@ class Domains(Feature):
                 node.gtid_seq[d] = max(node.gtid_seq.get(d, 0), g[2])
         answer(None, warning, message)
 
+    def _set_binlog_state(self, node: Node, value: Any) -> None:
+        """SET GLOBAL gtid_binlog_state (sys_vars.cc, Sys_var_gtid_binlog_state): only with the binlog
+        open and no GTID logged since RESET MASTER (ER_BINLOG_MUST_BE_EMPTY); then a RESET MASTER
+        whose new binlog starts with this state (reset_master with init_state): gtid_binlog_pos and
+        the next local GTIDs follow it, and the first binlog's Gtid_list holds it."""
+        def answer(errno: int | None, message: str = "") -> None:
+            self.emit("stmt", node.id, op="set_global", variable=DOM.GTID_BINLOG_STATE, value=value, errno=errno,
+                      warning=None, message=message)
+        if not node.log_bin:
+            return answer(ER_FLUSH_MASTER_BINLOG_CLOSED, "Binlog closed, cannot RESET MASTER")
+        if node.binlog_gtids or node.base_gtids:
+            return answer(DOM.ER_BINLOG_MUST_BE_EMPTY, "This operation is not allowed if any GTID has been logged to "
+                                                       "the binary log. Run RESET MASTER first to erase the log")
+        wanted = DOM.parse_gtid_list(str(value))
+        if isinstance(wanted, tuple):
+            return answer(DOM.ER_INCORRECT_GTID_STATE, "Could not parse GTID list")
+        self.admin.reset_binlog(node)
+        node.base_gtids = sorted(wanted.values())
+        node.binlog_gtids = {d: F.gtid(*g) for d, g in wanted.items()}
+        node.gtid_seq = {d: g[2] for d, g in wanted.items()}
+        answer(None)
+
     def _set_strict_mode(self, node: Node, name: str, value: Any) -> bool:
         """SET GLOBAL gtid_strict_mode: a plain global boolean, settable whatever runs (sys_vars.cc,
         Sys_gtid_strict_mode: GLOBAL_VAR(opt_gtid_strict_mode), no ON_CHECK), read by the next
@@ -157,5 +184,5 @@ class Domains(Feature):
 
     @staticmethod
     def _binlog_state(node: Node) -> list[tuple[int, int, int]]:
-        return DOM.gtid_list(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)
+        return DOM.gtid_list([*node.base_gtids, *(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)])
 

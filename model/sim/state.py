@@ -220,6 +220,7 @@ class BinlogState:
     binlog_pos: int = BINLOG_START
     gtid_seq: dict = field(default_factory=dict)  # per domain, the last sequence number this server issued
     binlog_gtids: dict = field(default_factory=dict)  # gtid_binlog_pos: per domain, the last GTID logged
+    base_gtids: list = field(default_factory=list)  # SET GLOBAL gtid_binlog_state: the state the first binlog starts with
     purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
     mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
     file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts

@@ -83,3 +83,16 @@ def test_what_the_dba_reset_is_no_violation_and_without_the_statement_it_is(kit,
     without = Trace(tr.header, [o for o in tr.obs if not (o["kind"] == "stmt" and o.get("op") == statement)])
     for rid in requirements:
         assert kit.verdict(rid, without).status == VIOLATED, rid
+
+
+def test_gtid_binlog_state_needs_an_empty_binlog_and_then_starts_it_from_the_state_given(kit):
+    h = kit.make_history(["M"], [], [
+        {"at": 1_000_000, "op": "trx", "node": "M"},
+        {"at": 2_000_000, "op": "set_global", "node": "M", "variable": "gtid_binlog_state", "value": "0-1-7"},
+        {"at": 3_000_000, "op": "reset_master", "node": "M"},
+        {"at": 4_000_000, "op": "set_global", "node": "M", "variable": "gtid_binlog_state", "value": "0-1-7"},
+        {"at": 5_000_000, "op": "trx", "node": "M"}], end_us=6_000_000)
+    tr = kit.run(MARIADB, h)
+    refused, taken = _stmts(tr, "M", "set_global")
+    assert refused["errno"] == DOM.ER_BINLOG_MUST_BE_EMPTY and taken["errno"] is None
+    assert [c["gtid"] for c in tr.all("commit", node="M")] == ["0-1-1", "0-1-8"]
