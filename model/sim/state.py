@@ -20,6 +20,7 @@ from ..delay import US, Event
 
 ER_SLAVE_MUST_STOP = 1198
 ER_FLUSH_MASTER_BINLOG_CLOSED = 1186  # RESET MASTER on a server without a binlog
+CR_CONN_HOST_ERROR = 2003  # the IO thread cannot connect to its master (Last_IO_Errno while the master is down)
 ER_MASTER_INFO = 1201
 ER_SLAVE_WAS_RUNNING = F.ER_SLAVE_WAS_RUNNING
 ER_SLAVE_WAS_NOT_RUNNING = 1255

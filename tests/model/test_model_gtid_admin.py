@@ -96,3 +96,17 @@ def test_gtid_binlog_state_needs_an_empty_binlog_and_then_starts_it_from_the_sta
     refused, taken = _stmts(tr, "M", "set_global")
     assert refused["errno"] == DOM.ER_BINLOG_MUST_BE_EMPTY and taken["errno"] is None
     assert [c["gtid"] for c in tr.all("commit", node="M")] == ["0-1-1", "0-1-8"]
+
+
+def test_the_io_thread_shows_2003_while_its_master_is_down_and_clears_it_on_connecting(kit):
+    # rpl_semi_sync_master_shutdown.result: wait_for_slave_io_error [errno=2003] with the master shut
+    # down; started again, the IO thread connects and its error is gone (slave.cc connect_to_master)
+    h = kit.make_history(["M", "R"], [("M", "R", 0)], [
+        {"at": 1_000_000, "op": "trx", "node": "M"}, {"at": 2_000_000, "op": "shutdown", "node": "M"},
+        {"at": 3_000_000, "op": "show_slave_status", "node": "R"}, {"at": 4_000_000, "op": "restart", "node": "M"},
+        {"at": 5_000_000, "op": "show_slave_status", "node": "R"}], end_us=6_000_000)
+    tr = kit.run(MARIADB, h)
+    down = [s for s in tr.all("status", node="R") if s["t"] == 3_000_000][-1]
+    up = [s for s in tr.all("status", node="R") if s["t"] == 5_000_000][-1]
+    assert (down["Last_IO_Errno"], down["Slave_IO_Running"]) == (2003, "Connecting")
+    assert (up["Last_IO_Errno"], up["Slave_IO_Running"]) == (0, "Yes")
