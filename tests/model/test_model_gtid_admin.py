@@ -70,6 +70,8 @@ def test_reset_master_starts_the_binlog_and_the_gtids_over(kit):
     # rpl_gtid_startpos: the slave's position emptied, it fetches and applies the master's groups
     # again (its table dropped before); without the SET those are second copies
     ("mdb-rpl_gtid_startpos-empty-pos-conflict", "set_global", ("GGID.RECOVERY.EXACTLY_ONCE",)),
+    # rpl_gtid_errorhandling: gtid_slave_pos set to 0-1-1 skips the master's first insert by choice
+    ("mdb-rpl_gtid_errorhandling-conflicting-pos", "set_global", ("GGID.RECOVERY.EXACTLY_ONCE",)),
 ])
 def test_what_the_dba_reset_is_no_violation_and_without_the_statement_it_is(kit, scenario, statement, requirements):
     from conftest import Trace
