@@ -44,17 +44,28 @@ def listed(per: dict[int, dict[int, Gtid]]) -> list[Gtid]:
     return [g for d in sorted(per) for g in per[d].values()]
 
 
-def parse_gtid_list(text: str) -> dict[int, Gtid] | tuple[int, str]:
-    """SET GLOBAL gtid_slave_pos's value as rpl_slave_state / slave_connection_state::load reads it
-    (rpl_gtid.cc, gtid_parser_helper: unsigned numbers joined by '-', GTIDs by ',', spaces allowed
-    around each): its GTID per domain, or (errno, message) for a list it cannot parse
-    (ER_INCORRECT_GTID_STATE) or one naming a domain twice (ER_DUPLICATE_GTID_DOMAIN)."""
-    out: dict[int, Gtid] = {}
+def parse_gtid_state(text: str) -> list[Gtid] | None:
+    """A GTID list as gtid_parse_string_to_list reads it (rpl_gtid.cc, gtid_parser_helper: unsigned
+    numbers joined by '-', GTIDs by ',', spaces allowed around each), several per domain allowed
+    (SET GLOBAL gtid_binlog_state); None when it cannot be parsed (ER_INCORRECT_GTID_STATE)."""
+    out: list[Gtid] = []
     for item in ([] if not text.strip() else text.split(",")):
         parts = item.strip().split("-")
         if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            return ER_INCORRECT_GTID_STATE, "Could not parse GTID list"
-        g = (int(parts[0]), int(parts[1]), int(parts[2]))
+            return None
+        out.append((int(parts[0]), int(parts[1]), int(parts[2])))
+    return out
+
+
+def parse_gtid_list(text: str) -> dict[int, Gtid] | tuple[int, str]:
+    """SET GLOBAL gtid_slave_pos's value as slave_connection_state::load reads it: its GTID per
+    domain, or (errno, message) for a list it cannot parse (ER_INCORRECT_GTID_STATE) or one naming a
+    domain twice (ER_DUPLICATE_GTID_DOMAIN)."""
+    gtids = parse_gtid_state(text)
+    if gtids is None:
+        return ER_INCORRECT_GTID_STATE, "Could not parse GTID list"
+    out: dict[int, Gtid] = {}
+    for g in gtids:
         if g[0] in out:
             return ER_DUPLICATE_GTID_DOMAIN, (f"GTID {g[0]}-{g[1]}-{g[2]} and {g[0]}-{out[g[0]][1]}-{out[g[0]][2]} "
                                               "conflict (duplicate domain id {g[0]})")

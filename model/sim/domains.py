@@ -163,13 +163,14 @@ class Domains(Feature):
         if node.binlog_gtids or node.base_gtids:
             return answer(DOM.ER_BINLOG_MUST_BE_EMPTY, "This operation is not allowed if any GTID has been logged to "
                                                        "the binary log. Run RESET MASTER first to erase the log")
-        wanted = DOM.parse_gtid_list(str(value))
-        if isinstance(wanted, tuple):
+        state = DOM.parse_gtid_state(str(value))
+        if state is None:
             return answer(DOM.ER_INCORRECT_GTID_STATE, "Could not parse GTID list")
         self.admin.reset_binlog(node)
-        node.base_gtids = sorted(wanted.values())
-        node.binlog_gtids = {d: F.gtid(*g) for d, g in wanted.items()}
-        node.gtid_seq = {d: g[2] for d, g in wanted.items()}
+        # rpl_binlog_state::load: per domain the GTID listed last is its most recent, the counter its highest
+        node.base_gtids = state
+        node.binlog_gtids = {g[0]: F.gtid(*g) for g in state}
+        node.gtid_seq = {d: max(g[2] for g in state if g[0] == d) for d in node.binlog_gtids}
         answer(None)
 
     def _set_strict_mode(self, node: Node, name: str, value: Any) -> bool:

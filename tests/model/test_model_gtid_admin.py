@@ -15,6 +15,9 @@ def test_a_gtid_list_is_parsed_or_refused_as_the_server_does():
     assert DOM.parse_gtid_list("-1-2-3") == (DOM.ER_INCORRECT_GTID_STATE, "Could not parse GTID list")
     assert DOM.parse_gtid_list("1-2 -3")[0] == DOM.ER_INCORRECT_GTID_STATE
     assert DOM.parse_gtid_list("1-2-3,1-4-5")[0] == DOM.ER_DUPLICATE_GTID_DOMAIN
+    # a binlog state may name a domain once per server (rpl_gtid_basic: '0-1-10,1-2-20,0-3-30')
+    assert DOM.parse_gtid_state("0-1-10,1-2-20,0-3-30") == [(0, 1, 10), (1, 2, 20), (0, 3, 30)]
+    assert DOM.parse_gtid_state("0-1") is None
 
 
 def test_a_slave_position_behind_the_servers_own_binlog_warns_or_under_strict_mode_fails():
