@@ -76,6 +76,9 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
         if o["kind"] == "restore":
             pos, logged = {}, {}
+        elif own_too and o["kind"] == "stmt" and starts_new_binlog(o):
+            # RESET MASTER empties the binlog's state; SET GLOBAL gtid_binlog_state sets it (sql_repl.cc reset_master)
+            pos, logged, changed = positions(str(o.get("value", "")).replace(" ", "")) or {}, {}, True
         elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
               and o.get("errno") is None):
             pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
@@ -242,12 +245,17 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
     """Gtid_IO_Pos names only transactions received whole: their last event is in a master's binlog already.
     A polled server's binlog events are stamped no earlier than written and at most its resolution
     later (the first poll that found them logged, or an earlier bound): a sample within that of the
-    stamp cannot be earlier than the write."""
+    stamp cannot be earlier than the write. A GTID the DBA set in gtid_slave_pos is the IO thread's
+    start (START SLAVE loads Gtid_IO_Pos from it, rpl_gtid_errorhandling: 0-1-4, in no binlog)."""
     res = v.resolution_us
     ended: dict[str, int] = {}
     for o in v.kind("binlog"):
         if o.get("gtid") and o.get("last"):
             ended.setdefault(o["gtid"], o["t"])
+    for o in sorted(v.kind("stmt"), key=lambda o: o["_line"]):
+        if o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos" and o.get("errno") is None:
+            for g in (positions(str(o.get("value")).replace(" ", "")) or {}).values():
+                ended[g] = min(ended.get(g, o["t"]), o["t"])
     for o in v.kind("status"):
         if "Gtid_IO_Pos" not in o:
             continue

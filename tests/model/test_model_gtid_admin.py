@@ -119,3 +119,39 @@ def test_the_io_thread_shows_2003_while_its_master_is_down_and_clears_it_on_conn
     up = [s for s in tr.all("status", node="R") if s["t"] == 5_000_000][-1]
     assert (down["Last_IO_Errno"], down["Slave_IO_Running"]) == (2003, "Connecting")
     assert (up["Last_IO_Errno"], up["Slave_IO_Running"]) == (0, "Yes")
+
+
+def test_gtid_io_pos_may_name_the_position_the_dba_set(kit):
+    # rpl_gtid_errorhandling on 10.11.19: after SET GLOBAL gtid_slave_pos = "0-1-4" and START SLAVE
+    # the master refuses (1236) and Gtid_IO_Pos shows 0-1-4, which no binlog holds
+    from conftest import Trace
+    from replcheck import io
+    from replcheck.properties.core import PASS, VIOLATED
+    from replcheck.spec import ROOT
+
+    tr = kit.run(MARIADB, io.load_history(ROOT / "histories" / "suites" / "mdb-rpl_gtid_errorhandling-not-in-binlog.jsonl"))
+    refused = next(o for o in tr.obs if o["kind"] == "error" and o.get("errno") == 1236)
+    sample = next(o for o in reversed(tr.obs[:tr.obs.index(refused)]) if o["kind"] == "status" and o["node"] == "slave")
+    at = tr.obs.index(refused) + 1
+    shown = [*tr.obs[:at], {**sample, "t": refused["t"], "Gtid_IO_Pos": "0-1-4"}, *tr.obs[at:]]
+    assert kit.verdict("MARIADB.GTID.IO_POS", Trace(tr.header, shown)).status == PASS
+    unset = [o for o in shown if not (o["kind"] == "stmt" and o.get("value") == "0-1-4")]
+    assert kit.verdict("MARIADB.GTID.IO_POS", Trace(tr.header, unset)).status == VIOLATED
+
+
+def test_gtid_binlog_pos_follows_a_binlog_state_set_by_the_dba(kit):
+    # rpl_gtid_basic: SET GLOBAL gtid_binlog_state = '0-1-10,1-2-20,0-3-30' after RESET MASTER; a
+    # sample then shows each domain's most recent GTID of that state
+    from conftest import Trace
+    from replcheck import io
+    from replcheck.properties.core import PASS, VIOLATED
+    from replcheck.spec import ROOT
+
+    tr = kit.run(MARIADB, io.load_history(ROOT / "histories" / "suites" / "mdb-rpl_gtid_basic-binlog-state.jsonl"))
+    state = next(o for o in tr.obs if o["kind"] == "stmt" and o.get("value") == "0-1-10,1-2-20,0-3-30")
+    at = tr.obs.index(state) + 1
+    sample = {"t": state["t"], "kind": "server_status", "node": "server_1", "variables": {"gtid_binlog_pos": "0-3-30,1-2-20"}}
+    shown = [*tr.obs[:at], sample, *tr.obs[at:]]
+    assert kit.verdict("MARIADB.GTID.BINLOG_POS", Trace(tr.header, shown)).status == PASS
+    unset = [o for o in shown if o is not state]
+    assert kit.verdict("MARIADB.GTID.BINLOG_POS", Trace(tr.header, unset)).status == VIOLATED
