@@ -290,6 +290,8 @@ class Admin(Component):
             if ch.connected:
                 ch.fetch = 0
         self.source.open_binlog(node)
+        for hook in self.hooks.on_reset_master:
+            hook(node)
 
     def op_flush_status(self, node: Node, op: dict) -> None:
         self.emit("stmt", node.id, op="flush_status", errno=None, warning=None, message="")
