@@ -155,3 +155,14 @@ def test_gtid_binlog_pos_follows_a_binlog_state_set_by_the_dba(kit):
     assert kit.verdict("MARIADB.GTID.BINLOG_POS", Trace(tr.header, shown)).status == PASS
     unset = [o for o in shown if o is not state]
     assert kit.verdict("MARIADB.GTID.BINLOG_POS", Trace(tr.header, unset)).status == VIOLATED
+
+
+def test_gtid_binlog_state_lists_each_servers_last_gtid_per_domain(kit):
+    # rpl_gtid_basic: after SET GLOBAL gtid_binlog_state = '0-1-10,1-2-20,0-3-30' and a commit in
+    # domain 0 (numbered after the highest, 30) the state keeps 0-3-30 and shows 0-1-31 last in its domain
+    h = kit.make_history(["M"], [], [
+        {"at": 1_000_000, "op": "set_global", "node": "M", "variable": "gtid_binlog_state", "value": "0-1-10,1-2-20,0-3-30"},
+        {"at": 2_000_000, "op": "trx", "node": "M"},
+        {"at": 3_000_000, "op": "expect", "node": "M", "show": "variables", "fields": {"gtid_binlog_state": "x"}}], end_us=4_000_000)
+    [shown] = kit.run(MARIADB, h).all("observed", node="M")
+    assert shown["value"] == {"gtid_binlog_state": "0-3-30,0-1-31,1-2-20"}
