@@ -246,15 +246,16 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
     A polled server's binlog events are stamped no earlier than written and at most its resolution
     later (the first poll that found them logged, or an earlier bound): a sample within that of the
     stamp cannot be earlier than the write. A GTID the DBA set in gtid_slave_pos is the IO thread's
-    start (START SLAVE loads Gtid_IO_Pos from it, rpl_gtid_errorhandling: 0-1-4, in no binlog)."""
+    start (START SLAVE loads Gtid_IO_Pos from it, rpl_gtid_errorhandling: 0-1-4, in no binlog), and
+    one set in a master's gtid_binlog_state is in its binlog's Gtid_list (seen on 10.11.19)."""
     res = v.resolution_us
     ended: dict[str, int] = {}
     for o in v.kind("binlog"):
         if o.get("gtid") and o.get("last"):
             ended.setdefault(o["gtid"], o["t"])
     for o in sorted(v.kind("stmt"), key=lambda o: o["_line"]):
-        if o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos" and o.get("errno") is None:
-            for g in (positions(str(o.get("value")).replace(" ", "")) or {}).values():
+        if o.get("op") == "set_global" and o.get("variable") in ("gtid_slave_pos", "gtid_binlog_state") and o.get("errno") is None:
+            for g in filter(None, str(o.get("value")).replace(" ", "").split(",")):
                 ended[g] = min(ended.get(g, o["t"]), o["t"])
     for o in v.kind("status"):
         if "Gtid_IO_Pos" not in o:
