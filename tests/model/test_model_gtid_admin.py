@@ -166,3 +166,16 @@ def test_gtid_binlog_state_lists_each_servers_last_gtid_per_domain(kit):
         {"at": 3_000_000, "op": "expect", "node": "M", "show": "variables", "fields": {"gtid_binlog_state": "x"}}], end_us=4_000_000)
     [shown] = kit.run(MARIADB, h).all("observed", node="M")
     assert shown["value"] == {"gtid_binlog_state": "0-3-30,0-1-31,1-2-20"}
+
+
+def test_an_anonymous_group_coming_again_is_applied_again(kit):
+    # rpl_semi_sync.result (MySQL 5.6, GTID_MODE off): after RESET MASTER the master's new binlog
+    # numbers its groups from the start again, and a slave reset to read it applies them all; only
+    # a GTID group a slave executed is skipped (gtid_executed)
+    nodes = [{"id": "M", "server_id": 1, "gtid_mode": False}, {"id": "R", "server_id": 2, "gtid_mode": False}]
+    h = kit.make_history(nodes, [("M", "R", 0)], [
+        {"at": 1_000_000, "op": "trx", "node": "M", "trx": "a"}, {"at": 2_000_000, "op": "stop_slave", "node": "R"},
+        {"at": 2_100_000, "op": "reset_master", "node": "M"}, {"at": 2_200_000, "op": "reset_slave", "node": "R"},
+        {"at": 2_300_000, "op": "start_slave", "node": "R"}, {"at": 3_000_000, "op": "trx", "node": "M", "trx": "b"}],
+        end_us=5_000_000)
+    assert [v["trx"] for v in kit.run("model:mysql-5.7", h).all("visible", node="R")] == ["a", "b"]
