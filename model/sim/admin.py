@@ -187,6 +187,11 @@ class Admin(Component):
         ch.read_master_file, ch.read_master_pos = "", 0
         ch.connect_by_id = False
         ch.last_io_errno, ch.last_io_error = 0, ""
+        if not node.gtid_mode:
+            # Anonymous groups are in no gtid_executed: what the slave applied it knows only by its
+            # position, which RESET SLAVE forgets, so a group that comes again is applied again
+            # (rpl_semi_sync.result, 5.6: after RESET MASTER and RESET SLAVE the new binlog's groups)
+            node.executed = set()
         self.rli.write_relay_log_info(ch)
         self._stmt(ch, op, None, "")
 

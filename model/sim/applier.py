@@ -116,9 +116,7 @@ class Applier(Component):
                     return
             elif self._decides_when_due(ch, ev):
                 pass  # once it is due, below
-            # an anonymous group (GTID_MODE off) is in no gtid_executed: applied again if it comes again
-            # (rpl_semi_sync.result, 5.6: after RESET MASTER and RESET SLAVE the new binlog's groups)
-            elif ev.type == "GTID_LOG_EVENT" and ev.gtid in ch.node.executed and not gap:  # the mutant applies a gap again
+            elif ev.type in D.TRX_START and ev.gtid in ch.node.executed and not gap:  # the mutant applies a gap again
                 if not self._skip_group(ch):
                     return
                 continue

@@ -168,10 +168,10 @@ def test_gtid_binlog_state_lists_each_servers_last_gtid_per_domain(kit):
     assert shown["value"] == {"gtid_binlog_state": "0-3-30,0-1-31,1-2-20"}
 
 
-def test_an_anonymous_group_coming_again_is_applied_again(kit):
+def test_after_reset_slave_an_anonymous_group_coming_again_is_applied_again(kit):
     # rpl_semi_sync.result (MySQL 5.6, GTID_MODE off): after RESET MASTER the master's new binlog
-    # numbers its groups from the start again, and a slave reset to read it applies them all; only
-    # a GTID group a slave executed is skipped (gtid_executed)
+    # numbers its groups from the start again, and the slave, RESET SLAVE forgetting its position
+    # (anonymous groups are in no gtid_executed), applies them all
     nodes = [{"id": "M", "server_id": 1, "gtid_mode": False}, {"id": "R", "server_id": 2, "gtid_mode": False}]
     h = kit.make_history(nodes, [("M", "R", 0)], [
         {"at": 1_000_000, "op": "trx", "node": "M", "trx": "a"}, {"at": 2_000_000, "op": "stop_slave", "node": "R"},
