@@ -34,7 +34,7 @@ def ack_after_relay(v: TraceView, check: Check) -> None:
     ix = index(v)
     for a in v.kind("ack"):
         reach = ix.relayed.get(a["node"], {}).get(a["replica"])
-        queued = reach is not None and reach.first((a["file"], a["pos"]), line_key(a)) is not None
+        queued = reach is not None and reach.first(ix.place(a["node"], a["file"], a["pos"], line_key(a)), line_key(a)) is not None
         check.judge(queued, f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) before relaying it", a)
 
 
@@ -43,7 +43,7 @@ def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
     """The ack leaves when the event is queued: the SQL thread and its delay do not hold it back."""
     ix = index(v)
     for a in v.kind("ack"):
-        queued = ix.relayed_at.get((a["node"], a["replica"], a["file"], a["pos"]), [])
+        queued = ix.relayed_at.get((a["node"], a["replica"], *ix.place(a["node"], a["file"], a["pos"], line_key(a))), [])
         dumps = ix.dump_keys.get((a["node"], a["replica"]), [])
         n_queued, n_dumps = keys_before(queued, line_key(a)), keys_before(dumps, line_key(a))
         if not n_queued:

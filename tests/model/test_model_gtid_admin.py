@@ -179,3 +179,18 @@ def test_after_reset_slave_an_anonymous_group_coming_again_is_applied_again(kit)
         {"at": 2_300_000, "op": "start_slave", "node": "R"}, {"at": 3_000_000, "op": "trx", "node": "M", "trx": "b"}],
         end_us=5_000_000)
     assert [v["trx"] for v in kit.run("model:mysql-5.7", h).all("visible", node="R")] == ["a", "b"]
+
+
+def test_an_ack_of_the_binlog_before_reset_master_acknowledges_nothing_after_it(kit):
+    # MySQL 5.6 rpl_semi_sync: after RESET MASTER the new binlog's places repeat the old one's, so
+    # the slave's ack of the old CREATE TABLE names the place of the new one; the semi-sync
+    # properties tell the binlogs apart by the resets before each place
+    from conftest import Trace
+    from replcheck import io
+    from replcheck.properties.core import PASS, VIOLATED
+    from replcheck.spec import ROOT
+
+    tr = kit.run("model:mysql-5.7", io.load_history(ROOT / "histories" / "suites" / "my56-rpl_semi_sync-reset-master.jsonl"))
+    assert kit.verdict("WL7169.N_DISTINCT", tr).status == PASS
+    without = Trace(tr.header, [o for o in tr.obs if not (o["kind"] == "stmt" and o.get("op") == "reset_master")])
+    assert kit.verdict("WL7169.N_DISTINCT", without).status == VIOLATED
