@@ -11,6 +11,12 @@ from typing import Iterable
 Gtid = tuple[int, int, int]  # (domain_id, server_id, seq_no)
 
 ER_GTID_STRICT_OUT_OF_ORDER = 1950
+ER_INCORRECT_GTID_STATE = 1941  # "Could not parse GTID list"
+ER_DUPLICATE_GTID_DOMAIN = 1943
+ER_MASTER_GTID_POS_CONFLICTS_WITH_BINLOG = 1947
+ER_MASTER_GTID_POS_MISSING_DOMAIN = 1948
+GTID_SLAVE_POS, GTID_BINLOG_STATE = "gtid_slave_pos", "gtid_binlog_state"
+ER_BINLOG_MUST_BE_EMPTY = 1956
 GTID_DOMAIN_ID, GTID_STRICT_MODE = "gtid_domain_id", "gtid_strict_mode"  # server variables
 VARIABLES = (GTID_DOMAIN_ID, GTID_STRICT_MODE)
 
@@ -36,6 +42,63 @@ def log_gtid(per: dict[int, dict[int, Gtid]], g: Gtid) -> None:
 def listed(per: dict[int, dict[int, Gtid]]) -> list[Gtid]:
     """The Gtid_list of a binlog state kept by log_gtid."""
     return [g for d in sorted(per) for g in per[d].values()]
+
+
+def parse_gtid_state(text: str) -> list[Gtid] | None:
+    """A GTID list as gtid_parse_string_to_list reads it (rpl_gtid.cc, gtid_parser_helper: unsigned
+    numbers joined by '-', GTIDs by ',', spaces allowed around each), several per domain allowed
+    (SET GLOBAL gtid_binlog_state); None when it cannot be parsed (ER_INCORRECT_GTID_STATE)."""
+    out: list[Gtid] = []
+    for item in ([] if not text.strip() else text.split(",")):
+        parts = item.strip().split("-")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            return None
+        out.append((int(parts[0]), int(parts[1]), int(parts[2])))
+    return out
+
+
+def parse_gtid_list(text: str) -> dict[int, Gtid] | tuple[int, str]:
+    """SET GLOBAL gtid_slave_pos's value as slave_connection_state::load reads it: its GTID per
+    domain, or (errno, message) for a list it cannot parse (ER_INCORRECT_GTID_STATE) or one naming a
+    domain twice (ER_DUPLICATE_GTID_DOMAIN)."""
+    gtids = parse_gtid_state(text)
+    if gtids is None:
+        return ER_INCORRECT_GTID_STATE, "Could not parse GTID list"
+    out: dict[int, Gtid] = {}
+    for g in gtids:
+        if g[0] in out:
+            return ER_DUPLICATE_GTID_DOMAIN, (f"GTID {g[0]}-{g[1]}-{g[2]} and {g[0]}-{out[g[0]][1]}-{out[g[0]][2]} "
+                                              "conflict (duplicate domain id {g[0]})")
+        out[g[0]] = g
+    return out
+
+
+def slave_pos_conflict(wanted: dict[int, Gtid], binlog_last: Iterable[Gtid], server_id: int,
+                       strict: bool) -> tuple[int | None, int | None, str]:
+    """rpl_gtid_pos_check (sql_repl.cc), SET GLOBAL gtid_slave_pos against the server's own binlog:
+    per domain its most recent binlogged GTID, when this server wrote it, must not be newer than the
+    position asked for, nor its domain missing from it (an out-of-order binlog for anyone replicating
+    from here). Under gtid_strict_mode the first such domain is an error, else a warning (the first of
+    each kind; the answer carries one). (errno, warning, message)."""
+    suffix = ". If MASTER_GTID_POS=CURRENT_POS is used, the binlog position will override the new value of @@gtid_slave_pos"
+    notes: list[tuple[int, str]] = []
+    for b in binlog_last:
+        if b[1] != server_id:
+            continue
+        s = wanted.get(b[0])
+        if s is None:
+            notes.append((ER_MASTER_GTID_POS_MISSING_DOMAIN,
+                          f"Specified value for @@gtid_slave_pos contains no value for replication domain {b[0]}. "
+                          f"This conflicts with the binary log which contains GTID {b[0]}-{b[1]}-{b[2]}" + suffix))
+        elif s[2] < b[2]:
+            notes.append((ER_MASTER_GTID_POS_CONFLICTS_WITH_BINLOG,
+                          f"Specified GTID {s[0]}-{s[1]}-{s[2]} conflicts with the binary log which contains a more "
+                          f"recent GTID {b[0]}-{b[1]}-{b[2]}" + suffix))
+        else:
+            continue
+        if strict:
+            return notes[-1][0], None, notes[-1][1]
+    return (None, notes[0][0], notes[0][1]) if notes else (None, None, "")
 
 
 def contains_all_slave_gtid(state: dict[int, Gtid], glist: list[Gtid], last_only: bool = True) -> bool:

@@ -36,4 +36,5 @@ METHODS: dict[str, str] = {
     "expect": "status.op_expect",
     "start_all_slaves": "admin.op_start_all_slaves",
     "stop_all_slaves": "admin.op_stop_all_slaves",
+    "reset_master": "admin.op_reset_master",
 }

@@ -240,6 +240,14 @@ class SemiSyncMaster:
         self.emit("log", self.node, level="Note", message=f"Semi-sync replication switched {'ON' if on else 'OFF'}: {why}")
         self.emit("server_status", self.node, variables=self.variables())
 
+    def reset_master(self) -> None:
+        """RESET MASTER (MariaDB semisync_master.cc, after_reset_master): the status is ON again if
+        enabled, the counters and the positions waited for and acknowledged start again
+        (rpl_semi_sync.result, '[ test reset master ]': ON, no_tx 0, yes_tx 0)."""
+        self._switch(self.enabled, "reset master")
+        self.yes_tx = self.no_tx = 0
+        self.acks, self.binlog_end = self._table(), ("", 0)
+
     def flush_status(self) -> None:
         """FLUSH STATUS: the transaction counters start again; the status and the clients stay
         (MariaDB's rpl_semi_sync.result: no_tx 12 and yes_tx 15 before it, 0 and 0 after)."""

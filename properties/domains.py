@@ -13,6 +13,7 @@ from replcheck.spec import formats as F
 from .core import Check, TraceView, checks
 from .filter import on_master_at
 from .groupid import domain_of, lost_lines, positions
+from .groupid_shared import starts_new_binlog
 
 def _gtid(o: dict) -> tuple[int, int, int] | None:
     return F.parse_gtid(o["gtid"]) if domain_of(o.get("gtid")) is not None else None
@@ -20,15 +21,17 @@ def _gtid(o: dict) -> tuple[int, int, int] | None:
 
 def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str, str | None]:
     """Per GTID the source logged, the GTID logged before it in its domain there (None for the
-    domain's first), leaving out what crash recovery cut from the binlog, and with `unmarked` the
-    groups @@skip_replication marked: the dump thread never sends those to a replica that filters
-    them on the master (sql_repl.cc, send_event_to_slave)."""
+    domain's first, and for the first after a RESET MASTER), leaving out what crash recovery cut
+    from the binlog, and with `unmarked` the groups @@skip_replication marked: the dump thread
+    never sends those to a replica that filters them on the master (sql_repl.cc, send_event_to_slave)."""
     def build():
         lost = lost_lines(v)
         # a polled server's binlog rows do not show the flag: its client's commit does
         marked = {c.get("trx") for c in v.kind("commit") if c["node"] == source and c.get("skip_replication")}
         before, last = {}, {}
         for o in v.of_node(source):
+            if starts_new_binlog(o):  # a GTID logged after RESET MASTER follows none before it
+                last = {}
             g = _gtid(o) if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost else None
             if unmarked and g is not None and (o.get("skip_replication") or o.get("trx") in marked):
                 continue

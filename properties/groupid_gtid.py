@@ -7,17 +7,23 @@ from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
 from .filter import kept_out
-from .groupid_shared import lost_lines, of_node, out_of_system, server_id
+from .groupid_shared import lost_lines, of_node, out_of_system, server_id, starts_new_binlog
 
 
 # -- the MariaDB-GTID view -------------------------------------------------------------------------
 @checks("MARIADB.GTID.UNIQUE")
 def gtid_one_body(v: TraceView, check: Check) -> None:
-    """Each GTID names one transaction body in every binlog of the system."""
+    """Each GTID names one transaction body in every binlog of the system; but a RESET MASTER on a
+    server lets it issue its GTIDs anew (sql_repl.cc reset_master: the binlog state emptied), which
+    the DBA who ran it chose (rpl_gtid_startpos, rpl_gtid_mdev4820)."""
     gone = out_of_system(v)
     first: dict[str, dict] = {}
-    for o in v.kind("binlog"):
-        if o.get("gtid") and o.get("trx") is not None and o.get("idx", 0) == 0 and o["_line"] not in gone:
+    resets = sorted((o for o in v.kind("stmt") if starts_new_binlog(o)), key=lambda o: o["_line"])
+    for o in sorted([*v.kind("binlog"), *resets], key=lambda o: o["_line"]):
+        if o["kind"] == "stmt":
+            sid = server_id(v, o["node"])
+            first = {g: x for g, x in first.items() if domain_of(g) is None or F.parse_gtid(g)[1] != sid}
+        elif o.get("gtid") and o.get("trx") is not None and o.get("idx", 0) == 0 and o["_line"] not in gone:
             seen = first.setdefault(o["gtid"], o)
             check.judge(seen.get("trx") == o.get("trx"),
                         f"GTID {o['gtid']} names {seen.get('trx')} on {seen['node']} and {o.get('trx')} on {o['node']}", seen, o)
@@ -70,6 +76,9 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
         if o["kind"] == "restore":
             pos, logged = {}, {}
+        elif own_too and o["kind"] == "stmt" and starts_new_binlog(o):
+            # RESET MASTER empties the binlog's state; SET GLOBAL gtid_binlog_state sets it (sql_repl.cc reset_master)
+            pos, logged, changed = positions(str(o.get("value", "")).replace(" ", "")) or {}, {}, True
         elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
               and o.get("errno") is None):
             pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
@@ -240,12 +249,18 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
     """Gtid_IO_Pos names only transactions received whole: their last event is in a master's binlog already.
     A polled server's binlog events are stamped no earlier than written and at most its resolution
     later (the first poll that found them logged, or an earlier bound): a sample within that of the
-    stamp cannot be earlier than the write."""
+    stamp cannot be earlier than the write. A GTID the DBA set in gtid_slave_pos is the IO thread's
+    start (START SLAVE loads Gtid_IO_Pos from it, rpl_gtid_errorhandling: 0-1-4, in no binlog), and
+    one set in a master's gtid_binlog_state is in its binlog's Gtid_list (seen on 10.11.19)."""
     res = v.resolution_us
     ended: dict[str, int] = {}
     for o in v.kind("binlog"):
         if o.get("gtid") and o.get("last"):
             ended.setdefault(o["gtid"], o["t"])
+    for o in sorted(v.kind("stmt"), key=lambda o: o["_line"]):
+        if o.get("op") == "set_global" and o.get("variable") in ("gtid_slave_pos", "gtid_binlog_state") and o.get("errno") is None:
+            for g in filter(None, str(o.get("value")).replace(" ", "").split(",")):
+                ended[g] = min(ended.get(g, o["t"]), o["t"])
     for o in v.kind("status"):
         if "Gtid_IO_Pos" not in o:
             continue

@@ -17,6 +17,14 @@ def hierarchical(v: TraceView) -> set[str]:
         o["node"] for o in v.kind("binlog") if "group_id" in o}
 
 
+def starts_new_binlog(o: dict) -> bool:
+    """A restore, or a RESET MASTER or SET GLOBAL gtid_binlog_state that was carried out: the node's
+    binlog and its GTID history start over (sql_repl.cc reset_master: every binlog deleted, the
+    binlog GTID state emptied or set)."""
+    return o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("errno") is None and (
+        o.get("op") == "reset_master" or (o.get("op") == "set_global" and o.get("variable") == "gtid_binlog_state")))
+
+
 def server_id(v: TraceView, node: str) -> int | None:
     return v.nodes.get(node, {}).get("server_id")
 

@@ -17,6 +17,7 @@ from .core import Check, TraceView, checks
 from .delay_timing import STATE_WAITING
 from .filter import kept_out
 from .groupid import sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
+from .groupid_shared import starts_new_binlog
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -38,14 +39,32 @@ def sources_at_end(v: TraceView) -> dict[str, str]:
 
 def applied_counts(v: TraceView, node: str) -> Counter:
     """Copies the node committed in its engine (`visible`): local commits, groups its SQL thread
-    committed, and those crash recovery committed."""
-    return Counter(o["trx"] for o in v.of_node(node, "visible"))
+    committed, and those crash recovery committed; less those superseded."""
+    return Counter(o["trx"] for o in v.of_node(node, "visible")) - superseded(v, node)
+
+
+def superseded(v: TraceView, node: str) -> Counter:
+    """Copies a group applied again after the DBA set gtid_slave_pos (MariaDB, sys_vars.cc)
+    replaces rather than adds to: the DBA asked for it again (rpl_gtid_startpos: the table
+    dropped, the position emptied, the binlog fetched anew)."""
+    out: Counter = Counter()
+    era, seen = 0, Counter()
+    last_era: dict[str, int] = {}
+    for o in v.of_node(node, "visible", "stmt"):
+        if o["kind"] == "stmt":
+            era += o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos" and o.get("errno") is None
+            continue
+        if last_era.get(o["trx"], era) < era:
+            out[o["trx"]] += seen.pop(o["trx"])
+        seen[o["trx"]] += 1
+        last_era[o["trx"]] = era
+    return out
 
 
 def copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
     """Per node, the copies of each client transaction it holds once replication is quiet, and the
     `data` observation that says so (none when counted from `visible`)."""
-    data = {o["node"]: (Counter(o["counts"]), o) for o in v.kind("data")}
+    data = {o["node"]: (Counter(o["counts"]) - superseded(v, o["node"]), o) for o in v.kind("data")}
     if data:
         return {n: c for n, (c, _) in data.items()}, {n: o for n, (_, o) in data.items()}
     nodes = {o["node"] for o in v.kind("visible")} | {o["node"] for o in v.kind("apply")}
@@ -67,12 +86,12 @@ def behind_at_end(v: TraceView, node: str) -> bool:
 
 
 def _binlogged_since_restore(v: TraceView, node: str) -> set[str]:
-    """Transactions in the node's binlog (a restore replaces the binlog with a fresh one; crash
-    recovery may cut its tail)."""
+    """Transactions in the node's binlog (a restore or RESET MASTER replaces the binlog with a fresh
+    one; crash recovery may cut its tail)."""
     out: set[str] = set()
     lost = lost_lines(v)
     for o in of_node(v, node):
-        if o["kind"] == "restore":
+        if starts_new_binlog(o):
             out = set()
         elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last") and o["_line"] not in lost:
             out.add(o["trx"])
@@ -90,6 +109,28 @@ def _before_chosen_place(v: TraceView, node: str, source: str) -> set[str]:
     place = (F.binlog_number(places[-1]["master_log_file"]), places[-1]["master_log_pos"])
     return {o["trx"] for o in of_node(v, source) if o["kind"] == "binlog" and o.get("trx") is not None and o.get("last")
             and (F.binlog_number(o["file"]), o["end"]) <= place}
+
+
+def _before_chosen_gtid(v: TraceView, node: str, source: str) -> set[str]:
+    """The source's groups the node's last SET GLOBAL gtid_slave_pos put it past (MariaDB): in each
+    domain it names, those logged before the statement up to its sequence number (the dump skips
+    them, sql_repl.cc send_event_to_slave; rpl_gtid_errorhandling sets 0-1-1 to skip the master's
+    first insert)."""
+    sets = [o for o in v.of_node(node, "stmt") if o.get("op") == "set_global"
+            and o.get("variable") == "gtid_slave_pos" and o.get("errno") is None]
+    pos = F.parse_pos(str(sets[-1]["value"]).replace(" ", "")) if sets else None
+    if not pos:
+        return set()
+    seqs = {d: F.parse_gtid(g)[2] for d, g in pos.items()}
+    return {o["trx"] for o in of_node(v, source) if o["kind"] == "binlog" and o.get("trx") is not None and o.get("last")
+            and o["_line"] < sets[-1]["_line"] and (g := _mariadb_gtid(o.get("gtid"))) and g[2] <= seqs.get(g[0], -1)}
+
+
+def _mariadb_gtid(text) -> tuple[int, int, int] | None:
+    try:
+        return F.parse_gtid(text)
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 @checks("GGID.RECOVERY.EXACTLY_ONCE")
@@ -110,7 +151,7 @@ def exactly_once(v: TraceView, check: Check) -> None:
         if source is None or behind_at_end(v, node):
             continue
         skipped = ({o.get("trx") for o in v.of_node(node, "skip")} | _before_chosen_place(v, node, source)
-                   | kept_out(v, node))
+                   | _before_chosen_gtid(v, node, source) | kept_out(v, node))
         for trx in sorted(binlogged.get(source, ()) - skipped):
             if have.get(trx, 0) == 0:
                 check.judge(False, f"{node} replicates from {source} but lacks {trx}", *(w and [w]))
@@ -329,9 +370,11 @@ def gtid_not_reused(v: TraceView, check: Check) -> None:
     for node in v.nodes:
         held: dict[str, dict] = {}
         cut: set[str] = set()  # the GTIDs held whose group a crash recovery cut away (then or later)
-        for o in v.of_node(node, "restore", "recovery", "binlog"):
-            if o["kind"] == "restore":
+        for o in v.of_node(node, "restore", "recovery", "binlog", "stmt"):
+            if starts_new_binlog(o):
                 held, cut = {}, set()
+            elif o["kind"] == "stmt":
+                continue
             elif o["kind"] == "recovery":
                 for g in cut:
                     del held[g]

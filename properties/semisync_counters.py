@@ -7,15 +7,18 @@ from bisect import bisect_left, bisect_right
 from .core import Check, TraceView, checks, seconds
 from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, may_have_timed_out
 from .semisync_ack import sampled_with
+from .groupid_shared import starts_new_binlog
 
 
 @checks("WL1720.COUNT.TX", needs=("ack",))
 def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others."""
     ix = index(v)
-    # the counters start again from 0 at a restart and at FLUSH STATUS
+    # the counters start again from 0 at a restart, at FLUSH STATUS and at RESET MASTER (MariaDB
+    # semisync_master.cc after_reset_master)
     resets: dict[str, list] = {}
-    for o in v.kind("restart") + [s for s in v.kind("stmt") if s.get("op") == "flush_status" and s.get("errno") is None]:
+    for o in v.kind("restart") + [s for s in v.kind("stmt") if (s.get("op") == "flush_status" and s.get("errno") is None)
+                                  or starts_new_binlog(s)]:
         resets.setdefault(o["node"], []).append(line_key(o))
     for keys in resets.values():
         keys.sort()

@@ -8,6 +8,7 @@ from bisect import bisect_left, bisect_right
 from replcheck.spec import formats as F
 
 from .core import TraceView
+from .groupid_shared import starts_new_binlog
 
 
 STATUS = "Rpl_semi_sync_master_status"
@@ -85,17 +86,22 @@ class SemiSyncIndex:
         self.vars = self._variables()
         self.status_obs: dict[tuple[int, int], dict] = {}
         self.status = self._status()
+        # RESET MASTER starts a master's binlog names and positions over: a place is qualified by
+        # how many resets came before it, so that an ack of the old binlog acknowledges nothing new
+        self.resets: dict[str, list] = {}
+        for o in sorted((o for o in v.kind("stmt") if starts_new_binlog(o)), key=line_key):
+            self.resets.setdefault(o["node"], []).append(line_key(o))
         # per master, per replica: its relay log's and its acks' positions in that master's binlog
         self.relayed: dict[str, dict[str, Reach]] = {}
         self.relayed_at: dict[tuple, list] = {}  # (master, replica, file, end) -> keys of the relay observations
         for r in v.kind("relay"):
             if r.get("master_end"):
-                pos = (r["master_file"], r["master_end"])
+                pos = self.place(r["source"], r["master_file"], r["master_end"], line_key(r))
                 self.relayed.setdefault(r["source"], {}).setdefault(r["node"], Reach(v.resolution_us)).add(pos, r)
                 self.relayed_at.setdefault((r["source"], r["node"], *pos), []).append(line_key(r))
         self.acked: dict[str, dict[str, Reach]] = {}
         for a in v.kind("ack"):
-            self.acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add((a["file"], a["pos"]), a)
+            self.acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add(self.place(a["node"], a["file"], a["pos"], line_key(a)), a)
         self.dumps: list[tuple[dict, int]] = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
         self.dump_keys: dict[tuple, list] = {}  # (master, replica named in the line) -> keys
         self.dump_keys_by_sid: dict[tuple, list] = {}  # (master, server_id in the message) -> keys
@@ -197,12 +203,18 @@ class SemiSyncIndex:
     def _commit(self, c: dict) -> dict:
         b = self.ends[(c["node"], c["gtid"], c.get("trx"))]
         node = c["node"]
-        return {"obs": c, "node": node, "gtid": c["gtid"], "trx": c.get("trx"), "pos": (b["file"], b["end"]),
+        return {"obs": c, "node": node, "gtid": c["gtid"], "trx": c.get("trx"), "pos": self.place(node, b["file"], b["end"], line_key(b)),
                 "binlog": b, "bkey": line_key(b), "rkey": line_key(c),
                 # a statement that failed after its change was binlogged waited like any other
                 "ok": c.get("errno") not in F.SERVER_GONE,
                 "enabled": bool(self.var(node, "rpl_semi_sync_master_enabled", line_key(b))),
                 "on_binlog": self.on(node, line_key(b)), "on_return": self.on(node, line_key(c))}
+
+    def place(self, node: str, file: str, pos: int, key) -> tuple[str, int]:
+        """A place in node's binlog as of key: the binlogs of a later RESET MASTER sort after the
+        earlier ones (their names are qualified by the resets before them)."""
+        n = bisect_right(self.resets.get(node, []), key)
+        return (f"~{n}:{file}" if n else file, pos)
 
     def holders(self, node: str, pos: tuple[str, int], key) -> set[str]:
         """Replicas whose relay log held the event ending at pos (of node's binlog) before key."""

@@ -93,7 +93,7 @@ def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
         down = bisect_right(downs, key)
         if since.get(node) != down:
             since[node], reached[node] = down, {}
-        pos = (a["file"], a["pos"])
+        pos = ix.place(node, a["file"], a["pos"], key)
         reached[node][a["replica"]] = max(pos, reached[node].get(a["replica"], pos))
         if ix.on(node, key) or not ix.var(node, "rpl_semi_sync_master_enabled", key):
             continue

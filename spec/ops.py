@@ -83,6 +83,7 @@ TABLE = (
     _op("expect", while_down=True),
     _op("start_all_slaves"),
     _op("stop_all_slaves"),
+    _op("reset_master"),
 )
 
 OPS: dict[str, Op] = {op.name: op for op in TABLE}

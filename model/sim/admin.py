@@ -15,7 +15,7 @@ from .. import parallel as PA
 from .. import semisync as SS
 
 from .component import Component
-from .state import (MAX_RELAY_LOG_SIZE, ER_SLAVE_MUST_STOP, ER_SLAVE_WAS_RUNNING, ER_SLAVE_WAS_NOT_RUNNING, ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED, ER_RELAY_LOG_INIT, ER_WARN_USING_GTID_CHANGED, ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT, ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT, BINLOG_STATEMENT_EVENTS, ER_UNKNOWN_SYSTEM_VARIABLE, Channel, Node, binlog_index)
+from .state import (MAX_RELAY_LOG_SIZE, ER_SLAVE_MUST_STOP, ER_SLAVE_WAS_RUNNING, ER_SLAVE_WAS_NOT_RUNNING, ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED, ER_RELAY_LOG_INIT, ER_WARN_USING_GTID_CHANGED, ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT, ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT, BINLOG_STATEMENT_EVENTS, ER_UNKNOWN_SYSTEM_VARIABLE, ER_FLUSH_MASTER_BINLOG_CLOSED, Channel, Node, binlog_index)
 
 
 def on_off(value: Any) -> bool | None:
@@ -186,6 +186,12 @@ class Admin(Component):
         ch.group_master_file, ch.group_master_pos = "", 0
         ch.read_master_file, ch.read_master_pos = "", 0
         ch.connect_by_id = False
+        ch.last_io_errno, ch.last_io_error = 0, ""
+        if not node.gtid_mode:
+            # Anonymous groups are in no gtid_executed: what the slave applied it knows only by its
+            # position, which RESET SLAVE forgets, so a group that comes again is applied again
+            # (rpl_semi_sync.result, 5.6: after RESET MASTER and RESET SLAVE the new binlog's groups)
+            node.executed = set()
         self.rli.write_relay_log_info(ch)
         self._stmt(ch, op, None, "")
 
@@ -263,6 +269,34 @@ class Admin(Component):
         for ch in acting:
             do(ch)
             self.status.status(ch)  # its row of SHOW ALL SLAVES STATUS right after
+
+    def op_reset_master(self, node: Node, op: dict) -> None:
+        """RESET MASTER: every binlog goes and a new one starts at number 1, with an empty binlog GTID
+        state, so the next local GTID of each domain is seq_no 1 (MariaDB sql_repl.cc reset_master ->
+        MYSQL_BIN_LOG::reset_logs, rpl_global_gtid_binlog_state.reset(); MySQL binlog.cc reset_logs
+        also clears gtid_executed). Without a binlog: ER_FLUSH_MASTER_BINLOG_CLOSED. The suites reset
+        a master with its slaves stopped; a dump thread still connected reads on from the new head."""
+        if not node.log_bin:
+            self.emit("stmt", node.id, op="reset_master", errno=ER_FLUSH_MASTER_BINLOG_CLOSED, warning=None,
+                      message="Binlog closed, cannot RESET MASTER")
+            return
+        self.emit("stmt", node.id, op="reset_master", errno=None, warning=None, message="")
+        self.reset_binlog(node)
+
+    def reset_binlog(self, node: Node) -> None:
+        """What RESET MASTER does to a node with a binlog (MYSQL_BIN_LOG::reset_logs)."""
+        if not self.mech.gtid_domains and node.gtid_mode:
+            node.executed -= {e.ev.gtid for e in node.binlog if e.ev.gtid}
+        node.binlog, node.binlog_file_no, node.binlog_gtids, node.gtid_seq, node.base_gtids = [], 0, {}, {}, []
+        node.purged, node.mtimes, node.file_start, node.index, node.set_ids = set(), {}, {}, [], {}
+        node.synced = node.published = node.writes_since_sync = 0
+        for ch in node.replicas:
+            ch.gtid_floor = None
+            if ch.connected:
+                ch.fetch = 0
+        self.source.open_binlog(node)
+        for hook in self.hooks.on_reset_master:
+            hook(node)
 
     def op_flush_status(self, node: Node, op: dict) -> None:
         self.emit("stmt", node.id, op="flush_status", errno=None, warning=None, message="")

@@ -43,6 +43,7 @@ HOOKS = {
     "on_dump_start": "(ch, by): the source's dump thread starts sending, asked by position, GTID or group ID",
     "on_set_global": "(node, name, value, op) -> bool: SET GLOBAL of a variable; True: the feature's, answered",
     "on_flush_status": "(node): FLUSH STATUS",
+    "on_reset_master": "(node): RESET MASTER (or SET GLOBAL gtid_binlog_state) emptied the node's binlog",
     "initial_variables": "(node, variables): what a server starts with, for the Trace's header",
     "samples_server_status": "(node) -> bool: a status sample reads the server's global status",
     "status_variables": "(node, variables): SHOW GLOBAL STATUS and VARIABLES, values to add",

@@ -11,10 +11,11 @@ from replcheck.spec import formats as F
 from replcheck.spec.formats import BINLOG_START
 
 from .. import domains as DOM
+from .. import multisource as MS
 from .. import mutants as M
 from .admin import on_off
 from .component import Feature
-from .state import Channel, Entry, Node
+from .state import ER_FLUSH_MASTER_BINLOG_CLOSED, ER_SLAVE_MUST_STOP, Channel, Entry, Node
 
 SKIP = "skip"  # on_dump_event: the dump thread passes the event over
 
@@ -43,6 +44,8 @@ class Domains(Feature):
                 state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
         ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
         files, per = [], {}
+        for g in src.base_gtids:
+            DOM.log_gtid(per, g)
         for e in src.binlog:
             if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in src.purged:
                 files.append((e.file, DOM.listed(per)))
@@ -50,6 +53,9 @@ class Domains(Feature):
                 DOM.log_gtid(per, F.parse_gtid(e.ev.gtid))
         binlog_state = DOM.listed(per)
         own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
+        # check_slave_start_position: a request at the master's own slave position is flagged
+        # START_OWN_SLAVE_POS, which spares it the strict slave's hole error (it may be in no binlog)
+        own = {d for d, g in state.items() if own_slave_pos.get(d) == g}
         refused, state, empty = DOM.start_position(state, binlog_state, own_slave_pos, src.server_id)
         if refused is not None:
             return refused
@@ -63,14 +69,14 @@ class Domains(Feature):
             e = src.binlog[i]
             if e.ev.gtid and e.ev.idx == 0:
                 g = F.parse_gtid(e.ev.gtid)
-                if strict and (hole := DOM.start_hole(state, g)):
+                if strict and g[0] not in own and (hole := DOM.start_hole(state, g)):
                     return hole
                 if failed := DOM.empty_domain_error(state, empty, g, binlog_state):
                     return failed
                 if not DOM.skips(state, g):
                     break
             i += 1
-        ch.fetch, ch.dump_state, ch.dump_empty = i, state, empty
+        ch.fetch, ch.dump_state, ch.dump_empty, ch.dump_own = i, state, empty, own
         return None
 
     def on_dump_event(self, ch: Channel, e: Entry) -> str:
@@ -81,6 +87,12 @@ class Domains(Feature):
             if ch.dump_empty and (failed := DOM.empty_domain_error(ch.dump_state, ch.dump_empty, g,
                                                                   self._binlog_state(ch.source))):
                 return failed
+            # the strict slave's hole check runs on every group still searched for, also one that
+            # comes after the connect (send_event_to_slave, ER_GTID_START_FROM_BINLOG_HOLE; the
+            # slave's gtid_strict_mode as the dump reads it now, not as it was sent at the connect)
+            if (ch.node.runtime.get(DOM.GTID_STRICT_MODE) and g[0] not in ch.dump_own
+                    and (hole := DOM.start_hole(ch.dump_state, g))):
+                return hole
             ch.dump_skipping = DOM.skips(ch.dump_state, g)
         if ch.dump_skipping and e.ev.trx is not None:
             ch.dump_skipping = not e.ev.last
@@ -89,7 +101,7 @@ class Domains(Feature):
 
     @staticmethod
     def on_connect(ch: Channel) -> None:
-        ch.dump_state, ch.dump_empty, ch.dump_skipping, ch.gtid_request = {}, set(), False, ""
+        ch.dump_state, ch.dump_empty, ch.dump_own, ch.dump_skipping, ch.gtid_request = {}, set(), set(), False, ""
 
     def refuses_binlogging(self, node: Node, gtid: str) -> str:
         """gtid_strict_mode: why this GTID may not be binlogged after its domain's last, or ""."""
@@ -99,6 +111,69 @@ class Domains(Feature):
         return DOM.strict_out_of_order(last and F.parse_gtid(last), F.parse_gtid(gtid)) or ""
 
     def on_set_global(self, node: Node, name: str, value: Any, op: dict) -> bool:
+        if name == DOM.GTID_SLAVE_POS and self.mech.gtid_domains:
+            self._set_slave_pos(node, value)
+            return True
+        if name == DOM.GTID_BINLOG_STATE and self.mech.gtid_domains:
+            self._set_binlog_state(node, value)
+            return True
+        return self._set_strict_mode(node, name, value)
+
+    def _set_slave_pos(self, node: Node, value: Any) -> None:
+        """SET GLOBAL gtid_slave_pos (sys_vars.cc, Sys_var_gtid_slave_pos::do_check, global_update):
+        refused while any slave thread of any connection runs (give_error_if_slave_running:
+        ER_SLAVE_MUST_STOP), then the list parsed and checked against the binlog (rpl_gtid_pos_check),
+        then the slave's position replaced by it, every domain (rpl_gtid_pos_update)."""
+        def answer(errno: int | None, warning: int | None = None, message: str = "") -> None:
+            self.emit("stmt", node.id, op="set_global", variable=DOM.GTID_SLAVE_POS, value=value, errno=errno,
+                      warning=warning, message=message)
+        running = next((c for c in MS.channels(node) if c.io_running or c.sql_running), None)
+        if running is not None:
+            name = running.connection or ""
+            return answer(ER_SLAVE_MUST_STOP, message=f"This operation cannot be performed as you have a running "
+                                                      f"slave '{name}'; run STOP SLAVE '{name}' first")
+        wanted = DOM.parse_gtid_list(str(value))
+        if isinstance(wanted, tuple):
+            return answer(wanted[0], message=wanted[1])
+        last = [F.parse_gtid(g) for g in node.binlog_gtids.values()]
+        errno, warning, message = DOM.slave_pos_conflict(wanted, last, node.server_id,
+                                                         bool(node.runtime.get(DOM.GTID_STRICT_MODE)))
+        if errno is not None:
+            return answer(errno, message=message)
+        node.slave_gtids = {d: F.gtid(*g) for d, g in wanted.items()}
+        node.filter_recorded = {}
+        # A MariaDB slave knows what it applied only by this position: a group after it comes and
+        # is applied again, whatever ran before (rpl_gtid.cc, the slave state is per domain only)
+        node.executed = {g for g in node.executed if (p := F.parse_gtid(g))[0] in wanted and p[2] <= wanted[p[0]][2]}
+        if node.log_bin:  # each GTID recorded bumps the binlog's counter (rpl_gtid.cc record_gtid:
+            for d, g in wanted.items():  # bump_seq_no_counter_if_needed): the next local GTIDs follow it
+                node.gtid_seq[d] = max(node.gtid_seq.get(d, 0), g[2])
+        answer(None, warning, message)
+
+    def _set_binlog_state(self, node: Node, value: Any) -> None:
+        """SET GLOBAL gtid_binlog_state (sys_vars.cc, Sys_var_gtid_binlog_state): only with the binlog
+        open and no GTID logged since RESET MASTER (ER_BINLOG_MUST_BE_EMPTY); then a RESET MASTER
+        whose new binlog starts with this state (reset_master with init_state): gtid_binlog_pos and
+        the next local GTIDs follow it, and the first binlog's Gtid_list holds it."""
+        def answer(errno: int | None, message: str = "") -> None:
+            self.emit("stmt", node.id, op="set_global", variable=DOM.GTID_BINLOG_STATE, value=value, errno=errno,
+                      warning=None, message=message)
+        if not node.log_bin:
+            return answer(ER_FLUSH_MASTER_BINLOG_CLOSED, "Binlog closed, cannot RESET MASTER")
+        if node.binlog_gtids or node.base_gtids:
+            return answer(DOM.ER_BINLOG_MUST_BE_EMPTY, "This operation is not allowed if any GTID has been logged to "
+                                                       "the binary log. Run RESET MASTER first to erase the log")
+        state = DOM.parse_gtid_state(str(value))
+        if state is None:
+            return answer(DOM.ER_INCORRECT_GTID_STATE, "Could not parse GTID list")
+        self.admin.reset_binlog(node)
+        # rpl_binlog_state::load: per domain the GTID listed last is its most recent, the counter its highest
+        node.base_gtids = state
+        node.binlog_gtids = {g[0]: F.gtid(*g) for g in state}
+        node.gtid_seq = {d: max(g[2] for g in state if g[0] == d) for d in node.binlog_gtids}
+        answer(None)
+
+    def _set_strict_mode(self, node: Node, name: str, value: Any) -> bool:
         """SET GLOBAL gtid_strict_mode: a plain global boolean, settable whatever runs (sys_vars.cc,
         Sys_gtid_strict_mode: GLOBAL_VAR(opt_gtid_strict_mode), no ON_CHECK), read by the next
         binlog write and the next dump request (rpl_gtid_strict.test sets it off and on around
@@ -110,5 +185,5 @@ class Domains(Feature):
 
     @staticmethod
     def _binlog_state(node: Node) -> list[tuple[int, int, int]]:
-        return DOM.gtid_list(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)
+        return DOM.gtid_list([*node.base_gtids, *(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)])
 

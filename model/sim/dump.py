@@ -84,6 +84,7 @@ class Dump(Component):
         """The dump thread ends with error 1236 (at the request or while sending): the IO thread stops."""
         self.receiver.disconnect(ch)
         ch.io_running = False
+        ch.last_io_errno, ch.last_io_error = F.ER_MASTER_FATAL_ERROR_READING_BINLOG, F.fatal_1236(reason)
         self.emit("error", ch.node.id, thread="io", errno=F.ER_MASTER_FATAL_ERROR_READING_BINLOG, message=F.fatal_1236(reason))
 
     def dump_start(self, ch: Channel, gen: int, by: str) -> None:

@@ -14,7 +14,7 @@ from .. import mutants as M
 from .. import recovery as R
 
 from .component import Component
-from .state import (Channel, Node)
+from .state import (CR_CONN_HOST_ERROR, Channel, Node)
 
 
 class Lifecycle(Component):
@@ -119,6 +119,8 @@ class Lifecycle(Component):
             ch.skip_counter, ch.skipping_group = 0, False
         for r in node.replicas:
             self.receiver.disconnect(r)
+            if r.io_running:  # its reconnects fail while the master is down (slave.cc, connect_to_master: mi->report)
+                r.last_io_errno, r.last_io_error = CR_CONN_HOST_ERROR, "error reconnecting to master: Can't connect to server"
 
     def _lose_on_crash(self, node: Node, kind: str, sync_binlog: int, flush_log: int) -> None:
         """What the disk does not keep (model/recovery.py): a machine crash the binlog's unsynced

@@ -36,6 +36,7 @@ class Receiver(Component):
 
     def start_io(self, ch: Channel) -> None:
         ch.io_running = True
+        ch.last_io_errno, ch.last_io_error = 0, ""
         if ch.source.up:
             self.connect(ch)
 
@@ -52,6 +53,7 @@ class Receiver(Component):
             self.dump.refuse_dump(ch, "position", "Binary log is not open")
             return
         ch.connected = True
+        ch.last_io_errno, ch.last_io_error = 0, ""  # connected: slave.cc connect_to_master, mi->clear_error()
         ch.io_gen += 1
         for hook in self.hooks.on_connect:
             hook(ch)

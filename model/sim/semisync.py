@@ -182,6 +182,10 @@ class SemiSync(Feature):
         node.semisync.flush_status()
 
     @staticmethod
+    def on_reset_master(node: Node) -> None:
+        node.semisync.reset_master()
+
+    @staticmethod
     def initial_variables(node: Node, variables: dict) -> None:
         variables.update(node.semisync.vars)
 

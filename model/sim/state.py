@@ -19,6 +19,8 @@ from ..delay import US, Event
 
 
 ER_SLAVE_MUST_STOP = 1198
+ER_FLUSH_MASTER_BINLOG_CLOSED = 1186  # RESET MASTER on a server without a binlog
+CR_CONN_HOST_ERROR = 2003  # the IO thread cannot connect to its master (Last_IO_Errno while the master is down)
 ER_MASTER_INFO = 1201
 ER_SLAVE_WAS_RUNNING = F.ER_SLAVE_WAS_RUNNING
 ER_SLAVE_WAS_NOT_RUNNING = 1255
@@ -90,6 +92,10 @@ class ReceiverState:
     read_master_file: str = ""
     read_master_pos: int = 0
     io_gtids: dict = field(default_factory=dict)  # Gtid_IO_Pos: per domain, the last group received whole
+    # Last_IO_Errno / Last_IO_Error: the error that stopped the IO thread, cleared when it starts
+    # (slave.cc handle_slave_io: mi->clear_error()) and by RESET SLAVE
+    last_io_errno: int = 0
+    last_io_error: str = ""
     connect_by_id: bool = False  # Connect_Using_Group_ID: the next connect asks for the slave's last group ID
     by_position: bool = False  # CHANGE MASTER TO a binlog position: MASTER_USE_GTID=no from then on
     # per source, the relay indexes of the transactions' last events, in order: what a reconnect
@@ -117,6 +123,8 @@ class DumpState:
     # groups are skipped up to; and whether the group being sent is skipped
     dump_state: dict = field(default_factory=dict)
     dump_empty: set = field(default_factory=set)  # domains the master had nothing of at the request
+    # domains whose requested GTID is the master's own gtid_slave_pos (START_OWN_SLAVE_POS): no hole error
+    dump_own: set = field(default_factory=set)
     dump_skipping: bool = False
     gtid_request: str = ""  # the GTID position the last GTID connect asked by (MariaDB)
 
@@ -213,6 +221,7 @@ class BinlogState:
     binlog_pos: int = BINLOG_START
     gtid_seq: dict = field(default_factory=dict)  # per domain, the last sequence number this server issued
     binlog_gtids: dict = field(default_factory=dict)  # gtid_binlog_pos: per domain, the last GTID logged
+    base_gtids: list = field(default_factory=list)  # SET GLOBAL gtid_binlog_state: the state the first binlog starts with
     purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
     mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
     file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts

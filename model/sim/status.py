@@ -12,6 +12,7 @@ from .. import delay as D
 from .. import groupid as G
 from .. import incident as I
 from .. import mechanics as X
+from .. import domains as DOM
 from .. import multisource as MS
 from .. import semisync as SS
 from ..delay import US
@@ -19,9 +20,14 @@ from .component import Component
 from .state import Channel, Entry, Node
 
 ER_WARN_DEPRECATED_SYNTAX = 1287
+GTID_BINLOG_STATE = "gtid_binlog_state"
 # the statements MySQL 8.0.22+ deprecates, in the spelling an op stands for, and their replacements
+# (sql_yacc.yy: push_deprecated_warn as it parses the SLAVE / MASTER spelling, e.g. show_replica_status_stmt:
+# "SHOW SLAVE STATUS", "SHOW REPLICA STATUS"; change_replication_source: "CHANGE MASTER", 8.0.23)
 DEPRECATED_SPELLINGS = {"start_slave": ("START SLAVE", "START REPLICA"), "stop_slave": ("STOP SLAVE", "STOP REPLICA"),
-                        "reset_slave": ("RESET SLAVE", "RESET REPLICA")}
+                        "reset_slave": ("RESET SLAVE", "RESET REPLICA"),
+                        "change_master": ("CHANGE MASTER", "CHANGE REPLICATION SOURCE"),
+                        "show_slave_status": ("SHOW SLAVE STATUS", "SHOW REPLICA STATUS")}
 
 
 class Status(Component):
@@ -30,6 +36,8 @@ class Status(Component):
     def op_show_slave_status(self, node: Node, op: dict) -> None:
         if node.channel is not None:  # a server that is no replica answers an empty set, no error (10.11, measured)
             self.status(node.channel)
+        if self.mech.deprecated_slave_syntax:  # a statement with a warning of its own: the last one's answer
+            self.sim.last_stmt[node.id] = {"op": "show_slave_status", "errno": None, "warning": None, "message": ""}
 
     def _master_status_fields(self, node: Node) -> dict:
         fields = {"File": node.binlog_file, "Position": node.binlog_pos}
@@ -66,6 +74,8 @@ class Status(Component):
             "Master_Log_File": ch.read_master_file,
             "Read_Master_Log_Pos": ch.read_master_pos,
             "Seconds_Behind_Master": self._seconds_behind(ch),
+            "Last_IO_Errno": ch.last_io_errno,
+            "Last_IO_Error": ch.last_io_error,
             "Last_SQL_Errno": ch.last_sql_errno,
             "Last_SQL_Error": ch.last_sql_error,
             "Skip_Counter": ch.skip_counter,
@@ -119,8 +129,18 @@ class Status(Component):
     def _shows_variables(self, node: Node, op: dict) -> dict:
         """As SHOW GLOBAL VARIABLES shows them (a boolean as ON or OFF), a default where none was set."""
         variables = {**SS.VARIABLES, **node.runtime, **{k: v for k, v in self._server_variables(node).items() if not k[0].isupper()}}
+        if self.mech.gtid_domains and GTID_BINLOG_STATE in op["fields"]:  # read only here: it scans the binlog
+            variables[GTID_BINLOG_STATE] = self._binlog_state(node)
         return {k: ("ON" if variables[k] else "OFF") if isinstance(variables[k], bool) else variables[k]
                 for k in op["fields"] if k in variables}
+
+    @staticmethod
+    def _binlog_state(node: Node) -> str:
+        """@@gtid_binlog_state: per domain each server's last GTID, the domain's most recent last
+        (MYSQL_BIN_LOG::append_state, rpl_binlog_state::get_gtid_list), from the state a SET
+        GLOBAL gtid_binlog_state started the binlog with on."""
+        logged = [*node.base_gtids, *(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last and not e.torn)]
+        return ",".join(F.gtid(*g) for g in DOM.gtid_list(logged))
 
     @staticmethod
     def _binlog_files(node: Node) -> list[str] | None:

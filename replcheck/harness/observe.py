@@ -44,7 +44,8 @@ DUMP_LOG = re.compile(r"semi-sync binlog_dump to slave \(server_id: (\d+)\)")
 DISK_FULL_LOG = re.compile(r"Disk is full writing '([^']*/bin\.\d+)'")
 
 
-STATUS_INTS = ("SQL_Delay", "Relay_Log_Pos", "Exec_Master_Log_Pos", "Read_Master_Log_Pos", "Last_SQL_Errno", "Skip_Counter")
+STATUS_INTS = ("SQL_Delay", "Relay_Log_Pos", "Exec_Master_Log_Pos", "Read_Master_Log_Pos", "Last_SQL_Errno", "Last_IO_Errno",
+               "Skip_Counter")
 
 
 STATUS_NULLABLE_INTS = ("SQL_Remaining_Delay", "Seconds_Behind_Master")

@@ -51,6 +51,7 @@ RUNS: dict[str, str] = {
     "expect": "ops.expect", "start_all_slaves": STATEMENT, "stop_all_slaves": STATEMENT, "clock_step": "faults.clock_step",
     "disk_full": "faults.disk_full",
     "record_incident": "ops.record_incident", "show_master_status": "ops.show_master_status",
+    "reset_master": STATEMENT,
 }
 REFUSED: dict[str, str] = {
     "binlog_statement": "BINLOG statements would be SQL text taken from the History",

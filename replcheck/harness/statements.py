@@ -17,6 +17,8 @@ VARIABLE = re.compile(r"^[a-z_]{1,64}$")
 
 
 WORD = re.compile(r"^[A-Za-z_]{1,32}$")
+# a MariaDB GTID position as SET GLOBAL gtid_slave_pos / gtid_binlog_state take it ('' too)
+GTID_LIST = re.compile(r"\A(\d{1,10}-\d{1,10}-\d{1,20}(,\d{1,10}-\d{1,10}-\d{1,20})*)?\Z")
 
 
 LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -52,9 +54,9 @@ def sql_value(value: Any) -> str:
         return "ON" if value else "OFF"
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, str) and WORD.match(value):
+    if isinstance(value, str) and (WORD.match(value) or GTID_LIST.match(value)):
         return sql_quote(value)
-    raise RunnerError(f"value {value!r} is not a boolean, an integer or a bare word")
+    raise RunnerError(f"value {value!r} is not a boolean, an integer, a bare word or a GTID list")
 
 
 def admin_statement(op: dict, epoch_us: int | None = None) -> str:
@@ -227,9 +229,14 @@ def trx_statement(op: dict, k: int, origin_port: int, pad_bytes: int = 0) -> str
     return "; ".join(head + body)
 
 
+def reset_master_statement(op: dict, epoch_us: int | None) -> str:
+    return "RESET MASTER"
+
+
 BUILDERS = {"change_master": change_master_statement, "stop_slave": stop_slave_statement,
             "start_slave": start_slave_statement, "reset_slave": reset_slave_statement,
             "start_all_slaves": start_all_slaves_statement, "stop_all_slaves": stop_all_slaves_statement,
             "flush_logs": flush_logs_statement, "flush_relay_logs": flush_relay_logs_statement,
             "flush_status": flush_status_statement,
-            "purge_binary_logs": purge_statement, "set_global": set_global_statement}
+            "purge_binary_logs": purge_statement, "set_global": set_global_statement,
+            "reset_master": reset_master_statement}

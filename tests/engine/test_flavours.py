@@ -93,6 +93,21 @@ def test_mysql_80_warns_that_the_slave_spelling_is_deprecated(kit, system, warne
     assert (shown[3]["errno"], shown[3]["warning"]) == (1198, None)
 
 
+@pytest.mark.parametrize("system,warned", [(MY80, True), ("model:mysql-5.7", False), (MDB, False)])
+def test_mysql_80_warns_that_change_master_and_show_slave_status_are_deprecated(kit, system, warned):
+    # 8.0.22+ sql_yacc.yy: push_deprecated_warn(YYTHD, "SHOW SLAVE STATUS", "SHOW REPLICA STATUS") in
+    # show_replica_status_stmt, and "CHANGE MASTER", "CHANGE REPLICATION SOURCE" as CHANGE MASTER parses
+    h = kit.make_history(["A", "B"], [("A", "B", 0)], [
+        {"at": 1 * US, "op": "stop_slave", "node": "B"}, {"at": 2 * US, "op": "change_master", "node": "B", "delay": 3},
+        {"at": 2 * US, "op": "expect", "node": "B", "show": "result", "result": {}},
+        {"at": 3 * US, "op": "show_slave_status", "node": "B"},
+        {"at": 3 * US, "op": "expect", "node": "B", "show": "result", "result": {}}], end_us=4 * US)
+    shown = [o["value"] for o in kit.run(system, h).all("observed", node="B")]
+    assert [s["warning"] for s in shown] == ([1287, 1287] if warned else [None, None])
+    if warned:
+        assert [s["message"].split(" is deprecated")[0] for s in shown] == ["'CHANGE MASTER'", "'SHOW SLAVE STATUS'"]
+
+
 def test_mariadb_1011_does_not_warn_for_master_use_gtid_current_pos(kit):
     # Later releases deprecate it with warning 1681 (rpl_gtid_excess_initial_delay.result); MariaDB
     # 10.11.19 gives none (measured: CHANGE MASTER TO ..., MASTER_USE_GTID=current_pos, then

@@ -129,6 +129,13 @@ def test_admin_statements_are_built_from_validated_fields():
             R.admin_statement(bad)
     with pytest.raises(R.RunnerError, match="bare word"):
         R.check_supported(_history([{"at": 1, "op": "set_global", "node": "A", "variable": "x", "value": "a b"}]))
+    # a GTID position is quoted as it is; anything else shaped like one is refused
+    assert R.admin_statement({"op": "set_global", "variable": "gtid_slave_pos", "value": "0-1-4,1-2-3"}) == \
+        "SET GLOBAL gtid_slave_pos = '0-1-4,1-2-3'"
+    assert R.admin_statement({"op": "set_global", "variable": "gtid_slave_pos", "value": ""}) == "SET GLOBAL gtid_slave_pos = ''"
+    assert R.admin_statement({"op": "reset_master"}) == "RESET MASTER"
+    with pytest.raises(R.RunnerError, match="GTID list"):
+        R.admin_statement({"op": "set_global", "variable": "gtid_slave_pos", "value": "0-1-4'; DROP"})
 
 
 @pytest.mark.parametrize("fields, problem", [
