@@ -206,10 +206,20 @@ def _lag_counts_from_wait(v: TraceView, s: dict) -> bool:
 def delay_counts_in_lag(v: TraceView, check: Check) -> None:
     """Waiting under WL#344's rule: SBM + SQL_Remaining_Delay = SQL_Delay (+-1); SBM 0 only with more left."""
     for s in _waiting(v):
-        held = _in_hand(v, s)
-        if _lag_counts_from_wait(v, s) and not (held is not None and count_moved(v, s["node"], held["_line"], s["_line"])):
+        if _wait_and_lag_agree(v, s):
             why = _delay_shortfall(v, s)
             check.judge(why is None, why or "", s)
+
+
+def _wait_and_lag_agree(v: TraceView, s: dict) -> bool:
+    """Whether a waiting sample's lag and remaining delay count on the same terms: its lag counts from
+    the wait, and the replica's clock or its measured difference with the master did not move since
+    it read the event it waits for (a new connect measures the difference again, and the lag counts
+    with it at once while the wait keeps its deadline: clock_diff_with_master, sql/slave.cc)."""
+    if not _lag_counts_from_wait(v, s):
+        return False
+    held = _in_hand(v, s)
+    return held is None or not count_moved(v, s["node"], held["_line"], s["_line"])
 
 
 def _restarted_waits(v: TraceView) -> list[tuple[dict, dict]]:
@@ -239,7 +249,7 @@ def _restarted_waits(v: TraceView) -> list[tuple[dict, dict]]:
 def restart_keeps_lag(v: TraceView, check: Check) -> None:
     """After STOP/START during a delay, waiting again: SBM still counts from the waited event."""
     for start, s in _restarted_waits(v):
-        if _lag_counts_from_wait(v, s):
+        if _wait_and_lag_agree(v, s):
             why = _delay_shortfall(v, s)
             check.judge(why is None, f"after START SLAVE at {seconds(start['t'])}: {why}", start, s)
 
@@ -252,6 +262,18 @@ _FEEDS = frozenset({"visible", "skip", "filtered", "stmt", "restart", "crash", "
 
 def _feeds(o: dict) -> bool:
     return o["kind"] in _FEEDS or (o["kind"] == "apply" and o.get("idx") == 0)
+
+
+def _difference_changed(v: TraceView, node: str, since_line: int, until_line: int) -> bool:
+    """Whether the IO thread measured a new clock difference with its master between the two lines (at
+    a connect: get_master_version_and_clock, sql/slave.cc); the lag counts with it at once."""
+    queries = v.of_node(node, "clock_query")
+    before = queries.last_before(since_line)
+    known = before["clock_diff_with_master"] if before else None
+    for q in queries.between(since_line, until_line):
+        if q["clock_diff_with_master"] != known:
+            return True
+    return False
 
 
 @checks("SBM.NO_JUMP")
@@ -269,7 +291,8 @@ def no_jump_without_a_new_transaction(v: TraceView, check: Check) -> None:
                 if not (connected(o) and isinstance(o[SBM], int)):
                     prev = None
                     continue
-                if prev is not None and prev[SBM] > 0 and not steps.between(prev["_line"], o["_line"]):
+                if prev is not None and prev[SBM] > 0 and not steps.between(prev["_line"], o["_line"]) and not \
+                        _difference_changed(v, node, prev["_line"], o["_line"]):
                     grown = -(-(o["t"] - prev["t"]) // US)  # whole seconds, rounded up
                     check.judge(o[SBM] <= prev[SBM] + grown + 1,
                                 f"{node}: {SBM} {prev[SBM]} at {seconds(prev['t'])}, {o[SBM]} at {seconds(o['t'])}, with no "

@@ -164,3 +164,27 @@ def test_a_whole_second_read_just_after_a_second_s_turn_may_show_the_previous_se
     exact = prop.run(TraceView({**header, "clock_read_lag_us": 0}, obs))
     assert exact.status == "violated"
     assert exact.witnesses[0].message == "B at 3.001565 s: Seconds_Behind_Master 1 but GTID_LOG_EVENT of g2 in hand was written 2.002 s ago"
+
+
+def _remeasured(k, finding: str):
+    """The model's Trace of a corpus History where B's IO thread measured a new clock difference with
+    A after A's clock stepped an hour, and that measurement."""
+    tr = k.run(MDB, load_history(REPO / "corpus" / f"finding-{finding}.jsonl"))
+    queries = tr.all("clock_query", node="B")
+    return tr, next(q for q in queries if q["clock_diff_with_master"] != queries[0]["clock_diff_with_master"])
+
+
+def test_a_restarted_wait_is_not_held_to_a_lag_counted_with_a_new_clock_difference(kit):
+    tr, query = _remeasured(kit, "lag-restart-after-a-new-clock-difference")
+    assert kit.verdict("SBM.RESTART", tr).status == PASS
+    tr.drop(query)  # the same lag with no new measurement to explain it
+    v = kit.verdict("SBM.RESTART", tr)
+    assert v.status == "violated" and "exceed MASTER_DELAY" in v.witnesses[0].message
+
+
+def test_a_new_clock_difference_moves_the_lag_with_no_transaction(kit):
+    tr, query = _remeasured(kit, "lag-jump-at-a-new-clock-difference")
+    assert kit.verdict("SBM.NO_JUMP", tr).status == PASS
+    tr.drop(query)
+    v = kit.verdict("SBM.NO_JUMP", tr)
+    assert v.status == "violated" and "with no transaction read or committed between" in v.witnesses[0].message
