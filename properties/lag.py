@@ -216,9 +216,9 @@ def _wait_and_lag_agree(v: TraceView, s: dict) -> bool:
     the wait, and the replica's clock or its measured difference with the master did not move since
     it read the event it waits for (a new connect measures the difference again, and the lag counts
     with it at once while the wait keeps its deadline: clock_diff_with_master, sql/slave.cc)."""
+    held = _in_hand(v, s)  # before the lag's own look-ahead: the index answers queries in trace order
     if not _lag_counts_from_wait(v, s):
         return False
-    held = _in_hand(v, s)
     return held is None or not count_moved(v, s["node"], held["_line"], s["_line"])
 
 
