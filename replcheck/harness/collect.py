@@ -100,6 +100,10 @@ class Collector:
                     # Still in its binlog after the node went down: written before it did.
                     began, seen = self.run.commits[k]["start"], bounds[0]
                     bounds.append(next((d for d in self.run.downs.get(node, []) if began < d and (seen is None or d < seen)), None))
+                    # Its own transaction is written once its commit has begun: a bound before that proves an
+                    # earlier holder of the GTID (seed 2's History 137: A's t3, begun at 13.76 s after a crash
+                    # and a FLUSH LOGS, was placed at 13.0 s, and the events before it with it).
+                    bounds = [x for x in bounds if x is None or x >= began]
                 if any(x is not None for x in bounds):
                     at[(node, g)] = min(x for x in bounds if x is not None)
         for node, events in logs.items():
