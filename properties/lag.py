@@ -161,9 +161,32 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
         if r.get("gtid") is None or (aged := _age_us(v, s, r)) is None:
             continue  # an FDE: MariaDB counts its timestamp, MySQL does not
         exact, by = max(0, aged[0]) / US, aged[1]
-        check.judge(abs(sbm - exact) < 1 + v.whole_second_slack_us(s) / US,  # as WL344.SSS.REMAINING
+        slack = 1 + v.whole_second_slack_us(s) / US  # as WL344.SSS.REMAINING
+        others = [max(0, a[0]) / US for x in _rest_of_group(v, s, r) if (a := _age_us(v, s, x)) is not None]
+        check.judge(any(abs(sbm - age) < slack for age in [exact, *others]),
                     f"{s['node']} at {seconds(t)}: {SBM} {sbm} but {r['type']} of {r['trx']} in hand was written {exact:.3f} s ago{by}",
                     s, r)
+
+
+def _rest_of_group(v: TraceView, s: dict, r: dict) -> list[dict]:
+    """On a polled trace, the group's later events relayed by the sample: a server's applies are seen
+    at the group's commit, so the SQL thread may be past r inside its group, and the lag counts from
+    the last event it read (exec_relay_log_event, MariaDB sql/slave.cc: last_master_timestamp =
+    ev->when + exec_time for every event). Their timestamps differ: MariaDB's GTID and XID events carry
+    the COMMIT's second, the row events their statement's (seed 2's History 75: B showed 15 s, from
+    t6's rows, 4 s older than its GTID event). A model's Trace shows each event applied: none."""
+    if not v.resolution_us:
+        return []
+    by_group = v.memo(("lag.relay_by_group", s["node"]), lambda: _by_group(v.of_node(s["node"], "relay")))
+    return [x for x in by_group.get((r["gtid"], r["file"]), ()) if x["pos"] > r["pos"] and x["t"] <= s["t"]]
+
+
+def _by_group(relays) -> dict[tuple[str, str], list[dict]]:
+    out: dict[tuple[str, str], list[dict]] = {}
+    for x in relays:
+        if x.get("gtid"):
+            out.setdefault((x["gtid"], x["file"]), []).append(x)
+    return out
 
 
 def _delay_shortfall(v: TraceView, s: dict) -> str | None:

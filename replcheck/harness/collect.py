@@ -100,6 +100,10 @@ class Collector:
                     # Still in its binlog after the node went down: written before it did.
                     began, seen = self.run.commits[k]["start"], bounds[0]
                     bounds.append(next((d for d in self.run.downs.get(node, []) if began < d and (seen is None or d < seen)), None))
+                    # Its own transaction is written once its commit has begun: a bound before that proves an
+                    # earlier holder of the GTID (seed 2's History 137: A's t3, begun at 13.76 s after a crash
+                    # and a FLUSH LOGS, was placed at 13.0 s, and the events before it with it).
+                    bounds = [x for x in bounds if x is None or x >= began]
                 if any(x is not None for x in bounds):
                     at[(node, g)] = min(x for x in bounds if x is not None)
         for node, events in logs.items():
@@ -163,7 +167,7 @@ class Collector:
                 copies = [r for r in relayed if r["idx"] == b["idx"]]
                 r = next((c for c in reversed(copies) if c["t"] <= t), copies[0] if copies else None)
                 self.run.emit("apply", node, t, source=src, type=b["type"], trx=b["trx"], idx=b["idx"], last=b["last"],
-                              gtid=g, server_id=b["server_id"], when=b["when"], ict=None, read=None, begin=None,
+                              gtid=g, server_id=b["server_id"], when=(r or b)["when"], ict=None, read=None, begin=None,
                               relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
 
     def _statement_groups(self, parts: dict[int, dict[int, str]]) -> dict[str, int]:
@@ -343,8 +347,11 @@ class Collector:
                     since = max((p for p in purged.get(link, ()) if p <= at), default=None)
                     copies = [c for c in copies if since is None or c["t"] >= since] or copies
                     r = next((c for c in reversed(copies) if c["t"] <= at), copies[0] if copies else None)
+                    # The timestamp the SQL thread read and waited by (sql_delay_event) is its relay copy's, not
+                    # the origin's: in A -> B -> C, B's binlog copy of a GTID event carries its row events'
+                    # timestamp, A's its COMMIT's (seconds later after a long statement).
                     self.run.emit("apply", node, at, source=src, **V.tagged(link[1]), type=b["type"], trx=b["trx"], idx=b["idx"],
-                              last=b["last"], gtid=gtid, server_id=b["server_id"], when=b["when"], ict=None, read=None,
+                              last=b["last"], gtid=gtid, server_id=b["server_id"], when=(r or b)["when"], ict=None, read=None,
                               begin=None, relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
         for (node, k), t in self.run.seen.items():
             if self.run.seen_src[(node, k)] is None:  # no GTID: committed but never binlogged (an incident's lost events)

@@ -338,9 +338,17 @@ class Runner:
 
     def instant(self, unix_time: str, node: str) -> int:
         """A node's CLOCK reading as trace time: the machine's clock, less the offset the node's clock
-        runs at (clock.py). A reading taken across a step of it is off by the step: the steps are
-        made under the node's lock, which a sample holds, not a client's transaction."""
-        return max(0, round((float(unix_time) - self.wall_t0) * US) - self.clock_offsets.get(node, 0))
+        ran at when it was read (clock.py). A transaction's first reading may come before a step its
+        commit comes after (the steps are made under the node's lock, which a sample holds, not a
+        client's transaction): the offset in force then, not now (seed 2's History 137: A's clock stepped
+        an hour ahead while t2 ran, and the current offset put t2's start at 0). After a step back, a
+        reading both offsets fit is taken as the later."""
+        raw = round((float(unix_time) - self.wall_t0) * US)
+        steps = self.clock_steps.get(node, [])
+        offsets = [self.history_offset(node)] + [o for _, o in steps]
+        bounds = [-2**62] + [t for t, _ in steps] + [2**62]  # the trace times each offset held over
+        held = [raw - o for o, a, b in zip(offsets, bounds, bounds[1:]) if a <= raw - o < b]
+        return max(0, held[-1] if held else raw - self.clock_offsets.get(node, 0))
 
     def server_interval(self, node: str, unix_us: int, resolution_us: int) -> list[int]:
         """A time the server itself recorded (a binlog event's timestamp, an error-log line's) as the

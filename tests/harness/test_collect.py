@@ -1,7 +1,8 @@
 """What the collector reads once a run is over (collect.py): the skips SQL_SLAVE_SKIP_COUNTER made,
 from the server's note or, when the counter had not run out by the end, from the last sample (a
 restart whose GTID start threw the relay logs away begins their names again, whether or not it
-threw anything unapplied away); and which poll first shows a GTID in a node's binlog."""
+threw anything unapplied away); which poll first shows a GTID in a node's binlog; the timestamp
+a replica's execution of an event carries; and where a node's own group is placed in its binlog."""
 from __future__ import annotations
 
 from replcheck.harness import runner as R
@@ -77,3 +78,37 @@ def test_a_gtid_is_logged_by_a_poll_only_where_its_own_server_s_gtid_shows():
     assert r.collector._logged_by("C", "0-1-1") == 20
     assert r.collector._logged_by("C", "0-1-2") is None
     assert r.collector._logged_by("C", "0-3-1") == 10
+
+
+def test_a_chain_hop_executes_the_timestamp_of_its_own_relay_copy():
+    # seed 2's History 38: A's GTID event of t9 carries its COMMIT's second (906), B's binlog copy its
+    # row events' (903); C read B's copy and waited MASTER_DELAY from 903, not from A's 906
+    chain = {"header": {"schema": "replcheck.history/1", "name": "t", "topology": {
+        "nodes": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
+        "channels": [{"source": "A", "replica": "B"}, {"source": "B", "replica": "C"}]}}, "ops": []}
+    r = R.Runner(chain)
+    r.collector._rows_by_part = lambda node: {}  # no server to count rows on: the whole group
+    r.trx_names, r.gtid_of = ["t9"], {0: "0-1-3"}
+    r.seen[("C", 0)], r.seen_src[("C", 0)], r.seen_pos[("C", 0)] = 50, "B", ("relay.000002", 1087)
+    for node, when, kind, place in [("A", 906, "binlog", {}), ("B", 903, "binlog", {}),
+                                    ("C", 903, "relay", {"source": "B", "master_file": "bin.000001", "master_end": 836})]:
+        r.emit(kind, node, 10, type="GTID_LOG_EVENT", trx="t9", idx=0, last=False, gtid="0-1-3", server_id=1,
+               when=when, ict=None, file="relay.000002" if kind == "relay" else "bin.000001", pos=1087, **place)
+    r.collector._emit_applies()
+    assert [(o["node"], o["when"]) for _, _, o in r.obs if o["kind"] == "apply"] == [("C", 903)]
+
+
+def test_a_node_s_own_group_is_not_placed_before_its_commit_began():
+    # seed 2's History 137: a poll that showed the GTID before t3's commit began (an earlier holder of
+    # 0-1-2) placed t3's events, and the FLUSH LOGS rotation before them, ahead of the commit
+    r = R.Runner(_history())
+    r.trx_names, r.origin_of, r.gtid_of = ["t3"], {0: "A"}, {0: "0-1-2"}
+    r.commits[0], r.returned[0] = {"start": 50}, (60, None)
+    r.binlog_pos["A"] = [(10, {0: "0-1-2"})]
+    events = [{"type": t, "gtid": "0-1-2", "idx": i, "last": i == 1, "server_id": 1, "when": 0, "ict": None,
+               "file": "bin.000003", "pos": 4 + i, "end": 5 + i, "_k": 0} for i, t in enumerate(["GTID_LOG_EVENT", "XID_EVENT"])]
+    r.collector._read_binlog = lambda node: [dict(e) for e in events] if node == "A" else []
+    for name in ("_emit_applies", "_emit_statement_applies", "_emit_skips"):
+        setattr(r.collector, name, lambda *a: None)
+    r.collector.collect_binlogs()
+    assert [(o["type"], o["t"]) for _, _, o in r.obs if o["kind"] == "binlog"] == [("GTID_LOG_EVENT", 60), ("XID_EVENT", 60)]

@@ -395,10 +395,21 @@ def test_a_commit_after_a_gtid_start_is_applied_from_the_copy_fetched_again():
     for t, pos in ((836_000, 826), (1_809_000, 715)):  # the first copy, then the one fetched again (a later read)
         for idx, typ in enumerate(("GTID_LOG_EVENT", "XID_EVENT")):
             r.emit("relay", "B", t, type=typ, trx="after_gap", idx=idx, last=bool(idx), gtid="0-1-3", file="relay.000002",
-                   pos=pos + 100 * idx)
+                   pos=pos + 100 * idx, when=1)
     r.emit("relay_log_recovery", "B", 1_631_000, dropped=6, reason="gtid")
     r.collector._emit_applies()
     assert [(o["t"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"] == [(1_757_000, 715), (1_757_000, 815)]
+
+
+def test_a_clock_reading_before_a_step_is_trace_time_by_the_offset_then():
+    # seed 2's History 137: t2 began at 17.9 s on A's clock, which stepped an hour ahead at 18.97 s
+    # before t2's commit; by the offset of now its start was an hour earlier (0)
+    r = R.Runner(_history([{"at": 5 * US, "op": "clock_step", "node": "A", "delta_us": 3600 * US}]), scale=1.0)
+    r.wall_t0 = 1_700_000_000.0
+    r.clock_steps["A"] = [(19 * US, 3600 * US)]
+    r.clock_offsets["A"] = 3600 * US
+    assert r.instant("1700000017.9", "A") == 17_900_000  # read before the step
+    assert r.instant("1700003620.5", "A") == 20_500_000  # after it, an hour ahead
 
 
 def test_a_servers_own_time_is_an_interval_of_trace_time_less_its_clock_offset_then():

@@ -188,3 +188,17 @@ def test_a_new_clock_difference_moves_the_lag_with_no_transaction(kit):
     tr.drop(query)
     v = kit.verdict("SBM.NO_JUMP", tr)
     assert v.status == "violated" and "with no transaction read or committed between" in v.witnesses[0].message
+
+
+def test_the_lag_on_a_polled_trace_may_count_from_a_later_event_of_the_group_in_hand():
+    # MariaDB 10.11, seed 2's History 75: B showed 15 s while the property took t6's GTID event (A's
+    # COMMIT second) to be in hand, 11.02 s old; the SQL thread was past it, at t6's row events, which
+    # carry their statement's second, 4 s older. A lag from none of the group's timestamps is still wrong.
+    header, obs = load_trace(REPO / "tests/properties/traces/mariadb-sbm-row-events-older-than-their-gtid.jsonl")
+    prop = next(p for p in PROPERTIES if p.requirement == "SBM.VALUE")
+    assert prop.run(TraceView(header, obs)).status == PASS
+    s = next(o for o in obs if o["kind"] == "status" and o["node"] == "B" and o["t"] == 15769604)
+    assert s["Seconds_Behind_Master"] == 15
+    s["Seconds_Behind_Master"] = 30
+    v = prop.run(TraceView(header, obs))
+    assert v.status == "violated" and "B at 15.769604 s: Seconds_Behind_Master 30" in v.witnesses[0].message
