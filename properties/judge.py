@@ -21,6 +21,21 @@ from .expect import judge_expectations
 for _feature in feature_names():
     import_module(f".{_feature}", __package__)
 
+# The properties (their places in PROPERTIES) each kind of observation may give instances to, and
+# those that run on any Trace: built once, so that a Trace is judged only by the properties its
+# kinds can exercise.
+_BY_KIND: dict[str, frozenset[int]] = {}
+for _i, _p in enumerate(PROPERTIES):
+    for _kind in _p.kinds:
+        _BY_KIND[_kind] = _BY_KIND.get(_kind, frozenset()) | {_i}
+_ANY_TRACE = frozenset(i for i, p in enumerate(PROPERTIES) if not p.kinds)
+
+
+def exercisable(view: TraceView) -> frozenset[int]:
+    """The places in PROPERTIES of the properties that may judge an instance of this Trace; every
+    other one's verdict is not_exercised (Property.unexercised)."""
+    return _ANY_TRACE.union(*(_BY_KIND[k] for k in view.present if k in _BY_KIND))
+
 
 @dataclass(frozen=True)
 class Judgement:
@@ -75,7 +90,9 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
             o["_line"] = i
     try:
         view = TraceView(*trace)
-        verdicts = tuple(p.run(view) for p in PROPERTIES if wanted is None or p.requirement in wanted)
+        run = exercisable(view)
+        verdicts = tuple(p.run(view) if i in run else p.unexercised(view)
+                         for i, p in enumerate(PROPERTIES) if wanted is None or p.requirement in wanted)
     finally:
         for o in numbered:
             o.pop("_line", None)
