@@ -6,6 +6,7 @@ contract's (replcheck.spec.contract), which systems import without this layer.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Iterable
@@ -78,10 +79,29 @@ def asking(system):
     return replace(system, config=replace(system.config, mutants=Asked(system.config.mutants)))
 
 
+# The last Traces judged, each as (requirements, its header but the system's name, a copy of its
+# observations, its verdicts). A property is a function of the Trace alone, and no property reads
+# the system's name: a campaign's systems that write the same Trace of a History (model:wl344 and
+# model:groupid do on every generated History) are judged once. The copy keeps what was judged
+# whatever is done to the Trace after; a few are kept, as the systems of a History come in turn.
+_judged: deque = deque(maxlen=4)
+REMEMBERED_UP_TO = 10_000  # observations: a campaign's Traces are hundreds; a long one is not copied
+
+
+def _unnamed(header: dict) -> dict:
+    return {k: v for k, v in header.items() if k != "system"}
+
+
 def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = "",
                 requirements: Iterable[str] | None = None) -> Judgement:
     """Every property (or those of `requirements`) on one Trace, classified against `declares`."""
     wanted = None if requirements is None else frozenset(requirements)
+    name, header = system or trace.header.get("system", ""), _unnamed(trace.header)
+    for was_wanted, was_header, was_observations, was_verdicts in tuple(_judged):
+        if was_wanted == wanted and was_header == header and was_observations == trace.observations:
+            return Judgement(name, trace, was_verdicts, declares)
+    kept = len(trace.observations) <= REMEMBERED_UP_TO
+    copied = [dict(o) for o in trace.observations] if kept else []
     # Numbered in place for the judging and un-numbered after, rather than copied by the view: a
     # copy of every observation was as much memory again as the Trace.
     numbered = [o for o in trace.observations if "_line" not in o]
@@ -96,7 +116,9 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     finally:
         for o in numbered:
             o.pop("_line", None)
-    return Judgement(system or trace.header.get("system", ""), trace, verdicts, declares)
+    if kept:
+        _judged.append((wanted, header, copied, verdicts))
+    return Judgement(name, trace, verdicts, declares)
 
 
 def judge(system: System, history: dict, requirements: Iterable[str] | None = None) -> Judgement:
