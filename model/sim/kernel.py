@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import pickle
 from operator import attrgetter
 from collections import Counter, deque
 from typing import Any, Callable
@@ -282,21 +283,23 @@ class Simulator:
         return self.epoch + t + node.offset
 
 
-# The last runs, each as (a copy of its History, its Config, header, observations). A run is a
+# The last runs, each as (its History pickled, its Config, header, observations). A run is a
 # function of the History and the Config alone: a system whose Config equals another's (model:groupid
 # and model:wl344 run the same Config under two names) gets that run again, named for it, without
-# simulating it. Only a plain set of mutants: verify's (judge.Asked) notes what a run asks about.
+# simulating it. The pickle keeps the History as it was run whatever is done to it after, and tells
+# apart what == does not (True and 1). Only a plain set of mutants: verify's (judge.Asked) notes
+# what a run asks about.
 _runs: deque = deque(maxlen=4)
 REMEMBERED_UP_TO = 10_000  # observations: a campaign's runs are hundreds; a long one is not kept alive
 
 
 def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:
-    remembered = type(config.mutants) is frozenset
-    for was_history, was_config, header, obs in tuple(_runs) if remembered else ():
-        if was_config == config and was_history == history:
+    key = pickle.dumps(history, pickle.HIGHEST_PROTOCOL) if type(config.mutants) is frozenset else None
+    for was_key, was_config, header, obs in tuple(_runs) if key else ():
+        if was_key == key and was_config == config:
             # the observations are shared as a fork shares them: none is changed once emitted
             return {**header, "system": system}, list(obs)
     header, obs = Simulator(history, config, system).run()
-    if remembered and len(obs) <= REMEMBERED_UP_TO:
-        _runs.append((copy.deepcopy(history), config, {**header}, list(obs)))
+    if key and len(obs) <= REMEMBERED_UP_TO:
+        _runs.append((key, config, {**header}, list(obs)))
     return header, obs
