@@ -21,8 +21,7 @@ SYSTEMS = ("model:wl344", "model:wl7318", "model:groupid", "mutant:stop-event")
 
 
 def _rows(index: int, family: str) -> list[tuple]:
-    history = generate(SEED, index, (family,))
-    return campaign._history_rows(history, SEED, index, SYSTEMS, 0, (family,))
+    return campaign.run_history(SEED, index, SYSTEMS, 0, (family,))
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
