@@ -369,6 +369,11 @@ class TraceView:
             mine.setdefault((o["node"], o["kind"]), []).append(o)
         return every, mine
 
+    def release(self) -> None:
+        """Drops what was built over the Trace: an index keeps the view it was built from, so it
+        would otherwise wait for the garbage collector, with every Seq it made."""
+        self._memo.clear()
+
     def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
         try:
             return self._memo[key]

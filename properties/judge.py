@@ -79,7 +79,7 @@ def asking(system):
     return replace(system, config=replace(system.config, mutants=Asked(system.config.mutants)))
 
 
-# The last Traces judged, each as (requirements, its header but the system's name, a copy of its
+# The last Traces of one History judged, each as (requirements, its header but the system's name, a copy of its
 # observations, its verdicts). A property is a function of the Trace alone, and no property reads
 # the system's name: a campaign's systems that write the same Trace of a History (model:wl344 and
 # model:groupid do on every generated History) are judged once. The copy keeps what was judged
@@ -97,6 +97,8 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     """Every property (or those of `requirements`) on one Trace, classified against `declares`."""
     wanted = None if requirements is None else frozenset(requirements)
     name, header = system or trace.header.get("system", ""), _unnamed(trace.header)
+    if _judged and _judged[-1][1].get("history_digest") != header.get("history_digest"):
+        _judged.clear()  # another History's: what lives on after its judging only costs the garbage collector
     for was_wanted, was_header, was_observations, was_verdicts in tuple(_judged):
         if was_wanted == wanted and was_header == header and was_observations == trace.observations:
             return Judgement(name, trace, was_verdicts, declares)
@@ -108,6 +110,7 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     for i, o in enumerate(trace.observations, 2):
         if "_line" not in o:
             o["_line"] = i
+    view = None
     try:
         view = TraceView(*trace)
         run = exercisable(view)
@@ -116,6 +119,8 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     finally:
         for o in numbered:
             o.pop("_line", None)
+        if view is not None:
+            view.release()
     if kept:
         _judged.append((wanted, header, copied, verdicts))
     return Judgement(name, trace, verdicts, declares)
