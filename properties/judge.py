@@ -97,9 +97,10 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     """Every property (or those of `requirements`) on one Trace, classified against `declares`."""
     wanted = None if requirements is None else frozenset(requirements)
     name, header = system or trace.header.get("system", ""), _unnamed(trace.header)
-    if _judged and _judged[-1][1].get("history_digest") != header.get("history_digest"):
+    judged = tuple(_judged)  # a snapshot: a real server's groups judge Histories in threads
+    if judged and judged[-1][1].get("history_digest") != header.get("history_digest"):
         _judged.clear()  # another History's: what lives on after its judging only costs the garbage collector
-    for was_wanted, was_header, was_observations, was_verdicts in tuple(_judged):
+    for was_wanted, was_header, was_observations, was_verdicts in judged:
         if was_wanted == wanted and was_header == header and was_observations == trace.observations:
             return Judgement(name, trace, was_verdicts, declares)
     kept = len(trace.observations) <= REMEMBERED_UP_TO

@@ -303,9 +303,10 @@ REMEMBERED_UP_TO = 10_000  # observations: a campaign's runs are hundreds; a lon
 
 def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:
     key = pickle.dumps(history, pickle.HIGHEST_PROTOCOL) if type(config.mutants) is frozenset else None
-    if key and _runs and _runs[-1][0] != key:
+    runs = tuple(_runs) if key else ()  # a snapshot: a real server's groups run Histories in threads
+    if runs and runs[-1][0] != key:
         _runs.clear()  # another History: what lives on after its runs only costs the garbage collector
-    for was_key, was_config, header, obs in tuple(_runs) if key else ():
+    for was_key, was_config, header, obs in runs:
         if was_key == key and was_config == config:
             # the observations are shared as a fork shares them: none is changed once emitted
             return {**header, "system": system}, list(obs)
