@@ -44,40 +44,62 @@ def single_process(plan: campaign.Plan) -> dict:
             "load": os.getloadavg()[0]}
 
 
-def tree_cpu_s() -> float:
-    """CPU seconds used so far by this process and its descendants (the JVM, Spark's Python
-    workers), the reaped ones included: what the run cost on a machine it shares."""
+def tree_cpu_s() -> dict[str, float]:
+    """CPU seconds used so far by this process (the driver's Python), the JVM and Spark's Python
+    workers (its other descendants), the reaped ones included: what the run cost on a machine it
+    shares, and which side of Spark spent it."""
     stats = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            text = stat.read_text()
         except OSError:  # gone meanwhile
             continue
+        comm, fields = text[text.index("(") + 1:text.rindex(")")], text.rsplit(")", 1)[1].split()
         # after the command: state, ppid, ..., utime stime cutime cstime (fields 14-17 of proc(5))
-        stats[int(stat.parent.name)] = (int(fields[1]), sum(map(int, fields[11:15])))
+        stats[int(stat.parent.name)] = (int(fields[1]), sum(map(int, fields[11:15])), comm)
     mine, grew = {os.getpid()}, True
     while grew:
-        more = {pid for pid, (ppid, _) in stats.items() if ppid in mine} - mine
+        more = {pid for pid, (ppid, _, _) in stats.items() if ppid in mine} - mine
         grew = bool(more)
         mine |= more
-    return sum(stats[pid][1] for pid in mine if pid in stats) / os.sysconf("SC_CLK_TCK")
+    out = {"driver": 0.0, "jvm": 0.0, "workers": 0.0}
+    for pid in mine & stats.keys():
+        _, ticks, comm = stats[pid]
+        out["driver" if pid == os.getpid() else "jvm" if comm == "java" else "workers"] += ticks / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def _spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {k: round(after[k] - before[k], 1) for k in before}
 
 
 def on_spark(plan: campaign.Plan, master: str) -> dict:
     out = Path(tempfile.mkdtemp(prefix="replcheck-bench-"))
+    summarise, marks = campaign.summarise, {}
+
+    def timed_summarise(*args, **kwargs):  # the table's summary: once per campaign, whatever its size
+        marks["summary"] = tree_cpu_s()
+        return summarise(*args, **kwargs)
+
+    campaign.summarise = timed_summarise
     try:
         start = time.perf_counter()
         with campaign.spark_session(master) as spark:
             jvm = time.perf_counter() - start
             start, cpu = time.perf_counter(), tree_cpu_s()
             summary = campaign.run(plan, out / "c", spark=spark, emit=lambda _: None, groups=GROUPS)
-            seconds, cpu = time.perf_counter() - start, tree_cpu_s() - cpu
+            seconds, end = time.perf_counter() - start, tree_cpu_s()
     finally:
+        campaign.summarise = summarise
         shutil.rmtree(out, ignore_errors=True)
+    total = sum(end.values()) - sum(cpu.values())
     return {"mode": f"Spark {master}", "histories": plan.histories, "rows": summary["campaign"]["rows"],
             "seconds": round(seconds, 1), "jvm_start_s": round(jvm, 1), "histories_per_s": round(plan.histories / seconds, 1),
             "histories_per_h": round(plan.histories * 3600 / seconds),
-            "histories_per_cpu_s": round(plan.histories / cpu, 1), "load": os.getloadavg()[0]}
+            "histories_per_cpu_s": round(plan.histories / total, 1),
+            # where the CPU went: the tasks' waves, then the summary of the table
+            "cpu_s_tasks": _spent(cpu, marks["summary"]), "cpu_s_summary": _spent(marks["summary"], end),
+            "load": os.getloadavg()[0]}
 
 
 def main() -> None:

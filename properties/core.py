@@ -21,6 +21,8 @@ PASS, VIOLATED, NOT_EXERCISED = "pass", "violated", "not_exercised"
 INCONCLUSIVE = "inconclusive"
 PROVED, COUNTEREXAMPLE = "proved", "counterexample"
 
+STMT = "stmt:"  # a statement of one op, among a property's `kinds`
+
 # Witnesses kept per violated verdict: enough to explain, small enough to store millions.
 MAX_WITNESSES = 5
 
@@ -122,33 +124,48 @@ class Property:
     doc: str
     fn: Callable[["TraceView", Check], None]
     needs: tuple[str, ...] = ()  # observation kinds it cannot judge without
+    kinds: frozenset[str] = frozenset()  # what its instances come from (`checks`); empty: anything
 
     @property
     def evidence(self) -> str:
         return f"property:{self.name}"
 
     def run(self, view: "TraceView") -> Verdict:
+        blind = self._blind(view)
+        if blind:
+            return blind
+        check = Check(self.requirement, self.evidence)
+        self.fn(view, check)
+        return check.verdict()
+
+    def unexercised(self, view: "TraceView") -> Verdict:
+        """Its verdict on a Trace with none of its `kinds`, without running it: what `run` gives."""
+        return self._blind(view) or Verdict(self.requirement, NOT_EXERCISED, 0, (), self.evidence)
+
+    def _blind(self, view: "TraceView") -> Verdict | None:
         if self.needs and not view.unobserved.isdisjoint(self.needs):
             # the system cannot see them: judging their absence would be a false verdict
             missing = [k for k in self.needs if k in view.unobserved]
             return Verdict(self.requirement, NOT_EXERCISED, 0, (Witness(f"the trace does not observe {', '.join(missing)}"),),
                            self.evidence)
-        check = Check(self.requirement, self.evidence)
-        self.fn(view, check)
-        return check.verdict()
+        return None
 
 
 PROPERTIES: list[Property] = []
 
 
-def checks(requirement: str, needs: tuple[str, ...] = ()):
+def checks(requirement: str, needs: tuple[str, ...] = (), kinds: tuple[str, ...] = ()):
     """Register a trace property for one requirement; `needs`: the observation kinds it reads
-    whose absence it would misjudge (a trace header lists what its system cannot observe)."""
+    whose absence it would misjudge (a trace header lists what its system cannot observe).
+    `kinds`: the observation kinds (or `stmt:<op>`, a statement of that op) every instance it judges
+    or cannot decide comes from; on a Trace with none of them its verdict is not_exercised, and the
+    judge gives that without running it (properties/judge.py). None given: it runs on every Trace."""
 
     def register(fn):
         # properties/<feature>.py, or one of its parts, properties/<feature>_<part>.py
         feature = fn.__module__.removeprefix(f"{__package__}.").partition("_")[0]
-        PROPERTIES.append(Property(requirement, fn.__name__, feature, (fn.__doc__ or "").strip(), fn, tuple(needs)))
+        PROPERTIES.append(Property(requirement, fn.__name__, feature, (fn.__doc__ or "").strip(), fn, tuple(needs),
+                                   frozenset(kinds)))
         return fn
 
     return register
@@ -297,6 +314,8 @@ class TraceView:
         self.by_kind: dict[str, list[dict]] = defaultdict(list)
         for o in self.obs:
             self.by_kind[o["kind"]].append(o)
+        # what the Trace holds, in the terms of a property's `kinds`: a named connection's too
+        self.present = frozenset(o["kind"] for o in every) | {STMT + o["op"] for o in every if o["kind"] == "stmt"}
         topo = header.get("topology", {})
         self.nodes = {n["id"]: n for n in topo.get("nodes", [])}
         self.channels = {c["replica"]: c for c in topo.get("channels", []) if "connection" not in c}
@@ -349,6 +368,11 @@ class TraceView:
             every.setdefault(o["node"], []).append(o)
             mine.setdefault((o["node"], o["kind"]), []).append(o)
         return every, mine
+
+    def release(self) -> None:
+        """Drops what was built over the Trace: an index keeps the view it was built from, so it
+        would otherwise wait for the garbage collector, with every Seq it made."""
+        self._memo.clear()
 
     def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
         try:

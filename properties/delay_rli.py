@@ -25,7 +25,7 @@ def _first_sample_after(v: TraceView, o: dict) -> dict | None:
     return next(status_samples(v, o["node"]).after(o["_line"]), None)
 
 
-@checks("WL344.RLI.DURABLE")
+@checks("WL344.RLI.DURABLE", kinds=("crash",))
 def delay_survives_restart(v: TraceView, check: Check) -> None:
     """After a restart the previous delay is restored."""
     ix = index(v)
@@ -43,7 +43,7 @@ def delay_survives_restart(v: TraceView, check: Check) -> None:
         check.judge(s["SQL_Delay"] == want, f"{node} had delay {want} before its crash at {seconds(crash['t'])}, {s['SQL_Delay']} after restart", r, s)
 
 
-@checks("WL344.RLI.FORMAT")
+@checks("WL344.RLI.FORMAT", kinds=("relay_log_info",))
 def relay_log_info_new_format(v: TraceView, check: Check) -> None:
     """relay-log.info is written as number_of_fields (>= 5), the four positions, the delay."""
     ix = index(v)
@@ -74,7 +74,7 @@ def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
     return out
 
 
-@checks("WL344.RLI.FIELDS_MIN")
+@checks("WL344.RLI.FIELDS_MIN", kinds=("relay_log_info",))
 def too_few_fields_is_an_error(v: TraceView, check: Check) -> None:
     """A first line that is an integer below 5 is an error; the slave does not start on it."""
     for r, info, s in _boot_reads(v, lambda i, own: i.get("format") == "new" and "< 5" in i.get("error", "")):
@@ -83,7 +83,7 @@ def too_few_fields_is_an_error(v: TraceView, check: Check) -> None:
                     f"{r['node']} read {r['content']!r} without an error", r, *([s] if s else []))
 
 
-@checks("WL344.RLI.OLD_FORMAT")
+@checks("WL344.RLI.OLD_FORMAT", kinds=("relay_log_info",))
 def old_format_read(v: TraceView, check: Check) -> None:
     """A first line that is not a number is read as the old format, with delay 0."""
     for r, info, s in _boot_reads(v, lambda i, own: i.get("format") == "old" and "error" not in i):
@@ -92,7 +92,7 @@ def old_format_read(v: TraceView, check: Check) -> None:
                     r, *([s] if s else []))
 
 
-@checks("WL344.RLI.GARBAGE")
+@checks("WL344.RLI.GARBAGE", kinds=("relay_log_info",))
 def garbage_tail_tolerated(v: TraceView, check: Check) -> None:
     """Garbage after the last field is ignored, in both formats."""
     for r, info, s in _boot_reads(v, lambda i, own: i.get("garbage") and "error" not in i):

@@ -23,7 +23,7 @@ def _sample_after(v: TraceView, stmt: dict) -> dict | None:
     return s
 
 
-@checks("WL344.CM.SET")
+@checks("WL344.CM.SET", kinds=("stmt:change_master",))
 def change_master_sets_delay(v: TraceView, check: Check) -> None:
     """CHANGE MASTER TO MASTER_DELAY = N sets the delay to N seconds (SQL_Delay shows N)."""
     for s in stmts(v, "change_master"):
@@ -53,7 +53,7 @@ def _judge_delay_stmt(v: TraceView, check: Check, s: dict, want: int | None) -> 
                 + (f" and SQL_Delay {after['SQL_Delay']}" if after else ""), s, *([after] if after else []))
 
 
-@checks("WL344.CM.INVALID")
+@checks("WL344.CM.INVALID", kinds=("stmt:change_master",))
 def invalid_delay_rejected(v: TraceView, check: Check) -> None:
     """A negative or non-integer MASTER_DELAY is an error and the statement does not execute."""
     for s in stmts(v, "change_master"):
@@ -61,7 +61,7 @@ def invalid_delay_rejected(v: TraceView, check: Check) -> None:
             _judge_delay_stmt(v, check, s, 1064)
 
 
-@checks("WL344.CM.RANGE")
+@checks("WL344.CM.RANGE", kinds=("stmt:change_master",))
 def delay_range(v: TraceView, check: Check) -> None:
     """0 <= N < 2^31 is accepted; a larger integer fails with ER_MASTER_DELAY_VALUE_OUT_OF_RANGE."""
     for s in stmts(v, "change_master"):
@@ -84,7 +84,7 @@ def default_delay_zero(v: TraceView, check: Check) -> None:
                 check.judge(s["SQL_Delay"] == 0, f"{node} never set MASTER_DELAY but SQL_Delay is {s['SQL_Delay']}", s)
 
 
-@checks("WL344.RESET.DELAY0")
+@checks("WL344.RESET.DELAY0", kinds=("stmt:reset_slave",))
 def reset_slave_clears_delay(v: TraceView, check: Check) -> None:
     """RESET SLAVE sets the delay to 0."""
     for s in stmts(v, "reset_slave"):
@@ -92,7 +92,7 @@ def reset_slave_clears_delay(v: TraceView, check: Check) -> None:
             check.judge(after["SQL_Delay"] == 0, f"after RESET SLAVE {s['node']} shows SQL_Delay {after['SQL_Delay']}", s, after)
 
 
-@checks("WL344.BINLOG.RESTRICT")
+@checks("WL344.BINLOG.RESTRICT", kinds=("stmt:binlog_statement",))
 def binlog_statement_restricted(v: TraceView, check: Check) -> None:
     """BINLOG executes only format description and row events."""
     for s in stmts(v, "binlog_statement"):

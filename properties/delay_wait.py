@@ -163,7 +163,7 @@ def _replaced_after(v: TraceView, s: dict) -> bool:
     return max(moved, failed_over) > s["_line"]
 
 
-@checks("WL344.CM.NO_LOSS")
+@checks("WL344.CM.NO_LOSS", kinds=("stmt:change_master",))
 def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
     """A CHANGE MASTER that changes only the delay neither loses nor repeats a transaction the
     replica held unapplied: whether the relay log was kept or purged and fetched again, the replica

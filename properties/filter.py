@@ -162,7 +162,7 @@ def filtered_not_applied(v: TraceView, check: Check) -> None:
                     f"{' (marked)' if c.get('skip_replication') else ''}, which its filters exclude", o, c)
 
 
-@checks("FILTER.GTID.ADVANCES", needs=("server_status",))
+@checks("FILTER.GTID.ADVANCES", needs=("server_status",), kinds=("filtered",))
 def gtid_past_filtered(v: TraceView, check: Check) -> None:
     """After the SQL thread passed a filtered group, gtid_slave_pos shows it or a later GTID in its domain."""
     for f in v.kind("filtered"):
@@ -194,7 +194,7 @@ def unsent_not_waited(v: TraceView, check: Check) -> None:
                     f"{' until the semi-sync timeout' if timeout else ''}", c, b, *([timeout] if timeout else []))
 
 
-@checks("FILTER.SKIP_COUNTER", needs=("skip",))
+@checks("FILTER.SKIP_COUNTER", needs=("skip",), kinds=("skip",))
 def skip_counter_not_marked(v: TraceView, check: Check) -> None:
     """The skip counter counts no event of a marked group the replica ignores."""
     commits = _commits(v)

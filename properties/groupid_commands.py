@@ -96,7 +96,7 @@ def binlog_info(v: TraceView, node: str, before: int, group_id: int) -> GroupEnd
     return None
 
 
-@checks("GGID.BINLOG_INFO")
+@checks("GGID.BINLOG_INFO", kinds=("stmt:show_binlog_info",))
 def binlog_info_answers(v: TraceView, check: Check) -> None:
     """SHOW BINLOG INFO FOR id gives the binlog name and end position of the last event of that
     group, or the documented error for an ID no binlog holds (a purged binlog holds none)."""
@@ -134,7 +134,7 @@ def _set_refusals(hierarchical_on: bool, o: dict, current: int) -> list[int]:
             if broken]
 
 
-@checks("GGID.SET")
+@checks("GGID.SET", kinds=("stmt:set_binlog_group_id",))
 def set_binlog_group_id(v: TraceView, check: Check) -> None:
     """SET BINLOG_GROUP_ID needs SUPER and WITH RESET to lower the ID; once accepted, the next group gets ID+1."""
     hier = hierarchical(v)
@@ -178,7 +178,7 @@ def change_master_to_played_group(v: TraceView, check: Check) -> None:
         check.judge(ok, f"{node}: CHANGE MASTER to {source} {at[0]}:{at[1]}, but the last group it played is {played}", o)
 
 
-@checks("GGID.FAILOVER.ELECT")
+@checks("GGID.FAILOVER.ELECT", kinds=("master_status",))
 def most_advanced_promoted(v: TraceView, check: Check) -> None:
     """Failover promotes the slave whose SHOW MASTER STATUS shows the largest group ID."""
     for f in v.kind("failover"):

@@ -143,7 +143,7 @@ def _restored(v: TraceView) -> set[str]:
     return {o["node"] for o in v.kind("restore")}
 
 
-@checks("MARIADB.GTID.BINLOG_POS")
+@checks("MARIADB.GTID.BINLOG_POS", kinds=("server_status",))
 def gtid_binlog_pos(v: TraceView, check: Check) -> None:
     """@@gtid_binlog_pos is, per domain, the last GTID written to the binlog (rebuilt after a crash)."""
     # A polled trace reads the binlogs at the end: a group a replica-role recovery truncated (MDEV-21117)
@@ -173,7 +173,7 @@ def _taken_while_waiting(v: TraceView, sample: dict, got: str, want: list[str]) 
     return any(all(g == ends.get(d) or g in flight for d, g in shown.items()) for ends in map(positions, want))
 
 
-@checks("MARIADB.GTID.SLAVE_POS")
+@checks("MARIADB.GTID.SLAVE_POS", kinds=("server_status",))
 def gtid_slave_pos(v: TraceView, check: Check) -> None:
     """@@gtid_slave_pos is, per domain, the last GTID the slave replicated and committed."""
     restored = _restored(v)
@@ -227,7 +227,7 @@ def _current_shown(binlog_pos, slave_pos, own: int | None) -> str | None:
     return None if binlog is None or slave is None else F.format_pos(_current_pos(binlog, slave, own))
 
 
-@checks("MARIADB.GTID.CURRENT_POS")
+@checks("MARIADB.GTID.CURRENT_POS", kinds=("server_status",))
 def gtid_current_pos(v: TraceView, check: Check) -> None:
     """@@gtid_current_pos is gtid_slave_pos, with the domains where this server itself logged later GTIDs."""
     wanted: dict[tuple, str | None] = {}  # samples mostly repeat the positions of the one before

@@ -162,7 +162,7 @@ def inconsistent_options_refused(v: TraceView, check: Check) -> None:
                     f"{node} started with inconsistent options (expected: {want})", *(refusals[:1] + worked[:1]))
 
 
-@checks("GGID.INDEX.FORMAT")
+@checks("GGID.INDEX.FORMAT", kinds=("binlog_index",))
 def index_file_format(v: TraceView, check: Check) -> None:
     """The binlog index holds `full_path|group_id|` lines that read back byte for byte, IDs never decreasing."""
     for o in v.kind("binlog_index"):
@@ -174,7 +174,7 @@ def index_file_format(v: TraceView, check: Check) -> None:
         check.judge(ok, f"{o['node']}: index file {o['content']!r} is not a well-formed group-ID index", o)
 
 
-@checks("GGID.SHOW_MASTER_STATUS")
+@checks("GGID.SHOW_MASTER_STATUS", kinds=("master_status",))
 def master_status_group_id(v: TraceView, check: Check) -> None:
     """SHOW MASTER STATUS shows the ID of the last group written to the binlog (or the one SET)."""
     for o in v.kind("master_status"):

@@ -38,7 +38,7 @@ def _purged_by(listed: list[str], to: str | None, before_us: int | None, written
     return list(takewhile(lambda f: f != to and (before_us is None or _before(written(f), before_us)), listed[:-1]))
 
 
-@checks("GGID.PURGE")
+@checks("GGID.PURGE", kinds=("stmt:purge_binary_logs",))
 def purge_removes_oldest(v: TraceView, check: Check) -> None:
     """PURGE BINARY LOGS removes the oldest binlogs up to its target, never the active one, stops
     only with a warning (a binlog in use), refuses a target not in the index (1373), and the index
@@ -71,7 +71,7 @@ def purge_removes_oldest(v: TraceView, check: Check) -> None:
             check.judge(paths == remaining, f"{o['node']}: after PURGE the index lists {paths}, not {remaining}", o, index)
 
 
-@checks("GGID.PURGE.NO_SKIP")
+@checks("GGID.PURGE.NO_SKIP", kinds=("stmt:purge_binary_logs",))
 def purge_never_skips(v: TraceView, check: Check) -> None:
     """After a purge, a slave never applies a group from that master while it lacks an earlier
     group of the master's that the purge removed: it must have been refused (1236) instead."""

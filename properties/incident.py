@@ -226,7 +226,7 @@ def _skips_after_start(v: TraceView, start: dict) -> tuple[list[dict], dict | No
     return skips, first_apply
 
 
-@checks("WL3464.R4", needs=("relay",))
+@checks("WL3464.R4", needs=("relay",), kinds=("stmt:set_global",))
 def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
     """SKIP_COUNTER = 1 and START SLAVE skip exactly the incident; the next event applied is the one after it."""
     ix = index(v)
@@ -365,7 +365,7 @@ def _skip_abandoned(v: TraceView, s: dict) -> tuple[int, int] | None:
     return None
 
 
-@checks("WL3464.SKIP_GROUP")
+@checks("WL3464.SKIP_GROUP", kinds=("skip",))
 def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
     """Once the skip counter enters a group, the whole group is skipped, none of it applied (of the
     copy it entered: a crash or stop before the group's end throws that skip away)."""
@@ -397,7 +397,7 @@ def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
         check.judge(stop["t"] + v.resolution_us >= due, f"{r['node']} stopped at the incident at {seconds(stop['t'])}, due at {seconds(due)}", r, stop)
 
 
-@checks("WL3464.GTID_SKIP")
+@checks("WL3464.GTID_SKIP", kinds=("skip",))
 def skipped_group_stays_skipped(v: TraceView, check: Check) -> None:
     """A GTID group skipped with the counter is never applied later, not after a reconnect or restart."""
     for s in v.kind("skip"):

@@ -19,7 +19,7 @@ def windows(v: TraceView) -> list[tuple[str, int, int | None]]:
     return out
 
 
-@checks("WL3464.DISK_FULL", needs=("binlog",))
+@checks("WL3464.DISK_FULL", needs=("binlog",), kinds=("disk_full",))
 def full_disk_waits(v: TraceView, check: Check) -> None:
     """A commit that began while its server's binlog disk was full returns without a write error, with
     its group in the binlog when it returns OK; no incident is written for it (none asked for, no change lost meanwhile)."""

@@ -8,13 +8,13 @@ from .core import Check, Seq, TraceView, checks, seconds
 from .incident_index import index, key, timed
 
 
-@checks("WL3464.R1")
+@checks("WL3464.R1", kinds=("stmt:record_incident",))
 def incident_recorded_in_binlog(v: TraceView, check: Check) -> None:
     """A requested incident is in the binlog, with its code and message."""
     _judge_record(v, check, "binlog")
 
 
-@checks("WL3464.R2")
+@checks("WL3464.R2", kinds=("stmt:record_incident",))
 def incident_recorded_through_injector(v: TraceView, check: Check) -> None:
     """An incident recorded through the injector interface lands in the binlog the same way."""
     _judge_record(v, check, "injector")

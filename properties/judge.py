@@ -6,6 +6,7 @@ contract's (replcheck.spec.contract), which systems import without this layer.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Iterable
@@ -20,6 +21,21 @@ from .expect import judge_expectations
 # one per requirement file, in the files' order, which is the order of every Judgement's verdicts.
 for _feature in feature_names():
     import_module(f".{_feature}", __package__)
+
+# The properties (their places in PROPERTIES) each kind of observation may give instances to, and
+# those that run on any Trace: built once, so that a Trace is judged only by the properties its
+# kinds can exercise.
+_BY_KIND: dict[str, frozenset[int]] = {}
+for _i, _p in enumerate(PROPERTIES):
+    for _kind in _p.kinds:
+        _BY_KIND[_kind] = _BY_KIND.get(_kind, frozenset()) | {_i}
+_ANY_TRACE = frozenset(i for i, p in enumerate(PROPERTIES) if not p.kinds)
+
+
+def exercisable(view: TraceView) -> frozenset[int]:
+    """The places in PROPERTIES of the properties that may judge an instance of this Trace; every
+    other one's verdict is not_exercised (Property.unexercised)."""
+    return _ANY_TRACE.union(*(_BY_KIND[k] for k in view.present if k in _BY_KIND))
 
 
 @dataclass(frozen=True)
@@ -63,23 +79,52 @@ def asking(system):
     return replace(system, config=replace(system.config, mutants=Asked(system.config.mutants)))
 
 
+# The last Traces of one History judged, each as (requirements, its header but the system's name, a copy of its
+# observations, its verdicts). A property is a function of the Trace alone, and no property reads
+# the system's name: a campaign's systems that write the same Trace of a History (model:wl344 and
+# model:groupid do on every generated History) are judged once. The copy keeps what was judged
+# whatever is done to the Trace after; a few are kept, as the systems of a History come in turn.
+_judged: deque = deque(maxlen=4)
+REMEMBERED_UP_TO = 10_000  # observations: a campaign's Traces are hundreds; a long one is not copied
+
+
+def _unnamed(header: dict) -> dict:
+    return {k: v for k, v in header.items() if k != "system"}
+
+
 def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = "",
                 requirements: Iterable[str] | None = None) -> Judgement:
     """Every property (or those of `requirements`) on one Trace, classified against `declares`."""
     wanted = None if requirements is None else frozenset(requirements)
+    name, header = system or trace.header.get("system", ""), _unnamed(trace.header)
+    judged = tuple(_judged)  # a snapshot: a real server's groups judge Histories in threads
+    if judged and judged[-1][1].get("history_digest") != header.get("history_digest"):
+        _judged.clear()  # another History's: what lives on after its judging only costs the garbage collector
+    for was_wanted, was_header, was_observations, was_verdicts in judged:
+        if was_wanted == wanted and was_header == header and was_observations == trace.observations:
+            return Judgement(name, trace, was_verdicts, declares)
+    kept = len(trace.observations) <= REMEMBERED_UP_TO
+    copied = [dict(o) for o in trace.observations] if kept else []
     # Numbered in place for the judging and un-numbered after, rather than copied by the view: a
     # copy of every observation was as much memory again as the Trace.
     numbered = [o for o in trace.observations if "_line" not in o]
     for i, o in enumerate(trace.observations, 2):
         if "_line" not in o:
             o["_line"] = i
+    view = None
     try:
         view = TraceView(*trace)
-        verdicts = tuple(p.run(view) for p in PROPERTIES if wanted is None or p.requirement in wanted)
+        run = exercisable(view)
+        verdicts = tuple(p.run(view) if i in run else p.unexercised(view)
+                         for i, p in enumerate(PROPERTIES) if wanted is None or p.requirement in wanted)
     finally:
         for o in numbered:
             o.pop("_line", None)
-    return Judgement(system or trace.header.get("system", ""), trace, verdicts, declares)
+        if view is not None:
+            view.release()
+    if kept:
+        _judged.append((wanted, header, copied, verdicts))
+    return Judgement(name, trace, verdicts, declares)
 
 
 def judge(system: System, history: dict, requirements: Iterable[str] | None = None) -> Judgement:

@@ -63,7 +63,7 @@ def _domain(o: dict) -> int:
     return F.parse_gtid(o["gtid"])[0] if o.get("gtid") else 0
 
 
-@checks("PARALLEL.COMMIT.ORDER")
+@checks("PARALLEL.COMMIT.ORDER", kinds=("parallel",))
 def commits_in_binlog_order(v: TraceView, check: Check) -> None:
     """Where commit order is kept, no group of a domain becomes visible after one its source wrote
     later (commits seen at the same instant are not ordered by the trace)."""
@@ -84,7 +84,7 @@ def commits_in_binlog_order(v: TraceView, check: Check) -> None:
                     latest[d] = c
 
 
-@checks("PARALLEL.SBM.PENDING")
+@checks("PARALLEL.SBM.PENDING", kinds=("parallel",))
 def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
     """SBM 0 on a parallel replica with both threads running: no group handed to a worker (all its
     events applied by the coordinator) is uncommitted that was written 2 s or more before."""
@@ -155,7 +155,7 @@ def _queued_spans(v: TraceView, node: str) -> list[tuple[str, int, int | None]]:
     return spans + [(x, a, None) for x, a in open_.items()]
 
 
-@checks("PARALLEL.RECOVERY.GAPS")
+@checks("PARALLEL.RECOVERY.GAPS", kinds=("parallel",))
 def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
     """After a crash of a replica with workers: no group committed twice, and every group its
     source wrote before the last one it had committed at the crash is committed by the end."""
@@ -197,7 +197,7 @@ def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
                 check.judge(counts.get(trx, 0) >= 1, f"{node} crashed holding groups past {trx}, and never commits it", crash)
 
 
-@checks("PARALLEL.UNTIL")
+@checks("PARALLEL.UNTIL", kinds=("parallel",))
 def until_stops_at_the_position(v: TraceView, check: Check) -> None:
     """A START SLAVE UNTIL run of a replica with workers: by its stop at the position every group
     written up to it is committed (skipped and filtered ones aside), and none written after it is
@@ -272,7 +272,7 @@ def _written(v: TraceView) -> dict[str, tuple[int, str, int, int | None]]:
     return v.memo("parallel.written", build)
 
 
-@checks("PARALLEL.DELAY")
+@checks("PARALLEL.DELAY", kinds=("parallel",))
 def workers_wait_the_delay(v: TraceView, check: Check) -> None:
     """A worker of a delayed replica begins a group (its `start`; a polled trace: its commit) no
     earlier than the group's timestamp plus MASTER_DELAY, on the writer's clock. Judged where the
@@ -347,7 +347,7 @@ def _lag_floors(v: TraceView, node: str):
                 yield o["_line"], w
 
 
-@checks("PARALLEL.SBM.VALUE")
+@checks("PARALLEL.SBM.VALUE", kinds=("parallel",))
 def lag_counted_from_the_last_commit_or_idle_read(v: TraceView, check: Check) -> None:
     """On a parallel replica with both threads running, Seconds_Behind_Master is never more than the
     time since the newest of: the groups it committed, and the group it read after its workers idled."""

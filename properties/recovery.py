@@ -174,7 +174,7 @@ def halt_on_lower_id(v: TraceView, check: Check) -> None:
             check.judge(ok, f"{o['node']} stopped with 1643 ({o.get('message')!r}) but its last group ID is {last}", o)
 
 
-@checks("GGID.RECOVERY.LAST_ID")
+@checks("GGID.RECOVERY.LAST_ID", kinds=("master_status",))
 def last_id_recovered(v: TraceView, check: Check) -> None:
     """After a restart (clean or after a crash, even one with only an FDE in the last binlog or a
     crash during recovery) the server's group ID is the last one it issued or played."""
@@ -239,13 +239,13 @@ def _downs_after(v: TraceView, node: str, line: int) -> tuple[frozenset, bool, b
     return v.fold("recovery.downs_after", node, ("crash", "restore"), step, (frozenset(), True, False), backward=True).after(line)
 
 
-@checks("DURABLE.PROCESS_CRASH.NO_LOSS", needs=("data",))
+@checks("DURABLE.PROCESS_CRASH.NO_LOSS", needs=("data",), kinds=("crash",))
 def process_crash_keeps(v: TraceView, check: Check) -> None:
     """No commit that returned is lost by a process crash (unless innodb_flush_log_at_trx_commit = 0)."""
     _kept(v, check, "process")
 
 
-@checks("DURABLE.MACHINE_CRASH.NO_LOSS", needs=("data",))
+@checks("DURABLE.MACHINE_CRASH.NO_LOSS", needs=("data",), kinds=("crash",))
 def machine_crash_keeps(v: TraceView, check: Check) -> None:
     """With sync_binlog = 1 and innodb_flush_log_at_trx_commit = 1, no commit that returned is lost
     by a machine crash."""
@@ -332,7 +332,7 @@ def _recoveries(v: TraceView) -> list[Recovered]:
     return v.memo("recovery.recoveries", build)
 
 
-@checks("DURABLE.RECOVERY.AGREE", needs=("recovery",))
+@checks("DURABLE.RECOVERY.AGREE", needs=("recovery",), kinds=("recovery",))
 def engine_and_binlog_agree(v: TraceView, check: Check) -> None:
     """After recovery from a crash its settings survive, every transaction the node binlogged or
     its clients committed with a GTID is in both its engine and its binlog, or in neither."""

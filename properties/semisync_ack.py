@@ -28,7 +28,7 @@ def commit_waits_for_ack(v: TraceView, check: Check) -> None:
                         f"held by {sorted(held)} (need {n})", c["obs"])
 
 
-@checks("WL1720.ACK.RELAY", needs=("ack", "relay"))
+@checks("WL1720.ACK.RELAY", needs=("ack", "relay"), kinds=("ack",))
 def ack_after_relay(v: TraceView, check: Check) -> None:
     """A replica acknowledges an event only once it is in its relay log."""
     ix = index(v)
@@ -38,7 +38,7 @@ def ack_after_relay(v: TraceView, check: Check) -> None:
         check.judge(queued, f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) before relaying it", a)
 
 
-@checks("WL1720.ACK.IO_THREAD", needs=("ack", "relay"))
+@checks("WL1720.ACK.IO_THREAD", needs=("ack", "relay"), kinds=("ack",))
 def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
     """The ack leaves when the event is queued: the SQL thread and its delay do not hold it back."""
     ix = index(v)
@@ -54,7 +54,7 @@ def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
                     f"{a['replica']} acknowledged ({a['file']}, {a['pos']}) {seconds(a['t'] - since[0])} after queueing it", a)
 
 
-@checks("WL1720.ACK.LAST_EVENT", needs=("ack",))
+@checks("WL1720.ACK.LAST_EVENT", needs=("ack",), kinds=("ack",))
 def ack_only_last_event(v: TraceView, check: Check) -> None:
     """Acks are asked for, and given, only at the end of a transaction's last event."""
     ends = {(b["node"], b["file"], b["end"]) for b in v.kind("binlog") if b.get("last") and b.get("trx")}
@@ -109,7 +109,7 @@ def sampled_with(v: TraceView, o: dict, node: str, kind: str = "server_status") 
     return None
 
 
-@checks("WL1720.SLAVE.STATUS")
+@checks("WL1720.SLAVE.STATUS", kinds=("server_status",))
 def slave_status_follows_io_thread(v: TraceView, check: Check) -> None:
     """Rpl_semi_sync_slave_status is ON only while the IO thread runs, and OFF when it is stopped."""
     for o in v.kind("server_status"):
@@ -121,7 +121,7 @@ def slave_status_follows_io_thread(v: TraceView, check: Check) -> None:
                     lambda: f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
 
 
-@checks("WL1720.DUMP.FLAG", needs=("ack",))
+@checks("WL1720.DUMP.FLAG", needs=("ack",), kinds=("ack",))
 def only_requesting_replicas_ack(v: TraceView, check: Check) -> None:
     """Only a replica that asked for semi-sync when it connected acknowledges."""
     ix = index(v)

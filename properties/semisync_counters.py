@@ -10,7 +10,7 @@ from .semisync_ack import sampled_with
 from .groupid_shared import starts_new_binlog
 
 
-@checks("WL1720.COUNT.TX", needs=("ack",))
+@checks("WL1720.COUNT.TX", needs=("ack",), kinds=("server_status",))
 def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others."""
     ix = index(v)
@@ -66,7 +66,7 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
                     lambda: f"{node} at {seconds(o['t'])}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
 
 
-@checks("WL1720.CLIENTS")
+@checks("WL1720.CLIENTS", kinds=("server_status",))
 def clients_counted(v: TraceView, check: Check) -> None:
     """Rpl_semi_sync_master_clients counts the connected replicas that asked for semi-sync."""
     for o in v.kind("server_status"):

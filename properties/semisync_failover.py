@@ -66,7 +66,7 @@ def failover_loses_nothing(v: TraceView, check: Check) -> None:
             check.judge((new, gtid) in visible, f"{gtid} ({how} on {old} while ON) is missing on the new primary {new}", o, p)
 
 
-@checks("MARIADB.SEMISYNC.SHUTDOWN", needs=("ack",))
+@checks("MARIADB.SEMISYNC.SHUTDOWN", needs=("ack",), kinds=("shutdown",))
 def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
     """A shutdown gives waiting sessions an error, never a successful commit without the acks."""
     ix = index(v)

@@ -79,7 +79,7 @@ def _dba_or_restart(v: TraceView, node: str, key) -> bool:
     return keys_before(keys, key) > keys_before(keys, (key[0] - v.resolution_us, -1))
 
 
-@checks("WL1720.SWITCH_BACK", needs=("ack",))
+@checks("WL1720.SWITCH_BACK", needs=("ack",), kinds=("ack",))
 def switches_back_on_catch_up(v: TraceView, check: Check) -> None:
     """Once the required replicas have caught up with the binlog, the status is ON again by itself."""
     ix = index(v)
@@ -129,7 +129,7 @@ def released_at_n_distinct_acks(v: TraceView, check: Check) -> None:
                         c["obs"])
 
 
-@checks("WL7169.SWITCH_BACK_N", needs=("ack",))
+@checks("WL7169.SWITCH_BACK_N", needs=("ack",), kinds=("server_status",))
 def switch_back_needs_n(v: TraceView, check: Check) -> None:
     """Back to ON only when N distinct replicas acknowledged the current binlog position."""
     ix = index(v)
@@ -144,7 +144,7 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
                         f"{sorted(a['replica'] for a in acked)} (need {n})", ix.status_obs[key], *acked)
 
 
-@checks("WL1720.ONOFF.DBA")
+@checks("WL1720.ONOFF.DBA", kinds=("stmt:set_global",))
 def dba_switches_on_the_fly(v: TraceView, check: Check) -> None:
     """SET GLOBAL rpl_semi_sync_master_enabled turns the status ON or OFF at once."""
     ix = index(v)
@@ -159,7 +159,7 @@ def dba_switches_on_the_fly(v: TraceView, check: Check) -> None:
                             f"{s['node']}: enabled := {s['value']} but the status is {after['variables'][STATUS]}", s, after)
 
 
-@checks("WL1720.HOSTS")
+@checks("WL1720.HOSTS", kinds=("server_status",))
 def slave_hosts_mode(v: TraceView, check: Check) -> None:
     """SHOW SLAVE HOSTS says which replicas are semi-sync, and why the others are not."""
     for o in v.kind("server_status"):

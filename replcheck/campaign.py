@@ -40,6 +40,7 @@ from typing import Callable, Iterator
 
 from replcheck import __version__, coverage, io, outdir, outfs, systems, targets
 from replcheck.outfs import Out
+from replcheck.progress import Progress as Line
 from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, own_session as spark_session
 from replcheck.generate import GENERATOR, generate
 from replcheck.properties.core import INCONCLUSIVE, NOT_EXERCISED, PASS, VIOLATED
@@ -292,15 +293,20 @@ def validate(histories: int, seed: int, names: list[str], master: str | None, ch
 
 
 class Progress:
-    """Histories done, rate and findings so far, on stderr, every few seconds and per wave."""
+    """Histories done of the total, rate, time left and findings so far: the progress line every long
+    command draws (replcheck/progress.py), moved as the tasks finish chunks; the counts go to `emit`
+    too once the last wave is done."""
 
-    def __init__(self, plan: Plan, done: int, findings: int, sc, emit: Callable[[str], None], every_s: float = 5.0):
+    def __init__(self, plan: Plan, done: int, findings: int, sc, emit: Callable[[str], None], every_s: float = 1.0):
         self.plan, self.base, self.base_findings, self.emit, self.every_s = plan, done, findings, emit, every_s
         # the tasks add to these as each chunk finishes
         self.histories, self.findings = sc.accumulator(0), sc.accumulator(0)
         self.start = time.monotonic()
         self._stop = threading.Event()
-        self._shown = None
+        self._shown = (0, 0)
+        self.bar = Line("campaign", plan.histories, "History", done=done)
+        self._moving = threading.Lock()  # the ticking thread and the waves' ends both move the line
+        self.bar.now(f"findings {findings}")
 
     def line(self) -> str:
         new = self.histories.value
@@ -314,10 +320,15 @@ class Progress:
         return f"histories {done}/{self.plan.histories} ({shown}){eta}, findings {findings}"
 
     def show(self, force: bool = False) -> None:
-        """A line when the counts moved (the rate alone moving is no news), or when asked."""
-        counts = (self.histories.value, self.findings.value)
-        if force or counts != self._shown:
-            self._shown = counts
+        """The line moved by what finished since (the rate alone moving is no news); with force,
+        the counts to `emit` as well."""
+        with self._moving:
+            counts = (self.histories.value, self.findings.value)
+            if counts != self._shown:
+                self.bar.now(f"findings {self.base_findings + counts[1]}")
+                self.bar.done(counts[0] - self._shown[0])
+                self._shown = counts
+        if force:
             self.emit(self.line())
 
     def __enter__(self):
@@ -329,6 +340,7 @@ class Progress:
 
     def __exit__(self, *exc):
         self._stop.set()
+        self.bar.close()
 
 
 def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]", verbose: bool = False, spark=None,

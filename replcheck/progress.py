@@ -25,14 +25,19 @@ class _Lines:
         sys.stderr.flush()
 
 
+def _plural(unit: str) -> str:
+    return unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+
+
 class Progress:
-    def __init__(self, command: str, total: int, unit: str = "check"):
+    def __init__(self, command: str, total: int, unit: str = "check", done: int = 0):
+        """`done`: the work found done already (a resumed run), not counted in the rate."""
         self.command = command
         tty = sys.stderr.isatty()
-        self.bar = tqdm(total=total, desc=command, unit=unit, file=sys.stderr if tty else _Lines(), dynamic_ncols=tty,
+        self.bar = tqdm(total=total, initial=done, desc=command, unit=unit, file=sys.stderr if tty else _Lines(), dynamic_ncols=tty,
                         ncols=None if tty else 200, leave=True,
                         mininterval=0.2 if tty else LOG_EVERY_S, maxinterval=LOG_EVERY_S if not tty else 10.0,
-                        bar_format="[{desc}] {n_fmt}/{total_fmt} {unit}s, {elapsed} elapsed, {remaining} left{postfix}")
+                        bar_format="[{desc}] {n_fmt}/{total_fmt} " + _plural(unit) + ", {elapsed} elapsed, {remaining} left{postfix}")
 
     def now(self, what: str) -> None:
         """What runs now, on the line."""
