@@ -90,12 +90,16 @@ def _asked_past(v: TraceView, c: dict) -> set[str]:
     position in a hole, set by SET GLOBAL gtid_slave_pos), that server's groups below it in the
     domain, which the dump thread passes over while it searches for the position (sql_repl.cc,
     send_event_to_slave; rpl_gtid_strict.result: row 10 never arrives) by the DBA's choice."""
-    logged = [(o["gtid"], g) for o in v.of_node(c["source"], "binlog") if o.get("last") and (g := _gtid(o)) is not None]
+    def build() -> tuple[list, set[str]]:
+        logged = [(o["gtid"], g) for o in v.of_node(c["source"], "binlog") if o.get("last") and (g := _gtid(o)) is not None]
+        return logged, {name for name, _ in logged}
+    logged, names = v.memo(("domains.logged", c["source"]), build)
     # only a position the source never logged: one it did is a group the replica had (a RESET
     # MASTER that reissues it is judged as the DBA's choice elsewhere)
-    names = {name for name, _ in logged}
     asked = {g[0]: g for name, g in ((n, F.parse_gtid(n)) for n in (positions(c.get("gtid_pos") or "") or {}).values())
              if name not in names}
+    if not asked:
+        return set()
     return {name for name, g in logged if g[0] in asked and g[1] == asked[g[0]][1] and g[2] < asked[g[0]][2]}
 
 
