@@ -69,6 +69,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
             if kind == "connect":  # the IO thread asks its source to filter marked events as it connects
                 by_gtid, source = o.get("by") == "gtid" and o.get("errno") is None, o["source"]
                 on_master = on_master_at(v, node, o["_line"])
+                if by_gtid:
+                    held |= _asked_past(v, o)
             elif kind == "restore":
                 held = set()
             elif kind == "relay":
@@ -81,6 +83,24 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
                                                       f"logged before it in its domain there", o)
             if kind in held_kinds and o.get("gtid"):
                 held.add(o["gtid"])
+
+
+def _asked_past(v: TraceView, c: dict) -> set[str]:
+    """The groups a GTID connect asks past: where it names a GTID its source never logged (a
+    position in a hole, set by SET GLOBAL gtid_slave_pos), that server's groups below it in the
+    domain, which the dump thread passes over while it searches for the position (sql_repl.cc,
+    send_event_to_slave; rpl_gtid_strict.result: row 10 never arrives) by the DBA's choice."""
+    def build() -> tuple[list, set[str]]:
+        logged = [(o["gtid"], g) for o in v.of_node(c["source"], "binlog") if o.get("last") and (g := _gtid(o)) is not None]
+        return logged, {name for name, _ in logged}
+    logged, names = v.memo(("domains.logged", c["source"]), build)
+    # only a position the source never logged: one it did is a group the replica had (a RESET
+    # MASTER that reissues it is judged as the DBA's choice elsewhere)
+    asked = {g[0]: g for name, g in ((n, F.parse_gtid(n)) for n in (positions(c.get("gtid_pos") or "") or {}).values())
+             if name not in names}
+    if not asked:
+        return set()
+    return {name for name, g in logged if g[0] in asked and g[1] == asked[g[0]][1] and g[2] < asked[g[0]][2]}
 
 
 def _held_before(v: TraceView, source: str, line: int) -> tuple[dict[tuple[int, int], int], dict[int, str]]:

@@ -64,6 +64,9 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     rejoined = min((o["_line"] for o in v.of_node(node, "stmt") if o.get("op") == "set_global"
                     and o.get("variable") == "gtid_slave_pos"), default=None)
     returned = {c["trx"] for c in v.of_node(node, "commit") if c.get("errno") is None}
+    # a client's own transaction under SET SESSION server_id carries another server's id, but only
+    # the SQL thread records a GTID in gtid_slave_pos (rpl_gtid.cc record_gtid)
+    local = {c["gtid"] for c in v.of_node(node, "commit") if c.get("gtid")}
 
     def came_back(o: dict) -> bool:
         return rejoined is not None and o["_line"] > rejoined and o["trx"] not in returned
@@ -95,7 +98,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         counted = o["kind"] in ("binlog", "visible", "filtered") or (o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter")
         d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
-            replicated = F.parse_gtid(o["gtid"])[1] != own or (o["kind"] == "visible" and came_back(o))
+            replicated = (F.parse_gtid(o["gtid"])[1] != own and o["gtid"] not in local) or (o["kind"] == "visible" and came_back(o))
             # Never back: a skip is stamped when its note is read, maybe after a later group was
             # applied; a parallel worker's group may commit after the coordinator passed a later
             # group a filter kept out (recorded in commit order, model/sim/applier.py commit_group).

@@ -105,20 +105,26 @@ class Source(Component):
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=CR_SERVER_LOST,
                       message="Lost connection to server during query")
             return
+        # The session's gtid_domain_id, server_id and gtid_seq_no number the group (MariaDB sql/log.cc,
+        # MYSQL_BIN_LOG::write_gtid_event); a seq_no of its own leaves the domain's counter at the
+        # highest seen (rpl_gtid.cc, rpl_binlog_state::update_nolock), else the next one is taken.
         domain = op.get("domain", node.variables.get(DOM.GTID_DOMAIN_ID, 0))
-        seq = node.gtid_seq[domain] = node.gtid_seq.get(domain, 0) + 1
-        gtid = F.gtid(domain, node.server_id, seq)
+        server_id = op.get("server_id", node.server_id)
+        counter = node.gtid_seq.get(domain, 0)
+        seq = op.get("gtid_seq_no") or counter + 1
+        node.gtid_seq[domain] = max(counter, seq)
+        gtid = F.gtid(domain, server_id, seq)
         if part:
             self._later_parts.add(gtid)
         if more:
             self._statements.add(gtid)
         if refused := self.refuses_binlogging(node, gtid):
-            node.gtid_seq[domain] -= 1
+            node.gtid_seq[domain] = counter
             self.emit("commit", node.id, trx=trx, gtid=None, start=starts[0], errno=DOM.ER_GTID_STRICT_OUT_OF_ORDER,
                       message=refused)
             return
         ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
-        common = dict(trx=trx, server_id=node.server_id, gtid=gtid, when_off=node.offset,
+        common = dict(trx=trx, server_id=server_id, gtid=gtid, when_off=node.offset,
                       ict=ict, ict_off=node.offset, oct=ict, oct_off=node.offset, table=table, skip=skip)
         gtid_type = "GTID_LOG_EVENT" if node.gtid_mode else "ANONYMOUS_GTID_LOG_EVENT"
         events = [Event(gtid_type, idx=0, when=whens[0], size=GTID_SIZE, **common)]

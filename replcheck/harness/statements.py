@@ -189,11 +189,15 @@ def trx_statement(op: dict, k: int, origin_port: int, pad_bytes: int = 0) -> str
         head.append(f"SET TIMESTAMP = {ts}")
     if op.get("skip_replication"):  # its events carry LOG_EVENT_SKIP_REPLICATION_F
         head.append("SET SESSION skip_replication = 1")
-    if op.get("domain") is not None:
-        domain = op["domain"]
-        if isinstance(domain, bool) or not isinstance(domain, int) or not 0 <= domain < 2**32:
-            raise RunnerError(f"domain {domain!r} is not a gtid_domain_id")
-        head.append(f"SET SESSION gtid_domain_id = {domain}")
+    # the GTID's own parts (MariaDB session variables; gtid_seq_no is reset after the group it numbers)
+    for field, name, low, high in (("domain", "gtid_domain_id", 0, 2**32), ("server_id", "server_id", 1, 2**32),
+                                   ("gtid_seq_no", "gtid_seq_no", 1, 2**64)):
+        value = op.get(field)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value < high:
+            raise RunnerError(f"{field} {value!r} is not a {name}")
+        head.append(f"SET SESSION {name} = {value}")
     if op.get("ddl") and op.get("error"):  # ER_BAD_TABLE_ERROR before any change (check_supported: no other)
         return "; ".join(head + [f"DROP TABLE rc.nosuch{k}"])
     if op.get("ddl"):

@@ -276,6 +276,15 @@ def test_a_transactions_domain_is_its_sessions_gtid_domain_id():
             R.trx_statement({"op": "trx", "domain": bad}, 1, 1)
 
 
+def test_a_transactions_own_seq_no_and_server_id_are_set_before_it():
+    op = {"op": "trx", "domain": 1, "server_id": 5, "gtid_seq_no": 10}
+    assert R.trx_statement(op, 2, 1).startswith(
+        "SET SESSION gtid_domain_id = 1; SET SESSION server_id = 5; SET SESSION gtid_seq_no = 10; BEGIN; ")
+    for field, bad in (("server_id", 0), ("server_id", "5"), ("gtid_seq_no", 0), ("gtid_seq_no", 2**64)):
+        with pytest.raises(R.RunnerError, match=field):
+            R.trx_statement({"op": "trx", field: bad}, 1, 1)
+
+
 def test_a_failing_insert_fails_after_or_before_its_first_row():
     # #16 mechanism 4: the failing row second (the first is kept on MyISAM) or first
     after = R.trx_statement({"op": "trx", "engine": "myisam", "error": {"errno": 1048, "after_changes": True}}, 5, 1)

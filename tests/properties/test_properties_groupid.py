@@ -409,3 +409,18 @@ def test_purge_before_compares_whole_seconds(kit):
     # Comparing µs instead: bin.000002 (3.2 s < 3.4 s) would go too.
     second.update(purged=["bin.000002"], remaining=["bin.000003"])
     assert_witness(kit.verdict("GGID.PURGE", tr), tr, second, "BEFORE 3.4 s removed ['bin.000002'] of ['bin.000002', 'bin.000003']; expected []")
+
+
+@pytest.mark.parametrize("shown, status", [("", PASS), ("0-10-1", VIOLATED)])
+def test_a_clients_own_server_id_is_not_a_replicated_gtid(kit, shown, status):
+    # SET SESSION server_id= 10 on the master (rpl_gtid_crash, MDEV-6391): its GTID names server 10,
+    # yet only the SQL thread records a GTID in gtid_slave_pos
+    h = kit.make_history([{"id": "A", "server_id": 1}, {"id": "B", "server_id": 2}], [("A", "B", 0)],
+                         [{"at": 500_000, "op": "trx", "node": "A", "trx": "w0", "domain": 1},  # two domains: sampled
+                          {"at": 1_000_000, "op": "trx", "node": "A", "trx": "w1", "server_id": 10}],
+                         sample_every_us=1_000_000, end_us=3_000_000)
+    tr = kit.run("model:mariadb-10.11", h)
+    sample = tr.first("server_status", node="A", t=2_000_000)
+    assert sample["variables"]["gtid_slave_pos"] == ""
+    sample["variables"]["gtid_slave_pos"] = shown
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == status
