@@ -42,10 +42,13 @@ PROBE_SEED = 0
 
 @dataclass(frozen=True)
 class Budget:
-    """How hard the searches look: examples per machine on a model, and on a mutant."""
+    """How hard the searches look: examples per machine on a model, and on a mutant; steps per
+    example on a model, and on a mutant; whether a mutant's catch is shrunk."""
     model_examples: int
     mutant_examples: int
     steps: int = STEPS
+    mutant_steps: int = STEPS
+    shrink: bool = True
 
     def examples(self, system) -> int:
         return self.mutant_examples if system.kind == "mutant" else self.model_examples
@@ -53,13 +56,17 @@ class Budget:
 
 # verify's default, which a user runs often: a mutant's search stops when it finds it, so its
 # budget is what a search that finds nothing costs; a model's searches find nothing and run whole.
-DEFAULT = Budget(model_examples=15, mutant_examples=60)
-THOROUGH = Budget(model_examples=60, mutant_examples=60)  # verify --thorough: every search at full depth
+# A mutant's machines search examples of SHORT steps, unshrunk: a catch is then SHORT steps or
+# fewer as it was found, and shrinking it was nearly all of a search's CPU. A mutant none of them
+# catches is searched again as THOROUGH searches it.
+DEFAULT = Budget(model_examples=15, mutant_examples=60, mutant_steps=SHORT, shrink=False)
+THOROUGH = Budget(model_examples=60, mutant_examples=60)  # verify --thorough: every search at full depth, shrunk
 
 
-def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = STEPS) -> tuple[type, core.Witness | None]:
-    """One state machine driving one system; the failure it shrank to, if any."""
-    from hypothesis import HealthCheck, settings
+def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = STEPS,
+                shrink: bool = True) -> tuple[type, core.Witness | None]:
+    """One state machine driving one system; the failure it found (shrunk, with `shrink`), if any."""
+    from hypothesis import HealthCheck, Phase, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis.stateful import run_state_machine_as_test
 
@@ -72,7 +79,10 @@ def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = 
         # change verify's results (the gate checks them).
         run_state_machine_as_test(machine, settings=settings(
             settings.get_profile("default"), max_examples=examples, stateful_step_count=steps, deadline=None,
-            database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
+            database=None, phases=SEARCH_PHASES if shrink else tuple(p for p in SEARCH_PHASES if p != Phase.shrink),
+            # one failure is all a search wants; and looking on for more stops on a wall clock
+            # (10 s after the first), so the example shrunk depended on the machine's load
+            report_multiple_bugs=False, suppress_health_check=list(HealthCheck), print_blob=False))
     except AssertionError as e:
         return machine, core.Witness(str(e).splitlines()[0])
     finally:
@@ -153,6 +163,7 @@ class Task:
     examples: int
     seed: int
     steps: int = STEPS
+    shrink: bool = True
 
 
 def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
@@ -163,8 +174,10 @@ def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
         system = systems.get(name)
         if system.seed:
             continue
-        machines = [None] if system.kind == "mutant" else [m.name for m in model_machines()]
-        out += [Task(name, m, budget.examples(system), seed, budget.steps) for m in machines]
+        if system.kind == "mutant":
+            out.append(Task(name, None, budget.mutant_examples, seed, budget.mutant_steps, budget.shrink))
+        else:
+            out += [Task(name, m.name, budget.model_examples, seed, budget.steps) for m in model_machines()]
     return out
 
 
@@ -209,18 +222,22 @@ def run_task(task: Task) -> list[dict]:
     chosen = None if task.machine is None else [m for m in core.MACHINES if m.name == task.machine]
     return [{"machine": m.name, "failure": failure.message if failure else None,
              "shrunk_steps": machine.last_steps if failure else None, "exercised": dict(machine.exercised)}
-            for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen)]
+            for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen, task.shrink)]
 
 
-def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[core.Machine] | None = None):
+def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[core.Machine] | None = None,
+           shrink: bool = True):
     """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
-    in the order they ran: on a mutant, up to the first that finds it."""
-    for m in machines_for(system) if machines is None else machines:
-        machine, failure = run_machine(m, system, examples, seed, steps)
-        if failure is not None and machine.last_steps > SHORT and steps > SHORT:
-            shorter, again = run_machine(m, system, examples, seed, SHORT)
-            if again is not None:  # any catch at SHORT steps per example shrinks to SHORT or fewer
-                machine, failure = shorter, again
-        yield m, machine, failure
-        if failure is not None and system.kind == "mutant":
-            return
+    in the order they ran: on a mutant, up to the first that finds it. Unshrunk, a mutant that none
+    finds is searched again by each, at STEPS per example and shrunk."""
+    chosen = machines_for(system) if machines is None else machines
+    for steps, shrink in [(steps, shrink)] + ([(STEPS, True)] if not shrink and system.kind == "mutant" else []):
+        for m in chosen:
+            machine, failure = run_machine(m, system, examples, seed, steps, shrink)
+            if failure is not None and shrink and machine.last_steps > SHORT and steps > SHORT:
+                shorter, again = run_machine(m, system, examples, seed, SHORT)
+                if again is not None:  # any catch at SHORT steps per example shrinks to SHORT or fewer
+                    machine, failure = shorter, again
+            yield m, machine, failure
+            if failure is not None and system.kind == "mutant":
+                return
