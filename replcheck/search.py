@@ -29,11 +29,10 @@ from replcheck.properties import core
 from replcheck.properties.judge import asking
 
 STEPS = 20  # a machine's steps per example
-# A catch shrunk to more steps than this is searched for again with this many steps per example:
+# The default verify's steps per example on a mutant (unshrunk, a catch is at most this long). A
+# shrunk catch longer than this is searched for again with this many steps per example:
 # Hypothesis's shrinking does not always reach a short example that a search of short examples
 # finds (mts-gaps-not-filled: 11 steps at 20 per example, 1 step at 8, for a fifth of the CPU).
-# Searching short examples first, for every mutant, cost as much CPU as it saved and shrank some
-# catches longer (no-reack-on-reconnect: 4 steps instead of 1).
 SHORT = 8
 PROBES = 6  # generated Histories per family that look for a mutant's seam
 MORE_PROBES = 40  # where none of those showed a difference (a seam that few Histories reach)
@@ -155,6 +154,15 @@ def machines_for(system) -> list[core.Machine]:
     return ranked or list(core.MACHINES)
 
 
+def machines_again(system) -> list[core.Machine]:
+    """A mutant's machines when none found it in short examples, for longer ones: first those whose
+    Traces differ on any of MORE_PROBES probes, the most often first, composed or not (the short
+    search put the composed last), then the others in machines_for's order."""
+    differ = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES)[0] for m in core.MACHINES}
+    first = sorted((m for m in core.MACHINES if differ[m.name]), key=lambda m: -differ[m.name])
+    return first + [m for m in machines_for(system) if m not in first]
+
+
 @dataclass(frozen=True)
 class Task:
     """Searches a worker process runs: on a model, one machine; on a mutant, its whole search."""
@@ -229,15 +237,23 @@ def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[
            shrink: bool = True):
     """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
     in the order they ran: on a mutant, up to the first that finds it. Unshrunk, a mutant that none
-    finds is searched again by each, at STEPS per example and shrunk."""
-    chosen = machines_for(system) if machines is None else machines
-    for steps, shrink in [(steps, shrink)] + ([(STEPS, True)] if not shrink and system.kind == "mutant" else []):
-        for m in chosen:
-            machine, failure = run_machine(m, system, examples, seed, steps, shrink)
-            if failure is not None and shrink and machine.last_steps > SHORT and steps > SHORT:
-                shorter, again = run_machine(m, system, examples, seed, SHORT)
-                if again is not None:  # any catch at SHORT steps per example shrinks to SHORT or fewer
-                    machine, failure = shorter, again
-            yield m, machine, failure
-            if failure is not None and system.kind == "mutant":
-                return
+    finds is searched again at STEPS per example and shrunk (machines_again's order)."""
+    found = yield from _searches(system, machines_for(system) if machines is None else machines, examples, seed, steps, shrink)
+    if not found and not shrink and system.kind == "mutant":  # the pass at `steps` ran what one at SHORT would
+        yield from _searches(system, machines_again(system) if machines is None else machines, examples, seed, STEPS,
+                             True, searched_short=steps == SHORT)
+
+
+def _searches(system, machines: list[core.Machine], examples: int, seed: int, steps: int, shrink: bool,
+              searched_short: bool = False):
+    """search's machines in order, on a mutant up to the first that finds it; whether one did."""
+    for m in machines:
+        machine, failure = run_machine(m, system, examples, seed, steps, shrink)
+        if failure is not None and shrink and machine.last_steps > SHORT and steps > SHORT and not searched_short:
+            shorter, again = run_machine(m, system, examples, seed, SHORT)
+            if again is not None:  # any catch at SHORT steps per example shrinks to SHORT or fewer
+                machine, failure = shorter, again
+        yield m, machine, failure
+        if failure is not None and system.kind == "mutant":
+            return True
+    return False
