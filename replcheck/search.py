@@ -34,6 +34,10 @@ STEPS = 20  # a machine's steps per example
 # Hypothesis's shrinking does not always reach a short example that a search of short examples
 # finds (mts-gaps-not-filled: 11 steps at 20 per example, 1 step at 8, for a fifth of the CPU).
 SHORT = 8
+# A mutant no machine finds in the default's short examples is searched again in this many times
+# as many: as much CPU as the same examples at STEPS, and each catch still SHORT steps or fewer
+# (the four registry mutants that needed STEPS and shrinking: 2-7 steps, 2-5 CPU-s each).
+AGAIN = 4
 PROBES = 6  # generated Histories per family that look for a mutant's seam
 MORE_PROBES = 40  # where none of those showed a difference (a seam that few Histories reach)
 PROBE_SEED = 0
@@ -57,7 +61,7 @@ class Budget:
 # budget is what a search that finds nothing costs; a model's searches find nothing and run whole.
 # A mutant's machines search examples of SHORT steps, unshrunk: a catch is then SHORT steps or
 # fewer as it was found, and shrinking it was nearly all of a search's CPU. A mutant none of them
-# catches is searched again as THOROUGH searches it.
+# catches is searched again in more examples (search).
 DEFAULT = Budget(model_examples=15, mutant_examples=60, mutant_steps=SHORT, shrink=False)
 THOROUGH = Budget(model_examples=60, mutant_examples=60)  # verify --thorough: every search at full depth, shrunk
 
@@ -155,7 +159,7 @@ def machines_for(system) -> list[core.Machine]:
 
 
 def machines_again(system) -> list[core.Machine]:
-    """A mutant's machines when none found it in short examples, for longer ones: first those whose
+    """A mutant's machines when none found it in its first short examples, for more: first those whose
     Traces differ on any of MORE_PROBES probes, the most often first, composed or not (the short
     search put the composed last), then the others in machines_for's order."""
     differ = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES)[0] for m in core.MACHINES}
@@ -237,11 +241,15 @@ def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[
            shrink: bool = True):
     """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
     in the order they ran: on a mutant, up to the first that finds it. Unshrunk, a mutant that none
-    finds is searched again at STEPS per example and shrunk (machines_again's order)."""
+    finds is searched again in AGAIN times as many examples (machines_again's order), and if none
+    finds it then, at STEPS per example and shrunk."""
     found = yield from _searches(system, machines_for(system) if machines is None else machines, examples, seed, steps, shrink)
-    if not found and not shrink and system.kind == "mutant":  # the pass at `steps` ran what one at SHORT would
-        yield from _searches(system, machines_again(system) if machines is None else machines, examples, seed, STEPS,
-                             True, searched_short=steps == SHORT)
+    if found or shrink or system.kind != "mutant":
+        return
+    again = machines_again(system) if machines is None else machines
+    found = yield from _searches(system, again, examples * AGAIN, seed, steps, False)
+    if not found:  # the first pass at `steps` ran what a search at SHORT would
+        yield from _searches(system, again, examples, seed, STEPS, True, searched_short=steps == SHORT)
 
 
 def _searches(system, machines: list[core.Machine], examples: int, seed: int, steps: int, shrink: bool,
