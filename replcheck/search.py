@@ -19,7 +19,7 @@ import json
 import signal
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from replcheck import systems
@@ -53,8 +53,9 @@ class Budget:
     mutant_steps: int = STEPS
     shrink: bool = True
 
-    def examples(self, system) -> int:
-        return self.mutant_examples if system.kind == "mutant" else self.model_examples
+    def with_examples(self, n: int) -> "Budget":
+        """The same searches with n examples per machine on models and mutants alike."""
+        return replace(self, model_examples=n, mutant_examples=n)
 
 
 # verify's default, which a user runs often: a mutant's search stops when it finds it, so its
