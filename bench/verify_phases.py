@@ -90,13 +90,16 @@ def main() -> None:
             report.write_reports(report.build_report([{**document, "_path": str(Path(tmp) / "results.json")}]), Path(tmp))
     phase("writing results and reports", write)
     mutants = searched.get("mutant", [])
-    figures = {"budget": vars(budget) if hasattr(budget, "__dict__") else str(budget), "phases": phases,
-               "search_cpu_by_machine": {k: round(v, 1) for k, v in machines.most_common()},
+    # lists of rows, which docs/gen.py shows as tables
+    figures = {**{f"budget_{k}": v for k, v in vars(budget).items()},
+               "phases": [{"phase": k, **v} for k, v in phases.items()],
+               "search_cpu_by_machine": [{"machine": k, "cpu_s": round(v, 1)} for k, v in machines.most_common()],
                "mutants_found": sum(1 for r in mutants if r["found"]),
                "mutants_not_found": [r["system"] for r in mutants if not r["found"]],
                "steps_max": max((r["steps"] for r in mutants if r["found"]), default=None),
-               "searches": searched, "load_before": load_before, "load_after": os.getloadavg()}
-    print(json.dumps({k: v for k, v in figures.items() if k != "searches"}, indent=1))
+               "load_before": load_before, "load_after": os.getloadavg(),
+               **{f"{kind}_searches": [{**r, "ran": ",".join(r["ran"])} for r in rows] for kind, rows in searched.items()}}
+    print(json.dumps({k: v for k, v in figures.items() if not k.endswith("_searches")}, indent=1))
     print(f"wrote {record.write('verify_phases', figures)}")
 
 

@@ -131,7 +131,7 @@ def verify_command(args) -> int:
     for f in results.findings:
         print(f"finding: {f.kind.value}: {f.system or ''} {f.history or ''} {f.requirement or ''}: {f.witness}")
     for s in results.searches:
-        found = (f"found from scratch ({s['requirement']}, shrunk to {s['shrunk_steps']} steps)" if s["found"]
+        found = (f"found from scratch ({s['requirement']}, in {s['shrunk_steps']} steps)" if s["found"]
                  else "not found from scratch")
         print(f"search: {s['system']}: {s['machine']}, {s['examples']} examples: {found}")
     return EXIT_VIOLATION if results.findings else EXIT_OK
