@@ -78,6 +78,7 @@ def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = 
 
     base = systems.get(system.declares.base) if system.declares.base else None
     machine = hypothesis_seed(seed)(machine_for(m.cls, system, base))
+    machine.examples = examples
     try:
         # From the registered default, not the current profile: a caller's profile must not
         # change verify's results (the gate checks them).
@@ -229,11 +230,11 @@ def pool(processes: int):
 
 def run_task(task: Task) -> list[dict]:
     """A task's searches as plain data (what a worker process sends back), in the order they ran:
-    the machine, what it failed on (None: nothing), the steps it shrank to, and per requirement how
-    many Traces it judged."""
+    the machine, its examples, what it failed on (None: nothing), the steps of that example, and per
+    requirement how many Traces it judged."""
     system = systems.get(task.system)
     chosen = None if task.machine is None else [m for m in core.MACHINES if m.name == task.machine]
-    return [{"machine": m.name, "failure": failure.message if failure else None,
+    return [{"machine": m.name, "examples": machine.examples, "failure": failure.message if failure else None,
              "shrunk_steps": machine.last_steps if failure else None, "exercised": dict(machine.exercised)}
             for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen, task.shrink)]
 
