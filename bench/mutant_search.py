@@ -11,7 +11,7 @@ its seam, until one finds it), with the machine, requirement, shrunk steps and C
 lists the mutants no machine finds; `--limit 0` runs that search only. Goal: every mutant within 10,000 Histories, median
 under 2 s, shrunk to at most 8 steps. Timings depend on the machine's load: it is printed, and
 kept with the rows in bench/results/mutant_search-<date>.json (docs/gen.py shows it on the figures page).
-Usage: .venv/bin/python bench/mutant_search.py [--seed 0] [--limit 10000] [--mutants a,b] [--machines] [--markdown]
+Usage: .venv/bin/python bench/mutant_search.py [--seed 0] [--limit 10000] [--mutants a,b] [--machines [--thorough]] [--markdown]
 """
 from __future__ import annotations
 
@@ -54,13 +54,16 @@ def search(m: Mutant, seed: int, limit: int, families: tuple[str, ...] | None = 
             "requirement": "", "index": None, "steps": None, "shrunk": None}
 
 
-def machines(m: Mutant, examples: int, seed: int) -> dict:
-    """verify's search on this mutant (replcheck.search): the machines it ran, the one that found
-    it, what it failed on, the steps it shrank to, and its CPU seconds (the seam probes included)."""
-    from replcheck.search import search as machine_search
+def machines(m: Mutant, examples: int, seed: int, thorough: bool = False) -> dict:
+    """verify's search on this mutant (replcheck.search), as the default verify runs it or, with
+    `thorough`, as --thorough does: the machines it ran, the one that found it, what it failed on,
+    the steps of its witness, and its CPU seconds (the seam probes included)."""
+    from replcheck.search import DEFAULT, THOROUGH, search as machine_search
 
+    budget = THOROUGH if thorough else DEFAULT
     start, ran, found = time.process_time(), [], None
-    for machine, cls, failure in machine_search(systems.get(f"mutant:{m.name}"), examples, seed):
+    for machine, cls, failure in machine_search(systems.get(f"mutant:{m.name}"), examples, seed, budget.mutant_steps,
+                                                shrink=budget.shrink):
         ran.append(machine.name)
         if failure is not None:
             found = {"machine": machine.name, "machine_requirement": failure.message.split(":")[0],
@@ -77,6 +80,7 @@ def arguments(description: str, limit: int) -> argparse.ArgumentParser:
     p.add_argument("--mutants", help="these mutants only (comma-separated registry names)")
     p.add_argument("--machines", action="store_true", help="also run verify's state-machine search on each mutant")
     p.add_argument("--examples", type=int, default=60, help="the state machines' budget (verify's default)")
+    p.add_argument("--thorough", action="store_true", help="the machines' search as verify --thorough runs it")
     return p
 
 
@@ -91,7 +95,7 @@ def main() -> None:
     for m in chosen:
         r = search(m, a.seed, a.limit)
         if a.machines:
-            r.update(machines(m, a.examples, a.seed))
+            r.update(machines(m, a.examples, a.seed, a.thorough))
             if r["machine"] == "-":
                 unfound.append(m.name)
         rows.append(r)
@@ -105,6 +109,7 @@ def main() -> None:
     if a.machines:
         print(f"not found by a state machine ({a.examples} examples, seed {a.seed}): {', '.join(unfound) or 'none'}")
     out = record.write("mutant_search", {"seed": a.seed, "limit": a.limit, "examples": a.examples if a.machines else None,
+                                         "thorough": a.thorough,
                                          "mutants": [{**r, "families": ",".join(r["families"])} for r in rows]})
     print(f"wrote {out}")
 

@@ -57,7 +57,7 @@ def build_parser() -> Parser:
     s.add_argument("--histories", help="a directory of .jsonl Histories instead of the embedded ones")
     s.add_argument("--examples", type=_positive,
                    help="state-machine examples per machine, on models and mutants alike (default: 15 on a model, 60 on a mutant)")
-    s.add_argument("--thorough", action="store_true", help="every state-machine search at full depth (60 examples; several times longer)")
+    s.add_argument("--thorough", action="store_true", help="every state-machine search at full depth (60 examples of 20 steps, a catch shrunk; several times longer)")
     s.add_argument("--full-results", action="store_true",
                    help="results.json with a row per History and requirement (by default passing rows are counted per cell)")
     s.add_argument("--seed", type=int, default=0)

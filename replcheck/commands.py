@@ -123,14 +123,15 @@ def verify_command(args) -> int:
     for n in names or []:
         systems.get(n, "--systems")
     outdir.check(args.out, outdir.REPORT)
-    budget = (search.Budget(args.examples, args.examples) if args.examples else search.THOROUGH if args.thorough
-              else search.DEFAULT)
+    budget = search.THOROUGH if args.thorough else search.DEFAULT
+    if args.examples:  # the depth chosen, with another number of examples
+        budget = budget.with_examples(args.examples)
     results = verify(Path(args.out), names, histories, budget, seed=args.seed, tlc_size=None if args.no_tlc else "small",
                      full=args.full_results)
     for f in results.findings:
         print(f"finding: {f.kind.value}: {f.system or ''} {f.history or ''} {f.requirement or ''}: {f.witness}")
     for s in results.searches:
-        found = (f"found from scratch ({s['requirement']}, shrunk to {s['shrunk_steps']} steps)" if s["found"]
+        found = (f"found from scratch ({s['requirement']}, in {s['shrunk_steps']} steps)" if s["found"]
                  else "not found from scratch")
         print(f"search: {s['system']}: {s['machine']}, {s['examples']} examples: {found}")
     return EXIT_VIOLATION if results.findings else EXIT_OK

@@ -19,7 +19,7 @@ import json
 import signal
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from replcheck import systems
@@ -29,12 +29,15 @@ from replcheck.properties import core
 from replcheck.properties.judge import asking
 
 STEPS = 20  # a machine's steps per example
-# A catch shrunk to more steps than this is searched for again with this many steps per example:
+# The default verify's steps per example on a mutant (unshrunk, a catch is at most this long). A
+# shrunk catch longer than this is searched for again with this many steps per example:
 # Hypothesis's shrinking does not always reach a short example that a search of short examples
 # finds (mts-gaps-not-filled: 11 steps at 20 per example, 1 step at 8, for a fifth of the CPU).
-# Searching short examples first, for every mutant, cost as much CPU as it saved and shrank some
-# catches longer (no-reack-on-reconnect: 4 steps instead of 1).
 SHORT = 8
+# A mutant no machine finds in the default's short examples is searched again in this many times
+# as many: as much CPU as the same examples at STEPS, and each catch still SHORT steps or fewer
+# (the four registry mutants that needed STEPS and shrinking: 2-7 steps, 2-5 CPU-s each).
+AGAIN = 4
 PROBES = 6  # generated Histories per family that look for a mutant's seam
 MORE_PROBES = 40  # where none of those showed a difference (a seam that few Histories reach)
 PROBE_SEED = 0
@@ -42,24 +45,32 @@ PROBE_SEED = 0
 
 @dataclass(frozen=True)
 class Budget:
-    """How hard the searches look: examples per machine on a model, and on a mutant."""
+    """How hard the searches look: examples per machine on a model, and on a mutant; steps per
+    example on a model, and on a mutant; whether a mutant's catch is shrunk."""
     model_examples: int
     mutant_examples: int
     steps: int = STEPS
+    mutant_steps: int = STEPS
+    shrink: bool = True
 
-    def examples(self, system) -> int:
-        return self.mutant_examples if system.kind == "mutant" else self.model_examples
+    def with_examples(self, n: int) -> "Budget":
+        """The same searches with n examples per machine on models and mutants alike."""
+        return replace(self, model_examples=n, mutant_examples=n)
 
 
 # verify's default, which a user runs often: a mutant's search stops when it finds it, so its
 # budget is what a search that finds nothing costs; a model's searches find nothing and run whole.
-DEFAULT = Budget(model_examples=15, mutant_examples=60)
-THOROUGH = Budget(model_examples=60, mutant_examples=60)  # verify --thorough: every search at full depth
+# A mutant's machines search examples of SHORT steps, unshrunk: a catch is then SHORT steps or
+# fewer as it was found, and shrinking it was nearly all of a search's CPU. A mutant none of them
+# catches is searched again in more examples (search).
+DEFAULT = Budget(model_examples=15, mutant_examples=60, mutant_steps=SHORT, shrink=False)
+THOROUGH = Budget(model_examples=60, mutant_examples=60)  # verify --thorough: every search at full depth, shrunk
 
 
-def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = STEPS) -> tuple[type, core.Witness | None]:
-    """One state machine driving one system; the failure it shrank to, if any."""
-    from hypothesis import HealthCheck, settings
+def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = STEPS,
+                shrink: bool = True) -> tuple[type, core.Witness | None]:
+    """One state machine driving one system; the failure it found (shrunk, with `shrink`), if any."""
+    from hypothesis import HealthCheck, Phase, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis.stateful import run_state_machine_as_test
 
@@ -67,12 +78,16 @@ def run_machine(m: core.Machine, system, examples: int, seed: int, steps: int = 
 
     base = systems.get(system.declares.base) if system.declares.base else None
     machine = hypothesis_seed(seed)(machine_for(m.cls, system, base))
+    machine.examples = examples
     try:
         # From the registered default, not the current profile: a caller's profile must not
         # change verify's results (the gate checks them).
         run_state_machine_as_test(machine, settings=settings(
             settings.get_profile("default"), max_examples=examples, stateful_step_count=steps, deadline=None,
-            database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck), print_blob=False))
+            database=None, phases=SEARCH_PHASES if shrink else tuple(p for p in SEARCH_PHASES if p != Phase.shrink),
+            # one failure is all a search wants; and looking on for more stops on a wall clock
+            # (10 s after the first), so the example shrunk depended on the machine's load
+            report_multiple_bugs=False, suppress_health_check=list(HealthCheck), print_blob=False))
     except AssertionError as e:
         return machine, core.Witness(str(e).splitlines()[0])
     finally:
@@ -145,6 +160,15 @@ def machines_for(system) -> list[core.Machine]:
     return ranked or list(core.MACHINES)
 
 
+def machines_again(system) -> list[core.Machine]:
+    """A mutant's machines when none found it in its first short examples, for more: first those whose
+    Traces differ on any of MORE_PROBES probes, the most often first, composed or not (the short
+    search put the composed last), then the others in machines_for's order."""
+    differ = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES)[0] for m in core.MACHINES}
+    first = sorted((m for m in core.MACHINES if differ[m.name]), key=lambda m: -differ[m.name])
+    return first + [m for m in machines_for(system) if m not in first]
+
+
 @dataclass(frozen=True)
 class Task:
     """Searches a worker process runs: on a model, one machine; on a mutant, its whole search."""
@@ -153,6 +177,7 @@ class Task:
     examples: int
     seed: int
     steps: int = STEPS
+    shrink: bool = True
 
 
 def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
@@ -163,8 +188,10 @@ def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
         system = systems.get(name)
         if system.seed:
             continue
-        machines = [None] if system.kind == "mutant" else [m.name for m in model_machines()]
-        out += [Task(name, m, budget.examples(system), seed, budget.steps) for m in machines]
+        if system.kind == "mutant":
+            out.append(Task(name, None, budget.mutant_examples, seed, budget.mutant_steps, budget.shrink))
+        else:
+            out += [Task(name, m.name, budget.model_examples, seed, budget.steps) for m in model_machines()]
     return out
 
 
@@ -203,24 +230,40 @@ def pool(processes: int):
 
 def run_task(task: Task) -> list[dict]:
     """A task's searches as plain data (what a worker process sends back), in the order they ran:
-    the machine, what it failed on (None: nothing), the steps it shrank to, and per requirement how
-    many Traces it judged."""
+    the machine, its examples, what it failed on (None: nothing), the steps of that example, and per
+    requirement how many Traces it judged."""
     system = systems.get(task.system)
     chosen = None if task.machine is None else [m for m in core.MACHINES if m.name == task.machine]
-    return [{"machine": m.name, "failure": failure.message if failure else None,
+    return [{"machine": m.name, "examples": machine.examples, "failure": failure.message if failure else None,
              "shrunk_steps": machine.last_steps if failure else None, "exercised": dict(machine.exercised)}
-            for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen)]
+            for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen, task.shrink)]
 
 
-def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[core.Machine] | None = None):
+def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[core.Machine] | None = None,
+           shrink: bool = True):
     """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
-    in the order they ran: on a mutant, up to the first that finds it."""
-    for m in machines_for(system) if machines is None else machines:
-        machine, failure = run_machine(m, system, examples, seed, steps)
-        if failure is not None and machine.last_steps > SHORT and steps > SHORT:
+    in the order they ran: on a mutant, up to the first that finds it. Unshrunk, a mutant that none
+    finds is searched again in AGAIN times as many examples (machines_again's order), and if none
+    finds it then, at STEPS per example and shrunk."""
+    found = yield from _searches(system, machines_for(system) if machines is None else machines, examples, seed, steps, shrink)
+    if found or shrink or system.kind != "mutant":
+        return
+    again = machines_again(system) if machines is None else machines
+    found = yield from _searches(system, again, examples * AGAIN, seed, steps, False)
+    if not found:  # the first pass at `steps` ran what a search at SHORT would
+        yield from _searches(system, again, examples, seed, STEPS, True, searched_short=steps == SHORT)
+
+
+def _searches(system, machines: list[core.Machine], examples: int, seed: int, steps: int, shrink: bool,
+              searched_short: bool = False):
+    """search's machines in order, on a mutant up to the first that finds it; whether one did."""
+    for m in machines:
+        machine, failure = run_machine(m, system, examples, seed, steps, shrink)
+        if failure is not None and shrink and machine.last_steps > SHORT and steps > SHORT and not searched_short:
             shorter, again = run_machine(m, system, examples, seed, SHORT)
             if again is not None:  # any catch at SHORT steps per example shrinks to SHORT or fewer
                 machine, failure = shorter, again
         yield m, machine, failure
         if failure is not None and system.kind == "mutant":
-            return
+            return True
+    return False

@@ -186,7 +186,7 @@ def record_searches(results: Results, task: search.Task, answers: list[dict]) ->
             results.findings.append(Finding(FindingKind.STATE_MACHINE, system=task.system, requirement=failed_on,
                                             witness=a["failure"]))
         if system.kind == "mutant":
-            results.searches.append({"system": task.system, "machine": a["machine"], "examples": task.examples,
+            results.searches.append({"system": task.system, "machine": a["machine"], "examples": a["examples"],
                                      "seed": task.seed, "found": failure is not None, "requirement": failed_on,
                                      "a_kill": failed_on in system.declares.kills, "shrunk_steps": a["shrunk_steps"]})
         # A model's verdict per requirement; a mutant's search, its catch only (the search list

@@ -84,6 +84,7 @@ class HistoryMachine(RuleBasedStateMachine):
     # Steps taken by the class's most recent run: after a failing run_state_machine_as_test,
     # Hypothesis's last replay is the shrunk example, so this is its length.
     last_steps: int = 0
+    examples: int = 0  # the examples its search ran (replcheck.search.run_machine sets it)
 
     def __init__(self):
         super().__init__()

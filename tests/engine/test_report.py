@@ -143,7 +143,7 @@ def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr[-2000:]
     assert main(["gate", str(ROOT / "ci" / "models.toml"), str(tmp_path / "r" / "results.json")]) == 0
     # every mutant of the registry found by verify's own state-machine search (the one place it
-    # runs in the suite), shrunk to at most 8 steps
+    # runs in the suite), in at most 8 steps
     searches = json.loads((tmp_path / "r" / "results.json").read_text())["searches"]
     found = {s["system"]: s["shrunk_steps"] for s in searches if s["found"]}
     # every one: master-fde-lag and filtered-ddl-gtid-lost only by the mixed family's machine
