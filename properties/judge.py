@@ -6,6 +6,7 @@ contract's (replcheck.spec.contract), which systems import without this layer.
 """
 from __future__ import annotations
 
+import pickle
 from collections import deque
 from dataclasses import dataclass, replace
 from importlib import import_module
@@ -100,11 +101,13 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     judged = tuple(_judged)  # a snapshot: a real server's groups judge Histories in threads
     if judged and judged[-1][1].get("history_digest") != header.get("history_digest"):
         _judged.clear()  # another History's: what lives on after its judging only costs the garbage collector
-    for was_wanted, was_header, was_observations, was_verdicts in judged:
-        if was_wanted == wanted and was_header == header and was_observations == trace.observations:
-            return Judgement(name, trace, was_verdicts, declares)
     kept = len(trace.observations) <= REMEMBERED_UP_TO
-    copied = [dict(o) for o in trace.observations] if kept else []
+    # the observations pickled: equal bytes are an equal Trace to its nested values (a copy of each
+    # observation would share a sample's `counts` or `variables` with whoever edits it after)
+    copied = pickle.dumps(trace.observations, pickle.HIGHEST_PROTOCOL) if kept else b""
+    for was_wanted, was_header, was_observations, was_verdicts in judged:
+        if kept and was_wanted == wanted and was_header == header and was_observations == copied:
+            return Judgement(name, trace, was_verdicts, declares)
     # Numbered in place for the judging and un-numbered after, rather than copied by the view: a
     # copy of every observation was as much memory again as the Trace.
     numbered = [o for o in trace.observations if "_line" not in o]

@@ -291,12 +291,13 @@ class Simulator:
         return self.epoch + t + node.offset
 
 
-# The runs of the last History, each as (the History pickled, its Config, header, observations). A run is a
-# function of the History and the Config alone: a system whose Config equals another's (model:groupid
-# and model:wl344 run the same Config under two names) gets that run again, named for it, without
-# simulating it. The pickle keeps the History as it was run whatever is done to it after, and tells
-# apart what == does not (True and 1). Only a plain set of mutants: verify's (judge.Asked) notes
-# what a run asks about.
+# The runs of the last History, each as (the History pickled, its Config, header, observations pickled).
+# A run is a function of the History and the Config alone: a system whose Config equals another's
+# (model:groupid and model:wl344 run the same Config under two names) gets that run again, named for
+# it, without simulating it. The pickles keep the History and the run as they were whatever is done
+# to them after (a Trace's observations are edited in place by whoever reads them, and a run handed
+# out twice would carry the first reader's edits to the second), and tell apart what == does not
+# (True and 1). Only a plain set of mutants: verify's (judge.Asked) notes what a run asks about.
 _runs: deque = deque(maxlen=4)
 REMEMBERED_UP_TO = 10_000  # observations: a campaign's runs are hundreds; a long one is not kept alive
 
@@ -308,11 +309,11 @@ def simulate(history: dict, config: Config = Config(), system: str = "model") ->
         _runs.clear()  # another History: what lives on after its runs only costs the garbage collector
     for was_key, was_config, header, obs in runs:
         if was_key == key and was_config == config:
-            # the observations are shared as a fork shares them: none is changed once emitted
-            return {**header, "system": system}, list(obs)
+            return {**header, "system": system}, pickle.loads(obs)
     sim = Simulator(history, config, system)
     header, obs = sim.run()
     sim.dismantle()
     if key and len(obs) <= REMEMBERED_UP_TO:
-        _runs.append((key, config, {**header}, list(obs)))
+        _runs.append((key, config, pickle.loads(pickle.dumps(header, pickle.HIGHEST_PROTOCOL)),
+                      pickle.dumps(obs, pickle.HIGHEST_PROTOCOL)))
     return header, obs

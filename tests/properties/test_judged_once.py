@@ -54,6 +54,20 @@ def test_a_trace_changed_after_judging_is_judged_again():
     assert list(judge.judge_trace(trace).verdicts) == run_properties(TraceView(*trace))
 
 
+def test_an_edit_inside_an_observation_reaches_neither_the_next_run_nor_the_next_judging():
+    # a nested value (a data sample's counts) edited in place by a reader of one run: the next
+    # system's run of the History is the simulator's own, and the edited Trace is judged anew
+    history = generate(SEED, 5, ("groupid",))
+    a = systems.get("model:wl344").run(history)
+    judge.judge_trace(Trace(*a))
+    data = next(o for o in a.observations if o["kind"] == "data" and o["counts"])
+    trx = next(iter(data["counts"]))
+    data["counts"][trx] = 2
+    b = systems.get("model:groupid").run(history)
+    assert b.observations == kernel.Simulator(history, systems.get("model:groupid").config).run()[1]
+    assert list(judge.judge_trace(Trace(*a)).verdicts) == run_properties(TraceView(*a))
+
+
 def test_verify_sees_what_every_run_asks_about():
     history = generate(SEED, 4, ("delay",))
     system = judge.asking(systems.get("mutant:per-event-wait"))
