@@ -119,7 +119,9 @@ def _delays(v: TraceView, node: str, conn: str, obs: list[dict]) -> list[tuple[i
 def own_delay(v: TraceView, check: Check) -> None:
     """Each connection's MASTER_DELAY holds its own groups: a group a connection applies begins no
     earlier than its event timestamp plus that connection's delay. Judged where no clock is offset
-    or stepped (the timestamp is then true time)."""
+    or stepped (the timestamp is then true time), and only under a delay: with MASTER_DELAY 0 nothing
+    waits, not even a group stamped ahead of the clock by SET TIMESTAMP (sql/slave.cc,
+    sql_delay_event: the wait is computed `if (sql_delay)` only)."""
     if v.kind("clock_step") or any(n.get("clock_offset_us") for n in v.nodes.values()):
         return
     epoch = v.header.get("epoch_us", 0)  # a Trace header always has it
@@ -132,6 +134,8 @@ def own_delay(v: TraceView, check: Check) -> None:
                 if o["kind"] != "apply" or o.get("idx") != 0 or o.get("trx") is None or not o.get("when"):
                     continue
                 delay = delays[bisect.bisect_left(lines, o["_line"]) - 1][1]
+                if not delay:
+                    continue
                 due = o["when"] * US - epoch + delay * US
                 begin = begin_of(o)  # a real server's apply: when it began is not observed, its row's sample is
                 check.judge(begin + v.resolution_us >= due,
