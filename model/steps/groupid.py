@@ -255,7 +255,7 @@ FAMILY = Family("groupid", topology, (
     # generator of version 3 had preconditions instead and did not draw them.
     _g("failover", GroupIds.failover, lambda d: d.integer(0, US), lambda d: d.boolean()),
     _g("restore", GroupIds.restore, _server),
-    # not the commits of other kinds: GroupIds' own commit steps keep its record of the groups
-    *VO.steps("binlog_statement", "set_runtime", "flush_relay_logs", "clock_step", "stop_server")),
+    # no master_delay (MASTER_DELAY came with 5.6): the design's servers are 5.0's
+    *VO.steps("commit_portable", "binlog_statement", "set_runtime", "flush_relay_logs", "clock_step", "on_the_primary", "stop_server")),
     tail_us=TAIL_US,
     features=("groupid", "recovery", "srcerr"))

@@ -1,7 +1,8 @@
 """The operator vocabulary every family draws where it makes sense: a commit of any statement kind the
 model has, a BINLOG statement, SET GLOBAL of the replication variables a DBA toggles (while the threads
 run, which a server may refuse, or with them stopped), CHANGE MASTER TO MASTER_DELAY, FLUSH RELAY LOGS,
-a clock step, and a clean or unclean stop of any server started again maybe with another configuration
+a clock step, what else a primary sees (reads, SHOW MASTER STATUS, incidents, FLUSH LOGS and PURGE
+BINARY LOGS), and a clean or unclean stop of any server started again maybe with another configuration
 (my.cnf edited while it was down). A module of shared steps, no family: each family takes the steps it
 can run (`steps`), after its own, so that its own steps draw as before.
 
@@ -16,6 +17,7 @@ from . import MS, US, Builder, Draw, Step
 
 # The statement kinds of a commit (a trx op's fields): several "innodb" so that plain commits stay common.
 KINDS = ("innodb", "innodb", "myisam", "ddl", "statements", "cache_overflow", "write_error", "timestamp", "marked", "domain")
+PORTABLE = KINDS[:-2]
 # What a DBA sets at run time, with values the servers take or refuse (model/parallel.py's, model/semisync.py's,
 # the filters' and gtid_strict_mode's checks): some only with the replica's threads stopped (the model refuses
 # the others while they run, as the servers do: ER_SLAVE_MUST_STOP).
@@ -60,7 +62,17 @@ def _threads(b: Builder, node: str, start: bool) -> None:
 
 def commit_any_kind(b: Builder, d: Draw) -> None:
     """A client transaction on the primary of one of the statement kinds the model has."""
-    kind, cost = d.choice(KINDS), d.choice([0, 0, 2 * US])
+    _commit(b, d, KINDS)
+
+
+def commit_portable(b: Builder, d: Draw) -> None:
+    """A client transaction of a kind every server has: not in another GTID domain nor marked with
+    @@skip_replication (MariaDB's session variables, which a 5.0 server of the hierarchical design lacks)."""
+    _commit(b, d, PORTABLE)
+
+
+def _commit(b: Builder, d: Draw, kinds: tuple[str, ...]) -> None:
+    kind, cost = d.choice(kinds), d.choice([0, 0, 2 * US])
     kw: dict = {"trx": b.trx_name(), "statements": [{"duration_us": MS, "replica_cost_us": cost}]}
     if kind == "myisam":
         kw["engine"] = "myisam"
@@ -124,13 +136,30 @@ def clock_step(b: Builder, d: Draw) -> None:
     b.op("clock_step", d.choice(_servers(b)), delta_us=d.choice([-2 * US, US + 250_000, 3600 * US]))
 
 
+def on_the_primary(b: Builder, d: Draw) -> None:
+    """What else a primary sees: another session's read, SHOW MASTER STATUS, an incident recorded
+    (a known code or one the replicas do not know), FLUSH LOGS maybe followed by PURGE BINARY LOGS
+    of what came before (a binlog a connected replica still reads stops the purge there)."""
+    node, what = primary(b), d.choice(["read", "show_master_status", "record_incident", "flush_logs", "purge"])
+    if what == "record_incident":
+        b.op("record_incident", node, code=d.choice([1, 9]), message="recorded by the test")
+    elif what == "purge":
+        b.op("flush_logs", node)
+        b.now += 1
+        b.op("purge_binary_logs", node, before_us=b.now)
+    else:
+        b.op(what, node)
+
+
 def stop_server(b: Builder, d: Draw) -> None:
     """A clean shutdown or a kill of any server, then its start after a while, maybe with another
-    configuration: options of RESTART_OPTIONS, or --log-slave-updates off (a --rpl-hierarchical server
+    configuration: options of RESTART_OPTIONS (after a clean shutdown maybe without its .state file), or --log-slave-updates off (a --rpl-hierarchical server
     refuses to start so, and a second start with it on brings it back)."""
-    node = d.choice(_servers(b))
-    b.op("shutdown" if d.boolean() else "crash", node)
+    node, clean = d.choice(_servers(b)), d.boolean()
+    b.op("shutdown" if clean else "crash", node)
     b.now += d.choice([300_000, 2 * US])
+    if clean and d.integer(0, 3) == 0:  # MariaDB's <log-bin>.state deleted while it is down (MDEV-6391)
+        b.op("remove_state_file", node)
     change = d.choice([None, None, "variables", "variables", "log_slave_updates"])
     if change == "variables":
         b.op("restart", node, variables=d.choice(RESTART_OPTIONS))
@@ -148,5 +177,6 @@ def steps(*names: str) -> tuple[Step, ...]:
     return tuple(Step(n, 1, _STEPS[n]) for n in names)
 
 
-_STEPS = {f.__name__: f for f in (commit_any_kind, binlog_statement, set_runtime, master_delay, flush_relay_logs, clock_step, stop_server)}
-EVERY = tuple(_STEPS)
+_STEPS = {f.__name__: f for f in (commit_any_kind, commit_portable, binlog_statement, set_runtime, master_delay, flush_relay_logs, clock_step,
+                                   on_the_primary, stop_server)}
+EVERY = tuple(n for n in _STEPS if n != "commit_portable")  # what a family that takes them all takes
