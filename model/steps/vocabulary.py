@@ -2,7 +2,7 @@
 model has, a BINLOG statement, SET GLOBAL of the replication variables a DBA toggles (while the threads
 run, which a server may refuse, or with them stopped), CHANGE MASTER TO MASTER_DELAY, FLUSH RELAY LOGS,
 a clock step, what else a primary sees (reads, SHOW MASTER STATUS, incidents, FLUSH LOGS and PURGE
-BINARY LOGS), and a clean or unclean stop of any server started again maybe with another configuration
+BINARY LOGS), a replica's connection dropping or its acks lost, and a clean or unclean stop of any server started again maybe with another configuration
 (my.cnf edited while it was down). A module of shared steps, no family: each family takes the steps it
 can run (`steps`), after its own, so that its own steps draw as before.
 
@@ -52,6 +52,11 @@ def replicas(b: Builder) -> list[str]:
 
 def _servers(b: Builder) -> list[str]:
     return [n["id"] for n in b.header["topology"]["nodes"]]
+
+
+def _single(b: Builder) -> list[str]:
+    """The replicas with one channel: what addresses the channel without naming a connection."""
+    return [r for r in replicas(b) if sum(c["replica"] == r for c in b.header["topology"]["channels"]) == 1]
 
 
 def _threads(b: Builder, node: str, start: bool) -> None:
@@ -117,7 +122,7 @@ def set_runtime(b: Builder, d: Draw) -> None:
 def master_delay(b: Builder, d: Draw) -> None:
     """CHANGE MASTER TO MASTER_DELAY on a replica with one channel, its threads running (MariaDB and
     5.0 refuse it, MySQL 5.7.4+ takes it with the IO thread running) or stopped and started again."""
-    single = [r for r in replicas(b) if sum(c["replica"] == r for c in b.header["topology"]["channels"]) == 1]
+    single = _single(b)
     if not single:  # only a multi-source replica: CHANGE MASTER names a connection (the multisource family's)
         return
     node, stopped = d.choice(single), d.boolean()
@@ -151,6 +156,19 @@ def on_the_primary(b: Builder, d: Draw) -> None:
         b.op(what, node)
 
 
+def network(b: Builder, d: Draw) -> None:
+    """A replica with one channel loses its connection after its next 1..4 events (maybe inside a
+    group) and reconnects, or loses its next semi-sync acks (nothing where it is no semi-sync slave)."""
+    single = _single(b)
+    if not single:
+        return
+    node = d.choice(single)
+    if d.boolean():
+        b.op("cut_io", node, after_events=d.integer(1, 4))
+    else:
+        b.op("lose_acks", node, count=d.integer(1, 2))
+
+
 def stop_server(b: Builder, d: Draw) -> None:
     """A clean shutdown or a kill of any server, then its start after a while, maybe with another
     configuration: options of RESTART_OPTIONS (after a clean shutdown maybe without its .state file), or --log-slave-updates off (a --rpl-hierarchical server
@@ -178,5 +196,5 @@ def steps(*names: str) -> tuple[Step, ...]:
 
 
 _STEPS = {f.__name__: f for f in (commit_any_kind, commit_portable, binlog_statement, set_runtime, master_delay, flush_relay_logs, clock_step,
-                                   on_the_primary, stop_server)}
+                                   on_the_primary, network, stop_server)}
 EVERY = tuple(n for n in _STEPS if n != "commit_portable")  # what a family that takes them all takes
