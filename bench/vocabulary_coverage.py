@@ -151,6 +151,10 @@ REASONS = (
      "system (groupid family only, rare): the operations on it are its restart and restore"),
     ("operation", ("restore", "set_binlog_group_id", "remove_state_file"), "threads", None,
      "the groupid family's own statement, drawn on its servers in the thread states its steps leave"),
+    ("operation", ("disk_full",), "threads", None,
+     "drawn at most once per History, in a quarter of the incident family's: it meets few thread states"),
+    ("operation", ("reset_slave",), "threads", ("starting",),
+     "a server is starting only at the instant of its restart; RESET SLAVE is a step of its own, drawn at another"),
 )
 
 

@@ -12,6 +12,8 @@ server with a channel into it (one with several channels is stopped and started 
 SLAVES)."""
 from __future__ import annotations
 
+from replcheck.spec.vocabulary import FILTER_VARIABLES
+
 from ..filter import FILTER_ON_MASTER, FILTER_ON_SLAVE, REPLICATE
 from . import MS, US, Builder, Draw, Step
 
@@ -52,6 +54,16 @@ def replicas(b: Builder) -> list[str]:
 
 def _servers(b: Builder) -> list[str]:
     return [n["id"] for n in b.header["topology"]["nodes"]]
+
+
+def _unfiltered(settings: tuple, b: Builder) -> tuple:
+    """The settings, without the filters' where the topology configures none: a run's Trace says
+    which table each commit wrote only where its servers filter from the start (the simulator
+    decides it from the History it is built with), so a run extended step by step (a state
+    machine's) could not tell a filter set later."""
+    if any(k in FILTER_VARIABLES for n in b.header["topology"]["nodes"] for k in n.get("variables", {})):
+        return settings
+    return tuple(s for s in settings if not (set(s) if isinstance(s, dict) else {s[0]}) & set(FILTER_VARIABLES))
 
 
 def _single(b: Builder) -> list[str]:
@@ -109,7 +121,7 @@ def set_runtime(b: Builder, d: Draw) -> None:
     """SET GLOBAL of a replication variable on a replica or the primary, a replica's threads running
     or stopped (STOP SLAVE first, START SLAVE after, when drawn)."""
     node = d.choice([primary(b), *replicas(b)])
-    variable, values = d.choice(RUNTIME)
+    variable, values = d.choice(_unfiltered(RUNTIME, b))
     stopped = node in replicas(b) and d.boolean()
     if stopped:
         _threads(b, node, False)
@@ -180,7 +192,7 @@ def stop_server(b: Builder, d: Draw) -> None:
         b.op("remove_state_file", node)
     change = d.choice([None, None, "variables", "variables", "log_slave_updates"])
     if change == "variables":
-        b.op("restart", node, variables=d.choice(RESTART_OPTIONS))
+        b.op("restart", node, variables=d.choice(_unfiltered(RESTART_OPTIONS, b)))
     elif change == "log_slave_updates":
         b.op("restart", node, log_slave_updates=False)
         if next(n for n in b.header["topology"]["nodes"] if n["id"] == node).get("rpl_hierarchical"):
