@@ -8,6 +8,7 @@ from __future__ import annotations
 from replcheck.spec import formats as F
 from replcheck.spec.formats import ER_BAD_SLAVE
 
+from .. import domains as DOM
 from .. import groupid as G
 from .. import multisource as MS
 from .. import mutants as M
@@ -257,7 +258,9 @@ class Lifecycle(Component):
         changed: dict = {}
         if op.get("variables"):
             node.variables = {**node.variables, **op["variables"], **self.sim.forced_variables}
-            changed["variables"] = {k: node.variables[k] for k in op["variables"]}
+            # as the Trace header shows a configuration: without the GTID domains' variables on a server
+            # that has none (each server reads its own names only)
+            changed["variables"] = {k: node.variables[k] for k in op["variables"] if self.mech.gtid_domains or k not in DOM.VARIABLES}
         if "log_slave_updates" in op:
             node.log_slave_updates = changed["log_slave_updates"] = op["log_slave_updates"]
         return changed
