@@ -141,3 +141,21 @@ def test_a_polled_sample_is_judged_by_when_the_last_event_may_have_been_written(
     # Named at 2.006 s: the last event was read at 2.058 s but may have been written from 1.854 s
     # on; the sample cannot say which came first and is not judged either way.
     assert _io_pos(_polled((2_005_971, "0-1-1"))).status == "not_exercised"
+
+
+def test_a_skip_that_a_cut_left_mid_group_has_not_recorded_its_gtid(kit):
+    # B's connection drops after t13's GTID and statement events; SQL_SLAVE_SKIP_COUNTER = 3 skips those
+    # two and waits inside the group for the rest, which never comes: gtid_slave_pos stays empty (the
+    # GTID is recorded at the group's end). Showing 0-1-1 would be a violation.
+    nodes = [{"id": "A"}, {"id": "B", "variables": {"replicate_events_marked_for_skip": "REPLICATE"}}]
+    ops = [{"at": 0, "op": "cut_io", "node": "B", "after_events": 2, "then": "stop"},
+           {"at": 0, "op": "stop_slave", "node": "B", "thread": "sql"}, {"at": 0, "op": "trx", "node": "A", "trx": "t13"},
+           {"at": 0, "op": "set_global", "node": "B", "variable": "sql_slave_skip_counter", "value": 3},
+           {"at": 0, "op": "start_slave", "node": "B", "thread": "sql"}]
+    h = kit.make_history(nodes, [{"source": "A", "replica": "B", "latency_us": 50_000}], ops, sample_every_us=700_000, end_us=3_000_000)
+    tr = kit.run("model:mariadb-10.11", h)
+    assert [s["trx"] for s in tr.all("skip", node="B")] == ["t13", "t13"]
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    sample = tr.all("server_status", node="B")[-1]
+    sample["variables"]["gtid_slave_pos"] = "0-1-1"
+    assert_witness(kit.verdict("MARIADB.GTID.SLAVE_POS", tr), tr, sample, "B: gtid_slave_pos '0-1-1'")
