@@ -207,6 +207,19 @@ def steps(*names: str) -> tuple[Step, ...]:
     return tuple(Step(n, 1, _STEPS[n]) for n in names)
 
 
+def as_one(family_steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """The family's steps with those of the vocabulary as one step that draws which to take: what a
+    state machine runs as one rule, so that the vocabulary does not crowd out the family's own rules
+    (Hypothesis chooses among rules evenly; the generator's weights give each its share instead)."""
+    shared = [s for s in family_steps if _STEPS.get(s.name) is s.fn]
+    if not shared:
+        return family_steps
+
+    def vocabulary(b: Builder, d: Draw) -> None:
+        d.choice(shared).fn(b, d)
+    return (*(s for s in family_steps if s not in shared), Step("vocabulary", len(shared), vocabulary))
+
+
 _STEPS = {f.__name__: f for f in (commit_any_kind, commit_portable, binlog_statement, set_runtime, master_delay, flush_relay_logs, clock_step,
                                    on_the_primary, network, stop_server)}
 EVERY = tuple(n for n in _STEPS if n != "commit_portable")  # what a family that takes them all takes
