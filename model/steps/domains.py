@@ -77,6 +77,6 @@ def may_fail_over(b: Builder) -> bool:
 FAMILY = Family("domains", topology, (
     TIME_PASSES, Step("commit", 3, commit), Step("local_write", 1, local_write),
     Step("slave_threads", 2, slave_threads), Step("flush_logs", 2, flush_logs),
-    Step("failover", 1, failover, precondition=may_fail_over), *VO.steps(*VO.EVERY)),
+    Step("failover", 1, failover, precondition=may_fail_over), VO.step(*VO.EVERY)),
     tail_us=TAIL_US,
     features=("domains",))

@@ -256,7 +256,7 @@ FAMILY = Family("groupid", topology, (
     _g("failover", GroupIds.failover, lambda d: d.integer(0, US), lambda d: d.boolean()),
     _g("restore", GroupIds.restore, _server),
     # no master_delay (MASTER_DELAY came with 5.6): the design's servers are 5.0's
-    *VO.steps("commit_portable", "binlog_statement", "set_runtime", "flush_relay_logs", "clock_step", "on_the_primary",
+    VO.step("commit_portable", "binlog_statement", "set_runtime", "flush_relay_logs", "clock_step", "on_the_primary",
               "network", "stop_server")),
     tail_us=TAIL_US,
     features=("groupid", "recovery", "srcerr"))

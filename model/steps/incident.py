@@ -98,6 +98,6 @@ FAMILY = Family("incident", topology, (
     Step("cluster_gap", 1, cluster_gap), Step("skip_and_start", 1, skip_and_start),
     Step("slave_threads", 1, slave_threads), Step("replica_crash", 1, replica_crash), CUT_IO,
     Step("disk_full", 1, disk_full, lambda b: b.state["disk_may_fill"] and not b.state.get("disk_full")),
-    *VO.steps(*VO.EVERY)),
+    VO.step(*VO.EVERY)),
     tail_us=TAIL_US,
     features=("incident", "delay", "partial"))

@@ -64,6 +64,6 @@ COMPOSED = Family("mixed", topology, (
     Step("flush_relay_logs", 1, flush_relay_logs), Step("set_runtime", 1, VO.set_runtime), Step("stop_server", 1, VO.stop_server),
     Step("delay_change", 1, DL.delay_change), Step("clock_step", 1, DL.clock_step), Step("flush_logs", 1, DL.flush_logs),
     Step("skip_counter", 1, FL.skip_counter), Step("record_incident", 1, INC.record_incident), Step("lose_acks", 1, SS.lose_acks),
-    CUT_IO, *VO.steps("binlog_statement", "master_delay", "on_the_primary")),
+    CUT_IO, VO.step("binlog_statement", "master_delay", "on_the_primary")),
     tail_us=20 * US,
     features=("delay", "filter", "parallel", "semisync", "incident", "partial", "lag", "srcerr", "recovery"))

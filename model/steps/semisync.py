@@ -208,6 +208,6 @@ FAMILY = Family("semisync", topology, (
     Step("crash_and_failover", 1, crash_and_failover, not_failed_over),
     Step("restart_as_replica", 1, restart_as_replica, crashed_primary_down), CUT_IO,
     # not stop_server: the family's own shutdown, crash and failover keep its state (who is primary, who is down)
-    *VO.steps("commit_any_kind", "binlog_statement", "set_runtime", "master_delay", "flush_relay_logs", "clock_step", "on_the_primary")),
+    VO.step("commit_any_kind", "binlog_statement", "set_runtime", "master_delay", "flush_relay_logs", "clock_step", "on_the_primary")),
     tail_us=TAIL_US,
     features=("semisync", "delay", "partial"))

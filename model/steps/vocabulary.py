@@ -4,7 +4,7 @@ run, which a server may refuse, or with them stopped), CHANGE MASTER TO MASTER_D
 a clock step, what else a primary sees (reads, SHOW MASTER STATUS, incidents, FLUSH LOGS and PURGE
 BINARY LOGS), a replica's connection dropping or its acks lost, and a clean or unclean stop of any server started again maybe with another configuration
 (my.cnf edited while it was down). A module of shared steps, no family: each family takes the steps it
-can run (`steps`), after its own, so that its own steps draw as before.
+can run (`step`: one step drawing among them), after its own, so that its own steps draw as before.
 
 The steps read the topology from the History's header: the primary is the family's (b.state's
 "primary", which a failover moves) or the first server that replicates from none; a replica is a
@@ -202,22 +202,15 @@ def stop_server(b: Builder, d: Draw) -> None:
         b.op("restart", node)
 
 
-def steps(*names: str) -> tuple[Step, ...]:
-    """These steps of the vocabulary, each of weight 1."""
-    return tuple(Step(n, 1, _STEPS[n]) for n in names)
-
-
-def as_one(family_steps: tuple[Step, ...]) -> tuple[Step, ...]:
-    """The family's steps with those of the vocabulary as one step that draws which to take: what a
-    state machine runs as one rule, so that the vocabulary does not crowd out the family's own rules
-    (Hypothesis chooses among rules evenly; the generator's weights give each its share instead)."""
-    shared = [s for s in family_steps if _STEPS.get(s.name) is s.fn]
-    if not shared:
-        return family_steps
+def step(*names: str) -> Step:
+    """These steps of the vocabulary as one step that draws which to take, with their weight together:
+    the generator draws each as often as a step of weight 1, and a state machine runs them as one rule,
+    so that they do not crowd out the family's own (Hypothesis chooses among rules evenly)."""
+    fns = [_STEPS[n] for n in names]
 
     def vocabulary(b: Builder, d: Draw) -> None:
-        d.choice(shared).fn(b, d)
-    return (*(s for s in family_steps if s not in shared), Step("vocabulary", len(shared), vocabulary))
+        d.choice(fns)(b, d)
+    return Step("vocabulary", len(fns), vocabulary)
 
 
 _STEPS = {f.__name__: f for f in (commit_any_kind, commit_portable, binlog_statement, set_runtime, master_delay, flush_relay_logs, clock_step,

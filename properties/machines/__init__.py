@@ -9,16 +9,13 @@ rows, the catalogue and the tests' ids call it) and is this module's attribute o
 by being written; tests/engine/test_features.py holds each family to one. A composed family
 (model.steps.composed: the families' steps on one topology) has no requirement file to name its
 machine: it is named after the family (MixedMachine), and verify runs it in mutants' searches.
-The operator vocabulary every family shares (model/steps/vocabulary.py) is one rule of each machine.
+The operator vocabulary every family shares (model/steps/vocabulary.py) is one step, so one rule.
 """
 from __future__ import annotations
 
 import sys
 
-from dataclasses import replace
-
 from replcheck.model.steps import Family, composed, families
-from replcheck.model.steps.vocabulary import as_one
 from replcheck.spec.features import feature_table
 
 from ..core import machine
@@ -28,9 +25,7 @@ from .base import HistoryMachine, family_machine
 def _generated(family: Family, name: str) -> type[HistoryMachine]:
     steps = (sys.modules[family.topology.__module__].__doc__ or "").strip()
     doc = f"{steps}\n\nEvery property holds after every step (the steps exercise {', '.join(family.features)})."
-    # the shared vocabulary as one rule (model/steps/vocabulary.py as_one); FAMILY stays the family itself
-    cls = type(name, (family_machine(replace(family, steps=as_one(family.steps))),),
-               {"__doc__": doc, "__module__": __name__, "__qualname__": name, "FAMILY": family})
+    cls = type(name, (family_machine(family),), {"__doc__": doc, "__module__": __name__, "__qualname__": name})
     return machine(*cls.REQUIREMENTS)(cls)
 
 
