@@ -103,7 +103,7 @@ def test_replay_without_out_prints_the_digests_and_exits_by_findings(capsys):
     assert cli.main(["replay", "0", "0", "--system", "model:wl7318"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("seed 0 index 0 on model:wl7318: history sha256:") and ", trace sha256:" in out
-    assert cli.main(["replay", "5", "1", "--system", "mutant:start-timestamp"]) == 1  # generator 14: a delay History it fails
+    assert cli.main(["replay", "5", "12", "--system", "mutant:start-timestamp"]) == 1  # generator 14: a delay History it fails
     assert "violated WL7318.F2:" in capsys.readouterr().out
 
 

@@ -93,12 +93,12 @@ def test_a_replica_logs_a_cut_group_without_the_reconnects_events(kit):
 
 @pytest.mark.parametrize("index,family,mutant", [
     # History 7 until generator 13 added disk_full, 4 until generator 14 added the shared vocabulary
-    (11, "incident", "mutant:gtid-received-at-first-event"),
-    (55, "delay", "mutant:rotate-mid-group"),  # History 5 until generator 12's set_delays, 39 until generator 14
+    (0, "incident", "mutant:gtid-received-at-first-event"),
+    (56, "delay", "mutant:rotate-mid-group"),  # History 5 until generator 12's set_delays, 39 until generator 14
     # the rarest: a cut that stops an IO thread inside a group, then a failover to the other
     # replica (the first of seed 0's semisync family: History 14 up to generator 11; History 4 since
     # generator 12, whose crash_and_failover may follow a partition; the machines' test searches for it from scratch)
-    (4, "semisync", "mutant:partial-copy-kept"),
+    (5, "semisync", "mutant:partial-copy-kept"),  # (4 until generator 14)
 ])
 def test_generated_histories_catch_each_partial_mutant(index, family, mutant):
     # generator 14, seed 0, its family's History: a History with a cut_io operation catches the mutant where

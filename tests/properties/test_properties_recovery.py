@@ -137,10 +137,10 @@ def test_halt_message_must_name_the_last_id(kit):
 
 
 @pytest.mark.parametrize("index,family,mutant", [
-    (34, "groupid", "mutant:send-before-sync"),  # the groupid family's crash before a sync, with sync_binlog = 1 (12 until generator 14)
+    (45, "groupid", "mutant:send-before-sync"),  # the groupid family's crash before a sync, with sync_binlog = 1 (12 until generator 14)
     # a kill -9 of the source after commits (History 132 until generator 12's set_delays moved the delay family's draws)
-    (3, "delay", "mutant:gtid-state-lags-binlog"),
-    (3, "groupid", "mutant:state-file-missing-empty"),  # a clean restart without the .state file (G7; 9 until generator 14)
+    (2, "delay", "mutant:gtid-state-lags-binlog"),
+    (11, "groupid", "mutant:state-file-missing-empty"),  # a clean restart without the .state file (G7; 9 until generator 14)
 ])
 def test_generated_histories_catch_each_durability_mutant(index, family, mutant):
     # generator 14, seed 0, its family's History: caught by a requirement it must be killed by, where its
