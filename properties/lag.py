@@ -150,7 +150,7 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
         if not connected(s) or _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) or with_workers(v, s):
             continue
         r = _in_hand(v, s)
-        if r is None:
+        if r is None or not isinstance(s[SBM], int):  # a NULL with both threads running is SBM.NULL's to judge
             continue
         sbm, t = s[SBM], s["t"]
         if r.get("when") == 0:  # a fake event: counting from it would show the replica's age since 1970

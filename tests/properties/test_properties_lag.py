@@ -3,7 +3,7 @@ the MDEV-32265 mutant (caught up kept across a restart during the delay) or a sa
 a NULL, a 0 or a value the servers' arithmetic does not give. Real MariaDB samples are judged too."""
 from __future__ import annotations
 
-from conftest import REPO
+from conftest import REPO, assert_witness
 from test_properties_incident import Case, pick
 
 from replcheck.io import load_history, load_trace
@@ -202,3 +202,10 @@ def test_the_lag_on_a_polled_trace_may_count_from_a_later_event_of_the_group_in_
     s["Seconds_Behind_Master"] = 30
     v = prop.run(TraceView(header, obs))
     assert v.status == "violated" and "B at 15.769604 s: Seconds_Behind_Master 30" in v.witnesses[0].message
+
+
+def test_a_null_lag_with_both_threads_running_is_judged_by_the_null_rule_alone(kit):
+    # a damaged or buggy sample: SBM.NULL names it, and the rules that count the lag pass it by
+    tr, s = edit(2_000_000, Seconds_Behind_Master=None)(kit)
+    assert_witness(kit.verdict("SBM.NULL", tr), tr, s, "B at 2 s")
+    assert all(kit.verdict(r, tr).status == PASS for r in ("SBM.VALUE", "SBM.DELAY", "SBM.RESTART", "SBM.NO_JUMP"))
