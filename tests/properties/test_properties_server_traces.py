@@ -13,22 +13,28 @@ from replcheck import io
 from replcheck.properties.core import VIOLATED
 from conftest import REPO, Trace
 
-KEPT = REPO / "corpus" / "server" / "stop-after-an-ignored-group.trace.jsonl"
+KEPT = "stop-after-an-ignored-group"
+
+
+def _server_trace(name: str) -> tuple[dict, list[dict]]:
+    """A corpus/server Trace's header and observations, unnumbered as a judge takes them."""
+    header, obs = io.load_trace(REPO / "corpus" / "server" / f"{name}.trace.jsonl")
+    return header, [{k: x for k, x in o.items() if k != "_line"} for o in obs]
 
 
 def _trace(unobserved: list[str]) -> Trace:
-    header, obs = io.load_trace(KEPT)
-    return Trace({**header, "unobserved": unobserved}, [{k: x for k, x in o.items() if k != "_line"} for o in obs])
+    header, obs = _server_trace(KEPT)
+    return Trace({**header, "unobserved": unobserved}, obs)
 
 
 def test_a_filtered_group_passed_before_the_stop_moves_the_position(kit):
-    header, _ = io.load_trace(KEPT)
+    header, _ = _server_trace(KEPT)
     assert "filtered" in header["unobserved"]
     assert kit.verdict("WL344.STOP.NO_EXEC", _trace(header["unobserved"])).status != VIOLATED
 
 
 def test_a_trace_that_shows_filtering_must_show_the_pass(kit):
-    header, _ = io.load_trace(KEPT)
+    header, _ = _server_trace(KEPT)
     v = kit.verdict("WL344.STOP.NO_EXEC", _trace([k for k in header["unobserved"] if k != "filtered"]))
     assert v.status == VIOLATED and any("moved B from Relay_Log_Pos 2929 to 3165" in w.message for w in v.witnesses)
 
@@ -36,8 +42,7 @@ def test_a_trace_that_shows_filtering_must_show_the_pass(kit):
 def test_a_stop_at_the_first_of_two_incidents_is_judged_at_the_first(kit):
     # corpus/server/incidents-back-to-back: B relayed incidents at relay.000002:666 and :723 and
     # stopped at the first; a real server's stop names no relay-log place
-    header, obs = io.load_trace(REPO / "corpus" / "server" / "incidents-back-to-back.trace.jsonl")
-    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    header, obs = _server_trace("incidents-back-to-back")
     assert kit.verdict("WL3464.HOLD", Trace(header, obs)).status != VIOLATED
     stop = next(o for o in obs if o["kind"] == "sql_stop" and o.get("errno") == 1590)
     moved = [{**o, "Relay_Log_Pos": 700} if o["kind"] == "status" and o["node"] == "B" and o["t"] > stop["t"]
@@ -48,8 +53,7 @@ def test_a_stop_at_the_first_of_two_incidents_is_judged_at_the_first(kit):
 
 def test_a_semi_sync_master_s_commit_is_the_semi_sync_properties_to_judge(kit):
     # corpus/server/semisync-waits-with-no-replica: t1 and t2 waited out the timeout together
-    header, obs = io.load_trace(REPO / "corpus" / "server" / "semisync-waits-with-no-replica.trace.jsonl")
-    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    header, obs = _server_trace("semisync-waits-with-no-replica")
     assert kit.verdict("WL344.MASTER.UNAFFECTED", Trace(header, obs)).status != VIOLATED
     nodes = [{**n, "variables": {k: x for k, x in n.get("variables", {}).items() if k != "rpl_semi_sync_master_enabled"}}
              for n in header["topology"]["nodes"]]
@@ -61,8 +65,7 @@ def test_a_semi_sync_master_s_commit_is_the_semi_sync_properties_to_judge(kit):
 def test_a_replica_reconnecting_to_a_restarted_source_relays_late(kit):
     # corpus/server/replica-reconnects-after-source-restart: A restarted, committed t1 at once, and
     # B's IO thread came back at its next connect retry
-    header, obs = io.load_trace(REPO / "corpus" / "server" / "replica-reconnects-after-source-restart.trace.jsonl")
-    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    header, obs = _server_trace("replica-reconnects-after-source-restart")
     assert kit.verdict("WL344.IO.UNAFFECTED", Trace(header, obs)).status != VIOLATED
     undisturbed = [o for o in obs if not (o["node"] == "A" and o["kind"] in ("restart", "shutdown", "crash"))]
     v = kit.verdict("WL344.IO.UNAFFECTED", Trace(header, undisturbed))
@@ -72,8 +75,7 @@ def test_a_replica_reconnecting_to_a_restarted_source_relays_late(kit):
 def test_an_unsent_commit_released_by_a_later_ack_is_counted_yes(kit):
     # corpus/server/unsent-commits-released-by-a-later-ack: t1 and t2 (marked, sent to no semi-sync
     # replica) were released by B's ack of t3's place, and yes_tx counted them
-    header, obs = io.load_trace(REPO / "corpus" / "server" / "unsent-commits-released-by-a-later-ack.trace.jsonl")
-    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    header, obs = _server_trace("unsent-commits-released-by-a-later-ack")
     assert kit.verdict("WL1720.COUNT.TX", Trace(header, obs)).status != VIOLATED
     unacked = [o for o in obs if not (o["kind"] == "ack" and o["pos"] == 1106)]
     v = kit.verdict("WL1720.COUNT.TX", Trace(header, unacked))
@@ -83,8 +85,7 @@ def test_an_unsent_commit_released_by_a_later_ack_is_counted_yes(kit):
 def test_a_filtered_group_counts_from_its_binlog_write(kit):
     # corpus/server/filtered-group-passed-before-its-commit-returned: B filters everything; t3's
     # commit waited 0.5 s for semi-sync while B had passed its group already
-    header, obs = io.load_trace(REPO / "corpus" / "server" / "filtered-group-passed-before-its-commit-returned.trace.jsonl")
-    obs = [{k: x for k, x in o.items() if k != "_line"} for o in obs]
+    header, obs = _server_trace("filtered-group-passed-before-its-commit-returned")
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", Trace(header, obs)).status != VIOLATED
     unwritten = [o for o in obs if not (o["kind"] == "binlog" and o.get("trx") == "t3")]
     v = kit.verdict("MARIADB.GTID.SLAVE_POS", Trace(header, unwritten))
