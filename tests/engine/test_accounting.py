@@ -1,4 +1,4 @@
-"""Correct accounting of mutants (issue #20): a mutant counts as found on a History only by a `kills`
+"""Correct accounting of mutants: a mutant counts as found on a History only by a `kills`
 requirement its base model holds on that same History. Each test gives the mutant a base that
 shows the same bug (it runs the mutant's code under the base's name and declarations): every path
 that counts mutants (the judge's `caught`, a campaign row, a state machine's search) must then
