@@ -120,6 +120,11 @@ class Mechanics:
     # push_deprecated_warn(YYTHD, "START SLAVE", "START REPLICA"); rpl_gtid/r/rpl_delayed_slave.result
     # shows it after RESET SLAVE). A History's ops are the SLAVE statements.
     deprecated_slave_syntax: bool = False
+    # A client sets its transaction's GTID parts, gtid_domain_id, server_id and gtid_seq_no, as
+    # session variables (MariaDB 10.0+ sys_vars.cc), or MySQL refuses each SET SESSION: no such
+    # variable (1193), server_id global only (1229). True where the seeds are silent: the seed models
+    # run the Histories of GTID domains.
+    session_gtid_variables: bool = True
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

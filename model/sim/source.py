@@ -19,7 +19,7 @@ from .. import recovery as R
 from ..delay import US, Event
 
 from .component import Component, Kernel
-from .state import (CR_SERVER_LOST, NO_GROUP_ID, Entry, Node, event_fields)
+from .state import (CR_SERVER_LOST, ER_GLOBAL_VARIABLE, ER_UNKNOWN_SYSTEM_VARIABLE, NO_GROUP_ID, Entry, Node, event_fields)
 
 
 def non_transactional(op: dict) -> bool:
@@ -43,6 +43,11 @@ class Source(Component):
         return gtid in self._statements
 
     def op_trx(self, node: Node, op: dict) -> None:
+        if node.up and (refused := self._session_refusal(op)):
+            # The client's SET SESSION before it fails, so the transaction never runs
+            self.emit("commit", node.id, trx=self._trx_name(node, op), gtid=None, start=self.sim.now,
+                      errno=refused[0], message=refused[1])
+            return
         for hook in self.hooks.on_trx_begin:
             hook(node, self._trx_name(node, op))
         stmts = op.get("statements") or [{}]
@@ -61,6 +66,22 @@ class Source(Component):
                 self.at(at, self._commit, node, node.incarnation, {**op, "statements": [s]}, [at], part, part < len(stmts) - 1)
             return
         self.at(t, self._commit, node, node.incarnation, op, starts)
+
+    def _session_refusal(self, op: dict) -> tuple[int, str] | None:
+        """A transaction's own GTID parts are MariaDB session variables (sys_vars.cc: gtid_domain_id,
+        gtid_seq_no, and server_id made SESSION_VAR in 10.0). MySQL has no gtid_domain_id or
+        gtid_seq_no (ER_UNKNOWN_SYSTEM_VARIABLE) and a GLOBAL_VAR(server_id) only (sys_vars.cc,
+        Sys_server_id: ER_GLOBAL_VARIABLE); the harness sets them in this order, the first refused
+        stops the rest."""
+        if self.mech.session_gtid_variables:
+            return None
+        for field, name in (("domain", DOM.GTID_DOMAIN_ID), ("server_id", "server_id"), ("gtid_seq_no", "gtid_seq_no")):
+            if op.get(field) is None:
+                continue
+            if field == "server_id":
+                return ER_GLOBAL_VARIABLE, f"Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"
+            return ER_UNKNOWN_SYSTEM_VARIABLE, f"Unknown system variable '{name}'"
+        return None
 
     @staticmethod
     def _trx_name(node: Node, op: dict) -> str:

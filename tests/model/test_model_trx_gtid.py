@@ -35,3 +35,22 @@ def test_a_transactions_own_seq_no_and_server_id_number_its_gtid(kit, strict):
     assert applied == ["own", "next", "after"] if strict else ["own", "next", "back", "after"]
     events = [r for r in tr.all("relay", node="R") if r.get("gtid") == "0-5-10"]
     assert events and {r["server_id"] for r in events} == {5}  # its events carry the session's server_id
+
+
+@pytest.mark.parametrize("system", ["model:mysql-8.0", "model:mysql-5.7", "model:google-5.0"])
+@pytest.mark.parametrize("field, errno, message", [
+    ("domain", 1193, "Unknown system variable 'gtid_domain_id'"),
+    ("gtid_seq_no", 1193, "Unknown system variable 'gtid_seq_no'"),
+    ("server_id", 1229, "Variable 'server_id' is a GLOBAL variable and should be set with SET GLOBAL")])
+def test_mysql_refuses_the_mariadb_session_variables(kit, system, field, errno, message):
+    """MySQL has no gtid_domain_id or gtid_seq_no (ER_UNKNOWN_SYSTEM_VARIABLE) and server_id is global
+    only (sys_vars.cc Sys_server_id, ER_GLOBAL_VARIABLE): the SET SESSION fails, the transaction never runs."""
+    ops = [{"at": 1_000_000, "op": "trx", "node": "M", "trx": "own", field: 5},
+           {"at": 2_000_000, "op": "trx", "node": "M", "trx": "next"}]
+    h = kit.make_history([{"id": "M", "server_id": 1}, {"id": "R", "server_id": 2}], [("M", "R", 0)], ops,
+                         end_us=4_000_000)
+    tr = kit.run(system, h)
+    commits = {c["trx"]: c for c in tr.all("commit", node="M")}
+    assert commits["own"]["gtid"] is None and (commits["own"]["errno"], commits["own"]["message"]) == (errno, message)
+    assert commits["next"]["gtid"] is not None and not commits["next"].get("errno")
+    assert [v["trx"] for v in tr.all("visible", node="R")] == ["next"]
