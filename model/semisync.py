@@ -243,9 +243,10 @@ class SemiSyncMaster:
     def reset_master(self) -> None:
         """RESET MASTER (MariaDB semisync_master.cc, after_reset_master): the status is ON again if
         enabled, the counters and the positions waited for and acknowledged start again
-        (rpl_semi_sync.result, '[ test reset master ]': ON, no_tx 0, yes_tx 0)."""
-        self._switch(self.enabled, "reset master")
+        (rpl_semi_sync.result, '[ test reset master ]': ON, no_tx 0, yes_tx 0). The state and the
+        counters change under one lock: the status the switch shows has them at 0."""
         self.yes_tx = self.no_tx = 0
+        self._switch(self.enabled, "reset master")
         self.acks, self.binlog_end = self._table(), ("", 0)
 
     def flush_status(self) -> None:

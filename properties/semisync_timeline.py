@@ -112,8 +112,10 @@ class SemiSyncIndex:
         for o in v.kind("server_status"):
             self.samples.setdefault(o["node"], []).append(o)
         self.sample_keys = {n: [line_key(o) for o in obs] for n, obs in self.samples.items()}
-        self.dba: dict[str, list] = {}  # per node, keys of its restarts and SET GLOBAL statements
-        for o in sorted(v.kind("restart") + [o for o in v.kind("stmt") if o["op"] == "set_global"], key=line_key):
+        # per node, keys of its restarts, SET GLOBAL statements and RESET MASTERs (after_reset_master
+        # in MariaDB's semisync_master.cc sets the status to rpl_semi_sync_master_enabled)
+        self.dba: dict[str, list] = {}
+        for o in sorted(v.kind("restart") + [o for o in v.kind("stmt") if o["op"] in ("set_global", "reset_master")], key=line_key):
             self.dba.setdefault(o["node"], []).append(line_key(o))
         self.downs: dict[str, list] = {}  # per node, keys of its crashes and shutdowns
         for o in sorted(v.kind("crash") + v.kind("shutdown"), key=line_key):

@@ -36,7 +36,7 @@ def timeout_is_logged(v: TraceView, check: Check) -> None:
     ends = {(c["node"], c["pos"]) for c in ix.commits}
     logged: dict[str, list] = {}  # per node, keys of its timeout lines that name a commit's binlog position
     for o in v.kind("log"):
-        if (m := TIMEOUT_LOG.search(o["message"])) and (o["node"], (m.group(1), int(m.group(2)))) in ends:
+        if (m := TIMEOUT_LOG.search(o["message"])) and (o["node"], ix.place(o["node"], m.group(1), int(m.group(2)), line_key(o))) in ends:
             logged.setdefault(o["node"], []).append(line_key(o))
     for c in ix.commits:
         if not may_have_timed_out(ix, c, v.resolution_us):
@@ -73,7 +73,7 @@ def _switches(ix: SemiSyncIndex, node: str):
 
 
 def _dba_or_restart(v: TraceView, node: str, key) -> bool:
-    """A switch the DBA (SET GLOBAL) or a restart caused: at that very instant, or for a sampled
+    """A switch the DBA (SET GLOBAL, RESET MASTER) or a restart caused: at that very instant, or for a sampled
     trace within its resolution before the sample that shows it."""
     keys = index(v).dba.get(node, [])
     return keys_before(keys, key) > keys_before(keys, (key[0] - v.resolution_us, -1))

@@ -194,3 +194,36 @@ def test_an_ack_of_the_binlog_before_reset_master_acknowledges_nothing_after_it(
     assert kit.verdict("WL7169.N_DISTINCT", tr).status == PASS
     without = Trace(tr.header, [o for o in tr.obs if not (o["kind"] == "stmt" and o.get("op") == "reset_master")])
     assert kit.verdict("WL7169.N_DISTINCT", without).status == VIOLATED
+
+
+@pytest.mark.parametrize("by_position", [True, False])
+def test_a_mariadb_slave_by_position_applies_the_gtids_a_reset_master_issues_again(kit, by_position):
+    # rpl_semi_sync_after_sync_row.result (Using_Gtid=No): after RESET MASTER and RESET SLAVE the
+    # master's new 0-1-1 is applied (no SQL-thread GTID check without GTID); by slave_pos the slave
+    # asks for its old position instead and the reset master's binlog does not have it (1236)
+    place = {"master_log_file": "bin.000001", "master_log_pos": 4} if by_position else {"master_use_gtid": "slave_pos"}
+    h = kit.make_history([{"id": "M", "server_id": 1}, {"id": "R", "server_id": 2}], [("M", "R", 0)], [
+        {"at": 100_000, "op": "stop_slave", "node": "R"}, {"at": 200_000, "op": "change_master", "node": "R", **place},
+        {"at": 300_000, "op": "start_slave", "node": "R"},
+        {"at": 1_000_000, "op": "trx", "node": "M", "trx": "a"}, {"at": 2_000_000, "op": "stop_slave", "node": "R"},
+        {"at": 2_100_000, "op": "reset_master", "node": "M"}, {"at": 2_200_000, "op": "reset_slave", "node": "R"},
+        {"at": 2_300_000, "op": "start_slave", "node": "R"}, {"at": 3_000_000, "op": "trx", "node": "M", "trx": "b"}],
+        end_us=5_000_000)
+    tr = kit.run(MARIADB, h)
+    assert [c["gtid"] for c in tr.all("commit", node="M")] == ["0-1-1", "0-1-1"]
+    assert [v["trx"] for v in tr.all("visible", node="R")] == (["a", "b"] if by_position else ["a"])
+
+
+def test_reset_master_shows_the_semisync_counters_at_zero_as_it_switches_on(kit):
+    # semisync_master.cc after_reset_master: the state and the counters change under one lock, so
+    # the status of the switch ON shows no_tx 0 (rpl_semi_sync_after_sync_row.result, after the
+    # commits that timed out with no slave: RESET MASTER, then ON with no_tx 0)
+    nodes = [{"id": "M", "server_id": 1, "variables": {"rpl_semi_sync_master_enabled": True,
+                                                       "rpl_semi_sync_master_timeout": 1000}}, {"id": "R", "server_id": 2}]
+    h = kit.make_history(nodes, [("M", "R", 0)], [
+        {"at": 100_000, "op": "stop_slave", "node": "R"}, {"at": 1_000_000, "op": "trx", "node": "M", "trx": "a"},
+        {"at": 3_000_000, "op": "reset_master", "node": "M"}], end_us=4_000_000)
+    shown = [(o["variables"]["Rpl_semi_sync_master_no_tx"], o["variables"]["Rpl_semi_sync_master_yes_tx"])
+             for o in kit.run(MARIADB, h).all("server_status", node="M", t=3_000_000)
+             if o["variables"]["Rpl_semi_sync_master_status"] == "ON"]
+    assert shown and set(shown) == {(0, 0)}

@@ -18,7 +18,10 @@ def _after_stop(tr) -> dict:
 
 @pytest.mark.parametrize("system,rewinds", [("model:mariadb-10.11", True), ("model:mysql-5.7", False)])
 def test_the_stop_of_a_parallel_replica_with_two_domains(kit, system, rewinds):
-    tr = kit.run(system, HISTORY)
+    h = kit.history(HISTORY)
+    if not rewinds:  # MySQL refuses a session's gtid_domain_id (1193): the same transactions without it
+        h = {**h, "ops": [{k: v for k, v in o.items() if k != "domain"} for o in h["ops"]]}
+    tr = kit.run(system, h)
     place = _after_stop(tr)["Relay_Log_Pos"]
     assert (place == 4) == rewinds
     passed = [s["trx"] for s in tr.all("skip", node="B") if s.get("reason") == "gtid already executed"]

@@ -427,3 +427,28 @@ def test_ack_table_evicts_the_minimum_not_the_last_slot_below():
     good.ack("2", ("log1", 170))
     bad.ack("2", ("log1", 170))
     assert (good.released, bad.released) == (("log1", 150), ("log1", 120))
+
+
+def _timeouts_around_reset_master(k):
+    """t1 times out, RESET MASTER turns the status ON again (after_reset_master), t2 times out in the
+    new binlog, whose place bears an old name: the properties qualify it by the reset before it."""
+    nodes = [{"id": "A", "server_id": 1, "variables": {"rpl_semi_sync_master_enabled": True,
+                                                       "rpl_semi_sync_master_timeout": 1000}},
+             {"id": "B", "server_id": 2, "variables": {"rpl_semi_sync_slave_enabled": True}}]
+    ops = [{"at": 500 * MS, "op": "trx", "node": "A", "trx": "t0"},
+           {"at": 1 * US, "op": "stop_slave", "node": "B"},
+           {"at": 2 * US, "op": "trx", "node": "A", "trx": "t1"},
+           {"at": 4 * US, "op": "reset_master", "node": "A"},
+           {"at": 5 * US, "op": "trx", "node": "A", "trx": "t2", "statements": [{}, {}]}]  # ends where no old one did
+    return k.run("model:mariadb-10.11", k.make_history(nodes, [("A", "B", 0)], ops, end_us=8 * US))
+
+
+def test_a_timeout_after_reset_master_is_logged_and_its_switch_on_is_the_dbas(kit):
+    tr = _timeouts_around_reset_master(kit)
+    assert [c["semisync"] for c in tr.all("commit", node="A")] == ["yes", "no", "no"]
+    assert kit.verdict("WL1720.TIMEOUT.LOG", tr).status == PASS
+    assert kit.verdict("WL7169.SWITCH_BACK_N", tr).status != VIOLATED  # the reset's switch ON needs no acks
+    last = [o for o in tr.all("log", node="A") if o["message"].startswith("Timeout waiting")][-1]
+    last["message"] = "Timeout waiting for reply of binlog, semi-sync up to file bin.000001, position 4."
+    assert_witness(kit.verdict("WL1720.TIMEOUT.LOG", tr), tr, tr.first("commit", node="A", trx="t2"),
+                   "commit of t2 on A timed out with no log naming a binlog position")
