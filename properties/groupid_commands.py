@@ -99,9 +99,17 @@ def binlog_info(v: TraceView, node: str, before: int, group_id: int) -> GroupEnd
 @checks("GGID.BINLOG_INFO", kinds=("stmt:show_binlog_info",))
 def binlog_info_answers(v: TraceView, check: Check) -> None:
     """SHOW BINLOG INFO FOR id gives the binlog name and end position of the last event of that
-    group, or the documented error for an ID no binlog holds (a purged binlog holds none)."""
+    group, or the documented error for an ID no binlog holds (a purged binlog holds none). A server
+    without --rpl-hierarchical refuses it with 1290 as it refuses the other group-ID statements
+    (Google's rpl_skip_hier.result: SHOW BINLOG INFO FOR 1, ER_OPTION_PREVENTS_STATEMENT)."""
+    hier = hierarchical(v)
     for o in v.kind("stmt"):
         if o.get("op") != "show_binlog_info":
+            continue
+        if o["node"] not in hier:
+            check.judge(o.get("errno") == F.ER_OPTION_PREVENTS_STATEMENT,
+                        f"{o['node']}: SHOW BINLOG INFO FOR {o['group_id']} without --rpl-hierarchical gave errno "
+                        f"{o.get('errno')}, expected {F.ER_OPTION_PREVENTS_STATEMENT}", o)
             continue
         found = binlog_info(v, o["node"], o["_line"], o["group_id"])
         if found is None:

@@ -18,6 +18,8 @@ from test_properties_incident import Case, pick
 from replcheck import io
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
 from replcheck.properties.core import run_properties as core_run
+from replcheck.spec import ROOT
+from replcheck.spec import formats as F
 from replcheck.systems import systems
 
 M = "model:groupid"
@@ -424,3 +426,14 @@ def test_a_clients_own_server_id_is_not_a_replicated_gtid(kit, shown, status):
     assert sample["variables"]["gtid_slave_pos"] == ""
     sample["variables"]["gtid_slave_pos"] = shown
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == status
+
+
+def test_binlog_info_without_group_ids_is_refused_with_1290(kit):
+    # Google's rpl_skip_hier.result: on a --skip-rpl-hierarchical server SHOW BINLOG INFO FOR 1 is
+    # refused as the other group-ID statements are (ER_OPTION_PREVENTS_STATEMENT), no answer to judge
+    tr = kit.run("model:google-5.0", io.load_history(ROOT / "histories" / "suites" / "g50-rpl_skip_hier.jsonl"))
+    assert kit.verdict("GGID.BINLOG_INFO", tr).status == PASS
+    refused = tr.first("stmt", node="master", op="show_binlog_info")
+    refused.update(errno=F.ER_ERROR_WHEN_EXECUTING_COMMAND, message=F.BINLOG_INFO_NOT_FOUND)
+    assert_witness(kit.verdict("GGID.BINLOG_INFO", tr), tr, refused,
+                   "master: SHOW BINLOG INFO FOR 1 without --rpl-hierarchical gave errno 1220, expected 1290")
