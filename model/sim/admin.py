@@ -187,13 +187,23 @@ class Admin(Component):
         ch.read_master_file, ch.read_master_pos = "", 0
         ch.connect_by_id = False
         ch.last_io_errno, ch.last_io_error = 0, ""
+        # MariaDB 10.5+ (MDEV-19801): RESET SLAVE turns Using_Gtid=No back to its default Slave_Pos for a
+        # master with GTIDs, with note 4190 (rpl_using_gtid_default.result: "RESET SLAVE is implicitly
+        # changing the value of 'Using_Gtid' from 'No' to 'Slave_Pos'")
+        note = self.mech.gtid_domains and ch.by_position and ch.source.gtid_mode
+        if note:
+            ch.by_position = False
         if not node.gtid_mode:
             # Anonymous groups are in no gtid_executed: what the slave applied it knows only by its
             # position, which RESET SLAVE forgets, so a group that comes again is applied again
             # (rpl_semi_sync.result, 5.6: after RESET MASTER and RESET SLAVE the new binlog's groups)
             node.executed = set()
         self.rli.write_relay_log_info(ch)
-        self._stmt(ch, op, None, "")
+        if note:
+            self._stmt(ch, op, ER_WARN_USING_GTID_CHANGED, "RESET SLAVE is implicitly changing the value of 'Using_Gtid' "
+                                                          "from 'No' to 'Slave_Pos'", warning=True)
+        else:
+            self._stmt(ch, op, None, "")
 
     def op_stop_slave(self, node: Node, op: dict) -> None:
         ch = self._channel_or_error(node, op)

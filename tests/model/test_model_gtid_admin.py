@@ -207,6 +207,7 @@ def test_a_mariadb_slave_by_position_applies_the_gtids_a_reset_master_issues_aga
         {"at": 300_000, "op": "start_slave", "node": "R"},
         {"at": 1_000_000, "op": "trx", "node": "M", "trx": "a"}, {"at": 2_000_000, "op": "stop_slave", "node": "R"},
         {"at": 2_100_000, "op": "reset_master", "node": "M"}, {"at": 2_200_000, "op": "reset_slave", "node": "R"},
+        {"at": 2_250_000, "op": "change_master", "node": "R", **place},  # RESET SLAVE turned Using_Gtid to Slave_Pos
         {"at": 2_300_000, "op": "start_slave", "node": "R"}, {"at": 3_000_000, "op": "trx", "node": "M", "trx": "b"}],
         end_us=5_000_000)
     tr = kit.run(MARIADB, h)
@@ -227,3 +228,20 @@ def test_reset_master_shows_the_semisync_counters_at_zero_as_it_switches_on(kit)
              for o in kit.run(MARIADB, h).all("server_status", node="M", t=3_000_000)
              if o["variables"]["Rpl_semi_sync_master_status"] == "ON"]
     assert shown and set(shown) == {(0, 0)}
+
+
+@pytest.mark.parametrize("system, note", [(MARIADB, True), ("model:mysql-5.7", False)])
+def test_reset_slave_turns_a_mariadb_slave_by_position_back_to_slave_pos(kit, system, note):
+    # MDEV-19801 (rpl_using_gtid_default.result): RESET SLAVE of a slave by position (Using_Gtid=No) of a
+    # master with GTIDs notes 4190 and connects by GTID again; MySQL keeps its position-based set-up
+    h = kit.make_history([{"id": "M", "server_id": 1}, {"id": "R", "server_id": 2}], [("M", "R", 0)], [
+        {"at": 100_000, "op": "stop_slave", "node": "R"},
+        {"at": 200_000, "op": "change_master", "node": "R", "master_log_file": "bin.000001", "master_log_pos": 4},
+        {"at": 300_000, "op": "reset_slave", "node": "R"}, {"at": 400_000, "op": "start_slave", "node": "R"},
+        {"at": 1_000_000, "op": "trx", "node": "M", "trx": "a"}], end_us=2_000_000)
+    tr = kit.run(system, h)
+    [reset] = tr.all("stmt", node="R", op="reset_slave")
+    assert (reset["warning"], reset["message"]) == ((4190, "RESET SLAVE is implicitly changing the value of 'Using_Gtid' "
+                                                           "from 'No' to 'Slave_Pos'") if note else (None, ""))
+    connect = tr.all("connect", node="R")[-1]  # the connect after START SLAVE
+    assert connect["by"] == ("gtid" if note else "position")
