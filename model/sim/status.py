@@ -55,9 +55,11 @@ class Status(Component):
 
     def status(self, ch: Channel) -> None:
         # emit's dict, built once: a sample is no statement (emit's bookkeeping) and the most frequent observation
-        self.sim.obs.append({"t": self.sim.now, "kind": "status", "node": ch.node.id, **MS.tagged(ch.connection), **self._status_fields(ch)})
+        self.sim.obs.append(self._status_fields(ch, {"t": self.sim.now, "kind": "status", "node": ch.node.id,
+                                                     **MS.tagged(ch.connection)}))
 
-    def _status_fields(self, ch: Channel) -> dict:
+    def _status_fields(self, ch: Channel, head: dict | None = None) -> dict:
+        """SHOW SLAVE STATUS of the channel, after `head`: one dict for a whole sample."""
         waiting = ch.state == "waiting"
         state = SQL_STATES[ch.state]
         remaining = self._remaining(ch) if waiting else None
@@ -65,6 +67,7 @@ class Status(Component):
         relay_file, relay_pos = self.rli.group_position(ch)
         exec_file, exec_pos = self.rli.exec_master(ch)
         fields = {
+            **(head or {}),
             "Slave_IO_Running": io,
             "Slave_SQL_Running": "Yes" if ch.sql_running else "No",
             "SQL_Delay": ch.delay,
