@@ -2,7 +2,7 @@
 each model alone and for the three together, and, from a profile of the three together, the
 share of each part of the work (`shares`): generating the History, the runs the generator makes to
 pick its steps, running each system (of which the status samples), judging the properties (of which
-each property's own share, `properties`), the cross-check, the rows' digests and the rest (building
+the `--top` properties' own shares, `properties`), the cross-check, the rows' digests and the rest (building
 the rows); then the functions that take the most CPU of their own (`functions`: calls, own and
 cumulative share of the profiled CPU).
 The profiler slows a call-heavy History several times over: the shares are its view, the rates
@@ -71,7 +71,7 @@ def profile(n: int, top: int) -> tuple[dict, list[dict], list[dict]]:
     where = {(p.fn.__code__.co_filename, p.fn.__code__.co_firstlineno, p.fn.__name__): p for p in PROPERTIES}
     properties = sorted(({"requirement": where[key].requirement, "property": where[key].name, "calls": nc,
                           "share": round(ct / total, 4)} for key, (_, nc, _, ct, _) in stats.items() if key in where),
-                        key=lambda p: -p["share"])
+                        key=lambda p: -p["share"])[:top]
     heavy = sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]
     functions = [{"function": f"{file.removeprefix(ROOT)}:{line}({name})", "calls": nc, "own": round(tt / total, 4),
                   "cumulative": round(ct / total, 4)} for (file, line, name), (_, nc, tt, ct, _) in heavy]
@@ -82,7 +82,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--histories", type=int, default=200, help="Histories per rate")
     p.add_argument("--profiled", type=int, default=500, help="Histories of the three models under the profiler")
-    p.add_argument("--top", type=int, default=40, help="functions in the table")
+    p.add_argument("--top", type=int, default=30, help="properties and functions in the tables")
     p.add_argument("--label", default="", help="what this measures (e.g. before or after a change)")
     args = p.parse_args()
     n = args.histories
