@@ -4,7 +4,9 @@ alternated, so that the machine's load moves both alike): the kinds index (prope
 `exercisable`: a property whose kinds a Trace lacks is not run), the remembered runs and judged
 Traces (model/sim/kernel.py `_runs`, properties/judge.py `_judged`: a system whose Config, or Trace,
 equals another's is neither run nor judged again), and remembering the generator's runs (the
-runs it makes to pick its steps, which no system asks for again).
+runs it makes to pick its steps, which no system asks for again); and, as a bound on what taking
+status samples only where a property reads them could give, the periodic samples themselves (not a
+lever to take as it is: without them a Trace holds less to judge, and the rows' checked counts differ).
 Usage: .venv/bin/python bench/campaign_levers.py [--histories N] [--rounds N]
 """
 from __future__ import annotations
@@ -66,11 +68,29 @@ def generator_unremembered() -> Iterator[None]:
         steps.simulate = was
 
 
+@contextmanager
+def unsampled() -> Iterator[None]:
+    """The campaign's Histories without periodic status samples (the generator's runs keep theirs)."""
+    was = campaign.generate
+
+    def generate(*args, **kwargs) -> dict:
+        history = was(*args, **kwargs)
+        history["header"]["sample_every_us"] = 0
+        return history
+
+    campaign.generate = generate
+    try:
+        yield
+    finally:
+        campaign.generate = was
+
+
 # each lever, and how the work runs without it
 LEVERS: dict[str, Callable[[], ContextManager[None]]] = {
     "kinds index": every_property,
     "remembered runs and judged Traces": nothing_remembered,
     "the generator's runs remembered": generator_unremembered,
+    "periodic status samples (a bound, not a lever)": unsampled,
 }
 
 
