@@ -100,6 +100,16 @@ class DelayIndex:
             q = queries.last_before(q["_line"])
         return None if q is None else q.get("clock_diff_with_master")
 
+    def measured_due(self, node: str, source: str, when: int, delay: int, line: int, read: int) -> int | None:
+        """True time at which a replica that read an event stamped `when` (whole seconds) at `read`
+        ends its delay as a server counts it: when + clock_diff_with_master + delay on its own clock,
+        as it stood at the read (a clock step after the connect moves the end); None where the
+        trace shows no clock query (the replica compensates exactly)."""
+        est = self.estimate({"node": node, "source": source, "_line": line, "read": read})
+        if est is None:
+            return None
+        return (when + est + delay) * US - self.v.offset_at(node, read) - self.v.header.get("epoch_us", 0)
+
     def _counted(self, a: dict, when: int) -> int:
         """A timestamp plus the measured clock difference, on the replica's clock as it stood when
         the SQL thread read the event (its timed wait, set then, is not moved by a later step)."""

@@ -381,7 +381,10 @@ def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
 
 @checks("WL3464.DELAY", needs=("relay",))
 def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
-    """A delayed replica stops at an incident no earlier than the incident's timestamp plus the delay."""
+    """A delayed replica stops at an incident no earlier than the incident's timestamp plus the delay,
+    counted as the server counts it where the trace shows its clock query: with the clock difference
+    it measured at its connect, on its own clock, which a clock step since moves (delay_timing's
+    measured_due; MariaDB sql/slave.cc sql_delay_event: when + clock_diff_with_master + sql_delay)."""
     ix = index(v)
     dx = delay_properties.index(v)
     epoch = v.header.get("epoch_us", 0)
@@ -393,7 +396,9 @@ def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
         origin = next(iter(ix.by_origin.get((r["server_id"], r["when"], r.get("message")), ())), None)
         if origin is None:
             continue
-        due = r["when"] * US - v.offset_at(origin["node"], origin["t"], origin["_line"]) - epoch + delay * US
+        due = dx.measured_due(r["node"], r["source"], r["when"], delay, stop["_line"], stop["t"])
+        if due is None:
+            due = r["when"] * US - v.offset_at(origin["node"], origin["t"], origin["_line"]) - epoch + delay * US
         check.judge(stop["t"] + v.resolution_us >= due, f"{r['node']} stopped at the incident at {seconds(stop['t'])}, due at {seconds(due)}", r, stop)
 
 

@@ -118,8 +118,10 @@ def _delays(v: TraceView, node: str, conn: str, obs: list[dict]) -> list[tuple[i
 @checks("MULTISOURCE.DELAY")
 def own_delay(v: TraceView, check: Check) -> None:
     """Each connection's MASTER_DELAY holds its own groups: a group a connection applies begins no
-    earlier than its event timestamp plus that connection's delay. Judged where no clock is offset
-    or stepped (the timestamp is then true time)."""
+    earlier than its event timestamp (WL#7318: its immediate master's commit timestamp) plus that connection's delay. Judged where no clock is offset
+    or stepped (the timestamp is then true time), and only under a delay: with MASTER_DELAY 0 nothing
+    waits, not even a group stamped ahead of the clock by SET TIMESTAMP (sql/slave.cc,
+    sql_delay_event: the wait is computed `if (sql_delay)` only)."""
     if v.kind("clock_step") or any(n.get("clock_offset_us") for n in v.nodes.values()):
         return
     epoch = v.header.get("epoch_us", 0)  # a Trace header always has it
@@ -132,7 +134,12 @@ def own_delay(v: TraceView, check: Check) -> None:
                 if o["kind"] != "apply" or o.get("idx") != 0 or o.get("trx") is None or not o.get("when"):
                     continue
                 delay = delays[bisect.bisect_left(lines, o["_line"]) - 1][1]
-                due = o["when"] * US - epoch + delay * US
+                if not delay:
+                    continue
+                # WL#7318's servers count from the immediate master's commit timestamp, not the event's
+                # (MySQL sql/rpl_replica.cc, sql_delay_event): a SET TIMESTAMP ahead does not move it
+                wl7318 = v.nodes.get(node, {}).get("delay_rule") == "wl7318" and o.get("ict")
+                due = (o["ict"] // US if wl7318 else o["when"]) * US - epoch + delay * US
                 begin = begin_of(o)  # a real server's apply: when it began is not observed, its row's sample is
                 check.judge(begin + v.resolution_us >= due,
                             lambda: f"{node} connection {conn!r} began {o['gtid']} at {seconds(begin)}, before {seconds(due)} "

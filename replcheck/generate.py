@@ -73,8 +73,14 @@ from replcheck.model.steps import Builder, Family, Step, composed, families
 # ahead of the master's clock; parallel's kill_out_of_order kills the replica while its workers hold
 # groups out of order. The delay, semisync, groupid and parallel families' Histories changed; the
 # others' did not.
+# Version 14 gives every family the operator vocabulary where it makes sense (replcheck.model.steps.vocabulary,
+# after the family's own steps): commits of every statement kind, BINLOG statements, SET GLOBAL of the
+# replication variables a DBA toggles (while the threads run, or with them stopped), CHANGE MASTER TO
+# MASTER_DELAY, FLUSH RELAY LOGS, clock steps, and clean or unclean stops whose restart may change the
+# server's configuration (restart variables, --log-slave-updates); multisource also FLUSH LOGS. Every
+# family's Histories changed (a step's share of the draw changed with the steps added).
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/13"
+GENERATOR = "replcheck.generate/14"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)

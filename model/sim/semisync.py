@@ -144,7 +144,7 @@ class SemiSync(Feature):
     @staticmethod
     def _ack_arrives(ch: Channel, gen: int, source: Node, pos: tuple[str, int]) -> None:
         if gen == ch.io_gen and source.up and ch.source is source:
-            source.semisync.ack(ch.node.id, pos)
+            source.semisync.ack(ch.node.id, pos, ch.connection)
 
     def on_dump_start(self, ch: Channel, by: str) -> None:
         held = ch.held.get(ch.source.id)
@@ -154,7 +154,7 @@ class SemiSync(Feature):
             # GTID the dump starts at the head of a binlog, which acknowledges nothing (MariaDB logs
             # "pos(bin.000001, 4)" at such a reconnect; measured on 10.11, ss-lost-ack-reconnect).
             last = ch.relay[held[-1]]
-            ch.source.semisync.ack(ch.node.id, (last.master_file, last.master_end))
+            ch.source.semisync.ack(ch.node.id, (last.master_file, last.master_end), ch.connection)
 
     @staticmethod
     def op_lose_acks(node: Node, op: dict) -> None:

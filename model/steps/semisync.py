@@ -6,6 +6,7 @@ partial copy may meet its full copy from the new primary."""
 from __future__ import annotations
 
 from . import MS, US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step
+from . import vocabulary as VO
 from .partial import CUT_IO
 
 
@@ -205,6 +206,8 @@ FAMILY = Family("semisync", topology, (
     Step("set_wait_for_slave_count", 1, set_wait_for_slave_count), Step("timeout_then_catch_up", 1, timeout_then_catch_up),
     Step("shutdown_and_restart", 1, shutdown_and_restart, not_failed_over),
     Step("crash_and_failover", 1, crash_and_failover, not_failed_over),
-    Step("restart_as_replica", 1, restart_as_replica, crashed_primary_down), CUT_IO),
+    Step("restart_as_replica", 1, restart_as_replica, crashed_primary_down), CUT_IO,
+    # not stop_server: the family's own shutdown, crash and failover keep its state (who is primary, who is down)
+    VO.step("commit_any_kind", "binlog_statement", "set_runtime", "master_delay", "flush_relay_logs", "clock_step", "on_the_primary")),
     tail_us=TAIL_US,
     features=("semisync", "delay", "partial"))
