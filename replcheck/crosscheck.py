@@ -30,6 +30,7 @@ from replcheck.spec.formats import US
 ASPECTS = ("apply", "commit", "visible", "read", "stmt", "data")
 APPLIER_VARIABLES = MARIADB_VARIABLES + MYSQL_VARIABLES
 # what two systems may differ in; `implementation`: a model, or the real server's version
+ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants", "implementation", "flavour")
 
 
@@ -55,6 +56,8 @@ class Facts:
     refused: frozenset[tuple[str, tuple]] = frozenset()  # (node, the errnos of its connects its source refused)
     gtid_asks: frozenset[tuple[str, str, int, str]] = frozenset()  # (node, source, when, gtid_pos) of each connect by a GTID position
     clock_steps: frozenset[str] = frozenset()  # nodes whose clock stepped
+    # (node, stmt subject) of each SET GLOBAL the server answered "unknown system variable" (1193), other than an applier setting
+    unknown_stmts: frozenset[tuple[str, str]] = frozenset()
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -69,7 +72,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     untils: list[tuple[str, int]] = []
     cuts: dict[str, list[tuple]] = {}
     appliers: dict[str, list[tuple]] = {}
-    applier_stmts = set()
+    applier_stmts, unknown_stmts = set(), set()
     refused: dict[str, list] = {}
     gtid_asks = set()
     clock_steps = set()
@@ -113,6 +116,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
             i = stmts[(node, o["op"])] = stmts.get((node, o["op"]), 0) + 1
             if o["op"] == "set_global" and o.get("variable") in APPLIER_VARIABLES:
                 applier_stmts.add((node, f"set_global #{i}"))
+            elif o["op"] == "set_global" and o.get("errno") == ER_UNKNOWN_SYSTEM_VARIABLE:  # the applier's: flavour.parallel-applier
+                unknown_stmts.add((node, f"set_global #{i}"))
             seqs.setdefault(("stmt", node), []).append((f"{o['op']} #{i}", (o.get("errno"), o.get("warning"))))
         elif k == "data":
             data[node] = o["counts"]
@@ -136,7 +141,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  commits, settings, observed, frozenset(restarts), frozenset(incidents),
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
-                 frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps))
+                 frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps),
+                 frozenset(unknown_stmts))
 
 
 @dataclass(frozen=True)
@@ -330,6 +336,20 @@ def applier_differs(ctx: Ctx) -> bool:
     return _here_or_upstream(ctx, lambda c, src: dict(c[0].appliers).get(c[3]) != dict(c[1].appliers).get(c[3]))
 
 
+def variable_unknown_differs(ctx: Ctx) -> bool:
+    """One server knows a variable the other does not (1193): the difference is a SET GLOBAL of it
+    (MariaDB's replicate_* filters and gtid_strict_mode, which MySQL sets otherwise or not at all),
+    or what it changed on the node or up its chain (a filter keeps out there what the other
+    replicates)."""
+    left, right, aspect, node, subject = ctx
+    if aspect == "stmt":
+        return ((node, subject) in left.unknown_stmts) != ((node, subject) in right.unknown_stmts)
+
+    def here(c: Ctx, src: str) -> bool:
+        return {s for n, s in c[0].unknown_stmts if n == c[3]} != {s for n, s in c[1].unknown_stmts if n == c[3]}
+    return _here_or_upstream(ctx, here)
+
+
 def connect_refused_differs(ctx: Ctx) -> bool:
     """The node's source refused its connect in one Trace and not in the other (or with another
     error), here or up the chain: MariaDB refuses a GTID position its binlog lacks where MySQL's
@@ -419,7 +439,7 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
-    restarted_as_replica, until_differs, applier_differs,
+    restarted_as_replica, until_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs)}
 
 
