@@ -149,12 +149,20 @@ def own_delay(v: TraceView, check: Check) -> None:
 @checks("MULTISOURCE.IGNORE_DUPLICATES.ONCE")
 def applied_once(v: TraceView, check: Check) -> None:
     """With gtid_ignore_duplicates a replica applies each GTID once, whichever of its connections
-    brings it first: no GTID is committed by two of its connections, nor twice by one."""
+    brings it first: no GTID is committed by two of its connections, nor twice by one. A group
+    rolled back after it was applied (a crash before its commit, a STOP of its worker) was not
+    committed: it is owed again, and applied again (MariaDB sql/rpl_parallel.cc and sql/slave.cc roll
+    back an uncommitted group; rpl_slave_state::check_duplicate_gtid lets the next one bring it)."""
     for node in _named(v):
         if not v.nodes.get(node, {}).get("variables", {}).get("gtid_ignore_duplicates"):
             continue
         seen: dict[str, dict] = {}
-        for o in v.connected:
+        rollbacks = [o for o in v.kind("rollback") if o["node"] == node and o.get("gtid")]
+        for o in sorted(v.connected + rollbacks, key=lambda o: o["_line"]):
+            if o["kind"] == "rollback":
+                if o["node"] == node:
+                    seen.pop(o["gtid"], None)
+                continue
             if o["node"] != node or o["kind"] != "apply" or not o.get("last") or o.get("trx") is None or not o.get("gtid"):
                 continue
             first = seen.get(o["gtid"])

@@ -82,6 +82,22 @@ def test_ignore_duplicates_skips_what_another_connection_applied(kit):
     assert kit.verdict("MULTISOURCE.IGNORE_DUPLICATES.ONCE", tr).status == PASS
 
 
+def test_a_group_rolled_back_by_a_crash_is_applied_again_by_its_connection(kit):
+    """t4 is applied by one connection's parallel worker and rolled back when D crashes before its
+    commit; after the restart it is applied again, once: not a duplicate. Without the rollback the
+    same two applies are."""
+    h = kit.history(DIAMOND)
+    h["header"]["topology"]["nodes"][3]["variables"]["slave_parallel_threads"] = 4
+    h["ops"] += [{"at": 4000000, "node": "A", "op": "trx", "trx": "t4", "statements": [{"replica_cost_us": 400000}]},
+                 {"at": 4600000, "node": "D", "op": "crash"}, {"at": 5000000, "node": "D", "op": "restart"}]
+    tr = kit.run(MDB, h)
+    rollback = tr.first("rollback", node="D", trx="t4", reason="crash")
+    assert len(tr.all("apply", node="D", trx="t4", last=True)) == 2 and tr.all("data", node="D")[-1]["counts"]["t4"] == 1
+    assert kit.verdict("MULTISOURCE.IGNORE_DUPLICATES.ONCE", tr).status == PASS
+    tr.drop(rollback)
+    assert "D applied 1-1-4 twice" in kit.verdict("MULTISOURCE.IGNORE_DUPLICATES.ONCE", tr).witnesses[0].message
+
+
 def test_without_ignore_duplicates_mariadb_applies_both_copies(kit):
     h = kit.history(DIAMOND)
     del h["header"]["topology"]["nodes"][3]["variables"]["gtid_ignore_duplicates"]
