@@ -99,6 +99,21 @@ def test_a_group_committed_twice_across_the_crash(kit):
     assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "B commits t2 2 times across its crash")
 
 
+def test_a_transaction_of_two_myisam_statements_is_two_groups_each_committed_once(kit):
+    """t2 of two MyISAM statements: its source writes each as a group of its own (two GTIDs of one
+    trx), committed once each across the crash; a third copy is one too many."""
+    h = kit.history(GAPS)
+    t2 = next(o for o in h["ops"] if o.get("trx") == "t2")
+    t2.update(engine="myisam", statements=[{"duration_us": 1000, "replica_cost_us": 0}] * 2)
+    tr = kit.run(MYSQL, h)
+    copies = tr.all("visible", node="B", trx="t2")
+    assert len(copies) == 2
+    assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
+    tr.insert_before(copies[-1], dict(copies[-1]))
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None,
+                   "B commits t2 3 times across its crash (its source wrote 2 groups of it)")
+
+
 @pytest.mark.parametrize("requirement,history,system,witness", [
     ("PARALLEL.COMMIT.ORDER", ORDER, "mutant:commit-order-lost", "B commits t2 after t3, though"),
     ("PARALLEL.SBM.PENDING", SBM, "mutant:caught-up-with-workers-busy", "shows Seconds_Behind_Master 0 but its workers"),
