@@ -99,6 +99,33 @@ def test_a_group_committed_twice_across_the_crash(kit):
     assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "B commits t2 2 times across its crash")
 
 
+def test_the_lag_counts_with_the_clock_difference_measured_at_the_connect(kit):
+    """A's clock steps back an hour after B connected: MariaDB's lag is time(0) -
+    last_master_timestamp - clock_diff_with_master as measured at that connect, an hour more than
+    the true lag until B connects again. Judged with the step; a trace without it is a violation."""
+    h = kit.history(IDLE)
+    h["ops"].insert(1, {"at": 3 * US, "op": "clock_step", "node": "A", "delta_us": -3600 * US})
+    tr = kit.run(MARIADB, h)
+    assert tr.first("status", node="B", t=6 * US)["Seconds_Behind_Master"] == 3601
+    v = kit.verdict("PARALLEL.SBM.VALUE", tr)
+    assert v.status == PASS and v.checked
+    tr.drop(tr.first("clock_step", node="A"))
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, None, "B at 5.5 s shows Seconds_Behind_Master 3600")
+
+
+def test_a_refused_change_master_leaves_the_lag_counted_as_before(kit):
+    """CHANGE MASTER refused while B's slave runs (1198) changes nothing: the lag still counts from
+    the group read after idling. Taken, it would start the count again."""
+    h = kit.history(IDLE)
+    h["ops"].append({"at": 6 * US, "op": "change_master", "node": "B", "delay": 1})
+    tr = kit.run(MARIADB, h)
+    change = tr.first("stmt", node="B", op="change_master")
+    assert change["errno"] == 1198 and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag = tr.first("status", node="B", t=7 * US)
+    lag["Seconds_Behind_Master"] += 2
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 7 s shows Seconds_Behind_Master")
+
+
 def test_a_transaction_of_two_myisam_statements_is_two_groups_each_committed_once(kit):
     """t2 of two MyISAM statements: its source writes each as a group of its own (two GTIDs of one
     trx), committed once each across the crash; a third copy is one too many."""
