@@ -359,10 +359,15 @@ def _lag_floors(v: TraceView, node: str):
         kind, trx = o["kind"], o.get("trx")
         if kind in ("restart", "crash", "restore", "sql_stop", "parallel") or (
                 kind == "stmt" and o["op"] in ("change_master", "reset_slave") and o.get("errno") is None):
-            # (a refused statement changes nothing; a read in the same instant comes after a start:
-            # the master's format description read as the SQL thread starts takes the timestamp,
-            # where at a commit's instant it may not)
-            queued, done, idle_since = [], set(), o["t"] - 1
+            queued, done, idle_since = [], set(), o["t"]  # (a refused statement changes nothing)
+            yield o["_line"], None
+        elif kind == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
+            # the master's format description (MariaDB counts it, slave.cc event_can_update_last_master_timestamp;
+            # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
+            # start, and it may put the timestamp back: no floor until a commit gives one
+            read = o["t"] if o.get("read") is None else o["read"]
+            if not queued and idle_since is not None and idle_since <= read:
+                idle_since = None
             yield o["_line"], None
         elif kind == "apply" and o.get("when"):
             if trx is not None and o.get("idx") == 0:

@@ -113,6 +113,22 @@ def test_the_lag_counts_with_the_clock_difference_measured_at_the_connect(kit):
     assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, None, "B at 5.5 s shows Seconds_Behind_Master 3600")
 
 
+def test_the_masters_format_description_read_at_a_start_leaves_no_floor(kit):
+    """Seed 800000, History 11 of generator 14 (kept as a file): B restarts after A's clock stepped
+    an hour ahead; the SQL thread reads A's format description (written at the binlog's start, an
+    hour before by A's clock) as it starts, and MariaDB counts it: the lag shows 3612 until t1's
+    commit. The property takes no floor from t1's read after it; read with no format description
+    since the start, t1 gives one, and the same lag is a violation."""
+    tr = kit.run(MARIADB, json.loads((Path(__file__).parent / "histories" / "gen14-parallel-800000-11.json").read_text()))
+    lag = tr.first("status", node="B", t=11_500_000)
+    assert lag["Seconds_Behind_Master"] == 3612
+    assert kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    restart = tr.all("restart", node="B")[-1]
+    for fde in [o for o in tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT") if tr.index(o) > tr.index(restart)]:
+        tr.drop(fde)
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 11.5 s shows Seconds_Behind_Master 3612")
+
+
 def test_a_refused_change_master_leaves_the_lag_counted_as_before(kit):
     """CHANGE MASTER refused while B's slave runs (1198) changes nothing: the lag still counts from
     the group read after idling. Taken, it would start the count again."""
