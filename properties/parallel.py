@@ -364,11 +364,10 @@ def _lag_floors(v: TraceView, node: str):
         elif kind == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
             # the master's format description (MariaDB counts it, slave.cc event_can_update_last_master_timestamp;
             # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
-            # start, and it may put the timestamp back: no floor until a commit gives one
+            # start (a start left no floor), and the group read next gives none
             read = o["t"] if o.get("read") is None else o["read"]
             if not queued and idle_since is not None and idle_since <= read:
                 idle_since = None
-            yield o["_line"], None
         elif kind == "apply" and o.get("when"):
             if trx is not None and o.get("idx") == 0:
                 first[trx] = o
