@@ -99,6 +99,19 @@ def test_a_group_committed_twice_across_the_crash(kit):
     assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "B commits t2 2 times across its crash")
 
 
+def test_recovery_gaps_owes_only_what_the_source_binlogged(kit):
+    """Seed 358651, History 33 of generator 14's domains family (kept as a file): R replicates M, and
+    B, its sibling, commits t1 of its own; R restarts with workers after a crash. t1 was never R's
+    to apply. Had M binlogged it ahead of what R holds, it would be owed."""
+    history = json.loads((Path(__file__).parent / "histories" / "gen14-domains-358651-33.json").read_text())
+    tr = kit.run(MARIADB, history)
+    assert not tr.all("visible", node="R", trx="t1") and kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
+    first = tr.first("binlog", node="M", trx="t2")
+    for o in tr.all("binlog", node="B", trx="t1"):
+        tr.insert_before(first, {**o, "node": "M", "file": first["file"], "end": first["end"] - 1})
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "R crashed holding groups past t1, and never commits it")
+
+
 def test_the_lag_counts_with_the_clock_difference_measured_at_the_connect(kit):
     """A's clock steps back an hour after B connected: MariaDB's lag is time(0) -
     last_master_timestamp - clock_diff_with_master as measured at that connect, an hour more than
