@@ -31,16 +31,24 @@ def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
     return v.memo("parallel.order", build)
 
 
+def _origins(v: TraceView) -> dict[str, str]:
+    """trx -> the server that binlogged it first, whose binlog _binlog_order's positions are in."""
+    def build() -> dict:
+        out: dict = {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("last"):
+                out.setdefault(o["trx"], o["node"])
+        return out
+    return v.memo("parallel.origins", build)
+
+
 def _groups(v: TraceView) -> Counter:
     """trx -> how many groups its source wrote of it: one, or one per statement of a transaction of
     non-transactional statements (each MyISAM statement is its own group, with its own GTID)."""
     def build() -> Counter:
-        order, out = _binlog_order(v), Counter()
-        origin = {}
-        for o in v.kind("binlog"):
-            if o.get("trx") in order and o.get("last") and origin.setdefault(o["trx"], o["node"]) == o["node"]:
-                out[o["trx"]] += 1
-        return out
+        origin = _origins(v)
+        return Counter(o["trx"] for o in v.kind("binlog") if o.get("last") and o.get("trx") is not None
+                       and origin.get(o["trx"]) == o["node"])
     return v.memo("parallel.groups", build)
 
 
@@ -82,21 +90,24 @@ def _domain(o: dict) -> int:
 def commits_in_binlog_order(v: TraceView, check: Check) -> None:
     """Where commit order is kept, no group of a domain becomes visible after one its source wrote
     later (commits seen at the same instant are not ordered by the trace)."""
-    order = _binlog_order(v)
+    order, origin = _binlog_order(v), _origins(v)
     for node in _parallel_nodes(v):
         for p, commits in _runs(v, node):
             if not p.get("preserve_commit_order"):
                 continue
-            latest: dict[int, dict] = {}  # per domain, the commit the source wrote last among those seen
+            # per domain of each origin, the commit the source wrote last among those seen: two
+            # servers' binlog positions do not order their groups (after a failover, the old
+            # primary's groups and the new one's)
+            latest: dict[tuple, dict] = {}
             for c in commits:
                 d = _domain(c)
-                prev = latest.get(d)
+                prev = latest.get((origin.get(c["trx"]), d))
                 if prev is not None:
                     check.judge(order[prev["trx"]][:2] < order[c["trx"]][:2] or prev["t"] == c["t"],
                                 f"{node} commits {c['trx']} after {prev['trx']}, though its source wrote {prev['trx']} after it "
                                 f"(domain {d})", prev, c)
                 if prev is None or order[c["trx"]][:2] > order[prev["trx"]][:2]:
-                    latest[d] = c
+                    latest[(origin.get(c["trx"]), d)] = c
 
 
 @checks("PARALLEL.SBM.PENDING", kinds=("parallel",))

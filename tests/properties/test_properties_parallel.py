@@ -99,6 +99,18 @@ def test_a_group_committed_twice_across_the_crash(kit):
     assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "B commits t2 2 times across its crash")
 
 
+def test_commit_order_compares_the_groups_of_one_origin(kit):
+    """Seed 810024, History 3 of generator 14's semisync family (kept as a file): C, with workers,
+    commits A's t1, then after the failover to B, B's t3; positions in A's binlog and in B's do not
+    order them. Had A written t3 there, ahead of t1, C committing it after t1 would break the order."""
+    history = json.loads((Path(__file__).parent / "histories" / "gen14-semisync-810024-3.json").read_text())
+    tr = kit.run(MARIADB, history)
+    assert kit.verdict("PARALLEL.COMMIT.ORDER", tr).status == NOT_EXERCISED  # no pair of one origin to order
+    for o in tr.all("binlog", node="B", trx="t3"):
+        o["node"] = "A"
+    assert_witness(kit.verdict("PARALLEL.COMMIT.ORDER", tr), tr, None, "C commits t3 after t1, though its source wrote t1 after it")
+
+
 def test_recovery_gaps_owes_only_what_the_source_binlogged(kit):
     """Seed 358651, History 33 of generator 14's domains family (kept as a file): R replicates M, and
     B, its sibling, commits t1 of its own; R restarts with workers after a crash. t1 was never R's
