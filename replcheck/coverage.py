@@ -1,4 +1,4 @@
-"""Requirement coverage as a number (issue #20): per requirement, how many Histories exercised it
+"""Requirement coverage as a number: per requirement, how many Histories exercised it
 (some system gave `pass` or `violated`, not `not_exercised`), and for a requirement whose check has
 distinct conditions (the catalogue's `conditions`, which its property reports reaching), how many
 Histories reached each.

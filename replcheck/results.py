@@ -132,9 +132,13 @@ def excused(j: Judgement, base: Judgement | None = None) -> dict[str, str]:
 
 def caught(mutant: Judgement, base: Judgement | None) -> tuple[str, ...]:
     """The requirements that catch a mutant on this History, the one definition of a kill: its
-    kills that it violates, excused by nothing (its base model, on the same History, holds them)."""
-    gone = excused(mutant, base)
-    return tuple(r for r in mutant.declares.kills if mutant.violated(r) and r not in gone)
+    kills that it violates where its base model, on the same History, holds them (the anti-join). A
+    violation the base declares is a catch too where the base holds it here: the declaration says
+    the base may break it in some Histories, and on this one only the mutant's change does."""
+    if base is None:
+        gone = excused(mutant)
+        return tuple(r for r in mutant.declares.kills if mutant.violated(r) and r not in gone)
+    return tuple(r for r in mutant.declares.kills if mutant.violated(r) and not base.violated(r))
 
 
 def search_failures(j: Judgement, base: Callable[[Sequence[str]], Judgement] | None = None) -> tuple[core.Verdict, ...]:
@@ -143,10 +147,12 @@ def search_failures(j: Judgement, base: Callable[[Sequence[str]], Judgement] | N
     that its base model holds on the same History: the anti-join, on every requirement judged,
     not only the mutant's kills (a bug may show first in another feature's requirement). The base
     is judged only when there is such a violation, and only on those: most steps catch nothing."""
-    if base is None or not j.findings:
+    if base is None:
         return j.findings
-    on_base = base([v.requirement for v in j.findings])
-    return tuple(v for v in j.findings if not on_base.violated(v.requirement))
+    if not j.violations:  # declared ones too: the anti-join, as `caught`
+        return ()
+    on_base = base([v.requirement for v in j.violations])
+    return tuple(v for v in j.violations if not on_base.violated(v.requirement))
 
 
 # -- rows -----------------------------------------------------------------------------------------

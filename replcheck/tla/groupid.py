@@ -52,7 +52,7 @@ AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG = "recovery_after_new_binlog", "recovery_bef
 # A process crash inside the binlog write (a torn group: recovery truncates it and rolls the
 # prepared transaction back, as a crash before the write) or before its sync (the page cache keeps
 # the written group: as after the write); a machine crash there loses what was not synced, binlog
-# durability's subject (#16), not in the spec's vocabulary
+# durability's subject (DURABLE.*), not in the spec's vocabulary
 INSIDE_BINLOG_WRITE, BEFORE_BINLOG_SYNC = "inside_binlog_write", "before_binlog_sync"
 WRITTEN = (AFTER_BINLOG_WRITE, BEFORE_BINLOG_SYNC)  # the group is in the binlog when the crash comes
 POINTS = {None, BEFORE_BINLOG_WRITE, AFTER_BINLOG_WRITE, AFTER_ENGINE_COMMIT, AFTER_NEW_BINLOG, BEFORE_NEW_BINLOG,

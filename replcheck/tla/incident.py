@@ -112,9 +112,9 @@ def abstract(trace, history: dict | None = None, pair: tuple[str, str | None] | 
         elif node == replica and kind == "sql_stop":
             scope, beyond = f"up to trace line {line}: {replica}'s SQL thread stopped for another reason than an incident", VOCABULARY
             break
-        elif node == replica and kind == "skip" and o["type"] == "INCIDENT_EVENT":
+        elif node == replica and kind == "skip" and o.get("type") == "INCIDENT_EVENT":
             step(line, "Skip", f"{replica} skipped the incident (sql_slave_skip_counter)")
-        elif node == replica and kind == "skip" and o["reason"] == "sql_slave_skip_counter" and o["trx"] in change \
+        elif node == replica and kind == "skip" and o.get("reason") == "sql_slave_skip_counter" and o.get("trx") in change \
                 and o["trx"] not in applied:
             applied.add(o["trx"])
             step(line, "SkipGroup", f"{replica} skipped {o['trx']} (sql_slave_skip_counter)", c=change[o["trx"]])

@@ -1,4 +1,4 @@
-"""The bad-input fuzzer of issue #15: structured mutations of real inputs, each run in-process
+"""The bad-input fuzzer: structured mutations of real inputs, each run in-process
 through `replcheck.cli.main` and classified against the tool's promise for bad input.
 
 Inputs. Every target starts from real, valid inputs (the embedded Histories and the corpus, Traces

@@ -1,4 +1,4 @@
-"""Correct accounting of mutants (issue #20): a mutant counts as found on a History only by a `kills`
+"""Correct accounting of mutants: a mutant counts as found on a History only by a `kills`
 requirement its base model holds on that same History. Each test gives the mutant a base that
 shows the same bug (it runs the mutant's code under the base's name and declarations): every path
 that counts mutants (the judge's `caught`, a campaign row, a state machine's search) must then
@@ -95,3 +95,14 @@ def test_a_state_machine_on_a_mutant_fails_on_what_its_base_holds_whichever_requ
     machine = machine_on(mutant, base, history)
     with pytest.raises(AssertionError, match=r"^WL344\.CHAIN\.IMMEDIATE: "):
         machine.properties_hold()
+
+
+def test_a_violation_its_base_declares_is_a_catch_where_the_base_holds_it():
+    # WL3464.HOLD is declared on model:mariadb-10.11 (a parallel stop with several domains rewinds);
+    # on this History the base holds it and only the mutant's stale position at the Rotate breaks it
+    mutant = systems.get("mutant:parallel-exec-pos-not-at-rotate")
+    history = io.load_history(REPO / "spec" / "histories" / "hist-parallel-exec-pos-not-at-rotate.jsonl")
+    j, base = judge(mutant, history), judge(systems.get(mutant.declares.base), history)
+    assert "WL3464.HOLD" in mutant.declares.expected_violations and not base.violated("WL3464.HOLD")
+    assert caught(j, base) == ("WL3464.HOLD",)
+    assert caught(j, judge(BuggyBase(base.system, "model", mutant.declares, mutant), history)) == ()

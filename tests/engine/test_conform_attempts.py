@@ -1,4 +1,4 @@
-"""Attempts (#14): a conformance run with an inconclusive verdict runs again at a larger time
+"""Attempts: a conformance run with an inconclusive verdict runs again at a larger time
 scale, and each verdict is one run's own. No server and no clock: the reference model stands in
 for MariaDB's harness, and what load does to a run (a precondition not observed, a coarse
 sample, a violation) is injected per time scale."""

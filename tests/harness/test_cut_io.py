@@ -1,4 +1,4 @@
-"""cut_io on a real MariaDB (issue #16 mechanism 1): the channel's relay cuts the binlog stream
+"""cut_io on a real MariaDB (a connection cut inside a group): the channel's relay cuts the binlog stream
 between two events of a group, and the relay log really holds the partial copy (read with
 mariadb-binlog, as the runner reads it), which the IO thread completes when it comes back. The
 conformance scenarios of the same names; skipped when there is no server."""

@@ -153,8 +153,8 @@ def _tz_for_local_hour(hour: int) -> str:
 def test_lost_acks_on_a_real_server(server, short_tmp, monkeypatch, local_hour):
     """lose_acks: the relay drops B's next ack, so the commit waits out the timeout; the acks that
     pass are observed, and the header says how. The servers run at 03:xx and 15:xx local time (TZ):
-    MariaDB space-pads an hour before 10 in its error log, whose lines the runner once missed
-    (issue #14 item 1); the log-based verdicts must not depend on the hour."""
+    MariaDB space-pads an hour before 10 in its error log, whose lines the runner once missed;
+    the log-based verdicts must not depend on the hour."""
     monkeypatch.setenv("TZ", _tz_for_local_hour(local_hour))  # the servers inherit it (Cluster's env)
     load_features()
     h = _history([{"at": 100_000, "op": "lose_acks", "node": "B", "count": 1},

@@ -1,5 +1,5 @@
 """Scenario preconditions (properties/preconditions.py): each kind on a trace that shows it and one
-that does not; the three runs of issue #14 that were judged as if they had happened; what an
+that does not; three conformance runs that were judged as if they had happened; what an
 unmet precondition does to the verdicts of the requirements a scenario exercises."""
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ FAST = [(semisync, "model:wl7318", h) for h in ("ss-shutdown", "ss-counters", "s
        [(delay, s, h) for s in ("model:wl344", "model:wl7318") for h in ("d1-stop-start-dml", "chain-hop-lag")] + \
        [(incident, "model:wl7318", h) for h in ("inc-gaps", "inc-cache-overflow", "inc-rpl-incident")] + \
        [(groupid, "model:groupid", h) for h in ("gg-crash-binlog-commit", "gg-crash-engine-rli", "gg-failover")]
-# Histories whose traces the specs' vocabulary takes whole only since issue #19's extension: each
+# Histories whose traces the specs' vocabulary takes whole only since the vocabulary's extension: each
 # with the action it needs (CHANGE MASTER TO MASTER_DELAY; STOP and START SLAVE of the SQL thread;
 # a skip counter above 1 that skips a group; the DBA's CHANGE MASTER after a halt; an incident
 # on a delayed replica, stopped and skipped; a transaction the skip counter passes on a delayed
