@@ -93,12 +93,8 @@ class DelayIndex:
         """The clock difference the replica measured with the apply's source at its IO thread's last
         connect before it (clock_diff_with_master, whole seconds), where the trace shows the clock
         query (a real server's, a server flavour model's); None where the replica compensates exactly."""
-        queries = self.v.memo(("delay.clock_queries", a["node"]), lambda: self.v.of_node(a["node"], "clock_query"))
         read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
-        q = queries.last_before(a["_line"])
-        while q is not None and (q.get("source") != a.get("source") or q["t"] > read):
-            q = queries.last_before(q["_line"])
-        return None if q is None else q.get("clock_diff_with_master")
+        return measured_difference(self.v, a["node"], a.get("source"), a["_line"], read)
 
     def measured_due(self, node: str, source: str, when: int, delay: int, line: int, read: int) -> int | None:
         """True time at which a replica that read an event stamped `when` (whole seconds) at `read`
@@ -304,6 +300,23 @@ def _group_end_places(v: TraceView, node: str) -> dict[str, list[tuple[str, int]
         if o["node"] == node and _group(o) and o.get("last"):
             ends.setdefault(_group(o), []).append((o["file"], o["pos"]))
     return ends
+
+
+def measured_difference(v: TraceView, node: str, source: str | None, line: int, until_t: int | None = None) -> int | None:
+    """clock_diff_with_master of the replica's channel that relayed an event from `source`, as its IO
+    thread measured it at its last connect before the line (and at or before `until_t`); None where
+    the trace shows no clock query (the replica compensates exactly). One channel keeps one value
+    (Master_info's), measured again at each connect to whatever source it then has: after a failover
+    the SQL thread counts the old primary's relayed events by the new primary's difference
+    (sql_delay_event: `ev->when + rli->mi->clock_diff_with_master + sql_delay`, MariaDB sql/slave.cc,
+    MySQL sql/rpl_replica.cc). Only named connections (multi-source) keep one each, told apart by source."""
+    queries = v.memo(("delay.clock_queries", node), lambda: v.of_node(node, "clock_query"))
+    named = any(replica == node for replica, _ in v.connections)
+    q = queries.last_before(line)
+    while q is not None and ((named and source is not None and q.get("source") != source)
+                             or (until_t is not None and q["t"] > until_t)):
+        q = queries.last_before(q["_line"])
+    return None if q is None else q.get("clock_diff_with_master")
 
 
 def skipped_places(o: dict) -> list[tuple[str, int]]:

@@ -115,7 +115,9 @@ class SemiSync(Feature):
         if M.ACK_FILTERED in self.mutants or self.mech.semisync_waits_unsent:
             return False
         semi = [r.node for r in node.replicas if r.node.variables.get(SLAVE_ENABLED)]
-        return bool(semi) and not any(FL.sent(r.variables, skip) for r in semi)
+        # the filter a replica runs with (node.runtime): a SET GLOBAL while its threads are stopped
+        # is what its next connection asks the master for, and that connection acks what it is sent
+        return bool(semi) and not any(FL.sent(r.runtime, skip) for r in semi)
 
     # -- the replica's connection and replies -----------------------------------------------------
     def on_connect(self, ch: Channel) -> None:
