@@ -168,7 +168,7 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         # Until the DBA stops the slave, it crashes, or a cut stops its IO thread: after that the IO
         # thread is theirs to stop.
         io_ends = v.memo(("incident.io_ends", stop["node"]), lambda: timed(
-            o for o in v.of_node(stop["node"], "crash", "stmt", "io_cut") if ends_io(o)))
+            o for o in v.of_node(stop["node"], "crash", "stmt", "io_cut", "error") if ends_io(o)))
         hi = min(hi, next((key(o) for o in io_ends.after(lo)), hi))
         s = next(v.timed(stop["node"], "status").after(lo), None)
         if s is not None and key(s) < hi:

@@ -52,7 +52,10 @@ def resumes(o: dict) -> bool:
 
 
 def ends_io(o: dict) -> bool:
-    return o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave") or (o["kind"] == "io_cut" and o.get("then") == "stop")
+    """A crash, STOP SLAVE, a cut that stops the IO thread, or an error the IO thread stops at (a
+    fatal error from its master, 1236: its binlog purged; MariaDB sql/slave.cc handle_slave_io)."""
+    return o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave") or (o["kind"] == "io_cut" and o.get("then") == "stop") \
+        or (o["kind"] == "error" and o.get("thread") == "io")
 
 
 class IncidentIndex:
