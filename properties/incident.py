@@ -15,6 +15,7 @@ from typing import NamedTuple
 from replcheck.spec.formats import US
 
 from . import delay as delay_properties
+from .delay_timing import read_triggers
 from . import incident_diskfull, incident_source  # noqa: F401  (its parts: the source's side, a full disk)
 from .core import Check, Seq, TraceView, checks, seconds
 from .incident_index import ends_io, index, index_by, key, resumes, timed
@@ -384,11 +385,7 @@ def _read_at(v: TraceView, r: dict, stop: dict) -> int:
     last start and after its last apply before the stop. The wait it then began counts by the clock
     difference measured by then: sql_delay_event sets its sleep once, at the read (MariaDB sql/slave.cc),
     so a reconnect's new clock_diff_with_master during the wait does not move it."""
-    starts = v.memo(("incident.sql_starts", r["node"]), lambda: Seq((
-        o for o in v.of_node(r["node"], "stmt", "restart", "restore", "apply") if o["kind"] != "stmt" or (
-            o["op"] == "start_slave" and o.get("errno") is None and not o.get("warning") and o.get("thread") in (None, "sql"))),
-        lambda o: o["_line"]))
-    last = starts.last_before(stop["_line"])
+    last = read_triggers(v, r["node"]).last_before(stop["_line"])
     return max(r["t"], last["t"] if last is not None else 0)
 
 
