@@ -361,6 +361,12 @@ class Applier(Component):
             ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
             group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
             self.source.write_binlog(node, group)
+        elif node.log_bin and self.mech.gtid_seq_follows_domain:
+            # Not binlogged, the GTID still bumps the domain's counter: the server's own next GTIDs
+            # there follow it (MariaDB rpl_gtid.cc, rpl_binlog_state::bump_seq_no_if_needed: "a new
+            # GTID that will not be binlogged (eg. slave thread with --log-slave-updates=0)"), which
+            # a replica connecting at this position after a failover relies on (check_slave_start_position)
+            node.gtid_seq[domain] = max(node.gtid_seq.get(domain, 0), seq)
 
     def _skip_group(self, ch: Channel, filtered: str = "", reason: str = "gtid already executed") -> bool:
         """Skip a group whose GTID this server already executed, or whose events a filter ignores
