@@ -390,6 +390,9 @@ def _lag_floors(v: TraceView, node: str):
             if not queued and idle_since is not None and idle_since < read:
                 idle_since = None  # a read in the same instant as the last commit may precede it
                 if trx is not None and o.get("idx") == 0 and (w := written_us(v, o)) is not None:
+                    # the read sets the timestamp, older than the last commit's or not (a long
+                    # transaction's GTID event carries its start): a new count, not a later floor
+                    yield o["_line"], None
                     yield o["_line"], w
             if trx is not None and o.get("last"):
                 queued.append(trx)
