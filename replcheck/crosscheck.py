@@ -58,6 +58,8 @@ class Facts:
     clock_steps: frozenset[str] = frozenset()  # nodes whose clock stepped
     # (node, stmt subject) of each SET GLOBAL the server answered "unknown system variable" (1193), other than an applier setting
     unknown_stmts: frozenset[tuple[str, str]] = frozenset()
+    # (node, when) of each stop of its SQL thread at an error (an incident it reached), in order
+    halts: tuple[tuple[str, int], ...] = ()
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -70,6 +72,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     untimed_applies = False
     restarts, incidents, as_replica = set(), set(), set()
     untils: list[tuple[str, int]] = []
+    halts: list[tuple[str, int]] = []
     cuts: dict[str, list[tuple]] = {}
     appliers: dict[str, list[tuple]] = {}
     applier_stmts, unknown_stmts = set(), set()
@@ -88,6 +91,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
             appliers.setdefault(node, []).append((o["workers"], o.get("mode"), o.get("preserve_commit_order")))
         if k == "sql_stop" and o.get("reason") == "until":
             untils.append((node, o["t"]))
+        if k == "sql_stop" and o.get("reason") == "error":
+            halts.append((node, o["t"]))
         if k == "io_cut" and o.get("then") == "stop":
             cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
@@ -142,7 +147,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
                  frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps),
-                 frozenset(unknown_stmts))
+                 frozenset(unknown_stmts), tuple(halts))
 
 
 @dataclass(frozen=True)
@@ -325,6 +330,15 @@ def until_differs(ctx: Ctx) -> bool:
     return [t for n, t in left.untils if n == node] != [t for n, t in right.untils if n == node]
 
 
+def halt_differs(ctx: Ctx) -> bool:
+    """The node's SQL thread stopped at an error (an incident it reached) at other times, or another
+    number of times: what it had executed by then came at other times under the other delay rule, so
+    a later STOP SLAVE finds it running in one Trace and already stopped in the other (1255), or a
+    START SLAVE the reverse (1254)."""
+    left, right, _, node, _ = ctx
+    return [t for n, t in left.halts if n == node] != [t for n, t in right.halts if n == node]
+
+
 def applier_differs(ctx: Ctx) -> bool:
     """The node's SQL thread ran with other applier settings in the two Traces (workers, mode,
     commit order: each server reads only its own variables), here or up the chain; or the
@@ -439,7 +453,7 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
-    restarted_as_replica, until_differs, applier_differs, variable_unknown_differs,
+    restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs)}
 
 
