@@ -15,6 +15,7 @@ from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
+from .delay_timing import index
 from .lag import GRANULARITY_US, SBM, connected, samples, with_workers, written_us
 from .recovery import applied_counts, sources_at_end
 
@@ -373,7 +374,7 @@ def _clocks_stepped_us(v: TraceView, node: str, s: dict, floor: int) -> int:
 
 
 def _lag_floors(v: TraceView, node: str):
-    """(line, written) in trace order: from that line on, last_master_timestamp is at least the
+    """(line, written, write time) in trace order: from that line on, last_master_timestamp is at least the
     timestamp written at `written` (true µs); None: a start, a stop or a new source starts it again.
     A parallel applier moves it as groups commit (MariaDB rpl_rli.cc, Relay_log_info::stmt_done: "In
     the parallel case, we only update the Seconds_Behind_Master at the end of a transaction"; MySQL
@@ -392,7 +393,7 @@ def _lag_floors(v: TraceView, node: str):
         if kind in ("restart", "crash", "restore", "sql_stop", "parallel") or (
                 kind == "stmt" and o["op"] in ("change_master", "reset_slave") and o.get("errno") is None):
             queued, done, idle_since = [], set(), o["t"]  # (a refused statement changes nothing)
-            yield o["_line"], None
+            yield o["_line"], None, None
         elif kind == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
             # the master's format description (MariaDB counts it, slave.cc event_can_update_last_master_timestamp;
             # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
@@ -409,8 +410,8 @@ def _lag_floors(v: TraceView, node: str):
                 if trx is not None and o.get("idx") == 0 and (w := written_us(v, o)) is not None:
                     # the read sets the timestamp, older than the last commit's or not (a long
                     # transaction's GTID event carries its start): a new count, not a later floor
-                    yield o["_line"], None
-                    yield o["_line"], w
+                    yield o["_line"], None, None
+                    yield o["_line"], w, _write_time(v, o, w)
             if trx is not None and o.get("last"):
                 queued.append(trx)
         elif kind in ("visible", "rollback", "skip", "filtered") and trx in queued:
@@ -424,7 +425,15 @@ def _lag_floors(v: TraceView, node: str):
             if not queued:
                 idle_since = o["t"]
             if newest in first and (w := written_us(v, first[newest])) is not None:
-                yield o["_line"], w
+                yield o["_line"], w, _write_time(v, first[newest], w)
+
+
+def _write_time(v: TraceView, a: dict, written: int) -> int:
+    """When the group whose timestamp gives a floor was written: its timestamp's time, or its
+    binlog write where that came first (SET TIMESTAMP ahead): a clock step of its source between
+    then and the connect moves the lag (_clocks_stepped_us)."""
+    o = index(v).origin_of(a)
+    return written if o is None else min(written, o["t"])
 
 
 @checks("PARALLEL.SBM.VALUE", kinds=("parallel",))
@@ -434,14 +443,15 @@ def lag_counted_from_the_last_commit_or_idle_read(v: TraceView, check: Check) ->
     judged = {id(s) for s in samples(v)}
     for node in _parallel_nodes(v):
         floors = iter(_lag_floors(v, node))
-        floor, nxt = None, next(floors, None)
+        floor, since, nxt = None, None, next(floors, None)
         for s in v.of_node(node, "status"):
             while nxt is not None and nxt[0] < s["_line"]:
                 floor = nxt[1] if nxt[1] is None or floor is None else max(floor, nxt[1])
+                since = nxt[2] if nxt[2] is None or since is None else min(since, nxt[2])
                 nxt = next(floors, None)
             if id(s) not in judged or not connected(s) or not isinstance(s[SBM], int) or floor is None or not with_workers(v, s):
                 continue
             most = max(0, s["t"] - floor) / US  # a timestamp ahead of the replica's clock shows 0
-            check.judge(s[SBM] <= most + 1 + (v.sample_slack_us(s) + _clocks_stepped_us(v, node, s, floor)) / US,
+            check.judge(s[SBM] <= most + 1 + (v.sample_slack_us(s) + _clocks_stepped_us(v, node, s, since)) / US,
                         f"{node} at {seconds(s['t'])} shows {SBM} {s[SBM]}, but it committed or read after idling a group "
                         f"written {most:.3f} s before", s)
