@@ -119,9 +119,11 @@ def zero_when_caught_up(v: TraceView, check: Check) -> None:
 
 @checks("SBM.PENDING", needs=("relay",))
 def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
-    """SBM == 0 implies no unapplied relayed transaction written 2 s or more ago."""
+    """SBM == 0 implies no unapplied relayed transaction written 2 s or more ago. A replica with
+    workers is PARALLEL.SBM.PENDING's: its checkpoint may take a timestamp ahead (SET TIMESTAMP) from
+    a group committed before an older one, and show 0 while that one waits."""
     for s in samples(v):
-        if not (connected(s) and s[SBM] == 0):
+        if not (connected(s) and s[SBM] == 0) or with_workers(v, s):
             continue
         r = _in_hand(v, s)
         if r is None or r.get("gtid") is None or (aged := _age_us(v, s, r)) is None:
