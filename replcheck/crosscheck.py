@@ -275,13 +275,16 @@ def incident_or_restart(ctx: Ctx) -> bool:
     SLAVE, a restart): where the flavours' mechanics differ; here or up the chain. And a semi-sync
     source's commits: a replica of it that connected again by GTID acknowledged nothing it already
     held (MariaDB's dump_start takes the dump's start, a binlog's head, for its reply), where by
-    position it acknowledged all it held."""
+    position it acknowledged all it held. And a source's PURGE BINARY LOGS: a replica that connected
+    again reads another binlog (by GTID the one holding its position, by position the one its
+    relay-log.info names), and the purge stops at the file a dump thread reads (1867)."""
     def here(c: Ctx, src: str) -> bool:
-        left, right, aspect, node, _ = c
+        left, right, aspect, node, subject = c
         if any(src in f.incidents or node in f.restarts for f in (left, right)):
             return True
         replicas = {ch["replica"] for ch in left.header["topology"].get("channels", []) if ch["source"] == node}
-        return aspect == "commit" and any(r in f.restarts for f in (left, right) for r in replicas)
+        return (aspect == "commit" or (aspect == "stmt" and subject.startswith("purge_binary_logs "))) and \
+            any(r in f.restarts for f in (left, right) for r in replicas)
     return _here_or_upstream(ctx, here)
 
 
