@@ -324,6 +324,14 @@ def unsent_commit(ctx: Ctx) -> bool:
     return any(value[1] == "unsent" for f in (left, right) for _, value in f.seqs.get(("commit", node), ()))
 
 
+def statement_commit(ctx: Ctx) -> bool:
+    """One Trace returned the transaction's commit at its statement's own group (a non-transactional
+    statement of a multi-statement transaction): AFTER_COMMIT waits only at a transaction's end
+    (MariaDB sql/semisync_master.cc, wait_after_commit: is_real_trans), AFTER_SYNC for every group."""
+    left, right, _, node, trx = ctx
+    return any(x == trx and value[1] == "statement" for f in (left, right) for x, value in f.seqs.get(("commit", node), ()))
+
+
 def until_differs(ctx: Ctx) -> bool:
     """START SLAVE UNTIL's condition stopped the node's SQL thread at other times, or another number
     of times (two UNTIL runs may both stop in the same µs in one Trace, one of them run on in the
@@ -455,7 +463,7 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
+    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, statement_commit,
     restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs)}
 
