@@ -168,15 +168,16 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
 
 def _wait_cut_short(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     """c's wait ended before its own timeout for a reason of the master's: the DBA disabled
-    semi-sync, or an earlier waiter timed out at that instant. The switch to async ends every wait
-    (WL#1720: no waits while OFF; MariaDB's switch_off() signals all waiting sessions)."""
+    semi-sync, or another waiter timed out at that instant (a later one too, under a shorter timeout a
+    SET GLOBAL gave it). The switch to async ends every wait (WL#1720: no waits while OFF; MariaDB's
+    switch_off() signals all waiting sessions)."""
     if not ix.var(c["node"], "rpl_semi_sync_master_enabled", c["rkey"]):
         return True
     # the node's timed-out commits by return time: only those returned within tol of c's can count
     timed_out = ix.v.memo("semisync.timed_out", lambda: _by_return(c for c in ix.commits if may_have_timed_out(ix, c, tol)))
     times, commits = timed_out.get(c["node"], ([], []))
     lo, hi = bisect_left(times, c["obs"]["t"] - tol), bisect_right(times, c["obs"]["t"] + tol)
-    return any(o["bkey"] < c["bkey"] for o in commits[lo:hi])
+    return any(o["bkey"] != c["bkey"] for o in commits[lo:hi])
 
 
 def _by_return(commits) -> dict[str, tuple[list, list]]:
