@@ -115,8 +115,9 @@ def unsent(v: TraceView, commit: dict) -> bool:
     """A marked transaction whose master's semi-sync replicas all filter marked events on the master."""
     if not commit.get("skip_replication"):
         return False
+    # a semi-sync replica as its configuration stood at the commit: a restart may have turned it off
     semi = [r for r, c in v.channels.items() if c.get("source") == commit["node"]
-            and _settings(v, r).get("rpl_semi_sync_slave_enabled")]
+            and _settings_at(v, r, commit["_line"]).get("rpl_semi_sync_slave_enabled")]
     return bool(semi) and all(str(_settings_at(v, r, commit["_line"]).get(MARKED) or "").upper() == ON_MASTER for r in semi)
 
 
