@@ -60,6 +60,7 @@ class Facts:
     unknown_stmts: frozenset[tuple[str, str]] = frozenset()
     # (node, when) of each stop of its SQL thread at an error (an incident it reached), in order
     halts: tuple[tuple[str, int], ...] = ()
+    restores: frozenset[tuple[str, int, str]] = frozenset()  # (node, when, donor) of each restore from a backup
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -73,6 +74,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     restarts, incidents, as_replica = set(), set(), set()
     untils: list[tuple[str, int]] = []
     halts: list[tuple[str, int]] = []
+    restores = set()
     cuts: dict[str, list[tuple]] = {}
     appliers: dict[str, list[tuple]] = {}
     applier_stmts, unknown_stmts = set(), set()
@@ -93,6 +95,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
             untils.append((node, o["t"]))
         if k == "sql_stop" and o.get("reason") == "error":
             halts.append((node, o["t"]))
+        if k == "restore":
+            restores.add((node, o["t"], o.get("donor", "")))
         if k == "io_cut" and o.get("then") == "stop":
             cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
@@ -147,7 +151,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
                  frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps),
-                 frozenset(unknown_stmts), tuple(halts))
+                 frozenset(unknown_stmts), tuple(halts), frozenset(restores))
 
 
 @dataclass(frozen=True)
@@ -332,6 +336,20 @@ def statement_commit(ctx: Ctx) -> bool:
     return any(x == trx and value[1] == "statement" for f in (left, right) for x, value in f.seqs.get(("commit", node), ()))
 
 
+def restored_during_wait(ctx: Ctx) -> bool:
+    """The node was restored from a backup of a donor while the transaction's commit there waited for
+    its ack (binlogged before the backup, returned after it) in one Trace: under AFTER_COMMIT the
+    donor's engine had committed it and the backup holds it, under AFTER_SYNC it was only prepared,
+    and the restored node gets it by replication instead."""
+    left, right, _, node, trx = ctx
+    for f in (left, right):
+        for n, t, donor in f.restores:
+            written = [e["t"] for e in f.binlog.get((donor, trx), ())]
+            if n == node and written and min(written) <= t < f.commits.get((donor, trx), -1):
+                return True
+    return False
+
+
 def until_differs(ctx: Ctx) -> bool:
     """START SLAVE UNTIL's condition stopped the node's SQL thread at other times, or another number
     of times (two UNTIL runs may both stop in the same µs in one Trace, one of them run on in the
@@ -463,7 +481,7 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, statement_commit,
+    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, statement_commit, restored_during_wait,
     restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs)}
 
