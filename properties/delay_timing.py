@@ -96,7 +96,8 @@ class DelayIndex:
         read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
         return measured_difference(self.v, a["node"], a.get("source"), a["_line"], read)
 
-    def measured_due(self, node: str, source: str, when: int, delay: int, line: int, read: int) -> int | None:
+    def measured_due(self, node: str, source: str, when: int, delay: int, line: int, read: int,
+                     read_line: int | None = None) -> int | None:
         """True time at which a replica that read an event stamped `when` (whole seconds) at `read`
         ends its delay as a server counts it: when + clock_diff_with_master + delay on its own clock,
         as it stood at the read (a clock step after the connect moves the end); None where the
@@ -104,7 +105,7 @@ class DelayIndex:
         est = self.estimate({"node": node, "source": source, "_line": line, "read": read})
         if est is None:
             return None
-        return (when + est + delay) * US - self.v.offset_at(node, read) - self.v.header.get("epoch_us", 0)
+        return (when + est + delay) * US - self.v.offset_at(node, read, read_line) - self.v.header.get("epoch_us", 0)
 
     def _counted(self, a: dict, when: int) -> int:
         """A timestamp plus the measured clock difference, on the replica's clock as it stood when

@@ -380,13 +380,16 @@ def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
                     s, *applied[:1])
 
 
-def _read_at(v: TraceView, r: dict, stop: dict) -> int:
-    """When the SQL thread read the relayed incident it stopped at: after its relay, after the thread's
-    last start and after its last apply before the stop. The wait it then began counts by the clock
+def _read_at(v: TraceView, r: dict, stop: dict) -> tuple[int, int]:
+    """When, and at which trace line, the SQL thread read the relayed incident it stopped at: after
+    its relay, after the thread's last start and after its last apply before the stop. The wait it
+    then began counts by the clock
     difference measured by then: sql_delay_event sets its sleep once, at the read (MariaDB sql/slave.cc),
     so a reconnect's new clock_diff_with_master during the wait does not move it."""
     last = read_triggers(v, r["node"]).last_before(stop["_line"])
-    return max(r["t"], last["t"] if last is not None else 0)
+    if last is not None and last["t"] >= r["t"]:
+        return last["t"], last["_line"]  # a clock step logged after it in its µs came after the read
+    return r["t"], r["_line"]
 
 
 @checks("WL3464.DELAY", needs=("relay",))
@@ -406,7 +409,7 @@ def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
         origin = next(iter(ix.by_origin.get((r["server_id"], r["when"], r.get("message")), ())), None)
         if origin is None:
             continue
-        due = dx.measured_due(r["node"], r["source"], r["when"], delay, stop["_line"], _read_at(v, r, stop))
+        due = dx.measured_due(r["node"], r["source"], r["when"], delay, stop["_line"], *_read_at(v, r, stop))
         if due is None:
             due = r["when"] * US - v.offset_at(origin["node"], origin["t"], origin["_line"]) - epoch + delay * US
         check.judge(stop["t"] + v.resolution_us >= due, f"{r['node']} stopped at the incident at {seconds(stop['t'])}, due at {seconds(due)}", r, stop)
