@@ -103,7 +103,10 @@ def kept_out(v: TraceView, node: str) -> set[str]:
     configuration, a restart's, what it took by SET GLOBAL; when a group was sent or read is not
     asked here)."""
     seen = [_settings(v, node)] + [_settings_at(v, node, o["_line"] + 1) for o in _changes(v, node)]
-    return {trx for trx, c in _commits(v).items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)}
+    # every commit that names its table: one that returned an error may still have been binlogged
+    # (a shutdown while it waited for its semi-sync ack: 1053) and replicated
+    tables = v.memo("filter.tables", lambda: {c["trx"]: c for c in v.kind("commit") if c.get("table") and c.get("trx")})
+    return {trx for trx, c in tables.items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)}
 
 
 def on_master_at(v: TraceView, node: str, line: int) -> bool:

@@ -42,9 +42,11 @@ class Release:
             # the connection lost (2013, measured on 10.11). Elsewhere the waiter's error is the
             # one MDEV-11853 reports, ER_SERVER_SHUTDOWN.
             lost = self.part.mech.texts == X.MARIADB
+            # binlogged, the transaction replicates: the answer still names its table (what filters judge)
+            named = {k: v for k, v in self.fields.items() if k in ("table", "skip_replication")}
             emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how,
                  errno=CR_SERVER_LOST if lost else SS.ER_SERVER_SHUTDOWN,
-                 message="Lost connection to server during query" if lost else "Server shutdown in progress")
+                 message="Lost connection to server during query" if lost else "Server shutdown in progress", **named)
             return
         if self.after_sync:
             node.prepared.remove((self.trx, self.gtid))
