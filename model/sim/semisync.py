@@ -42,16 +42,21 @@ class Release:
             # the connection lost (2013, measured on 10.11). Elsewhere the waiter's error is the
             # one MDEV-11853 reports, ER_SERVER_SHUTDOWN.
             lost = self.part.mech.texts == X.MARIADB
-            # binlogged, the transaction replicates: the answer still names its table (what filters judge)
-            named = {k: v for k, v in self.fields.items() if k in ("table", "skip_replication")}
             emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how,
                  errno=CR_SERVER_LOST if lost else SS.ER_SERVER_SHUTDOWN,
-                 message="Lost connection to server during query" if lost else "Server shutdown in progress", **named)
+                 message="Lost connection to server during query" if lost else "Server shutdown in progress", **_named(self))
             return
         if self.after_sync:
             node.prepared.remove((self.trx, self.gtid))
             self.part.source.engine_commit(node, self.trx, self.gtid)
         emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how, **self.fields)
+
+
+def _named(release) -> dict:
+    """What an error answer to a waiting commit still names: binlogged, the transaction replicates,
+    and filters judge it by its table and its @@skip_replication."""
+    fields = getattr(release, "fields", {})
+    return {k: v for k, v in fields.items() if k in ("table", "skip_replication")}
 
 
 class SemiSync(Feature):
@@ -72,7 +77,8 @@ class SemiSync(Feature):
 
     def on_crash(self, node: Node) -> None:
         for w in node.semisync.abandon():
-            self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query")
+            self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query",
+                      **_named(w.release))
 
     @staticmethod
     def on_shutdown(node: Node) -> None:
