@@ -94,7 +94,7 @@ class DelayIndex:
         connect before it (clock_diff_with_master, whole seconds), where the trace shows the clock
         query (a real server's, a server flavour model's); None where the replica compensates exactly."""
         read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
-        return measured_difference(self.v, a["node"], a.get("source"), a["_line"], read)
+        return measured_difference(self.v, a["node"], a.get("source"), a["_line"], read, self.read_line(a) if "kind" in a else None)
 
     def measured_due(self, node: str, source: str, when: int, delay: int, line: int, read: int,
                      read_line: int | None = None) -> int | None:
@@ -325,7 +325,8 @@ def read_triggers(v: TraceView, node: str) -> Seq:
         lambda o: o["_line"]))
 
 
-def measured_difference(v: TraceView, node: str, source: str | None, line: int, until_t: int | None = None) -> int | None:
+def measured_difference(v: TraceView, node: str, source: str | None, line: int, until_t: int | None = None,
+                        until_line: int | None = None) -> int | None:
     """clock_diff_with_master of the replica's channel that relayed an event from `source`, as its IO
     thread measured it at its last connect before the line (and at or before `until_t`); None where
     the trace shows no clock query (the replica compensates exactly). One channel keeps one value
@@ -336,8 +337,10 @@ def measured_difference(v: TraceView, node: str, source: str | None, line: int, 
     queries = v.memo(("delay.clock_queries", node), lambda: v.of_node(node, "clock_query"))
     named = any(replica == node for replica, _ in v.connections)
     q = queries.last_before(line)
+    # a query at the read's µs logged after the line the read is placed at came after it
     while q is not None and ((named and source is not None and q.get("source") != source)
-                             or (until_t is not None and q["t"] > until_t)):
+                             or (until_t is not None and (q["t"] > until_t or (q["t"] == until_t and until_line is not None
+                                                                                and q["_line"] > until_line)))):
         q = queries.last_before(q["_line"])
     return None if q is None else q.get("clock_diff_with_master")
 
