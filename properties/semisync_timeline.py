@@ -263,16 +263,6 @@ class SemiSyncIndex:
         i = bisect_right(keys, connect)
         return i < len(keys) and keys[i][0] <= connect[0] + self.latency(replica)
 
-    def dump_by_gtid(self, master: str, replica: str, dump: tuple[int, int]) -> bool:
-        """The replica's connect that followed the dump line asked by GTID: the dump starts at a
-        binlog's head, and its start acknowledges nothing (the position it reports is no place the
-        replica holds: MySQL semisync_source_plugin.cc repl_semi_binlog_dump_start's handleAck, with
-        auto-position's empty file name; MariaDB logs "pos(bin.000001, 4)" at such a reconnect)."""
-        connects = self.v.memo(("semisync.connects", replica, master), lambda: [
-            o for o in self.v.of_node(replica, "connect") if o.get("source") == master and o.get("errno") is None])
-        i = bisect_right([line_key(o) for o in connects], dump)
-        return i < len(connects) and connects[i].get("by") == "gtid"
-
     def latency(self, replica: str) -> int:
         """Its topology channel's; a replica the topology gives none (a crashed primary rejoining its
         new primary) has the latency of the channels it was the source of."""
