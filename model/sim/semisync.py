@@ -158,11 +158,12 @@ class SemiSync(Feature):
 
     def on_dump_start(self, ch: Channel, by: str) -> None:
         held = ch.held.get(ch.source.id)
-        if ch.semi_sync and held and by != "gtid" and M.NO_REACK_ON_RECONNECT not in self.mutants:
+        if ch.semi_sync and held and (by != "gtid" or self.mech.gtid_reconnect_acks) and M.NO_REACK_ON_RECONNECT not in self.mutants:
             # dump_start (semisync_master.cc) takes the place the dump starts for the replica's
             # reply: asked by position, where the replica is, which acknowledges all it holds. By
-            # GTID the dump starts at the head of a binlog, which acknowledges nothing (MariaDB logs
-            # "pos(bin.000001, 4)" at such a reconnect; measured on 10.11, ss-lost-ack-reconnect).
+            # GTID MariaDB's dump starts at the head of a binlog, which acknowledges nothing (it logs
+            # "pos(bin.000001, 4)" at such a reconnect; measured on 10.11, ss-lost-ack-reconnect);
+            # the seeds' server acknowledges the replica's place either way (Mechanics.gtid_reconnect_acks).
             last = ch.relay[held[-1]]
             ch.source.semisync.ack(ch.node.id, (last.master_file, last.master_end), ch.connection)
 
