@@ -403,7 +403,7 @@ def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
     epoch = v.header.get("epoch_us", 0)
     for r, _ in _relayed_incidents(v):
         stop = ix.stop_after(r)
-        delay = dx.delay_at(r["node"], stop["t"]) if stop else None
+        delay = dx.delay_at(r["node"], stop["t"], stop["_line"]) if stop else None  # a CHANGE MASTER after it in its µs came after
         if not delay:
             continue
         origin = next(iter(ix.by_origin.get((r["server_id"], r["when"], r.get("message")), ())), None)
