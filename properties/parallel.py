@@ -373,7 +373,7 @@ def _clocks_stepped_us(v: TraceView, node: str, s: dict, floor: int) -> int:
     return moved
 
 
-def _lag_floors(v: TraceView, node: str):
+def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | None]]:
     """(line, written, write time) in trace order: from that line on, last_master_timestamp is at least the
     timestamp written at `written` (true µs); None: a start, a stop or a new source starts it again.
     A parallel applier moves it as groups commit (MariaDB rpl_rli.cc, Relay_log_info::stmt_done: "In
@@ -384,6 +384,7 @@ def _lag_floors(v: TraceView, node: str):
     last_master_timestamp is 0 (which indicates that GAQ is empty ...) we need to initialize it with a
     timestamp from the first event to be executed in parallel"). Only a group's first event gives a
     floor there: a format description (MariaDB counts the master's) may take that read instead."""
+    out: list[tuple[int, int | None, int | None]] = []
     first: dict[str, dict] = {}
     queued: list[str] = []  # handed to the workers, in the order the coordinator handed them over
     done: set[str] = set()  # committed, not yet retired: a group ahead of it is still with a worker
@@ -393,7 +394,7 @@ def _lag_floors(v: TraceView, node: str):
         if kind in ("restart", "crash", "restore", "sql_stop", "parallel") or (
                 kind == "stmt" and o["op"] in ("change_master", "reset_slave") and o.get("errno") is None):
             queued, done, idle_since = [], set(), o["t"]  # (a refused statement changes nothing)
-            yield o["_line"], None, None
+            out.append((o["_line"], None, None))
         elif kind == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
             # the master's format description (MariaDB counts it, slave.cc event_can_update_last_master_timestamp;
             # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
@@ -410,8 +411,10 @@ def _lag_floors(v: TraceView, node: str):
                 if trx is not None and o.get("idx") == 0 and (w := written_us(v, o)) is not None:
                     # the read sets the timestamp, older than the last commit's or not (a long
                     # transaction's GTID event carries its start): a new count, not a later floor
-                    yield o["_line"], None, None
-                    yield o["_line"], w, _write_time(v, o, w)
+                    # from the read on, which came before this observation where the group waited
+                    # for MASTER_DELAY (its read's line: what let the thread read it, in its µs)
+                    at = index(v).read_line(o) or o["_line"]
+                    out += [(at, None, None), (at, w, _write_time(v, o, w))]
             if trx is not None and o.get("last"):
                 queued.append(trx)
         elif kind in ("visible", "rollback", "skip", "filtered") and trx in queued:
@@ -425,7 +428,8 @@ def _lag_floors(v: TraceView, node: str):
             if not queued:
                 idle_since = o["t"]
             if newest in first and (w := written_us(v, first[newest])) is not None:
-                yield o["_line"], w, _write_time(v, first[newest], w)
+                out.append((o["_line"], w, _write_time(v, first[newest], w)))
+    return sorted(out, key=lambda f: f[0])  # stable: a reset stays before the floor of its line
 
 
 def _write_time(v: TraceView, a: dict, written: int) -> int:
