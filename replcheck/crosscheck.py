@@ -58,8 +58,7 @@ class Facts:
     clock_steps: frozenset[str] = frozenset()  # nodes whose clock stepped
     # (node, stmt subject) of each SET GLOBAL the server answered "unknown system variable" (1193), other than an applier setting
     unknown_stmts: frozenset[tuple[str, str]] = frozenset()
-    # (node, when) of each stop of its SQL thread at an error (an incident it reached), in order
-    halts: tuple[tuple[str, int], ...] = ()
+    halts: tuple[tuple[str, int], ...] = ()  # (node, when) of each stop of its SQL thread at an error, in order
     restores: frozenset[tuple[str, int, str]] = frozenset()  # (node, when, donor) of each restore from a backup
 
 
@@ -279,9 +278,8 @@ def incident_or_restart(ctx: Ctx) -> bool:
     SLAVE, a restart): where the flavours' mechanics differ; here or up the chain. And a semi-sync
     source's commits: a replica of it that connected again by GTID acknowledged nothing it already
     held (MariaDB's dump_start takes the dump's start, a binlog's head, for its reply), where by
-    position it acknowledged all it held. And a source's PURGE BINARY LOGS: a replica that connected
-    again reads another binlog (by GTID the one holding its position, by position the one its
-    relay-log.info names), and the purge stops at the file a dump thread reads (1867)."""
+    position it acknowledged all it held. And a source's PURGE BINARY LOGS, which stops at the binlog
+    a dump thread reads (1867): a replica that connected again reads another one by GTID."""
     def here(c: Ctx, src: str) -> bool:
         left, right, aspect, node, subject = c
         if any(src in f.incidents or node in f.restarts for f in (left, right)):
@@ -329,18 +327,13 @@ def unsent_commit(ctx: Ctx) -> bool:
 
 
 def statement_commit(ctx: Ctx) -> bool:
-    """One Trace returned the transaction's commit at its statement's own group (a non-transactional
-    statement of a multi-statement transaction): AFTER_COMMIT waits only at a transaction's end
-    (MariaDB sql/semisync_master.cc, wait_after_commit: is_real_trans), AFTER_SYNC for every group."""
+    """One Trace returned the commit at its statement's own group (AFTER_COMMIT waits at a transaction's end)."""
     left, right, _, node, trx = ctx
     return any(x == trx and value[1] == "statement" for f in (left, right) for x, value in f.seqs.get(("commit", node), ()))
 
 
 def restored_during_wait(ctx: Ctx) -> bool:
-    """The node was restored from a backup of a donor while the transaction's commit there waited for
-    its ack (binlogged before the backup, returned after it) in one Trace: under AFTER_COMMIT the
-    donor's engine had committed it and the backup holds it, under AFTER_SYNC it was only prepared,
-    and the restored node gets it by replication instead."""
+    """The node was restored from a donor's backup while the transaction's commit waited there for its ack."""
     left, right, _, node, trx = ctx
     for f in (left, right):
         for n, t, donor in f.restores:
@@ -360,10 +353,7 @@ def until_differs(ctx: Ctx) -> bool:
 
 
 def halt_differs(ctx: Ctx) -> bool:
-    """The node's SQL thread stopped at an error (an incident it reached) at other times, or another
-    number of times: what it had executed by then came at other times under the other delay rule, so
-    a later STOP SLAVE finds it running in one Trace and already stopped in the other (1255), or a
-    START SLAVE the reverse (1254)."""
+    """The node's SQL thread stopped at an error (an incident) at other times or another number of times."""
     left, right, _, node, _ = ctx
     return [t for n, t in left.halts if n == node] != [t for n, t in right.halts if n == node]
 
