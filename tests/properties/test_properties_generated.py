@@ -89,6 +89,16 @@ def test_the_seeds_reconnect_by_gtid_acknowledges_what_the_replica_holds(kit):
     passes_then_fails(kit, tr, "WL1720.LIVE.RELEASE", lambda tr: tr.retime(commit, 5 * US), "commit of t1 on A could be released")
 
 
+def test_a_reconnect_after_the_relay_log_was_thrown_away_acknowledges_nothing_of_it(kit):
+    """Generator 15: B held t7 whole, then a CHANGE MASTER with both threads stopped purged its relay
+    log; its reconnect holds nothing of t7 to acknowledge, and t7 returns at the ack of its new copy.
+    Kept, the relay log held t7 at the reconnect, which then releases it."""
+    tr = run(kit, WL7318, "gen15-mixed-890017-26")
+    passes_then_fails(kit, tr, "WL1720.LIVE.RELEASE",
+                      lambda tr: (tr.drop(tr.first("relay_log_recovery", node="B", t=18_400_003)), tr.first("commit", node="A", trx="t7"))[1],
+                      "commit of t7 on A could be released")
+
+
 def test_a_read_after_the_workers_idled_sets_the_lag_anew(kit):
     """B's workers idle after t5 (written at 2 s); the coordinator then reads t2, whose GTID event
     carries its start at 0 s: the lag counts from it, 3 at 3.9 s. Five is more than either allows."""
