@@ -387,9 +387,9 @@ def _read_at(v: TraceView, r: dict, stop: dict) -> tuple[int, int]:
     difference measured by then: sql_delay_event sets its sleep once, at the read (MariaDB sql/slave.cc),
     so a reconnect's new clock_diff_with_master during the wait does not move it."""
     last = read_triggers(v, r["node"]).last_before(stop["_line"])
-    if last is not None and last["t"] >= r["t"]:
-        return last["t"], last["_line"]  # a clock step logged after it in its µs came after the read
-    return r["t"], r["_line"]
+    # the later of the two, in time and then in trace order: a clock step logged after it in its µs
+    # came after the read
+    return max((r["t"], r["_line"]), (last["t"], last["_line"]) if last is not None else (-1, -1))
 
 
 @checks("WL3464.DELAY", needs=("relay",))

@@ -51,6 +51,15 @@ def test_the_incidents_wait_counts_by_the_clock_difference_at_its_read(kit):
                       "B stopped at the incident at 4 s")
 
 
+def test_the_incident_read_at_its_relay_counts_with_the_clock_step_before_it(kit):
+    """Generator 15: B's clock steps an hour ahead, then the incident arrives and is read at once: by
+    the difference measured before the step it is long due, and B stops at it. Without the step it
+    was due at 7 s."""
+    tr = run(kit, MARIADB, "gen15-delay-890023-4")
+    passes_then_fails(kit, tr, "WL3464.DELAY", lambda tr: (tr.drop(tr.first("clock_step", node="B")), tr.first("sql_stop", node="B", reason="error"))[1],
+                      "B stopped at the incident at 0 s, due at 7 s")
+
+
 def test_an_io_thread_stopped_by_its_own_fatal_error_is_not_the_incidents(kit):
     """C's IO thread stops at 1236 (its master's binlog purged) as it stops at an incident: the
     sample showing it stopped is the error's. Without the error, it is the incident's fault."""
