@@ -209,6 +209,18 @@ def test_a_replicas_filter_as_it_runs_decides_what_semi_sync_waits_for(kit):
     assert kit.verdict("WL1720.ACK.WAIT", tr).status == VIOLATED
 
 
+def test_a_server_whose_first_start_was_refused_creates_its_relay_log_info(kit):
+    """Generator 15: C's start is refused (--rpl-hierarchical without --log-slave-updates) until a
+    restart with it: that start finds no relay-log.info and creates one, reading none. An empty one
+    written by the server is a malformed relay-log.info."""
+    tr = run(kit, "model:groupid", "gen15-groupid-900013-38")
+    assert not tr.all("error", node="C", errno=1201) and not tr.all("relay_log_info", node="C")
+    restart = tr.all("restart", node="C")[-1]
+    passes_then_fails(kit, tr, "WL344.RLI.FORMAT", lambda tr: tr.insert_before(
+        tr.next_of("master_status", restart, node="C"), {"t": restart["t"], "kind": "relay_log_info", "node": "C", "content": ""}),
+        "C wrote relay-log.info ''")
+
+
 def test_a_group_applied_without_log_slave_updates_bumps_the_sequence(kit):
     """B applies 0-1-1..0-1-5 with --log-slave-updates off, fails over and commits: its own GTIDs
     follow (0-2-6 on), so R, asking at 0-1-5, gets them all. Numbered from 1, R skips five."""
