@@ -39,10 +39,12 @@ def scan(task: tuple[int, int, int, tuple[str, ...], tuple[str, ...] | None]) ->
 
 
 def tasks(histories: int, first: int, per_seed: int, systems: tuple[str, ...], families: tuple[str, ...] | None = None) -> list[tuple]:
-    out = []
-    for i in range(0, histories, BATCH):
+    out, i = [], 0
+    while i < histories:  # a batch ends at its seed's last History: a seed shorter than a batch is not skipped past
         seed, index = first + i // per_seed, i % per_seed
-        out.append((seed, index, min(index + BATCH, per_seed, index + histories - i), systems, families))
+        end = min(index + BATCH, per_seed, index + histories - i)
+        out.append((seed, index, end, systems, families))
+        i += end - index
     return out
 
 

@@ -9,7 +9,7 @@ GTIDs, hierarchical, multi-source, chained, source only); and the state of the r
 it meets, from the reference model's Trace (both running, SQL only, IO only, both stopped, server
 down, starting: the server's own, or its replicas' for a server that replicates from none). A pair is two of those values on one operation; the bench counts the Histories that
 hold each pair, per family and over all, and lists the pairs of drawn values no History drew
-together (leaving out those that cannot be: `impossible`). Results: bench/results/vocabulary_coverage-<date>.json (docs/gen.py shows them).
+together (leaving out those that cannot be: `impossible`), each with the reason it is not drawn (REASONS). Results: bench/results/vocabulary_coverage-<date>.json (docs/gen.py shows them).
 Usage: .venv/bin/python bench/vocabulary_coverage.py [--seed 0] [--histories 1000] [--families a,b]
 """
 from __future__ import annotations
@@ -113,6 +113,60 @@ def impossible(d1: str, v1: str, d2: str, v2: str) -> str:
     return ""
 
 
+# Why a pair of values no History drew together is not drawn, by what holds one of them: (dimension, values,
+# the other dimension, the other values it is never with (None: any), the sentence). The first that
+# matches gives the reason; a pair none matches is a gap of the generator (its reason says so).
+HIERARCHICAL_ONLY = ("set_binlog_group_id", "restore", "show_binlog_info")
+ALL_SLAVES = ("start_all_slaves", "stop_all_slaves")
+ONE_CHANNEL = ("cut_io", "lose_acks", "reset_slave", "failover", "disk_full", "cluster_gap")
+REASONS = (
+    ("operation", HIERARCHICAL_ONLY, "mechanism", None,
+     "a statement of the hierarchical design (Google's MySQL 5.0 patch), run only between --rpl-hierarchical servers: "
+     "the groupid family's three, 5.0-era servers without MASTER_DELAY (5.6), workers, multi-source or run-time filters, "
+     "configured without semi-sync and always with group IDs"),
+    ("operation", ALL_SLAVES, "mechanism", None,
+     "STOP/START ALL SLAVES is MariaDB's statement for a replica of several named connections (the multisource family), "
+     "whose topology configures no filter, workers nor semi-sync, connects by GTID always, and has no 5.0 server"),
+    ("mechanism", ("multi-source",), "operation", ONE_CHANNEL,
+     "the operation addresses a replica's one channel by no name; a multi-source replica's channels are named connections"),
+    ("kind", ("other domain", "skip_replication"), "mechanism", ("hierarchical",),
+     "@@gtid_domain_id and @@skip_replication are MariaDB's session variables: a 5.0 server of the hierarchical design has neither"),
+    ("operation", ("disk_full",), "mechanism", None,
+     "a full disk costs a real server a minute (the retry of a binlog write): drawn in a quarter of the incident family's "
+     "Histories only, a primary and one replica without other mechanisms"),
+    ("operation", ("cluster_gap",), "mechanism", None,
+     "a gap of a MySQL Cluster (NDB) node, recorded by the binlog injector: drawn on the incident family's primary alone, "
+     "the only server drawn as a cluster's SQL node"),
+    ("operation", ("failover",), "mechanism", ("no GTIDs", "multi-source", "filtered", "parallel"),
+     "a failover reconnects the other replicas by GTID or group ID (never without GTIDs); it is drawn in the semisync, "
+     "domains and groupid families, whose topologies configure no filters, workers nor named connections"),
+    ("operation", ("reset_slave",), "mechanism", None,
+     "RESET SLAVE forgets the channel (WL#344: its MASTER_DELAY too): the delay family draws it; elsewhere a replica "
+     "would stay without a source for the rest of the History"),
+    ("operation", ("lose_acks", "cut_io"), "mechanism", ("no GTIDs",),
+     "servers without GTIDs are drawn in the delay and parallel families; a lost ack or a cut connection meets them "
+     "only where a family draws both"),
+    ("threads", ("no replica",), None, None,
+     "a server that neither replicates nor has a replica is a master the hierarchical design's failover took out of the "
+     "system (groupid family only, rare): the operations on it are its restart and restore"),
+    ("operation", ("restore", "set_binlog_group_id", "remove_state_file"), "threads", None,
+     "the groupid family's own statement, drawn on its servers in the thread states its steps leave"),
+    ("operation", ("disk_full",), "threads", None,
+     "drawn at most once per History, in a quarter of the incident family's: it meets few thread states"),
+    ("operation", ("reset_slave",), "threads", ("starting",),
+     "a server is starting only at the instant of its restart; RESET SLAVE is a step of its own, drawn at another"),
+)
+
+
+def reason(d1: str, v1: str, d2: str, v2: str) -> str:
+    """The sentence why this pair was never drawn (REASONS), or that no rule explains it."""
+    for dim, values, other, others, sentence in REASONS:
+        for (a, x), (b, y) in (((d1, v1), (d2, v2)), ((d2, v2), (d1, v1))):
+            if a == dim and x in values and (other is None or b == other) and (others is None or y in others):
+                return sentence
+    return "no rule: a gap of the generator, or a thread state left to the draw"
+
+
 def pairs(history: dict) -> set[tuple[str, str, str, str]]:
     """(dimension, value, dimension, value) of every pair some operation of the History holds."""
     out = set()
@@ -139,11 +193,12 @@ def main() -> None:
               for d in DIMENSIONS}
     rows = [{"pair": f"{d1}={v1} x {d2}={v2}", "histories": n, **{f: per_family[f][(d1, v1, d2, v2)] for f in names}}
             for (d1, v1, d2, v2), n in sorted(total.items())]
-    missing = [{"pair": f"{d1}={v1} x {d2}={v2}"} for d1, d2 in itertools.combinations(DIMENSIONS, 2)
+    missing = [{"pair": f"{d1}={v1} x {d2}={v2}", "reason": reason(d1, v1, d2, v2)} for d1, d2 in itertools.combinations(DIMENSIONS, 2)
                for v1 in values[d1] for v2 in values[d2] if (d1, v1, d2, v2) not in total and not impossible(d1, v1, d2, v2)]
     print(f"{len(rows)} pairs drawn, {len(missing)} pairs of drawn values never together; load average after: {os.getloadavg()[0]:.2f}")
     out = record.write("vocabulary_coverage", {"seed": a.seed, "histories_per_family": a.histories, "families": ",".join(names),
                                                "pairs_drawn": len(rows), "pairs_never_drawn": len(missing),
+                                               "never_drawn_without_reason": sum(m["reason"].startswith("no rule") for m in missing),
                                                "pairs": rows, "never_drawn": missing})
     print(f"wrote {out}")
 

@@ -77,6 +77,12 @@ class Mechanics:
     # for a reply (sql_repl.cc, send_event_to_slave), so the commit waits out the timeout
     # (MDEV-38486, open: MariaDB/server pull request 4978).
     semisync_waits_unsent: bool = False
+    # A semi-sync replica's reconnect acknowledges what it holds: its dump starts where it asks, and
+    # dump_start takes that place for its reply (WL#1720; the fix of Bug #104015: a reconnected replica
+    # releases every waiter at or below its position), by GTID as by position. MariaDB's dump by GTID
+    # starts at a binlog's head (gtid_find_binlog_file), and dump_start (semisync_master.cc) takes
+    # that head: nothing held is acknowledged again (measured on 10.11: ss-lost-ack-reconnect).
+    gtid_reconnect_acks: bool = True
     # With no semi-sync slave connected and rpl_semi_sync_master_wait_no_slave OFF, a commit "switches"
     # the master OFF (the seed: asynchronous at once; MySQL) or returns at once, counted in no_tx, with
     # the status left as it is, "keeps" (MariaDB semisync_master.cc, commit_trx: returns before any

@@ -199,8 +199,10 @@ class SemiSyncMaster:
                 self._release(w, "yes")
 
     # -- acknowledgements and replicas ----------------------------------------------------------
-    def ack(self, replica: str, pos: Pos) -> None:
-        self.emit("ack", self.node, replica=replica, file=pos[0], pos=pos[1])
+    def ack(self, replica: str, pos: Pos, connection: str | None = None) -> None:
+        """A replica's reply; a named connection's (multi-source) says which, as that connection's
+        other observations do (its relay log is that connection's own)."""
+        self.emit("ack", self.node, replica=replica, file=pos[0], pos=pos[1], **({"connection": connection} if connection else {}))
         self.acks.ack(replica, pos)
         self._release_ready()
         if self.enabled and not self.on:

@@ -59,10 +59,11 @@ def relay_log_info_new_format(v: TraceView, check: Check) -> None:
 
 def _boot_reads(v: TraceView, pick) -> list[tuple[dict, dict, dict | None]]:
     """relay-log.info reads at start-up, with the first SHOW SLAVE STATUS after; a read the server
-    went down right after (crash, shutdown), or whose replication a DBA changed (STOP SLAVE, CHANGE
-    MASTER, RESET SLAVE), before any sample is not judged: nothing showed what it read."""
+    went down right after (crash, shutdown), whose SQL thread stopped (an error: an incident it read,
+    an UNTIL reached), or whose replication a DBA changed (STOP SLAVE, CHANGE MASTER, RESET SLAVE),
+    before any sample is not judged: nothing showed what it read."""
     def downs(node: str) -> Seq:
-        return v.memo(("delay.downs", node), lambda: Seq((o for o in v.of_node(node, "crash", "shutdown", "stmt") if o["kind"] != "stmt" or (
+        return v.memo(("delay.downs", node), lambda: Seq((o for o in v.of_node(node, "crash", "shutdown", "sql_stop", "stmt") if o["kind"] != "stmt" or (
             o["op"] in ("stop_slave", "change_master", "reset_slave"))), lambda o: o["_line"]))
     out = []
     for r, own in _reads(v):

@@ -93,19 +93,39 @@ class DelayIndex:
         """The clock difference the replica measured with the apply's source at its IO thread's last
         connect before it (clock_diff_with_master, whole seconds), where the trace shows the clock
         query (a real server's, a server flavour model's); None where the replica compensates exactly."""
-        queries = self.v.memo(("delay.clock_queries", a["node"]), lambda: self.v.of_node(a["node"], "clock_query"))
         read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
-        q = queries.last_before(a["_line"])
-        while q is not None and (q.get("source") != a.get("source") or q["t"] > read):
-            q = queries.last_before(q["_line"])
-        return None if q is None else q.get("clock_diff_with_master")
+        return measured_difference(self.v, a["node"], a.get("source"), a["_line"], read, self.read_line(a) if "kind" in a else None)
+
+    def measured_due(self, node: str, source: str, when: int, delay: int, line: int, read: int,
+                     read_line: int | None = None) -> int | None:
+        """True time at which a replica that read an event stamped `when` (whole seconds) at `read`
+        ends its delay as a server counts it: when + clock_diff_with_master + delay on its own clock,
+        as it stood at the read (a clock step after the connect moves the end); None where the
+        trace shows no clock query (the replica compensates exactly)."""
+        est = self.estimate({"node": node, "source": source, "_line": line, "read": read})
+        if est is None:
+            return None
+        return (when + est + delay) * US - self.v.offset_at(node, read, read_line) - self.v.header.get("epoch_us", 0)
 
     def _counted(self, a: dict, when: int) -> int:
         """A timestamp plus the measured clock difference, on the replica's clock as it stood when
         the SQL thread read the event (its timed wait, set then, is not moved by a later step)."""
         read = a.get("read") if a.get("read") is not None else begin_of(a)
         # a step logged after the observation in its own µs came after it (a status sample's probe)
-        return (when + self.estimate(a)) * US - self.v.offset_at(a["node"], read, a["_line"] if read == a["t"] else None)
+        return (when + self.estimate(a)) * US - self.v.offset_at(a["node"], read, self.read_line(a))
+
+    def read_line(self, a: dict) -> int | None:
+        """The trace line the SQL thread read the applied event at, where the trace places it: its own
+        line if read as applied; else the latest in the read's µs of what let the thread read it (its
+        start, the event's relay, the apply before it). A clock step logged after that line in the same
+        µs came after the read, and does not move the wait begun there (delay_wait's wait rule)."""
+        read = a.get("read") if a.get("read") is not None else begin_of(a)
+        if read == a["t"]:
+            return a["_line"]
+        last = read_triggers(self.v, a["node"]).last_before(a["_line"])
+        relayed = self.relay.get((a["node"], a.get("relay_file"), a.get("relay_pos")))
+        lines = [o["_line"] for o in (last, relayed) if o is not None and o["t"] == read]
+        return max(lines) if lines else None
 
     def due(self, a: dict, exact: bool = False) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait. By the
@@ -294,6 +314,35 @@ def _group_end_places(v: TraceView, node: str) -> dict[str, list[tuple[str, int]
         if o["node"] == node and _group(o) and o.get("last"):
             ends.setdefault(_group(o), []).append((o["file"], o["pos"]))
     return ends
+
+
+def read_triggers(v: TraceView, node: str) -> Seq:
+    """What lets the node's SQL thread read its next event, in line order: its start (START SLAVE that
+    started it, a restart, a restore) and each apply (the next read follows it)."""
+    return v.memo(("delay.read_triggers", node), lambda: Seq((
+        o for o in v.of_node(node, "stmt", "restart", "restore", "apply") if o["kind"] != "stmt" or (
+            o["op"] == "start_slave" and o.get("errno") is None and not o.get("warning") and o.get("thread") in (None, "sql"))),
+        lambda o: o["_line"]))
+
+
+def measured_difference(v: TraceView, node: str, source: str | None, line: int, until_t: int | None = None,
+                        until_line: int | None = None) -> int | None:
+    """clock_diff_with_master of the replica's channel that relayed an event from `source`, as its IO
+    thread measured it at its last connect before the line (and at or before `until_t`); None where
+    the trace shows no clock query (the replica compensates exactly). One channel keeps one value
+    (Master_info's), measured again at each connect to whatever source it then has: after a failover
+    the SQL thread counts the old primary's relayed events by the new primary's difference
+    (sql_delay_event: `ev->when + rli->mi->clock_diff_with_master + sql_delay`, MariaDB sql/slave.cc,
+    MySQL sql/rpl_replica.cc). Only named connections (multi-source) keep one each, told apart by source."""
+    queries = v.memo(("delay.clock_queries", node), lambda: v.of_node(node, "clock_query"))
+    named = any(replica == node for replica, _ in v.connections)
+    q = queries.last_before(line)
+    # a query at the read's µs logged after the line the read is placed at came after it
+    while q is not None and ((named and source is not None and q.get("source") != source)
+                             or (until_t is not None and (q["t"] > until_t or (q["t"] == until_t and until_line is not None
+                                                                                and q["_line"] > until_line)))):
+        q = queries.last_before(q["_line"])
+    return None if q is None else q.get("clock_diff_with_master")
 
 
 def skipped_places(o: dict) -> list[tuple[str, int]]:

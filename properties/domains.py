@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from replcheck.spec import formats as F
 
+from . import configuration
 from .core import Check, TraceView, checks
 from .filter import on_master_at
 from .groupid import domain_of, lost_lines, positions
@@ -153,18 +154,19 @@ def connect_refused(v: TraceView, check: Check) -> None:
 def strict_mode(v: TraceView, check: Check) -> None:
     """With gtid_strict_mode, a server binlogs a GTID only above its domain's last sequence number
     in its binlog (else the commit, or the SQL thread, fails with 1950). The mode is the server's
-    configuration, changed by a SET GLOBAL it took until its next restart."""
+    configuration (a restart's options may change it), changed by a SET GLOBAL it took until its next restart."""
     lost = lost_lines(v)
     def setting(o: dict) -> bool:
         return o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_strict_mode" \
             and o.get("errno") is None
-    configured = {n: bool(spec.get("variables", {}).get("gtid_strict_mode")) for n, spec in v.nodes.items()}
-    for node in sorted(n for n in v.nodes if configured[n] or any(setting(o) for o in v.of_node(n, "stmt"))):
-        strict = configured[node]
+    initially = {n: bool(spec.get("variables", {}).get("gtid_strict_mode")) for n, spec in v.nodes.items()}
+    for node in sorted(n for n in v.nodes if initially[n] or configuration.reconfigured(v, n)
+                       or any(setting(o) for o in v.of_node(n, "stmt"))):
+        strict = initially[node]
         last: dict[int, tuple[int, str]] = {}
         for o in v.of_node(node):
             if o["kind"] == "restart":
-                strict = configured[node]
+                strict = bool(configuration.configured(v, node, o["_line"]).get("gtid_strict_mode"))
             elif setting(o):
                 strict = str(o.get("value")).upper() in ("1", "ON", "TRUE")
             if o["kind"] == "restore":

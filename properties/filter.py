@@ -12,6 +12,9 @@ from fnmatch import fnmatchcase
 
 from replcheck.spec import formats as F
 
+from replcheck.spec.vocabulary import FILTER_VARIABLES
+
+from .configuration import configured, reconfigured
 from .core import Check, TraceView, checks, seconds
 
 MARKED = "replicate_events_marked_for_skip"
@@ -23,24 +26,29 @@ def _settings(v: TraceView, node: str) -> dict:
 
 
 def _settings_at(v: TraceView, node: str, line: int) -> dict:
-    """The node's settings at a trace line: its configuration, with replicate_events_marked_for_skip
-    as the last SET GLOBAL it took since it (re)started said (MariaDB takes it with the slave stopped)."""
+    """The node's settings at a trace line: its configuration (with the options its restarts before
+    the line started it with), with the filter variables as the last SET GLOBAL it took since it
+    (re)started said (MariaDB takes them with the slave stopped)."""
     settings = _settings(v, node)
-    for o in _marked_changes(v, node):
+    for o in _changes(v, node):
         if o["_line"] >= line:
             break
-        settings = _settings(v, node) if o["kind"] == "restart" else {**settings, MARKED: _enum_name(o.get("value"))}
+        settings = configured(v, node, o["_line"]) if o["kind"] == "restart" else {**settings, o["variable"]: _taken(o)}
     return settings
 
 
-def _marked_changes(v: TraceView, node: str) -> list[dict]:
-    """The SET GLOBAL replicate_events_marked_for_skip the node took and its restarts, in order;
-    none when it took none (its configuration holds throughout)."""
+def _changes(v: TraceView, node: str) -> list[dict]:
+    """The SET GLOBALs of filter variables the node took and its restarts, in order; none when it took
+    none and no restart changed its configuration (its configuration holds throughout)."""
     def build() -> list[dict]:
-        sets = [o for o in v.of_node(node, "stmt") if o.get("op") == "set_global" and o.get("variable") == MARKED
+        sets = [o for o in v.of_node(node, "stmt") if o.get("op") == "set_global" and o.get("variable") in FILTER_VARIABLES
                 and o.get("errno") is None]
-        return sorted(sets + list(v.of_node(node, "restart")), key=lambda o: o["_line"]) if sets else []
-    return v.memo(f"filter.marked.{node}", build)
+        return sorted(sets + list(v.of_node(node, "restart")), key=lambda o: o["_line"]) if sets or reconfigured(v, node) else []
+    return v.memo(f"filter.changes.{node}", build)
+
+
+def _taken(o: dict) -> object:
+    return _enum_name(o.get("value")) if o["variable"] == MARKED else o.get("value")
 
 
 def _enum_name(value: object) -> str:
@@ -91,12 +99,14 @@ def unlogged(v: TraceView) -> set[str]:
 
 
 def kept_out(v: TraceView, node: str) -> set[str]:
-    """The transactions a replica's filters keep from its engine: under its configuration, or any
-    replicate_events_marked_for_skip it took by SET GLOBAL (when a group was sent or read is not
+    """The transactions a replica's filters keep from its engine: under any settings it had (its
+    configuration, a restart's, what it took by SET GLOBAL; when a group was sent or read is not
     asked here)."""
-    seen = [_settings(v, node)] + [{**_settings(v, node), MARKED: _enum_name(o.get("value"))}
-                                   for o in _marked_changes(v, node) if o["kind"] == "stmt"]
-    return {trx for trx, c in _commits(v).items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)}
+    seen = [_settings(v, node)] + [_settings_at(v, node, o["_line"] + 1) for o in _changes(v, node)]
+    # every commit that names its table: one that returned an error may still have been binlogged
+    # (a shutdown while it waited for its semi-sync ack: 1053) and replicated
+    tables = v.memo("filter.tables", lambda: {c["trx"]: c for c in v.kind("commit") if c.get("table") and c.get("trx")})
+    return {trx for trx, c in tables.items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)}
 
 
 def on_master_at(v: TraceView, node: str, line: int) -> bool:
@@ -108,8 +118,9 @@ def unsent(v: TraceView, commit: dict) -> bool:
     """A marked transaction whose master's semi-sync replicas all filter marked events on the master."""
     if not commit.get("skip_replication"):
         return False
+    # a semi-sync replica as its configuration stood at the commit: a restart may have turned it off
     semi = [r for r, c in v.channels.items() if c.get("source") == commit["node"]
-            and _settings(v, r).get("rpl_semi_sync_slave_enabled")]
+            and _settings_at(v, r, commit["_line"]).get("rpl_semi_sync_slave_enabled")]
     return bool(semi) and all(str(_settings_at(v, r, commit["_line"]).get(MARKED) or "").upper() == ON_MASTER for r in semi)
 
 

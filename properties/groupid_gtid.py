@@ -71,6 +71,13 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     def came_back(o: dict) -> bool:
         return rejoined is not None and o["_line"] > rejoined and o["trx"] not in returned
     lost = lost_lines(v)
+    relay_at = v.memo("gid.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")})
+
+    def group_skipped(o: dict) -> bool:
+        """The skip reached its group's last event (a cut IO thread may leave only a group's start to
+        skip: its GTID is not recorded until the rest comes); so it is taken where the trace shows no relay log."""
+        r = relay_at.get((o["node"], o.get("relay_file"), o.get("relay_pos")))
+        return r is None or bool(r.get("last"))
     # what set the position, per domain, for a crash recovery that cuts some of it away: what it
     # cut is gone for good, so it is popped once, and the last left is the domain's position
     logged: dict[int, list[dict]] = {}
@@ -95,7 +102,8 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
         # rpl_slave_state::record_and_update_gtid at the group's end).
         # So does a group a filter kept from the engine (properties/filter.py, FILTER.GTID.ADVANCES).
-        counted = o["kind"] in ("binlog", "visible", "filtered") or (o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter")
+        counted = o["kind"] in ("binlog", "visible", "filtered") or (
+            o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter" and group_skipped(o))
         d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
             replicated = (F.parse_gtid(o["gtid"])[1] != own and o["gtid"] not in local) or (o["kind"] == "visible" and came_back(o))

@@ -157,7 +157,9 @@ def inconsistent_options_refused(v: TraceView, check: Check) -> None:
             if refusals:
                 check.judge(False, f"{node} refused to start with consistent options: {refusals[0]['message']}", refusals[0])
             continue
-        worked = [o for o in v.of_node(node) if o["kind"] in ("binlog", "commit", "apply")]
+        # until a restart with --log-slave-updates (my.cnf fixed while it was down) makes them consistent
+        fixed = next((o["_line"] for o in v.of_node(node, "restart") if o.get("log_slave_updates")), None)
+        worked = [o for o in v.of_node(node) if o["kind"] in ("binlog", "commit", "apply") and (fixed is None or o["_line"] < fixed)]
         check.judge(bool(refusals) and refusals[0]["message"] == want and not worked,
                     f"{node} started with inconsistent options (expected: {want})", *(refusals[:1] + worked[:1]))
 

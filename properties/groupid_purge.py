@@ -7,6 +7,7 @@ from typing import Callable
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks, seconds
+from .filter import kept_out
 from .groupid_shared import current_id, lost_lines, server_id
 from .groupid_commands import binlog_info, is_purge, last_group_end
 
@@ -83,6 +84,7 @@ def purge_never_skips(v: TraceView, check: Check) -> None:
     pairs = sorted({(a["node"], a.get("source")) for a in v.kind("apply") if a.get("last") and a.get("trx") is not None})
     for a, lacking, purged_before in sorted((x for node, source in pairs for x in _after_purges(v, node, source)),
                                             key=lambda x: x[0]["_line"]):
+        lacking = [trx for trx in lacking if trx not in kept_out(v, a["node"])]  # its filters keep them out: never owed
         if purged_before:
             check.reached("an apply after a purge of earlier groups")
         check.judge(not lacking, f"{a['node']} applied {a['trx']} from {a['source']} but lacks {lacking}, purged from "

@@ -15,6 +15,7 @@ from typing import NamedTuple
 from replcheck.spec.formats import US
 
 from . import delay as delay_properties
+from .delay_timing import read_triggers
 from . import incident_diskfull, incident_source  # noqa: F401  (its parts: the source's side, a full disk)
 from .core import Check, Seq, TraceView, checks, seconds
 from .incident_index import ends_io, index, index_by, key, resumes, timed
@@ -168,7 +169,7 @@ def io_thread_goes_on(v: TraceView, check: Check) -> None:
         # Until the DBA stops the slave, it crashes, or a cut stops its IO thread: after that the IO
         # thread is theirs to stop.
         io_ends = v.memo(("incident.io_ends", stop["node"]), lambda: timed(
-            o for o in v.of_node(stop["node"], "crash", "stmt", "io_cut") if ends_io(o)))
+            o for o in v.of_node(stop["node"], "crash", "stmt", "io_cut", "error") if ends_io(o)))
         hi = min(hi, next((key(o) for o in io_ends.after(lo)), hi))
         s = next(v.timed(stop["node"], "status").after(lo), None)
         if s is not None and key(s) < hi:
@@ -379,21 +380,38 @@ def skip_never_stops_inside_a_group(v: TraceView, check: Check) -> None:
                     s, *applied[:1])
 
 
+def _read_at(v: TraceView, r: dict, stop: dict) -> tuple[int, int]:
+    """When, and at which trace line, the SQL thread read the relayed incident it stopped at: after
+    its relay, after the thread's last start and after its last apply before the stop. The wait it
+    then began counts by the clock
+    difference measured by then: sql_delay_event sets its sleep once, at the read (MariaDB sql/slave.cc),
+    so a reconnect's new clock_diff_with_master during the wait does not move it."""
+    last = read_triggers(v, r["node"]).last_before(stop["_line"])
+    # the later of the two, in time and then in trace order: a clock step logged after it in its µs
+    # came after the read
+    return max((r["t"], r["_line"]), (last["t"], last["_line"]) if last is not None else (-1, -1))
+
+
 @checks("WL3464.DELAY", needs=("relay",))
 def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
-    """A delayed replica stops at an incident no earlier than the incident's timestamp plus the delay."""
+    """A delayed replica stops at an incident no earlier than the incident's timestamp plus the delay,
+    counted as the server counts it where the trace shows its clock query: with the clock difference
+    it measured at its connect, on its own clock, which a clock step since moves (delay_timing's
+    measured_due; MariaDB sql/slave.cc sql_delay_event: when + clock_diff_with_master + sql_delay)."""
     ix = index(v)
     dx = delay_properties.index(v)
     epoch = v.header.get("epoch_us", 0)
     for r, _ in _relayed_incidents(v):
         stop = ix.stop_after(r)
-        delay = dx.delay_at(r["node"], stop["t"]) if stop else None
+        delay = dx.delay_at(r["node"], stop["t"], stop["_line"]) if stop else None  # a CHANGE MASTER after it in its µs came after
         if not delay:
             continue
         origin = next(iter(ix.by_origin.get((r["server_id"], r["when"], r.get("message")), ())), None)
         if origin is None:
             continue
-        due = r["when"] * US - v.offset_at(origin["node"], origin["t"], origin["_line"]) - epoch + delay * US
+        due = dx.measured_due(r["node"], r["source"], r["when"], delay, stop["_line"], *_read_at(v, r, stop))
+        if due is None:
+            due = r["when"] * US - v.offset_at(origin["node"], origin["t"], origin["_line"]) - epoch + delay * US
         check.judge(stop["t"] + v.resolution_us >= due, f"{r['node']} stopped at the incident at {seconds(stop['t'])}, due at {seconds(due)}", r, stop)
 
 

@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterable, Iterator
 from . import delay as delay_properties
 from .core import Seq, TraceView
 from .filter import unlogged
+from .groupid_shared import hierarchical
 
 ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT = 1590, 13119  # MySQL 8.0.26+ renamed and renumbered it
 
@@ -52,7 +53,10 @@ def resumes(o: dict) -> bool:
 
 
 def ends_io(o: dict) -> bool:
-    return o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave") or (o["kind"] == "io_cut" and o.get("then") == "stop")
+    """A crash, STOP SLAVE, a cut that stops the IO thread, or an error the IO thread stops at (a
+    fatal error from its master, 1236: its binlog purged; MariaDB sql/slave.cc handle_slave_io)."""
+    return o["kind"] == "crash" or (o["kind"] == "stmt" and o["op"] == "stop_slave") or (o["kind"] == "io_cut" and o.get("then") == "stop") \
+        or (o["kind"] == "error" and o.get("thread") == "io")
 
 
 class IncidentIndex:
@@ -71,7 +75,10 @@ class IncidentIndex:
         self.earliest_of = {n: sorted(min(key(b), (b["written"][0], -1)) if b.get("written") else key(b) for b in bs)
                             for n, bs in index_by(self.incidents, lambda b: b["node"]).items()}
         # binlog-do/ignore-db leave a change out of the binlog by design: no gap (FILTER.BINLOG.DB)
-        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not has_master(v, o)
+        # a replica's own client's change is its to mark as any server's, but on an --rpl-hierarchical
+        # slave, which does not binlog it (GGID.FILTER); a failed-over replica not yet promoted too
+        hier = hierarchical(v)
+        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not (o["node"] in hier and has_master(v, o))
                      and o.get("trx") not in unlogged(v)]
         self.lost_of = {n: timed(ls) for n, ls in index_by(self.lost, lambda o: o["node"]).items()}
         self.relays: dict[str, list[dict]] = index_by(v.kind("relay"), lambda r: r["node"])

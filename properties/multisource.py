@@ -118,8 +118,10 @@ def _delays(v: TraceView, node: str, conn: str, obs: list[dict]) -> list[tuple[i
 @checks("MULTISOURCE.DELAY")
 def own_delay(v: TraceView, check: Check) -> None:
     """Each connection's MASTER_DELAY holds its own groups: a group a connection applies begins no
-    earlier than its event timestamp plus that connection's delay. Judged where no clock is offset
-    or stepped (the timestamp is then true time)."""
+    earlier than its event timestamp (WL#7318: its immediate master's commit timestamp) plus that connection's delay. Judged where no clock is offset
+    or stepped (the timestamp is then true time), and only under a delay: with MASTER_DELAY 0 nothing
+    waits, not even a group stamped ahead of the clock by SET TIMESTAMP (sql/slave.cc,
+    sql_delay_event: the wait is computed `if (sql_delay)` only)."""
     if v.kind("clock_step") or any(n.get("clock_offset_us") for n in v.nodes.values()):
         return
     epoch = v.header.get("epoch_us", 0)  # a Trace header always has it
@@ -132,7 +134,12 @@ def own_delay(v: TraceView, check: Check) -> None:
                 if o["kind"] != "apply" or o.get("idx") != 0 or o.get("trx") is None or not o.get("when"):
                     continue
                 delay = delays[bisect.bisect_left(lines, o["_line"]) - 1][1]
-                due = o["when"] * US - epoch + delay * US
+                if not delay:
+                    continue
+                # WL#7318's servers count from the immediate master's commit timestamp, not the event's
+                # (MySQL sql/rpl_replica.cc, sql_delay_event): a SET TIMESTAMP ahead does not move it
+                wl7318 = v.nodes.get(node, {}).get("delay_rule") == "wl7318" and o.get("ict")
+                due = (o["ict"] // US if wl7318 else o["when"]) * US - epoch + delay * US
                 begin = begin_of(o)  # a real server's apply: when it began is not observed, its row's sample is
                 check.judge(begin + v.resolution_us >= due,
                             lambda: f"{node} connection {conn!r} began {o['gtid']} at {seconds(begin)}, before {seconds(due)} "
@@ -142,12 +149,20 @@ def own_delay(v: TraceView, check: Check) -> None:
 @checks("MULTISOURCE.IGNORE_DUPLICATES.ONCE")
 def applied_once(v: TraceView, check: Check) -> None:
     """With gtid_ignore_duplicates a replica applies each GTID once, whichever of its connections
-    brings it first: no GTID is committed by two of its connections, nor twice by one."""
+    brings it first: no GTID is committed by two of its connections, nor twice by one. A group
+    rolled back after it was applied (a crash before its commit, a STOP of its worker) was not
+    committed: it is owed again, and applied again (MariaDB sql/rpl_parallel.cc and sql/slave.cc roll
+    back an uncommitted group; rpl_slave_state::check_duplicate_gtid lets the next one bring it)."""
     for node in _named(v):
         if not v.nodes.get(node, {}).get("variables", {}).get("gtid_ignore_duplicates"):
             continue
         seen: dict[str, dict] = {}
-        for o in v.connected:
+        rollbacks = [o for o in v.kind("rollback") if o["node"] == node and o.get("gtid")]
+        for o in sorted(v.connected + rollbacks, key=lambda o: o["_line"]):
+            if o["kind"] == "rollback":
+                if o["node"] == node:
+                    seen.pop(o["gtid"], None)
+                continue
             if o["node"] != node or o["kind"] != "apply" or not o.get("last") or o.get("trx") is None or not o.get("gtid"):
                 continue
             first = seen.get(o["gtid"])

@@ -8,11 +8,14 @@ of the model is read: a real server's trace with these observations is judged th
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 
 from replcheck.spec import formats as F
 from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks, seconds
+from .filter import kept_out
+from .delay_timing import index
 from .lag import GRANULARITY_US, SBM, connected, samples, with_workers, written_us
 from .recovery import applied_counts, sources_at_end
 
@@ -27,6 +30,38 @@ def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
                 out[o["trx"]] = (F.binlog_number(o["file"]), o["end"], o["t"])
         return out
     return v.memo("parallel.order", build)
+
+
+def _binlog_starts(v: TraceView) -> dict[str, tuple[int, int]]:
+    """trx -> where its source wrote its first event (binlog number, position): as _binlog_order."""
+    def build() -> dict:
+        out: dict = {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("idx") == 0:
+                out.setdefault(o["trx"], (F.binlog_number(o["file"]), o["pos"]))
+        return out
+    return v.memo("parallel.starts", build)
+
+
+def _origins(v: TraceView) -> dict[str, str]:
+    """trx -> the server that binlogged it first, whose binlog _binlog_order's positions are in."""
+    def build() -> dict:
+        out: dict = {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None and o.get("last"):
+                out.setdefault(o["trx"], o["node"])
+        return out
+    return v.memo("parallel.origins", build)
+
+
+def _groups(v: TraceView) -> Counter:
+    """trx -> how many groups its source wrote of it: one, or one per statement of a transaction of
+    non-transactional statements (each MyISAM statement is its own group, with its own GTID)."""
+    def build() -> Counter:
+        origin = _origins(v)
+        return Counter(o["trx"] for o in v.kind("binlog") if o.get("last") and o.get("trx") is not None
+                       and origin.get(o["trx"]) == o["node"])
+    return v.memo("parallel.groups", build)
 
 
 def _stamped(v: TraceView) -> dict[str, int]:
@@ -67,21 +102,24 @@ def _domain(o: dict) -> int:
 def commits_in_binlog_order(v: TraceView, check: Check) -> None:
     """Where commit order is kept, no group of a domain becomes visible after one its source wrote
     later (commits seen at the same instant are not ordered by the trace)."""
-    order = _binlog_order(v)
+    order, origin = _binlog_order(v), _origins(v)
     for node in _parallel_nodes(v):
         for p, commits in _runs(v, node):
             if not p.get("preserve_commit_order"):
                 continue
-            latest: dict[int, dict] = {}  # per domain, the commit the source wrote last among those seen
+            # per domain of each origin, the commit the source wrote last among those seen: two
+            # servers' binlog positions do not order their groups (after a failover, the old
+            # primary's groups and the new one's)
+            latest: dict[tuple, dict] = {}
             for c in commits:
                 d = _domain(c)
-                prev = latest.get(d)
+                prev = latest.get((origin.get(c["trx"]), d))
                 if prev is not None:
                     check.judge(order[prev["trx"]][:2] < order[c["trx"]][:2] or prev["t"] == c["t"],
                                 f"{node} commits {c['trx']} after {prev['trx']}, though its source wrote {prev['trx']} after it "
                                 f"(domain {d})", prev, c)
                 if prev is None or order[c["trx"]][:2] > order[prev["trx"]][:2]:
-                    latest[d] = c
+                    latest[(origin.get(c["trx"]), d)] = c
 
 
 @checks("PARALLEL.SBM.PENDING", kinds=("parallel",))
@@ -117,7 +155,10 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
                 heapq.heappush(old, (order[trx][:2], i, trx, c))
             while old and old[0][3] is not None and old[0][3] <= t:
                 heapq.heappop(old)
-            if old and (ahead is None or t - ahead >= old_enough):
+            # a clock step since the difference was measured shifts what the lag shows by as much
+            # (a replica's clock stepped back shows 0 for an old group): the age as it counts
+            if old and (ahead is None or t - ahead >= old_enough) and \
+                    t - since[old[0][2]] - _clocks_stepped_us(v, node, s, since[old[0][2]]) >= old_enough:
                 trx = old[0][2]
                 check.judge(False, f"{node} at {seconds(t)} shows {SBM} 0 but its workers have not committed {trx}, "
                                    f"written {(t - since[trx]) / 1e6:.3f} s ago", s)
@@ -166,17 +207,24 @@ def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
         if not crashes or node not in sources:
             continue
         counts = applied_counts(v, node)
+        groups = _groups(v)
         for trx, n in sorted(counts.items()):
             if trx in order:
-                check.judge(n == 1, f"{node} commits {trx} {n} times across its crash",
+                check.judge(n <= groups[trx], f"{node} commits {trx} {n} times across its crash"
+                            + (f" (its source wrote {groups[trx]} groups of it)" if groups[trx] > 1 else ""),
                             *[o for o in v.of_node(node) if o["kind"] == "visible" and o["trx"] == trx][:2])
         crash = crashes[-1]
         held = [o["trx"] for o in v.of_node(node) if o["kind"] == "visible" and o["t"] <= crash["t"] and o["trx"] in order]
         if not held:
             continue
         high = max(order[t][:2] for t in held)
-        passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
+        # passed over, or never its to apply: what its filters keep out (a marked group its master never
+        # sent it, replicate_events_marked_for_skip = FILTER_ON_MASTER, leaves no observation on it)
+        passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")} | kept_out(v, node)
         lost = {o["trx"] for o in v.kind("commit") if o.get("errno") is not None}
+        # only what its source binlogged is the node's to apply: a sibling's own commit is never
+        # sent to it (positions in another server's binlog do not order it against its own groups)
+        sent = {o.get("trx") for o in v.of_node(sources[node], "binlog")}
         # A group held past by another domain's commit (MariaDB's domains commit apart) whose relay log
         # was thrown away after the crash (a GTID start: start_slave_threads) is fetched again by GTID,
         # per domain: owed only once relayed again (its IO thread may never run: DOMAIN.* judge the connect).
@@ -193,7 +241,8 @@ def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
         dropped = bool(discards)
         refetched = {o.get("trx") for o in after if o["kind"] == "relay" and o.get("last") and o["_line"] > max(discards, default=0)}
         for trx, (num, end, _) in sorted(order.items(), key=lambda x: x[1]):
-            if (num, end) < high and trx not in passed and trx not in lost and (not dropped or trx in refetched):
+            owed = trx in sent and trx not in passed and trx not in lost and (not dropped or trx in refetched)
+            if (num, end) < high and owed:
                 check.judge(counts.get(trx, 0) >= 1, f"{node} crashed holding groups past {trx}, and never commits it", crash)
 
 
@@ -202,7 +251,7 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
     """A START SLAVE UNTIL run of a replica with workers: by its stop at the position every group
     written up to it is committed (skipped and filtered ones aside), and none written after it is
     committed before the SQL thread starts again."""
-    order = _binlog_order(v)
+    order, starts = _binlog_order(v), _binlog_starts(v)
     for node in _parallel_nodes(v):
         until, workers, held = None, 0, set()
         passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
@@ -211,7 +260,10 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
                 workers = o.get("workers", 0)
             elif o["kind"] == "visible":
                 held.add(o["trx"])
-                if until is not None and workers and o["trx"] in order and order[o["trx"]][:2] > until[0]:
+                # a group begun before the position is finished: inside a group the UNTIL test takes the
+                # group's start (slave.cc exec_relay_log_event: is_until_satisfied(rli->is_in_group() ?
+                # rli->group_master_log_pos : ...), MariaDB and MySQL alike)
+                if until is not None and workers and o["trx"] in starts and starts[o["trx"]] >= until[0]:
                     check.judge(False, f"{node} commits {o['trx']}, written after its UNTIL position {until[1]}", until[2], o)
             elif o["kind"] == "stmt" and o.get("op") == "start_slave" and o.get("errno") is None and not o.get("warning") \
                     and o.get("thread") in (None, "sql"):
@@ -303,8 +355,26 @@ def workers_wait_the_delay(v: TraceView, check: Check) -> None:
                             f"{node}'s worker began {c['trx']} at {seconds(begin)}, before its MASTER_DELAY {delay} ran out at {seconds(due)}", c)
 
 
-def _lag_floors(v: TraceView, node: str):
-    """(line, written) in trace order: from that line on, last_master_timestamp is at least the
+def _clocks_stepped_us(v: TraceView, node: str, s: dict, floor: int) -> int:
+    """How far the clocks moved that the lag shown at the sample counts with: time(0) -
+    last_master_timestamp - clock_diff_with_master (MySQL rpl_replica.cc show_slave_status_send_data,
+    MariaDB slave.cc send_show_master_info_data), the difference taken at the IO thread's connect
+    (get_master_version_and_clock). The replica's clock stepped since it was taken, or its source's
+    between the connect and the write of the group the lag counts from (either way round), shifts
+    the lag by as much until the next connect (as SBM.DELAY's count_moved has it)."""
+    # the clock query where the trace shows it (a step may come between it and the connect)
+    last = v.of_node(node, "clock_query" if v.of_node(node, "clock_query") else "connect").last_before(s["_line"])
+    since, connect_t = (last["_line"], last["t"]) if last is not None else (0, 0)
+    moved = sum(abs(o.get("delta_us", 0)) for o in v.of_node(node, "clock_step").between(since, s["_line"]))
+    source = v.channels.get(node, {}).get("source")
+    if source is not None:
+        moved += sum(abs(o.get("delta_us", 0)) for o in v.of_node(source, "clock_step").before(s["_line"])
+                     if o["t"] >= min(floor, connect_t))
+    return moved
+
+
+def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | None]]:
+    """(line, written, write time) in trace order: from that line on, last_master_timestamp is at least the
     timestamp written at `written` (true µs); None: a start, a stop or a new source starts it again.
     A parallel applier moves it as groups commit (MariaDB rpl_rli.cc, Relay_log_info::stmt_done: "In
     the parallel case, we only update the Seconds_Behind_Master at the end of a transaction"; MySQL
@@ -314,15 +384,24 @@ def _lag_floors(v: TraceView, node: str):
     last_master_timestamp is 0 (which indicates that GAQ is empty ...) we need to initialize it with a
     timestamp from the first event to be executed in parallel"). Only a group's first event gives a
     floor there: a format description (MariaDB counts the master's) may take that read instead."""
+    out: list[tuple[int, int | None, int | None]] = []
     first: dict[str, dict] = {}
     queued: list[str] = []  # handed to the workers, in the order the coordinator handed them over
     done: set[str] = set()  # committed, not yet retired: a group ahead of it is still with a worker
     idle_since: int | None = -1  # the workers hold nothing since then; None: a read has taken the timestamp
     for o in v.of_node(node):
         kind, trx = o["kind"], o.get("trx")
-        if kind in ("restart", "crash", "restore", "sql_stop", "parallel") or (kind == "stmt" and o["op"] in ("change_master", "reset_slave")):
-            queued, done, idle_since = [], set(), o["t"]
-            yield o["_line"], None
+        if kind in ("restart", "crash", "restore", "sql_stop", "parallel") or (
+                kind == "stmt" and o["op"] in ("change_master", "reset_slave") and o.get("errno") is None):
+            queued, done, idle_since = [], set(), o["t"]  # (a refused statement changes nothing)
+            out.append((o["_line"], None, None))
+        elif kind == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
+            # the master's format description (MariaDB counts it, slave.cc event_can_update_last_master_timestamp;
+            # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
+            # start (a start left no floor), and the group read next gives none
+            read = o["t"] if o.get("read") is None else o["read"]
+            if not queued and idle_since is not None and idle_since <= read:
+                idle_since = None
         elif kind == "apply" and o.get("when"):
             if trx is not None and o.get("idx") == 0:
                 first[trx] = o
@@ -330,7 +409,12 @@ def _lag_floors(v: TraceView, node: str):
             if not queued and idle_since is not None and idle_since < read:
                 idle_since = None  # a read in the same instant as the last commit may precede it
                 if trx is not None and o.get("idx") == 0 and (w := written_us(v, o)) is not None:
-                    yield o["_line"], w
+                    # the read sets the timestamp, older than the last commit's or not (a long
+                    # transaction's GTID event carries its start): a new count, not a later floor
+                    # from the read on, which came before this observation where the group waited
+                    # for MASTER_DELAY (its read's line: what let the thread read it, in its µs)
+                    at = index(v).read_line(o) or o["_line"]
+                    out += [(at, None, None), (at, w, _write_time(v, o, w))]
             if trx is not None and o.get("last"):
                 queued.append(trx)
         elif kind in ("visible", "rollback", "skip", "filtered") and trx in queued:
@@ -344,7 +428,16 @@ def _lag_floors(v: TraceView, node: str):
             if not queued:
                 idle_since = o["t"]
             if newest in first and (w := written_us(v, first[newest])) is not None:
-                yield o["_line"], w
+                out.append((o["_line"], w, _write_time(v, first[newest], w)))
+    return sorted(out, key=lambda f: f[0])  # stable: a reset stays before the floor of its line
+
+
+def _write_time(v: TraceView, a: dict, written: int) -> int:
+    """When the group whose timestamp gives a floor was written: its timestamp's time, or its
+    binlog write where that came first (SET TIMESTAMP ahead): a clock step of its source between
+    then and the connect moves the lag (_clocks_stepped_us)."""
+    o = index(v).origin_of(a)
+    return written if o is None else min(written, o["t"])
 
 
 @checks("PARALLEL.SBM.VALUE", kinds=("parallel",))
@@ -354,14 +447,15 @@ def lag_counted_from_the_last_commit_or_idle_read(v: TraceView, check: Check) ->
     judged = {id(s) for s in samples(v)}
     for node in _parallel_nodes(v):
         floors = iter(_lag_floors(v, node))
-        floor, nxt = None, next(floors, None)
+        floor, since, nxt = None, None, next(floors, None)
         for s in v.of_node(node, "status"):
             while nxt is not None and nxt[0] < s["_line"]:
                 floor = nxt[1] if nxt[1] is None or floor is None else max(floor, nxt[1])
+                since = nxt[2] if nxt[2] is None or since is None else min(since, nxt[2])
                 nxt = next(floors, None)
             if id(s) not in judged or not connected(s) or not isinstance(s[SBM], int) or floor is None or not with_workers(v, s):
                 continue
             most = max(0, s["t"] - floor) / US  # a timestamp ahead of the replica's clock shows 0
-            check.judge(s[SBM] <= most + 1 + v.sample_slack_us(s) / US,
+            check.judge(s[SBM] <= most + 1 + (v.sample_slack_us(s) + _clocks_stepped_us(v, node, s, since)) / US,
                         f"{node} at {seconds(s['t'])} shows {SBM} {s[SBM]}, but it committed or read after idling a group "
                         f"written {most:.3f} s before", s)

@@ -7,6 +7,7 @@ import re
 from bisect import bisect_left, bisect_right
 from replcheck.spec import formats as F
 
+from .configuration import configured
 from .core import TraceView
 from .groupid_shared import starts_new_binlog
 
@@ -156,9 +157,10 @@ class SemiSyncIndex:
         for o in sorted(changes, key=lambda o: o["_line"]):
             if o["node"] not in lines:
                 continue
-            if o["kind"] == "restart":  # SET GLOBAL is lost; the configuration comes back
+            if o["kind"] == "restart":  # SET GLOBAL is lost; the configuration comes back, maybe changed
+                now = configured(self.v, o["node"], o["_line"])
                 for name, line in lines[o["node"]].items():
-                    line.set(line_key(o), initial[o["node"]].get(name))
+                    line.set(line_key(o), now.get(name))
             elif o.get("errno") is None and o.get("variable") in VARIABLES:
                 lines[o["node"]][o["variable"]].set(line_key(o), o.get("value"))
         return lines

@@ -204,11 +204,11 @@ def _target(text: str) -> str:
 
 def _families(text: str) -> tuple[str, ...]:
     """Some of the generator's families: a campaign drawing from them only (part of its identity)."""
-    from replcheck.generate import FAMILIES
+    from replcheck.generate import DRAW
 
     names = tuple(text.split(","))
-    if unknown := [n for n in names if n not in FAMILIES]:
-        raise argparse.ArgumentTypeError(f"unknown family {unknown[0]!r}; known: {', '.join(FAMILIES)}")
+    if unknown := [n for n in names if n not in DRAW]:
+        raise argparse.ArgumentTypeError(f"unknown family {unknown[0]!r}; known: {', '.join(DRAW)}")
     if len(set(names)) != len(names):
         raise argparse.ArgumentTypeError(f"{text!r} names a family twice")
     return names

@@ -30,6 +30,7 @@ from replcheck.spec.formats import US
 ASPECTS = ("apply", "commit", "visible", "read", "stmt", "data")
 APPLIER_VARIABLES = MARIADB_VARIABLES + MYSQL_VARIABLES
 # what two systems may differ in; `implementation`: a model, or the real server's version
+ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 SETTINGS = ("delay_rule", "commit_timestamps", "wait_point", "mutants", "implementation", "flavour")
 
 
@@ -55,6 +56,10 @@ class Facts:
     refused: frozenset[tuple[str, tuple]] = frozenset()  # (node, the errnos of its connects its source refused)
     gtid_asks: frozenset[tuple[str, str, int, str]] = frozenset()  # (node, source, when, gtid_pos) of each connect by a GTID position
     clock_steps: frozenset[str] = frozenset()  # nodes whose clock stepped
+    # (node, stmt subject) of each SET GLOBAL the server answered "unknown system variable" (1193), other than an applier setting
+    unknown_stmts: frozenset[tuple[str, str]] = frozenset()
+    halts: tuple[tuple[str, int], ...] = ()  # (node, when) of each stop of its SQL thread at an error, in order
+    restores: frozenset[tuple[str, int, str]] = frozenset()  # (node, when, donor) of each restore from a backup
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -67,9 +72,11 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     untimed_applies = False
     restarts, incidents, as_replica = set(), set(), set()
     untils: list[tuple[str, int]] = []
+    halts: list[tuple[str, int]] = []
+    restores = set()
     cuts: dict[str, list[tuple]] = {}
     appliers: dict[str, list[tuple]] = {}
-    applier_stmts = set()
+    applier_stmts, unknown_stmts = set(), set()
     refused: dict[str, list] = {}
     gtid_asks = set()
     clock_steps = set()
@@ -85,6 +92,10 @@ def facts(header: dict, obs: list[dict]) -> Facts:
             appliers.setdefault(node, []).append((o["workers"], o.get("mode"), o.get("preserve_commit_order")))
         if k == "sql_stop" and o.get("reason") == "until":
             untils.append((node, o["t"]))
+        if k == "sql_stop" and o.get("reason") == "error":
+            halts.append((node, o["t"]))
+        if k == "restore":
+            restores.add((node, o["t"], o.get("donor", "")))
         if k == "io_cut" and o.get("then") == "stop":
             cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
@@ -113,6 +124,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
             i = stmts[(node, o["op"])] = stmts.get((node, o["op"]), 0) + 1
             if o["op"] == "set_global" and o.get("variable") in APPLIER_VARIABLES:
                 applier_stmts.add((node, f"set_global #{i}"))
+            elif o["op"] == "set_global" and o.get("errno") == ER_UNKNOWN_SYSTEM_VARIABLE:  # the applier's: flavour.parallel-applier
+                unknown_stmts.add((node, f"set_global #{i}"))
             seqs.setdefault(("stmt", node), []).append((f"{o['op']} #{i}", (o.get("errno"), o.get("warning"))))
         elif k == "data":
             data[node] = o["counts"]
@@ -136,7 +149,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  commits, settings, observed, frozenset(restarts), frozenset(incidents),
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
-                 frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps))
+                 frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps),
+                 frozenset(unknown_stmts), tuple(halts), frozenset(restores))
 
 
 @dataclass(frozen=True)
@@ -264,13 +278,15 @@ def incident_or_restart(ctx: Ctx) -> bool:
     SLAVE, a restart): where the flavours' mechanics differ; here or up the chain. And a semi-sync
     source's commits: a replica of it that connected again by GTID acknowledged nothing it already
     held (MariaDB's dump_start takes the dump's start, a binlog's head, for its reply), where by
-    position it acknowledged all it held."""
+    position it acknowledged all it held. And a source's PURGE BINARY LOGS, which stops at the binlog
+    a dump thread reads (1867): a replica that connected again reads another one by GTID."""
     def here(c: Ctx, src: str) -> bool:
-        left, right, aspect, node, _ = c
+        left, right, aspect, node, subject = c
         if any(src in f.incidents or node in f.restarts for f in (left, right)):
             return True
         replicas = {ch["replica"] for ch in left.header["topology"].get("channels", []) if ch["source"] == node}
-        return aspect == "commit" and any(r in f.restarts for f in (left, right) for r in replicas)
+        return (aspect == "commit" or (aspect == "stmt" and subject.startswith("purge_binary_logs "))) and \
+            any(r in f.restarts for f in (left, right) for r in replicas)
     return _here_or_upstream(ctx, here)
 
 
@@ -310,6 +326,23 @@ def unsent_commit(ctx: Ctx) -> bool:
     return any(value[1] == "unsent" for f in (left, right) for _, value in f.seqs.get(("commit", node), ()))
 
 
+def statement_commit(ctx: Ctx) -> bool:
+    """One Trace returned the commit at its statement's own group (AFTER_COMMIT waits at a transaction's end)."""
+    left, right, _, node, trx = ctx
+    return any(x == trx and value[1] == "statement" for f in (left, right) for x, value in f.seqs.get(("commit", node), ()))
+
+
+def restored_during_wait(ctx: Ctx) -> bool:
+    """The node was restored from a donor's backup while the transaction's commit waited there for its ack."""
+    left, right, _, node, trx = ctx
+    for f in (left, right):
+        for n, t, donor in f.restores:
+            written = [e["t"] for e in f.binlog.get((donor, trx), ())]
+            if n == node and written and min(written) <= t < f.commits.get((donor, trx), -1):
+                return True
+    return False
+
+
 def until_differs(ctx: Ctx) -> bool:
     """START SLAVE UNTIL's condition stopped the node's SQL thread at other times, or another number
     of times (two UNTIL runs may both stop in the same µs in one Trace, one of them run on in the
@@ -317,6 +350,12 @@ def until_differs(ctx: Ctx) -> bool:
     one and already stopped in the other (1255), or a START SLAVE the reverse (1254)."""
     left, right, _, node, _ = ctx
     return [t for n, t in left.untils if n == node] != [t for n, t in right.untils if n == node]
+
+
+def halt_differs(ctx: Ctx) -> bool:
+    """The node's SQL thread stopped at an error (an incident) at other times or another number of times."""
+    left, right, _, node, _ = ctx
+    return [t for n, t in left.halts if n == node] != [t for n, t in right.halts if n == node]
 
 
 def applier_differs(ctx: Ctx) -> bool:
@@ -328,6 +367,20 @@ def applier_differs(ctx: Ctx) -> bool:
     if aspect == "stmt" and (node, subject) in left.applier_stmts | right.applier_stmts:
         return True
     return _here_or_upstream(ctx, lambda c, src: dict(c[0].appliers).get(c[3]) != dict(c[1].appliers).get(c[3]))
+
+
+def variable_unknown_differs(ctx: Ctx) -> bool:
+    """One server knows a variable the other does not (1193): the difference is a SET GLOBAL of it
+    (MariaDB's replicate_* filters and gtid_strict_mode, which MySQL sets otherwise or not at all),
+    or what it changed on the node or up its chain (a filter keeps out there what the other
+    replicates)."""
+    left, right, aspect, node, subject = ctx
+    if aspect == "stmt":
+        return ((node, subject) in left.unknown_stmts) != ((node, subject) in right.unknown_stmts)
+
+    def here(c: Ctx, src: str) -> bool:
+        return {s for n, s in c[0].unknown_stmts if n == c[3]} != {s for n, s in c[1].unknown_stmts if n == c[3]}
+    return _here_or_upstream(ctx, here)
 
 
 def connect_refused_differs(ctx: Ctx) -> bool:
@@ -418,8 +471,8 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit,
-    restarted_as_replica, until_differs, applier_differs,
+    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, statement_commit, restored_during_wait,
+    restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs)}
 
 

@@ -73,8 +73,18 @@ from replcheck.model.steps import Builder, Family, Step, composed, families
 # ahead of the master's clock; parallel's kill_out_of_order kills the replica while its workers hold
 # groups out of order. The delay, semisync, groupid and parallel families' Histories changed; the
 # others' did not.
+# Version 14 gives every family the operator vocabulary where it makes sense (replcheck.model.steps.vocabulary,
+# after the family's own steps): commits of every statement kind, BINLOG statements, SET GLOBAL of the
+# replication variables a DBA toggles (while the threads run, or with them stopped), CHANGE MASTER TO
+# MASTER_DELAY, FLUSH RELAY LOGS, clock steps, and clean or unclean stops whose restart may change the
+# server's configuration (restart variables, --log-slave-updates); multisource also FLUSH LOGS. Every
+# family's Histories changed (a step's share of the draw changed with the steps added).
+# Version 15 draws the mixed family (replcheck.model.steps.mixed: the families' steps composed on one
+# delayed, filtered, multi-threaded, semi-sync replica in a chain) in every campaign, after the
+# families (DRAW); and semisync's failover lets clients write to the new primary once it took over
+# (its relay log applied). Every History's family draw changed.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/13"
+GENERATOR = "replcheck.generate/15"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
@@ -83,11 +93,11 @@ TOPOLOGY_DRAWS = 20  # a target's topology: drawn again at most this often while
 # that added it (8: filter and domains, 9: parallel, 11: multisource).
 DRAW_ORDER = ("delay", "semisync", "incident", "groupid", "filter", "domains", "parallel", "multisource")
 FAMILIES: dict[str, Family] = {name: families()[name] for name in DRAW_ORDER}
-# Families composed of the others' steps, drawn only by name (generate(seed, index, ("mixed",))): not in
-# a campaign's draw, so adding one, or changing its steps, names no other campaign History (mixed's
-# FLUSH RELAY LOGS step gained rotations at both ends: its own Histories changed); it joins DRAW_ORDER
-# with a new GENERATOR.
+# Families composed of the others' steps (no requirement file of their own): drawn in a campaign after
+# the families, each joined at the end in the version that added it (15: mixed).
 COMPOSED: dict[str, Family] = composed()
+COMPOSED_ORDER = ("mixed",)
+DRAW = (*DRAW_ORDER, *COMPOSED_ORDER)
 # The longest tail any family simulates after its last step: shorter, a pending wait may not resolve.
 TAIL_US = max(f.tail_us for f in (*FAMILIES.values(), *COMPOSED.values()))
 
@@ -132,7 +142,7 @@ def generate(seed: int, index: int, families: tuple[str, ...] | None = None, tar
     drawn by weight among those whose precondition holds. `target` (replcheck.targets, e.g.
     server:mariadb-10.11): only what that server can run (_for_target); None: what the models run."""
     rng = Rng(seed, index)
-    name = rng.choice(families or tuple(FAMILIES))
+    name = rng.choice(families or DRAW)
     family = FAMILIES.get(name) or COMPOSED[name]
     if target is not None:
         return _for_target(targets.get(target), family, rng, seed, index)

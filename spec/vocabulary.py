@@ -42,9 +42,11 @@ FILTER_VARIABLES = (MARKED, *SOURCE_RULES, *REPLICA_RULES)
 
 def filters(nodes: list[dict], ops: list[dict]) -> bool:
     """Whether a History's servers filter: a node configured with a filter, or an op setting one
-    (SET GLOBAL replicate_events_marked_for_skip). Its commits then say which table they wrote."""
+    (SET GLOBAL of a filter variable, a restart with one in its configuration). Its commits then say
+    which table they wrote."""
     return any(configured(n.get("variables") or {}) for n in nodes) or any(
-        o.get("op") == "set_global" and o.get("variable") in FILTER_VARIABLES for o in ops)
+        (o.get("op") == "set_global" and o.get("variable") in FILTER_VARIABLES)
+        or (o.get("op") == "restart" and configured(o.get("variables") or {})) for o in ops)
 
 
 def configured(variables: dict) -> dict:

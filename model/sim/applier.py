@@ -186,9 +186,9 @@ class Applier(Component):
                 return why
         return ""
 
-    def _released(self, ch: Channel) -> None:
+    def _released(self, ch: Channel, gtid: str | None = None) -> None:
         for hook in self.hooks.on_group_released:
-            hook(ch)
+            hook(ch, gtid)
 
     def _read_timestamp(self, ch: Channel, ev: Event) -> None:
         """The SQL thread read `ev` (before any MASTER_DELAY wait): its timestamp becomes
@@ -338,7 +338,7 @@ class Applier(Component):
         why = self._first(self.hooks.filters_group, ch, ev)
         if why:  # applied, with its delay, as a no-op: a filter kept it from the engine
             self._filtered(node, ev, why, ev)
-            self._released(ch)
+            self._released(ch, ev.gtid)
             return
         if self.workers.queue_group(ch, first, before, ev):  # a worker commits it later
             return
@@ -355,12 +355,18 @@ class Applier(Component):
         if not (worker and held is not None and held == node.filter_recorded.get(domain) and F.parse_gtid(held)[2] > seq):
             node.slave_gtids[domain] = ev.gtid
         node.executed.add(ev.gtid)
-        self._released(ch)
+        self._released(ch, ev.gtid)
         self.source.engine_commit(node, ev.trx, ev.gtid, **worker)
         if node.log_slave_updates:
             ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
             group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
             self.source.write_binlog(node, group)
+        elif node.log_bin and self.mech.gtid_seq_follows_domain:
+            # Not binlogged, the GTID still bumps the domain's counter: the server's own next GTIDs
+            # there follow it (MariaDB rpl_gtid.cc, rpl_binlog_state::bump_seq_no_if_needed: "a new
+            # GTID that will not be binlogged (eg. slave thread with --log-slave-updates=0)"), which
+            # a replica connecting at this position after a failover relies on (check_slave_start_position)
+            node.gtid_seq[domain] = max(node.gtid_seq.get(domain, 0), seq)
 
     def _applies_every_group(self, ch: Channel) -> bool:
         """A MariaDB slave replicating by position (Using_Gtid=No) applies each group it reads: its SQL

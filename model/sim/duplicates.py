@@ -47,19 +47,27 @@ class Duplicates(Feature):
             return MS.SKIP_REASON if mariadb else "gtid already executed"
         domain = F.parse_gtid(gtid)[0]
         owner = node.domain_owner.get(domain)
-        if owner is not None and owner is not ch and M.IGNORE_DUPLICATES_RACE not in self.mutants:
+        if owner is not None and owner[0] is not ch and M.IGNORE_DUPLICATES_RACE not in self.mutants:
             return "wait"
-        node.domain_owner[domain] = ch
+        # Owned once per group: a connection whose workers hold several groups of the domain keeps it
+        # until the last commits (check_duplicate_gtid: "Already own this domain, increment reference
+        # count"; release_domain_owner frees it at owner_count 0, sql/rpl_gtid.cc).
+        node.domain_owner[domain] = [ch, owner[1] + 1 if owner is not None and owner[0] is ch else 1]
         return None
 
-    def on_group_released(self, ch: Channel) -> None:
-        """release_domain_owner: the connection's domains are free again; connections waiting for one
-        read on."""
+    def on_group_released(self, ch: Channel, gtid: str | None) -> None:
+        """release_domain_owner: the group's domain is one group less the connection's, free again at
+        none; at an SQL thread's stop all its domains are. Connections waiting for one read on."""
         node = ch.node
-        mine = [d for d, owner in node.domain_owner.items() if owner is ch]
+        mine = [d for d, (owner, _) in node.domain_owner.items() if owner is ch
+                and (gtid is None or d == F.parse_gtid(gtid)[0])]
+        freed = []
         for d in mine:
-            del node.domain_owner[d]
-        if mine:
+            node.domain_owner[d][1] -= 1
+            if gtid is None or not node.domain_owner[d][1]:
+                del node.domain_owner[d]
+                freed.append(d)
+        if freed:
             for other in MS.channels(node):
                 if other is not ch and other.sql_running:
                     self.at(self.sim.now, self._resume, other, other.sql_gen)

@@ -10,9 +10,12 @@ from typing import Any
 from replcheck.spec import vocabulary as V
 
 from .. import filter as FL
+from .. import mechanics as X
 from ..delay import Event
 from .component import Feature
 from .state import Channel, Node
+
+ER_WRONG_TYPE_FOR_VAR = 1232
 
 
 class Filters(Feature):
@@ -52,7 +55,23 @@ class Filters(Feature):
         have a running slave ''; run STOP SLAVE '' first"; sys_vars.cc checks it with
         give_error_if_slave_running). Measured on 10.11.19: that refusal while the IO thread
         connects, 2 taken as FILTER_ON_MASTER, 'nonsense' refused with 1231."""
-        if name != FL.MARKED:
-            return False
-        self.admin.take_global(node, name, value, FL.marked_value(value), stopped_only=True)
-        return True
+        if name == FL.MARKED:
+            self.admin.take_global(node, name, value, FL.marked_value(value), stopped_only=True)
+            return True
+        if name in V.REPLICA_RULES and self.mech.texts == X.MARIADB:
+            self._set_rule(node, name, value)
+            return True
+        return False  # MySQL's rules are no variables (CHANGE REPLICATION FILTER): an unknown variable
+
+    def _set_rule(self, node: Node, name: str, value: Any) -> None:
+        """SET GLOBAL replicate_do_db (and the other replicate-* rules) on MariaDB: a comma-separated
+        list, '' for none, taken with the replica's threads stopped and refused while they run with
+        ER_SLAVE_MUST_STOP ("When setting it dynamically, the replica threads must be stopped",
+        the MariaDB manual's replicate_do_table; mysql-test rpl_filter_vars / MDEV-15530 checks that
+        the slave has to be stopped first); a number is no list (ER_WRONG_TYPE_FOR_VAR,
+        sys_vars.replicate_do_db_basic.result). Applied from the SQL thread's next event."""
+        if isinstance(value, (int, float)) or value is None:
+            self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_WRONG_TYPE_FOR_VAR,
+                      message=f"Incorrect argument type to variable '{name}'")
+            return
+        self.admin.take_global(node, name, value, str(value), stopped_only=True)

@@ -353,7 +353,12 @@ class Hierarchy(Feature):
             self.emit("stmt", node.id, op="restore", errno=F.ER_BAD_SLAVE,
                      message="restore needs a stopped server without slaves, and a running source and donor")
             return
-        saved = donor.group_id
+        # The backup's data holds what the donor's engine committed: a group binlogged and only
+        # prepared (AFTER_SYNC waiting for its ack) is not in it, so the ID set is the last one before
+        # such groups (SET past them, the restored slave would never be sent them).
+        waiting = {trx for trx, _ in donor.prepared}
+        held_back = [e.group_id for e in donor.binlog if e.group_id and e.ev.trx in waiting]
+        saved = min(held_back) - 1 if held_back else donor.group_id
         node.visible, node.executed, node.prepared = list(donor.visible), set(donor.executed), []
         node.slave_gtids, node.binlog_gtids = dict(donor.slave_gtids), {}
         node.binlog, node.index, node.set_ids, node.group_id, node.dirty, node.crash_point = [], [], {}, 0, False, None

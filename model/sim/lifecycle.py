@@ -8,6 +8,7 @@ from __future__ import annotations
 from replcheck.spec import formats as F
 from replcheck.spec.formats import ER_BAD_SLAVE
 
+from .. import domains as DOM
 from .. import groupid as G
 from .. import multisource as MS
 from .. import mutants as M
@@ -202,13 +203,14 @@ class Lifecycle(Component):
         if node.up:
             self.emit("error", node.id, op="restart", errno=0, message="node is already up")
             return
+        changed = self._reconfigure(node, op)
         refused = G.startup_error(node.log_bin, node.log_slave_updates, node.rpl_hierarchical)
         if refused:
             self.emit("error", node.id, op="restart", errno=F.ER_STARTUP_OPTIONS, message=refused)
             return
         node.up = True
         role = op.get("init_rpl_role", R.MASTER)
-        self.emit("restart", node.id, **({"init_rpl_role": role} if role != R.MASTER else {}))
+        self.emit("restart", node.id, **({"init_rpl_role": role} if role != R.MASTER else {}), **changed)
         if node.dirty:
             self._recover(node, role)
         elif R.clean_start_state(self.mech.gtid_state_file, node.state_file,
@@ -249,6 +251,21 @@ class Lifecycle(Component):
                 self.receiver.connect(r)
         if op.get("master"):
             self._rejoin(node, self.nodes[op["master"]])
+
+    def _reconfigure(self, node: Node, op: dict) -> dict:
+        """A start with another configuration (my.cnf edited while the server was down): its options
+        hold from now on, through later restarts, as SET GLOBAL's do not (a system's forced settings
+        still win). MASTER_DELAY is master.info's, not an option: kept as it was (CHANGE MASTER's).
+        What changed, for the restart's observation (the properties read the configuration there)."""
+        changed: dict = {}
+        if op.get("variables"):
+            node.variables = {**node.variables, **op["variables"], **self.sim.forced_variables}
+            # as the Trace header shows a configuration: without the GTID domains' variables on a server
+            # that has none (each server reads its own names only)
+            changed["variables"] = {k: node.variables[k] for k in op["variables"] if self.mech.gtid_domains or k not in DOM.VARIABLES}
+        if "log_slave_updates" in op:
+            node.log_slave_updates = changed["log_slave_updates"] = op["log_slave_updates"]
+        return changed
 
     def _fills_gaps_first(self, ch: Channel) -> bool:
         """relay_log_recovery finds MTS gaps to fill before it throws the relay log away (init_recovery:

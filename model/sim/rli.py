@@ -45,6 +45,12 @@ class Rli(Component):
 
     def read_relay_log_info(self, ch: Channel, boot: bool = False) -> bool:
         node = ch.node
+        if not ch.rli_content and not boot:
+            # none written yet (the server never started replication: its first start was refused):
+            # the file does not exist, and the start creates a fresh one (MariaDB sql/rpl_rli.cc,
+            # init_relay_log_info: access(fname) fails, the file is created), as a first start does
+            self.write_relay_log_info(ch)
+            return True
         self.emit("relay_log_info", node.id, content=ch.rli_content, **MS.tagged(ch.connection))
         try:
             info = relayinfo.parse(ch.rli_content)

@@ -44,12 +44,19 @@ class Release:
             lost = self.part.mech.texts == X.MARIADB
             emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how,
                  errno=CR_SERVER_LOST if lost else SS.ER_SERVER_SHUTDOWN,
-                 message="Lost connection to server during query" if lost else "Server shutdown in progress")
+                 message="Lost connection to server during query" if lost else "Server shutdown in progress", **_named(self))
             return
         if self.after_sync:
             node.prepared.remove((self.trx, self.gtid))
             self.part.source.engine_commit(node, self.trx, self.gtid)
         emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how, **self.fields)
+
+
+def _named(release) -> dict:
+    """What an error answer to a waiting commit still names: binlogged, the transaction replicates,
+    and filters judge it by its table and its @@skip_replication."""
+    fields = getattr(release, "fields", {})
+    return {k: v for k, v in fields.items() if k in ("table", "skip_replication")}
 
 
 class SemiSync(Feature):
@@ -70,7 +77,8 @@ class SemiSync(Feature):
 
     def on_crash(self, node: Node) -> None:
         for w in node.semisync.abandon():
-            self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query")
+            self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query",
+                      **_named(w.release))
 
     @staticmethod
     def on_shutdown(node: Node) -> None:
@@ -115,7 +123,9 @@ class SemiSync(Feature):
         if M.ACK_FILTERED in self.mutants or self.mech.semisync_waits_unsent:
             return False
         semi = [r.node for r in node.replicas if r.node.variables.get(SLAVE_ENABLED)]
-        return bool(semi) and not any(FL.sent(r.variables, skip) for r in semi)
+        # the filter a replica runs with (node.runtime): a SET GLOBAL while its threads are stopped
+        # is what its next connection asks the master for, and that connection acks what it is sent
+        return bool(semi) and not any(FL.sent(r.runtime, skip) for r in semi)
 
     # -- the replica's connection and replies -----------------------------------------------------
     def on_connect(self, ch: Channel) -> None:
@@ -144,17 +154,18 @@ class SemiSync(Feature):
     @staticmethod
     def _ack_arrives(ch: Channel, gen: int, source: Node, pos: tuple[str, int]) -> None:
         if gen == ch.io_gen and source.up and ch.source is source:
-            source.semisync.ack(ch.node.id, pos)
+            source.semisync.ack(ch.node.id, pos, ch.connection)
 
     def on_dump_start(self, ch: Channel, by: str) -> None:
         held = ch.held.get(ch.source.id)
-        if ch.semi_sync and held and by != "gtid" and M.NO_REACK_ON_RECONNECT not in self.mutants:
+        if ch.semi_sync and held and (by != "gtid" or self.mech.gtid_reconnect_acks) and M.NO_REACK_ON_RECONNECT not in self.mutants:
             # dump_start (semisync_master.cc) takes the place the dump starts for the replica's
             # reply: asked by position, where the replica is, which acknowledges all it holds. By
-            # GTID the dump starts at the head of a binlog, which acknowledges nothing (MariaDB logs
-            # "pos(bin.000001, 4)" at such a reconnect; measured on 10.11, ss-lost-ack-reconnect).
+            # GTID MariaDB's dump starts at the head of a binlog, which acknowledges nothing (it logs
+            # "pos(bin.000001, 4)" at such a reconnect; measured on 10.11, ss-lost-ack-reconnect);
+            # the seeds' server acknowledges the replica's place either way (Mechanics.gtid_reconnect_acks).
             last = ch.relay[held[-1]]
-            ch.source.semisync.ack(ch.node.id, (last.master_file, last.master_end))
+            ch.source.semisync.ack(ch.node.id, (last.master_file, last.master_end), ch.connection)
 
     @staticmethod
     def op_lose_acks(node: Node, op: dict) -> None:

@@ -258,7 +258,7 @@ class ReplicationState:
 
     channel: Channel | None = None  # the default connection (''), or the one an op addresses
     connections: dict[str, Channel] = field(default_factory=dict)  # multi-source: by connection_name
-    domain_owner: dict = field(default_factory=dict)  # gtid_ignore_duplicates: per domain, the applying connection
+    domain_owner: dict = field(default_factory=dict)  # gtid_ignore_duplicates: per domain, [the applying connection, its groups holding it]
     replicas: list[Channel] = field(default_factory=list)
 
 

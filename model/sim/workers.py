@@ -11,6 +11,7 @@ from replcheck.spec import formats as F
 from .. import mechanics as X
 from .. import mutants as M
 from .. import parallel as PA
+from ..delay import US
 
 from .component import Component
 from .state import Channel
@@ -139,13 +140,22 @@ class Workers(Component):
         self.applier.commit_group(ch, g.first, g.last + 1, worker=g.worker, start=g.start)
         for done in par.retire():
             ev = ch.relay[done.last].ev
-            if ev.when and (ch.last_master_timestamp is None or ev.when > ch.last_master_timestamp[0]):
+            if ev.when and (ch.last_master_timestamp is None or self._stamp(ch, (ev.when, ev.when_off)) > self._stamp(ch, ch.last_master_timestamp)):
                 ch.last_master_timestamp = (ev.when, ev.when_off)
         if M.MTS_LAG_ZERO_AFTER_IDLE in self.mutants and not par.queued:
             ch.last_master_timestamp = None  # Bug #84415: the emptied queue (GAQ) leaves no timestamp
         self.rli.write_relay_log_info(ch)
         if ch.sql_running and kick:  # not while the SQL thread stops (it drains its workers)
             self.applier.kick(ch)
+
+    @staticmethod
+    def _stamp(ch: Channel, stamp: tuple[int, int]) -> int:
+        """A timestamp as the lag counts it: the master's clock second where the replica measures the
+        clock difference (one difference for every timestamp); the true time of its writing where
+        the lag compensates the writer's clock exactly, so that a timestamp written after the
+        master's clock stepped back is still the newer one."""
+        when, off = stamp
+        return when * US if ch.clock_diff_s is not None else when * US - off
 
     def drain_workers(self, ch: Channel, statement: bool) -> None:
         """STOP SLAVE, UNTIL or an error waits for the workers (the model commits their groups at

@@ -7,7 +7,8 @@ the same order whoever draws, so the same choices give the same operations. A st
 apply either has a precondition or does nothing.
 
 A feature has a family when its module here (named after it) defines FAMILY; `families()` finds
-them, so a new family joins by being written (a module of shared steps, as partial.py, has none).
+them, so a new family joins by being written (a module of shared steps, as partial.py, has none;
+vocabulary.py holds the operator's vocabulary every family takes where it makes sense).
 A module composing the families' steps defines COMPOSED instead (`composed()`: mixed.py).
 """
 from __future__ import annotations

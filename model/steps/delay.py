@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..sim import DEFAULT_EPOCH_US
 from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
+from . import vocabulary as VO
 from .partial import CUT_IO
 
 TOPOLOGIES = {
@@ -19,9 +20,6 @@ BAD_DELAYS = ["-1", "2147483648", "x", "2147483647"]
 # rli-* Histories): none (most), the old format, the new one with a garbage tail. Not one with too
 # few fields: the model then starts the slave on a later START SLAVE (an open question, README)
 RELAY_LOG_INFOS = (None,) * 8 + ("./relay.000001\n4\nbin.000001\n4\n", "5\n./relay.000001\n4\nbin.000001\n4\n7\n./relay.000009\n98765\n")
-# BINLOG statements (WL#344: only a format description and row events run; binlog-statement.jsonl)
-BINLOG_EVENTS = (["FORMAT_DESCRIPTION_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT"], ["FORMAT_DESCRIPTION_EVENT", "QUERY_EVENT"],
-                 ["TABLE_MAP_EVENT", "WRITE_ROWS_EVENT"], ["FORMAT_DESCRIPTION_EVENT", "PRE_GA_UPDATE_ROWS_EVENT"])
 
 
 def topology(b: Builder, d: Draw) -> None:
@@ -154,15 +152,12 @@ def flush_logs(b: Builder, d: Draw) -> None:
     b.op("flush_logs", "A")
 
 
-def binlog_statement(b: Builder, d: Draw) -> None:
-    b.op("binlog_statement", "A", event_types=d.choice(BINLOG_EVENTS))
-
-
 FAMILY = Family("delay", topology, (
     TIME_PASSES, Step("commit", 1, commit), Step("stop_slave", 1, stop_slave), Step("start_slave", 1, start_slave),
     Step("change_master", 1, change_master), Step("delay_change", 1, delay_change),
     Step("set_delays", 1, set_delays), Step("reset_slave", 1, reset_slave),
-    Step("crash_and_restart", 1, crash_and_restart), Step("clock_step", 1, clock_step), Step("flush_logs", 1, flush_logs), Step("binlog_statement", 1, binlog_statement), CUT_IO),
+    Step("crash_and_restart", 1, crash_and_restart), Step("clock_step", 1, clock_step), Step("flush_logs", 1, flush_logs), Step("binlog_statement", 1, VO.binlog_statement), CUT_IO,
+    VO.step("commit_any_kind", "set_runtime", "flush_relay_logs", "on_the_primary", "stop_server")),
     # Long enough for both hops of a chain to wait out their largest delays (8 s each, D4: the
     # end-to-end delay is their sum): a shorter tail leaves C nothing applied to judge. (The
     # state machine's; the generator of version 3 stopped 12 s after the last step.)

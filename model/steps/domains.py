@@ -7,6 +7,7 @@ Gtid_lists (MDEV-4473) or refuses (1236)."""
 from __future__ import annotations
 
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
+from . import vocabulary as VO
 
 DOMAINS = (0, 0, 1)  # the primary's domains: mostly 0
 
@@ -76,6 +77,6 @@ def may_fail_over(b: Builder) -> bool:
 FAMILY = Family("domains", topology, (
     TIME_PASSES, Step("commit", 3, commit), Step("local_write", 1, local_write),
     Step("slave_threads", 2, slave_threads), Step("flush_logs", 2, flush_logs),
-    Step("failover", 1, failover, precondition=may_fail_over)),
+    Step("failover", 1, failover, precondition=may_fail_over), VO.step(*VO.EVERY)),
     tail_us=TAIL_US,
     features=("domains",))

@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..recovery import COMMIT_POINTS, CRASH_POINTS, FLUSH_LOG, MACHINE, PROCESS, SYNC_BINLOG, WRITE_POINTS
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, StepFn
+from . import vocabulary as VO
 
 
 class GroupIds:
@@ -46,7 +47,7 @@ class GroupIds:
         self.durable = durability == (1, 1)
         h.topology(900_000, nodes, [{"source": s, "replica": r, "latency_us": latency} for s, r in links])
         self.h = h
-        self.root = "A"
+        self.root = h.state["primary"] = "A"  # the primary the shared steps commit on (model/steps/vocabulary.py)
         self.source = {r: s for s, r in links}
         self.failed: set[str] = set()  # failed masters: out of the system until restored
 
@@ -190,7 +191,7 @@ class GroupIds:
             self.failed.add(self.root)
             del self.source[new]
             self.source = {r: (new if s == self.root else s) for r, s in self.source.items()}
-            self.root = new
+            self.root = self.h.state["primary"] = new
 
     def restore(self, donor: str, by_group_id: bool = False) -> None:
         """The failed master comes back as a slave of the new root, from a donor's backup; maybe then
@@ -253,6 +254,9 @@ FAMILY = Family("groupid", topology, (
     # The state machine's failover and restore, which do nothing when they do not apply; the
     # generator of version 3 had preconditions instead and did not draw them.
     _g("failover", GroupIds.failover, lambda d: d.integer(0, US), lambda d: d.boolean()),
-    _g("restore", GroupIds.restore, _server)),
+    _g("restore", GroupIds.restore, _server),
+    # no master_delay (MASTER_DELAY came with 5.6): the design's servers are 5.0's
+    VO.step("commit_portable", "binlog_statement", "set_runtime", "flush_relay_logs", "clock_step", "on_the_primary",
+              "network", "stop_server")),
     tail_us=TAIL_US,
     features=("groupid", "recovery", "srcerr"))

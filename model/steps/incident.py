@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..sim import diskfull as DF
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
+from . import vocabulary as VO
 from .partial import CUT_IO
 
 
@@ -96,6 +97,7 @@ FAMILY = Family("incident", topology, (
     TIME_PASSES, Step("commit", 1, commit), Step("record_incident", 1, record_incident),
     Step("cluster_gap", 1, cluster_gap), Step("skip_and_start", 1, skip_and_start),
     Step("slave_threads", 1, slave_threads), Step("replica_crash", 1, replica_crash), CUT_IO,
-    Step("disk_full", 1, disk_full, lambda b: b.state["disk_may_fill"] and not b.state.get("disk_full"))),
+    Step("disk_full", 1, disk_full, lambda b: b.state["disk_may_fill"] and not b.state.get("disk_full")),
+    VO.step(*VO.EVERY)),
     tail_us=TAIL_US,
     features=("incident", "delay", "partial"))

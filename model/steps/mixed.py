@@ -19,15 +19,8 @@ from . import filter as FL
 from . import incident as INC
 from . import parallel as PAR
 from . import semisync as SS
+from . import vocabulary as VO
 from .partial import CUT_IO
-
-# What a DBA sets at run time, with values the servers take or refuse (model/parallel.py's and
-# model/semisync.py's checks, and the filters' own): some only with the SQL thread stopped.
-RUNTIME = (("slave_parallel_threads", (0, 2, 4)), ("replica_parallel_workers", (0, 4)), ("slave_parallel_mode", ("optimistic", "conservative")),
-           ("rpl_semi_sync_slave_enabled", (True, False)), ("rpl_semi_sync_master_enabled", (True, False)),
-           ("rpl_semi_sync_master_timeout", (500, 2000)), ("sql_slave_skip_counter", (1, 2)))
-KINDS = ("innodb", "innodb", "myisam", "ddl", "statements", "cache_overflow", "timestamp", "marked")
-
 
 def topology(b: Builder, d: Draw) -> None:
     semi, parallel, delay = d.boolean(), d.choice([0, 2, 4]), d.choice([0, 0, 2, 5])
@@ -43,25 +36,6 @@ def topology(b: Builder, d: Draw) -> None:
     b.state.update(primary="A", replicas=["B", "C"], source={"B": "A", "C": "B"})
     b.topology(700_000, nodes, channels)
     b.op("trx", "A", trx=b.trx_name(), statements=[{"duration_us": MS, "replica_cost_us": 0}])
-
-
-def commit_any_kind(b: Builder, d: Draw) -> None:
-    """A client transaction on A of one of the statement kinds the model has."""
-    kind, cost = d.choice(KINDS), d.choice([0, 0, 2 * US])
-    kw: dict = {"trx": b.trx_name(), "statements": [{"duration_us": MS, "replica_cost_us": cost}]}
-    if kind == "myisam":
-        kw["engine"] = "myisam"
-    elif kind == "ddl":
-        kw["ddl"] = True
-    elif kind == "statements":
-        kw["statements"] = kw["statements"] * d.integer(2, 3)
-    elif kind == "cache_overflow":
-        kw.update(engine=d.choice(["innodb", "myisam"]), binlog_failure="cache_overflow")
-    elif kind == "timestamp":
-        kw["timestamp"] = d.choice([1_700_000_000, 1_700_000_050])
-    elif kind == "marked":
-        kw["skip_replication"] = True
-    b.op("trx", "A", **kw)
 
 
 def flush_relay_logs(b: Builder, d: Draw) -> None:
@@ -81,37 +55,15 @@ def flush_relay_logs(b: Builder, d: Draw) -> None:
         b.op("trx", "A", trx=b.trx_name())
 
 
-def set_runtime(b: Builder, d: Draw) -> None:
-    """SET GLOBAL of a replication variable on a replica or the source, its threads running or
-    stopped (STOP SLAVE first, START SLAVE after, when drawn)."""
-    node = d.choice(["A", *b.state["replicas"]])
-    variable, values = d.choice(RUNTIME)
-    stopped = node != "A" and d.boolean()
-    if stopped:
-        b.op("stop_slave", node)
-    b.op("set_global", node, variable=variable, value=d.choice(values))
-    if stopped:
-        b.now += d.choice([1, 300_000])
-        b.op("start_slave", node)
-
-
-def stop_server(b: Builder, d: Draw) -> None:
-    """A clean shutdown or a kill of any server, then its start after a while."""
-    node = d.choice(["A", *b.state["replicas"]])
-    b.op("shutdown" if d.boolean() else "crash", node)
-    b.now += d.choice([300_000, 2 * US])
-    b.op("restart", node)
-
-
 def threads(b: Builder, d: Draw) -> None:
     b.op("start_slave" if d.boolean() else "stop_slave", d.choice(b.state["replicas"]), **thread_kw(d.choice([None, "sql", "io"])))
 
 
 COMPOSED = Family("mixed", topology, (
-    TIME_PASSES, Step("commit_any_kind", 3, commit_any_kind), Step("burst", 1, PAR.commit), Step("threads", 1, threads),
-    Step("flush_relay_logs", 1, flush_relay_logs), Step("set_runtime", 1, set_runtime), Step("stop_server", 1, stop_server),
+    TIME_PASSES, Step("commit_any_kind", 3, VO.commit_any_kind), Step("burst", 1, PAR.commit), Step("threads", 1, threads),
+    Step("flush_relay_logs", 1, flush_relay_logs), Step("set_runtime", 1, VO.set_runtime), Step("stop_server", 1, VO.stop_server),
     Step("delay_change", 1, DL.delay_change), Step("clock_step", 1, DL.clock_step), Step("flush_logs", 1, DL.flush_logs),
     Step("skip_counter", 1, FL.skip_counter), Step("record_incident", 1, INC.record_incident), Step("lose_acks", 1, SS.lose_acks),
-    CUT_IO),
+    CUT_IO, VO.step("binlog_statement", "master_delay", "on_the_primary")),
     tail_us=20 * US,
     features=("delay", "filter", "parallel", "semisync", "incident", "partial", "lag", "srcerr", "recovery"))

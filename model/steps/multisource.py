@@ -10,6 +10,8 @@ diamond (one path lags), and a crash of the multi-source replica with its restar
 from __future__ import annotations
 
 from . import MS, TAIL_US, TIME_PASSES, US, Builder, Draw, Family, Step, thread_kw
+from . import delay as DL
+from . import vocabulary as VO
 
 DELAYS = (0, 0, 1, 2)  # MASTER_DELAY seconds a connection is drawn with
 
@@ -76,6 +78,6 @@ FAMILY = Family("multisource", topology, (
     TIME_PASSES, Step("commit", 4, commit), Step("connection_threads", 3, connection_threads),
     Step("all_slaves", 1, all_slaves), Step("change_delay", 1, change_delay),
     Step("middle_threads", 1, middle_threads, precondition=lambda b: bool(b.state["middle"])),
-    Step("crash", 1, crash)),
+    Step("crash", 1, crash), Step("flush_logs", 1, DL.flush_logs), VO.step(*VO.EVERY)),
     tail_us=TAIL_US,
     features=("multisource",))

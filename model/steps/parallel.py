@@ -9,6 +9,7 @@ groups out of order."""
 from __future__ import annotations
 
 from . import US, TIME_PASSES, Builder, Draw, Family, Step, thread_kw
+from . import vocabulary as VO
 
 # A long group first: the simplest draws (the first of each choice, what Hypothesis shrinks
 # towards) then give a group that a shorter one after it overtakes on another worker.
@@ -128,6 +129,6 @@ def _restart(b: Builder, d: Draw) -> None:
 FAMILY = Family("parallel", topology, (
     TIME_PASSES, Step("commit", 4, commit), Step("threads", 1, threads), Step("settings", 1, settings),
     Step("until", 1, until), Step("skip_counter", 1, skip_counter), Step("incident", 1, incident), Step("crash", 2, crash),
-    Step("kill_out_of_order", 1, kill_out_of_order)),
+    Step("kill_out_of_order", 1, kill_out_of_order), VO.step(*VO.EVERY)),
     tail_us=20 * US,
     features=("parallel", "delay", "lag", "incident", "recovery"))

@@ -6,6 +6,7 @@ partial copy may meet its full copy from the new primary."""
 from __future__ import annotations
 
 from . import MS, US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step
+from . import vocabulary as VO
 from .partial import CUT_IO
 
 
@@ -160,6 +161,13 @@ def crash_and_failover(b: Builder, d: Draw) -> None:
     rest = [r for r in replicas if r != new]
     for r in rest:  # the operator starts the IO thread of each other replica (a STOP or a cut may have stopped it)
         b.op("start_slave", r, thread="io")
+    # Clients write to the new primary once it has applied its relay log and taken over (a failover
+    # tool's wait): a commit there before, in the old primary's domain, precedes in its binlog the
+    # groups it still applies, and a replica connecting by GTID after them never gets it (MariaDB's
+    # dump thread starts after the replica's GTID in that domain: sql/sql_repl.cc gtid_find_binlog_file;
+    # MDEV-4473's trigger). Drawn without the wait, a commit came within the drain in 2 of 600 Histories.
+    _, obs = b.trace("wl7318")
+    b.now = max([b.now] + [o["t"] for o in obs if o["kind"] == "promoted" and o["node"] == new])
     b.state.update(primary=new, replicas=rest, failed_over=True, crashed=primary)
 
 
@@ -205,6 +213,8 @@ FAMILY = Family("semisync", topology, (
     Step("set_wait_for_slave_count", 1, set_wait_for_slave_count), Step("timeout_then_catch_up", 1, timeout_then_catch_up),
     Step("shutdown_and_restart", 1, shutdown_and_restart, not_failed_over),
     Step("crash_and_failover", 1, crash_and_failover, not_failed_over),
-    Step("restart_as_replica", 1, restart_as_replica, crashed_primary_down), CUT_IO),
+    Step("restart_as_replica", 1, restart_as_replica, crashed_primary_down), CUT_IO,
+    # not stop_server: the family's own shutdown, crash and failover keep its state (who is primary, who is down)
+    VO.step("commit_any_kind", "binlog_statement", "set_runtime", "master_delay", "flush_relay_logs", "clock_step", "on_the_primary")),
     tail_us=TAIL_US,
     features=("semisync", "delay", "partial"))

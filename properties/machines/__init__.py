@@ -9,6 +9,7 @@ rows, the catalogue and the tests' ids call it) and is this module's attribute o
 by being written; tests/engine/test_features.py holds each family to one. A composed family
 (model.steps.composed: the families' steps on one topology) has no requirement file to name its
 machine: it is named after the family (MixedMachine), and verify runs it in mutants' searches.
+The operator vocabulary every family shares (model/steps/vocabulary.py) is one step, so one rule.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The mixed family: several families' steps on one topology (A -> B -> C, B delayed, filtered,
-multi-threaded, semi-sync in any combination), drawn by name: its Histories are schema-valid, draw
+multi-threaded, semi-sync in any combination), drawn in campaigns and by name: its Histories are schema-valid, draw
 the vocabulary no single family drew, and run on every model."""
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ from collections import Counter
 import pytest
 
 from replcheck import io, systems
-from replcheck.generate import COMPOSED, FAMILIES, generate
+from replcheck.generate import COMPOSED, COMPOSED_ORDER, DRAW, FAMILIES, generate
 from replcheck.model.steps import families
 
 MIXED = ("mixed",)
 
 
-def test_a_composed_family_is_drawn_by_name_only():
+def test_a_composed_family_is_drawn_in_campaigns_after_the_families_and_by_name():
     assert set(COMPOSED) == {"mixed"} and not set(COMPOSED) & set(FAMILIES) and "mixed" not in families()
-    assert all(generate(5, i)["header"]["name"].split("-")[1] in FAMILIES for i in range(40))
+    assert DRAW == (*FAMILIES, *COMPOSED_ORDER) and set(COMPOSED_ORDER) == set(COMPOSED)
+    drawn = Counter(generate(5, i)["header"]["name"].split("-")[1] for i in range(180))
+    assert set(drawn) == set(DRAW) and drawn["mixed"] >= 180 // len(DRAW) // 2
     assert generate(5, 0, MIXED)["header"]["name"] == "gen-mixed-5-0"
 
 

@@ -31,3 +31,13 @@ def test_without_a_target_some_histories_are_refused_that_the_target_redraws():
 def test_an_unknown_target_names_those_there_are():
     with pytest.raises(ValueError, match="no target 'server:mysql-8.0' \\(targets: server:mariadb-10.11\\)"):
         generate(0, 0, None, "server:mysql-8.0")
+
+
+def test_a_restart_with_another_configuration_is_refused_and_redrawn():
+    t = targets.get(TARGET)
+    h = generate(0, 0, ("delay",), TARGET)
+    assert t.refusal(h) is None
+    h["ops"].append({"at": h["ops"][-1]["at"], "op": "restart", "node": "B", "variables": {"gtid_strict_mode": True}})
+    assert "restart with another configuration" in t.refusal(h)
+    drawn = [generate(0, i, ("incident",), TARGET) for i in range(60)]
+    assert not any(o["op"] == "restart" and "variables" in o for h in drawn for o in h["ops"])

@@ -48,9 +48,9 @@ def test_a_fork_gives_the_trace_of_the_prefix_run_from_scratch(index, family, na
 
 
 def test_extending_after_the_last_sample_samples_on():
-    # the sampling chain has ended at the last sample before the fourth op (at 8 s, sampled every
-    # 0.7 s); the ops after it take it further
-    history = generate(11, 3, ("semisync",))
+    # the sampling chain has ended at the last sample before the fourth op (generator 14's History 1:
+    # at 0 s, sampled every 0.7 s); the ops after it take it past 8.4 s
+    history = generate(11, 1, ("semisync",))
     del history["header"]["end_us"]
     system = systems.get("model:mariadb-10.11")
     run = Simulator({**history, "ops": []}, system.config, system.name)

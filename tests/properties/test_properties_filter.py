@@ -6,7 +6,7 @@ ignored marked event."""
 from __future__ import annotations
 
 import pytest
-from conftest import assert_witness
+from conftest import Trace, assert_witness
 from test_properties_incident import Case, pick
 
 from replcheck.properties.core import PASS, PROPERTIES
@@ -112,3 +112,26 @@ def test_a_real_trace_may_show_a_filtered_group_in_gtid_slave_pos(kit):
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == "violated"
     tr.header["unobserved"] = ["filtered"]
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+
+
+def test_a_rule_set_at_run_time_or_by_a_restart_is_the_replicas_from_then_on(kit):
+    # B takes replicate_ignore_table = rc.m by SET GLOBAL (its threads stopped), then a restart with
+    # replicate_do_db = other: t1 (rc.m) and t2 (rc.r) are kept out, t0 (before both) applied.
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t0", "engine": "myisam"},
+           {"at": 500_000, "op": "stop_slave", "node": "B"},
+           {"at": 500_000, "op": "set_global", "node": "B", "variable": "replicate_ignore_table", "value": "rc.m"},
+           {"at": 500_000, "op": "start_slave", "node": "B"},
+           {"at": 1_000_000, "op": "trx", "node": "A", "trx": "t1", "engine": "myisam"},
+           {"at": 1_500_000, "op": "shutdown", "node": "B"},
+           {"at": 2_000_000, "op": "restart", "node": "B", "variables": {"replicate_do_db": "other"}},
+           {"at": 2_500_000, "op": "trx", "node": "A", "trx": "t2"}]
+    nodes = [{"id": "A"}, {"id": "B", "variables": {"replicate_events_marked_for_skip": "REPLICATE"}}]
+    h = kit.make_history(nodes, [{"source": "A", "replica": "B", "latency_us": 1000}], ops, sample_every_us=500_000, end_us=4_000_000)
+    tr = kit.run("model:mariadb-10.11", h)
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t0"]
+    assert kit.verdict("FILTER.REPLICA.NOT_APPLIED", tr).status == PASS
+    for trx in ("t1", "t2"):  # B committing either is what its rules in force then exclude
+        bad = Trace(tr.header, [dict(o) for o in tr.obs])
+        f = bad.first("filtered", node="B", trx=trx)
+        f["kind"] = "visible"
+        assert_witness(kit.verdict("FILTER.REPLICA.NOT_APPLIED", bad), bad, f, f"B committed {trx}")

@@ -437,3 +437,18 @@ def test_binlog_info_without_group_ids_is_refused_with_1290(kit):
     refused.update(errno=F.ER_ERROR_WHEN_EXECUTING_COMMAND, message=F.BINLOG_INFO_NOT_FOUND)
     assert_witness(kit.verdict("GGID.BINLOG_INFO", tr), tr, refused,
                    "master: SHOW BINLOG INFO FOR 1 without --rpl-hierarchical gave errno 1220, expected 1290")
+
+
+def test_a_server_refused_at_start_works_once_restarted_with_consistent_options(kit):
+    # C (--rpl-hierarchical without --log-slave-updates) refuses to start; a restart with
+    # --log-slave-updates brings it up, and what it then writes is no start with inconsistent options.
+    nodes = [{"id": "A", "rpl_hierarchical": True}, {"id": "C", "rpl_hierarchical": True, "log_slave_updates": False}]
+    ops = [{"at": 0, "op": "restart", "node": "C", "log_slave_updates": True},
+           {"at": 500_000, "op": "trx", "node": "A", "trx": "t1"}]
+    h = kit.make_history(nodes, [{"source": "A", "replica": "C"}], ops, sample_every_us=500_000, end_us=2_000_000)
+    tr = kit.run("model:groupid", h)
+    assert tr.first("restart", node="C")["log_slave_updates"] is True
+    tr.obs.append({**tr.first("binlog", node="A", trx="t1"), "node": "C"})  # C writes t1 after it
+    assert kit.verdict("GGID.STARTUP.OPTIONS", tr).status == PASS
+    tr.first("restart", node="C").pop("log_slave_updates")  # as if it started again with the same options
+    assert_witness(kit.verdict("GGID.STARTUP.OPTIONS", tr), tr, None, "C started with inconsistent options")

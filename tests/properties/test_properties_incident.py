@@ -175,6 +175,20 @@ CASES: dict[str, Case] = {
 }
 
 # -- one passing and one violating trace per property ---------------------------------------------
+def test_a_clock_step_after_the_connect_moves_the_incidents_due_time(kit):
+    # MariaDB counts the delay with the clock difference it measured at its connect, on its own clock:
+    # stepped 1.25 s ahead after that, the replica stops at the incident (due at 3 s by true time) 1.25 s early.
+    ops = [{"at": 0, "op": "record_incident", "node": "A", "code": 9, "message": "recorded by the test", "via": "injector"},
+           {"at": 0, "op": "clock_step", "node": "B", "delta_us": 1_250_000}]
+    h = kit.make_history(["A", "B"], [{"source": "A", "replica": "B", "delay": 3, "latency_us": 200_000}], ops,
+                         sample_every_us=US, end_us=6 * US)
+    tr = kit.run("model:mariadb-10.11", h)
+    stop = tr.first("sql_stop", node="B", errno=1590)
+    assert stop["t"] < 3 * US and kit.verdict("WL3464.DELAY", tr).status == PASS
+    tr.retime(stop, stop["t"] - US // 2)  # earlier than even the measured count allows
+    assert kit.verdict("WL3464.DELAY", tr).status == VIOLATED
+
+
 def test_a_stop_seen_while_its_incident_was_being_written_is_not_one_coming_back(kit):
     # A real server's incident is placed when its statement returned; the replica's stop at it may be
     # sampled before that. Its `written` interval says it may have been written before the stop.

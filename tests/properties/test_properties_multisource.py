@@ -4,10 +4,11 @@ bring applied by both), a connection stopped by another's statement, a group hel
 connection's delay, a group relayed before STOP SLAVE 'a' lost across START SLAVE 'a'."""
 from __future__ import annotations
 
+from conftest import US
 from test_properties_domains import MDB, model
 from test_properties_incident import Case, pick
 
-from replcheck.properties.core import PASS, PROPERTIES
+from replcheck.properties.core import NOT_EXERCISED, PASS, PROPERTIES
 
 TWO = "ms-two-sources"
 DIAMOND = "ms-diamond-ignore-duplicates"
@@ -81,6 +82,22 @@ def test_ignore_duplicates_skips_what_another_connection_applied(kit):
     assert kit.verdict("MULTISOURCE.IGNORE_DUPLICATES.ONCE", tr).status == PASS
 
 
+def test_a_group_rolled_back_by_a_crash_is_applied_again_by_its_connection(kit):
+    """t4 is applied by one connection's parallel worker and rolled back when D crashes before its
+    commit; after the restart it is applied again, once: not a duplicate. Without the rollback the
+    same two applies are."""
+    h = kit.history(DIAMOND)
+    h["header"]["topology"]["nodes"][3]["variables"]["slave_parallel_threads"] = 4
+    h["ops"] += [{"at": 4000000, "node": "A", "op": "trx", "trx": "t4", "statements": [{"replica_cost_us": 400000}]},
+                 {"at": 4600000, "node": "D", "op": "crash"}, {"at": 5000000, "node": "D", "op": "restart"}]
+    tr = kit.run(MDB, h)
+    rollback = tr.first("rollback", node="D", trx="t4", reason="crash")
+    assert len(tr.all("apply", node="D", trx="t4", last=True)) == 2 and tr.all("data", node="D")[-1]["counts"]["t4"] == 1
+    assert kit.verdict("MULTISOURCE.IGNORE_DUPLICATES.ONCE", tr).status == PASS
+    tr.drop(rollback)
+    assert "D applied 1-1-4 twice" in kit.verdict("MULTISOURCE.IGNORE_DUPLICATES.ONCE", tr).witnesses[0].message
+
+
 def test_without_ignore_duplicates_mariadb_applies_both_copies(kit):
     h = kit.history(DIAMOND)
     del h["header"]["topology"]["nodes"][3]["variables"]["gtid_ignore_duplicates"]
@@ -133,3 +150,29 @@ def test_a_real_server_s_apply_is_judged_by_when_its_row_showed(kit):
     tr.retime(first, first["when"] * 1_000_000 - tr.header["epoch_us"] + 1_000_000)  # a's 2 s delay cut to 1 s
     v = kit.verdict("MULTISOURCE.DELAY", tr)
     assert v.status == "violated" and "R connection 'a' began 1-1-2" in v.witnesses[0].message
+
+
+def _stamped_ahead(delay_c: int) -> dict:
+    """A diamond into D ('b' stopped, 'c' delayed or not) and one commit under SET TIMESTAMP 50 s
+    ahead of the clocks: its event timestamp is in the future, its commit timestamps are not."""
+    nodes = [{"id": "A", "variables": {"gtid_domain_id": 1}}, {"id": "B"}, {"id": "C"},
+             {"id": "D", "variables": {"gtid_ignore_duplicates": True}}]
+    channels = [{"source": "A", "replica": m, "latency_us": 1000} for m in ("B", "C")] + [
+        {"source": "B", "replica": "D", "connection": "b", "latency_us": 1000},
+        {"source": "C", "replica": "D", "connection": "c", "latency_us": 1000, "delay": delay_c}]
+    ops = [{"at": 0, "op": "stop_slave", "node": "D", "connection": "b"},
+           {"at": 0, "op": "trx", "node": "A", "trx": "t1", "timestamp": 1_700_000_050}]
+    return {"header": {"schema": "replcheck.history/1", "name": "stamped-ahead", "sample_every_us": 500_000,
+                       "end_us": 60_000_000, "topology": {"nodes": nodes, "channels": channels}}, "ops": ops}
+
+
+def test_a_connections_delay_counts_as_its_servers_rule_does(kit):
+    # No delay: nothing waits, not even for a timestamp ahead (sql_delay_event waits only `if (sql_delay)`).
+    # MASTER_DELAY 2: WL#344 waits for the event's timestamp plus 2 s, WL#7318 for its commit's.
+    for system, delay, begins_after_s in (("model:wl344", 0, 0), ("model:wl7318", 0, 0), ("model:wl344", 2, 52), ("model:wl7318", 2, 2)):
+        tr = kit.run(system, _stamped_ahead(delay))
+        apply = next(o for o in tr.obs if o["kind"] == "apply" and o.get("connection") == "c" and o.get("trx") == "t1")
+        assert begins_after_s * US <= apply["begin"] < (begins_after_s + 1) * US, (system, delay, apply["begin"])
+        assert kit.verdict("MULTISOURCE.DELAY", tr).status == (PASS if delay else NOT_EXERCISED), (system, delay)
+    apply["begin"] = apply["t"] = US  # 1 s: before the commit's second plus 2
+    assert kit.verdict("MULTISOURCE.DELAY", tr).status == "violated"

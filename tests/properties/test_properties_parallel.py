@@ -4,13 +4,16 @@ committing ahead of a group its source wrote before (where commit order is kept)
 gaps."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from conftest import REPO, US, assert_witness
 from test_properties_incident import Case, pick
 
 from replcheck.io import load_history
 from replcheck.model.delay import STATE_EXECUTING, STATE_WAITING
-from replcheck.properties.core import NOT_EXERCISED, PASS
+from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
 
 ORDER, SBM, GAPS, UNTIL = "par-commit-order", "par-delayed-sbm", "par-mts-gaps", "par-until"
 MARIADB, MYSQL = "model:mariadb-10.11", "model:mysql-8.0"
@@ -96,6 +99,92 @@ def test_a_group_committed_twice_across_the_crash(kit):
     assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "B commits t2 2 times across its crash")
 
 
+def test_commit_order_compares_the_groups_of_one_origin(kit):
+    """Seed 810024, History 3 of generator 14's semisync family (kept as a file): C, with workers,
+    commits A's t1, then after the failover to B, B's t3; positions in A's binlog and in B's do not
+    order them. Had A written t3 there, ahead of t1, C committing it after t1 would break the order."""
+    history = json.loads((Path(__file__).parent / "histories" / "gen14-semisync-810024-3.json").read_text())
+    tr = kit.run(MARIADB, history)
+    assert kit.verdict("PARALLEL.COMMIT.ORDER", tr).status == NOT_EXERCISED  # no pair of one origin to order
+    for o in tr.all("binlog", node="B", trx="t3"):
+        o["node"] = "A"
+    assert_witness(kit.verdict("PARALLEL.COMMIT.ORDER", tr), tr, None, "C commits t3 after t1, though its source wrote t1 after it")
+
+
+def test_recovery_gaps_owes_only_what_the_source_binlogged(kit):
+    """Seed 358651, History 33 of generator 14's domains family (kept as a file): R replicates M, and
+    B, its sibling, commits t1 of its own; R restarts with workers after a crash. t1 was never R's
+    to apply. Had M binlogged it ahead of what R holds, it would be owed."""
+    history = json.loads((Path(__file__).parent / "histories" / "gen14-domains-358651-33.json").read_text())
+    tr = kit.run(MARIADB, history)
+    assert not tr.all("visible", node="R", trx="t1") and kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
+    first = tr.first("binlog", node="M", trx="t2")
+    for o in tr.all("binlog", node="B", trx="t1"):
+        tr.insert_before(first, {**o, "node": "M", "file": first["file"], "end": first["end"] - 1})
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None, "R crashed holding groups past t1, and never commits it")
+
+
+def test_the_lag_counts_with_the_clock_difference_measured_at_the_connect(kit):
+    """A's clock steps back an hour after B connected: MariaDB's lag is time(0) -
+    last_master_timestamp - clock_diff_with_master as measured at that connect, an hour more than
+    the true lag until B connects again. Judged with the step; five seconds more than that is a
+    violation. (Without the step t2's timestamp is an hour old, and the read after idling counts
+    from it: the same lag again.)"""
+    h = kit.history(IDLE)
+    h["ops"].insert(1, {"at": 3 * US, "op": "clock_step", "node": "A", "delta_us": -3600 * US})
+    tr = kit.run(MARIADB, h)
+    assert tr.first("status", node="B", t=6 * US)["Seconds_Behind_Master"] == 3601
+    v = kit.verdict("PARALLEL.SBM.VALUE", tr)
+    assert v.status == PASS and v.checked
+    s = tr.first("status", node="B", t=5_500_000)
+    s["Seconds_Behind_Master"] += 5
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, s, "B at 5.5 s shows Seconds_Behind_Master 3605")
+
+
+def test_the_masters_format_description_read_at_a_start_leaves_no_floor(kit):
+    """Seed 800000, History 11 of generator 14 (kept as a file): B restarts after A's clock stepped
+    an hour ahead; the SQL thread reads A's format description (written at the binlog's start, an
+    hour before by A's clock) as it starts, and MariaDB counts it: the lag shows 3612 until t1's
+    commit. The property takes no floor from t1's read after it; read with no format description
+    since the start, t1 gives one, and the same lag is a violation."""
+    tr = kit.run(MARIADB, json.loads((Path(__file__).parent / "histories" / "gen14-parallel-800000-11.json").read_text()))
+    lag = tr.first("status", node="B", t=11_500_000)
+    assert lag["Seconds_Behind_Master"] == 3612
+    assert kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    restart = tr.all("restart", node="B")[-1]
+    for fde in [o for o in tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT") if tr.index(o) > tr.index(restart)]:
+        tr.drop(fde)
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 11.5 s shows Seconds_Behind_Master 3612")
+
+
+def test_a_refused_change_master_leaves_the_lag_counted_as_before(kit):
+    """CHANGE MASTER refused while B's slave runs (1198) changes nothing: the lag still counts from
+    the group read after idling. Taken, it would start the count again."""
+    h = kit.history(IDLE)
+    h["ops"].append({"at": 6 * US, "op": "change_master", "node": "B", "delay": 1})
+    tr = kit.run(MARIADB, h)
+    change = tr.first("stmt", node="B", op="change_master")
+    assert change["errno"] == 1198 and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag = tr.first("status", node="B", t=7 * US)
+    lag["Seconds_Behind_Master"] += 2
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 7 s shows Seconds_Behind_Master")
+
+
+def test_a_transaction_of_two_myisam_statements_is_two_groups_each_committed_once(kit):
+    """t2 of two MyISAM statements: its source writes each as a group of its own (two GTIDs of one
+    trx), committed once each across the crash; a third copy is one too many."""
+    h = kit.history(GAPS)
+    t2 = next(o for o in h["ops"] if o.get("trx") == "t2")
+    t2.update(engine="myisam", statements=[{"duration_us": 1000, "replica_cost_us": 0}] * 2)
+    tr = kit.run(MYSQL, h)
+    copies = tr.all("visible", node="B", trx="t2")
+    assert len(copies) == 2
+    assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
+    tr.insert_before(copies[-1], dict(copies[-1]))
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, None,
+                   "B commits t2 3 times across its crash (its source wrote 2 groups of it)")
+
+
 @pytest.mark.parametrize("requirement,history,system,witness", [
     ("PARALLEL.COMMIT.ORDER", ORDER, "mutant:commit-order-lost", "B commits t2 after t3, though"),
     ("PARALLEL.SBM.PENDING", SBM, "mutant:caught-up-with-workers-busy", "shows Seconds_Behind_Master 0 but its workers"),
@@ -136,9 +225,13 @@ def test_the_groups_workers_gave_up_at_a_stop_are_pending_again(kit):
     s.update(Slave_SQL_Running_State=STATE_WAITING, processlist_state=STATE_WAITING)
     assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s, f"B at 2.5 s shows state {STATE_WAITING!r}")
     # the UNTIL run is serial by the `parallel` observation its start logs after the statement;
-    # without it the run is the workers', and t10, written past the position, is committed
+    # without it the run is the workers', and t10 is committed: begun before the position (inside
+    # it), it is finished; had the position been t10's start, t10 is past it
     tr = kit.run(MARIADB, load_history(REPO / "corpus" / "finding-queued-groups-pending-after-stop.jsonl"))
     tr.drop(tr.first("parallel", node="B", workers=0))
+    assert kit.verdict("PARALLEL.UNTIL", tr).status != VIOLATED
+    until = next(o for o in tr.all("stmt", node="B", op="start_slave") if o.get("until"))
+    until["until"] = {**until["until"], "master_log_pos": tr.first("binlog", node="A", trx="t10", idx=0)["pos"]}
     assert_witness(kit.verdict("PARALLEL.UNTIL", tr), tr, None, "B commits t10, written after its UNTIL position")
 
 
@@ -251,8 +344,9 @@ def test_mariadb_has_no_until_sql_after_mts_gaps(kit):
 
 # -- what two domains showed the other properties (600 Histories of the parallel family, generator 10) --
 def _generated(kit, seed, index):
-    from replcheck.generate import generate
-    return kit.run(MARIADB, generate(seed, index, ("parallel",)))
+    """History `index` of seed `seed` as generator 13 drew the parallel family, kept as a file (later
+    generators draw other Histories: generator 14 added the shared vocabulary to every family)."""
+    return kit.run(MARIADB, json.loads((Path(__file__).parent / "histories" / f"gen13-parallel-{seed}-{index}.json").read_text()))
 
 
 def test_recovery_gaps_owes_nothing_to_a_replica_not_applying_at_the_end(kit):
@@ -362,3 +456,20 @@ def test_a_wl7318_worker_waits_from_the_commit_timestamp_not_a_set_timestamp(kit
     assert 2 * US <= t1["start"] <= 3 * US and kit.verdict("PARALLEL.DELAY", tr).status == PASS
     t1["start"] = US  # begun before the 2 s ran out
     assert_witness(kit.verdict("PARALLEL.DELAY", tr), tr, t1, "B's worker began t1 at 1 s, before its MASTER_DELAY 2 ran out at 2 s")
+
+
+def test_a_marked_group_its_master_never_sent_is_not_owed_after_a_crash(kit):
+    # B filters marked events on the master: t4 (marked) never reaches it, t7 does and commits; B crashes
+    # and restarts. t4 is no gap B owes; unmarked (the trace edited), it would be one never committed.
+    nodes = [{"id": "A"}, {"id": "B", "variables": {"replicate_events_marked_for_skip": "FILTER_ON_MASTER", "slave_parallel_threads": 4,
+                                                    "replica_parallel_workers": 4}}]
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t4", "skip_replication": True}, {"at": 0, "op": "trx", "node": "A", "trx": "t7"},
+           {"at": 4 * US, "op": "crash", "node": "B"},
+           {"at": 4 * US, "op": "restart", "node": "B", "variables": {"replicate_do_db": "rc", "replicate_ignore_table": ""}}]
+    h = kit.make_history(nodes, [{"source": "A", "replica": "B", "latency_us": 50_000, "delay": 2}], ops,
+                         sample_every_us=700_000, end_us=8 * US)
+    tr = kit.run("model:wl344", h)
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t7"]
+    assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
+    tr.first("commit", node="A", trx="t4").pop("skip_replication")
+    assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, tr.first("crash", node="B"), "crashed holding groups past t4")

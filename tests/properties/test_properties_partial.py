@@ -92,15 +92,16 @@ def test_a_replica_logs_a_cut_group_without_the_reconnects_events(kit):
 
 
 @pytest.mark.parametrize("index,family,mutant", [
-    (4, "incident", "mutant:gtid-received-at-first-event"),  # History 7 until generator 13 added disk_full
-    (39, "delay", "mutant:rotate-mid-group"),  # History 5 until generator 12's set_delays moved the delay family's draws
+    # History 7 until generator 13 added disk_full, 4 until generator 14 added the shared vocabulary
+    (0, "incident", "mutant:gtid-received-at-first-event"),
+    (56, "delay", "mutant:rotate-mid-group"),  # History 5 until generator 12's set_delays, 39 until generator 14
     # the rarest: a cut that stops an IO thread inside a group, then a failover to the other
     # replica (the first of seed 0's semisync family: History 14 up to generator 11; History 4 since
     # generator 12, whose crash_and_failover may follow a partition; the machines' test searches for it from scratch)
-    (4, "semisync", "mutant:partial-copy-kept"),
+    (5, "semisync", "mutant:partial-copy-kept"),  # (4 until generator 14)
 ])
 def test_generated_histories_catch_each_partial_mutant(index, family, mutant):
-    # generator 13, seed 0, its family's History: a History with a cut_io operation catches the mutant where
+    # generator 14, seed 0, its family's History: a History with a cut_io operation catches the mutant where
     # its base model holds
     history = generate(0, index, (family,))
     assert any(o["op"] == "cut_io" for o in history["ops"])
@@ -140,3 +141,21 @@ def test_a_polled_sample_is_judged_by_when_the_last_event_may_have_been_written(
     # Named at 2.006 s: the last event was read at 2.058 s but may have been written from 1.854 s
     # on; the sample cannot say which came first and is not judged either way.
     assert _io_pos(_polled((2_005_971, "0-1-1"))).status == "not_exercised"
+
+
+def test_a_skip_that_a_cut_left_mid_group_has_not_recorded_its_gtid(kit):
+    # B's connection drops after t13's GTID and statement events; SQL_SLAVE_SKIP_COUNTER = 3 skips those
+    # two and waits inside the group for the rest, which never comes: gtid_slave_pos stays empty (the
+    # GTID is recorded at the group's end). Showing 0-1-1 would be a violation.
+    nodes = [{"id": "A"}, {"id": "B", "variables": {"replicate_events_marked_for_skip": "REPLICATE"}}]
+    ops = [{"at": 0, "op": "cut_io", "node": "B", "after_events": 2, "then": "stop"},
+           {"at": 0, "op": "stop_slave", "node": "B", "thread": "sql"}, {"at": 0, "op": "trx", "node": "A", "trx": "t13"},
+           {"at": 0, "op": "set_global", "node": "B", "variable": "sql_slave_skip_counter", "value": 3},
+           {"at": 0, "op": "start_slave", "node": "B", "thread": "sql"}]
+    h = kit.make_history(nodes, [{"source": "A", "replica": "B", "latency_us": 50_000}], ops, sample_every_us=700_000, end_us=3_000_000)
+    tr = kit.run("model:mariadb-10.11", h)
+    assert [s["trx"] for s in tr.all("skip", node="B")] == ["t13", "t13"]
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    sample = tr.all("server_status", node="B")[-1]
+    sample["variables"]["gtid_slave_pos"] = "0-1-1"
+    assert_witness(kit.verdict("MARIADB.GTID.SLAVE_POS", tr), tr, sample, "B: gtid_slave_pos '0-1-1'")

@@ -137,13 +137,13 @@ def test_halt_message_must_name_the_last_id(kit):
 
 
 @pytest.mark.parametrize("index,family,mutant", [
-    (12, "groupid", "mutant:send-before-sync"),  # the groupid family's crash before a sync, with sync_binlog = 1
+    (45, "groupid", "mutant:send-before-sync"),  # the groupid family's crash before a sync, with sync_binlog = 1 (12 until generator 14)
     # a kill -9 of the source after commits (History 132 until generator 12's set_delays moved the delay family's draws)
-    (3, "delay", "mutant:gtid-state-lags-binlog"),
-    (9, "groupid", "mutant:state-file-missing-empty"),  # the groupid family's clean restart without the .state file (G7)
+    (2, "delay", "mutant:gtid-state-lags-binlog"),
+    (11, "groupid", "mutant:state-file-missing-empty"),  # a clean restart without the .state file (G7; 9 until generator 14)
 ])
 def test_generated_histories_catch_each_durability_mutant(index, family, mutant):
-    # generator 10, seed 0, its family's History: caught by a requirement it must be killed by, where its
+    # generator 14, seed 0, its family's History: caught by a requirement it must be killed by, where its
     # base model holds
     system = get(mutant)
     history = generate(0, index, (family,))

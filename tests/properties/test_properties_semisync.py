@@ -452,3 +452,18 @@ def test_a_timeout_after_reset_master_is_logged_and_its_switch_on_is_the_dbas(ki
     last["message"] = "Timeout waiting for reply of binlog, semi-sync up to file bin.000001, position 4."
     assert_witness(kit.verdict("WL1720.TIMEOUT.LOG", tr), tr, tr.first("commit", node="A", trx="t2"),
                    "commit of t2 on A timed out with no log naming a binlog position")
+
+
+def test_a_commit_after_the_dba_set_after_commit_is_no_after_sync_commit(kit):
+    # AFTER_SYNC, then SET GLOBAL rpl_semi_sync_master_wait_point = AFTER_COMMIT as t2 commits: t2 is
+    # visible before its ack, as the DBA chose; the same Trace saying the SET kept AFTER_SYNC is a violation
+    nodes = [{"id": "A", "variables": {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": 2000}},
+             {"id": "B", "variables": {"rpl_semi_sync_slave_enabled": True}}]
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t2", "statements": [{"duration_us": 1000}, {"duration_us": 1000}]},
+           {"at": 0, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_wait_point", "value": "AFTER_COMMIT"}]
+    h = kit.make_history(nodes, [{"source": "A", "replica": "B", "latency_us": 400_000}], ops, sample_every_us=US, end_us=3 * US)
+    tr = kit.run("model:after-sync", h)
+    assert kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", tr).status != VIOLATED
+    tr.first("stmt", node="A", op="set_global")["value"] = "AFTER_SYNC"
+    assert_witness(kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", tr), tr, tr.first("visible", node="A", trx="t2"),
+                   "t2 became visible on A")

@@ -1,0 +1,274 @@
+"""Generated Histories (generator 14, kept as files) on which a property or a model rule was wrong:
+each passes on the model that runs it now, and the same property still fails on the trace changed
+to show the fault it is there to catch."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import US, assert_witness
+
+from replcheck.properties.core import PASS, VIOLATED
+
+MARIADB, WL7318 = "model:mariadb-10.11", "model:wl7318"
+
+
+def run(kit, system: str, name: str):
+    return kit.run(system, json.loads((Path(__file__).parent / "histories" / f"{name}.json").read_text()))
+
+
+def passes_then_fails(kit, tr, requirement: str, change, expect: str) -> None:
+    assert kit.verdict(requirement, tr).status != VIOLATED, kit.verdict(requirement, tr)
+    target = change(tr)
+    assert_witness(kit.verdict(requirement, tr), tr, target, expect)
+
+
+def test_after_a_failover_the_delay_counts_with_the_new_primarys_clock_difference(kit):
+    """B fails over from A to C, whose clock is an hour ahead: its IO thread measures -3600 s at the
+    connect, and its SQL thread counts t2 (relayed from A) with it, so t2 is due long before it runs.
+    Counted with A's difference (0), t2 began a second early."""
+    tr = run(kit, MARIADB, "gen14-semisync-820002-2")
+
+    def old_difference(tr):
+        tr.first("clock_query", node="B", source="C")["clock_diff_with_master"] = 0
+        return tr.first("apply", node="B", trx="t2", idx=0)
+    passes_then_fails(kit, tr, "WL344.WAIT.RULE", old_difference, "B began GTID_LOG_EVENT of t2")
+
+
+def test_a_replica_stopped_at_an_incident_before_any_sample_shows_nothing_of_its_boot_read(kit):
+    """B reads an old-format relay-log.info at its start, then stops at an incident before the first
+    SHOW SLAVE STATUS; without that stop, the sample's stopped SQL thread is the read's fault."""
+    tr = run(kit, WL7318, "gen14-delay-820014-4")
+    passes_then_fails(kit, tr, "WL344.RLI.OLD_FORMAT", lambda tr: tr.drop(tr.first("sql_stop", node="B")),
+                      "B read old-format")
+
+
+def test_the_incidents_wait_counts_by_the_clock_difference_at_its_read(kit):
+    """B read the incident with a difference of 2 s and waits to 4.6 s; its reconnect measures 3 s
+    during the wait, which does not move it. Stopped at 4 s, it stopped before due."""
+    tr = run(kit, MARIADB, "gen14-delay-830019-23")
+    passes_then_fails(kit, tr, "WL3464.DELAY", lambda tr: tr.retime(tr.first("sql_stop", node="B", reason="error"), 4 * US),
+                      "B stopped at the incident at 4 s")
+
+
+def test_the_incident_read_at_its_relay_counts_with_the_clock_step_before_it(kit):
+    """Generator 15: B's clock steps an hour ahead, then the incident arrives and is read at once: by
+    the difference measured before the step it is long due, and B stops at it. Without the step it
+    was due at 7 s."""
+    tr = run(kit, MARIADB, "gen15-delay-890023-4")
+    passes_then_fails(kit, tr, "WL3464.DELAY", lambda tr: (tr.drop(tr.first("clock_step", node="B")), tr.first("sql_stop", node="B", reason="error"))[1],
+                      "B stopped at the incident at 0 s, due at 7 s")
+
+
+def test_an_io_thread_stopped_by_its_own_fatal_error_is_not_the_incidents(kit):
+    """C's IO thread stops at 1236 (its master's binlog purged) as it stops at an incident: the
+    sample showing it stopped is the error's. Without the error, it is the incident's fault."""
+    tr = run(kit, MARIADB, "gen14-groupid-830049-28")
+    passes_then_fails(kit, tr, "WL3464.IO_RUNS", lambda tr: tr.drop(tr.first("error", node="C", thread="io")),
+                      "C at 6.3 s: IO thread 'No'")
+
+
+def test_a_clock_step_after_the_read_in_its_microsecond_does_not_move_the_wait(kit):
+    """B restarts and reads t1 at once; its clock steps 1.25 s later in the same µs: the wait begun
+    at the read ends when due by the clock before the step. Begun a second later, it waited too long."""
+    tr = run(kit, MARIADB, "gen14-delay-830005-1")
+
+    def late(tr):
+        a = tr.first("apply", node="B", trx="t1", idx=0)
+        a["begin"] = a["t"] = 8 * US
+        return a
+    passes_then_fails(kit, tr, "WL344.WAIT.NO_EXTRA", late, "B read ANONYMOUS_GTID_LOG_EVENT of t1")
+
+
+def test_a_copy_the_dba_threw_away_is_not_the_failovers_loss(kit):
+    """B's CHANGE MASTER with both threads stopped purged the relay log that held t3's acknowledged
+    copy, then A crashed: the new primary B lacks it by the DBA's act. Kept, the copy is owed."""
+    tr = run(kit, WL7318, "gen14-semisync-800009-0")
+    passes_then_fails(kit, tr, "WL6355.FAILOVER.NO_LOSS",
+                      lambda tr: tr.drop(tr.first("relay_log_recovery", node="B", reason="change_master")), "0-1-1")
+
+
+def test_the_seeds_reconnect_by_gtid_acknowledges_what_the_replica_holds(kit):
+    """B lost t1's ack and reconnects by GTID: the seeds' server takes the replica's place for its
+    reply and releases t1 at the reconnect (MariaDB's dump starts at a binlog's head and does not: a
+    declared deviation). Left to the timeout, t1 waited past its release."""
+    tr = run(kit, WL7318, "gen14-semisync-830014-3")
+    commit = tr.first("commit", node="A", trx="t1")
+    assert commit["semisync"] == "yes" and commit["t"] < 5 * US
+    passes_then_fails(kit, tr, "WL1720.LIVE.RELEASE", lambda tr: tr.retime(commit, 5 * US), "commit of t1 on A could be released")
+
+
+def test_a_reconnect_after_the_relay_log_was_thrown_away_acknowledges_nothing_of_it(kit):
+    """Generator 15: B held t7 whole, then a CHANGE MASTER with both threads stopped purged its relay
+    log; its reconnect holds nothing of t7 to acknowledge, and t7 returns at the ack of its new copy.
+    Kept, the relay log held t7 at the reconnect, which then releases it."""
+    tr = run(kit, WL7318, "gen15-mixed-890017-26")
+    passes_then_fails(kit, tr, "WL1720.LIVE.RELEASE",
+                      lambda tr: (tr.drop(tr.first("relay_log_recovery", node="B", t=18_400_003)), tr.first("commit", node="A", trx="t7"))[1],
+                      "commit of t7 on A could be released")
+
+
+def test_a_read_after_the_workers_idled_sets_the_lag_anew(kit):
+    """B's workers idle after t5 (written at 2 s); the coordinator then reads t2, whose GTID event
+    carries its start at 0 s: the lag counts from it, 3 at 3.9 s. Five is more than either allows."""
+    tr = run(kit, WL7318, "gen14-delay-830000-11")
+
+    def more(tr):
+        s = tr.first("status", node="B", t=3_900_000)
+        s["Seconds_Behind_Master"] = 5
+        return s
+    passes_then_fails(kit, tr, "PARALLEL.SBM.VALUE", more, "B at 3.9 s shows Seconds_Behind_Master 5")
+
+
+def test_a_replicas_clock_stepped_back_may_show_zero_with_an_old_group_pending(kit):
+    """B's clock steps back 2 s after its connect: MariaDB subtracts the difference measured then,
+    and shows 0 while t2 (written 2 s before) waits. Without the step, 0 hides a pending group."""
+    tr = run(kit, MARIADB, "gen14-parallel-830015-28")
+    passes_then_fails(kit, tr, "PARALLEL.SBM.PENDING",
+                      lambda tr: (tr.drop(tr.first("clock_step", node="B")), tr.all("status", node="B", t=2_030_000)[-1])[1],
+                      "B at 2.03 s shows Seconds_Behind_Master 0")
+
+
+def test_a_group_begun_before_the_until_position_is_finished(kit):
+    """START SLAVE UNTIL a position inside t9: t9 began before it, and the SQL thread finishes it.
+    Had the position been t9's start, committing t9 is past it."""
+    tr = run(kit, MARIADB, "gen14-parallel-830022-28")
+
+    def at_t9(tr):
+        start = next(s for s in tr.all("stmt", node="B", op="start_slave") if (s.get("until") or {}).get("master_log_pos") == 1981)
+        start["until"] = {**start["until"], "master_log_pos": tr.first("binlog", node="A", trx="t9", idx=0)["pos"]}
+        return start
+    passes_then_fails(kit, tr, "PARALLEL.UNTIL", at_t9, "B commits t9, written after its UNTIL position")
+
+
+def test_a_replicas_own_lost_change_justifies_its_incident(kit):
+    """B, failed over but not promoted (its SQL thread stopped at an incident), takes a client's
+    MyISAM statement whose binlog write fails: the change stays, and the incident marks it. Without
+    the change, the incident marks nothing."""
+    tr = run(kit, WL7318, "gen14-domains-840014-16")
+    passes_then_fails(kit, tr, "WL3464.NO_FALSE",
+                      lambda tr: (tr.drop(tr.first("visible", node="B", trx="t4")), tr.first("binlog", node="B", incident=1))[1],
+                      "B wrote an incident at 1.001 s")
+
+
+def test_a_parallel_replica_is_left_to_the_parallel_pending_rule(kit):
+    """B, with workers, committed t5 (SET TIMESTAMP 50 s ahead) before t3: its checkpoint shows 0
+    while t3 waits (PARALLEL.SBM.PENDING allows it). Serial, the same 0 hides a pending group."""
+    tr = run(kit, WL7318, "gen14-delay-840023-17")
+
+    def serial(tr):
+        for p in tr.all("parallel", node="B"):
+            tr.drop(p)
+        return tr.first("status", node="B", t=18_200_000)
+    passes_then_fails(kit, tr, "SBM.PENDING", serial, "B at 18.2 s shows Seconds_Behind_Master 0")
+
+
+def test_a_later_waiters_timeout_ends_an_earlier_wait(kit):
+    """t3 waits with no semi-sync replica (timeout 10 s); the DBA sets 500 ms and t4, binlogged
+    later, times out first: the switch to async releases t3 too. Without t4, t3 returned early."""
+    tr = run(kit, WL7318, "gen14-semisync-830025-38")
+
+    def alone(tr):
+        tr.drop(tr.first("commit", node="C", trx="t4"))
+        return tr.first("commit", node="C", trx="t3")
+    passes_then_fails(kit, tr, "WL1720.WAIT_NO_SLAVE", alone, "t3 returned after 6.51 s")
+
+
+def test_a_replica_restarted_without_semi_sync_is_no_semi_sync_replica(kit):
+    """B filters marked events on the master but restarted with rpl_semi_sync_slave_enabled off: C,
+    which gets t4, is A's semi-sync replica, and A waits for it. Were B still one, t4 went to none."""
+    tr = run(kit, WL7318, "gen14-filter-830050-21")
+
+    def still_semi(tr):
+        tr.first("restart", node="B")["variables"].pop("rpl_semi_sync_slave_enabled")
+        return tr.first("commit", node="A", trx="t4")
+    passes_then_fails(kit, tr, "FILTER.SEMISYNC.UNSENT", still_semi, "A held the commit of t4")
+
+
+def test_a_timestamp_ahead_counts_source_clock_steps_from_the_groups_write(kit):
+    """t1 carries SET TIMESTAMP 50 s ahead; A's clock steps an hour ahead before B connects again:
+    MariaDB's lag counts t1's timestamp with the new difference (3556). Far beyond that is wrong."""
+    tr = run(kit, MARIADB, "gen14-parallel-840028-38")
+
+    def beyond(tr):
+        s = tr.first("status", node="B", t=6_500_000)
+        s["Seconds_Behind_Master"] += 3600 * 2
+        return s
+    passes_then_fails(kit, tr, "PARALLEL.SBM.VALUE", beyond, "B at 6.5 s shows Seconds_Behind_Master")
+
+
+# -- model rules ----------------------------------------------------------------------------------
+def test_a_replicas_filter_as_it_runs_decides_what_semi_sync_waits_for(kit):
+    """C filtered marked events on the master, stopped, and took FILTER_ON_SLAVE before A's marked
+    t4: its next connection gets t4 and acks it, so A waits (MySQL flavour). Returned unsent, the
+    commit returned with no ack while ON."""
+    tr = run(kit, WL7318, "gen14-filter-800002-27")
+    commit = tr.first("commit", node="A", trx="t4")
+    assert commit["semisync"] == "yes" and kit.verdict("WL1720.ACK.WAIT", tr).status == PASS
+    commit.update(semisync="unsent", t=tr.first("binlog", node="A", trx="t4", last=True)["t"])
+    assert kit.verdict("WL1720.ACK.WAIT", tr).status == VIOLATED
+
+
+def test_a_server_whose_first_start_was_refused_creates_its_relay_log_info(kit):
+    """Generator 15: C's start is refused (--rpl-hierarchical without --log-slave-updates) until a
+    restart with it: that start finds no relay-log.info and creates one, reading none. An empty one
+    written by the server is a malformed relay-log.info."""
+    tr = run(kit, "model:groupid", "gen15-groupid-900013-38")
+    assert not tr.all("error", node="C", errno=1201) and not tr.all("relay_log_info", node="C")
+    restart = tr.all("restart", node="C")[-1]
+    passes_then_fails(kit, tr, "WL344.RLI.FORMAT", lambda tr: tr.insert_before(
+        tr.next_of("master_status", restart, node="C"), {"t": restart["t"], "kind": "relay_log_info", "node": "C", "content": ""}),
+        "C wrote relay-log.info ''")
+
+
+def test_a_group_applied_without_log_slave_updates_bumps_the_sequence(kit):
+    """B applies 0-1-1..0-1-5 with --log-slave-updates off, fails over and commits: its own GTIDs
+    follow (0-2-6 on), so R, asking at 0-1-5, gets them all. Numbered from 1, R skips five."""
+    tr = run(kit, MARIADB, "gen14-domains-800001-1")
+    assert tr.first("visible", node="B", trx="t6")["gtid"] == "0-2-6"
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr).status == PASS
+    t7 = tr.first("relay", node="R", trx="t7", idx=0)
+    for o in [o for o in tr.obs if o.get("node") == "R" and o.get("trx") == "t6"]:  # numbered from 1, t6 was skipped
+        tr.drop(o)
+    assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t7, "R: 0-2-7 arrived from B before 0-2-6")
+
+
+def test_a_backup_holds_what_the_donors_engine_committed(kit):
+    """A is restored from B while t3 waits for its ack on B under AFTER_SYNC (binlogged, prepared):
+    the backup lacks t3, the ID set is the one before it, and A gets t3 by replication."""
+    tr = run(kit, WL7318, "gen14-groupid-830001-39")
+    assert tr.first("data", node="A")["counts"].get("t3") == 1
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
+    tr.first("data", node="A")["counts"].pop("t3")
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == VIOLATED
+
+
+def test_a_commit_answered_at_a_shutdown_still_names_its_table(kit):
+    """t1's commit waits for its ack when A shuts down: the answer is an error, but t1 was binlogged
+    and B's filter keeps it out; the answer names its table. Unnamed, B seems to lack t1."""
+    tr = run(kit, WL7318, "gen14-mixed-860006-6")
+    commit = tr.first("commit", node="A", trx="t1")
+    assert commit["errno"] is not None and commit["table"]
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status != VIOLATED
+    del commit["table"]
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == VIOLATED
+
+
+def test_clients_write_to_the_new_primary_once_it_took_over(kit):
+    """A commit on B within its drain after the failover (the kept History, drawn before the wait)
+    precedes A's groups in B's binlog, and C, connecting by GTID after them, never gets it. The
+    semisync family's failover now waits for the promotion: no client commit on the new primary
+    comes before it."""
+    from replcheck.generate import generate
+
+    h = json.loads((Path(__file__).parent / "histories" / "gen14-semisync-820001-27.json").read_text())
+    tr = kit.run(MARIADB, h)
+    assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, None, "C replicates from B but lacks t4")
+    failovers = 0
+    for i in range(40):
+        h = generate(820001, i, ("semisync",))
+        tr = kit.run(WL7318, h)
+        for p in tr.all("promoted"):
+            failovers += 1
+            assert not [o for o in h["ops"] if o["op"] == "trx" and o["node"] == p["node"] and o["at"] < p["t"]], (i, p)
+    assert failovers
