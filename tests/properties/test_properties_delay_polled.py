@@ -72,6 +72,21 @@ def test_only_the_stop_until_made_is_judged_for_where_it_left_the_thread(kit):
     assert_witness(kit.verdict("WL344.P1.UNTIL", tr), tr, s, "B stopped at 4 before reaching UNTIL")
 
 
+def test_an_until_after_a_rewinding_parallel_stop_may_show_a_place_before_groups_committed(kit):
+    # A real server's Trace (corpus/server): B (four workers, domains 0 and 1) stopped at the start of
+    # its relay log; START SLAVE UNTIL bin.000001:896 read it again, passed t1..t5 over by GTID and
+    # stopped at t4's start (1151), showing Exec_Master_Log_Pos 780: t3, which spans 896, was committed.
+    tr = Trace(*load_trace(CORPUS / "server" / "until-after-a-rewinding-stop.trace.jsonl"))
+    assert tr.first("stmt", node="B", op="start_slave", until={"master_log_file": "bin.000001", "master_log_pos": 896})
+    final = tr.next_of("status", tr.first("sql_stop", node="B", reason="until"), node="B")
+    assert (final["Exec_Master_Log_Pos"], final["Relay_Log_Pos"]) == (780, 4)
+    assert kit.verdict("WL344.P1.UNTIL", tr).status == PASS
+    # had B not committed t3 before the start, the stop would leave it short of UNTIL
+    for a in tr.all("apply", node="B", trx="t3"):
+        tr.drop(a)
+    assert_witness(kit.verdict("WL344.P1.UNTIL", tr), tr, None, "B stopped at 780 before reaching UNTIL")
+
+
 def test_restore_ends_the_stop_of_a_crashed_slave(kit):
     # Campaign finding: B crashes (its SQL thread stops) and is restored from A's backup as A's
     # slave; what the new slave then applies is not "executed while stopped".
