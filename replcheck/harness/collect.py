@@ -294,7 +294,8 @@ class Collector:
 
     def _emit_applies(self) -> None:
         """A replica's execution of each transaction, as seen: at the first poll that found its row,
-        with the SQL thread's relay-log position at that poll. Events from the origin's binlog."""
+        with the SQL thread's relay-log position at that poll. Events as its relay log holds them
+        (else the origin's binlog's)."""
         events: dict[str, list[dict]] = {}
         # (replica, connection, gtid, idx) -> its relay observations; (replica, connection) -> when a
         # START SLAVE threw its relay logs away
@@ -337,7 +338,7 @@ class Collector:
             for link, at in appliers:
                 at = applied_by(stops.get(link, []), at)
                 src = self.run.sources[link] if node in self.run.named else source  # the unnamed one's then (failover changes it)
-                for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
+                for b in _committed(_as_relayed(events.get(gtid, []), relayed, node, link[1], gtid), parts[node].get(k, {})):
                     # The event's own place in the relay log, where it was read: its latest copy relayed
                     # by then (stamped up to a poll late, so the first one otherwise); else where the
                     # SQL thread was at the sample.
@@ -494,6 +495,17 @@ STATEMENT_STARTS = frozenset({"ANNOTATE_ROWS_EVENT", "QUERY_EVENT"})
 
 
 ROWS_EVENTS = frozenset({"WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT", "DELETE_ROWS_EVENT"})
+
+
+def _as_relayed(group: list[dict], relayed: dict, node: str, connection: str | None, gtid: str) -> list[dict]:
+    """The group's events as the replica's relay log holds them: a hop further down a chain relays
+    its source's binlog copy, which may differ from the origin's (B, binlog_format ROW, logs A's
+    three statement events as six row events): the SQL thread executes those. The origin's where
+    nothing was relayed."""
+    copy = []
+    while (copies := relayed.get((node, connection, gtid, len(copy)))):
+        copy.append(copies[0])
+    return copy if copy and copy[-1].get("last") else group
 
 
 def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:

@@ -98,6 +98,28 @@ def test_a_chain_hop_executes_the_timestamp_of_its_own_relay_copy():
     assert [(o["node"], o["when"]) for _, _, o in r.obs if o["kind"] == "apply"] == [("C", 903)]
 
 
+def test_a_chain_hop_executes_the_events_of_its_own_relay_copy():
+    # seed 2's History 75: A logged t6 as statements, B (binlog_format ROW) as row events; C executed
+    # B's copy, so its applies are B's events at their own relay places, the last one its XID
+    chain = {"header": {"schema": "replcheck.history/1", "name": "t", "topology": {
+        "nodes": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
+        "channels": [{"source": "A", "replica": "B"}, {"source": "B", "replica": "C"}]}}, "ops": []}
+    r = R.Runner(chain)
+    r.collector._rows_by_part = lambda node: {}
+    r.trx_names, r.gtid_of = ["t6"], {0: "0-1-6"}
+    r.seen[("C", 0)], r.seen_src[("C", 0)], r.seen_pos[("C", 0)] = 50, "B", ("relay.000004", 1878)
+    origin = ["GTID_LOG_EVENT", "QUERY_EVENT", "XID_EVENT"]
+    copy = ["GTID_LOG_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "XID_EVENT"]
+    for node, kind, types in [("A", "binlog", origin), ("C", "relay", copy)]:
+        for i, t in enumerate(types):
+            place = {"source": "B", "master_file": "bin.000003", "master_end": 1500 + i} if kind == "relay" else {}
+            r.emit(kind, node, 10, type=t, trx="t6", idx=i, last=i == len(types) - 1, gtid="0-1-6", server_id=1,
+                   when=354, ict=None, file="relay.000004" if kind == "relay" else "bin.000002", pos=1529 + 50 * i, **place)
+    r.collector._emit_applies()
+    applies = [o for _, _, o in r.obs if o["kind"] == "apply"]
+    assert [(o["type"], o["relay_pos"], o["last"]) for o in applies] == [(t, 1529 + 50 * i, i == 3) for i, t in enumerate(copy)]
+
+
 def test_a_node_s_own_group_is_not_placed_before_its_commit_began():
     # seed 2's History 137: a poll that showed the GTID before t3's commit began (an earlier holder of
     # 0-1-2) placed t3's events, and the FLUSH LOGS rotation before them, ahead of the commit
