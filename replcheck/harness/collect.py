@@ -501,11 +501,12 @@ def _as_relayed(group: list[dict], relayed: dict, node: str, connection: str | N
     """The group's events as the replica's relay log holds them: a hop further down a chain relays
     its source's binlog copy, which may differ from the origin's (B, binlog_format ROW, logs A's
     three statement events as six row events): the SQL thread executes those. The origin's where
-    nothing was relayed."""
+    the copy is the same or not whole."""
     copy = []
     while (copies := relayed.get((node, connection, gtid, len(copy)))):
         copy.append(copies[0])
-    return copy if copy and copy[-1].get("last") else group
+    whole = copy and copy[-1].get("last")
+    return copy if whole and [e["type"] for e in copy] != [e["type"] for e in group] else group
 
 
 def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:
