@@ -87,6 +87,20 @@ def test_an_until_after_a_rewinding_parallel_stop_may_show_a_place_before_groups
     assert_witness(kit.verdict("WL344.P1.UNTIL", tr), tr, None, "B stopped at 780 before reaching UNTIL")
 
 
+def test_a_polled_apply_may_have_been_read_before_the_difference_was_measured_again(kit):
+    # A real server's Trace (corpus/server): B's relay copy of t10 was written from 2.02 s on; its IO
+    # thread, cut at 2.09 s, measured clock_diff_with_master -2 instead of -3 at 2.10 s; t10's row showed
+    # at 2.14 s. Read before the new measure, t10 was due at once; read after it, at 2.75 s.
+    tr = Trace(*load_trace(CORPUS / "server" / "read-before-the-difference-was-measured-again.trace.jsonl"))
+    assert [q["clock_diff_with_master"] for q in tr.all("clock_query", node="B") if 1_900_000 < q["t"] < 2_200_000] == [-3, -2]
+    for r in ("WL344.WAIT.RULE", "WL7318.NF1"):
+        assert kit.verdict(r, tr).status == PASS, r
+    # had the copy been written only after the new measure, B began t10 before it was due
+    for o in tr.all("relay", node="B", trx="t10"):
+        o["since"] = o["t"]
+    assert_witness(kit.verdict("WL344.WAIT.RULE", tr), tr, None, "B began GTID_LOG_EVENT of t10 at 2.137495 s but it was due at 2.75 s")
+
+
 def test_restore_ends_the_stop_of_a_crashed_slave(kit):
     # Campaign finding: B crashes (its SQL thread stops) and is restored from A's backup as A's
     # slave; what the new slave then applies is not "executed while stopped".
