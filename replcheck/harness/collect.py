@@ -451,6 +451,13 @@ class Collector:
             if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
                 break
             skipped.append(r)
+        # The SQL thread is serial: it passed these before it executed anything relayed after them, so
+        # no later than just before the first poll that found such an apply (the note is read later:
+        # a campaign's B showed t1's third statement applied 1 ms before the skip of its first).
+        later = [a["t"] for a in obs if a["kind"] == "apply" and a["node"] == node and "connection" not in a
+                 and (a["relay_file"], a["relay_pos"]) >= end and (purge is None or a["t"] < purge)
+                 and skipped and a["t"] >= skipped[0].get("since", skipped[0]["t"])]  # relayed by then
+        t = min([t] + [x - 1 for x in later])
         for r in reversed(skipped):
             if r["type"] not in NOT_SKIPPED:
                 self.run.emit("skip", node, t, trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],

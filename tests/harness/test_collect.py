@@ -39,6 +39,23 @@ def test_a_restart_that_purged_nothing_unapplied_still_begins_the_relay_log_name
         ("GTID_LOG_EVENT", "t11"), ("QUERY_EVENT", "t11"), ("XID_EVENT", "t11")]
 
 
+def test_a_skip_is_placed_before_the_first_apply_of_what_follows_it():
+    # seed 0's History 130 (incident family): the counter passed t1's first statement group, and the
+    # poll that found the next group's row came before the one that read the note
+    r = R.Runner(_history())
+    r.relay_logs[B] = object()
+    for pos, etype, trx in [(652, "GTID_LOG_EVENT", "g1"), (857, "QUERY_EVENT", "g1"), (926, "GTID_LOG_EVENT", "g2")]:
+        r.emit("relay", "B", 10, source="A", type=etype, trx=trx, idx=0, last=etype == "QUERY_EVENT", gtid="0-1-1",
+               server_id=1, when=1, ict=None, file="relay.000004", pos=pos, master_file="bin.000002", master_end=pos)
+    r.emit("apply", "B", 30, source="A", type="GTID_LOG_EVENT", trx="g2", idx=0, last=False, gtid="0-1-2", server_id=1, when=1,
+           ict=None, read=None, begin=None, relay_file="relay.000004", relay_pos=926)
+    r.emit("log", "B", 39, level="Note", message="'SQL_SLAVE_SKIP_COUNTER=1' executed at relay_log_file='./relay.000004', "
+           "relay_log_pos='652', master_log_name='bin.000002', master_log_pos='359', GTID '0-1-0';  and new position at "
+           "relay_log_file='./relay.000004', relay_log_pos='926', master_log_name='bin.000002', master_log_pos='633', GTID '0-1-1'")
+    r.collector._emit_skips()
+    assert [(o["t"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "skip"] == [(29, 652), (29, 857)]
+
+
 def _status(r, t, pos, counter):
     r.emit("status", "B", t, Slave_IO_Running="Yes", Slave_SQL_Running="Yes", Slave_SQL_Running_State="",
            Relay_Log_File="relay.000002", Relay_Master_Log_File="bin.000001", Master_Log_File="bin.000001",
