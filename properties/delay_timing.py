@@ -106,8 +106,8 @@ class DelayIndex:
         the SQL thread read the event (its timed wait, set then, is not moved by a later step): the
         earliest such count over the moments it may have read it."""
         # a step logged after the observation in its own µs came after it (a status sample's probe)
-        return min((when + self.estimate(a, read)) * US - self.v.offset_at(a["node"], read, a["_line"] if read == a["t"] else None)
-                   for read in self._read_times(a))
+        return min((when + diff) * US - self.v.offset_at(a["node"], read, a["_line"] if read == a["t"] else None)
+                   for read in self._read_times(a) if (diff := self.estimate(a, read)) is not None)  # none before a connect
 
     def _read_times(self, a: dict) -> list[int]:
         """When the SQL thread may have read the event: the apply's read; on a polled trace, which sees

@@ -455,6 +455,7 @@ class Collector:
         # no later than just before the first poll that found such an apply (the note is read later:
         # a campaign's B showed t1's third statement applied 1 ms before the skip of its first).
         later = [a["t"] for a in obs if a["kind"] == "apply" and a["node"] == node and "connection" not in a
+                 and a.get("relay_file") is not None and a.get("relay_pos") is not None
                  and (a["relay_file"], a["relay_pos"]) >= end and (purge is None or a["t"] < purge)
                  and skipped and a["t"] >= skipped[0].get("since", skipped[0]["t"])]  # relayed by then
         t = min([t] + [x - 1 for x in later])
