@@ -256,13 +256,18 @@ def test_a_commit_answered_at_a_shutdown_still_names_its_table(kit):
 
 def test_clients_write_to_the_new_primary_once_it_took_over(kit):
     """A commit on B within its drain after the failover (the kept History, drawn before the wait)
-    precedes A's groups in B's binlog, and C, connecting by GTID after them, never gets it. The
-    semisync family's failover now waits for the promotion: no client commit on the new primary
-    comes before it."""
+    precedes A's groups in B's binlog, and C, connecting by GTID after them, never gets it: MariaDB's
+    dump skips the domain's groups up to C's GTID (send_event_to_slave), so that group is not owed,
+    as on the real server (corpus/server own-group-before-the-new-source-start); asked from the
+    start of the domain it would be. The semisync family's failover now waits for the promotion: no
+    client commit on the new primary comes before it."""
     from replcheck.generate import generate
 
     h = json.loads((Path(__file__).parent / "histories" / "gen14-semisync-820001-27.json").read_text())
     tr = kit.run(MARIADB, h)
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
+    for o in tr.all("connect", node="C", source="B"):
+        o["gtid_pos"] = ""
     assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, None, "C replicates from B but lacks t4")
     failovers = 0
     for i in range(40):
