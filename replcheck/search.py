@@ -113,8 +113,10 @@ _OBSERVED: dict[tuple[str, str, int], str] = {}
 
 
 def _observed(system, family: str, index: int) -> str:
-    """What the system observes on a probe History, as a digest (a base's serves all its mutants)."""
-    key = (system.name, family, index)
+    """What the system observes on a probe History, as a digest (a base's serves all its mutants).
+    Kept by the system's Config, what its run depends on: a system of another name and the same
+    Config (a mutant without its labels) observes the same."""
+    key = (json.dumps(system.config.as_dict(), sort_keys=True), family, index)
     if key not in _OBSERVED:
         obs = system.run(_probe(family, index)).observations
         _OBSERVED[key] = hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
