@@ -239,7 +239,7 @@ def pytest_collection_modifyitems(config, items):
     items[:] = []
     for unit in long:
         items.extend(sorted(unit, key=_rank))
-        for _ in range(PREFETCHED if short else 0):
+        for _ in range(min(PREFETCHED, len(short))):  # a small selection may have fewer short units
             items.extend(short.pop(0))
     for unit in short:
         items.extend(unit)
