@@ -16,8 +16,9 @@ In the default (short, unshrunk) search, some machines lead, in as many examples
 pass gives, before the others' short examples (leading): the first family's and the first composed
 machine whose Traces differ from the base model's on a probe, and the machines of the features
 whose requirements caught the mutant on verify's embedded Histories (machines_of): evidence of this
-run, not a label, and a hint only (a search still has to find the mutant). A search that finds the mutant early costs the same in
-any budget; one that needs many examples no longer runs every other machine's short pass first.
+run, not a label, and a hint only (a search still has to find the mutant). A search that finds the
+mutant early costs the same in any budget; one that needs many examples no longer runs every other
+machine's short pass first.
 """
 from __future__ import annotations
 
