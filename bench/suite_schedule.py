@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -26,7 +27,10 @@ FLAGS = {"loadgroup": ["--dist", "loadgroup", "--no-loadscope-reorder"], "load":
 def run(scheduler: str, args: list[str]) -> dict:
     before, load, start = resource.getrusage(resource.RUSAGE_CHILDREN), os.getloadavg(), time.monotonic()
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", *FLAGS[scheduler],
-                           "--replcheck-profile", "replcheck-ci", *args], cwd=REPO, capture_output=True, text=True)
+                           "--replcheck-profile", "replcheck-ci", *args], cwd=REPO, capture_output=True, text=True,
+                          # SIGINT as from a terminal: a bench started as a background job has it ignored,
+                          # which its children keep (the stopped-verify test's SIGINT then did nothing)
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     wall, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     lines = done.stdout.strip().splitlines() or [""]
