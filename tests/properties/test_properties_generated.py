@@ -272,3 +272,23 @@ def test_clients_write_to_the_new_primary_once_it_took_over(kit):
             failovers += 1
             assert not [o for o in h["ops"] if o["op"] == "trx" and o["node"] == p["node"] and o["at"] < p["t"]], (i, p)
     assert failovers
+
+
+def test_a_reconnects_clock_query_in_the_reads_microsecond_may_come_before_the_read(kit):
+    """B's SQL thread reads t1 in the µs its IO thread reconnects and measures a difference of 2 s
+    (0 before): the trace cannot order the two, so t1 may wait to 3.6 s. Measured a µs after the
+    read, the difference of 0 is the read's: t1 was due at 1.6 s and began 2 s late."""
+    tr = run(kit, MARIADB, "gen15-delay-930010-9")
+    passes_then_fails(kit, tr, "WL344.WAIT.NO_EXTRA", lambda tr: (tr.retime(tr.all("clock_query", node="B")[1], 3000),
+                                                                 tr.first("apply", node="B", trx="t1", idx=0))[1],
+                      "B read GTID_LOG_EVENT of t1 at 0.002 s, due 1.6 s, began 3.6 s")
+
+
+def test_a_clock_step_measured_in_the_reads_microsecond_may_count_for_the_read(kit):
+    """A's clock steps an hour ahead; B reads t1 (dated by it) in the µs its reconnect measures
+    -3600 s, and runs it at 7 s, as that difference counts. Measured a µs after the read, the
+    earlier -2 s is the read's, and t1 was not due before 3605 s."""
+    tr = run(kit, MARIADB, "gen15-delay-930009-7")
+    passes_then_fails(kit, tr, "WL344.WAIT.RULE", lambda tr: (tr.retime(tr.all("clock_query", node="B")[1], 2000),
+                                                             tr.first("apply", node="B", trx="t1", idx=0))[1],
+                      "B began GTID_LOG_EVENT of t1 at 7 s but it was due at 3605 s")
