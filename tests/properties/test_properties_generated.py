@@ -292,3 +292,15 @@ def test_a_clock_step_measured_in_the_reads_microsecond_may_count_for_the_read(k
     passes_then_fails(kit, tr, "WL344.WAIT.RULE", lambda tr: (tr.retime(tr.all("clock_query", node="B")[1], 2000),
                                                              tr.first("apply", node="B", trx="t1", idx=0))[1],
                       "B began GTID_LOG_EVENT of t1 at 7 s but it was due at 3605 s")
+
+
+def test_a_reset_slave_without_gtid_fetches_the_sources_binlog_anew(kit):
+    """C, without GTID, is RESET SLAVE and restarted: it forgot its place in B's binlog and fetches
+    it from the beginning, so t1 and t2 run again, as the DBA's clean start asks. Connected by GTID
+    after the reset, it resumes at gtid_slave_pos: a second copy is the replica's fault."""
+    tr = run(kit, MARIADB, "gen15-delay-870039-31")
+
+    def by_gtid(tr):
+        tr.next_of("connect", tr.first("stmt", node="C", op="reset_slave"), node="C")["by"] = "gtid"
+        return None
+    passes_then_fails(kit, tr, "GGID.RECOVERY.EXACTLY_ONCE", by_gtid, "C holds t1 2 times")
