@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import US, assert_witness
 
 from replcheck.properties.core import PASS, VIOLATED
@@ -254,23 +255,30 @@ def test_a_commit_answered_at_a_shutdown_still_names_its_table(kit):
     assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == VIOLATED
 
 
-def test_clients_write_to_the_new_primary_once_it_took_over(kit):
-    """A commit on B within its drain after the failover (the kept History, drawn before the wait)
-    precedes A's groups in B's binlog, and C, connecting by GTID after them, never gets it. The
-    semisync family's failover now waits for the promotion: no client commit on the new primary
-    comes before it."""
+@pytest.mark.parametrize("kept, witness, seed, family", [
+    # the semisync family's failover, drawn before the wait: a commit on B within its drain precedes
+    # A's groups in B's binlog, and C, connecting by GTID after them, never gets it
+    ("gen14-semisync-820001-27", "C replicates from B but lacks t4", 820001, "semisync"),
+    # the domains family's: t8 on B within its drain; and a crash of B in the µs of its promotion
+    ("gen15-domains-870009-0", "R replicates from B but lacks t8", 870009, "domains"),
+    ("gen15-domains-910004-29", "R replicates from B but lacks t6", 910004, "domains"),
+])
+def test_clients_write_to_the_new_primary_once_it_took_over(kit, kept, witness, seed, family):
+    """A failover waits for the promotion: no client commit, and no crash, on the new primary
+    comes before it (at its µs, the operation would run before the group that completes it)."""
     from replcheck.generate import generate
 
-    h = json.loads((Path(__file__).parent / "histories" / "gen14-semisync-820001-27.json").read_text())
+    h = json.loads((Path(__file__).parent / "histories" / f"{kept}.json").read_text())
     tr = kit.run(MARIADB, h)
-    assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, None, "C replicates from B but lacks t4")
+    assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, None, witness)
     failovers = 0
     for i in range(40):
-        h = generate(820001, i, ("semisync",))
+        h = generate(seed, i, (family,))
         tr = kit.run(WL7318, h)
         for p in tr.all("promoted"):
             failovers += 1
-            assert not [o for o in h["ops"] if o["op"] == "trx" and o["node"] == p["node"] and o["at"] < p["t"]], (i, p)
+            after = h["ops"][next(k for k, o in enumerate(h["ops"]) if o["op"] == "failover"):]
+            assert not [o for o in after if o["op"] in ("trx", "crash") and o["node"] == p["node"] and o["at"] <= p["t"]], (i, p)
     assert failovers
 
 
