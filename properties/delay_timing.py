@@ -7,7 +7,7 @@ from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
 from .core import Check, Seq, TraceView, seconds
-from .filter import kept_out
+from .filter import ignores_marked_at, kept_out
 
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
@@ -487,6 +487,11 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
     if not exact and count_moved(v, s["node"], r["_line"], s["_line"]):
+        return None
+    if r.get("skip_replication") and ignores_marked_at(v, s["node"], s["_line"]):
+        # a marked group the node filters is ignored at its events without a wait (EVENT_SKIP_IGNORE;
+        # sql_delay_event runs only for EVENT_SKIP_NOT, as model/filter.py cites): the thread waits
+        # for a later event, if any
         return None
     if "filtered" in v.unobserved and r.get("trx") in kept_out(v, s["node"]):
         # a group the replica's filters keep out, on a trace that cannot show where the SQL thread

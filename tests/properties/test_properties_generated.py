@@ -312,3 +312,15 @@ def test_a_reset_slave_without_gtid_fetches_the_sources_binlog_anew(kit):
         tr.next_of("connect", tr.first("stmt", node="C", op="reset_slave"), node="C")["by"] = "gtid"
         return None
     passes_then_fails(kit, tr, "GGID.RECOVERY.EXACTLY_ONCE", by_gtid, "C holds t1 2 times")
+
+
+def test_a_marked_group_a_replica_filters_sets_no_delay_wait(kit):
+    """B filters events marked @@skip_replication (FILTER_ON_SLAVE) and holds only the GTID event of
+    t3, marked: it ignores it without a wait, and shows it has read all its relay log. Unmarked,
+    the event would be delayed to 15 s, and the state would have to say so."""
+    tr = run(kit, MARIADB, "gen15-mixed-910012-25")
+
+    def unmarked(tr):
+        tr.first("relay", node="B", trx="t3", idx=0)["skip_replication"] = False
+        return tr.first("status", node="B", t=11_200_000)
+    passes_then_fails(kit, tr, "WL344.STATE.WAITING", unmarked, "B at 11.2 s shows state")
