@@ -324,3 +324,22 @@ def test_a_marked_group_a_replica_filters_sets_no_delay_wait(kit):
         tr.first("relay", node="B", trx="t3", idx=0)["skip_replication"] = False
         return tr.first("status", node="B", t=11_200_000)
     passes_then_fails(kit, tr, "WL344.STATE.WAITING", unmarked, "B at 11.2 s shows state")
+
+
+@pytest.mark.parametrize("kept, system, at, shown", [
+    # t2, SET TIMESTAMP 50 s ahead, committed; B idled, and the rotation's own events (the relay
+    # log's, which move nothing) came before t5's read at 12.6 s: the lag counts from t5 anew
+    ("gen15-mixed-880024-39", WL7318, 14_000_000, 6),
+    # B idled, its IO thread reconnected, and the master's format description (its binlog's start,
+    # 11 s) was the first read: the lag counts from it, older than the last commit's
+    ("gen15-mixed-880025-5", MARIADB, 14_700_000, 8),
+])
+def test_a_parallel_replicas_lag_counts_anew_from_the_first_read_after_idling(kit, kept, system, at, shown):
+    """Either way the lag may exceed the time since the last commit, never the time since that read."""
+    tr = run(kit, system, kept)
+
+    def more(tr):
+        s = tr.first("status", node="B", t=at)
+        s["Seconds_Behind_Master"] = shown
+        return s
+    passes_then_fails(kit, tr, "PARALLEL.SBM.VALUE", more, f"B at {at / US:g} s shows Seconds_Behind_Master {shown}")
