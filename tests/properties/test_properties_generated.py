@@ -343,3 +343,15 @@ def test_a_parallel_replicas_lag_counts_anew_from_the_first_read_after_idling(ki
         s["Seconds_Behind_Master"] = shown
         return s
     passes_then_fails(kit, tr, "PARALLEL.SBM.VALUE", more, f"B at {at / US:g} s shows Seconds_Behind_Master {shown}")
+
+
+def test_a_skip_counter_lost_to_a_crash_skips_nothing(kit):
+    """B stops at an incident; the DBA sets SQL_SLAVE_SKIP_COUNTER = 1, and B crashes before START
+    SLAVE: the counter was in memory, the restarted B stops at the same incident again. Without the
+    crash the START would have skipped it, and a stop at it again would be one it had passed."""
+    tr = run(kit, WL7318, "gen15-parallel-910016-12")
+
+    def no_crash(tr):
+        tr.drop(tr.first("crash", node="B", t=15_541_997))
+        return tr.all("sql_stop", node="B", reason="error")[-1]
+    passes_then_fails(kit, tr, "WL3464.R4.ONCE", no_crash, "B stopped at an incident at 15.95777 s after skipping 1")
