@@ -358,3 +358,15 @@ def test_a_skip_counter_lost_to_a_crash_skips_nothing(kit):
         tr.drop(tr.first("crash", node="B", t=15_541_997))
         return tr.all("sql_stop", node="B", reason="error")[-1]
     passes_then_fails(kit, tr, "WL3464.R4.ONCE", no_crash, "B stopped at an incident at 15.95777 s after skipping 1")
+
+
+def test_an_incident_read_inside_a_partial_group_keeps_the_groups_start(kit):
+    """C's IO thread was cut inside t3 and reconnects by position; the incident follows the artificial
+    format description, which rolls nothing back: the stop rolls t3's partial copy back, and C shows
+    the place before t3. With no group open at the stop, that place would be one before the incident's."""
+    tr = run(kit, WL7318, "gen15-semisync-870026-20")
+
+    def nothing_open(tr):
+        tr.drop(tr.first("rollback", node="C", reason="error"))
+        return tr.first("status", node="C", t=1_400_000)
+    passes_then_fails(kit, tr, "WL3464.HOLD", nothing_open, "C stopped at an incident shows Relay_Log_Pos 558")
