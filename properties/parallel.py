@@ -398,13 +398,9 @@ def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | No
         elif kind == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
             # the master's format description (MariaDB counts it, slave.cc event_can_update_last_master_timestamp;
             # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
-            # start (a start left no floor), and the group read next gives none; read after the workers
-            # idled (the IO thread reconnected), its older timestamp is a new count, as a group's read is
-            # (in the instant of the last commit, it may have come before it)
+            # start (a start left no floor), and the group read next gives none
             read = o["t"] if o.get("read") is None else o["read"]
             if not queued and idle_since is not None and idle_since <= read:
-                if idle_since < read and (w := written_us(v, o)) is not None:
-                    out += [(o["_line"], None, None), (o["_line"], w, _write_time(v, o, w))]
                 idle_since = None
         elif kind == "apply" and o.get("when") and not o.get("relay_log"):
             # (the relay log's own events, a rotation's included, move nothing: MariaDB slave.cc,
