@@ -330,6 +330,12 @@ def test_a_marked_group_a_replica_filters_sets_no_delay_wait(kit):
     # t2, SET TIMESTAMP 50 s ahead, committed; B idled, and the rotation's own events (the relay
     # log's, which move nothing) came before t5's read at 12.6 s: the lag counts from t5 anew
     ("gen15-mixed-880024-39", WL7318, 14_000_000, 6),
+    # B idled, its IO thread reconnected, and the master's format description (its binlog's start,
+    # 11 s) was the first read: MariaDB counts the lag from it, older than the last commit's
+    ("gen15-mixed-880025-5", MARIADB, 14_700_000, 8),
+    # generator 16, the same on the seeds' MySQL-like server, which does not count the format
+    # description: the group read next (t4, stamped 0 s) counts, older than the description
+    ("gen16-mixed-870020-30", WL7318, 3_500_000, 6),
 ])
 def test_a_parallel_replicas_lag_counts_anew_from_the_first_read_after_idling(kit, kept, system, at, shown):
     """The lag may exceed the time since the last commit, never the time since that read."""
