@@ -423,7 +423,13 @@ class TraceView:
     def _skip_starts(self) -> dict[str, list[tuple[int, int]]]:
         out: dict[str, list[tuple[int, int]]] = {}
         armed: set[str] = set()
-        for o in self.kind("stmt"):
+        # the counter is a global in memory (MariaDB sys_vars.cc, sql_slave_skip_counter): a crash or
+        # shutdown before the START loses it, and the server starts again at 0
+        downs = [*self.kind("crash"), *self.kind("shutdown")]
+        for o in sorted([*self.kind("stmt"), *downs], key=lambda o: o["_line"]):
+            if o["kind"] != "stmt":
+                armed.discard(o["node"])
+                continue
             if o.get("errno") is not None:
                 continue
             if o["op"] == "set_global" and o.get("variable") == "sql_slave_skip_counter":

@@ -7,7 +7,7 @@ from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
 from .core import Check, Seq, TraceView, seconds
-from .filter import kept_out
+from .filter import ignores_marked_at, kept_out
 
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
@@ -89,15 +89,17 @@ class DelayIndex:
         by_pos = self.v.memo("delay.binlog_by_pos", lambda: {(b["node"], b["file"], b["end"]): b for b in self.v.kind("binlog")})
         return by_pos.get((r["source"], r["master_file"], r["master_end"]))
 
-    def estimate(self, a: dict, read: int | None = None) -> int | None:
+    def estimate(self, a: dict, read: int | None = None, query_first: bool = False) -> int | None:
         """The clock difference the replica measured with the apply's source at its IO thread's last
         connect before it (clock_diff_with_master, whole seconds), where the trace shows the clock
-        query (a real server's, a server flavour model's); None where the replica compensates exactly."""
+        query (a real server's, a server flavour model's); None where the replica compensates exactly.
+        `read`: another moment the SQL thread may have read the event (_read_times); `query_first`:
+        a query in the read's µs logged after the read came before it (due_range)."""
         own = read is None
         if own:
             read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
-        return measured_difference(self.v, a["node"], a.get("source"), a["_line"], read,
-                                   self.read_line(a) if own and "kind" in a else None)
+        until_line = self.read_line(a) if own and "kind" in a and not query_first else None
+        return measured_difference(self.v, a["node"], a.get("source"), a["_line"], read, until_line)
 
     def measured_due(self, node: str, source: str, when: int, delay: int, line: int, read: int,
                      read_line: int | None = None) -> int | None:
@@ -110,7 +112,7 @@ class DelayIndex:
             return None
         return (when + est + delay) * US - self.v.offset_at(node, read, read_line) - self.v.header.get("epoch_us", 0)
 
-    def _counted(self, a: dict, when: int) -> int:
+    def _counted(self, a: dict, when: int, query_first: bool = False) -> int:
         """A timestamp plus the measured clock difference, on the replica's clock as it stood when
         the SQL thread read the event (its timed wait, set then, is not moved by a later step): the
         earliest such count over the moments it may have read it."""
@@ -118,7 +120,15 @@ class DelayIndex:
         own = a.get("read") if a.get("read") is not None else begin_of(a)
         return min((when + diff) * US - self.v.offset_at(a["node"], read, self.read_line(a) if read == own else None)
                    for read in self._read_times(a)
-                   if (diff := self.estimate(a, None if read == own else read)) is not None)  # none before a connect
+                   if (diff := self.estimate(a, None if read == own else read, query_first)) is not None)  # none before a connect
+
+    def due_range(self, a: dict) -> tuple[int, int] | None:
+        """(earliest, latest) due of an applied event over both orders of its read and a reconnect's
+        clock query in the same µs: the IO thread (connect_to_master's get_master_version_and_clock)
+        and the SQL thread (next_event, then sql_delay_event reading mi->clock_diff_with_master, MariaDB
+        sql/slave.cc) run unsynchronised, and a trace's µs does not order them; None if it does not wait."""
+        dues = [d for d in (self.due(a), self.due(a, query_first=True)) if d is not None]
+        return (min(dues), max(dues)) if dues else None
 
     def read_line(self, a: dict) -> int | None:
         """The trace line the SQL thread read the applied event at, where the trace places it: its own
@@ -147,7 +157,7 @@ class DelayIndex:
         first = min(begin, r.get("since", r["t"])) if r is not None else begin
         return [first, *(o["t"] for o in self.v.of_node(a["node"], "clock_query", "clock_step") if first < o["t"] < begin), begin]
 
-    def due(self, a: dict, exact: bool = False) -> int | None:
+    def due(self, a: dict, exact: bool = False, query_first: bool = False) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait. By the
         clock difference the replica measured (estimate), as a server counts (sql_delay_event: when +
         clock_diff_with_master + sql_delay on its own clock), unless `exact`: the seed's absolute
@@ -177,13 +187,13 @@ class DelayIndex:
             if r is None:
                 return None
             # compensated by the source's clock, as clock_diff_with_master does
-            base = self._counted(a, 0) if not exact and self.estimate(a) is not None \
+            base = self._counted(a, 0, query_first) if not exact and self.estimate(a) is not None \
                 else -self.v.offset_at(r["source"], r["t"], r["_line"])
         else:
             o = self.origin_of(a)
             if o is None:
                 return None
-            base = self._counted(a, a["when"]) if not exact and self.estimate(a) is not None \
+            base = self._counted(a, a["when"], query_first) if not exact and self.estimate(a) is not None \
                 else a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
         due = base - self.v.header.get("epoch_us", 0) + delay * US
         if not delay and due > begin_of(a):
@@ -504,6 +514,11 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
     if not exact and count_moved(v, s["node"], r["_line"], s["_line"]):
+        return None
+    if r.get("skip_replication") and ignores_marked_at(v, s["node"], s["_line"]):
+        # a marked group the node filters is ignored at its events without a wait (EVENT_SKIP_IGNORE;
+        # sql_delay_event runs only for EVENT_SKIP_NOT, as model/filter.py cites): the thread waits
+        # for a later event, if any
         return None
     if "filtered" in v.unobserved and r.get("trx") in kept_out(v, s["node"]):
         # a group the replica's filters keep out, on a trace that cannot show where the SQL thread

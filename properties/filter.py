@@ -109,6 +109,11 @@ def kept_out(v: TraceView, node: str) -> set[str]:
     return {trx for trx, c in tables.items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)}
 
 
+def ignores_marked_at(v: TraceView, node: str, line: int) -> bool:
+    """Whether the node filtered marked events (on the slave or the master) at this trace line."""
+    return str(_settings_at(v, node, line).get(MARKED) or PASS_MARKED).upper() != PASS_MARKED
+
+
 def on_master_at(v: TraceView, node: str, line: int) -> bool:
     """Whether the node filtered marked events on the master at this trace line."""
     return str(_settings_at(v, node, line).get(MARKED) or "").upper() == ON_MASTER

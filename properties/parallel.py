@@ -389,20 +389,28 @@ def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | No
     queued: list[str] = []  # handed to the workers, in the order the coordinator handed them over
     done: set[str] = set()  # committed, not yet retired: a group ahead of it is still with a worker
     idle_since: int | None = -1  # the workers hold nothing since then; None: a read has taken the timestamp
+    fde: int | None = None  # the timestamp of the master's format description read after the idle, if any
     for o in v.of_node(node):
         kind, trx = o["kind"], o.get("trx")
         if kind in ("restart", "crash", "restore", "sql_stop", "parallel") or (
                 kind == "stmt" and o["op"] in ("change_master", "reset_slave") and o.get("errno") is None):
-            queued, done, idle_since = [], set(), o["t"]  # (a refused statement changes nothing)
+            queued, done, idle_since, fde = [], set(), o["t"], None  # (a refused statement changes nothing)
             out.append((o["_line"], None, None))
         elif kind == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
             # the master's format description (MariaDB counts it, slave.cc event_can_update_last_master_timestamp;
             # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
             # start (a start left no floor), and the group read next gives none
             read = o["t"] if o.get("read") is None else o["read"]
-            if not queued and idle_since is not None and idle_since <= read:
+            if not queued and idle_since is not None and idle_since < read and (w := written_us(v, o)) is not None:
+                # read after the workers idled (the IO thread reconnected): MariaDB counts from it, a new
+                # count; MySQL from the group read next, which still may (whichever is older: fde)
+                out += [(o["_line"], None, None), (o["_line"], w, _write_time(v, o, w))]
+                fde = w
+            elif not queued and idle_since is not None and idle_since <= read:
                 idle_since = None
-        elif kind == "apply" and o.get("when"):
+        elif kind == "apply" and o.get("when") and not o.get("relay_log"):
+            # (the relay log's own events, a rotation's included, move nothing: MariaDB slave.cc,
+            # event_can_update_last_master_timestamp excludes is_relay_log_event)
             if trx is not None and o.get("idx") == 0:
                 first[trx] = o
             read = o["t"] if o.get("read") is None else o["read"]  # a polled trace does not know when it was read
@@ -414,7 +422,9 @@ def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | No
                     # from the read on, which came before this observation where the group waited
                     # for MASTER_DELAY (its read's line: what let the thread read it, in its µs)
                     at = index(v).read_line(o) or o["_line"]
+                    w = w if fde is None else min(w, fde)
                     out += [(at, None, None), (at, w, _write_time(v, o, w))]
+                fde = None
             if trx is not None and o.get("last"):
                 queued.append(trx)
         elif kind in ("visible", "rollback", "skip", "filtered") and trx in queued:

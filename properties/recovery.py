@@ -55,13 +55,19 @@ def applied_counts(v: TraceView, node: str) -> Counter:
 def superseded(v: TraceView, node: str) -> Counter:
     """Copies a group applied again after the DBA set gtid_slave_pos (MariaDB, sys_vars.cc)
     replaces rather than adds to: the DBA asked for it again (rpl_gtid_startpos: the table
-    dropped, the position emptied, the binlog fetched anew)."""
+    dropped, the position emptied, the binlog fetched anew). So does a RESET SLAVE followed by a
+    connect by position: it forgets the place in the source's binlog, and the next start fetches
+    the binlog from its beginning (MariaDB RESET SLAVE, "meant to be used for a clean start";
+    gtid_slave_pos, which a connect by GTID resumes from, it keeps)."""
     out: Counter = Counter()
     era, seen = 0, Counter()
     last_era: dict[str, int] = {}
+    connects = v.of_node(node, "connect")
     for o in v.of_node(node, "visible", "stmt"):
         if o["kind"] == "stmt":
-            era += o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos" and o.get("errno") is None
+            era += o.get("errno") is None and (
+                (o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos")
+                or (o.get("op") == "reset_slave" and next((c.get("by") for c in connects.after(o["_line"])), None) == "position"))
             continue
         if last_era.get(o["trx"], era) < era:
             out[o["trx"]] += seen.pop(o["trx"])
@@ -167,7 +173,7 @@ def _passed_over_at_connect(v: TraceView, node: str, source: str) -> set[str]:
         if starts_new_binlog(o):
             groups = []
         elif o["kind"] == "binlog" and o.get("idx", 0) == 0 and (g := _mariadb_gtid(o.get("gtid"))):
-            groups.append(((F.binlog_number(o["file"]), o["pos"]), o, g))
+            groups.append(((int(F.binlog_number(o["file"])), o["pos"]), o, g))
 
     def start(pos: dict[int, str], domain: int) -> tuple[int, int] | None:
         """Where the dump starts sending the domain's groups (past the end when not yet written)."""

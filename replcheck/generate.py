@@ -83,8 +83,10 @@ from replcheck.model.steps import Builder, Family, Step, composed, families
 # delayed, filtered, multi-threaded, semi-sync replica in a chain) in every campaign, after the
 # families (DRAW); and semisync's failover lets clients write to the new primary once it took over
 # (its relay log applied). Every History's family draw changed.
+# Version 16: the domains family's failover, as semisync's, lets clients write to (and crash) the new
+# primary only past its promotion (Builder.wait_for_promotion); semisync's waits a µs past it.
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/15"
+GENERATOR = "replcheck.generate/16"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)

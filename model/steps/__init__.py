@@ -69,6 +69,16 @@ class Builder:
         on every system, and a mutant cannot steer the steps that test it."""
         return simulate(self.history(), Config(rule), "steps")
 
+    def wait_for_promotion(self, node: str, rule: str = "wl344") -> None:
+        """Clients write to a new primary once it has applied its relay log and taken over (a
+        failover tool's wait; the reference model's Trace says when): a commit there before, in the
+        old primary's domain, precedes in its binlog the groups it still applies, and a replica
+        connecting by GTID after them never gets it (MariaDB's dump thread starts after the
+        replica's GTID in that domain: sql/sql_repl.cc gtid_find_binlog_file; MDEV-4473's trigger)."""
+        _, obs = self.trace(rule)
+        # a µs past it: an operation at the promotion's µs runs before the group that completes it
+        self.now = max([self.now] + [o["t"] + 1 for o in obs if o["kind"] == "promoted" and o["node"] == node])
+
 
 StepFn = Callable[[Builder, Draw], None]
 

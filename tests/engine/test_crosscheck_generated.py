@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replcheck import crosscheck, systems
+from replcheck import crosscheck, crosscheck_conditions, systems
 
 HISTORIES = Path(__file__).parent / "histories"
 PROPERTY_HISTORIES = Path(__file__).parents[1] / "properties" / "histories"
@@ -21,18 +21,22 @@ def _facts(system: str, name: str, where: Path = HISTORIES) -> crosscheck.Facts:
     # under the seeds' delay rules B reaches the incident at 23 s (WL#7318) or 30.3 s (WL#344, t1's
     # SET TIMESTAMP ahead): the second STOP SLAVE finds its SQL thread already stopped in one (1255)
     ("gen14-incident-820009-34", HISTORIES, ("model:wl7318", "model:groupid"), "stmt", "B", "stop_slave #2",
-     "delay.halt-reached-at-another-time", crosscheck.halt_differs, ("model:wl7318", "stop_slave #2")),
+     "delay.halt-reached-at-another-time", crosscheck_conditions.halt_differs, ("model:wl7318", "stop_slave #2")),
     # B restarted with an old relay-log.info: by position it reads bin.000001, by GTID a later binlog;
     # A's PURGE BINARY LOGS stops at bin.000001 (1867) on the seeds' server only
     ("gen14-delay-840003-15", HISTORIES, ("model:mariadb-10.11", "model:wl7318"), "stmt", "A", "purge_binary_logs #2",
-     "flavour.incident-and-gtid-restart", crosscheck.incident_or_restart, ("model:wl7318", "flush_logs #1")),
+     "flavour.incident-and-gtid-restart", crosscheck_conditions.incident_or_restart, ("model:wl7318", "flush_logs #1")),
     # t3's second statement, non-transactional, is a group of its own: AFTER_COMMIT returns it at once
     ("gen14-incident-840018-5", HISTORIES, ("model:wl7318", "model:groupid"), "commit", "A", "t3",
-     "semisync.statement-group-after-commit", crosscheck.statement_commit, ("model:wl7318", "t3")),
+     "semisync.statement-group-after-commit", crosscheck_conditions.statement_commit, ("model:wl7318", "t3")),
     # A is restored from B while t3 waits for its ack there: under AFTER_COMMIT the backup holds t3,
     # under AFTER_SYNC A applies it by replication
     ("gen14-groupid-830001-39", PROPERTY_HISTORIES, ("model:wl7318", "model:groupid"), "apply", "A", "t3",
-     "semisync.backup-during-wait", crosscheck.restored_during_wait, ("model:wl7318", "t1")),
+     "semisync.backup-during-wait", crosscheck_conditions.restored_during_wait, ("model:wl7318", "t1")),
+    # generator 15: B, 2.4 s ahead of A, starts with a relay-log.info naming a delay of 7 s and no
+    # delay on its channel: MariaDB counts t1 with the measured 2 s (due 6.6 s), WL#7318 exactly (7 s)
+    ("gen15-delay-930024-29", HISTORIES, ("model:mariadb-10.11", "model:wl7318"), "apply", "B", "t1",
+     "flavour.measured-clock-difference", crosscheck_conditions.clock_estimate_differs, ("model:wl7318", "t1")),
 ])
 def test_a_generated_difference_is_explained_by_its_rule(name, where, pair, aspect, node, subject, rule, condition, neutral):
     left, right = (_facts(s, name, where) for s in pair)

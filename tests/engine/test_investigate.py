@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO
 
-from replcheck import cli, crosscheck, investigate, io, systems
+from replcheck import cli, crosscheck, crosscheck_conditions, investigate, io, systems
 from replcheck.generate import generate
 from replcheck.spec import ROOT as SPEC
 
@@ -177,24 +177,24 @@ def test_a_change_master_refused_by_one_flavour_is_an_expected_difference():
     assert stmt.expected and stmt.rule == "flavour.change-master-while-running"
     # the same outcome on both sides: the condition does not hold
     same = crosscheck.facts(*systems.get("model:mariadb-10.11").run(_gen13("delay", 3185)))
-    assert not crosscheck.change_master_differs((same, same, "stmt", "B", "change_master #1"))
+    assert not crosscheck_conditions.change_master_differs((same, same, "stmt", "B", "change_master #1"))
 
 
 @pytest.mark.parametrize("name, aspect, subject, rule, condition", [  # the condition fails on a MySQL Trace against itself
     # B runs 4 workers in optimistic mode on MariaDB (commit order kept) and 4 without
     # replica_preserve_commit_order on the seeds' server
-    ("parallel-applier-commit-order", "visible", "t1", "flavour.parallel-applier", crosscheck.applier_differs),
+    ("parallel-applier-commit-order", "visible", "t1", "flavour.parallel-applier", crosscheck_conditions.applier_differs),
     # SET GLOBAL slave_parallel_threads while the slave runs: MariaDB refuses it, MySQL knows no such name
-    ("parallel-applier-set-global", "stmt", "set_global #1", "flavour.parallel-applier", crosscheck.applier_differs),
+    ("parallel-applier-set-global", "stmt", "set_global #1", "flavour.parallel-applier", crosscheck_conditions.applier_differs),
     # SET GLOBAL replicate_ignore_table on B with its slave stopped: MariaDB takes it, MySQL knows no such name
-    ("variable-unknown", "stmt", "set_global #1", "flavour.variable-unknown", crosscheck.variable_unknown_differs),
+    ("variable-unknown", "stmt", "set_global #1", "flavour.variable-unknown", crosscheck_conditions.variable_unknown_differs),
     # after a failover to B, which never had R's last GTID 0-1-1, MariaDB answers R's GTID connect
     # with 1236 where MySQL's auto-position sends B's transactions
-    ("gtid-connect-refused", "apply", "t3", "flavour.gtid-connect-refused", crosscheck.connect_refused_differs),
+    ("gtid-connect-refused", "apply", "t3", "flavour.gtid-connect-refused", crosscheck_conditions.connect_refused_differs),
     # R asks its new primary B for 0-1-4, which B never logged: MariaDB's dump skips B's own domain-0
     # groups waiting for server 1 at seq_no 4, MySQL's auto-position sends them
     ("gtid-connect-skips-the-domain", "apply", "t5", "flavour.gtid-connect-skips-the-domain",
-     crosscheck.gtid_asked_past_the_source),
+     crosscheck_conditions.gtid_asked_past_the_source),
 ])
 def test_the_flavours_differ_where_their_applier_or_gtid_connect_does(name, aspect, subject, rule, condition):
     history = io.load_history(REPO / "corpus" / f"crosscheck-flavour-{name}.jsonl")
@@ -214,11 +214,11 @@ def test_a_filter_only_mariadb_knows_explains_what_it_keeps_out_here_and_downstr
     left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:mariadb-10.11", "model:wl7318"))
     data = next(d for d in crosscheck.compare(left, right) if (d.aspect, d.node) == ("data", "B"))
     assert (data.subject, data.left, data.right, data.rule) == ("t1", "absent", "1 copy", "flavour.variable-unknown")
-    assert crosscheck.variable_unknown_differs((left, right, "data", "C", "t1"))
-    assert not crosscheck.variable_unknown_differs((left, right, "data", "A", "t1"))
+    assert crosscheck_conditions.variable_unknown_differs((left, right, "data", "C", "t1"))
+    assert not crosscheck_conditions.variable_unknown_differs((left, right, "data", "A", "t1"))
     for same in (left, right):
-        assert not crosscheck.variable_unknown_differs((same, same, "stmt", "B", "set_global #1"))
-        assert not crosscheck.variable_unknown_differs((same, same, "data", "C", "t1"))
+        assert not crosscheck_conditions.variable_unknown_differs((same, same, "stmt", "B", "set_global #1"))
+        assert not crosscheck_conditions.variable_unknown_differs((same, same, "data", "C", "t1"))
 
 
 def test_start_or_stop_all_slaves_differs_only_by_mariadbs_notes():
@@ -229,9 +229,9 @@ def test_start_or_stop_all_slaves_differs_only_by_mariadbs_notes():
     [d] = crosscheck.compare(left, right)
     assert (d.aspect, d.node, d.subject, d.left, d.right) == ("stmt", "R", "stop_all_slaves #1", "errno None warning 1938", "ok")
     assert d.expected and d.rule == "flavour.all-slaves-notes"
-    assert not crosscheck.all_slaves_noted((left, left, "stmt", "R", "stop_all_slaves #1"))
+    assert not crosscheck_conditions.all_slaves_noted((left, left, "stmt", "R", "stop_all_slaves #1"))
     refused = dataclasses.replace(left, seqs={**left.seqs, ("stmt", "R"): (("stop_all_slaves #1", (1200, None)),)})
-    assert not crosscheck.all_slaves_noted((refused, right, "stmt", "R", "stop_all_slaves #1"))
+    assert not crosscheck_conditions.all_slaves_noted((refused, right, "stmt", "R", "stop_all_slaves #1"))
 
 
 def test_an_order_difference_is_explained_by_either_transaction_at_it():
@@ -243,8 +243,8 @@ def test_an_order_difference_is_explained_by_either_transaction_at_it():
     left, right = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl7318", "model:groupid"))
     d = next(d for d in crosscheck.compare(left, right) if d.aspect == "apply")
     assert (d.node, d.left, d.right, d.expected, d.rule) == ("B", "t2 first", "t1 first", True, "delay.commit-vs-start-time")
-    assert crosscheck.event_timestamp_not_commit_time((left, right, "apply", "B", "t1"))
-    assert not crosscheck.event_timestamp_not_commit_time((left, right, "apply", "B", "t2"))
+    assert crosscheck_conditions.event_timestamp_not_commit_time((left, right, "apply", "B", "t1"))
+    assert not crosscheck_conditions.event_timestamp_not_commit_time((left, right, "apply", "B", "t2"))
 
 
 def test_the_groupid_model_differs_from_no_model_and_its_halt_rule_off_is_a_finding():
@@ -272,9 +272,9 @@ def test_a_rule_does_not_explain_what_its_setting_cannot():
     history = _gen13("semisync", 2)
     sync, commit = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:after-sync", "model:after-commit"))
     d = next(d for d in crosscheck.compare(sync, commit) if d.rule == "semisync.visible-before-ack" and d.aspect == "visible")
-    assert crosscheck.waiting_for_ack((sync, commit, "visible", d.node, d.subject))
+    assert crosscheck_conditions.waiting_for_ack((sync, commit, "visible", d.node, d.subject))
     replica = next(c["replica"] for c in sync.header["topology"]["channels"] if c["source"] == d.node)
-    assert not crosscheck.waiting_for_ack((sync, commit, "visible", replica, d.subject))
+    assert not crosscheck_conditions.waiting_for_ack((sync, commit, "visible", replica, d.subject))
 
 
 @pytest.mark.parametrize("text, field", [
@@ -331,7 +331,7 @@ def test_two_until_stops_in_one_microsecond_are_two():
     assert (stmt.node, stmt.subject, stmt.right) == ("B", "start_slave #6", "errno None warning 1254")
     assert stmt.expected and stmt.rule == "delay.until-reached-at-another-time"
     as_sets = [dataclasses.replace(f, untils=tuple(sorted(set(f.untils)))) for f in (left, right)]
-    assert not crosscheck.until_differs((*as_sets, "stmt", "B", stmt.subject))
+    assert not crosscheck_conditions.until_differs((*as_sets, "stmt", "B", stmt.subject))
 
 
 def test_a_visible_difference_is_named_by_its_apply_divergences_cause():
@@ -361,8 +361,8 @@ def test_the_flavours_differ_after_an_incident_as_their_rule_says():
     assert {d.aspect for d in found} >= {"data"}
     # no incident and no restart of replication: the flavours' mechanics cannot be why
     quiet = replace(mysql, restarts=frozenset(), incidents=frozenset())
-    assert not crosscheck.incident_or_restart((quiet, quiet, "data", "B", "last"))
-    assert crosscheck.incident_or_restart((quiet, replace(quiet, restarts=frozenset({"B"})), "data", "B", "last"))
+    assert not crosscheck_conditions.incident_or_restart((quiet, quiet, "data", "B", "last"))
+    assert crosscheck_conditions.incident_or_restart((quiet, replace(quiet, restarts=frozenset({"B"})), "data", "B", "last"))
 
 
 def test_a_reconnect_after_a_cut_explains_a_semisync_commit_difference_by_flavour():
@@ -383,7 +383,7 @@ def test_a_reconnect_after_a_cut_explains_a_semisync_commit_difference_by_flavou
     [d] = [d for d in crosscheck.compare(left, right) if d.aspect == "commit"]
     assert (d.node, d.subject, d.expected, d.rule) == ("A", "t1", True, "flavour.incident-and-gtid-restart")
     quiet = [replace(f, restarts=frozenset()) for f in (left, right)]
-    assert not crosscheck.incident_or_restart((*quiet, "commit", "A", "t1"))  # nothing reconnected: no reason
+    assert not crosscheck_conditions.incident_or_restart((*quiet, "commit", "A", "t1"))  # nothing reconnected: no reason
 
 
 def test_mysql_8_0_rounds_the_commit_stamp_up_where_the_seed_truncates_it():
@@ -394,7 +394,7 @@ def test_mysql_8_0_rounds_the_commit_stamp_up_where_the_seed_truncates_it():
     assert d.expected and d.rule == "flavour.delay-from-rounded-commit-stamp"
     # the same mechanics on both sides: the condition does not hold
     same = crosscheck.facts(*systems.get("model:wl7318").run(history))
-    assert not crosscheck.delay_stamp_differs((same, same, "apply", "B", "t2"))
+    assert not crosscheck_conditions.delay_stamp_differs((same, same, "apply", "B", "t2"))
 
 
 def test_a_server_flavour_counts_the_delay_with_the_clock_difference_it_measured_at_the_connect():
@@ -405,4 +405,4 @@ def test_a_server_flavour_counts_the_delay_with_the_clock_difference_it_measured
     assert (d.node, d.subject, d.left, d.right) == ("B", "t1", "at 3.200000 s", "at 4.000000 s")
     assert all(d.expected and d.rule == "flavour.measured-clock-difference" for d in found), found
     same = crosscheck.facts(*systems.get("model:wl344").run(history))
-    assert not crosscheck.clock_estimate_differs((same, same, "apply", "B", "t1"))
+    assert not crosscheck_conditions.clock_estimate_differs((same, same, "apply", "B", "t1"))

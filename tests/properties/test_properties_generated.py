@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import US, assert_witness
 
 from replcheck.properties.core import PASS, VIOLATED
@@ -254,26 +255,127 @@ def test_a_commit_answered_at_a_shutdown_still_names_its_table(kit):
     assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == VIOLATED
 
 
-def test_clients_write_to_the_new_primary_once_it_took_over(kit):
-    """A commit on B within its drain after the failover (the kept History, drawn before the wait)
-    precedes A's groups in B's binlog, and C, connecting by GTID after them, never gets it: MariaDB's
-    dump skips the domain's groups up to C's GTID (send_event_to_slave), so that group is not owed,
-    as on the real server (corpus/server own-group-before-the-new-source-start); asked from the
-    start of the domain it would be. The semisync family's failover now waits for the promotion: no
-    client commit on the new primary comes before it."""
+@pytest.mark.parametrize("kept, replica, witness, seed, family", [
+    # the semisync family's failover, drawn before the wait: a commit on B within its drain precedes
+    # A's groups in B's binlog, and C, connecting by GTID after them, never gets it
+    ("gen14-semisync-820001-27", "C", "C replicates from B but lacks t4", 820001, "semisync"),
+    # the domains family's: t8 on B within its drain; and a crash of B in the µs of its promotion
+    ("gen15-domains-870009-0", "R", "R replicates from B but lacks t8", 870009, "domains"),
+    ("gen15-domains-910004-29", "R", "R replicates from B but lacks t6", 910004, "domains"),
+])
+def test_clients_write_to_the_new_primary_once_it_took_over(kit, kept, replica, witness, seed, family):
+    """A failover waits for the promotion: no client commit, and no crash, on the new primary
+    comes before it (at its µs, the operation would run before the group that completes it). In
+    the kept Histories, drawn before the wait, the new primary's own group lies before the
+    replica's GTID in its binlog: MariaDB's dump skips the domain's groups up to that GTID
+    (send_event_to_slave), so it is not owed, as on the real server (corpus/server
+    own-group-before-the-new-source-start); asked from the start of the domain it would be."""
     from replcheck.generate import generate
 
-    h = json.loads((Path(__file__).parent / "histories" / "gen14-semisync-820001-27.json").read_text())
+    h = json.loads((Path(__file__).parent / "histories" / f"{kept}.json").read_text())
     tr = kit.run(MARIADB, h)
     assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
-    for o in tr.all("connect", node="C", source="B"):
+    connects = tr.all("connect", node=replica, source="B")
+    assert connects
+    for o in connects:
         o["gtid_pos"] = ""
-    assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, None, "C replicates from B but lacks t4")
+    assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, None, witness)
     failovers = 0
     for i in range(40):
-        h = generate(820001, i, ("semisync",))
+        h = generate(seed, i, (family,))
         tr = kit.run(WL7318, h)
         for p in tr.all("promoted"):
             failovers += 1
-            assert not [o for o in h["ops"] if o["op"] == "trx" and o["node"] == p["node"] and o["at"] < p["t"]], (i, p)
+            after = h["ops"][next(k for k, o in enumerate(h["ops"]) if o["op"] == "failover"):]
+            assert not [o for o in after if o["op"] in ("trx", "crash") and o["node"] == p["node"] and o["at"] <= p["t"]], (i, p)
     assert failovers
+
+
+def test_a_reconnects_clock_query_in_the_reads_microsecond_may_come_before_the_read(kit):
+    """B's SQL thread reads t1 in the µs its IO thread reconnects and measures a difference of 2 s
+    (0 before): the trace cannot order the two, so t1 may wait to 3.6 s. Measured a µs after the
+    read, the difference of 0 is the read's: t1 was due at 1.6 s and began 2 s late."""
+    tr = run(kit, MARIADB, "gen15-delay-930010-9")
+    passes_then_fails(kit, tr, "WL344.WAIT.NO_EXTRA", lambda tr: (tr.retime(tr.all("clock_query", node="B")[1], 3000),
+                                                                 tr.first("apply", node="B", trx="t1", idx=0))[1],
+                      "B read GTID_LOG_EVENT of t1 at 0.002 s, due 1.6 s, began 3.6 s")
+
+
+def test_a_clock_step_measured_in_the_reads_microsecond_may_count_for_the_read(kit):
+    """A's clock steps an hour ahead; B reads t1 (dated by it) in the µs its reconnect measures
+    -3600 s, and runs it at 7 s, as that difference counts. Measured a µs after the read, the
+    earlier -2 s is the read's, and t1 was not due before 3605 s."""
+    tr = run(kit, MARIADB, "gen15-delay-930009-7")
+    passes_then_fails(kit, tr, "WL344.WAIT.RULE", lambda tr: (tr.retime(tr.all("clock_query", node="B")[1], 2000),
+                                                             tr.first("apply", node="B", trx="t1", idx=0))[1],
+                      "B began GTID_LOG_EVENT of t1 at 7 s but it was due at 3605 s")
+
+
+def test_a_reset_slave_without_gtid_fetches_the_sources_binlog_anew(kit):
+    """C, without GTID, is RESET SLAVE and restarted: it forgot its place in B's binlog and fetches
+    it from the beginning, so t1 and t2 run again, as the DBA's clean start asks. Connected by GTID
+    after the reset, it resumes at gtid_slave_pos: a second copy is the replica's fault."""
+    tr = run(kit, MARIADB, "gen15-delay-870039-31")
+
+    def by_gtid(tr):
+        tr.next_of("connect", tr.first("stmt", node="C", op="reset_slave"), node="C")["by"] = "gtid"
+        return None
+    passes_then_fails(kit, tr, "GGID.RECOVERY.EXACTLY_ONCE", by_gtid, "C holds t1 2 times")
+
+
+def test_a_marked_group_a_replica_filters_sets_no_delay_wait(kit):
+    """B filters events marked @@skip_replication (FILTER_ON_SLAVE) and holds only the GTID event of
+    t3, marked: it ignores it without a wait, and shows it has read all its relay log. Unmarked,
+    the event would be delayed to 15 s, and the state would have to say so."""
+    tr = run(kit, MARIADB, "gen15-mixed-910012-25")
+
+    def unmarked(tr):
+        tr.first("relay", node="B", trx="t3", idx=0)["skip_replication"] = False
+        return tr.first("status", node="B", t=11_200_000)
+    passes_then_fails(kit, tr, "WL344.STATE.WAITING", unmarked, "B at 11.2 s shows state")
+
+
+@pytest.mark.parametrize("kept, system, at, shown", [
+    # t2, SET TIMESTAMP 50 s ahead, committed; B idled, and the rotation's own events (the relay
+    # log's, which move nothing) came before t5's read at 12.6 s: the lag counts from t5 anew
+    ("gen15-mixed-880024-39", WL7318, 14_000_000, 6),
+    # B idled, its IO thread reconnected, and the master's format description (its binlog's start,
+    # 11 s) was the first read: MariaDB counts the lag from it, older than the last commit's
+    ("gen15-mixed-880025-5", MARIADB, 14_700_000, 8),
+    # generator 16, the same on the seeds' MySQL-like server, which does not count the format
+    # description: the group read next (t4, stamped 0 s) counts, older than the description
+    ("gen16-mixed-870020-30", WL7318, 3_500_000, 6),
+])
+def test_a_parallel_replicas_lag_counts_anew_from_the_first_read_after_idling(kit, kept, system, at, shown):
+    """The lag may exceed the time since the last commit, never the time since that read."""
+    tr = run(kit, system, kept)
+
+    def more(tr):
+        s = tr.first("status", node="B", t=at)
+        s["Seconds_Behind_Master"] = shown
+        return s
+    passes_then_fails(kit, tr, "PARALLEL.SBM.VALUE", more, f"B at {at / US:g} s shows Seconds_Behind_Master {shown}")
+
+
+def test_a_skip_counter_lost_to_a_crash_skips_nothing(kit):
+    """B stops at an incident; the DBA sets SQL_SLAVE_SKIP_COUNTER = 1, and B crashes before START
+    SLAVE: the counter was in memory, the restarted B stops at the same incident again. Without the
+    crash the START would have skipped it, and a stop at it again would be one it had passed."""
+    tr = run(kit, WL7318, "gen15-parallel-910016-12")
+
+    def no_crash(tr):
+        tr.drop(tr.first("crash", node="B", t=15_541_997))
+        return tr.all("sql_stop", node="B", reason="error")[-1]
+    passes_then_fails(kit, tr, "WL3464.R4.ONCE", no_crash, "B stopped at an incident at 15.95777 s after skipping 1")
+
+
+def test_an_incident_read_inside_a_partial_group_keeps_the_groups_start(kit):
+    """C's IO thread was cut inside t3 and reconnects by position; the incident follows the artificial
+    format description, which rolls nothing back: the stop rolls t3's partial copy back, and C shows
+    the place before t3. With no group open at the stop, that place would be one before the incident's."""
+    tr = run(kit, WL7318, "gen15-semisync-870026-20")
+
+    def nothing_open(tr):
+        tr.drop(tr.first("rollback", node="C", reason="error"))
+        return tr.first("status", node="C", t=1_400_000)
+    passes_then_fails(kit, tr, "WL3464.HOLD", nothing_open, "C stopped at an incident shows Relay_Log_Pos 558")
