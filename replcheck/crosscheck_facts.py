@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from replcheck.spec.formats import US
 from replcheck.spec.vocabulary import MARIADB_VARIABLES, MYSQL_VARIABLES
 
 ASPECTS = ("apply", "commit", "visible", "read", "stmt", "data")
