@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 import bisect
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
@@ -126,9 +127,14 @@ class Property:
     needs: tuple[str, ...] = ()  # observation kinds it cannot judge without
     kinds: frozenset[str] = frozenset()  # what its instances come from (`checks`); empty: anything
 
-    @property
+    @cached_property
     def evidence(self) -> str:
         return f"property:{self.name}"
+
+    @cached_property
+    def _not_exercised(self) -> Verdict:
+        # one for every Trace a verdict is not_exercised on (a Verdict is immutable): made once
+        return Verdict(self.requirement, NOT_EXERCISED, 0, (), self.evidence)
 
     def run(self, view: "TraceView") -> Verdict:
         blind = self._blind(view)
@@ -140,7 +146,7 @@ class Property:
 
     def unexercised(self, view: "TraceView") -> Verdict:
         """Its verdict on a Trace with none of its `kinds`, without running it: what `run` gives."""
-        return self._blind(view) or Verdict(self.requirement, NOT_EXERCISED, 0, (), self.evidence)
+        return self._blind(view) or self._not_exercised
 
     def _blind(self, view: "TraceView") -> Verdict | None:
         if self.needs and not view.unobserved.isdisjoint(self.needs):

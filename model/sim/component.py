@@ -12,6 +12,7 @@ of the kernel's parts.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Callable, Protocol
 
 
@@ -102,8 +103,14 @@ class Hooks:
     """Each hook's methods, in the order of the parts."""
 
     def __init__(self, parts: "list[Component]"):
-        for name in HOOKS:
-            setattr(self, name, tuple(getattr(p, name) for p in parts if isinstance(p, Feature) and hasattr(p, name)))
+        for name, places in _hook_places(tuple(type(p) for p in parts)).items():
+            setattr(self, name, tuple(getattr(parts[i], name) for i in places))
+
+
+@lru_cache(maxsize=None)
+def _hook_places(classes: tuple[type, ...]) -> dict[str, tuple[int, ...]]:
+    """Each hook's parts (their places), found once per set of classes rather than on every run's parts."""
+    return {name: tuple(i for i, c in enumerate(classes) if issubclass(c, Feature) and hasattr(c, name)) for name in HOOKS}
 
 
 class Component:
@@ -115,9 +122,7 @@ class Component:
     def wire(self, parts: dict[str, "Component"], hooks: Hooks) -> None:
         """The other components, each by its name, and the features' hooks."""
         self.hooks = hooks
-        for name, part in parts.items():
-            if part is not self:
-                setattr(self, name, part)
+        vars(self).update((name, part) for name, part in parts.items() if part is not self)
 
 
 class Feature(Component):

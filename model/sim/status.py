@@ -28,6 +28,8 @@ DEPRECATED_SPELLINGS = {"start_slave": ("START SLAVE", "START REPLICA"), "stop_s
                         "reset_slave": ("RESET SLAVE", "RESET REPLICA"),
                         "change_master": ("CHANGE MASTER", "CHANGE REPLICATION SOURCE"),
                         "show_slave_status": ("SHOW SLAVE STATUS", "SHOW REPLICA STATUS")}
+# Slave_SQL_Running_State of each state of a channel's SQL thread
+SQL_STATES = {"stopped": "", "idle": D.STATE_IDLE, "waiting": D.STATE_WAITING, "executing": D.STATE_EXECUTING}
 
 
 class Status(Component):
@@ -53,15 +55,19 @@ class Status(Component):
 
     def status(self, ch: Channel) -> None:
         # emit's dict, built once: a sample is no statement (emit's bookkeeping) and the most frequent observation
-        self.sim.obs.append({"t": self.sim.now, "kind": "status", "node": ch.node.id, **MS.tagged(ch.connection), **self._status_fields(ch)})
+        self.sim.obs.append(self._status_fields(ch, {"t": self.sim.now, "kind": "status", "node": ch.node.id,
+                                                     **MS.tagged(ch.connection)}))
 
-    def _status_fields(self, ch: Channel) -> dict:
+    def _status_fields(self, ch: Channel, head: dict | None = None) -> dict:
+        """SHOW SLAVE STATUS of the channel, after `head`: one dict for a whole sample."""
         waiting = ch.state == "waiting"
-        state = {"stopped": "", "idle": D.STATE_IDLE, "waiting": D.STATE_WAITING, "executing": D.STATE_EXECUTING}[ch.state]
+        state = SQL_STATES[ch.state]
         remaining = self._remaining(ch) if waiting else None
         io = "Yes" if ch.connected else ("Connecting" if ch.io_running else "No")
         relay_file, relay_pos = self.rli.group_position(ch)
+        exec_file, exec_pos = self.rli.exec_master(ch)
         fields = {
+            **(head or {}),
             "Slave_IO_Running": io,
             "Slave_SQL_Running": "Yes" if ch.sql_running else "No",
             "SQL_Delay": ch.delay,
@@ -69,8 +75,8 @@ class Status(Component):
             "Slave_SQL_Running_State": state,
             "Relay_Log_File": relay_file,
             "Relay_Log_Pos": relay_pos,
-            "Relay_Master_Log_File": self.rli.exec_master(ch)[0],
-            "Exec_Master_Log_Pos": self.rli.exec_master(ch)[1],
+            "Relay_Master_Log_File": exec_file,
+            "Exec_Master_Log_Pos": exec_pos,
             "Master_Log_File": ch.read_master_file,
             "Read_Master_Log_Pos": ch.read_master_pos,
             "Seconds_Behind_Master": self._seconds_behind(ch),
