@@ -89,12 +89,13 @@ class DelayIndex:
         by_pos = self.v.memo("delay.binlog_by_pos", lambda: {(b["node"], b["file"], b["end"]): b for b in self.v.kind("binlog")})
         return by_pos.get((r["source"], r["master_file"], r["master_end"]))
 
-    def estimate(self, a: dict) -> int | None:
+    def estimate(self, a: dict, read: int | None = None) -> int | None:
         """The clock difference the replica measured with the apply's source at its IO thread's last
         connect before it (clock_diff_with_master, whole seconds), where the trace shows the clock
         query (a real server's, a server flavour model's); None where the replica compensates exactly."""
         queries = self.v.memo(("delay.clock_queries", a["node"]), lambda: self.v.of_node(a["node"], "clock_query"))
-        read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
+        if read is None:
+            read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
         q = queries.last_before(a["_line"])
         while q is not None and (q.get("source") != a.get("source") or q["t"] > read):
             q = queries.last_before(q["_line"])
@@ -102,10 +103,25 @@ class DelayIndex:
 
     def _counted(self, a: dict, when: int) -> int:
         """A timestamp plus the measured clock difference, on the replica's clock as it stood when
-        the SQL thread read the event (its timed wait, set then, is not moved by a later step)."""
-        read = a.get("read") if a.get("read") is not None else begin_of(a)
+        the SQL thread read the event (its timed wait, set then, is not moved by a later step): the
+        earliest such count over the moments it may have read it."""
         # a step logged after the observation in its own µs came after it (a status sample's probe)
-        return (when + self.estimate(a)) * US - self.v.offset_at(a["node"], read, a["_line"] if read == a["t"] else None)
+        return min((when + diff) * US - self.v.offset_at(a["node"], read, a["_line"] if read == a["t"] else None)
+                   for read in self._read_times(a) if (diff := self.estimate(a, read)) is not None)  # none before a connect
+
+    def _read_times(self, a: dict) -> list[int]:
+        """When the SQL thread may have read the event: the apply's read; on a polled trace, which sees
+        an apply only by its row, any moment from its relay copy's write on, so each clock state in
+        between, a step or a difference measured again (seed 0's History 149: B read t10 before its
+        IO thread reconnected, after a cut, and measured the difference 1 s smaller)."""
+        begin = begin_of(a)
+        if a.get("read") is not None or not self.v.resolution_us:
+            return [a["read"] if a.get("read") is not None else begin]
+        copies = self.v.memo("delay.relay_copies", lambda: _by_place(self.v.kind("relay")))
+        # the copy relayed before the apply (a relay log name begun again reuses the place)
+        r = next((c for c in reversed(copies.get((a["node"], a.get("relay_file"), a.get("relay_pos")), ())) if c["_line"] < a["_line"]), None)
+        first = min(begin, r.get("since", r["t"])) if r is not None else begin
+        return [first, *(o["t"] for o in self.v.of_node(a["node"], "clock_query", "clock_step") if first < o["t"] < begin), begin]
 
     def due(self, a: dict, exact: bool = False) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait. By the
@@ -319,6 +335,13 @@ def _first_between(lines: list[int], lo: int, hi: int) -> int | None:
 
 def index(v: TraceView) -> DelayIndex:
     return v.memo("delay.index", lambda: DelayIndex(v))
+
+
+def _by_place(relays) -> dict[tuple[str, str, int], list[dict]]:
+    out: dict[tuple[str, str, int], list[dict]] = {}
+    for r in relays:
+        out.setdefault((r["node"], r["file"], r["pos"]), []).append(r)
+    return out
 
 
 def begin_of(a: dict) -> int:

@@ -23,18 +23,27 @@ from .groupid_shared import starts_new_binlog
 def sources_at_end(v: TraceView) -> dict[str, str]:
     """Each slave's master once the history is over: the topology, then promotions, restores and
     CHANGE MASTER TO MASTER_HOST."""
-    src = {r: c["source"] for r, c in v.channels.items()}
-    for o in v.obs:
-        if o["kind"] == "promoted":
-            src.pop(o["node"], None)
-            for r, s in list(src.items()):
-                if s == o["old"]:
-                    src[r] = o["node"]
-        elif o["kind"] == "restore":
-            src[o["node"]] = o["source"]
-        elif o["kind"] == "stmt" and o.get("op") == "change_master" and o.get("master_host") and o.get("errno") is None:
-            src[o["node"]] = o["master_host"]
-    return src
+    return _sources(v)[0]
+
+
+def _sources(v: TraceView) -> tuple[dict[str, str], dict[str, int]]:
+    """Each slave's master at the end, and the line from which it has replicated from it (none
+    from the topology)."""
+    def build():
+        src = {r: c["source"] for r, c in v.channels.items()}
+        since: dict[str, int] = {}
+        for o in v.obs:
+            if o["kind"] == "promoted":
+                src.pop(o["node"], None)
+                for r, s in list(src.items()):
+                    if s == o["old"]:
+                        src[r], since[r] = o["node"], o["_line"]
+            elif o["kind"] == "restore":
+                src[o["node"]], since[o["node"]] = o["source"], o["_line"]
+            elif o["kind"] == "stmt" and o.get("op") == "change_master" and o.get("master_host") and o.get("errno") is None:
+                src[o["node"]], since[o["node"]] = o["master_host"], o["_line"]
+        return src, since
+    return v.memo("recovery.sources", build)
 
 
 def applied_counts(v: TraceView, node: str) -> Counter:
@@ -126,6 +135,55 @@ def _before_chosen_gtid(v: TraceView, node: str, source: str) -> set[str]:
             and o["_line"] < sets[-1]["_line"] and (g := _mariadb_gtid(o.get("gtid"))) and g[2] <= seqs.get(g[0], -1)}
 
 
+def _gtid_connects(v: TraceView, node: str, since: int) -> list[dict[int, str]]:
+    """The GTID positions the node's IO thread connected with after a line: a model's `connect`, a
+    server's error-log line saying where replication starts."""
+    out = []
+    for o in v.of_node(node, "connect", "log"):
+        if o["_line"] <= since:
+            continue
+        if o["kind"] == "connect" and o.get("by") == "gtid" and o.get("errno") is None:
+            out.append(F.parse_pos(str(o.get("gtid_pos") or "")))
+        elif o["kind"] == "log" and (m := F.CONNECTED_AT_GTID_LOG.search(o["message"])):
+            out.append(F.parse_pos(m.group(1)))
+    return out
+
+
+def _passed_over_at_connect(v: TraceView, node: str, source: str) -> set[str]:
+    """The source's groups the dump never sends the node: in a domain the node's GTID position
+    names, MariaDB's dump skips every group until it meets that position's own (sql/sql_repl.cc,
+    send_event_to_slave: "Skip this event group if we have not yet reached slave start pos",
+    `event_gtid.server_id != gtid->server_id || event_gtid.seq_no <= gtid->seq_no`), whatever
+    server wrote it. So a group the new source wrote itself, lying in its binlog before the
+    node's position after a failover, is never sent. Only a group binlogged before the node
+    turned to this source, and passed over at every connect since, is not owed: one written
+    while the node replicated from it was sent as it was written."""
+    since = _sources(v)[1].get(node)
+    connects = _gtid_connects(v, node, since) if since is not None else []
+    if not connects:
+        return set()
+    groups: list[tuple[tuple[int, int], dict, tuple[int, int, int]]] = []
+    for o in of_node(v, source):
+        if starts_new_binlog(o):
+            groups = []
+        elif o["kind"] == "binlog" and o.get("idx", 0) == 0 and (g := _mariadb_gtid(o.get("gtid"))):
+            groups.append(((F.binlog_number(o["file"]), o["pos"]), o, g))
+
+    def start(pos: dict[int, str], domain: int) -> tuple[int, int] | None:
+        """Where the dump starts sending the domain's groups (past the end when not yet written)."""
+        if domain not in pos:
+            return None
+        _, s, n = F.parse_gtid(pos[domain])
+        return next((at for at, _, g in groups if g[0] == domain and g[1] == s and g[2] >= n), (2**62, 0))
+
+    out = set()
+    for at, o, g in groups:
+        if o["_line"] < since and o.get("trx") is not None and all(
+                (first := start(pos, g[0])) is not None and at < first for pos in connects):
+            out.add(o["trx"])
+    return out
+
+
 def _mariadb_gtid(text) -> tuple[int, int, int] | None:
     try:
         return F.parse_gtid(text)
@@ -151,7 +209,7 @@ def exactly_once(v: TraceView, check: Check) -> None:
         if source is None or behind_at_end(v, node):
             continue
         skipped = ({o.get("trx") for o in v.of_node(node, "skip")} | _before_chosen_place(v, node, source)
-                   | _before_chosen_gtid(v, node, source) | kept_out(v, node))
+                   | _before_chosen_gtid(v, node, source) | _passed_over_at_connect(v, node, source) | kept_out(v, node))
         for trx in sorted(binlogged.get(source, ()) - skipped):
             if have.get(trx, 0) == 0:
                 check.judge(False, f"{node} replicates from {source} but lacks {trx}", *(w and [w]))

@@ -66,6 +66,10 @@ NEEDS_LOG_SLAVE_UPDATES = "You need to use --log-slave-updates to make --rpl-hie
 # A semi-sync master's error-log line when a commit's wait for an ack times out (semisync_master.cc).
 SEMISYNC_TIMEOUT_LOG = re.compile(r"Timeout waiting for reply of binlog \(file: (\S+), pos: (\d+)\)")
 
+# A replica's error-log line as its IO thread connects by GTID (sql/slave.cc, handle_slave_io): the
+# position the source's dump starts from.
+CONNECTED_AT_GTID_LOG = re.compile(r"Slave I/O thread: connected to master '[^']*',replication starts at GTID position '([^']*)'")
+
 _HALT = "Slave SQL thread encountered ev->group_id=={} < last processed ID=={}. Stopping replication."
 _HALT_RE = re.compile(re.escape(_HALT).replace(r"\{\}", r"(\d+)"))
 

@@ -294,7 +294,8 @@ class Collector:
 
     def _emit_applies(self) -> None:
         """A replica's execution of each transaction, as seen: at the first poll that found its row,
-        with the SQL thread's relay-log position at that poll. Events from the origin's binlog."""
+        with the SQL thread's relay-log position at that poll. Events as its relay log holds them
+        (else the origin's binlog's)."""
         events: dict[str, list[dict]] = {}
         # (replica, connection, gtid, idx) -> its relay observations; (replica, connection) -> when a
         # START SLAVE threw its relay logs away
@@ -337,7 +338,7 @@ class Collector:
             for link, at in appliers:
                 at = applied_by(stops.get(link, []), at)
                 src = self.run.sources[link] if node in self.run.named else source  # the unnamed one's then (failover changes it)
-                for b in _committed(events.get(gtid, []), parts[node].get(k, {})):
+                for b in _committed(_as_relayed(events.get(gtid, []), relayed, node, link[1], gtid), parts[node].get(k, {})):
                     # The event's own place in the relay log, where it was read: its latest copy relayed
                     # by then (stamped up to a poll late, so the first one otherwise); else where the
                     # SQL thread was at the sample.
@@ -450,6 +451,14 @@ class Collector:
             if place < begin or (skipped and place >= (skipped[-1]["file"], skipped[-1]["pos"])):
                 break
             skipped.append(r)
+        # The SQL thread is serial: it passed these before it executed anything relayed after them, so
+        # no later than just before the first poll that found such an apply (the note is read later:
+        # a campaign's B showed t1's third statement applied 1 ms before the skip of its first).
+        later = [a["t"] for a in obs if a["kind"] == "apply" and a["node"] == node and "connection" not in a
+                 and a.get("relay_file") is not None and a.get("relay_pos") is not None
+                 and (a["relay_file"], a["relay_pos"]) >= end and (purge is None or a["t"] < purge)
+                 and skipped and a["t"] >= skipped[0].get("since", skipped[0]["t"])]  # relayed by then
+        t = min([t] + [x - 1 for x in later])
         for r in reversed(skipped):
             if r["type"] not in NOT_SKIPPED:
                 self.run.emit("skip", node, t, trx=r["trx"], gtid=r["gtid"], idx=r["idx"], type=r["type"],
@@ -494,6 +503,18 @@ STATEMENT_STARTS = frozenset({"ANNOTATE_ROWS_EVENT", "QUERY_EVENT"})
 
 
 ROWS_EVENTS = frozenset({"WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT", "DELETE_ROWS_EVENT"})
+
+
+def _as_relayed(group: list[dict], relayed: dict, node: str, connection: str | None, gtid: str) -> list[dict]:
+    """The group's events as the replica's relay log holds them: a hop further down a chain relays
+    its source's binlog copy, which may differ from the origin's (B, binlog_format ROW, logs A's
+    three statement events as six row events): the SQL thread executes those. The origin's where
+    the copy is the same or not whole."""
+    copy = []
+    while (copies := relayed.get((node, connection, gtid, len(copy)))):
+        copy.append(copies[0])
+    whole = copy and copy[-1].get("last")
+    return copy if whole and [e["type"] for e in copy] != [e["type"] for e in group] else group
 
 
 def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:

@@ -23,6 +23,11 @@ class ServerStartError(HarnessError):
         self.log = log
 
 
+class NodeDown(HarnessError):
+    """An operation asked of a node that is not running: the History's doing (a smaller History
+    being shrunk may drop the restart an operation needed), not the machine's."""
+
+
 class SqlError(HarnessError):
     """A statement failed: the MariaDB error number, SQLSTATE and message (client errors too, e.g. 2003)."""
 

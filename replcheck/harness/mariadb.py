@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from replcheck.harness import clock, disk, errlog, service, sqlclient
 from replcheck.harness.binaries import ServerBinaries, find_server
-from replcheck.harness.errors import HarnessError, ServerStartError
+from replcheck.harness.errors import HarnessError, NodeDown, ServerStartError
 from replcheck.harness.processes import Processes, free_port, tail, wait_for
 from replcheck.harness.sqlclient import Results, connection_clause, sql_quote
 from replcheck.harness.topology import Node, Topology
@@ -408,7 +408,7 @@ class Cluster:
 
     def _client(self, st: _State, statement: str, *, timeout: float | None = None) -> Results:
         if st.proc is None or st.proc.poll() is not None:
-            raise HarnessError(f"node {st.node.id} is not running")
+            raise NodeDown(f"node {st.node.id} is not running")
         return sqlclient.run(self.server.client, os.path.join(self.root, "client.cnf"), st.port, statement, node=st.node.id,
                              timeout=self.sql_timeout if timeout is None else timeout, env=self._env, redact=self._redact)
 
@@ -491,7 +491,7 @@ class Cluster:
         """SIGKILL: a crash, without shutdown."""
         st = self._state(node)
         if not self.is_running(node):
-            raise HarnessError(f"node {node} is not running")
+            raise NodeDown(f"node {node} is not running")
         self._log(f"node {node}: kill -9 {st.proc.pid}")
         self._procs.send(st.proc, signal.SIGKILL)
         if not self._procs.reap(st.proc, 10):
@@ -502,7 +502,7 @@ class Cluster:
         """A clean shutdown (SIGTERM; SIGKILL after the grace)."""
         st = self._state(node)
         if not self.is_running(node):
-            raise HarnessError(f"node {node} is not running")
+            raise NodeDown(f"node {node} is not running")
         self._log(f"node {node}: shutdown")
         self._procs.terminate([(st.proc, st.ready)])
         st.ready = False

@@ -1,5 +1,6 @@
-"""A tiny campaign on the real server beside its flavour model: Histories drawn for the server, each
-on servers of its own, rows like any system's, nothing left behind, the same table again when resumed."""
+"""A tiny campaign on the real server beside its flavour model: Histories of several families drawn
+for the server, each on servers of its own, rows like any system's, nothing left behind, the same
+table again when resumed."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,7 @@ import shutil
 import pytest
 
 from replcheck import campaign
+from replcheck.generate import generate
 from replcheck.harness.mariadb import TMPDIR_ENV
 from replcheck.properties.core import PROPERTIES
 from test_harness_mariadb import require_server
@@ -34,22 +36,23 @@ def test_a_server_campaign_gives_rows_like_a_models_and_leaves_nothing_behind(tm
     require_server()
     servers = short_tmp
     monkeypatch.setenv(TMPDIR_ENV, str(servers))  # each History's servers' directories, to see that none stays
-    plan = campaign.validate(2, 0, [SERVER, MODEL], "local[1]", 2)
+    plan = campaign.validate(3, 0, [SERVER, MODEL], "local[1]", 2)  # groupid, parallel, semisync
     lines: list[str] = []
     with campaign.spark_session("local[1]") as spark:
         summary = campaign.run(plan, tmp_path / "c", spark=spark, emit=lines.append, groups=2)
         table = spark.read.parquet(str(tmp_path / "c" / "table"))
         histories = table.where("kind = 'history'").collect()
         again = campaign.run(plan, tmp_path / "c", spark=spark, emit=lines.append, groups=2)  # resumed: nothing to run
-    assert sorted((h["index"], h["system"]) for h in histories) == [(i, s) for i in range(2) for s in sorted((MODEL, SERVER))]
+    assert sorted((h["index"], h["system"]) for h in histories) == [(i, s) for i in range(3) for s in sorted((MODEL, SERVER))]
+    assert len({generate(0, h["index"], target=SERVER)["header"]["name"].split("-")[1] for h in histories}) == 3
     for h in histories:  # every requirement in exactly one list, a real server's too
         assert sorted(h["passed"] + h["violated"] + h["not_exercised"] + h["inconclusive"]) == sorted(p.requirement for p in PROPERTIES)
-    assert summary["campaign"]["histories"] == 2 and plan.target == SERVER
+    assert summary["campaign"]["histories"] == 3 and plan.target == SERVER
     for f in summary["findings"]:
         if f["system"] == SERVER:
             assert f["kind"] == "MariaDB differs from the seed" and f"--system {MODEL} --target {SERVER}" in f["reproduce"]
     for d in summary["campaign"]["declared"]:  # what the flavour model declares is triaged, with its reason, not new
         assert d["why"] and d["requirement"] not in {f["requirement"] for f in summary["findings"] if f["system"] == d["system"]}
-    assert any(line.startswith("histories 2/2") for line in lines) and any(line.startswith("resuming: 1 of 1 chunks") for line in lines)
+    assert any(line.startswith("histories 3/3") for line in lines) and any(line.startswith("resuming: 2 of 2 chunks") for line in lines)
     assert again["findings"] == summary["findings"] and again["rows"] == summary["rows"]
     assert os.listdir(servers) == [] and _ours(servers) == []  # no server, no directory left

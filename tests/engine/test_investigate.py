@@ -51,6 +51,23 @@ def test_a_shrink_out_of_time_keeps_what_it_has_shrunk():
     assert fails.trace_of(history) is not None and fails.trace_of({**history, "ops": []}) is None
 
 
+def test_an_attempt_a_real_server_cannot_run_does_not_fail_the_same_way():
+    # Dropping a restart leaves the node down for a later op: the harness's NodeDown is the smaller
+    # History's, so the attempt is not kept; any other harness failure still ends the shrink.
+    from replcheck.harness.errors import HarnessError, NodeDown
+
+    def run(h):
+        if not h["ops"]:
+            raise NodeDown("node C is not running")
+        if len(h["ops"]) == 1:
+            raise HarnessError("mariadbd vanished")
+        return True, None
+    fails = investigate.Failing("X violated on server:mariadb-10.11", run)
+    assert fails({"ops": [1, 2]}) and not fails({"ops": []})
+    with pytest.raises(HarnessError, match="vanished"):
+        fails({"ops": [1]})
+
+
 def test_a_history_that_fails_nothing_cannot_be_shrunk():
     history = generate(0, 0)
     with pytest.raises(io.InputError, match="violates nothing unexpected"):

@@ -39,6 +39,23 @@ def test_a_restart_that_purged_nothing_unapplied_still_begins_the_relay_log_name
         ("GTID_LOG_EVENT", "t11"), ("QUERY_EVENT", "t11"), ("XID_EVENT", "t11")]
 
 
+def test_a_skip_is_placed_before_the_first_apply_of_what_follows_it():
+    # seed 0's History 130 (incident family): the counter passed t1's first statement group, and the
+    # poll that found the next group's row came before the one that read the note
+    r = R.Runner(_history())
+    r.relay_logs[B] = object()
+    for pos, etype, trx in [(652, "GTID_LOG_EVENT", "g1"), (857, "QUERY_EVENT", "g1"), (926, "GTID_LOG_EVENT", "g2")]:
+        r.emit("relay", "B", 10, source="A", type=etype, trx=trx, idx=0, last=etype == "QUERY_EVENT", gtid="0-1-1",
+               server_id=1, when=1, ict=None, file="relay.000004", pos=pos, master_file="bin.000002", master_end=pos)
+    r.emit("apply", "B", 30, source="A", type="GTID_LOG_EVENT", trx="g2", idx=0, last=False, gtid="0-1-2", server_id=1, when=1,
+           ict=None, read=None, begin=None, relay_file="relay.000004", relay_pos=926)
+    r.emit("log", "B", 39, level="Note", message="'SQL_SLAVE_SKIP_COUNTER=1' executed at relay_log_file='./relay.000004', "
+           "relay_log_pos='652', master_log_name='bin.000002', master_log_pos='359', GTID '0-1-0';  and new position at "
+           "relay_log_file='./relay.000004', relay_log_pos='926', master_log_name='bin.000002', master_log_pos='633', GTID '0-1-1'")
+    r.collector._emit_skips()
+    assert [(o["t"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "skip"] == [(29, 652), (29, 857)]
+
+
 def _status(r, t, pos, counter):
     r.emit("status", "B", t, Slave_IO_Running="Yes", Slave_SQL_Running="Yes", Slave_SQL_Running_State="",
            Relay_Log_File="relay.000002", Relay_Master_Log_File="bin.000001", Master_Log_File="bin.000001",
@@ -96,6 +113,28 @@ def test_a_chain_hop_executes_the_timestamp_of_its_own_relay_copy():
                when=when, ict=None, file="relay.000002" if kind == "relay" else "bin.000001", pos=1087, **place)
     r.collector._emit_applies()
     assert [(o["node"], o["when"]) for _, _, o in r.obs if o["kind"] == "apply"] == [("C", 903)]
+
+
+def test_a_chain_hop_executes_the_events_of_its_own_relay_copy():
+    # seed 2's History 75: A logged t6 as statements, B (binlog_format ROW) as row events; C executed
+    # B's copy, so its applies are B's events at their own relay places, the last one its XID
+    chain = {"header": {"schema": "replcheck.history/1", "name": "t", "topology": {
+        "nodes": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
+        "channels": [{"source": "A", "replica": "B"}, {"source": "B", "replica": "C"}]}}, "ops": []}
+    r = R.Runner(chain)
+    r.collector._rows_by_part = lambda node: {}
+    r.trx_names, r.gtid_of = ["t6"], {0: "0-1-6"}
+    r.seen[("C", 0)], r.seen_src[("C", 0)], r.seen_pos[("C", 0)] = 50, "B", ("relay.000004", 1878)
+    origin = ["GTID_LOG_EVENT", "QUERY_EVENT", "XID_EVENT"]
+    copy = ["GTID_LOG_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "XID_EVENT"]
+    for node, kind, types in [("A", "binlog", origin), ("C", "relay", copy)]:
+        for i, t in enumerate(types):
+            place = {"source": "B", "master_file": "bin.000003", "master_end": 1500 + i} if kind == "relay" else {}
+            r.emit(kind, node, 10, type=t, trx="t6", idx=i, last=i == len(types) - 1, gtid="0-1-6", server_id=1,
+                   when=354, ict=None, file="relay.000004" if kind == "relay" else "bin.000002", pos=1529 + 50 * i, **place)
+    r.collector._emit_applies()
+    applies = [o for _, _, o in r.obs if o["kind"] == "apply"]
+    assert [(o["type"], o["relay_pos"], o["last"]) for o in applies] == [(t, 1529 + 50 * i, i == 3) for i, t in enumerate(copy)]
 
 
 def test_a_node_s_own_group_is_not_placed_before_its_commit_began():

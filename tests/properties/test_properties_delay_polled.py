@@ -72,6 +72,39 @@ def test_only_the_stop_until_made_is_judged_for_where_it_left_the_thread(kit):
     assert_witness(kit.verdict("WL344.P1.UNTIL", tr), tr, s, "B stopped at 4 before reaching UNTIL")
 
 
+def test_an_until_after_a_rewinding_parallel_stop_may_show_a_place_before_groups_committed(kit):
+    # A real server's Trace (corpus/server): B (four workers, domains 0 and 1) stopped at the start of
+    # its relay log; START SLAVE UNTIL bin.000001:896 read it again, passed t1..t5 over by GTID and
+    # stopped at t4's start (1151), showing Exec_Master_Log_Pos 780: t3, which spans 896, was committed.
+    tr = Trace(*load_trace(CORPUS / "server" / "until-after-a-rewinding-stop.trace.jsonl"))
+    assert tr.first("stmt", node="B", op="start_slave", until={"master_log_file": "bin.000001", "master_log_pos": 896})
+    final = tr.next_of("status", tr.first("sql_stop", node="B", reason="until"), node="B")
+    assert (final["Exec_Master_Log_Pos"], final["Relay_Log_Pos"]) == (780, 4)
+    assert kit.verdict("WL344.P1.UNTIL", tr).status == PASS
+    # had B not committed t3 before the start, the stop would leave it short of UNTIL
+    for a in tr.all("apply", node="B", trx="t3"):
+        tr.drop(a)
+    assert_witness(kit.verdict("WL344.P1.UNTIL", tr), tr, None, "B stopped at 780 before reaching UNTIL")
+
+
+def test_a_polled_apply_may_have_been_read_before_the_difference_was_measured_again(kit):
+    # A real server's Trace (corpus/server): B's relay copy of t10 was written from 2.02 s on; its IO
+    # thread, cut at 2.09 s, measured clock_diff_with_master -2 instead of -3 at 2.10 s; t10's row showed
+    # at 2.14 s. Read before the new measure, t10 was due at once; read after it, at 2.75 s.
+    tr = Trace(*load_trace(CORPUS / "server" / "read-before-the-difference-was-measured-again.trace.jsonl"))
+    assert [q["clock_diff_with_master"] for q in tr.all("clock_query", node="B") if 1_900_000 < q["t"] < 2_200_000] == [-3, -2]
+    for r in ("WL344.WAIT.RULE", "WL7318.NF1"):
+        assert kit.verdict(r, tr).status == PASS, r
+    # a copy that may have been written before any connect measured a difference counts from the first one
+    for o in tr.all("relay", node="B", trx="t10"):
+        o["since"] = -1
+    assert kit.verdict("WL344.WAIT.RULE", tr).status == PASS
+    # had the copy been written only after the new measure, B began t10 before it was due
+    for o in tr.all("relay", node="B", trx="t10"):
+        o["since"] = o["t"]
+    assert_witness(kit.verdict("WL344.WAIT.RULE", tr), tr, None, "B began GTID_LOG_EVENT of t10 at 2.137495 s but it was due at 2.75 s")
+
+
 def test_restore_ends_the_stop_of_a_crashed_slave(kit):
     # Campaign finding: B crashes (its SQL thread stops) and is restored from A's backup as A's
     # slave; what the new slave then applies is not "executed while stopped".

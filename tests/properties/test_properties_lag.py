@@ -204,6 +204,22 @@ def test_the_lag_on_a_polled_trace_may_count_from_a_later_event_of_the_group_in_
     assert v.status == "violated" and "B at 15.769604 s: Seconds_Behind_Master 30" in v.witnesses[0].message
 
 
+def test_the_lag_may_jump_back_to_an_older_statement_of_the_group_in_hand():
+    # MariaDB 10.11, seed 2's History 75 (corpus/server): B waited MASTER_DELAY for t6's GTID event
+    # (its COMMIT's second) showing 9, then read t6's first statement, 4 s older, and showed 14 with
+    # nothing new relayed or committed. Had the statements carried the GTID's second, 14 is a jump.
+    header, obs = load_trace(REPO / "corpus/server/chain-hop-executes-its-relay-copy.trace.jsonl")
+    prop = next(p for p in PROPERTIES if p.requirement == "SBM.NO_JUMP")
+    assert prop.run(TraceView(header, obs)).status == PASS
+    sbm = [o["Seconds_Behind_Master"] for o in obs if o["kind"] == "status" and o["node"] == "B" and 14_700_000 < o["t"] < 15_000_000]
+    assert sbm == [9, 14]
+    t6 = [o for o in obs if o["kind"] == "relay" and o["node"] == "B" and o["trx"] == "t6"]
+    for o in t6:
+        o["when"] = t6[0]["when"]
+    v = prop.run(TraceView(header, obs))
+    assert v.status == "violated" and "B: Seconds_Behind_Master 9 at 14.771211 s, 14 at 14.937589 s" in v.witnesses[0].message
+
+
 def test_a_null_lag_with_both_threads_running_is_judged_by_the_null_rule_alone(kit):
     # a damaged or buggy sample: SBM.NULL names it, and the rules that count the lag pass it by
     tr, s = edit(2_000_000, Seconds_Behind_Master=None)(kit)

@@ -117,6 +117,26 @@ def test_a_replica_still_waiting_out_its_delay_at_the_end_lags_without_diverging
     assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, tr.first("data", node="B"), "B replicates from A but lacks t4")
 
 
+def test_a_new_sources_own_group_before_the_replicas_gtid_is_not_owed(kit):
+    # A real server's Trace (corpus/server): C, a replica of A, wrote its own t3 (0-3-1) before A's
+    # t5 (0-1-1) reached it; after the failover B connected to C at 0-1-1, and C's dump skipped the
+    # domain's groups until 0-1-1, t3 among them (send_event_to_slave).
+    tr = Trace(*io.load_trace(REPO / "corpus" / "server" / "own-group-before-the-new-source-start.trace.jsonl"))
+    assert tr.first("data", node="B")["counts"]["t3"] == 0
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
+    connects = [o for o in tr.all("log", node="B") if "replication starts at GTID position '0-1-1'" in o["message"]]
+    assert connects and all(tr.index(o) > tr.index(tr.first("promoted", node="C")) for o in connects)
+    # a model's `connect` says the same
+    for o in connects:
+        t = o["t"]
+        o.clear()
+        o.update(t=t, kind="connect", node="B", source="C", by="gtid", gtid_pos="0-1-1", errno=None)
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
+    # had B asked with no GTID of the domain, C would have sent t3 from the start of its binlog: lost
+    connects[0]["gtid_pos"] = ""
+    assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, tr.first("data", node="B"), "B replicates from C but lacks t3")
+
+
 def test_halted_slave_lags_without_diverging(kit):
     # gg-crash-engine-rli: C stops with 1643 and misses t3, t4: allowed; B, whose InnoDB state
     # overrode relay-log.info, has everything once.
