@@ -7,7 +7,7 @@ no Spark, until one violates a `kills` requirement that the base model holds on 
 (replcheck.results.caught: a base's own violation shows no bug). That History is then shrunk
 (replcheck.investigate.shrink) keeping the same catch, and its operations counted. `--machines`
 also runs verify's state-machine search on each mutant (replcheck.search: the machines reaching
-its seam, until one finds it), with the machine, requirement, shrunk steps and CPU seconds, and
+its seam, the machines of what caught it on the embedded Histories leading, until one finds it), with the machine, requirement, shrunk steps and CPU seconds, and
 lists the mutants no machine finds; `--limit 0` runs that search only. Goal: every mutant within 10,000 Histories, median
 under 2 s, shrunk to at most 8 steps. Timings depend on the machine's load: it is printed, and
 kept with the rows in bench/results/mutant_search-<date>.json (docs/gen.py shows it on the figures page).
@@ -58,12 +58,19 @@ def machines(m: Mutant, examples: int, seed: int, thorough: bool = False) -> dic
     """verify's search on this mutant (replcheck.search), as the default verify runs it or, with
     `thorough`, as --thorough does: the machines it ran, the one that found it, what it failed on,
     the steps of its witness, and its CPU seconds (the seam probes included)."""
-    from replcheck.search import DEFAULT, THOROUGH, search as machine_search
+    from replcheck import suites, verify
+    from replcheck.results import Results
+    from replcheck.search import DEFAULT, THOROUGH, machines_of, search as machine_search
 
     budget = THOROUGH if thorough else DEFAULT
     start, ran, found = time.process_time(), [], None
+    # what caught it on verify's embedded Histories leads its search, as in verify (CPU counted)
+    embedded = Results()
+    verify.run_histories(verify.embedded_histories() + suites.histories(), [f"mutant:{m.name}", m.base], embedded, None,
+                         lambda _: None)
+    first = machines_of(r for _, r in embedded.caught.get(f"mutant:{m.name}", ()))
     for machine, cls, failure in machine_search(systems.get(f"mutant:{m.name}"), examples, seed, budget.mutant_steps,
-                                                shrink=budget.shrink):
+                                                shrink=budget.shrink, first=first):
         ran.append(machine.name)
         if failure is not None:
             found = {"machine": machine.name, "machine_requirement": failure.message.split(":")[0],

@@ -55,12 +55,12 @@ def main() -> None:
                         "wall_s": round(time.monotonic() - wall, 1)}
         print(name, phases[name], flush=True)
 
-    todo = search.tasks(names, budget, 0)
     searched: dict[str, list] = {}
     machines: Counter = Counter()
 
     def searches(kind: str) -> None:
-        mine = [t for t in todo if systems.get(t.system).kind == kind]
+        # a mutant's search starts with what caught it on the Histories, as in verify
+        mine = [t for t in search.tasks(names, budget, 0, results.caught) if systems.get(t.system).kind == kind]
         with search.pool(verify.workers()) as pool:
             done = pool.map(_timed_task, mine, chunksize=1)
         searched[kind] = [{"system": t.system, "machine": t.machine, "cpu_s": round(cpu, 2),

@@ -11,6 +11,14 @@ machines (model.steps.composed: several families' steps on one topology) after t
 Histories reach most seams, and they search the combinations no single family draws. A mutant no
 probe reaches is searched by every machine. A search stops at the first machine that finds the mutant: one that
 fails on a violation its base model holds on the same History (results.search_failures).
+
+In the default (short, unshrunk) search, some machines lead, in as many examples as the second
+pass gives, before the others' short examples (leading): the first family's and the first composed
+machine whose Traces differ from the base model's on a probe, and the machines of the features
+whose requirements caught the mutant on verify's embedded Histories (machines_of): evidence of this
+run, not a label, and a hint only (a search still has to find the mutant). A search that finds the
+mutant early costs the same in any budget; one that needs many examples no longer runs every other
+machine's short pass first.
 """
 from __future__ import annotations
 
@@ -106,8 +114,10 @@ _OBSERVED: dict[tuple[str, str, int], str] = {}
 
 
 def _observed(system, family: str, index: int) -> str:
-    """What the system observes on a probe History, as a digest (a base's serves all its mutants)."""
-    key = (system.name, family, index)
+    """What the system observes on a probe History, as a digest (a base's serves all its mutants).
+    Kept by the system's Config, what its run depends on: a system of another name and the same
+    Config (a mutant without its labels) observes the same."""
+    key = (json.dumps(system.config.as_dict(), sort_keys=True), family, index)
     if key not in _OBSERVED:
         obs = system.run(_probe(family, index)).observations
         _OBSERVED[key] = hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
@@ -169,6 +179,17 @@ def machines_again(system) -> list[core.Machine]:
     return first + [m for m in machines_for(system) if m not in first]
 
 
+def machines_of(requirements) -> tuple[str, ...]:
+    """The machines of the features these requirements belong to, in the machines' order (a feature
+    without a History family has none)."""
+    from replcheck import catalogue
+    from replcheck.features import features
+
+    known, feature = catalogue.by_id(), features()
+    wanted = {feature[known[r].feature].machine for r in requirements if r in known}
+    return tuple(m.name for m in core.MACHINES if m.name in wanted)
+
+
 @dataclass(frozen=True)
 class Task:
     """Searches a worker process runs: on a model, one machine; on a mutant, its whole search."""
@@ -178,18 +199,21 @@ class Task:
     seed: int
     steps: int = STEPS
     shrink: bool = True
+    first: tuple[str, ...] = ()  # machines that search a mutant first (search's `first`)
 
 
-def tasks(names: list[str], budget: Budget, seed: int) -> list[Task]:
+def tasks(names: list[str], budget: Budget, seed: int, caught: dict[str, list] | None = None) -> list[Task]:
     """verify's searches: every machine on every seed model, one search per mutant (a flavour model
-    runs on the Histories that concern it only: the machines' steps are its seed's)."""
+    runs on the Histories that concern it only: the machines' steps are its seed's). `caught`: per
+    mutant, the (History, requirement) pairs that caught it on the embedded Histories."""
     out = []
     for name in names:
         system = systems.get(name)
         if system.seed:
             continue
         if system.kind == "mutant":
-            out.append(Task(name, None, budget.mutant_examples, seed, budget.mutant_steps, budget.shrink))
+            first = machines_of(r for _, r in (caught or {}).get(name, ()))
+            out.append(Task(name, None, budget.mutant_examples, seed, budget.mutant_steps, budget.shrink, first))
         else:
             out += [Task(name, m.name, budget.model_examples, seed, budget.steps) for m in model_machines()]
     return out
@@ -236,22 +260,45 @@ def run_task(task: Task) -> list[dict]:
     chosen = None if task.machine is None else [m for m in core.MACHINES if m.name == task.machine]
     return [{"machine": m.name, "examples": machine.examples, "failure": failure.message if failure else None,
              "shrunk_steps": machine.last_steps if failure else None, "exercised": dict(machine.exercised)}
-            for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen, task.shrink)]
+            for m, machine, failure in search(system, task.examples, task.seed, task.steps, chosen, task.shrink,
+                                              task.first)]
 
 
 def search(system, examples: int, seed: int, steps: int = STEPS, machines: list[core.Machine] | None = None,
-           shrink: bool = True):
+           shrink: bool = True, first: tuple[str, ...] = ()):
     """Each machine's search on the system, as (machine, the class it ran as, its failure or None),
-    in the order they ran: on a mutant, up to the first that finds it. Unshrunk, a mutant that none
-    finds is searched again in AGAIN times as many examples (machines_again's order), and if none
-    finds it then, at STEPS per example and shrunk."""
-    found = yield from _searches(system, machines_for(system) if machines is None else machines, examples, seed, steps, shrink)
+    in the order they ran: on a mutant, up to the first that finds it. Unshrunk, the leading machines
+    search a mutant before the others, in AGAIN times as many examples; a mutant that none
+    finds is searched again by the others in AGAIN times as many examples (machines_again's order),
+    and if none finds it then, by all at STEPS per example and shrunk."""
+    order = machines_for(system) if machines is None else machines
+    lead = leading(system, order, first) if system.kind == "mutant" and not shrink else []
+    if (yield from _searches(system, lead, examples * AGAIN, seed, steps, False)):
+        return
+    found = yield from _searches(system, [m for m in order if m not in lead], examples, seed, steps, shrink)
     if found or shrink or system.kind != "mutant":
         return
     again = machines_again(system) if machines is None else machines
-    found = yield from _searches(system, again, examples * AGAIN, seed, steps, False)
+    found = yield from _searches(system, [m for m in again if m not in lead], examples * AGAIN, seed, steps, False)
     if not found:  # the first pass at `steps` ran what a search at SHORT would
         yield from _searches(system, again, examples, seed, STEPS, True, searched_short=steps == SHORT)
+
+
+def leading(system, order: list[core.Machine], first: tuple[str, ...]) -> list[core.Machine]:
+    """The machines that search a mutant first, in more examples: the first family's machine of
+    `order` whose Traces differ from the base model's on a probe (the seam is surely its family's),
+    those named `first`, then the first composed machine whose Traces differ (its Histories combine
+    the families' steps, which a seam may need)."""
+    family = next((m for m in order if not is_composed(m)), None)
+    top = [family] if family is not None and differs(system, family) else []
+    named = [m for m in core.MACHINES if m.name in first and m not in top]
+    combined = next((m for m in order if is_composed(m) and differs(system, m)), None)
+    return top + named + ([combined] if combined is not None else [])
+
+
+def differs(system, m: core.Machine) -> bool:
+    family = m.cls.FAMILY.name
+    return bool(seam_reached(system, family)[0] or seam_reached(system, family, MORE_PROBES)[0])
 
 
 def _searches(system, machines: list[core.Machine], examples: int, seed: int, steps: int, shrink: bool,

@@ -234,24 +234,31 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
         systems.get(name)
     paths = histories if histories is not None else embedded_histories() + suites.histories()
     checks = tlc.select(size=tlc_size) if tlc_size else []
-    todo = search.tasks(names, budget, seed)
+    models = [t for t in search.tasks(names, budget, seed) if systems.get(t.system).kind != "mutant"]
+    mutants = [n for n in names if systems.get(n).kind == "mutant"]
     results = Results()
     out = Path(out)
-    with outdir.staged(out) as staging, Progress("verify", len(paths) + len(core.PROOFS) + len(todo) + len(checks)) as bar:
+    total = len(paths) + len(core.PROOFS) + len(models) + len(search.tasks(mutants, budget, seed)) + len(checks)
+    with outdir.staged(out) as staging, Progress("verify", total) as bar:
         def tick(what: str) -> None:
             bar.now(what)
             bar.done()
         # The pool is made before any thread of this process starts (tqdm's, the pool's own): a
         # forked worker holds no lock another thread had.
         with search.pool(processes or workers()) as pool:
-            answers = [pool.apply_async(search.run_task, (t,), callback=lambda _: bar.done()) for t in todo]
+            def submit(todo: list[search.Task]) -> list:
+                return [(t, pool.apply_async(search.run_task, (t,), callback=lambda _: bar.done())) for t in todo]
+            # the models' searches run while the Histories are judged; a mutant's search starts with
+            # the machines of what caught it on them (search.machines_of)
+            answers = submit(models)
             run_histories(paths, names, results, staging / "traces", tick)
+            answers += submit(search.tasks(mutants, budget, seed, results.caught))
             check_mutants(results, names)
             run_proofs(results, tick)
             if tlc_size:
                 run_tlc(results, tlc_size, tick)
             bar.now("state-machine searches")
-            for task, answer in zip(todo, answers):
+            for task, answer in answers:
                 record_searches(results, task, answer.get())
         summarise(results)
         document = results.document(seed=seed, examples=budget.model_examples, mutant_examples=budget.mutant_examples,

@@ -36,6 +36,16 @@ def model_system(rule: str, mutants=(), expected=(), variables=None) -> ModelSys
                        Declarations({r: "declared by the test" for r in expected}))
 
 
+def unshrunk_phases() -> tuple:
+    """A state machine search's phases without shrinking, for a test that reads which requirement a
+    search failed on and not its steps: it stops at its first failure (shrinking was most of its CPU)."""
+    from hypothesis import Phase
+
+    from replcheck.properties.machines.base import SEARCH_PHASES
+
+    return tuple(p for p in SEARCH_PHASES if p != Phase.shrink)
+
+
 @functools.cache
 def _history(name: str) -> dict:
     return load_history(HISTORIES / f"{name}.jsonl")
@@ -229,7 +239,7 @@ def pytest_collection_modifyitems(config, items):
     items[:] = []
     for unit in long:
         items.extend(sorted(unit, key=_rank))
-        for _ in range(PREFETCHED if short else 0):
+        for _ in range(min(PREFETCHED, len(short))):  # a small selection may have fewer short units
             items.extend(short.pop(0))
     for unit in short:
         items.extend(unit)

@@ -12,11 +12,14 @@ from replcheck.properties.machines.base import SEARCH_PHASES, machine_for, requi
 from replcheck.properties.machines import ParallelMachine
 from replcheck.systems import get
 
+from conftest import unshrunk_phases
+
 pytestmark = pytest.mark.slow  # searches from scratch
 
 # verify's budget (60 examples of 20 steps)
 SEARCH = settings(max_examples=60, stateful_step_count=20, deadline=None, derandomize=True, database=None,
                   suppress_health_check=list(HealthCheck), print_blob=False, phases=SEARCH_PHASES)
+FIND = settings(SEARCH, phases=unshrunk_phases())  # a find test reads the requirement, not the steps
 # (mutant, examples): the gaps need a long group that a shorter one overtakes and a crash before the
 # long one commits, on a replica that does not keep commit order: kill_out_of_order builds it (200
 # examples of bursts, time passing and crashes in that order until generator 12's last change)
@@ -34,7 +37,7 @@ def test_finds_the_mutant(mutant, examples):
     system = get(f"mutant:{mutant}")
     with pytest.raises(AssertionError) as info:
         run_state_machine_as_test(machine_for(ParallelMachine, system, get(system.declares.base), requirements=OWN),
-                                  settings=settings(SEARCH, max_examples=examples))
+                                  settings=settings(FIND, max_examples=examples))
     assert str(info.value).split(":")[0] in OWN, info.value
 
 
