@@ -92,10 +92,9 @@ class Source(Component):
         own group this is (its later statements never run once the session is gone), `more` if
         statements follow it."""
         trx = self._trx_name(node, op)
-        if part and (node.incarnation != incarnation or not node.up):
-            return
         if node.incarnation != incarnation or not node.up:
-            self.emit("error", node.id, trx=trx, errno=CR_SERVER_LOST, message="Lost connection to server during query")
+            if not part:  # a later statement never runs once its session is gone: nothing to answer
+                self.emit("error", node.id, trx=trx, errno=CR_SERVER_LOST, message="Lost connection to server during query")
             return
         if op.get("binlog_failure"):
             self._binlog_failure(node, trx, op, starts[0])
