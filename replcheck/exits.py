@@ -30,6 +30,14 @@ def _raise(signum, frame):
     raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
+def check() -> None:
+    """Raise a stop signal again whose exception was lost. Python runs a handler between any two
+    steps; one that raised inside a callback (an import lock's weakref callback, an at-fork
+    handler) is printed as "Exception ignored" and dropped, and the stopped run went on to its end."""
+    if stopped_by:
+        raise Terminated() if stopped_by[0] == signal.SIGTERM else KeyboardInterrupt()
+
+
 @contextlib.contextmanager
 def on_signals():
     """SIGTERM and SIGINT raise while a command runs, and are remembered: an extension that was
@@ -50,5 +58,6 @@ def on_signals():
 
 def stopped() -> int:
     terminated = stopped_by[:1] == [signal.SIGTERM]
+    stopped_by.clear()  # told: a later run in this process starts unstopped
     print(f"replcheck: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
     return 143 if terminated else 130

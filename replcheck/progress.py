@@ -11,6 +11,8 @@ import sys
 
 from tqdm import tqdm
 
+from replcheck import exits
+
 LOG_EVERY_S = 15.0
 
 
@@ -41,9 +43,11 @@ class Progress:
 
     def now(self, what: str) -> None:
         """What runs now, on the line."""
+        exits.check()  # each step of long work is where a lost stop signal is raised again
         self.bar.set_postfix_str(what, refresh=False)
 
     def done(self, n: int = 1) -> None:
+        exits.check()
         self.bar.update(n)
 
     def more(self, n: int) -> None:
