@@ -167,7 +167,7 @@ def _passed_over_at_connect(v: TraceView, node: str, source: str) -> set[str]:
         if starts_new_binlog(o):
             groups = []
         elif o["kind"] == "binlog" and o.get("idx", 0) == 0 and (g := _mariadb_gtid(o.get("gtid"))):
-            groups.append(((F.binlog_number(o["file"]), o["pos"]), o, g))
+            groups.append(((int(F.binlog_number(o["file"])), o["pos"]), o, g))
 
     def start(pos: dict[int, str], domain: int) -> tuple[int, int] | None:
         """Where the dump starts sending the domain's groups (past the end when not yet written)."""
