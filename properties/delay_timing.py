@@ -106,8 +106,22 @@ class DelayIndex:
         the SQL thread read the event (its timed wait, set then, is not moved by a later step): the
         earliest such count over the moments it may have read it."""
         # a step logged after the observation in its own µs came after it (a status sample's probe)
-        return min((when + diff) * US - self.v.offset_at(a["node"], read, a["_line"] if read == a["t"] else None)
+        own = a.get("read") if a.get("read") is not None else begin_of(a)
+        return min((when + diff) * US - self.v.offset_at(a["node"], read, self.read_line(a) if read == own else None)
                    for read in self._read_times(a) if (diff := self.estimate(a, read)) is not None)  # none before a connect
+
+    def read_line(self, a: dict) -> int | None:
+        """The trace line the SQL thread read the applied event at, where the trace places it: its own
+        line if read as applied; else the latest in the read's µs of what let the thread read it (its
+        start, the event's relay, the apply before it). A clock step logged after that line in the same
+        µs came after the read, and does not move the wait begun there."""
+        read = a.get("read") if a.get("read") is not None else begin_of(a)
+        if read == a["t"]:
+            return a["_line"]
+        last = read_triggers(self.v, a["node"]).last_before(a["_line"])
+        relayed = self.relay.get((a["node"], a.get("relay_file"), a.get("relay_pos")))
+        lines = [o["_line"] for o in (last, relayed) if o is not None and o["t"] == read]
+        return max(lines) if lines else None
 
     def _read_times(self, a: dict) -> list[int]:
         """When the SQL thread may have read the event: the apply's read; on a polled trace, which sees
@@ -311,6 +325,15 @@ def _group_end_places(v: TraceView, node: str) -> dict[str, list[tuple[str, int]
             ends.setdefault(_group(o), []).append((o["file"], o["pos"]))
     return ends
 
+
+
+def read_triggers(v: TraceView, node: str) -> Seq:
+    """What lets the node's SQL thread read its next event, in line order: its start (START SLAVE that
+    started it, a restart, a restore) and each apply (the next read follows it)."""
+    return v.memo(("delay.read_triggers", node), lambda: Seq((
+        o for o in v.of_node(node, "stmt", "restart", "restore", "apply") if o["kind"] != "stmt" or (
+            o["op"] == "start_slave" and o.get("errno") is None and not o.get("warning") and o.get("thread") in (None, "sql"))),
+        lambda o: o["_line"]))
 
 def skipped_places(o: dict) -> list[tuple[str, int]]:
     """The relay-log places a skip passed over: the counter's one event, or an executed GTID's whole group."""
