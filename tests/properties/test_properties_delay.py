@@ -439,3 +439,19 @@ def test_a_group_filtered_after_the_delay_change_is_not_lost(kit):
     assert tr.first("filtered", node="B", trx="t1") and kit.verdict("WL344.CM.NO_LOSS", tr).status == PASS
     tr.drop(tr.first("filtered", node="B", trx="t1"))  # not passed: it is lost
     assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, None, "B held t1 unapplied")
+
+
+def test_a_clock_step_after_the_sql_threads_start_in_its_microsecond_does_not_move_its_wait(kit):
+    # Generated (seed 494321, History 43, generator 13): B's SQL thread starts at 1.000001 s and
+    # reads t1 there; B's clock steps 1.25 s on, logged after the start in the same µs. The wait
+    # sql_delay_event set at the read is not moved by the step (its deadline is on the clock as read).
+    tr = kit.run("model:mariadb-10.11", load_history(REPO / "tests" / "properties" / "histories" / "gen13-delay-494321-43.jsonl"))
+    assert kit.verdict("WL344.WAIT.NO_EXTRA", tr).status == PASS
+    start = tr.first("stmt", node="B", op="start_slave", until={"master_log_file": "bin.000001", "master_log_pos": 325})
+    step = tr.first("clock_step", node="B")
+    assert start["t"] == step["t"] == tr.first("apply", node="B", trx="t1", type="GTID_LOG_EVENT")["read"]
+    # the step logged before the start: the thread read t1 on the stepped clock, due 1.25 s earlier
+    i, j = tr.obs.index(start), tr.obs.index(step)
+    tr.obs[i], tr.obs[j] = tr.obs[j], tr.obs[i]
+    assert_witness(kit.verdict("WL344.WAIT.NO_EXTRA", tr), tr, tr.first("apply", node="B", trx="t1", type="GTID_LOG_EVENT"),
+                   "B read GTID_LOG_EVENT of t1 at 1.000001 s, due 5.35 s, began 6.6 s")

@@ -137,6 +137,17 @@ def test_a_new_sources_own_group_before_the_replicas_gtid_is_not_owed(kit):
     assert_witness(kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr), tr, tr.first("data", node="B"), "B replicates from C but lacks t3")
 
 
+def test_a_connect_at_a_gtid_the_new_source_has_not_written_owes_nothing_before_it(kit):
+    # where the dump starts lies past the source's binlog then: compared by binlog number and place
+    # (the number as a number: an internal error before), t3 lies before it as at 0-1-1
+    tr = Trace(*io.load_trace(REPO / "corpus" / "server" / "own-group-before-the-new-source-start.trace.jsonl"))
+    for o in [o for o in tr.all("log", node="B") if "replication starts at GTID position '0-1-1'" in o["message"]]:
+        t = o["t"]
+        o.clear()
+        o.update(t=t, kind="connect", node="B", source="C", by="gtid", gtid_pos="0-1-99", errno=None)
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
+
+
 def test_halted_slave_lags_without_diverging(kit):
     # gg-crash-engine-rli: C stops with 1643 and misses t3, t4: allowed; B, whose InnoDB state
     # overrode relay-log.info, has everything once.
