@@ -27,7 +27,7 @@ from spark_standalone import bare_venv, free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java")]
 CHECKOUT = Path(__file__).resolve().parents[2]
-ARGS = ("--histories", "12", "--chunk", "3", "--seed", "7", "--systems", "model:wl7318,mutant:start-timestamp")
+ARGS = ("--histories", "12", "--chunk", "3", "--seed", "0", "--systems", "model:wl7318,mutant:start-timestamp")
 CLUSTER = "local-cluster[2,1,1024]"  # a master and two workers in the driver's JVM, each executor a JVM of its own
 S3_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 
