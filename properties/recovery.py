@@ -175,17 +175,17 @@ def _passed_over_at_connect(v: TraceView, node: str, source: str) -> set[str]:
         elif o["kind"] == "binlog" and o.get("idx", 0) == 0 and (g := _mariadb_gtid(o.get("gtid"))):
             groups.append(((int(F.binlog_number(o["file"])), o["pos"]), o, g))
 
-    def start(pos: dict[int, str], domain: int) -> tuple[int, int] | None:
-        """Where the dump starts sending the domain's groups (past the end when not yet written)."""
-        if domain not in pos:
-            return None
-        _, s, n = F.parse_gtid(pos[domain])
-        return next((at for at, _, g in groups if g[0] == domain and g[1] == s and g[2] >= n), (2**62, 0))
+    def start(gtid: str) -> tuple[int, int]:
+        """Where the dump starts sending the GTID's domain (past the end when not yet written)."""
+        d, s, n = F.parse_gtid(gtid)
+        return next((at for at, _, g in groups if g[0] == d and g[1] == s and g[2] >= n), (2**62, 0))
 
+    # each connect's start per domain it names, found once (not once per group)
+    starts = [{domain: start(gtid) for domain, gtid in pos.items()} for pos in connects]
     out = set()
     for at, o, g in groups:
         if o["_line"] < since and o.get("trx") is not None and all(
-                (first := start(pos, g[0])) is not None and at < first for pos in connects):
+                (first := s.get(g[0])) is not None and at < first for s in starts):
             out.add(o["trx"])
     return out
 
