@@ -1,7 +1,7 @@
 """Replication filters' steps: a source A (maybe binlog-do/ignore-db, maybe a semi-sync master) with
 two replicas, each with its own replicate_events_marked_for_skip and replicate-* rule, one maybe
-delayed and semi-sync; commits on the InnoDB or the MyISAM table (rc.r, rc.m), some from a session
-with @@skip_replication; STOP/START of the threads, and the skip counter. No dropped connection (cut_io): partial groups
+delayed and semi-sync; commits on the InnoDB or the MyISAM table (rc.r, rc.m) or a DDL (rc.d), some
+from a session with @@skip_replication; STOP/START of the threads, and the skip counter. No dropped connection (cut_io): partial groups
 have their families, and a skip counter running out in a partial group is judged there."""
 from __future__ import annotations
 
@@ -31,10 +31,12 @@ def topology(b: Builder, d: Draw) -> None:
 
 
 def commit(b: Builder, d: Draw) -> None:
-    """A transaction on rc.r or rc.m, maybe from a session that SET skip_replication = 1."""
-    engine, marked = d.choice(["innodb", "innodb", "myisam"]), d.boolean()
-    b.op("trx", "A", trx=b.trx_name(), **({"engine": engine} if engine != "innodb" else {}),
-         **({"skip_replication": True} if marked else {}))
+    """A transaction on rc.r or rc.m, or a DDL statement (CREATE TABLE rc.d), maybe from a session that
+    SET skip_replication = 1. A DDL is a group of one Query event without an XID, which the filters
+    decide on by its own name: the servers have lost a filtered DDL's GTID (MySQL Bug #91086)."""
+    kind, marked = d.choice(["innodb", "innodb", "myisam", "ddl"]), d.boolean()
+    b.op("trx", "A", trx=b.trx_name(), **({"engine": kind} if kind == "myisam" else {}),
+         **({"ddl": True} if kind == "ddl" else {}), **({"skip_replication": True} if marked else {}))
 
 
 def sql_thread(b: Builder, d: Draw) -> None:
