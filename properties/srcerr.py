@@ -58,10 +58,15 @@ def failed_statement_logged_as_left(v: TraceView, check: Check) -> None:
         # before the commit may be another's in the same instant, a cluster gap's say: not judged);
         # one a real server wrote only after the statement returned is another statement's (a
         # campaign's record_incident right after a failed transaction: its `written` interval).
+        # An incident after a record_incident statement that followed the commit is that statement's
+        # (both a model and the harness list the statement before the incident it wrote), in the same
+        # instant as the commit or not.
         nxt = next(v.of_node(node, "commit").after(c["_line"]), None)
-        own = [o for o in incidents if c["_line"] < o["_line"] < (nxt["_line"] if nxt else 2**62)
+        until = nxt["_line"] if nxt else 2**62
+        recorded = [s["_line"] for s in v.of_node(node, "stmt").between(c["_line"], until) if s.get("op") == "record_incident"]
+        own = [o for o in incidents if c["_line"] < o["_line"] < until
                and o["t"] <= c["t"] + v.resolution_us and (nxt is None or o["t"] < nxt.get("start", nxt["t"]))
-               and o.get("written", (c["t"],))[0] <= c["t"]]
+               and o.get("written", (c["t"],))[0] <= c["t"] and not any(line < o["_line"] for line in recorded)]
         check.judge(changed or not own, f"{node}: {trx} failed with {errno} and changed nothing, yet an incident in its "
                                         f"binlog marks a gap", c, *own[:1])
         ddl = len(group) == 2 and group[-1].get("type") == "QUERY_EVENT"

@@ -104,5 +104,21 @@ def test_an_incident_written_after_the_failed_statement_returned_is_not_its_own(
     assert kit.verdict("SRCERR.BINLOG.CHANGES", tr).status == PASS
     failed, incident = tr.first("commit", node="A", trx="t1"), tr.first("binlog", node="A", type="INCIDENT_EVENT")
     assert failed["errno"] == 1197 and incident["written"][0] > failed["t"]
-    incident["written"] = [failed["start"], failed["t"]]  # written while t1 failed: its own, for a change it did not make
+    incident["written"] = [failed["start"], failed["t"]]  # written while t1 failed
+    assert kit.verdict("SRCERR.BINLOG.CHANGES", tr).status == PASS  # still after the record_incident statement: its
+    tr.obs.remove(tr.first("stmt", node="A", op="record_incident"))  # without it, t1's own, for no change
     assert_witness(kit.verdict("SRCERR.BINLOG.CHANGES", tr), tr, failed, "t1 failed with 1197 and changed nothing, yet an incident")
+
+
+def test_an_incident_recorded_in_the_instant_a_statement_failed_is_not_its_own(kit):
+    # MySQL refuses SET SESSION gtid_domain_id (1193): t1 changes nothing; a DBA's record_incident in
+    # the same microsecond writes the incident, listed after its statement (generated: seed 17001, 549).
+    history = kit.make_history(["A", "B"], [("A", "B", 0)], [
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1", "domain": 1},
+        {"at": 0, "op": "record_incident", "node": "A", "code": 9, "message": "recorded by the test"}])
+    tr = kit.run("model:mysql-8.0", history)
+    failed = tr.first("commit", node="A", trx="t1")
+    assert failed["errno"] == 1193 and tr.first("binlog", node="A", type="INCIDENT_EVENT")["t"] == failed["t"]
+    assert kit.verdict("SRCERR.BINLOG.CHANGES", tr).status == PASS
+    tr.obs.remove(tr.first("stmt", node="A", op="record_incident"))
+    assert_witness(kit.verdict("SRCERR.BINLOG.CHANGES", tr), tr, failed, "t1 failed with 1193 and changed nothing, yet an incident")
