@@ -202,6 +202,19 @@ class DelayIndex:
             return None
         return due
 
+    def earliest_due(self, a: dict) -> int | None:
+        """due, or under WL#7318 the replica's own count where that is earlier: the immediate master's
+        commit timestamp rounded up to the second plus the delay, on the replica's clock (MySQL
+        rpl_replica.cc sql_delay_event: ceil(immediate_commit_timestamp / 1000000.00) + sql_delay
+        against my_time(0), no clock_diff_with_master), which a replica clock ahead of its source's
+        reaches first (the MySQL models' declared WL7318.F1)."""
+        due = self.due(a)
+        if due is None or self.rule(a) != "wl7318":
+            return due
+        begin, line = begin_of(a), a.get("_line")
+        own = -(-a["ict"] // US) * US + self.delay_at(a["node"], begin, line) * US
+        return min(due, own - self.v.offset_at(a["node"], begin, line) - self.v.header.get("epoch_us", 0))
+
     def origin_of(self, a: dict) -> dict | None:
         """The binlog event on the originating master that an apply replays, if the Trace has it."""
         return self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)

@@ -367,6 +367,22 @@ def test_stop_applying_waited_event_violates_no_exec(kit):
     assert kit.verdict("WL344.STOP.NO_EXEC", kit.run(W344, "d1-stop-start-ddl")).status == PASS
 
 
+def test_a_commit_timestamp_due_on_the_replicas_clock_is_not_a_wait_the_stop_broke(kit):
+    # MySQL 8.0 counts a commit timestamp's delay on the replica's own clock (sql_delay_event): B,
+    # 1.25 s ahead, finds t1 (committed at 0, delay 3 s) due at 1.75 s and applies it as its SQL
+    # thread starts at 2.3 s, a STOP SLAVE in the same instant (generated: seed 17001, History 25).
+    h = kit.make_history(["A", "B"], [("A", "B", 3)], [
+        {"at": 0, "op": "clock_step", "node": "B", "delta_us": 1_250_000}, {"at": 0, "op": "stop_slave", "node": "B", "thread": "sql"},
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1"}, {"at": 2_300_000, "op": "start_slave", "node": "B", "thread": "sql"},
+        {"at": 2_300_000, "op": "stop_slave", "node": "B", "thread": "sql"}])
+    tr = kit.run("model:mysql-8.0", h)
+    applied = tr.first("apply", node="B", trx="t1", idx=0)
+    assert applied["t"] == 2_300_000 and kit.verdict("WL344.STOP.NO_EXEC", tr).status == PASS
+    tr.obs.remove(tr.first("clock_step", node="B"))  # on a clock not ahead, t1 was due at 3 s
+    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, applied,
+                   "B executed the delayed GTID_LOG_EVENT of t1 (due 3 s) at the stop 2.3 s")
+
+
 @pytest.mark.parametrize("system", [s for s in MODELS if systems()[s].declares.expected_violations])
 def test_declared_expected_violations_happen(kit, system):
     # A declared exception that no history shows any more is stale. A flavour model answers for the
