@@ -106,7 +106,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--histories", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--systems", default="model:wl344,model:wl7318,model:groupid")  # issue #20's three
+    p.add_argument("--systems", default="model:wl344,model:wl7318,model:groupid")  # the three seed models of the throughput goal
     p.add_argument("--chunk", type=int, default=campaign.DEFAULT_CHUNK)
     p.add_argument("--masters", default="local[1],local[2]", help="Spark masters to run on ('': none)")
     p.add_argument("--per-model", action="store_true", help="first, one process on each system alone")

@@ -1,4 +1,4 @@
-"""The long bad-input fuzz run of issue #15: N mutated real inputs and arguments through every reader.
+"""The long bad-input fuzz run: N mutated real inputs and arguments through every reader.
 
 Case i of a run is made from `random.Random(f"{seed}:{i}")` alone (tests/engine/fuzzing.py says
 why), the targets taken in turn, so any case can be made again from (seed, i) and the figures do

@@ -1,4 +1,4 @@
-"""Requirement coverage of the generator (issue #20): N Histories of each family (the generator
+"""Requirement coverage of the generator: N Histories of each family (the generator
 drawing from that family only), judged on the models, counted by replcheck.coverage: per
 requirement the share of its families' Histories that exercise it, the weakly covered, those
 under the floor of 1 in 100, and how often each distinct condition of a check was reached.

@@ -1,4 +1,4 @@
-"""Replication filters (issue #17, item 1): which transactions a source binlogs and sends, and which
+"""Replication filters: which transactions a source binlogs and sends, and which
 a replica applies.
 
 A transaction writes one table (the harness's `rc.r`, or `rc.m` for MyISAM; a DDL creates `rc.d`),

@@ -69,7 +69,7 @@ class Mechanics:
     # Whose clock WL#7318's due time is on: the immediate master's, "compensated" by the clock difference
     # as WL#344 does for its timestamps, or the replica's own, "replica" (MySQL 8.0 rpl_replica.cc,
     # sql_delay_event compares ceil(ict) + sql_delay with time(nullptr), no clock_diff_with_master; the
-    # seed's formula, WL#7318 L3, has none either, see the report of issue #18).
+    # seed's formula, WL#7318 L3, has none either).
     commit_timestamp_clock: str = "compensated"
     # A semi-sync master waits for an ack of a transaction it sends to no semi-sync replica (all of
     # them filter @@skip_replication on the master): MariaDB's log.cc registers every transaction

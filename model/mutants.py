@@ -187,7 +187,7 @@ PARTIAL_COPY_KEPT = mutant(
     what="The partial copy of a group is not rolled back at the source's format description event: the full copy is applied on top of it",
     kills=("PARTIAL.GROUP.WHOLE",))
 
-# -- binlog durability and crash kinds (issue #16, mechanism 2) --------------------------------
+# -- binlog durability and crash kinds --------------------------------
 GTID_STATE_LAGS_BINLOG = mutant(
     "gtid-state-lags-binlog", feature="recovery", base="model:wl7318", bug="Bug #113489 (+ #90137, #80393)", seam="sim/lifecycle: crash recovery's GTID state",
     what="After a crash the GTID allocator starts from the state saved at the last binlog rotation, ignoring the newest binlog's GTIDs, so their numbers are issued again",
@@ -197,19 +197,19 @@ SEND_BEFORE_SYNC = mutant(
     what="With sync_binlog = 1 the dump thread sends a group written but not yet synced: a machine crash then loses on the source what a replica holds",
     kills=("DURABLE.SEND.SYNCED",))
 
-# -- GTID state durability (issue #16, mechanism 5) ---------------------------------------------
+# -- GTID state durability ---------------------------------------------
 STATE_FILE_MISSING_EMPTY = mutant(
     "state-file-missing-empty", feature="recovery", base="model:mariadb-10.11", bug="MDEV-6391", seam="sim/lifecycle: start-up after a clean shutdown",
     what="After a clean shutdown whose .state file is gone, the binlog GTID state starts empty instead of being rebuilt from the last binlog: gtid_binlog_pos is wrong and sequence numbers are issued again",
     kills=("DURABLE.GTID.STATE_AT_START", "DURABLE.GTID.NO_REUSE"))
 
-# -- errors on the source (issue #16, mechanism 4) ----------------------------------------------
+# -- errors on the source ----------------------------------------------
 FAILED_CHANGE_NOT_LOGGED = mutant(
     "failed-change-not-logged", feature="srcerr", base="model:groupid", bug="Bug #13270, Bug #23333 (MariaDB sql_update.cc: 'The query has to binlog because there's a modified non-transactional table')", seam="sim/srcerr: a statement that fails part-way",
     what="A statement that fails after changing a non-transactional table (or a DDL after part of its work) is not binlogged: its change stays on the source and never reaches a replica",
     kills=("SRCERR.BINLOG.CHANGES",))
 
-# -- recovery of a semi-sync primary (issue #16, mechanism 3) ------------------------------------
+# -- recovery of a semi-sync primary ------------------------------------
 RECOVERY_KEEPS_IN_DOUBT = mutant(
     "recovery-keeps-in-doubt", feature="semisync", base="model:wl7318", bug="MDEV-21117", seam="sim/lifecycle: crash recovery as a replica",
     what="A crashed semi-sync primary restarted as a replica (--init-rpl-role=SLAVE) recovers as a primary: it commits the "

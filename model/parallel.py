@@ -1,4 +1,4 @@
-"""The parallel applier (issue #17, item 3): a replica's SQL thread as a coordinator that hands
+"""The parallel applier: a replica's SQL thread as a coordinator that hands
 whole groups to worker threads.
 
 What the servers do, and so what the simulator does with a parallel replica:

@@ -1,4 +1,4 @@
-"""Events travel one at a time (issue #16, mechanism 1): what a replica does with a group whose
+"""Events travel one at a time: what a replica does with a group whose
 transfer was cut, so that its relay log holds the start of a group and not its end.
 
 The IO thread queues each event as it arrives (MariaDB slave.cc, queue_event); a cut (network

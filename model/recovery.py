@@ -56,7 +56,7 @@ def sql_restart_position(relay_log_info_pos: int, engine_pos: int | None, rpl_tr
     return relay_log_info_pos
 
 
-# -- binlog durability (issue #16, mechanism 2) --------------------------------------------------
+# -- binlog durability --------------------------------------------------
 # What a crash leaves on disk. A process crash (kill -9) loses the process's memory: what was
 # written to the binlog file is in the OS page cache and stays; the InnoDB log buffer is lost with
 # innodb_flush_log_at_trx_commit = 0. A machine crash (power, kernel) loses what was not synced.
@@ -153,7 +153,7 @@ def next_seq(own_seqs: list[int]) -> int:
     return max(own_seqs, default=0)
 
 
-# -- GTID state durability (issue #16, mechanism 5) ---------------------------------------------
+# -- GTID state durability ---------------------------------------------
 # Where a starting server takes its binlog GTID state from. MariaDB (log.cc,
 # MYSQL_BIN_LOG::do_binlog_recovery): after a crash (the last binlog's format description still
 # says LOG_EVENT_BINLOG_IN_USE_F) TC_LOG_BINLOG::recover scans the last binlog, loading its
@@ -175,7 +175,7 @@ def clean_start_state(uses_state_file: bool, state_file_there: bool, missing_is_
     return EMPTY if missing_is_empty else SCAN
 
 
-# -- recovery of a semi-sync primary restarted as a replica (issue #16, mechanism 3; MDEV-21117) --
+# -- recovery of a semi-sync primary restarted as a replica (MDEV-21117) --
 # MariaDB's TC_LOG_BINLOG::recover (sql/log.cc) truncates only when the server starts as a replica:
 # Recovery_context::do_truncate is `rpl_status == RPL_IDLE_SLAVE`, which --init-rpl-role=SLAVE sets
 # (rpl_semi_sync_fail_over.test restarts the crashed primary with --rpl-semi-sync-slave-enabled=1

@@ -1,4 +1,4 @@
-"""Errors on the source (issue #16, mechanism 4): a statement that fails part-way, and what the
+"""Errors on the source: a statement that fails part-way, and what the
 binlog holds of it.
 
 A statement that fails before changing anything, or whose changes are all in a transactional

@@ -1,4 +1,4 @@
-"""Replication filters (issue #17, item 1): one check per requirement of spec/requirements/filter.toml.
+"""Replication filters: one check per requirement of spec/requirements/filter.toml.
 
 The rules are stated here again, from the requirements' text, not taken from the model: a
 transaction's table (its commit says which, and whether its session set @@skip_replication) and

@@ -1,4 +1,4 @@
-"""The parallel applier (issue #17, item 3): one check per requirement of spec/requirements/parallel.toml.
+"""The parallel applier: one check per requirement of spec/requirements/parallel.toml.
 
 A replica's `parallel` observation says, at each start of its SQL thread, how many workers it runs
 and whether they keep commit order; its `visible` observations carry the worker that committed each

@@ -1,4 +1,4 @@
-"""Trace properties of partial groups in the relay log (issue #16, mechanism 1): a group cut in
+"""Trace properties of partial groups in the relay log: a group cut in
 transfer is applied as one whole copy or not at all, and what the replica records as received by
 GTID names only groups whose every event it holds.
 

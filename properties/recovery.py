@@ -257,7 +257,7 @@ def _last_change(v: TraceView, node: str, line: int) -> int:
     return v.fold("recovery.last_change", node, (), step, -1).before(line)
 
 
-# -- binlog durability and crash kinds (issue #16, mechanism 2) --------------------------------
+# -- binlog durability and crash kinds --------------------------------
 # A crash says how it fell (`how`: process, the default, as kill -9; or machine) and the settings
 # the server had; a real server's trace may say neither, and then its header's variables tell.
 SYNC_BINLOG, FLUSH_LOG = "sync_binlog", "innodb_flush_log_at_trx_commit"
@@ -477,7 +477,7 @@ def sends_synced_only(v: TraceView, check: Check) -> None:
             check.judge(False, f"{o['node']} holds {o['trx']}, which {o['source']} lost in its crash", o)
 
 
-# -- GTID state durability (issue #16, mechanism 5) ---------------------------------------------
+# -- GTID state durability ---------------------------------------------
 def _binlog_pos_shown(o: dict) -> str | None:
     """The gtid_binlog_pos an observation shows: a status sample's, or an expectation's reading."""
     if o["kind"] == "server_status":

@@ -107,7 +107,7 @@ def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
                 check.judge(acked or not c["ok"], f"shutdown of {s['node']} returned {c['trx']} as committed without acks", c["obs"], s)
 
 
-# -- recovery of a semi-sync primary restarted as a replica (issue #16, mechanism 3) -------------
+# -- recovery of a semi-sync primary restarted as a replica -------------
 def _replica_restarts(v: TraceView) -> list[tuple[dict, dict, str]]:
     """(crash, restart, the source it replicates from at the end) for each crash of a node followed
     by its restart with --init-rpl-role=SLAVE, when it replicates again at the end."""

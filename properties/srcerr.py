@@ -1,4 +1,4 @@
-"""Trace properties of errors on the source (issue #16, mechanism 4): a statement that returned
+"""Trace properties of errors on the source: a statement that returned
 an error is in its server's binlog exactly when it left a change there, with the error it got.
 
 They read the statement's commit (its `errno`), what the server's engine committed (`visible`),

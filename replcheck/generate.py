@@ -27,18 +27,18 @@ from replcheck.model.steps import Builder, Family, Step, composed, families
 # dropping between two events, maybe inside a group) to the delay, semisync and incident families,
 # and delay_change (CHANGE MASTER TO MASTER_DELAY on a stopped replica with unapplied events) to delay;
 # semisync's failover picks the replica with most whole groups and starts the others' IO threads.
-# Version 6 steers the families to every requirement (issue #20, replcheck/coverage.py): delay's
+# Version 6 steers the families to every requirement (replcheck/coverage.py): delay's
 # channels may have no MASTER_DELAY, its servers no GTIDs, its replica a relay-log.info at start,
 # START SLAVE SQL_THREAD UNTIL and BINLOG statements; semisync's timeout_then_catch_up; groupid's
 # purge_while_down and a slave without --log-slave-updates.
 # Version 7 also gives the groupid family durability settings (sync_binlog, innodb_flush_log_at_trx_commit)
 # and crashes inside a binlog write or before its sync, machine crashes where the settings survive
-# them (#16 mechanism 2): its Histories changed from version 6, the other families' did not.
+# them: its Histories changed from version 6, the other families' did not.
 # Version 8 adds the filter family (replication filters, #17 item 1) and the domains family (MariaDB
 # GTID domains, gtid_strict_mode, a failover whose replica connects by GTID position; #17 item 2): a
 # campaign's History draws among six families, so every (seed, index) names another History; a
 # History drawn from named families (generate(seed, index, families)) is the one version 7 drew, but for the
-# semisync and groupid families, which changed (issue #20, steps the state machines reach their mutants
+# semisync and groupid families, which changed (steps the state machines reach their mutants
 # by): a semisync commit's client may wait for its COMMIT to return, io_thread may STOP and START (a
 # reconnect); a groupid commit's statements may last 2 s, overlapping the next commits; and the groupid
 # family gains state_file_lost (a clean shutdown, the .state file deleted while down, a start: #16
@@ -49,7 +49,7 @@ from replcheck.model.steps import Builder, Family, Step, composed, families
 # among seven families, so every (seed, index) names another History; a History drawn from named
 # families is the one version 8 drew.
 # Version 10 gives four families operator actions of several operations in order, by which the
-# state machines reach the last mutants none reached (issue #20): semisync's SET of
+# state machines reach the last mutants none reached: semisync's SET of
 # wait_for_slave_count past the replicas may hang a commit that the DBA releases by lowering it, its
 # crash may cut a commit off in flight, and its failover gives the new primary semi-sync; incident's
 # skip may come after the primary committed meanwhile, then reconnect by GTID; groupid's failover
@@ -64,7 +64,7 @@ from replcheck.model.steps import Builder, Family, Step, composed, families
 # spacing per transaction (10 ms, or 0.5 s: the next second's group has a MASTER_DELAY wait of its
 # own while the first holds its worker), and a crash's restart may leave the threads stopped for
 # START SLAVE SQL_THREAD UNTIL SQL_AFTER_MTS_GAPS, then START SLAVE.
-# Version 12 closes the last gaps of verify's state-machine searches (issue #20): semisync's
+# Version 12 closes the last gaps of verify's state-machine searches: semisync's
 # shutdown may come while a client's COMMIT waits for its ack, and its crash may follow a partition
 # that cut one replica off inside a group; delay's kill -9 of the source may come once its commits
 # returned, a commit following the restart; groupid's purge_while_down rotates once the commit is

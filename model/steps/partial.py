@@ -1,4 +1,4 @@
-"""Events travel one at a time (issue #16, mechanism 1): the step that cuts a replica's IO thread
+"""Events travel one at a time: the step that cuts a replica's IO thread
 between two events, maybe inside a group, so the relay log holds the start of a group and not its
 end. Any family with replicas takes it: the partial group meets their delays, semi-sync acks,
 incidents and skip counters, and GTID reconnects (MariaDB's skip of what it already queued, the

@@ -1,5 +1,5 @@
 """The binlog stream a source sends a replica, read by the channel's relay so that it can cut the
-connection between two events (the History op `cut_io`, issue #16 mechanism 1).
+connection between two events (the History op `cut_io`).
 
 After COM_BINLOG_DUMP the source's dump thread sends each event as one network packet: the OK byte
 0x00, then, to a replica that asked for semi-sync, the 2-byte semi-sync header (0xEF and the

@@ -1,4 +1,4 @@
-"""Trace validation (issue #19): a Trace of a Python system checked as a behaviour of a TLA+ spec,
+"""Trace validation: a Trace of a Python system checked as a behaviour of a TLA+ spec,
 in the style of Cirstea, Kuppe, Merz et al., "Validating Traces of Distributed Programs Against
 TLA+ Specifications" (2024).
 

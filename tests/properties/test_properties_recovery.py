@@ -65,7 +65,7 @@ CASES: dict[str, Case] = {
     "GGID.RECOVERY.LAST_ID": Case(
         model("gg-dirty-fde"), lambda k: pick(k.run("mutant:recovery-ignores-index", "gg-dirty-fde"), "restart", node="A", t=3_000_000),
         "A restarted with group ID 0, its binlog ends at 2"),
-    # binlog durability and crash kinds (#16, mechanism 2)
+    # binlog durability and crash kinds
     "DURABLE.PROCESS_CRASH.NO_LOSS": Case(model(PROCESS), lambda k: lose(k, PROCESS, "w1"), "A lost w1, whose commit returned before a process crash"),
     "DURABLE.MACHINE_CRASH.NO_LOSS": Case(model(BEFORE_SYNC), lambda k: lose(k, BEFORE_SYNC, "w1"), "A lost w1, whose commit returned before a machine crash"),
     "DURABLE.RECOVERY.AGREE": Case(model(TORN), engine_lacks_binlogged, "A recovered with w2 in its binlog, not its engine"),
@@ -73,7 +73,7 @@ CASES: dict[str, Case] = {
     "DURABLE.GTID.NO_REUSE": Case(
         model(PROCESS), lambda k: pick(k.run("mutant:gtid-state-lags-binlog", PROCESS), "binlog", node="A", trx="w3", idx=0),
         "A issued 0-1-1 again for w3 (first for w1)"),
-    # GTID state durability (#16, mechanism 5): MDEV-6391's empty state after a clean shutdown without the .state file
+    # GTID state durability: MDEV-6391's empty state after a clean shutdown without the .state file
     "DURABLE.GTID.STATE_AT_START": Case(
         lambda k: k.run("model:mariadb-10.11", STATE_FILE),
         lambda k: pick(k.run("mutant:state-file-missing-empty", STATE_FILE), "observed", node="A", t=5_000_000),

@@ -1,4 +1,4 @@
-"""Errors on the source (#16, mechanism 4): the property passes on the models' traces of statements
+"""Errors on the source: the property passes on the models' traces of statements
 that fail before or after changing anything, and catches a partial change the binlog lacks (the
 bug of Bug #13270 / #23333) and one logged without its error code; the generated History and the
 group-ID machine find the mutant from scratch."""

@@ -1,4 +1,4 @@
-"""Binlog durability from scratch (#16, mechanism 2): the state machines whose families crash a
+"""Binlog durability from scratch: the state machines whose families crash a
 source find each durability mutant, shrunk to a few steps, by a requirement it must be killed by:
 the group-ID machine (sync_binlog = 1, a machine crash before a group's sync) the dump thread
 sending unsynced events, the delay machine (kill -9 of the source after commits) the GTID state
