@@ -108,7 +108,7 @@ class Workers(Component):
             par.queued = []
             return
         # MariaDB gives up the groups no worker began at any stop but UNTIL's: rpl_parallel::wait_for_done
-        # (sql/rpl_parallel.cc) sets stop_count to largest_started_sub_id unless rli->stop_for_until, and
+        # (sql/rpl_parallel.cc) sets stop_count to count_committing_event_groups unless rli->stop_for_until, and
         # handle_slave_sql calls it after an error in the driver thread (an incident) as after STOP SLAVE
         gives_up = reason in ("stop", "error") or (reason == "until" and M.UNTIL_GIVES_UP_QUEUED in self.mutants)
         self.drain_workers(ch, gives_up, reason)
