@@ -194,6 +194,24 @@ def test_an_incident_gives_up_the_groups_no_worker_began(kit):
     assert not mysql.all("rollback", node="B") and kit.verdict("WL3464.HOLD", mysql).status == PASS
 
 
+def test_groups_queued_in_the_instant_of_an_incident_stop_behind_the_oldest_are_given_up(kit):
+    # MASTER_DELAY 2: t1, t2 and the incident are all due at 2 s and read in that instant. On 10.11
+    # (aggressive mode, a campaign's History) t1 was committed and t2 given up: the place shown is
+    # between them.
+    workers = {"slave_parallel_threads": 4, "slave_parallel_mode": "aggressive"}
+    h = kit.make_history([{"id": "A", "gtid_mode": True}, {"id": "B", "gtid_mode": True, "variables": workers}], [("A", "B", 2)], [
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1", "domain": 1},
+        {"at": 10_000, "op": "trx", "node": "A", "trx": "t2", "domain": 1},
+        {"at": 20_000, "op": "record_incident", "node": "A", "code": 1, "message": "m", "via": "binlog"}],
+        end_us=4 * US, sample_every_us=500_000)
+    tr = kit.run("model:mariadb-10.11", h)
+    stop = tr.first("sql_stop", node="B")
+    assert stop["errno"] == 1590 and [v["trx"] for v in tr.all("visible", node="B")] == ["t1"]
+    assert [(r["trx"], r["t"]) for r in tr.all("rollback", node="B")] == [("t2", stop["t"])]
+    t2 = tr.first("binlog", node="A", trx="t2", type="GTID_LOG_EVENT")
+    assert {s["Exec_Master_Log_Pos"] for s in tr.all("status", node="B") if s["t"] > stop["t"]} == {t2["pos"]}
+
+
 def test_each_gtid_domain_is_a_stream_of_its_own_on_mariadb(kit):
     # par-two-domains: t1 (domain 1) holds a worker 4 s; t2 and t3 (domain 0), written after it,
     # neither wait for it to start (conservative mode orders a domain's groups: current_gco of its
