@@ -252,6 +252,8 @@ class Applier(Component):
 
     def _waits_for(self, ch: Channel, ev: Event, wake) -> bool:
         """MASTER_DELAY: an event not yet due puts the SQL thread to sleep until it is; `wake` then."""
+        if self.mech.delay_group_events_only and ev.type in D.NOT_GROUP_EVENTS - D.EXEMPT:  # the seed's three: the rule's
+            return False  # MariaDB 10.11's sql_delay_event: if (sql_delay && Log_event::is_group_event(type))
         due = self.rule.due(ev, ch.delay, self.sim.now, ch.node.offset, self.sim.epoch, ch.clock_diff_s)
         if due is None or due <= self.sim.now:
             return False
