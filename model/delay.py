@@ -25,6 +25,10 @@ STATE_EXECUTING = "Executing event"
 # is sometimes wrong (WL#344).
 EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
 TRX_START = frozenset({"GTID_LOG_EVENT", "ANONYMOUS_GTID_LOG_EVENT"})
+# The events no group holds: MariaDB's Log_event::is_group_event is false for them (sql/log_event.h)
+NOT_GROUP_EVENTS = frozenset({"START_EVENT_V3", "STOP_EVENT", "ROTATE_EVENT", "SLAVE_EVENT", "FORMAT_DESCRIPTION_EVENT",
+                              "INCIDENT_EVENT", "HEARTBEAT_LOG_EVENT", "BINLOG_CHECKPOINT_EVENT", "GTID_LIST_EVENT",
+                              "START_ENCRYPTION_EVENT"})
 
 ER_PARSE_ERROR = 1064
 ER_MASTER_DELAY_VALUE_OUT_OF_RANGE = 1729

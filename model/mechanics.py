@@ -131,6 +131,11 @@ class Mechanics:
     # variable (1193), server_id global only (1229). True where the seeds are silent: the seed models
     # run the Histories of GTID domains.
     session_gtid_variables: bool = True
+    # MASTER_DELAY waits only for the events of a group: an event outside any (an incident, a stop,
+    # a Binlog_checkpoint, a Gtid_list) executes at once (MariaDB 10.11.19's sql_delay_event tests
+    # Log_event::is_group_event, read from its build: types 1 3 4 7 15 26 27 161 163 164 exempt), or
+    # every event but the seed's three exempt types waits (WL#344, MySQL).
+    delay_group_events_only: bool = False
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -29,11 +29,12 @@ MESSAGE = re.compile(r"^The incident (\S+) (?:occured|occurred) on the (?:master
 
 
 def _executed(v: TraceView, node: str, r: dict) -> list[dict]:
-    """apply and skip observations of relayed event r: at its place, before its relay log was thrown
-    away (relay_log_recovery numbers the relay logs again: what runs at that place later is another event)."""
+    """apply and skip observations of relayed event r: at its place, while its relay log lasted
+    (relay_log_recovery numbers the relay logs again: what runs at that place before or after is
+    another event: an earlier relay.000003's Rotate is not a later copy's incident applied)."""
     ix = index(v)
-    end = ix.relay_log_end(r)
-    return [x for x in ix.executed_at.get((node, r["file"], r["pos"]), []) if key(x) < end]
+    start, end = ix.relay_log_start(r), ix.relay_log_end(r)
+    return [x for x in ix.executed_at.get((node, r["file"], r["pos"]), []) if start < key(x) < end]
 
 
 def _relayed_incidents(v: TraceView):
@@ -80,8 +81,8 @@ def _reached(v: TraceView, r: dict) -> bool:
     # after a purge (a GTID start's) holds another event
     done = v.memo(("incident.executed_relays", r["node"]), lambda: timed(
         x for x in ix.relays.get(r["node"], ()) if (x["node"], x["file"], x["pos"]) in ix.executed_at))
-    end = ix.relay_log_end(r)
-    return any(any(key(e) < end for e in ix.executed_at[(x["node"], x["file"], x["pos"])])
+    start, end = ix.relay_log_start(r), ix.relay_log_end(r)
+    return any(any(start < key(e) < end for e in ix.executed_at[(x["node"], x["file"], x["pos"])])
                for x in takewhile(lambda x: key(x) < end, done.after((r["t"], r["_line"] - 1))))
 
 

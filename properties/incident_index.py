@@ -124,12 +124,20 @@ class IncidentIndex:
             return None
         return stop
 
+    def _discards(self, node: str):
+        return self.v.memo(("incident.discards", node), lambda: timed(
+            d for d in self.v.of_node(node, "relay_log_recovery", "stmt") if discards_relay_log(d)))
+
     def relay_log_end(self, r: dict) -> tuple[int, int]:
         """When the relay log holding r was thrown away (RESET SLAVE, relay_log_recovery), or the end."""
-        ends = self.v.memo(("incident.discards", r["node"]), lambda: timed(
-            d for d in self.v.of_node(r["node"], "relay_log_recovery", "stmt") if discards_relay_log(d)))
-        end = next(ends.after(key(r)), None)
+        end = next(self._discards(r["node"]).after(key(r)), None)
         return key(end) if end else (2**62, 0)
+
+    def relay_log_start(self, r: dict) -> tuple[int, int]:
+        """When the relay logs were last thrown away before r was relayed (or the start): what ran at
+        r's place before then ran in a relay log of the same name, numbered again."""
+        start = self._discards(r["node"]).last_before(key(r))
+        return key(start) if start else (-1, 0)
 
     def after(self, r: dict) -> Iterator[dict]:
         """What was relayed to the same replica after r, in order, until the relay log holding r

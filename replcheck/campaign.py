@@ -41,7 +41,8 @@ from typing import Callable, Iterator
 from replcheck import __version__, coverage, io, outdir, outfs, systems, targets
 from replcheck.outfs import Out
 from replcheck.progress import Progress as Line
-from replcheck.spark import ClusterError, await_executors, cluster_cause, first_line, own_session as spark_session
+from replcheck.spark import (ClusterError, TaskFailed, await_executors, cluster_cause, first_line, own_session as spark_session,
+                             task_failure)
 from replcheck.generate import GENERATOR, generate
 from replcheck.properties.core import INCONCLUSIVE, NOT_EXERCISED, PASS, VIOLATED
 from replcheck.results import Finding, FindingKind, excused
@@ -364,6 +365,8 @@ def run(plan: Plan, out: str | os.PathLike | Out, master: str | None = "local[*]
             except Exception as e:  # read while the session lives: a captured exception's text asks its JVM
                 if cause := cluster_cause(e):
                     raise ClusterError(cause) from None
+                if failed := task_failure(e):  # a bug in a task: its own traceback says where, not "PythonException"
+                    raise TaskFailed(f"a campaign task failed:\n{failed}") from None
                 raise
         summary["campaign"]["seconds"] = round(time.monotonic() - started, 1)
         out.write_text("summary.json", json.dumps(summary, indent=1))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io as _bytes
+import itertools
 import os
 import re
 import shutil
@@ -62,6 +63,11 @@ EXECUTOR_WAIT = "spark.replcheck.executorWait"  # seconds, a setting of ours amo
 
 class ClusterError(Exception):
     """Spark, the cluster or its nodes failed (not the user's input, not replcheck): exit 3."""
+
+
+class TaskFailed(Exception):
+    """replcheck's own code failed in a task (a bug, an internal error: exit 3); the message is the
+    end of the task's traceback, which the driver's PythonException alone does not show."""
 
 
 def _filter_jvm_stderr() -> Callable[[], None]:
@@ -286,6 +292,28 @@ def first_line(text: str) -> str:
     return io.printable(text.strip().splitlines()[0] if text.strip() else "no message")[:300]
 
 
+TASK_TRACEBACK_LINES = 6  # the last frames and the exception: where in replcheck and what
+
+
+def _text(e: BaseException) -> str:
+    try:
+        return str(e)
+    except Exception:  # a captured exception whose JVM is gone cannot format itself; its description can
+        return str(getattr(e, "desc", "") or type(e).__name__)
+
+
+def task_failure(e: BaseException) -> str | None:
+    """The last lines of the Python traceback a failed task sent back in a captured exception (its
+    last frames and the exception line, the JVM's stack after it left out); None without one."""
+    text = _text(e)
+    at = text.rfind("Traceback (most recent call last):")
+    if at < 0:
+        return None
+    lines = [line for line in text[at:].splitlines()[1:] if line.strip()]
+    lines = list(itertools.takewhile(lambda line: not line.startswith(("\tat ", "\t... ")), lines))
+    return "\n".join(lines[-TASK_TRACEBACK_LINES:]) or None
+
+
 def cluster_cause(e: BaseException) -> str | None:
     """The one-line cause of a failure of Spark, the cluster or its nodes; None for a failure of
     replcheck's own code in a task (a bug: its traceback is what to report)."""
@@ -294,10 +322,7 @@ def cluster_cause(e: BaseException) -> str | None:
 
     if not isinstance(e, (Py4JError, PySparkException)):
         return None
-    try:
-        text = str(e)
-    except Exception:  # a captured exception whose JVM is gone cannot format itself; its description can
-        text = str(getattr(e, "desc", "") or type(e).__name__)
+    text = _text(e)
     if m := re.search(r"(?:ModuleNotFoundError|ImportError): ([^\n]*)", text):
         return (f"an executor's Python cannot import what a task needs ({m.group(1).strip()}): with --ship zip the "
                 "nodes need replcheck's dependencies, with --ship installed replcheck too (docs/cluster.md)")

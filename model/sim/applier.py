@@ -127,7 +127,12 @@ class Applier(Component):
             if ch.sql_pos >= self._rewound.get((ch.node.id, ch.connection), -1):
                 self._rewound.pop((ch.node.id, ch.connection), None)
             elif ev.type in D.TRX_START and ev.gtid in ch.node.executed:
-                if not self._skip_group(ch):  # read again after a rewinding stop: neither counted nor delayed
+                # read again after a rewinding stop: passed over, not counted, but waited for first as
+                # any event read (rpl_parallel::do_event calls sql_delay_event before
+                # process_gtid_for_restart_pos): a wait only where it is not yet due (a clock stepped back)
+                if self._waits_for(ch, ev, self._wake_to_read):
+                    return
+                if not self._skip_group(ch):
                     return
                 continue
             if (ch.skip_counter or ch.skipping_group) and ev.type not in SKIP_EXEMPT:
@@ -142,14 +147,10 @@ class Applier(Component):
                 if not self._skip_group(ch):  # (a gap: the mutant applies it again)
                     return
                 continue
-            due = self.rule.due(ev, ch.delay, self.sim.now, ch.node.offset, self.sim.epoch, ch.clock_diff_s)
-            if M.DELAY_SKIPPED_WHILE_WORKERS_BUSY in self.mutants and self.workers.busy(ch):
-                due = None
+            busy = M.DELAY_SKIPPED_WHILE_WORKERS_BUSY in self.mutants and self.workers.busy(ch)
             ch.cur_read = self.sim.now
             self._read_timestamp(ch, ev)
-            if due is not None and due > self.sim.now:
-                ch.state, ch.cur_due, ch.cur_due_offset = "waiting", due, ch.node.offset
-                self.at(due, self._wake, ch, ch.sql_gen)
+            if not busy and self._waits_for(ch, ev, self._wake):
                 return
             said = self._due(ch, ev)
             if said == "wait":  # another connection applies this domain: wait for it
@@ -248,6 +249,24 @@ class Applier(Component):
         ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message, self.mech.texts == X.MARIADB)
         self.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,
                        relay_file=entry.file, relay_pos=entry.pos)
+
+    def _waits_for(self, ch: Channel, ev: Event, wake) -> bool:
+        """MASTER_DELAY: an event not yet due puts the SQL thread to sleep until it is; `wake` then."""
+        if self.mech.delay_group_events_only and ev.type in D.NOT_GROUP_EVENTS - D.EXEMPT:  # the seed's three: the rule's
+            return False  # MariaDB 10.11's sql_delay_event: if (sql_delay && Log_event::is_group_event(type))
+        due = self.rule.due(ev, ch.delay, self.sim.now, ch.node.offset, self.sim.epoch, ch.clock_diff_s)
+        if due is None or due <= self.sim.now:
+            return False
+        ch.state, ch.cur_due, ch.cur_due_offset = "waiting", due, ch.node.offset
+        self.at(due, wake, ch, ch.sql_gen)
+        return True
+
+    def _wake_to_read(self, ch: Channel, gen: int) -> None:
+        """A group read again is due: the loop passes it over now."""
+        if gen != ch.sql_gen or ch.state != "waiting":
+            return
+        ch.state, ch.cur_due = "idle", None
+        self.kick(ch)
 
     def _wake(self, ch: Channel, gen: int) -> None:
         if gen != ch.sql_gen or ch.state != "waiting":

@@ -247,6 +247,18 @@ def test_families_are_part_of_a_campaigns_identity(tmp_path):
         campaign._check_out(tmp_path / "old", plan)
 
 
+def test_a_task_that_raises_is_an_internal_error_with_the_tasks_own_cause(spark, tmp_path, capsys, monkeypatch):
+    # the task, not the driver, meets the unknown system (run() takes a Plan as given): its error
+    # comes back as Spark's PythonException, which alone said nothing but its name
+    plan = dataclasses.replace(PLAN, histories=1, chunk=1, systems=("model:no-such-system",))
+    with pytest.raises(campaign.TaskFailed) as failed:
+        campaign.run(plan, tmp_path / "c", spark=spark, emit=lambda line: None)
+    assert "InputError: system: unknown system 'model:no-such-system'" in str(failed.value)
+    assert cli._failed(failed.value) == 3
+    err = capsys.readouterr().err
+    assert "unknown system 'model:no-such-system'" in err and "replcheck: internal error" in err
+
+
 def test_an_out_dir_of_another_campaign_is_refused(mutant_campaign, capsys):
     out, _, _, _ = mutant_campaign
     assert cli.main(["campaign", "--histories", "13", "--chunk", "4", "--systems", ",".join(SYSTEMS), "--out", str(out)]) == 2

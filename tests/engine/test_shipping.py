@@ -74,6 +74,18 @@ def test_a_python_failure_in_a_task_is_replchecks_but_a_lost_executor_the_cluste
     assert spark.cluster_cause(KeyError("x")) is None
 
 
+def test_a_tasks_traceback_is_cut_to_its_last_frames_without_the_jvms_stack():
+    from py4j.protocol import Py4JError
+
+    frames = [f'  File "replcheck/campaign.py", line {n}, in f{n}\n    g({n})' for n in range(5)]
+    bug = Py4JError("Job aborted due to stage failure: ... PythonException: Traceback (most recent call last):\n"
+                    + "\n".join(frames) + "\nKeyError: 'x'\n\tat org.apache.spark.api.python.X.y(X.scala:1)\n\t... 3 more")
+    cause = spark.task_failure(bug)
+    assert cause.splitlines()[-1] == "KeyError: 'x'" and 'in f4' in cause and 'in f0' not in cause
+    assert len(cause.splitlines()) == spark.TASK_TRACEBACK_LINES
+    assert spark.task_failure(Py4JError("Job aborted due to stage failure: Lost task 0.3")) is None
+
+
 def test_a_java_failure_is_named_by_its_exception_not_by_py4js_call():
     from py4j.protocol import Py4JError
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from replcheck import io
+from replcheck.properties.core import VIOLATED
 from replcheck.spec import ROOT
 from replcheck.systems import get, systems
 from conftest import REPO
@@ -318,6 +319,16 @@ def test_incident_on_delayed_replica_waits_its_due_time(kit):
     assert tr.first("visible", node="B", trx="t1")["t"] == 6 * US
     assert all(status_at(tr, t * US)["Slave_SQL_Running"] == "Yes" for t in range(2, 7))
     assert status_at(tr, 8 * US)["Slave_SQL_Running"] == "No"
+
+
+def test_mariadb_does_not_delay_an_incident(kit):
+    # The same History on MariaDB: 10.11's sql_delay_event delays only an event for which
+    # Log_event::is_group_event holds, and an incident is in no group. t1 (due at 6 s) is applied
+    # as due, and the incident right after it is executed at once: B stops at 6 s, not 7 s.
+    tr = kit.run("model:mariadb-10.11", "inc-delayed-skip-group")
+    assert tr.first("visible", node="B", trx="t1")["t"] == 6 * US
+    assert [(s["t"], s["errno"]) for s in tr.all("sql_stop", node="B")] == [(6 * US, 1590)]
+    assert kit.verdict("WL3464.DELAY", tr).status == VIOLATED  # declared on model:mariadb-10.11
 
 
 # -- GTID mode: the skip moves the GTID position (MariaDB 0b4231e9) --------------------------------

@@ -58,3 +58,26 @@ def test_the_skip_counter_does_not_count_the_groups_read_again(kit):
     counted = {s["trx"] for s in tr.all("skip", node="B") if s.get("reason") == "sql_slave_skip_counter"}
     assert counted == {"t4"} and [v["trx"] for v in tr.all("visible", node="B")] == ["t1", "t2", "t3"]
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status != VIOLATED
+
+
+def reread_history(kit) -> dict:
+    """B (two domains, MASTER_DELAY 2) executed t1 and t2; its clock steps 2 s back, so both are
+    due again 2 s on, and a rewinding STOP SLAVE SQL_THREAD makes it read them again."""
+    workers = {"slave_parallel_threads": 4, "slave_parallel_mode": "conservative"}
+    return kit.make_history([{"id": "A", "gtid_mode": True}, {"id": "B", "gtid_mode": True, "variables": workers}], [("A", "B", 2)], [
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1", "domain": 1},
+        {"at": 500_000, "op": "trx", "node": "A", "trx": "t2"},
+        {"at": 3_000_000, "op": "clock_step", "node": "B", "delta_us": -2_000_000},
+        {"at": 3_200_000, "op": "stop_slave", "node": "B", "thread": "sql"},
+        {"at": 3_200_000, "op": "start_slave", "node": "B", "thread": "sql"}], end_us=6_000_000, sample_every_us=250_000)
+
+
+def test_a_group_read_again_is_waited_for_before_it_is_passed_over(kit):
+    # rpl_parallel::do_event calls sql_delay_event before process_gtid_for_restart_pos: the re-read
+    # t1 (due at 2 s on B's clock, which now reads 1.2 s) waits until 4 s, then both are passed over
+    tr = kit.run("model:mariadb-10.11", reread_history(kit))
+    passed = [(s["trx"], s["t"]) for s in tr.all("skip", node="B") if s.get("reason") == "gtid already executed"]
+    assert passed == [("t1", 4_000_000), ("t2", 4_000_000)]
+    waiting = [s for s in tr.all("status", node="B") if 3_200_000 <= s["t"] < 4_000_000 and s["Slave_SQL_Running"] == "Yes"]
+    assert waiting and all(s["Slave_SQL_Running_State"].startswith("Waiting until MASTER_DELAY") for s in waiting)
+    assert [v["trx"] for v in tr.all("visible", node="B")] == ["t1", "t2"]  # nothing applied twice

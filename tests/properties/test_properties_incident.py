@@ -485,6 +485,25 @@ def test_a_relay_log_place_used_again_after_relay_log_recovery_is_another_event(
     assert v.status == "violated" and v.witnesses[0].message.startswith("B did not stop at incident 1"), v
 
 
+def test_what_ran_at_a_place_before_relay_log_recovery_is_not_a_later_copys_incident():
+    # MariaDB 10.11, a campaign's History (corpus incident-copy-after-relay-log-recovery): B applied a
+    # Rotate at relay.000003:658; relay_log_recovery threw its relay logs away twice; a later copy of
+    # A's incident, relayed to a new relay.000003 at 658 while B was stopped at the copy before it,
+    # was never read. Without those throw-aways the Rotate would be that incident applied.
+    from replcheck.io import load_trace
+    from replcheck.properties.core import PROPERTIES, TraceView
+
+    header, obs = load_trace(REPO / "corpus/server/incident-copy-after-relay-log-recovery.trace.jsonl")
+    prop = next(p for p in PROPERTIES if p.requirement == "WL3464.R3.1")
+    copy = [o for o in obs if o["kind"] == "relay" and o["type"] == "INCIDENT_EVENT"][-1]
+    before = [o for o in obs if o["kind"] == "apply" and (o["relay_file"], o["relay_pos"]) == (copy["file"], copy["pos"])]
+    assert [o["type"] for o in before] == ["ROTATE_EVENT"] and before[0]["t"] < copy["t"]
+    v = prop.run(TraceView(header, obs))
+    assert v.status == "pass" and v.checked, v
+    v = prop.run(TraceView(header, [o for o in obs if o["kind"] != "relay_log_recovery"]))
+    assert v.status == "violated" and "relayed at 2.855917 s" in v.witnesses[0].message, v
+
+
 @pytest.mark.parametrize("state", ["Connecting", "Preparing"])
 def test_an_io_thread_reconnecting_at_an_incident_is_running(kit, state):
     # MariaDB shows a running IO thread as Connecting or Preparing while it (re)connects and
