@@ -11,11 +11,15 @@ from conftest import US, assert_witness
 
 from replcheck.properties.core import PASS, VIOLATED
 
+from test_properties_incident import incidents_wait, run_on
+
 MARIADB, WL7318 = "model:mariadb-10.11", "model:wl7318"
 
 
-def run(kit, system: str, name: str):
-    return kit.run(system, json.loads((Path(__file__).parent / "histories" / f"{name}.json").read_text()))
+def run(kit, system, name: str):
+    """The kept History run on a system by name, or on a System made for the test."""
+    history = json.loads((Path(__file__).parent / "histories" / f"{name}.json").read_text())
+    return kit.run(system, history) if isinstance(system, str) else run_on(system, history)
 
 
 def passes_then_fails(kit, tr, requirement: str, change, expect: str) -> None:
@@ -47,7 +51,7 @@ def test_a_replica_stopped_at_an_incident_before_any_sample_shows_nothing_of_its
 def test_the_incidents_wait_counts_by_the_clock_difference_at_its_read(kit):
     """B read the incident with a difference of 2 s and waits to 4.6 s; its reconnect measures 3 s
     during the wait, which does not move it. Stopped at 4 s, it stopped before due."""
-    tr = run(kit, MARIADB, "gen14-delay-830019-23")
+    tr = run(kit, incidents_wait(), "gen14-delay-830019-23")
     passes_then_fails(kit, tr, "WL3464.DELAY", lambda tr: tr.retime(tr.first("sql_stop", node="B", reason="error"), 4 * US),
                       "B stopped at the incident at 4 s")
 
@@ -56,7 +60,7 @@ def test_the_incident_read_at_its_relay_counts_with_the_clock_step_before_it(kit
     """Generator 15: B's clock steps an hour ahead, then the incident arrives and is read at once: by
     the difference measured before the step it is long due, and B stops at it. Without the step it
     was due at 7 s."""
-    tr = run(kit, MARIADB, "gen15-delay-890023-4")
+    tr = run(kit, incidents_wait(), "gen15-delay-890023-4")
     passes_then_fails(kit, tr, "WL3464.DELAY", lambda tr: (tr.drop(tr.first("clock_step", node="B")), tr.first("sql_stop", node="B", reason="error"))[1],
                       "B stopped at the incident at 0 s, due at 7 s")
 
