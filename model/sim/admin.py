@@ -138,6 +138,11 @@ class Admin(Component):
         if errno is None:
             ch.delay = value
             source = self.nodes[op.get("master_host", ch.source.id)]
+            # A binlog place, as a relay log place, turns GTID off with note 4190 (MariaDB sql_repl.cc,
+            # change_master: log_file_name or pos with MASTER_USE_GTID unchanged sets USE_GTID_NO;
+            # measured on 10.11.19, tests/harness/test_change_master.py)
+            off = (self.mech.relay_log_place_turns_gtid_off and self.receiver.gtid_replica(ch)
+                   and ("master_log_file" in op or resume is not None) and "master_use_gtid" not in op)
             if "master_log_file" in op:
                 self.change_source(ch, source, op["master_log_file"], op["master_log_pos"])
             elif by_id:
@@ -146,10 +151,10 @@ class Admin(Component):
                 self.change_source_by_gtid(ch, source)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
-                if self.mech.relay_log_place_turns_gtid_off and self.receiver.gtid_replica(ch):
-                    ch.by_position = True
-                    errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
-                                                                  "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
+            if off:
+                ch.by_position = True
+                errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
+                                                              "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
             self.rli.write_relay_log_info(ch)
         self._stmt(ch, op, errno, message, warning=errno == ER_WARN_USING_GTID_CHANGED, delay=value)
         if purge:
