@@ -7,7 +7,7 @@ from typing import Any
 
 from replcheck.harness.errors import HarnessError
 from replcheck.harness.sqlclient import connection_clause, sql_quote
-from replcheck.spec.formats import US
+from replcheck.spec.formats import US, binlog_number
 
 # MASTER_DELAY tokens a History may send to exercise the server's parser: numbers and bare words.
 DELAY_SQL = re.compile(r"^(-?[0-9]{1,20}(\.[0-9]{1,6})?|[A-Za-z]{1,16})$")
@@ -24,6 +24,7 @@ GTID_LIST = re.compile(r"\A(\d{1,10}-\d{1,10}-\d{1,20}(,\d{1,10}-\d{1,10}-\d{1,2
 LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 USER = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]{0,31}\Z")  # a replication user's name (the History schema's pattern)
 USE_GTID = ("slave_pos", "current_pos", "no")  # MASTER_USE_GTID's values (sql_yacc.yy)
+SERVER_BINLOG = "bin"  # the base name of the harness's binlogs (Cluster: --log-bin=<dir>/bin)
 
 
 # The binlog caches of a run that overflows one (a buffer of CACHE_BUFFER_BYTES, at most CACHE_BYTES
@@ -97,7 +98,9 @@ def change_master_statement(op: dict, epoch_us: int | None, connect: tuple[str, 
     if "master_user" in op and not (isinstance(op["master_user"], str) and USER.match(op["master_user"])):
         raise RunnerError(f"master_user {op['master_user']!r} is not a user name")
     if "master_log_file" in op:  # a new place: MariaDB turns Using_Gtid to No unless MASTER_USE_GTID is given
-        clauses.append(_place("MASTER", op["master_log_file"], op.get("master_log_pos")))
+        # The History names a binlog as its test does (master-bin.000001); the server's is named by
+        # the same sequence number after its own --log-bin base name (names compare by number).
+        clauses.append(_place("MASTER", op["master_log_file"], op.get("master_log_pos"), SERVER_BINLOG))
     if "master_use_gtid" in op:
         if op["master_use_gtid"] not in USE_GTID:
             raise RunnerError(f"master_use_gtid {op['master_use_gtid']!r} is not one of {', '.join(USE_GTID)}")
@@ -107,10 +110,13 @@ def change_master_statement(op: dict, epoch_us: int | None, connect: tuple[str, 
     return f"CHANGE MASTER{_named(op)} TO " + ", ".join(clauses)
 
 
-def _place(kind: str, f: object, p: object) -> str:
-    """`<kind>_LOG_FILE = 'f', <kind>_LOG_POS = p` of a validated file name and position."""
+def _place(kind: str, f: object, p: object, base: str | None = None) -> str:
+    """`<kind>_LOG_FILE = 'f', <kind>_LOG_POS = p` of a validated file name and position; with
+    `base`, the file of f's sequence number after that base name."""
     if not (isinstance(f, str) and LOG_FILE.match(f)) or isinstance(p, bool) or not isinstance(p, int):
         raise RunnerError(f"{kind.lower()} log place {f!r}, {p!r} is not a file name and an integer position")
+    if base is not None:
+        f = f"{base}.{binlog_number(f)}"
     return f"{kind}_LOG_FILE = '{f}', {kind}_LOG_POS = {p}"
 
 

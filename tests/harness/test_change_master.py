@@ -15,7 +15,8 @@ FROM_A = ({"source": "A", "replica": "B"}, {"source": "A", "replica": "C"})
 def test_the_statement_carries_every_clause_the_op_gives():
     assert R.admin_statement({"op": "change_master", "master_use_gtid": "current_pos", "delay": 10}) == \
         "CHANGE MASTER TO MASTER_DELAY = 10, MASTER_USE_GTID = current_pos"
-    assert R.admin_statement({"op": "change_master", "master_log_file": "bin.000003", "master_log_pos": 4}) == \
+    # a binlog named as the test names it: the server's of that number
+    assert R.admin_statement({"op": "change_master", "master_log_file": "master-bin.000003", "master_log_pos": 4}) == \
         "CHANGE MASTER TO MASTER_LOG_FILE = 'bin.000003', MASTER_LOG_POS = 4"
     connect = ("MASTER_HOST='127.0.0.1', MASTER_PORT=4000", "MASTER_USER='rpl', MASTER_PASSWORD='x'")
     assert change_master_statement({"op": "change_master", "connection": "a", "master_host": "C", "master_user": "rpl",
