@@ -8,6 +8,7 @@ from typing import Any, Callable
 from replcheck.spec.formats import (BINLOG_START, ER_BAD_SLAVE)
 
 from .. import delay as D
+from .. import domains as DOM
 from .. import mechanics as X
 from .. import multisource as MS
 from .. import mutants as M
@@ -221,16 +222,22 @@ class Admin(Component):
                    "" if running else "Slave already has been stopped", warning=not running)
 
     def op_start_slave(self, node: Node, op: dict) -> None:
-        if (op.get("until") or {}).get("sql_after_mts_gaps") and self.mech.texts == X.MARIADB:
-            # MariaDB's grammar knows no SQL_AFTER_MTS_GAPS (sql_yacc.yy, slave_until: log positions and
-            # MASTER_GTID_POS only): a syntax error, nothing started
+        until = op.get("until") or {}
+        # MariaDB's grammar knows no SQL_AFTER_MTS_GAPS (sql_yacc.yy, slave_until: log positions and
+        # MASTER_GTID_POS only), MySQL's no MASTER_GTID_POS (slave_until_opts): a syntax error, nothing started
+        near = ("SQL_AFTER_MTS_GAPS" if until.get("sql_after_mts_gaps") and self.mech.texts == X.MARIADB else
+                f"master_gtid_pos = '{until['master_gtid_pos']}'" if "master_gtid_pos" in until
+                and not self.mech.gtid_domains else None)
+        if near:
             args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
-            self.emit("stmt", node.id, op="start_slave", errno=D.ER_PARSE_ERROR, warning=None, message=(
-                "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server "
-                "version for the right syntax to use near 'SQL_AFTER_MTS_GAPS' at line 1"), **args)
+            self.emit("stmt", node.id, op="start_slave", errno=D.ER_PARSE_ERROR, warning=None, message=DOM.syntax_error(
+                "MariaDB" if self.mech.texts == X.MARIADB else "MySQL", near), **args)
             return
         ch = self._channel_or_error(node, op)
         if ch is None:
+            return
+        if refused := self.untilgtid.refusal(ch, op):
+            self._stmt(ch, op, *refused)
             return
         thread = op.get("thread")
         io = thread in (None, "io") and not ch.io_running

@@ -132,6 +132,11 @@ def start_slave_statement(op: dict, epoch_us: int | None) -> str:
     until = op.get("until")
     if until and until.get("sql_after_mts_gaps") is True:  # MySQL's; MariaDB answers with a syntax error
         return f"START SLAVE{_named(op)}{_thread(op)} UNTIL SQL_AFTER_MTS_GAPS"
+    if until and "master_gtid_pos" in until:  # MariaDB's; MySQL answers with a syntax error
+        pos = until["master_gtid_pos"]
+        if not isinstance(pos, str) or not GTID_LIST.match(pos):
+            raise RunnerError(f"until {until!r} is not a GTID list")
+        return f"START SLAVE{_named(op)}{_thread(op)} UNTIL master_gtid_pos = '{pos}'"
     if until:
         f, p = until["master_log_file"], until["master_log_pos"]
         if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
@@ -153,7 +158,12 @@ def stop_all_slaves_statement(op: dict, epoch_us: int | None) -> str:
 
 
 def flush_logs_statement(op: dict, epoch_us: int | None) -> str:
-    return "FLUSH LOGS"
+    domains = op.get("delete_domain_id")
+    if domains is None:
+        return "FLUSH LOGS"
+    if not isinstance(domains, list) or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in domains):
+        raise RunnerError(f"delete_domain_id {domains!r} is not a list of domain ids")
+    return f"FLUSH BINARY LOGS DELETE_DOMAIN_ID = ({', '.join(map(str, domains))})"
 
 
 def flush_relay_logs_statement(op: dict, epoch_us: int | None) -> str:
