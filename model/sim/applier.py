@@ -90,10 +90,6 @@ class Applier(Component):
             # workers are done (slave_stop_workers)
             self.stop_sql(ch, "until", statement=False)
             return
-        if ch.sql_running and ch.state == "idle" and not self.workers.busy(ch) and self.untilgtid.reached(ch):
-            # the last listed domain reached with nothing more to read (or reached at the start)
-            self.stop_sql(ch, "until", statement=False)
-            return
         # waiting at the end of the relay log (next_event, slave.cc), its workers idle: MariaDB sets
         # sql_thread_caught_up only once rpl_parallel::workers_idle (MDEV-29639's fix)
         if ch.sql_running and ch.state == "idle" and self.workers.idle(ch):
@@ -414,7 +410,13 @@ class Applier(Component):
         if not u:
             return False
         if "master_gtid_pos" in u:
-            return self.untilgtid.reached(ch)
+            # Gtid_list_log_event::do_apply_event with FLAG_UNTIL_REACHED (log_event_server.cc): the SQL
+            # thread passes the dump's last event and stops
+            e = ch.relay[ch.sql_pos]
+            if e.ev.until_reached:
+                ch.sql_pos += 1
+                self.advance_group(ch, e)
+            return e.ev.until_reached
         if u.get("sql_after_mts_gaps"):
             # MySQL's Until_mts_gap::check_before_dispatching_event (sql/rpl_replica_until_options.cc):
             # the coordinator stops before the next event once mts_recovery_group_cnt is 0, every

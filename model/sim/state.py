@@ -155,6 +155,7 @@ class ApplierState:
     applied_in_group: int = 0
     until: dict | None = None
     until_io: dict | None = None  # UNTIL master_gtid_pos: the domains the dump still sends, to their GTIDs
+    until_sent: str | None = None  # ... and the group it sends that reached its domain's GTID
     rli_content: str = ""
     rli_before: str = ""  # relay-log.info before its last write (what a crash leaves when that write is lost)
     skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter (only while the SQL thread is stopped)

@@ -73,3 +73,16 @@ def test_other_flavours_refuse_master_gtid_pos_as_a_syntax_error(kit, system):
     got = _stmts(kit.run(system, h), "R", "start_slave")[-1]
     assert got["errno"] == 1064 and got["message"].endswith("MySQL server version for the right syntax to use near "
                                                              "'master_gtid_pos = '0-1-4'' at line 1")
+
+
+def test_until_a_gtid_of_another_server_is_never_reached_and_one_the_binlog_lacks_stops_before_the_group_past_it(kit):
+    tr = kit.run(MARIADB, _until_history(kit, "1-9-1"))  # the master's server_id is 1: not this domain's stop
+    assert not [o for o in tr.all("sql_stop", node="R") if o["reason"] == "until"]
+    assert [v["gtid"] for v in tr.all("visible", node="R")] == ["1-1-1", "1-1-2", "1-1-3"]  # domain 1 only
+    h = _until_history(kit, "1-1-2,2-1-2")
+    for o in h["ops"]:
+        if o["op"] == "trx" and o["domain"] == 1 and o["at"] >= 2_200_000:  # 1-1-3, 1-1-4: no 1-1-2
+            o["gtid_seq_no"] = 3 + (o["at"] - 2_200_000) // 200_000
+    tr = kit.run(MARIADB, h)
+    # 1-1-3 is past 1-1-2: domain 1 is done without it; 2-1-2 comes after 1-1-3 and still arrives
+    assert [v["gtid"] for v in tr.all("visible", node="R")] == ["1-1-1", "2-1-1", "2-1-2"]
