@@ -310,7 +310,7 @@ class Admin(Component):
         if not self.mech.gtid_domains and node.gtid_mode:
             node.executed -= {e.ev.gtid for e in node.binlog if e.ev.gtid}
         node.binlog, node.binlog_file_no, node.binlog_gtids, node.gtid_seq, node.base_gtids = [], 0, {}, {}, []
-        node.purged, node.mtimes, node.file_start, node.index, node.set_ids = set(), {}, {}, [], {}
+        node.purged, node.mtimes, node.file_start, node.index, node.set_ids, node.dropped = set(), {}, {}, [], {}, {}
         node.synced = node.published = node.writes_since_sync = 0
         for ch in node.replicas:
             ch.gtid_floor = None

@@ -86,3 +86,41 @@ def test_until_a_gtid_of_another_server_is_never_reached_and_one_the_binlog_lack
     tr = kit.run(MARIADB, h)
     # 1-1-3 is past 1-1-2: domain 1 is done without it; 2-1-2 comes after 1-1-3 and still arrives
     assert [v["gtid"] for v in tr.all("visible", node="R")] == ["1-1-1", "2-1-1", "2-1-2"]
+
+
+def _delete(at, *ids):
+    return {"at": at, "op": "flush_logs", "node": "M", "delete_domain_id": list(ids)}
+
+
+def test_delete_domain_id_is_refused_while_a_binlog_kept_holds_the_domain_then_taken_after_the_purge(kit):
+    h = kit.make_history(["M"], [], [
+        _delete(500_000, 99),  # not in the state: a warning, no rotation
+        {"at": 1_000_000, "op": "trx", "node": "M", "domain": 1},
+        _delete(2_000_000, 1),  # bin.000001 holds 1-1-1
+        {"at": 3_000_000, "op": "flush_logs", "node": "M"},
+        _delete(3_500_000, 1),  # bin.000001 still kept
+        {"at": 4_000_000, "op": "purge_binary_logs", "node": "M", "to": "bin.000002"},
+        _delete(5_000_000, 1),
+        _delete(6_000_000, 1),  # gone: the earliest Gtid_list still names 1-1-1, so both warnings
+        {"at": 6_500_000, "op": "trx", "node": "M", "domain": 1},
+        {"at": 7_000_000, "op": "expect", "node": "M", "show": "variables", "fields": {"gtid_binlog_state": "1-1-1"}},
+        {"at": 7_000_000, "op": "expect", "node": "M", "show": "binary_logs", "binary_logs": ["bin.000002", "bin.000003"]},
+    ], end_us=8_000_000)
+    tr = kit.run(MARIADB, h)
+    got = [(o["errno"], o["warning"], o["message"]) for o in tr.all("stmt", node="M") if o["op"] == "flush_logs"]
+    assert got[0] == (None, 1076, "The gtid domain being deleted ('99') is not in the current binlog state")
+    refused = ("Could not delete gtid domain. Reason: binlog files may contain gtids from the domain ('1') being deleted. "
+               "Make sure to first purge those files.")
+    assert got[1] == got[3] == (1076, None, refused)
+    assert got[4] == (None, None, "")
+    assert got[5][1] == 1076 and got[5][2].startswith("The current gtid binlog state is incompatible with a former one "
+                                                      "missing gtids from the '1-1' domain-server pair")
+    # the domain's numbering starts again: the next transaction in it is 1-1-1
+    assert [o["value"] for o in tr.all("observed", node="M")] == [{"gtid_binlog_state": "1-1-1"}, ["bin.000002", "bin.000003"]]
+
+
+@pytest.mark.parametrize("system", ["model:mysql-8.0", "model:google-5.0"])
+def test_other_flavours_refuse_delete_domain_id_as_a_syntax_error(kit, system):
+    tr = kit.run(system, kit.make_history(["M"], [], [_delete(1_000_000, 0)], end_us=2_000_000))
+    [got] = [o for o in tr.all("stmt", node="M") if o["op"] == "flush_logs"]
+    assert got["errno"] == 1064 and "near 'DELETE_DOMAIN_ID = (0)' at line 1" in got["message"]
