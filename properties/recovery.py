@@ -17,7 +17,7 @@ from .core import Check, TraceView, checks
 from .delay_timing import STATE_WAITING
 from .filter import kept_out
 from .groupid import sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
-from .groupid_shared import starts_new_binlog
+from .groupid_shared import deleted_domains, starts_new_binlog
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -432,7 +432,8 @@ def gtid_not_reused(v: TraceView, check: Check) -> None:
             if starts_new_binlog(o):
                 held, cut = {}, set()
             elif o["kind"] == "stmt":
-                continue
+                if gone := deleted_domains(o):  # the binlogs that held them were purged first
+                    held = {g: x for g, x in held.items() if F.parse_gtid(g)[0] not in gone}
             elif o["kind"] == "recovery":
                 for g in cut:
                     del held[g]
