@@ -28,3 +28,18 @@ def test_a_domain_deleted_may_issue_its_gtids_again_but_not_after_a_refused_dele
     refused = next(o for o in tr.all("stmt", node="M") if o.get("delete_domain_id"))
     refused["errno"] = 1076  # the server refused it: the first 1-1-1 still counts
     assert kit.verdict(requirement, tr).status == VIOLATED
+
+
+@pytest.mark.parametrize("requirement", ["GGID.RECOVERY.EXACTLY_ONCE", "GGID.PURGE.NO_SKIP", "DOMAIN.CONNECT.REFUSED"])
+def test_a_deleted_domain_is_owed_to_no_replica_and_new_to_one_asking(kit, requirement):
+    """rpl_gtid_delete_domain: the slave, past the master's domain 11, connects once the master deleted it,
+    and never gets the master's later 11-111-1; had the deletions been refused, that would be a loss."""
+    from replcheck import io
+    from replcheck.spec import ROOT
+    h = io.load_history(ROOT.joinpath("histories", "suites", "mdb-rpl_gtid_delete_domain.jsonl"))
+    tr = kit.run(MDB, h)
+    assert kit.verdict(requirement, tr).status == PASS
+    for o in tr.all("stmt", node="master"):
+        if o.get("delete_domain_id"):
+            o["errno"] = 1076
+    assert kit.verdict(requirement, tr).status == VIOLATED
