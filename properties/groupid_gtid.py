@@ -85,6 +85,10 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         elif own_too and o["kind"] == "stmt" and starts_new_binlog(o):
             # RESET MASTER empties the binlog's state; SET GLOBAL gtid_binlog_state sets it (sql_repl.cc reset_master)
             pos, logged, changed = positions(str(o.get("value", "")).replace(" ", "")) or {}, {}, True
+        elif own_too and (dropped := deleted_domains(o)):  # FLUSH BINARY LOGS DELETE_DOMAIN_ID took them from the state
+            pos = {d: g for d, g in pos.items() if d not in dropped}
+            logged = {d: stack for d, stack in logged.items() if d not in dropped}
+            changed = True
         elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
               and o.get("errno") is None):
             pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)

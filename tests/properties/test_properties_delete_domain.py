@@ -43,3 +43,18 @@ def test_a_deleted_domain_is_owed_to_no_replica_and_new_to_one_asking(kit, requi
         if o.get("delete_domain_id"):
             o["errno"] = 1076
     assert kit.verdict(requirement, tr).status == VIOLATED
+
+
+def test_gtid_binlog_pos_loses_a_deleted_domain(kit):
+    """A server's gtid_binlog_pos after DELETE_DOMAIN_ID=(11) no longer names 11-111-1 (binlog state
+    0-1-1, rpl_gtid_delete_domain.result): a sample showing 0-1-1 holds; had the deletion been
+    refused, its binlog would still end with 11-111-1 there."""
+    from replcheck import io
+    from replcheck.spec import ROOT
+    tr = kit.run(MDB, io.load_history(ROOT.joinpath("histories", "suites", "mdb-rpl_gtid_delete_domain.jsonl")))
+    deletion = next(o for o in tr.all("stmt", node="master") if o.get("delete_domain_id"))
+    sample = {"t": deletion["t"], "kind": "server_status", "node": "master", "variables": {"gtid_binlog_pos": "0-1-1"}}
+    tr.obs.insert(tr.index(deletion) + 1, sample)
+    assert kit.verdict("MARIADB.GTID.BINLOG_POS", tr).status == PASS
+    deletion["errno"] = 1076
+    assert kit.verdict("MARIADB.GTID.BINLOG_POS", tr).status == VIOLATED
