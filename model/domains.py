@@ -258,9 +258,3 @@ def drop_domains(ids: Iterable[int], state: dict[int, dict[int, Gtid]], earliest
                     "those files"), warnings
     return "", warnings
 
-
-def until_reached(until: dict[int, Gtid], pos: dict[int, Gtid]) -> dict[int, Gtid]:
-    """START SLAVE UNTIL master_gtid_pos: the domains still to reach, given the position per domain
-    (a domain is reached at a GTID of its until sequence number or above, whatever its server_id:
-    sql_repl.cc, is_until_reached and the dump's until_gtid_state)."""
-    return {d: g for d, g in until.items() if d not in pos or pos[d][2] < g[2]}
