@@ -62,6 +62,7 @@ class Event:
     # written by a replica's relay log itself at a rotation (LOG_EVENT_RELAY_LOG_F, or the artificial
     # copy of the source's format description): never received from the source
     relay_log: bool = False
+    until_reached: bool = False  # GTID_LIST_EVENT only: MariaDB's FLAG_UNTIL_REACHED, the dump's last event
 
 
 # MariaDB's parser takes MASTER_DELAY as ulong_num: a plain, hexadecimal, decimal or float literal,

@@ -17,6 +17,8 @@ ER_MASTER_GTID_POS_CONFLICTS_WITH_BINLOG = 1947
 ER_MASTER_GTID_POS_MISSING_DOMAIN = 1948
 GTID_SLAVE_POS, GTID_BINLOG_STATE = "gtid_slave_pos", "gtid_binlog_state"
 ER_BINLOG_MUST_BE_EMPTY = 1956
+ER_BINLOG_CANT_DELETE_GTID_DOMAIN = 1076  # its error and its warnings alike
+ER_UNTIL_REQUIRES_USING_GTID = 1949
 GTID_DOMAIN_ID, GTID_STRICT_MODE = "gtid_domain_id", "gtid_strict_mode"  # server variables
 VARIABLES = (GTID_DOMAIN_ID, GTID_STRICT_MODE)
 
@@ -68,7 +70,7 @@ def parse_gtid_list(text: str) -> dict[int, Gtid] | tuple[int, str]:
     for g in gtids:
         if g[0] in out:
             return ER_DUPLICATE_GTID_DOMAIN, (f"GTID {g[0]}-{g[1]}-{g[2]} and {g[0]}-{out[g[0]][1]}-{out[g[0]][2]} "
-                                              "conflict (duplicate domain id {g[0]})")
+                                              f"conflict (duplicate domain id {g[0]})")
         out[g[0]] = g
     return out
 
@@ -220,3 +222,39 @@ def strict_out_of_order(last: Gtid | None, g: Gtid) -> str | None:
         return None
     return (f"An attempt was made to binlog GTID {g[0]}-{g[1]}-{g[2]} which would create an out-of-order sequence "
             f"number with existing GTID {last[0]}-{last[1]}-{last[2]}, and gtid strict mode is enabled")
+
+
+def syntax_error(server: str, near: str) -> str:
+    """ER_PARSE_ERROR's text (errmsg-utf8.txt: ER_SYNTAX_ERROR's, then "near '%-.80s' at line %d")."""
+    return (f"You have an error in your SQL syntax; check the manual that corresponds to your {server} server "
+            f"version for the right syntax to use near '{near[:80]}' at line 1")
+
+
+def drop_domains(ids: Iterable[int], state: dict[int, dict[int, Gtid]], earliest: list[Gtid]) -> tuple[str, list[str]]:
+    """FLUSH BINARY LOGS DELETE_DOMAIN_ID (rpl_binlog_state::drop_domain, rpl_gtid.cc, called by
+    MYSQL_BIN_LOG::do_delete_gtid_domain, log.cc): (the error's reason or "", the warnings). `state`
+    is the binlog state by log_gtid, `earliest` the Gtid_list at the head of the oldest binlog kept.
+    First each GTID of that list the state lost or lowered is warned of; then a domain the state
+    lacks is warned of and passed over, and one with a GTID the earliest list does not hold (so some
+    binlog kept may hold it) refuses the whole statement, nothing deleted
+    (binlog_flush_binlogs_delete_domain.result)."""
+    warnings = []
+    for g in earliest:
+        now = state.get(g[0], {}).get(g[1])
+        if now is None:
+            warnings.append(f"The current gtid binlog state is incompatible with a former one missing gtids from the "
+                            f"'{g[0]}-{g[1]}' domain-server pair which is referred to in the gtid list describing an "
+                            f"earlier state. Ignore if the domain ('{g[0]}') was already explicitly deleted.")
+        elif now[2] < g[2]:
+            warnings.append(f"The current gtid binlog state is incompatible with a former one having a gtid "
+                            f"'{now[0]}-{now[1]}-{now[2]}' which is less than the '{g[0]}-{g[1]}-{g[2]}' of the gtid "
+                            "list describing an earlier state. The state may have been affected by manually "
+                            "injecting a lower sequence number gtid or via replication.")
+    for d in ids:
+        if d not in state:
+            warnings.append(f"The gtid domain being deleted ('{d}') is not in the current binlog state")
+        elif any(g not in earliest for g in state[d].values()):
+            return (f"binlog files may contain gtids from the domain ('{d}') being deleted. Make sure to first purge "
+                    "those files"), warnings
+    return "", warnings
+

@@ -14,7 +14,7 @@ from . import configuration
 from .core import Check, TraceView, checks
 from .filter import on_master_at
 from .groupid import domain_of, lost_lines, positions
-from .groupid_shared import starts_new_binlog
+from .groupid_shared import deleted_domains, starts_new_binlog
 
 def _gtid(o: dict) -> tuple[int, int, int] | None:
     return F.parse_gtid(o["gtid"]) if domain_of(o.get("gtid")) is not None else None
@@ -115,9 +115,11 @@ def _held_before(v: TraceView, source: str, line: int) -> tuple[dict[tuple[int, 
         at: dict[int, tuple[dict, dict]] = {}
         asks = iter(sorted(c["_line"] for c in v.kind("connect") if c["source"] == source) + [2**62])
         ask = next(asks)
-        for o in v.of_node(source, "binlog", "visible"):
+        for o in v.of_node(source, "binlog", "visible", "stmt"):
             while ask < o["_line"]:
                 at[ask], ask = (dict(state), dict(slave_pos)), next(asks)
+            if dropped := deleted_domains(o):  # gone from the binlog state: a new domain to a slave asking
+                state = {k: n for k, n in state.items() if k[0] not in dropped}
             g = _gtid(o)
             if g is None:
                 continue

@@ -7,7 +7,7 @@ from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
 from .filter import kept_out
-from .groupid_shared import lost_lines, of_node, out_of_system, server_id, starts_new_binlog
+from .groupid_shared import deleted_domains, lost_lines, of_node, out_of_system, server_id, starts_new_binlog
 
 
 # -- the MariaDB-GTID view -------------------------------------------------------------------------
@@ -15,12 +15,15 @@ from .groupid_shared import lost_lines, of_node, out_of_system, server_id, start
 def gtid_one_body(v: TraceView, check: Check) -> None:
     """Each GTID names one transaction body in every binlog of the system; but a RESET MASTER on a
     server lets it issue its GTIDs anew (sql_repl.cc reset_master: the binlog state emptied), which
-    the DBA who ran it chose (rpl_gtid_startpos, rpl_gtid_mdev4820)."""
+    the DBA who ran it chose (rpl_gtid_startpos, rpl_gtid_mdev4820), as does FLUSH BINARY LOGS
+    DELETE_DOMAIN_ID for the domains it deleted on that server."""
     gone = out_of_system(v)
     first: dict[str, dict] = {}
-    resets = sorted((o for o in v.kind("stmt") if starts_new_binlog(o)), key=lambda o: o["_line"])
+    resets = sorted((o for o in v.kind("stmt") if starts_new_binlog(o) or deleted_domains(o)), key=lambda o: o["_line"])
     for o in sorted([*v.kind("binlog"), *resets], key=lambda o: o["_line"]):
-        if o["kind"] == "stmt":
+        if o["kind"] == "stmt" and (gone_domains := deleted_domains(o)):  # any server's GTIDs of those domains
+            first = {g: x for g, x in first.items() if domain_of(g) not in gone_domains or x["node"] != o["node"]}
+        elif o["kind"] == "stmt":
             sid = server_id(v, o["node"])
             first = {g: x for g, x in first.items() if domain_of(g) is None or F.parse_gtid(g)[1] != sid}
         elif o.get("gtid") and o.get("trx") is not None and o.get("idx", 0) == 0 and o["_line"] not in gone:
@@ -89,6 +92,10 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         elif own_too and o["kind"] == "stmt" and starts_new_binlog(o):
             # RESET MASTER empties the binlog's state; SET GLOBAL gtid_binlog_state sets it (sql_repl.cc reset_master)
             pos, logged, changed = positions(str(o.get("value", "")).replace(" ", "")) or {}, {}, True
+        elif own_too and (dropped := deleted_domains(o)):  # FLUSH BINARY LOGS DELETE_DOMAIN_ID took them from the state
+            pos = {d: g for d, g in pos.items() if d not in dropped}
+            logged = {d: stack for d, stack in logged.items() if d not in dropped}
+            changed = True
         elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
               and o.get("errno") is None):
             pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)

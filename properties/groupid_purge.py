@@ -8,7 +8,8 @@ from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
-from .groupid_shared import current_id, lost_lines, server_id
+from .groupid_gtid import domain_of
+from .groupid_shared import current_id, deleted_domains, lost_lines, server_id
 from .groupid_commands import binlog_info, is_purge, last_group_end
 
 
@@ -105,6 +106,7 @@ def _after_purges(v: TraceView, node: str, source: str):
     cut_at: dict[int, list[int]] = {}  # recovery line -> the positions it cuts
     where: dict[str, list[int]] = {}
     in_file: dict[str, list[int]] = {}
+    in_domain: dict[int, list[int]] = {}  # MariaDB GTID domain -> its positions
     gone: set[str] = set()
     purged: list[int] = []  # heaps of positions: in purged binlogs; and of those, still lacking
     lacking: list[int] = []
@@ -121,11 +123,13 @@ def _after_purges(v: TraceView, node: str, source: str):
             first_seen.setdefault(o.get("trx"), o["_line"])
             if o["kind"] == "restore":
                 groups, cut, cut_at, where, in_file, gone, purged, lacking = [], set(), {}, {}, {}, set(), [], []
+                in_domain = {}
             elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
                 k = len(groups)
                 groups.append((o["trx"], o["file"]))
                 where.setdefault(o["trx"], []).append(k)
                 in_file.setdefault(o["file"], []).append(k)
+                in_domain.setdefault(domain_of(o.get("gtid")), []).append(k)
                 if o["_line"] in lost:
                     cut_at.setdefault(lost[o["_line"]], []).append(k)
                 if o["file"] in gone:
@@ -133,6 +137,9 @@ def _after_purges(v: TraceView, node: str, source: str):
                     heapq.heappush(lacking, k)
             elif o["kind"] == "recovery":
                 cut.update(cut_at.pop(o["_line"], ()))
+            elif dropped := deleted_domains(o):  # the DBA's choice: those domains' groups are owed to no one
+                for d in dropped:
+                    cut.update(in_domain.pop(d, ()))
             elif is_purge(o):
                 for f in set(o.get("purged", [])) - gone:
                     gone.add(f)

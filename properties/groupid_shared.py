@@ -25,6 +25,16 @@ def starts_new_binlog(o: dict) -> bool:
         o.get("op") == "reset_master" or (o.get("op") == "set_global" and o.get("variable") == "gtid_binlog_state")))
 
 
+def deleted_domains(o: dict) -> set[int]:
+    """The domains a FLUSH BINARY LOGS DELETE_DOMAIN_ID that was carried out took from the node's
+    binlog state (rpl_binlog_state::drop_domain, rpl_gtid.cc: the domain's GTIDs and counter gone,
+    the binlogs that held them purged before): the DBA's choice, after which the node may issue
+    the domain's GTIDs anew (binlog_flush_binlogs_delete_domain.result, rpl_gtid_delete_domain.result)."""
+    if o["kind"] == "stmt" and o.get("op") == "flush_logs" and o.get("errno") is None:
+        return set(o.get("delete_domain_id") or ())
+    return set()
+
+
 def server_id(v: TraceView, node: str) -> int | None:
     return v.nodes.get(node, {}).get("server_id")
 

@@ -17,7 +17,7 @@ from .core import Check, TraceView, checks
 from .delay_timing import STATE_WAITING
 from .filter import kept_out
 from .groupid import sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
-from .groupid_shared import starts_new_binlog
+from .groupid_shared import deleted_domains, starts_new_binlog
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -102,15 +102,18 @@ def behind_at_end(v: TraceView, node: str) -> bool:
 
 def _binlogged_since_restore(v: TraceView, node: str) -> set[str]:
     """Transactions in the node's binlog (a restore or RESET MASTER replaces the binlog with a fresh
-    one; crash recovery may cut its tail)."""
-    out: set[str] = set()
+    one; crash recovery may cut its tail; a DELETE_DOMAIN_ID leaves its domains' groups owed to no
+    replica)."""
+    out: dict[str, int | None] = {}  # trx -> its GTID domain
     lost = lost_lines(v)
     for o in of_node(v, node):
         if starts_new_binlog(o):
-            out = set()
+            out = {}
+        elif dropped := deleted_domains(o):
+            out = {trx: d for trx, d in out.items() if d not in dropped}
         elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last") and o["_line"] not in lost:
-            out.add(o["trx"])
-    return out
+            out[o["trx"]] = (_mariadb_gtid(o.get("gtid")) or (None,))[0]
+    return set(out)
 
 
 def _before_chosen_place(v: TraceView, node: str, source: str) -> set[str]:
@@ -438,7 +441,8 @@ def gtid_not_reused(v: TraceView, check: Check) -> None:
             if starts_new_binlog(o):
                 held, cut = {}, set()
             elif o["kind"] == "stmt":
-                continue
+                if gone := deleted_domains(o):  # the binlogs that held them were purged first
+                    held = {g: x for g, x in held.items() if F.parse_gtid(g)[0] not in gone}
             elif o["kind"] == "recovery":
                 for g in cut:
                     del held[g]

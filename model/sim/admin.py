@@ -8,6 +8,7 @@ from typing import Any, Callable
 from replcheck.spec.formats import (BINLOG_START, ER_BAD_SLAVE)
 
 from .. import delay as D
+from .. import domains as DOM
 from .. import mechanics as X
 from .. import multisource as MS
 from .. import mutants as M
@@ -138,6 +139,11 @@ class Admin(Component):
         if errno is None:
             ch.delay = value
             source = self.nodes[op.get("master_host", ch.source.id)]
+            # A binlog place, as a relay log place, turns GTID off with note 4190 (MariaDB sql_repl.cc,
+            # change_master: log_file_name or pos with MASTER_USE_GTID unchanged sets USE_GTID_NO;
+            # measured on 10.11.19, tests/harness/test_change_master.py)
+            off = (self.mech.relay_log_place_turns_gtid_off and self.receiver.gtid_replica(ch)
+                   and ("master_log_file" in op or resume is not None) and "master_use_gtid" not in op)
             if "master_log_file" in op:
                 self.change_source(ch, source, op["master_log_file"], op["master_log_pos"])
             elif by_id:
@@ -146,10 +152,10 @@ class Admin(Component):
                 self.change_source_by_gtid(ch, source)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
-                if self.mech.relay_log_place_turns_gtid_off and self.receiver.gtid_replica(ch):
-                    ch.by_position = True
-                    errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
-                                                                  "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
+            if off:
+                ch.by_position = True
+                errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
+                                                              "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
             self.rli.write_relay_log_info(ch)
         self._stmt(ch, op, errno, message, warning=errno == ER_WARN_USING_GTID_CHANGED, delay=value)
         if purge:
@@ -216,16 +222,22 @@ class Admin(Component):
                    "" if running else "Slave already has been stopped", warning=not running)
 
     def op_start_slave(self, node: Node, op: dict) -> None:
-        if (op.get("until") or {}).get("sql_after_mts_gaps") and self.mech.texts == X.MARIADB:
-            # MariaDB's grammar knows no SQL_AFTER_MTS_GAPS (sql_yacc.yy, slave_until: log positions and
-            # MASTER_GTID_POS only): a syntax error, nothing started
+        until = op.get("until") or {}
+        # MariaDB's grammar knows no SQL_AFTER_MTS_GAPS (sql_yacc.yy, slave_until: log positions and
+        # MASTER_GTID_POS only), MySQL's no MASTER_GTID_POS (slave_until_opts): a syntax error, nothing started
+        near = ("SQL_AFTER_MTS_GAPS" if until.get("sql_after_mts_gaps") and self.mech.texts == X.MARIADB else
+                f"master_gtid_pos = '{until['master_gtid_pos']}'" if "master_gtid_pos" in until
+                and not self.mech.gtid_domains else None)
+        if near:
             args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
-            self.emit("stmt", node.id, op="start_slave", errno=D.ER_PARSE_ERROR, warning=None, message=(
-                "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server "
-                "version for the right syntax to use near 'SQL_AFTER_MTS_GAPS' at line 1"), **args)
+            self.emit("stmt", node.id, op="start_slave", errno=D.ER_PARSE_ERROR, warning=None, message=DOM.syntax_error(
+                "MariaDB" if self.mech.texts == X.MARIADB else "MySQL", near), **args)
             return
         ch = self._channel_or_error(node, op)
         if ch is None:
+            return
+        if refused := self.untilgtid.refusal(ch, op):
+            self._stmt(ch, op, *refused)
             return
         thread = op.get("thread")
         io = thread in (None, "io") and not ch.io_running
@@ -298,7 +310,7 @@ class Admin(Component):
         if not self.mech.gtid_domains and node.gtid_mode:
             node.executed -= {e.ev.gtid for e in node.binlog if e.ev.gtid}
         node.binlog, node.binlog_file_no, node.binlog_gtids, node.gtid_seq, node.base_gtids = [], 0, {}, {}, []
-        node.purged, node.mtimes, node.file_start, node.index, node.set_ids = set(), {}, {}, [], {}
+        node.purged, node.mtimes, node.file_start, node.index, node.set_ids, node.dropped = set(), {}, {}, [], {}, {}
         node.synced = node.published = node.writes_since_sync = 0
         for ch in node.replicas:
             ch.gtid_floor = None

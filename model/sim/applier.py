@@ -434,6 +434,14 @@ class Applier(Component):
         u = ch.until
         if not u:
             return False
+        if "master_gtid_pos" in u:
+            # Gtid_list_log_event::do_apply_event with FLAG_UNTIL_REACHED (log_event_server.cc): the SQL
+            # thread passes the dump's last event and stops
+            e = ch.relay[ch.sql_pos]
+            if e.ev.until_reached:
+                ch.sql_pos += 1
+                self.advance_group(ch, e)
+            return e.ev.until_reached
         if u.get("sql_after_mts_gaps"):
             # MySQL's Until_mts_gap::check_before_dispatching_event (sql/rpl_replica_until_options.cc):
             # the coordinator stops before the next event once mts_recovery_group_cnt is 0, every

@@ -13,11 +13,13 @@ from replcheck.spec.formats import BINLOG_START
 from .. import domains as DOM
 from .. import multisource as MS
 from .. import mutants as M
+from ..mechanics import MARIADB
 from .admin import on_off
 from .component import Feature
 from .state import ER_FLUSH_MASTER_BINLOG_CLOSED, ER_SLAVE_MUST_STOP, Channel, Entry, Node
 
 SKIP = "skip"  # on_dump_event: the dump thread passes the event over
+ER_PARSE_ERROR = 1064
 
 
 class Domains(Feature):
@@ -43,14 +45,7 @@ class Domains(Feature):
             if e.ev.gtid and (e.ev.last or (e.ev.idx == 0 and not whole)):
                 state[F.parse_gtid(e.ev.gtid)[0]] = F.parse_gtid(e.ev.gtid)
         ch.gtid_request = F.format_pos({d: F.gtid(*g) for d, g in state.items()})
-        files, per = [], {}
-        for g in src.base_gtids:
-            DOM.log_gtid(per, g)
-        for e in src.binlog:
-            if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in src.purged:
-                files.append((e.file, DOM.listed(per)))
-            if e.ev.gtid and e.ev.last:
-                DOM.log_gtid(per, F.parse_gtid(e.ev.gtid))
+        files, per = self.gtid_lists(src)
         binlog_state = DOM.listed(per)
         own_slave_pos = {d: F.parse_gtid(g) for d, g in src.slave_gtids.items()}
         # check_slave_start_position: a request at the master's own slave position is flagged
@@ -183,7 +178,56 @@ class Domains(Feature):
         self.admin.take_global(node, name, value, on_off(value))
         return True
 
+    def _binlog_state(self, node: Node) -> list[tuple[int, int, int]]:
+        return DOM.listed(self.gtid_lists(node)[1])
+
     @staticmethod
-    def _binlog_state(node: Node) -> list[tuple[int, int, int]]:
-        return DOM.gtid_list([*node.base_gtids, *(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last)])
+    def gtid_lists(node: Node, torn: bool = True) -> tuple[list[tuple[str, list[DOM.Gtid]]], dict]:
+        """The Gtid_list at the head of each binlog kept, and the binlog state after the last group
+        (by DOM.log_gtid); a domain DELETE_DOMAIN_ID deleted is gone from the binlog it opened on.
+        `torn`: with the groups a crash cut."""
+        files: list[tuple[str, list[DOM.Gtid]]] = []
+        per: dict = {}
+        for g in node.base_gtids:
+            DOM.log_gtid(per, g)
+        for i, e in enumerate(node.binlog):
+            for d in node.dropped.get(i, ()):
+                per.pop(d, None)
+            if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in node.purged:
+                files.append((e.file, DOM.listed(per)))
+            if e.ev.gtid and e.ev.last and (torn or not e.torn):
+                DOM.log_gtid(per, F.parse_gtid(e.ev.gtid))
+        return files, per
+
+    def flush_delete_domain(self, node: Node, op: dict) -> bool:
+        """FLUSH BINARY LOGS DELETE_DOMAIN_ID = (...) (MariaDB 10.1.8+; sql_reload.cc reload_acl_and_cache
+        calls MYSQL_BIN_LOG::do_delete_gtid_domain, log.cc, with the Gtid_list of the oldest binlog
+        kept, then rotates): DOM.drop_domains' error refuses it whole, ER_BINLOG_CANT_DELETE_GTID_DOMAIN;
+        with no domain of the list in the state it only warns and does not rotate; an empty list is
+        a plain rotation (binlog_flush_binlogs_delete_domain.result). MySQL's grammar has no such
+        clause (a syntax error). False: not this statement, a plain FLUSH LOGS."""
+        ids = op.get("delete_domain_id")
+        if ids is None or (self.mech.gtid_domains and not ids):
+            return False
+
+        def answer(errno: int | None, warning: int | None = None, message: str = "") -> None:
+            self.emit("stmt", node.id, op="flush_logs", delete_domain_id=ids, errno=errno, warning=warning, message=message)
+        if not self.mech.gtid_domains:
+            answer(ER_PARSE_ERROR, None, DOM.syntax_error(
+                "MariaDB" if self.mech.texts == MARIADB else "MySQL", f"DELETE_DOMAIN_ID = ({', '.join(map(str, ids))})"))
+            return True
+        files, per = self.gtid_lists(node, torn=False)
+        reason, warnings = DOM.drop_domains(ids, per, files[0][1] if files else [])
+        if reason:
+            answer(DOM.ER_BINLOG_CANT_DELETE_GTID_DOMAIN, None, f"Could not delete gtid domain. Reason: {reason}.")
+            return True
+        deleted = {d for d in ids if d in per}
+        answer(None, DOM.ER_BINLOG_CANT_DELETE_GTID_DOMAIN if warnings else None, warnings[0] if warnings else "")
+        if deleted:
+            for d in deleted:
+                node.binlog_gtids.pop(d, None)
+                node.gtid_seq.pop(d, None)  # the domain's next GTID is numbered from 1 again
+            self.source.op_flush_logs(node, {})
+            node.dropped[node.file_start[node.binlog_file]] = frozenset(deleted)
+        return True
 

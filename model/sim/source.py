@@ -275,6 +275,8 @@ class Source(Component):
     def op_flush_logs(self, node: Node, op: dict) -> None:
         if op and self.waits_for_binlog(node, self.op_flush_logs, node, op):
             return
+        if op and self.domains.flush_delete_domain(node, op):
+            return
         if op:  # the statement, not a rotation the server makes itself
             self.emit("stmt", node.id, op="flush_logs", errno=None, warning=None, message="")
         when = self.sim.local(node, self.sim.now) // US

@@ -154,6 +154,8 @@ class ApplierState:
     sql_thread_caught_up: bool = True
     applied_in_group: int = 0
     until: dict | None = None
+    until_io: dict | None = None  # UNTIL master_gtid_pos: the domains the dump still sends, to their GTIDs
+    until_sent: str | None = None  # ... and the group it sends that reached its domain's GTID
     rli_content: str = ""
     rli_before: str = ""  # relay-log.info before its last write (what a crash leaves when that write is lost)
     skip_counter: int = 0  # SET GLOBAL sql_slave_skip_counter (only while the SQL thread is stopped)
@@ -226,6 +228,7 @@ class BinlogState:
     purged: set = field(default_factory=set)  # binlog files PURGE BINARY LOGS removed (their entries stay for indexing)
     mtimes: dict = field(default_factory=dict)  # binlog file -> when it was last written (PURGE ... BEFORE)
     file_start: dict = field(default_factory=dict)  # binlog file -> index of its first event, its FDE, where a dump starts
+    dropped: dict = field(default_factory=dict)  # binlog index -> domains DELETE_DOMAIN_ID took from the state there
     # binlog durability (model/recovery.py): how many binlog entries are synced, the writes since
     # the last sync, how many the dump threads may read, what the last crash kept of the binlog
     synced: int = 0

@@ -140,13 +140,11 @@ class Status(Component):
         return {k: ("ON" if variables[k] else "OFF") if isinstance(variables[k], bool) else variables[k]
                 for k in op["fields"] if k in variables}
 
-    @staticmethod
-    def _binlog_state(node: Node) -> str:
+    def _binlog_state(self, node: Node) -> str:
         """@@gtid_binlog_state: per domain each server's last GTID, the domain's most recent last
         (MYSQL_BIN_LOG::append_state, rpl_binlog_state::get_gtid_list), from the state a SET
-        GLOBAL gtid_binlog_state started the binlog with on."""
-        logged = [*node.base_gtids, *(F.parse_gtid(e.ev.gtid) for e in node.binlog if e.ev.gtid and e.ev.last and not e.torn)]
-        return ",".join(F.gtid(*g) for g in DOM.gtid_list(logged))
+        GLOBAL gtid_binlog_state started the binlog with on, less the domains deleted since."""
+        return ",".join(F.gtid(*g) for g in DOM.listed(self.domains.gtid_lists(node, torn=False)[1]))
 
     @staticmethod
     def _binlog_files(node: Node) -> list[str] | None:

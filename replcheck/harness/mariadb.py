@@ -85,7 +85,8 @@ class Cluster:
     `routes` {(source, replica): port}: that channel connects to a loopback port of the caller's
     (a relay to the source, e.g. one that loses acks) instead of the source's own; `clocks`
     {node: offset µs}: those servers run on a clock of their own (harness/clock.py), set_clock steps it;
-    `small_disks`: those nodes' binlogs are on a small filesystem of their own, which fill_disk fills (disk.py).
+    `small_disks`: those nodes' binlogs are on a small filesystem of their own, which fill_disk fills (disk.py);
+    `repl_users`: more users with REPLICATION SLAVE on every node, which a CHANGE MASTER TO MASTER_USER may name.
     """
 
     def __init__(self, topology: Topology | Mapping, *, server: ServerBinaries | None = None,
@@ -93,13 +94,14 @@ class Cluster:
                  verbose: bool = False, start_timeout: float = 10.0, stop_grace: float = 5.0,
                  sql_timeout: float = 30.0, install_timeout: float = 60.0,
                  routes: Mapping[tuple[str, str], int] | None = None, clocks: Mapping[str, int] | None = None,
-                 small_disks: Sequence[str] = ()):
+                 small_disks: Sequence[str] = (), repl_users: Sequence[str] = ()):
         self.topology = topology if isinstance(topology, Topology) else Topology.from_history(topology)
         self.server = server
         self._basedir, self._tmpdir, self._options = basedir, tmpdir, tuple(options)
         self._routes = dict(routes or {})
         self._clocks = dict(clocks or {})  # node -> its clock's offset (µs) at start: libfaketime (clock.py)
         self._small_disks = frozenset(small_disks)
+        self._repl_users = tuple(dict.fromkeys(u for u in repl_users if u not in (REPL_USER, "root")))
         self.verbose = verbose
         self.start_timeout = start_timeout
         self.sql_timeout, self.install_timeout = sql_timeout, install_timeout
@@ -365,7 +367,6 @@ class Cluster:
         statements fail with 1290) until FLUSH PRIVILEGES loads them. It writes no binlog (no
         --log-bin), so replicas have no set-up to replay and every node's GTID state starts empty."""
         loopback = "('localhost', '127.0.0.1', '::1')"
-        repl = f"{sql_quote(REPL_USER)}@'127.0.0.1'"
         # Accounts for the machine's host name (root@<hostname>) are not loaded under
         # --skip-name-resolve, so ALTER/DROP USER cannot see them: remove their rows, and the
         # anonymous ones with them, before the grant tables are loaded.
@@ -374,8 +375,9 @@ class Cluster:
                  "FLUSH PRIVILEGES",
                  "ALTER USER IF EXISTS " + ", ".join(f"'root'@'{host}' IDENTIFIED BY {sql_quote(self.root_password)}"
                                                      for host in ("localhost", "127.0.0.1", "::1")),
-                 f"CREATE USER {repl} IDENTIFIED BY {sql_quote(self.repl_password)}",
-                 f"GRANT REPLICATION SLAVE ON *.* TO {repl}"]
+                 *(stmt for user in (REPL_USER, *self._repl_users) for stmt in (
+                     f"CREATE USER {sql_quote(user)}@'127.0.0.1' IDENTIFIED BY {sql_quote(self.repl_password)}",
+                     f"GRANT REPLICATION SLAVE ON *.* TO {sql_quote(user)}@'127.0.0.1'"))]
         return "".join(f"{stmt};\n" for stmt in stmts)
 
     def _check_identity(self, st: _State) -> None:
@@ -444,9 +446,16 @@ class Cluster:
         one for all of its connections)."""
         port = int(self._routes.get((source, replica)) or self._state(source).port)
         # MASTER_CONNECT_RETRY=1: reconnect to a restarted source within a second, not 60.
-        return (f"CHANGE MASTER{connection_clause(connection)} TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, "
-                f"MASTER_USER={sql_quote(REPL_USER)}, MASTER_PASSWORD={sql_quote(self.repl_password)}, "
-                f"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
+        return (f"CHANGE MASTER{connection_clause(connection)} TO " + ", ".join(self.source_clauses(port, REPL_USER))
+                + ", MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
+
+    def source_clauses(self, port: int | None, user: str | None) -> tuple[str, ...]:
+        """The clauses of a CHANGE MASTER TO that point a channel at a loopback port (MASTER_HOST,
+        MASTER_PORT) and connect it as a user (MASTER_USER, MASTER_PASSWORD: root's, or the one every
+        replication user has), each when given."""
+        password = self.root_password if user == "root" else self.repl_password
+        return ((f"MASTER_HOST='127.0.0.1', MASTER_PORT={int(port)}",) if port is not None else ()) + \
+            ((f"MASTER_USER={sql_quote(user)}, MASTER_PASSWORD={sql_quote(password)}",) if user is not None else ())
 
     def route(self, source: str, replica: str, port: int) -> None:
         """From now on, the channel source -> replica connects to this loopback port of the caller's

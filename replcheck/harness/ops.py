@@ -16,7 +16,7 @@ from replcheck.harness.topology import Topology
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, executed_all_read,
                                        gtid_start_purges, _int, links_of)
 from replcheck.harness.statements import (ER_BAD_NULL, ER_BAD_TABLE, ER_DUP_ENTRY, RunnerError, admin_statement,
-                                          incident_statement, trx_statement)
+                                          change_master_statement, incident_statement, trx_statement)
 from replcheck.harness.timescale import DEFAULT_EPOCH_US
 from replcheck.spec import formats as F
 from replcheck.spec.formats import ER_STMT_CACHE_FULL, US
@@ -79,10 +79,9 @@ LIMITS: dict[str, tuple[Limit, ...]] = {
                   "op trx with error: the harness makes a one-statement INSERT fail with ER_BAD_NULL_ERROR (1048) or "
                   "ER_DUP_ENTRY (1062), before or after its first row, and a DDL fail with ER_BAD_TABLE_ERROR (1051) "
                   "before any change")),
-    "change_master": (Limit(lambda op, ops: any(k in op for k in ("master_host", "master_log_file", "connect_using_group_id",
-                                                                  "master_user", "master_use_gtid")),
-                            "op change_master to a new source, place or user is not supported by the harness yet: it "
-                            "changes MASTER_DELAY only"),),
+    "change_master": (Limit(lambda op, ops: "connect_using_group_id" in op,
+                            "op change_master with connect_using_group_id: CONNECT_USING_GROUP_ID is a clause of the "
+                            "--rpl-hierarchical patch, not of MariaDB"),),
     "record_incident": (Limit(lambda op, ops: op["code"] != 1 or op.get("via", "binlog") != "binlog",
                               "op record_incident other than LOST_EVENTS (code 1) in the binlog: a release build records "
                               "only that one, when a statement's changes cannot be binlogged"),),
@@ -133,6 +132,12 @@ def check_supported(history: dict) -> None:
             raise RunnerError(f"topology.nodes[{i}].gtid_mode: off is not supported on a real server: the harness's "
                               f"channels all replicate by GTID (node {n['id']})")
     topology = history["header"]["topology"]
+    links = {(c["replica"], c.get("connection") or None) for c in topology.get("channels", [])}
+    for i, op in enumerate(history["ops"]):
+        if op["op"] == "change_master" and "master_host" in op and (op["node"], op.get("connection") or None) not in links:
+            # Every channel runs through a relay made at the start (Runner.add_relay); the models answer 1200 here.
+            raise RunnerError(f"ops[{i}] (at {op['at']} µs): op change_master with master_host on a connection the "
+                              f"topology does not give node {op['node']} is not supported on a real server")
     try:  # the fields the Cluster cannot honour, refused now rather than when it starts (latencies: timescale's)
         Topology.from_history({**topology, "channels": [{k: v for k, v in c.items() if k != "latency_us"}
                                                         for c in topology.get("channels", [])]})
@@ -373,7 +378,7 @@ class Ops:
     def statement(self, op: dict) -> None:
         node, kind = op["node"], op["op"]
         c = self.run.cluster
-        stmt = admin_statement(op, self.run.epoch_us)
+        stmt = self._change_master(op) if kind == "change_master" else admin_statement(op, self.run.epoch_us)
         fields = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
         purge = kind == "purge_binary_logs"
         start = self.run.now()
@@ -404,6 +409,8 @@ class Ops:
                 # up to the first non-digit; measured on 10.11).
                 st = self.run.observer.slave_status(addressed[0]) if errno is None else {}
                 fields["delay"] = _int(st.get("SQL_Delay")) if st else None
+            if kind == "change_master" and "master_host" in op and errno is None:
+                self._repointed(addressed[0], op["master_host"])
         self.run.emit("stmt", node, t, op=kind, errno=errno, warning=warning, message=message, duration_us=max(0, t - start),
                   **fields)
         for link in addressed:
@@ -415,6 +422,20 @@ class Ops:
         if node not in self.run.busy:
             # What it changed (or, refused, left as it was), before anything else can change it again.
             self.run.observer.poll(node, force=True)
+
+    def _change_master(self, op: dict) -> str:
+        """CHANGE MASTER TO as the op says: MASTER_HOST and MASTER_PORT are the channel's relay (it
+        connects to the named node once the server took the statement: _repointed), MASTER_USER
+        comes with that user's password (Cluster.source_clauses). The relay keeps its port, so the
+        server sees the same host and port for a new source: sql_repl.cc, change_master, then
+        keeps Master_Log_File/Pos, which matters only to a channel by position given no new place."""
+        port = self.run.proxies[self._addressed(op)[0]].port if "master_host" in op else None
+        return change_master_statement(op, self.run.epoch_us, self.run.cluster.source_clauses(port, op.get("master_user")))
+
+    def _repointed(self, link: Link, source: str) -> None:
+        """The channel's relay connects to its new source from its next connect on (as failover's)."""
+        self.run.sources[link] = source
+        self.run.cluster.route(source, link[0], self.run.proxies[link].port)
 
     def _addressed(self, op: dict) -> list[Link]:
         """The channels a statement addresses: its named connection, every connection of the replica
@@ -499,8 +520,7 @@ class Ops:
         del self.run.sources[(node, None)]
         for link in [k for k, src in self.run.sources.items() if src == old]:
             r = link[0]  # unnamed: check_supported refuses failover in a topology with named connections
-            self.run.sources[link] = node  # its relay connects to the new source from now on
-            c.route(node, r, self.run.proxies[link].port)
+            self._repointed(link, node)
             if c.is_running(r):
                 st = c.show_slave_status(r)
                 with self.run.node_locks[r]:  # "Connecting" (to the dead source) is a running IO thread

@@ -214,7 +214,8 @@ class Runner:
             self.cluster = Cluster(self.history["header"]["topology"], server=server, tmpdir=self.tmpdir, options=options,
                                    verbose=self.verbose, routes={(self.sources[k], k[0]): p.port for k, p in self.proxies.items()},
                                    clocks=dict(self.clock_offsets),
-                                   small_disks=sorted({op["node"] for op in self.history["ops"] if op["op"] == "disk_full"}))
+                                   small_disks=sorted({op["node"] for op in self.history["ops"] if op["op"] == "disk_full"}),
+                                   repl_users=[op["master_user"] for op in self.history["ops"] if "master_user" in op])
             with self.cluster:
                 self._run()
         finally:

@@ -7,7 +7,7 @@ from typing import Any
 
 from replcheck.harness.errors import HarnessError
 from replcheck.harness.sqlclient import connection_clause, sql_quote
-from replcheck.spec.formats import US
+from replcheck.spec.formats import US, binlog_number
 
 # MASTER_DELAY tokens a History may send to exercise the server's parser: numbers and bare words.
 DELAY_SQL = re.compile(r"^(-?[0-9]{1,20}(\.[0-9]{1,6})?|[A-Za-z]{1,16})$")
@@ -22,6 +22,9 @@ GTID_LIST = re.compile(r"\A(\d{1,10}-\d{1,10}-\d{1,20}(,\d{1,10}-\d{1,10}-\d{1,2
 
 
 LOG_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+USER = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]{0,31}\Z")  # a replication user's name (the History schema's pattern)
+USE_GTID = ("slave_pos", "current_pos", "no")  # MASTER_USE_GTID's values (sql_yacc.yy)
+SERVER_BINLOG = "bin"  # the base name of the harness's binlogs (Cluster: --log-bin=<dir>/bin)
 
 
 # The binlog caches of a run that overflows one (a buffer of CACHE_BUFFER_BYTES, at most CACHE_BYTES
@@ -77,23 +80,44 @@ def _named(op: dict) -> str:
         raise RunnerError(str(e)) from None
 
 
-def change_master_statement(op: dict, epoch_us: int | None) -> str:
+def change_master_statement(op: dict, epoch_us: int | None, connect: tuple[str, ...] = ()) -> str:
+    """CHANGE MASTER TO with the op's clauses; `connect`: the MASTER_HOST/PORT and MASTER_USER/PASSWORD
+    clauses the cluster makes for the op's master_host and master_user (a loopback port and a
+    password: nothing of the History's own text but the user's validated name)."""
+    clauses = list(connect)
     if "delay_sql" in op:
         token = str(op["delay_sql"])
         if not DELAY_SQL.match(token):
             raise RunnerError(f"delay_sql {token!r} is not a number or a bare word")
-        sql = f"CHANGE MASTER{_named(op)} TO MASTER_DELAY = {token}"
-    else:
+        clauses.append(f"MASTER_DELAY = {token}")
+    elif "delay" in op:
         delay = op["delay"]
         if isinstance(delay, bool) or not isinstance(delay, int):
             raise RunnerError(f"MASTER_DELAY {delay!r} is not an integer")
-        sql = f"CHANGE MASTER{_named(op)} TO MASTER_DELAY = {delay}"
+        clauses.append(f"MASTER_DELAY = {delay}")
+    if "master_user" in op and not (isinstance(op["master_user"], str) and USER.match(op["master_user"])):
+        raise RunnerError(f"master_user {op['master_user']!r} is not a user name")
+    if "master_log_file" in op:  # a new place: MariaDB turns Using_Gtid to No unless MASTER_USE_GTID is given
+        # The History names a binlog as its test does (master-bin.000001); the server's is named by
+        # the same sequence number after its own --log-bin base name (names compare by number).
+        clauses.append(_place("MASTER", op["master_log_file"], op.get("master_log_pos"), SERVER_BINLOG))
+    if "master_use_gtid" in op:
+        if op["master_use_gtid"] not in USE_GTID:
+            raise RunnerError(f"master_use_gtid {op['master_use_gtid']!r} is not one of {', '.join(USE_GTID)}")
+        clauses.append(f"MASTER_USE_GTID = {op['master_use_gtid']}")
     if "relay_log_file" in op:  # the relay logs are kept (sql_repl.cc, change_master: need_relay_log_purge= 0)
-        f, p = op["relay_log_file"], op["relay_log_pos"]
-        if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
-            raise RunnerError(f"relay log place {f!r}, {p!r} is not a file name and an integer position")
-        sql += f", RELAY_LOG_FILE = '{f}', RELAY_LOG_POS = {p}"
-    return sql
+        clauses.append(_place("RELAY", op["relay_log_file"], op.get("relay_log_pos")))
+    return f"CHANGE MASTER{_named(op)} TO " + ", ".join(clauses)
+
+
+def _place(kind: str, f: object, p: object, base: str | None = None) -> str:
+    """`<kind>_LOG_FILE = 'f', <kind>_LOG_POS = p` of a validated file name and position; with
+    `base`, the file of f's sequence number after that base name."""
+    if not (isinstance(f, str) and LOG_FILE.match(f)) or isinstance(p, bool) or not isinstance(p, int):
+        raise RunnerError(f"{kind.lower()} log place {f!r}, {p!r} is not a file name and an integer position")
+    if base is not None:
+        f = f"{base}.{binlog_number(f)}"
+    return f"{kind}_LOG_FILE = '{f}', {kind}_LOG_POS = {p}"
 
 
 def _thread(op: dict) -> str:
@@ -108,6 +132,11 @@ def start_slave_statement(op: dict, epoch_us: int | None) -> str:
     until = op.get("until")
     if until and until.get("sql_after_mts_gaps") is True:  # MySQL's; MariaDB answers with a syntax error
         return f"START SLAVE{_named(op)}{_thread(op)} UNTIL SQL_AFTER_MTS_GAPS"
+    if until and "master_gtid_pos" in until:  # MariaDB's; MySQL answers with a syntax error
+        pos = until["master_gtid_pos"]
+        if not isinstance(pos, str) or not GTID_LIST.match(pos):
+            raise RunnerError(f"until {until!r} is not a GTID list")
+        return f"START SLAVE{_named(op)}{_thread(op)} UNTIL master_gtid_pos = '{pos}'"
     if until:
         f, p = until["master_log_file"], until["master_log_pos"]
         if not LOG_FILE.match(f) or isinstance(p, bool) or not isinstance(p, int):
@@ -129,7 +158,12 @@ def stop_all_slaves_statement(op: dict, epoch_us: int | None) -> str:
 
 
 def flush_logs_statement(op: dict, epoch_us: int | None) -> str:
-    return "FLUSH LOGS"
+    domains = op.get("delete_domain_id")
+    if domains is None:
+        return "FLUSH LOGS"
+    if not isinstance(domains, list) or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in domains):
+        raise RunnerError(f"delete_domain_id {domains!r} is not a list of domain ids")
+    return f"FLUSH BINARY LOGS DELETE_DOMAIN_ID = ({', '.join(map(str, domains))})"
 
 
 def flush_relay_logs_statement(op: dict, epoch_us: int | None) -> str:

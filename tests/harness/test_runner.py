@@ -101,6 +101,20 @@ def test_master_delay_text_outside_the_whitelist_never_reaches_sql(token):
         R.admin_statement(op)
 
 
+def test_until_master_gtid_pos_and_delete_domain_id_are_built_from_validated_fields():
+    assert R.admin_statement({"op": "start_slave", "until": {"master_gtid_pos": "1-1-3,2-1-4"}}) == \
+        "START SLAVE UNTIL master_gtid_pos = '1-1-3,2-1-4'"  # MariaDB's; MySQL answers 1064 (the model does too)
+    assert R.admin_statement({"op": "start_slave", "until": {"master_gtid_pos": ""}}) == "START SLAVE UNTIL master_gtid_pos = ''"
+    assert R.admin_statement({"op": "flush_logs", "delete_domain_id": [11, 0]}) == \
+        "FLUSH BINARY LOGS DELETE_DOMAIN_ID = (11, 0)"
+    assert R.admin_statement({"op": "flush_logs", "delete_domain_id": []}) == "FLUSH BINARY LOGS DELETE_DOMAIN_ID = ()"
+    assert R.admin_statement({"op": "flush_logs"}) == "FLUSH LOGS"
+    for bad in ({"op": "start_slave", "until": {"master_gtid_pos": "1-1-3'; --"}},
+                {"op": "flush_logs", "delete_domain_id": ["1); DROP"]}, {"op": "flush_logs", "delete_domain_id": [True]}):
+        with pytest.raises(R.RunnerError):
+            R.admin_statement(bad)
+
+
 def test_admin_statements_are_built_from_validated_fields():
     assert R.admin_statement({"op": "change_master", "delay_sql": "-1"}) == "CHANGE MASTER TO MASTER_DELAY = -1"
     assert R.admin_statement({"op": "change_master", "delay_sql": "blah"}) == "CHANGE MASTER TO MASTER_DELAY = blah"

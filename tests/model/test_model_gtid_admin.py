@@ -245,3 +245,19 @@ def test_reset_slave_turns_a_mariadb_slave_by_position_back_to_slave_pos(kit, sy
                                                            "from 'No' to 'Slave_Pos'") if note else (None, ""))
     connect = tr.all("connect", node="R")[-1]  # the connect after START SLAVE
     assert connect["by"] == ("gtid" if note else "position")
+
+
+@pytest.mark.parametrize("system, note", [(MARIADB, True), ("model:mysql-5.7", False)])
+def test_a_binlog_place_turns_a_mariadb_gtid_slave_to_position_with_a_note(kit, system, note):
+    # MariaDB sql_repl.cc, change_master: MASTER_LOG_FILE/POS with MASTER_USE_GTID unchanged sets
+    # Using_Gtid=No with note 4190 (10.11.19, tests/harness/test_change_master.py); MASTER_USE_GTID
+    # given with the place says how it connects, and notes nothing
+    h = kit.make_history([{"id": "M", "server_id": 1}, {"id": "R", "server_id": 2}], [("M", "R", 0)], [
+        {"at": 100_000, "op": "stop_slave", "node": "R"},
+        {"at": 200_000, "op": "change_master", "node": "R", "master_log_file": "bin.000001", "master_log_pos": 4},
+        {"at": 300_000, "op": "change_master", "node": "R", "master_use_gtid": "slave_pos"}], end_us=1_000_000)
+    first, second = kit.run(system, h).all("stmt", node="R", op="change_master")
+    assert (first["errno"], first["warning"], first["message"]) == (
+        (None, 4190, "CHANGE MASTER TO is implicitly changing the value of 'Using_Gtid' from 'Slave_Pos' to 'No'")
+        if note else (None, None, ""))
+    assert (second["errno"], second["warning"]) == (None, None)
