@@ -16,7 +16,7 @@ from replcheck.spec.contract import NOTHING, Declarations, System, Trace
 from replcheck.spec.features import feature_names
 
 from .core import PROPERTIES, VIOLATED, TraceView, Verdict
-from .expect import judge_expectations
+from .expect import judge_expectations, polled
 
 # Every feature's trace properties, registered by importing its module (properties/<feature>.py):
 # one per requirement file, in the files' order, which is the order of every Judgement's verdicts.
@@ -134,4 +134,4 @@ def judge(system: System, history: dict, requirements: Iterable[str] | None = No
     """The properties on the system's Trace of the History, and the History's expectations on it."""
     trace = Trace(*system.run(history))
     j = judge_trace(trace, system.declares, system.name, requirements)
-    return replace(j, expectations=judge_expectations(history, trace.observations))
+    return replace(j, expectations=judge_expectations(history, trace.observations, polled=polled(trace.header)))

@@ -61,7 +61,7 @@ def check_trace_command(args) -> int:
     """Judge a Trace file; a known system's declared violations are marked, not counted. Given the
     History it was made from, its expectations too (EXPECT <file>:<line>)."""
     from replcheck.properties.core import PROPERTIES, VIOLATED
-    from replcheck.properties.expect import judge_expectations
+    from replcheck.properties.expect import judge_expectations, polled
     from replcheck.properties.judge import judge_trace
     from replcheck.spec.contract import NOTHING, Trace
 
@@ -75,7 +75,7 @@ def check_trace_command(args) -> int:
         j = judge_trace(Trace(header, obs), known.declares if known else NOTHING, header["system"], wanted)
         for i, o in enumerate(obs, 2):  # the witnesses' lines, as judge_trace numbers them
             o["_line"] = i
-        expected = judge_expectations(history, obs) if history is not None else ()
+        expected = judge_expectations(history, obs, polled(header)) if history is not None else ()
     declared = j.declares.expected_violations
     verdicts = j.verdicts + expected
     if args.json:

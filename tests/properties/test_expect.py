@@ -10,7 +10,7 @@ import pytest
 from replcheck import io, systems
 from replcheck.cli import main
 from replcheck.properties import expect
-from replcheck.properties.core import NOT_EXERCISED, PASS, VIOLATED
+from replcheck.properties.core import INCONCLUSIVE, NOT_EXERCISED, PASS, VIOLATED
 from replcheck.properties.judge import judge
 
 US = 1_000_000
@@ -147,6 +147,19 @@ def test_a_system_without_the_observation_leaves_it_not_exercised():
     h = history(exp(1, show="rows", rows=[]))
     [v] = expect.judge_expectations(h, [])
     assert v.status == NOT_EXERCISED and v.requirement == "EXPECT h.jsonl:2"
+
+
+def test_rows_read_before_the_rest_arrived_are_inconclusive_on_a_polled_trace_only():
+    # A loaded machine: B showed t1 at 19 s and t2 only after; a .test's sync would have waited.
+    h = history(exp(19, show="rows", rows=["t1", "t2"]))
+    read = {"kind": "observed", "node": "B", "expect": "h.jsonl:2", "show": "rows", "value": ["t1"]}
+    arrives = {"kind": "visible", "node": "B", "trx": "t2", "t": 19_500_000}
+    [v] = expect.judge_expectations(h, [read, arrives], polled=True)
+    assert v.status == INCONCLUSIVE and "read before t2 arrived" in v.witnesses[0].message
+    assert expect.judge_expectations(h, [read, arrives])[0].status == VIOLATED  # a model read at its time
+    assert expect.judge_expectations(h, [read], polled=True)[0].status == VIOLATED  # never arrived
+    extra = {**read, "value": ["t1", "t3"]}  # a row that should not be there is no lateness
+    assert expect.judge_expectations(h, [extra, arrives], polled=True)[0].status == VIOLATED
 
 
 def test_a_documented_flavour_difference_is_declared_for_its_system_only():
