@@ -1,6 +1,6 @@
 """Where the test suite's time goes: one tier run as ci/test runs it (`-n 2`, its scheduler, niced),
 with pytest's `--durations=0`, each test's setup, call and teardown summed and grouped by file and
-by what it costs (the expensive fixtures and marks it has: a real MariaDB, a Spark session, a whole
+by what it costs (the expensive fixtures and marks it has: a real MariaDB, a Spark session, a
 verify, a headless Chromium, TLC, a state machine search), beside the tier's wall and CPU seconds
 (pytest and its workers, once reaped) and the load average before and after.
 A run's saved output can be grouped again without running it (`--saved FILE`).
@@ -26,11 +26,13 @@ import record
 REPO = Path(__file__).resolve().parent.parent
 TIERS = {"fast": "not (server or spark or browser or slow)", "slow": "server or spark or browser or slow"}
 DURATION = re.compile(r"^([0-9.]+)s (setup|call|teardown)\s+(\S+)$")
-# What a test costs, by the first of these it has: a fixture it uses or a mark (tests/conftest.py's tiers)
+# What a test costs, by the first of these it has: a fixture it uses, a mark (tests/conftest.py's tiers),
+# where it is, or a word of its name
 COSTS = (("fixture", "mutant_campaign", "Spark campaign"), ("fixture", "spark", "Spark session"),
-         ("fixture", "results", "whole verify"), ("fixture", "browser_dir", "Chromium"),
+         ("fixture", "results", "small verify (results)"), ("fixture", "browser_dir", "Chromium"),
          ("fixture", "server", "real MariaDB"), ("mark", "server", "real MariaDB"), ("mark", "spark", "Spark"),
          ("path", "tests/properties/machines/", "state machine search"), ("mark", "tlc", "TLC"),
+         ("name", "verify", "verify run of its own"), ("name", "real_executable", "CLI processes"),
          ("mark", "slow", "slow, other"))
 
 
@@ -44,7 +46,8 @@ class _Costs:
         for item in session.items:
             self.by_test[item.nodeid] = next(
                 (name for how, what, name in COSTS if (how == "fixture" and what in item.fixturenames)
-                 or (how == "mark" and item.get_closest_marker(what)) or (how == "path" and item.nodeid.startswith(what))),
+                 or (how == "mark" and item.get_closest_marker(what)) or (how == "path" and item.nodeid.startswith(what))
+                 or (how == "name" and what in item.name)),
                 "other")
 
 
