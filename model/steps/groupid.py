@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..recovery import COMMIT_POINTS, CRASH_POINTS, FLUSH_LOG, MACHINE, PROCESS, SYNC_BINLOG, WRITE_POINTS
+from ..recovery import COMMIT_POINTS, CRASH_POINTS, FLUSH_LOG, MACHINE, SYNC_BINLOG, WRITE_POINTS
 from . import US, TAIL_US, TIME_PASSES, Builder, Draw, Family, Step, StepFn
 from . import vocabulary as VO
 

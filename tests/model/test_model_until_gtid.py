@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck.model import domains as DOM
 
 MARIADB = "model:mariadb-10.11"
 
