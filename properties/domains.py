@@ -137,19 +137,34 @@ def _held_before(v: TraceView, source: str, line: int) -> tuple[dict[tuple[int, 
 def connect_refused(v: TraceView, check: Check) -> None:
     """A GTID connect asking, in a domain the source has GTIDs of, for a GTID its binlog does not hold
     (no GTID of that server_id with that sequence number or a later one) is refused with 1236 naming
-    that GTID, unless it is the source's own gtid_slave_pos there."""
+    that GTID, unless it is the source's own gtid_slave_pos there, or the START SLAVE UNTIL
+    master_gtid_pos it connects for stops before it in that domain (the UNTIL leaves the domain out or
+    names a GTID the binlog holds: check_slave_start_position takes the domain as reached)."""
     for c in v.kind("connect"):
         asked = positions(c.get("gtid_pos")) if c.get("by") == "gtid" else None
         if not asked:
             continue
         state, slave_pos = _held_before(v, c["source"], c["_line"])
+        def holds(g: str) -> bool:
+            return state.get(F.parse_gtid(g)[:2], -1) >= F.parse_gtid(g)[2]
+        until = _until_of(v, c)
         missing = [g for d, g in sorted(asked.items())
-                   if any(k[0] == d for k in state) and state.get(F.parse_gtid(g)[:2], -1) < F.parse_gtid(g)[2]
-                   and slave_pos.get(d) != g]
+                   if any(k[0] == d for k in state) and not holds(g) and slave_pos.get(d) != g
+                   and not (until is not None and (d not in until or holds(until[d])))]
         if missing:
             check.judge(c.get("errno") == F.ER_MASTER_FATAL_ERROR_READING_BINLOG and f"start from GTID {missing[0]}," in c.get("message", ""),
                         f"{c['node']} asked {c['source']} for {missing[0]}, not in its binlog, and was "
                         f"{'accepted' if c.get('errno') is None else 'refused otherwise: ' + c.get('message', '')}", c)
+
+
+def _until_of(v: TraceView, c: dict) -> dict[int, str] | None:
+    """The master_gtid_pos (GTID per domain) of the START SLAVE UNTIL the replica last ran before this
+    connect, or None when that START SLAVE had no such UNTIL."""
+    started = v.of_node(c["node"], "stmt")
+    last = next((o for o in reversed(started.before(c["_line"])) if o.get("op") == "start_slave" and o.get("errno") is None),
+                None)
+    text = ((last or {}).get("until") or {}).get("master_gtid_pos")
+    return None if text is None else positions(text)
 
 
 @checks("DOMAIN.STRICT")

@@ -51,9 +51,12 @@ class Domains(Feature):
         # check_slave_start_position: a request at the master's own slave position is flagged
         # START_OWN_SLAVE_POS, which spares it the strict slave's hole error (it may be in no binlog)
         own = {d for d, g in state.items() if own_slave_pos.get(d) == g}
-        refused, state, empty = DOM.start_position(state, binlog_state, own_slave_pos, src.server_id)
+        reached = self._until_before_start(ch, state, binlog_state, own_slave_pos)
+        refused, kept, empty = DOM.start_position({d: g for d, g in state.items() if d not in reached}, binlog_state,
+                                                  own_slave_pos, src.server_id)
         if refused is not None:
             return refused
+        state = {**kept, **{d: state[d] for d in reached}}
         name, state = DOM.find_binlog_file(files, state, M.START_BINLOG_ANY_ENTRY not in self.mutants)
         if name is None:
             return ("Could not find GTID state requested by slave in any binlog files. Probably the slave state "
@@ -73,6 +76,22 @@ class Domains(Feature):
             i += 1
         ch.fetch, ch.dump_state, ch.dump_empty, ch.dump_own = i, state, empty, own
         return None
+
+    @staticmethod
+    def _until_before_start(ch: Channel, state: dict, binlog_state: list, own_slave_pos: dict) -> set[int]:
+        """The domains whose requested GTID the master's binlog lacks but whose START SLAVE UNTIL
+        master_gtid_pos stop is before it: the UNTIL leaves the domain out, or names a GTID the binlog
+        state holds. sql_repl.cc, check_slave_start_position: "the stop position is before the start
+        position", no error; the domain has reached its UNTIL (rpl_gtid_master_promote.result: a slave
+        past another slave in a domain pulls from it UNTIL that slave's gtid_slave_pos)."""
+        until = DOM.parse_gtid_list((ch.until or {}).get("master_gtid_pos", "-"))
+        if not isinstance(until, dict):
+            return set()
+        def holds(g) -> bool:
+            return any(x[0] == g[0] and x[1] == g[1] and x[2] >= g[2] for x in binlog_state)
+        return {d for d, want in state.items()
+                if not holds(want) and own_slave_pos.get(d) != want and any(x[0] == d for x in binlog_state)
+                and (d not in until or holds(until[d]))}
 
     def on_dump_event(self, ch: Channel, e: Entry) -> str:
         """As the dump sends: a group of a domain the request is past is skipped (SKIP); a group of a

@@ -123,3 +123,30 @@ def test_other_flavours_refuse_delete_domain_id_as_a_syntax_error(kit, system):
     tr = kit.run(system, kit.make_history(["M"], [], [_delete(1_000_000, 0)], end_us=2_000_000))
     [got] = [o for o in tr.all("stmt", node="M") if o["op"] == "flush_logs"]
     assert got["errno"] == 1064 and "near 'DELETE_DOMAIN_ID = (0)' at line 1" in got["message"]
+
+
+def _ahead_of_its_new_source(kit, until):
+    """A and B replicate M; stopped, A UNTIL 1-1-1 and B UNTIL 1-1-3 of M's three domain-1 groups;
+    then B, ahead of A, is repointed at A and started (UNTIL `until`, or plainly for None)."""
+    start = {"at": 6_000_000, "op": "start_slave", "node": "B", **({"until": {"master_gtid_pos": until}} if until is not None else {})}
+    return kit.make_history([{"id": "M", "server_id": 1}, {"id": "A", "server_id": 2}, {"id": "B", "server_id": 3}],
+                            [("M", "A", 0), ("M", "B", 0)], [
+        {"at": 200_000, "op": "stop_slave", "node": "A"}, {"at": 200_000, "op": "stop_slave", "node": "B"},
+        _trx(1_000_000, 1), _trx(1_100_000, 1), _trx(1_200_000, 1),
+        {"at": 2_000_000, "op": "start_slave", "node": "A", "until": {"master_gtid_pos": "1-1-1"}},
+        {"at": 2_000_000, "op": "start_slave", "node": "B", "until": {"master_gtid_pos": "1-1-3"}},
+        {"at": 5_000_000, "op": "change_master", "node": "B", "master_host": "A", "master_use_gtid": "current_pos"},
+        start], end_us=8_000_000)
+
+
+@pytest.mark.parametrize("until,refused", [("1-1-1", False), ("", False), ("0-1-5", False), ("1-1-2", True), (None, True)])
+def test_a_slave_ahead_of_its_source_is_refused_unless_its_until_stops_before_its_position(kit, until, refused):
+    # sql_repl.cc, check_slave_start_position: B asks A for 1-1-3, which A's binlog lacks; an UNTIL
+    # naming a GTID A's binlog holds, or leaving domain 1 out, puts the stop before the start:
+    # domain 1 is reached, no error (rpl_gtid_master_promote.result); else 1236
+    tr = kit.run(MARIADB, _ahead_of_its_new_source(kit, until))
+    c = tr.all("connect", node="B", source="A")[-1]
+    assert c["gtid_pos"] == "1-1-3"
+    assert (c["errno"] == 1236) == refused
+    assert not [v for v in tr.all("visible", node="B") if v["t"] > 5_000_000]
+    assert kit.verdict("DOMAIN.CONNECT.REFUSED", tr).status != "violated"

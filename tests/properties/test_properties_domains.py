@@ -127,3 +127,17 @@ def test_a_position_set_in_a_hole_passes_the_group_below_it_by_choice(kit):
         if c.get("gtid_pos") == "0-1-50":
             c["gtid_pos"] = "0-1-3"
     assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr).status == VIOLATED
+
+
+def test_an_until_stopping_before_the_requested_gtid_spares_the_refusal(kit):
+    # check_slave_start_position: B, ahead of A, asks it for 1-1-3 under START SLAVE UNTIL 1-1-1,
+    # which A's binlog holds: accepted. The same connect under an UNTIL naming 1-1-2 (A lacks it) is
+    # owed the refusal; refused without an UNTIL, it passes.
+    from test_model_until_gtid import _ahead_of_its_new_source
+    tr = kit.run(MDB, _ahead_of_its_new_source(kit, "1-1-1"))
+    c = tr.all("connect", node="B", source="A")[-1]
+    assert c["errno"] is None and kit.verdict("DOMAIN.CONNECT.REFUSED", tr).status != "violated"
+    [start] = [o for o in tr.all("stmt", node="B") if o.get("op") == "start_slave" and o["t"] > 5_000_000]
+    start["until"] = {"master_gtid_pos": "1-1-2"}
+    assert_witness(kit.verdict("DOMAIN.CONNECT.REFUSED", tr), tr, c, "B asked A for 1-1-3, not in its binlog, and was accepted")
+    assert kit.verdict("DOMAIN.CONNECT.REFUSED", kit.run(MDB, _ahead_of_its_new_source(kit, None))).status == PASS
