@@ -139,7 +139,9 @@ def connect_refused(v: TraceView, check: Check) -> None:
     (no GTID of that server_id with that sequence number or a later one) is refused with 1236 naming
     that GTID, unless it is the source's own gtid_slave_pos there, or the START SLAVE UNTIL
     master_gtid_pos it connects for stops before it in that domain (the UNTIL leaves the domain out or
-    names a GTID the binlog holds: check_slave_start_position takes the domain as reached)."""
+    names a GTID the binlog holds: check_slave_start_position takes the domain as reached), or the
+    replica runs with gtid_ignore_duplicates and asks for more than the domain's last GTID there (it
+    may have had it by another path)."""
     for c in v.kind("connect"):
         asked = positions(c.get("gtid_pos")) if c.get("by") == "gtid" else None
         if not asked:
@@ -148,9 +150,14 @@ def connect_refused(v: TraceView, check: Check) -> None:
         def holds(g: str) -> bool:
             return state.get(F.parse_gtid(g)[:2], -1) >= F.parse_gtid(g)[2]
         until = _until_of(v, c)
+        ahead_ok = bool(configuration.configured(v, c["node"], c["_line"]).get("gtid_ignore_duplicates"))
+        last: dict[int, int] = {}  # per domain its highest sequence number: the last one, numbered in order
+        for k, n in state.items():
+            last[k[0]] = max(last.get(k[0], 0), n)
         missing = [g for d, g in sorted(asked.items())
                    if any(k[0] == d for k in state) and not holds(g) and slave_pos.get(d) != g
-                   and not (until is not None and (d not in until or holds(until[d])))]
+                   and not (until is not None and (d not in until or holds(until[d])))
+                   and not (ahead_ok and last[d] < F.parse_gtid(g)[2])]
         if missing:
             check.judge(c.get("errno") == F.ER_MASTER_FATAL_ERROR_READING_BINLOG and f"start from GTID {missing[0]}," in c.get("message", ""),
                         f"{c['node']} asked {c['source']} for {missing[0]}, not in its binlog, and was "

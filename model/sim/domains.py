@@ -51,7 +51,8 @@ class Domains(Feature):
         # check_slave_start_position: a request at the master's own slave position is flagged
         # START_OWN_SLAVE_POS, which spares it the strict slave's hole error (it may be in no binlog)
         own = {d for d, g in state.items() if own_slave_pos.get(d) == g}
-        reached = self._until_before_start(ch, state, binlog_state, own_slave_pos)
+        reached = self._until_before_start(ch, state, binlog_state, own_slave_pos) | self._ahead_by_choice(node, state, binlog_state,
+                                                                                                          own_slave_pos)
         refused, kept, empty = DOM.start_position({d: g for d, g in state.items() if d not in reached}, binlog_state,
                                                   own_slave_pos, src.server_id)
         if refused is not None:
@@ -92,6 +93,19 @@ class Domains(Feature):
         return {d for d, want in state.items()
                 if not holds(want) and own_slave_pos.get(d) != want and any(x[0] == d for x in binlog_state)
                 and (d not in until or holds(until[d]))}
+
+    @staticmethod
+    def _ahead_by_choice(node: Node, state: dict, binlog_state: list, own_slave_pos: dict) -> set[int]:
+        """With the slave's gtid_ignore_duplicates (sent as @slave_gtid_ignore_duplicates, slave.cc),
+        a requested GTID above the domain's last in the master's binlog is no error: the slave may have
+        had it by another path (sql_repl.cc, check_slave_start_position; rpl_gtid_slave_filtering.result:
+        a position filtered on the new master, so never binlogged there)."""
+        if not node.runtime.get(MS.IGNORE_DUPLICATES):
+            return set()
+        last = {}
+        for g in binlog_state:
+            last[g[0]] = g  # the binlog state lists a domain's most recent GTID last
+        return {d for d, want in state.items() if d in last and last[d][2] < want[2] and own_slave_pos.get(d) != want}
 
     def on_dump_event(self, ch: Channel, e: Entry) -> str:
         """As the dump sends: a group of a domain the request is past is skipped (SKIP); a group of a

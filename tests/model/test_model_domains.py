@@ -69,3 +69,22 @@ def test_each_domain_numbers_its_own_gtids(kit):
     tr = kit.run("model:mariadb-10.11", h)
     assert [c["gtid"] for c in tr.all("commit", node="M")] == ["0-1-1", "7-1-1", "7-1-2", "0-1-2"]
     assert [v["gtid"] for v in tr.all("visible", node="R")] == ["0-1-1", "7-1-1", "7-1-2", "0-1-2"]
+
+
+def ignoring_duplicates(kit, history: str) -> dict:
+    """A spec History with its replica R run with gtid_ignore_duplicates."""
+    from replcheck import io
+    from replcheck.spec import ROOT
+    h = io.load_history(ROOT.joinpath("histories", f"{history}.jsonl"))
+    [r] = [n for n in h["header"]["topology"]["nodes"] if n["id"] == "R"]
+    r["variables"] = {**r.get("variables", {}), "gtid_ignore_duplicates": True}
+    return h
+
+
+def test_a_slave_ignoring_duplicates_may_ask_for_more_than_the_masters_binlog_holds(kit):
+    # sql_repl.cc, check_slave_start_position: with @slave_gtid_ignore_duplicates a requested GTID
+    # above the domain's last in the master's binlog is no error (rpl_gtid_slave_filtering.result);
+    # without it, the same connect is refused with 1236
+    plain = kit.run("model:mariadb-10.11", "dom-connect-not-in-binlog").first("connect", node="R", source="B")
+    got = kit.run("model:mariadb-10.11", ignoring_duplicates(kit, "dom-connect-not-in-binlog")).first("connect", node="R", source="B")
+    assert (plain["errno"], got["errno"], got["gtid_pos"]) == (1236, None, "0-1-3")

@@ -141,3 +141,14 @@ def test_an_until_stopping_before_the_requested_gtid_spares_the_refusal(kit):
     start["until"] = {"master_gtid_pos": "1-1-2"}
     assert_witness(kit.verdict("DOMAIN.CONNECT.REFUSED", tr), tr, c, "B asked A for 1-1-3, not in its binlog, and was accepted")
     assert kit.verdict("DOMAIN.CONNECT.REFUSED", kit.run(MDB, _ahead_of_its_new_source(kit, None))).status == PASS
+
+
+def test_a_replica_ignoring_duplicates_may_be_accepted_ahead_of_the_master(kit):
+    from test_model_domains import ignoring_duplicates
+    tr = kit.run(MDB, ignoring_duplicates(kit, NOT_IN))
+    c = tr.first("connect", node="R", source="B")
+    assert c["errno"] is None and kit.verdict("DOMAIN.CONNECT.REFUSED", tr).status != "violated"
+    # the same accepted connect from a replica without it is owed the refusal
+    [r] = [n for n in tr.header["topology"]["nodes"] if n["id"] == "R"]
+    r["variables"]["gtid_ignore_duplicates"] = False
+    assert_witness(kit.verdict("DOMAIN.CONNECT.REFUSED", tr), tr, c, "R asked B for 0-1-3, not in its binlog, and was accepted")
