@@ -6,7 +6,8 @@ a stop that names no relay-log place is the first unskipped incident's (WL3464.H
 semisync-waits-with-no-replica: a semi-sync master's commit is not WL344.MASTER.UNAFFECTED's to judge.
 replica-reconnects-after-source-restart: a source's restart just before a write delays the relay.
 unsent-commits-released-by-a-later-ack: WL1720.COUNT.TX's unsent commits may be yes_tx's.
-filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_slave_pos from its binlog write."""
+filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_slave_pos from its binlog write.
+group-in-hand-at-the-sample: a sample may show the start of the group whose change its poll saw."""
 from __future__ import annotations
 
 from replcheck import io
@@ -90,3 +91,14 @@ def test_a_filtered_group_counts_from_its_binlog_write(kit):
     unwritten = [o for o in obs if not (o["kind"] == "binlog" and o.get("trx") == "t3")]
     v = kit.verdict("MARIADB.GTID.SLAVE_POS", Trace(header, unwritten))
     assert v.status == VIOLATED and any("gtid_slave_pos '0-1-3'" in w.message for w in v.witnesses)
+
+
+def test_a_sample_may_show_the_start_of_the_group_its_poll_saw_done(kit):
+    # corpus/server/group-in-hand-at-the-sample: B's poll at 0.106 s saw create_t1's table while its
+    # status still read Relay_Log_Pos 615 (the group's Gtid event); the stop then showed 769
+    header, obs = _server_trace("group-in-hand-at-the-sample")
+    assert kit.verdict("WL344.STOP.NO_EXEC", Trace(header, obs)).status != VIOLATED
+    # without that apply, nothing between the sample and the stop moved B
+    kept = [o for o in obs if not (o["kind"] == "apply" and o["node"] == "server_2" and o.get("trx") == "create_t1")]
+    v = kit.verdict("WL344.STOP.NO_EXEC", Trace(header, kept))
+    assert v.status == VIOLATED and any("moved server_2 from Relay_Log_Pos 615 to 769" in w.message for w in v.witnesses)
