@@ -2,6 +2,7 @@
 samples that bound it), the applies, the skips SQL_SLAVE_SKIP_COUNTER made, and the rows on each node."""
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import TYPE_CHECKING
@@ -292,17 +293,19 @@ class Collector:
         before its group reaches the file (seen while a write waited a minute for space): a poll in
         a window where the node's binlog disk was full, or its write's retry still due, proves nothing."""
         domain, server_id, seq = F.parse_gtid(H.real(gtid))
-        resets = self.run.binlog_resets.get(self.run.by_server_id.get(server_id, node), [])
-        if H.history(gtid) and node != self.run.by_server_id.get(server_id):
+        h, origin = H.history(gtid), self.run.by_server_id.get(server_id)
+        resets = self.run.binlog_resets.get(origin, []) if node == origin else []
+        if h and node != origin:
             return None  # a replica's gtid_binlog_pos may still hold the earlier history's higher GTID
-        begun = resets[H.history(gtid) - 1] if H.history(gtid) else 0
+        # on its origin, only the polls of the GTID's own binlog history: the next one numbers from 1 again
+        lo, hi = resets[h - 1] if h else -math.inf, resets[h] if h < len(resets) else math.inf
 
         def has(pos: dict[int, str]) -> bool:
             # the domain's last GTID, of the same server and no earlier: another server's in the
             # domain says nothing of this one (seed 1's History 27: C's own 0-3-2 is no 0-1-1)
             shown = F.parse_gtid(pos[domain]) if domain in pos else None
             return shown is not None and shown[1] == server_id and shown[2] >= seq
-        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if t >= begun and has(pos)), None)
+        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if lo <= t < hi and has(pos)), None)
         return None if t is not None and any(lo <= t <= hi for lo, hi in self.run.faults.unwritten.get(node, ())) else t
 
     def _emit_applies(self) -> None:

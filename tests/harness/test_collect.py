@@ -189,3 +189,12 @@ def test_a_reset_master_keeps_the_binlogs_it_deletes():
     r.binlog_resets["A"], files["A"] = [100], ["bin.000001"]
     read = [(ev["file"], ev["gtid"], ev["_h"]) for ev in r.collector._read_binlog("A") if ev["idx"] == 0]
     assert read == [("bin.000001", "0-1-1", 0), ("bin.000002", "0-1-2", 0), ("bin.000001", "0-1-1", 1)]
+
+
+def test_a_poll_proves_a_gtid_of_its_own_binlog_history_only():
+    r = R.Runner(_history())
+    r.binlog_resets["A"] = [100]
+    r.binlog_pos["A"] = [(50, {}), (150, {0: "0-1-3"}), (250, {})]
+    assert r.collector._logged_by("A", "0-1-1") is None  # 0-1-3 at 150 is the next history's
+    assert r.collector._logged_by("A", "0-1-1#1") == 150
+    assert r.collector._logged_by("B", "0-1-1#1") is None
