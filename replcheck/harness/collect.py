@@ -298,14 +298,14 @@ class Collector:
         if h and node != origin:
             return None  # a replica's gtid_binlog_pos may still hold the earlier history's higher GTID
         # on its origin, only the polls of the GTID's own binlog history: the next one numbers from 1 again
-        lo, hi = resets[h - 1] if h else -math.inf, resets[h] if h < len(resets) else math.inf
+        since, until = resets[h - 1] if h else -math.inf, resets[h] if h < len(resets) else math.inf
 
         def has(pos: dict[int, str]) -> bool:
             # the domain's last GTID, of the same server and no earlier: another server's in the
             # domain says nothing of this one (seed 1's History 27: C's own 0-3-2 is no 0-1-1)
             shown = F.parse_gtid(pos[domain]) if domain in pos else None
             return shown is not None and shown[1] == server_id and shown[2] >= seq
-        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if lo <= t < hi and has(pos)), None)
+        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if since <= t < until and has(pos)), None)
         return None if t is not None and any(lo <= t <= hi for lo, hi in self.run.faults.unwritten.get(node, ())) else t
 
     def _emit_applies(self) -> None:
