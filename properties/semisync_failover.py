@@ -16,9 +16,10 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
     chose the engine commit before the ack for it (the wait point is read at each commit: MySQL
     semisync_source.cc, commitTrx / the after-sync hook)."""
     ix = index(v)
-    waited = {(c["node"], c["gtid"]): c for c in ix.commits if had_to_wait(c) and not _set_after_commit(ix, c)}
+    # by transaction too: after a RESET MASTER a GTID names another group (0-1-1 again)
+    waited = {(c["node"], c["gtid"], c["trx"]): c for c in ix.commits if had_to_wait(c) and not _set_after_commit(ix, c)}
     for o in v.kind("visible"):
-        c = waited.get((o["node"], o.get("gtid")))
+        c = waited.get((o["node"], o.get("gtid"), o.get("trx")))
         # What binlog crash recovery commits at a restart is the recovery feature's to judge.
         downs = ix.downs.get(o["node"], [])
         recovered = c is not None and keys_before(downs, line_key(o)) > bisect_right(downs, c["bkey"])

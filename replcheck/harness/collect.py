@@ -2,12 +2,13 @@
 samples that bound it), the applies, the skips SQL_SLAVE_SKIP_COUNTER made, and the rows on each node."""
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import TYPE_CHECKING
 
 from replcheck.spec import vocabulary as V
-from replcheck.harness import relaylog
+from replcheck.harness import binlog_history as H, relaylog
 from replcheck.harness.errors import HarnessError, SqlError
 from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.observe import NOT_IN_GROUP, Link, links_of
@@ -57,6 +58,7 @@ class Collector:
         logs: dict[str, list[dict]] = {}
         for node in self.run.node_ids:
             logs[node] = self._read_binlog(node)
+        H.name_histories(self.run, logs)
         parts: dict[int, dict[int, str]] = {}  # k -> its statements' groups in its origin's binlog, by part
         for events in logs.values():
             for ev in events:
@@ -146,6 +148,9 @@ class Collector:
         self._emit_applies()
         self._emit_statement_applies(logs, parts, statements)
         self._emit_skips()
+        with self.run.lock:
+            H.restore([o for _, _, o in self.run.obs])
+        self.run.gtid_of = {k: H.real(g) for k, g in self.run.gtid_of.items()}
 
     def _emit_statement_applies(self, logs: dict[str, list[dict]], parts: dict[int, dict[int, str]],
                                 statements: dict[str, int]) -> None:
@@ -204,23 +209,28 @@ class Collector:
         except FileNotFoundError:
             return []
 
-    def keep_binlogs(self, node: str) -> list[str]:
-        """Before a purge: the events of every closed binlog file (the active one is never purged),
-        so the trace still shows what was written. Returns the files listed."""
+    def keep_binlogs(self, node: str, every: bool = False) -> list[str]:
+        """Before a purge: the events of every closed binlog file (the active one is never purged);
+        before a RESET MASTER (`every`), of every file. So the trace still shows what was written.
+        Each is kept under its name in the node's binlog history (file names begin again after a
+        reset). Returns the files listed."""
         files = self.binlog_files(node)
-        for f in files[:-1]:
-            if (node, f) not in self._binlogs_kept and LOG_FILE.match(f):
-                self._binlogs_kept[(node, f)] = self._read_binlog_file(node, f)
+        h = len(self.run.binlog_resets.get(node, []))
+        for f in files if every else files[:-1]:
+            if (node, H.named(f, h)) not in self._binlogs_kept and LOG_FILE.match(f):
+                self._binlogs_kept[(node, H.named(f, h))] = [{**ev, "_h": h} for ev in self._read_binlog_file(node, f)]
         return files
 
     def _read_binlog(self, node: str) -> list[dict]:
-        """Every binlog file the node wrote, in order: those a purge removed as read before it."""
+        """Every binlog file the node wrote, in order: those a purge or a reset removed as read before
+        it. Each event's `_h`: the node's binlog history it was written in."""
         files = self.binlog_files(node)
-        purged = [f for n, f in self._binlogs_kept if n == node and f not in files]
-        events: list[dict] = []
-        for f in purged + [f for f in files if LOG_FILE.match(f)]:
-            kept = self._binlogs_kept.get((node, f))
-            events += self._read_binlog_file(node, f) if kept is None else kept
+        h = len(self.run.binlog_resets.get(node, []))
+        gone = [f for n, f in self._binlogs_kept if n == node and (H.history(f) < h or H.real(f) not in files)]
+        events: list[dict] = [dict(ev) for f in gone for ev in self._binlogs_kept[(node, f)]]
+        for f in (f for f in files if LOG_FILE.match(f)):
+            kept = self._binlogs_kept.get((node, H.named(f, h)))
+            events += [{**ev, "_h": h} for ev in self._read_binlog_file(node, f)] if kept is None else [dict(ev) for ev in kept]
         return events
 
     def _read_binlog_file(self, node: str, f: str) -> list[dict]:
@@ -282,14 +292,20 @@ class Collector:
         """The first poll whose gtid_binlog_pos has the GTID. MariaDB puts a GTID there as it takes it,
         before its group reaches the file (seen while a write waited a minute for space): a poll in
         a window where the node's binlog disk was full, or its write's retry still due, proves nothing."""
-        domain, server_id, seq = F.parse_gtid(gtid)
+        domain, server_id, seq = F.parse_gtid(H.real(gtid))
+        h, origin = H.history(gtid), self.run.by_server_id.get(server_id)
+        resets = self.run.binlog_resets.get(origin, []) if node == origin else []
+        if h and node != origin:
+            return None  # a replica's gtid_binlog_pos may still hold the earlier history's higher GTID
+        # on its origin, only the polls of the GTID's own binlog history: the next one numbers from 1 again
+        since, until = resets[h - 1] if h else -math.inf, resets[h] if h < len(resets) else math.inf
 
         def has(pos: dict[int, str]) -> bool:
             # the domain's last GTID, of the same server and no earlier: another server's in the
             # domain says nothing of this one (seed 1's History 27: C's own 0-3-2 is no 0-1-1)
             shown = F.parse_gtid(pos[domain]) if domain in pos else None
             return shown is not None and shown[1] == server_id and shown[2] >= seq
-        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if has(pos)), None)
+        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if since <= t < until and has(pos)), None)
         return None if t is not None and any(lo <= t <= hi for lo, hi in self.run.faults.unwritten.get(node, ())) else t
 
     def _emit_applies(self) -> None:
@@ -324,7 +340,7 @@ class Collector:
         # before 0-1-4, as if its master had sent them out of order)
         def commit_order(item: tuple[tuple[str, int], int]) -> tuple[int, int]:
             gtid = self.run.gtid_of.get(item[0][1])
-            return item[1], F.parse_gtid(gtid)[2] if gtid else 0
+            return item[1], F.parse_gtid(H.real(gtid))[2] if gtid else 0
         for (node, k), t in sorted(self.run.seen.items(), key=commit_order):
             gtid = self.run.gtid_of.get(k)
             source = self.run.seen_src[(node, k)]

@@ -385,6 +385,8 @@ class Ops:
         addressed = self._addressed(op)
         with self.run.node_locks[node]:  # never while a sample of the node is taken: each sees it before or after
             listed = self.run.collector.keep_binlogs(node) if purge else []
+            if kind == "reset_master":  # it deletes every binlog: their events as they were
+                self.run.collector.keep_binlogs(node, every=True)
             befores = {k: self.run.observer.slave_status(k) for k in addressed} if kind in PURGES_RELAY_LOGS | ALL_SLAVES else {}
             for link in self.run.observer.relay_links(node):
                 self.run.observer.read_link(link, settled=befores.get(link, {}).get("Slave_IO_Running") == "No")
@@ -400,6 +402,8 @@ class Ops:
             except SqlError as e:  # the session ends at the error: the client's clock
                 errno, message, warning = e.errno, e.message, None
                 t = self.run.now()
+            if kind == "reset_master" and errno is None:  # a new binlog history: GTIDs begin again
+                self.run.binlog_resets.setdefault(node, []).append(start)
             if purge:  # what it removed, whatever it answered
                 remaining = self.run.collector.binlog_files(node)
                 fields.update(purged=[f for f in listed if f not in remaining], remaining=remaining)

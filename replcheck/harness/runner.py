@@ -166,6 +166,7 @@ class Runner:
         self.notes: list[str] = []
         self.t0 = self.wall_t0 = 0.0
         self.epoch_us = 0
+        self.binlog_resets: dict[str, list[int]] = {}  # node -> when each RESET MASTER on it began
         self.downs: dict[str, list[int]] = {}  # node -> when each crash or shutdown of it ended
         self.incidents: dict[str, list[dict]] = {}  # node -> each record_incident's statement observation
         self.semi_sync_masters = _semi_sync_masters(self.history)

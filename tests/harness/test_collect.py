@@ -151,3 +151,50 @@ def test_a_node_s_own_group_is_not_placed_before_its_commit_began():
         setattr(r.collector, name, lambda *a: None)
     r.collector.collect_binlogs()
     assert [(o["type"], o["t"]) for _, _, o in r.obs if o["kind"] == "binlog"] == [("GTID_LOG_EVENT", 60), ("XID_EVENT", 60)]
+
+
+def _group(gtid: str, k: int, sid: int, file: str, h: int | None = None) -> list[dict]:
+    return [{"type": t, "gtid": gtid, "idx": i, "last": i == 1, "server_id": sid, "when": 0, "ict": None, "file": file,
+             "pos": 4 + i, "end": 5 + i, **({"_k": k} if i else {}), **({} if h is None else {"_h": h})}
+            for i, t in enumerate(["GTID_LOG_EVENT", "QUERY_EVENT"])]
+
+
+def test_a_gtid_names_a_group_only_within_one_binlog_history():
+    # mdb-rpl_semi_sync-reset-master: create_t1 took 0-1-1, RESET MASTER on A, then create_t1b took
+    # 0-1-1 again; B holds a copy of create_t1 only. Named by GTID alone they were one group, placed
+    # at the poll that showed the first one
+    r = R.Runner(_history())
+    r.trx_names, r.origin_of, r.gtid_of = ["create_t1", "create_t1b"], {0: "A", 1: "A"}, {0: "0-1-1", 1: "0-1-1"}
+    r.commits[0], r.commits[1] = {"start": 10, "gtid": "0-1-1"}, {"start": 200, "gtid": "0-1-1"}
+    r.returned[0], r.returned[1] = (20, None), (210, None)
+    r.binlog_resets["A"] = [100]
+    r.binlog_pos["A"] = [(15, {0: "0-1-1"}), (150, {}), (220, {0: "0-1-1"})]
+    logs = {"A": _group("0-1-1", 0, 1, "bin.000001", 0) + _group("0-1-1", 1, 1, "bin.000001"),
+            "B": _group("0-1-1", 0, 1, "bin.000001")}
+    r.collector._read_binlog = lambda node: [dict(e) for e in logs[node]]
+    for name in ("_emit_applies", "_emit_statement_applies", "_emit_skips"):
+        setattr(r.collector, name, lambda *a: None)
+    r.collector.collect_binlogs()
+    binlogs = [(o["node"], o["trx"], o["gtid"], o["t"]) for _, _, o in r.obs if o["kind"] == "binlog" and o["idx"] == 0]
+    assert binlogs == [("A", "create_t1", "0-1-1", 15), ("A", "create_t1b", "0-1-1", 210), ("B", "create_t1", "0-1-1", 0)]
+    assert r.gtid_of == {0: "0-1-1", 1: "0-1-1"}
+
+
+def test_a_reset_master_keeps_the_binlogs_it_deletes():
+    r = R.Runner(_history())
+    files = {"A": ["bin.000001", "bin.000002"]}
+    r.collector.binlog_files = lambda node: files[node]
+    r.collector._read_binlog_file = lambda node, f: _group("0-1-1" if f == "bin.000001" else "0-1-2", 0, 1, f)
+    r.collector.keep_binlogs("A", every=True)
+    r.binlog_resets["A"], files["A"] = [100], ["bin.000001"]
+    read = [(ev["file"], ev["gtid"], ev["_h"]) for ev in r.collector._read_binlog("A") if ev["idx"] == 0]
+    assert read == [("bin.000001", "0-1-1", 0), ("bin.000002", "0-1-2", 0), ("bin.000001", "0-1-1", 1)]
+
+
+def test_a_poll_proves_a_gtid_of_its_own_binlog_history_only():
+    r = R.Runner(_history())
+    r.binlog_resets["A"] = [100]
+    r.binlog_pos["A"] = [(50, {}), (150, {0: "0-1-3"}), (250, {})]
+    assert r.collector._logged_by("A", "0-1-1") is None  # 0-1-3 at 150 is the next history's
+    assert r.collector._logged_by("A", "0-1-1#1") == 150
+    assert r.collector._logged_by("B", "0-1-1#1") is None

@@ -6,8 +6,12 @@ a stop that names no relay-log place is the first unskipped incident's (WL3464.H
 semisync-waits-with-no-replica: a semi-sync master's commit is not WL344.MASTER.UNAFFECTED's to judge.
 replica-reconnects-after-source-restart: a source's restart just before a write delays the relay.
 unsent-commits-released-by-a-later-ack: WL1720.COUNT.TX's unsent commits may be yes_tx's.
-filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_slave_pos from its binlog write."""
+filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_slave_pos from its binlog write.
+group-in-hand-at-the-sample: a sample may show the start of the group whose change its poll saw.
+reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares."""
 from __future__ import annotations
+
+import re
 
 from replcheck import io
 from replcheck.properties.core import VIOLATED
@@ -90,3 +94,35 @@ def test_a_filtered_group_counts_from_its_binlog_write(kit):
     unwritten = [o for o in obs if not (o["kind"] == "binlog" and o.get("trx") == "t3")]
     v = kit.verdict("MARIADB.GTID.SLAVE_POS", Trace(header, unwritten))
     assert v.status == VIOLATED and any("gtid_slave_pos '0-1-3'" in w.message for w in v.witnesses)
+
+
+def test_a_sample_may_show_the_start_of_the_group_its_poll_saw_done(kit):
+    # corpus/server/group-in-hand-at-the-sample: B's poll at 0.106 s saw create_t1's table while its
+    # status still read Relay_Log_Pos 615 (the group's Gtid event); the stop then showed 769
+    header, obs = _server_trace("group-in-hand-at-the-sample")
+    assert kit.verdict("WL344.STOP.NO_EXEC", Trace(header, obs)).status != VIOLATED
+    # without that apply, nothing between the sample and the stop moved B
+    kept = [o for o in obs if not (o["kind"] == "apply" and o["node"] == "server_2" and o.get("trx") == "create_t1")]
+    v = kit.verdict("WL344.STOP.NO_EXEC", Trace(header, kept))
+    assert v.status == VIOLATED and any("moved server_2 from Relay_Log_Pos 615 to 769" in w.message for w in v.witnesses)
+
+
+def test_a_row_is_paired_with_its_own_commit_when_a_reset_gave_its_gtid_again(kit):
+    # corpus/server/reset-master-begins-gtids-again: create_t1 (0-1-1) was acknowledged; after RESET
+    # MASTER create_t1b took 0-1-1 again and waited for an ack that never came (AFTER_COMMIT: seen
+    # while it waited, as MariaDB's default is declared to be). create_t1's row is not create_t1b's.
+    header, obs = _server_trace("reset-master-begins-gtids-again")
+    start = next(o["start"] for o in obs if o["kind"] == "commit" and o["trx"] == "create_t1b")
+    v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
+    assert v.status == VIOLATED and v.witnesses
+    assert all(_seen_at(w.message) >= start for w in v.witnesses), [w.message for w in v.witnesses]
+    # create_t1's row renamed as create_t1b's: seen long before create_t1b began, while it waits
+    early = next(o for o in obs if o["kind"] == "visible" and o["trx"] == "create_t1" and o["node"] == "master")
+    early["trx"] = "create_t1b"
+    v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
+    assert any(_seen_at(w.message) < start for w in v.witnesses)
+
+
+def _seen_at(message: str) -> int:
+    """'X became visible on N at 1.9 s while ON ...': when, in µs."""
+    return round(float(re.search(r" at ([0-9.]+) s", message).group(1)) * 1_000_000)
