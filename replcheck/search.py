@@ -52,6 +52,11 @@ MORE_PROBES = 40  # where those showed too few differences to rank by (a seam th
 # chance (no-reack-on-reconnect: one parallel and one mixed probe differ, no semi-sync one; in
 # MORE_PROBES, twelve semi-sync ones do, and the semi-sync family was not searched at all).
 CLEAR = 2
+# Where none of MORE_PROBES differs in any family, this many: a
+# seam only a rare History reaches (send-before-sync: no family's Trace differs in 40 probes, the
+# groupid family's in 8 of 160, about 7 CPU-s, and its machine is the one that finds it; unranked,
+# every other machine's search ran first, twice, for some 60 CPU-s).
+FAR_PROBES = 160
 PROBE_SEED = 0
 
 
@@ -117,24 +122,34 @@ def _probe(family: str, index: int) -> dict:
 _OBSERVED: dict[tuple[str, str, int], str] = {}
 
 
+def _key(system, family: str, index: int) -> tuple[str, str, int]:
+    """A probe run's key: the system's Config, what its run depends on (a system of another name and
+    the same Config, a mutant without its labels, observes the same)."""
+    return json.dumps(system.config.as_dict(), sort_keys=True), family, index
+
+
+def _digest(obs: list[dict]) -> str:
+    return hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
+
+
 def _observed(system, family: str, index: int) -> str:
-    """What the system observes on a probe History, as a digest (a base's serves all its mutants).
-    Kept by the system's Config, what its run depends on: a system of another name and the same
-    Config (a mutant without its labels) observes the same."""
-    key = (json.dumps(system.config.as_dict(), sort_keys=True), family, index)
+    """What the system observes on a probe History, as a digest (a base's serves all its mutants)."""
+    key = _key(system, family, index)
     if key not in _OBSERVED:
-        obs = system.run(_probe(family, index)).observations
-        _OBSERVED[key] = hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
+        _OBSERVED[key] = _digest(system.run(_probe(family, index)).observations)
     return _OBSERVED[key]
 
 
 @lru_cache(maxsize=None)
 def _asked(base: str, family: str) -> Counter:
-    """Per mutant, how many of the family's probe Histories reach its seam on the base model."""
+    """Per mutant, how many of the family's probe Histories reach its seam on the base model. The
+    run that notes it observes what the base does (noting changes no answer): its digest is kept,
+    and the base's own run of those probes saved."""
     out = Counter()
     for i in range(PROBES):
         noting = asking(systems.get(base))
-        simulate(_probe(family, i), noting.config)
+        _, obs = simulate(_probe(family, i), noting.config)
+        _OBSERVED.setdefault(_key(systems.get(base), family, i), _digest(obs))
         out.update(m.name for m in noting.config.mutants.asked)
     return out
 
@@ -143,9 +158,10 @@ def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
     """How many of the family's first probe Histories give the mutant another Trace than its base
     model, and how many of the first PROBES reach its seam on the base model."""
     base = systems.get(mutant.declares.base)
+    asked = _asked(base.name, family)  # first: its runs are the base's first PROBES
     differ = sum(_observed(mutant, family, i) != _observed(base, family, i) for i in range(probes))
     changes = mutant.config.mutants - base.config.mutants  # what the system carries, whatever its name
-    return differ, max((_asked(base.name, family)[m.name] for m in changes), default=0)
+    return differ, max((asked[m.name] for m in changes), default=0)
 
 
 def is_composed(m: core.Machine) -> bool:
@@ -166,19 +182,32 @@ def machines_for(system) -> list[core.Machine]:
     order); none reaching it, every machine."""
     if system.kind != "mutant":
         return model_machines()
-    reached = {m.name: seam_reached(system, m.cls.FAMILY.name) for m in core.MACHINES}
-    if max(differ for differ, _ in reached.values()) < CLEAR:
-        reached = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES) for m in core.MACHINES}
+    reached = {m.name: seam_reached(system, m.cls.FAMILY.name, ranking_probes(system)) for m in core.MACHINES}
     ranked = sorted((m for m in core.MACHINES if any(reached[m.name])),
                     key=lambda m: (is_composed(m), *(-n for n in reached[m.name])))
     return ranked or list(core.MACHINES)
+
+
+def ranking_probes(system) -> int:
+    """How many probes per family rank a mutant's machines: PROBES; MORE_PROBES where in no family
+    CLEAR of those differ from the base model's; FAR_PROBES where none of those differs at all."""
+    most = max(seam_reached(system, m.cls.FAMILY.name)[0] for m in core.MACHINES)
+    if most >= CLEAR:
+        return PROBES
+    further = max(seam_reached(system, m.cls.FAMILY.name, MORE_PROBES)[0] for m in core.MACHINES)
+    return MORE_PROBES if further else FAR_PROBES
+
+
+def differ_often(system) -> int:
+    """The probes per family that say whether a family's Traces differ at all: at least MORE_PROBES."""
+    return max(MORE_PROBES, ranking_probes(system))
 
 
 def machines_again(system) -> list[core.Machine]:
     """A mutant's machines when none found it in its first short examples, for more: first those whose
     Traces differ on any of MORE_PROBES probes, the most often first, composed or not (the short
     search put the composed last), then the others in machines_for's order."""
-    differ = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES)[0] for m in core.MACHINES}
+    differ = {m.name: seam_reached(system, m.cls.FAMILY.name, differ_often(system))[0] for m in core.MACHINES}
     first = sorted((m for m in core.MACHINES if differ[m.name]), key=lambda m: -differ[m.name])
     return first + [m for m in machines_for(system) if m not in first]
 
@@ -302,7 +331,7 @@ def leading(system, order: list[core.Machine], first: tuple[str, ...]) -> list[c
 
 def differs(system, m: core.Machine) -> bool:
     family = m.cls.FAMILY.name
-    return bool(seam_reached(system, family)[0] or seam_reached(system, family, MORE_PROBES)[0])
+    return bool(seam_reached(system, family)[0] or seam_reached(system, family, differ_often(system))[0])
 
 
 def _searches(system, machines: list[core.Machine], examples: int, seed: int, steps: int, shrink: bool,
