@@ -6,10 +6,10 @@ machines a mutant's search runs depends on nothing it is labelled with (its feat
 the first Histories the generator draws from each family (probes) are run on the mutant and on its
 base model, and a family reaches the mutant's seam where the two Traces differ, or where the base
 model's run asks whether the mutant is on (the model's code asks at the seam). The families that
-differ most often search first, then those that only reach the seam, and the composed families'
-machines (model.steps.composed: several families' steps on one topology) after the families': their
-Histories reach most seams, and they search the combinations no single family draws. A mutant no
-probe reaches is searched by every machine. A search stops at the first machine that finds the mutant: one that
+differ most often search first (a seam few Histories reach is looked for in more probes), then the
+composed families' machines (model.steps.composed: several families' steps on one topology): their
+Histories reach most seams, and they search the combinations no single family draws; then the
+families that only reach the seam. A mutant no probe reaches is searched by every machine. A search stops at the first machine that finds the mutant: one that
 fails on a violation its base model holds on the same History (results.search_failures).
 
 In the default (short, unshrunk) search, some machines lead, in as many examples as the second
@@ -186,15 +186,21 @@ def model_machines() -> list[core.Machine]:
 
 
 def machines_for(system) -> list[core.Machine]:
-    """A model: the families' machines. A mutant: the machines whose family reaches its seam, the
-    families' before the composed ones', those whose Traces differ most often first (looking further
-    when none differs in the first probes), then those that reach it most often (ties in the machines'
-    order); none reaching it, every machine."""
+    """A model: the families' machines. A mutant: the machines whose family reaches its seam: the
+    families' whose Traces differ (looking further when few differ in the first probes), then the
+    composed ones', then the families' that only reach the seam (their probes ask the mutant's code
+    and never change a Trace: weaker evidence than Histories combining every family's steps;
+    master-fde-lag, which MixedMachine finds, waited behind six of them); in each, those whose Traces
+    differ most often first, then those that reach it most often (ties in the machines' order);
+    none reaching it, every machine."""
     if system.kind != "mutant":
         return model_machines()
     reached = {m.name: seam_reached(system, m.cls.FAMILY.name, ranking_probes(system)) for m in core.MACHINES}
+
+    def tier(m: core.Machine) -> int:
+        return 1 if is_composed(m) else 0 if reached[m.name][0] else 2
     ranked = sorted((m for m in core.MACHINES if any(reached[m.name])),
-                    key=lambda m: (is_composed(m), *(-n for n in reached[m.name])))
+                    key=lambda m: (tier(m), *(-n for n in reached[m.name])))
     return ranked or list(core.MACHINES)
 
 
