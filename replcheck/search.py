@@ -6,10 +6,10 @@ machines a mutant's search runs depends on nothing it is labelled with (its feat
 the first Histories the generator draws from each family (probes) are run on the mutant and on its
 base model, and a family reaches the mutant's seam where the two Traces differ, or where the base
 model's run asks whether the mutant is on (the model's code asks at the seam). The families that
-differ most often search first, then those that only reach the seam, and the composed families'
-machines (model.steps.composed: several families' steps on one topology) after the families': their
-Histories reach most seams, and they search the combinations no single family draws. A mutant no
-probe reaches is searched by every machine. A search stops at the first machine that finds the mutant: one that
+differ most often search first (a seam few Histories reach is looked for in more probes), then the
+composed families' machines (model.steps.composed: several families' steps on one topology): their
+Histories reach most seams, and they search the combinations no single family draws; then the
+families that only reach the seam. A mutant no probe reaches is searched by every machine. A search stops at the first machine that finds the mutant: one that
 fails on a violation its base model holds on the same History (results.search_failures).
 
 In the default (short, unshrunk) search, some machines lead, in as many examples as the second
@@ -52,22 +52,33 @@ MORE_PROBES = 40  # where those showed too few differences to rank by (a seam th
 # chance (no-reack-on-reconnect: one parallel and one mixed probe differ, no semi-sync one; in
 # MORE_PROBES, twelve semi-sync ones do, and the semi-sync family was not searched at all).
 CLEAR = 2
+# Where none of MORE_PROBES differs in any family, this many: a
+# seam only a rare History reaches (send-before-sync: no family's Trace differs in 40 probes, the
+# groupid family's in 8 of 160, about 7 CPU-s, and its machine is the one that finds it; unranked,
+# every other machine's search ran first, twice, for some 60 CPU-s).
+FAR_PROBES = 160
 PROBE_SEED = 0
 
 
 @dataclass(frozen=True)
 class Budget:
     """How hard the searches look: examples per machine on a model, and on a mutant; steps per
-    example on a model, and on a mutant; whether a mutant's catch is shrunk."""
+    example on a model, and on a mutant; whether a mutant's catch is shrunk; the machines whose
+    searches on a model take fewer examples, and how many."""
     model_examples: int
     mutant_examples: int
     steps: int = STEPS
     mutant_steps: int = STEPS
     shrink: bool = True
+    fewer: tuple[tuple[str, int], ...] = ()
 
     def with_examples(self, n: int) -> "Budget":
         """The same searches with n examples per machine on models and mutants alike."""
-        return replace(self, model_examples=n, mutant_examples=n)
+        return replace(self, model_examples=n, mutant_examples=n, fewer=())
+
+    def on_model(self, machine: str) -> int:
+        """The examples of this machine's search on a model."""
+        return dict(self.fewer).get(machine, self.model_examples)
 
 
 # verify's default, which a user runs often: a mutant's search stops when it finds it, so its
@@ -75,7 +86,11 @@ class Budget:
 # A mutant's machines search examples of SHORT steps, unshrunk: a catch is then SHORT steps or
 # fewer as it was found, and shrinking it was nearly all of a search's CPU. A mutant none of them
 # catches is searched again in more examples (search).
-DEFAULT = Budget(model_examples=15, mutant_examples=60, mutant_steps=SHORT, shrink=False)
+# These machines judge every requirement on some Trace of every seed model in 10 examples that
+# they do in 15 (bench/verify_model_budget.py, seed 0); the others lose some in 10, and every machine
+# loses some in 15 of 12 steps.
+DEFAULT = Budget(model_examples=15, mutant_examples=60, mutant_steps=SHORT, shrink=False,
+                 fewer=(("DelayMachine", 10), ("GroupIdMachine", 10), ("SemiSyncMachine", 10)))
 THOROUGH = Budget(model_examples=60, mutant_examples=60)  # verify --thorough: every search at full depth, shrunk
 
 
@@ -117,24 +132,34 @@ def _probe(family: str, index: int) -> dict:
 _OBSERVED: dict[tuple[str, str, int], str] = {}
 
 
+def _key(system, family: str, index: int) -> tuple[str, str, int]:
+    """A probe run's key: the system's Config, what its run depends on (a system of another name and
+    the same Config, a mutant without its labels, observes the same)."""
+    return json.dumps(system.config.as_dict(), sort_keys=True), family, index
+
+
+def _digest(obs: list[dict]) -> str:
+    return hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
+
+
 def _observed(system, family: str, index: int) -> str:
-    """What the system observes on a probe History, as a digest (a base's serves all its mutants).
-    Kept by the system's Config, what its run depends on: a system of another name and the same
-    Config (a mutant without its labels) observes the same."""
-    key = (json.dumps(system.config.as_dict(), sort_keys=True), family, index)
+    """What the system observes on a probe History, as a digest (a base's serves all its mutants)."""
+    key = _key(system, family, index)
     if key not in _OBSERVED:
-        obs = system.run(_probe(family, index)).observations
-        _OBSERVED[key] = hashlib.sha256(json.dumps(obs, sort_keys=True).encode()).hexdigest()
+        _OBSERVED[key] = _digest(system.run(_probe(family, index)).observations)
     return _OBSERVED[key]
 
 
 @lru_cache(maxsize=None)
 def _asked(base: str, family: str) -> Counter:
-    """Per mutant, how many of the family's probe Histories reach its seam on the base model."""
+    """Per mutant, how many of the family's probe Histories reach its seam on the base model. The
+    run that notes it observes what the base does (noting changes no answer): its digest is kept,
+    and the base's own run of those probes saved."""
     out = Counter()
     for i in range(PROBES):
         noting = asking(systems.get(base))
-        simulate(_probe(family, i), noting.config)
+        _, obs = simulate(_probe(family, i), noting.config)
+        _OBSERVED.setdefault(_key(systems.get(base), family, i), _digest(obs))
         out.update(m.name for m in noting.config.mutants.asked)
     return out
 
@@ -143,9 +168,10 @@ def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
     """How many of the family's first probe Histories give the mutant another Trace than its base
     model, and how many of the first PROBES reach its seam on the base model."""
     base = systems.get(mutant.declares.base)
+    asked = _asked(base.name, family)  # first: its runs are the base's first PROBES
     differ = sum(_observed(mutant, family, i) != _observed(base, family, i) for i in range(probes))
     changes = mutant.config.mutants - base.config.mutants  # what the system carries, whatever its name
-    return differ, max((_asked(base.name, family)[m.name] for m in changes), default=0)
+    return differ, max((asked[m.name] for m in changes), default=0)
 
 
 def is_composed(m: core.Machine) -> bool:
@@ -160,25 +186,44 @@ def model_machines() -> list[core.Machine]:
 
 
 def machines_for(system) -> list[core.Machine]:
-    """A model: the families' machines. A mutant: the machines whose family reaches its seam, the
-    families' before the composed ones', those whose Traces differ most often first (looking further
-    when none differs in the first probes), then those that reach it most often (ties in the machines'
-    order); none reaching it, every machine."""
+    """A model: the families' machines. A mutant: the machines whose family reaches its seam: the
+    families' whose Traces differ (looking further when few differ in the first probes), then the
+    composed ones', then the families' that only reach the seam (their probes ask the mutant's code
+    and never change a Trace: weaker evidence than Histories combining every family's steps;
+    master-fde-lag, which MixedMachine finds, waited behind six of them); in each, those whose Traces
+    differ most often first, then those that reach it most often (ties in the machines' order);
+    none reaching it, every machine."""
     if system.kind != "mutant":
         return model_machines()
-    reached = {m.name: seam_reached(system, m.cls.FAMILY.name) for m in core.MACHINES}
-    if max(differ for differ, _ in reached.values()) < CLEAR:
-        reached = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES) for m in core.MACHINES}
+    reached = {m.name: seam_reached(system, m.cls.FAMILY.name, ranking_probes(system)) for m in core.MACHINES}
+
+    def tier(m: core.Machine) -> int:
+        return 1 if is_composed(m) else 0 if reached[m.name][0] else 2
     ranked = sorted((m for m in core.MACHINES if any(reached[m.name])),
-                    key=lambda m: (is_composed(m), *(-n for n in reached[m.name])))
+                    key=lambda m: (tier(m), *(-n for n in reached[m.name])))
     return ranked or list(core.MACHINES)
+
+
+def ranking_probes(system) -> int:
+    """How many probes per family rank a mutant's machines: PROBES; MORE_PROBES where in no family
+    CLEAR of those differ from the base model's; FAR_PROBES where none of those differs at all."""
+    most = max(seam_reached(system, m.cls.FAMILY.name)[0] for m in core.MACHINES)
+    if most >= CLEAR:
+        return PROBES
+    further = max(seam_reached(system, m.cls.FAMILY.name, MORE_PROBES)[0] for m in core.MACHINES)
+    return MORE_PROBES if further else FAR_PROBES
+
+
+def differ_often(system) -> int:
+    """The probes per family that say whether a family's Traces differ at all: at least MORE_PROBES."""
+    return max(MORE_PROBES, ranking_probes(system))
 
 
 def machines_again(system) -> list[core.Machine]:
     """A mutant's machines when none found it in its first short examples, for more: first those whose
     Traces differ on any of MORE_PROBES probes, the most often first, composed or not (the short
     search put the composed last), then the others in machines_for's order."""
-    differ = {m.name: seam_reached(system, m.cls.FAMILY.name, MORE_PROBES)[0] for m in core.MACHINES}
+    differ = {m.name: seam_reached(system, m.cls.FAMILY.name, differ_often(system))[0] for m in core.MACHINES}
     first = sorted((m for m in core.MACHINES if differ[m.name]), key=lambda m: -differ[m.name])
     return first + [m for m in machines_for(system) if m not in first]
 
@@ -219,7 +264,7 @@ def tasks(names: list[str], budget: Budget, seed: int, caught: dict[str, list] |
             first = machines_of(r for _, r in (caught or {}).get(name, ()))
             out.append(Task(name, None, budget.mutant_examples, seed, budget.mutant_steps, budget.shrink, first))
         else:
-            out += [Task(name, m.name, budget.model_examples, seed, budget.steps) for m in model_machines()]
+            out += [Task(name, m.name, budget.on_model(m.name), seed, budget.steps) for m in model_machines()]
     return out
 
 
@@ -302,7 +347,7 @@ def leading(system, order: list[core.Machine], first: tuple[str, ...]) -> list[c
 
 def differs(system, m: core.Machine) -> bool:
     family = m.cls.FAMILY.name
-    return bool(seam_reached(system, family)[0] or seam_reached(system, family, MORE_PROBES)[0])
+    return bool(seam_reached(system, family)[0] or seam_reached(system, family, differ_often(system))[0])
 
 
 def _searches(system, machines: list[core.Machine], examples: int, seed: int, steps: int, shrink: bool,
