@@ -48,7 +48,7 @@ UNCOVERED = {"gg-startup-options",
              "ms-diamond-ignore-duplicates", "ms-two-sources",
              "mdb-rpl_gtid_mdev4485", "mdb-rpl_semi_sync_skip_replication",
              # suite scenarios whose replicas run replication filters
-             "mdb-rpl_skip_replication", "my80-rpl_gtid_filter_ddl_on_binlogless_slave",
+             "mdb-rpl_skip_replication", "my80-rpl_gtid_filter_ddl_on_binlogless_slave", "mdb-rpl_gtid_slave_filtering",
              # historical bugs' Histories whose replicas run replication filters
              "hist-filtered-ddl-gtid-lost", "hist-parallel-exec-pos-not-at-rotate", "hist-master-fde-lag"}
 
