@@ -122,6 +122,8 @@ class Admin(Component):
         by_id = op.get("connect_using_group_id", False)
         if errno is None and by_id and (refused := self.hierarchy.connect_option_error(node, op)):
             errno, message = refused
+        use_gtid = op.get("master_use_gtid")
+        by_gtid = use_gtid in ("slave_pos", "current_pos")
         moves = "master_log_file" in op or by_id or "master_use_gtid" in op
         # Refused while either thread runs (MariaDB sql_repl.cc, change_master: thread_mask; measured on
         # 10.11, d1-back-to-zero), or while the thread its options are for runs (MySQL 5.7.4+, WL#6120;
@@ -135,7 +137,9 @@ class Admin(Component):
             errno, message = ER_RELAY_LOG_INIT, ("Failed initializing relay log position: Could not find target log "
                                                  "during relay log initialization")
         # RELAY_LOG_FILE/RELAY_LOG_POS keep the relay logs (need_relay_log_purge= 0, change_master)
-        purge = errno is None and resume is None and not (moves or ch.sql_running or ch.io_running or "master_host" in op)
+        # MASTER_USE_GTID=no alone keeps the SQL thread's coordinates (below) and purges as a MASTER_DELAY does
+        placed = "master_log_file" in op or by_id or by_gtid
+        purge = errno is None and resume is None and not (placed or ch.sql_running or ch.io_running or "master_host" in op)
         if errno is None:
             ch.delay = value
             source = self.nodes[op.get("master_host", ch.source.id)]
@@ -144,18 +148,24 @@ class Admin(Component):
             # measured on 10.11.19, tests/harness/test_change_master.py)
             off = (self.mech.relay_log_place_turns_gtid_off and self.receiver.gtid_replica(ch)
                    and ("master_log_file" in op or resume is not None) and "master_use_gtid" not in op)
+            was = self.receiver.using_gtid(ch)
             if "master_log_file" in op:
                 self.change_source(ch, source, op["master_log_file"], op["master_log_pos"])
             elif by_id:
                 self.change_source_by_id(ch, source)
-            elif "master_use_gtid" in op:
+            elif by_gtid:
                 self.change_source_by_gtid(ch, source)
+                ch.current_pos = use_gtid == "current_pos"
+            elif "master_host" in op:  # MASTER_USE_GTID=no to a new master: its first binlog (sql_repl.cc)
+                self.change_source(ch, source, "", 0)
+            if use_gtid == "no":
+                self.use_positions(ch)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
             if off:
-                ch.by_position = True
                 errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
-                                                              "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
+                                                              f"of 'Using_Gtid' from '{was}' to 'No'")
+                ch.by_position = True
             self.rli.write_relay_log_info(ch)
         self._stmt(ch, op, errno, message, warning=errno == ER_WARN_USING_GTID_CHANGED, delay=value)
         if purge:
@@ -196,9 +206,11 @@ class Admin(Component):
         # MariaDB 10.5+ (MDEV-19801): RESET SLAVE turns Using_Gtid=No back to its default Slave_Pos for a
         # master with GTIDs, with note 4190 (rpl_using_gtid_default.result: "RESET SLAVE is implicitly
         # changing the value of 'Using_Gtid' from 'No' to 'Slave_Pos'")
-        note = self.mech.gtid_domains and ch.by_position and ch.source.gtid_mode
+        # Current_Pos turns back to Slave_Pos the same way (rpl_using_gtid_default.result)
+        was = self.receiver.using_gtid(ch)
+        note = self.mech.gtid_domains and ch.source.gtid_mode and was != "Slave_Pos"
         if note:
-            ch.by_position = False
+            ch.by_position = ch.current_pos = False
         if not node.gtid_mode:
             # Anonymous groups are in no gtid_executed: what the slave applied it knows only by its
             # position, which RESET SLAVE forgets, so a group that comes again is applied again
@@ -207,7 +219,7 @@ class Admin(Component):
         self.rli.write_relay_log_info(ch)
         if note:
             self._stmt(ch, op, ER_WARN_USING_GTID_CHANGED, "RESET SLAVE is implicitly changing the value of 'Using_Gtid' "
-                                                          "from 'No' to 'Slave_Pos'", warning=True)
+                                                          f"from '{was}' to 'Slave_Pos'", warning=True)
         else:
             self._stmt(ch, op, None, "")
 
@@ -375,6 +387,13 @@ class Admin(Component):
         looked the slave's last group ID up."""
         self.change_source(ch, source, "", 0)
         ch.fetch, ch.connect_by_id = None, True
+
+    def use_positions(self, ch: Channel) -> None:
+        """CHANGE MASTER TO MASTER_USE_GTID=no (MariaDB sql_repl.cc, change_master: using_gtid= USE_GTID_NO;
+        MySQL's MASTER_AUTO_POSITION = 0): replication by position from then on. Without a new host or
+        place, the relay logs are purged (op_change_master) and the IO thread reads again from the SQL
+        thread's executed coordinates (rli.group_master_log_name/pos), as for any option naming no place."""
+        ch.by_position, ch.current_pos = True, False
 
     def change_source_by_gtid(self, ch: Channel, source: Node) -> None:
         """CHANGE MASTER TO [MASTER_HOST,] MASTER_USE_GTID: the relay logs go and the next connect asks
