@@ -154,7 +154,7 @@ class Admin(Component):
             elif by_id:
                 self.change_source_by_id(ch, source)
             elif by_gtid:
-                self.change_source_by_gtid(ch, source)
+                self.change_source_by_gtid(ch, source, "master_host" in op)
                 ch.current_pos = use_gtid == "current_pos"
             elif "master_host" in op:  # MASTER_USE_GTID=no to a new master: its first binlog (sql_repl.cc)
                 self.change_source(ch, source, "", 0)
@@ -395,11 +395,17 @@ class Admin(Component):
         thread's executed coordinates (rli.group_master_log_name/pos), as for any option naming no place."""
         ch.by_position, ch.current_pos = True, False
 
-    def change_source_by_gtid(self, ch: Channel, source: Node) -> None:
+    def change_source_by_gtid(self, ch: Channel, source: Node, new_host: bool = True) -> None:
         """CHANGE MASTER TO [MASTER_HOST,] MASTER_USE_GTID: the relay logs go and the next connect asks
-        by GTID (MariaDB sql_repl.cc, change_master: a new master or GTID mode purges the relay logs)."""
+        by GTID (MariaDB sql_repl.cc, change_master: a new master or GTID mode purges the relay logs).
+        Without MASTER_HOST the master coordinates are the SQL thread's, kept for a later
+        MASTER_USE_GTID=no (change_master: no host, port or log name, so rli.group_master_log_name/pos;
+        MDEV-4483, rpl_gtid_startpos.result)."""
+        kept = (ch.group_master_file, ch.group_master_pos)
         self.change_source(ch, source, "", 0)
         ch.fetch = None
+        if not new_host:
+            ch.group_master_file, ch.group_master_pos = ch.read_master_file, ch.read_master_pos = kept
 
     def start_both(self, ch: Channel) -> None:
         """Both replication threads start (START SLAVE, or the server's own start). With
