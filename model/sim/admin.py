@@ -200,7 +200,9 @@ class Admin(Component):
         ch.sql_pos = ch.group_start = 0
         ch.fetch = None
         ch.group_master_file, ch.group_master_pos = "", 0
-        ch.read_master_file, ch.read_master_pos = "", 0
+        # init_master_log_pos (MariaDB rpl_mi.cc, MySQL rpl_slave.cc): '' and BIN_LOG_HEADER_SIZE
+        # (multi_source/simple.result: Read_Master_Log_Pos 4 after RESET SLAVE 'slave1')
+        ch.read_master_file, ch.read_master_pos = "", BINLOG_START
         ch.connect_by_id = False
         ch.last_io_errno, ch.last_io_error = 0, ""
         # MariaDB 10.5+ (MDEV-19801): RESET SLAVE turns Using_Gtid=No back to its default Slave_Pos for a
