@@ -15,6 +15,7 @@ from .. import mutants as M
 from .. import parallel as PA
 from .. import semisync as SS
 
+from . import domainfilter as DF
 from .component import Component
 from .state import (MAX_RELAY_LOG_SIZE, ER_SLAVE_MUST_STOP, ER_SLAVE_WAS_RUNNING, ER_SLAVE_WAS_NOT_RUNNING, ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED, ER_RELAY_LOG_INIT, ER_WARN_USING_GTID_CHANGED, ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT, ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT, BINLOG_STATEMENT_EVENTS, ER_UNKNOWN_SYSTEM_VARIABLE, ER_FLUSH_MASTER_BINLOG_CLOSED, Channel, Node, binlog_index)
 
@@ -132,6 +133,13 @@ class Admin(Component):
         running = (ch.sql_running or ch.io_running) if either else (ch.sql_running or (moves and ch.io_running))
         if errno is None and running:
             errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
+        if errno is None and (DF.DO in op or DF.IGNORE in op) and not self.mech.gtid_domains:
+            errno, message = D.ER_PARSE_ERROR, DOM.syntax_error("MySQL", DF.DO.upper() if DF.DO in op else DF.IGNORE.upper())
+        if errno is None and self.mech.gtid_domains:
+            # Using_Gtid as the statement leaves it (change_master sets mi->using_gtid before update_ids)
+            by_gtid = use_gtid != "no" and (use_gtid is not None or not (
+                "master_log_file" in op or "relay_log_file" in op or ch.by_position))
+            errno, message = self.domainfilter.refusal(ch, op, by_gtid) or (errno, message)
         resume = self.receiver.relay_index(ch, op["relay_log_file"], op["relay_log_pos"]) if "relay_log_file" in op else None
         if errno is None and resume == -1:
             errno, message = ER_RELAY_LOG_INIT, ("Failed initializing relay log position: Could not find target log "
@@ -160,6 +168,7 @@ class Admin(Component):
                 self.change_source(ch, source, "", 0)
             if use_gtid == "no":
                 self.use_positions(ch)
+            self.domainfilter.take(ch, op)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
             if off:
