@@ -52,7 +52,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
     binlogged or skipped, or where the relay log is not observed applied or skipped (what such a
     trace shows of the relay log is a part, read at the end)."""
     relay_seen = "relay" not in v.unobserved
-    held_kinds = ("relay", "visible", "binlog", "skip") if relay_seen else ("visible", "skip")
+    # "filtered": a group the IO thread dropped for its domain (DO/IGNORE_DOMAIN_IDS) never arrives
+    held_kinds = ("relay", "visible", "binlog", "skip", "filtered") if relay_seen else ("visible", "skip", "filtered")
     any_connect = bool(v.kind("connect"))
     sources = {c["replica"]: c["source"] for c in v.header.get("topology", {}).get("channels", [])}
     for o in v.kind("promoted"):  # a failover repoints the old source's other replicas
