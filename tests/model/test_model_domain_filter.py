@@ -70,3 +70,23 @@ def test_gtid_slave_pos_may_name_a_dropped_domain_where_the_trace_cannot_see_dro
     for o in shown:
         o["variables"]["gtid_slave_pos"] = "1-1-1,2-1-9"
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", blind).status == VIOLATED
+
+
+def test_a_group_arriving_after_a_dropped_one_of_its_domain_is_no_loss(kit):
+    # DOMAIN.CONNECT.NO_LOSS on a trace that cannot see the drops (a real server's): 2-1-2 arrives
+    # after the lists stopped dropping domain 2, 2-1-1 never does; the lists explain it
+    h = kit.make_history(NODES, [("M", "R", 0)], [
+        {"at": 100_000, "op": "stop_slave", "node": "R"},
+        {"at": 200_000, "op": "change_master", "node": "R", "ignore_domain_ids": [2]},
+        {"at": 300_000, "op": "start_slave", "node": "R"},
+        {"at": 1_000_000, "op": "trx", "node": "M", "trx": "b", "domain": 2},
+        {"at": 2_000_000, "op": "stop_slave", "node": "R"},
+        {"at": 2_100_000, "op": "change_master", "node": "R", "ignore_domain_ids": []},
+        {"at": 2_200_000, "op": "start_slave", "node": "R"},
+        {"at": 3_000_000, "op": "trx", "node": "M", "trx": "c", "domain": 2}], end_us=4_000_000)
+    tr = kit.run(MARIADB, h)
+    assert [v["trx"] for v in tr.all("visible", node="R")] == ["c"]
+    blind = Trace(tr.header, [o for o in tr.obs if o["kind"] != "filtered"])
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", blind).status != VIOLATED
+    unexplained = Trace(tr.header, [o for o in blind.obs if not (o["kind"] == "stmt" and o.get("op") == "change_master")])
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", unexplained).status == VIOLATED
