@@ -137,9 +137,9 @@ class Admin(Component):
             errno, message = D.ER_PARSE_ERROR, DOM.syntax_error("MySQL", DF.DO.upper() if DF.DO in op else DF.IGNORE.upper())
         if errno is None and self.mech.gtid_domains:
             # Using_Gtid as the statement leaves it (change_master sets mi->using_gtid before update_ids)
-            by_gtid = use_gtid != "no" and (use_gtid is not None or not (
+            gtid_after = use_gtid != "no" and (use_gtid is not None or not (
                 "master_log_file" in op or "relay_log_file" in op or ch.by_position))
-            errno, message = self.domainfilter.refusal(ch, op, by_gtid) or (errno, message)
+            errno, message = self.domainfilter.refusal(ch, op, gtid_after) or (errno, message)
         resume = self.receiver.relay_index(ch, op["relay_log_file"], op["relay_log_pos"]) if "relay_log_file" in op else None
         if errno is None and resume == -1:
             errno, message = ER_RELAY_LOG_INIT, ("Failed initializing relay log position: Could not find target log "
