@@ -12,7 +12,7 @@ from replcheck.spec import formats as F
 
 from . import configuration
 from .core import Check, TraceView, checks
-from .filter import on_master_at
+from .filter import domain_dropped, on_master_at
 from .groupid import domain_of, lost_lines, positions
 from .groupid_shared import deleted_domains, starts_new_binlog
 
@@ -52,7 +52,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
     binlogged or skipped, or where the relay log is not observed applied or skipped (what such a
     trace shows of the relay log is a part, read at the end)."""
     relay_seen = "relay" not in v.unobserved
-    held_kinds = ("relay", "visible", "binlog", "skip") if relay_seen else ("visible", "skip")
+    # "filtered": a group the IO thread dropped for its domain (DO/IGNORE_DOMAIN_IDS) never arrives
+    held_kinds = ("relay", "visible", "binlog", "skip", "filtered") if relay_seen else ("visible", "skip", "filtered")
     any_connect = bool(v.kind("connect"))
     sources = {c["replica"]: c["source"] for c in v.header.get("topology", {}).get("channels", [])}
     for o in v.kind("promoted"):  # a failover repoints the old source's other replicas
@@ -65,6 +66,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
                   - {o.get("gtid") for o in v.of_node(node, "relay")}) if relay_seen else set()
         on_master = on_master_at(v, node, 0)
         by_gtid, source = not any_connect, sources.get(node)
+        # what its DO/IGNORE_DOMAIN_IDS dropped never arrives (a trace that cannot see the drops)
+        dropped = {c.get("gtid") for c in v.kind("commit") if c.get("trx") in domain_dropped(v, node)}
         for o in v.of_node(node):
             kind = o["kind"]
             if kind == "connect":  # the IO thread asks its source to filter marked events as it connects
@@ -79,7 +82,7 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
             arrival = (kind == "relay" and o.get("idx") == 0) if relay_seen else kind == "visible"
             if arrival and by_gtid and source and o.get("gtid") not in held and _gtid(o) is not None:
                 prev = _source_order(v, source, on_master).get(o["gtid"])
-                if prev is not None and prev not in unseen:
+                if prev is not None and prev not in unseen and prev not in dropped:
                     check.judge(prev in held, lambda: f"{node}: {o['gtid']} arrived from {source} before {prev}, "
                                                       f"logged before it in its domain there", o)
             if kind in held_kinds and o.get("gtid"):

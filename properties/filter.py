@@ -106,7 +106,29 @@ def kept_out(v: TraceView, node: str) -> set[str]:
     # every commit that names its table: one that returned an error may still have been binlogged
     # (a shutdown while it waited for its semi-sync ack: 1053) and replicated
     tables = v.memo("filter.tables", lambda: {c["trx"]: c for c in v.kind("commit") if c.get("table") and c.get("trx")})
-    return {trx for trx, c in tables.items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)}
+    return {trx for trx, c in tables.items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)} \
+        | domain_dropped(v, node)
+
+
+def domain_dropped(v: TraceView, node: str) -> set[str]:
+    """The transactions of a GTID domain the node's CHANGE MASTER TO DO_DOMAIN_IDS / IGNORE_DOMAIN_IDS
+    kept out under any lists it had (its IO thread drops them: MariaDB slave.cc queue_event,
+    Domain_id_filter in rpl_mi.cc)."""
+    def build() -> set[str]:
+        do, ignore, out = (), (), set()
+        for o in v.of_node(node, "stmt"):
+            if o.get("op") != "change_master" or o.get("errno") is not None:
+                continue
+            do, ignore = o.get("do_domain_ids", do), o.get("ignore_domain_ids", ignore)
+            out |= {("ignore", d) for d in ignore} | ({("do", tuple(do))} if do else set())
+        if not out:
+            return set()
+
+        def dropped(domain: int) -> bool:
+            return any((kind == "ignore" and x == domain) or (kind == "do" and domain not in x) for kind, x in out)
+        return {c["trx"] for c in v.kind("commit") if c.get("trx") and c.get("gtid") and c.get("errno") is None
+                and dropped(int(c["gtid"].split("-")[0]))}
+    return v.memo(("filter.domain_dropped", node), build)
 
 
 def ignores_marked_at(v: TraceView, node: str, line: int) -> bool:

@@ -9,7 +9,7 @@ from replcheck.spec import formats as F
 from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
 from .groupid_gtid import domain_of
-from .groupid_shared import current_id, deleted_domains, lost_lines, server_id
+from .groupid_shared import current_id, deleted_domains, lost_lines, server_id, starts_new_binlog
 from .groupid_commands import binlog_info, is_purge, last_group_end
 
 
@@ -121,7 +121,7 @@ def _after_purges(v: TraceView, node: str, source: str):
     for o in stream:
         if o["node"] == source:
             first_seen.setdefault(o.get("trx"), o["_line"])
-            if o["kind"] == "restore":
+            if starts_new_binlog(o):  # RESET MASTER too: what it deleted is owed to no one, its binlog names come again
                 groups, cut, cut_at, where, in_file, gone, purged, lacking = [], set(), {}, {}, {}, set(), [], []
                 in_domain = {}
             elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):

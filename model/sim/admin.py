@@ -15,6 +15,7 @@ from .. import mutants as M
 from .. import parallel as PA
 from .. import semisync as SS
 
+from . import domainfilter as DF
 from .component import Component
 from .state import (MAX_RELAY_LOG_SIZE, ER_SLAVE_MUST_STOP, ER_SLAVE_WAS_RUNNING, ER_SLAVE_WAS_NOT_RUNNING, ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED, ER_RELAY_LOG_INIT, ER_WARN_USING_GTID_CHANGED, ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT, ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT, BINLOG_STATEMENT_EVENTS, ER_UNKNOWN_SYSTEM_VARIABLE, ER_FLUSH_MASTER_BINLOG_CLOSED, Channel, Node, binlog_index)
 
@@ -122,6 +123,8 @@ class Admin(Component):
         by_id = op.get("connect_using_group_id", False)
         if errno is None and by_id and (refused := self.hierarchy.connect_option_error(node, op)):
             errno, message = refused
+        use_gtid = op.get("master_use_gtid")
+        by_gtid = use_gtid in ("slave_pos", "current_pos")
         moves = "master_log_file" in op or by_id or "master_use_gtid" in op
         # Refused while either thread runs (MariaDB sql_repl.cc, change_master: thread_mask; measured on
         # 10.11, d1-back-to-zero), or while the thread its options are for runs (MySQL 5.7.4+, WL#6120;
@@ -130,12 +133,21 @@ class Admin(Component):
         running = (ch.sql_running or ch.io_running) if either else (ch.sql_running or (moves and ch.io_running))
         if errno is None and running:
             errno, message = ER_SLAVE_MUST_STOP, "This operation cannot be performed with a running slave; run STOP SLAVE first"
+        if errno is None and (DF.DO in op or DF.IGNORE in op) and not self.mech.gtid_domains:
+            errno, message = D.ER_PARSE_ERROR, DOM.syntax_error("MySQL", DF.DO.upper() if DF.DO in op else DF.IGNORE.upper())
+        if errno is None and self.mech.gtid_domains:
+            # Using_Gtid as the statement leaves it (change_master sets mi->using_gtid before update_ids)
+            gtid_after = use_gtid != "no" and (use_gtid is not None or not (
+                "master_log_file" in op or "relay_log_file" in op or ch.by_position))
+            errno, message = self.domainfilter.refusal(ch, op, gtid_after) or (errno, message)
         resume = self.receiver.relay_index(ch, op["relay_log_file"], op["relay_log_pos"]) if "relay_log_file" in op else None
         if errno is None and resume == -1:
             errno, message = ER_RELAY_LOG_INIT, ("Failed initializing relay log position: Could not find target log "
                                                  "during relay log initialization")
         # RELAY_LOG_FILE/RELAY_LOG_POS keep the relay logs (need_relay_log_purge= 0, change_master)
-        purge = errno is None and resume is None and not (moves or ch.sql_running or ch.io_running or "master_host" in op)
+        # MASTER_USE_GTID=no alone keeps the SQL thread's coordinates (below) and purges as a MASTER_DELAY does
+        placed = "master_log_file" in op or by_id or by_gtid
+        purge = errno is None and resume is None and not (placed or ch.sql_running or ch.io_running or "master_host" in op)
         if errno is None:
             ch.delay = value
             source = self.nodes[op.get("master_host", ch.source.id)]
@@ -144,18 +156,25 @@ class Admin(Component):
             # measured on 10.11.19, tests/harness/test_change_master.py)
             off = (self.mech.relay_log_place_turns_gtid_off and self.receiver.gtid_replica(ch)
                    and ("master_log_file" in op or resume is not None) and "master_use_gtid" not in op)
+            was = self.receiver.using_gtid(ch)
             if "master_log_file" in op:
                 self.change_source(ch, source, op["master_log_file"], op["master_log_pos"])
             elif by_id:
                 self.change_source_by_id(ch, source)
-            elif "master_use_gtid" in op:
-                self.change_source_by_gtid(ch, source)
+            elif by_gtid:
+                self.change_source_by_gtid(ch, source, "master_host" in op)
+                ch.current_pos = use_gtid == "current_pos"
+            elif "master_host" in op:  # MASTER_USE_GTID=no to a new master: its first binlog (sql_repl.cc)
+                self.change_source(ch, source, "", 0)
+            if use_gtid == "no":
+                self.use_positions(ch)
+            self.domainfilter.take(ch, op)
             if resume is not None:
                 ch.sql_pos = ch.group_start = resume
             if off:
-                ch.by_position = True
                 errno, message = ER_WARN_USING_GTID_CHANGED, ("CHANGE MASTER TO is implicitly changing the value "
-                                                              "of 'Using_Gtid' from 'Slave_Pos' to 'No'")
+                                                              f"of 'Using_Gtid' from '{was}' to 'No'")
+                ch.by_position = True
             self.rli.write_relay_log_info(ch)
         self._stmt(ch, op, errno, message, warning=errno == ER_WARN_USING_GTID_CHANGED, delay=value)
         if purge:
@@ -190,15 +209,19 @@ class Admin(Component):
         ch.sql_pos = ch.group_start = 0
         ch.fetch = None
         ch.group_master_file, ch.group_master_pos = "", 0
-        ch.read_master_file, ch.read_master_pos = "", 0
+        # init_master_log_pos (MariaDB rpl_mi.cc, MySQL rpl_slave.cc): '' and BIN_LOG_HEADER_SIZE
+        # (multi_source/simple.result: Read_Master_Log_Pos 4 after RESET SLAVE 'slave1')
+        ch.read_master_file, ch.read_master_pos = "", BINLOG_START
         ch.connect_by_id = False
         ch.last_io_errno, ch.last_io_error = 0, ""
         # MariaDB 10.5+ (MDEV-19801): RESET SLAVE turns Using_Gtid=No back to its default Slave_Pos for a
         # master with GTIDs, with note 4190 (rpl_using_gtid_default.result: "RESET SLAVE is implicitly
         # changing the value of 'Using_Gtid' from 'No' to 'Slave_Pos'")
-        note = self.mech.gtid_domains and ch.by_position and ch.source.gtid_mode
+        # Current_Pos turns back to Slave_Pos the same way (rpl_using_gtid_default.result)
+        was = self.receiver.using_gtid(ch)
+        note = self.mech.gtid_domains and ch.source.gtid_mode and was != "Slave_Pos"
         if note:
-            ch.by_position = False
+            ch.by_position = ch.current_pos = False
         if not node.gtid_mode:
             # Anonymous groups are in no gtid_executed: what the slave applied it knows only by its
             # position, which RESET SLAVE forgets, so a group that comes again is applied again
@@ -207,7 +230,7 @@ class Admin(Component):
         self.rli.write_relay_log_info(ch)
         if note:
             self._stmt(ch, op, ER_WARN_USING_GTID_CHANGED, "RESET SLAVE is implicitly changing the value of 'Using_Gtid' "
-                                                          "from 'No' to 'Slave_Pos'", warning=True)
+                                                          f"from '{was}' to 'Slave_Pos'", warning=True)
         else:
             self._stmt(ch, op, None, "")
 
@@ -376,11 +399,24 @@ class Admin(Component):
         self.change_source(ch, source, "", 0)
         ch.fetch, ch.connect_by_id = None, True
 
-    def change_source_by_gtid(self, ch: Channel, source: Node) -> None:
+    def use_positions(self, ch: Channel) -> None:
+        """CHANGE MASTER TO MASTER_USE_GTID=no (MariaDB sql_repl.cc, change_master: using_gtid= USE_GTID_NO;
+        MySQL's MASTER_AUTO_POSITION = 0): replication by position from then on. Without a new host or
+        place, the relay logs are purged (op_change_master) and the IO thread reads again from the SQL
+        thread's executed coordinates (rli.group_master_log_name/pos), as for any option naming no place."""
+        ch.by_position, ch.current_pos = True, False
+
+    def change_source_by_gtid(self, ch: Channel, source: Node, new_host: bool = True) -> None:
         """CHANGE MASTER TO [MASTER_HOST,] MASTER_USE_GTID: the relay logs go and the next connect asks
-        by GTID (MariaDB sql_repl.cc, change_master: a new master or GTID mode purges the relay logs)."""
+        by GTID (MariaDB sql_repl.cc, change_master: a new master or GTID mode purges the relay logs).
+        Without MASTER_HOST the master coordinates are the SQL thread's, kept for a later
+        MASTER_USE_GTID=no (change_master: no host, port or log name, so rli.group_master_log_name/pos;
+        MDEV-4483, rpl_gtid_startpos.result)."""
+        kept = (ch.group_master_file, ch.group_master_pos)
         self.change_source(ch, source, "", 0)
         ch.fetch = None
+        if not new_host:
+            ch.group_master_file, ch.group_master_pos = ch.read_master_file, ch.read_master_pos = kept
 
     def start_both(self, ch: Channel) -> None:
         """Both replication threads start (START SLAVE, or the server's own start). With

@@ -45,6 +45,7 @@ from .partial import PartialTransfers
 from .clockdiff import ClockDiff
 from .diskfull import DiskFull
 from .untilgtid import UntilGtid
+from .domainfilter import DomainFilter
 
 
 # An event's place among those at the same time: what the set-up queued, the History's ops in their
@@ -57,7 +58,7 @@ PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applie
          # the features, in the order their hooks are called
          "partial": PartialTransfers, "srcerr": SourceErrors, "domains": Domains, "filters": Filters,
          "duplicates": Duplicates, "semisync": SemiSync, "hierarchy": Hierarchy, "clockdiff": ClockDiff,
-         "diskfull": DiskFull, "untilgtid": UntilGtid}
+         "diskfull": DiskFull, "untilgtid": UntilGtid, "domainfilter": DomainFilter}
 
 
 class Simulator:

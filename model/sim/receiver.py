@@ -77,6 +77,14 @@ class Receiver(Component):
         A CHANGE MASTER TO a binlog position turns it off (MASTER_USE_GTID=no)."""
         return ch.node.gtid_mode and ch.source.gtid_mode and not ch.node.rpl_hierarchical and not ch.by_position
 
+    @staticmethod
+    def using_gtid(ch: Channel) -> str:
+        """SHOW SLAVE STATUS's Using_Gtid (MariaDB, Master_info::using_gtid_astext in rpl_mi.cc): No for
+        a replica by position or of a master without GTIDs, else what MASTER_USE_GTID last named."""
+        if ch.by_position or not (ch.source.gtid_mode and ch.node.gtid_mode):
+            return "No"
+        return "Current_Pos" if ch.current_pos else "Slave_Pos"
+
     def held_from(self, ch: Channel, read: int) -> int:
         """Where the relay log the replica still needs begins: at the SQL thread's place, or at the
         oldest group a worker holds, queued and not yet committed (model/parallel.py)."""

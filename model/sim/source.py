@@ -279,6 +279,10 @@ class Source(Component):
             return
         if op:  # the statement, not a rotation the server makes itself
             self.emit("stmt", node.id, op="flush_logs", errno=None, warning=None, message="")
+            # FLUSH LOGS rotates the relay log of every connection too (REFRESH_LOG takes in the relay
+            # logs; MDEV-9544, multi_source/mdev-9544.result: each connection's relay log rotated)
+            for ch in list(node.connections.values()) or [c for c in [node.channel] if c is not None]:
+                self.receiver.rotate_relay(ch)
         when = self.sim.local(node, self.sim.now) // US
         self.write_binlog(node, [Event("ROTATE_EVENT", when=when, when_off=node.offset, server_id=node.server_id,
                                         size=ROTATE_SIZE)])

@@ -99,6 +99,12 @@ class ReceiverState:
     last_io_error: str = ""
     connect_by_id: bool = False  # Connect_Using_Group_ID: the next connect asks for the slave's last group ID
     by_position: bool = False  # CHANGE MASTER TO a binlog position: MASTER_USE_GTID=no from then on
+    current_pos: bool = False  # MASTER_USE_GTID=current_pos (else slave_pos): shown as Using_Gtid only
+    # CHANGE MASTER TO DO_DOMAIN_IDS / IGNORE_DOMAIN_IDS (MariaDB), sorted; and whether the IO thread
+    # is dropping the group it is receiving (domainfilter.py)
+    do_domains: tuple = ()
+    ignore_domains: tuple = ()
+    dropping_group: bool = False
     # per source, the relay indexes of the transactions' last events, in order: what a reconnect
     # acknowledges without rescanning the relay log
     held: dict[str, list[int]] = field(default_factory=dict)

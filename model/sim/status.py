@@ -88,6 +88,8 @@ class Status(Component):
             "processlist_state": state if ch.sql_running else None,
             "Gtid_IO_Pos": F.format_pos(ch.io_gtids),
         }
+        if self.mech.gtid_domains:
+            fields["Using_Gtid"] = self.receiver.using_gtid(ch)
         for hook in self.hooks.status_fields:
             hook(ch, fields)
         if self.rule.rule == D.WL7318:

@@ -285,7 +285,7 @@ class Ops:
         self.run.emit("observed", node, expect=F.expect_where(self.run.history, op), show=op["show"], value=value)
 
     def _shows_slave_status(self, node: str, op: dict) -> dict | None:
-        raw = self.run.cluster.show_slave_status(node)
+        raw = self.run.cluster.show_slave_status(node, op.get("connection"))
         typed = {k: (_int(v) or 0) if k in STATUS_INTS else _int(v) if k in STATUS_NULLABLE_INTS else v
                  for k, v in raw.items()}
         return {k: typed[k] for k in op["fields"] if k in typed} if raw else None

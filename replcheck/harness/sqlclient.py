@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from typing import Callable, Mapping
 
 from replcheck.harness.errors import HarnessError, SqlError
-from replcheck.harness.topology import CONNECTION_NAME
+from replcheck.harness.topology import valid_connection
 
 _CLIENT_ERROR = re.compile(r"^ERROR (\d+) \(([0-9A-Za-z]{5})\)(?: at line \d+)?: (.*)", re.M | re.S)
 _XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
@@ -21,12 +21,13 @@ Results = list[tuple[list[str], list[list[str | None]]]]
 
 def connection_clause(connection: str | None) -> str:
     """What names a multi-source connection in CHANGE MASTER, START/STOP/RESET SLAVE and SHOW SLAVE
-    STATUS (MariaDB's `'name'` after the keyword, sql/sql_yacc.yy optional_connection_name); '' for the
-    default connection. Refuses a name that is not CONNECTION_NAME's."""
+    STATUS (MariaDB's `'name'` after the keyword, sql/sql_yacc.yy optional_connection_name); nothing for
+    the default connection, or `''` where a multi-source topology names it among the others.
+    Refuses a name valid_connection does not allow."""
     if connection is None:
         return ""
-    if not (isinstance(connection, str) and CONNECTION_NAME.match(connection)):
-        raise HarnessError(f"connection {connection!r} is not 1 to 64 letters, digits or _")
+    if not valid_connection(connection):
+        raise HarnessError(f"connection {connection!r} is not '' or 1 to 64 letters, digits or _")
     return f" {sql_quote(connection)}"
 
 

@@ -105,6 +105,12 @@ def change_master_statement(op: dict, epoch_us: int | None, connect: tuple[str, 
         if op["master_use_gtid"] not in USE_GTID:
             raise RunnerError(f"master_use_gtid {op['master_use_gtid']!r} is not one of {', '.join(USE_GTID)}")
         clauses.append(f"MASTER_USE_GTID = {op['master_use_gtid']}")
+    for key in ("do_domain_ids", "ignore_domain_ids"):  # Domain_id_filter's lists (sql_yacc.yy, master_def)
+        if key in op:
+            ids = op[key]
+            if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 2**32 for i in ids):
+                raise RunnerError(f"{key} {ids!r} is not a list of domain ids")
+            clauses.append(f"{key.upper()} = ({', '.join(map(str, ids))})")
     if "relay_log_file" in op:  # the relay logs are kept (sql_repl.cc, change_master: need_relay_log_purge= 0)
         clauses.append(_place("RELAY", op["relay_log_file"], op.get("relay_log_pos")))
     return f"CHANGE MASTER{_named(op)} TO " + ", ".join(clauses)

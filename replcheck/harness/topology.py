@@ -9,9 +9,16 @@ from replcheck.harness.errors import HarnessError, TopologyError
 from replcheck.spec.formats import MAX_MASTER_DELAY
 
 NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # the History schema's id: also a safe directory name
-# A multi-source replica's connection_name (the History schema's connection_name, '' excluded: a named
-# channel is never the default connection): it reaches SQL quoted and names relay-<name>.NNNNNN.
+# A multi-source replica's connection_name (the History schema's connection_name): it reaches SQL
+# quoted and names relay-<name>.NNNNNN; '' is the default connection (valid_connection).
 CONNECTION_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+
+def valid_connection(connection: object) -> bool:
+    """A connection name CONNECTION_NAME allows, or '' (the default connection, named as such)."""
+    return connection == "" or (isinstance(connection, str) and bool(CONNECTION_NAME.match(connection)))
+
+
 MAX_SERVER_ID = 2**32 - 1
 
 
@@ -107,8 +114,8 @@ class Topology:
                 raise TopologyError(f"topology: {name}: a node cannot replicate from itself")
             if isinstance(c.delay, bool) or not isinstance(c.delay, int) or not 0 <= c.delay <= MAX_MASTER_DELAY:
                 raise TopologyError(f"topology: {name}: MASTER_DELAY {c.delay!r} is not an integer in 0..{MAX_MASTER_DELAY}")
-            if c.connection is not None and not (isinstance(c.connection, str) and CONNECTION_NAME.match(c.connection)):
-                raise TopologyError(f"topology: {name}: connection {c.connection!r} is not 1 to 64 letters, digits or _")
+            if c.connection is not None and not valid_connection(c.connection):
+                raise TopologyError(f"topology: {name}: connection {c.connection!r} is not '' or 1 to 64 letters, digits or _")
             named = sources.setdefault(c.replica, {})
             # Several sources only as named connections (multi-source), each its own (sql/rpl_mi.cc, Master_info_index).
             if named and (c.connection is None or None in named or c.connection in named or c.source in named.values()):

@@ -264,7 +264,7 @@ def test_no_schema_pattern_takes_a_trailing_newline(pattern):
 
 @pytest.mark.parametrize("line,message", [
     ('{"at": 0, "op": "change_master", "node": "B"}',
-     "h.jsonl:2: delay | delay_sql | master_log_file + master_log_pos | connect_using_group_id | master_user | master_use_gtid: needs one of these"),
+     "h.jsonl:2: delay | delay_sql | master_log_file + master_log_pos | connect_using_group_id | master_user | master_use_gtid | do_domain_ids | ignore_domain_ids: needs one of these"),
     ('{"at": 0, "op": "change_master", "node": "B", "delay": 1, "delay_sql": "x"}', "h.jsonl:2: delay, delay_sql: exclude each other"),
     ('{"at": 0, "op": "change_master", "node": "B", "delay": 0, "relay_log_file": "relay.000001"}',
      "h.jsonl:2: 'relay_log_pos' is a dependency of 'relay_log_file'"),

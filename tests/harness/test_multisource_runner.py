@@ -40,7 +40,8 @@ def _diamond() -> dict:
 def test_a_connection_is_named_after_the_keyword_and_only_as_a_quoted_word():
     assert connection_clause(None) == ""
     assert connection_clause("a_1") == " 'a_1'"
-    for bad in ("", "a'b", "a b", "x" * 65, 1):
+    assert connection_clause("") == " ''"  # the default connection, named among the others
+    for bad in ("a'b", "a b", "x" * 65, 1):
         with pytest.raises(HarnessError):
             connection_clause(bad)
 

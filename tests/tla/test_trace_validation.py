@@ -46,6 +46,8 @@ MODELS = [n for n, s in systems.systems().items() if s.kind == "model"]
 UNCOVERED = {"gg-startup-options",
              "flt-binlog-db", "flt-delay", "flt-replicate-rules", "flt-semisync-unsent", "flt-skip-counter",
              "ms-diamond-ignore-duplicates", "ms-two-sources",
+             # suite scenarios of multi-source replicas
+             "mdb-multi_source-simple", "mdb-multi_source-multisource", "mdb-multi_source-mdev-9544",
              "mdb-rpl_gtid_mdev4485", "mdb-rpl_semi_sync_skip_replication",
              # suite scenarios whose replicas run replication filters
              "mdb-rpl_skip_replication", "my80-rpl_gtid_filter_ddl_on_binlogless_slave", "mdb-rpl_gtid_slave_filtering",
