@@ -108,17 +108,17 @@ def test_a_sample_may_show_the_start_of_the_group_its_poll_saw_done(kit):
 
 
 def test_a_row_is_paired_with_its_own_commit_when_a_reset_gave_its_gtid_again(kit):
-    # corpus/server/reset-master-begins-gtids-again: create_t1 (0-1-1) was acknowledged; after RESET
-    # MASTER create_t1b took 0-1-1 again and waited for an ack that never came (AFTER_COMMIT: seen
-    # while it waited, as MariaDB's default is declared to be). create_t1's row is not create_t1b's.
+    # corpus/server/reset-master-begins-gtids-again: drop_t1 (0-1-2) was acknowledged; after RESET
+    # MASTER ins1 took 0-1-2 again and waited for an ack that never came (AFTER_COMMIT: seen while
+    # it waited, as MariaDB's default is declared to be). drop_t1's change is not ins1's row.
     header, obs = _server_trace("reset-master-begins-gtids-again")
-    start = next(o["start"] for o in obs if o["kind"] == "commit" and o["trx"] == "create_t1b")
+    start = next(o["start"] for o in obs if o["kind"] == "commit" and o["trx"] == "ins1")
     v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
     assert v.status == VIOLATED and v.witnesses
     assert all(_seen_at(w.message) >= start for w in v.witnesses), [w.message for w in v.witnesses]
-    # create_t1's row renamed as create_t1b's: seen long before create_t1b began, while it waits
-    early = next(o for o in obs if o["kind"] == "visible" and o["trx"] == "create_t1" and o["node"] == "master")
-    early["trx"] = "create_t1b"
+    # drop_t1's change renamed as ins1's: seen long before ins1 began, while it waits
+    early = next(o for o in obs if o["kind"] == "visible" and o["trx"] == "drop_t1" and o["node"] == "master")
+    early["trx"] = "ins1"
     v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
     assert any(_seen_at(w.message) < start for w in v.witnesses)
 
