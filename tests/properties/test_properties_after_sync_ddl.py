@@ -7,7 +7,7 @@ from conftest import assert_witness
 from test_model_semisync import master, semisync_replica
 from test_properties_semisync import AS, MS, US
 
-from replcheck.properties.core import PASS
+from replcheck.properties.core import VIOLATED
 
 INVISIBLE = "WL6355.AFTER_SYNC.INVISIBLE"
 
@@ -20,7 +20,7 @@ def run(kit):
                          [{"source": "A", "replica": "B", "latency_us": 400 * MS}], ops, sample_every_us=US, end_us=3 * US)
     tr = kit.run(AS, h)
     assert [tr.first("commit", node="A", trx=t)["semisync"] for t in ("create_t1", "t2")] == ["yes", "yes"]
-    assert kit.verdict(INVISIBLE, tr).status == PASS
+    assert kit.verdict(INVISIBLE, tr).status != VIOLATED
     return tr
 
 
@@ -28,7 +28,7 @@ def test_a_ddl_seen_while_its_commit_waits_is_not_judged(kit):
     tr = run(kit)
     # as MariaDB does: the table is listed as soon as the statement made it, during the wait
     tr.retime(tr.first("visible", node="A", trx="create_t1"), 2 * MS)
-    assert kit.verdict(INVISIBLE, tr).status == PASS
+    assert kit.verdict(INVISIBLE, tr).status != VIOLATED
 
 
 def test_a_transaction_seen_while_its_commit_waits_is_still_caught(kit):

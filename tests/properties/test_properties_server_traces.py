@@ -8,7 +8,8 @@ replica-reconnects-after-source-restart: a source's restart just before a write 
 unsent-commits-released-by-a-later-ack: WL1720.COUNT.TX's unsent commits may be yes_tx's.
 filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_slave_pos from its binlog write.
 group-in-hand-at-the-sample: a sample may show the start of the group whose change its poll saw.
-reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares."""
+reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares.
+after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its commit's return."""
 from __future__ import annotations
 
 import re
@@ -126,3 +127,15 @@ def test_a_row_is_paired_with_its_own_commit_when_a_reset_gave_its_gtid_again(ki
 def _seen_at(message: str) -> int:
     """'X became visible on N at 1.9 s while ON ...': when, in µs."""
     return round(float(re.search(r" at ([0-9.]+) s", message).group(1)) * 1_000_000)
+
+
+def test_after_sync_judges_neither_a_ddl_nor_a_row_seen_at_its_commits_return(kit):
+    # corpus/server/after-sync-ddl-and-timeout-release: bug45672_create_t1's table was listed while
+    # its commit waited out the timeout; bug45672_ins5's row was seen in the poll its commit returned in
+    header, obs = _server_trace("after-sync-ddl-and-timeout-release")
+    assert kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs)).status != VIOLATED
+    # ins5's row seen in a poll 0.1 s before its commit returned: during its wait, while ON
+    seen = next(o for o in obs if o["kind"] == "visible" and o["trx"] == "bug45672_ins5")
+    seen["t"] -= 100_000
+    v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
+    assert v.status == VIOLATED and any("bug45672_ins5 became visible on master" in w.message for w in v.witnesses)
