@@ -484,7 +484,8 @@ class Collector:
         """handle_slave_sql (sql/slave.cc) writes its note only once the counter runs out: a counter
         still above 0 at the run's end skipped what lies between the place before its START SLAVE and
         the place the last sample shows, if that sample's Skip_Counter is below the value set and the
-        node neither went down nor had its counter set again since (a campaign's B skipped t2 so)."""
+        node neither went down nor had its counter set again since (a campaign's B skipped t2 so), as of
+        the first sample that showed that place."""
         for node in {o["node"] for o in obs if (o["node"], None) in self.run.relay_logs}:
             sets = [o for o in obs if o["kind"] == "stmt" and o["node"] == node and o["op"] == "set_global"
                     and o.get("variable") == "sql_slave_skip_counter" and o.get("errno") is None and "connection" not in o]
@@ -501,8 +502,12 @@ class Collector:
                 o["kind"] == "log" and SKIP_LOG.match(o.get("message", "")))) for o in obs)
             if ended or (last.get("Skip_Counter") or 0) >= int(sets[-1].get("value") or 0):
                 continue
-            self._emit_passed(obs, node, last["t"], (before[-1]["Relay_Log_File"], before[-1]["Relay_Log_Pos"]),
-                              (last["Relay_Log_File"], last["Relay_Log_Pos"]))
+            # passed by the first sample that showed the last's place and counter (each event it
+            # passes lowers the counter): seed 1's History 4 skipped at 0.4 s, sampled to 3.1 s
+            end = (last["Relay_Log_File"], last["Relay_Log_Pos"], last.get("Skip_Counter"))
+            done = next(o for o in samples if o["t"] > start["t"]
+                        and (o["Relay_Log_File"], o["Relay_Log_Pos"], o.get("Skip_Counter")) == end)
+            self._emit_passed(obs, node, done["t"], (before[-1]["Relay_Log_File"], before[-1]["Relay_Log_Pos"]), end[:2])
 
     def emit_data(self, t: int) -> None:
         c = self.run.cluster

@@ -46,6 +46,9 @@ class Faults:
 
     def shutdown(self, op: dict) -> None:
         node = op["node"]
+        # What it showed just before, as for a crash: a state reached since the last poll (a semi-sync
+        # switch back ON at an ack) has no other sample (seed 1's History 4: WL1720.SWITCH_BACK)
+        self.run.observer.poll(node, force=True)
         self.run.busy.add(node)
         running = self._sql_running(node)
         self.run.cluster.stop(node)

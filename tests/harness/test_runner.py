@@ -270,10 +270,10 @@ def test_transaction_names_never_reach_sql():
           "statements": [{"duration_us": 250_000}, {"replica_cost_us": 2 * US}]}
     sql = R.trx_statement(op, 7, 3306)
     assert "DROP" not in sql and name not in sql
-    assert sql.startswith("SET TIMESTAMP = 1700000030; SET SESSION binlog_format = 'STATEMENT'; BEGIN; ")
+    assert sql.startswith("SET TIMESTAMP = 1700000030; SET SESSION binlog_format = 'STATEMENT'; USE rc; BEGIN; ")
     assert "INSERT INTO rc.r (k, part, pad) VALUES (7, 0, '')" in sql and "DO SLEEP(0.250000)" in sql
     assert "VALUES (7, 1, IF(@@port = 3306, '', SLEEP(2.000000)))" in sql and sql.endswith("COMMIT")
-    assert R.trx_statement({"op": "trx", "ddl": True}, 3, 1) == "CREATE TABLE rc.d3 (i INT) ENGINE=InnoDB"
+    assert R.trx_statement({"op": "trx", "ddl": True}, 3, 1) == "USE rc; CREATE TABLE rc.d3 (i INT) ENGINE=InnoDB"
     big = R.trx_statement({"op": "trx", "engine": "myisam", "binlog_failure": "cache_overflow"}, 4, 1)
     assert big.count("(4, ") == ST.OVERFLOW_ROWS and "INTO rc.m" in big
     for k in ("1", True, 1.0):
@@ -308,7 +308,7 @@ def test_a_failing_insert_fails_after_or_before_its_first_row():
     assert "INSERT INTO rc.r (k, part, pad, u) VALUES (6, NULL, '', NULL), (6, 0, '', NULL)" in before
     dup = R.trx_statement({"op": "trx", "engine": "myisam", "error": {"errno": 1062, "after_changes": True}}, 7, 1)
     assert f"VALUES (7, 0, '', NULL), (7, 1, '', {ST.SENTINEL})" in dup  # the sentinel's unique u: ER_DUP_ENTRY
-    assert R.trx_statement({"op": "trx", "ddl": True, "error": {"errno": 1051}}, 8, 1) == "DROP TABLE rc.nosuch8"
+    assert R.trx_statement({"op": "trx", "ddl": True, "error": {"errno": 1051}}, 8, 1) == "USE rc; DROP TABLE rc.nosuch8"
     assert all(CO.OWN_TEXT.search(sql) for sql in (after, before, dup))  # its binlogged group is found as its own
     for op in ({"errno": 1213}, {"errno": 1048, "ddl": True}, {"errno": 1051, "ddl": True, "after_changes": True}):
         h = {"header": {"topology": {"nodes": [{"id": "A"}]}},

@@ -422,3 +422,23 @@ def test_a_servers_own_time_is_an_interval_of_trace_time_less_its_clock_offset_t
     assert r.server_interval("B", r.epoch_us + 3602 * US, US) == [2 * US, 3 * US]  # only before the step
     assert r.server_interval("B", r.epoch_us + 3604 * US, US) == [4 * US, 7 * US]  # before it or after: both
     assert r.server_interval("B", r.epoch_us + 3606 * US, US) == [8 * US, 9 * US]  # only after it
+
+
+def test_a_shutdown_samples_the_node_just_before_it_as_a_crash_does():
+    # seed 1's History 4: A switched semi-sync back ON at B's ack 90 ms before its shutdown, between
+    # two polls; only a sample taken just before the shutdown shows it
+    r = R.Runner(_history([]))
+    done: list[tuple] = []
+
+    class Cluster:
+        def stop(self, node):
+            done.append(("stop", node))
+
+        def kill9(self, node):
+            done.append(("kill9", node))
+
+    r.cluster = Cluster()
+    r.observer.poll = lambda node, force=False: done.append(("poll", node, force))
+    r.faults.shutdown({"at": 1, "op": "shutdown", "node": "A"})
+    r.faults.crash({"at": 2, "op": "crash", "node": "B"})
+    assert done == [("poll", "A", True), ("stop", "A"), ("poll", "B", True), ("kill9", "B")]

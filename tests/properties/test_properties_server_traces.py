@@ -8,7 +8,8 @@ replica-reconnects-after-source-restart: a source's restart just before a write 
 unsent-commits-released-by-a-later-ack: WL1720.COUNT.TX's unsent commits may be yes_tx's.
 filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_slave_pos from its binlog write.
 group-in-hand-at-the-sample: a sample may show the start of the group whose change its poll saw.
-reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares."""
+reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares.
+after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its commit's return."""
 from __future__ import annotations
 
 import re
@@ -108,17 +109,17 @@ def test_a_sample_may_show_the_start_of_the_group_its_poll_saw_done(kit):
 
 
 def test_a_row_is_paired_with_its_own_commit_when_a_reset_gave_its_gtid_again(kit):
-    # corpus/server/reset-master-begins-gtids-again: create_t1 (0-1-1) was acknowledged; after RESET
-    # MASTER create_t1b took 0-1-1 again and waited for an ack that never came (AFTER_COMMIT: seen
-    # while it waited, as MariaDB's default is declared to be). create_t1's row is not create_t1b's.
+    # corpus/server/reset-master-begins-gtids-again: drop_t1 (0-1-2) was acknowledged; after RESET
+    # MASTER ins1 took 0-1-2 again and waited for an ack that never came (AFTER_COMMIT: seen while
+    # it waited, as MariaDB's default is declared to be). drop_t1's change is not ins1's row.
     header, obs = _server_trace("reset-master-begins-gtids-again")
-    start = next(o["start"] for o in obs if o["kind"] == "commit" and o["trx"] == "create_t1b")
+    start = next(o["start"] for o in obs if o["kind"] == "commit" and o["trx"] == "ins1")
     v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
     assert v.status == VIOLATED and v.witnesses
     assert all(_seen_at(w.message) >= start for w in v.witnesses), [w.message for w in v.witnesses]
-    # create_t1's row renamed as create_t1b's: seen long before create_t1b began, while it waits
-    early = next(o for o in obs if o["kind"] == "visible" and o["trx"] == "create_t1" and o["node"] == "master")
-    early["trx"] = "create_t1b"
+    # drop_t1's change renamed as ins1's: seen long before ins1 began, while it waits
+    early = next(o for o in obs if o["kind"] == "visible" and o["trx"] == "drop_t1" and o["node"] == "master")
+    early["trx"] = "ins1"
     v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
     assert any(_seen_at(w.message) < start for w in v.witnesses)
 
@@ -126,3 +127,18 @@ def test_a_row_is_paired_with_its_own_commit_when_a_reset_gave_its_gtid_again(ki
 def _seen_at(message: str) -> int:
     """'X became visible on N at 1.9 s while ON ...': when, in µs."""
     return round(float(re.search(r" at ([0-9.]+) s", message).group(1)) * 1_000_000)
+
+
+def test_after_sync_judges_neither_a_ddl_nor_a_row_seen_at_its_commits_return(kit):
+    # corpus/server/after-sync-ddl-and-timeout-release: bug45672_create_t1's table was listed while
+    # its commit waited out the timeout; bug45672_ins5's row was seen in the poll its commit returned
+    # in, and bug45672_ins3's (0.2 ms, after the switch OFF) in a poll whose clock read came before it began
+    header, obs = _server_trace("after-sync-ddl-and-timeout-release")
+    assert kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs)).status != VIOLATED
+    # ins5's row seen in a poll 1.5 s before its commit returned (more than the resolution): during
+    # its wait, while ON
+    seen = next(o for o in obs if o["kind"] == "visible" and o["trx"] == "bug45672_ins5")
+    assert header["resolution_us"] < 1_500_000
+    seen["t"] -= 1_500_000
+    v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
+    assert v.status == VIOLATED and any("bug45672_ins5 became visible on master" in w.message for w in v.witnesses)
