@@ -59,6 +59,11 @@ def ends_io(o: dict) -> bool:
         or (o["kind"] == "error" and o.get("thread") == "io")
 
 
+def requested_at(b: dict) -> int:
+    """The instant an incident was asked for, if a statement asked: where its `written` interval begins."""
+    return b["written"][0] if b.get("written") else b["t"]
+
+
 class IncidentIndex:
     """What the incident checks look up per incident, indexed once: by node, by relay place, in
     (time, line) order, so each look-up is a dict access or a bisect."""
@@ -69,7 +74,10 @@ class IncidentIndex:
         self.incidents = [b for b in v.kind("binlog") if b["type"] == "INCIDENT_EVENT"]
         self.incidents_timed = timed(self.incidents)
         self.incidents_of = {n: timed(bs) for n, bs in index_by(self.incidents, lambda b: b["node"]).items()}
-        self.incident_at = index_by(self.incidents, lambda b: (b["node"], b["t"]))
+        # A requested incident by the instant its statement began: a real server's incident carries the
+        # statement's `written` interval, and the collector may place it later in it (after a
+        # Binlog_checkpoint stamped with a later second, corpus requested-incident-placed-at-its-own-second)
+        self.incident_at = index_by(self.incidents, lambda b: (b["node"], requested_at(b)))
         # The earliest each incident may have been written: a real server's `written` interval ([lo, hi)
         # of trace time) when it gives one, else its own place; per node, sorted, for counting by bisect.
         self.earliest_of = {n: sorted(min(key(b), (b["written"][0], -1)) if b.get("written") else key(b) for b in bs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 
 from .core import Check, Seq, TraceView, checks, seconds
-from .incident_index import index, key, timed
+from .incident_index import index, key, requested_at, timed
 
 
 @checks("WL3464.R1", kinds=("stmt:record_incident",))
@@ -64,7 +64,7 @@ def no_incident_without_loss(v: TraceView, check: Check) -> None:
     ix = index(v)
     requested = {(s["node"], s["t"]) for s in v.kind("stmt") if s["op"] == "record_incident"}
     for b in ix.incidents:
-        if (b["node"], b["t"]) in requested:
+        if (b["node"], requested_at(b)) in requested:
             continue
         earlier = ix.incidents_of[b["node"]].last_before(key(b))
         since = key(earlier) if earlier else (-1, -1)
