@@ -122,6 +122,9 @@ class Applier:
     # MTS recovery (MySQL): relay indexes of the groups committed past the low-water mark at the crash
     recovered: set = field(default_factory=set)
     skipped: set = field(default_factory=set)  # of those, the ones the coordinator skipped in this run
+    # GTIDs of groups a filter passed while a worker still held an earlier group: each recorded once
+    # the group queued last before it retires (the worker's record_gtid commits in commit order)
+    records: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.free = self.free or [0] * self.settings.workers
@@ -149,6 +152,20 @@ class Applier:
         while self.queued and self.queued[0].committed:
             done.append(self.queued.pop(0))
         return done
+
+    def record_after(self, gtid: str) -> bool:
+        """Hold a filtered group's GTID behind the group queued last while a worker holds an
+        uncommitted one; False: nothing earlier is pending, record it now."""
+        if not self.pending():
+            return False
+        self.records.append((self.queued[-1], gtid))
+        return True
+
+    def records_due(self) -> list[str]:
+        """The held GTIDs whose group before them is retired, in order (taken off the list)."""
+        due = [r for r in self.records if r[0] not in self.queued]
+        self.records = [r for r in self.records if r[0] in self.queued]
+        return [gtid for _, gtid in due]
 
     def pending(self) -> bool:
         return any(not g.committed for g in self.queued)
