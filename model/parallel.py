@@ -122,9 +122,9 @@ class Applier:
     # MTS recovery (MySQL): relay indexes of the groups committed past the low-water mark at the crash
     recovered: set = field(default_factory=set)
     skipped: set = field(default_factory=set)  # of those, the ones the coordinator skipped in this run
-    # GTIDs of groups a filter passed while a worker still held an earlier group: each recorded once
-    # the group queued last before it retires (the worker's record_gtid commits in commit order)
-    records: list = field(default_factory=list)
+    # ends of groups a filter passed while a worker still held an earlier group: each ends once the
+    # group queued last before it retires (the worker's record_gtid commits in commit order)
+    held: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.free = self.free or [0] * self.settings.workers
@@ -153,19 +153,19 @@ class Applier:
             done.append(self.queued.pop(0))
         return done
 
-    def record_after(self, gtid: str) -> bool:
-        """Hold a filtered group's GTID behind the group queued last while a worker holds an
-        uncommitted one; False: nothing earlier is pending, record it now."""
+    def end_after(self, passed) -> bool:
+        """Hold the end of a group a filter passed behind the group queued last while a worker
+        holds an uncommitted one; False: nothing earlier is pending, it ends now."""
         if not self.pending():
             return False
-        self.records.append((self.queued[-1], gtid))
+        self.held.append((self.queued[-1], passed))
         return True
 
-    def records_due(self) -> list[str]:
-        """The held GTIDs whose group before them is retired, in order (taken off the list)."""
-        due = [r for r in self.records if r[0] not in self.queued]
-        self.records = [r for r in self.records if r[0] in self.queued]
-        return [gtid for _, gtid in due]
+    def held_due(self) -> list:
+        """The held ends whose group before them is retired, in order (taken off the list)."""
+        due = [h for h in self.held if h[0] not in self.queued]
+        self.held = [h for h in self.held if h[0] in self.queued]
+        return [passed for _, passed in due]
 
     def pending(self) -> bool:
         return any(not g.committed for g in self.queued)
