@@ -265,10 +265,15 @@ def delay_stamp_differs(ctx: Ctx) -> bool:
     """The two servers take a delayed transaction's commit timestamp otherwise (MySQL 8.0 rounds
     immediate_commit_timestamp up to the second and compares it with the replica's own clock; the
     seeds' WL#7318 truncates it and compensates the clocks), and the node, or a server up its chain,
-    replicates with a MASTER_DELAY."""
+    replicates with a MASTER_DELAY. And a semi-sync source's commits: a delayed replica of it that
+    connected again held other groups (applied at another time), so it acknowledged others."""
     if not _mechanics_differ(ctx, "commit_timestamp_rounding", "commit_timestamp_clock"):
         return False
-    return _here_or_upstream(ctx, _delayed)
+    left, right, aspect, node, subject = ctx
+    again = left.restarts | right.restarts
+    replicas = [ch["replica"] for ch in left.header["topology"].get("channels", []) if ch["source"] == node]
+    return _here_or_upstream(ctx, _delayed) or aspect in ("commit", "visible") and any(
+        r in again and _delayed((left, right, aspect, r, subject), node) for r in replicas)
 
 
 def clock_estimate_differs(ctx: Ctx) -> bool:
