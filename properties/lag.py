@@ -126,12 +126,24 @@ def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
         if not (connected(s) and s[SBM] == 0) or with_workers(v, s):
             continue
         r = in_hand(v, s)
-        if r is None or r.get("gtid") is None or (aged := _age_us(v, s, r)) is None:
+        if r is None or r.get("gtid") is None or _abandoned(v, s, r) or (aged := _age_us(v, s, r)) is None:
             continue
         age, by = aged
         check.judge(age < GRANULARITY_US + v.resolution_us,
                     f"{s['node']} at {seconds(s['t'])} shows {SBM} 0 but {r['type']} of {r['trx']}, written {age / US:.3f} s ago{by}, "
                     f"is unapplied", s, r)
+
+
+def _abandoned(v: TraceView, s: dict, r: dict) -> bool:
+    """A partial group the node's relay log holds from a source it has since left (a failover
+    repointed it) and whose end never came: no source sends the rest, the new source's format
+    description rolls the copy back each time the SQL thread reaches it, and the replica is behind
+    nothing it can fetch."""
+    node, trx = s["node"], r.get("trx")
+    copies = [x for x in v.of_node(node, "relay").between(r["_line"], s["_line"]) if x.get("trx") == trx]
+    if r.get("last") or any(x.get("last") for x in copies):
+        return False
+    return any(c.get("source") not in (None, r.get("source")) for c in v.of_node(node, "connect").between(r["_line"], s["_line"]))
 
 
 @checks("SBM.VALUE", needs=("relay",))
