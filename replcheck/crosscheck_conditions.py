@@ -154,10 +154,10 @@ def gtid_domains_used(ctx: Ctx) -> bool:
     """The History uses what only MariaDB's mechanics model: gtid_strict_mode on a server, or GTIDs
     of a domain set by gtid_domain_id (other than 0, or two of them: a GTID connect then starts per
     domain)."""
-    left = ctx[0]
-    if any(n.get("variables", {}).get("gtid_strict_mode") for n in left.header.get("topology", {}).get("nodes", [])):
+    # either Trace: a server that knows no gtid_strict_mode does not list it, nor logs a domain
+    if any(n.get("variables", {}).get("gtid_strict_mode") for f in ctx[:2] for n in f.header.get("topology", {}).get("nodes", [])):
         return True
-    domains = {b.get("gtid", "").split("-")[0] for events in left.binlog.values() for b in events if b.get("gtid")}
+    domains = {b.get("gtid", "").split("-")[0] for f in ctx[:2] for events in f.binlog.values() for b in events if b.get("gtid")}
     return len(domains) > 1 or domains - {"0"} != set()
 
 
