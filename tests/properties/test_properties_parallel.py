@@ -515,3 +515,18 @@ def test_a_group_waiting_for_its_delay_counts_from_its_read_when_a_stop_breaks_t
     assert not tr.all("apply", node="B", trx="t8") and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
     lag["Seconds_Behind_Master"] = 10
     assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 7.7 s shows Seconds_Behind_Master 10")
+
+
+def test_a_format_description_sent_again_inside_a_group_may_date_the_lag(kit):
+    """Mixed-family finding (seed 17005, History 10): B read t2 after idling (3 s); its IO thread,
+    cut inside t2, connects again and A's format description, dated 0 s, comes again while the SQL
+    thread waits for t2's rest with no group at its workers. Counted from it (7 at 7.7 s) or not
+    (4), the lag is within the rules; with no format description read there, 7 is too much."""
+    tr = _corpus_run(kit, MARIADB, "finding-parallel-lag-older-format-description-at-a-reconnect")
+    lag = tr.first("status", node="B", t=7_700_000)
+    assert lag["Seconds_Behind_Master"] == 7 and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag["Seconds_Behind_Master"] = 4
+    assert kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag["Seconds_Behind_Master"] = 7
+    tr.drop(next(o for o in tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT") if o["t"] > 7 * US))
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 7.7 s shows Seconds_Behind_Master 7")
