@@ -215,7 +215,7 @@ def variable_unknown_differs(ctx: Ctx) -> bool:
     """One server knows a variable the other does not (1193): the difference is a SET GLOBAL of it
     (MariaDB's replicate_* filters and gtid_strict_mode, which MySQL sets otherwise or not at all),
     or what it changed on the node or up its chain (a filter keeps out there what the other
-    replicates, a client's transaction after its session's SET gtid_domain_id is refused there)."""
+    replicates, a client's transaction after its SET gtid_domain_id is refused there)."""
     left, right, aspect, node, subject = ctx
     if aspect == "stmt":
         return ((node, subject) in left.unknown_stmts) != ((node, subject) in right.unknown_stmts)

@@ -95,7 +95,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         elif k == "commit":
             seqs.setdefault(("commit", node), []).append((o["trx"], (o["t"], o.get("semisync"), o.get("errno"))))
             commits[(node, o["trx"])] = o["t"]
-            if o.get("errno") == ER_UNKNOWN_SYSTEM_VARIABLE:  # its session's SET (gtid_domain_id on MySQL) refused
+            if o.get("errno") == ER_UNKNOWN_SYSTEM_VARIABLE:  # the client's SET gtid_domain_id first: unknown to MySQL
                 unknown_stmts.add((node, f"commit {o['trx']}"))
         elif k == "visible":
             seqs.setdefault(("visible", node), []).append((o["trx"], o["t"]))
