@@ -531,14 +531,3 @@ def test_a_format_description_sent_again_inside_a_group_may_date_the_lag(kit):
     tr.drop(next(o for o in tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT") if o["t"] > 7 * US))
     assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 7.7 s shows Seconds_Behind_Master 7")
 
-
-def test_a_format_description_sent_again_dates_the_lag_by_its_timestamp(kit):
-    """Mixed-family finding (seed 17003, History 651): t3, stamped 50 s ahead, is committed; the IO
-    thread, cut inside t4, connects again and A's format description (0 s), sent again with no place
-    in A's binlog, is read with the workers idle: the lag counts from it, 2 at 2.1 s. Without it, the
-    count is from t3's stamp ahead, and 2 is too much."""
-    tr = _corpus_run(kit, MARIADB, "finding-parallel-lag-format-description-after-a-stamp-ahead")
-    lag = tr.first("status", node="B", t=2_100_000)
-    assert lag["Seconds_Behind_Master"] == 2 and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
-    tr.drop(next(o for o in tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT") if o["t"] == 100_000))
-    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 2.1 s shows Seconds_Behind_Master 2")
