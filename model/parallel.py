@@ -161,10 +161,11 @@ class Applier:
         self.held.append((self.queued[-1], passed))
         return True
 
-    def held_due(self) -> list:
-        """The held ends whose group before them is retired, in order (taken off the list)."""
-        due = [h for h in self.held if h[0] not in self.queued]
-        self.held = [h for h in self.held if h[0] in self.queued]
+    def held_due(self, given_up: bool = False) -> list:
+        """The held ends whose group before them is retired, in order (taken off the list); or, a
+        stop having given up groups, every one left."""
+        due = [h for h in self.held if given_up or h[0] not in self.queued]
+        self.held = [h for h in self.held if h not in due]
         return [passed for _, passed in due]
 
     def pending(self) -> bool:

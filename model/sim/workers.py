@@ -193,7 +193,9 @@ class Workers(Component):
                 self.applier.filtered_group_ends(ch.node, passed)
         elif given_up:
             first = min(given_up, key=lambda g: g.first)
-            par.queued, par.held = [], []  # the groups filtered behind them are read again too
+            for trx, gtid, _, _ in par.held_due(given_up=True):  # filtered behind them: given up, read again too
+                self.emit("rollback", ch.node.id, trx=trx, gtid=gtid, reason=reason)
+            par.queued = []
             ch.group_start = first.first
             ch.group_master_file, ch.group_master_pos = first.before
             self.rli.write_relay_log_info(ch)
