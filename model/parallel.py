@@ -122,6 +122,9 @@ class Applier:
     # MTS recovery (MySQL): relay indexes of the groups committed past the low-water mark at the crash
     recovered: set = field(default_factory=set)
     skipped: set = field(default_factory=set)  # of those, the ones the coordinator skipped in this run
+    # ends of groups a filter passed while a worker still held an earlier group: each ends once the
+    # group queued last before it retires (the worker's record_gtid commits in commit order)
+    held: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.free = self.free or [0] * self.settings.workers
@@ -149,6 +152,21 @@ class Applier:
         while self.queued and self.queued[0].committed:
             done.append(self.queued.pop(0))
         return done
+
+    def end_after(self, passed) -> bool:
+        """Hold the end of a group a filter passed behind the group queued last while a worker
+        holds an uncommitted one; False: nothing earlier is pending, it ends now."""
+        if not self.pending():
+            return False
+        self.held.append((self.queued[-1], passed))
+        return True
+
+    def held_due(self, given_up: bool = False) -> list:
+        """The held ends whose group before them is retired, in order (taken off the list); or, a
+        stop having given up groups, every one left."""
+        due = [h for h in self.held if given_up or h[0] not in self.queued]
+        self.held = [h for h in self.held if h not in due]
+        return [passed for _, passed in due]
 
     def pending(self) -> bool:
         return any(not g.committed for g in self.queued)

@@ -550,7 +550,7 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple
     if "filtered" in v.unobserved and r.get("trx") in kept_out(v, s["node"]):
         # a group the replica's filters keep out, on a trace that cannot show where the SQL thread
         # passed it: the event it waits for may be a later one (campaign finding, a real server
-        # waiting for t3 while t1, filtered, was the first unapplied), as SBM's _in_hand has it
+        # waiting for t3 while t1, filtered, was the first unapplied), as SBM's in_hand has it
         return None
     before = [x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["_line"] < s["_line"]]
     if before and not any(b["trx"] == r["trx"] for b in v.of_node(s["node"], "rollback").between(before[-1]["_line"], s["_line"])):

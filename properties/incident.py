@@ -259,8 +259,12 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
         passed = {o["trx"] for o in v.of_node(r["node"], "filtered") if o.get("trx") is not None}
         following = next((x for x in ix.after(r) if x["type"] not in EXEMPT and x.get("trx") not in passed), None)
         if first_apply is not None and first_apply.get("trx") in passed:
-            first_apply = next((o for o in v.timed(r["node"], "apply").after(key(first_apply))
-                                if o["type"] not in EXEMPT and o.get("trx") not in passed), None)
+            # past the passed groups, what the SQL thread reached next: an event it applied, or the
+            # place it stopped at (the next incident, whose stop's relay place is the incident's own)
+            first_apply = next((o for o in v.timed(r["node"], "apply", "sql_stop").after(key(first_apply))
+                                if o["kind"] == "sql_stop" or (o["type"] not in EXEMPT and o.get("trx") not in passed)), None)
+            if first_apply is not None and first_apply["kind"] == "sql_stop" and first_apply.get("relay_pos") is None:
+                first_apply = None  # STOP SLAVE or a crash: nothing reached to judge
         # The same incident, in this relay log or relayed again into a new one (MariaDB purges the
         # relay logs when START SLAVE starts both threads with GTID): the place in the master's binlog.
         ok = [ix.origin(s["node"], s["relay_file"], s["relay_pos"]) for s in skips] == [ix.origin(r["node"], r["file"], r["pos"])]
@@ -268,7 +272,14 @@ def skip_resumes_after_incident(v: TraceView, check: Check) -> None:
             ok = ok and ix.origin(first_apply["node"], first_apply["relay_file"], first_apply["relay_pos"]) == \
                 ix.origin(following["node"], following["file"], following["pos"])
         check.judge(ok, f"{r['node']}: skip 1 after the incident skipped {[(s['type'], s.get('trx')) for s in skips]}, "
-                    f"then applied {first_apply and (first_apply['type'], first_apply['trx'])}", start, *skips[:2])
+                    f"then {_next_reached(first_apply)}", start, *skips[:2])
+
+
+def _next_reached(o: dict | None) -> str:
+    """What the SQL thread reached after the skip, as the witness names it."""
+    if o is not None and o["kind"] == "sql_stop":
+        return f"stopped at {o['relay_file']}:{o['relay_pos']}"
+    return f"applied {o and (o['type'], o['trx'])}"
 
 
 @checks("WL3464.R4.ONCE")

@@ -72,7 +72,7 @@ def _age_us(v: TraceView, s: dict, r: dict) -> tuple[int, str] | None:
     return counted, "" if counted == exact else f" by the clock difference its IO thread measured ({diff} s)"
 
 
-def _in_hand(v: TraceView, s: dict) -> dict | None:
+def in_hand(v: TraceView, s: dict) -> dict | None:
     """The relayed event the SQL thread executes or waits for at the sample, when the trace decides it:
     the first one relayed and not applied, not just arrived nor finishing at this very instant."""
     ix = index(v)
@@ -125,13 +125,25 @@ def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
     for s in samples(v):
         if not (connected(s) and s[SBM] == 0) or with_workers(v, s):
             continue
-        r = _in_hand(v, s)
-        if r is None or r.get("gtid") is None or (aged := _age_us(v, s, r)) is None:
+        r = in_hand(v, s)
+        if r is None or r.get("gtid") is None or _abandoned(v, s, r) or (aged := _age_us(v, s, r)) is None:
             continue
         age, by = aged
         check.judge(age < GRANULARITY_US + v.resolution_us,
                     f"{s['node']} at {seconds(s['t'])} shows {SBM} 0 but {r['type']} of {r['trx']}, written {age / US:.3f} s ago{by}, "
                     f"is unapplied", s, r)
+
+
+def _abandoned(v: TraceView, s: dict, r: dict) -> bool:
+    """A partial group the node's relay log holds from a source it has since left (a failover
+    repointed it) and whose end never came: no source sends the rest, the new source's format
+    description rolls the copy back each time the SQL thread reaches it, and the replica is behind
+    nothing it can fetch."""
+    node, trx = s["node"], r.get("trx")
+    copies = [x for x in v.of_node(node, "relay").between(r["_line"], s["_line"]) if x.get("trx") == trx]
+    if r.get("last") or any(x.get("last") for x in copies):
+        return False
+    return any(c.get("source") not in (None, r.get("source")) for c in v.of_node(node, "connect").between(r["_line"], s["_line"]))
 
 
 @checks("SBM.VALUE", needs=("relay",))
@@ -142,7 +154,7 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
     for s in samples(v):
         if not connected(s) or _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) or with_workers(v, s):
             continue
-        r = _in_hand(v, s)
+        r = in_hand(v, s)
         if r is None or not isinstance(s[SBM], int):  # a NULL with both threads running is SBM.NULL's to judge
             continue
         sbm, t = s[SBM], s["t"]
@@ -179,7 +191,7 @@ def _older_in_group(v: TraceView, s: dict) -> int:
     is: on a polled trace the SQL thread may have read on into the group, setting the lag back to a
     statement's second (the GTID event carries the COMMIT's: seed 2's History 75, B from 9 to 14
     as the delay ended and it read t6's first statement, 4 s older)."""
-    r = _in_hand(v, s)
+    r = in_hand(v, s)
     if r is None or r.get("gtid") is None:
         return 0
     return max([0] + [r["when"] - x["when"] for x in _rest_of_group(v, s, r) if x.get("when")])
@@ -220,7 +232,7 @@ def _lag_counts_from_wait(v: TraceView, s: dict) -> bool:
     last_master_timestamp")."""
     if not isinstance(s[SBM], int) or with_workers(v, s):
         return False
-    held = _in_hand(v, s)
+    held = in_hand(v, s)
     if held is None and not v.resolution_us:
         # a model's Trace: what the SQL thread passed in the sample's own µs was logged before it, so
         # the event it waits for is the next one (a START SLAVE that applies a fake Rotate and the FDE
@@ -243,7 +255,7 @@ def _wait_and_lag_agree(v: TraceView, s: dict) -> bool:
     the wait, and the replica's clock or its measured difference with the master did not move since
     it read the event it waits for (a new connect measures the difference again, and the lag counts
     with it at once while the wait keeps its deadline: clock_diff_with_master, sql/slave.cc)."""
-    held = _in_hand(v, s)  # before the lag's own look-ahead: the index answers queries in trace order
+    held = in_hand(v, s)  # before the lag's own look-ahead: the index answers queries in trace order
     if not _lag_counts_from_wait(v, s):
         return False
     return held is None or not count_moved(v, s["node"], held["_line"], s["_line"])

@@ -68,6 +68,11 @@ class Reach:
         return None
 
 
+def _with_named(v: TraceView, kind: str) -> list[dict]:
+    """The observations of a kind, a named connection's (a multi-source replica's) too, in trace order."""
+    return sorted(v.kind(kind) + [o for o in v.connected if o["kind"] == kind], key=line_key)
+
+
 def keys_before(keys: list, key) -> int:
     """How many of the sorted keys come before key."""
     return bisect_left(keys, key)
@@ -95,13 +100,14 @@ class SemiSyncIndex:
         # per master, per replica: its relay log's and its acks' positions in that master's binlog
         self.relayed: dict[str, dict[str, Reach]] = {}
         self.relayed_at: dict[tuple, list] = {}  # (master, replica, file, end) -> keys of the relay observations
-        for r in v.kind("relay"):
+        # a master sees its replicas alike, whatever name the replica gives the connection to it
+        for r in _with_named(v, "relay"):
             if r.get("master_end"):
                 pos = self.place(r["source"], r["master_file"], r["master_end"], line_key(r))
                 self.relayed.setdefault(r["source"], {}).setdefault(r["node"], Reach(v.resolution_us)).add(pos, r)
                 self.relayed_at.setdefault((r["source"], r["node"], *pos), []).append(line_key(r))
         self.acked: dict[str, dict[str, Reach]] = {}
-        for a in v.kind("ack"):
+        for a in _with_named(v, "ack"):
             self.acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add(self.place(a["node"], a["file"], a["pos"], line_key(a)), a)
         self.dumps: list[tuple[dict, int]] = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
         self.dump_keys: dict[tuple, list] = {}  # (master, replica named in the line) -> keys

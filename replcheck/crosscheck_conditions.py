@@ -154,10 +154,10 @@ def gtid_domains_used(ctx: Ctx) -> bool:
     """The History uses what only MariaDB's mechanics model: gtid_strict_mode on a server, or GTIDs
     of a domain set by gtid_domain_id (other than 0, or two of them: a GTID connect then starts per
     domain)."""
-    left = ctx[0]
-    if any(n.get("variables", {}).get("gtid_strict_mode") for n in left.header.get("topology", {}).get("nodes", [])):
+    # either Trace: a server that knows no gtid_strict_mode does not list it, nor logs a domain
+    if any(n.get("variables", {}).get("gtid_strict_mode") for f in ctx[:2] for n in f.header.get("topology", {}).get("nodes", [])):
         return True
-    domains = {b.get("gtid", "").split("-")[0] for events in left.binlog.values() for b in events if b.get("gtid")}
+    domains = {b.get("gtid", "").split("-")[0] for f in ctx[:2] for events in f.binlog.values() for b in events if b.get("gtid")}
     return len(domains) > 1 or domains - {"0"} != set()
 
 
@@ -215,7 +215,7 @@ def variable_unknown_differs(ctx: Ctx) -> bool:
     """One server knows a variable the other does not (1193): the difference is a SET GLOBAL of it
     (MariaDB's replicate_* filters and gtid_strict_mode, which MySQL sets otherwise or not at all),
     or what it changed on the node or up its chain (a filter keeps out there what the other
-    replicates)."""
+    replicates, a client's transaction after its SET gtid_domain_id is refused there)."""
     left, right, aspect, node, subject = ctx
     if aspect == "stmt":
         return ((node, subject) in left.unknown_stmts) != ((node, subject) in right.unknown_stmts)
@@ -265,10 +265,15 @@ def delay_stamp_differs(ctx: Ctx) -> bool:
     """The two servers take a delayed transaction's commit timestamp otherwise (MySQL 8.0 rounds
     immediate_commit_timestamp up to the second and compares it with the replica's own clock; the
     seeds' WL#7318 truncates it and compensates the clocks), and the node, or a server up its chain,
-    replicates with a MASTER_DELAY."""
+    replicates with a MASTER_DELAY. And a semi-sync source's commits: a delayed replica of it that
+    connected again held other groups (applied at another time), so it acknowledged others."""
     if not _mechanics_differ(ctx, "commit_timestamp_rounding", "commit_timestamp_clock"):
         return False
-    return _here_or_upstream(ctx, _delayed)
+    left, right, aspect, node, subject = ctx
+    again = left.restarts | right.restarts
+    replicas = [ch["replica"] for ch in left.header["topology"].get("channels", []) if ch["source"] == node]
+    return _here_or_upstream(ctx, _delayed) or aspect in ("commit", "visible") and any(
+        r in again and _delayed((left, right, aspect, r, subject), node) for r in replicas)
 
 
 def clock_estimate_differs(ctx: Ctx) -> bool:

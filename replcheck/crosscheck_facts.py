@@ -35,7 +35,8 @@ class Facts:
     refused: frozenset[tuple[str, tuple]] = frozenset()  # (node, the errnos of its connects its source refused)
     gtid_asks: frozenset[tuple[str, str, int, str]] = frozenset()  # (node, source, when, gtid_pos) of each connect by a GTID position
     clock_steps: frozenset[str] = frozenset()  # nodes whose clock stepped
-    # (node, stmt subject) of each SET GLOBAL the server answered "unknown system variable" (1193), other than an applier setting
+    # (node, subject) of each SET GLOBAL (other than an applier setting's) or client's commit the server answered
+    # "unknown system variable" (1193)
     unknown_stmts: frozenset[tuple[str, str]] = frozenset()
     halts: tuple[tuple[str, int], ...] = ()  # (node, when) of each stop of its SQL thread at an error, in order
     restores: frozenset[tuple[str, int, str]] = frozenset()  # (node, when, donor) of each restore from a backup
@@ -94,6 +95,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         elif k == "commit":
             seqs.setdefault(("commit", node), []).append((o["trx"], (o["t"], o.get("semisync"), o.get("errno"))))
             commits[(node, o["trx"])] = o["t"]
+            if o.get("errno") == ER_UNKNOWN_SYSTEM_VARIABLE:  # the client's SET gtid_domain_id first: unknown to MySQL
+                unknown_stmts.add((node, f"commit {o['trx']}"))
         elif k == "visible":
             seqs.setdefault(("visible", node), []).append((o["trx"], o["t"]))
         elif k == "read":

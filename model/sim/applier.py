@@ -356,7 +356,7 @@ class Applier(Component):
         node = ch.node
         why = self._first(self.hooks.filters_group, ch, ev)
         if why:  # applied, with its delay, as a no-op: a filter kept it from the engine
-            self._filtered(node, ev, why, ev)
+            self._filtered(ch, ev, why, ev)
             self._released(ch, ev.gtid)
             return
         if self.workers.queue_group(ch, first, before, ev):  # a worker commits it later
@@ -412,23 +412,35 @@ class Applier(Component):
         passed = [[e.file, e.pos] for e in ch.relay[ch.sql_pos:i + 1]]
         ch.sql_pos = i + 1
         if filtered:
-            self._filtered(ch.node, ev, filtered, ch.relay[i].ev)
+            self._filtered(ch, ev, filtered, ch.relay[i].ev)
         else:
             self.emit("skip", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason, events=passed, **MS.tagged(ch.connection))
         self.advance_group(ch, ch.relay[i])
         return True
 
-    def _filtered(self, node: Node, ev: Event, why: str, last: Event) -> None:
-        """The SQL thread passed a group a filter kept from the engine. Its GTID still moves the GTID
-        position: the group ends without committing anything, and rpl_slave_state::
+    def _filtered(self, ch: Channel, ev: Event, why: str, last: Event) -> None:
+        """The SQL thread passed a group a filter kept from the engine. On a parallel replica a
+        worker ends it in commit order, after the groups queued before it: record_gtid commits its
+        mysql.gtid_slave_pos row through ha_commit_trans, which waits for the prior commit
+        (sql/rpl_gtid.cc, suspend_subsequent_commits around it), so a crash before an earlier
+        group's commit loses it with that group."""
+        ddl = last.type == "QUERY_EVENT" and last.idx == 1  # one statement, no XID: Bug #91086 loses its GTID
+        recorded = ev.gtid if ev.gtid and not (ddl and M.FILTERED_DDL_GTID_LOST in self.mutants) else None
+        passed = (ev.trx, ev.gtid, why, recorded)
+        if ch.par is None or not ch.par.end_after(passed):
+            self.filtered_group_ends(ch.node, passed)
+
+    def filtered_group_ends(self, node: Node, passed: tuple) -> None:
+        """A filtered group ends (trx, gtid, the filter, the GTID it records). Its GTID still moves the
+        GTID position: the group ends without committing anything, and rpl_slave_state::
         record_and_update_gtid (sql/rpl_gtid.cc) records a GTID its group did not record, from
         Relay_log_info::stmt_done (sql/rpl_rli.cc). Nothing goes to the replica's own binlog: the
         filtered events left its binlog cache empty."""
-        self.emit("filtered", node.id, trx=ev.trx, gtid=ev.gtid, reason=why)
-        ddl = last.type == "QUERY_EVENT" and last.idx == 1  # one statement, no XID: Bug #91086 loses its GTID
-        if ev.gtid and not (ddl and M.FILTERED_DDL_GTID_LOST in self.mutants):
-            node.executed.add(ev.gtid)
-            node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = node.filter_recorded[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+        trx, gtid, why, recorded = passed
+        self.emit("filtered", node.id, trx=trx, gtid=gtid, reason=why)
+        if recorded:
+            node.executed.add(recorded)
+            node.slave_gtids[F.parse_gtid(recorded)[0]] = node.filter_recorded[F.parse_gtid(recorded)[0]] = recorded
 
     def _until_reached(self, ch: Channel) -> bool:
         u = ch.until

@@ -106,7 +106,7 @@ class Workers(Component):
                 if not g.committed:
                     ev = ch.relay[g.last].ev
                     self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason)
-            par.queued = []
+            par.queued, par.held = [], []  # a held end is lost with the group before it
             return
         # MariaDB gives up the groups no worker began at any stop but UNTIL's: rpl_parallel::wait_for_done
         # (sql/rpl_parallel.cc) sets stop_count to count_committing_event_groups unless rli->stop_for_until, and
@@ -146,6 +146,8 @@ class Workers(Component):
             ev = ch.relay[done.last].ev
             if ev.when and (ch.last_master_timestamp is None or self._stamp(ch, (ev.when, ev.when_off)) > self._stamp(ch, ch.last_master_timestamp)):
                 ch.last_master_timestamp = (ev.when, ev.when_off)
+        for passed in par.held_due():
+            self.applier.filtered_group_ends(ch.node, passed)
         if M.MTS_LAG_ZERO_AFTER_IDLE in self.mutants and not par.queued:
             ch.last_master_timestamp = None  # Bug #84415: the emptied queue (GAQ) leaves no timestamp
         self.rli.write_relay_log_info(ch)
@@ -187,8 +189,12 @@ class Workers(Component):
             self.emit("rollback", ch.node.id, trx=ev.trx, gtid=ev.gtid, reason=reason)
         if given_up and M.PARALLEL_RESTART_PAST_GIVEN_UP in self.mutants:  # MDEV-6589: restarts after them
             par.queued = []
+            for passed in par.held_due():
+                self.applier.filtered_group_ends(ch.node, passed)
         elif given_up:
             first = min(given_up, key=lambda g: g.first)
+            for trx, gtid, _, _ in par.held_due(given_up=True):  # filtered behind them: given up, read again too
+                self.emit("rollback", ch.node.id, trx=trx, gtid=gtid, reason=reason)
             par.queued = []
             ch.group_start = first.first
             ch.group_master_file, ch.group_master_pos = first.before

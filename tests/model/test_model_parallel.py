@@ -5,8 +5,9 @@ relay-log.info and Exec_Master_Log_Pos, MTS recovery skipping the gaps after a c
 from __future__ import annotations
 
 import pytest
-from conftest import US
+from conftest import REPO, US
 
+from replcheck.io import load_history
 from replcheck.model import parallel as PA
 from replcheck.properties.core import PASS, VIOLATED
 
@@ -236,3 +237,16 @@ def test_a_domain_s_conservative_wait_is_its_own():
     a.cost = US
     same = a.queue(20, 6, 8, ("bin.000001", 200), domain=1)
     assert (other.start, other.commit_at) == (10, 10) and (same.start, same.commit_at) == (4 * US, 5 * US)
+
+
+def test_a_filtered_groups_gtid_waits_for_the_commit_of_the_group_before_it(kit):
+    # Mixed-family finding (seed 17001, History 297): B (4 workers) skips A's incident and t6, a
+    # worker takes t7, the coordinator passes t9 (@@skip_replication, filtered) and B crashes before
+    # t7 commits. t9's GTID is recorded only in commit order (record_gtid waits for the prior
+    # commit), so the crash loses it with t7: B fetches t7 again by GTID and applies it once.
+    tr = kit.run("model:mariadb-10.11", load_history(REPO / "corpus" / "finding-filtered-gtid-recorded-before-an-earlier-commit.jsonl"))
+    crash = tr.first("crash", node="B")
+    assert tr.first("skip", node="B", trx="t9")["t"] == crash["t"] == tr.first("rollback", node="B", trx="t7")["t"]
+    assert tr.first("filtered", node="B", trx="t9")["t"] > crash["t"]  # its end waited for t7's commit, lost with it
+    assert [o["t"] > crash["t"] for o in tr.all("visible", node="B", trx="t7")] == [True]
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS

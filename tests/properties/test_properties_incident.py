@@ -315,6 +315,20 @@ def test_incident_applied_after_skip_violates_r4(kit):
     assert_witness(kit.verdict("WL3464.R4", tr), tr, tr.first("stmt", node="B", op="start_slave"),
                    "B: skip 1 after the incident skipped [], then applied ('INCIDENT_EVENT', None)")
 
+def test_a_skip_that_passes_a_filtered_group_may_stop_at_the_next_incident(kit):
+    # Mixed-family finding: B skips t4's incident, passes t5 (filtered) and stops at A's next
+    # incident, the event after the first; a second skip follows, then t12.
+    tr = kit.run(M, io.load_history(CORPUS / "finding-skip-passes-a-filtered-group-to-the-next-incident.jsonl"))
+    assert tr.first("filtered", node="B", trx="t5") and len(tr.all("skip", node="B", type="INCIDENT_EVENT")) == 2
+    assert kit.verdict("WL3464.R4", tr).status == PASS
+    # t12 applied without stopping at the second incident: the skip went past an event
+    second = tr.all("skip", node="B", type="INCIDENT_EVENT")[1]
+    tr.drop(tr.all("sql_stop", node="B")[1])
+    tr.drop(second)
+    assert_witness(kit.verdict("WL3464.R4", tr), tr, tr.first("stmt", node="B", op="start_slave"),
+                   "B: skip 1 after the incident skipped [('INCIDENT_EVENT', None)], then applied ('GTID_LOG_EVENT', 't12')")
+
+
 def test_dba_skip_set_before_the_incident_passes_r31(kit):
     # A skip counter already pending when the incident arrives consumes it: the DBA acted, not a fault.
     ops = [{"at": 1 * US, "op": "stop_slave", "node": "B", "thread": "sql"},

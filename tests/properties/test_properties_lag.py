@@ -229,3 +229,16 @@ def test_a_null_lag_with_both_threads_running_is_judged_by_the_null_rule_alone(k
     tr, s = edit(2_000_000, Seconds_Behind_Master=None)(kit)
     assert_witness(kit.verdict("SBM.NULL", tr), tr, s, "B at 2 s")
     assert all(kit.verdict(r, tr).status == PASS for r in ("SBM.VALUE", "SBM.DELAY", "SBM.RESTART", "SBM.NO_JUMP"))
+
+
+def test_a_partial_group_from_a_source_the_replica_left_is_nothing_it_is_behind_on(kit):
+    # Semisync-family finding (seed 17004, History 191): C holds three events of t1 from A, whose
+    # end never came; a failover repoints C to B, which never had t1. C is caught up with B and
+    # shows 0. Had C reconnected to A, t1's rest would still be due: 0 is then a violation.
+    tr = kit.run("model:wl7318", load_history(REPO / "corpus" / "finding-lag-partial-group-of-a-left-source.jsonl"))
+    assert tr.first("rollback", node="C", trx="t1") and tr.first("status", node="C", t=2_100_000)["Seconds_Behind_Master"] == 0
+    assert kit.verdict("SBM.PENDING", tr).status != "violated"
+    for c in tr.all("connect", node="C"):
+        c["source"] = "A"
+    assert_witness(kit.verdict("SBM.PENDING", tr), tr, tr.first("status", node="C", t=2_100_000),
+                   "C at 2.1 s shows Seconds_Behind_Master 0 but GTID_LOG_EVENT of t1")

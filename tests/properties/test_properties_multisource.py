@@ -4,10 +4,11 @@ bring applied by both), a connection stopped by another's statement, a group hel
 connection's delay, a group relayed before STOP SLAVE 'a' lost across START SLAVE 'a'."""
 from __future__ import annotations
 
-from conftest import US
+from conftest import REPO, US, assert_witness
 from test_properties_domains import MDB, model
 from test_properties_incident import Case, pick
 
+from replcheck.io import load_history
 from replcheck.properties.core import NOT_EXERCISED, PASS, PROPERTIES
 
 TWO = "ms-two-sources"
@@ -176,3 +177,16 @@ def test_a_connections_delay_counts_as_its_servers_rule_does(kit):
         assert kit.verdict("MULTISOURCE.DELAY", tr).status == (PASS if delay else NOT_EXERCISED), (system, delay)
     apply["begin"] = apply["t"] = US  # 1 s: before the commit's second plus 2
     assert kit.verdict("MULTISOURCE.DELAY", tr).status == "violated"
+
+
+def test_a_semi_sync_ack_through_a_named_connection_releases_the_commit(kit):
+    # Multisource-family finding (seed 17006, History 874): R relays t3 from A through connection
+    # 'a' and acknowledges it; A's commit returns at the ack. Without R's relay of it, no replica
+    # held t3 when the commit returned.
+    tr = kit.run("model:wl7318", load_history(REPO / "corpus" / "finding-semisync-ack-through-a-named-connection.jsonl"))
+    ack = tr.first("ack", node="A", replica="R")
+    assert ack["connection"] == "a" and kit.verdict("WL1720.ACK.WAIT", tr).status == PASS
+    for o in [o for o in tr.all("relay", node="R", trx="t3")]:
+        tr.drop(o)
+    assert_witness(kit.verdict("WL1720.ACK.WAIT", tr), tr, tr.first("commit", node="A", trx="t3"),
+                   "commit of t3 on A returned at 0.4 s while ON, held by [] (need 1)")

@@ -473,3 +473,61 @@ def test_a_marked_group_its_master_never_sent_is_not_owed_after_a_crash(kit):
     assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
     tr.first("commit", node="A", trx="t4").pop("skip_replication")
     assert_witness(kit.verdict("PARALLEL.RECOVERY.GAPS", tr), tr, tr.first("crash", node="B"), "crashed holding groups past t4")
+
+
+def _corpus_run(kit, system: str, name: str):
+    return kit.run(system, load_history(REPO / "corpus" / f"{name}.jsonl"))
+
+
+def test_a_second_format_description_before_any_group_may_leave_the_count_where_the_first_set_it(kit):
+    """Filter-family finding (seed 17001, History 488, shrunk): B's dump by GTID starts in A's
+    first binlog, so its SQL thread reads that binlog's format description (A's start, 0 s), then
+    the next binlog's (3 s), then t3. The first read set last_master_timestamp and ended "caught
+    up"; the second moves it only if the thread caught up in between: 4 at 4.2 s is within the
+    rules. With no first format description, the count is from 3 s and 4 is too much."""
+    tr = _corpus_run(kit, MARIADB, "finding-parallel-lag-second-format-description")
+    lag = tr.first("status", node="B", t=4_200_000)
+    assert lag["Seconds_Behind_Master"] == 4 and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    tr.drop(next(o for o in tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT") if o["t"] > 3 * US and o["when"] % 100 == 0))
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 4.2 s shows Seconds_Behind_Master 4")
+
+
+def test_down_a_chain_the_lag_counts_the_originating_masters_clock_against_the_sources(kit):
+    """Mixed-family finding (seed 17001, History 220): B's clock is an hour ahead; C, B's parallel
+    replica, measured its clock difference with B, while t2's timestamp is A's (B binlogs it with
+    A's `when`): C's lag is an hour more than the true one, 3602 at 3.5 s. An hour and five
+    seconds more is a violation."""
+    tr = _corpus_run(kit, MARIADB, "finding-parallel-lag-chain-origin-clock")
+    lag = tr.first("status", node="C", t=3_500_000)
+    assert lag["Seconds_Behind_Master"] == 3602 and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag["Seconds_Behind_Master"] += 5
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "C at 3.5 s shows Seconds_Behind_Master 3607")
+
+
+def test_a_group_waiting_for_its_delay_counts_from_its_read_when_a_stop_breaks_the_wait(kit):
+    """Mixed-family finding (seed 17001, History 61): B (MySQL 8.0, parallel, delay 2) idles after
+    t7, then reads t8, dated 0 s by SET TIMESTAMP, and waits for its delay; STOP SLAVE breaks the
+    wait, so the trace never shows t8 applied. The read set last_master_timestamp (an empty GAQ
+    takes the first event's), so 7 at 7.7 s is within the rules; 10 is not."""
+    tr = _corpus_run(kit, MYSQL, "finding-parallel-lag-wait-broken-by-stop")
+    lag = tr.first("status", node="B", t=7_700_000)
+    assert (lag["Seconds_Behind_Master"], lag["Slave_SQL_Running_State"]) == (7, STATE_WAITING)
+    assert not tr.all("apply", node="B", trx="t8") and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag["Seconds_Behind_Master"] = 10
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 7.7 s shows Seconds_Behind_Master 10")
+
+
+def test_a_format_description_sent_again_inside_a_group_may_date_the_lag(kit):
+    """Mixed-family finding (seed 17005, History 10): B read t2 after idling (3 s); its IO thread,
+    cut inside t2, connects again and A's format description, dated 0 s, comes again while the SQL
+    thread waits for t2's rest with no group at its workers. Counted from it (7 at 7.7 s) or not
+    (4), the lag is within the rules; with no format description read there, 7 is too much."""
+    tr = _corpus_run(kit, MARIADB, "finding-parallel-lag-older-format-description-at-a-reconnect")
+    lag = tr.first("status", node="B", t=7_700_000)
+    assert lag["Seconds_Behind_Master"] == 7 and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag["Seconds_Behind_Master"] = 4
+    assert kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag["Seconds_Behind_Master"] = 7
+    tr.drop(next(o for o in tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT") if o["t"] > 7 * US))
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 7.7 s shows Seconds_Behind_Master 7")
+
