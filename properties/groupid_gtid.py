@@ -3,6 +3,7 @@ Gtid_IO_Pos."""
 from __future__ import annotations
 
 import bisect
+import re
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
@@ -84,6 +85,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     # what set the position, per domain, for a crash recovery that cuts some of it away: what it
     # cut is gone for good, so it is popped once, and the last left is the domain's position
     logged: dict[int, list[dict]] = {}
+    loads = {} if own_too else _connect_loads(v, node)
     set_by: dict[int, str] = {}  # per domain, the kind of observation that set the position last
     for o in of_node(v, node):
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
@@ -99,6 +101,8 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
               and o.get("errno") is None):
             pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
+        elif not own_too and (loaded := loads.get(o["_line"])):
+            pos, changed = {**pos, **loaded}, True
         elif changed:
             pos = {}
             for d, stack in logged.items():
@@ -139,6 +143,76 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
             lines.append(o["_line"])
             shown.append(F.format_pos(pos))
     return lines, shown
+
+
+# the error-log line of an IO thread that connected by position (slave.cc, handle_slave_io)
+_STARTED_AT_PLACE = re.compile(r"Slave I/O thread: connected to master '[^']*',replication started in log '([^']*)' at position (\d+)")
+
+
+def _connect_loads(v: TraceView, node: str) -> dict[int, dict[int, str]]:
+    """Per line, what a connect by position loads into the node's gtid_slave_pos there. A server's
+    log line is read at a poll, after groups the connection may have applied already: its load
+    took effect at the START SLAVE (or restart) that began the connect."""
+    out: dict[int, dict[int, str]] = {}
+    began = None
+    for o in of_node(v, node):
+        if o["kind"] == "restart" or (o["kind"] == "stmt" and o.get("op") == "start_slave" and o.get("errno") is None):
+            began = o["_line"]
+        elif loaded := _loaded_at_connect(v, o):
+            out[o["_line"] if o["kind"] == "connect" or began is None else began] = loaded
+            began = None
+    return out
+
+
+def _loaded_at_connect(v: TraceView, o: dict) -> dict[int, str]:
+    """What an IO thread connecting by position loads into gtid_slave_pos: it asks its master for
+    the GTID position of that place (SELECT binlog_gtid_pos(file, pos)) and each domain named takes
+    it (get_master_version_and_clock, sql/slave.cc; rpl_slave_state::load without reset). Seen on
+    10.11.19 in rpl_gtid_startpos's MDEV-4483 steps: 0-42-42 became 0-1-2 at START SLAVE by
+    position from bin.000002:4. The place is the server's log line, or a `connect` of a model
+    whose mechanics have MariaDB's GTID domains (the others' have no such query); the position,
+    per domain, the last group the source binlogged before it since its binlog began."""
+    mariadb = (v.header.get("config") or {}).get("mechanics", {}).get("gtid_domains")
+    if o["kind"] == "connect" and o.get("by") == "position" and o.get("errno") is None and mariadb:
+        source, place = o.get("source"), (o.get("master_log_file"), o.get("master_log_pos"))
+    elif o["kind"] == "log" and (m := _STARTED_AT_PLACE.search(o.get("message", ""))):
+        source, place = v.channels.get(o["node"], {}).get("source"), (m.group(1), int(m.group(2)))
+    else:
+        return {}
+    at = _place_key(*place)
+    if source is None or at is None:
+        return {}
+    groups = _binlog_states(v, source)
+    i = bisect.bisect_left(groups, (o["_line"],)) - 1
+    while i >= 0 and groups[i][1] is not None and groups[i][1] > at:  # written after the place
+        i -= 1
+    return groups[i][2] if i >= 0 else {}
+
+
+def _binlog_states(v: TraceView, source: str) -> list[tuple[int, tuple[int, int] | None, dict[int, str]]]:
+    """The source's binlog group by group: (line, place, the binlog state after it); a RESET MASTER
+    or restore starts it over (place None, the state empty)."""
+    def build():
+        out: list[tuple[int, tuple[int, int] | None, dict[int, str]]] = []
+        state: dict[int, str] = {}
+        for b in of_node(v, source):
+            if starts_new_binlog(b):
+                state = {}
+                out.append((b["_line"], None, state))
+            elif b["kind"] == "binlog" and b.get("last") and (d := domain_of(b.get("gtid"))) is not None and (
+                    key := _place_key(b.get("file"), b.get("end"))) is not None:
+                state = {**state, d: b["gtid"]}
+                out.append((b["_line"], key, state))
+        return out
+    return v.memo(("gid.binlog_states", source), build)
+
+
+def _place_key(file, pos) -> tuple[int, int] | None:
+    """A binlog place in order: the file's number, then the offset; None when it is no place."""
+    try:
+        return int(str(file).rsplit(".", 1)[1]), int(pos)
+    except (IndexError, ValueError, TypeError):
+        return None
 
 
 def sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
@@ -199,7 +273,7 @@ def gtid_slave_pos(v: TraceView, check: Check) -> None:
         got = o.get("variables", {}).get("gtid_slave_pos")
         if got is not None and o["node"] not in restored and not _blind_skip(v, o):
             want = sampled_positions(v, o, own_too=False)
-            check.judge(got in want or _blind_filter(v, o, got, want), lambda: f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
+            check.judge(got in want or _blind_filter(v, o, got, want) or _read_last(v, o, got, want), lambda: f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
 
 
 def _blind_filter(v: TraceView, sample: dict, got: str, want: list) -> bool:
@@ -218,6 +292,47 @@ def _blind_filter(v: TraceView, sample: dict, got: str, want: list) -> bool:
     shown = positions(got)
     named = [positions(w) or {} for w in want]
     return bool(shown) and all(g in out or any(w.get(d) == g for w in named) for d, g in shown.items())
+
+
+def _read_last(v: TraceView, sample: dict, got: str, want: list) -> bool:
+    """On a polled trace of a replica that applies one domain through several connections: a
+    position naming, in each such domain, a group that may have been read last. gtid_slave_pos
+    shows per domain the committed group with the highest sub_id (rpl_slave_state::iterate,
+    sql/rpl_gtid.cc), and a sub_id is taken when an SQL thread reads the group's GTID event
+    (event_group_new_gtid, sql/rpl_rli.cc), not when it commits: across connections the last to
+    commit need not be the last read (mdev-9544 on 10.11.19: 0-2-5 shown, 0-3-5 seen committing
+    with it). A poll cannot order the reads, so any connection's last group by the sample may be
+    the one shown, unless a group of another connection, committed by then, was relayed (and so
+    read) only after it committed."""
+    res = v.resolution_us
+    if not res:
+        return False
+    shown = positions(got)
+    named = [positions(w) or {} for w in want]
+    return bool(shown) and all(any(w.get(d) == g for w in named) or g in _last_read(v, sample, d) for d, g in shown.items())
+
+
+def _last_read(v: TraceView, sample: dict, domain: int) -> set[str]:
+    """The GTIDs of the domain a sample may show as read last across the node's connections."""
+    res, at = v.resolution_us, sample["t"]
+    # a connection's observations are kept apart from the channel ones (TraceView.connected)
+    node = sample["node"]
+    mine = v.memo(("gid.connected", node), lambda: [o for o in v.connected if o["node"] == node])
+    by_link: dict[str, list[dict]] = {}
+    for a in mine:
+        if a["kind"] == "apply" and a.get("last") and domain_of(a.get("gtid")) == domain:
+            by_link.setdefault(a["connection"], []).append(a)
+    if len(by_link) < 2:
+        return set()
+    relayed = {(r["connection"], r["gtid"]): r["t"] for r in reversed(mine)
+               if r["kind"] == "relay" and r.get("gtid") and r.get("idx", 0) == 0}
+    # per connection, its last group surely committed by the sample, and those within the resolution of it
+    maybe = {link: [a for a in applies if a["t"] <= at - res][-1:] + [a for a in applies if at - res < a["t"] <= at + res]
+             for link, applies in by_link.items()}
+    sure = [a for applies in by_link.values() for a in applies if a["t"] <= at - res]
+    return {a["gtid"] for link, applies in maybe.items() for a in applies
+            if not any(b["connection"] != link and relayed.get((b["connection"], b["gtid"]), 0) - res > a["t"]
+                       for b in sure)}
 
 
 def _blind_skip(v: TraceView, sample: dict) -> bool:

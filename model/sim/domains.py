@@ -214,16 +214,28 @@ class Domains(Feature):
     def _binlog_state(self, node: Node) -> list[tuple[int, int, int]]:
         return DOM.listed(self.gtid_lists(node)[1])
 
+    def on_dump_start(self, ch: Channel, by: str) -> None:
+        """An IO thread connecting by position asks its master for the GTID position of that place
+        (SELECT binlog_gtid_pos(file, pos)) and loads it into gtid_slave_pos, each domain it names
+        taking it (get_master_version_and_clock, sql/slave.cc: "request the corresponding GTID
+        position from the master, so that the user can reconnect the next time" by GTID;
+        rpl_slave_state::load with reset false). Seen on 10.11.19 (rpl_gtid_startpos's MDEV-4483
+        steps): gtid_slave_pos 0-42-42 became 0-1-2 at START SLAVE from bin.000002:4."""
+        if by != "position" or not self.mech.gtid_domains:
+            return
+        for g in DOM.listed(self.gtid_lists(ch.source, until=ch.fetch)[1]):
+            ch.node.slave_gtids[g[0]] = F.gtid(*g)
+
     @staticmethod
-    def gtid_lists(node: Node, torn: bool = True) -> tuple[list[tuple[str, list[DOM.Gtid]]], dict]:
+    def gtid_lists(node: Node, torn: bool = True, until: int | None = None) -> tuple[list[tuple[str, list[DOM.Gtid]]], dict]:
         """The Gtid_list at the head of each binlog kept, and the binlog state after the last group
-        (by DOM.log_gtid); a domain DELETE_DOMAIN_ID deleted is gone from the binlog it opened on.
-        `torn`: with the groups a crash cut."""
+        (by DOM.log_gtid), or before the binlog entry `until`; a domain DELETE_DOMAIN_ID deleted is
+        gone from the binlog it opened on. `torn`: with the groups a crash cut."""
         files: list[tuple[str, list[DOM.Gtid]]] = []
         per: dict = {}
         for g in node.base_gtids:
             DOM.log_gtid(per, g)
-        for i, e in enumerate(node.binlog):
+        for i, e in enumerate(node.binlog[:until]):
             for d in node.dropped.get(i, ()):
                 per.pop(d, None)
             if e.ev.type == "FORMAT_DESCRIPTION_EVENT" and e.pos == BINLOG_START and e.file not in node.purged:

@@ -323,6 +323,8 @@ class Observer:
                 if not ev.end:
                     master_file, master_end = m.group(1), int(m.group(2))
                 self._master_file[link] = m.group(1)
+        if ev.exec_time():
+            fields["exec_time"] = ev.exec_time()
         obs = self.run.emit("relay", node, t, source=self.run.sources.get(link), **V.tagged(link[1]), **fields, file=name, pos=ev.pos,
                         master_file=master_file, master_end=master_end, since=t if since is None else min(since, t))
         relayed = self._relayed.setdefault(link, [])

@@ -227,12 +227,17 @@ class Ops:
             return None
 
     def _commit_timeout(self, node: str) -> float | None:
-        """How long a commit may take: the client's usual timeout, or, where the node's disk is or
-        was just full, as long again as the wait for space plus the server's retry after it."""
+        """How long a commit may take: the client's usual timeout (None), longer by the ack timeout
+        on a semi-sync master, and, where the node's disk is or was just full, by the wait for space
+        plus the server's retry after it. A commit waits up to the ack timeout, and the commits behind
+        it wait with it: in mdb-rpl_semi_sync_after_sync_row (timeout 60 s) the usual 30 s gave up
+        create_t1 and three commits behind it as lost connections, which the server committed when
+        the wait ended at 61 s (their status probes, SHOW GLOBAL STATUS, waited as long)."""
+        extra = self.run.ack_timeouts_s.get(node, 0)
         freed = self.run.faults.freed_at(node)
-        if freed is None:
-            return None
-        return self.run.cluster.sql_timeout + max(0, freed - self.run.now()) / US + F.DISK_FULL_RETRY_US / US
+        if freed is not None:
+            extra += max(0, freed - self.run.now()) / US + F.DISK_FULL_RETRY_US / US
+        return self.run.cluster.sql_timeout + extra if extra else None
 
     def _trx(self, op: dict, k: int, pad: int, timeout: float | None) -> None:
         node, trx = op["node"], self.run.trx_names[k]

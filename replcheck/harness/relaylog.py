@@ -78,6 +78,15 @@ class Event:
     def name(self) -> str:
         return TYPE_NAMES.get(self.code, f"Unknown_{self.code}")
 
+    def exec_time(self) -> int:
+        """A Query event's exec_time (post-header: thread id 4, then exec_time 4; log_event.h
+        Q_EXEC_TIME_OFFSET), which the replica adds to its timestamp for Seconds_Behind_Master; 0
+        for any other event. The source wrote it as its clock at the end less the statement's start,
+        which SET TIMESTAMP sets (Query_log_event's constructor: `exec_time = (ulong)(end_time -
+        thd->start_time)`, kept to 4 bytes): a timestamp set back makes it that much larger, one set
+        ahead wraps it below 2**32."""
+        return int.from_bytes(self.post[4:8], "little") if self.code == 2 and len(self.post) >= 8 else 0
+
     def incident(self) -> dict:
         """An Incident's code and message (post-header: 2-byte code, 1-byte length, message;
         log_event.cc Incident_log_event), which mariadb-binlog's text omits."""

@@ -170,6 +170,7 @@ class Runner:
         self.downs: dict[str, list[int]] = {}  # node -> when each crash or shutdown of it ended
         self.incidents: dict[str, list[dict]] = {}  # node -> each record_incident's statement observation
         self.semi_sync_masters = _semi_sync_masters(self.history)
+        self.ack_timeouts_s = _ack_timeouts_s(self.history, self.semi_sync_masters)
         # node -> its clock's offset (µs, scaled) now: the nodes whose clock is offset or stepped run on one of their own
         stepped = {op["node"] for op in self.history["ops"] if op["op"] == "clock_step"}
         self.clock_offsets = {n["id"]: n.get("clock_offset_us", 0) for n in topo["nodes"]
@@ -425,10 +426,26 @@ def _semi_sync(history: dict) -> bool:
                    for op in history["ops"]))
 
 
+DEFAULT_ACK_TIMEOUT_MS = 10000  # rpl_semi_sync_master_timeout's default (semisync_master.cc)
+
+
 def _semi_sync_masters(history: dict) -> set[str]:
     """Nodes whose commits may wait for acks: semi-sync master enabled at start or by SET GLOBAL."""
     return ({n["id"] for n in history["header"]["topology"]["nodes"] if n.get("variables", {}).get(O.SEMI_SYNC_MASTER)}
             | {op["node"] for op in history["ops"] if op["op"] == "set_global" and op["variable"] == O.SEMI_SYNC_MASTER})
+
+
+def _ack_timeouts_s(history: dict, masters: set[str]) -> dict[str, float]:
+    """Per semi-sync master, the longest rpl_semi_sync_master_timeout it has during the run (the
+    server's default 10 s where none is set), in seconds: how long one of its commits may wait."""
+    longest = {node: DEFAULT_ACK_TIMEOUT_MS for node in masters}
+    for n in history["header"]["topology"]["nodes"]:
+        if n["id"] in masters and isinstance(ms := n.get("variables", {}).get(O.SEMI_SYNC_TIMEOUT), int):
+            longest[n["id"]] = max(longest[n["id"]], ms)
+    for op in history["ops"]:
+        if op["op"] == "set_global" and op["variable"] == O.SEMI_SYNC_TIMEOUT and op["node"] in masters and isinstance(op["value"], int):
+            longest[op["node"]] = max(longest[op["node"]], op["value"])
+    return {node: ms / 1000 for node, ms in longest.items()}
 
 
 def run_history(history: dict, **kwargs) -> tuple[dict, list[dict]]:

@@ -119,3 +119,13 @@ def binlog_tool():
     if tool is None:
         pytest.skip("needs mariadb-binlog (mariadb-client)")
     return tool
+
+
+def test_a_query_event_s_exec_time_is_read_from_its_post_header():
+    # thread id 7, then exec_time: 10000 s for a statement under SET TIMESTAMP 10000 s back, and
+    # 2**32 - 5 for one set 5 s ahead (the source's `(ulong)(end_time - start_time)`, 4 bytes)
+    from replcheck.harness.relaylog import Event
+    post = (7).to_bytes(4, "little")
+    assert Event(4, 60, 1, 2, 1, 64, post=post + (10000).to_bytes(4, "little") + b"\0" * 5).exec_time() == 10000
+    assert Event(4, 60, 1, 2, 1, 64, post=post + (2**32 - 5).to_bytes(4, "little")).exec_time() == 2**32 - 5
+    assert Event(4, 31, 1, 16, 1, 64, post=post + (9).to_bytes(4, "little")).exec_time() == 0  # an Xid has none

@@ -35,3 +35,14 @@ def test_a_servers_folder_that_cannot_be_made_is_the_machines_failure(tmp_path):
     missing = tmp_path / "no" / "such"
     with pytest.raises(HarnessError, match=f"cannot make the servers' folder in {missing}"):
         Cluster(TOPOLOGY, server=server, tmpdir=str(missing)).start()
+
+
+def test_a_semi_sync_master_s_commits_may_take_its_longest_ack_timeout():
+    # mdb-rpl_semi_sync_after_sync_row: 60 s set, later 5 s; the client's usual 30 s gave its
+    # piled-up commits up as lost connections though the server committed them at the timeout
+    ops = [{"at": 0, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_enabled", "value": 1},
+           {"at": 0, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_timeout", "value": 60000},
+           {"at": 500_000, "op": "set_global", "node": "A", "variable": "rpl_semi_sync_master_timeout", "value": 5000}]
+    assert R.Runner(_history(ops), scale=1).ack_timeouts_s == {"A": 60.0}
+    assert R.Runner(_history(ops[:1]), scale=1).ack_timeouts_s == {"A": 10.0}  # the server's default
+    assert R.Runner(_history([]), scale=1).ack_timeouts_s == {}

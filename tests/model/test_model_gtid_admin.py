@@ -261,3 +261,19 @@ def test_a_binlog_place_turns_a_mariadb_gtid_slave_to_position_with_a_note(kit, 
         (None, 4190, "CHANGE MASTER TO is implicitly changing the value of 'Using_Gtid' from 'Slave_Pos' to 'No'")
         if note else (None, None, ""))
     assert (second["errno"], second["warning"]) == (None, None)
+
+
+def test_a_connect_by_position_loads_the_masters_gtid_position_of_that_place(kit):
+    # rpl_gtid_startpos's MDEV-4483 steps on 10.11.19: 0-42-42 set, then START SLAVE by position
+    # after the master's second group: gtid_slave_pos is 0-1-2 before any group arrives
+    # (get_master_version_and_clock, sql/slave.cc: SELECT binlog_gtid_pos(file, pos), loaded)
+    shown = {"at": 4_500_000, "op": "expect", "node": "R", "show": "variables", "fields": {"gtid_slave_pos": "0-1-2"}}
+    h = kit.make_history(["M", "R"], [("M", "R", 0)], [
+        {"at": 1_000_000, "op": "trx", "node": "M"}, {"at": 1_100_000, "op": "trx", "node": "M"},
+        {"at": 2_000_000, "op": "stop_slave", "node": "R"},
+        {"at": 2_500_000, "op": "set_global", "node": "R", "variable": "gtid_slave_pos", "value": "0-42-42"},
+        {"at": 3_000_000, "op": "change_master", "node": "R", "master_use_gtid": "no"},
+        {"at": 3_900_000, "op": "expect", "node": "R", "show": "variables", "fields": {"gtid_slave_pos": "0-42-42"}},
+        {"at": 4_000_000, "op": "start_slave", "node": "R"}, shown], end_us=5_000_000)
+    tr = kit.run(MARIADB, h)
+    assert [o["value"] for o in tr.all("observed", node="R")] == [{"gtid_slave_pos": "0-42-42"}, {"gtid_slave_pos": "0-1-2"}]
