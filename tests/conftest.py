@@ -2,6 +2,7 @@
 editable Trace and one-property verdicts. Exposed as the session fixture `kit`."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import os
@@ -13,7 +14,7 @@ import pytest
 
 from replcheck.features import load_features
 from replcheck.io import load_history
-from replcheck.properties.core import PROPERTIES, TraceView, Verdict
+from replcheck.properties.core import PROPERTIES, Proof, TraceView, Verdict
 from replcheck.spec import ROOT
 from replcheck.systems import ModelSystem, get
 
@@ -44,6 +45,25 @@ def unshrunk_phases() -> tuple:
     from replcheck.properties.machines.base import SEARCH_PHASES
 
     return tuple(p for p in SEARCH_PHASES if p != Phase.shrink)
+
+
+_RUN_PROOF = Proof.run
+
+
+@functools.cache
+def proved(proof: Proof):
+    """A z3 proof's result, run once per worker process: its outcome depends on the proof alone (z3
+    stops at a deterministic resource limit), and the ack-counting proof alone takes 10-25 CPU-s."""
+    return _RUN_PROOF(proof)
+
+
+@contextlib.contextmanager
+def proofs_once():
+    """`verify`'s z3 proofs through `proved`, for a test whose verify is about something else (its
+    report's form, its findings): the proofs' own tests and the gate's verify run them too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Proof, "run", proved)
+        yield
 
 
 @functools.cache
@@ -189,11 +209,14 @@ TIER_FIXTURES = {"server": "server", "spark": "spark", "mutant_campaign": "spark
 SHARED_MODULES = {
     "tests/engine/test_campaign.py": "one Spark session, one mutant campaign (spark, mutant_campaign)",
     "tests/engine/test_campaign_cluster.py": "one wheel and its venvs, one local[2] campaign (kit, reference)",
-    "tests/engine/test_report.py": "one small verify (results)",
     "tests/engine/test_report_html.py": "one headless Chromium (browser_dir)",
     "tests/tla/test_verify_tlc.py": "TLC on the Incident checks (incident)",
-    "tests/properties/proofs/test_proofs_semisync.py": "the ack-counting proof (run's cache)",
 }
+# Tests whose verify runs z3's proofs in this process through `proved`, with the proofs' own tests
+# and the report tests' small verify (results): one unit, so that each proof (the ack-counting one
+# 10-25 CPU-s) runs once in the suite, beside the gate's own verify.
+PROVED_UNIT = ("tests/engine/test_report.py", "tests/engine/test_cli.py::test_verify_",
+               "tests/properties/proofs/test_proofs_semisync.py")
 # The longest work starts first (longest processing time first), so that no worker is left with a
 # long test when the other has finished: minutes each, in this order. A test named here runs apart
 # from its module's group. A name not found orders nothing; the tiers order the rest.
@@ -209,11 +232,14 @@ PREFETCHED = 3
 
 
 def work_unit(nodeid: str) -> str:
-    """What runs on one worker in one piece: a shared module (but a test of LONGEST in it), or a test."""
+    """What runs on one worker in one piece: the proofs' unit, a shared module (but a test of
+    LONGEST in either), or a test."""
     path = nodeid.split("::")[0]
-    if path in SHARED_MODULES and not any(nodeid.startswith(t) for t in LONGEST if "::" in t):
-        return path
-    return nodeid
+    if any(nodeid.startswith(t) for t in LONGEST if "::" in t):
+        return nodeid
+    if nodeid.startswith(PROVED_UNIT):
+        return "z3 proofs run once (proved)"
+    return path if path in SHARED_MODULES else nodeid
 
 
 def _rank(item) -> int:
