@@ -66,6 +66,32 @@ def proofs_once():
         yield
 
 
+_TLC_RUNS: dict = {}
+
+
+@contextlib.contextmanager
+def tlc_once():
+    """`tlc.run`'s results kept per worker process, for runs of the same modules and configuration:
+    TLC's result depends on them alone (one worker, a fixed seed and fingerprint, breadth-first), and
+    several test modules run the manifest's small checks (each its own JVM). A run that dumps its
+    states, or of modules edited on purpose (another folder, other text), is a run of its own."""
+    from replcheck import tlc
+
+    run = tlc.run
+
+    def once(module: Path, config_text: str, dump: Path | None = None):
+        if dump is not None:
+            return run(module, config_text, dump)
+        specs = tuple(sorted((f.name, f.read_text()) for f in Path(module).parent.glob("*.tla")))
+        key = (str(module), specs, config_text)
+        if key not in _TLC_RUNS:
+            _TLC_RUNS[key] = run(module, config_text)
+        return copy.deepcopy(_TLC_RUNS[key])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tlc, "run", once)
+        yield
+
+
 @functools.cache
 def _history(name: str) -> dict:
     return load_history(HISTORIES / f"{name}.jsonl")
@@ -210,13 +236,16 @@ SHARED_MODULES = {
     "tests/engine/test_campaign.py": "one Spark session, one mutant campaign (spark, mutant_campaign)",
     "tests/engine/test_campaign_cluster.py": "one wheel and its venvs, one local[2] campaign (kit, reference)",
     "tests/engine/test_report_html.py": "one headless Chromium (browser_dir)",
-    "tests/tla/test_verify_tlc.py": "TLC on the Incident checks (incident)",
 }
-# Tests whose verify runs z3's proofs in this process through `proved`, with the proofs' own tests
-# and the report tests' small verify (results): one unit, so that each proof (the ack-counting one
-# 10-25 CPU-s) runs once in the suite, beside the gate's own verify.
-PROVED_UNIT = ("tests/engine/test_report.py", "tests/engine/test_cli.py::test_verify_",
-               "tests/properties/proofs/test_proofs_semisync.py")
+# Tests that share a result kept per worker process, each group one unit (its node ids' prefixes):
+# each z3 proof runs once (the ack-counting one 10-25 CPU-s), beside the gate's own verify; each of
+# the manifest's small TLC checks once.
+UNITS = {
+    "z3 proofs run once (proved)": ("tests/engine/test_report.py", "tests/engine/test_cli.py::test_verify_",
+                                    "tests/properties/proofs/test_proofs_semisync.py"),
+    "TLC checks run once (tlc_once)": ("tests/tla/test_tlc_run.py", "tests/tla/test_counterexample_history.py",
+                                       "tests/tla/test_verify_tlc.py"),
+}
 # The longest work starts first (longest processing time first), so that no worker is left with a
 # long test when the other has finished: minutes each, in this order. A test named here runs apart
 # from its module's group. A name not found orders nothing; the tiers order the rest.
@@ -232,14 +261,13 @@ PREFETCHED = 3
 
 
 def work_unit(nodeid: str) -> str:
-    """What runs on one worker in one piece: the proofs' unit, a shared module (but a test of
-    LONGEST in either), or a test."""
+    """What runs on one worker in one piece: one of UNITS, a shared module (but a test of LONGEST
+    in either), or a test."""
     path = nodeid.split("::")[0]
     if any(nodeid.startswith(t) for t in LONGEST if "::" in t):
         return nodeid
-    if nodeid.startswith(PROVED_UNIT):
-        return "z3 proofs run once (proved)"
-    return path if path in SHARED_MODULES else nodeid
+    unit = next((name for name, prefixes in UNITS.items() if nodeid.startswith(prefixes)), None)
+    return unit or (path if path in SHARED_MODULES else nodeid)
 
 
 def _rank(item) -> int:
