@@ -185,7 +185,8 @@ def _archive_flags():
         yield [f"-XX:SharedArchiveFile={archive}"] if archive else []
         return
     partial = archive.with_name(f".{archive.name}.{uuid.uuid4().hex}")  # one per JVM, threads included
-    yield [f"-XX:ArchiveClassesAtExit={partial}"]
+    # a JVM before 13 has no dynamic archive: it ignores the flag rather than refusing to start
+    yield ["-XX:+IgnoreUnrecognizedVMOptions", f"-XX:ArchiveClassesAtExit={partial}"]
     try:
         os.replace(partial, archive)  # another process may have put its own in place: the same classes
     except OSError:
