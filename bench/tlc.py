@@ -5,8 +5,10 @@ depends on TLC's state graph alone, never on how busy the machine is.
 With --validate, instead: trace validation of every embedded History on each model that runs it
 (replcheck tlc --validate): its traces, how many were accepted (whole, up to an operation outside
 a spec's subject, up to the end of its vocabulary), and traces per minute.
-With --jvm-flags, the JVM runs with those instead of replcheck.tlc's (to compare their CPU time).
-Usage: .venv/bin/python bench/tlc.py [--size small|medium|large] (default: every check) [--jvm-flags "..."] | --validate
+With --jvm-flags, the JVM runs with those instead of replcheck.tlc's (to compare their CPU time);
+with --no-class-archive, without the class-data archive of TLC's classes (replcheck.tlc.class_archive).
+Usage: .venv/bin/python bench/tlc.py [--size small|medium|large] (default: every check) [--jvm-flags "..."]
+       [--no-class-archive] | --validate
 """
 from __future__ import annotations
 
@@ -30,7 +32,9 @@ def main() -> None:
     p.add_argument("--size", choices=tlc.SIZES)
     p.add_argument("--validate", action="store_true")
     p.add_argument("--jvm-flags", help="the JVM's flags instead of replcheck.tlc.JVM_FLAGS")
+    p.add_argument("--no-class-archive", action="store_true", help="TLC's classes loaded from the jar on every run")
     args = p.parse_args()
+    tlc.CLASS_ARCHIVE = not args.no_class_archive
     if args.validate:
         return validation()
     if args.jvm_flags is not None:
@@ -49,7 +53,7 @@ def main() -> None:
     for row in rows:  # a complete search only: a violation stops TLC early
         if row["result"] == "holds" and row["distinct_states"] > largest.get(row["module"], {}).get("distinct_states", -1):
             largest[row["module"]] = {k: row[k] for k in ("check", "config", "distinct_states", "depth", "seconds")}
-    figures = {"workers": 1, "jvm_flags": list(tlc.JVM_FLAGS), "size": args.size,
+    figures = {"workers": 1, "jvm_flags": list(tlc.JVM_FLAGS), "class_archive": tlc.CLASS_ARCHIVE, "size": args.size,
                "cpu_s": round(sum(row["cpu_s"] for row in rows), 1), "checks": rows, "largest_complete": largest}
     print(json.dumps(figures, indent=1))
     print(f"wrote {record.write('tlc', figures)}")

@@ -2,6 +2,7 @@
 editable Trace and one-property verdicts. Exposed as the session fixture `kit`."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import os
@@ -13,7 +14,7 @@ import pytest
 
 from replcheck.features import load_features
 from replcheck.io import load_history
-from replcheck.properties.core import PROPERTIES, TraceView, Verdict
+from replcheck.properties.core import PROPERTIES, Proof, TraceView, Verdict
 from replcheck.spec import ROOT
 from replcheck.systems import ModelSystem, get
 
@@ -44,6 +45,51 @@ def unshrunk_phases() -> tuple:
     from replcheck.properties.machines.base import SEARCH_PHASES
 
     return tuple(p for p in SEARCH_PHASES if p != Phase.shrink)
+
+
+_RUN_PROOF = Proof.run
+
+
+@functools.cache
+def proved(proof: Proof):
+    """A z3 proof's result, run once per worker process: its outcome depends on the proof alone (z3
+    stops at a deterministic resource limit), and the ack-counting proof alone takes 10-25 CPU-s."""
+    return _RUN_PROOF(proof)
+
+
+@contextlib.contextmanager
+def proofs_once():
+    """`verify`'s z3 proofs through `proved`, for a test whose verify is about something else (its
+    report's form, its findings): the proofs' own tests and the gate's verify run them too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Proof, "run", proved)
+        yield
+
+
+_TLC_RUNS: dict = {}
+
+
+@contextlib.contextmanager
+def tlc_once():
+    """`tlc.run`'s results kept per worker process, for runs of the same modules and configuration:
+    TLC's result depends on them alone (one worker, a fixed seed and fingerprint, breadth-first), and
+    several test modules run the manifest's small checks (each its own JVM). A run that dumps its
+    states, or of modules edited on purpose (another folder, other text), is a run of its own."""
+    from replcheck import tlc
+
+    run = tlc.run
+
+    def once(module: Path, config_text: str, dump: Path | None = None):
+        if dump is not None:
+            return run(module, config_text, dump)
+        specs = tuple(sorted((f.name, f.read_text()) for f in Path(module).parent.glob("*.tla")))
+        key = (str(module), specs, config_text)
+        if key not in _TLC_RUNS:
+            _TLC_RUNS[key] = run(module, config_text)
+        return copy.deepcopy(_TLC_RUNS[key])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tlc, "run", once)
+        yield
 
 
 @functools.cache
@@ -189,10 +235,16 @@ TIER_FIXTURES = {"server": "server", "spark": "spark", "mutant_campaign": "spark
 SHARED_MODULES = {
     "tests/engine/test_campaign.py": "one Spark session, one mutant campaign (spark, mutant_campaign)",
     "tests/engine/test_campaign_cluster.py": "one wheel and its venvs, one local[2] campaign (kit, reference)",
-    "tests/engine/test_report.py": "one small verify (results)",
     "tests/engine/test_report_html.py": "one headless Chromium (browser_dir)",
-    "tests/tla/test_verify_tlc.py": "TLC on the Incident checks (incident)",
-    "tests/properties/proofs/test_proofs_semisync.py": "the ack-counting proof (run's cache)",
+}
+# Tests that share a result kept per worker process, each group one unit (its node ids' prefixes):
+# each z3 proof runs once (the ack-counting one 10-25 CPU-s), beside the gate's own verify; each of
+# the manifest's small TLC checks once.
+UNITS = {
+    "z3 proofs run once (proved)": ("tests/engine/test_report.py", "tests/engine/test_cli.py::test_verify_",
+                                    "tests/properties/proofs/test_proofs_semisync.py"),
+    "TLC checks run once (tlc_once)": ("tests/tla/test_tlc_run.py", "tests/tla/test_counterexample_history.py",
+                                       "tests/tla/test_verify_tlc.py"),
 }
 # The longest work starts first (longest processing time first), so that no worker is left with a
 # long test when the other has finished: minutes each, in this order. A test named here runs apart
@@ -209,11 +261,13 @@ PREFETCHED = 3
 
 
 def work_unit(nodeid: str) -> str:
-    """What runs on one worker in one piece: a shared module (but a test of LONGEST in it), or a test."""
+    """What runs on one worker in one piece: one of UNITS, a shared module (but a test of LONGEST
+    in either), or a test."""
     path = nodeid.split("::")[0]
-    if path in SHARED_MODULES and not any(nodeid.startswith(t) for t in LONGEST if "::" in t):
-        return path
-    return nodeid
+    if any(nodeid.startswith(t) for t in LONGEST if "::" in t):
+        return nodeid
+    unit = next((name for name, prefixes in UNITS.items() if nodeid.startswith(prefixes)), None)
+    return unit or (path if path in SHARED_MODULES else nodeid)
 
 
 def _rank(item) -> int:

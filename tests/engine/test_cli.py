@@ -11,7 +11,7 @@ import pytest
 from replcheck import io
 from replcheck.cli import main
 from replcheck.verify import embedded_histories
-from conftest import REPO
+from conftest import REPO, proofs_once
 
 HISTORIES = REPO / "spec" / "histories"
 NORMAL = HISTORIES / "d1-normal-setup.jsonl"
@@ -206,8 +206,9 @@ def test_verify_writes_a_report_and_replaces_the_old_one_whole(tmp_path, capsys)
     histories.mkdir()
     for name in ("d1-stop-start-ddl", "chain-hop-lag"):
         shutil.copy(HISTORIES / f"{name}.jsonl", histories)
-    code, out, err = run(capsys, "verify", "--out", str(out_dir), "--histories", str(histories), "--examples", "5",
-                         "--systems", "model:wl344,model:wl7318,mutant:stop-applies-waited-event", "--no-tlc")
+    with proofs_once():
+        code, out, err = run(capsys, "verify", "--out", str(out_dir), "--histories", str(histories), "--examples", "5",
+                             "--systems", "model:wl344,model:wl7318,mutant:stop-applies-waited-event", "--no-tlc")
     assert code == 0, out + err
     results = json.loads((out_dir / "results.json").read_text())
     assert not (out_dir / "stale.txt").exists()
@@ -224,8 +225,9 @@ def test_verify_reports_a_surviving_mutant_as_a_finding(tmp_path, capsys):
     histories = tmp_path / "hist"
     histories.mkdir()
     shutil.copy(HISTORIES / "d1-normal-setup.jsonl", histories)  # no STOP SLAVE: BUG#56442 cannot show
-    code, out, _ = run(capsys, "verify", "--out", str(tmp_path / "r"), "--histories", str(histories), "--examples", "3",
-                       "--systems", "mutant:stop-applies-waited-event", "--no-tlc")
+    with proofs_once():
+        code, out, _ = run(capsys, "verify", "--out", str(tmp_path / "r"), "--histories", str(histories), "--examples", "3",
+                           "--systems", "mutant:stop-applies-waited-event", "--no-tlc")
     assert code == 1 and "mutant survived" in out
 
 

@@ -13,6 +13,8 @@ from replcheck.cli import main
 from replcheck.properties.judge import judge
 from replcheck.tla import counterexample_history, parse_value
 
+from conftest import tlc_once
+
 pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")),
                                                   reason="TLC needs Java (ci/setup installs it)")]
 # The counterexamples a History cannot reproduce: the spec's freedom the model does not have
@@ -30,7 +32,8 @@ CHECKS = [c for c in tlc.select(size="small") if c.expect == "violated" and c.na
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.name)
 def test_counterexample_replayed_on_the_model_fails_the_same_requirement(check, tmp_path):
-    r = tlc.run(check.path, check.config_text())
+    with tlc_once():  # test_tlc_run checks the same run against the manifest
+        r = tlc.run(check.path, check.config_text())
     system, history = counterexample_history(check, r)
     path = tmp_path / "h.jsonl"
     path.write_text(io.dumps_history(history))

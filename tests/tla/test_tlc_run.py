@@ -6,11 +6,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
 from replcheck import tlc
 from replcheck.cli import main
+
+from conftest import tlc_once
 
 pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")),
                                                   reason="TLC needs Java (ci/setup installs it)")]
@@ -18,7 +21,8 @@ pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or o
 
 @pytest.mark.parametrize("check", tlc.select(size="small"), ids=lambda c: c.name)
 def test_each_small_check_is_as_pinned(check):
-    r = tlc.run(check.path, check.config_text())
+    with tlc_once():  # test_counterexample_history runs the violated ones too
+        r = tlc.run(check.path, check.config_text())
     assert r.status != "error", r.errors
     assert tlc.differences(check, r) == []
     assert r.status == check.expect and r.violated == check.violated
@@ -90,3 +94,30 @@ def test_the_cli_says_as_pinned_and_exits_0(capsys):
                                    "violated WL3464_NO_FALSE, 17 distinct states, depth 3: as pinned")
     first = next(line for line in out.splitlines() if "1. Initial predicate:" in line)
     assert "made = 0" in first and 'log = <<[kind |-> "incident", marks |-> {}]>>' in out.splitlines()[-1]
+
+
+def test_the_class_archive_is_written_once_then_mapped_and_changes_no_result(tmp_path, monkeypatch):
+    """TLC's classes: archived by the first run, mapped by the next; an unreadable archive, or a
+    cache that cannot be written, leaves the JVM loading them from the jar, with the same result."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    check = min(tlc.select(size="small"), key=lambda c: c.distinct)
+    flags, real = [], subprocess.run
+
+    def spy(cmd, **kw):
+        flags.append([f.split("=")[0] for f in cmd if f.startswith("-XX:") and "Archive" in f])
+        return real(cmd, **kw)
+    monkeypatch.setattr(tlc.subprocess, "run", spy)
+
+    def outcome():
+        r = tlc.run(check.path, check.config_text())
+        return r.status, r.violated, r.distinct, r.depth, [s.action for s in r.trace]
+    first = outcome()
+    archive = tlc.class_archive()
+    assert archive.is_file() and list(archive.parent.iterdir()) == [archive]  # put in place whole, nothing partial left
+    assert outcome() == first
+    archive.write_bytes(b"not an archive")
+    assert outcome() == first
+    monkeypatch.setenv("XDG_CACHE_HOME", str(archive))  # a file: no cache folder can be made under it
+    assert outcome() == first
+    assert flags == [["-XX:ArchiveClassesAtExit"], ["-XX:SharedArchiveFile"], ["-XX:SharedArchiveFile"], []]
+    assert first[0] == check.expect and not tlc.differences(check, tlc.run(check.path, check.config_text()))

@@ -13,6 +13,8 @@ from replcheck import io, report, tlc, verify
 from replcheck.html import render_html
 from replcheck.results import FindingKind
 
+from conftest import tlc_once
+
 pytestmark = [pytest.mark.tlc, pytest.mark.skipif(not (shutil.which("java") or os.environ.get("JAVA_HOME")),
                                                   reason="TLC needs Java (ci/setup installs it)")]
 
@@ -28,7 +30,7 @@ def _incident_results(monkeypatch) -> verify.Results:
 
 @pytest.fixture(scope="module")
 def incident() -> verify.Results:
-    with pytest.MonkeyPatch.context() as monkeypatch:
+    with pytest.MonkeyPatch.context() as monkeypatch, tlc_once():  # the checks test_tlc_run runs
         return _incident_results(monkeypatch)
 
 
