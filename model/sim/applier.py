@@ -353,7 +353,6 @@ class Applier(Component):
         self.advance_group(ch, entry)
         if ev.trx is None:
             return
-        node = ch.node
         why = self._first(self.hooks.filters_group, ch, ev)
         if why:  # applied, with its delay, as a no-op: a filter kept it from the engine
             self._filtered(ch, ev, why, ev)
