@@ -552,21 +552,6 @@ def test_an_incident_thrown_away_with_the_relay_log_at_a_restart_is_never_reache
     assert_witness(kit.verdict("WL3464.R3.1", tr), tr, incident, "B did not stop at incident 1")
 
 
-def test_a_requested_incident_placed_later_in_its_statements_interval_is_that_statements(kit):
-    # A real server's Trace (corpus/server): A's fourth record_incident began at 7.93 s; a
-    # Binlog_checkpoint stamped second 8 came just before its incident in the binlog, so the collector
-    # placed the incident at 8.0 s, inside the statement's `written` interval. It is the one asked for.
-    header, obs = io.load_trace(REPO / "corpus" / "server" / "requested-incident-placed-at-its-own-second.trace.jsonl")
-    tr = Trace(header, [{k: x for k, x in o.items() if k != "_line"} for o in obs])
-    stmt = [s for s in tr.all("stmt", node="A") if s["op"] == "record_incident"][-1]
-    incident = [b for b in tr.all("binlog", node="A") if b["type"] == "INCIDENT_EVENT"][-1]
-    assert incident["t"] > stmt["t"] == incident["written"][0]
-    assert kit.verdict("WL3464.R1", tr).status == PASS and kit.verdict("WL3464.NO_FALSE", tr).status != VIOLATED
-    incident["written"] = [stmt["t"] + 1, incident["written"][1]]  # written after the statement began: not its
-    assert_witness(kit.verdict("WL3464.R1", tr), tr, stmt, "its binlog has none")
-    assert_witness(kit.verdict("WL3464.NO_FALSE", tr), tr, incident, "with no lost change before it")
-
-
 def test_a_delay_change_while_stopped_at_an_incident_starts_a_new_relay_log(kit):
     # the relay log thrown away: Relay_Log_Pos 4 in the new one, the position executed unchanged
     ops = [{"at": 0, "op": "record_incident", "node": "A", "code": 0, "message": "", "via": "injector"},

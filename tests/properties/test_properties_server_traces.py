@@ -9,14 +9,15 @@ unsent-commits-released-by-a-later-ack: WL1720.COUNT.TX's unsent commits may be 
 filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_slave_pos from its binlog write.
 group-in-hand-at-the-sample: a sample may show the start of the group whose change its poll saw.
 reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares.
-after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its commit's return."""
+after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its commit's return.
+requested-incident-placed-at-its-own-second: a requested incident is its statement's wherever its interval places it."""
 from __future__ import annotations
 
 import re
 
 from replcheck import io
 from replcheck.properties.core import VIOLATED
-from conftest import REPO, Trace
+from conftest import REPO, Trace, assert_witness
 
 KEPT = "stop-after-an-ignored-group"
 
@@ -142,3 +143,17 @@ def test_after_sync_judges_neither_a_ddl_nor_a_row_seen_at_its_commits_return(ki
     seen["t"] -= 1_500_000
     v = kit.verdict("WL6355.AFTER_SYNC.INVISIBLE", Trace(header, obs))
     assert v.status == VIOLATED and any("bug45672_ins5 became visible on master" in w.message for w in v.witnesses)
+
+
+def test_a_requested_incident_placed_later_in_its_statements_interval_is_that_statements(kit):
+    # A real server's Trace (corpus/server): A's fourth record_incident began at 7.93 s; a
+    # Binlog_checkpoint stamped second 8 came just before its incident in the binlog, so the collector
+    # placed the incident at 8.0 s, inside the statement's `written` interval. It is the one asked for.
+    tr = Trace(*_server_trace("requested-incident-placed-at-its-own-second"))
+    stmt = [s for s in tr.all("stmt", node="A") if s["op"] == "record_incident"][-1]
+    incident = [b for b in tr.all("binlog", node="A") if b["type"] == "INCIDENT_EVENT"][-1]
+    assert incident["t"] > stmt["t"] == incident["written"][0]
+    assert kit.verdict("WL3464.R1", tr).status == "pass" and kit.verdict("WL3464.NO_FALSE", tr).status != VIOLATED
+    incident["written"] = [stmt["t"] + 1, incident["written"][1]]  # written after the statement began: not its
+    assert_witness(kit.verdict("WL3464.R1", tr), tr, stmt, "its binlog has none")
+    assert_witness(kit.verdict("WL3464.NO_FALSE", tr), tr, incident, "with no lost change before it")
