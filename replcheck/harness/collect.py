@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from replcheck.spec import vocabulary as V
-from replcheck.harness import binlog_history as H, relaylog
+from replcheck.harness import binlog_events as E, binlog_history as H, relaylog
 from replcheck.harness.errors import HarnessError, SqlError
 from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.observe import NOT_IN_GROUP, Link, links_of
@@ -240,14 +240,14 @@ class Collector:
         events: list[dict] = []
         path = os.path.join(c.binlog_dir(node), f)
         rows = c.sql(node, f"SHOW BINLOG EVENTS IN {sql_quote(f)}") if c.is_running(node) else self._rows_on_disk(node, f, path)
-        whens = _header_timestamps(path, [int(r[1]) for r in rows])
+        whens = E.header_timestamps(path, [int(r[1]) for r in rows])
         group: list[dict] = []
         for log, pos, etype, sid, end, info in rows:
             ev = {"type": F.SHOWN_EVENT_TYPES.get(etype, etype.upper() + "_EVENT"), "trx": None, "idx": 0, "last": False,
                   "gtid": None, "server_id": int(sid), "when": whens.get(int(pos), 0), "ict": None,
                   "file": log, "pos": int(pos), "end": int(end)}
             if etype == "Gtid":
-                _close_group(group)
+                E.close_group(group)
                 # 'BEGIN GTID 0-1-2' or 'GTID 0-1-2', with more after it in a group commit (not the last word)
                 gtid = GTID_IN_INFO.search(info).group(0)
                 group = [ev]
@@ -258,12 +258,12 @@ class Collector:
                     ev["_k"], ev["_part"] = int(m.group(1) or m.group(3)), int(m.group(2) or 0)
                 group.append(ev)
             else:
-                _close_group(group)
+                E.close_group(group)
                 group = []
                 if etype == "Incident":
-                    ev.update(_incident(path, int(pos)))
+                    ev.update(E.incident_body(path, int(pos)))
             events.append(ev)
-        _close_group(group)
+        E.close_group(group)
         return events
 
     def _rows_on_disk(self, node: str, f: str, path: str) -> list[tuple]:
@@ -354,7 +354,7 @@ class Collector:
             for link, at in appliers:
                 at = applied_by(stops.get(link, []), at)
                 src = self.run.sources[link] if node in self.run.named else source  # the unnamed one's then (failover changes it)
-                for b in _committed(_as_relayed(events.get(gtid, []), relayed, node, link[1], gtid), parts[node].get(k, {})):
+                for b in E.committed(E.as_relayed(events.get(gtid, []), relayed, node, link[1], gtid), parts[node].get(k, {})):
                     # The event's own place in the relay log, where it was read: its latest copy relayed
                     # by then (stamped up to a poll late, so the first one otherwise); else where the
                     # SQL thread was at the sample.
@@ -516,79 +516,6 @@ class Collector:
                 continue
             counts = self.run.observer.present(node)
             self.run.emit("data", node, t, counts={name: counts.get(k, 0) for k, name in enumerate(self.run.trx_names)})
-
-
-# What begins a statement of a group in the binlog: its Annotate_rows (ROW format), its Query
-# (STATEMENT format), or a Table_map after a Rows event (ROW format without annotations).
-STATEMENT_STARTS = frozenset({"ANNOTATE_ROWS_EVENT", "QUERY_EVENT"})
-
-
-ROWS_EVENTS = frozenset({"WRITE_ROWS_EVENT", "UPDATE_ROWS_EVENT", "DELETE_ROWS_EVENT"})
-
-
-def _as_relayed(group: list[dict], relayed: dict, node: str, connection: str | None, gtid: str) -> list[dict]:
-    """The group's events as the replica's relay log holds them: a hop further down a chain relays
-    its source's binlog copy, which may differ from the origin's (B, binlog_format ROW, logs A's
-    three statement events as six row events): the SQL thread executes those. The origin's where
-    the copy is the same or not whole."""
-    copy = []
-    while (copies := relayed.get((node, connection, gtid, len(copy)))):
-        copy.append(copies[0])
-    whole = copy and copy[-1].get("last")
-    return copy if whole and [e["type"] for e in copy] != [e["type"] for e in group] else group
-
-
-def _committed(group: list[dict], parts: dict[int, int]) -> list[dict]:
-    """The events of a group a replica committed, as its rows show: statement i of a client
-    transaction inserts the row (k, i), so a statement whose row the replica has fewer of than the
-    first statement's was committed without it (a partial group, PARTIAL.GROUP.WHOLE): its events
-    are left out, the commit (the group's last event) is not. The SQL thread's events are not
-    observed one by one; this is what its commit left. No rows (DDL, not read): the whole group."""
-    if not parts:
-        return group
-    statements: list[list[dict]] = []
-    for e in group[1:-1]:
-        if not statements or e["type"] in STATEMENT_STARTS or (e["type"] == "TABLE_MAP_EVENT"
-                                                              and statements[-1][-1]["type"] in ROWS_EVENTS):
-            statements.append([e])
-        else:
-            statements[-1].append(e)
-    first = parts.get(0, 0)
-    return group[:1] + [e for i, st in enumerate(statements) for e in st if parts.get(i, 0) >= first] + group[-1:]
-
-
-def _close_group(group: list[dict]) -> None:
-    if group:
-        group[-1]["last"] = True
-
-
-def _incident(path: str, pos: int) -> dict:
-    """An INCIDENT_EVENT's code and message, from its body: 2-byte code, 1-byte length, message
-    (SHOW BINLOG EVENTS shows the code's name but not the message)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(pos + 19)  # past the common header
-            body = f.read(3 + 255)
-    except OSError:
-        return {}
-    if len(body) < 3:
-        return {}
-    return {"incident": int.from_bytes(body[:2], "little"), "message": body[3:3 + body[2]].decode("utf-8", "replace")}
-
-
-def _header_timestamps(path: str, positions: list[int]) -> dict[int, int]:
-    """The 4-byte little-endian timestamp that starts each event header (SHOW BINLOG EVENTS omits it)."""
-    out = {}
-    try:
-        with open(path, "rb") as f:
-            for pos in positions:
-                f.seek(pos)
-                b = f.read(4)
-                if len(b) == 4:
-                    out[pos] = int.from_bytes(b, "little")
-    except OSError:
-        pass
-    return out
 
 
 def applied_by(stops: list[tuple[int, bool]], seen: int) -> int:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from replcheck.harness import errlog
-from replcheck.harness import collect as CO
+from replcheck.harness import binlog_events as BE, collect as CO
 from replcheck.harness import observe as OB
 from replcheck.harness import runner as R
 from replcheck.harness import statements as ST
@@ -342,6 +342,6 @@ def test_gtid_positions_and_binlog_bytes(tmp_path):
     header = (1795257742).to_bytes(4, "little") + bytes([26]) + bytes(14)
     f = tmp_path / "bin.000001"
     f.write_bytes(b"\xfebin" + header + (1).to_bytes(2, "little") + bytes([len(msg)]) + msg)
-    assert CO._header_timestamps(str(f), [4, 999]) == {4: 1795257742}
-    assert CO._incident(str(f), 4) == {"incident": 1, "message": msg.decode()}
-    assert CO._incident(str(tmp_path / "missing"), 4) == {}
+    assert BE.header_timestamps(str(f), [4, 999]) == {4: 1795257742}
+    assert BE.incident_body(str(f), 4) == {"incident": 1, "message": msg.decode()}
+    assert BE.incident_body(str(tmp_path / "missing"), 4) == {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck.harness import collect as CO
+from replcheck.harness import binlog_events
 from replcheck.harness import ops as OP
 from replcheck.harness import runner as R
 from replcheck.spec import formats as F
@@ -289,7 +289,7 @@ def test_what_a_replica_committed_of_a_group_is_read_from_its_rows(parts, kept):
     a partial commit."""
     types = ["GTID_LOG_EVENT"] + ["ANNOTATE_ROWS_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT"] * 3 + ["XID_EVENT"]
     group = [{"type": t, "idx": i, "last": i == 10} for i, t in enumerate(types)]
-    committed = CO._committed(group, parts)
+    committed = binlog_events.committed(group, parts)
     assert [e["idx"] for e in committed] == kept
     obs = [{"t": 1, "kind": "apply", "node": "B", "trx": "t2", "gtid": "0-1-2", **e} for e in committed]
     header = {"schema": "replcheck.trace/1", "system": "mariadb:10.11", "topology": {"nodes": [{"id": "A"}, {"id": "B"}]}}
