@@ -216,8 +216,15 @@ class Applier(Component):
             # transaction"; MySQL's checkpoint takes the low-water mark's). A read counts at once
             # only after the applier idled (MDEV-29639, rpl_parallel_sbm).
             return
-        ch.last_master_timestamp = (ev.when, ev.when_off)
         ch.sql_thread_caught_up = False
+        if parallel and not mysql and lmt is not None and ev.when <= lmt[0]:
+            # MariaDB's read after idling moves the timestamp only forward (MDEV-30619's condition
+            # `last_master_timestamp < ev->when`; MDEV-32265 took the caught-up flag out of it).
+            # Measured on 10.11.19: a format description sent again at a reconnect, older than a
+            # group stamped ahead, left Seconds_Behind_Master at 0 (corpus/server, fde-sent-again-
+            # keeps-a-newer-stamp).
+            return
+        ch.last_master_timestamp = (ev.when, ev.when_off)
 
     def _skip_event(self, ch: Channel, entry: Entry) -> None:
         """sql_slave_skip_counter: skip one event; once it runs out, finish skipping the group."""

@@ -81,3 +81,25 @@ def test_a_group_read_again_is_waited_for_before_it_is_passed_over(kit):
     waiting = [s for s in tr.all("status", node="B") if 3_200_000 <= s["t"] < 4_000_000 and s["Slave_SQL_Running"] == "Yes"]
     assert waiting and all(s["Slave_SQL_Running_State"].startswith("Waiting until MASTER_DELAY") for s in waiting)
     assert [v["trx"] for v in tr.all("visible", node="B")] == ["t1", "t2"]  # nothing applied twice
+
+
+def test_a_format_description_sent_again_does_not_move_the_lag_back(kit):
+    # The real server's Trace of this History (corpus/server) shows Seconds_Behind_Master 0 for the
+    # 4 s that t4 executes: t3 was stamped 50 s ahead, and the format description A's dump sends
+    # again at B's reconnect, dated its binlog's start, does not take its place.
+    from replcheck import io
+    from conftest import REPO
+
+    name = REPO / "corpus" / "server" / "fde-sent-again-keeps-a-newer-stamp"
+    _, server = io.load_trace(name.with_suffix(".trace.jsonl"))
+    model = kit.run("model:mariadb-10.11", io.load_history(name.with_suffix(".jsonl")))
+
+    def lag_while_t4_executes(obs, t4_visible) -> set:
+        t3_visible = next(o["t"] for o in obs if o["kind"] == "visible" and o["node"] == "B" and o["trx"] == "t3")
+        return {o["Seconds_Behind_Master"] for o in obs if o["kind"] == "status" and o["node"] == "B"
+                and t3_visible <= o["t"] < t4_visible}
+
+    server_t4 = next(o["t"] for o in server if o["kind"] == "visible" and o["node"] == "B" and o["trx"] == "t4")
+    assert lag_while_t4_executes(server, server_t4) == {0}
+    assert lag_while_t4_executes(model.obs, model.first("visible", node="B", trx="t4")["t"]) == {0}
+    assert kit.verdict("PARALLEL.SBM.VALUE", model).status == PASS
