@@ -85,9 +85,15 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     # what set the position, per domain, for a crash recovery that cuts some of it away: what it
     # cut is gone for good, so it is popped once, and the last left is the domain's position
     logged: dict[int, list[dict]] = {}
-    loads = {} if own_too else _connect_loads(v, node)
+    # a load's line may be a named connection's START SLAVE, which the node's observations leave out
+    loads = [] if own_too else sorted(_connect_loads(v, node).items())
     set_by: dict[int, str] = {}  # per domain, the kind of observation that set the position last
     for o in of_node(v, node):
+        while loads and loads[0][0] <= o["_line"]:
+            line, loaded = loads.pop(0)
+            pos = {**pos, **loaded}
+            lines.append(line)
+            shown.append(F.format_pos(pos))
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
         if o["kind"] == "restore":
             pos, logged = {}, {}
@@ -101,8 +107,6 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
               and o.get("errno") is None):
             pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
-        elif not own_too and (loaded := loads.get(o["_line"])):
-            pos, changed = {**pos, **loaded}, True
         elif changed:
             pos = {}
             for d, stack in logged.items():
@@ -145,23 +149,38 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     return lines, shown
 
 
-# the error-log line of an IO thread that connected by position (slave.cc, handle_slave_io)
+# the error-log line of an IO thread that connected by position (slave.cc, handle_slave_io), and
+# the name a multi-source connection's lines begin with ("Master 'm1': ...", none for the default)
 _STARTED_AT_PLACE = re.compile(r"Slave I/O thread: connected to master '[^']*',replication started in log '([^']*)' at position (\d+)")
+_CONNECTION_NAMED = re.compile(r"Master '([^']*)': ")
 
 
 def _connect_loads(v: TraceView, node: str) -> dict[int, dict[int, str]]:
     """Per line, what a connect by position loads into the node's gtid_slave_pos there. A server's
     log line is read at a poll, after groups the connection may have applied already: its load
-    took effect at the START SLAVE (or restart) that began the connect."""
+    took effect at the START SLAVE (or restart) that began the connect, that connection's own on
+    a multi-source replica (START ALL SLAVES and a restart begin every connection's)."""
     out: dict[int, dict[int, str]] = {}
-    began = None
-    for o in of_node(v, node):
-        if o["kind"] == "restart" or (o["kind"] == "stmt" and o.get("op") == "start_slave" and o.get("errno") is None):
-            began = o["_line"]
+    began: dict[str, int] = {}  # per connection ('' the default), the line its next connect began at
+    every, used = None, set()  # the last start of every connection, and those whose connect took it
+    named = v.memo(("gid.connected", node), lambda: [o for o in v.connected if o["node"] == node])
+    for o in sorted([*of_node(v, node), *(c for c in named if c["kind"] == "stmt")], key=lambda o: o["_line"]):
+        ok = o["kind"] == "stmt" and o.get("errno") is None
+        if o["kind"] == "restart" or (ok and o.get("op") == "start_all_slaves"):
+            every, began, used = o["_line"], {}, set()
+        elif ok and o.get("op") == "start_slave":
+            began[o.get("connection", "")] = o["_line"]
         elif loaded := _loaded_at_connect(v, o):
-            out[o["_line"] if o["kind"] == "connect" or began is None else began] = loaded
-            began = None
+            link = _connection_of(o)
+            start = began.pop(link, None if link in used else every)
+            used.add(link)
+            out[o["_line"] if o["kind"] == "connect" or start is None else start] = loaded
     return out
+
+
+def _connection_of(o: dict) -> str:
+    named = _CONNECTION_NAMED.match(o.get("message", "")) if o["kind"] == "log" else None
+    return named.group(1) if named else o.get("connection", "")
 
 
 def _loaded_at_connect(v: TraceView, o: dict) -> dict[int, str]:
@@ -176,29 +195,38 @@ def _loaded_at_connect(v: TraceView, o: dict) -> dict[int, str]:
     if o["kind"] == "connect" and o.get("by") == "position" and o.get("errno") is None and mariadb:
         source, place = o.get("source"), (o.get("master_log_file"), o.get("master_log_pos"))
     elif o["kind"] == "log" and (m := _STARTED_AT_PLACE.search(o.get("message", ""))):
-        source, place = v.channels.get(o["node"], {}).get("source"), (m.group(1), int(m.group(2)))
+        link = _connection_of(o)
+        channel = v.connections.get((o["node"], link)) or (v.channels.get(o["node"]) if not link else None)
+        source, place = (channel or {}).get("source"), (m.group(1), int(m.group(2)))
     else:
         return {}
     at = _place_key(*place)
     if source is None or at is None:
         return {}
-    groups = _binlog_states(v, source)
+    groups, lost = _binlog_states(v, source), lost_lines(v)
     i = bisect.bisect_left(groups, (o["_line"],)) - 1
-    while i >= 0 and groups[i][1] is not None and groups[i][1] > at:  # written after the place
+    # passed over: a group written after the place, or one a crash recovery cut away before the connect
+    while i >= 0 and ((groups[i][1] is not None and groups[i][1] > at) or lost.get(groups[i][0], o["_line"]) < o["_line"]):
         i -= 1
     return groups[i][2] if i >= 0 else {}
 
 
 def _binlog_states(v: TraceView, source: str) -> list[tuple[int, tuple[int, int] | None, dict[int, str]]]:
     """The source's binlog group by group: (line, place, the binlog state after it); a RESET MASTER
-    or restore starts it over (place None, the state empty)."""
+    or restore starts it over (place None, the state empty); a crash recovery that truncated the
+    binlog takes it back to the state before the first group it cut away (at that group's place)."""
     def build():
         out: list[tuple[int, tuple[int, int] | None, dict[int, str]]] = []
         state: dict[int, str] = {}
+        lost = lost_lines(v)
         for b in of_node(v, source):
             if starts_new_binlog(b):
                 state = {}
                 out.append((b["_line"], None, state))
+            elif b["kind"] == "recovery" and (cut := [g for g in out if lost.get(g[0]) == b["_line"]]):
+                kept = [g for g in out if g[0] < cut[0][0]]
+                state = kept[-1][2] if kept else {}
+                out.append((b["_line"], cut[0][1], state))
             elif b["kind"] == "binlog" and b.get("last") and (d := domain_of(b.get("gtid"))) is not None and (
                     key := _place_key(b.get("file"), b.get("end"))) is not None:
                 state = {**state, d: b["gtid"]}

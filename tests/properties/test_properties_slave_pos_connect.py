@@ -5,9 +5,14 @@ SLAVE from bin.000002:4 (10.11.19); another run read the connect's log line only
 first group it brought was applied."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from replcheck import io
 from replcheck.properties.core import PASS, VIOLATED
 from conftest import REPO, Trace
+
+MARIADB = "model:mariadb-10.11"
 
 KEPT = REPO / "corpus" / "server" / "position-connect-loads-the-masters-gtid-position.trace.jsonl"
 LATE = REPO / "tests" / "properties" / "traces" / "mariadb-position-connect-logged-after-its-apply.jsonl"
@@ -40,3 +45,37 @@ def test_the_load_takes_effect_at_the_start_slave_not_at_the_poll_that_read_its_
     line = next(o for o in tr.all("log", node="server_2") if CONNECTED in o["message"])
     assert tr.first("visible", node="server_2", gtid="0-1-3")["t"] < line["t"]
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+
+
+def _named(tr: Trace, name: str) -> Trace:
+    """The same run as if server_2 replicated through a connection named m1: the channel and its
+    START SLAVEs carry the name, and the connect's log line begins with "Master 'NAME': " as a
+    multi-source replica's lines do (corpus/server/multi-source-position-of-the-last-read)."""
+    for c in tr.header["topology"]["channels"]:
+        c["connection"] = "m1"
+    for o in tr.all("stmt", node="server_2", op="start_slave"):
+        o["connection"] = "m1"
+    for o in tr.all("log", node="server_2"):
+        if CONNECTED in o["message"]:
+            o["message"] = f"Master '{name}': {o['message']}"
+    return tr
+
+
+def test_a_named_connection_s_connect_by_position_loads_its_own_master_s_position(kit):
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", _named(_trace(KEPT), "m1")).status == PASS
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", _named(_trace(KEPT), "m2"))  # no such connection: nothing loaded
+    assert v.status == VIOLATED and any("gtid_slave_pos '0-1-2'" in w.message for w in v.witnesses)
+
+
+def test_a_connect_by_position_loads_nothing_a_crash_recovery_cut_from_the_binlog(kit):
+    """Seed 17004, History 811 of generator 17's groupid family (kept as a file): A wrote t1
+    (0-1-562) to a binlog its machine crash lost before the sync; B and C later connect by
+    position to a newer binlog, whose position no longer holds t1, and gtid_slave_pos stays empty.
+    With t1 still counted, the same empty position is taken for a lost load."""
+    tr = kit.run(MARIADB, json.loads((Path(__file__).parent / "histories" / "gen17-groupid-17004-811.json").read_text()))
+    assert tr.all("recovery", node="A") and not tr.all("visible", node="B", trx="t1")
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    for r in tr.all("recovery", node="A"):
+        r["truncated"] = None
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
+    assert v.status == VIOLATED and any("gtid_slave_pos '', it replicated up to '0-1-562'" in w.message for w in v.witnesses)
