@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from replcheck.harness.runner import Runner
 
 CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came
+DOWN_MESSAGE = "Lost connection to server (node is down)"  # the models' text for a statement sent to a node down
 # Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
 # MASTER_USE_GTID (start_slave_threads, sql/slave.cc; observed as relay_log_recovery, reason gtid,
 # as the models do), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
@@ -383,6 +384,9 @@ class Ops:
     def statement(self, op: dict) -> None:
         node, kind = op["node"], op["op"]
         c = self.run.cluster
+        if not c.is_running(node):  # as the models answer it (model/sim/kernel.py, op): no client reaches it
+            self.run.emit("error", node, self.run.now(), op=kind, errno=CR_SERVER_LOST, message=DOWN_MESSAGE)
+            return
         stmt = self._change_master(op) if kind == "change_master" else admin_statement(op, self.run.epoch_us)
         fields = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
         purge = kind == "purge_binary_logs"
