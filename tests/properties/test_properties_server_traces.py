@@ -10,7 +10,8 @@ filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_sl
 group-in-hand-at-the-sample: a sample may show the start of the group whose change its poll saw.
 reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares.
 after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its commit's return.
-requested-incident-placed-at-its-own-second: a requested incident is its statement's wherever its interval places it."""
+requested-incident-placed-at-its-own-second: a requested incident is its statement's wherever its interval places it.
+incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed."""
 from __future__ import annotations
 
 import re
@@ -156,4 +157,19 @@ def test_a_requested_incident_placed_later_in_its_statements_interval_is_that_st
     assert kit.verdict("WL3464.R1", tr).status == "pass" and kit.verdict("WL3464.NO_FALSE", tr).status != VIOLATED
     incident["written"] = [stmt["t"] + 1, incident["written"][1]]  # written after the statement began: not its
     assert_witness(kit.verdict("WL3464.R1", tr), tr, stmt, "its binlog has none")
+    assert_witness(kit.verdict("WL3464.NO_FALSE", tr), tr, incident, "with no lost change before it")
+
+
+def test_an_incident_written_by_a_failing_statement_marks_its_lost_change_wherever_placed(kit):
+    # A real server's Trace (corpus/server): t4's statement overflowed its binlog cache and wrote an
+    # incident; t5, of another session, committed in between, so the incident was placed at t5's
+    # commit, before t4's change (seen at its return). The incident's interval names t4's statement.
+    tr = Trace(*_server_trace("incident-placed-before-its-lost-change"))
+    lost = next(o for o in tr.all("visible", node="A") if o["trx"] == "t4")
+    commit = next(o for o in tr.all("commit", node="A") if o["trx"] == "t4")
+    incident = next(b for b in tr.all("binlog", node="A") if b["type"] == "INCIDENT_EVENT")
+    assert incident["t"] < lost["t"] and incident["written"] == [commit["start"], commit["t"]]
+    assert kit.verdict("WL3464.GAP", tr).status == "pass" and kit.verdict("WL3464.NO_FALSE", tr).status == "pass"
+    incident["written"] = [commit["start"] - 1, commit["t"]]  # written by another statement: not t4's mark
+    assert_witness(kit.verdict("WL3464.GAP", tr), tr, lost, "never reached its binlog")
     assert_witness(kit.verdict("WL3464.NO_FALSE", tr), tr, incident, "with no lost change before it")
