@@ -11,7 +11,8 @@ group-in-hand-at-the-sample: a sample may show the start of the group whose chan
 reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares.
 after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its commit's return.
 requested-incident-placed-at-its-own-second: a requested incident is its statement's wherever its interval places it.
-incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed."""
+incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed.
+delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change."""
 from __future__ import annotations
 
 import re
@@ -173,3 +174,16 @@ def test_an_incident_written_by_a_failing_statement_marks_its_lost_change_wherev
     incident["written"] = [commit["start"] - 1, commit["t"]]  # written by another statement: not t4's mark
     assert_witness(kit.verdict("WL3464.GAP", tr), tr, lost, "never reached its binlog")
     assert_witness(kit.verdict("WL3464.NO_FALSE", tr), tr, incident, "with no lost change before it")
+
+
+def test_a_delay_change_owes_no_copy_of_a_group_the_replicas_filters_keep_out(kit):
+    # A real server's Trace (corpus/server): B held t1 (rc.r) at CHANGE MASTER TO MASTER_DELAY = 3,
+    # and its replicate_wild_do_table = rc.m% passed it, which a server's Trace does not show.
+    header, obs = _server_trace("delay-change-holds-a-filtered-group")
+    assert "filtered" in header["unobserved"]
+    assert kit.verdict("WL344.CM.NO_LOSS", Trace(header, obs)).status == "pass"
+    b = next(n for n in header["topology"]["nodes"] if n["id"] == "B")
+    b["variables"] = {k: x for k, x in b["variables"].items() if k != "replicate_wild_do_table"}  # no filter: t1 lost
+    tr = Trace(header, obs)
+    change = next(o for o in tr.all("stmt", node="B") if o["op"] == "change_master" and o.get("delay") == 3)
+    assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, change, "B held t1 unapplied")
