@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from replcheck.harness.runner import Runner
 
 CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came
+# STOP SLAVE of an SQL thread inside a group that changed a non-transactional table waits up to
+# SLAVE_WAIT_GROUP_DONE (60 s) for the group's end (sql_slave_killed, sql/slave.cc): a relay log cut
+# mid-group never brings it, and the statement returns only then.
+GROUP_DONE_S = 60
 DOWN_MESSAGE = "Lost connection to server (node is down)"  # the models' text for a statement sent to a node down
 # Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
 # MASTER_USE_GTID (start_slave_threads, sql/slave.cc; observed as relay_log_recovery, reason gtid,
@@ -401,7 +405,9 @@ class Ops:
                 self.run.observer.read_link(link, settled=befores.get(link, {}).get("Slave_IO_Running") == "No")
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
-                results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
+                stops_sql = kind in ("stop_slave", "stop_all_slaves") and op.get("thread") in (None, "sql")
+                results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}",
+                                    timeout=c.sql_timeout + GROUP_DONE_S if stops_sql else None)
                 start, t = self.run.instant(results[0][1][0][0], node), self.run.instant(results[-1][1][0][0], node)
                 errno, message = None, ""
                 warns = results[-2][1]
