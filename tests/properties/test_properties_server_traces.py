@@ -12,7 +12,8 @@ reset-master-begins-gtids-again: a visible row is its own transaction's, whateve
 after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its commit's return.
 requested-incident-placed-at-its-own-second: a requested incident is its statement's wherever its interval places it.
 incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed.
-delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change."""
+delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change.
+unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx."""
 from __future__ import annotations
 
 import re
@@ -187,3 +188,15 @@ def test_a_delay_change_owes_no_copy_of_a_group_the_replicas_filters_keep_out(ki
     tr = Trace(header, obs)
     change = next(o for o in tr.all("stmt", node="B") if o["op"] == "change_master" and o.get("delay") == 3)
     assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, change, "B held t1 unapplied")
+
+
+def test_an_unsent_commit_whose_client_saw_the_timeout_may_be_counted_no(kit):
+    # A real server's Trace (corpus/server): t6, marked and sent to no semi-sync replica, waited out
+    # A's timeout in 0.1 s, within the resolution; its client saw "no", and A counted no_tx 1.
+    tr = Trace(*_server_trace("unsent-commit-timed-out"))
+    t6 = next(o for o in tr.all("commit", node="A") if o["trx"] == "t6")
+    assert t6["semisync"] == "no" and t6["t"] - t6["start"] < tr.header["resolution_us"]
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == "pass"
+    t6["semisync"] = "yes"  # its client saw an ack: the no_tx is no commit's
+    sample = next(o for o in tr.all("server_status", node="A") if o["variables"].get("Rpl_semi_sync_master_no_tx") == 1)
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (5, 1)")
