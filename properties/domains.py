@@ -12,7 +12,7 @@ from replcheck.spec import formats as F
 
 from . import configuration
 from .core import Check, TraceView, checks
-from .filter import domain_dropped, on_master_at
+from .filter import domain_dropped, kept_out, on_master_at
 from .groupid import domain_of, lost_lines, positions
 from .groupid_shared import deleted_domains, starts_new_binlog
 
@@ -68,6 +68,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
         by_gtid, source = not any_connect, sources.get(node)
         # what its DO/IGNORE_DOMAIN_IDS dropped never arrives (a trace that cannot see the drops)
         dropped = {c.get("gtid") for c in v.kind("commit") if c.get("trx") in domain_dropped(v, node)}
+        if not relay_seen and "filtered" in v.unobserved:  # nor does a group its filters keep from its engine become visible
+            dropped |= {c.get("gtid") for c in v.kind("commit") if c.get("trx") in kept_out(v, node)}
         for o in v.of_node(node):
             kind = o["kind"]
             if kind == "connect":  # the IO thread asks its source to filter marked events as it connects

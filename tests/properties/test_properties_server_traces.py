@@ -13,7 +13,8 @@ after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its 
 requested-incident-placed-at-its-own-second: a requested incident is its statement's wherever its interval places it.
 incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed.
 delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change.
-unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx."""
+unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx.
+filtered-group-never-visible-before-the-next: a group B's filters keep out is owed before no other."""
 from __future__ import annotations
 
 import re
@@ -200,3 +201,16 @@ def test_an_unsent_commit_whose_client_saw_the_timeout_may_be_counted_no(kit):
     t6["semisync"] = "yes"  # its client saw an ack: the no_tx is no commit's
     sample = next(o for o in tr.all("server_status", node="A") if o["variables"].get("Rpl_semi_sync_master_no_tx") == 1)
     assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (5, 1)")
+
+
+def test_a_group_the_replicas_filters_keep_out_is_not_waited_for_by_the_next(kit):
+    # A real server's Trace (corpus/server): B's replicate_wild_do_table = rc.m% passed t3 (rc.r),
+    # then t4 (rc.m) became visible; neither the relay log nor the pass is observed there.
+    header, obs = _server_trace("filtered-group-never-visible-before-the-next")
+    assert {"relay", "filtered"} <= set(header["unobserved"])
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", Trace(header, obs)).status == "pass"
+    b = next(n for n in header["topology"]["nodes"] if n["id"] == "B")
+    b["variables"] = {k: x for k, x in b["variables"].items() if k != "replicate_wild_do_table"}  # no filter: t3 owed
+    tr = Trace(header, obs)
+    t4 = next(o for o in tr.all("visible", node="B") if o["trx"] == "t4")
+    assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t4, "0-1-4 arrived from A before 0-1-3")
