@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable
 from replcheck.spec import vocabulary as V
 from replcheck.harness import disk, variables
 from replcheck.harness.binaries import ServerBinaries
-from replcheck.harness.errors import HarnessError, SqlError, TopologyError
+from replcheck.harness.errors import HarnessError, NodeDown, SqlError, TopologyError
 from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.topology import Topology
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, executed_all_read,
@@ -388,9 +388,6 @@ class Ops:
     def statement(self, op: dict) -> None:
         node, kind = op["node"], op["op"]
         c = self.run.cluster
-        if not c.is_running(node):  # as the models answer it (model/sim/kernel.py, op): no client reaches it
-            self.run.emit("error", node, self.run.now(), op=kind, errno=CR_SERVER_LOST, message=DOWN_MESSAGE)
-            return
         stmt = self._change_master(op) if kind == "change_master" else admin_statement(op, self.run.epoch_us)
         fields = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
         purge = kind == "purge_binary_logs"
@@ -414,6 +411,9 @@ class Ops:
                 warning = _int(warns[0][1]) if warns else None
                 if warns:
                     message = warns[0][2] or ""
+            except NodeDown:  # sent to a node that is down: as the models answer it (model/sim/kernel.py, op)
+                self.run.emit("error", node, self.run.now(), op=kind, errno=CR_SERVER_LOST, message=DOWN_MESSAGE)
+                return
             except SqlError as e:  # the session ends at the error: the client's clock
                 errno, message, warning = e.errno, e.message, None
                 t = self.run.now()
