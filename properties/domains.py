@@ -58,6 +58,10 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
     sources = {c["replica"]: c["source"] for c in v.header.get("topology", {}).get("channels", [])}
     for o in v.kind("promoted"):  # a failover repoints the old source's other replicas
         sources.update({r: o["node"] for r, s in sources.items() if s == o.get("old") and r != o["node"]})
+    groups_of: dict[str, set[str]] = {}
+    for c in v.kind("commit"):
+        if c.get("gtid") and c.get("trx"):
+            groups_of.setdefault(c["trx"], set()).add(c["gtid"])
     for node in v.nodes:
         held: set[str] = set()
         # A group the node got whose relay no read saw (a real server's SQL thread applied it and
@@ -89,6 +93,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
                                                       f"logged before it in its domain there", o)
             if kind in held_kinds and o.get("gtid"):
                 held.add(o["gtid"])
+                if not relay_seen and kind == "visible":  # a polled row is its transaction's: each statement's group of a MyISAM one
+                    held |= groups_of.get(o.get("trx"), set())
 
 
 def _asked_past(v: TraceView, c: dict) -> set[str]:

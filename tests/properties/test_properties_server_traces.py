@@ -14,7 +14,8 @@ requested-incident-placed-at-its-own-second: a requested incident is its stateme
 incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed.
 delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change.
 unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx.
-filtered-group-never-visible-before-the-next: a group B's filters keep out is owed before no other."""
+filtered-group-never-visible-before-the-next: a group B's filters keep out is owed before no other.
+myisam-statement-groups-visible-as-one: a visible MyISAM transaction holds each statement's group."""
 from __future__ import annotations
 
 import re
@@ -212,5 +213,18 @@ def test_a_group_the_replicas_filters_keep_out_is_not_waited_for_by_the_next(kit
     b = next(n for n in header["topology"]["nodes"] if n["id"] == "B")
     b["variables"] = {k: x for k, x in b["variables"].items() if k != "replicate_wild_do_table"}  # no filter: t3 owed
     tr = Trace(header, obs)
+    t4 = next(o for o in tr.all("visible", node="B") if o["trx"] == "t4")
+    assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t4, "0-1-4 arrived from A before 0-1-3")
+
+
+def test_a_visible_myisam_transaction_holds_each_of_its_statements_groups(kit):
+    # A real server's Trace (corpus/server): t3's two MyISAM statements are 0-1-2 and 0-1-3; its
+    # rows' visibility on B is named by 0-1-2, then t4 (0-1-4) becomes visible.
+    tr = Trace(*_server_trace("myisam-statement-groups-visible-as-one"))
+    assert {c["gtid"] for c in tr.all("commit", node="A") if c["trx"] == "t3"} == {"0-1-2", "0-1-3"}
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr).status == "pass"
+    for c in tr.all("commit", node="A"):  # t3 as one group only: 0-1-3 is no transaction's, never seen on B
+        if c["gtid"] == "0-1-3":
+            c["trx"] = "t3b"
     t4 = next(o for o in tr.all("visible", node="B") if o["trx"] == "t4")
     assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t4, "0-1-4 arrived from A before 0-1-3")
