@@ -15,7 +15,8 @@ incident-placed-before-its-lost-change: a failing statement's incident marks its
 delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change.
 unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx.
 filtered-group-never-visible-before-the-next: a group B's filters keep out is owed before no other.
-myisam-statement-groups-visible-as-one: a visible MyISAM transaction holds each statement's group."""
+myisam-statement-groups-visible-as-one: a visible MyISAM transaction holds each statement's group.
+delay-counted-from-the-connect-after-a-purge: a copy fetched after a purge waits by that connect's difference."""
 from __future__ import annotations
 
 import re
@@ -228,3 +229,16 @@ def test_a_visible_myisam_transaction_holds_each_of_its_statements_groups(kit):
             c["trx"] = "t3b"
     t4 = next(o for o in tr.all("visible", node="B") if o["trx"] == "t4")
     assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t4, "0-1-4 arrived from A before 0-1-3")
+
+
+def test_a_copy_fetched_again_after_a_purge_waits_by_the_difference_of_that_connect(kit):
+    # A real server's Trace (corpus/server): B's clock stepped an hour while stopped; START SLAVE
+    # by GTID threw the relay log away and fetched t1 again into the same place, measuring 3604 s.
+    header, obs = _server_trace("delay-counted-from-the-connect-after-a-purge")
+    assert [q["clock_diff_with_master"] for q in obs if q["kind"] == "clock_query" and q["node"] == "B"][:2] == [3, 3604]
+    for requirement in ("WL344.STATE.WAITING", "WL344.SSS.REMAINING"):
+        assert kit.verdict(requirement, Trace(header, obs)).status == "pass"
+    # without the connect's measurement the wait counts by the difference before the step: 3601 s late
+    tr = Trace(header, [o for o in obs if not (o["kind"] == "clock_query" and o["t"] > 900_000)])
+    sample = next(o for o in tr.all("status", node="B") if o["t"] > 1_400_000 and o.get("SQL_Remaining_Delay") == 7)
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, sample, "it is not delaying")
