@@ -155,6 +155,15 @@ class DelayIndex:
         # the copy relayed before the apply (a relay log name begun again reuses the place)
         r = next((c for c in reversed(copies.get((a["node"], a.get("relay_file"), a.get("relay_pos")), ())) if c["_line"] < a["_line"]), None)
         first = min(begin, r.get("since", r["t"])) if r is not None else begin
+        if r is not None and (gone := self.v.of_node(a["node"], "relay_log_recovery").last_before(r["_line"])) is not None:
+            # a copy relayed after the relay logs were thrown away came by a connect after that, which
+            # measured the clock difference before fetching (seed 8's History 132: a START SLAVE by
+            # GTID after an hour's clock step; the read before the one that found it was older). The
+            # throw-away is logged when its statement returned, the connect may come before that.
+            stmt = self.v.of_node(a["node"], "stmt").last_before(gone["_line"])
+            began = stmt["t"] - stmt.get("duration_us", 0) if stmt is not None and stmt["t"] == gone["t"] else gone["t"]
+            q = next((q for q in self.v.of_node(a["node"], "clock_query") if q["t"] >= began and q["_line"] < r["_line"]), None)
+            first = min(begin, max(first, q["t"] if q is not None else began))
         return [first, *(o["t"] for o in self.v.of_node(a["node"], "clock_query", "clock_step") if first < o["t"] < begin), begin]
 
     def due(self, a: dict, exact: bool = False, query_first: bool = False) -> int | None:

@@ -12,7 +12,7 @@ from replcheck.spec import formats as F
 
 from . import configuration
 from .core import Check, TraceView, checks
-from .filter import domain_dropped, on_master_at
+from .filter import domain_dropped, kept_out, on_master_at
 from .groupid import domain_of, lost_lines, positions
 from .groupid_shared import deleted_domains, starts_new_binlog
 
@@ -58,6 +58,10 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
     sources = {c["replica"]: c["source"] for c in v.header.get("topology", {}).get("channels", [])}
     for o in v.kind("promoted"):  # a failover repoints the old source's other replicas
         sources.update({r: o["node"] for r, s in sources.items() if s == o.get("old") and r != o["node"]})
+    groups_of: dict[str, set[str]] = {}
+    for c in v.kind("commit"):
+        if c.get("gtid") and c.get("trx"):
+            groups_of.setdefault(c["trx"], set()).add(c["gtid"])
     for node in v.nodes:
         held: set[str] = set()
         # A group the node got whose relay no read saw (a real server's SQL thread applied it and
@@ -68,6 +72,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
         by_gtid, source = not any_connect, sources.get(node)
         # what its DO/IGNORE_DOMAIN_IDS dropped never arrives (a trace that cannot see the drops)
         dropped = {c.get("gtid") for c in v.kind("commit") if c.get("trx") in domain_dropped(v, node)}
+        if not relay_seen and "filtered" in v.unobserved:  # nor does a group its filters keep from its engine become visible
+            dropped |= {c.get("gtid") for c in v.kind("commit") if c.get("trx") in kept_out(v, node)}
         for o in v.of_node(node):
             kind = o["kind"]
             if kind == "connect":  # the IO thread asks its source to filter marked events as it connects
@@ -87,6 +93,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
                                                       f"logged before it in its domain there", o)
             if kind in held_kinds and o.get("gtid"):
                 held.add(o["gtid"])
+                if not relay_seen and kind == "visible":  # a polled row is its transaction's: each statement's group of a MyISAM one
+                    held |= groups_of.get(o.get("trx"), set())
 
 
 def _asked_past(v: TraceView, c: dict) -> set[str]:

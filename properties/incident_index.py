@@ -89,6 +89,14 @@ class IncidentIndex:
         self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not (o["node"] in hier and has_master(v, o))
                      and o.get("trx") not in unlogged(v)]
         self.lost_of = {n: timed(ls) for n, ls in index_by(self.lost, lambda o: o["node"]).items()}
+        # A real server's incident written by a failing statement carries that statement's [start,
+        # return) (`written`): it marks the change the statement lost, wherever the polls placed the two
+        # (a commit of another session returning meanwhile puts the incident before the lost change).
+        failed = {(c["node"], c["trx"]): (c["start"], c["t"]) for c in v.kind("commit")
+                  if c.get("gtid") is None and c.get("errno") is not None and "start" in c}
+        by_written = {(b["node"], tuple(b["written"])): b for b in self.incidents if b.get("written")}
+        self.own_incident = {id(o): b for o in self.lost
+                             if (b := by_written.get((o["node"], failed.get((o["node"], o.get("trx")))))) is not None}
         self.relays: dict[str, list[dict]] = index_by(v.kind("relay"), lambda r: r["node"])
         self.stops = [o for o in v.kind("sql_stop") if o.get("errno") in (ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT)]
         self.stops_of = {n: timed(ss) for n, ss in index_by(self.stops, lambda s: s["node"]).items()}

@@ -49,6 +49,9 @@ def every_gap_is_marked(v: TraceView, check: Check) -> None:
     """A change the master made but did not binlog is marked by an incident before anything later is binlogged."""
     ix = index(v)
     for lost in ix.lost:
+        if (own := ix.own_incident.get(id(lost))) is not None:
+            check.judge(True, "", lost, own)
+            continue
         marks = v.memo(("incident.marks", lost["node"]), lambda: timed(
             b for b in ix.binlog.get(lost["node"], ()) if b["type"] == "INCIDENT_EVENT" or b.get("gtid")))
         later = [b for b in [next(marks.after(key(lost)), None)] if b is not None]
@@ -63,8 +66,12 @@ def no_incident_without_loss(v: TraceView, check: Check) -> None:
     """An incident that no one asked for follows a change the binlog lost."""
     ix = index(v)
     requested = {(s["node"], s["t"]) for s in v.kind("stmt") if s["op"] == "record_incident"}
+    owned = {id(b) for b in ix.own_incident.values()}
     for b in ix.incidents:
         if (b["node"], requested_at(b)) in requested:
+            continue
+        if id(b) in owned:  # its failing statement's lost change, placed after it by the polls
+            check.judge(True, "", b)
             continue
         earlier = ix.incidents_of[b["node"]].last_before(key(b))
         since = key(earlier) if earlier else (-1, -1)

@@ -87,8 +87,11 @@ from replcheck.model.steps import Builder, Family, Step, composed, families
 # primary only past its promotion (Builder.wait_for_promotion); semisync's waits a µs past it.
 # Version 17: the filter family's commits include a DDL statement (rc.d), which the filters decide on
 # by its own name; the filter family's Histories changed.
+# Version 18: a step a target refuses is undone without copying the Builder into a family's state,
+# so groupid's later steps draw at the History's time, not at the refused step's; only Histories
+# drawn for a server changed (their ops were out of time order, some on a node that was down).
 # The random stream is still the one version 2 seeded.
-GENERATOR = "replcheck.generate/17"
+GENERATOR = "replcheck.generate/18"
 STREAM = "replcheck.generate/2"
 MASK64 = (1 << 64) - 1
 MAX_STEPS = 20  # as `verify` runs the state machines (stateful_step_count)
@@ -183,7 +186,9 @@ def _for_target(target: targets.Target, family: Family, rng: Rng, seed: int, ind
         allowed = [s for s in family.steps if s.precondition is None or s.precondition(b)]
         while allowed:
             step = _pick(allowed, rng.below(sum(s.weight for s in allowed)))
-            kept = copy.deepcopy((b.now, b.ops, b.n, b.state))
+            # b itself is not copied: a family's state (groupid's GroupIds) holds the Builder, and a
+            # copy of it there would go on drawing at the time it was copied after a refusal
+            kept = copy.deepcopy((b.now, b.ops, b.n, b.state), memo={id(b): b})
             step.fn(b, rng)
             if target.refusal(b.history()) is None:
                 break

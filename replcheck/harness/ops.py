@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable
 from replcheck.spec import vocabulary as V
 from replcheck.harness import disk, variables
 from replcheck.harness.binaries import ServerBinaries
-from replcheck.harness.errors import HarnessError, SqlError, TopologyError
+from replcheck.harness.errors import HarnessError, NodeDown, SqlError, TopologyError
 from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.topology import Topology
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, executed_all_read,
@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from replcheck.harness.runner import Runner
 
 CR_SERVER_LOST = 2013  # the client's error when the server dies under a statement: no answer came
+# STOP SLAVE of an SQL thread inside a group that changed a non-transactional table waits up to
+# SLAVE_WAIT_GROUP_DONE (60 s) for the group's end (sql_slave_killed, sql/slave.cc): a relay log cut
+# mid-group never brings it, and the statement returns only then.
+GROUP_DONE_S = 60
+DOWN_MESSAGE = "Lost connection to server (node is down)"  # the models' text for a statement sent to a node down
 # Statements that purge the relay logs when the replica's threads are stopped: START SLAVE with
 # MASTER_USE_GTID (start_slave_threads, sql/slave.cc; observed as relay_log_recovery, reason gtid,
 # as the models do), RESET SLAVE, CHANGE MASTER (sql_repl.cc).
@@ -397,13 +402,18 @@ class Ops:
                 self.run.observer.read_link(link, settled=befores.get(link, {}).get("Slave_IO_Running") == "No")
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
-                results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}")
+                stops_sql = kind in ("stop_slave", "stop_all_slaves") and op.get("thread") in (None, "sql")
+                results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}",
+                                    timeout=c.sql_timeout + GROUP_DONE_S if stops_sql else None)
                 start, t = self.run.instant(results[0][1][0][0], node), self.run.instant(results[-1][1][0][0], node)
                 errno, message = None, ""
                 warns = results[-2][1]
                 warning = _int(warns[0][1]) if warns else None
                 if warns:
                     message = warns[0][2] or ""
+            except NodeDown:  # sent to a node that is down: as the models answer it (model/sim/kernel.py, op)
+                self.run.emit("error", node, self.run.now(), op=kind, errno=CR_SERVER_LOST, message=DOWN_MESSAGE)
+                return
             except SqlError as e:  # the session ends at the error: the client's clock
                 errno, message, warning = e.errno, e.message, None
                 t = self.run.now()

@@ -129,6 +129,12 @@ for g in groups:
 deadline = time.monotonic() + 10
 while any(alive(g) for g in groups) and time.monotonic() < deadline:
     time.sleep(0.05)
+for g in groups:  # what libfaketime left of them in /dev/shm (killed: its destructor did not run)
+    for name in sys.argv[2:]:
+        try:
+            os.unlink(name.format(pid=g))
+        except OSError:
+            pass
 # a node's small binlog filesystem (disk.py, which this isolated interpreter does not import) first
 import subprocess
 with open("/proc/self/mounts") as f:
@@ -206,7 +212,7 @@ class Processes:
 
     def start_watchdog(self, root: str) -> None:
         try:
-            self._watchdog = subprocess.Popen([sys.executable, "-I", "-c", _WATCHDOG, root],
+            self._watchdog = subprocess.Popen([sys.executable, "-I", "-c", _WATCHDOG, root, *clock.SHARED],
                                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                               stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
         except OSError as e:  # PR_SET_PDEATHSIG still covers the servers

@@ -262,7 +262,9 @@ def trx_statement(op: dict, k: int, origin_port: int, pad_bytes: int = 0) -> str
         order = rows if op["error"].get("after_changes") else rows[::-1]
         return "; ".join(head + ["SET SESSION sql_mode = 'STRICT_ALL_TABLES'", "BEGIN",
                                  f"INSERT INTO {table} (k, part, pad, u) VALUES {', '.join(order)}", "COMMIT"])
-    cost = any(s.get("replica_cost_us") for s in stmts)
+    # A statement-logged INSERT is a short text that overflows no binlog cache: a transaction whose
+    # cache must overflow keeps row format (it fails before any replica runs it, so costs it nothing).
+    cost = any(s.get("replica_cost_us") for s in stmts) and op.get("binlog_failure") != "cache_overflow"
     if cost:
         # The replica's cost needs the statement itself on the replica: SLEEP there, not here. Not
         # told apart by @@server_id: a replica's SQL thread runs with the originating server's.

@@ -19,6 +19,9 @@ def test_a_history_for_a_server_is_one_it_can_run(family):
         assert t.refusal(h) is None, (family, i)
         assert h["header"]["name"] == f"gen-{family}-5-{i}-mariadb-10.11"
         assert dumps_history(h) == dumps_history(generate(5, i, (family,), TARGET))
+        # a step undone for the target leaves the family's later steps drawing at the History's time
+        # (a copy of the Builder in groupid's state drew on at an earlier one: ops on a crashed node)
+        assert [o["at"] for o in h["ops"]] == sorted(o["at"] for o in h["ops"]), (family, i)
 
 
 def test_without_a_target_some_histories_are_refused_that_the_target_redraws():

@@ -64,3 +64,20 @@ def test_what_libfaketime_leaves_of_a_killed_server_is_removed_when_it_is_reaped
     clock.remove_shared(pid)
     assert not any(os.path.exists(name) for name in names)
     clock.remove_shared(pid)  # already gone: nothing to do
+
+
+def test_what_libfaketime_leaves_of_a_server_the_watchdog_killed_is_removed(tmp_path):
+    # The watchdog outlives a run killed with kill -9 (its servers die by PR_SET_PDEATHSIG or its
+    # SIGKILL, libfaketime's destructor unrun): it removes their shared memory as it ends.
+    from replcheck.harness.processes import Processes
+    pid = 4_194_398  # above Linux's largest pid_max: no process of anyone's
+    names = [name.format(pid=pid) for name in clock.SHARED]
+    for name in names:
+        with open(name, "w") as f:
+            f.write("x")
+    procs = Processes({}, 1.0, lambda _: None)
+    procs.start_watchdog(str(tmp_path / "root"))
+    procs._watchdog.stdin.write(f"add {pid}\n".encode())
+    procs._watchdog.stdin.flush()
+    procs.end_watchdog()
+    assert not any(os.path.exists(name) for name in names)

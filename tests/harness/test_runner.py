@@ -276,6 +276,9 @@ def test_transaction_names_never_reach_sql():
     assert R.trx_statement({"op": "trx", "ddl": True}, 3, 1) == "USE rc; CREATE TABLE rc.d3 (i INT) ENGINE=InnoDB"
     big = R.trx_statement({"op": "trx", "engine": "myisam", "binlog_failure": "cache_overflow"}, 4, 1)
     assert big.count("(4, ") == ST.OVERFLOW_ROWS and "INTO rc.m" in big
+    # with a replica's cost too: still row format, or the statement's text overflows nothing
+    costly = R.trx_statement({"op": "trx", "binlog_failure": "cache_overflow", "statements": [{"replica_cost_us": US}]}, 4, 1)
+    assert "binlog_format" not in costly and costly.count("(4, ") == ST.OVERFLOW_ROWS
     for k in ("1", True, 1.0):
         with pytest.raises(R.RunnerError):
             R.trx_statement({"op": "trx"}, k, 1)

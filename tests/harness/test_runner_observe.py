@@ -332,7 +332,7 @@ class _StoppedReplica:
     def show_slave_status(self, node, connection=None):
         return dict(self.status)
 
-    def results(self, node, statement):
+    def results(self, node, statement, timeout=None):
         return [(["now"], [["1700000009.821699"]]), ([], []), (["Level", "Code", "Message"], []), (["now"], [["1700000009.856423"]])]
 
     def query(self, node, statement):

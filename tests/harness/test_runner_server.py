@@ -267,3 +267,33 @@ def test_a_node_down_at_the_end_has_its_binlog_read_from_disk_and_its_sql_thread
     stop = next(o for o in obs if o["kind"] == "sql_stop" and o["node"] == "B")
     assert stop["reason"] == "crash" and stop["t"] == shutdown["t"]
     assert not any(o["kind"] == "sql_stop" and o["node"] == "A" for o in obs)  # A replicates from nobody
+
+
+def test_a_statement_sent_to_a_node_that_is_down_fails_as_the_models_say(server, short_tmp):
+    """FLUSH RELAY LOGS on a replica crashed before it: the client's lost connection, as the models
+    record it (an error, 2013), and the run goes on; it was the harness's own failure (NodeDown)."""
+    load_features()
+    h = _history([{"at": 100_000, "op": "crash", "node": "B"},
+                  {"at": 200_000, "op": "flush_relay_logs", "node": "B"},
+                  {"at": 400_000, "op": "restart", "node": "B"},
+                  {"at": 500_000, "op": "trx", "node": "A", "trx": "t1"}],
+                 channels=({"source": "A", "replica": "B"},), end_us=1_500_000, sample_every_us=200_000)
+    header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
+    error = next(o for o in obs if o["kind"] == "error" and o["node"] == "B")
+    assert (error["op"], error["errno"], error["message"]) == ("flush_relay_logs", 2013, "Lost connection to server (node is down)")
+    assert next(o for o in obs if o["kind"] == "data" and o["node"] == "B")["counts"] == {"t1": 1}
+
+
+@pytest.mark.slow
+def test_stop_slave_inside_a_non_transactional_group_cut_mid_relay_waits_for_its_end(server, short_tmp):
+    """B's relay is cut after part of t1, a MyISAM write: its SQL thread has changed the table and
+    waits for the group's end, and STOP SLAVE SQL_THREAD waits up to 60 s for it (sql_slave_killed,
+    SLAVE_WAIT_GROUP_DONE); the harness gave a statement 30 s and failed the run."""
+    load_features()
+    h = _history([{"at": 100_000, "op": "cut_io", "node": "B", "after_events": 2, "then": "stop"},
+                  {"at": 500_000, "op": "trx", "node": "A", "trx": "t1", "engine": "myisam"},
+                  {"at": 1_500_000, "op": "stop_slave", "node": "B", "thread": "sql"}],
+                 channels=({"source": "A", "replica": "B"},), end_us=2_000_000, sample_every_us=500_000)
+    header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
+    stop = next(o for o in obs if o["kind"] == "stmt" and o["op"] == "stop_slave")
+    assert stop["errno"] is None

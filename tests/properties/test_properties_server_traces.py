@@ -10,7 +10,13 @@ filtered-group-passed-before-its-commit-returned: a filtered group moves gtid_sl
 group-in-hand-at-the-sample: a sample may show the start of the group whose change its poll saw.
 reset-master-begins-gtids-again: a visible row is its own transaction's, whatever GTID it shares.
 after-sync-ddl-and-timeout-release: AFTER_SYNC hides no DDL, nor a row past its commit's return.
-requested-incident-placed-at-its-own-second: a requested incident is its statement's wherever its interval places it."""
+requested-incident-placed-at-its-own-second: a requested incident is its statement's wherever its interval places it.
+incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed.
+delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change.
+unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx.
+filtered-group-never-visible-before-the-next: a group B's filters keep out is owed before no other.
+myisam-statement-groups-visible-as-one: a visible MyISAM transaction holds each statement's group.
+delay-counted-from-the-connect-after-a-purge: a copy fetched after a purge waits by that connect's difference."""
 from __future__ import annotations
 
 import re
@@ -157,3 +163,82 @@ def test_a_requested_incident_placed_later_in_its_statements_interval_is_that_st
     incident["written"] = [stmt["t"] + 1, incident["written"][1]]  # written after the statement began: not its
     assert_witness(kit.verdict("WL3464.R1", tr), tr, stmt, "its binlog has none")
     assert_witness(kit.verdict("WL3464.NO_FALSE", tr), tr, incident, "with no lost change before it")
+
+
+def test_an_incident_written_by_a_failing_statement_marks_its_lost_change_wherever_placed(kit):
+    # A real server's Trace (corpus/server): t4's statement overflowed its binlog cache and wrote an
+    # incident; t5, of another session, committed in between, so the incident was placed at t5's
+    # commit, before t4's change (seen at its return). The incident's interval names t4's statement.
+    tr = Trace(*_server_trace("incident-placed-before-its-lost-change"))
+    lost = next(o for o in tr.all("visible", node="A") if o["trx"] == "t4")
+    commit = next(o for o in tr.all("commit", node="A") if o["trx"] == "t4")
+    incident = next(b for b in tr.all("binlog", node="A") if b["type"] == "INCIDENT_EVENT")
+    assert incident["t"] < lost["t"] and incident["written"] == [commit["start"], commit["t"]]
+    assert kit.verdict("WL3464.GAP", tr).status == "pass" and kit.verdict("WL3464.NO_FALSE", tr).status == "pass"
+    incident["written"] = [commit["start"] - 1, commit["t"]]  # written by another statement: not t4's mark
+    assert_witness(kit.verdict("WL3464.GAP", tr), tr, lost, "never reached its binlog")
+    assert_witness(kit.verdict("WL3464.NO_FALSE", tr), tr, incident, "with no lost change before it")
+
+
+def test_a_delay_change_owes_no_copy_of_a_group_the_replicas_filters_keep_out(kit):
+    # A real server's Trace (corpus/server): B held t1 (rc.r) at CHANGE MASTER TO MASTER_DELAY = 3,
+    # and its replicate_wild_do_table = rc.m% passed it, which a server's Trace does not show.
+    header, obs = _server_trace("delay-change-holds-a-filtered-group")
+    assert "filtered" in header["unobserved"]
+    assert kit.verdict("WL344.CM.NO_LOSS", Trace(header, obs)).status == "pass"
+    b = next(n for n in header["topology"]["nodes"] if n["id"] == "B")
+    b["variables"] = {k: x for k, x in b["variables"].items() if k != "replicate_wild_do_table"}  # no filter: t1 lost
+    tr = Trace(header, obs)
+    change = next(o for o in tr.all("stmt", node="B") if o["op"] == "change_master" and o.get("delay") == 3)
+    assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, change, "B held t1 unapplied")
+
+
+def test_an_unsent_commit_whose_client_saw_the_timeout_may_be_counted_no(kit):
+    # A real server's Trace (corpus/server): t6, marked and sent to no semi-sync replica, waited out
+    # A's timeout in 0.1 s, within the resolution; its client saw "no", and A counted no_tx 1.
+    tr = Trace(*_server_trace("unsent-commit-timed-out"))
+    t6 = next(o for o in tr.all("commit", node="A") if o["trx"] == "t6")
+    assert t6["semisync"] == "no" and t6["t"] - t6["start"] < tr.header["resolution_us"]
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == "pass"
+    t6["semisync"] = "yes"  # its client saw an ack: the no_tx is no commit's
+    sample = next(o for o in tr.all("server_status", node="A") if o["variables"].get("Rpl_semi_sync_master_no_tx") == 1)
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (5, 1)")
+
+
+def test_a_group_the_replicas_filters_keep_out_is_not_waited_for_by_the_next(kit):
+    # A real server's Trace (corpus/server): B's replicate_wild_do_table = rc.m% passed t3 (rc.r),
+    # then t4 (rc.m) became visible; neither the relay log nor the pass is observed there.
+    header, obs = _server_trace("filtered-group-never-visible-before-the-next")
+    assert {"relay", "filtered"} <= set(header["unobserved"])
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", Trace(header, obs)).status == "pass"
+    b = next(n for n in header["topology"]["nodes"] if n["id"] == "B")
+    b["variables"] = {k: x for k, x in b["variables"].items() if k != "replicate_wild_do_table"}  # no filter: t3 owed
+    tr = Trace(header, obs)
+    t4 = next(o for o in tr.all("visible", node="B") if o["trx"] == "t4")
+    assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t4, "0-1-4 arrived from A before 0-1-3")
+
+
+def test_a_visible_myisam_transaction_holds_each_of_its_statements_groups(kit):
+    # A real server's Trace (corpus/server): t3's two MyISAM statements are 0-1-2 and 0-1-3; its
+    # rows' visibility on B is named by 0-1-2, then t4 (0-1-4) becomes visible.
+    tr = Trace(*_server_trace("myisam-statement-groups-visible-as-one"))
+    assert {c["gtid"] for c in tr.all("commit", node="A") if c["trx"] == "t3"} == {"0-1-2", "0-1-3"}
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr).status == "pass"
+    for c in tr.all("commit", node="A"):  # t3 as one group only: 0-1-3 is no transaction's, never seen on B
+        if c["gtid"] == "0-1-3":
+            c["trx"] = "t3b"
+    t4 = next(o for o in tr.all("visible", node="B") if o["trx"] == "t4")
+    assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, t4, "0-1-4 arrived from A before 0-1-3")
+
+
+def test_a_copy_fetched_again_after_a_purge_waits_by_the_difference_of_that_connect(kit):
+    # A real server's Trace (corpus/server): B's clock stepped an hour while stopped; START SLAVE
+    # by GTID threw the relay log away and fetched t1 again into the same place, measuring 3604 s.
+    header, obs = _server_trace("delay-counted-from-the-connect-after-a-purge")
+    assert [q["clock_diff_with_master"] for q in obs if q["kind"] == "clock_query" and q["node"] == "B"][:2] == [3, 3604]
+    for requirement in ("WL344.STATE.WAITING", "WL344.SSS.REMAINING"):
+        assert kit.verdict(requirement, Trace(header, obs)).status == "pass"
+    # without the connect's measurement the wait counts by the difference before the step: 3601 s late
+    tr = Trace(header, [o for o in obs if not (o["kind"] == "clock_query" and o["t"] > 900_000)])
+    sample = next(o for o in tr.all("status", node="B") if o["t"] > 1_400_000 and o.get("SQL_Remaining_Delay") == 7)
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, sample, "it is not delaying")
