@@ -30,3 +30,11 @@ def reconfigured(v: TraceView, node: str) -> bool:
     """Whether a restart changed the node's configuration."""
     _, configs = _after_restarts(v, node)
     return any(c != configs[0] for c in configs[1:])
+
+
+def with_workers(v: TraceView, s: dict) -> bool:
+    """Whether the sample's SQL thread runs workers (its last `parallel` observation): its
+    Seconds_Behind_Master follows the groups the workers commit, not the event in hand (the
+    parallel applier's requirements judge it, properties/parallel.py)."""
+    last = v.of_node(s["node"], "parallel").last_before(s["_line"])
+    return last is not None and bool(last.get("workers"))

@@ -6,6 +6,7 @@ from bisect import bisect_left, bisect_right
 from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
+from .configuration import with_workers
 from .core import Check, Seq, TraceView, seconds
 from .filter import ignores_marked_at, kept_out
 
@@ -509,6 +510,15 @@ def running_samples(v: TraceView):
     return (s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes")
 
 
+def _coordinator_ahead(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
+    """A polled replica with workers holding a later group than r unapplied: MariaDB's coordinator
+    delays each event before handing its group over (rpl_parallel::do_event: sql_delay_event), so it
+    may wait for that one while a worker has r, and a poll shows neither (seed 8, History 169)."""
+    return bool(v.resolution_us) and with_workers(v, s) and any(
+        x.get("trx") not in (None, r.get("trx")) and not any(a["_line"] < s["_line"] for a in ix.applies_of(s["node"], x["file"], x["pos"]))
+        for x in v.of_node(s["node"], "relay").between(r["_line"], s["_line"]))
+
+
 def waiting_for(v: TraceView, s: dict, exact: bool = False) -> tuple[str, int | None] | None:
     """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a
     boundary. The due time as the replica counts it, or `exact` (DelayIndex.due)."""
@@ -549,6 +559,8 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple
         return None
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
+    if _coordinator_ahead(v, ix, s, r):
+        return None
     if not exact and count_moved(v, s["node"], r["_line"], s["_line"]):
         return None
     if r.get("skip_replication") and ignores_marked_at(v, s["node"], s["_line"]):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from replcheck.spec.formats import US
 
 from .core import Check, Seq, TraceView, checks, seconds
+from .configuration import with_workers
 from .delay_timing import STATE_WAITING, count_moved, index, measured_difference, repositions
 from .filter import kept_out
 
@@ -30,14 +31,6 @@ FIELDS = (SBM, "Slave_SQL_Running", "Slave_IO_Running", "Slave_SQL_Running_State
 
 def samples(v: TraceView) -> list[dict]:
     return v.memo("lag.samples", lambda: [s for s in v.kind("status") if all(f in s for f in FIELDS)])
-
-
-def with_workers(v: TraceView, s: dict) -> bool:
-    """Whether the sample's SQL thread runs workers (its last `parallel` observation): its
-    Seconds_Behind_Master follows the groups the workers commit, not the event in hand (the
-    parallel applier's requirements judge it, properties/parallel.py)."""
-    last = v.of_node(s["node"], "parallel").last_before(s["_line"])
-    return last is not None and bool(last.get("workers"))
 
 
 def connected(s: dict) -> bool:
@@ -116,8 +109,19 @@ def null_when_a_thread_is_down(v: TraceView, check: Check) -> None:
 def zero_when_caught_up(v: TraceView, check: Check) -> None:
     """0 while the SQL thread waits at the end of the relay log, all the IO thread read executed."""
     for s in samples(v):
-        if connected(s) and _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP):
+        if connected(s) and _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) and not _worker_busy(v, s):
             check.judge(s[SBM] == 0, lambda: f"{s['node']} at {seconds(s['t'])}: caught up ({s['Slave_SQL_Running_State']!r}) but {SBM} {s[SBM]!r}", s)
+
+
+def _worker_busy(v: TraceView, s: dict) -> bool:
+    """A replica with workers whose relayed group is uncommitted at the sample: its coordinator may
+    wait at the relay log's end while a worker applies the group, and MariaDB then counts the lag
+    (send_show_master_info_data, sql/slave.cc: idle only if rli.parallel.workers_idle()). With
+    several domains Exec_Master_Log_Pos may already be past it (seed 8, History 169)."""
+    if not with_workers(v, s):
+        return False
+    r, _ = index(v).pending(s["node"], s["t"], s["_line"])
+    return r is not None and r.get("trx") is not None
 
 
 @checks("SBM.PENDING", needs=("relay",))

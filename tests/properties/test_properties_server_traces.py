@@ -16,7 +16,9 @@ delay-change-holds-a-filtered-group: a group B's filters keep out is owed no cop
 unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx.
 filtered-group-never-visible-before-the-next: a group B's filters keep out is owed before no other.
 myisam-statement-groups-visible-as-one: a visible MyISAM transaction holds each statement's group.
-delay-counted-from-the-connect-after-a-purge: a copy fetched after a purge waits by that connect's difference."""
+delay-counted-from-the-connect-after-a-purge: a copy fetched after a purge waits by that connect's difference.
+parallel-coordinator-waits-ahead-of-its-workers: a coordinator delays a later group while a worker runs
+an earlier one, and counts the lag until its workers are idle."""
 from __future__ import annotations
 
 import re
@@ -242,3 +244,26 @@ def test_a_copy_fetched_again_after_a_purge_waits_by_the_difference_of_that_conn
     tr = Trace(header, [o for o in obs if not (o["kind"] == "clock_query" and o["t"] > 900_000)])
     sample = next(o for o in tr.all("status", node="B") if o["t"] > 1_400_000 and o.get("SQL_Remaining_Delay") == 7)
     assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, sample, "it is not delaying")
+
+
+def test_a_parallel_coordinator_waits_for_a_later_group_and_counts_the_lag_of_a_busy_worker(kit):
+    # A real server's Trace (corpus/server): B (2 workers, MASTER_DELAY 2) waited at 3.68 s for t4
+    # (due 4 s) while a worker ran t1 (due 2 s); at 14.57 s it had read and placed everything, t3
+    # still in a worker, and showed Seconds_Behind_Master 11.
+    header, obs = _server_trace("parallel-coordinator-waits-ahead-of-its-workers")
+    for requirement in ("WL344.STATE.WAITING", "WL344.SSS.REMAINING", "SBM.CAUGHT_UP"):
+        assert kit.verdict(requirement, Trace(header, obs)).status == "pass"
+    # read as a serial replica's, the first unapplied group is the one waited for and caught up is idle
+    tr = Trace(header, [o for o in obs if o["kind"] != "parallel"])
+    waiting = next(o for o in tr.all("status", node="B") if o["t"] == 3_676_373)
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, waiting, "is not delaying (due 2 s)")
+    busy = next(o for o in tr.all("status", node="B") if o["t"] == 14_566_193)
+    assert_witness(kit.verdict("SBM.CAUGHT_UP", tr), tr, busy, "Seconds_Behind_Master 11")
+
+
+def test_a_parallel_replica_with_every_relayed_group_committed_shows_no_lag_when_caught_up(kit):
+    # the same Trace: at 15.41 s t3 is committed too, and the workers are idle
+    tr = Trace(*_server_trace("parallel-coordinator-waits-ahead-of-its-workers"))
+    idle = next(o for o in tr.all("status", node="B") if o["t"] == 15_409_790)
+    idle["Seconds_Behind_Master"] = 5
+    assert_witness(kit.verdict("SBM.CAUGHT_UP", tr), tr, idle, "Seconds_Behind_Master 5")
