@@ -59,11 +59,13 @@ KEEP = {core.VIOLATED: 0, core.PASS: 1, core.INCONCLUSIVE: 2, core.NOT_EXERCISED
 
 def attempt_scales(scale: float, history: dict, attempts: int) -> list[float]:
     """The time scale of each attempt: the scenario's own first, then RETRY_FACTOR times the one
-    before, no larger than the History can run at (runner.largest_scale), nor, for a suite
-    scenario, than its own times (a `.result`'s delays do not grow with the scale)."""
-    most = max(scale, min(1.0, largest_scale(history)) if own_scale(history) else largest_scale(history))
+    before, no larger than the History can run at (runner.largest_scale). A suite scenario's go
+    no larger than its own times (a `.result`'s delays do not grow with the scale), and none runs
+    again at the scale it ran at (measured at scale 1: such retries resolved no inconclusive verdict)."""
+    suite = own_scale(history)
+    most = max(scale, min(1.0, largest_scale(history)) if suite else largest_scale(history))
     out = [scale]
-    while len(out) < attempts:
+    while len(out) < attempts and not (suite and out[-1] >= most):
         out.append(min(most, round(out[-1] * RETRY_FACTOR, 6)))
     return out
 

@@ -95,8 +95,9 @@ def test_a_failed_run_abandons_the_others_and_writes_nothing(tmp_path):
 def test_a_suite_scenario_runs_at_its_own_times_unless_a_scale_is_given(tmp_path):
     suite, generated = (io.load_history(p) for p in (FILES[0], FILES[2]))
     assert scale_for(suite) == 1 and scale_for(generated) == 0.15  # (the phantom scenario names its own, 0.2)
-    assert conform.attempt_scales(1, suite, 3) == [1, 1, 1]  # a retry does not stretch a .result's times
+    assert conform.attempt_scales(1, suite, 3) == [1]  # a retry would not stretch a .result's times
     assert conform.attempt_scales(0.1, suite, 3) == [0.1, 0.2, 0.4]
+    assert conform.attempt_scales(0.6, suite, 3) == [0.6, 1]
     doc = conform.conform(tmp_path / "own", history_files=FILES[:2] + FILES[2:], server=Loaded(), progress=lambda _: None)
     assert [a["time_scale"] for a in doc["attempts"]] == [1, 1, 0.2]
     assert all(r["reproduce"].endswith("--scale 1") for r in doc["rows"] if r["history"] != PHANTOM)
