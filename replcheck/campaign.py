@@ -34,7 +34,6 @@ import threading
 import time
 from collections import Counter
 from contextlib import ExitStack
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
@@ -44,6 +43,7 @@ from replcheck.progress import Progress as Line
 from replcheck.spark import (ClusterError, TaskFailed, await_executors, cluster_cause, first_line, own_session as spark_session,
                              task_failure)
 from replcheck.generate import GENERATOR, generate
+from replcheck.harness.groups import in_groups
 from replcheck.properties.core import INCONCLUSIVE, NOT_EXERCISED, PASS, VIOLATED
 from replcheck.results import Finding, FindingKind, excused
 
@@ -178,12 +178,7 @@ def _rows_of(plan: Plan, k: int, indices: range, groups: int) -> Iterator[list[t
     """Each History's rows, in index order; `groups` at once when the plan has a real server."""
     def rows(index: int) -> list[tuple]:
         return run_history(plan.seed, index, plan.systems, k, plan.families, plan.target)
-    if groups <= 1 or not any(map(systems.is_server, plan.systems)):
-        yield from map(rows, indices)
-        return
-    # The pool's threads live until the chunk is done: a server dies with the thread that started it (PR_SET_PDEATHSIG).
-    with ThreadPoolExecutor(groups, thread_name_prefix="server-group") as pool:
-        yield from pool.map(rows, indices)
+    yield from in_groups(rows, indices, groups if any(map(systems.is_server, plan.systems)) else 1)
 
 
 def run_chunk(plan: Plan, chunk: tuple[int, int, int], groups: int = 1) -> Iterator[tuple]:

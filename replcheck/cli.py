@@ -90,6 +90,8 @@ def build_parser() -> Parser:
     s.add_argument("--scale", type=float, help="real seconds per History second (default: each scenario's)")
     s.add_argument("--attempts", type=int, help="runs of a scenario at most (default 3): a run with an inconclusive "
                    "verdict runs again at twice the time scale")
+    s.add_argument("--jobs", type=int, default=1, help="scenarios run at once, each on servers of its own (default 1); "
+                   "the report is a serial run's")
     s.add_argument("--gate", type=_file_name, help="a gate file to run for the report's release summary, e.g. ci/mariadb.toml")
     s.set_defaults(fn=commands.conform_command)
 

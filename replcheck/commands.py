@@ -196,6 +196,8 @@ def conform_command(args) -> int:
         raise UsageError(f"conform: --scale: {args.scale!r} is not a number in (0, 10]")
     if args.attempts is not None and args.attempts < 1:
         raise UsageError(f"conform: --attempts: {args.attempts} is not a positive number of runs")
+    if args.jobs < 1:
+        raise UsageError(f"conform: --jobs: {args.jobs} is not a positive number of scenarios")
     outdir.check(args.out, outdir.REPORT)
     gate = _gate_arg(args.gate)
     if args.basedir is not None:  # a build the user named: not there is their input's, not the machine's
@@ -208,7 +210,7 @@ def conform_command(args) -> int:
     try:
         document = conform.conform(Path(args.out), quick=args.quick, history_files=args.history, basedir=args.basedir,
                                    tmpdir=args.tmpdir, scale=args.scale,
-                                   attempts=args.attempts or conform.ATTEMPTS, gate=gate)
+                                   attempts=args.attempts or conform.ATTEMPTS, jobs=args.jobs, gate=gate)
     except conform.RunnerError as e:
         raise UsageError(f"conform: {e}") from None
     except TopologyError as e:  # the History's topology: its input

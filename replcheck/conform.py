@@ -24,6 +24,8 @@ from replcheck import catalogue, crosscheck, io, outdir, report, systems
 from replcheck.scenarios import REFERENCE, Scenario, conclude, for_history, inconclusive, load_scenarios
 from replcheck.features import load_features
 from replcheck.harness.runner import Runner, RunnerError, largest_scale, scale_for
+from replcheck.harness.groups import in_groups
+from replcheck.harness.timescale import own_scale
 from replcheck.properties import core
 from replcheck.progress import Progress
 from replcheck.properties.judge import judge
@@ -57,10 +59,13 @@ KEEP = {core.VIOLATED: 0, core.PASS: 1, core.INCONCLUSIVE: 2, core.NOT_EXERCISED
 
 def attempt_scales(scale: float, history: dict, attempts: int) -> list[float]:
     """The time scale of each attempt: the scenario's own first, then RETRY_FACTOR times the one
-    before, no larger than the History can run at (runner.largest_scale)."""
-    most = max(scale, largest_scale(history))
+    before, no larger than the History can run at (runner.largest_scale). A suite scenario's go
+    no larger than its own times (a `.result`'s delays do not grow with the scale), and none runs
+    again at the scale it ran at (measured at scale 1: such retries resolved no inconclusive verdict)."""
+    suite = own_scale(history)
+    most = max(scale, min(1.0, largest_scale(history)) if suite else largest_scale(history))
     out = [scale]
-    while len(out) < attempts:
+    while len(out) < attempts and not (suite and out[-1] >= most):
         out.append(min(most, round(out[-1] * RETRY_FACTOR, 6)))
     return out
 
@@ -83,11 +88,12 @@ def _trace_name(name: str, attempt: int) -> str:
 
 # -- the suite ------------------------------------------------------------------------------------
 def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None = None, basedir: str | None = None,
-            tmpdir: str | None = None, scale: float | None = None, attempts: int = ATTEMPTS,
+            tmpdir: str | None = None, scale: float | None = None, attempts: int = ATTEMPTS, jobs: int = 1,
             progress: Callable[[str], None] | None = None, server=None, gate: tuple[str, dict] | None = None) -> dict:
     """Run the scenarios (or the given History files), write the report directory, return the
     results document. `server`: the System that runs them (by default the registry's server of the
-    build in `basedir`); `gate`: run for the report's release summary."""
+    build in `basedir`); `jobs`: scenarios run at once, each on servers of its own (the report is
+    a serial run's); `gate`: run for the report's release summary."""
     progress = progress or io.progress("conform")
     load_features()
     if history_files:
@@ -117,27 +123,16 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     out = Path(out)
     version = ""
     with outdir.staged(out) as staging, Progress("conform", len(loaded), "scenario") as bar:
-        for s, h, scales in loaded:
-            runs: list[Results] = []
-            for n, x in enumerate(scales, 1):
-                bar.now(f"{s.name} (time scale {x:g}" + (f", attempt {n} of at most {len(scales)})" if n > 1 else ")"))
-                run, record = _attempt(replace(server, scale=x), replace(s, scale=x), h, n, staging)
-                version = record.pop("server_version")
-                runs.append(run)
-                tried.append(record)
-                merged = merge_attempts([r.rows for r in runs])
-                if not any(row["status"] == core.INCONCLUSIVE for row in merged):
-                    break
-                progress(f"{s.name}: inconclusive at time scale {x:g}: "
-                         + ", ".join(sorted(row["requirement"] for row in merged if row["status"] == core.INCONCLUSIVE)))
+        def scenario(item: tuple[Scenario, dict, list[float]]) -> tuple[list[dict], list[Finding], list[dict]]:
+            rows, findings, records = _scenario(server, *item, staging, bar, progress)
             bar.done()
-            results.rows += merged
-            # A finding about a requirement is the attempt's whose row it kept; the cross-check's are
-            # the last attempt's (an earlier one's differences may be its coarse timing: its record lists them).
-            kept = {(row["requirement"], row["attempt"]) for row in merged}
-            for n, run in enumerate(runs, 1):
-                results.findings += [f for f in run.findings if (f.requirement, n) in kept
-                                     or (n == len(runs) and f.kind is FindingKind.CROSS_CHECK)]
+            return rows, findings, records
+        for rows, findings, records in in_groups(scenario, loaded, jobs):
+            results.rows += rows
+            results.findings += findings
+            tried += records
+            for record in records:
+                version = record.pop("server_version")
         for record in tried:
             record["kept"] = sorted(r["requirement"] for r in results.rows
                                     if r["history"] == record["history"] and r["attempt"] == record["attempt"])
@@ -151,6 +146,29 @@ def conform(out: Path, *, quick: bool = False, history_files: list[Path] | None 
     progress(f"wrote {out}/ ({len(results.rows)} verdicts, {len(results.findings)} findings"
              + (f", {retried} runs again at a larger time scale)" if retried else ")"))
     return document
+
+
+def _scenario(server, s: Scenario, h: dict, scales: list[float], staging: Path, bar: Progress,
+              progress: Callable[[str], None]) -> tuple[list[dict], list[Finding], list[dict]]:
+    """A scenario's attempts (until none is inconclusive): the rows kept, their findings, each attempt's record."""
+    runs: list[Results] = []
+    records: list[dict] = []
+    for n, x in enumerate(scales, 1):
+        bar.now(f"{s.name} (time scale {x:g}" + (f", attempt {n} of at most {len(scales)})" if n > 1 else ")"))
+        run, record = _attempt(replace(server, scale=x), replace(s, scale=x), h, n, staging)
+        runs.append(run)
+        records.append(record)
+        merged = merge_attempts([r.rows for r in runs])
+        if not any(row["status"] == core.INCONCLUSIVE for row in merged):
+            break
+        progress(f"{s.name}: inconclusive at time scale {x:g}: "
+                 + ", ".join(sorted(row["requirement"] for row in merged if row["status"] == core.INCONCLUSIVE)))
+    # A finding about a requirement is the attempt's whose row it kept; the cross-check's are
+    # the last attempt's (an earlier one's differences may be its coarse timing: its record lists them).
+    kept = {(row["requirement"], row["attempt"]) for row in merged}
+    findings = [f for n, run in enumerate(runs, 1) for f in run.findings
+                if (f.requirement, n) in kept or (n == len(runs) and f.kind is FindingKind.CROSS_CHECK)]
+    return merged, findings, records
 
 
 def _refuse_bad(s: Scenario, check: Callable[[], object]) -> None:

@@ -57,7 +57,7 @@ import time
 from typing import Callable
 
 from replcheck.spec import vocabulary as V
-from replcheck.harness import clock
+from replcheck.harness import clock, groups
 from replcheck.harness.collect import Collector
 from replcheck.harness.faults import Faults
 from replcheck.harness.binaries import find_server
@@ -319,7 +319,7 @@ class Runner:
         """Sleeps until at_us plus the slip so far; True when it was already too late (the slip grew)."""
         late = self.now() - (at_us + self.slip_us)
         if late < 0:
-            time.sleep(-late / US)
+            groups.wait(-late / US)
         elif late > SLIP_MIN_US:
             self.slip_us += late
             return True

@@ -93,6 +93,15 @@ def test_a_server_that_will_not_start_says_why_and_keeps_its_log(server, short_t
     assert not any(n.startswith("replcheck-mariadb-") for n in os.listdir(short_tmp))  # the servers' root is gone
 
 
+def test_a_first_start_is_mysql_test_runs_so_start_slave_until_does_not_warn(server, short_tmp):
+    """--skip-slave-start, as mysql-test-run's servers: else START SLAVE UNTIL warns 1278
+    (ER_MISSING_SKIP_SLAVE), which no .result shows (rpl_gtid_basic.result, the skip counter's UNTIL)."""
+    with Cluster(Topology([Node("a", 1)]), server=server, tmpdir=short_tmp) as c:
+        c.sql("a", "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=1, MASTER_USE_GTID=no, "
+                   "MASTER_LOG_FILE='bin.000001', MASTER_LOG_POS=4")
+        assert c.query("a", "START SLAVE SQL_THREAD UNTIL MASTER_LOG_FILE='bin.000001', MASTER_LOG_POS=4; SHOW WARNINGS")[1] == []
+
+
 def _write(tmp_path, h: dict):
     path = tmp_path / "h.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in [h["header"], *h["ops"]]) + "\n")
