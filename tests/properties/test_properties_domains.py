@@ -152,3 +152,24 @@ def test_a_replica_ignoring_duplicates_may_be_accepted_ahead_of_the_master(kit):
     [r] = [n for n in tr.header["topology"]["nodes"] if n["id"] == "R"]
     r["variables"]["gtid_ignore_duplicates"] = False
     assert_witness(kit.verdict("DOMAIN.CONNECT.REFUSED", tr), tr, c, "R asked B for 0-1-3, not in its binlog, and was accepted")
+
+
+def test_a_polled_write_within_the_resolution_of_strict_mode_turning_on_is_undecided(kit):
+    # mdb-rpl_gtid_strict-whole on a loaded machine: the out-of-order GTID, written with the mode
+    # off, was read at a poll 0.13 s after SET GLOBAL gtid_strict_mode=1, within the Trace's
+    # resolution; a write read a resolution after the SET was made with the mode on.
+    from replcheck.properties.core import INCONCLUSIVE, VIOLATED
+    h = kit.history(STRICT)
+    h["ops"] += [{"at": 6_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": 0},
+                 {"at": 6_100_000, "op": "start_slave", "node": "R"},
+                 {"at": 7_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": "ON"}]
+    h["ops"].sort(key=lambda o: o["at"])
+    tr = kit.run(MDB, h)
+    tr.header["resolution_us"] = 500_000
+    own = tr.first("binlog", node="R", gtid="0-2-2", last=True)
+    late = tr.insert_before(tr.all("binlog", node="R")[-1], dict(own, gtid="0-1-2", trx="t4", server_id=1))
+    tr.retime(late, 7_300_000)
+    v = kit.verdict("DOMAIN.STRICT", tr)
+    assert v.status == INCONCLUSIVE and "within 0.5 s of gtid_strict_mode turning on" in v.witnesses[0].message
+    tr.retime(late, 7_600_000)
+    assert kit.verdict("DOMAIN.STRICT", tr).status == VIOLATED
