@@ -25,9 +25,11 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Callable
 
 from replcheck import systems
 from replcheck.model.sim import simulate
@@ -312,6 +314,47 @@ def pool(processes: int):
         for signum in came[:1]:
             signal.raise_signal(signum)
         yield made
+
+
+class Queue:
+    """Searches handed to a pool so that short ones end the run: the models' (a second or two each)
+    go to it one per free worker until the mutants' (up to fifteen CPU-s each) are handed over,
+    and the models' left then queue behind those, filling the workers' tail. Which process runs
+    what, and when, changes no result: each search is derandomised by its seed."""
+
+    def __init__(self, pool, processes: int, done: Callable[[], None]):
+        self.pool, self.processes, self.done = pool, processes, done
+        self.lock = threading.Lock()
+        self.held: list[Task] = []
+        self.answers: dict[Task, object] = {}
+
+    def models(self, tasks: list[Task]) -> None:
+        with self.lock:
+            self.held = list(tasks)
+            for _ in range(self.processes):
+                self._next()
+
+    def mutants(self, tasks: list[Task]) -> None:
+        with self.lock:
+            for t in tasks:
+                self._submit(t)
+            while self.held:
+                self._next()
+
+    def answer(self, task: Task) -> list[dict]:
+        return self.answers[task].get()
+
+    def _finished(self, _) -> None:
+        self.done()
+        with self.lock:
+            self._next()
+
+    def _next(self) -> None:
+        if self.held:
+            self._submit(self.held.pop(0))
+
+    def _submit(self, task: Task) -> None:
+        self.answers[task] = self.pool.apply_async(run_task, (task,), callback=self._finished)
 
 
 def run_task(task: Task) -> list[dict]:
