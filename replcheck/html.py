@@ -314,23 +314,36 @@ def _matrix(reqs: list[dict], sources: list[str]) -> str:
 
 
 def _requirements(reqs: list[dict], sources: list[str]) -> str:
-    out = ['<section id="rc-requirements"><h2>Requirements</h2>']
+    evs: dict[tuple, list] = {}  # a check's entries by (type, name)
+    for ev in (ev for r in reqs for ev in _list(r.get("evidence")) if isinstance(ev, dict) and ev.get("doc")):
+        evs.setdefault((ev.get("type"), ev.get("name")), []).append(ev)
+    shared = {k: v for k, v in evs.items() if len(v) > 1}  # in the order met
+    out = ['<section id="rc-requirements"><h2>Requirements</h2>'] + (
+        ["<h4>Checks of several requirements</h4><ul>", *(f'<li id="{e(_ev_id(evs[k][0]))}">{_evidence(evs[k][0], ())}</li>'
+                                                           for k in shared), "</ul>"] if shared else [])
     for feature, group in _by_feature(reqs).items():
         out.append(f"<h2>{e(feature or '(no feature)')}</h2>")
-        out.extend(_requirement(r, sources) for r in group)
+        out.extend(_requirement(r, sources, shared) for r in group)
     return "\n".join(out) + "</section>"
 
 
-def _requirement(r: dict, sources: list[str]) -> str:
+def _ev_id(ev: dict) -> str:
+    return f"ev-{ev.get('type')}-{ev.get('name')}"
+
+
+def _evidence(ev: dict, shared) -> str:
+    """One check's entry; a state machine's, shared by all, described once at the top (a seventh of the page)."""
+    extra = "".join(f" <span class=\"muted\">{e(k)}={e(v)}</span>" for k, v in ev.items() if k not in ("type", "name", "doc"))
+    doc = (f' \u2014 <a href="{href(_ev_id(ev))}">described above</a>' if (ev.get("type"), ev.get("name")) in shared
+           else " \u2014 " + e(ev.get("doc")) if ev.get("doc") else "")
+    return f'<span class="badge">{e(ev.get("type", "?"))}</span> <code>{e(ev.get("name"))}</code>{doc}{extra}'
+
+
+def _requirement(r: dict, sources: list[str], shared=frozenset()) -> str:
     verdicts = _verdicts(r)
     cats = {category(verdicts.get(s)) for s in [*sources, *verdicts]} or {"nodata"}
     worst = min(cats, key=RANK.__getitem__)
-    evidence = []
-    for ev in _list(r.get("evidence")):
-        ev = ev if isinstance(ev, dict) else {"name": ev}
-        extra = "".join(f" <span class=\"muted\">{e(k)}={e(v)}</span>" for k, v in ev.items() if k not in ("type", "name", "doc"))
-        doc = " \u2014 " + e(ev.get("doc")) if ev.get("doc") else ""
-        evidence.append(f'<li><span class="badge">{e(ev.get("type", "?"))}</span> <code>{e(ev.get("name"))}</code>{doc}{extra}</li>')
+    evidence = [f"<li>{_evidence(ev if isinstance(ev, dict) else {'name': ev}, shared)}</li>" for ev in _list(r.get("evidence"))]
     rows = []
     for s in [s for s in sources if s in verdicts] + [s for s in verdicts if s not in sources]:
         v = verdicts[s] if isinstance(verdicts[s], dict) else {}

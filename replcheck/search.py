@@ -25,10 +25,11 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
-from collections import Counter
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Callable
 
 from replcheck import systems
 from replcheck.model.sim import simulate
@@ -143,35 +144,49 @@ def _digest(obs: list[dict]) -> str:
 
 
 def _observed(system, family: str, index: int) -> str:
-    """What the system observes on a probe History, as a digest (a base's serves all its mutants)."""
+    """What the system observes on a probe History, as a digest (a base's serves all its mutants).
+    A mutant whose seam its base model's run of the probe never asked about observes what the base
+    does, without a run of its own (as verify.Judged): most mutants on most probes."""
     key = _key(system, family, index)
     if key not in _OBSERVED:
-        _OBSERVED[key] = _digest(system.run(_probe(family, index)).observations)
+        base = systems.get(system.declares.base) if system.kind == "mutant" and system.declares.base else None
+        if (base is not None and base.kind == "model" and _runs_as(system, base)
+                and not _changes(system, base) & _asked_on(base.name, family, index)):
+            _OBSERVED[key] = _observed(base, family, index)
+        else:
+            _OBSERVED[key] = _digest(system.run(_probe(family, index)).observations)
     return _OBSERVED[key]
 
 
+def _runs_as(mutant, base) -> bool:
+    """The mutant's Config is its base's but for the mutants it carries."""
+    return replace(mutant.config, mutants=base.config.mutants) == base.config
+
+
+def _changes(mutant, base) -> frozenset[str]:
+    """The mutants the system carries beyond its base's, by name, whatever the system is labelled."""
+    return frozenset(m.name for m in mutant.config.mutants - base.config.mutants)
+
+
 @lru_cache(maxsize=None)
-def _asked(base: str, family: str) -> Counter:
-    """Per mutant, how many of the family's probe Histories reach its seam on the base model. The
-    run that notes it observes what the base does (noting changes no answer): its digest is kept,
-    and the base's own run of those probes saved."""
-    out = Counter()
-    for i in range(PROBES):
-        noting = asking(systems.get(base))
-        _, obs = simulate(_probe(family, i), noting.config)
-        _OBSERVED.setdefault(_key(systems.get(base), family, i), _digest(obs))
-        out.update(m.name for m in noting.config.mutants.asked)
-    return out
+def _asked_on(base: str, family: str, index: int) -> frozenset[str]:
+    """The mutants the base model's run of a probe History asks about (its code asks at a mutant's
+    seam). The run that notes them observes what the base does (noting changes no answer): its
+    digest is kept, and the base's own run of the probe saved."""
+    noting = asking(systems.get(base))
+    _, obs = simulate(_probe(family, index), noting.config)
+    _OBSERVED.setdefault(_key(systems.get(base), family, index), _digest(obs))
+    return frozenset(m.name for m in noting.config.mutants.asked)
 
 
 def seam_reached(mutant, family: str, probes: int = PROBES) -> tuple[int, int]:
     """How many of the family's first probe Histories give the mutant another Trace than its base
     model, and how many of the first PROBES reach its seam on the base model."""
     base = systems.get(mutant.declares.base)
-    asked = _asked(base.name, family)  # first: its runs are the base's first PROBES
+    changes = _changes(mutant, base)
+    asked = max((sum(m in _asked_on(base.name, family, i) for i in range(PROBES)) for m in changes), default=0)
     differ = sum(_observed(mutant, family, i) != _observed(base, family, i) for i in range(probes))
-    changes = mutant.config.mutants - base.config.mutants  # what the system carries, whatever its name
-    return differ, max((asked[m.name] for m in changes), default=0)
+    return differ, asked
 
 
 def is_composed(m: core.Machine) -> bool:
@@ -299,6 +314,47 @@ def pool(processes: int):
         for signum in came[:1]:
             signal.raise_signal(signum)
         yield made
+
+
+class Queue:
+    """Searches handed to a pool so that short ones end the run: the models' (a second or two each)
+    go to it one per free worker until the mutants' (up to fifteen CPU-s each) are handed over,
+    and the models' left then queue behind those, filling the workers' tail. Which process runs
+    what, and when, changes no result: each search is derandomised by its seed."""
+
+    def __init__(self, pool, processes: int, done: Callable[[], None]):
+        self.pool, self.processes, self.done = pool, processes, done
+        self.lock = threading.Lock()
+        self.held: list[Task] = []
+        self.answers: dict[Task, object] = {}
+
+    def models(self, tasks: list[Task]) -> None:
+        with self.lock:
+            self.held = list(tasks)
+            for _ in range(self.processes):
+                self._next()
+
+    def mutants(self, tasks: list[Task]) -> None:
+        with self.lock:
+            for t in tasks:
+                self._submit(t)
+            while self.held:
+                self._next()
+
+    def answer(self, task: Task) -> list[dict]:
+        return self.answers[task].get()
+
+    def _finished(self, _) -> None:
+        self.done()
+        with self.lock:
+            self._next()
+
+    def _next(self) -> None:
+        if self.held:
+            self._submit(self.held.pop(0))
+
+    def _submit(self, task: Task) -> None:
+        self.answers[task] = self.pool.apply_async(run_task, (task,), callback=self._finished)
 
 
 def run_task(task: Task) -> list[dict]:

@@ -245,21 +245,22 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
             bar.done()
         # The pool is made before any thread of this process starts (tqdm's, the pool's own): a
         # forked worker holds no lock another thread had.
-        with search.pool(processes or workers()) as pool:
-            def submit(todo: list[search.Task]) -> list:
-                return [(t, pool.apply_async(search.run_task, (t,), callback=lambda _: bar.done())) for t in todo]
+        processes = processes or workers()
+        with search.pool(processes) as pool:
+            queue = search.Queue(pool, processes, bar.done)
             # the models' searches run while the Histories are judged; a mutant's search starts with
             # the machines of what caught it on them (search.machines_of)
-            answers = submit(models)
+            queue.models(models)
             run_histories(paths, names, results, staging / "traces", tick)
-            answers += submit(search.tasks(mutants, budget, seed, results.caught))
+            mutant_tasks = search.tasks(mutants, budget, seed, results.caught)
+            queue.mutants(mutant_tasks)
             check_mutants(results, names)
             run_proofs(results, tick)
             if tlc_size:
                 run_tlc(results, tlc_size, tick)
             bar.now("state-machine searches")
-            for task, answer in answers:
-                record_searches(results, task, answer.get())
+            for task in models + mutant_tasks:
+                record_searches(results, task, queue.answer(task))
         summarise(results)
         document = results.document(seed=seed, examples=budget.model_examples, mutant_examples=budget.mutant_examples,
                                     systems=names, history_files={p.stem: _shown_path(p) for p in paths},

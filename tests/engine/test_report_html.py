@@ -152,6 +152,18 @@ def test_witnesses_and_reproduce_commands_are_shown():
     assert "trace lines 57, 60" in text
 
 
+def test_a_check_of_several_requirements_is_described_once_and_linked_from_each():
+    report = make_report(4)
+    machine = {"type": "state-machine", "name": "DelayMachine", "doc": "Delayed replication's steps"}
+    for r in report["requirements"]:
+        r["evidence"].append(dict(machine))
+    page = render_html(report)
+    assert page.count("Delayed replication&#x27;s steps") == 1
+    assert page.count('<li id="ev-state-machine-DelayMachine">') == 1
+    assert page.count('<a href="#ev-state-machine-DelayMachine">described above</a>') == 4
+    assert page.count("a property") == 4  # one requirement's own check keeps its text where it is
+
+
 def test_everything_is_escaped():
     report = make_report(2, sources=["history:model:" + EVIL, "z3:z3"],
                          figures={"delay": [dict(p, history=EVIL, system=EVIL) for p in delay_points(3)],

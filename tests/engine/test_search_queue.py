@@ -1,0 +1,87 @@
+"""How verify's searches are prepared and handed out. A mutant's probe runs
+(replcheck.search.seam_reached): where its base model's run of a probe never asked about the
+mutant's seam, the mutant observes what the base does and is not run; where it asked, the mutant
+runs, and either way the digest is the one of the mutant's own run. The searches' queue
+(replcheck.search.Queue): the models' short ones fill the workers' tail, behind the mutants'."""
+from __future__ import annotations
+
+import pytest
+
+from replcheck import search, systems
+
+# a delay mutant: the delay family's probes reach its seam, the incident family's never do
+MUTANT, FAMILIES = "mutant:per-event-wait", ("delay", "incident")
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """Probe digests and asked seams as a new worker has them, and the mutant's own runs counted."""
+    monkeypatch.setattr(search, "_OBSERVED", {})
+    search._asked_on.cache_clear()
+    runs: list = []
+    yield _Counted(systems.get(MUTANT), runs), runs
+    search._asked_on.cache_clear()
+
+
+class _Counted:
+    """The mutant, its runs noted."""
+
+    def __init__(self, system, runs: list):
+        self.system, self.runs = system, runs
+
+    def __getattr__(self, name):
+        return getattr(self.system, name)
+
+    def run(self, history):
+        self.runs.append(history)
+        return self.system.run(history)
+
+
+def test_a_mutant_runs_only_the_probes_that_ask_about_its_seam(fresh):
+    mutant, runs = fresh
+    base = systems.get(mutant.declares.base)
+    for family in FAMILIES:
+        asking = [i for i in range(search.PROBES) if search._changes(mutant, base) & search._asked_on(base.name, family, i)]
+        before = len(runs)
+        digests = [search._observed(mutant, family, i) for i in range(search.PROBES)]
+        assert len(runs) - before == len(asking)
+        own = [search._digest(mutant.system.run(search._probe(family, i)).observations) for i in range(search.PROBES)]
+        assert digests == own
+    assert runs, "the delay family's probes reach a delay mutant's seam"
+    assert len(runs) < 2 * search.PROBES, "the incident family's probes never do"
+
+
+class _Pool:
+    """A pool that runs nothing: what was handed to it, in order, and each task's callback."""
+
+    def __init__(self):
+        self.handed, self.callbacks = [], {}
+
+    def apply_async(self, fn, args, callback):
+        self.handed.append(args[0])
+        self.callbacks[args[0]] = callback
+        return _Answer(args[0])
+
+
+class _Answer:
+    def __init__(self, task):
+        self.task = task
+
+    def get(self):
+        return [self.task.system]
+
+
+def test_the_models_searches_queue_behind_the_mutants_once_those_come():
+    models = [search.Task(f"model:{i}", "DelayMachine", 15, 0) for i in range(5)]
+    mutants = [search.Task(f"mutant:{i}", None, 60, 0) for i in range(3)]
+    pool, done = _Pool(), []
+    queue = search.Queue(pool, 2, lambda: done.append(1))
+    queue.models(models)
+    assert pool.handed == models[:2]  # one per worker
+    pool.callbacks[models[0]](None)
+    assert pool.handed == models[:3] and done == [1]  # a worker freed takes the next
+    queue.mutants(mutants)
+    assert pool.handed == models[:3] + mutants + models[3:]
+    pool.callbacks[mutants[0]](None)
+    assert len(pool.handed) == len(models + mutants)
+    assert [queue.answer(t) for t in models + mutants] == [[t.system] for t in models + mutants]
