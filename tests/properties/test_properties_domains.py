@@ -88,16 +88,21 @@ def test_a_group_whose_relay_log_was_purged_unread_has_no_known_arrival(kit):
     assert late["gtid"] == "0-1-1"
 
 
-def test_strict_mode_set_off_at_run_time_lets_the_slave_apply_the_group(kit):
-    # rpl_gtid_strict.test: SET GLOBAL gtid_strict_mode=0 (a plain global, sys_vars.cc
-    # Sys_gtid_strict_mode) and the restarted SQL thread applies the group it stopped at; the
-    # out-of-order GTID in R's binlog is no strict-mode violation, being written with the mode off.
+def _strict_off_then_on(kit) -> Trace:
+    """STRICT with R's strict mode set off at 6 s (its SQL thread started again) and on at 7 s."""
     h = kit.history(STRICT)
     h["ops"] += [{"at": 6_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": 0},
                  {"at": 6_100_000, "op": "start_slave", "node": "R"},
                  {"at": 7_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": "ON"}]
     h["ops"].sort(key=lambda o: o["at"])
-    tr = kit.run(MDB, h)
+    return kit.run(MDB, h)
+
+
+def test_strict_mode_set_off_at_run_time_lets_the_slave_apply_the_group(kit):
+    # rpl_gtid_strict.test: SET GLOBAL gtid_strict_mode=0 (a plain global, sys_vars.cc
+    # Sys_gtid_strict_mode) and the restarted SQL thread applies the group it stopped at; the
+    # out-of-order GTID in R's binlog is no strict-mode violation, being written with the mode off.
+    tr = _strict_off_then_on(kit)
     assert [s["errno"] for s in tr.all("stmt", node="R", op="set_global")] == [None, None]
     assert tr.first("visible", node="R", gtid="0-1-2") and tr.first("visible", node="R", gtid="1-1-2")
     assert kit.verdict("DOMAIN.STRICT", tr).status == PASS
@@ -159,12 +164,7 @@ def test_a_polled_write_within_the_resolution_of_strict_mode_turning_on_is_undec
     # off, was read at a poll 0.13 s after SET GLOBAL gtid_strict_mode=1, within the Trace's
     # resolution; a write read a resolution after the SET was made with the mode on.
     from replcheck.properties.core import INCONCLUSIVE, VIOLATED
-    h = kit.history(STRICT)
-    h["ops"] += [{"at": 6_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": 0},
-                 {"at": 6_100_000, "op": "start_slave", "node": "R"},
-                 {"at": 7_000_000, "op": "set_global", "node": "R", "variable": "gtid_strict_mode", "value": "ON"}]
-    h["ops"].sort(key=lambda o: o["at"])
-    tr = kit.run(MDB, h)
+    tr = _strict_off_then_on(kit)
     tr.header["resolution_us"] = 500_000
     own = tr.first("binlog", node="R", gtid="0-2-2", last=True)
     late = tr.insert_before(tr.all("binlog", node="R")[-1], dict(own, gtid="0-1-2", trx="t4", server_id=1))
