@@ -20,7 +20,8 @@ delay-counted-from-the-connect-after-a-purge: a copy fetched after a purge waits
 parallel-coordinator-waits-ahead-of-its-workers: a coordinator delays a later group while a worker runs
 an earlier one, and counts the lag until its workers are idle.
 switch-on-seen-after-a-later-commit: a switch back ON is judged by the binlog's end when it may have been made.
-unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw."""
+unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw.
+stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length."""
 from __future__ import annotations
 
 import re
@@ -298,3 +299,14 @@ def test_an_unsent_commit_may_be_counted_no_by_an_off_no_sample_saw(kit):
         c["semisync"] = "yes" if c["trx"] != "t6" else None
     sample = next(o for o in tr.all("server_status", node="A") if o["variables"].get("Rpl_semi_sync_master_no_tx") == 3)
     assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (4, 3)")
+
+
+def test_a_stop_that_finishes_a_non_transactional_group_is_not_judged_by_its_length(kit):
+    # A real server's Trace (corpus/server): C's relay was cut inside t3 (MyISAM), and STOP SLAVE
+    # SQL_THREAD waited 62 s for the group's end, as C logged (sql_slave_killed, SLAVE_WAIT_GROUP_DONE).
+    tr = Trace(*_server_trace("stop-finishes-a-non-transactional-group"))
+    stop = next(o for o in tr.all("stmt", node="C", op="stop_slave") if o["duration_us"] > 60 * 1_000_000)
+    assert stop["duration_us"] > 100 * tr.header["resolution_us"]
+    assert kit.verdict("WL344.STOP.IMMEDIATE", tr).status == "pass"
+    tr.obs = [o for o in tr.obs if not (o["kind"] == "log" and "non-transactional changes; waiting" in o["message"])]
+    assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on C took 62.0857 s")
