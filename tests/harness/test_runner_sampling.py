@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 from replcheck.harness import runner as R
+from conftest import HANG_GUARD_S
 from test_runner import B, _history
 
 STOPPED = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No"}
@@ -49,7 +50,7 @@ def test_the_poller_samples_the_other_nodes_while_a_statement_holds_one():
     with r.node_locks["B"]:  # a statement on B, as long as the poller takes to sample C twice
         poller.start()
         # a bound against a poller stuck behind B's lock, never reached otherwise
-        sampled = cluster.second_c.wait(timeout=60)
+        sampled = cluster.second_c.wait(timeout=HANG_GUARD_S)
     r.stop.set()
     poller.join()
     assert sampled and cluster.polled[:4] == ["A", "C", "A", "C"]
