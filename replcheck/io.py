@@ -477,11 +477,19 @@ def _kind_validator(kind: str) -> Schema:
 
 def dumps_lines(header: dict, rows: Iterable[dict]) -> str:
     """JSON Lines, one object per line, keys in their insertion order: byte-identical for equal input."""
+    return _joined([_LINE.encode(header)]) + dumps_rows(rows)
+
+
+def dumps_rows(rows: Iterable[dict]) -> str:
+    """What dumps_lines writes after the header line: the same for equal rows whatever the header."""
     line = _LINE.encode
-    out = [line(header)]
-    out += [line({k: v for k, v in r.items() if not k.startswith("_")}) for r in rows]
+    out = [line({k: v for k, v in r.items() if not k.startswith("_")}) for r in rows]
+    return _joined(out) if out else ""
+
+
+def _joined(lines: list[str]) -> str:
     # json.dumps leaves C1 controls raw; as \\u escapes the text stays the same JSON and passes a CleanStream as it is
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", "\n".join(out)) + "\n"
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", "\n".join(lines)) + "\n"
 
 
 def dumps_history(history: dict) -> str:
