@@ -78,7 +78,9 @@ def main() -> None:
                           "factor": round(after / before, 3), "rounds_before": [round(r, 1) for r in seen["before"]],
                           "rounds_after": [round(r, 1) for r in seen["after"]]})
             print(json.dumps(rates[-1]), flush=True)
-    print(f"wrote {record.write('campaign_compare', {'label': args.label, 'base': args.base, 'head': args.head or 'working tree', 'histories': args.histories, 'rounds': args.rounds, 'seed': 1, 'rates': rates})}")
+    head = args.head or "working tree at " + subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                                                           capture_output=True, text=True).stdout.strip()
+    print(f"wrote {record.write('campaign_compare', {'label': args.label, 'base': args.base, 'head': head, 'histories': args.histories, 'rounds': args.rounds, 'seed': 1, 'rates': rates})}")
 
 
 if __name__ == "__main__":
