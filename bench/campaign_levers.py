@@ -75,24 +75,24 @@ def generator_unremembered() -> Iterator[None]:
 
 
 @contextmanager
-def generator_sampling_all() -> Iterator[None]:
+def swapped(owner: object, name: str, value: object) -> Iterator[None]:
+    was = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, was)
+
+
+def generator_sampling_all() -> ContextManager[None]:
     """The generator's runs take every status sample."""
-    was, steps.STEPS_READ = steps.STEPS_READ, kernel.SAMPLED
-    try:
-        yield
-    finally:
-        steps.STEPS_READ = was
+    return swapped(steps, "STEPS_READ", kernel.SAMPLED)
 
 
-@contextmanager
-def twins_unshared() -> Iterator[None]:
+def twins_unshared() -> ContextManager[None]:
     """Every Trace's facts and lines made anew, equal to one of the History's before or not."""
-    was = judge.judge_trace
-    judge.judge_trace = lambda *args, **kwargs: replace(was(*args, **kwargs), same_as="")
-    try:
-        yield
-    finally:
-        judge.judge_trace = was
+    judged = judge.judge_trace
+    return swapped(judge, "judge_trace", lambda *args, **kwargs: replace(judged(*args, **kwargs), same_as=""))
 
 
 @contextmanager
