@@ -34,7 +34,7 @@ import threading
 import time
 from collections import Counter
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterator
 
 from replcheck import __version__, coverage, io, outdir, outfs, systems, targets
@@ -125,7 +125,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
     # gen-FAMILY-SEED-INDEX, and -SERVER when generated for one (generate.py)
     family = history["header"]["name"][len("gen-"):].removesuffix(f"-{target.partition(':')[2]}" if target else "").rsplit("-", 2)[0]
     hdigest = systems.history_digest(history)
-    rows, facts, judged = [], {}, {}
+    rows, facts, judged, bodies = [], {}, {}, {}
 
     def judgement(name: str):
         if name not in judged:
@@ -134,12 +134,17 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
 
     for name in names:
         system, j = systems.get(name), judgement(name)
-        facts[name] = crosscheck.facts(*j.trace)
+        # a Trace equal to one of this History's before, but for the system's name, has its facts and lines
+        twin = j.same_as if j.same_as in facts else None
+        facts[name] = replace(facts[twin], header=j.trace.header) if twin else crosscheck.facts(*j.trace)
         # A mutant shows its bug only where its base model, on the same History, holds.
         base = judgement(system.declares.base) if system.declares.base and j.violations else None
         why = excused(j, base)  # each violation that is no finding, and why (declared, or the base shows it too)
         # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
-        tdigest = _digest(io.dumps_lines(*j.trace)) if j.violations else None
+        tdigest = None
+        if j.violations:
+            body = bodies[name] = bodies.get(twin) or io.dumps_rows(j.trace.observations)
+            tdigest = _digest(io.dumps_lines(j.trace.header, ()) + body)
         lists: dict[str, list[str]] = {status: [] for status in LISTS}
         checks, reached, details = {}, {}, []
         for v in j.verdicts:

@@ -83,8 +83,13 @@ class _Shared(pickle.Unpickler):
         return self.shared[pid]
 
 
+# The kinds of observation a status sample takes (SHOW SLAVE STATUS, SHOW GLOBAL STATUS/VARIABLES,
+# SHOW MASTER STATUS): a run's reader that reads only some of them has the others left out.
+SAMPLED = frozenset({"status", "server_status", "master_status"})
+
+
 class Simulator:
-    def __init__(self, history: dict, config: Config, system: str = "model"):
+    def __init__(self, history: dict, config: Config, system: str = "model", sampled: frozenset[str] = SAMPLED):
         # The ops are queued by run() or extend(); the History here holds those queued so far.
         self.given = history["ops"]
         self.history = {**history, "ops": []}
@@ -98,6 +103,7 @@ class Simulator:
         head = history["header"]
         self.epoch = head.get("epoch_us", DEFAULT_EPOCH_US)
         self.sample_every = head.get("sample_every_us", 0)
+        self.sampling = sampled  # what each sample takes; one taking nothing still moves the clock to its time
         self.now = 0
         self.queue: list = []
         self.phase, self.seq = BUILD, 0
@@ -290,13 +296,18 @@ class Simulator:
         self._sample_all()
 
     def _sample_all(self) -> None:
+        kinds = self.sampling
         for node in self.nodes.values():
-            for ch in MS.channels(node) if node.up else ():  # SHOW ALL SLAVES STATUS: a row per connection
-                self.status.status(ch)
-            if node.up and (self.filtering or node.rpl_hierarchical or any(hook(node) for hook in self.hooks.samples_server_status)
-                            or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
+            if not node.up:
+                continue
+            if "status" in kinds:
+                for ch in MS.channels(node):  # SHOW ALL SLAVES STATUS: a row per connection
+                    self.status.status(ch)
+            if "server_status" in kinds and (self.filtering or node.rpl_hierarchical
+                                             or any(hook(node) for hook in self.hooks.samples_server_status)
+                                             or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
                 self.status.server_status(node)
-            if node.up and node.rpl_hierarchical:
+            if "master_status" in kinds and node.rpl_hierarchical:
                 self.status.master_status(node)
 
     def op(self, op: dict) -> None:
@@ -320,7 +331,7 @@ class Simulator:
         return self.epoch + t + node.offset
 
 
-# The runs of the last History, each as (the History pickled, its Config, header, observations pickled).
+# The runs of the last History, each as (the History pickled, its Config and samples, header, observations pickled).
 # A run is a function of the History and the Config alone: a system whose Config equals another's
 # (model:groupid and model:wl344 run the same Config under two names) gets that run again, named for
 # it, without simulating it. The pickles keep the History and the run as they were whatever is done
@@ -331,18 +342,21 @@ _runs: deque = deque(maxlen=4)
 REMEMBERED_UP_TO = 10_000  # observations: a campaign's runs are hundreds; a long one is not kept alive
 
 
-def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:
+def simulate(history: dict, config: Config = Config(), system: str = "model",
+             sampled: frozenset[str] = SAMPLED) -> tuple[dict, list[dict]]:
+    """The run's Trace; `sampled`: the kinds of status sample it takes (a sample changes nothing in
+    the run, so a run taking fewer has the same observations but those samples)."""
     key = pickle.dumps(history, pickle.HIGHEST_PROTOCOL) if type(config.mutants) is frozenset else None
     runs = tuple(_runs) if key else ()  # a snapshot: a real server's groups run Histories in threads
     if runs and runs[-1][0] != key:
         _runs.clear()  # another History: what lives on after its runs only costs the garbage collector
     for was_key, was_config, header, obs in runs:
-        if was_key == key and was_config == config:
+        if was_key == key and was_config == (config, sampled):
             return {**header, "system": system}, pickle.loads(obs)
-    sim = Simulator(history, config, system)
+    sim = Simulator(history, config, system, sampled)
     header, obs = sim.run()
     sim.dismantle()
     if key and len(obs) <= REMEMBERED_UP_TO:
-        _runs.append((key, config, pickle.loads(pickle.dumps(header, pickle.HIGHEST_PROTOCOL)),
+        _runs.append((key, (config, sampled), pickle.loads(pickle.dumps(header, pickle.HIGHEST_PROTOCOL)),
                       pickle.dumps(obs, pickle.HIGHEST_PROTOCOL)))
     return header, obs
