@@ -262,6 +262,18 @@ class Simulator:
         # for a quarter less CPU (bench/fork_cost.py), a fifth of a search's.
         return _copy_sharing(self, list({id(x): x for x in shared}.values()))
 
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in vars(self).items() if k != "hooks"}
+
+    def __setstate__(self, state: dict) -> None:
+        """A fork's copy: its components are loaded (their state is part of this one's), and get
+        the hooks of their copies (component.Component.__getstate__)."""
+        vars(self).update(state)
+        parts = [getattr(self, name) for name in PARTS]
+        self.hooks = Hooks(parts)
+        for part in parts:
+            part.hooks = self.hooks
+
     def finish(self) -> tuple[dict, list[dict]]:
         """Run to the end, with the last sample and what each node finally holds: the Trace."""
         while self.queue:
