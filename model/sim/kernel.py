@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 import io
 import pickle
+import struct
 from operator import attrgetter
 from collections import Counter, deque
 from typing import Any, Callable
@@ -61,26 +62,36 @@ PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applie
          "diskfull": DiskFull, "untilgtid": UntilGtid, "domainfilter": DomainFilter}
 
 
-class _Sharing(pickle.Pickler):
-    """Pickles a run but for the objects its fork shares with it, written as their ids."""
+def _copy_sharing(obj, shared: list):
+    """A copy of obj made by pickling, but for the `shared` objects, which the copy holds themselves.
+    They are in the pickler's memo before it starts, so it writes each as a reference to its place
+    there; the loader first loads a stream that puts each in the same place (each fetched by its
+    place, with C calls alone), and then the copy. A persistent_id, a Python call for every object
+    pickled, had been half of a fork's CPU. (Setting an Unpickler's memo from a dict leaves it
+    empty in CPython 3.11, and from another's memo does not count the places taken.)"""
+    data = io.BytesIO()
+    data.write(_placing(len(shared)))
+    pickler = pickle.Pickler(data, pickle.HIGHEST_PROTOCOL)
+    pickler.memo = {id(x): (i, x) for i, x in enumerate(shared)}
+    pickler.dump(obj)
+    data.seek(0)
+    loader = pickle.Unpickler(data)
+    loader.persistent_load = shared.__getitem__
+    loader.load()  # the shared objects into the memo
+    return loader.load()
 
-    def __init__(self, file, shared: dict):
-        super().__init__(file, pickle.HIGHEST_PROTOCOL)
-        self.shared = shared
 
-    def persistent_id(self, obj):
-        return id(obj) if id(obj) in self.shared else None
+_PLACE = 12  # bytes per shared object in _placing's stream
+_places = bytearray()
 
 
-class _Shared(pickle.Unpickler):
-    """Loads what _Sharing wrote, each shared object the original itself."""
-
-    def __init__(self, file, shared: dict):
-        super().__init__(file)
-        self.shared = shared
-
-    def persistent_load(self, pid):
-        return self.shared[pid]
+def _placing(n: int) -> bytes:
+    """A pickle that puts persistent object i in memo place i for i < n: push i, load it as a
+    persistent id, put it in place i, pop it; then None, the load's value."""
+    while len(_places) < n * _PLACE:
+        i = len(_places) // _PLACE
+        _places.extend(b"J" + struct.pack("<i", i) + b"Qr" + struct.pack("<I", i) + b"0")
+    return b"\x80\x02" + bytes(_places[:n * _PLACE]) + b"N."
 
 
 # The kinds of observation a status sample takes (SHOW SLAVE STATUS, SHOW GLOBAL STATUS/VARIABLES,
@@ -248,19 +259,26 @@ class Simulator:
         # What the run never changes once made is shared, not copied: the system's settings, the
         # observations emitted, the ops, and the log entries (a log is cut or grown, its entries
         # never altered).
-        shared = {id(x): x for x in (self.config, self.mutants, self.mech, self.rule)}
-        shared.update((id(o), o) for o in self.obs)
-        shared.update((id(o), o) for o in self.history["ops"])
+        shared = [self.config, self.mutants, self.mech, self.rule, *self.obs, *self.history["ops"]]
         for node in self.nodes.values():
-            shared.update((id(e), e) for e in node.binlog)
+            shared += node.binlog
             for ch in node.replicas:
-                shared.update((id(e), e) for e in ch.relay)
-        # Pickled and loaded rather than deep-copied, the shared objects by reference (persistent
-        # ids): the same copy for a quarter less CPU (bench/fork_cost.py), a fifth of a search's.
-        data = io.BytesIO()
-        _Sharing(data, shared).dump(self)
-        data.seek(0)
-        return _Shared(data, shared).load()
+                shared += ch.relay
+        # Pickled and loaded rather than deep-copied, the shared objects by reference: the same copy
+        # for a quarter less CPU (bench/fork_cost.py), a fifth of a search's.
+        return _copy_sharing(self, list({id(x): x for x in shared}.values()))
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in vars(self).items() if k != "hooks"}
+
+    def __setstate__(self, state: dict) -> None:
+        """A fork's copy: its components are loaded (their state is part of this one's), and get
+        the hooks of their copies (component.Component.__getstate__)."""
+        vars(self).update(state)
+        parts = [getattr(self, name) for name in PARTS]
+        self.hooks = Hooks(parts)
+        for part in parts:
+            part.hooks = self.hooks
 
     def finish(self) -> tuple[dict, list[dict]]:
         """Run to the end, with the last sample and what each node finally holds: the Trace."""
