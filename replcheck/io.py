@@ -297,8 +297,8 @@ def parse_toml(text: str, path: str | os.PathLike) -> dict:
         raise InputError(path, line, "", f"not valid TOML: an integer of more than {digits} digits") from None
 
 
-def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:
-    text = read_text(path)
+def _read_lines(path: str | os.PathLike, text: str | None = None) -> list[tuple[int, Any]]:
+    text = read_text(path) if text is None else text
     rows = []
     for n, raw in enumerate(text.split("\n"), 1):  # only \n ends a line: JSON text may hold U+2028 and the like
         if raw.strip():
@@ -447,8 +447,9 @@ def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -
             trx_names.add(op["trx"])
 
 
-def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
-    rows = _read_lines(path)
+def load_trace(path: str | os.PathLike, text: str | None = None) -> tuple[dict, list[dict]]:
+    """`text`: the Trace's lines already read (a campaign table's), `path` naming where in errors."""
+    rows = _read_lines(path, text)
     (hline, header), obs = rows[0], rows[1:]
     if not isinstance(header, dict) or header.get("schema") != "replcheck.trace/1":
         raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.trace/1'")
