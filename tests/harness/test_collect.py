@@ -90,6 +90,27 @@ def test_a_counter_still_running_at_the_end_skipped_what_the_last_sample_is_past
     assert not [o for _, _, o in r.obs if o["kind"] == "skip"]
 
 
+def test_a_counter_a_change_master_reset_skipped_what_the_last_sample_before_it_is_past():
+    # seed 9's History 46: C's counter of 3 passed t3's two events, then STOP SLAVE and CHANGE MASTER
+    # set it to 0 (no note), and the relay logs were fetched again by GTID into other places
+    r = R.Runner(_history())
+    r.relay_logs[B] = object()
+    _status(r, 10, 808, 0)
+    r.emit("stmt", "B", 11, op="set_global", variable="sql_slave_skip_counter", value=3, errno=None, message="")
+    r.emit("stmt", "B", 12, op="start_slave", thread="sql", errno=None, warning=None, message="")
+    for i, (pos, etype) in enumerate([(808, "GTID_LOG_EVENT"), (850, "QUERY_EVENT")]):
+        r.emit("relay", "B", 13, source="A", type=etype, trx="t3", idx=i, last=etype == "QUERY_EVENT", gtid="0-1-3",
+               server_id=1, when=1, ict=None, file="relay.000002", pos=pos, master_file="bin.000001", master_end=pos)
+    _status(r, 16, 964, 1)
+    _status(r, 20, 964, 1)
+    r.emit("stmt", "B", 22, op="change_master", delay=0, errno=None, warning=None, message="", duration_us=1)
+    _status(r, 24, 4, 0)
+    r.emit("relay_log_recovery", "B", 25, dropped=2, reason="gtid")
+    _status(r, 30, 931, 0)
+    r.collector._emit_skips()
+    assert [(o["t"], o["type"]) for _, _, o in r.obs if o["kind"] == "skip"] == [(16, "GTID_LOG_EVENT"), (16, "QUERY_EVENT")]
+
+
 def test_a_gtid_is_logged_by_a_poll_only_where_its_own_server_s_gtid_shows():
     # seed 1's History 27: C's own 0-3-2 in domain 0 is no proof that 0-1-1 was in C's binlog
     r = R.Runner(_history())

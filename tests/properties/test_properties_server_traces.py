@@ -21,7 +21,8 @@ parallel-coordinator-waits-ahead-of-its-workers: a coordinator delays a later gr
 an earlier one, and counts the lag until its workers are idle.
 switch-on-seen-after-a-later-commit: a switch back ON is judged by the binlog's end when it may have been made.
 unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw.
-stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length."""
+stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length.
+stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length."""
 from __future__ import annotations
 
 import re
@@ -310,3 +311,15 @@ def test_a_stop_that_finishes_a_non_transactional_group_is_not_judged_by_its_len
     assert kit.verdict("WL344.STOP.IMMEDIATE", tr).status == "pass"
     tr.obs = [o for o in tr.obs if not (o["kind"] == "log" and "non-transactional changes; waiting" in o["message"])]
     assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on C took 62.0857 s")
+
+
+def test_a_stop_that_returns_as_a_worker_commits_its_group_is_not_judged_by_its_length(kit):
+    # A real server's Trace (corpus/server): B's STOP SLAVE took 2.61 s while a worker finished t1
+    # (rpl_parallel::wait_for_done), and returned as t1 committed.
+    header, obs = _server_trace("stop-waits-for-a-workers-group")
+    assert kit.verdict("WL344.STOP.IMMEDIATE", Trace(header, obs)).status == "pass"
+    tr = Trace(header, obs)
+    for o in tr.all("parallel", node="B"):
+        o["workers"] = 0  # a serial SQL thread: nothing explains the wait
+    stop = next(o for o in tr.all("stmt", node="B") if o["op"] == "stop_slave")
+    assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on B took 2.605762 s")
