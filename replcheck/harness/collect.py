@@ -482,8 +482,9 @@ class Collector:
 
     def _unfinished_skips(self, obs: list[dict]) -> None:
         """handle_slave_sql (sql/slave.cc) writes its note only once the counter runs out: a counter
-        still above 0 at the run's end, or at a CHANGE MASTER (which sets it to 0: measured on
-        10.11.19, Skip_Counter 1 before and 0 after), skipped what lies between the place
+        still above 0 at the run's end, or at a CHANGE MASTER (which sets it to 0: its purge of the
+        relay logs, Relay_log_info::purge_relay_logs in sql/rpl_rli.cc, does slave_skip_counter= 0;
+        measured on 10.11.19, Skip_Counter 1 before and 0 after), skipped what lies between the place
         before its START SLAVE and the place the last sample before that end shows, if that sample's
         Skip_Counter is below the value set and the node neither went down nor had its counter set
         again since (a campaign's B skipped t2 so), as of the first sample that showed that place."""
