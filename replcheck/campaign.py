@@ -462,8 +462,7 @@ def _run_wave(spark, plan: Plan, chunks: list[tuple[int, int, int]], out: Out, p
             for k in batch.column(0).to_pylist():
                 chunk = chunks[k]
                 rows = list(run_chunk(plan, chunk, groups))
-                # the chunk is the file's folder (chunk=K), as a partitioned table has it
-                out.write_chunk(chunk[0], pa.Table.from_batches([_batch(pa, arrow, rows)]).drop_columns(["chunk"]))
+                write_chunk(out, chunk[0], rows, arrow)
                 histories.add(chunk[2] - chunk[1])
                 findings.add(sum(bool(row[FINDING]) for row in rows))
                 yield pa.record_batch([pa.array([chunk[0]], pa.int32())], names=["chunk"])
@@ -494,6 +493,19 @@ def table_frame(spark, out: Out):
 
     parts = max(1, min(len(files), 4 * spark.sparkContext.defaultParallelism))
     return spark.range(len(files), numPartitions=parts).mapInArrow(task, spark_schema)
+
+
+def write_chunk(out: Out, k: int, rows: list[tuple], arrow=None) -> None:
+    """Chunk `k`'s file of `rows` (run_chunk's tuples) in the table; `arrow`, the table's Arrow
+    schema when the caller has it already."""
+    import pyarrow as pa
+
+    if arrow is None:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        arrow = to_arrow_schema(schema())
+    # the chunk is the file's folder (chunk=K), as a partitioned table has it
+    out.write_chunk(k, pa.Table.from_batches([_batch(pa, arrow, rows)]).drop_columns(["chunk"]))
 
 
 def _batch(pa, arrow, rows: list[tuple]):

@@ -213,7 +213,7 @@ class Observer:
                 if int(part) > 0:
                     self.run.seen_parts.setdefault((node, int(k), int(part)), (t, pos))
             if status is not None:
-                self._status((node, None), t, status, proc, force, until=t_vars)
+                self.record_status((node, None), t, status, proc, force, until=t_vars)
         variables: dict[str, Any] = {}
         for name, value in results[8][1]:
             variables[name] = _int(value) if _int(value) is not None else value
@@ -243,7 +243,7 @@ class Observer:
             link = (node, row.get("Connection_name") or None)
             if link not in self.run.sources:
                 continue  # the default connection, configured by no History op
-            self._status(link, t, row, None, force, until=t_vars)  # no processlist state to compare (POLL_ALL)
+            self.record_status(link, t, row, None, force, until=t_vars)  # no processlist state to compare (POLL_ALL)
 
     def slave_status(self, link: Link) -> dict:
         try:
@@ -340,7 +340,7 @@ class Observer:
             group.append(obs)
         self._relay_group[link] = ([], False) if obs["last"] else (group, alone)
 
-    def _status(self, link: Link, t: int, raw: dict, proc: list | None, force: bool, until: int | None = None) -> None:
+    def record_status(self, link: Link, t: int, raw: dict, proc: list | None, force: bool, until: int | None = None) -> None:
         """A SHOW SLAVE STATUS sample of a channel (a row of SHOW ALL SLAVES STATUS for a named
         connection, its observations tagged with it), taken between trace times t and `until` (the
         poll's clock readings around it): SQL_Remaining_Delay counts from a whole second of the

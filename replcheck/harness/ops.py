@@ -450,7 +450,7 @@ class Ops:
         lock is let go meanwhile, so its samples go on (its SQL thread still running, applying)
         and the resolution stays the polling's (seed 8's History 95: 62 s of no sample, every
         node's, and a relay seen 62 s late). A sample that finds the thread already stopped
-        before the statement returned is not the node's status (Observer._status): the stop is
+        before the statement returned is not the node's status (Observer.record_status): the stop is
         the statement's, observed at its return."""
         lock = self.run.node_locks[node]
         threads = ("Slave_SQL_Running",) if thread == "sql" else ("Slave_SQL_Running", "Slave_IO_Running")

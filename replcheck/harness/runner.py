@@ -63,7 +63,7 @@ from replcheck.harness.faults import Faults
 from replcheck.harness.binaries import find_server
 from replcheck.harness.mariadb import Cluster
 from replcheck.harness.observe import Link, Observer
-from replcheck.harness.ops import RUNS, Ops, check_server, check_supported
+from replcheck.harness.ops import CR_SERVER_LOST, DOWN_MESSAGE, RUNS, Ops, check_server, check_supported
 from replcheck.harness.proxy import ChannelProxy, ClockExchange
 from replcheck.harness.relaylog import RelayLogs
 from replcheck.harness.statements import CACHE_BUFFER_BYTES, CACHE_BYTES, SENTINEL, RunnerError, admin_statement, trx_statement
@@ -339,6 +339,12 @@ class Runner:
     def _do(self, op: dict) -> None:
         """The op as the harness's table (harness/ops.py, RUNS) says a server runs it."""
         part, method = RUNS[op["op"]].split(".")
+        if part == "faults" and not O.OPS[op["op"]].while_down and not self.cluster.is_running(op["node"]):
+            # A fault aimed at a node already down fails as the models answer any op sent to one
+            # (model/sim/kernel.py, op): seed 10's History 15 shut down A, crashed a moment before.
+            # A statement answers so by itself (Ops.statement); a fault would act on no server.
+            self.emit("error", op["node"], op=op["op"], errno=CR_SERVER_LOST, message=DOWN_MESSAGE)
+            return
         getattr(getattr(self, part), method)(op)
 
     def instant(self, unix_time: str, node: str) -> int:

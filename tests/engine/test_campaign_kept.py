@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import pyarrow as pa
 
 from replcheck import campaign, cli, io, outfs, systems
 from replcheck.exits import EXIT_USAGE, EXIT_VIOLATION
@@ -49,10 +48,7 @@ def _campaign_dir(tmp_path, rows: list[tuple], **plan) -> str:
     where = outfs.as_out(out)
     plan = {"histories": 20, "seed": 5, "systems": [MODEL, MUTANT], "chunk": 250, "table": campaign.TABLE} | plan
     where.write_text("campaign.json", json.dumps({"schema": "replcheck.campaign/1", "plan": plan}))
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    arrow = to_arrow_schema(campaign.schema())
-    where.write_chunk(0, pa.Table.from_batches([campaign._batch(pa, arrow, rows)]).drop_columns(["chunk"]))
+    campaign.write_chunk(where, 0, rows)
     return str(out)
 
 

@@ -72,11 +72,11 @@ def test_a_stop_of_the_sql_thread_leaves_its_node_sampled_meanwhile():
 def test_a_sample_that_finds_the_thread_stopped_before_its_stop_returned_is_not_the_status():
     r = _runner(_Cluster())
     status = lambda: [o["Slave_SQL_Running"] for _, _, o in r.obs if o["kind"] == "status"]  # noqa: E731
-    r.observer._status(B, 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
+    r.observer.record_status(B, 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
     r.stopping[B] = ("Slave_SQL_Running",)
-    r.observer._status(B, 20, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, True)  # still running: sampled
-    r.observer._status(B, 30, STOPPED, None, False)
+    r.observer.record_status(B, 20, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, True)  # still running: sampled
+    r.observer.record_status(B, 30, STOPPED, None, False)
     assert status() == ["Yes", "Yes"]
     del r.stopping[B]  # the statement returned: its stop observed, then the sample after it
-    r.observer._status(B, 40, STOPPED, None, True)
+    r.observer.record_status(B, 40, STOPPED, None, True)
     assert status() == ["Yes", "Yes", "No"]

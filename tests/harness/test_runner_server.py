@@ -284,6 +284,28 @@ def test_a_statement_sent_to_a_node_that_is_down_fails_as_the_models_say(server,
     assert next(o for o in obs if o["kind"] == "data" and o["node"] == "B")["counts"] == {"t1": 1}
 
 
+def test_a_fault_aimed_at_a_node_that_is_down_fails_as_the_models_say(server, short_tmp):
+    """Seed 10's History 15: A crashed, then a shutdown of A before its restart. The harness stopped
+    a server that was not running and failed the run (NodeDown, an internal error); the models
+    answer it as any op sent to a node that is down, and so must the server's Trace."""
+    from replcheck import systems
+
+    load_features()
+    h = _history([{"at": 100_000, "op": "crash", "node": "B"},
+                  {"at": 200_000, "op": "shutdown", "node": "B"},
+                  {"at": 300_000, "op": "crash", "node": "B"},
+                  {"at": 400_000, "op": "restart", "node": "B"},
+                  {"at": 500_000, "op": "trx", "node": "A", "trx": "t1"}],
+                 channels=({"source": "A", "replica": "B"},), end_us=1_500_000, sample_every_us=200_000)
+    _, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
+    _, model = systems.get("model:mariadb-10.11").run(h)
+
+    def errors(trace):
+        return [(o["op"], o["errno"], o["message"]) for o in trace if o["kind"] == "error" and o["node"] == "B"]
+    assert errors(obs) == errors(model) == [(op, 2013, "Lost connection to server (node is down)") for op in ("shutdown", "crash")]
+    assert next(o for o in obs if o["kind"] == "data" and o["node"] == "B")["counts"] == {"t1": 1}
+
+
 @pytest.mark.slow
 def test_stop_slave_inside_a_non_transactional_group_cut_mid_relay_waits_for_its_end(server, short_tmp):
     """B's relay is cut after part of t1, a MyISAM write: its SQL thread has changed the table and
