@@ -198,7 +198,7 @@ def test_an_io_thread_error_is_observed_once_per_stop():
     fatal = "Got fatal error 1236 from master when reading data from binary log: 'Could not find GTID state ...'"
 
     def poll(t, io, errno=0, message=""):
-        r.observer._status(B, t, {"Slave_IO_Running": io, "Slave_SQL_Running": "Yes", "Last_IO_Errno": str(errno),
+        r.observer.record_status(B, t, {"Slave_IO_Running": io, "Slave_SQL_Running": "Yes", "Last_IO_Errno": str(errno),
                            "Last_IO_Error": message}, None, False)
     poll(1, "Yes")
     poll(2, "Connecting", 2003, "error reconnecting to master")  # retrying: the thread has not stopped

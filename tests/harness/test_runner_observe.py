@@ -29,7 +29,7 @@ def test_events_in_no_group_are_applied_once_a_sample_shows_the_sql_thread_past_
         r.observer._relay_event(B, 10, name, ev)
 
     def sample(t, file, pos):
-        r.observer._status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": file,
+        r.observer.record_status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": file,
                            "Relay_Log_Pos": str(pos)}, None, False)
         return [(o["t"], o["type"], o["relay_pos"]) for _, _, o in r.obs if o["kind"] == "apply"]
     assert sample(20, "relay.000001", 900) == []  # an older relay log of another name: nothing passed yet
@@ -45,12 +45,12 @@ def test_an_sql_thread_stopped_by_an_error_before_any_sample_saw_it_run_is_a_sto
     error = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No", "Last_SQL_Errno": "1590",
              "Last_SQL_Error": "The incident LOST_EVENTS occurred on the master."}
     stops = lambda: [(o["t"], o["reason"]) for _, _, o in r.obs if o["kind"] == "sql_stop"]  # noqa: E731
-    r.observer._status(B, 10, error, None, False)
+    r.observer.record_status(B, 10, error, None, False)
     assert stops() == [(10, "error")]
-    r.observer._status(B, 20, error, None, False)  # still stopped: no new stop
+    r.observer.record_status(B, 20, error, None, False)  # still stopped: no new stop
     assert stops() == [(10, "error")]
     r.sql_started.add(B)  # START SLAVE (what _statement does), then it stopped again before a sample
-    r.observer._status(B, 30, error, None, False)
+    r.observer.record_status(B, 30, error, None, False)
     assert stops() == [(10, "error"), (30, "error")]
 
 
@@ -60,14 +60,14 @@ def test_an_sql_thread_stopped_without_an_error_after_start_until_is_the_until_s
     r = R.Runner(_history([]))
     stopped = {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "No"}
     stops = lambda: [(o["t"], o["reason"]) for _, _, o in r.obs if o["kind"] == "sql_stop"]  # noqa: E731
-    r.observer._status(B, 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
+    r.observer.record_status(B, 10, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, None, False)
     r.sql_started.add(B)
     r.until.add(B)  # what _statement does for a START SLAVE ... UNTIL it started the thread with
-    r.observer._status(B, 20, stopped, None, False)
-    r.observer._status(B, 30, stopped, None, False)
+    r.observer.record_status(B, 20, stopped, None, False)
+    r.observer.record_status(B, 30, stopped, None, False)
     assert stops() == [(20, "until")]
     r.sql_started.add(B)  # started again without UNTIL: a stop is no longer the condition's
-    r.observer._status(B, 40, stopped, None, False)
+    r.observer.record_status(B, 40, stopped, None, False)
     assert stops() == [(20, "until")]
 
 
@@ -233,7 +233,7 @@ def test_a_stopped_sql_thread_passes_nothing_and_what_it_passed_comes_before_its
     r.observer._relay_event(B, 10, "relay.000002", Event(615, 60, 1700000001, 26, 1, 533))  # an incident
 
     def sample(t, running, errno=0):
-        r.observer._status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": running, "Relay_Log_File": "relay.000002",
+        r.observer.record_status(B, t, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": running, "Relay_Log_File": "relay.000002",
                            "Relay_Log_Pos": "615", "Last_SQL_Errno": str(errno), "Last_SQL_Error": "incident"}, None, False)
     sample(20, "Yes")
     sample(30, "No", 1590)
@@ -376,7 +376,7 @@ def test_a_gtid_start_slave_with_both_threads_stopped_is_observed_as_the_relay_l
     assert seen == [("stmt", None, None)] + ([("relay_log_recovery", dropped, "gtid")] if dropped else []) + [("parallel", None, None)]
     assert all(o["t"] == 9_856_423 for _, _, o in r.obs if o["kind"] != "relay")
     # What lay outside groups was thrown away with the relay log, not passed: no later sample executes it.
-    r.observer._status(B, 10_000_000, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": "relay.000001",
+    r.observer.record_status(B, 10_000_000, {"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes", "Relay_Log_File": "relay.000001",
                                 "Relay_Log_Pos": "900"}, None, False)
     assert [o["type"] for _, _, o in r.obs if o["kind"] == "apply"] == (["ROTATE_EVENT"] if dropped is None else [])
 
