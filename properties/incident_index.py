@@ -150,10 +150,13 @@ class IncidentIndex:
         return key(end) if end else (2**62, 0)
 
     def relay_log_start(self, r: dict) -> tuple[int, int]:
-        """When the relay logs were last thrown away before r was relayed (or the start): what ran at
-        r's place before then ran in a relay log of the same name, numbered again."""
+        """When the relay logs were last thrown away before r was relayed (or the start), or when r
+        was written, if later: what ran at r's place before then ran in a relay log of the same name,
+        numbered again. A GTID start that throws nothing away is in no Trace (only the models' way),
+        and a real server's relay read stamps r after `since`, the read before the one that found
+        it: nothing before that was r (a campaign's B applied an earlier relay.000003's Rotate)."""
         start = self._discards(r["node"]).last_before(key(r))
-        return key(start) if start else (-1, 0)
+        return max(key(start) if start else (-1, 0), (r.get("since", -1), 0))
 
     def after(self, r: dict) -> Iterator[dict]:
         """What was relayed to the same replica after r, in order, until the relay log holding r

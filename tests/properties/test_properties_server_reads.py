@@ -1,0 +1,67 @@
+"""Properties judged on real servers' Traces (corpus/server) where the judgement turned on what the
+Trace can and cannot show. skip-counter-run-past-a-marked-group: a counter's run that passed a
+marked group and other groups does not show the marked one counted. incident-copy-thrown-away-unread:
+what ran at a place before the relayed event there was written is not that event's.
+acks-asked-for-while-off: a master asks for an ack of every event while its semi-sync is OFF.
+stop-while-a-statement-runs-without-delay: without MASTER_DELAY a stop interrupts no sleep."""
+from __future__ import annotations
+
+from replcheck import io
+from conftest import REPO, Trace, assert_witness
+
+
+def _server_trace(name: str) -> Trace:
+    """A corpus/server Trace, its observations unnumbered as a judge takes them."""
+    header, obs = io.load_trace(REPO / "corpus" / "server" / f"{name}.trace.jsonl")
+    return Trace(header, [{k: x for k, x in o.items() if k != "_line"} for o in obs])
+
+
+def test_a_counter_run_past_a_marked_group_and_others_shows_no_count_of_it(kit):
+    # B's counter of 2 passed marked t6 and MyISAM t7: it ends at t7's end whether or not t6 counted.
+    tr = _server_trace("skip-counter-run-past-a-marked-group")
+    assert "filtered" in tr.header["unobserved"]
+    assert kit.verdict("FILTER.SKIP_COUNTER", tr).status == "pass"
+    # A run that passed the marked group alone did count it.
+    marked = tr.first("skip", node="B", trx="t6", idx=0)
+    tr.obs = [o for o in tr.obs if not (o["kind"] == "skip" and o.get("trx") == "t7")]
+    assert_witness(kit.verdict("FILTER.SKIP_COUNTER", tr), tr, marked, "counted event 0 of marked t6")
+
+
+def test_a_trace_that_observes_filtering_gives_each_skip_its_own_reason(kit):
+    tr = _server_trace("skip-counter-run-past-a-marked-group")
+    tr.header = {**tr.header, "unobserved": [k for k in tr.header["unobserved"] if k != "filtered"]}
+    marked = tr.first("skip", node="B", trx="t6", idx=0)
+    assert_witness(kit.verdict("FILTER.SKIP_COUNTER", tr), tr, marked, "counted event 0 of marked t6")
+
+
+def test_an_incident_copy_thrown_away_unread_was_not_reached(kit):
+    # B's apply at relay.000003:256 at 2.13 s came before the restart at 3.09 s renumbered the relay
+    # logs, long before the incident was relayed (since 3.77 s).
+    tr = _server_trace("incident-copy-thrown-away-unread")
+    assert kit.verdict("WL3464.R3.1", tr).status == "pass"
+    # A copy whose read the Trace does not bound: that apply may have followed it.
+    incident = next(o for o in tr.all("relay", node="B", type="INCIDENT_EVENT") if o["t"] > 4_000_000)
+    for o in tr.all("relay", node="B"):
+        o.pop("since", None)
+    assert_witness(kit.verdict("WL3464.R3.1", tr), tr, incident, "B did not stop at incident 1")
+
+
+def test_acks_asked_for_while_off_need_not_end_a_transaction(kit):
+    # A was OFF from t3's timeout until B's ack of (bin.000001, 1266); B acked the header events of
+    # the binlogs A rotated meanwhile, sent while OFF (update_sync_header).
+    tr = _server_trace("acks-asked-for-while-off")
+    assert kit.verdict("WL1720.ACK.LAST_EVENT", tr).status == "pass"
+    for s in tr.all("server_status", node="A"):
+        s["variables"]["Rpl_semi_sync_master_status"] = "ON"
+    ack = tr.first("ack", node="A", file="bin.000002", pos=4)
+    assert_witness(kit.verdict("WL1720.ACK.LAST_EVENT", tr), tr, ack, "B acknowledged (bin.000002, 4), which ends no transaction")
+
+
+def test_a_stop_without_a_delay_is_not_judged_by_its_length(kit):
+    # B, serial with MASTER_DELAY 0, was running a statement costing it 2 s when STOP SLAVE SQL_THREAD came.
+    tr = _server_trace("stop-while-a-statement-runs-without-delay")
+    assert kit.verdict("WL344.STOP.IMMEDIATE", tr).status == "pass"
+    tr.header = {**tr.header, "topology": {**tr.header["topology"], "channels": [
+        {**c, "delay": 2} for c in tr.header["topology"]["channels"]]}}
+    stop = next(o for o in tr.all("stmt", node="B", op="stop_slave") if o["duration_us"] > 2_000_000)
+    assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on B took 2.007431 s")
