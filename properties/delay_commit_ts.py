@@ -4,7 +4,8 @@ from __future__ import annotations
 from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks, seconds
-from .delay_timing import TRX_START, begin_of, gtid_applies, index, judge_due, waiting_for
+from .delay_timing import TRX_START, begin_of, gtid_applies, index, judge_due
+from .delay_waiting import left_text, seconds_left, waiting_for
 
 
 # -- WL#7318 ----------------------------------------------------------------------------------
@@ -73,9 +74,10 @@ def delay_in_seconds(v: TraceView, check: Check) -> None:
             continue
         w = waiting_for(v, s)
         if w and w[0] == "yes" and s["REMAINING_DELAY"] is not None:
-            left = (w[1] - s["t"]) / US
-            check.judge(abs(s["REMAINING_DELAY"] - left) < 1 + v.resolution_us / US,
-                        f"{s['node']}: REMAINING_DELAY {s['REMAINING_DELAY']} but {left:.3f} s are left", s)
+            left = seconds_left(w, s["t"])
+            slack = 1 + v.resolution_us / US
+            check.judge(left[0] - slack < s["REMAINING_DELAY"] < left[1] + slack,
+                        f"{s['node']}: REMAINING_DELAY {s['REMAINING_DELAY']} but {left_text(left)} s are left", s)
         want = ix.delay_at(s["node"], s["t"], s["_line"])
         if want is not None:
             check.judge(s["DESIRED_DELAY"] == want, f"{s['node']}: DESIRED_DELAY {s['DESIRED_DELAY']}, configured {want} s", s)

@@ -6,7 +6,8 @@ from bisect import bisect_left
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
 from .core import Check, TraceView, checks, seconds
-from .delay_timing import BINLOG_STATEMENT_EVENTS, STATE_WAITING, index, running_samples, status_samples, stmts, waiting_for
+from .delay_timing import BINLOG_STATEMENT_EVENTS, STATE_WAITING, index, running_samples, status_samples, stmts
+from .delay_waiting import left_text, seconds_left, waiting_for
 
 
 # -- statements -------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def waiting_state_string(v: TraceView, check: Check) -> None:
         shown = s["Slave_SQL_Running_State"] == STATE_WAITING
         check.judge(shown == (w[0] == "yes"),
                     lambda: f"{s['node']} at {seconds(s['t'])} shows state {s['Slave_SQL_Running_State']!r} but it "
-                    f"{'is' if w[0] == 'yes' else 'is not'} delaying" + (f" (due {seconds(w[1])})" if w[1] is not None else ""), s)
+                    f"{'is' if w[0] == 'yes' else 'is not'} delaying" + (f" (due {seconds(w[1] if w[0] == 'yes' else w[2])})" if w[1] is not None else ""), s)
 
 
 @checks("WL344.SSS.REMAINING", needs=("relay",))
@@ -127,11 +128,12 @@ def remaining_delay(v: TraceView, check: Check) -> None:
         if not isinstance(rem, int) or rem < 0:
             check.judge(False, f"{s['node']} is waiting but SQL_Remaining_Delay is {rem!r}", s)
         elif w is not None and w[1] is not None:
-            exact = (w[1] - s["t"]) / US
+            left = seconds_left(w, s["t"])
             # Whole seconds, read at some instant of the sample's read (not within the resolution:
             # a loaded machine's coarse polls would hide the whole-second error it is there to see).
-            check.judge(abs(rem - exact) < 1 + v.whole_second_slack_us(s) / US,
-                        f"{s['node']} at {seconds(s['t'])}: SQL_Remaining_Delay {rem} but {exact:.3f} s are left", s)
+            slack = 1 + v.whole_second_slack_us(s) / US
+            check.judge(left[0] - slack < rem < left[1] + slack,
+                        f"{s['node']} at {seconds(s['t'])}: SQL_Remaining_Delay {rem} but {left_text(left)} s are left", s)
 
 
 @checks("WL344.SSS.SQL_DELAY")

@@ -6,9 +6,7 @@ from bisect import bisect_left, bisect_right
 from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
-from .configuration import with_workers
 from .core import Check, Seq, TraceView, seconds
-from .filter import ignores_marked_at, kept_out
 
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
@@ -113,13 +111,13 @@ class DelayIndex:
             return None
         return (when + est + delay) * US - self.v.offset_at(node, read, read_line) - self.v.header.get("epoch_us", 0)
 
-    def _counted(self, a: dict, when: int, query_first: bool = False) -> int:
+    def _counted(self, a: dict, when: int, query_first: bool = False, latest: bool = False) -> int:
         """A timestamp plus the measured clock difference, on the replica's clock as it stood when
         the SQL thread read the event (its timed wait, set then, is not moved by a later step): the
-        earliest such count over the moments it may have read it."""
+        earliest such count over the moments it may have read it, or the `latest`."""
         # a step logged after the observation in its own µs came after it (a status sample's probe)
         own = a.get("read") if a.get("read") is not None else begin_of(a)
-        return min((when + diff) * US - self.v.offset_at(a["node"], read, self.read_line(a) if read == own else None)
+        return (max if latest else min)((when + diff) * US - self.v.offset_at(a["node"], read, self.read_line(a) if read == own else None)
                    for read in self._read_times(a)
                    if (diff := self.estimate(a, None if read == own else read, query_first)) is not None)  # none before a connect
 
@@ -167,11 +165,12 @@ class DelayIndex:
             first = min(begin, max(first, q["t"] if q is not None else began))
         return [first, *(o["t"] for o in self.v.of_node(a["node"], "clock_query", "clock_step") if first < o["t"] < begin), begin]
 
-    def due(self, a: dict, exact: bool = False, query_first: bool = False) -> int | None:
+    def due(self, a: dict, exact: bool = False, query_first: bool = False, latest: bool = False) -> int | None:
         """True time before which the applied event must not begin; None if it does not wait. By the
         clock difference the replica measured (estimate), as a server counts (sql_delay_event: when +
         clock_diff_with_master + sql_delay on its own clock), unless `exact`: the seed's absolute
-        time, whose difference from the server's count is WL344.CLOCK.COMPENSATE's alone."""
+        time, whose difference from the server's count is WL344.CLOCK.COMPENSATE's alone. The
+        earliest over the moments the SQL thread may have read the event, or the `latest`."""
         # A dump thread's fake event (timestamp 0, MariaDB fake_event_header) is in no binlog but
         # still waits: sql_delay_event exempts events by type only, so a delay longer than the
         # epoch makes even timestamp 0 due in the future.
@@ -197,13 +196,13 @@ class DelayIndex:
             if r is None:
                 return None
             # compensated by the source's clock, as clock_diff_with_master does
-            base = self._counted(a, 0, query_first) if not exact and self.estimate(a) is not None \
+            base = self._counted(a, 0, query_first, latest) if not exact and self.estimate(a) is not None \
                 else -self.v.offset_at(r["source"], r["t"], r["_line"])
         else:
             o = self.origin_of(a)
             if o is None:
                 return None
-            base = self._counted(a, a["when"], query_first) if not exact and self.estimate(a) is not None \
+            base = self._counted(a, a["when"], query_first, latest) if not exact and self.estimate(a) is not None \
                 else a["when"] * US - self.v.offset_at(o["node"], o["t"], o["_line"])
         due = base - self.v.header.get("epoch_us", 0) + delay * US
         if not delay and due > begin_of(a):
@@ -278,10 +277,14 @@ class DelayIndex:
             # A model's Trace: the first apply of this very event (a relay-log place is reused after a
             # discard, and an apply before a rollback, its group completed later, still passed it). A
             # polled server's relay log is read after what its samples showed applied, and a STOP
-            # SLAVE mid-group sends its SQL thread back to the group's start: its last apply.
+            # SLAVE mid-group sends its SQL thread back to the group's start: its last apply of this
+            # copy, before the relay logs were next thrown away (seed 10's History 25: the place of
+            # a Rotate relayed again after a START SLAVE by GTID).
             lines = done.get((r["file"], r["pos"]), ())
             if self.v.resolution_us:
-                when = lines[-1][1] if lines else None
+                gone = next(discards.after(r["_line"]), None)
+                mine = lines if gone is None else lines[:bisect_left(lines, (gone["_line"],))]
+                when = mine[-1][1] if mine else None
             else:
                 when = self._passed(node, r, lines, stops, done, line)
             # Only discards logged before the sample: one later in the same microsecond had not happened yet.
@@ -508,93 +511,3 @@ def count_moved(v: TraceView, node: str, since_line: int, until_line: int) -> bo
 
 def running_samples(v: TraceView):
     return (s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes")
-
-
-def _coordinator_ahead(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
-    """A polled replica with workers holding a later group than r unapplied: MariaDB's coordinator
-    delays each event before handing its group over (rpl_parallel::do_event: sql_delay_event), so it
-    may wait for that one while a worker has r, and a poll shows neither (seed 8, History 169)."""
-    return bool(v.resolution_us) and with_workers(v, s) and any(
-        x.get("trx") not in (None, r.get("trx")) and not any(a["_line"] < s["_line"] for a in ix.applies_of(s["node"], x["file"], x["pos"]))
-        for x in v.of_node(s["node"], "relay").between(r["_line"], s["_line"]))
-
-
-def waiting_for(v: TraceView, s: dict, exact: bool = False) -> tuple[str, int | None] | None:
-    """('yes'|'no', due) if the trace decides whether the SQL thread was delaying at the sample; None at a
-    boundary. The due time as the replica counts it, or `exact` (DelayIndex.due)."""
-    ix = index(v)
-    try:
-        return ix.waiting[s["_line"], exact]
-    except KeyError:
-        answer = ix.waiting[s["_line"], exact] = _decide_waiting(v, ix, s, exact)
-        return answer
-
-
-def _reading_again(v: TraceView, s: dict) -> bool:
-    """After a rewinding stop (a parallel MariaDB replica with several domains: handle_slave_sql's exit
-    puts its place at the relay log's start, shown as Relay_Log_Pos 4) the SQL thread reads again
-    what it executed and passes it over by GTID, and rpl_parallel::do_event runs sql_delay_event on
-    each event before process_gtid_for_restart_pos: with nothing new to execute, a wait may be for a
-    group read again. As for a group fetched again, not judged (WL#344 predates GTIDs)."""
-    stop = v.of_node(s["node"], "sql_stop").last_before(s["_line"])
-    if stop is None:
-        return False
-    shown = next(iter(v.of_node(s["node"], "status").after(stop["_line"])), None)
-    return shown is not None and shown["Relay_Log_Pos"] == 4 and shown["_line"] <= s["_line"] \
-        and not v.of_node(s["node"], "visible").between(stop["_line"], s["_line"])
-
-
-def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple[str, int | None] | None:
-    t, tol = s["t"], v.resolution_us
-    r, applied = ix.pending(s["node"], t, s["_line"])
-    if tol and ix.relayed_within(s["node"], t, t + tol):
-        return None  # a relay log read after the sample may hold what the SQL thread had at it
-    if r is None:  # nothing left to execute, unless it reads again what it executed
-        return None if _reading_again(v, s) else ("no", None)
-    if r.get("trx") is not None and ix.executed_before(s["node"], r["trx"], s["_line"]):
-        # A group the node had executed, fetched again (after RESET SLAVE, say): a model skips it at
-        # its GTID event without a wait, and shows the skip once the group is whole (a cut IO thread
-        # may leave only its start). Whether a server delays it first (MySQL's sql_delay_event runs
-        # before Gtid_log_event's skip) is not WL#344's, which predates GTIDs: not judged.
-        return None
-    if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
-        return None  # it just arrived, or is being applied at this very instant
-    if _coordinator_ahead(v, ix, s, r):
-        return None
-    if not exact and count_moved(v, s["node"], r["_line"], s["_line"]):
-        return None
-    if r.get("skip_replication") and ignores_marked_at(v, s["node"], s["_line"]):
-        # a marked group the node filters is ignored at its events without a wait (EVENT_SKIP_IGNORE;
-        # sql_delay_event runs only for EVENT_SKIP_NOT, as model/filter.py cites): the thread waits
-        # for a later event, if any
-        return None
-    if "filtered" in v.unobserved and r.get("trx") in kept_out(v, s["node"]):
-        # a group the replica's filters keep out, on a trace that cannot show where the SQL thread
-        # passed it: the event it waits for may be a later one (campaign finding, a real server
-        # waiting for t3 while t1, filtered, was the first unapplied), as SBM's in_hand has it
-        return None
-    before = [x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["_line"] < s["_line"]]
-    if before and not any(b["trx"] == r["trx"] for b in v.of_node(s["node"], "rollback").between(before[-1]["_line"], s["_line"])):
-        return None  # applied before the sample and redone only after a later rollback: the thread was past it
-    skipped = [x for x in ix.skipped_at.get((s["node"], r["file"], r["pos"]), []) if x["_line"] < s["_line"]]
-    if skipped and not v.of_node(s["node"], "sql_stop").between(skipped[-1]["_line"], s["_line"]):
-        # skipped (sql_slave_skip_counter) before the sample, skipped again only after a stop put the
-        # thread back at its group's start: at the sample the thread was past it, waiting for the rest
-        # of the group (a cut IO thread may leave only its start in the relay log)
-        return None
-    a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
-    # due under the delay in force at the sample: a CHANGE MASTER before the apply may change it
-    probe = {**(a or r), "begin": t, "t": t, "_line": s["_line"]}
-    due = ix.due(probe, exact)
-    if a is not None and a.get("read") is not None and a["read"] > t - tol:
-        return None  # still busy with the previous event
-    if due is None:
-        return "no", None
-    if abs(due - t) <= tol:
-        return None
-    if tol and due < t < due + US:
-        # A server counts the delay in whole seconds and sleeps the whole seconds left from when it
-        # looked (sql_delay_event: nap_time = sql_delay_end - now, then slave_sleep): it may wait
-        # up to a second past the due time. Whether it waits longer is WL344.WAIT.NO_EXTRA's.
-        return None
-    return ("yes", due) if due > t else ("no", due)

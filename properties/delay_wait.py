@@ -11,7 +11,8 @@ from .configuration import with_workers
 from .core import Check, Seq, TraceView, checks, seconds
 from .filter import kept_out
 from .recovery import behind_at_end, copies, sources_at_end
-from .delay_timing import EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples, waiting_for
+from .delay_timing import EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples
+from .delay_waiting import waiting_for
 
 
 # -- the wait rule ----------------------------------------------------------------------------

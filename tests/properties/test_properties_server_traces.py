@@ -22,7 +22,10 @@ an earlier one, and counts the lag until its workers are idle.
 switch-on-seen-after-a-later-commit: a switch back ON is judged by the binlog's end when it may have been made.
 unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw.
 stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length.
-stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length."""
+stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length.
+parallel-relay-place-used-again-after-a-purge: a relay-log place's later copy was not applied at the sample.
+delay-read-before-a-reconnect-in-its-group: a wait read before a reconnect counts by the difference before
+it, and the lag by the group's statements relayed into the next relay log."""
 from __future__ import annotations
 
 import re
@@ -326,3 +329,52 @@ def test_a_stop_that_returns_as_a_worker_commits_its_group_is_not_judged_by_its_
         o["workers"] = 0  # a serial SQL thread: nothing explains the wait
     stop = next(o for o in tr.all("stmt", node="B") if o["op"] == "stop_slave")
     assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on B took 2.605762 s")
+
+
+def test_a_relay_log_place_applied_again_after_a_purge_was_applied_before_it_too(kit):
+    # A real server's Trace (corpus/server): B (4 workers) applied the Rotate at relay.000002:256 at
+    # 15.20 s; relay logs thrown away later, a new Rotate took the place, applied at 38.85 s. At 18.26
+    # s B showed caught up and Seconds_Behind_Master 3 while a worker ran t12 (3 s on B).
+    tr = Trace(*_server_trace("parallel-relay-place-used-again-after-a-purge"))
+    rotates = [o for o in tr.all("apply", node="B", type="ROTATE_EVENT") if (o["relay_file"], o["relay_pos"]) == ("relay.000002", 256)]
+    assert [o["t"] for o in rotates][-2:] == [15_195_117, 38_845_512]
+    assert kit.verdict("SBM.CAUGHT_UP", tr).status == "pass"
+    # at 22.64 s t12 is committed too, and the workers are idle
+    idle = next(o for o in tr.all("status", node="B") if o["t"] == 22_640_134)
+    idle["Seconds_Behind_Master"] = 3
+    assert_witness(kit.verdict("SBM.CAUGHT_UP", tr), tr, idle, "Seconds_Behind_Master 3")
+
+
+KEPT_84 = "delay-read-before-a-reconnect-in-its-group"
+
+
+def test_a_wait_read_before_a_reconnect_counts_by_the_difference_measured_before_it(kit):
+    # A real server's Trace (corpus/server): B (MASTER_DELAY 9) read t7's GTID event before its IO
+    # thread, cut after that event, reconnected and measured clock_diff_with_master -3603 s instead
+    # of -3602: it showed SQL_Remaining_Delay 10 at 15.91 s and waited until past 25.08 s.
+    header, obs = _server_trace(KEPT_84)
+    assert [q["clock_diff_with_master"] for q in obs if q["kind"] == "clock_query"][-2:] == [-3602, -3603]
+    for requirement in ("WL344.STATE.WAITING", "WL344.SSS.REMAINING"):
+        assert kit.verdict(requirement, Trace(header, obs)).status == "pass"
+    # had the earlier connect measured -3603 too, the wait would have ended a second sooner
+    tr = Trace(header, obs)
+    q = next(o for o in tr.all("clock_query", node="B") if o["t"] == 12_409_277)
+    q["clock_diff_with_master"] = -3603
+    late = next(o for o in tr.all("status", node="B") if o["t"] == 25_078_059)
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, late, "is not delaying (due 24 s)")
+    left = next(o for o in tr.all("status", node="B") if o["t"] == 17_385_772)
+    assert_witness(kit.verdict("WL344.SSS.REMAINING", tr), tr, left, "SQL_Remaining_Delay 8 but 6.614 s are left")
+
+
+def test_the_lag_counts_from_a_statement_of_the_group_relayed_into_the_next_relay_log(kit):
+    # the same Trace: t7's statements (stamped 4 s before its GTID event) came after the reconnect,
+    # into relay.000007; executing the first, B showed 15 s, 10 s a second before
+    tr = Trace(*_server_trace(KEPT_84))
+    t7 = [(o["type"], o["file"]) for o in tr.all("relay", node="B") if o.get("trx") == "t7"]
+    assert t7[0] == ("GTID_LOG_EVENT", "relay.000006") and t7[1] == ("QUERY_EVENT", "relay.000007")
+    for requirement in ("SBM.VALUE", "SBM.NO_JUMP"):
+        assert kit.verdict(requirement, tr).status == "pass"
+    sleeping = next(o for o in tr.all("status", node="B") if o["t"] == 26_000_855)
+    sleeping["Seconds_Behind_Master"] = 20
+    assert_witness(kit.verdict("SBM.VALUE", tr), tr, sleeping, "Seconds_Behind_Master 20 but GTID_LOG_EVENT of t7")
+    assert_witness(kit.verdict("SBM.NO_JUMP", tr), tr, sleeping, "Seconds_Behind_Master 10 at 25.078059 s, 20 at 26.000855 s")
