@@ -70,11 +70,15 @@ def _by_node(obs: Iterable[dict]) -> dict[str, list[dict]]:
     return out
 
 
+def _last_sample(obs: list[dict]) -> dict:
+    return next((o for o in reversed(obs) if o["kind"] == "status"), {})
+
+
 def _running_at_end(obs: list[dict]) -> bool:
     """The connection's last sample shows both threads running: what it relayed, or the GTID connect
     of a restart fetches again after a relay log was dropped, it must have applied by then."""
-    samples = [o for o in obs if o["kind"] == "status"]
-    return bool(samples) and samples[-1].get("Slave_SQL_Running") == "Yes" and samples[-1].get("Slave_IO_Running") == "Yes"
+    last = _last_sample(obs)
+    return last.get("Slave_SQL_Running") == "Yes" and last.get("Slave_IO_Running") == "Yes"
 
 
 def _delaying_at_end(obs: list[dict]) -> bool:
@@ -82,8 +86,7 @@ def _delaying_at_end(obs: list[dict]) -> bool:
     end before a group's timestamp plus the delay (SET TIMESTAMP ahead; sql_delay_event, MariaDB
     sql/slave.cc, sleeps until `ev->when + clock_diff_with_master + sql_delay`), and the groups it
     relayed after that one wait behind it. Whether it should wait is WL344's and MULTISOURCE.DELAY's."""
-    samples = [o for o in obs if o["kind"] == "status"]
-    return bool(samples) and samples[-1].get("Slave_SQL_Running_State") == STATE_WAITING
+    return _last_sample(obs).get("Slave_SQL_Running_State") == STATE_WAITING
 
 
 @checks("MULTISOURCE.INDEPENDENT")
