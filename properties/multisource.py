@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Iterable
 
 from .core import Check, TraceView, checks, seconds
-from .delay import begin_of
+from .delay import STATE_WAITING, begin_of
 
 US = 1_000_000
 STOPS_ALL = ("stop_all_slaves",)
@@ -70,18 +70,31 @@ def _by_node(obs: Iterable[dict]) -> dict[str, list[dict]]:
     return out
 
 
+def _last_sample(obs: list[dict]) -> dict:
+    return next((o for o in reversed(obs) if o["kind"] == "status"), {})
+
+
 def _running_at_end(obs: list[dict]) -> bool:
     """The connection's last sample shows both threads running: what it relayed, or the GTID connect
     of a restart fetches again after a relay log was dropped, it must have applied by then."""
-    samples = [o for o in obs if o["kind"] == "status"]
-    return bool(samples) and samples[-1].get("Slave_SQL_Running") == "Yes" and samples[-1].get("Slave_IO_Running") == "Yes"
+    last = _last_sample(obs)
+    return last.get("Slave_SQL_Running") == "Yes" and last.get("Slave_IO_Running") == "Yes"
+
+
+def _delaying_at_end(obs: list[dict]) -> bool:
+    """The connection's last sample shows its SQL thread waiting out its MASTER_DELAY: a History may
+    end before a group's timestamp plus the delay (SET TIMESTAMP ahead; sql_delay_event, MariaDB
+    sql/slave.cc, sleeps until `ev->when + clock_diff_with_master + sql_delay`), and the groups it
+    relayed after that one wait behind it. Whether it should wait is WL344's and MULTISOURCE.DELAY's."""
+    return _last_sample(obs).get("Slave_SQL_Running_State") == STATE_WAITING
 
 
 @checks("MULTISOURCE.INDEPENDENT")
 def independent(v: TraceView, check: Check) -> None:
     """A connection's SQL thread stops only for a cause of its own (a STOP SLAVE naming it, STOP ALL
     SLAVES, its own error or UNTIL, the server's crash); and what a connection relayed is applied or
-    skipped by it once its SQL thread runs to the trace's end, whatever the other connections do."""
+    skipped by it once its SQL thread runs to the trace's end, whatever the other connections do,
+    unless it still waits out its MASTER_DELAY there."""
     for node, conns in _named(v).items():
         stop_all = {o["t"] for o in v.kind("stmt") if o["node"] == node and o["op"] in STOPS_ALL and o.get("errno") is None}
         for conn in conns:
@@ -92,7 +105,7 @@ def independent(v: TraceView, check: Check) -> None:
                     continue
                 own = o["t"] in stop_all or o["t"] in stopped_at
                 check.judge(own, lambda: f"{node} connection {conn!r}: SQL thread stopped at {seconds(o['t'])} by no statement of its own", o)
-            if not _running_at_end(obs):
+            if not _running_at_end(obs) or _delaying_at_end(obs):
                 continue
             # applied by any connection (a START SLAVE drops the relay log and asks by the shared
             # gtid_slave_pos, which another connection may have moved past it), or skipped by this one
@@ -175,7 +188,7 @@ def applied_once(v: TraceView, check: Check) -> None:
 def restart_no_loss(v: TraceView, check: Check) -> None:
     """Each group a connection had relayed and not applied when it was stopped is applied once on
     the replica after it is started again (by it, or by another connection bringing the same GTID),
-    when its threads run to the trace's end."""
+    when its threads run to the trace's end: at most once while it still waits out its delay there."""
     for node, conns in _named(v).items():
         applies = _applies(v, node)
         times = Counter(_applied(o) for o in applies)
@@ -183,6 +196,7 @@ def restart_no_loss(v: TraceView, check: Check) -> None:
             obs = _conn_obs(v, node, conn)
             if not _running_at_end(obs):
                 continue
+            delaying = _delaying_at_end(obs)
             # One sweep: the groups relayed so far that neither the node applied nor this
             # connection skipped, kept up to date as applies (by line) and skips come.
             undone: dict[str, list[dict]] = {}
@@ -208,5 +222,5 @@ def restart_no_loss(v: TraceView, check: Check) -> None:
                 start = obs[starts[nxt]]
                 for r in sorted((r for rs in undone.values() for r in rs), key=lambda r: r["_line"]):
                     n = times[r["gtid"]]
-                    check.judge(n == 1, lambda: f"{node} connection {conn!r}: {r['gtid']}, relayed before STOP SLAVE at "
+                    check.judge(n == 1 or (n == 0 and delaying), lambda: f"{node} connection {conn!r}: {r['gtid']}, relayed before STOP SLAVE at "
                                                 f"{seconds(stop['t'])}, was applied {n} times after START SLAVE at {seconds(start['t'])}", r)

@@ -190,3 +190,33 @@ def test_a_semi_sync_ack_through_a_named_connection_releases_the_commit(kit):
         tr.drop(o)
     assert_witness(kit.verdict("WL1720.ACK.WAIT", tr), tr, tr.first("commit", node="A", trx="t3"),
                    "commit of t3 on A returned at 0.4 s while ON, held by [] (need 1)")
+
+
+def test_a_connection_still_waiting_out_its_delay_at_the_end_owes_what_it_relayed_after(kit):
+    """A real server's Trace ends when its History does, not when the model's would: 'c' (MASTER_DELAY 2)
+    relayed t1, stamped 50 s ahead, and still waits for it at 30 s (seed 10's History 185 ran so).
+    Its last sample says so; one saying the thread idles with t1 unapplied is a violation."""
+    tr = kit.run(MDB, _stamped_ahead(2))
+    for o in [o for o in tr.obs if o["t"] >= 30 * US]:
+        tr.drop(o)
+    last = tr.all("status", node="D", connection="c")[-1]
+    assert last["Slave_SQL_Running_State"] == "Waiting until MASTER_DELAY seconds after master executed event"
+    assert not tr.all("apply", node="D", connection="c", trx="t1")
+    assert kit.verdict("MULTISOURCE.INDEPENDENT", tr).status != "violated"
+    last["Slave_SQL_Running_State"] = "Slave has read all relay log; waiting for more updates"
+    assert_witness(kit.verdict("MULTISOURCE.INDEPENDENT", tr), tr, tr.first("relay", node="D", connection="c", trx="t1", idx=0),
+                   "D connection 'c': 1-1-1 relayed at")
+
+
+def test_a_group_relayed_before_a_stop_may_still_wait_out_its_delay_at_the_end(kit):
+    tr, relay = lost_across_restart(kit)
+    last = tr.all("status", node="R", connection="a")[-1]
+    last["Slave_SQL_Running_State"] = "Waiting until MASTER_DELAY seconds after master executed event"
+    assert kit.verdict("MULTISOURCE.RESTART.NO_LOSS", tr).status != "violated"
+    # waiting or not, a group applied twice across the restart is not
+    tr, _ = lost_across_restart(kit)
+    twice = kit.run(MDB, TWO).all("apply", node="R", connection="a", trx="t1")
+    tr.obs += [dict(a) for a in twice + twice]
+    tr.obs.sort(key=lambda o: o["t"])
+    tr.all("status", node="R", connection="a")[-1]["Slave_SQL_Running_State"] = last["Slave_SQL_Running_State"]
+    assert "was applied 2 times" in kit.verdict("MULTISOURCE.RESTART.NO_LOSS", tr).witnesses[0].message
