@@ -3,7 +3,8 @@ Trace can and cannot show. skip-counter-run-past-a-marked-group: a counter's run
 marked group and other groups does not show the marked one counted. incident-copy-thrown-away-unread:
 what ran at a place before the relayed event there was written is not that event's.
 acks-asked-for-while-off: a master asks for an ack of every event while its semi-sync is OFF.
-stop-while-a-statement-runs-without-delay: without MASTER_DELAY a stop interrupts no sleep."""
+stop-while-a-statement-runs-without-delay: without MASTER_DELAY a stop interrupts no sleep.
+clock-step-just-before-a-wait-ends: a wait that ends within the resolution after a sample still began before a step."""
 from __future__ import annotations
 
 from replcheck import io
@@ -65,3 +66,16 @@ def test_a_stop_without_a_delay_is_not_judged_by_its_length(kit):
         {**c, "delay": 2} for c in tr.header["topology"]["channels"]]}}
     stop = next(o for o in tr.all("stmt", node="B", op="stop_slave") if o["duration_us"] > 2_000_000)
     assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on B took 2.007431 s")
+
+
+def test_a_clock_step_counts_for_a_wait_that_ends_just_after_the_sample(kit):
+    # C's clock stepped an hour ahead at 7.60 s, after its IO thread's connect: at 8.01 s it showed
+    # Seconds_Behind_Master 3604 with 0 s left, and passed t3 at 8.27 s, within the resolution.
+    tr = _server_trace("clock-step-just-before-a-wait-ends")
+    sample = tr.first("status", node="C", t=8_005_782)
+    assert tr.first("apply", node="C", trx="t3", idx=0)["t"] - sample["t"] < tr.header["resolution_us"]
+    for requirement in ("SBM.RESTART", "SBM.DELAY"):
+        assert kit.verdict(requirement, tr).status == "pass"
+    # with no step, the lag 3600 s past the wait is a violation
+    tr.obs = [o for o in tr.obs if o["kind"] != "clock_step"]
+    assert_witness(kit.verdict("SBM.RESTART", tr), tr, sample, "Seconds_Behind_Master 3604 and 0 s left exceed MASTER_DELAY 4")
