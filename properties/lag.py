@@ -16,13 +16,10 @@ from replcheck.spec.formats import US
 
 from .core import Check, Seq, TraceView, checks, seconds
 from .configuration import with_workers
-from .delay_timing import STATE_WAITING, count_moved, index, measured_difference, repositions
+from .delay_timing import CAUGHT_UP, STATE_WAITING, count_moved, index, measured_difference, repositions
 from .filter import kept_out
 
 SBM = "Seconds_Behind_Master"
-# MariaDB: '...; waiting for more updates'; MySQL 5.6 and the seed's model: '...; waiting for the
-# slave I/O thread to update it'. Both are set where the SQL thread waits at the end of the relay log.
-CAUGHT_UP = "Slave has read all relay log"
 GRANULARITY_US = 2 * US  # the timestamp and the replica's clock are read in whole seconds
 
 
