@@ -10,6 +10,9 @@ from .core import Check, Seq, TraceView, seconds
 
 
 STATE_WAITING = "Waiting until MASTER_DELAY seconds after master executed event"
+# MariaDB: '...; waiting for more updates'; MySQL 5.6 and the seed's model: '...; waiting for the
+# slave I/O thread to update it'. Both are set where the SQL thread waits at the end of the relay log.
+CAUGHT_UP = "Slave has read all relay log"
 EXEMPT = frozenset({"START_EVENT_V3", "ROTATE_EVENT", "FORMAT_DESCRIPTION_EVENT"})
 TRX_START = frozenset({"GTID_LOG_EVENT", "ANONYMOUS_GTID_LOG_EVENT"})
 BINLOG_STATEMENT_EVENTS = frozenset({

@@ -145,9 +145,15 @@ class IncidentIndex:
             d for d in self.v.of_node(node, "relay_log_recovery", "stmt") if discards_relay_log(d)))
 
     def relay_log_end(self, r: dict) -> tuple[int, int]:
-        """When the relay log holding r was thrown away (RESET SLAVE, relay_log_recovery), or the end."""
+        """When the relay log holding r was thrown away (RESET SLAVE, relay_log_recovery), or the end.
+        A GTID start that throws away nothing unapplied is in no Trace, but another event relayed to
+        r's very place shows r's relay log gone by then (a campaign's B: a restart by GTID after a
+        skip of the incident, and a Gtid_list relayed to its place and applied)."""
         end = next(self._discards(r["node"]).after(key(r)), None)
-        return key(end) if end else (2**62, 0)
+        again = self.v.memo("incident.relays_by_place", lambda: {p: timed(rs) for p, rs in index_by(
+            self.v.kind("relay"), lambda x: (x["node"], x["file"], x["pos"])).items()})
+        later = next(again[(r["node"], r["file"], r["pos"])].after(key(r)), None)
+        return min(key(end) if end else (2**62, 0), key(later) if later else (2**62, 0))
 
     def relay_log_start(self, r: dict) -> tuple[int, int]:
         """When the relay logs were last thrown away before r was relayed (or the start), or when r
