@@ -141,14 +141,17 @@ def on_master_at(v: TraceView, node: str, line: int) -> bool:
     return str(_settings_at(v, node, line).get(MARKED) or "").upper() == ON_MASTER
 
 
-def unsent(v: TraceView, commit: dict) -> bool:
+def unsent(v: TraceView, commit: dict, binlog: dict) -> bool:
     """A marked transaction whose master's semi-sync replicas all filter marked events on the master."""
     if not commit.get("skip_replication"):
         return False
-    # a semi-sync replica as its configuration stood at the commit: a restart may have turned it off
+    # a semi-sync replica as its configuration stood at the binlog write, where the wait begins: a
+    # restart may have turned it off, or on while the commit waited for want of any semi-sync replica
+    # (a wait the filter does not cause: seed 658843's History 3, B semi-sync only from 1.9 s)
+    line = min(commit["_line"], binlog["_line"])
     semi = [r for r, c in v.channels.items() if c.get("source") == commit["node"]
-            and _settings_at(v, r, commit["_line"]).get("rpl_semi_sync_slave_enabled")]
-    return bool(semi) and all(str(_settings_at(v, r, commit["_line"]).get(MARKED) or "").upper() == ON_MASTER for r in semi)
+            and _settings_at(v, r, line).get("rpl_semi_sync_slave_enabled")]
+    return bool(semi) and all(str(_settings_at(v, r, line).get(MARKED) or "").upper() == ON_MASTER for r in semi)
 
 
 @checks("FILTER.BINLOG.DB", needs=("binlog",))
@@ -223,7 +226,7 @@ def unsent_not_waited(v: TraceView, check: Check) -> None:
     timeouts = {(o["node"], m.group(1), int(m.group(2))): o for o in v.kind("log") if (m := F.SEMISYNC_TIMEOUT_LOG.search(o["message"]))}
     for c in _commits(v).values():
         b = ends.get((c["node"], c["trx"]))
-        if b is None or not unsent(v, c) or not _settings(v, c["node"]).get("rpl_semi_sync_master_enabled"):
+        if b is None or not unsent(v, c, b) or not _settings(v, c["node"]).get("rpl_semi_sync_master_enabled"):
             continue
         timeout = timeouts.get((c["node"], b["file"], b["end"]))
         waited = c["t"] - b["t"]

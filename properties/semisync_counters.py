@@ -14,10 +14,10 @@ from .groupid_shared import starts_new_binlog
 def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others."""
     ix = index(v)
-    # the counters start again from 0 at a restart, at FLUSH STATUS and at RESET MASTER (MariaDB
-    # semisync_master.cc after_reset_master)
+    # the counters start again from 0 at a restart (a server rebuilt from a backup, `restore`, is one
+    # too), at FLUSH STATUS and at RESET MASTER (MariaDB semisync_master.cc after_reset_master)
     resets: dict[str, list] = {}
-    for o in v.kind("restart") + [s for s in v.kind("stmt") if (s.get("op") == "flush_status" and s.get("errno") is None)
+    for o in v.kind("restart") + v.kind("restore") + [s for s in v.kind("stmt") if (s.get("op") == "flush_status" and s.get("errno") is None)
                                   or starts_new_binlog(s)]:
         resets.setdefault(o["node"], []).append(line_key(o))
     for keys in resets.values():

@@ -137,7 +137,7 @@ class SemiSyncIndex:
         every = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
         # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
         # for) is outside the semi-sync commit path and its counters: FILTER.SEMISYNC.UNSENT judges it.
-        quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"]) and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us]
+        quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"], c["binlog"]) and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us]
         # A statement's own group in a non-transactional transaction does not wait (its COMMIT does,
         # for the last group: wait_after_commit's is_real_trans, sql/semisync_master.cc).
         self.commits = [c for c in every if c not in quiet and c["obs"].get("semisync") != "statement"]

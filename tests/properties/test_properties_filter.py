@@ -135,3 +135,20 @@ def test_a_rule_set_at_run_time_or_by_a_restart_is_the_replicas_from_then_on(kit
         f = bad.first("filtered", node="B", trx=trx)
         f["kind"] = "visible"
         assert_witness(kit.verdict("FILTER.REPLICA.NOT_APPLIED", bad), bad, f, f"B committed {trx}")
+
+
+def test_a_marked_commit_that_waited_for_want_of_any_semi_sync_replica_is_not_the_filters(kit):
+    # A rotating campaign's seed 658843, History 3: A's marked t1 was written at 0 s, when no replica
+    # was semi-sync (wait_no_slave); B restarted semi-sync (filtering on the master) at 1.9 s, and t1
+    # returned then. The replicas stood as they were at the binlog write, not at the return.
+    from replcheck.generate import generate
+
+    h = generate(658843, 3)
+    tr = kit.run("model:wl7318", h)
+    assert kit.verdict("FILTER.SEMISYNC.UNSENT", tr).status == PASS
+    # B semi-sync from the start: the filter alone left t1 unsent, and its wait is a violation.
+    b = next(n for n in h["header"]["topology"]["nodes"] if n["id"] == "B")
+    b["variables"]["rpl_semi_sync_slave_enabled"] = True
+    tr.header = {**tr.header, "topology": h["header"]["topology"]}
+    assert_witness(kit.verdict("FILTER.SEMISYNC.UNSENT", tr), tr, tr.first("commit", node="A", trx="t1"),
+                   "A held the commit of t1, sent to no semi-sync replica")

@@ -243,3 +243,15 @@ def test_a_commit_sent_to_no_replica_that_may_have_waited_may_be_counted_as_no()
     t2["semisync"] = "yes"
     v = prop.run(TraceView(header, obs))
     assert v.status == VIOLATED and "A at 4.303007 s: yes_tx, no_tx = (1, 2)" in v.witnesses[0].message, v.witnesses
+
+
+def test_a_server_rebuilt_from_a_backup_counts_from_zero(kit):
+    # A rotating campaign's seed 46846, History 27: A committed t1 (no_tx 1), crashed, and was rebuilt
+    # from B's backup (`restore`): a new server, whose samples show yes_tx, no_tx = (0, 0).
+    tr = kit.run("model:wl7318", generate(46846, 27))
+    restore = tr.first("restore", node="A")
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+    # Without the rebuild, the same samples lose t1's count.
+    tr.drop(restore)
+    first = next(o for o in tr.all("server_status", node="A") if o["t"] > restore["t"])
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, first, "yes_tx, no_tx = (0, 0), the trace shows (0, 1)")
