@@ -1,0 +1,57 @@
+"""WL1720.COUNT.TX and MARIADB.GTID.SLAVE_POS on an intermediate semi-sync master whose SQL thread
+waits for an ack after committing a replicated group (corpus/server applier-commit-waits-for-acks:
+both took MariaDB's wait for a violation; the kept Trace now passes both)."""
+from __future__ import annotations
+
+from conftest import REPO, assert_witness
+from test_model_semisync_applier import MDB, MS, US, at, history
+
+from replcheck import io
+from replcheck.properties.core import PASS, TraceView
+from replcheck.properties.judge import judge_trace
+from replcheck.spec.contract import Trace
+from replcheck.systems import flavour_of
+
+KEPT = REPO / "corpus" / "server" / "applier-commit-waits-for-acks.trace.jsonl"
+
+
+def test_the_kept_server_trace_passes_both():
+    header, obs = io.load_trace(KEPT)
+    j = judge_trace(Trace(header, obs), flavour_of("server:mariadb-10.11").declares, "server:mariadb-10.11",
+                    ("WL1720.COUNT.TX", "MARIADB.GTID.SLAVE_POS"))
+    assert not j.violated("WL1720.COUNT.TX") and not j.violated("MARIADB.GTID.SLAVE_POS")
+
+
+def test_count_tx_counts_a_replicated_group_once_its_wait_ends(kit):
+    tr = kit.run(MDB, history(kit))  # t1 waits out the 1 s timeout: no_tx; t2, while OFF: no_tx
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+    # a server that counts no applier's commit (as the property took it before) is caught
+    late = at(tr, "server_status", "C", 1250 * MS)
+    late["variables"]["Rpl_semi_sync_master_no_tx"] = 0
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, late, "C at 1.25 s: yes_tx, no_tx = (0, 0), the trace shows (0, 2)")
+
+
+def test_count_tx_counts_an_acknowledged_replicated_group_as_yes(kit):
+    tr = kit.run(MDB, history(kit, replica_of_c=True))
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+    end = at(tr, "server_status", "C", 3 * US)
+    end["variables"]["Rpl_semi_sync_master_yes_tx"], end["variables"]["Rpl_semi_sync_master_no_tx"] = 0, 2
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, end, "C at 3 s: yes_tx, no_tx = (0, 2), the trace shows (2, 0)")
+
+
+def test_slave_pos_may_stay_before_a_group_whose_commit_waits(kit):
+    tr = kit.run(MDB, history(kit))
+    assert at(tr, "server_status", "C", 750 * MS)["variables"]["gtid_slave_pos"] == ""  # t1's wait
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    # once the timeout released it, the position before t1 is wrong
+    late = at(tr, "server_status", "C", 1250 * MS)
+    late["variables"]["gtid_slave_pos"] = ""
+    assert_witness(kit.verdict("MARIADB.GTID.SLAVE_POS", tr), tr, late, "C: gtid_slave_pos '', it replicated up to '0-1-2'")
+
+
+def test_the_view_of_a_waiting_group(kit):
+    from replcheck.properties.semisync_applier import applier_waits
+    tr = kit.run(MDB, history(kit))
+    waits = {w["gtid"]: w for w in applier_waits(TraceView(tr.header, tr.obs))}
+    assert waits["0-1-1"]["on"] and (waits["0-1-1"]["yes"], waits["0-1-1"]["no"]) == (False, True)
+    assert waits["0-1-1"]["late"][0] == 1050 * MS and not waits["0-1-2"]["on"]
