@@ -6,6 +6,8 @@ what the node shows after it (gtid_slave_pos naming it), an ack covering it, a s
 releases every waiter), or a STOP SLAVE (the kill ends the wait)."""
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from replcheck.spec import formats as F
 
 from .core import TraceView
@@ -23,8 +25,16 @@ def applier_waits(v: TraceView) -> list[dict]:
 
 def may_still_wait(v: TraceView, node: str, gtid: str, key: tuple[int, int]) -> bool:
     """The group's commit on node may still have been waiting for an ack at key."""
-    return any(w["node"] == node and w["gtid"] == gtid and w["on"] and w["early"] <= (key[0] + v.resolution_us, 2**62)
-               and w["late"] > (key[0] - v.resolution_us, key[1]) for w in applier_waits(v))
+    by_group = v.memo("semisync.applier_waits_by_group", lambda: _by_group(applier_waits(v)))
+    return any(w["on"] and w["early"] <= (key[0] + v.resolution_us, 2**62) and w["late"] > (key[0] - v.resolution_us, key[1])
+               for w in by_group.get((node, gtid), ()))
+
+
+def _by_group(waits: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    out: dict[tuple[str, str], list[dict]] = {}
+    for w in waits:
+        out.setdefault((w["node"], w["gtid"]), []).append(w)
+    return out
 
 
 def _waits(v: TraceView, ix: SemiSyncIndex) -> list[dict]:
@@ -60,17 +70,27 @@ def _released_otherwise(v: TraceView, node: str, gtid: str | None, since: tuple[
     """The first moment after `since` by which the wait surely ended without an ack: a switch OFF
     (another waiter's timeout, the DBA), a STOP SLAVE of the SQL thread, the server down, or a
     sample whose gtid_slave_pos names the group (a gtid)."""
-    keys = [(o["t"], 2**62) for o in v.of_node(node, "log") if o["message"].startswith("Semi-sync replication switched OFF")]
-    keys += [(o["t"], 2**62) for o in v.of_node(node, "stmt") if o.get("op") == "stop_slave" and o.get("thread") in STOPS_SQL
+    ends, keys, shown = v.memo(("semisync.applier_ends", node), lambda: _ends(v, node))
+    i = bisect_right(ends, since)
+    found = ends[i] if i < len(ends) else END
+    if gtid:
+        domain, _, seq = F.parse_gtid(gtid)
+        for j in range(bisect_right(keys, since), len(keys)):
+            if keys[j] >= found:
+                break
+            if (g := shown[j].get(domain)) and F.parse_gtid(g)[2] >= seq:
+                return keys[j]
+    return found
+
+
+def _ends(v: TraceView, node: str) -> tuple[list, list, list]:
+    """The node's moments that end every wait (sorted), and its samples' keys and gtid_slave_pos per domain."""
+    ends = [(o["t"], 2**62) for o in v.of_node(node, "log") if o["message"].startswith("Semi-sync replication switched OFF")]
+    ends += [(o["t"], 2**62) for o in v.of_node(node, "stmt") if o.get("op") == "stop_slave" and o.get("thread") in STOPS_SQL
              and o.get("errno") is None]
-    keys += [(o["t"], 2**62) for o in v.of_node(node, "crash", "shutdown")]
-    domain, _, seq = F.parse_gtid(gtid) if gtid else (None, 0, 0)
-    for o in v.of_node(node, "server_status") if gtid else ():
-        shown = F.parse_pos(o.get("variables", {}).get("gtid_slave_pos") or "")
-        if shown and (g := shown.get(domain)) and F.parse_gtid(g)[2] >= seq and line_key(o) > since:
-            keys.append(line_key(o))
-            break
-    return min((k for k in keys if k > since), default=END)
+    ends += [(o["t"], 2**62) for o in v.of_node(node, "crash", "shutdown")]
+    samples = [o for o in v.of_node(node, "server_status") if o.get("variables", {}).get("gtid_slave_pos")]
+    return sorted(ends), [line_key(o) for o in samples], [F.parse_pos(o["variables"]["gtid_slave_pos"]) for o in samples]
 
 
 def counted_by(waits: list[dict], node: str, since: tuple[int, int], sure: tuple[int, int], soon: tuple[int, int]

@@ -38,6 +38,7 @@ class GroupEnd:
     waits_on: Any = None  # what holds it, told when the thread waiting is killed
     visible: bool = False
     done: bool = False
+    killed: bool = False  # its thread was killed: it stops once the commit returns
 
     @property
     def ev(self) -> Event:
@@ -51,6 +52,7 @@ class GroupEnd:
             self.part.source.engine_commit(self.ch.node, self.ev.trx, self.ev.gtid, **self.worker)
 
     def kill(self) -> None:
+        self.killed = True
         if self.waits_on is not None:
             self.waits_on.kill(self)
 
@@ -446,7 +448,7 @@ class Applier(Component):
         if end.done or ch.node.incarnation != end.incarnation:
             return
         self._end_commit(end)
-        if ch.held_end is end:
+        if ch.held_end is end and not end.killed:
             ch.held_end, ch.state = None, "idle"
             self.kick(ch)
 

@@ -87,7 +87,7 @@ class SemiSync(Feature):
         for w in list(node.semisync.waiters):
             if not isinstance(w.release, Release):
                 # the shutdown kills the slave threads first: an SQL thread's wait ends as at STOP SLAVE
-                node.semisync.kill(w.release)
+                w.release.kill()
         node.semisync.shutdown()
 
     # -- the commit -------------------------------------------------------------------------------
