@@ -89,6 +89,10 @@ class Applier(Component):
             # unacknowledged and the commit returns (Repl_semi_sync_master::commit_trx leaves its loop
             # on thd_killed, sql/semisync_master.cc), so the group's position moves before the stop
             held.kill()
+        elif held is not None and held.visible:
+            # a crash in the wait: the group's mysql.gtid_slave_pos row committed with it (do_record_gtid
+            # inside the transaction), which the restart reads
+            self._record_gtid(held)
         if ch.applied_in_group:
             g = ch.relay[ch.group_start].ev
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
@@ -453,10 +457,17 @@ class Applier(Component):
             self.kick(ch)
 
     def _end_commit(self, end: GroupEnd) -> None:
-        ch, ev, node = end.ch, end.ev, end.ch.node
+        ch, ev = end.ch, end.ev
         end.done = True
         if not end.worker:
             self.advance_group(ch, ch.relay[end.stop - 1])
+        self._record_gtid(end)
+        self._released(ch, ev.gtid)
+        end.engine_commit()
+
+    @staticmethod
+    def _record_gtid(end: GroupEnd) -> None:
+        node, ev = end.ch.node, end.ev
         domain, _, seq = F.parse_gtid(ev.gtid)
         held = node.slave_gtids.get(domain)
         # A worker's group may commit after the coordinator passed a later group a filter kept out,
@@ -464,8 +475,6 @@ class Applier(Component):
         # order (MariaDB rpl_parallel.cc, wait_for_prior_commit), so the later GTID stays.
         if not (end.worker and held is not None and held == node.filter_recorded.get(domain) and F.parse_gtid(held)[2] > seq):
             node.slave_gtids[domain] = ev.gtid
-        self._released(ch, ev.gtid)
-        end.engine_commit()
 
     def _applies_every_group(self, ch: Channel) -> bool:
         """A MariaDB slave replicating by position (Using_Gtid=No) applies each group it reads: its SQL

@@ -80,3 +80,12 @@ def test_the_seeds_server_and_mysql_wait_alike(kit):
         tr = kit.run(system, history(kit))
         assert at(tr, "status", "C", 750 * MS)["Slave_SQL_Running_State"] == WAITING, system
         assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS, system
+
+
+def test_a_crash_in_the_wait_keeps_the_groups_gtid_recorded(kit):
+    # the GTID's mysql.gtid_slave_pos row committed with the group: the restart starts after it, and
+    # t1 is applied once (t2, fetched after the restart, waits in its turn)
+    tr = kit.run(MDB, history(kit, [{"at": 250 * MS, "op": "crash", "node": "C"}, {"at": 400 * MS, "op": "restart", "node": "C"}]))
+    assert counters(tr, 750 * MS)[2] == "0-1-1"
+    assert [o["t"] for o in tr.all("visible", node="C", trx="t1")] == [50 * MS]
+    assert at(tr, "status", "C", 750 * MS)["Slave_SQL_Running_State"] == WAITING
