@@ -38,15 +38,12 @@ def _by_group(waits: list[dict]) -> dict[tuple[str, str], list[dict]]:
 
 
 def _waits(v: TraceView, ix: SemiSyncIndex) -> list[dict]:
-    local = {(c["node"], c.get("gtid")) for c in v.kind("commit") if c.get("gtid")}
     res = v.resolution_us
     out = []
-    for (node, gtid, _), b in ix.ends.items():
-        bkey = line_key(b)
-        if (node, gtid) in local or node not in ix.vars or not ix.var(node, "rpl_semi_sync_master_enabled", bkey):
+    for b in _applied(v):
+        node, gtid, bkey = b["node"], b["gtid"], line_key(b)
+        if node not in ix.vars or not ix.var(node, "rpl_semi_sync_master_enabled", bkey):
             continue
-        if F.parse_gtid(gtid)[1] == ix.server_ids.get(node):
-            continue  # its own group (a client's whose commit the Trace lacks): not an applier's
         pos = ix.place(node, b["file"], b["end"], bkey)
         on = ix.on(node, bkey) or ix.unsettled(node, bkey, res)
         if not on:  # OFF: the commit returns at once, counted in no_tx
@@ -66,6 +63,23 @@ def _waits(v: TraceView, ix: SemiSyncIndex) -> list[dict]:
     return out
 
 
+def _applied(v: TraceView) -> list[dict]:
+    """The ends of the groups an SQL thread binlogged: every group end but a client commit's own
+    (its first binlogging there; a rejoined primary's group truncated by its recovery comes back
+    from the new primary and is binlogged again by its SQL thread)."""
+    clients = {(c["node"], c["gtid"], c.get("trx")) for c in v.kind("commit") if c.get("gtid")}
+    seen: set[tuple] = set()
+    out = []
+    for b in v.kind("binlog"):
+        if b.get("last") and b.get("gtid"):
+            group = (b["node"], b["gtid"], b.get("trx"))
+            if group in clients and group not in seen:
+                seen.add(group)
+                continue
+            out.append(b)
+    return out
+
+
 def _released_otherwise(v: TraceView, node: str, gtid: str | None, since: tuple[int, int]) -> tuple[int, int]:
     """The first moment after `since` by which the wait surely ended without an ack: a switch OFF
     (another waiter's timeout, the DBA), a STOP SLAVE of the SQL thread, the server down, or a
@@ -74,13 +88,25 @@ def _released_otherwise(v: TraceView, node: str, gtid: str | None, since: tuple[
     i = bisect_right(ends, since)
     found = ends[i] if i < len(ends) else END
     if gtid:
-        domain, _, seq = F.parse_gtid(gtid)
+        # the group itself, or a group the node binlogged after it (its SQL thread commits in order);
+        # not a higher sequence number of another server (a position the DBA set, a rejoined primary's)
+        domain = F.parse_gtid(gtid)[0]
+        ended = v.memo(("semisync.group_ends", node), lambda: _group_ends(v, node))
         for j in range(bisect_right(keys, since), len(keys)):
             if keys[j] >= found:
                 break
-            if (g := shown[j].get(domain)) and F.parse_gtid(g)[2] >= seq:
+            if any(k >= since for k in ended.get(shown[j].get(domain), ())):
                 return keys[j]
     return found
+
+
+def _group_ends(v: TraceView, node: str) -> dict[str, list]:
+    """Per GTID, the keys of its groups' ends in node's binlog."""
+    out: dict[str, list] = {}
+    for b in v.of_node(node, "binlog"):
+        if b.get("last") and b.get("gtid"):
+            out.setdefault(b["gtid"], []).append(line_key(b))
+    return out
 
 
 def _ends(v: TraceView, node: str) -> tuple[list, list, list]:

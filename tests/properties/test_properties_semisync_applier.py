@@ -3,6 +3,8 @@ waits for an ack after committing a replicated group (corpus/server applier-comm
 both took MariaDB's wait for a violation; the kept Trace now passes both)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from conftest import REPO, assert_witness
 from test_model_semisync_applier import MDB, MS, US, at, history
 
@@ -55,3 +57,31 @@ def test_the_view_of_a_waiting_group(kit):
     waits = {w["gtid"]: w for w in applier_waits(TraceView(tr.header, tr.obs))}
     assert waits["0-1-1"]["on"] and (waits["0-1-1"]["yes"], waits["0-1-1"]["no"]) == (False, True)
     assert waits["0-1-1"]["late"][0] == 1050 * MS and not waits["0-1-2"]["on"]
+
+
+def test_a_rejoined_primarys_own_position_is_not_the_groups_release(kit):
+    """Seed 17010, History 7 of the semisync family (kept as a file): A crashes, rejoins B as a replica
+    with gtid_slave_pos 0-1-2 (its own last GTID) and its semi-sync master enabled (AFTER_SYNC on
+    model:wl7318); 0-2-1 from B waits out A's 2 s timeout. 0-1-2's higher sequence number says
+    nothing of 0-2-1's release: the wait ends at 11.99 s, not at the first sample."""
+    h = io.load_history(Path(__file__).parent / "histories" / "gen-semisync-17010-7.jsonl")
+    tr = kit.run("model:wl7318", h)
+    assert at(tr, "server_status", "A", 11_200_000)["variables"]["gtid_slave_pos"] == "0-1-2"
+    for requirement in ("WL1720.COUNT.TX", "MARIADB.GTID.SLAVE_POS"):
+        assert kit.verdict(requirement, tr).status == PASS
+    late = at(tr, "server_status", "A", 12_600_000)
+    late["variables"]["Rpl_semi_sync_master_no_tx"] = 3
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, late, "A at 12.6 s: yes_tx, no_tx = (0, 3), the trace shows (0, 4)")
+
+
+def test_a_rejoined_primarys_own_group_applied_again_counts(kit):
+    """Seed 17010, History 86: A's t4 (0-1-4), truncated by its recovery as a replica, comes back from
+    C and A's SQL thread binlogs it again, waiting out A's 5 s timeout: no_tx 1 from 13.48 s. A group
+    of A's own server_id is the SQL thread's at its second binlogging."""
+    h = io.load_history(Path(__file__).parent / "histories" / "gen-semisync-17010-86.jsonl")
+    tr = kit.run("model:wl7318", h)
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+    late = at(tr, "server_status", "A", 14 * US)
+    assert late["variables"]["Rpl_semi_sync_master_no_tx"] == 1
+    late["variables"]["Rpl_semi_sync_master_no_tx"] = 0
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, late, "A at 14 s: yes_tx, no_tx = (0, 0), the trace shows (0, 1)")
