@@ -2,13 +2,11 @@
 its SQL thread's commit waits for an ack as a client's does (MariaDB: report_binlog_update and
 ha_commit_trans's wait_after_commit, sql/semisync_master.cc and sql/handler.cc, look at no THD's
 kind; MySQL's observer alike). The Trace has no commit row for it: when its wait ended is told by
-what the node shows after it (gtid_slave_pos naming it), an ack covering it, a switch OFF (a timeout
-releases every waiter), or a STOP SLAVE (the kill ends the wait)."""
+an ack covering it, a switch OFF (a timeout releases every waiter), or a STOP SLAVE (the kill ends
+the wait)."""
 from __future__ import annotations
 
 from bisect import bisect_right
-
-from replcheck.spec import formats as F
 
 from .core import TraceView
 from .semisync_timeline import END, SemiSyncIndex, index, line_key
@@ -53,12 +51,12 @@ def _waits(v: TraceView, ix: SemiSyncIndex) -> list[dict]:
         n = ix.n(node, bkey)
         acked = (acks[n - 1]["t"], 2**62) if len(acks) >= n else END
         timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", bkey) or 0) * 1000
-        ended = min(acked, _released_otherwise(v, node, gtid, bkey))
+        ended = min(acked, _released_otherwise(v, node, bkey))
         # acknowledged in time: yes; an ack after the timeout's switch, or none: no; near it, either
         # (binlogged while the status may have been OFF: maybe no_tx at once)
         yes = acked != END and acked[0] <= b["t"] + timeout + res
         no = (acked == END or acked[0] >= b["t"] + timeout - res or not ix.on(node, bkey)
-              or _released_otherwise(v, node, None, bkey) <= (acked[0] + res, 2**62))
+              or _released_otherwise(v, node, bkey) <= (acked[0] + res, 2**62))
         out.append({"node": node, "gtid": gtid, "on": True, "early": bkey, "late": ended, "yes": yes, "no": no})
     return out
 
@@ -80,43 +78,23 @@ def _applied(v: TraceView) -> list[dict]:
     return out
 
 
-def _released_otherwise(v: TraceView, node: str, gtid: str | None, since: tuple[int, int]) -> tuple[int, int]:
-    """The first moment after `since` by which the wait surely ended without an ack: a switch OFF
-    (another waiter's timeout, the DBA), a STOP SLAVE of the SQL thread, the server down, or a
-    sample whose gtid_slave_pos names the group (a gtid)."""
-    ends, keys, shown = v.memo(("semisync.applier_ends", node), lambda: _ends(v, node))
+def _released_otherwise(v: TraceView, node: str, since: tuple[int, int]) -> tuple[int, int]:
+    """The first moment after `since` by which every wait on node surely ended without an ack: a
+    switch OFF (a timeout, the DBA, the last semi-sync replica gone), the DBA disabling semi-sync, a
+    STOP SLAVE of the SQL thread, the server down. (Not a sample naming the group in gtid_slave_pos:
+    a model may record it with the group, before the wait.)"""
+    ends = v.memo(("semisync.applier_ends", node), lambda: _ends(v, node))
     i = bisect_right(ends, since)
-    found = ends[i] if i < len(ends) else END
-    if gtid:
-        # the group itself, or a group the node binlogged after it (its SQL thread commits in order);
-        # not a higher sequence number of another server (a position the DBA set, a rejoined primary's)
-        domain = F.parse_gtid(gtid)[0]
-        ended = v.memo(("semisync.group_ends", node), lambda: _group_ends(v, node))
-        for j in range(bisect_right(keys, since), len(keys)):
-            if keys[j] >= found:
-                break
-            if any(k >= since for k in ended.get(shown[j].get(domain), ())):
-                return keys[j]
-    return found
+    return ends[i] if i < len(ends) else END
 
 
-def _group_ends(v: TraceView, node: str) -> dict[str, list]:
-    """Per GTID, the keys of its groups' ends in node's binlog."""
-    out: dict[str, list] = {}
-    for b in v.of_node(node, "binlog"):
-        if b.get("last") and b.get("gtid"):
-            out.setdefault(b["gtid"], []).append(line_key(b))
-    return out
-
-
-def _ends(v: TraceView, node: str) -> tuple[list, list, list]:
-    """The node's moments that end every wait (sorted), and its samples' keys and gtid_slave_pos per domain."""
+def _ends(v: TraceView, node: str) -> list[tuple[int, int]]:
     ends = [(o["t"], 2**62) for o in v.of_node(node, "log") if o["message"].startswith("Semi-sync replication switched OFF")]
-    ends += [(o["t"], 2**62) for o in v.of_node(node, "stmt") if o.get("op") == "stop_slave" and o.get("thread") in STOPS_SQL
-             and o.get("errno") is None]
+    ends += [(o["t"], 2**62) for o in v.of_node(node, "stmt") if o.get("errno") is None and (
+        (o.get("op") == "stop_slave" and o.get("thread") in STOPS_SQL)
+        or (o.get("op") == "set_global" and o.get("variable") == "rpl_semi_sync_master_enabled" and not o.get("value")))]
     ends += [(o["t"], 2**62) for o in v.of_node(node, "crash", "shutdown")]
-    samples = [o for o in v.of_node(node, "server_status") if o.get("variables", {}).get("gtid_slave_pos")]
-    return sorted(ends), [line_key(o) for o in samples], [F.parse_pos(o["variables"]["gtid_slave_pos"]) for o in samples]
+    return sorted(ends)
 
 
 def counted_by(waits: list[dict], node: str, since: tuple[int, int], sure: tuple[int, int], soon: tuple[int, int]

@@ -23,7 +23,7 @@ from .state import (SKIP_EXEMPT, Entry, Channel, Node, event_fields)
 
 
 @dataclass
-class GroupEnd:
+class HeldCommit:
     """An applier's group, binlogged, whose commit a feature may hold (a semi-sync master waiting for
     an ack): the engine commit not yet made, the GTID position and, for the SQL thread's own commit,
     the group's position move at its release. A value rather than a closure, so that a forked run
@@ -426,13 +426,12 @@ class Applier(Component):
         node, ev = ch.node, ch.relay[stop - 1].ev
         domain, _, seq = F.parse_gtid(ev.gtid)
         node.executed.add(ev.gtid)
-        end = GroupEnd(self, ch, node.incarnation, first, stop, worker)
+        end = HeldCommit(self, ch, node.incarnation, first, stop, worker)
         if node.log_slave_updates:
             ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
             group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
             self.source.write_binlog(node, group)
-            if any(hook(ch, end) for hook in self.hooks.on_group_binlogged) and not end.done and not worker:
-                ch.state, ch.held_end = "acking", end
+            if self.holds(ch, end):
                 return
         elif node.log_bin and self.mech.gtid_seq_follows_domain:
             # Not binlogged, the GTID still bumps the domain's counter: the server's own next GTIDs
@@ -440,10 +439,23 @@ class Applier(Component):
             # GTID that will not be binlogged (eg. slave thread with --log-slave-updates=0)"), which
             # a replica connecting at this position after a failover relies on (check_slave_start_position)
             node.gtid_seq[domain] = max(node.gtid_seq.get(domain, 0), seq)
-        if not end.done:  # (a worker's wait is not modelled: its group ends at once, only the counters wait)
+        if not end.done:
             self._end_commit(end)
 
-    def group_end_released(self, end: GroupEnd) -> None:
+    def holds(self, ch: Channel, end: HeldCommit) -> bool:
+        """A feature holds the binlogged group's end (HOOKS on_group_binlogged): the SQL thread waits
+        in its commit until end(how). A worker's wait is not modelled: only the counters wait."""
+        if not any(hook(ch, end) for hook in self.hooks.on_group_binlogged) or end.done or end.worker:
+            return False
+        ch.state, ch.held_end = "acking", end
+        return True
+
+    def holds_committed(self, ch: Channel, first: int, stop: int) -> bool:
+        """holds() for a group the SQL thread already committed in the engine in its own order
+        (hierarchy.py); False: its position moves now."""
+        return self.holds(ch, HeldCommit(self, ch, ch.node.incarnation, first, stop, visible=True))
+
+    def group_end_released(self, end: HeldCommit) -> None:
         """A held group's commit returns (acknowledged, timed out, or its thread killed): the SQL
         thread reads on. Xid_apply_log_event::do_apply_event (MariaDB sql/log_event_server.cc)
         updates the in-memory GTID state (@@gtid_slave_pos) only after do_commit returns, and the
@@ -456,7 +468,7 @@ class Applier(Component):
             ch.held_end, ch.state = None, "idle"
             self.kick(ch)
 
-    def _end_commit(self, end: GroupEnd) -> None:
+    def _end_commit(self, end: HeldCommit) -> None:
         ch, ev = end.ch, end.ev
         end.done = True
         if not end.worker:
@@ -466,7 +478,7 @@ class Applier(Component):
         end.engine_commit()
 
     @staticmethod
-    def _record_gtid(end: GroupEnd) -> None:
+    def _record_gtid(end: HeldCommit) -> None:
         node, ev = end.ch.node, end.ev
         domain, _, seq = F.parse_gtid(ev.gtid)
         held = node.slave_gtids.get(domain)

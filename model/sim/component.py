@@ -60,7 +60,7 @@ HOOKS = {
                     "reason to skip the group, or None to apply it",
     "on_group_released": "(ch, gtid): the channel's group of this GTID committed or was filtered; gtid None: its SQL thread stopped",
     "on_group_binlogged": "(ch, end) -> bool: an applier's group is in its node's binlog; True: the feature holds "
-                          "its end (applier.py GroupEnd) and calls end(how) to release it",
+                          "its end (applier.py HeldCommit) and calls end(how) to release it",
     "on_group_end": "(ch, entry, first) -> bool: the SQL thread ends a group; True: the feature committed it",
     "on_binlog_close": "(node): the open binlog closes",
     "on_binlog_open": "(node): a new binlog opens",

@@ -132,7 +132,7 @@ class SemiSync(Feature):
         pos = (node.binlog_file, node.binlog_pos)
         if not ss.binlogged(pos) or self._unsent(node, ev.skip):
             return False
-        if ss.wait_point == SS.AFTER_SYNC:
+        if ss.wait_point == SS.AFTER_SYNC and not end.visible:
             node.prepared.append((ev.trx, ev.gtid))  # binlogged: crash recovery commits it
         else:
             end.engine_commit()

@@ -13,11 +13,13 @@ MDB = "model:mariadb-10.11"
 WAITING = "Waiting for semi-sync ACK from slave"
 
 
-def history(kit, ops=(), replica_of_c=False, **c_variables):
+def history(kit, ops=(), replica_of_c=False, hierarchical=False, **c_variables):
     """A -> C (50 ms); C's semi-sync master enabled, 1 s timeout; with a semi-sync replica D of C
     (10 ms) or none (wait_no_slave ON, the default). t1 at 0, t2 at 0.5 s."""
     c = {"id": "C", "variables": {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": 1000, **c_variables}}
-    nodes = ["A", c] + ([{"id": "D", "variables": {"rpl_semi_sync_slave_enabled": True}}] if replica_of_c else [])
+    nodes = [{"id": "A"}, c] + ([{"id": "D", "variables": {"rpl_semi_sync_slave_enabled": True}}] if replica_of_c else [])
+    for n in nodes if hierarchical else ():
+        n["rpl_hierarchical"] = True
     channels = [{"source": "A", "replica": "C", "latency_us": 50 * MS}]
     channels += [{"source": "C", "replica": "D", "latency_us": 10 * MS}] if replica_of_c else []
     trxs = [{"at": 0, "op": "trx", "node": "A", "trx": "t1"}, {"at": 500 * MS, "op": "trx", "node": "A", "trx": "t2"}]
@@ -89,3 +91,11 @@ def test_a_crash_in_the_wait_keeps_the_groups_gtid_recorded(kit):
     assert counters(tr, 750 * MS)[2] == "0-1-1"
     assert [o["t"] for o in tr.all("visible", node="C", trx="t1")] == [50 * MS]
     assert at(tr, "status", "C", 750 * MS)["Slave_SQL_Running_State"] == WAITING
+
+
+def test_the_hierarchical_designs_commit_waits_too(kit):
+    # the design's own commit order (binlog, engine, relay-log.info): held before relay-log.info moves
+    tr = kit.run("model:groupid", history(kit, hierarchical=True))
+    assert at(tr, "status", "C", 750 * MS)["Slave_SQL_Running_State"] == WAITING
+    assert tr.first("visible", node="C", trx="t2")["t"] == 1050 * MS
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
