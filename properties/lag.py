@@ -21,6 +21,9 @@ SBM = "Seconds_Behind_Master"
 # MariaDB: '...; waiting for more updates'; MySQL 5.6 and the seed's model: '...; waiting for the
 # slave I/O thread to update it'. Both are set where the SQL thread waits at the end of the relay log.
 CAUGHT_UP = "Slave has read all relay log"
+# the SQL thread committed its group and waits in the commit for a semi-sync ack (an intermediate
+# semi-sync master; Repl_semi_sync_master::commit_trx, MariaDB sql/semisync_master.cc)
+ACK_WAIT = "Waiting for semi-sync ACK from slave"
 GRANULARITY_US = 2 * US  # the timestamp and the replica's clock are read in whole seconds
 
 
@@ -73,6 +76,8 @@ def in_hand(v: TraceView, s: dict) -> dict | None:
     the first one relayed and not applied, not just arrived nor finishing at this very instant."""
     ix = index(v)
     t, tol = s["t"], v.resolution_us
+    if s.get("Slave_SQL_Running_State") == ACK_WAIT:
+        return None  # in the commit of the group it applied last, counting from that group's timestamp, not at the next one
     r, applied = ix.pending(s["node"], t, s["_line"])
     if r is None or r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None
