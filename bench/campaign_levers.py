@@ -4,7 +4,10 @@ alternated, so that the machine's load moves both alike): the kinds index (prope
 `exercisable`: a property whose kinds a Trace lacks is not run), the remembered runs and judged
 Traces (model/sim/kernel.py `_runs`, properties/judge.py `_judged`: a system whose Config, or Trace,
 equals another's is neither run nor judged again), and remembering the generator's runs (the
-runs it makes to pick its steps, which no system asks for again); and, as a bound on what taking
+runs it makes to pick its steps, which no system asks for again), the generator's runs taking only
+the status samples its steps read (model/steps `STEPS_READ`), and a Trace equal to one of the
+History's before but for the system's name taking its cross-check facts and trace lines
+(replcheck/campaign.py, `Judgement.same_as`); and, as a bound on what taking
 status samples only where a property reads them could give, the periodic samples themselves (not a
 lever to take as it is: without them a Trace holds less to judge, and the rows' checked counts differ).
 Usage: .venv/bin/python bench/campaign_levers.py [--histories N] [--rounds N]
@@ -19,6 +22,8 @@ from contextlib import contextmanager
 from typing import Callable, ContextManager, Iterator
 
 import record
+from dataclasses import replace
+
 from replcheck import campaign
 from replcheck.features import load_features
 from replcheck.model import steps
@@ -55,8 +60,9 @@ def nothing_remembered() -> Iterator[None]:
 @contextmanager
 def generator_unremembered() -> Iterator[None]:
     """The generator's runs simulated without the kernel's memory of runs."""
-    def simulate(history: dict, config: kernel.Config, system: str = "model") -> tuple[dict, list[dict]]:
-        sim = kernel.Simulator(history, config, system)
+    def simulate(history: dict, config: kernel.Config, system: str = "model",
+                 sampled: frozenset[str] = kernel.SAMPLED) -> tuple[dict, list[dict]]:
+        sim = kernel.Simulator(history, config, system, sampled)
         out = sim.run()
         sim.dismantle()
         return out
@@ -66,6 +72,27 @@ def generator_unremembered() -> Iterator[None]:
         yield
     finally:
         steps.simulate = was
+
+
+@contextmanager
+def swapped(owner: object, name: str, value: object) -> Iterator[None]:
+    was = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, was)
+
+
+def generator_sampling_all() -> ContextManager[None]:
+    """The generator's runs take every status sample."""
+    return swapped(steps, "STEPS_READ", kernel.SAMPLED)
+
+
+def twins_unshared() -> ContextManager[None]:
+    """Every Trace's facts and lines made anew, equal to one of the History's before or not."""
+    judged = judge.judge_trace
+    return swapped(judge, "judge_trace", lambda *args, **kwargs: replace(judged(*args, **kwargs), same_as=""))
 
 
 @contextmanager
@@ -90,6 +117,8 @@ LEVERS: dict[str, Callable[[], ContextManager[None]]] = {
     "kinds index": every_property,
     "remembered runs and judged Traces": nothing_remembered,
     "the generator's runs remembered": generator_unremembered,
+    "the generator's runs take only the samples its steps read": generator_sampling_all,
+    "an equal Trace's facts and lines shared": twins_unshared,
     "periodic status samples (a bound, not a lever)": unsampled,
 }
 

@@ -35,6 +35,7 @@ def main() -> None:
     p.add_argument("--no-class-archive", action="store_true", help="TLC's classes loaded from the jar on every run")
     args = p.parse_args()
     tlc.CLASS_ARCHIVE = not args.no_class_archive
+    tlc.KEEP_RESULTS = False  # every check run, not read from an earlier run's output
     if args.validate:
         return validation()
     if args.jvm_flags is not None:

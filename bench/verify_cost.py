@@ -47,6 +47,8 @@ def main() -> None:
                    "mutants_found": sum(1 for s in searches if s["found"]),
                    "shrunk_steps_max": max((s["shrunk_steps"] for s in searches if s["found"]), default=None),
                    "mutants_not_found": sorted({s["system"] for s in searches} - {s["system"] for s in searches if s["found"]}),
+                   # per mutant, the machine that found it and its steps: a cheaper verify finds the same
+                   "found_by": {s["system"]: f"{s['machine']} {s['shrunk_steps']}" for s in searches if s["found"]},
                    "models_gate_exit": gate.returncode,
                    "load_before": load_before, "load_after": os.getloadavg()}
     path = record.write("verify_cost", figures)

@@ -26,6 +26,8 @@ STMT = "stmt:"  # a statement of one op, among a property's `kinds`
 
 # Witnesses kept per violated verdict: enough to explain, small enough to store millions.
 MAX_WITNESSES = 5
+# Verdicts without a witness a property keeps to give again (Property.run): a campaign's counts repeat.
+HELD = 512
 
 
 def seconds(t_us: int) -> str:
@@ -136,13 +138,28 @@ class Property:
         # one for every Trace a verdict is not_exercised on (a Verdict is immutable): made once
         return Verdict(self.requirement, NOT_EXERCISED, 0, (), self.evidence)
 
+    @cached_property
+    def _held(self) -> dict:
+        return {}
+
     def run(self, view: "TraceView") -> Verdict:
         blind = self._blind(view)
         if blind:
             return blind
         check = Check(self.requirement, self.evidence)
         self.fn(view, check)
-        return check.verdict()
+        if check.failed or check.undecided:
+            return check.verdict()
+        # a verdict with no witness is its count and conditions alone: made once for each (a Verdict is
+        # immutable), as most of a campaign's are, up to HELD of them
+        key = (check.checked, frozenset(check.met)) if check.met else check.checked
+        try:
+            return self._held[key]
+        except KeyError:
+            verdict = check.verdict()
+            if len(self._held) < HELD:
+                self._held[key] = verdict
+            return verdict
 
     def unexercised(self, view: "TraceView") -> Verdict:
         """Its verdict on a Trace with none of its `kinds`, without running it: what `run` gives."""

@@ -46,6 +46,9 @@ class Judgement:
     verdicts: tuple[Verdict, ...]
     declares: Declarations
     expectations: tuple[Verdict, ...] = ()  # one per `expect` op of the History (properties/expect.py)
+    # the system judged before whose Trace of the same History this one is but for the system's
+    # name: the same verdicts, and whatever else a caller made of that Trace (a campaign's digests)
+    same_as: str = ""
 
     @property
     def violations(self) -> tuple[Verdict, ...]:
@@ -81,7 +84,7 @@ def asking(system):
 
 
 # The last Traces of one History judged, each as (requirements, its header but the system's name, a copy of its
-# observations, its verdicts). A property is a function of the Trace alone, and no property reads
+# observations, its verdicts, the system's name). A property is a function of the Trace alone, and no property reads
 # the system's name: a campaign's systems that write the same Trace of a History (model:wl344 and
 # model:groupid do on every generated History) are judged once. The copy keeps what was judged
 # whatever is done to the Trace after; a few are kept, as the systems of a History come in turn.
@@ -105,9 +108,9 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     # the observations pickled: equal bytes are an equal Trace to its nested values (a copy of each
     # observation would share a sample's `counts` or `variables` with whoever edits it after)
     copied = pickle.dumps(trace.observations, pickle.HIGHEST_PROTOCOL) if kept else b""
-    for was_wanted, was_header, was_observations, was_verdicts in judged:
+    for was_wanted, was_header, was_observations, was_verdicts, was_name in judged:
         if kept and was_wanted == wanted and was_header == header and was_observations == copied:
-            return Judgement(name, trace, was_verdicts, declares)
+            return Judgement(name, trace, was_verdicts, declares, same_as=was_name)
     # Numbered in place for the judging and un-numbered after, rather than copied by the view: a
     # copy of every observation was as much memory again as the Trace.
     numbered = [o for o in trace.observations if "_line" not in o]
@@ -126,7 +129,7 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
         if view is not None:
             view.release()
     if kept:
-        _judged.append((wanted, header, copied, verdicts))
+        _judged.append((wanted, header, copied, verdicts, name))
     return Judgement(name, trace, verdicts, declares)
 
 

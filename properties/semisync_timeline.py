@@ -142,15 +142,16 @@ class SemiSyncIndex:
         # for the last group: wait_after_commit's is_real_trans, sql/semisync_master.cc).
         self.commits = [c for c in every if c not in quiet and c["obs"].get("semisync") != "statement"]
         # Of those, on a polled trace, one may have waited after all (MariaDB registers it for an ack,
-        # MDEV-38486; its binlog write is stamped up to the resolution late): out by the timeout, in
-        # no_tx, if its statement lasted longer than the resolution (flt-semisync-unsent at load 25);
-        # released by an ack of a later commit's place, in yes_tx, if one came before it returned (a
-        # campaign's History 194: t1 and t2, with t3's ack).
-        # Its client may know the wait ran out (semisync "no"), however short the statement looked
-        # (a campaign's History 80: 0.1 s within a 0.14 s resolution, then `Timeout waiting for reply`).
-        self.unsent_no = [c for c in quiet if v.resolution_us and (
-            c["obs"].get("semisync") == "no" or c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"]) > v.resolution_us)]
-        self.unsent_yes = [c for c in quiet if v.resolution_us and self.acked_by(c["node"], c["pos"], c["rkey"])]
+        # MDEV-38486; its binlog write is stamped up to the resolution late), and commit_trx
+        # (sql/semisync_master.cc) counts every commit in one counter at its end, by the status then:
+        # released by an ack of its place, in yes_tx, if one came before it returned (a campaign's
+        # History 194: t1 and t2, with t3's ack); else in no_tx, out by the timeout or committed
+        # while OFF, which a polled trace may not see at all: the status can go OFF and back ON
+        # between two samples (seed 8's History 182: t5 timed out, t6 committed while OFF and an ack
+        # switched A back ON, all between two samples). Its client's semisync, when known, says which.
+        self.unsent_no = [c for c in quiet if v.resolution_us and c["obs"].get("semisync") != "yes"]
+        self.unsent_yes = [c for c in quiet if v.resolution_us and c["obs"].get("semisync") != "no"
+                           and self.acked_by(c["node"], c["pos"], c["rkey"])]
         self.binlogged: dict[str, tuple[list, list]] = {}  # per master: its commits' binlog keys, sorted, and the furthest end so far
         for c in sorted(every, key=lambda c: c["bkey"]):
             keys, most = self.binlogged.setdefault(c["node"], ([], []))

@@ -137,7 +137,10 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
         for key, value in _switches(ix, node):
             if value != "ON" or _dba_or_restart(v, node, key):
                 continue
-            end = ix.binlog_end(node, key)
+            # A polled server's sample shows the switch up to the resolution after it was made
+            # (report_reply_binlog calls try_switch_on at the ack, sql/semisync_master.cc): a commit binlogged meanwhile
+            # is no part of what the ack had to reach.
+            end = ix.binlog_end(node, (key[0] - v.resolution_us, -1) if v.resolution_us else key)
             acked = ix.acked_by(node, end, key)
             n = ix.n(node, key)
             check.judge(len(acked) >= n, f"{node} switched ON at {seconds(key[0])} with acks of {end} from "

@@ -34,7 +34,7 @@ import threading
 import time
 from collections import Counter
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterator
 
 from replcheck import __version__, coverage, io, outdir, outfs, systems, targets
@@ -53,7 +53,8 @@ SERVER_CHUNK = 4  # a real server's History takes seconds, a model's millisecond
 # Server groups a task runs at once (the harness's servers mostly sleep through the History's
 # time): 2 per core keeps this 2-core machine's cores busy without starving the servers' polls.
 DEFAULT_GROUPS = 2
-TABLE = "replcheck.campaign-table/3"  # 2: `reached`, the conditions each requirement's check reached; 3: `inconclusive`
+TABLE = "replcheck.campaign-table/4"  # 2: `reached`, the conditions each requirement's check reached; 3: `inconclusive`;
+# 4: `trace`, a real server's Trace of a History with a finding
 # Spark master URLs (https://spark.apache.org/docs/latest/submitting-applications.html#master-urls)
 MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]|"
                     r"(spark|mesos|k8s)://\S+|yarn")
@@ -63,10 +64,11 @@ COLUMNS = (("index", "long"), ("seed", "long"), ("family", "string"), ("kind", "
            ("history_digest", "string"), ("trace_digest", "string"), ("passed", "array<string>"),
            ("violated", "array<string>"), ("not_exercised", "array<string>"), ("inconclusive", "array<string>"),
            ("checks", "map<string,int>"),
-           ("reached", "map<string,array<string>>"), ("findings", "int"), ("histories", "int"), ("chunk", "int"))
+           ("reached", "map<string,array<string>>"), ("findings", "int"), ("histories", "int"), ("trace", "string"),
+           ("chunk", "int"))
 COLUMN = {name: i for i, (name, _) in enumerate(COLUMNS)}  # a row's positions
 FINDING = COLUMN["finding"]  # what the tasks and benches read
-NO_LISTS = (None,) * 8  # a detail row leaves the History row's columns, passed .. histories, null
+NO_LISTS = (None,) * 9  # a detail row leaves the History row's columns, passed .. trace, null
 # a History row's list column of each verdict (inconclusive: a real server's sampling too coarse for the check)
 LISTS = {PASS: "passed", VIOLATED: "violated", NOT_EXERCISED: "not_exercised", INCONCLUSIVE: "inconclusive"}
 
@@ -125,7 +127,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
     # gen-FAMILY-SEED-INDEX, and -SERVER when generated for one (generate.py)
     family = history["header"]["name"][len("gen-"):].removesuffix(f"-{target.partition(':')[2]}" if target else "").rsplit("-", 2)[0]
     hdigest = systems.history_digest(history)
-    rows, facts, judged = [], {}, {}
+    rows, facts, judged, bodies = [], {}, {}, {}
 
     def judgement(name: str):
         if name not in judged:
@@ -134,12 +136,17 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
 
     for name in names:
         system, j = systems.get(name), judgement(name)
-        facts[name] = crosscheck.facts(*j.trace)
+        # a Trace equal to one of this History's before, but for the system's name, has its facts and lines
+        twin = j.same_as if j.same_as in facts else None
+        facts[name] = replace(facts[twin], header=j.trace.header) if twin else crosscheck.facts(*j.trace)
         # A mutant shows its bug only where its base model, on the same History, holds.
         base = judgement(system.declares.base) if system.declares.base and j.violations else None
         why = excused(j, base)  # each violation that is no finding, and why (declared, or the base shows it too)
         # what `replay` must reproduce byte for byte; only a failing row needs it (it costs 10%)
-        tdigest = _digest(io.dumps_lines(*j.trace)) if j.violations else None
+        tdigest = None
+        if j.violations:
+            body = bodies[name] = bodies.get(twin) or io.dumps_rows(j.trace.observations)
+            tdigest = _digest(io.dumps_lines(j.trace.header, ()) + body)
         lists: dict[str, list[str]] = {status: [] for status in LISTS}
         checks, reached, details = {}, {}, []
         for v in j.verdicts:
@@ -159,7 +166,7 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
         worst = VIOLATED if lists[VIOLATED] else PASS if lists[PASS] else INCONCLUSIVE if lists[INCONCLUSIVE] else NOT_EXERCISED
         rows.append((index, seed, family, "history", name, None, None, worst, sum(checks.values()), None, None, None, None,
                      hdigest, tdigest, *(lists[status] for status in LISTS), checks, reached, sum(d[FINDING] for d in details), None,
-                     chunk))
+                     None, chunk))
         rows += details
     for a, b in itertools.combinations(names, 2):
         pair = systems.traces_to_compare(history, a, b, {n: j.trace for n, j in judged.items()})
@@ -171,7 +178,20 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
                          not d.expected, witness, None if d.expected else reproduce(seed, index, a, other=b, families=families, target=target),
                          hdigest, None,
                          *NO_LISTS, chunk))
-    return rows
+    return _keep_server_traces(rows, judged)
+
+
+def _keep_server_traces(rows: list[tuple], judged: dict) -> list[tuple]:
+    """A real server's Trace of a History where it shows a finding goes into its History row: a
+    run on real servers is not reproduced byte for byte (their timing is the machine's), so a
+    finding that a replay does not show again is triaged on the Trace that showed it
+    (`replay --kept`)."""
+    finding, system, other = FINDING, COLUMN["system"], COLUMN["other_system"]
+    showing = {row[name] for row in rows if row[finding] for name in (system, other) if row[name]}
+    trace = COLUMN["trace"]
+    return [row[:trace] + (io.dumps_lines(*judged[row[system]].trace),) + row[trace + 1:]
+            if row[COLUMN["kind"]] == "history" and row[system] in showing and systems.get(row[system]).kind == "server" else row
+            for row in rows]
 
 
 def _rows_of(plan: Plan, k: int, indices: range, groups: int) -> Iterator[list[tuple]]:
@@ -261,6 +281,34 @@ def _check_out(out: str | os.PathLike | Out, plan: Plan) -> None:
         raise CampaignError(f"{out}: exists and is not a campaign directory; use another --out")
     else:
         out.write_text("campaign.json", json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__, "plan": wanted}, indent=1))
+
+
+def kept_trace(out: str | os.PathLike, seed: int, index: int, system: str) -> tuple[str, str, str]:
+    """The Trace a campaign kept of History `index` on a real server `system` (`_keep_server_traces`):
+    (where it was read, for errors; the History's digest; the Trace's lines). Read by the driver alone."""
+    import pyarrow.parquet as pq
+
+    where = _open(out)
+    meta = where.path("campaign.json") if where.local else f"{where.uri}/campaign.json"
+    if where.kind("campaign.json") is None:
+        raise io.InputError(meta, None, "", "no such file: not a campaign directory")
+    plan = io.parse_json(where.read_text("campaign.json"), meta).get("plan") or {}
+    if plan.get("seed") != seed or system not in plan.get("systems", ()) or not 0 <= index < plan.get("histories", 0):
+        raise io.InputError(meta, None, "plan", f"a campaign of seed {plan.get('seed')} on {','.join(plan.get('systems', ()))} "
+                            f"with {plan.get('histories')} Histories: it holds no History {index} of seed {seed} on {system}")
+    if plan.get("table") != TABLE:
+        raise io.InputError(meta, None, "plan.table", f"{plan.get('table')}: a table of other columns keeps no Trace; {TABLE} does")
+    name = f"{where}/table (History {index} on {system})"
+    k = index // plan["chunk"]
+    for path in where.chunk_files().get(k, ()):
+        with where.fs.open_input_file(path) as f:
+            rows = pq.read_table(f, columns=["index", "kind", "system", "history_digest", "trace"],
+                                 filters=[("index", "=", index), ("kind", "=", "history"), ("system", "=", system)]).to_pylist()
+        if rows and rows[0]["trace"] is None:
+            raise io.InputError(name, None, "trace", "null: the campaign keeps a real server's Trace only of a History where it shows a finding")
+        if rows:
+            return name, rows[0]["history_digest"], rows[0]["trace"]
+    raise io.InputError(name, None, "", f"no row: chunk {k} is not done (resume the campaign)")
 
 
 def validate(histories: int, seed: int, names: list[str], master: str | None, chunk: int,

@@ -125,6 +125,8 @@ def build_parser() -> Parser:
     s.add_argument("--target", type=_target, help="the campaign's --target, if it had any: generated for that server "
                    "(e.g. server:mariadb-10.11), only what it can run")
     s.add_argument("--out", type=_file_name, help="write SEED-INDEX.history.jsonl and SEED-INDEX.SYSTEM.trace.jsonl here")
+    s.add_argument("--kept", type=_uri, metavar="CAMPAIGN", help="a real server's Trace as the campaign in this directory "
+                   "kept it (of a History where it showed a finding), instead of a new run")
     s.set_defaults(fn=commands.replay_command)
 
     for name, fn, text in (("shrink", commands.shrink_command, "reduce a failing History to a minimal one that fails the same way"),

@@ -388,7 +388,23 @@ def replay_command(args) -> int:
         outdir.check(args.out, outdir.REPLAY)
     history = generate(args.seed, args.index, args.families, args.target)
     htext = io.dumps_history(history)
-    header, obs, ttext = investigate.trace_of(history, args.system)
+    if args.kept:  # what the servers did then, which a new run on them need not do again
+        from replcheck import campaign
+        try:
+            where, digest, ttext = campaign.kept_trace(args.kept, args.seed, args.index, args.system)
+        except campaign.CampaignError as e:
+            raise UsageError(f"replay: --kept: {e}") from None
+        except campaign.ClusterError as e:  # the filesystem's failure: its cause
+            print(io.error_line(f"replay: {e}"), file=sys.stderr)
+            return EXIT_INTERNAL
+        if digest != systems.history_digest(history):
+            raise io.InputError(where, None, "history_digest", f"{digest}, not the regenerated History's "
+                                f"{systems.history_digest(history)}: give the campaign's --families and --target")
+        header, obs = io.load_trace(where, ttext)
+        for o in obs:
+            del o["_line"]
+    else:
+        header, obs, ttext = investigate.trace_of(history, args.system)
     if args.out:
         stem, where = f"{args.seed}-{args.index}", outdir.ensure(args.out, outdir.REPLAY)
         io.write_atomic(where / f"{stem}.history.jsonl", htext)

@@ -114,6 +114,25 @@ def within_a_second(ctx: Ctx) -> bool:
     return None not in times and abs(times[0] - times[1]) <= slack
 
 
+def stopped_in_flight(ctx: Ctx) -> bool:
+    """A STOP SLAVE stopped the node's IO thread, in either Trace, while the transaction may have been
+    on its way to it: binlogged on its source within the channel's latency and the resolution before
+    the statement began, or while it ran. Where the stop falls among a server's own times (an op
+    starts late, the statement takes its time, a commit waits) decides whether the IO thread
+    fetched the group first: one Trace holds it and the other lacks it."""
+    left, right, _, node, trx = ctx
+    src = _source(ctx)
+    latency = max((c.get("latency_us", 0) for c in left.header["topology"].get("channels", [])
+                   if c["replica"] == node and c["source"] == src), default=0)
+    slack = tolerance(left, right)
+    for f in (left, right):
+        written = [e["t"] for e in f.binlog.get((src, trx), ())[:1]]
+        if any(n == node and began - latency - slack <= t <= returned + slack
+               for n, began, returned in f.io_stops for t in written):
+            return True
+    return False
+
+
 def _here_or_upstream(ctx: Ctx, here: Callable[[Ctx, str], bool], seen: frozenset = frozenset()) -> bool:
     """`here(ctx, source)` holds for the node, or down a chain for its source: when the source is a
     replica that wrote the transaction to its binlog at another time (or not at all) for that
@@ -344,4 +363,5 @@ CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, statement_commit, restored_during_wait,
     restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
-    connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs)}
+    connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs,
+    stopped_in_flight)}

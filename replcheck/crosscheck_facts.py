@@ -40,6 +40,7 @@ class Facts:
     unknown_stmts: frozenset[tuple[str, str]] = frozenset()
     halts: tuple[tuple[str, int], ...] = ()  # (node, when) of each stop of its SQL thread at an error, in order
     restores: frozenset[tuple[str, int, str]] = frozenset()  # (node, when, donor) of each restore from a backup
+    io_stops: frozenset[tuple[str, int, int]] = frozenset()  # (node, began, returned) of each STOP SLAVE that stopped its IO thread
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -53,7 +54,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     restarts, incidents, as_replica = set(), set(), set()
     untils: list[tuple[str, int]] = []
     halts: list[tuple[str, int]] = []
-    restores = set()
+    restores, io_stops = set(), set()
     cuts: dict[str, list[tuple]] = {}
     appliers: dict[str, list[tuple]] = {}
     applier_stmts, unknown_stmts = set(), set()
@@ -76,6 +77,9 @@ def facts(header: dict, obs: list[dict]) -> Facts:
             halts.append((node, o["t"]))
         if k == "restore":
             restores.add((node, o["t"], o.get("donor", "")))
+        if k == "stmt" and o["op"] == "stop_slave" and o.get("thread") in (None, "io") and o.get("errno") is None \
+                and o.get("warning") is None:  # 1255: already stopped, by nothing of this statement's
+            io_stops.add((node, o["t"] - o.get("duration_us", 0), o["t"]))
         if k == "io_cut" and o.get("then") == "stop":
             cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
         if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
@@ -132,7 +136,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
                  frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps),
-                 frozenset(unknown_stmts), tuple(halts), frozenset(restores))
+                 frozenset(unknown_stmts), tuple(halts), frozenset(restores), frozenset(io_stops))
 
 
 @dataclass(frozen=True)

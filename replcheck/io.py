@@ -297,8 +297,8 @@ def parse_toml(text: str, path: str | os.PathLike) -> dict:
         raise InputError(path, line, "", f"not valid TOML: an integer of more than {digits} digits") from None
 
 
-def _read_lines(path: str | os.PathLike) -> list[tuple[int, Any]]:
-    text = read_text(path)
+def _read_lines(path: str | os.PathLike, text: str | None = None) -> list[tuple[int, Any]]:
+    text = read_text(path) if text is None else text
     rows = []
     for n, raw in enumerate(text.split("\n"), 1):  # only \n ends a line: JSON text may hold U+2028 and the like
         if raw.strip():
@@ -447,8 +447,9 @@ def _check_topology(path, hline: int, topo: dict, ops: list[tuple[int, dict]]) -
             trx_names.add(op["trx"])
 
 
-def load_trace(path: str | os.PathLike) -> tuple[dict, list[dict]]:
-    rows = _read_lines(path)
+def load_trace(path: str | os.PathLike, text: str | None = None) -> tuple[dict, list[dict]]:
+    """`text`: the Trace's lines already read (a campaign table's), `path` naming where in errors."""
+    rows = _read_lines(path, text)
     (hline, header), obs = rows[0], rows[1:]
     if not isinstance(header, dict) or header.get("schema") != "replcheck.trace/1":
         raise InputError(path, hline, "schema", "line 1 must be the header with schema 'replcheck.trace/1'")
@@ -477,16 +478,28 @@ def _kind_validator(kind: str) -> Schema:
 
 def dumps_lines(header: dict, rows: Iterable[dict]) -> str:
     """JSON Lines, one object per line, keys in their insertion order: byte-identical for equal input."""
-    out = [json.dumps(header, ensure_ascii=False)]
-    out += [json.dumps({k: v for k, v in r.items() if not k.startswith("_")}, ensure_ascii=False) for r in rows]
+    return _joined([_LINE.encode(header)]) + dumps_rows(rows)
+
+
+def dumps_rows(rows: Iterable[dict]) -> str:
+    """What dumps_lines writes after the header line: the same for equal rows whatever the header."""
+    line = _LINE.encode
+    out = [line({k: v for k, v in r.items() if not k.startswith("_")}) for r in rows]
+    return _joined(out) if out else ""
+
+
+def _joined(lines: list[str]) -> str:
     # json.dumps leaves C1 controls raw; as \\u escapes the text stays the same JSON and passes a CleanStream as it is
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", "\n".join(out)) + "\n"
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", "\n".join(lines)) + "\n"
 
 
 def dumps_history(history: dict) -> str:
     return dumps_lines(history["header"], history["ops"])
 
 
+# json.dumps(x, ensure_ascii=False) is this encoder's encode(x), but makes the encoder anew at each
+# call: a third of a Trace's digest
+_LINE = json.JSONEncoder(ensure_ascii=False)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _C1 = re.compile(r"[\x7f-\x9f]")  # DEL and C1: what json.dumps(ensure_ascii=False) leaves raw
 _CONTROL_NOT_NEWLINE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

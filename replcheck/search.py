@@ -283,6 +283,19 @@ def tasks(names: list[str], budget: Budget, seed: int, caught: dict[str, list] |
     return out
 
 
+def shared(tasks: list[Task]) -> dict[Task, Task]:
+    """Each task and the first of those whose searches are the same: a model's searches depend on
+    its Config and what it declares (which violations fail them), not its name (model:groupid and
+    model:wl344 differ by name alone), so each is run once."""
+    first: dict[tuple, Task] = {}
+    out = {}
+    for t in tasks:
+        system = systems.get(t.system)
+        what = (_key(system, "", 0)[0], tuple(sorted(system.declares.expected_violations)), replace(t, system=""))
+        out[t] = first.setdefault(what, t) if system.kind == "model" else t
+    return out
+
+
 def worker_signals() -> None:
     """A search worker's signals: the parent owns SIGINT (the terminal sends it to the whole group),
     and SIGTERM, which the pool sends when the parent stops, ends the worker at once. Inherited

@@ -10,6 +10,7 @@ code (tlc2/output/EC.java): a verdict is read from those codes, never from the w
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -155,6 +156,7 @@ def java() -> str:
 # 5.4 -> 2.6, Incident_medium 7.3 -> 4.3: bench/tlc.py --jvm-flags).
 JVM_FLAGS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 CLASS_ARCHIVE = True  # class_archive(); bench/tlc.py turns it off to compare
+KEEP_RESULTS = True  # run()'s kept outputs; bench/tlc.py turns it off to measure TLC
 
 
 def class_archive() -> Path:
@@ -197,16 +199,51 @@ def run(module: Path, config_text: str, dump: Path | None = None) -> Result:
     """Check `module` (a .tla file; the modules it extends sit beside it) under a configuration
     given as the text of a .cfg file. TLC's state files and the standard modules it unpacks go to
     a temporary directory, removed afterwards. With `dump`, TLC writes every distinct state it
-    found to `dump`.dump (trace validation reads them)."""
+    found to `dump`.dump (trace validation reads them). A run that gave a verdict is kept
+    (_kept_output): the same modules and configuration, TLC and java give it again unrun."""
+    kept = _kept_output(module, config_text) if dump is None and KEEP_RESULTS else None
+    if kept is not None and kept.is_file():
+        try:
+            output, code = json.loads(kept.read_text())
+            return parse(output, code)
+        except (OSError, ValueError, TypeError):  # unreadable or cut: run again
+            pass
     with tempfile.TemporaryDirectory(prefix="replcheck-tlc-") as tmp, _archive_flags() as archive:
         cfg = Path(tmp, "run.cfg")
         cfg.write_text(config_text)
-        cmd = [java(), *JVM_FLAGS, *archive, f"-Djava.io.tmpdir={tmp}", "-cp", str(jar()), "tlc2.TLC",
-               "-tool", "-workers", "1", "-fp", "1", "-seed", "0", "-cleanup", "-metadir", str(Path(tmp, "states")),
-               # the bounded models end in terminal states by design (the last transaction, a failover)
-               "-deadlock", *(("-dump", str(dump)) if dump else ()), "-config", str(cfg), module.name]
+        cmd = [java(), *JVM_FLAGS, *archive, f"-Djava.io.tmpdir={tmp}", "-cp", str(jar()), "tlc2.TLC", *TLC_ARGS,
+               "-metadir", str(Path(tmp, "states")), *(("-dump", str(dump)) if dump else ()), "-config", str(cfg), module.name]
         p = subprocess.run(cmd, cwd=module.parent, capture_output=True, text=True)
-    return parse(p.stdout + p.stderr, p.returncode)
+    result = parse(p.stdout + p.stderr, p.returncode)
+    if kept is not None and result.status != "error":  # an error may be the machine's: never kept
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            partial = kept.with_name(f".{kept.name}.{uuid.uuid4().hex}")
+            partial.write_text(json.dumps([p.stdout + p.stderr, p.returncode]))
+            os.replace(partial, kept)
+        except OSError:  # a cache that cannot be written: the next run runs TLC again
+            pass
+    return result
+
+
+# One worker, a fixed fingerprint function and seed, breadth-first: the same states on every run.
+# The bounded models end in terminal states by design (the last transaction, a failover).
+TLC_ARGS = ("-tool", "-workers", "1", "-fp", "1", "-seed", "0", "-cleanup", "-deadlock")
+
+
+def _kept_output(module: Path, config_text: str) -> Path | None:
+    """Where TLC's output for this check is kept: named by what its result depends on, the text of
+    every module beside it, the configuration, TLC's arguments, the jar and the java (a result is a
+    function of these: TLC_ARGS). None where there is no cache directory."""
+    try:
+        java_path, jar_path = Path(os.path.realpath(java())), jar()
+        specs = sorted((f.name, f.read_text()) for f in Path(module).parent.glob("*.tla"))
+        key = json.dumps([module.name, specs, config_text, TLC_ARGS, str(java_path), java_path.stat().st_mtime_ns,
+                          str(jar_path), jar_path.stat().st_size, jar_path.stat().st_mtime_ns])
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "replcheck" / "tlc-results"
+    except (OSError, RuntimeError):  # no home directory
+        return None
+    return cache / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
 
 # -- the manifest ------------------------------------------------------------------------------

@@ -235,10 +235,12 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
     paths = histories if histories is not None else embedded_histories() + suites.histories()
     checks = tlc.select(size=tlc_size) if tlc_size else []
     models = [t for t in search.tasks(names, budget, seed) if systems.get(t.system).kind != "mutant"]
+    run_as = search.shared(models)  # each search run once, its answers each task's
+    distinct = list(dict.fromkeys(run_as.values()))
     mutants = [n for n in names if systems.get(n).kind == "mutant"]
     results = Results()
     out = Path(out)
-    total = len(paths) + len(core.PROOFS) + len(models) + len(search.tasks(mutants, budget, seed)) + len(checks)
+    total = len(paths) + len(core.PROOFS) + len(distinct) + len(search.tasks(mutants, budget, seed)) + len(checks)
     with outdir.staged(out) as staging, Progress("verify", total) as bar:
         def tick(what: str) -> None:
             bar.now(what)
@@ -250,7 +252,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
             queue = search.Queue(pool, processes, bar.done)
             # the models' searches run while the Histories are judged; a mutant's search starts with
             # the machines of what caught it on them (search.machines_of)
-            queue.models(models)
+            queue.models(distinct)
             run_histories(paths, names, results, staging / "traces", tick)
             mutant_tasks = search.tasks(mutants, budget, seed, results.caught)
             queue.mutants(mutant_tasks)
@@ -260,7 +262,7 @@ def verify(out: Path, names: list[str] | None = None, histories: list[Path] | No
                 run_tlc(results, tlc_size, tick)
             bar.now("state-machine searches")
             for task in models + mutant_tasks:
-                record_searches(results, task, queue.answer(task))
+                record_searches(results, task, queue.answer(run_as.get(task, task)))
         summarise(results)
         document = results.document(seed=seed, examples=budget.model_examples, mutant_examples=budget.mutant_examples,
                                     systems=names, history_files={p.stem: _shown_path(p) for p in paths},

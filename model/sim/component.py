@@ -126,6 +126,16 @@ class Component:
         self.hooks = hooks
         vars(self).update((name, part) for name, part in parts.items() if part is not self)
 
+    # A fork (kernel.Simulator.fork) copies a component without its bound methods of the kernel and
+    # the hooks, which the copy binds again (the kernel's __setstate__ makes the hooks): a fifth of
+    # a fork's CPU was pickling and loading them.
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in vars(self).items() if k not in ("emit", "at", "hooks")}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self.emit, self.at = self.sim.emit, self.sim.at
+
 
 class Feature(Component):
     """A feature's component: it joins the core through the hooks it defines (HOOKS), and may have

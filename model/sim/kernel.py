@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 import io
 import pickle
+import struct
 from operator import attrgetter
 from collections import Counter, deque
 from typing import Any, Callable
@@ -61,30 +62,45 @@ PARTS = {"source": Source, "dump": Dump, "receiver": Receiver, "applier": Applie
          "diskfull": DiskFull, "untilgtid": UntilGtid, "domainfilter": DomainFilter}
 
 
-class _Sharing(pickle.Pickler):
-    """Pickles a run but for the objects its fork shares with it, written as their ids."""
+def _copy_sharing(obj, shared: list):
+    """A copy of obj made by pickling, but for the `shared` objects, which the copy holds themselves.
+    They are in the pickler's memo before it starts, so it writes each as a reference to its place
+    there; the loader first loads a stream that puts each in the same place (each fetched by its
+    place, with C calls alone), and then the copy. A persistent_id, a Python call for every object
+    pickled, had been half of a fork's CPU. (Setting an Unpickler's memo from a dict leaves it
+    empty in CPython 3.11, and from another's memo does not count the places taken.)"""
+    data = io.BytesIO()
+    data.write(_placing(len(shared)))
+    pickler = pickle.Pickler(data, pickle.HIGHEST_PROTOCOL)
+    pickler.memo = {id(x): (i, x) for i, x in enumerate(shared)}
+    pickler.dump(obj)
+    data.seek(0)
+    loader = pickle.Unpickler(data)
+    loader.persistent_load = shared.__getitem__
+    loader.load()  # the shared objects into the memo
+    return loader.load()
 
-    def __init__(self, file, shared: dict):
-        super().__init__(file, pickle.HIGHEST_PROTOCOL)
-        self.shared = shared
 
-    def persistent_id(self, obj):
-        return id(obj) if id(obj) in self.shared else None
+_PLACE = 12  # bytes per shared object in _placing's stream
+_places = bytearray()
 
 
-class _Shared(pickle.Unpickler):
-    """Loads what _Sharing wrote, each shared object the original itself."""
+def _placing(n: int) -> bytes:
+    """A pickle that puts persistent object i in memo place i for i < n: push i, load it as a
+    persistent id, put it in place i, pop it; then None, the load's value."""
+    while len(_places) < n * _PLACE:
+        i = len(_places) // _PLACE
+        _places.extend(b"J" + struct.pack("<i", i) + b"Qr" + struct.pack("<I", i) + b"0")
+    return b"\x80\x02" + bytes(_places[:n * _PLACE]) + b"N."
 
-    def __init__(self, file, shared: dict):
-        super().__init__(file)
-        self.shared = shared
 
-    def persistent_load(self, pid):
-        return self.shared[pid]
+# The kinds of observation a status sample takes (SHOW SLAVE STATUS, SHOW GLOBAL STATUS/VARIABLES,
+# SHOW MASTER STATUS): a run's reader that reads only some of them has the others left out.
+SAMPLED = frozenset({"status", "server_status", "master_status"})
 
 
 class Simulator:
-    def __init__(self, history: dict, config: Config, system: str = "model"):
+    def __init__(self, history: dict, config: Config, system: str = "model", sampled: frozenset[str] = SAMPLED):
         # The ops are queued by run() or extend(); the History here holds those queued so far.
         self.given = history["ops"]
         self.history = {**history, "ops": []}
@@ -98,6 +114,7 @@ class Simulator:
         head = history["header"]
         self.epoch = head.get("epoch_us", DEFAULT_EPOCH_US)
         self.sample_every = head.get("sample_every_us", 0)
+        self.sampling = sampled  # what each sample takes; one taking nothing still moves the clock to its time
         self.now = 0
         self.queue: list = []
         self.phase, self.seq = BUILD, 0
@@ -242,19 +259,26 @@ class Simulator:
         # What the run never changes once made is shared, not copied: the system's settings, the
         # observations emitted, the ops, and the log entries (a log is cut or grown, its entries
         # never altered).
-        shared = {id(x): x for x in (self.config, self.mutants, self.mech, self.rule)}
-        shared.update((id(o), o) for o in self.obs)
-        shared.update((id(o), o) for o in self.history["ops"])
+        shared = [self.config, self.mutants, self.mech, self.rule, *self.obs, *self.history["ops"]]
         for node in self.nodes.values():
-            shared.update((id(e), e) for e in node.binlog)
+            shared += node.binlog
             for ch in node.replicas:
-                shared.update((id(e), e) for e in ch.relay)
-        # Pickled and loaded rather than deep-copied, the shared objects by reference (persistent
-        # ids): the same copy for a quarter less CPU (bench/fork_cost.py), a fifth of a search's.
-        data = io.BytesIO()
-        _Sharing(data, shared).dump(self)
-        data.seek(0)
-        return _Shared(data, shared).load()
+                shared += ch.relay
+        # Pickled and loaded rather than deep-copied, the shared objects by reference: the same copy
+        # for a quarter less CPU (bench/fork_cost.py), a fifth of a search's.
+        return _copy_sharing(self, list({id(x): x for x in shared}.values()))
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in vars(self).items() if k != "hooks"}
+
+    def __setstate__(self, state: dict) -> None:
+        """A fork's copy: its components are loaded (their state is part of this one's), and get
+        the hooks of their copies (component.Component.__getstate__)."""
+        vars(self).update(state)
+        parts = [getattr(self, name) for name in PARTS]
+        self.hooks = Hooks(parts)
+        for part in parts:
+            part.hooks = self.hooks
 
     def finish(self) -> tuple[dict, list[dict]]:
         """Run to the end, with the last sample and what each node finally holds: the Trace."""
@@ -290,13 +314,18 @@ class Simulator:
         self._sample_all()
 
     def _sample_all(self) -> None:
+        kinds = self.sampling
         for node in self.nodes.values():
-            for ch in MS.channels(node) if node.up else ():  # SHOW ALL SLAVES STATUS: a row per connection
-                self.status.status(ch)
-            if node.up and (self.filtering or node.rpl_hierarchical or any(hook(node) for hook in self.hooks.samples_server_status)
-                            or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
+            if not node.up:
+                continue
+            if "status" in kinds:
+                for ch in MS.channels(node):  # SHOW ALL SLAVES STATUS: a row per connection
+                    self.status.status(ch)
+            if "server_status" in kinds and (self.filtering or node.rpl_hierarchical
+                                             or any(hook(node) for hook in self.hooks.samples_server_status)
+                                             or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
                 self.status.server_status(node)
-            if node.up and node.rpl_hierarchical:
+            if "master_status" in kinds and node.rpl_hierarchical:
                 self.status.master_status(node)
 
     def op(self, op: dict) -> None:
@@ -320,7 +349,7 @@ class Simulator:
         return self.epoch + t + node.offset
 
 
-# The runs of the last History, each as (the History pickled, its Config, header, observations pickled).
+# The runs of the last History, each as (the History pickled, its Config and samples, header, observations pickled).
 # A run is a function of the History and the Config alone: a system whose Config equals another's
 # (model:groupid and model:wl344 run the same Config under two names) gets that run again, named for
 # it, without simulating it. The pickles keep the History and the run as they were whatever is done
@@ -331,18 +360,21 @@ _runs: deque = deque(maxlen=4)
 REMEMBERED_UP_TO = 10_000  # observations: a campaign's runs are hundreds; a long one is not kept alive
 
 
-def simulate(history: dict, config: Config = Config(), system: str = "model") -> tuple[dict, list[dict]]:
+def simulate(history: dict, config: Config = Config(), system: str = "model",
+             sampled: frozenset[str] = SAMPLED) -> tuple[dict, list[dict]]:
+    """The run's Trace; `sampled`: the kinds of status sample it takes (a sample changes nothing in
+    the run, so a run taking fewer has the same observations but those samples)."""
     key = pickle.dumps(history, pickle.HIGHEST_PROTOCOL) if type(config.mutants) is frozenset else None
     runs = tuple(_runs) if key else ()  # a snapshot: a real server's groups run Histories in threads
     if runs and runs[-1][0] != key:
         _runs.clear()  # another History: what lives on after its runs only costs the garbage collector
     for was_key, was_config, header, obs in runs:
-        if was_key == key and was_config == config:
+        if was_key == key and was_config == (config, sampled):
             return {**header, "system": system}, pickle.loads(obs)
-    sim = Simulator(history, config, system)
+    sim = Simulator(history, config, system, sampled)
     header, obs = sim.run()
     sim.dismantle()
     if key and len(obs) <= REMEMBERED_UP_TO:
-        _runs.append((key, config, pickle.loads(pickle.dumps(header, pickle.HIGHEST_PROTOCOL)),
+        _runs.append((key, (config, sampled), pickle.loads(pickle.dumps(header, pickle.HIGHEST_PROTOCOL)),
                       pickle.dumps(obs, pickle.HIGHEST_PROTOCOL)))
     return header, obs

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from typing import Sequence, TypeVar
 
 from hypothesis import Phase
@@ -17,10 +18,11 @@ from replcheck.results import search_failures
 from ..core import PROPERTIES
 from replcheck.spec.contract import FollowedRun, System, Trace
 
-from ..judge import judge_trace
+from ..judge import asking, judge_trace
 
 T = TypeVar("T")
 JUDGED_KEPT = 512
+UNREACHED = object()  # a mutant's History whose run never reached its seam (HistoryMachine.seam), in `judged`
 # Every phase but `explain`: after shrinking, Hypothesis's explain phase replays the example
 # hundreds of times to annotate which draws matter. On a machine that simulates the whole
 # History after every step that took minutes (a mutant found in 1.6 s, shrunk in 6 s, then
@@ -85,15 +87,23 @@ class HistoryMachine(RuleBasedStateMachine):
     # Hypothesis's last replay is the shrunk example, so this is its length.
     last_steps: int = 0
     examples: int = 0  # the examples its search ran (replcheck.search.run_machine sets it)
+    # A mutant of a model that differs from its base model by these mutants alone (machine_for): an
+    # example's run notes whether it asked about them (judge.Asked: the model's code asks at a
+    # mutant's seam), and a History whose run never did has its base model's Trace.
+    seam: frozenset = frozenset()
 
     def __init__(self):
         super().__init__()
         self.b = Builder("state-machine", self.FAMILY.tail_us)
         self.steps = 0
         type(self).last_steps = 0
+        system = getattr(self, "system", None)  # a bare family machine drives nothing
+        if self.seam:  # each example notes its own asks: a fork's are its run's (shared mutants)
+            system = asking(system)
+            self.asked = system.config.mutants.asked
         # A system whose runs extend (a model) follows the example's History step by step; any
         # other is run on the whole History after every step.
-        follow = getattr(getattr(self, "system", None), "follow", None)  # a bare family machine drives nothing
+        follow = getattr(system, "follow", None)
         self.run: FollowedRun | None = follow() if follow is not None else None
 
     def trace(self, history: dict) -> Trace:
@@ -107,10 +117,17 @@ class HistoryMachine(RuleBasedStateMachine):
         key = json.dumps(history, sort_keys=True)
         j = self.judged.get(key)
         if j is None:  # shrinking replays the same prefixes over and over: judge each History once
-            j = judge_trace(self.trace(history), self.system.declares, self.system.name, self.REQUIREMENTS)
+            trace = self.trace(history)
+            # Its run never asked about the mutant's seam (in this example so far: a few asks of an
+            # earlier step's fork more only judge more): the Trace is the base model's, whose
+            # violations are all the mutant's too, and a search fails on none of those. Not judged.
+            reached = not self.seam or self.seam & self.asked
+            j = judge_trace(trace, self.system.declares, self.system.name, self.REQUIREMENTS) if reached else UNREACHED
             if len(self.judged) >= JUDGED_KEPT:
                 self.judged.pop(next(iter(self.judged)))
             self.judged[key] = j
+        if j is UNREACHED:
+            return
         for verdict in j.verdicts:
             self.exercised[verdict.requirement] += verdict.checked > 0
         base = self.base  # a search for a mutant fails on a catch only: a violation its base model holds
@@ -152,4 +169,16 @@ def machine_for(base: type[HistoryMachine], system: System, model: System | None
     `requirements` (by default every one)."""
     name = f"{base.__name__}_{''.join(c if c.isalnum() else '_' for c in system.name)}"
     return type(name, (base,), {"system": system, "base": model, "exercised": Counter(), "judged": {}, "__module__": base.__module__,
+                                "seam": _seam(system, model),
                                 "REQUIREMENTS": base.REQUIREMENTS if requirements is None else tuple(requirements)})
+
+
+def _seam(system: System, model: System | None) -> frozenset:
+    """The mutants a model's mutant carries beyond its base model, when its runs are that model's
+    but for them (the same Config otherwise, and it follows a History step by step); else none."""
+    config, base = getattr(system, "config", None), getattr(model, "config", None)
+    if config is None or base is None or not hasattr(system, "follow"):
+        return frozenset()
+    if replace(config, mutants=base.mutants) != base:
+        return frozenset()
+    return frozenset(config.mutants - base.mutants)

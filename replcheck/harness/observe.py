@@ -138,7 +138,7 @@ class Observer:
             began = time.monotonic()
             for n in self.run.node_ids:
                 if n not in self.run.busy:
-                    self.poll(n)
+                    self.poll(n, wait=False)
             rest = self.run.poll_us / US - (time.monotonic() - began)
             if rest > 0:
                 self.run.stop.wait(rest)
@@ -166,18 +166,23 @@ class Observer:
                 counts[int(name[1:])] = counts.get(int(name[1:]), 0) + 1
         return counts
 
-    def poll(self, node: str, force: bool = False) -> None:
+    def poll(self, node: str, force: bool = False, wait: bool = True) -> None:
         """One sample of the node, stamped with the server's own clock: the rows and SHOW SLAVE
         STATUS at the instant its first statement began, the status variables and gtid positions
         at the instant its last one did. So everything before a sample in the trace had happened
-        when it looked, and the gap between two samples bounds when what changed did."""
+        when it looked, and the gap between two samples bounds when what changed did. `wait`
+        False: none while a statement holds the node, whose samples wait for its end, not the
+        other nodes' (the poller's)."""
         c = self.run.cluster
+        lock = self.run.node_locks[node]
         try:
-            if not c.is_running(node):
+            if not c.is_running(node) or not lock.acquire(blocking=wait):
                 return
-            with self.run.node_locks[node]:
+            try:
                 self.read_relay(node)  # before the sample: what it finds applied was relayed by then
                 results = c.results(node, POLL_ALL if node in self.run.named else POLL, timeout=10)
+            finally:
+                lock.release()
         except HarnessError:
             return  # down or going down: nothing to see
         if len(results) != 10:
@@ -341,6 +346,8 @@ class Observer:
         poll's clock readings around it): SQL_Remaining_Delay counts from a whole second of the
         server's clock in that window."""
         node, tag = link[0], V.tagged(link[1])
+        if any(raw.get(k) == "No" for k in self.run.stopping.get(link, ())):
+            return  # stopped by the STOP SLAVE still running (Ops._sampled_meanwhile): observed at its return
         s: dict[str, Any] = {k: raw.get(k) or "" for k in STATUS_STRINGS}
         for k in STATUS_INTS:
             s[k] = _int(raw.get(k)) or 0

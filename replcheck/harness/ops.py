@@ -2,6 +2,7 @@
 steps the harness carries it out with; which ops (and uses of them) a real server cannot do."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass
@@ -403,8 +404,9 @@ class Ops:
             try:
                 # The server's clock around it: the client's start-up and exit are not the statement's.
                 stops_sql = kind in ("stop_slave", "stop_all_slaves") and op.get("thread") in (None, "sql")
-                results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}",
-                                    timeout=c.sql_timeout + GROUP_DONE_S if stops_sql else None)
+                with self._sampled_meanwhile(node, addressed, op.get("thread")) if stops_sql else contextlib.nullcontext():
+                    results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}",
+                                        timeout=c.sql_timeout + GROUP_DONE_S if stops_sql else None)
                 start, t = self.run.instant(results[0][1][0][0], node), self.run.instant(results[-1][1][0][0], node)
                 errno, message = None, ""
                 warns = results[-2][1]
@@ -441,6 +443,25 @@ class Ops:
         if node not in self.run.busy:
             # What it changed (or, refused, left as it was), before anything else can change it again.
             self.run.observer.poll(node, force=True)
+
+    @contextlib.contextmanager
+    def _sampled_meanwhile(self, node: str, links: list[Link], thread: str | None):
+        """A STOP SLAVE of an SQL thread may wait up to GROUP_DONE_S for a group's end: the node's
+        lock is let go meanwhile, so its samples go on (its SQL thread still running, applying)
+        and the resolution stays the polling's (seed 8's History 95: 62 s of no sample, every
+        node's, and a relay seen 62 s late). A sample that finds the thread already stopped
+        before the statement returned is not the node's status (Observer._status): the stop is
+        the statement's, observed at its return."""
+        lock = self.run.node_locks[node]
+        threads = ("Slave_SQL_Running",) if thread == "sql" else ("Slave_SQL_Running", "Slave_IO_Running")
+        self.run.stopping.update(dict.fromkeys(links, threads))
+        lock.release()
+        try:
+            yield
+        finally:
+            lock.acquire()
+            for link in links:
+                self.run.stopping.pop(link, None)
 
     def _change_master(self, op: dict) -> str:
         """CHANGE MASTER TO as the op says: MASTER_HOST and MASTER_PORT are the channel's relay (it

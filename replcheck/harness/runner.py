@@ -151,6 +151,8 @@ class Runner:
         self.stop = threading.Event()
         self.busy: set[str] = set()  # nodes being crashed or restarted: not polled
         self.node_locks = {n: threading.Lock() for n in self.node_ids}  # a sample or a statement at a time
+        # a STOP SLAVE of their SQL thread runs, their node sampled meanwhile: the status columns of the threads it stops
+        self.stopping: dict[Link, tuple[str, ...]] = {}
         self.last_poll: dict[str, int] = {}
         self.log_offsets: dict[str, int] = {}
         self.io_error: dict[Link, tuple[int, str]] = {}  # the IO thread's error last emitted

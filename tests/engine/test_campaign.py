@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 from replcheck import campaign, cli, coverage, crosscheck, io, report, systems
 from replcheck.investigate import findings
@@ -192,7 +193,7 @@ def test_a_campaign_killed_mid_run_resumes_to_the_same_table(spark, tmp_path):
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env)
     table = tmp_path / "killed" / "table"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG_GUARD_S  # a bound against a hang: a chunk's time is the machine's load
     while not campaign.done_chunks(tmp_path / "killed") and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)

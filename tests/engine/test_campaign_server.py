@@ -42,11 +42,14 @@ def test_a_server_campaign_gives_rows_like_a_models_and_leaves_nothing_behind(tm
         summary = campaign.run(plan, tmp_path / "c", spark=spark, emit=lines.append, groups=2)
         table = spark.read.parquet(str(tmp_path / "c" / "table"))
         histories = table.where("kind = 'history'").collect()
+        showing = {(r["index"], name) for r in table.where("finding").collect() for name in (r["system"], r["other_system"])}
         again = campaign.run(plan, tmp_path / "c", spark=spark, emit=lines.append, groups=2)  # resumed: nothing to run
     assert sorted((h["index"], h["system"]) for h in histories) == [(i, s) for i in range(3) for s in sorted((MODEL, SERVER))]
     assert len({generate(0, h["index"], target=SERVER)["header"]["name"].split("-")[1] for h in histories}) == 3
     for h in histories:  # every requirement in exactly one list, a real server's too
         assert sorted(h["passed"] + h["violated"] + h["not_exercised"] + h["inconclusive"]) == sorted(p.requirement for p in PROPERTIES)
+        # the server's Trace kept where it shows a finding (replay --kept reads it), no model's
+        assert (h["trace"] is not None) == (h["system"] == SERVER and (h["index"], SERVER) in showing)
     assert summary["campaign"]["histories"] == 3 and plan.target == SERVER
     for f in summary["findings"]:
         if f["system"] == SERVER:

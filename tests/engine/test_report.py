@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -138,18 +139,31 @@ def test_bad_gate_file_is_one_line(results, tmp_path, capsys):
 @pytest.mark.slow
 def test_committed_models_gate_holds_on_the_default_verify(tmp_path):
     """The CI gate itself: `replcheck verify` on its embedded defaults, as users run it (a process
-    of its own), gives exactly the verdicts pinned in ci/models.toml."""
-    run = subprocess.run([sys.executable, "-m", "replcheck.cli", "verify", "--out", str(tmp_path / "r")],
+    of its own), gives exactly the verdicts pinned in ci/models.toml. The suite's one default
+    verify: what else needs one reads it here (a report it replaces whole, its progress line)."""
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "stale.txt").write_text("from an earlier run")
+    (out / ".replcheck-output").write_text('{"schema": "replcheck.output/1", "kind": "report"}')  # an earlier report
+    run = subprocess.run([sys.executable, "-m", "replcheck.cli", "verify", "--out", str(out)],
                          capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert run.returncode == 0, run.stdout + run.stderr[-2000:]
-    assert main(["gate", str(ROOT / "ci" / "models.toml"), str(tmp_path / "r" / "results.json")]) == 0
+    assert main(["gate", str(ROOT / "ci" / "models.toml"), str(out / "results.json")]) == 0
+    results = json.loads((out / "results.json").read_text())
     # every mutant of the registry found by verify's own state-machine search (the one place it
     # runs in the suite), in at most 8 steps
-    searches = json.loads((tmp_path / "r" / "results.json").read_text())["searches"]
-    found = {s["system"]: s["shrunk_steps"] for s in searches if s["found"]}
+    found = {s["system"]: s["shrunk_steps"] for s in results["searches"] if s["found"]}
     # every one: master-fde-lag and filtered-ddl-gtid-lost only by the mixed family's machine
     assert sorted(f"mutant:{m}" for m in REGISTRY if f"mutant:{m}" not in found) == []
     assert {m: n for m, n in found.items() if n > 8} == {}
+    # the earlier report replaced whole, one progress line (done/total, time left), no finding, the
+    # Traces written and a declared violation kept with its History
+    assert not (out / "stale.txt").exists() and results["findings"] == []
+    assert re.search(r"\[verify\] \d+/\d+ checks, .* left", run.stderr)
+    chain = [r for r in results["rows"] if r["system"] == "model:wl344" and r["requirement"] == "WL344.CHAIN.IMMEDIATE"
+             and r["history"] == "chain-hop-lag"]
+    assert chain[0]["status"] == "violated" and chain[0]["expected"] == "violated"
+    assert (out / "traces" / "model-wl344" / "chain-hop-lag.jsonl").exists()
 
 
 def test_pytest_plugin_counts_marked_tests(pytester):

@@ -5,6 +5,8 @@ runs, and either way the digest is the one of the mutant's own run. The searches
 (replcheck.search.Queue): the models' short ones fill the workers' tail, behind the mutants'."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from replcheck import search, systems
@@ -85,3 +87,19 @@ def test_the_models_searches_queue_behind_the_mutants_once_those_come():
     pool.callbacks[mutants[0]](None)
     assert len(pool.handed) == len(models + mutants)
     assert [queue.answer(t) for t in models + mutants] == [[t.system] for t in models + mutants]
+
+
+def test_a_search_that_another_models_search_is_runs_once():
+    """model:groupid is model:wl344 under another name (its Config and declarations): verify runs
+    its searches once and gives each model the answers; two models that run differently keep theirs."""
+    tasks = search.tasks(["model:wl344", "model:groupid", "model:wl7318", "mutant:per-event-wait"], search.DEFAULT, 0)
+    run_as = search.shared(tasks)
+    by = {(t.system, t.machine): run_as[t] for t in tasks}
+    machines = [m.name for m in search.model_machines()]
+    assert all(by[("model:groupid", m)].system == "model:wl344" for m in machines)
+    assert all(by[(s, m)].system == s for s in ("model:wl344", "model:wl7318") for m in machines)
+    assert by[("mutant:per-event-wait", None)].system == "mutant:per-event-wait"
+    # what the sharing rests on: the same search on both gives the same answers
+    one = next(t for t in tasks if t.system == "model:wl344" and t.machine == "DelayMachine")
+    small = [replace(one, examples=3), replace(one, system="model:groupid", examples=3)]
+    assert search.run_task(small[0]) == search.run_task(small[1])

@@ -63,31 +63,48 @@ def _status(r, t, pos, counter):
            Read_Master_Log_Pos=pos, Last_SQL_Errno=0, Skip_Counter=counter, SQL_Remaining_Delay=None, Seconds_Behind_Master=0)
 
 
+def _counter_set_and_started(at: int, trx: str, gtid: str, events: list[tuple[int, str]]) -> R.Runner:
+    """B sampled at `at` with its counter 0, then sql_slave_skip_counter = 3 and START SLAVE
+    SQL_THREAD, with trx's events relayed at those places (the last one ends the group)."""
+    r = R.Runner(_history())
+    r.relay_logs[B] = object()
+    _status(r, 10, at, 0)
+    r.emit("stmt", "B", 11, op="set_global", variable="sql_slave_skip_counter", value=3, errno=None, message="")
+    r.emit("stmt", "B", 12, op="start_slave", thread="sql", errno=None, warning=None, message="")
+    for i, (pos, etype) in enumerate(events):
+        r.emit("relay", "B", 13, source="A", type=etype, trx=trx, idx=i, last=i == len(events) - 1, gtid=gtid,
+               server_id=1, when=1, ict=None, file="relay.000002", pos=pos, master_file="bin.000001", master_end=pos)
+    return r
+
+
 def test_a_counter_still_running_at_the_end_skipped_what_the_last_sample_is_past():
     # a campaign's incident History: sql_slave_skip_counter = 3 passed t2's events, and the run
     # ended before the counter ran out, so MariaDB wrote no note
-    r = R.Runner(_history())
-    r.relay_logs[B] = object()
-    _status(r, 10, 400, 0)
-    r.emit("stmt", "B", 11, op="set_global", variable="sql_slave_skip_counter", value=3, errno=None, message="")
-    r.emit("stmt", "B", 12, op="start_slave", thread="sql", errno=None, warning=None, message="")
-    for i, (pos, etype) in enumerate([(400, "GTID_LOG_EVENT"), (442, "QUERY_EVENT"), (520, "XID_EVENT")]):
-        r.emit("relay", "B", 13, source="A", type=etype, trx="t2", idx=i, last=etype == "XID_EVENT", gtid="0-1-2",
-               server_id=1, when=1, ict=None, file="relay.000002", pos=pos, master_file="bin.000001", master_end=pos)
+    r = _counter_set_and_started(400, "t2", "0-1-2", [(400, "GTID_LOG_EVENT"), (442, "QUERY_EVENT"), (520, "XID_EVENT")])
     _status(r, 16, 551, 1)
     _status(r, 20, 551, 1)
     r.collector._emit_skips()
     # as of the first sample past them: the later ones show the same place (seed 1's History 4)
     assert [(o["t"], o["type"]) for _, _, o in r.obs if o["kind"] == "skip"] == [
         (16, "GTID_LOG_EVENT"), (16, "QUERY_EVENT"), (16, "XID_EVENT")]
-    r = R.Runner(_history())  # the counter set and the thread started, but nothing passed yet
-    r.relay_logs[B] = object()
-    _status(r, 10, 400, 0)
-    r.emit("stmt", "B", 11, op="set_global", variable="sql_slave_skip_counter", value=3, errno=None, message="")
-    r.emit("stmt", "B", 12, op="start_slave", thread="sql", errno=None, warning=None, message="")
+    r = _counter_set_and_started(400, "t2", "0-1-2", [])  # the counter set and the thread started, but nothing passed yet
     _status(r, 20, 400, 3)
     r.collector._emit_skips()
     assert not [o for _, _, o in r.obs if o["kind"] == "skip"]
+
+
+def test_a_counter_a_change_master_reset_skipped_what_the_last_sample_before_it_is_past():
+    # seed 9's History 46: C's counter of 3 passed t3's two events, then STOP SLAVE and CHANGE MASTER
+    # set it to 0 (no note), and the relay logs were fetched again by GTID into other places
+    r = _counter_set_and_started(808, "t3", "0-1-3", [(808, "GTID_LOG_EVENT"), (850, "QUERY_EVENT")])
+    _status(r, 16, 964, 1)
+    _status(r, 20, 964, 1)
+    r.emit("stmt", "B", 22, op="change_master", delay=0, errno=None, warning=None, message="", duration_us=1)
+    _status(r, 24, 4, 0)
+    r.emit("relay_log_recovery", "B", 25, dropped=2, reason="gtid")
+    _status(r, 30, 931, 0)
+    r.collector._emit_skips()
+    assert [(o["t"], o["type"]) for _, _, o in r.obs if o["kind"] == "skip"] == [(16, "GTID_LOG_EVENT"), (16, "QUERY_EVENT")]
 
 
 def test_a_gtid_is_logged_by_a_poll_only_where_its_own_server_s_gtid_shows():

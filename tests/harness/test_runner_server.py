@@ -288,12 +288,19 @@ def test_a_statement_sent_to_a_node_that_is_down_fails_as_the_models_say(server,
 def test_stop_slave_inside_a_non_transactional_group_cut_mid_relay_waits_for_its_end(server, short_tmp):
     """B's relay is cut after part of t1, a MyISAM write: its SQL thread has changed the table and
     waits for the group's end, and STOP SLAVE SQL_THREAD waits up to 60 s for it (sql_slave_killed,
-    SLAVE_WAIT_GROUP_DONE); the harness gave a statement 30 s and failed the run."""
+    SLAVE_WAIT_GROUP_DONE); the harness gave a statement 30 s and failed the run, then sampled no
+    node until it returned."""
     load_features()
     h = _history([{"at": 100_000, "op": "cut_io", "node": "B", "after_events": 2, "then": "stop"},
                   {"at": 500_000, "op": "trx", "node": "A", "trx": "t1", "engine": "myisam"},
                   {"at": 1_500_000, "op": "stop_slave", "node": "B", "thread": "sql"}],
-                 channels=({"source": "A", "replica": "B"},), end_us=2_000_000, sample_every_us=500_000)
+                 channels=({"source": "A", "replica": "B"}, {"source": "A", "replica": "C"}),
+                 nodes=({"id": "A"}, {"id": "B"}, {"id": "C"}), end_us=2_000_000, sample_every_us=500_000)
     header, obs = R.Runner(h, scale=1.0, tmpdir=short_tmp).run()
     stop = next(o for o in obs if o["kind"] == "stmt" and o["op"] == "stop_slave")
     assert stop["errno"] is None
+    # B itself and C, another replica, were sampled while it waited (seed 8's History 95: no node
+    # was for 62 s, and the Trace's resolution was the statement's length).
+    began = stop["t"] - stop["duration_us"]
+    for node in ("B", "C"):
+        assert any(began < o["t"] < stop["t"] for o in obs if o["kind"] == "status" and o["node"] == node), node

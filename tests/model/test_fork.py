@@ -75,3 +75,19 @@ def test_a_fork_leaves_its_run_untouched():
     run.fork().finish()
     run.extend(history["ops"][2:])
     assert io.dumps_lines(*run.finish()) == _trace(system, history)
+
+
+def test_a_forks_components_call_the_copy_not_the_original():
+    """The copy's components are bound again to the copy (component.Component.__setstate__): its
+    kernel's emit and at, its hooks, each hook a method of the copy's own part."""
+    history = generate(11, 2, ("semisync",))
+    system = systems.get("model:mariadb-10.11")
+    run = Simulator({**history, "ops": []}, system.config, system.name)
+    run.extend(history["ops"][:3])
+    run.advance()
+    fork = run.fork()
+    parts = [fork.source, fork.semisync, fork.applier]
+    assert all(p.sim is fork and p.emit.__self__ is fork and p.at.__self__ is fork and p.hooks is fork.hooks for p in parts)
+    hooked = [m.__self__ for name in vars(fork.hooks) for m in getattr(fork.hooks, name) if hasattr(m, "__self__")]
+    assert hooked and all(h.sim is fork for h in hooked)
+    assert vars(fork.hooks).keys() == vars(run.hooks).keys()

@@ -93,3 +93,12 @@ def test_a_history_leaves_almost_no_cyclic_garbage():
     finally:
         if was:
             gc.enable()
+
+
+def test_a_trace_judged_again_names_the_system_it_was_judged_for():
+    # the campaign takes that system's facts and trace lines for it (replcheck/campaign.py)
+    history = generate(SEED, 2, ("groupid",))
+    a, b = judge.judge(systems.get("model:wl344"), history), judge.judge(systems.get("model:groupid"), history)
+    assert (a.same_as, b.same_as) == ("", "model:wl344") and b.verdicts == a.verdicts
+    c = judge.judge(systems.get("model:wl7318"), history)
+    assert c.same_as == ""

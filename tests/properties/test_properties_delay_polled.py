@@ -343,3 +343,16 @@ def test_a_clock_step_logged_after_a_sample_in_its_own_microsecond_did_not_move_
         assert kit.verdict(requirement, tr).status == PASS
     sample.update(Slave_SQL_Running_State=STATE_IDLE, SQL_Remaining_Delay=None)  # as if the step had ended the wait
     assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, sample, "but it is delaying")
+
+
+def test_a_group_skipped_before_the_poll_that_read_its_relay_copy_is_not_held_at_a_delay_change(kit):
+    # MariaDB 10.11, seed 9's History 46: B's counter skipped t1 (relay.000002:652-694) at 0.95 s; the
+    # poll that read that copy in the relay log came at 1.13 s, before B's CHANGE MASTER TO
+    # MASTER_DELAY = 1. The skip names the copy's place: B held nothing.
+    header, obs = load_trace(REPO / "tests" / "properties" / "traces" / "mariadb-skip-before-its-relay-copy-was-read.jsonl")
+    tr = Trace(header, [{k: x for k, x in o.items() if k != "_line"} for o in obs])
+    assert not [w for w in kit.verdict("WL344.CM.NO_LOSS", tr).witnesses if w.message.startswith("B ")]
+    for o in tr.all("skip", node="B", trx="t1"):
+        o["relay_pos"] += 1000  # another copy's skip: the one read later was still held
+    change = next(o for o in tr.all("stmt", node="B") if o["op"] == "change_master")
+    assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, change, "B held t1 unapplied")

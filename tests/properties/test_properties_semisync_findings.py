@@ -229,8 +229,8 @@ def test_a_commit_sent_to_no_replica_that_may_have_waited_may_be_counted_as_no()
     # replica, waited out the timeout (MDEV-38486) and no_tx counted it, but its binlog write was
     # stamped by the first poll that saw it, 0.77 s before it returned: within the resolution, as a
     # commit that never waited. Its statement lasted 1.57 s, so it may have waited: no_tx may count
-    # it. A commit whose statement was no longer than the resolution, and whose client saw no
-    # timeout (semisync not "no"), may not.
+    # it. So may one no longer than the resolution: the status may have gone OFF and back ON
+    # unseen between two samples (seed 8's History 182). One whose client saw the ack may not.
     header, obs = io.load_trace(Path(__file__).parent / "traces" / "mariadb-flt-semisync-unsent-waited-unseen.jsonl")
     prop = next(p for p in PROPERTIES if p.requirement == "WL1720.COUNT.TX")
     assert prop.run(TraceView(header, obs)).status == PASS
@@ -239,5 +239,7 @@ def test_a_commit_sent_to_no_replica_that_may_have_waited_may_be_counted_as_no()
     t2["start"] = t2["t"] - header["resolution_us"] // 2
     assert t2["semisync"] == "no" and prop.run(TraceView(header, obs)).status == PASS  # its client saw the timeout
     t2["semisync"] = None
+    assert prop.run(TraceView(header, obs)).status == PASS
+    t2["semisync"] = "yes"
     v = prop.run(TraceView(header, obs))
-    assert v.status == VIOLATED and "A at 4.303007 s: yes_tx, no_tx = (1, 2), the trace shows (1, 0) to (1, 1)" == v.witnesses[0].message
+    assert v.status == VIOLATED and "A at 4.303007 s: yes_tx, no_tx = (1, 2)" in v.witnesses[0].message, v.witnesses

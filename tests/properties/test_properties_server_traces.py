@@ -18,7 +18,11 @@ filtered-group-never-visible-before-the-next: a group B's filters keep out is ow
 myisam-statement-groups-visible-as-one: a visible MyISAM transaction holds each statement's group.
 delay-counted-from-the-connect-after-a-purge: a copy fetched after a purge waits by that connect's difference.
 parallel-coordinator-waits-ahead-of-its-workers: a coordinator delays a later group while a worker runs
-an earlier one, and counts the lag until its workers are idle."""
+an earlier one, and counts the lag until its workers are idle.
+switch-on-seen-after-a-later-commit: a switch back ON is judged by the binlog's end when it may have been made.
+unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw.
+stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length.
+stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length."""
 from __future__ import annotations
 
 import re
@@ -202,7 +206,8 @@ def test_an_unsent_commit_whose_client_saw_the_timeout_may_be_counted_no(kit):
     t6 = next(o for o in tr.all("commit", node="A") if o["trx"] == "t6")
     assert t6["semisync"] == "no" and t6["t"] - t6["start"] < tr.header["resolution_us"]
     assert kit.verdict("WL1720.COUNT.TX", tr).status == "pass"
-    t6["semisync"] = "yes"  # its client saw an ack: the no_tx is no commit's
+    for c in tr.all("commit", node="A", skip_replication=True):  # their clients saw acks: the no_tx is no commit's
+        c["semisync"] = "yes"
     sample = next(o for o in tr.all("server_status", node="A") if o["variables"].get("Rpl_semi_sync_master_no_tx") == 1)
     assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (5, 1)")
 
@@ -267,3 +272,54 @@ def test_a_parallel_replica_with_every_relayed_group_committed_shows_no_lag_when
     idle = next(o for o in tr.all("status", node="B") if o["t"] == 15_409_790)
     idle["Seconds_Behind_Master"] = 5
     assert_witness(kit.verdict("SBM.CAUGHT_UP", tr), tr, idle, "Seconds_Behind_Master 5")
+
+
+def test_a_switch_on_is_judged_by_the_binlog_end_when_it_may_have_been_made(kit):
+    # A real server's Trace (corpus/server): C's ack of t4's end switched A back ON, and t5 was
+    # binlogged before the sample that showed ON; the switch lies within the resolution before it.
+    tr = Trace(*_server_trace("switch-on-seen-after-a-later-commit"))
+    on = next(o for o in tr.all("server_status", node="A") if o["t"] > 800_000
+              and o["variables"]["Rpl_semi_sync_master_status"] == "ON")
+    t5 = next(o for o in tr.all("binlog", node="A") if o.get("trx") == "t5" and o["last"])
+    assert t5["t"] == on["t"] and t5["end"] == 1342
+    assert kit.verdict("WL7169.SWITCH_BACK_N", tr).status == "pass"
+    for a in tr.all("ack", node="A"):  # C's ack short of t3's end (950), the one a timeout left unacked
+        if a["pos"] == 1106:
+            a["pos"] = 900
+    assert_witness(kit.verdict("WL7169.SWITCH_BACK_N", tr), tr, on, "A switched ON at 0.891188 s")
+
+
+def test_an_unsent_commit_may_be_counted_no_by_an_off_no_sample_saw(kit):
+    # A real server's Trace (corpus/server): t5 timed out, t6 and t7 committed while OFF and B's ack
+    # switched A back ON, all between two samples showing ON; A counted no_tx 3.
+    tr = Trace(*_server_trace("unsent-commits-counted-through-an-unseen-off"))
+    t6 = next(o for o in tr.all("commit", node="A") if o["trx"] == "t6")
+    assert t6["semisync"] is None and t6.get("skip_replication")
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == "pass"
+    for c in tr.all("commit", node="A", skip_replication=True):  # t1's and t5's clients saw acks: only t6 and t7 may be no_tx
+        c["semisync"] = "yes" if c["trx"] != "t6" else None
+    sample = next(o for o in tr.all("server_status", node="A") if o["variables"].get("Rpl_semi_sync_master_no_tx") == 3)
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (4, 3)")
+
+
+def test_a_stop_that_finishes_a_non_transactional_group_is_not_judged_by_its_length(kit):
+    # A real server's Trace (corpus/server): C's relay was cut inside t3 (MyISAM), and STOP SLAVE
+    # SQL_THREAD waited 62 s for the group's end, as C logged (sql_slave_killed, SLAVE_WAIT_GROUP_DONE).
+    tr = Trace(*_server_trace("stop-finishes-a-non-transactional-group"))
+    stop = next(o for o in tr.all("stmt", node="C", op="stop_slave") if o["duration_us"] > 60 * 1_000_000)
+    assert stop["duration_us"] > 100 * tr.header["resolution_us"]
+    assert kit.verdict("WL344.STOP.IMMEDIATE", tr).status == "pass"
+    tr.obs = [o for o in tr.obs if not (o["kind"] == "log" and "non-transactional changes; waiting" in o["message"])]
+    assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on C took 62.0857 s")
+
+
+def test_a_stop_that_returns_as_a_worker_commits_its_group_is_not_judged_by_its_length(kit):
+    # A real server's Trace (corpus/server): B's STOP SLAVE took 2.61 s while a worker finished t1
+    # (rpl_parallel::wait_for_done), and returned as t1 committed.
+    header, obs = _server_trace("stop-waits-for-a-workers-group")
+    assert kit.verdict("WL344.STOP.IMMEDIATE", Trace(header, obs)).status == "pass"
+    tr = Trace(header, obs)
+    for o in tr.all("parallel", node="B"):
+        o["workers"] = 0  # a serial SQL thread: nothing explains the wait
+    stop = next(o for o in tr.all("stmt", node="B") if o["op"] == "stop_slave")
+    assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on B took 2.605762 s")

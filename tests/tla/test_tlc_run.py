@@ -100,6 +100,7 @@ def test_the_class_archive_is_written_once_then_mapped_and_changes_no_result(tmp
     """TLC's classes: archived by the first run, mapped by the next; an unreadable archive, or a
     cache that cannot be written, leaves the JVM loading them from the jar, with the same result."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(tlc, "KEEP_RESULTS", False)  # every run runs TLC
     check = min(tlc.select(size="small"), key=lambda c: c.distinct)
     flags, real = [], subprocess.run
 
@@ -121,3 +122,34 @@ def test_the_class_archive_is_written_once_then_mapped_and_changes_no_result(tmp
     assert outcome() == first
     assert flags == [["-XX:ArchiveClassesAtExit"], ["-XX:SharedArchiveFile"], ["-XX:SharedArchiveFile"], []]
     assert first[0] == check.expect and not tlc.differences(check, tlc.run(check.path, check.config_text()))
+
+
+def test_a_result_is_kept_for_the_same_modules_configuration_and_tlc(tmp_path, monkeypatch):
+    """A check run again with the same modules, configuration, TLC and java is read from the output
+    kept of the first run, with the same result; another configuration, a spec edited, a kept file
+    cut short, or a run that ended in an error runs TLC."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    check = min(tlc.select(size="small"), key=lambda c: c.distinct)
+    runs, real = [], subprocess.run
+
+    def counted(cmd, **kw):
+        runs.append(cmd)
+        return real(cmd, **kw)
+    monkeypatch.setattr(tlc.subprocess, "run", counted)
+
+    def outcome(module=check.path, cfg=check.config_text()):
+        r = tlc.run(module, cfg)
+        return r.status, r.violated, r.distinct, r.depth, [(s.action, s.state) for s in r.trace]
+    first = outcome()
+    assert outcome() == first and len(runs) == 1
+    kept = next((tmp_path / "cache" / "replcheck" / "tlc-results").iterdir())
+    kept.write_text(kept.read_text()[:20])
+    assert outcome() == first and len(runs) == 2
+    assert outcome(cfg=check.config_text() + "\n") == first and len(runs) == 3
+    edited = tmp_path / "tla"
+    shutil.copytree(tlc.TLA, edited)
+    (edited / check.path.name).write_text(check.path.read_text() + "\n\\* edited\n")
+    assert outcome(module=edited / check.path.name) == first and len(runs) == 4
+    (edited / check.path.name).write_text("---- MODULE broken ----\n")
+    assert outcome(module=edited / check.path.name)[0] == "error" == outcome(module=edited / check.path.name)[0]
+    assert len(runs) == 6  # an error is never kept
