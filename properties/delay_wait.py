@@ -11,6 +11,7 @@ from .configuration import with_workers
 from .core import Check, Seq, TraceView, checks, seconds
 from .filter import kept_out
 from .recovery import behind_at_end, copies, sources_at_end
+from .semisync_applier import ACK_WAIT
 from .delay_timing import EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples, waiting_for
 
 
@@ -146,7 +147,7 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                 lambda x: x["_line"]))
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
                         or bool(moved.between(b["_line"], o["_line"])) or _in_hand_at_sample(ix, node, b, o)
-                        or _passed_unseen(v, node, b["t"], t),
+                        or _passed_unseen(v, node, b["t"], t) or _ack_wait_ended(v, ix, node, b, after, o),
                         f"the stop at {seconds(t)} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
 
@@ -160,6 +161,25 @@ def _in_hand_at_sample(ix, node: str, b: dict, o: dict) -> bool:
     still read its Gtid event's place)."""
     return any(a["_line"] < o["_line"] and a.get("relay_file") == b["Relay_Log_File"]
                and (a.get("relay_pos") or 0) >= b["Relay_Log_Pos"] for a in ix.applies_from(node, b["t"]))
+
+
+def _ack_wait_ended(v: TraceView, ix, node: str, b: dict, after: dict, o: dict) -> bool:
+    """The sample shows the SQL thread in its commit's wait for a semi-sync ack (an intermediate
+    semi-sync master), its place still the start of the group it committed. The stop kills the wait:
+    Repl_semi_sync_master::commit_trx leaves its loop on thd_killed and the commit returns (MariaDB
+    sql/semisync_master.cc), so the thread moves the group's position before it sees the kill
+    (apply_event_and_update_pos, then sql_slave_killed in exec_relay_log_event, sql/slave.cc). The
+    stop may move it to that group's end, and no further."""
+    if b["Slave_SQL_Running_State"] != ACK_WAIT:
+        return False
+    first = next((a for a in reversed(ix.applied_at.get((node, b["Relay_Log_File"], b["Relay_Log_Pos"]), ()))
+                  if a["_line"] < b["_line"] and a.get("trx") is not None), None)
+    if first is None:
+        return False
+    last = next((a for a in v.of_node(node, "apply").between(first["_line"] - 1, o["_line"])
+                 if a.get("trx") == first["trx"] and a.get("last")), None)
+    r = ix.relay.get((node, last["relay_file"], last["relay_pos"])) if last is not None else None
+    return r is not None and (r["master_file"], r["master_end"]) == (after["Relay_Master_Log_File"], after["Exec_Master_Log_Pos"])
 
 
 def _passed_unseen(v: TraceView, node: str, since: int, until: int) -> bool:

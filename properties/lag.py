@@ -16,14 +16,12 @@ from .core import Check, Seq, TraceView, checks, seconds
 from .configuration import with_workers
 from .delay_timing import STATE_WAITING, count_moved, index, measured_difference, repositions
 from .filter import kept_out
+from .semisync_applier import ACK_WAIT
 
 SBM = "Seconds_Behind_Master"
 # MariaDB: '...; waiting for more updates'; MySQL 5.6 and the seed's model: '...; waiting for the
 # slave I/O thread to update it'. Both are set where the SQL thread waits at the end of the relay log.
 CAUGHT_UP = "Slave has read all relay log"
-# the SQL thread committed its group and waits in the commit for a semi-sync ack (an intermediate
-# semi-sync master; Repl_semi_sync_master::commit_trx, MariaDB sql/semisync_master.cc)
-ACK_WAIT = "Waiting for semi-sync ACK from slave"
 GRANULARITY_US = 2 * US  # the timestamp and the replica's clock are read in whole seconds
 
 

@@ -12,6 +12,9 @@ from .core import TraceView
 from .semisync_timeline import END, SemiSyncIndex, index, line_key
 
 STOPS_SQL = (None, "sql")
+# the SQL thread's state while its commit waits (Repl_semi_sync_master::commit_trx enters
+# stage_waiting_for_semi_sync_ack_from_slave, MariaDB sql/semisync_master.cc)
+ACK_WAIT = "Waiting for semi-sync ACK from slave"
 
 
 def applier_waits(v: TraceView) -> list[dict]:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO, assert_witness
-from test_model_semisync_applier import MDB, MS, US, at, history
+from test_model_semisync_applier import MDB, MS, US, WAITING, at, history
 
 from replcheck import io
+from replcheck.model.delay import STATE_IDLE
 from replcheck.properties.core import PASS, TraceView
 from replcheck.properties.judge import judge_trace
 from replcheck.spec.contract import Trace
@@ -49,6 +50,30 @@ def test_slave_pos_may_stay_before_a_group_whose_commit_waits(kit):
     late = at(tr, "server_status", "C", 1250 * MS)
     late["variables"]["gtid_slave_pos"] = ""
     assert_witness(kit.verdict("MARIADB.GTID.SLAVE_POS", tr), tr, late, "C: gtid_slave_pos '', it replicated up to '0-1-2'")
+
+
+def test_a_stop_in_the_wait_moves_the_position_past_the_waiting_group_only(kit):
+    """STOP SLAVE kills the SQL thread's wait: the commit returns and the group's position moves
+    (commit_trx's thd_killed, sql/semisync_master.cc; update_pos before the kill is seen,
+    sql/slave.cc). WL344.STOP.NO_EXEC took that move for the stop's own."""
+    tr = kit.run(MDB, history(kit, [{"at": 750 * MS, "op": "stop_slave", "node": "C"}]))
+    waiting, stopped = at(tr, "status", "C", 500 * MS), tr.first("status", node="C", Slave_SQL_Running="No")
+    t1_end = tr.first("relay", node="C", trx="t1", last=True)["master_end"]
+    assert waiting["Slave_SQL_Running_State"] == WAITING and stopped["Exec_Master_Log_Pos"] == t1_end
+    assert kit.verdict("WL344.STOP.NO_EXEC", tr).status == PASS
+    # past the waiting group: t2, relayed meanwhile, is no part of the wait
+    t2 = tr.first("relay", node="C", trx="t2", last=True)
+    for s in tr.all("status", node="C"):
+        if s["Slave_SQL_Running"] == "No":
+            s["Exec_Master_Log_Pos"], s["Relay_Log_Pos"] = t2["master_end"], 478
+    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, stopped, "the stop at 0.75 s moved C from Relay_Log_Pos 172 to 478")
+
+
+def test_a_stop_moves_no_position_of_a_thread_not_shown_in_the_wait(kit):
+    tr = kit.run(MDB, history(kit, [{"at": 750 * MS, "op": "stop_slave", "node": "C"}]))
+    waiting = at(tr, "status", "C", 500 * MS)
+    waiting["Slave_SQL_Running_State"] = waiting["processlist_state"] = STATE_IDLE
+    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, waiting, "the stop at 0.75 s moved C from Relay_Log_Pos 172 to 325")
 
 
 def test_the_view_of_a_waiting_group(kit):
