@@ -93,6 +93,12 @@ class Applier(Component):
             # a crash in the wait: the group's mysql.gtid_slave_pos row committed with it (do_record_gtid
             # inside the transaction), which the restart reads
             self._record_gtid(held)
+        waits, ch.worker_waits = ch.worker_waits, []
+        for end in waits if reason != "crash" else ():
+            # the stop returns once every worker's commit returned (rpl_parallel::wait_for_done waits
+            # for the workers, sql/rpl_parallel.cc), so their waits ended by then; the model, holding no
+            # worker, ends them at the stop
+            end.kill()
         if ch.applied_in_group:
             g = ch.relay[ch.group_start].ev
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
@@ -444,8 +450,12 @@ class Applier(Component):
 
     def holds(self, ch: Channel, end: HeldCommit) -> bool:
         """A feature holds the binlogged group's end (HOOKS on_group_binlogged): the SQL thread waits
-        in its commit until end(how). A worker's wait is not modelled: only the counters wait."""
-        if not any(hook(ch, end) for hook in self.hooks.on_group_binlogged) or end.done or end.worker:
+        in its commit until end(how). A worker's wait is not modelled: only the counters wait, until
+        the release or the SQL thread's stop."""
+        if not any(hook(ch, end) for hook in self.hooks.on_group_binlogged) or end.done:
+            return False
+        if end.worker:
+            ch.worker_waits.append(end)
             return False
         ch.state, ch.held_end = "acking", end
         return True

@@ -70,6 +70,17 @@ def test_a_stop_ends_the_wait_unacknowledged(kit, stop):
         assert kit.verdict(requirement, tr).status != VIOLATED
 
 
+def test_a_stop_ends_a_workers_wait(kit):
+    """A parallel replica's worker is not held, but a STOP SLAVE returns only once the workers'
+    commits did (rpl_parallel::wait_for_done, MariaDB sql/rpl_parallel.cc): their waits ended by then,
+    as WL1720.COUNT.TX takes it (a rotating campaign's seed 95741, History 13: the wait ran on to the
+    timeout after the stop)."""
+    tr = kit.run(MDB, history(kit, [{"at": 250 * MS, "op": "stop_slave", "node": "C"}], slave_parallel_threads=2))
+    assert counters(tr, 250 * MS) == (0, 1, "0-1-1")
+    assert not [o for o in tr.all("log", node="C") if "Timeout" in o["message"]]
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+
+
 def test_after_sync_keeps_the_group_invisible_until_its_release(kit):
     tr = kit.run(MDB, history(kit, rpl_semi_sync_master_wait_point="AFTER_SYNC"))
     assert tr.first("visible", node="C", trx="t1")["t"] == 1050 * MS
