@@ -11,7 +11,7 @@ from .configuration import with_workers
 from .core import Check, Seq, TraceView, checks, seconds
 from .filter import kept_out
 from .recovery import behind_at_end, copies, sources_at_end
-from .semisync_applier import ACK_WAIT
+from .semisync_applier import ACK_WAIT, any_may_wait, may_still_wait
 from .delay_timing import EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples, waiting_for
 
 
@@ -77,6 +77,15 @@ def _waited_for_group_end(v: TraceView, stmt: dict) -> bool:
                for o in v.of_node(stmt["node"], "log"))
 
 
+def _waited_for_an_ack(v: TraceView, stmt: dict) -> bool:
+    """The stop of an SQL thread with workers began while a worker's commit may have waited for a
+    semi-sync ack (an intermediate semi-sync master): the stop kills no worker, it waits for each
+    (rpl_parallel::wait_for_done, sql/rpl_parallel.cc), and the worker's wait ends only at the ack or
+    the timeout (Repl_semi_sync_master::commit_trx, sql/semisync_master.cc; 10.11.19: 0.51 s, until
+    the timeout switched semi-sync OFF)."""
+    return with_workers(v, stmt) and any_may_wait(v, stmt["node"], (stmt["t"] - stmt["duration_us"], stmt["_line"]))
+
+
 def _waited_for_a_worker(v: TraceView, stmt: dict) -> bool:
     """The stop of an SQL thread with workers returned as a worker committed a group: the coordinator's
     stop waits for the groups a worker has begun (rpl_parallel::wait_for_done, sql/rpl_parallel.cc:
@@ -103,7 +112,7 @@ def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
                 (s for s in v.of_node(node, "stmt") if s["op"] == "stop_slave"), lambda s: (s["t"], s["_line"])))
             stmt = next(stops.after((t, -1)), None)
             if stmt is not None and stmt.get("duration_us") is not None and not _waited_for_group_end(v, stmt) \
-                    and not _waited_for_a_worker(v, stmt):
+                    and not _waited_for_a_worker(v, stmt) and not _waited_for_an_ack(v, stmt):
                 check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {seconds(stmt['duration_us'])}", stmt)
         check.judge(after["Slave_SQL_Running"] == "No" and after["Slave_SQL_Running_State"] == ""
                     and after["SQL_Remaining_Delay"] is None,
@@ -164,17 +173,18 @@ def _in_hand_at_sample(ix, node: str, b: dict, o: dict) -> bool:
 
 
 def _ack_wait_ended(v: TraceView, ix, node: str, b: dict, after: dict, o: dict) -> bool:
-    """The sample shows the SQL thread in its commit's wait for a semi-sync ack (an intermediate
-    semi-sync master), its place still the start of the group it committed. The stop kills the wait:
+    """The sample's place is still the start of a group committed before it whose commit waits for
+    a semi-sync ack (an intermediate semi-sync master): the SQL thread shows the wait, or a worker's
+    group binlogged there may still wait at the stop. The stop kills the SQL thread's wait:
     Repl_semi_sync_master::commit_trx leaves its loop on thd_killed and the commit returns (MariaDB
     sql/semisync_master.cc), so the thread moves the group's position before it sees the kill
-    (apply_event_and_update_pos, then sql_slave_killed in exec_relay_log_event, sql/slave.cc). The
-    stop may move it to that group's end, and no further."""
-    if b["Slave_SQL_Running_State"] != ACK_WAIT:
-        return False
+    (apply_event_and_update_pos, then sql_slave_killed in exec_relay_log_event, sql/slave.cc); a
+    worker's wait the stop awaits (rpl_parallel::wait_for_done, sql/rpl_parallel.cc). The stop may
+    move the place to that group's end, and no further."""
     first = next((a for a in reversed(ix.applied_at.get((node, b["Relay_Log_File"], b["Relay_Log_Pos"]), ()))
                   if a["_line"] < b["_line"] and a.get("trx") is not None), None)
-    if first is None:
+    if first is None or not (b["Slave_SQL_Running_State"] == ACK_WAIT or (
+            with_workers(v, b) and may_still_wait(v, node, first.get("gtid"), (o["t"], o["_line"])))):
         return False
     last = next((a for a in v.of_node(node, "apply").between(first["_line"] - 1, o["_line"])
                  if a.get("trx") == first["trx"] and a.get("last")), None)

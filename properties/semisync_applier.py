@@ -31,6 +31,12 @@ def may_still_wait(v: TraceView, node: str, gtid: str, key: tuple[int, int]) -> 
                for w in by_group.get((node, gtid), ()))
 
 
+def any_may_wait(v: TraceView, node: str, key: tuple[int, int]) -> bool:
+    """A replicated group's commit on node may have been waiting for an ack at key."""
+    by_group = v.memo("semisync.applier_waits_by_group", lambda: _by_group(applier_waits(v)))
+    return any(may_still_wait(v, n, gtid, key) for n, gtid in by_group if n == node)
+
+
 def _by_group(waits: list[dict]) -> dict[tuple[str, str], list[dict]]:
     out: dict[tuple[str, str], list[dict]] = {}
     for w in waits:

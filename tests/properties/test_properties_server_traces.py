@@ -22,7 +22,8 @@ an earlier one, and counts the lag until its workers are idle.
 switch-on-seen-after-a-later-commit: a switch back ON is judged by the binlog's end when it may have been made.
 unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw.
 stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length.
-stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length."""
+stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length.
+stop-waits-for-a-workers-ack: nor one that waits for a worker's ack, which may move the place past its group."""
 from __future__ import annotations
 
 import re
@@ -323,3 +324,24 @@ def test_a_stop_that_returns_as_a_worker_commits_its_group_is_not_judged_by_its_
         o["workers"] = 0  # a serial SQL thread: nothing explains the wait
     stop = next(o for o in tr.all("stmt", node="B") if o["op"] == "stop_slave")
     assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on B took 2.605762 s")
+
+
+def test_a_stop_that_waits_for_a_workers_ack_is_neither_long_nor_moving_by_itself(kit):
+    header, obs = _server_trace("stop-waits-for-a-workers-ack")
+    for requirement in ("WL344.STOP.IMMEDIATE", "WL344.STOP.NO_EXEC"):
+        assert kit.verdict(requirement, Trace(header, obs)).status == "pass"
+    tr = Trace(header, obs)
+    for o in tr.all("parallel", node="C"):
+        o["workers"] = 0  # a serial SQL thread: its stop kills the wait at once, and no sample showed it
+    stop = next(o for o in tr.all("stmt", node="C") if o["op"] == "stop_slave")
+    assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on C took 0.512778 s")
+    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, None, "the stop at 0.824228 s moved C from Relay_Log_Pos 615 to 851")
+
+
+def test_a_stop_that_waits_for_a_workers_ack_moves_the_place_past_that_group_only(kit):
+    header, obs = _server_trace("stop-waits-for-a-workers-ack")
+    tr = Trace(header, obs)
+    after = [o for o in tr.all("status", node="C") if o["Slave_SQL_Running"] == "No"]
+    for o in after:
+        o["Exec_Master_Log_Pos"], o["Relay_Log_Pos"] = 800, 1093  # past t1's end (558): no group there
+    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, after[0], "moved C from Relay_Log_Pos 615 to 1093")
