@@ -16,6 +16,7 @@ from . import mutants as M
 
 AFTER_COMMIT, AFTER_SYNC = "AFTER_COMMIT", "AFTER_SYNC"
 BINLOG_SEMI_SYNC = 0x02  # the BINLOG_DUMP flag a semi-sync replica sets
+STATE_ACK_WAIT = "Waiting for semi-sync ACK from slave"  # a committing thread's state (the SQL thread's too)
 SYNC_MAGIC = 0xEF  # first of the two header bytes the master reserves; the second is the sync flag
 ER_SERVER_SHUTDOWN = 1053
 
@@ -224,6 +225,15 @@ class SemiSyncMaster:
     def needs_reply(self, last_of_group: bool) -> bool:
         """The sync flag of an event sent to a semi-sync replica: its transaction's last event only."""
         return self.enabled and last_of_group
+
+    def kill(self, release: Callable[[str], None]) -> None:
+        """The thread waiting with this release was killed: its wait ends unacknowledged, counted
+        in no_tx (Repl_semi_sync_master::commit_trx leaves its loop on thd_killed and counts the
+        transaction as not acknowledged, MariaDB sql/semisync_master.cc)."""
+        for w in self.waiters:
+            if w.release is release:
+                self._release(w, "no")
+                return
 
     def abandon(self) -> list[Waiter]:
         """The server died: its sessions are gone, and their waits with them."""

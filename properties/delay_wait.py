@@ -11,6 +11,7 @@ from .configuration import with_workers
 from .core import Check, Seq, TraceView, checks, seconds
 from .filter import kept_out
 from .recovery import behind_at_end, copies, sources_at_end
+from .semisync_applier import ACK_WAIT, any_may_wait, may_still_wait
 from .delay_timing import CAUGHT_UP, EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples
 from .delay_waiting import waiting_for
 
@@ -77,6 +78,15 @@ def _waited_for_group_end(v: TraceView, stmt: dict) -> bool:
                for o in v.of_node(stmt["node"], "log"))
 
 
+def _waited_for_an_ack(v: TraceView, stmt: dict) -> bool:
+    """The stop of an SQL thread with workers began while a worker's commit may have waited for a
+    semi-sync ack (an intermediate semi-sync master): the stop kills no worker, it waits for each
+    (rpl_parallel::wait_for_done, sql/rpl_parallel.cc), and the worker's wait ends only at the ack or
+    the timeout (Repl_semi_sync_master::commit_trx, sql/semisync_master.cc; 10.11.19: 0.51 s, until
+    the timeout switched semi-sync OFF)."""
+    return with_workers(v, stmt) and any_may_wait(v, stmt["node"], (stmt["t"] - stmt["duration_us"], stmt["_line"]))
+
+
 def _waited_for_a_worker(v: TraceView, stmt: dict) -> bool:
     """The stop of an SQL thread with workers returned as a worker committed a group: the coordinator's
     stop waits for the groups a worker has begun (rpl_parallel::wait_for_done, sql/rpl_parallel.cc:
@@ -140,7 +150,7 @@ def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
             stmt = next(stops.after((t, -1)), None)
             if stmt is not None and stmt.get("duration_us") is not None and _may_have_slept(v, stmt) \
                     and not _waited_for_group_end(v, stmt) and not _waited_for_a_worker(v, stmt) \
-                    and not _executing_at_the_stop(v, stmt):
+                    and not _executing_at_the_stop(v, stmt) and not _waited_for_an_ack(v, stmt):
                 check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {seconds(stmt['duration_us'])}", stmt)
         check.judge(after["Slave_SQL_Running"] == "No" and after["Slave_SQL_Running_State"] == ""
                     and after["SQL_Remaining_Delay"] is None,
@@ -184,7 +194,7 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
                 lambda x: x["_line"]))
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
                         or bool(moved.between(b["_line"], o["_line"])) or _in_hand_at_sample(ix, node, b, o)
-                        or _passed_unseen(v, node, b["t"], t),
+                        or _passed_unseen(v, node, b["t"], t) or _ack_wait_ended(v, ix, node, b, after, o),
                         f"the stop at {seconds(t)} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
 
@@ -198,6 +208,26 @@ def _in_hand_at_sample(ix, node: str, b: dict, o: dict) -> bool:
     still read its Gtid event's place)."""
     return any(a["_line"] < o["_line"] and a.get("relay_file") == b["Relay_Log_File"]
                and (a.get("relay_pos") or 0) >= b["Relay_Log_Pos"] for a in ix.applies_from(node, b["t"]))
+
+
+def _ack_wait_ended(v: TraceView, ix, node: str, b: dict, after: dict, o: dict) -> bool:
+    """The sample's place is still the start of a group committed before it whose commit waits for
+    a semi-sync ack (an intermediate semi-sync master): the SQL thread shows the wait, or a worker's
+    group binlogged there may still wait at the stop. The stop kills the SQL thread's wait:
+    Repl_semi_sync_master::commit_trx leaves its loop on thd_killed and the commit returns (MariaDB
+    sql/semisync_master.cc), so the thread moves the group's position before it sees the kill
+    (apply_event_and_update_pos, then sql_slave_killed in exec_relay_log_event, sql/slave.cc); a
+    worker's wait the stop awaits (rpl_parallel::wait_for_done, sql/rpl_parallel.cc). The stop may
+    move the place to that group's end, and no further."""
+    first = next((a for a in reversed(ix.applied_at.get((node, b["Relay_Log_File"], b["Relay_Log_Pos"]), ()))
+                  if a["_line"] < b["_line"] and a.get("trx") is not None), None)
+    if first is None or not (b["Slave_SQL_Running_State"] == ACK_WAIT or (
+            with_workers(v, b) and may_still_wait(v, node, first.get("gtid"), (o["t"], o["_line"])))):
+        return False
+    last = next((a for a in v.of_node(node, "apply").between(first["_line"] - 1, o["_line"])
+                 if a.get("trx") == first["trx"] and a.get("last")), None)
+    r = ix.relay.get((node, last["relay_file"], last["relay_pos"])) if last is not None else None
+    return r is not None and (r["master_file"], r["master_end"]) == (after["Relay_Master_Log_File"], after["Exec_Master_Log_Pos"])
 
 
 def _passed_unseen(v: TraceView, node: str, since: int, until: int) -> bool:

@@ -8,6 +8,7 @@ from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
 from .filter import kept_out
+from .semisync_applier import may_still_wait
 from .groupid_shared import deleted_domains, lost_lines, of_node, out_of_system, server_id, starts_new_binlog
 
 
@@ -301,7 +302,33 @@ def gtid_slave_pos(v: TraceView, check: Check) -> None:
         got = o.get("variables", {}).get("gtid_slave_pos")
         if got is not None and o["node"] not in restored and not _blind_skip(v, o):
             want = sampled_positions(v, o, own_too=False)
-            check.judge(got in want or _blind_filter(v, o, got, want) or _read_last(v, o, got, want), lambda: f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
+            check.judge(got in want or _blind_filter(v, o, got, want) or _read_last(v, o, got, want)
+                        or _commit_waits(v, o, got, want),
+                        lambda: f"{o['node']}: gtid_slave_pos {got!r}, it replicated up to {' or '.join(map(repr, want))}", o)
+
+
+def _commit_waits(v: TraceView, sample: dict, got: str, want: list) -> bool:
+    """A position naming, in each domain, a wanted GTID or the one before a replicated group whose
+    commit may still wait for a semi-sync ack on the node (its own semi-sync master enabled): the
+    SQL thread updates the in-memory GTID state only once its commit returns
+    (Xid_apply_log_event::do_apply_event, MariaDB sql/log_event_server.cc)."""
+    node, key = sample["node"], (sample["t"], sample["_line"])
+    shown = positions(got) or {}
+    for w in map(positions, want):
+        w = w or {}
+        before = dict(w)
+        for d, g in w.items():
+            if may_still_wait(v, node, g, key):
+                # the position before the group: where it was first seen committed (visible or binlogged)
+                line = min(o["_line"] for o in v.of_node(node, "binlog", "visible") if o.get("gtid") == g)
+                prior = positions(_positions(v, node, line, own_too=False)) or {}
+                if prior.get(d) is None:
+                    before.pop(d)
+                else:
+                    before[d] = prior[d]
+        if all(shown.get(d) in (w.get(d), before.get(d)) for d in set(shown) | set(w)):
+            return True
+    return False
 
 
 def _blind_filter(v: TraceView, sample: dict, got: str, want: list) -> bool:

@@ -18,6 +18,7 @@ from .core import Check, Seq, TraceView, checks, seconds
 from .configuration import with_workers
 from .delay_timing import CAUGHT_UP, STATE_WAITING, count_moved, index, measured_difference, repositions
 from .filter import kept_out
+from .semisync_applier import ACK_WAIT
 
 SBM = "Seconds_Behind_Master"
 GRANULARITY_US = 2 * US  # the timestamp and the replica's clock are read in whole seconds
@@ -73,6 +74,8 @@ def in_hand(v: TraceView, s: dict, finishing: bool = False) -> dict | None:
     the sample's resolution after it."""
     ix = index(v)
     t, tol = s["t"], v.resolution_us
+    if s.get("Slave_SQL_Running_State") == ACK_WAIT:
+        return None  # in the commit of the group it applied last, counting from that group's timestamp, not at the next one
     r, applied = ix.pending(s["node"], t, s["_line"])
     if r is None or r["t"] >= t - tol or (not finishing and applied is not None and applied <= t + tol):
         return None

@@ -7,13 +7,16 @@ from bisect import bisect_left, bisect_right
 from .core import Check, TraceView, checks, seconds
 from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, may_have_timed_out
 from .semisync_ack import sampled_with
+from .semisync_applier import applier_waits, counted_by
 from .groupid_shared import starts_new_binlog
 
 
 @checks("WL1720.COUNT.TX", needs=("ack",), kinds=("server_status",))
 def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
-    """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others."""
+    """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others: a
+    replicated group binlogged on a semi-sync master too, once its SQL thread's wait ends."""
     ix = index(v)
+    applied = applier_waits(v)
     # the counters start again from 0 at a restart (a server rebuilt from a backup, `restore`, is one
     # too), at FLUSH STATUS and at RESET MASTER (MariaDB semisync_master.cc after_reset_master)
     resets: dict[str, list] = {}
@@ -60,6 +63,9 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         lo, hi = ([a - b for a, b in zip(totals[max(bisect_left(keys, end), bisect_right(keys, since))],
                                          totals[bisect_right(keys, since)])]
                   for totals, end in ((lows, sure), (highs, soon)))
+        for total, more in zip((lo, hi), counted_by(applied, node, since, sure, soon)):
+            total[0] += more[0]
+            total[1] += more[1]
         got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
         shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
         check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],

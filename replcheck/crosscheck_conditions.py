@@ -65,8 +65,20 @@ def waiting_for_ack(ctx: Ctx) -> bool:
         shown = [v for f in (left, right) if (v := dict(f.seqs.get(("visible", node), ())).get(subject)) is not None]
         trxs, when = {subject}, min(shown)
     # a commit returns after its engine commit; at the same µs the read still found it waiting
-    return bool(trxs) and all(_client_commit(left, node, x) and any(f.commits.get((node, x), when) >= when for f in (left, right))
-                              for x in trxs)
+    return bool(trxs) and all((_client_commit(left, node, x) and any(f.commits.get((node, x), when) >= when for f in (left, right)))
+                              or any(_applier_held(f, node, x, when) for f in (left, right)) for x in trxs)
+
+
+def _applier_held(f: Facts, node: str, trx: str, when: int) -> bool:
+    """A replicated transaction this trace binlogged on the node by `when` and made visible only
+    later, or never: the SQL thread's commit waited for the node's own semi-sync ack after the
+    binlog sync (AFTER_SYNC), where AFTER_COMMIT shows it at once (model/sim/semisync.py
+    on_group_binlogged)."""
+    events = f.binlog.get((node, trx), [])
+    if not events or _client_commit(f, node, trx) or events[-1]["t"] > when:
+        return False
+    shown = dict(f.seqs.get(("visible", node), ())).get(trx)
+    return shown is None or shown > events[-1]["t"]
 
 
 def _client_commit(f: Facts, node: str, trx: str) -> bool:

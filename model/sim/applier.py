@@ -4,7 +4,7 @@ place, executes and ends groups. With workers it queues a group's commit to them
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from replcheck.spec import formats as F
@@ -20,6 +20,44 @@ from ..delay import Event
 
 from .component import Component
 from .state import (SKIP_EXEMPT, Entry, Channel, Node, event_fields)
+
+
+@dataclass
+class HeldCommit:
+    """An applier's group, binlogged, whose commit a feature may hold (a semi-sync master waiting for
+    an ack): the engine commit not yet made, the GTID position and, for the SQL thread's own commit,
+    the group's position move at its release. A value rather than a closure, so that a forked run
+    copies it with the rest of its state."""
+
+    part: "Applier"
+    ch: Channel
+    incarnation: int
+    first: int
+    stop: int
+    worker: dict = field(default_factory=dict)
+    waits_on: Any = None  # what holds it, told when the thread waiting is killed
+    visible: bool = False
+    done: bool = False
+    killed: bool = False  # its thread was killed: it stops once the commit returns
+
+    @property
+    def ev(self) -> Event:
+        return self.ch.relay[self.stop - 1].ev
+
+    def engine_commit(self) -> None:
+        if not self.visible:
+            self.visible = True
+            if (self.ev.trx, self.ev.gtid) in self.ch.node.prepared:
+                self.ch.node.prepared.remove((self.ev.trx, self.ev.gtid))
+            self.part.source.engine_commit(self.ch.node, self.ev.trx, self.ev.gtid, **self.worker)
+
+    def kill(self) -> None:
+        self.killed = True
+        if self.waits_on is not None:
+            self.waits_on.kill(self)
+
+    def __call__(self, how: str) -> None:
+        self.part.group_end_released(self)
 
 
 class Applier(Component):
@@ -45,6 +83,22 @@ class Applier(Component):
                 self._finish(ch, ch.sql_gen, entry, ch.cur_read, self.sim.now)
                 if entry.ev.last or entry.ev.trx is None:
                     break
+        held, ch.held_end = ch.held_end, None
+        if held is not None and reason != "crash":
+            # STOP SLAVE kills the SQL thread inside its commit's wait for an ack: the wait ends
+            # unacknowledged and the commit returns (Repl_semi_sync_master::commit_trx leaves its loop
+            # on thd_killed, sql/semisync_master.cc), so the group's position moves before the stop
+            held.kill()
+        elif held is not None and held.visible:
+            # a crash in the wait: the group's mysql.gtid_slave_pos row committed with it (do_record_gtid
+            # inside the transaction), which the restart reads
+            self._record_gtid(held)
+        waits, ch.worker_waits = ch.worker_waits, []
+        for end in waits if reason != "crash" else ():
+            # the stop returns once every worker's commit returned (rpl_parallel::wait_for_done waits
+            # for the workers, sql/rpl_parallel.cc), so their waits ended by then; the model, holding no
+            # worker, ends them at the stop
+            end.kill()
         if ch.applied_in_group:
             g = ch.relay[ch.group_start].ev
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
@@ -357,41 +411,92 @@ class Applier(Component):
         if ev.trx is not None and any(hook(ch, entry, first) for hook in self.hooks.on_group_end):
             return
         before = (ch.group_master_file, ch.group_master_pos)
+        why = self._first(self.hooks.filters_group, ch, ev) if ev.trx is not None else ""
+        if ev.trx is not None and not why and not self.workers.running(ch):
+            # the SQL thread commits it: the group's position moves once the commit returns
+            self.commit_group(ch, first, ch.sql_pos)
+            return
         self.advance_group(ch, entry)
         if ev.trx is None:
             return
-        why = self._first(self.hooks.filters_group, ch, ev)
         if why:  # applied, with its delay, as a no-op: a filter kept it from the engine
             self._filtered(ch, ev, why, ev)
             self._released(ch, ev.gtid)
             return
-        if self.workers.queue_group(ch, first, before, ev):  # a worker commits it later
-            return
-        self.commit_group(ch, first, ch.sql_pos)
+        self.workers.queue_group(ch, first, before, ev)  # a worker commits it later
 
     def commit_group(self, ch: Channel, first: int, stop: int, **worker: Any) -> None:
-        """The replica commits the group relay[first:stop]: the GTID position, the engine, its binlog."""
+        """The replica commits the group relay[first:stop]: its binlog, the engine, the GTID position
+        and (the SQL thread's own commit) the group's position. A feature may hold its end
+        (HOOKS on_group_binlogged): a semi-sync master's wait for an ack holds the SQL thread."""
         node, ev = ch.node, ch.relay[stop - 1].ev
         domain, _, seq = F.parse_gtid(ev.gtid)
-        held = node.slave_gtids.get(domain)
-        # A worker's group may commit after the coordinator passed a later group a filter kept out,
-        # whose GTID is recorded at once here; the servers filter in the worker and record in commit
-        # order (MariaDB rpl_parallel.cc, wait_for_prior_commit), so the later GTID stays.
-        if not (worker and held is not None and held == node.filter_recorded.get(domain) and F.parse_gtid(held)[2] > seq):
-            node.slave_gtids[domain] = ev.gtid
         node.executed.add(ev.gtid)
-        self._released(ch, ev.gtid)
-        self.source.engine_commit(node, ev.trx, ev.gtid, **worker)
+        end = HeldCommit(self, ch, node.incarnation, first, stop, worker)
         if node.log_slave_updates:
             ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
             group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
             self.source.write_binlog(node, group)
+            if self.holds(ch, end):
+                return
         elif node.log_bin and self.mech.gtid_seq_follows_domain:
             # Not binlogged, the GTID still bumps the domain's counter: the server's own next GTIDs
             # there follow it (MariaDB rpl_gtid.cc, rpl_binlog_state::bump_seq_no_if_needed: "a new
             # GTID that will not be binlogged (eg. slave thread with --log-slave-updates=0)"), which
             # a replica connecting at this position after a failover relies on (check_slave_start_position)
             node.gtid_seq[domain] = max(node.gtid_seq.get(domain, 0), seq)
+        if not end.done:
+            self._end_commit(end)
+
+    def holds(self, ch: Channel, end: HeldCommit) -> bool:
+        """A feature holds the binlogged group's end (HOOKS on_group_binlogged): the SQL thread waits
+        in its commit until end(how). A worker's wait is not modelled: only the counters wait, until
+        the release or the SQL thread's stop."""
+        if not any(hook(ch, end) for hook in self.hooks.on_group_binlogged) or end.done:
+            return False
+        if end.worker:
+            ch.worker_waits.append(end)
+            return False
+        ch.state, ch.held_end = "acking", end
+        return True
+
+    def holds_committed(self, ch: Channel, first: int, stop: int) -> bool:
+        """holds() for a group the SQL thread already committed in the engine in its own order
+        (hierarchy.py); False: its position moves now."""
+        return self.holds(ch, HeldCommit(self, ch, ch.node.incarnation, first, stop, visible=True))
+
+    def group_end_released(self, end: HeldCommit) -> None:
+        """A held group's commit returns (acknowledged, timed out, or its thread killed): the SQL
+        thread reads on. Xid_apply_log_event::do_apply_event (MariaDB sql/log_event_server.cc)
+        updates the in-memory GTID state (@@gtid_slave_pos) only after do_commit returns, and the
+        group's relay-log position moves after do_apply_event."""
+        ch = end.ch
+        if end.done or ch.node.incarnation != end.incarnation:
+            return
+        self._end_commit(end)
+        if ch.held_end is end and not end.killed:
+            ch.held_end, ch.state = None, "idle"
+            self.kick(ch)
+
+    def _end_commit(self, end: HeldCommit) -> None:
+        ch, ev = end.ch, end.ev
+        end.done = True
+        if not end.worker:
+            self.advance_group(ch, ch.relay[end.stop - 1])
+        self._record_gtid(end)
+        self._released(ch, ev.gtid)
+        end.engine_commit()
+
+    @staticmethod
+    def _record_gtid(end: HeldCommit) -> None:
+        node, ev = end.ch.node, end.ev
+        domain, _, seq = F.parse_gtid(ev.gtid)
+        held = node.slave_gtids.get(domain)
+        # A worker's group may commit after the coordinator passed a later group a filter kept out,
+        # whose GTID is recorded at once here; the servers filter in the worker and record in commit
+        # order (MariaDB rpl_parallel.cc, wait_for_prior_commit), so the later GTID stays.
+        if not (end.worker and held is not None and held == node.filter_recorded.get(domain) and F.parse_gtid(held)[2] > seq):
+            node.slave_gtids[domain] = ev.gtid
 
     def _applies_every_group(self, ch: Channel) -> bool:
         """A MariaDB slave replicating by position (Using_Gtid=No) applies each group it reads: its SQL

@@ -59,6 +59,8 @@ HOOKS = {
     "on_group_due": "(ch, event) -> str | None: a group's first event is due (past MASTER_DELAY); \"wait\", a "
                     "reason to skip the group, or None to apply it",
     "on_group_released": "(ch, gtid): the channel's group of this GTID committed or was filtered; gtid None: its SQL thread stopped",
+    "on_group_binlogged": "(ch, end) -> bool: an applier's group is in its node's binlog; True: the feature holds "
+                          "its end (applier.py HeldCommit) and calls end(how) to release it",
     "on_group_end": "(ch, entry, first) -> bool: the SQL thread ends a group; True: the feature committed it",
     "on_binlog_close": "(node): the open binlog closes",
     "on_binlog_open": "(node): a new binlog opens",

@@ -107,7 +107,10 @@ class Hierarchy(Feature):
             ch.engine_pos, ch.engine_master = ch.sql_pos, (entry.master_file, entry.master_end)
         if self.lifecycle.crash_at(node, R.AFTER_ENGINE_COMMIT):
             return
-        self.applier.advance_group(ch, entry)
+        # committed in the engine: a semi-sync master's wait for an ack (AFTER_COMMIT) holds the
+        # SQL thread before relay-log.info moves, as the applier's own commit does
+        if not self.applier.holds_committed(ch, first, ch.sql_pos):
+            self.applier.advance_group(ch, entry)
 
     # -- the binlog index, shutdown and start-up -----------------------------------------------------
     def on_binlog_open(self, node: Node) -> None:

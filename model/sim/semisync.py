@@ -77,11 +77,17 @@ class SemiSync(Feature):
 
     def on_crash(self, node: Node) -> None:
         for w in node.semisync.abandon():
+            if not isinstance(w.release, Release):
+                continue  # an applier's group: its SQL thread dies with the server
             self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query",
                       **_named(w.release))
 
     @staticmethod
     def on_shutdown(node: Node) -> None:
+        for w in list(node.semisync.waiters):
+            if not isinstance(w.release, Release):
+                # the shutdown kills the slave threads first: an SQL thread's wait ends as at STOP SLAVE
+                w.release.kill()
         node.semisync.shutdown()
 
     # -- the commit -------------------------------------------------------------------------------
@@ -113,6 +119,25 @@ class SemiSync(Feature):
         else:
             self.source.engine_commit(node, trx, gtid)
         ss.wait(trx, gtid, pos, Release(self, node, node.incarnation, trx, gtid, start, after_sync, fields))
+        return True
+
+    def on_group_binlogged(self, ch: Channel, end) -> bool:
+        """An applier's group in a semi-sync master's binlog waits for an ack as a client's commit
+        does: Repl_semi_sync_master::report_binlog_update registers it with no test of whose THD
+        commits, and ha_commit_trans (sql/handler.cc) waits in wait_after_commit for any THD
+        (MariaDB sql/semisync_master.cc); MySQL's observer alike (repl_semi_report_commit and
+        repl_semi_report_binlog_sync, plugin/semisync/semisync_source_plugin.cc, test no slave
+        thread). A replicated group is a real transaction: no statement's own group here."""
+        node, ss, ev = ch.node, ch.node.semisync, end.ev
+        pos = (node.binlog_file, node.binlog_pos)
+        if not ss.binlogged(pos) or self._unsent(node, ev.skip):
+            return False
+        if ss.wait_point == SS.AFTER_SYNC and not end.visible:
+            node.prepared.append((ev.trx, ev.gtid))  # binlogged: crash recovery commits it
+        else:
+            end.engine_commit()
+        end.waits_on = ss
+        ss.wait(ev.trx, ev.gtid, pos, end)
         return True
 
     def _unsent(self, node: Node, skip: bool) -> bool:

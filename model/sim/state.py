@@ -147,7 +147,9 @@ class ApplierState:
     group_start: int = 0  # index into relay where the current group began
     group_master_file: str = ""
     group_master_pos: int = 0
-    state: str = "stopped"  # stopped | idle | waiting | executing
+    state: str = "stopped"  # stopped | idle | waiting | executing | acking
+    held_end: object = None  # the group whose commit waits for a semi-sync ack (applier.py HeldCommit)
+    worker_waits: list = field(default_factory=list)  # workers' groups registered for an ack (HeldCommit)
     cur_due: int | None = None
     # the replica's clock offset when the wait began: a server shows SQL_Remaining_Delay as its deadline
     # less time(0) (sql_delay_end, sql/slave.cc), so a clock step during the wait moves what it shows

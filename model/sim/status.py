@@ -29,7 +29,8 @@ DEPRECATED_SPELLINGS = {"start_slave": ("START SLAVE", "START REPLICA"), "stop_s
                         "change_master": ("CHANGE MASTER", "CHANGE REPLICATION SOURCE"),
                         "show_slave_status": ("SHOW SLAVE STATUS", "SHOW REPLICA STATUS")}
 # Slave_SQL_Running_State of each state of a channel's SQL thread
-SQL_STATES = {"stopped": "", "idle": D.STATE_IDLE, "waiting": D.STATE_WAITING, "executing": D.STATE_EXECUTING}
+SQL_STATES = {"stopped": "", "idle": D.STATE_IDLE, "waiting": D.STATE_WAITING, "executing": D.STATE_EXECUTING,
+              "acking": SS.STATE_ACK_WAIT}
 
 
 class Status(Component):

@@ -367,7 +367,9 @@ def failover_history(kit) -> dict:
     # A -> B, A -> C. C's IO thread is stopped while t2 commits (acked by B only), A crashes,
     # C's IO thread is restarted (nothing to connect to), B, the most advanced, is promoted.
     nodes = [master(rpl_semi_sync_master_timeout=10000), semisync_replica("B"), semisync_replica("C")]
-    nodes[1]["variables"]["rpl_semi_sync_master_enabled"] = True  # B is ready to be a semi-sync primary
+    # B is ready to be a semi-sync primary; with no replica of its own it does not wait for one (its SQL
+    # thread's commits would wait for an ack as a client's do)
+    nodes[1]["variables"].update(rpl_semi_sync_master_enabled=True, rpl_semi_sync_master_wait_no_slave=False)
     channels = [{"source": "A", "replica": r, "latency_us": MS} for r in "BC"]
     ops = [trx(1 * US, "t1"), op(2 * US, "stop_slave", "C", thread="io"), trx(3 * US, "t2"), op(4 * US, "crash", "A"),
            op(5 * US, "start_slave", "C", thread="io"), op(6 * US, "failover", "B"), trx(7 * US, "t3", node="B"),

@@ -116,6 +116,8 @@ def test_recovery_gaps_owes_only_what_the_source_binlogged(kit):
     B, its sibling, commits t1 of its own; R restarts with workers after a crash. t1 was never R's
     to apply. Had M binlogged it ahead of what R holds, it would be owed."""
     history = json.loads((Path(__file__).parent / "histories" / "gen14-domains-358651-33.json").read_text())
+    # without R's semi-sync master, whose wait for an ack would hold its SQL thread at t2 until the crash
+    history["ops"] = [o for o in history["ops"] if o.get("variable") != "rpl_semi_sync_master_enabled"]
     tr = kit.run(MARIADB, history)
     assert not tr.all("visible", node="R", trx="t1") and kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
     first = tr.first("binlog", node="M", trx="t2")

@@ -23,6 +23,7 @@ switch-on-seen-after-a-later-commit: a switch back ON is judged by the binlog's 
 unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw.
 stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length.
 stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length.
+stop-waits-for-a-workers-ack: nor one that waits for a worker's ack, which may move the place past its group.
 parallel-relay-place-used-again-after-a-purge: a relay-log place's later copy was not applied at the sample.
 delay-read-before-a-reconnect-in-its-group: a wait read before a reconnect counts by the difference before
 it, and the lag by the group's statements relayed into the next relay log."""
@@ -378,3 +379,24 @@ def test_the_lag_counts_from_a_statement_of_the_group_relayed_into_the_next_rela
     sleeping["Seconds_Behind_Master"] = 20
     assert_witness(kit.verdict("SBM.VALUE", tr), tr, sleeping, "Seconds_Behind_Master 20 but GTID_LOG_EVENT of t7")
     assert_witness(kit.verdict("SBM.NO_JUMP", tr), tr, sleeping, "Seconds_Behind_Master 10 at 25.078059 s, 20 at 26.000855 s")
+
+
+def test_a_stop_that_waits_for_a_workers_ack_is_neither_long_nor_moving_by_itself(kit):
+    header, obs = _server_trace("stop-waits-for-a-workers-ack")
+    for requirement in ("WL344.STOP.IMMEDIATE", "WL344.STOP.NO_EXEC"):
+        assert kit.verdict(requirement, Trace(header, obs)).status == "pass"
+    tr = Trace(header, obs)
+    for o in tr.all("parallel", node="C"):
+        o["workers"] = 0  # a serial SQL thread: its stop kills the wait at once, and no sample showed it
+    stop = next(o for o in tr.all("stmt", node="C") if o["op"] == "stop_slave")
+    assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on C took 0.512778 s")
+    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, None, "the stop at 0.824228 s moved C from Relay_Log_Pos 615 to 851")
+
+
+def test_a_stop_that_waits_for_a_workers_ack_moves_the_place_past_that_group_only(kit):
+    header, obs = _server_trace("stop-waits-for-a-workers-ack")
+    tr = Trace(header, obs)
+    after = [o for o in tr.all("status", node="C") if o["Slave_SQL_Running"] == "No"]
+    for o in after:
+        o["Exec_Master_Log_Pos"], o["Relay_Log_Pos"] = 800, 1093  # past t1's end (558): no group there
+    assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, after[0], "moved C from Relay_Log_Pos 615 to 1093")
