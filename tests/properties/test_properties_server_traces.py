@@ -388,6 +388,8 @@ def test_a_stop_that_waits_for_a_workers_ack_is_neither_long_nor_moving_by_itsel
     tr = Trace(header, obs)
     for o in tr.all("parallel", node="C"):
         o["workers"] = 0  # a serial SQL thread: its stop kills the wait at once, and no sample showed it
+    tr.header = {**tr.header, "topology": {**tr.header["topology"], "channels": [  # a sleep the stop could interrupt
+        {**c, "delay": 1} for c in tr.header["topology"]["channels"]]}}
     stop = next(o for o in tr.all("stmt", node="C") if o["op"] == "stop_slave")
     assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on C took 0.512778 s")
     assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, None, "the stop at 0.824228 s moved C from Relay_Log_Pos 615 to 851")
