@@ -22,7 +22,10 @@ an earlier one, and counts the lag until its workers are idle.
 switch-on-seen-after-a-later-commit: a switch back ON is judged by the binlog's end when it may have been made.
 unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw.
 stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length.
-stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length."""
+stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length.
+failed-statement-waits-at-the-session-end: a failed statement's binlogged group is counted when its
+session's wait ends, which the Trace does not show.
+server-default-ack-timeout: an absent rpl_semi_sync_master_timeout is the server's default."""
 from __future__ import annotations
 
 import re
@@ -323,3 +326,28 @@ def test_a_stop_that_returns_as_a_worker_commits_its_group_is_not_judged_by_its_
         o["workers"] = 0  # a serial SQL thread: nothing explains the wait
     stop = next(o for o in tr.all("stmt", node="B") if o["op"] == "stop_slave")
     assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on B took 2.605762 s")
+
+
+def test_a_failed_statements_group_is_counted_when_its_sessions_wait_ends(kit):
+    # A real server's Trace (corpus/server): t3 failed after its MyISAM row was binlogged and
+    # answered at once; A counted it in no_tx 10 s later, when its session's wait timed out
+    tr = Trace(*_server_trace("failed-statement-waits-at-the-session-end"))
+    t3 = tr.first("commit", node="A", trx="t3")
+    assert t3["errno"] == 1062 and t3["gtid"] and t3["t"] - t3["start"] < tr.header["resolution_us"]
+    for req in ("WL1720.COUNT.TX", "WL1720.TIMEOUT.LOG", "WL1720.TIMEOUT.ASYNC"):
+        assert kit.verdict(req, tr).status != VIOLATED, req
+    # counted twice is still caught
+    sample = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_no_tx"] == 1)
+    sample["variables"]["Rpl_semi_sync_master_no_tx"] = 2
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (0, 2)")
+
+
+def test_an_absent_ack_timeout_is_the_servers_default(kit):
+    # A real server's Trace (corpus/server): no rpl_semi_sync_master_timeout anywhere; t1 waited the
+    # default 10 s and its timeout released t4 after 7 s
+    tr = Trace(*_server_trace("server-default-ack-timeout"))
+    assert "rpl_semi_sync_master_timeout" not in str(tr.header["topology"])
+    assert kit.verdict("WL1720.TIMEOUT.ASYNC", tr).status != VIOLATED
+    # a wait past the default is still caught
+    t4 = tr.retime(tr.first("commit", node="A", trx="t4"), 17_000_000)
+    assert_witness(kit.verdict("WL1720.TIMEOUT.ASYNC", tr), tr, t4, "timeout 10 s")
