@@ -215,6 +215,31 @@ def test_an_unsent_commit_whose_client_saw_the_timeout_may_be_counted_no(kit):
     assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (5, 1)")
 
 
+def test_a_failed_statements_group_is_counted_when_its_sessions_wait_ends(kit):
+    # A real server's Trace (corpus/server): t3 failed after its MyISAM row was binlogged and
+    # answered at once; A counted it in no_tx 10 s later, when its session's wait timed out
+    tr = Trace(*_server_trace("failed-statement-waits-at-the-session-end"))
+    t3 = tr.first("commit", node="A", trx="t3")
+    assert t3["errno"] == 1062 and t3["gtid"] and t3["t"] - t3["start"] < tr.header["resolution_us"]
+    for req in ("WL1720.COUNT.TX", "WL1720.TIMEOUT.LOG", "WL1720.TIMEOUT.ASYNC"):
+        assert kit.verdict(req, tr).status != VIOLATED, req
+    # counted twice is still caught
+    sample = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_no_tx"] == 1)
+    sample["variables"]["Rpl_semi_sync_master_no_tx"] = 2
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (0, 2)")
+
+
+def test_an_absent_ack_timeout_is_the_servers_default(kit):
+    # A real server's Trace (corpus/server): no rpl_semi_sync_master_timeout anywhere; t1 waited the
+    # default 10 s and its timeout released t4 after 7 s
+    tr = Trace(*_server_trace("server-default-ack-timeout"))
+    assert "rpl_semi_sync_master_timeout" not in str(tr.header["topology"])
+    assert kit.verdict("WL1720.TIMEOUT.ASYNC", tr).status != VIOLATED
+    # a wait past the default is still caught
+    t4 = tr.retime(tr.first("commit", node="A", trx="t4"), 17_000_000)
+    assert_witness(kit.verdict("WL1720.TIMEOUT.ASYNC", tr), tr, t4, "timeout 10 s")
+
+
 def test_a_group_the_replicas_filters_keep_out_is_not_waited_for_by_the_next(kit):
     # A real server's Trace (corpus/server): B's replicate_wild_do_table = rc.m% passed t3 (rc.r),
     # then t4 (rc.m) became visible; neither the relay log nor the pass is observed there.
@@ -326,28 +351,3 @@ def test_a_stop_that_returns_as_a_worker_commits_its_group_is_not_judged_by_its_
         o["workers"] = 0  # a serial SQL thread: nothing explains the wait
     stop = next(o for o in tr.all("stmt", node="B") if o["op"] == "stop_slave")
     assert_witness(kit.verdict("WL344.STOP.IMMEDIATE", tr), tr, stop, "STOP SLAVE on B took 2.605762 s")
-
-
-def test_a_failed_statements_group_is_counted_when_its_sessions_wait_ends(kit):
-    # A real server's Trace (corpus/server): t3 failed after its MyISAM row was binlogged and
-    # answered at once; A counted it in no_tx 10 s later, when its session's wait timed out
-    tr = Trace(*_server_trace("failed-statement-waits-at-the-session-end"))
-    t3 = tr.first("commit", node="A", trx="t3")
-    assert t3["errno"] == 1062 and t3["gtid"] and t3["t"] - t3["start"] < tr.header["resolution_us"]
-    for req in ("WL1720.COUNT.TX", "WL1720.TIMEOUT.LOG", "WL1720.TIMEOUT.ASYNC"):
-        assert kit.verdict(req, tr).status != VIOLATED, req
-    # counted twice is still caught
-    sample = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_no_tx"] == 1)
-    sample["variables"]["Rpl_semi_sync_master_no_tx"] = 2
-    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (0, 2)")
-
-
-def test_an_absent_ack_timeout_is_the_servers_default(kit):
-    # A real server's Trace (corpus/server): no rpl_semi_sync_master_timeout anywhere; t1 waited the
-    # default 10 s and its timeout released t4 after 7 s
-    tr = Trace(*_server_trace("server-default-ack-timeout"))
-    assert "rpl_semi_sync_master_timeout" not in str(tr.header["topology"])
-    assert kit.verdict("WL1720.TIMEOUT.ASYNC", tr).status != VIOLATED
-    # a wait past the default is still caught
-    t4 = tr.retime(tr.first("commit", node="A", trx="t4"), 17_000_000)
-    assert_witness(kit.verdict("WL1720.TIMEOUT.ASYNC", tr), tr, t4, "timeout 10 s")
