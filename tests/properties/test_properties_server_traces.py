@@ -14,6 +14,9 @@ requested-incident-placed-at-its-own-second: a requested incident is its stateme
 incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed.
 delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change.
 unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx.
+failed-statement-waits-at-the-session-end: a failed statement's binlogged group is counted when its
+session's wait ends, which the Trace does not show.
+server-default-ack-timeout: an absent rpl_semi_sync_master_timeout is the server's default.
 filtered-group-never-visible-before-the-next: a group B's filters keep out is owed before no other.
 myisam-statement-groups-visible-as-one: a visible MyISAM transaction holds each statement's group.
 delay-counted-from-the-connect-after-a-purge: a copy fetched after a purge waits by that connect's difference.
@@ -22,10 +25,7 @@ an earlier one, and counts the lag until its workers are idle.
 switch-on-seen-after-a-later-commit: a switch back ON is judged by the binlog's end when it may have been made.
 unsent-commits-counted-through-an-unseen-off: an unsent commit may be in no_tx, by an OFF no sample saw.
 stop-finishes-a-non-transactional-group: a stop that waits for a group's end is not judged by its length.
-stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length.
-failed-statement-waits-at-the-session-end: a failed statement's binlogged group is counted when its
-session's wait ends, which the Trace does not show.
-server-default-ack-timeout: an absent rpl_semi_sync_master_timeout is the server's default."""
+stop-waits-for-a-workers-group: a stop that waits for a worker's group is not judged by its length."""
 from __future__ import annotations
 
 import re
