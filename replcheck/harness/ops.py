@@ -408,7 +408,8 @@ class Ops:
                 with self._sampled_meanwhile(node, addressed, op.get("thread")) if stops_sql else contextlib.nullcontext():
                     results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}",
                                         timeout=c.sql_timeout + GROUP_DONE_S if stops_sql else None)
-                start, t = self.run.instant(results[0][1][0][0], node), self.run.instant(results[-1][1][0][0], node)
+                sent = (start, self.run.now())
+                start, t = self.run.instant(results[0][1][0][0], node, sent), self.run.instant(results[-1][1][0][0], node, sent)
                 errno, message = None, ""
                 warns = results[-2][1]
                 warning = _int(warns[0][1]) if warns else None
