@@ -29,11 +29,12 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     # not (no) up to each: a sample's counts are two binary searches
     # A commit binlogged while the status switched between two samples may have waited or not:
     # it counts as either (lo counts it as neither, hi as both).
-    # A commit sent to no replica that may have waited (ix.unsent_no, ix.unsent_yes) is no counter's,
-    # or the counter's its wait may have ended in.
+    # A commit sent to no replica that may have waited, or a failed statement's group whose wait the
+    # Trace does not show (ix.maybe_no, ix.maybe_yes), is no counter's, or the counter's its wait may
+    # have ended in.
     counted: dict[str, tuple[list, list, list]] = {}
-    maybe_no, maybe_yes = {id(c) for c in ix.unsent_no}, {id(c) for c in ix.unsent_yes}
-    unsure = {id(c): c for c in ix.unsent_no + ix.unsent_yes}
+    maybe_no, maybe_yes = {id(c) for c in ix.maybe_no}, {id(c) for c in ix.maybe_yes}
+    unsure = {id(c): c for c in ix.maybe_no + ix.maybe_yes}
     for c in sorted(ix.commits + list(unsure.values()), key=lambda c: c["rkey"]):
         if c["ok"] and c["enabled"]:
             acks = len(ix.acked_by(c["node"], c["pos"], c["rkey"])) >= ix.n(c["node"], c["rkey"])

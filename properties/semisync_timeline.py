@@ -140,7 +140,14 @@ class SemiSyncIndex:
         quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"], c["binlog"]) and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us]
         # A statement's own group in a non-transactional transaction does not wait (its COMMIT does,
         # for the last group: wait_after_commit's is_real_trans, sql/semisync_master.cc).
-        self.commits = [c for c in every if c not in quiet and c["obs"].get("semisync") != "statement"]
+        # A statement that failed after its change was binlogged (a MyISAM write cut by a duplicate
+        # key) answers its error at once: MariaDB registers its group for an ack but waits for it
+        # only when the session ends its transaction (the rollback at its next commit or its
+        # disconnect, sql/handler.cc ha_rollback_trans -> wait_after_rollback), counted then, at a
+        # time the Trace does not show (seed 10's History 190: t3 failed at 1.38 s, its wait timed out
+        # at 11.4 s, no_tx 1 from then; measured again on 10.11.19).
+        detached = [c for c in every if c["ok"] and c["obs"].get("errno") is not None]
+        self.commits = [c for c in every if c not in quiet and c not in detached and c["obs"].get("semisync") != "statement"]
         # Of those, on a polled trace, one may have waited after all (MariaDB registers it for an ack,
         # MDEV-38486; its binlog write is stamped up to the resolution late), and commit_trx
         # (sql/semisync_master.cc) counts every commit in one counter at its end, by the status then:
@@ -149,9 +156,11 @@ class SemiSyncIndex:
         # while OFF, which a polled trace may not see at all: the status can go OFF and back ON
         # between two samples (seed 8's History 182: t5 timed out, t6 committed while OFF and an ack
         # switched A back ON, all between two samples). Its client's semisync, when known, says which.
-        self.unsent_no = [c for c in quiet if v.resolution_us and c["obs"].get("semisync") != "yes"]
-        self.unsent_yes = [c for c in quiet if v.resolution_us and c["obs"].get("semisync") != "no"
-                           and self.acked_by(c["node"], c["pos"], c["rkey"])]
+        # A failed statement's group is counted too, in yes_tx if an ack reached it.
+        self.maybe_no = [c for c in quiet if v.resolution_us and c["obs"].get("semisync") != "yes"] + detached
+        self.maybe_yes = [c for c in quiet if v.resolution_us and c["obs"].get("semisync") != "no"
+                          and self.acked_by(c["node"], c["pos"], c["rkey"])] + [
+                          c for c in detached if self.acked_by(c["node"], c["pos"], END)]
         self.binlogged: dict[str, tuple[list, list]] = {}  # per master: its commits' binlog keys, sorted, and the furthest end so far
         for c in sorted(every, key=lambda c: c["bkey"]):
             keys, most = self.binlogged.setdefault(c["node"], ([], []))
@@ -160,14 +169,17 @@ class SemiSyncIndex:
 
     def _variables(self) -> dict[str, dict[str, Timeline]]:
         """Per node, its semi-sync variables over the trace: one pass over restarts and SET GLOBALs."""
-        initial = {n: spec.get("variables", {}) for n, spec in self.v.nodes.items()}
+        # a server Trace's topology names only the History's variables: the timeout's default is the
+        # server's (the others' absence reads as their default already)
+        defaults = {"rpl_semi_sync_master_timeout": F.SEMISYNC_TIMEOUT_DEFAULT_MS}
+        initial = {n: {**defaults, **spec.get("variables", {})} for n, spec in self.v.nodes.items()}
         lines = {n: {name: Timeline(initial[n].get(name)) for name in VARIABLES} for n in self.v.nodes}
         changes = self.v.kind("restart") + [o for o in self.v.kind("stmt") if o["op"] == "set_global"]
         for o in sorted(changes, key=lambda o: o["_line"]):
             if o["node"] not in lines:
                 continue
             if o["kind"] == "restart":  # SET GLOBAL is lost; the configuration comes back, maybe changed
-                now = configured(self.v, o["node"], o["_line"])
+                now = {**defaults, **configured(self.v, o["node"], o["_line"])}
                 for name, line in lines[o["node"]].items():
                     line.set(line_key(o), now.get(name))
             elif o.get("errno") is None and o.get("variable") in VARIABLES:

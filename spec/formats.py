@@ -63,6 +63,10 @@ NOT_HIERARCHICAL = "The MySQL server is running with the --skip-rpl-hierarchical
 NEEDS_LOG_BIN = "You need to use --log-bin to make --log-slave-updates work."
 NEEDS_LOG_SLAVE_UPDATES = "You need to use --log-slave-updates to make --rpl-hierarchical work."
 
+# rpl_semi_sync_master_timeout's default, in ms (semisync_master.cc): a server's where its
+# configuration names none (a server Trace's topology holds only the History's variables).
+SEMISYNC_TIMEOUT_DEFAULT_MS = 10000
+
 # A semi-sync master's error-log line when a commit's wait for an ack times out (semisync_master.cc).
 SEMISYNC_TIMEOUT_LOG = re.compile(r"Timeout waiting for reply of binlog \(file: (\S+), pos: (\d+)\)")
 

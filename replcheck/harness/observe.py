@@ -180,14 +180,17 @@ class Observer:
                 return
             try:
                 self.read_relay(node)  # before the sample: what it finds applied was relayed by then
+                asked = self.run.now()
                 results = c.results(node, POLL_ALL if node in self.run.named else POLL, timeout=10)
+                # read as trace time once the lock is let go: a step back made meanwhile fits them twice
+                window = (asked, self.run.now())
             finally:
                 lock.release()
         except HarnessError:
             return  # down or going down: nothing to see
         if len(results) != 10:
             return
-        t, t_vars = self.run.instant(results[0][1][0][0], node), self.run.instant(results[9][1][0][5], node)
+        t, t_vars = self.run.instant(results[0][1][0][0], node, window), self.run.instant(results[9][1][0][5], node, window)
         prev = self.run.last_poll.get(node)
         if prev is not None:
             self.run.max_gap = max(self.run.max_gap, t_vars - prev)

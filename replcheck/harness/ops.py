@@ -262,7 +262,8 @@ class Ops:
                                         message=str(e).splitlines()[0])
             return
         # The server's clock: the client's start-up and exit are not the commit's.
-        start, t = self.run.instant(results[1][1][0][0], node), self.run.instant(results[-2][1][0][0], node)
+        sent = (start, self.run.now())
+        start, t = self.run.instant(results[1][1][0][0], node, sent), self.run.instant(results[-2][1][0][0], node, sent)
         before, after = dict(results[0][1]), dict(results[-1][1])
         gtid = results[-2][1][0][1]
         self.run.gtid_of[k] = gtid
@@ -407,7 +408,8 @@ class Ops:
                 with self._sampled_meanwhile(node, addressed, op.get("thread")) if stops_sql else contextlib.nullcontext():
                     results = c.results(node, f"SELECT {CLOCK}; {stmt}; SHOW WARNINGS; SELECT {CLOCK}",
                                         timeout=c.sql_timeout + GROUP_DONE_S if stops_sql else None)
-                start, t = self.run.instant(results[0][1][0][0], node), self.run.instant(results[-1][1][0][0], node)
+                sent = (start, self.run.now())
+                start, t = self.run.instant(results[0][1][0][0], node, sent), self.run.instant(results[-1][1][0][0], node, sent)
                 errno, message = None, ""
                 warns = results[-2][1]
                 warning = _int(warns[0][1]) if warns else None

@@ -69,7 +69,7 @@ from replcheck.harness.relaylog import RelayLogs
 from replcheck.harness.statements import CACHE_BUFFER_BYTES, CACHE_BYTES, SENTINEL, RunnerError, admin_statement, trx_statement
 from replcheck.harness.timescale import DEFAULT_EPOCH_US, largest_scale, scale_for, scaled_history
 from replcheck.spec import ops as O
-from replcheck.spec.formats import US
+from replcheck.spec.formats import SEMISYNC_TIMEOUT_DEFAULT_MS, US
 
 __all__ = ["Runner", "RunnerError", "admin_statement", "check_server", "check_supported", "largest_scale", "run_history",
            "scale_for", "scaled_history", "trx_statement"]
@@ -347,18 +347,22 @@ class Runner:
             return
         getattr(getattr(self, part), method)(op)
 
-    def instant(self, unix_time: str, node: str) -> int:
+    def instant(self, unix_time: str, node: str, within: tuple[int, int] | None = None) -> int:
         """A node's CLOCK reading as trace time: the machine's clock, less the offset the node's clock
         ran at when it was read (clock.py). A transaction's first reading may come before a step its
         commit comes after (the steps are made under the node's lock, which a sample holds, not a
         client's transaction): the offset in force then, not now (seed 2's History 137: A's clock stepped
         an hour ahead while t2 ran, and the current offset put t2's start at 0). After a step back, a
-        reading both offsets fit is taken as the later."""
+        reading both offsets fit is the one nearest `within`, the trace times the client sent the
+        statement and saw its answer (seed 10's History 154: t9 ran from 9.4 to 9.9 s and A's clock
+        stepped 2 s back at 9.95 s; taken as the later, its commit returned at 11.9 s); else the later."""
         raw = round((float(unix_time) - self.wall_t0) * US)
         steps = self.clock_steps.get(node, [])
         offsets = [self.history_offset(node)] + [o for _, o in steps]
         bounds = [-2**62] + [t for t, _ in steps] + [2**62]  # the trace times each offset held over
         held = [raw - o for o, a, b in zip(offsets, bounds, bounds[1:]) if a <= raw - o < b]
+        if within is not None and len(held) > 1:
+            held = [min(held, key=lambda t: (max(within[0] - t, t - within[1], 0), -t))]
         return max(0, held[-1] if held else raw - self.clock_offsets.get(node, 0))
 
     def server_interval(self, node: str, unix_us: int, resolution_us: int) -> list[int]:
@@ -434,7 +438,6 @@ def _semi_sync(history: dict) -> bool:
                    for op in history["ops"]))
 
 
-DEFAULT_ACK_TIMEOUT_MS = 10000  # rpl_semi_sync_master_timeout's default (semisync_master.cc)
 
 
 def _semi_sync_masters(history: dict) -> set[str]:
@@ -446,7 +449,7 @@ def _semi_sync_masters(history: dict) -> set[str]:
 def _ack_timeouts_s(history: dict, masters: set[str]) -> dict[str, float]:
     """Per semi-sync master, the longest rpl_semi_sync_master_timeout it has during the run (the
     server's default 10 s where none is set), in seconds: how long one of its commits may wait."""
-    longest = {node: DEFAULT_ACK_TIMEOUT_MS for node in masters}
+    longest = {node: SEMISYNC_TIMEOUT_DEFAULT_MS for node in masters}
     for n in history["header"]["topology"]["nodes"]:
         if n["id"] in masters and isinstance(ms := n.get("variables", {}).get(O.SEMI_SYNC_TIMEOUT), int):
             longest[n["id"]] = max(longest[n["id"]], ms)

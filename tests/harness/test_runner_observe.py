@@ -412,6 +412,20 @@ def test_a_clock_reading_before_a_step_is_trace_time_by_the_offset_then():
     assert r.instant("1700003620.5", "A") == 20_500_000  # after it, an hour ahead
 
 
+def test_a_clock_reading_both_offsets_fit_after_a_step_back_is_the_one_the_client_saw():
+    # seed 10's History 154: t9 ran on A from 9.4 to 9.9 s and A's clock stepped 2 s back at 9.95 s;
+    # both readings fit the offset after the step too, which put its return at 11.9 s
+    r = R.Runner(_history([{"at": 5 * US, "op": "clock_step", "node": "A", "delta_us": -2 * US}]), scale=1.0)
+    r.wall_t0 = 1_700_000_000.0
+    r.clock_steps["A"] = [(9_950_000, -2 * US)]
+    r.clock_offsets["A"] = -2 * US
+    sent = (9_400_000, 9_945_000)
+    assert r.instant("1700000009.43", "A", sent) == 9_430_000
+    assert r.instant("1700000009.94", "A", sent) == 9_940_000
+    assert r.instant("1700000008.1", "A", (10_000_000, 10_200_000)) == 10_100_000  # read after the step
+    assert r.instant("1700000009.94", "A") == 11_940_000  # nothing to tell by: the later
+
+
 def test_a_servers_own_time_is_an_interval_of_trace_time_less_its_clock_offset_then():
     r = R.Runner(_history([{"at": 5 * US, "op": "clock_step", "node": "B", "delta_us": -2 * US}],
                           nodes=({"id": "A"}, {"id": "B", "clock_offset_us": 3600 * US})), scale=1.0)

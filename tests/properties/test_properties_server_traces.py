@@ -14,6 +14,9 @@ requested-incident-placed-at-its-own-second: a requested incident is its stateme
 incident-placed-before-its-lost-change: a failing statement's incident marks its lost change wherever placed.
 delay-change-holds-a-filtered-group: a group B's filters keep out is owed no copy after a delay change.
 unsent-commit-timed-out: an unsent commit whose client saw the timeout may be in no_tx.
+failed-statement-waits-at-the-session-end: a failed statement's binlogged group is counted when its
+session's wait ends, which the Trace does not show.
+server-default-ack-timeout: an absent rpl_semi_sync_master_timeout is the server's default.
 filtered-group-never-visible-before-the-next: a group B's filters keep out is owed before no other.
 myisam-statement-groups-visible-as-one: a visible MyISAM transaction holds each statement's group.
 delay-counted-from-the-connect-after-a-purge: a copy fetched after a purge waits by that connect's difference.
@@ -214,6 +217,31 @@ def test_an_unsent_commit_whose_client_saw_the_timeout_may_be_counted_no(kit):
         c["semisync"] = "yes"
     sample = next(o for o in tr.all("server_status", node="A") if o["variables"].get("Rpl_semi_sync_master_no_tx") == 1)
     assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (5, 1)")
+
+
+def test_a_failed_statements_group_is_counted_when_its_sessions_wait_ends(kit):
+    # A real server's Trace (corpus/server): t3 failed after its MyISAM row was binlogged and
+    # answered at once; A counted it in no_tx 10 s later, when its session's wait timed out
+    tr = Trace(*_server_trace("failed-statement-waits-at-the-session-end"))
+    t3 = tr.first("commit", node="A", trx="t3")
+    assert t3["errno"] == 1062 and t3["gtid"] and t3["t"] - t3["start"] < tr.header["resolution_us"]
+    for req in ("WL1720.COUNT.TX", "WL1720.TIMEOUT.LOG", "WL1720.TIMEOUT.ASYNC"):
+        assert kit.verdict(req, tr).status != VIOLATED, req
+    # counted twice is still caught
+    sample = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_no_tx"] == 1)
+    sample["variables"]["Rpl_semi_sync_master_no_tx"] = 2
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (0, 2)")
+
+
+def test_an_absent_ack_timeout_is_the_servers_default(kit):
+    # A real server's Trace (corpus/server): no rpl_semi_sync_master_timeout anywhere; t1 waited the
+    # default 10 s and its timeout released t4 after 7 s
+    tr = Trace(*_server_trace("server-default-ack-timeout"))
+    assert "rpl_semi_sync_master_timeout" not in str(tr.header["topology"])
+    assert kit.verdict("WL1720.TIMEOUT.ASYNC", tr).status != VIOLATED
+    # a wait past the default is still caught
+    t4 = tr.retime(tr.first("commit", node="A", trx="t4"), 17_000_000)
+    assert_witness(kit.verdict("WL1720.TIMEOUT.ASYNC", tr), tr, t4, "timeout 10 s")
 
 
 def test_a_group_the_replicas_filters_keep_out_is_not_waited_for_by_the_next(kit):
