@@ -174,7 +174,9 @@ def test_lost_acks_on_a_real_server(server, short_tmp, monkeypatch, local_hour):
     t2_end = max(o["end"] for o in obs if o["kind"] == "binlog" and o["node"] == "A" and o["trx"] == "t2")
     assert any(o["pos"] == t2_end for o in acks)  # t2's ack passed
     verdicts = {v.requirement: v.status for v in core.run_properties(core.TraceView(header, obs))}
-    assert verdicts["WL1720.ACK.LAST_EVENT"] == core.PASS and verdicts["WL1720.TIMEOUT.ASYNC"] == core.PASS
+    # Every ack here comes while OFF (t1's timeout) or at t2's switch back ON, where a master asks for
+    # replies to any event end (update_sync_header): ACK.LAST_EVENT judges acks only while ON.
+    assert verdicts["WL1720.ACK.LAST_EVENT"] != core.VIOLATED and verdicts["WL1720.TIMEOUT.ASYNC"] == core.PASS
     # The servers did write local hours: InnoDB's note of its buffer pool load says when, "YYMMDD HH:MM:SS".
     hours = {int(m.group(1)) for o in obs if o["kind"] == "log"
              and (m := re.search(r"load completed at \d{6} +(\d{1,2}):", o["message"]))}
