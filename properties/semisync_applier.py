@@ -59,13 +59,14 @@ def _waits(v: TraceView, ix: SemiSyncIndex) -> list[dict]:
         acks = ix.acked_by(node, pos, END)
         n = ix.n(node, bkey)
         acked = (acks[n - 1]["t"], 2**62) if len(acks) >= n else END
-        timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", bkey) or 0) * 1000
-        ended = min(acked, _released_otherwise(v, node, bkey))
+        timeout = ix.timeout_us(node, bkey)
+        released = _released_otherwise(v, node, bkey)
+        ended = min(acked, released)
         # acknowledged in time: yes; an ack after the timeout's switch, or none: no; near it, either
         # (binlogged while the status may have been OFF: maybe no_tx at once)
         yes = acked != END and acked[0] <= b["t"] + timeout + res
         no = (acked == END or acked[0] >= b["t"] + timeout - res or not ix.on(node, bkey)
-              or _released_otherwise(v, node, bkey) <= (acked[0] + res, 2**62))
+              or released <= (acked[0] + res, 2**62))
         out.append({"node": node, "gtid": gtid, "on": True, "early": bkey, "late": ended, "yes": yes, "no": no})
     return out
 

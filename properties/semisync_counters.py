@@ -168,7 +168,7 @@ def wait_with_no_slave(v: TraceView, check: Check) -> None:
             continue
         if _clients(v, node).at(c["bkey"]) or ix.acked_by(node, c["pos"], c["rkey"]):
             continue
-        timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
+        timeout = ix.timeout_us(node, c["bkey"])
         waited = c["obs"]["t"] - c["binlog"]["t"]
         if ix.var(node, "rpl_semi_sync_master_wait_no_slave", c["bkey"]) is False:
             check.judge(waited <= tol and not ix.on_settled(node, c["rkey"], tol), f"{c['trx']} waited {seconds(waited)} with no semi-sync replica "

@@ -219,6 +219,10 @@ class SemiSyncIndex:
     def var(self, node: str, name: str, key: tuple[int, int]):
         return self.vars[node][name].at(key)
 
+    def timeout_us(self, node: str, key) -> int:
+        """rpl_semi_sync_master_timeout (milliseconds, the server's default where unset) in microseconds."""
+        return int(self.var(node, "rpl_semi_sync_master_timeout", key) or 0) * 1000
+
     def n(self, node: str, key) -> int:
         return int(self.var(node, "rpl_semi_sync_master_wait_for_slave_count", key) or 1)
 
@@ -310,7 +314,7 @@ def may_have_timed_out(ix: SemiSyncIndex, c: dict, tol: int, surely: bool = Fals
     """The commit may have waited out the timeout (surely: it did, as far as the trace can tell).
     A sampled trace stamps the binlog write up to tol late, so the wait may be tol longer than it
     shows; but never longer than the statement itself (its `start` is the server's clock)."""
-    timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
+    timeout = ix.timeout_us(c["node"], c["bkey"])
     waited = c["obs"]["t"] - c["binlog"]["t"]
     longest = c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"])
     could = waited >= timeout if surely or not tol else (waited >= timeout - tol and longest >= timeout)

@@ -17,7 +17,7 @@ def timeout_bounds_the_wait(v: TraceView, check: Check) -> None:
     for c in ix.commits:
         if not had_to_wait(c) or not c["ok"]:
             continue
-        timeout = int(ix.var(c["node"], "rpl_semi_sync_master_timeout", c["bkey"]) or 0) * 1000
+        timeout = ix.timeout_us(c["node"], c["bkey"])
         waited = c["obs"]["t"] - c["binlog"]["t"]
         check.judge(waited <= timeout + tol, f"commit of {c['trx']} waited {seconds(waited)}, timeout {seconds(timeout)}", c["obs"])
         if 2 * tol > timeout and len(ix.holders(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"]):
