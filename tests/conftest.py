@@ -252,9 +252,12 @@ UNITS = {
 # The longest work starts first (longest processing time first), so that no worker is left with a
 # long test when the other has finished: minutes each, in this order. A test named here runs apart
 # from its module's group. A name not found orders nothing; the tiers order the rest.
-LONGEST = ("tests/engine/test_campaign.py",  # a Spark session, three campaigns (one a process killed mid-run)
+LONGEST = ("tests/engine/test_report.py::test_committed_models_gate_holds_on_the_default_verify",
            "tests/engine/test_campaign_cluster.py",  # a wheel, three venvs, eight campaigns (two local-cluster, two standalone)
-           "tests/engine/test_report.py::test_committed_models_gate_holds_on_the_default_verify",
+           "tests/tla/test_trace_validation.py::test_every_embedded_history_is_accepted_on_every_model_that_runs_it",
+           "tests/engine/test_fuzz.py::test_cases_through_the_real_executable",
+           "tests/engine/test_campaign.py",  # a Spark session, three campaigns (one a process killed mid-run)
+           # waiting work (below), the waiting worker's first
            "tests/engine/test_conform.py::test_quick_suite_meets_the_mariadb_gate",
            "tests/tla/test_counterexample_history.py::test_after_commit_counterexample_loses_a_read_transaction_on_mariadb")
 TIER_ORDER = ("slow", "server", "spark", "browser", "tlc")
