@@ -1,10 +1,10 @@
-"""Where the test suite's time goes: one tier run as ci/test runs it (`-n 2`, its scheduler, niced),
+"""Where the test suite's time goes: one tier run as ci/test runs it (`-n 3`, its scheduler, niced),
 with pytest's `--durations=0`, each test's setup, call and teardown summed and grouped by file and
 by what it costs (the expensive fixtures and marks it has: a real MariaDB, a Spark session, a
 verify, a headless Chromium, TLC, a state machine search), beside the tier's wall and CPU seconds
 (pytest and its workers, once reaped) and the load average before and after.
 A run's saved output can be grouped again without running it (`--saved FILE`).
-Usage: .venv/bin/python bench/suite_durations.py --tier slow [--saved OUT --wall-s S --cpu-s S]
+Usage: .venv/bin/python bench/suite_durations.py --tier slow [--workers N] [--nice N] [--saved OUT --wall-s S --cpu-s S]
 """
 from __future__ import annotations
 
@@ -58,9 +58,9 @@ def costs(marks: str) -> dict[str, str]:
     return plugin.by_test
 
 
-def run(marks: str) -> tuple[str, float, float]:
+def run(marks: str, workers: int, nice: int) -> tuple[str, float, float]:
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-    done = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+    done = subprocess.run(["nice", "-n", str(nice), sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
                            "--dist", "loadgroup", "--no-loadscope-reorder", "--replcheck-profile", "replcheck-ci",
                            "--durations=0", "-m", marks], cwd=REPO, capture_output=True, text=True,
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as bench/suite_schedule.py
@@ -91,6 +91,9 @@ def grouped(output: str, cost_of: dict[str, str]) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tier", choices=TIERS, required=True)
+    p.add_argument("--workers", type=int, default=3, help="pytest-xdist workers (default 3, as ci/test)")
+    p.add_argument("--nice", type=int, default=10, help="the run's niceness (default 10; ci/test's own workers "
+                   "but the waiting one add 10 to it, up to 19)")
     p.add_argument("--saved", type=Path, help="a run's saved stdout, grouped instead of running the tier")
     p.add_argument("--wall-s", type=float, help="the saved run's wall seconds")
     p.add_argument("--cpu-s", type=float, help="the saved run's CPU seconds, workers included")
@@ -100,10 +103,10 @@ def main() -> None:
     if a.saved:
         output, wall, cpu, load = a.saved.read_text(), a.wall_s, a.cpu_s, a.load
     else:
-        output, wall, cpu = run(TIERS[a.tier])
+        output, wall, cpu = run(TIERS[a.tier], a.workers, a.nice)
         load = f"{load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
     outcome = next((line for line in reversed(output.splitlines()) if " in " in line and ("passed" in line or "failed" in line)), "")
-    figures = {"tier": a.tier, "marks": TIERS[a.tier], "outcome": outcome.strip("= "), "wall_s": wall,
+    figures = {"tier": a.tier, "marks": TIERS[a.tier], "workers": a.workers, "nice": a.nice, "outcome": outcome.strip("= "), "wall_s": wall,
                "cpu_s": cpu and round(cpu, 1), "load_during": load, **grouped(output, costs(TIERS[a.tier]))}
     print({k: v for k, v in figures.items() if k not in ("by_file", "longest_tests")}, flush=True)
     print(f"wrote {record.write('suite_durations', figures)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import json
 import os
 import shutil
 import tempfile
@@ -245,13 +246,18 @@ UNITS = {
                                     "tests/properties/proofs/test_proofs_semisync.py"),
     "TLC checks run once (tlc_once)": ("tests/tla/test_tlc_run.py", "tests/tla/test_counterexample_history.py",
                                        "tests/tla/test_verify_tlc.py"),
+    # the 40 Histories a family and their 1,600 runs (generated) read by both slow tests
+    "generated Traces once (property kinds)": ("tests/properties/test_property_kinds.py",),
 }
 # The longest work starts first (longest processing time first), so that no worker is left with a
 # long test when the other has finished: minutes each, in this order. A test named here runs apart
 # from its module's group. A name not found orders nothing; the tiers order the rest.
-LONGEST = ("tests/engine/test_campaign.py",  # a Spark session, three campaigns (one a process killed mid-run)
+LONGEST = ("tests/engine/test_report.py::test_committed_models_gate_holds_on_the_default_verify",
            "tests/engine/test_campaign_cluster.py",  # a wheel, three venvs, eight campaigns (two local-cluster, two standalone)
-           "tests/engine/test_report.py::test_committed_models_gate_holds_on_the_default_verify",
+           "tests/tla/test_trace_validation.py::test_every_embedded_history_is_accepted_on_every_model_that_runs_it",
+           "tests/engine/test_fuzz.py::test_cases_through_the_real_executable",
+           "tests/engine/test_campaign.py",  # a Spark session, three campaigns (one a process killed mid-run)
+           # waiting work (below), the waiting worker's first
            "tests/engine/test_conform.py::test_quick_suite_meets_the_mariadb_gate",
            "tests/tla/test_counterexample_history.py::test_after_commit_counterexample_loses_a_read_transaction_on_mariadb")
 TIER_ORDER = ("slow", "server", "spark", "browser", "tlc")
@@ -286,6 +292,7 @@ def pytest_collection_modifyitems(config, items):
         units.setdefault(work_unit(item.nodeid), []).append(item)
     if not getattr(config.option, "loadgroup", False):  # set on an xdist worker of --dist loadgroup
         return  # in one process, file order
+    _name_waiting_units(config, units)
     # a unit is ranked by its first-ranked test; the sort is stable: file order within a rank
     ranked = sorted(units.values(), key=lambda unit: min(_rank(item) for item in unit))
     short = [u for u in ranked if min(_rank(item) for item in u) == len(LONGEST) + len(TIER_ORDER)]
@@ -305,12 +312,73 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class SharedModules(LoadScopeScheduling):
-        """xdist's scope scheduling (a unit at a time, in collection order), with work_unit's units."""
+        """xdist's scope scheduling (a unit at a time, in collection order), with work_unit's units;
+        with a waiting worker, each worker's next unit is the first of its kind there is."""
 
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
+        def _assign_work_unit(self, node) -> None:
+            waiting = _waiting_units(config)
+            if waiting:
+                wants = node.workerinput["workerid"] == _waiter(node.workerinput["workercount"])
+                unit = next((u for u in self.workqueue if (u in waiting) == wants), None)
+                if unit is not None:  # else the other kind's first: no worker idles while work is left
+                    self.workqueue.move_to_end(unit, last=False)
+            super()._assign_work_unit(node)
+
     return SharedModules(config, log)
+
+
+# Waiting work: a real server's test mostly waits on its servers (a History's real seconds at its
+# time scale). With three workers or more (ci/test: three on two cores), the last takes those first
+# and the others the rest, niced, so that the servers get a core as soon as they ask for one (the
+# CPU a History's timing needs) while the CPU-bound tests use what the servers leave.
+WAITING_TIER = "server"
+CPU_WORKERS_NICE = 10
+_WAITING_FILE = pytest.StashKey[str]()
+_WAITING = pytest.StashKey[frozenset]()
+
+
+def _waiter(workercount: int) -> str | None:
+    return f"gw{workercount - 1}" if workercount >= 3 else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """The controller sees node ids only: the first worker names the waiting units in a file."""
+    config = node.config
+    if config.getvalue("dist") != "loadgroup" or _waiter(node.workerinput["workercount"]) is None:
+        return
+    if _WAITING_FILE not in config.stash:
+        fd, path = tempfile.mkstemp(prefix="replcheck-waiting-", suffix=".json")
+        os.close(fd)
+        config.stash[_WAITING_FILE] = path
+        config.add_cleanup(lambda: os.unlink(path))
+    node.workerinput["replcheck_waiting"] = config.stash[_WAITING_FILE]
+
+
+def _name_waiting_units(config, units: dict[str, list]) -> None:
+    """On a worker: the first writes the waiting units (every test of which needs a real server);
+    every worker but the waiter lowers its own priority, once (a process cannot raise it again)."""
+    given = getattr(config, "workerinput", {})
+    if "replcheck_waiting" not in given:
+        return
+    if given["workerid"] == "gw0":
+        waiting = [u for u, tests in units.items() if all(t.get_closest_marker(WAITING_TIER) for t in tests)]
+        partial = f"{given['replcheck_waiting']}.{os.getpid()}"
+        Path(partial).write_text(json.dumps(waiting))
+        os.replace(partial, given["replcheck_waiting"])  # whole, before the controller schedules
+    if given["workerid"] != _waiter(given["workercount"]):
+        os.nice(CPU_WORKERS_NICE)
+
+
+def _waiting_units(config) -> frozenset:
+    """The waiting units, read once all workers have collected (none without a waiting worker)."""
+    if _WAITING not in config.stash:
+        path = config.stash.get(_WAITING_FILE, None)
+        config.stash[_WAITING] = frozenset(json.loads(Path(path).read_text() or "[]") if path else ())
+    return config.stash[_WAITING]
 
 
 @pytest.fixture
