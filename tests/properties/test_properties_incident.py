@@ -588,20 +588,3 @@ def test_skip_one_at_an_incident_passes_the_groups_a_filter_keeps_out(kit):
     assert tr.first("filtered", node="B", trx="t2") and kit.verdict("WL3464.R4", tr).status == PASS
     tr.drop(tr.first("skip", node="B", type="INCIDENT_EVENT"))  # the incident not skipped
     assert kit.verdict("WL3464.R4", tr).status == VIOLATED
-
-
-# -- a full disk under the binlog: no gap ---------------------------------------------------------
-def test_an_incident_written_while_the_disk_is_full_is_caught(kit):
-    tr = kit.run("model:mariadb-10.11", "inc-disk-full")
-    t2 = tr.first("binlog", node="A", trx="t2", idx=0)
-    incident = tr.insert_before(t2, dict(t2, type="INCIDENT_EVENT", trx=None, gtid=None, incident=1, message=""))
-    assert_witness(kit.verdict("WL3464.DISK_FULL", tr), tr, incident,
-                   "A wrote an incident at 62.5 s while its binlog disk was full (from 2 s)")
-
-
-def test_a_commit_that_returned_ok_without_its_group_is_caught(kit):
-    tr = kit.run("model:mariadb-10.11", "inc-disk-full")
-    for o in tr.all("binlog", node="A", trx="t3"):
-        tr.drop(o)
-    assert_witness(kit.verdict("WL3464.DISK_FULL", tr), tr, tr.first("commit", node="A", trx="t3"),
-                   "t3 returned OK at 62.5 s on A (its binlog disk full from 2 s) but its group is not in the binlog")
