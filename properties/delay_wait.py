@@ -10,7 +10,7 @@ from replcheck.spec.formats import US
 from .configuration import with_workers
 from .core import Check, Seq, TraceView, checks, seconds
 from .filter import kept_out
-from .recovery import behind_at_end, copies, sources_at_end
+from .recovery import behind_at_end, binlogged_since_restore, copies, source_at, sources_at_end
 from .semisync_applier import ACK_WAIT, any_may_wait, may_still_wait
 from .delay_timing import CAUGHT_UP, EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples
 from .delay_waiting import waiting_for
@@ -285,7 +285,7 @@ def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
     """A CHANGE MASTER that changes only the delay neither loses nor repeats a transaction the
     replica held unapplied: whether the relay log was kept or purged and fetched again, the replica
     holds each exactly once when replication is quiet (one stopped, down or repointed at the end is
-    not judged for what it lacks)."""
+    not judged for what it lacks, nor for what a failover took from it)."""
     counts, witnesses = copies(v)
     sources = sources_at_end(v)
     for s in v.kind("stmt"):
@@ -301,7 +301,15 @@ def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
         passed = {o.get("trx") for o in v.of_node(node, "filtered", "skip") if o["_line"] > s["_line"]}
         if "filtered" in v.unobserved:  # a server's Trace cannot show the pass: its filters' settings say
             passed |= kept_out(v, node)
+        # What the replica relayed from a master a failover has since taken it from, and its new
+        # master's binlog lacks, no fetch from the SQL thread's place can bring again: the failover
+        # lost it, not the delay change (WL#344's premise is the same master; GGID.RECOVERY.EXACTLY_ONCE judges
+        # what the replica ends with).
+        source = source_at(v, node, s["_line"])
+        theirs = binlogged_since_restore(v, source) if source is not None else set()
         for trx, r in sorted(_held_at(v, s).items()):
+            if r.get("source") not in (None, source) and trx not in theirs:
+                continue
             n = have.get(trx, 0) or int(trx in passed)
             if n == 0 and not judged_lack:
                 continue

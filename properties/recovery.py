@@ -26,23 +26,38 @@ def sources_at_end(v: TraceView) -> dict[str, str]:
     return _sources(v)[0]
 
 
-def _sources(v: TraceView) -> tuple[dict[str, str], dict[str, int]]:
-    """Each slave's master at the end, and the line from which it has replicated from it (none
-    from the topology)."""
+def source_at(v: TraceView, node: str, line: int) -> str | None:
+    """The slave's master at that line (None once it is a master itself)."""
+    start = v.channels[node]["source"] if node in v.channels else None
+    return next((s for at, s in reversed(_sources(v)[2].get(node, [])) if at < line), start)
+
+
+def _sources(v: TraceView) -> tuple[dict[str, str], dict[str, int], dict[str, list[tuple[int, str | None]]]]:
+    """Each slave's master at the end, the line from which it has replicated from it (none
+    from the topology), and each change of its master (line, new master)."""
     def build():
         src = {r: c["source"] for r, c in v.channels.items()}
-        since: dict[str, int] = {}
+        moves: dict[str, list[tuple[int, str | None]]] = {}
+
+        def move(r: str, to: str | None, line: int) -> None:
+            if to is None:
+                src.pop(r, None)
+            else:
+                src[r] = to
+            moves.setdefault(r, []).append((line, to))
         for o in v.obs:
             if o["kind"] == "promoted":
-                src.pop(o["node"], None)
+                if o["node"] in src:
+                    move(o["node"], None, o["_line"])
                 for r, s in list(src.items()):
                     if s == o["old"]:
-                        src[r], since[r] = o["node"], o["_line"]
+                        move(r, o["node"], o["_line"])
             elif o["kind"] == "restore":
-                src[o["node"]], since[o["node"]] = o["source"], o["_line"]
+                move(o["node"], o["source"], o["_line"])
             elif o["kind"] == "stmt" and o.get("op") == "change_master" and o.get("master_host") and o.get("errno") is None:
-                src[o["node"]], since[o["node"]] = o["master_host"], o["_line"]
-        return src, since
+                move(o["node"], o["master_host"], o["_line"])
+        since = {r: m[-1][0] for r, m in moves.items() if r in src}
+        return src, since, moves
     return v.memo("recovery.sources", build)
 
 
@@ -100,7 +115,7 @@ def behind_at_end(v: TraceView, node: str) -> bool:
             or s.get("Slave_SQL_Running_State") == STATE_WAITING)
 
 
-def _binlogged_since_restore(v: TraceView, node: str) -> set[str]:
+def binlogged_since_restore(v: TraceView, node: str) -> set[str]:
     """Transactions in the node's binlog (a restore or RESET MASTER replaces the binlog with a fresh
     one; crash recovery may cut its tail; a DELETE_DOMAIN_ID leaves its domains' groups owed to no
     replica)."""
@@ -208,7 +223,7 @@ def exactly_once(v: TraceView, check: Check) -> None:
     DBA pointed it at."""
     counts, witnesses = copies(v)
     sources = sources_at_end(v)
-    binlogged = {n: _binlogged_since_restore(v, n) for n in set(sources.values())}
+    binlogged = {n: binlogged_since_restore(v, n) for n in set(sources.values())}
     for node, have in counts.items():
         w = witnesses.get(node, {})
         for trx, n in sorted(have.items()):

@@ -457,6 +457,19 @@ def test_a_group_filtered_after_the_delay_change_is_not_lost(kit):
     assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, None, "B held t1 unapplied")
 
 
+@pytest.mark.parametrize("system", [W7318, "model:mariadb-10.11"])
+def test_what_a_failover_took_from_a_replica_is_not_lost_by_its_delay_change(kit, system):
+    # corpus/finding-delay-change-after-failover: R held t1 from M when the failover gave it B,
+    # which never had t1; R's delay change fetched again from B. The failover lost t1, not it.
+    tr = kit.run(system, load_history(CORPUS / "finding-delay-change-after-failover.jsonl"))
+    change = tr.first("stmt", node="R", op="change_master")
+    assert not tr.all("binlog", node="B", trx="t1") and kit.verdict("WL344.CM.NO_LOSS", tr).status == NOT_EXERCISED
+    # Had B binlogged t1, the fetch from R's SQL thread's place would have brought it again.
+    for o in tr.all("binlog", node="M", trx="t1"):
+        tr.insert_before(change, {**o, "node": "B", "server_id": 1, "t": change["t"]})
+    assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, change, "R held t1 unapplied")
+
+
 def test_a_clock_step_after_the_sql_threads_start_in_its_microsecond_does_not_move_its_wait(kit):
     # Generated (seed 494321, History 43, generator 13): B's SQL thread starts at 1.000001 s and
     # reads t1 there; B's clock steps 1.25 s on, logged after the start in the same µs. The wait
