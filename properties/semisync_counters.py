@@ -193,13 +193,13 @@ def _wait_cut_short(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
 
 
 def _applier_timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
-    """An SQL thread's replicated group on c's node, not acknowledged in time, whose own timeout
-    fell as c returned: its switch OFF released c too."""
+    """An SQL thread's replicated group on c's node, not acknowledged in time and still waiting
+    then, whose own timeout fell as c returned: its switch OFF released c too."""
     node, back = c["node"], c["obs"]["t"]
     for w in applier_waits(ix.v):
         if w["node"] == node and w["on"] and w["no"] and w["early"] < c["rkey"]:
-            timeout = int(ix.var(node, "rpl_semi_sync_master_timeout", w["early"]) or 0) * 1000
-            if abs(w["early"][0] + timeout - back) <= tol:
+            deadline = w["early"][0] + int(ix.var(node, "rpl_semi_sync_master_timeout", w["early"]) or 0) * 1000
+            if abs(deadline - back) <= tol and w["late"][0] >= deadline - tol:
                 return True
     return False
 
