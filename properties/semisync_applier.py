@@ -94,16 +94,19 @@ def _released_otherwise(v: TraceView, node: str, since: tuple[int, int]) -> tupl
     STOP SLAVE of the SQL thread, the server down. (Not a sample naming the group in gtid_slave_pos:
     a model may record it with the group, before the wait.)"""
     ends = v.memo(("semisync.applier_ends", node), lambda: _ends(v, node))
+    # an end before the group in the Trace's order does not end its wait (a failover's STOP SLAVE
+    # and the START SLAVE that binlogs the group at the same instant); one after it ends the wait
+    # by the end of its instant (a sample of that instant may come before the waiter counts)
     i = bisect_right(ends, since)
-    return ends[i] if i < len(ends) else END
+    return (ends[i][0], 2**62) if i < len(ends) else END
 
 
 def _ends(v: TraceView, node: str) -> list[tuple[int, int]]:
-    ends = [(o["t"], 2**62) for o in v.of_node(node, "log") if o["message"].startswith("Semi-sync replication switched OFF")]
-    ends += [(o["t"], 2**62) for o in v.of_node(node, "stmt") if o.get("errno") is None and (
+    ends = [line_key(o) for o in v.of_node(node, "log") if o["message"].startswith("Semi-sync replication switched OFF")]
+    ends += [line_key(o) for o in v.of_node(node, "stmt") if o.get("errno") is None and (
         (o.get("op") == "stop_slave" and o.get("thread") in STOPS_SQL)
         or (o.get("op") == "set_global" and o.get("variable") == "rpl_semi_sync_master_enabled" and not o.get("value")))]
-    ends += [(o["t"], 2**62) for o in v.of_node(node, "crash", "shutdown")]
+    ends += [line_key(o) for o in v.of_node(node, "crash", "shutdown")]
     return sorted(ends)
 
 

@@ -189,7 +189,19 @@ def _wait_cut_short(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     timed_out = ix.v.memo("semisync.timed_out", lambda: _by_return(c for c in ix.commits if may_have_timed_out(ix, c, tol)))
     times, commits = timed_out.get(c["node"], ([], []))
     lo, hi = bisect_left(times, c["obs"]["t"] - tol), bisect_right(times, c["obs"]["t"] + tol)
-    return any(o["bkey"] != c["bkey"] for o in commits[lo:hi])
+    return any(o["bkey"] != c["bkey"] for o in commits[lo:hi]) or _applier_timed_out(ix, c, tol)
+
+
+def _applier_timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
+    """An SQL thread's replicated group on c's node, not acknowledged in time and still waiting
+    then, whose own timeout fell as c returned: its switch OFF released c too."""
+    node, back = c["node"], c["obs"]["t"]
+    for w in applier_waits(ix.v):
+        if w["node"] == node and w["on"] and w["no"] and w["early"] < c["rkey"]:
+            deadline = w["early"][0] + int(ix.var(node, "rpl_semi_sync_master_timeout", w["early"]) or 0) * 1000
+            if abs(deadline - back) <= tol and w["late"][0] >= deadline - tol:
+                return True
+    return False
 
 
 def _by_return(commits) -> dict[str, tuple[list, list]]:

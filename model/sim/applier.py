@@ -93,17 +93,18 @@ class Applier(Component):
             # a crash in the wait: the group's mysql.gtid_slave_pos row committed with it (do_record_gtid
             # inside the transaction), which the restart reads
             self._record_gtid(held)
+        if ch.applied_in_group:
+            g = ch.relay[ch.group_start].ev
+            self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
+        parallel = self.workers.running(ch)
+        self.workers.stop(ch, reason)
+        # after the drain, whose commits register waits too
         waits, ch.worker_waits = ch.worker_waits, []
         for end in waits if reason != "crash" else ():
             # the stop returns once every worker's commit returned (rpl_parallel::wait_for_done waits
             # for the workers, sql/rpl_parallel.cc), so their waits ended by then; the model, holding no
             # worker, ends them at the stop
             end.kill()
-        if ch.applied_in_group:
-            g = ch.relay[ch.group_start].ev
-            self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)
-        parallel = self.workers.running(ch)
-        self.workers.stop(ch, reason)
         ch.sql_pos = ch.group_start
         if parallel and reason != "crash" and self.mech.parallel_stop_rewinds and self.receiver.gtid_replica(ch) \
                 and len(ch.node.slave_gtids) > 1:

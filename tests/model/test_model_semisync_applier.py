@@ -110,3 +110,23 @@ def test_the_hierarchical_designs_commit_waits_too(kit):
     assert at(tr, "status", "C", 750 * MS)["Slave_SQL_Running_State"] == WAITING
     assert tr.first("visible", node="C", trx="t2")["t"] == 1050 * MS
     assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS
+
+
+@pytest.mark.parametrize("stop", [{"at": 250 * MS, "op": "stop_slave", "node": "C", "thread": "sql"},
+                                  {"at": 200 * MS, "op": "record_incident", "node": "A", "code": 0, "message": "", "via": "injector"}])
+def test_a_stop_ends_the_wait_of_a_group_its_drain_commits(kit, stop):
+    """A worker still executing t1 (1 s on C) when the SQL thread stops (STOP SLAVE, or the incident
+    after t1 as an error of the coordinator): the stop's drain commits t1, whose wait the stop ends
+    too (rpl_parallel::wait_for_done). The waits registered by the drain were left to run out the
+    timeout after the stop (seed 20261130's History 2985, seed 77's History 1217)."""
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t1", "statements": [{"replica_cost_us": US}]}, stop]
+    h = kit.make_history([{"id": "A"}, {"id": "C", "variables": {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": 1000,
+                                                                "slave_parallel_threads": 2}}],
+                         [{"source": "A", "replica": "C", "latency_us": 50 * MS}], ops, sample_every_us=250 * MS, end_us=3 * US)
+    tr = kit.run(MDB, h)
+    stopped = tr.first("sql_stop", node="C")
+    assert tr.first("binlog", node="C", trx="t1", last=True)["t"] == stopped["t"] == stop["at"] + (50 * MS if "code" in stop else 0)
+    assert counters(tr, 500 * MS)[:2] == (0, 1)
+    assert at(tr, "server_status", "C", 500 * MS)["variables"]["Rpl_semi_sync_master_wait_sessions"] == 0
+    assert not [o for o in tr.all("log", node="C") if "Timeout" in o["message"]]
+    assert kit.verdict("WL1720.COUNT.TX", tr).status == PASS

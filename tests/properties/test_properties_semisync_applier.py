@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO, assert_witness
-from test_model_semisync_applier import MDB, MS, US, WAITING, at, history
+from test_model_semisync_applier import MDB, MS, US, WAITING, at, counters, history
 
 from replcheck import io
 from replcheck.model.delay import STATE_IDLE
@@ -110,3 +110,36 @@ def test_a_rejoined_primarys_own_group_applied_again_counts(kit):
     assert late["variables"]["Rpl_semi_sync_master_no_tx"] == 1
     late["variables"]["Rpl_semi_sync_master_no_tx"] = 0
     assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, late, "A at 14 s: yes_tx, no_tx = (0, 0), the trace shows (0, 1)")
+
+
+def test_a_stop_before_the_start_that_binlogs_a_group_ends_no_wait_of_it(kit):
+    """A STOP SLAVE and the START SLAVE that applies t2 in one instant (a failover's catch-up does
+    so): t2's wait begins after the stop and runs out the 1 s timeout. The stop counted as its end
+    (seed 20261130's History 269 of the semisync family, History 2278 of the domains family)."""
+    ops = [{"at": 100 * MS, "op": "stop_slave", "node": "C", "thread": "sql"},
+           {"at": 600 * MS, "op": "stop_slave", "node": "C", "thread": "sql"}, {"at": 600 * MS, "op": "start_slave", "node": "C", "thread": "sql"}]
+    tr = kit.run(MDB, history(kit, ops))
+    assert tr.first("binlog", node="C", trx="t2", last=True)["t"] == 600 * MS
+    assert counters(tr, 750 * MS) == (0, 1, "0-1-1") and counters(tr, 1750 * MS) == (0, 2, "0-1-2")
+    for requirement in ("WL1720.COUNT.TX", "MARIADB.GTID.SLAVE_POS"):
+        assert kit.verdict(requirement, tr).status == PASS
+    # t2's wait still ends at its timeout: a sample after it that does not count t2 is caught
+    late = at(tr, "server_status", "C", 1750 * MS)
+    late["variables"]["Rpl_semi_sync_master_no_tx"] = 1
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, late, "C at 1.75 s: yes_tx, no_tx = (0, 1), the trace shows (0, 2)")
+
+
+def test_an_appliers_timeout_ends_a_clients_wait_with_no_slave(kit):
+    """C has no semi-sync replica: t1's SQL thread waits from 50 ms, a client's c1 from 300 ms; t1's
+    timeout at 1.05 s switches OFF and releases c1 after 0.75 s (switch_off signals every waiting
+    session). WL1720.WAIT_NO_SLAVE demanded that c1 wait out its own timeout (seed 77's History 688
+    of the domains family). Switched ON again, c2 waits out its own."""
+    enable = {"op": "set_global", "node": "C", "variable": "rpl_semi_sync_master_enabled"}
+    tr = kit.run(MDB, history(kit, [{"at": 300 * MS, "op": "trx", "node": "C", "trx": "c1"}, {"at": 1200 * MS, **enable, "value": False},
+                                    {"at": 1300 * MS, **enable, "value": True}, {"at": 1500 * MS, "op": "trx", "node": "C", "trx": "c2"}]))
+    c1 = tr.first("commit", node="C", trx="c1")
+    assert c1["t"] == 1050 * MS and c1["semisync"] == "no" and tr.first("commit", node="C", trx="c2")["t"] == 2500 * MS
+    assert kit.verdict("WL1720.WAIT_NO_SLAVE", tr).status == PASS
+    # c1 returning at 0.8 s, before any timeout fell, is still caught
+    early = tr.retime(c1, 800 * MS)
+    assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, early, "c1 returned after 0.5 s with no semi-sync replica, timeout 1 s")
