@@ -107,6 +107,7 @@ class Group:
     commit_at: int
     committed: bool = False
     given_up: bool = False  # a STOP SLAVE gave it up before it started: read again at the next start
+    failed: bool = False  # its binlog write was refused (or one it waited for was): rolled back at the stop
 
 
 @dataclass

@@ -119,10 +119,12 @@ class SemiSyncIndex:
         for o in v.kind("server_status"):
             self.samples.setdefault(o["node"], []).append(o)
         self.sample_keys = {n: [line_key(o) for o in obs] for n, obs in self.samples.items()}
-        # per node, keys of its restarts, SET GLOBAL statements and RESET MASTERs (after_reset_master
-        # in MariaDB's semisync_master.cc sets the status to rpl_semi_sync_master_enabled)
+        # per node, keys of its restarts (a restore from a backup starts the server too), SET GLOBAL
+        # statements and RESET MASTERs (after_reset_master in MariaDB's semisync_master.cc sets the
+        # status to rpl_semi_sync_master_enabled)
         self.dba: dict[str, list] = {}
-        for o in sorted(v.kind("restart") + [o for o in v.kind("stmt") if o["op"] in ("set_global", "reset_master")], key=line_key):
+        starts = v.kind("restart") + v.kind("restore")
+        for o in sorted(starts + [o for o in v.kind("stmt") if o["op"] in ("set_global", "reset_master")], key=line_key):
             self.dba.setdefault(o["node"], []).append(line_key(o))
         self.downs: dict[str, list] = {}  # per node, keys of its crashes and shutdowns
         for o in sorted(v.kind("crash") + v.kind("shutdown"), key=line_key):
@@ -174,11 +176,11 @@ class SemiSyncIndex:
         defaults = {"rpl_semi_sync_master_timeout": F.SEMISYNC_TIMEOUT_DEFAULT_MS}
         initial = {n: {**defaults, **spec.get("variables", {})} for n, spec in self.v.nodes.items()}
         lines = {n: {name: Timeline(initial[n].get(name)) for name in VARIABLES} for n in self.v.nodes}
-        changes = self.v.kind("restart") + [o for o in self.v.kind("stmt") if o["op"] == "set_global"]
+        changes = self.v.kind("restart") + self.v.kind("restore") + [o for o in self.v.kind("stmt") if o["op"] == "set_global"]
         for o in sorted(changes, key=lambda o: o["_line"]):
             if o["node"] not in lines:
                 continue
-            if o["kind"] == "restart":  # SET GLOBAL is lost; the configuration comes back, maybe changed
+            if o["kind"] != "stmt":  # a (re)start: SET GLOBAL is lost; the configuration comes back, maybe changed
                 now = {**defaults, **configured(self.v, o["node"], o["_line"])}
                 for name, line in lines[o["node"]].items():
                     line.set(line_key(o), now.get(name))

@@ -6,18 +6,24 @@ from typing import Callable
 
 from replcheck.crosscheck_facts import Facts, agree, at_the_edge, tolerance
 from replcheck.model import relayinfo
-from replcheck.spec.formats import US
+from replcheck.spec.formats import ER_ERROR_ON_WRITE, US
 
 # -- conditions: what must hold for a rule to explain a difference --------------------------------
 Ctx = tuple[Facts, Facts, str, str, str]  # left, right, aspect, node, subject
 
 
 def _source(ctx: Ctx) -> str:
-    """The server the node applied the transaction from: its channel's source, or after a
-    failover the new primary."""
+    """The server the node got the transaction from: the one it applied it from (its channel's
+    source, or after a failover the new primary), or, for one it neither applied nor committed on
+    a node rebuilt from a backup, the backup's donor."""
     left, right, _, node, trx = ctx
-    static = {c["replica"]: c["source"] for c in left.header["topology"].get("channels", [])}.get(node, node)
-    return left.applied_from.get((node, trx)) or right.applied_from.get((node, trx)) or static
+    applied = left.applied_from.get((node, trx)) or right.applied_from.get((node, trx))
+    if applied:
+        return applied
+    donors = [donor for f in (left, right) for n, _, donor in sorted(f.restores) if n == node]
+    if donors and not any((node, trx) in f.commits for f in (left, right)):
+        return donors[-1]
+    return {c["replica"]: c["source"] for c in left.header["topology"].get("channels", [])}.get(node, node)
 
 
 def _events(ctx: Ctx, trx: str) -> list[dict]:
@@ -160,6 +166,16 @@ def incident_or_restart(ctx: Ctx) -> bool:
         replicas = {ch["replica"] for ch in left.header["topology"].get("channels", []) if ch["source"] == node}
         return (aspect == "commit" or (aspect == "stmt" and subject.startswith("purge_binary_logs "))) and \
             any(r in f.restarts for f in (left, right) for r in replicas)
+    return _here_or_upstream(ctx, here)
+
+
+def binlog_write_failed(ctx: Ctx) -> bool:
+    """The transaction's commit failed to write the binlog (1026) on the node, or on the server it
+    got it from (a restore's donor), in either Trace; here or up the chain."""
+    def here(c: Ctx, src: str) -> bool:
+        left, right, _, node, trx = c
+        return any(dict(f.seqs.get(("commit", n), ())).get(trx, (0, None, None))[2] == ER_ERROR_ON_WRITE
+                   for f in (left, right) for n in {node, src})
     return _here_or_upstream(ctx, here)
 
 
@@ -361,7 +377,7 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, statement_commit, restored_during_wait,
+    incident_or_restart, binlog_write_failed, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, statement_commit, restored_during_wait,
     restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs,
     stopped_in_flight)}

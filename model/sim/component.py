@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol
 # The moments a feature joins the core at, with what each method is given and answers.
 HOOKS = {
     "on_server_start": "(node): a server starts, at set-up or a restart, from its configuration",
-    "on_restart": "(node): a restarted server has recovered, before its binlog reopens",
+    "on_restart": "(node): a restarted (or restored) server has recovered, before its binlog reopens",
     "on_crash": "(node): the server's process or machine dies",
     "on_trx_begin": "(node, trx): a client transaction begins",
     "statement_error": "(node, trx, start, op) -> (fields, code) | None: a client statement's error: the fields "

@@ -373,6 +373,8 @@ class Hierarchy(Feature):
         node.incarnation += 1
         self.emit("restore", node.id, donor=donor.id, source=source.id)
         self.lifecycle.start_server(node)
+        for hook in self.hooks.on_restart:  # a server started again, from its configuration, as at a restart
+            hook(node)
         self.source.open_binlog(node)
         if node.channel is None:
             sim.add_channel(node, source, op.get("latency_us", 0))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from replcheck.spec import formats as F
 
+from .. import domains as DOM
 from .. import mechanics as X
 from .. import mutants as M
 from .. import parallel as PA
@@ -138,7 +139,13 @@ class Workers(Component):
     def worker_commit(self, ch: Channel, par: PA.Applier, g: PA.Group, incarnation: int, kick: bool = True) -> None:
         """A worker commits its group (a crash since rolled it back); the low-water mark moves past
         the committed head of the queue and relay-log.info follows it."""
-        if g.committed or g.given_up or ch.par is not par or ch.node.incarnation != incarnation:
+        if g.committed or g.given_up or g.failed or ch.par is not par or ch.node.incarnation != incarnation:
+            return
+        if refused := self._binlog_refused(ch, par, g):
+            if ch.sql_running and kick:  # not while the SQL thread stops: its drain gives the failed groups up
+                first = ch.relay[g.first]
+                self.applier.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=refused,
+                                      relay_file=first.file, relay_pos=first.pos)
             return
         g.committed = True
         self.applier.commit_group(ch, g.first, g.last + 1, worker=g.worker, start=g.start)
@@ -153,6 +160,21 @@ class Workers(Component):
         self.rli.write_relay_log_info(ch)
         if ch.sql_running and kick:  # not while the SQL thread stops (it drains its workers)
             self.applier.kick(ch)
+
+    def _binlog_refused(self, ch: Channel, par: PA.Applier, g: PA.Group) -> str:
+        """Why the group's binlog write at its commit fails, or "". gtid_strict_mode is checked as the
+        worker begins the group (Gtid_log_event::do_apply_event, sql/log_event_server.cc) and again at
+        the binlog write, so a client's commit in the domain meanwhile makes the write fail (measured
+        on 10.11.19: "Error writing file ... (errno: 1950)", the SQL thread stopped with 1950). The
+        group rolls back, and the later ones of its domain, waiting for its commit, fail with it
+        (wakeup_subsequent_commits, sql/rpl_parallel.cc)."""
+        ev = ch.relay[g.last].ev
+        refused = self.source.refuses_binlogging(ch.node, ev.gtid) if ch.node.log_slave_updates else ""
+        if refused:
+            for later in par.queued:
+                later.failed |= later is g or (later.domain == g.domain and not later.committed and later.first > g.first)
+            ch.last_sql_errno, ch.last_sql_error = DOM.ER_GTID_STRICT_OUT_OF_ORDER, refused
+        return refused
 
     @staticmethod
     def _stamp(ch: Channel, stamp: tuple[int, int]) -> int:
@@ -183,6 +205,7 @@ class Workers(Component):
         for g in queued:
             if g not in given_up:
                 self.worker_commit(ch, par, g, ch.node.incarnation, kick=False)
+        given_up += [g for g in queued if g.failed and g not in given_up]
         for g in sorted(given_up, key=lambda g: g.first):
             g.given_up = True
             ev = ch.relay[g.last].ev

@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from replcheck import crosscheck, crosscheck_conditions, systems
+from replcheck.io import load_history
 
 HISTORIES = Path(__file__).parent / "histories"
 PROPERTY_HISTORIES = Path(__file__).parents[1] / "properties" / "histories"
@@ -46,3 +48,17 @@ def test_a_generated_difference_is_explained_by_its_rule(name, where, pair, aspe
     # where nothing differs (one system against itself, or another subject), the condition fails
     same = _facts(neutral[0], name, where)
     assert not condition((same, same, aspect, node, neutral[1]))
+
+
+def test_a_failed_binlog_write_differs_on_the_node_and_on_a_server_rebuilt_from_its_backup():
+    # corpus/crosscheck-flavour-binlog-write-failure-restored: t3's binlog write on B fails (1026);
+    # MariaDB rolls it back, the seeds' server has committed it (and binlogs an incident). A, rebuilt
+    # from B's backup afterwards, holds t3 in one Trace only: it got it from its donor, not by
+    # replication (a seed-77 campaign's History 88).
+    h = load_history(REPO / "corpus" / "crosscheck-flavour-binlog-write-failure-restored.jsonl")
+    left, right = (crosscheck.facts(*systems.get(s).run(h)) for s in ("model:mariadb-10.11", "model:wl7318"))
+    found = {(d.aspect, d.node, d.subject): (d.expected, d.rule) for d in crosscheck.compare(left, right)}
+    rule = (True, "flavour.binlog-write-failure")
+    assert found == {("data", "A", "t3"): rule, ("data", "B", "t3"): rule, ("visible", "B", "t3"): rule}
+    same = crosscheck.facts(*systems.get("model:wl7318").run(h))
+    assert not crosscheck_conditions.binlog_write_failed((same, same, "data", "A", "t1"))

@@ -250,3 +250,28 @@ def test_a_filtered_groups_gtid_waits_for_the_commit_of_the_group_before_it(kit)
     assert tr.first("filtered", node="B", trx="t9")["t"] > crash["t"]  # its end waited for t7's commit, lost with it
     assert [o["t"] > crash["t"] for o in tr.all("visible", node="B", trx="t7")] == [True]
     assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == PASS
+
+
+def test_a_workers_binlog_write_refused_by_strict_mode_stops_the_sql_thread(kit):
+    # gtid_strict_mode on both; R's worker takes t1 (0-1-1, 4 s of work) and t2 behind it in domain
+    # 0, t3 in domain 7. A client's t4 on R binlogs 0-2-1 meanwhile, so t1's binlog write at its
+    # commit is out of order: on 10.11.19 the SQL thread stopped there with 1950, before t1
+    # (corpus/finding-strict-mode-at-a-workers-commit). t2, waiting for t1's commit, is rolled back
+    # with it; t3, of another domain, was committed.
+    strict = {"gtid_strict_mode": True}
+    h = kit.make_history([{"id": "M", "variables": strict}, {"id": "R", "variables": {**strict, "slave_parallel_threads": 4}}],
+                         [("M", "R", 0)], [
+        {"at": US, "op": "trx", "node": "M", "trx": "t1", "statements": [{"duration_us": 1000, "replica_cost_us": 4 * US}]},
+        {"at": 1_010_000, "op": "trx", "node": "M", "trx": "t2"},
+        {"at": 1_020_000, "op": "trx", "node": "M", "trx": "t3", "domain": 7},
+        {"at": 2_500_000, "op": "trx", "node": "R", "trx": "t4"}], end_us=8 * US, sample_every_us=US)
+    tr = kit.run("model:mariadb-10.11", h)
+    stop = tr.first("sql_stop", node="R")
+    assert (stop["reason"], stop["errno"], stop["t"]) == ("error", 1950, 5_001_000)
+    assert stop["message"].startswith("An attempt was made to binlog GTID 0-1-1 ")
+    assert [r["trx"] for r in tr.all("rollback", node="R")] == ["t1", "t2"]
+    assert [v["trx"] for v in tr.all("visible", node="R")] == ["t3", "t4"]
+    t1 = tr.first("binlog", node="M", trx="t1", type="GTID_LOG_EVENT")
+    after = [s for s in tr.all("status", node="R") if s["t"] > stop["t"]]
+    assert {(s["Exec_Master_Log_Pos"], s["Last_SQL_Errno"]) for s in after} == {(t1["pos"], 1950)}
+    assert kit.verdict("DOMAIN.STRICT", tr).status == PASS

@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import assert_witness
+from conftest import REPO, assert_witness
 from test_model_semisync import N_VAR, master, semisync_replica
 from test_properties_semisync import AS, MS, US, ack_before_relay, add, commit_before_ack, sample
 
 from replcheck import io
+from replcheck.io import load_history
 from replcheck.generate import families_for, generate
 from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
 from replcheck.properties.judge import judge
@@ -255,3 +256,18 @@ def test_a_server_rebuilt_from_a_backup_counts_from_zero(kit):
     tr.drop(restore)
     first = next(o for o in tr.all("server_status", node="A") if o["t"] > restore["t"])
     assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, first, "yes_tx, no_tx = (0, 0), the trace shows (0, 1)")
+
+
+def test_a_server_rebuilt_from_a_backup_starts_semi_sync_from_its_configuration(kit):
+    # corpus/finding-switch-on-at-a-restore: B (rpl_semi_sync_master_enabled in its configuration)
+    # timed out OFF, crashed and was rebuilt from A's backup: a new server, ON from its start with
+    # no ack, as at a restart; the model shows the status at the restore.
+    tr = kit.run("model:mariadb-10.11", load_history(REPO / "corpus" / "finding-switch-on-at-a-restore.jsonl"))
+    restore = tr.first("restore", node="B")
+    on = tr.next_of("server_status", restore, node="B")
+    assert on["t"] == restore["t"] and on["variables"]["Rpl_semi_sync_master_status"] == "ON"
+    assert kit.verdict("WL7169.SWITCH_BACK_N", tr).status != VIOLATED  # no ack: the switch is the start's
+    # Without the rebuild, the same switch ON had no ack.
+    tr.drop(restore)
+    assert_witness(kit.verdict("WL7169.SWITCH_BACK_N", tr), tr, on,
+                   "B switched ON at 0.500001 s with acks of ('bin.000002', 277) from [] (need 1)")
