@@ -79,7 +79,8 @@ class Admin(Component):
         """MariaDB refuses the counter to a parallel GTID replica whose gtid_slave_pos has several
         domains: each stands at its own place, and the relay log's place need not be any of theirs
         (sql/sys_vars.cc, the counter's check, ER_SLAVE_SKIP_NOT_IN_GTID). Measured on 10.11.19 after
-        mdb-parallel-stop-two-domains' rewinding stop: errno 1966, nothing skipped."""
+        mdb-parallel-stop-two-domains' rewinding stop: errno 1966, nothing skipped
+        (corpus/server, skip-counter-refused-with-two-domains)."""
         node = ch.node
         return self.mech.texts == X.MARIADB and self.receiver.gtid_replica(ch) and len(node.slave_gtids) > 1 and \
             PA.settings({**node.variables, **node.runtime}, True) is not None
