@@ -97,8 +97,10 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple
     # due under the delay in force at the sample: a CHANGE MASTER before the apply may change it
     probe = {**(a or r), "begin": t, "t": t, "_line": s["_line"]}
     due = ix.due(probe, exact)
-    if a is not None and a.get("read") is not None and a["read"] > t - tol:
-        return None  # still busy with the previous event
+    if a is not None and a.get("read") is not None and a["read"] >= t - tol:
+        # still busy with the previous event, or done with it in the sample's own instant, which may
+        # come first (a wait for a group read again ends as the sample is taken, then the next read)
+        return None
     if due is None:
         return "no", None, None
     # A read before a reconnect counts by the difference measured before it (seed 10's History 84:

@@ -136,7 +136,8 @@ def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
         if not (connected(s) and s[SBM] == 0) or with_workers(v, s):
             continue
         r = in_hand(v, s)
-        if r is None or r.get("gtid") is None or _abandoned(v, s, r) or (aged := _age_us(v, s, r)) is None:
+        if r is None or r.get("gtid") is None or _abandoned(v, s, r) or _read_all_in_two_binlogs(v, s, r) or \
+                (aged := _age_us(v, s, r)) is None:
             continue
         age, by = aged
         # on a polled trace the SQL thread may be on a later event of the group, counted from its own
@@ -146,6 +147,17 @@ def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
         check.judge(min([age, *later]) < GRANULARITY_US + v.resolution_us,
                     f"{s['node']} at {seconds(s['t'])} shows {SBM} 0 but {r['type']} of {r['trx']}, written {age / US:.3f} s ago{by}, "
                     f"is unapplied", s, r)
+
+
+def _read_all_in_two_binlogs(v: TraceView, s: dict, r: dict) -> bool:
+    """Whether the sample's Read == Exec position compares places in two servers' binlogs: its IO
+    thread connected to another source since r, the event in hand, was relayed. MySQL's test for
+    caught up compares the two places by binlog name and offset alone (rpl_replica.cc,
+    show_slave_status_send_data: "compare the log positions and ... the file names"), so where the
+    new source's place coincides with the old one's (both at bin.000002:124 after a FLUSH LOGS) it
+    shows 0 while the old source's groups wait: its arithmetic, whatever it is behind."""
+    return _read_all(s) and any(c.get("source") not in (None, r.get("source"))
+                                for c in v.of_node(s["node"], "connect").between(r["_line"], s["_line"]))
 
 
 def _abandoned(v: TraceView, s: dict, r: dict) -> bool:
@@ -276,7 +288,7 @@ def _wait_and_lag_agree(v: TraceView, s: dict) -> bool:
     # passes just after the sample was waited for all the same: a step since its read counts too
     # (seed 10's History 163: a step 0.4 s before a sample, 0.27 s before the wait ended).
     held = in_hand(v, s, finishing=True)
-    if not _lag_counts_from_wait(v, s):
+    if not _lag_counts_from_wait(v, s) or (held is not None and _read_all_in_two_binlogs(v, s, held)):
         return False
     return held is None or not count_moved(v, s["node"], held["_line"], s["_line"])
 

@@ -140,10 +140,17 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
         # ahead: the latest timestamp ahead of its write among the groups handed over so far; the
         # checkpoint may have taken it, and the groups queued behind it show 0 until it is 2 s old
         k, young, old, ahead = 0, [], [], None
+        # fde: the earliest write of a master's format description read since the timestamp last
+        # started again, which the lag may count from instead of a group (_format_descriptions_read)
+        fdes, f, fde = _format_descriptions_read(v, node), 0, None
         for s in v.of_node(node, "status"):
             if id(s) not in judged or not (connected(s) and s[SBM] == 0):
                 continue
             t = s["t"]
+            while f < len(fdes) and fdes[f][0] < s["_line"]:
+                w = fdes[f][1]
+                fde = None if w is None else _older(w, fde)
+                f += 1
             while k < len(spans) and spans[k][0] < t:
                 _, i, trx, c = spans[k]
                 heapq.heappush(young, (since[trx], i, trx, c))
@@ -158,12 +165,33 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             # a clock step since the difference was measured shifts what the lag shows by as much
             # (a replica's clock stepped back shows 0 for an old group): the age as it counts
             if old and (ahead is None or t - ahead >= old_enough) and \
-                    t - since[old[0][2]] - _clocks_stepped_us(v, node, s, since[old[0][2]]) >= old_enough:
+                    t - since[old[0][2]] - _clocks_stepped_us(v, node, s, _older(since[old[0][2]], fde)) >= old_enough:
                 trx = old[0][2]
                 check.judge(False, f"{node} at {seconds(t)} shows {SBM} 0 but its workers have not committed {trx}, "
                                    f"written {(t - since[trx]) / 1e6:.3f} s ago", s)
             else:
                 check.judge(True, "", s)
+
+
+def _older(a: int, b: int | None) -> int:
+    return a if b is None else min(a, b)
+
+
+def _format_descriptions_read(v: TraceView, node: str) -> list[tuple[int, int | None]]:
+    """(line, write time) of each master's format description the node's SQL thread read; None where
+    last_master_timestamp starts again (a restart builds Relay_log_info anew, CHANGE MASTER and RESET
+    SLAVE reset it: handle_slave_sql, sql/slave.cc). MariaDB counts the lag from such a read after a
+    start or its workers idled (_lag_floors): its source's clock stepped back since it was written
+    (dated its binlog's start), its timestamp is ahead of the groups read with it, which show 0 as
+    they wait, as the step's size (_clocks_stepped_us from its write)."""
+    out: list[tuple[int, int | None]] = []
+    for o in v.of_node(node):
+        if o["kind"] in ("restart", "crash") or (
+                o["kind"] == "stmt" and o["op"] in ("change_master", "reset_slave") and o.get("errno") is None):
+            out.append((o["_line"], None))
+        elif o["kind"] == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
+            out.append((o["_line"], _fde_written(v, o)))
+    return out
 
 
 def _queued_spans(v: TraceView, node: str) -> list[tuple[str, int, int | None]]:

@@ -20,6 +20,13 @@ from .component import Component
 from .state import (MAX_RELAY_LOG_SIZE, ER_SLAVE_MUST_STOP, ER_SLAVE_WAS_RUNNING, ER_SLAVE_WAS_NOT_RUNNING, ER_WARN_SQL_AFTER_MTS_GAPS_GAP_NOT_CALCULATED, ER_RELAY_LOG_INIT, ER_WARN_USING_GTID_CHANGED, ER_NO_FORMAT_DESCRIPTION_EVENT_BEFORE_BINLOG_STATEMENT, ER_ONLY_FD_AND_RBR_EVENTS_ALLOWED_IN_BINLOG_STATEMENT, BINLOG_STATEMENT_EVENTS, ER_UNKNOWN_SYSTEM_VARIABLE, ER_FLUSH_MASTER_BINLOG_CLOSED, Channel, Node, binlog_index)
 
 
+# MariaDB's refusal of sql_slave_skip_counter to a parallel GTID replica of several domains (measured on 10.11.19)
+ER_SLAVE_SKIP_NOT_IN_GTID = 1966
+SKIP_NOT_IN_GTID = ("When using parallel replication and GTID with multiple replication domains, @@sql_slave_skip_counter "
+                    "can not be used. Instead, setting @@gtid_slave_pos explicitly can be used to skip to after a given "
+                    "GTID position")
+
+
 def on_off(value: Any) -> bool | None:
     """A boolean variable's value as SET GLOBAL takes it (Sys_var_mybool: the names OFF/ON of
     bool_values, or 0/1, which TRUE/FALSE are); None when it is none of them."""
@@ -49,6 +56,10 @@ class Admin(Component):
                 self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_MUST_STOP,
                           message="This operation cannot be performed as you have a running slave; run STOP SLAVE first")
                 return
+            if ch is not None and self._skip_not_in_gtid(ch):
+                self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_SLAVE_SKIP_NOT_IN_GTID,
+                          message=SKIP_NOT_IN_GTID)
+                return
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=None, warning=1292 if truncated else None,
                       message=f"Truncated incorrect {name} value: '{op['value']}'" if truncated else "")
             if ch is not None:
@@ -63,6 +74,16 @@ class Admin(Component):
         if not any(hook(node, name, value, op) for hook in self.hooks.on_set_global):
             self.emit("stmt", node.id, op="set_global", variable=name, value=value, errno=ER_UNKNOWN_SYSTEM_VARIABLE,
                       message=f"Unknown system variable '{name}'")
+
+    def _skip_not_in_gtid(self, ch: Channel) -> bool:
+        """MariaDB refuses the counter to a parallel GTID replica whose gtid_slave_pos has several
+        domains: each stands at its own place, and the relay log's place need not be any of theirs
+        (sql/sys_vars.cc, the counter's check, ER_SLAVE_SKIP_NOT_IN_GTID). Measured on 10.11.19 after
+        mdb-parallel-stop-two-domains' rewinding stop: errno 1966, nothing skipped
+        (corpus/server, skip-counter-refused-with-two-domains)."""
+        node = ch.node
+        return self.mech.texts == X.MARIADB and self.receiver.gtid_replica(ch) and len(node.slave_gtids) > 1 and \
+            PA.settings({**node.variables, **node.runtime}, True) is not None
 
     def _set_max_relay_log_size(self, node: Node, value: int) -> None:
         """SET GLOBAL max_relay_log_size: a whole number of 4096-byte blocks up to 1 GiB, taken by the

@@ -232,6 +232,9 @@ class Lifecycle(Component):
         for hook in self.hooks.on_resume:
             hook(node)
         for ch in MS.channels(node):
+            # the process builds its Relay_log_info anew: no timestamp, caught up (sql/rpl_rli.cc, the
+            # constructor: last_master_timestamp(0), sql_thread_caught_up(true)); STOP/START keeps them
+            ch.last_master_timestamp, ch.sql_thread_caught_up = None, True
             # relay-log.info first, then recovery from the positions it holds (rli_init_info: read_info,
             # then init_recovery; MariaDB's init_relay_log_info the same)
             if not self.rli.read_relay_log_info(ch):

@@ -386,3 +386,40 @@ def test_an_incident_read_inside_a_partial_group_keeps_the_groups_start(kit):
         tr.drop(tr.first("rollback", node="C", reason="error"))
         return tr.first("status", node="C", t=1_400_000)
     passes_then_fails(kit, tr, "WL3464.HOLD", nothing_open, "C stopped at an incident shows Relay_Log_Pos 558")
+
+
+@pytest.mark.parametrize("name,at", [("gen18-parallel-164218-46", 2_500_000), ("gen18-parallel-20261130-1641", 2_500_000)])
+def test_a_format_description_written_before_its_sources_clock_stepped_back(kit, name, at):
+    """B, restarted, reads A's format description (dated before A's clock stepped 2 s back) and the
+    group after it at once: MariaDB counts the lag from the format description, 2 s ahead of the
+    group's timestamp, and shows 0 while the group waits. Without the step, 0 hides a pending group."""
+    tr = run(kit, MARIADB, name)
+    passes_then_fails(kit, tr, "PARALLEL.SBM.PENDING",
+                      lambda tr: (tr.drop(tr.first("clock_step", node="A")), tr.first("status", node="B", t=at))[1],
+                      f"B at {at / US:g} s shows Seconds_Behind_Master 0")
+
+
+@pytest.mark.parametrize("requirement", ["SBM.PENDING", "SBM.DELAY"])
+def test_a_caught_up_test_between_two_sources_binlogs(kit, requirement):
+    """R waits out MASTER_DELAY 3 for t3, relayed from M; B, promoted, flushed its logs, and R's IO
+    thread, now B's, reads bin.000002:124, the place R's SQL thread stands at in M's binlog: MySQL's
+    caught-up test (name and offset) shows 0. At another place, 0 hides the waiting group."""
+    tr = run(kit, "model:groupid", "gen18-domains-77-268")
+
+    def elsewhere(tr):
+        s = tr.first("status", node="R", t=2_700_000)
+        s["Read_Master_Log_Pos"] += 100
+        return s
+    passes_then_fails(kit, tr, requirement, elsewhere, "R at 2.7 s")
+
+
+def test_a_wait_for_a_group_read_again_ends_as_the_sample_is_taken(kit):
+    """B, stopped with two domains in gtid_slave_pos, reads t10 again and waits out its delay to 7 s;
+    the sample at 7 s, logged first, shows 0 left, and t11 is read after it. Had B read t11 before
+    the sample, 0 left would be 2 s early."""
+    tr = run(kit, MARIADB, "gen18-mixed-20261130-1933")
+
+    def read_before(tr):
+        tr.first("apply", node="B", trx="t11", idx=0)["read"] = 6_900_000
+        return tr.all("status", node="B", t=7_000_000)[0]
+    passes_then_fails(kit, tr, "WL344.SSS.REMAINING", read_before, "B at 7 s: SQL_Remaining_Delay 0")
