@@ -89,6 +89,15 @@ class Mechanics:
     # wait when !rpl_semi_sync_master_clients && !rpl_semi_sync_master_wait_no_slave; measured on
     # 10.11, conformance ss-wait-no-slave: Rpl_semi_sync_master_status stays ON).
     no_slave_commit: str = "switches"
+    # A statement that failed after its change was binlogged (a MyISAM write cut by a duplicate key)
+    # waits for its ack before its error is answered, as any transaction's end (the seed: the master
+    # waits at the end of each transaction), or answers at once and waits only when its session ends
+    # the transaction, unseen by the client (MariaDB: report_binlog_update registers the group at its
+    # write; the wait is wait_after_rollback's in ha_rollback_trans, sql/handler.cc, which waits only
+    # at a real transaction's end, is_real_trans in wait_after_commit, sql/semisync_master.cc;
+    # measured on 10.11.19: the error at once, the timeout naming its end a full timeout later).
+    # AFTER_SYNC waits at the binlog sync either way.
+    failed_statement_waits_at_session_end: bool = False
     # After a clean shutdown the binlog GTID state is read from the `<log-bin>.state` file written at
     # the shutdown, and rebuilt by scanning the last binlog when the file is missing (MariaDB log.cc,
     # MYSQL_BIN_LOG::do_binlog_recovery; the file is deleted once the new binlog is open,

@@ -215,6 +215,13 @@ def unsent_commit(ctx: Ctx) -> bool:
     return any(value[1] == "unsent" for f in (left, right) for _, value in f.seqs.get(("commit", node), ()))
 
 
+def failed_statement_later(ctx: Ctx) -> bool:
+    """One Trace answered a failed statement's binlogged group at once, its ack waited for later
+    (MariaDB: at its session's end), where the other waited before the answer."""
+    left, right, _, node, _ = ctx
+    return any(value[1] == "later" for f in (left, right) for _, value in f.seqs.get(("commit", node), ()))
+
+
 def statement_commit(ctx: Ctx) -> bool:
     """One Trace returned the commit at its statement's own group (AFTER_COMMIT waits at a transaction's end)."""
     left, right, _, node, trx = ctx
@@ -377,7 +384,8 @@ def restarted_as_replica(ctx: Ctx) -> bool:
 
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
-    incident_or_restart, binlog_write_failed, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, statement_commit, restored_during_wait,
+    incident_or_restart, binlog_write_failed, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, failed_statement_later,
+    statement_commit, restored_during_wait,
     restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs,
     stopped_in_flight)}

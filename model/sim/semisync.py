@@ -52,6 +52,21 @@ class Release:
         emit("commit", node.id, trx=self.trx, gtid=self.gtid, start=self.start, semisync=how, **self.fields)
 
 
+@dataclass
+class SessionEnd:
+    """The wait of a failed statement's binlogged group, whose client already has its error: the
+    session waits when it ends the transaction (its disconnect), and nobody sees the wait end."""
+
+    node: Node
+
+    def __call__(self, how: str) -> None:
+        pass  # counted by the master (yes_tx or no_tx); nothing is answered
+
+    def kill(self) -> None:
+        # a shutdown kills the session in its wait: commit_trx counts it in no_tx (thd_killed)
+        self.node.semisync.kill(self)
+
+
 def _named(release) -> dict:
     """What an error answer to a waiting commit still names: binlogged, the transaction replicates,
     and filters judge it by its table and its @@skip_replication."""
@@ -78,7 +93,7 @@ class SemiSync(Feature):
     def on_crash(self, node: Node) -> None:
         for w in node.semisync.abandon():
             if not isinstance(w.release, Release):
-                continue  # an applier's group: its SQL thread dies with the server
+                continue  # an applier's group or a session's end: nobody waits for an answer
             self.emit("commit", node.id, trx=w.trx, gtid=w.gtid, errno=CR_SERVER_LOST, message="Lost connection to server during query",
                       **_named(w.release))
 
@@ -86,7 +101,8 @@ class SemiSync(Feature):
     def on_shutdown(node: Node) -> None:
         for w in list(node.semisync.waiters):
             if not isinstance(w.release, Release):
-                # the shutdown kills the slave threads first: an SQL thread's wait ends as at STOP SLAVE
+                # the shutdown kills the slave threads first: an SQL thread's wait ends as at STOP SLAVE;
+                # a session's at its end (SessionEnd) is killed alike
                 w.release.kill()
         node.semisync.shutdown()
 
@@ -114,6 +130,13 @@ class SemiSync(Feature):
             self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, semisync="unsent", **fields)
             return True
         after_sync = ss.wait_point == SS.AFTER_SYNC
+        if fields.get("errno") is not None and not after_sync and self.mech.failed_statement_waits_at_session_end:
+            # MariaDB answers the statement's error at once; its session waits for the ack registered
+            # at the write when it ends the transaction (Mechanics.failed_statement_waits_at_session_end)
+            self.source.engine_commit(node, trx, gtid)
+            self.emit("commit", node.id, trx=trx, gtid=gtid, start=start, semisync="later", **fields)
+            ss.wait(trx, gtid, pos, SessionEnd(node))
+            return True
         if after_sync:
             node.prepared.append((trx, gtid))
         else:

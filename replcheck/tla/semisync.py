@@ -28,11 +28,13 @@ switch for another reason than a timeout, a catch-up, the DBA's or the last repl
 connection (NoSlave), and after a failover (the
 spec's last action: outside its subject). SET GLOBAL rpl_semi_sync_master_enabled on the master
 is Disable or Enable, wait_for_slave_count SetWaitCount (a count above the replicas: one more than
-there are); a commit that did not wait (semi-sync disabled) is Release, async.
+there are); a commit that did not wait (semi-sync disabled) is Release, async. The scope also ends
+at a failed statement answered before its wait (`semisync` later: MariaDB waits at the session's
+end, unseen).
 """
 from __future__ import annotations
 
-from replcheck.tla import CLOCK, SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end
+from replcheck.tla import CLOCK, SUBJECT, VOCABULARY, Abstraction, OutOfScope, Step, scope_end, seconds
 
 SPEC = "SemiSync"
 BOUNDS = {"NTx", "DBA", "Drops"}  # constants that only bound the behaviours: a batch takes the greatest (or the union)
@@ -106,6 +108,12 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     if not 1 <= count <= len(replicas):
         raise OutOfScope(f"wait_for_slave_count {count} with {len(replicas)} semi-sync replicas")
     end, scope, beyond = scope_end(history, outside(m, replicas, _upstream(header["topology"], m)))
+    # a failed statement answered before its wait (MariaDB's wait at its session's end, which no
+    # commit shows): a waiter with no Release, outside the spec's vocabulary
+    later = next((o for o in obs if o["kind"] == "commit" and o["node"] == m and o.get("semisync") == "later"), None)
+    if later is not None and (end is None or later["t"] < end):
+        end, beyond = later["t"], VOCABULARY
+        scope = f"up to the commit of {later['trx']} on {m} at {seconds(later['t'])}, answered before its wait, outside the spec's {VOCABULARY}"
     seen = [o for o in obs if end is None or o["t"] < end]
 
     ends: list[tuple[tuple[str, int], str]] = []  # the master's transactions: (binlog end, trx), in order

@@ -87,6 +87,19 @@ def test_where_a_scope_ends_says_why():
     assert _abstract(delay, "model:wl344", "d1-stop-start-dml").beyond is None
 
 
+def test_a_failed_statement_answered_before_its_wait_ends_the_semisync_scope(kit):
+    # MariaDB answers t1's error at once and waits at the session's end: no commit shows that wait
+    failed = {"engine": "myisam", "error": {"errno": 1062, "after_changes": True}}
+    h = kit.make_history([{"id": "A", "variables": {"rpl_semi_sync_master_enabled": True}},
+                          {"id": "B", "variables": {"rpl_semi_sync_slave_enabled": True}}], [{"source": "A", "replica": "B", "latency_us": 100_000}],
+                         [{"at": 500_000, "op": "trx", "node": "A", "trx": "t0"},
+                          {"at": 1_000_000, "op": "trx", "node": "A", "trx": "t1", **failed}], end_us=3_000_000)
+    cut = _abstract(semisync, "model:mariadb-10.11", h)
+    assert cut.beyond == VOCABULARY and cut.scope.startswith("up to the commit of t1 on A at 1 s")
+    assert [s.action for s in cut.steps] == ["Write", "Commit", "Receive", "Ack", "Release"]  # t0 alone
+    assert _abstract(semisync, "model:wl344", h).beyond is None
+
+
 @pytest.mark.slow
 def test_every_embedded_history_is_accepted_on_every_model_that_runs_it():
     done = sweep([(p.stem, h, suites.systems_for(h, p, MODELS))
