@@ -7,8 +7,10 @@ long run covers many seeds and each finding names its (seed, index) for `replche
 Worker processes (`--jobs`) split the work; the figures do not depend on how it is split.
 `--families` draws from some of the generator's families only, as `replcheck campaign --families`
 does; each finding's command passes them on to `replay` and `explain`.
+With `--per-seed 60` each seed is one commit's draw of tests/engine/test_campaign_rotating.py, and
+`seeds_with_a_finding` over `seeds_run` is how often a commit's rotating test fails.
 Usage: .venv/bin/python bench/campaign_rotating.py [--histories 100000] [--first-seed 100] [--per-seed 5000] [--jobs 2]
-       [--systems model:mariadb-10.11,...] [--families delay,semisync,incident]
+       [--systems model:mariadb-10.11,...] [--families delay,semisync,incident] [--record]
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+
+import record
 
 from replcheck import campaign
 
@@ -57,6 +61,7 @@ def main() -> None:
     p.add_argument("--systems", default=",".join(MODELS))
     p.add_argument("--families", help="draw from these of the generator's families only (comma-separated)")
     p.add_argument("--out", help="also write every finding row here (JSON Lines)")
+    p.add_argument("--record", action="store_true", help="write the figures to bench/results/")
     a = p.parse_args()
     systems = tuple(a.systems.split(","))
     families = tuple(a.families.split(",")) if a.families else None
@@ -80,13 +85,17 @@ def main() -> None:
         out.close()
     seconds = time.perf_counter() - start
     by = Counter((r[3], r[4], r[6]) for r in findings)
-    print(json.dumps({
+    seeds_run = len({t[0] for t in tasks(done, a.first_seed, a.per_seed, systems, families)})
+    figures = {
         "histories": done, "systems": systems, "families": families, "generator": campaign.GENERATOR, "seeds": [a.first_seed, a.first_seed + (a.histories - 1) // a.per_seed],
+        "per_seed": a.per_seed, "seeds_run": seeds_run, "seeds_with_a_finding": len({r[1] for r in findings}),
         "seconds": round(seconds), "histories_per_s": round(done / seconds, 1), "jobs": a.jobs, "load": os.getloadavg()[0],
         "findings": len(findings), "by_kind_system_requirement": {" ".join(filter(None, k)): n for k, n in by.most_common()},
         "first": [{"seed": r[1], "index": r[0], "system": r[4], "requirement": r[6], "witness": r[11][:200],
-                   "reproduce": r[12]} for r in findings[:20]]}, indent=1))
-
+                   "reproduce": r[12]} for r in findings[:20]]}
+    print(json.dumps(figures, indent=1))
+    if a.record:
+        print(f"wrote {record.write('campaign_rotating', figures)}")
 
 if __name__ == "__main__":
     main()
