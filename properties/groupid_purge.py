@@ -9,7 +9,7 @@ from replcheck.spec import formats as F
 from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
 from .groupid_gtid import domain_of
-from .groupid_shared import current_id, deleted_domains, lost_lines, server_id, starts_new_binlog
+from .groupid_shared import current_id, deleted_domains, lost_lines, purged_before_first_dump, server_id, starts_new_binlog
 from .groupid_commands import binlog_info, is_purge, last_group_end
 
 
@@ -99,7 +99,8 @@ def _after_purges(v: TraceView, node: str, source: str):
     in binlog order (a real server's observer reads a binlog before a purge removes it, so purged
     groups are there too), less those a crash recovery cut; of those in purged binlogs, the ones
     the node neither committed nor had from before its last start (restore, or CHANGE MASTER to a
-    position) are what it lacks. Each condition, once false for a group, stays false."""
+    position), nor were purged before its first dump asked for no place, are what it lacks. Each
+    condition, once false for a group, stays false."""
     lost = lost_lines(v)
     groups: list[tuple[str, str]] = []  # (trx, binlog file) by position
     cut: set[int] = set()  # positions a crash recovery cut away
@@ -110,7 +111,7 @@ def _after_purges(v: TraceView, node: str, source: str):
     gone: set[str] = set()
     purged: list[int] = []  # heaps of positions: in purged binlogs; and of those, still lacking
     lacking: list[int] = []
-    held: set = set()
+    held: set = set(purged_before_first_dump(v, node, source))
     first_seen: dict[str, int] = {}
     start = -1
     stream = v.of_node(node) if node == source else heapq.merge(v.of_node(node), v.of_node(source), key=lambda o: o["_line"])

@@ -3,6 +3,7 @@ lost with a failed or restored server, and a node's current and played group ID 
 from __future__ import annotations
 
 import bisect
+import heapq
 
 from .core import TraceView
 
@@ -181,3 +182,32 @@ def has_master_at(v: TraceView, node: str, line: int) -> bool:
     def step(has: bool, o: dict) -> bool:
         return o["kind"] == "restore"  # a promotion ends it, a restore (as a slave) gives one
     return v.fold("gid.has_master", node, ("promoted", "restore"), step, node in v.channels).before(line + 1)
+
+
+def purged_before_first_dump(v: TraceView, node: str, source: str) -> set[str]:
+    """The source's groups a purge had removed before the node, never pointed anywhere, first
+    connected to it by position: a slave with no master position asks for MASTER_LOG_FILE '', and
+    the dump starts at the first binlog the index still names (MariaDB sql/sql_repl.cc,
+    mysql_binlog_send: an empty log name, find_log_pos(name=0)), so those groups are asked by no
+    one. A restore or CHANGE MASTER TO MASTER_LOG_FILE before it names a place instead."""
+    def build() -> set[str]:
+        in_file: dict[str, list[str]] = {}
+        gone: set[str] = set()
+        for o in heapq.merge(v.of_node(node, "connect", "restore", "stmt"), v.of_node(source), key=lambda o: o["_line"]):
+            if o["node"] == source:
+                if starts_new_binlog(o):
+                    in_file, gone = {}, set()
+                elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
+                    in_file.setdefault(o["file"], []).append(o["trx"])
+                elif o["kind"] == "stmt" and o.get("op") == "purge_binary_logs":
+                    gone.update(o.get("purged") or ())
+            if o["node"] != node:
+                continue
+            if o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "change_master"
+                                          and o.get("master_log_file") and o.get("errno") is None):
+                return set()
+            if o["kind"] == "connect" and o.get("source") == source:
+                fresh = o.get("by") == "position" and o.get("errno") is None
+                return {trx for f in gone for trx in in_file.get(f, ())} if fresh else set()
+        return set()
+    return v.memo(("gid.purged_before_first_dump", node, source), build)

@@ -377,12 +377,18 @@ _DISCARDS = ("crash", "shutdown", "restart", "sql_stop", "relay_log_recovery")
 
 def _skip_abandoned(v: TraceView, s: dict) -> tuple[int, int] | None:
     """When the skip of s's group was thrown away before it reached the group's last event (a cut
-    IO thread may leave only the group's start to skip; then a crash or a stop): the next copy of
+    IO thread may leave only the group's start to skip; then a crash, a stop, or the partial copy
+    rolled back): the next copy of
     the group is another one, which nothing skipped. None if it reached the end, or if the trace
     does not say which event ends the group (no relay observation)."""
     by_place = v.memo("incident.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")})
-    for o in v.timed(s["node"], "skip", *_DISCARDS).after((s["t"], s["_line"] - 1)):
+    for o in v.timed(s["node"], "skip", "rollback", *_DISCARDS).after((s["t"], s["_line"] - 1)):
         if o["kind"] in _DISCARDS:
+            return key(o)
+        if o["kind"] == "rollback" and o.get("reason") == "partial_group" and o.get("gtid") == s["gtid"]:
+            # The copy was rolled back as partial, and the skip with it: a source's FDE or the next
+            # group's start inside it (Format_description_log_event::do_apply_event, and MySQL's
+            # Gtid_log_event::do_apply_event) ends the group being skipped; its next copy is another.
             return key(o)
         if o["kind"] == "skip" and o.get("gtid") == s["gtid"]:
             r = by_place.get((o["node"], o.get("relay_file"), o.get("relay_pos")))

@@ -7,6 +7,7 @@ of the model is read: a real server's trace with these observations is judged th
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections import Counter
 
@@ -340,14 +341,14 @@ def until_after_gaps_stops_with_them_filled(v: TraceView, check: Check) -> None:
                             f"{node} commits {c['trx']} before its UNTIL SQL_AFTER_MTS_GAPS stop, past the gaps", start, c)
 
 
-def _written(v: TraceView) -> dict[str, tuple[int, str, int, int | None]]:
+def _written(v: TraceView) -> dict[str, tuple[int, str, int, int | None, int]]:
     """trx -> the timestamp (s) of its first event on the server that wrote it, that server, the
-    line, and its immediate_commit_timestamp (µs, None where the server writes none)."""
+    line, its immediate_commit_timestamp (µs, None where the server writes none) and the time."""
     def build() -> dict:
         out: dict = {}
         for o in v.kind("binlog"):
             if o.get("trx") is not None and o.get("idx") == 0 and o.get("when") is not None and o["trx"] not in out:
-                out[o["trx"]] = (o["when"], o["node"], o["_line"], o.get("ict"))
+                out[o["trx"]] = (o["when"], o["node"], o["_line"], o.get("ict"), o["t"])
         return out
     return v.memo("parallel.written", build)
 
@@ -356,7 +357,8 @@ def _written(v: TraceView) -> dict[str, tuple[int, str, int, int | None]]:
 def workers_wait_the_delay(v: TraceView, check: Check) -> None:
     """A worker of a delayed replica begins a group (its `start`; a polled trace: its commit) no
     earlier than the group's timestamp plus MASTER_DELAY, on the writer's clock. Judged where the
-    delay never changed and the two clocks agree (the delay rules compensate a difference differently)."""
+    delay never changed and the two clocks agreed from the write to the start (the delay rules
+    compensate a difference differently)."""
     written = _written(v)
     epoch = v.header.get("epoch_us", 0)
     changed = {o["node"] for o in v.kind("stmt") if o.get("op") == "change_master"}
@@ -371,9 +373,9 @@ def workers_wait_the_delay(v: TraceView, check: Check) -> None:
             for c in commits:
                 if c["trx"] not in written:
                     continue
-                when, writer, line, ict = written[c["trx"]]
+                when, writer, line, ict, at = written[c["trx"]]
                 begin = c.get("start", c["t"])
-                if v.offset_at(writer, begin) != v.offset_at(node, begin):
+                if not _clocks_agree(v, node, begin, (writer, at, line)):
                     continue
                 # WL#7318 waits from the commit timestamp, which SET TIMESTAMP does not move (as
                 # WL344.WAIT.RULE's due, properties/delay_timing.py)
@@ -381,6 +383,20 @@ def workers_wait_the_delay(v: TraceView, check: Check) -> None:
                 due = stamp - v.offset_at(writer, begin) - epoch + delay * US
                 check.judge(begin + v.resolution_us >= due,
                             f"{node}'s worker began {c['trx']} at {seconds(begin)}, before its MASTER_DELAY {delay} ran out at {seconds(due)}", c)
+
+
+def _clocks_agree(v: TraceView, node: str, begin: int, write: tuple[str, int, int]) -> bool:
+    """The writer's clock when it wrote the group, the node's when its worker began it, and both
+    clocks at the node's last clock query before (the clock_diff_with_master its wait counts with,
+    MariaDB sql/slave.cc sql_delay_event) stand at one offset: a step of either between them moves
+    the server's due by as much, which WL344.CLOCK.COMPENSATE judges."""
+    writer, at, line = write
+    queries = v.memo(("parallel.clock_queries", node), lambda: list(v.of_node(node, "clock_query")))
+    n = bisect.bisect_right(queries, begin, key=lambda q: q["t"])
+    last = queries[n - 1:n] if n else []
+    points = [(writer, at, line), (writer, begin, None)] + [(n, q["t"], q["_line"]) for q in last
+                                                           for n in (node, q.get("source", writer))]
+    return all(v.offset_at(n, t, ln) == v.offset_at(node, begin) for n, t, ln in points)
 
 
 def _waited_for(v: TraceView, s: dict) -> int | None:

@@ -17,7 +17,7 @@ from .core import Check, TraceView, checks
 from .delay_timing import STATE_WAITING
 from .filter import kept_out
 from .groupid import sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
-from .groupid_shared import deleted_domains, starts_new_binlog
+from .groupid_shared import deleted_domains, purged_before_first_dump, starts_new_binlog
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -220,7 +220,7 @@ def exactly_once(v: TraceView, check: Check) -> None:
     """Across crashes, restarts, failovers and restores, every group a slave's master binlogged is
     applied on the slave exactly once: never twice; and none missing while the slave replicates
     (a slave stopped, e.g. with error 1643, may lag, never diverge), but those before a place the
-    DBA pointed it at."""
+    DBA pointed it at, or purged before a first dump that asked for no place."""
     counts, witnesses = copies(v)
     sources = sources_at_end(v)
     binlogged = {n: binlogged_since_restore(v, n) for n in set(sources.values())}
@@ -233,7 +233,8 @@ def exactly_once(v: TraceView, check: Check) -> None:
         if source is None or behind_at_end(v, node):
             continue
         skipped = ({o.get("trx") for o in v.of_node(node, "skip")} | _before_chosen_place(v, node, source)
-                   | _before_chosen_gtid(v, node, source) | _passed_over_at_connect(v, node, source) | kept_out(v, node))
+                   | _before_chosen_gtid(v, node, source) | _passed_over_at_connect(v, node, source) | kept_out(v, node)
+                   | purged_before_first_dump(v, node, source))
         for trx in sorted(binlogged.get(source, ()) - skipped):
             if have.get(trx, 0) == 0:
                 check.judge(False, f"{node} replicates from {source} but lacks {trx}", *(w and [w]))

@@ -305,8 +305,16 @@ class Applier(Component):
                 ch.node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
             self.advance_group(ch, entry)
 
-    def _incident_stop(self, ch: Channel, entry: Entry) -> None:
+    def _incident_stop(self, ch: Channel, entry: Entry, gen: int | None = None) -> None:
         """R3.1/R3.2: the SQL thread stops at any incident, before it; the IO thread goes on."""
+        if gen is not None and gen != ch.sql_gen:
+            return  # stopped or crashed while its workers finished
+        if (done := self.workers.finished_at(ch)) > self.sim.now:
+            # The coordinator reads no further; its workers commit what they were given, each at
+            # its own time, and the thread stops after them (slave_stop_workers, rpl_replica.cc)
+            ch.state = "executing"
+            self.at(done, self._incident_stop, ch, entry, ch.sql_gen)
+            return
         ev = entry.ev
         ch.last_sql_errno, ch.last_sql_error = I.ER_SLAVE_INCIDENT, I.error_message(ev.incident, ev.message, self.mech.texts == X.MARIADB)
         self.stop_sql(ch, "error", statement=False, errno=ch.last_sql_errno, message=ch.last_sql_error,

@@ -185,6 +185,14 @@ class Workers(Component):
         when, off = stamp
         return when * US if ch.clock_diff_s is not None else when * US - off
 
+    def finished_at(self, ch: Channel) -> int:
+        """When MySQL's workers will have committed every group they were given, which a stop at an
+        error waits for (slave_stop_workers, rpl_replica.cc); now for MariaDB, whose stop gives up
+        the groups not begun (drain_workers)."""
+        if ch.par is None or self.mech.texts == X.MARIADB:
+            return self.sim.now
+        return max((g.commit_at for g in ch.par.queued if not g.committed), default=self.sim.now)
+
     def drain_workers(self, ch: Channel, gives_up: bool, reason: str) -> None:
         """STOP SLAVE, UNTIL or an error waits for the workers (the model commits their groups at
         the stop, in commit order): every group queued before an UNTIL position is committed. MySQL's

@@ -195,6 +195,21 @@ def test_an_incident_gives_up_the_groups_no_worker_began(kit):
     assert not mysql.all("rollback", node="B") and kit.verdict("WL3464.HOLD", mysql).status == PASS
 
 
+def test_mysqls_workers_finish_their_groups_in_their_time_before_an_incident_stop(kit):
+    # t1 holds a worker 1 s; the coordinator reads the incident meanwhile, reads no further, and
+    # stops once its workers committed what they were given (slave_stop_workers): t1 at its own
+    # time, not at the incident's read.
+    workers = {"replica_parallel_workers": 2, "replica_preserve_commit_order": False}
+    h = kit.make_history(["A", {"id": "B", "variables": workers}], [("A", "B", 0)], [
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1", "statements": [{"duration_us": 1000, "replica_cost_us": US}]},
+        {"at": 100_000, "op": "record_incident", "node": "A", "code": 1, "message": "m", "via": "binlog"}],
+        end_us=3 * US, sample_every_us=250_000)
+    tr = kit.run("model:mysql-8.0", h)
+    t1, stop = tr.first("visible", node="B", trx="t1"), tr.first("sql_stop", node="B")
+    assert t1["t"] == t1["start"] + US and stop["errno"] == 1590 and stop["t"] == t1["t"] and tr.index(stop) > tr.index(t1)
+    assert {s["Slave_SQL_Running"] for s in tr.all("status", node="B") if s["t"] < t1["t"]} == {"Yes"}
+
+
 def test_groups_queued_in_the_instant_of_an_incident_stop_behind_the_oldest_are_given_up(kit):
     # MASTER_DELAY 2: t1, t2 and the incident are all due at 2 s and read in that instant. On 10.11
     # (aggressive mode, a campaign's History) t1 was committed and t2 given up: the place shown is

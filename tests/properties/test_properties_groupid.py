@@ -452,3 +452,22 @@ def test_a_server_refused_at_start_works_once_restarted_with_consistent_options(
     assert kit.verdict("GGID.STARTUP.OPTIONS", tr).status == PASS
     tr.first("restart", node="C").pop("log_slave_updates")  # as if it started again with the same options
     assert_witness(kit.verdict("GGID.STARTUP.OPTIONS", tr), tr, None, "C started with inconsistent options")
+
+
+def test_groups_purged_before_a_slaves_first_dump_are_owed_to_no_one(kit):
+    # C refuses to start (hierarchical without --log-slave-updates) until A has purged the binlog
+    # holding t1; restarted, it asks with no master position and starts at A's first binlog left.
+    nodes = [{"id": "A", "rpl_hierarchical": True}, {"id": "C", "rpl_hierarchical": True, "log_slave_updates": False}]
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t1"}, {"at": 1, "op": "flush_logs", "node": "A"},
+           {"at": 400_000, "op": "purge_binary_logs", "node": "A", "to": "bin.000002"},
+           {"at": 400_000, "op": "trx", "node": "A", "trx": "t2"},
+           {"at": 500_000, "op": "restart", "node": "C", "log_slave_updates": True}]
+    tr = kit.run("model:groupid", kit.make_history(nodes, [{"source": "A", "replica": "C"}], ops, sample_every_us=500_000,
+                                                   end_us=2_000_000))
+    assert tr.first("connect", node="C")["master_log_file"] == "bin.000002" and not tr.all("apply", node="C", trx="t1")
+    for requirement in ("GGID.PURGE.NO_SKIP", "GGID.RECOVERY.EXACTLY_ONCE"):
+        assert kit.verdict(requirement, tr).status == PASS
+    tr.first("connect", node="C")["by"] = "group_id"  # a dump that asked for a place is owed what was purged before it
+    assert_witness(kit.verdict("GGID.PURGE.NO_SKIP", tr), tr, tr.first("apply", node="C", trx="t2", last=True),
+                   "C applied t2 from A but lacks ['t1'], purged from A's binlogs")
+    assert kit.verdict("GGID.RECOVERY.EXACTLY_ONCE", tr).status == VIOLATED

@@ -536,3 +536,22 @@ def test_a_format_description_sent_again_inside_a_group_may_date_the_lag(kit):
     assert kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
     tr.drop(next(o for o in tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT") if o["t"] > 7 * US))
     assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "B at 7.7 s shows Seconds_Behind_Master 7")
+
+def test_a_worker_is_judged_only_where_the_clocks_agreed_from_the_write_to_its_start(kit):
+    # B's clock is 2 s behind when its IO thread, reconnecting after a cut, measures
+    # clock_diff_with_master (-2); A's steps back as far after writing t1. At 5 s both clocks agree, yet B's delay counts t1's stamp with the
+    # difference measured before A's step: due at 5 s (sql_delay_event), not at 7 s on A's clock now.
+    nodes = ["A", {"id": "B", "variables": {"slave_parallel_threads": 2, "replica_parallel_workers": 2}}]
+    ops = [{"at": 0, "op": "trx", "node": "A", "trx": "t1"}, {"at": 0, "op": "clock_step", "node": "B", "delta_us": -2 * US},
+           {"at": 0, "op": "cut_io", "node": "B", "after_events": 1}, {"at": 400_000, "op": "clock_step", "node": "A", "delta_us": -2 * US}]
+    history = kit.make_history(nodes, [{"source": "A", "replica": "B", "delay": 5, "latency_us": 1000}], ops,
+                               sample_every_us=700_000, end_us=9 * US)
+    tr = kit.run(MARIADB, history)
+    assert tr.first("visible", node="B", trx="t1")["start"] == 5 * US
+    assert kit.verdict("PARALLEL.DELAY", tr).status in (PASS, "not_exercised")
+    history["ops"] = ops[:1]  # no clock steps: judged, and a worker begun before the 5 s is caught
+    tr = kit.run(MARIADB, history)
+    t1 = tr.first("visible", node="B", trx="t1")
+    assert t1["start"] == 5 * US and kit.verdict("PARALLEL.DELAY", tr).status == PASS
+    t1["start"] = 4 * US
+    assert_witness(kit.verdict("PARALLEL.DELAY", tr), tr, t1, "B's worker began t1 at 4 s, before its MASTER_DELAY 5 ran out at 5 s")
