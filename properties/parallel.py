@@ -18,7 +18,7 @@ from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
 from .delay_timing import STATE_WAITING, index
 from .lag import GRANULARITY_US, SBM, connected, in_hand, samples, with_workers, written_us
-from .recovery import applied_counts, sources_at_end
+from .recovery import applied_counts, source_at, sources_at_end
 
 
 def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
@@ -425,7 +425,9 @@ def _clocks_stepped_us(v: TraceView, node: str, s: dict, floor: int, writers: se
     last = v.of_node(node, "clock_query" if v.of_node(node, "clock_query") else "connect").last_before(s["_line"])
     since, connect_t = (last["_line"], last["t"]) if last is not None else (0, 0)
     moved = sum(abs(o.get("delta_us", 0)) for o in v.of_node(node, "clock_step").between(since, s["_line"]))
-    source = v.channels.get(node, {}).get("source")
+    # the server the difference was taken against: a failover or CHANGE MASTER may have moved the
+    # replica off its topology's source
+    source = (last or {}).get("source") or source_at(v, node, s["_line"])
     if source is not None:
         moved += sum(abs(o.get("delta_us", 0)) for o in v.of_node(source, "clock_step").before(s["_line"])
                      if o["t"] >= min(floor, connect_t))
@@ -517,10 +519,19 @@ def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | No
 
 
 def _fde_written(v: TraceView, o: dict) -> int:
-    """When a master's format description was written, by its timestamp: sent again at a reconnect
-    (log_pos 0) it has no place in the trace's binlog, so its source's clock as it is read."""
+    """When a master's format description was written, by its timestamp. Sent again at a reconnect
+    (log_pos 0) it has no position of its own: it is the one its source wrote at the start of that
+    binlog (MariaDB sql_repl.cc, send_format_descriptor_event reads it from the file), dated by the
+    source's clock then, which may have stepped since; else the source's clock as it is read."""
     w = written_us(v, o)
-    return w if w is not None else o["when"] * US - v.offset_at(o["source"], o["t"], o["_line"]) - v.header.get("epoch_us", 0)
+    if w is not None:
+        return w
+    relayed = index(v).relay.get((o["node"], o.get("relay_file"), o.get("relay_pos")))
+    started = None if relayed is None else next(
+        (b for b in reversed(v.of_node(o["source"], "binlog").before(o["_line"]))
+         if b["file"] == relayed.get("master_file") and b["type"] == "FORMAT_DESCRIPTION_EVENT"), None)
+    at = (o["t"], o["_line"]) if started is None else (started["t"], started["_line"])
+    return o["when"] * US - v.offset_at(o["source"], *at) - v.header.get("epoch_us", 0)
 
 
 def _floor_now(out: list[tuple]) -> int | None:

@@ -555,3 +555,26 @@ def test_a_worker_is_judged_only_where_the_clocks_agreed_from_the_write_to_its_s
     assert t1["start"] == 5 * US and kit.verdict("PARALLEL.DELAY", tr).status == PASS
     t1["start"] = 4 * US
     assert_witness(kit.verdict("PARALLEL.DELAY", tr), tr, t1, "B's worker began t1 at 4 s, before its MASTER_DELAY 5 ran out at 5 s")
+def test_the_lag_counts_the_clock_of_the_source_the_difference_was_measured_with(kit):
+    """Domains-family finding (seed 31, History 258): a failover moved R from M to B, whose clock then
+    stepped an hour ahead; R, restarted parallel, measured its clock difference with B and counts from
+    B's format description, dated before the step: 3600 at 0.9 s is within the rules (B's step, not
+    M's, shifts it); 3605 is not."""
+    tr = _corpus_run(kit, MARIADB, "finding-parallel-lag-clock-difference-taken-with-the-new-source")
+    lag = tr.first("status", node="R", t=900_000)
+    assert lag["Seconds_Behind_Master"] == 3600 and kit.verdict("PARALLEL.SBM.VALUE", tr).status == PASS
+    lag["Seconds_Behind_Master"] = 3605
+    assert_witness(kit.verdict("PARALLEL.SBM.VALUE", tr), tr, lag, "R at 0.9 s shows Seconds_Behind_Master 3605")
+
+
+def test_a_format_description_sent_again_is_dated_by_its_sources_clock_when_written(kit):
+    """Parallel-family finding (seed 31, History 746): A's clock stepped 2 s back as its binlog began;
+    B, restarted after a crash, connects by position inside it and gets that binlog's format
+    description again (log_pos 0), dated before the step: MariaDB counts from it and shows 0 at 2.5 s
+    while t3 waits at a worker. With no format description read there, the count is from t3 and 0
+    is a violation."""
+    tr = _corpus_run(kit, MARIADB, "finding-parallel-lag-format-description-sent-again-after-its-source-clock-stepped-back")
+    lag = tr.first("status", node="B", t=2_500_000)
+    assert lag["Seconds_Behind_Master"] == 0 and kit.verdict("PARALLEL.SBM.PENDING", tr).status == PASS
+    tr.drop(tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT")[-1])  # the one read after the restart
+    assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, lag, "B at 2.5 s shows Seconds_Behind_Master 0 but its workers have not committed t3")
