@@ -18,6 +18,12 @@ from .delay import STATE_WAITING, begin_of
 
 US = 1_000_000
 STOPS_ALL = ("stop_all_slaves",)
+# An SQL thread (or worker) waiting while another connection applies a group of its GTID's domain
+# (rpl_slave_state::check_duplicate_gtid, MariaDB sql/rpl_gtid.cc, stage_gtid_wait_other_connection)
+STATE_OTHER_CONNECTION = "Waiting for other master connection to process the same GTID"
+# An SQL thread with nothing to do: what a connection waited for is then not held by it
+IDLE_STATES = ("Slave has read all relay log; waiting for more updates", "Waiting for work from SQL thread", "")
+APPLIERS = ("Slave_SQL", "Slave_worker")  # SHOW PROCESSLIST's Command of an SQL thread and of its workers
 
 
 def _named(v: TraceView) -> dict[str, list[str]]:
@@ -95,6 +101,7 @@ def independent(v: TraceView, check: Check) -> None:
     SLAVES, its own error or UNTIL, the server's crash); and what a connection relayed is applied or
     skipped by it once its SQL thread runs to the trace's end, whatever the other connections do,
     unless it still waits out its MASTER_DELAY there."""
+    _unanswered_stops(v, check)
     for node, conns in _named(v).items():
         stop_all = {o["t"] for o in v.kind("stmt") if o["node"] == node and o["op"] in STOPS_ALL and o.get("errno") is None}
         for conn in conns:
@@ -115,6 +122,49 @@ def independent(v: TraceView, check: Check) -> None:
                     check.judge(o["gtid"] in handled,
                                 lambda: f"{node} connection {conn!r}: {o['gtid']} relayed at {seconds(o['t'])}, never applied "
                                         f"though its threads run", o)
+
+
+def _unanswered_stops(v: TraceView, check: Check) -> None:
+    """A STOP SLAVE 'name' or STOP ALL SLAVES a real server did not answer: violated when the server
+    showed the connection being stopped waiting for another connection's GTID while that other one
+    is busy (in its MASTER_DELAY, or applying): the stop of one connection then hangs on another's
+    progress (MariaDB check_duplicate_gtid, sql/rpl_gtid.cc, waits checking only thd->check_killed(),
+    and terminate_slave_thread, sql/slave.cc, wakes it with awake_no_mutex(NOT_KILLED)). The evidence
+    is the server's own: SHOW PROCESSLIST read after the statement (threads in those states) and each
+    connection's last sample before it (whose thread is in which: the processlist does not say).
+    Without it the statement is undecidable: how long the harness waited is no verdict."""
+    named = _named(v)
+    for o in v.unanswered:
+        if o["node"] not in named or o["op"] not in ("stop_slave",) + STOPS_ALL or o.get("thread") not in (None, "sql"):
+            continue
+        node = o["node"]
+        stopped = named[node] if o["op"] in STOPS_ALL else [o.get("connection", "")]
+        shown = next((p for p in v.kind("processlist") if p["node"] == node and p["_line"] > o["_line"]), None)
+        rows = [r for r in (shown or {}).get("rows", ()) if r["command"] in APPLIERS]
+        states = {conn: _state_before(v, node, conn, o) for conn in named[node]}
+        waiting = [c for c in stopped if states[c] and states[c]["Slave_SQL_Running_State"] == STATE_OTHER_CONNECTION]
+        busy = [c for c in named[node] if c not in stopped and states[c]
+                and states[c]["Slave_SQL_Running_State"] not in IDLE_STATES + (STATE_OTHER_CONNECTION,)]
+        shown_states = [r["state"] for r in rows]
+        held = (STATE_OTHER_CONNECTION in shown_states and waiting and busy
+                and any(states[c]["Slave_SQL_Running_State"] in shown_states for c in busy))
+        what = f"{node}: {o['op']}" + (f" {o['connection']!r}" if "connection" in o else "")
+        if not held:
+            check.undecidable(f"{what} did not return within {seconds(o['duration_us'])}, and the server showed no "
+                              f"connection it stops waiting for another one", o, *([shown] if shown else []))
+            continue
+        other = next(c for c in busy if states[c]["Slave_SQL_Running_State"] in shown_states)
+        check.judge(False, f"{what} did not return: connection {waiting[0]!r}'s SQL thread is "
+                           f"'{STATE_OTHER_CONNECTION}' while connection {other!r}'s is "
+                           f"'{states[other]['Slave_SQL_Running_State']}' (samples at {seconds(states[waiting[0]]['t'])} and "
+                           f"{seconds(states[other]['t'])}, still so in SHOW PROCESSLIST at {seconds(shown['t'])}): "
+                           f"stopping one connection waits for another", o, shown, states[waiting[0]], states[other])
+
+
+def _state_before(v: TraceView, node: str, conn: str, o: dict) -> dict | None:
+    """The connection's last sample before the statement, when its SQL thread ran."""
+    last = next((s for s in reversed(_conn_obs(v, node, conn)) if s["kind"] == "status" and s["_line"] < o["_line"]), None)
+    return last if last and last.get("Slave_SQL_Running") == "Yes" else None
 
 
 def _delays(v: TraceView, node: str, conn: str, obs: list[dict]) -> list[tuple[int, int]]:
