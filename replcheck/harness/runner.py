@@ -46,7 +46,8 @@ node's clock less that clock's offset; a recorded incident's: its statement's st
 
 The run's parts, each a module: ops.py (what each op does on a server), faults.py (crashes,
 restarts, cuts, lost acks), observe.py (polling, relay and error logs while it runs), collect.py
-(the binlogs, applies and rows after it); this Runner holds the state they share and sequences them.
+(the binlogs, applies and rows after it), stuck.py (a statement the server does not answer: observed,
+and the run's ops end there); this Runner holds the state they share and sequences them.
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ from typing import Callable
 from replcheck.spec import vocabulary as V
 from replcheck.harness import clock, groups, stuck
 from replcheck.harness.collect import Collector
+from replcheck.harness.errors import NoAnswer
 from replcheck.harness.faults import Faults
 from replcheck.harness.binaries import find_server
 from replcheck.harness.mariadb import Cluster
@@ -351,7 +353,11 @@ class Runner:
             # A statement answers so by itself (Ops.statement); a fault would act on no server.
             self.emit("error", op["node"], op=op["op"], errno=CR_SERVER_LOST, message=DOWN_MESSAGE)
             return
-        getattr(getattr(self, part), method)(op)
+        start = self.now()
+        try:
+            getattr(getattr(self, part), method)(op)
+        except NoAnswer as e:  # one of the harness's own statements for the op (a restart's SHOW SLAVE STATUS)
+            stuck.not_answered(self, e.node, op["op"], start, {"statement": e.statement[:200]}, e)
 
     def instant(self, unix_time: str, node: str, within: tuple[int, int] | None = None) -> int:
         """A node's CLOCK reading as trace time: the machine's clock, less the offset the node's clock

@@ -43,8 +43,9 @@ def processlist(cluster: "Cluster", node: str) -> list[dict] | None:
 
 
 def not_answered(run: "Runner", node: str, kind: str, start: int, fields: dict, e: NoAnswer) -> NoReturn:
-    """Records the statement as not returned (its bound as duration_us), then the node's threads,
-    and ends the run's ops (Cut)."""
+    """Records the op's statement as not returned (its bound as duration_us; `statement` in `fields`:
+    the harness's own, sent for an op that is not itself one), then the node's threads, and ends the
+    run's ops (Cut)."""
     run.emit("stmt", node, op=kind, errno=None, warning=None, message="", returned=False,
              duration_us=round(e.timeout_s * US), **fields)
     rows = processlist(run.cluster, node)
@@ -52,4 +53,5 @@ def not_answered(run: "Runner", node: str, kind: str, start: int, fields: dict, 
         run.emit("processlist", node, rows=rows)
     raise Cut({"t": start, "node": node, "op": kind,
                "reason": f"{kind} on {node} did not return within {e.timeout_s:g} s"
+                         + (f" ({fields['statement']})" if "statement" in fields else "")
                          + ("" if rows is not None else "; its SHOW PROCESSLIST did not answer either")})

@@ -65,8 +65,8 @@ class _Stuck:
         return True
 
 
-def _run(cluster):
-    ops = [{"at": 1_000_000, "op": "stop_slave", "node": "D", "connection": "c"},
+def _run(cluster, first=None):
+    ops = [first or {"at": 1_000_000, "op": "stop_slave", "node": "D", "connection": "c"},
            {"at": 2_000_000, "op": "start_slave", "node": "D", "connection": "c"}]
     r = R.Runner(_history(ops, channels=NAMED, nodes=NODES))
     r.cluster = cluster
@@ -100,6 +100,19 @@ def test_a_node_that_shows_nothing_either_still_ends_the_run_saying_so():
     r, obs = _run(_Stuck(shows=False))
     assert [o["kind"] for o in obs] == ["stmt"]
     assert r.cut_short["reason"].endswith("its SHOW PROCESSLIST did not answer either")
+
+
+def test_a_statement_of_the_harness_s_own_for_an_op_not_answered_ends_the_run_too():
+    """A read's SELECT of the rows (or a restart's SHOW SLAVE STATUS): the op's observation is the
+    statement the harness sent."""
+    class RowsStuck(_Stuck):
+        def results(self, node, statement, timeout=None):
+            raise NoAnswer(node, 30.0, statement)
+    r, obs = _run(RowsStuck(), {"at": 1_000_000, "op": "read", "node": "D"})
+    stmt, shown = obs
+    assert (stmt["op"], stmt["returned"], stmt["duration_us"], shown["kind"]) == ("read", False, 30_000_000, "processlist")
+    assert stmt["statement"].startswith("SELECT UNIX_TIMESTAMP(SYSDATE(6)); SELECT k, COUNT(*) FROM rc.r")
+    assert r.cut_short["reason"].startswith("read on D did not return within 30 s (SELECT UNIX_TIMESTAMP")
 
 
 def test_any_other_failure_of_the_harness_stays_an_internal_error():

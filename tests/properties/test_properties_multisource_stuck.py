@@ -8,7 +8,7 @@ import pytest
 
 from conftest import US, assert_witness
 from test_properties_domains import MDB
-from test_properties_multisource import DIAMOND
+from test_properties_multisource import DIAMOND, _stamped_ahead
 
 from replcheck.properties.core import INCONCLUSIVE, PASS, VIOLATED
 from replcheck.properties.multisource import STATE_OTHER_CONNECTION
@@ -67,3 +67,41 @@ def test_the_stop_answered_passes_and_no_property_reads_one_not_answered_as_done
     assert {kit.verdict(r, tr).status for r in ("MULTISOURCE.RESTART.NO_LOSS", "MULTISOURCE.IGNORE_DUPLICATES.ONCE")} <= {
         PASS, "not_exercised"}
     assert kit.verdict("MULTISOURCE.INDEPENDENT", tr).status == VIOLATED
+
+
+def test_another_statement_not_answered_leaves_the_connections_unjudged_past_it(kit):
+    """A restart's SHOW SLAVE 'b' STATUS (the harness's own statement for the op) stuck as the
+    replay of seed 11's History 52 on a loaded machine saw it: no stop to judge, so undecidable."""
+    tr, stop = stuck_stop(kit)
+    stop.update(op="restart", statement="SHOW SLAVE 'b' STATUS")
+    del stop["connection"]
+    verdict = kit.verdict("MULTISOURCE.INDEPENDENT", tr)
+    assert verdict.status == INCONCLUSIVE, verdict
+    assert verdict.witnesses[0].message.startswith("D: restart (SHOW SLAVE 'b' STATUS) did not return within 90 s; the server "
+                                                   "showed SQL threads in")
+    assert verdict.witnesses[0].message.endswith("the connections are not judged past it")
+
+
+def test_a_trace_cut_short_owes_nothing_at_its_end(kit):
+    """Its end is where the server stopped answering, not the History's: 'c' idle with t1 relayed
+    and not applied there is no violation (it is at the History's end)."""
+    tr = kit.run(MDB, _stamped_ahead(2))
+    tr.obs = [o for o in tr.obs if o["t"] < 30 * US]
+    tr.all("status", node="D", connection="c")[-1]["Slave_SQL_Running_State"] = IDLE
+    assert kit.verdict("MULTISOURCE.INDEPENDENT", tr).status == VIOLATED
+    tr.header["cut_short"] = {"t": 29 * US, "node": "D", "op": "read", "op_index": 2, "reason": "read on D did not return"}
+    assert kit.verdict("MULTISOURCE.INDEPENDENT", tr).status != VIOLATED
+
+
+def test_whose_thread_waits_follows_from_the_delays_when_no_sample_showed_it(kit):
+    """As in the real Trace: the last samples show both threads idle (every status read hung after
+    them); the thread waiting out a MASTER_DELAY is the one connection's with a delay, the other is
+    the connection left over. Under STOP ALL SLAVES the waiting one is stopped whichever it is."""
+    tr, stop = stuck_stop(kit, b_state=IDLE, c_state=IDLE)
+    assert kit.verdict("MULTISOURCE.INDEPENDENT", tr).status == INCONCLUSIVE  # nothing tells b's thread from c's
+    next(c for c in tr.header["topology"]["channels"] if c.get("connection") == "c")["delay"] = 2
+    expect = f"connection 'b''s SQL thread is '{STATE_OTHER_CONNECTION}' while connection 'c''s is '{STATE_WAITING}'"
+    assert_witness(kit.verdict("MULTISOURCE.INDEPENDENT", tr), tr, stop, f"D: stop_slave 'b' did not return: {expect}")
+    stop["op"] = "stop_all_slaves"
+    del stop["connection"]
+    assert_witness(kit.verdict("MULTISOURCE.INDEPENDENT", tr), tr, stop, f"D: stop_all_slaves did not return: {expect}")
