@@ -1,7 +1,7 @@
 """A statement a server does not answer within the harness's bound, without a server: the client
 raises NoAnswer, and the runner records the statement as not returned, the node's threads, and ends
 its ops there (header cut_short) instead of failing. Its real case is corpus/server's entry of seed
-11's History 52 (STOP SLAVE 'c' hung on another connection's MASTER_DELAY)."""
+11's History 52, stop-all-hung-on-another-connections-delay."""
 from __future__ import annotations
 
 import os
