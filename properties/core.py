@@ -321,6 +321,10 @@ class Fold:
         return self.states[i] if i < len(self.states) else self.start
 
 
+def _unanswered(o: dict) -> bool:
+    return o["kind"] == "stmt" and o.get("returned") is False
+
+
 class TraceView:
     """Indexes over one trace, built once and shared by all properties that judge it."""
 
@@ -330,6 +334,11 @@ class TraceView:
         # it, so that the Trace stays as the system wrote it; one with it (a loaded Trace file, or
         # numbered by judge_trace) is used as it is: no property changes an observation.
         every = [o if "_line" in o else dict(o, _line=i) for i, o in enumerate(observations, 2)]
+        # A statement a real server did not answer (returned false, header cut_short) said nothing: no
+        # property reads it as done; MULTISOURCE.INDEPENDENT judges it by the evidence after it.
+        self.unanswered = [o for o in every if _unanswered(o)]
+        self.cut_short: dict | None = header.get("cut_short")
+        every = [o for o in every if not _unanswered(o)]
         # A named connection's observations (multi-source) are judged by properties/multisource.py
         # alone: every other property follows a replica's one channel, which such a replica has not.
         self.obs: list[dict] = [o for o in every if "connection" not in o]

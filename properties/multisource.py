@@ -18,6 +18,11 @@ from .delay import STATE_WAITING, begin_of
 
 US = 1_000_000
 STOPS_ALL = ("stop_all_slaves",)
+# An SQL thread (or worker) waiting while another connection applies a group of its GTID's domain
+# (rpl_slave_state::check_duplicate_gtid, MariaDB sql/rpl_gtid.cc, stage_gtid_wait_other_connection)
+STATE_OTHER_CONNECTION = "Waiting for other master connection to process the same GTID"
+# An SQL thread with nothing to do: what a connection waited for is then not held by it
+IDLE_STATES = ("Slave has read all relay log; waiting for more updates", "Waiting for work from SQL thread", "")
 
 
 def _named(v: TraceView) -> dict[str, list[str]]:
@@ -74,9 +79,12 @@ def _last_sample(obs: list[dict]) -> dict:
     return next((o for o in reversed(obs) if o["kind"] == "status"), {})
 
 
-def _running_at_end(obs: list[dict]) -> bool:
+def _running_at_end(v: TraceView, obs: list[dict]) -> bool:
     """The connection's last sample shows both threads running: what it relayed, or the GTID connect
-    of a restart fetches again after a relay log was dropped, it must have applied by then."""
+    of a restart fetches again after a relay log was dropped, it must have applied by then. Not in a
+    Trace cut short (header cut_short): it ends where the server stopped answering, not the History."""
+    if v.cut_short:
+        return False
     last = _last_sample(obs)
     return last.get("Slave_SQL_Running") == "Yes" and last.get("Slave_IO_Running") == "Yes"
 
@@ -95,6 +103,7 @@ def independent(v: TraceView, check: Check) -> None:
     SLAVES, its own error or UNTIL, the server's crash); and what a connection relayed is applied or
     skipped by it once its SQL thread runs to the trace's end, whatever the other connections do,
     unless it still waits out its MASTER_DELAY there."""
+    _unanswered(v, check)
     for node, conns in _named(v).items():
         stop_all = {o["t"] for o in v.kind("stmt") if o["node"] == node and o["op"] in STOPS_ALL and o.get("errno") is None}
         for conn in conns:
@@ -105,7 +114,7 @@ def independent(v: TraceView, check: Check) -> None:
                     continue
                 own = o["t"] in stop_all or o["t"] in stopped_at
                 check.judge(own, lambda: f"{node} connection {conn!r}: SQL thread stopped at {seconds(o['t'])} by no statement of its own", o)
-            if not _running_at_end(obs) or _delaying_at_end(obs):
+            if not _running_at_end(v, obs) or _delaying_at_end(obs):
                 continue
             # applied by any connection (a START SLAVE drops the relay log and asks by the shared
             # gtid_slave_pos, which another connection may have moved past it), or skipped by this one
@@ -115,6 +124,73 @@ def independent(v: TraceView, check: Check) -> None:
                     check.judge(o["gtid"] in handled,
                                 lambda: f"{node} connection {conn!r}: {o['gtid']} relayed at {seconds(o['t'])}, never applied "
                                         f"though its threads run", o)
+
+
+def _unanswered(v: TraceView, check: Check) -> None:
+    """A statement a real server did not answer on a replica with named connections. A STOP SLAVE
+    'name' or STOP ALL SLAVES is violated when the server showed the SQL thread of a connection it
+    stops waiting for another connection's GTID while that other one is busy (in its MASTER_DELAY, or
+    applying): the stop of one connection then hangs on another's progress (MariaDB
+    check_duplicate_gtid, sql/rpl_gtid.cc, waits checking only thd->check_killed(), and
+    terminate_slave_thread, sql/slave.cc, wakes it with awake_no_mutex(NOT_KILLED)). The evidence is
+    the server's own: SHOW PROCESSLIST read after the statement (_whose tells whose thread is which).
+    Without it, and for any other statement, undecidable: how long the harness waited is no verdict."""
+    named = _named(v)
+    for o in v.unanswered:
+        if o["node"] not in named:
+            continue
+        node, conns = o["node"], named[o["node"]]
+        stops = o["op"] in ("stop_slave",) + STOPS_ALL and o.get("thread") in (None, "sql")
+        stopped = conns if o["op"] in STOPS_ALL else [o.get("connection", "")] if stops else []
+        shown = next((p for p in v.kind("processlist") if p["node"] == node and p["_line"] > o["_line"]), None)
+        rows = [r["state"] for r in (shown or {}).get("rows", ()) if r["command"] == "Slave_SQL"]
+        whose = _whose(v, node, conns, rows, o)
+        waiting = next((c for c in stopped if whose.get(c) == STATE_OTHER_CONNECTION), None)
+        busy = next((c for c, st in whose.items() if c != waiting and st not in IDLE_STATES + (STATE_OTHER_CONNECTION,)), None)
+        what = f"{node}: {o['op']}" + (f" {o['connection']!r}" if "connection" in o else "") + (
+            f" ({o['statement']})" if "statement" in o else "")
+        if waiting is None or busy is None:
+            seen = f"the server showed SQL threads in {sorted(set(rows))}" if shown else "the server showed nothing"
+            check.undecidable(f"{what} did not return within {seconds(o['duration_us'])}; {seen}"
+                              + ("" if stops else ": the connections are not judged past it"), o, *([shown] if shown else []))
+            continue
+        check.judge(False, f"{what} did not return: connection {waiting!r}'s SQL thread is '{STATE_OTHER_CONNECTION}' "
+                           f"while connection {busy!r}'s is '{whose[busy]}' (SHOW PROCESSLIST at {seconds(shown['t'])}): "
+                           f"stopping one connection waits for another", o, shown)
+
+
+def _whose(v: TraceView, node: str, conns: list[str], rows: list[str], o: dict) -> dict[str, str]:
+    """The state of each connection's SQL thread among the processlist's `rows` (their states), where
+    the Trace tells whose thread is whose (SHOW PROCESSLIST does not): a wait for MASTER_DELAY is a
+    connection's whose delay in force is not 0 (sql_delay_event, sql/slave.cc, waits `if (sql_delay)`),
+    one such running alone; a state its last sample showed, one row alone showing it; then one
+    running connection and one row left over are each other's."""
+    running = [c for c in conns if _state_before(v, node, c, o)]
+    left, out = list(rows), {}
+    delayed = [c for c in running if _delay_before(v, node, c, o)]
+    if len(delayed) == 1 and left.count(STATE_WAITING) == 1:
+        out[delayed[0]] = STATE_WAITING
+        left.remove(STATE_WAITING)
+    for c in running:
+        sampled = _state_before(v, node, c, o)["Slave_SQL_Running_State"]
+        if c not in out and left.count(sampled) == 1:
+            out[c] = sampled
+            left.remove(sampled)
+    rest = [c for c in running if c not in out]
+    if len(rest) == 1 and len(left) == 1:
+        out[rest[0]] = left[0]
+    return out
+
+
+def _delay_before(v: TraceView, node: str, conn: str, o: dict) -> int:
+    """The connection's MASTER_DELAY in force at the statement."""
+    return [d for line, d in _delays(v, node, conn, _conn_obs(v, node, conn)) if line < o["_line"]][-1]
+
+
+def _state_before(v: TraceView, node: str, conn: str, o: dict) -> dict | None:
+    """The connection's last sample before the statement, when its SQL thread ran."""
+    last = next((s for s in reversed(_conn_obs(v, node, conn)) if s["kind"] == "status" and s["_line"] < o["_line"]), None)
+    return last if last and last.get("Slave_SQL_Running") == "Yes" else None
 
 
 def _delays(v: TraceView, node: str, conn: str, obs: list[dict]) -> list[tuple[int, int]]:
@@ -194,7 +270,7 @@ def restart_no_loss(v: TraceView, check: Check) -> None:
         times = Counter(_applied(o) for o in applies)
         for conn in conns:
             obs = _conn_obs(v, node, conn)
-            if not _running_at_end(obs):
+            if not _running_at_end(v, obs):
                 continue
             delaying = _delaying_at_end(obs)
             # One sweep: the groups relayed so far that neither the node applied nor this

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from replcheck.crosscheck_facts import Facts, agree, at_the_edge, tolerance
+from replcheck.crosscheck_facts import Facts, agree, at_the_edge, tolerance, visible_at
 from replcheck.model import relayinfo
 from replcheck.spec.formats import ER_ERROR_ON_WRITE, US
 
@@ -382,10 +382,38 @@ def restarted_as_replica(ctx: Ctx) -> bool:
     return _here_or_upstream(ctx, lambda c, src: c[3] in c[0].as_replica | c[1].as_replica)
 
 
+def after_the_cut(ctx: Ctx) -> bool:
+    """One Trace ended at a statement its server did not answer (header cut_short, sent at `at`):
+    what the other shows from there on, the cut one could not show. The cut Trace lacks the entry
+    (holds fewer copies, for the rows counted at its end) and the other's came no earlier than `at`
+    less the tolerance (its copy became visible then, or never); a statement it lacks is one at or
+    after the cut (statements run one after another)."""
+    left, right, aspect, node, subject = ctx
+    tol = tolerance(left, right)
+    for cut, other in ((left, right), (right, left)):
+        at = cut.header.get("cut_short", {}).get("t")
+        if at is None:
+            continue
+        mine, theirs = dict(cut.seqs.get((aspect, node), ())), dict(other.seqs.get((aspect, node), ()))
+        if aspect == "read":
+            return int(subject) >= at - tol and int(subject) not in mine
+        if aspect == "data":
+            return mine.get(subject, 0) < theirs.get(subject, 0) and visible_at(other, node).get(subject, at) >= at - tol
+        if subject in mine or subject not in theirs:
+            return False
+        return aspect == "stmt" or _when(aspect, theirs[subject]) >= at - tol
+    return False
+
+
+def _when(aspect: str, value) -> int:
+    """The time of an apply (its begin), a commit (its return) or a visible entry."""
+    return value if aspect == "visible" else value[0]
+
+
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, binlog_write_failed, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, failed_statement_later,
     statement_commit, restored_during_wait,
     restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs,
-    stopped_in_flight)}
+    stopped_in_flight, after_the_cut)}

@@ -63,6 +63,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     clock_steps = set()
     for o in obs:
         k, node = o["kind"], o.get("node", "")
+        if k == "stmt" and o.get("returned") is False:
+            continue  # not answered: nothing to compare (the run ended there, rule server.statement-did-not-return)
         if k == "clock_step":
             clock_steps.add(node)
         if k == "connect" and o.get("errno"):
@@ -157,14 +159,14 @@ def tolerance(left: Facts, right: Facts) -> int:
     return max(left.header.get("resolution_us", 0), right.header.get("resolution_us", 0))
 
 
-def _visible_at(f: Facts, node: str) -> dict[str, int]:
+def visible_at(f: Facts, node: str) -> dict[str, int]:
     return dict(f.seqs.get(("visible", node), ()))
 
 
 def at_the_edge(left: Facts, right: Facts, node: str, t: int, seen: tuple, other: tuple, slack: int) -> bool:
     """Two reads at t differ only by changes that became visible, in either Trace, within
     `slack` of t: the edge of a sample, not a different outcome."""
-    return all(any(v is not None and abs(v - t) <= slack for v in (_visible_at(f, node).get(trx) for f in (left, right)))
+    return all(any(v is not None and abs(v - t) <= slack for v in (visible_at(f, node).get(trx) for f in (left, right)))
                for trx in set(seen) ^ set(other))
 
 

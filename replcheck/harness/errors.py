@@ -28,6 +28,16 @@ class NodeDown(HarnessError):
     being shrunk may drop the restart an operation needed), not the machine's."""
 
 
+class NoAnswer(HarnessError):
+    """A statement sent and not answered within its bound (`timeout_s`): the server may be stuck (a
+    hang is its behaviour, observed and reported) or only slow; the runner records it and ends the
+    run there rather than fail (Ops.statement)."""
+
+    def __init__(self, node: str, timeout_s: float, statement: str):
+        self.node, self.timeout_s, self.statement = node, timeout_s, statement
+        super().__init__(f"node {node}: statement did not finish within {timeout_s:g} s: {statement[:200]}")
+
+
 class SqlError(HarnessError):
     """A statement failed: the MariaDB error number, SQLSTATE and message (client errors too, e.g. 2003)."""
 

@@ -268,13 +268,13 @@ class Cluster:
                 self._procs.terminate([(proc, False)])
                 self._aux.discard(proc)
                 raise HarnessError(f"mariadb-install-db did not finish within {self.install_timeout:g} s; "
-                                   f"last lines of {log}:\n{self._redact(tail(log))}")
+                                   f"last lines of {log}:\n{self.redact(tail(log))}")
         finally:
             os.remove(accounts)
         self._aux.discard(proc)
         if proc.returncode != 0:
             raise HarnessError(f"mariadb-install-db failed (exit {proc.returncode}); first lines of {log}:\n"
-                               f"{self._redact(tail(log, 12, head=True))}")
+                               f"{self.redact(tail(log, 12, head=True))}")
         for n in self.topology.nodes:
             st = _State(n, os.path.join(self.root, n.id), n.id in self._small_disks)
             if len(st.sock) > 100:
@@ -417,9 +417,9 @@ class Cluster:
         if st.proc is None or st.proc.poll() is not None:
             raise NodeDown(f"node {st.node.id} is not running")
         return sqlclient.run(self.server.client, os.path.join(self.root, "client.cnf"), st.port, statement, node=st.node.id,
-                             timeout=self.sql_timeout if timeout is None else timeout, env=self._env, redact=self._redact)
+                             timeout=self.sql_timeout if timeout is None else timeout, env=self._env, redact=self.redact)
 
-    def _redact(self, text: str) -> str:
+    def redact(self, text: str) -> str:
         return text.replace(self.root_password, "***").replace(self.repl_password, "***")
 
     def results(self, node: str, statement: str, *, timeout: float | None = None) -> Results:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from replcheck.spec import vocabulary as V
-from replcheck.harness import disk, variables
+from replcheck.harness import disk, stuck, variables
 from replcheck.harness.binaries import ServerBinaries
-from replcheck.harness.errors import HarnessError, NodeDown, SqlError, TopologyError
+from replcheck.harness.errors import HarnessError, NoAnswer, NodeDown, SqlError, TopologyError
 from replcheck.harness.sqlclient import sql_quote
 from replcheck.harness.topology import Topology
 from replcheck.harness.observe import (CLOCK, STATUS_INTS, STATUS_NULLABLE_INTS, Link, executed_all_read,
@@ -415,6 +415,8 @@ class Ops:
                 warning = _int(warns[0][1]) if warns else None
                 if warns:
                     message = warns[0][2] or ""
+            except NoAnswer as e:  # stuck (or only slow): observed, and the run ends here
+                stuck.not_answered(self.run, node, kind, start, fields, e)
             except NodeDown:  # sent to a node that is down: as the models answer it (model/sim/kernel.py, op)
                 self.run.emit("error", node, self.run.now(), op=kind, errno=CR_SERVER_LOST, message=DOWN_MESSAGE)
                 return

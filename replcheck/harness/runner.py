@@ -46,7 +46,8 @@ node's clock less that clock's offset; a recorded incident's: its statement's st
 
 The run's parts, each a module: ops.py (what each op does on a server), faults.py (crashes,
 restarts, cuts, lost acks), observe.py (polling, relay and error logs while it runs), collect.py
-(the binlogs, applies and rows after it); this Runner holds the state they share and sequences them.
+(the binlogs, applies and rows after it), stuck.py (a statement the server does not answer: observed,
+and the run's ops end there); this Runner holds the state they share and sequences them.
 """
 from __future__ import annotations
 
@@ -57,8 +58,9 @@ import time
 from typing import Callable
 
 from replcheck.spec import vocabulary as V
-from replcheck.harness import clock, groups
+from replcheck.harness import clock, groups, stuck
 from replcheck.harness.collect import Collector
+from replcheck.harness.errors import NoAnswer
 from replcheck.harness.faults import Faults
 from replcheck.harness.binaries import find_server
 from replcheck.harness.mariadb import Cluster
@@ -185,6 +187,7 @@ class Runner:
         self.until: set[Link] = set()  # their SQL thread runs under START SLAVE ... UNTIL
         self.slip_us = 0  # how much later than the History every op from here on starts (SLIP_MIN_US)
         self.slipped: list[list[int]] = []  # [op index in the History, slip_us] where the slip grew
+        self.cut_short: dict | None = None  # where a statement not answered ended the ops (stuck.py)
         self.ops, self.faults = Ops(self), Faults(self)
         self.observer, self.collector = Observer(self), Collector(self)
 
@@ -245,12 +248,13 @@ class Runner:
         poller.start()
         try:
             self._run_ops()
-            end = self.history["header"].get("end_us", 0)
-            self._sleep_until(end)
+            if self.cut_short is None:
+                self._sleep_until(self.history["header"].get("end_us", 0))
             self.faults.free_disks()
             for w in self.workers:
                 w.join(timeout=max(1.0, self.quiet_s))
-            self.observer.wait_quiet()
+            if self.cut_short is None:  # a stuck node never gets quiet
+                self.observer.wait_quiet()
         finally:
             self.stop.set()
             poller.join(timeout=10)
@@ -334,7 +338,11 @@ class Runner:
             if self._sleep_until(op["at"]):
                 self.slipped.append([i, self.slip_us])
             self.progress(f"{self.name}: {op['at'] / US:.2f} s {op['op']} on {op['node']}")
-            self._do(op)
+            try:
+                self._do(op)
+            except stuck.Cut as cut:
+                self.cut_short = {**cut.record, "op_index": i}
+                return
 
     def _do(self, op: dict) -> None:
         """The op as the harness's table (harness/ops.py, RUNS) says a server runs it."""
@@ -345,7 +353,11 @@ class Runner:
             # A statement answers so by itself (Ops.statement); a fault would act on no server.
             self.emit("error", op["node"], op=op["op"], errno=CR_SERVER_LOST, message=DOWN_MESSAGE)
             return
-        getattr(getattr(self, part), method)(op)
+        start = self.now()
+        try:
+            getattr(getattr(self, part), method)(op)
+        except NoAnswer as e:  # one of the harness's own statements for the op (a restart's SHOW SLAVE STATUS)
+            stuck.not_answered(self, e.node, op["op"], start, {"statement": e.statement[:200]}, e)
 
     def instant(self, unix_time: str, node: str, within: tuple[int, int] | None = None) -> int:
         """A node's CLOCK reading as trace time: the machine's clock, less the offset the node's clock
@@ -392,7 +404,8 @@ class Runner:
                 "epoch_us": self.epoch_us, "resolution_us": max(self.max_gap, self.poll_us), "server_version": version,
                 "clock_read_lag_us": clock.read_lag_us(),
                 "time_scale": self.scale, "unobserved": self._unobserved(), "topology": topo,
-                "notes": self._notes(), **({"slipped": self.slipped} if self.slipped else {})}
+                "notes": self._notes(), **({"slipped": self.slipped} if self.slipped else {}),
+                **({"cut_short": self.cut_short} if self.cut_short else {})}
 
     def _relay_gaps(self) -> list[str]:
         return [g for logs in self.relay_logs.values() for g in logs.gaps]
@@ -418,6 +431,9 @@ class Runner:
             notes.append(f"ops started late (a slow statement or a loaded machine): every op from op {self.slipped[0][0]} "
                          f"on was moved to keep its distance from the one before, {slip} µs in all by op {i} (header "
                          f"slipped; the History that ran has these times)")
+        if self.cut_short:
+            notes.append(f"the run ended at op {self.cut_short['op_index']}: {self.cut_short['reason']} (header "
+                         f"cut_short); no later op ran, and the binlogs and rows were read then")
         return notes + self.notes
 
     def _ordered(self) -> list[dict]:

@@ -7,7 +7,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from typing import Callable, Mapping
 
-from replcheck.harness.errors import HarnessError, SqlError
+from replcheck.harness.errors import HarnessError, NoAnswer, SqlError
 from replcheck.harness.topology import valid_connection
 
 _CLIENT_ERROR = re.compile(r"^ERROR (\d+) \(([0-9A-Za-z]{5})\)(?: at line \d+)?: (.*)", re.M | re.S)
@@ -60,7 +60,8 @@ def parse_xml_results(out: bytes) -> list[tuple[list[str], list[list[str | None]
 def run(client: str, defaults_file: str, port: int, statement: str, *, node: str, timeout: float,
         env: Mapping[str, str], redact: Callable[[str], str]) -> Results:
     """The statements, in one client session over TCP to 127.0.0.1:`port`: every result set. A failed
-    statement raises SqlError (its number, SQLSTATE, message), anything else HarnessError; `redact`
+    statement raises SqlError (its number, SQLSTATE, message), one not answered within `timeout`
+    NoAnswer, anything else HarnessError; `redact`
     hides passwords in what is raised."""
     # The option file keeps the password out of the process list.
     args = [client, f"--defaults-file={defaults_file}", "--protocol=TCP", "--host=127.0.0.1", f"--port={port}",
@@ -68,7 +69,7 @@ def run(client: str, defaults_file: str, port: int, statement: str, *, node: str
     try:  # the statement on stdin, not argv: it may hold a password
         out = subprocess.run(args, input=statement.encode(), capture_output=True, timeout=timeout, env=dict(env))
     except subprocess.TimeoutExpired:
-        raise HarnessError(f"node {node}: statement did not finish within {timeout:g} s: {redact(statement)[:200]}") from None
+        raise NoAnswer(node, timeout, redact(statement)) from None
     if out.returncode != 0:
         err = out.stderr.decode("utf-8", "replace")
         m = _CLIENT_ERROR.search(err)

@@ -370,3 +370,37 @@ def test_a_stop_of_the_io_thread_with_a_group_in_flight_may_keep_it_in_one_trace
              trace("mariadb:10.11.99", 1_050_900, 1_073_682, 51_220, {"t1": 1}, "10.11.99")]
     [d] = crosscheck.compare(crosscheck.facts(*later[1]), crosscheck.facts(*later[0]))
     assert not d.expected and "no rule explains it" in d.reason
+
+
+def test_a_trace_cut_at_a_statement_not_answered_is_compared_up_to_the_cut():
+    """The server did not answer B's STOP SLAVE at 5 s (header cut_short): what the model did from
+    there on (the stop's answer, START SLAVE, t2, the rows at the end) the cut Trace cannot show; a
+    difference before the cut is still one."""
+    model = _trace("model:mariadb-10.11", [
+        {"t": 1000, "kind": "commit", "node": "A", "trx": "t1", "gtid": "0-1-1"},
+        {"t": 1_000_000, "kind": "visible", "node": "B", "trx": "t1", "gtid": "0-1-1"},
+        {"t": 5_000_000, "kind": "stmt", "node": "B", "op": "stop_slave", "errno": None, "warning": None},
+        {"t": 6_000_000, "kind": "stmt", "node": "B", "op": "start_slave", "errno": None, "warning": None},
+        {"t": 6_000_000, "kind": "commit", "node": "A", "trx": "t2", "gtid": "0-1-2"},
+        {"t": 7_000_000, "kind": "visible", "node": "B", "trx": "t2", "gtid": "0-1-2"},
+        {"t": 9_000_000, "kind": "data", "node": "B", "counts": {"t1": 1, "t2": 1}},
+    ], 0, version=None)
+
+    def cut(visible_t1):
+        header, obs = _trace("mariadb:10.11.99", [
+            {"t": 1000, "kind": "commit", "node": "A", "trx": "t1", "gtid": "0-1-1"},
+            *([{"t": 1_000_000, "kind": "visible", "node": "B", "trx": "t1", "gtid": "0-1-1"}] if visible_t1 else []),
+            {"t": 95_000_000, "kind": "stmt", "node": "B", "op": "stop_slave", "errno": None, "warning": None,
+             "returned": False, "duration_us": 90_000_000},
+            {"t": 95_100_000, "kind": "data", "node": "B", "counts": {"t1": 1 if visible_t1 else 0}}])
+        header["cut_short"] = {"t": 5_000_000, "node": "B", "op": "stop_slave", "op_index": 2, "reason": "did not return"}
+        return header, obs
+    diffs = crosscheck.compare(crosscheck.facts(*cut(True)), crosscheck.facts(*model))
+    assert {(d.aspect, d.node, d.subject) for d in diffs} == {
+        ("commit", "A", "t2"), ("visible", "B", "t2"), ("stmt", "B", "stop_slave #1"), ("data", "B", "t2")}
+    assert all(d.expected and d.rule == "server.statement-did-not-return" for d in diffs), diffs
+    assert crosscheck.compare(crosscheck.facts(*model), crosscheck.facts(*cut(True))) == [
+        replace(d, left=d.right, right=d.left) for d in diffs]  # either side may be the cut one
+    # t1 on B since 1 s in the model, never on the server before the cut at 5 s: a finding
+    before = {(d.aspect, d.subject): d for d in crosscheck.compare(crosscheck.facts(*cut(False)), crosscheck.facts(*model))}
+    assert not before[("visible", "t1")].expected and not before[("data", "t1")].expected
