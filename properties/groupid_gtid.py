@@ -123,11 +123,14 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
             replicated = (F.parse_gtid(o["gtid"])[1] != own and o["gtid"] not in local) or (o["kind"] == "visible" and came_back(o))
-            # Never back: a skip is stamped when its note is read, maybe after a later group was
-            # applied; a parallel worker's group may commit after the coordinator passed a later
-            # group a filter kept out (recorded in commit order, model/sim/applier.py commit_group).
+            # Never back: on a polled trace a skip is stamped when its note is read, maybe after a
+            # later group was applied; a parallel worker's group may commit after the coordinator
+            # passed a later group a filter kept out (recorded in commit order, model/sim/applier.py
+            # commit_group). A skip a trace places exactly is recorded last, and the GTID recorded
+            # last is shown, lower or not (rpl_slave_state::iterate, sql/rpl_gtid.cc: the highest
+            # sub_id): after a replica that commits out of order crashed, a skipped earlier group.
             back = d in pos and F.parse_gtid(pos[d])[2] > F.parse_gtid(o["gtid"])[2] and (
-                o["kind"] == "skip" or (not own_too and set_by.get(d) == "filtered"))
+                (o["kind"] == "skip" and bool(v.resolution_us)) or (not own_too and set_by.get(d) == "filtered"))
             if not back and ((o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
                     not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated)):
                 pos[d] = o["gtid"]

@@ -225,6 +225,7 @@ class Domains(Feature):
             return
         for g in DOM.listed(self.gtid_lists(ch.source, until=ch.fetch)[1]):
             ch.node.slave_gtids[g[0]] = F.gtid(*g)
+            ch.node.loaded_sub[g[0]] = ch.node.take_sub_id()
 
     @staticmethod
     def gtid_lists(node: Node, torn: bool = True, until: int | None = None) -> tuple[list[tuple[str, list[DOM.Gtid]]], dict]:
