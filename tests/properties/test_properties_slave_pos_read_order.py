@@ -75,7 +75,8 @@ def test_a_commit_returning_after_a_connect_s_load_leaves_the_loaded_position(ki
     tr = _corpus_run(kit, "model:mariadb-10.11", "finding-commit-returning-after-a-connect-load")
     assert tr.first("visible", node="C", gtid="0-1-1")["t"] == 0
     assert tr.first("connect", node="C", master_log_pos=510)["t"] < 10_000_000 < tr.first("visible", node="C", gtid="0-1-2")["t"]
-    after = [o for o in tr.all("server_status", node="C") if 10_000_000 < o["t"] < 14_000_000 and "gtid_slave_pos" in o["variables"]]
+    after = [o for o in tr.all("server_status", node="C")
+             if 10_000_000 < o["t"] < 14_000_000 and "gtid_slave_pos" in o["variables"]]
     assert after and all(o["variables"]["gtid_slave_pos"] == "0-1-2" for o in after)
     assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
     after[0]["variables"]["gtid_slave_pos"] = "0-1-1"
