@@ -89,10 +89,17 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     # a load's line may be a named connection's START SLAVE, which the node's observations leave out
     loads = [] if own_too else sorted(_connect_loads(v, node).items())
     set_by: dict[int, str] = {}  # per domain, the kind of observation that set the position last
+    # gtid_slave_pos shows per domain the GTID recorded with the highest sub_id (rpl_slave_state::
+    # iterate, sql/rpl_gtid.cc): a group takes its own when its GTID is read (event_group_new_gtid,
+    # sql/rpl_rli.cc), a load when it loads, so a group read before a load in its domain and
+    # committed after it does not show. Ordered only where the trace is exact.
+    read_at: dict[str, int] = {}  # GTID -> the line its GTID event was last read
+    loaded_at: dict[int, int] = {}  # domain -> the line of its last load
     for o in of_node(v, node):
         while loads and loads[0][0] <= o["_line"]:
             line, loaded = loads.pop(0)
             pos = {**pos, **loaded}
+            loaded_at.update(dict.fromkeys(loaded, line))
             lines.append(line)
             shown.append(F.format_pos(pos))
         changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
@@ -118,16 +125,22 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
         # rpl_slave_state::record_and_update_gtid at the group's end).
         # So does a group a filter kept from the engine (properties/filter.py, FILTER.GTID.ADVANCES).
+        if o["kind"] == "apply" and o.get("idx") == 0 and o.get("gtid"):
+            read_at[o["gtid"]] = o["_line"]
         counted = o["kind"] in ("binlog", "visible", "filtered") or (
             o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter" and group_skipped(o))
         d = domain_of(o.get("gtid")) if counted else None
         if d is not None:
             replicated = (F.parse_gtid(o["gtid"])[1] != own and o["gtid"] not in local) or (o["kind"] == "visible" and came_back(o))
-            # Never back: a skip is stamped when its note is read, maybe after a later group was
-            # applied; a parallel worker's group may commit after the coordinator passed a later
-            # group a filter kept out (recorded in commit order, model/sim/applier.py commit_group).
+            # Never back: on a polled trace a skip is stamped when its note is read, maybe after a
+            # later group was applied; a parallel worker's group may commit after the coordinator
+            # passed a later group a filter kept out (recorded in commit order, model/sim/applier.py
+            # commit_group). A skip a trace places exactly is recorded last, and the GTID recorded
+            # last is shown, lower or not (rpl_slave_state::iterate, sql/rpl_gtid.cc: the highest
+            # sub_id): after a replica that commits out of order crashed, a skipped earlier group.
             back = d in pos and F.parse_gtid(pos[d])[2] > F.parse_gtid(o["gtid"])[2] and (
-                o["kind"] == "skip" or (not own_too and set_by.get(d) == "filtered"))
+                (o["kind"] == "skip" and bool(v.resolution_us)) or (not own_too and set_by.get(d) == "filtered"))
+            back = back or (not own_too and not v.resolution_us and loaded_at.get(d, -1) > read_at.get(o["gtid"], o["_line"]))
             if not back and ((o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
                     not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated)):
                 pos[d] = o["gtid"]
@@ -213,7 +226,8 @@ def _loaded_at_connect(v: TraceView, o: dict) -> dict[int, str]:
 
 
 def _binlog_states(v: TraceView, source: str) -> list[tuple[int, tuple[int, int] | None, dict[int, str]]]:
-    """The source's binlog group by group: (line, place, the binlog state after it); a RESET MASTER
+    """The source's binlog group by group, at its GTID event and at its end: (line, place, the binlog
+    state after it); a RESET MASTER
     or restore starts it over (place None, the state empty); a crash recovery that truncated the
     binlog takes it back to the state before the first group it cut away (at that group's place)."""
     def build():
@@ -228,8 +242,10 @@ def _binlog_states(v: TraceView, source: str) -> list[tuple[int, tuple[int, int]
                 kept = [g for g in out if g[0] < cut[0][0]]
                 state = kept[-1][2] if kept else {}
                 out.append((b["_line"], cut[0][1], state))
-            elif b["kind"] == "binlog" and b.get("last") and (d := domain_of(b.get("gtid"))) is not None and (
-                    key := _place_key(b.get("file"), b.get("end"))) is not None:
+            # a group counts from its GTID event on: the master reads every event before the place,
+            # so a place inside a group counts it (gtid_state_from_pos, sql/sql_repl.cc)
+            elif b["kind"] == "binlog" and (b.get("last") or b.get("idx") == 0) and (
+                    d := domain_of(b.get("gtid"))) is not None and (key := _place_key(b.get("file"), b.get("end"))) is not None:
                 state = {**state, d: b["gtid"]}
                 out.append((b["_line"], key, state))
         return out

@@ -375,6 +375,8 @@ class Applier(Component):
         # the server that sent the event: a failover may have repointed the channel since it was relayed
         self.emit("apply", ch.node.id, source=entry.source, **MS.tagged(ch.connection), **event_fields(ev, entry.group_id), read=read, begin=begin,
                   relay_file=entry.file, relay_pos=entry.pos)
+        if ev.gtid and ev.idx == 0:
+            ch.node.read_sub[ev.gtid] = ch.node.take_sub_id()
         inside = ev.trx is None and ch.sql_pos > ch.group_start  # between the events of a cut group
         ch.sql_pos += 1
         if inside and ev.type == "FORMAT_DESCRIPTION_EVENT" and entry.master_end and M.PARTIAL_COPY_KEPT not in self.mutants:
@@ -504,6 +506,8 @@ class Applier(Component):
         # A worker's group may commit after the coordinator passed a later group a filter kept out,
         # whose GTID is recorded at once here; the servers filter in the worker and record in commit
         # order (MariaDB rpl_parallel.cc, wait_for_prior_commit), so the later GTID stays.
+        if node.loaded_since_read(domain, ev.gtid):
+            return
         if not (end.worker and held is not None and held == node.filter_recorded.get(domain) and F.parse_gtid(held)[2] > seq):
             node.slave_gtids[domain] = ev.gtid
 

@@ -223,8 +223,15 @@ class Domains(Feature):
         steps): gtid_slave_pos 0-42-42 became 0-1-2 at START SLAVE from bin.000002:4."""
         if by != "position" or not self.mech.gtid_domains:
             return
-        for g in DOM.listed(self.gtid_lists(ch.source, until=ch.fetch)[1]):
+        state = self.gtid_lists(ch.source, until=ch.fetch)[1]
+        # A place inside a group (an IO thread cut mid-group reconnects there): the master reads
+        # every event before it, the group's GTID event too (gtid_state_from_pos, sql/sql_repl.cc)
+        begun = next((e.ev for e in reversed(ch.source.binlog[:ch.fetch]) if e.ev.gtid), None)
+        if begun is not None and not begun.last:
+            DOM.log_gtid(state, F.parse_gtid(begun.gtid))
+        for g in DOM.listed(state):
             ch.node.slave_gtids[g[0]] = F.gtid(*g)
+            ch.node.loaded_sub[g[0]] = ch.node.take_sub_id()
 
     @staticmethod
     def gtid_lists(node: Node, torn: bool = True, until: int | None = None) -> tuple[list[tuple[str, list[DOM.Gtid]]], dict]:

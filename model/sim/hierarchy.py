@@ -96,7 +96,8 @@ class Hierarchy(Feature):
         self.source.write_binlog(node, [replace(e.ev, ict=ict, ict_off=node.offset) for e in group], gid)
         ch.exec_group_id = gid or ch.exec_group_id
         ch.applied_in_group = 0
-        node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # mysql.gtid_slave_pos commits with the group
+        if not node.loaded_since_read(F.parse_gtid(ev.gtid)[0], ev.gtid):
+            node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # mysql.gtid_slave_pos commits with the group
         if node.crash_point == R.AFTER_BINLOG_WRITE:
             node.prepared.append((ev.trx, ev.gtid))  # an XID in the binlog: recovery commits it
             self.lifecycle.crash_at(node, R.AFTER_BINLOG_WRITE)

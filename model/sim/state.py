@@ -261,6 +261,21 @@ class EngineState:
     engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
     slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
     filter_recorded: dict = field(default_factory=dict)  # per domain, the GTID a filtered group put in gtid_slave_pos
+    # rpl_slave_state's sub_ids (sql/rpl_gtid.cc): gtid_slave_pos shows, per domain, the GTID recorded
+    # with the highest (iterate); a group takes its own when its GTID is read (event_group_new_gtid,
+    # sql/rpl_rli.cc), a connect by position's load when it loads (load: next_sub_id)
+    sub_id: int = 0
+    read_sub: dict = field(default_factory=dict)  # GTID -> the sub_id its group took when read
+    loaded_sub: dict = field(default_factory=dict)  # domain -> the sub_id of the last load there
+
+    def take_sub_id(self) -> int:
+        self.sub_id += 1
+        return self.sub_id
+
+    def loaded_since_read(self, domain: int, gtid: str) -> bool:
+        """A connect's load in the domain took a higher sub_id than the group's: its commit, recorded
+        later, does not show."""
+        return self.loaded_sub.get(domain, 0) > self.read_sub.get(gtid, self.sub_id + 1)
 
 
 @dataclass

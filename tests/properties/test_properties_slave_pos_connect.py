@@ -79,3 +79,41 @@ def test_a_connect_by_position_loads_nothing_a_crash_recovery_cut_from_the_binlo
         r["truncated"] = None
     v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
     assert v.status == VIOLATED and any("gtid_slave_pos '', it replicated up to '0-1-562'" in w.message for w in v.witnesses)
+
+
+def _corpus_run(kit, name: str) -> Trace:
+    return kit.run(MARIADB, io.load_history(REPO / "corpus" / f"{name}.jsonl"))
+
+
+def test_a_connect_inside_a_group_loads_the_group_s_gtid(kit):
+    """corpus/finding-connect-by-position-inside-a-group: B's IO thread, cut after t5's first
+    statement, connects again at bin.000001:368, inside t5 (0-1-2). binlog_gtid_pos reads every
+    event before the place, t5's GTID event too (gtid_state_from_pos, sql/sql_repl.cc): 0-1-2 is
+    loaded, whether or not t5 then commits."""
+    tr = _corpus_run(kit, "finding-connect-by-position-inside-a-group")
+    assert tr.first("connect", node="B", master_log_pos=368) and tr.first("binlog", node="A", gtid="0-1-2", idx=0)["end"] < 368
+    for o in tr.all("binlog", node="B", gtid="0-1-2") + tr.all("visible", node="B", gtid="0-1-2"):
+        tr.drop(o)  # t5 never commits on B: the position shown is the load's
+    samples = [o for o in tr.all("server_status", node="B") if "gtid_slave_pos" in o["variables"]]
+    assert samples and {o["variables"]["gtid_slave_pos"] for o in samples} == {"0-1-2"}
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    samples[0]["variables"]["gtid_slave_pos"] = "0-1-1"
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
+    assert v.status == VIOLATED and any(tr.line(samples[0]) in w.lines for w in v.witnesses)
+
+
+def test_a_group_read_before_a_load_and_committed_after_it_does_not_show(kit):
+    """corpus/finding-commit-of-a-group-read-before-a-load: B, restarted, read t11 (0-1-1) and t12
+    (0-1-2) from its relay log, then its IO thread connected by position at A's binlog end and
+    loaded 0-1-2,1-1-4 with a later sub_id than theirs (rpl_slave_state::load): t11's commit at
+    4 s does not show."""
+    tr = _corpus_run(kit, "finding-commit-of-a-group-read-before-a-load")
+    connect, t11 = tr.first("connect", node="B", master_log_pos=1202), tr.first("visible", node="B", gtid="0-1-1")
+    assert tr.index(tr.first("apply", node="B", gtid="0-1-1", idx=0)) < tr.index(connect) < tr.index(t11)
+    after = [o for o in tr.all("server_status", node="B") if t11["t"] < o["t"] < tr.first("visible", node="B", gtid="0-1-2")["t"]
+             and "gtid_slave_pos" in o["variables"]]
+    assert after and {o["variables"]["gtid_slave_pos"] for o in after} == {"0-1-2,1-1-4"}
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    after[0]["variables"]["gtid_slave_pos"] = "0-1-1,1-1-4"
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
+    assert v.status == VIOLATED and any(tr.line(after[0]) in w.lines for w in v.witnesses)

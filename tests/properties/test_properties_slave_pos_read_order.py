@@ -1,7 +1,9 @@
-"""MARIADB.GTID.SLAVE_POS on a replica that applies one domain through several connections
-(corpus/server/multi-source-position-of-the-last-read, mdev-9544 on 10.11.19): gtid_slave_pos
-shows the committed group read last, which a poll cannot order across connections; it may be any
-connection's last group, but not one another connection's group was surely read after."""
+"""MARIADB.GTID.SLAVE_POS where the GTID recorded last is not the highest: gtid_slave_pos shows,
+per domain, the one recorded with the highest sub_id (rpl_slave_state::iterate, sql/rpl_gtid.cc).
+On a replica that applies one domain through several connections (corpus/server/multi-source-
+position-of-the-last-read, mdev-9544 on 10.11.19) that is the committed group read last, which a
+poll cannot order across connections; it may be any connection's last group, but not one another
+connection's group was surely read after. A connect's load and a skip take theirs too."""
 from __future__ import annotations
 
 from replcheck import io
@@ -55,3 +57,42 @@ def test_nor_a_group_committed_before_another_connection_relayed_its_own(kit):
         tr.retime(o, 17000000)
     tr.retime(applied, 17100000)
     assert _flagged(kit, tr)
+
+
+def _corpus_run(kit, system: str, name: str) -> Trace:
+    return kit.run(system, io.load_history(REPO / "corpus" / f"{name}.jsonl"))
+
+
+def _last_shown(tr: Trace, node: str) -> dict:
+    return [o for o in tr.all("server_status", node=node) if "gtid_slave_pos" in o["variables"]][-1]
+
+
+def test_a_commit_returning_after_a_connect_s_load_leaves_the_loaded_position(kit):
+    # corpus/finding-commit-returning-after-a-connect-load: C's commit of t3 (0-1-1) waited for an
+    # ack while its IO thread connected again by position past t2, loading 0-1-2 with a later
+    # sub_id than t3's, taken when t3 was read: the commit returning at the timeout (10 s) leaves
+    # 0-1-2, until C applies t2 and t4 at 14 s.
+    tr = _corpus_run(kit, "model:mariadb-10.11", "finding-commit-returning-after-a-connect-load")
+    assert tr.first("visible", node="C", gtid="0-1-1")["t"] == 0
+    assert tr.first("connect", node="C", master_log_pos=510)["t"] < 10_000_000 < tr.first("visible", node="C", gtid="0-1-2")["t"]
+    after = [o for o in tr.all("server_status", node="C")
+             if 10_000_000 < o["t"] < 14_000_000 and "gtid_slave_pos" in o["variables"]]
+    assert after and all(o["variables"]["gtid_slave_pos"] == "0-1-2" for o in after)
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    after[0]["variables"]["gtid_slave_pos"] = "0-1-1"
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
+    assert v.status == VIOLATED and any(tr.line(after[0]) in w.lines for w in v.witnesses)
+
+
+def test_a_skip_recorded_after_a_later_group_s_commit_is_the_position_on_an_exact_trace(kit):
+    # corpus/finding-skip-after-a-later-group-committed-out-of-order: B committed t3 (0-1-2) before
+    # t1 (0-1-1), crashed, and skipped t1 with the counter: the GTID recorded last shows, 0-1-1.
+    tr = _corpus_run(kit, "model:wl7318", "finding-skip-after-a-later-group-committed-out-of-order")
+    skip = tr.first("skip", node="B", gtid="0-1-1", reason="sql_slave_skip_counter")
+    assert tr.first("visible", node="B", gtid="0-1-2")["t"] < skip["t"]
+    sample = _last_shown(tr, "B")
+    assert sample["variables"]["gtid_slave_pos"] == "0-1-1,1-1-1"
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    sample["variables"]["gtid_slave_pos"] = "0-1-2,1-1-1"
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
+    assert v.status == VIOLATED and any(tr.line(sample) in w.lines for w in v.witnesses)
