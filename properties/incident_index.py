@@ -42,7 +42,10 @@ def timed(items: Iterable[dict]) -> Seq:
 
 
 def discards_relay_log(d: dict) -> bool:
-    return d["kind"] == "relay_log_recovery" or (d["kind"] == "stmt" and d["op"] == "reset_slave" and d.get("errno") is None)
+    """relay_log_recovery, RESET SLAVE, or a CHANGE MASTER to a new place (its relay logs are purged:
+    MariaDB sql_repl.cc change_master, need_relay_log_purge): what was relayed before is never read."""
+    return d["kind"] == "relay_log_recovery" or delay_properties.repositions(d) or (
+        d["kind"] == "stmt" and d["op"] == "reset_slave" and d.get("errno") is None)
 
 
 def resumes(o: dict) -> bool:

@@ -185,8 +185,12 @@ def _wait_cut_short(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     switch_off() signals all waiting sessions)."""
     if not ix.var(c["node"], "rpl_semi_sync_master_enabled", c["rkey"]):
         return True
-    # the node's timed-out commits by return time: only those returned within tol of c's can count
-    timed_out = ix.v.memo("semisync.timed_out", lambda: _by_return(c for c in ix.commits if may_have_timed_out(ix, c, tol)))
+    # the node's timed-out commits by return time: only those returned within tol of c's can count.
+    # A failed statement whose change was binlogged counts when it waited out the timeout: MySQL's
+    # rollback of it waits for the ack as a commit does (plugin/semisync/semisync_master_plugin.cc,
+    # repl_semi_report_rollback); MariaDB's answers at once and waits at the session's end
+    timed_out = ix.v.memo("semisync.timed_out", lambda: _by_return(
+        c for c in ix.commits + ix.detached if may_have_timed_out(ix, c, tol)))
     times, commits = timed_out.get(c["node"], ([], []))
     lo, hi = bisect_left(times, c["obs"]["t"] - tol), bisect_right(times, c["obs"]["t"] + tol)
     return any(o["bkey"] != c["bkey"] for o in commits[lo:hi]) or _applier_timed_out(ix, c, tol)

@@ -149,6 +149,7 @@ class SemiSyncIndex:
         # time the Trace does not show (seed 10's History 190: t3 failed at 1.38 s, its wait timed out
         # at 11.4 s, no_tx 1 from then; measured again on 10.11.19).
         detached = [c for c in every if c["ok"] and c["obs"].get("errno") is not None]
+        self.detached = detached
         self.commits = [c for c in every if c not in quiet and c not in detached and c["obs"].get("semisync") != "statement"]
         # Of those, on a polled trace, one may have waited after all (MariaDB registers it for an ack,
         # MDEV-38486; its binlog write is stamped up to the resolution late), and commit_trx

@@ -38,6 +38,20 @@ def test_an_earlier_timeout_or_the_dba_ends_a_wait_with_no_slave(kit):
     assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, early, "t3 returned after 0.5 s with no semi-sync replica")
 
 
+def test_a_failed_statements_timeout_ends_a_wait_with_no_slave(kit):
+    # No semi-sync replica: t3, a DROP TABLE that failed after dropping a table, waits for its ack
+    # under MySQL (repl_semi_report_rollback) and times out at 10 s; its switch OFF releases t4,
+    # binlogged 1 ms later (corpus/finding-wait-no-slave-cut-short-by-a-failed-statements-timeout:
+    # seed 100037's History 29).
+    tr = kit.run("model:wl7318", load_history(REPO / "corpus" / "finding-wait-no-slave-cut-short-by-a-failed-statements-timeout.jsonl"))
+    t3, t4 = tr.first("commit", node="A", trx="t3"), tr.first("commit", node="A", trx="t4")
+    assert (t3["t"], t3["errno"], t4["t"]) == (10 * US, 1051, 10 * US)
+    assert kit.verdict("WL1720.WAIT_NO_SLAVE", tr).status != VIOLATED  # t4's wait was cut short: nothing else to judge
+    # t3 answered at once, as MariaDB answers a failed statement: nothing timed out to release t4
+    tr.retime(t3, 0)
+    assert_witness(kit.verdict("WL1720.WAIT_NO_SLAVE", tr), tr, t4, "t4 returned after 9.999 s with no semi-sync replica, timeout 10 s")
+
+
 def after_n_raised_history(k) -> dict:
     # t1 times out (B's ack needs 0.8 s), becomes visible while OFF; B's ack switches ON again at
     # 0.8 s; wait_for_slave_count is then raised to 3 and a session reads t1.
