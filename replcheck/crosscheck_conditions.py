@@ -66,25 +66,38 @@ def waiting_for_ack(ctx: Ctx) -> bool:
     if aspect == "read":
         t = int(subject)
         seen = [dict(f.seqs.get(("read", node), ())).get(t, ()) for f in (left, right)]
-        trxs, when = set(seen[0]) ^ set(seen[1]), t
+        trxs, when, group = set(seen[0]) ^ set(seen[1]), t, None
     else:
-        shown = [v for f in (left, right) if (v := dict(f.seqs.get(("visible", node), ())).get(subject)) is not None]
-        trxs, when = {subject}, min(shown)
+        # a transaction of non-transactional statements is several groups, each made visible in
+        # turn: the one judged is the first whose visibility differs (or, in another order, its last)
+        shown = [_shown(f, node, subject) for f in (left, right)]
+        if not any(shown):
+            return False
+        group = next((i for i, (x, y) in enumerate(zip(*shown)) if x != y), min(map(len, shown)))
+        group = min(group, max(map(len, shown)) - 1)
+        trxs, when = {subject}, min(s[group] for s in shown if group < len(s))
     # a commit returns after its engine commit; at the same µs the read still found it waiting
     return bool(trxs) and all((_client_commit(left, node, x) and any(f.commits.get((node, x), when) >= when for f in (left, right)))
-                              or any(_applier_held(f, node, x, when) for f in (left, right)) for x in trxs)
+                              or any(_applier_held(f, node, x, when, group) for f in (left, right)) for x in trxs)
 
 
-def _applier_held(f: Facts, node: str, trx: str, when: int) -> bool:
-    """A replicated transaction this trace binlogged on the node by `when` and made visible only
-    later, or never: the SQL thread's commit waited for the node's own semi-sync ack after the
-    binlog sync (AFTER_SYNC), where AFTER_COMMIT shows it at once (model/sim/semisync.py
-    on_group_binlogged)."""
+def _shown(f: Facts, node: str, trx: str) -> list[int]:
+    """When each group of the transaction became visible on the node, in order."""
+    return [t for x, t in f.seqs.get(("visible", node), ()) if x == trx]
+
+
+def _applier_held(f: Facts, node: str, trx: str, when: int, group: int | None) -> bool:
+    """A replicated transaction (its group `group`, or its last) this trace binlogged on the node
+    by `when` and made visible only later, or never: the SQL thread's commit waited for the node's
+    own semi-sync ack after the binlog sync (AFTER_SYNC), where AFTER_COMMIT shows it at once
+    (model/sim/semisync.py on_group_binlogged)."""
     events = f.binlog.get((node, trx), [])
-    if not events or _client_commit(f, node, trx) or events[-1]["t"] > when:
+    ends = [e["t"] for e in events if e.get("last")] or [e["t"] for e in events[-1:]]
+    group = len(ends) - 1 if group is None else group
+    if not events or _client_commit(f, node, trx) or group >= len(ends) or ends[group] > when:
         return False
-    shown = dict(f.seqs.get(("visible", node), ())).get(trx)
-    return shown is None or shown > events[-1]["t"]
+    shown = _shown(f, node, trx)
+    return group >= len(shown) or shown[group] > ends[group]
 
 
 def _client_commit(f: Facts, node: str, trx: str) -> bool:

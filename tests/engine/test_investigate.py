@@ -410,3 +410,16 @@ def test_a_server_flavour_counts_the_delay_with_the_clock_difference_it_measured
     assert all(d.expected and d.rule == "flavour.measured-clock-difference" for d in found), found
     same = crosscheck.facts(*systems.get("model:wl344").run(history))
     assert not crosscheck_conditions.clock_estimate_differs((same, same, "apply", "B", "t1"))
+
+
+def test_an_applier_held_for_its_ack_is_judged_by_the_group_that_became_visible_apart():
+    # t4 is two MyISAM groups under one name; B, a semi-sync master without a replica, makes the
+    # first visible after its ack timeout under AFTER_SYNC and at once under AFTER_COMMIT; the second
+    # group, after the switch OFF, at the same time in both
+    history = io.load_history(REPO / "corpus" / "crosscheck-semisync-applier-held-multi-group.jsonl")
+    sync, commit = (crosscheck.facts(*systems.get(s).run(history)) for s in ("model:wl7318", "model:groupid"))
+    d = next(d for d in crosscheck.compare(sync, commit) if d.aspect == "visible")
+    assert (d.node, d.subject, d.expected, d.rule) == ("B", "t4", True, "semisync.visible-before-ack")
+    assert crosscheck_conditions.waiting_for_ack((sync, commit, "visible", "B", "t4"))
+    # the same two Traces with the first group's lag gone: nothing held it
+    assert not crosscheck_conditions.waiting_for_ack((commit, commit, "visible", "B", "t4"))
