@@ -7,6 +7,7 @@ from replcheck.spec.formats import ER_SLAVE_WAS_RUNNING
 
 from .core import Check, Seq, TraceView, checks, seconds
 from .delay_timing import index, read_relay_log_info, repositions, status_samples, stmts
+from .recovery import source_at
 
 # A real server's replica reconnects to a restarted source at its next MASTER_CONNECT_RETRY (the
 # harness's CHANGE MASTER sets 1 s, replcheck/harness/mariadb.py); a model's reconnects at once.
@@ -107,7 +108,8 @@ def garbage_tail_tolerated(v: TraceView, check: Check) -> None:
 def io_thread_unaffected(v: TraceView, check: Check) -> None:
     """The IO thread relays events as they come, whatever the delay. What stops or restarts it
     (a crash, STOP/START/RESET SLAVE, a dropped connection and its reconnect) delays what it
-    relays for its own reasons, not the delay's."""
+    relays for its own reasons, not the delay's; so does a failover that repointed it to the source
+    after the event was binlogged there (it could not fetch from a server that was not its source)."""
     ix = index(v)
     disturb: dict[str, list[int]] = {}
     for o in v.obs:
@@ -130,6 +132,8 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
         # A source that came back up just before: its replicas' IO threads reconnect at their next
         # retry (MASTER_CONNECT_RETRY; a real server's harness sets 1 s, of its own clock)
         if disturbed(r["node"], b["t"], r["t"]) or disturbed(r["source"], b["t"] - retry, r["t"]):
+            continue
+        if source_at(v, r["node"], b["_line"]) != r["source"]:
             continue
         limit = c.get("latency_us", 0) + v.resolution_us
         check.judge(r["t"] - b["t"] <= limit, f"{r['node']} relayed {r['type']} of {r['trx']} {seconds(r['t'] - b['t'])} after it was binlogged", b, r)

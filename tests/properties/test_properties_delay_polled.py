@@ -269,6 +269,26 @@ def test_a_dropped_connection_delays_relaying_for_its_own_reasons(kit):
     assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed XID_EVENT of t1")
 
 
+def test_a_failover_delays_relaying_from_the_new_source_for_its_own_reasons(kit):
+    # A goes down before B (delay 5, latency 0.4 s) got t1; C, failed over, binlogs t1 at 2 s and
+    # its semi-sync wait for an ack no replica sends holds the promotion to 12 s. Only then is B
+    # repointed to C and relays t1, 10.4 s after C binlogged it, though no delay held it.
+    history = kit.make_history(["A", "B", "C"], [{"source": "A", "replica": "B", "delay": 5, "latency_us": 400_000},
+                                                 {"source": "A", "replica": "C", "latency_us": 1000}], [
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1", "statements": [{"replica_cost_us": 2 * US}]},
+        {"at": 10_000, "op": "shutdown", "node": "A"},
+        {"at": 10_000, "op": "failover", "node": "C"},
+        {"at": 10_000, "op": "set_global", "node": "C", "variable": "rpl_semi_sync_master_enabled", "value": True},
+        {"at": 13 * US, "op": "trx", "node": "C", "trx": "t2"}], sample_every_us=US, end_us=20 * US)
+    tr = kit.run(W344, history)
+    late = tr.first("relay", node="B", source="C", trx="t1", idx=0)
+    assert late["t"] - tr.first("binlog", node="C", trx="t1", idx=0)["t"] == 10_400_000
+    v = kit.verdict("WL344.IO.UNAFFECTED", tr)
+    assert v.status == PASS and v.checked == 3, v  # t2's events, relayed on time
+    tr.retime(tr.first("promoted", node="C"), 10_000)  # B was C's replica all along: the lateness is the delay's
+    assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed GTID_LOG_EVENT of t1 10.4 s")
+
+
 @pytest.mark.parametrize("keep_own_sample, status", [(False, PASS), (True, VIOLATED)])
 def test_a_refused_delay_is_judged_only_by_a_sample_before_the_next_statement(kit, keep_own_sample, status):
     # A loaded run of d1-invalid-values on MariaDB (resolution 2.2 s): the first sample after the
