@@ -128,7 +128,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
     """SBM 0 on a parallel replica with both threads running: no group handed to a worker (all its
     events applied by the coordinator) is uncommitted that was written 2 s or more before."""
     nodes = set(_parallel_nodes(v))
-    order, stamped = _binlog_order(v), _stamped(v)
+    order, stamped, origin = _binlog_order(v), _stamped(v), _origins(v)
     # when each group's lag starts to count: its write, or its timestamp where that is later
     since = {trx: max(w, stamped.get(trx, w)) for trx, (_, _, w) in order.items()}
     old_enough = GRANULARITY_US + v.resolution_us
@@ -138,8 +138,9 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
         # when they were written (not yet old enough), then those old enough by binlog order (the
         # earliest is the one to name); a group committed or given up leaves when it comes up.
         spans = sorted((a, i, trx, c) for i, (trx, a, c) in enumerate(_queued_spans(v, node)) if trx in order)
-        # ahead: the latest timestamp ahead of its write among the groups handed over so far; the
+        # ahead: the latest timestamp ahead of its write among the groups read so far; a read or the
         # checkpoint may have taken it, and the groups queued behind it show 0 until it is 2 s old
+        reads, r = _group_reads(v, node, order), 0
         k, young, old, ahead = 0, [], [], None
         # fde: the earliest write of a master's format description read since the timestamp last
         # started again, which the lag may count from instead of a group (_format_descriptions_read)
@@ -155,9 +156,12 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             while k < len(spans) and spans[k][0] < t:
                 _, i, trx, c = spans[k]
                 heapq.heappush(young, (since[trx], i, trx, c))
+                k += 1
+            while r < len(reads) and reads[r][0] <= s["_line"]:
+                trx = reads[r][1]
                 if since[trx] > order[trx][2]:
                     ahead = since[trx] if ahead is None else max(ahead, since[trx])
-                k += 1
+                r += 1
             while young and t - young[0][0] >= old_enough:
                 _, i, trx, c = heapq.heappop(young)
                 heapq.heappush(old, (order[trx][:2], i, trx, c))
@@ -166,12 +170,28 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             # a clock step since the difference was measured shifts what the lag shows by as much
             # (a replica's clock stepped back shows 0 for an old group): the age as it counts
             if old and (ahead is None or t - ahead >= old_enough) and \
-                    t - since[old[0][2]] - _clocks_stepped_us(v, node, s, _older(since[old[0][2]], fde)) >= old_enough:
+                    t - since[old[0][2]] - _clocks_stepped_us(v, node, s, _older(since[old[0][2]], fde),
+                                                              {origin.get(old[0][2])} - {None}) >= old_enough:
                 trx = old[0][2]
                 check.judge(False, f"{node} at {seconds(t)} shows {SBM} 0 but its workers have not committed {trx}, "
                                    f"written {(t - since[trx]) / 1e6:.3f} s ago", s)
             else:
                 check.judge(True, "", s)
+
+
+def _group_reads(v: TraceView, node: str, order: dict) -> list[tuple[int, str]]:
+    """(line, trx): the node's SQL thread read the group's first event there, or by then: applied,
+    skipped, or held for MASTER_DELAY at a sample. MariaDB's exec_relay_log_event (slave.cc) may
+    take its timestamp as it reads it, before the delay wait and before shall_skip passes it over
+    (sql_slave_skip_counter), and keeps it across STOP/START SLAVE: a group stamped ahead that was
+    never handed over still makes the lag show 0 (only forward: MDEV-30619's `< ev->when`)."""
+    out = [(o["_line"], o["trx"]) for o in v.of_node(node)
+           if o["kind"] in ("apply", "skip") and o.get("idx") == 0 and o.get("trx") in order]
+    for s in v.of_node(node, "status"):
+        if s.get("Slave_SQL_Running_State") == STATE_WAITING and (h := in_hand(v, s)) is not None \
+                and h.get("idx") == 0 and h.get("trx") in order:
+            out.append((s["_line"], h["trx"]))
+    return sorted(out)
 
 
 def _older(a: int, b: int | None) -> int:

@@ -1,0 +1,52 @@
+"""PARALLEL.SBM.PENDING on the model campaigns' findings: a parallel replica shows 0 while a worker
+holds an old group only where the server's own count makes it 0 (clocks down a chain, a stamp ahead
+read before)."""
+from __future__ import annotations
+
+from conftest import REPO, assert_witness
+
+from replcheck.io import load_history
+from replcheck.properties.core import PASS
+
+MARIADB = "model:mariadb-10.11"
+PENDING = "PARALLEL.SBM.PENDING"
+
+
+def _corpus(name: str) -> dict:
+    return load_history(REPO / "corpus" / f"{name}.jsonl")
+
+
+def test_down_a_chain_a_writer_clock_ahead_of_the_source_shows_no_lag(kit):
+    """Campaign finding (seed 100071, History 13, shrunk): A's clock is an hour ahead; C measured its
+    clock difference with B (0), while t2's timestamp is A's: C shows 0 at 6.3 s as its worker holds
+    t2 (max(0, time_diff), slave.cc send_show_master_info_data). With A's clock not stepped, the
+    same 0 is a violation."""
+    history = _corpus("finding-parallel-lag-chain-writer-clock-ahead")
+    tr = kit.run(MARIADB, history)
+    lag = tr.first("status", node="C", t=6_300_000)
+    assert lag["Seconds_Behind_Master"] == 0 and tr.first("visible", node="C", trx="t2")["t"] > lag["t"]
+    assert kit.verdict(PENDING, tr).status == PASS
+    history["ops"] = [o for o in history["ops"] if o["op"] != "clock_step"]
+    tr = kit.run(MARIADB, history)
+    lag = tr.first("status", node="C", t=6_300_000)
+    assert lag["Seconds_Behind_Master"] > 0
+    lag["Seconds_Behind_Master"] = 0
+    assert_witness(kit.verdict(PENDING, tr), tr, lag, "C at 6.3 s shows Seconds_Behind_Master 0 but its workers have not committed t2")
+
+
+def test_a_group_stamped_ahead_read_before_a_restart_keeps_the_lag_at_zero(kit):
+    """Campaign finding (seed 100072, History 27, shrunk): B read t3, stamped 50 s ahead, and waited
+    for its delay; STOP SLAVE SQL_THREAD, sql_slave_skip_counter 3 and START skipped it. Its read set
+    last_master_timestamp, kept across the restart and moved only forward: 0 at 20.3 s while t11
+    executes at a worker. The wait alone shows the read (the skip left out); with t3 stamped when
+    written, the 0 is a violation."""
+    tr = kit.run(MARIADB, _corpus("finding-parallel-lag-skipped-group-stamped-ahead"))
+    lag = tr.first("status", node="B", t=20_300_000)
+    assert lag["Seconds_Behind_Master"] == 0 and tr.first("visible", node="B", trx="t11")["t"] > lag["t"]
+    assert [o["trx"] for o in tr.all("skip", node="B")] == ["t3"] * 3 and kit.verdict(PENDING, tr).status == PASS
+    for o in tr.all("skip", node="B"):
+        tr.drop(o)
+    assert kit.verdict(PENDING, tr).status == PASS
+    for o in tr.all("binlog", node="A", trx="t3") + tr.all("relay", node="B", trx="t3"):
+        o["when"] = 1_700_000_000
+    assert_witness(kit.verdict(PENDING, tr), tr, lag, "B at 20.3 s shows Seconds_Behind_Master 0 but its workers have not committed t11")
