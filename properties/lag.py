@@ -68,16 +68,16 @@ def _age_us(v: TraceView, s: dict, r: dict) -> tuple[int, str] | None:
     return counted, "" if counted == exact else f" by the clock difference its IO thread measured ({diff} s)"
 
 
-def in_hand(v: TraceView, s: dict, finishing: bool = False) -> dict | None:
+def in_hand(v: TraceView, s: dict, waiting: bool = False) -> dict | None:
     """The relayed event the SQL thread executes or waits for at the sample, when the trace decides it:
-    the first one relayed and not applied, not just arrived nor (unless `finishing`) passed within
-    the sample's resolution after it."""
+    the first one relayed and not applied, not just arrived nor (unless `waiting`, the event a sample
+    waiting for MASTER_DELAY waits for) passed within the sample's resolution after it."""
     ix = index(v)
     t, tol = s["t"], v.resolution_us
     if s.get("Slave_SQL_Running_State") == ACK_WAIT:
         return None  # in the commit of the group it applied last, counting from that group's timestamp, not at the next one
     r, applied = ix.pending(s["node"], t, s["_line"])
-    if r is None or r["t"] >= t - tol or (not finishing and applied is not None and applied <= t + tol):
+    if r is None or r["t"] >= t - tol or (not waiting and applied is not None and applied <= t + tol):
         return None
     if "filtered" in v.unobserved and r.get("trx") in kept_out(v, s["node"]):
         # A group the replica's filters keep from its engine: the SQL thread passes it without a
@@ -88,9 +88,15 @@ def in_hand(v: TraceView, s: dict, finishing: bool = False) -> dict | None:
     if moves.between(r["_line"], s["_line"]):
         return None  # thrown away with the relay log, never to be applied from there
     a = next((x for x in ix.applies_of(s["node"], r["file"], r["pos"]) if x["t"] > t), None)
-    if a is not None and a.get("read") is not None and a["read"] > t - tol:
-        return None  # not read yet: the thread is still busy before it
+    if a is not None and a.get("read") is not None and a["read"] > t - tol and not (waiting and _stopped_between(v, s, a)):
+        # not read yet: the thread is still busy before it. Unless a stop cut the wait short: the
+        # apply's read is then the one after the restart, and a waiting thread read it before
+        return None
     return r
+
+
+def _stopped_between(v: TraceView, s: dict, a: dict) -> bool:
+    return bool(v.of_node(s["node"], "sql_stop").between(s["_line"], a["_line"]))
 
 
 @checks("SBM.NULL")
@@ -287,7 +293,7 @@ def _wait_and_lag_agree(v: TraceView, s: dict) -> bool:
     # before the lag's own look-ahead: the index answers queries in trace order. An event the thread
     # passes just after the sample was waited for all the same: a step since its read counts too
     # (seed 10's History 163: a step 0.4 s before a sample, 0.27 s before the wait ended).
-    held = in_hand(v, s, finishing=True)
+    held = in_hand(v, s, waiting=True)
     if not _lag_counts_from_wait(v, s) or (held is not None and _read_all_in_two_binlogs(v, s, held)):
         return False
     return held is None or not count_moved(v, s["node"], held["_line"], s["_line"])

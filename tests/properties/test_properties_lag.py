@@ -187,6 +187,17 @@ def test_a_restarted_wait_is_not_held_to_a_lag_counted_with_a_new_clock_differen
     assert v.status == "violated" and "exceed MASTER_DELAY" in v.witnesses[0].message
 
 
+def test_a_wait_a_stop_cut_short_is_not_held_to_a_lag_counted_with_a_new_clock_difference(kit):
+    # t1, stamped an hour ahead, waited for from B's old clock difference (0), its IO thread measured
+    # -3600 s at once; the wait was cut by a failover's STOP SLAVE, so t1's apply shows a later read
+    tr, query = _remeasured(kit, "lag-wait-cut-short-after-a-new-clock-difference")
+    assert tr.obs.index(tr.first("sql_stop", node="B")) < tr.obs.index(tr.first("apply", node="B", trx="t1"))
+    assert kit.verdict("SBM.DELAY", tr).status != "violated"
+    tr.drop(query)
+    v = kit.verdict("SBM.DELAY", tr)
+    assert v.status == "violated" and "exceed MASTER_DELAY" in v.witnesses[0].message
+
+
 def test_a_new_clock_difference_moves_the_lag_with_no_transaction(kit):
     tr, query = _remeasured(kit, "lag-jump-at-a-new-clock-difference")
     assert kit.verdict("SBM.NO_JUMP", tr).status == PASS
