@@ -202,7 +202,7 @@ def _applier_timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     node, back = c["node"], c["obs"]["t"]
     for w in applier_waits(ix.v):
         if w["node"] == node and w["on"] and w["no"] and w["early"] < c["rkey"]:
-            deadline = w["early"][0] + int(ix.var(node, "rpl_semi_sync_master_timeout", w["early"]) or 0) * 1000
+            deadline = w["early"][0] + ix.timeout_us(node, w["early"])
             if abs(deadline - back) <= tol and w["late"][0] >= deadline - tol:
                 return True
     return False
