@@ -93,6 +93,10 @@ class Applier(Component):
             # a crash in the wait: the group's mysql.gtid_slave_pos row committed with it (do_record_gtid
             # inside the transaction), which the restart reads
             self._record_gtid(held)
+        elif held is not None:
+            # prepared (AFTER_SYNC): the row is prepared with the group, and recovery commits or rolls
+            # back both (TC_LOG_BINLOG::recover, sql/log.cc)
+            ch.node.prepared_slave[held.ev.trx] = held.ev.gtid
         if ch.applied_in_group:
             g = ch.relay[ch.group_start].ev
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason=reason)

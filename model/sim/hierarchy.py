@@ -367,7 +367,7 @@ class Hierarchy(Feature):
         node.slave_gtids, node.binlog_gtids = dict(donor.slave_gtids), {}
         node.binlog, node.index, node.set_ids, node.group_id, node.dirty, node.crash_point = [], [], {}, 0, False, None
         node.purged, node.mtimes = set(), {}
-        node.visible_at, node.prepared_at, node.engine_lost = [sim.now] * len(node.visible), {}, []
+        node.visible_at, node.prepared_at, node.prepared_slave, node.engine_lost = [sim.now] * len(node.visible), {}, {}, []
         node.synced = node.published = node.writes_since_sync = 0
         node.durable_end = None
         node.up, node.failed_over = True, False

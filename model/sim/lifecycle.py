@@ -175,7 +175,10 @@ class Lifecycle(Component):
         committed, rolled_back = R.resolve_prepared(node.prepared, binlogged)
         for trx, gtid in committed:
             self.source.engine_commit(node, trx, gtid)
-        node.prepared, node.prepared_at = [], {}
+            domain = F.parse_gtid(gtid)[0]
+            if node.prepared_slave.get(trx) == gtid and not node.loaded_since_read(domain, gtid):
+                node.slave_gtids[domain] = gtid  # its mysql.gtid_slave_pos row, which the start loads
+        node.prepared, node.prepared_at, node.prepared_slave = [], {}, {}
         self.emit("recovery", node.id, truncated={"file": removed[0].file, "pos": removed[0].pos} if removed else None,
                   committed=[t for t, _ in committed], rolled_back=[t for t, _ in rolled_back], engine_lost=node.engine_lost,
                   **({"init_rpl_role": role} if role != R.MASTER else {}))

@@ -258,6 +258,7 @@ class EngineState:
     visible_at: list[int] = field(default_factory=list)  # when each `visible` entry was committed
     prepared: list[tuple[str, str]] = field(default_factory=list)  # binlogged, not yet committed: (trx, gtid)
     prepared_at: dict = field(default_factory=dict)  # trx -> when the engine prepared it
+    prepared_slave: dict = field(default_factory=dict)  # trx -> GTID: a replicated group prepared with its gtid_slave_pos row
     engine_lost: list[str] = field(default_factory=list)  # engine commits a crash lost, until recovery says so
     slave_gtids: dict = field(default_factory=dict)  # gtid_slave_pos: per domain, the last GTID replicated
     filter_recorded: dict = field(default_factory=dict)  # per domain, the GTID a filtered group put in gtid_slave_pos

@@ -104,6 +104,17 @@ def test_a_crash_in_the_wait_keeps_the_groups_gtid_recorded(kit):
     assert at(tr, "status", "C", 750 * MS)["Slave_SQL_Running_State"] == WAITING
 
 
+@pytest.mark.parametrize("system", [MDB, "model:wl7318"])
+def test_a_crash_in_an_after_sync_wait_records_the_gtid_recovery_commits(kit, system):
+    # AFTER_SYNC: the group and its mysql.gtid_slave_pos row are prepared; recovery commits both, and
+    # the restarted server shows the GTID (seed 200071, History 5)
+    crash = [{"at": 250 * MS, "op": "crash", "node": "C"}, {"at": 400 * MS, "op": "restart", "node": "C"}]
+    tr = kit.run(system, history(kit, crash, rpl_semi_sync_master_wait_point="AFTER_SYNC"))
+    assert tr.first("recovery", node="C")["committed"] == ["t1"]
+    assert at(tr, "server_status", "C", 500 * MS)["variables"]["gtid_slave_pos"] == "0-1-1"
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+
+
 def test_the_hierarchical_designs_commit_waits_too(kit):
     # the design's own commit order (binlog, engine, relay-log.info): held before relay-log.info moves
     tr = kit.run("model:groupid", history(kit, hierarchical=True))
