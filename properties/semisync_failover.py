@@ -104,12 +104,14 @@ def failover_loses_nothing(v: TraceView, check: Check) -> None:
 
 def _thrown_away(v: TraceView, node: str, gtid: str, before: dict) -> bool:
     """The node held the group in its relay log, and a DBA's statement threw that log away before the
-    line (a CHANGE MASTER with both threads stopped that purges it, RESET SLAVE): the acknowledged
-    copy semi-sync promised is gone by the DBA's act, not lost by the failover (WL#6355 promises the
-    copy the ack was for). Relayed again since, the group is owed as before."""
-    discards = [o for o in v.of_node(node, "relay_log_recovery", "stmt") if o["_line"] < before["_line"] and (
+    line (a CHANGE MASTER with both threads stopped that purges it, RESET SLAVE), or made its SQL
+    thread pass the group over (SQL_SLAVE_SKIP_COUNTER): the acknowledged copy semi-sync promised is
+    gone by the DBA's act, not lost by the failover (WL#6355 promises the copy the ack was for).
+    Relayed again since, the group is owed as before."""
+    discards = [o for o in v.of_node(node, "relay_log_recovery", "stmt", "skip") if o["_line"] < before["_line"] and (
         (o["kind"] == "relay_log_recovery" and o.get("reason") == "change_master")
-        or (o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))]
+        or (o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None)
+        or (o["kind"] == "skip" and o.get("gtid") == gtid and o.get("reason") == "sql_slave_skip_counter"))]
     if not discards:
         return False
     relayed = [r["_line"] for r in v.of_node(node, "relay") if r.get("gtid") == gtid and r["_line"] < before["_line"]]

@@ -285,3 +285,17 @@ def test_a_server_rebuilt_from_a_backup_starts_semi_sync_from_its_configuration(
     tr.drop(restore)
     assert_witness(kit.verdict("WL7169.SWITCH_BACK_N", tr), tr, on,
                    "B switched ON at 0.500001 s with acks of ('bin.000002', 277) from [] (need 1)")
+
+
+def test_a_group_the_new_primary_skipped_by_the_dbas_counter_is_not_owed(kit):
+    # corpus/finding-failover-new-primary-skipped-by-the-dba: C, told to skip one group, skips t1
+    # after its IO thread acknowledged it; A crashes and C takes over without t1, by the DBA's act
+    tr = kit.run("model:wl7318", load_history(REPO / "corpus" / "finding-failover-new-primary-skipped-by-the-dba.jsonl"))
+    skips = tr.all("skip", node="C", trx="t1")
+    assert {s["reason"] for s in skips} == {"sql_slave_skip_counter"}
+    assert kit.verdict("WL6355.FAILOVER.NO_LOSS", tr).status != VIOLATED
+    # Not skipped, t1 would be lost by the failover itself
+    for s in skips:
+        tr.drop(s)
+    assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, tr.first("commit", node="A", trx="t1"),
+                   "0-1-1 (returned on A while ON) is missing on the new primary C")
