@@ -8,6 +8,7 @@ from .configuration import with_workers
 from .core import TraceView
 from .delay_timing import DelayIndex, count_moved, index
 from .filter import ignores_marked_at, kept_out
+from .semisync_applier import any_may_wait
 
 
 def _coordinator_ahead(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
@@ -71,6 +72,12 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple
     if r["t"] >= t - tol or (applied is not None and applied <= t + tol):
         return None  # it just arrived, or is being applied at this very instant
     if _coordinator_ahead(v, ix, s, r):
+        return None
+    if not with_workers(v, s) and any_may_wait(v, s["node"], (t, s["_line"])):
+        # An intermediate semi-sync master's SQL thread may still be in the commit of the group
+        # before r, waiting for an ack (Repl_semi_sync_master::commit_trx, sql/semisync_master.cc,
+        # from ha_commit_trans): it reads r, and delays for it (sql_delay_event, called by
+        # exec_relay_log_event, sql/slave.cc), only once that commit returns.
         return None
     if not exact and count_moved(v, s["node"], r["_line"], s["_line"]):
         return None

@@ -206,6 +206,19 @@ def assert_witness(verdict, tr, target: dict | None, expect: str) -> None:
         f"no witness with {expect!r} at line {want_line}: {verdict.witnesses}")
 
 
+def assert_state_caught(kit, tr, node: str, t: int, shown: str, expect: str) -> None:
+    """WL344.STATE.WAITING passes on tr, and catches node's sample at t (showing the delay's state)
+    edited to show `shown` instead, with a witness saying `expect`."""
+    from replcheck.model.delay import STATE_WAITING
+    from replcheck.properties.core import PASS
+
+    assert kit.verdict("WL344.STATE.WAITING", tr).status == PASS
+    s = tr.first("status", node=node, t=t)
+    assert s["Slave_SQL_Running_State"] == STATE_WAITING
+    s.update(Slave_SQL_Running_State=shown, processlist_state=shown, SQL_Remaining_Delay=None)
+    assert_witness(kit.verdict("WL344.STATE.WAITING", tr), tr, s, expect)
+
+
 @pytest.fixture
 def tla_copy(tmp_path, monkeypatch) -> Path:
     """spec/tla/ copied to a temporary directory that a test may edit, replcheck.tlc pointed at it."""

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 import pytest
-from conftest import REPO, assert_witness
+from conftest import REPO, assert_state_caught, assert_witness
 
 from replcheck.io import load_history
 from replcheck.model.delay import STATE_IDLE, STATE_WAITING
+from replcheck.model.semisync import STATE_ACK_WAIT as ACK_WAIT
 from replcheck.properties.core import NOT_EXERCISED, PASS, PROPERTIES, VIOLATED
 from replcheck.spec import ROOT
 from replcheck.systems import systems
@@ -484,3 +485,21 @@ def test_a_clock_step_after_the_sql_threads_start_in_its_microsecond_does_not_mo
     tr.obs[i], tr.obs[j] = tr.obs[j], tr.obs[i]
     assert_witness(kit.verdict("WL344.WAIT.NO_EXTRA", tr), tr, tr.first("apply", node="B", trx="t1", type="GTID_LOG_EVENT"),
                    "B read GTID_LOG_EVENT of t1 at 1.000001 s, due 5.35 s, began 6.6 s")
+
+
+@pytest.mark.parametrize("system", ["model:mariadb-10.11", W7318, "model:groupid"])
+def test_an_sql_thread_waiting_for_an_ack_holds_no_event_to_delay(kit, system):
+    # Model campaign finding (seed 200092, History 18): C, a delayed replica whose own semi-sync
+    # master is enabled, commits t1 at 2 s and waits for an ack (no semi-sync replica: until the
+    # 0.5 s timeout). t2, relayed meanwhile and due at 3 s, is read and delayed for only after; a
+    # STOP SLAVE before it is due leaves it unapplied, so no later read tells when the thread took it.
+    c = {"id": "C", "variables": {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_master_timeout": 500}}
+    history = kit.make_history(["A", c], [{"source": "A", "replica": "C", "latency_us": 50_000, "delay": 2}],
+                               [{"at": 0, "op": "trx", "node": "A", "trx": "t1"},
+                                {"at": 1_200_000, "op": "trx", "node": "A", "trx": "t2"},
+                                {"at": 2_900_000, "op": "stop_slave", "node": "C"}],
+                               sample_every_us=250_000, end_us=4 * US)
+    tr = kit.run(system, history)
+    assert tr.first("status", node="C", t=2_250_000)["Slave_SQL_Running_State"] == ACK_WAIT
+    # once the timeout released it, the thread delays for t2: the ack wait's state is a violation
+    assert_state_caught(kit, tr, "C", 2_750_000, ACK_WAIT, f"C at 2.75 s shows state {ACK_WAIT!r} but it is delaying (due 3 s)")
