@@ -101,10 +101,12 @@ def _asked_past(v: TraceView, c: dict) -> set[str]:
     """The groups a GTID connect asks past: where it names a GTID its source never logged (a
     position in a hole, set by SET GLOBAL gtid_slave_pos), that server's groups below it in the
     domain, which the dump thread passes over while it searches for the position (sql_repl.cc,
-    send_event_to_slave; rpl_gtid_strict.result: row 10 never arrives) by the DBA's choice."""
+    send_event_to_slave; rpl_gtid_strict.result: row 10 never arrives) by the DBA's choice; and
+    where it names the source's own gtid_slave_pos, which its binlog lacks, what _own_pos_past says."""
     def build() -> tuple[list, set[str]]:
-        logged = [(o["gtid"], g) for o in v.of_node(c["source"], "binlog") if o.get("last") and (g := _gtid(o)) is not None]
-        return logged, {name for name, _ in logged}
+        logged = [(o["gtid"], g, o["_line"]) for o in v.of_node(c["source"], "binlog")
+                  if o.get("last") and (g := _gtid(o)) is not None]
+        return logged, {name for name, _, _ in logged}
     logged, names = v.memo(("domains.logged", c["source"]), build)
     # only a position the source never logged: one it did is a group the replica had (a RESET
     # MASTER that reissues it is judged as the DBA's choice elsewhere)
@@ -112,7 +114,31 @@ def _asked_past(v: TraceView, c: dict) -> set[str]:
              if name not in names}
     if not asked:
         return set()
-    return {name for name, g in logged if g[0] in asked and g[1] == asked[g[0]][1] and g[2] < asked[g[0]][2]}
+    return ({name for name, g, _ in logged if g[0] in asked and g[1] == asked[g[0]][1] and g[2] < asked[g[0]][2]}
+            | _own_pos_past(v, c, asked, logged))
+
+
+def _own_pos_past(v: TraceView, c: dict, asked: dict[int, tuple[int, int, int]], logged: list) -> set[str]:
+    """A GTID the source's binlog state lacks but that is its own gtid_slave_pos (it applied or
+    skipped it without logging it) is taken as the source's binlog end in that domain
+    (sql_repl.cc, check_slave_start_position, START_OWN_SLAVE_POS): the dump starts at the
+    source's own first GTID logged after it (a GTID of its server_id with a higher sequence
+    number), else after the domain's last GTID, so the groups the source logged in the domain
+    before that, a write of its own before it replicated the position among them, never come."""
+    state, slave_pos = _held_before(v, c["source"], c["_line"])
+    sid = v.nodes.get(c["source"], {}).get("server_id")
+    lost, line = lost_lines(v), c["_line"]
+    mine = {d: g for d, g in asked.items() if state.get(g[:2], -1) < g[2] and slave_pos.get(d) == F.gtid(*g)}
+    past: set[str] = set()
+    for name, g, at in logged:
+        if at > line:
+            break
+        if g[0] in mine and at not in lost:
+            if g[1] == sid and g[2] > mine[g[0]][2]:
+                del mine[g[0]]
+            else:
+                past.add(name)
+    return past
 
 
 def _held_before(v: TraceView, source: str, line: int) -> tuple[dict[tuple[int, int], int], dict[int, str]]:
@@ -126,7 +152,7 @@ def _held_before(v: TraceView, source: str, line: int) -> tuple[dict[tuple[int, 
         at: dict[int, tuple[dict, dict]] = {}
         asks = iter(sorted(c["_line"] for c in v.kind("connect") if c["source"] == source) + [2**62])
         ask = next(asks)
-        for o in v.of_node(source, "binlog", "visible", "stmt"):
+        for o in v.of_node(source, "binlog", "visible", "stmt", "skip", "filtered"):
             while ask < o["_line"]:
                 at[ask], ask = (dict(state), dict(slave_pos)), next(asks)
             if dropped := deleted_domains(o):  # gone from the binlog state: a new domain to a slave asking
@@ -136,7 +162,8 @@ def _held_before(v: TraceView, source: str, line: int) -> tuple[dict[tuple[int, 
                 continue
             if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost:
                 state[g[:2]] = max(state.get(g[:2], 0), g[2])
-            elif o["kind"] == "visible" and g[1] != sid:
+            elif g[1] != sid and (o["kind"] in ("visible", "filtered") or o.get("reason") == "sql_slave_skip_counter"):
+                # a group skipped or filtered records its GTID too (rpl_gtid.cc, record_and_update_gtid)
                 slave_pos[g[0]] = o["gtid"]
         while ask < 2**62:
             at[ask], ask = (dict(state), dict(slave_pos)), next(asks)

@@ -305,8 +305,9 @@ class Applier(Component):
                 ch.node.executed.add(ev.gtid)  # the GTID position moves past what was skipped
                 # gtid_slave_pos too: a group that ends without committing records its GTID at its
                 # end (MariaDB sql/rpl_gtid.cc, rpl_slave_state::record_and_update_gtid, "if we have
-                # it and did not already update it in a GTID transaction"; seen on 10.11 under load).
-                ch.node.slave_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+                # it and did not already update it in a GTID transaction"; seen on 10.11 under load),
+                # and its record_gtid bumps the domain's counter as for a group applied
+                ch.node.record_slave_gtid(ev.gtid, self.mech.gtid_seq_follows_domain)
             self.advance_group(ch, entry)
 
     def _incident_stop(self, ch: Channel, entry: Entry, gen: int | None = None) -> None:
@@ -445,7 +446,6 @@ class Applier(Component):
         and (the SQL thread's own commit) the group's position. A feature may hold its end
         (HOOKS on_group_binlogged): a semi-sync master's wait for an ack holds the SQL thread."""
         node, ev = ch.node, ch.relay[stop - 1].ev
-        domain, _, seq = F.parse_gtid(ev.gtid)
         node.executed.add(ev.gtid)
         end = HeldCommit(self, ch, node.incarnation, first, stop, worker)
         if node.log_slave_updates:
@@ -454,12 +454,8 @@ class Applier(Component):
             self.source.write_binlog(node, group)
             if self.holds(ch, end):
                 return
-        elif node.log_bin and self.mech.gtid_seq_follows_domain:
-            # Not binlogged, the GTID still bumps the domain's counter: the server's own next GTIDs
-            # there follow it (MariaDB rpl_gtid.cc, rpl_binlog_state::bump_seq_no_if_needed: "a new
-            # GTID that will not be binlogged (eg. slave thread with --log-slave-updates=0)"), which
-            # a replica connecting at this position after a failover relies on (check_slave_start_position)
-            node.gtid_seq[domain] = max(node.gtid_seq.get(domain, 0), seq)
+        elif self.mech.gtid_seq_follows_domain:  # not binlogged (--log-slave-updates=0)
+            node.follow_seq(ev.gtid)
         if not end.done:
             self._end_commit(end)
 
@@ -568,7 +564,8 @@ class Applier(Component):
         self.emit("filtered", node.id, trx=trx, gtid=gtid, reason=why)
         if recorded:
             node.executed.add(recorded)
-            node.slave_gtids[F.parse_gtid(recorded)[0]] = node.filter_recorded[F.parse_gtid(recorded)[0]] = recorded
+            node.record_slave_gtid(recorded, self.mech.gtid_seq_follows_domain)
+            node.filter_recorded[F.parse_gtid(recorded)[0]] = recorded
 
     def _until_reached(self, ch: Channel) -> bool:
         u = ch.until

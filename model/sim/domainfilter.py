@@ -66,5 +66,6 @@ class DomainFilter(Feature):
             node, domain = ch.node, F.parse_gtid(ev.gtid)[0]
             self.emit("filtered", node.id, trx=ev.trx, gtid=ev.gtid, reason="domain_filter")
             node.executed.add(ev.gtid)
-            node.slave_gtids[domain] = node.filter_recorded[domain] = ev.gtid
+            node.record_slave_gtid(ev.gtid, self.mech.gtid_seq_follows_domain)
+            node.filter_recorded[domain] = ev.gtid
         return None

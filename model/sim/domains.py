@@ -173,9 +173,8 @@ class Domains(Feature):
         # A MariaDB slave knows what it applied only by this position: a group after it comes and
         # is applied again, whatever ran before (rpl_gtid.cc, the slave state is per domain only)
         node.executed = {g for g in node.executed if (p := F.parse_gtid(g))[0] in wanted and p[2] <= wanted[p[0]][2]}
-        if node.log_bin:  # each GTID recorded bumps the binlog's counter (rpl_gtid.cc record_gtid:
-            for d, g in wanted.items():  # bump_seq_no_counter_if_needed): the next local GTIDs follow it
-                node.gtid_seq[d] = max(node.gtid_seq.get(d, 0), g[2])
+        for g in wanted.values():  # each GTID recorded bumps the binlog's counter
+            node.follow_seq(F.gtid(*g))
         answer(None, warning, message)
 
     def _set_binlog_state(self, node: Node, value: Any) -> None:
@@ -229,8 +228,8 @@ class Domains(Feature):
         begun = next((e.ev for e in reversed(ch.source.binlog[:ch.fetch]) if e.ev.gtid), None)
         if begun is not None and not begun.last:
             DOM.log_gtid(state, F.parse_gtid(begun.gtid))
-        for g in DOM.listed(state):
-            ch.node.slave_gtids[g[0]] = F.gtid(*g)
+        for g in DOM.listed(state):  # each by record_gtid (rpl_slave_state::load)
+            ch.node.record_slave_gtid(F.gtid(*g), self.mech.gtid_seq_follows_domain)
             ch.node.loaded_sub[g[0]] = ch.node.take_sub_id()
 
     @staticmethod

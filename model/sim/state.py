@@ -317,6 +317,23 @@ class DiskNode:
 class Node(DiskNode, HierarchyNode, SemiSyncNode, ReplicationState, EngineState, BinlogState, Server):
     """A server: the parts above, together."""
 
+    def follow_seq(self, gtid: str) -> None:
+        """A GTID recorded without being binlogged here still bumps its domain's counter when the
+        binlog is on: the server's own next GTIDs there follow it (MariaDB sql/rpl_gtid.cc,
+        rpl_slave_state::record_gtid calls bump_seq_no_counter_if_needed: "a new GTID that will not
+        be binlogged"), which check_slave_start_position relies on when a replica asks a new master
+        for that master's own gtid_slave_pos."""
+        if self.log_bin:
+            domain, _, seq = F.parse_gtid(gtid)
+            self.gtid_seq[domain] = max(self.gtid_seq.get(domain, 0), seq)
+
+    def record_slave_gtid(self, gtid: str, follows: bool) -> None:
+        """gtid_slave_pos takes the GTID of a group that ends unbinlogged (skipped, filtered);
+        `follows`: the mechanics number a server's own GTIDs after its domain's (follow_seq)."""
+        self.slave_gtids[F.parse_gtid(gtid)[0]] = gtid
+        if follows:
+            self.follow_seq(gtid)
+
 
 @dataclass(frozen=True)
 class Config:

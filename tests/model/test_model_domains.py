@@ -88,3 +88,32 @@ def test_a_slave_ignoring_duplicates_may_ask_for_more_than_the_masters_binlog_ho
     plain = kit.run("model:mariadb-10.11", "dom-connect-not-in-binlog").first("connect", node="R", source="B")
     got = kit.run("model:mariadb-10.11", ignoring_duplicates(kit, "dom-connect-not-in-binlog")).first("connect", node="R", source="B")
     assert (plain["errno"], got["errno"], got["gtid_pos"]) == (1236, None, "0-1-3")
+
+
+def test_a_gtid_the_slave_skipped_numbers_its_own_next_gtids_after_it(kit):
+    # Measured on 10.11.19 (this History at scale 0.1): B skips 0-1-1 with sql_slave_skip_counter,
+    # which records it in gtid_slave_pos (rpl_gtid.cc, record_and_update_gtid), and record_gtid bumps
+    # the domain's counter (bump_seq_no_counter_if_needed): promoted, B numbers t4 0-2-2, and R, asking
+    # B for 0-1-1 (B's own gtid_slave_pos, START_OWN_SLAVE_POS), is sent t4 and t5.
+    from conftest import REPO
+    from replcheck import io
+    tr = kit.run("model:mariadb-10.11", io.load_history(REPO / "corpus" / "finding-skipped-gtid-numbers-the-new-masters-own.jsonl"))
+    assert tr.first("skip", node="B", trx="t1")["gtid"] == "0-1-1"
+    assert [c["gtid"] for c in tr.all("commit", node="B")] == ["0-2-2", "0-2-3"]
+    connect = tr.first("connect", node="R", source="B")
+    assert (connect["gtid_pos"], connect["errno"]) == ("0-1-1", None)
+    assert [v["trx"] for v in tr.all("visible", node="R")] == ["t1", "t4", "t5"]
+
+
+def test_a_gtid_of_a_domain_the_io_thread_drops_numbers_the_replicas_own_after_it(kit):
+    # The dropped group's GTID reaches gtid_slave_pos by record_gtid too (log_event_server.cc,
+    # Gtid_list_log_event::do_apply_event with FLAG_IGN_GTIDS), which bumps the domain's counter.
+    h = kit.make_history([{"id": "M", "server_id": 1}, {"id": "R", "server_id": 2}], [("M", "R", 0)], [
+        {"at": 100_000, "op": "stop_slave", "node": "R"},
+        {"at": 200_000, "op": "change_master", "node": "R", "ignore_domain_ids": [2]},
+        {"at": 300_000, "op": "start_slave", "node": "R"},
+        *({"at": 1_000_000 + i, "op": "trx", "node": "M", "trx": f"m{i}", "domain": 2} for i in range(3)),
+        {"at": 2_000_000, "op": "trx", "node": "R", "trx": "r", "domain": 2}], end_us=3_000_000)
+    tr = kit.run("model:mariadb-10.11", h)
+    assert [o["gtid"] for o in tr.all("filtered", node="R")] == ["2-1-1", "2-1-2", "2-1-3"]
+    assert tr.first("commit", node="R", trx="r")["gtid"] == "2-2-4"

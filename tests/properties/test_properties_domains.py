@@ -173,3 +173,42 @@ def test_a_polled_write_within_the_resolution_of_strict_mode_turning_on_is_undec
     assert v.status == INCONCLUSIVE and "within 0.5 s of gtid_strict_mode turning on" in v.witnesses[0].message
     tr.retime(late, 7_600_000)
     assert kit.verdict("DOMAIN.STRICT", tr).status == VIOLATED
+
+
+def _corpus(kit, name: str):
+    return kit.run(MDB, io.load_history(REPO / "corpus" / f"{name}.jsonl"))
+
+
+def test_a_connect_at_the_sources_own_slave_pos_is_not_owed_what_it_logged_before(kit):
+    # check_slave_start_position (START_OWN_SLAVE_POS): B logged its own 1-2-1, then applied M's 1-1-1
+    # without logging it; R asks B for 1-1-1 and B starts after its domain's last GTID, 1-2-1, by design.
+    tr = _corpus(kit, "finding-connect-at-own-slave-pos-past-an-errant-write")
+    c = tr.first("connect", node="R", source="B")
+    assert (c["gtid_pos"], c["errno"]) == ("1-1-1", None) and not tr.all("relay", node="R", gtid="1-2-1")
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr).status == PASS
+    # had B not applied 1-1-1, R's position would not be B's own: 1-2-1 is then owed before 1-2-2
+    tr.drop(tr.first("visible", node="B", gtid="1-1-1"))
+    assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, tr.first("relay", node="R", gtid="1-2-2", idx=0),
+                   "R: 1-2-2 arrived from B before 1-2-1")
+
+
+def test_a_connect_at_the_sources_own_slave_pos_is_owed_its_own_later_gtids(kit):
+    # B skipped 0-1-1 (sql_slave_skip_counter), so 0-1-1 is its gtid_slave_pos and it numbered its own
+    # 0-2-2 after it: R, asking for 0-1-1, starts at 0-2-2 and is owed every group from there.
+    tr = _corpus(kit, "finding-skipped-gtid-numbers-the-new-masters-own")
+    assert kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr).status == PASS
+    for o in [o for o in tr.obs if o["node"] == "R" and o.get("gtid") == "0-2-2"]:  # as if never sent
+        tr.drop(o)
+    assert_witness(kit.verdict("DOMAIN.CONNECT.NO_LOSS", tr), tr, tr.first("relay", node="R", gtid="0-2-3", idx=0),
+                   "R: 0-2-3 arrived from B before 0-2-2")
+
+
+def test_a_group_the_source_skipped_is_its_gtid_slave_pos(kit):
+    # rpl_gtid.cc, record_and_update_gtid: the GTID of a group sql_slave_skip_counter skipped is
+    # recorded; a connect asking for it is accepted. Without the skip, the accept is owed a refusal.
+    tr = _corpus(kit, "finding-skipped-gtid-numbers-the-new-masters-own")
+    c = tr.first("connect", node="R", source="B")
+    assert c["errno"] is None and kit.verdict("DOMAIN.CONNECT.REFUSED", tr).status != "violated"
+    for o in tr.all("skip", node="B", gtid="0-1-1"):
+        tr.drop(o)
+    assert_witness(kit.verdict("DOMAIN.CONNECT.REFUSED", tr), tr, c, "R asked B for 0-1-1, not in its binlog, and was accepted")
