@@ -85,6 +85,7 @@ class ReceiverState:
 
     io_running: bool = False
     connected: bool = False
+    dumping: int | None = None  # the io_gen whose dump thread runs on the source (from its dump_start)
     io_gen: int = 0
     fetch: int | None = None  # next index into source.binlog; None: compute by GTID auto-position
     relay: list[Entry] = field(default_factory=list)
