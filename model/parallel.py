@@ -120,9 +120,6 @@ class Applier:
     last_commit: dict = field(default_factory=dict)  # domain -> when its last queued group commits
     last_end: dict = field(default_factory=dict)  # domain -> when its last queued group reaches its commit (conservative mode)
     cost: int = 0  # the replica cost of the group the coordinator is reading
-    # MTS recovery (MySQL): relay indexes of the groups committed past the low-water mark at the crash
-    recovered: set = field(default_factory=set)
-    skipped: set = field(default_factory=set)  # of those, the ones the coordinator skipped in this run
     # ends of groups a filter passed while a worker still held an earlier group: each ends once the
     # group queued last before it retires (the worker's record_gtid commits in commit order)
     held: list = field(default_factory=list)

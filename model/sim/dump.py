@@ -99,6 +99,7 @@ class Dump(Component):
         if refused is not None:
             self.refuse_dump(ch, by, refused, **shown)
             return
+        ch.dumping = gen
         start = src.binlog[ch.fetch] if ch.fetch < len(src.binlog) else None
         for hook in self.hooks.on_dump_start_at:
             hook(ch, start)

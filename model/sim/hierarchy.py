@@ -227,7 +227,7 @@ class Hierarchy(Feature):
 
     def purge_binary_logs(self, node: Node, op: dict) -> None:
         """PURGE BINARY LOGS TO / BEFORE: the oldest binlogs go, from the index and from disk. Never
-        the active one; the purge stops at a file a connected slave still reads (with a warning)."""
+        the active one; the purge stops at a file a slave's dump thread still reads (with a warning)."""
         files = [f for f, _, _ in node.index]
         args = {k: v for k, v in op.items() if k not in ("at", "op", "node")}
         if "to" in op and op["to"] not in files:
@@ -235,7 +235,10 @@ class Hierarchy(Feature):
                      message=F.TARGET_NOT_FOUND, warning=None, purged=[], remaining=files)
             return
         wanted = purge_candidates(files, op.get("to"), op.get("before_us"), node.mtimes)
-        reading = {self._reading(r) for r in node.replicas if r.connected}
+        # only a dump thread whose request arrived reads a binlog: it sets thd->current_linfo as it
+        # starts (sql/sql_repl.cc, mysql_binlog_send), and that is what log_in_use checks; a replica
+        # whose connect is still on its way (START SLAVE, the channel's latency) holds nothing yet
+        reading = {self._reading(r) for r in node.replicas if r.connected and r.dumping == r.io_gen}
         purged = list(takewhile(lambda f: f not in reading, wanted))
         warning, message = None, ""
         if len(purged) < len(wanted):

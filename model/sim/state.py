@@ -85,6 +85,7 @@ class ReceiverState:
 
     io_running: bool = False
     connected: bool = False
+    dumping: int | None = None  # the io_gen whose dump thread runs on the source (from its dump_start)
     io_gen: int = 0
     fetch: int | None = None  # next index into source.binlog; None: compute by GTID auto-position
     relay: list[Entry] = field(default_factory=list)
@@ -175,6 +176,11 @@ class ApplierState:
     # start after it (None: no such run)
     fill_then_start: bool | None = None
     par: PA.Applier | None = None  # a parallel applier's workers (model/parallel.py); None: serial
+    # MTS recovery (MySQL): relay indexes of the groups a worker committed past the low-water mark
+    # before a crash. The channel keeps them, not its workers: a start without workers goes through
+    # them too (slave_start_workers ends the recovery only once mts_recovery_group_cnt is 0).
+    mts_gaps: set = field(default_factory=set)
+    mts_gaps_skipped: set = field(default_factory=set)  # of those, the ones the SQL thread skipped in this run
 
 
 @dataclass

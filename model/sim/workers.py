@@ -45,30 +45,29 @@ class Workers(Component):
 
     @staticmethod
     def has_gaps(ch: Channel) -> bool:
-        return ch.par is not None and bool(ch.par.recovered)
+        return bool(ch.mts_gaps)
 
     @staticmethod
     def forget_gaps(ch: Channel) -> None:
         """The relay log MTS recovery would read again is gone."""
-        if ch.par is not None:
-            ch.par.recovered = set()
+        ch.mts_gaps = set()
 
     @staticmethod
     def is_gap(ch: Channel, at: int) -> bool:
         """The group at this relay index is one a worker committed past the low-water mark before a
         crash (MTS recovery's recovery_groups)."""
-        return ch.par is not None and at in ch.par.recovered
+        return at in ch.mts_gaps
 
     @staticmethod
     def gap_passed(ch: Channel, at: int, skipped: bool) -> None:
-        ch.par.recovered.discard(at)
+        ch.mts_gaps.discard(at)
         if skipped:
-            ch.par.skipped.add(at)
+            ch.mts_gaps_skipped.add(at)
 
     @staticmethod
     def gaps_filled(ch: Channel) -> bool:
         """Every group of MTS recovery's range gone through (Until_mts_gap: mts_recovery_group_cnt 0)."""
-        return ch.par is None or not ch.par.recovered
+        return not ch.mts_gaps
 
     @staticmethod
     def take_cost(ch: Channel, cost_us: int) -> bool:
@@ -92,17 +91,19 @@ class Workers(Component):
     def stop(self, ch: Channel, reason: str) -> None:
         """The SQL thread stops: a crash kills the workers, anything else drains them."""
         par = ch.par
-        if par is None:
-            return
         if reason == "crash":
             # The workers die with the process: what they had not committed is rolled back; what
             # they committed past the low-water mark is in their info for MTS recovery.
             # A gap this run's recovery skipped is one still while the low-water mark is before it:
             # the worker's info that made it one stays until a checkpoint passes it (rpl_rli_pdb.cc,
-            # Slave_worker::commit_positions; mts_recovery_groups reads it again at the next start).
-            low = par.queued[0].first if par.queued else ch.group_start
-            par.recovered = par.recovered | {i for i in par.skipped if i > low} | {
-                g.first for g in par.gaps() if ch.relay[g.last].ev.trx in ch.node.visible}
+            # Slave_worker::commit_positions; mts_recovery_groups reads it again at the next start),
+            # also where the run had no workers (its recovery not yet finished: mts_finalize_recovery).
+            low = par.queued[0].first if par is not None and par.queued else ch.group_start
+            ch.mts_gaps = ch.mts_gaps | {i for i in ch.mts_gaps_skipped if i > low} | {
+                g.first for g in (par.gaps() if par is not None else ()) if ch.relay[g.last].ev.trx in ch.node.visible}
+        if par is None:
+            return
+        if reason == "crash":
             for g in par.queued:  # the Trace says so, as for the serial thread's group
                 if not g.committed:
                     ev = ch.relay[g.last].ev
@@ -125,14 +126,18 @@ class Workers(Component):
     def start_workers(self, ch: Channel) -> None:
         """The applier the SQL thread starts with: the settings read at its start (MariaDB
         rpl_parallel_change_thread_count from start_slave_threads; MySQL slave_start_workers), the
-        groups a crash left committed past the low-water mark carried over for MTS recovery."""
+        groups a crash left committed past the low-water mark kept for MTS recovery, with workers or
+        without: slave_start_workers (rpl_replica.cc) starts the recovery with max(n,
+        recovery_parallel_workers) and ends it (mts_finalize_recovery) only once
+        mts_recovery_group_cnt is 0, so a start with replica_parallel_workers=0 still skips the gaps
+        and its UNTIL SQL_AFTER_MTS_GAPS still fills them."""
         node = ch.node
         chosen = PA.settings({**node.variables, **node.runtime}, self.mech.texts == X.MARIADB)
-        recovered = ch.par.recovered if ch.par is not None else set()
+        ch.mts_gaps_skipped = set()
         if not self.computes_mts_gaps(ch):  # the coordinator reads again from the low-water mark
-            recovered = set()
+            self.forget_gaps(ch)
         was = ch.par is not None
-        ch.par = PA.Applier(chosen, recovered=recovered) if chosen is not None else None
+        ch.par = PA.Applier(chosen) if chosen is not None else None
         if chosen is not None or was:
             self.emit("parallel", node.id, **(chosen.as_fields() if chosen is not None else {"workers": 0}))
 

@@ -240,3 +240,24 @@ def test_a_mariadb_server_numbers_its_own_transaction_after_every_gtid_it_logged
         tr = kit.run(system, h)
         assert tr.first("commit", node="B", trx="b1")["gtid"] == own
         assert tr.first("commit", node="A", trx="a3")["gtid"] == "0-1-3"
+
+
+@pytest.mark.parametrize("system", ["model:mariadb-10.11", "model:wl7318", "model:groupid"])
+def test_a_purge_before_the_dump_request_arrives_is_not_stopped_by_it(kit, system):
+    # START SLAVE at 3 s; the dump request reaches A 1 ms later. A PURGE in between finds no dump
+    # thread reading bin.000001 (mysql_binlog_send sets current_linfo, which log_in_use checks, only
+    # once the request arrives): it purges bin.000001, and B, which lacks t2 there, is refused (1236)
+    nodes = [{"id": "A", "gtid_mode": True}, {"id": "B", "gtid_mode": True}]
+    h = kit.make_history(nodes, [{"source": "A", "replica": "B", "latency_us": 1000}], [
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1"},
+        {"at": 1 * US, "op": "stop_slave", "node": "B"},
+        {"at": 1 * US, "op": "trx", "node": "A", "trx": "t2"},
+        {"at": 2 * US, "op": "flush_logs", "node": "A"},
+        {"at": 3 * US, "op": "start_slave", "node": "B"},
+        {"at": 3 * US + 1, "op": "purge_binary_logs", "node": "A", "to": "bin.000002"}], end_us=5 * US)
+    tr = kit.run(system, h)
+    purge = tr.first("stmt", node="A", op="purge_binary_logs")
+    assert (purge["warning"], purge["purged"]) == (None, ["bin.000001"])
+    connect = tr.all("connect", node="B")[-1]
+    assert (connect["t"], connect["errno"]) == (3 * US + 1000, 1236)
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t1"]

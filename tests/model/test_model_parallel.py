@@ -114,11 +114,11 @@ def test_relay_log_recovery_fills_the_gaps_before_it_throws_the_relay_log_away(k
     assert [o["trx"] for o in early.all("visible", node="B")] == ["t2", "t3", "t1", "t4"]
 
 
-def test_a_fill_run_without_workers_stops_at_once(kit):
-    # The workers came from SET GLOBAL, lost at the restart: the startup run has no applier to fill
-    # the gaps with (MySQL's Until_mts_gap::init takes the recovery's count; the model does not):
-    # its UNTIL stops before the first group, the relay log goes, and the receiver fetches again
-    # from the low-water mark
+def test_a_fill_run_without_workers_still_fills_the_gaps(kit):
+    # The workers came from SET GLOBAL, lost at the restart: MTS recovery still runs, as
+    # slave_start_workers (rpl_replica.cc) starts it with max(n, recovery_parallel_workers) and ends it
+    # only once mts_recovery_group_cnt is 0: the startup run applies t1, skips the gaps t2 and t3,
+    # stops, and the relay log goes; the receiver fetches again past t3
     h = _with(kit, "par-mts-gaps", relay_log_recovery=True)
     b = h["header"]["topology"]["nodes"][1]
     del b["variables"]["replica_parallel_workers"]
@@ -126,9 +126,26 @@ def test_a_fill_run_without_workers_stops_at_once(kit):
                 {"at": 0, "op": "set_global", "node": "B", "variable": "replica_parallel_workers", "value": 4},
                 {"at": 0, "op": "start_slave", "node": "B"}] + h["ops"]
     tr = kit.run("model:mysql-8.0", h)
-    restart = tr.first("restart", node="B")["t"]
-    assert tr.first("sql_stop", node="B", reason="until")["t"] == tr.first("relay_log_recovery", node="B")["t"] == restart
-    assert sorted(o["trx"] for o in tr.all("visible", node="B")) == ["t1", "t2", "t3"]
+    assert [o["trx"] for o in tr.all("skip", node="B", reason="mts_recovery")] == ["t2", "t3"]
+    assert tr.first("sql_stop", node="B", reason="until")["t"] == tr.first("relay_log_recovery", node="B")["t"] == 9 * US
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t2", "t3", "t1"]
+
+
+@pytest.mark.parametrize("system", ["model:mysql-8.0", "model:wl7318", "model:groupid"])
+def test_a_start_without_workers_goes_through_the_gaps(kit, system):
+    # B restarts with replica_parallel_workers=0 after the crash that left the gaps t2 and t3: the
+    # recovery runs all the same (slave_start_workers, rpl_replica.cc: no mts_finalize_recovery while
+    # mts_recovery_group_cnt is set), so UNTIL SQL_AFTER_MTS_GAPS applies t1 and skips the gaps before
+    # it stops, and t4 waits for the next start
+    h = _with(kit, "par-until-mts-gaps", variables={"replica_parallel_workers": 0})
+    tr = kit.run(system, h)
+    assert tr.all("parallel", node="B")[-1]["workers"] == 0
+    assert [o["trx"] for o in tr.all("skip", node="B", reason="mts_recovery")] == ["t2", "t3"]
+    stop = tr.first("sql_stop", node="B", reason="until")
+    assert stop["t"] == tr.first("visible", node="B", trx="t1")["t"] == 9_500_000
+    assert [o["trx"] for o in tr.all("visible", node="B")] == ["t2", "t3", "t1", "t4"]
+    assert kit.verdict("PARALLEL.UNTIL.GAPS", tr).status == PASS
+    assert kit.verdict("PARALLEL.RECOVERY.GAPS", tr).status == PASS
 
 
 def test_mysql_8_0_26_leaves_the_gaps_to_gtid_auto_skip(kit):
