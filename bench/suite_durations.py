@@ -106,7 +106,10 @@ def main() -> None:
         output, wall, cpu = run(TIERS[a.tier], a.workers, a.nice)
         load = f"{load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
     outcome = next((line for line in reversed(output.splitlines()) if " in " in line and ("passed" in line or "failed" in line)), "")
-    figures = {"tier": a.tier, "marks": TIERS[a.tier], "workers": a.workers, "nice": a.nice, "outcome": outcome.strip("= "), "wall_s": wall,
+    # pytest's short summary (-r fE by default): which tests failed, and their first line, beside the figures
+    failed = [line for line in output.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+    figures = {"tier": a.tier, "marks": TIERS[a.tier], "workers": a.workers, "nice": a.nice, "outcome": outcome.strip("= "),
+               "failed": failed, "wall_s": wall,
                "cpu_s": cpu and round(cpu, 1), "load_during": load, **grouped(output, costs(TIERS[a.tier]))}
     print({k: v for k, v in figures.items() if k not in ("by_file", "longest_tests")}, flush=True)
     print(f"wrote {record.write('suite_durations', figures)}")
