@@ -430,3 +430,18 @@ def test_a_stop_that_waits_for_a_workers_ack_moves_the_place_past_that_group_onl
     for o in after:
         o["Exec_Master_Log_Pos"], o["Relay_Log_Pos"] = 800, 1093  # past t1's end (558): no group there
     assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, after[0], "moved C from Relay_Log_Pos 615 to 1093")
+
+
+def test_an_ack_passed_on_as_its_replica_stops_may_not_count(kit):
+    # A real server's Trace (corpus/server): B's ack of t3 reached A's socket 4 ms into B's STOP
+    # SLAVE; A's dump thread ended before its ack receiver read it, t3 timed out, no_tx 3
+    tr = Trace(*_server_trace("ack-passed-on-as-the-replica-stops"))
+    ack = next(o for o in tr.all("ack", node="A") if o["pos"] == 845)
+    stop = next(o for o in tr.all("stmt", node="B") if o["op"] == "stop_slave")
+    assert stop["t"] - stop["duration_us"] < ack["t"] < stop["t"]
+    for requirement in ("WL1720.COUNT.TX", "WL1720.LIVE.RELEASE", "WL7169.N_DISTINCT"):
+        assert kit.verdict(requirement, tr).status == "pass", requirement
+    # an ack passed on while only the SQL thread stopped was read: t3 then counts in yes_tx
+    stop["thread"] = "sql"
+    sample = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_no_tx"] == 3)
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (2, 3)")
