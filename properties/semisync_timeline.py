@@ -148,6 +148,15 @@ class SemiSyncIndex:
         starts = v.kind("restart") + v.kind("restore")
         for o in sorted(starts + [o for o in v.kind("stmt") if o["op"] in ("set_global", "reset_master")], key=line_key):
             self.dba.setdefault(o["node"], []).append(line_key(o))
+        # per node, keys where semi-sync became enabled: its status is ON from there, before any
+        # sample shows it (enable_master sets m_state, sql/semisync_master.cc; a restart enables
+        # it so from its configuration)
+        self.enables: dict[str, list] = {}
+        for o in sorted(starts + [o for o in v.kind("stmt") if o["op"] == "set_global"], key=line_key):
+            key, name = line_key(o), "rpl_semi_sync_master_enabled"
+            if o["node"] in self.vars and self.var(o["node"], name, (key[0], key[1] + 1)) and (
+                    o["kind"] != "stmt" or not self.var(o["node"], name, key)):
+                self.enables.setdefault(o["node"], []).append(key)
         self.downs: dict[str, list] = {}  # per node, keys of its crashes and shutdowns
         for o in sorted(v.kind("crash") + v.kind("shutdown"), key=line_key):
             self.downs.setdefault(o["node"], []).append(line_key(o))
@@ -233,7 +242,7 @@ class SemiSyncIndex:
         i = bisect_right(keys, key)
         after = self.status_obs[keys[i]] if i < len(keys) else None
         return (after is not None and after["t"] <= key[0] + tol
-                and (after["variables"][STATUS] == "ON") != (self.status[node].at(key) == "ON"))
+                and (after["variables"][STATUS] == "ON") != self._status_on(node, key))
 
     def var(self, node: str, name: str, key: tuple[int, int]):
         return self.vars[node][name].at(key)
@@ -246,7 +255,13 @@ class SemiSyncIndex:
         return int(self.var(node, "rpl_semi_sync_master_wait_for_slave_count", key) or 1)
 
     def on(self, node: str, key) -> bool:
-        return self.status[node].at(key) == "ON" and bool(self.var(node, "rpl_semi_sync_master_enabled", key))
+        return self._status_on(node, key) and bool(self.var(node, "rpl_semi_sync_master_enabled", key))
+
+    def _status_on(self, node: str, key) -> bool:
+        """The status at key: the last sample's, or ON if semi-sync became enabled since."""
+        keys, enables = self.status[node].keys, self.enables.get(node, [])
+        i = bisect_left(enables, key)
+        return (i > 0 and enables[i - 1] > keys[bisect_left(keys, key) - 1]) or self.status[node].at(key) == "ON"
 
     def _commit(self, c: dict) -> dict:
         b = self.ends[(c["node"], c["gtid"], c.get("trx"))]

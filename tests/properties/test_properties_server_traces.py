@@ -445,3 +445,19 @@ def test_an_ack_passed_on_as_its_replica_stops_may_not_count(kit):
     stop["thread"] = "sql"
     sample = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_no_tx"] == 3)
     assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (2, 3)")
+
+
+def test_semi_sync_enabled_by_set_global_is_on_before_a_sample_shows_it(kit):
+    # A real server's Trace (corpus/server): SET GLOBAL rpl_semi_sync_master_enabled = ON on A, then
+    # t4, binlogged before the first sample showing ON, waited out the timeout with t5 to t7
+    tr = Trace(*_server_trace("semi-sync-enabled-by-set-global"))
+    enable = tr.first("stmt", node="A", op="set_global")
+    first_on = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_status"] == "ON")
+    t4, t7 = tr.first("commit", node="A", trx="t4"), tr.first("commit", node="A", trx="t7")
+    assert enable["t"] < t4["start"] and first_on["t"] > next(o["t"] for o in tr.all("binlog", node="A") if o.get("trx") == "t4")
+    for requirement in ("WL1720.OFF.NO_WAIT", "WL344.MASTER.UNAFFECTED"):
+        assert kit.verdict(requirement, tr).status == "pass", requirement
+    # a SET GLOBAL that failed enabled nothing: the waits are caught
+    enable["errno"] = 1231
+    assert_witness(kit.verdict("WL1720.OFF.NO_WAIT", tr), tr, t4, "commit of t4 on A waited 9.95358 s while OFF")
+    assert_witness(kit.verdict("WL344.MASTER.UNAFFECTED", tr), tr, t7, "commit of t7 returned at 13.424034 s")
