@@ -461,3 +461,15 @@ def test_semi_sync_enabled_by_set_global_is_on_before_a_sample_shows_it(kit):
     enable["errno"] = 1231
     assert_witness(kit.verdict("WL1720.OFF.NO_WAIT", tr), tr, t4, "commit of t4 on A waited 9.95358 s while OFF")
     assert_witness(kit.verdict("WL344.MASTER.UNAFFECTED", tr), tr, t7, "commit of t7 returned at 13.424034 s")
+
+
+def test_a_change_master_while_stopped_at_an_incident_throws_its_relay_log_away_at_once(kit):
+    # A real server's Trace (corpus/server): C stopped at A's incident, then STOP SLAVE, CHANGE MASTER
+    # TO MASTER_DELAY = 0 and START SLAVE; a sample between the last two shows relay.000001:4
+    tr = Trace(*_server_trace("incident-under-binlog-do-db"))
+    change = tr.first("stmt", node="C", op="change_master")
+    sample = next(o for o in tr.all("status", node="C") if o["t"] > change["t"])
+    assert sample["Relay_Log_Pos"] == 4 and sample["t"] < tr.first("stmt", node="C", op="start_slave")["t"]
+    assert kit.verdict("WL3464.HOLD", tr).status == "pass"
+    change["errno"] = 1198  # a CHANGE MASTER that failed threw nothing away
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, sample, "C stopped at an incident shows Relay_Log_Pos 4")
