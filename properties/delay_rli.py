@@ -8,6 +8,7 @@ from replcheck.spec.formats import ER_SLAVE_WAS_RUNNING
 from .core import Check, Seq, TraceView, checks, seconds
 from .delay_timing import index, read_relay_log_info, repositions, status_samples, stmts
 from .recovery import source_at
+from .semisync_timeline import index as semisync_index, line_key
 
 # A real server's replica reconnects to a restarted source at its next MASTER_CONNECT_RETRY (the
 # harness's CHANGE MASTER sets 1 s, replcheck/harness/mariadb.py); a model's reconnects at once.
@@ -147,9 +148,10 @@ def master_unaffected(v: TraceView, check: Check) -> None:
     for c in v.kind("commit"):
         if c["node"] not in delayed or c.get("gtid") is None or c.get("semisync") is not None or c.get("errno") is not None:
             continue  # a semi-sync wait is judged by the semi-sync properties; a failed commit never returned
-        if v.nodes.get(c["node"], {}).get("variables", {}).get("rpl_semi_sync_master_enabled"):
-            # a semi-sync master whose commit may have waited: a real server's commit does not say how
-            # when commits in flight together moved its counters (a campaign's t1 and t2 timed out)
+        if any(semisync_index(v).var(c["node"], "rpl_semi_sync_master_enabled", key) for key in ((c.get("start", c["t"]), -1), line_key(c))):
+            # a semi-sync master (configured so or enabled by SET GLOBAL) whose commit may have waited:
+            # a real server's commit does not say how when commits in flight together moved its
+            # counters (a campaign's t1 and t2 timed out)
             continue
         b = ix.binlog.get((c["node"], c["gtid"], 0))
         if b is not None and b.get("trx") != c["trx"]:  # a GTID issued again (a crash cut the first away): its own group

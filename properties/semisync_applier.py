@@ -65,7 +65,9 @@ def _waits(v: TraceView, ix: SemiSyncIndex) -> list[dict]:
         # acknowledged in time: yes; an ack after the timeout's switch, or none: no; near it, either
         # (binlogged while the status may have been OFF: maybe no_tx at once)
         yes = acked != END and acked[0] <= b["t"] + timeout + res
-        no = (acked == END or acked[0] >= b["t"] + timeout - res or not ix.on(node, bkey)
+        # (an ack passed on as its replica stopped may not have counted)
+        no = (acked == END or len(ix.acked_by(node, pos, END, surely=True)) < n
+              or acked[0] >= b["t"] + timeout - res or not ix.on(node, bkey)
               or released <= (acked[0] + res, 2**62))
         out.append({"node": node, "gtid": gtid, "on": True, "early": bkey, "late": ended, "yes": yes, "no": no})
     return out

@@ -106,9 +106,31 @@ class SemiSyncIndex:
                 pos = self.place(r["source"], r["master_file"], r["master_end"], line_key(r))
                 self.relayed.setdefault(r["source"], {}).setdefault(r["node"], Reach(v.resolution_us)).add(pos, r)
                 self.relayed_at.setdefault((r["source"], r["node"], *pos), []).append(line_key(r))
+        self.io_stops: dict[str, list] = {}  # per replica, keys of its IO thread's stops: STOP SLAVE [IO_THREAD], crash, shutdown
+        spans: dict[str, list] = {}  # per replica, (begin, end) of those stops
+        for o in v.kind("stmt"):
+            if o["op"] == "stop_slave" and o.get("errno") is None and o.get("thread") in (None, "io"):
+                self.io_stops.setdefault(o["node"], []).append(line_key(o))
+                spans.setdefault(o["node"], []).append((o["t"] - o.get("duration_us", 0), o["t"]))
+        for o in v.kind("crash") + v.kind("shutdown"):
+            self.io_stops.setdefault(o["node"], []).append(line_key(o))
+            spans.setdefault(o["node"], []).append((o["t"], o["t"]))
+        for keys in self.io_stops.values():
+            keys.sort()
+        # An ack the replica's relay passed on as its IO thread stopped (from the resolution before
+        # the stop began to its end) may never count: the master's dump thread, finding the
+        # connection gone, ends and takes the replica off the ack receiver's list, and what that
+        # receiver had not read yet is never read (Repl_semi_sync_master::dump_end,
+        # Ack_receiver::remove_slave, sql/semisync_master_ack_receiver.cc). On 10.11.19 an ack of
+        # (bin.000002, 845) passed on 4 ms into B's STOP SLAVE was not: A timed out on 845,
+        # "semi-sync up to ... position 609". Such acks are in `acked` but not in `surely_acked`.
         self.acked: dict[str, dict[str, Reach]] = {}
+        self.surely_acked: dict[str, dict[str, Reach]] = {}
         for a in _with_named(v, "ack"):
-            self.acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add(self.place(a["node"], a["file"], a["pos"], line_key(a)), a)
+            place = self.place(a["node"], a["file"], a["pos"], line_key(a))
+            self.acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add(place, a)
+            if not any(b - v.resolution_us <= a["t"] <= e for b, e in spans.get(a["replica"], [])):
+                self.surely_acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add(place, a)
         self.dumps: list[tuple[dict, int]] = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
         self.dump_keys: dict[tuple, list] = {}  # (master, replica named in the line) -> keys
         self.dump_keys_by_sid: dict[tuple, list] = {}  # (master, server_id in the message) -> keys
@@ -126,15 +148,18 @@ class SemiSyncIndex:
         starts = v.kind("restart") + v.kind("restore")
         for o in sorted(starts + [o for o in v.kind("stmt") if o["op"] in ("set_global", "reset_master")], key=line_key):
             self.dba.setdefault(o["node"], []).append(line_key(o))
+        # per node, keys where semi-sync became enabled: its status is ON from there, before any
+        # sample shows it (enable_master sets m_state, sql/semisync_master.cc; a restart enables
+        # it so from its configuration)
+        self.enables: dict[str, list] = {}
+        for o in sorted(starts + [o for o in v.kind("stmt") if o["op"] == "set_global"], key=line_key):
+            key, name = line_key(o), "rpl_semi_sync_master_enabled"
+            if o["node"] in self.vars and self.var(o["node"], name, (key[0], key[1] + 1)) and (
+                    o["kind"] != "stmt" or not self.var(o["node"], name, key)):
+                self.enables.setdefault(o["node"], []).append(key)
         self.downs: dict[str, list] = {}  # per node, keys of its crashes and shutdowns
         for o in sorted(v.kind("crash") + v.kind("shutdown"), key=line_key):
             self.downs.setdefault(o["node"], []).append(line_key(o))
-        self.io_stops: dict[str, list] = {}  # per replica, keys of its IO thread's stops: STOP SLAVE [IO_THREAD], crash, shutdown
-        for o in v.kind("stmt"):
-            if o["op"] == "stop_slave" and o.get("errno") is None and o.get("thread") in (None, "io"):
-                self.io_stops.setdefault(o["node"], []).append(line_key(o))
-        for node, keys in self.downs.items():
-            self.io_stops[node] = sorted(self.io_stops.get(node, []) + keys)
         from .filter import unsent  # filter's checks read this module's timeout line
         every = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
         # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
@@ -217,7 +242,7 @@ class SemiSyncIndex:
         i = bisect_right(keys, key)
         after = self.status_obs[keys[i]] if i < len(keys) else None
         return (after is not None and after["t"] <= key[0] + tol
-                and (after["variables"][STATUS] == "ON") != (self.status[node].at(key) == "ON"))
+                and (after["variables"][STATUS] == "ON") != self._status_on(node, key))
 
     def var(self, node: str, name: str, key: tuple[int, int]):
         return self.vars[node][name].at(key)
@@ -230,7 +255,13 @@ class SemiSyncIndex:
         return int(self.var(node, "rpl_semi_sync_master_wait_for_slave_count", key) or 1)
 
     def on(self, node: str, key) -> bool:
-        return self.status[node].at(key) == "ON" and bool(self.var(node, "rpl_semi_sync_master_enabled", key))
+        return self._status_on(node, key) and bool(self.var(node, "rpl_semi_sync_master_enabled", key))
+
+    def _status_on(self, node: str, key) -> bool:
+        """The status at key: the last sample's, or ON if semi-sync became enabled since."""
+        keys, enables = self.status[node].keys, self.enables.get(node, [])
+        i = bisect_left(enables, key)
+        return (i > 0 and enables[i - 1] > keys[bisect_left(keys, key) - 1]) or self.status[node].at(key) == "ON"
 
     def _commit(self, c: dict) -> dict:
         b = self.ends[(c["node"], c["gtid"], c.get("trx"))]
@@ -252,9 +283,10 @@ class SemiSyncIndex:
         """Replicas whose relay log held the event ending at pos (of node's binlog) before key."""
         return {replica for replica, reach in self.relayed.get(node, {}).items() if reach.first(pos, key)}
 
-    def acked_by(self, node: str, pos, key) -> list[dict]:
-        """Acks at or past pos received before key, the first one of each replica."""
-        firsts = (reach.first(pos, key) for reach in self.acked.get(node, {}).values())
+    def acked_by(self, node: str, pos, key, surely: bool = False) -> list[dict]:
+        """Acks at or past pos received before key, the first one of each replica (surely: of the
+        acks the master surely read)."""
+        firsts = (reach.first(pos, key) for reach in (self.surely_acked if surely else self.acked).get(node, {}).values())
         return sorted((a for a in firsts if a is not None), key=line_key)
 
     def samples_within(self, node: str, key, until: int) -> list[dict]:
@@ -322,7 +354,7 @@ def may_have_timed_out(ix: SemiSyncIndex, c: dict, tol: int, surely: bool = Fals
     longest = c["obs"]["t"] - c["obs"].get("start", c["binlog"]["t"])
     could = waited >= timeout if surely or not tol else (waited >= timeout - tol and longest >= timeout)
     return (had_to_wait(c) and c["ok"] and could
-            and len(ix.acked_by(c["node"], c["pos"], c["rkey"])) < ix.n(c["node"], c["rkey"])
+            and len(ix.acked_by(c["node"], c["pos"], c["rkey"], surely=True)) < ix.n(c["node"], c["rkey"])
             and not _disabled_at_return(ix, c, tol) and not _switched_off_otherwise(ix, c, tol))
 
 

@@ -85,7 +85,11 @@ class Collector:
                     o["trx"] = trx_of_gtid.get(o["gtid"])
         at: dict[tuple[str, str], int] = {}
         for node in sorted(logs, key=self._depth, reverse=True):  # replicas first: a source wrote no later
-            replicas = list(dict.fromkeys(r for (r, _), src in self.run.sources.items() if src == node and r in logs))
+            # each replica's links to the node, from when they were pointed at it: a copy it wrote
+            # before came from another source (seed 11's History 23: R held t6 from M, then a
+            # failover pointed R at B, whose SQL thread applied t6 two seconds later)
+            replicas = [(r, self.run.source_since.get((r, conn), 0)) for (r, conn), src in self.run.sources.items()
+                        if src == node and r in logs]
             for ev in logs[node]:
                 if ev["type"] != "GTID_LOG_EVENT" or (node, ev["gtid"]) in at:
                     continue
@@ -95,7 +99,7 @@ class Collector:
                 k = k_of_gtid.get(g)
                 bounds = [self._logged_by(node, g), self.run.seen.get((node, k)), self.run.read_seen.get((node, k))]
                 k = statements.get(g, k)  # a later statement's group: its row is not the one polled
-                bounds += [at.get((r, g)) for r in replicas]
+                bounds += [x for r, since in replicas if (x := at.get((r, g))) is not None and x >= since]
                 if self.run.by_server_id.get(ev["server_id"]) == node and k in self.run.returned:
                     bounds.append(self.run.returned[k][0])
                 if self.run.by_server_id.get(ev["server_id"]) == node and k in self.run.commits:
@@ -341,10 +345,11 @@ class Collector:
         def commit_order(item: tuple[tuple[str, int], int]) -> tuple[int, int]:
             gtid = self.run.gtid_of.get(item[0][1])
             return item[1], F.parse_gtid(H.real(gtid))[2] if gtid else 0
+        own = {(node, k) for (node, k), t in self.run.seen.items() if self._own_commit(node, k, t)}
         for (node, k), t in sorted(self.run.seen.items(), key=commit_order):
             gtid = self.run.gtid_of.get(k)
             source = self.run.seen_src[(node, k)]
-            if source is None or gtid is None:
+            if source is None or gtid is None or (node, k) in own:
                 continue
             relay_file, relay_pos = self.run.seen_pos[(node, k)]
             self.run.emit("visible", node, t, trx=self.run.trx_names[k], gtid=gtid)
@@ -371,12 +376,22 @@ class Collector:
                               last=b["last"], gtid=gtid, server_id=b["server_id"], when=(r or b)["when"], ict=None, read=None,
                               begin=None, relay_file=r["file"] if r else relay_file, relay_pos=r["pos"] if r else relay_pos)
         for (node, k), t in self.run.seen.items():
-            if self.run.seen_src[(node, k)] is None:  # no GTID: committed but never binlogged (an incident's lost events)
+            if self.run.seen_src[(node, k)] is None or (node, k) in own:  # a client's commit on the node, not an apply
                 # Visible to others by the time its statement returned, if a poll did not see it earlier
                 # (not if the server died under it: no answer, and what was recovered shows later).
                 back, errno = self.run.returned.get(k, (t, None))
                 t = t if errno == CR_SERVER_LOST else min(t, back)
                 self.run.emit("visible", node, t, trx=self.run.trx_names[k], gtid=self.run.gtid_of.get(k))
+
+    def _own_commit(self, node: str, k: int, t: int) -> bool:
+        """The row the poll at t found on the node is its client's commit there, not its SQL
+        thread's apply, also on a replica (seed 11's History 3: B's own t1, reported as applied
+        from M and judged by B's MASTER_DELAY); unless the node went down between the commit's
+        start and the poll, when the group may have come back by replication."""
+        if self.run.origin_of.get(k) != node:
+            return False
+        began = self.run.commits.get(k, {}).get("start", 0)
+        return not any(began < d <= t for d in self.run.downs.get(node, []))
 
     def _appliers(self, node: str, k: int, t: int, gtid: str, relayed: dict) -> list[tuple[Link, int]]:
         """Which connection of a multi-source replica applied a transaction, and when: (link, first

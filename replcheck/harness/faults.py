@@ -115,6 +115,7 @@ class Faults:
             self.run.observer.relay_purged(link, self.run.now(), before, reason="relay_log_recovery" if recovery else "gtid")
         if op.get("master"):
             self.run.sources[(node, None)] = op["master"]
+            self.run.source_since[(node, None)] = self.run.now()
             self.run.add_relay((node, None))  # its channel runs through a relay too: cut_io, lose_acks, acks seen
             pos = c.rejoin(node, op["master"])
             self.run.emit("stmt", node, op="set_global", variable="gtid_slave_pos", value=pos, errno=None, message="")

@@ -364,7 +364,7 @@ class Ops:
         n = sum(map(len, self.run.incidents.values()))
         start = self.run.now()
         try:
-            self.run.cluster.sql(node, incident_statement(n))
+            self.run.cluster.sql(node, incident_statement(n, self.run.incident_dbs.get(node, "rc")))
             errno, message = None, ""
         except SqlError as e:
             errno, message = e.errno, e.message
@@ -479,6 +479,7 @@ class Ops:
     def _repointed(self, link: Link, source: str) -> None:
         """The channel's relay connects to its new source from its next connect on (as failover's)."""
         self.run.sources[link] = source
+        self.run.source_since[link] = self.run.now()
         self.run.cluster.route(source, link[0], self.run.proxies[link].port)
 
     def _addressed(self, op: dict) -> list[Link]:

@@ -68,7 +68,8 @@ from replcheck.harness.observe import Link, Observer
 from replcheck.harness.ops import CR_SERVER_LOST, DOWN_MESSAGE, RUNS, Ops, check_server, check_supported
 from replcheck.harness.proxy import ChannelProxy, ClockExchange
 from replcheck.harness.relaylog import RelayLogs
-from replcheck.harness.statements import CACHE_BUFFER_BYTES, CACHE_BYTES, SENTINEL, RunnerError, admin_statement, trx_statement
+from replcheck.harness.statements import (CACHE_BUFFER_BYTES, CACHE_BYTES, INCIDENT_TABLE, SENTINEL, RunnerError, admin_statement,
+                                          ident, incident_db, trx_statement)
 from replcheck.harness.timescale import DEFAULT_EPOCH_US, largest_scale, scale_for, scaled_history
 from replcheck.spec import ops as O
 from replcheck.spec.formats import SEMISYNC_TIMEOUT_DEFAULT_MS, US
@@ -99,7 +100,7 @@ SCHEMA = ("CREATE DATABASE rc; "
           "KEY (k), UNIQUE KEY (u)) ENGINE=MyISAM; "
           f"INSERT INTO rc.r VALUES (-1, -1, '', {SENTINEL}); INSERT INTO rc.m VALUES (-1, -1, '', {SENTINEL}); "
           # What a recorded incident's statement writes (statements.incident_statement): no transaction's rows.
-          "CREATE TABLE rc.x (k INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '') ENGINE=MyISAM")
+          f"CREATE TABLE rc.x {INCIDENT_TABLE}")
 
 
 # An op that starts later than this past its time (a slow statement before it, a loaded machine)
@@ -130,6 +131,10 @@ class Runner:
         # multi-source replica's connections each have their own relay, relay logs, SQL thread and samples.
         self.sources: dict[Link, str] = {(c["replica"], c.get("connection")): c["source"] for c in topo.get("channels", [])}
         self.named = {r for r, conn in self.sources if conn is not None}  # replicas with named connections
+        # when a link's source took effect, for a link repointed (failover, rejoin, CHANGE MASTER TO
+        # MASTER_HOST): what the replica held before came from another source
+        self.source_since: dict[Link, int] = {}
+        self.incident_dbs = {n["id"]: incident_db(n.get("variables") or {}) for n in topo["nodes"]}
         self.delays = {(c["replica"], c.get("connection")): c.get("delay", 0) for c in topo.get("channels", [])}
         # A History that filters: commits say which table they wrote, as the models' do.
         self.filtering = V.filters(topo["nodes"], self.history["ops"])
@@ -320,6 +325,8 @@ class Runner:
         for n in self.node_ids:
             # On every node, unlogged: the binlogs then hold only the History's transactions.
             c.sql(n, "SET sql_log_bin = 0; " + SCHEMA)
+            if (db := self.incident_dbs.get(n, "rc")) != "rc":  # the database its binlog filters let through
+                c.sql(n, f"SET sql_log_bin = 0; CREATE DATABASE IF NOT EXISTS {ident(db)}; CREATE TABLE {ident(db)}.x {INCIDENT_TABLE}")
 
     def _sleep_until(self, at_us: int) -> bool:
         """Sleeps until at_us plus the slip so far; True when it was already too late (the slip grew)."""

@@ -202,16 +202,42 @@ def set_global_statement(op: dict, epoch_us: int | None) -> str:
     return f"{named}SET GLOBAL {name} = {sql_value(op['value'])}"
 
 
-def incident_statement(n: int) -> str:
+# The database of a node's incident table where its binlog filters keep rc out (rc.x otherwise).
+INCIDENT_DB = "rc_incident"
+INCIDENT_TABLE = "(k INT NOT NULL, pad VARCHAR(255) NOT NULL DEFAULT '') ENGINE=MyISAM"
+
+
+def incident_db(variables: dict) -> str:
+    """The database of a node's incident table: one its binlog filters let through, or the
+    statement's rows never reach the statement cache and no incident is written (seed 11's History
+    6: binlog_do_db = other). binlog_do_db / binlog_ignore_db judge a row event by its table's
+    database and a statement by the session's default one (MYSQL_BIN_LOG::write and
+    check_table_binlog_row_based, sql/log.cc and sql/handler.cc): the statement runs in its table's."""
+    def names(name: str) -> list[str]:
+        return [d.strip() for d in str(variables.get(name) or "").split(",") if d.strip()]
+    do = names("binlog_do_db")
+    if do:
+        return do[0]
+    return "rc" if "rc" not in names("binlog_ignore_db") else INCIDENT_DB
+
+
+def incident_statement(n: int, db: str = "rc") -> str:
     """A record_incident op's statement, the way MariaDB's own tests make an incident on a release
     build (mysql-test/suite/rpl/include/rpl_binlog_max_cache_size.test): one multi-row statement on a
     non-transactional table that overflows max_binlog_stmt_cache_size (the run sets it small). Its
     changes cannot be binlogged and stay: it fails with ER_STMT_CACHE_FULL and the binlog gets an
     Incident event LOST_EVENTS in their place (sql/log.cc, binlog_cache_data overflow ->
-    write_incident). `n`: the statement's number, its rows' k (in rc.x, which no transaction reads)."""
+    write_incident). `n`: the statement's number, its rows' k (in `db`.x, which no transaction reads:
+    incident_db)."""
     if isinstance(n, bool) or not isinstance(n, int):
         raise RunnerError(f"incident number {n!r} is not an integer")
-    return "INSERT INTO rc.x (k, pad) VALUES " + ", ".join(f"({n}, REPEAT('x', 200))" for _ in range(OVERFLOW_ROWS))
+    q = ident(db)
+    return f"USE {q}; INSERT INTO {q}.x (k, pad) VALUES " + ", ".join(f"({n}, REPEAT('x', 200))" for _ in range(OVERFLOW_ROWS))
+
+
+def ident(name: str) -> str:
+    """A quoted SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 # A statement logged as a statement (a DDL, a STATEMENT-format transaction) is filtered by the

@@ -28,6 +28,7 @@ class _Run:
         self.seen_src = {("C", 0): "B", ("C", 1): "B"}
         self.seen_pos = {("C", 0): ("relay.000002", 4), ("C", 1): ("relay.000002", 4)}
         self.named, self.sources, self.returned = set(), {}, {}
+        self.origin_of, self.commits, self.downs = {0: "A", 1: "A"}, {}, {}  # A's transactions, C never went down
         self.cluster = self  # its rows cannot be read back: whole groups
 
     def sql(self, node, query):

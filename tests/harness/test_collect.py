@@ -217,3 +217,26 @@ def test_a_poll_proves_a_gtid_of_its_own_binlog_history_only():
     assert r.collector._logged_by("A", "0-1-1") is None  # 0-1-3 at 150 is the next history's
     assert r.collector._logged_by("A", "0-1-1#1") == 150
     assert r.collector._logged_by("B", "0-1-1#1") is None
+
+
+def test_a_replica_s_copy_bounds_its_source_s_write_only_from_when_it_was_pointed_at_it():
+    # seed 11's History 23: R held t6 (0-1-4) from M at 100; a failover then pointed R at B, whose
+    # delayed SQL thread applied t6 only at 500. R's copy placed B's binlog write at 100.
+    r = R.Runner({**_history(), "header": {**_history()["header"], "topology": {
+        "nodes": [{"id": "M"}, {"id": "B"}, {"id": "R"}],
+        "channels": [{"source": "M", "replica": "B"}, {"source": "M", "replica": "R"}]}}})
+    r.trx_names, r.origin_of, r.gtid_of = ["t6"], {0: "M"}, {0: "0-1-4"}
+    r.commits[0], r.returned[0] = {"start": 50, "gtid": "0-1-4"}, (60, None)
+    r.binlog_pos.update({"M": [(70, {0: "0-1-4"})], "R": [(100, {0: "0-1-4"})], "B": [(500, {0: "0-1-4"})]})
+    del r.sources[("B", None)]  # promoted
+    r.sources[("R", None)], r.source_since[("R", None)] = "B", 300
+    r.collector._read_binlog = lambda node: [dict(e) for e in _group("0-1-4", 0, 1, "bin.000001")]
+    for name in ("_emit_applies", "_emit_statement_applies", "_emit_skips"):
+        setattr(r.collector, name, lambda *a: None)
+    r.collector.collect_binlogs()
+    binlogs = {o["node"]: o["t"] for _, _, o in r.obs if o["kind"] == "binlog" and o["idx"] == 0}
+    assert binlogs == {"M": 60, "R": 100, "B": 500}
+    r.source_since[("R", None)] = 0  # pointed at B all along: its copy came from B, no later than B wrote it
+    r.obs.clear()
+    r.collector.collect_binlogs()
+    assert {o["node"]: o["t"] for _, _, o in r.obs if o["kind"] == "binlog" and o["idx"] == 0}["B"] == 100

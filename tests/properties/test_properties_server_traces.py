@@ -430,3 +430,46 @@ def test_a_stop_that_waits_for_a_workers_ack_moves_the_place_past_that_group_onl
     for o in after:
         o["Exec_Master_Log_Pos"], o["Relay_Log_Pos"] = 800, 1093  # past t1's end (558): no group there
     assert_witness(kit.verdict("WL344.STOP.NO_EXEC", tr), tr, after[0], "moved C from Relay_Log_Pos 615 to 1093")
+
+
+def test_an_ack_passed_on_as_its_replica_stops_may_not_count(kit):
+    # A real server's Trace (corpus/server): B's ack of t3 reached A's socket 4 ms into B's STOP
+    # SLAVE; A's dump thread ended before its ack receiver read it, t3 timed out, no_tx 3
+    tr = Trace(*_server_trace("ack-passed-on-as-the-replica-stops"))
+    ack = next(o for o in tr.all("ack", node="A") if o["pos"] == 845)
+    stop = next(o for o in tr.all("stmt", node="B") if o["op"] == "stop_slave")
+    assert stop["t"] - stop["duration_us"] < ack["t"] < stop["t"]
+    for requirement in ("WL1720.COUNT.TX", "WL1720.LIVE.RELEASE", "WL7169.N_DISTINCT"):
+        assert kit.verdict(requirement, tr).status == "pass", requirement
+    # an ack passed on while only the SQL thread stopped was read: t3 then counts in yes_tx
+    stop["thread"] = "sql"
+    sample = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_no_tx"] == 3)
+    assert_witness(kit.verdict("WL1720.COUNT.TX", tr), tr, sample, "yes_tx, no_tx = (2, 3)")
+
+
+def test_semi_sync_enabled_by_set_global_is_on_before_a_sample_shows_it(kit):
+    # A real server's Trace (corpus/server): SET GLOBAL rpl_semi_sync_master_enabled = ON on A, then
+    # t4, binlogged before the first sample showing ON, waited out the timeout with t5 to t7
+    tr = Trace(*_server_trace("semi-sync-enabled-by-set-global"))
+    enable = tr.first("stmt", node="A", op="set_global")
+    first_on = next(o for o in tr.all("server_status", node="A") if o["variables"]["Rpl_semi_sync_master_status"] == "ON")
+    t4, t7 = tr.first("commit", node="A", trx="t4"), tr.first("commit", node="A", trx="t7")
+    assert enable["t"] < t4["start"] and first_on["t"] > next(o["t"] for o in tr.all("binlog", node="A") if o.get("trx") == "t4")
+    for requirement in ("WL1720.OFF.NO_WAIT", "WL344.MASTER.UNAFFECTED"):
+        assert kit.verdict(requirement, tr).status == "pass", requirement
+    # a SET GLOBAL that failed enabled nothing: the waits are caught
+    enable["errno"] = 1231
+    assert_witness(kit.verdict("WL1720.OFF.NO_WAIT", tr), tr, t4, "commit of t4 on A waited 9.95358 s while OFF")
+    assert_witness(kit.verdict("WL344.MASTER.UNAFFECTED", tr), tr, t7, "commit of t7 returned at 13.424034 s")
+
+
+def test_a_change_master_while_stopped_at_an_incident_throws_its_relay_log_away_at_once(kit):
+    # A real server's Trace (corpus/server): C stopped at A's incident, then STOP SLAVE, CHANGE MASTER
+    # TO MASTER_DELAY = 0 and START SLAVE; a sample between the last two shows relay.000001:4
+    tr = Trace(*_server_trace("incident-under-binlog-do-db"))
+    change = tr.first("stmt", node="C", op="change_master")
+    sample = next(o for o in tr.all("status", node="C") if o["t"] > change["t"])
+    assert sample["Relay_Log_Pos"] == 4 and sample["t"] < tr.first("stmt", node="C", op="start_slave")["t"]
+    assert kit.verdict("WL3464.HOLD", tr).status == "pass"
+    change["errno"] = 1198  # a CHANGE MASTER that failed threw nothing away
+    assert_witness(kit.verdict("WL3464.HOLD", tr), tr, sample, "C stopped at an incident shows Relay_Log_Pos 4")
