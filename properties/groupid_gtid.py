@@ -125,7 +125,9 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         # A group the skip counter skipped moves gtid_slave_pos as a committed one does (MariaDB
         # rpl_slave_state::record_and_update_gtid at the group's end).
         # So does a group a filter kept from the engine (properties/filter.py, FILTER.GTID.ADVANCES).
-        if o["kind"] == "apply" and o.get("idx") == 0 and o.get("gtid"):
+        # a skip reads the GTID event too (exec_relay_log_event calls event_group_new_gtid before
+        # the skip, sql/slave.cc): a group read, rolled back by a stop and skipped after a load shows
+        if o["kind"] in ("apply", "skip") and o.get("idx") == 0 and o.get("gtid"):
             read_at[o["gtid"]] = o["_line"]
         counted = o["kind"] in ("binlog", "visible", "filtered") or (
             o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter" and group_skipped(o))

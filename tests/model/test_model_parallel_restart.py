@@ -126,3 +126,26 @@ def test_a_restart_counts_the_lag_from_what_it_reads_after(kit):
     lag = [s["Seconds_Behind_Master"] for s in tr.all("status", node="B") if 5_000_000 <= s["t"] < 7_000_000]
     assert lag and min(lag) >= 1, lag
     assert tr.first("visible", node="B", trx="t2")["t"] >= 7_000_000
+
+
+def test_a_marked_group_read_again_is_passed_over_not_filtered_again(kit):
+    # t1, marked @@skip_replication, is filtered (FILTER_ON_SLAVE) and t3 committed after it in
+    # domain 0. The rewinding stop makes B read t1 again: the coordinator passes it over at the
+    # restart position (rpl_parallel::do_event) before a worker's Log_event::do_shall_skip would
+    # ignore it, so gtid_slave_pos keeps t3's GTID, not t1's again (seed 300064, History 5).
+    workers = {"slave_parallel_threads": 4, "replicate_events_marked_for_skip": "FILTER_ON_SLAVE"}
+    h = kit.make_history([{"id": "A", "gtid_mode": True}, {"id": "B", "gtid_mode": True, "variables": workers}],
+                         [{"source": "A", "replica": "B", "latency_us": 1000}], [
+        {"at": 0, "op": "trx", "node": "A", "trx": "t1", "skip_replication": True},
+        {"at": 100_000, "op": "trx", "node": "A", "trx": "t2", "domain": 1},
+        {"at": 200_000, "op": "trx", "node": "A", "trx": "t3"},
+        {"at": 1_000_000, "op": "stop_slave", "node": "B", "thread": "sql"},
+        {"at": 1_500_000, "op": "start_slave", "node": "B", "thread": "sql"}], end_us=3_000_000, sample_every_us=250_000)
+    tr = kit.run("model:mariadb-10.11", h)
+    t3 = tr.first("visible", node="B", trx="t3")["gtid"]
+    assert [f["trx"] for f in tr.all("filtered", node="B")] == ["t1"]
+    passed = [s["trx"] for s in tr.all("skip", node="B") if s.get("reason") == "gtid already executed"]
+    assert passed == ["t1", "t2", "t3"]
+    shown = {s["variables"]["gtid_slave_pos"] for s in tr.all("server_status", node="B") if s["t"] >= 1_500_000}
+    assert shown == {f"{t3},{tr.first('visible', node='B', trx='t2')['gtid']}"}
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS

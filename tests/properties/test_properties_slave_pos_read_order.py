@@ -96,3 +96,18 @@ def test_a_skip_recorded_after_a_later_group_s_commit_is_the_position_on_an_exac
     sample["variables"]["gtid_slave_pos"] = "0-1-2,1-1-1"
     v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
     assert v.status == VIOLATED and any(tr.line(sample) in w.lines for w in v.witnesses)
+
+
+def test_a_group_skipped_after_a_load_is_read_after_it(kit):
+    # corpus/finding-skip-of-a-group-read-before-a-connect-load: B read t7 (0-1-2), a STOP SLAVE
+    # rolled it back, a connect by position loaded 0-1-1 and the skip counter then skipped t7: the
+    # skip read its GTID event again, after the load, so 0-1-2 shows.
+    tr = _corpus_run(kit, "model:mariadb-10.11", "finding-skip-of-a-group-read-before-a-connect-load")
+    skip = tr.first("skip", node="B", gtid="0-1-2", reason="sql_slave_skip_counter")
+    assert tr.first("apply", node="B", gtid="0-1-2")["t"] < tr.first("connect", node="B", master_log_pos=590)["t"] <= skip["t"]
+    after = [o for o in tr.all("server_status", node="B") if skip["t"] < o["t"] < 2_000_000]
+    assert after and all(o["variables"]["gtid_slave_pos"] == "0-1-2,1-1-1" for o in after)
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    after[0]["variables"]["gtid_slave_pos"] = "0-1-1,1-1-1"
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
+    assert v.status == VIOLATED and any(tr.line(after[0]) in w.lines for w in v.witnesses)
