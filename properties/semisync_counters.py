@@ -6,7 +6,7 @@ from bisect import bisect_left, bisect_right
 
 from .core import Check, TraceView, checks, seconds
 from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, may_have_timed_out
-from .semisync_ack import sampled_with
+from .semisync_ack import asked_semi_sync
 from .semisync_applier import applier_waits, counted_by
 from .groupid_shared import starts_new_binlog
 
@@ -80,13 +80,8 @@ def clients_counted(v: TraceView, check: Check) -> None:
         hosts = o.get("slave_hosts")
         if hosts is None or "Rpl_semi_sync_master_clients" not in o["variables"]:
             continue
-        asked = []
-        for h in hosts:
-            r = sampled_with(v, o, h["replica"])
-            if r is None:
-                break
-            asked.append(r["variables"].get("Rpl_semi_sync_slave_status") == "ON")
-        else:
+        asked = [asked_semi_sync(v, o, h["replica"]) for h in hosts]
+        if None not in asked:
             check.judge(o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked),
                         lambda: f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
 
