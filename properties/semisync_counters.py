@@ -125,7 +125,9 @@ def waiters_released(v: TraceView, check: Check) -> None:
                 continue
             if i < len(keys):
                 check.reached("a reconnect of a replica holding a waiting commit")
-                chances[replica] = min(chances.get(replica, 2**62), keys[i][0] + 2 * ix.latency(replica))
+                # the note comes from the dump thread as it starts, where dump_start takes the
+                # replica's place for its reply (sql/semisync_master.cc): a latency's slack
+                chances[replica] = min(chances.get(replica, 2**62), keys[i][0] + ix.latency(replica))
         ready = ix.release_key(node, c["bkey"], [((t, 0), r) for r, t in chances.items()])
         if ready is None:
             continue

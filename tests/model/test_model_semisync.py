@@ -130,13 +130,13 @@ def test_s1_switches_back_on_when_the_replica_catches_up(kit):
 
 def test_s1_a_restarted_master_switches_back_on_only_at_its_binlogs_end(kit):
     # corpus/finding-switch-on-after-restart-before-catch-up: t1, t2 are binlogged while B's IO
-    # thread is stopped; A restarts, goes OFF when C, its only semi-sync client, stops its IO thread
-    # (wait_no_slave OFF), then B connects and acks t1 and t2. The binlog survived the restart:
-    # only the ack of t2 catches up.
+    # thread is stopped; A restarts, goes OFF when C, its only semi-sync client (once its dump request
+    # arrived, 1 ms after the restart), stops its IO thread (wait_no_slave OFF), then B connects and
+    # acks t1 and t2. The binlog survived the restart: only the ack of t2 catches up.
     ops = [{"at": 0, "op": "stop_slave", "node": "B", "thread": "io"},
            {"at": 0, "op": "trx", "node": "A", "trx": "t1"}, {"at": 0, "op": "trx", "node": "A", "trx": "t2"},
            {"at": 1, "op": "shutdown", "node": "A"}, {"at": 1, "op": "restart", "node": "A"},
-           {"at": 1, "op": "stop_slave", "node": "C", "thread": "io"},
+           {"at": 2 * MS, "op": "stop_slave", "node": "C", "thread": "io"},
            {"at": 1, "op": "start_slave", "node": "B", "thread": "io"}]
     h = history(kit, [master(rpl_semi_sync_master_wait_no_slave=False), semisync_replica("B"), semisync_replica("C")],
                 [{"source": "A", "replica": "B", "latency_us": 400 * MS}, {"source": "A", "replica": "C", "latency_us": MS}],
