@@ -33,6 +33,9 @@ class DelayIndex:
                 continue
             self.binlog.setdefault((b["node"], b["gtid"], b["idx"]), b)
             self.origin.setdefault((b["gtid"], b["idx"]), b)
+            # a GTID whose write a crash tore is numbered again for the next transaction (recovery
+            # truncates the torn group): its first writer is that transaction's origin, not the torn one's
+            self.origin.setdefault((b["gtid"], b["idx"], b.get("trx")), b)
         self.relay = {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")}
         self.applies: dict[str, list[dict]] = {}
         self.applied_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its applies, in order
@@ -229,7 +232,9 @@ class DelayIndex:
 
     def origin_of(self, a: dict) -> dict | None:
         """The binlog event on the originating master that an apply replays, if the Trace has it."""
-        return self.origin.get((a["gtid"], a["idx"])) if a.get("gtid") else self._gtidless_origin(a)
+        if not a.get("gtid"):
+            return self._gtidless_origin(a)
+        return self.origin.get((a["gtid"], a["idx"], a.get("trx"))) or self.origin.get((a["gtid"], a["idx"]))
 
     def stops(self, node: str) -> list[int]:
         """Times the SQL thread of `node` stopped (STOP SLAVE, UNTIL, crash)."""

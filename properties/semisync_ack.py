@@ -107,7 +107,8 @@ def _binlog_lengths(v: TraceView) -> dict[tuple, set[int]]:
 def sampled_with(v: TraceView, o: dict, node: str, kind: str = "server_status") -> dict | None:
     """node's sample of this kind taken together with sample o: same instant, nothing but samples
     in between (anything else, a STOP SLAVE say, may have changed what it would say)."""
-    i = o["_line"] - 2  # observations start on line 2
+    # v.obs leaves out a named connection's observations (multi-source): a line is no index there
+    i = v.memo("semisync_ack.obs_index", lambda: {x["_line"]: k for k, x in enumerate(v.obs)})[o["_line"]]
     for step in (1, -1):
         j = i + step
         while 0 <= j < len(v.obs) and v.obs[j]["t"] == o["t"] and v.obs[j]["kind"] in ("status", "server_status"):
@@ -115,6 +116,15 @@ def sampled_with(v: TraceView, o: dict, node: str, kind: str = "server_status") 
                 return v.obs[j]
             j += step
     return None
+
+
+def asked_semi_sync(v: TraceView, o: dict, replica: str) -> bool | None:
+    """Whether a replica that master sample o lists asked for semi-sync, as its own sample taken
+    together with o shows; None where none says: no such sample, or a replica with named connections
+    (multi-source), whose one global Rpl_semi_sync_slave_status any connection's start sets and any
+    connection's stop clears (Repl_semi_sync_slave::slave_start, slave_stop; sql/semisync_slave.cc)."""
+    r = None if any(r == replica for r, _ in v.connections) else sampled_with(v, o, replica)
+    return None if r is None else r["variables"].get("Rpl_semi_sync_slave_status") == "ON"
 
 
 @checks("WL1720.SLAVE.STATUS", kinds=("server_status",))

@@ -6,7 +6,7 @@ from bisect import bisect_left, bisect_right
 
 from .core import Check, TraceView, checks, seconds
 from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, may_have_timed_out
-from .semisync_ack import sampled_with
+from .semisync_ack import asked_semi_sync
 from .semisync_applier import applier_waits, counted_by
 from .groupid_shared import starts_new_binlog
 
@@ -82,13 +82,8 @@ def clients_counted(v: TraceView, check: Check) -> None:
         hosts = o.get("slave_hosts")
         if hosts is None or "Rpl_semi_sync_master_clients" not in o["variables"]:
             continue
-        asked = []
-        for h in hosts:
-            r = sampled_with(v, o, h["replica"])
-            if r is None:
-                break
-            asked.append(r["variables"].get("Rpl_semi_sync_slave_status") == "ON")
-        else:
+        asked = [asked_semi_sync(v, o, h["replica"]) for h in hosts]
+        if None not in asked:
             check.judge(o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked),
                         lambda: f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
 
@@ -132,7 +127,9 @@ def waiters_released(v: TraceView, check: Check) -> None:
                 continue
             if i < len(keys):
                 check.reached("a reconnect of a replica holding a waiting commit")
-                chances[replica] = min(chances.get(replica, 2**62), keys[i][0] + 2 * ix.latency(replica))
+                # the note comes from the dump thread as it starts, where dump_start takes the
+                # replica's place for its reply (sql/semisync_master.cc): a latency's slack
+                chances[replica] = min(chances.get(replica, 2**62), keys[i][0] + ix.latency(replica))
         ready = ix.release_key(node, c["bkey"], [((t, 0), r) for r, t in chances.items()])
         if ready is None:
             continue

@@ -6,7 +6,7 @@ from bisect import bisect_right
 
 from .core import Check, TraceView, checks, seconds
 from .semisync_timeline import END, STATUS, TIMEOUT_LOG, SemiSyncIndex, had_to_wait, index, keys_before, line_key, may_have_timed_out
-from .semisync_ack import sampled_with
+from .semisync_ack import asked_semi_sync
 
 
 @checks("WL1720.TIMEOUT.ASYNC")
@@ -170,10 +170,9 @@ def slave_hosts_mode(v: TraceView, check: Check) -> None:
     for o in v.kind("server_status"):
         on = o["variables"].get(STATUS) == "ON"
         for h in o.get("slave_hosts", []):
-            r_status = sampled_with(v, o, h["replica"])
-            if r_status is None:
-                continue  # no sample of the replica taken together with this one
-            requested = r_status["variables"].get("Rpl_semi_sync_slave_status") == "ON"
+            requested = asked_semi_sync(v, o, h["replica"])
+            if requested is None:
+                continue  # no sample of the replica taken together with this one says
             if h["mode"] == "semi-sync":
                 check.judge(on and requested, f"{o['node']} lists {h['replica']} as semi-sync (status {'ON' if on else 'OFF'}, "
                             f"requested {requested})", o)

@@ -228,6 +228,13 @@ def unsent_commit(ctx: Ctx) -> bool:
     return any(value[1] == "unsent" for f in (left, right) for _, value in f.seqs.get(("commit", node), ()))
 
 
+def no_slave_switched_off(ctx: Ctx) -> bool:
+    """One Trace's master switched OFF at a commit with no semi-sync slave connected (wait_no_slave
+    OFF), where MariaDB returns that commit at once and stays ON (Mechanics.no_slave_commit)."""
+    left, right, _, node, _ = ctx
+    return (node in left.no_slave_off) != (node in right.no_slave_off)
+
+
 def failed_statement_later(ctx: Ctx) -> bool:
     """One Trace answered a failed statement's binlogged group at once, its ack waited for later
     (MariaDB: at its session's end), where the other waited before the answer."""
@@ -426,7 +433,7 @@ def _when(aspect: str, value) -> int:
 CONDITIONS: dict[str, Callable[[Ctx], bool]] = {f.__name__: f for f in (
     event_timestamp_not_commit_time, chain_hop, applied_differently, waiting_for_ack, within_a_second,
     incident_or_restart, binlog_write_failed, change_master_differs, cut_differs, gtid_domains_used, unsent_commit, failed_statement_later,
-    statement_commit, restored_during_wait,
+    no_slave_switched_off, statement_commit, restored_during_wait,
     restarted_as_replica, until_differs, halt_differs, applier_differs, variable_unknown_differs,
     connect_refused_differs, delay_stamp_differs, gtid_asked_past_the_source, all_slaves_noted, clock_estimate_differs,
     stopped_in_flight, after_the_cut)}

@@ -41,6 +41,7 @@ class Facts:
     halts: tuple[tuple[str, int], ...] = ()  # (node, when) of each stop of its SQL thread at an error, in order
     restores: frozenset[tuple[str, int, str]] = frozenset()  # (node, when, donor) of each restore from a backup
     io_stops: frozenset[tuple[str, int, int]] = frozenset()  # (node, began, returned) of each STOP SLAVE that stopped its IO thread
+    no_slave_off: frozenset[str] = frozenset()  # nodes whose semi-sync master switched OFF for want of a semi-sync slave
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -60,13 +61,15 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     applier_stmts, unknown_stmts = set(), set()
     refused: dict[str, list] = {}
     gtid_asks = set()
-    clock_steps = set()
+    clock_steps, no_slave_off = set(), set()
     for o in obs:
         k, node = o["kind"], o.get("node", "")
         if k == "stmt" and o.get("returned") is False:
             continue  # not answered: nothing to compare (the run ended there, rule server.statement-did-not-return)
         if k == "clock_step":
             clock_steps.add(node)
+        if k == "log" and "switched OFF: no semi-sync slave connected" in o.get("message", ""):
+            no_slave_off.add(node)
         if k == "connect" and o.get("errno"):
             refused.setdefault(node, []).append(o["errno"])
         if k == "connect" and o.get("gtid_pos"):
@@ -138,7 +141,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
                  frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps),
-                 frozenset(unknown_stmts), tuple(halts), frozenset(restores), frozenset(io_stops))
+                 frozenset(unknown_stmts), tuple(halts), frozenset(restores), frozenset(io_stops), frozenset(no_slave_off))
 
 
 @dataclass(frozen=True)

@@ -238,7 +238,7 @@ class Hierarchy(Feature):
         # only a dump thread whose request arrived reads a binlog: it sets thd->current_linfo as it
         # starts (sql/sql_repl.cc, mysql_binlog_send), and that is what log_in_use checks; a replica
         # whose connect is still on its way (START SLAVE, the channel's latency) holds nothing yet
-        reading = {self._reading(r) for r in node.replicas if r.connected and r.dumping == r.io_gen}
+        reading = {self._reading(r) for r in node.replicas if r.dump_running}
         purged = list(takewhile(lambda f: f not in reading, wanted))
         warning, message = None, ""
         if len(purged) < len(wanted):

@@ -176,16 +176,14 @@ class SemiSync(Feature):
         return bool(semi) and not any(FL.sent(r.runtime, skip) for r in semi)
 
     # -- the replica's connection and replies -----------------------------------------------------
-    def on_connect(self, ch: Channel) -> None:
+    @staticmethod
+    def on_connect(ch: Channel) -> None:
         ch.semi_sync = bool(ch.node.runtime.get(SLAVE_ENABLED))
-        ch.source.semisync.connect(ch.node.id, ch.semi_sync)
-        if ch.semi_sync:  # the master's log line, as MariaDB writes it
-            self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
-                      message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
 
     @staticmethod
     def on_disconnect(ch: Channel) -> None:
-        if ch.connected and ch.source.up:  # a dead master's semi-sync state dies with it
+        # a dead master's semi-sync state dies with it; a request still on its way was never counted
+        if ch.dump_running and ch.source.up:
             ch.source.semisync.disconnect(ch.node.id)
         ch.semi_sync = False
 
@@ -205,6 +203,13 @@ class SemiSync(Feature):
             source.semisync.ack(ch.node.id, pos, ch.connection)
 
     def on_dump_start(self, ch: Channel, by: str) -> None:
+        # the master counts a semi-sync client (add_slave) and logs it in the dump thread, once the
+        # request has arrived and been placed: mysql_binlog_send (sql/sql_repl.cc) calls
+        # Repl_semi_sync_master::dump_start (sql/semisync_master.cc) after init_binlog_sender
+        ch.source.semisync.connect(ch.node.id, ch.semi_sync)
+        if ch.semi_sync:
+            self.emit("log", ch.source.id, level="Note", replica=ch.node.id,
+                      message=f"Start semi-sync binlog_dump to slave (server_id: {ch.node.server_id})")
         held = ch.held.get(ch.source.id)
         if ch.semi_sync and held and (by != "gtid" or self.mech.gtid_reconnect_acks) and M.NO_REACK_ON_RECONNECT not in self.mutants:
             # dump_start (semisync_master.cc) takes the place the dump starts for the replica's
@@ -261,5 +266,7 @@ class SemiSync(Feature):
 
     @staticmethod
     def slave_hosts(node: Node, hosts: list) -> None:
+        # a replica registers (COM_REGISTER_SLAVE, slave.cc register_slave_on_master) right before
+        # its dump request: one with a request still on its way is not listed yet
         ss = node.semisync
-        hosts += [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.connected]
+        hosts += [ss.slave_host(r.node.id, r.node.server_id, r.semi_sync) for r in node.replicas if r.dump_running]

@@ -122,6 +122,12 @@ class ReceiverState:
     # where the model compensates the exact difference (clockdiff.py)
     clock_diff_s: int | None = None
 
+    @property
+    def dump_running(self) -> bool:
+        """The source's dump thread for this connection has started (its request arrived): what
+        the source sees of the replica (dump threads, semi-sync clients, SHOW SLAVE HOSTS)."""
+        return self.connected and self.dumping == self.io_gen
+
 
 @dataclass
 class DumpState:

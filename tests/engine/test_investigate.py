@@ -199,6 +199,10 @@ def test_a_change_master_refused_by_one_flavour_is_an_expected_difference():
     # answers it at once (its wait comes at the session's end), the seeds' server once the wait timed out
     ("failed-statement-waits-at-session-end", "commit", "t1", "flavour.failed-statement-waits-at-session-end",
      crosscheck_conditions.failed_statement_later),
+    # t4 commits on A before any semi-sync replica's dump request arrives (wait_no_slave OFF): the
+    # seeds' server switches OFF and t1 returns at once, MariaDB stays ON and t1 waits its timeout
+    ("no-semi-sync-slave-keeps-on", "commit", "t1", "flavour.no-semi-sync-slave-keeps-on",
+     crosscheck_conditions.no_slave_switched_off),
 ])
 def test_the_flavours_differ_where_their_applier_or_gtid_connect_does(name, aspect, subject, rule, condition):
     history = io.load_history(REPO / "corpus" / f"crosscheck-flavour-{name}.jsonl")

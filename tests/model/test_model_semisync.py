@@ -87,9 +87,15 @@ def test_s1_counter_and_state_sequence(kit, system):
     # (status, clients, yes_tx, no_tx) as the peer result walks through them: the DDL counts; 3
     # acked inserts; the IO thread stops (clients 0, still ON); INSERT 500 waits the 5 s timeout
     # (OFF, no_tx 1); 2 more commits while OFF (no_tx 3); the replica reconnects (clients 1) and
-    # catches up (ON); DROP TABLE is acked again (yes_tx 5).
+    # catches up (ON); DROP TABLE is acked again (yes_tx 5). The peer waits for clients 1 before it
+    # reads the status OFF; the sample right after START SLAVE precedes the dump request's arrival
+    # (clients 0), and the replica has caught up 2 ms later, long before the next sample.
     assert seq == [("ON", 1, 0, 0), ("ON", 1, 1, 0), ("ON", 1, 4, 0), ("ON", 0, 4, 0), ("OFF", 0, 4, 1),
-                   ("OFF", 0, 4, 2), ("OFF", 0, 4, 3), ("OFF", 1, 4, 3), ("ON", 1, 4, 3), ("ON", 1, 5, 3)]
+                   ("OFF", 0, 4, 2), ("OFF", 0, 4, 3), ("ON", 1, 4, 3), ("ON", 1, 5, 3)]
+    # the client counts from the dump thread's start (Repl_semi_sync_master::dump_start), one
+    # latency after START SLAVE, where the master logs it
+    started = [o["t"] for o in tr.all("log", node="A") if o["message"].startswith("Start semi-sync binlog_dump")]
+    assert started[-1] == 14 * US + MS
     assert [commit(tr, t)["semisync"] for t in ("create_t1", "ins0", "ins1", "ins2", "ins500", "del1", "ins100",
                                                 "drop_t1")] == ["yes"] * 4 + ["no"] * 3 + ["yes"]
     # INSERT 500 waited exactly the timeout, as one waiting session; the others did not wait.
@@ -124,13 +130,13 @@ def test_s1_switches_back_on_when_the_replica_catches_up(kit):
 
 def test_s1_a_restarted_master_switches_back_on_only_at_its_binlogs_end(kit):
     # corpus/finding-switch-on-after-restart-before-catch-up: t1, t2 are binlogged while B's IO
-    # thread is stopped; A restarts, goes OFF when C, its only semi-sync client, stops its IO thread
-    # (wait_no_slave OFF), then B connects and acks t1 and t2. The binlog survived the restart:
-    # only the ack of t2 catches up.
+    # thread is stopped; A restarts, goes OFF when C, its only semi-sync client (once its dump request
+    # arrived, 1 ms after the restart), stops its IO thread (wait_no_slave OFF), then B connects and
+    # acks t1 and t2. The binlog survived the restart: only the ack of t2 catches up.
     ops = [{"at": 0, "op": "stop_slave", "node": "B", "thread": "io"},
            {"at": 0, "op": "trx", "node": "A", "trx": "t1"}, {"at": 0, "op": "trx", "node": "A", "trx": "t2"},
            {"at": 1, "op": "shutdown", "node": "A"}, {"at": 1, "op": "restart", "node": "A"},
-           {"at": 1, "op": "stop_slave", "node": "C", "thread": "io"},
+           {"at": 2 * MS, "op": "stop_slave", "node": "C", "thread": "io"},
            {"at": 1, "op": "start_slave", "node": "B", "thread": "io"}]
     h = history(kit, [master(rpl_semi_sync_master_wait_no_slave=False), semisync_replica("B"), semisync_replica("C")],
                 [{"source": "A", "replica": "B", "latency_us": 400 * MS}, {"source": "A", "replica": "C", "latency_us": MS}],
@@ -304,13 +310,28 @@ def test_slave_hosts_modes_and_reasons(kit):
     counters_tr = kit.run(AS, "ss-counters")
     assert hosts_at(counters_tr, 2 * US) == {"B": ("semi-sync", "acknowledges every transaction")}
     assert hosts_at(counters_tr, 5 * US) == {}  # B's IO thread is stopped: not connected
-    # Reconnected while still OFF after the timeout: async, and the timeout is the reason.
-    assert hosts_at(counters_tr, 14 * US) == {"B": ("async", f"timeout waiting for binlog bin.000001 position {end_of(counters_tr, 'ins500')}")}
+    # right after START SLAVE the replica's registration and dump request are still on their way
+    assert hosts_at(counters_tr, 14 * US) == {}
     assert hosts_at(counters_tr, 15 * US) == {"B": ("semi-sync", "acknowledges every transaction")}
     dba = kit.run(AS, "ss-dba-on-off")
     assert hosts_at(dba, 7 * US) == {"B": ("async", "semi-sync disabled on the master by the DBA")}
     no_slave = kit.run(AS, "ss-wait-no-slave")
     assert hosts_at(no_slave, 2 * US) == {"B": ("async", "the replica did not request semi-sync")}
+
+
+@pytest.mark.parametrize("system", ["model:mariadb-10.11", "model:wl7318", "model:groupid"])
+def test_a_semi_sync_client_counts_from_its_dump_request_s_arrival(kit, system):
+    # START SLAVE at 2 s over a 1.5 s link: the master counts and lists B only once the dump request
+    # arrives, at 3.5 s (Repl_semi_sync_master::dump_start runs in the dump thread, from mysql_binlog_send)
+    h = kit.make_history(["A", {"id": "B", "variables": {"rpl_semi_sync_slave_enabled": True}}],
+                         [{"source": "A", "replica": "B", "latency_us": 3 * US // 2}],
+                         [{"at": 1 * US, "op": "stop_slave", "node": "B"},
+                          {"at": 2 * US, "op": "start_slave", "node": "B"}],
+                         sample_every_us=US, end_us=5 * US)
+    tr = kit.run(system, h)
+    clients = {s["t"]: (s["variables"][CLIENTS], [x["replica"] for x in s["slave_hosts"]]) for s in samples(tr)}
+    assert [clients[t] for t in (2 * US, 3 * US, 4 * US)] == [(0, []), (0, []), (1, ["B"])]
+    assert tr.all("log", node="A", message="Start semi-sync binlog_dump to slave (server_id: 2)")[-1]["t"] == 7 * US // 2
 
 
 def test_slave_status_follows_the_io_thread(kit):

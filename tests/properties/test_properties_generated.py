@@ -87,7 +87,8 @@ def test_a_clock_step_after_the_read_in_its_microsecond_does_not_move_the_wait(k
 
 def test_a_copy_the_dba_threw_away_is_not_the_failovers_loss(kit):
     """B's CHANGE MASTER with both threads stopped purged the relay log that held t3's acknowledged
-    copy, then A crashed: the new primary B lacks it by the DBA's act. Kept, the copy is owed."""
+    copy, then A crashed: the new primary B lacks it by the DBA's act. Kept, the copy is owed. (Its ops
+    start once the replicas' dump requests have arrived, 400 ms in: before, A had no semi-sync client.)"""
     tr = run(kit, WL7318, "gen14-semisync-800009-0")
     passes_then_fails(kit, tr, "WL6355.FAILOVER.NO_LOSS",
                       lambda tr: tr.drop(tr.first("relay_log_recovery", node="B", reason="change_master")), "0-1-1")
@@ -106,10 +107,11 @@ def test_the_seeds_reconnect_by_gtid_acknowledges_what_the_replica_holds(kit):
 def test_a_reconnect_after_the_relay_log_was_thrown_away_acknowledges_nothing_of_it(kit):
     """Generator 15: B held t7 whole, then a CHANGE MASTER with both threads stopped purged its relay
     log; its reconnect holds nothing of t7 to acknowledge, and t7 returns at the ack of its new copy.
-    Kept, the relay log held t7 at the reconnect, which then releases it."""
+    Kept, the relay log held t7 at the reconnect, which then releases it. (Its ops start once the
+    replicas' dump requests have arrived, 50 ms in.)"""
     tr = run(kit, WL7318, "gen15-mixed-890017-26")
     passes_then_fails(kit, tr, "WL1720.LIVE.RELEASE",
-                      lambda tr: (tr.drop(tr.first("relay_log_recovery", node="B", t=18_400_003)), tr.first("commit", node="A", trx="t7"))[1],
+                      lambda tr: (tr.drop(tr.first("relay_log_recovery", node="B", t=18_450_004)), tr.first("commit", node="A", trx="t7"))[1],
                       "commit of t7 on A could be released")
 
 

@@ -254,3 +254,16 @@ def test_a_partial_group_from_a_source_the_replica_left_is_nothing_it_is_behind_
         c["source"] = "A"
     assert_witness(kit.verdict("SBM.PENDING", tr), tr, tr.first("status", node="C", t=2_100_000),
                    "C at 2.1 s shows Seconds_Behind_Master 0 but GTID_LOG_EVENT of t1")
+
+
+def test_the_lag_counts_from_the_write_of_the_transaction_in_hand_not_of_a_torn_one_with_its_gtid(kit):
+    # Groupid-family finding (seed 300022, History 26): A crashed inside t2's binlog write, recovery
+    # truncated it, and A, its clock then stepped 1.25 s ahead, numbered t4 with the same GTID. B's
+    # lag at 1.8 s (2 s) counts from t4's write, not from the torn t2's (A's clock not yet stepped).
+    tr = kit.run("model:groupid", load_history(REPO / "corpus" / "finding-lag-origin-of-a-gtid-renumbered-after-a-torn-write.jsonl"))
+    t2, t4 = (tr.first("binlog", node="A", trx=t, idx=1) for t in ("t2", "t4"))
+    assert t2["gtid"] == t4["gtid"] and t2["t"] < t4["t"]
+    s = tr.first("status", node="B", t=1_800_000)
+    assert s["Seconds_Behind_Master"] == 2 and kit.verdict("SBM.VALUE", tr).status == PASS
+    s["Seconds_Behind_Master"] = 4
+    assert_witness(kit.verdict("SBM.VALUE", tr), tr, s, "B at 1.8 s: Seconds_Behind_Master 4 but QUERY_EVENT of t4 in hand")
