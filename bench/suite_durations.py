@@ -4,7 +4,7 @@ by what it costs (the expensive fixtures and marks it has: a real MariaDB, a Spa
 verify, a headless Chromium, TLC, a state machine search), beside the tier's wall and CPU seconds
 (pytest and its workers, once reaped) and the load average before and after.
 A run's saved output can be grouped again without running it (`--saved FILE`).
-Usage: .venv/bin/python bench/suite_durations.py --tier slow [--workers N] [--nice N] [--saved OUT --wall-s S --cpu-s S]
+Usage: .venv/bin/python bench/suite_durations.py --tier slow [--workers N] [--nice N] [--keep OUT] [--saved OUT --wall-s S --cpu-s S]
 """
 from __future__ import annotations
 
@@ -98,12 +98,15 @@ def main() -> None:
     p.add_argument("--wall-s", type=float, help="the saved run's wall seconds")
     p.add_argument("--cpu-s", type=float, help="the saved run's CPU seconds, workers included")
     p.add_argument("--load", default="", help="the saved run's load average before and after, as measured")
+    p.add_argument("--keep", type=Path, help="where to write the run's whole output (a failure's traceback; --saved reads it)")
     a = p.parse_args()
     load_before = os.getloadavg()
     if a.saved:
         output, wall, cpu, load = a.saved.read_text(), a.wall_s, a.cpu_s, a.load
     else:
         output, wall, cpu = run(TIERS[a.tier], a.workers, a.nice)
+        if a.keep:
+            a.keep.write_text(output)
         load = f"{load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
     outcome = next((line for line in reversed(output.splitlines()) if " in " in line and ("passed" in line or "failed" in line)), "")
     # pytest's short summary (-r fE by default): which tests failed, and their first line, beside the figures
