@@ -25,6 +25,7 @@ once: a server group mostly waits for time to pass.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -35,6 +36,7 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Callable, Iterator
 
 from replcheck import __version__, coverage, io, outdir, outfs, systems, targets
@@ -251,6 +253,21 @@ def _open(out: str | os.PathLike | Out) -> Out:
         raise ClusterError(f"--out {out}: {first_line(str(e))}") from None
 
 
+@functools.cache
+def code_digest() -> str:
+    """The digest of the files a campaign's rows depend on besides its plan (replcheck's, its models',
+    properties' and spec's): a table is resumed only by the code that began it, never mixed."""
+    import replcheck
+    from replcheck import model, properties, spec
+    h = hashlib.sha256()
+    for package in (replcheck, model, properties, spec):
+        for root in map(Path, package.__path__):
+            for path in sorted(root.rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    h.update(f"{package.__name__}/{path.relative_to(root).as_posix()}".encode() + b"\0" + path.read_bytes())
+    return "sha256:" + h.hexdigest()[:16]
+
+
 def _check_out(out: str | os.PathLike | Out, plan: Plan) -> None:
     """OUT holds this campaign (resume it), nothing (start it), or another one (refuse)."""
     out = _open(out)
@@ -277,10 +294,14 @@ def _check_out(out: str | os.PathLike | Out, plan: Plan) -> None:
         if set(before_plan) - set(wanted):
             raise io.InputError(meta, None, io.field_path("plan", [sorted(set(before_plan) - set(wanted))[0]]),
                                 "unknown field: not this version's campaign")
+        if before.get("code") != code_digest():
+            raise io.InputError(meta, None, "code", f"{before.get('code')!r}, not {code_digest()!r}: its rows were made by "
+                                "another version of replcheck's models, properties or harness; use another --out")
     elif kind == "dir" and not out.is_empty():
         raise CampaignError(f"{out}: exists and is not a campaign directory; use another --out")
     else:
-        out.write_text("campaign.json", json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__, "plan": wanted}, indent=1))
+        out.write_text("campaign.json", json.dumps({"schema": "replcheck.campaign/1", "replcheck": __version__,
+                                                      "code": code_digest(), "plan": wanted}, indent=1))
 
 
 def kept_trace(out: str | os.PathLike, seed: int, index: int, system: str) -> tuple[str, str, str]:

@@ -248,6 +248,22 @@ def test_families_are_part_of_a_campaigns_identity(tmp_path):
         campaign._check_out(tmp_path / "old", plan)
 
 
+def test_a_table_begun_by_other_code_is_not_resumed(tmp_path):
+    """Rows judged by two versions of the models or properties in one table reproduce neither: a
+    campaign.json of other code (or of a version that wrote none) is refused, and left as it was."""
+    plan = campaign.Plan(1, 0, ("model:wl344",), 1)
+    campaign._check_out(tmp_path / "c", plan)
+    meta = tmp_path / "c" / "campaign.json"
+    began = json.loads(meta.read_text())
+    assert began["code"] == campaign.code_digest()
+    campaign._check_out(tmp_path / "c", plan)  # the same code: resumed
+    for other in ({**began, "code": "sha256:0000000000000000"}, {k: v for k, v in began.items() if k != "code"}):
+        meta.write_text(json.dumps(other))
+        with pytest.raises(io.InputError, match=r"campaign\.json: code: .* another version of replcheck"):
+            campaign._check_out(tmp_path / "c", plan)
+        assert json.loads(meta.read_text()) == other
+
+
 def test_a_task_that_raises_is_an_internal_error_with_the_tasks_own_cause(spark, tmp_path, capsys, monkeypatch):
     # the task, not the driver, meets the unknown system (run() takes a Plan as given): its error
     # comes back as Spark's PythonException, which alone said nothing but its name
