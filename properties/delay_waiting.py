@@ -6,7 +6,7 @@ from replcheck.spec.formats import US
 
 from .configuration import with_workers
 from .core import TraceView
-from .delay_timing import DelayIndex, count_moved, index
+from .delay_timing import TRX_START, DelayIndex, count_moved, index
 from .filter import ignores_marked_at, kept_out
 from .semisync_applier import any_may_wait
 
@@ -56,6 +56,15 @@ def _reading_again(v: TraceView, s: dict) -> bool:
         and not v.of_node(s["node"], "visible").between(stop["_line"], s["_line"])
 
 
+def _read_again_not_due(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
+    """A group relayed before r, which the thread passes again after a rewinding stop, is not yet due at
+    the sample: sql_delay_event runs before process_gtid_for_restart_pos (rpl_parallel::do_event), so
+    the thread may wait for it before it reaches r (a group written with a timestamp ahead)."""
+    probe = {"begin": s["t"], "t": s["t"], "_line": s["_line"]}
+    return any(x["type"] in TRX_START and (due := ix.due({**x, **probe})) is not None and due > s["t"] - v.resolution_us
+               for x in v.of_node(s["node"], "relay").before(r["_line"]))
+
+
 def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple[str, int | None, int | None] | None:
     t, tol = s["t"], v.resolution_us
     r, applied = ix.pending(s["node"], t, s["_line"])
@@ -63,6 +72,8 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple
         return None  # a relay log read after the sample may hold what the SQL thread had at it
     if r is None:  # nothing left to execute, unless it reads again what it executed
         return None if _reading_again(v, s) else ("no", None, None)
+    if _reading_again(v, s) and _read_again_not_due(v, ix, s, r):
+        return None  # it may wait for a group before r it reads again, not yet due (a future timestamp)
     if r.get("trx") is not None and ix.executed_before(s["node"], r["trx"], s["_line"]):
         # A group the node had executed, fetched again (after RESET SLAVE, say): a model skips it at
         # its GTID event without a wait, and shows the skip once the group is whole (a cut IO thread

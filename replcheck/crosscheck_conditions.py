@@ -249,12 +249,21 @@ def statement_commit(ctx: Ctx) -> bool:
 
 
 def restored_during_wait(ctx: Ctx) -> bool:
-    """The node was restored from a donor's backup while the transaction's commit waited there for its ack."""
-    left, right, _, node, trx = ctx
+    """The node was restored from a donor's backup while the transaction's commit waited there for its
+    ack; or the difference is the donor's SHOW BINLOG INFO FOR such a restored node, which asks for the
+    group its backup ended at (another group, perhaps purged: 1220)."""
+    left, right, aspect, node, subject = ctx
+
+    def waiting(f, donor: str, trx: str, t: int) -> bool:
+        written = [e["t"] for e in f.binlog.get((donor, trx), ())]
+        return bool(written) and min(written) <= t < f.commits.get((donor, trx), -1)
+
     for f in (left, right):
         for n, t, donor in f.restores:
-            written = [e["t"] for e in f.binlog.get((donor, trx), ())]
-            if n == node and written and min(written) <= t < f.commits.get((donor, trx), -1):
+            if aspect == "stmt" and node == donor and subject.startswith("show_binlog_info "):
+                if any(d == donor and waiting(f, donor, trx, t) for d, trx in f.binlog):
+                    return True
+            elif n == node and waiting(f, donor, subject, t):
                 return True
     return False
 

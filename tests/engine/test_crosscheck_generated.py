@@ -31,6 +31,10 @@ def _facts(system: str, name: str, where: Path = HISTORIES) -> crosscheck.Facts:
     # under AFTER_SYNC A applies it by replication
     ("gen14-groupid-830001-39", PROPERTY_HISTORIES, ("model:wl7318", "model:groupid"), "apply", "A", "t3",
      "semisync.backup-during-wait", crosscheck_conditions.restored_during_wait, ("model:wl7318", "t1")),
+    # generator 18: A is restored from B while t9 waits for its ack there, then connects to B by group
+    # id. Under AFTER_SYNC its backup ends at group 1, which B purged: SHOW BINLOG INFO FOR fails (1220)
+    ("gen18-groupid-400011-0", HISTORIES, ("model:wl7318", "model:groupid"), "stmt", "B", "show_binlog_info #1",
+     "semisync.backup-during-wait", crosscheck_conditions.restored_during_wait, ("model:wl7318", "purge_binary_logs #1")),
     # generator 15: B, 2.4 s ahead of A, starts with a relay-log.info naming a delay of 7 s and no
     # delay on its channel: MariaDB counts t1 with the measured 2 s (due 6.6 s), WL#7318 exactly (7 s)
     ("gen15-delay-930024-29", HISTORIES, ("model:mariadb-10.11", "model:wl7318"), "apply", "B", "t1",
@@ -69,3 +73,14 @@ def test_a_purge_stopped_by_a_replica_that_connected_again_is_the_flavours_diffe
     assert not [d for d in crosscheck.compare(left, right) if d.aspect == "stmt"]
     assert crosscheck_conditions.incident_or_restart((left, right, "stmt", "A", "purge_binary_logs #2"))
     assert not crosscheck_conditions.incident_or_restart((right, right, "stmt", "A", "flush_logs #1"))
+
+
+def test_a_server_restored_during_a_wait_under_after_sync_may_never_get_the_transaction():
+    # corpus/finding-restore-during-wait-asks-purged-group: A is restored from B while t9 waits for
+    # its ack there and stops its slave at once: under AFTER_COMMIT the backup holds t9, under
+    # AFTER_SYNC A holds it only once replicated, which it never is
+    h = load_history(REPO / "corpus" / "finding-restore-during-wait-asks-purged-group.jsonl")
+    left, right = (crosscheck.facts(*systems.get(s).run(h)) for s in ("model:wl7318", "model:groupid"))
+    found = {(d.aspect, d.node, d.subject): (d.expected, d.rule) for d in crosscheck.compare(left, right)}
+    assert found[("data", "A", "t9")] == (True, "semisync.backup-during-wait")
+    assert all(expected for expected, _ in found.values()), found
