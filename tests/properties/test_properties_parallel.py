@@ -254,6 +254,22 @@ def test_a_group_read_while_a_worker_is_busy_waits_its_own_delay(kit):
 TWO = "par-two-domains"
 
 
+def test_commit_order_places_each_group_of_a_myisam_transaction(kit):
+    """Seed 400034, History 39: t3 of two MyISAM statements is two groups (0-1-3, 0-1-4) that B's
+    workers commit in the source's order; each is placed by its own GTID, not both by t3's first."""
+    h = kit.history(ORDER)
+    t3 = next(o for o in h["ops"] if o.get("trx") == "t3")
+    t3.update(engine="myisam", statements=[{"duration_us": 1000, "replica_cost_us": c} for c in (0, 4 * US)])
+    tr = kit.run(MARIADB, h)
+    first, second = tr.all("visible", node="B", trx="t3")
+    assert (first["gtid"], second["gtid"]) == ("0-1-3", "0-1-4") and first["t"] < second["t"]
+    v = kit.verdict("PARALLEL.COMMIT.ORDER", tr)
+    assert v.status == PASS and v.checked, v
+    tr.retime(first, second["t"] + US)
+    assert_witness(kit.verdict("PARALLEL.COMMIT.ORDER", tr), tr, first,
+                   "B commits t3 after t3, though its source wrote t3 after it (domain 0)")
+
+
 def test_commit_order_is_judged_per_domain(kit):
     # MariaDB commits t2 and t3 (domain 0) before t1 (domain 1), written before them: not a
     # violation, each domain's order is kept. t3 committed ahead of t2, both of domain 0, is one.
