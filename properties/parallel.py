@@ -143,7 +143,8 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
         reads, r = _group_reads(v, node, order), 0
         k, young, old, ahead = 0, [], [], None
         # fde: the earliest write of a master's format description read since the timestamp last
-        # started again, which the lag may count from instead of a group (_format_descriptions_read)
+        # started again, which the lag may count from instead of a group (_format_descriptions_read);
+        # a later one (its source's binlog begun after the queued groups were written) is ahead too
         fdes, f, fde = _format_descriptions_read(v, node), 0, None
         for s in v.of_node(node, "status"):
             if id(s) not in judged or not (connected(s) and s[SBM] == 0):
@@ -152,6 +153,8 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             while f < len(fdes) and fdes[f][0] < s["_line"]:
                 w = fdes[f][1]
                 fde = None if w is None else _older(w, fde)
+                if w is not None:
+                    ahead = w if ahead is None else max(ahead, w)
                 f += 1
             while k < len(spans) and spans[k][0] < t:
                 _, i, trx, c = spans[k]

@@ -50,3 +50,18 @@ def test_a_group_stamped_ahead_read_before_a_restart_keeps_the_lag_at_zero(kit):
     for o in tr.all("binlog", node="A", trx="t3") + tr.all("relay", node="B", trx="t3"):
         o["when"] = 1_700_000_000
     assert_witness(kit.verdict(PENDING, tr), tr, lag, "B at 20.3 s shows Seconds_Behind_Master 0 but its workers have not committed t11")
+
+
+def test_a_format_description_of_a_binlog_begun_after_the_group_keeps_the_lag_at_zero(kit):
+    """Campaign finding (seed 400037, History 28, shrunk): B crashed and restarted at 2.01 s, beginning
+    bin.000002; C (parallel), started again, connected and read B's format description (stamped
+    2 s), then t4 (A's, stamped 0 s), which executes at a worker for 4 s. The format description
+    set last_master_timestamp and t4's older stamp does not move it back (MDEV-30619's `<
+    ev->when`): 0 at 2.8 s. Without that read, the 0 is a violation."""
+    tr = kit.run(MARIADB, _corpus("finding-parallel-lag-format-description-of-a-binlog-begun-after-the-group"))
+    lag = tr.first("status", node="C", t=2_800_000)
+    assert lag["Seconds_Behind_Master"] == 0 and tr.first("visible", node="C", trx="t4")["t"] > lag["t"]
+    assert kit.verdict(PENDING, tr).status == PASS
+    for o in tr.all("apply", node="C", type="FORMAT_DESCRIPTION_EVENT"):
+        tr.drop(o)
+    assert_witness(kit.verdict(PENDING, tr), tr, lag, "C at 2.8 s shows Seconds_Behind_Master 0 but its workers have not committed t4")
