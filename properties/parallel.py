@@ -486,7 +486,7 @@ def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | No
             # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
             # start (a start left no floor), and the group read next gives none
             read = o["t"] if o.get("read") is None else o["read"]
-            if not queued and idle_since is not None and idle_since < read and (w := written_us(v, o)) is not None:
+            if not queued and idle_since is not None and idle_since < read and (w := _fde_written(v, o)) is not None:
                 # read after the workers idled (the IO thread reconnected): MariaDB counts from it, a new
                 # count; MySQL from the group read next, which still may (whichever is older: fde). A
                 # second one before any group (a dump begun in an older binlog sends its FDE, then the
