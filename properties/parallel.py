@@ -145,8 +145,8 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
         # checkpoint may have taken it, and the groups queued behind it show 0 until it is 2 s old
         reads, r = _group_reads(v, node, order), 0
         k, young, old, ahead = 0, [], [], None
-        # fde: the earliest write of a master's format description read since the timestamp last
-        # started again, which the lag may count from instead of a group (_format_descriptions_read)
+        # fde: the earliest write of a master's format description read since the timestamp last started again,
+        # which the lag may count from instead of a group (_format_descriptions_read); the latest is ahead too
         fdes, f, fde = _format_descriptions_read(v, node), 0, None
         for s in v.of_node(node, "status"):
             if id(s) not in judged or not (connected(s) and s[SBM] == 0):
@@ -155,6 +155,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             while f < len(fdes) and fdes[f][0] < s["_line"]:
                 w = fdes[f][1]
                 fde = None if w is None else _older(w, fde)
+                ahead = ahead if w is None else w if ahead is None else max(ahead, w)
                 f += 1
             while k < len(spans) and spans[k][0] < t:
                 _, i, trx, c = spans[k]
@@ -496,6 +497,8 @@ def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | No
                 w = w if fde is None else min(w, fde)
                 out += [(o["_line"], None, None, None), (o["_line"], w, *_write_time(v, o, w))]
                 fde = w
+            elif not queued and idle_since is not None and idle_since < read:
+                fde = _floor_now(out)  # sent again, undated: MySQL counts from the next read, MariaDB goes on
             elif not queued and idle_since is not None and idle_since <= read:
                 idle_since = None
             elif not queued and (w := _fde_written(v, o)) < (_floor_now(out) or w):

@@ -1,6 +1,7 @@
-"""PARALLEL.SBM.PENDING on the model campaigns' findings: a parallel replica shows 0 while a worker
-holds an old group only where the server's own count makes it 0 (clocks down a chain, a stamp ahead
-read before)."""
+"""PARALLEL.SBM.PENDING and PARALLEL.SBM.VALUE on the model campaigns' findings: a parallel replica
+shows 0 while a worker holds an old group only where the server's own count makes it 0 (clocks down
+a chain, a stamp ahead read before); a count started again at a read after idling is not bounded by
+a commit stamped ahead before it."""
 from __future__ import annotations
 
 from conftest import REPO, assert_witness
@@ -10,6 +11,7 @@ from replcheck.properties.core import PASS
 
 MARIADB = "model:mariadb-10.11"
 PENDING = "PARALLEL.SBM.PENDING"
+VALUE = "PARALLEL.SBM.VALUE"
 
 
 def _corpus(name: str) -> dict:
@@ -50,3 +52,32 @@ def test_a_group_stamped_ahead_read_before_a_restart_keeps_the_lag_at_zero(kit):
     for o in tr.all("binlog", node="A", trx="t3") + tr.all("relay", node="B", trx="t3"):
         o["when"] = 1_700_000_000
     assert_witness(kit.verdict(PENDING, tr), tr, lag, "B at 20.3 s shows Seconds_Behind_Master 0 but its workers have not committed t11")
+
+
+def test_a_format_description_of_a_binlog_begun_after_the_group_keeps_the_lag_at_zero(kit):
+    """Campaign finding (seed 400037, History 28, shrunk): B crashed and restarted at 2.01 s, beginning
+    bin.000002; C (parallel), started again, connected and read B's format description (stamped
+    2 s), then t4 (A's, stamped 0 s), which executes at a worker for 4 s. The format description
+    set last_master_timestamp and t4's older stamp does not move it back (MDEV-30619's `<
+    ev->when`): 0 at 2.8 s. Without that read, the 0 is a violation."""
+    tr = kit.run(MARIADB, _corpus("finding-parallel-lag-format-description-of-a-binlog-begun-after-the-group"))
+    lag = tr.first("status", node="C", t=2_800_000)
+    assert lag["Seconds_Behind_Master"] == 0 and tr.first("visible", node="C", trx="t4")["t"] > lag["t"]
+    assert kit.verdict(PENDING, tr).status == PASS
+    for o in tr.all("apply", node="C", type="FORMAT_DESCRIPTION_EVENT"):
+        tr.drop(o)
+    assert_witness(kit.verdict(PENDING, tr), tr, lag, "C at 2.8 s shows Seconds_Behind_Master 0 but its workers have not committed t4")
+
+
+def test_a_read_after_a_commit_stamped_ahead_counts_the_lag_again(kit):
+    """Campaign finding (seed 400086, History 24, shrunk; MySQL's mechanics): B, restarted, committed
+    t3 (stamped 50 s ahead), its IO thread connected again by position and the dump sent A's format
+    description again (log_pos 0), then t6 (stamped 1 s). The checkpoint found no group queued and
+    set last_master_timestamp to 0, so t6's read set it (rpl_replica.cc, mta_checkpoint_routine and
+    exec_relay_log_event): 3 at 4.2 s while t6 executes. 3 s more is a violation."""
+    tr = kit.run("model:wl7318", _corpus("finding-parallel-lag-format-description-sent-again-after-a-commit-stamped-ahead"))
+    lag = tr.first("status", node="B", t=4_200_000)
+    assert lag["Seconds_Behind_Master"] == 3 and tr.first("visible", node="B", trx="t6")["t"] > lag["t"]
+    assert kit.verdict(VALUE, tr).status == PASS
+    lag["Seconds_Behind_Master"] = 6
+    assert_witness(kit.verdict(VALUE, tr), tr, lag, "B at 4.2 s shows Seconds_Behind_Master 6")
