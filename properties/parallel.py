@@ -278,11 +278,10 @@ def resumes_without_gap_or_repeat(v: TraceView, check: Check) -> None:
         # only what its source binlogged is the node's to apply: a sibling's own commit is never
         # sent to it (positions in another server's binlog do not order it against its own groups)
         sent = {o.get("trx") for o in v.of_node(sources[node], "binlog")}
-        # A group held past by another domain's commit (MariaDB's domains commit apart) whose relay log
-        # was thrown away after the crash (a GTID start: start_slave_threads) is fetched again by GTID,
-        # per domain: owed only once relayed again (its IO thread may never run: DOMAIN.* judge the connect).
-        # (after the first crash since the last commit held: a second crash before anything was
-        # fetched again leaves the same gap, and the relay log the first restart threw away)
+        # A group held past by another domain's commit (MariaDB's domains commit apart) whose relay log was thrown away
+        # after the crash (a GTID start: start_slave_threads) is fetched again by GTID, per domain: owed only once relayed
+        # again (its IO thread may never run: DOMAIN.* judge the connect). (After the first crash since the last commit
+        # held: a second crash before anything was fetched again leaves the same gap, and the relay log the first restart threw away.)
         last_held = max(o["_line"] for o in v.of_node(node) if o["kind"] == "visible" and o["trx"] in held)
         first = next((c for c in crashes if c["_line"] > last_held), crash)
         after = [o for o in v.of_node(node) if o["_line"] > first["_line"]]
