@@ -25,7 +25,8 @@ the wait point, or of rpl_semi_sync_slave_enabled on a server that is not one of
 replicas, CHANGE MASTER, ...; on one of them it is no step: the spec's replicas may leave any ack
 untaken), at a status
 switch for another reason than a timeout, a catch-up, the DBA's or the last replica's dropped
-connection (NoSlave), and after a failover (the
+connection (NoSlave; "no semi-sync slave connected" before any replica's dump began is outside its
+subject, whose replicas start connected), and after a failover (the
 spec's last action: outside its subject). SET GLOBAL rpl_semi_sync_master_enabled on the master
 is Disable or Enable, wait_for_slave_count SetWaitCount (a count above the replicas: one more than
 there are); a commit that did not wait (semi-sync disabled) is Release, async. The scope also ends
@@ -129,7 +130,7 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
     steps: list[Step] = []
     relay = {r: set() for r in replicas}
     acked = dict.fromkeys(replicas, 0)
-    released, read, status, shutdown_errors = set(), set(), "ON", set()
+    released, read, status, shutdown_errors, dumped = set(), set(), "ON", set(), set()
     enabled = bool(var.get(ENABLED))
 
     def add(action: str, line: int, what: str, **args) -> None:
@@ -177,6 +178,13 @@ def abstract(trace, history: dict | None = None) -> Abstraction:
                 enabled = bool(o["value"])
                 status = "ON" if enabled else "OFF"
                 add("Enable" if enabled else "Disable", line, f"SET GLOBAL {ENABLED} = {o['value']}")
+        elif kind == "log" and node == m and o["message"].startswith("Start semi-sync binlog_dump"):
+            dumped.add(o.get("replica"))
+        elif kind == "log" and node == m and not dumped and "switched OFF: no semi-sync slave connected" in o["message"]:
+            # before any replica's dump request arrived (the master counts a client from it): the
+            # spec's replicas start connected, and its NoSlave is a connection dropped
+            scope, beyond = f"up to trace line {line}: no semi-sync replica connected to {m} yet, where the spec's start connected", SUBJECT
+            break
         elif kind == "log" and node == m and o["message"].endswith("by the DBA"):
             pass  # the switch SET GLOBAL rpl_semi_sync_master_enabled makes: its Enable or Disable step
         elif kind == "log" and node == m and o["message"].startswith("Semi-sync replication switched"):

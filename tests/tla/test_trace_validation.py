@@ -100,6 +100,18 @@ def test_a_failed_statement_answered_before_its_wait_ends_the_semisync_scope(kit
     assert _abstract(semisync, "model:wl344", h).beyond is None
 
 
+def test_no_semi_sync_replica_connected_before_any_dump_ends_the_semisync_scope():
+    """The master counts a semi-sync client from its dump request: a commit before any request
+    arrived, with wait_no_slave OFF, switches OFF where the spec's replicas start connected."""
+    cut = _abstract(semisync, "model:wl7318", "hist-semisync-waits-while-disabled")
+    assert cut.beyond == SUBJECT and "no semi-sync replica connected to A yet" in cut.scope
+    assert [s.action for s in cut.steps] == ["Write"]
+    later = io.load_history(HISTORIES["hist-semisync-waits-while-disabled"])
+    later["ops"] = [{**op, "at": op["at"] + 500_000} if op["op"] == "trx" else op for op in later["ops"]]
+    whole = _abstract(semisync, "model:wl7318", later)  # the replicas connected first: judged whole
+    assert "no semi-sync replica connected" not in whole.scope and "Release" in [s.action for s in whole.steps]
+
+
 @pytest.mark.slow
 def test_every_embedded_history_is_accepted_on_every_model_that_runs_it():
     done = sweep([(p.stem, h, suites.systems_for(h, p, MODELS))
