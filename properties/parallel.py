@@ -16,9 +16,9 @@ from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
-from .delay_timing import STATE_WAITING, index
-from .lag import GRANULARITY_US, SBM, connected, in_hand, samples, with_workers, written_us
-from .recovery import applied_counts, source_at, sources_at_end
+from .lag import GRANULARITY_US, SBM, connected, samples, with_workers
+from .parallel_lag import clocks_stepped_us, format_descriptions_read, group_reads, lag_floors, older, queued_spans, waited_for
+from .recovery import applied_counts, sources_at_end
 
 
 def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
@@ -140,21 +140,21 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
         # One sweep of the node's samples in time order: the groups handed over before each, by
         # when they were written (not yet old enough), then those old enough by binlog order (the
         # earliest is the one to name); a group committed or given up leaves when it comes up.
-        spans = sorted((a, i, trx, c) for i, (trx, a, c) in enumerate(_queued_spans(v, node)) if trx in order)
+        spans = sorted((a, i, trx, c) for i, (trx, a, c) in enumerate(queued_spans(v, node)) if trx in order)
         # ahead: the latest timestamp ahead of its write among the groups read so far; a read or the
         # checkpoint may have taken it, and the groups queued behind it show 0 until it is 2 s old
-        reads, r = _group_reads(v, node, order), 0
+        reads, r = group_reads(v, node, order), 0
         k, young, old, ahead = 0, [], [], None
         # fde: the earliest write of a master's format description read since the timestamp last started again,
-        # which the lag may count from instead of a group (_format_descriptions_read); the latest is ahead too
-        fdes, f, fde = _format_descriptions_read(v, node), 0, None
+        # which the lag may count from instead of a group (format_descriptions_read); the latest is ahead too
+        fdes, f, fde = format_descriptions_read(v, node), 0, None
         for s in v.of_node(node, "status"):
             if id(s) not in judged or not (connected(s) and s[SBM] == 0):
                 continue
             t = s["t"]
             while f < len(fdes) and fdes[f][0] < s["_line"]:
                 w = fdes[f][1]
-                fde = None if w is None else _older(w, fde)
+                fde = None if w is None else older(w, fde)
                 ahead = ahead if w is None else w if ahead is None else max(ahead, w)
                 f += 1
             while k < len(spans) and spans[k][0] < t:
@@ -174,79 +174,13 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
             # a clock step since the difference was measured shifts what the lag shows by as much
             # (a replica's clock stepped back shows 0 for an old group): the age as it counts
             if old and (ahead is None or t - ahead >= old_enough) and \
-                    t - since[old[0][2]] - _clocks_stepped_us(v, node, s, _older(since[old[0][2]], fde),
+                    t - since[old[0][2]] - clocks_stepped_us(v, node, s, older(since[old[0][2]], fde),
                                                               {origin.get(old[0][2])} - {None}) >= old_enough:
                 trx = old[0][2]
                 check.judge(False, f"{node} at {seconds(t)} shows {SBM} 0 but its workers have not committed {trx}, "
                                    f"written {(t - since[trx]) / 1e6:.3f} s ago", s)
             else:
                 check.judge(True, "", s)
-
-
-def _group_reads(v: TraceView, node: str, order: dict) -> list[tuple[int, str]]:
-    """(line, trx): the node's SQL thread read the group's first event there, or by then: applied,
-    skipped, or held for MASTER_DELAY at a sample. MariaDB's exec_relay_log_event (slave.cc) may
-    take its timestamp as it reads it, before the delay wait and before shall_skip passes it over
-    (sql_slave_skip_counter), and keeps it across STOP/START SLAVE: a group stamped ahead that was
-    never handed over still makes the lag show 0 (only forward: MDEV-30619's `< ev->when`)."""
-    out = [(o["_line"], o["trx"]) for o in v.of_node(node)
-           if o["kind"] in ("apply", "skip") and o.get("idx") == 0 and o.get("trx") in order]
-    for s in v.of_node(node, "status"):
-        if s.get("Slave_SQL_Running_State") == STATE_WAITING and (h := in_hand(v, s)) is not None \
-                and h.get("idx") == 0 and h.get("trx") in order:
-            out.append((s["_line"], h["trx"]))
-    return sorted(out)
-
-
-def _older(a: int, b: int | None) -> int:
-    return a if b is None else min(a, b)
-
-
-def _format_descriptions_read(v: TraceView, node: str) -> list[tuple[int, int | None]]:
-    """(line, write time) of each master's format description the node's SQL thread read; None where
-    last_master_timestamp starts again (a restart builds Relay_log_info anew, CHANGE MASTER and RESET
-    SLAVE reset it: handle_slave_sql, sql/slave.cc). MariaDB counts the lag from such a read after a
-    start or its workers idled (_lag_floors): its source's clock stepped back since it was written
-    (dated its binlog's start), its timestamp is ahead of the groups read with it, which show 0 as
-    they wait, as the step's size (_clocks_stepped_us from its write)."""
-    out: list[tuple[int, int | None]] = []
-    for o in v.of_node(node):
-        if o["kind"] in ("restart", "crash") or (
-                o["kind"] == "stmt" and o["op"] in ("change_master", "reset_slave") and o.get("errno") is None):
-            out.append((o["_line"], None))
-        elif o["kind"] == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
-            out.append((o["_line"], _fde_written(v, o)))
-    return out
-
-
-def _queued_spans(v: TraceView, node: str) -> list[tuple[str, int, int | None]]:
-    """(trx, from, to): a group with a worker, from when the coordinator applied its last event (it
-    handed the group over whole) to when the node committed it, or gave it up (a rollback at a
-    stop, a crash: the worker's group is gone with it), or passed it over (skipped, filtered); to
-    None: to the end of the trace. A polled trace may show the commit before the apply at the same
-    instant: the commit then closes the span it opens."""
-    visible: dict[str, list[int]] = {}
-    for o in v.of_node(node):
-        if o["kind"] == "visible" and o.get("trx") is not None:
-            visible.setdefault(o["trx"], []).append(o["t"])
-    spans: list = []
-    open_: dict[str, int] = {}
-    workers = 0
-    for o in v.of_node(node):
-        trx = o.get("trx")
-        if o["kind"] == "parallel":
-            workers = o.get("workers", 0)
-        elif o["kind"] == "apply" and workers and trx is not None and o.get("last") and trx not in open_:
-            if o["t"] in visible.get(trx, ()):
-                spans.append((trx, o["t"], o["t"]))
-            else:
-                open_[trx] = o["t"]
-        elif o["kind"] in ("visible", "rollback", "skip", "filtered") and trx in open_:
-            spans.append((trx, open_.pop(trx), o["t"]))
-        elif o["kind"] == "crash":
-            spans += [(x, a, o["t"]) for x, a in open_.items()]
-            open_ = {}
-    return spans + [(x, a, None) for x, a in open_.items()]
 
 
 @checks("PARALLEL.RECOVERY.GAPS", kinds=("parallel",))
@@ -422,168 +356,13 @@ def _clocks_agree(v: TraceView, node: str, begin: int, write: tuple[str, int, in
     return all(v.offset_at(n, t, ln) == v.offset_at(node, begin) for n, t, ln in points)
 
 
-def _waited_for(v: TraceView, s: dict) -> int | None:
-    """When the group the SQL thread holds for MASTER_DELAY at the sample was written, where the trace
-    shows no apply of it to place its read (a STOP SLAVE broke the wait). Read with the workers idle, it
-    set last_master_timestamp before the wait (MySQL rpl_replica.cc, exec_relay_log_event: an empty GAQ
-    takes the first event's timestamp, before apply_event_and_update_pos calls sql_delay_event; MariaDB
-    slave.cc, exec_relay_log_event after MDEV-29639), and SET TIMESTAMP may date it before the last commit."""
-    if s.get("Slave_SQL_Running_State") != STATE_WAITING or (r := in_hand(v, s)) is None or r.get("idx") != 0:
-        return None
-    if index(v).applies_of(s["node"], r["file"], r["pos"]):
-        return None  # its apply places the read: one of _lag_floors's floors
-    return written_us(v, r)
-
-
-def _clocks_stepped_us(v: TraceView, node: str, s: dict, floor: int, writers: set[str] | frozenset[str] = frozenset()) -> int:
-    """How far the clocks moved that the lag shown at the sample counts with: time(0) -
-    last_master_timestamp - clock_diff_with_master (MySQL rpl_replica.cc show_slave_status_send_data,
-    MariaDB slave.cc send_show_master_info_data), the difference taken at the IO thread's connect
-    (get_master_version_and_clock). The replica's clock stepped since it was taken, or its source's
-    between the connect and the write of the group the lag counts from (either way round), shifts
-    the lag by as much until the next connect (as SBM.DELAY's count_moved has it). Down a chain the
-    timestamp is the originating master's (the source's SQL thread binlogs the event with its `when`)
-    while the difference is the source's: their clocks' difference counts whole."""
-    # the clock query where the trace shows it (a step may come between it and the connect)
-    last = v.of_node(node, "clock_query" if v.of_node(node, "clock_query") else "connect").last_before(s["_line"])
-    since, connect_t = (last["_line"], last["t"]) if last is not None else (0, 0)
-    moved = sum(abs(o.get("delta_us", 0)) for o in v.of_node(node, "clock_step").between(since, s["_line"]))
-    # the server the difference was taken against: a failover or CHANGE MASTER may have moved the
-    # replica off its topology's source
-    source = (last or {}).get("source") or source_at(v, node, s["_line"])
-    if source is not None:
-        moved += sum(abs(o.get("delta_us", 0)) for o in v.of_node(source, "clock_step").before(s["_line"])
-                     if o["t"] >= min(floor, connect_t))
-        moved += max((abs(v.offset_at(source, connect_t) - v.offset_at(w, floor)) for w in writers - {source}), default=0)
-    return moved
-
-
-def _lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | None, str | None]]:
-    """(line, written, write time, writer) in trace order: from that line on, last_master_timestamp is at least the
-    timestamp written at `written` (true µs); None: a start, a stop or a new source starts it again.
-    A parallel applier moves it as groups commit (MariaDB rpl_rli.cc, Relay_log_info::stmt_done: "In
-    the parallel case, we only update the Seconds_Behind_Master at the end of a transaction"; MySQL
-    rpl_replica.cc, mta_checkpoint_routine: the oldest group still queued, 0 with none), and at a read
-    only once no group is with a worker: the first event with a timestamp read after that sets it
-    (MariaDB slave.cc, exec_relay_log_event, after MDEV-17516/MDEV-29639; MySQL rpl_replica.cc: "when
-    last_master_timestamp is 0 (which indicates that GAQ is empty ...) we need to initialize it with a
-    timestamp from the first event to be executed in parallel"). Only a group's first event gives a
-    floor there: a format description (MariaDB counts the master's) may take that read instead."""
-    out: list[tuple[int, int | None, int | None, str | None]] = []
-    first: dict[str, dict] = {}
-    queued: list[str] = []  # handed to the workers, in the order the coordinator handed them over
-    done: set[str] = set()  # committed, not yet retired: a group ahead of it is still with a worker
-    idle_since: int | None = -1  # the workers hold nothing since then; None: a read has taken the timestamp
-    fde: int | None = None  # the timestamp of the master's format description read after the idle, if any
-    for o in v.of_node(node):
-        kind, trx = o["kind"], o.get("trx")
-        if kind in ("restart", "crash", "restore", "sql_stop", "parallel") or (
-                kind == "stmt" and o["op"] in ("change_master", "reset_slave") and o.get("errno") is None):
-            queued, done, idle_since, fde = [], set(), o["t"], None  # (a refused statement changes nothing)
-            out.append((o["_line"], None, None, None))
-        elif kind == "apply" and o.get("when") and o["type"] == "FORMAT_DESCRIPTION_EVENT" and not o.get("relay_log"):
-            # the master's format description (MariaDB counts it, slave.cc event_can_update_last_master_timestamp;
-            # its timestamp is the binlog's start): read as the SQL thread starts, it takes the read after the
-            # start (a start left no floor), and the group read next gives none
-            read = o["t"] if o.get("read") is None else o["read"]
-            if not queued and idle_since is not None and idle_since < read and (w := written_us(v, o)) is not None:
-                # read after the workers idled (the IO thread reconnected): MariaDB counts from it, a new
-                # count; MySQL from the group read next, which still may (whichever is older: fde). A
-                # second one before any group (a dump begun in an older binlog sends its FDE, then the
-                # next binlog's) moves the count only if the SQL thread caught up between the two: the
-                # first read negated sql_thread_caught_up with its update (MariaDB slave.cc,
-                # exec_relay_log_event, MDEV-30619), so either may be what it counts from
-                w = w if fde is None else min(w, fde)
-                out += [(o["_line"], None, None, None), (o["_line"], w, *_write_time(v, o, w))]
-                fde = w
-            elif not queued and idle_since is not None and idle_since < read:
-                fde = _floor_now(out)  # sent again, undated: MySQL counts from the next read, MariaDB goes on
-            elif not queued and idle_since is not None and idle_since <= read:
-                idle_since = None
-            elif not queued and (w := _fde_written(v, o)) < (_floor_now(out) or w):
-                # read with no group at the workers after a read took the timestamp: the SQL thread
-                # caught up inside a group whose rest its IO thread, connected again, fetches after the
-                # master's format description, dated its binlog's start. The server lets a read move
-                # the timestamp with its SQL thread caught up and its workers idle (slave.cc,
-                # exec_relay_log_event, MDEV-30619), which no trace shows, and only forward there
-                # ("lmt < ev->when" in that patch's review): the count may be from either, the older
-                # allowed
-                out += [(o["_line"], None, None, None), (o["_line"], w, *_write_time(v, o, w))]
-        elif kind == "apply" and o.get("when") and not o.get("relay_log"):
-            # (the relay log's own events, a rotation's included, move nothing: MariaDB slave.cc,
-            # event_can_update_last_master_timestamp excludes is_relay_log_event)
-            if trx is not None and o.get("idx") == 0:
-                first[trx] = o
-            read = o["t"] if o.get("read") is None else o["read"]  # a polled trace does not know when it was read
-            if not queued and idle_since is not None and idle_since < read:
-                idle_since = None  # a read in the same instant as the last commit may precede it
-                if trx is not None and o.get("idx") == 0 and (w := written_us(v, o)) is not None:
-                    # the read sets the timestamp, older than the last commit's or not (a long
-                    # transaction's GTID event carries its start): a new count, not a later floor
-                    # from the read on, which came before this observation where the group waited
-                    # for MASTER_DELAY (its read's line: what let the thread read it, in its µs)
-                    at = index(v).read_line(o) or o["_line"]
-                    w = w if fde is None else min(w, fde)
-                    out += [(at, None, None, None), (at, w, *_write_time(v, o, w))]
-                fde = None
-            if trx is not None and o.get("last"):
-                queued.append(trx)
-        elif kind in ("visible", "rollback", "skip", "filtered") and trx in queued:
-            if kind == "visible":
-                done.add(trx)
-            else:
-                queued.remove(trx)
-            newest = None
-            while queued and queued[0] in done:  # the checkpoint retires the committed head of the queue
-                newest = queued.pop(0)
-            if not queued:
-                idle_since = o["t"]
-            if newest in first and (w := written_us(v, first[newest])) is not None:
-                out.append((o["_line"], w, *_write_time(v, first[newest], w)))
-    return sorted(out, key=lambda f: f[0])  # stable: a reset stays before the floor of its line
-
-
-def _fde_written(v: TraceView, o: dict) -> int:
-    """When a master's format description was written, by its timestamp. Sent again at a reconnect
-    (log_pos 0) it has no position of its own: it is the one its source wrote at the start of that
-    binlog (MariaDB sql_repl.cc, send_format_descriptor_event reads it from the file), dated by the
-    source's clock then, which may have stepped since; else the source's clock as it is read."""
-    w = written_us(v, o)
-    if w is not None:
-        return w
-    relayed = index(v).relay.get((o["node"], o.get("relay_file"), o.get("relay_pos")))
-    started = None if relayed is None else next(
-        (b for b in reversed(v.of_node(o["source"], "binlog").before(o["_line"]))
-         if b["file"] == relayed.get("master_file") and b["type"] == "FORMAT_DESCRIPTION_EVENT"), None)
-    at = (o["t"], o["_line"]) if started is None else (started["t"], started["_line"])
-    return o["when"] * US - v.offset_at(o["source"], *at) - v.header.get("epoch_us", 0)
-
-
-def _floor_now(out: list[tuple]) -> int | None:
-    """The newest timestamp the floors since the last start of the count give."""
-    now = None
-    for f in reversed(out):
-        if f[1] is None:
-            return now
-        now = f[1] if now is None else max(now, f[1])
-    return now
-
-
-def _write_time(v: TraceView, a: dict, written: int) -> tuple[int, str | None]:
-    """When the group whose timestamp gives a floor was written: its timestamp's time, or its
-    binlog write where that came first (SET TIMESTAMP ahead): a clock step of its source between
-    then and the connect moves the lag (_clocks_stepped_us); and the server whose clock stamped it."""
-    o = index(v).origin_of(a)
-    return (written, None) if o is None else (min(written, o["t"]), o["node"])
-
-
 @checks("PARALLEL.SBM.VALUE", kinds=("parallel",))
 def lag_counted_from_the_last_commit_or_idle_read(v: TraceView, check: Check) -> None:
     """On a parallel replica with both threads running, Seconds_Behind_Master is never more than the
     time since the newest of: the groups it committed, and the group it read after its workers idled."""
     judged = {id(s) for s in samples(v)}
     for node in _parallel_nodes(v):
-        floors = iter(_lag_floors(v, node))
+        floors = iter(lag_floors(v, node))
         floor, since, writers, nxt = None, None, set(), next(floors, None)
         for s in v.of_node(node, "status"):
             while nxt is not None and nxt[0] < s["_line"]:
@@ -594,8 +373,8 @@ def lag_counted_from_the_last_commit_or_idle_read(v: TraceView, check: Check) ->
             if id(s) not in judged or not connected(s) or not isinstance(s[SBM], int) or floor is None or not with_workers(v, s):
                 continue
             most = max(0, s["t"] - floor) / US  # a timestamp ahead of the replica's clock shows 0
-            if (waited := _waited_for(v, s)) is not None:
+            if (waited := waited_for(v, s)) is not None:
                 most = max(most, (s["t"] - waited) / US)
-            check.judge(s[SBM] <= most + 1 + (v.sample_slack_us(s) + _clocks_stepped_us(v, node, s, since, writers)) / US,
+            check.judge(s[SBM] <= most + 1 + (v.sample_slack_us(s) + clocks_stepped_us(v, node, s, since, writers)) / US,
                         f"{node} at {seconds(s['t'])} shows {SBM} {s[SBM]}, but it committed or read after idling a group "
                         f"written {most:.3f} s before", s)

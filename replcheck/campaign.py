@@ -25,7 +25,6 @@ once: a server group mostly waits for time to pass.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import json
@@ -36,11 +35,11 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Callable, Iterator
 
 from replcheck import __version__, coverage, io, outdir, outfs, systems, targets
 from replcheck.outfs import Out
+from replcheck.provenance import code_digest
 from replcheck.progress import Progress as Line
 from replcheck.spark import (ClusterError, TaskFailed, await_executors, cluster_cause, first_line, own_session as spark_session,
                              task_failure)
@@ -251,21 +250,6 @@ def _open(out: str | os.PathLike | Out) -> Out:
         raise CampaignError(str(e)) from None
     except OSError as e:
         raise ClusterError(f"--out {out}: {first_line(str(e))}") from None
-
-
-@functools.cache
-def code_digest() -> str:
-    """The digest of the files a campaign's rows depend on besides its plan (replcheck's, its models',
-    properties' and spec's): a table is resumed only by the code that began it, never mixed."""
-    import replcheck
-    from replcheck import model, properties, spec
-    h = hashlib.sha256()
-    for package in (replcheck, model, properties, spec):
-        for root in map(Path, package.__path__):
-            for path in sorted(root.rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts:
-                    h.update(f"{package.__name__}/{path.relative_to(root).as_posix()}".encode() + b"\0" + path.read_bytes())
-    return "sha256:" + h.hexdigest()[:16]
 
 
 def _check_out(out: str | os.PathLike | Out, plan: Plan) -> None:

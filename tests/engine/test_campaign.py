@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import HANG_GUARD_S
 
-from replcheck import campaign, cli, coverage, crosscheck, io, report, systems
+from replcheck import campaign, cli, coverage, crosscheck, io, provenance, report, systems
 from replcheck.investigate import findings
 from replcheck.properties.core import PROPERTIES
 
@@ -255,7 +255,7 @@ def test_a_table_begun_by_other_code_is_not_resumed(tmp_path):
     campaign._check_out(tmp_path / "c", plan)
     meta = tmp_path / "c" / "campaign.json"
     began = json.loads(meta.read_text())
-    assert began["code"] == campaign.code_digest()
+    assert began["code"] == provenance.code_digest()
     campaign._check_out(tmp_path / "c", plan)  # the same code: resumed
     for other in ({**began, "code": "sha256:0000000000000000"}, {k: v for k, v in began.items() if k != "code"}):
         meta.write_text(json.dumps(other))
