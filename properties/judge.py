@@ -6,8 +6,6 @@ contract's (replcheck.spec.contract), which systems import without this layer.
 """
 from __future__ import annotations
 
-import pickle
-from collections import deque
 from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Iterable
@@ -62,6 +60,14 @@ class Judgement:
     def violated(self, requirement: str) -> bool:
         return any(v.requirement == requirement for v in self.violations)
 
+    def of(self, system: System, **header) -> "Judgement":
+        """This Judgement as `system`'s, a system whose run of the History is this one's but for
+        its name (replcheck.systems.same_runs, or a mutant whose seam the run never reached): its
+        Trace renamed (the same observations) with `header`'s fields, its verdicts and
+        expectations, classified against its own declarations."""
+        trace = Trace({**self.trace.header, "system": system.name, **header}, self.trace.observations)
+        return replace(self, system=system.name, trace=trace, declares=system.declares, same_as=self.system)
+
 
 class Asked(frozenset):
     """A model's mutants that note each mutant the simulator asks about: the model's code asks
@@ -83,34 +89,10 @@ def asking(system):
     return replace(system, config=replace(system.config, mutants=Asked(system.config.mutants)))
 
 
-# The last Traces of one History judged, each as (requirements, its header but the system's name, a copy of its
-# observations, its verdicts, the system's name). A property is a function of the Trace alone, and no property reads
-# the system's name: a campaign's systems that write the same Trace of a History (model:wl344 and
-# model:groupid do on every generated History) are judged once. The copy keeps what was judged
-# whatever is done to the Trace after; a few are kept, as the systems of a History come in turn.
-_judged: deque = deque(maxlen=4)
-REMEMBERED_UP_TO = 10_000  # observations: a campaign's Traces are hundreds; a long one is not copied
-
-
-def _unnamed(header: dict) -> dict:
-    return {k: v for k, v in header.items() if k != "system"}
-
-
 def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = "",
                 requirements: Iterable[str] | None = None) -> Judgement:
     """Every property (or those of `requirements`) on one Trace, classified against `declares`."""
     wanted = None if requirements is None else frozenset(requirements)
-    name, header = system or trace.header.get("system", ""), _unnamed(trace.header)
-    judged = tuple(_judged)  # a snapshot: a real server's groups judge Histories in threads
-    if judged and judged[-1][1].get("history_digest") != header.get("history_digest"):
-        _judged.clear()  # another History's: what lives on after its judging only costs the garbage collector
-    kept = len(trace.observations) <= REMEMBERED_UP_TO
-    # the observations pickled: equal bytes are an equal Trace to its nested values (a copy of each
-    # observation would share a sample's `counts` or `variables` with whoever edits it after)
-    copied = pickle.dumps(trace.observations, pickle.HIGHEST_PROTOCOL) if kept else b""
-    for was_wanted, was_header, was_observations, was_verdicts, was_name in judged:
-        if kept and was_wanted == wanted and was_header == header and was_observations == copied:
-            return Judgement(name, trace, was_verdicts, declares, same_as=was_name)
     # Numbered in place for the judging and un-numbered after, rather than copied by the view: a
     # copy of every observation was as much memory again as the Trace.
     numbered = [o for o in trace.observations if "_line" not in o]
@@ -128,9 +110,7 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
             o.pop("_line", None)
         if view is not None:
             view.release()
-    if kept:
-        _judged.append((wanted, header, copied, verdicts, name))
-    return Judgement(name, trace, verdicts, declares)
+    return Judgement(system or trace.header.get("system", ""), trace, verdicts, declares)
 
 
 def judge(system: System, history: dict, requirements: Iterable[str] | None = None) -> Judgement:

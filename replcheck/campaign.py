@@ -132,7 +132,10 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
 
     def judgement(name: str):
         if name not in judged:
-            judged[name] = judge(systems.get(name), history)
+            system = systems.get(name)
+            # a system whose run is one already judged but for its name is not run again
+            twin = next((n for n in judged if systems.same_runs(systems.get(n), system)), None)
+            judged[name] = judged[twin].of(system) if twin else judge(system, history)
         return judged[name]
 
     for name in names:

@@ -249,6 +249,13 @@ def get(name: str, option: str = "system") -> ModelSystem | MariaDB:
                          "server:mariadb-X.Y") from None
 
 
+def same_runs(a, b) -> bool:
+    """Whether two systems' runs of any History are the same Trace but for the system's name: two
+    model systems of one Config (the simulator is a function of the History and its Config alone;
+    model:groupid and model:wl344 differ by name)."""
+    return isinstance(a, ModelSystem) and isinstance(b, ModelSystem) and a.config == b.config
+
+
 def traces_to_compare(history: dict, a: str, b: str, known: dict[str, Trace] | None = None) -> tuple[Trace, Trace]:
     """a's and b's Traces of the History, to cross-check: a real server's against the other's of the
     History as it ran on the server (MariaDB.as_run: its times scaled, its ops as late as they

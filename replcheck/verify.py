@@ -21,7 +21,6 @@ from replcheck import catalogue, io, outdir, report, scenarios, search, suites, 
 from replcheck.features import load_features
 from replcheck.properties import core
 from replcheck.properties.judge import Judgement, asking, judge
-from replcheck.spec.contract import Trace
 from replcheck.properties.proofs import RLIMIT, UNKNOWN
 from replcheck.progress import Progress
 from replcheck.results import Finding, FindingKind, Results, catches, findings_of, summarised
@@ -46,10 +45,12 @@ class Judged(dict):
         system = systems.get(name)
         simulated = isinstance(system, systems.ModelSystem)  # another System (a server, a test's) only runs
         base = systems.get(system.declares.base) if simulated and system.kind == "mutant" and system.declares.base else None
+        twin = next((n for n in list(self) if systems.same_runs(systems.get(n), system)), None)
         if isinstance(base, systems.ModelSystem) and base.kind == "model" and self.runs_as(system, base):
-            b = self[base.name]
-            header = {**b.trace.header, "system": name, "config": system.config.as_dict()}
-            j = replace(b, system=name, trace=Trace(header, b.trace.observations), declares=system.declares)
+            j = self[base.name].of(system, config=system.config.as_dict())
+        elif twin:  # a model of another's Config (model:groupid, model:wl344) is that run renamed
+            j = self[twin].of(system)
+            self.asked[name] = self.asked.get(twin, set())
         elif simulated and system.kind == "model":
             noting = asking(system)
             j = judge(noting, self.history)

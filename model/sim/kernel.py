@@ -9,7 +9,7 @@ import io
 import pickle
 import struct
 from operator import attrgetter
-from collections import Counter, deque
+from collections import Counter
 from typing import Any, Callable
 
 from replcheck.spec import formats as F
@@ -349,32 +349,11 @@ class Simulator:
         return self.epoch + t + node.offset
 
 
-# The runs of the last History, each as (the History pickled, its Config and samples, header, observations pickled).
-# A run is a function of the History and the Config alone: a system whose Config equals another's
-# (model:groupid and model:wl344 run the same Config under two names) gets that run again, named for
-# it, without simulating it. The pickles keep the History and the run as they were whatever is done
-# to them after (a Trace's observations are edited in place by whoever reads them, and a run handed
-# out twice would carry the first reader's edits to the second), and tell apart what == does not
-# (True and 1). Only a plain set of mutants: verify's (judge.Asked) notes what a run asks about.
-_runs: deque = deque(maxlen=4)
-REMEMBERED_UP_TO = 10_000  # observations: a campaign's runs are hundreds; a long one is not kept alive
-
-
 def simulate(history: dict, config: Config = Config(), system: str = "model",
              sampled: frozenset[str] = SAMPLED) -> tuple[dict, list[dict]]:
     """The run's Trace; `sampled`: the kinds of status sample it takes (a sample changes nothing in
     the run, so a run taking fewer has the same observations but those samples)."""
-    key = pickle.dumps(history, pickle.HIGHEST_PROTOCOL) if type(config.mutants) is frozenset else None
-    runs = tuple(_runs) if key else ()  # a snapshot: a real server's groups run Histories in threads
-    if runs and runs[-1][0] != key:
-        _runs.clear()  # another History: what lives on after its runs only costs the garbage collector
-    for was_key, was_config, header, obs in runs:
-        if was_key == key and was_config == (config, sampled):
-            return {**header, "system": system}, pickle.loads(obs)
     sim = Simulator(history, config, system, sampled)
     header, obs = sim.run()
     sim.dismantle()
-    if key and len(obs) <= REMEMBERED_UP_TO:
-        _runs.append((key, (config, sampled), pickle.loads(pickle.dumps(header, pickle.HIGHEST_PROTOCOL)),
-                      pickle.dumps(obs, pickle.HIGHEST_PROTOCOL)))
     return header, obs

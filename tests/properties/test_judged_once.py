@@ -1,20 +1,15 @@
-"""A History's systems that write the same run, or the same Trace, share it: the simulator runs a
-(History, Config) once (model/sim/kernel.py `simulate`), the judge judges a Trace once whatever the
-system's name (properties/judge.py `judge_trace`). Neither may change a row: a campaign History's
-rows are the same with both as without; a History or a Trace changed since is run or judged again;
-verify's noting of the mutants a run asks about still sees every run."""
+"""A History's systems that write the same run share it: two model systems of one Config
+(model:groupid and model:wl344) are run and judged once, in a campaign (replcheck/campaign.py) and
+in verify (replcheck/verify.py Judged), the second being the first's Judgement renamed
+(properties/judge.py Judgement.of). Sharing may not change a row; verify's noting of the mutants
+a run asks about still sees every run."""
 from __future__ import annotations
-
-from collections import deque
 
 import pytest
 
-from replcheck import campaign, systems
+from replcheck import campaign, systems, verify
 from replcheck.generate import FAMILIES, generate
-from replcheck.model.sim import kernel
 from replcheck.properties import judge
-from replcheck.properties.core import TraceView, run_properties
-from replcheck.spec.contract import Trace
 
 SEED = 11
 SYSTEMS = ("model:wl344", "model:wl7318", "model:groupid", "mutant:stop-event")
@@ -25,47 +20,33 @@ def _rows(index: int, family: str) -> list[tuple]:
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
-def test_a_history_gives_the_same_rows_with_runs_and_trace_verdicts_shared(family, monkeypatch):
+def test_a_history_gives_the_same_rows_with_runs_shared(family, monkeypatch):
     shared = [_rows(i, family) for i in range(3)]
-    monkeypatch.setattr(kernel, "_runs", deque(maxlen=0))  # nothing remembered: every system runs and is judged
-    monkeypatch.setattr(judge, "_judged", deque(maxlen=0))
+    monkeypatch.setattr(systems, "same_runs", lambda a, b: False)  # every system runs and is judged
     assert [_rows(i, family) for i in range(3)] == shared
 
 
-def test_a_changed_history_is_run_again():
-    history = generate(SEED, 1, ("delay",))
-    config = systems.get("model:wl344").config
-    kernel.simulate(history, config)
-    history["ops"] = history["ops"][: len(history["ops"]) // 2]
-    assert kernel.simulate(history, config)[1] == kernel.Simulator(history, config).run()[1]
+def test_only_models_of_one_config_share_a_run():
+    wl344, groupid, wl7318 = (systems.get(n) for n in ("model:wl344", "model:groupid", "model:wl7318"))
+    assert systems.same_runs(wl344, groupid) and not systems.same_runs(wl344, wl7318)
+    assert not systems.same_runs(wl344, systems.get("mutant:stop-event"))
 
 
-def test_a_run_is_named_for_the_system_it_is_given_to():
+def test_a_shared_run_is_named_for_the_system_it_is_given_to():
     history = generate(SEED, 2, ("groupid",))
-    a, b = systems.get("model:wl344").run(history), systems.get("model:groupid").run(history)
-    assert (a.header["system"], b.header["system"]) == ("model:wl344", "model:groupid") and a.observations == b.observations
+    a = judge.judge(systems.get("model:wl344"), history)
+    b = a.of(systems.get("model:groupid"))
+    assert (b.system, b.trace.header["system"], b.same_as) == ("model:groupid", "model:groupid", "model:wl344")
+    assert b.trace.observations == systems.get("model:groupid").run(history).observations
+    assert b.verdicts == judge.judge(systems.get("model:groupid"), history).verdicts
+    assert b.declares == systems.get("model:groupid").declares and a.trace.header["system"] == "model:wl344"
 
 
-def test_a_trace_changed_after_judging_is_judged_again():
-    trace = Trace(*systems.get("model:wl344").run(generate(SEED, 3, ("delay",))))
-    judge.judge_trace(trace)
-    status = next(o for o in trace.observations if o["kind"] == "status")
-    status["SQL_Delay"] = -1
-    assert list(judge.judge_trace(trace).verdicts) == run_properties(TraceView(*trace))
-
-
-def test_an_edit_inside_an_observation_reaches_neither_the_next_run_nor_the_next_judging():
-    # a nested value (a data sample's counts) edited in place by a reader of one run: the next
-    # system's run of the History is the simulator's own, and the edited Trace is judged anew
-    history = generate(SEED, 5, ("groupid",))
-    a = systems.get("model:wl344").run(history)
-    judge.judge_trace(Trace(*a))
-    data = next(o for o in a.observations if o["kind"] == "data" and o["counts"])
-    trx = next(iter(data["counts"]))
-    data["counts"][trx] = 2
-    b = systems.get("model:groupid").run(history)
-    assert b.observations == kernel.Simulator(history, systems.get("model:groupid").config).run()[1]
-    assert list(judge.judge_trace(Trace(*a)).verdicts) == run_properties(TraceView(*a))
+def test_verify_judges_a_model_of_a_judged_config_as_that_run():
+    judged = verify.Judged(generate(SEED, 3, ("delay",)))
+    a, b = judged["model:wl344"], judged["model:groupid"]
+    assert b.same_as == "model:wl344" and b.verdicts == a.verdicts and judged.asked["model:groupid"] == judged.asked["model:wl344"]
+    assert judged["model:wl7318"].same_as == ""
 
 
 def test_verify_sees_what_every_run_asks_about():
@@ -93,12 +74,3 @@ def test_a_history_leaves_almost_no_cyclic_garbage():
     finally:
         if was:
             gc.enable()
-
-
-def test_a_trace_judged_again_names_the_system_it_was_judged_for():
-    # the campaign takes that system's facts and trace lines for it (replcheck/campaign.py)
-    history = generate(SEED, 2, ("groupid",))
-    a, b = judge.judge(systems.get("model:wl344"), history), judge.judge(systems.get("model:groupid"), history)
-    assert (a.same_as, b.same_as) == ("", "model:wl344") and b.verdicts == a.verdicts
-    c = judge.judge(systems.get("model:wl7318"), history)
-    assert c.same_as == ""
