@@ -300,9 +300,11 @@ def worker_signals() -> None:
     """A search worker's signals: the parent owns SIGINT (the terminal sends it to the whole group),
     and SIGTERM, which the pool sends when the parent stops, ends the worker at once. Inherited
     from the parent, SIGTERM raised an exception inside the search instead, and a worker dying
-    in the middle of sending its answer left the pool's terminate() waiting for it for ever."""
+    in the middle of sending its answer left the pool's terminate() waiting for it for ever. The
+    worker is forked with both held (`pool`): one sent before this ran is taken now."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
 
 
 STOPS = {signal.SIGINT, signal.SIGTERM}
@@ -310,22 +312,22 @@ STOPS = {signal.SIGINT, signal.SIGTERM}
 
 @contextmanager
 def pool(processes: int):
-    """The search workers' pool, terminated on leaving. A stop signal that comes while it forks
-    them is noted and raised once the pool is made, inside its `with`: Python runs a signal's
-    handler in the main thread between any two steps, and one that raised inside an at-fork
-    handler (logging's) was ignored there, and the stopped verify ran on to the end."""
+    """The search workers' pool, terminated on leaving. Stop signals are held while it forks the
+    workers and taken once the pool is made, inside its `with`. A handler run meanwhile would not
+    do: one that raised inside an at-fork handler (logging's) was ignored there, and the stopped
+    verify ran on to the end; and a worker forked with a handler that noted the signal instead
+    outlived the SIGTERM the pool's terminate() sent it before its initializer ran, then waited
+    for ever for the task queue's lock that a terminated worker held, and terminate() for it."""
     import multiprocessing
 
-    came: list[int] = []
-    before = {sig: signal.signal(sig, lambda signum, _: came.append(signum)) for sig in STOPS}
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     try:
         made = multiprocessing.get_context("fork").Pool(processes, initializer=worker_signals)
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        raise
     with made:
-        for signum in came[:1]:
-            signal.raise_signal(signum)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
         yield made
 
 

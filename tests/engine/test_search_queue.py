@@ -2,9 +2,12 @@
 (replcheck.search.seam_reached): where its base model's run of a probe never asked about the
 mutant's seam, the mutant observes what the base does and is not run; where it asked, the mutant
 runs, and either way the digest is the one of the mutant's own run. The searches' queue
-(replcheck.search.Queue): the models' short ones fill the workers' tail, behind the mutants'."""
+(replcheck.search.Queue): the models' short ones fill the workers' tail, behind the mutants'. The
+searches' pool (replcheck.search.pool): a stop the pool sends a worker is never lost."""
 from __future__ import annotations
 
+import os
+import signal
 from dataclasses import replace
 
 import pytest
@@ -103,3 +106,21 @@ def test_a_search_that_another_models_search_is_runs_once():
     one = next(t for t in tasks if t.system == "model:wl344" and t.machine == "DelayMachine")
     small = [replace(one, examples=3), replace(one, system="model:groupid", examples=3)]
     assert search.run_task(small[0]) == search.run_task(small[1])
+
+
+def test_a_worker_sent_sigterm_before_its_initializer_ran_ends(monkeypatch, tmp_path):
+    # terminate() may signal a worker just forked: it must end, not wait for ever on the task
+    # queue's lock a terminated worker held (which left a stopped verify hanging)
+    first, worker_signals = tmp_path / "first", search.worker_signals
+
+    def initializer():
+        if not first.exists():
+            first.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGTERM)
+        worker_signals()
+
+    monkeypatch.setattr(search, "worker_signals", initializer)
+    with search.pool(1) as workers:
+        answered_by = workers.apply(os.getpid)  # the pool replaces the worker that ended
+    assert answered_by != int(first.read_text())
+
