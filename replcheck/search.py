@@ -301,7 +301,7 @@ def worker_signals() -> None:
     and SIGTERM, which the pool sends when the parent stops, ends the worker at once. Inherited
     from the parent, SIGTERM raised an exception inside the search instead, and a worker dying
     in the middle of sending its answer left the pool's terminate() waiting for it for ever. The
-    worker is forked with both held (`pool`): one sent before this ran is taken now."""
+    worker is forked with both blocked (`pool`): one sent before this ran is taken now."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
@@ -312,22 +312,38 @@ STOPS = {signal.SIGINT, signal.SIGTERM}
 
 @contextmanager
 def pool(processes: int):
-    """The search workers' pool, terminated on leaving. Stop signals are held while it forks the
-    workers and taken once the pool is made, inside its `with`. A handler run meanwhile would not
-    do: one that raised inside an at-fork handler (logging's) was ignored there, and the stopped
-    verify ran on to the end; and a worker forked with a handler that noted the signal instead
-    outlived the SIGTERM the pool's terminate() sent it before its initializer ran, then waited
-    for ever for the task queue's lock that a terminated worker held, and terminate() for it."""
+    """The search workers' pool, terminated on leaving. A stop signal that comes while it forks
+    them is held, and raised once the pool is made, inside its `with`. Python runs a signal's
+    handler in the main thread between any two steps: one that raised inside the pool's
+    constructor left its threads forking workers while the process exited, and their last one
+    waiting for ever on the task queue's lock a terminated worker held (and on the terminal's
+    pipe the caller waited on). The signals are blocked, not only noted, while the workers are
+    forked: a worker forked with the noting handler outlived the SIGTERM the pool's terminate()
+    sent it before its initializer ran, and terminate() waited for it."""
     import multiprocessing
 
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    came: list[int] = []
+    before: dict = {}
+    held: list[set] = []
+
+    def restored() -> None:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        for mask in held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # one that came meanwhile is raised here
+
     try:
+        for sig in STOPS:  # noted first, then blocked: a handler Python runs late only notes
+            before[sig] = signal.signal(sig, lambda signum, _: came.append(signum))
+        held.append(signal.pthread_sigmask(signal.SIG_BLOCK, STOPS))
         made = multiprocessing.get_context("fork").Pool(processes, initializer=worker_signals)
     except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        restored()
         raise
     with made:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
+        restored()
+        for signum in came[:1]:
+            signal.raise_signal(signum)
         yield made
 
 

@@ -6,6 +6,7 @@ runs, and either way the digest is the one of the mutant's own run. The searches
 searches' pool (replcheck.search.pool): a stop the pool sends a worker is never lost."""
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 from dataclasses import replace
@@ -124,3 +125,28 @@ def test_a_worker_sent_sigterm_before_its_initializer_ran_ends(monkeypatch, tmp_
         answered_by = workers.apply(os.getpid)  # the pool replaces the worker that ended
     assert answered_by != int(first.read_text())
 
+
+def test_a_stop_whose_handler_runs_while_the_pool_is_made_ends_the_pool(monkeypatch):
+    # Python runs a pending signal's handler between any two steps, the pool's constructor's too
+    context, before = multiprocessing.get_context("fork"), set(multiprocessing.active_children())
+    make, handler = context.Pool, signal.signal(signal.SIGINT, signal.default_int_handler)  # as in verify
+
+    pools = []  # held here: a pool let go is terminated by its finalizer, which hid the leak
+
+    def made_then_stopped(*args, **kwargs):
+        pools.append(make(*args, **kwargs))
+        signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+        return pools[-1]
+
+    monkeypatch.setattr(context, "Pool", made_then_stopped)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with search.pool(1):
+                pytest.fail("the stop is raised as the pool is handed over")
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert set(multiprocessing.active_children()) <= before  # its workers ended, none left forking
+        assert not signal.pthread_sigmask(signal.SIG_BLOCK, []) & search.STOPS
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        for p in pools:
+            p.terminate()
