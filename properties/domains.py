@@ -13,11 +13,15 @@ from replcheck.spec import formats as F
 from . import configuration
 from .core import Check, TraceView, checks
 from .filter import domain_dropped, kept_out, on_master_at
-from .groupid import domain_of, lost_lines, positions
+from .groupid import lost_lines, positions
 from .groupid_shared import deleted_domains, starts_new_binlog
 
 def _gtid(o: dict) -> tuple[int, int, int] | None:
-    return F.parse_gtid(o["gtid"]) if domain_of(o.get("gtid")) is not None else None
+    """The observation's MariaDB GTID parsed, or None (a MySQL one, none): parsed once, not tested first."""
+    try:
+        return F.parse_gtid(o.get("gtid"))
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str, str | None]:
