@@ -36,5 +36,9 @@ def with_workers(v: TraceView, s: dict) -> bool:
     """Whether the sample's SQL thread runs workers (its last `parallel` observation): its
     Seconds_Behind_Master follows the groups the workers commit, not the event in hand (the
     parallel applier's requirements judge it, properties/parallel.py)."""
+    # most Traces run no workers: the nodes that ever do, found once, spare the bisect per sample
+    starts = v.memo("configuration.workers", lambda: {o["node"] for o in v.kind("parallel") if o.get("workers")})
+    if s["node"] not in starts:
+        return False
     last = v.of_node(s["node"], "parallel").last_before(s["_line"])
     return last is not None and bool(last.get("workers"))

@@ -13,11 +13,15 @@ from replcheck.spec import formats as F
 from . import configuration
 from .core import Check, TraceView, checks
 from .filter import domain_dropped, kept_out, on_master_at
-from .groupid import domain_of, lost_lines, positions
+from .groupid import lost_lines, positions
 from .groupid_shared import deleted_domains, starts_new_binlog
 
 def _gtid(o: dict) -> tuple[int, int, int] | None:
-    return F.parse_gtid(o["gtid"]) if domain_of(o.get("gtid")) is not None else None
+    """The observation's MariaDB GTID parsed, or None (a MySQL one, none): parsed once, not tested first."""
+    try:
+        return F.parse_gtid(o.get("gtid"))
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str, str | None]:
@@ -63,17 +67,20 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
         if c.get("gtid") and c.get("trx"):
             groups_of.setdefault(c["trx"], set()).add(c["gtid"])
     for node in v.nodes:
+        if not v.of_node(node, "relay" if relay_seen else "visible") or (any_connect and not any(
+                c.get("by") == "gtid" and c.get("errno") is None for c in v.of_node(node, "connect"))):
+            continue  # nothing arrives at it, or never by a GTID connect: nothing to judge (most sources)
         held: set[str] = set()
         # A group the node got whose relay no read saw (a real server's SQL thread applied it and
         # relay_log_purge deleted its relay log between two reads): when it arrived is not known
-        unseen = ({o.get("gtid") for o in v.of_node(node, "visible", "binlog", "skip")}
+        unseen = ({o.get("gtid") for k in ("visible", "binlog", "skip") for o in v.of_node(node, k)}
                   - {o.get("gtid") for o in v.of_node(node, "relay")}) if relay_seen else set()
         on_master = on_master_at(v, node, 0)
         by_gtid, source = not any_connect, sources.get(node)
         # what its DO/IGNORE_DOMAIN_IDS dropped never arrives (a trace that cannot see the drops)
-        dropped = {c.get("gtid") for c in v.kind("commit") if c.get("trx") in domain_dropped(v, node)}
+        dropped = _gtids_of(v, domain_dropped(v, node))
         if not relay_seen and "filtered" in v.unobserved:  # nor does a group its filters keep from its engine become visible
-            dropped |= {c.get("gtid") for c in v.kind("commit") if c.get("trx") in kept_out(v, node)}
+            dropped |= _gtids_of(v, kept_out(v, node))
         for o in v.of_node(node):
             kind = o["kind"]
             if kind == "connect":  # the IO thread asks its source to filter marked events as it connects
@@ -95,6 +102,11 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
                 held.add(o["gtid"])
                 if not relay_seen and kind == "visible":  # a polled row is its transaction's: each statement's group of a MyISAM one
                     held |= groups_of.get(o.get("trx"), set())
+
+
+def _gtids_of(v: TraceView, trxs: set[str]) -> set[str | None]:
+    """The GTIDs the commits of these transactions name (None for one that names none)."""
+    return {c.get("gtid") for c in v.kind("commit") if c.get("trx") in trxs} if trxs else set()
 
 
 def _asked_past(v: TraceView, c: dict) -> set[str]:

@@ -98,16 +98,19 @@ def unlogged(v: TraceView) -> set[str]:
         trx for trx, c in _commits(v).items() if not _admitted(c["table"].split(".")[0], _settings(v, c["node"]), "binlog_")})
 
 
-def kept_out(v: TraceView, node: str) -> set[str]:
+def kept_out(v: TraceView, node: str) -> frozenset[str]:
     """The transactions a replica's filters keep from its engine: under any settings it had (its
     configuration, a restart's, what it took by SET GLOBAL; when a group was sent or read is not
-    asked here)."""
-    seen = [_settings(v, node)] + [_settings_at(v, node, o["_line"] + 1) for o in _changes(v, node)]
-    # every commit that names its table: one that returned an error may still have been binlogged
-    # (a shutdown while it waited for its semi-sync ack: 1053) and replicated
-    tables = v.memo("filter.tables", lambda: {c["trx"]: c for c in v.kind("commit") if c.get("table") and c.get("trx")})
-    return {trx for trx, c in tables.items() if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)} \
-        | domain_dropped(v, node)
+    asked here). Found once per node: several properties ask it per sample or per node (shared:
+    not to be changed)."""
+    def build() -> frozenset[str]:
+        seen = [_settings(v, node)] + [_settings_at(v, node, o["_line"] + 1) for o in _changes(v, node)]
+        # every commit that names its table: one that returned an error may still have been binlogged
+        # (a shutdown while it waited for its semi-sync ack: 1053) and replicated
+        tables = v.memo("filter.tables", lambda: {c["trx"]: c for c in v.kind("commit") if c.get("table") and c.get("trx")})
+        return frozenset({trx for trx, c in tables.items()
+                          if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)} | domain_dropped(v, node))
+    return v.memo(("filter.kept_out", node), build)
 
 
 def domain_dropped(v: TraceView, node: str) -> set[str]:
@@ -157,12 +160,14 @@ def unsent(v: TraceView, commit: dict, binlog: dict) -> bool:
 @checks("FILTER.BINLOG.DB", needs=("binlog",))
 def binlog_db_rules(v: TraceView, check: Check) -> None:
     """A source with binlog-do/ignore-db binlogs exactly the transactions on the databases they admit."""
+    ruled = {n for n in v.nodes if _list(_settings(v, n), "binlog_do_db") or _list(_settings(v, n), "binlog_ignore_db")}
+    if not ruled:  # most Traces: no source has such rules, no binlog to gather
+        return
     logged = {(b["node"], b.get("trx")) for b in v.kind("binlog") if b.get("trx")}
     for c in _commits(v).values():
-        settings = _settings(v, c["node"])
-        if not (_list(settings, "binlog_do_db") or _list(settings, "binlog_ignore_db")):
+        if c["node"] not in ruled:
             continue
-        want = _admitted(c["table"].split(".")[0], settings, "binlog_")
+        want = _admitted(c["table"].split(".")[0], _settings(v, c["node"]), "binlog_")
         got = (c["node"], c["trx"]) in logged
         check.judge(want == got, f"{c['node']} {'did not binlog' if want else 'binlogged'} {c['trx']} on {c['table']}", c)
 
@@ -170,6 +175,9 @@ def binlog_db_rules(v: TraceView, check: Check) -> None:
 @checks("FILTER.MASTER.NOT_SENT", needs=("relay",))
 def marked_not_sent(v: TraceView, check: Check) -> None:
     """No event a @@skip_replication session wrote reaches a FILTER_ON_MASTER replica's relay log."""
+    marked = [b for b in v.kind("binlog") if b.get("skip_replication") and b.get("trx")]
+    if not marked:  # most Traces: no marked event, no relay log to gather
+        return
     relayed: dict[tuple, list[dict]] = {}
     for r in v.kind("relay"):
         if r.get("trx"):
@@ -177,9 +185,7 @@ def marked_not_sent(v: TraceView, check: Check) -> None:
     def on_master(replica: str, o: dict) -> bool:
         # the setting the replica's IO thread connected with: what it had when the event arrived
         return str(_settings_at(v, replica, o["_line"]).get(MARKED) or "").upper() == ON_MASTER
-    for b in v.kind("binlog"):
-        if not (b.get("skip_replication") and b.get("trx")):
-            continue
+    for b in marked:
         for replica, ch in v.channels.items():
             if ch.get("source") != b["node"]:
                 continue
@@ -222,6 +228,8 @@ def gtid_past_filtered(v: TraceView, check: Check) -> None:
 @checks("FILTER.SEMISYNC.UNSENT", needs=("binlog",))
 def unsent_not_waited(v: TraceView, check: Check) -> None:
     """A commit sent to no semi-sync replica returns at its binlog write, without a timeout."""
+    if not any(c.get("skip_replication") for c in _commits(v).values()):
+        return  # only a marked transaction goes unsent (unsent): most Traces have none
     ends = {(b["node"], b.get("trx")): b for b in v.kind("binlog") if b.get("last") and b.get("trx")}
     timeouts = {(o["node"], m.group(1), int(m.group(2))): o for o in v.kind("log") if (m := F.SEMISYNC_TIMEOUT_LOG.search(o["message"]))}
     for c in _commits(v).values():

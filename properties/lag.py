@@ -10,7 +10,9 @@ sample-only checks need no tolerance beyond the 1 s of two whole-second clock re
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from itertools import takewhile
+from operator import itemgetter
 
 from replcheck.spec.formats import US
 
@@ -27,10 +29,16 @@ GRANULARITY_US = 2 * US  # the timestamp and the replica's clock are read in who
 # A sample judged here shows all of these (a real server's always does; a hand-made one may not).
 FIELDS = (SBM, "Slave_SQL_Running", "Slave_IO_Running", "Slave_SQL_Running_State", "Master_Log_File",
           "Read_Master_Log_Pos", "Relay_Master_Log_File", "Exec_Master_Log_Pos")
+_FIELDS = frozenset(FIELDS)
 
 
 def samples(v: TraceView) -> list[dict]:
-    return v.memo("lag.samples", lambda: [s for s in v.kind("status") if all(f in s for f in FIELDS)])
+    return v.memo("lag.samples", lambda: [s for s in v.kind("status") if s.keys() >= _FIELDS])
+
+
+def sample_ids(v: TraceView) -> set[int]:
+    """The judged samples by identity: the lag properties that sweep a node's statuses test each against it."""
+    return v.memo("lag.sample_ids", lambda: {id(s) for s in samples(v)})
 
 
 def connected(s: dict) -> bool:
@@ -39,7 +47,7 @@ def connected(s: dict) -> bool:
 
 def _read_all(s: dict) -> bool:
     """The SQL thread executed everything the IO thread read (MySQL's test for caught up)."""
-    return (s["Master_Log_File"], s["Read_Master_Log_Pos"]) == (s["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"])
+    return s["Read_Master_Log_Pos"] == s["Exec_Master_Log_Pos"] and s["Master_Log_File"] == s["Relay_Master_Log_File"]
 
 
 def written_us(v: TraceView, r: dict) -> int | None:
@@ -68,15 +76,34 @@ def _age_us(v: TraceView, s: dict, r: dict) -> tuple[int, str] | None:
     return counted, "" if counted == exact else f" by the clock difference its IO thread measured ({diff} s)"
 
 
+def _pending(v: TraceView, s: dict) -> tuple[dict | None, int | None]:
+    """The index's pending event at the sample, asked once: several lag checks ask it of one sample."""
+    known = v.memo("lag.pending", dict)
+    try:
+        return known[s["_line"]]
+    except KeyError:
+        found = known[s["_line"]] = index(v).pending(s["node"], s["t"], s["_line"])
+        return found
+
+
 def in_hand(v: TraceView, s: dict, waiting: bool = False) -> dict | None:
     """The relayed event the SQL thread executes or waits for at the sample, when the trace decides it:
     the first one relayed and not applied, not just arrived nor (unless `waiting`, the event a sample
     waiting for MASTER_DELAY waits for) passed within the sample's resolution after it."""
+    known = v.memo("lag.in_hand", dict)  # several checks ask it of one sample
+    try:
+        return known[s["_line"], waiting]
+    except KeyError:
+        found = known[s["_line"], waiting] = _in_hand(v, s, waiting)
+        return found
+
+
+def _in_hand(v: TraceView, s: dict, waiting: bool) -> dict | None:
     ix = index(v)
     t, tol = s["t"], v.resolution_us
     if s.get("Slave_SQL_Running_State") == ACK_WAIT:
         return None  # in the commit of the group it applied last, counting from that group's timestamp, not at the next one
-    r, applied = ix.pending(s["node"], t, s["_line"])
+    r, applied = _pending(v, s)
     if r is None or r["t"] >= t - tol or (not waiting and applied is not None and applied <= t + tol):
         return None
     if "filtered" in v.unobserved and r.get("trx") in kept_out(v, s["node"]):
@@ -104,14 +131,18 @@ def null_when_a_thread_is_down(v: TraceView, check: Check) -> None:
     """NULL with the SQL thread stopped, or with the IO thread not connected once all it read is
     executed; a nonnegative integer with both threads running and connected."""
     for s in samples(v):
+        # a message is made only for a witness: most samples hold
         sbm = s[SBM]
         if s["Slave_SQL_Running"] != "Yes":
-            check.judge(sbm is None, f"{s['node']} at {seconds(s['t'])}: SQL thread not running but {SBM} {sbm!r}", s)
+            ok = sbm is None
+            check.judge(ok, "" if ok else f"{s['node']} at {seconds(s['t'])}: SQL thread not running but {SBM} {sbm!r}", s)
         elif s["Slave_IO_Running"] == "Yes":
-            check.judge(isinstance(sbm, int) and sbm >= 0, lambda: f"{s['node']} at {seconds(s['t'])}: both threads running but {SBM} {sbm!r}", s)
+            ok = isinstance(sbm, int) and sbm >= 0
+            check.judge(ok, "" if ok else f"{s['node']} at {seconds(s['t'])}: both threads running but {SBM} {sbm!r}", s)
         elif _read_all(s):
-            check.judge(sbm is None, f"{s['node']} at {seconds(s['t'])}: IO thread {s['Slave_IO_Running']!r}, all it read "
-                                     f"executed, but {SBM} {sbm!r}", s)
+            ok = sbm is None
+            check.judge(ok, "" if ok else f"{s['node']} at {seconds(s['t'])}: IO thread {s['Slave_IO_Running']!r}, all it "
+                                          f"read executed, but {SBM} {sbm!r}", s)
 
 
 @checks("SBM.CAUGHT_UP")
@@ -129,7 +160,7 @@ def _worker_busy(v: TraceView, s: dict) -> bool:
     several domains Exec_Master_Log_Pos may already be past it (seed 8, History 169)."""
     if not with_workers(v, s):
         return False
-    r, _ = index(v).pending(s["node"], s["t"], s["_line"])
+    r, _ = _pending(v, s)
     return r is not None and r.get("trx") is not None
 
 
@@ -304,8 +335,12 @@ def _restarted_waits(v: TraceView) -> list[tuple[dict, dict]]:
     issued while the last sample showed the SQL thread waiting, up to the next STOP SLAVE. (Not up
     to the first caught-up sample: MariaDB's GTID START SLAVE empties the relay log, so the thread
     is caught up until the transaction arrives again, and then waits for it once more.)"""
+    statements = v.kind("stmt")
+    if not any(o["op"] == "stop_slave" for o in statements):
+        return []
     out, waiting, stopped, start = [], {}, set(), {}
-    for o in v.obs:
+    # only statuses and statements move it: their two lists merged in trace order, not every observation
+    for o in sorted([*v.kind("status"), *statements], key=itemgetter("_line")):
         node, kind = o["node"], o["kind"]
         if kind == "status" and SBM in o:
             waiting[node] = o["Slave_SQL_Running"] == "Yes" and o["Slave_SQL_Running_State"] == STATE_WAITING
@@ -337,8 +372,13 @@ _FEEDS = frozenset({"visible", "skip", "filtered", "stmt", "restart", "crash", "
                     "parallel", "rollback"})
 
 
-def _feeds(o: dict) -> bool:
-    return o["kind"] in _FEEDS or (o["kind"] == "apply" and o.get("idx") == 0)
+def _feed_lines(v: TraceView, node: str) -> list[int]:
+    """The lines of the node's observations that move the lag legitimately (_FEEDS, a group's first
+    event applied), in order: from the lists of those kinds, not a pass over all it logged."""
+    lines = [o["_line"] for kind in _FEEDS for o in v.of_node(node, kind)]
+    lines += [o["_line"] for o in v.of_node(node, "apply") if o.get("idx") == 0]
+    lines.sort()
+    return lines
 
 
 def _difference_changed(v: TraceView, node: str, since_line: int, until_line: int) -> bool:
@@ -358,20 +398,21 @@ def no_jump_without_a_new_transaction(v: TraceView, check: Check) -> None:
     """Between two samples with nothing new read or committed, lag grows at most as the clock does:
     an event that is no transaction (a format description, a rotation's) never sets it back."""
     steps = v.memo("lag.clock_steps", lambda: Seq(v.kind("clock_step"), lambda o: o["_line"]))
-    judged = {id(s) for s in samples(v)}
-    for node in sorted({s["node"] for s in samples(v)}):
-        prev = None
-        for o in v.of_node(node):
-            if _feeds(o):
+    by_node: dict[str, list[dict]] = {}
+    for s in samples(v):
+        by_node.setdefault(s["node"], []).append(s)
+    for node in sorted(by_node):
+        # two samples compare where as many feeds came before each: none between them
+        feeds, prev, fed_before = _feed_lines(v, node), None, 0
+        for o in by_node[node]:
+            if not (connected(o) and isinstance(o[SBM], int)):
                 prev = None
-            elif o["kind"] == "status" and id(o) in judged:
-                if not (connected(o) and isinstance(o[SBM], int)):
-                    prev = None
-                    continue
-                if prev is not None and prev[SBM] > 0 and not steps.between(prev["_line"], o["_line"]) and not \
-                        _difference_changed(v, node, prev["_line"], o["_line"]):
-                    grown = -(-(o["t"] - prev["t"]) // US)  # whole seconds, rounded up
-                    check.judge(o[SBM] <= prev[SBM] + grown + 1 + _older_in_group(v, o),
-                                f"{node}: {SBM} {prev[SBM]} at {seconds(prev['t'])}, {o[SBM]} at {seconds(o['t'])}, with no "
-                                f"transaction read or committed between", prev, o)
-                prev = o
+                continue
+            fed = bisect_left(feeds, o["_line"])
+            if prev is not None and fed == fed_before and prev[SBM] > 0 and not steps.between(prev["_line"], o["_line"]) \
+                    and not _difference_changed(v, node, prev["_line"], o["_line"]):
+                grown = -(-(o["t"] - prev["t"]) // US)  # whole seconds, rounded up
+                ok = o[SBM] <= prev[SBM] + grown + 1 + _older_in_group(v, o)
+                check.judge(ok, "" if ok else f"{node}: {SBM} {prev[SBM]} at {seconds(prev['t'])}, {o[SBM]} at {seconds(o['t'])}, "
+                                              f"with no transaction read or committed between", prev, o)
+            prev, fed_before = o, fed

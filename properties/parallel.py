@@ -16,7 +16,7 @@ from replcheck.spec.formats import US
 
 from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
-from .lag import GRANULARITY_US, SBM, connected, samples, with_workers
+from .lag import GRANULARITY_US, SBM, connected, sample_ids, with_workers
 from .parallel_lag import clocks_stepped_us, format_descriptions_read, group_reads, lag_floors, older, queued_spans, waited_for
 from .recovery import applied_counts, sources_at_end
 
@@ -135,7 +135,7 @@ def never_caught_up_with_workers_behind(v: TraceView, check: Check) -> None:
     # when each group's lag starts to count: its write, or its timestamp where that is later
     since = {trx: max(w, stamped.get(trx, w)) for trx, (_, _, w) in order.items()}
     old_enough = GRANULARITY_US + v.resolution_us
-    judged = {id(s) for s in samples(v)}
+    judged = sample_ids(v)
     for node in nodes:
         # One sweep of the node's samples in time order: the groups handed over before each, by
         # when they were written (not yet old enough), then those old enough by binlog order (the
@@ -275,11 +275,14 @@ def until_after_gaps_stops_with_them_filled(v: TraceView, check: Check) -> None:
     crash before it (no gaps), nothing is."""
     order = _binlog_order(v)
     for node in sorted({o["node"] for o in v.kind("stmt") if o.get("op") == "start_slave"}):
+        starts = [o for o in v.of_node(node, "stmt") if o.get("op") == "start_slave" and o.get("errno") is None
+                  and not o.get("warning") and (o.get("until") or {}).get("sql_after_mts_gaps")]
+        if not starts:  # most replicas never run one: nothing to gather for them
+            continue
         obs = v.of_node(node)
         passed = {o.get("trx") for o in obs if o["kind"] in ("skip", "filtered")}
         lost = {o["trx"] for o in v.kind("commit") if o.get("errno") is not None}
-        for start in (o for o in obs if o["kind"] == "stmt" and o.get("op") == "start_slave" and o.get("errno") is None
-                      and not o.get("warning") and (o.get("until") or {}).get("sql_after_mts_gaps")):
+        for start in starts:
             stop = next((o for o in obs if o["_line"] > start["_line"] and o["kind"] in ("sql_stop", "crash")), None)
             if stop is None or stop["kind"] != "sql_stop" or stop.get("reason") != "until":
                 continue  # stopped otherwise (STOP SLAVE, an error, a crash), or still running at the end
@@ -360,7 +363,7 @@ def _clocks_agree(v: TraceView, node: str, begin: int, write: tuple[str, int, in
 def lag_counted_from_the_last_commit_or_idle_read(v: TraceView, check: Check) -> None:
     """On a parallel replica with both threads running, Seconds_Behind_Master is never more than the
     time since the newest of: the groups it committed, and the group it read after its workers idled."""
-    judged = {id(s) for s in samples(v)}
+    judged = sample_ids(v)
     for node in _parallel_nodes(v):
         floors = iter(lag_floors(v, node))
         floor, since, writers, nxt = None, None, set(), next(floors, None)

@@ -8,6 +8,8 @@ trace read from its relay log has the same observations.
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 from .core import Check, TraceView, checks
 from .groupid import positions
 
@@ -22,21 +24,22 @@ def group_applied_whole(v: TraceView, check: Check) -> None:
     copy is open, and nothing in no group ends a copy. A rollback, a stop or a crash throws the open
     copy away; a skip (a group already executed, the skip counter) leaves none open."""
     open_: dict[str, tuple[str, int]] = {}  # node -> (trx, index of the next event) of the open copy
-    for o in v.obs:
+    # only those kinds matter: their lists merged in trace order, not a pass over every observation
+    for o in sorted([o for kind in (*_DISCARDS, "skip", "apply") for o in v.kind(kind)], key=itemgetter("_line")):
         node, kind = o["node"], o["kind"]
-        if kind in _DISCARDS or kind == "skip":  # a skip passes what it skips: no copy is open after it
+        if kind != "apply":  # a discard, or a skip: it passes what it skips, no copy is open after it
             open_.pop(node, None)
             continue
-        if kind != "apply" or o.get("trx") is None or o.get("idx") is None:
+        if o.get("trx") is None or o.get("idx") is None:
             continue
         trx, idx, have = o["trx"], o["idx"], open_.get(node)
-        if idx == 0:
-            ok = have is None
-            why = f"{node} started {trx} while its copy of {have and have[0]} was open at event {have and have[1]}"
+        ok = have is None if idx == 0 else have == (trx, idx)
+        if ok:
+            check.judge(True, "", o)
+        elif idx == 0:
+            check.judge(False, f"{node} started {trx} while its copy of {have and have[0]} was open at event {have and have[1]}", o)
         else:
-            ok = have == (trx, idx)
-            why = f"{node} applied event {idx} of {trx} without events 0..{idx - 1} of the same copy before it"
-        check.judge(ok, why, o)
+            check.judge(False, f"{node} applied event {idx} of {trx} without events 0..{idx - 1} of the same copy before it", o)
         if o.get("last"):
             open_.pop(node, None)
         else:
@@ -58,24 +61,33 @@ def io_pos_whole_groups(v: TraceView, check: Check) -> None:
     is its stamp)."""
     ends: dict[tuple[str, str], list[dict]] = {}  # (node, gtid) -> relay observations of its last event
     first: dict[tuple[str, str], int] = {}  # (node, gtid) -> the earliest its first relayed event may have been written
+    started: dict[tuple[str, str], int] = {}  # (node, gtid) -> the line of its first relayed event the trace shows
     for o in v.kind("relay"):
         if o.get("gtid"):
             key = (o["node"], o["gtid"])
             first[key] = min(first.get(key, o["t"]), o.get("since", o["t"]))
+            started.setdefault(key, o["_line"])
             if o.get("last"):
                 ends.setdefault(key, []).append(o)
-    started: set[tuple[str, str]] = set()  # the trace showed an event of it relayed
-    for o in v.obs:
-        if o["kind"] == "relay" and o.get("gtid"):
-            started.add((o["node"], o["gtid"]))
-        elif o["kind"] == "status" and o.get("Gtid_IO_Pos"):
-            for g in (positions(o["Gtid_IO_Pos"]) or {}).values():
-                if (o["node"], g) not in started and first.get((o["node"], g), o["t"]) >= o["t"]:
-                    continue
-                last = ends.get((o["node"], g), [])
-                if any(e["t"] <= o["t"] for e in last):
-                    check.judge(True, "", o)
-                    continue
-                later = next((e for e in last if e["t"] > o["t"]), None)
-                if later is None or later.get("since", later["t"]) >= o["t"]:
-                    check.judge(False, lambda: f"{o['node']}: Gtid_IO_Pos names {g}, of which its relay log holds only the start", o)
+    whole = {key: min(e["t"] for e in last) for key, last in ends.items()}  # (node, gtid) -> its last event's first stamp
+    named: dict[str, tuple[str, ...]] = {}  # a Gtid_IO_Pos -> its GTIDs: samples repeat one, parsed once
+    held = 0  # the instances that held, counted at once
+    for o in v.kind("status"):
+        text = o.get("Gtid_IO_Pos")
+        if not text:
+            continue
+        gtids = named.get(text)
+        if gtids is None:
+            gtids = named[text] = tuple((positions(text) or {}).values())
+        node, t, line = o["node"], o["t"], o["_line"]
+        for g in gtids:
+            key = (node, g)
+            if started.get(key, line) >= line and first.get(key, t) >= t:
+                continue
+            if whole.get(key, t + 1) <= t:
+                held += 1
+                continue
+            later = next((e for e in ends.get(key, ()) if e["t"] > t), None)
+            if later is None or later.get("since", later["t"]) >= t:
+                check.judge(False, f"{node}: Gtid_IO_Pos names {g}, of which its relay log holds only the start", o)
+    check.passed(held)
