@@ -516,10 +516,16 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
         if o.get("op") == "set_global" and o.get("variable") in ("gtid_slave_pos", "gtid_binlog_state") and o.get("errno") is None:
             for g in filter(None, str(o.get("value")).replace(" ", "").split(",")):
                 ended[g] = min(ended.get(g, o["t"]), o["t"])
+    parsed: dict = {}  # samples mostly repeat the one before: each position parsed once
     for o in v.kind("status"):
         if "Gtid_IO_Pos" not in o:
             continue
-        named = positions(o["Gtid_IO_Pos"])
+        try:
+            named = parsed[o["Gtid_IO_Pos"]]
+        except KeyError:
+            named = parsed[o["Gtid_IO_Pos"]] = positions(o["Gtid_IO_Pos"])
+        except TypeError:  # not a position at all (a list, say): nothing to remember
+            named = positions(o["Gtid_IO_Pos"])
         if named is None:
             check.judge(False, f"{o['node']}: Gtid_IO_Pos {o['Gtid_IO_Pos']!r} is not a GTID position", o)
             continue

@@ -491,8 +491,10 @@ def sends_synced_only(v: TraceView, check: Check) -> None:
     lies before the source's synced end, and no replica relayed a group a crash later cut from
     the source's binlog."""
     strict = {n for n, x in v.nodes.items() if x.get("variables", {}).get(SYNC_BINLOG) == 1}
+    if not strict:
+        return  # no source to judge
     synced: dict[str, tuple[str, int]] = {}
-    for o in v.obs:
+    for o in sorted([*v.kind("binlog_sync"), *v.kind("relay")], key=by_line):
         if o["kind"] == "binlog_sync":
             synced[o["node"]] = (o["file"], o["end"])
         elif o["kind"] == "relay" and o.get("source") in strict and o.get("master_end") and o.get("trx") is not None:
