@@ -53,8 +53,25 @@ def positions(text) -> dict[int, str] | None:
 def _positions(v: TraceView, node: str, line: int, own_too: bool) -> str:
     """Per domain, the last GTID the node logged (own_too) or replicated, before a line, as a
     server shows it."""
-    lines, shown = v.memo(f"gid.positions.{node}.{own_too}", lambda: _position_changes(v, node, own_too))
+    lines, shown = _changes(v, node, own_too)
     return shown[bisect.bisect_left(lines, line) - 1]
+
+
+def _changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int], list[str]]:
+    """_position_changes, made once a trace (looked up once a sample: no closure made for it)."""
+    made = v.memo("gid.positions", dict)
+    try:
+        return made[node, own_too]
+    except KeyError:
+        found = made[node, own_too] = _position_changes(v, node, own_too)
+        return found
+
+
+# The kinds each position reads (any other observation of the node leaves it as it is): a
+# binlog's own state moves with its writes, restores, resets and recoveries; gtid_slave_pos with
+# what the SQL thread read, skipped, filtered and committed, and with the DBA's SET GLOBAL.
+_BINLOG_KINDS = ("restore", "recovery", "stmt", "binlog")
+_SLAVE_KINDS = ("restore", "stmt", "apply", "skip", "binlog", "visible", "filtered")
 
 
 def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int], list[str]]:
@@ -63,6 +80,7 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     own = server_id(v, node)
     pos: dict[int, str] = {}
     lines, shown = [0], [F.format_pos(pos)]
+    gtid_of = v.memo("gid.parsed", dict)  # GTID text -> (domain, server_id, seq), or None: parsed once a trace
     # A crashed primary that rejoined (SET GLOBAL gtid_slave_pos, MDEV-21117) gets its own
     # transactions its recovery truncated back from the new primary, as replicated ones
     # (rpl_semi_sync_fail_over.result: server_1 gets 0-1-4 back): those whose commit never returned.
@@ -76,11 +94,11 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     def came_back(o: dict) -> bool:
         return rejoined is not None and o["_line"] > rejoined and o["trx"] not in returned
     lost = lost_lines(v)
-    relay_at = v.memo("gid.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")})
 
     def group_skipped(o: dict) -> bool:
         """The skip reached its group's last event (a cut IO thread may leave only a group's start to
         skip: its GTID is not recorded until the rest comes); so it is taken where the trace shows no relay log."""
+        relay_at = v.memo("gid.relay_by_place", lambda: {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")})
         r = relay_at.get((o["node"], o.get("relay_file"), o.get("relay_pos")))
         return r is None or bool(r.get("last"))
     # what set the position, per domain, for a crash recovery that cuts some of it away: what it
@@ -95,26 +113,33 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
     # committed after it does not show. Ordered only where the trace is exact.
     read_at: dict[str, int] = {}  # GTID -> the line its GTID event was last read
     loaded_at: dict[int, int] = {}  # domain -> the line of its last load
-    for o in of_node(v, node):
+    # a load takes effect at the first of the node's observations at or after its line, so those
+    # past the last one never do
+    every = of_node(v, node)
+    end = every[-1]["_line"] if every else -1
+    loads = [load for load in loads if load[0] <= end]
+    for o in v.of_node(node, *(_BINLOG_KINDS if own_too else _SLAVE_KINDS)):
+        kind = o["kind"]
         while loads and loads[0][0] <= o["_line"]:
             line, loaded = loads.pop(0)
             pos = {**pos, **loaded}
             loaded_at.update(dict.fromkeys(loaded, line))
             lines.append(line)
             shown.append(F.format_pos(pos))
-        changed = o["kind"] == "restore" or (o["kind"] == "recovery" and bool(o.get("truncated")) and own_too)
-        if o["kind"] == "restore":
+        changed = kind == "restore" or (kind == "recovery" and bool(o.get("truncated")) and own_too)
+        if kind == "restore":
             pos, logged = {}, {}
-        elif own_too and o["kind"] == "stmt" and starts_new_binlog(o):
-            # RESET MASTER empties the binlog's state; SET GLOBAL gtid_binlog_state sets it (sql_repl.cc reset_master)
-            pos, logged, changed = positions(str(o.get("value", "")).replace(" ", "")) or {}, {}, True
-        elif own_too and (dropped := deleted_domains(o)):  # FLUSH BINARY LOGS DELETE_DOMAIN_ID took them from the state
-            pos = {d: g for d, g in pos.items() if d not in dropped}
-            logged = {d: stack for d, stack in logged.items() if d not in dropped}
-            changed = True
-        elif (not own_too and o["kind"] == "stmt" and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
-              and o.get("errno") is None):
-            pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
+        elif kind == "stmt":
+            if own_too and starts_new_binlog(o):
+                # RESET MASTER empties the binlog's state; SET GLOBAL gtid_binlog_state sets it (sql_repl.cc reset_master)
+                pos, logged, changed = positions(str(o.get("value", "")).replace(" ", "")) or {}, {}, True
+            elif own_too and (dropped := deleted_domains(o)):  # FLUSH BINARY LOGS DELETE_DOMAIN_ID took them from the state
+                pos = {d: g for d, g in pos.items() if d not in dropped}
+                logged = {d: stack for d, stack in logged.items() if d not in dropped}
+                changed = True
+            elif (not own_too and o.get("op") == "set_global" and o.get("variable") == "gtid_slave_pos"
+                  and o.get("errno") is None):
+                pos, changed = F.parse_pos(o["value"]), True  # the DBA sets it (a crashed primary rejoining)
         elif changed:
             pos = {}
             for d, stack in logged.items():
@@ -127,29 +152,30 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         # So does a group a filter kept from the engine (properties/filter.py, FILTER.GTID.ADVANCES).
         # a skip reads the GTID event too (exec_relay_log_event calls event_group_new_gtid before
         # the skip, sql/slave.cc): a group read, rolled back by a stop and skipped after a load shows
-        if o["kind"] in ("apply", "skip") and o.get("idx") == 0 and o.get("gtid"):
+        if kind in ("apply", "skip") and o.get("idx") == 0 and o.get("gtid"):
             read_at[o["gtid"]] = o["_line"]
-        counted = o["kind"] in ("binlog", "visible", "filtered") or (
-            o["kind"] == "skip" and o.get("reason") == "sql_slave_skip_counter" and group_skipped(o))
-        d = domain_of(o.get("gtid")) if counted else None
-        if d is not None:
-            replicated = (F.parse_gtid(o["gtid"])[1] != own and o["gtid"] not in local) or (o["kind"] == "visible" and came_back(o))
+        counted = kind in ("binlog", "visible", "filtered") or (
+            kind == "skip" and o.get("reason") == "sql_slave_skip_counter" and group_skipped(o))
+        g = _parsed(gtid_of, o.get("gtid")) if counted else None
+        if g is not None:
+            d = g[0]
+            replicated = (g[1] != own and o["gtid"] not in local) or (kind == "visible" and came_back(o))
             # Never back: on a polled trace a skip is stamped when its note is read, maybe after a
             # later group was applied; a parallel worker's group may commit after the coordinator
             # passed a later group a filter kept out (recorded in commit order, model/sim/applier.py
             # commit_group). A skip a trace places exactly is recorded last, and the GTID recorded
             # last is shown, lower or not (rpl_slave_state::iterate, sql/rpl_gtid.cc: the highest
             # sub_id): after a replica that commits out of order crashed, a skipped earlier group.
-            back = d in pos and F.parse_gtid(pos[d])[2] > F.parse_gtid(o["gtid"])[2] and (
-                (o["kind"] == "skip" and bool(v.resolution_us)) or (not own_too and set_by.get(d) == "filtered"))
+            back = d in pos and _parsed(gtid_of, pos[d])[2] > g[2] and (
+                (kind == "skip" and bool(v.resolution_us)) or (not own_too and set_by.get(d) == "filtered"))
             back = back or (not own_too and not v.resolution_us and loaded_at.get(d, -1) > read_at.get(o["gtid"], o["_line"]))
-            if not back and ((o["kind"] == "binlog" and o.get("last") and (own_too or replicated)) or (
-                    not own_too and o["kind"] in ("visible", "skip", "filtered") and replicated)):
+            if not back and ((kind == "binlog" and o.get("last") and (own_too or replicated)) or (
+                    not own_too and kind in ("visible", "skip", "filtered") and replicated)):
                 pos[d] = o["gtid"]
-                set_by[d] = o["kind"]
+                set_by[d] = kind
                 logged.setdefault(d, []).append(o)
                 changed = True
-            elif o["kind"] == "skip" and not own_too and replicated and v.resolution_us:
+            elif kind == "skip" and not own_too and replicated and v.resolution_us:
                 # On a polled trace the later group may be placed first (its binlog write by the
                 # sample that saw it, the skip by the note read at that sample): the SQL thread
                 # skipped in relay order, so the skipped group was the position for a moment
@@ -162,7 +188,25 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         if changed:
             lines.append(o["_line"])
             shown.append(F.format_pos(pos))
+    for line, loaded in loads:
+        pos = {**pos, **loaded}
+        lines.append(line)
+        shown.append(F.format_pos(pos))
     return lines, shown
+
+
+def _parsed(cache: dict, gtid) -> tuple[int, int, int] | None:
+    """A MariaDB GTID's (domain, server_id, seq), None for anything else: remembered per text."""
+    try:
+        return cache[gtid]
+    except KeyError:
+        try:
+            cache[gtid] = F.parse_gtid(gtid)
+        except (ValueError, TypeError, AttributeError):
+            cache[gtid] = None
+        return cache[gtid]
+    except TypeError:  # not hashable: no GTID
+        return None
 
 
 # the error-log line of an IO thread that connected by position (slave.cc, handle_slave_io), and
@@ -180,7 +224,9 @@ def _connect_loads(v: TraceView, node: str) -> dict[int, dict[int, str]]:
     began: dict[str, int] = {}  # per connection ('' the default), the line its next connect began at
     every, used = None, set()  # the last start of every connection, and those whose connect took it
     named = v.memo(("gid.connected", node), lambda: [o for o in v.connected if o["node"] == node])
-    for o in sorted([*of_node(v, node), *(c for c in named if c["kind"] == "stmt")], key=lambda o: o["_line"]):
+    # what a connect loads from is a `connect` or an error-log line; a start or restart begins one
+    mine = v.of_node(node, "restart", "stmt", "connect", "log")
+    for o in sorted([*mine, *(c for c in named if c["kind"] == "stmt")], key=lambda o: o["_line"]):
         ok = o["kind"] == "stmt" and o.get("errno") is None
         if o["kind"] == "restart" or (ok and o.get("op") == "start_all_slaves"):
             every, began, used = o["_line"], {}, set()
@@ -267,15 +313,16 @@ def sampled_positions(v: TraceView, sample: dict, own_too: bool) -> list[str]:
     polled server's observations are placed within its resolution of when they happened (a
     replica binlogs a group a moment before it commits it and gtid_slave_pos moves), so any
     position the node passes through within the resolution around the sample is allowed."""
+    lines, shown = _changes(v, sample["node"], own_too)
     res = v.resolution_us
     if not res:
-        return [_positions(v, sample["node"], sample["_line"], own_too)]
+        return [shown[bisect.bisect_left(lines, sample["_line"]) - 1]]
     node = of_node(v, sample["node"])
     times = v.memo(f"gid.times.{sample['node']}", lambda: [o["t"] for o in node])
     nearby = node[bisect.bisect_left(times, sample["t"] - res):bisect.bisect_right(times, sample["t"] + res)]
     near = [o["_line"] for o in nearby]
     cuts = [sample["_line"], *near, *(line + 1 for line in near)]
-    return sorted({_positions(v, sample["node"], line, own_too) for line in cuts})
+    return sorted({shown[bisect.bisect_left(lines, line) - 1] for line in cuts})
 
 
 def _restored(v: TraceView) -> set[str]:
@@ -291,7 +338,7 @@ def gtid_binlog_pos(v: TraceView, check: Check) -> None:
     doubt = [c for c in v.kind("commit") if truncating and c.get("errno") is not None and "start" in c]
     for o in v.kind("server_status"):
         got = o.get("variables", {}).get("gtid_binlog_pos")
-        if got is not None and not any(c["node"] == o["node"] and c["start"] <= o["t"] <= c["t"] for c in doubt):
+        if got is not None and not (doubt and any(c["node"] == o["node"] and c["start"] <= o["t"] <= c["t"] for c in doubt)):
             want = sampled_positions(v, o, own_too=True)
             check.judge(got in want or _taken_while_waiting(v, o, got, want),
                         lambda: f"{o['node']}: gtid_binlog_pos {got!r}, its binlog ends with {' or '.join(map(repr, want))}", o)
@@ -469,10 +516,16 @@ def gtid_io_pos_whole_groups(v: TraceView, check: Check) -> None:
         if o.get("op") == "set_global" and o.get("variable") in ("gtid_slave_pos", "gtid_binlog_state") and o.get("errno") is None:
             for g in filter(None, str(o.get("value")).replace(" ", "").split(",")):
                 ended[g] = min(ended.get(g, o["t"]), o["t"])
+    parsed: dict = {}  # samples mostly repeat the one before: each position parsed once
     for o in v.kind("status"):
         if "Gtid_IO_Pos" not in o:
             continue
-        named = positions(o["Gtid_IO_Pos"])
+        try:
+            named = parsed[o["Gtid_IO_Pos"]]
+        except KeyError:
+            named = parsed[o["Gtid_IO_Pos"]] = positions(o["Gtid_IO_Pos"])
+        except TypeError:  # not a position at all (a list, say): nothing to remember
+            named = positions(o["Gtid_IO_Pos"])
         if named is None:
             check.judge(False, f"{o['node']}: Gtid_IO_Pos {o['Gtid_IO_Pos']!r} is not a GTID position", o)
             continue

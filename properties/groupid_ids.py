@@ -5,7 +5,7 @@ from __future__ import annotations
 from replcheck.spec import formats as F
 
 from .core import Check, TraceView, checks
-from .groupid_shared import FROZEN, current_id, has_master_at, hierarchical, lost_lines, of_node, out_of_system, played_id, server_id
+from .groupid_shared import FROZEN, by_line, current_id, has_master_at, hierarchical, lost_lines, of_node, out_of_system, played_id, server_id
 
 
 # -- group IDs -----------------------------------------------------------------------------------
@@ -30,7 +30,8 @@ def ids_increase(v: TraceView, check: Check) -> None:
     last: dict[str, tuple[int, dict]] = {}
     afresh: dict[str, int] = {}  # the line of each node's last fresh start
     lost = lost_lines(v)  # a crash recovery cut them away: the IDs after them follow what is left
-    for o in v.obs:
+    # only these kinds write, reset or cut a binlog's IDs; read in trace order
+    for o in sorted([*v.kind("restore"), *v.kind("stmt"), *v.kind("recovery"), *v.kind("binlog")], key=by_line):
         if o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "set_binlog_group_id" and o.get("errno") is None):
             last.pop(o["node"], None)
             afresh[o["node"]] = o["_line"]

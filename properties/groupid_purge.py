@@ -9,7 +9,7 @@ from replcheck.spec import formats as F
 from .core import Check, TraceView, checks, seconds
 from .filter import kept_out
 from .groupid_gtid import domain_of
-from .groupid_shared import current_id, deleted_domains, lost_lines, purged_before_first_dump, server_id, starts_new_binlog
+from .groupid_shared import by_line, current_id, deleted_domains, lost_lines, purged_before_first_dump, server_id, starts_new_binlog
 from .groupid_commands import binlog_info, is_purge, last_group_end
 
 
@@ -200,7 +200,8 @@ def connect_by_id_flag(v: TraceView, check: Check) -> None:
     successful connect, a CHANGE MASTER to a log position, RESET SLAVE or a restore; with a log
     position in the same statement it is a syntax error."""
     flag: dict[str, bool] = {}
-    for o in v.obs:
+    # only these kinds set the flag or show it; read in trace order
+    for o in sorted([*v.kind("stmt"), *v.kind("connect"), *v.kind("restore"), *v.kind("status")], key=by_line):
         node, kind = o["node"], o["kind"]
         if kind == "stmt" and o.get("op") == "change_master" and o.get("connect_using_group_id") and "master_log_file" in o:
             check.judge(o.get("errno") == F.ER_SYNTAX_ERROR,

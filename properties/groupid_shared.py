@@ -3,12 +3,13 @@ lost with a failed or restored server, and a node's current and played group ID 
 from __future__ import annotations
 
 import bisect
-import heapq
+from operator import itemgetter
 
 from .core import TraceView
 
 
 FROZEN = ("FORMAT_DESCRIPTION_EVENT", "ROTATE_EVENT")
+by_line = itemgetter("_line")  # a key for observations in trace order
 
 
 # -- what several properties share ---------------------------------------------------------------
@@ -191,23 +192,21 @@ def purged_before_first_dump(v: TraceView, node: str, source: str) -> set[str]:
     mysql_binlog_send: an empty log name, find_log_pos(name=0)), so those groups are asked by no
     one. A restore or CHANGE MASTER TO MASTER_LOG_FILE before it names a place instead."""
     def build() -> set[str]:
+        # the node's first say in it: a place (a restore, a CHANGE MASTER TO MASTER_LOG_FILE) or a connect to the source
+        first = next((o for o in v.of_node(node, "connect", "restore", "stmt") if o["kind"] == "restore" or (
+            o["kind"] == "stmt" and o.get("op") == "change_master" and o.get("master_log_file") and o.get("errno") is None)
+            or (o["kind"] == "connect" and o.get("source") == source)), None)
+        if first is None or first["kind"] != "connect" or first.get("by") != "position" or first.get("errno") is not None:
+            return set()
+        # what the source's binlog index held when the node connected; its other observations leave it as it is
         in_file: dict[str, list[str]] = {}
         gone: set[str] = set()
-        for o in heapq.merge(v.of_node(node, "connect", "restore", "stmt"), v.of_node(source), key=lambda o: o["_line"]):
-            if o["node"] == source:
-                if starts_new_binlog(o):
-                    in_file, gone = {}, set()
-                elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
-                    in_file.setdefault(o["file"], []).append(o["trx"])
-                elif o["kind"] == "stmt" and o.get("op") == "purge_binary_logs":
-                    gone.update(o.get("purged") or ())
-            if o["node"] != node:
-                continue
-            if o["kind"] == "restore" or (o["kind"] == "stmt" and o.get("op") == "change_master"
-                                          and o.get("master_log_file") and o.get("errno") is None):
-                return set()
-            if o["kind"] == "connect" and o.get("source") == source:
-                fresh = o.get("by") == "position" and o.get("errno") is None
-                return {trx for f in gone for trx in in_file.get(f, ())} if fresh else set()
-        return set()
+        for o in v.of_node(source, "restore", "stmt", "binlog").before(first["_line"]):
+            if starts_new_binlog(o):
+                in_file, gone = {}, set()
+            elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last"):
+                in_file.setdefault(o["file"], []).append(o["trx"])
+            elif o["kind"] == "stmt" and o.get("op") == "purge_binary_logs":
+                gone.update(o.get("purged") or ())
+        return {trx for f in gone for trx in in_file.get(f, ())}
     return v.memo(("gid.purged_before_first_dump", node, source), build)

@@ -17,7 +17,7 @@ from .core import Check, TraceView, checks
 from .delay_timing import STATE_WAITING
 from .filter import kept_out
 from .groupid import sampled_positions, current_id, hierarchical, lost_lines, of_node, server_id
-from .groupid_shared import deleted_domains, purged_before_first_dump, starts_new_binlog
+from .groupid_shared import by_line, deleted_domains, purged_before_first_dump, starts_new_binlog
 
 
 def sources_at_end(v: TraceView) -> dict[str, str]:
@@ -45,7 +45,8 @@ def _sources(v: TraceView) -> tuple[dict[str, str], dict[str, int], dict[str, li
             else:
                 src[r] = to
             moves.setdefault(r, []).append((line, to))
-        for o in v.obs:
+        # only these kinds move a slave: read in trace order
+        for o in sorted([*v.kind("promoted"), *v.kind("restore"), *v.kind("stmt")], key=by_line):
             if o["kind"] == "promoted":
                 if o["node"] in src:
                     move(o["node"], None, o["_line"])
@@ -75,6 +76,8 @@ def superseded(v: TraceView, node: str) -> Counter:
     the binlog from its beginning (MariaDB RESET SLAVE, "meant to be used for a clean start";
     gtid_slave_pos, which a connect by GTID resumes from, it keeps)."""
     out: Counter = Counter()
+    if not any(o.get("op") in ("set_global", "reset_slave") for o in v.of_node(node, "stmt")):
+        return out  # no statement that may start a new era: nothing superseded
     era, seen = 0, Counter()
     last_era: dict[str, int] = {}
     connects = v.of_node(node, "connect")
@@ -93,7 +96,12 @@ def superseded(v: TraceView, node: str) -> Counter:
 
 def copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
     """Per node, the copies of each client transaction it holds once replication is quiet, and the
-    `data` observation that says so (none when counted from `visible`)."""
+    `data` observation that says so (none when counted from `visible`); made once a trace, for
+    every property that reads it (none changes it)."""
+    return v.memo("recovery.copies", lambda: _copies(v))
+
+
+def _copies(v: TraceView) -> tuple[dict[str, Counter], dict[str, dict]]:
     data = {o["node"]: (Counter(o["counts"]) - superseded(v, o["node"]), o) for o in v.kind("data")}
     if data:
         return {n: c for n, (c, _) in data.items()}, {n: o for n, (_, o) in data.items()}
@@ -106,29 +114,33 @@ def behind_at_end(v: TraceView, node: str) -> bool:
     stopped with an error, or still waiting out its MASTER_DELAY (a History may end before an
     event's delay does: a campaign's server replica waited 8 s more for a transaction whose
     timestamp was set in the future)."""
-    last = v.of_node(node, "status", "crash", "restart", "restore", "shutdown", "data")
-    status = [o for o in last if o["kind"] == "status"]
-    if not status or last[-1]["kind"] in ("crash", "shutdown"):
+    status = v.of_node(node, "status")
+    # the node's last observation of these kinds: the last of each kind's last
+    last = max((seq[-1] for k in ("status", "crash", "restart", "restore", "shutdown", "data") if (seq := v.of_node(node, k))),
+               key=by_line, default=None)
+    if not status or last["kind"] in ("crash", "shutdown"):
         return True
     s = status[-1]
     return (s.get("Slave_SQL_Running") != "Yes" or s.get("Slave_IO_Running") != "Yes"
             or s.get("Slave_SQL_Running_State") == STATE_WAITING)
 
 
-def binlogged_since_restore(v: TraceView, node: str) -> set[str]:
+def binlogged_since_restore(v: TraceView, node: str) -> frozenset[str]:
     """Transactions in the node's binlog (a restore or RESET MASTER replaces the binlog with a fresh
     one; crash recovery may cut its tail; a DELETE_DOMAIN_ID leaves its domains' groups owed to no
-    replica)."""
-    out: dict[str, int | None] = {}  # trx -> its GTID domain
-    lost = lost_lines(v)
-    for o in of_node(v, node):
-        if starts_new_binlog(o):
-            out = {}
-        elif dropped := deleted_domains(o):
-            out = {trx: d for trx, d in out.items() if d not in dropped}
-        elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last") and o["_line"] not in lost:
-            out[o["trx"]] = (_mariadb_gtid(o.get("gtid")) or (None,))[0]
-    return set(out)
+    replica). Made once a trace per node, for every property that reads it (none changes it)."""
+    def build() -> frozenset[str]:
+        out: dict[str, int | None] = {}  # trx -> its GTID domain
+        lost = lost_lines(v)
+        for o in v.of_node(node, "restore", "stmt", "binlog"):  # what else the node did leaves its binlog as it is
+            if starts_new_binlog(o):
+                out = {}
+            elif dropped := deleted_domains(o):
+                out = {trx: d for trx, d in out.items() if d not in dropped}
+            elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last") and o["_line"] not in lost:
+                out[o["trx"]] = (_mariadb_gtid(o.get("gtid")) or (None,))[0]
+        return frozenset(out)
+    return v.memo(("recovery.binlogged_since_restore", node), build)
 
 
 def _before_chosen_place(v: TraceView, node: str, source: str) -> set[str]:
@@ -451,10 +463,11 @@ def gtid_not_reused(v: TraceView, check: Check) -> None:
     recovery cut away may be issued again)."""
     lost = lost_lines(v)
     for node in v.nodes:
+        own = server_id(v, node)
         held: dict[str, dict] = {}
         cut: set[str] = set()  # the GTIDs held whose group a crash recovery cut away (then or later)
         for o in v.of_node(node, "restore", "recovery", "binlog", "stmt"):
-            if starts_new_binlog(o):
+            if o["kind"] != "binlog" and starts_new_binlog(o):
                 held, cut = {}, set()
             elif o["kind"] == "stmt":
                 if gone := deleted_domains(o):  # the binlogs that held them were purged first
@@ -464,7 +477,7 @@ def gtid_not_reused(v: TraceView, check: Check) -> None:
                     del held[g]
                 cut = set()
             elif o["kind"] == "binlog" and o.get("gtid") and o.get("idx", 0) == 0:
-                if o.get("server_id") == server_id(v, node):
+                if o.get("server_id") == own:
                     first = held.get(o["gtid"])
                     check.judge(first is None, f"{node} issued {o['gtid']} again for {o.get('trx')} (first for {first and first.get('trx')})",
                                 *([first] if first else []), o)
@@ -478,8 +491,10 @@ def sends_synced_only(v: TraceView, check: Check) -> None:
     lies before the source's synced end, and no replica relayed a group a crash later cut from
     the source's binlog."""
     strict = {n for n, x in v.nodes.items() if x.get("variables", {}).get(SYNC_BINLOG) == 1}
+    if not strict:
+        return  # no source to judge
     synced: dict[str, tuple[str, int]] = {}
-    for o in v.obs:
+    for o in sorted([*v.kind("binlog_sync"), *v.kind("relay")], key=by_line):
         if o["kind"] == "binlog_sync":
             synced[o["node"]] = (o["file"], o["end"])
         elif o["kind"] == "relay" and o.get("source") in strict and o.get("master_end") and o.get("trx") is not None:

@@ -117,3 +117,22 @@ def test_a_group_read_before_a_load_and_committed_after_it_does_not_show(kit):
     after[0]["variables"]["gtid_slave_pos"] = "0-1-1,1-1-4"
     v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
     assert v.status == VIOLATED and any(tr.line(after[0]) in w.lines for w in v.witnesses)
+
+
+def test_a_load_after_the_node_s_last_group_shows_at_a_sample_after_it(kit):
+    """The trace cut at the first sample that shows the load (0-1-2, the connect by position from
+    bin.000002:4), begun by a restart rather than a START SLAVE: the load takes effect at the
+    restart, and no group or statement of the node comes between it and the sample."""
+    tr = _trace(KEPT)
+    start = tr.all("stmt", node="server_2", op="start_slave")[-1]
+    shown = next(o for o in tr.all("server_status", node="server_2") if tr.index(o) > tr.index(start)
+                 and o["variables"].get("gtid_slave_pos") == "0-1-2")
+    tr.obs = tr.obs[:tr.index(shown) + 1]
+    del start["op"]
+    start["kind"] = "restart"
+    assert not any(o["node"] == "server_2" and o["kind"] in ("stmt", "apply", "visible", "binlog", "skip", "filtered")
+                   for o in tr.obs[tr.index(start):])
+    assert kit.verdict("MARIADB.GTID.SLAVE_POS", tr).status == PASS
+    shown["variables"]["gtid_slave_pos"] = "0-1-1"
+    v = kit.verdict("MARIADB.GTID.SLAVE_POS", tr)
+    assert v.status == VIOLATED and any(tr.line(shown) in w.lines for w in v.witnesses)
