@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import chain
 import bisect
 from operator import itemgetter
 from typing import Any, Callable, Hashable, Iterable, Iterator
@@ -397,7 +398,7 @@ class TraceView:
         elif len(kinds) == 1:
             found = mine.get((node, kinds[0])) or Seq((), _line)
         else:  # merged in trace order: each kind's list is in it already
-            found = Seq(sorted((o for k in kinds for o in mine.get((node, k), ())), key=_line), _line)
+            found = Seq(sorted(chain.from_iterable(mine.get((node, k), ()) for k in kinds), key=_line), _line)
         self._of_node[node, kinds] = found
         return found
 
