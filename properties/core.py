@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
+from itertools import chain
 import bisect
+from operator import itemgetter
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
 from replcheck.spec.formats import US
@@ -30,6 +32,7 @@ MAX_WITNESSES = 5
 HELD = 512
 
 
+@lru_cache(maxsize=4096)  # a Trace's witnesses and messages name the same few hundred times again and again
 def seconds(t_us: int) -> str:
     """A time of the History's clock (µs since its start), or a span of it, as a witness shows it:
     seconds, exact to the µs so that two different times never read the same ("2 s", "2.5 s",
@@ -143,8 +146,7 @@ class Property:
         return {}
 
     def run(self, view: "TraceView") -> Verdict:
-        blind = self._blind(view)
-        if blind:
+        if self.needs and (blind := self._blind(view)):  # most need nothing: no call for them
             return blind
         check = Check(self.requirement, self.evidence)
         self.fn(view, check)
@@ -261,12 +263,9 @@ def machine(*requirements: str):
     return register
 
 
-def _line(o: dict) -> int:
-    return o["_line"]
-
-
-def _key(o: dict) -> tuple[int, int]:
-    return o["t"], o["_line"]
+# an observation's line, and its (t, line): keys of Seq, read by C rather than a function per item
+_line: Callable[[dict], int] = itemgetter("_line")
+_key: Callable[[dict], tuple[int, int]] = itemgetter("t", "_line")
 
 
 class Seq(list):
@@ -276,11 +275,17 @@ class Seq(list):
 
     def __init__(self, items: Iterable[dict], key: Callable[[dict], Any]):
         super().__init__(items)
-        self.keys = [key(o) for o in self]
+        self.key = key
+
+    @cached_property
+    def keys(self) -> list:
+        # made at the first bisect: many of a Trace's Seqs are only iterated (a key is a function of
+        # its observation alone, so it is the same whenever it is read)
+        return list(map(self.key, self))
 
     def after(self, k: Any) -> Iterator[dict]:
         """Those with a key above k, in order (an iterator: a `next` reads only what it needs)."""
-        return (self[i] for i in range(bisect.bisect_right(self.keys, k), len(self)))
+        return map(self.__getitem__, range(bisect.bisect_right(self.keys, k), len(self)))
 
     def between(self, lo: Any, hi: Any) -> list[dict]:
         """Those with lo < key < hi."""
@@ -321,33 +326,46 @@ class Fold:
         return self.states[i] if i < len(self.states) else self.start
 
 
-def _unanswered(o: dict) -> bool:
-    return o["kind"] == "stmt" and o.get("returned") is False
-
-
 class TraceView:
     """Indexes over one trace, built once and shared by all properties that judge it."""
 
-    def __init__(self, header: dict, observations: Iterable[dict]):
+    def __init__(self, header: dict, observations: Iterable[dict], numbered: list[dict] | None = None):
         self.header = header
         # Line 1 of a trace file is its header. An observation without its line is copied to number
-        # it, so that the Trace stays as the system wrote it; one with it (a loaded Trace file, or
-        # numbered by judge_trace) is used as it is: no property changes an observation.
-        every = [o if "_line" in o else dict(o, _line=i) for i, o in enumerate(observations, 2)]
+        # it, so that the Trace stays as the system wrote it; one with it (a loaded Trace file) is used
+        # as it is: no property changes an observation. Given `numbered`, each is numbered in place
+        # instead and put there for the caller to un-number (judge_trace): a copy of every observation
+        # was as much memory again as the Trace.
         # A statement a real server did not answer (returned false, header cut_short) said nothing: no
         # property reads it as done; MULTISOURCE.INDEPENDENT judges it by the evidence after it.
-        self.unanswered = [o for o in every if _unanswered(o)]
-        self.cut_short: dict | None = header.get("cut_short")
-        every = [o for o in every if not _unanswered(o)]
         # A named connection's observations (multi-source) are judged by properties/multisource.py
         # alone: every other property follows a replica's one channel, which such a replica has not.
-        self.obs: list[dict] = [o for o in every if "connection" not in o]
-        self.connected: list[dict] = [o for o in every if "connection" in o]
+        # One pass sorts them all: this is paid on every Trace judged.
+        self.unanswered: list[dict] = []
+        self.obs: list[dict] = []
+        self.connected: list[dict] = []
         self.by_kind: dict[str, list[dict]] = defaultdict(list)
-        for o in self.obs:
-            self.by_kind[o["kind"]].append(o)
+        by_kind, keep = self.by_kind, self.obs.append
+        for i, o in enumerate(observations, 2):
+            if "_line" not in o:
+                if numbered is None:
+                    o = dict(o, _line=i)
+                else:
+                    o["_line"] = i
+                    numbered.append(o)
+            kind = o["kind"]
+            if kind == "stmt" and o.get("returned") is False:
+                self.unanswered.append(o)
+            elif "connection" in o:
+                self.connected.append(o)
+            else:
+                keep(o)
+                by_kind[kind].append(o)
+        self.cut_short: dict | None = header.get("cut_short")
         # what the Trace holds, in the terms of a property's `kinds`: a named connection's too
-        self.present = frozenset(o["kind"] for o in every) | {STMT + o["op"] for o in every if o["kind"] == "stmt"}
+        self.present = frozenset(by_kind).union({o["kind"] for o in self.connected},
+                                                {STMT + o["op"] for o in by_kind.get("stmt", ())},
+                                                {STMT + o["op"] for o in self.connected if o["kind"] == "stmt"})
         topo = header.get("topology", {})
         self.nodes = {n["id"]: n for n in topo.get("nodes", [])}
         self.channels = {c["replica"]: c for c in topo.get("channels", []) if "connection" not in c}
@@ -358,27 +376,31 @@ class TraceView:
         self.clock_read_lag_us = header.get("clock_read_lag_us", 0)
         self.unobserved = frozenset(header.get("unobserved", ()))  # kinds the system cannot see
         self._memo: dict[Hashable, Any] = {}
+        # of_node's answers, apart from the memo: a property asks for them per event it judges
+        self._of_node: dict[tuple[str, tuple[str, ...]], Seq] = {}
 
     def kind(self, kind: str) -> list[dict]:
-        return self.by_kind.get(kind, [])
+        try:  # by_kind is a defaultdict: a kind the Trace has not is given its own empty list once
+            return self.by_kind[kind]
+        except KeyError:  # one replaced by a plain dict
+            return []
 
     def of_node(self, node: str, *kinds: str) -> Seq:
         """The node's observations (of these kinds, or all), in trace order: indexes built once,
         so a property that looks up a node's events per event stays linear in the trace."""
-        key = ("of_node", node, kinds)
         try:
-            return self._memo[key]
+            return self._of_node[node, kinds]
         except KeyError:
             pass
         every, mine = self.memo("by_node", self._by_node)
         if not kinds:
-            found = every.get(node, [])
+            found = every.get(node) or Seq((), _line)
         elif len(kinds) == 1:
-            found = mine.get((node, kinds[0]), [])
+            found = mine.get((node, kinds[0])) or Seq((), _line)
         else:  # merged in trace order: each kind's list is in it already
-            found = sorted((o for k in kinds for o in mine.get((node, k), ())), key=_line)
-        value = self._memo[key] = Seq(found, _line)
-        return value
+            found = Seq(sorted(chain.from_iterable(mine.get((node, k), ()) for k in kinds), key=_line), _line)
+        self._of_node[node, kinds] = found
+        return found
 
     def timed(self, node: str | None, *kinds: str) -> Seq:
         """The node's (every node's, for None) observations of these kinds in (t, line) order, for
@@ -393,18 +415,25 @@ class TraceView:
         the state it returns is kept, so it must not be changed in place."""
         return self.memo(("fold", name, node), lambda: Fold(self.of_node(node, *kinds), step, start, backward))
 
-    def _by_node(self) -> tuple[dict[str, list[dict]], dict[tuple[str, str], list[dict]]]:
-        every: dict[str, list[dict]] = {}
-        mine: dict[tuple[str, str], list[dict]] = {}
+    def _by_node(self) -> tuple[dict[str, Seq], dict[tuple[str, str], Seq]]:
+        """Each node's observations, and each node's of each kind, in trace order: of_node's
+        answers themselves, built in one pass."""
+        def seq() -> Seq:
+            return Seq((), _line)
+
+        every: dict[str, Seq] = defaultdict(seq)
+        mine: dict[tuple[str, str], Seq] = defaultdict(seq)
         for o in self.obs:
-            every.setdefault(o["node"], []).append(o)
-            mine.setdefault((o["node"], o["kind"]), []).append(o)
+            node = o["node"]
+            every[node].append(o)
+            mine[node, o["kind"]].append(o)
         return every, mine
 
     def release(self) -> None:
         """Drops what was built over the Trace: an index keeps the view it was built from, so it
         would otherwise wait for the garbage collector, with every Seq it made."""
         self._memo.clear()
+        self._of_node.clear()
 
     def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
         try:
@@ -428,8 +457,11 @@ class TraceView:
         """The node's clock offset (local minus true time, µs) in force at true time t; with the
         line of an observation at t, only the steps the trace shows before it (a clock step in
         the same µs after a binlog write did not change that write's time)."""
-        keys, offsets = self.memo(("clock_offsets", node), lambda: self._clock_offsets(node))
-        return offsets[bisect.bisect_right(keys, (t, 2**62 if line is None else line))]
+        try:  # asked per sample by the timing properties: no memo call, no closure
+            keys, offsets = self._memo["clock_offsets", node]
+        except KeyError:
+            keys, offsets = self._memo["clock_offsets", node] = self._clock_offsets(node)
+        return offsets[bisect.bisect_right(keys, (t, 2**62 if line is None else line))] if keys else offsets[0]
 
     def _clock_offsets(self, node: str) -> tuple[list[tuple[int, int]], list[int]]:
         """The node's clock steps as (t, line), and its offset before the first and after each."""

@@ -93,21 +93,18 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
                 requirements: Iterable[str] | None = None) -> Judgement:
     """Every property (or those of `requirements`) on one Trace, classified against `declares`."""
     wanted = None if requirements is None else frozenset(requirements)
-    # Numbered in place for the judging and un-numbered after, rather than copied by the view: a
-    # copy of every observation was as much memory again as the Trace.
-    numbered = [o for o in trace.observations if "_line" not in o]
-    for i, o in enumerate(trace.observations, 2):
-        if "_line" not in o:
-            o["_line"] = i
+    # Numbered in place for the judging (by the view) and un-numbered after, rather than copied:
+    # a copy of every observation was as much memory again as the Trace.
+    numbered: list[dict] = []
     view = None
     try:
-        view = TraceView(*trace)
+        view = TraceView(*trace, numbered)
         run = exercisable(view)
         verdicts = tuple(p.run(view) if i in run else p.unexercised(view)
                          for i, p in enumerate(PROPERTIES) if wanted is None or p.requirement in wanted)
     finally:
         for o in numbered:
-            o.pop("_line", None)
+            del o["_line"]
         if view is not None:
             view.release()
     return Judgement(system or trace.header.get("system", ""), trace, verdicts, declares)

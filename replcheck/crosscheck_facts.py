@@ -62,45 +62,22 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     refused: dict[str, list] = {}
     gtid_asks = set()
     clock_steps, no_slave_off = set(), set()
+    # One branch per kind, the commonest first: every Trace of a campaign is reduced once.
     for o in obs:
         k, node = o["kind"], o.get("node", "")
-        if k == "stmt" and o.get("returned") is False:
-            continue  # not answered: nothing to compare (the run ended there, rule server.statement-did-not-return)
-        if k == "clock_step":
-            clock_steps.add(node)
-        if k == "log" and "switched OFF: no semi-sync slave connected" in o.get("message", ""):
-            no_slave_off.add(node)
-        if k == "connect" and o.get("errno"):
-            refused.setdefault(node, []).append(o["errno"])
-        if k == "connect" and o.get("gtid_pos"):
-            gtid_asks.add((node, o.get("source", ""), o["t"], o["gtid_pos"]))
-        if k == "parallel":
-            appliers.setdefault(node, []).append((o["workers"], o.get("mode"), o.get("preserve_commit_order")))
-        if k == "sql_stop" and o.get("reason") == "until":
-            untils.append((node, o["t"]))
-        if k == "sql_stop" and o.get("reason") == "error":
-            halts.append((node, o["t"]))
-        if k == "restore":
-            restores.add((node, o["t"], o.get("donor", "")))
-        if k == "stmt" and o["op"] == "stop_slave" and o.get("thread") in (None, "io") and o.get("errno") is None \
-                and o.get("warning") is None:  # 1255: already stopped, by nothing of this statement's
-            io_stops.add((node, o["t"] - o.get("duration_us", 0), o["t"]))
-        if k == "io_cut" and o.get("then") == "stop":
-            cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
-        if k == "restart" or (k == "stmt" and o["op"] == "start_slave" and o.get("errno") is None) or (
-                k == "io_cut" and o.get("then") == "reconnect"):
-            restarts.add(node)
-            if k == "restart" and o.get("init_rpl_role") == "SLAVE":
-                as_replica.add(node)
-        elif k == "binlog" and o.get("type") == "INCIDENT_EVENT":
-            incidents.add(node)
-        if k == "apply" and o.get("begin") is None:
-            untimed_applies = True
-        elif k == "apply" and o.get("trx") is not None and o["idx"] == 0:
-            # and by which named connection: in a diamond with gtid_ignore_duplicates the first one
-            # due wins, and a STOP of it rolls back its group where the other's would have stayed
-            seqs.setdefault(("apply", node), []).append((o["trx"], (o["begin"], o.get("connection"))))
-            applied_from[(node, o["trx"])] = o.get("source", "")
+        if k == "apply":
+            if o.get("begin") is None:
+                untimed_applies = True
+            elif o.get("trx") is not None and o["idx"] == 0:
+                # and by which named connection: in a diamond with gtid_ignore_duplicates the first one
+                # due wins, and a STOP of it rolls back its group where the other's would have stayed
+                seqs.setdefault(("apply", node), []).append((o["trx"], (o["begin"], o.get("connection"))))
+                applied_from[(node, o["trx"])] = o.get("source", "")
+        elif k == "binlog":
+            if o.get("type") == "INCIDENT_EVENT":
+                incidents.add(node)
+            if o.get("trx") is not None:
+                binlog.setdefault((node, o["trx"]), []).append(o)
         elif k == "commit":
             seqs.setdefault(("commit", node), []).append((o["trx"], (o["t"], o.get("semisync"), o.get("errno"))))
             commits[(node, o["trx"])] = o["t"]
@@ -111,6 +88,13 @@ def facts(header: dict, obs: list[dict]) -> Facts:
         elif k == "read":
             seqs.setdefault(("read", node), []).append((o["t"], tuple(o["seen"])))
         elif k == "stmt":
+            if o.get("returned") is False:
+                continue  # not answered: nothing to compare (the run ended there, rule server.statement-did-not-return)
+            if o["op"] == "stop_slave" and o.get("thread") in (None, "io") and o.get("errno") is None \
+                    and o.get("warning") is None:  # 1255: already stopped, by nothing of this statement's
+                io_stops.add((node, o["t"] - o.get("duration_us", 0), o["t"]))
+            if o["op"] == "start_slave" and o.get("errno") is None:
+                restarts.add(node)
             # the i-th statement of its kind on the node: a real server's are stamped later
             i = stmts[(node, o["op"])] = stmts.get((node, o["op"]), 0) + 1
             if o["op"] == "set_global" and o.get("variable") in APPLIER_VARIABLES:
@@ -120,8 +104,34 @@ def facts(header: dict, obs: list[dict]) -> Facts:
             seqs.setdefault(("stmt", node), []).append((f"{o['op']} #{i}", (o.get("errno"), o.get("warning"))))
         elif k == "data":
             data[node] = o["counts"]
-        elif k == "binlog" and o.get("trx") is not None:
-            binlog.setdefault((node, o["trx"]), []).append(o)
+        elif k == "clock_step":
+            clock_steps.add(node)
+        elif k == "log":
+            if "switched OFF: no semi-sync slave connected" in o.get("message", ""):
+                no_slave_off.add(node)
+        elif k == "connect":
+            if o.get("errno"):
+                refused.setdefault(node, []).append(o["errno"])
+            if o.get("gtid_pos"):
+                gtid_asks.add((node, o.get("source", ""), o["t"], o["gtid_pos"]))
+        elif k == "parallel":
+            appliers.setdefault(node, []).append((o["workers"], o.get("mode"), o.get("preserve_commit_order")))
+        elif k == "sql_stop":
+            if o.get("reason") == "until":
+                untils.append((node, o["t"]))
+            if o.get("reason") == "error":
+                halts.append((node, o["t"]))
+        elif k == "restore":
+            restores.add((node, o["t"], o.get("donor", "")))
+        elif k == "io_cut":
+            if o.get("then") == "stop":
+                cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
+            if o.get("then") == "reconnect":
+                restarts.add(node)
+        elif k == "restart":
+            restarts.add(node)
+            if o.get("init_rpl_role") == "SLAVE":
+                as_replica.add(node)
     for node, counts in data.items():  # the last count per node; a change absent is a count of 0
         seqs[("data", node)] = [(trx, n) for trx, n in sorted(counts.items()) if n]
     nodes = header.get("topology", {}).get("nodes", [])
