@@ -3,6 +3,7 @@ delay properties share."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
 from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
@@ -50,8 +51,12 @@ class DelayIndex:
         self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
         # per node, (the last query, the first relay it could still return): see pending
         self.cursors: dict[str, tuple[tuple[int, int], int]] = {}
+        self._sweeps: dict[str, tuple[dict, Seq, Seq, list[int]]] = {}  # per node, what pending reads
+        self._swept: dict[tuple[str, int, int, int], tuple[dict | None, int | None, int]] = {}  # pending's sweeps by their start
         # per sample line, what the SQL thread was doing there: several properties ask (waiting_for)
         self.waiting: dict[tuple[int, bool], tuple[str, int | None] | None] = {}  # (sample line, exact) -> waiting_for
+        self._due_ranges: dict[int, tuple[int, int] | None] = {}  # apply line -> due_range
+        self.in_hand: dict[int, tuple] = {}  # sample line -> what waiting_for decides alike both ways (delay_waiting)
 
     def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
         lines: dict[str, list[tuple[int, int, int | None]]] = {}
@@ -131,9 +136,22 @@ class DelayIndex:
         """(earliest, latest) due of an applied event over both orders of its read and a reconnect's
         clock query in the same µs: the IO thread (connect_to_master's get_master_version_and_clock)
         and the SQL thread (next_event, then sql_delay_event reading mi->clock_diff_with_master, MariaDB
-        sql/slave.cc) run unsynchronised, and a trace's µs does not order them; None if it does not wait."""
-        dues = [d for d in (self.due(a), self.due(a, query_first=True)) if d is not None]
-        return (min(dues), max(dues)) if dues else None
+        sql/slave.cc) run unsynchronised, and a trace's µs does not order them; None if it does not wait.
+        `a` is an observation of the Trace: several properties ask of the same, kept by its line."""
+        try:
+            return self._due_ranges[a["_line"]]
+        except KeyError:
+            pass
+        due = self.due(a)
+        read = a.get("read") if a.get("read") is not None else begin_of(a)
+        queried = self.v.memo("delay.clock_query_stamps", lambda: {(q["node"], q["t"]) for q in self.v.kind("clock_query")})
+        if (a["node"], read) in queried:
+            dues = [d for d in (due, self.due(a, query_first=True)) if d is not None]
+            answer = (min(dues), max(dues)) if dues else None
+        else:  # no query in the read's µs: both orders count alike
+            answer = None if due is None else (due, due)
+        self._due_ranges[a["_line"]] = answer
+        return answer
 
     def read_line(self, a: dict) -> int | None:
         """The trace line the SQL thread read the applied event at, where the trace places it: its own
@@ -259,18 +277,11 @@ class DelayIndex:
     def pending(self, node: str, t: int, line: int) -> tuple[dict | None, int | None]:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was; as seen at trace line `line`."""
-        done = self.v.memo(f"delay.applied.{node}", lambda: _applies_by_place(
-            self.applies.get(node, []) + [{"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
-                                          for o in self.v.of_node(node, "skip") for f, pos in skipped_places(o)]))
-        relays = self.v.of_node(node, "relay")
-        discards = self.v.memo(f"delay.discards.{node}", lambda: Seq((
-            o for o in self.v.of_node(node, "relay_log_recovery", "stmt") if (o["kind"] == "relay_log_recovery" or repositions(o) or (
-                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))), lambda o: o["_line"]))
+        done, relays, discards, stops = self._sweep_state(node)
         # A relay passed over for one query is passed over for every later one up to the thread's
         # next stop (a later t and line only add discards and applies before them), so queries in
         # trace order resume where the last one stopped: one sweep of the relay log per stretch
         # between stops, not one per sample.
-        stops = self.v.of_node(node, "sql_stop").keys
         last, start = self.cursors.get(node, ((-1, -1), 0))
         if (t, line) < last:
             start = 0
@@ -278,10 +289,39 @@ class DelayIndex:
             # a stop since may have sent the thread back to its group's start, and a parallel
             # coordinator's further back, to the first queued group its workers gave up
             start = self._rewind(node, relays, start, stop)
+        # The sweep from a start is the same whoever asks: several properties ask of each sample in
+        # turn, from the same place
+        key = node, t, line, start
+        try:
+            r, when, i = self._swept[key]
+        except KeyError:
+            r, when, i = self._swept[key] = self._sweep(done, relays, discards, stops, node, t, line, start)
+        self.cursors[node] = ((t, line), i)
+        return r, when
+
+    def _sweep_state(self, node: str) -> tuple[dict, Seq, Seq, list[int]]:
+        """What pending reads of a node: its applies and skips by place, its relays, its discards
+        (RESET SLAVE, relay_log_recovery, a CHANGE MASTER to a new place), its SQL thread's stops."""
+        try:
+            return self._sweeps[node]
+        except KeyError:
+            pass
+        done = _applies_by_place(self.applies.get(node, []) + [
+            {"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
+            for o in self.v.of_node(node, "skip") for f, pos in skipped_places(o)])
+        discards = Seq((o for o in self.v.of_node(node, "relay_log_recovery", "stmt") if (o["kind"] == "relay_log_recovery" or repositions(o) or (
+            o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))), itemgetter("_line"))
+        state = self._sweeps[node] = (done, self.v.of_node(node, "relay"), discards, self.v.of_node(node, "sql_stop").keys)
+        return state
+
+    def _sweep(self, done: dict, relays: Seq, discards: Seq, stops: list[int], node: str, t: int, line: int,
+               start: int) -> tuple[dict | None, int | None, int]:
+        """pending's answer, looking from relays[start], and where the next query resumes."""
+        res = self.v.resolution_us
         for i in range(start, len(relays)):
             r = relays[i]
             if r["t"] > t:
-                break
+                return None, None, i
             # A model's Trace: the first apply of this very event (a relay-log place is reused after a
             # discard, and an apply before a rollback, its group completed later, still passed it). A
             # polled server's relay log is read after what its samples showed applied, and a STOP
@@ -289,22 +329,18 @@ class DelayIndex:
             # copy, before the relay logs were next thrown away (seed 10's History 25: the place of
             # a Rotate relayed again after a START SLAVE by GTID).
             lines = done.get((r["file"], r["pos"]), ())
-            if self.v.resolution_us:
+            if res:
                 gone = next(discards.after(r["_line"]), None)
                 mine = lines if gone is None else lines[:bisect_left(lines, (gone["_line"],))]
                 when = mine[-1][1] if mine else None
             else:
-                when = self._passed(node, r, lines, stops, done, line)
+                when = self._passed(node, r, lines, stops, done, line) if lines else None
             # Only discards logged before the sample: one later in the same microsecond had not happened yet.
-            if any(when is None or when > d["t"] for d in discards.between(r["_line"], line)):
+            if discards and any(when is None or when > d["t"] for d in discards.between(r["_line"], line)):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
-            if when is None or when >= t - self.v.resolution_us:
-                self.cursors[node] = ((t, line), i)
-                return r, when
-        else:
-            i = len(relays)
-        self.cursors[node] = ((t, line), i)
-        return None, None
+            if when is None or when >= t - res:
+                return r, when, i
+        return None, None, len(relays)
 
     def _passed(self, node: str, r: dict, lines, stops: list[int], done, line: int) -> int | None:
         """When a model's SQL thread passed relay event r for good, as seen at trace line `line`:
