@@ -49,6 +49,9 @@ class DelayIndex:
                 self.skipped_at.setdefault((o["node"], f, pos), []).append(o)
         self.delays = self._delay_timelines()
         self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
+        # a replica whose delay never changes has it at any time of the trace: no bisect
+        self._fixed = {node: changes[0][2] for node, changes in self.delays.items() if len(changes) == 1}
+        self._wl7318 = {n for n, node in v.nodes.items() if node.get("delay_rule") == "wl7318"}
         # per node, (the last query, the first relay it could still return): see pending
         self.cursors: dict[str, tuple[tuple[int, int], int]] = {}
         self._sweeps: dict[str, tuple[dict, Seq, Seq, list[int]]] = {}  # per node, what pending reads
@@ -83,13 +86,14 @@ class DelayIndex:
 
     def delay_at(self, node: str, t: int, line: int | None = None) -> int | None:
         """The configured delay at time t, just before trace line `line` if given."""
+        if t >= 0 and node in self._fixed:
+            return self._fixed[node]
         i = bisect_left(self.delay_keys.get(node, []), (t, 2**62 if line is None else line))
         return self.delays[node][i - 1][2] if i else None
 
     def rule(self, a: dict) -> str:
         """Which rule governs an applied event: WL#7318 needs a capable replica and a commit timestamp."""
-        node_rule = self.v.nodes.get(a["node"], {}).get("delay_rule", "wl344")
-        return "wl7318" if node_rule == "wl7318" and a.get("ict") is not None else "wl344"
+        return "wl7318" if a["node"] in self._wl7318 and a.get("ict") is not None else "wl344"
 
     def _gtidless_origin(self, a: dict) -> dict | None:
         """The source's binlog entry of an event with no GTID (an incident), by its master position."""
@@ -285,17 +289,17 @@ class DelayIndex:
         last, start = self.cursors.get(node, ((-1, -1), 0))
         if (t, line) < last:
             start = 0
-        elif (stop := _first_between(stops, last[1], line)) is not None:
+        elif stops and (stop := _first_between(stops, last[1], line)) is not None:
             # a stop since may have sent the thread back to its group's start, and a parallel
             # coordinator's further back, to the first queued group its workers gave up
             start = self._rewind(node, relays, start, stop)
         # The sweep from a start is the same whoever asks: several properties ask of each sample in
         # turn, from the same place
         key = node, t, line, start
-        try:
-            r, when, i = self._swept[key]
-        except KeyError:
-            r, when, i = self._swept[key] = self._sweep(done, relays, discards, stops, node, t, line, start)
+        swept = self._swept.get(key)
+        if swept is None:
+            swept = self._swept[key] = self._sweep(done, relays, discards, stops, node, t, line, start)
+        r, when, i = swept
         self.cursors[node] = ((t, line), i)
         return r, when
 
@@ -512,12 +516,12 @@ def judge_due(v: TraceView, check: Check, a: dict, due: int, tight: bool, what: 
     tol = v.resolution_us
     begin = begin_of(a)
     ok = begin + tol >= due
-    msg = f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin)} but it was due at {seconds(due)} ({what})"
-    if not check.judge(ok, msg, a) or not tight or a.get("read") is None:
+    if not check.judge(ok, lambda: f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin)} but it was due at {seconds(due)} ({what})", a) \
+            or not tight or a.get("read") is None:
         return
     latest = max(a["read"], due)
     check.judge(begin <= latest + tol,
-                f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, but began only at {seconds(begin)} ({what})", a)
+                lambda: f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, but began only at {seconds(begin)} ({what})", a)
 
 
 def gtid_applies(v: TraceView):

@@ -12,7 +12,7 @@ from .core import Check, Seq, TraceView, checks, seconds
 from .filter import kept_out
 from .recovery import behind_at_end, binlogged_since_restore, copies, source_at, sources_at_end
 from .semisync_applier import ACK_WAIT, any_may_wait, may_still_wait
-from .delay_timing import CAUGHT_UP, EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples
+from .delay_timing import CAUGHT_UP, EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples, stmts
 from .delay_waiting import waiting_for
 
 
@@ -34,7 +34,7 @@ def wait_no_longer_than_needed(v: TraceView, check: Check) -> None:
         if ix.rule(a) == "wl344" and a.get("read") is not None and (dues := ix.due_range(a)) is not None:
             due = dues[1]
             check.judge(begin_of(a) <= max(a["read"], due) + v.resolution_us,
-                        f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, began {seconds(begin_of(a))}", a)
+                        lambda: f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, began {seconds(begin_of(a))}", a)
 
 
 @checks("WL344.WAIT.EXEMPT")
@@ -43,7 +43,7 @@ def exempt_events_never_wait(v: TraceView, check: Check) -> None:
     for a in v.kind("apply"):
         if a["type"] in EXEMPT and a.get("read") is not None:
             check.judge(begin_of(a) <= a["read"] + v.resolution_us,
-                        f"{a['node']} waited {seconds(begin_of(a) - a['read'])} before {a['type']} (when={a['when']})", a)
+                        lambda: f"{a['node']} waited {seconds(begin_of(a) - a['read'])} before {a['type']} (when={a['when']})", a)
 
 
 # -- STOP SLAVE and kill ----------------------------------------------------------------------
@@ -154,7 +154,7 @@ def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
                 check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {seconds(stmt['duration_us'])}", stmt)
         check.judge(after["Slave_SQL_Running"] == "No" and after["Slave_SQL_Running_State"] == ""
                     and after["SQL_Remaining_Delay"] is None,
-                    f"after the stop at {seconds(t)} {node} shows SQL thread {after['Slave_SQL_Running']!r}, "
+                    lambda: f"after the stop at {seconds(t)} {node} shows SQL thread {after['Slave_SQL_Running']!r}, "
                     f"state {after['Slave_SQL_Running_State']!r}, remaining {after['SQL_Remaining_Delay']!r}", o, after)
 
 
@@ -286,11 +286,12 @@ def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
     replica held unapplied: whether the relay log was kept or purged and fetched again, the replica
     holds each exactly once when replication is quiet (one stopped, down or repointed at the end is
     not judged for what it lacks, nor for what a failover took from it)."""
+    changes = [s for s in stmts(v, "change_master") if s.get("errno") is None and not repositions(s) and s.get("master_host") is None]
+    if not changes:
+        return
     counts, witnesses = copies(v)
     sources = sources_at_end(v)
-    for s in v.kind("stmt"):
-        if s["op"] != "change_master" or s.get("errno") is not None or repositions(s) or s.get("master_host") is not None:
-            continue
+    for s in changes:
         node = s["node"]
         if node not in counts or _replaced_after(v, s):
             continue
@@ -306,16 +307,22 @@ def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
         # lost it, not the delay change (WL#344's premise is the same master; GGID.RECOVERY.EXACTLY_ONCE judges
         # what the replica ends with).
         source = source_at(v, node, s["_line"])
-        theirs = binlogged_since_restore(v, source) if source is not None else set()
         for trx, r in sorted(_held_at(v, s).items()):
-            if r.get("source") not in (None, source) and trx not in theirs:
+            if r.get("source") not in (None, source) and trx not in _binlogged(v, source):
                 continue
             n = have.get(trx, 0) or int(trx in passed)
             if n == 0 and not judged_lack:
                 continue
-            check.judge(n == 1, f"{node} held {trx} unapplied (relayed at {seconds(r['t'])}) at the CHANGE MASTER TO MASTER_DELAY = "
+            check.judge(n == 1, lambda: f"{node} held {trx} unapplied (relayed at {seconds(r['t'])}) at the CHANGE MASTER TO MASTER_DELAY = "
                                 f"{s.get('delay')} at {seconds(s['t'])}, and holds it {n} times once replication is quiet",
                         s, r, *([w] if w else []))
+
+
+def _binlogged(v: TraceView, source: str | None) -> set[str]:
+    """binlogged_since_restore of a replica's source, once per source (several CHANGE MASTERs ask)."""
+    if source is None:
+        return set()
+    return v.memo(("delay.binlogged_since_restore", source), lambda: binlogged_since_restore(v, source))
 
 
 # -- chains and clocks ------------------------------------------------------------------------
@@ -365,7 +372,7 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
                               f"{a['source']}'s execution at {seconds(begin_of(x))}: a resolution of {seconds(v.resolution_us)} cannot "
                               f"tell it from counting from the original timestamp", x, a)
             continue
-        check.judge(ok, f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin_of(a))}, {a['source']} executed it at "
+        check.judge(ok, lambda: f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin_of(a))}, {a['source']} executed it at "
                         f"{seconds(begin_of(x))}: due {seconds(due)} with delay {delay}", x, a)
 
 
@@ -375,7 +382,8 @@ def clocks_compensated(v: TraceView, check: Check) -> None:
     the replica waits, the deadline it counts to (SQL_Remaining_Delay from its clock's second)
     is the due time, within the whole second it counts in, whether the clocks differ or not."""
     ix = index(v)
-    for a in gtid_applies(v):
+    # where every clock reads true time throughout (no offset, no step), no two differ: no event to judge
+    for a in gtid_applies(v) if v.kind("clock_step") or any(n.get("clock_offset_us") for n in v.nodes.values()) else ():
         due = ix.due(a, exact=True)
         if due is None:
             continue
@@ -412,8 +420,8 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
         error = deadline - w[1]
         # The connect's clock query, where the trace shows it (the MariaDB harness's channel relay).
         q = v.of_node(s["node"], "clock_query").last_before(s["_line"])
-        why = "" if q is None else (f"; its IO thread's clock query got the answer {q['master_unix_timestamp']} at "
-                                    f"{seconds(q['t'])}: clock_diff_with_master {q['clock_diff_with_master']}")
-        check.judge(abs(error) < US, f"{s['node']} at {seconds(s['t'])} counts to {seconds(deadline)} (SQL_Remaining_Delay {rem}) but the "
+        check.judge(abs(error) < US, lambda: f"{s['node']} at {seconds(s['t'])} counts to {seconds(deadline)} (SQL_Remaining_Delay {rem}) but the "
                     f"event is due at {seconds(w[1])}: {error / US:+.0f} s, the error of the clock difference it measured in whole "
-                    f"seconds at its IO thread's connect (clock_diff_with_master){why}", s, *([q] if q else []))
+                    f"seconds at its IO thread's connect (clock_diff_with_master)" + ("" if q is None else (
+                        f"; its IO thread's clock query got the answer {q['master_unix_timestamp']} at "
+                        f"{seconds(q['t'])}: clock_diff_with_master {q['clock_diff_with_master']}")), s, *([q] if q else []))

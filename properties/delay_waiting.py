@@ -2,6 +2,8 @@
 event in hand (and until when) or not (waiting_for), as the delay's status properties judge it."""
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from replcheck.spec.formats import US
 
 from .configuration import with_workers
@@ -13,6 +15,7 @@ from .semisync_applier import any_may_wait
 
 # _in_hand's answer where the trace does not decide whether the thread was delaying
 UNDECIDED = None, None
+_UNASKED = object()  # waiting_for not asked yet of a sample (its answer may be None)
 
 
 def _coordinator_ahead(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
@@ -30,11 +33,11 @@ def waiting_for(v: TraceView, s: dict, exact: bool = False) -> tuple[str, int | 
     on a polled trace the latest is later where the thread may have read the event before its IO
     thread measured the clock difference again."""
     ix = index(v)
-    try:
-        return ix.waiting[s["_line"], exact]
-    except KeyError:
-        answer = ix.waiting[s["_line"], exact] = _decide_waiting(v, ix, s, exact)
-        return answer
+    key = s["_line"], exact
+    answer = ix.waiting.get(key, _UNASKED)  # most are asked once: no KeyError raised for each
+    if answer is _UNASKED:
+        answer = ix.waiting[key] = _decide_waiting(v, ix, s, exact)
+    return answer
 
 
 def seconds_left(w: tuple[str, int | None, int | None], t: int) -> tuple[float, float]:
@@ -52,12 +55,21 @@ def _reading_again(v: TraceView, s: dict) -> bool:
     what it executed and passes it over by GTID, and rpl_parallel::do_event runs sql_delay_event on
     each event before process_gtid_for_restart_pos: with nothing new to execute, a wait may be for a
     group read again. As for a group fetched again, not judged (WL#344 predates GTIDs)."""
-    stop = v.of_node(s["node"], "sql_stop").last_before(s["_line"])
-    if stop is None:
-        return False
-    shown = next(iter(v.of_node(s["node"], "status").after(stop["_line"])), None)
-    return shown is not None and shown["Relay_Log_Pos"] == 4 and shown["_line"] <= s["_line"] \
-        and not v.of_node(s["node"], "visible").between(stop["_line"], s["_line"])
+    stops, shown = v.memo(("delay.rewinds", s["node"]), lambda: _rewinds(v, s["node"]))
+    i = bisect_left(stops, s["_line"])  # after the last stop before the sample
+    return bool(i) and shown[i - 1] is not None and shown[i - 1] <= s["_line"] \
+        and not v.of_node(s["node"], "visible").between(stops[i - 1], s["_line"])
+
+
+def _rewinds(v: TraceView, node: str) -> tuple[list[int], list[int | None]]:
+    """The lines of the node's SQL thread stops, and of the first sample after each where it shows
+    the relay log's start (Relay_Log_Pos 4), else None: asked of every sample, found once per stop."""
+    samples, stops = v.of_node(node, "status"), v.of_node(node, "sql_stop").keys
+    shown = []
+    for line in stops:
+        s = next(samples.after(line), None)
+        shown.append(s["_line"] if s is not None and s["Relay_Log_Pos"] == 4 else None)
+    return stops, shown
 
 
 def _read_again_not_due(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
@@ -74,10 +86,10 @@ def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple
     # per answer, for both ways of counting
     r, applied = ix.pending(s["node"], s["t"], s["_line"])
     key = s["_line"], None if r is None else r["_line"], applied
-    try:
-        answer, probe = ix.in_hand[key]
-    except KeyError:
-        answer, probe = ix.in_hand[key] = _in_hand(v, ix, s, r, applied)
+    held = ix.in_hand.get(key)
+    if held is None:
+        held = ix.in_hand[key] = _in_hand(v, ix, s, r, applied)
+    answer, probe = held
     if probe is None:
         return answer
     t, tol = s["t"], v.resolution_us
