@@ -27,22 +27,21 @@ BINLOG_STATEMENT_EVENTS = frozenset({
 class DelayIndex:
     def __init__(self, v: TraceView):
         self.v = v
-        self.binlog: dict[tuple, dict] = {}
-        self.origin: dict[tuple, dict] = {}
-        for b in v.kind("binlog"):
-            if b.get("gtid") is None:
-                continue
-            self.binlog.setdefault((b["node"], b["gtid"], b["idx"]), b)
-            self.origin.setdefault((b["gtid"], b["idx"]), b)
-            # a GTID whose write a crash tore is numbered again for the next transaction (recovery
-            # truncates the torn group): its first writer is that transaction's origin, not the torn one's
-            self.origin.setdefault((b["gtid"], b["idx"], b.get("trx")), b)
+        # each key's first writer: built backwards, the first overwrites the later ones
+        written = [b for b in reversed(v.kind("binlog")) if b.get("gtid") is not None]
+        self.binlog: dict[tuple, dict] = {(b["node"], b["gtid"], b["idx"]): b for b in written}
+        self.origin: dict[tuple, dict] = {(b["gtid"], b["idx"]): b for b in written}
+        # a GTID whose write a crash tore is numbered again for the next transaction (recovery
+        # truncates the torn group): its first writer is that transaction's origin, not the torn one's
+        self.origin.update({(b["gtid"], b["idx"], b.get("trx")): b for b in written})
         self.relay = {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")}
         self.applies: dict[str, list[dict]] = {}
         self.applied_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its applies, in order
+        applies, applied_at = self.applies, self.applied_at
         for a in v.kind("apply"):
-            self.applies.setdefault(a["node"], []).append(a)
-            self.applied_at.setdefault((a["node"], a.get("relay_file"), a.get("relay_pos")), []).append(a)
+            node = a["node"]
+            applies.setdefault(node, []).append(a)
+            applied_at.setdefault((node, a.get("relay_file"), a.get("relay_pos")), []).append(a)
         self.skipped_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its skips, in order
         for o in v.kind("skip"):
             for f, pos in skipped_places(o):
@@ -109,6 +108,8 @@ class DelayIndex:
         query (a real server's, a server flavour model's); None where the replica compensates exactly.
         `read`: another moment the SQL thread may have read the event (_read_times); `query_first`:
         a query in the read's µs logged after the read came before it (due_range)."""
+        if not self.v.of_node(a["node"], "clock_query"):
+            return None  # no query: the replica compensates exactly (measured_difference), whenever it read
         own = read is None
         if own:
             read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
@@ -438,7 +439,7 @@ def measured_difference(v: TraceView, node: str, source: str | None, line: int, 
     the SQL thread counts the old primary's relayed events by the new primary's difference
     (sql_delay_event: `ev->when + rli->mi->clock_diff_with_master + sql_delay`, MariaDB sql/slave.cc,
     MySQL sql/rpl_replica.cc). Only named connections (multi-source) keep one each, told apart by source."""
-    queries = v.memo(("delay.clock_queries", node), lambda: v.of_node(node, "clock_query"))
+    queries = v.of_node(node, "clock_query")
     named = any(replica == node for replica, _ in v.connections)
     q = queries.last_before(line)
     # a query at the read's µs logged after the line the read is placed at came after it
