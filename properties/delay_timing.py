@@ -58,7 +58,8 @@ class DelayIndex:
         # per sample line, what the SQL thread was doing there: several properties ask (waiting_for)
         self.waiting: dict[tuple[int, bool], tuple[str, int | None] | None] = {}  # (sample line, exact) -> waiting_for
         self._due_ranges: dict[int, tuple[int, int] | None] = {}  # apply line -> due_range
-        self.in_hand: dict[int, tuple] = {}  # sample line -> what waiting_for decides alike both ways (delay_waiting)
+        self.in_hand: dict[tuple, tuple] = {}  # (sample line, its pending event) -> what waiting_for decides alike both ways (delay_waiting)
+        self.rewinds: dict[str, tuple[list[int], list[int | None]]] = {}  # per node, its stops and the samples after (delay_waiting)  # sample line -> what waiting_for decides alike both ways (delay_waiting)
 
     def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
         lines: dict[str, list[tuple[int, int, int | None]]] = {}
@@ -282,7 +283,7 @@ class DelayIndex:
     def pending(self, node: str, t: int, line: int) -> tuple[dict | None, int | None]:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was; as seen at trace line `line`."""
-        done, relays, discards, stops = self._sweep_state(node)
+        done, relays, discards, stops = self._sweeps.get(node) or self._sweep_state(node)
         # A relay passed over for one query is passed over for every later one up to the thread's
         # next stop (a later t and line only add discards and applies before them), so queries in
         # trace order resume where the last one stopped: one sweep of the relay log per stretch
@@ -307,10 +308,6 @@ class DelayIndex:
     def _sweep_state(self, node: str) -> tuple[dict, Seq, Seq, list[int]]:
         """What pending reads of a node: its applies and skips by place, its relays, its discards
         (RESET SLAVE, relay_log_recovery, a CHANGE MASTER to a new place), its SQL thread's stops."""
-        try:
-            return self._sweeps[node]
-        except KeyError:
-            pass
         done = _applies_by_place(self.applies.get(node, []) + [
             {"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
             for o in self.v.of_node(node, "skip") for f, pos in skipped_places(o)])

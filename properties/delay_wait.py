@@ -4,6 +4,7 @@ immediate master; clocks are compensated."""
 from __future__ import annotations
 
 from itertools import takewhile
+from operator import itemgetter
 
 from replcheck.spec.formats import US
 
@@ -58,11 +59,14 @@ def _sql_stops(v: TraceView):
 def _next_start(v: TraceView, stop: dict) -> dict | None:
     """The START SLAVE, restart or restore (a server rebuilt from a backup starts as a slave) that
     ends a stop of the SQL thread, in trace order."""
-    starts = v.memo(("delay.starts", stop["node"]), lambda: Seq((
-        o for o in v.of_node(stop["node"], "stmt", "restart", "restore")
-        if o["kind"] != "stmt" or (o["op"] == "start_slave" and o.get("errno") is None)), lambda o: o["_line"]))
-    return next(starts.after(stop["_line"]), None)
+    node, line = stop["node"], stop["_line"]
+    # the first of each kind after the stop, from the node's lists of one kind (no merged list built)
+    firsts = [next(v.of_node(node, "restart").after(line), None), next(v.of_node(node, "restore").after(line), None),
+              next((o for o in v.of_node(node, "stmt").after(line) if o["op"] == "start_slave" and o.get("errno") is None), None)]
+    return min((o for o in firsts if o is not None), key=_line_of, default=None)
 
+
+_line_of = itemgetter("_line")
 
 # What a server logs when a stop finds its SQL thread inside a group that changed a non-transactional
 # table: the thread sleeps no delay, it finishes the group, waiting up to 60 s for its events
@@ -182,21 +186,22 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
         after = next(stopped.after(o["_line"]), None)
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
-            relocations = v.memo(("delay.relocations", node), lambda: Seq((
-                x for x in v.of_node(node, "restart", "restore", "relay_log_recovery", "stmt")
-                if x["kind"] != "stmt" or repositions(x) or x["op"] == "reset_slave"), lambda x: x["_line"]))
-            if relocations.between(b["_line"], after["_line"]):
+            lo, hi = b["_line"], after["_line"]
+            if any(v.of_node(node, kind).between(lo, hi) for kind in ("restart", "restore", "relay_log_recovery")) \
+                    or any(repositions(x) or x["op"] == "reset_slave" for x in v.of_node(node, "stmt").between(lo, hi)):
                 continue  # a restart, restore, RESET SLAVE or CHANGE MASTER to a new place moves the position legitimately
-            # Events applied or skipped (the skip counter) between the sample and the stop moved it before the stop,
-            # as did a parallel replica's workers committing the groups queued to them (their position is the oldest).
-            moved = v.memo(("delay.moved", node), lambda: Seq(sorted(ix.applies.get(node, []) + [
-                x for x in v.of_node(node, "skip", "visible") if x["kind"] == "skip" or "worker" in x], key=lambda x: x["_line"]),
-                lambda x: x["_line"]))
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
-                        or bool(moved.between(b["_line"], o["_line"])) or _in_hand_at_sample(ix, node, b, o)
+                        or _moved_between(v, node, lo, o["_line"]) or _in_hand_at_sample(ix, node, b, o)
                         or _passed_unseen(v, node, b["t"], t) or _ack_wait_ended(v, ix, node, b, after, o),
-                        f"the stop at {seconds(t)} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
+                        lambda: f"the stop at {seconds(t)} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
+
+
+def _moved_between(v: TraceView, node: str, lo: int, hi: int) -> bool:
+    """Events applied or skipped (the skip counter) between two lines moved the node's position, as
+    did a parallel replica's workers committing the groups queued to them (their position is the oldest)."""
+    return bool(v.of_node(node, "apply").between(lo, hi) or v.of_node(node, "skip").between(lo, hi)) \
+        or any("worker" in x for x in v.of_node(node, "visible").between(lo, hi))
 
 
 def _in_hand_at_sample(ix, node: str, b: dict, o: dict) -> bool:

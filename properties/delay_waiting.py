@@ -49,16 +49,17 @@ def left_text(left: tuple[float, float]) -> str:
     return f"{left[0]:.3f}" if left[0] == left[1] else f"{left[0]:.3f} to {left[1]:.3f}"
 
 
-def _reading_again(v: TraceView, s: dict) -> bool:
+def _reading_again(v: TraceView, ix: DelayIndex, s: dict) -> bool:
     """After a rewinding stop (a parallel MariaDB replica with several domains: handle_slave_sql's exit
     puts its place at the relay log's start, shown as Relay_Log_Pos 4) the SQL thread reads again
     what it executed and passes it over by GTID, and rpl_parallel::do_event runs sql_delay_event on
     each event before process_gtid_for_restart_pos: with nothing new to execute, a wait may be for a
     group read again. As for a group fetched again, not judged (WL#344 predates GTIDs)."""
-    stops, shown = v.memo(("delay.rewinds", s["node"]), lambda: _rewinds(v, s["node"]))
+    node = s["node"]
+    stops, shown = ix.rewinds.get(node) or ix.rewinds.setdefault(node, _rewinds(v, node))
     i = bisect_left(stops, s["_line"])  # after the last stop before the sample
     return bool(i) and shown[i - 1] is not None and shown[i - 1] <= s["_line"] \
-        and not v.of_node(s["node"], "visible").between(stops[i - 1], s["_line"])
+        and not v.of_node(node, "visible").between(stops[i - 1], s["_line"])
 
 
 def _rewinds(v: TraceView, node: str) -> tuple[list[int], list[int | None]]:
@@ -119,8 +120,8 @@ def _in_hand(v: TraceView, ix: DelayIndex, s: dict, r: dict | None, applied: int
     if tol and ix.relayed_within(s["node"], t, t + tol):
         return UNDECIDED  # a relay log read after the sample may hold what the SQL thread had at it
     if r is None:  # nothing left to execute, unless it reads again what it executed
-        return UNDECIDED if _reading_again(v, s) else (("no", None, None), None)
-    if _reading_again(v, s) and _read_again_not_due(v, ix, s, r):
+        return UNDECIDED if _reading_again(v, ix, s) else (("no", None, None), None)
+    if _reading_again(v, ix, s) and _read_again_not_due(v, ix, s, r):
         return UNDECIDED  # it may wait for a group before r it reads again, not yet due (a future timestamp)
     if r.get("trx") is not None and ix.executed_before(s["node"], r["trx"], s["_line"]):
         # A group the node had executed, fetched again (after RESET SLAVE, say): a model skips it at
