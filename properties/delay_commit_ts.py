@@ -40,7 +40,7 @@ def _per_trx(v: TraceView, types: frozenset[str], check: Check) -> None:
             first_type[(a["node"], a["gtid"])] = a["type"]
         elif first_type.get((a["node"], a["gtid"])) in types and a.get("read") is not None:
             check.judge(begin_of(a) <= a["read"] + v.resolution_us,
-                        f"{a['node']} paused {seconds(begin_of(a) - a['read'])} inside {a['trx']} before {a['type']}", a)
+                        lambda: f"{a['node']} paused {seconds(begin_of(a) - a['read'])} inside {a['trx']} before {a['type']}", a)
 
 
 @checks("WL7318.F3")
@@ -61,7 +61,7 @@ def performance_schema_agrees(v: TraceView, check: Check) -> None:
     for s in v.kind("status"):
         if "DESIRED_DELAY" in s:
             check.judge(s["DESIRED_DELAY"] == s["SQL_Delay"] and s["REMAINING_DELAY"] == s["SQL_Remaining_Delay"],
-                        f"{s['node']}: P_S ({s['DESIRED_DELAY']}, {s['REMAINING_DELAY']}) vs "
+                        lambda: f"{s['node']}: P_S ({s['DESIRED_DELAY']}, {s['REMAINING_DELAY']}) vs "
                         f"SHOW SLAVE STATUS ({s['SQL_Delay']}, {s['SQL_Remaining_Delay']})", s)
 
 
@@ -77,10 +77,10 @@ def delay_in_seconds(v: TraceView, check: Check) -> None:
             left = seconds_left(w, s["t"])
             slack = 1 + v.resolution_us / US
             check.judge(left[0] - slack < s["REMAINING_DELAY"] < left[1] + slack,
-                        f"{s['node']}: REMAINING_DELAY {s['REMAINING_DELAY']} but {left_text(left)} s are left", s)
+                        lambda: f"{s['node']}: REMAINING_DELAY {s['REMAINING_DELAY']} but {left_text(left)} s are left", s)
         want = ix.delay_at(s["node"], s["t"], s["_line"])
         if want is not None:
-            check.judge(s["DESIRED_DELAY"] == want, f"{s['node']}: DESIRED_DELAY {s['DESIRED_DELAY']}, configured {want} s", s)
+            check.judge(s["DESIRED_DELAY"] == want, lambda: f"{s['node']}: DESIRED_DELAY {s['DESIRED_DELAY']}, configured {want} s", s)
 
 
 @checks("WL7318.F6")
@@ -100,7 +100,7 @@ def immediate_commit_timestamp(v: TraceView, check: Check) -> None:
         if b["type"] in TRX_START and v.nodes.get(b["node"], {}).get("commit_timestamps"):
             local = epoch + b["t"] + v.offset_at(b["node"], b["t"], b["_line"])
             check.judge(b.get("ict") is not None and abs(b["ict"] - local) <= v.resolution_us,
-                        f"{b['node']} binlogged {b['trx']} at local {local} µs with immediate_commit_timestamp {b.get('ict')}", b)
+                        lambda: f"{b['node']} binlogged {b['trx']} at local {local} µs with immediate_commit_timestamp {b.get('ict')}", b)
 
 
 @checks("WL7318.NF1")

@@ -113,8 +113,8 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
     after the event was binlogged there (it could not fetch from a server that was not its source)."""
     ix = index(v)
     disturb: dict[str, list[int]] = {}
-    for o in v.obs:
-        if o["kind"] in ("crash", "restart", "io_cut") or (o["kind"] == "stmt" and o["op"] in ("stop_slave", "start_slave", "reset_slave")):
+    for o in (*v.kind("crash"), *v.kind("restart"), *v.kind("io_cut"), *v.kind("stmt")):
+        if o["kind"] != "stmt" or o["op"] in ("stop_slave", "start_slave", "reset_slave"):
             disturb.setdefault(o["node"], []).append(o["t"])
     for times in disturb.values():
         times.sort()
@@ -137,7 +137,7 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
         if source_at(v, r["node"], b["_line"]) != r["source"]:
             continue
         limit = c.get("latency_us", 0) + v.resolution_us
-        check.judge(r["t"] - b["t"] <= limit, f"{r['node']} relayed {r['type']} of {r['trx']} {seconds(r['t'] - b['t'])} after it was binlogged", b, r)
+        check.judge(r["t"] - b["t"] <= limit, lambda: f"{r['node']} relayed {r['type']} of {r['trx']} {seconds(r['t'] - b['t'])} after it was binlogged", b, r)
 
 
 @checks("WL344.MASTER.UNAFFECTED")
@@ -159,7 +159,7 @@ def master_unaffected(v: TraceView, check: Check) -> None:
                 x.get("trx"): x for x in reversed(v.of_node(c["node"], "binlog")) if x.get("idx") == 0})
             b = firsts.get(c["trx"])
         if b is not None:
-            check.judge(b["t"] <= c["t"] <= b["t"] + v.resolution_us, f"commit of {c['trx']} returned at {seconds(c['t'])}, binlogged at {seconds(b['t'])}", b, c)
+            check.judge(b["t"] <= c["t"] <= b["t"] + v.resolution_us, lambda: f"commit of {c['trx']} returned at {seconds(c['t'])}, binlogged at {seconds(b['t'])}", b, c)
 
 
 # -- START SLAVE UNTIL (use case P1) ----------------------------------------------------------
@@ -183,7 +183,7 @@ def until_stops_at_position(v: TraceView, check: Check) -> None:
             if r is None or not r["master_end"]:
                 continue
             if group_start is not None:
-                check.judge(group_start < target, f"{a['node']} executed {a['trx']} beyond UNTIL {target}", s, a)
+                check.judge(group_start < target, lambda: f"{a['node']} executed {a['trx']} beyond UNTIL {target}", s, a)
             if a["last"]:
                 group_start = (r["master_file"], r["master_end"])
         # Only a stop the condition made says where UNTIL left the thread: STOP SLAVE, an error or a

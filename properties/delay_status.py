@@ -82,7 +82,7 @@ def default_delay_zero(v: TraceView, check: Check) -> None:
         first_change = min(changes, default=None)
         for s in status_samples(v, node):
             if first_change is None or s["t"] < first_change:
-                check.judge(s["SQL_Delay"] == 0, f"{node} never set MASTER_DELAY but SQL_Delay is {s['SQL_Delay']}", s)
+                check.judge(s["SQL_Delay"] == 0, lambda: f"{node} never set MASTER_DELAY but SQL_Delay is {s['SQL_Delay']}", s)
 
 
 @checks("WL344.RESET.DELAY0", kinds=("stmt:reset_slave",))
@@ -100,7 +100,7 @@ def binlog_statement_restricted(v: TraceView, check: Check) -> None:
         types = s["event_types"]
         allowed = bool(types) and types[0] == "FORMAT_DESCRIPTION_EVENT" and all(t in BINLOG_STATEMENT_EVENTS for t in types)
         check.judge((s.get("errno") is None) == allowed,
-                    f"BINLOG with {types} {'failed' if s.get('errno') else 'succeeded'} (errno {s.get('errno')})", s)
+                    lambda: f"BINLOG with {types} {'failed' if s.get('errno') else 'succeeded'} (errno {s.get('errno')})", s)
 
 
 @checks("WL344.STATE.WAITING", needs=("relay",))

@@ -3,6 +3,7 @@ delay properties share."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
 from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
@@ -26,32 +27,39 @@ BINLOG_STATEMENT_EVENTS = frozenset({
 class DelayIndex:
     def __init__(self, v: TraceView):
         self.v = v
-        self.binlog: dict[tuple, dict] = {}
-        self.origin: dict[tuple, dict] = {}
-        for b in v.kind("binlog"):
-            if b.get("gtid") is None:
-                continue
-            self.binlog.setdefault((b["node"], b["gtid"], b["idx"]), b)
-            self.origin.setdefault((b["gtid"], b["idx"]), b)
-            # a GTID whose write a crash tore is numbered again for the next transaction (recovery
-            # truncates the torn group): its first writer is that transaction's origin, not the torn one's
-            self.origin.setdefault((b["gtid"], b["idx"], b.get("trx")), b)
+        # each key's first writer: built backwards, the first overwrites the later ones
+        written = [b for b in reversed(v.kind("binlog")) if b.get("gtid") is not None]
+        self.binlog: dict[tuple, dict] = {(b["node"], b["gtid"], b["idx"]): b for b in written}
+        self.origin: dict[tuple, dict] = {(b["gtid"], b["idx"]): b for b in written}
+        # a GTID whose write a crash tore is numbered again for the next transaction (recovery
+        # truncates the torn group): its first writer is that transaction's origin, not the torn one's
+        self.origin.update({(b["gtid"], b["idx"], b.get("trx")): b for b in written})
         self.relay = {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")}
         self.applies: dict[str, list[dict]] = {}
         self.applied_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its applies, in order
+        applies, applied_at = self.applies, self.applied_at
         for a in v.kind("apply"):
-            self.applies.setdefault(a["node"], []).append(a)
-            self.applied_at.setdefault((a["node"], a.get("relay_file"), a.get("relay_pos")), []).append(a)
+            node = a["node"]
+            applies.setdefault(node, []).append(a)
+            applied_at.setdefault((node, a.get("relay_file"), a.get("relay_pos")), []).append(a)
         self.skipped_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its skips, in order
         for o in v.kind("skip"):
             for f, pos in skipped_places(o):
                 self.skipped_at.setdefault((o["node"], f, pos), []).append(o)
         self.delays = self._delay_timelines()
         self.delay_keys = {node: [(when, line) for when, line, _ in changes] for node, changes in self.delays.items()}
+        # a replica whose delay never changes has it at any time of the trace: no bisect
+        self._fixed = {node: changes[0][2] for node, changes in self.delays.items() if len(changes) == 1}
+        self._wl7318 = {n for n, node in v.nodes.items() if node.get("delay_rule") == "wl7318"}
         # per node, (the last query, the first relay it could still return): see pending
         self.cursors: dict[str, tuple[tuple[int, int], int]] = {}
+        self._sweeps: dict[str, tuple[dict, Seq, Seq, list[int]]] = {}  # per node, what pending reads
+        self._swept: dict[tuple[str, int, int, int], tuple[dict | None, int | None, int]] = {}  # pending's sweeps by their start
         # per sample line, what the SQL thread was doing there: several properties ask (waiting_for)
         self.waiting: dict[tuple[int, bool], tuple[str, int | None] | None] = {}  # (sample line, exact) -> waiting_for
+        self._due_ranges: dict[int, tuple[int, int] | None] = {}  # apply line -> due_range
+        self.in_hand: dict[tuple, tuple] = {}  # (sample line, its pending event) -> what waiting_for decides alike both ways (delay_waiting)
+        self.rewinds: dict[str, tuple[list[int], list[int | None]]] = {}  # per node, its stops and the samples after (delay_waiting)  # sample line -> what waiting_for decides alike both ways (delay_waiting)
 
     def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
         lines: dict[str, list[tuple[int, int, int | None]]] = {}
@@ -78,13 +86,14 @@ class DelayIndex:
 
     def delay_at(self, node: str, t: int, line: int | None = None) -> int | None:
         """The configured delay at time t, just before trace line `line` if given."""
+        if t >= 0 and node in self._fixed:
+            return self._fixed[node]
         i = bisect_left(self.delay_keys.get(node, []), (t, 2**62 if line is None else line))
         return self.delays[node][i - 1][2] if i else None
 
     def rule(self, a: dict) -> str:
         """Which rule governs an applied event: WL#7318 needs a capable replica and a commit timestamp."""
-        node_rule = self.v.nodes.get(a["node"], {}).get("delay_rule", "wl344")
-        return "wl7318" if node_rule == "wl7318" and a.get("ict") is not None else "wl344"
+        return "wl7318" if a["node"] in self._wl7318 and a.get("ict") is not None else "wl344"
 
     def _gtidless_origin(self, a: dict) -> dict | None:
         """The source's binlog entry of an event with no GTID (an incident), by its master position."""
@@ -100,6 +109,8 @@ class DelayIndex:
         query (a real server's, a server flavour model's); None where the replica compensates exactly.
         `read`: another moment the SQL thread may have read the event (_read_times); `query_first`:
         a query in the read's µs logged after the read came before it (due_range)."""
+        if not self.v.of_node(a["node"], "clock_query"):
+            return None  # no query: the replica compensates exactly (measured_difference), whenever it read
         own = read is None
         if own:
             read = a.get("read") if a.get("read") is not None else begin_of(a)  # the wait counted by the estimate then
@@ -131,9 +142,22 @@ class DelayIndex:
         """(earliest, latest) due of an applied event over both orders of its read and a reconnect's
         clock query in the same µs: the IO thread (connect_to_master's get_master_version_and_clock)
         and the SQL thread (next_event, then sql_delay_event reading mi->clock_diff_with_master, MariaDB
-        sql/slave.cc) run unsynchronised, and a trace's µs does not order them; None if it does not wait."""
-        dues = [d for d in (self.due(a), self.due(a, query_first=True)) if d is not None]
-        return (min(dues), max(dues)) if dues else None
+        sql/slave.cc) run unsynchronised, and a trace's µs does not order them; None if it does not wait.
+        `a` is an observation of the Trace: several properties ask of the same, kept by its line."""
+        try:
+            return self._due_ranges[a["_line"]]
+        except KeyError:
+            pass
+        due = self.due(a)
+        read = a.get("read") if a.get("read") is not None else begin_of(a)
+        queried = self.v.memo("delay.clock_query_stamps", lambda: {(q["node"], q["t"]) for q in self.v.kind("clock_query")})
+        if (a["node"], read) in queried:
+            dues = [d for d in (due, self.due(a, query_first=True)) if d is not None]
+            answer = (min(dues), max(dues)) if dues else None
+        else:  # no query in the read's µs: both orders count alike
+            answer = None if due is None else (due, due)
+        self._due_ranges[a["_line"]] = answer
+        return answer
 
     def read_line(self, a: dict) -> int | None:
         """The trace line the SQL thread read the applied event at, where the trace places it: its own
@@ -259,29 +283,47 @@ class DelayIndex:
     def pending(self, node: str, t: int, line: int) -> tuple[dict | None, int | None]:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was; as seen at trace line `line`."""
-        done = self.v.memo(f"delay.applied.{node}", lambda: _applies_by_place(
-            self.applies.get(node, []) + [{"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
-                                          for o in self.v.of_node(node, "skip") for f, pos in skipped_places(o)]))
-        relays = self.v.of_node(node, "relay")
-        discards = self.v.memo(f"delay.discards.{node}", lambda: Seq((
-            o for o in self.v.of_node(node, "relay_log_recovery", "stmt") if (o["kind"] == "relay_log_recovery" or repositions(o) or (
-                o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))), lambda o: o["_line"]))
+        done, relays, discards, stops = self._sweeps.get(node) or self._sweep_state(node)
         # A relay passed over for one query is passed over for every later one up to the thread's
         # next stop (a later t and line only add discards and applies before them), so queries in
         # trace order resume where the last one stopped: one sweep of the relay log per stretch
         # between stops, not one per sample.
-        stops = self.v.of_node(node, "sql_stop").keys
         last, start = self.cursors.get(node, ((-1, -1), 0))
         if (t, line) < last:
             start = 0
-        elif (stop := _first_between(stops, last[1], line)) is not None:
+        elif stops and (stop := _first_between(stops, last[1], line)) is not None:
             # a stop since may have sent the thread back to its group's start, and a parallel
             # coordinator's further back, to the first queued group its workers gave up
             start = self._rewind(node, relays, start, stop)
+        # The sweep from a start is the same whoever asks: several properties ask of each sample in
+        # turn, from the same place
+        key = node, t, line, start
+        swept = self._swept.get(key)
+        if swept is None:
+            swept = self._swept[key] = self._sweep(done, relays, discards, stops, node, t, line, start)
+        r, when, i = swept
+        self.cursors[node] = ((t, line), i)
+        return r, when
+
+    def _sweep_state(self, node: str) -> tuple[dict, Seq, Seq, list[int]]:
+        """What pending reads of a node: its applies and skips by place, its relays, its discards
+        (RESET SLAVE, relay_log_recovery, a CHANGE MASTER to a new place), its SQL thread's stops."""
+        done = _applies_by_place(self.applies.get(node, []) + [
+            {"_line": o["_line"], "t": o["t"], "relay_file": f, "relay_pos": pos}
+            for o in self.v.of_node(node, "skip") for f, pos in skipped_places(o)])
+        discards = Seq((o for o in self.v.of_node(node, "relay_log_recovery", "stmt") if (o["kind"] == "relay_log_recovery" or repositions(o) or (
+            o["kind"] == "stmt" and o["op"] == "reset_slave" and o.get("errno") is None))), itemgetter("_line"))
+        state = self._sweeps[node] = (done, self.v.of_node(node, "relay"), discards, self.v.of_node(node, "sql_stop").keys)
+        return state
+
+    def _sweep(self, done: dict, relays: Seq, discards: Seq, stops: list[int], node: str, t: int, line: int,
+               start: int) -> tuple[dict | None, int | None, int]:
+        """pending's answer, looking from relays[start], and where the next query resumes."""
+        res = self.v.resolution_us
         for i in range(start, len(relays)):
             r = relays[i]
             if r["t"] > t:
-                break
+                return None, None, i
             # A model's Trace: the first apply of this very event (a relay-log place is reused after a
             # discard, and an apply before a rollback, its group completed later, still passed it). A
             # polled server's relay log is read after what its samples showed applied, and a STOP
@@ -289,22 +331,18 @@ class DelayIndex:
             # copy, before the relay logs were next thrown away (seed 10's History 25: the place of
             # a Rotate relayed again after a START SLAVE by GTID).
             lines = done.get((r["file"], r["pos"]), ())
-            if self.v.resolution_us:
+            if res:
                 gone = next(discards.after(r["_line"]), None)
                 mine = lines if gone is None else lines[:bisect_left(lines, (gone["_line"],))]
                 when = mine[-1][1] if mine else None
             else:
-                when = self._passed(node, r, lines, stops, done, line)
+                when = self._passed(node, r, lines, stops, done, line) if lines else None
             # Only discards logged before the sample: one later in the same microsecond had not happened yet.
-            if any(when is None or when > d["t"] for d in discards.between(r["_line"], line)):
+            if discards and any(when is None or when > d["t"] for d in discards.between(r["_line"], line)):
                 continue  # RESET SLAVE or relay_log_recovery threw it away unapplied
-            if when is None or when >= t - self.v.resolution_us:
-                self.cursors[node] = ((t, line), i)
-                return r, when
-        else:
-            i = len(relays)
-        self.cursors[node] = ((t, line), i)
-        return None, None
+            if when is None or when >= t - res:
+                return r, when, i
+        return None, None, len(relays)
 
     def _passed(self, node: str, r: dict, lines, stops: list[int], done, line: int) -> int | None:
         """When a model's SQL thread passed relay event r for good, as seen at trace line `line`:
@@ -398,7 +436,7 @@ def measured_difference(v: TraceView, node: str, source: str | None, line: int, 
     the SQL thread counts the old primary's relayed events by the new primary's difference
     (sql_delay_event: `ev->when + rli->mi->clock_diff_with_master + sql_delay`, MariaDB sql/slave.cc,
     MySQL sql/rpl_replica.cc). Only named connections (multi-source) keep one each, told apart by source."""
-    queries = v.memo(("delay.clock_queries", node), lambda: v.of_node(node, "clock_query"))
+    queries = v.of_node(node, "clock_query")
     named = any(replica == node for replica, _ in v.connections)
     q = queries.last_before(line)
     # a query at the read's µs logged after the line the read is placed at came after it
@@ -476,12 +514,12 @@ def judge_due(v: TraceView, check: Check, a: dict, due: int, tight: bool, what: 
     tol = v.resolution_us
     begin = begin_of(a)
     ok = begin + tol >= due
-    msg = f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin)} but it was due at {seconds(due)} ({what})"
-    if not check.judge(ok, msg, a) or not tight or a.get("read") is None:
+    if not check.judge(ok, lambda: f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin)} but it was due at {seconds(due)} ({what})", a) \
+            or not tight or a.get("read") is None:
         return
     latest = max(a["read"], due)
     check.judge(begin <= latest + tol,
-                f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, but began only at {seconds(begin)} ({what})", a)
+                lambda: f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, but began only at {seconds(begin)} ({what})", a)
 
 
 def gtid_applies(v: TraceView):

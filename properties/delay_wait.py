@@ -4,6 +4,7 @@ immediate master; clocks are compensated."""
 from __future__ import annotations
 
 from itertools import takewhile
+from operator import itemgetter
 
 from replcheck.spec.formats import US
 
@@ -12,7 +13,7 @@ from .core import Check, Seq, TraceView, checks, seconds
 from .filter import kept_out
 from .recovery import behind_at_end, binlogged_since_restore, copies, source_at, sources_at_end
 from .semisync_applier import ACK_WAIT, any_may_wait, may_still_wait
-from .delay_timing import CAUGHT_UP, EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples
+from .delay_timing import CAUGHT_UP, EXEMPT, STATE_WAITING, begin_of, gtid_applies, index, judge_due, repositions, running_samples, status_samples, stmts
 from .delay_waiting import waiting_for
 
 
@@ -34,7 +35,7 @@ def wait_no_longer_than_needed(v: TraceView, check: Check) -> None:
         if ix.rule(a) == "wl344" and a.get("read") is not None and (dues := ix.due_range(a)) is not None:
             due = dues[1]
             check.judge(begin_of(a) <= max(a["read"], due) + v.resolution_us,
-                        f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, began {seconds(begin_of(a))}", a)
+                        lambda: f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, began {seconds(begin_of(a))}", a)
 
 
 @checks("WL344.WAIT.EXEMPT")
@@ -43,7 +44,7 @@ def exempt_events_never_wait(v: TraceView, check: Check) -> None:
     for a in v.kind("apply"):
         if a["type"] in EXEMPT and a.get("read") is not None:
             check.judge(begin_of(a) <= a["read"] + v.resolution_us,
-                        f"{a['node']} waited {seconds(begin_of(a) - a['read'])} before {a['type']} (when={a['when']})", a)
+                        lambda: f"{a['node']} waited {seconds(begin_of(a) - a['read'])} before {a['type']} (when={a['when']})", a)
 
 
 # -- STOP SLAVE and kill ----------------------------------------------------------------------
@@ -58,11 +59,14 @@ def _sql_stops(v: TraceView):
 def _next_start(v: TraceView, stop: dict) -> dict | None:
     """The START SLAVE, restart or restore (a server rebuilt from a backup starts as a slave) that
     ends a stop of the SQL thread, in trace order."""
-    starts = v.memo(("delay.starts", stop["node"]), lambda: Seq((
-        o for o in v.of_node(stop["node"], "stmt", "restart", "restore")
-        if o["kind"] != "stmt" or (o["op"] == "start_slave" and o.get("errno") is None)), lambda o: o["_line"]))
-    return next(starts.after(stop["_line"]), None)
+    node, line = stop["node"], stop["_line"]
+    # the first of each kind after the stop, from the node's lists of one kind (no merged list built)
+    firsts = [next(v.of_node(node, "restart").after(line), None), next(v.of_node(node, "restore").after(line), None),
+              next((o for o in v.of_node(node, "stmt").after(line) if o["op"] == "start_slave" and o.get("errno") is None), None)]
+    return min((o for o in firsts if o is not None), key=_line_of, default=None)
 
+
+_line_of = itemgetter("_line")
 
 # What a server logs when a stop finds its SQL thread inside a group that changed a non-transactional
 # table: the thread sleeps no delay, it finishes the group, waiting up to 60 s for its events
@@ -154,7 +158,7 @@ def stop_interrupts_at_once(v: TraceView, check: Check) -> None:
                 check.judge(stmt["duration_us"] <= tol, f"STOP SLAVE on {node} took {seconds(stmt['duration_us'])}", stmt)
         check.judge(after["Slave_SQL_Running"] == "No" and after["Slave_SQL_Running_State"] == ""
                     and after["SQL_Remaining_Delay"] is None,
-                    f"after the stop at {seconds(t)} {node} shows SQL thread {after['Slave_SQL_Running']!r}, "
+                    lambda: f"after the stop at {seconds(t)} {node} shows SQL thread {after['Slave_SQL_Running']!r}, "
                     f"state {after['Slave_SQL_Running_State']!r}, remaining {after['SQL_Remaining_Delay']!r}", o, after)
 
 
@@ -182,21 +186,22 @@ def stop_executes_nothing(v: TraceView, check: Check) -> None:
         after = next(stopped.after(o["_line"]), None)
         if before and after is not None and (start is None or after["_line"] < start["_line"]):
             b = before[-1]
-            relocations = v.memo(("delay.relocations", node), lambda: Seq((
-                x for x in v.of_node(node, "restart", "restore", "relay_log_recovery", "stmt")
-                if x["kind"] != "stmt" or repositions(x) or x["op"] == "reset_slave"), lambda x: x["_line"]))
-            if relocations.between(b["_line"], after["_line"]):
+            lo, hi = b["_line"], after["_line"]
+            if any(v.of_node(node, kind).between(lo, hi) for kind in ("restart", "restore", "relay_log_recovery")) \
+                    or any(repositions(x) or x["op"] == "reset_slave" for x in v.of_node(node, "stmt").between(lo, hi)):
                 continue  # a restart, restore, RESET SLAVE or CHANGE MASTER to a new place moves the position legitimately
-            # Events applied or skipped (the skip counter) between the sample and the stop moved it before the stop,
-            # as did a parallel replica's workers committing the groups queued to them (their position is the oldest).
-            moved = v.memo(("delay.moved", node), lambda: Seq(sorted(ix.applies.get(node, []) + [
-                x for x in v.of_node(node, "skip", "visible") if x["kind"] == "skip" or "worker" in x], key=lambda x: x["_line"]),
-                lambda x: x["_line"]))
             check.judge((b["Relay_Log_Pos"], b["Exec_Master_Log_Pos"]) == (after["Relay_Log_Pos"], after["Exec_Master_Log_Pos"])
-                        or bool(moved.between(b["_line"], o["_line"])) or _in_hand_at_sample(ix, node, b, o)
+                        or _moved_between(v, node, lo, o["_line"]) or _in_hand_at_sample(ix, node, b, o)
                         or _passed_unseen(v, node, b["t"], t) or _ack_wait_ended(v, ix, node, b, after, o),
-                        f"the stop at {seconds(t)} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
+                        lambda: f"the stop at {seconds(t)} moved {node} from Relay_Log_Pos {b['Relay_Log_Pos']} to {after['Relay_Log_Pos']}",
                         b, after)
+
+
+def _moved_between(v: TraceView, node: str, lo: int, hi: int) -> bool:
+    """Events applied or skipped (the skip counter) between two lines moved the node's position, as
+    did a parallel replica's workers committing the groups queued to them (their position is the oldest)."""
+    return bool(v.of_node(node, "apply").between(lo, hi) or v.of_node(node, "skip").between(lo, hi)) \
+        or any("worker" in x for x in v.of_node(node, "visible").between(lo, hi))
 
 
 def _in_hand_at_sample(ix, node: str, b: dict, o: dict) -> bool:
@@ -286,11 +291,12 @@ def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
     replica held unapplied: whether the relay log was kept or purged and fetched again, the replica
     holds each exactly once when replication is quiet (one stopped, down or repointed at the end is
     not judged for what it lacks, nor for what a failover took from it)."""
+    changes = [s for s in stmts(v, "change_master") if s.get("errno") is None and not repositions(s) and s.get("master_host") is None]
+    if not changes:
+        return
     counts, witnesses = copies(v)
     sources = sources_at_end(v)
-    for s in v.kind("stmt"):
-        if s["op"] != "change_master" or s.get("errno") is not None or repositions(s) or s.get("master_host") is not None:
-            continue
+    for s in changes:
         node = s["node"]
         if node not in counts or _replaced_after(v, s):
             continue
@@ -306,16 +312,22 @@ def delay_change_loses_nothing(v: TraceView, check: Check) -> None:
         # lost it, not the delay change (WL#344's premise is the same master; GGID.RECOVERY.EXACTLY_ONCE judges
         # what the replica ends with).
         source = source_at(v, node, s["_line"])
-        theirs = binlogged_since_restore(v, source) if source is not None else set()
         for trx, r in sorted(_held_at(v, s).items()):
-            if r.get("source") not in (None, source) and trx not in theirs:
+            if r.get("source") not in (None, source) and trx not in _binlogged(v, source):
                 continue
             n = have.get(trx, 0) or int(trx in passed)
             if n == 0 and not judged_lack:
                 continue
-            check.judge(n == 1, f"{node} held {trx} unapplied (relayed at {seconds(r['t'])}) at the CHANGE MASTER TO MASTER_DELAY = "
+            check.judge(n == 1, lambda: f"{node} held {trx} unapplied (relayed at {seconds(r['t'])}) at the CHANGE MASTER TO MASTER_DELAY = "
                                 f"{s.get('delay')} at {seconds(s['t'])}, and holds it {n} times once replication is quiet",
                         s, r, *([w] if w else []))
+
+
+def _binlogged(v: TraceView, source: str | None) -> set[str]:
+    """binlogged_since_restore of a replica's source, once per source (several CHANGE MASTERs ask)."""
+    if source is None:
+        return set()
+    return v.memo(("delay.binlogged_since_restore", source), lambda: binlogged_since_restore(v, source))
 
 
 # -- chains and clocks ------------------------------------------------------------------------
@@ -365,7 +377,7 @@ def chain_measured_from_immediate_master(v: TraceView, check: Check) -> None:
                               f"{a['source']}'s execution at {seconds(begin_of(x))}: a resolution of {seconds(v.resolution_us)} cannot "
                               f"tell it from counting from the original timestamp", x, a)
             continue
-        check.judge(ok, f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin_of(a))}, {a['source']} executed it at "
+        check.judge(ok, lambda: f"{a['node']} began {a['type']} of {a['trx']} at {seconds(begin_of(a))}, {a['source']} executed it at "
                         f"{seconds(begin_of(x))}: due {seconds(due)} with delay {delay}", x, a)
 
 
@@ -375,7 +387,8 @@ def clocks_compensated(v: TraceView, check: Check) -> None:
     the replica waits, the deadline it counts to (SQL_Remaining_Delay from its clock's second)
     is the due time, within the whole second it counts in, whether the clocks differ or not."""
     ix = index(v)
-    for a in gtid_applies(v):
+    # where every clock reads true time throughout (no offset, no step), no two differ: no event to judge
+    for a in gtid_applies(v) if v.kind("clock_step") or any(n.get("clock_offset_us") for n in v.nodes.values()) else ():
         due = ix.due(a, exact=True)
         if due is None:
             continue
@@ -412,8 +425,8 @@ def _judge_deadlines(v: TraceView, check: Check) -> None:
         error = deadline - w[1]
         # The connect's clock query, where the trace shows it (the MariaDB harness's channel relay).
         q = v.of_node(s["node"], "clock_query").last_before(s["_line"])
-        why = "" if q is None else (f"; its IO thread's clock query got the answer {q['master_unix_timestamp']} at "
-                                    f"{seconds(q['t'])}: clock_diff_with_master {q['clock_diff_with_master']}")
-        check.judge(abs(error) < US, f"{s['node']} at {seconds(s['t'])} counts to {seconds(deadline)} (SQL_Remaining_Delay {rem}) but the "
+        check.judge(abs(error) < US, lambda: f"{s['node']} at {seconds(s['t'])} counts to {seconds(deadline)} (SQL_Remaining_Delay {rem}) but the "
                     f"event is due at {seconds(w[1])}: {error / US:+.0f} s, the error of the clock difference it measured in whole "
-                    f"seconds at its IO thread's connect (clock_diff_with_master){why}", s, *([q] if q else []))
+                    f"seconds at its IO thread's connect (clock_diff_with_master)" + ("" if q is None else (
+                        f"; its IO thread's clock query got the answer {q['master_unix_timestamp']} at "
+                        f"{seconds(q['t'])}: clock_diff_with_master {q['clock_diff_with_master']}")), s, *([q] if q else []))
