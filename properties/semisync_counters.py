@@ -6,7 +6,7 @@ from bisect import bisect_left, bisect_right
 
 from .core import Check, TraceView, checks, seconds
 from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, may_have_timed_out
-from .semisync_ack import asked_semi_sync
+from .semisync_ack import hosts_asked
 from .semisync_applier import applier_waits, counted_by
 from .groupid_shared import starts_new_binlog
 
@@ -50,29 +50,40 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
                 continue
             lows.append((lows[-1][0] + (acked and not either), lows[-1][1] + (not acked and not either)))
             highs.append((highs[-1][0] + (acked or either), highs[-1][1] + (not acked or either)))
+    # the replicated groups of each node, for counted_by (most nodes have none)
+    applied_of: dict[str, list[dict]] = {}
+    for w in applied:
+        applied_of.setdefault(w["node"], []).append(w)
+    empty = ([], [(0, 0)], [(0, 0)])
     for o in v.kind("server_status"):
-        node, key = o["node"], line_key(o)
-        if "Rpl_semi_sync_master_yes_tx" not in o["variables"]:
+        counters = o["variables"]
+        if "Rpl_semi_sync_master_yes_tx" not in counters:
             continue
-        n_resets = keys_before(resets.get(node, []), key)
-        since = resets[node][n_resets - 1] if n_resets else (-1, -1)
+        node, key = o["node"], (o["t"], o["_line"])
+        node_resets = resets.get(node, ())
+        n_resets = keys_before(node_resets, key)
+        since = node_resets[n_resets - 1] if n_resets else (-1, -1)
         # A sampled trace: the server counts a commit when it releases it, a little before the
         # client sees it return, so commits returned within the resolution after may be counted;
         # and the sample is stamped after the counters were read, so those returned within the
         # resolution before may not be yet.
         soon = (key[0] + v.resolution_us, 2**62) if v.resolution_us else key
         sure = (key[0] - v.resolution_us, -1) if v.resolution_us else key
-        keys, lows, highs = counted.get(node, ([], [(0, 0)], [(0, 0)]))
-        lo, hi = ([a - b for a, b in zip(totals[max(bisect_left(keys, end), bisect_right(keys, since))],
-                                         totals[bisect_right(keys, since)])]
-                  for totals, end in ((lows, sure), (highs, soon)))
-        for total, more in zip((lo, hi), counted_by(applied, node, since, sure, soon)):
-            total[0] += more[0]
-            total[1] += more[1]
-        got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
-        shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
-        check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],
-                    lambda: f"{node} at {seconds(o['t'])}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
+        keys, lows, highs = counted.get(node, empty)
+        first = bisect_right(keys, since)
+        (lo_yes, lo_no), (hi_yes, hi_no) = lows[max(bisect_left(keys, sure), first)], highs[max(bisect_left(keys, soon), first)]
+        lo_yes, lo_no, hi_yes, hi_no = lo_yes - lows[first][0], lo_no - lows[first][1], hi_yes - highs[first][0], hi_no - highs[first][1]
+        if node in applied_of:
+            (more_lo_yes, more_lo_no), (more_hi_yes, more_hi_no) = counted_by(applied_of[node], node, since, sure, soon)
+            lo_yes, lo_no, hi_yes, hi_no = lo_yes + more_lo_yes, lo_no + more_lo_no, hi_yes + more_hi_yes, hi_no + more_hi_no
+        yes, no = counters["Rpl_semi_sync_master_yes_tx"], counters["Rpl_semi_sync_master_no_tx"]
+        ok = lo_yes <= yes <= hi_yes and lo_no <= no <= hi_no
+        check.judge(ok, "" if ok else _count_message(o, (yes, no), (lo_yes, lo_no), (hi_yes, hi_no)), o)
+
+
+def _count_message(o: dict, got: tuple[int, int], lo: tuple[int, int], hi: tuple[int, int]) -> str:
+    shows = lo if lo == hi else f"{lo} to {hi}"
+    return f"{o['node']} at {seconds(o['t'])}: yes_tx, no_tx = {got}, the trace shows {shows}"
 
 
 @checks("WL1720.CLIENTS", kinds=("server_status",))
@@ -82,10 +93,11 @@ def clients_counted(v: TraceView, check: Check) -> None:
         hosts = o.get("slave_hosts")
         if hosts is None or "Rpl_semi_sync_master_clients" not in o["variables"]:
             continue
-        asked = [asked_semi_sync(v, o, h["replica"]) for h in hosts]
+        asked = hosts_asked(v, o) if hosts else []
         if None not in asked:
-            check.judge(o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked),
-                        lambda: f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
+            ok = o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked)
+            check.judge(ok, "" if ok else f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, "
+                        f"semi-sync replicas connected {sum(asked)}", o)
 
 
 @checks("WL1720.LIVE.RELEASE")
