@@ -2,8 +2,10 @@
 only; the semi-sync header is stripped; a replica shows its status."""
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from .core import Check, TraceView, checks, seconds
-from .semisync_timeline import had_to_wait, index, keys_before, line_key, may_have_timed_out
+from .semisync_timeline import had_to_wait, index, keys_before, line_key, line_no, may_have_timed_out
 
 
 @checks("WL1720.ACK.WAIT", needs=("relay",))
@@ -79,8 +81,9 @@ def header_stripped(v: TraceView, check: Check) -> None:
     ix = index(v)
     last: dict[tuple[str, str], dict] = {}
     for r in v.kind("relay"):
-        prev = last.get((r["node"], r["file"]))
-        last[(r["node"], r["file"])] = r
+        log = (r["node"], r["file"])
+        prev = last.get(log)
+        last[log] = r
         # Not after it: another relay log of that name (a purge starts the names again, MariaDB's
         # purge_relay_logs then a new relay log from .000001), whose events follow none of the old one's.
         if prev is None or not prev.get("master_end") or prev["when"] == 0 or r["pos"] <= prev["pos"]:
@@ -107,8 +110,9 @@ def _binlog_lengths(v: TraceView) -> dict[tuple, set[int]]:
 def sampled_with(v: TraceView, o: dict, node: str, kind: str = "server_status") -> dict | None:
     """node's sample of this kind taken together with sample o: same instant, nothing but samples
     in between (anything else, a STOP SLAVE say, may have changed what it would say)."""
-    # v.obs leaves out a named connection's observations (multi-source): a line is no index there
-    i = v.memo("semisync_ack.obs_index", lambda: {x["_line"]: k for k, x in enumerate(v.obs)})[o["_line"]]
+    # v.obs, in line order, leaves out a named connection's observations (multi-source): a line is
+    # no index there, but a binary search finds it
+    i = bisect_left(v.obs, o["_line"], key=line_no)
     obs, t = v.obs, o["t"]
     for step in (1, -1):
         j = i + step

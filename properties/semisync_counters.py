@@ -3,9 +3,10 @@ and waiting with no slave."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import defaultdict
 
 from .core import Check, TraceView, checks, seconds
-from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, may_have_timed_out
+from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, line_no, may_have_timed_out
 from .semisync_ack import hosts_asked
 from .semisync_applier import applier_waits, counted_by
 from .groupid_shared import starts_new_binlog
@@ -111,9 +112,9 @@ def waiters_released(v: TraceView, check: Check) -> None:
     by_id = ix.by_server_id
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
-        if x.get("gtid"):
+        if x.get("gtid") and x["gtid"] not in origin:  # the first binlog of it names it
             sid = x["gtid"].split("-")
-            origin.setdefault(x["gtid"], by_id.get(int(sid[1]) if len(sid) == 3 and sid[1].isdigit() else None, x["node"]))
+            origin[x["gtid"]] = by_id.get(int(sid[1]) if len(sid) == 3 and sid[1].isdigit() else None, x["node"])
     for (node, gtid, trx), b in ix.ends.items():
         if origin.get(gtid) == node:  # a client's transaction, not one relayed through this node
             check.judge((node, gtid, trx) in returned, f"the commit of {trx} on {node} never returned", b)
@@ -156,15 +157,14 @@ def waiters_released(v: TraceView, check: Check) -> None:
 def no_rollback_on_master(v: TraceView, check: Check) -> None:
     """A transaction that was never acknowledged still stays committed on the master."""
     ix = index(v)
+    waited = [c for c in ix.commits if had_to_wait(c) and (c["ok"] or c["obs"].get("semisync") == "shutdown")]
+    if not waited:
+        return
     visible = {(o["node"], o["gtid"]) for o in v.kind("visible")}
-    down_at_end = {}
-    for o in v.obs:
-        if o["kind"] in ("crash", "shutdown"):
-            down_at_end[o["node"]] = True
-        elif o["kind"] == "restart":
-            down_at_end[o["node"]] = False
-    for c in ix.commits:
-        if had_to_wait(c) and (c["ok"] or c["obs"].get("semisync") == "shutdown") and not down_at_end.get(c["node"]):
+    # each node's last crash, shutdown or restart says whether it is down at the end
+    down_at_end = {o["node"]: o["kind"] != "restart" for o in sorted(v.kind("crash") + v.kind("shutdown") + v.kind("restart"), key=line_no)}
+    for c in waited:
+        if not down_at_end.get(c["node"]):
             check.judge((c["node"], c["gtid"]) in visible, f"{c['trx']} was rolled back on {c['node']}", c["obs"])
 
 
@@ -236,24 +236,23 @@ def _clients(v: TraceView, node: str) -> Timeline:
 
 
 def _all_clients(v: TraceView) -> dict[str, Timeline]:
-    """_clients of every node, in one pass over the trace."""
-    names = set(v.nodes) | {o["node"] for o in v.obs}
-    lines = {n: Timeline(frozenset()) for n in names}
-    connected: dict[str, set[str]] = {n: set() for n in names}
+    """_clients of every node, in one pass over what changes them (a node none changes has none)."""
+    lines: dict[str, Timeline] = defaultdict(lambda: Timeline(frozenset()))
+    connected: dict[str, set[str]] = defaultdict(set)
 
     def change(n: str, o: dict, new: set[str]) -> None:
         if new != connected[n]:
             connected[n] = new
             lines[n].set(line_key(o), frozenset(new))
 
-    for o in v.obs:
+    stops = [o for o in v.kind("stmt") if o["op"] == "stop_slave" and o.get("thread") in (None, "io")]
+    for o in sorted(v.kind("log") + v.kind("crash") + v.kind("shutdown") + v.kind("restart") + stops, key=line_no):
         node = o["node"]
         if o["kind"] == "log" and DUMP_LOG.search(o["message"]):
             change(node, o, connected[node] | {o.get("replica")})
         elif o["kind"] in ("crash", "shutdown", "restart"):
             change(node, o, set())
-        if o["kind"] in ("crash", "shutdown") or (
-                o["kind"] == "stmt" and o["op"] == "stop_slave" and o.get("thread") in (None, "io")):
+        if o["kind"] in ("crash", "shutdown", "stmt"):
             for n, now in list(connected.items()):
                 if node in now:
                     change(n, o, now - {node})

@@ -16,10 +16,13 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
     chose the engine commit before the ack for it (the wait point is read at each commit: MySQL
     semisync_source.cc, commitTrx / the after-sync hook)."""
     ix = index(v)
+    candidates = [c for c in ix.commits if had_to_wait(c)]
+    if not candidates:
+        return
     ddl = _ddl_groups(v)
     # by transaction too: after a RESET MASTER a GTID names another group (0-1-1 again)
-    waited = {(c["node"], c["gtid"], c["trx"]): c for c in ix.commits
-              if had_to_wait(c) and not _set_after_commit(ix, c) and (c["node"], c["gtid"], c["trx"]) not in ddl}
+    waited = {(c["node"], c["gtid"], c["trx"]): c for c in candidates
+              if not _set_after_commit(ix, c) and (c["node"], c["gtid"], c["trx"]) not in ddl}
     for o in v.kind("visible"):
         c = waited.get((o["node"], o.get("gtid"), o.get("trx")))
         # What binlog crash recovery commits at a restart is the recovery feature's to judge.

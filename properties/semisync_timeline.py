@@ -24,7 +24,7 @@ VARIABLES = ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rp
 
 # (time, line) of an observation: its place in trace order (itemgetter: made in C, it is called for every observation)
 line_key = itemgetter("t", "_line")
-_line = itemgetter("_line")
+line_no = itemgetter("_line")
 
 
 class Timeline:
@@ -229,7 +229,7 @@ class SemiSyncIndex:
         defaults = {"rpl_semi_sync_master_timeout": F.SEMISYNC_TIMEOUT_DEFAULT_MS}
         initial = {n: {**defaults, **spec.get("variables", {})} for n, spec in self.v.nodes.items()}
         lines = {n: {name: Timeline(initial[n].get(name)) for name in VARIABLES} for n in self.v.nodes}
-        for o in sorted(starts + set_globals, key=_line):
+        for o in sorted(starts + set_globals, key=line_no):
             if o["node"] not in lines:
                 continue
             if o["kind"] != "stmt":  # a (re)start: SET GLOBAL is lost; the configuration comes back, maybe changed
