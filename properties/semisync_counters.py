@@ -8,7 +8,7 @@ from collections import defaultdict
 from .core import Check, TraceView, checks, seconds
 from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, line_no, may_have_timed_out
 from .semisync_ack import hosts_asked
-from .semisync_applier import applier_waits, counted_by
+from .semisync_applier import counted_by, waits_by_node
 from .groupid_shared import starts_new_binlog
 
 
@@ -17,7 +17,6 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others: a
     replicated group binlogged on a semi-sync master too, once its SQL thread's wait ends."""
     ix = index(v)
-    applied = applier_waits(v)
     # the counters start again from 0 at a restart (a server rebuilt from a backup, `restore`, is one
     # too), at FLUSH STATUS and at RESET MASTER (MariaDB semisync_master.cc after_reset_master)
     resets: dict[str, list] = {}
@@ -51,10 +50,7 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
                 continue
             lows.append((lows[-1][0] + (acked and not either), lows[-1][1] + (not acked and not either)))
             highs.append((highs[-1][0] + (acked or either), highs[-1][1] + (not acked or either)))
-    # the replicated groups of each node, for counted_by (most nodes have none)
-    applied_of: dict[str, list[dict]] = {}
-    for w in applied:
-        applied_of.setdefault(w["node"], []).append(w)
+    applied_of = waits_by_node(v)  # the replicated groups of each node, for counted_by (most nodes have none)
     empty = ([], [(0, 0)], [(0, 0)])
     for o in v.kind("server_status"):
         counters = o["variables"]
@@ -211,8 +207,8 @@ def _applier_timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     """An SQL thread's replicated group on c's node, not acknowledged in time and still waiting
     then, whose own timeout fell as c returned: its switch OFF released c too."""
     node, back = c["node"], c["obs"]["t"]
-    for w in applier_waits(ix.v):
-        if w["node"] == node and w["on"] and w["no"] and w["early"] < c["rkey"]:
+    for w in waits_by_node(ix.v).get(node, ()):
+        if w["on"] and w["no"] and w["early"] < c["rkey"]:
             deadline = w["early"][0] + ix.timeout_us(node, w["early"])
             if abs(deadline - back) <= tol and w["late"][0] >= deadline - tol:
                 return True
