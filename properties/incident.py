@@ -39,7 +39,7 @@ def _executed(v: TraceView, node: str, r: dict) -> list[dict]:
 
 def _relayed_incidents(v: TraceView):
     ix = index(v)
-    return [(r, ix) for rs in ix.relays.values() for r in rs if r["type"] == "INCIDENT_EVENT"]
+    return [(r, ix) for r in ix.relayed_incidents]
 
 
 def _stopped_at(v: TraceView):
@@ -210,9 +210,9 @@ def nothing_after_the_incident(v: TraceView, check: Check) -> None:
         for s in v.timed(r["node"], "status").between(lo, hi):
             if b is not None:
                 relay_kept = not any(key(d) < key(s) for d in drops)
-                check.judge((s["Relay_Log_Pos"] in (r["pos"], opened) or not relay_kept) and s["Exec_Master_Log_Pos"] in (b["pos"], hole),
-                            f"{s['node']} stopped at an incident shows Relay_Log_Pos {s['Relay_Log_Pos']}, Exec_Master_Log_Pos "
-                            f"{s['Exec_Master_Log_Pos']}; the incident is at {r['pos']}, master {b['pos']}", s)
+                ok = (s["Relay_Log_Pos"] in (r["pos"], opened) or not relay_kept) and s["Exec_Master_Log_Pos"] in (b["pos"], hole)
+                check.judge(ok, "" if ok else f"{s['node']} stopped at an incident shows Relay_Log_Pos {s['Relay_Log_Pos']}, "
+                            f"Exec_Master_Log_Pos {s['Exec_Master_Log_Pos']}; the incident is at {r['pos']}, master {b['pos']}", s)
 
 
 def _open_group_start(v: TraceView, stop: dict) -> int | None:
@@ -449,9 +449,10 @@ def incident_waits_its_due_time(v: TraceView, check: Check) -> None:
     it measured at its connect, on its own clock, which a clock step since moves (delay_timing's
     measured_due; MariaDB sql/slave.cc sql_delay_event: when + clock_diff_with_master + sql_delay)."""
     ix = index(v)
-    dx = delay_properties.index(v)
+    relayed = _relayed_incidents(v)
+    dx = delay_properties.index(v) if relayed else None
     epoch = v.header.get("epoch_us", 0)
-    for r, _ in _relayed_incidents(v):
+    for r, _ in relayed:
         stop = ix.stop_after(r)
         delay = dx.delay_at(r["node"], stop["t"], stop["_line"]) if stop else None  # a CHANGE MASTER after it in its µs came after
         if not delay:

@@ -2,6 +2,7 @@
 and skips, by node and by relay place, in (time, line) order, built once per Trace."""
 from __future__ import annotations
 
+from functools import cached_property
 from itertools import takewhile
 from typing import Any, Callable, Iterable, Iterator
 
@@ -69,56 +70,117 @@ def requested_at(b: dict) -> int:
 
 class IncidentIndex:
     """What the incident checks look up per incident, indexed once: by node, by relay place, in
-    (time, line) order, so each look-up is a dict access or a bisect."""
+    (time, line) order, so each look-up is a dict access or a bisect. Most Traces hold no incident:
+    what only an incident's checks read is built when first read."""
 
     def __init__(self, v: TraceView):
         self.v = v
-        self.binlog: dict[str, Seq] = {n: v.of_node(n, "binlog") for n in {b["node"] for b in v.kind("binlog")}}
         self.incidents = [b for b in v.kind("binlog") if b["type"] == "INCIDENT_EVENT"]
-        self.incidents_timed = timed(self.incidents)
-        self.incidents_of = {n: timed(bs) for n, bs in index_by(self.incidents, lambda b: b["node"]).items()}
-        # A requested incident by the instant its statement began: a real server's incident carries the
-        # statement's `written` interval, and the collector may place it later in it (after a
-        # Binlog_checkpoint stamped with a later second, corpus requested-incident-placed-at-its-own-second)
-        self.incident_at = index_by(self.incidents, lambda b: (b["node"], requested_at(b)))
-        # The earliest each incident may have been written: a real server's `written` interval ([lo, hi)
-        # of trace time) when it gives one, else its own place; per node, sorted, for counting by bisect.
-        self.earliest_of = {n: sorted(min(key(b), (b["written"][0], -1)) if b.get("written") else key(b) for b in bs)
-                            for n, bs in index_by(self.incidents, lambda b: b["node"]).items()}
         # binlog-do/ignore-db leave a change out of the binlog by design: no gap (FILTER.BINLOG.DB)
         # a replica's own client's change is its to mark as any server's, but on an --rpl-hierarchical
         # slave, which does not binlog it (GGID.FILTER); a failed-over replica not yet promoted too
-        hier = hierarchical(v)
-        self.lost = [o for o in v.kind("visible") if o.get("gtid") is None and not (o["node"] in hier and has_master(v, o))
-                     and o.get("trx") not in unlogged(v)]
-        self.lost_of = {n: timed(ls) for n, ls in index_by(self.lost, lambda o: o["node"]).items()}
+        unmarked = [o for o in v.kind("visible") if o.get("gtid") is None]
+        hier = hierarchical(v) if unmarked else set()
+        self.lost = [o for o in unmarked if not (o["node"] in hier and has_master(v, o)) and o.get("trx") not in unlogged(v)]
+        self.stops = [o for o in v.kind("sql_stop") if o.get("errno") in (ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT)]
+        self._stop_of: dict[int, dict | None] = {}  # stop_after, by the relayed incident's line
+
+    @cached_property
+    def binlog(self) -> dict[str, Seq]:
+        return {n: self.v.of_node(n, "binlog") for n in {b["node"] for b in self.v.kind("binlog")}}
+
+    @cached_property
+    def incidents_of(self) -> dict[str, Seq]:
+        return {n: timed(bs) for n, bs in index_by(self.incidents, lambda b: b["node"]).items()}
+
+    @cached_property
+    def incident_at(self) -> dict[tuple, list[dict]]:
+        # A requested incident by the instant its statement began: a real server's incident carries the
+        # statement's `written` interval, and the collector may place it later in it (after a
+        # Binlog_checkpoint stamped with a later second, corpus requested-incident-placed-at-its-own-second)
+        return index_by(self.incidents, lambda b: (b["node"], requested_at(b)))
+
+    @cached_property
+    def earliest_of(self) -> dict[str, list]:
+        # The earliest each incident may have been written: a real server's `written` interval ([lo, hi)
+        # of trace time) when it gives one, else its own place; per node, sorted, for counting by bisect.
+        return {n: sorted(min(key(b), (b["written"][0], -1)) if b.get("written") else key(b) for b in bs)
+                for n, bs in index_by(self.incidents, lambda b: b["node"]).items()}
+
+    @cached_property
+    def lost_of(self) -> dict[str, Seq]:
+        return {n: timed(ls) for n, ls in index_by(self.lost, lambda o: o["node"]).items()}
+
+    @cached_property
+    def own_incident(self) -> dict[int, dict]:
         # A real server's incident written by a failing statement carries that statement's [start,
         # return) (`written`): it marks the change the statement lost, wherever the polls placed the two
         # (a commit of another session returning meanwhile puts the incident before the lost change).
-        failed = {(c["node"], c["trx"]): (c["start"], c["t"]) for c in v.kind("commit")
+        if not self.lost:
+            return {}
+        failed = {(c["node"], c["trx"]): (c["start"], c["t"]) for c in self.v.kind("commit")
                   if c.get("gtid") is None and c.get("errno") is not None and "start" in c}
         by_written = {(b["node"], tuple(b["written"])): b for b in self.incidents if b.get("written")}
-        self.own_incident = {id(o): b for o in self.lost
-                             if (b := by_written.get((o["node"], failed.get((o["node"], o.get("trx")))))) is not None}
-        self.relays: dict[str, list[dict]] = index_by(v.kind("relay"), lambda r: r["node"])
-        self.stops = [o for o in v.kind("sql_stop") if o.get("errno") in (ER_SLAVE_INCIDENT, ER_REPLICA_INCIDENT)]
-        self.stops_of = {n: timed(ss) for n, ss in index_by(self.stops, lambda s: s["node"]).items()}
+        return {id(o): b for o in self.lost
+                if (b := by_written.get((o["node"], failed.get((o["node"], o.get("trx")))))) is not None}
+
+    @cached_property
+    def relays(self) -> dict[str, list[dict]]:
+        return index_by(self.v.kind("relay"), lambda r: r["node"])
+
+    @cached_property
+    def _relays_by_place(self) -> dict[tuple, list[dict]]:
+        return index_by(self.v.kind("relay"), lambda x: (x["node"], x["file"], x["pos"]))
+
+    @cached_property
+    def relayed_incidents(self) -> list[dict]:
+        """The relayed incidents, replica by replica (in the order of each one's first relayed event)."""
+        if not any(r["type"] == "INCIDENT_EVENT" for r in self.v.kind("relay")):
+            return []
+        return [r for rs in self.relays.values() for r in rs if r["type"] == "INCIDENT_EVENT"]
+
+    @cached_property
+    def stops_of(self) -> dict[str, Seq]:
+        return {n: timed(ss) for n, ss in index_by(self.stops, lambda s: s["node"]).items()}
+
+    @cached_property
+    def stops_at(self) -> dict[tuple, Seq]:
         # a stop that names its relay place is found by it; one that does not (a real server's) may be any incident's
         placed = [s for s in self.stops if "relay_pos" in s and "relay_file" in s]
-        self.stops_at = {p: timed(ss) for p, ss in index_by(placed, place).items()}
+        return {p: timed(ss) for p, ss in index_by(placed, place).items()}
+
+    @cached_property
+    def loose_stops(self) -> dict[str, Seq]:
         loose = [s for s in self.stops if "relay_pos" not in s or "relay_file" not in s]
-        self.loose_stops = {n: timed(ss) for n, ss in index_by(loose, lambda s: s["node"]).items()}
-        self.executed_at = index_by(v.kind("apply") + v.kind("skip"), place)  # in trace order within each place
-        self.skips_at = index_by(v.kind("skip"), place)
-        self.by_gtid = {k: timed(os) for k, os in index_by(
-            (o for o in v.kind("apply") + v.kind("skip") if o.get("gtid")), lambda o: (o["node"], o["gtid"])).items()}
-        self.by_origin = index_by(self.incidents, lambda b: (b["server_id"], b["when"], b.get("message")))
+        return {n: timed(ss) for n, ss in index_by(loose, lambda s: s["node"]).items()}
+
+    @cached_property
+    def executed_at(self) -> dict[tuple, list[dict]]:
+        return index_by(self.v.kind("apply") + self.v.kind("skip"), place)  # in trace order within each place
+
+    @cached_property
+    def skips_at(self) -> dict[tuple, list[dict]]:
+        return index_by(self.v.kind("skip"), place)
+
+    @cached_property
+    def by_gtid(self) -> dict[tuple[str, str], Seq]:
+        return {k: timed(os) for k, os in index_by(
+            (o for o in self.v.kind("apply") + self.v.kind("skip") if o.get("gtid")), lambda o: (o["node"], o["gtid"])).items()}
+
+    @cached_property
+    def by_origin(self) -> dict[tuple, list[dict]]:
+        return index_by(self.incidents, lambda b: (b["server_id"], b["when"], b.get("message")))
 
     def stop_after(self, r: dict) -> dict | None:
         """The stop a relayed incident caused: on that replica, after it, at its relay position
         (a trace that does not say where its SQL thread stopped: the first stop after it). A real
         server's relay log is read at each poll: the incident is stamped up to the resolution late,
-        so a stop that early is after it too."""
+        so a stop that early is after it too. Found once per incident: most of its checks ask."""
+        if r["_line"] not in self._stop_of:
+            self._stop_of[r["_line"]] = self._stop_after(r)
+        return self._stop_of[r["_line"]]
+
+    def _stop_after(self, r: dict) -> dict | None:
         slack = self.v.resolution_us
         # Written after the read before the one that found it began (`since`): no stop before that
         # is its own, whatever the resolution (a copy fetched again comes long after the first stop).
@@ -153,9 +215,9 @@ class IncidentIndex:
         r's very place shows r's relay log gone by then (a campaign's B: a restart by GTID after a
         skip of the incident, and a Gtid_list relayed to its place and applied)."""
         end = next(self._discards(r["node"]).after(key(r)), None)
-        again = self.v.memo("incident.relays_by_place", lambda: {p: timed(rs) for p, rs in index_by(
-            self.v.kind("relay"), lambda x: (x["node"], x["file"], x["pos"])).items()})
-        later = next(again[(r["node"], r["file"], r["pos"])].after(key(r)), None)
+        at = (r["node"], r["file"], r["pos"])
+        again = self.v.memo(("incident.relays_at", at), lambda: timed(self._relays_by_place[at]))
+        later = next(again.after(key(r)), None)
         return min(key(end) if end else (2**62, 0), key(later) if later else (2**62, 0))
 
     def relay_log_start(self, r: dict) -> tuple[int, int]:

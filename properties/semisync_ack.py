@@ -2,8 +2,10 @@
 only; the semi-sync header is stripped; a replica shows its status."""
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from .core import Check, TraceView, checks, seconds
-from .semisync_timeline import had_to_wait, index, keys_before, line_key, may_have_timed_out
+from .semisync_timeline import had_to_wait, index, keys_before, line_key, line_no, may_have_timed_out
 
 
 @checks("WL1720.ACK.WAIT", needs=("relay",))
@@ -43,7 +45,7 @@ def ack_not_held_by_sql_thread(v: TraceView, check: Check) -> None:
     """The ack leaves when the event is queued: the SQL thread and its delay do not hold it back."""
     ix = index(v)
     for a in v.kind("ack"):
-        queued = ix.relayed_at.get((a["node"], a["replica"], *ix.place(a["node"], a["file"], a["pos"], line_key(a))), [])
+        queued = ix.relayed_at(a["node"], a["replica"], ix.place(a["node"], a["file"], a["pos"], line_key(a)))
         dumps = ix.dump_keys.get((a["node"], a["replica"]), [])
         n_queued, n_dumps = keys_before(queued, line_key(a)), keys_before(dumps, line_key(a))
         if not n_queued:
@@ -79,8 +81,9 @@ def header_stripped(v: TraceView, check: Check) -> None:
     ix = index(v)
     last: dict[tuple[str, str], dict] = {}
     for r in v.kind("relay"):
-        prev = last.get((r["node"], r["file"]))
-        last[(r["node"], r["file"])] = r
+        log = (r["node"], r["file"])
+        prev = last.get(log)
+        last[log] = r
         # Not after it: another relay log of that name (a purge starts the names again, MariaDB's
         # purge_relay_logs then a new relay log from .000001), whose events follow none of the old one's.
         if prev is None or not prev.get("master_end") or prev["when"] == 0 or r["pos"] <= prev["pos"]:
@@ -107,15 +110,27 @@ def _binlog_lengths(v: TraceView) -> dict[tuple, set[int]]:
 def sampled_with(v: TraceView, o: dict, node: str, kind: str = "server_status") -> dict | None:
     """node's sample of this kind taken together with sample o: same instant, nothing but samples
     in between (anything else, a STOP SLAVE say, may have changed what it would say)."""
-    # v.obs leaves out a named connection's observations (multi-source): a line is no index there
-    i = v.memo("semisync_ack.obs_index", lambda: {x["_line"]: k for k, x in enumerate(v.obs)})[o["_line"]]
+    # v.obs, in line order, leaves out a named connection's observations (multi-source): a line is
+    # no index there, but a binary search finds it
+    i = bisect_left(v.obs, o["_line"], key=line_no)
+    obs, t = v.obs, o["t"]
     for step in (1, -1):
         j = i + step
-        while 0 <= j < len(v.obs) and v.obs[j]["t"] == o["t"] and v.obs[j]["kind"] in ("status", "server_status"):
-            if v.obs[j]["kind"] == kind and v.obs[j]["node"] == node:
-                return v.obs[j]
+        while 0 <= j < len(obs) and obs[j]["t"] == t and obs[j]["kind"] in ("status", "server_status"):
+            if obs[j]["kind"] == kind and obs[j]["node"] == node:
+                return obs[j]
             j += step
     return None
+
+
+def hosts_asked(v: TraceView, o: dict) -> list[bool | None]:
+    """asked_semi_sync of each replica master sample o lists (slave_hosts), in its order: found once
+    per sample, for the checks that read it."""
+    asked = v.memo("semisync_ack.hosts_asked", dict)
+    found = asked.get(o["_line"])
+    if found is None:
+        found = asked[o["_line"]] = [asked_semi_sync(v, o, h["replica"]) for h in o.get("slave_hosts", ())]
+    return found
 
 
 def asked_semi_sync(v: TraceView, o: dict, replica: str) -> bool | None:
@@ -134,9 +149,8 @@ def slave_status_follows_io_thread(v: TraceView, check: Check) -> None:
         st = sampled_with(v, o, o["node"], "status")
         if st is None:
             continue
-        slave_on = o["variables"].get("Rpl_semi_sync_slave_status") == "ON"
-        check.judge(not (slave_on and st["Slave_IO_Running"] == "No"),
-                    lambda: f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
+        ok = not (o["variables"].get("Rpl_semi_sync_slave_status") == "ON" and st["Slave_IO_Running"] == "No")
+        check.judge(ok, "" if ok else f"{o['node']}: Rpl_semi_sync_slave_status ON with the IO thread {st['Slave_IO_Running']}", o, st)
 
 
 @checks("WL1720.DUMP.FLAG", needs=("ack",), kinds=("ack",))

@@ -7,6 +7,7 @@ the wait)."""
 from __future__ import annotations
 
 from bisect import bisect_right
+from operator import itemgetter
 
 from .core import TraceView
 from .semisync_timeline import END, SemiSyncIndex, index, line_key
@@ -26,21 +27,31 @@ def applier_waits(v: TraceView) -> list[dict]:
 
 def may_still_wait(v: TraceView, node: str, gtid: str, key: tuple[int, int]) -> bool:
     """The group's commit on node may still have been waiting for an ack at key."""
-    by_group = v.memo("semisync.applier_waits_by_group", lambda: _by_group(applier_waits(v)))
-    return any(w["on"] and w["early"] <= (key[0] + v.resolution_us, 2**62) and w["late"] > (key[0] - v.resolution_us, key[1])
-               for w in by_group.get((node, gtid), ()))
+    by_group = v.memo("semisync.applier_waits_by_group", lambda: _by(applier_waits(v), "node", "gtid"))
+    return _any_waiting(v, by_group.get((node, gtid), ()), key)
+
+
+def waits_by_node(v: TraceView) -> dict[str, list[dict]]:
+    """applier_waits, per node."""
+    return v.memo("semisync.applier_waits_by_node", lambda: _by(applier_waits(v), "node"))
 
 
 def any_may_wait(v: TraceView, node: str, key: tuple[int, int]) -> bool:
     """A replicated group's commit on node may have been waiting for an ack at key."""
-    by_group = v.memo("semisync.applier_waits_by_group", lambda: _by_group(applier_waits(v)))
-    return any(may_still_wait(v, n, gtid, key) for n, gtid in by_group if n == node)
+    return _any_waiting(v, waits_by_node(v).get(node, ()), key)
 
 
-def _by_group(waits: list[dict]) -> dict[tuple[str, str], list[dict]]:
-    out: dict[tuple[str, str], list[dict]] = {}
+def _any_waiting(v: TraceView, waits, key: tuple[int, int]) -> bool:
+    return any(w["on"] and w["early"] <= (key[0] + v.resolution_us, 2**62) and w["late"] > (key[0] - v.resolution_us, key[1])
+               for w in waits)
+
+
+def _by(waits: list[dict], *fields: str) -> dict:
+    """The waits by those fields' values (by the one value, for one field)."""
+    out: dict = {}
+    by = itemgetter(*fields)
     for w in waits:
-        out.setdefault((w["node"], w["gtid"]), []).append(w)
+        out.setdefault(by(w), []).append(w)
     return out
 
 

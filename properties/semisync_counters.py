@@ -3,11 +3,12 @@ and waiting with no slave."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import defaultdict
 
 from .core import Check, TraceView, checks, seconds
-from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, may_have_timed_out
-from .semisync_ack import asked_semi_sync
-from .semisync_applier import applier_waits, counted_by
+from .semisync_timeline import DUMP_LOG, END, SemiSyncIndex, Timeline, had_to_wait, index, keys_before, line_key, line_no, may_have_timed_out
+from .semisync_ack import hosts_asked
+from .semisync_applier import counted_by, waits_by_node
 from .groupid_shared import starts_new_binlog
 
 
@@ -16,7 +17,6 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
     """yes_tx and no_tx count binlogged transactions acknowledged in time, and the others: a
     replicated group binlogged on a semi-sync master too, once its SQL thread's wait ends."""
     ix = index(v)
-    applied = applier_waits(v)
     # the counters start again from 0 at a restart (a server rebuilt from a backup, `restore`, is one
     # too), at FLUSH STATUS and at RESET MASTER (MariaDB semisync_master.cc after_reset_master)
     resets: dict[str, list] = {}
@@ -50,29 +50,37 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
                 continue
             lows.append((lows[-1][0] + (acked and not either), lows[-1][1] + (not acked and not either)))
             highs.append((highs[-1][0] + (acked or either), highs[-1][1] + (not acked or either)))
+    applied_of = waits_by_node(v)  # the replicated groups of each node, for counted_by (most nodes have none)
+    empty = ([], [(0, 0)], [(0, 0)])
     for o in v.kind("server_status"):
-        node, key = o["node"], line_key(o)
-        if "Rpl_semi_sync_master_yes_tx" not in o["variables"]:
+        counters = o["variables"]
+        if "Rpl_semi_sync_master_yes_tx" not in counters:
             continue
-        n_resets = keys_before(resets.get(node, []), key)
-        since = resets[node][n_resets - 1] if n_resets else (-1, -1)
+        node, key = o["node"], (o["t"], o["_line"])
+        node_resets = resets.get(node, ())
+        n_resets = keys_before(node_resets, key)
+        since = node_resets[n_resets - 1] if n_resets else (-1, -1)
         # A sampled trace: the server counts a commit when it releases it, a little before the
         # client sees it return, so commits returned within the resolution after may be counted;
         # and the sample is stamped after the counters were read, so those returned within the
         # resolution before may not be yet.
         soon = (key[0] + v.resolution_us, 2**62) if v.resolution_us else key
         sure = (key[0] - v.resolution_us, -1) if v.resolution_us else key
-        keys, lows, highs = counted.get(node, ([], [(0, 0)], [(0, 0)]))
-        lo, hi = ([a - b for a, b in zip(totals[max(bisect_left(keys, end), bisect_right(keys, since))],
-                                         totals[bisect_right(keys, since)])]
-                  for totals, end in ((lows, sure), (highs, soon)))
-        for total, more in zip((lo, hi), counted_by(applied, node, since, sure, soon)):
-            total[0] += more[0]
-            total[1] += more[1]
-        got = (o["variables"]["Rpl_semi_sync_master_yes_tx"], o["variables"]["Rpl_semi_sync_master_no_tx"])
-        shows = tuple(lo) if lo == hi else f"{tuple(lo)} to {tuple(hi)}"
-        check.judge(lo[0] <= got[0] <= hi[0] and lo[1] <= got[1] <= hi[1],
-                    lambda: f"{node} at {seconds(o['t'])}: yes_tx, no_tx = {got}, the trace shows {shows}", o)
+        keys, lows, highs = counted.get(node, empty)
+        first = bisect_right(keys, since)
+        (lo_yes, lo_no), (hi_yes, hi_no) = lows[max(bisect_left(keys, sure), first)], highs[max(bisect_left(keys, soon), first)]
+        lo_yes, lo_no, hi_yes, hi_no = lo_yes - lows[first][0], lo_no - lows[first][1], hi_yes - highs[first][0], hi_no - highs[first][1]
+        if node in applied_of:
+            (more_lo_yes, more_lo_no), (more_hi_yes, more_hi_no) = counted_by(applied_of[node], node, since, sure, soon)
+            lo_yes, lo_no, hi_yes, hi_no = lo_yes + more_lo_yes, lo_no + more_lo_no, hi_yes + more_hi_yes, hi_no + more_hi_no
+        yes, no = counters["Rpl_semi_sync_master_yes_tx"], counters["Rpl_semi_sync_master_no_tx"]
+        ok = lo_yes <= yes <= hi_yes and lo_no <= no <= hi_no
+        check.judge(ok, "" if ok else _count_message(o, (yes, no), (lo_yes, lo_no), (hi_yes, hi_no)), o)
+
+
+def _count_message(o: dict, got: tuple[int, int], lo: tuple[int, int], hi: tuple[int, int]) -> str:
+    shows = lo if lo == hi else f"{lo} to {hi}"
+    return f"{o['node']} at {seconds(o['t'])}: yes_tx, no_tx = {got}, the trace shows {shows}"
 
 
 @checks("WL1720.CLIENTS", kinds=("server_status",))
@@ -82,10 +90,11 @@ def clients_counted(v: TraceView, check: Check) -> None:
         hosts = o.get("slave_hosts")
         if hosts is None or "Rpl_semi_sync_master_clients" not in o["variables"]:
             continue
-        asked = [asked_semi_sync(v, o, h["replica"]) for h in hosts]
+        asked = hosts_asked(v, o) if hosts else []
         if None not in asked:
-            check.judge(o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked),
-                        lambda: f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, semi-sync replicas connected {sum(asked)}", o)
+            ok = o["variables"]["Rpl_semi_sync_master_clients"] == sum(asked)
+            check.judge(ok, "" if ok else f"{o['node']}: clients {o['variables']['Rpl_semi_sync_master_clients']}, "
+                        f"semi-sync replicas connected {sum(asked)}", o)
 
 
 @checks("WL1720.LIVE.RELEASE")
@@ -99,9 +108,9 @@ def waiters_released(v: TraceView, check: Check) -> None:
     by_id = ix.by_server_id
     origin: dict[str, str] = {}
     for x in v.kind("binlog"):
-        if x.get("gtid"):
+        if x.get("gtid") and x["gtid"] not in origin:  # the first binlog of it names it
             sid = x["gtid"].split("-")
-            origin.setdefault(x["gtid"], by_id.get(int(sid[1]) if len(sid) == 3 and sid[1].isdigit() else None, x["node"]))
+            origin[x["gtid"]] = by_id.get(int(sid[1]) if len(sid) == 3 and sid[1].isdigit() else None, x["node"])
     for (node, gtid, trx), b in ix.ends.items():
         if origin.get(gtid) == node:  # a client's transaction, not one relayed through this node
             check.judge((node, gtid, trx) in returned, f"the commit of {trx} on {node} never returned", b)
@@ -144,15 +153,14 @@ def waiters_released(v: TraceView, check: Check) -> None:
 def no_rollback_on_master(v: TraceView, check: Check) -> None:
     """A transaction that was never acknowledged still stays committed on the master."""
     ix = index(v)
+    waited = [c for c in ix.commits if had_to_wait(c) and (c["ok"] or c["obs"].get("semisync") == "shutdown")]
+    if not waited:
+        return
     visible = {(o["node"], o["gtid"]) for o in v.kind("visible")}
-    down_at_end = {}
-    for o in v.obs:
-        if o["kind"] in ("crash", "shutdown"):
-            down_at_end[o["node"]] = True
-        elif o["kind"] == "restart":
-            down_at_end[o["node"]] = False
-    for c in ix.commits:
-        if had_to_wait(c) and (c["ok"] or c["obs"].get("semisync") == "shutdown") and not down_at_end.get(c["node"]):
+    # each node's last crash, shutdown or restart says whether it is down at the end
+    down_at_end = {o["node"]: o["kind"] != "restart" for o in sorted(v.kind("crash") + v.kind("shutdown") + v.kind("restart"), key=line_no)}
+    for c in waited:
+        if not down_at_end.get(c["node"]):
             check.judge((c["node"], c["gtid"]) in visible, f"{c['trx']} was rolled back on {c['node']}", c["obs"])
 
 
@@ -199,8 +207,8 @@ def _applier_timed_out(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     """An SQL thread's replicated group on c's node, not acknowledged in time and still waiting
     then, whose own timeout fell as c returned: its switch OFF released c too."""
     node, back = c["node"], c["obs"]["t"]
-    for w in applier_waits(ix.v):
-        if w["node"] == node and w["on"] and w["no"] and w["early"] < c["rkey"]:
+    for w in waits_by_node(ix.v).get(node, ()):
+        if w["on"] and w["no"] and w["early"] < c["rkey"]:
             deadline = w["early"][0] + ix.timeout_us(node, w["early"])
             if abs(deadline - back) <= tol and w["late"][0] >= deadline - tol:
                 return True
@@ -224,24 +232,23 @@ def _clients(v: TraceView, node: str) -> Timeline:
 
 
 def _all_clients(v: TraceView) -> dict[str, Timeline]:
-    """_clients of every node, in one pass over the trace."""
-    names = set(v.nodes) | {o["node"] for o in v.obs}
-    lines = {n: Timeline(frozenset()) for n in names}
-    connected: dict[str, set[str]] = {n: set() for n in names}
+    """_clients of every node, in one pass over what changes them (a node none changes has none)."""
+    lines: dict[str, Timeline] = defaultdict(lambda: Timeline(frozenset()))
+    connected: dict[str, set[str]] = defaultdict(set)
 
     def change(n: str, o: dict, new: set[str]) -> None:
         if new != connected[n]:
             connected[n] = new
             lines[n].set(line_key(o), frozenset(new))
 
-    for o in v.obs:
+    stops = [o for o in v.kind("stmt") if o["op"] == "stop_slave" and o.get("thread") in (None, "io")]
+    for o in sorted(v.kind("log") + v.kind("crash") + v.kind("shutdown") + v.kind("restart") + stops, key=line_no):
         node = o["node"]
         if o["kind"] == "log" and DUMP_LOG.search(o["message"]):
             change(node, o, connected[node] | {o.get("replica")})
         elif o["kind"] in ("crash", "shutdown", "restart"):
             change(node, o, set())
-        if o["kind"] in ("crash", "shutdown") or (
-                o["kind"] == "stmt" and o["op"] == "stop_slave" and o.get("thread") in (None, "io")):
+        if o["kind"] in ("crash", "shutdown", "stmt"):
             for n, now in list(connected.items()):
                 if node in now:
                     change(n, o, now - {node})

@@ -16,10 +16,13 @@ def invisible_until_acknowledged(v: TraceView, check: Check) -> None:
     chose the engine commit before the ack for it (the wait point is read at each commit: MySQL
     semisync_source.cc, commitTrx / the after-sync hook)."""
     ix = index(v)
+    candidates = [c for c in ix.commits if had_to_wait(c)]
+    if not candidates:
+        return
     ddl = _ddl_groups(v)
     # by transaction too: after a RESET MASTER a GTID names another group (0-1-1 again)
-    waited = {(c["node"], c["gtid"], c["trx"]): c for c in ix.commits
-              if had_to_wait(c) and not _set_after_commit(ix, c) and (c["node"], c["gtid"], c["trx"]) not in ddl}
+    waited = {(c["node"], c["gtid"], c["trx"]): c for c in candidates
+              if not _set_after_commit(ix, c) and (c["node"], c["gtid"], c["trx"]) not in ddl}
     for o in v.kind("visible"):
         c = waited.get((o["node"], o.get("gtid"), o.get("trx")))
         # What binlog crash recovery commits at a restart is the recovery feature's to judge.
@@ -138,10 +141,11 @@ def shutdown_is_not_an_ack(v: TraceView, check: Check) -> None:
 def _replica_restarts(v: TraceView) -> list[tuple[dict, dict, str]]:
     """(crash, restart, the source it replicates from at the end) for each crash of a node followed
     by its restart with --init-rpl-role=SLAVE, when it replicates again at the end."""
-    sources = sources_at_end(v)
+    as_replica = [r for r in v.kind("restart") if r.get("init_rpl_role") == "SLAVE"]
+    sources = sources_at_end(v) if as_replica else {}
     out = []
-    for r in v.kind("restart"):
-        if r.get("init_rpl_role") != "SLAVE" or r["node"] not in sources:
+    for r in as_replica:
+        if r["node"] not in sources:
             continue
         down = v.of_node(r["node"], "crash", "shutdown").last_before(r["_line"])
         if down is not None and down["kind"] == "crash":
@@ -157,8 +161,9 @@ def _visible_before(v: TraceView, node: str, line: int) -> set[str]:
 def no_errant_after_replica_recovery(v: TraceView, check: Check) -> None:
     """A transaction whose commit the crash cut off, not committed in the engine before it (in
     doubt), is held by the restarted replica at the end only if its new primary holds it too."""
-    counts, witnesses = copies(v)
-    for crash, r, source in _replica_restarts(v):
+    restarts = _replica_restarts(v)
+    counts, witnesses = copies(v) if restarts else ({}, {})  # counted only where a check reads them
+    for crash, r, source in restarts:
         node = r["node"]
         engine = _visible_before(v, node, crash["_line"])
         cut_off = [c for c in v.of_node(node, "commit") if c.get("errno") is not None
@@ -174,8 +179,9 @@ def no_errant_after_replica_recovery(v: TraceView, check: Check) -> None:
 def replica_recovery_keeps_committed(v: TraceView, check: Check) -> None:
     """What the engine committed before the crash survives a recovery as a replica, when the crash
     is one its settings promise to survive."""
-    counts, witnesses = copies(v)
-    for crash, r, _ in _replica_restarts(v):
+    restarts = _replica_restarts(v)
+    counts, witnesses = copies(v) if restarts else ({}, {})
+    for crash, r, _ in restarts:
         node = r["node"]
         if not promised(v, crash):
             continue

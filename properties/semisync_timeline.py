@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
+from typing import Iterable
 from replcheck.spec import formats as F
 
 from .configuration import configured
@@ -20,8 +22,9 @@ VARIABLES = ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rp
              "rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_master_wait_point")
 
 
-def line_key(o: dict) -> tuple[int, int]:
-    return o["t"], o["_line"]
+# (time, line) of an observation: its place in trace order (itemgetter: made in C, it is called for every observation)
+line_key = itemgetter("t", "_line")
+line_no = itemgetter("_line")
 
 
 class Timeline:
@@ -38,9 +41,6 @@ class Timeline:
     def at(self, key: tuple[int, int]):
         return self.values[bisect_left(self.keys, key) - 1]
 
-    def changes(self):
-        return list(zip(self.keys[1:], self.values[1:]))
-
 
 class Reach:
     """One replica's observations of positions in one master's binlog, in trace order, with the
@@ -52,10 +52,12 @@ class Reach:
     def __init__(self, early_us: int = 0):
         self.early_us = early_us
         self.obs: list[dict] = []
+        self.places: list[tuple[str, int]] = []  # each observation's
         self.most: list[tuple[str, int]] = []
 
     def add(self, pos: tuple[str, int], o: dict) -> None:
         self.obs.append(o)
+        self.places.append(pos)
         self.most.append(max(pos, self.most[-1]) if self.most else pos)
 
     def first(self, pos: tuple[str, int], key) -> dict | None:
@@ -68,9 +70,28 @@ class Reach:
         return None
 
 
+def _reach(reaches: dict[str, dict[str, Reach]], master: str, replica: str, early_us: int = 0) -> Reach:
+    """The master's Reach of the replica, made at its first observation (not one per observation)."""
+    of_master = reaches.get(master)
+    if of_master is None:
+        of_master = reaches[master] = {}
+    reach = of_master.get(replica)
+    if reach is None:
+        reach = of_master[replica] = Reach(early_us)
+    return reach
+
+
 def _with_named(v: TraceView, kind: str) -> list[dict]:
     """The observations of a kind, a named connection's (a multi-source replica's) too, in trace order."""
     return sorted(v.kind(kind) + [o for o in v.connected if o["kind"] == kind], key=line_key)
+
+
+def _keys_by_node(obs: Iterable[dict]) -> dict[str, list[tuple[int, int]]]:
+    """Per node, the keys of its observations, sorted."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for o in sorted(obs, key=line_key):
+        out.setdefault(o["node"], []).append((o["t"], o["_line"]))
+    return out
 
 
 def keys_before(keys: list, key) -> int:
@@ -81,6 +102,7 @@ def keys_before(keys: list, key) -> int:
 class SemiSyncIndex:
     def __init__(self, v: TraceView):
         self.v = v
+        res = v.resolution_us
         self.server_ids = {n: spec.get("server_id") for n, spec in v.nodes.items()}
         self.by_server_id = {sid: n for n, sid in self.server_ids.items()}
         # (node, gtid, trx) -> binlog obs of the group's last event. The transaction too: a server
@@ -88,32 +110,45 @@ class SemiSyncIndex:
         self.ends: dict[tuple[str, str, str | None], dict] = {}
         for b in v.kind("binlog"):
             if b.get("last") and b.get("gtid"):
-                self.ends.setdefault((b["node"], b["gtid"], b.get("trx")), b)
-        self.vars = self._variables()
-        self.status_obs: dict[tuple[int, int], dict] = {}
+                group = (b["node"], b["gtid"], b.get("trx"))
+                if group not in self.ends:
+                    self.ends[group] = b
+        # the statements each part below reads, in one pass (in trace order, as v.kind gives them)
+        set_globals, new_binlogs, dba_stmts, io_stop_stmts = [], [], [], []
+        for o in v.kind("stmt"):
+            op = o["op"]
+            if op == "set_global":
+                set_globals.append(o)
+                dba_stmts.append(o)
+            elif op == "reset_master":
+                dba_stmts.append(o)
+            elif op == "stop_slave" and o.get("errno") is None and o.get("thread") in (None, "io"):
+                io_stop_stmts.append(o)
+            if starts_new_binlog(o):
+                new_binlogs.append(o)
+        starts = v.kind("restart") + v.kind("restore")
+        downs = v.kind("crash") + v.kind("shutdown")
+        self.vars = self._variables(starts, set_globals)
+        self.shown: dict[str, list[dict]] = {}  # per node, the samples that show its status: status[node]'s changes
         self.status = self._status()
         # RESET MASTER starts a master's binlog names and positions over: a place is qualified by
         # how many resets came before it, so that an ack of the old binlog acknowledges nothing new
-        self.resets: dict[str, list] = {}
-        for o in sorted((o for o in v.kind("stmt") if starts_new_binlog(o)), key=line_key):
-            self.resets.setdefault(o["node"], []).append(line_key(o))
+        self.resets: dict[str, list] = _keys_by_node(new_binlogs)
         # per master, per replica: its relay log's and its acks' positions in that master's binlog
         self.relayed: dict[str, dict[str, Reach]] = {}
-        self.relayed_at: dict[tuple, list] = {}  # (master, replica, file, end) -> keys of the relay observations
         # a master sees its replicas alike, whatever name the replica gives the connection to it
         for r in _with_named(v, "relay"):
-            if r.get("master_end"):
-                pos = self.place(r["source"], r["master_file"], r["master_end"], line_key(r))
-                self.relayed.setdefault(r["source"], {}).setdefault(r["node"], Reach(v.resolution_us)).add(pos, r)
-                self.relayed_at.setdefault((r["source"], r["node"], *pos), []).append(line_key(r))
+            if end := r.get("master_end"):
+                source = r["source"]
+                pos = self.place(source, r["master_file"], end, (r["t"], r["_line"])) if source in self.resets else (r["master_file"], end)
+                _reach(self.relayed, source, r["node"], res).add(pos, r)
         self.io_stops: dict[str, list] = {}  # per replica, keys of its IO thread's stops: STOP SLAVE [IO_THREAD], crash, shutdown
         spans: dict[str, list] = {}  # per replica, (begin, end) of those stops
-        for o in v.kind("stmt"):
-            if o["op"] == "stop_slave" and o.get("errno") is None and o.get("thread") in (None, "io"):
-                self.io_stops.setdefault(o["node"], []).append(line_key(o))
-                spans.setdefault(o["node"], []).append((o["t"] - o.get("duration_us", 0), o["t"]))
-        for o in v.kind("crash") + v.kind("shutdown"):
-            self.io_stops.setdefault(o["node"], []).append(line_key(o))
+        for o in io_stop_stmts:
+            self.io_stops.setdefault(o["node"], []).append((o["t"], o["_line"]))
+            spans.setdefault(o["node"], []).append((o["t"] - o.get("duration_us", 0), o["t"]))
+        for o in downs:
+            self.io_stops.setdefault(o["node"], []).append((o["t"], o["_line"]))
             spans.setdefault(o["node"], []).append((o["t"], o["t"]))
         for keys in self.io_stops.values():
             keys.sort()
@@ -127,44 +162,35 @@ class SemiSyncIndex:
         self.acked: dict[str, dict[str, Reach]] = {}
         self.surely_acked: dict[str, dict[str, Reach]] = {}
         for a in _with_named(v, "ack"):
-            place = self.place(a["node"], a["file"], a["pos"], line_key(a))
-            self.acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add(place, a)
-            if not any(b - v.resolution_us <= a["t"] <= e for b, e in spans.get(a["replica"], [])):
-                self.surely_acked.setdefault(a["node"], {}).setdefault(a["replica"], Reach()).add(place, a)
+            place = self.place(a["node"], a["file"], a["pos"], (a["t"], a["_line"]))
+            _reach(self.acked, a["node"], a["replica"]).add(place, a)
+            if not any(b - res <= a["t"] <= e for b, e in spans.get(a["replica"], ())):
+                _reach(self.surely_acked, a["node"], a["replica"]).add(place, a)
         self.dumps: list[tuple[dict, int]] = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
         self.dump_keys: dict[tuple, list] = {}  # (master, replica named in the line) -> keys
         self.dump_keys_by_sid: dict[tuple, list] = {}  # (master, server_id in the message) -> keys
         for o, sid in self.dumps:
-            self.dump_keys.setdefault((o["node"], o.get("replica")), []).append(line_key(o))
-            self.dump_keys_by_sid.setdefault((o["node"], sid), []).append(line_key(o))
-        self.samples: dict[str, list[dict]] = {}
-        for o in v.kind("server_status"):
-            self.samples.setdefault(o["node"], []).append(o)
-        self.sample_keys = {n: [line_key(o) for o in obs] for n, obs in self.samples.items()}
+            self.dump_keys.setdefault((o["node"], o.get("replica")), []).append((o["t"], o["_line"]))
+            self.dump_keys_by_sid.setdefault((o["node"], sid), []).append((o["t"], o["_line"]))
         # per node, keys of its restarts (a restore from a backup starts the server too), SET GLOBAL
         # statements and RESET MASTERs (after_reset_master in MariaDB's semisync_master.cc sets the
         # status to rpl_semi_sync_master_enabled)
-        self.dba: dict[str, list] = {}
-        starts = v.kind("restart") + v.kind("restore")
-        for o in sorted(starts + [o for o in v.kind("stmt") if o["op"] in ("set_global", "reset_master")], key=line_key):
-            self.dba.setdefault(o["node"], []).append(line_key(o))
+        self.dba: dict[str, list] = _keys_by_node(starts + dba_stmts)
         # per node, keys where semi-sync became enabled: its status is ON from there, before any
         # sample shows it (enable_master sets m_state, sql/semisync_master.cc; a restart enables
         # it so from its configuration)
         self.enables: dict[str, list] = {}
-        for o in sorted(starts + [o for o in v.kind("stmt") if o["op"] == "set_global"], key=line_key):
-            key, name = line_key(o), "rpl_semi_sync_master_enabled"
+        for o in sorted(starts + set_globals, key=line_key):
+            key, name = (o["t"], o["_line"]), "rpl_semi_sync_master_enabled"
             if o["node"] in self.vars and self.var(o["node"], name, (key[0], key[1] + 1)) and (
                     o["kind"] != "stmt" or not self.var(o["node"], name, key)):
                 self.enables.setdefault(o["node"], []).append(key)
-        self.downs: dict[str, list] = {}  # per node, keys of its crashes and shutdowns
-        for o in sorted(v.kind("crash") + v.kind("shutdown"), key=line_key):
-            self.downs.setdefault(o["node"], []).append(line_key(o))
+        self.downs: dict[str, list] = _keys_by_node(downs)  # per node, keys of its crashes and shutdowns
         from .filter import unsent  # filter's checks read this module's timeout line
         every = [self._commit(c) for c in v.kind("commit") if c.get("gtid") and (c["node"], c["gtid"], c.get("trx")) in self.ends]
         # A commit sent to no semi-sync replica that did not wait while ON (nothing could come to wait
         # for) is outside the semi-sync commit path and its counters: FILTER.SEMISYNC.UNSENT judges it.
-        quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"], c["binlog"]) and c["obs"]["t"] - c["binlog"]["t"] <= v.resolution_us]
+        quiet = [c for c in every if c["on_binlog"] and unsent(v, c["obs"], c["binlog"]) and c["obs"]["t"] - c["binlog"]["t"] <= res]
         # A statement's own group in a non-transactional transaction does not wait (its COMMIT does,
         # for the last group: wait_after_commit's is_real_trans, sql/semisync_master.cc).
         # A statement that failed after its change was binlogged (a MyISAM write cut by a duplicate
@@ -175,7 +201,8 @@ class SemiSyncIndex:
         # at 11.4 s, no_tx 1 from then; measured again on 10.11.19).
         detached = [c for c in every if c["ok"] and c["obs"].get("errno") is not None]
         self.detached = detached
-        self.commits = [c for c in every if c not in quiet and c not in detached and c["obs"].get("semisync") != "statement"]
+        aside = {id(c) for c in quiet + detached}  # each commit is a dict of its own: by identity
+        self.commits = [c for c in every if id(c) not in aside and c["obs"].get("semisync") != "statement"]
         # Of those, on a polled trace, one may have waited after all (MariaDB registers it for an ack,
         # MDEV-38486; its binlog write is stamped up to the resolution late), and commit_trx
         # (sql/semisync_master.cc) counts every commit in one counter at its end, by the status then:
@@ -195,15 +222,14 @@ class SemiSyncIndex:
             keys.append(c["bkey"])
             most.append(max(c["pos"], most[-1]) if most else c["pos"])
 
-    def _variables(self) -> dict[str, dict[str, Timeline]]:
+    def _variables(self, starts: list[dict], set_globals: list[dict]) -> dict[str, dict[str, Timeline]]:
         """Per node, its semi-sync variables over the trace: one pass over restarts and SET GLOBALs."""
         # a server Trace's topology names only the History's variables: the timeout's default is the
         # server's (the others' absence reads as their default already)
         defaults = {"rpl_semi_sync_master_timeout": F.SEMISYNC_TIMEOUT_DEFAULT_MS}
         initial = {n: {**defaults, **spec.get("variables", {})} for n, spec in self.v.nodes.items()}
         lines = {n: {name: Timeline(initial[n].get(name)) for name in VARIABLES} for n in self.v.nodes}
-        changes = self.v.kind("restart") + self.v.kind("restore") + [o for o in self.v.kind("stmt") if o["op"] == "set_global"]
-        for o in sorted(changes, key=lambda o: o["_line"]):
+        for o in sorted(starts + set_globals, key=line_no):
             if o["node"] not in lines:
                 continue
             if o["kind"] != "stmt":  # a (re)start: SET GLOBAL is lost; the configuration comes back, maybe changed
@@ -215,13 +241,29 @@ class SemiSyncIndex:
         return lines
 
     def _status(self) -> dict[str, Timeline]:
+        """The status as sampled, per node (and in self.shown, the samples that show it)."""
         lines = {n: Timeline("ON" if spec.get("variables", {}).get("rpl_semi_sync_master_enabled") else "OFF")
                  for n, spec in self.v.nodes.items()}
+        self.shown = {n: [] for n in lines}
         for o in self.v.kind("server_status"):
             if STATUS in o["variables"] and o["node"] in lines:
-                lines[o["node"]].set(line_key(o), o["variables"][STATUS])
-                self.status_obs[line_key(o)] = o
+                line = lines[o["node"]]
+                line.keys.append((o["t"], o["_line"]))
+                line.values.append(o["variables"][STATUS])
+                self.shown[o["node"]].append(o)
         return lines
+
+    def relayed_at(self, master: str, replica: str, pos: tuple[str, int]) -> list[tuple[int, int]]:
+        """Keys of the replica's relay observations of that place in master's binlog, in trace order."""
+        return self.v.memo("semisync.relayed_at", self._relayed_at).get((master, replica, *pos), [])
+
+    def _relayed_at(self) -> dict[tuple, list[tuple[int, int]]]:
+        out: dict[tuple, list[tuple[int, int]]] = {}
+        for master, reaches in self.relayed.items():
+            for replica, reach in reaches.items():
+                for pos, o in zip(reach.places, reach.obs):
+                    out.setdefault((master, replica, *pos), []).append((o["t"], o["_line"]))
+        return out
 
     def on_settled(self, node: str, key, tol: int) -> bool:
         """ON at key as a sampled trace can tell: a switch shows only at the next sample, so a
@@ -230,7 +272,7 @@ class SemiSyncIndex:
             return False
         keys = self.status[node].keys  # sorted, from the (-1, -1) of the initial value
         i = bisect_right(keys, key)
-        after = self.status_obs[keys[i]] if i < len(keys) else None
+        after = self.shown[node][i - 1] if i < len(keys) else None
         return not (tol and after is not None and after["t"] <= key[0] + tol and after["variables"][STATUS] != "ON")
 
     def unsettled(self, node: str, key, tol: int) -> bool:
@@ -240,7 +282,7 @@ class SemiSyncIndex:
             return False
         keys = self.status[node].keys
         i = bisect_right(keys, key)
-        after = self.status_obs[keys[i]] if i < len(keys) else None
+        after = self.shown[node][i - 1] if i < len(keys) else None
         return (after is not None and after["t"] <= key[0] + tol
                 and (after["variables"][STATUS] == "ON") != self._status_on(node, key))
 
@@ -289,15 +331,23 @@ class SemiSyncIndex:
         firsts = (reach.first(pos, key) for reach in (self.surely_acked if surely else self.acked).get(node, {}).values())
         return sorted((a for a in firsts if a is not None), key=line_key)
 
+    def _samples(self, node: str) -> tuple[list[dict], list[tuple[int, int]]]:
+        """node's server_status samples and their keys (found when a check first asks: few do)."""
+        def build():
+            samples = [o for o in self.v.kind("server_status") if o["node"] == node]
+            return samples, [(o["t"], o["_line"]) for o in samples]
+        return self.v.memo(("semisync.samples", node), build)
+
     def samples_within(self, node: str, key, until: int) -> list[dict]:
         """node's server_status samples after key, up to time `until`."""
-        keys = self.sample_keys.get(node, [])
-        return self.samples.get(node, [])[bisect_right(keys, key):bisect_right(keys, (until, 2**62))]
+        samples, keys = self._samples(node)
+        return samples[bisect_right(keys, key):bisect_right(keys, (until, 2**62))]
 
     def next_sample(self, node: str, key) -> dict | None:
         """node's first server_status sample after key."""
-        i = bisect_right(self.sample_keys.get(node, []), key)
-        return self.samples[node][i] if i < len(self.samples.get(node, [])) else None
+        samples, keys = self._samples(node)
+        i = bisect_right(keys, key)
+        return samples[i] if i < len(samples) else None
 
     def binlog_end(self, node: str, key) -> tuple[str, int]:
         """Where node's binlog ended just before key: the furthest end of a commit binlogged by then."""
@@ -308,7 +358,7 @@ class SemiSyncIndex:
     def release_key(self, node: str, since, chances: list[tuple[tuple[int, int], str]]):
         """The first moment after `since` when the distinct replicas among `chances` (moment,
         replica) reach the wait_for_slave_count then in force; None if never."""
-        changes = [k for k, _ in self.vars[node]["rpl_semi_sync_master_wait_for_slave_count"].changes() if k > since]
+        changes = [k for k in self.vars[node]["rpl_semi_sync_master_wait_for_slave_count"].keys[1:] if k > since]
         moments = sorted([(k, r) for k, r in chances] + [(k, None) for k in changes])
         seen: set[str] = set()
         for key, replica in moments:
@@ -362,7 +412,7 @@ def _switched_off_otherwise(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     """The status switched OFF as the wait ended because the last semi-sync replica left with
     rpl_semi_sync_master_wait_no_slave OFF (the line says so): that released it, whatever the
     timeout would have done at the same moment (a switch_off wakes every waiting session)."""
-    offs = ix.v.memo("semisync.no_slave_offs", lambda: _by_node(
+    offs = ix.v.memo("semisync.no_slave_offs", lambda: _keys_by_node(
         o for o in ix.v.kind("log") if o["message"].startswith("Semi-sync replication switched OFF") and NO_SLAVE in o["message"]))
     keys = offs.get(c["node"], [])
     i = bisect_left(keys, (c["obs"]["t"] - tol, -1))
@@ -372,16 +422,9 @@ def _switched_off_otherwise(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
 def _disabled_at_return(ix: SemiSyncIndex, c: dict, tol: int) -> bool:
     """The DBA disabled semi-sync as the wait ended: that released it (disable_master switches off
     and wakes the waiting sessions), whatever the timeout would have done at the same moment."""
-    disables = ix.v.memo("semisync.disables", lambda: _by_node([
+    disables = ix.v.memo("semisync.disables", lambda: _keys_by_node([
         o for o in ix.v.kind("stmt") if o["op"] == "set_global" and o.get("variable") == "rpl_semi_sync_master_enabled"
         and not o.get("value") and o.get("errno") is None]))
     keys = disables.get(c["node"], [])
     i = bisect_left(keys, (c["obs"]["t"] - tol, -1))
     return i < len(keys) and keys[i] < c["rkey"]
-
-
-def _by_node(obs: list[dict]) -> dict[str, list[tuple[int, int]]]:
-    out: dict[str, list[tuple[int, int]]] = {}
-    for o in obs:
-        out.setdefault(o["node"], []).append(line_key(o))
-    return out

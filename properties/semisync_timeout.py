@@ -6,7 +6,7 @@ from bisect import bisect_right
 
 from .core import Check, TraceView, checks, seconds
 from .semisync_timeline import END, STATUS, TIMEOUT_LOG, SemiSyncIndex, had_to_wait, index, keys_before, line_key, may_have_timed_out
-from .semisync_ack import asked_semi_sync
+from .semisync_ack import hosts_asked
 
 
 @checks("WL1720.TIMEOUT.ASYNC")
@@ -65,11 +65,11 @@ def no_wait_while_off(v: TraceView, check: Check) -> None:
 
 
 def _switches(ix: SemiSyncIndex, node: str):
-    prev = ix.status[node].values[0]
-    for key, value in ix.status[node].changes():
-        if value != prev:
-            yield key, value
-        prev = value
+    """(key, status, the sample that shows it) where the sampled status changes."""
+    line = ix.status[node]
+    for i in range(1, len(line.keys)):
+        if line.values[i] != line.values[i - 1]:
+            yield line.keys[i], line.values[i], ix.shown[node][i - 1]
 
 
 def _dba_or_restart(v: TraceView, node: str, key) -> bool:
@@ -136,7 +136,7 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
     """Back to ON only when N distinct replicas acknowledged the current binlog position."""
     ix = index(v)
     for node in v.nodes:
-        for key, value in _switches(ix, node):
+        for key, value, sample in _switches(ix, node):
             if value != "ON" or _dba_or_restart(v, node, key):
                 continue
             # A polled server's sample shows the switch up to the resolution after it was made
@@ -146,7 +146,7 @@ def switch_back_needs_n(v: TraceView, check: Check) -> None:
             acked = ix.acked_by(node, end, key)
             n = ix.n(node, key)
             check.judge(len(acked) >= n, f"{node} switched ON at {seconds(key[0])} with acks of {end} from "
-                        f"{sorted(a['replica'] for a in acked)} (need {n})", ix.status_obs[key], *acked)
+                        f"{sorted(a['replica'] for a in acked)} (need {n})", sample, *acked)
 
 
 @checks("WL1720.ONOFF.DBA", kinds=("stmt:set_global",))
@@ -168,14 +168,17 @@ def dba_switches_on_the_fly(v: TraceView, check: Check) -> None:
 def slave_hosts_mode(v: TraceView, check: Check) -> None:
     """SHOW SLAVE HOSTS says which replicas are semi-sync, and why the others are not."""
     for o in v.kind("server_status"):
+        if not o.get("slave_hosts"):
+            continue
         on = o["variables"].get(STATUS) == "ON"
-        for h in o.get("slave_hosts", []):
-            requested = asked_semi_sync(v, o, h["replica"])
+        for h, requested in zip(o["slave_hosts"], hosts_asked(v, o)):
             if requested is None:
                 continue  # no sample of the replica taken together with this one says
+            # the witness's message is made only for a failure (most instances pass)
             if h["mode"] == "semi-sync":
-                check.judge(on and requested, f"{o['node']} lists {h['replica']} as semi-sync (status {'ON' if on else 'OFF'}, "
+                ok = on and requested
+                check.judge(ok, "" if ok else f"{o['node']} lists {h['replica']} as semi-sync (status {'ON' if on else 'OFF'}, "
                             f"requested {requested})", o)
             else:
-                check.judge(bool(h.get("reason")) and not (on and requested),
-                            f"{o['node']} lists {h['replica']} as async with reason {h.get('reason')!r}", o)
+                ok = bool(h.get("reason")) and not (on and requested)
+                check.judge(ok, "" if ok else f"{o['node']} lists {h['replica']} as async with reason {h.get('reason')!r}", o)
