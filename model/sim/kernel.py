@@ -119,6 +119,10 @@ class Simulator:
         self.queue: list = []
         self.phase, self.seq = BUILD, 0
         self.samples = self.sampled = self.sample_queued = 0
+        # The events run so far but samples, and the last sample's rows (each observation with its
+        # channel, None for a server's) as of then: a sample after no other event shows the same.
+        self.events = 0
+        self.shown: tuple[int, list[tuple[dict, Channel | None]]] = (-1, [])
         self.obs: list[dict] = []
         self.last_stmt: dict[str, dict] = {}  # node -> the outcome of the last statement it completed (an expectation's `result`)
         # A WL#7318 (8.0) server writes commit timestamps unless the History says it is older.
@@ -299,8 +303,10 @@ class Simulator:
         vars(self).clear()
 
     def _step(self) -> None:
-        t, _, _, fn, args = heapq.heappop(self.queue)
+        t, phase, _, fn, args = heapq.heappop(self.queue)
         self.now = t
+        if phase != SAMPLE:
+            self.events += 1
         fn(*args)
 
     def _queue_sample(self, k: int) -> None:
@@ -314,19 +320,25 @@ class Simulator:
         self._sample_all()
 
     def _sample_all(self) -> None:
+        events, rows = self.shown
+        if events == self.events:  # nothing ran since the last sample: its rows again, as of now
+            self.obs += [self.status.shown_again(row, ch) for row, ch in rows]
+            return
+        rows = []
         kinds = self.sampling
         for node in self.nodes.values():
             if not node.up:
                 continue
             if "status" in kinds:
                 for ch in MS.channels(node):  # SHOW ALL SLAVES STATUS: a row per connection
-                    self.status.status(ch)
+                    rows.append((self.status.status(ch), ch))
             if "server_status" in kinds and (self.filtering or node.rpl_hierarchical
                                              or any(hook(node) for hook in self.hooks.samples_server_status)
                                              or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
-                self.status.server_status(node)
+                rows.append((self.status.server_status(node), None))
             if "master_status" in kinds and node.rpl_hierarchical:
-                self.status.master_status(node)
+                rows.append((self.status.master_status(node), None))
+        self.shown = (self.events, rows)
 
     def op(self, op: dict) -> None:
         node = self.nodes[op["node"]]
