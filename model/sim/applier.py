@@ -4,7 +4,7 @@ place, executes and ends groups. With workers it queues a group's commit to them
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from replcheck.spec import formats as F
@@ -19,7 +19,7 @@ from .. import partial as P
 from ..delay import Event
 
 from .component import Component
-from .state import (SKIP_EXEMPT, Entry, Channel, Node, event_fields)
+from .state import (SKIP_EXEMPT, Entry, Channel, Node, event_fields, logged_again)
 
 
 @dataclass
@@ -454,8 +454,7 @@ class Applier(Component):
         end = HeldCommit(self, ch, node.incarnation, first, stop, worker)
         if node.log_slave_updates:
             ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
-            group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
-            self.source.write_binlog(node, group)
+            self.source.write_binlog(node, logged_again(P.own_events(ch.relay[first:stop]), ict, node.offset))
             if self.holds(ch, end):
                 return
         elif self.mech.gtid_seq_follows_domain:  # not binlogged (--log-slave-updates=0)
