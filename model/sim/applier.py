@@ -382,8 +382,10 @@ class Applier(Component):
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason="partial_group")
             ch.group_start, ch.applied_in_group = ch.sql_pos, 0
         # the server that sent the event: a failover may have repointed the channel since it was relayed
-        self.emit("apply", ch.node.id, source=entry.source, **MS.tagged(ch.connection), **event_fields(ev, entry.group_id), read=read, begin=begin,
-                  relay_file=entry.file, relay_pos=entry.pos)
+        # (emit's dict, built at once: an event applied is no statement, emit's bookkeeping, and frequent)
+        self.sim.obs.append({"t": self.sim.now, "kind": "apply", "node": ch.node.id, "source": entry.source,
+                             **MS.tagged(ch.connection), **event_fields(ev, entry.group_id), "read": read,
+                             "begin": begin, "relay_file": entry.file, "relay_pos": entry.pos})
         if ev.gtid and ev.idx == 0:
             ch.node.read_sub[ev.gtid] = ch.node.take_sub_id()
         inside = ev.trx is None and ch.sql_pos > ch.group_start  # between the events of a cut group

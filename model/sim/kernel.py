@@ -133,7 +133,7 @@ class Simulator:
         parts = {name: part(self) for name, part in PARTS.items()}
         self.hooks = Hooks(list(parts.values()))
         for name, part in parts.items():
-            part.wire(parts, self.hooks)
+            part.wire(name, parts, self.hooks)
             setattr(self, name, part)
         self.initial_variables: dict[str, dict] = {}
         self._build(head["topology"])

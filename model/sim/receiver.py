@@ -126,8 +126,10 @@ class Receiver(Component):
             ch.read_master_file, ch.read_master_pos = src.file, src.end
         if ev.gtid and (ev.last or (ev.idx == 0 and M.GTID_RECEIVED_AT_FIRST_EVENT in self.mutants)):
             ch.io_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # Gtid_IO_Pos moves only once the whole group is in
-        self.emit("relay", ch.node.id, source=ch.source.id, **MS.tagged(ch.connection), **event_fields(ev, src.group_id), file=entry.file, pos=entry.pos,
-                  master_file=src.file, master_end=src.end)
+        # emit's dict, built at once: an event queued is no statement (emit's bookkeeping), and frequent
+        self.sim.obs.append({"t": self.sim.now, "kind": "relay", "node": ch.node.id, "source": ch.source.id,
+                             **MS.tagged(ch.connection), **event_fields(ev, src.group_id), "file": entry.file,
+                             "pos": entry.pos, "master_file": src.file, "master_end": src.end})
         for hook in self.hooks.on_event_queued:
             hook(ch, src)
         limit = ch.node.runtime.get(MAX_RELAY_LOG_SIZE, 0)  # 0: max_binlog_size, which no History reaches
