@@ -83,7 +83,7 @@ class Kernel(Protocol):
     obs: list[dict]
     last_stmt: dict[str, dict]
     filtering: bool
-    mutants: frozenset
+    mutants: frozenset | tuple  # (an empty tuple: none)
     mech: Any
     rule: Any
 

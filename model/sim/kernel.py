@@ -108,7 +108,9 @@ class Simulator:
         mech = config.mechanics
         self.rule = D.DelayRule(config.rule, config.mutants, mech.commit_timestamp_rounding == "up",
                                 mech.commit_timestamp_clock == "replica")
-        self.mutants = config.mutants
+        # What the components test with `in`; none as an empty tuple, which answers at once where an
+        # empty set first hashes the Mutant (a frozen dataclass's hash, in Python, on every test).
+        self.mutants = config.mutants or ()
         self.mech = config.mechanics
         self.system = system
         head = history["header"]
