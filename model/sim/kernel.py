@@ -94,6 +94,9 @@ def _placing(n: int) -> bytes:
     return b"\x80\x02" + bytes(_places[:n * _PLACE]) + b"N."
 
 
+# Each op's component method (model/ops.py), as a getter made once.
+METHOD_OF = {name: attrgetter(method) for name, method in METHODS.items()}
+
 # The kinds of observation a status sample takes (SHOW SLAVE STATUS, SHOW GLOBAL STATUS/VARIABLES,
 # SHOW MASTER STATUS): a run's reader that reads only some of them has the others left out.
 SAMPLED = frozenset({"status", "server_status", "master_status"})
@@ -352,7 +355,7 @@ class Simulator:
         if "connection" in op:  # START SLAVE 'name', ...: the statement addresses that connection
             node.channel = node.connections.get(op["connection"])
         try:
-            attrgetter(METHODS[entry.name])(self)(node, op)
+            METHOD_OF[entry.name](self)(node, op)
             if entry.shows_status and node.channel is not None and node.up:
                 self.status.status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
         finally:
