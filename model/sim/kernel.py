@@ -112,8 +112,9 @@ class Simulator:
         self.rule = D.DelayRule(config.rule, config.mutants, mech.commit_timestamp_rounding == "up",
                                 mech.commit_timestamp_clock == "replica")
         # What the components test with `in`; none as an empty tuple, which answers at once where an
-        # empty set first hashes the Mutant (a frozen dataclass's hash, in Python, on every test).
-        self.mutants = config.mutants or ()
+        # empty set first hashes the Mutant (a frozen dataclass's hash, in Python, on every test). A
+        # set of another type is kept: it may note what is asked.
+        self.mutants = () if type(config.mutants) is frozenset and not config.mutants else config.mutants
         self.mech = config.mechanics
         self.system = system
         head = history["header"]
