@@ -4,7 +4,7 @@ place, executes and ends groups. With workers it queues a group's commit to them
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from replcheck.spec import formats as F
@@ -19,7 +19,7 @@ from .. import partial as P
 from ..delay import Event
 
 from .component import Component
-from .state import (SKIP_EXEMPT, Entry, Channel, Node, event_fields)
+from .state import (SKIP_EXEMPT, Entry, Channel, Node, event_fields, logged_again)
 
 
 @dataclass
@@ -382,8 +382,10 @@ class Applier(Component):
             self.emit("rollback", ch.node.id, trx=g.trx, gtid=g.gtid, reason="partial_group")
             ch.group_start, ch.applied_in_group = ch.sql_pos, 0
         # the server that sent the event: a failover may have repointed the channel since it was relayed
-        self.emit("apply", ch.node.id, source=entry.source, **MS.tagged(ch.connection), **event_fields(ev, entry.group_id), read=read, begin=begin,
-                  relay_file=entry.file, relay_pos=entry.pos)
+        # (emit's dict, built at once: an event applied is no statement, emit's bookkeeping, and frequent)
+        self.sim.obs.append({"t": self.sim.now, "kind": "apply", "node": ch.node.id, "source": entry.source,
+                             **MS.tagged(ch.connection), **event_fields(ev, entry.group_id), "read": read,
+                             "begin": begin, "relay_file": entry.file, "relay_pos": entry.pos})
         if ev.gtid and ev.idx == 0:
             ch.node.read_sub[ev.gtid] = ch.node.take_sub_id()
         inside = ev.trx is None and ch.sql_pos > ch.group_start  # between the events of a cut group
@@ -454,8 +456,7 @@ class Applier(Component):
         end = HeldCommit(self, ch, node.incarnation, first, stop, worker)
         if node.log_slave_updates:
             ict = self.sim.local(node, self.sim.now) if node.commit_timestamps else None
-            group = [replace(e.ev, ict=ict, ict_off=node.offset) for e in P.own_events(ch.relay[first:stop])]
-            self.source.write_binlog(node, group)
+            self.source.write_binlog(node, logged_again(P.own_events(ch.relay[first:stop]), ict, node.offset))
             if self.holds(ch, end):
                 return
         elif self.mech.gtid_seq_follows_domain:  # not binlogged (--log-slave-updates=0)

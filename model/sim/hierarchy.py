@@ -3,7 +3,6 @@ where they act on the simulation's nodes and channels.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from itertools import takewhile
 from replcheck.spec import formats as F
 
@@ -14,7 +13,7 @@ from ..delay import US, Event
 from ..groupid import (HALT_LOWER, HALT_NEVER, HALT_NOT_HIGHER, GroupEnd, binlog_info, check_set_group_id, connect_by_id_error,
                        must_halt, purge_candidates)
 from .component import Feature, Kernel
-from .state import Channel, Entry, Node
+from .state import Channel, Entry, Node, logged_again
 
 
 class Hierarchy(Feature):
@@ -93,7 +92,7 @@ class Hierarchy(Feature):
         # sent none, and mixed mode logs 0.
         gid = group[0].group_id if group[0].group_id is not None else 0
         ict = sim.local(node, sim.now) if node.commit_timestamps else None
-        self.source.write_binlog(node, [replace(e.ev, ict=ict, ict_off=node.offset) for e in group], gid)
+        self.source.write_binlog(node, logged_again(group, ict, node.offset), gid)
         ch.exec_group_id = gid or ch.exec_group_id
         ch.applied_in_group = 0
         if not node.loaded_since_read(F.parse_gtid(ev.gtid)[0], ev.gtid):

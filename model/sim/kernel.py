@@ -94,6 +94,9 @@ def _placing(n: int) -> bytes:
     return b"\x80\x02" + bytes(_places[:n * _PLACE]) + b"N."
 
 
+# Each op's component method (model/ops.py), as a getter made once.
+METHOD_OF = {name: attrgetter(method) for name, method in METHODS.items()}
+
 # The kinds of observation a status sample takes (SHOW SLAVE STATUS, SHOW GLOBAL STATUS/VARIABLES,
 # SHOW MASTER STATUS): a run's reader that reads only some of them has the others left out.
 SAMPLED = frozenset({"status", "server_status", "master_status"})
@@ -108,7 +111,10 @@ class Simulator:
         mech = config.mechanics
         self.rule = D.DelayRule(config.rule, config.mutants, mech.commit_timestamp_rounding == "up",
                                 mech.commit_timestamp_clock == "replica")
-        self.mutants = config.mutants
+        # What the components test with `in`; none as an empty tuple, which answers at once where an
+        # empty set first hashes the Mutant (a frozen dataclass's hash, in Python, on every test). A
+        # set of another type is kept: it may note what is asked.
+        self.mutants = () if type(config.mutants) is frozenset and not config.mutants else config.mutants
         self.mech = config.mechanics
         self.system = system
         head = history["header"]
@@ -119,6 +125,10 @@ class Simulator:
         self.queue: list = []
         self.phase, self.seq = BUILD, 0
         self.samples = self.sampled = self.sample_queued = 0
+        # The events run so far but samples, and the last sample's rows (each observation with its
+        # channel, None for a server's) as of then: a sample after no other event shows the same.
+        self.events = 0
+        self.shown: tuple[int, list[tuple[dict, Channel | None]]] = (-1, [])
         self.obs: list[dict] = []
         self.last_stmt: dict[str, dict] = {}  # node -> the outcome of the last statement it completed (an expectation's `result`)
         # A WL#7318 (8.0) server writes commit timestamps unless the History says it is older.
@@ -129,7 +139,7 @@ class Simulator:
         parts = {name: part(self) for name, part in PARTS.items()}
         self.hooks = Hooks(list(parts.values()))
         for name, part in parts.items():
-            part.wire(parts, self.hooks)
+            part.wire(name, parts, self.hooks)
             setattr(self, name, part)
         self.initial_variables: dict[str, dict] = {}
         self._build(head["topology"])
@@ -299,8 +309,10 @@ class Simulator:
         vars(self).clear()
 
     def _step(self) -> None:
-        t, _, _, fn, args = heapq.heappop(self.queue)
+        t, phase, _, fn, args = heapq.heappop(self.queue)
         self.now = t
+        if phase != SAMPLE:
+            self.events += 1
         fn(*args)
 
     def _queue_sample(self, k: int) -> None:
@@ -314,19 +326,25 @@ class Simulator:
         self._sample_all()
 
     def _sample_all(self) -> None:
+        events, rows = self.shown
+        if events == self.events:  # nothing ran since the last sample: its rows again, as of now
+            self.obs += [self.status.shown_again(row, ch) for row, ch in rows]
+            return
+        rows = []
         kinds = self.sampling
         for node in self.nodes.values():
             if not node.up:
                 continue
             if "status" in kinds:
                 for ch in MS.channels(node):  # SHOW ALL SLAVES STATUS: a row per connection
-                    self.status.status(ch)
+                    rows.append((self.status.status(ch), ch))
             if "server_status" in kinds and (self.filtering or node.rpl_hierarchical
                                              or any(hook(node) for hook in self.hooks.samples_server_status)
                                              or len(node.binlog_gtids.keys() | node.slave_gtids.keys()) > 1):  # the positions across domains
-                self.status.server_status(node)
+                rows.append((self.status.server_status(node), None))
             if "master_status" in kinds and node.rpl_hierarchical:
-                self.status.master_status(node)
+                rows.append((self.status.master_status(node), None))
+        self.shown = (self.events, rows)
 
     def op(self, op: dict) -> None:
         node = self.nodes[op["node"]]
@@ -338,7 +356,7 @@ class Simulator:
         if "connection" in op:  # START SLAVE 'name', ...: the statement addresses that connection
             node.channel = node.connections.get(op["connection"])
         try:
-            attrgetter(METHODS[entry.name])(self)(node, op)
+            METHOD_OF[entry.name](self)(node, op)
             if entry.shows_status and node.channel is not None and node.up:
                 self.status.status(node.channel)  # what SHOW SLAVE STATUS says right after the statement
         finally:

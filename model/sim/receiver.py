@@ -3,7 +3,6 @@ acknowledges semi-sync events, and is cut, reconnected or thrown away (relay-log
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 
 from replcheck.spec import formats as F
@@ -23,7 +22,7 @@ class Receiver(Component):
     @staticmethod
     def relay_index(ch: Channel, file: str, pos: int) -> int:
         """The relay log's event at (file, pos), or its end there; -1 if the relay log has no such place."""
-        if (file, pos) == (f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos):
+        if (file, pos) == (ch.relay_file, ch.relay_pos):
             return len(ch.relay)
         return next((i for i, e in enumerate(ch.relay) if (e.file, e.pos) == (file, pos)), -1)
 
@@ -118,7 +117,7 @@ class Receiver(Component):
         if ev.type == "FORMAT_DESCRIPTION_EVENT" and src.pos == BINLOG_START and ch.relay and ch.relay[-1].ev is ev:
             return
         end = ch.relay_pos + ev.size
-        entry = Entry(ev, sys.intern(f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}"), ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
+        entry = Entry(ev, ch.relay_file, ch.relay_pos, end, src.file, src.end, ch.source.id, src.group_id)
         if ev.last and ev.trx is not None:
             ch.held.setdefault(entry.source, []).append(len(ch.relay))
         ch.relay.append(entry)
@@ -127,8 +126,10 @@ class Receiver(Component):
             ch.read_master_file, ch.read_master_pos = src.file, src.end
         if ev.gtid and (ev.last or (ev.idx == 0 and M.GTID_RECEIVED_AT_FIRST_EVENT in self.mutants)):
             ch.io_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid  # Gtid_IO_Pos moves only once the whole group is in
-        self.emit("relay", ch.node.id, source=ch.source.id, **MS.tagged(ch.connection), **event_fields(ev, src.group_id), file=entry.file, pos=entry.pos,
-                  master_file=src.file, master_end=src.end)
+        # emit's dict, built at once: an event queued is no statement (emit's bookkeeping), and frequent
+        self.sim.obs.append({"t": self.sim.now, "kind": "relay", "node": ch.node.id, "source": ch.source.id,
+                             **MS.tagged(ch.connection), **event_fields(ev, src.group_id), "file": entry.file,
+                             "pos": entry.pos, "master_file": src.file, "master_end": src.end})
         for hook in self.hooks.on_event_queued:
             hook(ch, src)
         limit = ch.node.runtime.get(MAX_RELAY_LOG_SIZE, 0)  # 0: max_binlog_size, which no History reaches
@@ -165,7 +166,7 @@ class Receiver(Component):
 
     def _write_own(self, ch: Channel, ev: Event, master_file: str = "") -> None:
         """An event the relay log writes itself: it moves no place in the source's binlog."""
-        entry = Entry(ev, sys.intern(f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}"), ch.relay_pos,
+        entry = Entry(ev, ch.relay_file, ch.relay_pos,
                       ch.relay_pos + ev.size, master_file, 0, ch.source.id)
         ch.relay.append(entry)
         ch.relay_pos = entry.end

@@ -21,7 +21,7 @@ class Rli(Component):
         if start < len(ch.relay):
             e = ch.relay[start]
             return e.file, e.pos
-        return f"{MS.relay_base(ch.connection)}.{ch.relay_file_no:06d}", ch.relay_pos
+        return ch.relay_file, ch.relay_pos
 
     def exec_master(self, ch: Channel) -> tuple[str, int]:
         """Relay_Master_Log_File/Exec_Master_Log_Pos: the end of the last group committed, or on a

@@ -310,24 +310,26 @@ class Source(Component):
         dump threads read what they may."""
         if not node.log_bin:
             return
+        now, file, obs = self.sim.now, node.binlog_file, self.sim.obs  # the file: it rotates only between writes
         for ev in events + ([torn] if torn else []):
             # a torn event: its header and part of its body
             end = node.binlog_pos + (ev.size // 2 if ev is torn else ev.size)
             # FDE and Rotate headers are frozen: they carry no group ID.
             gid = None if ev.type in NO_GROUP_ID else group_id
-            entry = Entry(ev, node.binlog_file, node.binlog_pos, end, group_id=gid, at=self.sim.now, torn=ev is torn)
+            entry = Entry(ev, file, node.binlog_pos, end, group_id=gid, at=now, torn=ev is torn)
             node.binlog.append(entry)
             node.binlog_pos = end
-            node.mtimes[entry.file] = self.sim.now
+            node.mtimes[file] = now
             if ev.type == "FORMAT_DESCRIPTION_EVENT":
-                node.file_start.setdefault(entry.file, len(node.binlog) - 1)
-            # a torn event does not end its group: what reads the binlog sees no group end there
-            self.emit("binlog", node.id, **{**event_fields(ev, gid), **({"last": False, "torn": True} if ev is torn else {})},
-                      file=entry.file, pos=entry.pos, end=end)
+                node.file_start.setdefault(file, len(node.binlog) - 1)
+            # a torn event does not end its group: what reads the binlog sees no group end there. (emit's
+            # dict, built at once: an event written is no statement, emit's bookkeeping, and frequent)
+            obs.append({"t": now, "kind": "binlog", "node": node.id, **event_fields(ev, gid),
+                        **({"last": False, "torn": True} if ev is torn else {}), "file": file, "pos": entry.pos, "end": end})
             if ev.gtid and ev.last and ev is not torn:
-                node.binlog_gtids[F.parse_gtid(ev.gtid)[0]] = ev.gtid
+                d, _, n = F.parse_gtid(ev.gtid)
+                node.binlog_gtids[d] = ev.gtid
                 if self.mech.gtid_seq_follows_domain:  # the domain's next local GTID follows it
-                    d, _, n = F.parse_gtid(ev.gtid)
                     node.gtid_seq[d] = max(node.gtid_seq.get(d, 0), n)
         if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
             node.group_id = group_id

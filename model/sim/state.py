@@ -4,13 +4,15 @@ with the error numbers the components share.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from replcheck.spec import formats as F
 from replcheck.spec.formats import BINLOG_START
 
 from .. import delay as D
 from .. import mechanics as X
+from .. import multisource as MS
 from .. import mutants as M
 from .. import parallel as PA
 from .. import recovery as R
@@ -210,6 +212,11 @@ class HierarchyChannel:
 class Channel(HierarchyChannel, SemiSyncChannel, ApplierState, DumpState, ReceiverState, Link):
     """The replica side of source -> node: IO thread, relay log, SQL thread, relay-log.info."""
 
+    @property
+    def relay_file(self) -> str:
+        """The relay log file the IO thread writes."""
+        return _relay_file(self.connection, self.relay_file_no)
+
 
 @dataclass
 class Server:
@@ -258,7 +265,18 @@ class BinlogState:
 
     @property
     def binlog_file(self) -> str:
-        return sys.intern(f"bin.{self.binlog_file_no:06d}")  # one string per file, not per event
+        return _binlog_file(self.binlog_file_no)
+
+
+# A log file's name, made once: one string per file, not per event, and no formatting per event.
+@lru_cache(maxsize=None)
+def _binlog_file(number: int) -> str:
+    return sys.intern(f"bin.{number:06d}")
+
+
+@lru_cache(maxsize=None)
+def _relay_file(connection: str | None, number: int) -> str:
+    return sys.intern(f"{MS.relay_base(connection)}.{number:06d}")
 
 
 @dataclass
@@ -382,6 +400,13 @@ def event_fields(ev: Event, group_id: int | None = None) -> dict:
     if ev.relay_log:
         fields["relay_log"] = True
     return fields
+
+
+def logged_again(entries: list[Entry], ict: int | None, offset: int) -> list[Event]:
+    """A replicated group's events as this server binlogs them (log_slave_updates), with its own
+    immediate commit timestamp: an event already carrying it is logged as it is, the same immutable
+    object, where a copy would cost a frozen dataclass's call per field."""
+    return [e.ev if e.ev.ict == ict and e.ev.ict_off == offset else replace(e.ev, ict=ict, ict_off=offset) for e in entries]
 
 
 def binlog_index(source: Node, file: str, pos: int) -> int:

@@ -48,22 +48,34 @@ class Status(Component):
             hook(node, fields)
         return fields
 
-    def master_status(self, node: Node, **extra: Any) -> None:
+    def master_status(self, node: Node, **extra: Any) -> dict:
         self.emit("master_status", node.id, **self._master_status_fields(node), **extra)
+        return self.sim.obs[-1]
 
     def op_show_master_status(self, node: Node, op: dict) -> None:
         self.master_status(node)
 
-    def status(self, ch: Channel) -> None:
+    def status(self, ch: Channel) -> dict:
         # emit's dict, built once: a sample is no statement (emit's bookkeeping) and the most frequent observation
-        self.sim.obs.append(self._status_fields(ch, {"t": self.sim.now, "kind": "status", "node": ch.node.id,
-                                                     **MS.tagged(ch.connection)}))
+        row = self._status_fields(ch, {"t": self.sim.now, "kind": "status", "node": ch.node.id, **MS.tagged(ch.connection)})
+        self.sim.obs.append(row)
+        return row
+
+    def shown_again(self, row: dict, ch: Channel | None) -> dict:
+        """A sample's row (of this channel's status, or of a server's if None) taken again later
+        with no event run since: the same but for what the clock moves. Its values are copies, as
+        every row's are its own."""
+        again = {**row, "t": self.sim.now}
+        if ch is not None:
+            self._clock_fields(ch, again)
+        elif again["kind"] == "server_status":
+            again["variables"] = dict(again["variables"])
+            again["slave_hosts"] = [dict(h) for h in again["slave_hosts"]]
+        return again
 
     def _status_fields(self, ch: Channel, head: dict | None = None) -> dict:
         """SHOW SLAVE STATUS of the channel, after `head`: one dict for a whole sample."""
-        waiting = ch.state == "waiting"
         state = SQL_STATES[ch.state]
-        remaining = self._remaining(ch) if waiting else None
         io = "Yes" if ch.connected else ("Connecting" if ch.io_running else "No")
         relay_file, relay_pos = self.rli.group_position(ch)
         exec_file, exec_pos = self.rli.exec_master(ch)
@@ -72,7 +84,7 @@ class Status(Component):
             "Slave_IO_Running": io,
             "Slave_SQL_Running": "Yes" if ch.sql_running else "No",
             "SQL_Delay": ch.delay,
-            "SQL_Remaining_Delay": remaining,
+            "SQL_Remaining_Delay": None,  # these two and REMAINING_DELAY: _clock_fields
             "Slave_SQL_Running_State": state,
             "Relay_Log_File": relay_file,
             "Relay_Log_Pos": relay_pos,
@@ -80,7 +92,7 @@ class Status(Component):
             "Exec_Master_Log_Pos": exec_pos,
             "Master_Log_File": ch.read_master_file,
             "Read_Master_Log_Pos": ch.read_master_pos,
-            "Seconds_Behind_Master": self._seconds_behind(ch),
+            "Seconds_Behind_Master": None,
             "Last_IO_Errno": ch.last_io_errno,
             "Last_IO_Error": ch.last_io_error,
             "Last_SQL_Errno": ch.last_sql_errno,
@@ -96,15 +108,25 @@ class Status(Component):
         if self.rule.rule == D.WL7318:
             # performance_schema.replication_applier_configuration / _status (WL#7318 F4)
             fields["DESIRED_DELAY"] = ch.delay
-            fields["REMAINING_DELAY"] = remaining
+            fields["REMAINING_DELAY"] = None
+        self._clock_fields(ch, fields)
         return fields
 
-    def server_status(self, node: Node) -> None:
+    def _clock_fields(self, ch: Channel, fields: dict) -> None:
+        """The fields of SHOW SLAVE STATUS that move with the clock alone."""
+        remaining = self._remaining(ch) if ch.state == "waiting" else None
+        fields["SQL_Remaining_Delay"] = remaining
+        fields["Seconds_Behind_Master"] = self._seconds_behind(ch)
+        if self.rule.rule == D.WL7318:
+            fields["REMAINING_DELAY"] = remaining
+
+    def server_status(self, node: Node) -> dict:
         variables = self._server_variables(node)
         hosts: list = []
         for hook in self.hooks.slave_hosts:
             hook(node, hosts)
         self.emit("server_status", node.id, variables=variables, slave_hosts=hosts)
+        return self.sim.obs[-1]
 
     def _server_variables(self, node: Node) -> dict:
         """SHOW GLOBAL STATUS and VARIABLES: what the features show, then the GTID positions."""

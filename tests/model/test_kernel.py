@@ -35,3 +35,17 @@ def test_no_component_reaches_into_another_ones_private_parts():
                 owner = node.value
                 assert isinstance(owner, ast.Name) and owner.id in ("self", "cls"), \
                     f"{path.name}:{node.lineno}: .{node.attr} of something other than self"
+
+
+def test_a_model_without_mutants_still_lets_its_mutants_note_what_it_asks():
+    """The kernel holds no mutants as an empty tuple (no hashing per test), but a set that notes each
+    mutant asked about (verify's, properties/judge.py Asked) is kept even when empty."""
+    from replcheck import systems
+    from replcheck.generate import generate
+    from replcheck.properties.judge import asking
+
+    system = asking(systems.get("model:wl344"))
+    assert not system.config.mutants
+    system.run(generate(11, 4, ("delay",)))
+    asked = {m.name for m in system.config.mutants.asked}
+    assert {"disk-full-fails-write", "gtid-received-at-first-event", "min-ack-last-slot"} <= asked  # the source's, receiver's, semi-sync's
