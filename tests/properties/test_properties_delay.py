@@ -458,6 +458,25 @@ def test_a_group_filtered_after_the_delay_change_is_not_lost(kit):
     assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, None, "B held t1 unapplied")
 
 
+@pytest.mark.parametrize("system", [W7318, "model:groupid"])
+def test_a_marked_group_the_master_withholds_after_the_delay_change_is_not_lost(kit, system):
+    # Model campaign finding (seed 500112, History 27): B held marked t1 at the change, which purged
+    # its relay log; it fetched again asking FILTER_ON_MASTER, so A never sent t1 and nothing shows it
+    history = {"header": {"schema": "replcheck.history/1", "name": "cm-withheld", "sample_every_us": 700_000, "end_us": 6 * US,
+                          "topology": {"nodes": [{"id": "A"}, {"id": "B", "variables": {"replicate_events_marked_for_skip": "FILTER_ON_SLAVE"}}],
+                                       "channels": [{"source": "A", "replica": "B", "latency_us": 1000}]}},
+               "ops": [{"at": 0, "op": "stop_slave", "node": "B", "thread": "sql"},
+                       {"at": 0, "op": "trx", "node": "A", "trx": "t1", "skip_replication": True},
+                       {"at": 450_000, "op": "stop_slave", "node": "B"}, {"at": 450_000, "op": "change_master", "node": "B", "delay": 2},
+                       {"at": 450_000, "op": "set_global", "node": "B", "variable": "replicate_events_marked_for_skip", "value": "FILTER_ON_MASTER"},
+                       {"at": 450_001, "op": "start_slave", "node": "B"}]}
+    tr = kit.run(system, history)
+    assert tr.first("relay_log_recovery", node="B") and not tr.all("filtered", node="B")
+    assert kit.verdict("WL344.CM.NO_LOSS", tr).status == PASS
+    tr.first("stmt", node="B", op="set_global")["value"] = "REPLICATE"  # then A sends t1 again: it is owed
+    assert_witness(kit.verdict("WL344.CM.NO_LOSS", tr), tr, None, "B held t1 unapplied")
+
+
 @pytest.mark.parametrize("system", [W7318, "model:mariadb-10.11"])
 def test_what_a_failover_took_from_a_replica_is_not_lost_by_its_delay_change(kit, system):
     # corpus/finding-delay-change-after-failover: R held t1 from M when the failover gave it B,
