@@ -44,6 +44,23 @@ def _binlog_starts(v: TraceView) -> dict[str, tuple[int, int]]:
     return v.memo("parallel.starts", build)
 
 
+def _binlogs_of(v: TraceView) -> dict[str, tuple[dict, dict]]:
+    """server -> (_binlog_order, _binlog_starts) as that server binlogged them: a replica's START SLAVE
+    UNTIL position is in its own source's binlog, an intermediate master's in a chain (its
+    log_slave_updates binlog numbers and offsets are not the origin's)."""
+    def build() -> dict:
+        out: dict = {}
+        for o in v.kind("binlog"):
+            if o.get("trx") is not None:
+                order, starts = out.setdefault(o["node"], ({}, {}))
+                if o.get("last"):
+                    order.setdefault(o["trx"], (F.binlog_number(o["file"]), o["end"], o["t"]))
+                if o.get("idx") == 0:
+                    starts.setdefault(o["trx"], (F.binlog_number(o["file"]), o["pos"]))
+        return out
+    return v.memo("parallel.binlogs", build)
+
+
 def _origins(v: TraceView) -> dict[str, str]:
     """trx -> the server that binlogged it first, whose binlog _binlog_order's positions are in."""
     def build() -> dict:
@@ -237,11 +254,14 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
     """A START SLAVE UNTIL run of a replica with workers: by its stop at the position every group
     written up to it is committed (skipped and filtered ones aside), and none written after it is
     committed before the SQL thread starts again."""
-    order, starts = _binlog_order(v), _binlog_starts(v)
+    by_server = _binlogs_of(v)
     for node in _parallel_nodes(v):
-        until, workers, held = None, 0, set()
+        until, workers, held, source = None, 0, set(), None
+        order, starts = _binlog_order(v), _binlog_starts(v)
         passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
         for o in v.of_node(node):
+            if o["kind"] in ("relay", "apply") and o.get("source"):
+                source = o["source"]
             if o["kind"] == "parallel":
                 workers = o.get("workers", 0)
             elif o["kind"] == "visible":
@@ -258,6 +278,8 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
                 # (none where it stays serial): `workers` is read when the run is judged
                 until = ((F.binlog_number(u["master_log_file"]), u["master_log_pos"]), u, o) \
                     if u and "master_log_file" in u else None
+                # positions as the source the replica last read from wrote them (the origin's before any)
+                order, starts = by_server[source] if source in by_server else (_binlog_order(v), _binlog_starts(v))
             elif o["kind"] == "sql_stop" and until is not None and o.get("reason") == "until" and workers:
                 owed = sorted((x for x in order if order[x][:2] <= until[0] and order[x][2] <= o["t"]
                                and x not in held and x not in passed), key=lambda x: order[x])

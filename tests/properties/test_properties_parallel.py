@@ -594,3 +594,17 @@ def test_a_format_description_sent_again_is_dated_by_its_sources_clock_when_writ
     assert lag["Seconds_Behind_Master"] == 0 and kit.verdict("PARALLEL.SBM.PENDING", tr).status == PASS
     tr.drop(tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT")[-1])  # the one read after the restart
     assert_witness(kit.verdict("PARALLEL.SBM.PENDING", tr), tr, lag, "B at 2.5 s shows Seconds_Behind_Master 0 but its workers have not committed t3")
+
+
+def test_until_positions_are_those_of_the_replicas_own_source(kit):
+    # Campaign finding (seed 500166, History 42): C replicates from B (log_slave_updates) and runs
+    # START SLAVE UNTIL bin.000001:246, inside t3 as B wrote it (124..277), A having written t3 in
+    # bin.000002: C's commit of t3 is no violation, one of t1 (B's 277..430) is
+    history = load_history(REPO / "corpus" / "finding-until-position-in-the-intermediate-masters-binlog.jsonl")
+    tr = kit.run(MARIADB, history)
+    v = kit.verdict("PARALLEL.UNTIL", tr)
+    assert v.status == PASS and v.checked
+    t3 = tr.first("visible", node="C", trx="t3")
+    t1 = {**t3, "trx": "t1", "gtid": "0-1-2"}
+    tr.obs.insert(tr.index(t3) + 1, t1)
+    assert_witness(kit.verdict("PARALLEL.UNTIL", tr), tr, t1, "C commits t1, written after its UNTIL position")
