@@ -299,3 +299,17 @@ def test_a_group_the_new_primary_skipped_by_the_dbas_counter_is_not_owed(kit):
         tr.drop(s)
     assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, tr.first("commit", node="A", trx="t1"),
                    "0-1-1 (returned on A while ON) is missing on the new primary C")
+
+
+def test_a_timeout_logged_by_the_replica_thread_names_its_own_position(kit):
+    # corpus/finding-timeout-logged-by-the-replica-thread: B, semi-sync master, applies t3 (its SQL
+    # thread waits for an ack too), is promoted and commits t5; the waits time out together and the
+    # one line names t3's end, which no client commit has. That line is t5's log.
+    tr = kit.run("model:mariadb-10.11", load_history(REPO / "corpus" / "finding-timeout-logged-by-the-replica-thread.jsonl"))
+    [t3_end] = [b["end"] for b in tr.all("binlog", node="B") if b.get("trx") == "t3" and b["last"]]
+    [line] = [o for o in tr.all("log", node="B") if o["message"].startswith("Timeout waiting")]
+    assert f"pos: {t3_end})" in line["message"]
+    assert kit.verdict("WL1720.TIMEOUT.LOG", tr).status == PASS
+    t5 = next(o for o in tr.all("commit", node="B") if o["trx"] == "t5")
+    tr.drop(line)
+    assert_witness(kit.verdict("WL1720.TIMEOUT.LOG", tr), tr, t5, "commit of t5 on B timed out with no log naming a binlog position")
