@@ -251,19 +251,27 @@ def statement_commit(ctx: Ctx) -> bool:
 def restored_during_wait(ctx: Ctx) -> bool:
     """The node was restored from a donor's backup while the transaction's commit waited there for its
     ack; or the difference is the donor's SHOW BINLOG INFO FOR such a restored node, which asks for the
-    group its backup ended at (another group, perhaps purged: 1220)."""
+    group its backup ended at (another group, perhaps purged: 1220); or a later failover elected another
+    node in the two Traces, one of them such a restored node: the election weighs what each candidate
+    holds, and the backup gave the restored node another position under each wait point."""
     left, right, aspect, node, subject = ctx
 
     def waiting(f, donor: str, trx: str, t: int) -> bool:
         written = [e["t"] for e in f.binlog.get((donor, trx), ())]
         return bool(written) and min(written) <= t < f.commits.get((donor, trx), -1)
 
+    def restored_in_wait(f, t: int, donor: str) -> bool:
+        return any(d == donor and waiting(f, donor, trx, t) for d, trx in f.binlog)
+
+    elected = {p for a, b in zip(left.promotions, right.promotions) if a != b for p in (a, b)}
     for f in (left, right):
         for n, t, donor in f.restores:
             if aspect == "stmt" and node == donor and subject.startswith("show_binlog_info "):
-                if any(d == donor and waiting(f, donor, trx, t) for d, trx in f.binlog):
+                if restored_in_wait(f, t, donor):
                     return True
             elif n == node and waiting(f, donor, subject, t):
+                return True
+            elif any(p == n and te > t for te, p in elected) and restored_in_wait(f, t, donor):
                 return True
     return False
 

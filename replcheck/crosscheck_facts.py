@@ -42,6 +42,7 @@ class Facts:
     restores: frozenset[tuple[str, int, str]] = frozenset()  # (node, when, donor) of each restore from a backup
     io_stops: frozenset[tuple[str, int, int]] = frozenset()  # (node, began, returned) of each STOP SLAVE that stopped its IO thread
     no_slave_off: frozenset[str] = frozenset()  # nodes whose semi-sync master switched OFF for want of a semi-sync slave
+    promotions: tuple[tuple[int, str], ...] = ()  # (when, node) of each promotion by a failover, in order
 
 
 def facts(header: dict, obs: list[dict]) -> Facts:
@@ -56,6 +57,7 @@ def facts(header: dict, obs: list[dict]) -> Facts:
     untils: list[tuple[str, int]] = []
     halts: list[tuple[str, int]] = []
     restores, io_stops = set(), set()
+    promotions: list[tuple[int, str]] = []
     cuts: dict[str, list[tuple]] = {}
     appliers: dict[str, list[tuple]] = {}
     applier_stmts, unknown_stmts = set(), set()
@@ -123,6 +125,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                 halts.append((node, o["t"]))
         elif k == "restore":
             restores.add((node, o["t"], o.get("donor", "")))
+        elif k == "promoted":
+            promotions.append((o["t"], node))
         elif k == "io_cut":
             if o.get("then") == "stop":
                 cuts.setdefault(node, []).append((o["t"], o.get("master_log_file"), o.get("master_log_pos")))
@@ -151,7 +155,8 @@ def facts(header: dict, obs: list[dict]) -> Facts:
                  frozenset((n, tuple(ts)) for n, ts in cuts.items()), frozenset(as_replica),
                  tuple(untils), frozenset((n, tuple(a)) for n, a in appliers.items()), frozenset(applier_stmts),
                  frozenset((n, tuple(e)) for n, e in refused.items()), frozenset(gtid_asks), frozenset(clock_steps),
-                 frozenset(unknown_stmts), tuple(halts), frozenset(restores), frozenset(io_stops), frozenset(no_slave_off))
+                 frozenset(unknown_stmts), tuple(halts), frozenset(restores), frozenset(io_stops), frozenset(no_slave_off),
+                 tuple(promotions))
 
 
 @dataclass(frozen=True)

@@ -84,3 +84,17 @@ def test_a_server_restored_during_a_wait_under_after_sync_may_never_get_the_tran
     found = {(d.aspect, d.node, d.subject): (d.expected, d.rule) for d in crosscheck.compare(left, right)}
     assert found[("data", "A", "t9")] == (True, "semisync.backup-during-wait")
     assert all(expected for expected, _ in found.values()), found
+
+
+def test_a_server_restored_during_a_wait_may_be_elected_in_one_trace_only():
+    # corpus/finding-restore-during-wait-elects-another: A is restored from B while t3 waits for its
+    # ack there; B crashes and a failover elects the most advanced replica. Under AFTER_COMMIT A's
+    # backup holds t3 and A is promoted, under AFTER_SYNC C is: their failover statements differ
+    h = load_history(REPO / "corpus" / "finding-restore-during-wait-elects-another.jsonl")
+    left, right = (crosscheck.facts(*systems.get(s).run(h)) for s in ("model:wl7318", "model:groupid"))
+    assert left.promotions[-1][1] == "C" and right.promotions[-1][1] == "A"
+    found = {(d.aspect, d.node, d.subject): (d.expected, d.rule) for d in crosscheck.compare(left, right)}
+    assert found[("stmt", "A", "change_master #2")] == (True, "semisync.backup-during-wait")
+    assert found[("stmt", "C", "stop_slave #1")] == (True, "semisync.backup-during-wait")
+    assert all(expected for expected, _ in found.values()), found
+    assert not crosscheck_conditions.restored_during_wait((left, left, "stmt", "C", "stop_slave #1"))
