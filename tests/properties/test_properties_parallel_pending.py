@@ -81,3 +81,18 @@ def test_a_read_after_a_commit_stamped_ahead_counts_the_lag_again(kit):
     assert kit.verdict(VALUE, tr).status == PASS
     lag["Seconds_Behind_Master"] = 6
     assert_witness(kit.verdict(VALUE, tr), tr, lag, "B at 4.2 s shows Seconds_Behind_Master 6")
+
+
+def test_a_format_description_read_after_a_restart_starts_the_count_from_its_binlogs_start(kit):
+    """Parallel-family finding (seed 500079, History 30, shrunk): B crashes and restarts as A writes
+    t1; its IO thread connects by position inside bin.000001, so A sends that binlog's format
+    description again (log_pos 0, dated its start, 0 s), then t1 (2 s), 1 s at a worker. The restart
+    left last_master_timestamp 0: the format description sets it and ends "caught up", so t1's read
+    moves nothing (slave.cc, exec_relay_log_event, MDEV-30619) and B counts from 0 s while t1
+    executes. Counted from a later moment than the format description's date, the lag is too much."""
+    tr = kit.run(MARIADB, _corpus("finding-parallel-lag-format-description-read-after-a-restart"))
+    fde = tr.all("apply", node="B", type="FORMAT_DESCRIPTION_EVENT")[-1]
+    lag = next(s for s in tr.all("status", node="B") if s["t"] > fde["t"] and s["Seconds_Behind_Master"])
+    assert fde["when"] % 100 == 0 and kit.verdict(VALUE, tr).status == PASS
+    lag["Seconds_Behind_Master"] += 2
+    assert_witness(kit.verdict(VALUE, tr), tr, lag, f"B at {lag['t'] / 1e6:g} s shows Seconds_Behind_Master {lag['Seconds_Behind_Master']}")
