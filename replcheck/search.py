@@ -287,12 +287,21 @@ def shared(tasks: list[Task]) -> dict[Task, Task]:
     """Each task and the first of those whose searches are the same: a model's searches depend on
     its Config and what it declares (which violations fail them), not its name (model:groupid and
     model:wl344 differ by name alone), so each is run once."""
-    first: dict[tuple, Task] = {}
+    def same(a: Task, b: Task) -> bool:
+        x, y = systems.get(a.system), systems.get(b.system)
+        return (replace(a, system="") == replace(b, system="") and systems.same_runs(x, y)
+                and x.declares.expected_violations.keys() == y.declares.expected_violations.keys())
+
+    firsts: list[Task] = []
     out = {}
     for t in tasks:
-        system = systems.get(t.system)
-        what = (_key(system, "", 0)[0], tuple(sorted(system.declares.expected_violations)), replace(t, system=""))
-        out[t] = first.setdefault(what, t) if system.kind == "model" else t
+        if systems.get(t.system).kind != "model":
+            out[t] = t
+        elif (first := next((f for f in firsts if same(f, t)), None)) is not None:
+            out[t] = first
+        else:
+            out[t] = t
+            firsts.append(t)
     return out
 
 

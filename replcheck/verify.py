@@ -45,10 +45,10 @@ class Judged(dict):
         system = systems.get(name)
         simulated = isinstance(system, systems.ModelSystem)  # another System (a server, a test's) only runs
         base = systems.get(system.declares.base) if simulated and system.kind == "mutant" and system.declares.base else None
-        twin = next((n for n in list(self) if systems.same_runs(systems.get(n), system)), None)
         if isinstance(base, systems.ModelSystem) and base.kind == "model" and self.runs_as(system, base):
             j = self[base.name].of(system, config=system.config.as_dict())
-        elif twin:  # a model of another's Config (model:groupid, model:wl344) is that run renamed
+        elif twin := next((n for n in list(self) if systems.same_runs(systems.get(n), system)), None):
+            # a model of another's Config (model:groupid, model:wl344) is that run renamed
             j = self[twin].of(system)
             self.asked[name] = self.asked.get(twin, set())
         elif simulated and system.kind == "model":
