@@ -34,7 +34,7 @@ def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str
         # a polled server's binlog rows do not show the flag: its client's commit does
         marked = {c.get("trx") for c in v.kind("commit") if c["node"] == source and c.get("skip_replication")}
         before, last = {}, {}
-        for o in v.of_node(source):
+        for o in v.of_node(source, "restore", "stmt", "binlog"):  # what else the source did leaves its binlog as it is
             if starts_new_binlog(o):  # a GTID logged after RESET MASTER follows none before it
                 last = {}
             g = _gtid(o) if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost else None

@@ -489,13 +489,14 @@ def gtid_current_pos(v: TraceView, check: Check) -> None:
     for o in v.kind("server_status"):
         var = o.get("variables", {})
         if "gtid_current_pos" in var and "gtid_binlog_pos" in var and "gtid_slave_pos" in var:
-            shown = (var["gtid_binlog_pos"], var["gtid_slave_pos"], server_id(v, o["node"]))
+            # by node: its server_id is looked up only for positions it did not show before
+            binlog, slave, node = var["gtid_binlog_pos"], var["gtid_slave_pos"], o["node"]
             try:
-                want = wanted[shown]
+                want = wanted[binlog, slave, node]
             except KeyError:
-                want = wanted[shown] = _current_shown(*shown)
+                want = wanted[binlog, slave, node] = _current_shown(binlog, slave, server_id(v, node))
             except TypeError:  # not a position at all (a list, say): nothing to remember
-                want = _current_shown(*shown)
+                want = _current_shown(binlog, slave, server_id(v, node))
             check.judge(var["gtid_current_pos"] == want, lambda: f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
 
 
