@@ -248,6 +248,12 @@ class SemiSyncIndex:
         return lines
 
     @cached_property
+    def ever_enabled(self) -> frozenset[str]:
+        """The nodes whose semi-sync master is enabled at some point of the Trace (by their
+        configuration, a restart's or a SET GLOBAL): on no other does anything wait for an ack."""
+        return frozenset(n for n, lines in self.vars.items() if any(lines["rpl_semi_sync_master_enabled"].values))
+
+    @cached_property
     def relayed(self) -> dict[str, dict[str, Reach]]:
         """Per master, per replica: its relay log's positions in that master's binlog. Found at the
         first ask: only a commit that had to wait, or an ack, asks (most Traces have none)."""
