@@ -35,9 +35,11 @@ def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str
         marked = {c.get("trx") for c in v.kind("commit") if c["node"] == source and c.get("skip_replication")}
         before, last = {}, {}
         for o in v.of_node(source, "restore", "stmt", "binlog"):  # what else the source did leaves its binlog as it is
-            if starts_new_binlog(o):  # a GTID logged after RESET MASTER follows none before it
-                last = {}
-            g = _gtid(o) if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost else None
+            if o["kind"] != "binlog":
+                if starts_new_binlog(o):  # a GTID logged after RESET MASTER follows none before it
+                    last = {}
+                continue
+            g = _gtid(o) if o.get("last") and o["_line"] not in lost else None
             if unmarked and g is not None and (o.get("skip_replication") or o.get("trx") in marked):
                 continue
             if g is not None and o["gtid"] not in before:

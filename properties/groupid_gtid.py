@@ -154,7 +154,8 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         # the skip, sql/slave.cc): a group read, rolled back by a stop and skipped after a load shows
         if kind in ("apply", "skip") and o.get("idx") == 0 and o.get("gtid"):
             read_at[o["gtid"]] = o["_line"]
-        counted = kind in ("binlog", "visible", "filtered") or (
+        # of a binlog, only a group's last event moves a position (most of its events are not)
+        counted = kind in ("visible", "filtered") or (kind == "binlog" and o.get("last")) or (
             kind == "skip" and o.get("reason") == "sql_slave_skip_counter" and group_skipped(o))
         g = _parsed(gtid_of, o.get("gtid")) if counted else None
         if g is not None:
