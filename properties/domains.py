@@ -34,10 +34,12 @@ def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str
         # a polled server's binlog rows do not show the flag: its client's commit does
         marked = {c.get("trx") for c in v.kind("commit") if c["node"] == source and c.get("skip_replication")}
         before, last = {}, {}
-        for o in v.of_node(source):
-            if starts_new_binlog(o):  # a GTID logged after RESET MASTER follows none before it
-                last = {}
-            g = _gtid(o) if o["kind"] == "binlog" and o.get("last") and o["_line"] not in lost else None
+        for o in v.of_node(source, "restore", "stmt", "binlog"):  # what else the source did leaves its binlog as it is
+            if o["kind"] != "binlog":
+                if starts_new_binlog(o):  # a GTID logged after RESET MASTER follows none before it
+                    last = {}
+                continue
+            g = _gtid(o) if o.get("last") and o["_line"] not in lost else None
             if unmarked and g is not None and (o.get("skip_replication") or o.get("trx") in marked):
                 continue
             if g is not None and o["gtid"] not in before:
@@ -45,6 +47,10 @@ def _source_order(v: TraceView, source: str, unmarked: bool = False) -> dict[str
                 last[g[0]] = o["gtid"]
         return before
     return v.memo(f"domains.order.{source}.{unmarked}", build)
+
+
+# what connect_no_loss follows of a node
+_NO_LOSS_KINDS = frozenset({"connect", "restore", "relay", "visible", "binlog", "skip", "filtered"})
 
 
 @checks("DOMAIN.CONNECT.NO_LOSS")
@@ -83,6 +89,8 @@ def connect_no_loss(v: TraceView, check: Check) -> None:
             dropped |= _gtids_of(v, kept_out(v, node))
         for o in v.of_node(node):
             kind = o["kind"]
+            if kind not in _NO_LOSS_KINDS:  # a sample, say (half of what a node has): it moves nothing here
+                continue
             if kind == "connect":  # the IO thread asks its source to filter marked events as it connects
                 by_gtid, source = o.get("by") == "gtid" and o.get("errno") is None, o["source"]
                 on_master = on_master_at(v, node, o["_line"])

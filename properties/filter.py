@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
+from functools import cache
 
 from replcheck.spec import formats as F
 
@@ -108,8 +109,11 @@ def kept_out(v: TraceView, node: str) -> frozenset[str]:
         # every commit that names its table: one that returned an error may still have been binlogged
         # (a shutdown while it waited for its semi-sync ack: 1053) and replicated
         tables = v.memo("filter.tables", lambda: {c["trx"]: c for c in v.kind("commit") if c.get("table") and c.get("trx")})
-        return frozenset({trx for trx, c in tables.items()
-                          if any(excluded(s, c["table"], bool(c.get("skip_replication"))) for s in seen)} | domain_dropped(v, node))
+
+        @cache  # a History's commits name a few tables: each judged once
+        def kept(table: str, marked: bool) -> bool:
+            return any(excluded(s, table, marked) for s in seen)
+        return frozenset({trx for trx, c in tables.items() if kept(c["table"], bool(c.get("skip_replication")))} | domain_dropped(v, node))
     return v.memo(("filter.kept_out", node), build)
 
 

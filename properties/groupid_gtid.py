@@ -154,7 +154,8 @@ def _position_changes(v: TraceView, node: str, own_too: bool) -> tuple[list[int]
         # the skip, sql/slave.cc): a group read, rolled back by a stop and skipped after a load shows
         if kind in ("apply", "skip") and o.get("idx") == 0 and o.get("gtid"):
             read_at[o["gtid"]] = o["_line"]
-        counted = kind in ("binlog", "visible", "filtered") or (
+        # of a binlog, only a group's last event moves a position (most of its events are not)
+        counted = kind in ("visible", "filtered") or (kind == "binlog" and o.get("last")) or (
             kind == "skip" and o.get("reason") == "sql_slave_skip_counter" and group_skipped(o))
         g = _parsed(gtid_of, o.get("gtid")) if counted else None
         if g is not None:
@@ -489,13 +490,14 @@ def gtid_current_pos(v: TraceView, check: Check) -> None:
     for o in v.kind("server_status"):
         var = o.get("variables", {})
         if "gtid_current_pos" in var and "gtid_binlog_pos" in var and "gtid_slave_pos" in var:
-            shown = (var["gtid_binlog_pos"], var["gtid_slave_pos"], server_id(v, o["node"]))
+            # by node: its server_id is looked up only for positions it did not show before
+            binlog, slave, node = var["gtid_binlog_pos"], var["gtid_slave_pos"], o["node"]
             try:
-                want = wanted[shown]
+                want = wanted[binlog, slave, node]
             except KeyError:
-                want = wanted[shown] = _current_shown(*shown)
+                want = wanted[binlog, slave, node] = _current_shown(binlog, slave, server_id(v, node))
             except TypeError:  # not a position at all (a list, say): nothing to remember
-                want = _current_shown(*shown)
+                want = _current_shown(binlog, slave, server_id(v, node))
             check.judge(var["gtid_current_pos"] == want, lambda: f"{o['node']}: gtid_current_pos {var['gtid_current_pos']!r}, expected {want!r}", o)
 
 

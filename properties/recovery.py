@@ -133,12 +133,13 @@ def binlogged_since_restore(v: TraceView, node: str) -> frozenset[str]:
         out: dict[str, int | None] = {}  # trx -> its GTID domain
         lost = lost_lines(v)
         for o in v.of_node(node, "restore", "stmt", "binlog"):  # what else the node did leaves its binlog as it is
-            if starts_new_binlog(o):
+            if o["kind"] == "binlog":  # most of them: no statement test needed
+                if o.get("trx") is not None and o.get("last") and o["_line"] not in lost:
+                    out[o["trx"]] = (_mariadb_gtid(o.get("gtid")) or (None,))[0]
+            elif starts_new_binlog(o):
                 out = {}
             elif dropped := deleted_domains(o):
                 out = {trx: d for trx, d in out.items() if d not in dropped}
-            elif o["kind"] == "binlog" and o.get("trx") is not None and o.get("last") and o["_line"] not in lost:
-                out[o["trx"]] = (_mariadb_gtid(o.get("gtid")) or (None,))[0]
         return frozenset(out)
     return v.memo(("recovery.binlogged_since_restore", node), build)
 

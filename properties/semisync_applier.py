@@ -58,6 +58,8 @@ def _by(waits: list[dict], *fields: str) -> dict:
 def _waits(v: TraceView, ix: SemiSyncIndex) -> list[dict]:
     res = v.resolution_us
     out = []
+    if not ix.ever_enabled:  # no SQL thread's commit waits then
+        return out
     for b in _applied(v):
         node, gtid, bkey = b["node"], b["gtid"], line_key(b)
         if node not in ix.vars or not ix.var(node, "rpl_semi_sync_master_enabled", bkey):

@@ -57,22 +57,24 @@ def yes_and_no_counted_exactly(v: TraceView, check: Check) -> None:
         if "Rpl_semi_sync_master_yes_tx" not in counters:
             continue
         node, key = o["node"], (o["t"], o["_line"])
-        node_resets = resets.get(node, ())
-        n_resets = keys_before(node_resets, key)
-        since = node_resets[n_resets - 1] if n_resets else (-1, -1)
-        # A sampled trace: the server counts a commit when it releases it, a little before the
-        # client sees it return, so commits returned within the resolution after may be counted;
-        # and the sample is stamped after the counters were read, so those returned within the
-        # resolution before may not be yet.
-        soon = (key[0] + v.resolution_us, 2**62) if v.resolution_us else key
-        sure = (key[0] - v.resolution_us, -1) if v.resolution_us else key
-        keys, lows, highs = counted.get(node, empty)
-        first = bisect_right(keys, since)
-        (lo_yes, lo_no), (hi_yes, hi_no) = lows[max(bisect_left(keys, sure), first)], highs[max(bisect_left(keys, soon), first)]
-        lo_yes, lo_no, hi_yes, hi_no = lo_yes - lows[first][0], lo_no - lows[first][1], hi_yes - highs[first][0], hi_no - highs[first][1]
-        if node in applied_of:
-            (more_lo_yes, more_lo_no), (more_hi_yes, more_hi_no) = counted_by(applied_of[node], node, since, sure, soon)
-            lo_yes, lo_no, hi_yes, hi_no = lo_yes + more_lo_yes, lo_no + more_lo_no, hi_yes + more_hi_yes, hi_no + more_hi_no
+        lo_yes = lo_no = hi_yes = hi_no = 0  # a node nothing is counted on (most): both counters stay 0
+        if node in counted or node in applied_of:
+            node_resets = resets.get(node, ())
+            n_resets = keys_before(node_resets, key)
+            since = node_resets[n_resets - 1] if n_resets else (-1, -1)
+            # A sampled trace: the server counts a commit when it releases it, a little before the
+            # client sees it return, so commits returned within the resolution after may be counted;
+            # and the sample is stamped after the counters were read, so those returned within the
+            # resolution before may not be yet.
+            soon = (key[0] + v.resolution_us, 2**62) if v.resolution_us else key
+            sure = (key[0] - v.resolution_us, -1) if v.resolution_us else key
+            keys, lows, highs = counted.get(node, empty)
+            first = bisect_right(keys, since)
+            (lo_yes, lo_no), (hi_yes, hi_no) = lows[max(bisect_left(keys, sure), first)], highs[max(bisect_left(keys, soon), first)]
+            lo_yes, lo_no, hi_yes, hi_no = lo_yes - lows[first][0], lo_no - lows[first][1], hi_yes - highs[first][0], hi_no - highs[first][1]
+            if node in applied_of:
+                (more_lo_yes, more_lo_no), (more_hi_yes, more_hi_no) = counted_by(applied_of[node], node, since, sure, soon)
+                lo_yes, lo_no, hi_yes, hi_no = lo_yes + more_lo_yes, lo_no + more_lo_no, hi_yes + more_hi_yes, hi_no + more_hi_no
         yes, no = counters["Rpl_semi_sync_master_yes_tx"], counters["Rpl_semi_sync_master_no_tx"]
         ok = lo_yes <= yes <= hi_yes and lo_no <= no <= hi_no
         check.judge(ok, "" if ok else _count_message(o, (yes, no), (lo_yes, lo_no), (hi_yes, hi_no)), o)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from functools import cached_property
 from operator import itemgetter
 from typing import Iterable
 from replcheck.spec import formats as F
@@ -134,14 +135,6 @@ class SemiSyncIndex:
         # RESET MASTER starts a master's binlog names and positions over: a place is qualified by
         # how many resets came before it, so that an ack of the old binlog acknowledges nothing new
         self.resets: dict[str, list] = _keys_by_node(new_binlogs)
-        # per master, per replica: its relay log's and its acks' positions in that master's binlog
-        self.relayed: dict[str, dict[str, Reach]] = {}
-        # a master sees its replicas alike, whatever name the replica gives the connection to it
-        for r in _with_named(v, "relay"):
-            if end := r.get("master_end"):
-                source = r["source"]
-                pos = self.place(source, r["master_file"], end, (r["t"], r["_line"])) if source in self.resets else (r["master_file"], end)
-                _reach(self.relayed, source, r["node"], res).add(pos, r)
         self.io_stops: dict[str, list] = {}  # per replica, keys of its IO thread's stops: STOP SLAVE [IO_THREAD], crash, shutdown
         spans: dict[str, list] = {}  # per replica, (begin, end) of those stops
         for o in io_stop_stmts:
@@ -159,6 +152,7 @@ class SemiSyncIndex:
         # Ack_receiver::remove_slave, sql/semisync_master_ack_receiver.cc). On 10.11.19 an ack of
         # (bin.000002, 845) passed on 4 ms into B's STOP SLAVE was not: A timed out on 845,
         # "semi-sync up to ... position 609". Such acks are in `acked` but not in `surely_acked`.
+        # Per master, per replica: its acks' positions in that master's binlog (`relayed`: its relay log's).
         self.acked: dict[str, dict[str, Reach]] = {}
         self.surely_acked: dict[str, dict[str, Reach]] = {}
         for a in _with_named(v, "ack"):
@@ -252,6 +246,25 @@ class SemiSyncIndex:
                 line.values.append(o["variables"][STATUS])
                 self.shown[o["node"]].append(o)
         return lines
+
+    @cached_property
+    def ever_enabled(self) -> frozenset[str]:
+        """The nodes whose semi-sync master is enabled at some point of the Trace (by their
+        configuration, a restart's or a SET GLOBAL): on no other does anything wait for an ack."""
+        return frozenset(n for n, lines in self.vars.items() if any(lines["rpl_semi_sync_master_enabled"].values))
+
+    @cached_property
+    def relayed(self) -> dict[str, dict[str, Reach]]:
+        """Per master, per replica: its relay log's positions in that master's binlog. Found at the
+        first ask: only a commit that had to wait, or an ack, asks (most Traces have none)."""
+        out: dict[str, dict[str, Reach]] = {}
+        # a master sees its replicas alike, whatever name the replica gives the connection to it
+        for r in _with_named(self.v, "relay"):
+            if end := r.get("master_end"):
+                source = r["source"]
+                pos = self.place(source, r["master_file"], end, (r["t"], r["_line"])) if source in self.resets else (r["master_file"], end)
+                _reach(out, source, r["node"], self.v.resolution_us).add(pos, r)
+        return out
 
     def relayed_at(self, master: str, replica: str, pos: tuple[str, int]) -> list[tuple[int, int]]:
         """Keys of the replica's relay observations of that place in master's binlog, in trace order."""
