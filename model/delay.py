@@ -8,7 +8,8 @@ what the SQL thread's state strings are, and whether a MASTER_DELAY value is acc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import attrgetter
 
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
 
@@ -63,6 +64,18 @@ class Event:
     # copy of the source's format description): never received from the source
     relay_log: bool = False
     until_reached: bool = False  # GTID_LIST_EVENT only: MariaDB's FLAG_UNTIL_REACHED, the dump's last event
+
+    def restamped(self, ict: int | None, ict_off: int) -> "Event":
+        """This event with another immediate commit timestamp, as a replica logs it again: made from
+        its values read at once, where dataclasses.replace reads and passes them field by field."""
+        values = list(_VALUES(self))
+        values[_ICT], values[_ICT_OFF] = ict, ict_off
+        return Event(*values)
+
+
+_NAMES = [f.name for f in fields(Event)]
+_VALUES = attrgetter(*_NAMES)
+_ICT, _ICT_OFF = _NAMES.index("ict"), _NAMES.index("ict_off")
 
 
 # MariaDB's parser takes MASTER_DELAY as ulong_num: a plain, hexadecimal, decimal or float literal,

@@ -13,7 +13,7 @@ from fnmatch import fnmatchcase
 
 # The tables, the commit's fields and the variables' names are the Trace's vocabulary, shared with
 # the harness; the simulator reads them here with the rules.
-from replcheck.spec.vocabulary import MARKED, commit_fields, configured, table_of  # noqa: F401
+from replcheck.spec.vocabulary import MARKED, REPLICA_RULES, commit_fields, configured, table_of  # noqa: F401
 
 REPLICATE, FILTER_ON_SLAVE, FILTER_ON_MASTER = "REPLICATE", "FILTER_ON_SLAVE", "FILTER_ON_MASTER"
 SKIP_REPLICATION = "skip_replication"  # why a replica ignores a marked event
@@ -71,6 +71,8 @@ def replica_filter(variables: dict, table: str, skip: bool) -> str | None:
     wild rules by LIKE pattern; with a do rule and no match the table is filtered)."""
     if skip and marked(variables) != REPLICATE:
         return SKIP_REPLICATION
+    if variables.keys().isdisjoint(REPLICA_RULES):  # no rule set, as on most replicas: every table applies
+        return None
     db, name = table.split(".")[0], table
     if not _db_ok(db, _names(variables, "replicate_do_db"), _names(variables, "replicate_ignore_db")):
         return "replicate_do_db" if _names(variables, "replicate_do_db") else "replicate_ignore_db"

@@ -37,15 +37,16 @@ class RelayLogInfo:
     def encode(self) -> str:
         """The content in this info's format, without garbage; see overwrite() for what lands on disk.
         A pre-WL#344 server writes the old format, which has no count line and no delay."""
-        fields = (self.relay_log_name, self.relay_log_pos, self.master_log_name, self.master_log_pos)
-        if not self.old_format:
-            fields = (NEW_FORMAT_FIELDS, *fields, self.delay)
-        return "".join(f"{f}\n" for f in fields)
+        lines = f"{self.relay_log_name}\n{self.relay_log_pos}\n{self.master_log_name}\n{self.master_log_pos}\n"
+        return lines if self.old_format else f"{NEW_FORMAT_FIELDS}\n{lines}{self.delay}\n"
 
 
 def overwrite(old_content: str, info: RelayLogInfo) -> str:
     """What the file holds after writing `info` in place over `old_content` without truncating."""
-    new = info.encode().encode("utf-8", "surrogateescape")
+    written = info.encode()
+    if written.isascii() and old_content.isascii():  # as nearly always: a character is a byte, the strings overlay as the bytes do
+        return written + old_content[len(written):]
+    new = written.encode("utf-8", "surrogateescape")
     old = old_content.encode("utf-8", "surrogateescape")
     return (new + old[len(new):]).decode("utf-8", "surrogateescape")  # bytes, as the file holds them
 

@@ -301,7 +301,7 @@ class Source(Component):
         # A rotation syncs (the model's simplification: a machine crash never removes a binlog
         # file, only the unsynced tail of the last one).
         self._sync_binlog(node)
-        self._publish(node)
+        self._publish(node, self.durability(node)[0])
 
     def write_binlog(self, node: Node, events: list[Event], group_id: int | None = None, sync: bool = True,
                       torn: Event | None = None) -> None:
@@ -334,9 +334,10 @@ class Source(Component):
         if group_id:  # the in-memory group_id follows the binlog: issued here, or the THD's
             node.group_id = group_id
         node.writes_since_sync += 1
-        if sync and R.syncs_now(self.durability(node)[0], node.writes_since_sync):
+        sync_binlog = self.durability(node)[0]  # read once: the sync and the publish both follow it
+        if sync and R.syncs_now(sync_binlog, node.writes_since_sync):
             self._sync_binlog(node)
-        self._publish(node)
+        self._publish(node, sync_binlog)
 
     def durability(self, node: Node) -> tuple[int, int]:
         """sync_binlog and innodb_flush_log_at_trx_commit (my.cnf, or the model's defaults in
@@ -350,11 +351,11 @@ class Source(Component):
             last = node.binlog[-1]
             self.emit("binlog_sync", node.id, file=last.file, end=last.end)
 
-    def _publish(self, node: Node) -> None:
+    def _publish(self, node: Node, sync_binlog: int) -> None:
         """The dump threads may read up to the synced end when sync_binlog = 1, up to the written end
         otherwise; never a torn event."""
         end = len(node.binlog)
-        if R.dump_reads_synced_only(self.durability(node)[0]) and M.SEND_BEFORE_SYNC not in self.mutants:
+        if R.dump_reads_synced_only(sync_binlog) and M.SEND_BEFORE_SYNC not in self.mutants:
             end = node.synced
         if end and node.binlog[end - 1].torn:
             end -= 1

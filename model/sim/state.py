@@ -4,7 +4,7 @@ with the error numbers the components share.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from replcheck.spec import formats as F
@@ -406,7 +406,7 @@ def logged_again(entries: list[Entry], ict: int | None, offset: int) -> list[Eve
     """A replicated group's events as this server binlogs them (log_slave_updates), with its own
     immediate commit timestamp: an event already carrying it is logged as it is, the same immutable
     object, where a copy would cost a frozen dataclass's call per field."""
-    return [e.ev if e.ev.ict == ict and e.ev.ict_off == offset else replace(e.ev, ict=ict, ict_off=offset) for e in entries]
+    return [e.ev if e.ev.ict == ict and e.ev.ict_off == offset else e.ev.restamped(ict, offset) for e in entries]
 
 
 def binlog_index(source: Node, file: str, pos: int) -> int:
