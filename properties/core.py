@@ -146,7 +146,7 @@ class Property:
         return {}
 
     def run(self, view: "TraceView") -> Verdict:
-        if self.needs and (blind := self._blind(view)):  # most need nothing: no call for them
+        if self.needs and (blind := self._blind(view.unobserved)):  # most need nothing: no call for them
             return blind
         check = Check(self.requirement, self.evidence)
         self.fn(view, check)
@@ -165,12 +165,16 @@ class Property:
 
     def unexercised(self, view: "TraceView") -> Verdict:
         """Its verdict on a Trace with none of its `kinds`, without running it: what `run` gives."""
-        return self._blind(view) or self._not_exercised
+        return self.unexercised_unseen(view.unobserved)
 
-    def _blind(self, view: "TraceView") -> Verdict | None:
-        if self.needs and not view.unobserved.isdisjoint(self.needs):
+    def unexercised_unseen(self, unobserved: frozenset[str]) -> Verdict:
+        """`unexercised` on a Trace whose system cannot observe `unobserved`: all it depends on."""
+        return self._blind(unobserved) or self._not_exercised
+
+    def _blind(self, unobserved: frozenset[str]) -> Verdict | None:
+        if self.needs and not unobserved.isdisjoint(self.needs):
             # the system cannot see them: judging their absence would be a false verdict
-            missing = [k for k in self.needs if k in view.unobserved]
+            missing = [k for k in self.needs if k in unobserved]
             return Verdict(self.requirement, NOT_EXERCISED, 0, (Witness(f"the trace does not observe {', '.join(missing)}"),),
                            self.evidence)
         return None

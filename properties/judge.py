@@ -7,13 +7,14 @@ contract's (replcheck.spec.contract), which systems import without this layer.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from importlib import import_module
 from typing import Iterable
 
 from replcheck.spec.contract import NOTHING, Declarations, System, Trace
 from replcheck.spec.features import feature_names
 
-from .core import PROPERTIES, VIOLATED, TraceView, Verdict
+from .core import PROPERTIES, VIOLATED, Property, TraceView, Verdict
 from .expect import judge_expectations, polled
 
 # Every feature's trace properties, registered by importing its module (properties/<feature>.py):
@@ -35,6 +36,25 @@ def exercisable(view: TraceView) -> frozenset[int]:
     """The places in PROPERTIES of the properties that may judge an instance of this Trace; every
     other one's verdict is not_exercised (Property.unexercised)."""
     return _ANY_TRACE.union(*(_BY_KIND[k] for k in view.present if k in _BY_KIND))
+
+
+@lru_cache(maxsize=1024)  # a campaign's Traces hold a few hundred sets of kinds at most
+def _plan(run: frozenset[int], unobserved: frozenset[str], wanted: frozenset[str] | None
+          ) -> tuple[tuple[Verdict | None, ...], tuple[tuple[int, Property], ...]]:
+    """The verdicts of a Trace with these exercisable properties (`run`) and unobserved kinds, in
+    PROPERTIES' order of the `wanted` requirements' (all, for None), with None in the place of each
+    property to run, and those (place, property): a Trace's unexercised verdicts are the same as its
+    kinds' and made once for them, and the judge loops over the properties it runs alone."""
+    verdicts, due = [], []
+    for i, p in enumerate(PROPERTIES):
+        if wanted is not None and p.requirement not in wanted:
+            continue
+        if i in run:
+            due.append((len(verdicts), p))
+            verdicts.append(None)
+        else:
+            verdicts.append(p.unexercised_unseen(unobserved))
+    return tuple(verdicts), tuple(due)
 
 
 @dataclass(frozen=True)
@@ -99,9 +119,11 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     view = None
     try:
         view = TraceView(*trace, numbered)
-        run = exercisable(view)
-        verdicts = tuple(p.run(view) if i in run else p.unexercised(view)
-                         for i, p in enumerate(PROPERTIES) if wanted is None or p.requirement in wanted)
+        unexercised, due = _plan(exercisable(view), view.unobserved, wanted)
+        found = list(unexercised)
+        for i, p in due:
+            found[i] = p.run(view)
+        verdicts = tuple(found)
     finally:
         for o in numbered:
             del o["_line"]
@@ -110,8 +132,9 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     return Judgement(system or trace.header.get("system", ""), trace, verdicts, declares)
 
 
-def judge(system: System, history: dict, requirements: Iterable[str] | None = None) -> Judgement:
-    """The properties on the system's Trace of the History, and the History's expectations on it."""
-    trace = Trace(*system.run(history))
+def judge(system: System, history: dict, requirements: Iterable[str] | None = None, trace: Trace | None = None) -> Judgement:
+    """The properties on the system's Trace of the History, and the History's expectations on it;
+    `trace`: that Trace, when the caller has run the system already."""
+    trace = Trace(*system.run(history)) if trace is None else trace
     j = judge_trace(trace, system.declares, system.name, requirements)
     return replace(j, expectations=judge_expectations(history, trace.observations, polled=polled(trace.header)))
