@@ -7,14 +7,14 @@ contract's (replcheck.spec.contract), which systems import without this layer.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import import_module
 from typing import Iterable
 
 from replcheck.spec.contract import NOTHING, Declarations, System, Trace
 from replcheck.spec.features import feature_names
 
-from .core import PROPERTIES, VIOLATED, Property, TraceView, Verdict
+from .core import PROPERTIES, VIOLATED, TraceView, Verdict
 from .expect import judge_expectations, polled
 
 # Every feature's trace properties, registered by importing its module (properties/<feature>.py):
@@ -38,23 +38,13 @@ def exercisable(view: TraceView) -> frozenset[int]:
     return _ANY_TRACE.union(*(_BY_KIND[k] for k in view.present if k in _BY_KIND))
 
 
-@lru_cache(maxsize=1024)  # a campaign's Traces hold a few hundred sets of kinds at most
-def _plan(run: frozenset[int], unobserved: frozenset[str], wanted: frozenset[str] | None
-          ) -> tuple[tuple[Verdict | None, ...], tuple[tuple[int, Property], ...]]:
-    """The verdicts of a Trace with these exercisable properties (`run`) and unobserved kinds, in
-    PROPERTIES' order of the `wanted` requirements' (all, for None), with None in the place of each
-    property to run, and those (place, property): a Trace's unexercised verdicts are the same as its
-    kinds' and made once for them, and the judge loops over the properties it runs alone."""
-    verdicts, due = [], []
-    for i, p in enumerate(PROPERTIES):
-        if wanted is not None and p.requirement not in wanted:
-            continue
-        if i in run:
-            due.append((len(verdicts), p))
-            verdicts.append(None)
-        else:
-            verdicts.append(p.unexercised_unseen(unobserved))
-    return tuple(verdicts), tuple(due)
+@lru_cache(maxsize=64)  # a few systems' unobserved kinds, a few callers' requirements
+def _unexercised(unobserved: frozenset[str], wanted: frozenset[str] | None) -> tuple[tuple[Verdict, ...], dict[int, int]]:
+    """Every `wanted` property's verdict (all, for None), in PROPERTIES' order, on a Trace of these
+    unobserved kinds that gives it nothing to judge, and each one's place (in PROPERTIES) to its
+    place there: made once, so that judging a Trace runs the properties its kinds exercise alone."""
+    chosen = [(i, p) for i, p in enumerate(PROPERTIES) if wanted is None or p.requirement in wanted]
+    return tuple(p.unexercised_unseen(unobserved) for _, p in chosen), {i: place for place, (i, _) in enumerate(chosen)}
 
 
 @dataclass(frozen=True)
@@ -68,7 +58,7 @@ class Judgement:
     # name: the same verdicts, and whatever else a caller made of that Trace (a campaign's digests)
     same_as: str = ""
 
-    @property
+    @cached_property  # asked several times of each Judgement a campaign makes rows of
     def violations(self) -> tuple[Verdict, ...]:
         return tuple(v for v in self.verdicts if v.status == VIOLATED)
 
@@ -119,10 +109,11 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     view = None
     try:
         view = TraceView(*trace, numbered)
-        unexercised, due = _plan(exercisable(view), view.unobserved, wanted)
+        unexercised, place = _unexercised(view.unobserved, wanted)
         found = list(unexercised)
-        for i, p in due:
-            found[i] = p.run(view)
+        for i in sorted(exercisable(view)):
+            if i in place:
+                found[place[i]] = PROPERTIES[i].run(view)
         verdicts = tuple(found)
     finally:
         for o in numbered:
