@@ -146,7 +146,7 @@ class Property:
         return {}
 
     def run(self, view: "TraceView") -> Verdict:
-        if self.needs and (blind := self._blind(view)):  # most need nothing: no call for them
+        if self.needs and (blind := self._blind(view.unobserved)):  # most need nothing: no call for them
             return blind
         check = Check(self.requirement, self.evidence)
         self.fn(view, check)
@@ -165,12 +165,16 @@ class Property:
 
     def unexercised(self, view: "TraceView") -> Verdict:
         """Its verdict on a Trace with none of its `kinds`, without running it: what `run` gives."""
-        return self._blind(view) or self._not_exercised
+        return self.unexercised_unseen(view.unobserved)
 
-    def _blind(self, view: "TraceView") -> Verdict | None:
-        if self.needs and not view.unobserved.isdisjoint(self.needs):
+    def unexercised_unseen(self, unobserved: frozenset[str]) -> Verdict:
+        """`unexercised` on a Trace whose system cannot observe `unobserved`: all it depends on."""
+        return self._blind(unobserved) or self._not_exercised
+
+    def _blind(self, unobserved: frozenset[str]) -> Verdict | None:
+        if self.needs and not unobserved.isdisjoint(self.needs):
             # the system cannot see them: judging their absence would be a false verdict
-            missing = [k for k in self.needs if k in view.unobserved]
+            missing = [k for k in self.needs if k in unobserved]
             return Verdict(self.requirement, NOT_EXERCISED, 0, (Witness(f"the trace does not observe {', '.join(missing)}"),),
                            self.evidence)
         return None
@@ -268,6 +272,11 @@ _line: Callable[[dict], int] = itemgetter("_line")
 _key: Callable[[dict], tuple[int, int]] = itemgetter("t", "_line")
 
 
+def _seq() -> "Seq":
+    """An empty Seq in trace order."""
+    return Seq((), _line)
+
+
 class Seq(list):
     """Observations in one order (trace order, or time then line) with their keys beside them: a
     bisect finds where a line or instant falls, so no property copies or scans a node's events
@@ -340,12 +349,15 @@ class TraceView:
         # property reads it as done; MULTISOURCE.INDEPENDENT judges it by the evidence after it.
         # A named connection's observations (multi-source) are judged by properties/multisource.py
         # alone: every other property follows a replica's one channel, which such a replica has not.
-        # One pass sorts them all: this is paid on every Trace judged.
+        # One pass sorts them all, and indexes each node's (of_node's answers): this is paid on every
+        # Trace judged, and every Trace judged asks of_node.
         self.unanswered: list[dict] = []
         self.obs: list[dict] = []
         self.connected: list[dict] = []
         self.by_kind: dict[str, list[dict]] = defaultdict(list)
-        by_kind, keep = self.by_kind, self.obs.append
+        self._every: dict[str, Seq] = defaultdict(_seq)  # each node's observations, in trace order
+        self._mine: dict[tuple[str, str], Seq] = defaultdict(_seq)  # each node's of each kind
+        by_kind, keep, every, mine = self.by_kind, self.obs.append, self._every, self._mine
         for i, o in enumerate(observations, 2):
             if "_line" not in o:
                 if numbered is None:
@@ -361,6 +373,9 @@ class TraceView:
             else:
                 keep(o)
                 by_kind[kind].append(o)
+                node = o["node"]
+                every[node].append(o)
+                mine[node, kind].append(o)
         self.cut_short: dict | None = header.get("cut_short")
         # what the Trace holds, in the terms of a property's `kinds`: a named connection's too
         self.present = frozenset(by_kind).union({o["kind"] for o in self.connected},
@@ -392,12 +407,12 @@ class TraceView:
             return self._of_node[node, kinds]
         except KeyError:
             pass
-        every, mine = self.memo("by_node", self._by_node)
         if not kinds:
-            found = every.get(node) or Seq((), _line)
+            found = self._every.get(node) or _seq()
         elif len(kinds) == 1:
-            found = mine.get((node, kinds[0])) or Seq((), _line)
+            found = self._mine.get((node, kinds[0])) or _seq()
         else:  # merged in trace order: each kind's list is in it already
+            mine = self._mine
             found = Seq(sorted(chain.from_iterable(mine.get((node, k), ()) for k in kinds), key=_line), _line)
         self._of_node[node, kinds] = found
         return found
@@ -414,20 +429,6 @@ class TraceView:
         """`step` folded over the node's observations of these kinds (all, for none), once per trace;
         the state it returns is kept, so it must not be changed in place."""
         return self.memo(("fold", name, node), lambda: Fold(self.of_node(node, *kinds), step, start, backward))
-
-    def _by_node(self) -> tuple[dict[str, Seq], dict[tuple[str, str], Seq]]:
-        """Each node's observations, and each node's of each kind, in trace order: of_node's
-        answers themselves, built in one pass."""
-        def seq() -> Seq:
-            return Seq((), _line)
-
-        every: dict[str, Seq] = defaultdict(seq)
-        mine: dict[tuple[str, str], Seq] = defaultdict(seq)
-        for o in self.obs:
-            node = o["node"]
-            every[node].append(o)
-            mine[node, o["kind"]].append(o)
-        return every, mine
 
     def release(self) -> None:
         """Drops what was built over the Trace: an index keeps the view it was built from, so it

@@ -7,6 +7,7 @@ contract's (replcheck.spec.contract), which systems import without this layer.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 from importlib import import_module
 from typing import Iterable
 
@@ -37,6 +38,15 @@ def exercisable(view: TraceView) -> frozenset[int]:
     return _ANY_TRACE.union(*(_BY_KIND[k] for k in view.present if k in _BY_KIND))
 
 
+@lru_cache(maxsize=64)  # a few systems' unobserved kinds, a few callers' requirements
+def _unexercised(unobserved: frozenset[str], wanted: frozenset[str] | None) -> tuple[tuple[Verdict, ...], dict[int, int]]:
+    """Every `wanted` property's verdict (all, for None), in PROPERTIES' order, on a Trace of these
+    unobserved kinds that gives it nothing to judge, and each one's place (in PROPERTIES) to its
+    place there: made once, so that judging a Trace runs the properties its kinds exercise alone."""
+    chosen = [(i, p) for i, p in enumerate(PROPERTIES) if wanted is None or p.requirement in wanted]
+    return tuple(p.unexercised_unseen(unobserved) for _, p in chosen), {i: place for place, (i, _) in enumerate(chosen)}
+
+
 @dataclass(frozen=True)
 class Judgement:
     system: str
@@ -48,7 +58,7 @@ class Judgement:
     # name: the same verdicts, and whatever else a caller made of that Trace (a campaign's digests)
     same_as: str = ""
 
-    @property
+    @cached_property  # asked several times of each Judgement a campaign makes rows of
     def violations(self) -> tuple[Verdict, ...]:
         return tuple(v for v in self.verdicts if v.status == VIOLATED)
 
@@ -99,9 +109,12 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     view = None
     try:
         view = TraceView(*trace, numbered)
-        run = exercisable(view)
-        verdicts = tuple(p.run(view) if i in run else p.unexercised(view)
-                         for i, p in enumerate(PROPERTIES) if wanted is None or p.requirement in wanted)
+        unexercised, place = _unexercised(view.unobserved, wanted)
+        found = list(unexercised)
+        for i in sorted(exercisable(view)):
+            if i in place:
+                found[place[i]] = PROPERTIES[i].run(view)
+        verdicts = tuple(found)
     finally:
         for o in numbered:
             del o["_line"]
@@ -110,8 +123,9 @@ def judge_trace(trace: Trace, declares: Declarations = NOTHING, system: str = ""
     return Judgement(system or trace.header.get("system", ""), trace, verdicts, declares)
 
 
-def judge(system: System, history: dict, requirements: Iterable[str] | None = None) -> Judgement:
-    """The properties on the system's Trace of the History, and the History's expectations on it."""
-    trace = Trace(*system.run(history))
+def judge(system: System, history: dict, requirements: Iterable[str] | None = None, trace: Trace | None = None) -> Judgement:
+    """The properties on the system's Trace of the History, and the History's expectations on it;
+    `trace`: that Trace, when the caller has run the system already."""
+    trace = Trace(*system.run(history)) if trace is None else trace
     j = judge_trace(trace, system.declares, system.name, requirements)
     return replace(j, expectations=judge_expectations(history, trace.observations, polled=polled(trace.header)))

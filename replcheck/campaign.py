@@ -128,14 +128,14 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
     # gen-FAMILY-SEED-INDEX, and -SERVER when generated for one (generate.py)
     family = history["header"]["name"][len("gen-"):].removesuffix(f"-{target.partition(':')[2]}" if target else "").rsplit("-", 2)[0]
     hdigest = systems.history_digest(history)
-    rows, facts, judged, bodies = [], {}, {}, {}
+    rows, facts, judged, bodies, tallies = [], {}, {}, {}, {}
 
     def judgement(name: str):
         if name not in judged:
             system = systems.get(name)
             # a system whose run is one already judged but for its name is not run again
             twin = next((n for n in judged if systems.same_runs(systems.get(n), system)), None)
-            judged[name] = judged[twin].of(system) if twin else judge(system, history)
+            judged[name] = judged[twin].of(system) if twin else judge(system, history, trace=systems.run(system, history, hdigest))
         return judged[name]
 
     for name in names:
@@ -151,16 +151,10 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
         if j.violations:
             body = bodies[name] = bodies.get(twin) or io.dumps_rows(j.trace.observations)
             tdigest = _digest(io.dumps_lines(j.trace.header, ()) + body)
-        lists: dict[str, list[str]] = {status: [] for status in LISTS}
-        checks, reached, details = {}, {}, []
-        for v in j.verdicts:
-            lists[v.status].append(v.requirement)  # a status without a list (inconclusive) is no campaign's: exit 3
-            if v.checked:
-                checks[v.requirement] = v.checked
-            if v.conditions:
-                reached[v.requirement] = list(v.conditions)
-            if v.status != VIOLATED:
-                continue
+        # a twin's verdicts are its twin's: so are their lists
+        lists, checks, reached = tallies[name] = tallies.get(twin) or _tally(j.verdicts)
+        details = []
+        for v in j.violations:
             w = v.witnesses[0]
             witness = f"trace:{','.join(map(str, w.lines))}: {w.message}" if w.lines else w.message
             details.append((index, seed, family, "violation", name, None, v.requirement, VIOLATED, v.checked,
@@ -183,6 +177,20 @@ def _history_rows(history: dict, seed: int, index: int, names: tuple[str, ...], 
                          hdigest, None,
                          *NO_LISTS, chunk))
     return _keep_server_traces(rows, judged)
+
+
+def _tally(verdicts) -> tuple[dict[str, list[str]], dict[str, int], dict[str, list[str]]]:
+    """A History row's requirements by verdict (LISTS), instances judged and conditions reached, each
+    requirement's."""
+    lists: dict[str, list[str]] = {status: [] for status in LISTS}
+    checks, reached = {}, {}
+    for v in verdicts:
+        lists[v.status].append(v.requirement)  # a status without a list (inconclusive) is no campaign's: exit 3
+        if v.checked:
+            checks[v.requirement] = v.checked
+        if v.conditions:
+            reached[v.requirement] = list(v.conditions)
+    return lists, checks, reached
 
 
 def _keep_server_traces(rows: list[tuple], judged: dict) -> list[tuple]:

@@ -66,10 +66,12 @@ class ModelSystem:
         inherited = seed.declares.expected_violations if seed else {}
         return {r: why for r, why in self.declares.expected_violations.items() if inherited.get(r) != why}
 
-    def run(self, history: dict) -> Trace:
+    def run(self, history: dict, digest: str | None = None) -> Trace:
+        """`digest`: the History's history_digest, when the caller has it (a campaign's, made once
+        for all its systems) rather than serialising the History again."""
         with cycles_uncollected():
             header, obs = simulate(history, self.config, self.name)
-        header["history_digest"] = history_digest(history)
+        header["history_digest"] = history_digest(history) if digest is None else digest
         return Trace(header, obs)
 
     def follow(self) -> "SimulatedRun":
@@ -254,6 +256,12 @@ def same_runs(a, b) -> bool:
     model systems of one Config (the simulator is a function of the History and its Config alone;
     model:groupid and model:wl344 differ by name)."""
     return isinstance(a, ModelSystem) and isinstance(b, ModelSystem) and a.config == b.config
+
+
+def run(system, history: dict, digest: str) -> Trace:
+    """The system's Trace of the History whose history_digest is `digest`: a model's is stamped with
+    it rather than serialising the History again; a real server's Trace carries none."""
+    return system.run(history, digest) if isinstance(system, ModelSystem) else Trace(*system.run(history))
 
 
 def traces_to_compare(history: dict, a: str, b: str, known: dict[str, Trace] | None = None) -> tuple[Trace, Trace]:
