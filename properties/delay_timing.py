@@ -3,6 +3,7 @@ delay properties share."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from functools import cached_property
 from operator import itemgetter
 from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
@@ -21,6 +22,7 @@ BINLOG_STATEMENT_EVENTS = frozenset({
     "DELETE_ROWS_EVENT", "PRE_GA_WRITE_ROWS_EVENT", "PRE_GA_UPDATE_ROWS_EVENT",
     "PRE_GA_DELETE_ROWS_EVENT",
 })
+UNASKED = object()  # what a cache of answers gives for a question not asked yet (an answer may be None)
 
 
 # -- derived views, built once per trace ------------------------------------------------------
@@ -34,7 +36,6 @@ class DelayIndex:
         # a GTID whose write a crash tore is numbered again for the next transaction (recovery
         # truncates the torn group): its first writer is that transaction's origin, not the torn one's
         self.origin.update({(b["gtid"], b["idx"], b.get("trx")): b for b in written})
-        self.relay = {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")}
         self.applies: dict[str, list[dict]] = {}
         self.applied_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its applies, in order
         applies, applied_at = self.applies, self.applied_at
@@ -60,6 +61,11 @@ class DelayIndex:
         self._due_ranges: dict[int, tuple[int, int] | None] = {}  # apply line -> due_range
         self.in_hand: dict[tuple, tuple] = {}  # (sample line, its pending event) -> what waiting_for decides alike both ways (delay_waiting)
         self.rewinds: dict[str, tuple[list[int], list[int | None]]] = {}  # per node, its stops and the samples after (delay_waiting)  # sample line -> what waiting_for decides alike both ways (delay_waiting)
+
+    @cached_property
+    def relay(self) -> dict[tuple, dict]:
+        """Each relayed event by (node, relay file, pos): asked of few Traces, built on the first ask."""
+        return {(r["node"], r["file"], r["pos"]): r for r in self.v.kind("relay")}
 
     def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
         lines: dict[str, list[tuple[int, int, int | None]]] = {}
@@ -144,10 +150,9 @@ class DelayIndex:
         and the SQL thread (next_event, then sql_delay_event reading mi->clock_diff_with_master, MariaDB
         sql/slave.cc) run unsynchronised, and a trace's µs does not order them; None if it does not wait.
         `a` is an observation of the Trace: several properties ask of the same, kept by its line."""
-        try:
-            return self._due_ranges[a["_line"]]
-        except KeyError:
-            pass
+        answer = self._due_ranges.get(a["_line"], UNASKED)  # half are asked first here: no KeyError raised for each
+        if answer is not UNASKED:
+            return answer
         due = self.due(a)
         read = a.get("read") if a.get("read") is not None else begin_of(a)
         queried = self.v.memo("delay.clock_query_stamps", lambda: {(q["node"], q["t"]) for q in self.v.kind("clock_query")})
@@ -522,8 +527,9 @@ def judge_due(v: TraceView, check: Check, a: dict, due: int, tight: bool, what: 
                 lambda: f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, but began only at {seconds(begin)} ({what})", a)
 
 
-def gtid_applies(v: TraceView):
-    return (a for a in v.kind("apply") if a.get("gtid") is not None)
+def gtid_applies(v: TraceView) -> list[dict]:
+    """The applies of events with a GTID, found once: most delay checks judge only these."""
+    return v.memo("delay.gtid_applies", lambda: [a for a in v.kind("apply") if a.get("gtid") is not None])
 
 
 def status_samples(v: TraceView, node: str) -> Seq:
@@ -555,5 +561,6 @@ def count_moved(v: TraceView, node: str, since_line: int, until_line: int) -> bo
     return bool(v.of_node(node, "clock_step", "clock_query").between(since_line, until_line))
 
 
-def running_samples(v: TraceView):
-    return (s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes")
+def running_samples(v: TraceView) -> list[dict]:
+    """The samples with the SQL thread running, found once for the checks of its state."""
+    return v.memo("delay.running_samples", lambda: [s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes"])

@@ -8,14 +8,13 @@ from replcheck.spec.formats import US
 
 from .configuration import with_workers
 from .core import TraceView
-from .delay_timing import TRX_START, DelayIndex, count_moved, index
+from .delay_timing import TRX_START, UNASKED, DelayIndex, count_moved, index
 from .filter import ignores_marked_at, kept_out
 from .semisync_applier import any_may_wait
 
 
 # _in_hand's answer where the trace does not decide whether the thread was delaying
 UNDECIDED = None, None
-_UNASKED = object()  # waiting_for not asked yet of a sample (its answer may be None)
 
 
 def _coordinator_ahead(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
@@ -34,8 +33,8 @@ def waiting_for(v: TraceView, s: dict, exact: bool = False) -> tuple[str, int | 
     thread measured the clock difference again."""
     ix = index(v)
     key = s["_line"], exact
-    answer = ix.waiting.get(key, _UNASKED)  # most are asked once: no KeyError raised for each
-    if answer is _UNASKED:
+    answer = ix.waiting.get(key, UNASKED)  # most are asked once: no KeyError raised for each
+    if answer is UNASKED:
         answer = ix.waiting[key] = _decide_waiting(v, ix, s, exact)
     return answer
 
