@@ -60,7 +60,7 @@ class DelayIndex:
         self.waiting: dict[tuple[int, bool], tuple[str, int | None] | None] = {}  # (sample line, exact) -> waiting_for
         self._due_ranges: dict[int, tuple[int, int] | None] = {}  # apply line -> due_range
         self.in_hand: dict[tuple, tuple] = {}  # (sample line, its pending event) -> what waiting_for decides alike both ways (delay_waiting)
-        self.rewinds: dict[str, tuple[list[int], list[int | None]]] = {}  # per node, its stops and the samples after (delay_waiting)  # sample line -> what waiting_for decides alike both ways (delay_waiting)
+        self.rewinds: dict[str, tuple[list[int], list[int | None]]] = {}  # per node, its stops and the samples after (delay_waiting)
 
     @cached_property
     def relay(self) -> dict[tuple, dict]:
@@ -462,7 +462,7 @@ def skipped_places(o: dict) -> list[tuple[str, int]]:
 def _applies_by_place(applies: list[dict]) -> dict[tuple[str, int], list[tuple[int, int]]]:
     """Per relay-log place, its applies and skips as (line, t), in trace order."""
     by: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    for a in sorted(applies, key=lambda o: o["_line"]):
+    for a in sorted(applies, key=itemgetter("_line")):
         by.setdefault((a["relay_file"], a["relay_pos"]), []).append((a["_line"], a["t"]))
     return by
 
