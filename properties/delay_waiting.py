@@ -82,8 +82,7 @@ def _read_again_not_due(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
 
 
 def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple[str, int | None, int | None] | None:
-    # pending's answer may depend on what was asked before (its cursor): the rest is decided once
-    # per answer, for both ways of counting
+    # what the thread has in hand is decided once per answer, for both ways of counting
     r, applied = ix.pending(s["node"], s["t"], s["_line"])
     key = s["_line"], None if r is None else r["_line"], applied
     held = ix.in_hand.get(key)
