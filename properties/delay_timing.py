@@ -60,7 +60,8 @@ class DelayIndex:
         # per sample line, what the SQL thread was doing there: several properties ask (waiting_for)
         self.waiting: dict[tuple[int, bool], tuple[str, int | None] | None] = {}  # (sample line, exact) -> waiting_for
         self._due_ranges: dict[int, tuple[int, int] | None] = {}  # apply line -> due_range
-        self.in_hand: dict[tuple, tuple] = {}  # (sample line, its pending event) -> what waiting_for decides alike both ways (delay_waiting)
+        self.in_hand: dict[int, tuple] = {}  # sample line -> what waiting_for decides alike both ways (delay_waiting)
+        self._pending_at: dict[int, tuple[dict | None, int | None]] = {}  # sample line -> pending there
         self.rewinds: dict[str, tuple[list[int], list[int | None]]] = {}  # per node, its stops and the samples after (delay_waiting)
 
     @cached_property
@@ -310,6 +311,13 @@ class DelayIndex:
         r, when, i = swept
         self.cursors[node] = ((t, line), i)
         return r, when
+
+    def pending_at(self, s: dict) -> tuple[dict | None, int | None]:
+        """pending at a status sample, asked once: the lag and delay state checks ask it of each sample."""
+        found = self._pending_at.get(s["_line"])  # most are asked first here: no KeyError raised for each
+        if found is None:
+            found = self._pending_at[s["_line"]] = self.pending(s["node"], s["t"], s["_line"])
+        return found
 
     def _applied_since(self, node: str, done: dict, relays: Seq, line: int) -> int:
         """The first of the node's relays whose place was applied or skipped after trace line `line`."""

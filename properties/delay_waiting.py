@@ -82,12 +82,11 @@ def _read_again_not_due(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
 
 
 def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple[str, int | None, int | None] | None:
-    # what the thread has in hand is decided once per answer, for both ways of counting
-    r, applied = ix.pending(s["node"], s["t"], s["_line"])
-    key = s["_line"], None if r is None else r["_line"], applied
-    held = ix.in_hand.get(key)
+    # what the thread has in hand is decided once per sample, for both ways of counting
+    r, applied = ix.pending_at(s)
+    held = ix.in_hand.get(s["_line"])
     if held is None:
-        held = ix.in_hand[key] = _in_hand(v, ix, s, r, applied)
+        held = ix.in_hand[s["_line"]] = _in_hand(v, ix, s, r, applied)
     answer, probe = held
     if probe is None:
         return answer

@@ -81,15 +81,6 @@ def _age_us(v: TraceView, s: dict, r: dict) -> tuple[int, str] | None:
     return counted, "" if counted == exact else f" by the clock difference its IO thread measured ({diff} s)"
 
 
-def _pending(v: TraceView, s: dict) -> tuple[dict | None, int | None]:
-    """The index's pending event at the sample, asked once: several lag checks ask it of one sample."""
-    known = v.memo("lag.pending", dict)
-    found = known.get(s["_line"])  # most are asked first here: no KeyError raised for each
-    if found is None:
-        found = known[s["_line"]] = index(v).pending(s["node"], s["t"], s["_line"])
-    return found
-
-
 def in_hand(v: TraceView, s: dict, waiting: bool = False) -> dict | None:
     """The relayed event the SQL thread executes or waits for at the sample, when the trace decides it:
     the first one relayed and not applied, not just arrived nor (unless `waiting`, the event a sample
@@ -107,7 +98,7 @@ def _in_hand(v: TraceView, s: dict, waiting: bool) -> dict | None:
     t, tol = s["t"], v.resolution_us
     if s.get("Slave_SQL_Running_State") == ACK_WAIT:
         return None  # in the commit of the group it applied last, counting from that group's timestamp, not at the next one
-    r, applied = _pending(v, s)
+    r, applied = index(v).pending_at(s)
     if r is None or r["t"] >= t - tol or (not waiting and applied is not None and applied <= t + tol):
         return None
     if "filtered" in v.unobserved and r.get("trx") in kept_out(v, s["node"]):
@@ -164,7 +155,7 @@ def _worker_busy(v: TraceView, s: dict) -> bool:
     several domains Exec_Master_Log_Pos may already be past it (seed 8, History 169)."""
     if not with_workers(v, s):
         return False
-    r, _ = _pending(v, s)
+    r, _ = index(v).pending_at(s)
     return r is not None and r.get("trx") is not None
 
 
