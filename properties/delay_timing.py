@@ -3,6 +3,7 @@ delay properties share."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from functools import cached_property
 from operator import itemgetter
 from typing import Iterator
 from replcheck.spec.formats import MAX_MASTER_DELAY, US
@@ -21,6 +22,7 @@ BINLOG_STATEMENT_EVENTS = frozenset({
     "DELETE_ROWS_EVENT", "PRE_GA_WRITE_ROWS_EVENT", "PRE_GA_UPDATE_ROWS_EVENT",
     "PRE_GA_DELETE_ROWS_EVENT",
 })
+UNASKED = object()  # what a cache of answers gives for a question not asked yet (an answer may be None)
 
 
 # -- derived views, built once per trace ------------------------------------------------------
@@ -34,7 +36,6 @@ class DelayIndex:
         # a GTID whose write a crash tore is numbered again for the next transaction (recovery
         # truncates the torn group): its first writer is that transaction's origin, not the torn one's
         self.origin.update({(b["gtid"], b["idx"], b.get("trx")): b for b in written})
-        self.relay = {(r["node"], r["file"], r["pos"]): r for r in v.kind("relay")}
         self.applies: dict[str, list[dict]] = {}
         self.applied_at: dict[tuple, list[dict]] = {}  # (node, relay file, relay pos) -> its applies, in order
         applies, applied_at = self.applies, self.applied_at
@@ -54,12 +55,19 @@ class DelayIndex:
         # per node, (the last query, the first relay it could still return): see pending
         self.cursors: dict[str, tuple[tuple[int, int], int]] = {}
         self._sweeps: dict[str, tuple[dict, Seq, Seq, list[int]]] = {}  # per node, what pending reads
+        self._last_passes: dict[str, tuple[list[int], list[int]]] = {}  # per node, see _last_passes
         self._swept: dict[tuple[str, int, int, int], tuple[dict | None, int | None, int]] = {}  # pending's sweeps by their start
         # per sample line, what the SQL thread was doing there: several properties ask (waiting_for)
         self.waiting: dict[tuple[int, bool], tuple[str, int | None] | None] = {}  # (sample line, exact) -> waiting_for
         self._due_ranges: dict[int, tuple[int, int] | None] = {}  # apply line -> due_range
-        self.in_hand: dict[tuple, tuple] = {}  # (sample line, its pending event) -> what waiting_for decides alike both ways (delay_waiting)
-        self.rewinds: dict[str, tuple[list[int], list[int | None]]] = {}  # per node, its stops and the samples after (delay_waiting)  # sample line -> what waiting_for decides alike both ways (delay_waiting)
+        self.in_hand: dict[int, tuple] = {}  # sample line -> what waiting_for decides alike both ways (delay_waiting)
+        self._pending_at: dict[int, tuple[dict | None, int | None]] = {}  # sample line -> pending there
+        self.rewinds: dict[str, tuple[list[int], list[int | None]]] = {}  # per node, its stops and the samples after (delay_waiting)
+
+    @cached_property
+    def relay(self) -> dict[tuple, dict]:
+        """Each relayed event by (node, relay file, pos): asked of few Traces, built on the first ask."""
+        return {(r["node"], r["file"], r["pos"]): r for r in self.v.kind("relay")}
 
     def _delay_timelines(self) -> dict[str, list[tuple[int, int, int | None]]]:
         lines: dict[str, list[tuple[int, int, int | None]]] = {}
@@ -144,10 +152,9 @@ class DelayIndex:
         and the SQL thread (next_event, then sql_delay_event reading mi->clock_diff_with_master, MariaDB
         sql/slave.cc) run unsynchronised, and a trace's µs does not order them; None if it does not wait.
         `a` is an observation of the Trace: several properties ask of the same, kept by its line."""
-        try:
-            return self._due_ranges[a["_line"]]
-        except KeyError:
-            pass
+        answer = self._due_ranges.get(a["_line"], UNASKED)  # half are asked first here: no KeyError raised for each
+        if answer is not UNASKED:
+            return answer
         due = self.due(a)
         read = a.get("read") if a.get("read") is not None else begin_of(a)
         queried = self.v.memo("delay.clock_query_stamps", lambda: {(q["node"], q["t"]) for q in self.v.kind("clock_query")})
@@ -284,17 +291,17 @@ class DelayIndex:
         """The first event relayed to `node` by t and not applied before t (the SQL thread's next),
         with the time it was applied, if it was; as seen at trace line `line`."""
         done, relays, discards, stops = self._sweeps.get(node) or self._sweep_state(node)
-        # A relay passed over for one query is passed over for every later one up to the thread's
-        # next stop (a later t and line only add discards and applies before them), so queries in
-        # trace order resume where the last one stopped: one sweep of the relay log per stretch
-        # between stops, not one per sample.
+        # Queries in trace order resume where the last one stopped: one sweep of the relay log per
+        # stretch between stops, not one per sample. A later t and line only add discards and applies
+        # before them (in the same µs an event discarded may be applied again: from the start there).
         last, start = self.cursors.get(node, ((-1, -1), 0))
-        if (t, line) < last:
+        if not ((t, line) == last or (t > last[0] and line >= last[1])):
             start = 0
-        elif stops and (stop := _first_between(stops, last[1], line)) is not None:
-            # a stop since may have sent the thread back to its group's start, and a parallel
-            # coordinator's further back, to the first queued group its workers gave up
-            start = self._rewind(node, relays, start, stop)
+        elif stops and (k := bisect_left(stops, last[1])) < len(stops) and stops[k] <= line:
+            # A stop since may send the thread back to a group it passed, incomplete or rolled back
+            # there, even behind groups committed (a parallel applier's gap): _passed settles an
+            # apply at the first stop after it, so only those applied since the stop before are open.
+            start = min(start, self._applied_since(node, done, relays, stops[k - 1] if k else -1))
         # The sweep from a start is the same whoever asks: several properties ask of each sample in
         # turn, from the same place
         key = node, t, line, start
@@ -304,6 +311,18 @@ class DelayIndex:
         r, when, i = swept
         self.cursors[node] = ((t, line), i)
         return r, when
+
+    def pending_at(self, s: dict) -> tuple[dict | None, int | None]:
+        """pending at a status sample, asked once: the lag and delay state checks ask it of each sample."""
+        found = self._pending_at.get(s["_line"])  # most are asked first here: no KeyError raised for each
+        if found is None:
+            found = self._pending_at[s["_line"]] = self.pending(s["node"], s["t"], s["_line"])
+        return found
+
+    def _applied_since(self, node: str, done: dict, relays: Seq, line: int) -> int:
+        """The first of the node's relays whose place was applied or skipped after trace line `line`."""
+        lines, firsts = self._last_passes.get(node) or self._last_passes.setdefault(node, _last_passes(done, relays))
+        return firsts[bisect_right(lines, line)]
 
     def _sweep_state(self, node: str) -> tuple[dict, Seq, Seq, list[int]]:
         """What pending reads of a node: its applies and skips by place, its relays, its discards
@@ -375,27 +394,6 @@ class DelayIndex:
         return self.v.memo(f"delay.rollbacks.{node}", lambda: _lines_by_group(
             o for o in self.v.of_node(node, "rollback")))
 
-    def _rewind(self, node: str, relays: list[dict], i: int, stop: int) -> int:
-        """Where the sweep, having passed relays[:i], looks again after the stop at trace line `stop`:
-        the start of the last group it passed, and before it of every group rolled back at that stop
-        (MariaDB's workers give up the groups not yet started, rpl_parallel_thread's do_gco_wait with
-        force_abort; they come again from the relay log at the next start)."""
-        i = _group_start(relays, i)
-        backs = self._rollbacks(node)
-        while i and any(relays[i - 1]["_line"] < b < stop for b in backs.get(_group(relays[i - 1]), ())):
-            i = _group_start(relays, i)
-        return i
-
-
-def _group_start(relays: list[dict], i: int) -> int:
-    """Where to look again after a stop, the sweep having passed relays[:i]: the first event of the
-    last group it passed, the only one a stop can have left incomplete (with the events in no group
-    between, a reconnect's Rotate and FDE)."""
-    group = next((_group(relays[j]) for j in range(i - 1, -1, -1) if _group(relays[j])), None)  # no copy of relays[:i]
-    while i and _group(relays[i - 1]) in (group, None):
-        i -= 1
-    return i
-
 
 def _group(o: dict) -> str | None:
     """The group an event belongs to: its GTID, or its transaction where the source logs none."""
@@ -457,9 +455,19 @@ def skipped_places(o: dict) -> list[tuple[str, int]]:
 def _applies_by_place(applies: list[dict]) -> dict[tuple[str, int], list[tuple[int, int]]]:
     """Per relay-log place, its applies and skips as (line, t), in trace order."""
     by: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    for a in sorted(applies, key=lambda o: o["_line"]):
+    for a in sorted(applies, key=itemgetter("_line")):
         by.setdefault((a["relay_file"], a["relay_pos"]), []).append((a["_line"], a["t"]))
     return by
+
+
+def _last_passes(done: dict, relays: Seq) -> tuple[list[int], list[int]]:
+    """The relays by the line of their place's last apply or skip: those lines in order and, for
+    each, the least relay index of it and those after it; past the end, len(relays)."""
+    by_last = sorted((done[place][-1][0], i) for i, r in enumerate(relays) if (place := (r["file"], r["pos"])) in done)
+    firsts = [len(relays)] * (len(by_last) + 1)
+    for k in range(len(by_last) - 1, -1, -1):
+        firsts[k] = min(by_last[k][1], firsts[k + 1])
+    return [line for line, _ in by_last], firsts
 
 
 def _first_between(lines: list[int], lo: int, hi: int) -> int | None:
@@ -522,8 +530,9 @@ def judge_due(v: TraceView, check: Check, a: dict, due: int, tight: bool, what: 
                 lambda: f"{a['node']} read {a['type']} of {a['trx']} at {seconds(a['read'])}, due {seconds(due)}, but began only at {seconds(begin)} ({what})", a)
 
 
-def gtid_applies(v: TraceView):
-    return (a for a in v.kind("apply") if a.get("gtid") is not None)
+def gtid_applies(v: TraceView) -> list[dict]:
+    """The applies of events with a GTID, found once: most delay checks judge only these."""
+    return v.memo("delay.gtid_applies", lambda: [a for a in v.kind("apply") if a.get("gtid") is not None])
 
 
 def status_samples(v: TraceView, node: str) -> Seq:
@@ -555,5 +564,6 @@ def count_moved(v: TraceView, node: str, since_line: int, until_line: int) -> bo
     return bool(v.of_node(node, "clock_step", "clock_query").between(since_line, until_line))
 
 
-def running_samples(v: TraceView):
-    return (s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes")
+def running_samples(v: TraceView) -> list[dict]:
+    """The samples with the SQL thread running, found once for the checks of its state."""
+    return v.memo("delay.running_samples", lambda: [s for s in v.kind("status") if s["Slave_SQL_Running"] == "Yes"])

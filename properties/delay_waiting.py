@@ -8,14 +8,13 @@ from replcheck.spec.formats import US
 
 from .configuration import with_workers
 from .core import TraceView
-from .delay_timing import TRX_START, DelayIndex, count_moved, index
+from .delay_timing import TRX_START, UNASKED, DelayIndex, count_moved, index
 from .filter import ignores_marked_at, kept_out
 from .semisync_applier import any_may_wait
 
 
 # _in_hand's answer where the trace does not decide whether the thread was delaying
 UNDECIDED = None, None
-_UNASKED = object()  # waiting_for not asked yet of a sample (its answer may be None)
 
 
 def _coordinator_ahead(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
@@ -34,8 +33,8 @@ def waiting_for(v: TraceView, s: dict, exact: bool = False) -> tuple[str, int | 
     thread measured the clock difference again."""
     ix = index(v)
     key = s["_line"], exact
-    answer = ix.waiting.get(key, _UNASKED)  # most are asked once: no KeyError raised for each
-    if answer is _UNASKED:
+    answer = ix.waiting.get(key, UNASKED)  # most are asked once: no KeyError raised for each
+    if answer is UNASKED:
         answer = ix.waiting[key] = _decide_waiting(v, ix, s, exact)
     return answer
 
@@ -83,13 +82,11 @@ def _read_again_not_due(v: TraceView, ix: DelayIndex, s: dict, r: dict) -> bool:
 
 
 def _decide_waiting(v: TraceView, ix: DelayIndex, s: dict, exact: bool) -> tuple[str, int | None, int | None] | None:
-    # pending's answer may depend on what was asked before (its cursor): the rest is decided once
-    # per answer, for both ways of counting
-    r, applied = ix.pending(s["node"], s["t"], s["_line"])
-    key = s["_line"], None if r is None else r["_line"], applied
-    held = ix.in_hand.get(key)
+    # what the thread has in hand is decided once per sample, for both ways of counting
+    r, applied = ix.pending_at(s)
+    held = ix.in_hand.get(s["_line"])
     if held is None:
-        held = ix.in_hand[key] = _in_hand(v, ix, s, r, applied)
+        held = ix.in_hand[s["_line"]] = _in_hand(v, ix, s, r, applied)
     answer, probe = held
     if probe is None:
         return answer

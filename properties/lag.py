@@ -18,7 +18,7 @@ from replcheck.spec.formats import US
 
 from .core import Check, Seq, TraceView, checks, seconds
 from .configuration import with_workers
-from .delay_timing import CAUGHT_UP, STATE_WAITING, count_moved, index, measured_difference, repositions
+from .delay_timing import CAUGHT_UP, STATE_WAITING, UNASKED, count_moved, index, measured_difference, repositions
 from .filter import kept_out
 from .semisync_applier import ACK_WAIT
 
@@ -43,6 +43,11 @@ def sample_ids(v: TraceView) -> set[int]:
 
 def connected(s: dict) -> bool:
     return s["Slave_SQL_Running"] == "Yes" and s["Slave_IO_Running"] == "Yes"
+
+
+def connected_samples(v: TraceView) -> list[dict]:
+    """The judged samples with both threads running and connected: three checks judge only these."""
+    return v.memo("lag.connected_samples", lambda: [s for s in samples(v) if connected(s)])
 
 
 def _read_all(s: dict) -> bool:
@@ -76,26 +81,16 @@ def _age_us(v: TraceView, s: dict, r: dict) -> tuple[int, str] | None:
     return counted, "" if counted == exact else f" by the clock difference its IO thread measured ({diff} s)"
 
 
-def _pending(v: TraceView, s: dict) -> tuple[dict | None, int | None]:
-    """The index's pending event at the sample, asked once: several lag checks ask it of one sample."""
-    known = v.memo("lag.pending", dict)
-    try:
-        return known[s["_line"]]
-    except KeyError:
-        found = known[s["_line"]] = index(v).pending(s["node"], s["t"], s["_line"])
-        return found
-
-
 def in_hand(v: TraceView, s: dict, waiting: bool = False) -> dict | None:
     """The relayed event the SQL thread executes or waits for at the sample, when the trace decides it:
     the first one relayed and not applied, not just arrived nor (unless `waiting`, the event a sample
     waiting for MASTER_DELAY waits for) passed within the sample's resolution after it."""
     known = v.memo("lag.in_hand", dict)  # several checks ask it of one sample
-    try:
-        return known[s["_line"], waiting]
-    except KeyError:
-        found = known[s["_line"], waiting] = _in_hand(v, s, waiting)
-        return found
+    key = s["_line"], waiting
+    found = known.get(key, UNASKED)  # most are asked first here: no KeyError raised for each
+    if found is UNASKED:
+        found = known[key] = _in_hand(v, s, waiting)
+    return found
 
 
 def _in_hand(v: TraceView, s: dict, waiting: bool) -> dict | None:
@@ -103,7 +98,7 @@ def _in_hand(v: TraceView, s: dict, waiting: bool) -> dict | None:
     t, tol = s["t"], v.resolution_us
     if s.get("Slave_SQL_Running_State") == ACK_WAIT:
         return None  # in the commit of the group it applied last, counting from that group's timestamp, not at the next one
-    r, applied = _pending(v, s)
+    r, applied = index(v).pending_at(s)
     if r is None or r["t"] >= t - tol or (not waiting and applied is not None and applied <= t + tol):
         return None
     if "filtered" in v.unobserved and r.get("trx") in kept_out(v, s["node"]):
@@ -148,8 +143,8 @@ def null_when_a_thread_is_down(v: TraceView, check: Check) -> None:
 @checks("SBM.CAUGHT_UP")
 def zero_when_caught_up(v: TraceView, check: Check) -> None:
     """0 while the SQL thread waits at the end of the relay log, all the IO thread read executed."""
-    for s in samples(v):
-        if connected(s) and _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) and not _worker_busy(v, s):
+    for s in connected_samples(v):
+        if _read_all(s) and s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) and not _worker_busy(v, s):
             check.judge(s[SBM] == 0, lambda: f"{s['node']} at {seconds(s['t'])}: caught up ({s['Slave_SQL_Running_State']!r}) but {SBM} {s[SBM]!r}", s)
 
 
@@ -160,7 +155,7 @@ def _worker_busy(v: TraceView, s: dict) -> bool:
     several domains Exec_Master_Log_Pos may already be past it (seed 8, History 169)."""
     if not with_workers(v, s):
         return False
-    r, _ = _pending(v, s)
+    r, _ = index(v).pending_at(s)
     return r is not None and r.get("trx") is not None
 
 
@@ -169,8 +164,8 @@ def zero_only_when_nothing_old_is_pending(v: TraceView, check: Check) -> None:
     """SBM == 0 implies no unapplied relayed transaction written 2 s or more ago. A replica with
     workers is PARALLEL.SBM.PENDING's: its checkpoint may take a timestamp ahead (SET TIMESTAMP) from
     a group committed before an older one, and show 0 while that one waits."""
-    for s in samples(v):
-        if not (connected(s) and s[SBM] == 0) or with_workers(v, s):
+    for s in connected_samples(v):
+        if s[SBM] != 0 or with_workers(v, s):
             continue
         r = in_hand(v, s)
         if r is None or r.get("gtid") is None or _abandoned(v, s, r) or _read_all_in_two_binlogs(v, s, r) or \
@@ -214,8 +209,8 @@ def seconds_since_the_event_in_hand(v: TraceView, check: Check) -> None:
     """Behind: now minus the timestamp of the event in hand (clocks compensated), whole seconds, >= 0;
     never counted from an event with timestamp 0."""
     epoch = v.header.get("epoch_us", 0)
-    for s in samples(v):
-        if not connected(s) or _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) or with_workers(v, s):
+    for s in connected_samples(v):
+        if _read_all(s) or s["Slave_SQL_Running_State"].startswith(CAUGHT_UP) or with_workers(v, s):
             continue
         r = in_hand(v, s)
         if r is None or not isinstance(s[SBM], int):  # a NULL with both threads running is SBM.NULL's to judge

@@ -6,9 +6,11 @@ from __future__ import annotations
 from conftest import REPO, assert_witness
 from test_properties_incident import Case, pick
 
+from replcheck.generate import generate
 from replcheck.io import load_history, load_trace
 from replcheck.properties.core import PASS, PROPERTIES, TraceView
 from replcheck.properties.delay import STATE_WAITING
+from replcheck.properties.delay_timing import index
 
 US = 1_000_000
 MDB = "model:mariadb-10.11"
@@ -267,3 +269,20 @@ def test_the_lag_counts_from_the_write_of_the_transaction_in_hand_not_of_a_torn_
     assert s["Seconds_Behind_Master"] == 2 and kit.verdict("SBM.VALUE", tr).status == PASS
     s["Seconds_Behind_Master"] = 4
     assert_witness(kit.verdict("SBM.VALUE", tr), tr, s, "B at 1.8 s: Seconds_Behind_Master 4 but QUERY_EVENT of t4 in hand")
+
+
+def test_the_event_pending_at_a_sample_does_not_depend_on_what_was_asked_before(kit):
+    """Generated History 11 (seed 0): B's crash at 3.6 s rolls t1 back behind t2 and t3, which its
+    parallel workers had committed; the restart applies t1 again at 3.949335 s. A sample then has t1
+    pending whether the samples before the crash were asked first (B had passed t1 at 3 s) or not."""
+    tr = kit.run("model:wl344", generate(0, 11))
+
+    def pending_at(samples: list[dict]) -> dict[int, tuple]:
+        ix = index(TraceView(tr.header, tr.obs))
+        return {s["_line"]: (r and r["_line"], applied) for s in samples
+                for r, applied in [ix.pending("B", s["t"], s["_line"])]}
+
+    samples = list(TraceView(tr.header, tr.obs).of_node("B", "status"))
+    in_order, alone = pending_at(samples), pending_at(samples[::-1])
+    assert in_order == alone
+    assert alone[tr.line(tr.all("status", node="B", t=3_949_335)[-1])] == (tr.line(tr.first("relay", node="B", trx="t1")), 3_949_335)
