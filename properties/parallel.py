@@ -21,44 +21,35 @@ from .parallel_lag import clocks_stepped_us, format_descriptions_read, group_rea
 from .recovery import applied_counts, sources_at_end
 
 
-def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
-    """trx -> where its source wrote its last event (binlog number, end) and when: the first server
-    that binlogged it (replicas binlog it later, with log_slave_updates)."""
-    def build() -> dict:
-        out: dict = {}
+def _binlog_places(v: TraceView) -> tuple[tuple[dict, dict], dict[str, tuple[dict, dict]]]:
+    """(order, starts) where the first server that binlogged each transaction wrote it (replicas
+    binlog it later, with log_slave_updates), and each server's own: a replica's START SLAVE UNTIL
+    position is in its own source's binlog, an intermediate master's in a chain (its
+    log_slave_updates binlog numbers and offsets are not the origin's). order: trx -> its last
+    event's (binlog number, end) and when; starts: trx -> its first event's (binlog number, position)."""
+    def build() -> tuple:
+        first: tuple[dict, dict] = ({}, {})
+        by_server: dict[str, tuple[dict, dict]] = {}
         for o in v.kind("binlog"):
-            if o.get("trx") is not None and o.get("last") and o["trx"] not in out:
-                out[o["trx"]] = (F.binlog_number(o["file"]), o["end"], o["t"])
-        return out
-    return v.memo("parallel.order", build)
-
-
-def _binlog_starts(v: TraceView) -> dict[str, tuple[int, int]]:
-    """trx -> where its source wrote its first event (binlog number, position): as _binlog_order."""
-    def build() -> dict:
-        out: dict = {}
-        for o in v.kind("binlog"):
-            if o.get("trx") is not None and o.get("idx") == 0:
-                out.setdefault(o["trx"], (F.binlog_number(o["file"]), o["pos"]))
-        return out
-    return v.memo("parallel.starts", build)
-
-
-def _binlogs_of(v: TraceView) -> dict[str, tuple[dict, dict]]:
-    """server -> (_binlog_order, _binlog_starts) as that server binlogged them: a replica's START SLAVE
-    UNTIL position is in its own source's binlog, an intermediate master's in a chain (its
-    log_slave_updates binlog numbers and offsets are not the origin's)."""
-    def build() -> dict:
-        out: dict = {}
-        for o in v.kind("binlog"):
-            if o.get("trx") is not None:
-                order, starts = out.setdefault(o["node"], ({}, {}))
+            if o.get("trx") is None:
+                continue
+            for order, starts in (first, by_server.setdefault(o["node"], ({}, {}))):
                 if o.get("last"):
                     order.setdefault(o["trx"], (F.binlog_number(o["file"]), o["end"], o["t"]))
                 if o.get("idx") == 0:
                     starts.setdefault(o["trx"], (F.binlog_number(o["file"]), o["pos"]))
-        return out
+        return first, by_server
     return v.memo("parallel.binlogs", build)
+
+
+def _binlog_order(v: TraceView) -> dict[str, tuple[int, int, int]]:
+    """trx -> where its first server wrote its last event (binlog number, end) and when."""
+    return _binlog_places(v)[0][0]
+
+
+def _binlog_starts(v: TraceView) -> dict[str, tuple[int, int]]:
+    """trx -> where its first server wrote its first event (binlog number, position)."""
+    return _binlog_places(v)[0][1]
 
 
 def _origins(v: TraceView) -> dict[str, str]:
@@ -254,10 +245,10 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
     """A START SLAVE UNTIL run of a replica with workers: by its stop at the position every group
     written up to it is committed (skipped and filtered ones aside), and none written after it is
     committed before the SQL thread starts again."""
-    by_server = _binlogs_of(v)
+    first, by_server = _binlog_places(v)
     for node in _parallel_nodes(v):
         until, workers, held, source = None, 0, set(), None
-        order, starts = _binlog_order(v), _binlog_starts(v)
+        order, starts = first
         passed = {o.get("trx") for o in v.of_node(node) if o["kind"] in ("skip", "filtered")}
         for o in v.of_node(node):
             if o["kind"] in ("relay", "apply") and o.get("source"):
@@ -279,7 +270,7 @@ def until_stops_at_the_position(v: TraceView, check: Check) -> None:
                 until = ((F.binlog_number(u["master_log_file"]), u["master_log_pos"]), u, o) \
                     if u and "master_log_file" in u else None
                 # positions as the source the replica last read from wrote them (the origin's before any)
-                order, starts = by_server[source] if source in by_server else (_binlog_order(v), _binlog_starts(v))
+                order, starts = by_server.get(source, first)
             elif o["kind"] == "sql_stop" and until is not None and o.get("reason") == "until" and workers:
                 owed = sorted((x for x in order if order[x][:2] <= until[0] and order[x][2] <= o["t"]
                                and x not in held and x not in passed), key=lambda x: order[x])

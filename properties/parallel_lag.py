@@ -151,15 +151,16 @@ def lag_floors(v: TraceView, node: str) -> list[tuple[int, int | None, int | Non
                 w = w if fde is None else min(w, fde)
                 out += [(o["_line"], None, None, None), (o["_line"], w, *_write_time(v, o, w))]
                 fde = w
-            elif not queued and idle_since is not None and idle_since < read and _floor_now(out) is not None:
-                fde = _floor_now(out)  # sent again, undated: MySQL counts from the next read, MariaDB goes on
             elif not queued and idle_since is not None and idle_since < read:
-                # sent again with no timestamp taken since the count started again (a restart leaves
-                # last_master_timestamp 0): MariaDB takes its binlog's start, older than the groups
-                # read next, which then move nothing (slave.cc, exec_relay_log_event, MDEV-30619: the
-                # read negated sql_thread_caught_up)
-                fde = _fde_written(v, o)
-                out += [(o["_line"], None, None, None), (o["_line"], fde, *_write_time(v, o, fde))]
+                if _floor_now(out) is not None:
+                    fde = _floor_now(out)  # sent again, undated: MySQL counts from the next read, MariaDB goes on
+                else:
+                    # sent again with no timestamp taken since the count started again (a restart leaves
+                    # last_master_timestamp 0): MariaDB takes its binlog's start, older than the groups
+                    # read next, which then move nothing (slave.cc, exec_relay_log_event, MDEV-30619: the
+                    # read negated sql_thread_caught_up)
+                    fde = _fde_written(v, o)
+                    out += [(o["_line"], None, None, None), (o["_line"], fde, *_write_time(v, o, fde))]
             elif not queued and idle_since is not None and idle_since <= read:
                 idle_since = None
             elif not queued and (w := _fde_written(v, o)) < (_floor_now(out) or w):
