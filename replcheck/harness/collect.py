@@ -48,6 +48,25 @@ class Collector:
     def __init__(self, run: "Runner"):
         self.run = run
         self._binlogs_kept: dict[tuple[str, str], list[dict]] = {}  # (node, file) -> its events, read before a purge
+        # node -> (when a start of it began, the binlog files it had written by then): every start opens a
+        # new binlog file (MYSQL_BIN_LOG::open at server start, sql/log.cc), so what lies in a later file
+        # was written by a later life of the server
+        self._starts: dict[str, list[tuple[int, frozenset[str]]]] = {}
+
+    def note_start(self, node: str, t: int) -> None:
+        """The node (down) is about to start at t: the binlog files it has written so far, by name in
+        its binlog history, those a purge removed included."""
+        h = len(self.run.binlog_resets.get(node, []))
+        files = {H.named(f, h) for f in self.binlog_files(node)} | {f for n, f in self._binlogs_kept if n == node}
+        self._starts.setdefault(node, []).append((t, frozenset(files)))
+
+    def _written_after(self, node: str, ev: dict) -> float:
+        """The start of the server that wrote the event's file (-inf: its first). After a crash recovery
+        truncated a group in doubt and the node fetched it back as a replica (MDEV-21117), the copy
+        shares the GTID, the server id and the timestamp of the group the crash left: only its
+        file tells the two writes apart."""
+        name = H.named(ev["file"], ev.get("_h", len(self.run.binlog_resets.get(node, []))))
+        return max((t for t, files in self._starts.get(node, ()) if name not in files), default=-math.inf)
 
     def collect_binlogs(self) -> None:
         """Every node's binlog (a node down at the end: its files as the crash or shutdown left them
@@ -58,6 +77,8 @@ class Collector:
         logs: dict[str, list[dict]] = {}
         for node in self.run.node_ids:
             logs[node] = self._read_binlog(node)
+            for ev in logs[node]:
+                ev["_after"] = self._written_after(node, ev)
         H.name_histories(self.run, logs)
         parts: dict[int, dict[int, str]] = {}  # k -> its statements' groups in its origin's binlog, by part
         for events in logs.values():
@@ -93,11 +114,11 @@ class Collector:
             for ev in logs[node]:
                 if ev["type"] != "GTID_LOG_EVENT" or (node, ev["gtid"]) in at:
                     continue
-                g = ev["gtid"]
+                g, after = ev["gtid"], ev["_after"]
                 # Visible on the node (a poll's or a read's row) means committed, so binlogged: the
                 # binlog write comes before the engine commit (MariaDB's two-phase commit, log.cc).
                 k = k_of_gtid.get(g)
-                bounds = [self._logged_by(node, g), self.run.seen.get((node, k)), self.run.read_seen.get((node, k))]
+                bounds = [self._logged_by(node, g, after), self.run.seen.get((node, k)), self.run.read_seen.get((node, k))]
                 k = statements.get(g, k)  # a later statement's group: its row is not the one polled
                 bounds += [x for r, since in replicas if (x := at.get((r, g))) is not None and x >= since]
                 if self.run.by_server_id.get(ev["server_id"]) == node and k in self.run.returned:
@@ -110,6 +131,8 @@ class Collector:
                     # earlier holder of the GTID (seed 2's History 137: A's t3, begun at 13.76 s after a crash
                     # and a FLUSH LOGS, was placed at 13.0 s, and the events before it with it).
                     bounds = [x for x in bounds if x is None or x >= began]
+                # a bound from before the start that wrote its file is of a group a crash recovery cut
+                bounds = [x for x in bounds if x is None or x >= after]
                 if any(x is not None for x in bounds):
                     at[(node, g)] = min(x for x in bounds if x is not None)
         for node, events in logs.items():
@@ -140,12 +163,16 @@ class Collector:
                 times[i] = later
             last = 0
             for t, ev in zip(times, events):
-                last = last if t is None else max(last, t)
+                after = ev.pop("_after")
+                last = max(last, after) if t is None else max(last, t, after)
                 # When the server wrote it, by its own record: the event's timestamp (whole seconds), for
-                # an event it originated by its clock (a replica's copy keeps its origin's, SET TIMESTAMP its own)
+                # an event it originated by its clock (a replica's copy keeps its origin's, SET TIMESTAMP
+                # its own; so does its own group fetched back after a recovery cut it: stamped before its file)
                 own = self.run.by_server_id.get(ev["server_id"]) == node and ev["trx"] not in self.run.set_timestamp
                 if own and ev["when"] and "written" not in ev:
-                    ev["written"] = self.run.server_interval(node, ev["when"] * US, US)
+                    written = self.run.server_interval(node, ev["when"] * US, US)
+                    if written[1] > after:
+                        ev["written"] = written
                 if ev.get("written"):  # no earlier than its own record (a rotation's events after an incident's statement began)
                     last = max(last, ev["written"][0])
                 self.run.emit("binlog", node, last, **ev)
@@ -292,8 +319,8 @@ class Collector:
         sources = [src for (r, _), src in self.run.sources.items() if r == node]
         return max(sources, key=self._depth) if len(sources) > 1 else (sources or [None])[0]
 
-    def _logged_by(self, node: str, gtid: str) -> int | None:
-        """The first poll whose gtid_binlog_pos has the GTID. MariaDB puts a GTID there as it takes it,
+    def _logged_by(self, node: str, gtid: str, after: float = -math.inf) -> int | None:
+        """The first poll from `after` on whose gtid_binlog_pos has the GTID. MariaDB puts a GTID there as it takes it,
         before its group reaches the file (seen while a write waited a minute for space): a poll in
         a window where the node's binlog disk was full, or its write's retry still due, proves nothing."""
         domain, server_id, seq = F.parse_gtid(H.real(gtid))
@@ -309,7 +336,7 @@ class Collector:
             # domain says nothing of this one (seed 1's History 27: C's own 0-3-2 is no 0-1-1)
             shown = F.parse_gtid(pos[domain]) if domain in pos else None
             return shown is not None and shown[1] == server_id and shown[2] >= seq
-        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if since <= t < until and has(pos)), None)
+        t = next((t for t, pos in self.run.binlog_pos.get(node, []) if max(since, after) <= t < until and has(pos)), None)
         return None if t is not None and any(lo <= t <= hi for lo, hi in self.run.faults.unwritten.get(node, ())) else t
 
     def _emit_applies(self) -> None:

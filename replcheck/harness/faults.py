@@ -96,6 +96,7 @@ class Faults:
         # the start came too late, the threads had run (seed 2's History 123: its SQL thread stopped at
         # an incident the Trace gave to no start, and its IO thread connected and stopped unseen).
         quiet = op.get("start_slave") is False and bool(links_of(self.run.sources, node))
+        self.run.collector.note_start(node, self.run.now())
         c.restart(node, ([f"--init-rpl-role={role}"] if role != "MASTER" else [])
                   + (["--relay-log-recovery=1"] if recovery else []) + (["--skip-slave-start"] if quiet else []))
         if not recovery:

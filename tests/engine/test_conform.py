@@ -324,7 +324,7 @@ def test_scenarios_outside_quick_meet_the_mariadb_gate(server, tmp_path, short_t
     out = tmp_path / "conform"
     r = _cli("conform", "--server", "mariadb", "--history", str(ROOT / "spec" / "histories" / f"{name}.jsonl"),
              "--out", str(out), env={"REPLCHECK_TMPDIR": short_tmp})
-    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-1000:]  # stdout: each finding's line
     doc = json.loads((out / "results.json").read_text())
     scenario = next(s for s in conform.load_scenarios() if s.name == name)
     with open(ROOT / "ci" / "mariadb.toml", "rb") as f:

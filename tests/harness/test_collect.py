@@ -240,3 +240,28 @@ def test_a_replica_s_copy_bounds_its_source_s_write_only_from_when_it_was_pointe
     r.obs.clear()
     r.collector.collect_binlogs()
     assert {o["node"]: o["t"] for _, _, o in r.obs if o["kind"] == "binlog" and o["idx"] == 0}["B"] == 100
+
+
+def test_a_group_a_recovery_cut_and_the_node_fetched_back_is_placed_after_its_restart():
+    # ss-recover-acked-returns under load: A binlogged t2 (0-1-2) and crashed waiting for its ack;
+    # restarted as a replica at 1.3 s, it truncated t2 and applied B's copy into bin.000002 (seen at
+    # 1.9 s). The copy shares the GTID, server id and timestamp of the group cut: the polls before
+    # the crash placed it before the restart, whose start showed only 0-1-1.
+    r = R.Runner(_history())
+    r.epoch_us = 1_000_000 * 10**6
+    r.trx_names, r.origin_of, r.gtid_of = ["t1", "t2"], {0: "A", 1: "A"}, {0: "0-1-1", 1: "0-1-2"}
+    r.commits[0], r.returned[0] = {"start": 100_000, "gtid": "0-1-1"}, (200_000, None)
+    r.commits[1], r.returned[1] = {"start": 600_000, "gtid": "0-1-2"}, (800_000, 2013)
+    r.downs["A"] = [800_000]
+    r.seen[("A", 1)] = 1_900_000
+    r.binlog_pos["A"] = [(300_000, {0: "0-1-1"}), (700_000, {0: "0-1-2"}), (1_400_000, {0: "0-1-1"}), (1_900_000, {0: "0-1-2"})]
+    r.collector.binlog_files = lambda node: ["bin.000001"]
+    r.collector.note_start("A", 1_300_000)
+    when = r.epoch_us // 10**6  # both stamped in the run's first second, by A's clock
+    logs = {"A": [{**e, "when": when} for e in _group("0-1-1", 0, 1, "bin.000001") + _group("0-1-2", 1, 1, "bin.000002")]}
+    r.collector._read_binlog = lambda node: [dict(e) for e in logs.get(node, [])]
+    for name in ("_emit_applies", "_emit_statement_applies", "_emit_skips"):
+        setattr(r.collector, name, lambda *a: None)
+    r.collector.collect_binlogs()
+    binlogs = [(o["trx"], o["file"], o["t"], o.get("written")) for _, _, o in r.obs if o["kind"] == "binlog" and o["idx"] == 0]
+    assert binlogs == [("t1", "bin.000001", 200_000, [0, 1_000_000]), ("t2", "bin.000002", 1_900_000, None)]
