@@ -6,7 +6,7 @@ from bisect import bisect_right
 
 from .core import Check, TraceView, checks, seconds
 from .recovery import copies, promised, sources_at_end
-from .semisync_timeline import had_to_wait, index, keys_before, line_key
+from .semisync_timeline import had_to_wait, index, keys_before, line_key, may_have_timed_out
 
 
 @checks("WL6355.AFTER_SYNC.INVISIBLE", needs=("relay",))
@@ -88,9 +88,19 @@ def failover_loses_nothing(v: TraceView, check: Check) -> None:
         if crash is None:
             continue
         must: dict[str, tuple[str, dict]] = {}
+        doubtful: dict[str, dict] = {}
         for c in ix.commits:
-            if c["node"] == old and c["ok"] and c["on_return"] and c["rkey"] < crash:
-                must[c["gtid"]] = ("returned", c["obs"])
+            # A wait the timeout may have ended returned as the status switched OFF (commit_trx
+            # switches it off, then returns: sql/semisync_master.cc), whatever the last sample showed.
+            if c["node"] == old and c["ok"] and c["on_return"] and c["rkey"] < crash \
+                    and not may_have_timed_out(ix, c, v.resolution_us):
+                # Unacknowledged, with the status switched OFF between the samples around its return:
+                # another session's timeout releases every waiting commit (switch_off wakes them all).
+                if len(ix.acked_by(old, c["pos"], c["rkey"], surely=True)) < ix.n(old, c["rkey"]) \
+                        and ix.unsettled(old, c["rkey"], v.resolution_us):
+                    doubtful[c["gtid"]] = c["obs"]
+                else:
+                    must[c["gtid"]] = ("returned", c["obs"])
         by_trx = {c["trx"]: c for c in ix.commits if c["node"] == old}
         for r in v.kind("read"):
             if r["node"] == old and line_key(r) < crash and ix.on(old, line_key(r)):
@@ -103,6 +113,11 @@ def failover_loses_nothing(v: TraceView, check: Check) -> None:
             if _thrown_away(v, new, gtid, p):
                 continue
             check.judge((new, gtid) in visible, f"{gtid} ({how} on {old} while ON) is missing on the new primary {new}", o, p)
+        for gtid, o in doubtful.items():
+            if gtid not in must and (new, gtid) not in visible and not _thrown_away(v, new, gtid, p):
+                check.undecidable(f"{gtid} returned on {old} as its status switched OFF within the resolution "
+                                  f"({seconds(v.resolution_us)}) and is missing on the new primary {new}: the trace "
+                                  f"cannot tell whether it returned while ON", o, p)
 
 
 def _thrown_away(v: TraceView, node: str, gtid: str, before: dict) -> bool:

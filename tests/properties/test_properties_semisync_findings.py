@@ -14,7 +14,7 @@ from test_properties_semisync import AS, MS, US, ack_before_relay, add, commit_b
 from replcheck import io
 from replcheck.io import load_history
 from replcheck.generate import families_for, generate
-from replcheck.properties.core import PASS, PROPERTIES, VIOLATED, TraceView
+from replcheck.properties.core import INCONCLUSIVE, PASS, PROPERTIES, VIOLATED, TraceView
 from replcheck.properties.judge import judge
 from replcheck.results import caught
 from replcheck.systems import get
@@ -127,6 +127,54 @@ def test_a_read_after_an_unacknowledged_commit_ended_is_not_protected(kit):
     # The same read during t2's wait (while ON, before the shutdown) is one the failover loses.
     read = tr.retime(tr.first("read", node="A"), 1 * MS)
     assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, read, "0-1-1 (read on A while ON) is missing on the new primary B")
+
+
+def _failover_after_unacknowledged(kit, *trxs: tuple[int, str]):
+    """AFTER_SYNC, timeout 0.5 s: B's IO thread stops, then each (at, name) commits on A with no
+    replica to acknowledge it; A crashes at 0.8 s and B, which has none of them, takes over."""
+    ops = [{"at": 0, "op": "stop_slave", "node": "B", "thread": "io"},
+           *({"at": at, "op": "trx", "node": "A", "trx": name} for at, name in trxs),
+           {"at": 800 * MS, "op": "crash", "node": "A"}, {"at": 900 * MS, "op": "failover", "node": "B"}]
+    h = kit.make_history([master(rpl_semi_sync_master_timeout=500, rpl_semi_sync_master_wait_point="AFTER_SYNC"),
+                          semisync_replica("B")], [{"source": "A", "replica": "B", "latency_us": MS}], ops,
+                         sample_every_us=US, end_us=US)
+    return kit.run(AS, h)
+
+
+def test_a_commit_the_timeout_released_is_not_owed_though_the_last_sample_showed_on(kit):
+    # mdb-phantom-after-sync on MariaDB under load: t1 reached no replica before B's IO thread
+    # stopped; its wait ran out at the timeout, which switched semi-sync OFF before the COMMIT
+    # returned (commit_trx: switch_off, then return). The master was not polled meanwhile, so its
+    # last sample still showed ON; A crashed and B, without t1, took over.
+    tr = _failover_after_unacknowledged(kit, (100 * MS, "t1"))
+    c = tr.first("commit", node="A", trx="t1")
+    assert (c["t"], c["semisync"]) == (600 * MS, "no")
+    for o in tr.all("server_status", node="A"):
+        if 100 * MS < o["t"] < 800 * MS:  # unpolled while the statement ran
+            tr.drop(o)
+    assert kit.verdict("WL6355.FAILOVER.NO_LOSS", tr).status != VIOLATED
+    # Returned before its timeout, with no ack, it returned while ON: the failover lost it.
+    early = tr.retime(c, 300 * MS)
+    assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, early, "0-1-1 (returned on A while ON) is missing on the new primary B")
+
+
+def test_a_commit_another_sessions_timeout_released_between_two_samples_is_undecided(kit):
+    # mdb-phantom-after-sync on MariaDB under load: t0's timeout switched semi-sync OFF, which
+    # released t1 too, before its own timeout; the master's polls showed ON before and OFF 1 ms
+    # after t1's COMMIT returned (the model's Trace, its switch retimed to such a poll). A crashed;
+    # B, which had neither, took over.
+    tr = _failover_after_unacknowledged(kit, (100 * MS, "t0"), (300 * MS, "t1"))
+    t1 = tr.first("commit", node="A", trx="t1")
+    assert (t1["t"], t1["semisync"]) == (600 * MS, "no")
+    off = tr.first("server_status", node="A")
+    assert (off["t"], off["variables"]["Rpl_semi_sync_master_status"]) == (600 * MS, "OFF")
+    tr.retime(off, 601 * MS)  # the switch as the poll after the return shows it
+    tr.header["resolution_us"] = 200 * MS
+    verdict = kit.verdict("WL6355.FAILOVER.NO_LOSS", tr)
+    assert verdict.status == INCONCLUSIVE and "0-1-2 returned on A as its status switched OFF" in verdict.witnesses[0].message
+    # An exact trace showing ON until after the return: t1 returned while ON, unacknowledged, and is lost.
+    tr.header["resolution_us"] = 0
+    assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, t1, "0-1-2 (returned on A while ON) is missing on the new primary B")
 
 
 @pytest.mark.parametrize("resolution_us, status", [
