@@ -60,6 +60,9 @@ CLOCK_QUERY = b"SELECT UNIX_TIMESTAMP()"  # the IO thread's, verbatim (sql/slave
 # connect past a STOP SLAVE at time scale 0.1).
 STEADY_FROM, STEADY_UNTIL = 0.02, 0.99
 LATE_MARGIN = 0.05  # how far into the next second a held answer is released (s)
+# A part of the dump stream the relay held this long or longer (s) is reported (`on_hold`): the
+# relay is replcheck's, so a delay it made (a loaded machine stalling its thread) is no server's.
+HOLD_NOTED = 0.01
 # The answer's one text-protocol row: a length-encoded string of 10 digits (seconds since 1970).
 ANSWER = re.compile(rb"\x0a(\d{10})")
 
@@ -117,16 +120,18 @@ class ChannelProxy:
     port, asked at connect time: a restarted source keeps its port). `on_ack(file, pos)` is told
     of every ack passed on to the source, just before it is sent; `on_lost(file, pos)` of every ack
     dropped; `on_clock(exchange)` of every clock query relayed; `on_cut(cut)` of every cut made, in
-    the relaying thread (a `stop` cut holds the stream until the replica hangs up). `late`: hold
-    each clock answer into the next second. `clock`, `sleep`: the wall clock and a sleep (tests
-    give their own)."""
+    the relaying thread (a `stop` cut holds the stream until the replica hangs up); `on_hold(s)` of
+    every part of the dump stream it held HOLD_NOTED or longer before passing it on, as it has.
+    `late`: hold each clock answer into the next second. `clock`, `sleep`: the wall clock and a
+    sleep (tests give their own)."""
 
     def __init__(self, target: Callable[[], int], on_ack: Callable[[str, int], None] = lambda f, p: None,
                  on_lost: Callable[[str, int], None] = lambda f, p: None,
                  on_clock: Callable[[ClockExchange], None] = lambda x: None,
-                 on_cut: Callable[[Cut], None] = lambda c: None, late: bool = False,
-                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep):
+                 on_cut: Callable[[Cut], None] = lambda c: None, on_hold: Callable[[float], None] = lambda s: None,
+                 late: bool = False, clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep):
         self.target, self.on_ack, self.on_lost, self.on_clock, self.on_cut = target, on_ack, on_lost, on_clock, on_cut
+        self.on_hold = on_hold
         self.late, self.clock, self.sleep = late, clock, sleep
         self.pending = 0  # acks still to lose
         self.lost: list[tuple[str, int]] = []
@@ -197,7 +202,8 @@ class ChannelProxy:
                     if stream is None:
                         stream = DumpStream()
                         self.groups.connected()
-                    if self._relay_dump(stream.feed(data), replica, source, conn):
+                    got = time.monotonic()
+                    if self._relay_dump(stream.feed(data), replica, source, conn, got):
                         return
                     continue
                 if asked:
@@ -216,11 +222,19 @@ class ChannelProxy:
             pass
         self._hang_up(source, replica)
 
-    def _relay_dump(self, packets, replica: socket.socket, source: socket.socket, conn: _Connection) -> bool:
-        """Passes the dump's packets on, counting events of groups for an armed cut; True once it cut."""
+    def _relay_dump(self, packets, replica: socket.socket, source: socket.socket, conn: _Connection, got: float) -> bool:
+        """Passes the dump's packets (received at `got`, monotonic s) on, counting events of groups for
+        an armed cut; True once it cut. Reports how long it held them (on_hold), up to a cut."""
+        sending = 0.0  # a replica not reading (its IO thread held) blocks the send: that is its time
+
+        def held() -> None:
+            if (s := time.monotonic() - got - sending) >= HOLD_NOTED:
+                self.on_hold(s)
         for packet in packets:
             counted = self.groups.count(packet.event) if packet.event else 0
+            sent = time.monotonic()
             replica.sendall(packet.raw)
+            sending += time.monotonic() - sent
             with self._lock:
                 if not (self._cut and counted):
                     continue
@@ -229,6 +243,7 @@ class ChannelProxy:
             if left > 0:
                 continue
             # At this event boundary: the replica gets all passed so far, then nothing more.
+            held()  # what a `stop` cut holds from here on is the History's
             g = self.groups
             made = Cut(then, g.file, g.pos, g.gtid)
             self.on_cut(made)  # first: whoever learns of the cut from the stream's end finds it recorded
@@ -241,6 +256,7 @@ class ChannelProxy:
             else:
                 conn.gone.wait()  # held: what else the source sends is never passed
             return True
+        held()
         return False
 
     def _upstream(self, replica: socket.socket, source: socket.socket, conn: _Connection) -> None:

@@ -192,6 +192,7 @@ class Runner:
         self.until: set[Link] = set()  # their SQL thread runs under START SLAVE ... UNTIL
         self.slip_us = 0  # how much later than the History every op from here on starts (SLIP_MIN_US)
         self.slipped: list[list[int]] = []  # [op index in the History, slip_us] where the slip grew
+        self.relay_held: dict[str, list[list[int]]] = {}  # replica -> [from, to] where its relay held the stream
         self.cut_short: dict | None = None  # where a statement not answered ended the ops (stuck.py)
         self.ops, self.faults = Ops(self), Faults(self)
         self.observer, self.collector = Observer(self), Collector(self)
@@ -286,11 +287,20 @@ class Runner:
                                                    f"dropped {replica}'s ack of ({f}, {p}) at {self.now()} µs"),
             on_clock=lambda x: self._clock_query(self.sources.get(link), replica, x),
             on_cut=lambda x: self.faults.io_cut(self.sources.get(link), link, x), late=late,
+            on_hold=lambda s: self._relay_hold(replica, s),
             # the replica's own clock: its IO thread takes clock_diff_with_master by it (clock.py)
             clock=lambda: time.time() + self.clock_offsets.get(replica, 0) / US)
         if self.cluster is not None:
             self.cluster.route(self.sources[link], replica, proxy.port)
         return proxy
+
+    def _relay_hold(self, replica: str, seconds: float) -> None:
+        """The replica's relay held part of its stream `seconds` until now (from the History's start on)."""
+        if not self.t0:
+            return
+        to = self.now()
+        with self.lock:
+            self.relay_held.setdefault(replica, []).append([max(0, to - int(seconds * US)), to])
 
     def _ack(self, link: Link, file: str, pos: int) -> None:
         """An ack on its way to the source (the relay forwarded it): the source has it no earlier."""
@@ -412,7 +422,8 @@ class Runner:
                 "clock_read_lag_us": clock.read_lag_us(),
                 "time_scale": self.scale, "unobserved": self._unobserved(), "topology": topo,
                 "notes": self._notes(), **({"slipped": self.slipped} if self.slipped else {}),
-                **({"cut_short": self.cut_short} if self.cut_short else {})}
+                **({"cut_short": self.cut_short} if self.cut_short else {}),
+                **({"relay_held": self.relay_held} if self.relay_held else {})}
 
     def _relay_gaps(self) -> list[str]:
         return [g for logs in self.relay_logs.values() for g in logs.gaps]

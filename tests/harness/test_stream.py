@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 import zlib
 
 import pytest
@@ -146,6 +147,37 @@ def test_the_relay_cuts_after_the_events_asked_for(then):
         assert [p.event.data for p in _read_packets(replica)] == evs[:5]
         assert cuts == [Cut(then, "bin.000003", 380, "0-1-5")]
         assert proxy.groups.gtid == "0-1-5" and proxy.groups.passed == 4
+    finally:
+        proxy.close()
+        source.close()
+
+
+def test_the_relay_reports_how_long_it_held_the_stream():
+    """A relay stalled passing an event on (as a loaded machine stalls its thread) says for how
+    long, so that no property counts that time against the replica."""
+    source = socket.create_server(("127.0.0.1", 0))
+    holds: list[float] = []
+    proxy = ChannelProxy(lambda: source.getsockname()[1], on_hold=holds.append)
+    count = proxy.groups.count
+
+    def stalled(ev):  # the GTID event stalls the relay 50 ms
+        if ev.data[4] == S.GTID:
+            time.sleep(0.05)
+        return count(ev)
+    try:
+        replica = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+        source.settimeout(10)
+        upstream, _ = source.accept()
+        _dump(replica)
+        assert upstream.recv(64)[4] == 0x12
+        upstream.sendall(packet(rotate(b"bin.000003", 256), 0))
+        assert [p.event.data for p in S.DumpStream().feed(replica.recv(65536))] == [rotate(b"bin.000003", 256)]
+        proxy.groups.count = stalled
+        evs = [gtid(5, log_pos=300), *statement(380)]
+        upstream.sendall(b"".join(packet(e, i) for i, e in enumerate(evs, 1)))
+        upstream.close()
+        assert [p.event.data for p in _read_packets(replica)] == evs
+        assert holds and max(holds) >= 0.05
     finally:
         proxy.close()
         source.close()

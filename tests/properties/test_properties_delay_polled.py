@@ -264,6 +264,21 @@ def test_a_dropped_connection_delays_relaying_for_its_own_reasons(kit):
     assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed XID_EVENT of t1")
 
 
+def test_a_stream_the_harness_s_own_relay_held_is_no_time_of_the_io_thread(kit):
+    # d1-stop-start-dml on MariaDB with replcheck's relay stalled 0.5 s (a loaded machine): B
+    # relayed t1 0.5 s late. The header's relay_held says the relay, not the IO thread, held it.
+    history = kit.make_history(["A", "B"], [{"source": "A", "replica": "B", "delay": 2, "latency_us": 1000}], [
+        {"at": US, "op": "trx", "node": "A", "trx": "t1"}], sample_every_us=US, end_us=4 * US)
+    tr = kit.run(W344, history)
+    binlogged = tr.first("binlog", node="A", trx="t1", idx=0)["t"]
+    late = tr.retime(tr.first("relay", node="B", trx="t1", idx=0), binlogged + 501_000)
+    tr.header["relay_held"] = {"B": [[binlogged + 200, binlogged + 500_200]]}
+    v = kit.verdict("WL344.IO.UNAFFECTED", tr)
+    assert v.status == PASS and v.checked == len(tr.all("relay", node="B", trx="t1")), v
+    tr.header["relay_held"] = {"C": [[binlogged + 200, binlogged + 500_200]]}  # another channel's relay
+    assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed GTID_LOG_EVENT of t1 0.501 s")
+
+
 def test_a_failover_delays_relaying_from_the_new_source_for_its_own_reasons(kit):
     # A goes down before B (delay 5, latency 0.4 s) got t1; C, failed over, binlogs t1 at 2 s and
     # its semi-sync wait for an ack no replica sends holds the promotion to 12 s. Only then is B
