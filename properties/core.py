@@ -454,6 +454,11 @@ class TraceView:
         and the coarse clock's lag behind true time at a second's turn."""
         return self.sample_slack_us(sample) + self.clock_read_lag_us
 
+    def relay_held_us(self, replica: str, lo: int, hi: int) -> int:
+        """How long replcheck's own relay on the replica's channel held its stream within [lo, hi]
+        (a real server's Trace header, `relay_held`): time neither server spent."""
+        return sum(max(0, min(to, hi) - max(fr, lo)) for fr, to in self.header.get("relay_held", {}).get(replica, ()))
+
     def offset_at(self, node: str, t: int, line: int | None = None) -> int:
         """The node's clock offset (local minus true time, µs) in force at true time t; with the
         line of an observation at t, only the steps the trace shows before it (a clock step in

@@ -125,7 +125,6 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
         return i < len(times) and times[i] <= hi
 
     retry = int(CONNECT_RETRY_US / min(1.0, v.header.get("time_scale", 1.0))) if v.resolution_us else 0
-    held = v.header.get("relay_held", {})
     for r in v.kind("relay"):
         c = v.channels.get(r["node"])
         b = ix.binlog.get((r["source"], r.get("gtid"), r.get("idx")))
@@ -139,13 +138,8 @@ def io_thread_unaffected(v: TraceView, check: Check) -> None:
             continue
         # replcheck's own relay holding the stream (a real server's run on a loaded machine) is time
         # the IO thread never had
-        limit = c.get("latency_us", 0) + v.resolution_us + _held(held.get(r["node"], ()), b["t"], r["t"])
+        limit = c.get("latency_us", 0) + v.resolution_us + v.relay_held_us(r["node"], b["t"], r["t"])
         check.judge(r["t"] - b["t"] <= limit, lambda: f"{r['node']} relayed {r['type']} of {r['trx']} {seconds(r['t'] - b['t'])} after it was binlogged", b, r)
-
-
-def _held(holds, lo: int, hi: int) -> int:
-    """How long the relay's holds [from, to] overlap [lo, hi] (µs)."""
-    return sum(max(0, min(to, hi) - max(fr, lo)) for fr, to in holds)
 
 
 @checks("WL344.MASTER.UNAFFECTED")

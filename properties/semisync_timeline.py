@@ -3,6 +3,7 @@ when, the acks, and the master's semi-sync status and settings over time (SemiSy
 once per Trace; and whether a commit waited out the timeout."""
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_left, bisect_right
 from functools import cached_property
@@ -153,6 +154,18 @@ class SemiSyncIndex:
         # (bin.000002, 845) passed on 4 ms into B's STOP SLAVE was not: A timed out on 845,
         # "semi-sync up to ... position 609". Such acks are in `acked` but not in `surely_acked`.
         # Per master, per replica: its acks' positions in that master's binlog (`relayed`: its relay log's).
+        self.dumps: list[tuple[dict, int]] = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
+        self.dump_keys: dict[tuple, list] = {}  # (master, replica named in the line) -> keys
+        self.dump_keys_by_sid: dict[tuple, list] = {}  # (master, server_id in the message) -> keys
+        for o, sid in self.dumps:
+            self.dump_keys.setdefault((o["node"], o.get("replica")), []).append((o["t"], o["_line"]))
+            self.dump_keys_by_sid.setdefault((o["node"], sid), []).append((o["t"], o["_line"]))
+        if res:
+            # A polled server's relay, stalled, may pass an ack on after the connection is gone (its
+            # IO thread stopped): up to the replica's next dump no master reads it.
+            for replica, stops in spans.items():
+                again = sorted(t for (_, r), keys in self.dump_keys.items() if r == replica for t, _ in keys)
+                spans[replica] = [(b, next((t for t in again if t > e), math.inf)) for b, e in stops]
         self.acked: dict[str, dict[str, Reach]] = {}
         self.surely_acked: dict[str, dict[str, Reach]] = {}
         for a in _with_named(v, "ack"):
@@ -160,12 +173,6 @@ class SemiSyncIndex:
             _reach(self.acked, a["node"], a["replica"]).add(place, a)
             if not any(b - res <= a["t"] <= e for b, e in spans.get(a["replica"], ())):
                 _reach(self.surely_acked, a["node"], a["replica"]).add(place, a)
-        self.dumps: list[tuple[dict, int]] = [(o, int(m.group(1))) for o in v.kind("log") if (m := DUMP_LOG.search(o["message"]))]
-        self.dump_keys: dict[tuple, list] = {}  # (master, replica named in the line) -> keys
-        self.dump_keys_by_sid: dict[tuple, list] = {}  # (master, server_id in the message) -> keys
-        for o, sid in self.dumps:
-            self.dump_keys.setdefault((o["node"], o.get("replica")), []).append((o["t"], o["_line"]))
-            self.dump_keys_by_sid.setdefault((o["node"], sid), []).append((o["t"], o["_line"]))
         # per node, keys of its restarts (a restore from a backup starts the server too), SET GLOBAL
         # statements and RESET MASTERs (after_reset_master in MariaDB's semisync_master.cc sets the
         # status to rpl_semi_sync_master_enabled)

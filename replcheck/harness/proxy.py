@@ -60,8 +60,8 @@ CLOCK_QUERY = b"SELECT UNIX_TIMESTAMP()"  # the IO thread's, verbatim (sql/slave
 # connect past a STOP SLAVE at time scale 0.1).
 STEADY_FROM, STEADY_UNTIL = 0.02, 0.99
 LATE_MARGIN = 0.05  # how far into the next second a held answer is released (s)
-# A part of the dump stream the relay held this long or longer (s) is reported (`on_hold`): the
-# relay is replcheck's, so a delay it made (a loaded machine stalling its thread) is no server's.
+# A part of the dump stream or an ack the relay held this long or longer (s) is reported (`on_hold`):
+# the relay is replcheck's, so a delay it made (a loaded machine stalling its thread) is no server's.
 HOLD_NOTED = 0.01
 # The answer's one text-protocol row: a length-encoded string of 10 digits (seconds since 1970).
 ANSWER = re.compile(rb"\x0a(\d{10})")
@@ -121,7 +121,7 @@ class ChannelProxy:
     of every ack passed on to the source, just before it is sent; `on_lost(file, pos)` of every ack
     dropped; `on_clock(exchange)` of every clock query relayed; `on_cut(cut)` of every cut made, in
     the relaying thread (a `stop` cut holds the stream until the replica hangs up); `on_hold(s)` of
-    every part of the dump stream it held HOLD_NOTED or longer before passing it on, as it has.
+    every part of the dump stream, and every ack, it held HOLD_NOTED or longer before passing it on.
     `late`: hold each clock answer into the next second. `clock`, `sleep`: the wall clock and a
     sleep (tests give their own)."""
 
@@ -261,10 +261,11 @@ class ChannelProxy:
 
     def _upstream(self, replica: socket.socket, source: socket.socket, conn: _Connection) -> None:
         """Replica to source, packet by packet: drops pending acks once the dump has begun; passes
-        the clock query on in the steady part of a second."""
+        the clock query on in the steady part of a second; reports how long it held an ack it passes."""
         buf, dumping, asked = b"", False, conn.asked
         try:
             while data := replica.recv(65536):
+                got, sending = time.monotonic(), 0.0
                 buf += data
                 out = b""
                 while len(buf) >= 4 and len(buf) >= 4 + (n := int.from_bytes(buf[:3], "little")):
@@ -287,8 +288,12 @@ class ChannelProxy:
                             self.on_lost(file, pos)
                             continue
                         if out:  # what came before it goes first
+                            sent = time.monotonic()
                             source.sendall(out)
+                            sending += time.monotonic() - sent
                             out = b""
+                        if (held := time.monotonic() - got - sending) >= HOLD_NOTED:
+                            self.on_hold(held)  # before the ack is observed: it was held this long
                         self.on_ack(file, pos)
                     out += packet
                 if out:

@@ -129,6 +129,35 @@ def test_a_read_after_an_unacknowledged_commit_ended_is_not_protected(kit):
     assert_witness(kit.verdict("WL6355.FAILOVER.NO_LOSS", tr), tr, read, "0-1-1 (read on A while ON) is missing on the new primary B")
 
 
+def test_an_ack_the_harness_s_own_relay_held_is_no_time_of_the_io_thread(kit):
+    # ss-with-delay on MariaDB with replcheck's relay stalled 0.4 s on B's first ack (a loaded
+    # machine): the ack reached A 0.4 s after B queued t1. relay_held says the relay held it.
+    tr = kit.run(AS, "ss-with-delay")
+    ack = tr.first("ack", node="A", replica="B", pos=277)
+    queued = tr.first("relay", node="B", trx="t1", last=True)["t"]
+    tr.retime(ack, queued + 400 * MS)
+    tr.header["relay_held"] = {"B": [[queued + 100, queued + 400 * MS]]}
+    v = kit.verdict("WL1720.ACK.IO_THREAD", tr)
+    assert v.status == PASS and v.checked, v
+    tr.header["relay_held"] = {"C": [[queued + 100, queued + 400 * MS]]}  # another channel's relay
+    assert_witness(kit.verdict("WL1720.ACK.IO_THREAD", tr), tr, ack, "B acknowledged (bin.000001, 277) 0.4 s after queueing it")
+
+
+def test_an_ack_past_what_a_polled_trace_holds_of_the_binlog_is_not_judged(kit):
+    # ss-recover-as-replica on MariaDB with B's ack of t1 late: A's recovery as a replica cut t1
+    # from bin.000001, read at the end, so the Trace holds nothing of the file past 322 and the ack
+    # of 558 (t1's end) seemed to end no transaction. "recovery" is unobserved on a polled server.
+    tr = kit.run(AS, "ss-counters")
+    ack = tr.first("ack", node="A", replica="B", pos=399)
+    for b in tr.all("binlog", node="A", file="bin.000001"):
+        if b["end"] > 322:
+            tr.drop(b)
+    tr.header["unobserved"] = [*tr.header.get("unobserved", ()), "recovery"]
+    assert kit.verdict("WL1720.ACK.LAST_EVENT", tr).status != VIOLATED
+    tr.header["unobserved"].remove("recovery")  # a model's Trace holds what a recovery cut: the ack is judged
+    assert_witness(kit.verdict("WL1720.ACK.LAST_EVENT", tr), tr, ack, "B acknowledged (bin.000001, 399), which ends no transaction on A")
+
+
 def _failover_after_unacknowledged(kit, *trxs: tuple[int, str]):
     """AFTER_SYNC, timeout 0.5 s: B's IO thread stops, then each (at, name) commits on A with no
     replica to acknowledge it; A crashes at 0.8 s and B, which has none of them, takes over."""
@@ -139,6 +168,21 @@ def _failover_after_unacknowledged(kit, *trxs: tuple[int, str]):
                           semisync_replica("B")], [{"source": "A", "replica": "B", "latency_us": MS}], ops,
                          sample_every_us=US, end_us=US)
     return kit.run(AS, h)
+
+
+def test_an_ack_passed_on_after_the_replica_hung_up_is_not_surely_read(kit):
+    # mdb-phantom-after-sync on MariaDB with B's ack of t0 held 0.4 s by replcheck's relay: it was
+    # passed on after B's IO thread had stopped, on a connection A's dump thread had left; A never
+    # read it and t0 waited out its timeout. On a polled Trace, an ack between an IO thread's stop
+    # and its next dump is not surely read.
+    tr = _failover_after_unacknowledged(kit, (100 * MS, "t0"))
+    end = tr.first("binlog", node="A", trx="t0", last=True)
+    add(tr, {"t": 200 * MS, "kind": "ack", "node": "A", "replica": "B", "file": end["file"], "pos": end["end"]})
+    tr.header["resolution_us"] = 50 * MS
+    assert kit.verdict("WL1720.LIVE.RELEASE", tr).status != VIOLATED
+    tr.header["resolution_us"] = 0  # an exact Trace: the master read it, and t0 waited on all the same
+    assert_witness(kit.verdict("WL1720.LIVE.RELEASE", tr), tr, tr.first("commit", node="A", trx="t0"),
+                   "commit of t0 on A could be released at 0.2 s but returned at 0.6 s")
 
 
 def test_a_commit_the_timeout_released_is_not_owed_though_the_last_sample_showed_on(kit):
