@@ -455,9 +455,15 @@ class TraceView:
         return self.sample_slack_us(sample) + self.clock_read_lag_us
 
     def relay_held_us(self, replica: str, lo: int, hi: int) -> int:
-        """How long replcheck's own relay on the replica's channel held its stream within [lo, hi]
-        (a real server's Trace header, `relay_held`): time neither server spent."""
-        return sum(max(0, min(to, hi) - max(fr, lo)) for fr, to in self.header.get("relay_held", {}).get(replica, ()))
+        """How long replcheck's own relay on the replica's channel held its stream or an ack within
+        [lo, hi] (a real server's Trace header, `relay_held`): time neither server spent. Holds of
+        the two directions may overlap (one stall of the harness): their union counts."""
+        held, end = 0, lo
+        for fr, to in sorted(self.header.get("relay_held", {}).get(replica, ())):
+            fr, to = max(fr, end), min(to, hi)
+            if to > fr:
+                held, end = held + to - fr, to
+        return held
 
     def offset_at(self, node: str, t: int, line: int | None = None) -> int:
         """The node's clock offset (local minus true time, µs) in force at true time t; with the

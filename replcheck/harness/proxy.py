@@ -295,6 +295,7 @@ class ChannelProxy:
                         if (held := time.monotonic() - got - sending) >= HOLD_NOTED:
                             self.on_hold(held)  # before the ack is observed: it was held this long
                         self.on_ack(file, pos)
+                        got, sending = time.monotonic(), 0.0  # the next ack's hold begins here
                     out += packet
                 if out:
                     source.sendall(out)

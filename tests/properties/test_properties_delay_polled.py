@@ -277,6 +277,11 @@ def test_a_stream_the_harness_s_own_relay_held_is_no_time_of_the_io_thread(kit):
     assert v.status == PASS and v.checked == len(tr.all("relay", node="B", trx="t1")), v
     tr.header["relay_held"] = {"C": [[binlogged + 200, binlogged + 500_200]]}  # another channel's relay
     assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed GTID_LOG_EVENT of t1 0.501 s")
+    # Relayed 0.8 s late, with the stream and an ack held over the same 0.5 s (one stall of the
+    # harness): the time counts once, so 0.3 s is still the IO thread's.
+    tr.retime(late, binlogged + 800_000)
+    tr.header["relay_held"] = {"B": [[binlogged + 200, binlogged + 500_200], [binlogged + 100, binlogged + 500_000]]}
+    assert_witness(kit.verdict("WL344.IO.UNAFFECTED", tr), tr, late, "B relayed GTID_LOG_EVENT of t1 0.8 s")
 
 
 def test_a_failover_delays_relaying_from_the_new_source_for_its_own_reasons(kit):
